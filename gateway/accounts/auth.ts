@@ -1,0 +1,55 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Account, ApiKey, State } from '../store/state.js';
+import { table } from '../store/state.js';
+import { ApiError } from '../http/errors.js';
+import { keyIdFromHash, matchesHash, sha256Hex } from './keys.js';
+
+/** The key from `Authorization: Bearer <key>` or `x-api-key: <key>` (header names are case-insensitive). */
+export function extractApiKey(headers: IncomingHttpHeaders): string | undefined {
+  const authorization = headers.authorization;
+  if (typeof authorization === 'string') {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (match) return match[1];
+  }
+  const header = headers['x-api-key'];
+  if (typeof header === 'string' && header.trim()) return header.trim();
+  return undefined;
+}
+
+export type KeyLookup =
+  | { ok: true; account: Account; key: ApiKey }
+  | { ok: false; reason: 'unknown' | 'revoked' | 'account_disabled' };
+
+/** O(1): the key's id is derived from its hash. */
+export function findApiKey(state: State, raw_key: string): KeyLookup {
+  if (raw_key.length > 256) return { ok: false, reason: 'unknown' };
+  const hash = sha256Hex(raw_key);
+  const key = table(state, 'keys')[keyIdFromHash(hash)];
+  if (!key || key.hash !== hash) return { ok: false, reason: 'unknown' };
+  if (key.revoked_at) return { ok: false, reason: 'revoked' };
+  const account = table(state, 'accounts')[key.account_id];
+  if (!account) return { ok: false, reason: 'unknown' };
+  if (account.status !== 'active') return { ok: false, reason: 'account_disabled' };
+  return { ok: true, account, key };
+}
+
+/** Authenticates a request by API key or throws the 401/403 ApiError for its surface. */
+export function authenticate(state: State, headers: IncomingHttpHeaders): { account: Account; key: ApiKey } {
+  const raw = extractApiKey(headers);
+  if (!raw) {
+    throw new ApiError(401, 'invalid_api_key', 'no API key: send it as `Authorization: Bearer <key>` or `x-api-key: <key>`', null, 'invalid_request_error');
+  }
+  const found = findApiKey(state, raw);
+  if (found.ok) return found;
+  if (found.reason === 'revoked') throw new ApiError(401, 'invalid_api_key', 'this API key has been revoked', null, 'invalid_request_error');
+  if (found.reason === 'account_disabled') throw new ApiError(403, 'account_disabled', 'the account of this API key is disabled', null, 'permission_error');
+  throw new ApiError(401, 'invalid_api_key', 'incorrect API key provided', null, 'invalid_request_error');
+}
+
+/** Admin bearer token, compared in constant time against its stored hash. */
+export function isAdminToken(headers: IncomingHttpHeaders, admin_token_hash: string): boolean {
+  const authorization = headers.authorization;
+  if (typeof authorization !== 'string') return false;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  return !!match && matchesHash(match[1]!, admin_token_hash);
+}

@@ -1,0 +1,65 @@
+// createApp takes every dependency as an argument, so tests build an app with a temp data
+// dir and scripted upstreams, without module mocking. Rooms mount their own routers.
+import express, { type Express } from 'express';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+import type { Store } from './store/store.js';
+import { adminAuth, adminRouter } from './accounts/admin-routes.js';
+import { walletRouter } from './accounts/wallet-routes.js';
+import { errorHandler } from './http/errors.js';
+import { Metrics } from './http/metrics.js';
+import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
+
+export interface Clock {
+  now(): Date;
+}
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  logger: Logger;
+  clock: Clock;
+  /** SHA-256 (hex) of the admin token. */
+  admin_token_hash: string;
+  metrics?: Metrics;
+}
+
+/** The absolute base URL for links shown to users (e.g. the top-up page). */
+export function publicUrl(config: Config): string {
+  return (config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`).replace(/\/+$/, '');
+}
+
+export function jsonBody(config: Config) {
+  return express.json({ limit: config.limits.body_bytes, strict: true, type: ['application/json', 'application/*+json'] });
+}
+
+export function createApp(deps: AppDeps): Express {
+  const { config, logger } = deps;
+  const metrics = deps.metrics ?? new Metrics();
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', config.trust_proxy);
+
+  app.use(requestId);
+  app.use(requestLog(logger));
+  app.use(metrics.middleware());
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
+  app.use('/admin', adminAuth(deps.admin_token_hash), jsonBody(config), adminRouter(deps));
+  app.use('/api/wallet', walletRouter(deps));
+
+  app.use(notFoundHandler);
+  app.use(
+    errorHandler((error, req) => {
+      logger.error({ msg: 'unexpected error', request_id: req.res?.locals.request_id, route: req.path, err: error });
+    }),
+  );
+  return app;
+}

@@ -1,0 +1,90 @@
+// One zod schema for the whole configuration. Precedence: built-in defaults < config file
+// (AIHUB_CONFIG or --config) < environment < command-line flags. Every field has a default,
+// so no configuration at all is the embedded default: built-in engines and sandbox providers.
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+export const configSchema = z.strictObject({
+  port: z.number().int().min(0).max(65535).default(8787),
+  host: z.string().min(1).default('127.0.0.1'),
+  data_dir: z.string().min(1).default('./.aihub'),
+  /** Absolute URL used in links (the top-up link). Defaults to http://host:port. */
+  public_url: z.url().optional(),
+  mode: z.enum(['sandbox', 'live']).default('sandbox'),
+  currency: z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter currency code').default('INR'),
+  /** Express "trust proxy": false (default) uses the socket address as the client IP. */
+  trust_proxy: z.union([z.boolean(), z.number().int().min(0), z.string()]).default(false),
+  log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  limits: z
+    .strictObject({
+      body_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+      shutdown_grace_ms: z.number().int().min(0).max(600_000).default(10_000),
+    })
+    .prefault({}),
+  store: z
+    .strictObject({
+      checkpoint_every_records: z.number().int().min(1).max(10_000_000).default(20_000),
+      checkpoint_interval_ms: z.number().int().min(100).max(86_400_000).default(60_000),
+      segment_bytes: z.number().int().min(4096).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
+    })
+    .prefault({}),
+});
+
+export type Config = z.output<typeof configSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export interface ConfigSources {
+  env: NodeJS.ProcessEnv;
+  flags: { port?: string | undefined; host?: string | undefined; data_dir?: string | undefined; config?: string | undefined };
+}
+
+function describe(error: z.ZodError, source: string): string {
+  return error.issues
+    .map((issue) => {
+      const field = issue.path.length ? issue.path.join('.') : '(top level)';
+      const detail = issue.code === 'unrecognized_keys' ? `unknown field(s) ${(issue as { keys: string[] }).keys.join(', ')}` : issue.message;
+      return `${source}: ${field}: ${detail}`;
+    })
+    .join('; ');
+}
+
+function portNumber(text: string, source: string): number {
+  if (!/^\d{1,5}$/.test(text)) throw new ConfigError(`${source}: expected a port number, got "${text}"`);
+  return Number(text);
+}
+
+export function loadConfig({ env, flags }: ConfigSources): Config {
+  const file = flags.config ?? env.AIHUB_CONFIG;
+  let from_file: Record<string, unknown> = {};
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`config file ${file}: ${(error as Error).message}`);
+    }
+    try {
+      from_file = JSON.parse(text) as Record<string, unknown>;
+    } catch (error) {
+      throw new ConfigError(`config file ${file}: not valid JSON: ${(error as Error).message}`);
+    }
+    const checked = configSchema.safeParse(from_file);
+    if (!checked.success) throw new ConfigError(describe(checked.error, `config file ${file}`));
+  }
+  const merged: Record<string, unknown> = { ...from_file };
+  if (env.PORT) merged.port = portNumber(env.PORT, 'PORT');
+  if (env.HOST) merged.host = env.HOST;
+  if (env.AIHUB_DATA_DIR) merged.data_dir = env.AIHUB_DATA_DIR;
+  if (env.AIHUB_PUBLIC_URL) merged.public_url = env.AIHUB_PUBLIC_URL;
+  if (env.AIHUB_MODE) merged.mode = env.AIHUB_MODE;
+  if (env.AIHUB_LOG_LEVEL) merged.log_level = env.AIHUB_LOG_LEVEL;
+  if (flags.port !== undefined) merged.port = portNumber(flags.port, '--port');
+  if (flags.host !== undefined) merged.host = flags.host;
+  if (flags.data_dir !== undefined) merged.data_dir = flags.data_dir;
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) throw new ConfigError(describe(parsed.error, 'configuration (file, environment or flags)'));
+  return parsed.data;
+}

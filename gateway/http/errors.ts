@@ -1,0 +1,113 @@
+// One error module for every surface. `/v1` and `/admin` answer in OpenAI's shape
+// {error:{message,type,param,code}}; `/api` in the payments shape {status:false,message,error:{code,field}}.
+import type { NextFunction, Request, Response } from 'express';
+import { z } from 'zod';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly param: string | null = null,
+    readonly type: string | null = null,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string, param: string | null = null, code = 'invalid_request') =>
+  new ApiError(400, code, message, param, 'invalid_request_error');
+export const notFound = (message: string, code = 'not_found') => new ApiError(404, code, message, null, 'invalid_request_error');
+export const conflict = (message: string, code = 'conflict', param: string | null = null) =>
+  new ApiError(409, code, message, param, 'invalid_request_error');
+
+function defaultType(status: number): string {
+  if (status === 401) return 'authentication_error';
+  if (status === 402) return 'insufficient_balance';
+  if (status === 403) return 'permission_error';
+  if (status === 429) return 'rate_limit_exceeded';
+  if (status >= 500) return 'api_error';
+  return 'invalid_request_error';
+}
+
+/** The dotted path of the first zod issue, e.g. `messages.0.role`. */
+export function zodParam(error: z.ZodError): string | null {
+  const path = error.issues[0]?.path ?? [];
+  return path.length ? path.map(String).join('.') : null;
+}
+
+export function fromZod(error: z.ZodError): ApiError {
+  const issue = error.issues[0];
+  const param = zodParam(error);
+  let message = issue?.message ?? 'invalid request';
+  if (issue?.code === 'unrecognized_keys') {
+    const keys = (issue as { keys: string[] }).keys;
+    return badRequest(`unknown field${keys.length > 1 ? 's' : ''}: ${keys.join(', ')}`, keys[0] ?? param, 'unknown_field');
+  }
+  if (param) message = `${param}: ${message}`;
+  return badRequest(message, param, 'invalid_value');
+}
+
+/** Parses with a zod schema or throws a 400 ApiError naming the field. */
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw fromZod(result.error);
+  return result.data;
+}
+
+export function isPaymentsPath(path: string): boolean {
+  return path === '/api' || path.startsWith('/api/');
+}
+
+export function errorBody(path: string, error: ApiError): unknown {
+  if (isPaymentsPath(path)) {
+    return {
+      status: false,
+      message: error.message,
+      error: { code: error.code, ...(error.param ? { field: error.param } : {}) },
+    };
+  }
+  return { error: { message: error.message, type: error.type ?? defaultType(error.status), param: error.param, code: error.code } };
+}
+
+export function sendError(req: Request, res: Response, error: ApiError): void {
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  res.status(error.status).json(errorBody(req.path, error));
+}
+
+/** Errors thrown by body-parser carry a `type`; map them to clear 4xx answers. */
+function fromBodyParser(error: { type?: string; status?: number; limit?: number }): ApiError | null {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return badRequest('the request body is not valid JSON', null, 'invalid_json');
+    case 'entity.too.large':
+      return new ApiError(413, 'request_too_large', `the request body is larger than the limit of ${error.limit} bytes`);
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new ApiError(415, 'unsupported_encoding', 'the request body encoding is not supported');
+    case 'request.aborted':
+      return badRequest('the request was aborted by the client', null, 'request_aborted');
+    default:
+      return null;
+  }
+}
+
+/** The last middleware: every error leaves in its surface's shape; unknown errors are 500s and are logged. */
+export function errorHandler(onUnexpected: (error: unknown, req: Request) => void) {
+  return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    let api: ApiError | null = null;
+    if (error instanceof ApiError) api = error;
+    else if (error instanceof z.ZodError) api = fromZod(error);
+    else if (error && typeof error === 'object' && 'type' in error) api = fromBodyParser(error as { type?: string });
+    if (!api) {
+      onUnexpected(error, req);
+      api = new ApiError(500, 'internal_error', 'internal error; the request id identifies it in the gateway log', null, 'api_error');
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    sendError(req, res, api);
+  };
+}

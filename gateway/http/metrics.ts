@@ -1,0 +1,41 @@
+// Prometheus metrics (prom-client, the standard Node client) at GET /metrics.
+import type { NextFunction, Request, Response } from 'express';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: 'aihub_http_requests_total',
+    help: 'HTTP requests by surface and status',
+    labelNames: ['surface', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly duration = new Histogram({
+    name: 'aihub_http_request_duration_seconds',
+    help: 'HTTP request duration by surface',
+    labelNames: ['surface'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60],
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'aihub_' });
+  }
+
+  middleware() {
+    return (req: Request, res: Response, next: NextFunction): void => {
+      const started = process.hrtime.bigint();
+      res.on('close', () => {
+        const surface = surfaceOf(req.path);
+        this.requests.inc({ surface, status: String(res.statusCode) });
+        this.duration.observe({ surface }, Number(process.hrtime.bigint() - started) / 1e9);
+      });
+      next();
+    };
+  }
+}
+
+function surfaceOf(path: string): string {
+  const first = path.split('/')[1] ?? '';
+  return ['v1', 'api', 'admin', 'healthz', 'metrics'].includes(first) ? first : 'web';
+}

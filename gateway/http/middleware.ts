@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from '../log.js';
+import { ApiError, sendError } from './errors.js';
+
+/** Sets `x-request-id` on every response and `res.locals.request_id` for the handlers. */
+export function requestId(req: Request, res: Response, next: NextFunction): void {
+  const id = `req_${randomBytes(12).toString('hex')}`;
+  res.locals.request_id = id;
+  res.setHeader('x-request-id', id);
+  next();
+}
+
+/** One structured line per request, written when the response ends. Never a header or a body. */
+export function requestLog(logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const started = process.hrtime.bigint();
+    res.on('close', () => {
+      logger.info({
+        msg: 'request',
+        request_id: res.locals.request_id,
+        account_id: res.locals.account_id ?? null,
+        method: req.method,
+        route: routeOf(req),
+        status: res.statusCode,
+        duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+        aborted: !res.writableFinished,
+      });
+    });
+    next();
+  };
+}
+
+/** The matched route pattern (no ids, no query strings that could carry a secret). */
+function routeOf(req: Request): string {
+  const pattern = (req.route as { path?: string } | undefined)?.path;
+  if (typeof pattern === 'string') return `${req.baseUrl}${pattern}`;
+  return req.path.length > 200 ? `${req.path.slice(0, 200)}…` : req.path;
+}
+
+export function notFoundHandler(req: Request, res: Response): void {
+  sendError(req, res, new ApiError(404, 'not_found', `no route for ${req.method} ${req.path.slice(0, 200)}`));
+}

@@ -1,0 +1,168 @@
+// The double-entry ledger. Ledger accounts:
+//   wallet:<account>      a customer's spendable balance (never below zero)
+//   hold:<account>        a customer's money reserved by open holds (never below zero)
+//   funding:topup         where credits come from (goes negative as money comes in)
+//   revenue:<service>     what the platform earned (AI usage, fees, charges)
+//   commission:<service>  commissions paid out to customers (an expense, goes negative)
+//   provider:<service>    money owed to or settled with upstream providers
+// Every posting's entries sum to zero, so the sum of all ledger accounts is always zero.
+import { newId } from '../util/ids.js';
+import type { Tx } from '../store/store.js';
+import type { Hold, Posting, State } from '../store/state.js';
+
+export const walletAccount = (account_id: string) => `wallet:${account_id}`;
+export const holdAccount = (account_id: string) => `hold:${account_id}`;
+export const FUNDING_TOPUP = 'funding:topup';
+
+export class InsufficientBalanceError extends Error {
+  override name = 'InsufficientBalanceError';
+  constructor(
+    readonly balance_micros: number,
+    readonly required_micros: number,
+  ) {
+    super(`insufficient balance: ${balance_micros} micro-units available, ${required_micros} required`);
+  }
+}
+
+export class LedgerError extends Error {
+  override name = 'LedgerError';
+}
+
+export function balanceMicros(state: State, account_id: string): number {
+  return state.balances[walletAccount(account_id)] ?? 0;
+}
+
+export function heldMicros(state: State, account_id: string): number {
+  return state.balances[holdAccount(account_id)] ?? 0;
+}
+
+function assertAmount(amount_micros: number, allow_zero: boolean): void {
+  if (!Number.isSafeInteger(amount_micros) || amount_micros < 0 || (!allow_zero && amount_micros === 0)) {
+    throw new LedgerError(`invalid amount ${amount_micros}`);
+  }
+}
+
+function post(tx: Tx, posting: Omit<Posting, 'id' | 'ts'>): Posting {
+  const full: Posting = {
+    id: newId('pst'),
+    ts: tx.now.toISOString(),
+    ...posting,
+    entries: posting.entries.filter(([, amount_micros]) => amount_micros !== 0),
+  };
+  tx.post(full);
+  return full;
+}
+
+/** Moves money from `from` into a customer wallet (a top-up, a refund, a commission). */
+export function creditWallet(
+  tx: Tx,
+  input: { account_id: string; amount_micros: number; from: string; memo: string; ref?: string },
+): Posting {
+  assertAmount(input.amount_micros, false);
+  return post(tx, {
+    memo: input.memo,
+    account_id: input.account_id,
+    ref: input.ref,
+    entries: [
+      [input.from, -input.amount_micros],
+      [walletAccount(input.account_id), input.amount_micros],
+    ],
+  });
+}
+
+/** Takes money from a customer wallet to `to`; throws InsufficientBalanceError when it can't. */
+export function debitWallet(
+  tx: Tx,
+  input: { account_id: string; amount_micros: number; to: string; memo: string; ref?: string },
+): Posting {
+  assertAmount(input.amount_micros, false);
+  const balance = balanceMicros(tx.state, input.account_id);
+  if (balance < input.amount_micros) throw new InsufficientBalanceError(balance, input.amount_micros);
+  return post(tx, {
+    memo: input.memo,
+    account_id: input.account_id,
+    ref: input.ref,
+    entries: [
+      [walletAccount(input.account_id), -input.amount_micros],
+      [input.to, input.amount_micros],
+    ],
+  });
+}
+
+/** Reserves money for an operation whose final cost is not known yet. */
+export function openHold(
+  tx: Tx,
+  input: { account_id: string; amount_micros: number; purpose: string; ref?: string | null },
+): Hold {
+  assertAmount(input.amount_micros, true);
+  const balance = balanceMicros(tx.state, input.account_id);
+  if (balance < input.amount_micros) throw new InsufficientBalanceError(balance, input.amount_micros);
+  const hold: Hold = {
+    id: newId('hld'),
+    account_id: input.account_id,
+    amount_micros: input.amount_micros,
+    purpose: input.purpose,
+    ref: input.ref ?? null,
+    created_at: tx.now.toISOString(),
+  };
+  post(tx, {
+    memo: `hold for ${input.purpose}`,
+    account_id: input.account_id,
+    ref: input.ref ?? undefined,
+    hold: { id: hold.id, action: 'open' },
+    entries: [
+      [walletAccount(input.account_id), -input.amount_micros],
+      [holdAccount(input.account_id), input.amount_micros],
+    ],
+  });
+  tx.set('holds', hold.id, hold);
+  return hold;
+}
+
+function openHoldOrThrow(tx: Tx, hold_id: string): Hold {
+  const hold = tx.get('holds', hold_id);
+  if (!hold) throw new LedgerError(`hold ${hold_id} is not open (already resolved or unknown)`);
+  return hold;
+}
+
+/**
+ * Resolves a hold by paying `amount_micros` of it to `to` and releasing the rest back to the
+ * wallet. Exactly once: a resolved hold is gone from the open set.
+ */
+export function captureHold(tx: Tx, hold_id: string, input: { amount_micros: number; to: string; memo: string }): Posting {
+  const hold = openHoldOrThrow(tx, hold_id);
+  assertAmount(input.amount_micros, true);
+  if (input.amount_micros > hold.amount_micros) {
+    throw new LedgerError(`capture of ${input.amount_micros} exceeds hold ${hold_id} of ${hold.amount_micros}`);
+  }
+  const posting = post(tx, {
+    memo: input.memo,
+    account_id: hold.account_id,
+    ref: hold.ref ?? undefined,
+    hold: { id: hold.id, action: 'capture' },
+    entries: [
+      [holdAccount(hold.account_id), -hold.amount_micros],
+      [input.to, input.amount_micros],
+      [walletAccount(hold.account_id), hold.amount_micros - input.amount_micros],
+    ],
+  });
+  tx.del('holds', hold.id);
+  return posting;
+}
+
+/** Releases the whole hold back to the wallet (the automatic refund). Exactly once. */
+export function voidHold(tx: Tx, hold_id: string, memo: string): Posting {
+  const hold = openHoldOrThrow(tx, hold_id);
+  const posting = post(tx, {
+    memo,
+    account_id: hold.account_id,
+    ref: hold.ref ?? undefined,
+    hold: { id: hold.id, action: 'void' },
+    entries: [
+      [holdAccount(hold.account_id), -hold.amount_micros],
+      [walletAccount(hold.account_id), hold.amount_micros],
+    ],
+  });
+  tx.del('holds', hold.id);
+  return posting;
+}

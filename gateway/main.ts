@@ -1,0 +1,143 @@
+// The `aihub-gateway` command: `serve` (the default) and `verify`.
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
+import { parseArgs } from 'node:util';
+import { createApp, publicUrl } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createLogger } from './log.js';
+import { sha256Hex } from './accounts/keys.js';
+import { Store } from './store/store.js';
+import { verifyDataDir } from './store/verify.js';
+
+const USAGE = `Usage: aihub-gateway [serve] [--port N] [--host H] [--data-dir D] [--config FILE]
+       aihub-gateway verify [--data-dir D]
+
+Environment: PORT, HOST, AIHUB_DATA_DIR, AIHUB_CONFIG, AIHUB_ADMIN_TOKEN, AIHUB_PUBLIC_URL,
+AIHUB_MODE (sandbox|live), AIHUB_LOG_LEVEL. Flags win over the environment, which wins over
+the config file.`;
+
+function fail(message: string, code: number): never {
+  process.stderr.write(`aihub-gateway: ${message}\n`);
+  process.exit(code);
+}
+
+async function main(argv: string[]): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'data-dir': { type: 'string' },
+        config: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    fail(`${(error as Error).message}\n${USAGE}`, 2);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const command = positionals[0] ?? 'serve';
+  let config: Config;
+  try {
+    config = loadConfig({
+      env: process.env,
+      flags: { port: values.port, host: values.host, data_dir: values['data-dir'], config: values.config },
+    });
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message, 2);
+    throw error;
+  }
+  if (command === 'verify') return verify(config.data_dir);
+  if (command !== 'serve') fail(`unknown command "${command}"\n${USAGE}`, 2);
+  return serve(config);
+}
+
+async function verify(data_dir: string): Promise<void> {
+  let report;
+  try {
+    report = await verifyDataDir(data_dir);
+  } catch (error) {
+    fail(`verify ${data_dir}: ${(error as Error).message}`, 1);
+  }
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  if (!report.ok) {
+    process.stderr.write(`aihub-gateway verify: ${report.breaches.length} invariant breach(es) in ${data_dir}\n`);
+    process.exit(1);
+  }
+}
+
+async function serve(config: Config): Promise<void> {
+  const logger = createLogger(config.log_level);
+  let store: Store;
+  try {
+    store = await Store.open(config.data_dir, {
+      checkpoint_every_records: config.store.checkpoint_every_records,
+      checkpoint_interval_ms: config.store.checkpoint_interval_ms,
+      segment_bytes: config.store.segment_bytes,
+      warn: (message) => logger.warn({ msg: message }),
+    });
+  } catch (error) {
+    const name = (error as Error).name;
+    if (name === 'LockedError' || name === 'CorruptStoreError') fail((error as Error).message, 1);
+    throw error;
+  }
+
+  const admin_token_hash = await adminTokenHash(store);
+  const app = createApp({ config, store, logger, clock: { now: () => new Date() }, admin_token_hash });
+  const server: Server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 300_000 }, app);
+  server.listen(config.port, config.host);
+  try {
+    await once(server, 'listening');
+  } catch (error) {
+    await store.close();
+    fail(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`, 1);
+  }
+  const address = server.address();
+  if (address && typeof address === 'object') config.port = address.port;
+  logger.info({ msg: 'listening', host: config.host, port: config.port, url: publicUrl(config), data_dir: config.data_dir, mode: config.mode });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ msg: 'shutting down', signal });
+    const closed = once(server, 'close');
+    server.close();
+    server.closeIdleConnections();
+    const force = setTimeout(() => server.closeAllConnections(), config.limits.shutdown_grace_ms);
+    force.unref();
+    await closed;
+    await store.close();
+    logger.info({ msg: 'stopped' });
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** The admin token from AIHUB_ADMIN_TOKEN, else the stored hash, else a new token printed once. */
+async function adminTokenHash(store: Store): Promise<string> {
+  const from_env = process.env.AIHUB_ADMIN_TOKEN;
+  if (from_env) return sha256Hex(from_env);
+  const stored = store.state.meta.admin_token_hash;
+  if (stored) return stored;
+  const token = `aihub-admin-${randomBytes(24).toString('base64url')}`;
+  const hash = sha256Hex(token);
+  await store.transact((tx) => tx.setAdminTokenHash(hash));
+  process.stderr.write(`AIHub admin token (shown once; only its hash is stored): ${token}\n`);
+  return hash;
+}
+
+main(process.argv.slice(2)).catch((error) => {
+  process.stderr.write(`aihub-gateway: ${(error as Error).stack ?? error}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,218 @@
+// Append-only JSON Lines journal in segments. Commits that arrive while an fsync is in
+// flight share the next one (group commit), so one fsync serves many requests.
+import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, truncateSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { JournalRecord } from './state.js';
+
+export class CorruptStoreError extends Error {
+  override name = 'CorruptStoreError';
+}
+
+const SEGMENT_PATTERN = /^(\d{12})\.jsonl$/;
+
+export function segmentName(first_seq: number): string {
+  return `${String(first_seq).padStart(12, '0')}.jsonl`;
+}
+
+/** Segments in order, each with the sequence number of its first record. */
+export function listSegments(journal_dir: string): Array<{ file: string; first_seq: number }> {
+  let names: string[];
+  try {
+    names = readdirSync(journal_dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return names
+    .map((name) => ({ name, match: SEGMENT_PATTERN.exec(name) }))
+    .filter((entry) => entry.match)
+    .map((entry) => ({ file: join(journal_dir, entry.name), first_seq: Number(entry.match![1]) }))
+    .sort((a, b) => a.first_seq - b.first_seq);
+}
+
+export function fsyncDirectory(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export interface ReadOptions {
+  /** Drop (and, when `repair`, truncate away) a torn final line of the last segment. */
+  repair: boolean;
+  onTornLine?: (file: string, line: number, bytes: number) => void;
+}
+
+/**
+ * Reads every record with seq > after_seq, in order, checking that sequence numbers are
+ * consecutive. A line that does not parse is corruption, except the very last line of the
+ * last segment: a crash mid-append leaves that one, and it was never acknowledged.
+ */
+export function* readJournal(journal_dir: string, after_seq: number, options: ReadOptions): Generator<JournalRecord> {
+  const segments = listSegments(journal_dir);
+  let expected = after_seq + 1;
+  let start = 0;
+  for (let i = 0; i < segments.length; i++) if (segments[i]!.first_seq <= expected) start = i;
+  for (let i = start; i < segments.length; i++) {
+    const { file } = segments[i]!;
+    const is_last_segment = i === segments.length - 1;
+    const content = readFileSync(file);
+    let offset = 0;
+    let line_number = 0;
+    while (offset < content.length) {
+      const newline = content.indexOf(10, offset);
+      const end = newline === -1 ? content.length : newline;
+      line_number++;
+      const text = content.subarray(offset, end).toString('utf8');
+      let record: JournalRecord | undefined;
+      try {
+        record = JSON.parse(text) as JournalRecord;
+      } catch {
+        record = undefined;
+      }
+      const complete = newline !== -1 && record !== undefined && typeof record.s === 'number' && Array.isArray(record.ops);
+      if (!complete) {
+        const rest_is_tail = is_last_segment && (newline === -1 || isBlank(content, newline + 1));
+        if (!rest_is_tail) {
+          throw new CorruptStoreError(`journal ${file} line ${line_number}: not a valid record; refusing to start (restore the file or remove the damage by hand)`);
+        }
+        options.onTornLine?.(file, line_number, content.length - offset);
+        if (options.repair) truncateSync(file, offset);
+        return;
+      }
+      if (record!.s > after_seq) {
+        if (record!.s !== expected) {
+          throw new CorruptStoreError(`journal ${file} line ${line_number}: sequence ${record!.s} where ${expected} was expected`);
+        }
+        expected++;
+        yield record!;
+      }
+      offset = end + 1;
+    }
+  }
+}
+
+/** True when the bytes from `from` on are only zeros or white space (a torn tail). */
+function isBlank(content: Buffer, from: number): boolean {
+  for (let i = from; i < content.length; i++) {
+    const byte = content[i];
+    if (byte !== 0 && byte !== 10 && byte !== 32) return false;
+  }
+  return true;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+export interface JournalWriterOptions {
+  segment_bytes: number;
+  /** Called after each durable group, with no commit waiting: the moment a checkpoint is consistent. */
+  onIdle?: () => void;
+  /** A failed write or fsync leaves memory ahead of disk; the store must stop. */
+  onFatal: (error: Error) => void;
+}
+
+export class JournalWriter {
+  private pending: string[] = [];
+  private waiters: Waiter[] = [];
+  private flushing: Promise<void> | null = null;
+  private failed: Error | null = null;
+  private writing = false;
+  /** Number of fsync groups written: the group-commit tests read it. */
+  groups = 0;
+
+  private constructor(
+    private readonly journal_dir: string,
+    private handle: FileHandle,
+    private segment_size: number,
+    private readonly options: JournalWriterOptions,
+  ) {}
+
+  static async open(journal_dir: string, next_seq: number, options: JournalWriterOptions): Promise<JournalWriter> {
+    const segments = listSegments(journal_dir);
+    const last = segments.at(-1);
+    const file = last ? last.file : join(journal_dir, segmentName(next_seq));
+    const handle = await open(file, 'a');
+    if (!last) fsyncDirectory(journal_dir);
+    const { size } = await handle.stat();
+    return new JournalWriter(journal_dir, handle, size, options);
+  }
+
+  /** Queues one record line; resolves once it is on disk. */
+  append(line: string, seq: number): Promise<void> {
+    if (this.failed) return Promise.reject(this.failed);
+    this.pending.push(line);
+    const promise = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    this.flushing ??= this.flushLoop(seq);
+    return promise;
+  }
+
+  /** Resolves when everything appended so far is durable. */
+  async drain(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.failed) throw this.failed;
+  }
+
+  /** Nothing queued and nothing being written: every appended record is durable. */
+  get idle(): boolean {
+    return this.pending.length === 0 && !this.writing;
+  }
+
+  private async flushLoop(first_seq: number): Promise<void> {
+    let next_seq = first_seq;
+    try {
+      while (this.pending.length > 0) {
+        const lines = this.pending;
+        const waiters = this.waiters;
+        this.pending = [];
+        this.waiters = [];
+        const buffer = Buffer.from(lines.join(''), 'utf8');
+        this.writing = true;
+        try {
+          if (this.segment_size > 0 && this.segment_size + buffer.length > this.options.segment_bytes) {
+            await this.rotate(next_seq);
+          }
+          let written = 0;
+          while (written < buffer.length) {
+            const { bytesWritten } = await this.handle.write(buffer, written, buffer.length - written);
+            written += bytesWritten;
+          }
+          await this.handle.datasync();
+        } catch (error) {
+          this.failed = error as Error;
+          for (const waiter of [...waiters, ...this.waiters]) waiter.reject(this.failed);
+          this.waiters = [];
+          this.pending = [];
+          this.options.onFatal(this.failed);
+          return;
+        } finally {
+          this.writing = false;
+        }
+        this.segment_size += buffer.length;
+        next_seq += lines.length;
+        this.groups++;
+        for (const waiter of waiters) waiter.resolve();
+        if (this.pending.length === 0) this.options.onIdle?.();
+      }
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  private async rotate(next_seq: number): Promise<void> {
+    await this.handle.close();
+    this.handle = await open(join(this.journal_dir, segmentName(next_seq)), 'a');
+    fsyncDirectory(this.journal_dir);
+    this.segment_size = 0;
+  }
+
+  async close(): Promise<void> {
+    await this.drain();
+    await this.handle.close();
+  }
+}

@@ -1,0 +1,210 @@
+// The current-state document (the lowdb checkpoint) and the operations that change it.
+// Every change is an Op; the same `applyOp` runs for a live commit and for journal replay,
+// so a replayed store is the live store by construction.
+import { assertMicros } from '../util/money.js';
+
+export type ServiceName = 'ai' | 'recharge' | 'dmt' | 'pan' | 'bills';
+export type KycStatus = 'none' | 'submitted' | 'approved' | 'rejected';
+
+export interface Account {
+  id: string;
+  email: string;
+  name: string;
+  status: 'active' | 'disabled';
+  services: Record<ServiceName, boolean>;
+  kyc_status: KycStatus;
+  ip_whitelist: string[];
+  password_hash: string | null;
+  webhook: { url: string; secret: string } | null;
+  created_at: string;
+}
+
+export interface ApiKey {
+  /** `key_` + the first 24 hex digits of the key's SHA-256: found from the key in O(1). */
+  id: string;
+  account_id: string;
+  hash: string;
+  prefix: string;
+  name: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface Hold {
+  id: string;
+  account_id: string;
+  amount_micros: number;
+  purpose: string;
+  ref: string | null;
+  created_at: string;
+}
+
+export interface IdempotencyRecord {
+  key: string;
+  request_hash: string;
+  status: number;
+  body: unknown;
+  created_at: string;
+}
+
+export interface UsageTotals {
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost_micros: number;
+}
+
+/**
+ * The keyed tables of the document. Other rooms add their tables by declaration merging:
+ * `declare module '../store/state.js' { interface Tables { transactions: Record<string, Txn> } }`.
+ */
+export interface Tables {
+  accounts: Record<string, Account>;
+  /** email (lower-cased) → account id */
+  emails: Record<string, string>;
+  keys: Record<string, ApiKey>;
+  holds: Record<string, Hold>;
+  idempotency: Record<string, IdempotencyRecord>;
+  usage: Record<string, UsageTotals>;
+}
+export type TableName = keyof Tables;
+export type Row<T extends TableName> = Tables[T][string];
+
+export interface State {
+  format: 'aihub-state';
+  version: 1;
+  /** The sequence number of the last journal record applied. */
+  seq: number;
+  meta: { admin_token_hash: string | null; created_at: string };
+  /** Ledger account → balance in micro-units. Sums to zero. */
+  balances: Record<string, number>;
+  tables: Partial<Tables>;
+}
+
+export function emptyState(created_at: string): State {
+  return { format: 'aihub-state', version: 1, seq: 0, meta: { admin_token_hash: null, created_at }, balances: {}, tables: {} };
+}
+
+export function table<T extends TableName>(state: State, name: T): Tables[T] {
+  return (state.tables[name] ??= {} as Tables[T]) as Tables[T];
+}
+
+/** A double-entry posting: entries sum to zero; `hold` marks a hold's lifecycle step. */
+export interface Posting {
+  id: string;
+  ts: string;
+  memo: string;
+  account_id: string | null;
+  entries: Array<[ledger_account: string, amount_micros: number]>;
+  hold?: { id: string; action: 'open' | 'capture' | 'void' };
+  ref?: string;
+}
+
+export interface HistoryRecord {
+  type: string;
+  ts: string;
+  [field: string]: unknown;
+}
+
+export type Op =
+  | { o: 'set'; t: TableName; id: string; v: unknown }
+  | { o: 'del'; t: TableName; id: string }
+  | { o: 'post'; p: Posting }
+  | { o: 'hist'; r: HistoryRecord }
+  | { o: 'meta'; k: 'admin_token_hash'; v: string | null };
+
+/** One line of the journal: one committed transaction. */
+export interface JournalRecord {
+  s: number;
+  t: string;
+  ops: Op[];
+}
+
+export class InvariantError extends Error {
+  override name = 'InvariantError';
+}
+
+/** Ledger accounts that belong to a customer and may never go below zero. */
+export function isCustomerLedgerAccount(ledger_account: string): boolean {
+  return ledger_account.startsWith('wallet:') || ledger_account.startsWith('hold:');
+}
+
+/** Applies one op in place and returns its undo. Throws InvariantError, leaving the state unchanged. */
+export function applyOp(state: State, op: Op): () => void {
+  switch (op.o) {
+    case 'set': {
+      const rows = table(state, op.t) as Record<string, unknown>;
+      const had = Object.hasOwn(rows, op.id);
+      const previous = rows[op.id];
+      rows[op.id] = op.v;
+      return () => {
+        if (had) rows[op.id] = previous;
+        else delete rows[op.id];
+      };
+    }
+    case 'del': {
+      const rows = table(state, op.t) as Record<string, unknown>;
+      if (!Object.hasOwn(rows, op.id)) return () => {};
+      const previous = rows[op.id];
+      delete rows[op.id];
+      return () => {
+        rows[op.id] = previous;
+      };
+    }
+    case 'post':
+      return applyPosting(state, op.p);
+    case 'hist':
+      return applyHistory(state, op.r);
+    case 'meta': {
+      const previous = state.meta[op.k];
+      state.meta[op.k] = op.v;
+      return () => {
+        state.meta[op.k] = previous;
+      };
+    }
+  }
+}
+
+function applyPosting(state: State, posting: Posting): () => void {
+  let sum = 0;
+  for (const [ledger_account, amount_micros] of posting.entries) {
+    assertMicros(amount_micros);
+    sum += amount_micros;
+    const after = (state.balances[ledger_account] ?? 0) + amount_micros;
+    if (after < 0 && isCustomerLedgerAccount(ledger_account)) {
+      throw new InvariantError(`posting ${posting.id} would take ${ledger_account} below zero`);
+    }
+  }
+  if (sum !== 0) throw new InvariantError(`posting ${posting.id} does not balance: entries sum to ${sum}`);
+  for (const [ledger_account, amount_micros] of posting.entries) {
+    state.balances[ledger_account] = (state.balances[ledger_account] ?? 0) + amount_micros;
+  }
+  return () => {
+    for (const [ledger_account, amount_micros] of posting.entries) {
+      state.balances[ledger_account] = (state.balances[ledger_account] ?? 0) - amount_micros;
+    }
+  };
+}
+
+function applyHistory(state: State, record: HistoryRecord): () => void {
+  if (record.type !== 'usage' || typeof record.account_id !== 'string') return () => {};
+  const usage = table(state, 'usage');
+  const previous = usage[record.account_id];
+  const base = previous ?? { requests: 0, prompt_tokens: 0, completion_tokens: 0, cost_micros: 0 };
+  usage[record.account_id] = {
+    requests: base.requests + 1,
+    prompt_tokens: base.prompt_tokens + numberField(record, 'prompt_tokens'),
+    completion_tokens: base.completion_tokens + numberField(record, 'completion_tokens'),
+    cost_micros: base.cost_micros + numberField(record, 'cost_micros'),
+  };
+  const account_id = record.account_id;
+  return () => {
+    if (previous) usage[account_id] = previous;
+    else delete usage[account_id];
+  };
+}
+
+function numberField(record: HistoryRecord, field: string): number {
+  const value = record[field];
+  return typeof value === 'number' && Number.isSafeInteger(value) ? value : 0;
+}

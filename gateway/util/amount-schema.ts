@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import { AmountError, unitsToMicros } from './money.js';
+
+/** A positive amount in currency units at the API edge, parsed to integer micro-units. */
+export function unitsAmountSchema(max_decimals: number, max_units = 100_000_000) {
+  return z
+    .number({ error: 'must be a number' })
+    .positive('must be greater than zero')
+    .max(max_units, `must be at most ${max_units}`)
+    .transform((amount, ctx) => {
+      try {
+        return unitsToMicros(amount, max_decimals);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as AmountError).message });
+        return z.NEVER;
+      }
+    });
+}
