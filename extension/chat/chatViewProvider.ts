@@ -1,0 +1,95 @@
+// The chat webview view: owns the webview, relays the session's messages to it, and validates and
+// carries out what the webview asks for.
+import * as vscode from 'vscode';
+import { ACTION_COMMANDS } from '../actions.js';
+import type { Services } from '../services.js';
+import { chatHtml } from './html.js';
+import { parseFromWebview, type FromWebview } from './protocol.js';
+import type { ChatSession } from './session.js';
+
+export const CHAT_VIEW_ID = 'aihub.chatView';
+
+export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
+  private view: vscode.WebviewView | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly services: Services,
+    private readonly session: ChatSession,
+  ) {
+    this.disposables.push(session.onDidPost((message) => void this.view?.webview.postMessage(message)));
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const extensionUri = this.services.context.extensionUri;
+    view.webview.options = {
+      enableScripts: true,
+      localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media'), vscode.Uri.joinPath(extensionUri, 'dist', 'webview')],
+    };
+    view.webview.html = chatHtml(view.webview, extensionUri);
+    const subscriptions = [
+      view.webview.onDidReceiveMessage((raw) => {
+        const message = parseFromWebview(raw);
+        if (message) void this.handle(message);
+        else this.services.log.warn('Ignored a malformed message from the chat view.');
+      }),
+      view.onDidDispose(() => {
+        if (this.view === view) this.view = undefined;
+        subscriptions.forEach((s) => s.dispose());
+      }),
+    ];
+  }
+
+  async reveal(): Promise<void> {
+    await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
+  }
+
+  private async handle(message: FromWebview): Promise<void> {
+    switch (message.type) {
+      case 'ready':
+        void this.view?.webview.postMessage(this.session.snapshot());
+        return;
+      case 'send':
+        await this.session.ask(message.text);
+        return;
+      case 'stop':
+        this.session.stop();
+        return;
+      case 'newChat':
+        await this.session.clear();
+        return;
+      case 'selectModel':
+        await vscode.commands.executeCommand('aihub.selectModel', message.model);
+        return;
+      case 'copy':
+        await vscode.env.clipboard.writeText(message.text);
+        void vscode.window.setStatusBarMessage('AIHub: code copied', 2000);
+        return;
+      case 'insert':
+        await insertAtCursor(message.text);
+        return;
+      case 'action':
+        await vscode.commands.executeCommand(ACTION_COMMANDS[message.action]);
+        return;
+      case 'openLink':
+        await vscode.env.openExternal(vscode.Uri.parse(message.href));
+        return;
+    }
+  }
+
+  dispose(): void {
+    this.disposables.forEach((d) => d.dispose());
+  }
+}
+
+async function insertAtCursor(text: string): Promise<void> {
+  const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
+  if (!editor) {
+    void vscode.window.showWarningMessage('AIHub: open an editor to insert the code into.');
+    return;
+  }
+  await editor.edit((edit) => {
+    for (const selection of editor.selections) edit.replace(selection, text);
+  });
+}

@@ -1,0 +1,109 @@
+// The one message protocol between the extension (extension/chat/) and the chat webview (media/).
+// Both sides import these types; the extension validates everything that arrives from the webview.
+
+export type ActionId = 'setApiKey' | 'topUp' | 'startLocalGateway' | 'selectModel' | 'openSettings';
+
+export const ACTION_LABELS: Record<ActionId, string> = {
+  setApiKey: 'Set API Key',
+  topUp: 'Top Up',
+  startLocalGateway: 'Start Local Gateway',
+  selectModel: 'Select Model',
+  openSettings: 'Open Settings',
+};
+
+export interface ReplyMeta {
+  requestId: string;
+  tier: string;
+  cost: number;
+  balance: number;
+  currency: string;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export type ChatEntry =
+  | { id: string; role: 'user'; text: string }
+  | {
+      id: string;
+      role: 'assistant';
+      text: string;
+      model: string;
+      status: 'streaming' | 'done' | 'stopped' | 'error';
+      meta?: ReplyMeta;
+      error?: { message: string; actions: ActionId[] };
+    };
+
+export interface ModelChoice {
+  id: string;
+  label: string;
+}
+
+/** Extension → webview. */
+export type ToWebview =
+  | { type: 'state'; entries: ChatEntry[]; models: ModelChoice[]; model: string; busy: boolean }
+  | { type: 'entry'; entry: ChatEntry }
+  | { type: 'delta'; id: string; text: string }
+  | { type: 'models'; models: ModelChoice[]; model: string }
+  | { type: 'busy'; busy: boolean }
+  | { type: 'focusInput' };
+
+/** Webview → extension. */
+export type FromWebview =
+  | { type: 'ready' }
+  | { type: 'send'; text: string }
+  | { type: 'stop' }
+  | { type: 'newChat' }
+  | { type: 'selectModel'; model: string }
+  | { type: 'copy'; text: string }
+  | { type: 'insert'; text: string }
+  | { type: 'action'; action: ActionId }
+  | { type: 'openLink'; href: string };
+
+export const MAX_MESSAGE_CHARS = 100_000;
+
+const ACTION_IDS = new Set<string>(Object.keys(ACTION_LABELS));
+
+/** Validates a message from the webview; anything malformed or oversized is dropped (undefined). */
+export function parseFromWebview(raw: unknown): FromWebview | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const message = raw as Record<string, unknown>;
+  const text = (key: string): string | undefined => {
+    const value = message[key];
+    return typeof value === 'string' && value.length <= MAX_MESSAGE_CHARS ? value : undefined;
+  };
+  switch (message.type) {
+    case 'ready':
+    case 'stop':
+    case 'newChat':
+      return { type: message.type };
+    case 'send': {
+      const value = text('text');
+      return value !== undefined && value.trim() !== '' ? { type: 'send', text: value } : undefined;
+    }
+    case 'copy':
+    case 'insert': {
+      const value = text('text');
+      return value !== undefined ? { type: message.type, text: value } : undefined;
+    }
+    case 'selectModel': {
+      const value = text('model');
+      return value !== undefined && /^[\w.:-]{1,100}$/.test(value) ? { type: 'selectModel', model: value } : undefined;
+    }
+    case 'action': {
+      const value = text('action');
+      return value !== undefined && ACTION_IDS.has(value) ? { type: 'action', action: value as ActionId } : undefined;
+    }
+    case 'openLink': {
+      const value = text('href');
+      return value !== undefined && /^https?:\/\//i.test(value) ? { type: 'openLink', href: value } : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+export function formatMoney(amount: number, currency: string): string {
+  const symbol = currency === 'INR' ? '₹' : currency === 'USD' ? '$' : `${currency} `;
+  const digits = Math.abs(amount) > 0 && Math.abs(amount) < 0.01 ? 6 : 2;
+  return `${symbol}${amount.toFixed(digits)}`;
+}

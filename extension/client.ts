@@ -1,0 +1,120 @@
+// The gateway client: the official openai SDK pointed at the AIHub base URL (which is the proof of
+// OpenAI compatibility from the client side), plus AIHub's own GET /v1/balance. Every call takes
+// an AbortSignal; the callers derive it from VS Code's CancellationToken.
+import OpenAI from 'openai';
+import type { ModelChoice, ReplyMeta } from './chat/protocol.js';
+
+export interface Connection {
+  apiBase: string;
+  /** The gateway root, where pages such as /wallet live. */
+  root: string;
+  apiKey: string;
+}
+
+export interface ChatTurn {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface ChatRequest {
+  model: string;
+  messages: ChatTurn[];
+  maxTokens: number;
+  temperature: number;
+}
+
+export interface ChatResult {
+  text: string;
+  finishReason: string | undefined;
+  meta: ReplyMeta | undefined;
+}
+
+export interface Balance {
+  balance: number;
+  currency: string;
+  usage?: { requests?: number; prompt_tokens?: number; completion_tokens?: number; cost?: number };
+}
+
+interface RawXAihub {
+  request_id: string;
+  tier: string;
+  cost: number;
+  balance: number;
+  currency: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+const REQUEST_TIMEOUT_MS = 120_000;
+
+export class GatewayClient {
+  private readonly openai: OpenAI;
+
+  constructor(readonly connection: Connection) {
+    this.openai = new OpenAI({
+      apiKey: connection.apiKey,
+      baseURL: connection.apiBase,
+      timeout: REQUEST_TIMEOUT_MS,
+      maxRetries: 1,
+    });
+  }
+
+  async streamChat(request: ChatRequest, signal: AbortSignal, onDelta: (text: string) => void): Promise<ChatResult> {
+    const stream = await this.openai.chat.completions.create(
+      {
+        model: request.model,
+        messages: request.messages,
+        max_tokens: request.maxTokens,
+        temperature: request.temperature,
+        stream: true,
+        stream_options: { include_usage: true },
+      },
+      { signal },
+    );
+    let text = '';
+    let finishReason: string | undefined;
+    let meta: ReplyMeta | undefined;
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta?.content;
+      if (delta) {
+        text += delta;
+        onDelta(delta);
+      }
+      finishReason = chunk.choices[0]?.finish_reason ?? finishReason;
+      const raw = (chunk as { x_aihub?: RawXAihub }).x_aihub;
+      if (raw) meta = toMeta(raw);
+    }
+    return { text, finishReason, meta };
+  }
+
+  async balance(signal?: AbortSignal): Promise<Balance> {
+    return this.openai.get<Balance>('/balance', signal ? { signal } : {});
+  }
+
+  async models(signal?: AbortSignal): Promise<ModelChoice[]> {
+    const page = await this.openai.models.list(signal ? { signal } : {});
+    return page.data.map((model) => ({ id: model.id, label: describeModel(model) }));
+  }
+}
+
+function toMeta(raw: RawXAihub): ReplyMeta {
+  return {
+    requestId: raw.request_id,
+    tier: raw.tier,
+    cost: Number(raw.cost),
+    balance: Number(raw.balance),
+    currency: raw.currency,
+    promptTokens: Number(raw.prompt_tokens),
+    completionTokens: Number(raw.completion_tokens),
+  };
+}
+
+function describeModel(model: OpenAI.Models.Model): string {
+  const pricing = (model as { pricing?: { input_per_million?: number; output_per_million?: number; currency?: string } })
+    .pricing;
+  if (!pricing || pricing.input_per_million === undefined) return model.id;
+  return `${model.id} (${pricing.input_per_million}/${pricing.output_per_million} ${pricing.currency ?? ''} per 1M tokens in/out)`.replace(
+    ' )',
+    ')',
+  );
+}

@@ -1,0 +1,71 @@
+// AIHub for VS Code: chat, explain and generate code through the AIHub gateway.
+// activate() only wires the parts together; each command lives in its own file under commands/.
+import * as vscode from 'vscode';
+import type { AIHubApi } from './api.js';
+import { BalanceStatusBar } from './balanceStatusBar.js';
+import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatViewProvider.js';
+import { ChatSession } from './chat/session.js';
+import { newChat, openChat, stopReply } from './commands/chat.js';
+import { clearApiKey } from './commands/clearApiKey.js';
+import { explainSelection } from './commands/explainSelection.js';
+import { generateCode } from './commands/generateCode.js';
+import { startLocalGateway, stopLocalGateway } from './commands/localGateway.js';
+import { selectModel } from './commands/selectModel.js';
+import { setApiKey } from './commands/setApiKey.js';
+import { showBalance } from './commands/showBalance.js';
+import { openSettings, topUp } from './commands/topUp.js';
+import { Services } from './services.js';
+
+let services: Services | undefined;
+
+export function activate(context: vscode.ExtensionContext): AIHubApi {
+  services = new Services(context);
+  const session = new ChatSession(services, context.workspaceState);
+  const chatView = new ChatViewProvider(services, session);
+  const statusBar = new BalanceStatusBar(services);
+  const start = startLocalGateway(services);
+
+  const commands: Record<string, (...args: never[]) => unknown> = {
+    'aihub.setApiKey': setApiKey(services),
+    'aihub.clearApiKey': clearApiKey(services),
+    'aihub.openChat': openChat(chatView, session),
+    'aihub.newChat': newChat(session),
+    'aihub.stopReply': stopReply(session),
+    'aihub.explainSelection': explainSelection(chatView, session),
+    'aihub.generateCode': generateCode(services),
+    'aihub.showBalance': showBalance(services),
+    'aihub.topUp': topUp(services),
+    'aihub.selectModel': selectModel(services, session),
+    'aihub.startLocalGateway': start,
+    'aihub.stopLocalGateway': stopLocalGateway(services),
+    'aihub.openSettings': openSettings(),
+  };
+
+  context.subscriptions.push(
+    services,
+    session,
+    chatView,
+    statusBar,
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
+    ...Object.entries(commands).map(([id, run]) => vscode.commands.registerCommand(id, run)),
+  );
+
+  const settings = services.settings();
+  if (settings.localGatewayAutoStart && settings.usesLocalGateway) void start({ silent: true });
+  else void statusBar.refresh();
+
+  const owned = services;
+  return {
+    chatTranscript: () => session.transcript(),
+    onDidPostToChat: session.onDidPost,
+    statusBarText: () => statusBar.text,
+    hasApiKey: async () => (await owned.keys.get()) !== undefined,
+    localGateway: () => ({ state: owned.localGateway.state, pid: owned.localGateway.pid, apiBase: owned.localGateway.apiBase }),
+  };
+}
+
+/** Stops the local gateway and waits for it, so that its store is flushed before VS Code exits. */
+export async function deactivate(): Promise<void> {
+  await services?.localGateway.stop();
+  services = undefined;
+}

@@ -1,0 +1,45 @@
+// Reads the aihub.* settings into one typed snapshot. The API key is never a setting.
+import * as vscode from 'vscode';
+import { isLoopbackUrl, localBaseUrl, normalizeBaseUrl, type BaseUrl } from './baseUrl.js';
+
+export const DEFAULT_MODEL = 'service-ai-lite';
+
+export interface Settings {
+  baseUrl: BaseUrl;
+  /** True when the base URL is the bundled local gateway (empty setting or its loopback address). */
+  usesLocalGateway: boolean;
+  isLoopback: boolean;
+  model: string;
+  maxTokens: number;
+  temperature: number;
+  localGatewayPort: number;
+  localGatewayAutoStart: boolean;
+  balanceRefreshSeconds: number;
+}
+
+export function readSettings(): Settings {
+  const config = vscode.workspace.getConfiguration('aihub');
+  const port = clampInt(config.get<number>('localGateway.port', 8787), 1, 65535, 8787);
+  const configured = (config.get<string>('baseUrl', '') ?? '').trim();
+  const baseUrl = normalizeBaseUrl(configured === '' ? localBaseUrl(port) : configured);
+  const usesLocalGateway =
+    configured === '' || (baseUrl.ok && baseUrl.apiBase === localBaseUrl(port)) ||
+    (baseUrl.ok && baseUrl.apiBase === `http://localhost:${port}/v1`);
+  return {
+    baseUrl,
+    usesLocalGateway,
+    isLoopback: baseUrl.ok && isLoopbackUrl(baseUrl.apiBase),
+    model: config.get<string>('model', DEFAULT_MODEL) || DEFAULT_MODEL,
+    maxTokens: clampInt(config.get<number>('maxTokens', 1024), 1, 32_768, 1024),
+    temperature: Math.min(2, Math.max(0, Number(config.get<number>('temperature', 0.2)) || 0)),
+    localGatewayPort: port,
+    localGatewayAutoStart: config.get<boolean>('localGateway.autoStart', true),
+    balanceRefreshSeconds: clampInt(config.get<number>('balanceRefreshSeconds', 300), 30, 86_400, 300),
+  };
+}
+
+function clampInt(value: unknown, min: number, max: number, fallback: number): number {
+  const n = Number(value);
+  if (!Number.isFinite(n)) return fallback;
+  return Math.min(max, Math.max(min, Math.round(n)));
+}

@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { FenceStripper, fenced, stripCodeFences } from '../../../extension/codeFence.js';
+
+const cases: Array<[string, string, string]> = [
+  ['fenced with a language', '```ts\nconst a = 1;\nconst b = 2;\n```\n', 'const a = 1;\nconst b = 2;'],
+  ['fenced, leading blank lines', '\n\n```\nx()\n```', 'x()'],
+  ['prose after the fence is dropped', '```py\nprint(1)\n```\nThis prints 1.', 'print(1)'],
+  ['unclosed fence (stopped stream)', '```js\nlet x = 1;\nlet y', 'let x = 1;\nlet y'],
+  ['plain code passes through', 'def f():\n    return 1\n', 'def f():\n    return 1\n'],
+  ['inline backticks are not a fence', '`x` is a variable', '`x` is a variable'],
+  ['tilde fences', '~~~\na\n~~~', 'a'],
+  ['a shorter inner fence does not close', '````md\n```\ninner\n```\n````', '```\ninner\n```'],
+  ['indented code keeps its indentation', '```c\n  int x;\n    y();\n```', '  int x;\n    y();'],
+  ['blank lines inside are kept', '```\na\n\nb\n```', 'a\n\nb'],
+  ['CRLF line breaks become LF (the editor applies its own EOL)', '```ts\r\nconst a = 1;\r\nb();\r\n```\r\n', 'const a = 1;\nb();'],
+  ['empty reply', '', ''],
+];
+
+for (const [name, input, expected] of cases) {
+  test(`stripCodeFences: ${name}`, () => {
+    assert.equal(stripCodeFences(input), expected);
+  });
+
+  test(`streaming gives the same result at every split: ${name}`, () => {
+    for (let size = 1; size <= Math.max(1, input.length); size++) {
+      const stripper = new FenceStripper();
+      let out = '';
+      for (let i = 0; i < input.length; i += size) out += stripper.push(input.slice(i, i + size));
+      out += stripper.end();
+      assert.equal(out, expected, `chunk size ${size}`);
+    }
+  });
+}
+
+test('streaming emits code before the reply ends', () => {
+  const stripper = new FenceStripper();
+  assert.equal(stripper.push('```ts\n'), '');
+  assert.equal(stripper.push('const a'), 'const a');
+  assert.equal(stripper.push(' = 1;\n'), ' = 1;');
+  assert.equal(stripper.push('``'), '');
+  assert.equal(stripper.push('`\nafterwards'), '');
+  assert.equal(stripper.end(), '');
+});
+
+test('fenced() uses a fence longer than any backtick run in the code', () => {
+  assert.equal(fenced('a\n', 'js'), '```js\na\n```');
+  assert.equal(fenced('x = ```y```', 'md'), '````md\nx = ```y```\n````');
+  assert.equal(stripCodeFences(fenced('x = ```y```', 'md')), 'x = ```y```');
+});

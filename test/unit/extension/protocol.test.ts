@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ACTION_LABELS, MAX_MESSAGE_CHARS, formatMoney, parseFromWebview } from '../../../extension/chat/protocol.js';
+
+test('well-formed webview messages are accepted as they are', () => {
+  const messages = [
+    { type: 'ready' },
+    { type: 'send', text: 'hello' },
+    { type: 'stop' },
+    { type: 'newChat' },
+    { type: 'selectModel', model: 'service-ai-pro-4' },
+    { type: 'copy', text: 'const a = 1;' },
+    { type: 'insert', text: '' },
+    { type: 'action', action: 'topUp' },
+    { type: 'openLink', href: 'https://example.com/docs' },
+  ];
+  for (const message of messages) assert.deepEqual(parseFromWebview(message), message);
+});
+
+test('extra fields are not carried through', () => {
+  assert.deepEqual(parseFromWebview({ type: 'send', text: 'hi', apiKey: 'sk-x' }), { type: 'send', text: 'hi' });
+});
+
+test('malformed, unknown or dangerous messages are dropped', () => {
+  const rejected: unknown[] = [
+    null,
+    'send',
+    42,
+    {},
+    { type: 'unknown' },
+    { type: 'send' },
+    { type: 'send', text: '   ' },
+    { type: 'send', text: 7 },
+    { type: 'send', text: 'x'.repeat(MAX_MESSAGE_CHARS + 1) },
+    { type: 'selectModel', model: 'a model; rm -rf' },
+    { type: 'action', action: 'deleteEverything' },
+    { type: 'action', action: 'toString' },
+    { type: 'openLink', href: 'javascript:alert(1)' },
+    { type: 'openLink', href: 'command:workbench.action.terminal.new' },
+    { type: 'openLink', href: 'file:///etc/passwd' },
+  ];
+  for (const message of rejected) assert.equal(parseFromWebview(message), undefined, JSON.stringify(message)?.slice(0, 80));
+});
+
+test('every action has a label', () => {
+  assert.deepEqual(Object.keys(ACTION_LABELS).sort(), ['openSettings', 'selectModel', 'setApiKey', 'startLocalGateway', 'topUp']);
+});
+
+test('money is shown with the currency sign and enough digits for tiny AI costs', () => {
+  assert.equal(formatMoney(499.5, 'INR'), '₹499.50');
+  assert.equal(formatMoney(0.000123, 'INR'), '₹0.000123');
+  assert.equal(formatMoney(0, 'INR'), '₹0.00');
+  assert.equal(formatMoney(12, 'USD'), '$12.00');
+  assert.equal(formatMoney(3, 'EUR'), 'EUR 3.00');
+});
