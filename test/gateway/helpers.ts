@@ -1,0 +1,156 @@
+// Starts the real gateway (dist/gateway.js, built by `npm run build`) as a child process on
+// port 0 with a temp data dir, and talks to it over loopback HTTP.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { once } from 'node:events';
+
+export const GATEWAY_JS = resolve(import.meta.dirname, '../../dist/gateway.js');
+
+export interface Gateway {
+  url: string;
+  port: number;
+  data_dir: string;
+  admin_token: string;
+  proc: ChildProcess;
+  /** stdout and stderr lines so far */
+  output: string[];
+  /** SIGTERM (or the given signal) and wait for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function tempDir(prefix = 'aihub-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface StartOptions {
+  data_dir?: string;
+  admin_token?: string | null;
+  env?: Record<string, string>;
+  args?: string[];
+  timeout_ms?: number;
+}
+
+export async function startGateway(options: StartOptions = {}): Promise<Gateway> {
+  const data_dir = options.data_dir ?? tempDir();
+  const admin_token = options.admin_token === undefined ? 'test-admin-token' : options.admin_token;
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), AIHUB_LOG_LEVEL: 'info', ...options.env };
+  delete env.AIHUB_ADMIN_TOKEN;
+  if (admin_token) env.AIHUB_ADMIN_TOKEN = admin_token;
+  const proc = spawn(process.execPath, [GATEWAY_JS, '--port', '0', '--host', '127.0.0.1', '--data-dir', data_dir, ...(options.args ?? [])], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const port = await new Promise<number>((resolvePort, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway did not start in time:\n${output.join('\n')}`)), options.timeout_ms ?? 15_000);
+    const onLine = (line: string) => {
+      output.push(line);
+      if (line.includes('"msg":"listening"')) {
+        clearTimeout(timer);
+        resolvePort((JSON.parse(line) as { port: number }).port);
+      }
+    };
+    lines(proc.stdout!, onLine);
+    lines(proc.stderr!, (line) => output.push(line));
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited with ${code} before listening:\n${output.join('\n')}`));
+    });
+  });
+  const exited = once(proc, 'exit');
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    data_dir,
+    admin_token: admin_token ?? '',
+    proc,
+    output,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
+      proc.kill(signal);
+      const [code] = (await exited) as [number | null];
+      return code;
+    },
+  };
+}
+
+function lines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
+  let buffer = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    buffer += chunk;
+    let index: number;
+    while ((index = buffer.indexOf('\n')) !== -1) {
+      onLine(buffer.slice(0, index));
+      buffer = buffer.slice(index + 1);
+    }
+  });
+}
+
+export interface Reply<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export async function request<T = any>(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: unknown; raw?: string } = {},
+): Promise<Reply<T>> {
+  const headers: Record<string, string> = { ...init.headers };
+  let body: string | undefined;
+  if (init.raw !== undefined) body = init.raw;
+  else if (init.body !== undefined) body = JSON.stringify(init.body);
+  if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+  const response = await fetch(url, { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON
+  }
+  return { status: response.status, body: parsed as T, headers: response.headers };
+}
+
+/** Admin calls with the gateway's admin token. */
+export function admin(gateway: Pick<Gateway, 'url' | 'admin_token'>) {
+  const auth = { authorization: `Bearer ${gateway.admin_token}` };
+  return {
+    get: <T = any>(path: string) => request<T>(`${gateway.url}${path}`, { headers: auth }),
+    post: <T = any>(path: string, body: unknown = {}) => request<T>(`${gateway.url}${path}`, { method: 'POST', headers: auth, body }),
+    put: <T = any>(path: string, body: unknown = {}) => request<T>(`${gateway.url}${path}`, { method: 'PUT', headers: auth, body }),
+    del: <T = any>(path: string) => request<T>(`${gateway.url}${path}`, { method: 'DELETE', headers: auth }),
+  };
+}
+
+/** An account with a key and (optionally) a credited wallet, through the admin API. */
+export async function createFundedAccount(gateway: Gateway, amount = 0, email = `user-${Math.random().toString(36).slice(2)}@example.com`) {
+  const api = admin(gateway);
+  const account = await api.post('/admin/accounts', { email, name: 'Test User' });
+  if (account.status !== 201) throw new Error(`create account: ${account.status} ${JSON.stringify(account.body)}`);
+  const key = await api.post(`/admin/accounts/${account.body.id}/keys`, { name: 'test' });
+  if (key.status !== 201) throw new Error(`create key: ${key.status} ${JSON.stringify(key.body)}`);
+  if (amount > 0) {
+    const credit = await api.post(`/admin/accounts/${account.body.id}/credit`, { amount, reference: `fund-${account.body.id}` });
+    if (credit.status !== 200) throw new Error(`credit: ${credit.status} ${JSON.stringify(credit.body)}`);
+  }
+  return { account_id: account.body.id as string, key: key.body.key as string, key_id: key.body.id as string };
+}
+
+/** Runs `aihub-gateway verify` on a data dir. */
+export async function runVerify(data_dir: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return runCli(['verify', '--data-dir', data_dir]);
+}
+
+export async function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const proc = spawn(process.execPath, [GATEWAY_JS, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (chunk) => (stdout += chunk));
+  proc.stderr.on('data', (chunk) => (stderr += chunk));
+  const [code] = (await once(proc, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}

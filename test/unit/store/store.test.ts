@@ -1,0 +1,166 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Store } from '../../../gateway/store/store.ts';
+import { CorruptStoreError, listSegments } from '../../../gateway/store/journal.ts';
+import { FUNDING_TOPUP, InsufficientBalanceError, balanceMicros, creditWallet, debitWallet } from '../../../gateway/ledger/ledger.ts';
+import { verifyDataDir } from '../../../gateway/store/verify.ts';
+
+const dir = () => mkdtempSync(join(tmpdir(), 'aihub-store-'));
+const account = (id: string) => ({
+  id,
+  email: `${id}@x.io`,
+  name: '',
+  status: 'active' as const,
+  services: { ai: true, recharge: false, dmt: false, pan: false, bills: false },
+  kyc_status: 'none' as const,
+  ip_whitelist: [],
+  password_hash: null,
+  webhook: null,
+  created_at: '2026-01-01T00:00:00.000Z',
+});
+
+test('a transaction that throws leaves no trace in memory or on disk', async () => {
+  const data_dir = dir();
+  const store = await Store.open(data_dir);
+  await store.transact((tx) => {
+    tx.set('accounts', 'a', account('a'));
+    creditWallet(tx, { account_id: 'a', amount_micros: 5_000_000, from: FUNDING_TOPUP, memo: 'top-up' });
+  });
+  await assert.rejects(
+    store.transact((tx) => {
+      tx.set('accounts', 'b', account('b'));
+      debitWallet(tx, { account_id: 'a', amount_micros: 1_000_000, to: 'revenue:x', memo: 'first' });
+      debitWallet(tx, { account_id: 'a', amount_micros: 9_000_000, to: 'revenue:x', memo: 'too much' });
+    }),
+    InsufficientBalanceError,
+  );
+  assert.equal(balanceMicros(store.state, 'a'), 5_000_000);
+  assert.equal(store.get('accounts', 'b'), undefined);
+  assert.equal(store.state.balances['revenue:x'] ?? 0, 0);
+  await store.close();
+  const reopened = await Store.open(data_dir);
+  assert.equal(balanceMicros(reopened.state, 'a'), 5_000_000);
+  assert.equal(reopened.get('accounts', 'b'), undefined);
+  await reopened.close();
+});
+
+test('state survives reopen through the journal alone, and through checkpoint + journal', async () => {
+  const data_dir = dir();
+  const store = await Store.open(data_dir, { checkpoint_every_records: 10 });
+  await store.transact((tx) => tx.set('accounts', 'a', account('a')));
+  for (let i = 0; i < 25; i++) {
+    await store.transact((tx) => creditWallet(tx, { account_id: 'a', amount_micros: 1_000_000, from: FUNDING_TOPUP, memo: `c${i}` }));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 50)); // let the background checkpoint land
+  const checkpoint = JSON.parse(readFileSync(join(data_dir, 'state.json'), 'utf8'));
+  assert.ok(checkpoint.seq >= 10 && checkpoint.seq < 26, `a checkpoint was taken mid-way (seq ${checkpoint.seq})`);
+  // Simulate a crash: drop the store without close (no final checkpoint).
+  (store as any).checkpoint_timer && clearInterval((store as any).checkpoint_timer);
+  (store as any).releaseLock();
+  const reopened = await Store.open(data_dir);
+  assert.equal(balanceMicros(reopened.state, 'a'), 25_000_000);
+  assert.equal(reopened.state.seq, 26);
+  await reopened.close();
+  assert.equal((await verifyDataDir(data_dir)).ok, true);
+});
+
+test('concurrent commits share fsyncs (group commit), and each resolves only when durable', async () => {
+  const data_dir = dir();
+  const store = await Store.open(data_dir);
+  await store.transact((tx) => {
+    tx.set('accounts', 'a', account('a'));
+    creditWallet(tx, { account_id: 'a', amount_micros: 1_000_000_000, from: FUNDING_TOPUP, memo: 'top-up' });
+  });
+  const before = store.commit_groups;
+  await Promise.all(Array.from({ length: 200 }, (_, i) => store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1000, to: 'revenue:x', memo: `d${i}` }))));
+  const groups = store.commit_groups - before;
+  assert.ok(groups < 50, `200 commits took ${groups} fsync groups`);
+  const lines = readFileSync(listSegments(join(data_dir, 'journal'))[0]!.file, 'utf8').trim().split('\n');
+  assert.equal(lines.length, 201);
+  await store.close();
+});
+
+test('a corrupt checkpoint is refused with the file and line; the store never starts empty over it', async () => {
+  const data_dir = dir();
+  const store = await Store.open(data_dir);
+  await store.transact((tx) => tx.set('accounts', 'a', account('a')));
+  await store.close();
+  const file = join(data_dir, 'state.json');
+  writeFileSync(file, '{\n  "format": "aihub-state",\n  "seq": 1,\n  oops\n}');
+  await assert.rejects(Store.open(data_dir), (error: Error) => {
+    assert.ok(error instanceof CorruptStoreError);
+    assert.match(error.message, /state\.json line 4/);
+    return true;
+  });
+  assert.match(readFileSync(file, 'utf8'), /oops/, 'the damaged file is left as it was');
+});
+
+test('a corrupt journal line in the middle is refused with file and line', async () => {
+  const data_dir = dir();
+  const store = await Store.open(data_dir);
+  for (let i = 0; i < 3; i++) await store.transact((tx) => tx.set('accounts', `a${i}`, account(`a${i}`)));
+  (store as any).releaseLock();
+  const segment = listSegments(join(data_dir, 'journal'))[0]!.file;
+  const lines = readFileSync(segment, 'utf8').split('\n');
+  lines[1] = lines[1]!.slice(0, 20) + 'GARBAGE';
+  writeFileSync(segment, lines.join('\n'));
+  await assert.rejects(Store.open(data_dir), /journal .*000000000001\.jsonl line 2/);
+  await assert.rejects(verifyDataDir(data_dir), /line 2/);
+});
+
+test('a torn last journal line is dropped, said out loud, and the store goes on', async () => {
+  const data_dir = dir();
+  const store = await Store.open(data_dir);
+  for (let i = 0; i < 3; i++) await store.transact((tx) => tx.set('accounts', `a${i}`, account(`a${i}`)));
+  (store as any).releaseLock();
+  const segment = listSegments(join(data_dir, 'journal'))[0]!.file;
+  appendFileSync(segment, '{"s":4,"t":"2026-01-01T00:00:00.000Z","ops":[{"o":"set","t":"acc');
+  const warnings: string[] = [];
+  const reopened = await Store.open(data_dir, { warn: (message) => warnings.push(message) });
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0]!, /torn last journal line .*line 4/);
+  assert.equal(reopened.state.seq, 3);
+  await reopened.transact((tx) => tx.set('accounts', 'a3', account('a3')));
+  await reopened.close();
+  const again = await Store.open(data_dir);
+  assert.ok(again.get('accounts', 'a3'));
+  assert.equal(again.state.seq, 4);
+  await again.close();
+  assert.equal((await verifyDataDir(data_dir)).ok, true);
+});
+
+test('journal segments rotate and replay across them', async () => {
+  const data_dir = dir();
+  const store = await Store.open(data_dir, { segment_bytes: 4096, checkpoint_every_records: 1_000_000 });
+  await store.transact((tx) => tx.set('accounts', 'a', account('a')));
+  for (let i = 0; i < 100; i++) {
+    await store.transact((tx) => creditWallet(tx, { account_id: 'a', amount_micros: 10, from: FUNDING_TOPUP, memo: `c${i}` }));
+  }
+  (store as any).releaseLock();
+  assert.ok(listSegments(join(data_dir, 'journal')).length > 3);
+  const reopened = await Store.open(data_dir);
+  assert.equal(balanceMicros(reopened.state, 'a'), 1000);
+  await reopened.close();
+  assert.equal((await verifyDataDir(data_dir)).ok, true);
+});
+
+test('verify catches a checkpoint whose balances do not match the postings', async () => {
+  const data_dir = dir();
+  const store = await Store.open(data_dir);
+  await store.transact((tx) => {
+    tx.set('accounts', 'a', account('a'));
+    creditWallet(tx, { account_id: 'a', amount_micros: 7_000_000, from: FUNDING_TOPUP, memo: 'top-up' });
+  });
+  await store.close();
+  const file = join(data_dir, 'state.json');
+  const state = JSON.parse(readFileSync(file, 'utf8'));
+  state.balances['wallet:a'] = 8_000_000;
+  writeFileSync(file, JSON.stringify(state));
+  const report = await verifyDataDir(data_dir);
+  assert.equal(report.ok, false);
+  assert.ok(report.breaches.some((b) => /does not sum to zero/.test(b)));
+  assert.ok(report.breaches.some((b) => /wallet:a is 8000000 but its postings replay to 7000000/.test(b)));
+});
