@@ -81,7 +81,7 @@ test('a revoked key is refused at once; keys work as Bearer and x-api-key in any
   const gateway = await startGateway();
   try {
     const { key, key_id } = await createFundedAccount(gateway, 5);
-    for (const headers of [{ authorization: `Bearer ${key}` }, { 'x-api-key': key }, { 'X-API-KEY': key }]) {
+    for (const headers of [{ authorization: `Bearer ${key}` }, { 'x-api-key': key }, { 'X-API-KEY': key }] as Array<Record<string, string>>) {
       assert.equal((await request(`${gateway.url}/api/wallet/balance`, { headers })).status, 200);
     }
     assert.equal((await admin(gateway).del(`/admin/keys/${key_id}`)).status, 204);
