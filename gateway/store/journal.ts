@@ -109,10 +109,14 @@ interface Waiter {
   reject: (error: Error) => void;
 }
 
+interface SeqWaiter extends Waiter {
+  seq: number;
+}
+
 export interface JournalWriterOptions {
   segment_bytes: number;
-  /** Called after each durable group, with no commit waiting: the moment a checkpoint is consistent. */
-  onIdle?: () => void;
+  /** Called after each durable group with the sequence number now durable. */
+  onDurable?: (durable_seq: number) => void;
   /** A failed write or fsync leaves memory ahead of disk; the store must stop. */
   onFatal: (error: Error) => void;
 }
@@ -120,9 +124,11 @@ export interface JournalWriterOptions {
 export class JournalWriter {
   private pending: string[] = [];
   private waiters: Waiter[] = [];
+  private seq_waiters: SeqWaiter[] = [];
   private flushing: Promise<void> | null = null;
   private failed: Error | null = null;
-  private writing = false;
+  private appended_seq: number;
+  private durable_seq: number;
   /** Number of fsync groups written: the group-commit tests read it. */
   groups = 0;
 
@@ -130,52 +136,59 @@ export class JournalWriter {
     private readonly journal_dir: string,
     private handle: FileHandle,
     private segment_size: number,
+    last_seq: number,
     private readonly options: JournalWriterOptions,
-  ) {}
+  ) {
+    this.appended_seq = last_seq;
+    this.durable_seq = last_seq;
+  }
 
-  static async open(journal_dir: string, next_seq: number, options: JournalWriterOptions): Promise<JournalWriter> {
+  static async open(journal_dir: string, last_seq: number, options: JournalWriterOptions): Promise<JournalWriter> {
     const segments = listSegments(journal_dir);
     const last = segments.at(-1);
-    const file = last ? last.file : join(journal_dir, segmentName(next_seq));
+    const file = last ? last.file : join(journal_dir, segmentName(last_seq + 1));
     const handle = await open(file, 'a');
     if (!last) fsyncDirectory(journal_dir);
     const { size } = await handle.stat();
-    return new JournalWriter(journal_dir, handle, size, options);
+    return new JournalWriter(journal_dir, handle, size, last_seq, options);
   }
 
-  /** Queues one record line; resolves once it is on disk. */
+  /** Queues the record line with sequence number `seq` (the next one); resolves once it is on disk. */
   append(line: string, seq: number): Promise<void> {
     if (this.failed) return Promise.reject(this.failed);
+    if (seq !== this.appended_seq + 1) throw new Error(`invariant: journal record ${seq} appended after ${this.appended_seq}`);
+    this.appended_seq = seq;
     this.pending.push(line);
     const promise = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
-    this.flushing ??= this.flushLoop(seq);
+    this.flushing ??= this.flushLoop();
     return promise;
   }
 
+  /** Resolves once every record up to `seq` is durable (at once if it is already). */
+  waitDurable(seq: number): Promise<void> {
+    if (this.failed) return Promise.reject(this.failed);
+    if (seq <= this.durable_seq) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => this.seq_waiters.push({ seq, resolve, reject }));
+  }
+
   /** Resolves when everything appended so far is durable. */
-  async drain(): Promise<void> {
-    while (this.flushing) await this.flushing;
-    if (this.failed) throw this.failed;
+  drain(): Promise<void> {
+    return this.waitDurable(this.appended_seq);
   }
 
-  /** Nothing queued and nothing being written: every appended record is durable. */
-  get idle(): boolean {
-    return this.pending.length === 0 && !this.writing;
-  }
-
-  private async flushLoop(first_seq: number): Promise<void> {
-    let next_seq = first_seq;
+  private async flushLoop(): Promise<void> {
     try {
       while (this.pending.length > 0) {
         const lines = this.pending;
         const waiters = this.waiters;
+        const first_seq = this.durable_seq + 1;
+        const last_seq = this.appended_seq;
         this.pending = [];
         this.waiters = [];
         const buffer = Buffer.from(lines.join(''), 'utf8');
-        this.writing = true;
         try {
           if (this.segment_size > 0 && this.segment_size + buffer.length > this.options.segment_bytes) {
-            await this.rotate(next_seq);
+            await this.rotate(first_seq);
           }
           let written = 0;
           while (written < buffer.length) {
@@ -185,28 +198,35 @@ export class JournalWriter {
           await this.handle.datasync();
         } catch (error) {
           this.failed = error as Error;
-          for (const waiter of [...waiters, ...this.waiters]) waiter.reject(this.failed);
+          for (const waiter of [...waiters, ...this.waiters, ...this.seq_waiters]) waiter.reject(this.failed);
           this.waiters = [];
+          this.seq_waiters = [];
           this.pending = [];
           this.options.onFatal(this.failed);
           return;
-        } finally {
-          this.writing = false;
         }
         this.segment_size += buffer.length;
-        next_seq += lines.length;
+        this.durable_seq = last_seq;
         this.groups++;
         for (const waiter of waiters) waiter.resolve();
-        if (this.pending.length === 0) this.options.onIdle?.();
+        if (this.seq_waiters.length > 0) {
+          const still: SeqWaiter[] = [];
+          for (const waiter of this.seq_waiters) (waiter.seq <= last_seq ? waiter.resolve() : still.push(waiter));
+          this.seq_waiters = still;
+        }
+        this.options.onDurable?.(last_seq);
+        // Let the writers just acknowledged (and requests that arrived meanwhile) queue
+        // their next commits, so they share the next fsync instead of splitting into two groups.
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
     } finally {
       this.flushing = null;
     }
   }
 
-  private async rotate(next_seq: number): Promise<void> {
+  private async rotate(first_seq: number): Promise<void> {
     await this.handle.close();
-    this.handle = await open(join(this.journal_dir, segmentName(next_seq)), 'a');
+    this.handle = await open(join(this.journal_dir, segmentName(first_seq)), 'a');
     fsyncDirectory(this.journal_dir);
     this.segment_size = 0;
   }

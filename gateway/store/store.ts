@@ -138,9 +138,9 @@ export class Store {
       const now = options.now ?? (() => new Date());
       const { state, db } = await loadState(data_dir, { repair: true, warn: options.warn, now });
       let store: Store | null = null;
-      const journal = await JournalWriter.open(join(data_dir, JOURNAL_DIR), state.seq + 1, {
+      const journal = await JournalWriter.open(join(data_dir, JOURNAL_DIR), state.seq, {
         segment_bytes: options.segment_bytes ?? 64 * 1024 * 1024,
-        onIdle: () => store?.maybeCheckpoint(),
+        onDurable: () => store?.maybeCheckpoint(),
         onFatal: (error) => {
           store?.markClosed();
           (options.onFatal ?? defaultFatal)(error);
@@ -176,7 +176,7 @@ export class Store {
       tx.rollback();
       return Promise.reject(error);
     }
-    if (tx.ops.length === 0) return this.journal.drain().then(() => result);
+    if (tx.ops.length === 0) return this.journal.waitDurable(this.state.seq).then(() => result);
     const seq = this.state.seq + 1;
     this.state.seq = seq;
     const line = `${JSON.stringify({ s: seq, t: tx.now.toISOString(), ops: tx.ops } satisfies JournalRecord)}\n`;
@@ -197,7 +197,7 @@ export class Store {
   }
 
   private maybeCheckpoint(by_timer = false): void {
-    if (this.closed || this.checkpointing || !this.journal.idle) return;
+    if (this.closed || this.checkpointing) return;
     const behind = this.state.seq - this.checkpoint_seq;
     if (behind === 0) return;
     if (!by_timer && behind < this.options.checkpoint_every_records) return;
@@ -206,11 +206,17 @@ export class Store {
     });
   }
 
-  /** Writes the document as of now; called only when every applied record is durable. */
+  /**
+   * Snapshots the document now (synchronously, so it is exactly the state after record
+   * `seq`), and writes it only once every record up to `seq` is durable: a checkpoint never
+   * holds a change the journal could still lose.
+   */
   private async checkpoint(): Promise<void> {
     const seq = this.state.seq;
-    this.db.data = this.state;
-    await this.db.write(); // the adapter serializes synchronously, before any await
+    const snapshot = structuredClone(this.state);
+    await this.journal.waitDurable(seq);
+    this.db.data = snapshot;
+    await this.db.write();
     this.checkpoint_seq = seq;
   }
 

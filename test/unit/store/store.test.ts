@@ -164,3 +164,25 @@ test('verify catches a checkpoint whose balances do not match the postings', asy
   assert.ok(report.breaches.some((b) => /does not sum to zero/.test(b)));
   assert.ok(report.breaches.some((b) => /wallet:a is 8000000 but its postings replay to 7000000/.test(b)));
 });
+
+test('under sustained writes, reads still resolve and checkpoints still happen', async () => {
+  const data_dir = dir();
+  const store = await Store.open(data_dir, { checkpoint_every_records: 200 });
+  await store.transact((tx) => creditWallet(tx, { account_id: 'a', amount_micros: 1e12, from: FUNDING_TOPUP, memo: 'top-up' }));
+  let running = true;
+  const writers = Array.from({ length: 8 }, async () => {
+    while (running) await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: 'load' }));
+  });
+  for (let i = 0; i < 20; i++) {
+    const seq_seen = store.state.seq;
+    await store.transact(() => undefined); // a read: must not wait for the writers to stop
+    assert.ok(store.state.seq >= seq_seen);
+  }
+  while (store.state.seq < 2000) await new Promise((resolve) => setTimeout(resolve, 5));
+  running = false;
+  await Promise.all(writers);
+  const checkpoint = JSON.parse(readFileSync(join(data_dir, 'state.json'), 'utf8'));
+  assert.ok(checkpoint.seq >= 200, `a checkpoint was written during the load (seq ${checkpoint.seq})`);
+  await store.close();
+  assert.equal((await verifyDataDir(data_dir)).ok, true);
+});
