@@ -9,6 +9,7 @@ import { walletRouter } from './accounts/wallet-routes.js';
 import { errorHandler } from './http/errors.js';
 import { Metrics } from './http/metrics.js';
 import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
+import { mountChat } from './chat/routes.js';
 
 export interface Clock {
   now(): Date;
@@ -54,6 +55,8 @@ export function createApp(deps: AppDeps): Express {
 
   app.use('/admin', adminAuth(deps.admin_token_hash), jsonBody(config), adminRouter(deps));
   app.use('/api/wallet', walletRouter(deps));
+
+  mountChat(app, deps);
 
   app.use(notFoundHandler);
   app.use(

@@ -3,6 +3,7 @@
 // so no configuration at all is the embedded default: built-in engines and sandbox providers.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { chatConfigSchema } from './chat/config.js';
 
 export const configSchema = z.strictObject({
   port: z.number().int().min(0).max(65535).default(8787),
@@ -21,6 +22,7 @@ export const configSchema = z.strictObject({
       shutdown_grace_ms: z.number().int().min(0).max(600_000).default(10_000),
     })
     .prefault({}),
+  chat: chatConfigSchema.prefault({}),
   store: z
     .strictObject({
       checkpoint_every_records: z.number().int().min(1).max(10_000_000).default(20_000),

@@ -1,0 +1,483 @@
+// The `/v1` routes: chat completions (JSON and server-sent events), models and balance.
+// The hot path is written for speed: hash lookup auth, a hand-rolled body reader, one
+// tokenizer pass for the estimate, a hold that is applied in memory at once and made
+// durable while the upstream works, and one commit for the settlement.
+import type { Express, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AppDeps } from '../app.js';
+import { publicUrl } from '../app.js';
+import { authenticate } from '../accounts/auth.js';
+import { ApiError } from '../http/errors.js';
+import { balanceMicros } from '../ledger/ledger.js';
+import { table } from '../store/state.js';
+import { microsToUnits } from '../util/money.js';
+import { createEngines } from '../llm/engines/index.js';
+import { Router, RoutingError, type OpenedStream } from '../llm/router.js';
+import { UpstreamError, type Engine, type EngineRequest, type UpstreamChunk, type UpstreamCompletion, type UpstreamUsage } from '../llm/types.js';
+import {
+  freeTokensUsed,
+  InsufficientBalanceError,
+  releaseStaleHolds,
+  reserve,
+  secondsToNextUtcDay,
+  settle,
+  utcDay,
+  type Reservation,
+  type Settlement,
+  type UsageStatus,
+} from './billing.js';
+import { isTierId, TIER_IDS, type ChatConfig, type TierConfig } from './config.js';
+import { RateLimiter } from './limits.js';
+import { costMicros } from './pricing.js';
+import { chatRequestSchema, GATEWAY_FIELDS, paramOf, type ChatRequest } from './schema.js';
+import { SseWriter } from './sse.js';
+import { countPromptTokens, countTextTokens } from './tokens.js';
+
+/** `created` of the model list: the day the five tiers were introduced. */
+const MODELS_CREATED = 1_735_689_600;
+
+export interface ChatOptions {
+  /** Engines by name; defaults to the ones the config describes. Tests pass scripted ones. */
+  engines?: Map<string, Engine>;
+  env?: NodeJS.ProcessEnv;
+}
+
+export function mountChat(app: Express, deps: AppDeps, options: ChatOptions = {}): ChatService {
+  const chat: ChatConfig = deps.config.chat;
+  const service = new ChatService(deps, chat, options);
+  app.post('/v1/chat/completions', (req, res) => service.completions(req, res));
+  app.get('/v1/models', (req, res) => service.models(req, res));
+  app.get('/v1/models/:model', (req, res) => service.model(req, res));
+  app.get('/v1/balance', (req, res) => service.balance(req, res));
+  releaseStaleHolds(deps.store).then(
+    (count) => count && deps.logger.warn({ msg: 'released chat holds left open by an earlier process', count }),
+    (error) => deps.logger.error({ msg: 'could not release stale chat holds', err: error }),
+  );
+  return service;
+}
+
+interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+export class ChatService {
+  readonly router: Router;
+  private readonly limiter: RateLimiter;
+  private readonly engines: Map<string, Engine>;
+  private readonly currency: string;
+  private readonly public_url: string;
+  private in_flight = 0;
+
+  constructor(
+    private readonly deps: AppDeps,
+    readonly config: ChatConfig,
+    options: ChatOptions,
+  ) {
+    const now_ms = () => deps.clock.now().getTime();
+    this.engines = options.engines ?? createEngines(config.engines, options.env);
+    this.router = new Router(this.engines, config.breaker, now_ms);
+    this.limiter = new RateLimiter(config.rate_limit.requests_per_minute, now_ms);
+    this.currency = deps.config.currency;
+    this.public_url = publicUrl(deps.config);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.engines.values()].map((engine) => engine.close()));
+  }
+
+  private now_ms(): number {
+    return this.deps.clock.now().getTime();
+  }
+
+  private auth(req: Request, res: Response) {
+    const found = authenticate(this.deps.store.state, req.headers);
+    res.locals.account_id = found.account.id;
+    if (!found.account.services.ai) throw new ApiError(403, 'service_inactive', 'the AI service is not active for this account', null, 'permission_error');
+    return found;
+  }
+
+  async completions(req: Request, res: Response): Promise<void> {
+    const started_ms = performance.now();
+    const request_id = String(res.locals.request_id);
+    const { account, key } = this.auth(req, res);
+    const rate = this.limiter.take(key.id);
+    if (!rate.ok) {
+      throw new ApiError(429, 'rate_limit_exceeded', `rate limit of ${this.config.rate_limit.requests_per_minute} requests per minute reached for this key; retry after ${rate.retry_after_s} s`, null, 'rate_limit_exceeded', {
+        'retry-after': String(rate.retry_after_s),
+      });
+    }
+    const body = parseRequest(await readJson(req, this.config.body_limit_bytes));
+    if (!isTierId(body.model)) {
+      throw new ApiError(404, 'model_not_found', `the model \`${body.model.slice(0, 100)}\` does not exist; use one of ${TIER_IDS.join(', ')}`, 'model', 'invalid_request_error');
+    }
+    const tier = this.config.models[body.model];
+    if (this.in_flight >= this.config.max_in_flight) {
+      throw new ApiError(503, 'overloaded', 'the gateway is at its limit of concurrent chat requests; retry shortly', null, 'api_error', { 'retry-after': '1' });
+    }
+
+    const prompt_tokens_estimate = countPromptTokens(body.messages, body.tools);
+    const room = tier.context_window - prompt_tokens_estimate;
+    if (room < 1) {
+      throw new ApiError(400, 'context_length_exceeded', `the messages take about ${prompt_tokens_estimate} tokens; ${tier.id} accepts at most ${tier.context_window - 1} so that at least one can be generated`, 'messages', 'invalid_request_error');
+    }
+    const cap_field = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
+    const requested = body.max_completion_tokens ?? body.max_tokens ?? null;
+    if (requested !== null && requested > tier.max_output_tokens) {
+      throw new ApiError(400, 'invalid_value', `${cap_field} is too large: ${requested}; ${tier.id} generates at most ${tier.max_output_tokens} tokens`, cap_field, 'invalid_request_error');
+    }
+    let max_output_tokens = Math.min(requested ?? tier.max_output_tokens, room);
+
+    let free_tokens = 0;
+    if (tier.daily_token_allowance !== null) {
+      const now_ms = this.now_ms();
+      const left = tier.daily_token_allowance - freeTokensUsed(this.deps.store.state, account.id, utcDay(now_ms)) - this.reservedFree(account.id);
+      if (left <= prompt_tokens_estimate) {
+        throw new ApiError(429, 'daily_token_allowance_exceeded', `today's allowance of ${tier.daily_token_allowance} ${tier.id} tokens is spent; it renews at 00:00 UTC, or use a paid tier`, null, 'rate_limit_exceeded', {
+          'retry-after': String(secondsToNextUtcDay(now_ms)),
+        });
+      }
+      max_output_tokens = Math.min(max_output_tokens, left - prompt_tokens_estimate);
+      free_tokens = prompt_tokens_estimate + max_output_tokens;
+    }
+
+    const worst_case_micros = costMicros(tier, prompt_tokens_estimate, max_output_tokens);
+    let reservation: Reservation;
+    try {
+      reservation = await reserve(this.deps.store, { account_id: account.id, key_id: key.id, tier, request_id, worst_case_micros, free_tokens });
+    } catch (error) {
+      if (error instanceof InsufficientBalanceError) {
+        throw new ApiError(402, 'insufficient_balance', `insufficient balance: this request may cost up to ${microsToUnits(worst_case_micros)} ${this.currency} (prompt plus ${max_output_tokens} output tokens; set max_tokens lower to hold less) and the wallet has ${microsToUnits(error.balance_micros)} ${this.currency}; top up at ${this.public_url}/wallet`, null, 'insufficient_balance');
+      }
+      throw error;
+    }
+
+    this.in_flight++;
+    if (free_tokens) this.addReservedFree(account.id, free_tokens);
+    const abort = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) abort.abort();
+    };
+    res.on('close', onClose);
+    const engine_request: EngineRequest = { params: upstreamParams(body), messages: body.messages, max_output_tokens, prompt_tokens_estimate, signal: abort.signal };
+    const context: Call = { reservation, tier, request_id, started_ms, engine_request, include_usage: body.stream_options?.include_usage === true };
+    try {
+      if (body.stream) await this.streamed(res, context);
+      else await this.plain(res, context);
+    } finally {
+      res.off('close', onClose);
+      this.in_flight--;
+      if (free_tokens) this.addReservedFree(account.id, -free_tokens);
+    }
+  }
+
+  private async plain(res: Response, call: Call): Promise<void> {
+    let completion: UpstreamCompletion;
+    let target: string;
+    try {
+      const routed = await this.router.complete(call.tier.targets, call.engine_request);
+      completion = routed.value;
+      target = routed.target;
+    } catch (error) {
+      const aborted = call.engine_request.signal.aborted;
+      // Nothing was generated for this client; a client that left pays for its prompt, which the upstream read.
+      await this.finish(call, aborted ? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, aborted ? 'client_closed' : 'upstream_error', null, false);
+      throw toApiError(error);
+    }
+    const usage = completion.usage ? fromUpstream(completion.usage) : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countCompletion(completion) };
+    const status: UsageStatus = call.engine_request.signal.aborted ? 'client_closed' : 'ok';
+    const settlement = await this.finish(call, usage, status, target, false);
+    if (res.destroyed) return;
+    const { usage: upstream_usage, id: _id, model: _model, object: _object, created: _created, ...rest } = completion as UpstreamCompletion & Record<string, unknown>;
+    const out = {
+      id: `chatcmpl-${call.request_id}`,
+      object: 'chat.completion',
+      created: Math.floor(this.now_ms() / 1000),
+      model: call.tier.id,
+      ...rest,
+      choices: completion.choices.map((choice, index) => ({ ...choice, index: choice.index ?? index, logprobs: choice.logprobs ?? null })),
+      usage: { ...(upstream_usage ?? {}), ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+      x_aihub: this.xAihub(call, usage, settlement),
+    };
+    const text = JSON.stringify(out);
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  }
+
+  private async streamed(res: Response, call: Call): Promise<void> {
+    let opened: OpenedStream;
+    let target: string;
+    try {
+      const routed = await this.router.stream(call.tier.targets, call.engine_request);
+      opened = routed.value;
+      target = routed.target;
+    } catch (error) {
+      const aborted = call.engine_request.signal.aborted;
+      await this.finish(call, aborted ? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, aborted ? 'client_closed' : 'upstream_error', null, true);
+      throw toApiError(error);
+    }
+
+    const sse = new SseWriter(res as unknown as ServerResponse);
+    sse.open();
+    const id = `chatcmpl-${call.request_id}`;
+    const created = Math.floor(this.now_ms() / 1000);
+    const model = call.tier.id;
+    const generated: string[] = [];
+    let upstream_usage: UpstreamUsage | null = null;
+    let held_back: UpstreamChunk | null = null;
+    let failure: UpstreamError | null = null;
+
+    const relay = async (chunk: UpstreamChunk): Promise<void> => {
+      if (chunk.usage) upstream_usage = chunk.usage;
+      const choices = chunk.choices;
+      if (!choices || choices.length === 0) return; // the upstream's usage chunk: ours comes at the end
+      for (const choice of choices) {
+        const delta = choice.delta;
+        if (delta) {
+          if (typeof delta.content === 'string') generated.push(delta.content);
+          const tool_calls = (delta as { tool_calls?: unknown }).tool_calls;
+          if (tool_calls) generated.push(JSON.stringify(tool_calls));
+        }
+      }
+      if (held_back) await sse.event(held_back);
+      const { usage: _usage, id: _id, object: _object, created: _created, model: _model, ...fields } = chunk as UpstreamChunk & Record<string, unknown>;
+      const out = { id, object: 'chat.completion.chunk', created, model, ...fields, ...(call.include_usage ? { usage: null } : {}) };
+      // The chunk that finishes the choice is sent last, carrying x_aihub, once the bill is settled.
+      if (choices.some((choice) => choice.finish_reason)) held_back = out as UpstreamChunk;
+      else {
+        held_back = null;
+        await sse.event(out);
+      }
+    };
+
+    try {
+      if (opened.first) await relay(opened.first);
+      for (;;) {
+        const next = await opened.rest.next();
+        if (next.done) break;
+        await relay(next.value);
+      }
+    } catch (error) {
+      failure = error instanceof UpstreamError ? error : new UpstreamError('invalid_response', String(error), null, { cause: error });
+    } finally {
+      if (failure || call.engine_request.signal.aborted) await opened.rest.return?.().catch(() => undefined);
+    }
+
+    const aborted = call.engine_request.signal.aborted || sse.isClosed;
+    const usage: Usage =
+      upstream_usage && !failure && !aborted
+        ? fromUpstream(upstream_usage)
+        : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countTextTokens(generated.join('')) };
+    const status: UsageStatus = aborted ? 'client_closed' : failure ? 'stream_error' : 'ok';
+    const settlement = await this.finish(call, usage, status, target, true);
+    if (sse.isClosed) return;
+
+    const x_aihub = this.xAihub(call, usage, settlement);
+    if (failure) {
+      const mapped = toApiError(failure);
+      await sse.event({ error: { message: mapped.message, type: mapped.type ?? 'api_error', param: null, code: mapped.code }, x_aihub });
+      sse.end();
+      return;
+    }
+    const finish: Record<string, unknown> = held_back ?? { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], ...(call.include_usage ? { usage: null } : {}) };
+    if (call.include_usage) {
+      await sse.event(finish);
+      await sse.event({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens }, x_aihub });
+    } else {
+      await sse.event({ ...finish, x_aihub });
+    }
+    await sse.done();
+    sse.end();
+  }
+
+  /** Settles the bill and records usage; the caller answers only after this resolves (durable). */
+  private finish(call: Call, usage: Usage, status: UsageStatus, target: string | null, stream: boolean): Promise<Settlement> {
+    return settle(
+      this.deps.store,
+      call.reservation,
+      { ...usage, status, target, stream, latency_ms: performance.now() - call.started_ms },
+      this.now_ms(),
+    );
+  }
+
+  private xAihub(call: Call, usage: Usage, settlement: Settlement) {
+    return {
+      request_id: call.request_id,
+      tier: call.tier.tier,
+      cost: microsToUnits(settlement.cost_micros),
+      balance: microsToUnits(settlement.balance_micros),
+      currency: this.currency,
+      prompt_tokens: usage.prompt_tokens,
+      completion_tokens: usage.completion_tokens,
+    };
+  }
+
+  private readonly reserved_free = new Map<string, number>();
+  private reservedFree(account_id: string): number {
+    return this.reserved_free.get(account_id) ?? 0;
+  }
+  private addReservedFree(account_id: string, tokens: number): void {
+    const total = this.reservedFree(account_id) + tokens;
+    if (total === 0) this.reserved_free.delete(account_id);
+    else this.reserved_free.set(account_id, total);
+  }
+
+  models(req: Request, res: Response): void {
+    this.auth(req, res);
+    res.json({ object: 'list', data: TIER_IDS.map((id) => this.modelEntry(this.config.models[id])) });
+  }
+
+  model(req: Request, res: Response): void {
+    this.auth(req, res);
+    const id = String(req.params.model);
+    if (!isTierId(id)) throw new ApiError(404, 'model_not_found', `the model \`${id.slice(0, 100)}\` does not exist; use one of ${TIER_IDS.join(', ')}`, 'model', 'invalid_request_error');
+    res.json(this.modelEntry(this.config.models[id]));
+  }
+
+  private modelEntry(tier: TierConfig) {
+    return {
+      id: tier.id,
+      object: 'model',
+      created: MODELS_CREATED,
+      owned_by: 'aihub',
+      tier: tier.tier,
+      pricing: {
+        input_per_million: microsToUnits(tier.input_micros_per_million),
+        output_per_million: microsToUnits(tier.output_micros_per_million),
+        currency: this.currency,
+      },
+      context_window: tier.context_window,
+      max_output_tokens: tier.max_output_tokens,
+      ...(tier.daily_token_allowance !== null ? { daily_token_allowance: tier.daily_token_allowance } : {}),
+    };
+  }
+
+  async balance(req: Request, res: Response): Promise<void> {
+    const { account } = this.auth(req, res);
+    // Wait for earlier commits, so the figures shown are durable ones.
+    await this.deps.store.transact(() => undefined);
+    const state = this.deps.store.state;
+    const usage = table(state, 'usage')[account.id] ?? { requests: 0, prompt_tokens: 0, completion_tokens: 0, cost_micros: 0 };
+    const now_ms = this.now_ms();
+    const free = this.config.models['service-ai-free'];
+    res.json({
+      object: 'balance',
+      currency: this.currency,
+      balance: microsToUnits(balanceMicros(state, account.id)),
+      usage: { requests: usage.requests, prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cost: microsToUnits(usage.cost_micros) },
+      ...(free.daily_token_allowance !== null
+        ? {
+            free_tier: {
+              model: free.id,
+              daily_token_allowance: free.daily_token_allowance,
+              tokens_used_today: freeTokensUsed(state, account.id, utcDay(now_ms)),
+              resets_in_seconds: secondsToNextUtcDay(now_ms),
+            },
+          }
+        : {}),
+    });
+  }
+}
+
+interface Call {
+  reservation: Reservation;
+  tier: TierConfig;
+  request_id: string;
+  started_ms: number;
+  engine_request: EngineRequest;
+  include_usage: boolean;
+}
+
+const ZERO: Usage = { prompt_tokens: 0, completion_tokens: 0 };
+
+function fromUpstream(usage: UpstreamUsage): Usage {
+  return { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens };
+}
+
+function countCompletion(completion: UpstreamCompletion): number {
+  let tokens = 0;
+  for (const choice of completion.choices) {
+    if (choice.message.content) tokens += countTextTokens(choice.message.content);
+    const tool_calls = (choice.message as { tool_calls?: unknown }).tool_calls;
+    if (tool_calls) tokens += countTextTokens(JSON.stringify(tool_calls));
+  }
+  return tokens;
+}
+
+function upstreamParams(body: ChatRequest): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(body)) if (!GATEWAY_FIELDS.has(field) && value !== undefined) params[field] = value;
+  return params;
+}
+
+function toApiError(error: unknown): ApiError {
+  if (error instanceof RoutingError) {
+    return new ApiError(error.status, error.code, error.message, null, 'api_error', error.retry_after_s ? { 'retry-after': String(error.retry_after_s) } : {});
+  }
+  if (error instanceof UpstreamError) {
+    if (error.kind === 'rejected') return new ApiError(400, 'upstream_rejected_request', error.message, null, 'invalid_request_error');
+    if (error.kind === 'aborted') return new ApiError(499, 'client_closed_request', 'the client closed the request', null, 'invalid_request_error');
+    if (error.kind === 'timeout') return new ApiError(504, 'upstream_timeout', error.message, null, 'api_error');
+    return new ApiError(502, 'upstream_error', error.message, null, 'api_error');
+  }
+  return error instanceof ApiError ? error : new ApiError(500, 'internal_error', 'internal error; the request id identifies it in the gateway log', null, 'api_error');
+}
+
+function parseRequest(raw: unknown): ChatRequest {
+  const result = chatRequestSchema.safeParse(raw);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const param = paramOf(issue.path);
+  const message = issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')}` : issue.message;
+  throw new ApiError(400, 'invalid_value', param ? `invalid value for \`${param}\`: ${message}` : message, param, 'invalid_request_error');
+}
+
+/** Reads a JSON body up to `limit_bytes` without buffering more than that. */
+function readJson(req: IncomingMessage, limit_bytes: number): Promise<unknown> {
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit_bytes) return Promise.reject(tooLarge(limit_bytes));
+  const encoding = req.headers['content-encoding'];
+  if (encoding && encoding !== 'identity') {
+    return Promise.reject(new ApiError(415, 'unsupported_encoding', `content-encoding ${encoding.slice(0, 40)} is not supported; send the body uncompressed`));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit_bytes) {
+        cleanup();
+        req.resume();
+        reject(tooLarge(limit_bytes));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
+      if (!text.trim()) return reject(new ApiError(400, 'invalid_json', 'the request body is empty; send the chat completion request as JSON', null, 'invalid_request_error'));
+      try {
+        resolve(JSON.parse(text));
+      } catch {
+        reject(new ApiError(400, 'invalid_json', 'the request body is not valid JSON', null, 'invalid_request_error'));
+      }
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
+}
+
+function tooLarge(limit_bytes: number): ApiError {
+  return new ApiError(413, 'request_too_large', `the request body is larger than the limit of ${limit_bytes} bytes`, null, 'invalid_request_error', { connection: 'close' });
+}

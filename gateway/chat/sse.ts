@@ -1,0 +1,67 @@
+// Server-sent events out, in OpenAI's framing: `data: <json>\n\n` per chunk, `data: [DONE]`
+// at the end. Each event is written (and so flushed) as it comes; when the client reads
+// slower than the upstream writes, the writer waits for `drain`, so memory stays bounded.
+import type { ServerResponse } from 'node:http';
+
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+} as const;
+
+export class SseWriter {
+  private closed = false;
+
+  constructor(private readonly res: ServerResponse) {
+    res.once('close', () => {
+      this.closed = true;
+    });
+  }
+
+  get isClosed(): boolean {
+    return this.closed || this.res.destroyed;
+  }
+
+  open(status = 200, extra_headers: Record<string, string> = {}): void {
+    this.res.writeHead(status, { ...SSE_HEADERS, ...extra_headers });
+    this.res.flushHeaders();
+  }
+
+  /** Resolves once the event is handed to the socket, or the client is gone. */
+  event(data: unknown): Promise<void> {
+    return this.raw(`data: ${JSON.stringify(data)}\n\n`);
+  }
+
+  done(): Promise<void> {
+    return this.raw('data: [DONE]\n\n');
+  }
+
+  end(): void {
+    if (!this.res.writableEnded) this.res.end();
+  }
+
+  private raw(text: string): Promise<void> {
+    if (this.isClosed) return Promise.resolve();
+    if (this.res.write(text)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const settle = () => {
+        this.res.off('drain', settle);
+        this.res.off('close', settle);
+        resolve();
+      };
+      this.res.on('drain', settle);
+      this.res.on('close', settle);
+    });
+  }
+}
+
+/** Parses an SSE body into its `data:` payloads (for tests and the bench, not the hot path). */
+export function parseSseData(body: string): string[] {
+  const out: string[] = [];
+  for (const block of body.split(/\r?\n\r?\n/)) {
+    const lines = block.split(/\r?\n/).filter((line) => line.startsWith('data:'));
+    if (lines.length) out.push(lines.map((line) => line.slice(line.startsWith('data: ') ? 6 : 5)).join('\n'));
+  }
+  return out;
+}
