@@ -15,6 +15,7 @@ export class BalanceStatusBar implements vscode.Disposable {
     this.item.name = 'AIHub Balance';
     this.disposables.push(
       services.onDidLearnBalance(({ balance, currency }) => this.showBalance(balance, currency)),
+      services.onDidStaleBalance(() => void this.refresh()),
       services.keys.onDidChange(() => void this.refresh()),
       services.localGateway.onDidChangeState((state) => {
         if (state === 'running' || state === 'stopped') void this.refresh();

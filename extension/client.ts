@@ -1,7 +1,7 @@
 // The gateway client: the official openai SDK pointed at the AIHub base URL (which is the proof of
 // OpenAI compatibility from the client side), plus AIHub's own GET /v1/balance. Every call takes
 // an AbortSignal; the callers derive it from VS Code's CancellationToken.
-import OpenAI from 'openai';
+import OpenAI, { APIUserAbortError } from 'openai';
 import type { ModelChoice, ReplyMeta } from './chat/protocol.js';
 
 export interface Connection {
@@ -84,6 +84,8 @@ export class GatewayClient {
       const raw = (chunk as { x_aihub?: RawXAihub }).x_aihub;
       if (raw) meta = toMeta(raw);
     }
+    // The SDK ends the iteration quietly when the request is aborted; a stop must not look like a finish.
+    if (signal.aborted) throw new APIUserAbortError();
     return { text, finishReason, meta };
   }
 

@@ -17,6 +17,9 @@ export class Services implements vscode.Disposable {
   private readonly balanceChanged = new vscode.EventEmitter<{ balance: number; currency: string }>();
   /** Fired whenever a response tells the current balance (x_aihub or /v1/balance). */
   readonly onDidLearnBalance = this.balanceChanged.event;
+  private readonly balanceStale = new vscode.EventEmitter<void>();
+  /** Fired when money may have moved but the new balance is not known (a stopped or failed reply). */
+  readonly onDidStaleBalance = this.balanceStale.event;
 
   constructor(readonly context: vscode.ExtensionContext) {
     this.log = vscode.window.createOutputChannel('AIHub', { log: true });
@@ -46,6 +49,10 @@ export class Services implements vscode.Disposable {
     this.balanceChanged.fire({ balance, currency });
   }
 
+  balanceMayHaveChanged(): void {
+    this.balanceStale.fire();
+  }
+
   advise(error: unknown): Advice | undefined {
     const settings = this.settings();
     const apiBase = settings.baseUrl.ok ? settings.baseUrl.apiBase : '(invalid base URL)';
@@ -69,6 +76,7 @@ export class Services implements vscode.Disposable {
     this.localGateway.dispose();
     this.keys.dispose();
     this.balanceChanged.dispose();
+    this.balanceStale.dispose();
     this.log.dispose();
     this.gatewayOutput.dispose();
   }

@@ -104,6 +104,7 @@ export class ChatSession implements vscode.Disposable {
       onCancel.dispose();
       cancel.dispose();
       if (this.current?.entry === reply) this.current = undefined;
+      if (!reply.meta) this.services.balanceMayHaveChanged();
       this.replace(reply);
       this.post({ type: 'busy', busy: this.busy });
       await this.persist();

@@ -6,7 +6,10 @@ import type { ReplyMeta } from '../chat/protocol.js';
 import type { Services } from '../services.js';
 
 export interface GeneratedCode {
+  /** What was inserted: the reply without its code fence. */
   text: string;
+  /** The reply as the model sent it. */
+  reply: string;
   meta: ReplyMeta | undefined;
   cancelled: boolean;
 }
@@ -63,10 +66,11 @@ export function generateCode(services: Services) {
           writer.append(stripper.end());
           await writer.finish();
           if (result.meta) services.learnBalance(result.meta.balance, result.meta.currency);
-          return { text: writer.text, meta: result.meta, cancelled: false };
+          return { text: writer.text, reply: result.text, meta: result.meta, cancelled: false };
         } catch (error) {
-          await writer.finish();
-          if (token.isCancellationRequested) return { text: writer.text, meta: undefined, cancelled: true };
+          await writer.finish().catch(() => undefined);
+          services.balanceMayHaveChanged();
+          if (token.isCancellationRequested) return { text: writer.text, reply: '', meta: undefined, cancelled: true };
           await services.showError(error);
           return undefined;
         } finally {

@@ -1,0 +1,157 @@
+// Shared pieces of the offline VS Code harness: VS Code's server build (from code-server@4.100.3,
+// installed by scripts/vscode-server-setup.sh), headless Debian Chromium through playwright-core,
+// free ports, temp dirs, and clean-up that always runs.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser } from 'playwright-core';
+
+export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+export const VSCODE = join(REPO, '.tools/vscode-server/node_modules/code-server/lib/vscode');
+export const SERVER_MAIN = join(VSCODE, 'out/server-main.js');
+export const CHROMIUM = process.env.AIHUB_CHROMIUM ?? '/usr/bin/chromium';
+
+export function requireServerBuild(): void {
+  if (!existsSync(SERVER_MAIN)) {
+    throw new Error(`VS Code server build missing at ${SERVER_MAIN}; run: bash scripts/vscode-server-setup.sh`);
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `aihub-${prefix}-`));
+}
+
+/** A workspace folder with settings that keep the test in charge of the gateway. */
+export function makeWorkspace(settings: Record<string, unknown>): string {
+  const folder = tempDir('workspace');
+  mkdirSync(join(folder, '.vscode'));
+  writeFileSync(join(folder, '.vscode/settings.json'), JSON.stringify(settings, null, 2));
+  writeFileSync(join(folder, 'sample.ts'), 'export function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n');
+  return folder;
+}
+
+export function log(message: string): void {
+  process.stdout.write(`[vscode-harness] ${message}\n`);
+}
+
+/** Runs a command to completion; rejects with its output on a non-zero exit or after timeout_ms. */
+export function run(
+  command: string,
+  args: string[],
+  { timeout_ms = 120_000, env = process.env, cwd = REPO }: { timeout_ms?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<string> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeout_ms);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolveRun(output);
+      else reject(new Error(`${command} ${args.join(' ')} failed (${code ?? signal}):\n${output}`));
+    });
+  });
+}
+
+/** Starts VS Code's own server (not code-server's wrapper) and resolves once it listens. */
+export interface VSCodeServer {
+  child: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export async function startVSCodeServer({
+  port,
+  userDataDir,
+  extensionsDir,
+  folder,
+  env = {},
+}: {
+  port: number;
+  userDataDir: string;
+  extensionsDir: string;
+  folder: string;
+  env?: Record<string, string>;
+}): Promise<VSCodeServer> {
+  requireServerBuild();
+  const args = [
+    SERVER_MAIN, '--host', '127.0.0.1', '--port', String(port), '--without-connection-token',
+    '--accept-server-license-terms', '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir,
+    '--disable-telemetry', '--disable-workspace-trust', folder,
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: REPO,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let output = '';
+  const collect = (d: Buffer): void => {
+    output += d;
+    if (output.length > 200_000) output = output.slice(-100_000);
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`VS Code server exited (${child.exitCode}):\n${output}`);
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/version`, { signal: AbortSignal.timeout(2_000) });
+      if (response.status < 500) break;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  if (Date.now() >= deadline) throw new Error(`VS Code server did not listen within 60 s:\n${output}`);
+  return {
+    child,
+    output: () => output,
+    async stop(): Promise<void> {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }, 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export async function launchChromium(): Promise<Browser> {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+  });
+}
+
+export function removeDirs(...dirs: Array<string | undefined>): void {
+  for (const dir of dirs) if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+}

@@ -1,0 +1,15 @@
+// The extension-host test entry point: the same run() serves @vscode/test-electron and the offline
+// VS Code server harness. Results go to the console and, when AIHUB_TEST_RESULTS names a file, to
+// that file (the server harness prints it, since the extension host's console is not the runner's).
+import Mocha from 'mocha';
+import { registerExtensionTests } from './extension.test.js';
+import { FileReporter } from './reporter.js';
+
+export function run(): Promise<void> {
+  const mocha = new Mocha({ ui: 'bdd', timeout: 60_000, reporter: FileReporter as unknown as Mocha.ReporterConstructor });
+  mocha.suite.emit('pre-require', globalThis, 'aihub-extension-suite', mocha);
+  registerExtensionTests();
+  return new Promise((resolve, reject) => {
+    mocha.run((failures) => (failures > 0 ? reject(new Error(`${failures} extension test(s) failed`)) : resolve()));
+  });
+}

@@ -1,0 +1,165 @@
+// Browser test of the packaged extension: dist/aihub.vsix installed into VS Code's server build,
+// driven in headless Chromium like a user would: Set API Key through the command palette, a
+// message typed into the chat view, the reply streaming in, the status bar balance going down.
+// `node --import tsx test/extension/vsix-ui.ts` (after `npm run package`)
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, FrameLocator, Page } from 'playwright-core';
+import { REPO, SERVER_MAIN, freePort, launchChromium, log, makeWorkspace, removeDirs, run, startVSCodeServer, tempDir, type VSCodeServer } from './harness.js';
+import { startTestGateway, type TestGateway } from './suite/gateway.js';
+
+const VSIX = join(REPO, 'dist/aihub.vsix');
+const CREDIT = 100;
+const STEP_TIMEOUT_MS = 60_000;
+
+const steps: Array<{ name: string; run: () => Promise<void> }> = [];
+const step = (name: string, body: () => Promise<void>): void => void steps.push({ name, run: body });
+
+async function palette(page: Page, command: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`>${command}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
+  await page.keyboard.press('Enter');
+}
+
+function balanceIn(text: string): number {
+  const match = /AIHub ₹([\d.]+)/.exec(text);
+  assert.ok(match, `a balance in the status bar: "${text}"`);
+  return Number(match[1]);
+}
+
+async function main(): Promise<number> {
+  if (!existsSync(VSIX)) throw new Error(`${VSIX} is missing: run npm run package`);
+  const work = tempDir('vsix');
+  const userDataDir = join(work, 'user-data');
+  const extensionsDir = join(work, 'extensions');
+  let gateway: TestGateway | undefined;
+  let server: VSCodeServer | undefined;
+  let browser: Browser | undefined;
+  let folder: string | undefined;
+  let page: Page | undefined;
+  let passed = 0;
+  let failed = 0;
+  try {
+    log(`installing ${VSIX}`);
+    await run(process.execPath, [SERVER_MAIN, '--install-extension', VSIX, '--extensions-dir', extensionsDir, '--user-data-dir', userDataDir, '--accept-server-license-terms']);
+    gateway = await startTestGateway(REPO);
+    const account = await gateway.account(CREDIT);
+    folder = makeWorkspace({ 'aihub.baseUrl': gateway.apiBase, 'aihub.localGateway.autoStart': false, 'aihub.model': 'service-ai-lite' });
+    const port = await freePort();
+    server = await startVSCodeServer({ port, userDataDir, extensionsDir, folder });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page.setDefaultTimeout(STEP_TIMEOUT_MS);
+    const p = page;
+    let chat: FrameLocator;
+    let before = 0;
+
+    step('the workbench loads with the extension installed and not yet active', async () => {
+      await p.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder!)}`);
+      await p.locator('.monaco-workbench .part.statusbar').waitFor();
+      await p.locator('.activitybar a.action-label[aria-label="AIHub"]').waitFor();
+      await p.waitForTimeout(2_000);
+      assert.equal(await p.locator('.statusbar-item', { hasText: 'AIHub' }).count(), 0, 'no AIHub status bar item before activation');
+    });
+
+    step('Set API Key through the command palette stores the key and shows the balance', async () => {
+      await palette(p, 'AIHub: Set API Key');
+      const keyInput = p.locator('.quick-input-widget input[type="password"]');
+      await keyInput.waitFor({ state: 'visible' });
+      await keyInput.fill(account.key);
+      await p.keyboard.press('Enter');
+      await p.locator('.notifications-toasts', { hasText: 'AIHub API key saved. Balance: ₹100.00' }).waitFor();
+      const item = p.locator('.statusbar-item', { hasText: 'AIHub ₹' });
+      await item.waitFor();
+      before = balanceIn(await item.innerText());
+      assert.equal(before, CREDIT);
+    });
+
+    step('the chat view opens from the command palette, in its own activity-bar container', async () => {
+      await palette(p, 'AIHub: Open Chat');
+      chat = p.frameLocator('iframe.webview.ready[src*="extensionId=aihub.aihub"]').frameLocator('#active-frame');
+      await chat.locator('#input').waitFor();
+      await assert.doesNotReject(chat.locator('#model').waitFor());
+      assert.equal(await chat.locator('#model').inputValue(), 'service-ai-lite');
+    });
+
+    step('a typed message gets a streamed reply with its cost and balance', async () => {
+      await chat.locator('#input').click();
+      await chat.locator('#input').fill('Write a hello world program in Python.');
+      // Record every length the reply is rendered with, to see it grow while it streams.
+      await chat.locator('body').evaluate(() => {
+        const seen = new Set<number>();
+        (window as unknown as { __replyLengths: Set<number> }).__replyLengths = seen;
+        new MutationObserver(() => {
+          const reply = document.querySelector('.message.assistant:last-of-type .markdown');
+          if (reply && reply.textContent) seen.add(reply.textContent.length);
+        }).observe(document.getElementById('transcript')!, { childList: true, subtree: true, characterData: true });
+      });
+      await chat.locator('#input').press('Enter');
+      await chat.locator('.message.user', { hasText: 'Write a hello world program in Python.' }).waitFor();
+      const reply = chat.locator('.message.assistant[data-status="done"]').last();
+      await reply.waitFor();
+      const text = await reply.locator('.markdown').innerText();
+      assert.ok(text.trim().length > 0, 'the reply is visible');
+      const lengths = await chat.locator('body').evaluate(() => [...(window as unknown as { __replyLengths: Set<number> }).__replyLengths]);
+      assert.ok(lengths.length >= 2, `the reply was shown while streaming (${lengths.length} renders: ${lengths.join(', ')})`);
+      assert.match(await reply.locator('.meta').innerText(), /Cost ₹[\d.]+ · Balance ₹[\d.]+/);
+      if (await reply.locator('.code-block').count()) {
+        await reply.locator('.code-block button', { hasText: 'Copy' }).first().waitFor();
+        await reply.locator('.code-block button', { hasText: 'Insert' }).first().waitFor();
+      }
+    });
+
+    step('the status bar balance is lower afterwards', async () => {
+      const item = p.locator('.statusbar-item', { hasText: 'AIHub ₹' });
+      const deadline = Date.now() + 20_000;
+      let after = before;
+      while (Date.now() < deadline && after >= before) {
+        after = balanceIn(await item.innerText());
+        if (after < before) break;
+        await p.waitForTimeout(200);
+      }
+      assert.ok(after < before, `balance went from ${before} to ${after}`);
+      const meta = await chat.locator('.message.assistant .meta').last().innerText();
+      assert.ok(meta.includes(`Balance ₹${after.toFixed(2)}`) || meta.includes(`Balance ₹${after}`), `${meta} matches the status bar ₹${after}`);
+      mkdirSync(join(REPO, 'test-results'), { recursive: true });
+      await p.screenshot({ path: join(REPO, 'test-results/vsix-ui-chat.png') });
+    });
+
+    for (const { name, run: body } of steps) {
+      try {
+        await body();
+        passed++;
+        process.stdout.write(`  ok ${name}\n`);
+      } catch (error) {
+        failed++;
+        process.stdout.write(`  FAILED ${name}\n${(error as Error).stack ?? error}\n`);
+        mkdirSync(join(REPO, 'test-results'), { recursive: true });
+        const shot = join(REPO, 'test-results', `vsix-ui-${passed + failed}.png`);
+        await p.screenshot({ path: shot }).catch(() => undefined);
+        process.stdout.write(`  screenshot: ${shot}\n`);
+        break;
+      }
+    }
+  } finally {
+    await browser?.close().catch(() => undefined);
+    await server?.stop();
+    await gateway?.stop();
+    removeDirs(work, folder);
+  }
+  const skipped = steps.length - passed - failed;
+  process.stdout.write(`# vsix browser test: passing ${passed}, failing ${failed}, not run ${skipped}\n`);
+  return failed === 0 && skipped === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
