@@ -1,72 +1,102 @@
-// Strips a Markdown code fence around generated code, also while the code is still streaming.
-// A reply whose first non-blank line opens a fence yields only the fenced lines (what follows the
-// closing fence is dropped); any other reply passes through unchanged. Pure, unit-tested.
+// Takes the code out of a generated reply, also while the reply is still streaming: when the reply
+// has a fenced code block, the code is the first block's content (prose around it is dropped);
+// otherwise the code is the whole reply. Pure, unit-tested.
+//
+// Streaming cannot know in advance whether a fence will come, so text is emitted as it arrives and
+// a step may say `reset`: "discard what was emitted so far" (prose that turned out to precede a
+// fence). Applying the steps in order always yields stripCodeFences(whole reply).
+
+export interface StripStep {
+  reset: boolean;
+  text: string;
+}
 
 const OPENER = /^ {0,3}(`{3,}|~{3,})[^`]*$/;
 
 export class FenceStripper {
-  private state: 'start' | 'fenced' | 'plain' | 'done' = 'start';
+  private state: 'start' | 'plain' | 'fenced' | 'done' = 'start';
   private buffer = '';
   private fence = '';
+  /** fenced: some content was emitted, so the next line needs a newline before it. */
   private started = false;
+  /** The beginning of the current line was already emitted (so it is not a fence line). */
   private lineOpen = false;
 
-  push(chunk: string): string {
+  push(chunk: string): StripStep {
     this.buffer += chunk;
-    if (this.state === 'start') return this.decide(false);
-    if (this.state === 'fenced') return this.drainFenced(false);
-    if (this.state === 'plain') return this.take();
-    this.buffer = '';
-    return '';
+    return this.process(false);
   }
 
-  end(): string {
-    let out = '';
-    if (this.state === 'start') out += this.decide(true);
-    if (this.state === 'fenced') out += this.drainFenced(true);
-    if (this.state === 'plain') out += this.take();
+  end(): StripStep {
+    const step = this.process(true);
     this.state = 'done';
     this.buffer = '';
-    return out;
+    return step;
   }
 
-  private decide(final: boolean): string {
+  private process(final: boolean): StripStep {
+    const step: StripStep = { reset: false, text: '' };
+    if (this.state === 'start') this.decide(final, step);
+    if (this.state === 'plain') this.drainPlain(final, step);
+    if (this.state === 'fenced') this.drainFenced(final, step);
+    if (this.state === 'done') this.buffer = '';
+    return step;
+  }
+
+  private decide(final: boolean, step: StripStep): void {
     for (;;) {
       const newline = this.buffer.indexOf('\n');
-      if (newline < 0) {
-        if (final && this.buffer.trim() !== '') return this.classifyFirstLine(this.buffer, '', true);
-        if (final) {
-          this.buffer = '';
-          return '';
-        }
-        const mayBeFence = /^ {0,3}([`~]+[^`]*)?$/.test(this.buffer) || this.buffer.trim() === '';
-        if (mayBeFence) return '';
-        this.state = 'plain';
-        return this.take();
-      }
-      const line = this.buffer.slice(0, newline);
-      if (line.trim() === '') {
+      const line = newline < 0 ? this.buffer : this.buffer.slice(0, newline);
+      if (newline >= 0 && line.trim() === '') {
         this.buffer = this.buffer.slice(newline + 1);
         continue;
       }
-      return this.classifyFirstLine(line, this.buffer.slice(newline + 1), final);
+      if (newline < 0 && !final && (line.trim() === '' || mayBecomeOpener(line))) return;
+      if (newline < 0 && line.trim() === '') {
+        this.buffer = '';
+        return;
+      }
+      if (this.openFence(line, newline < 0 ? '' : this.buffer.slice(newline + 1), step)) return;
+      this.state = 'plain';
+      return;
     }
   }
 
-  private classifyFirstLine(line: string, rest: string, final: boolean): string {
-    const opener = OPENER.exec(line.replace(/\r$/, ''));
-    if (opener) {
-      this.state = 'fenced';
-      this.fence = opener[1]!;
+  private drainPlain(final: boolean, step: StripStep): void {
+    for (;;) {
+      const newline = this.buffer.indexOf('\n');
+      if (newline < 0) break;
+      const line = this.buffer.slice(0, newline);
+      const rest = this.buffer.slice(newline + 1);
+      if (!this.lineOpen && this.openFence(line, rest, step)) return;
+      step.text += `${line}\n`;
       this.buffer = rest;
-      return this.drainFenced(final);
+      this.lineOpen = false;
     }
-    this.state = 'plain';
-    return this.take();
+    if (this.buffer === '') return;
+    if (final || this.lineOpen || !mayBecomeOpener(this.buffer)) {
+      if (final && !this.lineOpen && this.openFence(this.buffer, '', step)) return;
+      step.text += this.buffer;
+      this.buffer = '';
+      this.lineOpen = true;
+    }
   }
 
-  private drainFenced(final: boolean): string {
-    let out = '';
+  /** If `line` opens a fence: switch to fenced mode, discard what was emitted, continue with `rest`. */
+  private openFence(line: string, rest: string, step: StripStep): boolean {
+    const opener = OPENER.exec(line.replace(/\r$/, ''));
+    if (!opener) return false;
+    step.reset = true;
+    step.text = '';
+    this.state = 'fenced';
+    this.fence = opener[1]!;
+    this.buffer = rest;
+    this.started = false;
+    this.lineOpen = false;
+    return true;
+  }
+
+  private drainFenced(final: boolean, step: StripStep): void {
     for (;;) {
       const newline = this.buffer.indexOf('\n');
       if (newline < 0) break;
@@ -74,41 +104,38 @@ export class FenceStripper {
       this.buffer = this.buffer.slice(newline + 1);
       if (!this.lineOpen && this.isCloser(line)) {
         this.state = 'done';
-        this.buffer = '';
-        return out;
+        return;
       }
-      out += this.emitPart(line);
+      step.text += this.emitLinePart(line);
       this.lineOpen = false;
     }
-    if (this.buffer === '') return out;
+    if (this.buffer === '') return;
     if (final) {
       const last = this.buffer.replace(/\r$/, '');
-      if (!(this.lineOpen === false && this.isCloser(last))) out += this.emitPart(last);
+      if (this.lineOpen || !this.isCloser(last)) step.text += this.emitLinePart(last);
       this.buffer = '';
-      return out;
+      return;
     }
     if (this.lineOpen || !this.mayBecomeCloser(this.buffer)) {
       // A trailing "\r" may be the first half of a CRLF line break: keep it back.
       const held = this.buffer.endsWith('\r') ? '\r' : '';
       const part = this.buffer.slice(0, this.buffer.length - held.length);
       if (part !== '') {
-        out += this.emitPart(part);
+        step.text += this.emitLinePart(part);
         this.lineOpen = true;
       }
       this.buffer = held;
     }
-    return out;
   }
 
-  private emitPart(text: string): string {
+  private emitLinePart(text: string): string {
     const prefix = this.lineOpen || !this.started ? '' : '\n';
     this.started = true;
     return prefix + text;
   }
 
   private isCloser(line: string): boolean {
-    const trimmed = line.replace(/\r$/, '');
-    const match = /^ {0,3}(`{3,}|~{3,})\s*$/.exec(trimmed);
+    const match = /^ {0,3}(`{3,}|~{3,})\s*$/.exec(line);
     return match !== null && match[1]![0] === this.fence[0] && match[1]!.length >= this.fence.length;
   }
 
@@ -116,17 +143,20 @@ export class FenceStripper {
     const char = this.fence[0] === '`' ? '`' : '~';
     return new RegExp(`^ {0,3}\\${char}*\\s*$`).test(partial);
   }
+}
 
-  private take(): string {
-    const out = this.buffer;
-    this.buffer = '';
-    return out;
-  }
+function mayBecomeOpener(partial: string): boolean {
+  return /^ {0,3}([`~]+[^`]*)?$/.test(partial);
+}
+
+/** Applies streamed steps to the text emitted so far. */
+export function applyStep(emitted: string, step: StripStep): string {
+  return (step.reset ? '' : emitted) + step.text;
 }
 
 export function stripCodeFences(text: string): string {
   const stripper = new FenceStripper();
-  return stripper.push(text) + stripper.end();
+  return applyStep(applyStep('', stripper.push(text)), stripper.end());
 }
 
 /** Wraps code in a fence longer than any backtick run inside it, so the code cannot close it early. */

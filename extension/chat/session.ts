@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ChatTurn } from '../client.js';
+import { CHAT_SYSTEM_PROMPT } from '../prompts.js';
 import type { Services } from '../services.js';
 import type { ChatEntry, ModelChoice, ToWebview } from './protocol.js';
 
@@ -12,8 +13,6 @@ const HISTORY_KEY = 'aihub.chat.history';
 const MAX_STORED_ENTRIES = 200;
 const MAX_CONTEXT_ENTRIES = 20;
 const MAX_CONTEXT_CHARS = 60_000;
-const SYSTEM_PROMPT =
-  'You are AIHub, a coding assistant inside VS Code. Answer concisely in Markdown; put code in fenced code blocks with a language.';
 
 export const DEFAULT_MODELS: ModelChoice[] = [
   'service-ai-free',
@@ -143,7 +142,7 @@ export class ChatSession implements vscode.Disposable {
       turns.unshift({ role: entry.role, content: entry.text });
     }
     while (turns[0]?.role === 'assistant') turns.shift();
-    return [{ role: 'system', content: SYSTEM_PROMPT }, ...turns, { role: 'user', content: question }];
+    return [{ role: 'system', content: CHAT_SYSTEM_PROMPT }, ...turns, { role: 'user', content: question }];
   }
 
   private append(entry: ChatEntry): void {

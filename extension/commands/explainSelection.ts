@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { ChatViewProvider } from '../chat/chatViewProvider.js';
 import type { ChatSession } from '../chat/session.js';
-import { fenced } from '../codeFence.js';
+import { explainPrompt } from '../prompts.js';
 
 const MAX_SELECTION_CHARS = 20_000;
 
@@ -22,8 +22,7 @@ export function explainSelection(view: ChatViewProvider, session: ChatSession) {
       return undefined;
     }
     const name = document.isUntitled ? document.uri.path : vscode.workspace.asRelativePath(document.uri);
-    const lines = `lines ${selection.start.line + 1}-${selection.end.line + 1}`;
-    const prompt = `Explain this ${document.languageId} code from \`${name}\` (${lines}):\n\n${fenced(code, document.languageId)}`;
+    const prompt = explainPrompt(code, document.languageId, name, selection.start.line + 1, selection.end.line + 1);
     await view.reveal();
     return session.ask(prompt);
   };

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { abortSignalFor } from '../cancellation.js';
-import type { ChatTurn } from '../client.js';
-import { FenceStripper, fenced } from '../codeFence.js';
+import { FenceStripper, type StripStep } from '../codeFence.js';
+import { generateMessages } from '../prompts.js';
 import type { ReplyMeta } from '../chat/protocol.js';
 import type { Services } from '../services.js';
 
@@ -14,7 +14,7 @@ export interface GeneratedCode {
   cancelled: boolean;
 }
 
-const MAX_CONTEXT_CHARS = 20_000;
+const MAX_SELECTION_CHARS = 20_000;
 
 /**
  * Asks for a description and streams the code into the editor at the cursor (or over the
@@ -46,7 +46,9 @@ export function generateCode(services: Services) {
       return undefined;
     }
     const settings = services.settings();
-    const messages = buildPrompt(editor, description.trim());
+    const { document, selection } = editor;
+    const fileName = document.isUntitled ? 'an untitled file' : `\`${vscode.workspace.asRelativePath(document.uri)}\``;
+    const messages = generateMessages(description, document.languageId, fileName, document.getText(selection).slice(0, MAX_SELECTION_CHARS));
 
     return vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: 'AIHub: generating code', cancellable: true },
@@ -59,11 +61,11 @@ export function generateCode(services: Services) {
             { model: settings.model, messages, maxTokens: settings.maxTokens, temperature: settings.temperature },
             abort.signal,
             (delta) => {
-              writer.append(stripper.push(delta));
+              writer.apply(stripper.push(delta));
               progress.report({ message: `${writer.length} characters` });
             },
           );
-          writer.append(stripper.end());
+          writer.apply(stripper.end());
           await writer.finish();
           if (result.meta) services.learnBalance(result.meta.balance, result.meta.currency);
           return { text: writer.text, reply: result.text, meta: result.meta, cancelled: false };
@@ -81,31 +83,15 @@ export function generateCode(services: Services) {
   };
 }
 
-function buildPrompt(editor: vscode.TextEditor, description: string): ChatTurn[] {
-  const { document, selection } = editor;
-  const language = document.languageId;
-  const name = document.isUntitled ? 'an untitled file' : `\`${vscode.workspace.asRelativePath(document.uri)}\``;
-  const system =
-    `You write ${language} code for ${name}. Reply with the code only: no explanation, no Markdown code fences. ` +
-    'The reply is inserted into the editor as it is.';
-  const selected = document.getText(selection).slice(0, MAX_CONTEXT_CHARS);
-  const user = selection.isEmpty
-    ? description
-    : `${description}\n\nRewrite this selected code; your reply replaces it:\n${fenced(selected, language)}`;
-  return [
-    { role: 'system', content: system },
-    { role: 'user', content: user },
-  ];
-}
-
 /**
  * Applies streamed text as a series of editor edits that form one undo step: only the first edit
  * opens an undo stop, the later ones join it. Edits are serialized; text arriving meanwhile is
- * coalesced into the next edit.
+ * coalesced into the next edit. A reset step replaces everything inserted so far.
  */
 class StreamingEdit {
   text = '';
   private pending = '';
+  private pendingReset = false;
   private applied = 0;
   private chain: Promise<void> = Promise.resolve();
   private failed: Error | undefined;
@@ -122,9 +108,14 @@ class StreamingEdit {
     return this.text.length + this.pending.length;
   }
 
-  append(text: string): void {
-    if (!text || this.failed) return;
-    this.pending += text;
+  apply(step: StripStep): void {
+    if (this.failed || (!step.text && !step.reset)) return;
+    if (step.reset) {
+      this.pendingReset = true;
+      this.pending = step.text;
+    } else {
+      this.pending += step.text;
+    }
     this.chain = this.chain.then(() => this.flush());
   }
 
@@ -134,16 +125,20 @@ class StreamingEdit {
   }
 
   private async flush(): Promise<void> {
-    if (!this.pending || this.failed) return;
+    const reset = this.pendingReset && this.applied > 0 && this.text !== '';
+    if ((!this.pending && !reset) || this.failed) return;
     const chunk = this.pending;
     this.pending = '';
+    this.pendingReset = false;
     const first = this.applied === 0;
     const document = this.editor.document;
-    const at = document.positionAt(this.startOffset + this.text.length);
+    const start = document.positionAt(this.startOffset);
+    const end = document.positionAt(this.startOffset + this.text.length);
     const ok = await this.editor.edit(
       (edit) => {
         if (first && !this.replaced.isEmpty) edit.replace(this.replaced, chunk);
-        else edit.insert(at, chunk);
+        else if (reset) edit.replace(new vscode.Range(start, end), chunk);
+        else edit.insert(end, chunk);
       },
       { undoStopBefore: first, undoStopAfter: false },
     );
@@ -152,6 +147,6 @@ class StreamingEdit {
       return;
     }
     this.applied++;
-    this.text += chunk;
+    this.text = reset ? chunk : this.text + chunk;
   }
 }

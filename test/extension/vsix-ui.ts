@@ -48,7 +48,7 @@ async function main(): Promise<number> {
     await run(process.execPath, [SERVER_MAIN, '--install-extension', VSIX, '--extensions-dir', extensionsDir, '--user-data-dir', userDataDir, '--accept-server-license-terms']);
     gateway = await startTestGateway(REPO);
     const account = await gateway.account(CREDIT);
-    folder = makeWorkspace({ 'aihub.baseUrl': gateway.apiBase, 'aihub.localGateway.autoStart': false, 'aihub.model': 'service-ai-lite' });
+    folder = makeWorkspace({ 'aihub.baseUrl': gateway.apiBase, 'aihub.localGateway.autoStart': false, 'aihub.model': 'service-ai-standard-6' });
     const port = await freePort();
     server = await startVSCodeServer({ port, userDataDir, extensionsDir, folder });
     browser = await launchChromium();
@@ -84,7 +84,7 @@ async function main(): Promise<number> {
       chat = p.frameLocator('iframe.webview.ready[src*="extensionId=aihub.aihub"]').frameLocator('#active-frame');
       await chat.locator('#input').waitFor();
       await assert.doesNotReject(chat.locator('#model').waitFor());
-      assert.equal(await chat.locator('#model').inputValue(), 'service-ai-lite');
+      assert.equal(await chat.locator('#model').inputValue(), 'service-ai-standard-6');
     });
 
     step('a typed message gets a streamed reply with its cost and balance', async () => {

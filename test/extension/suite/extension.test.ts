@@ -18,6 +18,14 @@ const EXTENSION_ID = 'aihub.aihub';
 const CREDIT = 100;
 const micros = (amount: number): number => Math.round(amount * 1_000_000);
 
+/** The tier name the gateway reports in x_aihub for a model id, from GET /v1/models. */
+async function tierOf(apiBase: string, key: string, model: string): Promise<string> {
+  const models = await new OpenAI({ baseURL: apiBase, apiKey: key }).models.list();
+  const found = models.data.find((m) => m.id === model) as { tier?: string } | undefined;
+  assert.ok(found?.tier, `${model} is listed with its tier`);
+  return found.tier;
+}
+
 async function configure(values: Record<string, unknown>): Promise<void> {
   const config = vscode.workspace.getConfiguration('aihub');
   for (const [key, value] of Object.entries(values)) await config.update(key, value, vscode.ConfigurationTarget.Workspace);
@@ -145,7 +153,7 @@ export function registerExtensionTests(): void {
 
       const meta = reply.meta!;
       assert.ok(meta, 'the reply carries x_aihub');
-      assert.equal(meta.tier, 'service-ai-lite');
+      assert.equal(meta.tier, await tierOf(gateway.apiBase, funded.key, 'service-ai-lite'));
       assert.ok(meta.cost > 0, 'a paid tier costs something');
       assert.equal(micros(meta.balance), micros(before) - micros(meta.cost), 'balance after = before − cost');
       await until('status bar after the reply', () => api.statusBarText().includes(meta.balance.toFixed(2)) || undefined);
@@ -159,8 +167,12 @@ export function registerExtensionTests(): void {
       assert.ok(result && !result.cancelled);
       assert.ok(result.text.trim().length > 0, 'some code was inserted');
       assert.equal(result.text, stripCodeFences(result.reply));
-      assert.ok(!/^\s*```/.test(result.text), 'no opening fence in the editor');
-      assert.ok(!result.text.includes('```') || !result.reply.trimStart().startsWith('```'));
+      if (result.reply.includes('```')) {
+        assert.ok(!result.text.includes('```'), 'the fences and the prose around them are not in the editor');
+        assert.ok(result.text.length < result.reply.length);
+      }
+      // The built-in engine answers with a skeleton of the requested function in the file's language.
+      assert.match(result.text, /function/);
       const text = editor.document.getText();
       assert.equal(text, `// header\n${result.text}\n// footer\n`);
       assert.ok(result.meta && result.meta.cost >= 0);
@@ -204,7 +216,7 @@ export function registerExtensionTests(): void {
       editor.selection = new vscode.Selection(0, 0, 0, 5);
       const reply = await vscode.commands.executeCommand<Assistant>('aihub.explainSelection');
       assert.equal(reply.status, 'done', JSON.stringify(reply.error));
-      assert.equal(reply.meta?.tier, 'service-ai-standard-6');
+      assert.equal(reply.meta?.tier, await tierOf(gateway.apiBase, funded.key, 'service-ai-standard-6'));
       await configure({ model: 'service-ai-lite' });
     });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FenceStripper, fenced, stripCodeFences } from '../../../extension/codeFence.js';
+import { FenceStripper, applyStep, fenced, stripCodeFences } from '../../../extension/codeFence.js';
 
 const cases: Array<[string, string, string]> = [
   ['fenced with a language', '```ts\nconst a = 1;\nconst b = 2;\n```\n', 'const a = 1;\nconst b = 2;'],
@@ -9,6 +9,9 @@ const cases: Array<[string, string, string]> = [
   ['unclosed fence (stopped stream)', '```js\nlet x = 1;\nlet y', 'let x = 1;\nlet y'],
   ['plain code passes through', 'def f():\n    return 1\n', 'def f():\n    return 1\n'],
   ['inline backticks are not a fence', '`x` is a variable', '`x` is a variable'],
+  ['prose before the fence is dropped', 'Here is the code:\n\n```python\ndef f():\n    pass\n```\n\nEnjoy.', 'def f():\n    pass'],
+  ['only the first fenced block counts', 'a\n```\none\n```\nb\n```\ntwo\n```', 'one'],
+  ['code with a template literal line is not a fence', 'const a =\n`x`;\n', 'const a =\n`x`;\n'],
   ['tilde fences', '~~~\na\n~~~', 'a'],
   ['a shorter inner fence does not close', '````md\n```\ninner\n```\n````', '```\ninner\n```'],
   ['indented code keeps its indentation', '```c\n  int x;\n    y();\n```', '  int x;\n    y();'],
@@ -26,8 +29,8 @@ for (const [name, input, expected] of cases) {
     for (let size = 1; size <= Math.max(1, input.length); size++) {
       const stripper = new FenceStripper();
       let out = '';
-      for (let i = 0; i < input.length; i += size) out += stripper.push(input.slice(i, i + size));
-      out += stripper.end();
+      for (let i = 0; i < input.length; i += size) out = applyStep(out, stripper.push(input.slice(i, i + size)));
+      out = applyStep(out, stripper.end());
       assert.equal(out, expected, `chunk size ${size}`);
     }
   });
@@ -35,12 +38,19 @@ for (const [name, input, expected] of cases) {
 
 test('streaming emits code before the reply ends', () => {
   const stripper = new FenceStripper();
-  assert.equal(stripper.push('```ts\n'), '');
-  assert.equal(stripper.push('const a'), 'const a');
-  assert.equal(stripper.push(' = 1;\n'), ' = 1;');
-  assert.equal(stripper.push('``'), '');
-  assert.equal(stripper.push('`\nafterwards'), '');
-  assert.equal(stripper.end(), '');
+  assert.deepEqual(stripper.push('```ts\n'), { reset: true, text: '' });
+  assert.deepEqual(stripper.push('const a'), { reset: false, text: 'const a' });
+  assert.deepEqual(stripper.push(' = 1;\n'), { reset: false, text: ' = 1;' });
+  assert.deepEqual(stripper.push('``'), { reset: false, text: '' });
+  assert.deepEqual(stripper.push('`\nafterwards'), { reset: false, text: '' });
+  assert.deepEqual(stripper.end(), { reset: false, text: '' });
+});
+
+test('prose streams until a fence shows it was prose, then is reset', () => {
+  const stripper = new FenceStripper();
+  assert.deepEqual(stripper.push('Here you go:\n'), { reset: false, text: 'Here you go:\n' });
+  assert.deepEqual(stripper.push('```js\nx();\n'), { reset: true, text: 'x();' });
+  assert.deepEqual(stripper.end(), { reset: false, text: '' });
 });
 
 test('fenced() uses a fence longer than any backtick run in the code', () => {
