@@ -86,6 +86,8 @@ export class OpenAICompatibleEngine implements Engine {
     } catch (error) {
       throw classify(error, request.signal);
     }
+    // The SDK ends a stream quietly when it is aborted; the caller must still learn why it ended.
+    if (request.signal.aborted) throw new UpstreamError('aborted', 'the client went away');
   }
 
   close(): Promise<void> {

@@ -1,0 +1,200 @@
+// A scripted OpenAI-compatible upstream on loopback, for tests and the bench. Each request
+// gets the next queued behavior (or the default one): answer normally (with or without
+// usage, streamed slowly or not), answer with an error status, hang, reset the connection,
+// or break a stream halfway. It records what it received and whether the caller hung up.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+
+export type Behavior =
+  | {
+      kind: 'ok';
+      /** The answer's text; split into `chunks` pieces when streamed. */
+      content?: string;
+      /** Report `usage` (default true). Without it the gateway must count tokens itself. */
+      usage?: boolean | { prompt_tokens: number; completion_tokens: number };
+      chunks?: number;
+      /** Pause before each streamed chunk. */
+      chunk_delay_ms?: number;
+    }
+  | { kind: 'status'; status: number; body?: unknown; headers?: Record<string, string> }
+  /** Read the request and never answer (until the caller gives up). */
+  | { kind: 'hang' }
+  /** Destroy the socket without an answer. */
+  | { kind: 'reset' }
+  /** Stream `chunks` content chunks, then destroy the socket. */
+  | { kind: 'break_stream'; chunks: number; content?: string };
+
+export interface Received {
+  body: any;
+  headers: IncomingMessage['headers'];
+  url: string;
+  /** The caller closed the connection before the answer was complete. */
+  aborted: boolean;
+  /** Streamed content chunks written before the end or the abort. */
+  chunks_sent: number;
+}
+
+export const DEFAULT_CONTENT = 'Hello from the scripted upstream. It answers every question the same way, in several words.';
+
+export class ScriptedUpstream {
+  readonly received: Received[] = [];
+  private readonly queue: Behavior[] = [];
+  private fallback: Behavior = { kind: 'ok' };
+  private readonly sockets = new Set<import('node:net').Socket>();
+
+  private constructor(
+    private readonly server: Server,
+    readonly port: number,
+  ) {}
+
+  static async start(fallback: Behavior = { kind: 'ok' }, options: { record?: boolean } = {}): Promise<ScriptedUpstream> {
+    const record = options.record ?? true;
+    let upstream: ScriptedUpstream | null = null;
+    const server = createServer((req, res) => upstream!.handle(req, res, record));
+    server.keepAliveTimeout = 60_000;
+    server.on('connection', (socket) => {
+      upstream?.sockets.add(socket);
+      socket.once('close', () => upstream?.sockets.delete(socket));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    upstream = new ScriptedUpstream(server, (server.address() as AddressInfo).port);
+    upstream.fallback = fallback;
+    return upstream;
+  }
+
+  /** The base URL an OpenAI client or engine uses (`.../v1`). */
+  get base_url(): string {
+    return `http://127.0.0.1:${this.port}/v1`;
+  }
+
+  /** Behaviors for the next requests, in order; then the default applies again. */
+  script(...behaviors: Behavior[]): this {
+    this.queue.push(...behaviors);
+    return this;
+  }
+
+  setDefault(behavior: Behavior): this {
+    this.fallback = behavior;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    this.server.close();
+    await once(this.server, 'close');
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse, record: boolean): void {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      let body: any = null;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        body = null;
+      }
+      const entry: Received = { body, headers: req.headers, url: req.url ?? '', aborted: false, chunks_sent: 0 };
+      if (record) this.received.push(entry);
+      res.on('close', () => {
+        if (!res.writableFinished) entry.aborted = true;
+      });
+      const behavior = this.queue.shift() ?? this.fallback;
+      if (req.url !== '/v1/chat/completions' || req.method !== 'POST') {
+        json(res, 404, { error: { message: `no route ${req.method} ${req.url}`, type: 'invalid_request_error', code: 'not_found' } });
+        return;
+      }
+      this.answer(behavior, body, res, entry);
+    });
+  }
+
+  private answer(behavior: Behavior, body: any, res: ServerResponse, entry: Received): void {
+    switch (behavior.kind) {
+      case 'status':
+        json(res, behavior.status, behavior.body ?? { error: { message: `scripted ${behavior.status}`, type: 'server_error', code: null } }, behavior.headers);
+        return;
+      case 'hang':
+        return;
+      case 'reset':
+        res.socket?.destroy();
+        return;
+      case 'break_stream':
+        void stream(res, body, { content: behavior.content ?? DEFAULT_CONTENT, chunks: behavior.chunks + 4, usage: false, delay_ms: 0, break_after: behavior.chunks }, entry);
+        return;
+      case 'ok': {
+        const content = behavior.content ?? DEFAULT_CONTENT;
+        const usage = behavior.usage === undefined || behavior.usage === true ? roughUsage(body, content) : behavior.usage === false ? null : behavior.usage;
+        if (body?.stream) {
+          const wants_usage = usage !== null && body.stream_options?.include_usage === true;
+          void stream(res, body, { content, chunks: behavior.chunks ?? 8, usage: wants_usage ? usage : null, delay_ms: behavior.chunk_delay_ms ?? 0, break_after: null }, entry);
+          return;
+        }
+        json(res, 200, {
+          id: 'chatcmpl-scripted',
+          object: 'chat.completion',
+          created: 1_700_000_000,
+          model: body?.model ?? 'scripted',
+          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop', logprobs: null }],
+          ...(usage ? { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } } : {}),
+        });
+      }
+    }
+  }
+}
+
+/** Deterministic, obviously-not-our-tokenizer usage: one prompt token per 4 bytes, one completion token per word. */
+export function roughUsage(body: any, content: string): { prompt_tokens: number; completion_tokens: number } {
+  return { prompt_tokens: Math.ceil(JSON.stringify(body?.messages ?? []).length / 4), completion_tokens: content.split(/\s+/).filter(Boolean).length };
+}
+
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+export function splitContent(content: string, pieces: number): string[] {
+  const words = content.split(/(?<=\s)/);
+  const per = Math.max(1, Math.ceil(words.length / pieces));
+  const out: string[] = [];
+  for (let i = 0; i < words.length; i += per) out.push(words.slice(i, i + per).join(''));
+  return out;
+}
+
+async function stream(
+  res: ServerResponse,
+  body: any,
+  plan: { content: string; chunks: number; usage: { prompt_tokens: number; completion_tokens: number } | null; delay_ms: number; break_after: number | null },
+  entry: Received,
+): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const base = { id: 'chatcmpl-scripted', object: 'chat.completion.chunk', created: 1_700_000_000, model: body?.model ?? 'scripted' };
+  const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+  send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+  for (const piece of splitContent(plan.content, plan.chunks)) {
+    if (plan.delay_ms) await new Promise((resolve) => setTimeout(resolve, plan.delay_ms));
+    if (res.destroyed) return;
+    if (plan.break_after !== null && entry.chunks_sent >= plan.break_after) {
+      res.socket?.destroy();
+      return;
+    }
+    send({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
+    entry.chunks_sent++;
+  }
+  send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+  if (plan.usage) send({ ...base, choices: [], usage: { ...plan.usage, total_tokens: plan.usage.prompt_tokens + plan.usage.completion_tokens } });
+  res.end('data: [DONE]\n\n');
+}
+
+/** A loopback port with nothing listening: connections to it are refused. */
+export async function refusedPort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}

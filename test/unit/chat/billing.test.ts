@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Store } from '../../../gateway/store/store.js';
+import { FUNDING_TOPUP, balanceMicros, creditWallet, heldMicros, InsufficientBalanceError } from '../../../gateway/ledger/ledger.js';
+import { verifyDataDir } from '../../../gateway/store/verify.js';
+import { scanHistory } from '../../../gateway/store/history.js';
+import { table } from '../../../gateway/store/state.js';
+import { freeTokensUsed, releaseStaleHolds, reserve, secondsToNextUtcDay, settle, utcDay } from '../../../gateway/chat/billing.js';
+import { chatConfigSchema } from '../../../gateway/chat/config.js';
+
+const config = chatConfigSchema.parse({});
+const standard = config.models['service-ai-standard-6']; // 100 / 400 units per million tokens
+const free = config.models['service-ai-free'];
+
+async function funded(amount_micros: number) {
+  const data_dir = mkdtempSync(join(tmpdir(), 'aihub-chat-billing-'));
+  const store = await Store.open(data_dir);
+  if (amount_micros) await store.transact((tx) => creditWallet(tx, { account_id: 'acc', amount_micros, from: FUNDING_TOPUP, memo: 'top-up' }));
+  return { store, data_dir };
+}
+
+const usage = (prompt_tokens: number, completion_tokens: number) => ({ prompt_tokens, completion_tokens, status: 'ok' as const, target: 'builtin', latency_ms: 1.5, stream: false });
+
+test('the worst case is held at once (visible to the next request) and settled to the actual cost', async () => {
+  const { store, data_dir } = await funded(1_000_000);
+  const r = await reserve(store, { account_id: 'acc', key_id: 'key', tier: standard, request_id: 'req_1', worst_case_micros: 600_000, free_tokens: 0 });
+  assert.equal(balanceMicros(store.state, 'acc'), 400_000, 'the hold is taken from the wallet before the upstream call');
+  await assert.rejects(
+    reserve(store, { account_id: 'acc', key_id: 'key', tier: standard, request_id: 'req_2', worst_case_micros: 400_001, free_tokens: 0 }),
+    InsufficientBalanceError,
+  );
+  const s = await settle(store, r, usage(1_000, 500), Date.now());
+  // 1000 * 100 + 500 * 400 = 300,000 units per million tokens → 0.3 units
+  assert.equal(s.cost_micros, 300_000);
+  assert.equal(s.balance_micros, 700_000);
+  assert.equal(s.uncovered_micros, 0);
+  assert.equal(heldMicros(store.state, 'acc'), 0);
+  assert.equal(store.state.balances['revenue:ai'], 300_000);
+  assert.deepEqual(table(store.state, 'usage').acc, { requests: 1, prompt_tokens: 1_000, completion_tokens: 500, cost_micros: 300_000 });
+  await store.close();
+  const report = await verifyDataDir(data_dir);
+  assert.equal(report.ok, true, JSON.stringify(report));
+  const records = [];
+  for await (const item of scanHistory(data_dir)) if ('record' in item) records.push(item.record);
+  assert.equal(records.length, 1);
+  assert.equal(records[0]!.type, 'usage');
+  assert.equal(records[0]!.key_id, 'key');
+  assert.equal(records[0]!.tier, 'standard');
+  assert.equal(records[0]!.cost_micros, 300_000);
+  assert.equal(records[0]!.target, 'builtin');
+  assert.equal(records[0]!.request_id, 'req_1');
+});
+
+test('an upstream that counts more than the hold is charged beyond it only as far as the wallet goes', async () => {
+  const { store, data_dir } = await funded(500);
+  const r = await reserve(store, { account_id: 'acc', key_id: 'key', tier: standard, request_id: 'req_1', worst_case_micros: 400, free_tokens: 0 });
+  const s = await settle(store, r, usage(10, 0), Date.now()); // 10 * 100 = 1,000 micro-units
+  assert.equal(s.cost_micros, 500, 'the 400 held plus the 100 left in the wallet');
+  assert.equal(s.uncovered_micros, 500);
+  assert.equal(balanceMicros(store.state, 'acc'), 0);
+  await store.close();
+  assert.equal((await verifyDataDir(data_dir)).ok, true);
+});
+
+test('a zero-cost settlement releases the hold in full', async () => {
+  const { store } = await funded(1_000);
+  const r = await reserve(store, { account_id: 'acc', key_id: 'key', tier: standard, request_id: 'req_1', worst_case_micros: 800, free_tokens: 0 });
+  const s = await settle(store, r, { ...usage(0, 0), status: 'upstream_error', target: null }, Date.now());
+  assert.equal(s.cost_micros, 0);
+  assert.equal(balanceMicros(store.state, 'acc'), 1_000);
+  assert.equal(Object.keys(table(store.state, 'holds')).length, 0);
+  assert.equal(table(store.state, 'usage').acc?.requests, 1);
+  await store.close();
+});
+
+test('free tier: no hold, tokens counted per UTC day, an empty wallet is fine', async () => {
+  const { store } = await funded(0);
+  const now = Date.UTC(2026, 0, 15, 23, 59, 30);
+  const r = await reserve(store, { account_id: 'acc', key_id: 'key', tier: free, request_id: 'req_1', worst_case_micros: 0, free_tokens: 1_500 });
+  assert.equal(r.hold, null);
+  const s = await settle(store, r, usage(700, 300), now);
+  assert.equal(s.cost_micros, 0);
+  assert.equal(freeTokensUsed(store.state, 'acc', utcDay(now)), 1_000);
+  const r2 = await reserve(store, { account_id: 'acc', key_id: 'key', tier: free, request_id: 'req_2', worst_case_micros: 0, free_tokens: 10 });
+  await settle(store, r2, usage(5, 5), now);
+  assert.equal(freeTokensUsed(store.state, 'acc', '2026-01-15'), 1_010);
+  assert.equal(freeTokensUsed(store.state, 'acc', '2026-01-16'), 0, 'a new day starts from zero');
+  assert.equal(secondsToNextUtcDay(now), 30);
+  await store.close();
+});
+
+test('holds left open by a stopped process are released at the next start, other holds are kept', async () => {
+  const { store, data_dir } = await funded(1_000);
+  await reserve(store, { account_id: 'acc', key_id: 'key', tier: standard, request_id: 'req_1', worst_case_micros: 300, free_tokens: 0 }).then((r) => r.committed);
+  const { openHold } = await import('../../../gateway/ledger/ledger.js');
+  await store.transact((tx) => openHold(tx, { account_id: 'acc', amount_micros: 200, purpose: 'recharge' }));
+  await store.close();
+  const reopened = await Store.open(data_dir);
+  assert.equal(balanceMicros(reopened.state, 'acc'), 500);
+  assert.equal(await releaseStaleHolds(reopened), 1);
+  assert.equal(balanceMicros(reopened.state, 'acc'), 800);
+  assert.equal(heldMicros(reopened.state, 'acc'), 200);
+  assert.equal(await releaseStaleHolds(reopened), 0);
+  await reopened.close();
+  assert.equal((await verifyDataDir(data_dir)).ok, true);
+});
