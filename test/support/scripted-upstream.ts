@@ -121,11 +121,11 @@ export class ScriptedUpstream {
         res.socket?.destroy();
         return;
       case 'break_stream':
-        void stream(res, body, { content: behavior.content ?? DEFAULT_CONTENT, chunks: behavior.chunks + 4, usage: false, delay_ms: 0, break_after: behavior.chunks }, entry);
+        void stream(res, body, { content: behavior.content ?? DEFAULT_CONTENT, chunks: behavior.chunks + 4, usage: null, delay_ms: 0, break_after: behavior.chunks }, entry);
         return;
       case 'ok': {
         const content = behavior.content ?? DEFAULT_CONTENT;
-        const usage = behavior.usage === undefined || behavior.usage === true ? roughUsage(body, content) : behavior.usage === false ? null : behavior.usage;
+        const usage = behavior.usage === false ? null : typeof behavior.usage === 'object' ? behavior.usage : roughUsage(body, content);
         if (body?.stream) {
           const wants_usage = usage !== null && body.stream_options?.include_usage === true;
           void stream(res, body, { content, chunks: behavior.chunks ?? 8, usage: wants_usage ? usage : null, delay_ms: behavior.chunk_delay_ms ?? 0, break_after: null }, entry);
