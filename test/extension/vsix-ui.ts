@@ -3,7 +3,7 @@
 // message typed into the chat view, the reply streaming in, the status bar balance going down.
 // `node --import tsx test/extension/vsix-ui.ts` (after `npm run package`)
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, FrameLocator, Page } from 'playwright-core';
 import { REPO, SERVER_MAIN, freePort, launchChromium, log, makeWorkspace, removeDirs, run, startVSCodeServer, tempDir, type VSCodeServer } from './harness.js';
@@ -128,6 +128,29 @@ async function main(): Promise<number> {
       assert.ok(meta.includes(`Balance ₹${after.toFixed(2)}`) || meta.includes(`Balance ₹${after}`), `${meta} matches the status bar ₹${after}`);
       mkdirSync(join(REPO, 'test-results'), { recursive: true });
       await p.screenshot({ path: join(REPO, 'test-results/vsix-ui-chat.png') });
+    });
+
+    step('one click offline: Start Local Gateway runs the bundled gateway, creates a key, and the chat answers', async () => {
+      const localPort = await freePort();
+      writeFileSync(
+        join(folder!, '.vscode/settings.json'),
+        JSON.stringify({ 'aihub.baseUrl': '', 'aihub.localGateway.port': localPort, 'aihub.localGateway.autoStart': false, 'aihub.model': 'service-ai-standard-6' }),
+      );
+      await p.waitForTimeout(1_500);
+      await palette(p, 'AIHub: Start Local Gateway');
+      await p.locator('.statusbar-item', { hasText: 'AIHub ₹500.00' }).waitFor();
+      const health = await fetch(`http://127.0.0.1:${localPort}/healthz`);
+      assert.equal(health.status, 200);
+      await chat.locator('#input').fill('Write a function that reverses a string in Python.');
+      await chat.locator('#input').press('Enter');
+      const replies = chat.locator('.message.assistant[data-status="done"]');
+      await chat.locator('.message.assistant[data-status="done"]').nth(1).waitFor();
+      assert.equal(await replies.count(), 2);
+      assert.ok((await replies.last().locator('.markdown').innerText()).trim().length > 0);
+      assert.match(await replies.last().locator('.meta').innerText(), /Balance ₹499\./);
+      await palette(p, 'AIHub: Stop Local Gateway');
+      await p.locator('.notifications-toasts', { hasText: 'AIHub local gateway stopped.' }).waitFor();
+      await assert.rejects(fetch(`http://127.0.0.1:${localPort}/healthz`), 'the local gateway is stopped');
     });
 
     for (const { name, run: body } of steps) {
