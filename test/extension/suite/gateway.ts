@@ -1,4 +1,4 @@
-// A real gateway for the extension-host tests: dist/gateway.js (or AIHUB_TEST_GATEWAY) started
+// A real gateway for the extension-host tests: dist/gateway.js (or the script named by AIHUB_TEST_GATEWAY) started
 // with VS Code's runtime on a free port with a temp data dir, plus the admin calls the tests need.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
