@@ -10,6 +10,7 @@ import { errorHandler } from './http/errors.js';
 import { Metrics } from './http/metrics.js';
 import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
 import { mountChat } from './chat/routes.js';
+import { createDashboard } from './web/router.js';
 
 export interface Clock {
   now(): Date;
@@ -53,10 +54,13 @@ export function createApp(deps: AppDeps): Express {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
+  const dashboard = createDashboard(deps);
+  app.use('/admin', dashboard.admin); // the HTML console's own paths; everything else falls through
   app.use('/admin', adminAuth(deps.admin_token_hash), jsonBody(config), adminRouter(deps));
   app.use('/api/wallet', walletRouter(deps));
 
   mountChat(app, deps);
+  app.use(dashboard.pages);
 
   app.use(notFoundHandler);
   app.use(

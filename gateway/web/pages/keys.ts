@@ -1,0 +1,138 @@
+// /api-keys: the account's keys with name, prefix, created, last used and spend; create
+// (the key is shown once, with a copy button); revoke.
+import type { Router } from 'express';
+import { z } from 'zod';
+import { createApiKey } from '../../accounts/accounts.js';
+import { ApiError } from '../../http/errors.js';
+import { table, type ApiKey } from '../../store/state.js';
+import { audit } from '../audit.js';
+import { fieldError, formErrors, invalidAttrs, type FormErrors, type WebContext } from '../context.js';
+import { formatMoney, formatTimestamp } from '../format.js';
+import { html } from '../html.js';
+import { csrfField } from '../layout.js';
+import { sendUserPage, userState, type UserRequestState } from './user-shell.js';
+
+export const MAX_ACTIVE_KEYS = 50;
+
+export const createKeyForm = z.object({
+  name: z.string().trim().min(1, 'Give the key a name, such as "laptop" or "ci"').max(100, 'Use at most 100 characters'),
+});
+const keyIdParam = z.string().regex(/^key_[0-9a-f]{24}$/);
+
+export function accountKeys(ctx: WebContext, account_id: string): ApiKey[] {
+  return Object.values(table(ctx.deps.store.state, 'keys'))
+    .filter((key) => key.account_id === account_id)
+    .sort((a, b) => (a.revoked_at ? 1 : 0) - (b.revoked_at ? 1 : 0) || b.created_at.localeCompare(a.created_at));
+}
+
+export function keysTable(ctx: WebContext, keys: ApiKey[], revoke: { action: (key: ApiKey) => string; csrf: string } | null) {
+  if (keys.length === 0) return html`<p class="empty">No keys yet.</p>`;
+  return html`<div class="table-wrap"><table>
+<caption class="visually-hidden">API keys</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Spend</th><th scope="col">Status</th></tr></thead>
+<tbody>${keys.map((key) => {
+    const stats = ctx.index.keyStats(key.id);
+    return html`<tr${key.revoked_at ? html` class="revoked"` : ''} data-key-id="${key.id}">
+<th scope="row">${key.name || html`<span class="muted">(no name)</span>`}</th>
+<td><code>${key.prefix}…</code></td>
+<td>${formatTimestamp(key.created_at)}</td>
+<td>${stats.last_used ? formatTimestamp(stats.last_used) : html`<span class="muted">never</span>`}</td>
+<td class="num">${stats.requests}</td>
+<td class="num">${formatMoney(stats.cost_micros, ctx.currency)}</td>
+<td>${
+      key.revoked_at
+        ? html`<span class="pill bad">revoked ${formatTimestamp(key.revoked_at)}</span>`
+        : revoke
+          ? html`<form method="post" action="${revoke.action(key)}" data-confirm="${`Revoke the key "${key.name || key.prefix}"? Programs using it stop working at once.`}">${csrfField(revoke.csrf)}<button type="submit" class="danger small" aria-label="${`Revoke key ${key.name || key.prefix}`}">Revoke</button></form>`
+          : html`<span class="pill ok">active</span>`
+    }</td>
+</tr>`;
+  })}</tbody></table></div>`;
+}
+
+function keysPage(ctx: WebContext, state: UserRequestState, options: { errors?: FormErrors; name?: string; secret?: string | null }) {
+  const keys = accountKeys(ctx, state.account.id);
+  const base = ctx.publicUrl();
+  return html`<h1>API keys</h1>
+<p class="lead">A key works on the AI API (<code>${base}/v1</code>) and the payments API (<code>${base}/api</code>). Keep keys secret; revoke a key you no longer trust.</p>
+${
+  options.secret
+    ? html`<section class="card" aria-labelledby="new-key-title">
+<h2 id="new-key-title">Your new key</h2>
+<p>Copy it now: this is the only time it is shown. AIHub keeps only a hash of it.</p>
+<div class="secret"><output id="new-key" aria-label="New API key">${options.secret}</output><button type="button" class="secondary" data-copy="new-key" data-copy-status="copy-status" hidden>Copy</button></div>
+<p id="copy-status" class="small muted" role="status" aria-live="polite"></p>
+<p class="small muted">Try it: <code>curl ${base}/v1/balance -H "Authorization: Bearer ${options.secret.slice(0, 13)}…"</code></p>
+</section>`
+    : ''
+}
+<section class="card" aria-labelledby="create-title">
+<h2 id="create-title">Create a key</h2>
+<form method="post" action="/api-keys" novalidate>
+${csrfField(state.csrf)}
+<div class="row">
+<div class="field"><label for="key-name">Key name<span class="hint" id="key-name-hint">Where the key is used, e.g. laptop, CI, VS Code.</span></label><input id="key-name" name="name" type="text" required maxlength="100" value="${options.name ?? ''}"${invalidAttrs(options.errors, 'name', 'key-name-hint')}>${fieldError(options.errors, 'name')}</div>
+<button type="submit">Create key</button>
+</div>
+</form>
+</section>
+<section class="card" aria-labelledby="keys-title">
+<h2 id="keys-title">Your keys</h2>
+${keysTable(ctx, keys, { action: (key) => `/api-keys/${key.id}/revoke`, csrf: state.csrf })}
+</section>`;
+}
+
+export function keyRoutes(ctx: WebContext, router: Router): void {
+  const { store } = ctx.deps;
+  router.get('/api-keys', ctx.requireSession('user'), async (req, res) => {
+    await ctx.index.catchUp();
+    const state = await userState(ctx, res);
+    const flash = ctx.takeFlash(state.binding);
+    sendUserPage(ctx, req, res, state, 200, {
+      title: 'API keys',
+      current: '/api-keys',
+      notice: flash,
+      body: keysPage(ctx, state, { secret: flash?.secret?.value ?? null }),
+    });
+  });
+
+  router.post('/api-keys', ...ctx.postGuard('user'), async (req, res) => {
+    const state = await userState(ctx, res);
+    const parsed = createKeyForm.safeParse(req.body ?? {});
+    const render_error = async (status: number, errors: FormErrors, name: string) => {
+      await ctx.index.catchUp();
+      sendUserPage(ctx, req, res, state, status, { title: 'API keys', current: '/api-keys', body: keysPage(ctx, state, { errors, name }) });
+    };
+    const name = String((req.body as Record<string, unknown>)?.name ?? '').slice(0, 100);
+    if (!parsed.success) return render_error(422, formErrors(parsed.error), name);
+    const created = await store.transact((tx) => {
+      const active = Object.values(table(tx.state, 'keys')).filter((key) => key.account_id === state.account.id && !key.revoked_at).length;
+      if (active >= MAX_ACTIVE_KEYS) return null;
+      const result = createApiKey(tx, state.account.id, parsed.data.name);
+      audit(tx, { actor: `user:${state.account.id}`, action: 'key.create', account_id: state.account.id, detail: `${result.record.id} "${parsed.data.name}"`, ip: ctx.clientIp(req) });
+      return result;
+    });
+    if (!created) return render_error(409, { name: `An account can have at most ${MAX_ACTIVE_KEYS} active keys. Revoke one first.` }, name);
+    ctx.setFlash(state.binding, {
+      kind: 'ok',
+      text: `Key "${created.record.name}" created.`,
+      secret: { label: created.record.name, value: created.key },
+    });
+    res.redirect(303, '/api-keys');
+  });
+
+  router.post('/api-keys/:id/revoke', ...ctx.postGuard('user'), async (req, res) => {
+    const state = await userState(ctx, res);
+    const parsed = keyIdParam.safeParse(req.params.id);
+    const key = parsed.success ? store.get('keys', parsed.data) : undefined;
+    if (!key || key.account_id !== state.account.id) throw new ApiError(404, 'key_not_found', 'There is no such key on your account.');
+    await store.transact((tx) => {
+      const current = tx.get('keys', key.id)!;
+      if (current.revoked_at) return;
+      tx.set('keys', key.id, { ...current, revoked_at: tx.now.toISOString() });
+      audit(tx, { actor: `user:${state.account.id}`, action: 'key.revoke', account_id: state.account.id, detail: key.id, ip: ctx.clientIp(req) });
+    });
+    ctx.setFlash(state.binding, { kind: 'ok', text: `Key "${key.name || key.prefix}" revoked. Requests with it now get 401.` });
+    res.redirect(303, '/api-keys');
+  });
+}

@@ -1,0 +1,193 @@
+// Dashboard sessions and CSRF tokens.
+//
+// A session is a random token in an HttpOnly SameSite=Lax cookie; the store keeps only its
+// SHA-256, so a copy of the data dir does not log anyone in. Sessions are durable (one
+// journal write at login and one at logout) and survive a restart; a page view writes
+// nothing. Sessions end after SESSION_LIFETIME_MS at the latest, or after SESSION_IDLE_MS
+// without a request (idle time is tracked in memory; a restart restarts the idle clock,
+// the absolute limit still holds).
+//
+// CSRF: every form carries `_csrf` = HMAC(secret, binding), where the binding is the session
+// (logged in) or a random pre-session cookie (the signup and login forms). A POST whose
+// token does not match, or whose Origin or Sec-Fetch-Site says it came from another site,
+// is refused with 403.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Request, Response } from 'express';
+import type { Store, Tx } from '../store/store.js';
+import { table } from '../store/state.js';
+import { sha256Hex } from '../accounts/keys.js';
+import { clearCookie, readCookies, setCookie } from './cookies.js';
+
+export type SessionKind = 'user' | 'admin';
+
+export interface WebSession {
+  kind: SessionKind;
+  /** The account of a user session; null for an admin session. */
+  account_id: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+declare module '../store/state.js' {
+  interface Tables {
+    /** SHA-256 of the session token → session */
+    web_sessions: Record<string, WebSession>;
+    /** `csrf_secret` → random secret for CSRF tokens */
+    web_meta: Record<string, { value: string }>;
+  }
+}
+
+export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
+export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
+const MAX_SESSIONS_PER_ACCOUNT = 20;
+
+export const COOKIE = { user: 'aihub_session', admin: 'aihub_admin', anon: 'aihub_anon' } as const;
+const COOKIE_PATH: Record<SessionKind, string> = { user: '/', admin: '/admin' };
+
+export interface CurrentSession {
+  token_hash: string;
+  session: WebSession;
+}
+
+export class Sessions {
+  private readonly last_seen_ms = new Map<string, number>();
+  private secret: Promise<Buffer> | null = null;
+
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => Date,
+    private readonly secure_cookies: (req: Request) => boolean,
+  ) {}
+
+  private csrfSecret(): Promise<Buffer> {
+    this.secret ??= (async () => {
+      const existing = this.store.get('web_meta', 'csrf_secret');
+      if (existing) return Buffer.from(existing.value, 'base64url');
+      const value = randomBytes(32).toString('base64url');
+      const stored = await this.store.transact((tx) => {
+        const raced = tx.get('web_meta', 'csrf_secret');
+        if (raced) return raced.value;
+        tx.set('web_meta', 'csrf_secret', { value });
+        return value;
+      });
+      return Buffer.from(stored, 'base64url');
+    })().catch((error: unknown) => {
+      this.secret = null;
+      throw error;
+    });
+    return this.secret;
+  }
+
+  /** The live session of this kind, or null; expired ones are treated as absent. */
+  current(req: Request, kind: SessionKind): CurrentSession | null {
+    const token = readCookies(req).get(COOKIE[kind]);
+    if (!token) return null;
+    const token_hash = sha256Hex(token);
+    const session = this.store.get('web_sessions', token_hash);
+    if (!session || session.kind !== kind) return null;
+    const now_ms = this.now().getTime();
+    if (Date.parse(session.expires_at) <= now_ms) return null;
+    const seen = this.last_seen_ms.get(token_hash);
+    if (seen !== undefined && now_ms - seen > SESSION_IDLE_MS) return null;
+    if (kind === 'user') {
+      const account = session.account_id ? this.store.get('accounts', session.account_id) : undefined;
+      if (!account || account.status !== 'active') return null;
+    }
+    this.last_seen_ms.set(token_hash, now_ms);
+    if (this.last_seen_ms.size > 100_000) {
+      // Only entries whose session is gone or past its absolute end: dropping the entry of an
+      // idle session would revive it.
+      for (const hash of this.last_seen_ms.keys()) {
+        const row = this.store.get('web_sessions', hash);
+        if (!row || Date.parse(row.expires_at) <= now_ms) this.last_seen_ms.delete(hash);
+      }
+    }
+    return { token_hash, session };
+  }
+
+  /**
+   * Starts a session inside the caller's transaction (with whatever else the login does:
+   * an audit record, a new account), drops expired sessions and the oldest beyond the
+   * per-account limit. Returns the token for the cookie.
+   */
+  startInTx(tx: Tx, kind: SessionKind, account_id: string | null): { token: string; token_hash: string } {
+    const token = randomBytes(32).toString('base64url');
+    const now_ms = tx.now.getTime();
+    const sessions = table(tx.state, 'web_sessions');
+    const mine: Array<[string, WebSession]> = [];
+    let swept = 0;
+    for (const [hash, session] of Object.entries(sessions)) {
+      if (Date.parse(session.expires_at) <= now_ms) {
+        if (swept++ < 200) tx.del('web_sessions', hash);
+      } else if (session.kind === kind && session.account_id === account_id) {
+        mine.push([hash, session]);
+      }
+    }
+    mine.sort((a, b) => a[1].created_at.localeCompare(b[1].created_at));
+    for (const [hash] of mine.slice(0, Math.max(0, mine.length - (MAX_SESSIONS_PER_ACCOUNT - 1)))) tx.del('web_sessions', hash);
+    const token_hash = sha256Hex(token);
+    tx.set('web_sessions', token_hash, {
+      kind,
+      account_id,
+      created_at: tx.now.toISOString(),
+      expires_at: new Date(now_ms + SESSION_LIFETIME_MS).toISOString(),
+    });
+    return { token, token_hash };
+  }
+
+  setSessionCookie(req: Request, res: Response, kind: SessionKind, token: string): void {
+    setCookie(res, COOKIE[kind], token, {
+      path: COOKIE_PATH[kind],
+      max_age_s: SESSION_LIFETIME_MS / 1000,
+      secure: this.secure_cookies(req),
+      same_site: 'Lax',
+    });
+  }
+
+  async end(req: Request, res: Response, kind: SessionKind, current: CurrentSession | null): Promise<void> {
+    if (current) {
+      await this.store.transact((tx) => tx.del('web_sessions', current.token_hash));
+      this.last_seen_ms.delete(current.token_hash);
+    }
+    clearCookie(res, COOKIE[kind], { path: COOKIE_PATH[kind], secure: this.secure_cookies(req), same_site: 'Lax' });
+  }
+
+  /** Ends every session of an account (e.g. when an admin disables it). */
+  endAllInTx(tx: Tx, account_id: string): void {
+    for (const [hash, session] of Object.entries(table(tx.state, 'web_sessions'))) {
+      if (session.account_id === account_id) tx.del('web_sessions', hash);
+    }
+  }
+
+  /** The pre-session binding for anonymous forms; sets the cookie when missing. */
+  anonBinding(req: Request, res: Response): string {
+    const existing = readCookies(req).get(COOKIE.anon);
+    if (existing && existing.length >= 32) return `anon:${existing}`;
+    const value = randomBytes(24).toString('base64url');
+    setCookie(res, COOKIE.anon, value, { path: '/', secure: this.secure_cookies(req), same_site: 'Lax' });
+    // Later reads in this request see it too.
+    req.headers.cookie = `${req.headers.cookie ? `${req.headers.cookie}; ` : ''}${COOKIE.anon}=${value}`;
+    return `anon:${value}`;
+  }
+
+  async csrfToken(binding: string): Promise<string> {
+    return createHmac('sha256', await this.csrfSecret()).update(binding).digest('base64url');
+  }
+
+  async csrfValid(binding: string | null, presented: unknown): Promise<boolean> {
+    if (!binding || typeof presented !== 'string' || presented.length > 100) return false;
+    const expected = Buffer.from(await this.csrfToken(binding));
+    const given = Buffer.from(presented);
+    return expected.length === given.length && timingSafeEqual(expected, given);
+  }
+}
+
+/** The binding a form of this request is tied to: the session when there is one. */
+export function sessionBinding(token_hash: string): string {
+  return `session:${token_hash}`;
+}
+
+export function anonBindingOf(req: Request): string | null {
+  const value = readCookies(req).get(COOKIE.anon);
+  return value && value.length >= 32 ? `anon:${value}` : null;
+}
