@@ -10,6 +10,7 @@ import { errorHandler } from './http/errors.js';
 import { Metrics } from './http/metrics.js';
 import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
 import { mountChat } from './chat/routes.js';
+import type { Payments } from './payments/index.js';
 import { createDashboard } from './web/router.js';
 
 export interface Clock {
@@ -24,6 +25,8 @@ export interface AppDeps {
   /** SHA-256 (hex) of the admin token. */
   admin_token_hash: string;
   metrics?: Metrics;
+  /** The payments room (/api and its /admin routes); main.ts owns its background lifecycle. */
+  payments?: Payments;
 }
 
 /** The absolute base URL for links shown to users (e.g. the top-up page). */
@@ -56,8 +59,10 @@ export function createApp(deps: AppDeps): Express {
 
   const dashboard = createDashboard(deps);
   app.use('/admin', dashboard.admin); // the HTML console's own paths; everything else falls through
-  app.use('/admin', adminAuth(deps.admin_token_hash), jsonBody(config), adminRouter(deps));
-  app.use('/api/wallet', walletRouter(deps));
+  const payments_admin = deps.payments ? [deps.payments.audit] : [];
+  app.use('/admin', adminAuth(deps.admin_token_hash), jsonBody(config), ...payments_admin, adminRouter(deps), ...(deps.payments ? [deps.payments.admin] : []));
+  if (deps.payments) app.use('/api', deps.payments.api);
+  else app.use('/api/wallet', walletRouter(deps));
 
   mountChat(app, deps);
   app.use(dashboard.pages);

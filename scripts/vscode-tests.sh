@@ -15,7 +15,7 @@ step "package: npm run package (production build, vsce, size check)"
 npm run --silent package || exit 1
 
 step "build: extension (development) and the extension-host suite"
-node scripts/vscode-build-extension.mjs --tests || exit 1
+node scripts/build.mjs --tests || exit 1
 
 step "extension host: mocha suite in VS Code's server build, real gateway"
 timeout 600 node --import tsx test/extension/run-in-server.ts --no-build || status=1

@@ -1,6 +1,6 @@
 // Runs the same extension-host suite in the desktop VS Code that @vscode/test-electron downloads
 // (for machines with internet access; offline, use run-in-server.ts).
-// `node scripts/vscode-build-extension.mjs --tests && node --import tsx test/extension/run-electron.ts`
+// `node scripts/build.mjs --tests && node --import tsx test/extension/run-electron.ts`
 import { runTests } from '@vscode/test-electron';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -14,8 +14,7 @@ const SUITE = join(REPO, 'dist/test/extension/suite.cjs');
 async function main(): Promise<number> {
   if (!process.argv.includes('--no-build')) {
     log('building the gateway, the extension and the suite');
-    await run(process.execPath, ['scripts/build.mjs']);
-    await run(process.execPath, ['scripts/vscode-build-extension.mjs', '--tests']);
+    await run(process.execPath, ['scripts/build.mjs', '--tests']);
   }
   if (!existsSync(SUITE)) throw new Error(`${SUITE} is missing; build with --tests`);
 
