@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { chatConfigSchema } from './chat/config.js';
+import { paymentsConfigSchema } from './payments/config.js';
 
 export const configSchema = z.strictObject({
   port: z.number().int().min(0).max(65535).default(8787),
@@ -23,6 +24,7 @@ export const configSchema = z.strictObject({
     })
     .prefault({}),
   chat: chatConfigSchema.prefault({}),
+  payments: paymentsConfigSchema.prefault({}),
   store: z
     .strictObject({
       checkpoint_every_records: z.number().int().min(1).max(10_000_000).default(20_000),

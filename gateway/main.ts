@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './log.js';
 import { sha256Hex } from './accounts/keys.js';
 import { Store } from './store/store.js';
+import { createPayments } from './payments/index.js';
 import { verifyDataDir } from './store/verify.js';
 
 const USAGE = `Usage: aihub-gateway [serve] [--port N] [--host H] [--data-dir D] [--config FILE]
@@ -92,7 +93,9 @@ async function serve(config: Config): Promise<void> {
   }
 
   const admin_token_hash = await adminTokenHash(store);
-  const app = createApp({ config, store, logger, clock: { now: () => new Date() }, admin_token_hash });
+  const clock = { now: () => new Date() };
+  const payments = createPayments({ config, store, logger, clock, admin_token_hash });
+  const app = createApp({ config, store, logger, clock, admin_token_hash, payments });
   const server: Server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 300_000 }, app);
   server.listen(config.port, config.host);
   try {
@@ -104,6 +107,7 @@ async function serve(config: Config): Promise<void> {
   const address = server.address();
   if (address && typeof address === 'object') config.port = address.port;
   logger.info({ msg: 'listening', host: config.host, port: config.port, url: publicUrl(config), data_dir: config.data_dir, mode: config.mode });
+  payments.start(); // status checks of pending transactions (also those from before a restart), webhooks
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -116,6 +120,7 @@ async function serve(config: Config): Promise<void> {
     const force = setTimeout(() => server.closeAllConnections(), config.limits.shutdown_grace_ms);
     force.unref();
     await closed;
+    await payments.stop(); // provider calls still in flight stay pending, for the status checks after restart
     await store.close();
     logger.info({ msg: 'stopped' });
     process.exit(0);

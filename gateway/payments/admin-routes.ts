@@ -1,0 +1,165 @@
+// Admin routes of the payments room: eKYC review, service activation (only after approval),
+// IP whitelists, the audit log, and a look at any transaction. Each change writes its audit
+// record in the same commit.
+import { createReadStream } from 'node:fs';
+import { join } from 'node:path';
+import { Router } from 'express';
+import { z } from 'zod';
+import { accountView, requireAccount } from '../accounts/accounts.js';
+import { ApiError, badRequest, conflict, notFound, parseWith } from '../http/errors.js';
+import { durableHistory } from '../store/history.js';
+import { table } from '../store/state.js';
+import { filterTransactions, transactionsQuery } from './account-routes.js';
+import type { PaymentsContext } from './context.js';
+import { MAX_WHITELIST_ENTRIES, parseWhitelistEntry } from './ip.js';
+import { submissionView } from './kyc.js';
+import { auditInTx } from './logs.js';
+import { AUDIT } from './tables.js';
+import { txnView } from './transactions.js';
+
+const idParam = z.string().min(1).max(100);
+const page = {
+  page: z.coerce.number().int().min(1).max(1_000_000).default(1),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+};
+const kycListQuery = z.object({ status: z.enum(['submitted', 'approved', 'rejected']).optional(), ...page });
+const approveBody = z.strictObject({ reason: z.string().trim().max(500).optional() });
+const rejectBody = z.strictObject({ reason: z.string().trim().min(1, 'a rejection needs a reason').max(500) });
+const servicesBody = z
+  .strictObject({ recharge: z.boolean().optional(), dmt: z.boolean().optional(), pan: z.boolean().optional(), bills: z.boolean().optional() })
+  .refine((body) => Object.keys(body).length > 0, 'name at least one of recharge, dmt, pan, bills');
+const whitelistBody = z.strictObject({
+  ips: z.array(z.string().max(64)).max(MAX_WHITELIST_ENTRIES, `at most ${MAX_WHITELIST_ENTRIES} entries`),
+});
+const auditQuery = z.object({ account_id: z.string().max(100).optional(), action: z.string().max(200).optional(), ...page });
+
+export function paymentsAdminRouter(ctx: PaymentsContext): Router {
+  const { store, config, engine } = ctx;
+  const router = Router();
+  const view = (id: string) => accountView(store.state, requireAccount(store, id), config.currency);
+
+  router.get('/kyc', async (req, res) => {
+    const query = parseWith(kycListQuery, req.query);
+    await store.transact(() => undefined);
+    const all = Object.values(table(store.state, 'kyc_submissions'))
+      .filter((s) => !query.status || s.status === query.status)
+      .sort((a, b) => a.submitted_at.localeCompare(b.submitted_at));
+    const start = (query.page - 1) * query.limit;
+    res.json({ object: 'list', total: all.length, page: query.page, limit: query.limit, data: all.slice(start, start + query.limit).map(submissionView) });
+  });
+
+  router.get('/kyc/:accountId', async (req, res) => {
+    const id = parseWith(idParam, req.params.accountId);
+    await store.transact(() => undefined);
+    const submission = store.get('kyc_submissions', id);
+    if (!submission) throw notFound(`no eKYC submission for account ${id}`, 'kyc_not_found');
+    res.json(submissionView(submission));
+  });
+
+  router.get('/kyc/:accountId/documents/:docId', async (req, res) => {
+    const id = parseWith(idParam, req.params.accountId);
+    const document = store.get('kyc_submissions', id)?.documents.find((d) => d.id === req.params.docId);
+    if (!document) throw notFound('no such document', 'document_not_found');
+    res.setHeader('content-type', document.content_type);
+    res.setHeader('content-length', String(document.size_bytes));
+    res.setHeader('content-disposition', `attachment; filename="${document.id}.${document.path.split('.').pop()}"`);
+    res.setHeader('x-content-type-options', 'nosniff');
+    createReadStream(join(config.data_dir, document.path)).on('error', () => res.destroy()).pipe(res);
+  });
+
+  const review = (decision: 'approved' | 'rejected') => async (req: import('express').Request, res: import('express').Response) => {
+    const id = parseWith(idParam, req.params.accountId);
+    const body = parseWith(decision === 'approved' ? approveBody : rejectBody, req.body ?? {});
+    const submission = await store.transact((tx) => {
+      const account = requireAccount(tx, id);
+      const current = tx.get('kyc_submissions', id);
+      if (!current) throw notFound(`account ${id} has not submitted eKYC`, 'kyc_not_found');
+      if (current.status !== 'submitted') throw conflict(`the eKYC submission of ${id} is ${current.status} already`, 'kyc_not_under_review');
+      const next = { ...current, status: decision, reason: body.reason ?? null, reviewed_at: tx.now.toISOString() };
+      tx.set('kyc_submissions', id, next);
+      tx.set('accounts', id, { ...account, kyc_status: decision });
+      auditInTx(tx, req, res, { action: decision === 'approved' ? 'kyc.approve' : 'kyc.reject', account_id: id });
+      return next;
+    });
+    res.json(submissionView(submission));
+  };
+  router.post('/kyc/:accountId/approve', review('approved'));
+  router.post('/kyc/:accountId/reject', review('rejected'));
+
+  router.post('/accounts/:id/services', async (req, res) => {
+    const id = parseWith(idParam, req.params.id);
+    const body = parseWith(servicesBody, req.body ?? {});
+    await store.transact((tx) => {
+      const account = requireAccount(tx, id);
+      const activating = Object.entries(body).filter(([, on]) => on).map(([name]) => name);
+      if (activating.length > 0 && account.kyc_status !== 'approved') {
+        throw new ApiError(
+          409,
+          'kyc_not_approved',
+          `payments services (${activating.join(', ')}) can be activated only after eKYC approval; the eKYC status is ${account.kyc_status}`,
+          activating[0]!,
+        );
+      }
+      tx.set('accounts', id, { ...account, services: { ...account.services, ...body } });
+      auditInTx(tx, req, res, { action: 'account.services', account_id: id });
+    });
+    res.json(view(id));
+  });
+
+  router.put('/accounts/:id/ip-whitelist', async (req, res) => {
+    const id = parseWith(idParam, req.params.id);
+    const body = parseWith(whitelistBody, req.body ?? {});
+    const entries: string[] = [];
+    body.ips.forEach((raw, index) => {
+      const parsed = parseWhitelistEntry(raw);
+      if ('error' in parsed) throw badRequest(`ips.${index}: ${parsed.error}`, `ips.${index}`, 'invalid_value');
+      if (!entries.includes(parsed.entry)) entries.push(parsed.entry);
+    });
+    await store.transact((tx) => {
+      const account = requireAccount(tx, id);
+      tx.set('accounts', id, { ...account, ip_whitelist: entries });
+      auditInTx(tx, req, res, { action: 'account.ip_whitelist', account_id: id, details: { ips: entries } });
+    });
+    res.json(view(id));
+  });
+
+  router.get('/audit', async (req, res) => {
+    const query = parseWith(auditQuery, req.query);
+    const records = [];
+    for await (const item of durableHistory(store)) {
+      if (!('record' in item) || item.record.type !== AUDIT) continue;
+      if (query.account_id && item.record.account_id !== query.account_id) continue;
+      if (query.action && item.record.action !== query.action) continue;
+      records.push(item.record);
+    }
+    records.reverse();
+    const start = (query.page - 1) * query.limit;
+    res.json({ object: 'list', total: records.length, page: query.page, limit: query.limit, data: records.slice(start, start + query.limit) });
+  });
+
+  router.get('/transactions', async (req, res) => {
+    const query = parseWith(transactionsQuery.extend({ account_id: z.string().max(100).optional() }), req.query);
+    await store.transact(() => undefined);
+    const list = filterTransactions(Object.values(store.rows('payment_txns')), query, query.account_id ?? null);
+    const start = (query.page - 1) * query.limit;
+    res.json({ object: 'list', total: list.length, page: query.page, limit: query.limit, data: list.slice(start, start + query.limit).map((t) => ({ account_id: t.account_id, ...txnView(t) })) });
+  });
+
+  router.get('/transactions/:txnId', async (req, res) => {
+    await store.transact(() => undefined);
+    const txn = store.get('payment_txns', String(req.params.txnId));
+    if (!txn) throw notFound('no such transaction', 'transaction_not_found');
+    res.json({ account_id: txn.account_id, ...txnView(txn) });
+  });
+
+  /** Re-arms status checks of a transaction whose checks ran out (never a blind refund). */
+  router.post('/transactions/:txnId/recheck', async (req, res) => {
+    const txn = store.get('payment_txns', String(req.params.txnId));
+    if (!txn) throw notFound('no such transaction', 'transaction_not_found');
+    if (txn.status !== 'pending') throw conflict(`transaction ${txn.id} is ${txn.status} already`, 'transaction_final');
+    const next = await engine.rearm(txn.id);
+    res.json({ account_id: next.account_id, ...txnView(next) });
+  });
+
+  return router;
+}

@@ -1,0 +1,101 @@
+// API logs of /api requests and the admin audit log: history records in the journal (one per
+// request), never a key, a password, an Aadhaar number or a body of an /api request.
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from '../log.js';
+import type { Store, Tx } from '../store/store.js';
+import { clientAddress } from './auth.js';
+import { API_LOG, AUDIT } from './tables.js';
+
+function pathOnly(req: Request): string {
+  const path = req.originalUrl.split('?')[0] ?? '';
+  return path.length > 300 ? `${path.slice(0, 300)}…` : path;
+}
+
+/** Writes one api_log record when an /api response has been sent; never delays the response. */
+export function apiLog(store: Store, logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const started = process.hrtime.bigint();
+    res.on('close', () => {
+      const record = {
+        type: API_LOG,
+        ts: new Date().toISOString(),
+        direction: 'inbound',
+        request_id: res.locals.request_id ?? null,
+        account_id: res.locals.account_id ?? null,
+        key_prefix: res.locals.key_prefix ?? null,
+        method: req.method,
+        path: pathOnly(req),
+        status: res.statusCode,
+        latency_ms: Math.round(Number(process.hrtime.bigint() - started) / 1e3) / 1e3,
+        ip: clientAddress(req) ?? null,
+        ...(res.locals.txn_id ? { txn_id: res.locals.txn_id } : {}),
+      };
+      store.transact((tx) => tx.history(record)).catch((error: unknown) => {
+        if ((error as Error).name !== 'StoreClosedError') logger.warn({ msg: 'could not write an API log record', err: error });
+      });
+    });
+    next();
+  };
+}
+
+/** Bodies of admin calls hold no secrets (emails, amounts, references, reasons, addresses); bounded anyway. */
+function details(body: unknown): unknown {
+  if (body === undefined || body === null) return null;
+  const text = JSON.stringify(body);
+  return text.length <= 2_000 ? body : { truncated: true, bytes: text.length };
+}
+
+export interface AuditEntry {
+  action: string;
+  account_id: string | null;
+  details?: unknown;
+}
+
+/** An audit record written in the same commit as the admin action it records. */
+export function auditInTx(tx: Tx, req: Request, res: Response, entry: AuditEntry): void {
+  res.locals.audited = true;
+  tx.history({
+    type: AUDIT,
+    ts: tx.now.toISOString(),
+    actor: 'admin',
+    action: entry.action,
+    account_id: entry.account_id,
+    method: req.method,
+    path: pathOnly(req),
+    status: 200,
+    ip: clientAddress(req) ?? null,
+    request_id: res.locals.request_id ?? null,
+    details: details(entry.details ?? req.body),
+  });
+}
+
+/**
+ * Audits every other admin call that changes something (the accounts room's routes, and
+ * refused calls of any route) once its response is sent.
+ */
+export function auditMiddleware(store: Store, logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return next();
+    res.on('finish', () => {
+      if (res.locals.audited) return;
+      const account_id = /\/accounts\/([^/?]+)/.exec(req.originalUrl)?.[1] ?? null;
+      const record = {
+        type: AUDIT,
+        ts: new Date().toISOString(),
+        actor: 'admin',
+        action: `${req.method} ${pathOnly(req)}`,
+        account_id,
+        method: req.method,
+        path: pathOnly(req),
+        status: res.statusCode,
+        ip: clientAddress(req) ?? null,
+        request_id: res.locals.request_id ?? null,
+        details: details(req.body),
+      };
+      store.transact((tx) => tx.history(record)).catch((error: unknown) => {
+        if ((error as Error).name !== 'StoreClosedError') logger.warn({ msg: 'could not write an audit record', err: error });
+      });
+    });
+    next();
+  };
+}

@@ -1,0 +1,97 @@
+// Onboarding in the seed's order: POST /api/register, then POST/GET /api/kyc.
+import { Router, type Request } from 'express';
+import { z } from 'zod';
+import { createAccount, createApiKey } from '../accounts/accounts.js';
+import { ApiError, conflict, parseWith } from '../http/errors.js';
+import { jsonBody } from '../app.js';
+import { authorize, clientAddress } from './auth.js';
+import type { PaymentsContext } from './context.js';
+import { checkDocuments, kycBody, newSubmission, readMultipart, removeDocuments, storeDocuments, submissionView, type UploadedFile } from './kyc.js';
+import { hashPassword } from './password.js';
+import { WindowLimiter } from './rate-limit.js';
+
+const registerBody = z.strictObject({
+  email: z.email('must be an email address').max(254),
+  password: z.string().min(8, 'must be at least 8 characters').max(256),
+  name: z.string().trim().min(1, 'must not be empty').max(200),
+});
+
+export function onboardingRouter(ctx: PaymentsContext): Router {
+  const { store, config, logger, settings } = ctx;
+  const router = Router();
+  const limiter = new WindowLimiter(settings.register.per_ip_per_hour, 3_600_000);
+
+  router.post('/register', jsonBody(config), async (req, res) => {
+    const wait_s = limiter.hit(clientAddress(req) ?? 'unknown', ctx.clock.now().getTime());
+    if (wait_s > 0) {
+      throw new ApiError(429, 'rate_limit_exceeded', `too many sign-ups from this address; retry in ${wait_s} s`, null, null, { 'retry-after': String(wait_s) });
+    }
+    const body = parseWith(registerBody, req.body ?? {});
+    const password_hash = await hashPassword(body.password);
+    const { account, key } = await store.transact((tx) => {
+      const account = createAccount(tx, { email: body.email, name: body.name, password_hash });
+      return { account, key: createApiKey(tx, account.id, 'default') };
+    });
+    res.locals.account_id = account.id;
+    res.status(201).json({
+      status: true,
+      message: 'registered: submit eKYC next; payments services are activated after its approval',
+      data: { account_id: account.id, api_key: key.key, key_prefix: key.record.prefix, services: account.services, kyc_status: account.kyc_status },
+    });
+  });
+
+  router.post('/kyc', async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger);
+    let fields: unknown;
+    let files: UploadedFile[] = [];
+    if (req.is('multipart/form-data')) {
+      const bound = settings.kyc.max_files * settings.kyc.max_file_bytes + 64 * 1024;
+      if (Number(req.headers['content-length'] ?? 0) > bound) {
+        throw new ApiError(413, 'request_too_large', `the upload is larger than the limit of ${bound} bytes`);
+      }
+      ({ fields, files } = await readMultipart(req, settings.kyc));
+    } else {
+      fields = await parseJson(req, ctx);
+    }
+    const body = parseWith(kycBody, fields ?? {});
+    const checked = checkDocuments(files);
+    const current = store.get('kyc_submissions', account.id);
+    refuseResubmission(current?.status);
+    const documents = storeDocuments(config.data_dir, account.id, checked);
+    let submission;
+    try {
+      submission = await store.transact((tx) => {
+        const previous = tx.get('kyc_submissions', account.id);
+        refuseResubmission(previous?.status);
+        const next = newSubmission(account.id, body, documents, tx.now.toISOString(), previous);
+        tx.set('kyc_submissions', account.id, next);
+        tx.set('accounts', account.id, { ...tx.get('accounts', account.id)!, kyc_status: 'submitted' });
+        return next;
+      });
+    } catch (error) {
+      removeDocuments(config.data_dir, documents);
+      throw error;
+    }
+    res.json({ status: true, message: 'eKYC submitted for review', data: submissionView(submission) });
+  });
+
+  router.get('/kyc', async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger);
+    await store.transact(() => undefined);
+    const submission = store.get('kyc_submissions', account.id);
+    res.json({ status: true, data: submission ? submissionView(submission) : { status: 'none' } });
+  });
+
+  return router;
+}
+
+function refuseResubmission(status: string | undefined): void {
+  if (status === 'submitted') throw conflict('an eKYC submission is under review already', 'kyc_under_review');
+  if (status === 'approved') throw conflict('eKYC is approved already', 'kyc_approved');
+}
+
+function parseJson(req: Request, ctx: PaymentsContext): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    jsonBody(ctx.config)(req, req.res!, (error?: unknown) => (error ? reject(error) : resolve(req.body)));
+  });
+}

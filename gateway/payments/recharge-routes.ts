@@ -1,0 +1,148 @@
+// GET /api/operators and POST /api/recharge.
+import { createHash } from 'node:crypto';
+import { Router, type Request } from 'express';
+import { z } from 'zod';
+import { jsonBody } from '../app.js';
+import { badRequest, parseWith } from '../http/errors.js';
+import { unitsAmountSchema } from '../util/amount-schema.js';
+import { microsToUnits } from '../util/money.js';
+import { authorize } from './auth.js';
+import { OPERATOR_TYPES, type Operator } from './config.js';
+import type { PaymentsContext } from './context.js';
+import type { Answer } from './engine.js';
+import type { PaymentTxn } from './tables.js';
+import { normalizeMobile } from './validators.js';
+
+/** Idempotency keys and client references: printable ASCII without spaces. */
+export const KEY_TEXT = /^[\x21-\x7e]{1,128}$/;
+
+const rechargeBody = z.strictObject({
+  operator_id: z.union([z.int().min(1), z.string().regex(/^\d{1,7}$/, 'must be an operator id').transform(Number)]),
+  number: z.string().trim().min(1, 'must not be empty').max(32),
+  amount: unitsAmountSchema(2, 1_000_000),
+  client_ref: z.string().regex(KEY_TEXT, 'must be 1–128 printable characters without spaces').optional(),
+  allow_duplicate: z.boolean().optional(),
+});
+
+const operatorsQuery = z.object({ type: z.enum(OPERATOR_TYPES).optional() });
+
+export function operatorView(operator: Operator) {
+  return {
+    operator_id: operator.operator_id,
+    name: operator.name,
+    type: operator.type,
+    commission_pct: operator.commission_pct,
+    min_amount: microsToUnits(operator.min_amount_micros),
+    max_amount: microsToUnits(operator.max_amount_micros),
+    number_label: operator.number_label,
+    number_pattern: operator.number_pattern,
+  };
+}
+
+/** Commission in micro-units, rounded down to the paisa (10,000 micro-units). */
+export function commissionMicros(amount_micros: number, commission_bp: number): number {
+  const exact = (BigInt(amount_micros) * BigInt(commission_bp)) / 10_000n;
+  return Number(exact - (exact % 10_000n));
+}
+
+export function idempotencyKey(req: Request, client_ref: string | undefined): string | null {
+  const header = req.headers['idempotency-key'];
+  if (header === undefined) return client_ref ?? null;
+  if (typeof header !== 'string' || !KEY_TEXT.test(header)) {
+    throw badRequest('Idempotency-Key must be 1–128 printable characters without spaces', 'Idempotency-Key', 'invalid_value');
+  }
+  return header;
+}
+
+export function requestHash(route: string, canonical: Record<string, unknown>): string {
+  const sorted = Object.fromEntries(Object.entries(canonical).sort(([a], [b]) => a.localeCompare(b)));
+  return createHash('sha256').update(`${route}\n${JSON.stringify(sorted)}`).digest('hex');
+}
+
+export function renderRecharge(txn: PaymentTxn, balance_micros: number): Answer {
+  const amount = microsToUnits(txn.amount_micros);
+  const message =
+    txn.status === 'success'
+      ? `recharge of ${amount} to ${txn.subject} successful`
+      : txn.status === 'pending'
+        ? `recharge of ${amount} to ${txn.subject} is pending; the final status follows by status check and webhook`
+        : `recharge failed: ${txn.message}`;
+  return {
+    http_status: 200,
+    body: {
+      status: txn.status !== 'failed',
+      message,
+      txn_id: txn.id,
+      data: {
+        txn_id: txn.id,
+        operator: txn.details.operator,
+        operator_id: txn.details.operator_id,
+        number: txn.subject,
+        amount,
+        status: txn.status,
+        commission: txn.status === 'success' ? microsToUnits(txn.commission_micros) : 0,
+        balance: microsToUnits(balance_micros),
+        ...(txn.result.operator_ref !== undefined ? { operator_ref: txn.result.operator_ref } : {}),
+        ...(txn.client_ref ? { client_ref: txn.client_ref } : {}),
+        ...(txn.refund ? { refund: { posting_id: txn.refund.posting_id, amount: microsToUnits(txn.refund.amount_micros) } } : {}),
+      },
+    },
+  };
+}
+
+export function rechargeRouter(ctx: PaymentsContext): Router {
+  const { store, logger, settings, engine } = ctx;
+  const router = Router();
+  const operators = new Map(settings.operators.map((o) => [o.operator_id, o]));
+
+  router.get('/operators', (req, res) => {
+    authorize(store.state, req, res, logger);
+    const query = parseWith(operatorsQuery, req.query);
+    const list = settings.operators.filter((o) => !query.type || o.type === query.type).map(operatorView);
+    res.json({ status: true, data: list });
+  });
+
+  router.post('/recharge', jsonBody(ctx.config), async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'recharge');
+    const body = parseWith(rechargeBody, req.body ?? {});
+    const operator = operators.get(body.operator_id);
+    if (!operator) throw badRequest(`operator_id: no operator ${body.operator_id}; GET /api/operators lists them`, 'operator_id', 'unknown_operator');
+    const number = operator.mobile ? normalizeMobile(body.number) : body.number.replace(/\s/g, '');
+    if (!new RegExp(operator.number_pattern).test(number)) {
+      throw badRequest(`number: not a valid ${operator.number_label} for ${operator.name}`, 'number', 'invalid_number');
+    }
+    if (body.amount < operator.min_amount_micros || body.amount > operator.max_amount_micros) {
+      throw badRequest(
+        `amount: must be between ${microsToUnits(operator.min_amount_micros)} and ${microsToUnits(operator.max_amount_micros)} for ${operator.name}`,
+        'amount',
+        'amount_out_of_range',
+      );
+    }
+    const key = idempotencyKey(req, body.client_ref);
+    const answer = await engine.submit({
+      account,
+      service: 'recharge',
+      idempotency_key: key,
+      client_ref: body.client_ref ?? null,
+      request_hash: requestHash('recharge', {
+        operator_id: operator.operator_id,
+        number,
+        amount_micros: body.amount,
+        client_ref: body.client_ref ?? null,
+        allow_duplicate: body.allow_duplicate ?? false,
+      }),
+      allow_duplicate: body.allow_duplicate ?? false,
+      amount_micros: body.amount,
+      charges_micros: 0,
+      commission_micros: commissionMicros(body.amount, operator.commission_bp),
+      pay_to: 'provider:recharge',
+      subject: number,
+      details: { operator: operator.name, operator_id: operator.operator_id, operator_type: operator.type },
+      provider_params: { operator_id: operator.operator_id, operator_type: operator.type },
+    });
+    res.locals.txn_id = (answer.body as { txn_id?: string }).txn_id;
+    res.status(answer.http_status).json(answer.body);
+  });
+
+  return router;
+}

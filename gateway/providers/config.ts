@@ -1,0 +1,85 @@
+// Configuration of payment providers: the built-in sandbox and the HTTP adapter for a real
+// aggregator. Every field is bounded; secrets come from the environment, never the file.
+import { z } from 'zod';
+
+export const PROVIDER_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/i;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/;
+/** A dotted path into a JSON document, e.g. `data.status` or `result.items.0.ref`. */
+const JSON_PATH = /^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+){0,15}$/;
+/**
+ * Where an outgoing field takes its value from: `txn_id`, `amount` (currency units),
+ * `amount_micros`, `amount_paise`, `subject`, `provider_ref`, `param:<name>`, or `const:<text>`.
+ */
+const FIELD_SOURCE = /^(txn_id|amount|amount_micros|amount_paise|subject|provider_ref|submitted_at|param:[A-Za-z0-9_]{1,64}|const:.{0,256})$/s;
+
+const nameSchema = z.string().regex(PROVIDER_NAME, 'must be a provider name of letters, digits, _ . -');
+const fieldsSchema = z
+  .record(z.string().regex(JSON_PATH, 'must be a dotted field path'), z.string().regex(FIELD_SOURCE, 'must be a field source'))
+  .refine((fields) => Object.keys(fields).length <= 64, 'at most 64 fields');
+
+export const sandboxProviderSchema = z.strictObject({
+  type: z.literal('sandbox'),
+  name: nameSchema,
+  timeout_ms: z.int().min(10).max(120_000).default(2_000),
+  /** Last four digits on which this provider does not answer (CONTRACT's `0004`: the first provider times out). */
+  hang_on: z.array(z.string().regex(/^\d{4}$/)).max(20).default([]),
+  /** How long a sandbox transaction that goes pending (`0002`, `0003`) stays pending before its status settles. */
+  pending_ms: z.int().min(0).max(3_600_000).default(2_000),
+});
+
+const requestSpec = z.strictObject({
+  /** May hold `{txn_id}` and `{provider_ref}`, replaced URL-encoded. */
+  url: z.url({ protocol: /^https?$/ }).max(2_048),
+  method: z.enum(['GET', 'POST']).default('POST'),
+  /** Outgoing field → source; JSON body for POST, query string for GET. */
+  fields: fieldsSchema.default({}),
+});
+
+export const httpProviderSchema = z.strictObject({
+  type: z.literal('http'),
+  name: nameSchema,
+  timeout_ms: z.int().min(100).max(120_000).default(15_000),
+  submit: requestSpec,
+  status: requestSpec.optional(),
+  headers: z.record(z.string().regex(HEADER_NAME, 'must be an HTTP header name'), z.string().max(4_096)).default({}),
+  auth: z
+    .strictObject({
+      header: z.string().regex(HEADER_NAME).default('Authorization'),
+      /** Environment variable holding the credential. */
+      value_env: z.string().regex(ENV_NAME, 'must be an environment variable name'),
+      prefix: z.string().max(64).default(''),
+    })
+    .optional(),
+  /** Our parameter values translated to the provider's codes: `{operator_id: {"1": "AT"}}`. */
+  codes: z.record(z.string().max(64), z.record(z.string().max(64), z.string().max(256))).default({}),
+  response: z.strictObject({
+    status_field: z.string().regex(JSON_PATH),
+    ref_field: z.string().regex(JSON_PATH).optional(),
+    message_field: z.string().regex(JSON_PATH).optional(),
+    /** Extra answer fields kept on the transaction: our name → path in the answer. */
+    data_fields: z.record(z.string().regex(/^[a-z_]{1,32}$/), z.string().regex(JSON_PATH)).default({}),
+  }),
+  /** The provider's status values (compared as strings, case-insensitive). Unknown values count as pending. */
+  status_map: z.strictObject({
+    success: z.array(z.string().max(64)).min(1).max(20),
+    pending: z.array(z.string().max(64)).max(20).default([]),
+    failed: z.array(z.string().max(64)).max(20).default([]),
+    not_found: z.array(z.string().max(64)).max(20).default([]),
+  }),
+  max_response_bytes: z.int().min(256).max(4 * 1024 * 1024).default(64 * 1024),
+});
+
+export const providerSchema = z.discriminatedUnion('type', [sandboxProviderSchema, httpProviderSchema]);
+export type ProviderConfig = z.output<typeof providerSchema>;
+export type SandboxProviderConfig = z.output<typeof sandboxProviderSchema>;
+export type HttpProviderConfig = z.output<typeof httpProviderSchema>;
+
+/** An ordered failover list; names unique within it. */
+export function providerListSchema(defaults: z.input<typeof providerSchema>[]) {
+  return z
+    .array(providerSchema)
+    .max(10)
+    .refine((list) => new Set(list.map((p) => p.name)).size === list.length, 'provider names must be unique within a service')
+    .default(() => defaults.map((p) => providerSchema.parse(p)));
+}

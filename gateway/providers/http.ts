@@ -1,0 +1,184 @@
+// The HTTP adapter for a real aggregator, configured rather than coded: URL, auth header,
+// request field mapping, response field paths and status mapping (providers/config.ts).
+// Transport errors, timeouts, 429 and 5xx are "unavailable" (the chain fails over); an
+// answer whose status maps to `failed` is a decline; a status it does not know is `pending`,
+// so money is never released on a guess.
+import { microsToUnits } from '../util/money.js';
+import type { HttpProviderConfig } from './config.js';
+import {
+  ProviderUnavailableError,
+  type PaymentProvider,
+  type ProviderRequest,
+  type ProviderResult,
+  type StatusQuery,
+  type StatusResult,
+} from './types.js';
+
+type Spec = HttpProviderConfig['submit'];
+
+export class HttpProvider implements PaymentProvider {
+  readonly name: string;
+  readonly timeout_ms: number;
+
+  constructor(
+    private readonly config: HttpProviderConfig,
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {
+    this.name = config.name;
+    this.timeout_ms = config.timeout_ms;
+  }
+
+  async submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {
+    const answer = await this.call(this.config.submit, { ...request, provider_ref: null }, signal);
+    const result = this.interpret(answer);
+    if (result.outcome === 'not_found') return { outcome: 'failed', provider_ref: null, message: result.message, code: 'not_found' };
+    return result;
+  }
+
+  async status(query: StatusQuery, signal: AbortSignal): Promise<StatusResult> {
+    if (!this.config.status) throw new ProviderUnavailableError('misconfigured', `provider ${this.name} has no status endpoint configured`);
+    return this.interpret(await this.call(this.config.status, query, signal));
+  }
+
+  private async call(spec: Spec, query: StatusQuery, signal: AbortSignal): Promise<{ http_status: number; body: unknown }> {
+    const values: Record<string, string | number> = {};
+    for (const [field, source] of Object.entries(spec.fields)) values[field] = this.source(source, query);
+    let url = spec.url.replace(/\{(txn_id|provider_ref)\}/g, (_, name: 'txn_id' | 'provider_ref') => encodeURIComponent(query[name] ?? ''));
+    const headers: Record<string, string> = { accept: 'application/json', ...this.config.headers };
+    if (this.config.auth) {
+      const credential = this.env[this.config.auth.value_env];
+      if (!credential) throw new ProviderUnavailableError('misconfigured', `provider ${this.name}: environment variable ${this.config.auth.value_env} is not set`);
+      headers[this.config.auth.header] = `${this.config.auth.prefix}${credential}`;
+    }
+    let body: string | undefined;
+    if (spec.method === 'GET') {
+      const target = new URL(url);
+      for (const [field, value] of Object.entries(values)) target.searchParams.set(field, String(value));
+      url = target.toString();
+    } else {
+      const document: Record<string, unknown> = Object.create(null);
+      for (const [field, value] of Object.entries(values)) setPath(document, field, value);
+      body = JSON.stringify(document);
+      headers['content-type'] = 'application/json';
+    }
+    let response: Response;
+    try {
+      response = await fetch(url, { method: spec.method, headers, body, signal, redirect: 'error' });
+    } catch (error) {
+      if (signal.aborted) throw new ProviderUnavailableError('timeout', `provider ${this.name} did not answer in ${this.timeout_ms} ms`);
+      throw new ProviderUnavailableError('transport', `provider ${this.name}: ${(error as Error).message}`);
+    }
+    const text = await readBounded(response, this.config.max_response_bytes, signal, this.name);
+    if (response.status >= 500) throw new ProviderUnavailableError('http_5xx', `provider ${this.name} answered HTTP ${response.status}`);
+    if (response.status === 429) throw new ProviderUnavailableError('rate_limited', `provider ${this.name} answered HTTP 429`);
+    if (response.status === 408) throw new ProviderUnavailableError('timeout', `provider ${this.name} answered HTTP 408`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new ProviderUnavailableError('bad_response', `provider ${this.name} answered HTTP ${response.status} with a body that is not JSON`);
+    }
+    return { http_status: response.status, body: parsed };
+  }
+
+  private source(source: string, query: StatusQuery): string | number {
+    if (source.startsWith('const:')) return source.slice(6);
+    if (source.startsWith('param:')) {
+      const name = source.slice(6);
+      const value = query.params[name];
+      if (value === undefined) throw new ProviderUnavailableError('misconfigured', `provider ${this.name}: the request has no parameter ${name}`);
+      return this.config.codes[name]?.[String(value)] ?? value;
+    }
+    switch (source) {
+      case 'txn_id':
+        return query.txn_id;
+      case 'amount':
+        return microsToUnits(query.amount_micros);
+      case 'amount_micros':
+        return query.amount_micros;
+      case 'amount_paise':
+        return Math.round(query.amount_micros / 10_000);
+      case 'subject':
+        return query.subject;
+      case 'provider_ref':
+        return query.provider_ref ?? '';
+      case 'submitted_at':
+        return query.submitted_at;
+      default:
+        throw new ProviderUnavailableError('misconfigured', `provider ${this.name}: unknown field source ${source}`);
+    }
+  }
+
+  private interpret({ http_status, body }: { http_status: number; body: unknown }): StatusResult {
+    const { response, status_map } = this.config;
+    const raw_status = getPath(body, response.status_field);
+    const message_value = response.message_field ? getPath(body, response.message_field) : undefined;
+    const message = typeof message_value === 'string' ? message_value.slice(0, 500) : '';
+    const ref_value = response.ref_field ? getPath(body, response.ref_field) : undefined;
+    const provider_ref = typeof ref_value === 'string' || typeof ref_value === 'number' ? String(ref_value).slice(0, 128) : null;
+    const status = raw_status === undefined || raw_status === null ? null : String(raw_status).toLowerCase();
+    const is = (list: string[]) => status !== null && list.some((value) => value.toLowerCase() === status);
+    if (status === null) {
+      throw new ProviderUnavailableError('bad_response', `provider ${this.name} answered HTTP ${http_status} without ${response.status_field}`);
+    }
+    if (http_status >= 400 && !is(status_map.failed) && !is(status_map.not_found)) {
+      // A 4xx that is not a stated decline is our request or credentials being refused: not the customer's fault.
+      throw new ProviderUnavailableError('bad_response', `provider ${this.name} refused the request with HTTP ${http_status} (status ${status})`);
+    }
+    if (is(status_map.success)) {
+      const data: Record<string, string | number> = {};
+      for (const [name, path] of Object.entries(response.data_fields)) {
+        const value = getPath(body, path);
+        if (typeof value === 'string' || typeof value === 'number') data[name] = typeof value === 'string' ? value.slice(0, 256) : value;
+      }
+      return { outcome: 'success', provider_ref, message: message || 'success', data };
+    }
+    if (is(status_map.failed)) return { outcome: 'failed', provider_ref, message: message || `declined by ${this.name}`, code: 'declined' };
+    if (is(status_map.not_found)) return { outcome: 'not_found', message: message || `${this.name} has no such transaction` };
+    return { outcome: 'pending', provider_ref, message: message || `pending at ${this.name} (status ${status})` };
+  }
+}
+
+async function readBounded(response: Response, max_bytes: number, signal: AbortSignal, name: string): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > max_bytes) {
+        await reader.cancel();
+        throw new ProviderUnavailableError('bad_response', `provider ${name} answered with more than ${max_bytes} bytes`);
+      }
+      chunks.push(value);
+    }
+  } catch (error) {
+    if (error instanceof ProviderUnavailableError) throw error;
+    if (signal.aborted) throw new ProviderUnavailableError('timeout', `provider ${name} did not finish its answer in time`);
+    throw new ProviderUnavailableError('transport', `provider ${name}: ${(error as Error).message}`);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export function getPath(document: unknown, path: string): unknown {
+  let current = document;
+  for (const part of path.split('.')) {
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, part)) return undefined;
+    current = (current as Record<string, unknown>)[part];
+  }
+  return current;
+}
+
+function setPath(document: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let current = document;
+  for (const part of parts.slice(0, -1)) {
+    const next = current[part];
+    if (next === null || typeof next !== 'object') current[part] = Object.create(null);
+    current = current[part] as Record<string, unknown>;
+  }
+  current[parts[parts.length - 1]!] = value;
+}
