@@ -61,6 +61,9 @@ export class PaymentEngine {
   private readonly checking = new Set<string>();
   private readonly work = new Set<Promise<unknown>>();
   private readonly shutdown = new AbortController();
+  /** Pending from before this start: checked soon after a restart, whatever their schedule said. */
+  private readonly from_before_start = new Set<string>();
+  private readonly restart_check_ms: number;
 
   constructor(
     private readonly deps: {
@@ -75,10 +78,14 @@ export class PaymentEngine {
   ) {
     const now_ms = deps.clock.now().getTime();
     for (const txn of Object.values(deps.store.rows('payment_txns'))) {
-      if (txn.status === 'pending') this.pending.add(txn.id);
+      if (txn.status === 'pending') {
+        this.pending.add(txn.id);
+        this.from_before_start.add(txn.id);
+      }
       const at_ms = Date.parse(txn.created_at);
       if (now_ms - at_ms < deps.config.duplicate_window_ms) this.noteRecent(txn, at_ms);
     }
+    this.restart_check_ms = now_ms + deps.config.reconcile.first_check_ms;
   }
 
   get pending_count(): number {
@@ -363,7 +370,10 @@ export class PaymentEngine {
         continue;
       }
       if (txn.checks.stalled) continue;
-      if (txn.checks.next_at !== null && Date.parse(txn.checks.next_at) > now_ms) continue;
+      let due_ms = txn.checks.next_at === null ? 0 : Date.parse(txn.checks.next_at);
+      if (this.from_before_start.has(txn_id)) due_ms = Math.min(due_ms, this.restart_check_ms);
+      if (due_ms > now_ms) continue;
+      this.from_before_start.delete(txn_id);
       this.checking.add(txn_id);
       const work = this.check(txn).catch((error: unknown) => {
         this.deps.logger.error({ msg: 'status check failed', txn_id, err: error });

@@ -45,7 +45,10 @@ export async function startUpstream(script: Script = (_r, res) => json(res, 200,
           return false;
         };
         const timer = setTimeout(() => reject(new Error(`only ${seen.length} of ${count} requests arrived`)), timeout_ms);
-        if (!check()) waiters.push(() => void check());
+        const wait = () => {
+          if (!check()) waiters.push(wait);
+        };
+        wait();
       });
     },
   };
