@@ -108,6 +108,7 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .tier-max { fill: var(--tier-max); background: var(--tier-max); }
 .tier-other { fill: var(--tier-other); background: var(--tier-other); }
 details summary { cursor: pointer; color: var(--accent); margin-top: .75rem; }
+.mt { margin-top: 1rem; }
 .presets { display: flex; gap: .5rem; flex-wrap: wrap; margin-bottom: 1rem; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0; }
 dl.facts dt { color: var(--muted); }

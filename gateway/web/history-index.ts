@@ -11,7 +11,7 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { listSegments } from '../store/journal.js';
 import { JOURNAL_DIR, type Store } from '../store/store.js';
-import type { HistoryRecord, JournalRecord, Posting } from '../store/state.js';
+import { table, type HistoryRecord, type JournalRecord, type Posting } from '../store/state.js';
 import { walletAccount } from '../ledger/ledger.js';
 
 export interface WalletRow {
@@ -48,6 +48,19 @@ function auditDetail(record: HistoryRecord): string {
   return parts.join(' · ');
 }
 
+export interface ApiLogEntry {
+  ts: string;
+  method: string;
+  path: string;
+  status: number;
+  latency_ms: number;
+  key_prefix: string | null;
+  ip: string | null;
+  txn_id: string | null;
+}
+
+const API_LOGS_KEPT_PER_ACCOUNT = 1_000;
+
 const READ_CHUNK_BYTES = 1024 * 1024;
 
 export class HistoryIndex {
@@ -60,6 +73,8 @@ export class HistoryIndex {
   /** account → UTC day → tier → micros */
   private readonly daily = new Map<string, Map<string, Map<string, number>>>();
   private readonly audit: AuditEntry[] = [];
+  /** account → its latest API log records (payments API calls), newest last, bounded. */
+  private readonly api_logs = new Map<string, ApiLogEntry[]>();
   /** Open holds → their wallet row, to name the row after what the hold paid for. */
   private readonly open_holds = new Map<string, WalletRow>();
 
@@ -173,7 +188,7 @@ export class HistoryIndex {
   }
 
   private applyRecord(seq: number, record: HistoryRecord): void {
-    const key_id = typeof record.key_id === 'string' ? record.key_id : null;
+    const key_id = typeof record.key_id === 'string' ? record.key_id : this.keyOfApiLog(record);
     const cost_micros = typeof record.cost_micros === 'number' && Number.isSafeInteger(record.cost_micros) ? record.cost_micros : 0;
     if (key_id) {
       const stats = this.keys.get(key_id) ?? { requests: 0, cost_micros: 0, last_used: null };
@@ -191,6 +206,21 @@ export class HistoryIndex {
       if (!tiers) days.set(day, (tiers = new Map()));
       tiers.set(tier, (tiers.get(tier) ?? 0) + cost_micros);
     }
+    if (record.type === 'api_log' && typeof record.account_id === 'string') {
+      let list = this.api_logs.get(record.account_id);
+      if (!list) this.api_logs.set(record.account_id, (list = []));
+      list.push({
+        ts: record.ts,
+        method: String(record.method ?? ''),
+        path: String(record.path ?? ''),
+        status: typeof record.status === 'number' ? record.status : 0,
+        latency_ms: typeof record.latency_ms === 'number' ? record.latency_ms : 0,
+        key_prefix: typeof record.key_prefix === 'string' ? record.key_prefix : null,
+        ip: typeof record.ip === 'string' ? record.ip : null,
+        txn_id: typeof record.txn_id === 'string' ? record.txn_id : null,
+      });
+      if (list.length > API_LOGS_KEPT_PER_ACCOUNT * 1.25) list.splice(0, list.length - API_LOGS_KEPT_PER_ACCOUNT);
+    }
     if (record.type === 'audit') {
       this.audit.push({
         seq,
@@ -201,6 +231,21 @@ export class HistoryIndex {
         detail: auditDetail(record),
       });
     }
+  }
+
+  /**
+   * The payments room's API log names the key by its display prefix and account; that is
+   * the key when exactly one key of the account has that prefix (practically always).
+   */
+  private keyOfApiLog(record: HistoryRecord): string | null {
+    if (record.type !== 'api_log' || typeof record.account_id !== 'string' || typeof record.key_prefix !== 'string') return null;
+    let found: string | null = null;
+    for (const key of Object.values(table(this.store.state, 'keys'))) {
+      if (key.account_id !== record.account_id || key.prefix !== record.key_prefix) continue;
+      if (found) return null;
+      found = key.id;
+    }
+    return found;
   }
 
   /** Oldest first, each with the wallet balance before and after it. */
@@ -222,6 +267,11 @@ export class HistoryIndex {
       out.push({ day, tiers: by_day?.get(day) ?? new Map() });
     }
     return out;
+  }
+
+  /** The account's latest payments API calls, oldest first (at most about a thousand). */
+  apiLogs(account_id: string): readonly ApiLogEntry[] {
+    return this.api_logs.get(account_id) ?? [];
   }
 
   auditEntries(): readonly AuditEntry[] {

@@ -7,6 +7,8 @@ import { WebContext } from './context.js';
 import { adminRoutes } from './pages/admin.js';
 import { authRoutes } from './pages/auth.js';
 import { keyRoutes } from './pages/keys.js';
+import { paymentsAdminRoutes } from './pages/payments-admin.js';
+import { reportRoutes } from './pages/reports.js';
 import { walletRoutes } from './pages/wallet.js';
 
 export interface Dashboard {
@@ -35,9 +37,11 @@ export function createDashboard(deps: AppDeps): Dashboard {
   authRoutes(context, pages);
   keyRoutes(context, pages);
   walletRoutes(context, pages);
+  if (deps.payments) reportRoutes(context, pages);
   pages.use(context.errorPage('user'));
 
   const admin = Router();
+  if (deps.payments) paymentsAdminRoutes(context, admin);
   adminRoutes(context, admin);
   admin.use(context.errorPage('admin'));
 

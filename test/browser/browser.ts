@@ -60,6 +60,7 @@ export async function reviewShot(page: Page, name: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
   for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme });
+    await page.waitForTimeout(400); // let the buttons' colour transitions finish
     await page.screenshot({ path: join(dir, `${safeName(name)}-${scheme}.png`), fullPage: true });
   }
   await page.emulateMedia({ colorScheme: 'light' });

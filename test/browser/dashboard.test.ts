@@ -3,8 +3,6 @@
 // a restart; the admin console.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import { once } from 'node:events';
 import type { Browser, Page } from 'playwright-core';
 import { admin, request, runVerify, startGateway, type Gateway } from '../gateway/helpers.ts';
 import { launch, parseMoney, reviewShot, withPage } from './browser.ts';
@@ -118,7 +116,7 @@ test('sign up → create a key → /v1/balance → top up → page and API agree
       await page.goto(`${gateway.url}/api-keys`);
       const used = (await page.locator('tr', { hasText: 'laptop' }).locator('td').allTextContents()).map((cell) => cell.trim());
       assert.match(used[2]!, /UTC$/, 'last used is set');
-      assert.equal(used[3], '1', 'one request');
+      assert.equal(used[3], '2', 'one chat request and one payments API call (/api/wallet/balance)');
       assert.equal(parseMoney(used[4]!), cost, 'the key spent what the request cost');
 
       // Revoke from the page: the key gets 401 at once.
@@ -144,6 +142,83 @@ test('sign up → create a key → /v1/balance → top up → page and API agree
       await page.waitForURL(/\/api-keys$/);
     });
     assert.equal((await runVerify(gateway.data_dir)).code, 0);
+  } finally {
+    await gateway.stop();
+  }
+});
+
+test('admin console: token login, accounts, credit (idempotent by reference), disable, key revoke, audit log; the JSON admin API is unchanged', async () => {
+  const gateway = await startGateway();
+  try {
+    let key = '';
+    await withPage(browser, 'admin-user', async (page) => {
+      await signUp(page, gateway, 'ravi@example.com', 'Ravi Kumar');
+      key = await createKey(page, 'server');
+    });
+    await withPage(browser, 'admin-console', async (page, context) => {
+      await page.goto(`${gateway.url}/admin`);
+      await page.waitForURL(/\/admin\/login$/);
+      await page.getByLabel('Admin token').fill('not-the-token');
+      await page.getByRole('button', { name: 'Log in' }).click();
+      await page.getByRole('alert').filter({ hasText: 'not the admin token' }).waitFor();
+      await reviewShot(page, 'admin-login');
+      await page.getByLabel('Admin token').fill(gateway.admin_token);
+      await page.getByRole('button', { name: 'Log in' }).click();
+      await page.waitForURL(/\/admin\/console$/);
+      const admin_cookie = (await context.cookies(`${gateway.url}/admin/console`)).find((cookie) => cookie.name === 'aihub_admin');
+      assert.equal(admin_cookie?.path, '/admin');
+      assert.equal(admin_cookie?.httpOnly, true);
+      await reviewShot(page, 'admin-accounts');
+
+      await page.getByRole('link', { name: 'ravi@example.com' }).click();
+      await page.waitForURL(/\/admin\/console\/accounts\/acc_/);
+      await page.getByLabel('Amount (INR)').fill('1000');
+      await page.getByLabel('Reference', { exact: false }).fill('NEFT-42');
+      await page.getByRole('button', { name: 'Credit', exact: true }).click();
+      await page.getByRole('status').filter({ hasText: 'Credited ₹1,000.00' }).waitFor();
+      assert.equal(parseMoney((await page.locator('#account-balance').textContent()) ?? ''), 1000);
+      await page.getByLabel('Amount (INR)').fill('1000');
+      await page.getByLabel('Reference', { exact: false }).fill('NEFT-42');
+      await page.getByRole('button', { name: 'Credit', exact: true }).click();
+      await page.getByRole('status').filter({ hasText: 'credited already' }).waitFor();
+      await page.getByLabel('Amount (INR)').fill('5');
+      await page.getByLabel('Reference', { exact: false }).fill('NEFT-42');
+      await page.getByRole('button', { name: 'Credit', exact: true }).click();
+      await page.getByText('used already for another credit').waitFor();
+      assert.equal((await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } })).body.balance, 1000);
+      await reviewShot(page, 'admin-account');
+
+      page.on('dialog', (dialog) => void dialog.accept());
+      await page.getByRole('button', { name: 'Disable account' }).click();
+      await page.getByRole('status').filter({ hasText: 'Account disabled' }).waitFor();
+      assert.equal((await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } })).status, 403);
+      await page.getByRole('button', { name: 'Enable account' }).click();
+      await page.getByRole('status').filter({ hasText: 'Account enabled' }).waitFor();
+      assert.equal((await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } })).status, 200);
+
+      await page.getByRole('button', { name: 'Revoke key server' }).click();
+      await page.getByRole('status').filter({ hasText: 'revoked' }).waitFor();
+      assert.equal((await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } })).status, 401);
+
+      await page.getByRole('link', { name: 'Audit log' }).click();
+      await page.waitForURL(/\/admin\/console\/audit$/);
+      const actions = (await page.locator('tbody tr td:nth-child(3)').allTextContents()).map((text) => text.trim());
+      for (const action of ['signup', 'key.create', 'admin.login', 'wallet.credit', 'account.disable', 'account.enable', 'key.revoke']) {
+        assert.ok(actions.includes(action), `${action} in ${actions.join(', ')}`);
+      }
+      assert.equal(actions.filter((action) => action === 'wallet.credit').length, 1, 'the duplicate credit is not a second credit');
+      await reviewShot(page, 'admin-audit');
+
+      // The console's cookie is not an admin credential for the JSON API.
+      const json_with_cookie = await page.request.get(`${gateway.url}/admin/accounts`);
+      assert.equal(json_with_cookie.status(), 401);
+      await page.getByRole('button', { name: 'Log out' }).click();
+      await page.waitForURL(/\/admin\/login$/);
+    });
+    const listed = await admin(gateway).get('/admin/accounts');
+    assert.equal(listed.status, 200);
+    assert.equal(listed.body.data[0].email, 'ravi@example.com');
+    assert.equal(listed.body.data[0].balance, 1000);
   } finally {
     await gateway.stop();
   }
