@@ -157,3 +157,39 @@ test('a session survives a gateway restart; logout ends it on the server, not on
     await gateway.stop();
   }
 });
+
+test('keyboard only: skip link first, then the fields in reading order; Enter logs in', async () => {
+  const gateway = await startGateway();
+  try {
+    await withPage(browser, 'keyboard', async (page) => {
+      await signUp(page, gateway, 'keys@example.com');
+      await page.getByRole('button', { name: 'Log out' }).click();
+      await page.waitForURL(/\/login$/);
+      const focused = () => page.evaluate(() => {
+        const element = document.activeElement as HTMLElement | null;
+        return element ? `${element.tagName.toLowerCase()}#${element.id}:${(element.textContent ?? '').trim().slice(0, 20)}` : '';
+      });
+      await page.keyboard.press('Tab');
+      assert.equal(await focused(), 'a#:Skip to content');
+      await page.keyboard.press('Enter');
+      assert.match(await focused(), /^main#main:/, 'the skip link moves focus to the content');
+      await page.keyboard.press('Tab');
+      assert.equal(await focused(), 'input#email:');
+      await page.keyboard.type('keys@example.com');
+      await page.keyboard.press('Tab');
+      assert.equal(await focused(), 'input#password:');
+      await page.keyboard.type(PASSWORD);
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/\/api-keys$/);
+      // On the keys page the name field and its button follow each other.
+      await page.getByLabel('Key name').focus();
+      await page.keyboard.type('kbd');
+      await page.keyboard.press('Tab');
+      assert.equal(await focused(), 'button#:Create key');
+      await page.keyboard.press('Enter');
+      await page.locator('#new-key').waitFor();
+    });
+  } finally {
+    await gateway.stop();
+  }
+});
