@@ -7,7 +7,7 @@ import { jsonBody } from '../app.js';
 import { authorize, clientAddress } from './auth.js';
 import type { PaymentsContext } from './context.js';
 import { checkDocuments, kycBody, newSubmission, readMultipart, removeDocuments, storeDocuments, submissionView, type UploadedFile } from './kyc.js';
-import { hashPassword } from './password.js';
+import { hashPassword } from '../accounts/password.js';
 import { WindowLimiter } from './rate-limit.js';
 
 const registerBody = z.strictObject({

@@ -7,7 +7,7 @@ import { audit } from '../audit.js';
 import { fieldError, formErrors, invalidAttrs, safeNext, type FormErrors, type WebContext } from '../context.js';
 import { html } from '../html.js';
 import { csrfField, type Notice } from '../layout.js';
-import { hashPassword, verifyPassword } from '../password.js';
+import { hashPassword, verifyPassword } from '../../accounts/password.js';
 import { sessionBinding } from '../sessions.js';
 
 export const PASSWORD_MIN = 10;

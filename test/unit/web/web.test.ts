@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { html, raw } from '../../../gateway/web/html.ts';
 import { formatMoney, formatSignedMoney, formatTimestamp, formatUnits } from '../../../gateway/web/format.ts';
 import { FailureLimiter } from '../../../gateway/web/rate-limit.ts';
-import { hashPassword, verifyPassword } from '../../../gateway/web/password.ts';
+import { hashPassword, verifyPassword } from '../../../gateway/accounts/password.ts';
 import { niceCeiling, spendChart, tiersPresent } from '../../../gateway/web/chart.ts';
 import { safeNext } from '../../../gateway/web/context.ts';
 import { signupForm } from '../../../gateway/web/pages/auth.ts';

@@ -1,7 +1,7 @@
 // Password hashing with scrypt (node:crypto, memory-hard). The stored string names its
 // parameters, so they can be raised later and old hashes still verify:
 //   scrypt$<N>$<r>$<p>$<salt base64url>$<hash base64url>
-// (the same format as the payments room's /api/register, so either side verifies the other's).
+// One module for every password in AIHub: dashboard sign-up and login, and POST /api/register.
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
 
 const N = 32_768; // with r = 8: 32 MiB and ~50-100 ms per hash on one core
