@@ -3,45 +3,22 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { jsonBody } from '../app.js';
 import { badRequest, notFound, parseWith } from '../http/errors.js';
-import { balanceMicros, heldMicros, walletAccount } from '../ledger/ledger.js';
-import { durableHistory } from '../store/history.js';
+import { balanceMicros, heldMicros } from '../ledger/ledger.js';
 import { microsToUnits } from '../util/money.js';
 import { authorize } from './auth.js';
 import type { PaymentsContext } from './context.js';
-import type { PaymentTxn } from './tables.js';
+import { reportWallet } from './reports.js';
 import { txnView } from './transactions.js';
+import { dateBound, filterTransactions, transactionsQuery } from './txn-filter.js';
 import { isPrivateAddress, newWebhookSecret } from './webhooks.js';
 
-const SERVICES = ['recharge', 'dmt', 'pan', 'bills'] as const;
-
-/** `2025-01-31` (the whole day, UTC) or a full ISO timestamp. */
-const dateBound = (end: boolean) =>
-  z
-    .string()
-    .max(40)
-    .transform((text, ctx) => {
-      const day = /^\d{4}-\d{2}-\d{2}$/.test(text);
-      const ms = Date.parse(day ? `${text}T00:00:00.000Z` : text);
-      if (Number.isNaN(ms)) {
-        ctx.addIssue({ code: 'custom', message: 'must be a date (YYYY-MM-DD) or an ISO timestamp' });
-        return z.NEVER;
-      }
-      return day && end ? ms + 86_400_000 - 1 : ms;
-    });
+// The dashboard and the admin routes select transactions through these.
+export { SERVICES, dateBound, filterTransactions, transactionsQuery, type TransactionFilter } from './txn-filter.js';
 
 const page = {
   page: z.coerce.number().int().min(1).max(1_000_000).default(1),
   limit: z.coerce.number().int().min(1).max(500).default(50),
 };
-
-export const transactionsQuery = z.object({
-  service: z.enum(SERVICES).optional(),
-  status: z.enum(['pending', 'success', 'failed']).optional(),
-  number: z.string().max(32).optional(),
-  from: dateBound(false).optional(),
-  to: dateBound(true).optional(),
-  ...page,
-});
 
 const historyQuery = z.object({
   from: dateBound(false).optional(),
@@ -52,21 +29,6 @@ const historyQuery = z.object({
 });
 
 const webhookBody = z.strictObject({ url: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2_048) });
-
-export function filterTransactions(rows: Iterable<PaymentTxn>, query: z.output<typeof transactionsQuery>, account_id: string | null): PaymentTxn[] {
-  const list: PaymentTxn[] = [];
-  for (const txn of rows) {
-    if (account_id !== null && txn.account_id !== account_id) continue;
-    if (query.service && txn.service !== query.service) continue;
-    if (query.status && txn.status !== query.status) continue;
-    if (query.number && txn.subject !== query.number) continue;
-    const at = Date.parse(txn.created_at);
-    if (query.from !== undefined && at < query.from) continue;
-    if (query.to !== undefined && at > query.to) continue;
-    list.push(txn);
-  }
-  return list.sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id));
-}
 
 export function accountRouter(ctx: PaymentsContext): Router {
   const { store, logger, config, webhooks } = ctx;
@@ -132,58 +94,22 @@ export function accountRouter(ctx: PaymentsContext): Router {
     const { account } = authorize(store.state, req, res, logger);
     const query = parseWith(historyQuery, req.query);
     if (query.from !== undefined && query.to !== undefined && query.from > query.to) throw badRequest('from: must not be after to', 'from');
-    const wallet = walletAccount(account.id);
-    let running = 0;
-    let opening: number | null = null;
-    const entries = [];
-    for await (const item of durableHistory(store)) {
-      if (!('posting' in item)) continue;
-      const amount_micros = item.posting.entries.find(([ledger_account]) => ledger_account === wallet)?.[1];
-      if (amount_micros === undefined) continue;
-      const at = Date.parse(item.posting.ts);
-      if (query.to !== undefined && at > query.to) break;
-      const before = running;
-      running += amount_micros;
-      if (query.from !== undefined && at < query.from) continue;
-      opening ??= before;
-      if (query.txn_id && item.posting.ref !== query.txn_id) continue;
-      entries.push({
-        posting_id: item.posting.id,
-        at: item.posting.ts,
-        memo: item.posting.memo,
-        kind: kindOf(item.posting.hold?.action, amount_micros, item.posting.memo),
-        amount: microsToUnits(amount_micros),
-        opening_balance: microsToUnits(before),
-        closing_balance: microsToUnits(running),
-        ref: item.posting.ref ?? null,
-      });
-    }
-    const opening_micros = opening ?? running;
-    if (query.order === 'desc') entries.reverse();
-    const start = (query.page - 1) * query.limit;
+    const result = await reportWallet(store, { from: query.from, to: query.to, txn_id: query.txn_id }, query, { account_id: account.id });
     res.json({
       status: true,
       data: {
         currency: config.currency,
-        opening_balance: microsToUnits(opening_micros),
-        closing_balance: microsToUnits(running),
+        opening_balance: microsToUnits(result.opening_micros ?? 0),
+        closing_balance: microsToUnits(result.closing_micros ?? 0),
         balance: microsToUnits(balanceMicros(store.state, account.id)),
         held: microsToUnits(heldMicros(store.state, account.id)),
-        total: entries.length,
+        total: result.total,
         page: query.page,
         limit: query.limit,
-        entries: entries.slice(start, start + query.limit),
+        entries: result.rows,
       },
     });
   });
 
   return router;
-}
-
-function kindOf(hold_action: string | undefined, amount_micros: number, memo: string): string {
-  if (hold_action === 'open') return 'hold';
-  if (hold_action === 'void') return 'refund';
-  if (hold_action === 'capture') return 'release';
-  if (memo.includes('commission')) return 'commission';
-  return amount_micros > 0 ? 'credit' : 'debit';
 }

@@ -1,7 +1,7 @@
 // The payments room's part of the gateway config. Every field has a default, so `{}` is the
 // embedded default: the operator catalogue below and two sandbox providers per service.
 import { z } from 'zod';
-import { providerListSchema } from '../providers/config.js';
+import { providerListSchema, smsSenderSchema } from '../providers/config.js';
 import { AmountError, unitsToMicros } from '../util/money.js';
 
 export const OPERATOR_TYPES = ['prepaid', 'postpaid', 'dth', 'electricity'] as const;
@@ -114,6 +114,95 @@ export const DEFAULT_SANDBOX_CHAIN = [
 
 const ms = (min: number, max: number, fallback: number) => z.int().min(min).max(max).default(fallback);
 
+/** A percentage with at most 2 decimals, kept as basis points (1.25 % → 125). */
+const percentSchema = (max: number) =>
+  z
+    .number()
+    .min(0)
+    .max(max)
+    .transform((pct, ctx) => {
+      try {
+        return unitsToMicros(pct, 2) / 10_000;
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as AmountError).message });
+        return z.NEVER;
+      }
+    });
+
+/**
+ * One slab of a charges table: for amounts up to `up_to` (inclusive; slabs in increasing
+ * order), `flat` plus `pct` of the amount (rounded to the paisa, half up), kept within
+ * `min`..`max` when they are given.
+ */
+export const chargeSlabSchema = z.strictObject({
+  up_to: unitsSchema(2, 10_000_000),
+  flat: unitsSchema(2, 100_000).default(0),
+  pct: percentSchema(20).default(0),
+  min: unitsSchema(2, 100_000).optional(),
+  max: unitsSchema(2, 100_000).optional(),
+});
+export type ChargeSlab = z.output<typeof chargeSlabSchema>;
+
+const slabsSchema = (defaults: z.input<typeof chargeSlabSchema>[]) =>
+  z
+    .array(chargeSlabSchema)
+    .min(1)
+    .max(50)
+    .refine((slabs) => slabs.every((slab, i) => i === 0 || slab.up_to > slabs[i - 1]!.up_to), 'slabs must be in increasing order of up_to')
+    .refine((slabs) => slabs.every((slab) => slab.min === undefined || slab.max === undefined || slab.min <= slab.max), 'a slab min must not exceed its max')
+    .default(() => defaults.map((slab) => chargeSlabSchema.parse(slab)));
+
+/** Typical DMT pricing: ₹10 up to ₹1,000, then 1 % (at least ₹10). */
+const DEFAULT_DMT_SLABS = [
+  { up_to: 1_000, flat: 10 },
+  { up_to: 200_000, pct: 1, min: 10 },
+];
+
+export const BILL_CATEGORIES = ['electricity', 'water', 'gas', 'broadband'] as const;
+export type BillCategory = (typeof BILL_CATEGORIES)[number];
+
+export const billerSchema = z
+  .strictObject({
+    biller_id: z.string().regex(/^[A-Z0-9_-]{2,32}$/, 'must be 2–32 upper-case letters, digits, _ or -'),
+    name: z.string().min(1).max(100),
+    category: z.enum(BILL_CATEGORIES),
+    consumer_pattern: patternSchema.default('^\\d{6,16}$'),
+    consumer_label: z.string().min(1).max(60).default('consumer number'),
+    min_amount: unitsSchema(2, 1_000_000).default(1_000_000),
+    max_amount: unitsSchema(2, 1_000_000).default(200_000_000_000),
+    /** A convenience fee charged on each payment, posted separately to revenue:bills. */
+    fee: unitsSchema(2, 10_000).default(0),
+    /** Paid to the customer's wallet on success, as a percentage of the amount. */
+    commission_pct: percentSchema(20).default(0),
+    /** With a fetched bill, the amount must equal the bill's (false: any amount within the bounds). */
+    exact_amount: z.boolean().default(true),
+  })
+  .refine((biller) => biller.min_amount > 0 && biller.min_amount <= biller.max_amount, { message: 'min_amount must be above zero and at most max_amount', path: ['min_amount'] });
+export type Biller = z.output<typeof billerSchema>;
+
+const biller = (biller_id: string, name: string, category: BillCategory, consumer_pattern: string, consumer_label: string, commission_pct: number) => ({
+  biller_id,
+  name,
+  category,
+  consumer_pattern,
+  consumer_label,
+  commission_pct,
+});
+
+/** The built-in biller catalogue. Ids are stable: clients store them. */
+export const DEFAULT_BILLERS = [
+  biller('BESCOM', 'BESCOM (Bengaluru)', 'electricity', '^\\d{10}$', 'account id (10 digits)', 0.5),
+  biller('MSEDCL', 'MSEDCL (Maharashtra)', 'electricity', '^\\d{12}$', 'consumer number (12 digits)', 0.5),
+  biller('TPDDL', 'Tata Power Delhi (TPDDL)', 'electricity', '^\\d{11}$', 'CA number (11 digits)', 0.5),
+  biller('BSESR', 'BSES Rajdhani', 'electricity', '^\\d{9}$', 'CA number (9 digits)', 0.5),
+  biller('DJB', 'Delhi Jal Board', 'water', '^\\d{10}$', 'K number (10 digits)', 0.3),
+  biller('BWSSB', 'BWSSB (Bengaluru)', 'water', '^\\d{8,10}$', 'RR number (8 to 10 digits)', 0.3),
+  biller('IGL', 'Indraprastha Gas', 'gas', '^\\d{10}$', 'BP number (10 digits)', 0.4),
+  biller('MGL', 'Mahanagar Gas', 'gas', '^\\d{12}$', 'CA number (12 digits)', 0.4),
+  biller('ACTFIBER', 'ACT Fibernet', 'broadband', '^\\d{6,12}$', 'account number (6 to 12 digits)', 0.75),
+  biller('AIRTELBB', 'Airtel Broadband', 'broadband', '^\\d{10,11}$', 'landline number with STD code', 0.75),
+];
+
 export const paymentsConfigSchema = z.strictObject({
   /** Same account, number and amount within this window without an idempotency key → 409 (0 turns it off). */
   duplicate_window_ms: ms(0, 86_400_000, 120_000),
@@ -126,6 +215,76 @@ export const paymentsConfigSchema = z.strictObject({
   providers: z
     .strictObject({
       recharge: providerListSchema(DEFAULT_SANDBOX_CHAIN),
+      dmt: providerListSchema(DEFAULT_SANDBOX_CHAIN),
+      pan: providerListSchema(DEFAULT_SANDBOX_CHAIN),
+      bills: providerListSchema(DEFAULT_SANDBOX_CHAIN),
+    })
+    .prefault({}),
+  dmt: z
+    .strictObject({
+      /** Per remitter and calendar month (RBI's limit for walk-in remitters is ₹25,000). */
+      monthly_limit: unitsSchema(2, 10_000_000).default(25_000_000_000),
+      /** Per transfer (RBI: ₹5,000 for cash-based remittances). */
+      per_txn_limit: unitsSchema(2, 10_000_000).default(5_000_000_000),
+      min_amount: unitsSchema(2, 10_000_000).default(1_000_000),
+      /** The calendar month is counted in this offset from UTC (India: +330 minutes). */
+      utc_offset_minutes: z.int().min(-720).max(840).default(330),
+      charges: z
+        .strictObject({ IMPS: slabsSchema(DEFAULT_DMT_SLABS), NEFT: slabsSchema(DEFAULT_DMT_SLABS) })
+        .prefault({}),
+      /** The fee of a beneficiary's penny-drop verification. */
+      verification_fee: unitsSchema(2, 10_000).default(3_000_000),
+      max_beneficiaries_per_remitter: z.int().min(1).max(1_000).default(50),
+      max_remitters_per_account: z.int().min(1).max(1_000_000).default(100_000),
+      otp: z
+        .strictObject({
+          digits: z.int().min(4).max(8).default(6),
+          ttl_ms: ms(1_000, 3_600_000, 5 * 60_000),
+          max_attempts: z.int().min(1).max(10).default(3),
+          resend_interval_ms: ms(0, 3_600_000, 30_000),
+          max_sends_per_hour: z.int().min(1).max(100).default(5),
+          /** The SMS gateway used in live mode (in sandbox mode the OTP comes back as `sandbox_otp`). */
+          sms: smsSenderSchema.optional(),
+          message: z
+            .string()
+            .min(1)
+            .max(300)
+            .refine((text) => text.includes('{otp}'), 'must contain {otp}')
+            .default('{otp} is your OTP to register for money transfers. It is valid for {minutes} minutes. Do not share it with anyone.'),
+        })
+        .prefault({}),
+    })
+    .superRefine((dmt, ctx) => {
+      if (dmt.min_amount > dmt.per_txn_limit) ctx.addIssue({ code: 'custom', path: ['min_amount'], message: 'must not exceed per_txn_limit' });
+      for (const type of ['IMPS', 'NEFT'] as const) {
+        if (dmt.charges[type].at(-1)!.up_to < dmt.per_txn_limit) {
+          ctx.addIssue({ code: 'custom', path: ['charges', type], message: 'the last slab must reach per_txn_limit' });
+        }
+      }
+    })
+    .prefault({}),
+  pan: z
+    .strictObject({
+      /** Charged per found PAN; a PAN that is not found costs nothing. */
+      fee: unitsSchema(2, 10_000).default(2_000_000),
+    })
+    .prefault({}),
+  bills: z
+    .strictObject({
+      billers: z
+        .array(billerSchema)
+        .min(1)
+        .max(2_000)
+        .refine((list) => new Set(list.map((b) => b.biller_id)).size === list.length, 'biller ids must be unique')
+        .default(() => DEFAULT_BILLERS.map((b) => billerSchema.parse(b))),
+      /** A fetched bill can be paid by its bill_id for this long. */
+      fetch_ttl_ms: ms(60_000, 30 * 86_400_000, 86_400_000),
+    })
+    .prefault({}),
+  reports: z
+    .strictObject({
+      /** Rows in one CSV download (JSON pages are at most 500 rows). */
+      csv_max_rows: z.int().min(100).max(1_000_000).default(10_000),
     })
     .prefault({}),
   /** Background work (status checks, webhook deliveries) wakes this often. */

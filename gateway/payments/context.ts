@@ -3,9 +3,17 @@ import type { AppDeps } from '../app.js';
 import type { PaymentEngine } from './engine.js';
 import type { PaymentsConfig } from './config.js';
 import type { WebhookSender } from './webhooks.js';
+import type { PaymentProvider, PaymentService } from '../providers/types.js';
+import type { SmsSender } from '../providers/sms.js';
 
 export interface PaymentsContext extends Omit<AppDeps, 'payments'> {
   settings: PaymentsConfig;
   engine: PaymentEngine;
   webhooks: WebhookSender;
+  /** Each service's ordered provider list (lookups such as bill fetch use it directly). */
+  providers: Record<PaymentService, PaymentProvider[]>;
+  /** Sends remitter OTPs in live mode; null when none is configured. */
+  sms: SmsSender | null;
+  /** Registers work to cancel when the room stops (lookups in flight). */
+  onStop(fn: () => void): void;
 }

@@ -1,5 +1,5 @@
-// The one payment mechanism every service uses (recharge now; money transfer, PAN and bills
-// next): idempotency → duplicate window → hold (durable before any provider call) → the
+// The one payment mechanism every service uses (recharge, money transfer and penny drops,
+// PAN lookups, bill payments): idempotency → duplicate window → hold (durable before any provider call) → the
 // provider chain → settle (capture + charges + commission), refund (void the hold), or keep
 // pending for the reconciler. Answers are sent only after their commit is durable.
 import type { Logger } from '../log.js';
@@ -32,6 +32,12 @@ export interface PaymentIntent {
   subject: string;
   details: Record<string, string | number>;
   provider_params: Record<string, string | number>;
+  /**
+   * Runs inside the commit that opens the hold, before it: a service's own limit (DMT's
+   * monthly limit) is checked and reserved atomically with the hold. Throwing refuses the
+   * request and undoes everything. Released by the service's final hook when the transaction fails.
+   */
+  reserve?: (tx: Tx, txn_id: string) => void;
 }
 
 /** An HTTP answer, stored as the idempotent reply. */
@@ -118,6 +124,7 @@ export class PaymentEngine {
       }
       if (!idempotency_id && !intent.allow_duplicate) this.refuseDuplicate(intent, tx.now.getTime());
       const txn_id = newId('txn');
+      intent.reserve?.(tx, txn_id);
       let hold;
       try {
         hold = openHold(tx, {
@@ -262,7 +269,10 @@ export class PaymentEngine {
   private applyResult(tx: Tx, txn: PaymentTxn, result: ProviderResult, provider: string): PaymentTxn {
     const base: PaymentTxn = { ...txn, provider, provider_ref: result.provider_ref ?? txn.provider_ref };
     if (result.outcome === 'success') return this.succeed(tx, base, result.message, result.data ?? {});
-    if (result.outcome === 'failed') return this.fail(tx, base, `declined: ${result.message}; the amount was refunded`, `declined by ${provider}`);
+    if (result.outcome === 'failed') {
+      const declined = result.code ? { ...base, result: { ...base.result, decline_code: result.code } } : base;
+      return this.fail(tx, declined, `declined: ${result.message}; the amount was refunded`, `declined by ${provider}`);
+    }
     const at = tx.now.toISOString();
     const next: PaymentTxn = {
       ...transition(base, 'pending', at, `accepted by ${provider}; awaiting the final status`),
@@ -435,7 +445,8 @@ export class PaymentEngine {
       };
       if (answer && (answer.outcome === 'success' || answer.outcome === 'failed')) {
         const base = resolveInFlight(answer.outcome, `by status check: ${answer.message}`);
-        const with_ref = { ...base, provider_ref: answer.provider_ref ?? base.provider_ref };
+        const code = answer.outcome === 'failed' ? answer.code : undefined;
+        const with_ref = { ...base, provider_ref: answer.provider_ref ?? base.provider_ref, result: code ? { ...base.result, decline_code: code } : base.result };
         if (answer.outcome === 'success') this.succeed(tx, with_ref, `${answer.message} (status check ${checked.checks.count})`, answer.data ?? {});
         else this.fail(tx, with_ref, `failed at ${asked}: ${answer.message}; the amount was refunded`, `failed at ${asked} (status check ${checked.checks.count})`);
         return;

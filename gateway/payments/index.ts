@@ -2,10 +2,16 @@
 // background work (status checks of pending transactions, webhook deliveries), which
 // main.ts starts after listening and stops before the store closes.
 import { Router, type RequestHandler } from 'express';
-import type { AppDeps } from '../app.js';
+import { publicUrl, type AppDeps } from '../app.js';
 import { buildProviders } from '../providers/index.js';
+import { buildSmsSender, type SmsSender } from '../providers/sms.js';
 import type { PaymentProvider, PaymentService } from '../providers/types.js';
+import type { Tx } from '../store/store.js';
 import { accountRouter } from './account-routes.js';
+import { billsOnFinal, billsRouter, renderBillFactory } from './bills-routes.js';
+import { dmtOnFinal, dmtRouter, renderDmt } from './dmt-routes.js';
+import { panRouter, renderPan } from './pan-routes.js';
+import { reportsRouter } from './reports-routes.js';
 import { paymentsAdminRouter } from './admin-routes.js';
 import type { PaymentsConfig } from './config.js';
 import type { PaymentsContext } from './context.js';
@@ -30,7 +36,7 @@ export interface Payments {
 
 export function createPayments(
   deps: Omit<AppDeps, 'payments'>,
-  options: { providers?: Partial<Record<PaymentService, PaymentProvider[]>> } = {},
+  options: { providers?: Partial<Record<PaymentService, PaymentProvider[]>>; sms?: SmsSender | null } = {},
 ): Payments {
   const { store, logger, clock, config } = deps;
   const payments = config.payments;
@@ -38,10 +44,15 @@ export function createPayments(
     buildProviders(list, { mode: config.mode, now: () => clock.now(), warn: (message) => logger.warn({ msg: message }) });
   const providers: Record<PaymentService, PaymentProvider[]> = {
     recharge: options.providers?.recharge ?? build(payments.providers.recharge),
-    dmt: options.providers?.dmt ?? [],
-    pan: options.providers?.pan ?? [],
-    bills: options.providers?.bills ?? [],
+    dmt: options.providers?.dmt ?? build(payments.providers.dmt),
+    pan: options.providers?.pan ?? build(payments.providers.pan),
+    bills: options.providers?.bills ?? build(payments.providers.bills),
   };
+  const sms = options.sms !== undefined ? options.sms : buildSmsSender(payments.dmt.otp.sms);
+  if (config.mode === 'live' && !sms) logger.warn({ msg: 'no SMS sender is configured (payments.dmt.otp.sms): remitters cannot be registered in live mode' });
+  /** Each service's own bookkeeping in the commit that makes one of its transactions final. */
+  const onFinal: Partial<Record<PaymentService, (tx: Tx, txn: import('./tables.js').PaymentTxn) => void>> = { dmt: dmtOnFinal, bills: billsOnFinal };
+  const stopping: Array<() => void> = [];
   const webhooks = new WebhookSender({ store, logger, clock, config: payments, mode: config.mode });
   const engine = new PaymentEngine({
     store,
@@ -49,21 +60,27 @@ export function createPayments(
     clock,
     config: payments,
     providers,
-    renderers: { recharge: renderRecharge },
+    renderers: { recharge: renderRecharge, dmt: renderDmt, pan: renderPan, bills: renderBillFactory(() => publicUrl(config)) },
     hooks: {
       onFinal: (tx, txn) => {
+        onFinal[txn.service]?.(tx, txn);
         const delivery = enqueueWebhook(tx, txn);
         if (delivery) webhooks.notify(delivery.id);
       },
     },
   });
-  const ctx: PaymentsContext = { ...deps, settings: payments, engine, webhooks };
+  const ctx: PaymentsContext = { ...deps, settings: payments, engine, webhooks, providers, sms, onStop: (fn) => stopping.push(fn) };
 
   const api = Router();
   api.use(apiLog(store, logger));
   api.use(onboardingRouter(ctx));
   api.use(rechargeRouter(ctx));
+  api.use(dmtRouter(ctx));
+  api.use(panRouter(ctx));
+  api.use(billsRouter(ctx));
   api.use(accountRouter(ctx));
+  const reports = reportsRouter(ctx);
+  api.use(reports.api);
 
   let timer: NodeJS.Timeout | null = null;
   let stopped = false;
@@ -79,7 +96,7 @@ export function createPayments(
 
   return {
     api,
-    admin: paymentsAdminRouter(ctx),
+    admin: Router().use(paymentsAdminRouter(ctx), reports.admin),
     audit: auditMiddleware(store, logger),
     engine,
     start() {
@@ -90,6 +107,7 @@ export function createPayments(
     },
     async stop() {
       stopped = true;
+      for (const fn of stopping) fn();
       if (timer) clearInterval(timer);
       timer = null;
       await Promise.all([engine.stop(), webhooks.stop()]);

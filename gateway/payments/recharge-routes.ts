@@ -1,9 +1,9 @@
 // GET /api/operators and POST /api/recharge.
-import { createHash } from 'node:crypto';
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import { jsonBody } from '../app.js';
 import { badRequest, parseWith } from '../http/errors.js';
+import { KEY_TEXT, commissionMicros, idempotencyKey, requestHash } from './intent.js';
 import { unitsAmountSchema } from '../util/amount-schema.js';
 import { microsToUnits } from '../util/money.js';
 import { authorize } from './auth.js';
@@ -12,9 +12,6 @@ import type { PaymentsContext } from './context.js';
 import type { Answer } from './engine.js';
 import type { PaymentTxn } from './tables.js';
 import { normalizeMobile } from './validators.js';
-
-/** Idempotency keys and client references: printable ASCII without spaces. */
-export const KEY_TEXT = /^[\x21-\x7e]{1,128}$/;
 
 const rechargeBody = z.strictObject({
   operator_id: z.union([z.int().min(1), z.string().regex(/^\d{1,7}$/, 'must be an operator id').transform(Number)]),
@@ -37,26 +34,6 @@ export function operatorView(operator: Operator) {
     number_label: operator.number_label,
     number_pattern: operator.number_pattern,
   };
-}
-
-/** Commission in micro-units, rounded down to the paisa (10,000 micro-units). */
-export function commissionMicros(amount_micros: number, commission_bp: number): number {
-  const exact = (BigInt(amount_micros) * BigInt(commission_bp)) / 10_000n;
-  return Number(exact - (exact % 10_000n));
-}
-
-export function idempotencyKey(req: Request, client_ref: string | undefined): string | null {
-  const header = req.headers['idempotency-key'];
-  if (header === undefined) return client_ref ?? null;
-  if (typeof header !== 'string' || !KEY_TEXT.test(header)) {
-    throw badRequest('Idempotency-Key must be 1–128 printable characters without spaces', 'Idempotency-Key', 'invalid_value');
-  }
-  return header;
-}
-
-export function requestHash(route: string, canonical: Record<string, unknown>): string {
-  const sorted = Object.fromEntries(Object.entries(canonical).sort(([a], [b]) => a.localeCompare(b)));
-  return createHash('sha256').update(`${route}\n${JSON.stringify(sorted)}`).digest('hex');
 }
 
 export function renderRecharge(txn: PaymentTxn, balance_micros: number): Answer {

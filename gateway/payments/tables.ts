@@ -84,11 +84,69 @@ export interface WebhookDelivery {
   created_at: string;
 }
 
+/** A money-transfer remitter, registered by an account (an agent) and verified by OTP. */
+export interface Remitter {
+  account_id: string;
+  mobile: string;
+  name: string;
+  verified: boolean;
+  created_at: string;
+  verified_at: string | null;
+  /** The OTP waiting for verification: only its hash is kept. */
+  otp: { hash: string; salt: string; expires_at: string; attempts: number } | null;
+  /** Sends in the current hour window, to bound SMS traffic. */
+  sends: { window_start: string; count: number; last_at: string };
+  /** This remitter's beneficiaries (bounded by dmt.max_beneficiaries_per_remitter). */
+  beneficiary_ids: string[];
+}
+
+export interface Beneficiary {
+  id: string;
+  account_id: string;
+  mobile: string;
+  name: string;
+  account_number: string;
+  ifsc: string;
+  bank: string;
+  verified: boolean;
+  /** The name the bank holds for the account, from a penny drop. */
+  registered_name: string | null;
+  verification_txn_id: string | null;
+  created_at: string;
+}
+
+/** A bill fetched from a biller, payable by its id until `expires_at`. */
+export interface FetchedBill {
+  id: string;
+  account_id: string;
+  biller_id: string;
+  consumer_number: string;
+  customer_name: string;
+  amount_micros: number;
+  due_date: string | null;
+  bill_date: string | null;
+  bill_number: string | null;
+  bill_period: string | null;
+  provider: string;
+  fetched_at: string;
+  expires_at: string;
+  /** The successful or pending payment of this bill, so it is not paid twice. */
+  paid_txn_id: string | null;
+}
+
 declare module '../store/state.js' {
   interface Tables {
     payment_txns: Record<string, PaymentTxn>;
     kyc_submissions: Record<string, KycSubmission>;
     webhook_deliveries: Record<string, WebhookDelivery>;
+    /** `<account_id>:<mobile>` → remitter */
+    dmt_remitters: Record<string, Remitter>;
+    dmt_beneficiaries: Record<string, Beneficiary>;
+    /** `<mobile>:<YYYY-MM>` → micro-units transferred (pending or successful) in that calendar month */
+    dmt_usage: Record<string, number>;
+    /** account id → number of remitters it registered (bounded by dmt.max_remitters_per_account) */
+    dmt_remitter_counts: Record<string, number>;
+    bill_fetches: Record<string, FetchedBill>;
   }
 }
 

@@ -3,7 +3,15 @@
 // transaction shows what happened. After a timeout the provider is asked once for the
 // transaction's status before the next one is tried: a slow provider may have accepted it,
 // and sending the same money to a second provider would pay twice.
-import { ProviderUnavailableError, type PaymentProvider, type ProviderRequest, type ProviderResult, type UnavailableKind } from './types.js';
+import {
+  ProviderUnavailableError,
+  type LookupRequest,
+  type LookupResult,
+  type PaymentProvider,
+  type ProviderRequest,
+  type ProviderResult,
+  type UnavailableKind,
+} from './types.js';
 
 export interface Attempt {
   provider: string;
@@ -58,6 +66,44 @@ export async function runChain(providers: readonly PaymentProvider[], request: P
     }
   }
   return { result: null, provider: null };
+}
+
+export type LookupChainResult = { result: LookupResult; provider: string; attempts: Attempt[] } | { result: null; provider: null; attempts: Attempt[] };
+
+/**
+ * The same failover for lookups, which move no money: providers in order, on to the next
+ * after "unavailable" (and after a timeout: asking twice costs nothing), never after an answer.
+ */
+export async function runLookupChain(
+  providers: readonly PaymentProvider[],
+  request: LookupRequest,
+  hooks: { now(): Date; signal?: AbortSignal },
+): Promise<LookupChainResult> {
+  const attempts: Attempt[] = [];
+  for (const provider of providers) {
+    if (!provider.lookup) continue;
+    if (hooks.signal?.aborted) throw new ChainAbortedError();
+    const started = hooks.now();
+    const attempt: Attempt = { provider: provider.name, started_at: started.toISOString(), finished_at: null, outcome: 'in_flight', message: '' };
+    attempts.push(attempt);
+    const finish = (fields: Partial<Attempt>) => {
+      const finished = hooks.now();
+      Object.assign(attempt, fields, { finished_at: finished.toISOString(), latency_ms: finished.getTime() - started.getTime() });
+    };
+    try {
+      const result = await callWithTimeout(provider.timeout_ms, hooks.signal, (signal) => provider.lookup!(request, signal));
+      if (result) {
+        finish({ outcome: 'success', message: result.message });
+        return { result, provider: provider.name, attempts };
+      }
+      finish({ outcome: 'unavailable', error_kind: 'timeout', message: `no answer in ${provider.timeout_ms} ms` });
+    } catch (error) {
+      if (hooks.signal?.aborted) throw new ChainAbortedError();
+      const kind: UnavailableKind = error instanceof ProviderUnavailableError ? error.kind : 'transport';
+      finish({ outcome: 'unavailable', error_kind: kind, message: (error as Error).message.slice(0, 500) });
+    }
+  }
+  return { result: null, provider: null, attempts };
 }
 
 /** After a timeout: did the provider take the transaction after all? null when it has no record (or cannot say). */

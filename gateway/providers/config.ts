@@ -26,6 +26,11 @@ export const sandboxProviderSchema = z.strictObject({
   hang_on: z.array(z.string().regex(/^\d{4}$/)).max(20).default([]),
   /** How long a sandbox transaction that goes pending (`0002`, `0003`) stays pending before its status settles. */
   pending_ms: z.int().min(0).max(3_600_000).default(2_000),
+  /** Requests whose parameter has one of these values are accepted pending and settle after `pending_ms` (NEFT batches). */
+  pending_params: z
+    .record(z.string().regex(/^[a-z_]{1,32}$/), z.array(z.string().max(64)).max(20))
+    .refine((record) => Object.keys(record).length <= 10, 'at most 10 parameters')
+    .default({ txn_type: ['NEFT'] }),
 });
 
 const requestSpec = z.strictObject({
@@ -67,8 +72,45 @@ export const httpProviderSchema = z.strictObject({
     failed: z.array(z.string().max(64)).max(20).default([]),
     not_found: z.array(z.string().max(64)).max(20).default([]),
   }),
+  /** Lookups that move no money (bill fetch): the request, and how to read a found record. */
+  lookup: requestSpec
+    .extend({
+      status_field: z.string().regex(JSON_PATH),
+      found: z.array(z.string().max(64)).min(1).max(20),
+      not_found: z.array(z.string().max(64)).max(20).default([]),
+      message_field: z.string().regex(JSON_PATH).optional(),
+      /** Our name → path in the answer (bills: customer_name, amount in units, due_date, bill_number...). */
+      data_fields: z.record(z.string().regex(/^[a-z_]{1,32}$/), z.string().regex(JSON_PATH)).default({}),
+    })
+    .optional(),
   max_response_bytes: z.int().min(256).max(4 * 1024 * 1024).default(64 * 1024),
 });
+
+/**
+ * An SMS gateway for remitter OTPs in live mode: a POST (JSON) or GET (query) with the
+ * number and the text mapped to the gateway's field names; any 2xx is sent.
+ */
+export const smsSenderSchema = z.strictObject({
+  type: z.literal('http'),
+  name: nameSchema.default('sms'),
+  url: z.url({ protocol: /^https?$/ }).max(2_048),
+  method: z.enum(['GET', 'POST']).default('POST'),
+  timeout_ms: z.int().min(100).max(60_000).default(10_000),
+  /** Outgoing field → `mobile` (10 digits), `mobile_e164` (+91…), `message`, or `const:<text>`. */
+  fields: z
+    .record(z.string().regex(JSON_PATH, 'must be a dotted field path'), z.string().regex(/^(mobile|mobile_e164|message|const:.{0,256})$/s, 'must be mobile, mobile_e164, message or const:<text>'))
+    .refine((fields) => Object.keys(fields).length <= 32, 'at most 32 fields')
+    .refine((fields) => Object.values(fields).includes('message'), 'one field must carry the message'),
+  headers: z.record(z.string().regex(HEADER_NAME, 'must be an HTTP header name'), z.string().max(4_096)).default({}),
+  auth: z
+    .strictObject({
+      header: z.string().regex(HEADER_NAME).default('Authorization'),
+      value_env: z.string().regex(ENV_NAME, 'must be an environment variable name'),
+      prefix: z.string().max(64).default(''),
+    })
+    .optional(),
+});
+export type SmsSenderConfig = z.output<typeof smsSenderSchema>;
 
 export const providerSchema = z.discriminatedUnion('type', [sandboxProviderSchema, httpProviderSchema]);
 export type ProviderConfig = z.output<typeof providerSchema>;

@@ -7,6 +7,8 @@ import { microsToUnits } from '../util/money.js';
 import type { HttpProviderConfig } from './config.js';
 import {
   ProviderUnavailableError,
+  type LookupRequest,
+  type LookupResult,
   type PaymentProvider,
   type ProviderRequest,
   type ProviderResult,
@@ -14,11 +16,13 @@ import {
   type StatusResult,
 } from './types.js';
 
-type Spec = HttpProviderConfig['submit'];
+type Spec = Pick<HttpProviderConfig['submit'], 'url' | 'method' | 'fields'>;
 
 export class HttpProvider implements PaymentProvider {
   readonly name: string;
   readonly timeout_ms: number;
+  /** Present only when the provider has a lookup endpoint, so the lookup chain skips it otherwise. */
+  readonly lookup?: (request: LookupRequest, signal: AbortSignal) => Promise<LookupResult>;
 
   constructor(
     private readonly config: HttpProviderConfig,
@@ -26,6 +30,28 @@ export class HttpProvider implements PaymentProvider {
   ) {
     this.name = config.name;
     this.timeout_ms = config.timeout_ms;
+    const spec = config.lookup;
+    if (spec) this.lookup = (request, signal) => this.runLookup(spec, request, signal);
+  }
+
+  private async runLookup(spec: NonNullable<HttpProviderConfig['lookup']>, request: LookupRequest, signal: AbortSignal): Promise<LookupResult> {
+    const query: StatusQuery = { txn_id: '', service: request.service, amount_micros: 0, subject: request.subject, params: request.params, submitted_at: new Date().toISOString(), provider_ref: null };
+    const { http_status, body } = await this.call(spec, query, signal);
+    const raw = getPath(body, spec.status_field);
+    const status = raw === undefined || raw === null ? null : String(raw).toLowerCase();
+    const is = (list: string[]) => status !== null && list.some((value) => value.toLowerCase() === status);
+    const message_value = spec.message_field ? getPath(body, spec.message_field) : undefined;
+    const message = typeof message_value === 'string' ? message_value.slice(0, 500) : '';
+    if (is(spec.not_found)) return { outcome: 'not_found', message: message || `${this.name} found nothing for ${request.subject}` };
+    if (http_status >= 400 || !is(spec.found)) {
+      throw new ProviderUnavailableError('bad_response', `provider ${this.name} answered the lookup with HTTP ${http_status} and status ${status ?? '(none)'}`);
+    }
+    const data: Record<string, string | number> = {};
+    for (const [name, path] of Object.entries(spec.data_fields)) {
+      const value = getPath(body, path);
+      if (typeof value === 'string' || typeof value === 'number') data[name] = typeof value === 'string' ? value.slice(0, 256) : value;
+    }
+    return { outcome: 'found', data, message: message || 'found' };
   }
 
   async submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {

@@ -1,10 +1,15 @@
 // The built-in sandbox provider (any service): it answers by the last four digits of the
-// subject, as CONTRACT.md's sandbox table says, and is stateless, so a status check after a
-// restart gives the same answer as before it.
+// subject (mobile, consumer or account number; a PAN's four digits), as CONTRACT.md's sandbox
+// table says, and is stateless, so a status check after a restart gives the same answer as
+// before it. What a success carries depends on the service: an operator reference for a
+// recharge, a 12-digit UTR for a transfer (and the registered name for a penny drop), the
+// holder's name for a PAN, a biller reference for a bill; lookups fetch bills.
 import { createHash } from 'node:crypto';
 import type { SandboxProviderConfig } from './config.js';
 import {
   ProviderUnavailableError,
+  type LookupRequest,
+  type LookupResult,
   type PaymentProvider,
   type ProviderRequest,
   type ProviderResult,
@@ -13,12 +18,19 @@ import {
 } from './types.js';
 
 export const SANDBOX_OUTCOMES = {
+  /** PAN lookups and bill fetches: no such record. */
+  not_found: '0000',
   declined: '0001',
   pending_then_success: '0002',
   pending_then_failed: '0003',
   first_provider_times_out: '0004',
   every_provider_fails: '0005',
 } as const;
+
+/** The last four digits of a subject (a PAN's digits are its 6th to 9th characters). */
+export function sandboxSuffix(subject: string): string {
+  return subject.replace(/\D/g, '').slice(-4);
+}
 
 export class SandboxProvider implements PaymentProvider {
   readonly name: string;
@@ -33,7 +45,7 @@ export class SandboxProvider implements PaymentProvider {
   }
 
   async submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {
-    const suffix = request.subject.slice(-4);
+    const suffix = sandboxSuffix(request.subject);
     if (this.config.hang_on.includes(suffix)) return hang(signal);
     switch (suffix) {
       case SANDBOX_OUTCOMES.declined:
@@ -44,29 +56,46 @@ export class SandboxProvider implements PaymentProvider {
       case SANDBOX_OUTCOMES.every_provider_fails:
         throw new ProviderUnavailableError('http_5xx', `sandbox provider ${this.name} answered 503 (sandbox 0005)`);
       default:
+        if (request.service === 'pan' && suffix === SANDBOX_OUTCOMES.not_found) return notFoundPan(this.ref(request));
+        if (this.deferred(request)) return { outcome: 'pending', provider_ref: this.ref(request), message: 'accepted for the next settlement batch (sandbox)' };
         return this.success(request);
     }
   }
 
   async status(query: StatusQuery, signal: AbortSignal): Promise<StatusResult> {
     if (signal.aborted) throw new ProviderUnavailableError('timeout', 'aborted');
-    const suffix = query.subject.slice(-4);
+    const suffix = sandboxSuffix(query.subject);
     if (this.config.hang_on.includes(suffix)) return { outcome: 'not_found', message: `sandbox provider ${this.name} has no record of ${query.txn_id}` };
     const settled = this.now().getTime() - Date.parse(query.submitted_at) >= this.config.pending_ms;
+    const still = { outcome: 'pending' as const, provider_ref: this.ref(query), message: 'still awaiting the operator (sandbox)' };
     switch (suffix) {
       case SANDBOX_OUTCOMES.declined:
         return { outcome: 'failed', provider_ref: this.ref(query), message: 'declined by the operator (sandbox 0001)', code: 'declined' };
       case SANDBOX_OUTCOMES.pending_then_success:
-        return settled ? this.success(query) : { outcome: 'pending', provider_ref: this.ref(query), message: 'still awaiting the operator (sandbox)' };
+        return settled ? this.success(query) : still;
       case SANDBOX_OUTCOMES.pending_then_failed:
-        return settled
-          ? { outcome: 'failed', provider_ref: this.ref(query), message: 'failed at the operator (sandbox 0003)', code: 'operator_failed' }
-          : { outcome: 'pending', provider_ref: this.ref(query), message: 'still awaiting the operator (sandbox)' };
+        return settled ? { outcome: 'failed', provider_ref: this.ref(query), message: 'failed at the operator (sandbox 0003)', code: 'operator_failed' } : still;
       case SANDBOX_OUTCOMES.every_provider_fails:
         throw new ProviderUnavailableError('http_5xx', `sandbox provider ${this.name} answered 503 (sandbox 0005)`);
       default:
+        if (query.service === 'pan' && suffix === SANDBOX_OUTCOMES.not_found) return notFoundPan(this.ref(query));
+        if (this.deferred(query) && !settled) return still;
         return this.success(query);
     }
+  }
+
+  async lookup(request: LookupRequest, signal: AbortSignal): Promise<LookupResult> {
+    const suffix = sandboxSuffix(request.subject);
+    if (this.config.hang_on.includes(suffix)) return hang(signal);
+    if (suffix === SANDBOX_OUTCOMES.every_provider_fails) throw new ProviderUnavailableError('http_5xx', `sandbox provider ${this.name} answered 503 (sandbox 0005)`);
+    if (suffix === SANDBOX_OUTCOMES.not_found) return { outcome: 'not_found', message: `no bill is due for ${request.subject} (sandbox 0000)` };
+    if (request.kind !== 'bill') throw new ProviderUnavailableError('misconfigured', `sandbox provider ${this.name} cannot look up ${request.kind}`);
+    return { outcome: 'found', message: 'bill fetched (sandbox)', data: sandboxBill(request, this.now()) };
+  }
+
+  /** A request whose parameters name a batch mode (NEFT) is accepted pending and settles after `pending_ms`. */
+  private deferred(request: ProviderRequest): boolean {
+    return Object.entries(this.config.pending_params).some(([param, values]) => values.includes(String(request.params[param] ?? '')));
   }
 
   private ref(request: ProviderRequest): string {
@@ -74,15 +103,28 @@ export class SandboxProvider implements PaymentProvider {
   }
 
   private success(request: ProviderRequest): ProviderResult {
-    // A stable 12-digit operator reference (the form of a UTR or an operator transaction id).
-    const digits = BigInt(`0x${createHash('sha256').update(`${this.name}:${request.txn_id}`).digest('hex').slice(0, 15)}`) % 10n ** 12n;
-    return {
-      outcome: 'success',
-      provider_ref: this.ref(request),
-      message: 'success (sandbox)',
-      data: { operator_ref: digits.toString().padStart(12, '0') },
-    };
+    // A stable 12-digit reference (the form of a UTR or an operator transaction id).
+    const reference = digitsOf(`${this.name}:${request.txn_id}`, 12);
+    const base = { outcome: 'success' as const, provider_ref: this.ref(request), message: 'success (sandbox)' };
+    switch (request.service) {
+      case 'dmt':
+        if (request.params.kind === 'penny_drop') {
+          const given = typeof request.params.name === 'string' ? request.params.name.toUpperCase() : personName(request.subject);
+          return { ...base, message: 'account verified by a penny drop (sandbox)', data: { utr: reference, registered_name: given } };
+        }
+        return { ...base, data: { utr: reference } };
+      case 'pan':
+        return { ...base, message: 'PAN found (sandbox)', data: { name: panHolderName(request.subject) } };
+      case 'bills':
+        return { ...base, data: { biller_ref: reference } };
+      default:
+        return { ...base, data: { operator_ref: reference } };
+    }
   }
+}
+
+function notFoundPan(provider_ref: string): ProviderResult {
+  return { outcome: 'failed', provider_ref, message: 'no PAN record matches (sandbox 0000)', code: 'not_found' };
 }
 
 /** Never answers; rejects when the chain gives up. */
@@ -92,4 +134,60 @@ function hang(signal: AbortSignal): Promise<never> {
     if (signal.aborted) fail();
     else signal.addEventListener('abort', fail, { once: true });
   });
+}
+
+function hashOf(text: string): bigint {
+  return BigInt(`0x${createHash('sha256').update(text).digest('hex').slice(0, 15)}`);
+}
+
+function digitsOf(text: string, count: number): string {
+  return (hashOf(text) % 10n ** BigInt(count)).toString().padStart(count, '0');
+}
+
+const FIRST_NAMES = ['Aarav', 'Priya', 'Rohan', 'Ananya', 'Vikram', 'Meera', 'Arjun', 'Kavya', 'Rahul', 'Sneha', 'Aditya', 'Isha', 'Karan', 'Neha', 'Siddharth', 'Pooja'];
+const SURNAMES = ['Agarwal', 'Bose', 'Chopra', 'Desai', 'Gupta', 'Iyer', 'Joshi', 'Kapoor', 'Mehta', 'Nair', 'Patel', 'Rao', 'Sharma', 'Trivedi', 'Verma', 'Yadav'];
+
+function pick<T>(list: readonly T[], seed: string): T {
+  return list[Number(hashOf(seed) % BigInt(list.length))]!;
+}
+
+function personName(seed: string): string {
+  return `${pick(FIRST_NAMES, `first:${seed}`)} ${pick(SURNAMES, `last:${seed}`)}`.toUpperCase();
+}
+
+/** The 5th character of a PAN is the initial of the holder's surname (or of the entity's name). */
+function panHolderName(pan: string): string {
+  const initial = pan[4] ?? 'A';
+  const surnames = SURNAMES.filter((s) => s.startsWith(initial));
+  const surname = surnames.length ? pick(surnames, `last:${pan}`) : `${initial}${pick(['andhi', 'umar', 'ohan'], pan)}`;
+  const first = pick(FIRST_NAMES, `first:${pan}`);
+  const entity: Record<string, string> = {
+    C: `${surname} Industries Private Limited`,
+    H: `${first} ${surname} HUF`,
+    F: `${surname} & Associates`,
+    A: `${surname} Welfare Association`,
+    T: `${surname} Charitable Trust`,
+    B: `${surname} Family Body of Individuals`,
+    L: `${surname} Municipal Council`,
+    J: `${surname} University`,
+    G: `Office of the ${surname} District Collector`,
+  };
+  return (entity[pan[3] ?? 'P'] ?? `${first} ${surname}`).toUpperCase();
+}
+
+/** A bill that stays the same for a consumer within a calendar month (UTC). */
+function sandboxBill(request: LookupRequest, now: Date): Record<string, string | number> {
+  const month = now.toISOString().slice(0, 7);
+  const seed = `${String(request.params.biller_id ?? '')}:${request.subject}:${month}`;
+  const paise = 15_000 + Number(hashOf(`amount:${seed}`) % 485_000n);
+  const due = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1) + 24 * 86_400_000);
+  const billed = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1) + 4 * 86_400_000);
+  return {
+    customer_name: personName(`${String(request.params.biller_id ?? '')}:${request.subject}`),
+    amount: paise / 100,
+    due_date: due.toISOString().slice(0, 10),
+    bill_date: billed.toISOString().slice(0, 10),
+    bill_number: `SB${digitsOf(`bill:${seed}`, 10)}`,
+    bill_period: month,
+  };
 }

@@ -43,10 +43,28 @@ export class ProviderUnavailableError extends Error {
   }
 }
 
+/**
+ * A question that moves no money (a bill fetch): asked with the same failover and timeouts,
+ * but without a hold or a transaction.
+ */
+export interface LookupRequest {
+  service: PaymentService;
+  /** What is looked up, e.g. `bill`. */
+  kind: string;
+  /** The consumer number (sandbox answers key on its last four digits). */
+  subject: string;
+  params: Record<string, string | number>;
+}
+
+/** `not_found` is a business answer (no failover); the provider could not answer → ProviderUnavailableError. */
+export type LookupResult = { outcome: 'found'; data: Record<string, string | number>; message: string } | { outcome: 'not_found'; message: string };
+
 export interface PaymentProvider {
   readonly name: string;
   /** Upper bound of one call; the chain aborts `signal` when it passes. */
   readonly timeout_ms: number;
   submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult>;
   status(query: StatusQuery, signal: AbortSignal): Promise<StatusResult>;
+  /** Lookups (bill fetch); a provider without it is skipped by the lookup chain. */
+  lookup?(request: LookupRequest, signal: AbortSignal): Promise<LookupResult>;
 }

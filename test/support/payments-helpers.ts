@@ -2,7 +2,8 @@
 // over HTTP in the seed's order (register → eKYC → approval → activation → credit).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { admin, request, startGateway, tempDir, type Gateway, type StartOptions } from '../gateway/helpers.ts';
+import { admin, request, runVerify, startGateway, tempDir, type Gateway, type StartOptions } from '../gateway/helpers.ts';
+import { loadState } from '../../gateway/store/store.ts';
 import { verhoeffCheckDigit } from '../../gateway/payments/validators.ts';
 
 /** A valid Aadhaar number built from 11 digits (first 2–9) plus its Verhoeff check digit. */
@@ -12,6 +13,14 @@ export function aadhaar(first11 = '23412341234'): string {
 
 export const VALID_KYC = { name: 'Asha Verma', aadhaar_number: '2341 2341 2346', pan_number: 'AAPFU0939F', gstin: '27AAPFU0939F1ZV' };
 
+/** The sandbox pair with short timeouts, so `0004` failover and pending outcomes are quick. */
+export function fastSandboxChain() {
+  return [
+    { type: 'sandbox', name: 'sandbox-a', hang_on: ['0004'], timeout_ms: 300, pending_ms: 300 },
+    { type: 'sandbox', name: 'sandbox-b', timeout_ms: 300, pending_ms: 300 },
+  ];
+}
+
 export function paymentsConfig(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     payments: {
@@ -19,12 +28,7 @@ export function paymentsConfig(overrides: Record<string, unknown> = {}): Record<
       kyc: { max_file_bytes: 64 * 1024, max_files: 3 },
       reconcile: { first_check_ms: 100, max_backoff_ms: 400 },
       webhooks: { first_retry_ms: 100, max_backoff_ms: 400, timeout_ms: 2_000 },
-      providers: {
-        recharge: [
-          { type: 'sandbox', name: 'sandbox-a', hang_on: ['0004'], timeout_ms: 300, pending_ms: 300 },
-          { type: 'sandbox', name: 'sandbox-b', timeout_ms: 300, pending_ms: 300 },
-        ],
-      },
+      providers: { recharge: fastSandboxChain(), dmt: fastSandboxChain(), pan: fastSandboxChain(), bills: fastSandboxChain() },
       ...overrides,
     },
   };
@@ -38,8 +42,14 @@ export async function startPaymentsGateway(config: Record<string, unknown> = pay
 
 let counter = 0;
 
-/** Register → eKYC → approve → activate recharge → credit; returns the key and the account id. */
-export async function onboard(gateway: Gateway, amount = 1_000): Promise<{ key: string; account_id: string; headers: Record<string, string> }> {
+export type PaymentsServices = Partial<Record<'recharge' | 'dmt' | 'pan' | 'bills', boolean>>;
+
+/** Register → eKYC → approve → activate the services (recharge by default) → credit; returns the key and the account id. */
+export async function onboard(
+  gateway: Gateway,
+  amount = 1_000,
+  services: PaymentsServices = { recharge: true },
+): Promise<{ key: string; account_id: string; headers: Record<string, string> }> {
   const api = admin(gateway);
   const email = `dev${++counter}-${process.pid}-${Date.now()}@example.com`;
   const registered = await request(`${gateway.url}/api/register`, { body: { email, password: 'correct horse battery', name: 'Dev' } });
@@ -50,8 +60,8 @@ export async function onboard(gateway: Gateway, amount = 1_000): Promise<{ key: 
   if (kyc.status !== 200) throw new Error(`kyc: ${kyc.status} ${JSON.stringify(kyc.body)}`);
   const approved = await api.post(`/admin/kyc/${account_id}/approve`, {});
   if (approved.status !== 200) throw new Error(`approve: ${approved.status} ${JSON.stringify(approved.body)}`);
-  const services = await api.post(`/admin/accounts/${account_id}/services`, { recharge: true });
-  if (services.status !== 200) throw new Error(`services: ${services.status} ${JSON.stringify(services.body)}`);
+  const activated = await api.post(`/admin/accounts/${account_id}/services`, services);
+  if (activated.status !== 200) throw new Error(`services: ${activated.status} ${JSON.stringify(activated.body)}`);
   if (amount > 0) {
     const credit = await api.post(`/admin/accounts/${account_id}/credit`, { amount, reference: `fund-${account_id}` });
     if (credit.status !== 200) throw new Error(`credit: ${credit.status} ${JSON.stringify(credit.body)}`);
@@ -74,4 +84,65 @@ export async function waitFinal(gateway: Gateway, headers: Record<string, string
     if (Date.now() > deadline) throw new Error(`transaction ${txn_id} still pending: ${JSON.stringify(reply.body)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** `aihub-gateway verify` on the data dir must pass; returns its report. */
+export async function verifyOk(gateway: Gateway): Promise<{ open_holds: number }> {
+  const verify = await runVerify(gateway.data_dir);
+  if (verify.code !== 0) throw new Error(`verify failed (${verify.code}): ${verify.stdout}${verify.stderr}`);
+  return JSON.parse(verify.stdout) as { open_holds: number };
+}
+
+/** The ledger's balances as the gateway would load them (checkpoint + journal), read-only. */
+export async function ledgerBalances(gateway: Gateway): Promise<Record<string, number>> {
+  const { state } = await loadState(gateway.data_dir, { repair: false, now: () => new Date() });
+  return state.balances;
+}
+
+/** A remitter registered and verified through the sandbox OTP. */
+export async function verifiedRemitter(gateway: Gateway, headers: Record<string, string>, mobile: string, name = 'Ravi Kumar'): Promise<void> {
+  const registered = await request(`${gateway.url}/api/dmt/remitter`, { headers, body: { mobile, name } });
+  if (registered.status !== 200 || typeof registered.body.data.sandbox_otp !== 'string') throw new Error(`remitter: ${registered.status} ${JSON.stringify(registered.body)}`);
+  const verified = await request(`${gateway.url}/api/dmt/remitter/verify`, { headers, body: { mobile, otp: registered.body.data.sandbox_otp } });
+  if (verified.status !== 200 || verified.body.data.verified !== true) throw new Error(`verify: ${verified.status} ${JSON.stringify(verified.body)}`);
+}
+
+/** Adds a beneficiary and returns its id. */
+export async function addBeneficiary(gateway: Gateway, headers: Record<string, string>, mobile: string, account_number: string, name = 'Sunita Rao', ifsc = 'SBIN0001234'): Promise<string> {
+  const added = await request(`${gateway.url}/api/dmt/beneficiary`, { headers, body: { mobile, name, account_number, ifsc } });
+  if (added.status !== 200) throw new Error(`beneficiary: ${added.status} ${JSON.stringify(added.body)}`);
+  return added.body.data.bene_id;
+}
+
+/** Parses RFC 4180 CSV (quoted fields, doubled quotes, CRLF) into rows of strings. */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+      i++;
+    } else field += c;
+  }
+  if (field !== '' || row.length > 0) {
+    row.push(field);
+    rows.push(row);
+  }
+  return rows;
 }

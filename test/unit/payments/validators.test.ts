@@ -11,7 +11,7 @@ import {
   verhoeffValid,
 } from '../../../gateway/payments/validators.ts';
 import { parseWhitelistEntry, whitelistMatcher } from '../../../gateway/payments/ip.ts';
-import { commissionMicros } from '../../../gateway/payments/recharge-routes.ts';
+import { commissionMicros } from '../../../gateway/payments/intent.ts';
 import { backoffMs } from '../../../gateway/payments/transactions.ts';
 
 test('Verhoeff: the published example, and every single-digit error and adjacent transposition is caught', () => {

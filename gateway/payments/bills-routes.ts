@@ -1,0 +1,312 @@
+// Bill payment: the biller catalogue, bill fetch (a lookup through the providers' failover
+// chain; no money moves), payment (a payment of the one engine, with the biller's fee as
+// charges and its commission), and the receipt of each payment as HTML or PDF.
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { Router } from 'express';
+import { z } from 'zod';
+import { jsonBody, publicUrl } from '../app.js';
+import { ApiError, badRequest, conflict, notFound, parseWith } from '../http/errors.js';
+import { ChainAbortedError, runLookupChain } from '../providers/chain.js';
+import type { Tx } from '../store/store.js';
+import { unitsAmountSchema } from '../util/amount-schema.js';
+import { newId } from '../util/ids.js';
+import { AmountError, microsToUnits, unitsToMicros } from '../util/money.js';
+import { authorize } from './auth.js';
+import { BILL_CATEGORIES, type Biller } from './config.js';
+import type { PaymentsContext } from './context.js';
+import type { Answer } from './engine.js';
+import { KEY_TEXT, commissionMicros, idempotencyKey, requestHash } from './intent.js';
+import { receiptHtml, receiptPdf } from './receipt.js';
+import type { FetchedBill, PaymentTxn } from './tables.js';
+
+const MAX_BILL_MICROS = 10_000_000 * 1_000_000;
+const PRUNE_PER_FETCH = 20;
+
+const billerIdSchema = z.string({ error: 'is required' }).trim().toUpperCase().pipe(z.string().regex(/^[A-Z0-9_-]{2,32}$/, 'is not a biller id'));
+const consumerSchema = z.string({ error: 'is required' }).max(40).transform((text) => text.replace(/\s/g, ''));
+const billIdSchema = z.string().regex(/^bill_[0-9a-f]{24}$/, 'is not a bill id');
+const billersQuery = z.object({ category: z.enum(BILL_CATEGORIES).optional() });
+const fetchBody = z.strictObject({ biller_id: billerIdSchema, consumer_number: consumerSchema });
+const payBody = z.strictObject({
+  biller_id: billerIdSchema,
+  consumer_number: consumerSchema,
+  amount: unitsAmountSchema(2, 10_000_000),
+  bill_id: billIdSchema.optional(),
+  client_ref: z.string().regex(KEY_TEXT, 'must be 1–128 printable characters without spaces').optional(),
+  allow_duplicate: z.boolean().optional(),
+});
+const receiptQuery = z.object({ format: z.enum(['html', 'pdf']).default('html'), token: z.string().max(64).optional() });
+
+export function billerView(biller: Biller) {
+  return {
+    biller_id: biller.biller_id,
+    name: biller.name,
+    category: biller.category,
+    consumer_label: biller.consumer_label,
+    consumer_pattern: biller.consumer_pattern,
+    min_amount: microsToUnits(biller.min_amount),
+    max_amount: microsToUnits(biller.max_amount),
+    fee: microsToUnits(biller.fee),
+    commission_pct: biller.commission_pct / 100,
+    exact_amount: biller.exact_amount,
+  };
+}
+
+export function billView(bill: FetchedBill, biller: Biller | undefined) {
+  return {
+    bill_id: bill.id,
+    biller_id: bill.biller_id,
+    biller: biller?.name ?? bill.biller_id,
+    consumer_number: bill.consumer_number,
+    customer_name: bill.customer_name,
+    amount: microsToUnits(bill.amount_micros),
+    due_date: bill.due_date,
+    bill_date: bill.bill_date,
+    bill_number: bill.bill_number,
+    bill_period: bill.bill_period,
+    fetched_at: bill.fetched_at,
+    expires_at: bill.expires_at,
+  };
+}
+
+/** The receipt's address, with a token so that it opens in a browser without the API key. */
+export function receiptUrl(base: string, txn: PaymentTxn): string {
+  return `${base}/api/bills/receipt/${txn.id}?token=${String(txn.details.receipt_token)}`;
+}
+
+/** `base_url` is asked per answer: the port is known only once the server listens. */
+export function renderBillFactory(base_url: () => string) {
+  return (txn: PaymentTxn, balance_micros: number): Answer => {
+    const amount = microsToUnits(txn.amount_micros);
+    const message =
+      txn.status === 'success'
+        ? `payment of ${amount} to ${String(txn.details.biller)} for ${txn.subject} successful`
+        : txn.status === 'pending'
+          ? `payment of ${amount} to ${String(txn.details.biller)} for ${txn.subject} is pending; the final status follows by status check and webhook`
+          : `bill payment failed: ${txn.message}`;
+    return {
+      http_status: 200,
+      body: {
+        status: txn.status !== 'failed',
+        message,
+        txn_id: txn.id,
+        data: {
+          txn_id: txn.id,
+          status: txn.status,
+          receipt_url: receiptUrl(base_url(), txn),
+          biller_id: txn.details.biller_id,
+          biller: txn.details.biller,
+          consumer_number: txn.subject,
+          amount,
+          charges: microsToUnits(txn.charges_micros),
+          commission: txn.status === 'success' ? microsToUnits(txn.commission_micros) : 0,
+          balance: microsToUnits(balance_micros),
+          ...(txn.details.bill_id !== undefined ? { bill_id: txn.details.bill_id } : {}),
+          ...(txn.result.biller_ref !== undefined ? { biller_ref: txn.result.biller_ref } : {}),
+          ...(txn.client_ref ? { client_ref: txn.client_ref } : {}),
+          ...(txn.refund ? { refund: { posting_id: txn.refund.posting_id, amount: microsToUnits(txn.refund.amount_micros) } } : {}),
+        },
+      },
+    };
+  };
+}
+
+/** A failed payment frees its bill for another attempt (inside the commit that makes it final). */
+export function billsOnFinal(tx: Tx, txn: PaymentTxn): void {
+  if (txn.status !== 'failed' || txn.details.bill_id === undefined) return;
+  const bill = tx.get('bill_fetches', String(txn.details.bill_id));
+  if (bill?.paid_txn_id === txn.id) tx.set('bill_fetches', bill.id, { ...bill, paid_txn_id: null });
+}
+
+function sameToken(given: string, expected: unknown): boolean {
+  if (typeof expected !== 'string') return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export function billsRouter(ctx: PaymentsContext): Router {
+  const { store, logger, settings, engine, config, clock, providers } = ctx;
+  const router = Router();
+  const billers = new Map(settings.bills.billers.map((b) => [b.biller_id, b]));
+  const shutdown = new AbortController();
+  ctx.onStop(() => shutdown.abort());
+
+  const requireBiller = (biller_id: string): Biller => {
+    const biller = billers.get(biller_id);
+    if (!biller) throw badRequest(`biller_id: no biller ${biller_id}; GET /api/bills/billers lists them`, 'biller_id', 'unknown_biller');
+    return biller;
+  };
+  const requireConsumer = (biller: Biller, consumer_number: string) => {
+    if (!new RegExp(biller.consumer_pattern).test(consumer_number)) {
+      throw badRequest(`consumer_number: not a valid ${biller.consumer_label} for ${biller.name}`, 'consumer_number', 'invalid_consumer_number');
+    }
+  };
+
+  router.get('/bills/billers', (req, res) => {
+    authorize(store.state, req, res, logger);
+    const query = parseWith(billersQuery, req.query);
+    res.json({ status: true, data: settings.bills.billers.filter((b) => !query.category || b.category === query.category).map(billerView) });
+  });
+
+  router.post('/bills/fetch', jsonBody(config), async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'bills');
+    const body = parseWith(fetchBody, req.body ?? {});
+    const biller = requireBiller(body.biller_id);
+    requireConsumer(biller, body.consumer_number);
+    if (providers.bills.length === 0) throw new ApiError(503, 'no_provider', 'no bills provider is configured');
+    let chain;
+    try {
+      chain = await runLookupChain(
+        providers.bills,
+        { service: 'bills', kind: 'bill', subject: body.consumer_number, params: { biller_id: biller.biller_id, category: biller.category } },
+        { now: () => clock.now(), signal: shutdown.signal },
+      );
+    } catch (error) {
+      if (error instanceof ChainAbortedError) throw new ApiError(503, 'shutting_down', 'the gateway is shutting down; retry shortly');
+      throw error;
+    }
+    if (!chain.result) {
+      const tried = chain.attempts.map((a) => `${a.provider}: ${a.message}`).join('; ');
+      throw new ApiError(503, 'providers_unavailable', `no biller provider could fetch the bill (${tried || 'none supports bill fetch'}); retry later`, null, null, { 'Retry-After': '30' });
+    }
+    if (chain.result.outcome === 'not_found') throw notFound(`${biller.name}: ${chain.result.message}`, 'bill_not_found');
+    const data = chain.result.data;
+    let amount_micros: number;
+    try {
+      amount_micros = unitsToMicros(typeof data.amount === 'string' ? Number(data.amount) : (data.amount ?? Number.NaN), 2);
+    } catch (error) {
+      throw new ApiError(502, 'bad_provider_answer', `${chain.provider} gave a bill amount that is not an amount (${(error as AmountError).message})`);
+    }
+    if (amount_micros <= 0 || amount_micros > MAX_BILL_MICROS) throw new ApiError(502, 'bad_provider_answer', `${chain.provider} gave a bill amount out of range`);
+    const text = (value: unknown, max: number) => (typeof value === 'string' || typeof value === 'number' ? String(value).slice(0, max) : null);
+    const provider = chain.provider;
+    const bill = await store.transact((tx) => {
+      const now_ms = tx.now.getTime();
+      // Fetched bills are kept in creation order, so the expired ones are at the front.
+      let pruned = 0;
+      for (const [id, old] of Object.entries(tx.state.tables.bill_fetches ?? {})) {
+        if (pruned >= PRUNE_PER_FETCH || Date.parse(old.expires_at) > now_ms) break;
+        tx.del('bill_fetches', id);
+        pruned++;
+      }
+      const fetched: FetchedBill = {
+        id: newId('bill'),
+        account_id: account.id,
+        biller_id: biller.biller_id,
+        consumer_number: body.consumer_number,
+        customer_name: text(data.customer_name, 120) ?? '',
+        amount_micros,
+        due_date: text(data.due_date, 32),
+        bill_date: text(data.bill_date, 32),
+        bill_number: text(data.bill_number, 64),
+        bill_period: text(data.bill_period, 32),
+        provider,
+        fetched_at: tx.now.toISOString(),
+        expires_at: new Date(now_ms + settings.bills.fetch_ttl_ms).toISOString(),
+        paid_txn_id: null,
+      };
+      tx.set('bill_fetches', fetched.id, fetched);
+      return fetched;
+    });
+    res.json({ status: true, data: billView(bill, biller) });
+  });
+
+  router.post('/bills/pay', jsonBody(config), async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'bills');
+    const body = parseWith(payBody, req.body ?? {});
+    const biller = requireBiller(body.biller_id);
+    requireConsumer(biller, body.consumer_number);
+    if (body.amount < biller.min_amount || body.amount > biller.max_amount) {
+      throw badRequest(`amount: must be between ${microsToUnits(biller.min_amount)} and ${microsToUnits(biller.max_amount)} for ${biller.name}`, 'amount', 'amount_out_of_range');
+    }
+    await store.transact(() => undefined);
+    let bill: FetchedBill | undefined;
+    if (body.bill_id) {
+      bill = store.get('bill_fetches', body.bill_id);
+      if (!bill || bill.account_id !== account.id) throw notFound(`no fetched bill ${body.bill_id} (bills can be paid by id for ${Math.round(settings.bills.fetch_ttl_ms / 3_600_000)} h after the fetch)`, 'bill_not_found');
+      if (bill.biller_id !== biller.biller_id || bill.consumer_number !== body.consumer_number) {
+        throw badRequest(`bill_id: bill ${bill.id} is for ${bill.biller_id} ${bill.consumer_number}, not ${biller.biller_id} ${body.consumer_number}`, 'bill_id', 'bill_mismatch');
+      }
+      if (biller.exact_amount && body.amount !== bill.amount_micros) {
+        throw new ApiError(422, 'amount_mismatch', `amount: ${biller.name} takes the exact bill amount, ${microsToUnits(bill.amount_micros)}`, 'amount');
+      }
+    }
+    const bill_id = bill?.id;
+    const answer = await engine.submit({
+      account,
+      service: 'bills',
+      idempotency_key: idempotencyKey(req, body.client_ref),
+      client_ref: body.client_ref ?? null,
+      request_hash: requestHash('bills-pay', {
+        biller_id: biller.biller_id,
+        consumer_number: body.consumer_number,
+        amount_micros: body.amount,
+        bill_id: bill_id ?? null,
+        client_ref: body.client_ref ?? null,
+        allow_duplicate: body.allow_duplicate ?? false,
+      }),
+      allow_duplicate: body.allow_duplicate ?? false,
+      amount_micros: body.amount,
+      charges_micros: biller.fee,
+      commission_micros: commissionMicros(body.amount, biller.commission_pct),
+      pay_to: 'provider:bills',
+      subject: body.consumer_number,
+      details: {
+        kind: 'bill_payment',
+        biller_id: biller.biller_id,
+        biller: biller.name,
+        category: biller.category,
+        receipt_token: randomBytes(16).toString('hex'),
+        ...(bill
+          ? {
+              bill_id: bill.id,
+              customer_name: bill.customer_name,
+              ...(bill.bill_number ? { bill_number: bill.bill_number } : {}),
+              ...(bill.due_date ? { due_date: bill.due_date } : {}),
+            }
+          : {}),
+      },
+      provider_params: { biller_id: biller.biller_id, category: biller.category, ...(bill?.bill_number ? { bill_number: bill.bill_number } : {}) },
+      reserve: bill_id
+        ? (tx, txn_id) => {
+            const current = tx.get('bill_fetches', bill_id);
+            if (!current) throw notFound(`bill ${bill_id} has expired; fetch it again`, 'bill_not_found');
+            if (Date.parse(current.expires_at) <= tx.now.getTime()) throw new ApiError(422, 'bill_expired', `bill ${bill_id} has expired; fetch it again`, 'bill_id');
+            const prior = current.paid_txn_id ? tx.get('payment_txns', current.paid_txn_id) : undefined;
+            if (prior && prior.status !== 'failed') throw conflict(`bill ${bill_id} is already paid (${prior.id}, ${prior.status})`, 'bill_already_paid', 'bill_id');
+            tx.set('bill_fetches', bill_id, { ...current, paid_txn_id: txn_id });
+          }
+        : undefined,
+    });
+    res.locals.txn_id = (answer.body as { txn_id?: string }).txn_id;
+    res.status(answer.http_status).json(answer.body);
+  });
+
+  router.get('/bills/receipt/:txn_id', async (req, res) => {
+    const query = parseWith(receiptQuery, req.query);
+    const txn_id = String(req.params.txn_id).slice(0, 64);
+    await store.transact(() => undefined);
+    const txn = store.get('payment_txns', txn_id);
+    if (query.token !== undefined) {
+      if (!txn || txn.service !== 'bills' || !sameToken(query.token, txn.details.receipt_token)) throw notFound(`no receipt ${txn_id}`, 'receipt_not_found');
+    } else {
+      const { account } = authorize(store.state, req, res, logger);
+      if (!txn || txn.service !== 'bills' || txn.account_id !== account.id) throw notFound(`no bill payment ${txn_id}`, 'receipt_not_found');
+    }
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    if (query.format === 'pdf') {
+      const pdf = receiptPdf(txn, config.currency);
+      res.setHeader('Content-Type', 'application/pdf');
+      res.setHeader('Content-Disposition', `inline; filename="receipt-${txn.id}.pdf"`);
+      res.send(pdf);
+      return;
+    }
+    const pdf_url = `${receiptUrl(publicUrl(config), txn)}&format=pdf`;
+    res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+    res.type('html').send(receiptHtml(txn, config.currency, pdf_url));
+  });
+
+  return router;
+}

@@ -1,0 +1,98 @@
+// Pure rules of money transfer: calendar months for the monthly limit, account numbers and
+// IFSC codes, bank names, and OTPs (generated at random, kept only as a salted hash).
+import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+
+export const IFSC_PATTERN = /^[A-Z]{4}0[A-Z0-9]{6}$/;
+export const ACCOUNT_NUMBER_PATTERN = /^\d{9,18}$/;
+export const TXN_TYPES = ['IMPS', 'NEFT'] as const;
+export type TxnType = (typeof TXN_TYPES)[number];
+
+/** The calendar month (`YYYY-MM`) of an instant, in the given offset from UTC (India: +330). */
+export function monthKey(at: Date, utc_offset_minutes: number): string {
+  return new Date(at.getTime() + utc_offset_minutes * 60_000).toISOString().slice(0, 7);
+}
+
+export function usageKey(mobile: string, month: string): string {
+  return `${mobile}:${month}`;
+}
+
+export function remitterKey(account_id: string, mobile: string): string {
+  return `${account_id}:${mobile}`;
+}
+
+export function normalizeAccountNumber(input: string): string {
+  return input.replace(/[\s-]/g, '');
+}
+
+export function normalizeIfsc(input: string): string {
+  return input.trim().toUpperCase();
+}
+
+/** Banks by the first four letters of the IFSC, for the beneficiary's `bank` when none is given. */
+const BANKS: Readonly<Record<string, string>> = {
+  SBIN: 'State Bank of India',
+  HDFC: 'HDFC Bank',
+  ICIC: 'ICICI Bank',
+  UTIB: 'Axis Bank',
+  KKBK: 'Kotak Mahindra Bank',
+  PUNB: 'Punjab National Bank',
+  BARB: 'Bank of Baroda',
+  CNRB: 'Canara Bank',
+  UBIN: 'Union Bank of India',
+  BKID: 'Bank of India',
+  IOBA: 'Indian Overseas Bank',
+  IDIB: 'Indian Bank',
+  CBIN: 'Central Bank of India',
+  MAHB: 'Bank of Maharashtra',
+  UCBA: 'UCO Bank',
+  PSIB: 'Punjab & Sind Bank',
+  YESB: 'Yes Bank',
+  INDB: 'IndusInd Bank',
+  IDFB: 'IDFC First Bank',
+  FDRL: 'Federal Bank',
+  KARB: 'Karnataka Bank',
+  SIBL: 'South Indian Bank',
+  RATN: 'RBL Bank',
+  AIRP: 'Airtel Payments Bank',
+  PYTM: 'Paytm Payments Bank',
+  IPOS: 'India Post Payments Bank',
+};
+
+export function bankForIfsc(ifsc: string): string {
+  return BANKS[ifsc.slice(0, 4)] ?? `${ifsc.slice(0, 4)} (IFSC ${ifsc})`;
+}
+
+/** Names compared the way a penny-drop match is read: case, punctuation, titles and order ignored. */
+export function namesMatch(a: string, b: string): boolean {
+  const words = (name: string) =>
+    name
+      .toUpperCase()
+      .replace(/[^A-Z ]/g, ' ')
+      .split(/\s+/)
+      .filter((w) => w && !['MR', 'MRS', 'MS', 'DR', 'SHRI', 'SMT'].includes(w))
+      .sort()
+      .join(' ');
+  return words(a) !== '' && words(a) === words(b);
+}
+
+export function newOtp(digits: number): string {
+  return String(randomInt(0, 10 ** digits)).padStart(digits, '0');
+}
+
+export function hashOtp(otp: string, salt: string): string {
+  return createHash('sha256').update(`${salt}:${otp}`).digest('hex');
+}
+
+export function newOtpSalt(): string {
+  return randomBytes(16).toString('hex');
+}
+
+export function otpMatches(otp: string, salt: string, hash: string): boolean {
+  const given = Buffer.from(hashOtp(otp, salt), 'hex');
+  const stored = Buffer.from(hash, 'hex');
+  return given.length === stored.length && timingSafeEqual(given, stored);
+}
+
+export function maskAccountNumber(account_number: string): string {
+  return `${'X'.repeat(Math.max(0, account_number.length - 4))}${account_number.slice(-4)}`;
+}

@@ -1,0 +1,118 @@
+// GET /api/reports/:report (the caller's account) and GET /admin/reports/:report (any or
+// every account), as JSON or, with `?format=csv`, as CSV of the same rows. A CSV without
+// page/limit holds every matching row up to `reports.csv_max_rows`; with them, the same page.
+import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { badRequest, parseWith } from '../http/errors.js';
+import { authorize } from './auth.js';
+import { SERVICES, dateBound } from './txn-filter.js';
+import type { PaymentsContext } from './context.js';
+import { MOBILE_PATTERN, normalizeMobile } from './validators.js';
+import { REPORTS, reportApiLogs, reportCommissions, reportTransactions, reportWallet, toCsv, type ReportName, type ReportResult, type Scope } from './reports.js';
+
+const JSON_MAX_LIMIT = 500;
+
+const baseQuery = z.strictObject({
+  service: z.enum(SERVICES).optional(),
+  from: dateBound(false).optional(),
+  to: dateBound(true).optional(),
+  txn_id: z.string().trim().max(64).optional(),
+  number: z.string().trim().max(40).optional(),
+  /** Another name for `number` (a remitter's or a recharge's mobile). */
+  mobile: z.string().trim().max(40).optional(),
+  page: z.coerce.number().int().min(1).max(1_000_000).optional(),
+  limit: z.coerce.number().int().min(1).max(1_000_000).optional(),
+  order: z.enum(['asc', 'desc']).default('desc'),
+  format: z.enum(['json', 'csv']).default('json'),
+  /** Admin only: one account (omitted: every account). */
+  account_id: z.string().max(100).optional(),
+});
+
+/** A mobile number in any usual form (+91 98765 43210) becomes its ten digits; other numbers lose their spaces. */
+function searchNumber(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const mobile = normalizeMobile(raw);
+  return MOBILE_PATTERN.test(mobile) ? mobile : raw.replace(/\s/g, '').toUpperCase();
+}
+
+const STATUS_BY_REPORT: Record<ReportName, z.ZodType<string | undefined>> = {
+  transactions: z.enum(['pending', 'success', 'failed']).optional(),
+  commissions: z.enum(['success']).optional(),
+  wallet: z.never({ error: 'does not apply to the wallet report' }).optional(),
+  'api-logs': z.string().regex(/^([1-5]\d\d|[1-5]xx)$/, 'must be an HTTP status (404) or a class (2xx, 4xx, 5xx)').optional(),
+};
+
+export async function runReport(ctx: PaymentsContext, report: ReportName, raw: Record<string, unknown>, scope: Scope): Promise<{ result: ReportResult; format: 'json' | 'csv' }> {
+  const query = parseWith(baseQuery.extend({ status: STATUS_BY_REPORT[report], method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).optional() }), raw);
+  if (query.from !== undefined && query.to !== undefined && query.from > query.to) throw badRequest('from: must not be after to', 'from');
+  if (query.method && report !== 'api-logs') throw badRequest('method: applies to the api-logs report only', 'method');
+  const csv = query.format === 'csv';
+  const max = csv ? ctx.settings.reports.csv_max_rows : JSON_MAX_LIMIT;
+  if (query.limit !== undefined && query.limit > max) throw badRequest(`limit: must be at most ${max}${csv ? '' : ' (a CSV download takes more)'}`, 'limit');
+  const paging = {
+    page: query.page ?? 1,
+    limit: query.limit ?? (csv && query.page === undefined ? max : 50),
+    order: query.order,
+  };
+  const number = searchNumber(query.number ?? query.mobile);
+  const store = ctx.store;
+  await store.transact(() => undefined);
+  const filter = { service: query.service, from: query.from, to: query.to, txn_id: query.txn_id, number };
+  let result: ReportResult;
+  switch (report) {
+    case 'transactions':
+      result = reportTransactions(store, { ...filter, status: query.status as 'pending' | 'success' | 'failed' | undefined }, paging, scope);
+      break;
+    case 'commissions':
+      result = reportCommissions(store, filter, paging, scope);
+      break;
+    case 'wallet':
+      result = await reportWallet(store, filter, paging, scope);
+      break;
+    case 'api-logs':
+      if (number !== undefined) throw badRequest('number: does not apply to the api-logs report', 'number');
+      result = await reportApiLogs(store, { ...filter, status: query.status, method: query.method }, paging, scope);
+      break;
+  }
+  return { result, format: query.format };
+}
+
+function sendReport(res: Response, result: ReportResult, format: 'json' | 'csv', body: (result: ReportResult) => unknown): void {
+  res.setHeader('X-Total-Count', String(result.total));
+  if (format === 'csv') {
+    res.setHeader('Content-Type', 'text/csv; charset=utf-8');
+    res.setHeader('Content-Disposition', `attachment; filename="${result.report}.csv"`);
+    res.setHeader('Cache-Control', 'no-store');
+    res.send(toCsv(result.columns, result.rows));
+    return;
+  }
+  res.json(body(result));
+}
+
+const reportParam = z.object({ report: z.enum(REPORTS, { error: `must be one of ${REPORTS.join(', ')}` }) });
+
+function jsonView(result: ReportResult) {
+  const { columns, rows, ...rest } = result;
+  return { ...rest, columns, rows };
+}
+
+export function reportsRouter(ctx: PaymentsContext): { api: Router; admin: Router } {
+  const { store, logger } = ctx;
+  const api = Router();
+  api.get('/reports/:report', async (req: Request, res: Response) => {
+    const { account } = authorize(store.state, req, res, logger);
+    const { report } = parseWith(reportParam, req.params);
+    if (req.query.account_id !== undefined) throw badRequest('account_id: reports of other accounts are for administrators (GET /admin/reports/...)', 'account_id');
+    const { result, format } = await runReport(ctx, report, req.query as Record<string, unknown>, { account_id: account.id });
+    sendReport(res, result, format, (r) => ({ status: true, data: jsonView(r) }));
+  });
+
+  const admin = Router();
+  admin.get('/reports/:report', async (req: Request, res: Response) => {
+    const { report } = parseWith(reportParam, req.params);
+    const account_id = typeof req.query.account_id === 'string' ? req.query.account_id : null;
+    const { result, format } = await runReport(ctx, report, req.query as Record<string, unknown>, { account_id });
+    sendReport(res, result, format, (r) => ({ object: 'report', account_id, ...jsonView(r) }));
+  });
+  return { api, admin };
+}

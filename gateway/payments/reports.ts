@@ -1,0 +1,362 @@
+// Reports: transactions of every service, commissions, wallet history and API logs, for one
+// account or (admins) across accounts. These functions are the single source of the rows:
+// GET /api/reports/*, GET /admin/reports/* and the wallet history call them, and CSV is the
+// same rows as the JSON. Transactions come from the transactions table; wallet postings and
+// API logs are read back from the journal (a scan per request, bounded by `to`).
+import type { Store } from '../store/store.js';
+import { durableHistory } from '../store/history.js';
+import { walletAccount } from '../ledger/ledger.js';
+import type { PaymentService } from '../providers/types.js';
+import { microsToUnits } from '../util/money.js';
+import { filterTransactions, type TransactionFilter } from './txn-filter.js';
+import { API_LOG, type PaymentTxn } from './tables.js';
+
+export const REPORTS = ['transactions', 'commissions', 'wallet', 'api-logs'] as const;
+export type ReportName = (typeof REPORTS)[number];
+
+export type Cell = string | number | boolean | null;
+export type Row = Record<string, Cell>;
+
+export interface Paging {
+  page: number;
+  limit: number;
+  order: 'asc' | 'desc';
+}
+
+export interface ReportResult {
+  report: ReportName;
+  /** The column order of `rows` (and of the CSV header). */
+  columns: string[];
+  total: number;
+  page: number;
+  limit: number;
+  /** Over every row that matches the filters, not only this page. */
+  totals: Record<string, unknown>;
+  rows: Row[];
+}
+
+/** null: every account (admins). */
+export type Scope = { account_id: string | null };
+
+function pageOf<T>(list: T[], paging: Paging): T[] {
+  const start = (paging.page - 1) * paging.limit;
+  return list.slice(start, start + paging.limit);
+}
+
+/** What a transaction was, in a few words (operator, transfer, biller, lookup). */
+export function describeTxn(txn: PaymentTxn): string {
+  const d = txn.details;
+  switch (d.kind) {
+    case 'transfer':
+      return `${String(d.txn_type)} to ${String(d.beneficiary_name)}`;
+    case 'beneficiary_verification':
+      return `penny drop for ${String(d.beneficiary_name)}`;
+    case 'pan_lookup':
+      return `PAN lookup (${String(d.pan_type)})`;
+    case 'bill_payment':
+      return String(d.biller);
+    default:
+      return d.operator !== undefined ? String(d.operator) : txn.service;
+  }
+}
+
+function reference(txn: PaymentTxn): string | null {
+  const r = txn.result;
+  const value = r.utr ?? r.operator_ref ?? r.biller_ref ?? txn.provider_ref;
+  return value === undefined || value === null ? null : String(value);
+}
+
+const TXN_COLUMNS = ['txn_id', 'created_at', 'finalized_at', 'service', 'kind', 'description', 'status', 'number', 'mobile', 'amount', 'charges', 'commission', 'reference', 'provider', 'message'];
+
+function txnRow(txn: PaymentTxn, with_account: boolean): Row {
+  return {
+    ...(with_account ? { account_id: txn.account_id } : {}),
+    txn_id: txn.id,
+    created_at: txn.created_at,
+    finalized_at: txn.finalized_at,
+    service: txn.service,
+    kind: String(txn.details.kind ?? txn.service),
+    description: describeTxn(txn),
+    status: txn.status,
+    number: txn.subject,
+    mobile: txn.details.mobile !== undefined ? String(txn.details.mobile) : null,
+    amount: microsToUnits(txn.amount_micros),
+    charges: microsToUnits(txn.charges_micros),
+    commission: txn.status === 'success' ? microsToUnits(txn.commission_micros) : 0,
+    reference: txn.status === 'success' ? reference(txn) : null,
+    provider: txn.provider,
+    message: txn.message,
+  };
+}
+
+/**
+ * What the successful transactions moved, per ledger account: the amount to its `pay_to`,
+ * charges to revenue:<service>, commission from commission:<service>. Equal to the ledger's
+ * balances of those accounts when the report covers everything.
+ */
+function ledgerEffect(txns: PaymentTxn[]): Record<string, number> {
+  const micros = new Map<string, number>();
+  const add = (account: string, amount: number) => micros.set(account, (micros.get(account) ?? 0) + amount);
+  for (const txn of txns) {
+    if (txn.status !== 'success') continue;
+    add(txn.pay_to, txn.amount_micros);
+    if (txn.charges_micros > 0) add(`revenue:${txn.service}`, txn.charges_micros);
+    if (txn.commission_micros > 0) add(`commission:${txn.service}`, -txn.commission_micros);
+  }
+  return Object.fromEntries([...micros].sort(([a], [b]) => a.localeCompare(b)).map(([account, amount]) => [account, microsToUnits(amount)]));
+}
+
+export function reportTransactions(store: Store, filter: TransactionFilter, paging: Paging, scope: Scope): ReportResult {
+  const list = filterTransactions(Object.values(store.rows('payment_txns')), filter, scope.account_id);
+  if (paging.order === 'asc') list.reverse();
+  const sum = (txns: PaymentTxn[], pick: (t: PaymentTxn) => number) => microsToUnits(txns.reduce((total, t) => total + pick(t), 0));
+  const success = list.filter((t) => t.status === 'success');
+  const pending = list.filter((t) => t.status === 'pending');
+  const failed = list.filter((t) => t.status === 'failed');
+  const by_service: Record<string, { count: number; success: number; amount: number; charges: number; commission: number }> = {};
+  for (const txn of list) {
+    const entry = (by_service[txn.service] ??= { count: 0, success: 0, amount: 0, charges: 0, commission: 0 });
+    entry.count++;
+  }
+  for (const service of Object.keys(by_service) as PaymentService[]) {
+    const ok = success.filter((t) => t.service === service);
+    Object.assign(by_service[service]!, {
+      success: ok.length,
+      amount: sum(ok, (t) => t.amount_micros),
+      charges: sum(ok, (t) => t.charges_micros),
+      commission: sum(ok, (t) => t.commission_micros),
+    });
+  }
+  return {
+    report: 'transactions',
+    columns: [...(scope.account_id === null ? ['account_id'] : []), ...TXN_COLUMNS],
+    total: list.length,
+    page: paging.page,
+    limit: paging.limit,
+    totals: {
+      count: list.length,
+      by_status: { success: success.length, pending: pending.length, failed: failed.length },
+      success: { amount: sum(success, (t) => t.amount_micros), charges: sum(success, (t) => t.charges_micros), commission: sum(success, (t) => t.commission_micros) },
+      held: sum(pending, (t) => t.amount_micros + t.charges_micros),
+      refunded: sum(failed, (t) => t.refund?.amount_micros ?? 0),
+      by_service,
+      ledger: ledgerEffect(list),
+    },
+    rows: pageOf(list, paging).map((t) => txnRow(t, scope.account_id === null)),
+  };
+}
+
+const COMMISSION_COLUMNS = ['txn_id', 'created_at', 'service', 'description', 'number', 'amount', 'commission', 'posting_id'];
+
+export function reportCommissions(store: Store, filter: TransactionFilter, paging: Paging, scope: Scope): ReportResult {
+  const list = filterTransactions(Object.values(store.rows('payment_txns')), { ...filter, status: 'success' }, scope.account_id).filter((t) => t.commission_micros > 0);
+  if (paging.order === 'asc') list.reverse();
+  return {
+    report: 'commissions',
+    columns: [...(scope.account_id === null ? ['account_id'] : []), ...COMMISSION_COLUMNS],
+    total: list.length,
+    page: paging.page,
+    limit: paging.limit,
+    totals: {
+      count: list.length,
+      amount: microsToUnits(list.reduce((total, t) => total + t.amount_micros, 0)),
+      commission: microsToUnits(list.reduce((total, t) => total + t.commission_micros, 0)),
+    },
+    rows: pageOf(list, paging).map((t) => ({
+      ...(scope.account_id === null ? { account_id: t.account_id } : {}),
+      txn_id: t.id,
+      created_at: t.created_at,
+      service: t.service,
+      description: describeTxn(t),
+      number: t.subject,
+      amount: microsToUnits(t.amount_micros),
+      commission: microsToUnits(t.commission_micros),
+      posting_id: t.postings.commission ?? null,
+    })),
+  };
+}
+
+/** What a wallet posting was, from its hold step and memo. */
+export function postingKind(hold_action: string | undefined, amount_micros: number, memo: string): string {
+  if (hold_action === 'open') return 'hold';
+  if (hold_action === 'void') return 'refund';
+  if (hold_action === 'capture') return 'release';
+  if (memo.includes('commission')) return 'commission';
+  if (memo.includes('charges')) return 'charges';
+  return amount_micros > 0 ? 'credit' : 'debit';
+}
+
+export interface WalletFilter {
+  from?: number | undefined;
+  to?: number | undefined;
+  txn_id?: string | undefined;
+  service?: PaymentService | undefined;
+  number?: string | undefined;
+}
+
+const WALLET_COLUMNS = ['posting_id', 'at', 'kind', 'memo', 'ref', 'service', 'amount', 'opening_balance', 'closing_balance'];
+
+/**
+ * Every wallet posting with the balance before and after it (per account), oldest first in
+ * the journal, filtered; `opening_balance`/`closing_balance` of the period for one account.
+ */
+export async function reportWallet(store: Store, filter: WalletFilter, paging: Paging, scope: Scope): Promise<ReportResult & { opening_micros: number | null; closing_micros: number | null }> {
+  const running = new Map<string, number>();
+  const wallet = scope.account_id === null ? null : walletAccount(scope.account_id);
+  let opening: number | null = null;
+  let credits = 0;
+  let debits = 0;
+  const rows: Row[] = [];
+  const txnOf = (ref: string | undefined) => (ref ? store.get('payment_txns', ref) : undefined);
+  for await (const item of durableHistory(store)) {
+    if (!('posting' in item)) continue;
+    const posting = item.posting;
+    if (!posting.account_id) continue;
+    if (scope.account_id !== null && posting.account_id !== scope.account_id) continue;
+    const own = wallet ?? walletAccount(posting.account_id);
+    let amount_micros = 0;
+    let touches = false;
+    for (const [ledger_account, micros] of posting.entries) {
+      if (ledger_account === own) {
+        amount_micros += micros;
+        touches = true;
+      }
+    }
+    if (!touches) continue;
+    const at = Date.parse(posting.ts);
+    if (filter.to !== undefined && at > filter.to) break;
+    const before = running.get(posting.account_id) ?? 0;
+    const after = before + amount_micros;
+    running.set(posting.account_id, after);
+    if (filter.from !== undefined && at < filter.from) continue;
+    opening ??= before;
+    const txn = txnOf(posting.ref);
+    if (filter.txn_id && posting.ref !== filter.txn_id) continue;
+    if (filter.service && txn?.service !== filter.service) continue;
+    if (filter.number && txn?.subject !== filter.number && txn?.details.mobile !== filter.number) continue;
+    if (amount_micros >= 0) credits += amount_micros;
+    else debits -= amount_micros;
+    rows.push({
+      ...(scope.account_id === null ? { account_id: posting.account_id } : {}),
+      posting_id: posting.id,
+      at: posting.ts,
+      kind: postingKind(posting.hold?.action, amount_micros, posting.memo),
+      memo: posting.memo,
+      ref: posting.ref ?? null,
+      service: txn?.service ?? null,
+      amount: microsToUnits(amount_micros),
+      opening_balance: microsToUnits(before),
+      closing_balance: microsToUnits(after),
+    });
+  }
+  if (paging.order === 'desc') rows.reverse();
+  const single = scope.account_id !== null;
+  const closing_micros = single ? (running.get(scope.account_id!) ?? 0) : null;
+  const opening_micros = single ? (opening ?? closing_micros) : null;
+  return {
+    report: 'wallet',
+    columns: [...(single ? [] : ['account_id']), ...WALLET_COLUMNS],
+    total: rows.length,
+    page: paging.page,
+    limit: paging.limit,
+    totals: {
+      count: rows.length,
+      credits: microsToUnits(credits),
+      debits: microsToUnits(debits),
+      net: microsToUnits(credits - debits),
+      ...(single ? { opening_balance: microsToUnits(opening_micros!), closing_balance: microsToUnits(closing_micros!) } : {}),
+    },
+    rows: pageOf(rows, paging),
+    opening_micros,
+    closing_micros,
+  };
+}
+
+export interface ApiLogFilter {
+  from?: number | undefined;
+  to?: number | undefined;
+  txn_id?: string | undefined;
+  service?: PaymentService | undefined;
+  /** `404`, or a class: `2xx`, `4xx`, `5xx`. */
+  status?: string | undefined;
+  method?: string | undefined;
+}
+
+/** The service an /api path belongs to. */
+export function serviceOfPath(path: string): PaymentService | null {
+  if (path.startsWith('/api/recharge') || path.startsWith('/api/operators')) return 'recharge';
+  if (path.startsWith('/api/dmt/')) return 'dmt';
+  if (path.startsWith('/api/pan-find')) return 'pan';
+  if (path.startsWith('/api/bills/')) return 'bills';
+  return null;
+}
+
+const API_LOG_COLUMNS = ['ts', 'direction', 'method', 'path', 'status', 'latency_ms', 'ip', 'key_prefix', 'request_id', 'txn_id'];
+
+function statusMatches(status: unknown, wanted: string): boolean {
+  if (typeof status !== 'number') return false;
+  return /^\dxx$/.test(wanted) ? Math.floor(status / 100) === Number(wanted[0]) : status === Number(wanted);
+}
+
+const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+/** API log records: method, path, status, latency, client address and key prefix; never a key or a body. */
+export async function reportApiLogs(store: Store, filter: ApiLogFilter, paging: Paging, scope: Scope): Promise<ReportResult> {
+  const rows: Row[] = [];
+  let errors = 0;
+  let latency_total = 0;
+  for await (const item of durableHistory(store)) {
+    if (!('record' in item) || item.record.type !== API_LOG) continue;
+    const record = item.record;
+    if (scope.account_id !== null && record.account_id !== scope.account_id) continue;
+    const at = Date.parse(record.ts);
+    if (filter.to !== undefined && at > filter.to) break;
+    if (filter.from !== undefined && at < filter.from) continue;
+    const path = text(record.path) ?? text(record.url) ?? '';
+    if (filter.txn_id && record.txn_id !== filter.txn_id) continue;
+    if (filter.status && !statusMatches(record.status, filter.status)) continue;
+    if (filter.method && record.method !== filter.method) continue;
+    if (filter.service && (record.direction === 'outbound' ? store.get('payment_txns', String(record.txn_id))?.service : serviceOfPath(path)) !== filter.service) continue;
+    const status = typeof record.status === 'number' ? record.status : null;
+    const latency_ms = typeof record.latency_ms === 'number' ? record.latency_ms : null;
+    if (status === null || status >= 400) errors++;
+    latency_total += latency_ms ?? 0;
+    rows.push({
+      ...(scope.account_id === null ? { account_id: text(record.account_id) } : {}),
+      ts: record.ts,
+      direction: text(record.direction) ?? 'inbound',
+      method: text(record.method),
+      path,
+      status,
+      latency_ms,
+      ip: text(record.ip),
+      key_prefix: text(record.key_prefix),
+      request_id: text(record.request_id),
+      txn_id: text(record.txn_id),
+    });
+  }
+  if (paging.order === 'desc') rows.reverse();
+  return {
+    report: 'api-logs',
+    columns: [...(scope.account_id === null ? ['account_id'] : []), ...API_LOG_COLUMNS],
+    total: rows.length,
+    page: paging.page,
+    limit: paging.limit,
+    totals: { count: rows.length, errors, mean_latency_ms: rows.length ? Math.round((latency_total / rows.length) * 1000) / 1000 : null },
+    rows: pageOf(rows, paging),
+  };
+}
+
+/** A CSV cell: numbers as they are in the JSON; text quoted, and guarded against spreadsheet formulas. */
+export function csvCell(value: Cell): string {
+  if (value === null) return '';
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  const guarded = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n']/.test(guarded) || guarded !== value ? `"${guarded.replace(/"/g, '""')}"` : guarded;
+}
+
+/** RFC 4180: a header line, then one line per row, CRLF line ends. */
+export function toCsv(columns: readonly string[], rows: readonly Row[]): string {
+  const lines = [columns.join(','), ...rows.map((row) => columns.map((column) => csvCell(row[column] ?? null)).join(','))];
+  return `${lines.join('\r\n')}\r\n`;
+}
