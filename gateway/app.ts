@@ -12,6 +12,10 @@ import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
 import { mountChat } from './chat/routes.js';
 import type { Payments } from './payments/index.js';
 import { createDashboard } from './web/router.js';
+import { buildOpenApi, type RouteDoc } from './http/openapi.js';
+import { accountRouteDocs } from './accounts/openapi.js';
+import { chatRouteDocs } from './chat/openapi.js';
+import packageJson from '../package.json' with { type: 'json' };
 
 export interface Clock {
   now(): Date;
@@ -52,6 +56,12 @@ export function createApp(deps: AppDeps): Express {
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
+  });
+  let openapi: unknown = null;
+  app.get('/openapi.json', (_req, res) => {
+    const routes: RouteDoc[] = [...chatRouteDocs, ...accountRouteDocs];
+    openapi ??= buildOpenApi(routes, { version: packageJson.version, server_url: publicUrl(config), currency: config.currency });
+    res.json(openapi);
   });
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());

@@ -11,17 +11,17 @@ import { accountView, createAccount, createApiKey, keyView, requireAccount } fro
 import { isAdminToken } from './auth.js';
 import { sha256Hex } from './keys.js';
 
-const createAccountBody = z.strictObject({
+export const createAccountBody = z.strictObject({
   email: z.email('must be an email address').max(254),
   name: z.string().trim().max(200).optional(),
 });
-const createKeyBody = z.strictObject({ name: z.string().trim().max(100).optional() });
-const moneyBody = z.strictObject({
+export const createKeyBody = z.strictObject({ name: z.string().trim().max(100).optional() });
+export const moneyBody = z.strictObject({
   amount: unitsAmountSchema(2),
   reference: z.string().trim().min(1).max(128),
   memo: z.string().trim().max(200).optional(),
 });
-const listQuery = z.object({
+export const listQuery = z.object({
   page: z.coerce.number().int().min(1).max(1_000_000).default(1),
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });
