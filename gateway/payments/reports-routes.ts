@@ -111,7 +111,7 @@ export function reportsRouter(ctx: PaymentsContext): { api: Router; admin: Route
   admin.get('/reports/:report', async (req: Request, res: Response) => {
     const { report } = parseWith(reportParam, req.params);
     const account_id = typeof req.query.account_id === 'string' ? req.query.account_id : null;
-    const { result, format } = await runReport(ctx, report, req.query as Record<string, unknown>, { account_id });
+    const { result, format } = await runReport(ctx, report, req.query as Record<string, unknown>, { account_id, admin: true });
     sendReport(res, result, format, (r) => ({ object: 'report', account_id, ...jsonView(r) }));
   });
   return { api, admin };

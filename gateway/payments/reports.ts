@@ -35,8 +35,10 @@ export interface ReportResult {
   rows: Row[];
 }
 
-/** null: every account (admins). */
-export type Scope = { account_id: string | null };
+/** `account_id` null: every account (admins). Admin reports name each row's account. */
+export type Scope = { account_id: string | null; admin?: boolean };
+
+const showAccount = (scope: Scope) => scope.admin === true || scope.account_id === null;
 
 function pageOf<T>(list: T[], paging: Paging): T[] {
   const start = (paging.page - 1) * paging.limit;
@@ -129,7 +131,7 @@ export function reportTransactions(store: Store, filter: TransactionFilter, pagi
   }
   return {
     report: 'transactions',
-    columns: [...(scope.account_id === null ? ['account_id'] : []), ...TXN_COLUMNS],
+    columns: [...(showAccount(scope) ? ['account_id'] : []), ...TXN_COLUMNS],
     total: list.length,
     page: paging.page,
     limit: paging.limit,
@@ -142,7 +144,7 @@ export function reportTransactions(store: Store, filter: TransactionFilter, pagi
       by_service,
       ledger: ledgerEffect(list),
     },
-    rows: pageOf(list, paging).map((t) => txnRow(t, scope.account_id === null)),
+    rows: pageOf(list, paging).map((t) => txnRow(t, showAccount(scope))),
   };
 }
 
@@ -153,7 +155,7 @@ export function reportCommissions(store: Store, filter: TransactionFilter, pagin
   if (paging.order === 'asc') list.reverse();
   return {
     report: 'commissions',
-    columns: [...(scope.account_id === null ? ['account_id'] : []), ...COMMISSION_COLUMNS],
+    columns: [...(showAccount(scope) ? ['account_id'] : []), ...COMMISSION_COLUMNS],
     total: list.length,
     page: paging.page,
     limit: paging.limit,
@@ -163,7 +165,7 @@ export function reportCommissions(store: Store, filter: TransactionFilter, pagin
       commission: microsToUnits(list.reduce((total, t) => total + t.commission_micros, 0)),
     },
     rows: pageOf(list, paging).map((t) => ({
-      ...(scope.account_id === null ? { account_id: t.account_id } : {}),
+      ...(showAccount(scope) ? { account_id: t.account_id } : {}),
       txn_id: t.id,
       created_at: t.created_at,
       service: t.service,
@@ -237,7 +239,7 @@ export async function reportWallet(store: Store, filter: WalletFilter, paging: P
     if (amount_micros >= 0) credits += amount_micros;
     else debits -= amount_micros;
     rows.push({
-      ...(scope.account_id === null ? { account_id: posting.account_id } : {}),
+      ...(showAccount(scope) ? { account_id: posting.account_id } : {}),
       posting_id: posting.id,
       at: posting.ts,
       kind: postingKind(posting.hold?.action, amount_micros, posting.memo),
@@ -255,7 +257,7 @@ export async function reportWallet(store: Store, filter: WalletFilter, paging: P
   const opening_micros = single ? (opening ?? closing_micros) : null;
   return {
     report: 'wallet',
-    columns: [...(single ? [] : ['account_id']), ...WALLET_COLUMNS],
+    columns: [...(showAccount(scope) ? ['account_id'] : []), ...WALLET_COLUMNS],
     total: rows.length,
     page: paging.page,
     limit: paging.limit,
@@ -322,7 +324,7 @@ export async function reportApiLogs(store: Store, filter: ApiLogFilter, paging: 
     if (status === null || status >= 400) errors++;
     latency_total += latency_ms ?? 0;
     rows.push({
-      ...(scope.account_id === null ? { account_id: text(record.account_id) } : {}),
+      ...(showAccount(scope) ? { account_id: text(record.account_id) } : {}),
       ts: record.ts,
       direction: text(record.direction) ?? 'inbound',
       method: text(record.method),
@@ -338,7 +340,7 @@ export async function reportApiLogs(store: Store, filter: ApiLogFilter, paging: 
   if (paging.order === 'desc') rows.reverse();
   return {
     report: 'api-logs',
-    columns: [...(scope.account_id === null ? ['account_id'] : []), ...API_LOG_COLUMNS],
+    columns: [...(showAccount(scope) ? ['account_id'] : []), ...API_LOG_COLUMNS],
     total: rows.length,
     page: paging.page,
     limit: paging.limit,

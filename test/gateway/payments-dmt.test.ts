@@ -257,7 +257,7 @@ test('transfers: IMPS with a 12-digit UTR, NEFT pending then settled, failures r
       [{ amount: 10.005 }, 'amount'],
       [{ txn_type: 'RTGS' }, 'txn_type'],
       [{ bene_id: 'nope' }, 'bene_id'],
-    ] as const) {
+    ] as Array<[Record<string, unknown>, string]>) {
       const reply = await request(`${gw.url}/api/dmt/transact`, { headers, body: { mobile, bene_id: good, amount: 100, txn_type: 'IMPS', ...body } });
       assert.equal(reply.status, 400, JSON.stringify(body));
       assert.equal(reply.body.error.field, field);

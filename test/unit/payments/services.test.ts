@@ -1,0 +1,111 @@
+// Pure rules of Payments II: DMT charge slabs, calendar months in IST, IFSC and account
+// numbers, PAN holder types, name matching, CSV cells, and the hand-written PDF read back by pdf.js.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chargeSlabSchema, paymentsConfigSchema } from '../../../gateway/payments/config.ts';
+import { ACCOUNT_NUMBER_PATTERN, IFSC_PATTERN, bankForIfsc, hashOtp, monthKey, namesMatch, newOtp, otpMatches } from '../../../gateway/payments/dmt.ts';
+import { slabChargesMicros } from '../../../gateway/payments/intent.ts';
+import { parsePan } from '../../../gateway/payments/pan-routes.ts';
+import { renderPdf } from '../../../gateway/payments/pdf.ts';
+import { csvCell, toCsv } from '../../../gateway/payments/reports.ts';
+import { sandboxSuffix } from '../../../gateway/providers/sandbox.ts';
+import { parseCsv } from '../../support/payments-helpers.ts';
+import { pdfText } from '../../support/payments-pdf.ts';
+
+const M = 1_000_000;
+
+test('DMT charges: default slabs, half-up rounding to the paisa, min and max, uncovered amounts', () => {
+  const slabs = paymentsConfigSchema.parse({}).dmt.charges.IMPS;
+  assert.equal(slabChargesMicros(1 * M, slabs), 10 * M);
+  assert.equal(slabChargesMicros(1_000 * M, slabs), 10 * M, 'up_to is inclusive');
+  assert.equal(slabChargesMicros(1_000 * M + 10_000, slabs), 10 * M, '1 % of 1,000.01 is 10.0001 → 10.00');
+  assert.equal(slabChargesMicros(4_999 * M, slabs), 49_990_000);
+  assert.equal(slabChargesMicros(5_000 * M, slabs), 50 * M);
+  const custom = [chargeSlabSchema.parse({ up_to: 100, pct: 1.25, flat: 0.1, max: 1 }), chargeSlabSchema.parse({ up_to: 200, pct: 0.5, min: 0.75 })];
+  assert.equal(slabChargesMicros(2 * M, custom), 130_000, '0.10 + 1.25 % of 2 = 0.125 → 0.13 (half up)');
+  assert.equal(slabChargesMicros(1_960_000, custom), 120_000, '0.10 + 0.0245 → 0.02');
+  assert.equal(slabChargesMicros(100 * M, custom), 1 * M, 'capped at max');
+  assert.equal(slabChargesMicros(101 * M, custom), 750_000, 'raised to min');
+  assert.equal(slabChargesMicros(200_010_000, custom), null, 'no slab covers it');
+  assert.throws(() => paymentsConfigSchema.parse({ dmt: { per_txn_limit: 10_000, charges: { IMPS: [{ up_to: 5_000, flat: 1 }] } } }), /last slab must reach per_txn_limit/);
+  assert.throws(() => paymentsConfigSchema.parse({ dmt: { charges: { IMPS: [{ up_to: 300_000 }, { up_to: 200_000 }] } } }), /increasing order/);
+});
+
+test('calendar months are counted in IST by default', () => {
+  assert.equal(monthKey(new Date('2025-01-31T18:29:59Z'), 330), '2025-01');
+  assert.equal(monthKey(new Date('2025-01-31T18:30:00Z'), 330), '2025-02', 'midnight in India starts February');
+  assert.equal(monthKey(new Date('2025-12-31T18:30:00Z'), 330), '2026-01');
+  assert.equal(monthKey(new Date('2025-01-31T23:00:00Z'), 0), '2025-01');
+});
+
+test('IFSC, account numbers, banks, names, OTPs', () => {
+  for (const good of ['SBIN0001234', 'HDFC0ABC123', 'UTIB0000000']) assert.ok(IFSC_PATTERN.test(good), good);
+  for (const bad of ['SBIN1001234', 'SBI00001234', 'sbin0001234', 'SBIN000123', 'SBIN00012345']) assert.ok(!IFSC_PATTERN.test(bad), bad);
+  assert.ok(ACCOUNT_NUMBER_PATTERN.test('123456789'));
+  assert.ok(ACCOUNT_NUMBER_PATTERN.test('123456789012345678'));
+  assert.ok(!ACCOUNT_NUMBER_PATTERN.test('12345678'));
+  assert.ok(!ACCOUNT_NUMBER_PATTERN.test('1234567890123456789'));
+  assert.equal(bankForIfsc('ICIC0001234'), 'ICICI Bank');
+  assert.match(bankForIfsc('ZZZZ0001234'), /ZZZZ/);
+  assert.ok(namesMatch('Mr. Ravi  Kumar', 'KUMAR RAVI'));
+  assert.ok(!namesMatch('Ravi Kumar', 'Ravi Kumari'));
+  assert.ok(!namesMatch('', ''));
+  const otp = newOtp(6);
+  assert.match(otp, /^\d{6}$/);
+  assert.ok(otpMatches(otp, 'salt', hashOtp(otp, 'salt')));
+  assert.ok(!otpMatches(otp, 'other', hashOtp(otp, 'salt')));
+});
+
+test('PAN: format, holder type from the 4th character; sandbox keys on the digits', () => {
+  assert.deepEqual(parsePan('abcpe 1234 f'), { pan: 'ABCPE1234F', type: 'Individual' });
+  const types = { P: 'Individual', C: 'Company', H: 'HUF', F: 'Firm', A: 'AOP', T: 'Trust', B: 'BOI', L: 'Local Authority', J: 'Artificial Juridical Person', G: 'Government' };
+  for (const [letter, type] of Object.entries(types)) assert.deepEqual(parsePan(`ABC${letter}E1234F`), { pan: `ABC${letter}E1234F`, type });
+  for (const bad of ['ABCDE1234F', 'ABCPE123F', 'ABCPE12345', '', 'ABCPEA234F']) assert.ok('error' in parsePan(bad), bad);
+  assert.equal(sandboxSuffix('ABCPE0000F'), '0000');
+  assert.equal(sandboxSuffix('9876540001'), '0001');
+});
+
+test('CSV: numbers as in JSON, text quoted when needed, formulas defused, round trip', () => {
+  assert.equal(csvCell(-12.5), '-12.5');
+  assert.equal(csvCell(null), '');
+  assert.equal(csvCell('plain'), 'plain');
+  assert.equal(csvCell('a,b'), '"a,b"');
+  assert.equal(csvCell('say "hi"'), '"say ""hi"""');
+  assert.equal(csvCell('=HYPERLINK("x")'), `"'=HYPERLINK(""x"")"`);
+  const rows = [
+    { a: 'x,y', b: 1.5, c: null },
+    { a: 'line\nbreak', b: -2, c: 'z' },
+  ];
+  const parsed = parseCsv(toCsv(['a', 'b', 'c'], rows));
+  assert.deepEqual(parsed, [
+    ['a', 'b', 'c'],
+    ['x,y', '1.5', ''],
+    ['line\nbreak', '-2', 'z'],
+  ]);
+});
+
+test('the hand-written PDF parses with pdf.js and holds its text', async () => {
+  const bytes = renderPdf({
+    title: 'Receipt (test)',
+    texts: [
+      { x: 64, y: 760, size: 20, text: 'Bill payment receipt', bold: true },
+      { x: 64, y: 720, size: 11, text: 'Amount: INR 1,234.50 (₹) \\ (paren)' },
+      { x: 64, y: 700, size: 11, text: 'Ünïcödé → ok', muted: true },
+    ],
+    lines: [{ x1: 64, y1: 740, x2: 531, y2: 740 }],
+    created_at: new Date('2025-01-02T03:04:05Z'),
+  });
+  assert.equal(bytes.subarray(0, 8).toString('latin1'), '%PDF-1.4');
+  // every xref offset points at its object
+  const text = bytes.toString('latin1');
+  const xref_at = Number(/startxref\n(\d+)\n%%EOF\n$/.exec(text)![1]);
+  assert.equal(text.slice(xref_at, xref_at + 4), 'xref');
+  const offsets = [...text.slice(xref_at).matchAll(/^(\d{10}) 00000 n $/gm)].map((m) => Number(m[1]));
+  offsets.forEach((offset, index) => assert.equal(text.slice(offset, offset + `${index + 1} 0 obj`.length), `${index + 1} 0 obj`));
+  const read = await pdfText(bytes);
+  assert.equal(read.pages, 1);
+  assert.equal(read.title, 'Receipt (test)');
+  assert.match(read.text, /Bill payment receipt/);
+  assert.match(read.text, /Amount: INR 1,234\.50 \(Rs\.\) \\ \(paren\)/);
+  assert.match(read.text, /Ünïcödé \? ok/);
+});
