@@ -1,0 +1,172 @@
+// npm run bench:chat — the chat gateway's overhead and throughput, measured side by side in
+// one run: one load generator (autocannon) against a scripted upstream directly, and through
+// the gateway (auth, validation, token estimate, hold, upstream call, settlement, durable
+// commit, request log: billing on), non-streaming and streaming, at 1 and 64 connections.
+// The gateway runs as the real process (dist/gateway.js) with a data dir on disk.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, openSync, readFileSync, writeFileSync, closeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import autocannon from 'autocannon';
+import { GATEWAY_JS, createFundedAccount, runVerify, type Gateway } from '../gateway/helpers.js';
+
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,64').split(',').map(Number);
+const MODES = (process.env.BENCH_MODES ?? 'json,stream').split(',');
+const CREDIT_UNITS = 10_000_000;
+const TARGET_ADDED_MS = 0.3;
+const TARGET_RPS_64 = 5_000;
+
+const dir = mkdtempSync(join(tmpdir(), 'aihub-bench-chat-'));
+
+async function startUpstream(): Promise<{ proc: ChildProcess; port: number }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, '../support/scripted-upstream-main.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [line] = (await once(createInterface({ input: proc.stdout! }), 'line')) as [string];
+  return { proc, port: (JSON.parse(line) as { port: number }).port };
+}
+
+async function startGateway(config_file: string): Promise<Gateway> {
+  const data_dir = join(dir, 'data');
+  const log_file = join(dir, 'gateway.log');
+  const log_fd = openSync(log_file, 'w');
+  // Logs go to a file, as in production, so that reading them costs the load generator nothing.
+  const node_args = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const proc = spawn(process.execPath, [...node_args, GATEWAY_JS, '--port', '0', '--host', '127.0.0.1', '--data-dir', data_dir, '--config', config_file], {
+    env: { ...process.env, AIHUB_ADMIN_TOKEN: 'bench-admin', AIHUB_LOG_LEVEL: 'info' },
+    stdio: ['ignore', log_fd, log_fd],
+  });
+  closeSync(log_fd);
+  for (let i = 0; i < 200; i++) {
+    const line = readFileSync(log_file, 'utf8')
+      .split('\n')
+      .find((l) => l.includes('"msg":"listening"'));
+    if (line) {
+      const port = (JSON.parse(line) as { port: number }).port;
+      const exited = once(proc, 'exit');
+      return {
+        url: `http://127.0.0.1:${port}`,
+        port,
+        data_dir,
+        admin_token: 'bench-admin',
+        proc,
+        output: [],
+        async stop() {
+          proc.kill('SIGTERM');
+          const [code] = (await exited) as [number | null];
+          return code;
+        },
+      };
+    }
+    if (proc.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`gateway did not start:\n${readFileSync(log_file, 'utf8')}`);
+}
+
+/** CPU time (user + system) a process has used so far, in ms; Linux /proc, 10 ms resolution. */
+function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+interface Run {
+  rps: number;
+  mean_ms: number;
+  p99_ms: number;
+  ok: number;
+  bad: number;
+}
+
+async function load(url: string, connections: number, body: string, headers: Record<string, string>, duration_s: number): Promise<Run> {
+  const result = await autocannon({ url, method: 'POST', connections, duration: duration_s, body, headers: { 'content-type': 'application/json', ...headers } });
+  const ok = result['2xx'];
+  const bad = result.non2xx + result.errors + result.timeouts;
+  return { rps: result.requests.total / duration_s, mean_ms: result.latency.mean, p99_ms: result.latency.p99, ok, bad };
+}
+
+const upstream = await startUpstream();
+process.on('exit', () => upstream.proc.kill('SIGTERM'));
+const config_file = join(dir, 'config.json');
+writeFileSync(
+  config_file,
+  JSON.stringify({
+    chat: {
+      engines: { scripted: { type: 'openai-compatible', base_url: `http://127.0.0.1:${upstream.port}/v1`, model: 'scripted', timeout_ms: 30_000 } },
+      models: Object.fromEntries(['service-ai-free', 'service-ai-lite', 'service-ai-standard-6', 'service-ai-pro-4', 'service-ai-max'].map((id) => [id, { targets: ['scripted'] }])),
+      rate_limit: { requests_per_minute: 10_000_000 },
+    },
+  }),
+);
+const gateway = await startGateway(config_file);
+const { key } = await createFundedAccount(gateway, CREDIT_UNITS);
+
+const rows: string[][] = [];
+let gateway_ok = 0;
+let failures = 0;
+const verdicts: string[] = [];
+try {
+  for (const stream of MODES.map((mode) => mode === 'stream')) {
+    const body = JSON.stringify({
+      model: 'service-ai-standard-6',
+      messages: [{ role: 'user', content: 'Write a haiku about a gateway that bills every token.' }],
+      max_tokens: 64,
+      ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+    });
+    for (const connections of CONNECTIONS) {
+      const direct_url = `http://127.0.0.1:${upstream.port}/v1/chat/completions`;
+      const gateway_url = `${gateway.url}/v1/chat/completions`;
+      const auth = { authorization: `Bearer ${key}` };
+      await load(direct_url, connections, body, {}, WARMUP_S);
+      gateway_ok += (await load(gateway_url, connections, body, auth, WARMUP_S)).ok;
+      const direct = await load(direct_url, connections, body, {}, DURATION_S);
+      const cpu_before_ms = cpuMs(gateway.proc.pid!);
+      const through = await load(gateway_url, connections, body, auth, DURATION_S);
+      const cpu_us_per_request = ((cpuMs(gateway.proc.pid!) - cpu_before_ms) * 1000) / Math.max(1, through.ok + through.bad);
+      gateway_ok += through.ok;
+      failures += direct.bad + through.bad;
+      // At one connection requests are sequential, so 1/throughput is the exact mean time per request.
+      const added_ms = connections === 1 ? 1000 / through.rps - 1000 / direct.rps : through.mean_ms - direct.mean_ms;
+      rows.push([
+        stream ? 'stream' : 'json',
+        String(connections),
+        direct.rps.toFixed(0),
+        through.rps.toFixed(0),
+        `${((through.rps / direct.rps) * 100).toFixed(0)}%`,
+        (connections === 1 ? 1000 / direct.rps : direct.mean_ms).toFixed(3),
+        (connections === 1 ? 1000 / through.rps : through.mean_ms).toFixed(3),
+        added_ms.toFixed(3),
+        through.p99_ms.toFixed(0),
+        cpu_us_per_request.toFixed(0),
+        String(through.bad),
+      ]);
+      if (connections === 1) verdicts.push(`${stream ? 'stream' : 'json'} @1: added ${added_ms.toFixed(3)} ms (target ≤ ${TARGET_ADDED_MS}) ${added_ms <= TARGET_ADDED_MS ? 'MET' : 'MISSED'}`);
+      if (connections === 64) verdicts.push(`${stream ? 'stream' : 'json'} @64: ${through.rps.toFixed(0)} req/s through the gateway (target ≥ ${TARGET_RPS_64}) ${through.rps >= TARGET_RPS_64 ? 'MET' : 'MISSED'}`);
+    }
+  }
+} finally {
+  const balance = await fetch(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.json() as Promise<any>);
+  const code = await gateway.stop();
+  upstream.proc.kill('SIGTERM');
+  const header = ['mode', 'conns', 'direct req/s', 'gateway req/s', 'ratio', 'direct ms/req', 'gateway ms/req', 'added ms', 'gw p99 ms', 'gw CPU µs/req', 'gw errors'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
+  console.log(`\nchat gateway vs scripted upstream, ${DURATION_S} s per run, billing on (standard tier, max_tokens 64), data dir on ${dir}`);
+  console.log(line(header));
+  for (const row of rows) console.log(line(row));
+  console.log(`(ms/req at 1 connection = 1/throughput; at 64 = autocannon's mean latency)`);
+  for (const v of verdicts) console.log(v);
+  // The bill must add up to the micro-unit: credit = balance + everything charged.
+  const billed_requests = balance.usage.requests;
+  const adds_up = Math.round((balance.balance + balance.usage.cost) * 1e6) === CREDIT_UNITS * 1e6;
+  console.log(`billing: ${billed_requests} usage records for ${gateway_ok} gateway 2xx answers; balance ${balance.balance} + charged ${balance.usage.cost} = credit ${CREDIT_UNITS}: ${adds_up ? 'yes' : 'NO'}`);
+  const verify = await runVerify(gateway.data_dir);
+  console.log(`gateway exit ${code}; verify: ${verify.code === 0 ? 'ok' : `FAILED\n${verify.stdout}${verify.stderr}`}`);
+  if (!adds_up || verify.code !== 0 || failures > 0) process.exitCode = 1;
+}
