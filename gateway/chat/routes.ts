@@ -66,7 +66,6 @@ export class ChatService {
   private readonly limiter: RateLimiter;
   private readonly engines: Map<string, Engine>;
   private readonly currency: string;
-  private readonly public_url: string;
   private in_flight = 0;
 
   constructor(
@@ -79,7 +78,6 @@ export class ChatService {
     this.router = new Router(this.engines, config.breaker, now_ms);
     this.limiter = new RateLimiter(config.rate_limit.requests_per_minute, now_ms);
     this.currency = deps.config.currency;
-    this.public_url = publicUrl(deps.config);
   }
 
   async close(): Promise<void> {
@@ -147,7 +145,7 @@ export class ChatService {
       reservation = await reserve(this.deps.store, { account_id: account.id, key_id: key.id, tier, request_id, worst_case_micros, free_tokens });
     } catch (error) {
       if (error instanceof InsufficientBalanceError) {
-        throw new ApiError(402, 'insufficient_balance', `insufficient balance: this request may cost up to ${microsToUnits(worst_case_micros)} ${this.currency} (prompt plus ${max_output_tokens} output tokens; set max_tokens lower to hold less) and the wallet has ${microsToUnits(error.balance_micros)} ${this.currency}; top up at ${this.public_url}/wallet`, null, 'insufficient_balance');
+        throw new ApiError(402, 'insufficient_balance', `insufficient balance: this request may cost up to ${microsToUnits(worst_case_micros)} ${this.currency} (prompt plus ${max_output_tokens} output tokens; set max_tokens lower to hold less) and the wallet has ${microsToUnits(error.balance_micros)} ${this.currency}; top up at ${publicUrl(this.deps.config)}/wallet`, null, 'insufficient_balance');
       }
       throw error;
     }
