@@ -121,7 +121,7 @@ export class ScriptedUpstream {
         res.socket?.destroy();
         return;
       case 'break_stream':
-        void stream(res, body, { content: behavior.content ?? DEFAULT_CONTENT, chunks: behavior.chunks + 4, usage: null, delay_ms: 0, break_after: behavior.chunks }, entry);
+        void stream(res, body, { content: behavior.content ?? DEFAULT_CONTENT, chunks: behavior.chunks + 4, usage: null, delay_ms: 10, break_after: behavior.chunks }, entry);
         return;
       case 'ok': {
         const content = behavior.content ?? DEFAULT_CONTENT;
