@@ -59,7 +59,7 @@ export function createApp(deps: AppDeps): Express {
   });
   let openapi: unknown = null;
   app.get('/openapi.json', (_req, res) => {
-    const routes: RouteDoc[] = [...chatRouteDocs, ...accountRouteDocs];
+    const routes: RouteDoc[] = [...chatRouteDocs, ...accountRouteDocs, ...(deps.payments?.route_docs ?? [])];
     openapi ??= buildOpenApi(routes, { version: packageJson.version, server_url: publicUrl(config), currency: config.currency });
     res.json(openapi);
   });

@@ -20,7 +20,7 @@ const page = {
   limit: z.coerce.number().int().min(1).max(500).default(50),
 };
 
-const historyQuery = z.object({
+export const historyQuery = z.object({
   from: dateBound(false).optional(),
   to: dateBound(true).optional(),
   txn_id: z.string().max(64).optional(),
@@ -28,7 +28,7 @@ const historyQuery = z.object({
   ...page,
 });
 
-const webhookBody = z.strictObject({ url: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2_048) });
+export const webhookBody = z.strictObject({ url: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2_048) });
 
 export function accountRouter(ctx: PaymentsContext): Router {
   const { store, logger, config, webhooks } = ctx;

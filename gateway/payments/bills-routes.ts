@@ -25,9 +25,9 @@ const PRUNE_PER_FETCH = 20;
 const billerIdSchema = z.string({ error: 'is required' }).trim().toUpperCase().pipe(z.string().regex(/^[A-Z0-9_-]{2,32}$/, 'is not a biller id'));
 const consumerSchema = z.string({ error: 'is required' }).max(40).transform((text) => text.replace(/\s/g, ''));
 const billIdSchema = z.string().regex(/^bill_[0-9a-f]{24}$/, 'is not a bill id');
-const billersQuery = z.object({ category: z.enum(BILL_CATEGORIES).optional() });
-const fetchBody = z.strictObject({ biller_id: billerIdSchema, consumer_number: consumerSchema });
-const payBody = z.strictObject({
+export const billersQuery = z.object({ category: z.enum(BILL_CATEGORIES).optional() });
+export const fetchBody = z.strictObject({ biller_id: billerIdSchema, consumer_number: consumerSchema });
+export const payBody = z.strictObject({
   biller_id: billerIdSchema,
   consumer_number: consumerSchema,
   amount: unitsAmountSchema(2, 10_000_000),
@@ -35,7 +35,7 @@ const payBody = z.strictObject({
   client_ref: z.string().regex(KEY_TEXT, 'must be 1–128 printable characters without spaces').optional(),
   allow_duplicate: z.boolean().optional(),
 });
-const receiptQuery = z.object({ format: z.enum(['html', 'pdf']).default('html'), token: z.string().max(64).optional() });
+export const receiptQuery = z.object({ format: z.enum(['html', 'pdf']).default('html'), token: z.string().max(64).optional() });
 
 export function billerView(biller: Biller) {
   return {

@@ -2,7 +2,7 @@
 // (add, list, delete, penny-drop verification), and POST /api/dmt/transact. Transfers and penny
 // drops are payments of the one engine; the monthly limit is reserved in the same commit as
 // the hold (engine intent `reserve`) and released when a transfer fails (`dmtOnFinal`).
-import { Router, type Request } from 'express';
+import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { jsonBody } from '../app.js';
 import { ApiError, badRequest, notFound, parseWith } from '../http/errors.js';
@@ -51,13 +51,13 @@ const nameSchema = z
   .regex(/^[\p{L}\p{M} .'-]+$/u, "may hold letters, spaces and . ' - only");
 const clientRef = z.string().regex(KEY_TEXT, 'must be 1–128 printable characters without spaces').optional();
 
-const remitterBody = z.strictObject({ mobile: mobileSchema, name: nameSchema });
-const otpBody = (digits: number) =>
+export const remitterBody = z.strictObject({ mobile: mobileSchema, name: nameSchema });
+export const otpBody = (digits: number) =>
   z.strictObject({
     mobile: mobileSchema,
     otp: z.union([z.string(), z.int().transform(String)]).pipe(z.string().regex(new RegExp(`^\\d{${digits}}$`), `must be the ${digits}-digit code that was sent`)),
   });
-const beneficiaryBody = z.strictObject({
+export const beneficiaryBody = z.strictObject({
   mobile: mobileSchema,
   name: nameSchema,
   account_number: z
@@ -72,10 +72,10 @@ const beneficiaryBody = z.strictObject({
     .refine((code) => IFSC_PATTERN.test(code), 'must be an IFSC: 4 letters, 0, then 6 letters or digits (e.g. SBIN0001234)'),
   bank: z.string().trim().min(1).max(100).optional(),
 });
-const beneficiaryListQuery = z.object({ mobile: mobileSchema });
+export const beneficiaryListQuery = z.object({ mobile: mobileSchema });
 const beneIdParam = z.string().regex(/^bene_[0-9a-f]{24}$/, 'is not a beneficiary id');
-const verifyBody = z.strictObject({ client_ref: clientRef });
-const transactBody = (settings: PaymentsConfig['dmt']) =>
+export const verifyBody = z.strictObject({ client_ref: clientRef });
+export const transactBody = (settings: PaymentsConfig['dmt']) =>
   z.strictObject({
     mobile: mobileSchema,
     bene_id: beneIdParam,
@@ -429,7 +429,7 @@ export function dmtRouter(ctx: PaymentsContext): Router {
       details: { kind: 'beneficiary_verification', mobile: bene.mobile, bene_id, beneficiary_name: bene.name, ifsc: bene.ifsc, bank: bene.bank },
       provider_params: { kind: 'penny_drop', ifsc: bene.ifsc, account_number: bene.account_number, name: bene.name },
     });
-    send(req, res, answer);
+    send(res, answer);
   });
 
   router.post('/dmt/transact', json, async (req, res) => {
@@ -487,13 +487,13 @@ export function dmtRouter(ctx: PaymentsContext): Router {
         tx.set('dmt_usage', key, used + body.amount);
       },
     });
-    send(req, res, answer);
+    send(res, answer);
   });
 
   return router;
 }
 
-function send(_req: Request, res: import('express').Response, answer: Answer): void {
+function send(res: Response, answer: Answer): void {
   res.locals.txn_id = (answer.body as { txn_id?: string }).txn_id;
   res.status(answer.http_status).json(answer.body);
 }

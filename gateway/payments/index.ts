@@ -6,10 +6,12 @@ import { publicUrl, type AppDeps } from '../app.js';
 import { buildProviders } from '../providers/index.js';
 import { buildSmsSender, type SmsSender } from '../providers/sms.js';
 import type { PaymentProvider, PaymentService } from '../providers/types.js';
+import type { RouteDoc } from '../http/openapi.js';
 import type { Tx } from '../store/store.js';
 import { accountRouter } from './account-routes.js';
 import { billsOnFinal, billsRouter, renderBillFactory } from './bills-routes.js';
 import { dmtOnFinal, dmtRouter, renderDmt } from './dmt-routes.js';
+import { paymentsRouteDocs } from './openapi.js';
 import { panRouter, renderPan } from './pan-routes.js';
 import { reportsRouter } from './reports-routes.js';
 import { paymentsAdminRouter } from './admin-routes.js';
@@ -30,6 +32,8 @@ export interface Payments {
   /** Audits admin calls not audited by their own commit; mounted before every /admin router. */
   audit: RequestHandler;
   engine: PaymentEngine;
+  /** The /api and payments /admin routes for GET /openapi.json. */
+  route_docs: RouteDoc[];
   start(): void;
   stop(): Promise<void>;
 }
@@ -99,6 +103,7 @@ export function createPayments(
     admin: Router().use(paymentsAdminRouter(ctx), reports.admin),
     audit: auditMiddleware(store, logger),
     engine,
+    route_docs: paymentsRouteDocs(payments),
     start() {
       if (timer || stopped) return;
       timer = setInterval(tick, payments.tick_ms);

@@ -10,7 +10,7 @@ import { checkDocuments, kycBody, newSubmission, readMultipart, removeDocuments,
 import { hashPassword } from '../accounts/password.js';
 import { WindowLimiter } from './rate-limit.js';
 
-const registerBody = z.strictObject({
+export const registerBody = z.strictObject({
   email: z.email('must be an email address').max(254),
   password: z.string().min(8, 'must be at least 8 characters').max(256),
   name: z.string().trim().min(1, 'must not be empty').max(200),

@@ -35,7 +35,7 @@ export function parsePan(input: string): { pan: string; type: string } | { error
   return { pan, type };
 }
 
-const panBody = z.strictObject({
+export const panBody = z.strictObject({
   pan_number: z.string({ error: 'is required' }).max(20),
   client_ref: z.string().regex(KEY_TEXT, 'must be 1–128 printable characters without spaces').optional(),
 });

@@ -13,7 +13,7 @@ import type { Answer } from './engine.js';
 import type { PaymentTxn } from './tables.js';
 import { normalizeMobile } from './validators.js';
 
-const rechargeBody = z.strictObject({
+export const rechargeBody = z.strictObject({
   operator_id: z.union([z.int().min(1), z.string().regex(/^\d{1,7}$/, 'must be an operator id').transform(Number)]),
   number: z.string().trim().min(1, 'must not be empty').max(32),
   amount: unitsAmountSchema(2, 1_000_000),
@@ -21,7 +21,7 @@ const rechargeBody = z.strictObject({
   allow_duplicate: z.boolean().optional(),
 });
 
-const operatorsQuery = z.object({ type: z.enum(OPERATOR_TYPES).optional() });
+export const operatorsQuery = z.object({ type: z.enum(OPERATOR_TYPES).optional() });
 
 export function operatorView(operator: Operator) {
   return {

@@ -12,7 +12,7 @@ import { REPORTS, reportApiLogs, reportCommissions, reportTransactions, reportWa
 
 const JSON_MAX_LIMIT = 500;
 
-const baseQuery = z.strictObject({
+export const reportsQuery = z.strictObject({
   service: z.enum(SERVICES).optional(),
   from: dateBound(false).optional(),
   to: dateBound(true).optional(),
@@ -43,7 +43,7 @@ const STATUS_BY_REPORT: Record<ReportName, z.ZodType<string | undefined>> = {
 };
 
 export async function runReport(ctx: PaymentsContext, report: ReportName, raw: Record<string, unknown>, scope: Scope): Promise<{ result: ReportResult; format: 'json' | 'csv' }> {
-  const query = parseWith(baseQuery.extend({ status: STATUS_BY_REPORT[report], method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).optional() }), raw);
+  const query = parseWith(reportsQuery.extend({ status: STATUS_BY_REPORT[report], method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).optional() }), raw);
   if (query.from !== undefined && query.to !== undefined && query.from > query.to) throw badRequest('from: must not be after to', 'from');
   if (query.method && report !== 'api-logs') throw badRequest('method: applies to the api-logs report only', 'method');
   const csv = query.format === 'csv';

@@ -203,6 +203,14 @@ test('reports: totals equal the ledger, CSV equals JSON, filters, pages, API log
 
     // without a key: 401
     assert.equal((await request(`${gw.url}/api/reports/transactions`)).status, 401);
+
+    // the OpenAPI document lists the payments routes, with the request schemas they parse with
+    const openapi = await request(`${gw.url}/openapi.json`);
+    for (const path of ['/api/dmt/transact', '/api/dmt/remitter', '/api/pan-find', '/api/bills/pay', '/api/bills/receipt/{txn_id}', '/api/reports/{report}', '/admin/reports/{report}']) {
+      assert.ok(path in openapi.body.paths, path);
+    }
+    const transact_schema = openapi.body.paths['/api/dmt/transact'].post.requestBody.content['application/json'].schema;
+    assert.deepEqual(transact_schema.required.sort(), ['amount', 'bene_id', 'mobile', 'txn_type']);
     await verifyOk(gw);
   } finally {
     await gw.stop();

@@ -1,0 +1,67 @@
+// The payments room's routes for GET /openapi.json, with the same zod schemas the routes
+// parse with (bodies and queries), so the document cannot drift from what /api accepts.
+import { z } from 'zod';
+import type { RouteDoc } from '../http/openapi.js';
+import { historyQuery, transactionsQuery, webhookBody } from './account-routes.js';
+import { approveBody, auditQuery, kycListQuery, rejectBody, servicesBody, whitelistBody } from './admin-routes.js';
+import { billersQuery, fetchBody, payBody, receiptQuery } from './bills-routes.js';
+import type { PaymentsConfig } from './config.js';
+import { beneficiaryBody, beneficiaryListQuery, otpBody, remitterBody, transactBody, verifyBody } from './dmt-routes.js';
+import { kycBody } from './kyc.js';
+import { registerBody } from './onboarding-routes.js';
+import { panBody } from './pan-routes.js';
+import { operatorsQuery, rechargeBody } from './recharge-routes.js';
+import { reportsQuery } from './reports-routes.js';
+
+const api = { auth: 'api_key' } as const;
+const admin = { tag: 'admin', auth: 'admin' } as const;
+const REPORTS_QUERY = reportsQuery.extend({
+  status: z.string().max(16).optional().describe('transactions: pending|success|failed; commissions: success; api-logs: an HTTP status (404) or a class (4xx)'),
+  method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).optional().describe('api-logs only'),
+});
+const PAYMENT = {
+  402: 'insufficient_balance: the wallet cannot cover amount and charges; nothing is held',
+  403: 'service_inactive, or ip_not_allowed',
+  409: 'idempotency_conflict (same key, another request), or duplicate_transaction (same subject and amount within the window)',
+  503: 'no provider configured, or shutting down',
+};
+
+export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
+  return [
+    { tag: 'onboarding', auth: 'none', method: 'post', path: '/api/register', summary: 'Register a developer account (AI on, payments off); the key is shown once', body: registerBody, success: { status: 201, description: '{account_id, api_key, key_prefix, services, kyc_status}' }, errors: { 409: 'email taken', 429: 'too many sign-ups from this address' } },
+    { ...api, tag: 'onboarding', method: 'post', path: '/api/kyc', summary: 'Submit eKYC (JSON, or multipart with documents)', body: kycBody, success: { status: 200, description: '{status: "submitted", ...}' }, errors: { 409: 'under review or approved already', 413: 'document too large', 415: 'document not PDF, PNG or JPEG' } },
+    { ...api, tag: 'onboarding', method: 'get', path: '/api/kyc', summary: 'The eKYC status', success: { status: 200, description: '{status, reason?, ...}' } },
+    { ...api, tag: 'wallet', method: 'get', path: '/api/wallet/balance', summary: 'Wallet balance', success: { status: 200, description: '{balance, currency}' } },
+    { ...api, tag: 'wallet', method: 'get', path: '/api/wallet/history', summary: 'Wallet postings with opening and closing balance', query: historyQuery, success: { status: 200, description: '{opening_balance, closing_balance, balance, held, total, entries}' } },
+    { ...api, tag: 'recharge', method: 'get', path: '/api/operators', summary: 'Operators with commission and amount bounds', query: operatorsQuery, success: { status: 200, description: '[{operator_id, name, type, commission_pct, min_amount, max_amount}]' } },
+    { ...api, tag: 'recharge', method: 'post', path: '/api/recharge', summary: 'Recharge (Idempotency-Key or client_ref makes retries safe)', body: rechargeBody, success: { status: 200, description: '{status, message, txn_id, data: {txn_id, operator, amount, status, commission, balance}}; a decline is status false with the wallet refunded' }, errors: PAYMENT },
+    { ...api, tag: 'transactions', method: 'get', path: '/api/transactions', summary: "The account's transactions", query: transactionsQuery, success: { status: 200, description: '{total, page, limit, transactions}' } },
+    { ...api, tag: 'transactions', method: 'get', path: '/api/transactions/:txn_id', summary: 'A transaction: state history, attempts, status checks, refund link', success: { status: 200, description: 'the transaction' }, errors: { 404: 'no such transaction' } },
+    { ...api, tag: 'webhooks', method: 'put', path: '/api/webhook', summary: 'Set the webhook URL (a new signing secret each time)', body: webhookBody, success: { status: 200, description: '{url, secret}' } },
+    { ...api, tag: 'webhooks', method: 'get', path: '/api/webhook', summary: 'The webhook URL', success: { status: 200, description: '{url, secret_hint}' } },
+    { ...api, tag: 'webhooks', method: 'delete', path: '/api/webhook', summary: 'Remove the webhook', success: { status: 200, description: '{url: null}' } },
+    { ...api, tag: 'dmt', method: 'post', path: '/api/dmt/remitter', summary: 'Register a remitter; an OTP is sent (sandbox: returned as sandbox_otp)', body: remitterBody, success: { status: 200, description: '{mobile, name, verified, otp_required, otp_expires_at, sandbox_otp?, monthly_limit, used, available}' }, errors: { 403: 'service_inactive', 429: 'otp_rate_limited (Retry-After)', 502: 'the SMS could not be sent', 503: 'no SMS sender in live mode' } },
+    { ...api, tag: 'dmt', method: 'post', path: '/api/dmt/remitter/verify', summary: 'Verify the remitter with the OTP', body: otpBody(settings.dmt.otp.digits), success: { status: 200, description: 'the remitter' }, errors: { 404: 'remitter_not_found', 422: 'otp_invalid, otp_expired, otp_attempts_exceeded, otp_not_requested' } },
+    { ...api, tag: 'dmt', method: 'get', path: '/api/dmt/remitter/:mobile', summary: 'A remitter with the monthly limit, the amount used this month and the amount available', success: { status: 200, description: '{mobile, name, verified, monthly_limit, used, available}' }, errors: { 404: 'remitter_not_found' } },
+    { ...api, tag: 'dmt', method: 'post', path: '/api/dmt/beneficiary', summary: 'Add a beneficiary (account number 9–18 digits, IFSC)', body: beneficiaryBody, success: { status: 200, description: '{bene_id, mobile, name, account_number, ifsc, bank, verified, registered_name}' }, errors: { 404: 'remitter_not_found', 409: 'beneficiary_exists', 422: 'remitter_not_verified, beneficiary_limit' } },
+    { ...api, tag: 'dmt', method: 'get', path: '/api/dmt/beneficiary', summary: "A remitter's beneficiaries", query: beneficiaryListQuery, success: { status: 200, description: '[beneficiary]' }, errors: { 404: 'remitter_not_found' } },
+    { ...api, tag: 'dmt', method: 'delete', path: '/api/dmt/beneficiary/:bene_id', summary: 'Delete a beneficiary', success: { status: 200, description: '{bene_id, deleted: true}' }, errors: { 404: 'beneficiary_not_found' } },
+    { ...api, tag: 'dmt', method: 'post', path: '/api/dmt/beneficiary/:bene_id/verify', summary: 'Penny-drop verification (charged verification_fee once)', body: verifyBody, success: { status: 200, description: '{bene_id, registered_name, name_match, verified, status, fee}' }, errors: { ...PAYMENT, 404: 'beneficiary_not_found' } },
+    { ...api, tag: 'dmt', method: 'post', path: '/api/dmt/transact', summary: 'Transfer by IMPS (settles at once) or NEFT (pending until the batch settles)', body: transactBody(settings.dmt), success: { status: 200, description: '{status, message, data: {reference_id, utr, amount, charges, status, ...}}; a failure is status false with amount and charges refunded' }, errors: { ...PAYMENT, 404: 'remitter_not_found, beneficiary_not_found', 422: 'remitter_not_verified, monthly_limit_exceeded' } },
+    { ...api, tag: 'pan', method: 'post', path: '/api/pan-find', summary: 'PAN lookup: holder name and type; the fee is charged only when found', body: panBody, success: { status: 200, description: '{status: true, data: {pan, name, type}, txn_id, fee, balance} (no message); not found: status false, error.code pan_not_found, nothing charged' }, errors: PAYMENT },
+    { ...api, tag: 'bills', method: 'get', path: '/api/bills/billers', summary: 'Billers by category', query: billersQuery, success: { status: 200, description: '[{biller_id, name, category, consumer_label, ...}]' } },
+    { ...api, tag: 'bills', method: 'post', path: '/api/bills/fetch', summary: 'Fetch the bill due for a consumer number', body: fetchBody, success: { status: 200, description: '{bill_id, customer_name, amount, due_date, ...}' }, errors: { 403: 'service_inactive', 404: 'bill_not_found', 503: 'no provider could fetch it (Retry-After)' } },
+    { ...api, tag: 'bills', method: 'post', path: '/api/bills/pay', summary: 'Pay a bill (by bill_id: the exact amount, once)', body: payBody, success: { status: 200, description: '{status, message, txn_id, data: {txn_id, status, receipt_url, amount, charges, commission, balance}}' }, errors: { ...PAYMENT, 404: 'bill_not_found', 409: 'bill_already_paid, idempotency_conflict, duplicate_transaction', 422: 'amount_mismatch, bill_expired' } },
+    { tag: 'bills', auth: 'none', method: 'get', path: '/api/bills/receipt/:txn_id', summary: 'The receipt as HTML or (format=pdf) PDF; with the API key, or with the token of receipt_url', query: receiptQuery, success: { status: 200, description: 'text/html, or application/pdf', content_type: 'text/html' }, errors: { 401: 'neither a key nor a token', 404: 'receipt_not_found' } },
+    { ...api, tag: 'reports', method: 'get', path: '/api/reports/:report', summary: 'transactions | commissions | wallet | api-logs of the account, paginated, with totals; format=csv gives the same rows as CSV', query: REPORTS_QUERY, success: { status: 200, description: '{status: true, data: {report, total, page, limit, totals, columns, rows}}, or text/csv' } },
+    { ...admin, method: 'get', path: '/admin/reports/:report', summary: 'A report across accounts (or one, with account_id); rows name their account', query: REPORTS_QUERY, success: { status: 200, description: '{object: "report", total, page, limit, totals, columns, rows}, or text/csv' } },
+    { ...admin, method: 'get', path: '/admin/kyc', summary: 'eKYC submissions', query: kycListQuery, success: { status: 200, description: '{object: "list", total, data}' } },
+    { ...admin, method: 'post', path: '/admin/kyc/:accountId/approve', summary: 'Approve an eKYC submission', body: approveBody, success: { status: 200, description: 'the submission' }, errors: { 404: 'no submission', 409: 'not under review' } },
+    { ...admin, method: 'post', path: '/admin/kyc/:accountId/reject', summary: 'Reject an eKYC submission', body: rejectBody, success: { status: 200, description: 'the submission' }, errors: { 404: 'no submission', 409: 'not under review' } },
+    { ...admin, method: 'post', path: '/admin/accounts/:id/services', summary: 'Activate or deactivate payments services (activation needs approved eKYC)', body: servicesBody, success: { status: 200, description: 'the account' }, errors: { 409: 'kyc_not_approved' } },
+    { ...admin, method: 'put', path: '/admin/accounts/:id/ip-whitelist', summary: "The account's IP whitelist ([] = no restriction)", body: whitelistBody, success: { status: 200, description: 'the account' } },
+    { ...admin, method: 'get', path: '/admin/audit', summary: 'The admin audit log, newest first', query: auditQuery, success: { status: 200, description: '{object: "list", total, data}' } },
+    { ...admin, method: 'get', path: '/admin/transactions', summary: "Any account's transactions", query: transactionsQuery.extend({ account_id: z.string().max(100).optional() }), success: { status: 200, description: '{object: "list", total, data}' } },
+    { ...admin, method: 'post', path: '/admin/transactions/:txnId/recheck', summary: 'Re-arm the status checks of a stalled pending transaction', success: { status: 200, description: 'the transaction' }, errors: { 404: 'no such transaction', 409: 'final already' } },
+  ];
+}
