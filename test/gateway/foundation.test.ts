@@ -187,3 +187,26 @@ test('GET /healthz, /metrics, x-request-id on every response, one JSON log line 
     await gateway.stop();
   }
 });
+
+test('GET /openapi.json is an OpenAPI 3.1 document generated from the validating schemas', async () => {
+  const gateway = await startGateway();
+  try {
+    const reply = await request(`${gateway.url}/openapi.json`);
+    assert.equal(reply.status, 200);
+    const doc = reply.body;
+    assert.equal(doc.openapi, '3.1.0');
+    assert.equal(doc.servers[0].url, gateway.url);
+    const create = doc.paths['/admin/accounts'].post;
+    assert.deepEqual(create.requestBody.content['application/json'].schema.required, ['email']);
+    assert.equal(create.requestBody.content['application/json'].schema.additionalProperties, false);
+    assert.ok(create.responses['201'] && create.responses['409'] && create.responses['401']);
+    const credit = doc.paths['/admin/accounts/{id}/credit'].post;
+    assert.deepEqual(credit.parameters.map((p: { name: string }) => p.name), ['id']);
+    assert.equal(credit.requestBody.content['application/json'].schema.properties.amount.type, 'number');
+    for (const path of ['/v1/chat/completions', '/v1/models', '/v1/balance', '/api/recharge', '/api/dmt/transact', '/api/pan-find']) {
+      assert.ok(doc.paths[path], `${path} is documented`);
+    }
+  } finally {
+    await gateway.stop();
+  }
+});
