@@ -13,7 +13,8 @@ import { billsOnFinal, billsRouter, renderBillFactory } from './bills-routes.js'
 import { dmtOnFinal, dmtRouter, renderDmt } from './dmt-routes.js';
 import { paymentsRouteDocs } from './openapi.js';
 import { panRouter, renderPan } from './pan-routes.js';
-import { reportsRouter } from './reports-routes.js';
+import { reportsRouter, runReport } from './reports-routes.js';
+import type { ReportName, ReportResult, Scope } from './reports.js';
 import { paymentsAdminRouter } from './admin-routes.js';
 import type { PaymentsConfig } from './config.js';
 import type { PaymentsContext } from './context.js';
@@ -34,6 +35,8 @@ export interface Payments {
   engine: PaymentEngine;
   /** The /api and payments /admin routes for GET /openapi.json. */
   route_docs: RouteDoc[];
+  /** One report, exactly as GET /api/reports/:report computes it (the dashboard renders the same rows). */
+  report(name: ReportName, query: Record<string, unknown>, scope: Scope): Promise<{ result: ReportResult; format: 'json' | 'csv' }>;
   start(): void;
   stop(): Promise<void>;
 }
@@ -104,6 +107,7 @@ export function createPayments(
     audit: auditMiddleware(store, logger),
     engine,
     route_docs: paymentsRouteDocs(payments),
+    report: (name, query, scope) => runReport(ctx, name, query, scope),
     start() {
       if (timer || stopped) return;
       timer = setInterval(tick, payments.tick_ms);

@@ -48,19 +48,6 @@ function auditDetail(record: HistoryRecord): string {
   return parts.join(' · ');
 }
 
-export interface ApiLogEntry {
-  ts: string;
-  method: string;
-  path: string;
-  status: number;
-  latency_ms: number;
-  key_prefix: string | null;
-  ip: string | null;
-  txn_id: string | null;
-}
-
-const API_LOGS_KEPT_PER_ACCOUNT = 1_000;
-
 const READ_CHUNK_BYTES = 1024 * 1024;
 
 export class HistoryIndex {
@@ -73,8 +60,6 @@ export class HistoryIndex {
   /** account → UTC day → tier → micros */
   private readonly daily = new Map<string, Map<string, Map<string, number>>>();
   private readonly audit: AuditEntry[] = [];
-  /** account → its latest API log records (payments API calls), newest last, bounded. */
-  private readonly api_logs = new Map<string, ApiLogEntry[]>();
   /** Open holds → their wallet row, to name the row after what the hold paid for. */
   private readonly open_holds = new Map<string, WalletRow>();
 
@@ -206,21 +191,6 @@ export class HistoryIndex {
       if (!tiers) days.set(day, (tiers = new Map()));
       tiers.set(tier, (tiers.get(tier) ?? 0) + cost_micros);
     }
-    if (record.type === 'api_log' && typeof record.account_id === 'string') {
-      let list = this.api_logs.get(record.account_id);
-      if (!list) this.api_logs.set(record.account_id, (list = []));
-      list.push({
-        ts: record.ts,
-        method: String(record.method ?? ''),
-        path: String(record.path ?? ''),
-        status: typeof record.status === 'number' ? record.status : 0,
-        latency_ms: typeof record.latency_ms === 'number' ? record.latency_ms : 0,
-        key_prefix: typeof record.key_prefix === 'string' ? record.key_prefix : null,
-        ip: typeof record.ip === 'string' ? record.ip : null,
-        txn_id: typeof record.txn_id === 'string' ? record.txn_id : null,
-      });
-      if (list.length > API_LOGS_KEPT_PER_ACCOUNT * 1.25) list.splice(0, list.length - API_LOGS_KEPT_PER_ACCOUNT);
-    }
     if (record.type === 'audit') {
       this.audit.push({
         seq,
@@ -267,11 +237,6 @@ export class HistoryIndex {
       out.push({ day, tiers: by_day?.get(day) ?? new Map() });
     }
     return out;
-  }
-
-  /** The account's latest payments API calls, oldest first (at most about a thousand). */
-  apiLogs(account_id: string): readonly ApiLogEntry[] {
-    return this.api_logs.get(account_id) ?? [];
   }
 
   auditEntries(): readonly AuditEntry[] {

@@ -1,12 +1,14 @@
 // /reports: the account's payments reports as tables with filters and CSV download:
 // transactions, commissions and API logs (the wallet report is the history on /wallet).
-// Transactions are selected by the payments room's own filter (filterTransactions).
+// The rows come from the payments room's report functions, exactly as GET /api/reports/*
+// computes them, and the CSV is that endpoint's CSV: one source for the page and the API.
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
-import { filterTransactions, transactionsQuery } from '../../payments/account-routes.js';
-import type { PaymentTxn } from '../../payments/tables.js';
-import { formErrors, type WebContext } from '../context.js';
-import { formatMoney, formatTimestamp, formatUnits } from '../format.js';
+import { ApiError } from '../../http/errors.js';
+import { toCsv, type Cell, type ReportResult, type Row } from '../../payments/reports.js';
+import { unitsToMicros } from '../../util/money.js';
+import type { WebContext } from '../context.js';
+import { formatMoney, formatTimestamp } from '../format.js';
 import { html, type Html } from '../html.js';
 import { sendUserPage, userState } from './user-shell.js';
 
@@ -14,137 +16,139 @@ const REPORTS = ['transactions', 'commissions', 'api-logs'] as const;
 type Report = (typeof REPORTS)[number];
 const LABELS: Record<Report, string> = { transactions: 'Transactions', commissions: 'Commissions', 'api-logs': 'API logs' };
 const PAGE_ROWS = 50;
+const FILTERS = ['service', 'status', 'from', 'to', 'number', 'txn_id'] as const;
 
 const reportQuery = z.object({
   report: z.enum(REPORTS).catch('transactions').default('transactions'),
   format: z.enum(['html', 'csv']).catch('html').default('html'),
+  page: z.coerce.number().int().min(1).max(1_000_000).catch(1).default(1),
 });
 
-/** Empty fields of the filter form mean "no filter". */
+/** The filter fields the form filled in; empty fields mean "no filter". */
 function filled(query: Request['query']): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(query)) if (typeof value === 'string' && value.trim() !== '' && !['report', 'format'].includes(name)) out[name] = value.trim();
+  for (const name of FILTERS) {
+    const value = query[name];
+    if (typeof value === 'string' && value.trim() !== '') out[name] = value.trim();
+  }
   return out;
 }
 
-function csvCell(value: string | number | null): string {
-  const text = value === null ? '' : String(value);
-  const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
-  return `"${safe.replace(/"/g, '""')}"`;
+function statusPill(status: Cell): Html {
+  const text = String(status ?? '');
+  const kind = text === 'success' || /^[23]\d\d$/.test(text) ? 'ok' : text === 'pending' ? 'warn' : 'bad';
+  return html`<span class="pill ${kind}">${text}</span>`;
 }
 
-function plain(micros: number): string {
-  return formatUnits(micros, 'XXX').replace(/,/g, '').replace('−', '-');
-}
+type Column = { label: string; numeric?: boolean; cell: (row: Row, currency: string) => Html | string };
 
-function statusPill(status: string): Html {
-  const kind = status === 'success' ? 'ok' : status === 'pending' ? 'warn' : 'bad';
-  return html`<span class="pill ${kind}">${status}</span>`;
-}
+const money = (name: string): Column['cell'] => (row, currency) => (typeof row[name] === 'number' ? formatMoney(unitsToMicros(row[name] as number), currency) : '');
+const text = (name: string): Column['cell'] => (row) => (row[name] === null || row[name] === undefined ? '' : String(row[name]));
 
-function describe(txn: PaymentTxn): string {
-  const operator = typeof txn.details.operator === 'string' ? txn.details.operator : '';
-  return [txn.service, operator].filter(Boolean).join(' · ');
+const COLUMNS: Record<Report, Column[]> = {
+  transactions: [
+    { label: 'Date', cell: (row) => formatTimestamp(row.created_at as string) },
+    { label: 'Transaction', cell: (row) => html`<span class="mono small">${text('txn_id')(row, '')}</span>` },
+    { label: 'Service', cell: (row) => `${text('service')(row, '')} · ${text('description')(row, '')}` },
+    { label: 'Number', cell: (row) => html`<span class="mono">${text('number')(row, '')}</span>` },
+    { label: 'Status', cell: (row) => statusPill(row.status ?? null) },
+    { label: 'Amount', numeric: true, cell: money('amount') },
+    { label: 'Commission', numeric: true, cell: money('commission') },
+    { label: 'Message', cell: (row) => html`<span class="small">${text('message')(row, '')}</span>` },
+  ],
+  commissions: [
+    { label: 'Date', cell: (row) => formatTimestamp(row.created_at as string) },
+    { label: 'Transaction', cell: (row) => html`<span class="mono small">${text('txn_id')(row, '')}</span>` },
+    { label: 'Service', cell: (row) => `${text('service')(row, '')} · ${text('description')(row, '')}` },
+    { label: 'Amount', numeric: true, cell: money('amount') },
+    { label: 'Commission', numeric: true, cell: money('commission') },
+  ],
+  'api-logs': [
+    { label: 'Time', cell: (row) => formatTimestamp(row.ts as string) },
+    { label: 'Request', cell: (row) => html`<code>${text('method')(row, '')} ${text('path')(row, '')}</code>` },
+    { label: 'Status', numeric: true, cell: (row) => statusPill(row.status ?? null) },
+    { label: 'Latency', numeric: true, cell: (row) => (typeof row.latency_ms === 'number' ? `${row.latency_ms.toFixed(1)} ms` : '') },
+    { label: 'Key', cell: (row) => html`<span class="mono small">${row.key_prefix ? `${String(row.key_prefix)}…` : ''}</span>` },
+    { label: 'Client address', cell: (row) => html`<span class="mono small">${text('ip')(row, '')}</span>` },
+  ],
+};
+
+function summary(report: Report, result: ReportResult, currency: string): string {
+  const count = result.total;
+  if (report === 'transactions') {
+    const success = (result.totals.success as { amount?: number } | undefined)?.amount ?? 0;
+    return `${count} transaction${count === 1 ? '' : 's'}; successful amount ${formatMoney(unitsToMicros(success), currency)}.`;
+  }
+  if (report === 'commissions') {
+    const earned = result.rows.length === count ? result.rows.reduce((sum, row) => sum + unitsToMicros((row.commission as number) ?? 0), 0) : null;
+    return `${count} commission${count === 1 ? '' : 's'}${earned === null ? '' : `; ${formatMoney(earned, currency)} earned`}.`;
+  }
+  return `${count} request${count === 1 ? '' : 's'}.`;
 }
 
 export function reportRoutes(ctx: WebContext, router: Router): void {
   ctx.extensions.reports = true;
   router.get('/reports', ctx.requireSession('user'), async (req: Request, res: Response) => {
-    await ctx.index.catchUp();
+    const payments = ctx.deps.payments;
+    if (!payments) throw new ApiError(404, 'payments_absent', 'The payments module is not part of this gateway.');
     const state = await userState(ctx, res);
-    const { report, format } = reportQuery.parse(req.query);
+    const { report, format, page } = reportQuery.parse(req.query);
     const raw = filled(req.query);
-    const parsed = transactionsQuery.safeParse({ ...raw, limit: '500' });
-    const errors = parsed.success ? {} : formErrors(parsed.error);
-    const filter = parsed.success ? parsed.data : transactionsQuery.parse({});
-    const page = Math.max(1, Math.min(1_000_000, Number.parseInt(raw.page ?? '1', 10) || 1));
-    const account_id = state.account.id;
-
-    let header: string[] = [];
-    let rows: Array<Array<string | number | null>> = [];
-    let cells: Html[] = [];
-    let total_line: Html | string = '';
-    if (report === 'transactions' || report === 'commissions') {
-      let txns = filterTransactions(Object.values(ctx.deps.store.rows('payment_txns')), filter, account_id);
-      if (report === 'commissions') txns = txns.filter((txn) => txn.status === 'success' && txn.commission_micros > 0);
-      if (report === 'transactions') {
-        header = ['created_at', 'txn_id', 'service', 'operator', 'number', 'status', 'amount', 'charges', 'commission', 'message'];
-        rows = txns.map((t) => [t.created_at, t.id, t.service, String(t.details.operator ?? ''), t.subject, t.status, plain(t.amount_micros), plain(t.charges_micros), plain(t.status === 'success' ? t.commission_micros : 0), t.message]);
-        cells = txns.slice((page - 1) * PAGE_ROWS, page * PAGE_ROWS).map(
-          (t) => html`<tr><td>${formatTimestamp(t.created_at)}</td><td class="mono small">${t.id}</td><td>${describe(t)}</td><td class="mono">${t.subject}</td><td>${statusPill(t.status)}</td><td class="num">${formatMoney(t.amount_micros, ctx.currency)}</td><td class="num">${formatMoney(t.status === 'success' ? t.commission_micros : 0, ctx.currency)}</td><td class="small">${t.message}</td></tr>`,
-        );
-        const spent = txns.filter((t) => t.status === 'success').reduce((sum, t) => sum + t.amount_micros, 0);
-        total_line = `${txns.length} transaction${txns.length === 1 ? '' : 's'}; successful amount ${formatMoney(spent, ctx.currency)}.`;
-      } else {
-        header = ['created_at', 'txn_id', 'service', 'operator', 'amount', 'commission'];
-        rows = txns.map((t) => [t.created_at, t.id, t.service, String(t.details.operator ?? ''), plain(t.amount_micros), plain(t.commission_micros)]);
-        cells = txns.slice((page - 1) * PAGE_ROWS, page * PAGE_ROWS).map(
-          (t) => html`<tr><td>${formatTimestamp(t.created_at)}</td><td class="mono small">${t.id}</td><td>${describe(t)}</td><td class="num">${formatMoney(t.amount_micros, ctx.currency)}</td><td class="num">${formatMoney(t.commission_micros, ctx.currency)}</td></tr>`,
-        );
-        const earned = txns.reduce((sum, t) => sum + t.commission_micros, 0);
-        total_line = `${txns.length} commission${txns.length === 1 ? '' : 's'}; ${formatMoney(earned, ctx.currency)} earned.`;
-      }
-    } else {
-      const from = filter.from ?? -Infinity;
-      const to = filter.to ?? Infinity;
-      const logs = ctx.index
-        .apiLogs(account_id)
-        .filter((entry) => {
-          const at = Date.parse(entry.ts);
-          return at >= from && at <= to && (!filter.status || (filter.status === 'success') === entry.status < 400);
-        })
-        .slice()
-        .reverse();
-      header = ['ts', 'method', 'path', 'status', 'latency_ms', 'key_prefix', 'ip', 'txn_id'];
-      rows = logs.map((e) => [e.ts, e.method, e.path, e.status, e.latency_ms, e.key_prefix, e.ip, e.txn_id]);
-      cells = logs.slice((page - 1) * PAGE_ROWS, page * PAGE_ROWS).map(
-        (e) => html`<tr><td>${formatTimestamp(e.ts)}</td><td><code>${e.method} ${e.path}</code></td><td class="num">${e.status}</td><td class="num">${e.latency_ms.toFixed(1)} ms</td><td class="mono small">${e.key_prefix ?? ''}${e.key_prefix ? '…' : ''}</td><td class="mono small">${e.ip ?? ''}</td></tr>`,
-      );
-      total_line = `${logs.length} request${logs.length === 1 ? '' : 's'} (the latest thousand are kept for this page).`;
+    const scope = { account_id: state.account.id };
+    const errors: Record<string, string> = {};
+    let result: ReportResult | null = null;
+    try {
+      const query = format === 'csv' ? { ...raw, format: 'csv' } : { ...raw, page: String(page), limit: String(PAGE_ROWS) };
+      result = (await payments.report(report, query, scope)).result;
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 400) throw error;
+      errors[error.param ?? 'status'] = error.message.replace(/^[a-z_]+: /, '');
+      if (format === 'csv') throw error;
     }
 
-    if (format === 'csv') {
+    if (format === 'csv' && result) {
       res.setHeader('Content-Type', 'text/csv; charset=utf-8');
       res.setHeader('Content-Disposition', `attachment; filename="${report}.csv"`);
       res.setHeader('Cache-Control', 'no-store');
-      res.send(`${[header.join(','), ...rows.map((row) => row.map(csvCell).join(','))].join('\r\n')}\r\n`);
+      res.send(toCsv(result.columns, result.rows));
       return;
     }
 
-    const columns: Record<Report, string[]> = {
-      transactions: ['Date', 'Transaction', 'Service', 'Number', 'Status', 'Amount', 'Commission', 'Message'],
-      commissions: ['Date', 'Transaction', 'Service', 'Amount', 'Commission'],
-      'api-logs': ['Time', 'Request', 'Status', 'Latency', 'Key', 'Client address'],
-    };
-    const numeric = new Set(['Amount', 'Commission', 'Status', 'Latency']);
-    const pages = Math.max(1, Math.ceil(rows.length / PAGE_ROWS));
+    const columns = COLUMNS[report];
+    const rows = result?.rows ?? [];
+    const pages = result ? Math.max(1, Math.ceil(result.total / PAGE_ROWS)) : 1;
     const link = (extra: Record<string, string>) => `/reports?${new URLSearchParams({ report, ...raw, ...extra }).toString()}`;
     const tabs = REPORTS.map((name) => html`<li><a href="/reports?report=${name}"${name === report ? html` aria-current="page"` : ''}>${LABELS[name]}</a></li>`);
     const invalid = (name: string) => (errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : '');
+    const fieldError = (name: string) => (errors[name] ? html`<p class="error" id="${name}-error">${errors[name]}</p>` : '');
+    const statuses = report === 'api-logs' ? ['2xx', '4xx', '5xx'] : ['success', 'pending', 'failed'];
     const body = html`<h1>Reports</h1>
 <p class="lead">Payments activity of your account. Dates are UTC. The wallet report is the history on <a href="/wallet">Wallet</a>.</p>
 <nav class="main card" aria-label="Reports"><ul>${tabs}</ul></nav>
 <form method="get" action="/reports" class="card" aria-label="Filters">
 <input type="hidden" name="report" value="${report}">
 <div class="row">
-${report !== 'api-logs' ? html`<div class="field"><label for="service">Service</label><select id="service" name="service"><option value="">All</option>${['recharge', 'dmt', 'pan', 'bills'].map((s) => html`<option value="${s}"${raw.service === s ? html` selected` : ''}>${s}</option>`)}</select></div>` : ''}
-${report !== 'commissions' ? html`<div class="field"><label for="status">Status</label><select id="status" name="status"><option value="">All</option>${(report === 'api-logs' ? ['success', 'failed'] : ['success', 'pending', 'failed']).map((s) => html`<option value="${s}"${raw.status === s ? html` selected` : ''}>${report === 'api-logs' ? (s === 'success' ? 'below 400' : '400 and above') : s}</option>`)}</select></div>` : ''}
-<div class="field"><label for="from">From</label><input id="from" name="from" type="date" value="${raw.from ?? ''}"${invalid('from')}>${errors.from ? html`<p class="error" id="from-error">${errors.from}</p>` : ''}</div>
-<div class="field"><label for="to">To</label><input id="to" name="to" type="date" value="${raw.to ?? ''}"${invalid('to')}>${errors.to ? html`<p class="error" id="to-error">${errors.to}</p>` : ''}</div>
+${report !== 'api-logs' ? html`<div class="field"><label for="service">Service</label><select id="service" name="service"${invalid('service')}><option value="">All</option>${['recharge', 'dmt', 'pan', 'bills'].map((s) => html`<option value="${s}"${raw.service === s ? html` selected` : ''}>${s}</option>`)}</select>${fieldError('service')}</div>` : ''}
+${report !== 'commissions' ? html`<div class="field"><label for="status">Status</label><select id="status" name="status"${invalid('status')}><option value="">All</option>${statuses.map((s) => html`<option value="${s}"${raw.status === s ? html` selected` : ''}>${s}</option>`)}</select>${fieldError('status')}</div>` : ''}
+<div class="field"><label for="from">From</label><input id="from" name="from" type="date" value="${raw.from ?? ''}"${invalid('from')}>${fieldError('from')}</div>
+<div class="field"><label for="to">To</label><input id="to" name="to" type="date" value="${raw.to ?? ''}"${invalid('to')}>${fieldError('to')}</div>
 <button type="submit" class="secondary">Apply</button>
 <a class="button secondary" href="${link({ format: 'csv' })}" download>Download CSV</a>
 </div>
 </form>
 <section class="card" aria-labelledby="report-title">
 <h2 id="report-title">${LABELS[report]}</h2>
-<p class="small muted">${total_line}</p>
+<p class="small muted">${result ? summary(report, result, ctx.currency) : ''}</p>
 ${
-  cells.length === 0
+  rows.length === 0
     ? html`<p class="empty">Nothing matches these filters.</p>`
-    : html`<div class="table-wrap"><table id="report-table"><thead><tr>${columns[report].map((name) => html`<th scope="col"${numeric.has(name) ? html` class="num"` : ''}>${name}</th>`)}</tr></thead><tbody>${cells}</tbody></table></div>
+    : html`<div class="table-wrap"><table id="report-table"><thead><tr>${columns.map((column) => html`<th scope="col"${column.numeric ? html` class="num"` : ''}>${column.label}</th>`)}</tr></thead><tbody>${rows.map(
+        (row) => html`<tr>${columns.map((column) => html`<td${column.numeric ? html` class="num"` : ''}>${column.cell(row, ctx.currency)}</td>`)}</tr>`,
+      )}</tbody></table></div>
 <nav class="pager" aria-label="Report pages">${page > 1 ? html`<a class="button secondary small" href="${link({ page: String(page - 1) })}">Newer</a>` : ''}<span class="small muted">Page ${Math.min(page, pages)} of ${pages}</span>${page < pages ? html`<a class="button secondary small" href="${link({ page: String(page + 1) })}">Older</a>` : ''}</nav>`
 }
 </section>`;
-    sendUserPage(ctx, req, res, state, parsed.success ? 200 : 422, { title: 'Reports', current: '/reports', body, notice: parsed.success ? null : { kind: 'error', text: 'A filter is not valid; see below.' } });
+    const ok = Object.keys(errors).length === 0;
+    sendUserPage(ctx, req, res, state, ok ? 200 : 422, { title: 'Reports', current: '/reports', body, notice: ok ? null : { kind: 'error', text: 'A filter is not valid; see below.' } });
   });
 }
