@@ -221,6 +221,9 @@ export class ChatService {
     const created = Math.floor(this.now_ms() / 1000);
     const model = call.tier.id;
     const generated: string[] = [];
+    // An upstream that streams far past the output cap is broken; stop reading rather than buffer it.
+    const generated_limit_chars = call.engine_request.max_output_tokens * 64 + 65_536;
+    let generated_chars = 0;
     let upstream_usage: UpstreamUsage | null = null;
     let held_back: UpstreamChunk | null = null;
     let failure: UpstreamError | null = null;
@@ -235,7 +238,11 @@ export class ChatService {
           if (typeof delta.content === 'string') generated.push(delta.content);
           const tool_calls = (delta as { tool_calls?: unknown }).tool_calls;
           if (tool_calls) generated.push(JSON.stringify(tool_calls));
+          generated_chars += generated.at(-1)?.length ?? 0;
         }
+      }
+      if (generated_chars > generated_limit_chars) {
+        throw new UpstreamError('invalid_response', `the upstream streamed far more than the ${call.engine_request.max_output_tokens} tokens asked for`);
       }
       if (held_back) await sse.event(held_back);
       const { usage: _usage, id: _id, object: _object, created: _created, model: _model, ...fields } = chunk as UpstreamChunk & Record<string, unknown>;
