@@ -1,5 +1,8 @@
-// createApp takes every dependency as an argument, so tests build an app with a temp data
-// dir and scripted upstreams, without module mocking. Rooms mount their own routers.
+// createGateway takes every dependency as an argument, so tests build a gateway with a temp
+// data dir and scripted upstreams, without module mocking. The hot path (/v1) is served by
+// the lean lane straight from Node's HTTP server; everything else goes through Express,
+// where rooms mount their own routers.
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
@@ -9,7 +12,8 @@ import { walletRouter } from './accounts/wallet-routes.js';
 import { errorHandler } from './http/errors.js';
 import { Metrics } from './http/metrics.js';
 import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
-import { mountChat } from './chat/routes.js';
+import { createChat, type ChatService } from './chat/routes.js';
+import { runLean } from './http/lean.js';
 import type { Payments } from './payments/index.js';
 import { createDashboard } from './web/router.js';
 import { buildOpenApi, type RouteDoc } from './http/openapi.js';
@@ -74,7 +78,6 @@ export function createApp(deps: AppDeps): Express {
   if (deps.payments) app.use('/api', deps.payments.api);
   else app.use('/api/wallet', walletRouter(deps));
 
-  mountChat(app, deps);
   app.use(dashboard.pages);
 
   app.use(notFoundHandler);
@@ -84,4 +87,23 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
   return app;
+}
+
+export interface Gateway {
+  /** The HTTP server's request listener: /v1 in the lean lane, the rest through Express. */
+  handler: RequestListener;
+  app: Express;
+  chat: ChatService;
+}
+
+export function createGateway(deps: AppDeps): Gateway {
+  const metrics = deps.metrics ?? new Metrics();
+  const app = createApp({ ...deps, metrics });
+  const chat = createChat(deps);
+  const lane = { logger: deps.logger, metrics, surface: 'v1' };
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    if (req.url?.startsWith('/v1/')) runLean(req, res, lane, (locals) => chat.handle(req, res, locals));
+    else app(req, res);
+  };
+  return { handler, app, chat };
 }

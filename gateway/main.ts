@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
-import { createApp, publicUrl } from './app.js';
+import { createGateway, publicUrl } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './log.js';
 import { sha256Hex } from './accounts/keys.js';
@@ -95,8 +95,8 @@ async function serve(config: Config): Promise<void> {
   const admin_token_hash = await adminTokenHash(store);
   const clock = { now: () => new Date() };
   const payments = createPayments({ config, store, logger, clock, admin_token_hash });
-  const app = createApp({ config, store, logger, clock, admin_token_hash, payments });
-  const server: Server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 300_000 }, app);
+  const gateway = createGateway({ config, store, logger, clock, admin_token_hash, payments });
+  const server: Server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 300_000 }, gateway.handler);
   server.listen(config.port, config.host);
   try {
     await once(server, 'listening');
@@ -121,6 +121,7 @@ async function serve(config: Config): Promise<void> {
     force.unref();
     await closed;
     await payments.stop(); // provider calls still in flight stay pending, for the status checks after restart
+    await gateway.chat.close(); // upstream connection pools
     await store.close();
     logger.info({ msg: 'stopped' });
     process.exit(0);

@@ -1,13 +1,13 @@
 // The `/v1` routes: chat completions (JSON and server-sent events), models and balance.
 // The hot path is written for speed: hash lookup auth, a hand-rolled body reader, one
-// tokenizer pass for the estimate, a hold that is applied in memory at once and made
-// durable while the upstream works, and one commit for the settlement.
-import type { Express, Request, Response } from 'express';
+// tokenizer pass for the estimate, the worst case reserved in memory (never journaled), and
+// one durable commit per request: the actual cost with its usage record.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppDeps } from '../app.js';
 import { publicUrl } from '../app.js';
 import { authenticate } from '../accounts/auth.js';
 import { ApiError } from '../http/errors.js';
+import { pathOf, sendJson, type Locals } from '../http/lean.js';
 import { balanceMicros } from '../ledger/ledger.js';
 import { table } from '../store/state.js';
 import { microsToUnits } from '../util/money.js';
@@ -17,7 +17,6 @@ import { UpstreamError, type Engine, type EngineRequest, type UpstreamChunk, typ
 import {
   freeTokensUsed,
   InsufficientBalanceError,
-  releaseStaleHolds,
   reserve,
   secondsToNextUtcDay,
   settle,
@@ -42,19 +41,16 @@ export interface ChatOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-export function mountChat(app: Express, deps: AppDeps, options: ChatOptions = {}): ChatService {
-  const chat: ChatConfig = deps.config.chat;
-  const service = new ChatService(deps, chat, options);
-  app.post('/v1/chat/completions', (req, res) => service.completions(req, res));
-  app.get('/v1/models', (req, res) => service.models(req, res));
-  app.get('/v1/models/:model', (req, res) => service.model(req, res));
-  app.get('/v1/balance', (req, res) => service.balance(req, res));
-  releaseStaleHolds(deps.store).then(
-    (count) => count && deps.logger.warn({ msg: 'released chat holds left open by an earlier process', count }),
-    (error) => deps.logger.error({ msg: 'could not release stale chat holds', err: error }),
-  );
-  return service;
+/**
+ * The /v1 service. Its routes are served by the lean lane in front of Express
+ * (gateway/http/lean.ts), so they work on Node's own request and response objects.
+ */
+export function createChat(deps: AppDeps, options: ChatOptions = {}): ChatService {
+  return new ChatService(deps, deps.config.chat, options);
 }
+
+type Req = IncomingMessage;
+type Res = ServerResponse;
 
 interface Usage {
   prompt_tokens: number;
@@ -88,17 +84,32 @@ export class ChatService {
     return this.deps.clock.now().getTime();
   }
 
-  private auth(req: Request, res: Response) {
+  /** Routes one /v1 request; an unknown path or method is a 404 in OpenAI's shape. */
+  handle(req: Req, res: Res, locals: Locals): Promise<void> | void {
+    const path = pathOf(req.url);
+    if (path === '/v1/chat/completions' && req.method === 'POST') return this.completions(req, res, locals);
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      if (path === '/v1/models') return this.models(req, res, locals);
+      if (path === '/v1/balance') return this.balance(req, res, locals);
+      if (path.startsWith('/v1/models/')) {
+        locals.route = '/v1/models/:model';
+        return this.model(req, res, locals, decodeURIComponent(path.slice('/v1/models/'.length)));
+      }
+    }
+    throw new ApiError(404, 'not_found', `no route for ${req.method} ${path.slice(0, 200)}`);
+  }
+
+  private auth(req: Req, locals: Locals) {
     const found = authenticate(this.deps.store.state, req.headers);
-    res.locals.account_id = found.account.id;
+    locals.account_id = found.account.id;
     if (!found.account.services.ai) throw new ApiError(403, 'service_inactive', 'the AI service is not active for this account', null, 'permission_error');
     return found;
   }
 
-  async completions(req: Request, res: Response): Promise<void> {
+  async completions(req: Req, res: Res, locals: Locals): Promise<void> {
     const started_ms = performance.now();
-    const request_id = String(res.locals.request_id);
-    const { account, key } = this.auth(req, res);
+    const request_id = locals.request_id;
+    const { account, key } = this.auth(req, locals);
     const rate = this.limiter.take(key.id);
     if (!rate.ok) {
       throw new ApiError(429, 'rate_limit_exceeded', `rate limit of ${this.config.rate_limit.requests_per_minute} requests per minute reached for this key; retry after ${rate.retry_after_s} s`, null, 'rate_limit_exceeded', {
@@ -142,7 +153,7 @@ export class ChatService {
     const worst_case_micros = costMicros(tier, prompt_tokens_estimate, max_output_tokens);
     let reservation: Reservation;
     try {
-      reservation = await reserve(this.deps.store, { account_id: account.id, key_id: key.id, tier, request_id, worst_case_micros, free_tokens });
+      reservation = reserve(this.deps.store, { account_id: account.id, key_id: key.id, tier, request_id, worst_case_micros, free_tokens });
     } catch (error) {
       if (error instanceof InsufficientBalanceError) {
         throw new ApiError(402, 'insufficient_balance', `insufficient balance: this request may cost up to ${microsToUnits(worst_case_micros)} ${this.currency} (prompt plus ${max_output_tokens} output tokens; set max_tokens lower to hold less) and the wallet has ${microsToUnits(error.balance_micros)} ${this.currency}; top up at ${publicUrl(this.deps.config)}/wallet`, null, 'insufficient_balance');
@@ -169,7 +180,7 @@ export class ChatService {
     }
   }
 
-  private async plain(res: Response, call: Call): Promise<void> {
+  private async plain(res: Res, call: Call): Promise<void> {
     let completion: UpstreamCompletion;
     let target: string;
     try {
@@ -202,7 +213,7 @@ export class ChatService {
     res.end(text);
   }
 
-  private async streamed(res: Response, call: Call): Promise<void> {
+  private async streamed(res: Res, call: Call): Promise<void> {
     let opened: OpenedStream;
     let target: string;
     try {
@@ -215,7 +226,7 @@ export class ChatService {
       throw toApiError(error);
     }
 
-    const sse = new SseWriter(res as unknown as ServerResponse);
+    const sse = new SseWriter(res);
     sse.open();
     const id = `chatcmpl-${call.request_id}`;
     const created = Math.floor(this.now_ms() / 1000);
@@ -327,16 +338,15 @@ export class ChatService {
     else this.reserved_free.set(account_id, total);
   }
 
-  models(req: Request, res: Response): void {
-    this.auth(req, res);
-    res.json({ object: 'list', data: TIER_IDS.map((id) => this.modelEntry(this.config.models[id])) });
+  models(req: Req, res: Res, locals: Locals): void {
+    this.auth(req, locals);
+    sendJson(res, 200, { object: 'list', data: TIER_IDS.map((id) => this.modelEntry(this.config.models[id])) });
   }
 
-  model(req: Request, res: Response): void {
-    this.auth(req, res);
-    const id = String(req.params.model);
+  model(req: Req, res: Res, locals: Locals, id: string): void {
+    this.auth(req, locals);
     if (!isTierId(id)) throw new ApiError(404, 'model_not_found', `the model \`${id.slice(0, 100)}\` does not exist; use one of ${TIER_IDS.join(', ')}`, 'model', 'invalid_request_error');
-    res.json(this.modelEntry(this.config.models[id]));
+    sendJson(res, 200, this.modelEntry(this.config.models[id]));
   }
 
   private modelEntry(tier: TierConfig) {
@@ -357,15 +367,15 @@ export class ChatService {
     };
   }
 
-  async balance(req: Request, res: Response): Promise<void> {
-    const { account } = this.auth(req, res);
+  async balance(req: Req, res: Res, locals: Locals): Promise<void> {
+    const { account } = this.auth(req, locals);
     // Wait for earlier commits, so the figures shown are durable ones.
     await this.deps.store.transact(() => undefined);
     const state = this.deps.store.state;
     const usage = table(state, 'usage')[account.id] ?? { requests: 0, prompt_tokens: 0, completion_tokens: 0, cost_micros: 0 };
     const now_ms = this.now_ms();
     const free = this.config.models['service-ai-free'];
-    res.json({
+    sendJson(res, 200, {
       object: 'balance',
       currency: this.currency,
       balance: microsToUnits(balanceMicros(state, account.id)),

@@ -22,14 +22,15 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'aihub_' });
   }
 
+  observe(surface: string, status: number, seconds: number): void {
+    this.requests.inc({ surface, status: String(status) });
+    this.duration.observe({ surface }, seconds);
+  }
+
   middleware() {
     return (req: Request, res: Response, next: NextFunction): void => {
       const started = process.hrtime.bigint();
-      res.on('close', () => {
-        const surface = surfaceOf(req.path);
-        this.requests.inc({ surface, status: String(res.statusCode) });
-        this.duration.observe({ surface }, Number(process.hrtime.bigint() - started) / 1e9);
-      });
+      res.on('close', () => this.observe(surfaceOf(req.path), res.statusCode, Number(process.hrtime.bigint() - started) / 1e9));
       next();
     };
   }

@@ -36,6 +36,60 @@ export function heldMicros(state: State, account_id: string): number {
   return state.balances[holdAccount(account_id)] ?? 0;
 }
 
+/**
+ * Volatile reservations: money set aside in memory for a request in flight whose cost is
+ * not known yet (a chat completion), never journaled. Every spender in this module checks
+ * the wallet minus these, so concurrent requests can never spend the same money; and since
+ * nothing is written until the final cost is posted, a request costs one durable commit. A
+ * crash loses the reservation with the request it belonged to, which was never billed.
+ * Payments use durable holds instead (openHold): their money must stay reserved across a
+ * restart while a provider decides.
+ */
+const reservations = new WeakMap<State, Map<string, number>>();
+
+function reservedOf(state: State): Map<string, number> {
+  let map = reservations.get(state);
+  if (!map) reservations.set(state, (map = new Map()));
+  return map;
+}
+
+export function reservedMicros(state: State, account_id: string): number {
+  return reservations.get(state)?.get(account_id) ?? 0;
+}
+
+/** What the account may spend now: its wallet minus its volatile reservations. */
+export function availableMicros(state: State, account_id: string): number {
+  return balanceMicros(state, account_id) - reservedMicros(state, account_id);
+}
+
+export interface VolatileReservation {
+  readonly account_id: string;
+  readonly amount_micros: number;
+  /** Gives the money back to the available balance; only the first call counts. */
+  release(): void;
+}
+
+/** Sets `amount_micros` aside in memory, or throws InsufficientBalanceError. Synchronous: no other spender runs in between. */
+export function reserveMicros(state: State, account_id: string, amount_micros: number): VolatileReservation {
+  assertAmount(amount_micros, true);
+  const available = availableMicros(state, account_id);
+  if (available < amount_micros) throw new InsufficientBalanceError(available, amount_micros);
+  const map = reservedOf(state);
+  if (amount_micros > 0) map.set(account_id, (map.get(account_id) ?? 0) + amount_micros);
+  let released = false;
+  return {
+    account_id,
+    amount_micros,
+    release() {
+      if (released || amount_micros === 0) return;
+      released = true;
+      const left = (map.get(account_id) ?? 0) - amount_micros;
+      if (left > 0) map.set(account_id, left);
+      else map.delete(account_id);
+    },
+  };
+}
+
 function assertAmount(amount_micros: number, allow_zero: boolean): void {
   if (!Number.isSafeInteger(amount_micros) || amount_micros < 0 || (!allow_zero && amount_micros === 0)) {
     throw new LedgerError(`invalid amount ${amount_micros}`);
@@ -76,8 +130,8 @@ export function debitWallet(
   input: { account_id: string; amount_micros: number; to: string; memo: string; ref?: string },
 ): Posting {
   assertAmount(input.amount_micros, false);
-  const balance = balanceMicros(tx.state, input.account_id);
-  if (balance < input.amount_micros) throw new InsufficientBalanceError(balance, input.amount_micros);
+  const available = availableMicros(tx.state, input.account_id);
+  if (available < input.amount_micros) throw new InsufficientBalanceError(available, input.amount_micros);
   return post(tx, {
     memo: input.memo,
     account_id: input.account_id,
@@ -95,8 +149,8 @@ export function openHold(
   input: { account_id: string; amount_micros: number; purpose: string; ref?: string | null },
 ): Hold {
   assertAmount(input.amount_micros, true);
-  const balance = balanceMicros(tx.state, input.account_id);
-  if (balance < input.amount_micros) throw new InsufficientBalanceError(balance, input.amount_micros);
+  const available = availableMicros(tx.state, input.account_id);
+  if (available < input.amount_micros) throw new InsufficientBalanceError(available, input.amount_micros);
   const hold: Hold = {
     id: newId('hld'),
     account_id: input.account_id,

@@ -4,11 +4,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store } from '../../../gateway/store/store.js';
-import { FUNDING_TOPUP, balanceMicros, creditWallet, heldMicros, InsufficientBalanceError } from '../../../gateway/ledger/ledger.js';
+import { FUNDING_TOPUP, availableMicros, balanceMicros, creditWallet, debitWallet, heldMicros, InsufficientBalanceError, openHold } from '../../../gateway/ledger/ledger.js';
 import { verifyDataDir } from '../../../gateway/store/verify.js';
 import { scanHistory } from '../../../gateway/store/history.js';
 import { table } from '../../../gateway/store/state.js';
-import { freeTokensUsed, releaseStaleHolds, reserve, secondsToNextUtcDay, settle, utcDay } from '../../../gateway/chat/billing.js';
+import { freeTokensUsed, reserve, secondsToNextUtcDay, settle, utcDay } from '../../../gateway/chat/billing.js';
 import { chatConfigSchema } from '../../../gateway/chat/config.js';
 
 const config = chatConfigSchema.parse({});
@@ -24,12 +24,14 @@ async function funded(amount_micros: number) {
 
 const usage = (prompt_tokens: number, completion_tokens: number) => ({ prompt_tokens, completion_tokens, status: 'ok' as const, target: 'builtin', latency_ms: 1.5, stream: false });
 
-test('the worst case is held at once (visible to the next request) and settled to the actual cost', async () => {
+test('the worst case is reserved at once (visible to the next request) and settled to the actual cost in one commit', async () => {
   const { store, data_dir } = await funded(1_000_000);
-  const r = await reserve(store, { account_id: 'acc', key_id: 'key', tier: standard, request_id: 'req_1', worst_case_micros: 600_000, free_tokens: 0 });
-  assert.equal(balanceMicros(store.state, 'acc'), 400_000, 'the hold is taken from the wallet before the upstream call');
-  await assert.rejects(
-    reserve(store, { account_id: 'acc', key_id: 'key', tier: standard, request_id: 'req_2', worst_case_micros: 400_001, free_tokens: 0 }),
+  const seq_before = store.state.seq;
+  const r = reserve(store, { account_id: 'acc', key_id: 'key', tier: standard, request_id: 'req_1', worst_case_micros: 600_000, free_tokens: 0 });
+  assert.equal(availableMicros(store.state, 'acc'), 400_000, 'the worst case is set aside before the upstream call');
+  assert.equal(store.state.seq, seq_before, 'reserving writes nothing');
+  assert.throws(
+    () => reserve(store, { account_id: 'acc', key_id: 'key', tier: standard, request_id: 'req_2', worst_case_micros: 400_001, free_tokens: 0 }),
     InsufficientBalanceError,
   );
   const s = await settle(store, r, usage(1_000, 500), Date.now());
@@ -37,6 +39,8 @@ test('the worst case is held at once (visible to the next request) and settled t
   assert.equal(s.cost_micros, 300_000);
   assert.equal(s.balance_micros, 700_000);
   assert.equal(s.uncovered_micros, 0);
+  assert.equal(store.state.seq, seq_before + 1, 'one durable commit per request');
+  assert.equal(availableMicros(store.state, 'acc'), 700_000, 'the rest of the reservation is released');
   assert.equal(heldMicros(store.state, 'acc'), 0);
   assert.equal(store.state.balances['revenue:ai'], 300_000);
   assert.deepEqual(table(store.state, 'usage').acc, { requests: 1, prompt_tokens: 1_000, completion_tokens: 500, cost_micros: 300_000 });
@@ -56,7 +60,7 @@ test('the worst case is held at once (visible to the next request) and settled t
 
 test('an upstream that counts more than the hold is charged beyond it only as far as the wallet goes', async () => {
   const { store, data_dir } = await funded(500);
-  const r = await reserve(store, { account_id: 'acc', key_id: 'key', tier: standard, request_id: 'req_1', worst_case_micros: 400, free_tokens: 0 });
+  const r = reserve(store, { account_id: 'acc', key_id: 'key', tier: standard, request_id: 'req_1', worst_case_micros: 400, free_tokens: 0 });
   const s = await settle(store, r, usage(10, 0), Date.now()); // 10 * 100 = 1,000 micro-units
   assert.equal(s.cost_micros, 500, 'the 400 held plus the 100 left in the wallet');
   assert.equal(s.uncovered_micros, 500);
@@ -65,26 +69,27 @@ test('an upstream that counts more than the hold is charged beyond it only as fa
   assert.equal((await verifyDataDir(data_dir)).ok, true);
 });
 
-test('a zero-cost settlement releases the hold in full', async () => {
+test('a zero-cost settlement releases the reservation in full and posts nothing', async () => {
   const { store } = await funded(1_000);
-  const r = await reserve(store, { account_id: 'acc', key_id: 'key', tier: standard, request_id: 'req_1', worst_case_micros: 800, free_tokens: 0 });
+  const r = reserve(store, { account_id: 'acc', key_id: 'key', tier: standard, request_id: 'req_1', worst_case_micros: 800, free_tokens: 0 });
   const s = await settle(store, r, { ...usage(0, 0), status: 'upstream_error', target: null }, Date.now());
   assert.equal(s.cost_micros, 0);
   assert.equal(balanceMicros(store.state, 'acc'), 1_000);
-  assert.equal(Object.keys(table(store.state, 'holds')).length, 0);
+  assert.equal(availableMicros(store.state, 'acc'), 1_000);
+  assert.equal(store.state.balances['revenue:ai'] ?? 0, 0);
   assert.equal(table(store.state, 'usage').acc?.requests, 1);
   await store.close();
 });
 
-test('free tier: no hold, tokens counted per UTC day, an empty wallet is fine', async () => {
+test('free tier: nothing reserved, tokens counted per UTC day, an empty wallet is fine', async () => {
   const { store } = await funded(0);
   const now = Date.UTC(2026, 0, 15, 23, 59, 30);
-  const r = await reserve(store, { account_id: 'acc', key_id: 'key', tier: free, request_id: 'req_1', worst_case_micros: 0, free_tokens: 1_500 });
-  assert.equal(r.hold, null);
+  const r = reserve(store, { account_id: 'acc', key_id: 'key', tier: free, request_id: 'req_1', worst_case_micros: 0, free_tokens: 1_500 });
+  assert.equal(r.money.amount_micros, 0);
   const s = await settle(store, r, usage(700, 300), now);
   assert.equal(s.cost_micros, 0);
   assert.equal(freeTokensUsed(store.state, 'acc', utcDay(now)), 1_000);
-  const r2 = await reserve(store, { account_id: 'acc', key_id: 'key', tier: free, request_id: 'req_2', worst_case_micros: 0, free_tokens: 10 });
+  const r2 = reserve(store, { account_id: 'acc', key_id: 'key', tier: free, request_id: 'req_2', worst_case_micros: 0, free_tokens: 10 });
   await settle(store, r2, usage(5, 5), now);
   assert.equal(freeTokensUsed(store.state, 'acc', '2026-01-15'), 1_010);
   assert.equal(freeTokensUsed(store.state, 'acc', '2026-01-16'), 0, 'a new day starts from zero');
@@ -92,18 +97,17 @@ test('free tier: no hold, tokens counted per UTC day, an empty wallet is fine', 
   await store.close();
 });
 
-test('holds left open by a stopped process are released at the next start, other holds are kept', async () => {
+test('other spenders respect chat reservations; a reservation dies with the process', async () => {
   const { store, data_dir } = await funded(1_000);
-  await reserve(store, { account_id: 'acc', key_id: 'key', tier: standard, request_id: 'req_1', worst_case_micros: 300, free_tokens: 0 }).then((r) => r.committed);
-  const { openHold } = await import('../../../gateway/ledger/ledger.js');
-  await store.transact((tx) => openHold(tx, { account_id: 'acc', amount_micros: 200, purpose: 'recharge' }));
+  reserve(store, { account_id: 'acc', key_id: 'key', tier: standard, request_id: 'req_1', worst_case_micros: 700, free_tokens: 0 });
+  await assert.rejects(store.transact((tx) => openHold(tx, { account_id: 'acc', amount_micros: 301, purpose: 'recharge' })), InsufficientBalanceError);
+  await assert.rejects(store.transact((tx) => debitWallet(tx, { account_id: 'acc', amount_micros: 301, to: 'revenue:x', memo: 'x' })), InsufficientBalanceError);
+  await store.transact((tx) => openHold(tx, { account_id: 'acc', amount_micros: 300, purpose: 'recharge' }));
   await store.close();
   const reopened = await Store.open(data_dir);
-  assert.equal(balanceMicros(reopened.state, 'acc'), 500);
-  assert.equal(await releaseStaleHolds(reopened), 1);
-  assert.equal(balanceMicros(reopened.state, 'acc'), 800);
-  assert.equal(heldMicros(reopened.state, 'acc'), 200);
-  assert.equal(await releaseStaleHolds(reopened), 0);
+  assert.equal(balanceMicros(reopened.state, 'acc'), 700, 'the in-flight chat request was never billed');
+  assert.equal(availableMicros(reopened.state, 'acc'), 700);
+  assert.equal(heldMicros(reopened.state, 'acc'), 300);
   await reopened.close();
   assert.equal((await verifyDataDir(data_dir)).ok, true);
 });

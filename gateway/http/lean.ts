@@ -1,0 +1,79 @@
+// The lean lane: routes on the hot path (/v1) served straight from Node's HTTP server,
+// without Express. Express 5's router alone cut this machine's throughput on a trivial
+// route from about 13,000 to 4,400 requests/s; /v1 keeps everything the shared middleware
+// gives (x-request-id, one JSON log line, metrics, errors in the surface's shape) at a
+// fraction of the cost.
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '../log.js';
+import { ApiError, errorBody } from './errors.js';
+import type { Metrics } from './metrics.js';
+
+export interface Locals {
+  request_id: string;
+  account_id: string | null;
+  /** The route pattern for the log line, e.g. `/v1/models/:model`. */
+  route: string;
+}
+
+export function newRequestId(): string {
+  return `req_${randomBytes(12).toString('hex')}`;
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export function pathOf(url: string | undefined): string {
+  const path = url ?? '/';
+  const query = path.indexOf('?');
+  return query === -1 ? path : path.slice(0, query);
+}
+
+/** Runs one request in the lean lane: request id, log line and metrics on close, errors shaped for the path. */
+export function runLean(
+  req: IncomingMessage,
+  res: ServerResponse,
+  context: { logger: Logger; metrics: Metrics; surface: string },
+  handle: (locals: Locals) => Promise<void> | void,
+): void {
+  const started = process.hrtime.bigint();
+  const path = pathOf(req.url);
+  const locals: Locals = { request_id: newRequestId(), account_id: null, route: path.length > 200 ? `${path.slice(0, 200)}…` : path };
+  res.setHeader('x-request-id', locals.request_id);
+  res.on('close', () => {
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    context.metrics.observe(context.surface, res.statusCode, seconds);
+    context.logger.info({
+      msg: 'request',
+      request_id: locals.request_id,
+      account_id: locals.account_id,
+      method: req.method,
+      route: locals.route,
+      status: res.statusCode,
+      duration_ms: seconds * 1000,
+      aborted: !res.writableFinished,
+    });
+  });
+  const fail = (error: unknown) => {
+    let api: ApiError;
+    if (error instanceof ApiError) api = error;
+    else {
+      context.logger.error({ msg: 'unexpected error', request_id: locals.request_id, route: locals.route, err: error });
+      api = new ApiError(500, 'internal_error', 'internal error; the request id identifies it in the gateway log', null, 'api_error');
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    sendJson(res, api.status, errorBody(path, api), api.headers);
+  };
+  try {
+    const done = handle(locals);
+    if (done) done.catch(fail);
+  } catch (error) {
+    fail(error);
+  }
+}
