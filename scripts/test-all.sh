@@ -16,8 +16,10 @@ count() { # add the pass/fail counts a level printed
   local file=$1 pass fail
   pass=$(grep -E '^(ℹ|#) pass [0-9]+' "$file" | awk '{s+=$3} END {print s+0}')
   fail=$(grep -E '^(ℹ|#) fail [0-9]+' "$file" | awk '{s+=$3} END {print s+0}')
-  pass=$((pass + $(grep -E '^ *[0-9]+ passing' "$file" | awk '{s+=$1} END {print s+0}')))
-  fail=$((fail + $(grep -E '^ *[0-9]+ failing' "$file" | awk '{s+=$1} END {print s+0}')))
+  # mocha's own summary ("15 passing"), the extension harness's relay of it ("# passing 15"),
+  # and the vsix browser test ("vsix browser test: passing 6, failing 0, ...")
+  pass=$((pass + $(grep -oE '(^ *[0-9]+ passing|^# passing [0-9]+|vsix browser test: passing [0-9]+)' "$file" | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}')))
+  fail=$((fail + $(grep -oE '(^ *[0-9]+ failing|^# failing [0-9]+|vsix browser test: passing [0-9]+, failing [0-9]+)' "$file" | grep -oE '[0-9]+$' | awk '{s+=$1} END {print s+0}')))
   total_pass=$((total_pass + pass))
   total_fail=$((total_fail + fail))
 }
