@@ -23,6 +23,7 @@ export function authorize(
   const { account, key } = authenticate(state, req.headers);
   res.locals.account_id = account.id;
   res.locals.key_prefix = key.prefix;
+  res.locals.key_id = key.id;
   const address = clientAddress(req);
   if (!isAllowed(account.ip_whitelist, address)) {
     logger.warn({ msg: 'request from an address outside the IP whitelist', account_id: account.id, key_prefix: key.prefix, ip: address, route: req.path });

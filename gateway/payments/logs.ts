@@ -22,6 +22,7 @@ export function apiLog(store: Store, logger: Logger) {
         direction: 'inbound',
         request_id: res.locals.request_id ?? null,
         account_id: res.locals.account_id ?? null,
+        key_id: res.locals.key_id ?? null,
         key_prefix: res.locals.key_prefix ?? null,
         method: req.method,
         path: pathOnly(req),

@@ -11,7 +11,7 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { listSegments } from '../store/journal.js';
 import { JOURNAL_DIR, type Store } from '../store/store.js';
-import { table, type HistoryRecord, type JournalRecord, type Posting } from '../store/state.js';
+import { type HistoryRecord, type JournalRecord, type Posting } from '../store/state.js';
 import { walletAccount } from '../ledger/ledger.js';
 
 export interface WalletRow {
@@ -203,19 +203,9 @@ export class HistoryIndex {
     }
   }
 
-  /**
-   * The payments room's API log names the key by its display prefix and account; that is
-   * the key when exactly one key of the account has that prefix (practically always).
-   */
+  /** The key that made an /api call, as its API log record names it. */
   private keyOfApiLog(record: HistoryRecord): string | null {
-    if (record.type !== 'api_log' || typeof record.account_id !== 'string' || typeof record.key_prefix !== 'string') return null;
-    let found: string | null = null;
-    for (const key of Object.values(table(this.store.state, 'keys'))) {
-      if (key.account_id !== record.account_id || key.prefix !== record.key_prefix) continue;
-      if (found) return null;
-      found = key.id;
-    }
-    return found;
+    return record.type === 'api_log' && typeof record.key_id === 'string' ? record.key_id : null;
   }
 
   /** Oldest first, each with the wallet balance before and after it. */
