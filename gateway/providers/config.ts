@@ -5,6 +5,19 @@ import { z } from 'zod';
 export const PROVIDER_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/i;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/;
+
+/** Fixed headers sent to an upstream (a provider or the SMS gateway). */
+const upstreamHeadersSchema = z.record(z.string().regex(HEADER_NAME, 'must be an HTTP header name'), z.string().max(4_096)).default({});
+
+/** How an upstream is authenticated: a header whose value comes from an environment variable. */
+const upstreamAuthSchema = z
+  .strictObject({
+    header: z.string().regex(HEADER_NAME).default('Authorization'),
+    /** Environment variable holding the credential. */
+    value_env: z.string().regex(ENV_NAME, 'must be an environment variable name'),
+    prefix: z.string().max(64).default(''),
+  })
+  .optional();
 /** A dotted path into a JSON document, e.g. `data.status` or `result.items.0.ref`. */
 const JSON_PATH = /^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+){0,15}$/;
 /**
@@ -47,15 +60,8 @@ export const httpProviderSchema = z.strictObject({
   timeout_ms: z.int().min(100).max(120_000).default(15_000),
   submit: requestSpec,
   status: requestSpec.optional(),
-  headers: z.record(z.string().regex(HEADER_NAME, 'must be an HTTP header name'), z.string().max(4_096)).default({}),
-  auth: z
-    .strictObject({
-      header: z.string().regex(HEADER_NAME).default('Authorization'),
-      /** Environment variable holding the credential. */
-      value_env: z.string().regex(ENV_NAME, 'must be an environment variable name'),
-      prefix: z.string().max(64).default(''),
-    })
-    .optional(),
+  headers: upstreamHeadersSchema,
+  auth: upstreamAuthSchema,
   /** Our parameter values translated to the provider's codes: `{operator_id: {"1": "AT"}}`. */
   codes: z.record(z.string().max(64), z.record(z.string().max(64), z.string().max(256))).default({}),
   response: z.strictObject({
@@ -101,14 +107,8 @@ export const smsSenderSchema = z.strictObject({
     .record(z.string().regex(JSON_PATH, 'must be a dotted field path'), z.string().regex(/^(mobile|mobile_e164|message|const:.{0,256})$/s, 'must be mobile, mobile_e164, message or const:<text>'))
     .refine((fields) => Object.keys(fields).length <= 32, 'at most 32 fields')
     .refine((fields) => Object.values(fields).includes('message'), 'one field must carry the message'),
-  headers: z.record(z.string().regex(HEADER_NAME, 'must be an HTTP header name'), z.string().max(4_096)).default({}),
-  auth: z
-    .strictObject({
-      header: z.string().regex(HEADER_NAME).default('Authorization'),
-      value_env: z.string().regex(ENV_NAME, 'must be an environment variable name'),
-      prefix: z.string().max(64).default(''),
-    })
-    .optional(),
+  headers: upstreamHeadersSchema,
+  auth: upstreamAuthSchema,
 });
 export type SmsSenderConfig = z.output<typeof smsSenderSchema>;
 
