@@ -8,7 +8,6 @@ import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import type { Store } from './store/store.js';
 import { adminAuth, adminRouter } from './accounts/admin-routes.js';
-import { walletRouter } from './accounts/wallet-routes.js';
 import { errorHandler } from './http/errors.js';
 import { Metrics } from './http/metrics.js';
 import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
@@ -76,7 +75,6 @@ export function createApp(deps: AppDeps): Express {
   const payments_admin = deps.payments ? [deps.payments.audit] : [];
   app.use('/admin', adminAuth(deps.admin_token_hash), jsonBody(config), ...payments_admin, adminRouter(deps), ...(deps.payments ? [deps.payments.admin] : []));
   if (deps.payments) app.use('/api', deps.payments.api);
-  else app.use('/api/wallet', walletRouter(deps));
 
   app.use(dashboard.pages);
 
