@@ -16,10 +16,27 @@ const STEP_TIMEOUT_MS = 60_000;
 const steps: Array<{ name: string; run: () => Promise<void> }> = [];
 const step = (name: string, body: () => Promise<void>): void => void steps.push({ name, run: body });
 
+/**
+ * Runs a command through the palette. A quick input that is still closing (the password box
+ * of Set API Key) or a toast holding the focus can swallow F1, so the palette is opened
+ * only once no quick input shows, and F1 is pressed again if it does not appear.
+ */
 async function palette(page: Page, command: string): Promise<void> {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible' });
+  const widget = page.locator('.quick-input-widget');
+  const input = page.locator('.quick-input-widget input[aria-label="Type the name of a command to run."]');
+  for (let attempt = 1; ; attempt++) {
+    if (await widget.isVisible()) {
+      await page.keyboard.press('Escape');
+      await widget.waitFor({ state: 'hidden', timeout: 5_000 }).catch(() => undefined);
+    }
+    await page.keyboard.press('F1');
+    try {
+      await input.waitFor({ state: 'visible', timeout: 5_000 });
+      break;
+    } catch (error) {
+      if (attempt >= 4) throw error;
+    }
+  }
   await input.fill(`>${command}`);
   await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
   await page.keyboard.press('Enter');

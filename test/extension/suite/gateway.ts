@@ -2,7 +2,7 @@
 // with VS Code's runtime on a free port with a temp data dir, plus the admin calls the tests need.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -19,7 +19,11 @@ export async function startTestGateway(repo: string): Promise<TestGateway> {
   const script = process.env.AIHUB_TEST_GATEWAY ?? join(repo, 'dist/gateway.js');
   const dataDir = mkdtempSync(join(tmpdir(), 'aihub-test-gateway-'));
   const adminToken = randomBytes(24).toString('hex');
-  const child: ChildProcess = spawn(process.execPath, [script, '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
+  // The built-in engine paces its tokens a little, so a reply really arrives over time and the
+  // tests that watch it stream do not depend on how the event loops happen to interleave.
+  const configFile = join(dataDir, 'test-config.json');
+  writeFileSync(configFile, JSON.stringify({ chat: { engines: { builtin: { type: 'builtin', token_interval_ms: 3 } } } }));
+  const child: ChildProcess = spawn(process.execPath, [script, '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--config', configFile], {
     env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', AIHUB_ADMIN_TOKEN: adminToken, AIHUB_MODE: 'sandbox' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
