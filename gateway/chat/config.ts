@@ -46,6 +46,12 @@ export const openaiCompatibleEngineSchema = z.strictObject({
   stream_usage: z.boolean().default(true),
   /** The field that carries the output cap: OpenAI's newer models take only `max_completion_tokens`. */
   max_tokens_field: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
+  /**
+   * How the openai SDK is used: `prepared` (default) has it build the request once and sends
+   * each call on the pool, with its typed errors; `sdk` runs every call through
+   * `chat.completions.create` (about 70 µs more CPU per request).
+   */
+  client: z.enum(['prepared', 'sdk']).default('prepared'),
   /** Connection pool size towards this upstream. */
   max_connections: z.int().min(1).max(4_096).default(256),
 });

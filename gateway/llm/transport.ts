@@ -1,9 +1,9 @@
-// The HTTP transport under the openai SDK: a `fetch` built on an undici connection pool.
-// Node's global fetch wraps every response in WHATWG streams and costs several times more
-// CPU per request than the pool itself; the SDK only needs status, headers, `text()`,
-// `json()` and an async-iterable body, which a pooled undici response gives directly.
-// The pool also enforces the target's timeouts natively: time to response headers, and
-// silence between body chunks.
+// The HTTP transport towards one upstream: an undici connection pool, and a `fetch` on it
+// for the openai SDK. Node's global fetch wraps every response in WHATWG streams and costs
+// several times more CPU per request than the pool itself; the SDK only needs status,
+// headers, `text()`, `json()` and an async-iterable body, which a pooled undici response
+// gives directly. The pool enforces the target's timeouts natively: time to response
+// headers, and silence between body chunks.
 import { Pool } from 'undici';
 
 /** Headers that belong to one connection; undici manages them and refuses them from callers. */
@@ -57,21 +57,20 @@ class PooledResponse {
   }
 }
 
-export interface PooledFetch {
-  fetch: typeof fetch;
-  close(): Promise<void>;
-}
-
-/** A fetch for one upstream origin. Requests to any other origin are refused. */
-export function pooledFetch(base_url: string, options: { connections: number; timeout_ms: number }): PooledFetch {
-  const origin = new URL(base_url).origin;
-  const pool = new Pool(origin, {
+/** The connection pool towards `base_url`'s origin, with the target's timeouts. */
+export function upstreamPool(base_url: string, options: { connections: number; timeout_ms: number }): Pool {
+  return new Pool(new URL(base_url).origin, {
     connections: options.connections,
     headersTimeout: options.timeout_ms,
     bodyTimeout: options.timeout_ms,
     keepAliveTimeout: 30_000,
     connectTimeout: Math.min(options.timeout_ms, 10_000),
   });
+}
+
+/** A fetch over `pool` for one upstream origin. Requests to any other origin are refused. */
+export function pooledFetch(pool: Pool, base_url: string): typeof fetch {
+  const origin = new URL(base_url).origin;
   const fetchFn = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     if (!url.startsWith(origin) || (url.length > origin.length && url[origin.length] !== '/' && url[origin.length] !== '?')) {
@@ -91,5 +90,5 @@ export function pooledFetch(base_url: string, options: { connections: number; ti
     });
     return new PooledResponse(response, url) as unknown as Response;
   };
-  return { fetch: fetchFn as typeof fetch, close: () => pool.close() };
+  return fetchFn as typeof fetch;
 }
