@@ -3,7 +3,7 @@
 // route from about 13,000 to 4,400 requests/s; /v1 keeps everything the shared middleware
 // gives (x-request-id, one JSON log line, metrics, errors in the surface's shape) at a
 // fraction of the cost.
-import { randomBytes } from 'node:crypto';
+import { newId } from '../util/ids.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import { ApiError, errorBody } from './errors.js';
@@ -17,7 +17,7 @@ export interface Locals {
 }
 
 export function newRequestId(): string {
-  return `req_${randomBytes(12).toString('hex')}`;
+  return newId('req');
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -1,11 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { newId } from '../util/ids.js';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../log.js';
 import { ApiError, sendError } from './errors.js';
 
 /** Sets `x-request-id` on every response and `res.locals.request_id` for the handlers. */
 export function requestId(req: Request, res: Response, next: NextFunction): void {
-  const id = `req_${randomBytes(12).toString('hex')}`;
+  const id = newId('req');
   res.locals.request_id = id;
   res.setHeader('x-request-id', id);
   next();
