@@ -1,6 +1,6 @@
 // The `aihub-gateway` command: `serve` (the default) and `verify`.
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { FrontServer } from './http/front.js';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import { createGateway, publicUrl } from './app.js';
@@ -96,7 +96,11 @@ async function serve(config: Config): Promise<void> {
   const clock = { now: () => new Date() };
   const payments = createPayments({ config, store, logger, clock, admin_token_hash });
   const gateway = createGateway({ config, store, logger, clock, admin_token_hash, payments });
-  const server: Server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 300_000 }, gateway.handler);
+  // /v1 calls on plain HTTP/1.1 connections are served on the hot lane; everything else by Node's http.Server.
+  const server = new FrontServer(
+    { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 300_000, max_body_bytes: config.chat.body_limit_bytes, hot: (target) => target.startsWith('/v1/') },
+    gateway.handler,
+  );
   server.listen(config.port, config.host);
   try {
     await once(server, 'listening');

@@ -455,6 +455,15 @@ function readJson(req: IncomingMessage, limit_bytes: number): Promise<unknown> {
   if (encoding && encoding !== 'identity') {
     return Promise.reject(new ApiError(415, 'unsupported_encoding', `content-encoding ${encoding.slice(0, 40)} is not supported; send the body uncompressed`));
   }
+  // The hot lane (http/front.ts) has read the whole body already.
+  const preread = (req as { preread_body?: Buffer }).preread_body;
+  if (preread) {
+    try {
+      return Promise.resolve(parseJsonBody(preread.toString('utf8')));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -471,11 +480,10 @@ function readJson(req: IncomingMessage, limit_bytes: number): Promise<unknown> {
     const onEnd = () => {
       cleanup();
       const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
-      if (!text.trim()) return reject(new ApiError(400, 'invalid_json', 'the request body is empty; send the chat completion request as JSON', null, 'invalid_request_error'));
       try {
-        resolve(JSON.parse(text));
-      } catch {
-        reject(new ApiError(400, 'invalid_json', 'the request body is not valid JSON', null, 'invalid_request_error'));
+        resolve(parseJsonBody(text));
+      } catch (error) {
+        reject(error);
       }
     };
     const onError = (error: Error) => {
@@ -491,6 +499,15 @@ function readJson(req: IncomingMessage, limit_bytes: number): Promise<unknown> {
     req.on('end', onEnd);
     req.on('error', onError);
   });
+}
+
+function parseJsonBody(text: string): unknown {
+  if (!text.trim()) throw new ApiError(400, 'invalid_json', 'the request body is empty; send the chat completion request as JSON', null, 'invalid_request_error');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError(400, 'invalid_json', 'the request body is not valid JSON', null, 'invalid_request_error');
+  }
 }
 
 function tooLarge(limit_bytes: number): ApiError {

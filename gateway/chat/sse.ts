@@ -1,6 +1,7 @@
 // Server-sent events out, in OpenAI's framing: `data: <json>\n\n` per chunk, `data: [DONE]`
-// at the end. Each event is written (and so flushed) as it comes; when the client reads
-// slower than the upstream writes, the writer waits for `drain`, so memory stays bounded.
+// at the end. Each event is flushed as it comes, at the end of the tick it was written in
+// (events of one tick leave in one write); when the client reads slower than the upstream
+// writes, the writer waits for `drain`, so memory stays bounded.
 import type { ServerResponse } from 'node:http';
 
 export const SSE_HEADERS = {
@@ -12,6 +13,7 @@ export const SSE_HEADERS = {
 
 export class SseWriter {
   private closed = false;
+  private corked = false;
 
   constructor(private readonly res: ServerResponse) {
     res.once('close', () => {
@@ -43,6 +45,15 @@ export class SseWriter {
 
   private raw(text: string): Promise<void> {
     if (this.isClosed) return Promise.resolve();
+    // Events written in the same tick (an upstream read often carries several) leave in one write.
+    if (!this.corked) {
+      this.corked = true;
+      this.res.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.res.uncork();
+      });
+    }
     if (this.res.write(text)) return Promise.resolve();
     return new Promise((resolve) => {
       const settle = () => {

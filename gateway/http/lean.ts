@@ -36,7 +36,7 @@ export function pathOf(url: string | undefined): string {
 export function runLean(
   req: IncomingMessage,
   res: ServerResponse,
-  context: { logger: Logger; metrics: Metrics; surface: string },
+  context: { logger: Logger; request_logger: Logger; metrics: Metrics; surface: string },
   handle: (locals: Locals) => Promise<void> | void,
 ): void {
   const started = process.hrtime.bigint();
@@ -46,7 +46,7 @@ export function runLean(
   res.on('close', () => {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     context.metrics.observe(context.surface, res.statusCode, seconds);
-    context.logger.info({
+    context.request_logger.info({
       msg: 'request',
       request_id: locals.request_id,
       account_id: locals.account_id,

@@ -2,9 +2,12 @@
 // one run: one load generator (autocannon) against a scripted upstream directly, and through
 // the gateway (auth, validation, token estimate, hold, upstream call, settlement, durable
 // commit, request log: billing on), non-streaming and streaming, at 1 and 64 connections.
-// The gateway runs as the real process (dist/gateway.js) with a data dir on disk.
+// The gateway runs as the real process (dist/gateway.js) with a data dir on disk. For
+// reference the same run measures the floor: a bare proxy in the gateway's place, and one
+// fdatasync on the data dir's disk. The upstream (test/support/bench-upstream.ts) is lean
+// because on this machine it shares the two cores with the gateway it stands beside.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, writeFileSync, closeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, mkdtempSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
@@ -22,8 +25,8 @@ const TARGET_RPS_64 = 5_000;
 
 const dir = mkdtempSync(join(tmpdir(), 'aihub-bench-chat-'));
 
-async function startUpstream(): Promise<{ proc: ChildProcess; port: number }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, '../support/scripted-upstream-main.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function startUpstream(script = '../support/bench-upstream.ts', args: string[] = []): Promise<{ proc: ChildProcess; port: number }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const [line] = (await once(createInterface({ input: proc.stdout! }), 'line')) as [string];
   return { proc, port: (JSON.parse(line) as { port: number }).port };
 }
@@ -66,6 +69,26 @@ async function startGateway(config_file: string): Promise<Gateway> {
   throw new Error(`gateway did not start:\n${readFileSync(log_file, 'utf8')}`);
 }
 
+/** Mean time of one small append + fdatasync on the data dir's disk, in ms: the floor of a durable commit. */
+function fdatasyncMs(file: string, rounds = 400): number {
+  const fd = openSync(file, 'a');
+  const line = Buffer.from(`${JSON.stringify({ seq: 1, ops: [{ op: 'post', memo: 'x'.repeat(200) }] })}\n`);
+  try {
+    for (let i = 0; i < 50; i++) {
+      writeSync(fd, line);
+      fdatasyncSync(fd);
+    }
+    const started = performance.now();
+    for (let i = 0; i < rounds; i++) {
+      writeSync(fd, line);
+      fdatasyncSync(fd);
+    }
+    return (performance.now() - started) / rounds;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** CPU time (user + system) a process has used so far, in ms; Linux /proc, 10 ms resolution. */
 function cpuMs(pid: number): number {
   try {
@@ -105,9 +128,14 @@ writeFileSync(
   }),
 );
 const gateway = await startGateway(config_file);
+const floor = await startUpstream('./floor-proxy.ts', [String(upstream.port)]);
+process.on('exit', () => floor.proc.kill('SIGTERM'));
 const { key } = await createFundedAccount(gateway, CREDIT_UNITS);
 
 const rows: string[][] = [];
+const floor_rows: string[][] = [];
+let floor_added_ms = Number.NaN;
+const fsync_ms = fdatasyncMs(join(dir, 'fsync-probe'));
 let gateway_ok = 0;
 let failures = 0;
 const verdicts: string[] = [];
@@ -146,6 +174,16 @@ try {
         cpu_us_per_request.toFixed(0),
         String(through.bad),
       ]);
+      if (!stream) {
+        // The reference: a bare proxy (no billing, no fsync) in the gateway's place, same run.
+        const floor_url = `http://127.0.0.1:${floor.port}/v1/chat/completions`;
+        await load(floor_url, connections, body, {}, WARMUP_S);
+        const bare = await load(floor_url, connections, body, {}, DURATION_S);
+        failures += bare.bad;
+        const bare_added_ms = connections === 1 ? 1000 / bare.rps - 1000 / direct.rps : bare.mean_ms - direct.mean_ms;
+        floor_rows.push([String(connections), direct.rps.toFixed(0), bare.rps.toFixed(0), bare_added_ms.toFixed(3)]);
+        if (connections === 1) floor_added_ms = bare_added_ms;
+      }
       if (connections === 1) verdicts.push(`${stream ? 'stream' : 'json'} @1: added ${added_ms.toFixed(3)} ms (target ≤ ${TARGET_ADDED_MS}) ${added_ms <= TARGET_ADDED_MS ? 'MET' : 'MISSED'}`);
       if (connections === 64) verdicts.push(`${stream ? 'stream' : 'json'} @64: ${through.rps.toFixed(0)} req/s through the gateway (target ≥ ${TARGET_RPS_64}) ${through.rps >= TARGET_RPS_64 ? 'MET' : 'MISSED'}`);
     }
@@ -154,6 +192,7 @@ try {
   const balance = await fetch(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.json() as Promise<any>);
   const code = await gateway.stop();
   upstream.proc.kill('SIGTERM');
+  floor.proc.kill('SIGTERM');
   const header = ['mode', 'conns', 'direct req/s', 'gateway req/s', 'ratio', 'direct ms/req', 'gateway ms/req', 'added ms', 'gw p99 ms', 'gw CPU µs/req', 'gw errors'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
@@ -161,6 +200,15 @@ try {
   console.log(line(header));
   for (const row of rows) console.log(line(row));
   console.log(`(ms/req at 1 connection = 1/throughput; at 64 = autocannon's mean latency)`);
+  if (floor_rows.length > 0) {
+    console.log(`\nfloor, same run: a bare proxy (test/bench/floor-proxy.ts: no auth, billing, journal or logs) in the gateway's place, json`);
+    const floor_header = ['conns', 'direct req/s', 'bare proxy req/s', 'added ms'];
+    const floor_widths = floor_header.map((h, i) => Math.max(h.length, ...floor_rows.map((r) => r[i]!.length)));
+    console.log(floor_header.map((c, i) => c.padStart(floor_widths[i]!)).join('  '));
+    for (const row of floor_rows) console.log(row.map((c, i) => c.padStart(floor_widths[i]!)).join('  '));
+  }
+  console.log(`one append + fdatasync on this disk: ${fsync_ms.toFixed(3)} ms (a settlement is durable before the answer, so at one connection it is on every request's path)`);
+  if (Number.isFinite(floor_added_ms)) console.log(`at one connection no durable gateway on this machine can add less than the bare proxy + one fdatasync = ${(floor_added_ms + fsync_ms).toFixed(3)} ms`);
   for (const v of verdicts) console.log(v);
   // The bill must add up to the micro-unit: credit = balance + everything charged.
   const billed_requests = balance.usage.requests;
