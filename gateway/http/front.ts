@@ -15,6 +15,9 @@ import net from 'node:net';
 
 const HEAD_LIMIT = 16 * 1024;
 const PIPELINE_LIMIT = 1024 * 1024;
+const CRLF = Buffer.from('\r\n');
+/** Headers Node does not join with ", " when repeated (it keeps the first, or joins cookies with "; "), and x-api-key: repeats go to Node. */
+const REPEAT_TO_NODE = new Set(['content-type', 'content-length', 'user-agent', 'referer', 'host', 'authorization', 'proxy-authorization', 'if-modified-since', 'if-unmodified-since', 'from', 'location', 'max-forwards', 'retry-after', 'etag', 'last-modified', 'server', 'age', 'expires', 'cookie', 'set-cookie', 'x-api-key']);
 
 export interface FrontOptions {
   keepAliveTimeout: number;
@@ -107,7 +110,12 @@ class HotConnection {
   private buffer: Buffer | null = null;
   private current: HotResponse | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** The request timer runs: the head is read, the body is not yet whole. */
+  private reading_body = false;
+  /** No more requests are read on the hot lane (handed over, or closing after a response). */
   private done = false;
+  /** `leave` was called. */
+  private left = false;
   private readonly onData = (data: Buffer) => this.receive(data);
   private readonly onDrain = () => this.current?.emit('drain');
   private readonly onClose = () => this.closed();
@@ -148,13 +156,15 @@ class HotConnection {
     const current = this.current;
     this.current = null;
     current?.socketClosed();
-    if (!this.done) {
-      this.done = true;
+    this.done = true;
+    if (!this.left) {
+      this.left = true;
       this.leave(null);
     }
   }
 
   private receive(data: Buffer): void {
+    if (this.done) return; // closing after the last response: later bytes are not requests to serve
     this.buffer = this.buffer ? Buffer.concat([this.buffer, data]) : data;
     if (this.current) {
       // Pipelined: wait for the response in flight, without buffering without limit.
@@ -170,14 +180,21 @@ class HotConnection {
       const buffer = this.buffer;
       const end = buffer.indexOf('\r\n\r\n');
       if (end === -1) {
-        if (buffer.length > HEAD_LIMIT) return this.handOver();
+        if (buffer.length > HEAD_LIMIT || hasBareLf(buffer)) return this.handOver();
+        // A head begun behind a response: no timer runs since that request was served.
+        if (!this.timer) this.wait(this.options.headersTimeout);
         return;
       }
+      if (end + 4 > HEAD_LIMIT) return this.handOver();
       const request = parseHead(buffer.toString('latin1', 0, end), this.options);
       if (!request) return this.handOver();
       const body_end = end + 4 + request.length;
       if (buffer.length < body_end) {
-        this.wait(this.options.requestTimeout);
+        // From the end of the head, not restarted by each piece of the body.
+        if (!this.reading_body) {
+          this.reading_body = true;
+          this.wait(this.options.requestTimeout);
+        }
         return;
       }
       const body = buffer.subarray(end + 4, body_end);
@@ -190,6 +207,7 @@ class HotConnection {
   private handOver(): void {
     if (this.timer) clearTimeout(this.timer);
     this.done = true;
+    this.left = true;
     this.socket.off('data', this.onData);
     this.socket.off('drain', this.onDrain);
     this.socket.off('close', this.onClose);
@@ -203,6 +221,7 @@ class HotConnection {
       clearTimeout(this.timer);
       this.timer = null;
     }
+    this.reading_body = false;
     const req = new HotRequest(head, body, this.socket);
     const res = new HotResponse(this.socket, head.method === 'HEAD', head.keep_alive, () => this.finished(res));
     this.current = res;
@@ -218,7 +237,9 @@ class HotConnection {
     this.current = null;
     if (!res.keep_alive || this.closing()) {
       this.done = true;
-      this.socket.end();
+      this.buffer = null;
+      // As Node's server (destroySoon): closed once the response is flushed, not left half-open for the client to close.
+      this.socket.end(() => this.socket.destroy());
       return;
     }
     if (this.socket.isPaused()) this.socket.resume();
@@ -258,12 +279,12 @@ function parseHead(head: string, options: FrontOptions): ParsedHead | null {
       const raw_name = line.slice(0, colon);
       const name = raw_name.toLowerCase();
       if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) return null;
-      const value = line.slice(colon + 1).trim();
+      const value = trimOws(line, colon + 1);
       if (/[\x00-\x08\x0a-\x1f\x7f]/.test(value)) return null;
       if (name === 'transfer-encoding' || name === 'expect' || name === 'upgrade' || name === 'http2-settings') return null;
       if (headers[name] !== undefined) {
         // Repeats of these need Node's rules (and its 400s); others join as Node joins them.
-        if (name === 'content-length' || name === 'host' || name === 'authorization' || name === 'content-type' || name === 'x-api-key' || name === 'set-cookie') return null;
+        if (REPEAT_TO_NODE.has(name)) return null;
         headers[name] = `${headers[name] as string}, ${value}`;
       } else headers[name] = value;
       raw_headers.push(raw_name, value);
@@ -280,6 +301,26 @@ function parseHead(head: string, options: FrontOptions): ParsedHead | null {
   }
   if (headers.host === undefined) return null;
   return { method, url, headers, raw_headers, length, keep_alive };
+}
+
+/** A LF not preceded by CR: a head the hot lane does not read, which Node refuses at once. */
+function hasBareLf(buffer: Buffer): boolean {
+  for (let lf = buffer.indexOf(10); lf !== -1; lf = buffer.indexOf(10, lf + 1)) if (lf === 0 || buffer[lf - 1] !== 13) return true;
+  return false;
+}
+
+/** Head, body and tail in one string, or in one Buffer when the body is a Buffer (its bytes are written as they are). */
+function join(head: string, body: string | Buffer, tail = ''): string | Buffer {
+  if (typeof body === 'string') return head + body + tail;
+  return Buffer.concat([Buffer.from(head), body, Buffer.from(tail)]);
+}
+
+/** `line` from `start`, without leading and trailing spaces and tabs (Node trims only these). */
+function trimOws(line: string, start: number): string {
+  let end = line.length;
+  while (start < end && (line.charCodeAt(start) === 32 || line.charCodeAt(start) === 9)) start++;
+  while (end > start && (line.charCodeAt(end - 1) === 32 || line.charCodeAt(end - 1) === 9)) end--;
+  return line.slice(start, end);
 }
 
 /** The request as the handler sees it: the parts of IncomingMessage the /v1 routes use. */
@@ -390,7 +431,7 @@ class HotResponse extends EventEmitter {
   write(chunk: string | Buffer): boolean {
     if (this.writableEnded || this.destroyed) return false;
     const head = this.headersSent ? '' : this.renderHead();
-    return this.socket.write(head + this.frame(chunk));
+    return this.socket.write(join(head, this.frame(chunk)));
   }
 
   end(chunk?: string | Buffer): this {
@@ -400,7 +441,7 @@ class HotResponse extends EventEmitter {
       const head = this.headersSent ? '' : this.renderHead();
       const body = chunk === undefined || chunk.length === 0 ? '' : this.frame(chunk);
       const tail = this.chunked && !this.head_only ? '0\r\n\r\n' : '';
-      const text = head + body + tail;
+      const text = join(head, body, tail);
       if (text.length > 0) this.socket.write(text);
     }
     this.writableFinished = !this.destroyed;
@@ -412,12 +453,12 @@ class HotResponse extends EventEmitter {
     return this;
   }
 
-  private frame(chunk: string | Buffer): string {
+  private frame(chunk: string | Buffer): string | Buffer {
     if (this.head_only) return '';
-    const text = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
-    if (!this.chunked) return text;
-    if (text.length === 0) return '';
-    return `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+    if (!this.chunked) return chunk;
+    if (chunk.length === 0) return '';
+    if (typeof chunk === 'string') return `${Buffer.byteLength(chunk).toString(16)}\r\n${chunk}\r\n`;
+    return Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, CRLF]);
   }
 
   /** The client went away before the response was complete. */
