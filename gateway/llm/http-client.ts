@@ -275,6 +275,10 @@ class Connection {
     });
     this.socket.on('data', (data: Buffer) => this.onData(data));
     this.socket.on('error', (error) => this.fail(error));
+    // A body without length or chunking ends with the connection (an orderly end only; a reset stays an error).
+    this.socket.on('end', () => {
+      if (this.response && this.mode === 'close') this.finishBody();
+    });
     this.socket.on('close', () => this.fail(new HttpClientError('SOCKET_CLOSED', 'the upstream closed the connection')));
     this.arm(this.pool.options.connect_timeout_ms ?? Math.min(this.pool.options.timeout_ms, 10_000), 'CONNECT_TIMEOUT');
   }
@@ -334,10 +338,9 @@ class Connection {
     while (this.buffer && this.buffer.length > 0 && this.current) {
       if (!this.response) {
         const end = this.buffer.indexOf('\r\n\r\n');
-        if (end === -1) {
-          if (this.buffer.length > HEAD_LIMIT) throw new HttpClientError('BAD_RESPONSE', `the response head is larger than ${HEAD_LIMIT} bytes`);
-          return;
-        }
+        // Also when its end arrived in the same read that crossed the limit.
+        if (end > HEAD_LIMIT || (end === -1 && this.buffer.length > HEAD_LIMIT)) throw new HttpClientError('BAD_RESPONSE', `the response head is larger than ${HEAD_LIMIT} bytes`);
+        if (end === -1) return;
         const head = this.buffer.toString('latin1', 0, end);
         this.buffer = this.buffer.subarray(end + 4);
         if (!this.head(head)) continue; // 1xx: the real head follows
@@ -356,7 +359,11 @@ class Connection {
         this.buffer = take < buffer.length ? buffer.subarray(take) : null;
         this.deliver(take < buffer.length ? buffer.subarray(0, take) : buffer);
         if (this.remaining === 0) this.finishBody();
-      } else this.parseChunked();
+      } else {
+        // It takes all it can: bytes left over are a partial line waiting for more (looping again would spin forever).
+        this.parseChunked();
+        break;
+      }
     }
     if (this.buffer && this.buffer.length === 0) this.buffer = null;
   }
@@ -396,7 +403,11 @@ class Connection {
       this.keep_alive = false;
     }
     this.body = new ResponseBody();
-    this.body.onDrain = () => this.socket.resume();
+    this.body.onDrain = () => {
+      if (!this.response || !this.socket.isPaused()) return;
+      this.socket.resume();
+      this.arm(this.pool.options.timeout_ms, 'BODY_TIMEOUT');
+    };
     // The reader stopped before the end: this connection is mid-response and cannot be reused.
     this.body.onDestroy = () => {
       if (this.current) this.fail(new HttpClientError('ABORTED', 'the response was not read to the end'), true);
@@ -445,7 +456,10 @@ class Connection {
   }
 
   private deliver(data: Buffer): void {
-    if (data.length > 0 && !this.body!.push(data)) this.socket.pause();
+    if (data.length > 0 && !this.body!.push(data)) {
+      this.socket.pause();
+      this.disarm(); // the reader is behind, not the upstream: no BODY_TIMEOUT until it catches up
+    }
   }
 
   private finishBody(): void {
@@ -453,9 +467,11 @@ class Connection {
     pending.signal?.removeEventListener('abort', this.onAbort);
     this.current = null;
     this.response = null;
+    this.body!.onDrain = null; // all of it is queued: its reader no longer holds this socket back
     this.body!.end();
     this.body = null;
     this.disarm();
+    if (this.socket.isPaused()) this.socket.resume();
     if (!this.keep_alive || (this.buffer && this.buffer.length > 0)) {
       this.close();
       return;
