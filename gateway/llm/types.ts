@@ -2,6 +2,7 @@
 // answers are an edge: they are parsed with these schemas before anything is billed on them.
 import { z } from 'zod';
 import type { ChatMessage } from '../chat/schema.js';
+import type { CancelSignal } from './cancel.js';
 
 const tokenCount = z.int().min(0).max(100_000_000);
 
@@ -53,7 +54,8 @@ export interface EngineRequest {
   /** The most the answer may cost in tokens: the upstream is told so and the hold covers it. */
   max_output_tokens: number;
   prompt_tokens_estimate: number;
-  signal: AbortSignal;
+  /** Set when the client has gone away. */
+  signal: CancelSignal;
 }
 
 export interface Engine {

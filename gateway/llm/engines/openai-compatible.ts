@@ -16,6 +16,7 @@
 import OpenAI from 'openai';
 import type { OpenAICompatibleEngineConfig } from '../../chat/config.js';
 import { readSse, SseFormatError } from '../sse-reader.js';
+import { toAbortSignal, type CancelSignal } from '../cancel.js';
 import { HttpClientError, HttpPool, type PreparedRequest, type ResponseBody } from '../http-client.js';
 import { pooledFetch, upstreamPool } from '../transport.js';
 import {
@@ -168,7 +169,7 @@ export class OpenAICompatibleEngine implements Engine {
   private async completeSdk(request: EngineRequest): Promise<UpstreamCompletion> {
     let raw: unknown;
     try {
-      raw = await this.client.chat.completions.create(this.body(request, false) as OpenAI.ChatCompletionCreateParamsNonStreaming, { signal: request.signal });
+      raw = await this.client.chat.completions.create(this.body(request, false) as OpenAI.ChatCompletionCreateParamsNonStreaming, { signal: toAbortSignal(request.signal) });
     } catch (error) {
       throw classify(error, request.signal);
     }
@@ -178,7 +179,7 @@ export class OpenAICompatibleEngine implements Engine {
   private async *streamSdk(request: EngineRequest): AsyncIterable<UpstreamChunk> {
     let chunks: AsyncIterable<unknown>;
     try {
-      chunks = await this.client.chat.completions.create(this.body(request, true) as OpenAI.ChatCompletionCreateParamsStreaming, { signal: request.signal });
+      chunks = await this.client.chat.completions.create(this.body(request, true) as OpenAI.ChatCompletionCreateParamsStreaming, { signal: toAbortSignal(request.signal) });
     } catch (error) {
       throw classify(error, request.signal);
     }
@@ -234,7 +235,7 @@ function safeJson(text: string): object | undefined {
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'CONNECT_TIMEOUT']);
 
 /** Maps whatever the SDK or the socket threw to one UpstreamError kind. */
-export function classify(error: unknown, signal: AbortSignal): UpstreamError {
+export function classify(error: unknown, signal: CancelSignal): UpstreamError {
   if (error instanceof UpstreamError) return error;
   if (signal.aborted) return new UpstreamError('aborted', 'the client went away', null, { cause: error });
   if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
