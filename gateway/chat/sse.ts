@@ -27,7 +27,19 @@ export class SseWriter {
 
   open(status = 200, extra_headers: Record<string, string> = {}): void {
     this.res.writeHead(status, { ...SSE_HEADERS, ...extra_headers });
+    this.batch();
     this.res.flushHeaders();
+  }
+
+  /** Holds this tick's writes (the head, events) back to leave in one write when the tick ends. */
+  private batch(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.res.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      this.res.uncork();
+    });
   }
 
   /** Resolves once the event is handed to the socket, or the client is gone. */
@@ -46,14 +58,7 @@ export class SseWriter {
   private raw(text: string): Promise<void> {
     if (this.isClosed) return Promise.resolve();
     // Events written in the same tick (an upstream read often carries several) leave in one write.
-    if (!this.corked) {
-      this.corked = true;
-      this.res.cork();
-      process.nextTick(() => {
-        this.corked = false;
-        this.res.uncork();
-      });
-    }
+    this.batch();
     if (this.res.write(text)) return Promise.resolve();
     return new Promise((resolve) => {
       const settle = () => {

@@ -20,6 +20,8 @@ import { toAbortSignal, type CancelSignal } from '../cancel.js';
 import { HttpClientError, HttpPool, type PreparedRequest, type ResponseBody } from '../http-client.js';
 import { pooledFetch, upstreamPool } from '../transport.js';
 import {
+  isPlainChunk,
+  isPlainCompletion,
   UpstreamError,
   upstreamChunkSchema,
   upstreamCompletionSchema,
@@ -194,12 +196,14 @@ export class OpenAICompatibleEngine implements Engine {
 }
 
 function completion(raw: unknown): UpstreamCompletion {
+  if (isPlainCompletion(raw)) return raw;
   const parsed = upstreamCompletionSchema.safeParse(raw);
   if (!parsed.success) throw new UpstreamError('invalid_response', `upstream answer is not a chat completion: ${parsed.error.issues[0]?.message}`);
   return parsed.data;
 }
 
 function chunk(raw: unknown): UpstreamChunk {
+  if (isPlainChunk(raw)) return raw;
   const parsed = upstreamChunkSchema.safeParse(raw);
   if (!parsed.success) throw new UpstreamError('invalid_response', `upstream chunk is not a chat completion chunk: ${parsed.error.issues[0]?.message}`);
   return parsed.data;
