@@ -97,7 +97,7 @@ export interface Gateway {
 export function createGateway(deps: AppDeps): Gateway {
   const metrics = deps.metrics ?? new Metrics();
   const app = createApp({ ...deps, metrics });
-  const chat = createChat(deps);
+  const chat = createChat({ ...deps, metrics });
   // The request line holds ids, route, status and timing only, nothing to redact: skipping
   // pino's redaction halves its cost (10.6 → 5 µs per request).
   const request_logger = deps.logger.child({}, { redact: { paths: [], censor: '' } });

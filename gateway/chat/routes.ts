@@ -3,6 +3,7 @@
 // tokenizer pass for the estimate, the worst case reserved in memory (never journaled), and
 // one durable commit per request: the actual cost with its usage record.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Registry } from 'prom-client';
 import type { AppDeps } from '../app.js';
 import { publicUrl } from '../app.js';
 import { authenticate } from '../accounts/auth.js';
@@ -28,6 +29,7 @@ import {
 } from './billing.js';
 import { isTierId, TIER_IDS, type ChatConfig, type TierConfig } from './config.js';
 import { RateLimiter } from './limits.js';
+import { ChatMetrics } from './metrics.js';
 import { costMicros } from './pricing.js';
 import { chatRequestSchema, GATEWAY_FIELDS, paramOf, type ChatRequest } from './schema.js';
 import { SseWriter } from './sse.js';
@@ -60,6 +62,7 @@ interface Usage {
 
 export class ChatService {
   readonly router: Router;
+  readonly metrics: ChatMetrics;
   private readonly limiter: RateLimiter;
   private readonly engines: Map<string, Engine>;
   private readonly currency: string;
@@ -72,7 +75,9 @@ export class ChatService {
   ) {
     const now_ms = () => deps.clock.now().getTime();
     this.engines = options.engines ?? createEngines(config.engines, options.env);
-    this.router = new Router(this.engines, config.breaker, now_ms);
+    // Without the gateway's registry (unit tests), the metrics go to one nobody scrapes.
+    this.metrics = new ChatMetrics(deps.metrics?.registry ?? new Registry(), this.engines.keys(), () => this.router.breakerStates());
+    this.router = new Router(this.engines, config.breaker, now_ms, this.metrics.attempt);
     this.limiter = new RateLimiter(config.rate_limit.requests_per_minute, now_ms);
     this.currency = deps.config.currency;
   }
@@ -308,13 +313,15 @@ export class ChatService {
   }
 
   /** Settles the bill and records usage; the caller answers only after this resolves (durable). */
-  private finish(call: Call, usage: Usage, status: UsageStatus, target: string | null, stream: boolean): Promise<Settlement> {
-    return settle(
+  private async finish(call: Call, usage: Usage, status: UsageStatus, target: string | null, stream: boolean): Promise<Settlement> {
+    const settlement = await settle(
       this.deps.store,
       call.reservation,
       { ...usage, status, target, stream, latency_ms: performance.now() - call.started_ms },
       this.now_ms(),
     );
+    this.metrics.settled(call.tier.id, status, stream, usage.prompt_tokens, usage.completion_tokens, settlement.cost_micros);
+    return settlement;
   }
 
   private xAihub(call: Call, usage: Usage, settlement: Settlement) {

@@ -5,11 +5,20 @@
 import { CircuitBreaker, type BreakerOptions, type BreakerState } from './breaker.js';
 import { UpstreamError, type Engine, type EngineRequest, type UpstreamChunk, type UpstreamCompletion, type UpstreamErrorKind } from './types.js';
 
+export type AttemptOutcome = 'ok' | UpstreamErrorKind | 'circuit_open';
+
 export interface Attempt {
   target: string;
-  outcome: 'ok' | UpstreamErrorKind | 'circuit_open';
+  outcome: AttemptOutcome;
   status: number | null;
 }
+
+/**
+ * Told of every attempt as it ends, circuit_open skips included (with 0 s). `seconds` is
+ * the engine call's duration: for a stream, up to its first chunk. Called on the hot path:
+ * it must be cheap and must not throw.
+ */
+export type AttemptObserver = (target: string, outcome: AttemptOutcome, seconds: number) => void;
 
 /** No target could answer: the status says why (last failure timeout → 504, overload → 503, else 502). */
 export class RoutingError extends Error {
@@ -44,6 +53,7 @@ export class Router {
     private readonly engines: ReadonlyMap<string, Engine>,
     breaker: BreakerOptions,
     now_ms: () => number,
+    private readonly on_attempt: AttemptObserver | null = null,
   ) {
     for (const name of engines.keys()) this.breakers.set(name, new CircuitBreaker(breaker, now_ms));
   }
@@ -78,18 +88,22 @@ export class Router {
       if (!engine || !breaker) throw new Error(`invariant: target ${target} has no engine`);
       if (!breaker.tryAcquire()) {
         attempts.push({ target, outcome: 'circuit_open', status: null });
+        this.on_attempt?.(target, 'circuit_open', 0);
         continue;
       }
+      const started_ms = performance.now();
       try {
         const value = await attempt(engine, breaker);
         breaker.onSuccess();
         attempts.push({ target, outcome: 'ok', status: null });
+        this.on_attempt?.(target, 'ok', (performance.now() - started_ms) / 1000);
         return { target, attempts, value };
       } catch (error) {
         const failure = error instanceof UpstreamError ? error : new UpstreamError('invalid_response', String(error), null, { cause: error });
         if (failure.targetFault) breaker.onFailure();
         else breaker.onNeutral();
         attempts.push({ target, outcome: failure.kind, status: failure.status });
+        this.on_attempt?.(target, failure.kind, (performance.now() - started_ms) / 1000);
         if (!failure.retryable) throw failure;
         last = failure;
       }

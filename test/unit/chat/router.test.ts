@@ -158,3 +158,29 @@ test('router streams: a break after the first chunk is not retried (the client h
   assert.equal(b.calls, 0);
   assert.equal(r.breakerStates().a, 'open');
 });
+
+test('router tells its attempt observer of every attempt, circuit_open skips and non-retried failures included', async () => {
+  const seen: Array<[string, string, number]> = [];
+  const engines = new Map<string, Engine>([
+    ['a', new ScriptEngine('a', ['server'])],
+    ['b', new ScriptEngine('b')],
+  ]);
+  const r = new Router(engines, { failure_threshold: 1, cooldown_ms: 10_000 }, clock().now, (target, outcome, seconds) => seen.push([target, outcome, seconds]));
+  await r.complete(['a', 'b'], request()); // a fails (its circuit opens), b answers
+  await r.stream(['a', 'b'], request()); // a is skipped
+  assert.deepEqual(
+    seen.map(([target, outcome]) => [target, outcome]),
+    [
+      ['a', 'server'],
+      ['b', 'ok'],
+      ['a', 'circuit_open'],
+      ['b', 'ok'],
+    ],
+  );
+  assert.ok(seen.every(([, , seconds]) => seconds >= 0 && seconds < 5));
+  assert.equal(seen[2]![2], 0, 'a skip takes no time');
+  const rejecting = new Router(new Map<string, Engine>([['a', new ScriptEngine('a', ['rejected'])], ['b', new ScriptEngine('b')]]), { failure_threshold: 5, cooldown_ms: 1 }, clock().now, (target, outcome) => seen.push([target, outcome, 0]));
+  seen.length = 0;
+  await assert.rejects(rejecting.complete(['a', 'b'], request()));
+  assert.deepEqual(seen.map(([target, outcome]) => [target, outcome]), [['a', 'rejected']], 'reported although the error is not a RoutingError');
+});

@@ -1,0 +1,157 @@
+// The chat API's Prometheus metrics (aihub_chat_*), on the gateway's registry, at GET /metrics.
+// Every label set is known up front (tier ids, configured engine names, the fixed outcome
+// and status values), so each series is created once, at 0, and the hot path touches only
+// pre-built cells. The counters are plain numbers handed to prom-client when it scrapes:
+// a prom-client child's inc() hashes its label set on every call (about 0.3 µs); adding to
+// a number costs nothing. The breaker gauge is read at scrape time, so it is never stale.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { BreakerState } from '../llm/breaker.js';
+import type { AttemptOutcome } from '../llm/router.js';
+import type { UsageStatus } from './billing.js';
+import { TIER_IDS } from './config.js';
+
+/** Every attempt outcome and usage status, checked exhaustive by the compiler. */
+const OUTCOMES = Object.keys({
+  ok: 0,
+  circuit_open: 0,
+  connection: 0,
+  timeout: 0,
+  rate_limited: 0,
+  server: 0,
+  misconfigured: 0,
+  rejected: 0,
+  invalid_response: 0,
+  aborted: 0,
+} satisfies Record<AttemptOutcome, 0>) as AttemptOutcome[];
+const STATUSES = Object.keys({ ok: 0, client_closed: 0, upstream_error: 0, stream_error: 0 } satisfies Record<UsageStatus, 0>) as UsageStatus[];
+
+const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
+
+/** LLM calls: a cached answer in a few ms, a long generation in tens of seconds. */
+export const UPSTREAM_LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60];
+
+/** One counter series: the running total, handed to prom-client (as the increase since the last scrape) when it collects. */
+class Cell {
+  value = 0;
+  private reported = 0;
+  constructor(private readonly series: { inc(value: number): void }) {
+    series.inc(0); // the series exists from the start
+  }
+  report(): void {
+    if (this.value === this.reported) return;
+    this.series.inc(this.value - this.reported);
+    this.reported = this.value;
+  }
+}
+
+interface ModelCells {
+  /** by status, then [JSON, stream] */
+  requests: Record<UsageStatus, [Cell, Cell]>;
+  prompt_tokens: Cell;
+  completion_tokens: Cell;
+  cost_micros: Cell;
+}
+
+export class ChatMetrics {
+  private readonly attempts = new Map<string, Record<AttemptOutcome, Cell>>();
+  private readonly latency = new Map<string, { observe(seconds: number): void }>();
+  private readonly models = new Map<string, ModelCells>();
+
+  /** Throws if `registry` already holds the aihub_chat_* metrics: one ChatService per registry. */
+  constructor(registry: Registry, targets: Iterable<string>, breakerStates: () => Record<string, BreakerState>) {
+    const reporter = (cells: Cell[]) => () => {
+      for (const cell of cells) cell.report();
+    };
+    const attempt_cells: Cell[] = [];
+    const attempts = new Counter({
+      name: 'aihub_chat_upstream_attempts_total',
+      help: 'Upstream attempts by the chat router, by target (engine) and outcome (ok, circuit_open or the error kind)',
+      labelNames: ['target', 'outcome'] as const,
+      registers: [registry],
+      collect: reporter(attempt_cells),
+    });
+    const latency = new Histogram({
+      name: 'aihub_chat_upstream_latency_seconds',
+      help: 'Duration of successful upstream calls by target: to the full answer (JSON) or to the first chunk (streams)',
+      labelNames: ['target'] as const,
+      buckets: UPSTREAM_LATENCY_BUCKETS,
+      registers: [registry],
+    });
+    const gauge = new Gauge({
+      name: 'aihub_chat_breaker_state',
+      help: "Each target's circuit breaker: 0 closed, 1 half-open, 2 open",
+      labelNames: ['target'] as const,
+      registers: [registry],
+      collect: () => {
+        for (const [target, state] of Object.entries(breakerStates())) gauge.labels(target).set(BREAKER_VALUE[state]);
+      },
+    });
+    for (const target of targets) {
+      const by_outcome = {} as Record<AttemptOutcome, Cell>;
+      for (const outcome of OUTCOMES) attempt_cells.push((by_outcome[outcome] = new Cell(attempts.labels(target, outcome))));
+      this.attempts.set(target, by_outcome);
+      latency.zero({ target });
+      this.latency.set(target, latency.labels(target));
+    }
+
+    const request_cells: Cell[] = [];
+    const token_cells: Cell[] = [];
+    const cost_cells: Cell[] = [];
+    const requests = new Counter({
+      name: 'aihub_chat_requests_total',
+      help: 'Settled chat completion requests by model, usage status and stream',
+      labelNames: ['model', 'status', 'stream'] as const,
+      registers: [registry],
+      collect: reporter(request_cells),
+    });
+    const tokens = new Counter({
+      name: 'aihub_chat_tokens_total',
+      help: 'Billed tokens of settled chat requests by model and kind (prompt, completion)',
+      labelNames: ['model', 'kind'] as const,
+      registers: [registry],
+      collect: reporter(token_cells),
+    });
+    const cost = new Counter({
+      name: 'aihub_chat_cost_micros_total',
+      help: 'Amount charged for settled chat requests by model, in micro-units of the gateway currency',
+      labelNames: ['model'] as const,
+      registers: [registry],
+      collect: reporter(cost_cells),
+    });
+    for (const model of TIER_IDS) {
+      const by_status = {} as ModelCells['requests'];
+      for (const status of STATUSES) {
+        const pair: [Cell, Cell] = [new Cell(requests.labels(model, status, 'false')), new Cell(requests.labels(model, status, 'true'))];
+        request_cells.push(...pair);
+        by_status[status] = pair;
+      }
+      const cells: ModelCells = {
+        requests: by_status,
+        prompt_tokens: new Cell(tokens.labels(model, 'prompt')),
+        completion_tokens: new Cell(tokens.labels(model, 'completion')),
+        cost_micros: new Cell(cost.labels(model)),
+      };
+      token_cells.push(cells.prompt_tokens, cells.completion_tokens);
+      cost_cells.push(cells.cost_micros);
+      this.models.set(model, cells);
+    }
+  }
+
+  /** The router's AttemptObserver. */
+  readonly attempt = (target: string, outcome: AttemptOutcome, seconds: number): void => {
+    const cells = this.attempts.get(target);
+    if (!cells) return;
+    cells[outcome].value++;
+    if (outcome === 'ok') this.latency.get(target)!.observe(seconds);
+  };
+
+  /** One settled request, with what it was billed. */
+  settled(model: string, status: UsageStatus, stream: boolean, prompt_tokens: number, completion_tokens: number, cost_micros: number): void {
+    const cells = this.models.get(model);
+    if (!cells) return;
+    cells.requests[status][stream ? 1 : 0].value++;
+    cells.prompt_tokens.value += prompt_tokens;
+    cells.completion_tokens.value += completion_tokens;
+    cells.cost_micros.value += cost_micros;
+  }
+}
