@@ -34,7 +34,13 @@ export function requestLog(logger: Logger) {
 /** The matched route pattern (no ids, no query strings that could carry a secret). */
 function routeOf(req: Request): string {
   const pattern = (req.route as { path?: string } | undefined)?.path;
-  if (typeof pattern === 'string') return `${req.baseUrl}${pattern}`;
+  if (typeof pattern === 'string') {
+    if (req.baseUrl) return `${req.baseUrl}${pattern}`;
+    // An error answered at the app level: Express has restored baseUrl to '' by then, so the
+    // router's mount path is taken from the request path, one segment per pattern segment.
+    const segments = req.path.split('/').length - pattern.split('/').length;
+    return segments > 0 ? `${req.path.split('/').slice(0, segments + 1).join('/')}${pattern}` : pattern;
+  }
   return req.path.length > 200 ? `${req.path.slice(0, 200)}…` : req.path;
 }
 

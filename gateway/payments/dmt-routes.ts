@@ -285,9 +285,11 @@ export function dmtRouter(ctx: PaymentsContext): Router {
       try {
         await sms!.send(remitter.mobile, text);
       } catch (error) {
+        // Nothing was sent: the OTP is void, and the send counts neither against the resend
+        // interval nor against the hourly limit, so it can be retried at once (as documented).
         await store.transact((tx) => {
           const current = tx.get('dmt_remitters', remitterKey(account.id, remitter.mobile));
-          if (current && !current.verified) tx.set('dmt_remitters', remitterKey(account.id, remitter.mobile), { ...current, otp: null, sends: { ...current.sends, last_at: new Date(0).toISOString() } });
+          if (current && !current.verified) tx.set('dmt_remitters', remitterKey(account.id, remitter.mobile), { ...current, otp: null, sends: { ...current.sends, count: Math.max(0, current.sends.count - 1), last_at: new Date(0).toISOString() } });
         });
         logger.warn({ msg: 'could not send a remitter OTP', account_id: account.id, err: error });
         const detail = error instanceof ProviderUnavailableError ? error.message : 'the SMS sender failed';

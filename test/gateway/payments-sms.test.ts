@@ -56,6 +56,8 @@ test('live mode: the OTP goes out by the configured SMS gateway; failures and ti
       dmt: {
         otp: {
           resend_interval_ms: 60_000,
+          // One send an hour: the retry after a failed send below only works if the failure did not count.
+          max_sends_per_hour: 1,
           sms: {
             type: 'http',
             name: 'sms-gw',
@@ -149,6 +151,8 @@ test('live mode: the OTP goes out by the configured SMS gateway; failures and ti
     await verifyOk(gw);
     await gw.stop();
     assert.ok(gw.output.some((line) => line.includes('could not send a remitter OTP')), 'the failure is logged (without the OTP)');
+    // The request line of an error answer names the route with its mount path, as a success's does.
+    assert.ok(gw.output.some((line) => line.includes('"route":"/api/dmt/remitter"') && line.includes('"status":502')), 'the 502 is logged under /api/dmt/remitter');
     assertNotLeaked(gw, otps);
   } finally {
     await gw.stop();
