@@ -224,6 +224,11 @@ export class HttpPool {
    */
   private deferred: [net.Socket, string][] = [];
   /** @internal */ write(socket: net.Socket, text: string): void {
+    // Alone (one request in flight, as at one connection): nothing to batch with, write now.
+    if (this.deferred.length === 0 && this.open_count - this.idle.length <= 1) {
+      socket.write(text);
+      return;
+    }
     if (this.deferred.length === 0) setImmediate(() => this.flushWrites());
     this.deferred.push([socket, text]);
   }
