@@ -1,27 +1,32 @@
 // Browser test of the packaged extension: dist/aihub.vsix installed into VS Code's server build,
 // driven in headless Chromium like a user would: Set API Key through the command palette, a
-// message typed into the chat view, the reply streaming in, the status bar balance going down.
+// message typed into the chat view, the reply streaming in, the status bar balance going down,
+// the Insert and Copy buttons of the reply's code block clicked with their effect on the editor
+// (saved to disk) and on the clipboard.
 // `node --import tsx test/extension/vsix-ui.ts` (after `npm run package`)
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, FrameLocator, Page } from 'playwright-core';
+import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
 import { REPO, SERVER_MAIN, freePort, launchChromium, log, makeWorkspace, removeDirs, run, startVSCodeServer, tempDir, type VSCodeServer } from './harness.js';
 import { startTestGateway, type TestGateway } from './suite/gateway.js';
 
 const VSIX = join(REPO, 'dist/aihub.vsix');
 const CREDIT = 100;
 const STEP_TIMEOUT_MS = 60_000;
+const PROMPT = 'Write a hello world program in Python.';
+/** The workspace file the Insert steps edit (written by makeWorkspace). */
+const SAMPLE = 'sample.ts';
 
 const steps: Array<{ name: string; run: () => Promise<void> }> = [];
 const step = (name: string, body: () => Promise<void>): void => void steps.push({ name, run: body });
 
 /**
- * Runs a command through the palette. A quick input that is still closing (the password box
- * of Set API Key) or a toast holding the focus can swallow F1, so the palette is opened
- * only once no quick input shows, and F1 is pressed again if it does not appear.
+ * Opens the command palette. A quick input that is still closing (the password box of Set API
+ * Key) or a toast holding the focus can swallow F1, so the palette is opened only once no quick
+ * input shows, and F1 is pressed again if it does not appear.
  */
-async function palette(page: Page, command: string): Promise<void> {
+async function openPalette(page: Page): Promise<Locator> {
   const widget = page.locator('.quick-input-widget');
   const input = page.locator('.quick-input-widget input[aria-label="Type the name of a command to run."]');
   for (let attempt = 1; ; attempt++) {
@@ -32,14 +37,53 @@ async function palette(page: Page, command: string): Promise<void> {
     await page.keyboard.press('F1');
     try {
       await input.waitFor({ state: 'visible', timeout: 5_000 });
-      break;
+      return input;
     } catch (error) {
       if (attempt >= 4) throw error;
     }
   }
+}
+
+/** Runs a command through the palette. */
+async function palette(page: Page, command: string): Promise<void> {
+  const input = await openPalette(page);
   await input.fill(`>${command}`);
   await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
   await page.keyboard.press('Enter');
+}
+
+/** Opens a workspace file through the quick open (F1 with the '>' removed) and waits for its editor. */
+async function openFile(page: Page, name: string): Promise<void> {
+  const input = await openPalette(page);
+  await input.fill(name);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('.tabs-container .tab.active', { hasText: name }).waitFor();
+  await page.locator('.editor-instance .monaco-editor.focused').waitFor();
+}
+
+/** The editor tab of a file while it has unsaved changes (auto save is off in the test workspace). */
+function dirtyTab(page: Page, name: string): Locator {
+  return page.locator('.tabs-container .tab.dirty', { hasText: name });
+}
+
+/**
+ * Gives the focus back to the editor (its cursor and selection unchanged), saves it with
+ * Ctrl+S and returns the file's text on disk: what the user ends up with.
+ */
+async function saveAndRead(page: Page, folder: string, name: string): Promise<string> {
+  await palette(page, 'View: Focus Active Editor Group');
+  await page.locator('.editor-instance .monaco-editor.focused').waitFor();
+  await page.keyboard.press('Control+S');
+  await dirtyTab(page, name).waitFor({ state: 'detached' });
+  return readFileSync(join(folder, name), 'utf8');
+}
+
+/** The code of the first fenced block of a Markdown text, without its fences. */
+function firstCodeBlock(markdown: string): string {
+  const match = /^```[^\n`]*\n([\s\S]*?)\n```[ \t]*$/m.exec(markdown);
+  assert.ok(match, `a fenced code block in: ${markdown}`);
+  return match[1]!;
 }
 
 function balanceIn(text: string): number {
@@ -65,15 +109,31 @@ async function main(): Promise<number> {
     await run(process.execPath, [SERVER_MAIN, '--install-extension', VSIX, '--extensions-dir', extensionsDir, '--user-data-dir', userDataDir, '--accept-server-license-terms']);
     gateway = await startTestGateway(REPO);
     const account = await gateway.account(CREDIT);
-    folder = makeWorkspace({ 'aihub.baseUrl': gateway.apiBase, 'aihub.localGateway.autoStart': false, 'aihub.model': 'service-ai-standard-6' });
+    // Auto save off (the web workbench's default is after a delay): the Insert steps save explicitly.
+    folder = makeWorkspace({ 'aihub.baseUrl': gateway.apiBase, 'aihub.localGateway.autoStart': false, 'aihub.model': 'service-ai-standard-6', 'files.autoSave': 'off' });
     const port = await freePort();
     server = await startVSCodeServer({ port, userDataDir, extensionsDir, folder });
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    // Chromium lets a focused page write the clipboard; reading it back needs the permission a user
+    // would grant. (Granted permissions replace the defaults, so writing is listed too.)
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
     page.setDefaultTimeout(STEP_TIMEOUT_MS);
     const p = page;
     let chat: FrameLocator;
     let before = 0;
+    // The code of the reply's code block, from the same question asked of the gateway directly
+    // (the built-in engine answers deterministically) with another account, so that this
+    // account's balance stays what the chat shows.
+    const reference = await gateway.account(10);
+    const referenceReply = await fetch(`${gateway.apiBase}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${reference.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'service-ai-standard-6', max_tokens: 1024, messages: [{ role: 'user', content: PROMPT }] }),
+    });
+    assert.equal(referenceReply.status, 200, await referenceReply.clone().text());
+    const code = firstCodeBlock(((await referenceReply.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content);
+    assert.ok(code.includes('\n') && !code.includes('```'), `multi-line code without fences: ${code}`);
+    const codeBlock = (): Locator => chat.locator('.message.assistant[data-status="done"]').last().locator('.code-block').first();
 
     step('the workbench loads with the extension installed and not yet active', async () => {
       await p.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder!)}`);
@@ -106,7 +166,7 @@ async function main(): Promise<number> {
 
     step('a typed message gets a streamed reply with its cost and balance', async () => {
       await chat.locator('#input').click();
-      await chat.locator('#input').fill('Write a hello world program in Python.');
+      await chat.locator('#input').fill(PROMPT);
       // Record every length the reply is rendered with, to see it grow while it streams.
       await chat.locator('body').evaluate(() => {
         const seen = new Set<number>();
@@ -117,7 +177,7 @@ async function main(): Promise<number> {
         }).observe(document.getElementById('transcript')!, { childList: true, subtree: true, characterData: true });
       });
       await chat.locator('#input').press('Enter');
-      await chat.locator('.message.user', { hasText: 'Write a hello world program in Python.' }).waitFor();
+      await chat.locator('.message.user', { hasText: PROMPT }).waitFor();
       const reply = chat.locator('.message.assistant[data-status="done"]').last();
       await reply.waitFor();
       const text = await reply.locator('.markdown').innerText();
@@ -125,10 +185,10 @@ async function main(): Promise<number> {
       const lengths = await chat.locator('body').evaluate(() => [...(window as unknown as { __replyLengths: Set<number> }).__replyLengths]);
       assert.ok(lengths.length >= 2, `the reply was shown while streaming (${lengths.length} renders: ${lengths.join(', ')})`);
       assert.match(await reply.locator('.meta').innerText(), /Cost ₹[\d.]+ · Balance ₹[\d.]+/);
-      if (await reply.locator('.code-block').count()) {
-        await reply.locator('.code-block button', { hasText: 'Copy' }).first().waitFor();
-        await reply.locator('.code-block button', { hasText: 'Insert' }).first().waitFor();
-      }
+      assert.equal(await reply.locator('.code-block').count(), 1, 'the reply has one code block');
+      await codeBlock().locator('button', { hasText: 'Copy' }).waitFor();
+      await codeBlock().locator('button', { hasText: 'Insert' }).waitFor();
+      assert.equal(await codeBlock().locator('pre code').textContent(), code, 'the code block shows the code, without its fences');
     });
 
     step('the status bar balance is lower afterwards', async () => {
@@ -147,11 +207,49 @@ async function main(): Promise<number> {
       await p.screenshot({ path: join(REPO, 'test-results/vsix-ui-chat.png') });
     });
 
+    step('Insert on a code block puts exactly its code at the editor cursor, as one undoable edit', async () => {
+      const original = readFileSync(join(folder!, SAMPLE), 'utf8');
+      await openFile(p, SAMPLE);
+      // The cursor at the start of the second line.
+      await p.keyboard.press('Control+Home');
+      await p.keyboard.press('ArrowDown');
+      await codeBlock().locator('button', { hasText: 'Insert' }).click();
+      await dirtyTab(p, SAMPLE).waitFor();
+      const lines = original.split('\n');
+      assert.equal(await saveAndRead(p, folder!, SAMPLE), [lines[0], code + lines.slice(1).join('\n')].join('\n'));
+      await p.keyboard.press('Control+Z');
+      await dirtyTab(p, SAMPLE).waitFor();
+      assert.equal(await saveAndRead(p, folder!, SAMPLE), original, 'one undo removes the whole inserted code');
+    });
+
+    step('Insert over a selection replaces the selection with the code', async () => {
+      const original = readFileSync(join(folder!, SAMPLE), 'utf8');
+      // The focus is in the editor after the save: select the whole first line.
+      await p.keyboard.press('Control+Home');
+      await p.keyboard.press('Shift+End');
+      await codeBlock().locator('button', { hasText: 'Insert' }).click();
+      await dirtyTab(p, SAMPLE).waitFor();
+      const [, ...rest] = original.split('\n');
+      assert.equal(await saveAndRead(p, folder!, SAMPLE), [code, ...rest].join('\n'));
+      await p.keyboard.press('Control+Z');
+      await dirtyTab(p, SAMPLE).waitFor();
+      assert.equal(await saveAndRead(p, folder!, SAMPLE), original, 'one undo brings the selected text back');
+    });
+
+    step('Copy on a code block puts exactly its code into the clipboard and says so in the status bar', async () => {
+      await p.evaluate(() => navigator.clipboard.writeText('before the copy'));
+      assert.equal(await p.evaluate(() => navigator.clipboard.readText()), 'before the copy');
+      await codeBlock().locator('button', { hasText: 'Copy' }).click();
+      await p.locator('.part.statusbar .statusbar-item', { hasText: 'AIHub: code copied' }).waitFor();
+      assert.equal(await p.evaluate(() => navigator.clipboard.readText()), code);
+      assert.equal(await dirtyTab(p, SAMPLE).count(), 0, 'Copy leaves the editor alone');
+    });
+
     step('one click offline: Start Local Gateway runs the bundled gateway, creates a key, and the chat answers', async () => {
       const localPort = await freePort();
       writeFileSync(
         join(folder!, '.vscode/settings.json'),
-        JSON.stringify({ 'aihub.baseUrl': '', 'aihub.localGateway.port': localPort, 'aihub.localGateway.autoStart': false, 'aihub.model': 'service-ai-standard-6' }),
+        JSON.stringify({ 'aihub.baseUrl': '', 'aihub.localGateway.port': localPort, 'aihub.localGateway.autoStart': false, 'aihub.model': 'service-ai-standard-6', 'files.autoSave': 'off' }),
       );
       await p.waitForTimeout(1_500);
       await palette(p, 'AIHub: Start Local Gateway');
