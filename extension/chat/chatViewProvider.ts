@@ -89,7 +89,13 @@ async function insertAtCursor(text: string): Promise<void> {
     void vscode.window.showWarningMessage('AIHub: open an editor to insert the code into.');
     return;
   }
-  await editor.edit((edit) => {
+  const applied = await editor.edit((edit) => {
     for (const selection of editor.selections) edit.replace(selection, text);
   });
+  if (!applied) {
+    void vscode.window.showWarningMessage('AIHub: the code could not be inserted; the editor may be read-only or have changed meanwhile.');
+    return;
+  }
+  // Back to the editor, so that typing goes on where the code landed.
+  await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, preserveFocus: false });
 }

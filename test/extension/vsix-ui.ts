@@ -72,7 +72,7 @@ function dirtyTab(page: Page, name: string): Locator {
  * Ctrl+S and returns the file's text on disk: what the user ends up with.
  */
 async function saveAndRead(page: Page, folder: string, name: string): Promise<string> {
-  await palette(page, 'View: Focus Active Editor Group');
+  if ((await page.locator('.editor-instance .monaco-editor.focused').count()) === 0) await palette(page, 'View: Focus Active Editor Group');
   await page.locator('.editor-instance .monaco-editor.focused').waitFor();
   await page.keyboard.press('Control+S');
   await dirtyTab(page, name).waitFor({ state: 'detached' });
@@ -215,6 +215,8 @@ async function main(): Promise<number> {
       await p.keyboard.press('ArrowDown');
       await codeBlock().locator('button', { hasText: 'Insert' }).click();
       await dirtyTab(p, SAMPLE).waitFor();
+      // Insert gives the focus back to the editor, so typing goes on where the code landed.
+      await p.locator('.editor-instance .monaco-editor.focused').waitFor({ timeout: 10_000 });
       const lines = original.split('\n');
       assert.equal(await saveAndRead(p, folder!, SAMPLE), [lines[0], code + lines.slice(1).join('\n')].join('\n'));
       await p.keyboard.press('Control+Z');
@@ -229,6 +231,7 @@ async function main(): Promise<number> {
       await p.keyboard.press('Shift+End');
       await codeBlock().locator('button', { hasText: 'Insert' }).click();
       await dirtyTab(p, SAMPLE).waitFor();
+      await p.locator('.editor-instance .monaco-editor.focused').waitFor({ timeout: 10_000 });
       const [, ...rest] = original.split('\n');
       assert.equal(await saveAndRead(p, folder!, SAMPLE), [code, ...rest].join('\n'));
       await p.keyboard.press('Control+Z');
