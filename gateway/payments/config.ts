@@ -206,6 +206,11 @@ export const DEFAULT_BILLERS = [
 export const paymentsConfigSchema = z.strictObject({
   /** Same account, number and amount within this window without an idempotency key → 409 (0 turns it off). */
   duplicate_window_ms: ms(0, 86_400_000, 120_000),
+  /**
+   * An Idempotency-Key (or client_ref) is remembered for this long after its first use; after
+   * that the same key is a new request. 0 (the default) remembers every key forever.
+   */
+  idempotency_window_ms: ms(0, 366 * 86_400_000, 0),
   operators: z
     .array(operatorSchema)
     .min(1)
@@ -289,6 +294,16 @@ export const paymentsConfigSchema = z.strictObject({
     .prefault({}),
   /** Background work (status checks, webhook deliveries) wakes this often. */
   tick_ms: ms(10, 60_000, 500),
+  /**
+   * The pruning pass: idempotency records past idempotency_window_ms and DMT monthly usage of
+   * months that are over are deleted every `interval_ms`, at most `batch_size` per commit.
+   */
+  prune: z
+    .strictObject({
+      interval_ms: ms(10, 86_400_000, 10 * 60_000),
+      batch_size: z.int().min(1).max(10_000).default(1_000),
+    })
+    .prefault({}),
   reconcile: z
     .strictObject({
       first_check_ms: ms(10, 86_400_000, 5_000),

@@ -193,8 +193,9 @@ export function renderDmt(txn: PaymentTxn, balance_micros: number): Answer {
 export function dmtOnFinal(tx: Tx, txn: PaymentTxn): void {
   if (txn.details.kind === 'transfer' && txn.status === 'failed') {
     const key = usageKey(String(txn.details.mobile), String(txn.details.month));
-    const used = tx.get('dmt_usage', key) ?? 0;
-    tx.set('dmt_usage', key, Math.max(0, used - txn.amount_micros));
+    const used = tx.get('dmt_usage', key);
+    // No row: its month is over and the pruner removed it (nothing reads it any more); do not recreate it.
+    if (used !== undefined) tx.set('dmt_usage', key, Math.max(0, used - txn.amount_micros));
   }
   if (txn.details.kind === 'beneficiary_verification') {
     const bene = tx.get('dmt_beneficiaries', String(txn.details.bene_id));

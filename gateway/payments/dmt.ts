@@ -16,6 +16,22 @@ export function usageKey(mobile: string, month: string): string {
   return `${mobile}:${month}`;
 }
 
+/** The month (`YYYY-MM`) of a `dmt_usage` key, or null if the key is not one `usageKey` makes. */
+export function usageKeyMonth(key: string): string | null {
+  const month = key.slice(key.lastIndexOf(':') + 1);
+  return key.includes(':') && /^\d{4}-\d{2}$/.test(month) ? month : null;
+}
+
+/**
+ * Whether a `dmt_usage` row belongs to a month that is over. The limit is only ever read and
+ * reserved under `usageKey(mobile, monthKey(now, offset))`, so such a row is never read again.
+ * Rows of the current month, of a later month (a clock set back) and unknown keys are kept.
+ */
+export function usageMonthOver(key: string, now: Date, utc_offset_minutes: number): boolean {
+  const month = usageKeyMonth(key);
+  return month !== null && month < monthKey(now, utc_offset_minutes);
+}
+
 export function remitterKey(account_id: string, mobile: string): string {
   return `${account_id}:${mobile}`;
 }

@@ -9,10 +9,11 @@ import { InsufficientBalanceError, balanceMicros, captureHold, creditWallet, deb
 import { ChainAbortedError, callWithTimeout, runChain, type Attempt } from '../providers/chain.js';
 import type { PaymentProvider, PaymentService, ProviderRequest, ProviderResult, StatusResult } from '../providers/types.js';
 import type { Store, Tx } from '../store/store.js';
-import type { Account } from '../store/state.js';
+import type { Account, IdempotencyRecord } from '../store/state.js';
 import { newId } from '../util/ids.js';
 import { microsToUnits } from '../util/money.js';
 import type { PaymentsConfig } from './config.js';
+import { PAY_IDEMPOTENCY_PREFIX, idempotencyExpired, payIdempotencyId } from './idempotency.js';
 import type { PaymentTxn } from './tables.js';
 import { backoffMs, transition } from './transactions.js';
 
@@ -105,14 +106,15 @@ export class PaymentEngine {
     const providers = this.deps.providers[intent.service];
     if (providers.length === 0) throw new ApiError(503, 'no_provider', `no ${intent.service} provider is configured`);
     const render = this.renderer(intent.service);
-    const idempotency_id = intent.idempotency_key ? `pay:${intent.account.id}:${intent.idempotency_key}` : null;
+    const idempotency_id = intent.idempotency_key ? payIdempotencyId(intent.account.id, intent.idempotency_key) : null;
     let resolveAnswer: (answer: Answer) => void = () => {};
     const answer_promise = new Promise<Answer>((resolve) => (resolveAnswer = resolve));
 
     const opened = await this.deps.store.transact((tx): { replay: Answer | Promise<Answer> | PaymentTxn; txn: null } | { replay: null; txn: PaymentTxn } => {
       if (idempotency_id) {
         const seen = tx.get('idempotency', idempotency_id);
-        if (seen) {
+        // A record past its window no longer applies: the key starts afresh (and is overwritten below).
+        if (seen && !this.idempotencyExpired(idempotency_id, seen, tx.now.getTime())) {
           if (seen.request_hash !== intent.request_hash) {
             throw conflict('this idempotency key was used for a different request', 'idempotency_conflict', 'Idempotency-Key');
           }
@@ -334,6 +336,18 @@ export class PaymentEngine {
       tx.set('payment_txns', txn_id, next);
       return next;
     });
+  }
+
+  // ---- idempotency records ---------------------------------------------------------------
+
+  /**
+   * Whether a stored idempotency record no longer applies: one of this engine's records, past
+   * `payments.idempotency_window_ms`, and not the key of a request this process is still
+   * answering. The lookup in `submit` and the pruner both ask this, with the store's clock.
+   */
+  idempotencyExpired(id: string, record: IdempotencyRecord, now_ms: number): boolean {
+    if (!id.startsWith(PAY_IDEMPOTENCY_PREFIX) || this.answering.has(id)) return false;
+    return idempotencyExpired(record, now_ms, this.deps.config.idempotency_window_ms);
   }
 
   // ---- the duplicate window -------------------------------------------------------------

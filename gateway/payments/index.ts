@@ -1,6 +1,6 @@
 // The payments room: `createPayments(deps)` builds the /api and /admin routers and the
-// background work (status checks of pending transactions, webhook deliveries), which
-// main.ts starts after listening and stops before the store closes.
+// background work (status checks of pending transactions, webhook deliveries, the pruning
+// pass), which main.ts starts after listening and stops before the store closes.
 import { Router, type RequestHandler } from 'express';
 import { publicUrl, type AppDeps } from '../app.js';
 import { buildProviders } from '../providers/index.js';
@@ -11,6 +11,7 @@ import type { Tx } from '../store/store.js';
 import { accountRouter } from './account-routes.js';
 import { billsOnFinal, billsRouter, renderBillFactory } from './bills-routes.js';
 import { dmtOnFinal, dmtRouter, renderDmt } from './dmt-routes.js';
+import { usageMonthOver } from './dmt.js';
 import { paymentsRouteDocs } from './openapi.js';
 import { panRouter, renderPan } from './pan-routes.js';
 import { reportsRouter, runReport } from './reports-routes.js';
@@ -21,6 +22,7 @@ import type { PaymentsContext } from './context.js';
 import { PaymentEngine } from './engine.js';
 import { apiLog, auditMiddleware } from './logs.js';
 import { onboardingRouter } from './onboarding-routes.js';
+import { Pruner, pruneTarget, type PruneCounts } from './prune.js';
 import { rechargeRouter, renderRecharge } from './recharge-routes.js';
 import { WebhookSender, enqueueWebhook } from './webhooks.js';
 import './tables.js';
@@ -37,6 +39,8 @@ export interface Payments {
   route_docs: RouteDoc[];
   /** One report, exactly as GET /api/reports/:report computes it (the dashboard renders the same rows). */
   report(name: ReportName, query: Record<string, unknown>, scope: Scope): Promise<{ result: ReportResult; format: 'json' | 'csv' }>;
+  /** One pruning pass now (start() also runs one every `payments.prune.interval_ms`). */
+  prune(): Promise<PruneCounts>;
   start(): void;
   stop(): Promise<void>;
 }
@@ -76,6 +80,20 @@ export function createPayments(
       },
     },
   });
+  // Rows no reader will use again, judged by the readers' own rules: the engine's idempotency
+  // lookup (store clock, as the records' created_at) and the DMT routes' month (room clock).
+  // Without an idempotency window no record can expire, so that table is not even listed.
+  const pruner = new Pruner({
+    store,
+    logger,
+    batch_size: payments.prune.batch_size,
+    targets: [
+      ...(payments.idempotency_window_ms > 0
+        ? [pruneTarget({ table: 'idempotency', expired: (id, record, tx) => engine.idempotencyExpired(id, record, tx.now.getTime()) })]
+        : []),
+      pruneTarget({ table: 'dmt_usage', expired: (id) => usageMonthOver(id, clock.now(), payments.dmt.utc_offset_minutes) }),
+    ],
+  });
   const ctx: PaymentsContext = { ...deps, settings: payments, engine, webhooks, providers, sms, onStop: (fn) => stopping.push(fn) };
 
   const api = Router();
@@ -90,7 +108,13 @@ export function createPayments(
   api.use(reports.api);
 
   let timer: NodeJS.Timeout | null = null;
+  let prune_timer: NodeJS.Timeout | null = null;
   let stopped = false;
+  const prune = () =>
+    pruner.run().catch((error: unknown) => {
+      logger.error({ msg: 'payments prune failed', err: error });
+      return {};
+    });
   const tick = () => {
     if (stopped) return;
     try {
@@ -108,18 +132,23 @@ export function createPayments(
     engine,
     route_docs: paymentsRouteDocs(payments),
     report: (name, query, scope) => runReport(ctx, name, query, scope),
+    prune,
     start() {
       if (timer || stopped) return;
       timer = setInterval(tick, payments.tick_ms);
       timer.unref();
+      prune_timer = setInterval(() => void prune(), payments.prune.interval_ms);
+      prune_timer.unref();
       tick();
     },
     async stop() {
       stopped = true;
       for (const fn of stopping) fn();
       if (timer) clearInterval(timer);
+      if (prune_timer) clearInterval(prune_timer);
       timer = null;
-      await Promise.all([engine.stop(), webhooks.stop()]);
+      prune_timer = null;
+      await Promise.all([engine.stop(), webhooks.stop(), pruner.stop()]);
     },
   };
 }
