@@ -84,6 +84,15 @@ async function upstream(t: TestContext, answer: (request: Received) => void): Pr
   return server;
 }
 
+/** An upstream that answers its n-th request with `raw` cut in two after byte n (n = 1, 2, ...). */
+function splitAtEachByte(t: TestContext, raw: Buffer): Promise<RawUpstream> {
+  return upstream(t, ({ socket, index }) => {
+    const cut = index + 1;
+    socket.write(raw.subarray(0, cut));
+    setTimeout(() => socket.write(raw.subarray(cut)), 1);
+  });
+}
+
 function poolFor(t: TestContext, target: RawUpstream | string, options: Partial<HttpPoolOptions> = {}): HttpPool {
   const origin = typeof target === 'string' ? target : `http://127.0.0.1:${target.port}`;
   const pool = new HttpPool(origin, { connections: 1, timeout_ms: 2_000, ...options });
@@ -167,11 +176,7 @@ test('http client: a chunked body split at every byte boundary, with chunk exten
       `${sizes[2]}\r\n${parts[2]}\r\n` +
       `0;last\r\nx-trailer: yes\r\nx-other: 1\r\n\r\n`,
   );
-  const server = await upstream(t, ({ socket, index }) => {
-    const cut = index + 1;
-    socket.write(raw.subarray(0, cut));
-    setTimeout(() => socket.write(raw.subarray(cut)), 1);
-  });
+  const server = await splitAtEachByte(t, raw);
   const pool = poolFor(t, server);
   for (let cut = 1; cut < raw.length; cut++) {
     const response = await get(pool);
@@ -216,11 +221,7 @@ test('http client: 204, 304 and HEAD answers have no body even with a content-le
 
 test('http client: 100 Continue and 103 interim responses are skipped, wherever the bytes are split', async (t) => {
   const raw = Buffer.from('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n' + ok('done', 'x-final: 1\r\n'));
-  const server = await upstream(t, ({ socket, index }) => {
-    const cut = index + 1;
-    socket.write(raw.subarray(0, cut));
-    setTimeout(() => socket.write(raw.subarray(cut)), 1);
-  });
+  const server = await splitAtEachByte(t, raw);
   const pool = poolFor(t, server);
   for (let cut = 1; cut < raw.length; cut++) {
     const response = await get(pool);
