@@ -344,6 +344,17 @@ class HotRequest extends EventEmitter {
     this.headers = head.headers;
     this.rawHeaders = head.raw_headers;
     this.preread_body = body;
+    // A reader that listens for the body as a stream gets it as one 'data' and an 'end',
+    // on the next tick after it starts listening.
+    const onListener = (event: string | symbol) => {
+      if (event !== 'data' && event !== 'end') return;
+      this.off('newListener', onListener);
+      process.nextTick(() => {
+        if (body.length > 0) this.emit('data', body);
+        this.emit('end');
+      });
+    };
+    this.on('newListener', onListener);
   }
 
   resume(): this {
@@ -372,6 +383,10 @@ class HotResponse extends EventEmitter {
   }
 
   setHeader(name: string, value: string | number | readonly string[]): this {
+    // As Node's ServerResponse: a header cannot smuggle a line break into the response head.
+    for (const item of Array.isArray(value) ? value : [value]) {
+      if (/[\r\n]/.test(String(item)) || /[\r\n:]/.test(name)) throw new TypeError(`invalid character in header ${JSON.stringify(name)}`);
+    }
     this.headers.set(name.toLowerCase(), [name, value]);
     return this;
   }

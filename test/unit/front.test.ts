@@ -1192,3 +1192,38 @@ test('front: pipelined bytes past 1 MiB behind a response in flight pause the so
   }
   assert.equal(app.calls.length, count + 1);
 });
+
+test("front: a hot-lane handler that reads the body as a stream gets it as 'data' and 'end'; a header with a line break is refused", async (t) => {
+  const seen: { body: string; header_error: string | null }[] = [];
+  const server = new FrontServer(
+    { keepAliveTimeout: 5_000, headersTimeout: 5_000, requestTimeout: 5_000, max_body_bytes: 1024 * 1024, hot: (target) => target.startsWith('/v1/') },
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        let header_error: string | null = null;
+        try {
+          res.setHeader('x-injected', 'a\r\nset-cookie: evil=1');
+        } catch (error) {
+          header_error = (error as Error).message;
+        }
+        seen.push({ body: Buffer.concat(chunks).toString('utf8'), header_error });
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+        res.end('ok');
+      });
+    },
+  );
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const { port } = server.address() as AddressInfo;
+  const answer = await fetch(`http://127.0.0.1:${port}/v1/echo`, { method: 'POST', body: 'streamed body' });
+  assert.equal(await answer.text(), 'ok');
+  assert.equal(answer.headers.get('set-cookie'), null);
+  assert.equal(seen.length, 1);
+  assert.equal(seen[0]!.body, 'streamed body');
+  assert.match(seen[0]!.header_error ?? '', /invalid character in header "x-injected"/);
+});
