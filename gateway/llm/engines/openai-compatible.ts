@@ -37,6 +37,9 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'up
 /** At most this much of an error answer is read, to quote it. */
 const ERROR_BODY_LIMIT = 64 * 1024;
 
+/** A chat completion larger than this is not one we asked for (the largest output cap is 32,768 tokens). */
+const COMPLETION_BODY_LIMIT = 16 * 1024 * 1024;
+
 
 export class OpenAICompatibleEngine implements Engine {
   readonly type = 'openai-compatible';
@@ -126,7 +129,7 @@ export class OpenAICompatibleEngine implements Engine {
   private async completePrepared(request: EngineRequest): Promise<UpstreamCompletion> {
     let raw: unknown;
     try {
-      raw = await (await this.send(request, false)).json();
+      raw = await (await this.send(request, false)).json(COMPLETION_BODY_LIMIT);
     } catch (error) {
       throw classify(error, request.signal);
     }
