@@ -148,7 +148,17 @@ async function main(): Promise<number> {
       const keyInput = p.locator('.quick-input-widget input[type="password"]');
       await keyInput.waitFor({ state: 'visible' });
       await keyInput.fill(account.key);
-      await p.keyboard.press('Enter');
+      // On a cold workbench the first Enter can land while the box is still being set up (it
+      // then stays open, key typed): press it again, in the box, until the box closes.
+      for (let attempt = 1; ; attempt++) {
+        await keyInput.press('Enter');
+        try {
+          await keyInput.waitFor({ state: 'hidden', timeout: 5_000 });
+          break;
+        } catch (error) {
+          if (attempt >= 4) throw error;
+        }
+      }
       await p.locator('.notifications-toasts', { hasText: 'AIHub API key saved. Balance: ₹100.00' }).waitFor();
       const item = p.locator('.statusbar-item', { hasText: 'AIHub ₹' });
       await item.waitFor();
