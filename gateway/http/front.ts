@@ -108,10 +108,10 @@ function httpDate(): string {
 /** One client connection on the hot lane, until it is closed or handed to Node. */
 class HotConnection {
   private buffer: Buffer | null = null;
+  /** A request whose head is read and whose body is still arriving: its parts, joined once at the end. */
+  private pending: { head: ParsedHead; parts: Buffer[]; have: number } | null = null;
   private current: HotResponse | null = null;
   private timer: NodeJS.Timeout | null = null;
-  /** The request timer runs: the head is read, the body is not yet whole. */
-  private reading_body = false;
   /** No more requests are read on the hot lane (handed over, or closing after a response). */
   private done = false;
   /** `leave` was called. */
@@ -137,7 +137,7 @@ class HotConnection {
   }
 
   closeIfIdle(): void {
-    if (!this.current && !this.buffer) this.destroy();
+    if (!this.current && !this.buffer && !this.pending) this.destroy();
   }
 
   destroy(): void {
@@ -165,6 +165,19 @@ class HotConnection {
 
   private receive(data: Buffer): void {
     if (this.done) return; // closing after the last response: later bytes are not requests to serve
+    const pending = this.pending;
+    if (pending) {
+      // A body in many reads is copied once, when it is whole (not once per read).
+      pending.parts.push(data);
+      pending.have += data.length;
+      if (pending.have < pending.head.length) return;
+      const all = Buffer.concat(pending.parts, pending.have);
+      this.pending = null;
+      this.buffer = pending.have > pending.head.length ? all.subarray(pending.head.length) : null;
+      this.serve(pending.head, all.subarray(0, pending.head.length));
+      if (!this.current) this.next();
+      return;
+    }
     this.buffer = this.buffer ? Buffer.concat([this.buffer, data]) : data;
     if (this.current) {
       // Pipelined: wait for the response in flight, without buffering without limit.
@@ -190,11 +203,10 @@ class HotConnection {
       if (!request) return this.handOver();
       const body_end = end + 4 + request.length;
       if (buffer.length < body_end) {
+        this.pending = { head: request, parts: [buffer.subarray(end + 4)], have: buffer.length - (end + 4) };
+        this.buffer = null;
         // From the end of the head, not restarted by each piece of the body.
-        if (!this.reading_body) {
-          this.reading_body = true;
-          this.wait(this.options.requestTimeout);
-        }
+        this.wait(this.options.requestTimeout);
         return;
       }
       const body = buffer.subarray(end + 4, body_end);
@@ -221,7 +233,6 @@ class HotConnection {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    this.reading_body = false;
     const req = new HotRequest(head, body, this.socket);
     const res = new HotResponse(this.socket, head.method === 'HEAD', head.keep_alive, () => this.finished(res));
     this.current = res;

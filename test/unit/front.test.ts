@@ -1227,3 +1227,23 @@ test("front: a hot-lane handler that reads the body as a stream gets it as 'data
   assert.equal(seen[0]!.body, 'streamed body');
   assert.match(seen[0]!.header_error ?? '', /invalid character in header "x-injected"/);
 });
+
+test('front: a body arriving in many reads is served whole, and a pipelined request behind it too', async (t) => {
+  const { port, app } = await start(t, { max_body_bytes: 8 * 1024 });
+  const client = await RawClient.open(t, port);
+  const body = Buffer.alloc(4000, 'abcdefghijklmnopqrstuvwxyz0123456789');
+  const second = '{"second":true}';
+  client.socket.write(`POST /v1/big HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n`);
+  for (let offset = 0; offset < body.length; offset += 250) {
+    client.socket.write(body.subarray(offset, offset + 250));
+    await sleep(2); // one read on the server's side per piece
+  }
+  client.socket.write(`POST /v1/small HTTP/1.1\r\nHost: x\r\nContent-Length: ${second.length}\r\n\r\n${second}`);
+  const first = echoOf(await client.response());
+  assert.equal(first.lane, 'hot');
+  assert.equal(first.body, body.toString('latin1'));
+  const next = echoOf(await client.response());
+  assert.equal(next.url, '/v1/small');
+  assert.equal(next.body, second);
+  assert.equal(app.calls.length, 2);
+});
