@@ -38,7 +38,7 @@ export function attemptView(attempt: Attempt) {
 
 /** What GET /api/transactions/:txn_id and webhooks show. */
 export function txnView(txn: PaymentTxn) {
-  return {
+  const core = {
     txn_id: txn.id,
     service: txn.service,
     status: txn.status,
@@ -47,10 +47,17 @@ export function txnView(txn: PaymentTxn) {
     charges: microsToUnits(txn.charges_micros),
     commission: txn.status === 'success' ? microsToUnits(txn.commission_micros) : 0,
     number: txn.subject,
+  };
+  const source = { provider: txn.provider, provider_ref: txn.provider_ref };
+  return {
+    ...core,
     ...txn.details,
-    provider: txn.provider,
-    provider_ref: txn.provider_ref,
+    ...source,
+    // Fields the provider answered (config `data_fields`, named by the operator), then ours
+    // again: a provider field named like one of ours cannot change it (keys keep their place).
     ...txn.result,
+    ...core,
+    ...source,
     client_ref: txn.client_ref,
     created_at: txn.created_at,
     updated_at: txn.updated_at,

@@ -109,3 +109,41 @@ test('the hand-written PDF parses with pdf.js and holds its text', async () => {
   assert.match(read.text, /Amount: INR 1,234\.50 \(Rs\.\) \\ \(paren\)/);
   assert.match(read.text, /Ünïcödé \? ok/);
 });
+
+test('a transaction view: fields a provider answered cannot replace ours, and keep the documented order', async () => {
+  const { txnView } = await import('../../../gateway/payments/transactions.ts');
+  const at = '2026-11-21T00:00:00.000Z';
+  const txn = {
+    id: 'txn_1',
+    account_id: 'acc_1',
+    service: 'recharge',
+    status: 'success',
+    message: 'success',
+    amount_micros: 100 * M,
+    charges_micros: 0,
+    commission_micros: 2 * M,
+    subject: '9876543210',
+    details: { operator_id: '1' },
+    provider: 'sandbox',
+    provider_ref: 'P1',
+    // An operator's data_fields may name anything: these must not change the transaction.
+    result: { utr: 'U123', status: 'failed', amount: 1, provider: 'evil', provider_ref: 'X', txn_id: 'other' },
+    client_ref: null,
+    created_at: at,
+    updated_at: at,
+    finalized_at: at,
+    history: [],
+    attempts: [],
+    checks: { count: 0, next_at: null, last_at: null, last_result: null, stalled: false },
+    refund: null,
+    postings: [],
+  } as unknown as Parameters<typeof txnView>[0];
+  const view = txnView(txn);
+  assert.equal(view.txn_id, 'txn_1');
+  assert.equal(view.status, 'success');
+  assert.equal(view.amount, 100);
+  assert.equal(view.provider, 'sandbox');
+  assert.equal(view.provider_ref, 'P1');
+  assert.equal((view as Record<string, unknown>).utr, 'U123');
+  assert.deepEqual(Object.keys(view).slice(0, 12), ['txn_id', 'service', 'status', 'message', 'amount', 'charges', 'commission', 'number', 'operator_id', 'provider', 'provider_ref', 'utr']);
+});
