@@ -38,7 +38,9 @@ export function enqueueWebhook(tx: Tx, txn: PaymentTxn): WebhookDelivery | null 
   return delivery;
 }
 
-// Loopback, private, link-local, CGNAT, unique-local and unspecified ranges.
+// Loopback, private, link-local (cloud metadata), CGNAT, protocol-assignment, benchmarking,
+// multicast, reserved and broadcast, unique-local and site-local, unspecified. IPv4-mapped
+// IPv6 addresses (::ffff:a.b.c.d) are checked against the IPv4 ranges by BlockList itself.
 const PRIVATE = new BlockList();
 for (const [net, prefix] of [
   ['0.0.0.0', 8],
@@ -47,7 +49,11 @@ for (const [net, prefix] of [
   ['127.0.0.0', 8],
   ['169.254.0.0', 16],
   ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
   ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
 ] as const)
   PRIVATE.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
@@ -55,6 +61,8 @@ for (const [net, prefix] of [
   ['::1', 128],
   ['fc00::', 7],
   ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
 ] as const)
   PRIVATE.addSubnet(net, prefix, 'ipv6');
 

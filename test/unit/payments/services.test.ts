@@ -147,3 +147,11 @@ test('a transaction view: fields a provider answered cannot replace ours, and ke
   assert.equal((view as Record<string, unknown>).utr, 'U123');
   assert.deepEqual(Object.keys(view).slice(0, 12), ['txn_id', 'service', 'status', 'message', 'amount', 'charges', 'commission', 'number', 'operator_id', 'provider', 'provider_ref', 'utr']);
 });
+
+test('webhook URLs: the addresses live mode refuses, and the public ones it allows', async () => {
+  const { isPrivateAddress } = await import('../../../gateway/payments/webhooks.ts');
+  const refused = ['127.0.0.1', '127.8.9.10', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '192.0.0.8', '198.18.0.1', '224.0.0.1', '255.255.255.255', '::1', '::', 'fd00::1', 'fc00::1', 'fe80::1', 'fec0::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:a9fe:a9fe'];
+  const allowed = ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', 'example.com'];
+  for (const address of refused) assert.equal(isPrivateAddress(address), true, address);
+  for (const address of allowed) assert.equal(isPrivateAddress(address), false, address);
+});
