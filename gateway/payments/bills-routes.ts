@@ -14,7 +14,7 @@ import { AmountError, microsToUnits, unitsToMicros } from '../util/money.js';
 import { authorize } from './auth.js';
 import { BILL_CATEGORIES, type Biller } from './config.js';
 import type { PaymentsContext } from './context.js';
-import type { Answer } from './engine.js';
+import { txnAnswer, type Answer } from './engine.js';
 import { KEY_TEXT, commissionMicros, idempotencyKey, requestHash } from './intent.js';
 import { receiptHtml, receiptPdf } from './receipt.js';
 import type { FetchedBill, PaymentTxn } from './tables.js';
@@ -84,30 +84,22 @@ export function renderBillFactory(base_url: () => string) {
         : txn.status === 'pending'
           ? `payment of ${amount} to ${String(txn.details.biller)} for ${txn.subject} is pending; the final status follows by status check and webhook`
           : `bill payment failed: ${txn.message}`;
-    return {
-      http_status: 200,
-      body: {
-        status: txn.status !== 'failed',
-        message,
-        txn_id: txn.id,
-        data: {
-          txn_id: txn.id,
-          status: txn.status,
-          receipt_url: receiptUrl(base_url(), txn),
-          biller_id: txn.details.biller_id,
-          biller: txn.details.biller,
-          consumer_number: txn.subject,
-          amount,
-          charges: microsToUnits(txn.charges_micros),
-          commission: txn.status === 'success' ? microsToUnits(txn.commission_micros) : 0,
-          balance: microsToUnits(balance_micros),
-          ...(txn.details.bill_id !== undefined ? { bill_id: txn.details.bill_id } : {}),
-          ...(txn.result.biller_ref !== undefined ? { biller_ref: txn.result.biller_ref } : {}),
-          ...(txn.client_ref ? { client_ref: txn.client_ref } : {}),
-          ...(txn.refund ? { refund: { posting_id: txn.refund.posting_id, amount: microsToUnits(txn.refund.amount_micros) } } : {}),
-        },
-      },
-    };
+    return txnAnswer(txn, message, {
+      txn_id: txn.id,
+      status: txn.status,
+      receipt_url: receiptUrl(base_url(), txn),
+      biller_id: txn.details.biller_id,
+      biller: txn.details.biller,
+      consumer_number: txn.subject,
+      amount,
+      charges: microsToUnits(txn.charges_micros),
+      commission: txn.status === 'success' ? microsToUnits(txn.commission_micros) : 0,
+      balance: microsToUnits(balance_micros),
+      ...(txn.details.bill_id !== undefined ? { bill_id: txn.details.bill_id } : {}),
+      ...(txn.result.biller_ref !== undefined ? { biller_ref: txn.result.biller_ref } : {}),
+      ...(txn.client_ref ? { client_ref: txn.client_ref } : {}),
+      ...(txn.refund ? { refund: { posting_id: txn.refund.posting_id, amount: microsToUnits(txn.refund.amount_micros) } } : {}),
+    });
   };
 }
 

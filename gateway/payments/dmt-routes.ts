@@ -14,7 +14,7 @@ import { unitsAmountSchema } from '../util/amount-schema.js';
 import { authorize } from './auth.js';
 import type { PaymentsConfig } from './config.js';
 import type { PaymentsContext } from './context.js';
-import type { Answer } from './engine.js';
+import { txnAnswer, type Answer } from './engine.js';
 import {
   ACCOUNT_NUMBER_PATTERN,
   IFSC_PATTERN,
@@ -133,25 +133,17 @@ export function renderDmt(txn: PaymentTxn, balance_micros: number): Answer {
         : txn.status === 'pending'
           ? 'the penny drop is pending at the bank; the beneficiary is marked verified when it settles'
           : `verification failed: ${txn.message}`;
-    return {
-      http_status: 200,
-      body: {
-        status: txn.status !== 'failed',
-        message,
-        txn_id: txn.id,
-        data: {
-          bene_id: txn.details.bene_id,
-          registered_name,
-          name_match: registered_name === null ? null : namesMatch(registered_name, String(txn.details.beneficiary_name)),
-          verified: txn.status === 'success',
-          status: txn.status,
-          fee: amount,
-          txn_id: txn.id,
-          balance: microsToUnits(balance_micros),
-          ...refund,
-        },
-      },
-    };
+    return txnAnswer(txn, message, {
+      bene_id: txn.details.bene_id,
+      registered_name,
+      name_match: registered_name === null ? null : namesMatch(registered_name, String(txn.details.beneficiary_name)),
+      verified: txn.status === 'success',
+      status: txn.status,
+      fee: amount,
+      txn_id: txn.id,
+      balance: microsToUnits(balance_micros),
+      ...refund,
+    });
   }
   const type = String(txn.details.txn_type);
   const to = `${String(txn.details.beneficiary_name)} (A/c ${maskAccountNumber(txn.subject)})`;
@@ -161,29 +153,21 @@ export function renderDmt(txn: PaymentTxn, balance_micros: number): Answer {
       : txn.status === 'pending'
         ? `${type} transfer of ${amount} to ${to} accepted; it settles ${type === 'NEFT' ? 'in the next NEFT batch' : 'when the bank confirms'}, and the final status follows by status check and webhook`
         : `transfer failed: ${txn.message}`;
-  return {
-    http_status: 200,
-    body: {
-      status: txn.status !== 'failed',
-      message,
-      txn_id: txn.id,
-      data: {
-        reference_id: txn.id,
-        utr: txn.status === 'success' && txn.result.utr !== undefined ? String(txn.result.utr) : null,
-        amount,
-        charges: microsToUnits(txn.charges_micros),
-        status: txn.status,
-        txn_type: type,
-        mobile: txn.details.mobile,
-        bene_id: txn.details.bene_id,
-        account_number: txn.subject,
-        ifsc: txn.details.ifsc,
-        balance: microsToUnits(balance_micros),
-        ...(txn.client_ref ? { client_ref: txn.client_ref } : {}),
-        ...refund,
-      },
-    },
-  };
+  return txnAnswer(txn, message, {
+    reference_id: txn.id,
+    utr: txn.status === 'success' && txn.result.utr !== undefined ? String(txn.result.utr) : null,
+    amount,
+    charges: microsToUnits(txn.charges_micros),
+    status: txn.status,
+    txn_type: type,
+    mobile: txn.details.mobile,
+    bene_id: txn.details.bene_id,
+    account_number: txn.subject,
+    ifsc: txn.details.ifsc,
+    balance: microsToUnits(balance_micros),
+    ...(txn.client_ref ? { client_ref: txn.client_ref } : {}),
+    ...refund,
+  });
 }
 
 /**

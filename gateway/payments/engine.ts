@@ -49,6 +49,11 @@ export interface Answer {
 
 export type Renderer = (txn: PaymentTxn, balance_micros: number) => Answer;
 
+/** The answer each money service gives for its transaction: ok unless it failed, a message, its id, the service's data. */
+export function txnAnswer(txn: PaymentTxn, message: string, data: Record<string, unknown>): Answer {
+  return { http_status: 200, body: { status: txn.status !== 'failed', message, txn_id: txn.id, data } };
+}
+
 export interface EngineHooks {
   /** Called inside the commit that makes a transaction final (webhooks enqueue here). */
   onFinal(tx: Tx, txn: PaymentTxn): void;

@@ -9,7 +9,7 @@ import { microsToUnits } from '../util/money.js';
 import { authorize } from './auth.js';
 import { OPERATOR_TYPES, type Operator } from './config.js';
 import type { PaymentsContext } from './context.js';
-import type { Answer } from './engine.js';
+import { txnAnswer, type Answer } from './engine.js';
 import type { PaymentTxn } from './tables.js';
 import { normalizeMobile } from './validators.js';
 
@@ -44,27 +44,19 @@ export function renderRecharge(txn: PaymentTxn, balance_micros: number): Answer 
       : txn.status === 'pending'
         ? `recharge of ${amount} to ${txn.subject} is pending; the final status follows by status check and webhook`
         : `recharge failed: ${txn.message}`;
-  return {
-    http_status: 200,
-    body: {
-      status: txn.status !== 'failed',
-      message,
-      txn_id: txn.id,
-      data: {
-        txn_id: txn.id,
-        operator: txn.details.operator,
-        operator_id: txn.details.operator_id,
-        number: txn.subject,
-        amount,
-        status: txn.status,
-        commission: txn.status === 'success' ? microsToUnits(txn.commission_micros) : 0,
-        balance: microsToUnits(balance_micros),
-        ...(txn.result.operator_ref !== undefined ? { operator_ref: txn.result.operator_ref } : {}),
-        ...(txn.client_ref ? { client_ref: txn.client_ref } : {}),
-        ...(txn.refund ? { refund: { posting_id: txn.refund.posting_id, amount: microsToUnits(txn.refund.amount_micros) } } : {}),
-      },
-    },
-  };
+  return txnAnswer(txn, message, {
+    txn_id: txn.id,
+    operator: txn.details.operator,
+    operator_id: txn.details.operator_id,
+    number: txn.subject,
+    amount,
+    status: txn.status,
+    commission: txn.status === 'success' ? microsToUnits(txn.commission_micros) : 0,
+    balance: microsToUnits(balance_micros),
+    ...(txn.result.operator_ref !== undefined ? { operator_ref: txn.result.operator_ref } : {}),
+    ...(txn.client_ref ? { client_ref: txn.client_ref } : {}),
+    ...(txn.refund ? { refund: { posting_id: txn.refund.posting_id, amount: microsToUnits(txn.refund.amount_micros) } } : {}),
+  });
 }
 
 export function rechargeRouter(ctx: PaymentsContext): Router {
