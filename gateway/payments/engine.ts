@@ -17,22 +17,16 @@ import { PAY_IDEMPOTENCY_PREFIX, idempotencyExpired, payIdempotencyId } from './
 import type { PaymentTxn } from './tables.js';
 import { backoffMs, transition } from './transactions.js';
 
-export interface PaymentIntent {
+/** What a service asks the engine to do; the money fields mean what they mean on the transaction it becomes. */
+export interface PaymentIntent
+  extends Pick<PaymentTxn, 'amount_micros' | 'charges_micros' | 'commission_micros' | 'pay_to' | 'subject' | 'details' | 'provider_params' | 'client_ref'> {
   account: Account;
   service: PaymentService;
   /** From the Idempotency-Key header or the body's client_ref. */
   idempotency_key: string | null;
-  client_ref: string | null;
   /** Hash of the canonical request: the same key with another request is a conflict. */
   request_hash: string;
   allow_duplicate: boolean;
-  amount_micros: number;
-  charges_micros: number;
-  commission_micros: number;
-  pay_to: string;
-  subject: string;
-  details: Record<string, string | number>;
-  provider_params: Record<string, string | number>;
   /**
    * Runs inside the commit that opens the hold, before it: a service's own limit (DMT's
    * monthly limit) is checked and reserved atomically with the hold. Throwing refuses the
