@@ -8,7 +8,7 @@
 // because on this machine it shares the two cores with the gateway it stands beside.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, fdatasyncSync, mkdtempSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -89,6 +89,16 @@ function fdatasyncMs(file: string, rounds = 400): number {
   }
 }
 
+/** Busy CPU time of the whole machine so far (every core, every process, the kernel's softirqs), in µs; Linux /proc/stat. */
+function machineBusyUs(): number {
+  try {
+    const [user = 0, nice = 0, system = 0, _idle = 0, _iowait = 0, irq = 0, softirq = 0, steal = 0] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return (user + nice + system + irq + softirq + steal) * 10_000;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** CPU time (user + system) a process has used so far, in ms; Linux /proc, 10 ms resolution. */
 function cpuMs(pid: number): number {
   try {
@@ -101,6 +111,8 @@ function cpuMs(pid: number): number {
 
 interface Run {
   rps: number;
+  /** Busy CPU of the whole machine per request during the run, in µs. */
+  machine_us: number;
   mean_ms: number;
   p99_ms: number;
   ok: number;
@@ -108,10 +120,12 @@ interface Run {
 }
 
 async function load(url: string, connections: number, body: string, headers: Record<string, string>, duration_s: number): Promise<Run> {
+  const busy_before_us = machineBusyUs();
   const result = await autocannon({ url, method: 'POST', connections, duration: duration_s, body, headers: { 'content-type': 'application/json', ...headers } });
+  const machine_us = (machineBusyUs() - busy_before_us) / Math.max(1, result.requests.total);
   const ok = result['2xx'];
   const bad = result.non2xx + result.errors + result.timeouts;
-  return { rps: result.requests.total / duration_s, mean_ms: result.latency.mean, p99_ms: result.latency.p99, ok, bad };
+  return { rps: result.requests.total / duration_s, machine_us, mean_ms: result.latency.mean, p99_ms: result.latency.p99, ok, bad };
 }
 
 const upstream = await startUpstream();
@@ -139,6 +153,7 @@ const fsync_ms = fdatasyncMs(join(dir, 'fsync-probe'));
 let gateway_ok = 0;
 let failures = 0;
 const verdicts: string[] = [];
+const budgets: string[] = [];
 try {
   for (const stream of MODES.map((mode) => mode === 'stream')) {
     const body = JSON.stringify({
@@ -185,6 +200,15 @@ try {
         if (connections === 1) floor_added_ms = bare_added_ms;
       }
       if (connections === 1) verdicts.push(`${stream ? 'stream' : 'json'} @1: added ${added_ms.toFixed(3)} ms (target ≤ ${TARGET_ADDED_MS}) ${added_ms <= TARGET_ADDED_MS ? 'MET' : 'MISSED'}`);
+      if (connections === 64) {
+        // What the target leaves for the gateway: this machine's cores, less what the load
+        // generator, the upstream and the kernel spend per request without any gateway.
+        const budget_us = (availableParallelism() * 1e6) / TARGET_RPS_64 - direct.machine_us;
+        budgets.push(
+          `${stream ? 'stream' : 'json'} @64: without the gateway each request costs this machine ${direct.machine_us.toFixed(0)} µs of CPU (load generator, upstream, kernel); ` +
+            `at ${TARGET_RPS_64} req/s its ${availableParallelism()} cores leave ${budget_us.toFixed(0)} µs per request for the gateway; through the gateway each request cost ${(through.machine_us - direct.machine_us).toFixed(0)} µs more`,
+        );
+      }
       if (connections === 64) verdicts.push(`${stream ? 'stream' : 'json'} @64: ${through.rps.toFixed(0)} req/s through the gateway (target ≥ ${TARGET_RPS_64}) ${through.rps >= TARGET_RPS_64 ? 'MET' : 'MISSED'}`);
     }
   }
@@ -209,6 +233,7 @@ try {
   }
   console.log(`one append + fdatasync on this disk: ${fsync_ms.toFixed(3)} ms (a settlement is durable before the answer, so at one connection it is on every request's path)`);
   if (Number.isFinite(floor_added_ms)) console.log(`at one connection no durable gateway on this machine can add less than the bare proxy + one fdatasync = ${(floor_added_ms + fsync_ms).toFixed(3)} ms`);
+  for (const b of budgets) console.log(b);
   for (const v of verdicts) console.log(v);
   // The bill must add up to the micro-unit: credit = balance + everything charged.
   const billed_requests = balance.usage.requests;
