@@ -54,6 +54,11 @@ export const openaiCompatibleEngineSchema = z.strictObject({
   client: z.enum(['prepared', 'sdk']).default('prepared'),
   /** Connection pool size towards this upstream. */
   max_connections: z.int().min(1).max(4_096).default(256),
+  /**
+   * How long a request waits for one of those connections when all are busy before it fails
+   * as a timeout (and so fails over); by default min(timeout_ms, 10 s).
+   */
+  queue_timeout_ms: z.int().min(1).max(600_000).optional(),
 });
 
 export const engineSchema = z.discriminatedUnion('type', [builtinEngineSchema, openaiCompatibleEngineSchema]);

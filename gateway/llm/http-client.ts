@@ -5,7 +5,7 @@
 // one connection: 0.09 ms added per request instead of 0.37 ms, and less CPU per request.
 //
 // Bounded everywhere: the response head (64 KiB), the connections (`connections`, callers
-// beyond it wait in a queue), the wait for the head and the silence between body bytes
+// beyond it wait in a queue, for at most `queue_timeout_ms`), the wait for the head and the silence between body bytes
 // (`timeout_ms`), idle connections (closed after `idle_ms`), and the body buffered ahead of
 // a slow reader (the socket is paused beyond 1 MiB).
 import net from 'node:net';
@@ -19,6 +19,7 @@ export type HttpClientErrorCode =
   | 'HEADERS_TIMEOUT' // no complete response head within timeout_ms
   | 'BODY_TIMEOUT' // silence between body bytes beyond timeout_ms
   | 'CONNECT_TIMEOUT'
+  | 'QUEUE_TIMEOUT' // every connection stayed busy for queue_timeout_ms
   | 'SOCKET_CLOSED' // the upstream closed the connection before the response was complete
   | 'BAD_RESPONSE' // not HTTP/1.x, or a malformed head or chunk
   | 'BODY_TOO_LARGE'
@@ -42,6 +43,12 @@ export interface HttpPoolOptions {
   /** Idle connections are closed after this long (below common servers' keep-alive of 5 s). */
   idle_ms?: number;
   connect_timeout_ms?: number;
+  /**
+   * A request waiting for a free connection (all `connections` busy) fails after this long;
+   * by default the connect timeout. A saturated upstream then fails over like one that does
+   * not answer, instead of holding requests until their clients give up.
+   */
+  queue_timeout_ms?: number;
   /** Extra TLS options (a test CA, for one). */
   tls?: tls.ConnectionOptions;
 }
@@ -152,6 +159,8 @@ interface Pending {
   signal: CancelSignal | undefined;
   resolve: (response: HttpResponse) => void;
   reject: (error: Error) => void;
+  /** Set while it waits in the queue. */
+  timer?: NodeJS.Timeout;
 }
 
 export class HttpPool {
@@ -201,19 +210,28 @@ export class HttpPool {
       return new Connection(this).send(pending);
     }
     this.waiting.push(pending);
-    if (pending.signal) {
-      pending.signal.addEventListener(
-        'abort',
-        () => {
-          const index = this.waiting.indexOf(pending);
-          if (index !== -1) {
-            this.waiting.splice(index, 1);
-            pending.reject(abortError());
-          }
-        },
-        { once: true },
-      );
-    }
+    const leave = (error: HttpClientError) => {
+      const index = this.waiting.indexOf(pending);
+      if (index === -1) return;
+      this.waiting.splice(index, 1);
+      clearTimeout(pending.timer);
+      pending.reject(error);
+    };
+    const wait_ms = this.options.queue_timeout_ms ?? this.connectTimeoutMs();
+    pending.timer = setTimeout(() => leave(new HttpClientError('QUEUE_TIMEOUT', `all ${this.options.connections} connections to the upstream stayed busy for ${wait_ms} ms`)), wait_ms);
+    pending.timer.unref();
+    pending.signal?.addEventListener('abort', () => leave(abortError()), { once: true });
+  }
+
+  /** The next queued request, no longer waiting. */
+  private dequeue(): Pending | undefined {
+    const next = this.waiting.shift();
+    if (next) clearTimeout(next.timer);
+    return next;
+  }
+
+  /** @internal */ connectTimeoutMs(): number {
+    return this.options.connect_timeout_ms ?? Math.min(this.options.timeout_ms, 10_000);
   }
 
   /**
@@ -248,7 +266,7 @@ export class HttpPool {
   }
 
   /** @internal */ released(connection: Connection): void {
-    const next = this.waiting.shift();
+    const next = this.dequeue();
     if (next) return connection.send(next);
     if (this.closed) return connection.destroy();
     this.idle.push(connection);
@@ -258,13 +276,16 @@ export class HttpPool {
     this.open_count--;
     const index = this.idle.indexOf(connection);
     if (index !== -1) this.idle.splice(index, 1);
-    const next = this.waiting.shift();
+    const next = this.dequeue();
     if (next) this.dispatch(next);
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const pending of this.waiting.splice(0)) pending.reject(new HttpClientError('CLOSED', 'the upstream pool is closed'));
+    for (const pending of this.waiting.splice(0)) {
+      clearTimeout(pending.timer);
+      pending.reject(new HttpClientError('CLOSED', 'the upstream pool is closed'));
+    }
     for (const connection of this.idle.splice(0)) connection.destroy();
   }
 }
@@ -311,7 +332,7 @@ class Connection {
       if (this.response && this.mode === 'close') this.finishBody();
     });
     this.socket.on('close', () => this.fail(new HttpClientError('SOCKET_CLOSED', 'the upstream closed the connection')));
-    this.arm(this.pool.options.connect_timeout_ms ?? Math.min(this.pool.options.timeout_ms, 10_000), 'CONNECT_TIMEOUT');
+    this.arm(this.pool.connectTimeoutMs(), 'CONNECT_TIMEOUT');
   }
 
   send(pending: Pending): void {

@@ -63,7 +63,7 @@ export class OpenAICompatibleEngine implements Engine {
       api_key = value;
     }
     this.sdk_pool = upstreamPool(config.base_url, { connections: config.max_connections, timeout_ms: config.timeout_ms });
-    this.http = new HttpPool(config.base_url, { connections: config.max_connections, timeout_ms: config.timeout_ms });
+    this.http = new HttpPool(config.base_url, { connections: config.max_connections, timeout_ms: config.timeout_ms, queue_timeout_ms: config.queue_timeout_ms });
     this.client = new OpenAI({
       apiKey: api_key,
       baseURL: config.base_url,
@@ -239,7 +239,7 @@ function safeJson(text: string): object | undefined {
 }
 
 
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'CONNECT_TIMEOUT']);
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'CONNECT_TIMEOUT', 'QUEUE_TIMEOUT']);
 
 /** Maps whatever the SDK or the socket threw to one UpstreamError kind. */
 export function classify(error: unknown, signal: CancelSignal): UpstreamError {

@@ -167,6 +167,22 @@ for (const client of ['prepared', 'sdk'] as const) {
     await refused.close();
   });
 
+  if (client === 'prepared') {
+    test(`openai-compatible (${client}): a request waiting behind max_connections busy connections times out after queue_timeout_ms`, async () => {
+      const e = engine({ max_connections: 1, queue_timeout_ms: 50, timeout_ms: 5_000 });
+      upstream.script({ kind: 'ok', chunks: 2, chunk_delay_ms: 300 });
+      const slow = collect(e.stream(request('slow')));
+      await new Promise((r) => setTimeout(r, 20));
+      const started = performance.now();
+      const queued = await failure(e.complete(request('queued')));
+      assert.equal(queued.kind, 'timeout');
+      assert.match(queued.message, /timed out/);
+      assert.ok(performance.now() - started < 1_000, 'it did not wait for the slow stream');
+      assert.equal(text(await slow), DEFAULT_CONTENT, 'the request holding the connection is unharmed');
+      await e.close();
+    });
+  }
+
   test(`openai-compatible (${client}): the client leaving aborts the upstream request`, async () => {
     const e = engine({ timeout_ms: 10_000 });
     const before_count = upstream.received.length;

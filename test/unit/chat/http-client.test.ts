@@ -526,6 +526,42 @@ test('http client: aborting a request queued behind a full pool rejects it witho
   assert.equal(server.connections, 1);
 });
 
+test('http client: a request queued behind busy connections for queue_timeout_ms fails with QUEUE_TIMEOUT, unsent; the pool goes on working', async (t) => {
+  const held: Received[] = [];
+  const server = await upstream(t, (request) => held.push(request));
+  const pool = poolFor(t, server, { queue_timeout_ms: 80 });
+  const first = get(pool, '/first');
+  await until(() => held.length === 1, 'the first request');
+  const started = performance.now();
+  await assert.rejects(get(pool, '/queued'), withCode('QUEUE_TIMEOUT'));
+  assert.ok(performance.now() - started >= 70, 'it waited about queue_timeout_ms');
+  held[0]!.socket.write(ok('first'));
+  assert.equal(await (await first).body.text(), 'first');
+  // A request served from the queue in time does not time out later.
+  const second = get(pool, '/second');
+  await until(() => held.length === 2, 'the second request');
+  const third = get(pool, '/third');
+  held[1]!.socket.write(ok('second'));
+  assert.equal(await (await second).body.text(), 'second');
+  await until(() => held.length === 3, 'the third request');
+  await sleep(120);
+  held[2]!.socket.write(ok('third'));
+  assert.equal(await (await third).body.text(), 'third');
+  assert.deepEqual(server.requests.map(pathOf), ['/first', '/second', '/third']);
+  assert.equal(server.connections, 1);
+});
+
+test('http client: without queue_timeout_ms a queued request waits as long as the connect timeout', async (t) => {
+  const held: Received[] = [];
+  const server = await upstream(t, (request) => held.push(request));
+  const pool = poolFor(t, server, { connect_timeout_ms: 60 });
+  const first = get(pool, '/first');
+  await until(() => held.length === 1, 'the first request');
+  await assert.rejects(get(pool, '/queued'), withCode('QUEUE_TIMEOUT'));
+  held[0]!.socket.write(ok('first'));
+  assert.equal(await (await first).body.text(), 'first');
+});
+
 // 7. Giving up on a body
 
 test('http client: breaking out of for await or destroy() mid-body closes that connection; a body read to the end leaves it reusable', async (t) => {
