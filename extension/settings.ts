@@ -3,6 +3,8 @@ import * as vscode from 'vscode';
 import { isLoopbackUrl, localBaseUrl, normalizeBaseUrl, type BaseUrl } from './baseUrl.js';
 
 export const DEFAULT_MODEL = 'service-ai-lite';
+/** Not the standalone gateway's 8787: a developer running `npm start` keeps the extension's own gateway too. */
+export const DEFAULT_LOCAL_GATEWAY_PORT = 8788;
 
 export interface Settings {
   baseUrl: BaseUrl;
@@ -19,7 +21,7 @@ export interface Settings {
 
 export function readSettings(): Settings {
   const config = vscode.workspace.getConfiguration('aihub');
-  const port = clampInt(config.get<number>('localGateway.port', 8787), 1, 65535, 8787);
+  const port = clampInt(config.get<number>('localGateway.port', DEFAULT_LOCAL_GATEWAY_PORT), 1, 65535, DEFAULT_LOCAL_GATEWAY_PORT);
   const configured = (config.get<string>('baseUrl', '') ?? '').trim();
   const baseUrl = normalizeBaseUrl(configured === '' ? localBaseUrl(port) : configured);
   const usesLocalGateway =
