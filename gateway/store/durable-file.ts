@@ -26,14 +26,28 @@ export class DurableJsonFile<T> implements Adapter<T> {
   /** Serializes synchronously (a consistent snapshot of `data`), then writes, fsyncs, renames, fsyncs the directory. */
   async write(data: T): Promise<void> {
     const text = JSON.stringify(data);
+    await this.writeParts(async (emit) => emit(text));
+  }
+
+  /**
+   * Writes the file from text that `produce` hands over part by part (each `emit` waits for
+   * its write, so the event loop runs between parts), fsyncs it, waits for `before_publish`,
+   * and only then renames it over the old file and fsyncs the directory. Until that rename
+   * the old file stays whole; a crash leaves at most a stray `.tmp`.
+   */
+  async writeParts(produce: (emit: (text: string) => Promise<void>) => Promise<void>, before_publish?: () => Promise<void>): Promise<void> {
     const temp = `${this.file}.tmp`;
     const handle = await open(temp, 'w');
     try {
-      await handle.writeFile(text, 'utf8');
+      await produce(async (text) => {
+        const bytes = Buffer.from(text, 'utf8');
+        for (let at = 0; at < bytes.length; ) at += (await handle.write(bytes, at, bytes.length - at)).bytesWritten;
+      });
       await handle.sync();
     } finally {
       await handle.close();
     }
+    await before_publish?.();
     await rename(temp, this.file);
     fsyncDirectory(dirname(this.file));
   }

@@ -186,6 +186,13 @@ function applyPosting(state: State, posting: Posting): () => void {
   };
 }
 
+/**
+ * Tables that ops other than set/del change (a usage record adds to `usage`). Replaying a
+ * set or del twice leaves the same row; adding twice does not. A checkpoint therefore takes
+ * these, like `balances`, whole at its sequence number (see Store.checkpoint).
+ */
+export const AGGREGATE_TABLES: ReadonlySet<string> = new Set<TableName>(['usage']);
+
 function applyHistory(state: State, record: HistoryRecord): () => void {
   if (record.type !== 'usage' || typeof record.account_id !== 'string') return () => {};
   const usage = table(state, 'usage');

@@ -1,5 +1,7 @@
-// npm run bench:store — durable commits per second at 1, 16 and 64 concurrent writers, and
-// p50 commit latency with 1 thousand vs 1 million history records, side by side in one run.
+// npm run bench:store — durable commits per second at 1, 16 and 64 concurrent writers,
+// p50 commit latency with 1 thousand vs 1 million history records, and the longest pause a
+// checkpoint of a large document causes (written in parts) against what a synchronous copy
+// of the same document costs, side by side in one run.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +11,7 @@ import { FUNDING_TOPUP, creditWallet, debitWallet } from '../../gateway/ledger/l
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const LATENCY_SAMPLES = Number(process.env.BENCH_SAMPLES ?? 3000);
 const BIG_HISTORY = Number(process.env.BENCH_HISTORY ?? 1_000_000);
+const DOC_ROWS = Number(process.env.BENCH_DOC_ROWS ?? 100_000);
 
 async function freshStore(): Promise<{ store: Store; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'aihub-bench-store-'));
@@ -65,6 +68,68 @@ async function latencyWithHistory(records: number): Promise<{ p50_ms: number; p9
   return { p50_ms: samples[Math.floor(samples.length * 0.5)]!, p99_ms: samples[Math.floor(samples.length * 0.99)]! };
 }
 
+/** A payment-transaction-sized row (about 1.1 kB of JSON). */
+function bigRow(i: number) {
+  const at = new Date(1_767_225_600_000 + i * 1000).toISOString();
+  return {
+    id: `txn_${i.toString(16).padStart(24, '0')}`, account_id: `acc${i % 1000}`, service: 'recharge', status: 'success', stage: 'final',
+    amount_micros: 199_000_000, charges_micros: 0, commission_micros: 3_980_000, pay_to: 'provider:recharge', subject: `98765${String(i % 100_000).padStart(5, '0')}`,
+    details: { operator: 'JIO', type: 'prepaid', mobile: '9876543210' }, provider_params: { number: '9876543210', operator: 'JIO', amount: 199 },
+    hold_id: `hold_${i}`, provider: 'sandbox', provider_ref: `REF${i}`, result: { operator_ref: `OP${i}` }, message: 'recharge successful',
+    attempts: [{ provider: 'sandbox', at, outcome: 'success', ms: 12 }],
+    history: [{ status: 'pending', at, note: 'submitted' }, { status: 'success', at, note: 'provider success' }],
+    checks: { count: 0, next_at: null, last_at: null, last_result: null, stalled: false }, postings: { hold: 'p1', capture: 'p2', commission: 'p3' },
+    refund: null, idempotency_key: null, client_ref: null, created_at: at, updated_at: at, finalized_at: at,
+  };
+}
+
+/**
+ * A document of `rows` large rows: the longest event-loop pause while the store writes its
+ * checkpoint with a writer committing throughout, against the time a synchronous copy and
+ * serialization of the same document (how checkpoints were taken before) holds the loop.
+ */
+async function checkpointPause(rows: number): Promise<{ pause_ms: number; total_ms: number; commits: number; sync_ms: number; mb: number }> {
+  const { store, dir } = await freshStore();
+  for (let done = 0; done < rows; done += 1000) {
+    await store.transact((tx) => {
+      for (let i = done; i < Math.min(rows, done + 1000); i++) tx.set('payment_txns' as 'accounts', `t${i}`, bigRow(i) as never);
+    });
+  }
+  const internals = store as unknown as { maybeCheckpoint(by_timer: boolean): void; checkpointing: Promise<void> | null };
+  let last = performance.now();
+  let pause_ms = 0;
+  let ticking = true;
+  const tick = () => {
+    const now = performance.now();
+    pause_ms = Math.max(pause_ms, now - last);
+    last = now;
+    if (ticking) setImmediate(tick);
+  };
+  let commits = 0;
+  let writing = true;
+  const writer = (async () => {
+    while (writing) {
+      await commit(store, 0, commits);
+      commits++;
+    }
+  })();
+  const started = performance.now();
+  internals.maybeCheckpoint(true);
+  last = performance.now();
+  setImmediate(tick);
+  await internals.checkpointing;
+  const total_ms = performance.now() - started;
+  ticking = false;
+  writing = false;
+  await writer;
+  const sync_started = performance.now();
+  const text = JSON.stringify(structuredClone(store.state));
+  const sync_ms = performance.now() - sync_started;
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+  return { pause_ms, total_ms, commits, sync_ms, mb: text.length / 1e6 };
+}
+
 const rows: string[][] = [];
 for (const writers of [1, 16, 64]) {
   const result = await throughput(writers);
@@ -75,6 +140,10 @@ const big = await latencyWithHistory(BIG_HISTORY);
 rows.push(['p50 commit latency, 1k history records', `${small.p50_ms.toFixed(3)} ms`, `p99 ${small.p99_ms.toFixed(3)} ms`]);
 rows.push([`p50 commit latency, ${BIG_HISTORY / 1e6}M history records`, `${big.p50_ms.toFixed(3)} ms`, `p99 ${big.p99_ms.toFixed(3)} ms`]);
 rows.push([`latency ratio ${BIG_HISTORY / 1e6}M / 1k (target <= 1.2)`, (big.p50_ms / small.p50_ms).toFixed(3), '']);
+const pause = await checkpointPause(DOC_ROWS);
+rows.push([`checkpoint of ${DOC_ROWS / 1000}k rows (${pause.mb.toFixed(0)} MB): longest pause`, `${pause.pause_ms.toFixed(1)} ms`, `written in ${pause.total_ms.toFixed(0)} ms, ${pause.commits} commits meanwhile`]);
+rows.push([`synchronous copy + serialization of the same document`, `${pause.sync_ms.toFixed(1)} ms`, 'the pause each checkpoint caused before']);
+rows.push([`pause ratio, in parts / synchronous`, (pause.pause_ms / pause.sync_ms).toFixed(4), '']);
 
 const widths = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c]!.length), 10));
 console.log('\nAIHub store benchmark (durable: every commit fdatasync-ed before it resolves)\n');

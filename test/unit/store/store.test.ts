@@ -186,3 +186,83 @@ test('under sustained writes, reads still resolve and checkpoints still happen',
   await store.close();
   assert.equal((await verifyDataDir(data_dir)).ok, true);
 });
+
+test('a checkpoint is written in parts while commits go on, and checkpoint + journal replay gives exactly the live state', async () => {
+  const data_dir = dir();
+  const store = await Store.open(data_dir, { checkpoint_every_records: 1_000_000, checkpoint_interval_ms: 3_600_000, checkpoint_part_chars: 2_000 });
+  await store.transact((tx) => creditWallet(tx, { account_id: 'a', amount_micros: 1e12, from: FUNDING_TOPUP, memo: 'top-up' }));
+  for (let batch = 0; batch < 20; batch++) {
+    await store.transact((tx) => {
+      for (let i = 0; i < 100; i++) tx.set('accounts', `acc-${batch * 100 + i}`, account(`acc-${batch * 100 + i}`));
+    });
+  }
+  const usage = (n: number) => ({ type: 'usage', ts: '2026-01-01T00:00:00.000Z', account_id: 'a', prompt_tokens: n, completion_tokens: 1, cost_micros: n });
+  // The usage totals table comes after the accounts in the document, so written row by row it would be written late.
+  await store.transact((tx) => tx.history(usage(1)));
+  // Start a checkpoint, and keep changing every kind of state while it is being written:
+  // rows rewritten, deleted, deleted and re-created, added; balances and usage totals.
+  (store as any).maybeCheckpoint(true);
+  const writing: Promise<void> = (store as any).checkpointing;
+  assert.ok(writing, 'a checkpoint started');
+  const seq_before = store.state.seq;
+  let done = false;
+  void writing.then(() => (done = true));
+  let commits_meanwhile = 0;
+  for (let round = 0; !done; round++) {
+    await store.transact((tx) => {
+      const id = `acc-${(round * 37) % 2000}`;
+      if (round % 5 === 0) tx.del('accounts', id);
+      else tx.set('accounts', id, { ...account(id), name: `renamed in round ${round}` });
+      if (round % 7 === 0) tx.set('accounts', `new-${round}`, account(`new-${round}`));
+      debitWallet(tx, { account_id: 'a', amount_micros: 1_000 + round, to: 'revenue:x', memo: `r${round}` });
+      tx.history(usage(round));
+    });
+    commits_meanwhile++;
+  }
+  await writing;
+  assert.ok(commits_meanwhile >= 5, `requests ran while the checkpoint was written (${commits_meanwhile} commits)`);
+  const checkpoint = JSON.parse(readFileSync(join(data_dir, 'state.json'), 'utf8'));
+  assert.ok(checkpoint.seq >= seq_before && checkpoint.seq < store.state.seq, `the checkpoint (seq ${checkpoint.seq}) is of a record before the last (${store.state.seq})`);
+  // A crash now: a fresh load is the checkpoint plus the journal after it.
+  const live = JSON.parse(JSON.stringify(store.state));
+  const { loadState } = await import('../../../gateway/store/store.ts');
+  const { state: loaded } = await loadState(data_dir, { repair: false, now: () => new Date() });
+  assert.deepEqual(JSON.parse(JSON.stringify(loaded)), live);
+  assert.equal((await verifyDataDir(data_dir)).ok, true);
+  await store.close();
+  const reopened = await Store.open(data_dir);
+  assert.deepEqual(JSON.parse(JSON.stringify(reopened.state)), live);
+  await reopened.close();
+});
+
+test('by count, a checkpoint waits until the journal has grown by half the last checkpoint', async () => {
+  const data_dir = dir();
+  const store = await Store.open(data_dir, { checkpoint_every_records: 10, checkpoint_interval_ms: 3_600_000 });
+  // A large document: about 200 kB.
+  await store.transact((tx) => {
+    for (let i = 0; i < 1_000; i++) tx.set('accounts', `acc-${i}`, account(`acc-${i}`));
+  });
+  await store.transact((tx) => creditWallet(tx, { account_id: 'a', amount_micros: 1e12, from: FUNDING_TOPUP, memo: 'top-up' }));
+  await (store as any).checkpointing;
+  const first = store.checkpoints;
+  assert.equal(first, 0, 'no checkpoint below 10 records');
+  for (let i = 0; i < 10; i++) await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `d${i}` }));
+  await (store as any).checkpointing;
+  assert.equal(store.checkpoints, 1, 'the first one comes by count');
+  const size = readFileSync(join(data_dir, 'state.json'), 'utf8').length;
+  // 40 small records are far less journal than half the document: no checkpoint by count.
+  for (let i = 0; i < 40; i++) await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `e${i}` }));
+  await (store as any).checkpointing;
+  assert.equal(store.checkpoints, 1);
+  // Rewriting most of the document's rows grows the journal past half its size: now one comes.
+  for (let i = 0; i < 1_000; i += 100) {
+    await store.transact((tx) => {
+      for (let j = i; j < i + 100; j++) tx.set('accounts', `acc-${j}`, { ...account(`acc-${j}`), name: 'x'.repeat(20) });
+    });
+  }
+  await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: 'last' }));
+  await (store as any).checkpointing;
+  assert.equal(store.checkpoints, 2, `a second checkpoint after more than ${size / 2} characters of journal`);
+  await store.close();
+  assert.equal((await verifyDataDir(data_dir)).ok, true);
+});
