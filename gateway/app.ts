@@ -48,6 +48,8 @@ export function jsonBody(config: Config) {
 export function createApp(deps: AppDeps): Express {
   const { config, logger } = deps;
   const metrics = deps.metrics ?? new Metrics();
+  // An account's keys (the keys page, the admin's account view) are read through this index.
+  deps.store.indexBy('keys', 'account_id');
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);

@@ -59,7 +59,7 @@ export function adminRouter(deps: AppDeps): Router {
   router.get('/accounts/:id', async (req, res) => {
     const id = parseWith(idParam, req.params.id);
     await store.transact(() => undefined); // answer from durable state only
-    const keys = Object.values(table(store.state, 'keys')).filter((key) => key.account_id === id);
+    const keys = [...store.indexBy('keys', 'account_id').rows(id)];
     res.json({ ...view(id), keys: keys.map(keyView) });
   });
 

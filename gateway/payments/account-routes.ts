@@ -9,7 +9,7 @@ import { authorize } from './auth.js';
 import type { PaymentsContext } from './context.js';
 import { reportWallet } from './reports.js';
 import { txnView } from './transactions.js';
-import { dateBound, filterTransactions, transactionsQuery } from './txn-filter.js';
+import { candidateTxns, dateBound, filterTransactions, transactionsQuery } from './txn-filter.js';
 import { isPrivateAddress, newWebhookSecret } from './webhooks.js';
 
 // The dashboard and the admin routes select transactions through these.
@@ -46,7 +46,7 @@ export function accountRouter(ctx: PaymentsContext): Router {
     const { account } = authorize(store.state, req, res, logger);
     const query = parseWith(transactionsQuery, req.query);
     await store.transact(() => undefined);
-    const list = filterTransactions(Object.values(store.rows('payment_txns')), query, account.id);
+    const list = filterTransactions(candidateTxns(store, account.id), query, account.id);
     const start = (query.page - 1) * query.limit;
     res.json({ status: true, data: { total: list.length, page: query.page, limit: query.limit, transactions: list.slice(start, start + query.limit).map(txnView) } });
   });

@@ -10,6 +10,7 @@ import { ApiError, badRequest, conflict, notFound, parseWith } from '../http/err
 import { durableHistory } from '../store/history.js';
 import { table } from '../store/state.js';
 import { filterTransactions, transactionsQuery } from './account-routes.js';
+import { candidateTxns } from './txn-filter.js';
 import type { PaymentsContext } from './context.js';
 import { MAX_WHITELIST_ENTRIES, parseWhitelistEntry } from './ip.js';
 import { submissionView } from './kyc.js';
@@ -140,7 +141,7 @@ export function paymentsAdminRouter(ctx: PaymentsContext): Router {
   router.get('/transactions', async (req, res) => {
     const query = parseWith(transactionsQuery.extend({ account_id: z.string().max(100).optional() }), req.query);
     await store.transact(() => undefined);
-    const list = filterTransactions(Object.values(store.rows('payment_txns')), query, query.account_id ?? null);
+    const list = filterTransactions(candidateTxns(store, query.account_id), query, query.account_id ?? null);
     const start = (query.page - 1) * query.limit;
     res.json({ object: 'list', total: list.length, page: query.page, limit: query.limit, data: list.slice(start, start + query.limit).map((t) => ({ account_id: t.account_id, ...txnView(t) })) });
   });

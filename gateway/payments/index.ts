@@ -50,6 +50,8 @@ export function createPayments(
   options: { providers?: Partial<Record<PaymentService, PaymentProvider[]>>; sms?: SmsSender | null } = {},
 ): Payments {
   const { store, logger, clock, config } = deps;
+  // Lists and reports of one account read its transactions through this index; built now, not by a request.
+  store.indexBy('payment_txns', 'account_id');
   const payments = config.payments;
   const build = (list: PaymentsConfig['providers']['recharge']) =>
     buildProviders(list, { mode: config.mode, now: () => clock.now(), warn: (message) => logger.warn({ msg: message }) });

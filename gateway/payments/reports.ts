@@ -8,7 +8,7 @@ import { durableHistory } from '../store/history.js';
 import { walletAccount } from '../ledger/ledger.js';
 import type { PaymentService } from '../providers/types.js';
 import { microsToUnits } from '../util/money.js';
-import { filterTransactions, type TransactionFilter } from './txn-filter.js';
+import { candidateTxns, filterTransactions, type TransactionFilter } from './txn-filter.js';
 import { API_LOG, type PaymentTxn } from './tables.js';
 
 export const REPORTS = ['transactions', 'commissions', 'wallet', 'api-logs'] as const;
@@ -109,7 +109,7 @@ function ledgerEffect(txns: PaymentTxn[]): Record<string, number> {
 }
 
 export function reportTransactions(store: Store, filter: TransactionFilter, paging: Paging, scope: Scope): ReportResult {
-  const list = filterTransactions(Object.values(store.rows('payment_txns')), filter, scope.account_id);
+  const list = filterTransactions(candidateTxns(store, scope.account_id), filter, scope.account_id);
   if (paging.order === 'asc') list.reverse();
   const sum = (txns: PaymentTxn[], pick: (t: PaymentTxn) => number) => microsToUnits(txns.reduce((total, t) => total + pick(t), 0));
   const success = list.filter((t) => t.status === 'success');
@@ -151,7 +151,7 @@ export function reportTransactions(store: Store, filter: TransactionFilter, pagi
 const COMMISSION_COLUMNS = ['txn_id', 'created_at', 'service', 'description', 'number', 'amount', 'commission', 'posting_id'];
 
 export function reportCommissions(store: Store, filter: TransactionFilter, paging: Paging, scope: Scope): ReportResult {
-  const list = filterTransactions(Object.values(store.rows('payment_txns')), { ...filter, status: 'success' }, scope.account_id).filter((t) => t.commission_micros > 0);
+  const list = filterTransactions(candidateTxns(store, scope.account_id), { ...filter, status: 'success' }, scope.account_id).filter((t) => t.commission_micros > 0);
   if (paging.order === 'asc') list.reverse();
   return {
     report: 'commissions',

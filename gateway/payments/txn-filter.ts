@@ -1,6 +1,7 @@
 // The one selection of payment transactions (service, status, number or mobile, transaction
 // id, date range): the account's list, the admin list, the reports and the dashboard use it.
 import { z } from 'zod';
+import type { Store } from '../store/store.js';
 import type { PaymentTxn } from './tables.js';
 
 export const SERVICES = ['recharge', 'dmt', 'pan', 'bills'] as const;
@@ -39,6 +40,11 @@ export const transactionsQuery = z.object({
 export type TransactionFilter = Pick<z.output<typeof transactionsQuery>, 'service' | 'status' | 'number' | 'txn_id' | 'from' | 'to'>;
 
 /** The one selection of transactions: the account's list, the reports, the admin list and the dashboard use it. */
+/** The payment transactions to filter: one account's through the store's index, else every one. */
+export function candidateTxns(store: Store, account_id: string | null | undefined): Iterable<PaymentTxn> {
+  return account_id ? store.indexBy('payment_txns', 'account_id').rows(account_id) : Object.values(store.rows('payment_txns'));
+}
+
 export function filterTransactions(rows: Iterable<PaymentTxn>, query: TransactionFilter, account_id: string | null): PaymentTxn[] {
   const list: PaymentTxn[] = [];
   for (const txn of rows) {

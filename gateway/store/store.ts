@@ -50,16 +50,87 @@ export interface Tx {
   setAdminTokenHash(hash: string | null): void;
 }
 
+/**
+ * The ids of a table's rows by the value of one string field (`account_id`, say), kept in
+ * step with every change: a list of one account's rows reads that account's rows, not the
+ * whole table (200,000 payment transactions: 150 ms per list on the event loop before).
+ * Ids are in the order they entered the index: creation order for rows created in order.
+ * Rows are replaced, never changed in place (as everywhere in the store), so the row before
+ * a change still has the key it was indexed under.
+ */
+export class TableIndex<T extends TableName> {
+  private readonly by_key = new Map<string, Set<string>>();
+
+  /** @internal */ constructor(
+    private readonly rows_of: () => Record<string, Row<T>>,
+    readonly field: string,
+  ) {
+    const rows = rows_of();
+    for (const id of Object.keys(rows)) this.move(id, undefined, rows[id]);
+  }
+
+  private keyOf(row: Row<T> | undefined): string | null {
+    const value = row === undefined ? undefined : (row as Record<string, unknown>)[this.field];
+    return typeof value === 'string' ? value : null;
+  }
+
+  /** @internal */ move(id: string, before: Row<T> | undefined, after: Row<T> | undefined): void {
+    const from = this.keyOf(before);
+    const to = this.keyOf(after);
+    if (from === to) return;
+    if (from !== null) {
+      const ids = this.by_key.get(from);
+      ids?.delete(id);
+      if (ids?.size === 0) this.by_key.delete(from);
+    }
+    if (to !== null) {
+      let ids = this.by_key.get(to);
+      if (!ids) this.by_key.set(to, (ids = new Set()));
+      ids.add(id);
+    }
+  }
+
+  ids(key: string): ReadonlySet<string> {
+    return this.by_key.get(key) ?? NO_IDS;
+  }
+
+  /** The rows whose field is `key`. */
+  *rows(key: string): Generator<Row<T>> {
+    const rows = this.rows_of();
+    for (const id of this.ids(key)) yield rows[id]!;
+  }
+}
+
+const NO_IDS: ReadonlySet<string> = new Set();
+
+type Indexes = Map<TableName, Array<TableIndex<TableName>>>;
+
 class Transaction implements Tx {
   readonly ops: Op[] = [];
   private readonly undos: Array<() => void> = [];
   constructor(
     readonly state: State,
     readonly now: Date,
+    private readonly indexes: Indexes,
   ) {}
 
   private apply(op: Op): void {
-    this.undos.push(applyOp(this.state, op));
+    const indexes = op.o === 'set' || op.o === 'del' ? this.indexes.get(op.t) : undefined;
+    if (!indexes) {
+      this.undos.push(applyOp(this.state, op));
+      this.ops.push(op);
+      return;
+    }
+    const { t: name, id } = op as { t: TableName; id: string };
+    const rows = table(this.state, name) as Record<string, Row<TableName>>;
+    const before = rows[id];
+    const undo = applyOp(this.state, op);
+    const after = rows[id];
+    for (const index of indexes) index.move(id, before, after);
+    this.undos.push(() => {
+      undo();
+      for (const index of indexes) index.move(id, after, before);
+    });
     this.ops.push(op);
   }
   get<T extends TableName>(name: T, id: string): Row<T> | undefined {
@@ -180,7 +251,7 @@ export class Store {
    */
   transact<T>(fn: (tx: Tx) => T): Promise<T> {
     if (this.closed) return Promise.reject(new StoreClosedError());
-    const tx = new Transaction(this.state, this.options.now());
+    const tx = new Transaction(this.state, this.options.now(), this.indexes);
     let result: T;
     try {
       result = fn(tx);
@@ -202,6 +273,25 @@ export class Store {
 
   rows<T extends TableName>(name: T): Tables[T] {
     return table(this.state, name);
+  }
+
+  private readonly indexes: Indexes = new Map();
+  private readonly indexes_by_field = new Map<string, TableIndex<TableName>>();
+
+  /**
+   * The index of `name` by the string field `field` of its rows: built from the table the
+   * first time it is asked for (one pass over the table), then kept in step with every
+   * commit and rollback. Ask for it at start-up so that no request pays for the pass.
+   */
+  indexBy<T extends TableName>(name: T, field: keyof Row<T> & string): TableIndex<T> {
+    const name_field = `${name}\u0000${field}`;
+    let index = this.indexes_by_field.get(name_field);
+    if (!index) {
+      index = new TableIndex<TableName>(() => table(this.state, name) as Record<string, Row<TableName>>, field);
+      this.indexes_by_field.set(name_field, index);
+      this.indexes.set(name, [...(this.indexes.get(name) ?? []), index]);
+    }
+    return index as unknown as TableIndex<T>;
   }
 
   /** Number of fsync groups so far (tests use it to see group commit at work). */

@@ -4,7 +4,7 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import { createApiKey } from '../../accounts/accounts.js';
 import { ApiError } from '../../http/errors.js';
-import { table, type ApiKey } from '../../store/state.js';
+import type { ApiKey } from '../../store/state.js';
 import { audit } from '../audit.js';
 import { fieldError, formErrors, invalidAttrs, type FormErrors, type WebContext } from '../context.js';
 import { formatMoney, formatTimestamp } from '../format.js';
@@ -20,9 +20,7 @@ export const createKeyForm = z.object({
 const keyIdParam = z.string().regex(/^key_[0-9a-f]{24}$/);
 
 export function accountKeys(ctx: WebContext, account_id: string): ApiKey[] {
-  return Object.values(table(ctx.deps.store.state, 'keys'))
-    .filter((key) => key.account_id === account_id)
-    .sort((a, b) => (a.revoked_at ? 1 : 0) - (b.revoked_at ? 1 : 0) || b.created_at.localeCompare(a.created_at));
+  return [...ctx.deps.store.indexBy('keys', 'account_id').rows(account_id)].sort((a, b) => (a.revoked_at ? 1 : 0) - (b.revoked_at ? 1 : 0) || b.created_at.localeCompare(a.created_at));
 }
 
 export function keysTable(ctx: WebContext, keys: ApiKey[], revoke: { action: (key: ApiKey) => string; csrf: string } | null) {
@@ -106,7 +104,8 @@ export function keyRoutes(ctx: WebContext, router: Router): void {
     const name = String((req.body as Record<string, unknown>)?.name ?? '').slice(0, 100);
     if (!parsed.success) return render_error(422, formErrors(parsed.error), name);
     const created = await store.transact((tx) => {
-      const active = Object.values(table(tx.state, 'keys')).filter((key) => key.account_id === state.account.id && !key.revoked_at).length;
+      let active = 0;
+      for (const key of store.indexBy('keys', 'account_id').rows(state.account.id)) if (!key.revoked_at) active++;
       if (active >= MAX_ACTIVE_KEYS) return null;
       const result = createApiKey(tx, state.account.id, parsed.data.name);
       audit(tx, { actor: `user:${state.account.id}`, action: 'key.create', account_id: state.account.id, detail: `${result.record.id} "${parsed.data.name}"`, ip: ctx.clientIp(req) });

@@ -266,3 +266,42 @@ test('by count, a checkpoint waits until the journal has grown by half the last 
   await store.close();
   assert.equal((await verifyDataDir(data_dir)).ok, true);
 });
+
+test('indexBy: ids by a field, built from the table, kept in step with set, re-key, del and rollback', async () => {
+  const data_dir = dir();
+  const store = await Store.open(data_dir);
+  const key = (id: string, account_id: string) => ({ id, account_id, hash: id, prefix: id, name: id, created_at: '2026-01-01T00:00:00.000Z', revoked_at: null });
+  await store.transact((tx) => {
+    tx.set('keys', 'k1', key('k1', 'a'));
+    tx.set('keys', 'k2', key('k2', 'b'));
+    tx.set('keys', 'k3', key('k3', 'a'));
+  });
+  const index = store.indexBy('keys', 'account_id');
+  assert.equal(store.indexBy('keys', 'account_id'), index, 'one index per table and field');
+  assert.deepEqual([...index.ids('a')], ['k1', 'k3']);
+  assert.deepEqual([...index.rows('b')].map((k) => k.id), ['k2']);
+  assert.deepEqual([...index.ids('nobody')], []);
+  await store.transact((tx) => {
+    tx.set('keys', 'k4', key('k4', 'a')); // new
+    tx.set('keys', 'k1', { ...key('k1', 'a'), name: 'renamed' }); // same key: stays in place
+    tx.set('keys', 'k2', key('k2', 'a')); // re-keyed
+    tx.del('keys', 'k3');
+  });
+  assert.deepEqual([...index.ids('a')], ['k1', 'k4', 'k2']);
+  assert.deepEqual([...index.ids('b')], []);
+  await assert.rejects(
+    store.transact((tx) => {
+      tx.del('keys', 'k1');
+      tx.set('keys', 'k5', key('k5', 'b'));
+      tx.set('keys', 'k2', key('k2', 'b'));
+      throw new Error('rolled back');
+    }),
+    /rolled back/,
+  );
+  assert.deepEqual(new Set(index.ids('a')), new Set(['k1', 'k4', 'k2']), 'a rollback undoes the index too');
+  assert.deepEqual([...index.ids('b')], []);
+  await store.close();
+  const reopened = await Store.open(data_dir);
+  assert.deepEqual(new Set(reopened.indexBy('keys', 'account_id').ids('a')), new Set(['k1', 'k4', 'k2']));
+  await reopened.close();
+});
