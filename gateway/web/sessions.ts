@@ -2,10 +2,12 @@
 //
 // A session is a random token in an HttpOnly SameSite=Lax cookie; the store keeps only its
 // SHA-256, so a copy of the data dir does not log anyone in. Sessions are durable (one
-// journal write at login and one at logout) and survive a restart; a page view writes
-// nothing. Sessions end after SESSION_LIFETIME_MS at the latest, or after SESSION_IDLE_MS
-// without a request (idle time is tracked in memory; a restart restarts the idle clock,
-// the absolute limit still holds).
+// journal write at login and one at logout) and survive a restart. Sessions end after
+// SESSION_LIFETIME_MS at the latest, or after SESSION_IDLE_MS without a request. The idle
+// clock runs in memory and is written to the session row at most once per
+// SEEN_WRITE_EVERY_MS of activity, so a page view rarely writes, and after a restart a
+// session's idle time counts from its last written use (at most that much too generous),
+// or from its start: a restart does not revive an idle session.
 //
 // CSRF: every form carries `_csrf` = HMAC(secret, binding), where the binding is the session
 // (logged in) or a random pre-session cookie (the signup and login forms). A POST whose
@@ -26,6 +28,8 @@ export interface WebSession {
   account_id: string | null;
   created_at: string;
   expires_at: string;
+  /** Its last use, written at most every SEEN_WRITE_EVERY_MS (absent: not used since it started). */
+  seen_at?: string;
 }
 
 declare module '../store/state.js' {
@@ -40,6 +44,8 @@ declare module '../store/state.js' {
 export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
 export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
 const MAX_SESSIONS_PER_ACCOUNT = 20;
+/** How stale a session's written last use may get while it is being used. */
+export const SEEN_WRITE_EVERY_MS = 10 * 60 * 1000;
 
 export const COOKIE = { user: 'aihub_session', admin: 'aihub_admin', anon: 'aihub_anon' } as const;
 const COOKIE_PATH: Record<SessionKind, string> = { user: '/', admin: '/admin' };
@@ -51,6 +57,8 @@ export interface CurrentSession {
 
 export class Sessions {
   private readonly last_seen_ms = new Map<string, number>();
+  /** Sessions whose last use is being written now (one write at a time per session). */
+  private readonly writing_seen = new Set<string>();
   private secret: Promise<Buffer> | null = null;
 
   constructor(
@@ -87,13 +95,16 @@ export class Sessions {
     if (!session || session.kind !== kind) return null;
     const now_ms = this.now().getTime();
     if (Date.parse(session.expires_at) <= now_ms) return null;
-    const seen = this.last_seen_ms.get(token_hash);
-    if (seen !== undefined && now_ms - seen > SESSION_IDLE_MS) return null;
+    // In memory since this process started; else as written; else since the session began.
+    const written_ms = Date.parse(session.seen_at ?? session.created_at);
+    const seen = this.last_seen_ms.get(token_hash) ?? written_ms;
+    if (now_ms - seen > SESSION_IDLE_MS) return null;
     if (kind === 'user') {
       const account = session.account_id ? this.store.get('accounts', session.account_id) : undefined;
       if (!account || account.status !== 'active') return null;
     }
     this.last_seen_ms.set(token_hash, now_ms);
+    if (now_ms - written_ms >= SEEN_WRITE_EVERY_MS) this.writeSeen(token_hash, now_ms);
     if (this.last_seen_ms.size > 100_000) {
       // Only entries whose session is gone or past its absolute end: dropping the entry of an
       // idle session would revive it.
@@ -133,6 +144,20 @@ export class Sessions {
       expires_at: new Date(now_ms + SESSION_LIFETIME_MS).toISOString(),
     });
     return { token, token_hash };
+  }
+
+  /** Writes the session's last use, in the background: the page does not wait for it, and losing it in a crash only shortens the session. */
+  private writeSeen(token_hash: string, now_ms: number): void {
+    if (this.writing_seen.has(token_hash)) return;
+    this.writing_seen.add(token_hash);
+    const seen_at = new Date(now_ms).toISOString();
+    this.store
+      .transact((tx) => {
+        const row = tx.get('web_sessions', token_hash);
+        if (row && (row.seen_at ?? '') < seen_at) tx.set('web_sessions', token_hash, { ...row, seen_at });
+      })
+      .catch(() => undefined)
+      .finally(() => this.writing_seen.delete(token_hash));
   }
 
   setSessionCookie(req: Request, res: Response, kind: SessionKind, token: string): void {
