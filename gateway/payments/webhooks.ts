@@ -85,8 +85,8 @@ function publicOnlyLookup(hostname: string, options: object, callback: (...args:
 
 const MAX_RESPONSE_BYTES = 16 * 1024;
 
-/** POSTs JSON and resolves with the status code; rejects on transport errors and timeouts. */
-function post(url: string, body: string, headers: Record<string, string>, timeout_ms: number, allow_private: boolean): Promise<number> {
+/** POSTs JSON and resolves with the status code; rejects on transport errors, timeouts and (unless allow_private) private addresses. */
+export function postWebhook(url: string, body: string, headers: Record<string, string>, timeout_ms: number, allow_private: boolean): Promise<number> {
   const target = new URL(url);
   if (!allow_private && isIP(target.hostname.replace(/^\[|\]$/g, '')) && isPrivateAddress(target.hostname.replace(/^\[|\]$/g, ''))) {
     return Promise.reject(new Error(`${target.hostname} is a private address`));
@@ -179,7 +179,7 @@ export class WebhookSender {
     let status = 0;
     let error_text: string | null = null;
     try {
-      status = await post(
+      status = await postWebhook(
         url,
         delivery.payload,
         {

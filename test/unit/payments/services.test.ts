@@ -155,3 +155,28 @@ test('webhook URLs: the addresses live mode refuses, and the public ones it allo
   for (const address of refused) assert.equal(isPrivateAddress(address), true, address);
   for (const address of allowed) assert.equal(isPrivateAddress(address), false, address);
 });
+
+test('webhook delivery: without allow_private, a private address is refused before connecting, as a literal or through DNS', async () => {
+  const { postWebhook } = await import('../../../gateway/payments/webhooks.ts');
+  const { createServer } = await import('node:http');
+  let received = 0;
+  const server = createServer((req, res) => {
+    received++;
+    req.resume();
+    res.end('ok');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  try {
+    // An IP literal: refused at once.
+    await assert.rejects(postWebhook(`http://127.0.0.1:${port}/hook`, '{}', {}, 2_000, false), /127\.0\.0\.1 is a private address/);
+    // A name: refused on the address it resolves to (localhost comes from the hosts file, no network needed).
+    await assert.rejects(postWebhook(`http://localhost:${port}/hook`, '{}', {}, 2_000, false), (error: NodeJS.ErrnoException) => error.code === 'EPRIVATE' && /resolves only to private addresses/.test(error.message));
+    assert.equal(received, 0, 'nothing reached the private server');
+    // Allowed (sandbox, or webhooks.allow_private_addresses): delivered.
+    assert.equal(await postWebhook(`http://127.0.0.1:${port}/hook`, '{}', {}, 2_000, true), 200);
+    assert.equal(received, 1);
+  } finally {
+    server.close();
+  }
+});
