@@ -30,7 +30,7 @@ export interface StoreOptions {
   /** ...or after this long with changes. */
   checkpoint_interval_ms?: number;
   segment_bytes?: number;
-  /** Told once about a torn last journal line that recovery dropped. */
+  /** Told about a torn last journal line that recovery dropped, and about a checkpoint that could not be written. */
   warn?: (message: string) => void;
   /** Called when the disk refused a write: memory is ahead of disk, so the process must stop. */
   onFatal?: (error: Error) => void;
@@ -207,7 +207,7 @@ export class Store {
     private readonly file: DurableJsonFile<State>,
     private readonly journal: JournalWriter,
     private readonly releaseLock: () => void,
-    private readonly options: Required<Pick<StoreOptions, 'now' | 'checkpoint_every_records' | 'checkpoint_part_chars'>>,
+    private readonly options: Required<Pick<StoreOptions, 'now' | 'checkpoint_every_records' | 'checkpoint_part_chars'>> & Pick<StoreOptions, 'warn'>,
   ) {
     this.checkpoint_seq = state.seq;
   }
@@ -231,6 +231,7 @@ export class Store {
         now,
         checkpoint_every_records: options.checkpoint_every_records ?? 20_000,
         checkpoint_part_chars: options.checkpoint_part_chars ?? 256 * 1024,
+        warn: options.warn,
       });
       store.checkpoint_chars = existsSync(join(data_dir, STATE_FILE)) ? statSync(join(data_dir, STATE_FILE)).size : 0;
       const interval_ms = options.checkpoint_interval_ms ?? 60_000;
@@ -309,9 +310,15 @@ export class Store {
     // journal character pays for at most two characters of checkpoint). The timer still
     // takes one every checkpoint_interval_ms while anything changed.
     if (!by_timer && (behind < this.options.checkpoint_every_records || this.journal_chars_since < this.checkpoint_chars / 2)) return;
-    this.checkpointing = this.checkpoint().finally(() => {
-      this.checkpointing = null;
-    });
+    // A checkpoint that cannot be written loses nothing (the journal holds every record) and
+    // is tried again at the next trigger; the process goes on.
+    this.checkpointing = this.checkpoint()
+      .catch((error: unknown) => {
+        if (!this.closed) this.options.warn?.(`could not write the checkpoint (${(error as Error).message}); the journal holds everything, the next checkpoint tries again`);
+      })
+      .finally(() => {
+        this.checkpointing = null;
+      });
   }
 
   /**

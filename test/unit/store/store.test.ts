@@ -305,3 +305,25 @@ test('indexBy: ids by a field, built from the table, kept in step with set, re-k
   assert.deepEqual(new Set(reopened.indexBy('keys', 'account_id').ids('a')), new Set(['k1', 'k4', 'k2']));
   await reopened.close();
 });
+
+test('a checkpoint that cannot be written is reported and tried again; the store goes on', async () => {
+  const data_dir = dir();
+  const warnings: string[] = [];
+  const store = await Store.open(data_dir, { checkpoint_every_records: 5, checkpoint_interval_ms: 3_600_000, warn: (message) => warnings.push(message) });
+  await store.transact((tx) => creditWallet(tx, { account_id: 'a', amount_micros: 1e9, from: FUNDING_TOPUP, memo: 'top-up' }));
+  const { mkdirSync, rmdirSync } = await import('node:fs');
+  mkdirSync(join(data_dir, 'state.json.tmp')); // the temp file cannot be opened
+  for (let i = 0; i < 5; i++) await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `d${i}` }));
+  await (store as any).checkpointing;
+  assert.equal(store.checkpoints, 0);
+  assert.match(warnings.join('\n'), /could not write the checkpoint .*the journal holds everything/);
+  await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: 'still works' }));
+  rmdirSync(join(data_dir, 'state.json.tmp'));
+  for (let i = 0; i < 5; i++) await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `e${i}` }));
+  await (store as any).checkpointing;
+  assert.equal(store.checkpoints, 1, 'the next trigger writes it');
+  await store.close();
+  const reopened = await Store.open(data_dir);
+  assert.equal(balanceMicros(reopened.state, 'a'), 1e9 - 11);
+  await reopened.close();
+});
