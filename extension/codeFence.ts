@@ -165,3 +165,20 @@ export function fenced(code: string, language: string): string {
   const fence = '`'.repeat(Math.max(3, longest + 1));
   return `${fence}${language}\n${code.replace(/\n$/, '')}\n${fence}`;
 }
+
+/** Fence tags that are not VS Code language ids themselves. */
+const FENCE_ALIASES: Record<string, string> = {
+  ts: 'typescript', tsx: 'typescriptreact', js: 'javascript', jsx: 'javascriptreact', mjs: 'javascript', cjs: 'javascript',
+  py: 'python', python3: 'python', rb: 'ruby', rs: 'rust', golang: 'go', kt: 'kotlin', kts: 'kotlin', cs: 'csharp', 'c#': 'csharp',
+  'c++': 'cpp', cc: 'cpp', hpp: 'cpp', h: 'c', sh: 'shellscript', bash: 'shellscript', zsh: 'shellscript', shell: 'shellscript',
+  console: 'shellscript', ps1: 'powershell', pwsh: 'powershell', yml: 'yaml', md: 'markdown', jsonc: 'jsonc', dockerfile: 'dockerfile',
+  docker: 'dockerfile', text: 'plaintext', txt: 'plaintext', plain: 'plaintext', objc: 'objective-c', 'objective-c': 'objective-c',
+};
+
+/** The VS Code language id for a code fence's tag, among the `known` ones; plain text when there is none. */
+export function languageIdForFence(tag: string | undefined, known: ReadonlySet<string>): string {
+  const name = (tag ?? '').trim().toLowerCase();
+  if (!name) return 'plaintext';
+  const id = FENCE_ALIASES[name] ?? name;
+  return known.has(id) ? id : 'plaintext';
+}

@@ -216,8 +216,8 @@ function codeBlock(code: string, language: string): Node {
   copy.addEventListener('click', () => post({ type: 'copy', text: code }));
   const insert = el('button', 'code-action', 'Insert') as HTMLButtonElement;
   insert.type = 'button';
-  insert.title = 'Insert the code at the cursor in the editor';
-  insert.addEventListener('click', () => post({ type: 'insert', text: code }));
+  insert.title = 'Insert the code at the cursor in the editor (or in a new editor when none is open)';
+  insert.addEventListener('click', () => post({ type: 'insert', text: code, ...(language ? { language } : {}) }));
   bar.append(copy, insert);
   const pre = el('pre');
   pre.tabIndex = 0;

@@ -2,6 +2,7 @@
 // carries out what the webview asks for.
 import * as vscode from 'vscode';
 import { ACTION_COMMANDS } from '../actions.js';
+import { languageIdForFence } from '../codeFence.js';
 import type { Services } from '../services.js';
 import { chatHtml } from './html.js';
 import { parseFromWebview, type FromWebview } from './protocol.js';
@@ -67,7 +68,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         void vscode.window.setStatusBarMessage('AIHub: code copied', 2000);
         return;
       case 'insert':
-        await insertAtCursor(message.text);
+        await insertAtCursor(message.text, message.language);
         return;
       case 'action':
         await vscode.commands.executeCommand(ACTION_COMMANDS[message.action]);
@@ -83,10 +84,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   }
 }
 
-async function insertAtCursor(text: string): Promise<void> {
+async function insertAtCursor(text: string, fence_language: string | undefined): Promise<void> {
   const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
   if (!editor) {
-    void vscode.window.showWarningMessage('AIHub: open an editor to insert the code into.');
+    // No editor to insert into: the code opens in a new one, in the block's language.
+    const language = languageIdForFence(fence_language, new Set(await vscode.languages.getLanguages()));
+    const document = await vscode.workspace.openTextDocument({ content: text, language });
+    await vscode.window.showTextDocument(document, { preview: false });
+    void vscode.window.setStatusBarMessage('AIHub: no editor was open, so the code is in a new one', 4000);
     return;
   }
   const applied = await editor.edit((edit) => {

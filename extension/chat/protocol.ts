@@ -55,7 +55,8 @@ export type FromWebview =
   | { type: 'newChat' }
   | { type: 'selectModel'; model: string }
   | { type: 'copy'; text: string }
-  | { type: 'insert'; text: string }
+  /** `language`: the code block's fence tag (`ts`, `python`...), for a new editor when none is open. */
+  | { type: 'insert'; text: string; language?: string }
   | { type: 'action'; action: ActionId }
   | { type: 'openLink'; href: string };
 
@@ -80,10 +81,15 @@ export function parseFromWebview(raw: unknown): FromWebview | undefined {
       const value = text('text');
       return value !== undefined && value.trim() !== '' ? { type: 'send', text: value } : undefined;
     }
-    case 'copy':
+    case 'copy': {
+      const value = text('text');
+      return value !== undefined ? { type: 'copy', text: value } : undefined;
+    }
     case 'insert': {
       const value = text('text');
-      return value !== undefined ? { type: message.type, text: value } : undefined;
+      if (value === undefined) return undefined;
+      const language = text('language');
+      return language !== undefined && /^[\w#+.-]{1,40}$/.test(language) ? { type: 'insert', text: value, language } : { type: 'insert', text: value };
     }
     case 'selectModel': {
       const value = text('model');

@@ -2,7 +2,7 @@
 // driven in headless Chromium like a user would: Set API Key through the command palette, a
 // message typed into the chat view, the reply streaming in, the status bar balance going down,
 // the Insert and Copy buttons of the reply's code block clicked with their effect on the editor
-// (saved to disk) and on the clipboard.
+// (saved to disk), on a new editor when none is open, and on the clipboard.
 // `node --import tsx test/extension/vsix-ui.ts` (after `npm run package`)
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -256,6 +256,21 @@ async function main(): Promise<number> {
       await p.locator('.part.statusbar .statusbar-item', { hasText: 'AIHub: code copied' }).waitFor();
       assert.equal(await p.evaluate(() => navigator.clipboard.readText()), code);
       assert.equal(await dirtyTab(p, SAMPLE).count(), 0, 'Copy leaves the editor alone');
+    });
+
+    step("Insert with no editor open puts the code in a new editor, in the code block's language", async () => {
+      await palette(p, 'View: Close All Editors');
+      await p.locator('.tabs-container .tab').first().waitFor({ state: 'detached' });
+      await codeBlock().locator('button', { hasText: 'Insert' }).click();
+      await p.locator('.tabs-container .tab.active', { hasText: 'Untitled' }).waitFor();
+      // The language mode in the status bar: the fence said python.
+      await p.locator('[id="status.editor.mode"]', { hasText: 'Python' }).waitFor();
+      const shown = (await p.locator('.editor-instance .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+      assert.equal(shown.trim(), code.trim(), 'the new editor holds exactly the code');
+      await p.locator('.part.statusbar .statusbar-item', { hasText: 'no editor was open' }).waitFor();
+      // Leave nothing unsaved behind.
+      await palette(p, 'View: Revert and Close Editor');
+      await p.locator('.tabs-container .tab').first().waitFor({ state: 'detached' });
     });
 
     step('one click offline: Start Local Gateway runs the bundled gateway, creates a key, and the chat answers', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FenceStripper, applyStep, fenced, stripCodeFences } from '../../../extension/codeFence.js';
+import { FenceStripper, applyStep, fenced, languageIdForFence, stripCodeFences } from '../../../extension/codeFence.js';
 
 const cases: Array<[string, string, string]> = [
   ['fenced with a language', '```ts\nconst a = 1;\nconst b = 2;\n```\n', 'const a = 1;\nconst b = 2;'],
@@ -57,4 +57,19 @@ test('fenced() uses a fence longer than any backtick run in the code', () => {
   assert.equal(fenced('a\n', 'js'), '```js\na\n```');
   assert.equal(fenced('x = ```y```', 'md'), '````md\nx = ```y```\n````');
   assert.equal(stripCodeFences(fenced('x = ```y```', 'md')), 'x = ```y```');
+});
+
+test('languageIdForFence: fence tags and their aliases become known VS Code language ids, anything else plain text', () => {
+  const known = new Set(['typescript', 'python', 'shellscript', 'cpp', 'rust', 'plaintext', 'yaml', 'go']);
+  assert.equal(languageIdForFence('ts', known), 'typescript');
+  assert.equal(languageIdForFence('TypeScript', known), 'typescript');
+  assert.equal(languageIdForFence('py', known), 'python');
+  assert.equal(languageIdForFence('bash', known), 'shellscript');
+  assert.equal(languageIdForFence('c++', known), 'cpp');
+  assert.equal(languageIdForFence('golang', known), 'go');
+  assert.equal(languageIdForFence('yml', known), 'yaml');
+  assert.equal(languageIdForFence('rust', known), 'rust');
+  assert.equal(languageIdForFence('cobol', known), 'plaintext', 'not a language this VS Code knows');
+  assert.equal(languageIdForFence('', known), 'plaintext');
+  assert.equal(languageIdForFence(undefined, known), 'plaintext');
 });

@@ -11,6 +11,8 @@ test('well-formed webview messages are accepted as they are', () => {
     { type: 'selectModel', model: 'service-ai-pro-4' },
     { type: 'copy', text: 'const a = 1;' },
     { type: 'insert', text: '' },
+    { type: 'insert', text: 'fn main() {}', language: 'rust' },
+    { type: 'insert', text: 'int x;', language: 'c++' },
     { type: 'action', action: 'topUp' },
     { type: 'openLink', href: 'https://example.com/docs' },
   ];
@@ -19,6 +21,10 @@ test('well-formed webview messages are accepted as they are', () => {
 
 test('extra fields are not carried through', () => {
   assert.deepEqual(parseFromWebview({ type: 'send', text: 'hi', apiKey: 'sk-x' }), { type: 'send', text: 'hi' });
+  assert.deepEqual(parseFromWebview({ type: 'copy', text: 'x', language: 'ts' }), { type: 'copy', text: 'x' });
+  // An odd fence tag is dropped, the code is still inserted.
+  assert.deepEqual(parseFromWebview({ type: 'insert', text: 'x', language: 'a b<script>' }), { type: 'insert', text: 'x' });
+  assert.deepEqual(parseFromWebview({ type: 'insert', text: 'x', language: 'x'.repeat(41) }), { type: 'insert', text: 'x' });
 });
 
 test('malformed, unknown or dangerous messages are dropped', () => {
