@@ -254,11 +254,14 @@ export class Store {
     if (this.closed) return Promise.reject(new StoreClosedError());
     const tx = new Transaction(this.state, this.options.now(), this.indexes);
     let result: T;
+    this.in_transaction = true;
     try {
       result = fn(tx);
     } catch (error) {
       tx.rollback();
       return Promise.reject(error);
+    } finally {
+      this.in_transaction = false;
     }
     if (tx.ops.length === 0) return this.journal.waitDurable(this.state.seq).then(() => result);
     const seq = this.state.seq + 1;
@@ -277,6 +280,7 @@ export class Store {
   }
 
   private readonly indexes: Indexes = new Map();
+  private in_transaction = false;
   private readonly indexes_by_field = new Map<string, TableIndex<TableName>>();
 
   /**
@@ -288,6 +292,8 @@ export class Store {
     const name_field = `${name}\u0000${field}`;
     let index = this.indexes_by_field.get(name_field);
     if (!index) {
+      // Built from a half-done transaction, a rollback of its earlier changes would miss it.
+      if (this.in_transaction) throw new Error(`invariant: index ${name}.${field} first asked for inside a transaction; build it at start-up`);
       index = new TableIndex<TableName>(() => table(this.state, name) as Record<string, Row<TableName>>, field);
       this.indexes_by_field.set(name_field, index);
       this.indexes.set(name, [...(this.indexes.get(name) ?? []), index]);

@@ -103,9 +103,10 @@ export function keyRoutes(ctx: WebContext, router: Router): void {
     };
     const name = String((req.body as Record<string, unknown>)?.name ?? '').slice(0, 100);
     if (!parsed.success) return render_error(422, formErrors(parsed.error), name);
+    const keys_index = store.indexBy('keys', 'account_id');
     const created = await store.transact((tx) => {
       let active = 0;
-      for (const key of store.indexBy('keys', 'account_id').rows(state.account.id)) if (!key.revoked_at) active++;
+      for (const key of keys_index.rows(state.account.id)) if (!key.revoked_at) active++;
       if (active >= MAX_ACTIVE_KEYS) return null;
       const result = createApiKey(tx, state.account.id, parsed.data.name);
       audit(tx, { actor: `user:${state.account.id}`, action: 'key.create', account_id: state.account.id, detail: `${result.record.id} "${parsed.data.name}"`, ip: ctx.clientIp(req) });

@@ -327,3 +327,15 @@ test('a checkpoint that cannot be written is reported and tried again; the store
   assert.equal(balanceMicros(reopened.state, 'a'), 1e9 - 11);
   await reopened.close();
 });
+
+test('indexBy: a new index cannot be built inside a transaction; an existing one can be read there', async () => {
+  const store = await Store.open(dir());
+  await assert.rejects(store.transact(() => store.indexBy('keys', 'account_id')), /build it at start-up/);
+  const index = store.indexBy('keys', 'account_id');
+  await store.transact((tx) => {
+    tx.set('keys', 'k1', { id: 'k1', account_id: 'a', hash: 'h', prefix: 'p', name: 'n', created_at: '2026-01-01T00:00:00.000Z', revoked_at: null });
+    assert.deepEqual([...store.indexBy('keys', 'account_id').ids('a')], ['k1'], 'the transaction sees its own change');
+  });
+  assert.deepEqual([...index.ids('a')], ['k1']);
+  await store.close();
+});
