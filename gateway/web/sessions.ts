@@ -44,6 +44,7 @@ declare module '../store/state.js' {
 export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
 export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
 const MAX_SESSIONS_PER_ACCOUNT = 20;
+const SWEEP_LAST_SEEN_ABOVE = 100_000;
 /** How stale a session's written last use may get while it is being used. */
 export const SEEN_WRITE_EVERY_MS = 10 * 60 * 1000;
 
@@ -57,6 +58,7 @@ export interface CurrentSession {
 
 export class Sessions {
   private readonly last_seen_ms = new Map<string, number>();
+  private sweep_above = SWEEP_LAST_SEEN_ABOVE;
   /** Sessions whose last use is being written now (one write at a time per session). */
   private readonly writing_seen = new Set<string>();
   private secret: Promise<Buffer> | null = null;
@@ -105,13 +107,15 @@ export class Sessions {
     }
     this.last_seen_ms.set(token_hash, now_ms);
     if (now_ms - written_ms >= SEEN_WRITE_EVERY_MS) this.writeSeen(token_hash, now_ms);
-    if (this.last_seen_ms.size > 100_000) {
+    if (this.last_seen_ms.size > this.sweep_above) {
       // Only entries whose session is gone or past its absolute end: dropping the entry of an
-      // idle session would revive it.
+      // idle session would revive it. The next sweep waits for the map to double, so a
+      // process with more live sessions than that does not pass over them on every view.
       for (const hash of this.last_seen_ms.keys()) {
         const row = this.store.get('web_sessions', hash);
         if (!row || Date.parse(row.expires_at) <= now_ms) this.last_seen_ms.delete(hash);
       }
+      this.sweep_above = Math.max(SWEEP_LAST_SEEN_ABOVE, this.last_seen_ms.size * 2);
     }
     return { token_hash, session };
   }
