@@ -103,7 +103,46 @@ export class TableIndex<T extends TableName> {
 
 const NO_IDS: ReadonlySet<string> = new Set();
 
+/**
+ * A table's ids in the order its rows were created, for the checkpoint to walk in parts:
+ * listing a large object's keys is one long synchronous step (Object.keys: 17 ms for
+ * 100,000 rows, 330 ms for a million here), this is not. A deleted row's id stays in the
+ * list, marked dead, until dead ids are half of it; a row re-created meanwhile is revived
+ * in place, so an id is never listed twice.
+ */
+export class RowOrder {
+  ids: string[];
+  readonly dead = new Set<string>();
+
+  constructor(ids: string[]) {
+    this.ids = ids;
+  }
+
+  /** @internal */ changed(id: string, before: unknown, after: unknown): void {
+    if (before === undefined && after !== undefined) {
+      if (!this.dead.delete(id)) this.ids.push(id);
+    } else if (before !== undefined && after === undefined) {
+      this.dead.add(id);
+    }
+  }
+
+  /** Drops the dead ids once they are half the list (amortized: one pass per that many deletions). */
+  compact(): void {
+    if (this.dead.size < 1_024 || this.dead.size * 2 < this.ids.length) return;
+    const dead = this.dead;
+    // A new array: a checkpoint walking the old one goes on with it undisturbed.
+    this.ids = this.ids.filter((id) => !dead.has(id));
+    dead.clear();
+  }
+}
+
 type Indexes = Map<TableName, Array<TableIndex<TableName>>>;
+
+/** What keeps up with every row change (and its undo): the tables' row orders and the indexes. */
+interface RowTrackers {
+  indexes: Indexes;
+  orders: Map<TableName, RowOrder>;
+}
 
 class Transaction implements Tx {
   readonly ops: Op[] = [];
@@ -111,25 +150,29 @@ class Transaction implements Tx {
   constructor(
     readonly state: State,
     readonly now: Date,
-    private readonly indexes: Indexes,
+    private readonly trackers: RowTrackers,
   ) {}
 
   private apply(op: Op): void {
-    const indexes = op.o === 'set' || op.o === 'del' ? this.indexes.get(op.t) : undefined;
-    if (!indexes) {
+    if (op.o !== 'set' && op.o !== 'del') {
       this.undos.push(applyOp(this.state, op));
       this.ops.push(op);
       return;
     }
-    const { t: name, id } = op as { t: TableName; id: string };
+    const { t: name, id } = op;
     const rows = table(this.state, name) as Record<string, Row<TableName>>;
     const before = rows[id];
     const undo = applyOp(this.state, op);
     const after = rows[id];
-    for (const index of indexes) index.move(id, before, after);
+    let order = this.trackers.orders.get(name);
+    if (!order) this.trackers.orders.set(name, (order = new RowOrder([])));
+    order.changed(id, before, after);
+    const indexes = this.trackers.indexes.get(name);
+    if (indexes) for (const index of indexes) index.move(id, before, after);
     this.undos.push(() => {
       undo();
-      for (const index of indexes) index.move(id, after, before);
+      order.changed(id, after, before);
+      if (indexes) for (const index of indexes) index.move(id, after, before);
     });
     this.ops.push(op);
   }
@@ -210,6 +253,7 @@ export class Store {
     private readonly options: Required<Pick<StoreOptions, 'now' | 'checkpoint_every_records' | 'checkpoint_part_chars'>> & Pick<StoreOptions, 'warn'>,
   ) {
     this.checkpoint_seq = state.seq;
+    for (const name of Object.keys(state.tables) as TableName[]) this.orders.set(name, new RowOrder(Object.keys(state.tables[name] ?? {})));
   }
 
   static async open(data_dir: string, options: StoreOptions = {}): Promise<Store> {
@@ -252,7 +296,7 @@ export class Store {
    */
   transact<T>(fn: (tx: Tx) => T): Promise<T> {
     if (this.closed) return Promise.reject(new StoreClosedError());
-    const tx = new Transaction(this.state, this.options.now(), this.indexes);
+    const tx = new Transaction(this.state, this.options.now(), this.trackers);
     let result: T;
     this.in_transaction = true;
     try {
@@ -280,6 +324,9 @@ export class Store {
   }
 
   private readonly indexes: Indexes = new Map();
+  /** Every table's row order, built at open from the loaded document. */
+  private readonly orders = new Map<TableName, RowOrder>();
+  private readonly trackers: RowTrackers = { indexes: this.indexes, orders: this.orders };
   private in_transaction = false;
   private readonly indexes_by_field = new Map<string, TableIndex<TableName>>();
 
@@ -358,15 +405,24 @@ export class Store {
         for (const name of names) {
           if (AGGREGATE_TABLES.has(name)) part += `${tables++ ? ',' : ''}${JSON.stringify(name)}:${JSON.stringify(state.tables[name])}`;
         }
+        // The row orders as they are now (rows created later are the journal's to replay).
+        const lists = new Map<TableName, { ids: string[]; count: number }>();
         for (const name of names) {
-          if (AGGREGATE_TABLES.has(name)) continue;
+          const order = this.orders.get(name);
+          if (!order || AGGREGATE_TABLES.has(name)) continue;
+          order.compact();
+          lists.set(name, { ids: order.ids, count: order.ids.length });
+        }
+        for (const name of names) {
+          const list = lists.get(name);
           const rows = state.tables[name] as Record<string, unknown> | undefined;
-          if (!rows) continue;
+          if (!list || !rows) continue;
           part += `${tables++ ? ',' : ''}${JSON.stringify(name)}:{`;
           let first = true;
-          for (const id of Object.keys(rows)) {
+          for (let i = 0; i < list.count; i++) {
+            const id = list.ids[i]!;
             const row = rows[id];
-            if (row === undefined) continue; // deleted since the ids were listed
+            if (row === undefined) continue; // deleted (now, or before the checkpoint began)
             part += `${first ? '' : ','}${JSON.stringify(id)}:${JSON.stringify(row)}`;
             first = false;
             if (part.length >= part_chars) {

@@ -339,3 +339,46 @@ test('indexBy: a new index cannot be built inside a transaction; an existing one
   assert.deepEqual([...index.ids('a')], ['k1']);
   await store.close();
 });
+
+test('row order: ids in creation order, each once, through delete, re-create, rollback and compaction; checkpoints use it', async () => {
+  const data_dir = dir();
+  const store = await Store.open(data_dir, { checkpoint_every_records: 1_000_000, checkpoint_interval_ms: 3_600_000 });
+  const order = () => (store as any).orders.get('accounts') as { ids: string[]; dead: Set<string> };
+  await store.transact((tx) => {
+    for (let i = 0; i < 3_000; i++) tx.set('accounts', `acc-${i}`, account(`acc-${i}`));
+  });
+  await store.transact((tx) => {
+    tx.del('accounts', 'acc-1');
+    tx.set('accounts', 'acc-2', { ...account('acc-2'), name: 'rewritten' });
+  });
+  await store.transact((tx) => tx.set('accounts', 'acc-1', account('acc-1'))); // re-created: revived in place
+  await assert.rejects(
+    store.transact((tx) => {
+      tx.set('accounts', 'rolled-back', account('rolled-back'));
+      tx.del('accounts', 'acc-3');
+      throw new Error('no');
+    }),
+  );
+  assert.deepEqual(order().ids.slice(0, 4), ['acc-0', 'acc-1', 'acc-2', 'acc-3']);
+  assert.equal(new Set(order().ids).size, order().ids.length, 'no id twice');
+  assert.deepEqual([...order().dead], ['rolled-back'], 'only the rolled-back row is dead');
+  await store.transact((tx) => tx.set('accounts', 'rolled-back', account('rolled-back')));
+  assert.equal(order().dead.size, 0);
+  assert.equal(order().ids.filter((id) => id === 'rolled-back').length, 1);
+  // Deleting two thirds: the next checkpoint drops the dead ids first.
+  await store.transact((tx) => {
+    for (let i = 1_000; i < 3_000; i++) tx.del('accounts', `acc-${i}`);
+  });
+  assert.equal(order().ids.length, 3_001);
+  (store as any).maybeCheckpoint(true);
+  await (store as any).checkpointing;
+  assert.equal(order().ids.length, 1_001);
+  assert.equal(order().dead.size, 0);
+  const checkpoint = JSON.parse(readFileSync(join(data_dir, 'state.json'), 'utf8'));
+  assert.equal(Object.keys(checkpoint.tables.accounts).length, 1_001);
+  assert.deepEqual(Object.keys(checkpoint.tables.accounts), order().ids, 'the checkpoint lists rows in creation order');
+  await store.close();
+  const reopened = await Store.open(data_dir);
+  assert.deepEqual((reopened as any).orders.get('accounts').ids, order().ids, 'rebuilt from the document at open');
+  await reopened.close();
+});
