@@ -323,6 +323,16 @@ export class Store {
     return table(this.state, name);
   }
 
+  /**
+   * The table's ids in creation order as they are now, to walk over many event-loop turns
+   * without listing the table's keys at once: the first `count` entries of `ids` (an id may
+   * since have been deleted: check its row). Rows created later are not included.
+   */
+  rowIds(name: TableName): { ids: readonly string[]; count: number } {
+    const order = this.orders.get(name);
+    return order ? { ids: order.ids, count: order.ids.length } : { ids: [], count: 0 };
+  }
+
   private readonly indexes: Indexes = new Map();
   /** Every table's row order, built at open from the loaded document. */
   private readonly orders = new Map<TableName, RowOrder>();
