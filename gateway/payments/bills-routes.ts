@@ -17,10 +17,9 @@ import type { PaymentsContext } from './context.js';
 import { txnAnswer, type Answer } from './engine.js';
 import { KEY_TEXT, commissionMicros, idempotencyKey, requestHash } from './intent.js';
 import { receiptHtml, receiptPdf } from './receipt.js';
-import type { FetchedBill, PaymentTxn } from './tables.js';
+import { billFetchExpired, type FetchedBill, type PaymentTxn } from './tables.js';
 
 const MAX_BILL_MICROS = 10_000_000 * 1_000_000;
-const PRUNE_PER_FETCH = 20;
 
 const billerIdSchema = z.string({ error: 'is required' }).trim().toUpperCase().pipe(z.string().regex(/^[A-Z0-9_-]{2,32}$/, 'is not a biller id'));
 const consumerSchema = z.string({ error: 'is required' }).max(40).transform((text) => text.replace(/\s/g, ''));
@@ -175,13 +174,7 @@ export function billsRouter(ctx: PaymentsContext): Router {
     const provider = chain.provider;
     const bill = await store.transact((tx) => {
       const now_ms = tx.now.getTime();
-      // Fetched bills are kept in creation order, so the expired ones are at the front.
-      let pruned = 0;
-      for (const [id, old] of Object.entries(tx.state.tables.bill_fetches ?? {})) {
-        if (pruned >= PRUNE_PER_FETCH || Date.parse(old.expires_at) > now_ms) break;
-        tx.del('bill_fetches', id);
-        pruned++;
-      }
+      // Expired fetches are deleted by the pruning pass (payments/prune.ts), not here.
       const fetched: FetchedBill = {
         id: newId('bill'),
         account_id: account.id,
@@ -212,19 +205,16 @@ export function billsRouter(ctx: PaymentsContext): Router {
     if (body.amount < biller.min_amount || body.amount > biller.max_amount) {
       throw badRequest(`amount: must be between ${microsToUnits(biller.min_amount)} and ${microsToUnits(biller.max_amount)} for ${biller.name}`, 'amount', 'amount_out_of_range');
     }
-    await store.transact(() => undefined);
+    // The fetched bill, for the payment's details. Whether it may be paid is decided in the
+    // payment's own transaction (`reserve` below), after the idempotency lookup: a retry of a
+    // payment gets its first answer even once the bill has expired or been pruned.
+    const bill_id = body.bill_id;
     let bill: FetchedBill | undefined;
-    if (body.bill_id) {
-      bill = store.get('bill_fetches', body.bill_id);
-      if (!bill || bill.account_id !== account.id) throw notFound(`no fetched bill ${body.bill_id} (bills can be paid by id for ${Math.round(settings.bills.fetch_ttl_ms / 3_600_000)} h after the fetch)`, 'bill_not_found');
-      if (bill.biller_id !== biller.biller_id || bill.consumer_number !== body.consumer_number) {
-        throw badRequest(`bill_id: bill ${bill.id} is for ${bill.biller_id} ${bill.consumer_number}, not ${biller.biller_id} ${body.consumer_number}`, 'bill_id', 'bill_mismatch');
-      }
-      if (biller.exact_amount && body.amount !== bill.amount_micros) {
-        throw new ApiError(422, 'amount_mismatch', `amount: ${biller.name} takes the exact bill amount, ${microsToUnits(bill.amount_micros)}`, 'amount');
-      }
+    if (bill_id) {
+      await store.transact(() => undefined);
+      const found = store.get('bill_fetches', bill_id);
+      if (found?.account_id === account.id) bill = found;
     }
-    const bill_id = bill?.id;
     const answer = await engine.submit({
       account,
       service: 'bills',
@@ -263,8 +253,16 @@ export function billsRouter(ctx: PaymentsContext): Router {
       reserve: bill_id
         ? (tx, txn_id) => {
             const current = tx.get('bill_fetches', bill_id);
-            if (!current) throw notFound(`bill ${bill_id} has expired; fetch it again`, 'bill_not_found');
-            if (Date.parse(current.expires_at) <= tx.now.getTime()) throw new ApiError(422, 'bill_expired', `bill ${bill_id} has expired; fetch it again`, 'bill_id');
+            if (!current || current.account_id !== account.id) {
+              throw notFound(`no fetched bill ${bill_id} (a bill can be paid by id for ${duration(settings.bills.fetch_ttl_ms)} after its fetch; fetch it again)`, 'bill_not_found');
+            }
+            if (billFetchExpired(current, tx.now.getTime())) throw new ApiError(422, 'bill_expired', `bill ${bill_id} has expired; fetch it again`, 'bill_id');
+            if (current.biller_id !== biller.biller_id || current.consumer_number !== body.consumer_number) {
+              throw badRequest(`bill_id: bill ${current.id} is for ${current.biller_id} ${current.consumer_number}, not ${biller.biller_id} ${body.consumer_number}`, 'bill_id', 'bill_mismatch');
+            }
+            if (biller.exact_amount && body.amount !== current.amount_micros) {
+              throw new ApiError(422, 'amount_mismatch', `amount: ${biller.name} takes the exact bill amount, ${microsToUnits(current.amount_micros)}`, 'amount');
+            }
             const prior = current.paid_txn_id ? tx.get('payment_txns', current.paid_txn_id) : undefined;
             if (prior && prior.status !== 'failed') throw conflict(`bill ${bill_id} is already paid (${prior.id}, ${prior.status})`, 'bill_already_paid', 'bill_id');
             tx.set('bill_fetches', bill_id, { ...current, paid_txn_id: txn_id });
@@ -301,4 +299,11 @@ export function billsRouter(ctx: PaymentsContext): Router {
   });
 
   return router;
+}
+
+/** 86400000 → "24 h", 90000 → "2 min", 1500 → "2 s". */
+function duration(ms: number): string {
+  if (ms >= 3_600_000) return `${Math.round(ms / 3_600_000)} h`;
+  if (ms >= 60_000) return `${Math.round(ms / 60_000)} min`;
+  return `${Math.round(ms / 1000)} s`;
 }

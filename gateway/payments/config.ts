@@ -283,7 +283,7 @@ export const paymentsConfigSchema = z.strictObject({
         .refine((list) => new Set(list.map((b) => b.biller_id)).size === list.length, 'biller ids must be unique')
         .default(() => DEFAULT_BILLERS.map((b) => billerSchema.parse(b))),
       /** A fetched bill can be paid by its bill_id for this long. */
-      fetch_ttl_ms: ms(60_000, 30 * 86_400_000, 86_400_000),
+      fetch_ttl_ms: ms(1_000, 30 * 86_400_000, 86_400_000),
     })
     .prefault({}),
   reports: z

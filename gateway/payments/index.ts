@@ -25,7 +25,7 @@ import { onboardingRouter } from './onboarding-routes.js';
 import { Pruner, pruneTarget, type PruneCounts } from './prune.js';
 import { rechargeRouter, renderRecharge } from './recharge-routes.js';
 import { WebhookSender, enqueueWebhook } from './webhooks.js';
-import './tables.js';
+import { billFetchExpired } from './tables.js';
 
 export interface Payments {
   /** Mounted at /api. */
@@ -94,6 +94,7 @@ export function createPayments(
         ? [pruneTarget({ table: 'idempotency', expired: (id, record, tx) => engine.idempotencyExpired(id, record, tx.now.getTime()) })]
         : []),
       pruneTarget({ table: 'dmt_usage', expired: (id) => usageMonthOver(id, clock.now(), payments.dmt.utc_offset_minutes) }),
+      pruneTarget({ table: 'bill_fetches', expired: (_id, bill, tx) => billFetchExpired(bill, tx.now.getTime()) }),
     ],
   });
   const ctx: PaymentsContext = { ...deps, settings: payments, engine, webhooks, providers, sms, onStop: (fn) => stopping.push(fn) };

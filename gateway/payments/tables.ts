@@ -116,6 +116,11 @@ export interface Beneficiary {
 }
 
 /** A bill fetched from a biller, payable by its id until `expires_at`. */
+/** A fetched bill can be paid by id until its `expires_at` (`bills.fetch_ttl_ms` after the fetch); the pay route and the pruner both ask this. */
+export function billFetchExpired(bill: Pick<FetchedBill, 'expires_at'>, now_ms: number): boolean {
+  return Date.parse(bill.expires_at) <= now_ms;
+}
+
 export interface FetchedBill {
   id: string;
   account_id: string;

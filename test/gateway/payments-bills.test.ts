@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from './helpers.ts';
-import { balance, ledgerBalances, onboard, startPaymentsGateway, verifyOk, waitFinal } from '../support/payments-helpers.ts';
+import { balance, ledgerBalances, onboard, paymentsConfig, startPaymentsGateway, verifyOk, waitFinal } from '../support/payments-helpers.ts';
 import { pdfText } from '../support/payments-pdf.ts';
 
 const indian = (units: number) => new Intl.NumberFormat('en-IN', { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(units);
@@ -149,6 +149,35 @@ test('bills: billers, fetch → pay → receipt as HTML and PDF; paid once; refu
     const balances = await ledgerBalances(gw);
     const paid_total = bill.amount + 432.1 + 250; // the declined ones paid nothing
     assert.equal(balances['provider:bills'], Math.round(paid_total * 100) * 10_000);
+    await verifyOk(gw);
+  } finally {
+    await gw.stop();
+  }
+});
+
+test('bills: a fetched bill expires after fetch_ttl_ms and the pruning pass deletes it; a retried payment still gets its first answer', async () => {
+  const gw = await startPaymentsGateway(paymentsConfig({ bills: { fetch_ttl_ms: 1_500 }, prune: { interval_ms: 200, batch_size: 100 } }));
+  try {
+    const { headers } = await onboard(gw, 20_000, { bills: true });
+    const post = (path: string, body: unknown, extra: Record<string, string> = {}) => request(`${gw.url}/api/bills${path}`, { headers: { ...headers, ...extra }, body });
+    const a = (await post('/fetch', { biller_id: 'BESCOM', consumer_number: '1234567890' })).body.data;
+    const paid = await post('/pay', { biller_id: 'BESCOM', consumer_number: '1234567890', amount: a.amount, bill_id: a.bill_id }, { 'Idempotency-Key': 'pay-a' });
+    assert.equal(paid.status, 200, JSON.stringify(paid.body));
+    const b = (await post('/fetch', { biller_id: 'BESCOM', consumer_number: '1234567811' })).body.data;
+    // Past the TTL and a few pruning passes: both fetches are gone from the document.
+    const deadline = Date.now() + 10_000;
+    while (!gw.output.some((line) => line.includes('"msg":"payments prune"') && line.includes('"bill_fetches":2'))) {
+      assert.ok(Date.now() < deadline, `no prune of the two fetches:\n${gw.output.slice(-5).join('\n')}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const late = await post('/pay', { biller_id: 'BESCOM', consumer_number: '1234567811', amount: b.amount, bill_id: b.bill_id });
+    assert.equal(late.status, 404);
+    assert.equal(late.body.error.code, 'bill_not_found');
+    assert.match(late.body.message, /can be paid by id for 2 s after its fetch/);
+    // The retry of A's payment: the same answer, no second payment.
+    const retried = await post('/pay', { biller_id: 'BESCOM', consumer_number: '1234567890', amount: a.amount, bill_id: a.bill_id }, { 'Idempotency-Key': 'pay-a' });
+    assert.equal(retried.status, 200, JSON.stringify(retried.body));
+    assert.deepEqual(retried.body, paid.body);
     await verifyOk(gw);
   } finally {
     await gw.stop();
