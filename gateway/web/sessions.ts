@@ -45,6 +45,9 @@ export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
 export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
 const MAX_SESSIONS_PER_ACCOUNT = 20;
 const SWEEP_LAST_SEEN_ABOVE = 100_000;
+/** A log-in deletes at most this many expired sessions, looking at most this far. */
+const SWEEP_DELETE = 200;
+const SWEEP_WALK = 2_000;
 /** How stale a session's written last use may get while it is being used. */
 export const SEEN_WRITE_EVERY_MS = 10 * 60 * 1000;
 
@@ -63,11 +66,16 @@ export class Sessions {
   private readonly writing_seen = new Set<string>();
   private secret: Promise<Buffer> | null = null;
 
+  /** An account's sessions (log-in keeps at most MAX_SESSIONS_PER_ACCOUNT; disabling an account ends them). */
+  private readonly by_account;
+
   constructor(
     private readonly store: Store,
     private readonly now: () => Date,
     private readonly secure_cookies: (req: Request) => boolean,
-  ) {}
+  ) {
+    this.by_account = store.indexBy('web_sessions', 'account_id');
+  }
 
   private csrfSecret(): Promise<Buffer> {
     this.secret ??= (async () => {
@@ -129,14 +137,23 @@ export class Sessions {
     const token = randomBytes(32).toString('base64url');
     const now_ms = tx.now.getTime();
     const sessions = table(tx.state, 'web_sessions');
+    // Expired sessions, oldest first: every session lives SESSION_LIFETIME_MS, so creation
+    // order is expiry order, and a short walk from the start finds them (bounded; the next
+    // log-in goes on). Readers treat an expired session as absent anyway.
+    const { ids, count } = this.store.rowIds('web_sessions');
+    for (let i = 0, swept = 0; i < Math.min(count, SWEEP_WALK) && swept < SWEEP_DELETE; i++) {
+      const session = sessions[ids[i]!];
+      if (!session) continue; // deleted earlier
+      if (Date.parse(session.expires_at) > now_ms) break;
+      tx.del('web_sessions', ids[i]!);
+      swept++;
+    }
+    // This account's live sessions (admin sessions, which have no account, are few: those are looked for in the table).
+    const candidates = account_id === null ? Object.keys(sessions) : [...this.by_account.ids(account_id)];
     const mine: Array<[string, WebSession]> = [];
-    let swept = 0;
-    for (const [hash, session] of Object.entries(sessions)) {
-      if (Date.parse(session.expires_at) <= now_ms) {
-        if (swept++ < 200) tx.del('web_sessions', hash);
-      } else if (session.kind === kind && session.account_id === account_id) {
-        mine.push([hash, session]);
-      }
+    for (const hash of candidates) {
+      const session = sessions[hash];
+      if (session && session.kind === kind && session.account_id === account_id && Date.parse(session.expires_at) > now_ms) mine.push([hash, session]);
     }
     mine.sort((a, b) => a[1].created_at.localeCompare(b[1].created_at));
     for (const [hash] of mine.slice(0, Math.max(0, mine.length - (MAX_SESSIONS_PER_ACCOUNT - 1)))) tx.del('web_sessions', hash);
@@ -183,9 +200,7 @@ export class Sessions {
 
   /** Ends every session of an account (e.g. when an admin disables it). */
   endAllInTx(tx: Tx, account_id: string): void {
-    for (const [hash, session] of Object.entries(table(tx.state, 'web_sessions'))) {
-      if (session.account_id === account_id) tx.del('web_sessions', hash);
-    }
+    for (const hash of [...this.by_account.ids(account_id)]) tx.del('web_sessions', hash);
   }
 
   /** The pre-session binding for anonymous forms; sets the cookie when missing. */

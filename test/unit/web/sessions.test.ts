@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Request } from 'express';
 import { Store } from '../../../gateway/store/store.ts';
-import { COOKIE, SEEN_WRITE_EVERY_MS, SESSION_IDLE_MS, Sessions } from '../../../gateway/web/sessions.ts';
+import { COOKIE, SEEN_WRITE_EVERY_MS, SESSION_IDLE_MS, SESSION_LIFETIME_MS, Sessions } from '../../../gateway/web/sessions.ts';
 
 const MINUTE = 60_000;
 
@@ -71,5 +71,27 @@ test('sessions: the last use is written at most once per SEEN_WRITE_EVERY_MS how
   const writes = store.state.seq - seq;
   assert.ok(writes >= 1 && writes <= 2, `${writes} writes for 50 page views over 20 minutes`);
   assert.ok(store.get('web_sessions', token_hash)?.seen_at);
+  await store.close();
+});
+
+test('sessions: a log-in keeps an account to 20 sessions, sweeps expired ones of any account, and ending all touches only that account', async () => {
+  const { store, first, advance } = await setup(); // one session of account a, at 08:00
+  await store.transact((tx) =>
+    tx.set('accounts', 'b', { ...store.get('accounts', 'a')!, id: 'b', email: 'b@x.io' }),
+  );
+  const live = (account_id: string) => Object.values(store.rows('web_sessions')).filter((s) => s.account_id === account_id).length;
+  for (let i = 0; i < 3; i++) await store.transact((tx) => first.startInTx(tx, 'user', 'b'));
+  advance(SESSION_LIFETIME_MS + MINUTE); // every session so far is past its end
+  await store.transact((tx) => first.startInTx(tx, 'user', 'a'));
+  assert.equal(Object.keys(store.rows('web_sessions')).length, 1, "the log-in swept the expired sessions, b's too");
+  for (let i = 0; i < 24; i++) {
+    advance(1_000);
+    await store.transact((tx) => first.startInTx(tx, 'user', 'a'));
+  }
+  assert.equal(live('a'), 20, 'at most 20 sessions per account: the oldest go');
+  for (let i = 0; i < 2; i++) await store.transact((tx) => first.startInTx(tx, 'user', 'b'));
+  await store.transact((tx) => first.endAllInTx(tx, 'a'));
+  assert.equal(live('a'), 0);
+  assert.equal(live('b'), 2, "b's sessions are untouched");
   await store.close();
 });
