@@ -39,12 +39,12 @@ export const transactionsQuery = z.object({
 
 export type TransactionFilter = Pick<z.output<typeof transactionsQuery>, 'service' | 'status' | 'number' | 'txn_id' | 'from' | 'to'>;
 
-/** The one selection of transactions: the account's list, the reports, the admin list and the dashboard use it. */
 /** The payment transactions to filter: one account's through the store's index, else every one. */
 export function candidateTxns(store: Store, account_id: string | null | undefined): Iterable<PaymentTxn> {
   return account_id ? store.indexBy('payment_txns', 'account_id').rows(account_id) : Object.values(store.rows('payment_txns'));
 }
 
+/** The one selection of transactions: the account's list, the reports, the admin list and the dashboard use it. */
 export function filterTransactions(rows: Iterable<PaymentTxn>, query: TransactionFilter, account_id: string | null): PaymentTxn[] {
   const list: PaymentTxn[] = [];
   for (const txn of rows) {

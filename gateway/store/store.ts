@@ -244,6 +244,14 @@ export class Store {
   /** Checkpoints written so far (tests and the bench read it). */
   checkpoints = 0;
 
+  /** Indexes by table (for each row change) and by table and field (for indexBy). */
+  private readonly indexes: Indexes = new Map();
+  private readonly indexes_by_field = new Map<string, TableIndex<TableName>>();
+  /** Every table's row order, built at open from the loaded document. */
+  private readonly orders = new Map<TableName, RowOrder>();
+  private readonly trackers: RowTrackers = { indexes: this.indexes, orders: this.orders };
+  private in_transaction = false;
+
   private constructor(
     readonly data_dir: string,
     readonly state: State,
@@ -332,13 +340,6 @@ export class Store {
     const order = this.orders.get(name);
     return order ? { ids: order.ids, count: order.ids.length } : { ids: [], count: 0 };
   }
-
-  private readonly indexes: Indexes = new Map();
-  /** Every table's row order, built at open from the loaded document. */
-  private readonly orders = new Map<TableName, RowOrder>();
-  private readonly trackers: RowTrackers = { indexes: this.indexes, orders: this.orders };
-  private in_transaction = false;
-  private readonly indexes_by_field = new Map<string, TableIndex<TableName>>();
 
   /**
    * The index of `name` by the string field `field` of its rows: built from the table the
