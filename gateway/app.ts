@@ -4,9 +4,8 @@
 // where rooms mount their own routers.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
-import type { Config } from './config.js';
-import type { Logger } from './log.js';
-import type { Store } from './store/store.js';
+import type { RoomDeps } from './deps.js';
+import { jsonBody } from './kernel/body.js';
 import { adminAuth, adminRouter } from './accounts/admin-routes.js';
 import { errorHandler } from './http/errors.js';
 import { Metrics } from './http/metrics.js';
@@ -20,29 +19,9 @@ import { accountRouteDocs } from './accounts/openapi.js';
 import { chatRouteDocs } from './chat/openapi.js';
 import packageJson from '../package.json' with { type: 'json' };
 
-export interface Clock {
-  now(): Date;
-}
-
-export interface AppDeps {
-  config: Config;
-  store: Store;
-  logger: Logger;
-  clock: Clock;
-  /** SHA-256 (hex) of the admin token. */
-  admin_token_hash: string;
-  metrics?: Metrics;
+export interface AppDeps extends RoomDeps {
   /** The payments room (/api and its /admin routes); main.ts owns its background lifecycle. */
   payments?: Payments;
-}
-
-/** The absolute base URL for links shown to users (e.g. the top-up page). */
-export function publicUrl(config: Config): string {
-  return (config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`).replace(/\/+$/, '');
-}
-
-export function jsonBody(config: Config) {
-  return express.json({ limit: config.limits.body_bytes, strict: true, type: ['application/json', 'application/*+json'] });
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -65,7 +44,7 @@ export function createApp(deps: AppDeps): Express {
   let openapi: unknown = null;
   app.get('/openapi.json', (_req, res) => {
     const routes: RouteDoc[] = [...chatRouteDocs, ...accountRouteDocs, ...(deps.payments?.route_docs ?? [])];
-    openapi ??= buildOpenApi(routes, { version: packageJson.version, server_url: publicUrl(config), currency: config.currency });
+    openapi ??= buildOpenApi(routes, { version: packageJson.version, server_url: deps.public_url(), currency: config.currency });
     res.json(openapi);
   });
   app.get('/metrics', async (_req, res) => {

@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { FrontServer } from './http/front.js';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
-import { createGateway, publicUrl } from './app.js';
+import { createGateway } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { systemClock } from './kernel/clock.js';
 import { createLogger } from './log.js';
 import { sha256Hex } from './accounts/keys.js';
 import { Store } from './store/store.js';
@@ -93,9 +94,11 @@ async function serve(config: Config): Promise<void> {
   }
 
   const admin_token_hash = await adminTokenHash(store);
-  const clock = { now: () => new Date() };
-  const payments = createPayments({ config, store, logger, clock, admin_token_hash });
-  const gateway = createGateway({ config, store, logger, clock, admin_token_hash, payments });
+  const clock = systemClock;
+  let public_url = ''; // computed once, when the port is known (port 0 picks one at listen time)
+  const room_deps = { config, store, logger, clock, admin_token_hash, public_url: () => public_url };
+  const payments = createPayments(room_deps);
+  const gateway = createGateway({ ...room_deps, payments });
   // /v1 calls on plain HTTP/1.1 connections are served on the hot lane; everything else by Node's http.Server.
   const server = new FrontServer(
     { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 300_000, max_body_bytes: config.chat.body_limit_bytes, hot: (target) => target.startsWith('/v1/') },
@@ -110,7 +113,8 @@ async function serve(config: Config): Promise<void> {
   }
   const address = server.address();
   if (address && typeof address === 'object') config.port = address.port;
-  logger.info({ msg: 'listening', host: config.host, port: config.port, url: publicUrl(config), data_dir: config.data_dir, mode: config.mode });
+  public_url = publicUrl(config);
+  logger.info({ msg: 'listening', host: config.host, port: config.port, url: public_url, data_dir: config.data_dir, mode: config.mode });
   payments.start(); // status checks of pending transactions (also those from before a restart), webhooks
 
   let stopping = false;
@@ -132,6 +136,12 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** The absolute base URL for links shown to users (e.g. the top-up page). */
+function publicUrl(config: Config): string {
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return (config.public_url ?? `http://${host}:${config.port}`).replace(/\/+$/, '');
 }
 
 /** The admin token from AIHUB_ADMIN_TOKEN, else the stored hash, else a new token printed once. */

@@ -1,7 +1,7 @@
 // The admin API of CONTRACT.md: accounts, keys, credits (idempotent on `reference`).
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
-import type { AppDeps } from '../app.js';
+import type { RoomDeps } from '../deps.js';
 import { ApiError, conflict, notFound, parseWith } from '../http/errors.js';
 import { FUNDING_TOPUP, InsufficientBalanceError, balanceMicros, creditWallet, debitWallet } from '../ledger/ledger.js';
 import { table } from '../store/state.js';
@@ -37,7 +37,7 @@ export function adminAuth(admin_token_hash: string) {
   };
 }
 
-export function adminRouter(deps: AppDeps): Router {
+export function adminRouter(deps: RoomDeps): Router {
   const { store, config } = deps;
   const router = Router();
   const view = (id: string) => accountView(store.state, requireAccount(store, id), config.currency);

@@ -4,8 +4,7 @@
 // one durable commit per request: the actual cost with its usage record.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Registry } from 'prom-client';
-import type { AppDeps } from '../app.js';
-import { publicUrl } from '../app.js';
+import type { RoomDeps } from '../deps.js';
 import { authenticate } from '../accounts/auth.js';
 import { ApiError } from '../http/errors.js';
 import { pathOf, sendJson, type Locals } from '../http/lean.js';
@@ -48,7 +47,7 @@ export interface ChatOptions {
  * The /v1 service. Its routes are served by the lean lane in front of Express
  * (gateway/http/lean.ts), so they work on Node's own request and response objects.
  */
-export function createChat(deps: AppDeps, options: ChatOptions = {}): ChatService {
+export function createChat(deps: RoomDeps, options: ChatOptions = {}): ChatService {
   return new ChatService(deps, deps.config.chat, options);
 }
 
@@ -69,7 +68,7 @@ export class ChatService {
   private in_flight = 0;
 
   constructor(
-    private readonly deps: AppDeps,
+    private readonly deps: RoomDeps,
     readonly config: ChatConfig,
     options: ChatOptions,
   ) {
@@ -162,7 +161,7 @@ export class ChatService {
       reservation = reserve(this.deps.store, { account_id: account.id, key_id: key.id, tier, request_id, worst_case_micros, free_tokens });
     } catch (error) {
       if (error instanceof InsufficientBalanceError) {
-        throw new ApiError(402, 'insufficient_balance', `insufficient balance: this request may cost up to ${microsToUnits(worst_case_micros)} ${this.currency} (prompt plus ${max_output_tokens} output tokens; set max_tokens lower to hold less) and the wallet has ${microsToUnits(error.balance_micros)} ${this.currency}; top up at ${publicUrl(this.deps.config)}/wallet`, null, 'insufficient_balance');
+        throw new ApiError(402, 'insufficient_balance', `insufficient balance: this request may cost up to ${microsToUnits(worst_case_micros)} ${this.currency} (prompt plus ${max_output_tokens} output tokens; set max_tokens lower to hold less) and the wallet has ${microsToUnits(error.balance_micros)} ${this.currency}; top up at ${this.deps.public_url()}/wallet`, null, 'insufficient_balance');
       }
       throw error;
     }

@@ -2,6 +2,7 @@
 // {error:{message,type,param,code}}; `/api` in the payments shape {status:false,message,error:{code,field}}.
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
+import { ServiceError, type ServiceErrorKind } from '../kernel/errors.js';
 
 export class ApiError extends Error {
   constructor(
@@ -21,6 +22,22 @@ export const badRequest = (message: string, param: string | null = null, code = 
 export const notFound = (message: string, code = 'not_found') => new ApiError(404, code, message, null, 'invalid_request_error');
 export const conflict = (message: string, code = 'conflict', param: string | null = null) =>
   new ApiError(409, code, message, param, 'invalid_request_error');
+
+const KIND_STATUS: Record<ServiceErrorKind, number> = {
+  invalid: 400,
+  insufficient_balance: 402,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  rate_limited: 429,
+  unavailable: 503,
+};
+
+/** A service's error as the JSON APIs answer it; other errors are returned as they are. */
+export function fromService(error: unknown): unknown {
+  if (!(error instanceof ServiceError)) return error;
+  return new ApiError(KIND_STATUS[error.kind], error.code, error.message, error.field, null, error.headers);
+}
 
 function defaultType(status: number): string {
   if (status === 401) return 'authentication_error';
@@ -95,7 +112,8 @@ function fromBodyParser(error: { type?: string; status?: number; limit?: number 
 
 /** The last middleware: every error leaves in its surface's shape; unknown errors are 500s and are logged. */
 export function errorHandler(onUnexpected: (error: unknown, req: Request) => void) {
-  return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
+  return (thrown: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    const error = fromService(thrown);
     let api: ApiError | null = null;
     if (error instanceof ApiError) api = error;
     else if (error instanceof z.ZodError) api = fromZod(error);

@@ -1,7 +1,7 @@
 // The account's own views: transactions, the webhook URL, and the wallet (balance, history).
 import { Router } from 'express';
 import { z } from 'zod';
-import { jsonBody } from '../app.js';
+import { jsonBody } from '../kernel/body.js';
 import { badRequest, notFound, parseWith } from '../http/errors.js';
 import { balanceMicros, heldMicros } from '../ledger/ledger.js';
 import { microsToUnits } from '../util/money.js';

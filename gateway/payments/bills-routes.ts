@@ -4,7 +4,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { Router } from 'express';
 import { z } from 'zod';
-import { jsonBody, publicUrl } from '../app.js';
+import { jsonBody } from '../kernel/body.js';
 import { ApiError, badRequest, conflict, notFound, parseWith } from '../http/errors.js';
 import { ChainAbortedError, runLookupChain } from '../providers/chain.js';
 import type { Tx } from '../store/store.js';
@@ -293,7 +293,7 @@ export function billsRouter(ctx: PaymentsContext): Router {
       res.send(pdf);
       return;
     }
-    const pdf_url = `${receiptUrl(publicUrl(config), txn)}&format=pdf`;
+    const pdf_url = `${receiptUrl(ctx.public_url(), txn)}&format=pdf`;
     res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
     res.type('html').send(receiptHtml(txn, config.currency, pdf_url));
   });

@@ -1,12 +1,12 @@
 // What the payments routes share: the app's dependencies plus the engine and the sender.
-import type { AppDeps } from '../app.js';
+import type { RoomDeps } from '../deps.js';
 import type { PaymentEngine } from './engine.js';
 import type { PaymentsConfig } from './config.js';
 import type { WebhookSender } from './webhooks.js';
 import type { PaymentProvider, PaymentService } from '../providers/types.js';
 import type { SmsSender } from '../providers/sms.js';
 
-export interface PaymentsContext extends Omit<AppDeps, 'payments'> {
+export interface PaymentsContext extends RoomDeps {
   settings: PaymentsConfig;
   engine: PaymentEngine;
   webhooks: WebhookSender;

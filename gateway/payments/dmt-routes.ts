@@ -4,7 +4,7 @@
 // the hold (engine intent `reserve`) and released when a transfer fails (`dmtOnFinal`).
 import { Router, type Response } from 'express';
 import { z } from 'zod';
-import { jsonBody } from '../app.js';
+import { jsonBody } from '../kernel/body.js';
 import { ApiError, badRequest, notFound, parseWith } from '../http/errors.js';
 import { ProviderUnavailableError } from '../providers/types.js';
 import type { Tx } from '../store/store.js';

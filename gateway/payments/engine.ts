@@ -3,8 +3,8 @@
 // provider chain → settle (capture + charges + commission), refund (void the hold), or keep
 // pending for the reconciler. Answers are sent only after their commit is durable.
 import type { Logger } from '../log.js';
-import type { Clock } from '../app.js';
-import { ApiError, conflict } from '../http/errors.js';
+import type { Clock } from '../kernel/clock.js';
+import { ServiceError } from '../kernel/errors.js';
 import { InsufficientBalanceError, balanceMicros, captureHold, creditWallet, debitWallet, openHold, voidHold } from '../ledger/ledger.js';
 import { ChainAbortedError, callWithTimeout, runChain, type Attempt } from '../providers/chain.js';
 import type { PaymentProvider, PaymentService, ProviderRequest, ProviderResult, StatusResult } from '../providers/types.js';
@@ -101,9 +101,9 @@ export class PaymentEngine {
   // ---- the request path -------------------------------------------------------------
 
   async submit(intent: PaymentIntent): Promise<Answer> {
-    if (this.shutdown.signal.aborted) throw new ApiError(503, 'shutting_down', 'the gateway is shutting down; retry shortly');
+    if (this.shutdown.signal.aborted) throw new ServiceError('unavailable', 'shutting_down', 'the gateway is shutting down; retry shortly');
     const providers = this.deps.providers[intent.service];
-    if (providers.length === 0) throw new ApiError(503, 'no_provider', `no ${intent.service} provider is configured`);
+    if (providers.length === 0) throw new ServiceError('unavailable', 'no_provider', `no ${intent.service} provider is configured`);
     const render = this.renderer(intent.service);
     const idempotency_id = intent.idempotency_key ? payIdempotencyId(intent.account.id, intent.idempotency_key) : null;
     let resolveAnswer: (answer: Answer) => void = () => {};
@@ -115,7 +115,7 @@ export class PaymentEngine {
         // A record past its window no longer applies: the key starts afresh (and is overwritten below).
         if (seen && !this.idempotencyExpired(idempotency_id, seen, tx.now.getTime())) {
           if (seen.request_hash !== intent.request_hash) {
-            throw conflict('this idempotency key was used for a different request', 'idempotency_conflict', 'Idempotency-Key');
+            throw new ServiceError('conflict', 'idempotency_conflict', 'this idempotency key was used for a different request', 'Idempotency-Key');
           }
           if (seen.status !== IDEMPOTENCY_IN_FLIGHT) return { replay: { http_status: seen.status, body: seen.body }, txn: null };
           const txn_id = (seen.body as { txn_id: string }).txn_id;
@@ -136,8 +136,8 @@ export class PaymentEngine {
         });
       } catch (error) {
         if (error instanceof InsufficientBalanceError) {
-          throw new ApiError(
-            402,
+          throw new ServiceError(
+            'insufficient_balance',
             'insufficient_balance',
             `wallet balance ${microsToUnits(error.balance_micros)} is lower than the ${microsToUnits(error.required_micros)} this needs; top up the wallet`,
           );
@@ -368,12 +368,11 @@ export class PaymentEngine {
     if (!seen || now_ms - seen.at_ms >= window_ms) return;
     const twin = this.deps.store.get('payment_txns', seen.txn_id);
     if (!twin || twin.status === 'failed') return;
-    throw new ApiError(
-      409,
+    throw new ServiceError(
+      'conflict',
       'duplicate_transaction',
       `the same ${intent.service} (${intent.subject}, ${microsToUnits(intent.amount_micros)}) was submitted ${Math.round((now_ms - seen.at_ms) / 1000)} s ago as ${twin.id}; send allow_duplicate: true to repeat it on purpose, or an Idempotency-Key to retry safely`,
       'allow_duplicate',
-      'invalid_request_error',
     );
   }
 

@@ -2,7 +2,7 @@
 // background work (status checks of pending transactions, webhook deliveries, the pruning
 // pass), which main.ts starts after listening and stops before the store closes.
 import { Router, type RequestHandler } from 'express';
-import { publicUrl, type AppDeps } from '../app.js';
+import type { RoomDeps } from '../deps.js';
 import { buildProviders } from '../providers/index.js';
 import { buildSmsSender, type SmsSender } from '../providers/sms.js';
 import type { PaymentProvider, PaymentService } from '../providers/types.js';
@@ -46,7 +46,7 @@ export interface Payments {
 }
 
 export function createPayments(
-  deps: Omit<AppDeps, 'payments'>,
+  deps: RoomDeps,
   options: { providers?: Partial<Record<PaymentService, PaymentProvider[]>>; sms?: SmsSender | null } = {},
 ): Payments {
   const { store, logger, clock, config } = deps;
@@ -73,7 +73,7 @@ export function createPayments(
     clock,
     config: payments,
     providers,
-    renderers: { recharge: renderRecharge, dmt: renderDmt, pan: renderPan, bills: renderBillFactory(() => publicUrl(config)) },
+    renderers: { recharge: renderRecharge, dmt: renderDmt, pan: renderPan, bills: renderBillFactory(deps.public_url) },
     hooks: {
       onFinal: (tx, txn) => {
         onFinal[txn.service]?.(tx, txn);

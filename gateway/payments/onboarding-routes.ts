@@ -3,7 +3,7 @@ import { Router, type Request } from 'express';
 import { z } from 'zod';
 import { createAccount, createApiKey } from '../accounts/accounts.js';
 import { ApiError, conflict, parseWith } from '../http/errors.js';
-import { jsonBody } from '../app.js';
+import { jsonBody } from '../kernel/body.js';
 import { authorize, clientAddress } from './auth.js';
 import type { PaymentsContext } from './context.js';
 import { checkDocuments, kycBody, newSubmission, readMultipart, removeDocuments, storeDocuments, submissionView, type UploadedFile } from './kyc.js';

@@ -3,7 +3,7 @@
 // The holder type comes from the PAN's fourth character; a PAN that is not found costs nothing.
 import { Router } from 'express';
 import { z } from 'zod';
-import { jsonBody } from '../app.js';
+import { jsonBody } from '../kernel/body.js';
 import { badRequest, parseWith } from '../http/errors.js';
 import { microsToUnits } from '../util/money.js';
 import { authorize } from './auth.js';

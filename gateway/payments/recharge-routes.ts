@@ -1,7 +1,7 @@
 // GET /api/operators and POST /api/recharge.
 import { Router } from 'express';
 import { z } from 'zod';
-import { jsonBody } from '../app.js';
+import { jsonBody } from '../kernel/body.js';
 import { badRequest, parseWith } from '../http/errors.js';
 import { KEY_TEXT, commissionMicros, idempotencyKey, requestHash } from './intent.js';
 import { unitsAmountSchema } from '../util/amount-schema.js';

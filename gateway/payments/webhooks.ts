@@ -7,7 +7,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP } from 'node:net';
-import type { Clock } from '../app.js';
+import type { Clock } from '../kernel/clock.js';
 import type { Logger } from '../log.js';
 import type { Store, Tx } from '../store/store.js';
 import { newId } from '../util/ids.js';

@@ -2,13 +2,12 @@
 // one-time notices (shown once after a redirect), form parsing and page rendering.
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
-import type { AppDeps } from '../app.js';
-import { publicUrl } from '../app.js';
-import { ApiError } from '../http/errors.js';
+import type { WebDeps } from './deps.js';
+import { ApiError, fromService } from '../http/errors.js';
+import type { Account } from '../store/state.js';
 import { HistoryIndex } from './history-index.js';
 import { html, type Html } from './html.js';
 import { page, type NavItem, type Notice, type PageOptions } from './layout.js';
-import type { AccountSectionInput } from './pages/admin.js';
 import { FailureLimiter } from './rate-limit.js';
 import { Sessions, anonBindingOf, sessionBinding, type CurrentSession, type SessionKind } from './sessions.js';
 
@@ -19,6 +18,16 @@ export interface FormErrors {
 /** A one-time notice, optionally with a secret (a new key) shown once. */
 export interface Flash extends Notice {
   secret?: { label: string; value: string };
+}
+
+/** What an admin console account section (eKYC, services, IP whitelist) is drawn from. */
+export interface AccountSectionInput {
+  ctx: WebContext;
+  account: Account;
+  csrf: string;
+  errors: FormErrors | undefined;
+  values: Record<string, string>;
+  form: string | undefined;
 }
 
 const FLASH_TTL_MS = 5 * 60 * 1000;
@@ -42,7 +51,7 @@ export class WebContext {
   readonly admin_account_sections: Array<(input: AccountSectionInput) => Html> = [];
   readonly form = express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 100 });
 
-  constructor(readonly deps: AppDeps) {
+  constructor(readonly deps: WebDeps) {
     const secure_public = (deps.config.public_url ?? '').startsWith('https:');
     this.sessions = new Sessions(deps.store, () => deps.clock.now(), (req) => secure_public || req.secure);
     this.index = new HistoryIndex(deps.store);
@@ -61,7 +70,7 @@ export class WebContext {
   }
 
   publicUrl(): string {
-    return publicUrl(this.deps.config);
+    return this.deps.public_url();
   }
 
   clientIp(req: Request): string {
@@ -161,7 +170,8 @@ export class WebContext {
 
   /** Renders errors of dashboard routes as HTML pages instead of the API's JSON. */
   errorPage(area: PageOptions['area']) {
-    return (error: unknown, req: Request, res: Response, next: NextFunction): void => {
+    return (thrown: unknown, req: Request, res: Response, next: NextFunction): void => {
+      const error = fromService(thrown);
       if (res.headersSent) {
         next(error);
         return;

@@ -1,7 +1,7 @@
 // The dashboard: server-rendered pages for users (/signup, /login, /api-keys, /wallet,
 // /reports) and the admin console (/admin/login, /admin/console/...), plus their two assets.
 import { Router, type Request, type Response } from 'express';
-import type { AppDeps } from '../app.js';
+import type { WebDeps } from './deps.js';
 import { CSS, CSS_PATH, JS, JS_PATH } from './assets.js';
 import { WebContext } from './context.js';
 import { adminRoutes } from './pages/admin.js';
@@ -28,7 +28,7 @@ function asset(body: string, type: string) {
   };
 }
 
-export function createDashboard(deps: AppDeps): Dashboard {
+export function createDashboard(deps: WebDeps): Dashboard {
   const context = new WebContext(deps);
 
   const pages = Router();

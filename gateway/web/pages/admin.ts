@@ -9,7 +9,7 @@ import { ApiError } from '../../http/errors.js';
 import { FUNDING_TOPUP, balanceMicros, creditWallet } from '../../ledger/ledger.js';
 import { table, type Account, type ServiceName } from '../../store/state.js';
 import { audit } from '../audit.js';
-import { fieldError, formErrors, invalidAttrs, safeNext, type FormErrors, type WebContext } from '../context.js';
+import { fieldError, formErrors, invalidAttrs, safeNext, type AccountSectionInput, type FormErrors, type WebContext } from '../context.js';
 import { formatMoney, formatTimestamp } from '../format.js';
 import { html, type Html } from '../html.js';
 import { csrfField, type NavItem, type Notice } from '../layout.js';
@@ -123,15 +123,6 @@ ${
 <nav class="pager" aria-label="Account pages">${page > 1 ? html`<a class="button secondary small" href="${link(page - 1)}">Previous</a>` : ''}<span class="small muted">Page ${page} of ${pages}</span>${page < pages ? html`<a class="button secondary small" href="${link(page + 1)}">Next</a>` : ''}</nav>`
 }
 </section>`;
-}
-
-export interface AccountSectionInput {
-  ctx: WebContext;
-  account: Account;
-  csrf: string;
-  errors: FormErrors | undefined;
-  values: Record<string, string>;
-  form: string | undefined;
 }
 
 function accountPage(input: AccountSectionInput) {

@@ -7,13 +7,13 @@ import { ApiError } from '../../http/errors.js';
 import { table, type Account, type ServiceName } from '../../store/state.js';
 import { submissionView } from '../../payments/kyc.js';
 import { MAX_WHITELIST_ENTRIES } from '../../payments/ip.js';
-import { fieldError, formErrors, invalidAttrs, type WebContext } from '../context.js';
+import { fieldError, formErrors, invalidAttrs, type AccountSectionInput, type WebContext } from '../context.js';
 import { formatTimestamp } from '../format.js';
 import { html } from '../html.js';
 import { csrfField, type Notice } from '../layout.js';
 import { callPaymentsAdmin, streamPaymentsAdmin } from '../payments-bridge.js';
 import { sessionBinding, type CurrentSession } from '../sessions.js';
-import { adminState, kycPill, renderAccountWithErrors, requireAccountOr404, sendAdminPage, stringValues, type AccountSectionInput } from './admin.js';
+import { adminState, kycPill, renderAccountWithErrors, requireAccountOr404, sendAdminPage, stringValues } from './admin.js';
 
 const PAYMENT_SERVICES = ['recharge', 'dmt', 'pan', 'bills'] as const satisfies readonly ServiceName[];
 const SERVICE_LABELS: Record<(typeof PAYMENT_SERVICES)[number], string> = { recharge: 'Mobile recharge', dmt: 'Money transfer (DMT)', pan: 'PAN verification', bills: 'Bill payment' };
