@@ -9,22 +9,9 @@ import { microsToUnits } from '../util/money.js';
 import { unitsAmountSchema } from '../util/amount-schema.js';
 import { accountView, createAccount, createApiKey, keyView, requireAccount } from './accounts.js';
 import { isAdminToken } from './auth.js';
+import { createAccountBody, createKeyBody, listQuery, moneyBody } from './schemas.js';
 import { sha256Hex } from './keys.js';
 
-export const createAccountBody = z.strictObject({
-  email: z.email('must be an email address').max(254),
-  name: z.string().trim().max(200).optional(),
-});
-export const createKeyBody = z.strictObject({ name: z.string().trim().max(100).optional() });
-export const moneyBody = z.strictObject({
-  amount: unitsAmountSchema(2),
-  reference: z.string().trim().min(1).max(128),
-  memo: z.string().trim().max(200).optional(),
-});
-export const listQuery = z.object({
-  page: z.coerce.number().int().min(1).max(1_000_000).default(1),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-});
 const idParam = z.string().min(1).max(100);
 
 export function adminAuth(admin_token_hash: string) {

@@ -1,5 +1,5 @@
 import type { RouteDoc } from '../http/openapi.js';
-import { createAccountBody, createKeyBody, listQuery, moneyBody } from './admin-routes.js';
+import { createAccountBody, createKeyBody, listQuery, moneyBody } from './schemas.js';
 
 const admin = { tag: 'admin', auth: 'admin' } as const;
 

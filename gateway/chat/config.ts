@@ -1,6 +1,7 @@
 // The chat room's part of the gateway config. Every field has a default, so `{}` parses to
 // the embedded default: five tiers, all answered by the built-in offline engine.
 import { z } from 'zod';
+import { engineSchema, type EngineConfig } from '../llm/engines/index.js';
 import { AmountError, unitsToMicros } from '../util/money.js';
 
 export const TIER_IDS = ['service-ai-free', 'service-ai-lite', 'service-ai-standard-6', 'service-ai-pro-4', 'service-ai-max'] as const;
@@ -8,8 +9,6 @@ export type TierId = (typeof TIER_IDS)[number];
 export type TierName = 'free' | 'lite' | 'standard' | 'pro' | 'max';
 
 const ENGINE_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/i;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/;
 
 /** A price in currency units per million tokens (at most 6 decimals), kept as integer micro-units. */
 const priceSchema = z
@@ -24,47 +23,6 @@ const priceSchema = z
       return z.NEVER;
     }
   });
-
-export const builtinEngineSchema = z.strictObject({
-  type: z.literal('builtin'),
-  /** Pause between streamed tokens, so a demo looks like a model typing; 0 streams at full speed. */
-  token_interval_ms: z.int().min(0).max(1_000).default(0),
-});
-
-export const openaiCompatibleEngineSchema = z.strictObject({
-  type: z.literal('openai-compatible'),
-  /** The API root, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1` (Ollama). */
-  base_url: z.url({ protocol: /^https?$/ }).max(2_048),
-  /** Name of the environment variable holding the upstream key; none for servers without auth. */
-  api_key_env: z.string().regex(ENV_NAME, 'must be an environment variable name').optional(),
-  /** The upstream's model name, sent in place of the tier id. */
-  model: z.string().min(1).max(256),
-  headers: z.record(z.string().regex(HEADER_NAME, 'must be an HTTP header name'), z.string().max(4_096)).default({}),
-  /** Limit on waiting for the first byte, and on silence between streamed chunks. */
-  timeout_ms: z.int().min(100).max(600_000).default(60_000),
-  /** Ask for `usage` on streams (`stream_options.include_usage`); turn off for servers that reject it. */
-  stream_usage: z.boolean().default(true),
-  /** The field that carries the output cap: OpenAI's newer models take only `max_completion_tokens`. */
-  max_tokens_field: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
-  /**
-   * How the openai SDK is used: `prepared` (default) has it build the request once and sends
-   * each call on the pool, with its typed errors; `sdk` runs every call through
-   * `chat.completions.create` (about 70 µs more CPU per request).
-   */
-  client: z.enum(['prepared', 'sdk']).default('prepared'),
-  /** Connection pool size towards this upstream. */
-  max_connections: z.int().min(1).max(4_096).default(256),
-  /**
-   * How long a request waits for one of those connections when all are busy before it fails
-   * as a timeout (and so fails over); by default min(timeout_ms, 10 s).
-   */
-  queue_timeout_ms: z.int().min(1).max(600_000).optional(),
-});
-
-export const engineSchema = z.discriminatedUnion('type', [builtinEngineSchema, openaiCompatibleEngineSchema]);
-export type EngineConfig = z.output<typeof engineSchema>;
-export type OpenAICompatibleEngineConfig = z.output<typeof openaiCompatibleEngineSchema>;
-export type BuiltinEngineConfig = z.output<typeof builtinEngineSchema>;
 
 interface TierDefaults {
   tier: TierName;

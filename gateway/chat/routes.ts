@@ -32,7 +32,7 @@ import { ChatMetrics } from './metrics.js';
 import { costMicros } from './pricing.js';
 import { chatRequestSchema, GATEWAY_FIELDS, paramOf, type ChatRequest } from './schema.js';
 import { SseWriter } from './sse.js';
-import { countPromptTokens, countTextTokens } from './tokens.js';
+import { countPromptTokens, countTextTokens } from '../llm/tokens.js';
 
 /** `created` of the model list: the day the five tiers were introduced. */
 const MODELS_CREATED = 1_735_689_600;

@@ -1,7 +1,7 @@
 // The one interface every LLM engine implements, and the shapes it returns. Upstream
 // answers are an edge: they are parsed with these schemas before anything is billed on them.
 import { z } from 'zod';
-import type { ChatMessage } from '../chat/schema.js';
+import type { ChatMessage } from './messages.js';
 import type { CancelSignal } from './cancel.js';
 
 const tokenCount = z.int().min(0).max(100_000_000);

@@ -7,6 +7,7 @@ import { balanceMicros, heldMicros } from '../ledger/ledger.js';
 import { microsToUnits } from '../util/money.js';
 import { authorize } from './auth.js';
 import type { PaymentsContext } from './context.js';
+import { historyQuery, webhookBody } from './schemas.js';
 import { reportWallet } from './reports.js';
 import { txnView } from './transactions.js';
 import { candidateTxns, dateBound, filterTransactions, transactionsQuery } from './txn-filter.js';
@@ -15,20 +16,6 @@ import { isPrivateAddress, newWebhookSecret } from './webhooks.js';
 // The dashboard and the admin routes select transactions through these.
 export { SERVICES, dateBound, filterTransactions, transactionsQuery, type TransactionFilter } from './txn-filter.js';
 
-const page = {
-  page: z.coerce.number().int().min(1).max(1_000_000).default(1),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-};
-
-export const historyQuery = z.object({
-  from: dateBound(false).optional(),
-  to: dateBound(true).optional(),
-  txn_id: z.string().max(64).optional(),
-  order: z.enum(['asc', 'desc']).default('desc'),
-  ...page,
-});
-
-export const webhookBody = z.strictObject({ url: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2_048) });
 
 export function accountRouter(ctx: PaymentsContext): Router {
   const { store, logger, config, webhooks } = ctx;

@@ -12,6 +12,7 @@ import { table } from '../store/state.js';
 import { filterTransactions, transactionsQuery } from './account-routes.js';
 import { candidateTxns } from './txn-filter.js';
 import type { PaymentsContext } from './context.js';
+import { approveBody, auditQuery, kycListQuery, rejectBody, servicesBody, whitelistBody } from './schemas.js';
 import { MAX_WHITELIST_ENTRIES, parseWhitelistEntry } from './ip.js';
 import { submissionView } from './kyc.js';
 import { auditInTx } from './logs.js';
@@ -19,20 +20,6 @@ import { AUDIT } from './tables.js';
 import { txnView } from './transactions.js';
 
 const idParam = z.string().min(1).max(100);
-const page = {
-  page: z.coerce.number().int().min(1).max(1_000_000).default(1),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-};
-export const kycListQuery = z.object({ status: z.enum(['submitted', 'approved', 'rejected']).optional(), ...page });
-export const approveBody = z.strictObject({ reason: z.string().trim().max(500).optional() });
-export const rejectBody = z.strictObject({ reason: z.string().trim().min(1, 'a rejection needs a reason').max(500) });
-export const servicesBody = z
-  .strictObject({ recharge: z.boolean().optional(), dmt: z.boolean().optional(), pan: z.boolean().optional(), bills: z.boolean().optional() })
-  .refine((body) => Object.keys(body).length > 0, 'name at least one of recharge, dmt, pan, bills');
-export const whitelistBody = z.strictObject({
-  ips: z.array(z.string().max(64)).max(MAX_WHITELIST_ENTRIES, `at most ${MAX_WHITELIST_ENTRIES} entries`),
-});
-export const auditQuery = z.object({ account_id: z.string().max(100).optional(), action: z.string().max(200).optional(), ...page });
 
 export function paymentsAdminRouter(ctx: PaymentsContext): Router {
   const { store, config, engine } = ctx;

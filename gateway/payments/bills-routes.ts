@@ -14,6 +14,7 @@ import { AmountError, microsToUnits, unitsToMicros } from '../util/money.js';
 import { authorize } from './auth.js';
 import { BILL_CATEGORIES, type Biller } from './config.js';
 import type { PaymentsContext } from './context.js';
+import { billersQuery, fetchBody, payBody, receiptQuery } from './schemas.js';
 import { txnAnswer, type Answer } from './engine.js';
 import { KEY_TEXT, commissionMicros, idempotencyKey, requestHash } from './intent.js';
 import { receiptHtml, receiptPdf } from './receipt.js';
@@ -21,20 +22,6 @@ import { billFetchExpired, type FetchedBill, type PaymentTxn } from './tables.js
 
 const MAX_BILL_MICROS = 10_000_000 * 1_000_000;
 
-const billerIdSchema = z.string({ error: 'is required' }).trim().toUpperCase().pipe(z.string().regex(/^[A-Z0-9_-]{2,32}$/, 'is not a biller id'));
-const consumerSchema = z.string({ error: 'is required' }).max(40).transform((text) => text.replace(/\s/g, ''));
-const billIdSchema = z.string().regex(/^bill_[0-9a-f]{24}$/, 'is not a bill id');
-export const billersQuery = z.object({ category: z.enum(BILL_CATEGORIES).optional() });
-export const fetchBody = z.strictObject({ biller_id: billerIdSchema, consumer_number: consumerSchema });
-export const payBody = z.strictObject({
-  biller_id: billerIdSchema,
-  consumer_number: consumerSchema,
-  amount: unitsAmountSchema(2, 10_000_000),
-  bill_id: billIdSchema.optional(),
-  client_ref: z.string().regex(KEY_TEXT, 'must be 1–128 printable characters without spaces').optional(),
-  allow_duplicate: z.boolean().optional(),
-});
-export const receiptQuery = z.object({ format: z.enum(['html', 'pdf']).default('html'), token: z.string().max(64).optional() });
 
 export function billerView(biller: Biller) {
   return {

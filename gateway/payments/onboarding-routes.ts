@@ -6,15 +6,11 @@ import { ApiError, conflict, parseWith } from '../http/errors.js';
 import { jsonBody } from '../kernel/body.js';
 import { authorize, clientAddress } from './auth.js';
 import type { PaymentsContext } from './context.js';
+import { registerBody } from './schemas.js';
 import { checkDocuments, kycBody, newSubmission, readMultipart, removeDocuments, storeDocuments, submissionView, type UploadedFile } from './kyc.js';
 import { hashPassword } from '../accounts/password.js';
 import { WindowLimiter } from './rate-limit.js';
 
-export const registerBody = z.strictObject({
-  email: z.email('must be an email address').max(254),
-  password: z.string().min(8, 'must be at least 8 characters').max(256),
-  name: z.string().trim().min(1, 'must not be empty').max(200),
-});
 
 export function onboardingRouter(ctx: PaymentsContext): Router {
   const { store, config, logger, settings } = ctx;

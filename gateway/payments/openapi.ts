@@ -2,16 +2,34 @@
 // parse with (bodies and queries), so the document cannot drift from what /api accepts.
 import { z } from 'zod';
 import type { RouteDoc } from '../http/openapi.js';
-import { historyQuery, transactionsQuery, webhookBody } from './account-routes.js';
-import { approveBody, auditQuery, kycListQuery, rejectBody, servicesBody, whitelistBody } from './admin-routes.js';
-import { billersQuery, fetchBody, payBody, receiptQuery } from './bills-routes.js';
 import type { PaymentsConfig } from './config.js';
-import { beneficiaryBody, beneficiaryListQuery, otpBody, remitterBody, transactBody, verifyBody } from './dmt-routes.js';
 import { kycBody } from './kyc.js';
-import { registerBody } from './onboarding-routes.js';
-import { panBody } from './pan-routes.js';
-import { operatorsQuery, rechargeBody } from './recharge-routes.js';
-import { reportsQuery } from './reports-routes.js';
+import {
+  approveBody,
+  auditQuery,
+  beneficiaryBody,
+  beneficiaryListQuery,
+  billersQuery,
+  fetchBody,
+  historyQuery,
+  kycListQuery,
+  operatorsQuery,
+  otpBody,
+  panBody,
+  payBody,
+  receiptQuery,
+  rechargeBody,
+  registerBody,
+  rejectBody,
+  remitterBody,
+  reportsQuery,
+  servicesBody,
+  transactBody,
+  verifyBody,
+  webhookBody,
+  whitelistBody,
+} from './schemas.js';
+import { transactionsQuery } from './txn-filter.js';
 
 const api = { auth: 'api_key' } as const;
 const admin = { tag: 'admin', auth: 'admin' } as const;

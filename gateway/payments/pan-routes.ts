@@ -8,6 +8,7 @@ import { badRequest, parseWith } from '../http/errors.js';
 import { microsToUnits } from '../util/money.js';
 import { authorize } from './auth.js';
 import type { PaymentsContext } from './context.js';
+import { panBody } from './schemas.js';
 import type { Answer } from './engine.js';
 import { KEY_TEXT, idempotencyKey, requestHash } from './intent.js';
 import type { PaymentTxn } from './tables.js';
@@ -35,10 +36,6 @@ export function parsePan(input: string): { pan: string; type: string } | { error
   return { pan, type };
 }
 
-export const panBody = z.strictObject({
-  pan_number: z.string({ error: 'is required' }).max(20),
-  client_ref: z.string().regex(KEY_TEXT, 'must be 1–128 printable characters without spaces').optional(),
-});
 
 export function renderPan(txn: PaymentTxn, balance_micros: number): Answer {
   const pan = txn.subject;

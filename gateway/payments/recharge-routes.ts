@@ -9,19 +9,11 @@ import { microsToUnits } from '../util/money.js';
 import { authorize } from './auth.js';
 import { OPERATOR_TYPES, type Operator } from './config.js';
 import type { PaymentsContext } from './context.js';
+import { operatorsQuery, rechargeBody } from './schemas.js';
 import { txnAnswer, type Answer } from './engine.js';
 import type { PaymentTxn } from './tables.js';
 import { normalizeMobile } from './validators.js';
 
-export const rechargeBody = z.strictObject({
-  operator_id: z.union([z.int().min(1), z.string().regex(/^\d{1,7}$/, 'must be an operator id').transform(Number)]),
-  number: z.string().trim().min(1, 'must not be empty').max(32),
-  amount: unitsAmountSchema(2, 1_000_000),
-  client_ref: z.string().regex(KEY_TEXT, 'must be 1–128 printable characters without spaces').optional(),
-  allow_duplicate: z.boolean().optional(),
-});
-
-export const operatorsQuery = z.object({ type: z.enum(OPERATOR_TYPES).optional() });
 
 export function operatorView(operator: Operator) {
   return {

@@ -7,26 +7,12 @@ import { badRequest, parseWith } from '../http/errors.js';
 import { authorize } from './auth.js';
 import { SERVICES, dateBound } from './txn-filter.js';
 import type { PaymentsContext } from './context.js';
+import { reportsQuery } from './schemas.js';
 import { MOBILE_PATTERN, normalizeMobile } from './validators.js';
 import { REPORTS, reportApiLogs, reportCommissions, reportTransactions, reportWallet, toCsv, type ReportName, type ReportResult, type Scope } from './reports.js';
 
 const JSON_MAX_LIMIT = 500;
 
-export const reportsQuery = z.strictObject({
-  service: z.enum(SERVICES).optional(),
-  from: dateBound(false).optional(),
-  to: dateBound(true).optional(),
-  txn_id: z.string().trim().max(64).optional(),
-  number: z.string().trim().max(40).optional(),
-  /** Another name for `number` (a remitter's or a recharge's mobile). */
-  mobile: z.string().trim().max(40).optional(),
-  page: z.coerce.number().int().min(1).max(1_000_000).optional(),
-  limit: z.coerce.number().int().min(1).max(1_000_000).optional(),
-  order: z.enum(['asc', 'desc']).default('desc'),
-  format: z.enum(['json', 'csv']).default('json'),
-  /** Admin only: one account (omitted: every account). */
-  account_id: z.string().max(100).optional(),
-});
 
 /** A mobile number in any usual form (+91 98765 43210) becomes its ten digits; other numbers lose their spaces. */
 function searchNumber(raw: string | undefined): string | undefined {

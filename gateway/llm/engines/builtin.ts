@@ -4,13 +4,21 @@
 // with exact usage, so every path of the gateway (billing included) works on a fresh clone.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decode, encode } from 'gpt-tokenizer/encoding/cl100k_base';
-import type { BuiltinEngineConfig } from '../../chat/config.js';
-import type { ChatMessage } from '../../chat/schema.js';
-import { countPromptTokens } from '../../chat/tokens.js';
+import { z } from 'zod';
+import type { ChatMessage } from '../messages.js';
+import { countPromptTokens } from '../tokens.js';
 import { UpstreamError, type Engine, type EngineRequest, type UpstreamChunk, type UpstreamCompletion } from '../types.js';
 
 const ENCODE_OPTIONS = { disallowedSpecial: new Set<string>() };
 const NOTE = "I'm AIHub's built-in offline engine: I run inside the gateway without a network or a language model";
+
+/** The config of a `builtin` target (a tier's entry in `chat.engines`). */
+export const builtinEngineSchema = z.strictObject({
+  type: z.literal('builtin'),
+  /** Pause between streamed tokens, so a demo looks like a model typing; 0 streams at full speed. */
+  token_interval_ms: z.int().min(0).max(1_000).default(0),
+});
+export type BuiltinEngineConfig = z.output<typeof builtinEngineSchema>;
 
 export class BuiltinEngine implements Engine {
   readonly type = 'builtin';

@@ -14,7 +14,7 @@
 //
 // The SDK's own retries are off: the router decides where a failed request goes next.
 import OpenAI from 'openai';
-import type { OpenAICompatibleEngineConfig } from '../../chat/config.js';
+import { z } from 'zod';
 import { readSse, SseFormatError } from '../sse-reader.js';
 import { toAbortSignal, type CancelSignal } from '../cancel.js';
 import { HttpClientError, HttpPool, type PreparedRequest, type ResponseBody } from '../http-client.js';
@@ -40,6 +40,41 @@ const ERROR_BODY_LIMIT = 64 * 1024;
 /** A chat completion larger than this is not one we asked for (the largest output cap is 32,768 tokens). */
 const COMPLETION_BODY_LIMIT = 16 * 1024 * 1024;
 
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/;
+
+/** The config of an `openai-compatible` target (a tier's entry in `chat.engines`). */
+export const openaiCompatibleEngineSchema = z.strictObject({
+  type: z.literal('openai-compatible'),
+  /** The API root, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1` (Ollama). */
+  base_url: z.url({ protocol: /^https?$/ }).max(2_048),
+  /** Name of the environment variable holding the upstream key; none for servers without auth. */
+  api_key_env: z.string().regex(ENV_NAME, 'must be an environment variable name').optional(),
+  /** The upstream's model name, sent in place of the tier id. */
+  model: z.string().min(1).max(256),
+  headers: z.record(z.string().regex(HEADER_NAME, 'must be an HTTP header name'), z.string().max(4_096)).default({}),
+  /** Limit on waiting for the first byte, and on silence between streamed chunks. */
+  timeout_ms: z.int().min(100).max(600_000).default(60_000),
+  /** Ask for `usage` on streams (`stream_options.include_usage`); turn off for servers that reject it. */
+  stream_usage: z.boolean().default(true),
+  /** The field that carries the output cap: OpenAI's newer models take only `max_completion_tokens`. */
+  max_tokens_field: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
+  /**
+   * How the openai SDK is used: `prepared` (default) has it build the request once and sends
+   * each call on the pool, with its typed errors; `sdk` runs every call through
+   * `chat.completions.create` (about 70 µs more CPU per request).
+   */
+  client: z.enum(['prepared', 'sdk']).default('prepared'),
+  /** Connection pool size towards this upstream. */
+  max_connections: z.int().min(1).max(4_096).default(256),
+  /**
+   * How long a request waits for one of those connections when all are busy before it fails
+   * as a timeout (and so fails over); by default min(timeout_ms, 10 s).
+   */
+  queue_timeout_ms: z.int().min(1).max(600_000).optional(),
+});
+export type OpenAICompatibleEngineConfig = z.output<typeof openaiCompatibleEngineSchema>;
 
 export class OpenAICompatibleEngine implements Engine {
   readonly type = 'openai-compatible';

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { BuiltinEngine, answer } from '../../../gateway/llm/engines/builtin.js';
-import { OpenAICompatibleEngine } from '../../../gateway/llm/engines/openai-compatible.js';
-import { openaiCompatibleEngineSchema } from '../../../gateway/chat/config.js';
-import { countPromptTokens, countTextTokens } from '../../../gateway/chat/tokens.js';
+import { OpenAICompatibleEngine, openaiCompatibleEngineSchema } from '../../../gateway/llm/engines/openai-compatible.js';
+import { countPromptTokens, countTextTokens } from '../../../gateway/llm/tokens.js';
 import { UpstreamError, type EngineRequest, type UpstreamChunk } from '../../../gateway/llm/types.js';
 import { DEFAULT_CONTENT, refusedPort, ScriptedUpstream } from '../../support/scripted-upstream.js';
 

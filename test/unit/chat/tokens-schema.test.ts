@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { chatRequestSchema, paramOf } from '../../../gateway/chat/schema.js';
-import { countPromptTokens, countTextTokens } from '../../../gateway/chat/tokens.js';
+import { countPromptTokens, countTextTokens } from '../../../gateway/llm/tokens.js';
 
 test('text tokens are counted with the real cl100k tokenizer', () => {
   assert.equal(countTextTokens(''), 0);

@@ -3,7 +3,7 @@
 // `usage`. cl100k keeps the gateway bundle small (o200k's tables are 2.7 MB) and counts
 // within a few percent of o200k on English and code.
 import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
-import type { ChatMessage } from './schema.js';
+import type { ChatMessage } from './messages.js';
 
 // Special-token text such as `<|endoftext|>` in a user message is counted as plain text.
 const ENCODE_OPTIONS = { disallowedSpecial: new Set<string>() };
