@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command (`npm test`): installs what a fresh machine lacks, then runs every
-# level but the bench — typecheck, unit, gateway (real processes over HTTP), browser
-# (headless Chromium), and the extension inside a real VS Code extension host.
+# level but the bench — typecheck, lint (Biome), import cycles and the doors between rooms,
+# unit, gateway (real processes over HTTP), browser (headless Chromium), and the extension
+# inside a real VS Code extension host.
 # Ends with one line "N passed, N failed" summing every level.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -48,6 +49,8 @@ if [ ! -x /usr/bin/chromium ] && { [ -d test/browser ] || [ -d test/extension ];
 fi
 
 run_level typecheck npm run typecheck --silent
+run_level lint npm run lint --silent
+run_level cycles npm run cycles --silent
 step build
 npm run build --silent || { echo "build failed"; exit 1; }
 

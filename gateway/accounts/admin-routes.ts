@@ -6,7 +6,6 @@ import { ApiError, conflict, notFound, parseWith } from '../http/errors.js';
 import { FUNDING_TOPUP, InsufficientBalanceError, balanceMicros, creditWallet, debitWallet } from '../ledger/ledger.js';
 import { table } from '../store/state.js';
 import { microsToUnits } from '../util/money.js';
-import { unitsAmountSchema } from '../util/amount-schema.js';
 import { accountView, createAccount, createApiKey, keyView, requireAccount } from './accounts.js';
 import { isAdminToken } from './auth.js';
 import { createAccountBody, createKeyBody, listQuery, moneyBody } from './schemas.js';

@@ -2,7 +2,7 @@
 // the embedded default: five tiers, all answered by the built-in offline engine.
 import { z } from 'zod';
 import { engineSchema, type EngineConfig } from '../llm/engines/index.js';
-import { AmountError, unitsToMicros } from '../util/money.js';
+import { type AmountError, unitsToMicros } from '../util/money.js';
 
 export const TIER_IDS = ['service-ai-free', 'service-ai-lite', 'service-ai-standard-6', 'service-ai-pro-4', 'service-ai-max'] as const;
 export type TierId = (typeof TIER_IDS)[number];

@@ -4,7 +4,7 @@ import type { Logger } from '../log.js';
 import { ApiError, sendError } from './errors.js';
 
 /** Sets `x-request-id` on every response and `res.locals.request_id` for the handlers. */
-export function requestId(req: Request, res: Response, next: NextFunction): void {
+export function requestId(_req: Request, res: Response, next: NextFunction): void {
   const id = newId('req');
   res.locals.request_id = id;
   res.setHeader('x-request-id', id);

@@ -436,7 +436,7 @@ class Connection {
       const value = line.slice(colon + 1).trim();
       headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
     }
-    const connection = headers['connection']?.toLowerCase() ?? '';
+    const connection = headers.connection?.toLowerCase() ?? '';
     this.keep_alive = status_line[1] === '1' ? !connection.includes('close') : connection.includes('keep-alive');
     const encoding = headers['transfer-encoding']?.toLowerCase();
     const length = headers['content-length'];

@@ -1,6 +1,5 @@
 // The account's own views: transactions, the webhook URL, and the wallet (balance, history).
 import { Router } from 'express';
-import { z } from 'zod';
 import { jsonBody } from '../kernel/body.js';
 import { badRequest, notFound, parseWith } from '../http/errors.js';
 import { balanceMicros, heldMicros } from '../ledger/ledger.js';
@@ -10,7 +9,7 @@ import type { PaymentsContext } from './context.js';
 import { historyQuery, webhookBody } from './schemas.js';
 import { reportWallet } from './reports.js';
 import { txnView } from './transactions.js';
-import { candidateTxns, dateBound, filterTransactions, transactionsQuery } from './txn-filter.js';
+import { candidateTxns, filterTransactions, transactionsQuery } from './txn-filter.js';
 import { isPrivateAddress, newWebhookSecret } from './webhooks.js';
 
 // The dashboard and the admin routes select transactions through these.

@@ -13,7 +13,7 @@ import { filterTransactions, transactionsQuery } from './account-routes.js';
 import { candidateTxns } from './txn-filter.js';
 import type { PaymentsContext } from './context.js';
 import { approveBody, auditQuery, kycListQuery, rejectBody, servicesBody, whitelistBody } from './schemas.js';
-import { MAX_WHITELIST_ENTRIES, parseWhitelistEntry } from './ip.js';
+import { parseWhitelistEntry } from './ip.js';
 import { submissionView } from './kyc.js';
 import { auditInTx } from './logs.js';
 import { AUDIT } from './tables.js';

@@ -3,20 +3,18 @@
 // charges and its commission), and the receipt of each payment as HTML or PDF.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { Router } from 'express';
-import { z } from 'zod';
 import { jsonBody } from '../kernel/body.js';
 import { ApiError, badRequest, conflict, notFound, parseWith } from '../http/errors.js';
 import { ChainAbortedError, runLookupChain } from '../providers/chain.js';
 import type { Tx } from '../store/store.js';
-import { unitsAmountSchema } from '../util/amount-schema.js';
 import { newId } from '../util/ids.js';
-import { AmountError, microsToUnits, unitsToMicros } from '../util/money.js';
+import { type AmountError, microsToUnits, unitsToMicros } from '../util/money.js';
 import { authorize } from './auth.js';
-import { BILL_CATEGORIES, type Biller } from './config.js';
+import type { Biller } from './config.js';
 import type { PaymentsContext } from './context.js';
 import { billersQuery, fetchBody, payBody, receiptQuery } from './schemas.js';
 import { txnAnswer, type Answer } from './engine.js';
-import { KEY_TEXT, commissionMicros, idempotencyKey, requestHash } from './intent.js';
+import { commissionMicros, idempotencyKey, requestHash } from './intent.js';
 import { receiptHtml, receiptPdf } from './receipt.js';
 import { billFetchExpired, type FetchedBill, type PaymentTxn } from './tables.js';
 
@@ -133,7 +131,7 @@ export function billsRouter(ctx: PaymentsContext): Router {
     const biller = requireBiller(body.biller_id);
     requireConsumer(biller, body.consumer_number);
     if (providers.bills.length === 0) throw new ApiError(503, 'no_provider', 'no bills provider is configured');
-    let chain;
+    let chain: Awaited<ReturnType<typeof runLookupChain>>;
     try {
       chain = await runLookupChain(
         providers.bills,
@@ -266,10 +264,10 @@ export function billsRouter(ctx: PaymentsContext): Router {
     await store.transact(() => undefined);
     const txn = store.get('payment_txns', txn_id);
     if (query.token !== undefined) {
-      if (!txn || txn.service !== 'bills' || !sameToken(query.token, txn.details.receipt_token)) throw notFound(`no receipt ${txn_id}`, 'receipt_not_found');
+      if (txn?.service !== 'bills' || !sameToken(query.token, txn.details.receipt_token)) throw notFound(`no receipt ${txn_id}`, 'receipt_not_found');
     } else {
       const { account } = authorize(store.state, req, res, logger);
-      if (!txn || txn.service !== 'bills' || txn.account_id !== account.id) throw notFound(`no bill payment ${txn_id}`, 'receipt_not_found');
+      if (txn?.service !== 'bills' || txn.account_id !== account.id) throw notFound(`no bill payment ${txn_id}`, 'receipt_not_found');
     }
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('X-Content-Type-Options', 'nosniff');

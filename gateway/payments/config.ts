@@ -2,7 +2,7 @@
 // embedded default: the operator catalogue below and two sandbox providers per service.
 import { z } from 'zod';
 import { providerListSchema, smsSenderSchema } from '../providers/config.js';
-import { AmountError, unitsToMicros } from '../util/money.js';
+import { type AmountError, unitsToMicros } from '../util/money.js';
 
 export const OPERATOR_TYPES = ['prepaid', 'postpaid', 'dth', 'electricity'] as const;
 export type OperatorType = (typeof OPERATOR_TYPES)[number];

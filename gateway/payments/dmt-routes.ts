@@ -10,16 +10,12 @@ import { ProviderUnavailableError } from '../providers/types.js';
 import type { Tx } from '../store/store.js';
 import { newId } from '../util/ids.js';
 import { microsToUnits } from '../util/money.js';
-import { unitsAmountSchema } from '../util/amount-schema.js';
 import { authorize } from './auth.js';
 import type { PaymentsConfig } from './config.js';
 import type { PaymentsContext } from './context.js';
 import { beneIdParam, beneficiaryBody, beneficiaryListQuery, mobileSchema, otpBody, remitterBody, transactBody, verifyBody } from './schemas.js';
 import { txnAnswer, type Answer } from './engine.js';
 import {
-  ACCOUNT_NUMBER_PATTERN,
-  IFSC_PATTERN,
-  TXN_TYPES,
   bankForIfsc,
   hashOtp,
   maskAccountNumber,
@@ -27,15 +23,12 @@ import {
   namesMatch,
   newOtp,
   newOtpSalt,
-  normalizeAccountNumber,
-  normalizeIfsc,
   otpMatches,
   remitterKey,
   usageKey,
 } from './dmt.js';
-import { KEY_TEXT, idempotencyKey, requestHash, slabChargesMicros } from './intent.js';
+import { idempotencyKey, requestHash, slabChargesMicros } from './intent.js';
 import type { Beneficiary, PaymentTxn, Remitter } from './tables.js';
-import { MOBILE_PATTERN, normalizeMobile } from './validators.js';
 
 const HOUR_MS = 3_600_000;
 

@@ -126,7 +126,7 @@ export class PaymentEngine {
       if (!idempotency_id && !intent.allow_duplicate) this.refuseDuplicate(intent, tx.now.getTime());
       const txn_id = newId('txn');
       intent.reserve?.(tx, txn_id);
-      let hold;
+      let hold: ReturnType<typeof openHold>;
       try {
         hold = openHold(tx, {
           account_id: intent.account.id,
@@ -219,7 +219,7 @@ export class PaymentEngine {
   private async process(txn: PaymentTxn, providers: PaymentProvider[], render: Renderer, idempotency_id: string | null): Promise<Answer> {
     const attempts: Attempt[] = [];
     const request = providerRequest(txn);
-    let chain;
+    let chain: Awaited<ReturnType<typeof runChain>> | undefined;
     try {
       chain = await runChain(providers, request, {
         now: () => this.deps.clock.now(),
@@ -387,7 +387,7 @@ export class PaymentEngine {
       if (this.checking.size >= this.deps.config.reconcile.concurrency) return;
       if (this.submitting.has(txn_id) || this.checking.has(txn_id)) continue;
       const txn = this.deps.store.get('payment_txns', txn_id);
-      if (!txn || txn.status !== 'pending') {
+      if (txn?.status !== 'pending') {
         this.pending.delete(txn_id);
         continue;
       }
@@ -442,7 +442,7 @@ export class PaymentEngine {
     }
     await this.deps.store.transact((tx) => {
       const current = tx.get('payment_txns', txn.id);
-      if (!current || current.status !== 'pending') return;
+      if (current?.status !== 'pending') return;
       const at = tx.now.toISOString();
       const checked: PaymentTxn = {
         ...current,

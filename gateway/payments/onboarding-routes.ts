@@ -1,6 +1,5 @@
 // Onboarding in the seed's order: POST /api/register, then POST/GET /api/kyc.
 import { Router, type Request } from 'express';
-import { z } from 'zod';
 import { createAccount, createApiKey } from '../accounts/accounts.js';
 import { ApiError, conflict, parseWith } from '../http/errors.js';
 import { jsonBody } from '../kernel/body.js';
@@ -54,7 +53,7 @@ export function onboardingRouter(ctx: PaymentsContext): Router {
     const current = store.get('kyc_submissions', account.id);
     refuseResubmission(current?.status);
     const documents = storeDocuments(config.data_dir, account.id, checked);
-    let submission;
+    let submission: ReturnType<typeof newSubmission>;
     try {
       submission = await store.transact((tx) => {
         const previous = tx.get('kyc_submissions', account.id);

@@ -2,7 +2,6 @@
 // has (the fee held before any provider call, idempotency, failover, a transaction record).
 // The holder type comes from the PAN's fourth character; a PAN that is not found costs nothing.
 import { Router } from 'express';
-import { z } from 'zod';
 import { jsonBody } from '../kernel/body.js';
 import { badRequest, parseWith } from '../http/errors.js';
 import { microsToUnits } from '../util/money.js';
@@ -10,7 +9,7 @@ import { authorize } from './auth.js';
 import type { PaymentsContext } from './context.js';
 import { panBody } from './schemas.js';
 import type { Answer } from './engine.js';
-import { KEY_TEXT, idempotencyKey, requestHash } from './intent.js';
+import { idempotencyKey, requestHash } from './intent.js';
 import type { PaymentTxn } from './tables.js';
 
 /** The fourth character of a PAN names the holder's status. */

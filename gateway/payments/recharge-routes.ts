@@ -1,13 +1,11 @@
 // GET /api/operators and POST /api/recharge.
 import { Router } from 'express';
-import { z } from 'zod';
 import { jsonBody } from '../kernel/body.js';
 import { badRequest, parseWith } from '../http/errors.js';
-import { KEY_TEXT, commissionMicros, idempotencyKey, requestHash } from './intent.js';
-import { unitsAmountSchema } from '../util/amount-schema.js';
+import { commissionMicros, idempotencyKey, requestHash } from './intent.js';
 import { microsToUnits } from '../util/money.js';
 import { authorize } from './auth.js';
-import { OPERATOR_TYPES, type Operator } from './config.js';
+import type { Operator } from './config.js';
 import type { PaymentsContext } from './context.js';
 import { operatorsQuery, rechargeBody } from './schemas.js';
 import { txnAnswer, type Answer } from './engine.js';

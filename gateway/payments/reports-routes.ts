@@ -5,7 +5,6 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { badRequest, parseWith } from '../http/errors.js';
 import { authorize } from './auth.js';
-import { SERVICES, dateBound } from './txn-filter.js';
 import type { PaymentsContext } from './context.js';
 import { reportsQuery } from './schemas.js';
 import { MOBILE_PATTERN, normalizeMobile } from './validators.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AmountError, unitsToMicros } from './money.js';
+import { type AmountError, unitsToMicros } from './money.js';
 
 /** A positive amount in currency units at the API edge, parsed to integer micro-units. */
 export function unitsAmountSchema(max_decimals: number, max_units = 100_000_000) {

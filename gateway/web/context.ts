@@ -1,7 +1,7 @@
 // What every dashboard route shares: sessions, CSRF checks, rate limits, the history index,
 // one-time notices (shown once after a redirect), form parsing and page rendering.
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { WebDeps } from './deps.js';
 import { ApiError, fromService } from '../http/errors.js';
 import type { Account } from '../store/state.js';

@@ -11,7 +11,7 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { listSegments } from '../store/journal.js';
 import { JOURNAL_DIR, type Store } from '../store/store.js';
-import { type HistoryRecord, type JournalRecord, type Posting } from '../store/state.js';
+import type { HistoryRecord, JournalRecord, Posting } from '../store/state.js';
 import { walletAccount } from '../ledger/ledger.js';
 
 export interface WalletRow {

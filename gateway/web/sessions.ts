@@ -111,7 +111,7 @@ export class Sessions {
     if (now_ms - seen > SESSION_IDLE_MS) return null;
     if (kind === 'user') {
       const account = session.account_id ? this.store.get('accounts', session.account_id) : undefined;
-      if (!account || account.status !== 'active') return null;
+      if (account?.status !== 'active') return null;
     }
     this.last_seen_ms.set(token_hash, now_ms);
     if (now_ms - written_ms >= SEEN_WRITE_EVERY_MS) this.writeSeen(token_hash, now_ms);

@@ -171,7 +171,7 @@ function generate(prompt: string): string {
   return [
     `Here is a ${language} starting point for: ${summary}.`,
     '',
-    '```' + language,
+    `\`\`\`${language}`,
     skeletons[language],
     '```',
     '',

@@ -194,7 +194,7 @@ export class OpenAICompatibleEngine implements Engine {
         }
         const data = JSON.parse(sse.data) as { error?: unknown } | null;
         // An error inside the stream, as the SDK reports it.
-        if (data && data.error) throw new OpenAI.APIError(undefined, data.error as object, undefined, undefined);
+        if (data?.error) throw new OpenAI.APIError(undefined, data.error as object, undefined, undefined);
         yield chunk(data);
       }
       finished = true;

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { sha256Hex } from '../../accounts/keys.js';
 import { ApiError } from '../../http/errors.js';
 import { FUNDING_TOPUP, balanceMicros, creditWallet, heldMicros } from '../../ledger/ledger.js';
-import { AmountError, unitsToMicros } from '../../util/money.js';
+import { type AmountError, unitsToMicros } from '../../util/money.js';
 import { audit } from '../audit.js';
 import { spendChart } from '../chart.js';
 import { fieldError, formErrors, invalidAttrs, type FormErrors, type WebContext } from '../context.js';

@@ -220,7 +220,7 @@ test('http client: 204, 304 and HEAD answers have no body even with a content-le
 });
 
 test('http client: 100 Continue and 103 interim responses are skipped, wherever the bytes are split', async (t) => {
-  const raw = Buffer.from('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n' + ok('done', 'x-final: 1\r\n'));
+  const raw = Buffer.from(`HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n${ok('done', 'x-final: 1\r\n')}`);
   const server = await splitAtEachByte(t, raw);
   const pool = poolFor(t, server);
   for (let cut = 1; cut < raw.length; cut++) {
@@ -427,7 +427,7 @@ test('http client: an answer that is not HTTP/1.x, or a malformed head → BAD_R
 
 test('http client: bytes beyond the answer, or arriving while idle, make the connection unusable', async (t) => {
   const server = await upstream(t, ({ socket, index }) => {
-    if (index === 0) socket.write(ok('ok') + 'EXTRA');
+    if (index === 0) socket.write(`${ok('ok')}EXTRA`);
     else if (index === 1) {
       socket.write(ok('ok'));
       setTimeout(() => socket.write('unsolicited'), 20);

@@ -34,5 +34,5 @@ test('sse reader: a character split across two buffers is decoded whole; the las
 
 test('sse reader: an event or line beyond the bound is refused instead of buffered', async () => {
   await assert.rejects(events([`data: ${'x'.repeat(100)}\n`, `data: ${'y'.repeat(100)}\n\n`], 150), SseFormatError);
-  await assert.rejects(events(['data: ' + 'z'.repeat(500)], 150), SseFormatError);
+  await assert.rejects(events([`data: ${'z'.repeat(500)}`], 150), SseFormatError);
 });

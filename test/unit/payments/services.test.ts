@@ -101,7 +101,9 @@ test('the hand-written PDF parses with pdf.js and holds its text', async () => {
   const xref_at = Number(/startxref\n(\d+)\n%%EOF\n$/.exec(text)![1]);
   assert.equal(text.slice(xref_at, xref_at + 4), 'xref');
   const offsets = [...text.slice(xref_at).matchAll(/^(\d{10}) 00000 n $/gm)].map((m) => Number(m[1]));
-  offsets.forEach((offset, index) => assert.equal(text.slice(offset, offset + `${index + 1} 0 obj`.length), `${index + 1} 0 obj`));
+  offsets.forEach((offset, index) => {
+    assert.equal(text.slice(offset, offset + `${index + 1} 0 obj`.length), `${index + 1} 0 obj`);
+  });
   const read = await pdfText(bytes);
   assert.equal(read.pages, 1);
   assert.equal(read.title, 'Receipt (test)');

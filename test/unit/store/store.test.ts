@@ -105,7 +105,7 @@ test('a corrupt journal line in the middle is refused with file and line', async
   (store as any).releaseLock();
   const segment = listSegments(join(data_dir, 'journal'))[0]!.file;
   const lines = readFileSync(segment, 'utf8').split('\n');
-  lines[1] = lines[1]!.slice(0, 20) + 'GARBAGE';
+  lines[1] = `${lines[1]!.slice(0, 20)}GARBAGE`;
   writeFileSync(segment, lines.join('\n'));
   await assert.rejects(Store.open(data_dir), /journal .*000000000001\.jsonl line 2/);
   await assert.rejects(verifyDataDir(data_dir), /line 2/);
