@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Registry } from 'prom-client';
 import type { RoomDeps } from '../deps.js';
+import { RateLimiter } from '../kernel/rate-limit.js';
 import { authenticate } from '../accounts/auth.js';
 import { ApiError } from '../http/errors.js';
 import { pathOf, sendJson, type Locals } from '../http/lean.js';
@@ -27,7 +28,6 @@ import {
   type UsageStatus,
 } from './billing.js';
 import { isTierId, TIER_IDS, type ChatConfig, type TierConfig } from './config.js';
-import { RateLimiter } from './limits.js';
 import { ChatMetrics } from './metrics.js';
 import { costMicros } from './pricing.js';
 import { chatRequestSchema, GATEWAY_FIELDS, paramOf, type ChatRequest } from './schema.js';
@@ -77,7 +77,7 @@ export class ChatService {
     // Without the gateway's registry (unit tests), the metrics go to one nobody scrapes.
     this.metrics = new ChatMetrics(deps.metrics?.registry ?? new Registry(), this.engines.keys(), () => this.router.breakerStates());
     this.router = new Router(this.engines, config.breaker, now_ms, this.metrics.attempt);
-    this.limiter = new RateLimiter(config.rate_limit.requests_per_minute, now_ms);
+    this.limiter = new RateLimiter({ max: config.rate_limit.requests_per_minute, window_ms: 60_000, refill: 'steady' }, { now_ms });
     this.currency = deps.config.currency;
   }
 

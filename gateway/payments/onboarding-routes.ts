@@ -3,21 +3,21 @@ import { Router, type Request } from 'express';
 import { createAccount, createApiKey } from '../accounts/accounts.js';
 import { ApiError, conflict, parseWith } from '../http/errors.js';
 import { jsonBody } from '../kernel/body.js';
+import { RateLimiter } from '../kernel/rate-limit.js';
 import { authorize, clientAddress } from './auth.js';
 import type { PaymentsContext } from './context.js';
 import { registerBody } from './schemas.js';
 import { checkDocuments, kycBody, newSubmission, readMultipart, removeDocuments, storeDocuments, submissionView, type UploadedFile } from './kyc.js';
 import { hashPassword } from '../accounts/password.js';
-import { WindowLimiter } from './rate-limit.js';
 
 
 export function onboardingRouter(ctx: PaymentsContext): Router {
   const { store, config, logger, settings } = ctx;
   const router = Router();
-  const limiter = new WindowLimiter(settings.register.per_ip_per_hour, 3_600_000);
+  const limiter = new RateLimiter({ max: settings.register.per_ip_per_hour, window_ms: 3_600_000, refill: 'sliding' }, { max_keys: 10_000 });
 
   router.post('/register', jsonBody(config), async (req, res) => {
-    const wait_s = limiter.hit(clientAddress(req) ?? 'unknown', ctx.clock.now().getTime());
+    const wait_s = limiter.take(clientAddress(req) ?? 'unknown', ctx.clock.now().getTime()).retry_after_s;
     if (wait_s > 0) {
       throw new ApiError(429, 'rate_limit_exceeded', `too many sign-ups from this address; retry in ${wait_s} s`, null, null, { 'retry-after': String(wait_s) });
     }

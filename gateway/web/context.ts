@@ -5,10 +5,10 @@ import type { z } from 'zod';
 import type { WebDeps } from './deps.js';
 import { ApiError, fromService } from '../http/errors.js';
 import type { Account } from '../store/state.js';
+import { RateLimiter } from '../kernel/rate-limit.js';
 import { HistoryIndex } from './history-index.js';
 import { html, type Html } from './html.js';
 import { page, type NavItem, type Notice, type PageOptions } from './layout.js';
-import { FailureLimiter } from './rate-limit.js';
 import { Sessions, anonBindingOf, sessionBinding, type CurrentSession, type SessionKind } from './sessions.js';
 
 export interface FormErrors {
@@ -30,19 +30,24 @@ export interface AccountSectionInput {
   form: string | undefined;
 }
 
+/** At most `max` failures in any window of `window_ms` per key (an email, an address). */
+function failures(rule: { max: number; window_ms: number }): RateLimiter {
+  return new RateLimiter({ ...rule, refill: 'sliding' }, { max_keys: 50_000 });
+}
+
 const FLASH_TTL_MS = 5 * 60 * 1000;
 
 export class WebContext {
   readonly sessions: Sessions;
   readonly index: HistoryIndex;
   /** Failed logins per email: 5 per 15 minutes. */
-  readonly login_by_email = new FailureLimiter({ max: 5, window_ms: 15 * 60_000 });
+  readonly login_by_email = failures({ max: 5, window_ms: 15 * 60_000 });
   /** Failed logins per client address: 20 per 15 minutes. */
-  readonly login_by_ip = new FailureLimiter({ max: 20, window_ms: 15 * 60_000 });
+  readonly login_by_ip = failures({ max: 20, window_ms: 15 * 60_000 });
   /** Admin token attempts per client address: 5 per 15 minutes. */
-  readonly admin_by_ip = new FailureLimiter({ max: 5, window_ms: 15 * 60_000 });
+  readonly admin_by_ip = failures({ max: 5, window_ms: 15 * 60_000 });
   /** Sign-ups per client address: 10 per hour (each costs a hash and a journal write). */
-  readonly signup_by_ip = new FailureLimiter({ max: 10, window_ms: 60 * 60_000 });
+  readonly signup_by_ip = failures({ max: 10, window_ms: 60 * 60_000 });
   private readonly flashes = new Map<string, Flash & { until_ms: number }>();
   /** Pages that call other rooms' services, present once those rooms exist (see payments.ts). */
   readonly extensions: { reports?: unknown } = {};

@@ -2,7 +2,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { html, raw } from '../../../gateway/web/html.ts';
 import { formatMoney, formatSignedMoney, formatTimestamp, formatUnits } from '../../../gateway/web/format.ts';
-import { FailureLimiter } from '../../../gateway/web/rate-limit.ts';
 import { hashPassword, verifyPassword } from '../../../gateway/accounts/password.ts';
 import { niceCeiling, spendChart, tiersPresent } from '../../../gateway/web/chart.ts';
 import { safeNext } from '../../../gateway/web/context.ts';
@@ -31,27 +30,6 @@ test('money is formatted from integer micros: grouping, decimals kept, sign', ()
   assert.throws(() => formatUnits(0.5));
   assert.equal(formatTimestamp('2025-03-04T13:05:59.123Z'), '2025-03-04 13:05 UTC');
   assert.equal(formatTimestamp(null), '—');
-});
-
-test('the failure limiter allows max failures per window, then says how long to wait', () => {
-  const limiter = new FailureLimiter({ max: 3, window_ms: 60_000 });
-  const t0 = 1_000_000;
-  for (let i = 0; i < 3; i++) {
-    assert.equal(limiter.retryAfterSeconds('a', t0 + i), 0);
-    limiter.record('a', t0 + i);
-  }
-  assert.equal(limiter.retryAfterSeconds('a', t0 + 10), 60);
-  assert.equal(limiter.retryAfterSeconds('b', t0 + 10), 0, 'other keys are not affected');
-  assert.equal(limiter.retryAfterSeconds('a', t0 + 60_001), 0, 'the oldest failure left the window');
-  limiter.record('a', t0 + 60_002);
-  limiter.reset('a');
-  assert.equal(limiter.retryAfterSeconds('a', t0 + 60_003), 0);
-  const small = new FailureLimiter({ max: 1, window_ms: 60_000 }, 2);
-  small.record('x', t0);
-  small.record('y', t0);
-  small.record('z', t0);
-  assert.equal(small.retryAfterSeconds('x', t0), 0, 'the map is bounded: the oldest key was evicted');
-  assert.ok(small.retryAfterSeconds('z', t0) > 0);
 });
 
 test('passwords: scrypt hash verifies, a wrong password or a malformed hash does not', async () => {

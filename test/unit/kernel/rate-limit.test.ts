@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { RateLimiter } from '../../../gateway/kernel/rate-limit.ts';
+
+const perMinute = (max: number) => ({ max, window_ms: 60_000, refill: 'steady' as const });
+
+test('rate limit: a key may burst to its per-minute limit, then gets 429 with the seconds to wait', () => {
+  const c = { ms: 0 };
+  const limiter = new RateLimiter(perMinute(60), { now_ms: () => c.ms });
+  for (let i = 0; i < 60; i++) assert.equal(limiter.take('k').ok, true, `request ${i}`);
+  const refused = limiter.take('k');
+  assert.equal(refused.ok, false);
+  assert.equal(refused.retry_after_s, 1);
+  assert.equal(limiter.take('other').ok, true, 'keys are limited separately');
+  c.ms += 1_000;
+  assert.equal(limiter.take('k').ok, true, 'one request per second refills');
+  assert.equal(limiter.take('k').ok, false);
+  c.ms += 60_000;
+  for (let i = 0; i < 60; i++) assert.equal(limiter.take('k').ok, true);
+  assert.equal(limiter.take('k').ok, false);
+});
+
+test('rate limit: Retry-After rounds up for slow limits', () => {
+  const limiter = new RateLimiter(perMinute(2), { now_ms: () => 0 });
+  limiter.take('k');
+  limiter.take('k');
+  assert.deepEqual(limiter.take('k'), { ok: false, retry_after_s: 30, remaining: 0 });
+});
+
+test('rate limit: the bucket table is bounded', () => {
+  const c = { ms: 0 };
+  const limiter = new RateLimiter(perMinute(10), { now_ms: () => c.ms, max_keys: 100 });
+  for (let i = 0; i < 1_000; i++) limiter.take(`key-${i}`);
+  assert.ok((limiter as unknown as { buckets: Map<string, unknown> }).buckets.size <= 100);
+});
+
+test('sliding rate limit (failures): allows max failures per window, then says how long to wait', () => {
+  const limiter = new RateLimiter({ max: 3, window_ms: 60_000, refill: 'sliding' });
+  const t0 = 1_000_000;
+  for (let i = 0; i < 3; i++) {
+    assert.equal(limiter.retryAfterSeconds('a', t0 + i), 0);
+    limiter.record('a', t0 + i);
+  }
+  assert.equal(limiter.retryAfterSeconds('a', t0 + 10), 60);
+  assert.equal(limiter.retryAfterSeconds('b', t0 + 10), 0, 'other keys are not affected');
+  assert.equal(limiter.retryAfterSeconds('a', t0 + 60_001), 0, 'the oldest failure left the window');
+  limiter.record('a', t0 + 60_002);
+  limiter.reset('a');
+  assert.equal(limiter.retryAfterSeconds('a', t0 + 60_003), 0);
+  const small = new RateLimiter({ max: 1, window_ms: 60_000, refill: 'sliding' }, { max_keys: 2 });
+  small.record('x', t0);
+  small.record('y', t0);
+  small.record('z', t0);
+  assert.equal(small.retryAfterSeconds('x', t0), 0, 'the map is bounded: the oldest key was evicted');
+  assert.ok(small.retryAfterSeconds('z', t0) > 0);
+});
+
+test('sliding rate limit (sign-ups): take counts allowed events only; max 0 turns the limit off', () => {
+  const limiter = new RateLimiter({ max: 2, window_ms: 3_600_000, refill: 'sliding' });
+  assert.equal(limiter.take('ip', 0).ok, true);
+  assert.equal(limiter.take('ip', 1_000).ok, true);
+  assert.deepEqual(limiter.take('ip', 2_000), { ok: false, retry_after_s: 3_598, remaining: 0 });
+  assert.equal(limiter.take('ip', 3_600_000).ok, true, 'the first event left the window');
+  assert.equal(limiter.take('ip', 3_600_500).ok, false, 'the second is still in it');
+  const off = new RateLimiter({ max: 0, window_ms: 3_600_000, refill: 'sliding' });
+  for (let i = 0; i < 1_000; i++) assert.equal(off.take('ip', i).ok, true);
+  assert.throws(() => new RateLimiter({ max: 1.5, window_ms: 1, refill: 'steady' }), RangeError);
+});
