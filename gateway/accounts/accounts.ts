@@ -1,7 +1,8 @@
 import { microsToUnits } from '../util/money.js';
 import { newId } from '../util/ids.js';
 import { balanceMicros } from '../ledger/ledger.js';
-import type { Tx } from '../store/store.js';
+import { ServiceError } from '../kernel/errors.js';
+import type { TableIndex, Tx } from '../store/store.js';
 import type { Account, ApiKey, State } from '../store/state.js';
 import { conflict, notFound } from '../http/errors.js';
 import { displayPrefix, generateApiKey, keyIdFromHash, sha256Hex } from './keys.js';
@@ -32,8 +33,20 @@ export function requireAccount(state: { get(name: 'accounts', id: string): Accou
   return account;
 }
 
-/** Creates a key; the plaintext is returned to be shown once and is never stored. */
-export function createApiKey(tx: Tx, account_id: string, name: string): { record: ApiKey; key: string } {
+/** Active (not revoked) keys an account may hold; every surface that creates keys is held to it. */
+export const MAX_ACTIVE_KEYS = 50;
+
+/**
+ * Creates a key, within the account's limit of active keys (the admin API, the dashboard
+ * and registration all come here); the plaintext is returned to be shown once and is never
+ * stored. `keys` is the store's index of keys by account.
+ */
+export function createApiKey(tx: Tx, keys: TableIndex<'keys'>, account_id: string, name: string): { record: ApiKey; key: string } {
+  let active = 0;
+  for (const existing of keys.rows(account_id)) if (!existing.revoked_at) active++;
+  if (active >= MAX_ACTIVE_KEYS) {
+    throw new ServiceError('conflict', 'too_many_keys', `an account can have at most ${MAX_ACTIVE_KEYS} active keys; revoke one first`, 'name');
+  }
   const key = generateApiKey();
   const hash = sha256Hex(key);
   const record: ApiKey = {

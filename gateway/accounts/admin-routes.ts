@@ -36,7 +36,7 @@ export function adminRouter(deps: RoomDeps): Router {
 
   router.get('/accounts', async (req, res) => {
     const query = parseWith(listQuery, req.query);
-    await store.transact(() => undefined);
+    await store.readDurable();
     const all = Object.values(table(store.state, 'accounts')).sort((a, b) => a.created_at.localeCompare(b.created_at));
     const start = (query.page - 1) * query.limit;
     res.json({ object: 'list', total: all.length, page: query.page, limit: query.limit, data: all.slice(start, start + query.limit).map((a) => view(a.id)) });
@@ -44,7 +44,7 @@ export function adminRouter(deps: RoomDeps): Router {
 
   router.get('/accounts/:id', async (req, res) => {
     const id = parseWith(idParam, req.params.id);
-    await store.transact(() => undefined); // answer from durable state only
+    await store.readDurable(); // answer from durable state only
     const keys = [...store.indexBy('keys', 'account_id').rows(id)];
     res.json({ ...view(id), keys: keys.map(keyView) });
   });
@@ -54,7 +54,7 @@ export function adminRouter(deps: RoomDeps): Router {
     const body = parseWith(createKeyBody, req.body ?? {});
     const { record, key } = await store.transact((tx) => {
       requireAccount(tx, id);
-      return createApiKey(tx, id, body.name ?? '');
+      return createApiKey(tx, store.indexBy('keys', 'account_id'), id, body.name ?? '');
     });
     res.status(201).json({ ...keyView(record), key });
   });

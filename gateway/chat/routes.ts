@@ -377,7 +377,7 @@ export class ChatService {
   async balance(req: Req, res: Res, locals: Locals): Promise<void> {
     const { account } = this.auth(req, locals);
     // Wait for earlier commits, so the figures shown are durable ones.
-    await this.deps.store.transact(() => undefined);
+    await this.deps.store.readDurable();
     const state = this.deps.store.state;
     const usage = table(state, 'usage')[account.id] ?? { requests: 0, prompt_tokens: 0, completion_tokens: 0, cost_micros: 0 };
     const now_ms = this.now_ms();

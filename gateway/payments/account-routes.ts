@@ -22,7 +22,7 @@ export function accountRouter(ctx: PaymentsContext): Router {
 
   router.get('/transactions/:txn_id', async (req, res) => {
     const { account } = authorize(store.state, req, res, logger);
-    await store.transact(() => undefined);
+    await store.readDurable();
     const txn = store.get('payment_txns', String(req.params.txn_id));
     if (!txn || txn.account_id !== account.id) throw notFound(`no transaction ${String(req.params.txn_id).slice(0, 64)}`, 'transaction_not_found');
     res.json({ status: true, data: txnView(txn) });
@@ -31,7 +31,7 @@ export function accountRouter(ctx: PaymentsContext): Router {
   router.get('/transactions', async (req, res) => {
     const { account } = authorize(store.state, req, res, logger);
     const query = parseWith(transactionsQuery, req.query);
-    await store.transact(() => undefined);
+    await store.readDurable();
     const list = filterTransactions(candidateTxns(store, account.id), query, account.id);
     const start = (query.page - 1) * query.limit;
     res.json({ status: true, data: { total: list.length, page: query.page, limit: query.limit, transactions: list.slice(start, start + query.limit).map(txnView) } });
@@ -57,7 +57,7 @@ export function accountRouter(ctx: PaymentsContext): Router {
 
   router.get('/webhook', async (req, res) => {
     const { account } = authorize(store.state, req, res, logger);
-    await store.transact(() => undefined);
+    await store.readDurable();
     const webhook = store.get('accounts', account.id)?.webhook;
     res.json({ status: true, data: webhook ? { url: webhook.url, secret_hint: `${webhook.secret.slice(0, 10)}…` } : { url: null } });
   });
@@ -72,7 +72,7 @@ export function accountRouter(ctx: PaymentsContext): Router {
 
   router.get('/wallet/balance', async (req, res) => {
     const { account } = authorize(store.state, req, res, logger);
-    await store.transact(() => undefined);
+    await store.readDurable();
     res.json({ status: true, data: { balance: microsToUnits(balanceMicros(store.state, account.id)), currency: config.currency } });
   });
 

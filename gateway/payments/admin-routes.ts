@@ -28,7 +28,7 @@ export function paymentsAdminRouter(ctx: PaymentsContext): Router {
 
   router.get('/kyc', async (req, res) => {
     const query = parseWith(kycListQuery, req.query);
-    await store.transact(() => undefined);
+    await store.readDurable();
     const all = Object.values(table(store.state, 'kyc_submissions'))
       .filter((s) => !query.status || s.status === query.status)
       .sort((a, b) => a.submitted_at.localeCompare(b.submitted_at));
@@ -38,7 +38,7 @@ export function paymentsAdminRouter(ctx: PaymentsContext): Router {
 
   router.get('/kyc/:accountId', async (req, res) => {
     const id = parseWith(idParam, req.params.accountId);
-    await store.transact(() => undefined);
+    await store.readDurable();
     const submission = store.get('kyc_submissions', id);
     if (!submission) throw notFound(`no eKYC submission for account ${id}`, 'kyc_not_found');
     res.json(submissionView(submission));
@@ -127,14 +127,14 @@ export function paymentsAdminRouter(ctx: PaymentsContext): Router {
 
   router.get('/transactions', async (req, res) => {
     const query = parseWith(transactionsQuery.extend({ account_id: z.string().max(100).optional() }), req.query);
-    await store.transact(() => undefined);
+    await store.readDurable();
     const list = filterTransactions(candidateTxns(store, query.account_id), query, query.account_id ?? null);
     const start = (query.page - 1) * query.limit;
     res.json({ object: 'list', total: list.length, page: query.page, limit: query.limit, data: list.slice(start, start + query.limit).map((t) => ({ account_id: t.account_id, ...txnView(t) })) });
   });
 
   router.get('/transactions/:txnId', async (req, res) => {
-    await store.transact(() => undefined);
+    await store.readDurable();
     const txn = store.get('payment_txns', String(req.params.txnId));
     if (!txn) throw notFound('no such transaction', 'transaction_not_found');
     res.json({ account_id: txn.account_id, ...txnView(txn) });

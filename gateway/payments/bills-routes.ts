@@ -196,7 +196,7 @@ export function billsRouter(ctx: PaymentsContext): Router {
     const bill_id = body.bill_id;
     let bill: FetchedBill | undefined;
     if (bill_id) {
-      await store.transact(() => undefined);
+      await store.readDurable();
       const found = store.get('bill_fetches', bill_id);
       if (found?.account_id === account.id) bill = found;
     }
@@ -261,7 +261,7 @@ export function billsRouter(ctx: PaymentsContext): Router {
   router.get('/bills/receipt/:txn_id', async (req, res) => {
     const query = parseWith(receiptQuery, req.query);
     const txn_id = String(req.params.txn_id).slice(0, 64);
-    await store.transact(() => undefined);
+    await store.readDurable();
     const txn = store.get('payment_txns', txn_id);
     if (query.token !== undefined) {
       if (txn?.service !== 'bills' || !sameToken(query.token, txn.details.receipt_token)) throw notFound(`no receipt ${txn_id}`, 'receipt_not_found');

@@ -264,7 +264,7 @@ export function dmtRouter(ctx: PaymentsContext): Router {
   router.get('/dmt/remitter/:mobile', async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
     const mobile = parseWith(z.object({ mobile: mobileSchema }), req.params).mobile;
-    await store.transact(() => undefined);
+    await store.readDurable();
     const remitter = requireRemitter(store, account.id, mobile);
     res.json({ status: true, data: remitterView(remitter, dmt, usedMicros(mobile, clock.now())) });
   });
@@ -307,7 +307,7 @@ export function dmtRouter(ctx: PaymentsContext): Router {
   router.get('/dmt/beneficiary', async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
     const { mobile } = parseWith(beneficiaryListQuery, req.query);
-    await store.transact(() => undefined);
+    await store.readDurable();
     const remitter = requireRemitter(store, account.id, mobile);
     const list = remitter.beneficiary_ids.map((id) => store.get('dmt_beneficiaries', id)).filter((b): b is Beneficiary => b !== undefined);
     res.json({ status: true, data: list.map(beneficiaryView) });
@@ -332,7 +332,7 @@ export function dmtRouter(ctx: PaymentsContext): Router {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
     const bene_id = parseWith(z.object({ bene_id: beneIdParam }), req.params).bene_id;
     const body = parseWith(verifyBody, req.body ?? {});
-    await store.transact(() => undefined);
+    await store.readDurable();
     const bene = requireBeneficiary(account.id, bene_id);
     if (bene.verified) {
       res.json({
@@ -363,7 +363,7 @@ export function dmtRouter(ctx: PaymentsContext): Router {
   router.post('/dmt/transact', json, async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
     const body = parseWith(transactBody(dmt), req.body ?? {});
-    await store.transact(() => undefined);
+    await store.readDurable();
     const remitter = requireRemitter(store, account.id, body.mobile);
     requireVerified(remitter);
     const bene = requireBeneficiary(account.id, body.bene_id);

@@ -25,7 +25,7 @@ export function onboardingRouter(ctx: PaymentsContext): Router {
     const password_hash = await hashPassword(body.password);
     const { account, key } = await store.transact((tx) => {
       const account = createAccount(tx, { email: body.email, name: body.name, password_hash });
-      return { account, key: createApiKey(tx, account.id, 'default') };
+      return { account, key: createApiKey(tx, store.indexBy('keys', 'account_id'), account.id, 'default') };
     });
     res.locals.account_id = account.id;
     res.status(201).json({
@@ -72,7 +72,7 @@ export function onboardingRouter(ctx: PaymentsContext): Router {
 
   router.get('/kyc', async (req, res) => {
     const { account } = authorize(store.state, req, res, logger);
-    await store.transact(() => undefined);
+    await store.readDurable();
     const submission = store.get('kyc_submissions', account.id);
     res.json({ status: true, data: submission ? submissionView(submission) : { status: 'none' } });
   });

@@ -41,7 +41,7 @@ export async function runReport(ctx: PaymentsContext, report: ReportName, raw: R
   };
   const number = searchNumber(query.number ?? query.mobile);
   const store = ctx.store;
-  await store.transact(() => undefined);
+  await store.readDurable();
   const filter = { service: query.service, from: query.from, to: query.to, txn_id: query.txn_id, number };
   let result: ReportResult;
   switch (report) {

@@ -167,7 +167,7 @@ export class WebhookSender {
 
   private async attempt(delivery: WebhookDelivery): Promise<void> {
     const { store, config, clock, logger } = this.deps;
-    await store.transact(() => undefined); // never announce a status before its commit is durable
+    await store.readDurable(); // never announce a status before its commit is durable
     const account = store.get('accounts', delivery.account_id);
     if (!account?.webhook) {
       await store.transact((tx) => tx.del('webhook_deliveries', delivery.id));

@@ -323,6 +323,15 @@ export class Store {
     return this.journal.append(line, seq).then(() => result);
   }
 
+  /**
+   * Waits until every commit made so far is durable, so that what is read next was on disk
+   * before it is shown (a read's barrier; the same wait as a transaction that changes nothing).
+   */
+  readDurable(): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    return this.journal.waitDurable(this.state.seq);
+  }
+
   get<T extends TableName>(name: T, id: string): Row<T> | undefined {
     return (table(this.state, name) as Record<string, Row<T>>)[id];
   }

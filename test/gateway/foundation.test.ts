@@ -100,6 +100,29 @@ test('a revoked key is refused at once; keys work as Bearer and x-api-key in any
   }
 });
 
+test('the admin API holds an account to 50 active keys, as the dashboard does; a revoked key frees a place', async () => {
+  const gateway = await startGateway();
+  try {
+    const api = admin(gateway);
+    const { account_id, key_id } = await createFundedAccount(gateway);
+    for (let i = 2; i <= 50; i++) assert.equal((await api.post(`/admin/accounts/${account_id}/keys`, { name: `k${i}` })).status, 201, `key ${i}`);
+    const refused = await api.post(`/admin/accounts/${account_id}/keys`, { name: 'k51' });
+    assert.equal(refused.status, 409);
+    assert.equal(refused.body.error.code, 'too_many_keys');
+    assert.equal(refused.body.error.param, 'name');
+    assert.match(refused.body.error.message, /at most 50 active keys/);
+    const listed = await api.get(`/admin/accounts/${account_id}`);
+    assert.equal(listed.body.keys.length, 50, 'the refused key was not created');
+    assert.equal((await api.del(`/admin/keys/${key_id}`)).status, 204);
+    assert.equal((await api.post(`/admin/accounts/${account_id}/keys`, { name: 'k51' })).status, 201);
+    assert.equal((await api.post(`/admin/accounts/${account_id}/keys`, { name: 'k52' })).status, 409);
+    const other = await createFundedAccount(gateway);
+    assert.ok(other.key, 'the limit is per account');
+  } finally {
+    await gateway.stop();
+  }
+});
+
 test('no file in the data dir contains a plaintext key or the admin token', async () => {
   const gateway = await startGateway({ admin_token: 'an-admin-token-that-must-not-be-stored' });
   const keys: string[] = [];

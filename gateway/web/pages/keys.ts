@@ -2,8 +2,9 @@
 // (the key is shown once, with a copy button); revoke.
 import type { Router } from 'express';
 import { z } from 'zod';
-import { createApiKey } from '../../accounts/accounts.js';
+import { MAX_ACTIVE_KEYS, createApiKey } from '../../accounts/accounts.js';
 import { ApiError } from '../../http/errors.js';
+import { ServiceError } from '../../kernel/errors.js';
 import type { ApiKey } from '../../store/state.js';
 import { audit } from '../audit.js';
 import { fieldError, formErrors, invalidAttrs, type FormErrors, type WebContext } from '../context.js';
@@ -11,8 +12,6 @@ import { formatMoney, formatTimestamp } from '../format.js';
 import { html } from '../html.js';
 import { csrfField } from '../layout.js';
 import { sendUserPage, userState, type UserRequestState } from './user-shell.js';
-
-export const MAX_ACTIVE_KEYS = 50;
 
 export const createKeyForm = z.object({
   name: z.string().trim().min(1, 'Give the key a name, such as "laptop" or "ci"').max(100, 'Use at most 100 characters'),
@@ -104,14 +103,16 @@ export function keyRoutes(ctx: WebContext, router: Router): void {
     const name = String((req.body as Record<string, unknown>)?.name ?? '').slice(0, 100);
     if (!parsed.success) return render_error(422, formErrors(parsed.error), name);
     const keys_index = store.indexBy('keys', 'account_id');
-    const created = await store.transact((tx) => {
-      let active = 0;
-      for (const key of keys_index.rows(state.account.id)) if (!key.revoked_at) active++;
-      if (active >= MAX_ACTIVE_KEYS) return null;
-      const result = createApiKey(tx, state.account.id, parsed.data.name);
-      audit(tx, { actor: `user:${state.account.id}`, action: 'key.create', account_id: state.account.id, detail: `${result.record.id} "${parsed.data.name}"`, ip: ctx.clientIp(req) });
-      return result;
-    });
+    const created = await store
+      .transact((tx) => {
+        const result = createApiKey(tx, keys_index, state.account.id, parsed.data.name);
+        audit(tx, { actor: `user:${state.account.id}`, action: 'key.create', account_id: state.account.id, detail: `${result.record.id} "${parsed.data.name}"`, ip: ctx.clientIp(req) });
+        return result;
+      })
+      .catch((error: unknown) => {
+        if (error instanceof ServiceError && error.code === 'too_many_keys') return null;
+        throw error;
+      });
     if (!created) return render_error(409, { name: `An account can have at most ${MAX_ACTIVE_KEYS} active keys. Revoke one first.` }, name);
     ctx.setFlash(state.binding, {
       kind: 'ok',

@@ -128,7 +128,7 @@ export function paymentsAdminRoutes(ctx: WebContext, router: Router): void {
   const flash = (res: Response, notice: Notice) => ctx.setFlash(sessionBinding((res.locals.web_session as CurrentSession).token_hash), notice);
 
   router.get('/console/kyc', guard, async (req, res) => {
-    await ctx.deps.store.transact(() => undefined);
+    await ctx.deps.store.readDurable();
     const state = await adminState(ctx, res);
     sendAdminPage(ctx, res, state, 200, { title: 'eKYC review', current: '/admin/console/kyc', body: kycPage(ctx, state.csrf, statusQuery.parse(req.query).status) });
   });
