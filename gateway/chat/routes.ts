@@ -13,7 +13,6 @@ import { balanceMicros } from '../ledger/ledger.js';
 import { table } from '../store/state.js';
 import { microsToUnits } from '../util/money.js';
 import { createEngines } from '../llm/engines/index.js';
-import { Cancel } from '../llm/cancel.js';
 import { Router, RoutingError, type OpenedStream } from '../llm/router.js';
 import { UpstreamError, type Engine, type EngineRequest, type UpstreamChunk, type UpstreamCompletion, type UpstreamUsage } from '../llm/types.js';
 import {
@@ -168,12 +167,12 @@ export class ChatService {
 
     this.in_flight++;
     if (free_tokens) this.addReservedFree(account.id, free_tokens);
-    const abort = new Cancel();
+    const abort = new AbortController();
     const onClose = () => {
       if (!res.writableFinished) abort.abort();
     };
     res.on('close', onClose);
-    const engine_request: EngineRequest = { params: upstreamParams(body), messages: body.messages, max_output_tokens, prompt_tokens_estimate, signal: abort };
+    const engine_request: EngineRequest = { params: upstreamParams(body), messages: body.messages, max_output_tokens, prompt_tokens_estimate, signal: abort.signal };
     const context: Call = { reservation, tier, request_id, started_ms, engine_request, include_usage: body.stream_options?.include_usage === true };
     try {
       if (body.stream) await this.streamed(res, context);

@@ -1,10 +1,11 @@
 // Reads a server-sent-events body into the `data` of each event: the upstream half of a
-// streamed chat completion. Lines end in LF or CRLF; `data:` lines of one event are joined
-// by LF; comments (`:`) and other fields are skipped; an event ends at a blank line (and the
-// body's end ends the last one). Bounded: one event larger than `max_event_chars` is an error,
-// so a broken upstream cannot make the gateway buffer without limit.
-
+// streamed chat completion, parsed by eventsource-parser (the WHATWG rules: LF, CR or CRLF,
+// `data:` lines of one event joined by LF, comments and other fields skipped). Two things
+// are added here: the body's end ends the last event (an upstream may omit the final blank
+// line), and a bound: an event or a line larger than `max_event_chars` is an error, so a
+// broken upstream cannot make the gateway buffer without limit.
 import { StringDecoder } from 'node:string_decoder';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 
 export class SseFormatError extends Error {
   override name = 'SseFormatError';
@@ -17,45 +18,25 @@ export interface SseEvent {
 }
 
 export async function* readSse(body: AsyncIterable<string | Buffer>, max_event_chars = 4 * 1024 * 1024): AsyncGenerator<SseEvent> {
-  let pending = '';
-  let data: string[] = [];
-  let data_chars = 0;
-  let event: string | null = null;
-  // Complete lines go through `line`; what remains after the last LF waits for the next chunk.
   const events: SseEvent[] = [];
-  const line = (text: string) => {
-    const end = text.endsWith('\r') ? text.length - 1 : text.length;
-    if (end === 0) {
-      if (data.length > 0) events.push({ event, data: data.length === 1 ? data[0]! : data.join('\n') });
-      data = [];
-      data_chars = 0;
-      event = null;
-      return;
-    }
-    if (text.startsWith('data:')) {
-      const value = text.slice(text.charCodeAt(5) === 32 ? 6 : 5, end);
-      data_chars += value.length;
-      if (data_chars > max_event_chars) throw new SseFormatError(`an event of the stream is larger than ${max_event_chars} characters`);
-      data.push(value);
-    } else if (text.startsWith('event:')) {
-      event = text.slice(text.charCodeAt(6) === 32 ? 7 : 6, end);
-    }
-  };
+  let failure: SseFormatError | null = null;
+  const parser = createParser({
+    maxBufferSize: max_event_chars,
+    onEvent: (message: EventSourceMessage) => events.push({ event: message.event ?? null, data: message.data }),
+    onError: (error) => {
+      if (error.type === 'max-buffer-size-exceeded') failure ??= new SseFormatError(`an event or a line of the stream is larger than ${max_event_chars} characters`);
+    },
+  });
   // A character split across two chunks is decoded once both halves are in.
   const decoder = new StringDecoder('utf8');
+  const feed = (text: string) => {
+    parser.feed(text);
+    if (failure) throw failure;
+  };
   for await (const chunk of body) {
-    const text = pending + (typeof chunk === 'string' ? chunk : decoder.write(chunk));
-    let start = 0;
-    for (let lf = text.indexOf('\n'); lf !== -1; lf = text.indexOf('\n', start)) {
-      line(text.slice(start, lf));
-      start = lf + 1;
-    }
-    pending = start === 0 ? text : text.slice(start);
-    if (pending.length > max_event_chars) throw new SseFormatError(`a line of the stream is longer than ${max_event_chars} characters`);
+    feed(typeof chunk === 'string' ? chunk : decoder.write(chunk));
     while (events.length > 0) yield events.shift()!;
   }
-  pending += decoder.end();
-  if (pending) line(pending);
-  line('');
+  feed(`${decoder.end()}\n\n`);
   while (events.length > 0) yield events.shift()!;
 }

@@ -1,10 +1,24 @@
-// The HTTP transport towards one upstream: an undici connection pool, and a `fetch` on it
-// for the openai SDK. Node's global fetch wraps every response in WHATWG streams and costs
-// several times more CPU per request than the pool itself; the SDK only needs status,
-// headers, `text()`, `json()` and an async-iterable body, which a pooled undici response
-// gives directly. The pool enforces the target's timeouts natively: time to response
-// headers, and silence between body chunks.
+// The HTTP transport towards one upstream, the gateway's only upstream HTTP client: an
+// undici connection pool, and a `fetch` on it for the openai SDK. Node's global fetch wraps
+// every response in WHATWG streams and costs several times more CPU per request than the
+// pool itself; the SDK only needs status, headers, `text()`, `json()` and an async-iterable
+// body, which a pooled undici response gives directly. The pool enforces the target's
+// timeouts natively (time to response headers, silence between body chunks) and never
+// resends a POST; this file adds the wait for a connection (`queue_timeout_ms`) and a bound
+// on the bodies the SDK reads itself (error answers).
 import { Pool } from 'undici';
+
+/** At most this much of an answer the SDK reads itself (an error answer, to quote it) is read. */
+export const SDK_BODY_LIMIT = 64 * 1024;
+
+/** A request that waited `queue_timeout_ms` for a connection; classified as a timeout. */
+export class QueueTimeoutError extends Error {
+  readonly code = 'QUEUE_TIMEOUT';
+  constructor(wait_ms: number) {
+    super(`no connection to the upstream was free within ${wait_ms} ms`);
+    this.name = 'QueueTimeoutError';
+  }
+}
 
 /** Headers that belong to one connection; undici manages them and refuses them from callers. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'content-length', 'expect']);
@@ -49,16 +63,111 @@ class PooledResponse {
     this.headers = new PooledHeaders(response.headers);
     this.body = response.body;
   }
+  /** The body as text, up to SDK_BODY_LIMIT bytes (the rest is dropped with the connection). */
   text(): Promise<string> {
-    return this.body.text();
+    return readBounded(this.body, SDK_BODY_LIMIT, false);
   }
-  json(): Promise<unknown> {
-    return this.body.json();
+  async json(): Promise<unknown> {
+    return JSON.parse(await this.text());
   }
 }
 
+/** Thrown by readBounded when a body is larger than the limit and `strict` is set. */
+export class BodyTooLargeError extends Error {
+  readonly code = 'BODY_TOO_LARGE';
+  constructor(limit: number) {
+    super(`the answer is larger than ${limit} bytes`);
+    this.name = 'BodyTooLargeError';
+  }
+}
+
+/**
+ * Reads at most `limit` bytes of a body as UTF-8. Past the limit the body is destroyed and,
+ * if `strict`, BodyTooLargeError is thrown; otherwise what arrived is returned (to quote it).
+ */
+export async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number, strict: boolean): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const part of body) {
+      parts.push(part);
+      size += part.length;
+      if (size > limit) {
+        if (strict) throw new BodyTooLargeError(limit);
+        break;
+      }
+    }
+  } catch (error) {
+    if (strict) throw error;
+    // What arrived is enough to quote.
+  } finally {
+    body.destroy();
+  }
+  return Buffer.concat(parts).subarray(0, limit).toString('utf8');
+}
+
+/**
+ * At most `connections` requests on the wire; the others wait in line, each at most
+ * `queue_timeout_ms`, then fail as a timeout without being sent (so the router fails over).
+ * A slot is held until the answer's body is read or dropped.
+ */
+class Slots {
+  private in_flight = 0;
+  private readonly waiting: Array<{ grant: () => void }> = [];
+
+  constructor(
+    private readonly connections: number,
+    private readonly queue_timeout_ms: number,
+  ) {}
+
+  acquire(signal: AbortSignal | null | undefined): Promise<void> | null {
+    if (this.in_flight < this.connections) {
+      this.in_flight++;
+      return null;
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter = {
+        grant: () => {
+          settle();
+          resolve();
+        },
+      };
+      const onAbort = () => {
+        settle();
+        reject(signal?.reason ?? new Error('aborted'));
+      };
+      const timer = setTimeout(() => {
+        settle();
+        reject(new QueueTimeoutError(this.queue_timeout_ms));
+      }, this.queue_timeout_ms);
+      const settle = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        const index = this.waiting.indexOf(waiter);
+        if (index !== -1) this.waiting.splice(index, 1);
+      };
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(waiter);
+    });
+  }
+
+  release(): void {
+    const next = this.waiting[0];
+    if (next) next.grant(); // the slot passes on: in_flight stays
+    else this.in_flight--;
+  }
+}
+
+export interface PoolOptions {
+  connections: number;
+  timeout_ms: number;
+  /** How long a request waits for a free connection; by default min(timeout_ms, 10 s). */
+  queue_timeout_ms?: number | undefined;
+}
+
 /** The connection pool towards `base_url`'s origin, with the target's timeouts. */
-export function upstreamPool(base_url: string, options: { connections: number; timeout_ms: number }): Pool {
+export function upstreamPool(base_url: string, options: PoolOptions): Pool {
   return new Pool(new URL(base_url).origin, {
     connections: options.connections,
     headersTimeout: options.timeout_ms,
@@ -69,8 +178,9 @@ export function upstreamPool(base_url: string, options: { connections: number; t
 }
 
 /** A fetch over `pool` for one upstream origin. Requests to any other origin are refused. */
-export function pooledFetch(pool: Pool, base_url: string): typeof fetch {
+export function pooledFetch(pool: Pool, base_url: string, options: PoolOptions): typeof fetch {
   const origin = new URL(base_url).origin;
+  const slots = new Slots(options.connections, options.queue_timeout_ms ?? Math.min(options.timeout_ms, 10_000));
   const fetchFn = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     if (!url.startsWith(origin) || (url.length > origin.length && url[origin.length] !== '/' && url[origin.length] !== '?')) {
@@ -81,13 +191,21 @@ export function pooledFetch(pool: Pool, base_url: string): typeof fetch {
       const source = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
       for (const [name, value] of source) if (!HOP_BY_HOP.has(name)) headers[name] = value;
     }
-    const response = await pool.request({
-      path: url.slice(origin.length) || '/',
-      method: (init.method ?? 'GET') as 'GET',
-      headers,
-      body: (init.body ?? null) as string | null,
-      signal: init.signal ?? undefined,
-    });
+    await slots.acquire(init.signal);
+    let response: PoolResponse;
+    try {
+      response = await pool.request({
+        path: url.slice(origin.length) || '/',
+        method: (init.method ?? 'GET') as 'GET',
+        headers,
+        body: (init.body ?? null) as string | null,
+        signal: init.signal ?? undefined,
+      });
+    } catch (error) {
+      slots.release();
+      throw error;
+    }
+    response.body.once('close', () => slots.release());
     return new PooledResponse(response, url) as unknown as Response;
   };
   return fetchFn as typeof fetch;

@@ -2,7 +2,6 @@
 // answers are an edge: they are parsed with these schemas before anything is billed on them.
 import { z } from 'zod';
 import type { ChatMessage } from './messages.js';
-import type { CancelSignal } from './cancel.js';
 
 const tokenCount = z.int().min(0).max(100_000_000);
 
@@ -55,7 +54,7 @@ export interface EngineRequest {
   max_output_tokens: number;
   prompt_tokens_estimate: number;
   /** Set when the client has gone away. */
-  signal: CancelSignal;
+  signal: AbortSignal;
 }
 
 export interface Engine {

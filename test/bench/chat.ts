@@ -6,6 +6,8 @@
 // reference the same run measures the floor: a bare proxy in the gateway's place, and one
 // fdatasync on the data dir's disk. The upstream (test/support/bench-upstream.ts) is lean
 // because on this machine it shares the two cores with the gateway it stands beside.
+// BENCH_BASELINE_GATEWAY_JS=<another build's dist/gateway.js> also runs that build, in the
+// same loop right after this one, so a change is measured before and after in one run.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, fdatasyncSync, mkdtempSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -24,6 +26,7 @@ const TARGET_ADDED_MS = 0.3;
 const TARGET_RPS_64 = 5_000;
 
 const dir = mkdtempSync(join(tmpdir(), 'aihub-bench-chat-'));
+const BASELINE_JS = process.env.BENCH_BASELINE_GATEWAY_JS;
 
 async function startUpstream(script = '../support/bench-upstream.ts', args: string[] = []): Promise<{ proc: ChildProcess; port: number }> {
   const proc = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -31,13 +34,13 @@ async function startUpstream(script = '../support/bench-upstream.ts', args: stri
   return { proc, port: (JSON.parse(line) as { port: number }).port };
 }
 
-async function startGateway(config_file: string): Promise<Gateway> {
-  const data_dir = join(dir, 'data');
-  const log_file = join(dir, 'gateway.log');
+async function startGateway(config_file: string, gateway_js = GATEWAY_JS, name = 'gateway'): Promise<Gateway> {
+  const data_dir = join(dir, `${name}-data`);
+  const log_file = join(dir, `${name}.log`);
   const log_fd = openSync(log_file, 'w');
   // Logs go to a file, as in production, so that reading them costs the load generator nothing.
   const node_args = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const proc = spawn(process.execPath, [...node_args, GATEWAY_JS, '--port', '0', '--host', '127.0.0.1', '--data-dir', data_dir, '--config', config_file], {
+  const proc = spawn(process.execPath, [...node_args, gateway_js, '--port', '0', '--host', '127.0.0.1', '--data-dir', data_dir, '--config', config_file], {
     env: { ...process.env, AIHUB_ADMIN_TOKEN: 'bench-admin', AIHUB_LOG_LEVEL: 'info' },
     stdio: ['ignore', log_fd, log_fd],
   });
@@ -145,6 +148,8 @@ const gateway = await startGateway(config_file);
 const floor = await startUpstream('./floor-proxy.ts', [String(upstream.port)]);
 process.on('exit', () => floor.proc.kill('SIGTERM'));
 const { key } = await createFundedAccount(gateway, CREDIT_UNITS);
+const baseline = BASELINE_JS ? await startGateway(config_file, BASELINE_JS, 'baseline') : null;
+const baseline_key = baseline ? (await createFundedAccount(baseline, CREDIT_UNITS)).key : null;
 
 const rows: string[][] = [];
 const floor_rows: string[][] = [];
@@ -189,6 +194,30 @@ try {
         cpu_us_per_request.toFixed(0),
         String(through.bad),
       ]);
+      if (baseline && baseline_key) {
+        // The other build, same body, same upstream, right after: the before of a before/after.
+        const baseline_url = `${baseline.url}/v1/chat/completions`;
+        const baseline_auth = { authorization: `Bearer ${baseline_key}` };
+        await load(baseline_url, connections, body, baseline_auth, WARMUP_S);
+        const cpu_before_ms = cpuMs(baseline.proc.pid!);
+        const old = await load(baseline_url, connections, body, baseline_auth, DURATION_S);
+        const old_cpu_us = ((cpuMs(baseline.proc.pid!) - cpu_before_ms) * 1000) / Math.max(1, old.ok + old.bad);
+        failures += old.bad;
+        const old_added_ms = connections === 1 ? 1000 / old.rps - 1000 / direct.rps : old.mean_ms - direct.mean_ms;
+        rows.push([
+          `${stream ? 'stream' : 'json'} (baseline)`,
+          String(connections),
+          direct.rps.toFixed(0),
+          old.rps.toFixed(0),
+          `${((old.rps / direct.rps) * 100).toFixed(0)}%`,
+          (connections === 1 ? 1000 / direct.rps : direct.mean_ms).toFixed(3),
+          (connections === 1 ? 1000 / old.rps : old.mean_ms).toFixed(3),
+          old_added_ms.toFixed(3),
+          old.p99_ms.toFixed(0),
+          old_cpu_us.toFixed(0),
+          String(old.bad),
+        ]);
+      }
       if (!stream) {
         // The reference: a bare proxy (no billing, no fsync) in the gateway's place, same run.
         const floor_url = `http://127.0.0.1:${floor.port}/v1/chat/completions`;
@@ -215,6 +244,7 @@ try {
 } finally {
   const balance = await fetch(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.json() as Promise<any>);
   const code = await gateway.stop();
+  if (baseline) console.log(`baseline ${BASELINE_JS} exit ${await baseline.stop()}`);
   upstream.proc.kill('SIGTERM');
   floor.proc.kill('SIGTERM');
   const header = ['mode', 'conns', 'direct req/s', 'gateway req/s', 'ratio', 'direct ms/req', 'gateway ms/req', 'added ms', 'gw p99 ms', 'gw CPU µs/req', 'gw errors'];

@@ -1,24 +1,14 @@
 // Any server that speaks OpenAI's chat completions (OpenAI, Ollama, vLLM, llama.cpp,
-// LM Studio, OpenRouter, ...), through the official openai SDK, in one of two ways:
-//
-// - `prepared` (the default): the SDK prepares the request once per target (URL, auth, its
-//   own and the configured headers), and each call writes it onto a keep-alive connection
-//   of the gateway's own HTTP/1.1 client (../http-client.ts); an error answer becomes the SDK's typed error (`APIError.generate`),
-//   the same one `create()` would throw. The SDK's per-call work (merging six header sets
-//   into a WHATWG Headers object, a timeout AbortController, eager debug-log formatting,
-//   its promise wrappers) costs about 70 µs of CPU per request here, as much as the rest
-//   of the gateway's hot path, and undici's pool adds 0.28 ms per request at one
-//   connection where the small client adds 0.01 ms; this is how the gateway stays fast.
-// - `sdk`: every call through `client.chat.completions.create`, for a server that needs
-//   something only the SDK's full request path does.
-//
-// The SDK's own retries are off: the router decides where a failed request goes next.
+// LM Studio, OpenRouter, ...), through the official openai SDK on the gateway's one upstream
+// client: an undici pool per target (../transport.ts), handed to the SDK as its `fetch`. The
+// SDK builds each request (URL, auth, its own and the configured headers) and turns an error
+// answer into its typed error; the answer's body is read here, bounded, and a stream's
+// events are parsed by eventsource-parser (../sse-reader.ts). The SDK's own retries are off:
+// the router decides where a failed request goes next.
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { readSse, SseFormatError } from '../sse-reader.js';
-import { toAbortSignal, type CancelSignal } from '../cancel.js';
-import { HttpClientError, HttpPool, type PreparedRequest, type ResponseBody } from '../http-client.js';
-import { pooledFetch, upstreamPool } from '../transport.js';
+import { BodyTooLargeError, pooledFetch, readBounded, upstreamPool } from '../transport.js';
 import {
   isPlainChunk,
   isPlainCompletion,
@@ -31,11 +21,10 @@ import {
   type UpstreamCompletion,
 } from '../types.js';
 
-/** Headers the client sets per connection or per request. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'content-length', 'expect']);
-
 /** At most this much of an error answer is read, to quote it. */
 const ERROR_BODY_LIMIT = 64 * 1024;
+
+type UndiciBody = AsyncIterable<Buffer> & { destroy(): void };
 
 /** A chat completion larger than this is not one we asked for (the largest output cap is 32,768 tokens). */
 const COMPLETION_BODY_LIMIT = 16 * 1024 * 1024;
@@ -61,11 +50,10 @@ export const openaiCompatibleEngineSchema = z.strictObject({
   /** The field that carries the output cap: OpenAI's newer models take only `max_completion_tokens`. */
   max_tokens_field: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
   /**
-   * How the openai SDK is used: `prepared` (default) has it build the request once and sends
-   * each call on the pool, with its typed errors; `sdk` runs every call through
-   * `chat.completions.create` (about 70 µs more CPU per request).
+   * No longer used: every call goes through the SDK on the target's pool. Still accepted,
+   * so that config files written for the gateway's former private HTTP client load.
    */
-  client: z.enum(['prepared', 'sdk']).default('prepared'),
+  client: z.enum(['prepared', 'sdk']).optional(),
   /** Connection pool size towards this upstream. */
   max_connections: z.int().min(1).max(4_096).default(256),
   /**
@@ -79,12 +67,7 @@ export type OpenAICompatibleEngineConfig = z.output<typeof openaiCompatibleEngin
 export class OpenAICompatibleEngine implements Engine {
   readonly type = 'openai-compatible';
   private readonly client: OpenAI;
-  /** Carries the SDK's own calls in `sdk` mode. */
-  private readonly sdk_pool: ReturnType<typeof upstreamPool>;
-  /** Carries the prepared calls. */
-  private readonly http: HttpPool;
-  private prepared: PreparedRequest | null = null;
-  private preparing: Promise<PreparedRequest> | null = null;
+  private readonly pool: ReturnType<typeof upstreamPool>;
 
   constructor(
     readonly name: string,
@@ -97,15 +80,15 @@ export class OpenAICompatibleEngine implements Engine {
       if (!value) throw new Error(`chat engine "${name}": environment variable ${config.api_key_env} is not set`);
       api_key = value;
     }
-    this.sdk_pool = upstreamPool(config.base_url, { connections: config.max_connections, timeout_ms: config.timeout_ms });
-    this.http = new HttpPool(config.base_url, { connections: config.max_connections, timeout_ms: config.timeout_ms, queue_timeout_ms: config.queue_timeout_ms });
+    const pool_options = { connections: config.max_connections, timeout_ms: config.timeout_ms, queue_timeout_ms: config.queue_timeout_ms };
+    this.pool = upstreamPool(config.base_url, pool_options);
     this.client = new OpenAI({
       apiKey: api_key,
       baseURL: config.base_url,
       defaultHeaders: config.headers,
       timeout: config.timeout_ms,
       maxRetries: 0,
-      fetch: pooledFetch(this.sdk_pool, config.base_url),
+      fetch: pooledFetch(this.pool, config.base_url, pool_options),
       logLevel: 'off',
     });
   }
@@ -120,61 +103,23 @@ export class OpenAICompatibleEngine implements Engine {
     };
   }
 
-  complete(request: EngineRequest): Promise<UpstreamCompletion> {
-    return this.config.client === 'sdk' ? this.completeSdk(request) : this.completePrepared(request);
-  }
-
-  stream(request: EngineRequest): AsyncIterable<UpstreamChunk> {
-    return this.config.client === 'sdk' ? this.streamSdk(request) : this.streamPrepared(request);
-  }
-
-  async close(): Promise<void> {
-    await Promise.all([this.sdk_pool.close(), this.http.close()]);
-  }
-
-  /** The request as the SDK builds it, once: its path on the upstream's origin and its headers. */
-  private prepare(): PreparedRequest | Promise<PreparedRequest> {
-    if (this.prepared) return this.prepared;
-    this.preparing ??= this.client
-      .buildRequest({ method: 'post', path: '/chat/completions', body: {} })
-      .then(({ req, url }) => {
-        const headers: Record<string, string> = {};
-        for (const [name, value] of req.headers as Headers) if (!HOP_BY_HOP.has(name)) headers[name] = value;
-        const parsed = new URL(url);
-        if (parsed.origin !== this.http.origin) throw new Error(`invariant: the SDK built ${parsed.origin}, not ${this.http.origin}`);
-        this.prepared = this.http.prepare('POST', `${parsed.pathname}${parsed.search}`, headers);
-        return this.prepared;
-      })
-      .finally(() => {
-        this.preparing = null;
-      });
-    return this.preparing;
-  }
-
-  /** Sends the body; resolves to the body of a 2xx answer, else throws the SDK's typed error. */
-  private async send(request: EngineRequest, stream: boolean): Promise<ResponseBody> {
-    const prepared = this.prepared ?? (await this.prepare());
-    const response = await this.http.request(prepared, JSON.stringify(this.body(request, stream)), request.signal);
-    if (response.status >= 200 && response.status < 300) return response.body;
-    const text = await readBounded(response.body, ERROR_BODY_LIMIT);
-    const json = safeJson(text);
-    throw OpenAI.APIError.generate(response.status, json, json ? undefined : text, new Headers(Object.entries(response.headers)));
-  }
-
-  private async completePrepared(request: EngineRequest): Promise<UpstreamCompletion> {
+  async complete(request: EngineRequest): Promise<UpstreamCompletion> {
     let raw: unknown;
     try {
-      raw = await (await this.send(request, false)).json(COMPLETION_BODY_LIMIT);
+      const body = this.body(request, false) as OpenAI.ChatCompletionCreateParamsNonStreaming;
+      const response = await this.client.chat.completions.create(body, { signal: request.signal }).asResponse();
+      raw = JSON.parse(await readBounded(response.body as unknown as UndiciBody, COMPLETION_BODY_LIMIT, true));
     } catch (error) {
       throw classify(error, request.signal);
     }
     return completion(raw);
   }
 
-  private async *streamPrepared(request: EngineRequest): AsyncIterable<UpstreamChunk> {
-    let body: ResponseBody;
+  async *stream(request: EngineRequest): AsyncIterable<UpstreamChunk> {
+    let body: UndiciBody;
     try {
-      body = await this.send(request, true);
+      const params = this.body(request, true) as OpenAI.ChatCompletionCreateParamsStreaming;
+      body = (await this.client.chat.completions.create(params, { signal: request.signal }).asResponse()).body as unknown as UndiciBody;
     } catch (error) {
       throw classify(error, request.signal);
     }
@@ -206,30 +151,8 @@ export class OpenAICompatibleEngine implements Engine {
     if (request.signal.aborted) throw new UpstreamError('aborted', 'the client went away');
   }
 
-  private async completeSdk(request: EngineRequest): Promise<UpstreamCompletion> {
-    let raw: unknown;
-    try {
-      raw = await this.client.chat.completions.create(this.body(request, false) as OpenAI.ChatCompletionCreateParamsNonStreaming, { signal: toAbortSignal(request.signal) });
-    } catch (error) {
-      throw classify(error, request.signal);
-    }
-    return completion(raw);
-  }
-
-  private async *streamSdk(request: EngineRequest): AsyncIterable<UpstreamChunk> {
-    let chunks: AsyncIterable<unknown>;
-    try {
-      chunks = await this.client.chat.completions.create(this.body(request, true) as OpenAI.ChatCompletionCreateParamsStreaming, { signal: toAbortSignal(request.signal) });
-    } catch (error) {
-      throw classify(error, request.signal);
-    }
-    try {
-      for await (const raw of chunks) yield chunk(raw);
-    } catch (error) {
-      throw classify(error, request.signal);
-    }
-    // The SDK ends a stream quietly when it is aborted; the caller must still learn why it ended.
-    if (request.signal.aborted) throw new UpstreamError('aborted', 'the client went away');
+  async close(): Promise<void> {
+    await this.pool.close();
   }
 }
 
@@ -247,37 +170,13 @@ function chunk(raw: unknown): UpstreamChunk {
   return parsed.data;
 }
 
-async function readBounded(body: ResponseBody, limit: number): Promise<string> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const part of body) {
-      parts.push(part);
-      size += part.length;
-      if (size >= limit) break;
-    }
-  } catch {
-    // What arrived is enough to quote.
-  } finally {
-    body.destroy();
-  }
-  return Buffer.concat(parts).subarray(0, limit).toString('utf8');
-}
-
-function safeJson(text: string): object | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
+/** undici's codes for an answer that is not usable HTTP. */
+const BAD_RESPONSE_CODES = new Set(['HPE_INVALID_CONSTANT', 'HPE_INVALID_HEADER_TOKEN', 'HPE_INVALID_STATUS', 'HPE_INVALID_VERSION', 'HPE_HEADER_OVERFLOW', 'HPE_INVALID_CHUNK_SIZE', 'UND_ERR_HEADERS_OVERFLOW', 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH', 'UND_ERR_INFO']);
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'CONNECT_TIMEOUT', 'QUEUE_TIMEOUT']);
 
 /** Maps whatever the SDK or the socket threw to one UpstreamError kind. */
-export function classify(error: unknown, signal: CancelSignal): UpstreamError {
+export function classify(error: unknown, signal: AbortSignal): UpstreamError {
   if (error instanceof UpstreamError) return error;
   if (signal.aborted) return new UpstreamError('aborted', 'the client went away', null, { cause: error });
   if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
@@ -295,8 +194,8 @@ export function classify(error: unknown, signal: CancelSignal): UpstreamError {
     // An `error` event inside a stream.
     return new UpstreamError('server', `upstream stream failed: ${error.message}`.slice(0, 500), null, { cause: error });
   }
-  if (error instanceof HttpClientError && (error.code === 'BAD_RESPONSE' || error.code === 'BODY_TOO_LARGE')) {
-    return new UpstreamError('invalid_response', `upstream answer is not usable HTTP: ${error.message}`, null, { cause: error });
+  if (error instanceof BodyTooLargeError || hasCode(error, BAD_RESPONSE_CODES)) {
+    return new UpstreamError('invalid_response', `upstream answer is not usable HTTP: ${describe(error)}`, null, { cause: error });
   }
   if (error instanceof SyntaxError || error instanceof SseFormatError) return new UpstreamError('invalid_response', 'upstream sent malformed JSON', null, { cause: error });
   return new UpstreamError('connection', `upstream connection failed: ${describe(error)}`, null, { cause: error });

@@ -89,117 +89,139 @@ after(async () => {
   await upstream.close();
 });
 
-for (const client of ['prepared', 'sdk'] as const) {
-  function engine(overrides: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}) {
-    const config = openaiCompatibleEngineSchema.parse({ type: 'openai-compatible', base_url: upstream.base_url, model: 'upstream-model', timeout_ms: 500, client, ...overrides });
-    return new OpenAICompatibleEngine('up', config, env);
-  }
-
-  test(`openai-compatible (${client}): sends the target model, the output cap, the key from the env and extra headers`, async () => {
-    const e = engine({ api_key_env: 'UP_KEY', headers: { 'x-team': 'aihub' }, max_tokens_field: 'max_completion_tokens' }, { UP_KEY: 'sk-upstream' });
-    const before_count = upstream.received.length;
-    const completion = await e.complete(request('hi', 77, { temperature: 0.2, response_format: { type: 'text' } }));
-    assert.equal(completion.choices[0]!.message.content, DEFAULT_CONTENT);
-    const seen = upstream.received[before_count]!;
-    assert.equal(seen.body.model, 'upstream-model');
-    assert.equal(seen.body.max_completion_tokens, 77);
-    assert.equal(seen.body.max_tokens, undefined);
-    assert.equal(seen.body.temperature, 0.2);
-    assert.deepEqual(seen.body.response_format, { type: 'text' });
-    assert.equal(seen.headers.authorization, 'Bearer sk-upstream');
-    assert.equal(seen.headers['x-team'], 'aihub');
-    // The SDK's own request headers, whichever way it is used.
-    assert.match(String(seen.headers['user-agent']), /^OpenAI\/JS /);
-    assert.equal(seen.headers['x-stainless-lang'], 'js');
-    assert.equal(seen.headers['x-stainless-retry-count'], '0');
-    await e.close();
-    assert.throws(() => engine({ api_key_env: 'MISSING_KEY' }, {}), /MISSING_KEY is not set/);
-  });
-
-  test(`openai-compatible (${client}): streams chunks and asks for usage`, async () => {
-    const e = engine();
-    const before_count = upstream.received.length;
-    const chunks = await collect(e.stream(request('hi')));
-    assert.equal(text(chunks), DEFAULT_CONTENT);
-    assert.ok(chunks.at(-1)!.usage, 'the usage chunk arrives');
-    assert.deepEqual(upstream.received[before_count]!.body.stream_options, { include_usage: true });
-    await e.close();
-  });
-
-  async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-    const error = await promise.then(
-      () => null,
-      (e: unknown) => e,
-    );
-    assert.ok(error instanceof UpstreamError, `expected an UpstreamError, got ${String(error)}`);
-    return error;
-  }
-
-  test(`openai-compatible (${client}): every failure becomes one UpstreamError kind`, async () => {
-    const e = engine();
-    upstream.script({ kind: 'status', status: 429 });
-    assert.equal((await failure(e.complete(request('x')))).kind, 'rate_limited');
-    upstream.script({ kind: 'status', status: 503 });
-    assert.equal((await failure(e.complete(request('x')))).kind, 'server');
-    upstream.script({ kind: 'status', status: 401 });
-    assert.equal((await failure(e.complete(request('x')))).kind, 'misconfigured');
-    upstream.script({ kind: 'status', status: 400, body: { error: { message: 'context too long', type: 'invalid_request_error' } } });
-    const rejected = await failure(e.complete(request('x')));
-    assert.equal(rejected.kind, 'rejected');
-    assert.match(rejected.message, /context too long/);
-    upstream.script({ kind: 'hang' });
-    assert.equal((await failure(e.complete(request('x')))).kind, 'timeout');
-    upstream.script({ kind: 'reset' });
-    assert.equal((await failure(e.complete(request('x')))).kind, 'connection');
-    upstream.script({ kind: 'status', status: 200, body: { not: 'a completion' } });
-    assert.equal((await failure(e.complete(request('x')))).kind, 'invalid_response');
-    upstream.script({ kind: 'status', status: 500 });
-    assert.equal((await failure(collect(e.stream(request('x'))))).kind, 'server');
-    upstream.script({ kind: 'break_stream', chunks: 2 });
-    assert.equal((await failure(collect(e.stream(request('x'))))).kind, 'connection');
-    upstream.script({ kind: 'ok', chunks: 2, chunk_delay_ms: 2_000 }); // undici measures silence with a ~1 s resolution
-    assert.equal((await failure(collect(e.stream(request('x'))))).kind, 'timeout', 'silence between chunks beyond timeout_ms');
-    await e.close();
-    const port = await refusedPort();
-    const refused = new OpenAICompatibleEngine('gone', openaiCompatibleEngineSchema.parse({ type: 'openai-compatible', base_url: `http://127.0.0.1:${port}/v1`, model: 'm', client }), {});
-    assert.equal((await failure(refused.complete(request('x')))).kind, 'connection');
-    await refused.close();
-  });
-
-  if (client === 'prepared') {
-    test(`openai-compatible (${client}): a request waiting behind max_connections busy connections times out after queue_timeout_ms`, async () => {
-      const e = engine({ max_connections: 1, queue_timeout_ms: 50, timeout_ms: 5_000 });
-      upstream.script({ kind: 'ok', chunks: 2, chunk_delay_ms: 300 });
-      const slow = collect(e.stream(request('slow')));
-      await new Promise((r) => setTimeout(r, 20));
-      const started = performance.now();
-      const queued = await failure(e.complete(request('queued')));
-      assert.equal(queued.kind, 'timeout');
-      assert.match(queued.message, /timed out/);
-      assert.ok(performance.now() - started < 1_000, 'it did not wait for the slow stream');
-      assert.equal(text(await slow), DEFAULT_CONTENT, 'the request holding the connection is unharmed');
-      await e.close();
-    });
-  }
-
-  test(`openai-compatible (${client}): the client leaving aborts the upstream request`, async () => {
-    const e = engine({ timeout_ms: 10_000 });
-    const before_count = upstream.received.length;
-    upstream.script({ kind: 'ok', chunks: 20, chunk_delay_ms: 30 });
-    const controller = new AbortController();
-    const got: UpstreamChunk[] = [];
-    const error = await failure(
-      (async () => {
-        for await (const chunk of e.stream(request('x', 1_000, {}, controller.signal))) {
-          got.push(chunk);
-          if (got.length === 3) controller.abort();
-        }
-      })(),
-    );
-    assert.equal(error.kind, 'aborted');
-    for (let i = 0; i < 50 && !upstream.received[before_count]!.aborted; i++) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(upstream.received[before_count]!.aborted, true, 'the upstream saw the connection close');
-    assert.ok(upstream.received[before_count]!.chunks_sent < 20);
-    await e.close();
-  });
+function engine(overrides: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}) {
+  const config = openaiCompatibleEngineSchema.parse({ type: 'openai-compatible', base_url: upstream.base_url, model: 'upstream-model', timeout_ms: 500, ...overrides });
+  return new OpenAICompatibleEngine('up', config, env);
 }
+
+test(`openai-compatible: sends the target model, the output cap, the key from the env and extra headers`, async () => {
+  const e = engine({ api_key_env: 'UP_KEY', headers: { 'x-team': 'aihub' }, max_tokens_field: 'max_completion_tokens' }, { UP_KEY: 'sk-upstream' });
+  const before_count = upstream.received.length;
+  const completion = await e.complete(request('hi', 77, { temperature: 0.2, response_format: { type: 'text' } }));
+  assert.equal(completion.choices[0]!.message.content, DEFAULT_CONTENT);
+  const seen = upstream.received[before_count]!;
+  assert.equal(seen.body.model, 'upstream-model');
+  assert.equal(seen.body.max_completion_tokens, 77);
+  assert.equal(seen.body.max_tokens, undefined);
+  assert.equal(seen.body.temperature, 0.2);
+  assert.deepEqual(seen.body.response_format, { type: 'text' });
+  assert.equal(seen.headers.authorization, 'Bearer sk-upstream');
+  assert.equal(seen.headers['x-team'], 'aihub');
+  // The SDK's own request headers.
+  assert.match(String(seen.headers['user-agent']), /^OpenAI\/JS /);
+  assert.equal(seen.headers['x-stainless-lang'], 'js');
+  assert.equal(seen.headers['x-stainless-retry-count'], '0');
+  await e.close();
+  assert.throws(() => engine({ api_key_env: 'MISSING_KEY' }, {}), /MISSING_KEY is not set/);
+});
+
+test(`openai-compatible: streams chunks and asks for usage`, async () => {
+  const e = engine();
+  const before_count = upstream.received.length;
+  const chunks = await collect(e.stream(request('hi')));
+  assert.equal(text(chunks), DEFAULT_CONTENT);
+  assert.ok(chunks.at(-1)!.usage, 'the usage chunk arrives');
+  assert.deepEqual(upstream.received[before_count]!.body.stream_options, { include_usage: true });
+  await e.close();
+});
+
+async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  assert.ok(error instanceof UpstreamError, `expected an UpstreamError, got ${String(error)}`);
+  return error;
+}
+
+test(`openai-compatible: every failure becomes one UpstreamError kind`, async () => {
+  const e = engine();
+  upstream.script({ kind: 'status', status: 429 });
+  assert.equal((await failure(e.complete(request('x')))).kind, 'rate_limited');
+  upstream.script({ kind: 'status', status: 503 });
+  assert.equal((await failure(e.complete(request('x')))).kind, 'server');
+  upstream.script({ kind: 'status', status: 401 });
+  assert.equal((await failure(e.complete(request('x')))).kind, 'misconfigured');
+  upstream.script({ kind: 'status', status: 400, body: { error: { message: 'context too long', type: 'invalid_request_error' } } });
+  const rejected = await failure(e.complete(request('x')));
+  assert.equal(rejected.kind, 'rejected');
+  assert.match(rejected.message, /context too long/);
+  upstream.script({ kind: 'hang' });
+  assert.equal((await failure(e.complete(request('x')))).kind, 'timeout');
+  upstream.script({ kind: 'reset' });
+  assert.equal((await failure(e.complete(request('x')))).kind, 'connection');
+  upstream.script({ kind: 'status', status: 200, body: { not: 'a completion' } });
+  assert.equal((await failure(e.complete(request('x')))).kind, 'invalid_response');
+  upstream.script({ kind: 'status', status: 500 });
+  assert.equal((await failure(collect(e.stream(request('x'))))).kind, 'server');
+  upstream.script({ kind: 'break_stream', chunks: 2 });
+  assert.equal((await failure(collect(e.stream(request('x'))))).kind, 'connection');
+  upstream.script({ kind: 'ok', chunks: 2, chunk_delay_ms: 2_000 }); // undici measures silence with a ~1 s resolution
+  assert.equal((await failure(collect(e.stream(request('x'))))).kind, 'timeout', 'silence between chunks beyond timeout_ms');
+  await e.close();
+  const port = await refusedPort();
+  const refused = new OpenAICompatibleEngine('gone', openaiCompatibleEngineSchema.parse({ type: 'openai-compatible', base_url: `http://127.0.0.1:${port}/v1`, model: 'm' }), {});
+  assert.equal((await failure(refused.complete(request('x')))).kind, 'connection');
+  await refused.close();
+});
+
+test(`openai-compatible: a request waiting behind max_connections busy connections times out after queue_timeout_ms`, async () => {
+  const e = engine({ max_connections: 1, queue_timeout_ms: 50, timeout_ms: 5_000 });
+  upstream.script({ kind: 'ok', chunks: 2, chunk_delay_ms: 300 });
+  const slow = collect(e.stream(request('slow')));
+  await new Promise((r) => setTimeout(r, 20));
+  const started = performance.now();
+  const queued = await failure(e.complete(request('queued')));
+  assert.equal(queued.kind, 'timeout');
+  assert.match(queued.message, /timed out/);
+  assert.ok(performance.now() - started < 1_000, 'it did not wait for the slow stream');
+  assert.equal(text(await slow), DEFAULT_CONTENT, 'the request holding the connection is unharmed');
+  await e.close();
+});
+
+test(`openai-compatible: the client leaving aborts the upstream request`, async () => {
+  const e = engine({ timeout_ms: 10_000 });
+  const before_count = upstream.received.length;
+  upstream.script({ kind: 'ok', chunks: 20, chunk_delay_ms: 30 });
+  const controller = new AbortController();
+  const got: UpstreamChunk[] = [];
+  const error = await failure(
+    (async () => {
+      for await (const chunk of e.stream(request('x', 1_000, {}, controller.signal))) {
+        got.push(chunk);
+        if (got.length === 3) controller.abort();
+      }
+    })(),
+  );
+  assert.equal(error.kind, 'aborted');
+  for (let i = 0; i < 50 && !upstream.received[before_count]!.aborted; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(upstream.received[before_count]!.aborted, true, 'the upstream saw the connection close');
+  assert.ok(upstream.received[before_count]!.chunks_sent < 20);
+  await e.close();
+});
+
+test('openai-compatible: a POST that meets a dropped connection fails once and is never resent; the next request gets a fresh one', async () => {
+  const e = engine();
+  await e.complete(request('warm')); // a kept-alive connection now exists
+  const before_count = upstream.received.length;
+  upstream.script({ kind: 'reset' });
+  assert.equal((await failure(e.complete(request('x')))).kind, 'connection');
+  assert.equal(upstream.received.length - before_count, 1, 'the upstream saw the request once');
+  const next = await e.complete(request('y'));
+  assert.equal(next.choices[0]!.message.content, DEFAULT_CONTENT);
+  assert.equal(upstream.received.length - before_count, 2);
+  await e.close();
+});
+
+test('openai-compatible: an answer over 16 MiB is refused as invalid_response instead of buffered; a large error answer is quoted in part', async () => {
+  const e = engine({ timeout_ms: 10_000 });
+  const huge = { id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'x'.repeat(17 * 1024 * 1024) } }] };
+  upstream.script({ kind: 'status', status: 200, body: huge });
+  assert.equal((await failure(e.complete(request('x')))).kind, 'invalid_response');
+  upstream.script({ kind: 'status', status: 500, body: { error: { message: `broken ${'y'.repeat(1024 * 1024)}` } } });
+  const server = await failure(e.complete(request('x')));
+  assert.equal(server.kind, 'server');
+  assert.ok(server.message.length <= 500);
+  assert.equal((await e.complete(request('after'))).choices[0]!.message.content, DEFAULT_CONTENT, 'the engine goes on working');
+  await e.close();
+});
