@@ -10,7 +10,7 @@ import { FUNDING_TOPUP, balanceMicros, creditWallet, heldMicros } from '../../..
 import { createLogger } from '../../../gateway/log.ts';
 import { paymentsConfigSchema } from '../../../gateway/payments/config.ts';
 import { PaymentEngine } from '../../../gateway/payments/engine.ts';
-import { renderRecharge } from '../../../gateway/payments/recharge-routes.ts';
+import { renderRecharge } from '../../../gateway/payments/recharge-views.ts';
 import type { PaymentProvider } from '../../../gateway/providers/types.ts';
 import { Store } from '../../../gateway/store/store.ts';
 

@@ -11,11 +11,11 @@ import { FUNDING_TOPUP, balanceMicros, creditWallet } from '../../../gateway/led
 import { createLogger } from '../../../gateway/log.ts';
 import { paymentsConfigSchema } from '../../../gateway/payments/config.ts';
 import { monthKey, usageKey, usageKeyMonth, usageMonthOver } from '../../../gateway/payments/dmt.ts';
-import { dmtOnFinal } from '../../../gateway/payments/dmt-routes.ts';
+import { dmtOnFinal } from '../../../gateway/payments/dmt-commands.ts';
 import { PaymentEngine, type PaymentIntent } from '../../../gateway/payments/engine.ts';
 import { idempotencyExpired, payIdempotencyId } from '../../../gateway/payments/idempotency.ts';
 import { Pruner, pruneTarget } from '../../../gateway/payments/prune.ts';
-import { renderRecharge } from '../../../gateway/payments/recharge-routes.ts';
+import { renderRecharge } from '../../../gateway/payments/recharge-views.ts';
 import type { PaymentTxn } from '../../../gateway/payments/tables.ts';
 import type { PaymentProvider, ProviderResult } from '../../../gateway/providers/types.ts';
 import { Store } from '../../../gateway/store/store.ts';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { chargeSlabSchema, paymentsConfigSchema } from '../../../gateway/payments/config.ts';
 import { ACCOUNT_NUMBER_PATTERN, IFSC_PATTERN, bankForIfsc, hashOtp, monthKey, namesMatch, newOtp, otpMatches } from '../../../gateway/payments/dmt.ts';
 import { slabChargesMicros } from '../../../gateway/payments/intent.ts';
-import { parsePan } from '../../../gateway/payments/pan-routes.ts';
+import { parsePan } from '../../../gateway/payments/pan-views.ts';
 import { renderPdf } from '../../../gateway/payments/pdf.ts';
 import { csvCell, toCsv } from '../../../gateway/payments/reports.ts';
 import { sandboxSuffix } from '../../../gateway/providers/sandbox.ts';
