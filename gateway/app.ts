@@ -6,7 +6,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import express, { type Express } from 'express';
 import type { RoomDeps } from './deps.js';
 import { jsonBody } from './kernel/body.js';
-import { adminAuth, adminRouter } from './accounts/admin-routes.js';
+import { createAccounts } from './accounts/index.js';
 import { errorHandler } from './http/errors.js';
 import { Metrics } from './http/metrics.js';
 import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
@@ -15,8 +15,6 @@ import { runLean } from './http/lean.js';
 import type { Payments } from './payments/index.js';
 import { createDashboard } from './web/router.js';
 import { buildOpenApi, type RouteDoc } from './http/openapi.js';
-import { accountRouteDocs } from './accounts/openapi.js';
-import { chatRouteDocs } from './chat/openapi.js';
 import packageJson from '../package.json' with { type: 'json' };
 
 export interface AppDeps extends RoomDeps {
@@ -24,11 +22,11 @@ export interface AppDeps extends RoomDeps {
   payments?: Payments;
 }
 
-export function createApp(deps: AppDeps): Express {
+/** The Express app for everything but /v1; `chat_docs` is the /v1 part of /openapi.json. */
+export function createApp(deps: AppDeps, chat_docs: RouteDoc[]): Express {
   const { config, logger } = deps;
   const metrics = deps.metrics ?? new Metrics();
-  // An account's keys (the keys page, the admin's account view) are read through this index.
-  deps.store.indexBy('keys', 'account_id');
+  const accounts = createAccounts(deps);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -43,7 +41,7 @@ export function createApp(deps: AppDeps): Express {
   });
   let openapi: unknown = null;
   app.get('/openapi.json', (_req, res) => {
-    const routes: RouteDoc[] = [...chatRouteDocs, ...accountRouteDocs, ...(deps.payments?.route_docs ?? [])];
+    const routes: RouteDoc[] = [...chat_docs, ...accounts.docs, ...(deps.payments?.route_docs ?? [])];
     openapi ??= buildOpenApi(routes, { version: packageJson.version, server_url: deps.public_url(), currency: config.currency });
     res.json(openapi);
   });
@@ -54,7 +52,7 @@ export function createApp(deps: AppDeps): Express {
   const dashboard = createDashboard(deps);
   app.use('/admin', dashboard.admin); // the HTML console's own paths; everything else falls through
   const payments_admin = deps.payments ? [deps.payments.audit] : [];
-  app.use('/admin', adminAuth(deps.admin_token_hash), jsonBody(config), ...payments_admin, adminRouter(deps), ...(deps.payments ? [deps.payments.admin] : []));
+  app.use('/admin', accounts.auth, jsonBody(config), ...payments_admin, accounts.admin, ...(deps.payments ? [deps.payments.admin] : []));
   if (deps.payments) app.use('/api', deps.payments.api);
 
   app.use(dashboard.pages);
@@ -77,8 +75,8 @@ export interface Gateway {
 
 export function createGateway(deps: AppDeps): Gateway {
   const metrics = deps.metrics ?? new Metrics();
-  const app = createApp({ ...deps, metrics });
   const chat = createChat({ ...deps, metrics });
+  const app = createApp({ ...deps, metrics }, chat.docs);
   // The request line holds ids, route, status and timing only, nothing to redact: skipping
   // pino's redaction halves its cost (10.6 → 5 µs per request).
   const request_logger = deps.logger.child({}, { redact: { paths: [], censor: '' } });

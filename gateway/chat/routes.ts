@@ -4,6 +4,8 @@
 // one durable commit per request: the actual cost with its usage record.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Registry } from 'prom-client';
+import type { RouteDoc } from '../http/openapi.js';
+import { chatRouteDocs } from './openapi.js';
 import type { RoomDeps } from '../deps.js';
 import { RateLimiter } from '../kernel/rate-limit.js';
 import { authenticate } from '../accounts/auth.js';
@@ -59,6 +61,8 @@ interface Usage {
 }
 
 export class ChatService {
+  /** The /v1 API's part of the OpenAPI document. */
+  readonly docs: RouteDoc[] = chatRouteDocs;
   readonly router: Router;
   readonly metrics: ChatMetrics;
   private readonly limiter: RateLimiter;

@@ -1,0 +1,21 @@
+// The accounts room as the app mounts it: the JSON admin API (accounts, keys, credits)
+// behind the admin token, and its part of the OpenAPI document.
+import type { RequestHandler, Router } from 'express';
+import type { RoomDeps } from '../deps.js';
+import type { RouteDoc } from '../http/openapi.js';
+import { adminAuth, adminRouter } from './admin-routes.js';
+import { accountRouteDocs } from './openapi.js';
+
+export interface Accounts {
+  /** Refuses a request without the admin token (mount before every /admin JSON route). */
+  auth: RequestHandler;
+  /** The JSON admin API, mounted at /admin. */
+  admin: Router;
+  docs: RouteDoc[];
+}
+
+export function createAccounts(deps: RoomDeps): Accounts {
+  // An account's keys (the keys page, the admin's account view, the 50-key rule) are read through this index.
+  deps.store.indexBy('keys', 'account_id');
+  return { auth: adminAuth(deps.admin_token_hash), admin: adminRouter(deps), docs: accountRouteDocs };
+}
