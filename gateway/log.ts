@@ -14,7 +14,8 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       redact: { paths: ['key', 'token', 'password', 'authorization', '*.key', '*.token', '*.password', '*.authorization'], censor: '[redacted]' },
     },
     // Asynchronous: lines written while a write is in flight go out together in the next one
-    // (a synchronous write per line cost 13 µs per request under load); pino flushes at exit.
+    // (a synchronous write per line costs each request; docs/chat-api.md#benchmark); pino
+    // flushes at exit.
     destination ?? pino.destination({ dest: 1, sync: false }),
   );
 }

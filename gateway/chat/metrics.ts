@@ -2,8 +2,8 @@
 // Every label set is known up front (tier ids, configured engine names, the fixed outcome
 // and status values), so each series is created once, at 0, and the hot path touches only
 // pre-built cells. The counters are plain numbers handed to prom-client when it scrapes:
-// a prom-client child's inc() hashes its label set on every call (about 0.3 µs); adding to
-// a number costs nothing. The breaker gauge is read at scrape time, so it is never stale.
+// a prom-client child's inc() hashes its label set on every call; adding to a number costs
+// nothing. The breaker gauge is read at scrape time, so it is never stale.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { BreakerState } from '../llm/breaker.js';
 import type { AttemptOutcome } from '../llm/router.js';

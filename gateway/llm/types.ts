@@ -96,8 +96,8 @@ export class UpstreamError extends Error {
 }
 
 // The schemas above are the definition of an acceptable upstream answer. A stream brings
-// ten or more chunks per request, and zod's parse of each measured 3 µs in the gateway
-// (35 µs per streamed request), so the common shapes are first checked by hand: a value
+// ten or more chunks per request and a zod parse of each is a measurable part of a streamed
+// request (docs/chat-api.md#benchmark), so the common shapes are first checked by hand: a value
 // that passes is one the schema accepts unchanged; anything else goes through the schema,
 // which also words the error. test/unit/chat/upstream-shapes.test.ts holds the two together.
 

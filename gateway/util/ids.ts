@@ -1,7 +1,8 @@
 import { randomFillSync } from 'node:crypto';
 
-// Random bytes are drawn from the CSPRNG 4 KiB at a time and each byte is used once: one
-// randomBytes call per id measured 25 µs of CPU per chat request (several ids each) under load.
+// Random bytes are drawn from the CSPRNG 4 KiB at a time and each byte is used once: a
+// randomBytes call per id costs a chat request measurably (several ids each; the figure is
+// in docs/chat-api.md#benchmark).
 const POOL_BYTES = 4096;
 const pool = Buffer.alloc(POOL_BYTES);
 let offset = POOL_BYTES;
