@@ -22,10 +22,16 @@ import { txnView } from './transactions.js';
 const idParam = z.string().min(1).max(100);
 
 export function paymentsAdminRouter(ctx: PaymentsContext): Router {
-  const { store, config, engine } = ctx;
   const router = Router();
-  const view = (id: string) => accountView(store.state, requireAccount(store, id), config.currency);
+  kycRoutes(ctx, router);
+  accountRoutes(ctx, router);
+  transactionRoutes(ctx, router);
+  return router;
+}
 
+/** eKYC review: the queue, one submission, its documents, approve and reject. */
+function kycRoutes(ctx: PaymentsContext, router: Router): void {
+  const { store, config } = ctx;
   router.get('/kyc', async (req, res) => {
     const query = parseWith(kycListQuery, req.query);
     await store.readDurable();
@@ -73,6 +79,12 @@ export function paymentsAdminRouter(ctx: PaymentsContext): Router {
   };
   router.post('/kyc/:accountId/approve', review('approved'));
   router.post('/kyc/:accountId/reject', review('rejected'));
+}
+
+/** An account's payments settings: services (only after eKYC approval) and the IP whitelist. */
+function accountRoutes(ctx: PaymentsContext, router: Router): void {
+  const { store, config } = ctx;
+  const view = (id: string) => accountView(store.state, requireAccount(store, id), config.currency);
 
   router.post('/accounts/:id/services', async (req, res) => {
     const id = parseWith(idParam, req.params.id);
@@ -110,7 +122,11 @@ export function paymentsAdminRouter(ctx: PaymentsContext): Router {
     });
     res.json(view(id));
   });
+}
 
+/** The audit log and any transaction: look, list, re-arm its status checks. */
+function transactionRoutes(ctx: PaymentsContext, router: Router): void {
+  const { store, engine } = ctx;
   router.get('/audit', async (req, res) => {
     const query = parseWith(auditQuery, req.query);
     const records = [];
@@ -148,6 +164,4 @@ export function paymentsAdminRouter(ctx: PaymentsContext): Router {
     const next = await engine.rearm(txn.id);
     res.json({ account_id: next.account_id, ...txnView(next) });
   });
-
-  return router;
 }

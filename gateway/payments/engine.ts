@@ -126,54 +126,9 @@ export class PaymentEngine {
       if (!idempotency_id && !intent.allow_duplicate) this.refuseDuplicate(intent, tx.now.getTime());
       const txn_id = newId('txn');
       intent.reserve?.(tx, txn_id);
-      let hold: ReturnType<typeof openHold>;
-      try {
-        hold = openHold(tx, {
-          account_id: intent.account.id,
-          amount_micros: intent.amount_micros + intent.charges_micros,
-          purpose: `${intent.service} ${txn_id}`,
-          ref: txn_id,
-        });
-      } catch (error) {
-        if (error instanceof InsufficientBalanceError) {
-          throw new ServiceError(
-            'insufficient_balance',
-            'insufficient_balance',
-            `wallet balance ${microsToUnits(error.balance_micros)} is lower than the ${microsToUnits(error.required_micros)} this needs; top up the wallet`,
-          );
-        }
-        throw error;
-      }
+      const hold = openIntentHold(tx, intent, txn_id);
       const at = tx.now.toISOString();
-      const txn: PaymentTxn = {
-        id: txn_id,
-        account_id: intent.account.id,
-        service: intent.service,
-        status: 'pending',
-        stage: 'submitting',
-        amount_micros: intent.amount_micros,
-        charges_micros: intent.charges_micros,
-        commission_micros: intent.commission_micros,
-        pay_to: intent.pay_to,
-        subject: intent.subject,
-        details: intent.details,
-        provider_params: intent.provider_params,
-        hold_id: hold.id,
-        provider: null,
-        provider_ref: null,
-        result: {},
-        message: 'accepted; the amount is held while providers are asked',
-        attempts: [],
-        history: [{ status: 'pending', at, note: 'accepted; amount held' }],
-        checks: { count: 0, next_at: null, last_at: null, last_result: null, stalled: false },
-        postings: { hold: hold.id },
-        refund: null,
-        idempotency_key: intent.idempotency_key,
-        client_ref: intent.client_ref,
-        created_at: at,
-        updated_at: at,
-        finalized_at: null,
-      };
+      const txn = newPendingTxn(intent, txn_id, hold.id, at);
       tx.set('payment_txns', txn.id, txn);
       if (idempotency_id) {
         tx.set('idempotency', idempotency_id, {
@@ -528,4 +483,58 @@ function providerRequest(txn: PaymentTxn): ProviderRequest {
 function lastInFlight(txn: PaymentTxn): Attempt | undefined {
   const last = txn.attempts[txn.attempts.length - 1];
   return last?.outcome === 'in_flight' ? last : undefined;
+}
+
+/** The hold of a payment's amount plus charges; a wallet too low is the caller's 402. */
+function openIntentHold(tx: Tx, intent: PaymentIntent, txn_id: string): ReturnType<typeof openHold> {
+  try {
+    return openHold(tx, {
+      account_id: intent.account.id,
+      amount_micros: intent.amount_micros + intent.charges_micros,
+      purpose: `${intent.service} ${txn_id}`,
+      ref: txn_id,
+    });
+  } catch (error) {
+    if (error instanceof InsufficientBalanceError) {
+      throw new ServiceError(
+        'insufficient_balance',
+        'insufficient_balance',
+        `wallet balance ${microsToUnits(error.balance_micros)} is lower than the ${microsToUnits(error.required_micros)} this needs; top up the wallet`,
+      );
+    }
+    throw error;
+  }
+}
+
+/** A transaction as it is accepted: pending, its amount held, no provider asked yet. */
+function newPendingTxn(intent: PaymentIntent, txn_id: string, hold_id: string, at: string): PaymentTxn {
+  return {
+    id: txn_id,
+    account_id: intent.account.id,
+    service: intent.service,
+    status: 'pending',
+    stage: 'submitting',
+    amount_micros: intent.amount_micros,
+    charges_micros: intent.charges_micros,
+    commission_micros: intent.commission_micros,
+    pay_to: intent.pay_to,
+    subject: intent.subject,
+    details: intent.details,
+    provider_params: intent.provider_params,
+    hold_id,
+    provider: null,
+    provider_ref: null,
+    result: {},
+    message: 'accepted; the amount is held while providers are asked',
+    attempts: [],
+    history: [{ status: 'pending', at, note: 'accepted; amount held' }],
+    checks: { count: 0, next_at: null, last_at: null, last_result: null, stalled: false },
+    postings: { hold: hold_id },
+    refund: null,
+    idempotency_key: intent.idempotency_key,
+    client_ref: intent.client_ref,
+    created_at: at,
+    updated_at: at,
+    finalized_at: null,
+  };
 }

@@ -31,7 +31,7 @@ import { Pruner, pruneTarget, type PruneCounts } from './prune.js';
 import { rechargeRouter } from './recharge-routes.js';
 import { renderRecharge } from './recharge-views.js';
 import { WebhookSender, enqueueWebhook } from './webhooks.js';
-import { billFetchExpired } from './tables.js';
+import { billFetchExpired, type PaymentTxn } from './tables.js';
 
 export interface Payments {
   /** Mounted at /api. */
@@ -51,26 +51,18 @@ export interface Payments {
   stop(): Promise<void>;
 }
 
-export function createPayments(
-  deps: RoomDeps,
-  options: { providers?: Partial<Record<PaymentService, PaymentProvider[]>>; sms?: SmsSender | null } = {},
-): Payments {
+type Options = { providers?: Partial<Record<PaymentService, PaymentProvider[]>>; sms?: SmsSender | null };
+
+export function createPayments(deps: RoomDeps, options: Options = {}): Payments {
   const { store, logger, clock, config } = deps;
   // Lists and reports of one account read its transactions through this index; built now, not by a request.
   store.indexBy('payment_txns', 'account_id');
   const payments = config.payments;
-  const build = (list: PaymentsConfig['providers']['recharge']) =>
-    buildProviders(list, { mode: config.mode, now: () => clock.now(), warn: (message) => logger.warn({ msg: message }) });
-  const providers: Record<PaymentService, PaymentProvider[]> = {
-    recharge: options.providers?.recharge ?? build(payments.providers.recharge),
-    dmt: options.providers?.dmt ?? build(payments.providers.dmt),
-    pan: options.providers?.pan ?? build(payments.providers.pan),
-    bills: options.providers?.bills ?? build(payments.providers.bills),
-  };
+  const providers = providersOf(deps, options);
   const sms = options.sms !== undefined ? options.sms : buildSmsSender(payments.dmt.otp.sms);
   if (config.mode === 'live' && !sms) logger.warn({ msg: 'no SMS sender is configured (payments.dmt.otp.sms): remitters cannot be registered in live mode' });
   /** Each service's own bookkeeping in the commit that makes one of its transactions final. */
-  const onFinal: Partial<Record<PaymentService, (tx: Tx, txn: import('./tables.js').PaymentTxn) => void>> = { dmt: dmtOnFinal, bills: billsOnFinal };
+  const onFinal: Partial<Record<PaymentService, (tx: Tx, txn: PaymentTxn) => void>> = { dmt: dmtOnFinal, bills: billsOnFinal };
   const stopping: Array<() => void> = [];
   const webhooks = new WebhookSender({ store, logger, clock, config: payments, mode: config.mode });
   const engine = new PaymentEngine({
@@ -88,10 +80,43 @@ export function createPayments(
       },
     },
   });
-  // Rows no reader will use again, judged by the readers' own rules: the engine's idempotency
-  // lookup (store clock, as the records' created_at) and the DMT routes' month (room clock).
-  // Without an idempotency window no record can expire, so that table is not even listed.
-  const pruner = new Pruner({
+  const pruner = prunerOf(deps, engine);
+  const ctx: PaymentsContext = { ...deps, settings: payments, engine, webhooks, providers, sms, onStop: (fn) => stopping.push(fn) };
+  const reports = reportsRouter(ctx);
+  return {
+    api: apiRouter(ctx, reports.api),
+    admin: Router().use(paymentsAdminRouter(ctx), reports.admin),
+    audit: auditMiddleware(store, logger),
+    engine,
+    route_docs: paymentsRouteDocs(payments),
+    report: (name, query, scope) => runReport(ctx, name, query, scope),
+    ...background(ctx, pruner, stopping),
+  };
+}
+
+/** Each service's ordered provider list: the ones given (tests), else the config's. */
+function providersOf(deps: RoomDeps, options: Options): Record<PaymentService, PaymentProvider[]> {
+  const { config, clock, logger } = deps;
+  const lists = config.payments.providers;
+  const build = (list: PaymentsConfig['providers']['recharge']) =>
+    buildProviders(list, { mode: config.mode, now: () => clock.now(), warn: (message) => logger.warn({ msg: message }) });
+  return {
+    recharge: options.providers?.recharge ?? build(lists.recharge),
+    dmt: options.providers?.dmt ?? build(lists.dmt),
+    pan: options.providers?.pan ?? build(lists.pan),
+    bills: options.providers?.bills ?? build(lists.bills),
+  };
+}
+
+/**
+ * Rows no reader will use again, judged by the readers' own rules: the engine's idempotency
+ * lookup (store clock, as the records' created_at) and the DMT routes' month (room clock).
+ * Without an idempotency window no record can expire, so that table is not even listed.
+ */
+function prunerOf(deps: RoomDeps, engine: PaymentEngine): Pruner {
+  const { store, logger, clock } = deps;
+  const payments = deps.config.payments;
+  return new Pruner({
     store,
     logger,
     batch_size: payments.prune.batch_size,
@@ -103,19 +128,24 @@ export function createPayments(
       pruneTarget({ table: 'bill_fetches', expired: (_id, bill, tx) => billFetchExpired(bill, tx.now.getTime()) }),
     ],
   });
-  const ctx: PaymentsContext = { ...deps, settings: payments, engine, webhooks, providers, sms, onStop: (fn) => stopping.push(fn) };
+}
 
+function apiRouter(ctx: PaymentsContext, reports: Router): Router {
   const api = Router();
-  api.use(apiLog(store, logger));
+  api.use(apiLog(ctx.store, ctx.logger));
   api.use(onboardingRouter(ctx));
   api.use(rechargeRouter(ctx));
   api.use(dmtRouter(ctx));
   api.use(panRouter(ctx));
   api.use(billsRouter(ctx));
   api.use(accountRouter(ctx));
-  const reports = reportsRouter(ctx);
-  api.use(reports.api);
+  api.use(reports);
+  return api;
+}
 
+/** The room's background work: status checks of pending transactions, webhooks, pruning. */
+function background(ctx: PaymentsContext, pruner: Pruner, stopping: Array<() => void>): Pick<Payments, 'prune' | 'start' | 'stop'> {
+  const { engine, webhooks, logger, settings } = ctx;
   let timer: NodeJS.Timeout | null = null;
   let prune_timer: NodeJS.Timeout | null = null;
   let stopped = false;
@@ -133,20 +163,13 @@ export function createPayments(
       logger.error({ msg: 'payments background tick failed', err: error });
     }
   };
-
   return {
-    api,
-    admin: Router().use(paymentsAdminRouter(ctx), reports.admin),
-    audit: auditMiddleware(store, logger),
-    engine,
-    route_docs: paymentsRouteDocs(payments),
-    report: (name, query, scope) => runReport(ctx, name, query, scope),
     prune,
     start() {
       if (timer || stopped) return;
-      timer = setInterval(tick, payments.tick_ms);
+      timer = setInterval(tick, settings.tick_ms);
       timer.unref();
-      prune_timer = setInterval(() => void prune(), payments.prune.interval_ms);
+      prune_timer = setInterval(() => void prune(), settings.prune.interval_ms);
       prune_timer.unref();
       tick();
     },
