@@ -25,7 +25,6 @@ function fail(message: string, code: number): never {
 }
 
 async function main(argv: string[]): Promise<void> {
-  // biome-ignore lint/suspicious/noImplicitAnyLet: typed by the assignment in the try (fail() never returns)
   let parsed;
   try {
     parsed = parseArgs({
@@ -65,7 +64,6 @@ async function main(argv: string[]): Promise<void> {
 }
 
 async function verify(data_dir: string): Promise<void> {
-  // biome-ignore lint/suspicious/noImplicitAnyLet: typed by the assignment in the try (fail() never returns)
   let report;
   try {
     report = await verifyDataDir(data_dir);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one test command (`npm test`): installs what a fresh machine lacks, then runs every
-# level but the bench — typecheck, lint (Biome), import cycles and the doors between rooms,
+# level but the bench — typecheck, lint (ESLint), import cycles and the doors between rooms,
 # unit, gateway (real processes over HTTP), browser (headless Chromium), and the extension
 # inside a real VS Code extension host.
 # Ends with one line "N passed, N failed" summing every level.

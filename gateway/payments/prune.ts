@@ -22,7 +22,7 @@ export interface PruneTarget<T extends TableName = TableName> {
 export type PruneCounts = Partial<Record<TableName, number>>;
 
 /** A target typed by its table (the pruner keeps targets of different tables in one list). */
-// biome-ignore lint/suspicious/noExplicitAny: one list holds targets of different tables; each was typed by its own table when made
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- one list holds targets of different tables; each was typed by its own table when made
 export function pruneTarget<T extends TableName>(target: PruneTarget<T>): PruneTarget<any> {
   return target;
 }

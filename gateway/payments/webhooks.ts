@@ -73,7 +73,7 @@ export function isPrivateAddress(address: string): boolean {
 }
 
 /** A DNS lookup that refuses private addresses: the check happens on the address actually connected to. */
-// biome-ignore lint/suspicious/noExplicitAny: the callback's arguments depend on `all`, as in node:dns's own overloads
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the callback's arguments depend on `all`, as in node:dns's own overloads
 function publicOnlyLookup(hostname: string, options: object, callback: (...args: any[]) => void): void {
   dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
     if (error) return callback(error);
