@@ -2,14 +2,14 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { RoomDeps } from '../deps.js';
-import { ApiError, conflict, notFound, parseWith } from '../http/errors.js';
-import { FUNDING_TOPUP, InsufficientBalanceError, balanceMicros, creditWallet, debitWallet } from '../ledger/ledger.js';
+import { ApiError, notFound, parseWith } from '../http/errors.js';
+import { balanceMicros } from '../ledger/ledger.js';
 import { table } from '../store/state.js';
 import { microsToUnits } from '../util/money.js';
 import { accountView, createAccount, createApiKey, keyView, requireAccount } from './accounts.js';
+import { adjustWallet } from './adjustments.js';
 import { isAdminToken } from './auth.js';
 import { createAccountBody, createKeyBody, listQuery, moneyBody } from './schemas.js';
-import { sha256Hex } from './keys.js';
 
 const idParam = z.string().min(1).max(100);
 
@@ -73,30 +73,7 @@ export function adminRouter(deps: RoomDeps): Router {
   const moveMoney = (direction: 'credit' | 'debit') => async (req: Request, res: Response) => {
     const id = parseWith(idParam, req.params.id);
     const body = parseWith(moneyBody, req.body ?? {});
-    const idempotency_key = `admin-${direction}:${body.reference}`;
-    const request_hash = sha256Hex(`${id}:${body.amount}`);
-    const duplicate = await store.transact((tx) => {
-      requireAccount(tx, id);
-      const seen = tx.get('idempotency', idempotency_key);
-      if (seen) {
-        if (seen.request_hash !== request_hash) {
-          throw conflict(`reference ${body.reference} was used already for another ${direction}`, 'reference_conflict', 'reference');
-        }
-        return true;
-      }
-      const memo = body.memo ?? `admin ${direction} ${body.reference}`;
-      try {
-        if (direction === 'credit') creditWallet(tx, { account_id: id, amount_micros: body.amount, from: FUNDING_TOPUP, memo, ref: body.reference });
-        else debitWallet(tx, { account_id: id, amount_micros: body.amount, to: 'revenue:adjustment', memo, ref: body.reference });
-      } catch (error) {
-        if (error instanceof InsufficientBalanceError) {
-          throw new ApiError(402, 'insufficient_balance', `the balance ${microsToUnits(error.balance_micros)} is lower than ${microsToUnits(error.required_micros)}`);
-        }
-        throw error;
-      }
-      tx.set('idempotency', idempotency_key, { key: idempotency_key, request_hash, status: 200, body: null, created_at: tx.now.toISOString() });
-      return false;
-    });
+    const duplicate = await store.transact((tx) => adjustWallet(tx, { direction, account_id: id, ...body }));
     res.json({ balance: microsToUnits(balanceMicros(store.state, id)), currency: config.currency, reference: body.reference, duplicate });
   };
   router.post('/accounts/:id/credit', moveMoney('credit'));

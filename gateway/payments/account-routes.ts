@@ -17,9 +17,15 @@ export { SERVICES, dateBound, filterTransactions, transactionsQuery, type Transa
 
 
 export function accountRouter(ctx: PaymentsContext): Router {
-  const { store, logger, config, webhooks } = ctx;
   const router = Router();
+  transactionRoutes(ctx, router);
+  webhookRoutes(ctx, router);
+  walletRoutes(ctx, router);
+  return router;
+}
 
+function transactionRoutes(ctx: PaymentsContext, router: Router): void {
+  const { store, logger } = ctx;
   router.get('/transactions/:txn_id', async (req, res) => {
     const { account } = authorize(store.state, req, res, logger);
     await store.readDurable();
@@ -36,7 +42,10 @@ export function accountRouter(ctx: PaymentsContext): Router {
     const start = (query.page - 1) * query.limit;
     res.json({ status: true, data: { total: list.length, page: query.page, limit: query.limit, transactions: list.slice(start, start + query.limit).map(txnView) } });
   });
+}
 
+function webhookRoutes(ctx: PaymentsContext, router: Router): void {
+  const { store, logger, config, webhooks } = ctx;
   router.put('/webhook', jsonBody(config), async (req, res) => {
     const { account } = authorize(store.state, req, res, logger);
     const body = parseWith(webhookBody, req.body ?? {});
@@ -69,7 +78,10 @@ export function accountRouter(ctx: PaymentsContext): Router {
     });
     res.json({ status: true, message: 'webhook removed', data: { url: null } });
   });
+}
 
+function walletRoutes(ctx: PaymentsContext, router: Router): void {
+  const { store, logger, config } = ctx;
   router.get('/wallet/balance', async (req, res) => {
     const { account } = authorize(store.state, req, res, logger);
     await store.readDurable();
@@ -96,6 +108,4 @@ export function accountRouter(ctx: PaymentsContext): Router {
       },
     });
   });
-
-  return router;
 }
