@@ -20,11 +20,17 @@ export interface SseEvent {
 export async function* readSse(body: AsyncIterable<string | Buffer>, max_event_chars = 4 * 1024 * 1024): AsyncGenerator<SseEvent> {
   const events: SseEvent[] = [];
   let failure: SseFormatError | null = null;
+  const tooLarge = () => new SseFormatError(`an event or a line of the stream is larger than ${max_event_chars} characters`);
+  // The parser's own bound covers what it holds between chunks; an event completed within
+  // one chunk is measured here.
   const parser = createParser({
     maxBufferSize: max_event_chars,
-    onEvent: (message: EventSourceMessage) => events.push({ event: message.event ?? null, data: message.data }),
+    onEvent: (message: EventSourceMessage) => {
+      if (message.data.length > max_event_chars) failure ??= tooLarge();
+      else events.push({ event: message.event ?? null, data: message.data });
+    },
     onError: (error) => {
-      if (error.type === 'max-buffer-size-exceeded') failure ??= new SseFormatError(`an event or a line of the stream is larger than ${max_event_chars} characters`);
+      if (error.type === 'max-buffer-size-exceeded') failure ??= tooLarge();
     },
   });
   // A character split across two chunks is decoded once both halves are in.
