@@ -1,6 +1,5 @@
 // The `aihub-gateway` command: `serve` (the default) and `verify`.
 import { randomBytes } from 'node:crypto';
-import { FrontServer } from './http/front.js';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import { createGateway, publicUrl } from './app.js';
@@ -9,6 +8,7 @@ import { createLogger } from './log.js';
 import { sha256Hex } from './accounts/keys.js';
 import { Store } from './store/store.js';
 import { createPayments } from './payments/index.js';
+import { createHttpServer } from './http/server.js';
 import { verifyDataDir } from './store/verify.js';
 
 const USAGE = `Usage: aihub-gateway [serve] [--port N] [--host H] [--data-dir D] [--config FILE]
@@ -96,11 +96,7 @@ async function serve(config: Config): Promise<void> {
   const clock = { now: () => new Date() };
   const payments = createPayments({ config, store, logger, clock, admin_token_hash });
   const gateway = createGateway({ config, store, logger, clock, admin_token_hash, payments });
-  // /v1 calls on plain HTTP/1.1 connections are served on the hot lane; everything else by Node's http.Server.
-  const server = new FrontServer(
-    { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 300_000, max_body_bytes: config.chat.body_limit_bytes, hot: (target) => target.startsWith('/v1/') },
-    gateway.handler,
-  );
+  const server = createHttpServer(gateway.handler);
   server.listen(config.port, config.host);
   try {
     await once(server, 'listening');

@@ -463,15 +463,6 @@ function readJson(req: IncomingMessage, limit_bytes: number): Promise<unknown> {
   if (encoding && encoding !== 'identity') {
     return Promise.reject(new ApiError(415, 'unsupported_encoding', `content-encoding ${encoding.slice(0, 40)} is not supported; send the body uncompressed`));
   }
-  // The hot lane (http/front.ts) has read the whole body already.
-  const preread = (req as { preread_body?: Buffer }).preread_body;
-  if (preread) {
-    try {
-      return Promise.resolve(parseJsonBody(preread.toString('utf8')));
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
