@@ -6,8 +6,13 @@
 // reference the same run measures the floor: a bare proxy in the gateway's place, and one
 // fdatasync on the data dir's disk. The upstream (test/support/bench-upstream.ts) is lean
 // because on this machine it shares the two cores with the gateway it stands beside.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, fdatasyncSync, mkdtempSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+//
+// BENCH_BASELINE=<git ref> adds a second gateway built from that commit (exported with
+// `git archive` into the bench's temp dir, built there with its own build script and this
+// checkout's node_modules) and measures it in the same run, each of its rows right after
+// the same row of this build: a before/after of a change, side by side on the same load.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
@@ -31,13 +36,25 @@ async function startUpstream(script = '../support/bench-upstream.ts', args: stri
   return { proc, port: (JSON.parse(line) as { port: number }).port };
 }
 
-async function startGateway(config_file: string): Promise<Gateway> {
-  const data_dir = join(dir, 'data');
-  const log_file = join(dir, 'gateway.log');
+/** Builds the gateway of `ref` in the bench's temp dir; returns its dist/gateway.js. */
+function buildBaseline(ref: string): string {
+  const root = resolve(import.meta.dirname, '../..');
+  const source = join(dir, 'baseline');
+  mkdirSync(source);
+  const archive = execFileSync('git', ['archive', '--format=tar', ref], { cwd: root, maxBuffer: 1024 * 1024 * 1024 });
+  execFileSync('tar', ['-x', '-C', source], { input: archive });
+  symlinkSync(join(root, 'node_modules'), join(source, 'node_modules'), 'dir');
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: source, stdio: 'inherit' });
+  return join(source, 'dist/gateway.js');
+}
+
+async function startGateway(config_file: string, name = 'gateway', gateway_js = GATEWAY_JS): Promise<Gateway> {
+  const data_dir = join(dir, `${name}-data`);
+  const log_file = join(dir, `${name}.log`);
   const log_fd = openSync(log_file, 'w');
   // Logs go to a file, as in production, so that reading them costs the load generator nothing.
   const node_args = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const proc = spawn(process.execPath, [...node_args, GATEWAY_JS, '--port', '0', '--host', '127.0.0.1', '--data-dir', data_dir, '--config', config_file], {
+  const proc = spawn(process.execPath, [...node_args, gateway_js, '--port', '0', '--host', '127.0.0.1', '--data-dir', data_dir, '--config', config_file], {
     env: { ...process.env, AIHUB_ADMIN_TOKEN: 'bench-admin', AIHUB_LOG_LEVEL: 'info' },
     stdio: ['ignore', log_fd, log_fd],
   });
@@ -141,19 +158,27 @@ writeFileSync(
     },
   }),
 );
-const gateway = await startGateway(config_file);
+const BASELINE = process.env.BENCH_BASELINE;
+const baseline_label = BASELINE ? `baseline ${BASELINE.slice(0, 12)}` : '';
+/** The gateways measured: this build, and with BENCH_BASELINE the build of that commit. */
+const gateways: Array<{ label: string; gateway: Gateway; key: string; ok: number }> = [];
+for (const [label, gateway_js] of [['this build', GATEWAY_JS], ...(BASELINE ? [[baseline_label, buildBaseline(BASELINE)]] : [])] as Array<[string, string]>) {
+  const gateway = await startGateway(config_file, `gateway${gateways.length}`, gateway_js);
+  const { key } = await createFundedAccount(gateway, CREDIT_UNITS);
+  gateways.push({ label, gateway, key, ok: 0 });
+}
 const floor = await startUpstream('./floor-proxy.ts', [String(upstream.port)]);
 process.on('exit', () => floor.proc.kill('SIGTERM'));
-const { key } = await createFundedAccount(gateway, CREDIT_UNITS);
 
 const rows: string[][] = [];
 const floor_rows: string[][] = [];
 let floor_added_ms = Number.NaN;
 const fsync_ms = fdatasyncMs(join(dir, 'fsync-probe'));
-let gateway_ok = 0;
 let failures = 0;
 const verdicts: string[] = [];
 const budgets: string[] = [];
+/** json/stream @ conns → req/s of each gateway, for the side-by-side ratios. */
+const side_by_side: Array<{ what: string; rps: number[] }> = [];
 try {
   for (const stream of MODES.map((mode) => mode === 'stream')) {
     const body = JSON.stringify({
@@ -164,31 +189,51 @@ try {
     });
     for (const connections of CONNECTIONS) {
       const direct_url = `http://127.0.0.1:${upstream.port}/v1/chat/completions`;
-      const gateway_url = `${gateway.url}/v1/chat/completions`;
-      const auth = { authorization: `Bearer ${key}` };
       await load(direct_url, connections, body, {}, WARMUP_S);
-      gateway_ok += (await load(gateway_url, connections, body, auth, WARMUP_S)).ok;
       const direct = await load(direct_url, connections, body, {}, DURATION_S);
-      const cpu_before_ms = cpuMs(gateway.proc.pid!);
-      const through = await load(gateway_url, connections, body, auth, DURATION_S);
-      const cpu_us_per_request = ((cpuMs(gateway.proc.pid!) - cpu_before_ms) * 1000) / Math.max(1, through.ok + through.bad);
-      gateway_ok += through.ok;
-      failures += direct.bad + through.bad;
-      // At one connection requests are sequential, so 1/throughput is the exact mean time per request.
-      const added_ms = connections === 1 ? 1000 / through.rps - 1000 / direct.rps : through.mean_ms - direct.mean_ms;
-      rows.push([
-        stream ? 'stream' : 'json',
-        String(connections),
-        direct.rps.toFixed(0),
-        through.rps.toFixed(0),
-        `${((through.rps / direct.rps) * 100).toFixed(0)}%`,
-        (connections === 1 ? 1000 / direct.rps : direct.mean_ms).toFixed(3),
-        (connections === 1 ? 1000 / through.rps : through.mean_ms).toFixed(3),
-        added_ms.toFixed(3),
-        through.p99_ms.toFixed(0),
-        cpu_us_per_request.toFixed(0),
-        String(through.bad),
-      ]);
+      failures += direct.bad;
+      const pair = { what: `${stream ? 'stream' : 'json'} @${connections}`, rps: [] as number[] };
+      side_by_side.push(pair);
+      for (const measured of gateways) {
+        const { gateway } = measured;
+        const gateway_url = `${gateway.url}/v1/chat/completions`;
+        const auth = { authorization: `Bearer ${measured.key}` };
+        measured.ok += (await load(gateway_url, connections, body, auth, WARMUP_S)).ok;
+        const cpu_before_ms = cpuMs(gateway.proc.pid!);
+        const through = await load(gateway_url, connections, body, auth, DURATION_S);
+        const cpu_us_per_request = ((cpuMs(gateway.proc.pid!) - cpu_before_ms) * 1000) / Math.max(1, through.ok + through.bad);
+        measured.ok += through.ok;
+        failures += through.bad;
+        pair.rps.push(through.rps);
+        // At one connection requests are sequential, so 1/throughput is the exact mean time per request.
+        const added_ms = connections === 1 ? 1000 / through.rps - 1000 / direct.rps : through.mean_ms - direct.mean_ms;
+        rows.push([
+          measured.label,
+          stream ? 'stream' : 'json',
+          String(connections),
+          direct.rps.toFixed(0),
+          through.rps.toFixed(0),
+          `${((through.rps / direct.rps) * 100).toFixed(0)}%`,
+          (connections === 1 ? 1000 / direct.rps : direct.mean_ms).toFixed(3),
+          (connections === 1 ? 1000 / through.rps : through.mean_ms).toFixed(3),
+          added_ms.toFixed(3),
+          through.p99_ms.toFixed(0),
+          cpu_us_per_request.toFixed(0),
+          String(through.bad),
+        ]);
+        if (measured !== gateways[0]) continue;
+        if (connections === 1) verdicts.push(`${stream ? 'stream' : 'json'} @1: added ${added_ms.toFixed(3)} ms (target ≤ ${TARGET_ADDED_MS}) ${added_ms <= TARGET_ADDED_MS ? 'MET' : 'MISSED'}`);
+        if (connections === 64) {
+          // What the target leaves for the gateway: this machine's cores, less what the load
+          // generator, the upstream and the kernel spend per request without any gateway.
+          const budget_us = (availableParallelism() * 1e6) / TARGET_RPS_64 - direct.machine_us;
+          budgets.push(
+            `${stream ? 'stream' : 'json'} @64: without the gateway each request costs this machine ${direct.machine_us.toFixed(0)} µs of CPU (load generator, upstream, kernel); ` +
+              `at ${TARGET_RPS_64} req/s its ${availableParallelism()} cores leave ${budget_us.toFixed(0)} µs per request for the gateway; through the gateway each request cost ${(through.machine_us - direct.machine_us).toFixed(0)} µs more`,
+          );
+          verdicts.push(`${stream ? 'stream' : 'json'} @64: ${through.rps.toFixed(0)} req/s through the gateway (target ≥ ${TARGET_RPS_64}) ${through.rps >= TARGET_RPS_64 ? 'MET' : 'MISSED'}`);
+        }
+      }
       if (!stream) {
         // The reference: a bare proxy (no billing, no fsync) in the gateway's place, same run.
         const floor_url = `http://127.0.0.1:${floor.port}/v1/chat/completions`;
@@ -199,27 +244,18 @@ try {
         floor_rows.push([String(connections), direct.rps.toFixed(0), bare.rps.toFixed(0), bare_added_ms.toFixed(3)]);
         if (connections === 1) floor_added_ms = bare_added_ms;
       }
-      if (connections === 1) verdicts.push(`${stream ? 'stream' : 'json'} @1: added ${added_ms.toFixed(3)} ms (target ≤ ${TARGET_ADDED_MS}) ${added_ms <= TARGET_ADDED_MS ? 'MET' : 'MISSED'}`);
-      if (connections === 64) {
-        // What the target leaves for the gateway: this machine's cores, less what the load
-        // generator, the upstream and the kernel spend per request without any gateway.
-        const budget_us = (availableParallelism() * 1e6) / TARGET_RPS_64 - direct.machine_us;
-        budgets.push(
-          `${stream ? 'stream' : 'json'} @64: without the gateway each request costs this machine ${direct.machine_us.toFixed(0)} µs of CPU (load generator, upstream, kernel); ` +
-            `at ${TARGET_RPS_64} req/s its ${availableParallelism()} cores leave ${budget_us.toFixed(0)} µs per request for the gateway; through the gateway each request cost ${(through.machine_us - direct.machine_us).toFixed(0)} µs more`,
-        );
-      }
-      if (connections === 64) verdicts.push(`${stream ? 'stream' : 'json'} @64: ${through.rps.toFixed(0)} req/s through the gateway (target ≥ ${TARGET_RPS_64}) ${through.rps >= TARGET_RPS_64 ? 'MET' : 'MISSED'}`);
     }
   }
 } finally {
-  const balance = await fetch(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.json() as Promise<any>);
-  const code = await gateway.stop();
+  const balances = await Promise.all(
+    gateways.map((g) => fetch(`${g.gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${g.key}` } }).then((r) => r.json() as Promise<any>)),
+  );
+  const codes = await Promise.all(gateways.map((g) => g.gateway.stop()));
   upstream.proc.kill('SIGTERM');
   floor.proc.kill('SIGTERM');
-  const header = ['mode', 'conns', 'direct req/s', 'gateway req/s', 'ratio', 'direct ms/req', 'gateway ms/req', 'added ms', 'gw p99 ms', 'gw CPU µs/req', 'gw errors'];
+  const header = ['gateway', 'mode', 'conns', 'direct req/s', 'gateway req/s', 'ratio', 'direct ms/req', 'gateway ms/req', 'added ms', 'gw p99 ms', 'gw CPU µs/req', 'gw errors'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   console.log(`\nchat gateway vs scripted upstream, ${DURATION_S} s per run, billing on (standard tier, max_tokens 64), data dir on ${dir}`);
   console.log(line(header));
   for (const row of rows) console.log(line(row));
@@ -235,11 +271,19 @@ try {
   if (Number.isFinite(floor_added_ms)) console.log(`at one connection no durable gateway on this machine can add less than the bare proxy + one fdatasync = ${(floor_added_ms + fsync_ms).toFixed(3)} ms`);
   for (const b of budgets) console.log(b);
   for (const v of verdicts) console.log(v);
+  if (gateways.length > 1) {
+    console.log(`\nside by side, same run: ${gateways[0]!.label} vs ${gateways[1]!.label} (req/s through each; ratio = this build / baseline)`);
+    for (const pair of side_by_side) console.log(`${pair.what.padEnd(10)}  ${pair.rps.map((rps) => rps.toFixed(0).padStart(7)).join('  ')}  ${(pair.rps[0]! / pair.rps[1]!).toFixed(2)}×`);
+  }
   // The bill must add up to the micro-unit: credit = balance + everything charged.
-  const billed_requests = balance.usage.requests;
-  const adds_up = Math.round((balance.balance + balance.usage.cost) * 1e6) === CREDIT_UNITS * 1e6;
-  console.log(`billing: ${billed_requests} usage records for ${gateway_ok} gateway 2xx answers; balance ${balance.balance} + charged ${balance.usage.cost} = credit ${CREDIT_UNITS}: ${adds_up ? 'yes' : 'NO'}`);
-  const verify = await runVerify(gateway.data_dir);
-  console.log(`gateway exit ${code}; verify: ${verify.code === 0 ? 'ok' : `FAILED\n${verify.stdout}${verify.stderr}`}`);
-  if (!adds_up || verify.code !== 0 || failures > 0) process.exitCode = 1;
+  let books_ok = true;
+  for (const [index, measured] of gateways.entries()) {
+    const balance = balances[index];
+    const adds_up = Math.round((balance.balance + balance.usage.cost) * 1e6) === CREDIT_UNITS * 1e6;
+    console.log(`${measured.label}: billing: ${balance.usage.requests} usage records for ${measured.ok} gateway 2xx answers; balance ${balance.balance} + charged ${balance.usage.cost} = credit ${CREDIT_UNITS}: ${adds_up ? 'yes' : 'NO'}`);
+    const verify = await runVerify(measured.gateway.data_dir);
+    console.log(`${measured.label}: gateway exit ${codes[index]}; verify: ${verify.code === 0 ? 'ok' : `FAILED\n${verify.stdout}${verify.stderr}`}`);
+    if (!adds_up || verify.code !== 0) books_ok = false;
+  }
+  if (!books_ok || failures > 0) process.exitCode = 1;
 }
