@@ -8,10 +8,13 @@ import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import type { Store } from './store/store.js';
 import { adminAuth, adminRouter } from './accounts/admin-routes.js';
-import { errorHandler } from './http/errors.js';
+import { ApiError, errorHandler } from './http/errors.js';
+import { assertJsonDepth } from './http/json-depth.js';
+import { assertWellFormedPath } from './http/path.js';
 import { Metrics } from './http/metrics.js';
 import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
 import { createChat, type ChatService } from './chat/routes.js';
+import { clientAddressOf, type TrustProxy } from './accounts/ip-whitelist.js';
 import { runLean } from './http/lean.js';
 import type { Payments } from './payments/index.js';
 import { createDashboard } from './web/router.js';
@@ -41,8 +44,20 @@ export function publicUrl(config: Config): string {
   return (config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`).replace(/\/+$/, '');
 }
 
+/** The JSON body of every Express route: size-limited, and nested at most MAX_JSON_DEPTH levels (checked before parsing). */
 export function jsonBody(config: Config) {
-  return express.json({ limit: config.limits.body_bytes, strict: true, type: ['application/json', 'application/*+json'] });
+  return express.json({ limit: config.limits.body_bytes, strict: true, type: ['application/json', 'application/*+json'], verify: verifyJsonDepth });
+}
+
+function verifyJsonDepth(_req: IncomingMessage, _res: ServerResponse, body: Buffer, encoding: string): void {
+  if (!encoding || /^utf-?8$/i.test(encoding)) return assertJsonDepth(body);
+  let text: string;
+  try {
+    text = new TextDecoder(encoding, { fatal: true }).decode(body);
+  } catch {
+    throw new ApiError(415, 'unsupported_encoding', `the ${encoding.slice(0, 40)} charset is not supported for JSON; send UTF-8`);
+  }
+  assertJsonDepth(Buffer.from(text));
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -58,6 +73,10 @@ export function createApp(deps: AppDeps): Express {
   app.use(requestId);
   app.use(requestLog(logger));
   app.use(metrics.middleware());
+  app.use((req, _res, next) => {
+    assertWellFormedPath(req.path);
+    next();
+  });
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -99,7 +118,9 @@ export interface Gateway {
 export function createGateway(deps: AppDeps): Gateway {
   const metrics = deps.metrics ?? new Metrics();
   const app = createApp({ ...deps, metrics });
-  const chat = createChat({ ...deps, metrics });
+  // /v1 applies the same trust-proxy rule as Express's req.ip on every other surface.
+  const trust = app.get('trust proxy fn') as TrustProxy;
+  const chat = createChat({ ...deps, metrics }, { client_address: (req) => clientAddressOf(req, trust) });
   // The request line holds ids, route, status and timing only, nothing to redact: skipping
   // pino's redaction halves its cost (10.6 → 5 µs per request).
   const request_logger = deps.logger.child({}, { redact: { paths: [], censor: '' } });

@@ -7,7 +7,9 @@ import { Registry } from 'prom-client';
 import type { AppDeps } from '../app.js';
 import { publicUrl } from '../app.js';
 import { authenticate } from '../accounts/auth.js';
+import { assertAddressAllowed, plainAddress } from '../accounts/ip-whitelist.js';
 import { ApiError } from '../http/errors.js';
+import { assertJsonDepth } from '../http/json-depth.js';
 import { pathOf, sendJson, type Locals } from '../http/lean.js';
 import { balanceMicros } from '../ledger/ledger.js';
 import { table } from '../store/state.js';
@@ -42,6 +44,8 @@ export interface ChatOptions {
   /** Engines by name; defaults to the ones the config describes. Tests pass scripted ones. */
   engines?: Map<string, Engine>;
   env?: NodeJS.ProcessEnv;
+  /** The client's address under the gateway's trust-proxy rule (createGateway passes Express's); default: the socket's peer. */
+  client_address?: (req: IncomingMessage) => string | undefined;
 }
 
 /**
@@ -67,6 +71,7 @@ export class ChatService {
   private readonly engines: Map<string, Engine>;
   private readonly currency: string;
   private in_flight = 0;
+  private readonly client_address: (req: IncomingMessage) => string | undefined;
 
   constructor(
     private readonly deps: AppDeps,
@@ -80,6 +85,7 @@ export class ChatService {
     this.router = new Router(this.engines, config.breaker, now_ms, this.metrics.attempt);
     this.limiter = new RateLimiter(config.rate_limit.requests_per_minute, now_ms);
     this.currency = deps.config.currency;
+    this.client_address = options.client_address ?? ((req) => plainAddress(req.socket.remoteAddress));
   }
 
   async close(): Promise<void> {
@@ -105,9 +111,11 @@ export class ChatService {
     throw new ApiError(404, 'not_found', `no route for ${req.method} ${path.slice(0, 200)}`);
   }
 
+  /** The key, then the account's IP whitelist (it binds every request a key makes), then the service: all from the head. */
   private auth(req: Req, locals: Locals) {
     const found = authenticate(this.deps.store.state, req.headers);
     locals.account_id = found.account.id;
+    if (found.account.ip_whitelist.length > 0) assertAddressAllowed(found.account, this.client_address(req));
     if (!found.account.services.ai) throw new ApiError(403, 'service_inactive', 'the AI service is not active for this account', null, 'permission_error');
     return found;
   }
@@ -428,7 +436,8 @@ function countCompletion(completion: UpstreamCompletion): number {
 }
 
 function upstreamParams(body: ChatRequest): Record<string, unknown> {
-  const params: Record<string, unknown> = {};
+  // Field names come from the client: a `__proto__` field is a field here, not a prototype.
+  const params: Record<string, unknown> = Object.create(null);
   for (const [field, value] of Object.entries(body)) if (!GATEWAY_FIELDS.has(field) && value !== undefined) params[field] = value;
   return params;
 }
@@ -478,9 +487,10 @@ function readJson(req: IncomingMessage, limit_bytes: number): Promise<unknown> {
     };
     const onEnd = () => {
       cleanup();
-      const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
       try {
-        resolve(parseJsonBody(text));
+        assertJsonDepth(bytes);
+        resolve(parseJsonBody(bytes.toString('utf8')));
       } catch (error) {
         reject(error);
       }

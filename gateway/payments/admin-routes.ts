@@ -12,7 +12,7 @@ import { table } from '../store/state.js';
 import { filterTransactions, transactionsQuery } from './account-routes.js';
 import { candidateTxns } from './txn-filter.js';
 import type { PaymentsContext } from './context.js';
-import { MAX_WHITELIST_ENTRIES, parseWhitelistEntry } from './ip.js';
+import { MAX_WHITELIST_ENTRIES, parseWhitelistEntry } from '../accounts/ip-whitelist.js';
 import { submissionView } from './kyc.js';
 import { auditInTx } from './logs.js';
 import { AUDIT } from './tables.js';

@@ -5,12 +5,10 @@ import { ApiError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { Account, ApiKey, State } from '../store/state.js';
 import type { PaymentService } from '../providers/types.js';
-import { isAllowed } from './ip.js';
+import { assertAddressAllowed, isAllowed, plainAddress } from '../accounts/ip-whitelist.js';
 
 export function clientAddress(req: Request): string | undefined {
-  const address = req.ip ?? req.socket.remoteAddress;
-  if (address?.startsWith('::ffff:') && /^\d+\.\d+\.\d+\.\d+$/.test(address.slice(7))) return address.slice(7);
-  return address;
+  return plainAddress(req.ip ?? req.socket.remoteAddress);
 }
 
 export function authorize(
@@ -27,7 +25,7 @@ export function authorize(
   const address = clientAddress(req);
   if (!isAllowed(account.ip_whitelist, address)) {
     logger.warn({ msg: 'request from an address outside the IP whitelist', account_id: account.id, key_prefix: key.prefix, ip: address, route: req.path });
-    throw new ApiError(403, 'ip_not_allowed', `requests from ${address ?? 'this address'} are not allowed for this account (IP whitelist)`);
+    assertAddressAllowed(account, address);
   }
   if (service && !account.services[service]) {
     throw new ApiError(403, 'service_inactive', `the ${service} service is not active for this account; an administrator activates it after eKYC approval`);

@@ -67,7 +67,8 @@ export function readMultipart(req: Request, limits: PaymentsConfig['kyc']): Prom
       reject(badRequest(`the multipart body cannot be read: ${(error as Error).message}`, null, 'invalid_multipart'));
       return;
     }
-    const fields: Record<string, string> = {};
+    // Field names come from the client: no prototype for `__proto__` or `constructor` to reach.
+    const fields: Record<string, string> = Object.create(null);
     const files: UploadedFile[] = [];
     let failed: ApiError | null = null;
     const fail = (error: ApiError) => {

@@ -11,7 +11,9 @@ import { acquireLock } from './lock.js';
 import {
   AGGREGATE_TABLES,
   applyOp,
+  detachPrototypes,
   emptyState,
+  rowOf,
   table,
   type HistoryRecord,
   type JournalRecord,
@@ -161,9 +163,9 @@ class Transaction implements Tx {
     }
     const { t: name, id } = op;
     const rows = table(this.state, name) as Record<string, Row<TableName>>;
-    const before = rows[id];
+    const before = rowOf(rows, id);
     const undo = applyOp(this.state, op);
-    const after = rows[id];
+    const after = rowOf(rows, id);
     let order = this.trackers.orders.get(name);
     if (!order) this.trackers.orders.set(name, (order = new RowOrder([])));
     order.changed(id, before, after);
@@ -177,7 +179,7 @@ class Transaction implements Tx {
     this.ops.push(op);
   }
   get<T extends TableName>(name: T, id: string): Row<T> | undefined {
-    return (table(this.state, name) as Record<string, Row<T>>)[id];
+    return rowOf(table(this.state, name) as Record<string, Row<T>>, id);
   }
   set<T extends TableName>(name: T, id: string, value: Row<T>): void {
     this.apply({ o: 'set', t: name, id, v: value });
@@ -214,6 +216,7 @@ export async function loadState(
   if (state.format !== 'aihub-state' || state.version !== 1 || typeof state.seq !== 'number') {
     throw new Error(`checkpoint ${join(data_dir, STATE_FILE)} is not an AIHub state document of version 1`);
   }
+  detachPrototypes(state);
   let replayed = 0;
   const journal = readJournal(join(data_dir, JOURNAL_DIR), state.seq, {
     repair: options.repair,
@@ -317,14 +320,21 @@ export class Store {
     }
     if (tx.ops.length === 0) return this.journal.waitDurable(this.state.seq).then(() => result);
     const seq = this.state.seq + 1;
+    let line: string;
+    try {
+      line = `${JSON.stringify({ s: seq, t: tx.now.toISOString(), ops: tx.ops } satisfies JournalRecord)}\n`;
+    } catch (error) {
+      // A value that cannot be written (nested too deep for JSON.stringify): nothing happened.
+      tx.rollback();
+      return Promise.reject(error);
+    }
     this.state.seq = seq;
-    const line = `${JSON.stringify({ s: seq, t: tx.now.toISOString(), ops: tx.ops } satisfies JournalRecord)}\n`;
     this.journal_chars_since += line.length;
     return this.journal.append(line, seq).then(() => result);
   }
 
   get<T extends TableName>(name: T, id: string): Row<T> | undefined {
-    return (table(this.state, name) as Record<string, Row<T>>)[id];
+    return rowOf(table(this.state, name) as Record<string, Row<T>>, id);
   }
 
   rows<T extends TableName>(name: T): Tables[T] {

@@ -43,7 +43,8 @@ async function raw(bytes: Buffer | string, until?: (text: string) => boolean): P
 
 const chatBody = JSON.stringify({ model: 'service-ai-free', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
 
-test('an unauthenticated 4 MiB chat body is refused with 401 after the head, while the client is still sending', async () => {
+// Bounded: a server that waits for the whole body never answers, and the test must fail, not hang.
+test('an unauthenticated 4 MiB chat body is refused with 401 after the head, while the client is still sending', { timeout: 60_000 }, async () => {
   const total = 4 * 1024 * 1024;
   const sent = 64 * 1024;
   // 32 connections at once, each sending a sixty-fourth of its declared body and then waiting:

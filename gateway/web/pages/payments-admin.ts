@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ApiError } from '../../http/errors.js';
 import { table, type Account, type ServiceName } from '../../store/state.js';
 import { submissionView } from '../../payments/kyc.js';
-import { MAX_WHITELIST_ENTRIES } from '../../payments/ip.js';
+import { MAX_WHITELIST_ENTRIES } from '../../accounts/ip-whitelist.js';
 import { fieldError, formErrors, invalidAttrs, type WebContext } from '../context.js';
 import { formatTimestamp } from '../format.js';
 import { html } from '../html.js';
