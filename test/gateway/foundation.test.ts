@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { admin, createFundedAccount, request, runCli, runVerify, startGateway, tempDir } from './helpers.ts';
+import { admin, createFundedAccount, request, runCli, runVerify, startGateway, tempDir, waitForOutput } from './helpers.ts';
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -175,10 +175,8 @@ test('GET /healthz, /metrics, x-request-id on every response, one JSON log line 
     const metrics = await request(`${gateway.url}/metrics`);
     assert.match(String(metrics.body), /aihub_http_requests_total\{surface="healthz",status="200"\} 1/);
     const { account_id } = await createFundedAccount(gateway, 1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const credit = JSON.parse(await waitForOutput(gateway, (line) => line.includes('"msg":"request"') && line.includes('"route":"/admin/accounts/:id/credit"'), 'for the credit request'));
     const logged = gateway.output.filter((line) => line.includes('"msg":"request"')).map((line) => JSON.parse(line));
-    const credit = logged.find((entry) => entry.route === '/admin/accounts/:id/credit');
-    assert.ok(credit, 'the credit request is logged');
     assert.equal(typeof credit.request_id, 'string');
     assert.equal(credit.status, 200);
     assert.equal(typeof credit.duration_ms, 'number');

@@ -59,7 +59,9 @@ export async function startGateway(options: StartOptions = {}): Promise<Gateway>
       reject(new Error(`gateway exited with ${code} before listening:\n${output.join('\n')}`));
     });
   });
-  const exited = once(proc, 'exit');
+  // 'close', not 'exit': the process has exited and its stdout and stderr have been read to
+  // the end, so every line it logged is in `output` when stop() resolves.
+  const exited = once(proc, 'close');
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -74,6 +76,21 @@ export async function startGateway(options: StartOptions = {}): Promise<Gateway>
       return code;
     },
   };
+}
+
+/**
+ * Waits (bounded) until a line of the gateway's output satisfies `match`. Log lines are
+ * written asynchronously and read through a pipe, so one can arrive after the HTTP answer
+ * it belongs to: a test waits for it instead of asserting at once.
+ */
+export async function waitForOutput(gateway: Pick<Gateway, 'output'>, match: (line: string) => boolean, what: string, timeout_ms = 10_000): Promise<string> {
+  const deadline = Date.now() + timeout_ms;
+  for (;;) {
+    const line = gateway.output.find(match);
+    if (line !== undefined) return line;
+    if (Date.now() > deadline) throw new Error(`no log line ${what} in ${timeout_ms} ms; the last lines:\n${gateway.output.slice(-5).join('\n')}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 function lines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { admin, request, runVerify } from './helpers.ts';
+import { admin, request, runVerify, waitForOutput } from './helpers.ts';
 import { VALID_KYC, aadhaar, balance, onboard, startPaymentsGateway } from '../support/payments-helpers.ts';
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
@@ -196,7 +196,7 @@ test('register → eKYC → approval → activation → credit → recharge, ref
     assert.equal(blocked.status, 403);
     assert.equal(blocked.body.error.code, 'ip_not_allowed');
     assert.equal((await request(`${gw.url}/api/wallet/balance`, { headers: key })).status, 403);
-    assert.ok(gw.output.some((line) => line.includes('outside the IP whitelist') && line.includes(account_id)));
+    await waitForOutput(gw, (line) => line.includes('outside the IP whitelist') && line.includes(account_id), 'about the refused address');
     const bad_list = await api.put(`/admin/accounts/${account_id}/ip-whitelist`, { ips: ['10.0.0.0/8', '300.1.1.1'] });
     assert.equal(bad_list.status, 400);
     assert.equal(bad_list.body.error.param, 'ips.1');
