@@ -4,7 +4,7 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import { z } from 'zod';
 import type { AppDeps } from '../app.js';
 import { publicUrl } from '../app.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError, knownError } from '../http/errors.js';
 import { HistoryIndex } from './history-index.js';
 import { html, type Html } from './html.js';
 import { page, type NavItem, type Notice, type PageOptions } from './layout.js';
@@ -168,12 +168,13 @@ export class WebContext {
       }
       let status = 500;
       let message = 'Something went wrong on our side. The request id identifies it in the gateway log.';
-      if (error instanceof ApiError) {
-        status = error.status;
-        message = error.message;
-      } else if (error && typeof error === 'object' && 'type' in error && (error as { type: string }).type === 'entity.too.large') {
+      const known = knownError(error);
+      if (known && !(error instanceof ApiError) && known.status === 413) {
         status = 413;
         message = 'The form was larger than allowed.';
+      } else if (known) {
+        status = known.status;
+        message = known.message;
       } else {
         this.deps.logger.error({ msg: 'dashboard error', request_id: res.locals.request_id, route: req.path, err: error });
       }
