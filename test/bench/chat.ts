@@ -9,8 +9,9 @@
 //
 // BENCH_BASELINE=<git ref> adds a second gateway built from that commit (exported with
 // `git archive` into the bench's temp dir, built there with its own build script and this
-// checkout's node_modules) and measures it in the same run, each of its rows right after
-// the same row of this build: a before/after of a change, side by side on the same load.
+// checkout's node_modules) and measures it in the same run, interleaved with this build in
+// BENCH_ROUNDS parts per row (order A B B A ...): a before/after of a change, side by side
+// under the same drift of a shared machine's load.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -136,6 +137,21 @@ interface Run {
   bad: number;
 }
 
+/** Runs of the same load one after the other, as one: request-weighted means, the worst p99. */
+function merge(runs: Run[]): Run {
+  const requests = runs.map((run) => run.ok + run.bad);
+  const total = requests.reduce((sum, n) => sum + n, 0);
+  const weighted = (field: 'machine_us' | 'mean_ms') => runs.reduce((sum, run, i) => sum + run[field] * requests[i]!, 0) / Math.max(1, total);
+  return {
+    rps: runs.reduce((sum, run) => sum + run.rps, 0) / runs.length,
+    machine_us: weighted('machine_us'),
+    mean_ms: weighted('mean_ms'),
+    p99_ms: Math.max(...runs.map((run) => run.p99_ms)),
+    ok: runs.reduce((sum, run) => sum + run.ok, 0),
+    bad: runs.reduce((sum, run) => sum + run.bad, 0),
+  };
+}
+
 async function load(url: string, connections: number, body: string, headers: Record<string, string>, duration_s: number): Promise<Run> {
   const busy_before_us = machineBusyUs();
   const result = await autocannon({ url, method: 'POST', connections, duration: duration_s, body, headers: { 'content-type': 'application/json', ...headers } });
@@ -159,6 +175,7 @@ writeFileSync(
   }),
 );
 const BASELINE = process.env.BENCH_BASELINE;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (BASELINE ? 4 : 1));
 const baseline_label = BASELINE ? `baseline ${BASELINE.slice(0, 12)}` : '';
 /** The gateways measured: this build, and with BENCH_BASELINE the build of that commit. */
 const gateways: Array<{ label: string; gateway: Gateway; key: string; ok: number }> = [];
@@ -194,14 +211,23 @@ try {
       failures += direct.bad;
       const pair = { what: `${stream ? 'stream' : 'json'} @${connections}`, rps: [] as number[] };
       side_by_side.push(pair);
+      const target = (measured: (typeof gateways)[number]) => ({ url: `${measured.gateway.url}/v1/chat/completions`, auth: { authorization: `Bearer ${measured.key}` } });
+      for (const measured of gateways) measured.ok += (await load(target(measured).url, connections, body, target(measured).auth, WARMUP_S)).ok;
+      // With a baseline, each gateway's time is cut into ROUNDS parts run in the order A B B A
+      // ...: the machine's load drifts (it is shared), and both builds see the same drift.
+      const parts = new Map<(typeof gateways)[number], { runs: Run[]; cpu_ms: number }>(gateways.map((g) => [g, { runs: [], cpu_ms: 0 }]));
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const measured of round % 2 === 0 ? gateways : [...gateways].reverse()) {
+          const part = parts.get(measured)!;
+          const cpu_before_ms = cpuMs(measured.gateway.proc.pid!);
+          part.runs.push(await load(target(measured).url, connections, body, target(measured).auth, DURATION_S / ROUNDS));
+          part.cpu_ms += cpuMs(measured.gateway.proc.pid!) - cpu_before_ms;
+        }
+      }
       for (const measured of gateways) {
-        const { gateway } = measured;
-        const gateway_url = `${gateway.url}/v1/chat/completions`;
-        const auth = { authorization: `Bearer ${measured.key}` };
-        measured.ok += (await load(gateway_url, connections, body, auth, WARMUP_S)).ok;
-        const cpu_before_ms = cpuMs(gateway.proc.pid!);
-        const through = await load(gateway_url, connections, body, auth, DURATION_S);
-        const cpu_us_per_request = ((cpuMs(gateway.proc.pid!) - cpu_before_ms) * 1000) / Math.max(1, through.ok + through.bad);
+        const part = parts.get(measured)!;
+        const through = merge(part.runs);
+        const cpu_us_per_request = (part.cpu_ms * 1000) / Math.max(1, through.ok + through.bad);
         measured.ok += through.ok;
         failures += through.bad;
         pair.rps.push(through.rps);

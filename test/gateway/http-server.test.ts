@@ -41,6 +41,29 @@ async function raw(bytes: Buffer | string, until?: (text: string) => boolean): P
   });
 }
 
+/**
+ * Starts a chat upload that announces `declared_bytes`, writes only `first` of it, and returns
+ * the answer that arrives meanwhile, with how many bytes this client had written by then.
+ */
+async function partialUpload(declared_bytes: number, first: Buffer | string, authorization: string) {
+  const req = http.request({
+    host: '127.0.0.1',
+    port: gateway.port,
+    method: 'POST',
+    path: '/v1/chat/completions',
+    agent: false,
+    headers: { 'content-type': 'application/json', 'content-length': declared_bytes, authorization },
+  });
+  req.on('error', () => undefined); // destroyed below, mid-body
+  req.write(first);
+  const [res] = (await once(req, 'response')) as [http.IncomingMessage];
+  let text = '';
+  for await (const chunk of res) text += chunk;
+  const written = req.socket?.bytesWritten ?? 0;
+  req.destroy();
+  return { status: res.statusCode, body: JSON.parse(text), written };
+}
+
 const chatBody = JSON.stringify({ model: 'service-ai-free', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
 
 // Bounded: a server that waits for the whole body never answers, and the test must fail, not hang.
@@ -49,27 +72,7 @@ test('an unauthenticated 4 MiB chat body is refused with 401 after the head, whi
   const sent = 64 * 1024;
   // 32 connections at once, each sending a sixty-fourth of its declared body and then waiting:
   // the socket parser read whole bodies before the handler saw the key (and kept them up to 300 s).
-  const answers = await Promise.all(
-    Array.from({ length: 32 }, async () => {
-      const req = http.request({
-        host: '127.0.0.1',
-        port: gateway.port,
-        method: 'POST',
-        path: '/v1/chat/completions',
-        agent: false,
-        headers: { 'content-type': 'application/json', 'content-length': total, authorization: 'Bearer sk-aihub-not-a-key' },
-      });
-      req.on('error', () => undefined); // destroyed below, mid-body
-      req.write(Buffer.alloc(sent, 0x20));
-      const [res] = (await once(req, 'response')) as [http.IncomingMessage];
-      let text = '';
-      for await (const chunk of res) text += chunk;
-      // The answer came while this client had written 64 KiB of the 4 MiB it announced.
-      const written = req.socket?.bytesWritten ?? 0;
-      req.destroy();
-      return { status: res.statusCode, body: JSON.parse(text), written };
-    }),
-  );
+  const answers = await Promise.all(Array.from({ length: 32 }, () => partialUpload(total, Buffer.alloc(sent, 0x20), 'Bearer sk-aihub-not-a-key')));
   for (const answer of answers) {
     assert.equal(answer.status, 401);
     assert.equal(answer.body.error.code, 'invalid_api_key');
@@ -81,22 +84,9 @@ test('an unauthenticated 4 MiB chat body is refused with 401 after the head, whi
 });
 
 test('a declared body over the chat limit is refused with 413 before it is read, with a valid key', async () => {
-  const req = http.request({
-    host: '127.0.0.1',
-    port: gateway.port,
-    method: 'POST',
-    path: '/v1/chat/completions',
-    agent: false,
-    headers: { 'content-type': 'application/json', 'content-length': 64 * 1024 * 1024, authorization: `Bearer ${key}` },
-  });
-  req.on('error', () => undefined);
-  req.write('{');
-  const [res] = (await once(req, 'response')) as [http.IncomingMessage];
-  let text = '';
-  for await (const chunk of res) text += chunk;
-  req.destroy();
-  assert.equal(res.statusCode, 413);
-  assert.equal(JSON.parse(text).error.code, 'request_too_large');
+  const answer = await partialUpload(64 * 1024 * 1024, '{', `Bearer ${key}`);
+  assert.equal(answer.status, 413);
+  assert.equal(answer.body.error.code, 'request_too_large');
 });
 
 test('request-target bytes 0x80-0xFF are a 400 from Node, on /v1 as on every other path', async () => {
