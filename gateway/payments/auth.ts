@@ -1,5 +1,5 @@
 // Key authentication for /api: the key, then the account's IP whitelist, then the service.
-import type { Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { authenticate } from '../accounts/auth.js';
 import { ApiError } from '../http/errors.js';
 import type { Logger } from '../log.js';
@@ -31,4 +31,18 @@ export function authorize(
     throw new ApiError(403, 'service_inactive', `the ${service} service is not active for this account; an administrator activates it after eKYC approval`);
   }
   return { account, key };
+}
+
+/**
+ * For a request that carries a body: the key and the IP whitelist, judged from the head
+ * before any route reads the body, so that a refused caller costs no buffered body (issue
+ * #13, finding 1). POST /api/register is the one route without a key; each route still
+ * authorizes itself (with its service) as before.
+ */
+export function authorizeBeforeBody(state: () => State, logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const has_body = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+    if (has_body && req.path !== '/register') authorize(state(), req, res, logger);
+    next();
+  };
 }

@@ -21,6 +21,7 @@ import type { PaymentsConfig } from './config.js';
 import type { PaymentsContext } from './context.js';
 import { PaymentEngine } from './engine.js';
 import { apiLog, auditMiddleware } from './logs.js';
+import { authorizeBeforeBody } from './auth.js';
 import { onboardingRouter } from './onboarding-routes.js';
 import { Pruner, pruneTarget, type PruneCounts } from './prune.js';
 import { rechargeRouter, renderRecharge } from './recharge-routes.js';
@@ -101,6 +102,7 @@ export function createPayments(
 
   const api = Router();
   api.use(apiLog(store, logger));
+  api.use(authorizeBeforeBody(() => store.state, logger));
   api.use(onboardingRouter(ctx));
   api.use(rechargeRouter(ctx));
   api.use(dmtRouter(ctx));

@@ -45,12 +45,12 @@ async function raw(bytes: Buffer | string, until?: (text: string) => boolean): P
  * Starts a chat upload that announces `declared_bytes`, writes only `first` of it, and returns
  * the answer that arrives meanwhile, with how many bytes this client had written by then.
  */
-async function partialUpload(declared_bytes: number, first: Buffer | string, authorization: string) {
+async function partialUpload(declared_bytes: number, first: Buffer | string, authorization: string, path = '/v1/chat/completions') {
   const req = http.request({
     host: '127.0.0.1',
     port: gateway.port,
     method: 'POST',
-    path: '/v1/chat/completions',
+    path,
     agent: false,
     headers: { 'content-type': 'application/json', 'content-length': declared_bytes, authorization },
   });
@@ -81,6 +81,16 @@ test('an unauthenticated 4 MiB chat body is refused with 401 after the head, whi
   // The gateway goes on serving.
   const models = await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
   assert.equal(models.status, 200);
+});
+
+test('on /api too, a refused key is a 401 after the head, before the JSON body is read', { timeout: 60_000 }, async () => {
+  const declared = 1024 * 1024 - 1; // within limits.body_bytes: the body parser would wait for all of it
+  for (const path of ['/api/recharge', '/api/kyc', '/api/dmt/transact']) {
+    const answer = await partialUpload(declared, Buffer.alloc(16 * 1024, 0x20), 'Bearer sk-aihub-not-a-key', path);
+    assert.equal(answer.status, 401, path);
+    assert.equal(answer.body.status, false);
+    assert.ok(answer.written < declared / 4, `${path}: the client had written ${answer.written} bytes`);
+  }
 });
 
 test('a declared body over the chat limit is refused with 413 before it is read, with a valid key', async () => {
