@@ -7,7 +7,7 @@ import { Registry } from 'prom-client';
 import type { AppDeps } from '../app.js';
 import { publicUrl } from '../app.js';
 import { authenticate } from '../accounts/auth.js';
-import { assertAddressAllowed, plainAddress } from '../accounts/ip-whitelist.js';
+import { assertAddressAllowed, isAllowed, plainAddress } from '../accounts/ip-whitelist.js';
 import { ApiError } from '../http/errors.js';
 import { assertJsonDepth } from '../http/json-depth.js';
 import { pathOf, sendJson, type Locals } from '../http/lean.js';
@@ -115,7 +115,13 @@ export class ChatService {
   private auth(req: Req, locals: Locals) {
     const found = authenticate(this.deps.store.state, req.headers);
     locals.account_id = found.account.id;
-    if (found.account.ip_whitelist.length > 0) assertAddressAllowed(found.account, this.client_address(req));
+    if (found.account.ip_whitelist.length > 0) {
+      const address = this.client_address(req);
+      if (!isAllowed(found.account.ip_whitelist, address)) {
+        this.deps.logger.warn({ msg: 'request from an address outside the IP whitelist', account_id: found.account.id, key_prefix: found.key.prefix, ip: address, route: locals.route });
+        assertAddressAllowed(found.account, address);
+      }
+    }
     if (!found.account.services.ai) throw new ApiError(403, 'service_inactive', 'the AI service is not active for this account', null, 'permission_error');
     return found;
   }

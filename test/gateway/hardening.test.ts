@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import { admin, createFundedAccount, request, runVerify, tempDir, type Gateway } from './helpers.js';
+import { admin, createFundedAccount, request, runVerify, tempDir, waitForOutput, type Gateway } from './helpers.js';
 import { onboard, paymentsConfig, startPaymentsGateway } from '../support/payments-helpers.js';
 
 const BAD_ESCAPE = '%E0%A4%A';
@@ -146,6 +146,7 @@ describe('finding 4: /v1 obeys the account\'s IP whitelist as /api does', () => 
     const balance = await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(balance.status, 403);
     assert.equal(balance.body.error.type, 'permission_error');
+    await waitForOutput(gateway, (line) => line.includes('outside the IP whitelist') && line.includes(account_id) && line.includes('"route":"/v1/balance"'), 'about the refused /v1 call');
     // /api says the same for the same key.
     const api_balance = await request(`${gateway.url}/api/wallet/balance`, { headers: { 'x-api-key': key } });
     assert.equal(api_balance.status, 403);
