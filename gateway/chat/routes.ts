@@ -194,6 +194,9 @@ export class ChatService {
       if (body.stream) await this.streamed(res, context);
       else await this.plain(res, context);
     } finally {
+      // Settled by now (a no-op then), or cut short by an error nobody foresaw: either way no
+      // reservation outlives its request.
+      reservation.money.release();
       res.off('close', onClose);
       this.in_flight--;
       if (free_tokens) this.addReservedFree(account.id, -free_tokens);
@@ -213,7 +216,15 @@ export class ChatService {
       await this.finish(call, aborted ? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, aborted ? 'client_closed' : 'upstream_error', null, false);
       throw toApiError(error);
     }
-    const usage = completion.usage ? fromUpstream(completion.usage) : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countCompletion(completion) };
+    let usage: Usage;
+    try {
+      usage = completion.usage ? fromUpstream(completion.usage) : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countCompletion(completion) };
+    } catch (error) {
+      // An answer that cannot be counted (nested too deep to serialize) cannot be relayed
+      // either: an upstream failure, which costs the client nothing.
+      await this.finish(call, ZERO, 'upstream_error', target, false);
+      throw new ApiError(502, 'upstream_error', `the upstream's answer could not be read (${(error as Error).message.slice(0, 100)})`, null, 'api_error');
+    }
     const status: UsageStatus = call.engine_request.signal.aborted ? 'client_closed' : 'ok';
     const settlement = await this.finish(call, usage, status, target, false);
     if (res.destroyed) return;

@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { admin, createFundedAccount, request, runVerify, tempDir, waitForOutput, type Gateway } from './helpers.js';
 import { onboard, paymentsConfig, startPaymentsGateway } from '../support/payments-helpers.js';
+import { ScriptedUpstream } from '../support/scripted-upstream.js';
 
 const BAD_ESCAPE = '%E0%A4%A';
 const PROTOTYPE_NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty'];
@@ -89,6 +90,50 @@ describe('finding 2: deep JSON is a 400 at the edge of every surface, and no lis
     const reply = await request(`${gateway.url}/api/recharge`, { headers: user.headers, body: { operator_id: nested(500), number: '9876543210', amount: 10 } });
     assert.equal(reply.status, 400);
     assert.notEqual(reply.body.error.code, 'json_too_deep');
+  });
+});
+
+describe('finding 2, upstream side: an answer too deep to count', () => {
+  test('a completion without usage whose tool_calls nest 10,000 levels: 502, nothing billed, nothing left reserved', async () => {
+    let deep_value = '1';
+    for (let i = 0; i < 10_000; i++) deep_value = `[${deep_value}]`;
+    const completion = `{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"},"extra":${deep_value}}]}}]}`;
+    const upstream = await ScriptedUpstream.start({ kind: 'raw', status: 200, text: completion });
+    const dir = tempDir('aihub-deep-upstream-');
+    const config_file = join(dir, 'config.json');
+    const tiers = ['service-ai-free', 'service-ai-lite', 'service-ai-standard-6', 'service-ai-pro-4', 'service-ai-max'];
+    writeFileSync(
+      config_file,
+      JSON.stringify({
+        chat: {
+          engines: { deep: { type: 'openai-compatible', base_url: upstream.base_url, model: 'm', timeout_ms: 5_000 } },
+          models: Object.fromEntries(tiers.map((id) => [id, { targets: ['deep'] }])),
+        },
+      }),
+    );
+    const { startGateway } = await import('./helpers.js');
+    const deep_gateway = await startGateway({ args: ['--config', config_file] });
+    try {
+      // 1 unit; each request reserves about 0.6 (standard tier: 400 units per million output tokens).
+      const { key } = await createFundedAccount(deep_gateway, 1);
+      const client = new OpenAI({ apiKey: key, baseURL: `${deep_gateway.url}/v1`, maxRetries: 0 });
+      for (let i = 0; i < 2; i++) {
+        // The second call needs the first one's reservation back: a leaked one makes it a 402.
+        await assert.rejects(client.chat.completions.create({ model: 'service-ai-standard-6', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1_500 }), (error: unknown) => {
+          assert.ok(error instanceof OpenAI.APIError, String(error));
+          assert.equal(error.status, 502, `call ${i + 1}: ${error.message}`);
+          return true;
+        });
+      }
+      const balance = await request(`${deep_gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } });
+      assert.equal(balance.body.balance, 1, 'nothing billed');
+      assert.equal(balance.body.usage.requests, 2, 'both attempts recorded');
+    } finally {
+      assert.equal(await deep_gateway.stop(), 0);
+      await upstream.close();
+    }
+    const verify = await runVerify(deep_gateway.data_dir);
+    assert.equal(verify.code, 0, verify.stdout + verify.stderr);
   });
 });
 
