@@ -216,30 +216,31 @@ export class ChatService {
       await this.finish(call, aborted ? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, aborted ? 'client_closed' : 'upstream_error', null, false);
       throw toApiError(error);
     }
+    // The answer is counted and serialized before anything is billed on it: one that cannot
+    // be (nested too deep for JSON.stringify) is an upstream failure, which costs nothing.
     let usage: Usage;
+    let answer_text: string;
     try {
       usage = completion.usage ? fromUpstream(completion.usage) : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countCompletion(completion) };
+      const { usage: upstream_usage, id: _id, model: _model, object: _object, created: _created, x_aihub: _theirs, ...rest } = completion as UpstreamCompletion & Record<string, unknown>;
+      answer_text = JSON.stringify({
+        id: `chatcmpl-${call.request_id}`,
+        object: 'chat.completion',
+        created: Math.floor(this.now_ms() / 1000),
+        model: call.tier.id,
+        ...rest,
+        choices: completion.choices.map((choice, index) => ({ ...choice, index: choice.index ?? index, logprobs: choice.logprobs ?? null })),
+        usage: { ...(upstream_usage ?? {}), ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+      });
     } catch (error) {
-      // An answer that cannot be counted (nested too deep to serialize) cannot be relayed
-      // either: an upstream failure, which costs the client nothing.
       await this.finish(call, ZERO, 'upstream_error', target, false);
       throw new ApiError(502, 'upstream_error', `the upstream's answer could not be read (${(error as Error).message.slice(0, 100)})`, null, 'api_error');
     }
     const status: UsageStatus = call.engine_request.signal.aborted ? 'client_closed' : 'ok';
     const settlement = await this.finish(call, usage, status, target, false);
     if (res.destroyed) return;
-    const { usage: upstream_usage, id: _id, model: _model, object: _object, created: _created, ...rest } = completion as UpstreamCompletion & Record<string, unknown>;
-    const out = {
-      id: `chatcmpl-${call.request_id}`,
-      object: 'chat.completion',
-      created: Math.floor(this.now_ms() / 1000),
-      model: call.tier.id,
-      ...rest,
-      choices: completion.choices.map((choice, index) => ({ ...choice, index: choice.index ?? index, logprobs: choice.logprobs ?? null })),
-      usage: { ...(upstream_usage ?? {}), ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-      x_aihub: this.xAihub(call, usage, settlement),
-    };
-    const text = JSON.stringify(out);
+    // x_aihub last, as the settlement made it.
+    const text = `${answer_text.slice(0, -1)},"x_aihub":${JSON.stringify(this.xAihub(call, usage, settlement))}}`;
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
     res.end(text);
   }

@@ -94,7 +94,7 @@ describe('finding 2: deep JSON is a 400 at the edge of every surface, and no lis
 });
 
 describe('finding 2, upstream side: an answer too deep to count', () => {
-  test('a completion without usage whose tool_calls nest 10,000 levels: 502, nothing billed, nothing left reserved', async () => {
+  test('a completion nested 10,000 levels (without usage, then with): 502, nothing billed, nothing left reserved', async () => {
     let deep_value = '1';
     for (let i = 0; i < 10_000; i++) deep_value = `[${deep_value}]`;
     const completion = `{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"},"extra":${deep_value}}]}}]}`;
@@ -125,9 +125,17 @@ describe('finding 2, upstream side: an answer too deep to count', () => {
           return true;
         });
       }
+      // With usage, nothing needs counting, but the answer still cannot be serialized: the same,
+      // decided before the settlement (it was billed, then a 500).
+      upstream.setDefault({ kind: 'raw', status: 200, text: completion.replace('"choices"', `"usage":{"prompt_tokens":3,"completion_tokens":5},"deep_extra":${deep_value},"choices"`) });
+      await assert.rejects(client.chat.completions.create({ model: 'service-ai-standard-6', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1_500 }), (error: unknown) => {
+        assert.ok(error instanceof OpenAI.APIError, String(error));
+        assert.equal(error.status, 502, error.message);
+        return true;
+      });
       const balance = await request(`${deep_gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } });
       assert.equal(balance.body.balance, 1, 'nothing billed');
-      assert.equal(balance.body.usage.requests, 2, 'both attempts recorded');
+      assert.equal(balance.body.usage.requests, 3, 'every attempt recorded');
     } finally {
       assert.equal(await deep_gateway.stop(), 0);
       await upstream.close();
