@@ -75,7 +75,8 @@ export function createApp(deps: AppDeps): Express {
   const dashboard = createDashboard(deps);
   app.use('/admin', dashboard.admin); // the HTML console's own paths; everything else falls through
   const payments_admin = deps.payments ? [deps.payments.audit] : [];
-  app.use('/admin', adminAuth(deps.admin_token_hash), jsonBody(config), ...payments_admin, adminRouter(deps), ...(deps.payments ? [deps.payments.admin] : []));
+  const admin_lock = dashboard.context.admin_by_ip; // one failure count per address for the console login and the bearer API
+  app.use('/admin', adminAuth(deps.admin_token_hash, admin_lock, () => deps.clock.now().getTime()), jsonBody(config), ...payments_admin, adminRouter(deps), ...(deps.payments ? [deps.payments.admin] : []));
   if (deps.payments) app.use('/api', deps.payments.api);
 
   app.use(dashboard.pages);

@@ -76,7 +76,18 @@ async function verify(data_dir: string): Promise<void> {
   }
 }
 
+/** Admin tokens shorter than this are refused at start: the admin API moves money. */
+export const MIN_ADMIN_TOKEN_CHARS = 32;
+
 async function serve(config: Config): Promise<void> {
+  const env_token = process.env.AIHUB_ADMIN_TOKEN;
+  if (env_token && (env_token.length < MIN_ADMIN_TOKEN_CHARS || /\s/.test(env_token))) {
+    fail(
+      `AIHUB_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_CHARS} characters with no spaces (it has ${env_token.length}); ` +
+        `make one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64url'))"`,
+      2,
+    );
+  }
   const logger = createLogger(config.log_level);
   let store: Store;
   try {
@@ -89,6 +100,7 @@ async function serve(config: Config): Promise<void> {
   } catch (error) {
     const name = (error as Error).name;
     if (name === 'LockedError' || name === 'CorruptStoreError') fail((error as Error).message, 1);
+    if (name === 'DataDirModeError') fail((error as Error).message, 2);
     throw error;
   }
 

@@ -34,7 +34,7 @@ export interface StartOptions {
 
 export async function startGateway(options: StartOptions = {}): Promise<Gateway> {
   const data_dir = options.data_dir ?? tempDir();
-  const admin_token = options.admin_token === undefined ? 'test-admin-token' : options.admin_token;
+  const admin_token = options.admin_token === undefined ? 'test-admin-token-that-is-long-enough-0123456789' : options.admin_token;
   const env: Record<string, string> = { ...(process.env as Record<string, string>), AIHUB_LOG_LEVEL: 'info', ...options.env };
   delete env.AIHUB_ADMIN_TOKEN;
   if (admin_token) env.AIHUB_ADMIN_TOKEN = admin_token;
