@@ -38,7 +38,7 @@ export interface AppDeps {
 
 /** The absolute base URL for links shown to users (e.g. the top-up page). */
 export function publicUrl(config: Config): string {
-  return (config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`).replace(/\/+$/, '');
+  return (config.public_url ?? `${config.tls.cert_file ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`).replace(/\/+$/, '');
 }
 
 export function jsonBody(config: Config) {

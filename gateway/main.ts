@@ -1,5 +1,9 @@
 // The `aihub-gateway` command: `serve` (the default) and `verify`.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { RequestListener } from 'node:http';
+import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import { FrontServer } from './http/front.js';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
@@ -14,9 +18,10 @@ import { verifyDataDir } from './store/verify.js';
 const USAGE = `Usage: aihub-gateway [serve] [--port N] [--host H] [--data-dir D] [--config FILE]
        aihub-gateway verify [--data-dir D]
 
-Environment: PORT, HOST, AIHUB_DATA_DIR, AIHUB_CONFIG, AIHUB_ADMIN_TOKEN, AIHUB_PUBLIC_URL,
-AIHUB_MODE (sandbox|live), AIHUB_LOG_LEVEL. Flags win over the environment, which wins over
-the config file.`;
+Environment: PORT, HOST, AIHUB_DATA_DIR, AIHUB_CONFIG, AIHUB_ADMIN_TOKEN (32+ characters),
+AIHUB_PUBLIC_URL, AIHUB_MODE (sandbox|live), AIHUB_LOG_LEVEL, AIHUB_TLS_CERT_FILE and
+AIHUB_TLS_KEY_FILE (serve HTTPS; SIGHUP reloads them). Flags win over the environment, which
+wins over the config file.`;
 
 function fail(message: string, code: number): never {
   process.stderr.write(`aihub-gateway: ${message}\n`);
@@ -88,6 +93,14 @@ async function serve(config: Config): Promise<void> {
       2,
     );
   }
+  let tls: TlsFiles | null = null;
+  if (config.tls.cert_file && config.tls.key_file) {
+    try {
+      tls = readTlsFiles(config.tls.cert_file, config.tls.key_file);
+    } catch (error) {
+      fail((error as Error).message, 2);
+    }
+  }
   const logger = createLogger(config.log_level);
   let store: Store;
   try {
@@ -108,11 +121,7 @@ async function serve(config: Config): Promise<void> {
   const clock = { now: () => new Date() };
   const payments = createPayments({ config, store, logger, clock, admin_token_hash });
   const gateway = createGateway({ config, store, logger, clock, admin_token_hash, payments });
-  // /v1 calls on plain HTTP/1.1 connections are served on the hot lane; everything else by Node's http.Server.
-  const server = new FrontServer(
-    { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 300_000, max_body_bytes: config.chat.body_limit_bytes, hot: (target) => target.startsWith('/v1/') },
-    gateway.handler,
-  );
+  const server = createServer(config, gateway.handler, tls);
   server.listen(config.port, config.host);
   try {
     await once(server, 'listening');
@@ -122,7 +131,19 @@ async function serve(config: Config): Promise<void> {
   }
   const address = server.address();
   if (address && typeof address === 'object') config.port = address.port;
-  logger.info({ msg: 'listening', host: config.host, port: config.port, url: publicUrl(config), data_dir: config.data_dir, mode: config.mode });
+  logger.info({ msg: 'listening', host: config.host, port: config.port, url: publicUrl(config), data_dir: config.data_dir, mode: config.mode, tls: tls !== null });
+  if (server instanceof HttpsServer) {
+    const { cert_file, key_file } = config.tls as { cert_file: string; key_file: string };
+    // SIGHUP: new certificate and key for new connections; the listener and open connections stay.
+    process.on('SIGHUP', () => {
+      try {
+        server.setSecureContext(readTlsFiles(cert_file, key_file));
+        logger.info({ msg: 'tls certificate reloaded', cert_file });
+      } catch (error) {
+        logger.error({ msg: 'tls reload failed; still serving the previous certificate', err: error });
+      }
+    });
+  }
   payments.start(); // status checks of pending transactions (also those from before a restart), webhooks
 
   let stopping = false;
@@ -144,6 +165,40 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+interface TlsFiles {
+  cert: Buffer;
+  key: Buffer;
+}
+
+/** Reads and checks a PEM certificate (chain) and its key; throws a message naming the file. */
+function readTlsFiles(cert_file: string, key_file: string): TlsFiles {
+  const read = (file: string, what: string) => {
+    try {
+      return readFileSync(file);
+    } catch (error) {
+      throw new Error(`tls.${what} ${file}: ${(error as Error).message}`);
+    }
+  };
+  const files = { cert: read(cert_file, 'cert_file'), key: read(key_file, 'key_file') };
+  try {
+    createSecureContext(files); // a bad PEM or a key that does not match the certificate fails here
+  } catch (error) {
+    throw new Error(`tls: ${cert_file} and ${key_file} do not make a certificate and its key: ${(error as Error).message}`);
+  }
+  return files;
+}
+
+/**
+ * The listening server, built in one place. With TLS, Node's https.Server serves the same
+ * handler; without, /v1 calls on plain HTTP/1.1 connections are served on the hot lane and
+ * everything else by Node's http.Server.
+ */
+function createServer(config: Config, handler: RequestListener, tls: TlsFiles | null): FrontServer | HttpsServer {
+  const timeouts = { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 300_000 };
+  if (tls) return createHttpsServer({ ...tls, ...timeouts }, handler);
+  return new FrontServer({ ...timeouts, max_body_bytes: config.chat.body_limit_bytes, hot: (target) => target.startsWith('/v1/') }, handler);
 }
 
 /** The admin token from AIHUB_ADMIN_TOKEN, else the stored hash, else a new token printed once. */
