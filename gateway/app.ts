@@ -7,6 +7,7 @@ import express, { type Express } from 'express';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import type { Store } from './store/store.js';
+import type { Sealer } from './util/sealed.js';
 import { adminAuth, adminRouter } from './accounts/admin-routes.js';
 import { errorHandler } from './http/errors.js';
 import { Metrics } from './http/metrics.js';
@@ -32,6 +33,8 @@ export interface AppDeps {
   /** SHA-256 (hex) of the admin token. */
   admin_token_hash: string;
   metrics?: Metrics;
+  /** Encryption at rest (AES-256-GCM) of webhook and signing secrets and eKYC documents. */
+  sealer: Sealer;
   /** The payments room (/api and its /admin routes); main.ts owns its background lifecycle. */
   payments?: Payments;
 }

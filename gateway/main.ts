@@ -14,13 +14,19 @@ import { sha256Hex } from './accounts/keys.js';
 import { Store } from './store/store.js';
 import { createPayments } from './payments/index.js';
 import { verifyDataDir } from './store/verify.js';
+import { join } from 'node:path';
+import { KEY_FILE, loadKeyRing, writeKeyFile, type KeyRing } from './store/encryption-key.js';
+import { newKey, SealError, Sealer } from './util/sealed.js';
+import { resealDocuments, resealSecrets } from './payments/sealing.js';
 
 const USAGE = `Usage: aihub-gateway [serve] [--port N] [--host H] [--data-dir D] [--config FILE]
        aihub-gateway verify [--data-dir D]
+       aihub-gateway rotate-key [--data-dir D]   (gateway stopped: re-seal secrets and eKYC documents under a new key)
 
 Environment: PORT, HOST, AIHUB_DATA_DIR, AIHUB_CONFIG, AIHUB_ADMIN_TOKEN (32+ characters),
 AIHUB_PUBLIC_URL, AIHUB_MODE (sandbox|live), AIHUB_LOG_LEVEL, AIHUB_TLS_CERT_FILE and
-AIHUB_TLS_KEY_FILE (serve HTTPS; SIGHUP reloads them). Flags win over the environment, which
+AIHUB_TLS_KEY_FILE (serve HTTPS; SIGHUP reloads them), AIHUB_ENCRYPTION_KEY and
+AIHUB_ENCRYPTION_OLD_KEYS (64 hex digits each; default: the data dir's encryption.key). Flags win over the environment, which
 wins over the config file.`;
 
 function fail(message: string, code: number): never {
@@ -63,6 +69,7 @@ async function main(argv: string[]): Promise<void> {
     throw error;
   }
   if (command === 'verify') return verify(config.data_dir);
+  if (command === 'rotate-key') return rotateKey(config);
   if (command !== 'serve') fail(`unknown command "${command}"\n${USAGE}`, 2);
   return serve(config);
 }
@@ -102,25 +109,23 @@ async function serve(config: Config): Promise<void> {
     }
   }
   const logger = createLogger(config.log_level);
-  let store: Store;
+  const store = await openStore(config, (message) => logger.warn({ msg: message }));
+  const { sealer, source } = await openSealer(store, config.data_dir);
+  let resealed = 0;
   try {
-    store = await Store.open(config.data_dir, {
-      checkpoint_every_records: config.store.checkpoint_every_records,
-      checkpoint_interval_ms: config.store.checkpoint_interval_ms,
-      segment_bytes: config.store.segment_bytes,
-      warn: (message) => logger.warn({ msg: message }),
-    });
+    resealed = await resealSecrets(store, sealer); // plaintext from before encryption, or an older key
   } catch (error) {
-    const name = (error as Error).name;
-    if (name === 'LockedError' || name === 'CorruptStoreError') fail((error as Error).message, 1);
-    if (name === 'DataDirModeError') fail((error as Error).message, 2);
+    await store.close();
+    if (error instanceof SealError) fail(`${error.message}; start with the old key in AIHUB_ENCRYPTION_OLD_KEYS`, 2);
     throw error;
   }
+  if (source === 'generated') logger.info({ msg: 'generated the encryption key', file: join(config.data_dir, KEY_FILE) });
+  if (resealed > 0) logger.info({ msg: 'sealed secrets under the current encryption key', accounts: resealed });
 
   const admin_token_hash = await adminTokenHash(store);
   const clock = { now: () => new Date() };
-  const payments = createPayments({ config, store, logger, clock, admin_token_hash });
-  const gateway = createGateway({ config, store, logger, clock, admin_token_hash, payments });
+  const payments = createPayments({ config, store, logger, clock, admin_token_hash, sealer });
+  const gateway = createGateway({ config, store, logger, clock, admin_token_hash, payments, sealer });
   const server = createServer(config, gateway.handler, tls);
   server.listen(config.port, config.host);
   try {
@@ -165,6 +170,64 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+async function openStore(config: Config, warn: (message: string) => void): Promise<Store> {
+  try {
+    return await Store.open(config.data_dir, {
+      checkpoint_every_records: config.store.checkpoint_every_records,
+      checkpoint_interval_ms: config.store.checkpoint_interval_ms,
+      segment_bytes: config.store.segment_bytes,
+      warn,
+    });
+  } catch (error) {
+    const name = (error as Error).name;
+    if (name === 'LockedError' || name === 'CorruptStoreError') fail((error as Error).message, 1);
+    if (name === 'DataDirModeError') fail((error as Error).message, 2);
+    throw error;
+  }
+}
+
+/** The sealer of the data dir's key ring (exit 2 on a malformed key, after closing the store). */
+async function openSealer(store: Store, data_dir: string): Promise<{ sealer: Sealer; source: KeyRing['source'] }> {
+  try {
+    const ring = loadKeyRing(data_dir, process.env);
+    return { sealer: new Sealer(ring.keys), source: ring.source };
+  } catch (error) {
+    await store.close();
+    if (error instanceof SealError) fail(error.message, 2);
+    throw error;
+  }
+}
+
+/**
+ * `aihub-gateway rotate-key`: re-seals every secret and eKYC document under a new key, with
+ * the gateway stopped (it takes the data dir's lock). With the key in the data dir, a new key
+ * is generated and written first, next to the old one, so a crash half-way leaves both and
+ * a second run finishes; the old key is dropped once everything is re-sealed. With
+ * AIHUB_ENCRYPTION_KEY, that is the new key and AIHUB_ENCRYPTION_OLD_KEYS names the old.
+ */
+async function rotateKey(config: Config): Promise<void> {
+  const store = await openStore(config, (message) => process.stderr.write(`${message}\n`));
+  try {
+    const { sealer: before, source } = await openSealer(store, config.data_dir);
+    let sealer = before;
+    let ring = loadKeyRing(config.data_dir, process.env).keys;
+    if (source !== 'env') {
+      ring = [newKey(), ...ring];
+      writeKeyFile(config.data_dir, ring);
+      sealer = new Sealer(ring);
+    }
+    const accounts = await resealSecrets(store, sealer);
+    const documents = resealDocuments(store, sealer, config.data_dir);
+    if (source !== 'env') writeKeyFile(config.data_dir, [ring[0]!]);
+    process.stdout.write(`${JSON.stringify({ key_id: sealer.current_id, key_source: source === 'env' ? 'AIHUB_ENCRYPTION_KEY' : join(config.data_dir, KEY_FILE), accounts_resealed: accounts, documents_resealed: documents })}\n`);
+  } catch (error) {
+    await store.close();
+    if (error instanceof SealError) fail(error.message, 1);
+    throw error;
+  }
+  await store.close();
 }
 
 interface TlsFiles {

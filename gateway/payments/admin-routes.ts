@@ -1,8 +1,6 @@
 // Admin routes of the payments room: eKYC review, service activation (only after approval),
 // IP whitelists, the audit log, and a look at any transaction. Each change writes its audit
 // record in the same commit.
-import { createReadStream } from 'node:fs';
-import { join } from 'node:path';
 import { Router } from 'express';
 import { z } from 'zod';
 import { accountView, requireAccount } from '../accounts/accounts.js';
@@ -14,6 +12,7 @@ import { candidateTxns } from './txn-filter.js';
 import type { PaymentsContext } from './context.js';
 import { MAX_WHITELIST_ENTRIES, parseWhitelistEntry } from './ip.js';
 import { submissionView } from './kyc.js';
+import { readDocument } from './sealing.js';
 import { auditInTx } from './logs.js';
 import { AUDIT } from './tables.js';
 import { txnView } from './transactions.js';
@@ -65,7 +64,7 @@ export function paymentsAdminRouter(ctx: PaymentsContext): Router {
     res.setHeader('content-length', String(document.size_bytes));
     res.setHeader('content-disposition', `attachment; filename="${document.id}.${document.path.split('.').pop()}"`);
     res.setHeader('x-content-type-options', 'nosniff');
-    createReadStream(join(config.data_dir, document.path)).on('error', () => res.destroy()).pipe(res);
+    res.end(readDocument(config.data_dir, document, ctx.sealer)); // at most kyc.max_file_bytes, decrypted in memory
   });
 
   const review = (decision: 'approved' | 'rejected') => async (req: import('express').Request, res: import('express').Response) => {

@@ -66,7 +66,7 @@ export function createPayments(
   /** Each service's own bookkeeping in the commit that makes one of its transactions final. */
   const onFinal: Partial<Record<PaymentService, (tx: Tx, txn: import('./tables.js').PaymentTxn) => void>> = { dmt: dmtOnFinal, bills: billsOnFinal };
   const stopping: Array<() => void> = [];
-  const webhooks = new WebhookSender({ store, logger, clock, config: payments, mode: config.mode });
+  const webhooks = new WebhookSender({ store, logger, clock, config: payments, mode: config.mode, sealer: deps.sealer });
   const engine = new PaymentEngine({
     store,
     logger,

@@ -10,6 +10,8 @@ import { z } from 'zod';
 import { ApiError, badRequest } from '../http/errors.js';
 import { fsyncDirectory } from '../store/journal.js';
 import { newId } from '../util/ids.js';
+import type { Sealer } from '../util/sealed.js';
+import { documentAad } from './sealing.js';
 import type { PaymentsConfig } from './config.js';
 import type { KycDocument, KycSubmission } from './tables.js';
 import { aadhaarError, gstinError, maskAadhaar, normalizeAadhaar, panError } from './validators.js';
@@ -116,8 +118,8 @@ export function checkDocuments(files: UploadedFile[]): Array<UploadedFile & { co
   });
 }
 
-/** Writes documents durably (fsync file and directory), readable by the gateway user only. */
-export function storeDocuments(data_dir: string, account_id: string, files: ReturnType<typeof checkDocuments>): KycDocument[] {
+/** Writes documents sealed (AES-256-GCM) and durably (fsync file and directory), readable by the gateway user only. */
+export function storeDocuments(data_dir: string, account_id: string, files: ReturnType<typeof checkDocuments>, sealer: Sealer): KycDocument[] {
   if (files.length === 0) return [];
   const relative_dir = join('kyc-documents', account_id);
   const dir = join(data_dir, relative_dir);
@@ -129,7 +131,8 @@ export function storeDocuments(data_dir: string, account_id: string, files: Retu
       const path = join(relative_dir, `${id}.${file.extension}`);
       const fd = openSync(join(data_dir, path), 'wx', 0o600);
       try {
-        writeSync(fd, file.bytes);
+        const sealed = sealer.sealBytes(file.bytes, documentAad(path));
+        for (let at = 0; at < sealed.length; ) at += writeSync(fd, sealed, at, sealed.length - at);
         fsyncSync(fd);
       } finally {
         closeSync(fd);

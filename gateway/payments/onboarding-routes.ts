@@ -57,7 +57,7 @@ export function onboardingRouter(ctx: PaymentsContext): Router {
     const checked = checkDocuments(files);
     const current = store.get('kyc_submissions', account.id);
     refuseResubmission(current?.status);
-    const documents = storeDocuments(config.data_dir, account.id, checked);
+    const documents = storeDocuments(config.data_dir, account.id, checked, ctx.sealer);
     let submission;
     try {
       submission = await store.transact((tx) => {

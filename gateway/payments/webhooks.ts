@@ -11,6 +11,8 @@ import type { Clock } from '../app.js';
 import type { Logger } from '../log.js';
 import type { Store, Tx } from '../store/store.js';
 import { newId } from '../util/ids.js';
+import type { Sealer } from '../util/sealed.js';
+import { webhookSecretAad } from './sealing.js';
 import type { PaymentsConfig } from './config.js';
 import { API_LOG, type PaymentTxn, type WebhookDelivery } from './tables.js';
 import { backoffMs, txnView } from './transactions.js';
@@ -171,7 +173,7 @@ export class WebhookSender {
   private stopped = false;
 
   constructor(
-    private readonly deps: { store: Store; logger: Logger; clock: Clock; config: PaymentsConfig; mode: 'sandbox' | 'live' },
+    private readonly deps: { store: Store; logger: Logger; clock: Clock; config: PaymentsConfig; mode: 'sandbox' | 'live'; sealer: Sealer },
   ) {
     for (const id of Object.keys(deps.store.rows('webhook_deliveries'))) this.due.add(id);
   }
@@ -217,7 +219,8 @@ export class WebhookSender {
       this.due.delete(delivery.id);
       return;
     }
-    const { url, secret } = account.webhook;
+    const { url } = account.webhook;
+    const secret = this.deps.sealer.openText(account.webhook.secret, webhookSecretAad(account.id));
     const attempt = delivery.attempts + 1;
     const started_ms = clock.now().getTime();
     let status = 0;
