@@ -10,6 +10,7 @@ import type { Store } from './store/store.js';
 import type { Sealer } from './util/sealed.js';
 import { adminAuth, adminRouter } from './accounts/admin-routes.js';
 import { errorHandler } from './http/errors.js';
+import { keepRawBody } from './http/raw-body.js';
 import { Metrics } from './http/metrics.js';
 import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
 import { createChat, type ChatService } from './chat/routes.js';
@@ -45,7 +46,7 @@ export function publicUrl(config: Config): string {
 }
 
 export function jsonBody(config: Config) {
-  return express.json({ limit: config.limits.body_bytes, strict: true, type: ['application/json', 'application/*+json'] });
+  return express.json({ limit: config.limits.body_bytes, strict: true, type: ['application/json', 'application/*+json'], verify: keepRawBody });
 }
 
 export function createApp(deps: AppDeps): Express {

@@ -13,6 +13,7 @@ import type { PaymentsContext } from './context.js';
 import { MAX_WHITELIST_ENTRIES, parseWhitelistEntry } from './ip.js';
 import { submissionView } from './kyc.js';
 import { readDocument } from './sealing.js';
+import { clearSigningSecret, setSigningSecret } from './signing.js';
 import { auditInTx } from './logs.js';
 import { AUDIT } from './tables.js';
 import { txnView } from './transactions.js';
@@ -119,6 +120,36 @@ export function paymentsAdminRouter(ctx: PaymentsContext): Router {
       const account = requireAccount(tx, id);
       tx.set('accounts', id, { ...account, ip_whitelist: entries });
       auditInTx(tx, req, res, { action: 'account.ip_whitelist', account_id: id, details: { ips: entries } });
+    });
+    res.json(view(id));
+  });
+
+  /** Turns signed /api requests on, or replaces the secret (the old one stops at once); the secret is shown once. */
+  router.post('/accounts/:id/signing-secret', async (req, res) => {
+    const id = parseWith(idParam, req.params.id);
+    parseWith(z.strictObject({}), req.body ?? {});
+    const created = await store.transact((tx) => {
+      const account = requireAccount(tx, id);
+      const result = setSigningSecret(tx, id, ctx.sealer);
+      auditInTx(tx, req, res, { action: account.signing ? 'account.signing_rotate' : 'account.signing_enable', account_id: id, details: {} });
+      return result;
+    });
+    res.status(201).json({
+      account_id: id,
+      secret: created.secret,
+      created_at: created.created_at,
+      headers: { timestamp: 'X-AIHub-Timestamp', signature: 'X-AIHub-Signature' },
+      message: 'every /api request of this account must now be signed: X-AIHub-Signature = hex HMAC-SHA256(secret, timestamp + "." + raw body); the secret is shown only now',
+    });
+  });
+
+  router.delete('/accounts/:id/signing-secret', async (req, res) => {
+    const id = parseWith(idParam, req.params.id);
+    await store.transact((tx) => {
+      const account = requireAccount(tx, id);
+      if (!account.signing) return;
+      clearSigningSecret(tx, id);
+      auditInTx(tx, req, res, { action: 'account.signing_disable', account_id: id, details: {} });
     });
     res.json(view(id));
   });

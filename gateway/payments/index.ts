@@ -25,6 +25,7 @@ import { onboardingRouter } from './onboarding-routes.js';
 import { Pruner, pruneTarget, type PruneCounts } from './prune.js';
 import { rechargeRouter, renderRecharge } from './recharge-routes.js';
 import { WebhookSender, enqueueWebhook } from './webhooks.js';
+import { RequestSigning } from './signing.js';
 import { billFetchExpired } from './tables.js';
 
 export interface Payments {
@@ -99,7 +100,9 @@ export function createPayments(
   });
   const ctx: PaymentsContext = { ...deps, settings: payments, engine, webhooks, providers, sms, onStop: (fn) => stopping.push(fn) };
 
+  const signing = new RequestSigning({ now_ms: () => clock.now().getTime(), sealer: deps.sealer });
   const api = Router();
+  api.use(signing.install); // authorize checks signed accounts' requests with it
   api.use(apiLog(store, logger));
   api.use(onboardingRouter(ctx));
   api.use(rechargeRouter(ctx));

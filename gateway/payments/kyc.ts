@@ -57,7 +57,7 @@ export function detectDocumentType(bytes: Buffer): { content_type: string; exten
 }
 
 /** Reads a multipart/form-data body: text fields and up to `max_files` files of at most `max_file_bytes`. */
-export function readMultipart(req: Request, limits: PaymentsConfig['kyc']): Promise<{ fields: Record<string, string>; files: UploadedFile[] }> {
+export function readMultipart(req: Request, limits: PaymentsConfig['kyc'], tap?: (chunk: Buffer) => void): Promise<{ fields: Record<string, string>; files: UploadedFile[] }> {
   return new Promise((resolve, reject) => {
     let busboy: Busboy.Busboy;
     try {
@@ -105,6 +105,7 @@ export function readMultipart(req: Request, limits: PaymentsConfig['kyc']): Prom
       if (failed) reject(failed);
       else resolve({ fields, files });
     });
+    if (tap) req.on('data', tap); // the raw bytes too, for a signed request (attached with the pipe, so both see every chunk)
     req.pipe(busboy);
   });
 }
