@@ -111,3 +111,61 @@ test('signed requests: opt-in by the admin API; missing, wrong, stale, replayed 
   }
   for (const file of filesUnder(gw.data_dir)) assert.ok(!/sigsec_[0-9a-f]{64}/.test(readFileSync(file, 'latin1')), `${file} holds a signing secret in plaintext`);
 });
+
+/** A tiny cookie jar over fetch for the dashboard's forms. */
+function browser(base: string) {
+  const cookies = new Map<string, string>();
+  const send = async (path: string, init: RequestInit = {}) => {
+    const response = await fetch(`${base}${path}`, { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const at = pair!.indexOf('=');
+      cookies.set(pair!.slice(0, at), pair!.slice(at + 1));
+    }
+    return { status: response.status, location: response.headers.get('location'), text: await response.text() };
+  };
+  const csrf = (page: string) => /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
+  const post = async (path: string, form: Record<string, string>, page: string) =>
+    send(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ ...form, _csrf: csrf(page) }).toString() });
+  return { send, post };
+}
+
+test('signed requests: the account turns signing on, replaces the secret and turns it off from its dashboard page', async () => {
+  const gw = await startPaymentsGateway();
+  try {
+    const registered = await request(`${gw.url}/api/register`, { body: { email: 'signer@example.com', password: 'correct horse battery', name: 'Signer' } });
+    const headers = { 'x-api-key': registered.body.data.api_key };
+    const web = browser(gw.url);
+    const login_page = await web.send('/login');
+    const logged_in = await web.post('/login', { email: 'signer@example.com', password: 'correct horse battery' }, login_page.text);
+    assert.equal(logged_in.status, 303);
+    let page = await web.send('/api-keys');
+    assert.match(page.text, /data-signing="off"/);
+
+    assert.equal((await web.post('/api-keys/signing', { action: 'enable' }, page.text)).status, 303);
+    page = await web.send('/api-keys');
+    assert.match(page.text, /data-signing="on"/);
+    const secret = /id="signing-secret"[^>]*>(sigsec_[0-9a-f]{64})</.exec(page.text)?.[1];
+    assert.ok(secret, 'the secret is shown once, right after turning signing on');
+    assert.ok(!(await web.send('/api-keys')).text.includes(secret!), 'and not again');
+
+    assert.equal((await request(`${gw.url}/api/kyc`, { headers })).status, 401, 'unsigned calls are refused now');
+    assert.equal((await request(`${gw.url}/api/kyc`, { headers: { ...headers, ...sign(secret!, '') } })).status, 200);
+
+    page = await web.send('/api-keys');
+    await web.post('/api-keys/signing', { action: 'rotate' }, page.text);
+    page = await web.send('/api-keys');
+    const replaced = /id="signing-secret"[^>]*>(sigsec_[0-9a-f]{64})</.exec(page.text)?.[1];
+    assert.ok(replaced && replaced !== secret);
+    const later = Math.floor(Date.now() / 1000) + 1;
+    assert.equal((await request(`${gw.url}/api/kyc`, { headers: { ...headers, ...sign(secret!, '', later) } })).status, 401, 'the replaced secret stops at once');
+    assert.equal((await request(`${gw.url}/api/kyc`, { headers: { ...headers, ...sign(replaced!, '', later) } })).status, 200);
+
+    page = await web.send('/api-keys');
+    await web.post('/api-keys/signing', { action: 'disable' }, page.text);
+    assert.match((await web.send('/api-keys')).text, /data-signing="off"/);
+    assert.equal((await request(`${gw.url}/api/kyc`, { headers })).status, 200, 'unsigned calls work again');
+  } finally {
+    await gw.stop();
+  }
+});
