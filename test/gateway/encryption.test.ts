@@ -6,17 +6,10 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { admin, request, runCli, runVerify, tempDir, type Gateway } from './helpers.ts';
+import { admin, filesUnder, request, runCli, runVerify, tempDir, type Gateway } from './helpers.ts';
 import { VALID_KYC, paymentsConfig, startPaymentsGateway } from '../support/payments-helpers.ts';
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog /Secret (PAN of Asha Verma) >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? filesUnder(path) : [path];
-  });
-}
 
 async function registerWithWebhookAndKyc(gw: Gateway): Promise<{ account_id: string; headers: Record<string, string>; secret: string; document_id: string }> {
   const registered = await request(`${gw.url}/api/register`, { body: { email: `enc-${Date.now()}@example.com`, password: 'correct horse battery', name: 'Enc' } });

@@ -1,7 +1,7 @@
 // Starts the real gateway (dist/gateway.js, built by `npm run build`) as a child process on
 // port 0 with a temp data dir, and talks to it over loopback HTTP.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
@@ -18,6 +18,14 @@ export interface Gateway {
   output: string[];
   /** SIGTERM (or the given signal) and wait for the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Every file below a directory, recursively. */
+export function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
 }
 
 export function tempDir(prefix = 'aihub-test-'): string {

@@ -5,22 +5,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { admin, request } from './helpers.ts';
+import { readFileSync } from 'node:fs';
+import { admin, filesUnder, request } from './helpers.ts';
 import { VALID_KYC, onboard, startPaymentsGateway } from '../support/payments-helpers.ts';
 
 /** The signing recipe of docs/payments-api.md. */
 function sign(secret: string, body: string | Buffer, timestamp: number | string = Math.floor(Date.now() / 1000)) {
   const signature = createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex');
   return { 'X-AIHub-Timestamp': String(timestamp), 'X-AIHub-Signature': signature };
-}
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? filesUnder(path) : [path];
-  });
 }
 
 test('signed requests: opt-in by the admin API; missing, wrong, stale, replayed and altered requests are 401; off again', async () => {

@@ -34,6 +34,14 @@ function servedName(port: number): Promise<string> {
   });
 }
 
+/** Waits (on state, bounded) until new connections get the certificate named `name`. */
+async function waitForServedName(port: number, name: string): Promise<void> {
+  for (let waited = 0; (await servedName(port)) !== name; waited++) {
+    assert.ok(waited < 200, `the certificate ${name} is served after SIGHUP`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 function trusting(pem: string) {
   const dispatcher = new Agent({ connect: { ca: pem } });
   const fetch = ((url: string, init?: object) => undiciFetch(url, { ...init, dispatcher } as never)) as unknown as typeof globalThis.fetch;
@@ -78,10 +86,7 @@ test('TLS: the gateway serves HTTPS to the openai SDK, and SIGHUP swaps the cert
     writeFileSync(live.cert_file, readFileSync(second.cert_file));
     writeFileSync(live.key_file, readFileSync(second.key_file));
     gateway.proc.kill('SIGHUP');
-    for (let waited = 0; (await servedName(gateway.port)) !== 'aihub-second'; waited++) {
-      assert.ok(waited < 200, 'the new certificate is served after SIGHUP');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitForServedName(gateway.port, 'aihub-second');
     await client.dispatcher.close();
     client = trusting(second.pem);
     const after = await sdk(client.fetch).chat.completions.create({ model: 'service-ai-lite', messages: [{ role: 'user', content: 'and after the reload' }] });
@@ -94,10 +99,7 @@ test('TLS: the gateway serves HTTPS to the openai SDK, and SIGHUP swaps the cert
     writeFileSync(live.cert_file, readFileSync(third.cert_file));
     writeFileSync(live.key_file, readFileSync(third.key_file));
     gateway.proc.kill('SIGHUP');
-    for (let waited = 0; (await servedName(gateway.port)) !== 'aihub-third'; waited++) {
-      assert.ok(waited < 200, 'the third certificate is served after SIGHUP');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitForServedName(gateway.port, 'aihub-third');
     assert.equal(gateway.proc.pid, pid);
     assert.equal(gateway.proc.exitCode, null, 'still running');
     await client.dispatcher.close();
