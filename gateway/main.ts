@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import { createGateway, publicUrl } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { createLogger } from './log.js';
+import { createLogger, type Logger } from './log.js';
 import { sha256Hex } from './accounts/keys.js';
 import { Store } from './store/store.js';
 import { createPayments } from './payments/index.js';
@@ -92,35 +92,11 @@ async function verify(data_dir: string): Promise<void> {
 export const MIN_ADMIN_TOKEN_CHARS = 32;
 
 async function serve(config: Config): Promise<void> {
-  const env_token = process.env.AIHUB_ADMIN_TOKEN;
-  if (env_token && (env_token.length < MIN_ADMIN_TOKEN_CHARS || /\s/.test(env_token))) {
-    fail(
-      `AIHUB_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_CHARS} characters with no spaces (it has ${env_token.length}); ` +
-        `make one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64url'))"`,
-      2,
-    );
-  }
-  let tls: TlsFiles | null = null;
-  if (config.tls.cert_file && config.tls.key_file) {
-    try {
-      tls = readTlsFiles(config.tls.cert_file, config.tls.key_file);
-    } catch (error) {
-      fail((error as Error).message, 2);
-    }
-  }
+  checkAdminToken(process.env.AIHUB_ADMIN_TOKEN);
+  const tls = loadTls(config);
   const logger = createLogger(config.log_level);
   const store = await openStore(config, (message) => logger.warn({ msg: message }));
-  const { sealer, source } = await openSealer(store, config.data_dir);
-  let resealed = 0;
-  try {
-    resealed = await resealSecrets(store, sealer); // plaintext from before encryption, or an older key
-  } catch (error) {
-    await store.close();
-    if (error instanceof SealError) fail(`${error.message}; start with the old key in AIHUB_ENCRYPTION_OLD_KEYS`, 2);
-    throw error;
-  }
-  if (source === 'generated') logger.info({ msg: 'generated the encryption key', file: join(config.data_dir, KEY_FILE) });
-  if (resealed > 0) logger.info({ msg: 'sealed secrets under the current encryption key', accounts: resealed });
+  const sealer = await openSecrets(store, config.data_dir, logger);
 
   const admin_token_hash = await adminTokenHash(store);
   const clock = { now: () => new Date() };
@@ -137,18 +113,7 @@ async function serve(config: Config): Promise<void> {
   const address = server.address();
   if (address && typeof address === 'object') config.port = address.port;
   logger.info({ msg: 'listening', host: config.host, port: config.port, url: publicUrl(config), data_dir: config.data_dir, mode: config.mode, tls: tls !== null });
-  if (server instanceof HttpsServer) {
-    const { cert_file, key_file } = config.tls as { cert_file: string; key_file: string };
-    // SIGHUP: new certificate and key for new connections; the listener and open connections stay.
-    process.on('SIGHUP', () => {
-      try {
-        server.setSecureContext(readTlsFiles(cert_file, key_file));
-        logger.info({ msg: 'tls certificate reloaded', cert_file });
-      } catch (error) {
-        logger.error({ msg: 'tls reload failed; still serving the previous certificate', err: error });
-      }
-    });
-  }
+  if (server instanceof HttpsServer) reloadTlsOnSighup(server, config, logger);
   payments.start(); // status checks of pending transactions (also those from before a restart), webhooks
 
   let stopping = false;
@@ -170,6 +135,54 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** Exit 2 on an admin token that is too short to stand a guess (or could never be sent). */
+function checkAdminToken(token: string | undefined): void {
+  if (!token || (token.length >= MIN_ADMIN_TOKEN_CHARS && !/\s/.test(token))) return;
+  fail(
+    `AIHUB_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_CHARS} characters with no spaces (it has ${token.length}); ` +
+      `make one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64url'))"`,
+    2,
+  );
+}
+
+function loadTls(config: Config): TlsFiles | null {
+  if (!config.tls.cert_file || !config.tls.key_file) return null;
+  try {
+    return readTlsFiles(config.tls.cert_file, config.tls.key_file);
+  } catch (error) {
+    fail((error as Error).message, 2);
+  }
+}
+
+/** SIGHUP: new certificate and key for new connections; the listener and open connections stay. */
+function reloadTlsOnSighup(server: HttpsServer, config: Config, logger: Logger): void {
+  const { cert_file, key_file } = config.tls as { cert_file: string; key_file: string };
+  process.on('SIGHUP', () => {
+    try {
+      server.setSecureContext(readTlsFiles(cert_file, key_file));
+      logger.info({ msg: 'tls certificate reloaded', cert_file });
+    } catch (error) {
+      logger.error({ msg: 'tls reload failed; still serving the previous certificate', err: error });
+    }
+  });
+}
+
+/** The data dir's sealer, after sealing what an older gateway (or an older key) left behind. */
+async function openSecrets(store: Store, data_dir: string, logger: Logger): Promise<Sealer> {
+  const { sealer, source } = await openSealer(store, data_dir);
+  let resealed = 0;
+  try {
+    resealed = await resealSecrets(store, sealer);
+  } catch (error) {
+    await store.close();
+    if (error instanceof SealError) fail(`${error.message}; start with the old key in AIHUB_ENCRYPTION_OLD_KEYS`, 2);
+    throw error;
+  }
+  if (source === 'generated') logger.info({ msg: 'generated the encryption key', file: join(data_dir, KEY_FILE) });
+  if (resealed > 0) logger.info({ msg: 'sealed secrets under the current encryption key', accounts: resealed });
+  return sealer;
 }
 
 async function openStore(config: Config, warn: (message: string) => void): Promise<Store> {
