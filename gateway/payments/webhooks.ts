@@ -42,8 +42,9 @@ export function enqueueWebhook(tx: Tx, txn: PaymentTxn): WebhookDelivery | null 
 
 // Loopback, private, link-local (cloud metadata), CGNAT, protocol-assignment, benchmarking,
 // multicast, reserved and broadcast, unique-local and site-local, unspecified, and the NAT64
-// local-use prefix (64:ff9b:1::/48, RFC 8215: its embedding is not fixed). IPv6 forms that
-// embed an IPv4 address are judged by that address (see isPrivateAddress).
+// local-use prefix (64:ff9b:1::/48, RFC 8215: its embedding is not fixed), Teredo, the
+// documentation and discard-only prefixes. IPv6 forms that embed an IPv4 address are judged
+// by that address (see isPrivateAddress).
 const PRIVATE = new BlockList();
 for (const [net, prefix] of [
   ['0.0.0.0', 8],
@@ -67,6 +68,9 @@ for (const [net, prefix] of [
   ['fec0::', 10],
   ['ff00::', 8],
   ['64:ff9b:1::', 48],
+  ['2001::', 32], // Teredo: it tunnels to an IPv4 address hidden (XOR-ed) in the last 32 bits
+  ['2001:db8::', 32], // documentation
+  ['100::', 64], // discard-only
 ] as const)
   PRIVATE.addSubnet(net, prefix, 'ipv6');
 
