@@ -161,3 +161,27 @@ test('signed requests: the account turns signing on, replaces the secret and tur
     await gw.stop();
   }
 });
+
+test('signed requests: the admin console shows the state on the account page and turns signing off', async () => {
+  const gw = await startPaymentsGateway();
+  try {
+    const registered = await request(`${gw.url}/api/register`, { body: { email: 'console-signer@example.com', password: 'correct horse battery', name: 'C' } });
+    const { account_id, api_key } = registered.body.data;
+    assert.equal((await admin(gw).post(`/admin/accounts/${account_id}/signing-secret`, {})).status, 201);
+    assert.equal((await request(`${gw.url}/api/kyc`, { headers: { 'x-api-key': api_key } })).status, 401);
+
+    const web = browser(gw.url);
+    const login_page = await web.send('/admin/login');
+    assert.equal((await web.post('/admin/login', { token: gw.admin_token }, login_page.text)).status, 303);
+    let page = await web.send(`/admin/console/accounts/${account_id}`);
+    assert.equal(page.status, 200);
+    assert.match(page.text, /data-signing="on"/);
+    const off = await web.post(`/admin/console/accounts/${account_id}/signing/disable`, {}, page.text);
+    assert.equal(off.status, 303);
+    page = await web.send(`/admin/console/accounts/${account_id}`);
+    assert.match(page.text, /data-signing="off"/);
+    assert.equal((await request(`${gw.url}/api/kyc`, { headers: { 'x-api-key': api_key } })).status, 200);
+  } finally {
+    await gw.stop();
+  }
+});
