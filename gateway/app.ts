@@ -7,10 +7,12 @@ import express, { type Express } from 'express';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import type { Store } from './store/store.js';
+import type { Sealer } from './util/sealed.js';
 import { adminAuth, adminRouter } from './accounts/admin-routes.js';
 import { ApiError, errorHandler } from './http/errors.js';
 import { assertJsonDepth } from './http/json-depth.js';
 import { assertWellFormedPath } from './http/path.js';
+import { keepRawBody } from './http/raw-body.js';
 import { Metrics } from './http/metrics.js';
 import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
 import { createChat, type ChatService } from './chat/routes.js';
@@ -35,21 +37,25 @@ export interface AppDeps {
   /** SHA-256 (hex) of the admin token. */
   admin_token_hash: string;
   metrics?: Metrics;
+  /** Encryption at rest (AES-256-GCM) of webhook and signing secrets and eKYC documents. */
+  sealer: Sealer;
   /** The payments room (/api and its /admin routes); main.ts owns its background lifecycle. */
   payments?: Payments;
 }
 
 /** The absolute base URL for links shown to users (e.g. the top-up page). */
 export function publicUrl(config: Config): string {
-  return (config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`).replace(/\/+$/, '');
+  return (config.public_url ?? `${config.tls.cert_file ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`).replace(/\/+$/, '');
 }
 
 /** The JSON body of every Express route: size-limited, and nested at most MAX_JSON_DEPTH levels (checked before parsing). */
 export function jsonBody(config: Config) {
-  return express.json({ limit: config.limits.body_bytes, strict: true, type: ['application/json', 'application/*+json'], verify: verifyJsonDepth });
+  return express.json({ limit: config.limits.body_bytes, strict: true, type: ['application/json', 'application/*+json'], verify: verifyJsonBody });
 }
 
-function verifyJsonDepth(_req: IncomingMessage, _res: ServerResponse, body: Buffer, encoding: string): void {
+/** body-parser's `verify` hook: keeps the raw body (signed /api requests) and bounds its nesting. */
+function verifyJsonBody(req: IncomingMessage, res: ServerResponse, body: Buffer, encoding: string): void {
+  keepRawBody(req, res, body);
   if (!encoding || /^utf-?8$/i.test(encoding)) return assertJsonDepth(body);
   let text: string;
   try {
@@ -94,7 +100,8 @@ export function createApp(deps: AppDeps): Express {
   const dashboard = createDashboard(deps);
   app.use('/admin', dashboard.admin); // the HTML console's own paths; everything else falls through
   const payments_admin = deps.payments ? [deps.payments.audit] : [];
-  app.use('/admin', adminAuth(deps.admin_token_hash), jsonBody(config), ...payments_admin, adminRouter(deps), ...(deps.payments ? [deps.payments.admin] : []));
+  const admin_lock = dashboard.context.admin_by_ip; // one failure count per address for the console login and the bearer API
+  app.use('/admin', adminAuth(deps.admin_token_hash, admin_lock, () => deps.clock.now().getTime()), jsonBody(config), ...payments_admin, adminRouter(deps), ...(deps.payments ? [deps.payments.admin] : []));
   if (deps.payments) app.use('/api', deps.payments.api);
 
   app.use(dashboard.pages);

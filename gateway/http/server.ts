@@ -10,6 +10,13 @@
 // handler does not read (a refused key, a 413) is drained and discarded by Node, never
 // buffered: the /v1 handlers authenticate from the head before they read a body.
 import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
+
+/** A PEM certificate chain and its key: with them the same handler is served over HTTPS. */
+export interface TlsFiles {
+  cert: Buffer;
+  key: Buffer;
+}
 
 export const SERVER_LIMITS = {
   /** A little longer than common load balancers' idle timeout (60 s), so that they close first. */
@@ -20,17 +27,17 @@ export const SERVER_LIMITS = {
   maxHeadersCount: 2_000,
 } as const;
 
-export function createHttpServer(handler: RequestListener): Server {
-  const server = createServer(
-    {
-      keepAliveTimeout: SERVER_LIMITS.keepAliveTimeout,
-      headersTimeout: SERVER_LIMITS.headersTimeout,
-      requestTimeout: SERVER_LIMITS.requestTimeout,
-      maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
-      noDelay: true,
-    },
-    handler,
-  );
+export function createHttpServer(handler: RequestListener, tls: TlsFiles | null = null): Server | HttpsServer {
+  const options = {
+    keepAliveTimeout: SERVER_LIMITS.keepAliveTimeout,
+    headersTimeout: SERVER_LIMITS.headersTimeout,
+    requestTimeout: SERVER_LIMITS.requestTimeout,
+    maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
+    noDelay: true,
+  };
+  const server = tls ? createHttpsServer({ ...options, ...tls }, handler) : createServer(options, handler);
   server.maxHeadersCount = SERVER_LIMITS.maxHeadersCount;
   return server;
 }
+
+export { HttpsServer };

@@ -11,6 +11,7 @@ import { reportWallet } from './reports.js';
 import { txnView } from './transactions.js';
 import { candidateTxns, dateBound, filterTransactions, transactionsQuery } from './txn-filter.js';
 import { isPrivateAddress, newWebhookSecret } from './webhooks.js';
+import { webhookSecretAad } from './sealing.js';
 
 // The dashboard and the admin routes select transactions through these.
 export { SERVICES, dateBound, filterTransactions, transactionsQuery, type TransactionFilter } from './txn-filter.js';
@@ -60,7 +61,7 @@ export function accountRouter(ctx: PaymentsContext): Router {
     }
     const secret = newWebhookSecret();
     await store.transact((tx) => {
-      tx.set('accounts', account.id, { ...tx.get('accounts', account.id)!, webhook: { url: body.url, secret } });
+      tx.set('accounts', account.id, { ...tx.get('accounts', account.id)!, webhook: { url: body.url, secret: ctx.sealer.sealText(secret, webhookSecretAad(account.id)) } });
     });
     res.json({
       status: true,
@@ -73,7 +74,7 @@ export function accountRouter(ctx: PaymentsContext): Router {
     const { account } = authorize(store.state, req, res, logger);
     await store.transact(() => undefined);
     const webhook = store.get('accounts', account.id)?.webhook;
-    res.json({ status: true, data: webhook ? { url: webhook.url, secret_hint: `${webhook.secret.slice(0, 10)}…` } : { url: null } });
+    res.json({ status: true, data: webhook ? { url: webhook.url, secret_hint: `${ctx.sealer.openText(webhook.secret, webhookSecretAad(account.id)).slice(0, 10)}…` } : { url: null } });
   });
 
   router.delete('/webhook', async (req, res) => {

@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import type { Account, ApiKey, State } from '../store/state.js';
 import type { PaymentService } from '../providers/types.js';
 import { assertAddressAllowed, isAllowed, plainAddress } from '../accounts/ip-whitelist.js';
+import { requestSigningOf } from './signing.js';
 
 export function clientAddress(req: Request): string | undefined {
   return plainAddress(req.ip ?? req.socket.remoteAddress);
@@ -17,11 +18,13 @@ export function authorize(
   res: Response,
   logger: Logger,
   service?: PaymentService,
+  options: { body_read_later?: boolean } = {},
 ): { account: Account; key: ApiKey } {
   const { account, key } = authenticate(state, req.headers);
   res.locals.account_id = account.id;
   res.locals.key_prefix = key.prefix;
   res.locals.key_id = key.id;
+  if (account.signing) requestSigningOf(res).begin(req, account, options.body_read_later); // 401 unless signed (or pending the body a route reads itself)
   const address = clientAddress(req);
   if (!isAllowed(account.ip_whitelist, address)) {
     logger.warn({ msg: 'request from an address outside the IP whitelist', account_id: account.id, key_prefix: key.prefix, ip: address, route: req.path });

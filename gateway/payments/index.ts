@@ -26,6 +26,7 @@ import { onboardingRouter } from './onboarding-routes.js';
 import { Pruner, pruneTarget, type PruneCounts } from './prune.js';
 import { rechargeRouter, renderRecharge } from './recharge-routes.js';
 import { WebhookSender, enqueueWebhook } from './webhooks.js';
+import { RequestSigning } from './signing.js';
 import { billFetchExpired } from './tables.js';
 
 export interface Payments {
@@ -67,7 +68,7 @@ export function createPayments(
   /** Each service's own bookkeeping in the commit that makes one of its transactions final. */
   const onFinal: Partial<Record<PaymentService, (tx: Tx, txn: import('./tables.js').PaymentTxn) => void>> = { dmt: dmtOnFinal, bills: billsOnFinal };
   const stopping: Array<() => void> = [];
-  const webhooks = new WebhookSender({ store, logger, clock, config: payments, mode: config.mode });
+  const webhooks = new WebhookSender({ store, logger, clock, config: payments, mode: config.mode, sealer: deps.sealer });
   const engine = new PaymentEngine({
     store,
     logger,
@@ -100,7 +101,9 @@ export function createPayments(
   });
   const ctx: PaymentsContext = { ...deps, settings: payments, engine, webhooks, providers, sms, onStop: (fn) => stopping.push(fn) };
 
+  const signing = new RequestSigning({ now_ms: () => clock.now().getTime(), sealer: deps.sealer });
   const api = Router();
+  api.use(signing.install); // authorize checks signed accounts' requests with it
   api.use(apiLog(store, logger));
   api.use(authorizeBeforeBody(() => store.state, logger));
   api.use(onboardingRouter(ctx));

@@ -15,7 +15,10 @@ export interface Account {
   kyc_status: KycStatus;
   ip_whitelist: string[];
   password_hash: string | null;
+  /** The secret is sealed (AES-256-GCM, util/sealed.ts); plaintext only in records from before encryption. */
   webhook: { url: string; secret: string } | null;
+  /** Signed /api requests (payments/signing.ts): on when present; the secret is sealed. Absent in older records. */
+  signing?: { secret: string; created_at: string } | null;
   created_at: string;
 }
 

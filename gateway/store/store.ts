@@ -2,7 +2,8 @@
 // append-only journal of committed transactions. A transaction runs synchronously on the
 // single JavaScript thread, so mutations are serialized by construction (the one queue);
 // its promise resolves only after its journal line is fsynced (group commit).
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { ensurePrivateDataDir, mkdirPrivate } from './private-files.js';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { DurableJsonFile } from './durable-file.js';
@@ -268,7 +269,8 @@ export class Store {
   }
 
   static async open(data_dir: string, options: StoreOptions = {}): Promise<Store> {
-    mkdirSync(join(data_dir, JOURNAL_DIR), { recursive: true });
+    ensurePrivateDataDir(data_dir); // 0700, and no file in it open to group or others
+    mkdirPrivate(join(data_dir, JOURNAL_DIR));
     const releaseLock = acquireLock(data_dir);
     try {
       const now = options.now ?? (() => new Date());

@@ -56,7 +56,7 @@ async function startGateway(config_file: string, name = 'gateway', gateway_js = 
   // Logs go to a file, as in production, so that reading them costs the load generator nothing.
   const node_args = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const proc = spawn(process.execPath, [...node_args, gateway_js, '--port', '0', '--host', '127.0.0.1', '--data-dir', data_dir, '--config', config_file], {
-    env: { ...process.env, AIHUB_ADMIN_TOKEN: 'bench-admin', AIHUB_LOG_LEVEL: 'info' },
+    env: { ...process.env, AIHUB_ADMIN_TOKEN: 'bench-admin-token-that-is-long-enough-0123', AIHUB_LOG_LEVEL: 'info' },
     stdio: ['ignore', log_fd, log_fd],
   });
   closeSync(log_fd);
@@ -71,7 +71,7 @@ async function startGateway(config_file: string, name = 'gateway', gateway_js = 
         url: `http://127.0.0.1:${port}`,
         port,
         data_dir,
-        admin_token: 'bench-admin',
+        admin_token: 'bench-admin-token-that-is-long-enough-0123',
         proc,
         output: [],
         async stop() {

@@ -141,7 +141,7 @@ test('a generated admin token is printed once, stored only as a hash, and works 
 test('a second gateway on the same data dir refuses to start and names the first', async () => {
   const gateway = await startGateway();
   try {
-    const second = await runCli(['--port', '0', '--data-dir', gateway.data_dir], { AIHUB_ADMIN_TOKEN: 'x' });
+    const second = await runCli(['--port', '0', '--data-dir', gateway.data_dir], { AIHUB_ADMIN_TOKEN: 'a-second-admin-token-that-is-long-enough' });
     assert.notEqual(second.code, 0);
     assert.match(second.stderr, new RegExp(`in use by another AIHub gateway \\(pid ${gateway.proc.pid}`));
     assert.equal(second.stderr.trim().split('\n').length, 1, 'one line');

@@ -12,6 +12,7 @@ import { loadConfig } from '../../gateway/config.ts';
 import { createLogger } from '../../gateway/log.ts';
 import { createPayments } from '../../gateway/payments/index.ts';
 import { Store } from '../../gateway/store/store.ts';
+import { Sealer, newKey } from '../../gateway/util/sealed.ts';
 
 export interface Route {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
@@ -54,7 +55,7 @@ export async function routeTable(): Promise<Route[]> {
   try {
     const logger = createLogger('silent');
     const clock = { now: () => new Date() };
-    const deps = { config, store, logger, clock, admin_token_hash: '0'.repeat(64) };
+    const deps = { config, store, logger, clock, admin_token_hash: '0'.repeat(64), sealer: new Sealer([newKey()]) };
     const payments = createPayments(deps);
     const gateway = createGateway({ ...deps, payments });
     const routes: Route[] = chatRouteDocs.map((doc) => ({ method: doc.method.toUpperCase() as Route['method'], path: doc.path }));
