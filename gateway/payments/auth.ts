@@ -7,6 +7,7 @@ import type { Account, ApiKey, State } from '../store/state.js';
 import type { PaymentService } from '../providers/types.js';
 import { assertAddressAllowed, isAllowed, plainAddress } from '../accounts/ip-whitelist.js';
 import { requestSigningOf } from './signing.js';
+import { hasBody } from '../http/raw-body.js';
 
 export function clientAddress(req: Request): string | undefined {
   return plainAddress(req.ip ?? req.socket.remoteAddress);
@@ -18,13 +19,15 @@ export function authorize(
   res: Response,
   logger: Logger,
   service?: PaymentService,
-  options: { body_read_later?: boolean } = {},
+  options: { body_read_later?: boolean; before_body?: boolean } = {},
 ): { account: Account; key: ApiKey } {
   const { account, key } = authenticate(state, req.headers);
   res.locals.account_id = account.id;
   res.locals.key_prefix = key.prefix;
   res.locals.key_id = key.id;
-  if (account.signing) requestSigningOf(res).begin(req, account, options.body_read_later); // 401 unless signed (or pending the body a route reads itself)
+  // 401 unless signed (or pending the body a route reads itself). Judged from the head alone
+  // (before_body) there is no body yet to check a signature against: the route checks it.
+  if (account.signing && !options.before_body) requestSigningOf(res).begin(req, account, options.body_read_later);
   const address = clientAddress(req);
   if (!isAllowed(account.ip_whitelist, address)) {
     logger.warn({ msg: 'request from an address outside the IP whitelist', account_id: account.id, key_prefix: key.prefix, ip: address, route: req.path });
@@ -44,8 +47,7 @@ export function authorize(
  */
 export function authorizeBeforeBody(state: () => State, logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    const has_body = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
-    if (has_body && req.path !== '/register') authorize(state(), req, res, logger);
+    if (hasBody(req) && req.path !== '/register') authorize(state(), req, res, logger, undefined, { before_body: true });
     next();
   };
 }
