@@ -1,13 +1,13 @@
 // `npm run lint`: ESLint's recommended rules and typescript-eslint's, over the gateway, the
 // tests and the scripts. Formatting is Prettier's job (`npm run format`), not ESLint's.
 // extension/, media/ and test/extension/ are linted once their owner (#17) has fixed their
-// findings; http/front.ts and its test are being deleted (#13a).
+// findings.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['dist/**', 'node_modules/**', '.tools/**', 'extension/**', 'media/**', 'test/extension/**', 'gateway/http/front.ts', 'test/unit/front.test.ts'],
+    ignores: ['dist/**', 'node_modules/**', '.tools/**', 'extension/**', 'media/**', 'test/extension/**'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

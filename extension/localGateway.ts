@@ -2,7 +2,8 @@
 // (process.execPath with ELECTRON_RUN_AS_NODE=1), data in the extension's global storage and its
 // log lines in an output channel. Owned by the extension: disposed (stopped) on deactivate.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import * as vscode from 'vscode';
 
 export type LocalGatewayState = 'stopped' | 'starting' | 'running' | 'stopping';
@@ -41,7 +42,7 @@ export class LocalGateway implements vscode.Disposable {
   /** Starts the gateway and resolves once it is listening; rejects with the reason it could not start. */
   async start(port: number, adminToken: string, token?: vscode.CancellationToken): Promise<void> {
     if (this.current === 'running' || this.current === 'starting') return;
-    await mkdir(this.options.dataDir, { recursive: true });
+    await makePrivate(this.options.dataDir);
     const args = [this.options.scriptPath, '--port', String(port), '--host', '127.0.0.1', '--data-dir', this.options.dataDir];
     this.options.output.appendLine(`[aihub] starting local gateway: ${process.execPath} ${args.join(' ')}`);
     const child = spawn(process.execPath, args, {
@@ -156,4 +157,20 @@ function summarize(lines: string[]): string {
     }
   }
   return '';
+}
+
+/**
+ * The gateway refuses a data dir that group or others can access. This one belongs to the
+ * extension alone (in its global storage) and earlier builds created it with default
+ * modes, so the extension tightens it itself: directories 0700, files 0600.
+ */
+async function makePrivate(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  if (process.platform === 'win32') return;
+  await chmod(dir, 0o700);
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) await makePrivate(path);
+    else if (entry.isFile()) await chmod(path, 0o600);
+  }
 }

@@ -5,16 +5,19 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
 import type { RoomDeps } from './deps.js';
-import { jsonBody } from './kernel/body.js';
 import { createAccounts } from './accounts/index.js';
+import { jsonBody } from './http/body.js';
 import { errorHandler } from './http/errors.js';
+import { assertWellFormedPath } from './http/path.js';
 import { Metrics } from './http/metrics.js';
 import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
 import { createChat, type ChatService } from './chat/routes.js';
+import { clientAddressOf, type TrustProxy } from './accounts/ip-whitelist.js';
 import { runLean } from './http/lean.js';
 import type { Payments } from './payments/index.js';
 import { createDashboard } from './web/router.js';
 import { buildOpenApi, type RouteDoc } from './http/openapi.js';
+import { chatRouteDocs } from './chat/openapi.js';
 import packageJson from '../package.json' with { type: 'json' };
 
 export interface AppDeps extends RoomDeps {
@@ -22,8 +25,7 @@ export interface AppDeps extends RoomDeps {
   payments?: Payments;
 }
 
-/** The Express app for everything but /v1; `chat_docs` is the /v1 part of /openapi.json. */
-export function createApp(deps: AppDeps, chat_docs: RouteDoc[]): Express {
+export function createApp(deps: AppDeps): Express {
   const { config, logger } = deps;
   const metrics = deps.metrics ?? new Metrics();
   const accounts = createAccounts(deps);
@@ -35,13 +37,17 @@ export function createApp(deps: AppDeps, chat_docs: RouteDoc[]): Express {
   app.use(requestId);
   app.use(requestLog(logger));
   app.use(metrics.middleware());
+  app.use((req, _res, next) => {
+    assertWellFormedPath(req.path);
+    next();
+  });
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   let openapi: unknown = null;
   app.get('/openapi.json', (_req, res) => {
-    const routes: RouteDoc[] = [...chat_docs, ...accounts.docs, ...(deps.payments?.route_docs ?? [])];
+    const routes: RouteDoc[] = [...chatRouteDocs, ...accounts.docs, ...(deps.payments?.route_docs ?? [])];
     openapi ??= buildOpenApi(routes, { version: packageJson.version, server_url: deps.public_url(), currency: config.currency });
     res.json(openapi);
   });
@@ -52,7 +58,8 @@ export function createApp(deps: AppDeps, chat_docs: RouteDoc[]): Express {
   const dashboard = createDashboard(deps);
   app.use('/admin', dashboard.admin); // the HTML console's own paths; everything else falls through
   const payments_admin = deps.payments ? [deps.payments.audit] : [];
-  app.use('/admin', accounts.auth, jsonBody(config), ...payments_admin, accounts.admin, ...(deps.payments ? [deps.payments.admin] : []));
+  const admin_lock = dashboard.context.admin_by_ip; // one failure count per address for the console login and the bearer API
+  app.use('/admin', accounts.auth(admin_lock), jsonBody(config), ...payments_admin, accounts.admin, ...(deps.payments ? [deps.payments.admin] : []));
   if (deps.payments) app.use('/api', deps.payments.api);
 
   app.use(dashboard.pages);
@@ -75,8 +82,10 @@ export interface Gateway {
 
 export function createGateway(deps: AppDeps): Gateway {
   const metrics = deps.metrics ?? new Metrics();
-  const chat = createChat({ ...deps, metrics });
-  const app = createApp({ ...deps, metrics }, chat.docs);
+  const app = createApp({ ...deps, metrics });
+  // /v1 applies the same trust-proxy rule as Express's req.ip on every other surface.
+  const trust = app.get('trust proxy fn') as TrustProxy;
+  const chat = createChat({ ...deps, metrics }, { client_address: (req) => clientAddressOf(req, trust) });
   // The request line holds ids, route, status and timing only, nothing to redact: skipping
   // pino's redaction halves its cost (docs/chat-api.md#benchmark).
   const request_logger = deps.logger.child({}, { redact: { paths: [], censor: '' } });

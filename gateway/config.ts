@@ -25,6 +25,14 @@ export const configSchema = z.strictObject({
     .prefault({}),
   chat: chatConfigSchema.prefault({}),
   payments: paymentsConfigSchema.prefault({}),
+  /** HTTPS on the gateway's own port, for deployments without a proxy: PEM files, re-read on SIGHUP. */
+  tls: z
+    .strictObject({
+      cert_file: z.string().min(1).optional(),
+      key_file: z.string().min(1).optional(),
+    })
+    .refine((tls) => (tls.cert_file === undefined) === (tls.key_file === undefined), 'cert_file and key_file go together: set both or neither')
+    .prefault({}),
   store: z
     .strictObject({
       checkpoint_every_records: z.number().int().min(1).max(10_000_000).default(20_000),
@@ -85,6 +93,14 @@ export function loadConfig({ env, flags }: ConfigSources): Config {
   if (env.AIHUB_PUBLIC_URL) merged.public_url = env.AIHUB_PUBLIC_URL;
   if (env.AIHUB_MODE) merged.mode = env.AIHUB_MODE;
   if (env.AIHUB_LOG_LEVEL) merged.log_level = env.AIHUB_LOG_LEVEL;
+  if (env.AIHUB_TLS_CERT_FILE || env.AIHUB_TLS_KEY_FILE) {
+    const tls = (merged.tls ?? {}) as Record<string, unknown>;
+    merged.tls = {
+      ...tls,
+      ...(env.AIHUB_TLS_CERT_FILE ? { cert_file: env.AIHUB_TLS_CERT_FILE } : {}),
+      ...(env.AIHUB_TLS_KEY_FILE ? { key_file: env.AIHUB_TLS_KEY_FILE } : {}),
+    };
+  }
   if (flags.port !== undefined) merged.port = portNumber(flags.port, '--port');
   if (flags.host !== undefined) merged.host = flags.host;
   if (flags.data_dir !== undefined) merged.data_dir = flags.data_dir;

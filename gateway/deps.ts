@@ -5,6 +5,7 @@ import type { Metrics } from './http/metrics.js';
 import type { Clock } from './kernel/clock.js';
 import type { Logger } from './log.js';
 import type { Store } from './store/store.js';
+import type { Sealer } from './util/sealed.js';
 
 export interface RoomDeps {
   config: Config;
@@ -14,6 +15,8 @@ export interface RoomDeps {
   /** SHA-256 (hex) of the admin token. */
   admin_token_hash: string;
   metrics?: Metrics;
+  /** Encryption at rest (AES-256-GCM) of webhook and signing secrets and eKYC documents. */
+  sealer: Sealer;
   /**
    * The absolute base URL for links shown to users (the top-up page, receipts). main.ts
    * computes it once, when the listening port is known (port 0 picks one at listen time).

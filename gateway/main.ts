@@ -1,23 +1,32 @@
 // The `aihub-gateway` command: `serve` (the default) and `verify`.
 import { randomBytes } from 'node:crypto';
-import { FrontServer } from './http/front.js';
+import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import { createGateway } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { systemClock } from './kernel/clock.js';
-import { createLogger } from './log.js';
+import { createLogger, type Logger } from './log.js';
 import { sha256Hex } from './accounts/keys.js';
 import { Store } from './store/store.js';
 import { createPayments } from './payments/index.js';
+import { createHttpServer, HttpsServer, type TlsFiles } from './http/server.js';
 import { verifyDataDir } from './store/verify.js';
+import { join } from 'node:path';
+import { KEY_FILE, loadKeyRing, writeKeyFile, type KeyRing } from './store/encryption-key.js';
+import { newKey, SealError, Sealer } from './util/sealed.js';
+import { resealDocuments, resealSecrets } from './payments/sealing.js';
 
 const USAGE = `Usage: aihub-gateway [serve] [--port N] [--host H] [--data-dir D] [--config FILE]
        aihub-gateway verify [--data-dir D]
+       aihub-gateway rotate-key [--data-dir D]   (gateway stopped: re-seal secrets and eKYC documents under a new key)
 
-Environment: PORT, HOST, AIHUB_DATA_DIR, AIHUB_CONFIG, AIHUB_ADMIN_TOKEN, AIHUB_PUBLIC_URL,
-AIHUB_MODE (sandbox|live), AIHUB_LOG_LEVEL. Flags win over the environment, which wins over
-the config file.`;
+Environment: PORT, HOST, AIHUB_DATA_DIR, AIHUB_CONFIG, AIHUB_ADMIN_TOKEN (32+ characters),
+AIHUB_PUBLIC_URL, AIHUB_MODE (sandbox|live), AIHUB_LOG_LEVEL, AIHUB_TLS_CERT_FILE and
+AIHUB_TLS_KEY_FILE (serve HTTPS; SIGHUP reloads them), AIHUB_ENCRYPTION_KEY and
+AIHUB_ENCRYPTION_OLD_KEYS (64 hex digits each; default: the data dir's encryption.key). Flags win over the environment, which
+wins over the config file.`;
 
 function fail(message: string, code: number): never {
   process.stderr.write(`aihub-gateway: ${message}\n`);
@@ -59,6 +68,7 @@ async function main(argv: string[]): Promise<void> {
     throw error;
   }
   if (command === 'verify') return verify(config.data_dir);
+  if (command === 'rotate-key') return rotateKey(config);
   if (command !== 'serve') fail(`unknown command "${command}"\n${USAGE}`, 2);
   return serve(config);
 }
@@ -77,33 +87,23 @@ async function verify(data_dir: string): Promise<void> {
   }
 }
 
+/** Admin tokens shorter than this are refused at start: the admin API moves money. */
+export const MIN_ADMIN_TOKEN_CHARS = 32;
+
 async function serve(config: Config): Promise<void> {
+  checkAdminToken(process.env.AIHUB_ADMIN_TOKEN);
+  const tls = loadTls(config);
   const logger = createLogger(config.log_level);
-  let store: Store;
-  try {
-    store = await Store.open(config.data_dir, {
-      checkpoint_every_records: config.store.checkpoint_every_records,
-      checkpoint_interval_ms: config.store.checkpoint_interval_ms,
-      segment_bytes: config.store.segment_bytes,
-      warn: (message) => logger.warn({ msg: message }),
-    });
-  } catch (error) {
-    const name = (error as Error).name;
-    if (name === 'LockedError' || name === 'CorruptStoreError') fail((error as Error).message, 1);
-    throw error;
-  }
+  const store = await openStore(config, (message) => logger.warn({ msg: message }));
+  const sealer = await openSecrets(store, config.data_dir, logger);
 
   const admin_token_hash = await adminTokenHash(store);
   const clock = systemClock;
   let public_url = ''; // computed once, when the port is known (port 0 picks one at listen time)
-  const room_deps = { config, store, logger, clock, admin_token_hash, public_url: () => public_url };
+  const room_deps = { config, store, logger, clock, admin_token_hash, sealer, public_url: () => public_url };
   const payments = createPayments(room_deps);
   const gateway = createGateway({ ...room_deps, payments });
-  // /v1 calls on plain HTTP/1.1 connections are served on the hot lane; everything else by Node's http.Server.
-  const server = new FrontServer(
-    { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 300_000, max_body_bytes: config.chat.body_limit_bytes, hot: (target) => target.startsWith('/v1/') },
-    gateway.handler,
-  );
+  const server = createHttpServer(gateway.handler, tls);
   server.listen(config.port, config.host);
   try {
     await once(server, 'listening');
@@ -114,7 +114,8 @@ async function serve(config: Config): Promise<void> {
   const address = server.address();
   if (address && typeof address === 'object') config.port = address.port;
   public_url = publicUrl(config);
-  logger.info({ msg: 'listening', host: config.host, port: config.port, url: public_url, data_dir: config.data_dir, mode: config.mode });
+  logger.info({ msg: 'listening', host: config.host, port: config.port, url: public_url, data_dir: config.data_dir, mode: config.mode, tls: tls !== null });
+  if (server instanceof HttpsServer) reloadTlsOnSighup(server, config, logger);
   payments.start(); // status checks of pending transactions (also those from before a restart), webhooks
 
   let stopping = false;
@@ -141,7 +142,131 @@ async function serve(config: Config): Promise<void> {
 /** The absolute base URL for links shown to users (e.g. the top-up page). */
 function publicUrl(config: Config): string {
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  return (config.public_url ?? `http://${host}:${config.port}`).replace(/\/+$/, '');
+  return (config.public_url ?? `${config.tls.cert_file ? 'https' : 'http'}://${host}:${config.port}`).replace(/\/+$/, '');
+}
+
+/** Exit 2 on an admin token that is too short to stand a guess (or could never be sent). */
+function checkAdminToken(token: string | undefined): void {
+  if (!token || (token.length >= MIN_ADMIN_TOKEN_CHARS && !/\s/.test(token))) return;
+  fail(
+    `AIHUB_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_CHARS} characters with no spaces (it has ${token.length}); ` +
+      `make one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64url'))"`,
+    2,
+  );
+}
+
+function loadTls(config: Config): TlsFiles | null {
+  if (!config.tls.cert_file || !config.tls.key_file) return null;
+  try {
+    return readTlsFiles(config.tls.cert_file, config.tls.key_file);
+  } catch (error) {
+    fail((error as Error).message, 2);
+  }
+}
+
+/** SIGHUP: new certificate and key for new connections; the listener and open connections stay. */
+function reloadTlsOnSighup(server: HttpsServer, config: Config, logger: Logger): void {
+  const { cert_file, key_file } = config.tls as { cert_file: string; key_file: string };
+  process.on('SIGHUP', () => {
+    try {
+      server.setSecureContext(readTlsFiles(cert_file, key_file));
+      logger.info({ msg: 'tls certificate reloaded', cert_file });
+    } catch (error) {
+      logger.error({ msg: 'tls reload failed; still serving the previous certificate', err: error });
+    }
+  });
+}
+
+/** The data dir's sealer, after sealing what an older gateway (or an older key) left behind. */
+async function openSecrets(store: Store, data_dir: string, logger: Logger): Promise<Sealer> {
+  const { sealer, source } = await openSealer(store, data_dir);
+  let resealed = 0;
+  try {
+    resealed = await resealSecrets(store, sealer);
+  } catch (error) {
+    await store.close();
+    if (error instanceof SealError) fail(`${error.message}; start with the old key in AIHUB_ENCRYPTION_OLD_KEYS`, 2);
+    throw error;
+  }
+  if (source === 'generated') logger.info({ msg: 'generated the encryption key', file: join(data_dir, KEY_FILE) });
+  if (resealed > 0) logger.info({ msg: 'sealed secrets under the current encryption key', accounts: resealed });
+  return sealer;
+}
+
+async function openStore(config: Config, warn: (message: string) => void): Promise<Store> {
+  try {
+    return await Store.open(config.data_dir, {
+      checkpoint_every_records: config.store.checkpoint_every_records,
+      checkpoint_interval_ms: config.store.checkpoint_interval_ms,
+      segment_bytes: config.store.segment_bytes,
+      warn,
+    });
+  } catch (error) {
+    const name = (error as Error).name;
+    if (name === 'LockedError' || name === 'CorruptStoreError') fail((error as Error).message, 1);
+    if (name === 'DataDirModeError') fail((error as Error).message, 2);
+    throw error;
+  }
+}
+
+/** The sealer of the data dir's key ring (exit 2 on a malformed key, after closing the store). */
+async function openSealer(store: Store, data_dir: string): Promise<{ sealer: Sealer; source: KeyRing['source'] }> {
+  try {
+    const ring = loadKeyRing(data_dir, process.env);
+    return { sealer: new Sealer(ring.keys), source: ring.source };
+  } catch (error) {
+    await store.close();
+    if (error instanceof SealError) fail(error.message, 2);
+    throw error;
+  }
+}
+
+/**
+ * `aihub-gateway rotate-key`: re-seals every secret and eKYC document under a new key, with
+ * the gateway stopped (it takes the data dir's lock). With the key in the data dir, a new key
+ * is generated and written first, next to the old one, so a crash half-way leaves both and
+ * a second run finishes; the old key is dropped once everything is re-sealed. With
+ * AIHUB_ENCRYPTION_KEY, that is the new key and AIHUB_ENCRYPTION_OLD_KEYS names the old.
+ */
+async function rotateKey(config: Config): Promise<void> {
+  const store = await openStore(config, (message) => process.stderr.write(`${message}\n`));
+  try {
+    const { sealer: before, source } = await openSealer(store, config.data_dir);
+    let sealer = before;
+    let ring = loadKeyRing(config.data_dir, process.env).keys;
+    if (source !== 'env') {
+      ring = [newKey(), ...ring];
+      writeKeyFile(config.data_dir, ring);
+      sealer = new Sealer(ring);
+    }
+    const accounts = await resealSecrets(store, sealer);
+    const documents = resealDocuments(store, sealer, config.data_dir);
+    if (source !== 'env') writeKeyFile(config.data_dir, [ring[0]!]);
+    process.stdout.write(`${JSON.stringify({ key_id: sealer.current_id, key_source: source === 'env' ? 'AIHUB_ENCRYPTION_KEY' : join(config.data_dir, KEY_FILE), accounts_resealed: accounts, documents_resealed: documents })}\n`);
+  } catch (error) {
+    await store.close();
+    if (error instanceof SealError) fail(error.message, 1);
+    throw error;
+  }
+  await store.close();
+}
+
+/** Reads and checks a PEM certificate (chain) and its key; throws a message naming the file. */
+function readTlsFiles(cert_file: string, key_file: string): TlsFiles {
+  const read = (file: string, what: string) => {
+    try {
+      return readFileSync(file);
+    } catch (error) {
+      throw new Error(`tls.${what} ${file}: ${(error as Error).message}`, { cause: error });
+    }
+  };
+  const files = { cert: read(cert_file, 'cert_file'), key: read(key_file, 'key_file') };
+  try {
+    createSecureContext(files); // a bad PEM or a key that does not match the certificate fails here
+  } catch (error) {
+    throw new Error(`tls: ${cert_file} and ${key_file} do not make a certificate and its key: ${(error as Error).message}`, { cause: error });
+  }
+  return files;
 }
 
 /** The admin token from AIHUB_ADMIN_TOKEN, else the stored hash, else a new token printed once. */

@@ -71,6 +71,7 @@ export function accountView(state: State, account: Account, currency: string) {
     services: account.services,
     kyc_status: account.kyc_status,
     ip_whitelist: account.ip_whitelist,
+    request_signing: { enabled: !!account.signing, created_at: account.signing?.created_at ?? null },
     created_at: account.created_at,
     balance: microsToUnits(balanceMicros(state, account.id)),
     currency,

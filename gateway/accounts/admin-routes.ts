@@ -13,14 +13,45 @@ import { createAccountBody, createKeyBody, listQuery, moneyBody } from './schema
 
 const idParam = z.string().min(1).max(100);
 
-export function adminAuth(admin_token_hash: string) {
+/** A per-address failure limit (the admin console's login limiter, shared so both doors count together). */
+export interface FailureLock {
+  retryAfterSeconds(key: string, now_ms: number): number;
+  record(key: string, now_ms: number): void;
+  reset(key: string): void;
+}
+
+/**
+ * Bearer admin token check. A presented token that is wrong counts against the client's
+ * address; once the address is over the limit every admin call from it, right token or
+ * not, is 429 with Retry-After until the window passes (otherwise the lockout would still
+ * tell a guesser when a guess was right). A request with no bearer token is a plain 401:
+ * it guesses nothing.
+ */
+export function adminAuth(admin_token_hash: string, lock: FailureLock, now_ms: () => number) {
   return (req: Request, _res: Response, next: NextFunction): void => {
+    const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    const at_ms = now_ms();
+    const wait_s = lock.retryAfterSeconds(address, at_ms);
+    if (wait_s > 0) {
+      next(
+        new ApiError(429, 'too_many_admin_attempts', `too many wrong admin tokens from this address; try again in ${wait_s} s`, null, 'rate_limit_exceeded', {
+          'retry-after': String(wait_s),
+        }),
+      );
+      return;
+    }
     if (!isAdminToken(req.headers, admin_token_hash)) {
+      if (hasBearer(req.headers.authorization)) lock.record(address, at_ms);
       next(new ApiError(401, 'invalid_admin_token', 'admin routes need `Authorization: Bearer <AIHUB_ADMIN_TOKEN>`', null, 'authentication_error'));
       return;
     }
+    lock.reset(address);
     next();
   };
+}
+
+function hasBearer(authorization: string | undefined): boolean {
+  return typeof authorization === 'string' && /^Bearer\s+\S/i.test(authorization);
 }
 
 export function adminRouter(deps: RoomDeps): Router {

@@ -3,12 +3,15 @@
 import type { RequestHandler, Router } from 'express';
 import type { RoomDeps } from '../deps.js';
 import type { RouteDoc } from '../http/openapi.js';
-import { adminAuth, adminRouter } from './admin-routes.js';
+import { adminAuth, adminRouter, type FailureLock } from './admin-routes.js';
 import { accountRouteDocs } from './openapi.js';
 
 export interface Accounts {
-  /** Refuses a request without the admin token (mount before every /admin JSON route). */
-  auth: RequestHandler;
+  /**
+   * Refuses a request without the admin token (mount before every /admin JSON route); wrong
+   * tokens count against the address in `lock`, shared with the console's login.
+   */
+  auth(lock: FailureLock): RequestHandler;
   /** The JSON admin API, mounted at /admin. */
   admin: Router;
   docs: RouteDoc[];
@@ -17,5 +20,9 @@ export interface Accounts {
 export function createAccounts(deps: RoomDeps): Accounts {
   // An account's keys (the keys page, the admin's account view, the 50-key rule) are read through this index.
   deps.store.indexBy('keys', 'account_id');
-  return { auth: adminAuth(deps.admin_token_hash), admin: adminRouter(deps), docs: accountRouteDocs };
+  return {
+    auth: (lock) => adminAuth(deps.admin_token_hash, lock, () => deps.clock.now().getTime()),
+    admin: adminRouter(deps),
+    docs: accountRouteDocs,
+  };
 }

@@ -1,7 +1,8 @@
 // The chat money path: reserve the worst case in memory before the upstream call (so
 // concurrent requests can never spend the same balance), then post the actual cost in one
-// durable commit with the usage record. One fsync per request; a request interrupted by a
-// crash was never billed and its reservation vanished with the process.
+// durable commit with the usage record. One fsync per request. A crash loses only the
+// reservation (it lives in memory): a request cut off before its commit is not billed; one
+// cut off between its durable commit and its answer is billed and never answered.
 import { availableMicros, balanceMicros, debitWallet, InsufficientBalanceError, reserveMicros, type VolatileReservation } from '../ledger/ledger.js';
 import type { Store, Tx } from '../store/store.js';
 import { table, type State } from '../store/state.js';

@@ -22,5 +22,13 @@ export const chatRouteDocs: RouteDoc[] = [
     },
   },
   { ...v1, method: 'get', path: '/v1/models', summary: 'The model tiers with prices and limits', success: { status: 200, description: '{object: "list", data: [{id, object, created, owned_by, tier, pricing, context_window, max_output_tokens}]}' } },
+  {
+    ...v1,
+    method: 'get',
+    path: '/v1/models/:model',
+    summary: 'One model tier with its prices and limits',
+    success: { status: 200, description: '{id, object: "model", created, owned_by, tier, pricing, context_window, max_output_tokens}' },
+    errors: { 404: 'model_not_found' },
+  },
   { ...v1, method: 'get', path: '/v1/balance', summary: 'Wallet balance and AI usage', success: { status: 200, description: '{object: "balance", currency, balance, usage: {requests, prompt_tokens, completion_tokens, cost}}' } },
 ];

@@ -9,7 +9,9 @@ import { chatRouteDocs } from './openapi.js';
 import type { RoomDeps } from '../deps.js';
 import { RateLimiter } from '../kernel/rate-limit.js';
 import { authenticate } from '../accounts/auth.js';
+import { assertAddressAllowed, isAllowed, plainAddress } from '../accounts/ip-whitelist.js';
 import { ApiError } from '../http/errors.js';
+import { assertJsonDepth } from '../http/json-depth.js';
 import { pathOf, sendJson, type Locals } from '../http/lean.js';
 import { balanceMicros } from '../ledger/ledger.js';
 import { table } from '../store/state.js';
@@ -42,6 +44,8 @@ export interface ChatOptions {
   /** Engines by name; defaults to the ones the config describes. Tests pass scripted ones. */
   engines?: Map<string, Engine>;
   env?: NodeJS.ProcessEnv;
+  /** The client's address under the gateway's trust-proxy rule (createGateway passes Express's); default: the socket's peer. */
+  client_address?: (req: IncomingMessage) => string | undefined;
 }
 
 /**
@@ -69,6 +73,7 @@ export class ChatService {
   private readonly engines: Map<string, Engine>;
   private readonly currency: string;
   private in_flight = 0;
+  private readonly client_address: (req: IncomingMessage) => string | undefined;
 
   constructor(
     private readonly deps: RoomDeps,
@@ -82,6 +87,7 @@ export class ChatService {
     this.router = new Router(this.engines, config.breaker, now_ms, this.metrics.attempt);
     this.limiter = new RateLimiter({ max: config.rate_limit.requests_per_minute, window_ms: 60_000, refill: 'steady' }, { now_ms });
     this.currency = deps.config.currency;
+    this.client_address = options.client_address ?? ((req) => plainAddress(req.socket.remoteAddress));
   }
 
   async close(): Promise<void> {
@@ -107,9 +113,17 @@ export class ChatService {
     throw new ApiError(404, 'not_found', `no route for ${req.method} ${path.slice(0, 200)}`);
   }
 
+  /** The key, then the account's IP whitelist (it binds every request a key makes), then the service: all from the head. */
   private auth(req: Req, locals: Locals) {
     const found = authenticate(this.deps.store.state, req.headers);
     locals.account_id = found.account.id;
+    if (found.account.ip_whitelist.length > 0) {
+      const address = this.client_address(req);
+      if (!isAllowed(found.account.ip_whitelist, address)) {
+        this.deps.logger.warn({ msg: 'request from an address outside the IP whitelist', account_id: found.account.id, key_prefix: found.key.prefix, ip: address, route: locals.route });
+        assertAddressAllowed(found.account, address);
+      }
+    }
     if (!found.account.services.ai) throw new ApiError(403, 'service_inactive', 'the AI service is not active for this account', null, 'permission_error');
     return found;
   }
@@ -182,6 +196,9 @@ export class ChatService {
       if (body.stream) await this.streamed(res, context);
       else await this.plain(res, context);
     } finally {
+      // Settled by now (a no-op then), or cut short by an error nobody foresaw: either way no
+      // reservation outlives its request.
+      reservation.money.release();
       res.off('close', onClose);
       this.in_flight--;
       if (free_tokens) this.addReservedFree(account.id, -free_tokens);
@@ -201,22 +218,31 @@ export class ChatService {
       await this.finish(call, aborted ? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, aborted ? 'client_closed' : 'upstream_error', null, false);
       throw toApiError(error);
     }
-    const usage = completion.usage ? fromUpstream(completion.usage) : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countCompletion(completion) };
+    // The answer is counted and serialized before anything is billed on it: one that cannot
+    // be (nested too deep for JSON.stringify) is an upstream failure, which costs nothing.
+    let usage: Usage;
+    let answer_text: string;
+    try {
+      usage = completion.usage ? fromUpstream(completion.usage) : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countCompletion(completion) };
+      const { usage: upstream_usage, id: _id, model: _model, object: _object, created: _created, x_aihub: _theirs, ...rest } = completion as UpstreamCompletion & Record<string, unknown>;
+      answer_text = JSON.stringify({
+        id: `chatcmpl-${call.request_id}`,
+        object: 'chat.completion',
+        created: Math.floor(this.now_ms() / 1000),
+        model: call.tier.id,
+        ...rest,
+        choices: completion.choices.map((choice, index) => ({ ...choice, index: choice.index ?? index, logprobs: choice.logprobs ?? null })),
+        usage: { ...(upstream_usage ?? {}), ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+      });
+    } catch (error) {
+      await this.finish(call, ZERO, 'upstream_error', target, false);
+      throw new ApiError(502, 'upstream_error', `the upstream's answer could not be read (${(error as Error).message.slice(0, 100)})`, null, 'api_error');
+    }
     const status: UsageStatus = call.engine_request.signal.aborted ? 'client_closed' : 'ok';
     const settlement = await this.finish(call, usage, status, target, false);
     if (res.destroyed) return;
-    const { usage: upstream_usage, id: _id, model: _model, object: _object, created: _created, ...rest } = completion as UpstreamCompletion & Record<string, unknown>;
-    const out = {
-      id: `chatcmpl-${call.request_id}`,
-      object: 'chat.completion',
-      created: Math.floor(this.now_ms() / 1000),
-      model: call.tier.id,
-      ...rest,
-      choices: completion.choices.map((choice, index) => ({ ...choice, index: choice.index ?? index, logprobs: choice.logprobs ?? null })),
-      usage: { ...(upstream_usage ?? {}), ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-      x_aihub: this.xAihub(call, usage, settlement),
-    };
-    const text = JSON.stringify(out);
+    // x_aihub last, as the settlement made it.
+    const text = `${answer_text.slice(0, -1)},"x_aihub":${JSON.stringify(this.xAihub(call, usage, settlement))}}`;
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
     res.end(text);
   }
@@ -430,7 +456,8 @@ function countCompletion(completion: UpstreamCompletion): number {
 }
 
 function upstreamParams(body: ChatRequest): Record<string, unknown> {
-  const params: Record<string, unknown> = {};
+  // Field names come from the client: a `__proto__` field is a field here, not a prototype.
+  const params: Record<string, unknown> = Object.create(null);
   for (const [field, value] of Object.entries(body)) if (!GATEWAY_FIELDS.has(field) && value !== undefined) params[field] = value;
   return params;
 }
@@ -465,15 +492,6 @@ function readJson(req: IncomingMessage, limit_bytes: number): Promise<unknown> {
   if (encoding && encoding !== 'identity') {
     return Promise.reject(new ApiError(415, 'unsupported_encoding', `content-encoding ${encoding.slice(0, 40)} is not supported; send the body uncompressed`));
   }
-  // The hot lane (http/front.ts) has read the whole body already.
-  const preread = (req as { preread_body?: Buffer }).preread_body;
-  if (preread) {
-    try {
-      return Promise.resolve(parseJsonBody(preread.toString('utf8')));
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -489,9 +507,10 @@ function readJson(req: IncomingMessage, limit_bytes: number): Promise<unknown> {
     };
     const onEnd = () => {
       cleanup();
-      const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
       try {
-        resolve(parseJsonBody(text));
+        assertJsonDepth(bytes);
+        resolve(parseJsonBody(bytes.toString('utf8')));
       } catch (error) {
         reject(error);
       }

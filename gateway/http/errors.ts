@@ -100,6 +100,8 @@ function fromBodyParser(error: { type?: string; status?: number; limit?: number 
       return badRequest('the request body is not valid JSON', null, 'invalid_json');
     case 'entity.too.large':
       return new ApiError(413, 'request_too_large', `the request body is larger than the limit of ${error.limit} bytes`);
+    case 'parameters.too.many':
+      return new ApiError(413, 'too_many_parameters', 'the form has more fields than allowed');
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new ApiError(415, 'unsupported_encoding', 'the request body encoding is not supported');
@@ -110,14 +112,19 @@ function fromBodyParser(error: { type?: string; status?: number; limit?: number 
   }
 }
 
+/** The ApiError a known error stands for (ours, zod's, body-parser's), or null for an unexpected one. */
+export function knownError(thrown: unknown): ApiError | null {
+  const error = fromService(thrown);
+  if (error instanceof ApiError) return error;
+  if (error instanceof z.ZodError) return fromZod(error);
+  if (error && typeof error === 'object' && 'type' in error) return fromBodyParser(error as { type?: string });
+  return null;
+}
+
 /** The last middleware: every error leaves in its surface's shape; unknown errors are 500s and are logged. */
 export function errorHandler(onUnexpected: (error: unknown, req: Request) => void) {
-  return (thrown: unknown, req: Request, res: Response, _next: NextFunction): void => {
-    const error = fromService(thrown);
-    let api: ApiError | null = null;
-    if (error instanceof ApiError) api = error;
-    else if (error instanceof z.ZodError) api = fromZod(error);
-    else if (error && typeof error === 'object' && 'type' in error) api = fromBodyParser(error as { type?: string });
+  return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    let api = knownError(error);
     if (!api) {
       onUnexpected(error, req);
       api = new ApiError(500, 'internal_error', 'internal error; the request id identifies it in the gateway log', null, 'api_error');

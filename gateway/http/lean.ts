@@ -7,7 +7,9 @@ import { newId } from '../util/ids.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import { ApiError, errorBody } from './errors.js';
+import { assertWellFormedPath } from './path.js';
 import type { Metrics } from './metrics.js';
+import { guarded } from '../util/guard.js';
 
 export interface Locals {
   request_id: string;
@@ -43,7 +45,8 @@ export function runLean(
   const path = pathOf(req.url);
   const locals: Locals = { request_id: newRequestId(), account_id: null, route: path.length > 200 ? `${path.slice(0, 200)}…` : path };
   res.setHeader('x-request-id', locals.request_id);
-  res.on('close', () => {
+  const onListenerError = (error: unknown) => context.logger.error({ msg: 'the request log listener failed', request_id: locals.request_id, err: error });
+  res.on('close', guarded(onListenerError, () => {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     context.metrics.observe(context.surface, res.statusCode, seconds);
     context.request_logger.info({
@@ -56,7 +59,7 @@ export function runLean(
       duration_ms: seconds * 1000,
       aborted: !res.writableFinished,
     });
-  });
+  }));
   const fail = (error: unknown) => {
     let api: ApiError;
     if (error instanceof ApiError) api = error;
@@ -71,6 +74,7 @@ export function runLean(
     sendJson(res, api.status, errorBody(path, api), api.headers);
   };
   try {
+    assertWellFormedPath(path);
     const done = handle(locals);
     if (done) done.catch(fail);
   } catch (error) {

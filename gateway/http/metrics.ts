@@ -1,6 +1,9 @@
 // Prometheus metrics (prom-client, the standard Node client) at GET /metrics.
 import type { NextFunction, Request, Response } from 'express';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { guarded } from '../util/guard.js';
+
+const ignore = () => undefined;
 
 export class Metrics {
   readonly registry = new Registry();
@@ -30,7 +33,8 @@ export class Metrics {
   middleware() {
     return (req: Request, res: Response, next: NextFunction): void => {
       const started = process.hrtime.bigint();
-      res.on('close', () => this.observe(surfaceOf(req.path), res.statusCode, Number(process.hrtime.bigint() - started) / 1e9));
+      // A metric that cannot be recorded is lost; it must not end the process (see util/guard.ts).
+      res.on('close', guarded(ignore, () => this.observe(surfaceOf(req.path), res.statusCode, Number(process.hrtime.bigint() - started) / 1e9)));
       next();
     };
   }

@@ -2,6 +2,7 @@ import { newId } from '../util/ids.js';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../log.js';
 import { ApiError, sendError } from './errors.js';
+import { guarded } from '../util/guard.js';
 
 /** Sets `x-request-id` on every response and `res.locals.request_id` for the handlers. */
 export function requestId(_req: Request, res: Response, next: NextFunction): void {
@@ -15,18 +16,22 @@ export function requestId(_req: Request, res: Response, next: NextFunction): voi
 export function requestLog(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
-    res.on('close', () => {
-      logger.info({
-        msg: 'request',
-        request_id: res.locals.request_id,
-        account_id: res.locals.account_id ?? null,
-        method: req.method,
-        route: routeOf(req),
-        status: res.statusCode,
-        duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
-        aborted: !res.writableFinished,
-      });
-    });
+    const onError = (error: unknown) => logger.error({ msg: 'the request log listener failed', err: error });
+    res.on(
+      'close',
+      guarded(onError, () => {
+        logger.info({
+          msg: 'request',
+          request_id: res.locals.request_id,
+          account_id: res.locals.account_id ?? null,
+          method: req.method,
+          route: routeOf(req),
+          status: res.statusCode,
+          duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+          aborted: !res.writableFinished,
+        });
+      }),
+    );
     next();
   };
 }

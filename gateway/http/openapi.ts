@@ -69,8 +69,15 @@ export function buildOpenApi(routes: RouteDoc[], info: { version: string; server
     const errors: Record<number, string> = {};
     if (route.body || route.query) errors[400] = 'invalid input; the error names the field';
     if (route.body) errors[413] = 'body too large';
-    if (route.auth === 'api_key') errors[401] = 'no key, or an unknown or revoked key';
-    if (route.auth === 'admin') errors[401] = 'no or wrong admin token';
+    if (route.auth === 'api_key') {
+      errors[401] = route.path.startsWith('/api/')
+        ? 'no key, or an unknown or revoked key; for an account with request signing, a missing, wrong, stale or replayed X-AIHub-Signature'
+        : 'no key, or an unknown or revoked key';
+    }
+    if (route.auth === 'admin') {
+      errors[401] = 'no or wrong admin token';
+      errors[429] = 'too many wrong admin tokens from this address (Retry-After)';
+    }
     Object.assign(errors, route.errors);
     for (const [status, description] of Object.entries(errors)) {
       responses[status] = { description, content: { 'application/json': { schema: error_ref } } };

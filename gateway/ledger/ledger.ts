@@ -41,7 +41,8 @@ export function heldMicros(state: State, account_id: string): number {
  * not known yet (a chat completion), never journaled. Every spender in this module checks
  * the wallet minus these, so concurrent requests can never spend the same money; and since
  * nothing is written until the final cost is posted, a request costs one durable commit. A
- * crash loses the reservation with the request it belonged to, which was never billed.
+ * crash loses the reservation with the request it belonged to; that request is billed if
+ * and only if its final posting reached the disk (possibly with no answer delivered).
  * Payments use durable holds instead (openHold): their money must stay reserved across a
  * restart while a provider decides.
  */

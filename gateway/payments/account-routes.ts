@@ -1,6 +1,6 @@
 // The account's own views: transactions, the webhook URL, and the wallet (balance, history).
 import { Router } from 'express';
-import { jsonBody } from '../kernel/body.js';
+import { jsonBody } from '../http/body.js';
 import { badRequest, notFound, parseWith } from '../http/errors.js';
 import { balanceMicros, heldMicros } from '../ledger/ledger.js';
 import { microsToUnits } from '../util/money.js';
@@ -11,6 +11,7 @@ import { reportWallet } from './reports.js';
 import { txnView } from './transactions.js';
 import { candidateTxns, filterTransactions, transactionsQuery } from './txn-filter.js';
 import { isPrivateAddress, newWebhookSecret } from './webhooks.js';
+import { webhookSecretAad } from './sealing.js';
 
 // The dashboard and the admin routes select transactions through these.
 export { SERVICES, dateBound, filterTransactions, transactionsQuery, type TransactionFilter } from './txn-filter.js';
@@ -55,7 +56,7 @@ function webhookRoutes(ctx: PaymentsContext, router: Router): void {
     }
     const secret = newWebhookSecret();
     await store.transact((tx) => {
-      tx.set('accounts', account.id, { ...tx.get('accounts', account.id)!, webhook: { url: body.url, secret } });
+      tx.set('accounts', account.id, { ...tx.get('accounts', account.id)!, webhook: { url: body.url, secret: ctx.sealer.sealText(secret, webhookSecretAad(account.id)) } });
     });
     res.json({
       status: true,
@@ -68,7 +69,7 @@ function webhookRoutes(ctx: PaymentsContext, router: Router): void {
     const { account } = authorize(store.state, req, res, logger);
     await store.readDurable();
     const webhook = store.get('accounts', account.id)?.webhook;
-    res.json({ status: true, data: webhook ? { url: webhook.url, secret_hint: `${webhook.secret.slice(0, 10)}…` } : { url: null } });
+    res.json({ status: true, data: webhook ? { url: webhook.url, secret_hint: `${ctx.sealer.openText(webhook.secret, webhookSecretAad(account.id)).slice(0, 10)}…` } : { url: null } });
   });
 
   router.delete('/webhook', async (req, res) => {

@@ -1,8 +1,6 @@
 // Admin routes of the payments room: eKYC review, service activation (only after approval),
 // IP whitelists, the audit log, and a look at any transaction. Each change writes its audit
 // record in the same commit.
-import { createReadStream } from 'node:fs';
-import { join } from 'node:path';
 import { Router } from 'express';
 import { z } from 'zod';
 import { accountView, requireAccount } from '../accounts/accounts.js';
@@ -13,8 +11,10 @@ import { filterTransactions, transactionsQuery } from './account-routes.js';
 import { candidateTxns } from './txn-filter.js';
 import type { PaymentsContext } from './context.js';
 import { approveBody, auditQuery, kycListQuery, rejectBody, servicesBody, whitelistBody } from './schemas.js';
-import { parseWhitelistEntry } from './ip.js';
+import { parseWhitelistEntry } from '../accounts/ip-whitelist.js';
 import { submissionView } from './kyc.js';
+import { readDocument } from './sealing.js';
+import { clearSigningSecret, setSigningSecret } from './signing.js';
 import { auditInTx } from './logs.js';
 import { AUDIT } from './tables.js';
 import { txnView } from './transactions.js';
@@ -58,7 +58,7 @@ function kycRoutes(ctx: PaymentsContext, router: Router): void {
     res.setHeader('content-length', String(document.size_bytes));
     res.setHeader('content-disposition', `attachment; filename="${document.id}.${document.path.split('.').pop()}"`);
     res.setHeader('x-content-type-options', 'nosniff');
-    createReadStream(join(config.data_dir, document.path)).on('error', () => res.destroy()).pipe(res);
+    res.end(readDocument(config.data_dir, document, ctx.sealer)); // at most kyc.max_file_bytes, decrypted in memory
   });
 
   const review = (decision: 'approved' | 'rejected') => async (req: import('express').Request, res: import('express').Response) => {
@@ -119,6 +119,36 @@ function accountRoutes(ctx: PaymentsContext, router: Router): void {
       const account = requireAccount(tx, id);
       tx.set('accounts', id, { ...account, ip_whitelist: entries });
       auditInTx(tx, req, res, { action: 'account.ip_whitelist', account_id: id, details: { ips: entries } });
+    });
+    res.json(view(id));
+  });
+
+  /** Turns signed /api requests on, or replaces the secret (the old one stops at once); the secret is shown once. */
+  router.post('/accounts/:id/signing-secret', async (req, res) => {
+    const id = parseWith(idParam, req.params.id);
+    parseWith(z.strictObject({}), req.body ?? {});
+    const created = await store.transact((tx) => {
+      const account = requireAccount(tx, id);
+      const result = setSigningSecret(tx, id, ctx.sealer);
+      auditInTx(tx, req, res, { action: account.signing ? 'account.signing_rotate' : 'account.signing_enable', account_id: id, details: {} });
+      return result;
+    });
+    res.status(201).json({
+      account_id: id,
+      secret: created.secret,
+      created_at: created.created_at,
+      headers: { timestamp: 'X-AIHub-Timestamp', signature: 'X-AIHub-Signature' },
+      message: 'every /api request of this account must now be signed: X-AIHub-Signature = hex HMAC-SHA256(secret, timestamp + "." + raw body); the secret is shown only now',
+    });
+  });
+
+  router.delete('/accounts/:id/signing-secret', async (req, res) => {
+    const id = parseWith(idParam, req.params.id);
+    await store.transact((tx) => {
+      const account = requireAccount(tx, id);
+      if (!account.signing) return;
+      clearSigningSecret(tx, id);
+      auditInTx(tx, req, res, { action: 'account.signing_disable', account_id: id, details: {} });
     });
     res.json(view(id));
   });

@@ -4,7 +4,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Router } from 'express';
 import { notFound, parseWith } from '../http/errors.js';
-import { jsonBody } from '../kernel/body.js';
+import { jsonBody } from '../http/body.js';
 import { authorize } from './auth.js';
 import { billsCommands } from './bills-commands.js';
 import { billView, billerView, receiptUrl } from './bills-views.js';

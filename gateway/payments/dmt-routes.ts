@@ -4,7 +4,7 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { parseWith } from '../http/errors.js';
-import { jsonBody } from '../kernel/body.js';
+import { jsonBody } from '../http/body.js';
 import { authorize } from './auth.js';
 import type { PaymentsContext } from './context.js';
 import {

@@ -26,11 +26,13 @@ import type { PaymentsConfig } from './config.js';
 import type { PaymentsContext } from './context.js';
 import { PaymentEngine } from './engine.js';
 import { apiLog, auditMiddleware } from './logs.js';
+import { authorizeBeforeBody } from './auth.js';
 import { onboardingRouter } from './onboarding-routes.js';
 import { Pruner, pruneTarget, type PruneCounts } from './prune.js';
 import { rechargeRouter } from './recharge-routes.js';
 import { renderRecharge } from './recharge-views.js';
 import { WebhookSender, enqueueWebhook } from './webhooks.js';
+import { RequestSigning } from './signing.js';
 import { billFetchExpired, type PaymentTxn } from './tables.js';
 
 export interface Payments {
@@ -64,7 +66,7 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   /** Each service's own bookkeeping in the commit that makes one of its transactions final. */
   const onFinal: Partial<Record<PaymentService, (tx: Tx, txn: PaymentTxn) => void>> = { dmt: dmtOnFinal, bills: billsOnFinal };
   const stopping: Array<() => void> = [];
-  const webhooks = new WebhookSender({ store, logger, clock, config: payments, mode: config.mode });
+  const webhooks = new WebhookSender({ store, logger, clock, config: payments, mode: config.mode, sealer: deps.sealer });
   const engine = new PaymentEngine({
     store,
     logger,
@@ -131,8 +133,11 @@ function prunerOf(deps: RoomDeps, engine: PaymentEngine): Pruner {
 }
 
 function apiRouter(ctx: PaymentsContext, reports: Router): Router {
+  const signing = new RequestSigning({ now_ms: () => ctx.clock.now().getTime(), sealer: ctx.sealer });
   const api = Router();
+  api.use(signing.install); // authorize checks signed accounts' requests with it
   api.use(apiLog(ctx.store, ctx.logger));
+  api.use(authorizeBeforeBody(() => ctx.store.state, ctx.logger));
   api.use(onboardingRouter(ctx));
   api.use(rechargeRouter(ctx));
   api.use(dmtRouter(ctx));

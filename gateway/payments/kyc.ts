@@ -10,6 +10,8 @@ import { z } from 'zod';
 import { ApiError, badRequest } from '../http/errors.js';
 import { fsyncDirectory } from '../store/journal.js';
 import { newId } from '../util/ids.js';
+import type { Sealer } from '../util/sealed.js';
+import { documentAad } from './sealing.js';
 import type { PaymentsConfig } from './config.js';
 import type { KycDocument, KycSubmission } from './tables.js';
 import { aadhaarError, gstinError, maskAadhaar, normalizeAadhaar, panError } from './validators.js';
@@ -55,7 +57,7 @@ export function detectDocumentType(bytes: Buffer): { content_type: string; exten
 }
 
 /** Reads a multipart/form-data body: text fields and up to `max_files` files of at most `max_file_bytes`. */
-export function readMultipart(req: Request, limits: PaymentsConfig['kyc']): Promise<{ fields: Record<string, string>; files: UploadedFile[] }> {
+export function readMultipart(req: Request, limits: PaymentsConfig['kyc'], tap?: (chunk: Buffer) => void): Promise<{ fields: Record<string, string>; files: UploadedFile[] }> {
   return new Promise((resolve, reject) => {
     let busboy: Busboy.Busboy;
     try {
@@ -67,7 +69,8 @@ export function readMultipart(req: Request, limits: PaymentsConfig['kyc']): Prom
       reject(badRequest(`the multipart body cannot be read: ${(error as Error).message}`, null, 'invalid_multipart'));
       return;
     }
-    const fields: Record<string, string> = {};
+    // Field names come from the client: no prototype for `__proto__` or `constructor` to reach.
+    const fields: Record<string, string> = Object.create(null);
     const files: UploadedFile[] = [];
     let failed: ApiError | null = null;
     const fail = (error: ApiError) => {
@@ -103,6 +106,7 @@ export function readMultipart(req: Request, limits: PaymentsConfig['kyc']): Prom
       if (failed) reject(failed);
       else resolve({ fields, files });
     });
+    if (tap) req.on('data', tap); // the raw bytes too, for a signed request (attached with the pipe, so both see every chunk)
     req.pipe(busboy);
   });
 }
@@ -116,8 +120,8 @@ export function checkDocuments(files: UploadedFile[]): Array<UploadedFile & { co
   });
 }
 
-/** Writes documents durably (fsync file and directory), readable by the gateway user only. */
-export function storeDocuments(data_dir: string, account_id: string, files: ReturnType<typeof checkDocuments>): KycDocument[] {
+/** Writes documents sealed (AES-256-GCM) and durably (fsync file and directory), readable by the gateway user only. */
+export function storeDocuments(data_dir: string, account_id: string, files: ReturnType<typeof checkDocuments>, sealer: Sealer): KycDocument[] {
   if (files.length === 0) return [];
   const relative_dir = join('kyc-documents', account_id);
   const dir = join(data_dir, relative_dir);
@@ -129,7 +133,8 @@ export function storeDocuments(data_dir: string, account_id: string, files: Retu
       const path = join(relative_dir, `${id}.${file.extension}`);
       const fd = openSync(join(data_dir, path), 'wx', 0o600);
       try {
-        writeSync(fd, file.bytes);
+        const sealed = sealer.sealBytes(file.bytes, documentAad(path));
+        for (let at = 0; at < sealed.length; ) at += writeSync(fd, sealed, at, sealed.length - at);
         fsyncSync(fd);
       } finally {
         closeSync(fd);

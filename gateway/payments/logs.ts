@@ -5,6 +5,7 @@ import type { Logger } from '../log.js';
 import type { Store, Tx } from '../store/store.js';
 import { clientAddress } from './auth.js';
 import { API_LOG, AUDIT } from './tables.js';
+import { guarded } from '../util/guard.js';
 
 function pathOnly(req: Request): string {
   const path = req.originalUrl.split('?')[0] ?? '';
@@ -15,7 +16,7 @@ function pathOnly(req: Request): string {
 export function apiLog(store: Store, logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
-    res.on('close', () => {
+    res.on('close', guarded(onError(logger, 'api log'), () => {
       const record = {
         type: API_LOG,
         ts: new Date().toISOString(),
@@ -34,7 +35,7 @@ export function apiLog(store: Store, logger: Logger) {
       store.transact((tx) => tx.history(record)).catch((error: unknown) => {
         if ((error as Error).name !== 'StoreClosedError') logger.warn({ msg: 'could not write an API log record', err: error });
       });
-    });
+    }));
     next();
   };
 }
@@ -42,8 +43,17 @@ export function apiLog(store: Store, logger: Logger) {
 /** Bodies of admin calls hold no secrets (emails, amounts, references, reasons, addresses); bounded anyway. */
 function details(body: unknown): unknown {
   if (body === undefined || body === null) return null;
-  const text = JSON.stringify(body);
+  let text: string;
+  try {
+    text = JSON.stringify(body);
+  } catch {
+    return { unserializable: true };
+  }
   return text.length <= 2_000 ? body : { truncated: true, bytes: text.length };
+}
+
+function onError(logger: Logger, what: string) {
+  return (error: unknown) => logger.error({ msg: `the ${what} listener failed; the record is lost, the process goes on`, err: error });
 }
 
 export interface AuditEntry {
@@ -77,7 +87,7 @@ export function auditInTx(tx: Tx, req: Request, res: Response, entry: AuditEntry
 export function auditMiddleware(store: Store, logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return next();
-    res.on('finish', () => {
+    res.on('finish', guarded(onError(logger, 'audit'), () => {
       if (res.locals.audited) return;
       const account_id = /\/accounts\/([^/?]+)/.exec(req.originalUrl)?.[1] ?? null;
       const record = {
@@ -96,7 +106,7 @@ export function auditMiddleware(store: Store, logger: Logger) {
       store.transact((tx) => tx.history(record)).catch((error: unknown) => {
         if ((error as Error).name !== 'StoreClosedError') logger.warn({ msg: 'could not write an audit record', err: error });
       });
-    });
+    }));
     next();
   };
 }

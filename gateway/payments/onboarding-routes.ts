@@ -2,8 +2,10 @@
 import { Router, type Request } from 'express';
 import { createAccount, createApiKey } from '../accounts/accounts.js';
 import { ApiError, conflict, parseWith } from '../http/errors.js';
-import { jsonBody } from '../kernel/body.js';
+import { jsonBody } from '../http/body.js';
+import { rawBodyOf } from '../http/raw-body.js';
 import { RateLimiter } from '../kernel/rate-limit.js';
+import { requestSigningOf } from './signing.js';
 import { authorize, clientAddress } from './auth.js';
 import type { PaymentsContext } from './context.js';
 import { registerBody } from './schemas.js';
@@ -36,7 +38,9 @@ export function onboardingRouter(ctx: PaymentsContext): Router {
   });
 
   router.post('/kyc', async (req, res) => {
-    const { account } = authorize(store.state, req, res, logger);
+    const { account } = authorize(store.state, req, res, logger, undefined, { body_read_later: true });
+    // A signed request's body is read here, not before authorize: its signature is settled once it is read.
+    const signing = account.signing ? requestSigningOf(res) : null;
     let fields: unknown;
     let files: UploadedFile[] = [];
     if (req.is('multipart/form-data')) {
@@ -44,15 +48,18 @@ export function onboardingRouter(ctx: PaymentsContext): Router {
       if (Number(req.headers['content-length'] ?? 0) > bound) {
         throw new ApiError(413, 'request_too_large', `the upload is larger than the limit of ${bound} bytes`);
       }
-      ({ fields, files } = await readMultipart(req, settings.kyc));
+      ({ fields, files } = await readMultipart(req, settings.kyc, signing?.waiting(req) ? (chunk) => signing.update(req, chunk) : undefined));
     } else {
       fields = await parseJson(req, ctx);
+      const raw = rawBodyOf(req);
+      if (raw && signing?.waiting(req)) signing.update(req, raw);
     }
+    signing?.settle(req);
     const body = parseWith(kycBody, fields ?? {});
     const checked = checkDocuments(files);
     const current = store.get('kyc_submissions', account.id);
     refuseResubmission(current?.status);
-    const documents = storeDocuments(config.data_dir, account.id, checked);
+    const documents = storeDocuments(config.data_dir, account.id, checked, ctx.sealer);
     let submission: ReturnType<typeof newSubmission>;
     try {
       submission = await store.transact((tx) => {

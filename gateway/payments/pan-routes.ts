@@ -2,7 +2,7 @@
 // has (the fee held before any provider call, idempotency, failover, a transaction record).
 // The holder type comes from the PAN's fourth character; a PAN that is not found costs nothing.
 import { Router } from 'express';
-import { jsonBody } from '../kernel/body.js';
+import { jsonBody } from '../http/body.js';
 import { badRequest, parseWith } from '../http/errors.js';
 import { authorize } from './auth.js';
 import type { PaymentsContext } from './context.js';

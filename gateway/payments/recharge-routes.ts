@@ -1,6 +1,6 @@
 // GET /api/operators and POST /api/recharge.
 import { Router } from 'express';
-import { jsonBody } from '../kernel/body.js';
+import { jsonBody } from '../http/body.js';
 import { badRequest, parseWith } from '../http/errors.js';
 import { commissionMicros, idempotencyKey, requestHash } from './intent.js';
 import { microsToUnits } from '../util/money.js';

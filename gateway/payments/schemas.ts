@@ -6,7 +6,7 @@ import { microsToUnits } from '../util/money.js';
 import { BILL_CATEGORIES, OPERATOR_TYPES, type PaymentsConfig } from './config.js';
 import { ACCOUNT_NUMBER_PATTERN, IFSC_PATTERN, TXN_TYPES, normalizeAccountNumber, normalizeIfsc } from './dmt.js';
 import { KEY_TEXT } from './intent.js';
-import { MAX_WHITELIST_ENTRIES } from './ip.js';
+import { MAX_WHITELIST_ENTRIES } from '../accounts/ip-whitelist.js';
 import { SERVICES, dateBound } from './txn-filter.js';
 import { MOBILE_PATTERN, normalizeMobile } from './validators.js';
 

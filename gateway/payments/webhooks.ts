@@ -11,6 +11,8 @@ import type { Clock } from '../kernel/clock.js';
 import type { Logger } from '../log.js';
 import type { Store, Tx } from '../store/store.js';
 import { newId } from '../util/ids.js';
+import type { Sealer } from '../util/sealed.js';
+import { webhookSecretAad } from './sealing.js';
 import type { PaymentsConfig } from './config.js';
 import { API_LOG, type PaymentTxn, type WebhookDelivery } from './tables.js';
 import { backoffMs, txnView } from './transactions.js';
@@ -39,8 +41,10 @@ export function enqueueWebhook(tx: Tx, txn: PaymentTxn): WebhookDelivery | null 
 }
 
 // Loopback, private, link-local (cloud metadata), CGNAT, protocol-assignment, benchmarking,
-// multicast, reserved and broadcast, unique-local and site-local, unspecified. IPv4-mapped
-// IPv6 addresses (::ffff:a.b.c.d) are checked against the IPv4 ranges by BlockList itself.
+// multicast, reserved and broadcast, unique-local and site-local, unspecified, and the NAT64
+// local-use prefix (64:ff9b:1::/48, RFC 8215: its embedding is not fixed), Teredo, the
+// documentation and discard-only prefixes. IPv6 forms that embed an IPv4 address are judged
+// by that address (see isPrivateAddress).
 const PRIVATE = new BlockList();
 for (const [net, prefix] of [
   ['0.0.0.0', 8],
@@ -63,13 +67,59 @@ for (const [net, prefix] of [
   ['fe80::', 10],
   ['fec0::', 10],
   ['ff00::', 8],
+  ['64:ff9b:1::', 48],
+  ['2001::', 32], // Teredo: it tunnels to an IPv4 address hidden (XOR-ed) in the last 32 bits
+  ['2001:db8::', 32], // documentation
+  ['100::', 64], // discard-only
 ] as const)
   PRIVATE.addSubnet(net, prefix, 'ipv6');
 
+/**
+ * The IPv4 address an IPv6 address carries and that a router would deliver to: IPv4-mapped
+ * (::ffff:a.b.c.d) and IPv4-translated (::ffff:0:a.b.c.d), IPv4-compatible (::a.b.c.d), NAT64
+ * (64:ff9b::a.b.c.d, RFC 6052), and 6to4 (2002:AABB:CCDD::, RFC 3056). Null for any other.
+ */
+export function embeddedIpv4(address: string): string | null {
+  const parts = ipv6Groups(address);
+  if (!parts) return null;
+  const zero = (from: number, to: number) => parts.slice(from, to).every((part) => part === 0);
+  const v4 = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+  if (zero(0, 5) && parts[5] === 0xffff) return v4(parts[6]!, parts[7]!);
+  if (zero(0, 4) && parts[4] === 0xffff && parts[5] === 0) return v4(parts[6]!, parts[7]!);
+  if (zero(0, 6)) return v4(parts[6]!, parts[7]!);
+  if (parts[0] === 0x64 && parts[1] === 0xff9b && zero(2, 6)) return v4(parts[6]!, parts[7]!);
+  if (parts[0] === 0x2002) return v4(parts[1]!, parts[2]!);
+  return null;
+}
+
+/** The eight 16-bit groups of an IPv6 address, from the canonical text of Node's URL parser (hex groups, at most one `::`). */
+function ipv6Groups(address: string): number[] | null {
+  if (isIP(address) !== 6) return null;
+  let canonical: string;
+  try {
+    canonical = new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return null; // a zone id (fe80::1%eth0) is no URL host
+  }
+  const [head, tail] = canonical.split('::') as [string, string | undefined];
+  const groups = (text: string | undefined) => (text ? text.split(':').map((group) => parseInt(group, 16)) : []);
+  const left = groups(head);
+  const right = groups(tail);
+  return tail === undefined ? left : [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
+}
+
+/**
+ * True for an address a webhook must not reach. An IPv6 address that embeds an IPv4 one is
+ * judged by the IPv4 address (so `[::127.0.0.1]`, `[64:ff9b::7f00:1]` and `[2002:7f00:1::]`
+ * are loopback); `::` and `::1` themselves are in the IPv6 list.
+ */
 export function isPrivateAddress(address: string): boolean {
   const version = isIP(address);
   if (version === 0) return false;
-  return PRIVATE.check(address, version === 4 ? 'ipv4' : 'ipv6');
+  if (version === 4) return PRIVATE.check(address, 'ipv4');
+  if (PRIVATE.check(address, 'ipv6')) return true;
+  const inner = embeddedIpv4(address);
+  return inner !== null && PRIVATE.check(inner, 'ipv4');
 }
 
 /** A DNS lookup that refuses private addresses: the check happens on the address actually connected to. */
@@ -128,7 +178,7 @@ export class WebhookSender {
   private stopped = false;
 
   constructor(
-    private readonly deps: { store: Store; logger: Logger; clock: Clock; config: PaymentsConfig; mode: 'sandbox' | 'live' },
+    private readonly deps: { store: Store; logger: Logger; clock: Clock; config: PaymentsConfig; mode: 'sandbox' | 'live'; sealer: Sealer },
   ) {
     for (const id of Object.keys(deps.store.rows('webhook_deliveries'))) this.due.add(id);
   }
@@ -174,7 +224,8 @@ export class WebhookSender {
       this.due.delete(delivery.id);
       return;
     }
-    const { url, secret } = account.webhook;
+    const { url } = account.webhook;
+    const secret = this.deps.sealer.openText(account.webhook.secret, webhookSecretAad(account.id));
     const attempt = delivery.attempts + 1;
     const started_ms = clock.now().getTime();
     let status = 0;

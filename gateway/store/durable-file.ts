@@ -4,6 +4,7 @@ import { readFile, open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Adapter } from 'lowdb';
 import { CorruptStoreError, fsyncDirectory } from './journal.js';
+import { PRIVATE_FILE_MODE } from './private-files.js';
 
 export class DurableJsonFile<T> implements Adapter<T> {
   constructor(private readonly file: string) {}
@@ -37,7 +38,7 @@ export class DurableJsonFile<T> implements Adapter<T> {
    */
   async writeParts(produce: (emit: (text: string) => Promise<void>) => Promise<void>, before_publish?: () => Promise<void>): Promise<void> {
     const temp = `${this.file}.tmp`;
-    const handle = await open(temp, 'w');
+    const handle = await open(temp, 'w', PRIVATE_FILE_MODE);
     try {
       await produce(async (text) => {
         const bytes = Buffer.from(text, 'utf8');

@@ -4,6 +4,7 @@ import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync, readdirSync, 
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JournalRecord } from './state.js';
+import { PRIVATE_FILE_MODE } from './private-files.js';
 
 export class CorruptStoreError extends Error {
   override name = 'CorruptStoreError';
@@ -148,7 +149,7 @@ export class JournalWriter {
     const segments = listSegments(journal_dir);
     const last = segments.at(-1);
     const file = last ? last.file : join(journal_dir, segmentName(last_seq + 1));
-    const handle = await open(file, 'a');
+    const handle = await open(file, 'a', PRIVATE_FILE_MODE);
     if (!last) fsyncDirectory(journal_dir);
     const { size } = await handle.stat();
     return new JournalWriter(journal_dir, handle, size, last_seq, options);
@@ -234,7 +235,7 @@ export class JournalWriter {
 
   private async rotate(first_seq: number): Promise<void> {
     await this.handle.close();
-    this.handle = await open(join(this.journal_dir, segmentName(first_seq)), 'a');
+    this.handle = await open(join(this.journal_dir, segmentName(first_seq)), 'a', PRIVATE_FILE_MODE);
     fsyncDirectory(this.journal_dir);
     this.segment_size = 0;
   }

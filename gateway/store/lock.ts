@@ -2,6 +2,7 @@
 import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { PRIVATE_FILE_MODE } from './private-files.js';
 
 export class LockedError extends Error {
   override name = 'LockedError';
@@ -27,7 +28,7 @@ export function acquireLock(data_dir: string): () => void {
   const lock_file = join(data_dir, 'gateway.lock');
   const mine: LockInfo = { pid: process.pid, host: hostname(), started_at: new Date().toISOString() };
   const temp = `${lock_file}.${process.pid}`;
-  writeFileSync(temp, JSON.stringify(mine));
+  writeFileSync(temp, JSON.stringify(mine), { mode: PRIVATE_FILE_MODE });
   try {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {

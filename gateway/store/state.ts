@@ -15,7 +15,10 @@ export interface Account {
   kyc_status: KycStatus;
   ip_whitelist: string[];
   password_hash: string | null;
+  /** The secret is sealed (AES-256-GCM, util/sealed.ts); plaintext only in records from before encryption. */
   webhook: { url: string; secret: string } | null;
+  /** Signed /api requests (payments/signing.ts): on when present; the secret is sealed. Absent in older records. */
+  signing?: { secret: string; created_at: string } | null;
   created_at: string;
 }
 
@@ -85,8 +88,23 @@ export function emptyState(created_at: string): State {
   return { format: 'aihub-state', version: 1, seq: 0, meta: { admin_token_hash: null, created_at }, balances: {}, tables: {} };
 }
 
+/**
+ * A table: an object without a prototype, so that no id (`constructor`, `__proto__`,
+ * `toString`...) can reach Object.prototype through it (issue #13, finding 5). Rows are read
+ * with `rowOf`, an own-property lookup, for tables loaded before they had no prototype.
+ */
 export function table<T extends TableName>(state: State, name: T): Tables[T] {
-  return (state.tables[name] ??= {} as Tables[T]) as Tables[T];
+  return (state.tables[name] ??= Object.create(null) as Tables[T]) as Tables[T];
+}
+
+/** The row `id` of a table, if the table has it as its own: never something inherited. */
+export function rowOf<R>(rows: Record<string, R>, id: string): R | undefined {
+  return Object.hasOwn(rows, id) ? rows[id] : undefined;
+}
+
+/** Gives every table of a document read from disk (JSON.parse: ordinary objects) no prototype. */
+export function detachPrototypes(state: State): void {
+  for (const rows of Object.values(state.tables)) if (rows) Object.setPrototypeOf(rows, null);
 }
 
 /** A double-entry posting: entries sum to zero; `hold` marks a hold's lifecycle step. */
@@ -136,7 +154,8 @@ export function applyOp(state: State, op: Op): () => void {
       const rows = table(state, op.t) as Record<string, unknown>;
       const had = Object.hasOwn(rows, op.id);
       const previous = rows[op.id];
-      rows[op.id] = op.v;
+      // A defined own property, never an inherited setter (`__proto__` on a plain object).
+      Object.defineProperty(rows, op.id, { value: op.v, writable: true, enumerable: true, configurable: true });
       return () => {
         if (had) rows[op.id] = previous;
         else delete rows[op.id];
@@ -148,7 +167,7 @@ export function applyOp(state: State, op: Op): () => void {
       const previous = rows[op.id];
       delete rows[op.id];
       return () => {
-        rows[op.id] = previous;
+        Object.defineProperty(rows, op.id, { value: previous, writable: true, enumerable: true, configurable: true });
       };
     }
     case 'post':
@@ -196,7 +215,7 @@ export const AGGREGATE_TABLES: ReadonlySet<string> = new Set<TableName>(['usage'
 function applyHistory(state: State, record: HistoryRecord): () => void {
   if (record.type !== 'usage' || typeof record.account_id !== 'string') return () => {};
   const usage = table(state, 'usage');
-  const previous = usage[record.account_id];
+  const previous = rowOf(usage, record.account_id);
   const base = previous ?? { requests: 0, prompt_tokens: 0, completion_tokens: 0, cost_micros: 0 };
   usage[record.account_id] = {
     requests: base.requests + 1,

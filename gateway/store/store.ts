@@ -2,7 +2,8 @@
 // append-only journal of committed transactions. A transaction runs synchronously on the
 // single JavaScript thread, so mutations are serialized by construction (the one queue);
 // its promise resolves only after its journal line is fsynced (group commit).
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { ensurePrivateDataDir, mkdirPrivate } from './private-files.js';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { DurableJsonFile } from './durable-file.js';
@@ -11,7 +12,9 @@ import { acquireLock } from './lock.js';
 import {
   AGGREGATE_TABLES,
   applyOp,
+  detachPrototypes,
   emptyState,
+  rowOf,
   table,
   type HistoryRecord,
   type JournalRecord,
@@ -161,9 +164,9 @@ class Transaction implements Tx {
     }
     const { t: name, id } = op;
     const rows = table(this.state, name) as Record<string, Row<TableName>>;
-    const before = rows[id];
+    const before = rowOf(rows, id);
     const undo = applyOp(this.state, op);
-    const after = rows[id];
+    const after = rowOf(rows, id);
     let order = this.trackers.orders.get(name);
     if (!order) this.trackers.orders.set(name, (order = new RowOrder([])));
     order.changed(id, before, after);
@@ -177,7 +180,7 @@ class Transaction implements Tx {
     this.ops.push(op);
   }
   get<T extends TableName>(name: T, id: string): Row<T> | undefined {
-    return (table(this.state, name) as Record<string, Row<T>>)[id];
+    return rowOf(table(this.state, name) as Record<string, Row<T>>, id);
   }
   set<T extends TableName>(name: T, id: string, value: Row<T>): void {
     this.apply({ o: 'set', t: name, id, v: value });
@@ -214,6 +217,7 @@ export async function loadState(
   if (state.format !== 'aihub-state' || state.version !== 1 || typeof state.seq !== 'number') {
     throw new Error(`checkpoint ${join(data_dir, STATE_FILE)} is not an AIHub state document of version 1`);
   }
+  detachPrototypes(state);
   let replayed = 0;
   const journal = readJournal(join(data_dir, JOURNAL_DIR), state.seq, {
     repair: options.repair,
@@ -265,7 +269,8 @@ export class Store {
   }
 
   static async open(data_dir: string, options: StoreOptions = {}): Promise<Store> {
-    mkdirSync(join(data_dir, JOURNAL_DIR), { recursive: true });
+    ensurePrivateDataDir(data_dir); // 0700, and no file in it open to group or others
+    mkdirPrivate(join(data_dir, JOURNAL_DIR));
     const releaseLock = acquireLock(data_dir);
     try {
       const now = options.now ?? (() => new Date());
@@ -317,8 +322,15 @@ export class Store {
     }
     if (tx.ops.length === 0) return this.journal.waitDurable(this.state.seq).then(() => result);
     const seq = this.state.seq + 1;
+    let line: string;
+    try {
+      line = `${JSON.stringify({ s: seq, t: tx.now.toISOString(), ops: tx.ops } satisfies JournalRecord)}\n`;
+    } catch (error) {
+      // A value that cannot be written (nested too deep for JSON.stringify): nothing happened.
+      tx.rollback();
+      return Promise.reject(error);
+    }
     this.state.seq = seq;
-    const line = `${JSON.stringify({ s: seq, t: tx.now.toISOString(), ops: tx.ops } satisfies JournalRecord)}\n`;
     this.journal_chars_since += line.length;
     return this.journal.append(line, seq).then(() => result);
   }
@@ -333,7 +345,7 @@ export class Store {
   }
 
   get<T extends TableName>(name: T, id: string): Row<T> | undefined {
-    return (table(this.state, name) as Record<string, Row<T>>)[id];
+    return rowOf(table(this.state, name) as Record<string, Row<T>>, id);
   }
 
   rows<T extends TableName>(name: T): Tables[T] {

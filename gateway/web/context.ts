@@ -1,9 +1,9 @@
 // What every dashboard route shares: sessions, CSRF checks, rate limits, the history index,
 // one-time notices (shown once after a redirect), form parsing and page rendering.
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { WebDeps } from './deps.js';
-import { ApiError, fromService } from '../http/errors.js';
+import { ApiError, knownError } from '../http/errors.js';
 import type { Account } from '../store/state.js';
 import { RateLimiter } from '../kernel/rate-limit.js';
 import { HistoryIndex } from './history-index.js';
@@ -175,24 +175,24 @@ export class WebContext {
 
   /** Renders errors of dashboard routes as HTML pages instead of the API's JSON. */
   errorPage(area: PageOptions['area']) {
-    return (thrown: unknown, req: Request, res: Response, next: NextFunction): void => {
-      const error = fromService(thrown);
+    return (error: unknown, req: Request, res: Response, next: NextFunction): void => {
       if (res.headersSent) {
         next(error);
         return;
       }
       let status = 500;
       let message = 'Something went wrong on our side. The request id identifies it in the gateway log.';
-      if (error instanceof ApiError) {
-        status = error.status;
-        message = error.message;
-      } else if (error && typeof error === 'object' && 'type' in error && (error as { type: string }).type === 'entity.too.large') {
+      const known = knownError(error);
+      if (known && !(error instanceof ApiError) && known.status === 413) {
         status = 413;
         message = 'The form was larger than allowed.';
+      } else if (known) {
+        status = known.status;
+        message = known.message;
       } else {
         this.deps.logger.error({ msg: 'dashboard error', request_id: res.locals.request_id, route: req.path, err: error });
       }
-      if (status === 429 && error instanceof ApiError) for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+      if (status === 429 && known) for (const [name, value] of Object.entries(known.headers)) res.setHeader(name, value);
       const back = area === 'admin' ? '/admin/console' : '/';
       const title = status === 403 ? 'Request refused' : status === 404 ? 'Not found' : status === 429 ? 'Too many attempts' : status === 401 ? 'Logged out' : 'Error';
       this.send(res, status, {

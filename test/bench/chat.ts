@@ -6,10 +6,14 @@
 // reference the same run measures the floor: a bare proxy in the gateway's place, and one
 // fdatasync on the data dir's disk. The upstream (test/support/bench-upstream.ts) is lean
 // because on this machine it shares the two cores with the gateway it stands beside.
-// BENCH_BASELINE_GATEWAY_JS=<another build's dist/gateway.js> also runs that build, in the
-// same loop right after this one, so a change is measured before and after in one run.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, fdatasyncSync, mkdtempSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+//
+// BENCH_BASELINE=<git ref> adds a second gateway built from that commit (exported with
+// `git archive` into the bench's temp dir, built there with its own build script and this
+// checkout's node_modules) and measures it in the same run, interleaved with this build in
+// BENCH_ROUNDS parts per row (order A B B A ...): a before/after of a change, side by side
+// under the same drift of a shared machine's load.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
@@ -26,7 +30,6 @@ const TARGET_ADDED_MS = 0.3;
 const TARGET_RPS_64 = 5_000;
 
 const dir = mkdtempSync(join(tmpdir(), 'aihub-bench-chat-'));
-const BASELINE_JS = process.env.BENCH_BASELINE_GATEWAY_JS;
 
 async function startUpstream(script = '../support/bench-upstream.ts', args: string[] = []): Promise<{ proc: ChildProcess; port: number }> {
   const proc = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -34,14 +37,26 @@ async function startUpstream(script = '../support/bench-upstream.ts', args: stri
   return { proc, port: (JSON.parse(line) as { port: number }).port };
 }
 
-async function startGateway(config_file: string, gateway_js = GATEWAY_JS, name = 'gateway'): Promise<Gateway> {
+/** Builds the gateway of `ref` in the bench's temp dir; returns its dist/gateway.js. */
+function buildBaseline(ref: string): string {
+  const root = resolve(import.meta.dirname, '../..');
+  const source = join(dir, 'baseline');
+  mkdirSync(source);
+  const archive = execFileSync('git', ['archive', '--format=tar', ref], { cwd: root, maxBuffer: 1024 * 1024 * 1024 });
+  execFileSync('tar', ['-x', '-C', source], { input: archive });
+  symlinkSync(join(root, 'node_modules'), join(source, 'node_modules'), 'dir');
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: source, stdio: 'inherit' });
+  return join(source, 'dist/gateway.js');
+}
+
+async function startGateway(config_file: string, name = 'gateway', gateway_js = GATEWAY_JS): Promise<Gateway> {
   const data_dir = join(dir, `${name}-data`);
   const log_file = join(dir, `${name}.log`);
   const log_fd = openSync(log_file, 'w');
   // Logs go to a file, as in production, so that reading them costs the load generator nothing.
   const node_args = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const proc = spawn(process.execPath, [...node_args, gateway_js, '--port', '0', '--host', '127.0.0.1', '--data-dir', data_dir, '--config', config_file], {
-    env: { ...process.env, AIHUB_ADMIN_TOKEN: 'bench-admin', AIHUB_LOG_LEVEL: 'info' },
+    env: { ...process.env, AIHUB_ADMIN_TOKEN: 'bench-admin-token-that-is-long-enough-0123', AIHUB_LOG_LEVEL: 'info' },
     stdio: ['ignore', log_fd, log_fd],
   });
   closeSync(log_fd);
@@ -56,7 +71,7 @@ async function startGateway(config_file: string, gateway_js = GATEWAY_JS, name =
         url: `http://127.0.0.1:${port}`,
         port,
         data_dir,
-        admin_token: 'bench-admin',
+        admin_token: 'bench-admin-token-that-is-long-enough-0123',
         proc,
         output: [],
         async stop() {
@@ -122,6 +137,21 @@ interface Run {
   bad: number;
 }
 
+/** Runs of the same load one after the other, as one: request-weighted means, the worst p99. */
+function merge(runs: Run[]): Run {
+  const requests = runs.map((run) => run.ok + run.bad);
+  const total = requests.reduce((sum, n) => sum + n, 0);
+  const weighted = (field: 'machine_us' | 'mean_ms') => runs.reduce((sum, run, i) => sum + run[field] * requests[i]!, 0) / Math.max(1, total);
+  return {
+    rps: runs.reduce((sum, run) => sum + run.rps, 0) / runs.length,
+    machine_us: weighted('machine_us'),
+    mean_ms: weighted('mean_ms'),
+    p99_ms: Math.max(...runs.map((run) => run.p99_ms)),
+    ok: runs.reduce((sum, run) => sum + run.ok, 0),
+    bad: runs.reduce((sum, run) => sum + run.bad, 0),
+  };
+}
+
 async function load(url: string, connections: number, body: string, headers: Record<string, string>, duration_s: number): Promise<Run> {
   const busy_before_us = machineBusyUs();
   const result = await autocannon({ url, method: 'POST', connections, duration: duration_s, body, headers: { 'content-type': 'application/json', ...headers } });
@@ -144,21 +174,28 @@ writeFileSync(
     },
   }),
 );
-const gateway = await startGateway(config_file);
+const BASELINE = process.env.BENCH_BASELINE;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (BASELINE ? 4 : 1));
+const baseline_label = BASELINE ? `baseline ${BASELINE.slice(0, 12)}` : '';
+/** The gateways measured: this build, and with BENCH_BASELINE the build of that commit. */
+const gateways: Array<{ label: string; gateway: Gateway; key: string; ok: number }> = [];
+for (const [label, gateway_js] of [['this build', GATEWAY_JS], ...(BASELINE ? [[baseline_label, buildBaseline(BASELINE)]] : [])] as Array<[string, string]>) {
+  const gateway = await startGateway(config_file, `gateway${gateways.length}`, gateway_js);
+  const { key } = await createFundedAccount(gateway, CREDIT_UNITS);
+  gateways.push({ label, gateway, key, ok: 0 });
+}
 const floor = await startUpstream('./floor-proxy.ts', [String(upstream.port)]);
 process.on('exit', () => floor.proc.kill('SIGTERM'));
-const { key } = await createFundedAccount(gateway, CREDIT_UNITS);
-const baseline = BASELINE_JS ? await startGateway(config_file, BASELINE_JS, 'baseline') : null;
-const baseline_key = baseline ? (await createFundedAccount(baseline, CREDIT_UNITS)).key : null;
 
 const rows: string[][] = [];
 const floor_rows: string[][] = [];
 let floor_added_ms = Number.NaN;
 const fsync_ms = fdatasyncMs(join(dir, 'fsync-probe'));
-let gateway_ok = 0;
 let failures = 0;
 const verdicts: string[] = [];
 const budgets: string[] = [];
+/** json/stream @ conns → req/s of each gateway, for the side-by-side ratios. */
+const side_by_side: Array<{ what: string; rps: number[] }> = [];
 try {
   for (const stream of MODES.map((mode) => mode === 'stream')) {
     const body = JSON.stringify({
@@ -169,54 +206,59 @@ try {
     });
     for (const connections of CONNECTIONS) {
       const direct_url = `http://127.0.0.1:${upstream.port}/v1/chat/completions`;
-      const gateway_url = `${gateway.url}/v1/chat/completions`;
-      const auth = { authorization: `Bearer ${key}` };
       await load(direct_url, connections, body, {}, WARMUP_S);
-      gateway_ok += (await load(gateway_url, connections, body, auth, WARMUP_S)).ok;
       const direct = await load(direct_url, connections, body, {}, DURATION_S);
-      const cpu_before_ms = cpuMs(gateway.proc.pid!);
-      const through = await load(gateway_url, connections, body, auth, DURATION_S);
-      const cpu_us_per_request = ((cpuMs(gateway.proc.pid!) - cpu_before_ms) * 1000) / Math.max(1, through.ok + through.bad);
-      gateway_ok += through.ok;
-      failures += direct.bad + through.bad;
-      // At one connection requests are sequential, so 1/throughput is the exact mean time per request.
-      const added_ms = connections === 1 ? 1000 / through.rps - 1000 / direct.rps : through.mean_ms - direct.mean_ms;
-      rows.push([
-        stream ? 'stream' : 'json',
-        String(connections),
-        direct.rps.toFixed(0),
-        through.rps.toFixed(0),
-        `${((through.rps / direct.rps) * 100).toFixed(0)}%`,
-        (connections === 1 ? 1000 / direct.rps : direct.mean_ms).toFixed(3),
-        (connections === 1 ? 1000 / through.rps : through.mean_ms).toFixed(3),
-        added_ms.toFixed(3),
-        through.p99_ms.toFixed(0),
-        cpu_us_per_request.toFixed(0),
-        String(through.bad),
-      ]);
-      if (baseline && baseline_key) {
-        // The other build, same body, same upstream, right after: the before of a before/after.
-        const baseline_url = `${baseline.url}/v1/chat/completions`;
-        const baseline_auth = { authorization: `Bearer ${baseline_key}` };
-        await load(baseline_url, connections, body, baseline_auth, WARMUP_S);
-        const cpu_before_ms = cpuMs(baseline.proc.pid!);
-        const old = await load(baseline_url, connections, body, baseline_auth, DURATION_S);
-        const old_cpu_us = ((cpuMs(baseline.proc.pid!) - cpu_before_ms) * 1000) / Math.max(1, old.ok + old.bad);
-        failures += old.bad;
-        const old_added_ms = connections === 1 ? 1000 / old.rps - 1000 / direct.rps : old.mean_ms - direct.mean_ms;
+      failures += direct.bad;
+      const pair = { what: `${stream ? 'stream' : 'json'} @${connections}`, rps: [] as number[] };
+      side_by_side.push(pair);
+      const target = (measured: (typeof gateways)[number]) => ({ url: `${measured.gateway.url}/v1/chat/completions`, auth: { authorization: `Bearer ${measured.key}` } });
+      for (const measured of gateways) measured.ok += (await load(target(measured).url, connections, body, target(measured).auth, WARMUP_S)).ok;
+      // With a baseline, each gateway's time is cut into ROUNDS parts run in the order A B B A
+      // ...: the machine's load drifts (it is shared), and both builds see the same drift.
+      const parts = new Map<(typeof gateways)[number], { runs: Run[]; cpu_ms: number }>(gateways.map((g) => [g, { runs: [], cpu_ms: 0 }]));
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const measured of round % 2 === 0 ? gateways : [...gateways].reverse()) {
+          const part = parts.get(measured)!;
+          const cpu_before_ms = cpuMs(measured.gateway.proc.pid!);
+          part.runs.push(await load(target(measured).url, connections, body, target(measured).auth, DURATION_S / ROUNDS));
+          part.cpu_ms += cpuMs(measured.gateway.proc.pid!) - cpu_before_ms;
+        }
+      }
+      for (const measured of gateways) {
+        const part = parts.get(measured)!;
+        const through = merge(part.runs);
+        const cpu_us_per_request = (part.cpu_ms * 1000) / Math.max(1, through.ok + through.bad);
+        measured.ok += through.ok;
+        failures += through.bad;
+        pair.rps.push(through.rps);
+        // At one connection requests are sequential, so 1/throughput is the exact mean time per request.
+        const added_ms = connections === 1 ? 1000 / through.rps - 1000 / direct.rps : through.mean_ms - direct.mean_ms;
         rows.push([
-          `${stream ? 'stream' : 'json'} (baseline)`,
+          measured.label,
+          stream ? 'stream' : 'json',
           String(connections),
           direct.rps.toFixed(0),
-          old.rps.toFixed(0),
-          `${((old.rps / direct.rps) * 100).toFixed(0)}%`,
+          through.rps.toFixed(0),
+          `${((through.rps / direct.rps) * 100).toFixed(0)}%`,
           (connections === 1 ? 1000 / direct.rps : direct.mean_ms).toFixed(3),
-          (connections === 1 ? 1000 / old.rps : old.mean_ms).toFixed(3),
-          old_added_ms.toFixed(3),
-          old.p99_ms.toFixed(0),
-          old_cpu_us.toFixed(0),
-          String(old.bad),
+          (connections === 1 ? 1000 / through.rps : through.mean_ms).toFixed(3),
+          added_ms.toFixed(3),
+          through.p99_ms.toFixed(0),
+          cpu_us_per_request.toFixed(0),
+          String(through.bad),
         ]);
+        if (measured !== gateways[0]) continue;
+        if (connections === 1) verdicts.push(`${stream ? 'stream' : 'json'} @1: added ${added_ms.toFixed(3)} ms (target ≤ ${TARGET_ADDED_MS}) ${added_ms <= TARGET_ADDED_MS ? 'MET' : 'MISSED'}`);
+        if (connections === 64) {
+          // What the target leaves for the gateway: this machine's cores, less what the load
+          // generator, the upstream and the kernel spend per request without any gateway.
+          const budget_us = (availableParallelism() * 1e6) / TARGET_RPS_64 - direct.machine_us;
+          budgets.push(
+            `${stream ? 'stream' : 'json'} @64: without the gateway each request costs this machine ${direct.machine_us.toFixed(0)} µs of CPU (load generator, upstream, kernel); ` +
+              `at ${TARGET_RPS_64} req/s its ${availableParallelism()} cores leave ${budget_us.toFixed(0)} µs per request for the gateway; through the gateway each request cost ${(through.machine_us - direct.machine_us).toFixed(0)} µs more`,
+          );
+          verdicts.push(`${stream ? 'stream' : 'json'} @64: ${through.rps.toFixed(0)} req/s through the gateway (target ≥ ${TARGET_RPS_64}) ${through.rps >= TARGET_RPS_64 ? 'MET' : 'MISSED'}`);
+        }
       }
       if (!stream) {
         // The reference: a bare proxy (no billing, no fsync) in the gateway's place, same run.
@@ -228,28 +270,18 @@ try {
         floor_rows.push([String(connections), direct.rps.toFixed(0), bare.rps.toFixed(0), bare_added_ms.toFixed(3)]);
         if (connections === 1) floor_added_ms = bare_added_ms;
       }
-      if (connections === 1) verdicts.push(`${stream ? 'stream' : 'json'} @1: added ${added_ms.toFixed(3)} ms (target ≤ ${TARGET_ADDED_MS}) ${added_ms <= TARGET_ADDED_MS ? 'MET' : 'MISSED'}`);
-      if (connections === 64) {
-        // What the target leaves for the gateway: this machine's cores, less what the load
-        // generator, the upstream and the kernel spend per request without any gateway.
-        const budget_us = (availableParallelism() * 1e6) / TARGET_RPS_64 - direct.machine_us;
-        budgets.push(
-          `${stream ? 'stream' : 'json'} @64: without the gateway each request costs this machine ${direct.machine_us.toFixed(0)} µs of CPU (load generator, upstream, kernel); ` +
-            `at ${TARGET_RPS_64} req/s its ${availableParallelism()} cores leave ${budget_us.toFixed(0)} µs per request for the gateway; through the gateway each request cost ${(through.machine_us - direct.machine_us).toFixed(0)} µs more`,
-        );
-      }
-      if (connections === 64) verdicts.push(`${stream ? 'stream' : 'json'} @64: ${through.rps.toFixed(0)} req/s through the gateway (target ≥ ${TARGET_RPS_64}) ${through.rps >= TARGET_RPS_64 ? 'MET' : 'MISSED'}`);
     }
   }
 } finally {
-  const balance = await fetch(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.json() as Promise<any>);
-  const code = await gateway.stop();
-  if (baseline) console.log(`baseline ${BASELINE_JS} exit ${await baseline.stop()}`);
+  const balances = await Promise.all(
+    gateways.map((g) => fetch(`${g.gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${g.key}` } }).then((r) => r.json() as Promise<any>)),
+  );
+  const codes = await Promise.all(gateways.map((g) => g.gateway.stop()));
   upstream.proc.kill('SIGTERM');
   floor.proc.kill('SIGTERM');
-  const header = ['mode', 'conns', 'direct req/s', 'gateway req/s', 'ratio', 'direct ms/req', 'gateway ms/req', 'added ms', 'gw p99 ms', 'gw CPU µs/req', 'gw errors'];
+  const header = ['gateway', 'mode', 'conns', 'direct req/s', 'gateway req/s', 'ratio', 'direct ms/req', 'gateway ms/req', 'added ms', 'gw p99 ms', 'gw CPU µs/req', 'gw errors'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   console.log(`\nchat gateway vs scripted upstream, ${DURATION_S} s per run, billing on (standard tier, max_tokens 64), data dir on ${dir}`);
   console.log(line(header));
   for (const row of rows) console.log(line(row));
@@ -265,11 +297,19 @@ try {
   if (Number.isFinite(floor_added_ms)) console.log(`at one connection no durable gateway on this machine can add less than the bare proxy + one fdatasync = ${(floor_added_ms + fsync_ms).toFixed(3)} ms`);
   for (const b of budgets) console.log(b);
   for (const v of verdicts) console.log(v);
+  if (gateways.length > 1) {
+    console.log(`\nside by side, same run: ${gateways[0]!.label} vs ${gateways[1]!.label} (req/s through each; ratio = this build / baseline)`);
+    for (const pair of side_by_side) console.log(`${pair.what.padEnd(10)}  ${pair.rps.map((rps) => rps.toFixed(0).padStart(7)).join('  ')}  ${(pair.rps[0]! / pair.rps[1]!).toFixed(2)}×`);
+  }
   // The bill must add up to the micro-unit: credit = balance + everything charged.
-  const billed_requests = balance.usage.requests;
-  const adds_up = Math.round((balance.balance + balance.usage.cost) * 1e6) === CREDIT_UNITS * 1e6;
-  console.log(`billing: ${billed_requests} usage records for ${gateway_ok} gateway 2xx answers; balance ${balance.balance} + charged ${balance.usage.cost} = credit ${CREDIT_UNITS}: ${adds_up ? 'yes' : 'NO'}`);
-  const verify = await runVerify(gateway.data_dir);
-  console.log(`gateway exit ${code}; verify: ${verify.code === 0 ? 'ok' : `FAILED\n${verify.stdout}${verify.stderr}`}`);
-  if (!adds_up || verify.code !== 0 || failures > 0) process.exitCode = 1;
+  let books_ok = true;
+  for (const [index, measured] of gateways.entries()) {
+    const balance = balances[index];
+    const adds_up = Math.round((balance.balance + balance.usage.cost) * 1e6) === CREDIT_UNITS * 1e6;
+    console.log(`${measured.label}: billing: ${balance.usage.requests} usage records for ${measured.ok} gateway 2xx answers; balance ${balance.balance} + charged ${balance.usage.cost} = credit ${CREDIT_UNITS}: ${adds_up ? 'yes' : 'NO'}`);
+    const verify = await runVerify(measured.gateway.data_dir);
+    console.log(`${measured.label}: gateway exit ${codes[index]}; verify: ${verify.code === 0 ? 'ok' : `FAILED\n${verify.stdout}${verify.stderr}`}`);
+    if (!adds_up || verify.code !== 0) books_ok = false;
+  }
+  if (!books_ok || failures > 0) process.exitCode = 1;
 }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { admin, createFundedAccount, request, runCli, runVerify, startGateway, tempDir } from './helpers.ts';
+import { admin, createFundedAccount, request, runCli, runVerify, startGateway, tempDir, waitForOutput } from './helpers.ts';
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -164,7 +164,7 @@ test('a generated admin token is printed once, stored only as a hash, and works 
 test('a second gateway on the same data dir refuses to start and names the first', async () => {
   const gateway = await startGateway();
   try {
-    const second = await runCli(['--port', '0', '--data-dir', gateway.data_dir], { AIHUB_ADMIN_TOKEN: 'x' });
+    const second = await runCli(['--port', '0', '--data-dir', gateway.data_dir], { AIHUB_ADMIN_TOKEN: 'a-second-admin-token-that-is-long-enough' });
     assert.notEqual(second.code, 0);
     assert.match(second.stderr, new RegExp(`in use by another AIHub gateway \\(pid ${gateway.proc.pid}`));
     assert.equal(second.stderr.trim().split('\n').length, 1, 'one line');
@@ -198,10 +198,8 @@ test('GET /healthz, /metrics, x-request-id on every response, one JSON log line 
     const metrics = await request(`${gateway.url}/metrics`);
     assert.match(String(metrics.body), /aihub_http_requests_total\{surface="healthz",status="200"\} 1/);
     const { account_id } = await createFundedAccount(gateway, 1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const credit = JSON.parse(await waitForOutput(gateway, (line) => line.includes('"msg":"request"') && line.includes('"route":"/admin/accounts/:id/credit"'), 'for the credit request'));
     const logged = gateway.output.filter((line) => line.includes('"msg":"request"')).map((line) => JSON.parse(line));
-    const credit = logged.find((entry) => entry.route === '/admin/accounts/:id/credit');
-    assert.ok(credit, 'the credit request is logged');
     assert.equal(typeof credit.request_id, 'string');
     assert.equal(credit.status, 200);
     assert.equal(typeof credit.duration_ms, 'number');

@@ -1,7 +1,7 @@
 // Starts the real gateway (dist/gateway.js, built by `npm run build`) as a child process on
 // port 0 with a temp data dir, and talks to it over loopback HTTP.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
@@ -20,6 +20,14 @@ export interface Gateway {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** Every file below a directory, recursively. */
+export function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+
 export function tempDir(prefix = 'aihub-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
@@ -34,7 +42,7 @@ export interface StartOptions {
 
 export async function startGateway(options: StartOptions = {}): Promise<Gateway> {
   const data_dir = options.data_dir ?? tempDir();
-  const admin_token = options.admin_token === undefined ? 'test-admin-token' : options.admin_token;
+  const admin_token = options.admin_token === undefined ? 'test-admin-token-that-is-long-enough-0123456789' : options.admin_token;
   const env: Record<string, string> = { ...(process.env as Record<string, string>), AIHUB_LOG_LEVEL: 'info', ...options.env };
   delete env.AIHUB_ADMIN_TOKEN;
   if (admin_token) env.AIHUB_ADMIN_TOKEN = admin_token;
@@ -59,7 +67,9 @@ export async function startGateway(options: StartOptions = {}): Promise<Gateway>
       reject(new Error(`gateway exited with ${code} before listening:\n${output.join('\n')}`));
     });
   });
-  const exited = once(proc, 'exit');
+  // 'close', not 'exit': the process has exited and its stdout and stderr have been read to
+  // the end, so every line it logged is in `output` when stop() resolves.
+  const exited = once(proc, 'close');
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -74,6 +84,21 @@ export async function startGateway(options: StartOptions = {}): Promise<Gateway>
       return code;
     },
   };
+}
+
+/**
+ * Waits (bounded) until a line of the gateway's output satisfies `match`. Log lines are
+ * written asynchronously and read through a pipe, so one can arrive after the HTTP answer
+ * it belongs to: a test waits for it instead of asserting at once.
+ */
+export async function waitForOutput(gateway: Pick<Gateway, 'output'>, match: (line: string) => boolean, what: string, timeout_ms = 10_000): Promise<string> {
+  const deadline = Date.now() + timeout_ms;
+  for (;;) {
+    const line = gateway.output.find(match);
+    if (line !== undefined) return line;
+    if (Date.now() > deadline) throw new Error(`no log line ${what} in ${timeout_ms} ms; the last lines:\n${gateway.output.slice(-5).join('\n')}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 function lines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {

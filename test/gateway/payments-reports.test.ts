@@ -123,7 +123,8 @@ test('reports: totals equal the ledger, CSV equals JSON, filters, pages, API log
     // CSV holds the same rows as the JSON, for each report, for a whole set and for one page
     // (API logs up to a fixed instant: each report request is itself logged)
     const cutoff = new Date().toISOString();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Later records must carry a later timestamp than the cutoff (millisecond resolution).
+    while (new Date().toISOString() <= cutoff) await new Promise((resolve) => setTimeout(resolve, 1));
     for (const [name, query] of [
       ['transactions', ''],
       ['transactions', 'service=dmt'],

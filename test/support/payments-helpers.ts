@@ -3,7 +3,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { admin, request, runVerify, startGateway, tempDir, type Gateway, type StartOptions } from '../gateway/helpers.ts';
-import { loadState } from '../../gateway/store/store.ts';
+import { JOURNAL_DIR, loadState } from '../../gateway/store/store.ts';
+import { readJournal } from '../../gateway/store/journal.ts';
 import { verhoeffCheckDigit } from '../../gateway/payments/validators.ts';
 
 /** A valid Aadhaar number built from 11 digits (first 2–9) plus its Verhoeff check digit. */
@@ -97,6 +98,30 @@ export async function verifyOk(gateway: Gateway): Promise<{ open_holds: number }
 export async function ledgerBalances(gateway: Gateway): Promise<Record<string, number>> {
   const { state } = await loadState(gateway.data_dir, { repair: false, now: () => new Date() });
   return state.balances;
+}
+
+/** The ids of one table's rows as the gateway would load them (checkpoint + durable journal), read-only. */
+export async function tableIds(gateway: Gateway, name: string): Promise<Set<string>> {
+  const { state } = await loadState(gateway.data_dir, { repair: false, now: () => new Date() });
+  return new Set(Object.keys((state.tables as Record<string, object | undefined>)[name] ?? {}));
+}
+
+/** The ids `del` ops of the journal removed from one table (every durable record, from the first). */
+export function deletedIds(gateway: Gateway, name: string): Set<string> {
+  const ids = new Set<string>();
+  for (const record of readJournal(join(gateway.data_dir, JOURNAL_DIR), 0, { repair: false })) {
+    for (const op of record.ops) if (op.o === 'del' && op.t === name) ids.add(op.id);
+  }
+  return ids;
+}
+
+/** Polls `check` until it is true, failing with `describe()` after `timeout_ms`: a test waits on state, not on a log line. */
+export async function waitFor(check: () => Promise<boolean> | boolean, describe: () => string | Promise<string>, timeout_ms = 15_000): Promise<void> {
+  const deadline = Date.now() + timeout_ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`waited ${timeout_ms} ms: ${await describe()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 /** A remitter registered and verified through the sandbox OTP. */

@@ -18,6 +18,8 @@ export type Behavior =
       chunk_delay_ms?: number;
     }
   | { kind: 'status'; status: number; body?: unknown; headers?: Record<string, string> }
+  /** Answer with this exact JSON text (for bodies JSON.stringify cannot make, such as very deep ones). */
+  | { kind: 'raw'; status: number; text: string }
   /** Read the request and never answer (until the caller gives up). */
   | { kind: 'hang' }
   /** Destroy the socket without an answer. */
@@ -114,6 +116,10 @@ export class ScriptedUpstream {
     switch (behavior.kind) {
       case 'status':
         json(res, behavior.status, behavior.body ?? { error: { message: `scripted ${behavior.status}`, type: 'server_error', code: null } }, behavior.headers);
+        return;
+      case 'raw':
+        res.writeHead(behavior.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(behavior.text) });
+        res.end(behavior.text);
         return;
       case 'hang':
         return;

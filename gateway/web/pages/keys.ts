@@ -6,6 +6,7 @@ import { MAX_ACTIVE_KEYS, createApiKey } from '../../accounts/accounts.js';
 import { ApiError } from '../../http/errors.js';
 import { ServiceError } from '../../kernel/errors.js';
 import type { ApiKey } from '../../store/state.js';
+import { clearSigningSecret, setSigningSecret } from '../../payments/signing.js';
 import { audit } from '../audit.js';
 import { fieldError, formErrors, invalidAttrs, type FormErrors, type WebContext } from '../context.js';
 import { formatMoney, formatTimestamp } from '../format.js';
@@ -17,6 +18,7 @@ export const createKeyForm = z.object({
   name: z.string().trim().min(1, 'Give the key a name, such as "laptop" or "ci"').max(100, 'Use at most 100 characters'),
 });
 const keyIdParam = z.string().regex(/^key_[0-9a-f]{24}$/);
+const signingForm = z.object({ action: z.enum(['enable', 'rotate', 'disable']) });
 
 export function accountKeys(ctx: WebContext, account_id: string): ApiKey[] {
   return [...ctx.deps.store.indexBy('keys', 'account_id').rows(account_id)].sort((a, b) => (a.revoked_at ? 1 : 0) - (b.revoked_at ? 1 : 0) || b.created_at.localeCompare(a.created_at));
@@ -47,7 +49,31 @@ export function keysTable(ctx: WebContext, keys: ApiKey[], revoke: { action: (ke
   })}</tbody></table></div>`;
 }
 
-function keysPage(ctx: WebContext, state: UserRequestState, options: { errors?: FormErrors; name?: string; secret?: string | null }) {
+/** The label of a flash that carries a new request signing secret (not an API key). */
+const SIGNING_SECRET_LABEL = 'request signing secret';
+
+function signingCard(ctx: WebContext, state: UserRequestState, new_secret: string | null) {
+  const signing = state.account.signing ?? null;
+  const base = ctx.publicUrl();
+  return html`<section class="card" aria-labelledby="signing-title">
+<h2 id="signing-title">Request signing</h2>
+<p>When on, every payments API call (<code>${base}/api</code>) of this account must carry <code>X-AIHub-Timestamp</code> (Unix seconds) and <code>X-AIHub-Signature</code>, the hex HMAC-SHA256 of <code>timestamp + "." + raw body</code> with the signing secret. Unsigned, wrong, replayed or more than five minutes old requests get 401. The AI API (<code>/v1</code>) is not affected.</p>
+${
+  new_secret
+    ? html`<p>Your signing secret. Copy it now: this is the only time it is shown.</p>
+<div class="secret"><output id="signing-secret" aria-label="Request signing secret">${new_secret}</output><button type="button" class="secondary" data-copy="signing-secret" data-copy-status="signing-copy-status" hidden>Copy</button></div>
+<p id="signing-copy-status" class="small muted" role="status" aria-live="polite"></p>`
+    : ''
+}
+<p>Status: ${signing ? html`<span class="pill ok" data-signing="on">on since ${formatTimestamp(signing.created_at)}</span>` : html`<span class="pill" data-signing="off">off</span>`}</p>
+<div class="row">
+<form method="post" action="/api-keys/signing"${signing ? html` data-confirm="Replace the signing secret? Requests signed with the current one are refused at once."` : ''}>${csrfField(state.csrf)}<input type="hidden" name="action" value="${signing ? 'rotate' : 'enable'}"><button type="submit">${signing ? 'Replace the secret' : 'Turn on request signing'}</button></form>
+${signing ? html`<form method="post" action="/api-keys/signing" data-confirm="Turn request signing off? Unsigned requests with this account's keys are accepted again.">${csrfField(state.csrf)}<input type="hidden" name="action" value="disable"><button type="submit" class="danger">Turn off</button></form>` : ''}
+</div>
+</section>`;
+}
+
+function keysPage(ctx: WebContext, state: UserRequestState, options: { errors?: FormErrors; name?: string; secret?: string | null; signing_secret?: string | null }) {
   const keys = accountKeys(ctx, state.account.id);
   const base = ctx.publicUrl();
   return html`<h1>API keys</h1>
@@ -76,7 +102,8 @@ ${csrfField(state.csrf)}
 <section class="card" aria-labelledby="keys-title">
 <h2 id="keys-title">Your keys</h2>
 ${keysTable(ctx, keys, { action: (key) => `/api-keys/${key.id}/revoke`, csrf: state.csrf })}
-</section>`;
+</section>
+${ctx.deps.payments ? signingCard(ctx, state, options.signing_secret ?? null) : ''}`;
 }
 
 export function keyRoutes(ctx: WebContext, router: Router): void {
@@ -89,7 +116,10 @@ export function keyRoutes(ctx: WebContext, router: Router): void {
       title: 'API keys',
       current: '/api-keys',
       notice: flash,
-      body: keysPage(ctx, state, { secret: flash?.secret?.value ?? null }),
+      body: keysPage(ctx, state, {
+        secret: flash?.secret && flash.secret.label !== SIGNING_SECRET_LABEL ? flash.secret.value : null,
+        signing_secret: flash?.secret?.label === SIGNING_SECRET_LABEL ? flash.secret.value : null,
+      }),
     });
   });
 
@@ -119,6 +149,29 @@ export function keyRoutes(ctx: WebContext, router: Router): void {
       text: `Key "${created.record.name}" created.`,
       secret: { label: created.record.name, value: created.key },
     });
+    res.redirect(303, '/api-keys');
+  });
+
+  router.post('/api-keys/signing', ...ctx.postGuard('user'), async (req, res) => {
+    const state = await userState(ctx, res);
+    const action = signingForm.safeParse(req.body ?? {});
+    if (!action.success || !ctx.deps.payments) throw new ApiError(400, 'invalid_action', 'Choose to turn request signing on, replace its secret, or turn it off.');
+    const account_id = state.account.id;
+    const secret = await store.transact((tx) => {
+      const detail = action.data.action;
+      audit(tx, { actor: `user:${account_id}`, action: `signing.${detail}`, account_id, detail, ip: ctx.clientIp(req) });
+      if (detail === 'disable') {
+        clearSigningSecret(tx, account_id);
+        return null;
+      }
+      return setSigningSecret(tx, account_id, ctx.deps.sealer).secret;
+    });
+    ctx.setFlash(
+      state.binding,
+      secret
+        ? { kind: 'ok', text: 'Request signing is on: sign every payments API call with the secret below.', secret: { label: SIGNING_SECRET_LABEL, value: secret } }
+        : { kind: 'ok', text: 'Request signing is off.' },
+    );
     res.redirect(303, '/api-keys');
   });
 

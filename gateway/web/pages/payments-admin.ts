@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ApiError } from '../../http/errors.js';
 import { table, type Account, type ServiceName } from '../../store/state.js';
 import { submissionView } from '../../payments/kyc.js';
-import { MAX_WHITELIST_ENTRIES } from '../../payments/ip.js';
+import { MAX_WHITELIST_ENTRIES } from '../../accounts/ip-whitelist.js';
 import { fieldError, formErrors, invalidAttrs, type AccountSectionInput, type WebContext } from '../context.js';
 import { formatTimestamp } from '../format.js';
 import { html } from '../html.js';
@@ -69,6 +69,21 @@ ${csrfField(csrf)}
 </section>`;
 }
 
+/** Signed /api requests: the account turns them on itself (its secret is its own); an admin sees the state and can turn them off. */
+function signingSection(input: AccountSectionInput) {
+  const { account, csrf } = input;
+  const signing = account.signing ?? null;
+  return html`<section class="card" aria-labelledby="signing-title">
+<h2 id="signing-title">Request signing</h2>
+<p>${signing ? html`<span class="pill ok" data-signing="on">on since ${formatTimestamp(signing.created_at)}</span>` : html`<span class="pill" data-signing="off">off</span>`} Every payments API call of this account ${signing ? 'must be' : 'need not be'} signed (X-AIHub-Signature).</p>
+${
+  signing
+    ? html`<form method="post" action="/admin/console/accounts/${account.id}/signing/disable" data-confirm="Turn request signing off for this account? Unsigned requests with its keys are accepted again.">${csrfField(csrf)}<button type="submit" class="secondary">Turn off</button></form>`
+    : html`<p class="small muted">The account turns it on from its API keys page, or an admin with <code>POST /admin/accounts/${account.id}/signing-secret</code>.</p>`
+}
+</section>`;
+}
+
 function kycPage(ctx: WebContext, csrf: string, status: 'submitted' | 'approved' | 'rejected') {
   const submissions = Object.values(table(ctx.deps.store.state, 'kyc_submissions'))
     .filter((submission) => submission.status === status)
@@ -123,7 +138,7 @@ ${
 
 export function paymentsAdminRoutes(ctx: WebContext, router: Router): void {
   ctx.admin_nav.push({ href: '/admin/console/kyc', label: 'eKYC review' });
-  ctx.admin_account_sections.push((input) => html`<div class="grid">${servicesSection(input)}${whitelistSection(input)}</div>`);
+  ctx.admin_account_sections.push((input) => html`<div class="grid">${servicesSection(input)}${whitelistSection(input)}</div>${signingSection(input)}`);
   const guard = ctx.requireSession('admin');
   const flash = (res: Response, notice: Notice) => ctx.setFlash(sessionBinding((res.locals.web_session as CurrentSession).token_hash), notice);
 
@@ -174,6 +189,13 @@ export function paymentsAdminRoutes(ctx: WebContext, router: Router): void {
     }
     const on = PAYMENT_SERVICES.filter((service) => body[service]);
     flash(res, { kind: 'ok', text: `Payments services saved: ${on.length ? on.join(', ') : 'none active'}.` });
+    res.redirect(303, `/admin/console/accounts/${account.id}`);
+  });
+
+  router.post('/console/accounts/:id/signing/disable', ...ctx.postGuard('admin'), async (req, res) => {
+    const account = requireAccountOr404(ctx, req.params.id);
+    await callPaymentsAdmin(ctx, req, res, 'DELETE', `/accounts/${account.id}/signing-secret`, {});
+    flash(res, { kind: 'ok', text: `Request signing is off for ${account.email}.` });
     res.redirect(303, `/admin/console/accounts/${account.id}`);
   });
 

@@ -22,7 +22,7 @@ export async function startTestGateway(repo: string): Promise<TestGateway> {
   // The built-in engine paces its tokens a little, so a reply really arrives over time and the
   // tests that watch it stream do not depend on how the event loops happen to interleave.
   const configFile = join(dataDir, 'test-config.json');
-  writeFileSync(configFile, JSON.stringify({ chat: { engines: { builtin: { type: 'builtin', token_interval_ms: 3 } } } }));
+  writeFileSync(configFile, JSON.stringify({ chat: { engines: { builtin: { type: 'builtin', token_interval_ms: 3 } } } }), { mode: 0o600 }); // the data dir must stay private
   const child: ChildProcess = spawn(process.execPath, [script, '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--config', configFile], {
     env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', AIHUB_ADMIN_TOKEN: adminToken, AIHUB_MODE: 'sandbox' },
     stdio: ['ignore', 'pipe', 'pipe'],

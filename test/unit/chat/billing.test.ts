@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Store } from '../../../gateway/store/store.js';
+import { loadState, Store } from '../../../gateway/store/store.js';
 import { FUNDING_TOPUP, availableMicros, balanceMicros, creditWallet, debitWallet, heldMicros, InsufficientBalanceError, openHold } from '../../../gateway/ledger/ledger.js';
 import { verifyDataDir } from '../../../gateway/store/verify.js';
 import { scanHistory } from '../../../gateway/store/history.js';
@@ -105,9 +105,27 @@ test('other spenders respect chat reservations; a reservation dies with the proc
   await store.transact((tx) => openHold(tx, { account_id: 'acc', amount_micros: 300, purpose: 'recharge' }));
   await store.close();
   const reopened = await Store.open(data_dir);
-  assert.equal(balanceMicros(reopened.state, 'acc'), 700, 'the in-flight chat request was never billed');
+  assert.equal(balanceMicros(reopened.state, 'acc'), 700, 'the in-flight chat request, never settled, is not billed');
   assert.equal(availableMicros(reopened.state, 'acc'), 700);
   assert.equal(heldMicros(reopened.state, 'acc'), 300);
   await reopened.close();
   assert.equal((await verifyDataDir(data_dir)).ok, true);
+});
+
+test('issue #13 finding 9: a settlement durable before a crash is billed, though the answer was never sent', async () => {
+  const { store, data_dir } = await funded(1_000_000);
+  const r = reserve(store, { account_id: 'acc', key_id: 'key', tier: standard, request_id: 'req_cut', worst_case_micros: 600_000, free_tokens: 0 });
+  // The chat route writes its answer only after this promise resolves; a crash right after it
+  // leaves the client without an answer. What is on disk at that moment is what a restart sees.
+  await settle(store, r, usage(1_000, 500), Date.now());
+  const on_disk = await loadState(data_dir, { repair: false, now: () => new Date() });
+  assert.equal(balanceMicros(on_disk.state, 'acc'), 700_000, 'billed: durable before the answer');
+  const request_ids: unknown[] = [];
+  for await (const item of scanHistory(data_dir)) if ('record' in item && item.record.type === 'usage') request_ids.push(item.record.request_id);
+  assert.deepEqual(
+    request_ids,
+    ['req_cut'],
+    'the usage record names the request the client never saw answered',
+  );
+  await store.close();
 });

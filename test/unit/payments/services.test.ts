@@ -153,7 +153,12 @@ test('a transaction view: fields a provider answered cannot replace ours, and ke
 test('webhook URLs: the addresses live mode refuses, and the public ones it allows', async () => {
   const { isPrivateAddress } = await import('../../../gateway/payments/webhooks.ts');
   const refused = ['127.0.0.1', '127.8.9.10', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '192.0.0.8', '198.18.0.1', '224.0.0.1', '255.255.255.255', '::1', '::', 'fd00::1', 'fc00::1', 'fe80::1', 'fec0::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:a9fe:a9fe'];
-  const allowed = ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', 'example.com'];
+  // Issue #13 finding 8, as found: NAT64, 6to4 and IPv4-compatible forms of loopback passed.
+  refused.push('64:ff9b::7f00:1', '2002:7f00:1::', '::127.0.0.1', '::7f00:1', '64:ff9b::a9fe:a9fe', '64:ff9b::10.0.0.1', '2002:a00:1::1', '2002:c0a8:101:1::5', '::ffff:0:127.0.0.1', '64:ff9b:1::8.8.8.8', '::0.0.0.0', '2001:0:4136:e378:8000:63bf:80ff:fffe', '2001:db8::7f00:1', '100::1');
+  for (const literal of ['[64:ff9b::7f00:1]', '[2002:7f00:1::]', '[::127.0.0.1]', '[::ffff:127.0.0.1]']) {
+    refused.push(new URL(`http://${literal}/hook`).hostname.replace(/^\[|\]$/g, '')); // as the webhook route and sender see it
+  }
+  const allowed = ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', 'example.com', '64:ff9b::808:808', '2002:808:808::1', '::8.8.8.8', '2001:4860:4860::8888'];
   for (const address of refused) assert.equal(isPrivateAddress(address), true, address);
   for (const address of allowed) assert.equal(isPrivateAddress(address), false, address);
 });
@@ -172,6 +177,10 @@ test('webhook delivery: without allow_private, a private address is refused befo
   try {
     // An IP literal: refused at once.
     await assert.rejects(postWebhook(`http://127.0.0.1:${port}/hook`, '{}', {}, 2_000, false), /127\.0\.0\.1 is a private address/);
+    // IPv6 literals that embed the loopback address (issue #13 finding 8): refused too.
+    for (const literal of ['[::127.0.0.1]', '[::ffff:127.0.0.1]', '[64:ff9b::7f00:1]', '[2002:7f00:1::]']) {
+      await assert.rejects(postWebhook(`http://${literal}:${port}/hook`, '{}', {}, 2_000, false), /is a private address/, literal);
+    }
     // A name: refused on the address it resolves to (localhost comes from the hosts file, no network needed).
     await assert.rejects(postWebhook(`http://localhost:${port}/hook`, '{}', {}, 2_000, false), (error: NodeJS.ErrnoException) => error.code === 'EPRIVATE' && /resolves only to private addresses/.test(error.message));
     assert.equal(received, 0, 'nothing reached the private server');

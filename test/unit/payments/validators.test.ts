@@ -10,7 +10,7 @@ import {
   verhoeffCheckDigit,
   verhoeffValid,
 } from '../../../gateway/payments/validators.ts';
-import { parseWhitelistEntry, whitelistMatcher } from '../../../gateway/payments/ip.ts';
+import { parseWhitelistEntry, whitelistMatcher } from '../../../gateway/accounts/ip-whitelist.ts';
 import { commissionMicros } from '../../../gateway/payments/intent.ts';
 import { backoffMs } from '../../../gateway/payments/transactions.ts';
 

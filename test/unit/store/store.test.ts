@@ -54,7 +54,11 @@ test('state survives reopen through the journal alone, and through checkpoint + 
   for (let i = 0; i < 25; i++) {
     await store.transact((tx) => creditWallet(tx, { account_id: 'a', amount_micros: 1_000_000, from: FUNDING_TOPUP, memo: `c${i}` }));
   }
-  await new Promise((resolve) => setTimeout(resolve, 50)); // let the background checkpoint land
+  // The background checkpoint lands in its own time: wait for it (bounded), not for a fixed 50 ms.
+  for (const deadline = Date.now() + 10_000; store.checkpoints === 0; ) {
+    assert.ok(Date.now() < deadline, 'a checkpoint was taken mid-way');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
   const checkpoint = JSON.parse(readFileSync(join(data_dir, 'state.json'), 'utf8'));
   assert.ok(checkpoint.seq >= 10 && checkpoint.seq < 26, `a checkpoint was taken mid-way (seq ${checkpoint.seq})`);
   // Simulate a crash: drop the store without close (no final checkpoint).

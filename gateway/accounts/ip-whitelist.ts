@@ -1,6 +1,13 @@
 // IP whitelists: single addresses and CIDR ranges, IPv4 and IPv6, matched with Node's own
-// BlockList (which also matches IPv4-mapped IPv6 addresses such as ::ffff:10.0.0.1).
+// BlockList (which also matches IPv4-mapped IPv6 addresses such as ::ffff:10.0.0.1). An
+// account's whitelist binds every request its keys make, on /v1 as on /api; the client's
+// address follows the `trust_proxy` setting the same way on both (Express's compiled rule,
+// applied by proxy-addr, the module Express itself uses for req.ip).
+import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
+import proxyaddr from 'proxy-addr';
+import type { Account } from '../store/state.js';
+import { ApiError } from '../http/errors.js';
 
 export const MAX_WHITELIST_ENTRIES = 100;
 
@@ -51,4 +58,25 @@ export function isAllowed(entries: readonly string[], address: string | undefine
     cache.set(cache_key, matcher);
   }
   return matcher(address);
+}
+
+/** An IPv4-mapped IPv6 address (::ffff:10.0.0.1) as the IPv4 address it is. */
+export function plainAddress(address: string | undefined): string | undefined {
+  if (address?.startsWith('::ffff:') && /^\d+\.\d+\.\d+\.\d+$/.test(address.slice(7))) return address.slice(7);
+  return address;
+}
+
+export type TrustProxy = (address: string, hop: number) => boolean;
+
+/** The client's address under a compiled trust-proxy rule: what Express's req.ip is, for a request outside Express. */
+export function clientAddressOf(req: IncomingMessage, trust: TrustProxy): string | undefined {
+  if (!req.socket.remoteAddress) return undefined;
+  return plainAddress(proxyaddr(req, trust));
+}
+
+/** Throws 403 `ip_not_allowed` when the account has a whitelist and `address` is not on it. */
+export function assertAddressAllowed(account: Account, address: string | undefined): void {
+  if (!isAllowed(account.ip_whitelist, address)) {
+    throw new ApiError(403, 'ip_not_allowed', `requests from ${address ?? 'this address'} are not allowed for this account (IP whitelist)`, null, 'permission_error');
+  }
 }

@@ -1,0 +1,43 @@
+// The gateway's one HTTP server: Node's own http.Server (llhttp) for every connection and
+// every surface. A payments platform's public socket is not the place for a private HTTP
+// parser: a hand-made one (gateway/http/front.ts until issue #13) buffered up to 4 MiB of
+// an unauthenticated body per connection before the handler could refuse the key, and
+// judged request targets and header floods differently from Node.
+//
+// Bounds, all Node's: request heads of at most 16 KiB (431 beyond), at most 2,000 headers
+// (the rest are dropped), the head within `headersTimeout`, the whole request within
+// `requestTimeout`, idle keep-alive connections closed after `keepAliveTimeout`. A body the
+// handler does not read (a refused key, a 413) is drained and discarded by Node, never
+// buffered: the /v1 handlers authenticate from the head before they read a body.
+import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
+
+/** A PEM certificate chain and its key: with them the same handler is served over HTTPS. */
+export interface TlsFiles {
+  cert: Buffer;
+  key: Buffer;
+}
+
+export const SERVER_LIMITS = {
+  /** A little longer than common load balancers' idle timeout (60 s), so that they close first. */
+  keepAliveTimeout: 65_000,
+  headersTimeout: 66_000,
+  requestTimeout: 300_000,
+  maxHeaderSize: 16 * 1024,
+  maxHeadersCount: 2_000,
+} as const;
+
+export function createHttpServer(handler: RequestListener, tls: TlsFiles | null = null): Server | HttpsServer {
+  const options = {
+    keepAliveTimeout: SERVER_LIMITS.keepAliveTimeout,
+    headersTimeout: SERVER_LIMITS.headersTimeout,
+    requestTimeout: SERVER_LIMITS.requestTimeout,
+    maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
+    noDelay: true,
+  };
+  const server = tls ? createHttpsServer({ ...options, ...tls }, handler) : createServer(options, handler);
+  server.maxHeadersCount = SERVER_LIMITS.maxHeadersCount;
+  return server;
+}
+
+export { HttpsServer };

@@ -1,0 +1,87 @@
+// What the payments room keeps encrypted at rest (util/sealed.ts): webhook secrets, request
+// signing secrets and eKYC documents, each bound to its place by its additional data. Start-up
+// seals what an older gateway left in plaintext (or under an older key); `aihub-gateway
+// rotate-key` also re-seals every document.
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import type { Store } from '../store/store.js';
+import type { Account } from '../store/state.js';
+import { fsyncDirectory } from '../store/journal.js';
+import type { Sealer } from '../util/sealed.js';
+import type { KycDocument } from './tables.js';
+
+export const webhookSecretAad = (account_id: string) => `webhook_secret:${account_id}`;
+export const signingSecretAad = (account_id: string) => `signing_secret:${account_id}`;
+export const documentAad = (path: string) => `kyc_document:${path}`;
+
+const BATCH = 500;
+
+/** The account with its secrets sealed under the current key, or null when nothing needs to change. */
+function resealed(account: Account, sealer: Sealer): Account | null {
+  let next: Account | null = null;
+  if (account.webhook && !sealer.isCurrentText(account.webhook.secret)) {
+    const secret = sealer.sealText(sealer.openText(account.webhook.secret, webhookSecretAad(account.id)), webhookSecretAad(account.id));
+    next = { ...account, webhook: { ...account.webhook, secret } };
+  }
+  if (account.signing && !sealer.isCurrentText(account.signing.secret)) {
+    const secret = sealer.sealText(sealer.openText(account.signing.secret, signingSecretAad(account.id)), signingSecretAad(account.id));
+    next = { ...(next ?? account), signing: { ...account.signing, secret } };
+  }
+  return next;
+}
+
+/** Seals every webhook and signing secret not sealed with the current key; returns how many accounts changed. */
+export async function resealSecrets(store: Store, sealer: Sealer): Promise<number> {
+  const pending = Object.values(store.rows('accounts'))
+    .filter((account) => resealed(account, sealer) !== null)
+    .map((account) => account.id);
+  for (let at = 0; at < pending.length; at += BATCH) {
+    await store.transact((tx) => {
+      for (const id of pending.slice(at, at + BATCH)) {
+        const account = tx.get('accounts', id);
+        const next = account && resealed(account, sealer);
+        if (next) tx.set('accounts', id, next);
+      }
+    });
+  }
+  return pending.length;
+}
+
+/** A document's plaintext, checked against the digest recorded at upload. */
+export function readDocument(data_dir: string, document: KycDocument, sealer: Sealer, stored = readFileSync(join(data_dir, document.path))): Buffer {
+  const plain = sealer.openBytes(stored, documentAad(document.path));
+  if (createHash('sha256').update(plain).digest('hex') !== document.sha256) {
+    throw new Error(`eKYC document ${document.path} does not match its recorded SHA-256`);
+  }
+  return plain;
+}
+
+/** Writes bytes durably and privately: temp file 0600, fsync, rename, fsync of the directory. */
+export function writePrivateFile(file: string, bytes: Buffer): void {
+  const temp = `${file}.tmp`;
+  const fd = openSync(temp, 'w', 0o600);
+  try {
+    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temp, file);
+  fsyncDirectory(dirname(file));
+}
+
+/** Re-seals every eKYC document not sealed with the current key; returns how many files changed. */
+export function resealDocuments(store: Store, sealer: Sealer, data_dir: string): number {
+  let changed = 0;
+  for (const submission of Object.values(store.rows('kyc_submissions'))) {
+    for (const document of submission.documents) {
+      const file = join(data_dir, document.path);
+      const stored = readFileSync(file);
+      if (sealer.isCurrentBytes(stored)) continue;
+      writePrivateFile(file, sealer.sealBytes(readDocument(data_dir, document, sealer, stored), documentAad(document.path)));
+      changed++;
+    }
+  }
+  return changed;
+}

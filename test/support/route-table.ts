@@ -1,0 +1,75 @@
+// The gateway's route table, read from the gateway itself: the /v1 routes the lean lane
+// serves (as the OpenAPI document lists them) and every route Express has registered for
+// /api, /admin, the admin console and the dashboard, with its mount path. Built in-process
+// from a gateway on a temp data dir, so that a test can walk every route a real gateway
+// process serves, and a route added later is walked without editing the test.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createGateway } from '../../gateway/app.ts';
+import { chatRouteDocs } from '../../gateway/chat/openapi.ts';
+import { loadConfig } from '../../gateway/config.ts';
+import { createLogger } from '../../gateway/log.ts';
+import { createPayments } from '../../gateway/payments/index.ts';
+import { Store } from '../../gateway/store/store.ts';
+import { Sealer, newKey } from '../../gateway/util/sealed.ts';
+
+export interface Route {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+  /** Express-style: `/api/transactions/:txn_id`. */
+  path: string;
+}
+
+interface Layer {
+  rawPath?: unknown;
+  route?: { path: unknown; methods: Record<string, boolean> };
+  handle?: { stack?: Layer[] };
+}
+
+function join_paths(prefix: string, path: string): string {
+  const joined = `${prefix}${path === '/' ? '' : path}`;
+  return joined === '' ? '/' : joined;
+}
+
+function walk(stack: Layer[], prefix: string, out: Route[]): void {
+  for (const layer of stack) {
+    if (layer.route) {
+      const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
+      for (const path of paths) {
+        if (typeof path !== 'string') continue;
+        for (const [method, on] of Object.entries(layer.route.methods)) {
+          if (on && method !== '_all') out.push({ method: method.toUpperCase() as Route['method'], path: join_paths(prefix, path) });
+        }
+      }
+    } else if (layer.handle?.stack) {
+      const mount = typeof layer.rawPath === 'string' && layer.rawPath !== '/' ? layer.rawPath : '';
+      walk(layer.handle.stack, `${prefix}${mount}`, out);
+    }
+  }
+}
+
+export async function routeTable(): Promise<Route[]> {
+  const data_dir = mkdtempSync(join(tmpdir(), 'aihub-routes-'));
+  const config = loadConfig({ env: {}, flags: { data_dir } });
+  const store = await Store.open(data_dir);
+  try {
+    const logger = createLogger('silent');
+    const clock = { now: () => new Date() };
+    const deps = { config, store, logger, clock, admin_token_hash: '0'.repeat(64), sealer: new Sealer([newKey()]), public_url: () => 'http://127.0.0.1' };
+    const payments = createPayments(deps);
+    const gateway = createGateway({ ...deps, payments });
+    const routes: Route[] = chatRouteDocs.map((doc) => ({ method: doc.method.toUpperCase() as Route['method'], path: doc.path }));
+    walk((gateway.app as unknown as { router: { stack: Layer[] } }).router.stack, '', routes);
+    await gateway.chat.close();
+    const seen = new Set<string>();
+    return routes.filter((route) => {
+      const key = `${route.method} ${route.path}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  } finally {
+    await store.close();
+    rmSync(data_dir, { recursive: true, force: true });
+  }
+}
