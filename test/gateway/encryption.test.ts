@@ -139,10 +139,11 @@ test('a data dir from before encryption: its plaintext webhook secret is sealed 
   const legacy_secret = `whsec_${randomBytes(24).toString('hex')}`;
   const store = await Store.open(data_dir);
   const path = join('kyc-documents', 'legacy', 'doc_legacy.pdf');
+  const keys = store.indexBy('keys', 'account_id');
   const { account_id, key } = await store.transact((tx) => {
     const account = createAccount(tx, { email: 'legacy@example.com' });
     tx.set('accounts', account.id, { ...account, webhook: { url: 'http://127.0.0.1:9/hook', secret: legacy_secret } });
-    return { account_id: account.id, key: createApiKey(tx, store.indexBy('keys', 'account_id'), account.id, 'legacy').key };
+    return { account_id: account.id, key: createApiKey(tx, keys, account.id, 'legacy').key };
   });
   mkdirSync(join(data_dir, 'kyc-documents', 'legacy'), { recursive: true, mode: 0o700 });
   writeFileSync(join(data_dir, path), PDF, { mode: 0o600 });
