@@ -5,7 +5,7 @@ import type { AIHubApi } from './api.js';
 import { BalanceStatusBar } from './balanceStatusBar.js';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatViewProvider.js';
 import { ChatSession } from './chat/session.js';
-import { newChat, openChat, stopReply } from './commands/chat.js';
+import { askInChat, newChat, openChat, stopReply } from './commands/chat.js';
 import { clearApiKey } from './commands/clearApiKey.js';
 import { explainSelection } from './commands/explainSelection.js';
 import { addFileToChat } from './commands/addFileToChat.js';
@@ -40,6 +40,7 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
     'aihub.clearApiKey': clearApiKey(services),
     'aihub.openChat': openChat(chatView, session),
     'aihub.newChat': newChat(session),
+    'aihub.ask': askInChat(chatView, session),
     'aihub.stopReply': stopReply(session),
     'aihub.explainSelection': explainSelection(chatView, session),
     'aihub.generateCode': generateCode(services, proposals),
