@@ -45,9 +45,11 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       message.entries.forEach(upsert);
       setModels(message.models, message.model);
       setBusy(message.busy);
-      titleLine.textContent = message.conversation.title;
-      titleLine.title = message.conversation.title;
+      showTitle(message.conversation.title);
       scrollToEnd();
+      return;
+    case 'conversation':
+      showTitle(message.conversation.title);
       return;
     case 'entry':
       upsert(message.entry);
@@ -138,7 +140,7 @@ modelSelect.addEventListener('change', () => post({ type: 'selectModel', model: 
 function submit(): void {
   const text = input.value.trim();
   if (!text || busy) return;
-  post({ type: 'send', text });
+  post({ type: 'send', text, ...(modelSelect.value ? { model: modelSelect.value } : {}) });
   input.value = '';
   vscode.setState({ draft: '' });
 }
@@ -317,6 +319,11 @@ function renderHistory(conversations: ConversationSummary[], currentId: string):
     list.append(item);
   }
   historyPanel.replaceChildren(list);
+}
+
+function showTitle(title: string): void {
+  titleLine.textContent = title;
+  titleLine.title = title;
 }
 
 function insertIntoInput(text: string): void {

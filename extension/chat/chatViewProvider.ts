@@ -76,7 +76,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         this.postContext();
         return;
       case 'send':
-        await this.session.ask(message.text, { withContext: true });
+        await this.session.ask(message.text, { withContext: true, ...(message.model ? { model: message.model } : {}) });
         return;
       case 'toggleActive':
         this.context.setIncludeActive(message.include);

@@ -87,6 +87,7 @@ export type ToWebview =
   | { type: 'models'; models: ModelChoice[]; model: string }
   | { type: 'busy'; busy: boolean }
   | { type: 'focusInput' }
+  | { type: 'conversation'; conversation: { id: string; title: string } }
   | { type: 'context'; context: ContextView }
   | { type: 'spend'; spend: SpendView }
   | { type: 'history'; conversations: ConversationSummary[]; currentId: string }
@@ -96,7 +97,8 @@ export type ToWebview =
 /** Webview → extension. */
 export type FromWebview =
   | { type: 'ready' }
-  | { type: 'send'; text: string }
+  /** `model`: the tier shown in the view's picker, which this message uses. */
+  | { type: 'send'; text: string; model?: string }
   | { type: 'stop' }
   | { type: 'newChat' }
   | { type: 'selectModel'; model: string }
@@ -120,6 +122,7 @@ export const MAX_MESSAGE_CHARS = 100_000;
 const ACTION_IDS = new Set<string>(Object.keys(ACTION_LABELS));
 /** Conversation and context item ids: never a path or a prototype key, only what the extension hands out. */
 const ID = /^[\w:.-]{1,100}$/;
+const MODEL = /^[\w.:-]{1,100}$/;
 
 /** Validates a message from the webview; anything malformed or oversized is dropped (undefined). */
 export function parseFromWebview(raw: unknown): FromWebview | undefined {
@@ -148,7 +151,9 @@ export function parseFromWebview(raw: unknown): FromWebview | undefined {
     }
     case 'send': {
       const value = text('text');
-      return value !== undefined && value.trim() !== '' ? { type: 'send', text: value } : undefined;
+      if (value === undefined || value.trim() === '') return undefined;
+      const model = text('model');
+      return model !== undefined && MODEL.test(model) ? { type: 'send', text: value, model } : { type: 'send', text: value };
     }
     case 'copy': {
       const value = text('text');
@@ -162,7 +167,7 @@ export function parseFromWebview(raw: unknown): FromWebview | undefined {
     }
     case 'selectModel': {
       const value = text('model');
-      return value !== undefined && /^[\w.:-]{1,100}$/.test(value) ? { type: 'selectModel', model: value } : undefined;
+      return value !== undefined && MODEL.test(value) ? { type: 'selectModel', model: value } : undefined;
     }
     case 'action': {
       const value = text('action');

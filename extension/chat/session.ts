@@ -17,6 +17,8 @@ type AssistantEntry = Extract<ChatEntry, { role: 'assistant' }>;
 export interface AskOptions {
   /** Send the editor context with the message (the chat view's messages do; Explain carries its own code). */
   withContext?: boolean;
+  /** The tier for this message (the view's picker); the aihub.model setting otherwise. */
+  model?: string;
 }
 
 const MAX_STORED_ENTRIES = 200;
@@ -93,7 +95,8 @@ export class ChatSession implements vscode.Disposable {
   /** Sends a user message and streams the reply; resolves with the finished assistant entry. */
   async ask(text: string, options: AskOptions = {}): Promise<AssistantEntry> {
     if (this.current) this.stop();
-    const settings = this.services.settings();
+    const settings = { ...this.services.settings() };
+    if (options.model) settings.model = options.model;
     const built = options.withContext ? await this.context.build(await mentionedFiles(text)) : undefined;
     const user: ChatEntry = { id: randomUUID(), role: 'user', text, ...(built?.labels.length ? { context: built.labels } : {}) };
     const reply: AssistantEntry = { id: randomUUID(), role: 'assistant', text: '', model: settings.model, status: 'streaming' };
@@ -260,6 +263,7 @@ export class ChatSession implements vscode.Disposable {
 
   private async persist(): Promise<void> {
     await this.store.save(this.conversationId, this.entries, undefined);
+    this.post({ type: 'conversation', conversation: this.conversation });
   }
 }
 

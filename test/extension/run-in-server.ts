@@ -52,6 +52,8 @@ async function main(): Promise<number> {
     });
     const outcome = await Promise.race([exited, timedOut]);
     clearTimeout(timer);
+    mkdirSync(join(REPO, 'test-results'), { recursive: true });
+    await page.screenshot({ path: join(REPO, 'test-results/extension-host-end.png') }).catch(() => undefined);
     const results = readFileSync(resultsFile, 'utf8');
     process.stdout.write(results);
     if (outcome === 'timeout') {

@@ -349,17 +349,20 @@ async function main(): Promise<number> {
 
     step('the chat shows the active file as context, sends its content, and renders a table, a nested list and a task list', async () => {
       await openFile(p, SAMPLE);
+      // No selection (an earlier step left one): the whole file goes.
+      await p.keyboard.press('Control+End');
       const active = chat.locator('.context-item.active');
-      await active.filter({ hasText: SAMPLE }).waitFor();
+      await active.filter({ hasText: SAMPLE }).filter({ hasText: 'whole file' }).waitFor();
       assert.match(await chat.locator('#context-tokens').innerText(), /≈\d+ \/ 8,000 tokens of context/);
       await chat.locator('#model').selectOption(SCRIPTED_MODEL);
-      await until('the model setting saved', () => readFileSync(join(folder!, '.vscode/settings.json'), 'utf8').includes(SCRIPTED_MODEL));
+      await until('the model setting saved', () => (JSON.parse(readFileSync(settingsFile, 'utf8')) as Record<string, unknown>)['aihub.model'] === SCRIPTED_MODEL);
       upstream!.setDefault({ kind: 'ok', content: MARKDOWN_REPLY });
       const received = upstream!.received.length;
       await chat.locator('#input').fill('Summarize this file as a table.');
       await chat.locator('#input').press('Enter');
       await chat.locator('.message.assistant[data-status="done"] .markdown table').last().waitFor();
       assert.equal(upstream!.received.length, received + 1);
+      assert.equal(await chatReply().locator('.role').innerText(), `AIHub · ${SCRIPTED_MODEL}`, 'the tier picked in the view answered');
       const sent = lastUserMessage(upstream!);
       assert.ok(sent.includes(readFileSync(join(folder!, SAMPLE), 'utf8').trim()), `the file's content reached the model: ${sent}`);
       assert.ok(sent.trimEnd().endsWith('Summarize this file as a table.'));

@@ -179,7 +179,10 @@ export function registerRealWorkTests(t: RealWorkContext): void {
     await t.configure({ 'inlineCompletions.model': SCRIPTED_MODEL, 'inlineCompletions.enabled': true, 'inlineCompletions.debounceMs': 0 });
     // The workbench here runs in a headless browser page whose editor need not hold the DOM focus, and
     // VS Code hides ghost text on blur; this keeps it (the .vsix browser test types and presses Tab for real).
-    await vscode.workspace.getConfiguration('editor').update('inlineSuggest.keepOnBlur', true, vscode.ConfigurationTarget.Workspace);
+    // (An internal setting the API cannot write, so into settings.json it goes.)
+    const settingsFile = join(t.workspace(), '.vscode/settings.json');
+    writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(readFileSync(settingsFile, 'utf8')), 'editor.inlineSuggest.keepOnBlur': true }, null, 2));
+    await t.until('keepOnBlur read', () => (vscode.workspace.getConfiguration('editor').get('inlineSuggest.keepOnBlur') === true ? true : undefined));
     t.upstream().setDefault({ kind: 'ok', content: 'a + b;' });
     const editor = await openWorkspaceFile(t.workspace(), 'inline.ts', 'export function add(a: number, b: number): number {\n  return \n}\n');
     const position = new vscode.Position(1, 9);
@@ -203,6 +206,8 @@ export function registerRealWorkTests(t: RealWorkContext): void {
       await new Promise((r) => setTimeout(r, 150));
       await vscode.commands.executeCommand('editor.action.inlineSuggest.commit');
       return editor.document.lineAt(1).text === '  return a + b;' ? true : undefined;
+    }).catch((error: Error) => {
+      throw new Error(`${error.message} (line ${JSON.stringify(editor.document.lineAt(1).text)}, stats ${JSON.stringify(api.inlineStats())}, active ${vscode.window.activeTextEditor?.document.uri.path})`);
     });
     assert.ok(api.inlineStats().cacheHits > 0, 'shown again from the cache');
     assert.ok(api.inlineStats().requests <= requests + 1, 'the cache spared new requests');
