@@ -65,7 +65,10 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
     proposals,
     inline,
     inlineStatusBar,
-    vscode.languages.registerInlineCompletionItemProvider({ pattern: '**' }, inline),
+    vscode.languages.registerInlineCompletionItemProvider(
+      ['file', 'untitled', 'vscode-remote', 'vscode-vfs'].map((scheme) => ({ scheme })),
+      inline,
+    ),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
     ...Object.entries(commands).map(([id, run]) => vscode.commands.registerCommand(id, run)),
   );
@@ -90,7 +93,7 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
     renameConversation: (id, title) => session.rename(id, title),
     deleteConversation: (id) => session.delete(id),
     inlineStats: () => ({ ...inline.stats }),
-    onDidChangeInline: inline.onDidChange,
+    onDidChangeInline: inline.onDidUpdateStats,
     spend: () => owned.spend.view(),
     onDidAskSpend: owned.spend.onDidAsk,
     proposalPending: () => proposals.pending,

@@ -110,7 +110,9 @@ export function generateCode(services: Services, proposals: ProposalManager) {
       if (!outcome.cancelled) void vscode.window.showWarningMessage('AIHub: the model answered no code.');
       return { text, reply: outcome.reply, meta: outcome.meta, cancelled: outcome.cancelled, proposed: false, prompt };
     }
-    await proposals.propose(document, selection, text);
+    // At the end of a file that ends with a line break, the code gets its own final line break too.
+    const atEnd = end === whole.length && start === end && whole.endsWith('\n') && !text.endsWith('\n');
+    await proposals.propose(document, selection, atEnd ? `${text}\n` : text);
     return { text, reply: outcome.reply, meta: outcome.meta, cancelled: false, proposed: true, prompt };
   };
 }

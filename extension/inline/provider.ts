@@ -30,8 +30,11 @@ export class InlineCompletionProvider implements vscode.InlineCompletionItemProv
   private readonly chooser = new CompletionClientChooser();
   readonly stats: InlineStats = { requests: 0, shown: 0, cacheHits: 0, paused: 0, client: undefined };
   private readonly changed = new vscode.EventEmitter<InlineStats>();
-  /** Fired after every request and every completion shown. */
-  readonly onDidChange = this.changed.event;
+  /**
+   * Fired after every request and every completion shown. (Not named onDidChange: VS Code reads a
+   * provider's onDidChange as "ask me again", which would loop and never let the ghost text show.)
+   */
+  readonly onDidUpdateStats = this.changed.event;
   private readonly configListener: vscode.Disposable;
 
   constructor(

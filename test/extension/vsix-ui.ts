@@ -400,6 +400,19 @@ async function main(): Promise<number> {
       await shots(p, 'chat-added-file');
       await chip.locator('.context-remove').click();
       await chip.waitFor({ state: 'detached' });
+
+      // "@" in the message: the same quick pick; the path goes into the message and the file into the context.
+      await chat.locator('#input').fill('');
+      await chat.locator('#input').pressSequentially('Compare with @');
+      await pick.waitFor({ state: 'visible' });
+      await pick.fill(otherFile);
+      await p.locator('.quick-input-list .monaco-list-row', { hasText: otherFile }).first().waitFor();
+      await p.keyboard.press('Enter');
+      await chip.waitFor();
+      await until('the mention in the message', async () => (await chat.locator('#input').inputValue()) === `Compare with @${otherFile} `);
+      await chip.locator('.context-remove').click();
+      await chip.waitFor({ state: 'detached' });
+      await chat.locator('#input').fill('');
     });
 
     step('the active-file toggle off: the next message carries no editor content', async () => {
@@ -432,9 +445,12 @@ async function main(): Promise<number> {
       await p.locator('.monaco-diff-editor').first().click();
       await p.keyboard.press('Control+Alt+Enter');
       await diffTab.waitFor({ state: 'detached' });
-      await until('the file on disk changed', () => readFileSync(join(folder!, SAMPLE), 'utf8') === `${original}export const answer = 42;`);
+      await until('the file on disk changed', () => readFileSync(join(folder!, SAMPLE), 'utf8') === `${original}export const answer = 42;\n`);
 
       const accepted = readFileSync(join(folder!, SAMPLE), 'utf8');
+      // Accept ends by showing the file with the cursor after the new code.
+      await p.locator('.tabs-container .tab.active', { hasText: SAMPLE }).waitFor();
+      await p.locator('.editor-instance .monaco-editor.focused').waitFor();
       await palette(p, 'AIHub: Generate Code');
       await box.waitFor({ state: 'visible' });
       await box.fill('another constant');
@@ -445,13 +461,27 @@ async function main(): Promise<number> {
       await diffTab.waitFor({ state: 'detached' });
       assert.equal(readFileSync(join(folder!, SAMPLE), 'utf8'), accepted, 'Reject leaves the file as it was');
       assert.equal(await dirtyTab(p, SAMPLE).count(), 0);
+
+      // Cancelled while it streams: no diff, the file untouched.
+      upstream!.setDefault({ kind: 'ok', content: 'export const slow = 1;\n'.repeat(40), chunks: 40, chunk_delay_ms: 250 });
+      await palette(p, 'AIHub: Generate Code');
+      await box.waitFor({ state: 'visible' });
+      await box.fill('something slow');
+      await box.press('Enter');
+      const progress = p.locator('.notification-toast', { hasText: 'AIHub: generating code' });
+      await progress.waitFor();
+      await progress.locator('.monaco-button', { hasText: 'Cancel' }).click();
+      await progress.waitFor({ state: 'detached' });
+      assert.equal(await diffTab.count(), 0, 'no diff after a cancel');
+      assert.equal(readFileSync(join(folder!, SAMPLE), 'utf8'), accepted);
+      assert.equal(await dirtyTab(p, SAMPLE).count(), 0, 'the editor untouched too');
     });
 
     step('the status bar toggle turns inline completions on; a completion shows as ghost text and Tab accepts it', async () => {
       const off = p.locator('.statusbar-item', { hasText: 'AIHub completions off' });
       await off.waitFor();
       await off.click();
-      await p.locator('.statusbar-item', { hasText: /^AIHub completions$/ }).waitFor();
+      await p.locator('.statusbar-item', { hasText: 'AIHub completions', hasNotText: /off|paused/ }).waitFor();
       upstream!.setDefault({ kind: 'ok', content: '1 + 2;' });
       await openFile(p, SAMPLE);
       await p.keyboard.press('Control+End');
@@ -464,7 +494,7 @@ async function main(): Promise<number> {
       await p.keyboard.press('Tab');
       const text = await saveAndRead(p, folder!, SAMPLE);
       assert.ok(text.endsWith('\nconst total = 1 + 2;'), `Tab accepted the completion: ${JSON.stringify(text.slice(-60))}`);
-      await p.locator('.statusbar-item', { hasText: /^AIHub completions$/ }).click();
+      await p.locator('.statusbar-item', { hasText: 'AIHub completions', hasNotText: /off|paused/ }).click();
       await off.waitFor();
     });
 

@@ -177,40 +177,24 @@ export function registerRealWorkTests(t: RealWorkContext): void {
   it('an inline completion appears as ghost text, is billed into the session spend, and Tab (commit) inserts it', async () => {
     const api = t.api();
     await t.configure({ 'inlineCompletions.model': SCRIPTED_MODEL, 'inlineCompletions.enabled': true, 'inlineCompletions.debounceMs': 0 });
-    // The workbench here runs in a headless browser page whose editor need not hold the DOM focus, and
-    // VS Code hides ghost text on blur; this keeps it (the .vsix browser test types and presses Tab for real).
-    // (An internal setting the API cannot write, so into settings.json it goes.)
-    const settingsFile = join(t.workspace(), '.vscode/settings.json');
-    writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(readFileSync(settingsFile, 'utf8')), 'editor.inlineSuggest.keepOnBlur': true }, null, 2));
-    await t.until('keepOnBlur read', () => (vscode.workspace.getConfiguration('editor').get('inlineSuggest.keepOnBlur') === true ? true : undefined));
-    t.upstream().setDefault({ kind: 'ok', content: 'a + b;' });
-    const editor = await openWorkspaceFile(t.workspace(), 'inline.ts', 'export function add(a: number, b: number): number {\n  return \n}\n');
-    const position = new vscode.Position(1, 9);
+    const editor = await openWorkspaceFile(t.workspace(), 'inline.ts', 'export function add(a: number, b: number): number {\n  return\n}\n');
+    const position = new vscode.Position(1, 8);
     editor.selection = new vscode.Selection(position, position);
     const spentBefore = api.spend().session;
     const shownBefore = api.inlineStats().shown;
     await vscode.window.showTextDocument(editor.document, { preserveFocus: false });
-    await vscode.commands.executeCommand('workbench.action.focusActiveEditorGroup');
-    await vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+    // Typed as from the keyboard (the `type` command is what a key press runs): VS Code asks for a completion.
+    await vscode.commands.executeCommand('type', { text: ' ' });
     await t.until('a completion shown', () => (api.inlineStats().shown > shownBefore ? true : undefined));
     const sent = lastUserMessage(t.upstream());
     assert.ok(sent.includes('  return <CURSOR>\n}'), `the FIM prompt marks the cursor: ${sent}`);
     assert.equal(api.inlineStats().client, 'chat-fim', "today's gateway has no /v1/completions: chat with a FIM prompt");
     await t.until('the session spend counts the completion', () => (api.spend().session > spentBefore ? true : undefined));
-    // Tab runs editor.action.inlineSuggest.commit while the ghost text is visible. Showing it again
-    // answers from the cache (no new request), so a focus change meanwhile cannot lose it.
-    const requests = api.inlineStats().requests;
+    // Tab runs editor.action.inlineSuggest.commit while the ghost text is visible.
     await t.until('the ghost text accepted', async () => {
-      if (vscode.window.activeTextEditor?.document !== editor.document) await vscode.window.showTextDocument(editor.document);
-      await vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
-      await new Promise((r) => setTimeout(r, 150));
       await vscode.commands.executeCommand('editor.action.inlineSuggest.commit');
       return editor.document.lineAt(1).text === '  return a + b;' ? true : undefined;
-    }).catch((error: Error) => {
-      throw new Error(`${error.message} (line ${JSON.stringify(editor.document.lineAt(1).text)}, stats ${JSON.stringify(api.inlineStats())}, active ${vscode.window.activeTextEditor?.document.uri.path})`);
     });
-    assert.ok(api.inlineStats().cacheHits > 0, 'shown again from the cache');
-    assert.ok(api.inlineStats().requests <= requests + 1, 'the cache spared new requests');
     assert.equal(editor.document.getText(), 'export function add(a: number, b: number): number {\n  return a + b;\n}\n');
   });
 
