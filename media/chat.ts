@@ -262,6 +262,9 @@ function renderContext(context: ContextView): void {
       chip.classList.toggle('excluded', !context.includeActive);
     } else {
       chip.append(el('span', 'context-label', item.label));
+    }
+    chip.append(el('span', 'context-detail', `${item.detail} · ≈${item.tokens.toLocaleString('en-US')} tokens${item.note ? ' · trimmed' : ''}`));
+    if (item.kind === 'file') {
       const remove = el('button', 'context-remove', '×') as HTMLButtonElement;
       remove.type = 'button';
       remove.title = `Remove ${item.label} from the context`;
@@ -269,7 +272,6 @@ function renderContext(context: ContextView): void {
       remove.addEventListener('click', () => post({ type: 'removeContext', id: item.id }));
       chip.append(remove);
     }
-    chip.append(el('span', 'context-detail', `${item.detail} · ≈${item.tokens.toLocaleString('en-US')} tokens${item.note ? ' · trimmed' : ''}`));
     chips.push(chip);
   }
   const add = el('button', 'secondary context-add', '+ File') as HTMLButtonElement;

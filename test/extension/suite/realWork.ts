@@ -177,6 +177,12 @@ export function registerRealWorkTests(t: RealWorkContext): void {
   it('an inline completion appears as ghost text, is billed into the session spend, and Tab (commit) inserts it', async () => {
     const api = t.api();
     await t.configure({ 'inlineCompletions.model': SCRIPTED_MODEL, 'inlineCompletions.enabled': true, 'inlineCompletions.debounceMs': 0 });
+    // The workbench here is a headless page whose editor need not keep the DOM focus while the test
+    // drives it through commands, and VS Code drops ghost text on blur; this internal setting (which
+    // the API cannot write, hence settings.json) keeps it. The .vsix browser test types and presses Tab for real.
+    const settingsFile = join(t.workspace(), '.vscode/settings.json');
+    writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(readFileSync(settingsFile, 'utf8')), 'editor.inlineSuggest.keepOnBlur': true }, null, 2));
+    await t.until('keepOnBlur read', () => (vscode.workspace.getConfiguration('editor').get('inlineSuggest.keepOnBlur') === true ? true : undefined));
     const editor = await openWorkspaceFile(t.workspace(), 'inline.ts', 'export function add(a: number, b: number): number {\n  return\n}\n');
     const position = new vscode.Position(1, 8);
     editor.selection = new vscode.Selection(position, position);
