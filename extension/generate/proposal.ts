@@ -65,11 +65,14 @@ export class ProposalManager implements vscode.TextDocumentContentProvider, vsco
     await vscode.commands.executeCommand('vscode.diff', document.uri, uri, `${name} ↔ AIHub proposal (Accept: Ctrl+Alt+Enter, Reject: Ctrl+Alt+Backspace)`, {
       preview: false,
     });
-    const shown = this.current;
-    void vscode.window.showInformationMessage('AIHub: review the generated code in the diff.', 'Accept', 'Reject').then((picked) => {
-      if (this.current !== shown || !picked) return;
-      void (picked === 'Accept' ? this.accept() : this.reject());
+    // A hint in the status bar for as long as the proposal is open (a notification would outlive it).
+    const decided = new Promise<void>((resolve) => {
+      const listener = this.decided.event(() => {
+        listener.dispose();
+        resolve();
+      });
     });
+    vscode.window.setStatusBarMessage('$(diff) AIHub proposal: Accept Ctrl+Alt+Enter · Reject Ctrl+Alt+Backspace (or the ✓ / ✕ in the diff\'s title bar)', decided);
   }
 
   /** Applies the proposal as one undoable edit; false when there is none or the file changed under it. */
