@@ -94,12 +94,14 @@ export class ProposalManager implements vscode.TextDocumentContentProvider, vsco
       return 'stale';
     }
     if (!proposal.wasDirty && !document.isUntitled) await document.save();
-    await this.finish('accepted', true);
+    // The file, cursor after the new code, comes forward before the diff closes, so that the focus
+    // has settled once the diff is gone.
     const editor = await vscode.window.showTextDocument(document, { preview: false });
     const start = range.start;
     const end = document.positionAt(document.offsetAt(start) + proposal.newText.length);
     editor.selection = new vscode.Selection(end, end);
     editor.revealRange(new vscode.Range(start, end));
+    await this.finish('accepted', true);
     return 'accepted';
   }
 
