@@ -1,11 +1,31 @@
 // What the extension exports (vscode.extensions.getExtension('aihub.aihub').exports): read-only
 // views used by the extension-host tests and by other extensions. Never exposes the key.
 import type * as vscode from 'vscode';
-import type { ChatEntry, ToWebview } from './chat/protocol.js';
+import type { ChatEntry, ConversationSummary, SpendView, ToWebview } from './chat/protocol.js';
+import type { BuiltContext } from './context/chatContext.js';
+import type { ProposalOutcome } from './generate/proposal.js';
+import type { InlineStats } from './inline/provider.js';
 import type { LocalGatewayState } from './localGateway.js';
 
 export interface AIHubApi {
+  /** How long activate() took, in milliseconds. */
+  activationMs: number;
   chatTranscript(): readonly ChatEntry[];
+  /** What the next chat message would carry. */
+  chatContext(): Promise<BuiltContext>;
+  conversations(): ConversationSummary[];
+  currentConversation(): { id: string; title: string };
+  openConversation(id: string): Promise<boolean>;
+  renameConversation(id: string, title: string): Promise<boolean>;
+  deleteConversation(id: string): Promise<boolean>;
+  inlineStatusText(): string;
+  inlineStats(): InlineStats;
+  onDidChangeInline: vscode.Event<InlineStats>;
+  spend(): SpendView;
+  /** Fired when a request that could pass the daily cap is asked about. */
+  onDidAskSpend: vscode.Event<{ purpose: string; worstCase: number; cap: number }>;
+  proposalPending(): boolean;
+  onDidDecideProposal: vscode.Event<ProposalOutcome>;
   /** The messages the chat view receives, as they are sent. */
   onDidPostToChat: vscode.Event<ToWebview>;
   statusBarText(): string;

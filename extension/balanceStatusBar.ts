@@ -10,11 +10,15 @@ export class BalanceStatusBar implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private timer: NodeJS.Timeout | undefined;
   private refreshing: AbortController | undefined;
+  private lastBalance: { balance: number; currency: string } | undefined;
 
   constructor(private readonly services: Services) {
     this.item.name = 'AIHub Balance';
     this.disposables.push(
       services.onDidLearnBalance(({ balance, currency }) => this.showBalance(balance, currency)),
+      services.spend.onDidChange(() => {
+        if (this.lastBalance) this.showBalance(this.lastBalance.balance, this.lastBalance.currency);
+      }),
       services.onDidStaleBalance(() => void this.refresh()),
       services.keys.onDidChange(() => void this.refresh()),
       services.localGateway.onDidChangeState((state) => {
@@ -51,11 +55,17 @@ export class BalanceStatusBar implements vscode.Disposable {
     }
   }
 
+  /** "AIHub ₹95.00 · session ₹0.0042", and "cap reached" with a warning colour once today's spend reaches the cap. */
   private showBalance(balance: number, currency: string): void {
-    this.item.text = `$(credit-card) AIHub ${formatMoney(balance, currency)}`;
-    this.item.tooltip = 'AIHub balance. Click to top up.';
+    this.lastBalance = { balance, currency };
+    const spend = this.services.spend.view();
+    const session = spend.session > 0 ? ` · session ${formatMoney(spend.session, spend.currency)}` : '';
+    const capped = spend.capReached;
+    this.item.text = `${capped ? '$(warning)' : '$(credit-card)'} AIHub ${formatMoney(balance, currency)}${session}${capped ? ' · cap reached' : ''}`;
+    const cap = spend.cap === undefined ? 'No daily cap (aihub.spendingCap.perDay).' : `Today ${formatMoney(spend.today, spend.currency)} of the ${formatMoney(spend.cap, spend.currency)} daily cap.`;
+    this.item.tooltip = `AIHub balance. This session: ${formatMoney(spend.session, spend.currency)}. ${cap} Click to top up.`;
     this.item.command = 'aihub.topUp';
-    this.item.backgroundColor = undefined;
+    this.item.backgroundColor = capped ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
   }
 
   private showProblem(error: unknown): void {

@@ -35,6 +35,29 @@ export interface Balance {
   usage?: { requests?: number; prompt_tokens?: number; completion_tokens?: number; cost?: number };
 }
 
+/** A tier's price, from GET /v1/models, in integer micro-units per million tokens. */
+export interface ModelPrice {
+  id: string;
+  inputMicrosPerMillion: number;
+  outputMicrosPerMillion: number;
+  currency: string;
+}
+
+/** A non-streamed request: inline completions (chat with a FIM prompt). */
+export interface CompleteRequest extends ChatRequest {
+  stop?: string[];
+}
+
+/** A legacy completions request with a suffix (fill-in-the-middle). */
+export interface FimRequest {
+  model: string;
+  prompt: string;
+  suffix: string;
+  maxTokens: number;
+  temperature: number;
+  stop?: string[];
+}
+
 interface RawXAihub {
   request_id: string;
   tier: string;
@@ -87,6 +110,71 @@ export class GatewayClient {
     // The SDK ends the iteration quietly when the request is aborted; a stop must not look like a finish.
     if (signal.aborted) throw new APIUserAbortError();
     return { text, finishReason, meta };
+  }
+
+  /** One non-streamed chat completion (an inline completion's request). */
+  async complete(request: CompleteRequest, signal: AbortSignal): Promise<ChatResult> {
+    const response = await this.openai.chat.completions.create(
+      {
+        model: request.model,
+        messages: request.messages,
+        max_tokens: request.maxTokens,
+        temperature: request.temperature,
+        ...(request.stop?.length ? { stop: request.stop } : {}),
+      },
+      { signal, maxRetries: 0 },
+    );
+    const raw = (response as { x_aihub?: RawXAihub }).x_aihub;
+    return { text: response.choices[0]?.message?.content ?? '', finishReason: response.choices[0]?.finish_reason, meta: raw ? toMeta(raw) : undefined };
+  }
+
+  /** POST /v1/completions with `suffix`, for gateways that serve it. */
+  async completeFim(request: FimRequest, signal: AbortSignal): Promise<ChatResult> {
+    const response = await this.openai.completions.create(
+      {
+        model: request.model,
+        prompt: request.prompt,
+        suffix: request.suffix,
+        max_tokens: request.maxTokens,
+        temperature: request.temperature,
+        ...(request.stop?.length ? { stop: request.stop } : {}),
+      },
+      { signal, maxRetries: 0 },
+    );
+    const raw = (response as { x_aihub?: RawXAihub }).x_aihub;
+    return { text: response.choices[0]?.text ?? '', finishReason: response.choices[0]?.finish_reason, meta: raw ? toMeta(raw) : undefined };
+  }
+
+  /**
+   * Whether the gateway serves POST /v1/completions: an empty body is answered 400 (invalid
+   * request) where the route exists, 404 not_found where it does not. Costs nothing either way.
+   */
+  async servesCompletions(signal: AbortSignal): Promise<boolean> {
+    try {
+      await this.openai.post('/completions', { body: {}, signal, maxRetries: 0 });
+      return true;
+    } catch (error) {
+      const status = (error as { status?: unknown }).status;
+      if (status === 400 || status === 422) return true;
+      if (status === 404 || status === 405) return false;
+      throw error;
+    }
+  }
+
+  async prices(signal?: AbortSignal): Promise<ModelPrice[]> {
+    const page = await this.openai.models.list(signal ? { signal } : {});
+    const out: ModelPrice[] = [];
+    for (const model of page.data) {
+      const pricing = (model as { pricing?: { input_per_million?: unknown; output_per_million?: unknown; currency?: unknown } }).pricing;
+      if (typeof pricing?.input_per_million !== 'number' || typeof pricing.output_per_million !== 'number') continue;
+      out.push({
+        id: model.id,
+        inputMicrosPerMillion: Math.round(pricing.input_per_million * 1_000_000),
+        outputMicrosPerMillion: Math.round(pricing.output_per_million * 1_000_000),
+        currency: typeof pricing.currency === 'string' ? pricing.currency : 'INR',
+      });
+    }
+    return out;
   }
 
   async balance(signal?: AbortSignal): Promise<Balance> {

@@ -5,10 +5,15 @@ import type { AIHubApi } from './api.js';
 import { BalanceStatusBar } from './balanceStatusBar.js';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatViewProvider.js';
 import { ChatSession } from './chat/session.js';
-import { newChat, openChat, stopReply } from './commands/chat.js';
+import { askInChat, newChat, openChat, stopReply } from './commands/chat.js';
 import { clearApiKey } from './commands/clearApiKey.js';
 import { explainSelection } from './commands/explainSelection.js';
-import { generateCode } from './commands/generateCode.js';
+import { addFileToChat } from './commands/addFileToChat.js';
+import { acceptProposal, generateCode, rejectProposal } from './commands/generateCode.js';
+import { ChatContext } from './context/chatContext.js';
+import { ProposalManager } from './generate/proposal.js';
+import { InlineCompletionProvider } from './inline/provider.js';
+import { InlineStatusBar, toggleInlineCompletions } from './inline/statusBar.js';
 import { startLocalGateway, stopLocalGateway } from './commands/localGateway.js';
 import { selectModel } from './commands/selectModel.js';
 import { setApiKey } from './commands/setApiKey.js';
@@ -19,10 +24,15 @@ import { Services } from './services.js';
 let services: Services | undefined;
 
 export function activate(context: vscode.ExtensionContext): AIHubApi {
+  const activationStarted = performance.now();
   services = new Services(context);
-  const session = new ChatSession(services, context.workspaceState);
-  const chatView = new ChatViewProvider(services, session);
+  const chatContext = new ChatContext(() => services!.settings().context.budgetTokens, services.settings().context.includeActiveEditor);
+  const session = new ChatSession(services, context.workspaceState, chatContext);
+  const chatView = new ChatViewProvider(services, session, chatContext);
   const statusBar = new BalanceStatusBar(services);
+  const proposals = new ProposalManager();
+  const inline = new InlineCompletionProvider(services, services.spend);
+  const inlineStatusBar = new InlineStatusBar(services, services.spend);
   const start = startLocalGateway(services);
 
   const commands: Record<string, (...args: never[]) => unknown> = {
@@ -30,9 +40,14 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
     'aihub.clearApiKey': clearApiKey(services),
     'aihub.openChat': openChat(chatView, session),
     'aihub.newChat': newChat(session),
+    'aihub.ask': askInChat(chatView, session),
     'aihub.stopReply': stopReply(session),
     'aihub.explainSelection': explainSelection(chatView, session),
-    'aihub.generateCode': generateCode(services),
+    'aihub.generateCode': generateCode(services, proposals),
+    'aihub.acceptProposal': acceptProposal(proposals),
+    'aihub.rejectProposal': rejectProposal(proposals),
+    'aihub.addFileToChat': addFileToChat(chatView, chatContext),
+    'aihub.toggleInlineCompletions': toggleInlineCompletions(),
     'aihub.showBalance': showBalance(services),
     'aihub.topUp': topUp(services),
     'aihub.selectModel': selectModel(services, session),
@@ -44,8 +59,16 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
   context.subscriptions.push(
     services,
     session,
+    chatContext,
     chatView,
     statusBar,
+    proposals,
+    inline,
+    inlineStatusBar,
+    vscode.languages.registerInlineCompletionItemProvider(
+      ['file', 'untitled', 'vscode-remote', 'vscode-vfs'].map((scheme) => ({ scheme })),
+      inline,
+    ),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
     ...Object.entries(commands).map(([id, run]) => vscode.commands.registerCommand(id, run)),
   );
@@ -55,10 +78,26 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
   else void statusBar.refresh();
 
   const owned = services;
+  const activationMs = performance.now() - activationStarted;
+  owned.log.info(`Activated in ${activationMs.toFixed(1)} ms`);
   return {
+    activationMs,
     chatTranscript: () => session.transcript(),
     onDidPostToChat: session.onDidPost,
     statusBarText: () => statusBar.text,
+    inlineStatusText: () => inlineStatusBar.text,
+    chatContext: () => chatContext.build(),
+    conversations: () => session.conversations(),
+    currentConversation: () => session.conversation,
+    openConversation: (id) => session.open(id),
+    renameConversation: (id, title) => session.rename(id, title),
+    deleteConversation: (id) => session.delete(id),
+    inlineStats: () => ({ ...inline.stats }),
+    onDidChangeInline: inline.onDidUpdateStats,
+    spend: () => owned.spend.view(),
+    onDidAskSpend: owned.spend.onDidAsk,
+    proposalPending: () => proposals.pending,
+    onDidDecideProposal: proposals.onDidDecide,
     hasApiKey: async () => (await owned.keys.get()) !== undefined,
     localGateway: () => ({ state: owned.localGateway.state, pid: owned.localGateway.pid, apiBase: owned.localGateway.apiBase }),
   };

@@ -8,12 +8,14 @@ import { GatewayClient } from './client.js';
 import { AIHubError, advise, toFailure, type Advice } from './errors.js';
 import { LocalGateway } from './localGateway.js';
 import { readSettings, type Settings } from './settings.js';
+import { SpendTracker } from './spend.js';
 
 export class Services implements vscode.Disposable {
   readonly log: vscode.LogOutputChannel;
   readonly gatewayOutput: vscode.OutputChannel;
   readonly keys: ApiKeyStore;
   readonly localGateway: LocalGateway;
+  readonly spend: SpendTracker;
   private readonly balanceChanged = new vscode.EventEmitter<{ balance: number; currency: string }>();
   /** Fired whenever a response tells the current balance (x_aihub or /v1/balance). */
   readonly onDidLearnBalance = this.balanceChanged.event;
@@ -30,6 +32,11 @@ export class Services implements vscode.Disposable {
       dataDir: vscode.Uri.joinPath(context.globalStorageUri, 'gateway').fsPath,
       output: this.gatewayOutput,
     });
+    this.spend = new SpendTracker(
+      context.globalState,
+      () => this.settings().spendingCapPerDay,
+      async () => (await this.client()).prices(AbortSignal.timeout(10_000)),
+    );
   }
 
   settings(): Settings {
@@ -74,6 +81,7 @@ export class Services implements vscode.Disposable {
 
   dispose(): void {
     this.localGateway.dispose();
+    this.spend.dispose();
     this.keys.dispose();
     this.balanceChanged.dispose();
     this.balanceStale.dispose();

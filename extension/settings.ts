@@ -17,6 +17,10 @@ export interface Settings {
   localGatewayPort: number;
   localGatewayAutoStart: boolean;
   balanceRefreshSeconds: number;
+  context: { includeActiveEditor: boolean; budgetTokens: number };
+  inlineCompletions: { enabled: boolean; model: string; mode: 'line' | 'block'; debounceMs: number; maxTokens: number };
+  /** Currency units per UTC day; 0 = no cap. */
+  spendingCapPerDay: number;
 }
 
 export function readSettings(): Settings {
@@ -37,6 +41,18 @@ export function readSettings(): Settings {
     localGatewayPort: port,
     localGatewayAutoStart: config.get<boolean>('localGateway.autoStart', true),
     balanceRefreshSeconds: clampInt(config.get<number>('balanceRefreshSeconds', 300), 30, 86_400, 300),
+    context: {
+      includeActiveEditor: config.get<boolean>('context.includeActiveEditor', true) !== false,
+      budgetTokens: clampInt(config.get<number>('context.budgetTokens', 8_000), 0, 200_000, 8_000),
+    },
+    inlineCompletions: {
+      enabled: config.get<boolean>('inlineCompletions.enabled', true) !== false,
+      model: config.get<string>('inlineCompletions.model', DEFAULT_MODEL) || DEFAULT_MODEL,
+      mode: config.get<string>('inlineCompletions.mode', 'line') === 'block' ? 'block' : 'line',
+      debounceMs: clampInt(config.get<number>('inlineCompletions.debounceMs', 250), 0, 5_000, 250),
+      maxTokens: clampInt(config.get<number>('inlineCompletions.maxTokens', 128), 1, 2_048, 128),
+    },
+    spendingCapPerDay: Math.max(0, Number(config.get<number>('spendingCap.perDay', 0)) || 0),
   };
 }
 

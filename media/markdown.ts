@@ -1,148 +1,98 @@
-// A small Markdown reader for chat replies: fenced code, headings, lists, quotes, rules, paragraphs,
-// and inline code, bold, italics and links. It builds a tree, never HTML, so the webview renders it
-// with textContent only (no injection path). Tolerates a reply that is still streaming. Pure.
+// Chat replies as HTML through markdown-it (CommonMark + GFM tables, strikethrough, autolinks) with
+// raw HTML disabled, so a reply can only ever produce the markup markdown-it itself writes: text is
+// escaped, and links that are not http(s) or mailto are dropped. Code blocks are highlighted with
+// highlight.js (its common languages; its output escapes the code) and carry Copy and Insert
+// buttons that the webview script wires by index. Task list items ("- [x] done") get a disabled
+// checkbox. Tolerates a reply that is still streaming (an unclosed fence is a code block). Pure.
+import hljs from 'highlight.js/lib/common';
+import MarkdownIt from 'markdown-it';
+import type Token from 'markdown-it/lib/token.mjs';
 
-export type Inline =
-  | { t: 'text'; v: string }
-  | { t: 'code'; v: string }
-  | { t: 'strong'; c: Inline[] }
-  | { t: 'em'; c: Inline[] }
-  | { t: 'link'; href: string; c: Inline[] };
-
-export type Block =
-  | { t: 'p'; c: Inline[] }
-  | { t: 'h'; level: number; c: Inline[] }
-  | { t: 'code'; lang: string; v: string; closed: boolean }
-  | { t: 'ul'; items: Inline[][] }
-  | { t: 'ol'; start: number; items: Inline[][] }
-  | { t: 'quote'; c: Inline[] }
-  | { t: 'hr' };
-
-const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)/;
-const HEADING = /^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
-const BULLET = /^ {0,3}[-*+]\s+(.*)$/;
-const ORDERED = /^ {0,3}(\d{1,9})[.)]\s+(.*)$/;
-const QUOTE = /^ {0,3}>\s?(.*)$/;
-const RULE = /^ {0,3}([-*_])(\s*\1){2,}\s*$/;
-
-export function parseMarkdown(source: string): Block[] {
-  const lines = source.replace(/\r\n?/g, '\n').split('\n');
-  const blocks: Block[] = [];
-  let i = 0;
-  while (i < lines.length) {
-    const line = lines[i]!;
-    const fence = FENCE.exec(line);
-    if (fence) {
-      const marker = fence[1]!;
-      const body: string[] = [];
-      i++;
-      let closed = false;
-      while (i < lines.length) {
-        const inner = lines[i]!;
-        const trimmed = inner.trim();
-        if (trimmed.startsWith(marker[0]!.repeat(marker.length)) && /^([`~])\1*$/.test(trimmed)) {
-          closed = true;
-          i++;
-          break;
-        }
-        body.push(inner);
-        i++;
-      }
-      blocks.push({ t: 'code', lang: fence[2] ?? '', v: body.join('\n'), closed });
-      continue;
-    }
-    if (line.trim() === '') {
-      i++;
-      continue;
-    }
-    if (RULE.test(line)) {
-      blocks.push({ t: 'hr' });
-      i++;
-      continue;
-    }
-    const heading = HEADING.exec(line);
-    if (heading) {
-      blocks.push({ t: 'h', level: heading[1]!.length, c: parseInline(heading[2]!) });
-      i++;
-      continue;
-    }
-    if (BULLET.test(line) || ORDERED.test(line)) {
-      const ordered = ORDERED.exec(line);
-      const pattern = ordered ? ORDERED : BULLET;
-      const items: string[] = [];
-      while (i < lines.length && lines[i]!.trim() !== '' && !FENCE.test(lines[i]!)) {
-        const match = pattern.exec(lines[i]!);
-        if (match) items.push(match[match.length - 1]!);
-        else if (/^\s+\S/.test(lines[i]!) && items.length > 0) items[items.length - 1] += ` ${lines[i]!.trim()}`;
-        else break;
-        i++;
-      }
-      const parsed = items.map(parseInline);
-      blocks.push(ordered ? { t: 'ol', start: Number(ordered[1]), items: parsed } : { t: 'ul', items: parsed });
-      continue;
-    }
-    if (QUOTE.test(line)) {
-      const quoted: string[] = [];
-      while (i < lines.length && QUOTE.test(lines[i]!)) quoted.push(QUOTE.exec(lines[i++]!)![1]!);
-      blocks.push({ t: 'quote', c: parseInline(quoted.join('\n')) });
-      continue;
-    }
-    const paragraph: string[] = [];
-    while (i < lines.length) {
-      const next = lines[i]!;
-      if (next.trim() === '' || FENCE.test(next) || HEADING.test(next) || BULLET.test(next) || QUOTE.test(next)) break;
-      if (paragraph.length > 0 && (ORDERED.test(next) || RULE.test(next))) break;
-      paragraph.push(next);
-      i++;
-    }
-    blocks.push({ t: 'p', c: parseInline(paragraph.join('\n')) });
-  }
-  return blocks;
+export interface CodeBlock {
+  code: string;
+  /** The fence's tag (`ts`, `python`...), empty when it had none. */
+  lang: string;
 }
 
-export function parseInline(text: string): Inline[] {
-  const out: Inline[] = [];
-  let plain = '';
-  const flush = (): void => {
-    if (plain) out.push({ t: 'text', v: plain });
-    plain = '';
-  };
-  let i = 0;
-  while (i < text.length) {
-    const rest = text.slice(i);
-    const code = /^(`+)([\s\S]*?[^`])\1(?!`)/.exec(rest);
-    if (code) {
-      flush();
-      out.push({ t: 'code', v: code[2]!.replace(/^ (.*) $/, '$1') });
-      i += code[0].length;
-      continue;
-    }
-    const strong = /^(\*\*|__)(?=\S)([\s\S]*?\S)\1/.exec(rest);
-    if (strong) {
-      flush();
-      out.push({ t: 'strong', c: parseInline(strong[2]!) });
-      i += strong[0].length;
-      continue;
-    }
-    const em = /^(\*|_)(?=\S)([\s\S]*?\S)\1(?![*_\w])/.exec(rest);
-    if (em && (em[1] === '*' || !/\w/.test(text[i - 1] ?? ''))) {
-      flush();
-      out.push({ t: 'em', c: parseInline(em[2]!) });
-      i += em[0].length;
-      continue;
-    }
-    const link = /^\[([^\]\n]+)\]\((\S+?)\)/.exec(rest);
-    if (link) {
-      flush();
-      const href = link[2]!;
-      if (/^https?:\/\//i.test(href)) out.push({ t: 'link', href, c: parseInline(link[1]!) });
-      else out.push(...parseInline(link[1]!));
-      i += link[0].length;
-      continue;
-    }
-    plain += text[i];
-    i++;
+export interface RenderedMarkdown {
+  html: string;
+  codeBlocks: CodeBlock[];
+}
+
+/** Longest code a block is highlighted for; longer code is shown plain (highlighting is O(n) but not free). */
+const MAX_HIGHLIGHT_CHARS = 50_000;
+
+const md = new MarkdownIt({ html: false, linkify: true, typographer: false, breaks: false });
+md.validateLink = (url) => /^(https?:|mailto:)/i.test(url.trim());
+md.core.ruler.after('inline', 'aihub_task_lists', (state) => {
+  markTaskItems(state.tokens, state.Token as unknown as new (type: string, tag: string, nesting: number) => Token);
+  return true;
+});
+
+md.renderer.rules.fence = (tokens, idx, _options, env: { codeBlocks: CodeBlock[] }) => {
+  const token = tokens[idx]!;
+  const lang = token.info.trim().split(/\s+/)[0] ?? '';
+  const code = token.content.replace(/\n$/, '');
+  const index = env.codeBlocks.push({ code, lang }) - 1;
+  return codeBlockHtml(code, lang, index);
+};
+md.renderer.rules.code_block = (tokens, idx, _options, env: { codeBlocks: CodeBlock[] }) => {
+  const code = tokens[idx]!.content.replace(/\n$/, '');
+  const index = env.codeBlocks.push({ code, lang: '' }) - 1;
+  return codeBlockHtml(code, '', index);
+};
+
+export function renderMarkdown(source: string): RenderedMarkdown {
+  const env = { codeBlocks: [] as CodeBlock[] };
+  const html = md.render(source, env);
+  return { html, codeBlocks: env.codeBlocks };
+}
+
+/** highlight.js's HTML for the code (escaped by it), or the escaped code when the language is unknown. */
+export function highlight(code: string, lang: string): { html: string; language: string | undefined } {
+  const name = lang.toLowerCase();
+  if (code.length <= MAX_HIGHLIGHT_CHARS && name && hljs.getLanguage(name)) {
+    const result = hljs.highlight(code, { language: name, ignoreIllegals: true });
+    return { html: result.value, language: result.language };
   }
-  flush();
-  return out;
+  return { html: md.utils.escapeHtml(code), language: undefined };
+}
+
+function codeBlockHtml(code: string, lang: string, index: number): string {
+  const escape = md.utils.escapeHtml;
+  const { html, language } = highlight(code, lang);
+  const codeClass = language ? ` class="hljs language-${escape(language)}"` : ' class="hljs"';
+  return (
+    `<div class="code-block" data-code-index="${index}">` +
+    `<div class="code-bar"><span class="code-lang">${escape(lang || 'code')}</span>` +
+    `<button type="button" class="code-action" data-code-action="copy" title="Copy the code">Copy</button>` +
+    `<button type="button" class="code-action" data-code-action="insert" title="Insert the code at the cursor in the editor (or in a new editor when none is open)">Insert</button>` +
+    `</div><pre tabindex="0"><code${codeClass}>${html}</code></pre></div>\n`
+  );
+}
+
+const TASK = /^\[([ xX])\]\s+/;
+
+/** "- [ ] a" / "- [x] b": a disabled checkbox in place of the marker, and a class on the item and its list. */
+function markTaskItems(tokens: Token[], TokenClass: new (type: string, tag: string, nesting: number) => Token): void {
+  for (let i = 2; i < tokens.length; i++) {
+    const inline = tokens[i]!;
+    if (inline.type !== 'inline' || tokens[i - 1]!.type !== 'paragraph_open' || tokens[i - 2]!.type !== 'list_item_open') continue;
+    const match = TASK.exec(inline.content);
+    const first = inline.children?.[0];
+    if (!match || !first || first.type !== 'text' || !TASK.test(first.content)) continue;
+    first.content = first.content.replace(TASK, '');
+    const checkbox = new TokenClass('html_inline', '', 0);
+    const checked = match[1] !== ' ';
+    checkbox.content = `<input type="checkbox" class="task-list-item-checkbox" disabled${checked ? ' checked' : ''}> `;
+    inline.children!.unshift(checkbox);
+    tokens[i - 2]!.attrJoin('class', 'task-list-item');
+    for (let j = i - 3; j >= 0; j--) {
+      const open = tokens[j]!;
+      if ((open.type === 'bullet_list_open' || open.type === 'ordered_list_open') && open.level === tokens[i - 2]!.level - 1) {
+        if (!open.attrGet('class')?.includes('contains-task-list')) open.attrJoin('class', 'contains-task-list');
+        break;
+      }
+    }
+  }
 }

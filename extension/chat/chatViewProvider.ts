@@ -3,6 +3,8 @@
 import * as vscode from 'vscode';
 import { ACTION_COMMANDS } from '../actions.js';
 import { languageIdForFence } from '../codeFence.js';
+import type { ChatContext } from '../context/chatContext.js';
+import { pickWorkspaceFile } from '../context/pickFile.js';
 import type { Services } from '../services.js';
 import { chatHtml } from './html.js';
 import { parseFromWebview, type FromWebview } from './protocol.js';
@@ -14,11 +16,30 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private view: vscode.WebviewView | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
+  private contextTimer: NodeJS.Timeout | undefined;
+
   constructor(
     private readonly services: Services,
     private readonly session: ChatSession,
+    private readonly context: ChatContext,
   ) {
-    this.disposables.push(session.onDidPost((message) => void this.view?.webview.postMessage(message)));
+    this.disposables.push(
+      session.onDidPost((message) => void this.view?.webview.postMessage(message)),
+      context.onDidChange(() => this.postContext()),
+      services.spend.onDidChange((spend) => session.postToView({ type: 'spend', spend })),
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (event.affectsConfiguration('aihub.context')) this.postContext();
+        if (event.affectsConfiguration('aihub.spendingCap')) services.spend.refresh();
+      }),
+    );
+  }
+
+  /** Tells the view what the next message will carry (coalesced: reading files is not free). */
+  postContext(): void {
+    clearTimeout(this.contextTimer);
+    this.contextTimer = setTimeout(() => {
+      void this.context.view().then((context) => this.session.postToView({ type: 'context', context }));
+    }, 50);
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -49,10 +70,45 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private async handle(message: FromWebview): Promise<void> {
     switch (message.type) {
       case 'ready':
+        await this.session.ready;
         void this.view?.webview.postMessage(this.session.snapshot());
+        this.session.postToView({ type: 'spend', spend: this.services.spend.view() });
+        this.postContext();
         return;
       case 'send':
-        await this.session.ask(message.text);
+        await this.session.ask(message.text, { withContext: true, ...(message.model ? { model: message.model } : {}) });
+        return;
+      case 'toggleActive':
+        this.context.setIncludeActive(message.include);
+        return;
+      case 'addFile':
+        await vscode.commands.executeCommand('aihub.addFileToChat');
+        return;
+      case 'removeContext':
+        this.context.removeFile(message.id);
+        return;
+      case 'mention': {
+        const uri = await pickWorkspaceFile('AIHub: mention a file');
+        if (!uri) return;
+        this.context.addFile(uri);
+        this.session.postToView({ type: 'insertText', text: `${vscode.workspace.asRelativePath(uri, false)} ` });
+        return;
+      }
+      case 'showHistory':
+        this.session.postHistory();
+        return;
+      case 'openConversation':
+        await this.session.open(message.id);
+        return;
+      case 'renameConversation': {
+        const current = this.session.conversations().find((c) => c.id === message.id);
+        if (!current) return;
+        const title = await vscode.window.showInputBox({ title: 'AIHub: Rename Conversation', value: current.title, validateInput: (v) => (v.trim() ? undefined : 'The name is empty.') });
+        if (title) await this.session.rename(message.id, title);
+        return;
+      }
+      case 'deleteConversation':
+        await this.session.delete(message.id);
         return;
       case 'stop':
         this.session.stop();
@@ -80,6 +136,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   }
 
   dispose(): void {
+    clearTimeout(this.contextTimer);
     this.disposables.forEach((d) => d.dispose());
   }
 }

@@ -26,12 +26,17 @@ export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri): str
 <header class="toolbar">
   <label for="model">Model</label>
   <select id="model" title="Model tier"></select>
+  <button id="history-button" type="button" class="secondary" title="Saved conversations of this workspace" aria-expanded="false" aria-controls="history">History</button>
   <button id="new-chat" type="button" class="secondary" title="Start a new chat">New Chat</button>
 </header>
+<div id="conversation-title" class="conversation-title"></div>
+<section id="history" class="history" hidden aria-label="Saved conversations"></section>
 <main id="transcript" role="log" aria-live="polite" aria-label="Chat transcript" tabindex="0"></main>
 <form id="composer">
-  <textarea id="input" rows="3" placeholder="Ask AIHub… (Enter to send, Shift+Enter for a new line)" aria-label="Message"></textarea>
+  <div id="context" class="context" aria-label="Context sent with the next message"></div>
+  <textarea id="input" rows="3" placeholder="Ask AIHub… (@ to mention a file, Enter to send, Shift+Enter for a new line)" aria-label="Message"></textarea>
   <div class="composer-buttons">
+    <span id="spend" class="spend" aria-live="polite"></span>
     <button id="send" type="submit">Send</button>
     <button id="stop" type="button" class="secondary" hidden title="Stop the reply (Escape)">Stop</button>
   </div>

@@ -22,7 +22,8 @@ export interface ReplyMeta {
 }
 
 export type ChatEntry =
-  | { id: string; role: 'user'; text: string }
+  /** `context`: labels of the files and selections that were sent with the message. */
+  | { id: string; role: 'user'; text: string; context?: string[] }
   | {
       id: string;
       role: 'assistant';
@@ -38,19 +39,66 @@ export interface ModelChoice {
   label: string;
 }
 
+/** One piece of editor context the next message carries: the active editor's selection or file, or an added file. */
+export interface ContextItemView {
+  id: string;
+  kind: 'active' | 'file';
+  label: string;
+  /** e.g. "lines 3-9 selected", "whole file". */
+  detail: string;
+  tokens: number;
+  /** Set when the content was cut to fit the budget. */
+  note?: string;
+}
+
+export interface ContextView {
+  includeActive: boolean;
+  /** The active editor's item is listed even when excluded, so the toggle has something to show. */
+  items: ContextItemView[];
+  /** Estimated tokens of what will be sent (excluded items not counted). */
+  tokens: number;
+  budget: number;
+}
+
+export interface SpendView {
+  currency: string;
+  /** Spent since VS Code started, in currency units. */
+  session: number;
+  /** Spent today (UTC), in currency units. */
+  today: number;
+  /** The daily cap in currency units, when one is set. */
+  cap: number | undefined;
+  capReached: boolean;
+}
+
+export interface ConversationSummary {
+  id: string;
+  title: string;
+  /** Milliseconds since the epoch. */
+  updatedAt: number;
+  messages: number;
+}
+
 /** Extension → webview. */
 export type ToWebview =
-  | { type: 'state'; entries: ChatEntry[]; models: ModelChoice[]; model: string; busy: boolean }
+  | { type: 'state'; entries: ChatEntry[]; models: ModelChoice[]; model: string; busy: boolean; conversation: { id: string; title: string } }
   | { type: 'entry'; entry: ChatEntry }
   | { type: 'delta'; id: string; text: string }
   | { type: 'models'; models: ModelChoice[]; model: string }
   | { type: 'busy'; busy: boolean }
-  | { type: 'focusInput' };
+  | { type: 'focusInput' }
+  | { type: 'conversation'; conversation: { id: string; title: string } }
+  | { type: 'context'; context: ContextView }
+  | { type: 'spend'; spend: SpendView }
+  | { type: 'history'; conversations: ConversationSummary[]; currentId: string }
+  /** Text for the input at the cursor (the path picked for an @ mention). */
+  | { type: 'insertText'; text: string };
 
 /** Webview → extension. */
 export type FromWebview =
   | { type: 'ready' }
-  | { type: 'send'; text: string }
+  /** `model`: the tier shown in the view's picker, which this message uses. */
+  | { type: 'send'; text: string; model?: string }
   | { type: 'stop' }
   | { type: 'newChat' }
   | { type: 'selectModel'; model: string }
@@ -58,11 +106,23 @@ export type FromWebview =
   /** `language`: the code block's fence tag (`ts`, `python`...), for a new editor when none is open. */
   | { type: 'insert'; text: string; language?: string }
   | { type: 'action'; action: ActionId }
-  | { type: 'openLink'; href: string };
+  | { type: 'openLink'; href: string }
+  | { type: 'toggleActive'; include: boolean }
+  | { type: 'addFile' }
+  | { type: 'removeContext'; id: string }
+  /** The user typed "@": pick a workspace file to mention. */
+  | { type: 'mention' }
+  | { type: 'showHistory' }
+  | { type: 'openConversation'; id: string }
+  | { type: 'renameConversation'; id: string }
+  | { type: 'deleteConversation'; id: string };
 
 export const MAX_MESSAGE_CHARS = 100_000;
 
 const ACTION_IDS = new Set<string>(Object.keys(ACTION_LABELS));
+/** Conversation and context item ids: never a path or a prototype key, only what the extension hands out. */
+const ID = /^[\w:.-]{1,100}$/;
+const MODEL = /^[\w.:-]{1,100}$/;
 
 /** Validates a message from the webview; anything malformed or oversized is dropped (undefined). */
 export function parseFromWebview(raw: unknown): FromWebview | undefined {
@@ -76,10 +136,24 @@ export function parseFromWebview(raw: unknown): FromWebview | undefined {
     case 'ready':
     case 'stop':
     case 'newChat':
+    case 'addFile':
+    case 'mention':
+    case 'showHistory':
       return { type: message.type };
+    case 'toggleActive':
+      return typeof message.include === 'boolean' ? { type: 'toggleActive', include: message.include } : undefined;
+    case 'removeContext':
+    case 'openConversation':
+    case 'renameConversation':
+    case 'deleteConversation': {
+      const value = text('id');
+      return value !== undefined && ID.test(value) ? { type: message.type, id: value } : undefined;
+    }
     case 'send': {
       const value = text('text');
-      return value !== undefined && value.trim() !== '' ? { type: 'send', text: value } : undefined;
+      if (value === undefined || value.trim() === '') return undefined;
+      const model = text('model');
+      return model !== undefined && MODEL.test(model) ? { type: 'send', text: value, model } : { type: 'send', text: value };
     }
     case 'copy': {
       const value = text('text');
@@ -93,7 +167,7 @@ export function parseFromWebview(raw: unknown): FromWebview | undefined {
     }
     case 'selectModel': {
       const value = text('model');
-      return value !== undefined && /^[\w.:-]{1,100}$/.test(value) ? { type: 'selectModel', model: value } : undefined;
+      return value !== undefined && MODEL.test(value) ? { type: 'selectModel', model: value } : undefined;
     }
     case 'action': {
       const value = text('action');

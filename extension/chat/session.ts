@@ -1,16 +1,29 @@
-// The chat: its transcript (kept per workspace), the one reply that may be streaming, and the
-// messages the webview needs to mirror it. It works whether or not the view is open.
+// The chat: the open conversation (conversations are kept per workspace), the one reply that may
+// be streaming, and the messages the webview needs to mirror it. It works whether or not the view
+// is open. A message carries the editor context (see context/chatContext.ts) and is asked about
+// first when it could pass the daily spending cap.
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ChatTurn } from '../client.js';
+import type { ChatContext } from '../context/chatContext.js';
 import { CHAT_SYSTEM_PROMPT } from '../prompts.js';
 import type { Services } from '../services.js';
-import type { ChatEntry, ModelChoice, ToWebview } from './protocol.js';
+import { promptChars } from '../spendMath.js';
+import { ConversationStore, titleFor } from './history.js';
+import { formatMoney, type ChatEntry, type ModelChoice, type ToWebview } from './protocol.js';
 
 type AssistantEntry = Extract<ChatEntry, { role: 'assistant' }>;
 
-const HISTORY_KEY = 'aihub.chat.history';
+export interface AskOptions {
+  /** Send the editor context with the message (the chat view's messages do; Explain carries its own code). */
+  withContext?: boolean;
+  /** The tier for this message (the view's picker); the aihub.model setting otherwise. */
+  model?: string;
+}
+
 const MAX_STORED_ENTRIES = 200;
+/** @mentions resolved per message. */
+const MAX_MENTIONS = 10;
 const MAX_CONTEXT_ENTRIES = 20;
 const MAX_CONTEXT_CHARS = 60_000;
 
@@ -23,7 +36,11 @@ export const DEFAULT_MODELS: ModelChoice[] = [
 ].map((id) => ({ id, label: id }));
 
 export class ChatSession implements vscode.Disposable {
-  private entries: ChatEntry[];
+  private entries: ChatEntry[] = [];
+  private conversationId: string;
+  private readonly store: ConversationStore;
+  /** Resolves once earlier versions' single transcript is moved into the history. */
+  readonly ready: Promise<void>;
   private current: { entry: AssistantEntry; cancel: vscode.CancellationTokenSource } | undefined;
   private models: ModelChoice[] = DEFAULT_MODELS;
   private readonly posted = new vscode.EventEmitter<ToWebview>();
@@ -32,10 +49,26 @@ export class ChatSession implements vscode.Disposable {
 
   constructor(
     private readonly services: Services,
-    private readonly memento: vscode.Memento,
+    memento: vscode.Memento,
+    private readonly context: ChatContext,
   ) {
-    const stored = memento.get<ChatEntry[]>(HISTORY_KEY, []);
-    this.entries = Array.isArray(stored) ? stored.map(settleInterrupted) : [];
+    this.store = new ConversationStore(memento);
+    const latest = this.store.list()[0];
+    this.conversationId = latest?.id ?? this.store.newId();
+    if (latest) this.entries = this.store.entries(latest.id).map(settleInterrupted);
+    this.ready = this.migrate();
+  }
+
+  private async migrate(): Promise<void> {
+    const legacy = await this.store.takeLegacy();
+    if (legacy.length === 0 || this.entries.length > 0) return;
+    this.entries = legacy.map(settleInterrupted);
+    await this.persist();
+    this.post(this.snapshot());
+  }
+
+  get conversation(): { id: string; title: string } {
+    return { id: this.conversationId, title: this.store.get(this.conversationId)?.title ?? (this.entries.length ? titleFor(this.entries) : 'New chat') };
   }
 
   get busy(): boolean {
@@ -47,7 +80,7 @@ export class ChatSession implements vscode.Disposable {
   }
 
   snapshot(): ToWebview {
-    return { type: 'state', entries: this.entries, models: this.models, model: this.services.settings().model, busy: this.busy };
+    return { type: 'state', entries: this.entries, models: this.models, model: this.services.settings().model, busy: this.busy, conversation: this.conversation };
   }
 
   setModels(models: ModelChoice[]): void {
@@ -60,14 +93,32 @@ export class ChatSession implements vscode.Disposable {
   }
 
   /** Sends a user message and streams the reply; resolves with the finished assistant entry. */
-  async ask(text: string): Promise<AssistantEntry> {
+  async ask(text: string, options: AskOptions = {}): Promise<AssistantEntry> {
     if (this.current) this.stop();
-    const settings = this.services.settings();
-    const user: ChatEntry = { id: randomUUID(), role: 'user', text };
+    const settings = { ...this.services.settings() };
+    if (options.model) settings.model = options.model;
+    const built = options.withContext ? await this.context.build(await mentionedFiles(text)) : undefined;
+    const user: ChatEntry = { id: randomUUID(), role: 'user', text, ...(built?.labels.length ? { context: built.labels } : {}) };
     const reply: AssistantEntry = { id: randomUUID(), role: 'assistant', text: '', model: settings.model, status: 'streaming' };
-    const turns = this.contextTurns(text);
+    const question = built?.prompt ? `${built.prompt}\n\n${text}` : text;
+    const turns = this.contextTurns(question);
     this.append(user);
     this.append(reply);
+    const spend = this.services.spend;
+    const allowed = await spend.confirm({
+      model: settings.model, promptChars: promptChars(turns), messages: turns.length, maxTokens: settings.maxTokens, purpose: 'This chat message',
+    });
+    if (!allowed) {
+      const cap = spend.view();
+      reply.status = 'error';
+      reply.error = {
+        message: `Not sent: it could pass your daily spending cap of ${formatMoney(cap.cap ?? 0, cap.currency)} (aihub.spendingCap.perDay).`,
+        actions: ['openSettings'],
+      };
+      this.replace(reply);
+      await this.persist();
+      return reply;
+    }
     const cancel = new vscode.CancellationTokenSource();
     this.current = { entry: reply, cancel };
     this.post({ type: 'busy', busy: true });
@@ -86,6 +137,7 @@ export class ChatSession implements vscode.Disposable {
       reply.status = 'done';
       reply.meta = result.meta;
       if (result.meta) {
+        spend.record(result.meta.cost, result.meta.currency);
         this.services.learnBalance(result.meta.balance, result.meta.currency);
         this.services.log.info(
           `chat ${result.meta.requestId}: ${result.meta.tier}, ${result.meta.promptTokens}+${result.meta.completionTokens} tokens, cost ${result.meta.cost} ${result.meta.currency}`,
@@ -116,11 +168,61 @@ export class ChatSession implements vscode.Disposable {
     this.current?.cancel.cancel();
   }
 
+  /** New Chat: the current conversation stays in the history; an empty one starts. */
   async clear(): Promise<void> {
     this.stop();
-    this.entries = [];
     await this.persist();
+    this.entries = [];
+    this.conversationId = this.store.newId();
     this.post(this.snapshot());
+    this.postHistory();
+  }
+
+  conversations() {
+    return this.store.list();
+  }
+
+  /** Reopens a saved conversation; false when there is none with that id. */
+  async open(id: string): Promise<boolean> {
+    if (!this.store.get(id)) return false;
+    this.stop();
+    await this.persist();
+    this.conversationId = id;
+    this.entries = this.store.entries(id).map(settleInterrupted);
+    this.post(this.snapshot());
+    this.postHistory();
+    return true;
+  }
+
+  async rename(id: string, title: string): Promise<boolean> {
+    const renamed = await this.store.rename(id, title);
+    if (renamed) {
+      if (id === this.conversationId) this.post(this.snapshot());
+      this.postHistory();
+    }
+    return renamed;
+  }
+
+  /** Deletes a saved conversation; deleting the open one starts a new chat. */
+  async delete(id: string): Promise<boolean> {
+    if (id === this.conversationId) {
+      this.stop();
+      this.entries = [];
+      this.conversationId = this.store.newId();
+    }
+    const deleted = await this.store.delete(id);
+    this.post(this.snapshot());
+    this.postHistory();
+    return deleted;
+  }
+
+  postHistory(): void {
+    this.post({ type: 'history', conversations: this.store.list(), currentId: this.conversationId });
+  }
+
+  /** Relays a message to the view (the context and spend views). */
+  postToView(message: ToWebview): void {
+    this.post(message);
   }
 
   focusInput(): void {
@@ -160,8 +262,34 @@ export class ChatSession implements vscode.Disposable {
   }
 
   private async persist(): Promise<void> {
-    await this.memento.update(HISTORY_KEY, this.entries);
+    await this.store.save(this.conversationId, this.entries, undefined);
+    this.post({ type: 'conversation', conversation: this.conversation });
   }
+}
+
+/** Workspace files named with @path in a message (those that exist). */
+async function mentionedFiles(text: string): Promise<vscode.Uri[]> {
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  if (folders.length === 0) return [];
+  const found: vscode.Uri[] = [];
+  for (const match of text.matchAll(/(?:^|\s)@([\w./-]{1,300})/g)) {
+    if (found.length >= MAX_MENTIONS) break;
+    const path = match[1]!.replace(/[.,;:]+$/, '');
+    if (path.split('/').includes('..')) continue;
+    for (const folder of folders) {
+      const uri = vscode.Uri.joinPath(folder.uri, path);
+      try {
+        const stat = await vscode.workspace.fs.stat(uri);
+        if (stat.type & vscode.FileType.File) {
+          found.push(uri);
+          break;
+        }
+      } catch {
+        /* not a file of this folder */
+      }
+    }
+  }
+  return found;
 }
 
 function settleInterrupted(entry: ChatEntry): ChatEntry {

@@ -1,3 +1,4 @@
+import * as vscode from 'vscode';
 import type { ChatViewProvider } from '../chat/chatViewProvider.js';
 import type { ChatSession } from '../chat/session.js';
 
@@ -14,4 +15,17 @@ export function newChat(session: ChatSession) {
 
 export function stopReply(session: ChatSession) {
   return () => session.stop();
+}
+
+/** Ask in Chat: a message (the argument, or typed in an input box) sent with the editor context, as from the chat view. */
+export function askInChat(view: ChatViewProvider, session: ChatSession) {
+  return async (textArgument?: unknown) => {
+    const text =
+      typeof textArgument === 'string'
+        ? textArgument
+        : await vscode.window.showInputBox({ title: 'AIHub: Ask in Chat', prompt: 'Your question; the active editor\'s selection or file and the added files go with it', ignoreFocusOut: true });
+    if (!text?.trim()) return undefined;
+    await view.reveal();
+    return session.ask(text, { withContext: true });
+  };
 }

@@ -1,26 +1,37 @@
 import * as vscode from 'vscode';
 import { abortSignalFor } from '../cancellation.js';
-import { FenceStripper, type StripStep } from '../codeFence.js';
+import { stripCodeFences } from '../codeFence.js';
+import { headChars, importLines, tailChars } from '../context/estimate.js';
+import type { ProposalManager } from '../generate/proposal.js';
 import { generateMessages } from '../prompts.js';
 import type { ReplyMeta } from '../chat/protocol.js';
 import type { Services } from '../services.js';
+import { promptChars } from '../spendMath.js';
 
 export interface GeneratedCode {
-  /** What was inserted: the reply without its code fence. */
+  /** What is proposed: the reply without its code fence. */
   text: string;
   /** The reply as the model sent it. */
   reply: string;
   meta: ReplyMeta | undefined;
   cancelled: boolean;
+  /** The diff with Accept / Reject is open. */
+  proposed: boolean;
+  /** What was sent, for the record (and the tests): the user message. */
+  prompt: string;
 }
 
 const MAX_SELECTION_CHARS = 20_000;
+/** The code around the cursor that is sent with the request. */
+const MAX_BEFORE_CHARS = 6_000;
+const MAX_AFTER_CHARS = 3_000;
 
 /**
- * Asks for a description and streams the code into the editor at the cursor (or over the
- * selection), fences stripped, as one undoable edit under a cancellable progress notification.
+ * Asks for a description, sends it with the code before and after the cursor (bounded) and the
+ * file's imports, and opens the result as a diff against the file, to be accepted (one undoable
+ * edit) or rejected. Cancelling leaves the file untouched: nothing is written while it streams.
  */
-export function generateCode(services: Services) {
+export function generateCode(services: Services, proposals: ProposalManager) {
   return async (descriptionArgument?: unknown): Promise<GeneratedCode | undefined> => {
     const editor = vscode.window.activeTextEditor;
     if (!editor) {
@@ -46,33 +57,46 @@ export function generateCode(services: Services) {
       return undefined;
     }
     const settings = services.settings();
-    const { document, selection } = editor;
+    const { document } = editor;
+    const selection = new vscode.Range(editor.selection.start, editor.selection.end);
     const fileName = document.isUntitled ? 'an untitled file' : `\`${vscode.workspace.asRelativePath(document.uri)}\``;
-    const messages = generateMessages(description, document.languageId, fileName, document.getText(selection).slice(0, MAX_SELECTION_CHARS));
+    const whole = document.getText();
+    const start = document.offsetAt(selection.start);
+    const end = document.offsetAt(selection.end);
+    const surroundings = {
+      imports: importLines(whole),
+      before: tailChars(whole.slice(0, start), MAX_BEFORE_CHARS),
+      after: headChars(whole.slice(end), MAX_AFTER_CHARS),
+    };
+    const messages = generateMessages(description, document.languageId, fileName, document.getText(selection).slice(0, MAX_SELECTION_CHARS), surroundings);
+    const prompt = messages[messages.length - 1]!.content;
+    const allowed = await services.spend.confirm({
+      model: settings.model, promptChars: promptChars(messages), messages: messages.length, maxTokens: settings.maxTokens, purpose: 'Generate Code',
+    });
+    if (!allowed) return { text: '', reply: '', meta: undefined, cancelled: true, proposed: false, prompt };
 
-    return vscode.window.withProgress(
+    const outcome = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: 'AIHub: generating code', cancellable: true },
       async (progress, token) => {
-        const writer = new StreamingEdit(editor, editor.selection);
-        const stripper = new FenceStripper();
         const abort = abortSignalFor(token);
+        let received = 0;
         try {
           const result = await client.streamChat(
             { model: settings.model, messages, maxTokens: settings.maxTokens, temperature: settings.temperature },
             abort.signal,
             (delta) => {
-              writer.apply(stripper.push(delta));
-              progress.report({ message: `${writer.length} characters` });
+              received += delta.length;
+              progress.report({ message: `${received} characters` });
             },
           );
-          writer.apply(stripper.end());
-          await writer.finish();
-          if (result.meta) services.learnBalance(result.meta.balance, result.meta.currency);
-          return { text: writer.text, reply: result.text, meta: result.meta, cancelled: false };
+          if (result.meta) {
+            services.learnBalance(result.meta.balance, result.meta.currency);
+            services.spend.record(result.meta.cost, result.meta.currency);
+          }
+          return { reply: result.text, meta: result.meta, cancelled: false };
         } catch (error) {
-          await writer.finish().catch(() => undefined);
           services.balanceMayHaveChanged();
-          if (token.isCancellationRequested) return { text: writer.text, reply: '', meta: undefined, cancelled: true };
+          if (token.isCancellationRequested) return { reply: '', meta: undefined, cancelled: true };
           await services.showError(error);
           return undefined;
         } finally {
@@ -80,73 +104,23 @@ export function generateCode(services: Services) {
         }
       },
     );
+    if (!outcome) return undefined;
+    const text = stripCodeFences(outcome.reply);
+    if (outcome.cancelled || text.trim() === '') {
+      if (!outcome.cancelled) void vscode.window.showWarningMessage('AIHub: the model answered no code.');
+      return { text, reply: outcome.reply, meta: outcome.meta, cancelled: outcome.cancelled, proposed: false, prompt };
+    }
+    // At the end of a file that ends with a line break, the code gets its own final line break too.
+    const atEnd = end === whole.length && start === end && whole.endsWith('\n') && !text.endsWith('\n');
+    await proposals.propose(document, selection, atEnd ? `${text}\n` : text);
+    return { text, reply: outcome.reply, meta: outcome.meta, cancelled: false, proposed: true, prompt };
   };
 }
 
-/**
- * Applies streamed text as a series of editor edits that form one undo step: only the first edit
- * opens an undo stop, the later ones join it. Edits are serialized; text arriving meanwhile is
- * coalesced into the next edit. A reset step replaces everything inserted so far.
- */
-class StreamingEdit {
-  text = '';
-  private pending = '';
-  private pendingReset = false;
-  private applied = 0;
-  private chain: Promise<void> = Promise.resolve();
-  private failed: Error | undefined;
-  private readonly startOffset: number;
+export function acceptProposal(proposals: ProposalManager) {
+  return () => proposals.accept();
+}
 
-  constructor(
-    private readonly editor: vscode.TextEditor,
-    private readonly replaced: vscode.Selection,
-  ) {
-    this.startOffset = editor.document.offsetAt(replaced.start);
-  }
-
-  get length(): number {
-    return this.text.length + this.pending.length;
-  }
-
-  apply(step: StripStep): void {
-    if (this.failed || (!step.text && !step.reset)) return;
-    if (step.reset) {
-      this.pendingReset = true;
-      this.pending = step.text;
-    } else {
-      this.pending += step.text;
-    }
-    this.chain = this.chain.then(() => this.flush());
-  }
-
-  async finish(): Promise<void> {
-    await this.chain;
-    if (this.failed) throw this.failed;
-  }
-
-  private async flush(): Promise<void> {
-    const reset = this.pendingReset && this.applied > 0 && this.text !== '';
-    if ((!this.pending && !reset) || this.failed) return;
-    const chunk = this.pending;
-    this.pending = '';
-    this.pendingReset = false;
-    const first = this.applied === 0;
-    const document = this.editor.document;
-    const start = document.positionAt(this.startOffset);
-    const end = document.positionAt(this.startOffset + this.text.length);
-    const ok = await this.editor.edit(
-      (edit) => {
-        if (first && !this.replaced.isEmpty) edit.replace(this.replaced, chunk);
-        else if (reset) edit.replace(new vscode.Range(start, end), chunk);
-        else edit.insert(end, chunk);
-      },
-      { undoStopBefore: first, undoStopAfter: false },
-    );
-    if (!ok) {
-      this.failed = new Error('The editor did not accept the generated code (was it closed?).');
-      return;
-    }
-    this.applied++;
-    this.text = reset ? chunk : this.text + chunk;
-  }
+export function rejectProposal(proposals: ProposalManager) {
+  return () => proposals.reject();
 }

@@ -46,12 +46,16 @@ async function main(): Promise<number> {
       ['extensionTestsPath', `${remote}${SUITE}`],
     ]);
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(payload)}`);
+    // The workbench window has the focus, as a user's would: editor commands that act on the focused editor work.
+    await page.bringToFront();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolveTimeout) => {
       timer = setTimeout(() => resolveTimeout('timeout'), SUITE_TIMEOUT_MS);
     });
     const outcome = await Promise.race([exited, timedOut]);
     clearTimeout(timer);
+    mkdirSync(join(REPO, 'test-results'), { recursive: true });
+    await page.screenshot({ path: join(REPO, 'test-results/extension-host-end.png') }).catch(() => undefined);
     const results = readFileSync(resultsFile, 'utf8');
     process.stdout.write(results);
     if (outcome === 'timeout') {

@@ -10,7 +10,9 @@ import type { ChatEntry, ToWebview } from '../../../extension/chat/protocol.js';
 import type { GeneratedCode } from '../../../extension/commands/generateCode.js';
 import type { LocalGatewayInfo } from '../../../extension/commands/localGateway.js';
 import { stripCodeFences } from '../../../extension/codeFence.js';
+import { ScriptedUpstream } from '../../support/scripted-upstream.js';
 import { startTestGateway, type TestGateway } from './gateway.js';
+import { registerRealWorkTests, report } from './realWork.js';
 
 type Assistant = Extract<ChatEntry, { role: 'assistant' }>;
 
@@ -60,13 +62,15 @@ export function registerExtensionTests(): void {
     let gateway: TestGateway;
     let funded: { key: string; keyId: string };
     let repo: string;
+    let upstream: ScriptedUpstream;
 
     before(async function () {
       this.timeout(120_000);
       extension = vscode.extensions.getExtension<AIHubApi>(EXTENSION_ID)!;
       assert.ok(extension, `extension ${EXTENSION_ID} is loaded`);
       repo = extension.extensionPath;
-      gateway = await startTestGateway(repo);
+      upstream = await ScriptedUpstream.start();
+      gateway = await startTestGateway(repo, { scripted: upstream.base_url });
       funded = await gateway.account(CREDIT);
       await configure({ baseUrl: gateway.apiBase, model: 'service-ai-lite', 'localGateway.autoStart': false });
     });
@@ -74,6 +78,7 @@ export function registerExtensionTests(): void {
     after(async function () {
       this.timeout(30_000);
       await gateway?.stop();
+      await upstream?.close();
     });
 
     it('is not active before its first command or view (lazy activation)', () => {
@@ -83,7 +88,9 @@ export function registerExtensionTests(): void {
     });
 
     it('registers every contributed command, all in the AIHub category', async () => {
+      const started = performance.now();
       api = await extension.activate();
+      report(`activation: activate() ${api.activationMs.toFixed(1)} ms; extension.activate() as seen by the test ${(performance.now() - started).toFixed(1)} ms`);
       const contributed = (extension.packageJSON.contributes.commands as Array<{ command: string; category: string }>);
       assert.ok(contributed.length >= 12);
       const registered = new Set(await vscode.commands.getCommands(true));
@@ -159,7 +166,7 @@ export function registerExtensionTests(): void {
       await until('status bar after the reply', () => api.statusBarText().includes(meta.balance.toFixed(2)) || undefined);
     });
 
-    it('Generate Code inserts the streamed code, fences stripped, as one undoable edit', async function () {
+    it('Generate Code proposes the code, fences stripped; Accept inserts it as one undoable edit', async function () {
       const original = '// header\n\n// footer\n';
       const editor = await openSample(original);
       editor.selection = new vscode.Selection(1, 0, 1, 0);
@@ -173,6 +180,9 @@ export function registerExtensionTests(): void {
       }
       // The built-in engine answers with a skeleton of the requested function in the file's language.
       assert.match(result.text, /function/);
+      assert.equal(result.proposed, true);
+      assert.equal(editor.document.getText(), original, 'nothing lands before Accept');
+      assert.equal(await vscode.commands.executeCommand('aihub.acceptProposal'), 'accepted');
       const text = editor.document.getText();
       assert.equal(text, `// header\n${result.text}\n// footer\n`);
       assert.ok(result.meta && result.meta.cost >= 0);
@@ -186,6 +196,7 @@ export function registerExtensionTests(): void {
       editor.selection = new vscode.Selection(1, 0, 1, 15);
       const result = await vscode.commands.executeCommand<GeneratedCode>('aihub.generateCode', 'rewrite this as a function');
       assert.ok(result && result.text.length > 0);
+      assert.equal(await vscode.commands.executeCommand('aihub.acceptProposal'), 'accepted');
       assert.equal(editor.document.getText(), `const keep = 1;\n${result.text}\n`);
     });
 
@@ -275,6 +286,21 @@ export function registerExtensionTests(): void {
       assert.ok(api.chatTranscript().length > 0);
       await vscode.commands.executeCommand('aihub.newChat');
       assert.equal(api.chatTranscript().length, 0);
+    });
+
+    describe('for real work', () => {
+      // Mocha runs these after the outer tests, the local gateway's included: back to the test gateway and key.
+      before(async () => {
+        await configure({ baseUrl: gateway.apiBase, 'localGateway.port': undefined });
+        assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', funded.key), true);
+      });
+      registerRealWorkTests({
+        api: () => api,
+        upstream: () => upstream,
+        workspace: () => process.env.AIHUB_TEST_WORKSPACE ?? vscode.workspace.workspaceFolders![0]!.uri.fsPath,
+        configure,
+        until,
+      });
     });
 
     it('the local gateway starts with a new account and key, answers, and stops', async function () {

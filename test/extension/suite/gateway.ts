@@ -15,14 +15,27 @@ export interface TestGateway {
   stop(): Promise<void>;
 }
 
-export async function startTestGateway(repo: string): Promise<TestGateway> {
+/** The tier the tests answer from a scripted upstream (see startTestGateway's `scripted`). */
+export const SCRIPTED_MODEL = 'service-ai-pro-4';
+
+/**
+ * `scripted`: the base URL of a scripted OpenAI-compatible upstream (test/support/scripted-upstream.ts)
+ * that answers SCRIPTED_MODEL, so a test can say what the model replies and read what reached it.
+ */
+export async function startTestGateway(repo: string, options: { scripted?: string } = {}): Promise<TestGateway> {
   const script = process.env.AIHUB_TEST_GATEWAY ?? join(repo, 'dist/gateway.js');
   const dataDir = mkdtempSync(join(tmpdir(), 'aihub-test-gateway-'));
   const adminToken = randomBytes(24).toString('hex');
   // The built-in engine paces its tokens a little, so a reply really arrives over time and the
   // tests that watch it stream do not depend on how the event loops happen to interleave.
   const configFile = join(dataDir, 'test-config.json');
-  writeFileSync(configFile, JSON.stringify({ chat: { engines: { builtin: { type: 'builtin', token_interval_ms: 3 } } } }), { mode: 0o600 }); // the data dir must stay private
+  const engines: Record<string, unknown> = { builtin: { type: 'builtin', token_interval_ms: 3 } };
+  const models: Record<string, unknown> = {};
+  if (options.scripted) {
+    engines.scripted = { type: 'openai-compatible', base_url: options.scripted, model: 'scripted-model', timeout_ms: 10_000 };
+    models[SCRIPTED_MODEL] = { targets: ['scripted'] };
+  }
+  writeFileSync(configFile, JSON.stringify({ chat: { engines, models } }), { mode: 0o600 }); // the data dir must stay private
   const child: ChildProcess = spawn(process.execPath, [script, '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--config', configFile], {
     env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', AIHUB_ADMIN_TOKEN: adminToken, AIHUB_MODE: 'sandbox' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,42 +1,67 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseInline, parseMarkdown } from '../../../media/markdown.js';
+import { highlight, renderMarkdown } from '../../../media/markdown.js';
 
-test('a reply with prose, a list and a code block', () => {
-  const blocks = parseMarkdown('# Title\n\nSome **bold** and `code`.\n\n- one\n- two\n\n```ts\nconst a = 1;\n```\nAfter.');
-  assert.deepEqual(blocks, [
-    { t: 'h', level: 1, c: [{ t: 'text', v: 'Title' }] },
-    { t: 'p', c: [{ t: 'text', v: 'Some ' }, { t: 'strong', c: [{ t: 'text', v: 'bold' }] }, { t: 'text', v: ' and ' }, { t: 'code', v: 'code' }, { t: 'text', v: '.' }] },
-    { t: 'ul', items: [[{ t: 'text', v: 'one' }], [{ t: 'text', v: 'two' }]] },
-    { t: 'code', lang: 'ts', v: 'const a = 1;', closed: true },
-    { t: 'p', c: [{ t: 'text', v: 'After.' }] },
-  ]);
+test('a table renders as a table with its header and cells', () => {
+  const { html } = renderMarkdown('| name | cost |\n| --- | ---: |\n| lite | 0.01 |\n| max | 5 |\n');
+  assert.match(html, /<table>\s*<thead>\s*<tr>\s*<th>name<\/th>\s*<th style="text-align:right">cost<\/th>/);
+  assert.equal(html.match(/<tr>/g)?.length, 3);
+  assert.match(html, /<td>lite<\/td>/);
 });
 
-test('a code block still streaming is shown as code', () => {
-  assert.deepEqual(parseMarkdown('Here:\n```py\nprint(1)\nprint('), [
-    { t: 'p', c: [{ t: 'text', v: 'Here:' }] },
-    { t: 'code', lang: 'py', v: 'print(1)\nprint(', closed: false },
-  ]);
+test('a nested list is a list inside a list item', () => {
+  const { html } = renderMarkdown('- outer\n  - inner a\n  - inner b\n- second\n');
+  assert.match(html, /<ul>\s*<li>outer\s*<ul>\s*<li>inner a<\/li>\s*<li>inner b<\/li>\s*<\/ul>\s*<\/li>\s*<li>second<\/li>\s*<\/ul>/);
 });
 
-test('HTML is text, never markup', () => {
-  const blocks = parseMarkdown('<img src=x onerror=alert(1)> <script>x</script>');
-  assert.deepEqual(blocks, [{ t: 'p', c: [{ t: 'text', v: '<img src=x onerror=alert(1)> <script>x</script>' }] }]);
+test('task list items get a disabled checkbox, checked when done', () => {
+  const { html } = renderMarkdown('- [x] done\n- [ ] todo\n- plain [ ] text\n');
+  assert.match(html, /<ul class="contains-task-list">/);
+  assert.match(html, /<li class="task-list-item"><input type="checkbox" class="task-list-item-checkbox" disabled checked> done<\/li>/);
+  assert.match(html, /<li class="task-list-item"><input type="checkbox" class="task-list-item-checkbox" disabled> todo<\/li>/);
+  assert.match(html, /<li>plain \[ \] text<\/li>/);
 });
 
-test('only http(s) links become links', () => {
-  assert.deepEqual(parseInline('[docs](https://example.com/a)'), [
-    { t: 'link', href: 'https://example.com/a', c: [{ t: 'text', v: 'docs' }] },
+test('code blocks are highlighted, keep their exact code, and carry Copy and Insert', () => {
+  const { html, codeBlocks } = renderMarkdown('Text\n\n```ts\nconst a: number = 1; // <b>\n```\n\n    indented()\n');
+  assert.deepEqual(codeBlocks, [
+    { code: 'const a: number = 1; // <b>', lang: 'ts' },
+    { code: 'indented()', lang: '' },
   ]);
-  assert.deepEqual(parseInline('[run](command:workbench.action.terminal.new)'), [{ t: 'text', v: 'run' }]);
-  assert.deepEqual(parseInline('[x](javascript:alert(1))'), [{ t: 'text', v: 'x' }, { t: 'text', v: ')' }]);
+  assert.match(html, /<span class="hljs-keyword">const<\/span>/);
+  assert.match(html, /&lt;b&gt;/, 'the code is escaped inside the highlighting');
+  assert.equal(html.match(/data-code-action="copy"/g)?.length, 2);
+  assert.equal(html.match(/data-code-action="insert"/g)?.length, 2);
+  assert.match(html, /data-code-index="0"[\s\S]*data-code-index="1"/);
 });
 
-test('ordered lists keep their start; emphasis inside words is literal', () => {
-  assert.deepEqual(parseMarkdown('3. c\n4. d'), [{ t: 'ol', start: 3, items: [[{ t: 'text', v: 'c' }], [{ t: 'text', v: 'd' }]] }]);
-  assert.deepEqual(parseInline('snake_case_name and *it*'), [
-    { t: 'text', v: 'snake_case_name and ' },
-    { t: 'em', c: [{ t: 'text', v: 'it' }] },
-  ]);
+test('a code block still streaming (no closing fence) is shown as code', () => {
+  const { codeBlocks } = renderMarkdown('Here:\n```py\nprint(1)\nprint(');
+  assert.deepEqual(codeBlocks, [{ code: 'print(1)\nprint(', lang: 'py' }]);
+});
+
+test('raw HTML is text, never markup', () => {
+  const { html } = renderMarkdown('<img src=x onerror=alert(1)> <script>x</script>\n\n<div>block</div>');
+  assert.ok(!/<img|<script|<div>/.test(html), html);
+  assert.match(html, /&lt;script&gt;/);
+});
+
+test('only http(s) and mailto links become links; bare URLs are linked', () => {
+  assert.match(renderMarkdown('[docs](https://example.com/a)').html, /<a href="https:\/\/example.com\/a">docs<\/a>/);
+  assert.ok(!renderMarkdown('[x](javascript:alert(1))').html.includes('<a'));
+  assert.ok(!renderMarkdown('[x](file:///etc/passwd)').html.includes('<a'));
+  assert.match(renderMarkdown('see https://example.com/b now').html, /<a href="https:\/\/example.com\/b">/);
+});
+
+test('escapes, strikethrough and headings', () => {
+  const { html } = renderMarkdown('# T\n\n\\*not em\\* ~~gone~~ **bold**');
+  assert.match(html, /<h1>T<\/h1>/);
+  assert.match(html, /\*not em\*/);
+  assert.match(html, /<s>gone<\/s>/);
+  assert.match(html, /<strong>bold<\/strong>/);
+});
+
+test('an unknown language is shown escaped, unhighlighted', () => {
+  assert.deepEqual(highlight('<x>', 'nosuchlang'), { html: '&lt;x&gt;', language: undefined });
+  assert.equal(highlight('x = 1', 'python').language, 'python');
 });

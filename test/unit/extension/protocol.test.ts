@@ -59,3 +59,21 @@ test('money is shown with the currency sign and enough digits for tiny AI costs'
   assert.equal(formatMoney(12, 'USD'), '$12.00');
   assert.equal(formatMoney(3, 'EUR'), 'EUR 3.00');
 });
+
+test('the context, history and mention messages are accepted only well-formed', () => {
+  assert.deepEqual(parseFromWebview({ type: 'toggleActive', include: false }), { type: 'toggleActive', include: false });
+  assert.deepEqual(parseFromWebview({ type: 'addFile' }), { type: 'addFile' });
+  assert.deepEqual(parseFromWebview({ type: 'mention' }), { type: 'mention' });
+  assert.deepEqual(parseFromWebview({ type: 'showHistory' }), { type: 'showHistory' });
+  assert.deepEqual(parseFromWebview({ type: 'removeContext', id: 'file-3' }), { type: 'removeContext', id: 'file-3' });
+  assert.deepEqual(parseFromWebview({ type: 'openConversation', id: '0b7c2e9e-1d7a-4c5e-9c1e-5b0f6f1d2a3b' }), { type: 'openConversation', id: '0b7c2e9e-1d7a-4c5e-9c1e-5b0f6f1d2a3b' });
+  for (const bad of [
+    { type: 'toggleActive', include: 'yes' },
+    { type: 'removeContext', id: '../../etc/passwd' },
+    { type: 'renameConversation', id: 'a b' },
+    { type: 'deleteConversation', id: 'x'.repeat(101) },
+    { type: 'openConversation' },
+  ]) {
+    assert.equal(parseFromWebview(bad), undefined, JSON.stringify(bad));
+  }
+});
