@@ -1,13 +1,12 @@
 // `npm run lint`: ESLint's recommended rules and typescript-eslint's, over the gateway, the
-// tests and the scripts. Formatting is Prettier's job (`npm run format`), not ESLint's.
-// extension/, media/ and test/extension/ are linted once their owner (#17) has fixed their
-// findings.
+// extension, its webview assets, the tests and the scripts. Formatting is Prettier's job
+// (`npm run format`), not ESLint's.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['dist/**', 'node_modules/**', '.tools/**', 'extension/**', 'media/**', 'test/extension/**'],
+    ignores: ['dist/**', 'node_modules/**', '.tools/**'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
