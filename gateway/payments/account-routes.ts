@@ -9,12 +9,12 @@ import { authorize } from './auth.js';
 import type { PaymentsContext } from './context.js';
 import { reportWallet } from './reports.js';
 import { txnView } from './transactions.js';
-import { candidateTxns, dateBound, filterTransactions, transactionsQuery } from './txn-filter.js';
+import { dateBound, selectTransactions, transactionsQuery } from './txn-filter.js';
 import { isPrivateAddress, newWebhookSecret } from './webhooks.js';
 import { webhookSecretAad } from './sealing.js';
 
 // The dashboard and the admin routes select transactions through these.
-export { SERVICES, dateBound, filterTransactions, transactionsQuery, type TransactionFilter } from './txn-filter.js';
+export { SERVICES, dateBound, selectTransactions, transactionsQuery, type TransactionFilter } from './txn-filter.js';
 
 const page = {
   page: z.coerce.number().int().min(1).max(1_000_000).default(1),
@@ -47,9 +47,8 @@ export function accountRouter(ctx: PaymentsContext): Router {
     const { account } = authorize(store.state, req, res, logger);
     const query = parseWith(transactionsQuery, req.query);
     await store.transact(() => undefined);
-    const list = filterTransactions(candidateTxns(store, account.id), query, account.id);
-    const start = (query.page - 1) * query.limit;
-    res.json({ status: true, data: { total: list.length, page: query.page, limit: query.limit, transactions: list.slice(start, start + query.limit).map(txnView) } });
+    const { total, rows } = selectTransactions(store, query, account.id, { offset: (query.page - 1) * query.limit, limit: query.limit });
+    res.json({ status: true, data: { total, page: query.page, limit: query.limit, transactions: rows.map(txnView) } });
   });
 
   router.put('/webhook', jsonBody(config), async (req, res) => {

@@ -2,6 +2,7 @@
 // Every change is an Op; the same `applyOp` runs for a live commit and for journal replay,
 // so a replayed store is the live store by construction.
 import { assertMicros } from '../util/money.js';
+import { isArchivedRow } from './archive.js';
 
 export type ServiceName = 'ai' | 'recharge' | 'dmt' | 'pan' | 'bills';
 export type KycStatus = 'none' | 'submitted' | 'approved' | 'rejected';
@@ -75,7 +76,8 @@ export type Row<T extends TableName> = Tables[T][string];
 
 export interface State {
   format: 'aihub-state';
-  version: 1;
+  /** 2: a JSON-lines checkpoint (state.jsonl) without finalized history; 1: the one-document state.json before it. */
+  version: 1 | 2;
   /** The sequence number of the last journal record applied. */
   seq: number;
   meta: { admin_token_hash: string | null; created_at: string };
@@ -85,7 +87,7 @@ export interface State {
 }
 
 export function emptyState(created_at: string): State {
-  return { format: 'aihub-state', version: 1, seq: 0, meta: { admin_token_hash: null, created_at }, balances: {}, tables: {} };
+  return { format: 'aihub-state', version: 2, seq: 0, meta: { admin_token_hash: null, created_at }, balances: {}, tables: {} };
 }
 
 /**
@@ -154,8 +156,11 @@ export function applyOp(state: State, op: Op): () => void {
       const rows = table(state, op.t) as Record<string, unknown>;
       const had = Object.hasOwn(rows, op.id);
       const previous = rows[op.id];
-      // A defined own property, never an inherited setter (`__proto__` on a plain object).
-      Object.defineProperty(rows, op.id, { value: op.v, writable: true, enumerable: true, configurable: true });
+      // A row that became final leaves the live document for history (the journal line
+      // holding this op, found through the indexes: see archive.ts); any other row is a
+      // defined own property, never an inherited setter (`__proto__` on a plain object).
+      if (isArchivedRow(op.t, op.v)) delete rows[op.id];
+      else Object.defineProperty(rows, op.id, { value: op.v, writable: true, enumerable: true, configurable: true });
       return () => {
         if (had) rows[op.id] = previous;
         else delete rows[op.id];
