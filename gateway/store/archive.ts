@@ -22,7 +22,7 @@ import type { HistoryRecord, JournalRecord, Op, Posting } from './state.js';
 
 export const INDEX_DIR = 'index';
 const MANIFEST = 'manifest.json';
-const FIELDS = 8;
+const FIELDS = 9;
 const ENTRY_BYTES = FIELDS * 8;
 /** Finalized transactions by id hash: a lookup reads one bucket (history / ID_BUCKETS entries). */
 export const ID_BUCKETS = 4096;
@@ -41,7 +41,7 @@ export const ALL = '_all';
  * and add up on without reading it. `ts_ms` never decreases along a list (a clock that steps
  * back is clamped), so a time range is a binary search.
  *   txn: tag = service and status code, aux = created_at (ms), aux2 = amount (micros)
- *   wal: tag = change of the wallet (micros), aux = balance after it, aux2 = the posting's op index
+ *   wal: tag = change of the wallet (micros), aux = balance after it, aux2 = 0
  *   use: tag = tier code, aux = cost (micros), aux2 = tokens
  *   log: tag = HTTP status, aux = method and service code, aux2 = latency (ms)
  *   aud, id: tag = a hash of the action or id
@@ -55,6 +55,8 @@ export interface Entry {
   tag: number;
   aux: number;
   aux2: number;
+  /** The index of the op in its record's ops (a record may hold several rows or postings). */
+  op: number;
 }
 
 export interface KeyStats {
@@ -167,6 +169,7 @@ export class IndexList {
           tag: bytes.readDoubleLE(at + 40),
           aux: bytes.readDoubleLE(at + 48),
           aux2: bytes.readDoubleLE(at + 56),
+          op: bytes.readDoubleLE(at + 64),
         });
       }
     }
@@ -302,7 +305,7 @@ export class Archive {
     return list && list.count > 0 ? list : null;
   }
 
-  private add(kind: ListKind, key: string, entry: Omit<Entry, 'ts_ms'> & { ts_ms: number }): void {
+  private add(kind: ListKind, key: string, entry: Entry): void {
     const list = this.list(kind, key);
     const ts_ms = Math.max(entry.ts_ms, list.last_ts);
     list.tail.push({ ...entry, ts_ms });
@@ -326,12 +329,12 @@ export class Archive {
   apply(record: JournalRecord, place: RecordPlace): void {
     if (record.s <= this.seq) return;
     const base = { seq: record.s, segment: place.segment, offset: place.offset, length: place.length };
-    record.ops.forEach((op, index) => this.applyOp(op, base, index));
+    record.ops.forEach((op, index) => this.applyOp(op, { ...base, op: index }));
     this.seq = record.s;
     if (this.tail_entries > MAX_TAIL_ENTRIES) this.writeTails();
   }
 
-  private applyOp(op: Op, base: { seq: number; segment: number; offset: number; length: number }, op_index: number): void {
+  private applyOp(op: Op, base: Base): void {
     if (op.o === 'set' && isArchivedRow(op.t, op.v)) {
       const txn = op.v as ArchivedTxn;
       const finalized_ms = Date.parse(txn.finalized_at ?? txn.updated_at);
@@ -343,13 +346,13 @@ export class Archive {
       const hash = hash32(txn.id);
       this.add('id', String(hash % ID_BUCKETS), { ...base, ts_ms: 0, tag: hash, aux: 0, aux2: 0 });
     } else if (op.o === 'post') {
-      this.applyPosting(op.p, base, op_index);
+      this.applyPosting(op.p, base);
     } else if (op.o === 'hist') {
       this.applyHistory(op.r, base);
     }
   }
 
-  private applyPosting(posting: Posting, base: { seq: number; segment: number; offset: number; length: number }, op_index: number): void {
+  private applyPosting(posting: Posting, base: Base): void {
     if (!posting.account_id) return;
     const wallet = `wallet:${posting.account_id}`;
     let delta = 0;
@@ -363,12 +366,12 @@ export class Archive {
     if (!touches) return;
     const own = this.list('wal', posting.account_id);
     const after = (own.count > 0 ? own.last_aux : 0) + delta;
-    const entry = { ...base, ts_ms: Date.parse(posting.ts), tag: delta, aux: after, aux2: op_index };
+    const entry = { ...base, ts_ms: Date.parse(posting.ts), tag: delta, aux: after, aux2: 0 };
     this.add('wal', posting.account_id, entry);
     this.add('wal', ALL, entry);
   }
 
-  private applyHistory(record: HistoryRecord, base: { seq: number; segment: number; offset: number; length: number }): void {
+  private applyHistory(record: HistoryRecord, base: Base): void {
     const ts_ms = Date.parse(record.ts);
     const account_id = typeof record.account_id === 'string' ? record.account_id : null;
     const key_id = typeof record.key_id === 'string' ? record.key_id : null;
@@ -420,33 +423,32 @@ export class Archive {
     let found: ArchivedTxn | undefined;
     bucket.walkBack(0, bucket.count, (entry) => {
       if (entry.tag !== hash) return true;
-      found = txnInRecord(this.record(entry), id);
+      const op = this.record(entry).ops[entry.op];
+      if (op?.o === 'set' && op.id === id && isArchivedRow(op.t, op.v)) found = op.v as ArchivedTxn;
       return found === undefined;
     });
     return found;
   }
 
-  /** The op of a list entry of kind txn / wal / use / log / aud (the row, posting or record it indexes). */
-  txnOf(entry: Entry, account_id: string | null): ArchivedTxn {
-    const record = this.record(entry);
-    for (let i = record.ops.length - 1; i >= 0; i--) {
-      const op = record.ops[i]!;
-      if (op.o === 'set' && isArchivedRow(op.t, op.v) && (account_id === null || (op.v as ArchivedTxn).account_id === account_id)) return op.v as ArchivedTxn;
-    }
-    throw new CorruptStoreError(`record ${entry.seq} holds no finalized transaction`);
+  /** The finalized transaction a txn entry indexes. */
+  txnOf(entry: Entry): ArchivedTxn {
+    const op = this.record(entry).ops[entry.op];
+    if (op?.o !== 'set' || !isArchivedRow(op.t, op.v)) throw new CorruptStoreError(`record ${entry.seq} holds no finalized transaction at op ${entry.op}`);
+    return op.v as ArchivedTxn;
+  }
+
+  /** The history record an entry indexes. */
+  historyOf(entry: Entry): HistoryRecord {
+    const op = this.record(entry).ops[entry.op];
+    if (op?.o !== 'hist') throw new CorruptStoreError(`record ${entry.seq} holds no history record at op ${entry.op}`);
+    return op.r;
   }
 
   /** The posting a wallet entry indexes. */
   postingOf(entry: Entry): Posting {
-    const op = this.record(entry).ops[entry.aux2];
-    if (op?.o !== 'post') throw new CorruptStoreError(`record ${entry.seq} holds no posting at op ${entry.aux2}`);
+    const op = this.record(entry).ops[entry.op];
+    if (op?.o !== 'post') throw new CorruptStoreError(`record ${entry.seq} holds no posting at op ${entry.op}`);
     return op.p;
-  }
-
-  historyOf(entry: Entry, type: string): HistoryRecord[] {
-    return this.record(entry)
-      .ops.filter((op): op is Extract<Op, { o: 'hist' }> => op.o === 'hist' && op.r.type === type)
-      .map((op) => op.r);
   }
 
   /** Writes the in-memory tails to their files (not fsynced: `sync` does that). */
@@ -464,6 +466,7 @@ export class Archive {
         bytes.writeDoubleLE(entry.tag, at + 40);
         bytes.writeDoubleLE(entry.aux, at + 48);
         bytes.writeDoubleLE(entry.aux2, at + 56);
+        bytes.writeDoubleLE(entry.op, at + 64);
         at += ENTRY_BYTES;
       }
       mkdirSync(join(list.file, '..'), { recursive: true });
@@ -511,6 +514,8 @@ export class Archive {
   }
 }
 
+type Base = Pick<Entry, 'seq' | 'segment' | 'offset' | 'length' | 'op'>;
+
 const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 
 /** The service an API log record belongs to (its path, or for outbound calls nothing known here): index into SERVICE_CODES, or -1. */
@@ -547,10 +552,3 @@ export function isArchivedRow(table: string, row: unknown): boolean {
   return ARCHIVED_TABLES.has(table) && typeof row === 'object' && row !== null && (row as ArchivedTxn).stage === 'final';
 }
 
-function txnInRecord(record: JournalRecord, id: string): ArchivedTxn | undefined {
-  for (let i = record.ops.length - 1; i >= 0; i--) {
-    const op = record.ops[i]!;
-    if (op.o === 'set' && op.id === id && isArchivedRow(op.t, op.v)) return op.v as ArchivedTxn;
-  }
-  return undefined;
-}

@@ -163,7 +163,7 @@ export class JsonFileReads implements StoreReads {
       }
     }
     candidates.sort((a, b) => b.created_ms - a.created_ms || b.seq - a.seq);
-    const load = (candidate: (typeof candidates)[number]) => (candidate.row ??= this.archive.txnOf(candidate.entry!, select.account_id) as TxnRow);
+    const load = (candidate: (typeof candidates)[number]) => (candidate.row ??= this.archive.txnOf(candidate.entry!) as TxnRow);
     if (select.match) {
       const rows: TxnRow[] = [];
       let total = 0;
@@ -194,7 +194,7 @@ export class JsonFileReads implements StoreReads {
     if (!list) return [];
     const rows: TxnRow[] = [];
     list.walk(list.lowerBound(since_ms), list.count, (entry) => {
-      rows.push(this.archive.txnOf(entry, null) as TxnRow);
+      rows.push(this.archive.txnOf(entry) as TxnRow);
       return true;
     });
     return rows;
@@ -208,8 +208,8 @@ export class JsonFileReads implements StoreReads {
     const [start, end] = range(list, select.from_ms, select.to_ms);
     const line = (entry: Entry): WalletLine => {
       const record = this.archive.record(entry);
-      const op = record.ops[entry.aux2];
-      if (op?.o !== 'post') throw new Error(`invariant: record ${entry.seq} holds no posting at op ${entry.aux2}`);
+      const op = record.ops[entry.op];
+      if (op?.o !== 'post') throw new Error(`invariant: record ${entry.seq} holds no posting at op ${entry.op}`);
       const p = op.p;
       const hold_id = p.hold?.action === 'open' ? p.hold.id : null;
       const resolved = hold_id ? record.ops.find((o) => o.o === 'post' && o.p.hold?.id === hold_id && o.p.hold.action !== 'open') : undefined;
@@ -278,9 +278,7 @@ export class JsonFileReads implements StoreReads {
   }
 
   private logOf(entry: Entry): HistoryRecord {
-    const record = this.archive.historyOf(entry, 'api_log')[0];
-    if (!record) throw new Error(`invariant: record ${entry.seq} holds no API log`);
-    return record;
+    return this.archive.historyOf(entry);
   }
 
   audit(select: AuditSelect, page: Page): { total: number; rows: HistoryRecord[] } {
@@ -290,27 +288,22 @@ export class JsonFileReads implements StoreReads {
     if (select.action === undefined) {
       const end = Math.max(0, list.count - page.offset);
       list.walkBack(Math.max(0, end - page.limit), end, (entry) => {
-        rows.push(...this.auditOf(entry, select.account_id));
+        rows.push(this.archive.historyOf(entry));
         return true;
       });
-      return { total: list.count, rows: rows.slice(0, page.limit) };
+      return { total: list.count, rows };
     }
     const hash = hash32(select.action);
     let total = 0;
     list.walkBack(0, list.count, (entry) => {
       if (entry.tag !== hash) return true;
-      for (const record of this.auditOf(entry, select.account_id)) {
-        if (record.action !== select.action) continue;
-        total++;
-        if (total > page.offset && rows.length < page.limit) rows.push(record);
-      }
+      const record = this.archive.historyOf(entry);
+      if (record.action !== select.action) return true;
+      total++;
+      if (total > page.offset && rows.length < page.limit) rows.push(record);
       return true;
     });
     return { total, rows };
-  }
-
-  private auditOf(entry: Entry, account_id: string | null): HistoryRecord[] {
-    return this.archive.historyOf(entry, 'audit').filter((record) => account_id === null || record.account_id === account_id);
   }
 
   dailySpend(account_id: string, first_day_ms: number, days: number): Array<Map<string, number>> {
