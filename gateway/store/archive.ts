@@ -26,8 +26,8 @@ const FIELDS = 9;
 const ENTRY_BYTES = FIELDS * 8;
 /** Finalized transactions by id hash: a lookup reads one bucket (history / ID_BUCKETS entries). */
 export const ID_BUCKETS = 4096;
-/** Unwritten entries past this many are written out (not yet fsynced) to bound memory. */
-const MAX_TAIL_ENTRIES = 50_000;
+/** Unwritten entries past this many (72 bytes each) are written out, to bound memory. */
+const MAX_TAIL_ENTRIES = 500_000;
 /** Entries read per pread when walking a list. */
 const CHUNK_ENTRIES = 512;
 const MAX_OPEN_FILES = 64;
@@ -128,7 +128,9 @@ class FileCache {
 export class IndexList {
   /** Entries in the file. */
   disk = 0;
-  readonly tail: Entry[] = [];
+  /** Entries not written out yet, packed FIELDS doubles each. */
+  private tail = new Float64Array(FIELDS * 4);
+  tail_length = 0;
   last_ts = -Infinity;
   last_aux = 0;
   constructor(
@@ -139,7 +141,34 @@ export class IndexList {
   ) {}
 
   get count(): number {
-    return this.disk + this.tail.length;
+    return this.disk + this.tail_length;
+  }
+
+  /** @internal */ push(entry: Entry): void {
+    if ((this.tail_length + 1) * FIELDS > this.tail.length) {
+      const grown = new Float64Array(this.tail.length * 2);
+      grown.set(this.tail);
+      this.tail = grown;
+    }
+    const at = this.tail_length++ * FIELDS;
+    const t = this.tail;
+    t[at] = entry.ts_ms;
+    t[at + 1] = entry.seq;
+    t[at + 2] = entry.segment;
+    t[at + 3] = entry.offset;
+    t[at + 4] = entry.length;
+    t[at + 5] = entry.tag;
+    t[at + 6] = entry.aux;
+    t[at + 7] = entry.aux2;
+    t[at + 8] = entry.op;
+  }
+
+  /** @internal */ takeTail(): Buffer {
+    const copy = Buffer.from(Buffer.from(this.tail.buffer, this.tail.byteOffset, this.tail_length * ENTRY_BYTES));
+    this.disk += this.tail_length;
+    this.tail_length = 0;
+    if (this.tail.length > FIELDS * 1024) this.tail = new Float64Array(FIELDS * 4);
+    return copy;
   }
 
   /** Entries [start, end) in list order. */
@@ -173,7 +202,11 @@ export class IndexList {
         });
       }
     }
-    for (let i = Math.max(start, this.disk); i < end; i++) out.push(this.tail[i - this.disk]!);
+    for (let i = Math.max(start, this.disk); i < end; i++) {
+      const at = (i - this.disk) * FIELDS;
+      const t = this.tail;
+      out.push({ ts_ms: t[at]!, seq: t[at + 1]!, segment: t[at + 2]!, offset: t[at + 3]!, length: t[at + 4]!, tag: t[at + 5]!, aux: t[at + 6]!, aux2: t[at + 7]!, op: t[at + 8]! });
+    }
     return out;
   }
 
@@ -216,7 +249,7 @@ export interface ReadCounters {
 export class Archive {
   private readonly lists = new Map<string, IndexList>();
   private readonly dirty = new Set<IndexList>();
-  private readonly unsynced = new Set<string>();
+  private readonly made_dirs = new Set<string>();
   private tail_entries = 0;
   private readonly files = new FileCache();
   readonly keys = new Map<string, KeyStats>();
@@ -241,7 +274,7 @@ export class Archive {
    * journal after `seq`. Without a manifest (a data dir from before the indexes, or one whose
    * indexes were removed) everything is indexed again from the first record.
    */
-  static async open(data_dir: string, journal_dir: string, options: { read_only?: boolean } = {}): Promise<Archive> {
+  static async open(data_dir: string, journal_dir: string, options: { read_only?: boolean; warn?: (message: string) => void } = {}): Promise<Archive> {
     const archive = new Archive(data_dir, journal_dir);
     const dir = join(data_dir, INDEX_DIR);
     const manifest = await archive.manifest_file.read();
@@ -257,11 +290,21 @@ export class Archive {
     archive.tiers.push(...manifest.tiers);
     for (const [key_id, [requests, cost_micros, last_used]] of Object.entries(manifest.keys)) archive.keys.set(key_id, { requests, cost_micros, last_used });
     const known = new Set<string>();
+    for (const [key, [count]] of Object.entries(manifest.lists)) {
+      const file = archive.list(key).file;
+      const size = existsSync(file) ? statSync(file).size : 0;
+      if (size < count * ENTRY_BYTES) {
+        // Only a power loss does this (the lists are not fsynced): rebuild from the journal.
+        if (options.read_only) throw new CorruptStoreError(`index ${file} holds fewer entries than its manifest says; start the gateway once to rebuild the indexes`);
+        options.warn?.(`index ${file} holds ${Math.floor(size / ENTRY_BYTES)} entries where its manifest says ${count} (a power loss?); rebuilding the indexes from the journal`);
+        rmSync(join(dir, MANIFEST), { force: true });
+        return Archive.open(data_dir, journal_dir, options);
+      }
+    }
     for (const [key, [count, last_ts, last_aux]] of Object.entries(manifest.lists)) {
       const list = archive.list(key);
       known.add(list.file);
-      const size = existsSync(list.file) ? statSync(list.file).size : 0;
-      if (size < count * ENTRY_BYTES) throw new CorruptStoreError(`index ${list.file} holds ${Math.floor(size / ENTRY_BYTES)} entries where its manifest says ${count}; remove ${dir} to rebuild the indexes from the journal`);
+      const size = statSync(list.file).size;
       if (size > count * ENTRY_BYTES && !options.read_only) {
         const fd = openSync(list.file, 'r+');
         try {
@@ -308,7 +351,7 @@ export class Archive {
   private add(kind: ListKind, key: string, entry: Entry): void {
     const list = this.list(kind, key);
     const ts_ms = Math.max(entry.ts_ms, list.last_ts);
-    list.tail.push({ ...entry, ts_ms });
+    list.push({ ...entry, ts_ms });
     list.last_ts = ts_ms;
     list.last_aux = entry.aux;
     this.dirty.add(list);
@@ -451,25 +494,16 @@ export class Archive {
     return op.p;
   }
 
-  /** Writes the in-memory tails to their files (not fsynced: `sync` does that). */
+  /** Writes the in-memory tails to their files (little-endian doubles, as Float64Array holds them here). */
   writeTails(): void {
     for (const list of this.dirty) {
-      if (list.tail.length === 0) continue;
-      const bytes = Buffer.alloc(list.tail.length * ENTRY_BYTES);
-      let at = 0;
-      for (const entry of list.tail) {
-        bytes.writeDoubleLE(entry.ts_ms, at);
-        bytes.writeDoubleLE(entry.seq, at + 8);
-        bytes.writeDoubleLE(entry.segment, at + 16);
-        bytes.writeDoubleLE(entry.offset, at + 24);
-        bytes.writeDoubleLE(entry.length, at + 32);
-        bytes.writeDoubleLE(entry.tag, at + 40);
-        bytes.writeDoubleLE(entry.aux, at + 48);
-        bytes.writeDoubleLE(entry.aux2, at + 56);
-        bytes.writeDoubleLE(entry.op, at + 64);
-        at += ENTRY_BYTES;
+      if (list.tail_length === 0) continue;
+      const dir = join(list.file, '..');
+      if (!this.made_dirs.has(dir)) {
+        mkdirSync(dir, { recursive: true });
+        this.made_dirs.add(dir);
       }
-      mkdirSync(join(list.file, '..'), { recursive: true });
+      const bytes = list.takeTail();
       const fd = openSync(list.file, 'a');
       try {
         let done = 0;
@@ -478,29 +512,19 @@ export class Archive {
         closeSync(fd);
       }
       this.files.forget(list.file);
-      list.disk += list.tail.length;
-      list.tail.length = 0;
-      this.unsynced.add(list.file);
     }
     this.dirty.clear();
     this.tail_entries = 0;
   }
 
   /**
-   * Makes the indexes durable as of `seq` (everything indexed so far): writes the tails,
-   * fsyncs every list written since the last manifest, then replaces the manifest.
+   * Writes the manifest as of `seq` (everything indexed so far), after the tails. The lists
+   * are not fsynced: a process that dies leaves its writes in the page cache, and after a
+   * power loss that took some of them, a list shorter than its manifest says makes the next
+   * start rebuild the indexes from the journal (see open) rather than trust them.
    */
   async sync(): Promise<void> {
     this.writeTails();
-    for (const file of this.unsynced) {
-      const fd = openSync(file, 'r');
-      try {
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-    }
-    this.unsynced.clear();
     const lists: Manifest['lists'] = {};
     for (const [key, list] of this.lists) if (list.disk > 0) lists[key] = [list.disk, list.last_ts, list.last_aux];
     const keys: Manifest['keys'] = {};

@@ -83,6 +83,13 @@ export function* readJournalPlaced(journal_dir: string, after_seq: number, optio
       const end = newline === -1 ? content.length : newline;
       line_number++;
       let record: JournalRecord | undefined;
+      // A complete line before the wanted records is skipped by its sequence number alone
+      // (lines begin `{"s":N,`): a start reads the tail of the last segment, not all of it.
+      const head = newline === -1 ? null : /^\{"s":(\d+),/.exec(content.subarray(offset, Math.min(end, offset + 32)).toString('latin1'));
+      if (head && Number(head[1]) <= after_seq) {
+        offset = end + 1;
+        continue;
+      }
       try {
         record = JSON.parse(content.subarray(offset, end).toString('utf8')) as JournalRecord;
       } catch {

@@ -344,7 +344,7 @@ export class Store {
     const releaseLock = acquireLock(data_dir);
     try {
       const now = options.now ?? (() => new Date());
-      const archive = await Archive.open(data_dir, join(data_dir, JOURNAL_DIR));
+      const archive = await Archive.open(data_dir, join(data_dir, JOURNAL_DIR), { ...(options.warn ? { warn: options.warn } : {}) });
       const { state, migrated } = await loadState(data_dir, { repair: true, warn: options.warn, now, archive });
       let store: Store | null = null;
       const journal = await JournalWriter.open(join(data_dir, JOURNAL_DIR), state.seq, {

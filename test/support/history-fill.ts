@@ -9,6 +9,10 @@ import type { PaymentTxn } from '../../gateway/payments/tables.ts';
 
 export const FILL_T0_MS = Date.parse('2026-01-01T00:00:00Z');
 
+/** The clock to open a store with, so that postings carry the time of the business they record (set per commit). */
+export const fillClock = { ms: FILL_T0_MS };
+export const fillNow = (): Date => new Date(fillClock.ms);
+
 export interface FillOptions {
   accounts: number;
   txns: number;
@@ -68,11 +72,12 @@ export async function fillPayments(store: Store, options: FillOptions): Promise<
   if (first === 0) {
     for (let a = 0; a < options.accounts; a += 1000) {
       await store.transact((tx) => {
-        for (let i = a; i < Math.min(options.accounts, a + 1000); i++) creditWallet(tx, { account_id: fillAccount(i), amount_micros: 1e15, from: FUNDING_TOPUP, memo: 'opening funds', ref: `fund-${i}` });
+        for (let i = a; i < Math.min(options.accounts, a + 1000); i++) creditWallet(tx, { account_id: fillAccount(i), amount_micros: 1e12, from: FUNDING_TOPUP, memo: 'opening funds', ref: `fund-${i}` });
       });
     }
   }
   for (let done = 0; done < options.txns; done += per_commit) {
+    fillClock.ms = t0 + (first + done) * step_ms;
     await store.transact((tx) => {
       for (let n = done; n < Math.min(options.txns, done + per_commit); n++) {
         const i = first + n;
@@ -98,6 +103,7 @@ export async function fillUsage(store: Store, options: { accounts: number; recor
   const per_commit = options.per_commit ?? 1_000;
   const t0 = options.t0_ms ?? FILL_T0_MS;
   for (let done = 0; done < options.records; done += per_commit) {
+    fillClock.ms = t0 + done * (options.step_ms ?? 100);
     await store.transact((tx) => {
       for (let i = done; i < Math.min(options.records, done + per_commit); i++) {
         const account_id = fillAccount(i % options.accounts);
