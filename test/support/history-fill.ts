@@ -22,6 +22,11 @@ export interface FillOptions {
   step_ms?: number;
   first_index?: number;
   t0_ms?: number;
+  /**
+   * Lean: each transaction is one debit of the wallet to the provider and its commission,
+   * with no hold and no API log (about half the journal bytes; for the largest tests).
+   */
+  lean?: boolean;
 }
 
 export const fillAccount = (i: number) => `acc_fill_${String(i).padStart(6, '0')}`;
@@ -85,6 +90,14 @@ export async function fillPayments(store: Store, options: FillOptions): Promise<
         const at = new Date(t0 + i * step_ms).toISOString();
         const failed = i % 17 === 0;
         const txn = fillTxn(i, account_id, at, failed);
+        if (options.lean) {
+          if (!failed) {
+            debitWallet(tx, { account_id, amount_micros: txn.amount_micros, to: txn.pay_to, memo: `recharge ${txn.id}`, ref: txn.id });
+            creditWallet(tx, { account_id, amount_micros: txn.commission_micros, from: 'commission:recharge', memo: `recharge commission ${txn.id}`, ref: txn.id });
+          }
+          tx.set('payment_txns', txn.id, txn);
+          continue;
+        }
         const hold = openHold(tx, { account_id, amount_micros: txn.amount_micros, purpose: `recharge ${txn.id}`, ref: txn.id });
         if (failed) voidHold(tx, hold.id, `refund of recharge ${txn.id}`);
         else {

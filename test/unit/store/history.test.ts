@@ -20,14 +20,13 @@ test(`${TXNS.toLocaleString('en')} realistic payment transactions: the store clo
   const data_dir = mkdtempSync(join(tmpdir(), 'aihub-history-big-'));
   try {
     const store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000 });
-    await fillPayments(store, { accounts: ACCOUNTS, txns: TXNS, per_commit: 1_000 });
+    await fillPayments(store, { accounts: ACCOUNTS, txns: TXNS, per_commit: 2_000, lean: true });
     assert.equal(Object.keys(store.rows('payment_txns')).length, 0, 'no finalized transaction stays in the live document');
     const sample = [0, 1, 7, Math.min(499, ACCOUNTS - 2), ACCOUNTS - 1].map(fillAccount);
     const before = {
       balances: { ...store.state.balances },
       pages: sample.map((account_id) => store.reads.txns({ account_id }, { offset: 0, limit: 50 })),
       wallets: sample.map((account_id) => store.reads.wallet({ account_id }, { offset: 0, limit: 20 }, 'desc')),
-      logs: store.reads.apiLogs({ account_id: sample[2]! }, { offset: 0, limit: 20 }, 'desc'),
       all: store.reads.txns({ account_id: null }, { offset: 0, limit: 50 }),
       by_id: [0, 1, TXNS - 1, Math.floor(TXNS / 2)].map((i) => store.get('payment_txns', fillTxnId(i))),
     };
@@ -55,12 +54,11 @@ test(`${TXNS.toLocaleString('en')} realistic payment transactions: the store clo
       const counters = { ...reopened.archive.counters };
       assert.deepEqual(sample.map((account_id) => reopened.reads.txns({ account_id }, { offset: 0, limit: 50 })), before.pages);
       assert.deepEqual(sample.map((account_id) => reopened.reads.wallet({ account_id }, { offset: 0, limit: 20 }, 'desc')), before.wallets);
-      assert.deepEqual(reopened.reads.apiLogs({ account_id: sample[2]! }, { offset: 0, limit: 20 }, 'desc'), before.logs);
       assert.deepEqual(reopened.reads.txns({ account_id: null }, { offset: 0, limit: 50 }), before.all);
       assert.deepEqual([0, 1, TXNS - 1, Math.floor(TXNS / 2)].map((i) => reopened.get('payment_txns', fillTxnId(i))), before.by_id);
       // A newest page reads about its own rows, however long the history behind it.
       const records_read = reopened.archive.counters.records - counters.records;
-      assert.ok(records_read <= 5 * 50 + 5 * 20 + 20 + 50 + 4 + 50, `${records_read} records read for these pages`);
+      assert.ok(records_read <= 5 * 50 + 5 * 20 + 50 + 4 + 50, `${records_read} records read for these pages`);
     } finally {
       await reopened.close();
     }
