@@ -8,7 +8,7 @@ import type { Store } from '../store/store.js';
 import type { PaymentService } from '../providers/types.js';
 import { microsToUnits } from '../util/money.js';
 import { selectTransactions, type TransactionFilter } from './txn-filter.js';
-import { API_LOG, type PaymentTxn } from './tables.js';
+import type { PaymentTxn } from './tables.js';
 
 export const REPORTS = ['transactions', 'commissions', 'wallet', 'api-logs'] as const;
 export type ReportName = (typeof REPORTS)[number];
@@ -258,21 +258,7 @@ export interface ApiLogFilter {
   method?: string | undefined;
 }
 
-/** The service an /api path belongs to. */
-export function serviceOfPath(path: string): PaymentService | null {
-  if (path.startsWith('/api/recharge') || path.startsWith('/api/operators')) return 'recharge';
-  if (path.startsWith('/api/dmt/')) return 'dmt';
-  if (path.startsWith('/api/pan-find')) return 'pan';
-  if (path.startsWith('/api/bills/')) return 'bills';
-  return null;
-}
-
 const API_LOG_COLUMNS = ['ts', 'direction', 'method', 'path', 'status', 'latency_ms', 'ip', 'key_prefix', 'request_id', 'txn_id'];
-
-function statusMatches(status: unknown, wanted: string): boolean {
-  if (typeof status !== 'number') return false;
-  return /^\dxx$/.test(wanted) ? Math.floor(status / 100) === Number(wanted[0]) : status === Number(wanted);
-}
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 

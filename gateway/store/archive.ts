@@ -525,9 +525,9 @@ export class Archive {
    */
   async sync(): Promise<void> {
     this.writeTails();
-    const lists: Manifest['lists'] = {};
+    const lists: Manifest['lists'] = Object.create(null) as Manifest['lists'];
     for (const [key, list] of this.lists) if (list.disk > 0) lists[key] = [list.disk, list.last_ts, list.last_aux];
-    const keys: Manifest['keys'] = {};
+    const keys: Manifest['keys'] = Object.create(null) as Manifest['keys'];
     for (const [key_id, stats] of this.keys) keys[key_id] = [stats.requests, stats.cost_micros, stats.last_used];
     mkdirSync(join(this.data_dir, INDEX_DIR), { recursive: true });
     await this.manifest_file.write({ format: 'aihub-index', version: 1, seq: this.seq, max_lag_ms: this.max_lag_ms, lists, keys, tiers: this.tiers });

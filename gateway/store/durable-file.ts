@@ -112,8 +112,13 @@ export class DurableJsonLinesFile implements Adapter<State> {
         continue;
       }
       if (!Array.isArray(value) || ended) throw new CorruptStoreError(`checkpoint ${this.path} line ${line_number}: not a checkpoint line`);
-      if (value[0] === 'b') state.balances[value[1] as string] = value[2] as number;
-      else if (value[0] === 'r') ((state.tables as Record<string, Record<string, unknown>>)[value[1] as string] ??= {})[value[2] as string] = value[3];
+      if (value[0] === 'b') setOwn(state.balances, String(value[1]), value[2]);
+      else if (value[0] === 'r') {
+        const tables = state.tables as Record<string, Record<string, unknown>>;
+        const name = String(value[1]);
+        if (!Object.hasOwn(tables, name)) setOwn(tables, name, {});
+        setOwn(tables[name]!, String(value[2]), value[3]);
+      }
       else if (value[0] === 'end' && value[1] === line_number) ended = true;
       else throw new CorruptStoreError(`checkpoint ${this.path} line ${line_number}: not a checkpoint line`);
     }
@@ -134,6 +139,12 @@ export class DurableJsonLinesFile implements Adapter<State> {
   writeParts(produce: (emit: (text: string) => Promise<void>) => Promise<void>, before_publish?: () => Promise<void>): Promise<void> {
     return this.file.writeParts(produce, before_publish);
   }
+}
+
+/** Sets an own property, even one named `__proto__` (a plain assignment would change the prototype). */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 /** The head line and the balance lines of a checkpoint (each ends in a newline). */
