@@ -1,4 +1,5 @@
-// Fills a store with realistic business through the store's own API, in bulk commits: each
+// Fills a store with realistic business through the store's own API, in bulk (commits issued
+// together, one journal group and one fsync per batch): each
 // payment transaction is a hold, its capture (or its void, the refund), the commission, the
 // finalized row (about 1.1 kB) and an API log record, exactly the ops the payments engine
 // writes; chat usage is a wallet debit and a usage record. Used by the history tests and by
@@ -83,31 +84,38 @@ export async function fillPayments(store: Store, options: FillOptions): Promise<
   }
   for (let done = 0; done < options.txns; done += per_commit) {
     fillClock.ms = t0 + (first + done) * step_ms;
-    await store.transact((tx) => {
-      for (let n = done; n < Math.min(options.txns, done + per_commit); n++) {
-        const i = first + n;
-        const account_id = fillAccount(i % options.accounts);
-        const at = new Date(t0 + i * step_ms).toISOString();
-        const failed = i % 17 === 0;
-        const txn = fillTxn(i, account_id, at, failed);
-        if (options.lean) {
-          if (!failed) {
-            debitWallet(tx, { account_id, amount_micros: txn.amount_micros, to: txn.pay_to, memo: `recharge ${txn.id}`, ref: txn.id });
+    // One commit per transaction, as the engine writes them, issued together so that the
+    // journal writes them in one group (one fsync): each history record stays its own small
+    // journal line, as it is in production.
+    const commits: Array<Promise<void>> = [];
+    for (let n = done; n < Math.min(options.txns, done + per_commit); n++) {
+      commits.push(
+        store.transact((tx) => {
+          const i = first + n;
+          const account_id = fillAccount(i % options.accounts);
+          const at = new Date(t0 + i * step_ms).toISOString();
+          const failed = i % 17 === 0;
+          const txn = fillTxn(i, account_id, at, failed);
+          if (options.lean) {
+            if (!failed) {
+              debitWallet(tx, { account_id, amount_micros: txn.amount_micros, to: txn.pay_to, memo: `recharge ${txn.id}`, ref: txn.id });
+              creditWallet(tx, { account_id, amount_micros: txn.commission_micros, from: 'commission:recharge', memo: `recharge commission ${txn.id}`, ref: txn.id });
+            }
+            tx.set('payment_txns', txn.id, txn);
+            return;
+          }
+          const hold = openHold(tx, { account_id, amount_micros: txn.amount_micros, purpose: `recharge ${txn.id}`, ref: txn.id });
+          if (failed) voidHold(tx, hold.id, `refund of recharge ${txn.id}`);
+          else {
+            captureHold(tx, hold.id, { amount_micros: txn.amount_micros, to: txn.pay_to, memo: `recharge ${txn.id}` });
             creditWallet(tx, { account_id, amount_micros: txn.commission_micros, from: 'commission:recharge', memo: `recharge commission ${txn.id}`, ref: txn.id });
           }
           tx.set('payment_txns', txn.id, txn);
-          continue;
-        }
-        const hold = openHold(tx, { account_id, amount_micros: txn.amount_micros, purpose: `recharge ${txn.id}`, ref: txn.id });
-        if (failed) voidHold(tx, hold.id, `refund of recharge ${txn.id}`);
-        else {
-          captureHold(tx, hold.id, { amount_micros: txn.amount_micros, to: txn.pay_to, memo: `recharge ${txn.id}` });
-          creditWallet(tx, { account_id, amount_micros: txn.commission_micros, from: 'commission:recharge', memo: `recharge commission ${txn.id}`, ref: txn.id });
-        }
-        tx.set('payment_txns', txn.id, txn);
-        tx.history({ type: 'api_log', ts: at, direction: 'inbound', request_id: `req_${i}`, account_id, key_id: `key_${account_id}`, key_prefix: 'sk-aihub-abc', method: 'POST', path: '/api/recharge', status: 200, latency_ms: 12.5, ip: '127.0.0.1', txn_id: txn.id });
-      }
-    });
+          tx.history({ type: 'api_log', ts: at, direction: 'inbound', request_id: `req_${i}`, account_id, key_id: `key_${account_id}`, key_prefix: 'sk-aihub-abc', method: 'POST', path: '/api/recharge', status: 200, latency_ms: 12.5, ip: '127.0.0.1', txn_id: txn.id });
+        }),
+      );
+    }
+    await Promise.all(commits);
   }
 }
 
@@ -117,13 +125,17 @@ export async function fillUsage(store: Store, options: { accounts: number; recor
   const t0 = options.t0_ms ?? FILL_T0_MS;
   for (let done = 0; done < options.records; done += per_commit) {
     fillClock.ms = t0 + done * (options.step_ms ?? 100);
-    await store.transact((tx) => {
-      for (let i = done; i < Math.min(options.records, done + per_commit); i++) {
-        const account_id = fillAccount(i % options.accounts);
-        const ts = new Date(t0 + i * (options.step_ms ?? 100)).toISOString();
-        debitWallet(tx, { account_id, amount_micros: 1_200, to: 'revenue:ai', memo: 'chat service-ai-lite 100+20 tokens', ref: `req_u${i}` });
-        tx.history({ type: 'usage', ts, request_id: `req_u${i}`, account_id, key_id: `key_${account_id}`, tier: 'lite', model: 'service-ai-lite', target: 'builtin', status: 'ok', stream: false, prompt_tokens: 100, completion_tokens: 20, cost_micros: 1_200, latency_ms: 3.2 });
-      }
-    });
+    const commits: Array<Promise<void>> = [];
+    for (let i = done; i < Math.min(options.records, done + per_commit); i++) {
+      commits.push(
+        store.transact((tx) => {
+          const account_id = fillAccount(i % options.accounts);
+          const ts = new Date(t0 + i * (options.step_ms ?? 100)).toISOString();
+          debitWallet(tx, { account_id, amount_micros: 1_200, to: 'revenue:ai', memo: 'chat service-ai-lite 100+20 tokens', ref: `req_u${i}` });
+          tx.history({ type: 'usage', ts, request_id: `req_u${i}`, account_id, key_id: `key_${account_id}`, tier: 'lite', model: 'service-ai-lite', target: 'builtin', status: 'ok', stream: false, prompt_tokens: 100, completion_tokens: 20, cost_micros: 1_200, latency_ms: 3.2 });
+        }),
+      );
+    }
+    await Promise.all(commits);
   }
 }
