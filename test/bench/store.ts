@@ -19,7 +19,8 @@ const DOC_ROWS = Number(process.env.BENCH_DOC_ROWS ?? 100_000);
 const HISTORY_SIZES = (process.env.BENCH_HISTORY_TXNS ?? '10000,1000000').split(',').map(Number);
 /** Chat usage records added to the largest history store (the issue asks for 10M). */
 const USAGE_RECORDS = Number(process.env.BENCH_USAGE_RECORDS ?? 1_000_000);
-const HISTORY_ACCOUNTS = Number(process.env.BENCH_HISTORY_ACCOUNTS ?? 1_000);
+/** Accounts the history is spread over: 100, so that every account has a full newest page (50) at the smallest size. */
+const HISTORY_ACCOUNTS = Number(process.env.BENCH_HISTORY_ACCOUNTS ?? 100);
 
 async function freshStore(): Promise<{ store: Store; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'aihub-bench-store-'));
