@@ -33,8 +33,8 @@ const page_ms = perOp(500, (i) => {
   const page = store.reads.txns({ account_id: fillAccount(i % accounts) }, { offset: 0, limit: 50 });
   if (page.rows.length === 0) throw new Error('empty page');
 });
-// The last full day of the history, for one account.
-const last_day_ms = Math.floor((FILL_T0_MS + (txns - 1) * step_ms) / 86_400_000) * 86_400_000 - 86_400_000;
+// The UTC day of the transaction three quarters into the history, for one account.
+const last_day_ms = Math.floor((FILL_T0_MS + Math.floor((txns * 3) / 4) * step_ms) / 86_400_000) * 86_400_000;
 const day_ms = perOp(200, (i) => {
   const report = reportTransactions(store, { from: last_day_ms, to: last_day_ms + 86_400_000 - 1 }, { page: 1, limit: 50, order: 'desc' }, { account_id: fillAccount(i % accounts) });
   if (report.total === 0) throw new Error('empty day');
