@@ -8,6 +8,7 @@ import { microsToUnits } from '../util/money.js';
 import { authorize } from './auth.js';
 import type { PaymentsContext } from './context.js';
 import { reportWallet } from './reports.js';
+import { withReportSlot } from './reports-routes.js';
 import { txnView } from './transactions.js';
 import { dateBound, selectTransactions, transactionsQuery } from './txn-filter.js';
 import { isPrivateAddress, newWebhookSecret } from './webhooks.js';
@@ -94,7 +95,7 @@ export function accountRouter(ctx: PaymentsContext): Router {
     const { account } = authorize(store.state, req, res, logger);
     const query = parseWith(historyQuery, req.query);
     if (query.from !== undefined && query.to !== undefined && query.from > query.to) throw badRequest('from: must not be after to', 'from');
-    const result = await reportWallet(store, { from: query.from, to: query.to, txn_id: query.txn_id }, query, { account_id: account.id });
+    const result = await withReportSlot(ctx, account.id, () => reportWallet(store, { from: query.from, to: query.to, txn_id: query.txn_id }, query, { account_id: account.id }));
     res.json({
       status: true,
       data: {

@@ -50,17 +50,21 @@ const running_reports = new WeakMap<PaymentsContext, Map<string, number>>();
  * running: a report reads history, and no key may hold the gateway's disk and event loop
  * with many at once (429, Retry-After: 1).
  */
-export async function runReport(ctx: PaymentsContext, report: ReportName, raw: Record<string, unknown>, scope: Scope): Promise<{ result: ReportResult; format: 'json' | 'csv' }> {
+export function runReport(ctx: PaymentsContext, report: ReportName, raw: Record<string, unknown>, scope: Scope): Promise<{ result: ReportResult; format: 'json' | 'csv' }> {
+  return withReportSlot(ctx, scope.admin ? 'admin' : (scope.account_id ?? 'admin'), () => computeReport(ctx, report, raw, scope));
+}
+
+/** Runs `fn` in one of `who`'s report slots, or refuses with 429 when they are all taken. */
+export async function withReportSlot<T>(ctx: PaymentsContext, who: string, fn: () => Promise<T>): Promise<T> {
   let running = running_reports.get(ctx);
   if (!running) running_reports.set(ctx, (running = new Map()));
-  const who = scope.admin ? 'admin' : (scope.account_id ?? 'admin');
   const now_running = running.get(who) ?? 0;
   if (now_running >= ctx.settings.reports.max_concurrent_per_account) {
     throw new ApiError(429, 'rate_limit_exceeded', `${now_running} reports of this account are running, the most allowed at once; retry when one is done`, null, null, { 'Retry-After': '1' });
   }
   running.set(who, now_running + 1);
   try {
-    return await computeReport(ctx, report, raw, scope);
+    return await fn();
   } finally {
     const left = (running.get(who) ?? 1) - 1;
     if (left === 0) running.delete(who);
