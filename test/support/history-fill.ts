@@ -75,6 +75,7 @@ export async function fillPayments(store: Store, options: FillOptions): Promise<
   const step_ms = options.step_ms ?? 1_000;
   const t0 = options.t0_ms ?? FILL_T0_MS;
   const first = options.first_index ?? 0;
+  fillClock.ms = t0 + first * step_ms;
   if (first === 0) {
     for (let a = 0; a < options.accounts; a += 1000) {
       await store.transact((tx) => {
