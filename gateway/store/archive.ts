@@ -14,9 +14,10 @@
 // at nothing), kept in memory and written out in batches; the manifest is written with every
 // checkpoint after the lists are fsynced. At open, every list is cut back to its length in
 // the manifest and the journal after the manifest's record is indexed again: the tail only.
-import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, readdirSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-file.js';
+import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
 import { CorruptStoreError, segmentName, type RecordPlace } from './journal.js';
 import type { HistoryRecord, JournalRecord, Op, Posting } from './state.js';
 
@@ -500,11 +501,11 @@ export class Archive {
       if (list.tail_length === 0) continue;
       const dir = join(list.file, '..');
       if (!this.made_dirs.has(dir)) {
-        mkdirSync(dir, { recursive: true });
+        mkdirPrivate(dir);
         this.made_dirs.add(dir);
       }
       const bytes = list.takeTail();
-      const fd = openSync(list.file, 'a');
+      const fd = openSync(list.file, 'a', PRIVATE_FILE_MODE);
       try {
         let done = 0;
         while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
@@ -529,7 +530,7 @@ export class Archive {
     for (const [key, list] of this.lists) if (list.disk > 0) lists[key] = [list.disk, list.last_ts, list.last_aux];
     const keys: Manifest['keys'] = Object.create(null) as Manifest['keys'];
     for (const [key_id, stats] of this.keys) keys[key_id] = [stats.requests, stats.cost_micros, stats.last_used];
-    mkdirSync(join(this.data_dir, INDEX_DIR), { recursive: true });
+    mkdirPrivate(join(this.data_dir, INDEX_DIR));
     await this.manifest_file.write({ format: 'aihub-index', version: 1, seq: this.seq, max_lag_ms: this.max_lag_ms, lists, keys, tiers: this.tiers });
   }
 
