@@ -19,7 +19,7 @@ import { newKey, SealError, Sealer } from './util/sealed.js';
 import { resealDocuments, resealSecrets } from './payments/sealing.js';
 
 const USAGE = `Usage: aihub-gateway [serve] [--port N] [--host H] [--data-dir D] [--config FILE]
-       aihub-gateway verify [--data-dir D]
+       aihub-gateway verify [--data-dir D] [--full]
        aihub-gateway rotate-key [--data-dir D]   (gateway stopped: re-seal secrets and eKYC documents under a new key)
 
 Environment: PORT, HOST, AIHUB_DATA_DIR, AIHUB_CONFIG, AIHUB_ADMIN_TOKEN (32+ characters),
@@ -46,6 +46,7 @@ async function main(argv: string[]): Promise<void> {
         'data-dir': { type: 'string' },
         config: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        full: { type: 'boolean' },
       },
     });
   } catch (error) {
@@ -67,16 +68,16 @@ async function main(argv: string[]): Promise<void> {
     if (error instanceof ConfigError) fail(error.message, 2);
     throw error;
   }
-  if (command === 'verify') return verify(config.data_dir);
+  if (command === 'verify') return verify(config.data_dir, values.full === true);
   if (command === 'rotate-key') return rotateKey(config);
   if (command !== 'serve') fail(`unknown command "${command}"\n${USAGE}`, 2);
   return serve(config);
 }
 
-async function verify(data_dir: string): Promise<void> {
+async function verify(data_dir: string, full: boolean): Promise<void> {
   let report;
   try {
-    report = await verifyDataDir(data_dir);
+    report = await verifyDataDir(data_dir, { full });
   } catch (error) {
     fail(`verify ${data_dir}: ${(error as Error).message}`, 1);
   }

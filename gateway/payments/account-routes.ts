@@ -8,13 +8,14 @@ import { authorize } from './auth.js';
 import type { PaymentsContext } from './context.js';
 import { historyQuery, webhookBody } from './schemas.js';
 import { reportWallet } from './reports.js';
+import { withReportSlot } from './reports-routes.js';
 import { txnView } from './transactions.js';
-import { candidateTxns, filterTransactions, transactionsQuery } from './txn-filter.js';
+import { selectTransactions, transactionsQuery } from './txn-filter.js';
 import { isPrivateAddress, newWebhookSecret } from './webhooks.js';
 import { webhookSecretAad } from './sealing.js';
 
 // The dashboard and the admin routes select transactions through these.
-export { SERVICES, dateBound, filterTransactions, transactionsQuery, type TransactionFilter } from './txn-filter.js';
+export { SERVICES, dateBound, selectTransactions, transactionsQuery, type TransactionFilter } from './txn-filter.js';
 
 
 export function accountRouter(ctx: PaymentsContext): Router {
@@ -39,9 +40,8 @@ function transactionRoutes(ctx: PaymentsContext, router: Router): void {
     const { account } = authorize(store.state, req, res, logger);
     const query = parseWith(transactionsQuery, req.query);
     await store.readDurable();
-    const list = filterTransactions(candidateTxns(store, account.id), query, account.id);
-    const start = (query.page - 1) * query.limit;
-    res.json({ status: true, data: { total: list.length, page: query.page, limit: query.limit, transactions: list.slice(start, start + query.limit).map(txnView) } });
+    const { total, rows } = selectTransactions(store, query, account.id, { offset: (query.page - 1) * query.limit, limit: query.limit });
+    res.json({ status: true, data: { total, page: query.page, limit: query.limit, transactions: rows.map(txnView) } });
   });
 }
 
@@ -93,7 +93,7 @@ function walletRoutes(ctx: PaymentsContext, router: Router): void {
     const { account } = authorize(store.state, req, res, logger);
     const query = parseWith(historyQuery, req.query);
     if (query.from !== undefined && query.to !== undefined && query.from > query.to) throw badRequest('from: must not be after to', 'from');
-    const result = await reportWallet(store, { from: query.from, to: query.to, txn_id: query.txn_id }, query, { account_id: account.id });
+    const result = await withReportSlot(ctx, account.id, () => reportWallet(store, { from: query.from, to: query.to, txn_id: query.txn_id }, query, { account_id: account.id }));
     res.json({
       status: true,
       data: {

@@ -5,10 +5,8 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { accountView, requireAccount } from '../accounts/accounts.js';
 import { ApiError, badRequest, conflict, notFound, parseWith } from '../http/errors.js';
-import { durableHistory } from '../store/history.js';
 import { table } from '../store/state.js';
-import { filterTransactions, transactionsQuery } from './account-routes.js';
-import { candidateTxns } from './txn-filter.js';
+import { selectTransactions, transactionsQuery } from './account-routes.js';
 import type { PaymentsContext } from './context.js';
 import { approveBody, auditQuery, kycListQuery, rejectBody, servicesBody, whitelistBody } from './schemas.js';
 import { parseWhitelistEntry } from '../accounts/ip-whitelist.js';
@@ -16,7 +14,6 @@ import { submissionView } from './kyc.js';
 import { readDocument } from './sealing.js';
 import { clearSigningSecret, setSigningSecret } from './signing.js';
 import { auditInTx } from './logs.js';
-import { AUDIT } from './tables.js';
 import { txnView } from './transactions.js';
 
 const idParam = z.string().min(1).max(100);
@@ -159,24 +156,16 @@ function transactionRoutes(ctx: PaymentsContext, router: Router): void {
   const { store, engine } = ctx;
   router.get('/audit', async (req, res) => {
     const query = parseWith(auditQuery, req.query);
-    const records = [];
-    for await (const item of durableHistory(store)) {
-      if (!('record' in item) || item.record.type !== AUDIT) continue;
-      if (query.account_id && item.record.account_id !== query.account_id) continue;
-      if (query.action && item.record.action !== query.action) continue;
-      records.push(item.record);
-    }
-    records.reverse();
-    const start = (query.page - 1) * query.limit;
-    res.json({ object: 'list', total: records.length, page: query.page, limit: query.limit, data: records.slice(start, start + query.limit) });
+    await store.readDurable();
+    const { total, rows } = store.reads.audit({ account_id: query.account_id ?? null, action: query.action }, { offset: (query.page - 1) * query.limit, limit: query.limit });
+    res.json({ object: 'list', total, page: query.page, limit: query.limit, data: rows });
   });
 
   router.get('/transactions', async (req, res) => {
     const query = parseWith(transactionsQuery.extend({ account_id: z.string().max(100).optional() }), req.query);
     await store.readDurable();
-    const list = filterTransactions(candidateTxns(store, query.account_id), query, query.account_id ?? null);
-    const start = (query.page - 1) * query.limit;
-    res.json({ object: 'list', total: list.length, page: query.page, limit: query.limit, data: list.slice(start, start + query.limit).map((t) => ({ account_id: t.account_id, ...txnView(t) })) });
+    const { total, rows } = selectTransactions(store, query, query.account_id ?? null, { offset: (query.page - 1) * query.limit, limit: query.limit });
+    res.json({ object: 'list', total, page: query.page, limit: query.limit, data: rows.map((t) => ({ account_id: t.account_id, ...txnView(t) })) });
   });
 
   router.get('/transactions/:txnId', async (req, res) => {

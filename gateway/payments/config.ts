@@ -290,6 +290,8 @@ export const paymentsConfigSchema = z.strictObject({
     .strictObject({
       /** Rows in one CSV download (JSON pages are at most 500 rows). */
       csv_max_rows: z.int().min(100).max(1_000_000).default(10_000),
+      /** Reports one account (or the admin) may have running at once; more get 429 with Retry-After. */
+      max_concurrent_per_account: z.int().min(1).max(64).default(2),
     })
     .prefault({}),
   /** Background work (status checks, webhook deliveries) wakes this often. */

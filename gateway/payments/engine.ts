@@ -83,7 +83,10 @@ export class PaymentEngine {
     },
   ) {
     const now_ms = deps.clock.now().getTime();
-    for (const txn of Object.values(deps.store.rows('payment_txns'))) {
+    // The live table holds the unfinished transactions; finalized ones are history, and only
+    // those finalized within the duplicate window can be recent (read from the index).
+    const recent_final = deps.store.reads.finalizedSince(now_ms - deps.config.duplicate_window_ms);
+    for (const txn of [...Object.values(deps.store.rows('payment_txns')), ...recent_final]) {
       if (txn.status === 'pending') {
         this.pending.add(txn.id);
         this.from_before_start.add(txn.id);

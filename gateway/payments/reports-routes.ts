@@ -3,7 +3,7 @@
 // page/limit holds every matching row up to `reports.csv_max_rows`; with them, the same page.
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { badRequest, parseWith } from '../http/errors.js';
+import { ApiError, badRequest, parseWith } from '../http/errors.js';
 import { authorize } from './auth.js';
 import type { PaymentsContext } from './context.js';
 import { reportsQuery } from './schemas.js';
@@ -27,7 +27,37 @@ const STATUS_BY_REPORT: Record<ReportName, z.ZodType<string | undefined>> = {
   'api-logs': z.string().regex(/^([1-5]\d\d|[1-5]xx)$/, 'must be an HTTP status (404) or a class (2xx, 4xx, 5xx)').optional(),
 };
 
-export async function runReport(ctx: PaymentsContext, report: ReportName, raw: Record<string, unknown>, scope: Scope): Promise<{ result: ReportResult; format: 'json' | 'csv' }> {
+/** Reports running per account (`admin` for administrators' reports), by context. */
+const running_reports = new WeakMap<PaymentsContext, Map<string, number>>();
+
+/**
+ * Runs one report unless the account already has `reports.max_concurrent_per_account`
+ * running: a report reads history, and no key may hold the gateway's disk and event loop
+ * with many at once (429, Retry-After: 1).
+ */
+export function runReport(ctx: PaymentsContext, report: ReportName, raw: Record<string, unknown>, scope: Scope): Promise<{ result: ReportResult; format: 'json' | 'csv' }> {
+  return withReportSlot(ctx, scope.admin ? 'admin' : (scope.account_id ?? 'admin'), () => computeReport(ctx, report, raw, scope));
+}
+
+/** Runs `fn` in one of `who`'s report slots, or refuses with 429 when they are all taken. */
+export async function withReportSlot<T>(ctx: PaymentsContext, who: string, fn: () => Promise<T>): Promise<T> {
+  let running = running_reports.get(ctx);
+  if (!running) running_reports.set(ctx, (running = new Map()));
+  const now_running = running.get(who) ?? 0;
+  if (now_running >= ctx.settings.reports.max_concurrent_per_account) {
+    throw new ApiError(429, 'rate_limit_exceeded', `${now_running} reports of this account are running, the most allowed at once; retry when one is done`, null, null, { 'Retry-After': '1' });
+  }
+  running.set(who, now_running + 1);
+  try {
+    return await fn();
+  } finally {
+    const left = (running.get(who) ?? 1) - 1;
+    if (left === 0) running.delete(who);
+    else running.set(who, left);
+  }
+}
+
+async function computeReport(ctx: PaymentsContext, report: ReportName, raw: Record<string, unknown>, scope: Scope): Promise<{ result: ReportResult; format: 'json' | 'csv' }> {
   const query = parseWith(reportsQuery.extend({ status: STATUS_BY_REPORT[report], method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).optional() }), raw);
   if (query.from !== undefined && query.to !== undefined && query.from > query.to) throw badRequest('from: must not be after to', 'from');
   if (query.method && report !== 'api-logs') throw badRequest('method: applies to the api-logs report only', 'method');

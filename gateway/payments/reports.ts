@@ -1,15 +1,14 @@
 // Reports: transactions of every service, commissions, wallet history and API logs, for one
 // account or (admins) across accounts. These functions are the single source of the rows:
 // GET /api/reports/*, GET /admin/reports/* and the wallet history call them, and CSV is the
-// same rows as the JSON. Transactions come from the transactions table; wallet postings and
-// API logs are read back from the journal (a scan per request, bounded by `to`).
+// same rows as the JSON. Every report reads through the store's read interface
+// (`store.reads`): the rows in its date range, found through the history indexes, never a
+// pass over the whole history.
 import type { Store } from '../store/store.js';
-import { durableHistory } from '../store/history.js';
-import { walletAccount } from '../ledger/ledger.js';
 import type { PaymentService } from '../providers/types.js';
 import { microsToUnits } from '../util/money.js';
-import { candidateTxns, filterTransactions, type TransactionFilter } from './txn-filter.js';
-import { API_LOG, type PaymentTxn } from './tables.js';
+import { selectTransactions, type TransactionFilter } from './txn-filter.js';
+import type { PaymentTxn } from './tables.js';
 
 export const REPORTS = ['transactions', 'commissions', 'wallet', 'api-logs'] as const;
 export type ReportName = (typeof REPORTS)[number];
@@ -109,7 +108,7 @@ function ledgerEffect(txns: PaymentTxn[]): Record<string, number> {
 }
 
 export function reportTransactions(store: Store, filter: TransactionFilter, paging: Paging, scope: Scope): ReportResult {
-  const list = filterTransactions(candidateTxns(store, scope.account_id), filter, scope.account_id);
+  const list = selectTransactions(store, filter, scope.account_id, null).rows;
   if (paging.order === 'asc') list.reverse();
   const sum = (txns: PaymentTxn[], pick: (t: PaymentTxn) => number) => microsToUnits(txns.reduce((total, t) => total + pick(t), 0));
   const success = list.filter((t) => t.status === 'success');
@@ -151,7 +150,7 @@ export function reportTransactions(store: Store, filter: TransactionFilter, pagi
 const COMMISSION_COLUMNS = ['txn_id', 'created_at', 'service', 'description', 'number', 'amount', 'commission', 'posting_id'];
 
 export function reportCommissions(store: Store, filter: TransactionFilter, paging: Paging, scope: Scope): ReportResult {
-  const list = filterTransactions(candidateTxns(store, scope.account_id), { ...filter, status: 'success' }, scope.account_id).filter((t) => t.commission_micros > 0);
+  const list = selectTransactions(store, { ...filter, status: 'success' }, scope.account_id, null).rows.filter((t) => t.commission_micros > 0);
   if (paging.order === 'asc') list.reverse();
   return {
     report: 'commissions',
@@ -203,74 +202,49 @@ const WALLET_COLUMNS = ['posting_id', 'at', 'kind', 'memo', 'ref', 'service', 'a
  * the journal, filtered; `opening_balance`/`closing_balance` of the period for one account.
  */
 export async function reportWallet(store: Store, filter: WalletFilter, paging: Paging, scope: Scope): Promise<ReportResult & { opening_micros: number | null; closing_micros: number | null }> {
-  const running = new Map<string, number>();
-  const wallet = scope.account_id === null ? null : walletAccount(scope.account_id);
-  let opening: number | null = null;
-  let credits = 0;
-  let debits = 0;
-  const rows: Row[] = [];
+  await store.readDurable();
   const txnOf = (ref: string | undefined) => (ref ? store.get('payment_txns', ref) : undefined);
-  for await (const item of durableHistory(store)) {
-    if (!('posting' in item)) continue;
-    const posting = item.posting;
-    if (!posting.account_id) continue;
-    if (scope.account_id !== null && posting.account_id !== scope.account_id) continue;
-    const own = wallet ?? walletAccount(posting.account_id);
-    let amount_micros = 0;
-    let touches = false;
-    for (const [ledger_account, micros] of posting.entries) {
-      if (ledger_account === own) {
-        amount_micros += micros;
-        touches = true;
+  const filtered = filter.txn_id !== undefined || filter.service !== undefined || filter.number !== undefined;
+  const match = filtered
+    ? (posting: { ref?: string }) => {
+        if (filter.txn_id && posting.ref !== filter.txn_id) return false;
+        if (!filter.service && !filter.number) return true;
+        const txn = txnOf(posting.ref);
+        if (filter.service && txn?.service !== filter.service) return false;
+        if (filter.number && txn?.subject !== filter.number && txn?.details.mobile !== filter.number) return false;
+        return true;
       }
-    }
-    if (!touches) continue;
-    const at = Date.parse(posting.ts);
-    if (filter.to !== undefined && at > filter.to) break;
-    const before = running.get(posting.account_id) ?? 0;
-    const after = before + amount_micros;
-    running.set(posting.account_id, after);
-    if (filter.from !== undefined && at < filter.from) continue;
-    opening ??= before;
-    const txn = txnOf(posting.ref);
-    if (filter.txn_id && posting.ref !== filter.txn_id) continue;
-    if (filter.service && txn?.service !== filter.service) continue;
-    if (filter.number && txn?.subject !== filter.number && txn?.details.mobile !== filter.number) continue;
-    if (amount_micros >= 0) credits += amount_micros;
-    else debits -= amount_micros;
-    rows.push({
-      ...(showAccount(scope) ? { account_id: posting.account_id } : {}),
-      posting_id: posting.id,
-      at: posting.ts,
-      kind: postingKind(posting.hold?.action, amount_micros, posting.memo),
-      memo: posting.memo,
-      ref: posting.ref ?? null,
-      service: txn?.service ?? null,
-      amount: microsToUnits(amount_micros),
-      opening_balance: microsToUnits(before),
-      closing_balance: microsToUnits(after),
-    });
-  }
-  if (paging.order === 'desc') rows.reverse();
+    : undefined;
+  const result = store.reads.wallet({ account_id: scope.account_id, from_ms: filter.from, to_ms: filter.to, match }, { offset: (paging.page - 1) * paging.limit, limit: paging.limit }, paging.order);
+  const rows: Row[] = result.rows.map((line) => ({
+    ...(showAccount(scope) ? { account_id: line.account_id } : {}),
+    posting_id: line.posting.id,
+    at: line.posting.ts,
+    kind: postingKind(line.posting.hold?.action, line.delta_micros, line.posting.memo),
+    memo: line.posting.memo,
+    ref: line.posting.ref ?? null,
+    service: txnOf(line.posting.ref)?.service ?? null,
+    amount: microsToUnits(line.delta_micros),
+    opening_balance: microsToUnits(line.opening_micros),
+    closing_balance: microsToUnits(line.closing_micros),
+  }));
   const single = scope.account_id !== null;
-  const closing_micros = single ? (running.get(scope.account_id!) ?? 0) : null;
-  const opening_micros = single ? (opening ?? closing_micros) : null;
   return {
     report: 'wallet',
     columns: [...(showAccount(scope) ? ['account_id'] : []), ...WALLET_COLUMNS],
-    total: rows.length,
+    total: result.total,
     page: paging.page,
     limit: paging.limit,
     totals: {
-      count: rows.length,
-      credits: microsToUnits(credits),
-      debits: microsToUnits(debits),
-      net: microsToUnits(credits - debits),
-      ...(single ? { opening_balance: microsToUnits(opening_micros!), closing_balance: microsToUnits(closing_micros!) } : {}),
+      count: result.total,
+      credits: microsToUnits(result.credits_micros),
+      debits: microsToUnits(result.debits_micros),
+      net: microsToUnits(result.credits_micros - result.debits_micros),
+      ...(single ? { opening_balance: microsToUnits(result.opening_micros!), closing_balance: microsToUnits(result.closing_micros!) } : {}),
     },
-    rows: pageOf(rows, paging),
-    opening_micros,
-    closing_micros,
+    rows,
+    opening_micros: result.opening_micros,
+    closing_micros: result.closing_micros,
   };
 }
 
@@ -284,68 +258,47 @@ export interface ApiLogFilter {
   method?: string | undefined;
 }
 
-/** The service an /api path belongs to. */
-export function serviceOfPath(path: string): PaymentService | null {
-  if (path.startsWith('/api/recharge') || path.startsWith('/api/operators')) return 'recharge';
-  if (path.startsWith('/api/dmt/')) return 'dmt';
-  if (path.startsWith('/api/pan-find')) return 'pan';
-  if (path.startsWith('/api/bills/')) return 'bills';
-  return null;
-}
-
 const API_LOG_COLUMNS = ['ts', 'direction', 'method', 'path', 'status', 'latency_ms', 'ip', 'key_prefix', 'request_id', 'txn_id'];
-
-function statusMatches(status: unknown, wanted: string): boolean {
-  if (typeof status !== 'number') return false;
-  return /^\dxx$/.test(wanted) ? Math.floor(status / 100) === Number(wanted[0]) : status === Number(wanted);
-}
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
 /** API log records: method, path, status, latency, client address and key prefix; never a key or a body. */
 export async function reportApiLogs(store: Store, filter: ApiLogFilter, paging: Paging, scope: Scope): Promise<ReportResult> {
-  const rows: Row[] = [];
-  let errors = 0;
-  let latency_total = 0;
-  for await (const item of durableHistory(store)) {
-    if (!('record' in item) || item.record.type !== API_LOG) continue;
-    const record = item.record;
-    if (scope.account_id !== null && record.account_id !== scope.account_id) continue;
-    const at = Date.parse(record.ts);
-    if (filter.to !== undefined && at > filter.to) break;
-    if (filter.from !== undefined && at < filter.from) continue;
-    const path = text(record.path) ?? text(record.url) ?? '';
-    if (filter.txn_id && record.txn_id !== filter.txn_id) continue;
-    if (filter.status && !statusMatches(record.status, filter.status)) continue;
-    if (filter.method && record.method !== filter.method) continue;
-    if (filter.service && (record.direction === 'outbound' ? store.get('payment_txns', String(record.txn_id))?.service : serviceOfPath(path)) !== filter.service) continue;
-    const status = typeof record.status === 'number' ? record.status : null;
-    const latency_ms = typeof record.latency_ms === 'number' ? record.latency_ms : null;
-    if (status === null || status >= 400) errors++;
-    latency_total += latency_ms ?? 0;
-    rows.push({
-      ...(showAccount(scope) ? { account_id: text(record.account_id) } : {}),
-      ts: record.ts,
-      direction: text(record.direction) ?? 'inbound',
-      method: text(record.method),
-      path,
-      status,
-      latency_ms,
-      ip: text(record.ip),
-      key_prefix: text(record.key_prefix),
-      request_id: text(record.request_id),
-      txn_id: text(record.txn_id),
-    });
-  }
-  if (paging.order === 'desc') rows.reverse();
+  await store.readDurable();
+  const result = store.reads.apiLogs(
+    {
+      account_id: scope.account_id,
+      from_ms: filter.from,
+      to_ms: filter.to,
+      status: filter.status,
+      method: filter.method,
+      service: filter.service,
+      match: filter.txn_id ? (record) => record.txn_id === filter.txn_id : undefined,
+    },
+    { offset: (paging.page - 1) * paging.limit, limit: paging.limit },
+    paging.order,
+  );
+  const rows: Row[] = result.rows.map((record) => ({
+    ...(showAccount(scope) ? { account_id: text(record.account_id) } : {}),
+    ts: record.ts,
+    direction: text(record.direction) ?? 'inbound',
+    method: text(record.method),
+    path: text(record.path) ?? text(record.url) ?? '',
+    status: typeof record.status === 'number' ? record.status : null,
+    latency_ms: typeof record.latency_ms === 'number' ? record.latency_ms : null,
+    ip: text(record.ip),
+    key_prefix: text(record.key_prefix),
+    request_id: text(record.request_id),
+    txn_id: text(record.txn_id),
+  }));
   return {
     report: 'api-logs',
     columns: [...(showAccount(scope) ? ['account_id'] : []), ...API_LOG_COLUMNS],
-    total: rows.length,
+    total: result.total,
     page: paging.page,
     limit: paging.limit,
-    totals: { count: rows.length, errors, mean_latency_ms: rows.length ? Math.round((latency_total / rows.length) * 1000) / 1000 : null },
-    rows: pageOf(rows, paging),
+    totals: { count: result.total, errors: result.errors, mean_latency_ms: result.total ? Math.round((result.latency_total_ms / result.total) * 1000) / 1000 : null },
+    rows,
   };
 }
 

@@ -2,6 +2,7 @@
 // id, date range): the account's list, the admin list, the reports and the dashboard use it.
 import { z } from 'zod';
 import type { Store } from '../store/store.js';
+import type { Page } from '../store/reads.js';
 import type { PaymentTxn } from './tables.js';
 
 export const SERVICES = ['recharge', 'dmt', 'pan', 'bills'] as const;
@@ -39,25 +40,31 @@ export const transactionsQuery = z.object({
 
 export type TransactionFilter = Pick<z.output<typeof transactionsQuery>, 'service' | 'status' | 'number' | 'txn_id' | 'from' | 'to'>;
 
-/** The payment transactions to filter: one account's through the store's index, else every one. */
-export function candidateTxns(store: Store, account_id: string | null | undefined): Iterable<PaymentTxn> {
-  return account_id ? store.indexBy('payment_txns', 'account_id').rows(account_id) : Object.values(store.rows('payment_txns'));
-}
-
-/** The one selection of transactions: the account's list, the reports, the admin list and the dashboard use it. */
-export function filterTransactions(rows: Iterable<PaymentTxn>, query: TransactionFilter, account_id: string | null): PaymentTxn[] {
-  const list: PaymentTxn[] = [];
-  for (const txn of rows) {
-    if (account_id !== null && txn.account_id !== account_id) continue;
-    if (query.service && txn.service !== query.service) continue;
-    if (query.status && txn.status !== query.status) continue;
-    if (query.number && txn.subject !== query.number && txn.details.mobile !== query.number) continue;
-    if (query.txn_id && txn.id !== query.txn_id) continue;
-    const at = Date.parse(txn.created_at);
-    if (query.from !== undefined && at < query.from) continue;
-    if (query.to !== undefined && at > query.to) continue;
-    list.push(txn);
+/**
+ * The one selection of transactions, through the store's read interface: the account's
+ * list, the reports, the admin list and the dashboard use it. Newest created first; `page`
+ * null: every match (reports). Service, status and dates are answered from the indexes; a
+ * number or id filter reads the transactions in range.
+ */
+export function selectTransactions(store: Store, query: TransactionFilter, account_id: string | null, page: Page | null): { total: number; rows: PaymentTxn[] } {
+  const match =
+    query.number || query.txn_id
+      ? (txn: PaymentTxn) => (!query.number || txn.subject === query.number || txn.details.mobile === query.number) && (!query.txn_id || txn.id === query.txn_id)
+      : undefined;
+  if (query.txn_id && !query.number) {
+    // One id: found by id, not by reading the range.
+    const txn = store.get('payment_txns', query.txn_id);
+    const rows = txn && (account_id === null || txn.account_id === account_id) && filterOne(txn, query) ? [txn] : [];
+    return { total: rows.length, rows: page === null || page.offset === 0 ? rows : [] };
   }
-  return list.sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id));
+  return store.reads.txns({ account_id, service: query.service, status: query.status, from_ms: query.from, to_ms: query.to, match }, page);
 }
 
+function filterOne(txn: PaymentTxn, query: TransactionFilter): boolean {
+  if (query.service && txn.service !== query.service) return false;
+  if (query.status && txn.status !== query.status) return false;
+  const at = Date.parse(txn.created_at);
+  if (query.from !== undefined && at < query.from) return false;
+  if (query.to !== undefined && at > query.to) return false;
+  return true;
+}

@@ -1,10 +1,14 @@
 // A lowdb adapter that survives power loss: lowdb's stock TextFile adapter renames a temp
 // file into place without fsync, which can leave an empty or old file after a crash.
+import { createReadStream } from 'node:fs';
 import { readFile, open, rename } from 'node:fs/promises';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { dirname } from 'node:path';
 import type { Adapter } from 'lowdb';
 import { CorruptStoreError, fsyncDirectory } from './journal.js';
 import { PRIVATE_FILE_MODE } from './private-files.js';
+import type { State } from './state.js';
 
 export class DurableJsonFile<T> implements Adapter<T> {
   constructor(private readonly file: string) {}
@@ -67,3 +71,88 @@ export function describeJsonError(text: string, error: Error): string {
   const column = position - before.lastIndexOf('\n');
   return `line ${line} column ${column}: ${error.message}`;
 }
+
+/**
+ * The checkpoint as JSON lines, read as a stream: a head line (format, version, seq, meta),
+ * then one line per balance `["b", ledger_account, micros]` and per row `["r", table, id,
+ * row]`, then `["end", lines]`. No single string holds the state and no single JSON.parse
+ * reads it (the one-document state.json could not be read past 512 MB: V8's string limit).
+ */
+export class DurableJsonLinesFile implements Adapter<State> {
+  private readonly file: DurableJsonFile<unknown>;
+  constructor(readonly path: string) {
+    this.file = new DurableJsonFile(path);
+  }
+
+  async read(): Promise<State | null> {
+    let input;
+    try {
+      input = createReadStream(this.path, { encoding: 'utf8' });
+      await once(input, 'open');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+    const lines = createInterface({ input, crlfDelay: Infinity });
+    let state: State | null = null;
+    let line_number = 0;
+    let ended = false;
+    for await (const line of lines) {
+      line_number++;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch (error) {
+        throw new CorruptStoreError(`checkpoint ${this.path} line ${line_number}: ${(error as Error).message}; refusing to start over it`);
+      }
+      if (state === null) {
+        const head = value as Partial<State>;
+        if (head.format !== 'aihub-state' || head.version !== 2 || typeof head.seq !== 'number') throw new CorruptStoreError(`checkpoint ${this.path} is not an AIHub state of version 2`);
+        state = { format: 'aihub-state', version: 2, seq: head.seq, meta: head.meta!, balances: {}, tables: {} };
+        continue;
+      }
+      if (!Array.isArray(value) || ended) throw new CorruptStoreError(`checkpoint ${this.path} line ${line_number}: not a checkpoint line`);
+      if (value[0] === 'b') setOwn(state.balances, String(value[1]), value[2]);
+      else if (value[0] === 'r') {
+        const tables = state.tables as Record<string, Record<string, unknown>>;
+        const name = String(value[1]);
+        if (!Object.hasOwn(tables, name)) setOwn(tables, name, {});
+        setOwn(tables[name]!, String(value[2]), value[3]);
+      }
+      else if (value[0] === 'end' && value[1] === line_number) ended = true;
+      else throw new CorruptStoreError(`checkpoint ${this.path} line ${line_number}: not a checkpoint line`);
+    }
+    if (!state || !ended) throw new CorruptStoreError(`checkpoint ${this.path} ends before its last line; refusing to start over it`);
+    return state;
+  }
+
+  /** Whole-state writes go through writeParts (Store.checkpoint); this one serves lowdb's interface. */
+  async write(state: State): Promise<void> {
+    await this.writeParts(async (emit) => {
+      const lines = checkpointHead(state);
+      for (const [name, rows] of Object.entries(state.tables)) for (const [id, row] of Object.entries(rows ?? {})) lines.push(checkpointRow(name, id, row));
+      lines.push(checkpointEnd(lines.length + 1));
+      await emit(lines.join(''));
+    });
+  }
+
+  writeParts(produce: (emit: (text: string) => Promise<void>) => Promise<void>, before_publish?: () => Promise<void>): Promise<void> {
+    return this.file.writeParts(produce, before_publish);
+  }
+}
+
+/** Sets an own property, even one named `__proto__` (a plain assignment would change the prototype). */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
+/** The head line and the balance lines of a checkpoint (each ends in a newline). */
+export function checkpointHead(state: State): string[] {
+  const lines = [`${JSON.stringify({ format: 'aihub-state', version: 2, seq: state.seq, meta: state.meta })}\n`];
+  for (const [ledger_account, micros] of Object.entries(state.balances)) lines.push(`${JSON.stringify(['b', ledger_account, micros])}\n`);
+  return lines;
+}
+
+export const checkpointRow = (table: string, id: string, row: unknown): string => `${JSON.stringify(['r', table, id, row])}\n`;
+export const checkpointEnd = (line_number: number): string => `${JSON.stringify(['end', line_number])}\n`;

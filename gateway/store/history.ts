@@ -1,13 +1,12 @@
-// Reads history (postings, usage records, API logs...) back from the journal. History is
-// never in the in-memory document, so a commit costs the same with 1k or 1M records; a
-// report pays for its scan instead. Reports that must scale past one machine's journal
-// belong to a database behind the same Store interface.
+// Reads every posting and history record back from the journal, oldest first: a whole-
+// history pass for tools and tests. Requests never use it; they read through the indexes
+// (store.reads, see archive.ts and reads.ts).
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { listSegments } from './journal.js';
 import type { HistoryRecord, JournalRecord, Posting } from './state.js';
-import { JOURNAL_DIR, type Store } from './store.js';
+import { JOURNAL_DIR } from './store.js';
 
 export type HistoryItem = { seq: number; ts: string; posting: Posting } | { seq: number; ts: string; record: HistoryRecord };
 
@@ -39,10 +38,4 @@ export async function* scanHistory(data_dir: string, options: { after_seq?: numb
       }
     }
   }
-}
-
-/** A store's history up to what is durable now. */
-export async function* durableHistory(store: Store): AsyncGenerator<HistoryItem> {
-  await store.transact(() => undefined);
-  yield* scanHistory(store.data_dir, { up_to_seq: store.state.seq });
 }

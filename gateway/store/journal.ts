@@ -47,18 +47,33 @@ export interface ReadOptions {
   onTornLine?: (file: string, line: number, bytes: number) => void;
 }
 
+/** Where a record's line lies: its segment (by first sequence number), byte offset and length (without the newline). */
+export interface RecordPlace {
+  segment: number;
+  offset: number;
+  length: number;
+}
+
 /**
  * Reads every record with seq > after_seq, in order, checking that sequence numbers are
  * consecutive. A line that does not parse is corruption, except the very last line of the
  * last segment: a crash mid-append leaves that one, and it was never acknowledged.
+ * `up_to_seq` stops the read there (a reader beside a running writer stops at what it loaded).
  */
-export function* readJournal(journal_dir: string, after_seq: number, options: ReadOptions): Generator<JournalRecord> {
+export function* readJournal(journal_dir: string, after_seq: number, options: ReadOptions & { up_to_seq?: number }): Generator<JournalRecord> {
+  for (const { record } of readJournalPlaced(journal_dir, after_seq, options)) yield record;
+}
+
+/** readJournal, with each record's place in its segment (the history indexes point there). */
+export function* readJournalPlaced(journal_dir: string, after_seq: number, options: ReadOptions & { up_to_seq?: number }): Generator<{ record: JournalRecord; place: RecordPlace }> {
   const segments = listSegments(journal_dir);
+  const up_to_seq = options.up_to_seq ?? Number.MAX_SAFE_INTEGER;
   let expected = after_seq + 1;
   let start = 0;
   for (let i = 0; i < segments.length; i++) if (segments[i]!.first_seq <= expected) start = i;
   for (let i = start; i < segments.length; i++) {
-    const { file } = segments[i]!;
+    const { file, first_seq } = segments[i]!;
+    if (first_seq > up_to_seq) return;
     const is_last_segment = i === segments.length - 1;
     const content = readFileSync(file);
     let offset = 0;
@@ -67,29 +82,40 @@ export function* readJournal(journal_dir: string, after_seq: number, options: Re
       const newline = content.indexOf(10, offset);
       const end = newline === -1 ? content.length : newline;
       line_number++;
-      const text = content.subarray(offset, end).toString('utf8');
       let record: JournalRecord | undefined;
+      // A complete line before the wanted records is skipped by its sequence number alone
+      // (lines begin `{"s":N,`): a start reads the tail of the last segment, not all of it.
+      const head = newline === -1 ? null : /^\{"s":(\d+),/.exec(content.subarray(offset, Math.min(end, offset + 32)).toString('latin1'));
+      if (head && Number(head[1]) <= after_seq) {
+        offset = end + 1;
+        continue;
+      }
       try {
-        record = JSON.parse(text) as JournalRecord;
+        record = JSON.parse(content.subarray(offset, end).toString('utf8')) as JournalRecord;
       } catch {
         record = undefined;
       }
       const complete = newline !== -1 && record !== undefined && typeof record.s === 'number' && Array.isArray(record.ops);
       if (!complete) {
         const rest_is_tail = is_last_segment && (newline === -1 || isBlank(content, newline + 1));
-        if (!rest_is_tail) {
+        // Beside a running writer (up_to_seq given), the last segment's last line may be
+        // being appended right now: the read ends there.
+        if (!rest_is_tail && !(is_last_segment && options.up_to_seq !== undefined)) {
           throw new CorruptStoreError(`journal ${file} line ${line_number}: not a valid record; refusing to start (restore the file or remove the damage by hand)`);
         }
-        options.onTornLine?.(file, line_number, content.length - offset);
-        if (options.repair) truncateSync(file, offset);
+        if (options.up_to_seq === undefined) {
+          options.onTornLine?.(file, line_number, content.length - offset);
+          if (options.repair) truncateSync(file, offset);
+        }
         return;
       }
+      if (record!.s > up_to_seq) return;
       if (record!.s > after_seq) {
         if (record!.s !== expected) {
           throw new CorruptStoreError(`journal ${file} line ${line_number}: sequence ${record!.s} where ${expected} was expected`);
         }
         expected++;
-        yield record!;
+        yield { record: record!, place: { segment: first_seq, offset, length: end - offset } };
       }
       offset = end + 1;
     }
@@ -118,6 +144,11 @@ export interface JournalWriterOptions {
   segment_bytes: number;
   /** Called after each durable group with the sequence number now durable. */
   onDurable?: (durable_seq: number) => void;
+  /**
+   * Called once a group is durable, before anyone waiting on it is told: the place of each of
+   * its lines, records first_seq, first_seq + 1, ... (the history indexes are kept up here).
+   */
+  onPlaced?: (first_seq: number, places: RecordPlace[]) => void;
   /** A failed write or fsync leaves memory ahead of disk; the store must stop. */
   onFatal: (error: Error) => void;
 }
@@ -131,6 +162,7 @@ export class JournalWriter {
   private failed: Error | null = null;
   private appended_seq: number;
   private durable_seq: number;
+  private segment_first_seq: number;
   /** Number of fsync groups written: the group-commit tests read it. */
   groups = 0;
 
@@ -138,11 +170,13 @@ export class JournalWriter {
     private readonly journal_dir: string,
     private handle: FileHandle,
     private segment_size: number,
+    segment_first_seq: number,
     last_seq: number,
     private readonly options: JournalWriterOptions,
   ) {
     this.appended_seq = last_seq;
     this.durable_seq = last_seq;
+    this.segment_first_seq = segment_first_seq;
   }
 
   static async open(journal_dir: string, last_seq: number, options: JournalWriterOptions): Promise<JournalWriter> {
@@ -152,7 +186,7 @@ export class JournalWriter {
     const handle = await open(file, 'a', PRIVATE_FILE_MODE);
     if (!last) fsyncDirectory(journal_dir);
     const { size } = await handle.stat();
-    return new JournalWriter(journal_dir, handle, size, last_seq, options);
+    return new JournalWriter(journal_dir, handle, size, last ? last.first_seq : last_seq + 1, last_seq, options);
   }
 
   /** Queues the record line with sequence number `seq` (the next one); resolves once it is on disk. */
@@ -212,6 +246,16 @@ export class JournalWriter {
           this.options.onFatal(this.failed);
           return;
         }
+        if (this.options.onPlaced) {
+          const places: RecordPlace[] = [];
+          let offset = this.segment_size;
+          for (const line of lines) {
+            const length = Buffer.byteLength(line, 'utf8') - 1;
+            places.push({ segment: this.segment_first_seq, offset, length });
+            offset += length + 1;
+          }
+          this.options.onPlaced(first_seq, places);
+        }
         this.segment_size += buffer.length;
         this.durable_seq = last_seq;
         this.groups++;
@@ -238,6 +282,7 @@ export class JournalWriter {
     this.handle = await open(join(this.journal_dir, segmentName(first_seq)), 'a', PRIVATE_FILE_MODE);
     fsyncDirectory(this.journal_dir);
     this.segment_size = 0;
+    this.segment_first_seq = first_seq;
   }
 
   async close(): Promise<void> {

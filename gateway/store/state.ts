@@ -75,7 +75,8 @@ export type Row<T extends TableName> = Tables[T][string];
 
 export interface State {
   format: 'aihub-state';
-  version: 1;
+  /** 2: a JSON-lines checkpoint (state.jsonl) without finalized history; 1: the one-document state.json before it. */
+  version: 1 | 2;
   /** The sequence number of the last journal record applied. */
   seq: number;
   meta: { admin_token_hash: string | null; created_at: string };
@@ -85,7 +86,7 @@ export interface State {
 }
 
 export function emptyState(created_at: string): State {
-  return { format: 'aihub-state', version: 1, seq: 0, meta: { admin_token_hash: null, created_at }, balances: {}, tables: {} };
+  return { format: 'aihub-state', version: 2, seq: 0, meta: { admin_token_hash: null, created_at }, balances: {}, tables: {} };
 }
 
 /**
@@ -154,8 +155,11 @@ export function applyOp(state: State, op: Op): () => void {
       const rows = table(state, op.t) as Record<string, unknown>;
       const had = Object.hasOwn(rows, op.id);
       const previous = rows[op.id];
-      // A defined own property, never an inherited setter (`__proto__` on a plain object).
-      Object.defineProperty(rows, op.id, { value: op.v, writable: true, enumerable: true, configurable: true });
+      // A row that became final leaves the live document for history (the journal line
+      // holding this op, found through the indexes: see archive.ts); any other row is a
+      // defined own property, never an inherited setter (`__proto__` on a plain object).
+      if (isArchivedRow(op.t, op.v)) delete rows[op.id];
+      else Object.defineProperty(rows, op.id, { value: op.v, writable: true, enumerable: true, configurable: true });
       return () => {
         if (had) rows[op.id] = previous;
         else delete rows[op.id];
@@ -233,4 +237,15 @@ function applyHistory(state: State, record: HistoryRecord): () => void {
 function numberField(record: HistoryRecord, field: string): number {
   const value = record[field];
   return typeof value === 'number' && Number.isSafeInteger(value) ? value : 0;
+}
+
+/**
+ * Tables whose rows leave the live document once final, for history: a finalized payment
+ * transaction never changes again (a reversal is a new posting), so it lives only in the
+ * journal line that finalized it, found through the indexes.
+ */
+export const ARCHIVED_TABLES: ReadonlySet<string> = new Set(['payment_txns']);
+
+export function isArchivedRow(table: string, row: unknown): boolean {
+  return ARCHIVED_TABLES.has(table) && typeof row === 'object' && row !== null && (row as { stage?: unknown }).stage === 'final';
 }

@@ -2,12 +2,14 @@
 // append-only journal of committed transactions. A transaction runs synchronously on the
 // single JavaScript thread, so mutations are serialized by construction (the one queue);
 // its promise resolves only after its journal line is fsynced (group commit).
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import { ensurePrivateDataDir, mkdirPrivate } from './private-files.js';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
-import { DurableJsonFile } from './durable-file.js';
-import { JournalWriter, readJournal } from './journal.js';
+import { Archive, ARCHIVED_TABLES, isArchivedRow } from './archive.js';
+import { checkpointEnd, checkpointHead, checkpointRow, DurableJsonFile, DurableJsonLinesFile } from './durable-file.js';
+import { JournalWriter, readJournalPlaced, type RecordPlace } from './journal.js';
+import { JsonFileReads, type StoreReads } from './reads.js';
 import { acquireLock } from './lock.js';
 import {
   AGGREGATE_TABLES,
@@ -147,13 +149,19 @@ interface RowTrackers {
   orders: Map<TableName, RowOrder>;
 }
 
+/** Rows archived by commits whose journal lines are not indexed yet: still found by id. */
+type RecentlyArchived = Map<string, { row: unknown; seq: number }>;
+
 class Transaction implements Tx {
   readonly ops: Op[] = [];
   private readonly undos: Array<() => void> = [];
+  /** Rows this transaction archived, by `table\0id`. */
+  readonly archived = new Map<string, unknown>();
   constructor(
     readonly state: State,
     readonly now: Date,
     private readonly trackers: RowTrackers,
+    private readonly lookup: <T extends TableName>(name: T, id: string) => Row<T> | undefined,
   ) {}
 
   private apply(op: Op): void {
@@ -167,6 +175,11 @@ class Transaction implements Tx {
     const before = rowOf(rows, id);
     const undo = applyOp(this.state, op);
     const after = rowOf(rows, id);
+    const archived_key = `${name}\u0000${id}`;
+    const had_archived = this.archived.has(archived_key);
+    const archived_before = this.archived.get(archived_key);
+    if (op.o === 'set' && isArchivedRow(name, op.v)) this.archived.set(archived_key, op.v);
+    else this.archived.delete(archived_key);
     let order = this.trackers.orders.get(name);
     if (!order) this.trackers.orders.set(name, (order = new RowOrder([])));
     order.changed(id, before, after);
@@ -174,13 +187,20 @@ class Transaction implements Tx {
     if (indexes) for (const index of indexes) index.move(id, before, after);
     this.undos.push(() => {
       undo();
+      if (had_archived) this.archived.set(archived_key, archived_before);
+      else this.archived.delete(archived_key);
       order.changed(id, after, before);
       if (indexes) for (const index of indexes) index.move(id, after, before);
     });
     this.ops.push(op);
   }
   get<T extends TableName>(name: T, id: string): Row<T> | undefined {
-    return rowOf(table(this.state, name) as Record<string, Row<T>>, id);
+    const rows = table(this.state, name) as Record<string, Row<T>>;
+    if (Object.hasOwn(rows, id)) return rows[id];
+    if (!ARCHIVED_TABLES.has(name)) return undefined;
+    const key = `${name}\u0000${id}`;
+    if (this.archived.has(key)) return this.archived.get(key) as Row<T>;
+    return this.lookup(name, id);
   }
   set<T extends TableName>(name: T, id: string, value: Row<T>): void {
     this.apply({ o: 'set', t: name, id, v: value });
@@ -202,33 +222,71 @@ class Transaction implements Tx {
   }
 }
 
-export const STATE_FILE = 'state.json';
+/** The checkpoint (JSON lines, read as a stream). */
+export const STATE_FILE = 'state.jsonl';
+/** The one-document checkpoint of the format before it: read once, migrated, removed. */
+export const LEGACY_STATE_FILE = 'state.json';
 export const JOURNAL_DIR = 'journal';
 
-/** Loads checkpoint + journal replay. Used by the store and by `verify`. */
+export interface LoadedState {
+  state: State;
+  replayed: number;
+  /** The data dir held a state.json of version 1: its finalized rows were moved to history. */
+  migrated: boolean;
+}
+
+/**
+ * Loads checkpoint + journal replay, and brings `archive` (when given) up to the journal's
+ * end: the records after min(checkpoint, index manifest) are read once, each applied to the
+ * state and/or indexed as each needs it. Used by the store and by `verify`.
+ */
 export async function loadState(
   data_dir: string,
-  options: { repair: boolean; warn?: (message: string) => void; now: () => Date },
-): Promise<{ state: State; file: DurableJsonFile<State>; replayed: number }> {
-  const file = new DurableJsonFile<State>(join(data_dir, STATE_FILE));
-  const db = new Low<State>(file, emptyState(options.now().toISOString()));
-  await db.read();
-  const state = db.data;
-  if (state.format !== 'aihub-state' || state.version !== 1 || typeof state.seq !== 'number') {
-    throw new Error(`checkpoint ${join(data_dir, STATE_FILE)} is not an AIHub state document of version 1`);
+  options: { repair: boolean; warn?: (message: string) => void; now: () => Date; archive?: Archive; up_to_seq?: number },
+): Promise<LoadedState> {
+  let state: State;
+  let migrated = false;
+  const legacy = join(data_dir, LEGACY_STATE_FILE);
+  if (!existsSync(join(data_dir, STATE_FILE)) && existsSync(legacy)) {
+    const db = new Low<State>(new DurableJsonFile<State>(legacy), emptyState(options.now().toISOString()));
+    await db.read();
+    state = db.data;
+    if (state.format !== 'aihub-state' || state.version !== 1 || typeof state.seq !== 'number') throw new Error(`checkpoint ${legacy} is not an AIHub state document of version 1`);
+    migrated = true;
+  } else {
+    const db = new Low<State>(new DurableJsonLinesFile(join(data_dir, STATE_FILE)), emptyState(options.now().toISOString()));
+    await db.read();
+    state = db.data;
   }
   detachPrototypes(state);
   let replayed = 0;
-  const journal = readJournal(join(data_dir, JOURNAL_DIR), state.seq, {
+  const archive = options.archive;
+  const from_seq = archive ? Math.min(state.seq, archive.seq) : state.seq;
+  const journal = readJournalPlaced(join(data_dir, JOURNAL_DIR), from_seq, {
     repair: options.repair,
+    ...(options.up_to_seq !== undefined ? { up_to_seq: options.up_to_seq } : {}),
     onTornLine: (file, line, bytes) =>
       options.warn?.(`dropped a torn last journal line (${bytes} bytes at ${file} line ${line}): a crash interrupted that write before it was acknowledged`),
   });
-  for (const record of journal) {
-    applyRecord(state, record);
-    replayed++;
+  for (const { record, place } of journal) {
+    if (record.s > state.seq) {
+      applyRecord(state, record);
+      replayed++;
+    }
+    archive?.apply(record, place);
   }
-  return { state, file, replayed };
+  if (migrated) {
+    // Version 1 kept finalized rows in the document: they are history now (every one is in
+    // the journal line that finalized it, which the indexes, built from the first record,
+    // point at).
+    state.version = 2;
+    for (const name of ARCHIVED_TABLES) {
+      const rows = state.tables[name as TableName] as Record<string, unknown> | undefined;
+      if (!rows) continue;
+      for (const id of Object.keys(rows)) if (isArchivedRow(name, rows[id])) delete rows[id];
+    }
+  }
+  return { state, replayed, migrated };
 }
 
 export function applyRecord(state: State, record: JournalRecord): void {
@@ -255,12 +313,24 @@ export class Store {
   private readonly orders = new Map<TableName, RowOrder>();
   private readonly trackers: RowTrackers = { indexes: this.indexes, orders: this.orders };
   private in_transaction = false;
+  /** History reads through the indexes (the interface a second backend implements too). */
+  readonly reads: StoreReads = new JsonFileReads(this);
+  /** Records appended, waiting for their place in the journal to be indexed. */
+  private readonly awaiting_place: JournalRecord[] = [];
+  private readonly recently_archived: RecentlyArchived = new Map();
+  private readonly lookup = <T extends TableName>(name: T, id: string): Row<T> | undefined => {
+    const recent = this.recently_archived.get(`${name}\u0000${id}`);
+    if (recent) return recent.row as Row<T>;
+    return name === 'payment_txns' ? (this.archive.archivedTxn(id) as Row<T> | undefined) : undefined;
+  };
 
   private constructor(
     readonly data_dir: string,
     readonly state: State,
-    private readonly file: DurableJsonFile<State>,
+    private readonly file: DurableJsonLinesFile,
     private readonly journal: JournalWriter,
+    /** History on disk and its indexes. */
+    readonly archive: Archive,
     private readonly releaseLock: () => void,
     private readonly options: Required<Pick<StoreOptions, 'now' | 'checkpoint_every_records' | 'checkpoint_part_chars'>> & Pick<StoreOptions, 'warn'>,
   ) {
@@ -274,23 +344,32 @@ export class Store {
     const releaseLock = acquireLock(data_dir);
     try {
       const now = options.now ?? (() => new Date());
-      const { state, file } = await loadState(data_dir, { repair: true, warn: options.warn, now });
+      const archive = await Archive.open(data_dir, join(data_dir, JOURNAL_DIR), { ...(options.warn ? { warn: options.warn } : {}) });
+      const { state, migrated } = await loadState(data_dir, { repair: true, warn: options.warn, now, archive });
       let store: Store | null = null;
       const journal = await JournalWriter.open(join(data_dir, JOURNAL_DIR), state.seq, {
         segment_bytes: options.segment_bytes ?? 64 * 1024 * 1024,
         onDurable: () => store?.maybeCheckpoint(),
+        onPlaced: (first_seq, places) => store?.placed(first_seq, places),
         onFatal: (error) => {
           store?.markClosed();
           (options.onFatal ?? defaultFatal)(error);
         },
       });
-      store = new Store(data_dir, state, file, journal, releaseLock, {
+      store = new Store(data_dir, state, new DurableJsonLinesFile(join(data_dir, STATE_FILE)), journal, archive, releaseLock, {
         now,
         checkpoint_every_records: options.checkpoint_every_records ?? 20_000,
         checkpoint_part_chars: options.checkpoint_part_chars ?? 256 * 1024,
         warn: options.warn,
       });
       store.checkpoint_chars = existsSync(join(data_dir, STATE_FILE)) ? statSync(join(data_dir, STATE_FILE)).size : 0;
+      if (migrated) {
+        // The first start of a data dir of version 1: the new checkpoint and the indexes
+        // are written before anything else, then the old document goes.
+        await store.checkpoint();
+        rmSync(join(data_dir, LEGACY_STATE_FILE), { force: true });
+        options.warn?.(`migrated ${join(data_dir, LEGACY_STATE_FILE)} (version 1) to ${STATE_FILE} with history indexes`);
+      }
       const interval_ms = options.checkpoint_interval_ms ?? 60_000;
       store.checkpoint_timer = setInterval(() => store!.maybeCheckpoint(true), interval_ms);
       store.checkpoint_timer.unref();
@@ -298,6 +377,20 @@ export class Store {
     } catch (error) {
       releaseLock();
       throw error;
+    }
+  }
+
+  /** Durable journal lines, placed: their records are indexed, and rows they archived are found there from now on. */
+  private placed(first_seq: number, places: RecordPlace[]): void {
+    for (let i = 0; i < places.length; i++) {
+      const record = this.awaiting_place.shift();
+      if (!record || record.s !== first_seq + i) throw new Error(`invariant: journal placed record ${first_seq + i} but ${record?.s} was waiting`);
+      this.archive.apply(record, places[i]!);
+      for (const op of record.ops) {
+        if (op.o !== 'set' || !isArchivedRow(op.t, op.v)) continue;
+        const key = `${op.t}\u0000${op.id}`;
+        if (this.recently_archived.get(key)?.seq === record.s) this.recently_archived.delete(key);
+      }
     }
   }
 
@@ -309,7 +402,7 @@ export class Store {
    */
   transact<T>(fn: (tx: Tx) => T): Promise<T> {
     if (this.closed) return Promise.reject(new StoreClosedError());
-    const tx = new Transaction(this.state, this.options.now(), this.trackers);
+    const tx = new Transaction(this.state, this.options.now(), this.trackers, this.lookup);
     let result: T;
     this.in_transaction = true;
     try {
@@ -322,15 +415,18 @@ export class Store {
     }
     if (tx.ops.length === 0) return this.journal.waitDurable(this.state.seq).then(() => result);
     const seq = this.state.seq + 1;
+    const record: JournalRecord = { s: seq, t: tx.now.toISOString(), ops: tx.ops };
     let line: string;
     try {
-      line = `${JSON.stringify({ s: seq, t: tx.now.toISOString(), ops: tx.ops } satisfies JournalRecord)}\n`;
+      line = `${JSON.stringify(record)}\n`;
     } catch (error) {
       // A value that cannot be written (nested too deep for JSON.stringify): nothing happened.
       tx.rollback();
       return Promise.reject(error);
     }
     this.state.seq = seq;
+    this.awaiting_place.push(record);
+    for (const [key, row] of tx.archived) this.recently_archived.set(key, { row, seq });
     this.journal_chars_since += line.length;
     return this.journal.append(line, seq).then(() => result);
   }
@@ -344,10 +440,14 @@ export class Store {
     return this.journal.waitDurable(this.state.seq);
   }
 
+  /** A live row, or (for tables whose final rows are history) a finalized one from the archive. */
   get<T extends TableName>(name: T, id: string): Row<T> | undefined {
-    return rowOf(table(this.state, name) as Record<string, Row<T>>, id);
+    const rows = table(this.state, name) as Record<string, Row<T>>;
+    if (Object.hasOwn(rows, id)) return rows[id];
+    return ARCHIVED_TABLES.has(name) ? this.lookup(name, id) : undefined;
   }
 
+  /** The live rows of a table (never history: finalized payment transactions are in `archive`). */
   rows<T extends TableName>(name: T): Tables[T] {
     return table(this.state, name);
   }
@@ -430,13 +530,15 @@ export class Store {
         // Everything but the tables (format, seq, meta, balances), and the aggregate tables,
         // in this one synchronous step: the checkpoint is of the record current now.
         seq = state.seq;
-        const { tables: _tables, ...head } = state;
-        let part = `${JSON.stringify(head).slice(0, -1)},"tables":{`;
-        let tables = 0;
+        const lines = checkpointHead(state);
         const names = Object.keys(state.tables) as TableName[];
         for (const name of names) {
-          if (AGGREGATE_TABLES.has(name)) part += `${tables++ ? ',' : ''}${JSON.stringify(name)}:${JSON.stringify(state.tables[name])}`;
+          if (!AGGREGATE_TABLES.has(name)) continue;
+          const rows = state.tables[name] as Record<string, unknown>;
+          for (const id of Object.keys(rows)) lines.push(checkpointRow(name, id, rows[id]));
         }
+        let part = lines.join('');
+        let line_count = lines.length;
         // The row orders as they are now (rows created later are the journal's to replay).
         const lists = new Map<TableName, { ids: string[]; count: number }>();
         for (const name of names) {
@@ -449,23 +551,19 @@ export class Store {
           const list = lists.get(name);
           const rows = state.tables[name] as Record<string, unknown> | undefined;
           if (!list || !rows) continue;
-          part += `${tables++ ? ',' : ''}${JSON.stringify(name)}:{`;
-          let first = true;
           for (let i = 0; i < list.count; i++) {
             const id = list.ids[i]!;
-            const row = rows[id];
-            if (row === undefined) continue; // deleted (now, or before the checkpoint began)
-            part += `${first ? '' : ','}${JSON.stringify(id)}:${JSON.stringify(row)}`;
-            first = false;
+            if (!Object.hasOwn(rows, id)) continue; // deleted or archived (now, or before the checkpoint began)
+            part += checkpointRow(name, id, rows[id]);
+            line_count++;
             if (part.length >= part_chars) {
               written += part.length;
               await emit(part);
               part = '';
             }
           }
-          part += '}';
         }
-        part += '}}';
+        part += checkpointEnd(line_count + 1);
         written += part.length;
         await emit(part);
       },
@@ -474,6 +572,8 @@ export class Store {
     this.checkpoint_seq = seq;
     this.checkpoint_chars = written;
     this.checkpoints++;
+    // The indexes as of every record placed so far (the journal after them is indexed again at open).
+    await this.archive.sync();
   }
 
   private markClosed(): void {
@@ -489,7 +589,9 @@ export class Store {
       await this.journal.close();
       if (this.checkpointing) await this.checkpointing;
       if (!was_closed && this.state.seq !== this.checkpoint_seq) await this.checkpoint();
+      else if (!was_closed) await this.archive.sync();
     } finally {
+      this.archive.close();
       this.releaseLock();
     }
   }
@@ -505,4 +607,9 @@ export class StoreClosedError extends Error {
 function defaultFatal(error: Error): never {
   process.stderr.write(`AIHub gateway: the store could not write to disk (${error.message}); stopping so that nothing unacknowledged is served\n`);
   process.exit(70);
+}
+
+/** The checkpoint on disk as it is (no journal replay): tests and tools. */
+export function readCheckpoint(data_dir: string): Promise<State | null> {
+  return new DurableJsonLinesFile(join(data_dir, STATE_FILE)).read();
 }

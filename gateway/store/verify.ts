@@ -1,38 +1,129 @@
-// `aihub-gateway verify`: replays the whole journal from its first record, independently of
-// the checkpoint, and checks the money invariants against the state the gateway would load.
+// `aihub-gateway verify`: replays the journal independently of the checkpoint and checks the
+// money invariants against the state the gateway would load.
+//
+// By default it starts from the last verified point (`verify.json`): every sealed journal
+// segment (all but the last, which the gateway appends to) that a verify has replayed is
+// recorded there with its size, its SHA-256 and a chain hash over all of them, together with
+// the ledger balances and open holds at its end. The next verify checks that the sealed
+// segments are still there with their sizes and that the chain adds up, then replays only
+// the segments after them. `--full` replays from the first record and recomputes every
+// segment's SHA-256 against the chain (an edit that keeps a segment's size is found only so).
+//
+// Beside a running gateway, the state is read once (checkpoint + journal up to record N) and
+// the independent replay stops at N too: records appended meanwhile are not half-seen.
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { readJournal } from './journal.js';
+import { DurableJsonFile } from './durable-file.js';
+import { listSegments, readJournalPlaced } from './journal.js';
 import { applyOp, emptyState, isCustomerLedgerAccount, table, type State } from './state.js';
 import { JOURNAL_DIR, loadState } from './store.js';
 
 export interface VerifyReport {
   ok: boolean;
+  mode: 'full' | 'incremental';
+  /** The replay started after this record (0: from the first). */
+  from_seq: number;
   breaches: string[];
   records: number;
   postings: number;
   accounts: number;
   open_holds: number;
   seq: number;
+  sealed_segments: number;
 }
 
+interface SealedSegment {
+  first_seq: number;
+  last_seq: number;
+  bytes: number;
+  sha256: string;
+  chain: string;
+}
+
+interface VerifiedPoint {
+  format: 'aihub-verify';
+  version: 1;
+  seq: number;
+  segments: SealedSegment[];
+  balances: Record<string, number>;
+  open_holds: string[];
+}
+
+export const VERIFY_FILE = 'verify.json';
 const MAX_BREACHES = 50;
 
-export async function verifyDataDir(data_dir: string): Promise<VerifyReport> {
+const chainOf = (previous: string, sha256: string) => createHash('sha256').update(previous).update(sha256).digest('hex');
+const sha256File = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+
+export async function verifyDataDir(data_dir: string, options: { full?: boolean } = {}): Promise<VerifyReport> {
   const breaches: string[] = [];
   const breach = (message: string) => {
     if (breaches.length < MAX_BREACHES) breaches.push(message);
   };
+  const journal_dir = join(data_dir, JOURNAL_DIR);
 
   // 1. The state a gateway would start from: checkpoint + replay (read only: nothing repaired).
   const { state: loaded } = await loadState(data_dir, { repair: false, now: () => new Date() });
 
-  // 2. An independent replay from the genesis record, checking each posting as it goes.
+  // 2. Where the independent replay starts: the last verified point, unless --full.
+  const point_file = new DurableJsonFile<VerifiedPoint>(join(data_dir, VERIFY_FILE));
+  const point = existsSync(join(data_dir, VERIFY_FILE)) ? await point_file.read() : null;
+  const on_disk = listSegments(journal_dir);
+  let chain = '';
+  const sealed: SealedSegment[] = [];
+  if (point) {
+    for (const [i, segment] of point.segments.entries()) {
+      const file = on_disk[i];
+      if (!file || file.first_seq !== segment.first_seq) {
+        breach(`journal segment starting at record ${segment.first_seq} was verified before and is missing now`);
+        continue;
+      }
+      const bytes = statSync(file.file).size;
+      if (bytes !== segment.bytes) breach(`journal segment ${file.file} was ${segment.bytes} bytes when verified and is ${bytes} now`);
+      if (options.full && sha256File(file.file) !== segment.sha256) breach(`journal segment ${file.file} changed since it was verified (SHA-256 differs)`);
+      chain = chainOf(chain, segment.sha256);
+      if (chain !== segment.chain) breach(`the checksum chain of verified segments breaks at the segment starting at record ${segment.first_seq}`);
+      sealed.push(segment);
+    }
+  }
+  const incremental = !options.full && point !== null && breaches.length === 0;
+  const from_seq = incremental ? point!.seq : 0;
+  if (!incremental) {
+    sealed.length = 0;
+    chain = '';
+  }
+
+  // 3. The replay from there to the loaded record, checking each posting as it goes.
   const replayed: State = emptyState(loaded.meta.created_at);
   const hold_steps = new Map<string, 'open' | 'resolved'>();
+  if (incremental) {
+    Object.assign(replayed.balances, point!.balances);
+    for (const id of point!.open_holds) hold_steps.set(id, 'open');
+  }
   let records = 0;
   let postings = 0;
-  let expected_seq = 1;
-  for (const record of readJournal(join(data_dir, JOURNAL_DIR), 0, { repair: false })) {
+  let expected_seq = from_seq + 1;
+  let current_segment = -1;
+  let next_point: VerifiedPoint | null = null;
+  const sealSegmentsBefore = (segment_first_seq: number, last_seq: number) => {
+    // Every segment before this one is sealed and now replayed whole: record it.
+    for (const file of on_disk) {
+      if (file.first_seq >= segment_first_seq) break;
+      if (sealed.some((s) => s.first_seq === file.first_seq)) continue;
+      const following = on_disk[on_disk.indexOf(file) + 1]!;
+      const sha256 = sha256File(file.file);
+      chain = chainOf(chain, sha256);
+      sealed.push({ first_seq: file.first_seq, last_seq: following.first_seq - 1, bytes: statSync(file.file).size, sha256, chain });
+    }
+    const open_holds = [...hold_steps].filter(([, step]) => step === 'open').map(([id]) => id);
+    next_point = { format: 'aihub-verify', version: 1, seq: last_seq, segments: [...sealed], balances: { ...replayed.balances }, open_holds };
+  };
+  for (const { record, place } of readJournalPlaced(journal_dir, from_seq, { repair: false, up_to_seq: loaded.seq })) {
+    if (place.segment !== current_segment) {
+      if (current_segment !== -1 && breaches.length === 0) sealSegmentsBefore(place.segment, record.s - 1);
+      current_segment = place.segment;
+    }
     if (record.s !== expected_seq) breach(`journal starts at sequence ${record.s}, not ${expected_seq}: earlier history is missing`);
     expected_seq = record.s + 1;
     records++;
@@ -52,6 +143,8 @@ export async function verifyDataDir(data_dir: string): Promise<VerifyReport> {
           }
         }
       }
+      // Only the ledger matters to this replay: rows are the checkpoint's business.
+      if (op.o !== 'post') continue;
       try {
         applyOp(replayed, op);
       } catch (error) {
@@ -60,8 +153,9 @@ export async function verifyDataDir(data_dir: string): Promise<VerifyReport> {
     }
     replayed.seq = record.s;
   }
+  if (records === 0) replayed.seq = from_seq;
 
-  // 3. The invariants, on the state the gateway would serve.
+  // 4. The invariants, on the state the gateway would serve.
   let sum = 0;
   for (const [ledger_account, balance] of Object.entries(loaded.balances)) {
     if (!Number.isSafeInteger(balance)) breach(`${ledger_account} holds a non-integer amount ${balance}`);
@@ -84,20 +178,26 @@ export async function verifyDataDir(data_dir: string): Promise<VerifyReport> {
     if (hold_steps.get(hold.id) !== 'open') breach(`hold ${hold.id} is listed open but its postings say ${hold_steps.get(hold.id) ?? 'never opened'}`);
     held_per_account.set(hold.account_id, (held_per_account.get(hold.account_id) ?? 0) + hold.amount_micros);
   }
-  for (const [id, step] of hold_steps) if (step === 'open' && !open_holds[id]) breach(`hold ${id} was opened and never resolved, but is missing from the open holds`);
+  for (const [id, step] of hold_steps) if (step === 'open' && !Object.hasOwn(open_holds, id)) breach(`hold ${id} was opened and never resolved, but is missing from the open holds`);
   for (const [ledger_account, balance] of Object.entries(loaded.balances)) {
     if (!ledger_account.startsWith('hold:')) continue;
     const held = held_per_account.get(ledger_account.slice(5)) ?? 0;
     if (balance !== held) breach(`${ledger_account} is ${balance} but its open holds add up to ${held}`);
   }
 
+  // 5. A clean run moves the verified point to the end of the last sealed segment it replayed.
+  if (breaches.length === 0 && next_point) await point_file.write(next_point);
+
   return {
     ok: breaches.length === 0,
+    mode: incremental ? 'incremental' : 'full',
+    from_seq,
     breaches,
     records,
     postings,
     accounts: Object.keys(table(loaded, 'accounts')).length,
     open_holds: Object.keys(open_holds).length,
     seq: loaded.seq,
+    sealed_segments: next_point ? (next_point as VerifiedPoint).segments.length : sealed.length,
   };
 }

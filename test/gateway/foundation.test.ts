@@ -133,7 +133,7 @@ test('no file in the data dir contains a plaintext key or the admin token', asyn
   }
   const secrets = [...keys, 'an-admin-token-that-must-not-be-stored'];
   const files = filesUnder(gateway.data_dir);
-  assert.ok(files.some((file) => file.endsWith('state.json')));
+  assert.ok(files.some((file) => file.endsWith('state.jsonl')));
   for (const file of files) {
     const text = readFileSync(file, 'utf8');
     for (const secret of secrets) assert.ok(!text.includes(secret), `${file} contains a secret`);

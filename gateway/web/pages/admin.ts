@@ -169,14 +169,10 @@ ${keysTable(ctx, accountKeys(ctx, account.id), { action: (key) => `/admin/consol
 }
 
 function auditPage(ctx: WebContext, query: { account: string; page: number }) {
-  const all = ctx.index
-    .auditEntries()
-    .filter((entry) => !query.account || entry.account_id === query.account)
-    .slice()
-    .reverse();
-  const pages = Math.max(1, Math.ceil(all.length / PAGE_ROWS));
+  const { total } = ctx.index.auditPage(query.account || null, 1, 1);
+  const pages = Math.max(1, Math.ceil(total / PAGE_ROWS));
   const page = Math.min(query.page, pages);
-  const rows = all.slice((page - 1) * PAGE_ROWS, page * PAGE_ROWS);
+  const { rows } = ctx.index.auditPage(query.account || null, page, PAGE_ROWS);
   const link = (p: number) => `/admin/console/audit?${new URLSearchParams({ ...(query.account ? { account: query.account } : {}), page: String(p) }).toString()}`;
   const email = (id: string | null) => (id ? (ctx.deps.store.get('accounts', id)?.email ?? id) : '');
   return html`<h1>Audit log</h1>

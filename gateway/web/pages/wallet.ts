@@ -49,11 +49,12 @@ export function topUpForm(currency: string) {
 
 const pageQuery = z.object({ page: z.coerce.number().int().min(1).max(1_000_000).catch(1).default(1) });
 
-function historyTable(ctx: WebContext, rows: readonly WalletRow[], page: number) {
-  const total_pages = Math.max(1, Math.ceil(rows.length / PAGE_ROWS));
+function historyTable(ctx: WebContext, account_id: string, page: number) {
+  const { total } = ctx.index.walletPage(account_id, 1, 1);
+  const total_pages = Math.max(1, Math.ceil(total / PAGE_ROWS));
   const current = Math.min(page, total_pages);
-  const newest_first = rows.slice().reverse().slice((current - 1) * PAGE_ROWS, current * PAGE_ROWS);
-  if (rows.length === 0) return html`<p class="empty">No wallet movements yet. Top up to start.</p>`;
+  const newest_first: WalletRow[] = ctx.index.walletPage(account_id, current, PAGE_ROWS).rows;
+  if (total === 0) return html`<p class="empty">No wallet movements yet. Top up to start.</p>`;
   return html`<div class="table-wrap"><table id="wallet-history">
 <caption class="visually-hidden">Wallet history, newest first</caption>
 <thead><tr><th scope="col">Date</th><th scope="col">Description</th><th scope="col" class="num">Opening</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Closing</th></tr></thead>
@@ -68,7 +69,7 @@ function historyTable(ctx: WebContext, rows: readonly WalletRow[], page: number)
   )}</tbody></table></div>
 <nav class="pager" aria-label="Wallet history pages">
 ${current > 1 ? html`<a class="button secondary small" href="/wallet?page=${current - 1}#history">Newer</a>` : ''}
-<span class="small muted">Page ${current} of ${total_pages} · ${rows.length} movements</span>
+<span class="small muted">Page ${current} of ${total_pages} · ${total} movements</span>
 ${current < total_pages ? html`<a class="button secondary small" href="/wallet?page=${current + 1}#history">Older</a>` : ''}
 <a class="button secondary small" href="/wallet/history.csv" download>Download CSV</a>
 </nav>`;
@@ -130,7 +131,7 @@ ${spendChart(ctx.index.dailySpend(state.account.id, today, CHART_DAYS), ctx.curr
 </section>
 <section class="card" aria-labelledby="history-title" id="history">
 <h2 id="history-title">History</h2>
-${historyTable(ctx, ctx.index.walletRows(state.account.id), page)}
+${historyTable(ctx, state.account.id, page)}
 </section>`;
 }
 
@@ -152,17 +153,20 @@ export function walletRoutes(ctx: WebContext, router: Router): void {
   router.get('/wallet/history.csv', ctx.requireSession('user'), async (_req, res) => {
     await ctx.index.catchUp();
     const state = await userState(ctx, res);
-    const lines = ['date,description,reference,opening,amount,closing,currency'];
-    for (const row of ctx.index.walletRows(state.account.id)) {
-      lines.push(
-        [row.ts, row.memo, row.ref ?? '', formatPlain(row.opening_micros), formatPlain(row.delta_micros), formatPlain(row.closing_micros), ctx.currency]
-          .map(csvCell)
-          .join(','),
-      );
-    }
     res.setHeader('Content-Type', 'text/csv; charset=utf-8');
     res.setHeader('Content-Disposition', 'attachment; filename="wallet-history.csv"');
-    res.send(`${lines.join('\r\n')}\r\n`);
+    // Streamed a chunk of rows at a time, waiting for the socket to drain: memory stays
+    // bounded however long the history.
+    let chunk = 'date,description,reference,opening,amount,closing,currency\r\n';
+    for (const row of ctx.index.walletRows(state.account.id)) {
+      chunk += `${[row.ts, row.memo, row.ref ?? '', formatPlain(row.opening_micros), formatPlain(row.delta_micros), formatPlain(row.closing_micros), ctx.currency].map(csvCell).join(',')}\r\n`;
+      if (chunk.length >= 64 * 1024) {
+        if (!res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve));
+        chunk = '';
+        if (res.destroyed) return;
+      }
+    }
+    res.end(chunk);
   });
 
   router.post('/wallet/top-up', ...ctx.postGuard('user'), async (req, res) => {

@@ -4,11 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { Store } from '../../../gateway/store/store.ts';
+import { Store, readCheckpoint } from '../../../gateway/store/store.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';
 
 const CHILD = resolve(import.meta.dirname, '../../support/store-crash-child.ts');
@@ -43,7 +43,7 @@ test('SIGKILL mid-checkpoint, 12 times: acknowledged commits survive, replay app
     await exited;
     lines.close();
     try {
-      checkpoints_seen = Math.max(checkpoints_seen, JSON.parse(readFileSync(join(data_dir, 'state.json'), 'utf8')).seq);
+      checkpoints_seen = Math.max(checkpoints_seen, (await readCheckpoint(data_dir))!.seq);
     } catch {
       // no checkpoint yet
     }

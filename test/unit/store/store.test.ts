@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Store } from '../../../gateway/store/store.ts';
+import { Store, readCheckpoint } from '../../../gateway/store/store.ts';
 import { CorruptStoreError, listSegments } from '../../../gateway/store/journal.ts';
 import { FUNDING_TOPUP, InsufficientBalanceError, balanceMicros, creditWallet, debitWallet } from '../../../gateway/ledger/ledger.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';
@@ -59,7 +59,7 @@ test('state survives reopen through the journal alone, and through checkpoint + 
     assert.ok(Date.now() < deadline, 'a checkpoint was taken mid-way');
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
-  const checkpoint = JSON.parse(readFileSync(join(data_dir, 'state.json'), 'utf8'));
+  const checkpoint = (await readCheckpoint(data_dir))!;
   assert.ok(checkpoint.seq >= 10 && checkpoint.seq < 26, `a checkpoint was taken mid-way (seq ${checkpoint.seq})`);
   // Simulate a crash: drop the store without close (no final checkpoint).
   (store as any).checkpoint_timer && clearInterval((store as any).checkpoint_timer);
@@ -92,11 +92,11 @@ test('a corrupt checkpoint is refused with the file and line; the store never st
   const store = await Store.open(data_dir);
   await store.transact((tx) => tx.set('accounts', 'a', account('a')));
   await store.close();
-  const file = join(data_dir, 'state.json');
-  writeFileSync(file, '{\n  "format": "aihub-state",\n  "seq": 1,\n  oops\n}');
+  const file = join(data_dir, 'state.jsonl');
+  writeFileSync(file, '{"format":"aihub-state","version":2,"seq":1,"meta":{}}\n["b","x",1]\n["r","accounts",oops\n');
   await assert.rejects(Store.open(data_dir), (error: Error) => {
     assert.ok(error instanceof CorruptStoreError);
-    assert.match(error.message, /state\.json line 4/);
+    assert.match(error.message, /state\.jsonl line 3/);
     return true;
   });
   assert.match(readFileSync(file, 'utf8'), /oops/, 'the damaged file is left as it was');
@@ -159,10 +159,8 @@ test('verify catches a checkpoint whose balances do not match the postings', asy
     creditWallet(tx, { account_id: 'a', amount_micros: 7_000_000, from: FUNDING_TOPUP, memo: 'top-up' });
   });
   await store.close();
-  const file = join(data_dir, 'state.json');
-  const state = JSON.parse(readFileSync(file, 'utf8'));
-  state.balances['wallet:a'] = 8_000_000;
-  writeFileSync(file, JSON.stringify(state));
+  const file = join(data_dir, 'state.jsonl');
+  writeFileSync(file, readFileSync(file, 'utf8').replace('["b","wallet:a",7000000]', '["b","wallet:a",8000000]'));
   const report = await verifyDataDir(data_dir);
   assert.equal(report.ok, false);
   assert.ok(report.breaches.some((b) => /does not sum to zero/.test(b)));
@@ -185,7 +183,7 @@ test('under sustained writes, reads still resolve and checkpoints still happen',
   while (store.state.seq < 2000) await new Promise((resolve) => setTimeout(resolve, 5));
   running = false;
   await Promise.all(writers);
-  const checkpoint = JSON.parse(readFileSync(join(data_dir, 'state.json'), 'utf8'));
+  const checkpoint = (await readCheckpoint(data_dir))!;
   assert.ok(checkpoint.seq >= 200, `a checkpoint was written during the load (seq ${checkpoint.seq})`);
   await store.close();
   assert.equal((await verifyDataDir(data_dir)).ok, true);
@@ -225,7 +223,7 @@ test('a checkpoint is written in parts while commits go on, and checkpoint + jou
   }
   await writing;
   assert.ok(commits_meanwhile >= 5, `requests ran while the checkpoint was written (${commits_meanwhile} commits)`);
-  const checkpoint = JSON.parse(readFileSync(join(data_dir, 'state.json'), 'utf8'));
+  const checkpoint = (await readCheckpoint(data_dir))!;
   assert.ok(checkpoint.seq >= seq_before && checkpoint.seq < store.state.seq, `the checkpoint (seq ${checkpoint.seq}) is of a record before the last (${store.state.seq})`);
   // A crash now: a fresh load is the checkpoint plus the journal after it.
   const live = JSON.parse(JSON.stringify(store.state));
@@ -253,7 +251,7 @@ test('by count, a checkpoint waits until the journal has grown by half the last 
   for (let i = 0; i < 10; i++) await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `d${i}` }));
   await (store as any).checkpointing;
   assert.equal(store.checkpoints, 1, 'the first one comes by count');
-  const size = readFileSync(join(data_dir, 'state.json'), 'utf8').length;
+  const size = readFileSync(join(data_dir, 'state.jsonl'), 'utf8').length;
   // 40 small records are far less journal than half the document: no checkpoint by count.
   for (let i = 0; i < 40; i++) await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `e${i}` }));
   await (store as any).checkpointing;
@@ -316,13 +314,13 @@ test('a checkpoint that cannot be written is reported and tried again; the store
   const store = await Store.open(data_dir, { checkpoint_every_records: 5, checkpoint_interval_ms: 3_600_000, warn: (message) => warnings.push(message) });
   await store.transact((tx) => creditWallet(tx, { account_id: 'a', amount_micros: 1e9, from: FUNDING_TOPUP, memo: 'top-up' }));
   const { mkdirSync, rmdirSync } = await import('node:fs');
-  mkdirSync(join(data_dir, 'state.json.tmp')); // the temp file cannot be opened
+  mkdirSync(join(data_dir, 'state.jsonl.tmp')); // the temp file cannot be opened
   for (let i = 0; i < 5; i++) await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `d${i}` }));
   await (store as any).checkpointing;
   assert.equal(store.checkpoints, 0);
   assert.match(warnings.join('\n'), /could not write the checkpoint .*the journal holds everything/);
   await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: 'still works' }));
-  rmdirSync(join(data_dir, 'state.json.tmp'));
+  rmdirSync(join(data_dir, 'state.jsonl.tmp'));
   for (let i = 0; i < 5; i++) await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `e${i}` }));
   await (store as any).checkpointing;
   assert.equal(store.checkpoints, 1, 'the next trigger writes it');
@@ -378,9 +376,9 @@ test('row order: ids in creation order, each once, through delete, re-create, ro
   await (store as any).checkpointing;
   assert.equal(order().ids.length, 1_001);
   assert.equal(order().dead.size, 0);
-  const checkpoint = JSON.parse(readFileSync(join(data_dir, 'state.json'), 'utf8'));
-  assert.equal(Object.keys(checkpoint.tables.accounts).length, 1_001);
-  assert.deepEqual(Object.keys(checkpoint.tables.accounts), order().ids, 'the checkpoint lists rows in creation order');
+  const checkpoint = (await readCheckpoint(data_dir))!;
+  assert.equal(Object.keys(checkpoint.tables.accounts!).length, 1_001);
+  assert.deepEqual(Object.keys(checkpoint.tables.accounts!), order().ids, 'the checkpoint lists rows in creation order');
   await store.close();
   const reopened = await Store.open(data_dir);
   assert.deepEqual((reopened as any).orders.get('accounts').ids, order().ids, 'rebuilt from the document at open');

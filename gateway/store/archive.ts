@@ -1,0 +1,571 @@
+// History on disk, read through durable indexes. The journal's JSON-lines segments are the
+// append-only history (every finalized payment transaction, posting, usage record, API log
+// and audit record is in one of its lines, forever); this module keeps, beside them, index
+// lists that point at those lines:
+//
+//   index/<kind>/<key>.idx   fixed-size entries (ENTRY_BYTES), appended in journal order
+//   index/manifest.json      the journal record every list is complete up to, each list's
+//                            length at that record, and the aggregates kept with them
+//
+// Kinds: `txn` (finalized payment transactions, per account and `_all`), `wal` (wallet
+// postings with the balance after each), `use` (chat usage), `log` (API logs), `aud` (audit)
+// and `id` (finalized transactions by a hash of their id, in ID_BUCKETS buckets).
+// Entries are added once a journal group is durable (never before: an entry never points
+// at nothing), kept in memory and written out in batches; the manifest is written with every
+// checkpoint after the lists are fsynced. At open, every list is cut back to its length in
+// the manifest and the journal after the manifest's record is indexed again: the tail only.
+import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, readdirSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { DurableJsonFile } from './durable-file.js';
+import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
+import { CorruptStoreError, segmentName, type RecordPlace } from './journal.js';
+import { ARCHIVED_TABLES, isArchivedRow, type HistoryRecord, type JournalRecord, type Op, type Posting } from './state.js';
+
+export const INDEX_DIR = 'index';
+const MANIFEST = 'manifest.json';
+const FIELDS = 9;
+const ENTRY_BYTES = FIELDS * 8;
+/** Finalized transactions by id hash: a lookup reads one bucket (history / ID_BUCKETS entries). */
+export const ID_BUCKETS = 4096;
+/** Unwritten entries past this many (72 bytes each) are written out, to bound memory. */
+const MAX_TAIL_ENTRIES = 500_000;
+/** Entries read per pread when walking a list. */
+const CHUNK_ENTRIES = 512;
+const MAX_OPEN_FILES = 64;
+
+export type ListKind = 'txn' | 'wal' | 'use' | 'log' | 'aud' | 'id';
+/** The key of the list of every account's entries. */
+export const ALL = '_all';
+
+/**
+ * One index entry: where the record is (seq, segment, offset, length) and what readers filter
+ * and add up on without reading it. `ts_ms` never decreases along a list (a clock that steps
+ * back is clamped), so a time range is a binary search.
+ *   txn: tag = service and status code, aux = created_at (ms), aux2 = amount (micros)
+ *   wal: tag = change of the wallet (micros), aux = balance after it, aux2 = 0
+ *   use: tag = tier code, aux = cost (micros), aux2 = tokens
+ *   log: tag = HTTP status, aux = method and service code, aux2 = latency (ms)
+ *   aud, id: tag = a hash of the action or id
+ */
+export interface Entry {
+  ts_ms: number;
+  seq: number;
+  segment: number;
+  offset: number;
+  length: number;
+  tag: number;
+  aux: number;
+  aux2: number;
+  /** The index of the op in its record's ops (a record may hold several rows or postings). */
+  op: number;
+}
+
+export interface KeyStats {
+  requests: number;
+  cost_micros: number;
+  last_used: string | null;
+}
+
+interface Manifest {
+  format: 'aihub-index';
+  version: 1;
+  seq: number;
+  max_lag_ms: number;
+  /** key → [entries, last ts_ms, last aux] */
+  lists: Record<string, [number, number, number]>;
+  keys: Record<string, [number, number, string | null]>;
+  tiers: string[];
+}
+
+/** 32-bit FNV-1a: bucket and tag of an id (collisions are resolved by reading the record). */
+export function hash32(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+export const SERVICE_CODES = ['recharge', 'dmt', 'pan', 'bills'] as const;
+export const STATUS_CODES = ['pending', 'success', 'failed'] as const;
+export const METHOD_CODES = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] as const;
+export const txnTag = (service: string, status: string) => (SERVICE_CODES.indexOf(service as never) + 1) * 4 + STATUS_CODES.indexOf(status as never) + 1;
+
+function fileKey(key: string): string {
+  return /^[A-Za-z0-9_-]{1,100}$/.test(key) ? key : `~${Buffer.from(key, 'utf8').toString('hex').slice(0, 200)}`;
+}
+
+/** Open files, few and reused: index lists and journal segments read by position. */
+class FileCache {
+  private readonly fds = new Map<string, number>();
+  get(file: string): number {
+    let fd = this.fds.get(file);
+    if (fd !== undefined) {
+      this.fds.delete(file);
+      this.fds.set(file, fd);
+      return fd;
+    }
+    fd = openSync(file, 'r');
+    this.fds.set(file, fd);
+    if (this.fds.size > MAX_OPEN_FILES) {
+      const [oldest, oldest_fd] = this.fds.entries().next().value as [string, number];
+      this.fds.delete(oldest);
+      closeSync(oldest_fd);
+    }
+    return fd;
+  }
+  forget(file: string): void {
+    const fd = this.fds.get(file);
+    if (fd !== undefined) closeSync(fd);
+    this.fds.delete(file);
+  }
+  close(): void {
+    for (const fd of this.fds.values()) closeSync(fd);
+    this.fds.clear();
+  }
+}
+
+export class IndexList {
+  /** Entries in the file. */
+  disk = 0;
+  /** Entries not written out yet, packed FIELDS doubles each. */
+  private tail = new Float64Array(FIELDS * 4);
+  tail_length = 0;
+  last_ts = -Infinity;
+  last_aux = 0;
+  constructor(
+    readonly key: string,
+    readonly file: string,
+    private readonly files: FileCache,
+    private readonly counters: ReadCounters,
+  ) {}
+
+  get count(): number {
+    return this.disk + this.tail_length;
+  }
+
+  /** @internal */ push(entry: Entry): void {
+    if ((this.tail_length + 1) * FIELDS > this.tail.length) {
+      const grown = new Float64Array(this.tail.length * 2);
+      grown.set(this.tail);
+      this.tail = grown;
+    }
+    const at = this.tail_length++ * FIELDS;
+    const t = this.tail;
+    t[at] = entry.ts_ms;
+    t[at + 1] = entry.seq;
+    t[at + 2] = entry.segment;
+    t[at + 3] = entry.offset;
+    t[at + 4] = entry.length;
+    t[at + 5] = entry.tag;
+    t[at + 6] = entry.aux;
+    t[at + 7] = entry.aux2;
+    t[at + 8] = entry.op;
+  }
+
+  /** @internal */ takeTail(): Buffer {
+    const copy = Buffer.from(Buffer.from(this.tail.buffer, this.tail.byteOffset, this.tail_length * ENTRY_BYTES));
+    this.disk += this.tail_length;
+    this.tail_length = 0;
+    if (this.tail.length > FIELDS * 1024) this.tail = new Float64Array(FIELDS * 4);
+    return copy;
+  }
+
+  /** Entries [start, end) in list order. */
+  read(start: number, end: number): Entry[] {
+    const out: Entry[] = [];
+    start = Math.max(0, start);
+    end = Math.min(end, this.count);
+    if (start >= end) return out;
+    this.counters.entries += end - start;
+    const disk_end = Math.min(end, this.disk);
+    if (start < disk_end) {
+      const bytes = Buffer.alloc((disk_end - start) * ENTRY_BYTES);
+      const fd = this.files.get(this.file);
+      let done = 0;
+      while (done < bytes.length) {
+        const n = readSync(fd, bytes, done, bytes.length - done, start * ENTRY_BYTES + done);
+        if (n === 0) throw new CorruptStoreError(`index ${this.file} is shorter than its ${this.disk} entries`);
+        done += n;
+      }
+      for (let at = 0; at < bytes.length; at += ENTRY_BYTES) {
+        out.push({
+          ts_ms: bytes.readDoubleLE(at),
+          seq: bytes.readDoubleLE(at + 8),
+          segment: bytes.readDoubleLE(at + 16),
+          offset: bytes.readDoubleLE(at + 24),
+          length: bytes.readDoubleLE(at + 32),
+          tag: bytes.readDoubleLE(at + 40),
+          aux: bytes.readDoubleLE(at + 48),
+          aux2: bytes.readDoubleLE(at + 56),
+          op: bytes.readDoubleLE(at + 64),
+        });
+      }
+    }
+    for (let i = Math.max(start, this.disk); i < end; i++) {
+      const at = (i - this.disk) * FIELDS;
+      const t = this.tail;
+      out.push({ ts_ms: t[at]!, seq: t[at + 1]!, segment: t[at + 2]!, offset: t[at + 3]!, length: t[at + 4]!, tag: t[at + 5]!, aux: t[at + 6]!, aux2: t[at + 7]!, op: t[at + 8]! });
+    }
+    return out;
+  }
+
+  /** The first position whose ts_ms is >= ts_ms (binary search: a few preads). */
+  lowerBound(ts_ms: number): number {
+    let low = 0;
+    let high = this.count;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.read(mid, mid + 1)[0]!.ts_ms < ts_ms) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+
+  /** Walks [start, end) from the newest end backwards, a chunk per pread; `visit` returns false to stop. */
+  walkBack(start: number, end: number, visit: (entry: Entry, position: number) => boolean): void {
+    for (let high = end; high > start; high -= CHUNK_ENTRIES) {
+      const low = Math.max(start, high - CHUNK_ENTRIES);
+      const chunk = this.read(low, high);
+      for (let i = chunk.length - 1; i >= 0; i--) if (!visit(chunk[i]!, low + i)) return;
+    }
+  }
+
+  walk(start: number, end: number, visit: (entry: Entry, position: number) => boolean): void {
+    for (let low = start; low < end; low += CHUNK_ENTRIES) {
+      const chunk = this.read(low, Math.min(end, low + CHUNK_ENTRIES));
+      for (let i = 0; i < chunk.length; i++) if (!visit(chunk[i]!, low + i)) return;
+    }
+  }
+}
+
+export interface ReadCounters {
+  /** Index entries read. */
+  entries: number;
+  /** History records (journal lines) read. */
+  records: number;
+}
+
+export class Archive {
+  private readonly lists = new Map<string, IndexList>();
+  private readonly dirty = new Set<IndexList>();
+  private readonly made_dirs = new Set<string>();
+  private tail_entries = 0;
+  private readonly files = new FileCache();
+  readonly keys = new Map<string, KeyStats>();
+  private readonly tiers: string[] = [];
+  /** The largest (finalized - created) seen: a transaction created at t is listed by t + max_lag_ms. */
+  max_lag_ms = 0;
+  /** Every record up to this one is in the indexes (in memory; on disk at the last manifest). */
+  seq = 0;
+  readonly counters: ReadCounters = { entries: 0, records: 0 };
+  private readonly manifest_file: DurableJsonFile<Manifest>;
+
+  private constructor(
+    readonly data_dir: string,
+    private readonly journal_dir: string,
+  ) {
+    this.manifest_file = new DurableJsonFile<Manifest>(join(data_dir, INDEX_DIR, MANIFEST));
+  }
+
+  /**
+   * Opens the indexes as of their manifest: lists longer than the manifest says (written
+   * after it) are cut back, lists it does not know are removed. The caller then indexes the
+   * journal after `seq`. Without a manifest (a data dir from before the indexes, or one whose
+   * indexes were removed) everything is indexed again from the first record.
+   */
+  static async open(data_dir: string, journal_dir: string, options: { read_only?: boolean; warn?: (message: string) => void } = {}): Promise<Archive> {
+    const archive = new Archive(data_dir, journal_dir);
+    const dir = join(data_dir, INDEX_DIR);
+    const manifest = await archive.manifest_file.read();
+    if (manifest && (manifest.format !== 'aihub-index' || manifest.version !== 1)) throw new CorruptStoreError(`${join(dir, MANIFEST)} is not an AIHub index manifest of version 1`);
+    if (!manifest) {
+      if (!options.read_only) {
+        for (const kind of existsSync(dir) ? readdirSync(dir) : []) if (kind !== MANIFEST) rmSync(join(dir, kind), { recursive: true, force: true });
+      }
+      return archive;
+    }
+    archive.seq = manifest.seq;
+    archive.max_lag_ms = manifest.max_lag_ms;
+    archive.tiers.push(...manifest.tiers);
+    for (const [key_id, [requests, cost_micros, last_used]] of Object.entries(manifest.keys)) archive.keys.set(key_id, { requests, cost_micros, last_used });
+    const known = new Set<string>();
+    for (const [key, [count]] of Object.entries(manifest.lists)) {
+      const file = archive.list(key).file;
+      const size = existsSync(file) ? statSync(file).size : 0;
+      if (size < count * ENTRY_BYTES) {
+        // Only a power loss does this (the lists are not fsynced): rebuild from the journal.
+        if (options.read_only) throw new CorruptStoreError(`index ${file} holds fewer entries than its manifest says; start the gateway once to rebuild the indexes`);
+        options.warn?.(`index ${file} holds ${Math.floor(size / ENTRY_BYTES)} entries where its manifest says ${count} (a power loss?); rebuilding the indexes from the journal`);
+        rmSync(join(dir, MANIFEST), { force: true });
+        return Archive.open(data_dir, journal_dir, options);
+      }
+    }
+    for (const [key, [count, last_ts, last_aux]] of Object.entries(manifest.lists)) {
+      const list = archive.list(key);
+      known.add(list.file);
+      const size = statSync(list.file).size;
+      if (size > count * ENTRY_BYTES && !options.read_only) {
+        const fd = openSync(list.file, 'r+');
+        try {
+          ftruncateSync(fd, count * ENTRY_BYTES);
+          fsyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+      }
+      list.disk = count;
+      list.last_ts = last_ts;
+      list.last_aux = last_aux;
+    }
+    if (!options.read_only) {
+      // Lists begun after the manifest: the journal tail makes them again.
+      for (const kind of existsSync(dir) ? readdirSync(dir) : []) {
+        if (kind === MANIFEST || kind.endsWith('.tmp')) continue;
+        for (const name of readdirSync(join(dir, kind))) if (!known.has(join(dir, kind, name))) rmSync(join(dir, kind, name), { force: true });
+      }
+    }
+    return archive;
+  }
+
+  /** The list of a kind and key (an account id, ALL, or a bucket), created on first use. */
+  list(key: string): IndexList;
+  list(kind: ListKind, key: string): IndexList;
+  list(kind_or_key: string, key?: string): IndexList {
+    const full = key === undefined ? kind_or_key : `${kind_or_key}/${key}`;
+    let list = this.lists.get(full);
+    if (!list) {
+      const [kind, name] = [full.slice(0, full.indexOf('/')), full.slice(full.indexOf('/') + 1)];
+      list = new IndexList(full, join(this.data_dir, INDEX_DIR, kind, `${fileKey(name)}.idx`), this.files, this.counters);
+      this.lists.set(full, list);
+    }
+    return list;
+  }
+
+  /** The list if it has entries; else null (no file is made for a read). */
+  existing(kind: ListKind, key: string): IndexList | null {
+    const list = this.lists.get(`${kind}/${key}`);
+    return list && list.count > 0 ? list : null;
+  }
+
+  private add(kind: ListKind, key: string, entry: Entry): void {
+    const list = this.list(kind, key);
+    const ts_ms = Math.max(entry.ts_ms, list.last_ts);
+    list.push({ ...entry, ts_ms });
+    list.last_ts = ts_ms;
+    list.last_aux = entry.aux;
+    this.dirty.add(list);
+    this.tail_entries++;
+  }
+
+  tierCode(tier: string): number {
+    let code = this.tiers.indexOf(tier);
+    if (code === -1) code = this.tiers.push(tier) - 1;
+    return code;
+  }
+
+  tierName(code: number): string {
+    return this.tiers[code] ?? 'other';
+  }
+
+  /** Indexes one durable journal record found at `place`. Records at or below `seq` are skipped. */
+  apply(record: JournalRecord, place: RecordPlace): void {
+    if (record.s <= this.seq) return;
+    const base = { seq: record.s, segment: place.segment, offset: place.offset, length: place.length };
+    record.ops.forEach((op, index) => this.applyOp(op, { ...base, op: index }));
+    this.seq = record.s;
+    if (this.tail_entries > MAX_TAIL_ENTRIES) this.writeTails();
+  }
+
+  private applyOp(op: Op, base: Base): void {
+    if (op.o === 'set' && isArchivedRow(op.t, op.v)) {
+      const txn = op.v as ArchivedTxn;
+      const finalized_ms = Date.parse(txn.finalized_at ?? txn.updated_at);
+      const created_ms = Date.parse(txn.created_at);
+      this.max_lag_ms = Math.max(this.max_lag_ms, finalized_ms - created_ms);
+      const entry = { ...base, ts_ms: finalized_ms, tag: txnTag(txn.service, txn.status), aux: created_ms, aux2: txn.amount_micros };
+      this.add('txn', txn.account_id, entry);
+      this.add('txn', ALL, entry);
+      const hash = hash32(txn.id);
+      this.add('id', String(hash % ID_BUCKETS), { ...base, ts_ms: 0, tag: hash, aux: 0, aux2: 0 });
+    } else if (op.o === 'post') {
+      this.applyPosting(op.p, base);
+    } else if (op.o === 'hist') {
+      this.applyHistory(op.r, base);
+    }
+  }
+
+  private applyPosting(posting: Posting, base: Base): void {
+    if (!posting.account_id) return;
+    const wallet = `wallet:${posting.account_id}`;
+    let delta = 0;
+    let touches = false;
+    for (const [ledger_account, amount_micros] of posting.entries) {
+      if (ledger_account === wallet) {
+        delta += amount_micros;
+        touches = true;
+      }
+    }
+    if (!touches) return;
+    const own = this.list('wal', posting.account_id);
+    const after = (own.count > 0 ? own.last_aux : 0) + delta;
+    const entry = { ...base, ts_ms: Date.parse(posting.ts), tag: delta, aux: after, aux2: 0 };
+    this.add('wal', posting.account_id, entry);
+    this.add('wal', ALL, entry);
+  }
+
+  private applyHistory(record: HistoryRecord, base: Base): void {
+    const ts_ms = Date.parse(record.ts);
+    const account_id = typeof record.account_id === 'string' ? record.account_id : null;
+    const key_id = typeof record.key_id === 'string' ? record.key_id : null;
+    const cost_micros = typeof record.cost_micros === 'number' && Number.isSafeInteger(record.cost_micros) ? record.cost_micros : 0;
+    if (key_id) {
+      const stats = this.keys.get(key_id) ?? { requests: 0, cost_micros: 0, last_used: null };
+      stats.requests++;
+      stats.cost_micros += cost_micros;
+      if (!stats.last_used || record.ts > stats.last_used) stats.last_used = record.ts;
+      this.keys.set(key_id, stats);
+    }
+    if (record.type === 'usage' && account_id) {
+      const tokens = num(record.prompt_tokens) + num(record.completion_tokens);
+      this.add('use', account_id, { ...base, ts_ms, tag: this.tierCode(typeof record.tier === 'string' ? record.tier : 'other'), aux: cost_micros, aux2: tokens });
+    } else if (record.type === 'api_log') {
+      const method = METHOD_CODES.indexOf(String(record.method) as never) + 1;
+      const entry = { ...base, ts_ms, tag: typeof record.status === 'number' ? record.status : 0, aux: method * 8 + (apiLogService(record) + 1), aux2: num(record.latency_ms) };
+      if (account_id) this.add('log', account_id, entry);
+      this.add('log', ALL, entry);
+    } else if (record.type === 'audit') {
+      const entry = { ...base, ts_ms, tag: hash32(String(record.action ?? '')), aux: 0, aux2: 0 };
+      if (account_id) this.add('aud', account_id, entry);
+      this.add('aud', ALL, entry);
+    }
+  }
+
+  /** The journal line an entry points at, parsed. */
+  record(entry: Entry): JournalRecord {
+    this.counters.records++;
+    const file = join(this.journal_dir, segmentName(entry.segment));
+    const bytes = Buffer.alloc(entry.length);
+    const fd = this.files.get(file);
+    let done = 0;
+    while (done < bytes.length) {
+      const n = readSync(fd, bytes, done, bytes.length - done, entry.offset + done);
+      if (n === 0) throw new CorruptStoreError(`index points past the end of ${file} (record ${entry.seq})`);
+      done += n;
+    }
+    const record = JSON.parse(bytes.toString('utf8')) as JournalRecord;
+    if (record.s !== entry.seq) throw new CorruptStoreError(`index points at record ${record.s} of ${file} where record ${entry.seq} was expected`);
+    return record;
+  }
+
+  /** The finalized payment transaction with this id, from its newest archived version. */
+  archivedTxn(id: string): ArchivedTxn | undefined {
+    const hash = hash32(id);
+    const bucket = this.existing('id', String(hash % ID_BUCKETS));
+    if (!bucket) return undefined;
+    let found: ArchivedTxn | undefined;
+    bucket.walkBack(0, bucket.count, (entry) => {
+      if (entry.tag !== hash) return true;
+      const op = this.record(entry).ops[entry.op];
+      if (op?.o === 'set' && op.id === id && isArchivedRow(op.t, op.v)) found = op.v as ArchivedTxn;
+      return found === undefined;
+    });
+    return found;
+  }
+
+  /** The finalized transaction a txn entry indexes. */
+  txnOf(entry: Entry): ArchivedTxn {
+    const op = this.record(entry).ops[entry.op];
+    if (op?.o !== 'set' || !isArchivedRow(op.t, op.v)) throw new CorruptStoreError(`record ${entry.seq} holds no finalized transaction at op ${entry.op}`);
+    return op.v as ArchivedTxn;
+  }
+
+  /** The history record an entry indexes. */
+  historyOf(entry: Entry): HistoryRecord {
+    const op = this.record(entry).ops[entry.op];
+    if (op?.o !== 'hist') throw new CorruptStoreError(`record ${entry.seq} holds no history record at op ${entry.op}`);
+    return op.r;
+  }
+
+  /** The posting a wallet entry indexes. */
+  postingOf(entry: Entry): Posting {
+    const op = this.record(entry).ops[entry.op];
+    if (op?.o !== 'post') throw new CorruptStoreError(`record ${entry.seq} holds no posting at op ${entry.op}`);
+    return op.p;
+  }
+
+  /** Writes the in-memory tails to their files (little-endian doubles, as Float64Array holds them here). */
+  writeTails(): void {
+    for (const list of this.dirty) {
+      if (list.tail_length === 0) continue;
+      const dir = join(list.file, '..');
+      if (!this.made_dirs.has(dir)) {
+        mkdirPrivate(dir);
+        this.made_dirs.add(dir);
+      }
+      const bytes = list.takeTail();
+      const fd = openSync(list.file, 'a', PRIVATE_FILE_MODE);
+      try {
+        let done = 0;
+        while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+      } finally {
+        closeSync(fd);
+      }
+      this.files.forget(list.file);
+    }
+    this.dirty.clear();
+    this.tail_entries = 0;
+  }
+
+  /**
+   * Writes the manifest as of `seq` (everything indexed so far), after the tails. The lists
+   * are not fsynced: a process that dies leaves its writes in the page cache, and after a
+   * power loss that took some of them, a list shorter than its manifest says makes the next
+   * start rebuild the indexes from the journal (see open) rather than trust them.
+   */
+  async sync(): Promise<void> {
+    this.writeTails();
+    const lists: Manifest['lists'] = Object.create(null) as Manifest['lists'];
+    for (const [key, list] of this.lists) if (list.disk > 0) lists[key] = [list.disk, list.last_ts, list.last_aux];
+    const keys: Manifest['keys'] = Object.create(null) as Manifest['keys'];
+    for (const [key_id, stats] of this.keys) keys[key_id] = [stats.requests, stats.cost_micros, stats.last_used];
+    mkdirPrivate(join(this.data_dir, INDEX_DIR));
+    await this.manifest_file.write({ format: 'aihub-index', version: 1, seq: this.seq, max_lag_ms: this.max_lag_ms, lists, keys, tiers: this.tiers });
+  }
+
+  close(): void {
+    this.files.close();
+  }
+}
+
+type Base = Pick<Entry, 'seq' | 'segment' | 'offset' | 'length' | 'op'>;
+
+const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+
+/** The service an API log record belongs to (its path, or for outbound calls nothing known here): index into SERVICE_CODES, or -1. */
+function apiLogService(record: HistoryRecord): number {
+  const path = typeof record.path === 'string' ? record.path : '';
+  if (path.startsWith('/api/recharge') || path.startsWith('/api/operators')) return 0;
+  if (path.startsWith('/api/dmt/')) return 1;
+  if (path.startsWith('/api/pan-find')) return 2;
+  if (path.startsWith('/api/bills/')) return 3;
+  return -1;
+}
+
+/** The fields of a payment transaction the store itself relies on to archive and index it. */
+export interface ArchivedTxn {
+  id: string;
+  account_id: string;
+  service: string;
+  status: string;
+  stage: string;
+  amount_micros: number;
+  created_at: string;
+  updated_at: string;
+  finalized_at: string | null;
+}
+
+// ARCHIVED_TABLES and isArchivedRow live in state.ts, where applyOp needs them without a cycle.
+export { ARCHIVED_TABLES, isArchivedRow };
+

@@ -1,0 +1,327 @@
+// The store's read interface for history: what the payments room's lists and reports, the
+// chat room's usage figures and the dashboard ask for, each answered at the cost of what it
+// returns (a page reads its rows; a day reads that day's entries). `JsonFileReads` answers
+// from the live document and the archive's indexes; a PostgreSQL backend implements the same
+// interface with queries.
+import { ALL, type Archive, type Entry, type IndexList, type KeyStats, METHOD_CODES, SERVICE_CODES, STATUS_CODES, hash32, txnTag } from './archive.js';
+import type { HistoryRecord, Posting, Row } from './state.js';
+import type { Store } from './store.js';
+
+export type TxnRow = Row<'payment_txns'>;
+
+export interface TxnSelect {
+  /** null: every account. */
+  account_id: string | null;
+  service?: string | undefined;
+  status?: string | undefined;
+  /** created_at bounds, ms, inclusive. */
+  from_ms?: number | undefined;
+  to_ms?: number | undefined;
+  /** A further test on the row (number, id...): every candidate in range is then read. */
+  match?: ((row: TxnRow) => boolean) | undefined;
+}
+
+export interface Page {
+  offset: number;
+  limit: number;
+}
+
+export interface WalletSelect {
+  account_id: string | null;
+  from_ms?: number | undefined;
+  to_ms?: number | undefined;
+  /** A further test on the posting (its transaction, service...): every posting in range is then read. */
+  match?: ((posting: Posting) => boolean) | undefined;
+}
+
+export interface WalletLine {
+  posting: Posting;
+  /** For a hold's opening: the capture or void of that hold when the same commit resolved it. */
+  resolved_by?: Posting;
+  account_id: string;
+  delta_micros: number;
+  opening_micros: number;
+  closing_micros: number;
+}
+
+export interface WalletResult {
+  total: number;
+  credits_micros: number;
+  debits_micros: number;
+  /** One account only: its balance before the first and after the last posting of the range. */
+  opening_micros: number | null;
+  closing_micros: number | null;
+  rows: WalletLine[];
+}
+
+export interface LogSelect {
+  account_id: string | null;
+  from_ms?: number | undefined;
+  to_ms?: number | undefined;
+  /** `404` or a class `4xx`. */
+  status?: string | undefined;
+  method?: string | undefined;
+  service?: string | undefined;
+  match?: ((record: HistoryRecord) => boolean) | undefined;
+}
+
+export interface LogResult {
+  total: number;
+  errors: number;
+  latency_total_ms: number;
+  rows: HistoryRecord[];
+}
+
+export interface AuditSelect {
+  account_id: string | null;
+  action?: string | undefined;
+}
+
+export interface StoreReads {
+  /** Payment transactions (pending and final), newest created first; `page` null: all of them. */
+  txns(select: TxnSelect, page: Page | null): { total: number; rows: TxnRow[] };
+  /** Finalized transactions finalized at or after `since_ms`, oldest first. */
+  finalizedSince(since_ms: number): TxnRow[];
+  /** Wallet postings with the balance around each, oldest first; `page` null: all in range. */
+  wallet(select: WalletSelect, page: Page | null, order: 'asc' | 'desc'): WalletResult;
+  /** API log records, by `order` of time; `page` null: all in range. */
+  apiLogs(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): LogResult;
+  /** Audit records, newest first. */
+  audit(select: AuditSelect, page: Page): { total: number; rows: HistoryRecord[] };
+  /** Chat spend per tier for each UTC day from `first_day_ms`, `days` of them. */
+  dailySpend(account_id: string, first_day_ms: number, days: number): Array<Map<string, number>>;
+  keyStats(key_id: string): KeyStats;
+}
+
+const DAY_MS = 86_400_000;
+
+function range(list: IndexList, from_ms: number | undefined, to_ms: number | undefined, lag_ms = 0): [number, number] {
+  const start = from_ms === undefined ? 0 : list.lowerBound(from_ms);
+  const end = to_ms === undefined ? list.count : list.lowerBound(to_ms + lag_ms + 1);
+  return [start, Math.max(start, end)];
+}
+
+function statusMatches(status: number, wanted: string): boolean {
+  return /^\dxx$/.test(wanted) ? Math.floor(status / 100) === Number(wanted[0]) : status === Number(wanted);
+}
+
+export class JsonFileReads implements StoreReads {
+  constructor(private readonly store: Store) {}
+
+  private get archive(): Archive {
+    return this.store.archive;
+  }
+
+  txns(select: TxnSelect, page: Page | null): { total: number; rows: TxnRow[] } {
+    const live: TxnRow[] = [];
+    const live_rows = select.account_id !== null ? this.store.indexBy('payment_txns', 'account_id').rows(select.account_id) : Object.values(this.store.rows('payment_txns'));
+    for (const row of live_rows) if (this.rowMatches(row, select)) live.push(row);
+    const list = this.archive.existing('txn', select.account_id ?? ALL);
+    const candidates: Array<{ created_ms: number; seq: number; entry: Entry | null; row: TxnRow | null }> = live.map((row) => ({ created_ms: Date.parse(row.created_at), seq: Infinity, entry: null, row }));
+    const tag = select.service !== undefined && select.status !== undefined ? txnTag(select.service, select.status) : null;
+    const service_code = select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
+    const status_code = select.status !== undefined ? STATUS_CODES.indexOf(select.status as never) + 1 : null;
+    const entryMatches = (entry: Entry) =>
+      (tag === null || entry.tag === tag) &&
+      (service_code === null || Math.floor(entry.tag / 4) === service_code) &&
+      (status_code === null || entry.tag % 4 === status_code) &&
+      (select.from_ms === undefined || entry.aux >= select.from_ms) &&
+      (select.to_ms === undefined || entry.aux <= select.to_ms);
+    const filtered = select.match !== undefined || service_code !== null || status_code !== null || select.from_ms !== undefined || select.to_ms !== undefined;
+    let archived_total = 0;
+    if (list) {
+      const [start, end] = range(list, select.from_ms, select.to_ms, this.archive.max_lag_ms);
+      if (!filtered && page !== null) {
+        // The newest page: entries are in finalization order and a transaction is finalized
+        // after it is created, so once `need` rows are found, an entry finalized before the
+        // need-th newest creation cannot belong to the page.
+        archived_total = list.count;
+        const need = page.offset + page.limit;
+        const found: number[] = live.map((row) => Date.parse(row.created_at));
+        let threshold = -Infinity;
+        let since_sort = need;
+        list.walkBack(start, end, (entry) => {
+          if (found.length >= need && since_sort >= need) {
+            // A stale threshold is lower than the true one: it only stops the walk later.
+            found.sort((a, b) => b - a);
+            found.length = need;
+            threshold = found[need - 1]!;
+            since_sort = 0;
+          }
+          if (found.length >= need && entry.ts_ms < threshold) return false;
+          candidates.push({ created_ms: entry.aux, seq: entry.seq, entry, row: null });
+          found.push(entry.aux);
+          since_sort++;
+          return true;
+        });
+      } else {
+        list.walk(start, end, (entry) => {
+          if (entryMatches(entry)) candidates.push({ created_ms: entry.aux, seq: entry.seq, entry, row: null });
+          return true;
+        });
+        archived_total = candidates.length - live.length;
+      }
+    }
+    candidates.sort((a, b) => b.created_ms - a.created_ms || b.seq - a.seq);
+    const load = (candidate: (typeof candidates)[number]) => (candidate.row ??= this.archive.txnOf(candidate.entry!) as TxnRow);
+    if (select.match) {
+      const rows: TxnRow[] = [];
+      let total = 0;
+      for (const candidate of candidates) {
+        const row = load(candidate);
+        if (candidate.entry && !select.match(row)) continue;
+        total++;
+        if (page === null || (total > page.offset && rows.length < page.limit)) rows.push(row);
+      }
+      return { total, rows };
+    }
+    const total = live.length + archived_total;
+    const chosen = page === null ? candidates : candidates.slice(page.offset, page.offset + page.limit);
+    return { total, rows: chosen.map(load) };
+  }
+
+  private rowMatches(row: TxnRow, select: TxnSelect): boolean {
+    if (select.service !== undefined && row.service !== select.service) return false;
+    if (select.status !== undefined && row.status !== select.status) return false;
+    const created_ms = Date.parse(row.created_at);
+    if (select.from_ms !== undefined && created_ms < select.from_ms) return false;
+    if (select.to_ms !== undefined && created_ms > select.to_ms) return false;
+    return select.match === undefined || select.match(row);
+  }
+
+  finalizedSince(since_ms: number): TxnRow[] {
+    const list = this.archive.existing('txn', ALL);
+    if (!list) return [];
+    const rows: TxnRow[] = [];
+    list.walk(list.lowerBound(since_ms), list.count, (entry) => {
+      rows.push(this.archive.txnOf(entry) as TxnRow);
+      return true;
+    });
+    return rows;
+  }
+
+  wallet(select: WalletSelect, page: Page | null, order: 'asc' | 'desc'): WalletResult {
+    const list = this.archive.existing('wal', select.account_id ?? ALL);
+    const single = select.account_id !== null;
+    const result: WalletResult = { total: 0, credits_micros: 0, debits_micros: 0, opening_micros: single ? 0 : null, closing_micros: single ? 0 : null, rows: [] };
+    if (!list) return result;
+    const [start, end] = range(list, select.from_ms, select.to_ms);
+    const line = (entry: Entry): WalletLine => {
+      const record = this.archive.record(entry);
+      const op = record.ops[entry.op];
+      if (op?.o !== 'post') throw new Error(`invariant: record ${entry.seq} holds no posting at op ${entry.op}`);
+      const p = op.p;
+      const hold_id = p.hold?.action === 'open' ? p.hold.id : null;
+      const resolved = hold_id ? record.ops.find((o) => o.o === 'post' && o.p.hold?.id === hold_id && o.p.hold.action !== 'open') : undefined;
+      return {
+        posting: p,
+        ...(resolved?.o === 'post' ? { resolved_by: resolved.p } : {}),
+        account_id: p.account_id!,
+        delta_micros: entry.tag,
+        opening_micros: entry.aux - entry.tag,
+        closing_micros: entry.aux,
+      };
+    };
+    if (single) {
+      const before = start > 0 ? list.read(start - 1, start)[0]!.aux : 0;
+      result.opening_micros = start < end ? list.read(start, start + 1)[0]!.aux - list.read(start, start + 1)[0]!.tag : before;
+      result.closing_micros = start < end ? list.read(end - 1, end)[0]!.aux : before;
+    }
+    const matched: Array<{ entry: Entry }> = [];
+    list.walk(start, end, (entry) => {
+      if (select.match && !select.match(this.archive.postingOf(entry))) return true;
+      matched.push({ entry });
+      if (entry.tag >= 0) result.credits_micros += entry.tag;
+      else result.debits_micros -= entry.tag;
+      return true;
+    });
+    if (select.match && single && matched.length > 0) result.opening_micros = matched[0]!.entry.aux - matched[0]!.entry.tag;
+    result.total = matched.length;
+    if (order === 'desc') matched.reverse();
+    const chosen = page === null ? matched : matched.slice(page.offset, page.offset + page.limit);
+    result.rows = chosen.map(({ entry }) => line(entry));
+    return result;
+  }
+
+  apiLogs(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): LogResult {
+    const list = this.archive.existing('log', select.account_id ?? ALL);
+    const result: LogResult = { total: 0, errors: 0, latency_total_ms: 0, rows: [] };
+    if (!list) return result;
+    const [start, end] = range(list, select.from_ms, select.to_ms);
+    const method_code = select.method !== undefined ? METHOD_CODES.indexOf(select.method as never) + 1 : null;
+    const service_code = select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
+    const matched: Array<{ entry: Entry; record?: HistoryRecord }> = [];
+    list.walk(start, end, (entry) => {
+      if (select.status !== undefined && !statusMatches(entry.tag, select.status)) return true;
+      if (method_code !== null && Math.floor(entry.aux / 8) !== method_code) return true;
+      let record: HistoryRecord | undefined;
+      if (service_code !== null && entry.aux % 8 !== service_code) {
+        // Outbound calls (webhooks) name their transaction, not a path: its service decides.
+        if (entry.aux % 8 !== 0) return true;
+        record = this.logOf(entry);
+        if (record.direction !== 'outbound' || this.store.get('payment_txns', String(record.txn_id))?.service !== select.service) return true;
+      }
+      if (select.match) {
+        record ??= this.logOf(entry);
+        if (!select.match(record)) return true;
+      }
+      matched.push(record ? { entry, record } : { entry });
+      if (entry.tag === 0 || entry.tag >= 400) result.errors++;
+      result.latency_total_ms += entry.aux2;
+      return true;
+    });
+    result.total = matched.length;
+    if (order === 'desc') matched.reverse();
+    const chosen = page === null ? matched : matched.slice(page.offset, page.offset + page.limit);
+    result.rows = chosen.map(({ entry, record }) => record ?? this.logOf(entry));
+    return result;
+  }
+
+  private logOf(entry: Entry): HistoryRecord {
+    return this.archive.historyOf(entry);
+  }
+
+  audit(select: AuditSelect, page: Page): { total: number; rows: HistoryRecord[] } {
+    const list = this.archive.existing('aud', select.account_id ?? ALL);
+    if (!list) return { total: 0, rows: [] };
+    const rows: HistoryRecord[] = [];
+    if (select.action === undefined) {
+      const end = Math.max(0, list.count - page.offset);
+      list.walkBack(Math.max(0, end - page.limit), end, (entry) => {
+        rows.push(this.archive.historyOf(entry));
+        return true;
+      });
+      return { total: list.count, rows };
+    }
+    const hash = hash32(select.action);
+    let total = 0;
+    list.walkBack(0, list.count, (entry) => {
+      if (entry.tag !== hash) return true;
+      const record = this.archive.historyOf(entry);
+      if (record.action !== select.action) return true;
+      total++;
+      if (total > page.offset && rows.length < page.limit) rows.push(record);
+      return true;
+    });
+    return { total, rows };
+  }
+
+  dailySpend(account_id: string, first_day_ms: number, days: number): Array<Map<string, number>> {
+    const out = Array.from({ length: days }, () => new Map<string, number>());
+    const list = this.archive.existing('use', account_id);
+    if (!list) return out;
+    const [start, end] = range(list, first_day_ms, first_day_ms + days * DAY_MS - 1);
+    list.walk(start, end, (entry) => {
+      const day = Math.floor((entry.ts_ms - first_day_ms) / DAY_MS);
+      if (day < 0 || day >= days || entry.aux <= 0) return true;
+      const tier = this.archive.tierName(entry.tag);
+      out[day]!.set(tier, (out[day]!.get(tier) ?? 0) + entry.aux);
+      return true;
+    });
+    return out;
+  }
+
+  keyStats(key_id: string): KeyStats {
+    return this.archive.keys.get(key_id) ?? { requests: 0, cost_micros: 0, last_used: null };
+  }
+}
