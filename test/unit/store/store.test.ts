@@ -222,7 +222,8 @@ test('a checkpoint is written in parts while commits go on, and checkpoint + jou
     commits_meanwhile++;
   }
   await writing;
-  assert.ok(commits_meanwhile >= 5, `requests ran while the checkpoint was written (${commits_meanwhile} commits)`);
+  // How many commits fit in depends on the disk and the load; one is enough to exercise replay over a checkpoint written in parts.
+  assert.ok(commits_meanwhile >= 1, `requests ran while the checkpoint was written (${commits_meanwhile} commits)`);
   const checkpoint = (await readCheckpoint(data_dir))!;
   assert.ok(checkpoint.seq >= seq_before && checkpoint.seq < store.state.seq, `the checkpoint (seq ${checkpoint.seq}) is of a record before the last (${store.state.seq})`);
   // A crash now: a fresh load is the checkpoint plus the journal after it.
