@@ -69,6 +69,8 @@ export interface ActualUsage {
   target: string | null;
   latency_ms: number;
   stream: boolean;
+  /** The wire protocol the client spoke (chat, responses, messages, embeddings, completions); chat when absent. */
+  protocol?: string;
 }
 
 /** Posts the actual cost and writes the usage record in one commit; resolves once it is durable. */
@@ -103,6 +105,7 @@ function settleTx(tx: Tx, r: Reservation, usage: ActualUsage, now_ms: number): S
     target: usage.target,
     status: usage.status,
     stream: usage.stream,
+    protocol: usage.protocol ?? 'chat',
     prompt_tokens: usage.prompt_tokens,
     completion_tokens: usage.completion_tokens,
     cost_micros: charged_micros,

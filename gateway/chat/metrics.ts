@@ -9,6 +9,7 @@ import type { BreakerState } from '../llm/breaker.js';
 import type { AttemptOutcome } from '../llm/router.js';
 import type { UsageStatus } from './billing.js';
 import { TIER_IDS } from './config.js';
+import { PROTOCOL_NAMES, type ProtocolName } from './protocols/types.js';
 
 /** Every attempt outcome and usage status, checked exhaustive by the compiler. */
 const OUTCOMES = Object.keys({
@@ -56,6 +57,7 @@ export class ChatMetrics {
   private readonly attempts = new Map<string, Record<AttemptOutcome, Cell>>();
   private readonly latency = new Map<string, { observe(seconds: number): void }>();
   private readonly models = new Map<string, ModelCells>();
+  private readonly protocols = new Map<ProtocolName, Cell>();
 
   /** Throws if `registry` already holds the aihub_chat_* metrics: one ChatService per registry. */
   constructor(registry: Registry, targets: Iterable<string>, breakerStates: () => Record<string, BreakerState>) {
@@ -118,6 +120,19 @@ export class ChatMetrics {
       registers: [registry],
       collect: reporter(cost_cells),
     });
+    const protocol_cells: Cell[] = [];
+    const protocols = new Counter({
+      name: 'aihub_chat_protocol_requests_total',
+      help: 'Settled /v1 requests by the wire protocol the client spoke (chat, responses, messages, embeddings, completions)',
+      labelNames: ['protocol'] as const,
+      registers: [registry],
+      collect: reporter(protocol_cells),
+    });
+    for (const protocol of PROTOCOL_NAMES) {
+      const cell = new Cell(protocols.labels(protocol));
+      protocol_cells.push(cell);
+      this.protocols.set(protocol, cell);
+    }
     for (const model of TIER_IDS) {
       const by_status = {} as ModelCells['requests'];
       for (const status of STATUSES) {
@@ -146,7 +161,9 @@ export class ChatMetrics {
   };
 
   /** One settled request, with what it was billed. */
-  settled(model: string, status: UsageStatus, stream: boolean, prompt_tokens: number, completion_tokens: number, cost_micros: number): void {
+  settled(model: string, protocol: ProtocolName, status: UsageStatus, stream: boolean, prompt_tokens: number, completion_tokens: number, cost_micros: number): void {
+    const by_protocol = this.protocols.get(protocol);
+    if (by_protocol) by_protocol.value++;
     const cells = this.models.get(model);
     if (!cells) return;
     cells.requests[status][stream ? 1 : 0].value++;

@@ -33,12 +33,22 @@ import {
 import { isTierId, TIER_IDS, type ChatConfig, type TierConfig } from './config.js';
 import { ChatMetrics } from './metrics.js';
 import { costMicros } from './pricing.js';
-import { chatRequestSchema, GATEWAY_FIELDS, paramOf, type ChatRequest } from './schema.js';
 import { SseWriter } from './sse.js';
+import type { AnswerMeta, ChatCall, Protocol, SseOut, Usage, XAihub } from './protocols/types.js';
+import { chatProtocol } from './protocols/chat/route.js';
+import { responsesProtocol } from './protocols/responses/translate.js';
+import { countTokens, messagesProtocol } from './protocols/messages/translate.js';
 import { countPromptTokens, countTextTokens } from '../llm/tokens.js';
 
 /** `created` of the model list: the day the five tiers were introduced. */
 const MODELS_CREATED = 1_735_689_600;
+
+/** The POST routes of the chat pipeline, one protocol each. */
+const PROTOCOLS = new Map<string, Protocol>([
+  ['/v1/chat/completions', chatProtocol],
+  ['/v1/responses', responsesProtocol],
+  ['/v1/messages', messagesProtocol],
+]);
 
 export interface ChatOptions {
   /** Engines by name; defaults to the ones the config describes. Tests pass scripted ones. */
@@ -58,11 +68,6 @@ export function createChat(deps: RoomDeps, options: ChatOptions = {}): ChatServi
 
 type Req = IncomingMessage;
 type Res = ServerResponse;
-
-interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-}
 
 export class ChatService {
   /** The /v1 API's part of the OpenAPI document. */
@@ -101,7 +106,11 @@ export class ChatService {
   /** Routes one /v1 request; an unknown path or method is a 404 in OpenAI's shape. */
   handle(req: Req, res: Res, locals: Locals): Promise<void> | void {
     const path = pathOf(req.url);
-    if (path === '/v1/chat/completions' && req.method === 'POST') return this.completions(req, res, locals);
+    if (req.method === 'POST') {
+      const protocol = PROTOCOLS.get(path);
+      if (protocol) return this.run(req, res, locals, protocol);
+      if (path === '/v1/messages/count_tokens') return this.countTokens(req, res, locals);
+    }
     if (req.method === 'GET' || req.method === 'HEAD') {
       if (path === '/v1/models') return this.models(req, res, locals);
       if (path === '/v1/balance') return this.balance(req, res, locals);
@@ -128,7 +137,20 @@ export class ChatService {
     return found;
   }
 
-  async completions(req: Req, res: Res, locals: Locals): Promise<void> {
+  /**
+   * The one chat pipeline every protocol runs through: auth → rate limit → validation and
+   * translation (the protocol's) → tier and price → the worst case reserved → router and
+   * engine → relay (the protocol's presenters) → usage → settlement → x_aihub.
+   */
+  async run(req: Req, res: Res, locals: Locals, protocol: Protocol): Promise<void> {
+    try {
+      await this.pipeline(req, res, locals, protocol);
+    } catch (error) {
+      throw protocol.error && error instanceof ApiError ? protocol.error(error) : error;
+    }
+  }
+
+  private async pipeline(req: Req, res: Res, locals: Locals, protocol: Protocol): Promise<void> {
     const started_ms = performance.now();
     const request_id = locals.request_id;
     const { account, key } = this.auth(req, locals);
@@ -138,7 +160,7 @@ export class ChatService {
         'retry-after': String(rate.retry_after_s),
       });
     }
-    const body = parseRequest(await readJson(req, this.config.body_limit_bytes));
+    const body = protocol.parse(await readJson(req, this.config.body_limit_bytes));
     if (!isTierId(body.model)) {
       throw new ApiError(404, 'model_not_found', `the model \`${body.model.slice(0, 100)}\` does not exist; use one of ${TIER_IDS.join(', ')}`, 'model', 'invalid_request_error');
     }
@@ -147,13 +169,13 @@ export class ChatService {
       throw new ApiError(503, 'overloaded', 'the gateway is at its limit of concurrent chat requests; retry shortly', null, 'api_error', { 'retry-after': '1' });
     }
 
-    const prompt_tokens_estimate = countPromptTokens(body.messages, body.tools);
+    const prompt_tokens_estimate = countPromptTokens(body.messages, body.params.tools);
     const room = tier.context_window - prompt_tokens_estimate;
     if (room < 1) {
       throw new ApiError(400, 'context_length_exceeded', `the messages take about ${prompt_tokens_estimate} tokens; ${tier.id} accepts at most ${tier.context_window - 1} so that at least one can be generated`, 'messages', 'invalid_request_error');
     }
-    const cap_field = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
-    const requested = body.max_completion_tokens ?? body.max_tokens ?? null;
+    const cap_field = body.cap_field;
+    const requested = body.requested_max;
     if (requested !== null && requested > tier.max_output_tokens) {
       throw new ApiError(400, 'invalid_value', `${cap_field} is too large: ${requested}; ${tier.id} generates at most ${tier.max_output_tokens} tokens`, cap_field, 'invalid_request_error');
     }
@@ -178,7 +200,7 @@ export class ChatService {
       reservation = reserve(this.deps.store, { account_id: account.id, key_id: key.id, tier, request_id, worst_case_micros, free_tokens });
     } catch (error) {
       if (error instanceof InsufficientBalanceError) {
-        throw new ApiError(402, 'insufficient_balance', `insufficient balance: this request may cost up to ${microsToUnits(worst_case_micros)} ${this.currency} (prompt plus ${max_output_tokens} output tokens; set max_tokens lower to hold less) and the wallet has ${microsToUnits(error.balance_micros)} ${this.currency}; top up at ${this.deps.public_url()}/wallet`, null, 'insufficient_balance');
+        throw new ApiError(402, 'insufficient_balance', `insufficient balance: this request may cost up to ${microsToUnits(worst_case_micros)} ${this.currency} (prompt plus ${max_output_tokens} output tokens; set ${cap_field} lower to hold less) and the wallet has ${microsToUnits(error.balance_micros)} ${this.currency}; top up at ${this.deps.public_url()}/wallet`, null, 'insufficient_balance');
       }
       throw error;
     }
@@ -190,8 +212,9 @@ export class ChatService {
       if (!res.writableFinished) abort.abort();
     };
     res.on('close', onClose);
-    const engine_request: EngineRequest = { params: upstreamParams(body), messages: body.messages, max_output_tokens, prompt_tokens_estimate, signal: abort.signal };
-    const context: Call = { reservation, tier, request_id, started_ms, engine_request, include_usage: body.stream_options?.include_usage === true };
+    const engine_request: EngineRequest = { params: body.params, messages: body.messages, max_output_tokens, prompt_tokens_estimate, signal: abort.signal };
+    const meta: AnswerMeta = { request_id, model: tier.id, created: Math.floor(this.now_ms() / 1000), prompt_tokens_estimate };
+    const context: Call = { reservation, tier, request_id, started_ms, engine_request, body, meta };
     try {
       if (body.stream) await this.streamed(res, context);
       else await this.plain(res, context);
@@ -218,33 +241,22 @@ export class ChatService {
       await this.finish(call, aborted ? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, aborted ? 'client_closed' : 'upstream_error', null, false);
       throw toApiError(error);
     }
-    // The answer is counted and serialized before anything is billed on it: one that cannot
-    // be (nested too deep for JSON.stringify) is an upstream failure, which costs nothing.
-    let usage: Usage;
-    let answer_text: string;
-    try {
-      usage = completion.usage ? fromUpstream(completion.usage) : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countCompletion(completion) };
-      const { usage: upstream_usage, id: _id, model: _model, object: _object, created: _created, x_aihub: _theirs, ...rest } = completion as UpstreamCompletion & Record<string, unknown>;
-      answer_text = JSON.stringify({
-        id: `chatcmpl-${call.request_id}`,
-        object: 'chat.completion',
-        created: Math.floor(this.now_ms() / 1000),
-        model: call.tier.id,
-        ...rest,
-        choices: completion.choices.map((choice, index) => ({ ...choice, index: choice.index ?? index, logprobs: choice.logprobs ?? null })),
-        usage: { ...(upstream_usage ?? {}), ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-      });
-    } catch (error) {
-      await this.finish(call, ZERO, 'upstream_error', target, false);
-      throw new ApiError(502, 'upstream_error', `the upstream's answer could not be read (${(error as Error).message.slice(0, 100)})`, null, 'api_error');
-    }
+    const usage = completion.usage ? fromUpstream(completion.usage) : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countCompletion(completion) };
     const status: UsageStatus = call.engine_request.signal.aborted ? 'client_closed' : 'ok';
     const settlement = await this.finish(call, usage, status, target, false);
     if (res.destroyed) return;
-    // x_aihub last, as the settlement made it.
-    const text = `${answer_text.slice(0, -1)},"x_aihub":${JSON.stringify(this.xAihub(call, usage, settlement))}}`;
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+    const text = JSON.stringify(call.body.json(completion, usage, this.xAihub(call, usage, settlement, target), call.meta));
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...this.billHeaders(call, settlement) });
     res.end(text);
+  }
+
+  /** The bill of a non-streamed answer, for clients that cannot read an extra body field. */
+  private billHeaders(call: Call, settlement: Settlement): Record<string, string> {
+    return {
+      'x-aihub-cost': String(microsToUnits(settlement.cost_micros)),
+      'x-aihub-balance': String(microsToUnits(settlement.balance_micros)),
+      'x-aihub-request-id': call.request_id,
+    };
   }
 
   private async streamed(res: Res, call: Call): Promise<void> {
@@ -262,45 +274,39 @@ export class ChatService {
 
     const sse = new SseWriter(res);
     sse.open();
-    const id = `chatcmpl-${call.request_id}`;
-    const created = Math.floor(this.now_ms() / 1000);
-    const model = call.tier.id;
+    const presenter = call.body.streamer(call.meta);
     const generated: string[] = [];
     // An upstream that streams far past the output cap is broken; stop reading rather than buffer it.
     const generated_limit_chars = call.engine_request.max_output_tokens * 64 + 65_536;
     let generated_chars = 0;
     let upstream_usage: UpstreamUsage | null = null;
-    let held_back: UpstreamChunk | null = null;
     let failure: UpstreamError | null = null;
 
+    const send = async (events: SseOut[]): Promise<void> => {
+      for (const event of events) await sse.event(event.data, event.event);
+    };
     const relay = async (chunk: UpstreamChunk): Promise<void> => {
       if (chunk.usage) upstream_usage = chunk.usage;
       const choices = chunk.choices;
-      if (!choices || choices.length === 0) return; // the upstream's usage chunk: ours comes at the end
-      for (const choice of choices) {
-        const delta = choice.delta;
-        if (delta) {
-          if (typeof delta.content === 'string') generated.push(delta.content);
-          const tool_calls = (delta as { tool_calls?: unknown }).tool_calls;
-          if (tool_calls) generated.push(JSON.stringify(tool_calls));
-          generated_chars += generated.at(-1)?.length ?? 0;
+      if (choices) {
+        for (const choice of choices) {
+          const delta = choice.delta;
+          if (delta) {
+            if (typeof delta.content === 'string') generated.push(delta.content);
+            const tool_calls = (delta as { tool_calls?: unknown }).tool_calls;
+            if (tool_calls) generated.push(JSON.stringify(tool_calls));
+            generated_chars += generated.at(-1)?.length ?? 0;
+          }
         }
       }
       if (generated_chars > generated_limit_chars) {
         throw new UpstreamError('invalid_response', `the upstream streamed far more than the ${call.engine_request.max_output_tokens} tokens asked for`);
       }
-      if (held_back) await sse.event(held_back);
-      const { usage: _usage, id: _id, object: _object, created: _created, model: _model, ...fields } = chunk as UpstreamChunk & Record<string, unknown>;
-      const out = { id, object: 'chat.completion.chunk', created, model, ...fields, ...(call.include_usage ? { usage: null } : {}) };
-      // The chunk that finishes the choice is sent last, carrying x_aihub, once the bill is settled.
-      if (choices.some((choice) => choice.finish_reason)) held_back = out as UpstreamChunk;
-      else {
-        held_back = null;
-        await sse.event(out);
-      }
+      await send(presenter.chunk(chunk));
     };
 
     try {
+      await send(presenter.start());
       if (opened.first) await relay(opened.first);
       for (;;) {
         const next = await opened.rest.next();
@@ -322,21 +328,14 @@ export class ChatService {
     const settlement = await this.finish(call, usage, status, target, true);
     if (sse.isClosed) return;
 
-    const x_aihub = this.xAihub(call, usage, settlement);
+    const x_aihub = this.xAihub(call, usage, settlement, target);
     if (failure) {
-      const mapped = toApiError(failure);
-      await sse.event({ error: { message: mapped.message, type: mapped.type ?? 'api_error', param: null, code: mapped.code }, x_aihub });
+      await send(presenter.fail(toApiError(failure), x_aihub));
       sse.end();
       return;
     }
-    const finish: Record<string, unknown> = held_back ?? { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], ...(call.include_usage ? { usage: null } : {}) };
-    if (call.include_usage) {
-      await sse.event(finish);
-      await sse.event({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens }, x_aihub });
-    } else {
-      await sse.event({ ...finish, x_aihub });
-    }
-    await sse.done();
+    await send(presenter.finish(usage, upstream_usage, x_aihub));
+    if (presenter.done_marker) await sse.done();
     sse.end();
   }
 
@@ -345,16 +344,17 @@ export class ChatService {
     const settlement = await settle(
       this.deps.store,
       call.reservation,
-      { ...usage, status, target, stream, latency_ms: performance.now() - call.started_ms },
+      { ...usage, status, target, stream, protocol: call.body.protocol, latency_ms: performance.now() - call.started_ms },
       this.now_ms(),
     );
-    this.metrics.settled(call.tier.id, status, stream, usage.prompt_tokens, usage.completion_tokens, settlement.cost_micros);
+    this.metrics.settled(call.tier.id, call.body.protocol, status, stream, usage.prompt_tokens, usage.completion_tokens, settlement.cost_micros);
     return settlement;
   }
 
-  private xAihub(call: Call, usage: Usage, settlement: Settlement) {
+  private xAihub(call: Call, usage: Usage, settlement: Settlement, target: string | null): XAihub {
     return {
       request_id: call.request_id,
+      target,
       tier: call.tier.tier,
       cost: microsToUnits(settlement.cost_micros),
       balance: microsToUnits(settlement.balance_micros),
@@ -374,9 +374,21 @@ export class ChatService {
     else this.reserved_free.set(account_id, total);
   }
 
+  /** Anthropic's token count: free, but behind the same key and rate limit as a request. */
+  async countTokens(req: Req, res: Res, locals: Locals): Promise<void> {
+    const { key } = this.auth(req, locals);
+    const rate = this.limiter.take(key.id);
+    if (!rate.ok) throw new ApiError(429, 'rate_limit_exceeded', `rate limit of ${this.config.rate_limit.requests_per_minute} requests per minute reached for this key; retry after ${rate.retry_after_s} s`, null, 'rate_limit_exceeded', { 'retry-after': String(rate.retry_after_s) });
+    const raw = await readJson(req, this.config.body_limit_bytes);
+    const model = (raw as { model?: unknown } | null)?.model;
+    if (typeof model === 'string' && !isTierId(model)) throw new ApiError(404, 'model_not_found', `the model \`${model.slice(0, 100)}\` does not exist; use one of ${TIER_IDS.join(', ')}`, 'model', 'invalid_request_error');
+    sendJson(res, 200, countTokens(raw));
+  }
+
+  /** One list both SDKs read: OpenAI's `object`/`data[].id`, Anthropic's `has_more`, `first_id`, `last_id` and `data[].type`. */
   models(req: Req, res: Res, locals: Locals): void {
     this.auth(req, locals);
-    sendJson(res, 200, { object: 'list', data: TIER_IDS.map((id) => this.modelEntry(this.config.models[id])) });
+    sendJson(res, 200, { object: 'list', data: TIER_IDS.map((id) => this.modelEntry(this.config.models[id])), has_more: false, first_id: TIER_IDS[0], last_id: TIER_IDS.at(-1) });
   }
 
   model(req: Req, res: Res, locals: Locals, id: string): void {
@@ -389,6 +401,9 @@ export class ChatService {
     return {
       id: tier.id,
       object: 'model',
+      type: 'model',
+      display_name: `AIHub ${tier.tier} (${tier.id})`,
+      created_at: new Date(MODELS_CREATED * 1000).toISOString(),
       created: MODELS_CREATED,
       owned_by: 'aihub',
       tier: tier.tier,
@@ -436,7 +451,8 @@ interface Call {
   request_id: string;
   started_ms: number;
   engine_request: EngineRequest;
-  include_usage: boolean;
+  body: ChatCall;
+  meta: AnswerMeta;
 }
 
 const ZERO: Usage = { prompt_tokens: 0, completion_tokens: 0 };
@@ -455,13 +471,6 @@ function countCompletion(completion: UpstreamCompletion): number {
   return tokens;
 }
 
-function upstreamParams(body: ChatRequest): Record<string, unknown> {
-  // Field names come from the client: a `__proto__` field is a field here, not a prototype.
-  const params: Record<string, unknown> = Object.create(null);
-  for (const [field, value] of Object.entries(body)) if (!GATEWAY_FIELDS.has(field) && value !== undefined) params[field] = value;
-  return params;
-}
-
 function toApiError(error: unknown): ApiError {
   if (error instanceof RoutingError) {
     return new ApiError(error.status, error.code, error.message, null, 'api_error', error.retry_after_s ? { 'retry-after': String(error.retry_after_s) } : {});
@@ -473,15 +482,6 @@ function toApiError(error: unknown): ApiError {
     return new ApiError(502, 'upstream_error', error.message, null, 'api_error');
   }
   return error instanceof ApiError ? error : new ApiError(500, 'internal_error', 'internal error; the request id identifies it in the gateway log', null, 'api_error');
-}
-
-function parseRequest(raw: unknown): ChatRequest {
-  const result = chatRequestSchema.safeParse(raw);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const param = paramOf(issue.path);
-  const message = issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')}` : issue.message;
-  throw new ApiError(400, 'invalid_value', param ? `invalid value for \`${param}\`: ${message}` : message, param, 'invalid_request_error');
 }
 
 /** Reads a JSON body up to `limit_bytes` without buffering more than that. */

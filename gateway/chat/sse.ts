@@ -1,5 +1,5 @@
 // Server-sent events out, in OpenAI's framing: `data: <json>\n\n` per chunk, `data: [DONE]`
-// at the end. Each event is flushed as it comes, at the end of the tick it was written in
+// at the end (named events, `event: <name>\n` first, for the Responses and Messages protocols). Each event is flushed as it comes, at the end of the tick it was written in
 // (events of one tick leave in one write); when the client reads slower than the upstream
 // writes, the writer waits for `drain`, so memory stays bounded.
 import type { ServerResponse } from 'node:http';
@@ -42,9 +42,9 @@ export class SseWriter {
     });
   }
 
-  /** Resolves once the event is handed to the socket, or the client is gone. */
-  event(data: unknown): Promise<void> {
-    return this.raw(`data: ${JSON.stringify(data)}\n\n`);
+  /** Resolves once the event is handed to the socket, or the client is gone; `name` gives it an `event:` line. */
+  event(data: unknown, name?: string): Promise<void> {
+    return this.raw(name ? `event: ${name}\ndata: ${JSON.stringify(data)}\n\n` : `data: ${JSON.stringify(data)}\n\n`);
   }
 
   done(): Promise<void> {

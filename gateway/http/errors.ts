@@ -77,7 +77,27 @@ export function isPaymentsPath(path: string): boolean {
   return path === '/api' || path.startsWith('/api/');
 }
 
+/** Anthropic's Messages API, whose clients read errors in Anthropic's shape. */
+export function isAnthropicPath(path: string): boolean {
+  return path === '/v1/messages' || path.startsWith('/v1/messages/');
+}
+
+const ANTHROPIC_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  402: 'billing_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  504: 'timeout_error',
+  529: 'overloaded_error',
+};
+
 export function errorBody(path: string, error: ApiError): unknown {
+  if (isAnthropicPath(path)) {
+    return { type: 'error', error: { type: ANTHROPIC_TYPES[error.status] ?? (error.status >= 500 ? 'api_error' : 'invalid_request_error'), message: error.message } };
+  }
   if (isPaymentsPath(path)) {
     return {
       status: false,

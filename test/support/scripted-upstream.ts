@@ -25,7 +25,9 @@ export type Behavior =
   /** Destroy the socket without an answer. */
   | { kind: 'reset' }
   /** Stream `chunks` content chunks, then destroy the socket. */
-  | { kind: 'break_stream'; chunks: number; content?: string };
+  | { kind: 'break_stream'; chunks: number; content?: string }
+  /** Answer exactly this: `completion` as JSON, or (when the request streams) `chunks` as SSE then [DONE]. */
+  | { kind: 'exact'; completion?: unknown; chunks?: unknown[] };
 
 export interface Received {
   body: any;
@@ -122,6 +124,13 @@ export class ScriptedUpstream {
         res.end(behavior.text);
         return;
       case 'hang':
+        return;
+      case 'exact':
+        if (body?.stream) {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          for (const chunk of behavior.chunks ?? []) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+          res.end('data: [DONE]\n\n');
+        } else json(res, 200, behavior.completion ?? {});
         return;
       case 'reset':
         res.socket?.destroy();

@@ -1,0 +1,104 @@
+// Chat completions, the protocol the engines speak: the request passes through (minus the
+// fields the gateway decides), and the answer is the upstream's with our id, model, usage
+// and x_aihub. The finishing chunk of a stream is held back until the bill is settled.
+import { ApiError } from '../../../http/errors.js';
+import type { UpstreamChunk, UpstreamCompletion } from '../../../llm/types.js';
+import { chatRequestSchema, GATEWAY_FIELDS, paramOf, type ChatRequest } from '../../schema.js';
+import type { AnswerMeta, ChatCall, Protocol, SseOut, StreamPresenter, Usage, XAihub } from '../types.js';
+
+export const chatProtocol: Protocol = {
+  name: 'chat',
+  parse(raw) {
+    const body = parseRequest(raw);
+    const include_usage = body.stream_options?.include_usage === true;
+    const call: ChatCall = {
+      protocol: 'chat',
+      model: body.model,
+      messages: body.messages,
+      params: upstreamParams(body),
+      stream: body.stream === true,
+      requested_max: body.max_completion_tokens ?? body.max_tokens ?? null,
+      cap_field: body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens',
+      original: raw as Record<string, unknown>,
+      json: chatJson,
+      streamer: (meta) => new ChatStream(meta, include_usage),
+    };
+    return call;
+  },
+};
+
+function chatJson(completion: UpstreamCompletion, usage: Usage, x_aihub: XAihub, meta: AnswerMeta): unknown {
+  const { usage: upstream_usage, id: _id, model: _model, object: _object, created: _created, ...rest } = completion as UpstreamCompletion & Record<string, unknown>;
+  return {
+    id: `chatcmpl-${meta.request_id}`,
+    object: 'chat.completion',
+    created: meta.created,
+    model: meta.model,
+    ...rest,
+    choices: completion.choices.map((choice, index) => ({ ...choice, index: choice.index ?? index, logprobs: choice.logprobs ?? null })),
+    usage: { ...(upstream_usage ?? {}), ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    x_aihub,
+  };
+}
+
+class ChatStream implements StreamPresenter {
+  readonly done_marker = true;
+  private held_back: Record<string, unknown> | null = null;
+  private readonly id: string;
+
+  constructor(
+    private readonly meta: AnswerMeta,
+    private readonly include_usage: boolean,
+  ) {
+    this.id = `chatcmpl-${meta.request_id}`;
+  }
+
+  start(): SseOut[] {
+    return [];
+  }
+
+  chunk(chunk: UpstreamChunk): SseOut[] {
+    const choices = chunk.choices;
+    if (!choices || choices.length === 0) return []; // the upstream's usage chunk: ours comes at the end
+    const out: SseOut[] = [];
+    if (this.held_back) out.push({ data: this.held_back });
+    const { usage: _usage, id: _id, object: _object, created: _created, model: _model, ...fields } = chunk as UpstreamChunk & Record<string, unknown>;
+    const event = { id: this.id, object: 'chat.completion.chunk', created: this.meta.created, model: this.meta.model, ...fields, ...(this.include_usage ? { usage: null } : {}) };
+    // The chunk that finishes the choice is sent last, carrying x_aihub, once the bill is settled.
+    if (choices.some((choice) => choice.finish_reason)) this.held_back = event;
+    else {
+      this.held_back = null;
+      out.push({ data: event });
+    }
+    return out;
+  }
+
+  finish(usage: Usage, _upstream: unknown, x_aihub: XAihub): SseOut[] {
+    const { id, meta } = this;
+    const finish = this.held_back ?? { id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], ...(this.include_usage ? { usage: null } : {}) };
+    if (!this.include_usage) return [{ data: { ...finish, x_aihub } }];
+    return [
+      { data: finish },
+      { data: { id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens }, x_aihub } },
+    ];
+  }
+
+  fail(error: ApiError, x_aihub: XAihub): SseOut[] {
+    return [{ data: { error: { message: error.message, type: error.type ?? 'api_error', param: null, code: error.code }, x_aihub } }];
+  }
+}
+
+function upstreamParams(body: ChatRequest): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(body)) if (!GATEWAY_FIELDS.has(field) && value !== undefined) params[field] = value;
+  return params;
+}
+
+function parseRequest(raw: unknown): ChatRequest {
+  const result = chatRequestSchema.safeParse(raw);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const param = paramOf(issue.path);
+  const message = issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')}` : issue.message;
+  throw new ApiError(400, 'invalid_value', param ? `invalid value for \`${param}\`: ${message}` : message, param, 'invalid_request_error');
+}

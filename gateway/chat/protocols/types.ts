@@ -1,0 +1,101 @@
+// What a wire protocol (chat completions, Responses, Anthropic Messages, ...) gives the one
+// chat pipeline (chat/routes.ts): its request translated to a chat call, and presenters that
+// turn the chat completion the engines return back into the protocol's answer and events.
+import type { ApiError } from '../../http/errors.js';
+import type { ChatMessage } from '../../llm/messages.js';
+import type { UpstreamChunk, UpstreamCompletion, UpstreamUsage } from '../../llm/types.js';
+
+export type ProtocolName = 'chat' | 'responses' | 'messages' | 'embeddings' | 'completions';
+export const PROTOCOL_NAMES: readonly ProtocolName[] = ['chat', 'responses', 'messages', 'embeddings', 'completions'];
+
+/** Tokens as billed. */
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+/** The gateway's bill for one request, as `x_aihub` shows it. */
+export type XAihub = Record<string, unknown> & { request_id: string; cost: number; balance: number };
+
+/** What every presenter knows about the request it answers. */
+export interface AnswerMeta {
+  request_id: string;
+  /** The tier id the client asked for. */
+  model: string;
+  /** Unix seconds. */
+  created: number;
+  /** The prompt tokens estimated before the call (for a stream's opening event). */
+  prompt_tokens_estimate: number;
+}
+
+/** One server-sent event: `event:` (when the protocol names its events) and JSON `data:`. */
+export interface SseOut {
+  event?: string;
+  data: unknown;
+}
+
+export interface StreamPresenter {
+  /** Events sent once the upstream has answered, before its first chunk. */
+  start(): SseOut[];
+  /** Events for one upstream chunk (possibly none; a presenter may hold some back). */
+  chunk(chunk: UpstreamChunk): SseOut[];
+  /** The closing events, carrying the bill, once it is settled. */
+  finish(usage: Usage, upstream_usage: UpstreamUsage | null, x_aihub: XAihub): SseOut[];
+  /** The closing events when the upstream broke off. */
+  fail(error: ApiError, x_aihub: XAihub): SseOut[];
+  /** `data: [DONE]` after the last event (OpenAI's chat and completions framing). */
+  readonly done_marker: boolean;
+}
+
+/** A protocol request translated to the chat call the engines speak. */
+export interface ChatCall {
+  protocol: ProtocolName;
+  model: string;
+  messages: ChatMessage[];
+  /** Chat-completions fields for the upstream (tools, tool_choice, response_format, stop, ...). */
+  params: Record<string, unknown>;
+  stream: boolean;
+  /** The output cap the client asked for, and the field that carried it (for error messages). */
+  requested_max: number | null;
+  cap_field: string;
+  /** The request as it came, for a target that speaks this protocol natively. */
+  original: Record<string, unknown>;
+  json(completion: UpstreamCompletion, usage: Usage, x_aihub: XAihub, meta: AnswerMeta): unknown;
+  streamer(meta: AnswerMeta): StreamPresenter;
+}
+
+export interface Protocol {
+  readonly name: ProtocolName;
+  /** Validates a request body (throwing a 400 ApiError) and translates it. */
+  parse(raw: unknown): ChatCall;
+  /** The protocol's own status for an error (Anthropic's 529 for no upstream). */
+  error?(error: ApiError): ApiError;
+}
+
+/** The `tool_calls` of a chat message or delta, whatever the upstream put there. */
+export interface ToolCallDelta {
+  index?: number;
+  id?: string;
+  type?: string;
+  function?: { name?: string; arguments?: string };
+}
+
+export function toolCallsOf(holder: unknown): ToolCallDelta[] {
+  const calls = (holder as { tool_calls?: unknown } | null | undefined)?.tool_calls;
+  return Array.isArray(calls) ? (calls as ToolCallDelta[]) : [];
+}
+
+/** Reasoning text an upstream sent beside the answer (`reasoning_content` or `reasoning`). */
+export function reasoningOf(holder: unknown): string | null {
+  const h = holder as { reasoning_content?: unknown; reasoning?: unknown } | null | undefined;
+  const text = h?.reasoning_content ?? h?.reasoning;
+  return typeof text === 'string' && text ? text : null;
+}
+
+/** Cached and reasoning token counts from a chat usage object, 0 when absent. */
+export function usageDetails(usage: UpstreamUsage | null | undefined): { cached_tokens: number; reasoning_tokens: number } {
+  const u = usage as { prompt_tokens_details?: { cached_tokens?: unknown }; completion_tokens_details?: { reasoning_tokens?: unknown } } | null | undefined;
+  const cached = u?.prompt_tokens_details?.cached_tokens;
+  const reasoning = u?.completion_tokens_details?.reasoning_tokens;
+  return { cached_tokens: typeof cached === 'number' ? cached : 0, reasoning_tokens: typeof reasoning === 'number' ? reasoning : 0 };
+}
