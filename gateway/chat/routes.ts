@@ -34,10 +34,12 @@ import { isTierId, TIER_IDS, type ChatConfig, type TierConfig } from './config.j
 import { ChatMetrics } from './metrics.js';
 import { costMicros } from './pricing.js';
 import { SseWriter } from './sse.js';
-import type { AnswerMeta, ChatCall, Protocol, SseOut, Usage, XAihub } from './protocols/types.js';
+import type { AnswerMeta, ChatCall, Protocol, ProtocolName, SseOut, Usage, XAihub } from './protocols/types.js';
+import { embeddingsJson, parseEmbeddings } from './protocols/embeddings/route.js';
 import { chatProtocol } from './protocols/chat/route.js';
 import { responsesProtocol } from './protocols/responses/translate.js';
 import { countTokens, messagesProtocol } from './protocols/messages/translate.js';
+import { completionsProtocol } from './protocols/completions/route.js';
 import { countPromptTokens, countTextTokens } from '../llm/tokens.js';
 
 /** `created` of the model list: the day the five tiers were introduced. */
@@ -48,6 +50,7 @@ const PROTOCOLS = new Map<string, Protocol>([
   ['/v1/chat/completions', chatProtocol],
   ['/v1/responses', responsesProtocol],
   ['/v1/messages', messagesProtocol],
+  ['/v1/completions', completionsProtocol],
 ]);
 
 export interface ChatOptions {
@@ -110,6 +113,7 @@ export class ChatService {
       const protocol = PROTOCOLS.get(path);
       if (protocol) return this.run(req, res, locals, protocol);
       if (path === '/v1/messages/count_tokens') return this.countTokens(req, res, locals);
+      if (path === '/v1/embeddings') return this.embeddings(req, res, locals);
     }
     if (req.method === 'GET' || req.method === 'HEAD') {
       if (path === '/v1/models') return this.models(req, res, locals);
@@ -154,12 +158,7 @@ export class ChatService {
     const started_ms = performance.now();
     const request_id = locals.request_id;
     const { account, key } = this.auth(req, locals);
-    const rate = this.limiter.take(key.id);
-    if (!rate.ok) {
-      throw new ApiError(429, 'rate_limit_exceeded', `rate limit of ${this.config.rate_limit.requests_per_minute} requests per minute reached for this key; retry after ${rate.retry_after_s} s`, null, 'rate_limit_exceeded', {
-        'retry-after': String(rate.retry_after_s),
-      });
-    }
+    this.takeRate(key.id);
     const body = protocol.parse(await readJson(req, this.config.body_limit_bytes));
     if (!isTierId(body.model)) {
       throw new ApiError(404, 'model_not_found', `the model \`${body.model.slice(0, 100)}\` does not exist; use one of ${TIER_IDS.join(', ')}`, 'model', 'invalid_request_error');
@@ -179,31 +178,7 @@ export class ChatService {
     if (requested !== null && requested > tier.max_output_tokens) {
       throw new ApiError(400, 'invalid_value', `${cap_field} is too large: ${requested}; ${tier.id} generates at most ${tier.max_output_tokens} tokens`, cap_field, 'invalid_request_error');
     }
-    let max_output_tokens = Math.min(requested ?? tier.max_output_tokens, room);
-
-    let free_tokens = 0;
-    if (tier.daily_token_allowance !== null) {
-      const now_ms = this.now_ms();
-      const left = tier.daily_token_allowance - freeTokensUsed(this.deps.store.state, account.id, utcDay(now_ms)) - this.reservedFree(account.id);
-      if (left <= prompt_tokens_estimate) {
-        throw new ApiError(429, 'daily_token_allowance_exceeded', `today's allowance of ${tier.daily_token_allowance} ${tier.id} tokens is spent; it renews at 00:00 UTC, or use a paid tier`, null, 'rate_limit_exceeded', {
-          'retry-after': String(secondsToNextUtcDay(now_ms)),
-        });
-      }
-      max_output_tokens = Math.min(max_output_tokens, left - prompt_tokens_estimate);
-      free_tokens = prompt_tokens_estimate + max_output_tokens;
-    }
-
-    const worst_case_micros = costMicros(tier, prompt_tokens_estimate, max_output_tokens);
-    let reservation: Reservation;
-    try {
-      reservation = reserve(this.deps.store, { account_id: account.id, key_id: key.id, tier, request_id, worst_case_micros, free_tokens });
-    } catch (error) {
-      if (error instanceof InsufficientBalanceError) {
-        throw new ApiError(402, 'insufficient_balance', `insufficient balance: this request may cost up to ${microsToUnits(worst_case_micros)} ${this.currency} (prompt plus ${max_output_tokens} output tokens; set ${cap_field} lower to hold less) and the wallet has ${microsToUnits(error.balance_micros)} ${this.currency}; top up at ${this.deps.public_url()}/wallet`, null, 'insufficient_balance');
-      }
-      throw error;
-    }
+    const { reservation, free_tokens, max_output_tokens } = this.hold(account.id, key.id, tier, request_id, prompt_tokens_estimate, Math.min(requested ?? tier.max_output_tokens, room), cap_field);
 
     this.in_flight++;
     if (free_tokens) this.addReservedFree(account.id, free_tokens);
@@ -214,7 +189,7 @@ export class ChatService {
     res.on('close', onClose);
     const engine_request: EngineRequest = { params: body.params, messages: body.messages, max_output_tokens, prompt_tokens_estimate, signal: abort.signal };
     const meta: AnswerMeta = { request_id, model: tier.id, created: Math.floor(this.now_ms() / 1000), prompt_tokens_estimate };
-    const context: Call = { reservation, tier, request_id, started_ms, engine_request, body, meta };
+    const context: Call = { reservation, tier, request_id, started_ms, engine_request, body, meta, protocol: body.protocol };
     try {
       if (body.stream) await this.streamed(res, context);
       else await this.plain(res, context);
@@ -225,6 +200,91 @@ export class ChatService {
       res.off('close', onClose);
       this.in_flight--;
       if (free_tokens) this.addReservedFree(account.id, -free_tokens);
+    }
+  }
+
+  /**
+   * Reserves the worst case of a request (prompt plus at most `max_output_tokens`), within
+   * the free tier's daily allowance; throws the 429 or 402 the client should see.
+   */
+  private hold(account_id: string, key_id: string, tier: TierConfig, request_id: string, prompt_tokens_estimate: number, max_output: number, cap_field: string) {
+    let max_output_tokens = max_output;
+    let free_tokens = 0;
+    if (tier.daily_token_allowance !== null) {
+      const now_ms = this.now_ms();
+      const left = tier.daily_token_allowance - freeTokensUsed(this.deps.store.state, account_id, utcDay(now_ms)) - this.reservedFree(account_id);
+      if (left <= prompt_tokens_estimate) {
+        throw new ApiError(429, 'daily_token_allowance_exceeded', `today's allowance of ${tier.daily_token_allowance} ${tier.id} tokens is spent; it renews at 00:00 UTC, or use a paid tier`, null, 'rate_limit_exceeded', {
+          'retry-after': String(secondsToNextUtcDay(now_ms)),
+        });
+      }
+      max_output_tokens = Math.min(max_output_tokens, left - prompt_tokens_estimate);
+      free_tokens = prompt_tokens_estimate + max_output_tokens;
+    }
+    const worst_case_micros = costMicros(tier, prompt_tokens_estimate, max_output_tokens);
+    try {
+      const reservation = reserve(this.deps.store, { account_id, key_id, tier, request_id, worst_case_micros, free_tokens });
+      return { reservation, free_tokens, max_output_tokens };
+    } catch (error) {
+      if (error instanceof InsufficientBalanceError) {
+        const what = max_output_tokens > 0 ? `prompt plus ${max_output_tokens} output tokens; set ${cap_field} lower to hold less` : `${prompt_tokens_estimate} input tokens`;
+        throw new ApiError(402, 'insufficient_balance', `insufficient balance: this request may cost up to ${microsToUnits(worst_case_micros)} ${this.currency} (${what}) and the wallet has ${microsToUnits(error.balance_micros)} ${this.currency}; top up at ${this.deps.public_url()}/wallet`, null, 'insufficient_balance');
+      }
+      throw error;
+    }
+  }
+
+  /** Embeddings: the same key, limits, hold, router, settlement and bill as a chat request; no output tokens. */
+  private async embeddings(req: Req, res: Res, locals: Locals): Promise<void> {
+    const started_ms = performance.now();
+    const request_id = locals.request_id;
+    const { account, key } = this.auth(req, locals);
+    this.takeRate(key.id);
+    const body = parseEmbeddings(await readJson(req, this.config.body_limit_bytes));
+    if (!isTierId(body.model)) {
+      throw new ApiError(404, 'model_not_found', `the model \`${body.model.slice(0, 100)}\` does not exist; use one of ${TIER_IDS.join(', ')}`, 'model', 'invalid_request_error');
+    }
+    const tier = this.config.models[body.model];
+    if (this.in_flight >= this.config.max_in_flight) {
+      throw new ApiError(503, 'overloaded', 'the gateway is at its limit of concurrent chat requests; retry shortly', null, 'api_error', { 'retry-after': '1' });
+    }
+    const { reservation, free_tokens } = this.hold(account.id, key.id, tier, request_id, body.prompt_tokens_estimate, 0, 'input');
+    this.in_flight++;
+    if (free_tokens) this.addReservedFree(account.id, free_tokens);
+    const abort = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) abort.abort();
+    };
+    res.on('close', onClose);
+    const call: Settling = { reservation, tier, request_id, started_ms, protocol: 'embeddings' };
+    try {
+      let routed;
+      try {
+        routed = await this.router.embed(tier.targets, { input: body.input, dimensions: body.dimensions, signal: abort.signal });
+      } catch (error) {
+        await this.finish(call, abort.signal.aborted ? { prompt_tokens: body.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, abort.signal.aborted ? 'client_closed' : 'upstream_error', null, false);
+        throw toApiError(error);
+      }
+      const prompt_tokens = routed.value.usage?.prompt_tokens ?? body.prompt_tokens_estimate;
+      const usage = { prompt_tokens, completion_tokens: 0 };
+      const settlement = await this.finish(call, usage, abort.signal.aborted ? 'client_closed' : 'ok', routed.target, false);
+      if (res.destroyed) return;
+      const text = JSON.stringify(embeddingsJson(body, routed.value, prompt_tokens, this.xAihub(call, usage, settlement, routed.target), tier.id));
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...this.billHeaders(call, settlement) });
+      res.end(text);
+    } finally {
+      res.off('close', onClose);
+      this.in_flight--;
+      if (free_tokens) this.addReservedFree(account.id, -free_tokens);
+    }
+  }
+
+  private takeRate(key_id: string): void {
+    const rate = this.limiter.take(key_id);
+    if (!rate.ok) {
+      throw new ApiError(429, 'rate_limit_exceeded', `rate limit of ${this.config.rate_limit.requests_per_minute} requests per minute reached for this key; retry after ${rate.retry_after_s} s`, null, 'rate_limit_exceeded', {
+        'retry-after': String(rate.retry_after_s),
+      });
     }
   }
 
@@ -251,7 +311,7 @@ export class ChatService {
   }
 
   /** The bill of a non-streamed answer, for clients that cannot read an extra body field. */
-  private billHeaders(call: Call, settlement: Settlement): Record<string, string> {
+  private billHeaders(call: Settling, settlement: Settlement): Record<string, string> {
     return {
       'x-aihub-cost': String(microsToUnits(settlement.cost_micros)),
       'x-aihub-balance': String(microsToUnits(settlement.balance_micros)),
@@ -340,18 +400,18 @@ export class ChatService {
   }
 
   /** Settles the bill and records usage; the caller answers only after this resolves (durable). */
-  private async finish(call: Call, usage: Usage, status: UsageStatus, target: string | null, stream: boolean): Promise<Settlement> {
+  private async finish(call: Settling, usage: Usage, status: UsageStatus, target: string | null, stream: boolean): Promise<Settlement> {
     const settlement = await settle(
       this.deps.store,
       call.reservation,
-      { ...usage, status, target, stream, protocol: call.body.protocol, latency_ms: performance.now() - call.started_ms },
+      { ...usage, status, target, stream, protocol: call.protocol, latency_ms: performance.now() - call.started_ms },
       this.now_ms(),
     );
-    this.metrics.settled(call.tier.id, call.body.protocol, status, stream, usage.prompt_tokens, usage.completion_tokens, settlement.cost_micros);
+    this.metrics.settled(call.tier.id, call.protocol, status, stream, usage.prompt_tokens, usage.completion_tokens, settlement.cost_micros);
     return settlement;
   }
 
-  private xAihub(call: Call, usage: Usage, settlement: Settlement, target: string | null): XAihub {
+  private xAihub(call: Settling, usage: Usage, settlement: Settlement, target: string | null): XAihub {
     return {
       request_id: call.request_id,
       target,
@@ -377,8 +437,7 @@ export class ChatService {
   /** Anthropic's token count: free, but behind the same key and rate limit as a request. */
   async countTokens(req: Req, res: Res, locals: Locals): Promise<void> {
     const { key } = this.auth(req, locals);
-    const rate = this.limiter.take(key.id);
-    if (!rate.ok) throw new ApiError(429, 'rate_limit_exceeded', `rate limit of ${this.config.rate_limit.requests_per_minute} requests per minute reached for this key; retry after ${rate.retry_after_s} s`, null, 'rate_limit_exceeded', { 'retry-after': String(rate.retry_after_s) });
+    this.takeRate(key.id);
     const raw = await readJson(req, this.config.body_limit_bytes);
     const model = (raw as { model?: unknown } | null)?.model;
     if (typeof model === 'string' && !isTierId(model)) throw new ApiError(404, 'model_not_found', `the model \`${model.slice(0, 100)}\` does not exist; use one of ${TIER_IDS.join(', ')}`, 'model', 'invalid_request_error');
@@ -445,11 +504,16 @@ export class ChatService {
   }
 }
 
-interface Call {
+/** What settling a request needs. */
+interface Settling {
   reservation: Reservation;
   tier: TierConfig;
   request_id: string;
   started_ms: number;
+  protocol: ProtocolName;
+}
+
+interface Call extends Settling {
   engine_request: EngineRequest;
   body: ChatCall;
   meta: AnswerMeta;

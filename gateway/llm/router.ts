@@ -3,7 +3,7 @@
 // answer we cannot bill on) is skipped for the next one; a target whose circuit is open is
 // not tried at all. The router knows engines only through the Engine interface.
 import { CircuitBreaker, type BreakerOptions, type BreakerState } from './breaker.js';
-import { UpstreamError, type Engine, type EngineRequest, type UpstreamChunk, type UpstreamCompletion, type UpstreamErrorKind } from './types.js';
+import { UpstreamError, type EmbedRequest, type Engine, type EngineRequest, type UpstreamChunk, type UpstreamCompletion, type UpstreamEmbeddings, type UpstreamErrorKind } from './types.js';
 
 export type AttemptOutcome = 'ok' | UpstreamErrorKind | 'circuit_open';
 
@@ -74,9 +74,16 @@ export class Router {
     });
   }
 
+  embed(targets: readonly string[], request: EmbedRequest): Promise<Routed<UpstreamEmbeddings>> {
+    return this.route(targets, request, (engine) => {
+      if (!engine.embed) return Promise.reject(new UpstreamError('misconfigured', `engine type ${engine.type} does not serve embeddings`));
+      return engine.embed(request);
+    });
+  }
+
   private async route<T>(
     targets: readonly string[],
-    request: EngineRequest,
+    request: { signal: AbortSignal },
     attempt: (engine: Engine, breaker: CircuitBreaker) => Promise<T>,
   ): Promise<Routed<T>> {
     const attempts: Attempt[] = [];

@@ -46,6 +46,20 @@ export const upstreamChunkSchema = z.looseObject({
 });
 export type UpstreamChunk = z.output<typeof upstreamChunkSchema>;
 
+export const upstreamEmbeddingsSchema = z.looseObject({
+  data: z.array(z.looseObject({ index: z.int().min(0).optional(), embedding: z.array(z.number()).max(65_536) })).max(2_048),
+  usage: z.looseObject({ prompt_tokens: tokenCount }).nullable().optional().catch(null),
+});
+export type UpstreamEmbeddings = z.output<typeof upstreamEmbeddingsSchema>;
+
+/** Texts to embed (the embeddings protocol). */
+export interface EmbedRequest {
+  input: readonly string[];
+  /** The vector length asked for, or null for the engine's own. */
+  dimensions: number | null;
+  signal: AbortSignal;
+}
+
 export interface EngineRequest {
   /** The client's fields for the upstream (messages, temperature, tools, ...), without the gateway's own. */
   params: Record<string, unknown>;
@@ -62,6 +76,8 @@ export interface Engine {
   complete(request: EngineRequest): Promise<UpstreamCompletion>;
   /** Yields chunks; an error before the first one lets the router try the next target. */
   stream(request: EngineRequest): AsyncIterable<UpstreamChunk>;
+  /** Embeddings, for engines that serve them; one vector per input, in order. */
+  embed?(request: EmbedRequest): Promise<UpstreamEmbeddings>;
   close(): Promise<void>;
 }
 

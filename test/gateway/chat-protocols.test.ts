@@ -293,3 +293,75 @@ test('every request is recorded with its protocol', async () => {
   assert.match(text, /aihub_chat_protocol_requests_total\{protocol="responses"\} [1-9]/);
   assert.match(text, /aihub_chat_protocol_requests_total\{protocol="messages"\} [1-9]/);
 });
+
+const cosine = (a: number[], b: number[]) => a.reduce((sum, value, i) => sum + value * b[i]!, 0);
+
+test('embeddings.create: deterministic unit vectors, similar texts closer, dimensions, float and base64', async () => {
+  const texts = ['How do I reset my password?', 'How can I reset my password', 'The train to Mumbai leaves at noon'];
+  // The openai SDK asks for base64 by default and decodes it.
+  const { data, response } = await openai.embeddings.create({ model: 'service-ai-lite', input: texts }).withResponse();
+  assert.equal(data.data.length, 3);
+  const [a, b, c] = data.data.map((item) => item.embedding) as [number[], number[], number[]];
+  assert.equal(a.length, 256);
+  for (const vector of [a, b, c]) assert.ok(Math.abs(cosine(vector, vector) - 1) < 1e-5);
+  assert.ok(cosine(a, b) > 0.7, `similar: ${cosine(a, b)}`);
+  assert.ok(cosine(a, b) > cosine(a, c) + 0.3, `unrelated: ${cosine(a, c)}`);
+  assert.ok(data.usage.prompt_tokens > 10);
+  assert.ok(Number(response.headers.get('x-aihub-cost')) > 0);
+  const floats = await openai.embeddings.create({ model: 'service-ai-lite', input: texts[0]!, dimensions: 64, encoding_format: 'float' });
+  assert.equal(floats.data[0]!.embedding.length, 64);
+  const again = await openai.embeddings.create({ model: 'service-ai-lite', input: [texts[0]!], dimensions: 64, encoding_format: 'float' });
+  assert.deepEqual(again.data[0]!.embedding, floats.data[0]!.embedding);
+  const tokens = await openai.embeddings.create({ model: 'service-ai-lite', input: [9906, 1917], encoding_format: 'float' });
+  assert.equal(tokens.usage.prompt_tokens, 2);
+});
+
+test('completions.create with suffix: the built-in engine fills the middle of code', async () => {
+  const data = await openai.completions.create({ model: 'service-ai-lite', prompt: 'function add(a, b) {\n  return a + b;', suffix: '\n\nconsole.log(add(1, 2));', max_tokens: 20 });
+  assert.equal(data.object, 'text_completion');
+  assert.equal(data.choices[0]!.text, '\n}');
+  assert.equal(data.choices[0]!.finish_reason, 'stop');
+  const line = await openai.completions.create({ model: 'service-ai-lite', prompt: 'const a = 1;\nconsole.log(add(1, 2', suffix: '\n', max_tokens: 20 });
+  assert.equal(line.choices[0]!.text, '));');
+  const stream = await openai.completions.create({ model: 'service-ai-lite', prompt: 'if (ready) {', suffix: '', stream: true });
+  let text = '';
+  for await (const chunk of stream) text += chunk.choices[0]?.text ?? '';
+  assert.equal(text, '\n  \n}');
+});
+
+test('completions: an upstream without suffix gets a FIM prompt', async () => {
+  upstream.script({ kind: 'exact', completion: { choices: [{ index: 0, message: { role: 'assistant', content: ' + b' }, finish_reason: 'stop' }], usage: { prompt_tokens: 30, completion_tokens: 2 } } });
+  const data = await openai.completions.create({ model: TOOLS_MODEL, prompt: 'return a', suffix: ';\n}', max_tokens: 10, stop: ['\n\n'] });
+  const sent = upstream.received.at(-1)!.body;
+  assert.equal(sent.messages.at(-1).content, '<|fim_prefix|>return a<|fim_suffix|>;\n}<|fim_middle|>');
+  assert.deepEqual(sent.stop, ['\n\n']);
+  assert.equal(data.choices[0]!.text, ' + b');
+});
+
+test('exact billing across all four protocols and chat: the wallet moves by the sum of the reported costs', async () => {
+  const account = await createFundedAccount(gateway, 50);
+  const c = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: account.key, maxRetries: 0 });
+  const a = new Anthropic({ baseURL: gateway.url, apiKey: account.key, maxRetries: 0 });
+  const micros = (units: number) => Math.round(units * 1e6);
+  const costs: number[] = [];
+  const header = (response: Response) => micros(Number(response.headers.get('x-aihub-cost')));
+  costs.push(header((await c.chat.completions.create({ model: 'service-ai-pro-4', messages: [{ role: 'user', content: 'Hello' }] }).withResponse()).response));
+  costs.push(header((await c.responses.create({ model: 'service-ai-pro-4', input: 'Hello' }).withResponse()).response));
+  costs.push(header((await a.messages.create({ model: 'service-ai-pro-4', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] }).withResponse()).response));
+  costs.push(header((await c.embeddings.create({ model: 'service-ai-pro-4', input: ['Hello world', 'Goodbye'] }).withResponse()).response));
+  costs.push(header((await c.completions.create({ model: 'service-ai-pro-4', prompt: 'let x = [1, 2', suffix: '' }).withResponse()).response));
+  const stream = c.responses.stream({ model: 'service-ai-pro-4', input: 'Hello' });
+  costs.push(micros((await stream.finalResponse() as unknown as WithBill).x_aihub!.cost));
+  const messages = a.messages.stream({ model: 'service-ai-pro-4', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] });
+  let bill: WithBill['x_aihub'];
+  messages.on('streamEvent', (event) => {
+    if (event.type === 'message_delta') bill = (event as unknown as WithBill).x_aihub;
+  });
+  await messages.finalMessage();
+  costs.push(micros(bill!.cost));
+  assert.ok(costs.every((cost) => cost > 0), String(costs));
+  const balance = await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${account.key}` } });
+  assert.equal(micros(balance.body.balance), 50_000_000 - costs.reduce((sum, cost) => sum + cost, 0));
+  assert.equal(micros(balance.body.usage.cost), costs.reduce((sum, cost) => sum + cost, 0));
+  assert.equal(balance.body.usage.requests, 7);
+});

@@ -6,8 +6,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { decode, encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { z } from 'zod';
 import type { ChatMessage } from '../messages.js';
-import { countPromptTokens } from '../tokens.js';
-import { UpstreamError, type Engine, type EngineRequest, type UpstreamChunk, type UpstreamCompletion } from '../types.js';
+import { countPromptTokens, countTextTokens } from '../tokens.js';
+import { embedText } from './builtin-embed.js';
+import { fillMiddle, parseFim } from './builtin-fim.js';
+import { UpstreamError, type EmbedRequest, type Engine, type EngineRequest, type UpstreamChunk, type UpstreamCompletion, type UpstreamEmbeddings } from '../types.js';
 
 const ENCODE_OPTIONS = { disallowedSpecial: new Set<string>() };
 const NOTE = "I'm AIHub's built-in offline engine: I run inside the gateway without a network or a language model";
@@ -44,6 +46,13 @@ export class BuiltinEngine implements Engine {
     yield { choices: [], usage: { prompt_tokens: countPromptTokens(request.messages, request.params.tools), completion_tokens } };
   }
 
+  async embed(request: EmbedRequest): Promise<UpstreamEmbeddings> {
+    return {
+      data: request.input.map((text, index) => ({ index, embedding: embedText(text, request.dimensions ?? undefined) })),
+      usage: { prompt_tokens: request.input.reduce((sum, text) => sum + countTextTokens(text), 0) },
+    };
+  }
+
   async close(): Promise<void> {}
 }
 
@@ -78,6 +87,8 @@ function plan(request: EngineRequest): Plan {
 
 export function answer(messages: readonly ChatMessage[]): string {
   const last = [...messages].reverse().find((m) => m.role === 'user');
+  const fim = last ? parseFim(textOf(last.content)) : null;
+  if (fim) return fillMiddle(fim.prefix, fim.suffix);
   const prompt = last ? textOf(last.content).trim() : '';
   const code = extractCode(prompt);
   if (/\b(explain|what does|how does|walk me through|describe)\b/i.test(prompt) && code) return explain(code);

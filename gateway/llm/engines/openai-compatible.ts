@@ -15,6 +15,9 @@ import {
   UpstreamError,
   upstreamChunkSchema,
   upstreamCompletionSchema,
+  upstreamEmbeddingsSchema,
+  type EmbedRequest,
+  type UpstreamEmbeddings,
   type Engine,
   type EngineRequest,
   type UpstreamChunk,
@@ -113,6 +116,20 @@ export class OpenAICompatibleEngine implements Engine {
       throw classify(error, request.signal);
     }
     return completion(raw);
+  }
+
+  async embed(request: EmbedRequest): Promise<UpstreamEmbeddings> {
+    let raw: unknown;
+    try {
+      const params = { model: this.config.model, input: [...request.input], encoding_format: 'float' as const, ...(request.dimensions ? { dimensions: request.dimensions } : {}) };
+      const response = await this.client.embeddings.create(params, { signal: request.signal }).asResponse();
+      raw = JSON.parse(await readBounded(response.body as unknown as UndiciBody, COMPLETION_BODY_LIMIT, true));
+    } catch (error) {
+      throw classify(error, request.signal);
+    }
+    const parsed = upstreamEmbeddingsSchema.safeParse(raw);
+    if (!parsed.success || parsed.data.data.length !== request.input.length) throw new UpstreamError('invalid_response', `upstream answer is not ${request.input.length} embeddings`);
+    return parsed.data;
   }
 
   async *stream(request: EngineRequest): AsyncIterable<UpstreamChunk> {
