@@ -18,7 +18,7 @@ import { table } from '../store/state.js';
 import { microsToUnits } from '../util/money.js';
 import { createEngines } from '../llm/engines/index.js';
 import { Router, RoutingError, type OpenedStream } from '../llm/router.js';
-import { UpstreamError, type Engine, type EngineRequest, type UpstreamChunk, type UpstreamCompletion, type UpstreamUsage } from '../llm/types.js';
+import { UpstreamError, type Engine, type EngineRequest, type NativeAnswer, type NativeRequest, type UpstreamChunk, type UpstreamCompletion, type UpstreamUsage } from '../llm/types.js';
 import {
   freeTokensUsed,
   InsufficientBalanceError,
@@ -36,6 +36,7 @@ import { costMicros } from './pricing.js';
 import { SseWriter } from './sse.js';
 import type { AnswerMeta, ChatCall, Protocol, ProtocolName, SseOut, Usage, XAihub } from './protocols/types.js';
 import { embeddingsJson, parseEmbeddings } from './protocols/embeddings/route.js';
+import { NATIVE_CAP_FIELD, NativeStream, nativeJson, nativeUsage } from './native.js';
 import { chatProtocol } from './protocols/chat/route.js';
 import { responsesProtocol } from './protocols/responses/translate.js';
 import { countTokens, messagesProtocol } from './protocols/messages/translate.js';
@@ -288,19 +289,102 @@ export class ChatService {
     }
   }
 
+  /** The pass-through request, when a target of this tier speaks the client's protocol natively. */
+  private nativeRequest(call: Call, stream: boolean): NativeRequest | null {
+    const protocol = call.protocol;
+    const cap = NATIVE_CAP_FIELD[protocol];
+    if (!cap || !call.tier.targets.some((target) => this.engines.get(target)?.protocols?.has(protocol))) return null;
+    return { protocol, body: { ...call.body.original, [cap]: call.engine_request.max_output_tokens }, stream, signal: call.engine_request.signal };
+  }
+
+  private async plainNative(res: Res, call: Call, body: Record<string, unknown>, target: string): Promise<void> {
+    const usage = nativeUsage(call.protocol, body.usage) ?? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countTextTokens(JSON.stringify(body.output ?? body.content ?? body.choices ?? '')) };
+    const settlement = await this.finish(call, usage, call.engine_request.signal.aborted ? 'client_closed' : 'ok', target, false);
+    if (res.destroyed) return;
+    const text = JSON.stringify(nativeJson(call.protocol, body, call.tier.id, this.xAihub(call, usage, settlement, target)));
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...this.billHeaders(call, settlement) });
+    res.end(text);
+  }
+
+  /** A native stream, relayed as the upstream sent it; a chat target in the same tier is translated as usual. */
+  private async streamedNative(res: Res, call: Call, native: NativeRequest): Promise<void> {
+    let routed;
+    try {
+      routed = await this.router.each<{ native: NativeAnswer } | { chat: OpenedStream }>(call.tier.targets, native, async (engine) => {
+        if (engine.native && engine.protocols?.has(native.protocol)) {
+          const answer = await engine.native(native);
+          if (answer.kind !== 'stream') throw new UpstreamError('invalid_response', 'the upstream answered a stream request with JSON');
+          return { native: answer };
+        }
+        const iterator = engine.stream(call.engine_request)[Symbol.asyncIterator]();
+        const first = await iterator.next();
+        return { chat: { first: first.done ? null : first.value, rest: iterator } };
+      });
+    } catch (error) {
+      const aborted = call.engine_request.signal.aborted;
+      await this.finish(call, aborted ? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, aborted ? 'client_closed' : 'upstream_error', null, true);
+      throw toApiError(error);
+    }
+    if ('chat' in routed.value) return this.relay(res, call, routed.value.chat, routed.target);
+    const value = routed.value.native as Extract<NativeAnswer, { kind: 'stream' }>;
+    const sse = new SseWriter(res);
+    sse.open();
+    const relay = new NativeStream(call.protocol, call.tier.id);
+    let failure: UpstreamError | null = null;
+    try {
+      if (value.first) for (const event of relay.push(value.first)) await sse.event(event.data, event.event);
+      for (;;) {
+        const next = await value.rest.next();
+        if (next.done) break;
+        for (const event of relay.push(next.value)) await sse.event(event.data, event.event);
+      }
+    } catch (error) {
+      failure = error instanceof UpstreamError ? error : new UpstreamError('invalid_response', String(error), null, { cause: error });
+    } finally {
+      if (failure || call.engine_request.signal.aborted) await value.rest.return?.().catch(() => undefined);
+    }
+    const aborted = call.engine_request.signal.aborted || sse.isClosed;
+    const usage = relay.billed(call.engine_request.prompt_tokens_estimate);
+    const settlement = await this.finish(call, usage, aborted ? 'client_closed' : failure ? 'stream_error' : 'ok', routed.target, true);
+    if (sse.isClosed) return;
+    const x_aihub = this.xAihub(call, usage, settlement, routed.target);
+    const events = failure ? call.body.streamer(call.meta).fail(toApiError(failure), x_aihub) : relay.finish(x_aihub);
+    for (const event of events) await sse.event(event.data, event.event);
+    if (call.protocol === 'completions' && !failure) await sse.done();
+    sse.end();
+  }
+
   private async plain(res: Res, call: Call): Promise<void> {
     let completion: UpstreamCompletion;
     let target: string;
+    const native = this.nativeRequest(call, false);
+    let native_body: Record<string, unknown> | null = null;
     try {
-      const routed = await this.router.complete(call.tier.targets, call.engine_request);
-      completion = routed.value;
-      target = routed.target;
+      if (native) {
+        const routed = await this.router.each<{ native: NativeAnswer } | { chat: UpstreamCompletion }>(call.tier.targets, native, async (engine) => {
+          if (!engine.native || !engine.protocols?.has(native.protocol)) return { chat: await engine.complete(call.engine_request) };
+          const answer = await engine.native(native);
+          if (answer.kind !== 'json') throw new UpstreamError('invalid_response', 'the upstream answered a JSON request with a stream');
+          return { native: answer };
+        });
+        const value = routed.value;
+        target = routed.target;
+        if ('native' in value) {
+          native_body = (value.native as { body: Record<string, unknown> }).body;
+          completion = { choices: [] } as unknown as UpstreamCompletion;
+        } else completion = value.chat;
+      } else {
+        const routed = await this.router.complete(call.tier.targets, call.engine_request);
+        completion = routed.value;
+        target = routed.target;
+      }
     } catch (error) {
       const aborted = call.engine_request.signal.aborted;
       // Nothing was generated for this client; a client that left pays for its prompt, which the upstream read.
       await this.finish(call, aborted ? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, aborted ? 'client_closed' : 'upstream_error', null, false);
       throw toApiError(error);
     }
+    if (native_body) return this.plainNative(res, call, native_body, target);
     const usage = completion.usage ? fromUpstream(completion.usage) : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countCompletion(completion) };
     const status: UsageStatus = call.engine_request.signal.aborted ? 'client_closed' : 'ok';
     const settlement = await this.finish(call, usage, status, target, false);
@@ -320,6 +404,8 @@ export class ChatService {
   }
 
   private async streamed(res: Res, call: Call): Promise<void> {
+    const native = this.nativeRequest(call, true);
+    if (native) return this.streamedNative(res, call, native);
     let opened: OpenedStream;
     let target: string;
     try {
@@ -331,7 +417,11 @@ export class ChatService {
       await this.finish(call, aborted ? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, aborted ? 'client_closed' : 'upstream_error', null, true);
       throw toApiError(error);
     }
+    await this.relay(res, call, opened, target);
+  }
 
+  /** Relays an opened chat stream through the protocol's stream presenter, then settles. */
+  private async relay(res: Res, call: Call, opened: OpenedStream, target: string): Promise<void> {
     const sse = new SseWriter(res);
     sse.open();
     const presenter = call.body.streamer(call.meta);

@@ -81,6 +81,11 @@ export class Router {
     });
   }
 
+  /** Tries the targets in order with `attempt` (for calls that pick per target how to speak to it). */
+  each<T>(targets: readonly string[], request: { signal: AbortSignal }, attempt: (engine: Engine) => Promise<T>): Promise<Routed<T>> {
+    return this.route(targets, request, attempt);
+  }
+
   private async route<T>(
     targets: readonly string[],
     request: { signal: AbortSignal },

@@ -60,6 +60,23 @@ export interface EmbedRequest {
   signal: AbortSignal;
 }
 
+/** A request in a protocol the target speaks natively (responses, messages, completions). */
+export interface NativeRequest {
+  protocol: string;
+  /** The client's body; the engine puts its own model name in. */
+  body: Record<string, unknown>;
+  stream: boolean;
+  signal: AbortSignal;
+}
+
+/** One server-sent event as read: its name (null when unnamed) and its data text. */
+export interface NativeEvent {
+  event: string | null;
+  data: string;
+}
+
+export type NativeAnswer = { kind: 'json'; body: Record<string, unknown> } | { kind: 'stream'; first: NativeEvent | null; rest: AsyncIterator<NativeEvent> };
+
 export interface EngineRequest {
   /** The client's fields for the upstream (messages, temperature, tools, ...), without the gateway's own. */
   params: Record<string, unknown>;
@@ -78,6 +95,9 @@ export interface Engine {
   stream(request: EngineRequest): AsyncIterable<UpstreamChunk>;
   /** Embeddings, for engines that serve them; one vector per input, in order. */
   embed?(request: EmbedRequest): Promise<UpstreamEmbeddings>;
+  /** The protocols besides chat completions the target speaks, whose requests pass through as they came. */
+  readonly protocols?: ReadonlySet<string>;
+  native?(request: NativeRequest): Promise<NativeAnswer>;
   close(): Promise<void>;
 }
 

@@ -16,6 +16,8 @@ let key: string;
 let openai: OpenAI;
 let anthropic: Anthropic;
 const TOOLS_MODEL = 'service-ai-max';
+/** A tier whose target speaks the Responses and Messages protocols natively. */
+const NATIVE_MODEL = 'service-ai-standard-6';
 
 before(async () => {
   upstream = await ScriptedUpstream.start();
@@ -26,8 +28,11 @@ before(async () => {
     JSON.stringify({
       chat: {
         rate_limit: { requests_per_minute: 6000 },
-        engines: { scripted: { type: 'openai-compatible', base_url: upstream.base_url, api_key_env: 'SCRIPTED_KEY', model: 'scripted-model' } },
-        models: { [TOOLS_MODEL]: { targets: ['scripted'] } },
+        engines: {
+          scripted: { type: 'openai-compatible', base_url: upstream.base_url, api_key_env: 'SCRIPTED_KEY', model: 'scripted-model' },
+          native: { type: 'openai-compatible', base_url: upstream.base_url, api_key_env: 'SCRIPTED_KEY', model: 'native-model', protocols: ['responses', 'messages'] },
+        },
+        models: { [TOOLS_MODEL]: { targets: ['scripted'] }, [NATIVE_MODEL]: { targets: ['native'] } },
       },
     }),
   );
@@ -158,11 +163,11 @@ test('responses: previous_response_id and unknown models answer clear 4xx errors
 
 test('messages.create: system blocks, text answer, Anthropic usage and the x-aihub-* headers', async () => {
   const { data, response } = await anthropic.messages
-    .create({ model: 'service-ai-standard-6', max_tokens: 200, system: [{ type: 'text', text: 'You are terse.' }], messages: [{ role: 'user', content: 'Hello! What can you do?' }] })
+    .create({ model: 'service-ai-lite', max_tokens: 200, system: [{ type: 'text', text: 'You are terse.' }], messages: [{ role: 'user', content: 'Hello! What can you do?' }] })
     .withResponse();
   assert.equal(data.type, 'message');
   assert.equal(data.role, 'assistant');
-  assert.equal(data.model, 'service-ai-standard-6');
+  assert.equal(data.model, 'service-ai-lite');
   assert.equal(data.content[0]!.type, 'text');
   assert.match((data.content[0] as Anthropic.TextBlock).text, /offline engine/);
   assert.ok(['end_turn', 'max_tokens'].includes(data.stop_reason!));
@@ -364,4 +369,51 @@ test('exact billing across all four protocols and chat: the wallet moves by the 
   assert.equal(micros(balance.body.balance), 50_000_000 - costs.reduce((sum, cost) => sum + cost, 0));
   assert.equal(micros(balance.body.usage.cost), costs.reduce((sum, cost) => sum + cost, 0));
   assert.equal(balance.body.usage.requests, 7);
+});
+
+test('native pass-through: a target that speaks Responses and Messages gets the request as it came, model and cap replaced', async () => {
+  upstream.script({
+    kind: 'raw',
+    completion: { id: 'resp_up', object: 'response', created_at: 1, status: 'completed', model: 'native-model', output: [{ type: 'message', id: 'msg_up', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'native hello', annotations: [] }] }], usage: { input_tokens: 11, output_tokens: 4, total_tokens: 15, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } } },
+  });
+  const { data, response } = await openai.responses.create({ model: NATIVE_MODEL, input: 'hi', store: false, reasoning: { effort: 'low' } }).withResponse();
+  const received = upstream.received.at(-1)!;
+  assert.equal(received.url, '/v1/responses');
+  assert.equal(received.body.model, 'native-model');
+  assert.equal(received.body.input, 'hi');
+  assert.deepEqual(received.body.reasoning, { effort: 'low' });
+  assert.equal(typeof received.body.max_output_tokens, 'number');
+  assert.equal(data.output_text, 'native hello');
+  assert.equal(data.model, NATIVE_MODEL);
+  // standard: 100 and 400 INR per million tokens.
+  assert.equal(Math.round(Number(response.headers.get('x-aihub-cost')) * 1e6), Math.ceil((11 * 100_000_000 + 4 * 400_000_000) / 1_000_000));
+
+  upstream.script({
+    kind: 'raw',
+    chunks: [
+      { type: 'message_start', message: { id: 'msg_up', type: 'message', role: 'assistant', model: 'native-model', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 9, output_tokens: 1 } } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'native ' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'stream' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 2 } },
+      { type: 'message_stop' },
+    ],
+  });
+  const stream = anthropic.messages.stream({ model: NATIVE_MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] });
+  let bill: WithBill['x_aihub'];
+  stream.on('streamEvent', (event) => {
+    if (event.type === 'message_delta') bill = (event as unknown as WithBill).x_aihub;
+  });
+  const final = await stream.finalMessage();
+  const sent = upstream.received.at(-1)!;
+  assert.equal(sent.url, '/v1/messages');
+  assert.equal(sent.headers['x-api-key'], 'sk-scripted');
+  assert.equal(sent.body.model, 'native-model');
+  assert.equal(sent.body.max_tokens, 100);
+  assert.equal((final.content[0] as Anthropic.TextBlock).text, 'native stream');
+  assert.equal(final.model, NATIVE_MODEL);
+  assert.equal(final.usage.output_tokens, 2);
+  assert.equal(Math.round(bill!.cost * 1e6), Math.ceil((9 * 100_000_000 + 2 * 400_000_000) / 1_000_000));
+  assert.equal(bill!.target, 'native');
 });

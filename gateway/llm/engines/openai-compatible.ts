@@ -17,6 +17,9 @@ import {
   upstreamCompletionSchema,
   upstreamEmbeddingsSchema,
   type EmbedRequest,
+  type NativeAnswer,
+  type NativeEvent,
+  type NativeRequest,
   type UpstreamEmbeddings,
   type Engine,
   type EngineRequest,
@@ -64,11 +67,19 @@ export const openaiCompatibleEngineSchema = z.strictObject({
    * as a timeout (and so fails over); by default min(timeout_ms, 10 s).
    */
   queue_timeout_ms: z.int().min(1).max(600_000).optional(),
+  /**
+   * Protocols the upstream speaks natively besides chat completions, at `<base_url>/responses`,
+   * `/messages` (Anthropic's, with x-api-key and anthropic-version) and `/completions`: their
+   * requests pass through as they came, with the model name and the output cap replaced.
+   */
+  protocols: z.array(z.enum(['responses', 'messages', 'completions'])).max(3).default([]),
 });
 export type OpenAICompatibleEngineConfig = z.output<typeof openaiCompatibleEngineSchema>;
 
 export class OpenAICompatibleEngine implements Engine {
   readonly type = 'openai-compatible';
+  readonly protocols: ReadonlySet<string>;
+  private readonly api_key: string;
   private readonly client: OpenAI;
   private readonly pool: ReturnType<typeof upstreamPool>;
 
@@ -83,6 +94,8 @@ export class OpenAICompatibleEngine implements Engine {
       if (!value) throw new Error(`chat engine "${name}": environment variable ${config.api_key_env} is not set`);
       api_key = value;
     }
+    this.api_key = api_key;
+    this.protocols = new Set(config.protocols);
     const pool_options = { connections: config.max_connections, timeout_ms: config.timeout_ms, queue_timeout_ms: config.queue_timeout_ms };
     this.pool = upstreamPool(config.base_url, pool_options);
     this.client = new OpenAI({
@@ -130,6 +143,41 @@ export class OpenAICompatibleEngine implements Engine {
     const parsed = upstreamEmbeddingsSchema.safeParse(raw);
     if (!parsed.success || parsed.data.data.length !== request.input.length) throw new UpstreamError('invalid_response', `upstream answer is not ${request.input.length} embeddings`);
     return parsed.data;
+  }
+
+  async native(request: NativeRequest): Promise<NativeAnswer> {
+    const headers = request.protocol === 'messages' ? { 'x-api-key': this.api_key, 'anthropic-version': '2023-06-01' } : {};
+    let body: UndiciBody;
+    try {
+      const response = await this.client.post(`/${request.protocol}`, { body: { ...request.body, model: this.config.model }, headers, signal: request.signal }).asResponse();
+      body = response.body as unknown as UndiciBody;
+      if (!request.stream) {
+        const parsed: unknown = JSON.parse(await readBounded(body, COMPLETION_BODY_LIMIT, true));
+        if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new UpstreamError('invalid_response', `upstream ${request.protocol} answer is not a JSON object`);
+        return { kind: 'json', body: parsed as Record<string, unknown> };
+      }
+    } catch (error) {
+      throw error instanceof UpstreamError ? error : classify(error, request.signal);
+    }
+    const events = readSse(body);
+    const signal = request.signal;
+    const rest: AsyncIterator<NativeEvent> = {
+      async next() {
+        try {
+          const next = await events.next();
+          return next.done ? { done: true, value: undefined } : { done: false, value: { event: next.value.event ?? null, data: next.value.data } };
+        } catch (error) {
+          body.destroy();
+          throw classify(error, signal);
+        }
+      },
+      async return() {
+        body.destroy();
+        return { done: true, value: undefined };
+      },
+    };
+    const first = await rest.next();
+    return { kind: 'stream', first: first.done ? null : first.value, rest };
   }
 
   async *stream(request: EngineRequest): AsyncIterable<UpstreamChunk> {

@@ -1,0 +1,151 @@
+// Pass-through for targets that speak a client's protocol natively (`protocols` in the
+// target's config): the request goes as it came (model name and output cap replaced by the
+// engine and the pipeline), and the answer comes back as the upstream sent it, with our
+// model id and x_aihub; usage is read from the protocol's own usage fields, and the event
+// that carries it is held back until the bill is settled.
+import { countTextTokens } from '../llm/tokens.js';
+import type { NativeEvent } from '../llm/types.js';
+import type { ProtocolName, SseOut, Usage, XAihub } from './protocols/types.js';
+
+/** The field that carries the output cap in each protocol's request. */
+export const NATIVE_CAP_FIELD: Partial<Record<ProtocolName, string>> = { responses: 'max_output_tokens', messages: 'max_tokens', completions: 'max_tokens' };
+
+type Json = Record<string, unknown>;
+
+function num(value: unknown): number | null {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
+
+function obj(value: unknown): Json | null {
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : null;
+}
+
+/** Usage in chat terms from a protocol's usage object, or null when it is not there. */
+export function nativeUsage(protocol: ProtocolName, raw: unknown): Usage | null {
+  const usage = obj(raw);
+  if (!usage) return null;
+  if (protocol === 'responses') {
+    const input = num(usage.input_tokens);
+    const output = num(usage.output_tokens);
+    return input !== null && output !== null ? { prompt_tokens: input, completion_tokens: output } : null;
+  }
+  if (protocol === 'messages') {
+    const input = num(usage.input_tokens);
+    const output = num(usage.output_tokens);
+    if (input === null || output === null) return null;
+    return { prompt_tokens: input + (num(usage.cache_read_input_tokens) ?? 0) + (num(usage.cache_creation_input_tokens) ?? 0), completion_tokens: output };
+  }
+  const prompt = num(usage.prompt_tokens);
+  const completion = num(usage.completion_tokens);
+  return prompt !== null && completion !== null ? { prompt_tokens: prompt, completion_tokens: completion } : null;
+}
+
+/** A JSON answer as the client gets it. */
+export function nativeJson(protocol: ProtocolName, body: Json, model: string, x_aihub: XAihub): Json {
+  return protocol === 'messages' ? { ...body, model } : { ...body, model, x_aihub };
+}
+
+/** Relays a native stream: events out as they come, the billing event (and what follows it) held back. */
+export class NativeStream {
+  private usage: Usage | null = null;
+  private input_tokens: number | null = null;
+  private readonly generated: string[] = [];
+  private held: { event: string | null; data: Json }[] = [];
+
+  constructor(
+    private readonly protocol: ProtocolName,
+    private readonly model: string,
+  ) {}
+
+  /** Events ready to send now. */
+  push(event: NativeEvent): SseOut[] {
+    if (event.data.startsWith('[DONE]')) return [];
+    let data: Json;
+    try {
+      const parsed = obj(JSON.parse(event.data));
+      if (!parsed) return [];
+      data = parsed;
+    } catch {
+      return [];
+    }
+    this.observe(data);
+    const out: SseOut[] = [];
+    if (this.protocol === 'completions') {
+      // The last chunk carries the bill: always hold one back.
+      out.push(...this.release());
+      this.held.push({ event: event.event, data });
+      return out;
+    }
+    if (this.held.length || this.isBilling(data)) this.held.push({ event: event.event, data });
+    else out.push(toOut(event.event, data));
+    return out;
+  }
+
+  /** What to bill: the upstream's usage, else the prompt estimate and the text streamed, counted. */
+  billed(prompt_tokens_estimate: number): Usage {
+    if (this.usage) return this.usage;
+    return { prompt_tokens: this.input_tokens ?? prompt_tokens_estimate, completion_tokens: countTextTokens(this.generated.join('')) };
+  }
+
+  /** The held-back events, x_aihub on the billing event. */
+  finish(x_aihub: XAihub): SseOut[] {
+    const billing = this.held.find((held) => this.protocol === 'completions' || this.isBilling(held.data));
+    if (billing) {
+      if (this.protocol === 'responses' && obj(billing.data.response)) billing.data.response = { ...obj(billing.data.response), x_aihub };
+      else billing.data.x_aihub = x_aihub;
+    }
+    return this.release();
+  }
+
+  private release(): SseOut[] {
+    const out = this.held.map((held) => toOut(held.event, held.data));
+    this.held = [];
+    return out;
+  }
+
+  private isBilling(data: Json): boolean {
+    if (this.protocol === 'responses') return data.type === 'response.completed' || data.type === 'response.incomplete' || data.type === 'response.failed';
+    return data.type === 'message_delta';
+  }
+
+  private observe(data: Json): void {
+    if (this.protocol === 'responses') {
+      const response = obj(data.response);
+      if (response) {
+        if ('model' in response) data.response = { ...response, model: this.model };
+        const usage = nativeUsage('responses', response.usage);
+        if (usage) this.usage = usage;
+      }
+      if (typeof data.delta === 'string') this.generated.push(data.delta);
+      return;
+    }
+    if (this.protocol === 'messages') {
+      const message = obj(data.message);
+      if (message) {
+        data.message = { ...message, model: this.model };
+        const usage = obj(message.usage);
+        this.input_tokens = usage ? (num(usage.input_tokens) ?? 0) + (num(usage.cache_read_input_tokens) ?? 0) + (num(usage.cache_creation_input_tokens) ?? 0) : null;
+      }
+      const delta = obj(data.delta);
+      if (delta && typeof delta.text === 'string') this.generated.push(delta.text);
+      if (delta && typeof delta.partial_json === 'string') this.generated.push(delta.partial_json);
+      if (data.type === 'message_delta') {
+        const usage = obj(data.usage);
+        const output = usage ? num(usage.output_tokens) : null;
+        if (output !== null) this.usage = { prompt_tokens: (usage && nativeUsage('messages', usage)?.prompt_tokens) || this.input_tokens || 0, completion_tokens: output };
+      }
+      return;
+    }
+    if ('model' in data) data.model = this.model;
+    const usage = nativeUsage('completions', data.usage);
+    if (usage) this.usage = usage;
+    const choices = Array.isArray(data.choices) ? data.choices : [];
+    for (const choice of choices) if (typeof obj(choice)?.text === 'string') this.generated.push(obj(choice)!.text as string);
+  }
+}
+
+/** Named events keep their name; unnamed ones of a protocol that names its events get their `type`. */
+function toOut(event: string | null, data: Json): SseOut {
+  const name = event ?? (typeof data.type === 'string' ? data.type : null);
+  return name ? { event: name, data } : { data };
+}
