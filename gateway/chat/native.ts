@@ -40,9 +40,10 @@ export function nativeUsage(protocol: ProtocolName, raw: unknown): Usage | null 
   return prompt !== null && completion !== null ? { prompt_tokens: prompt, completion_tokens: completion } : null;
 }
 
-/** A JSON answer as the client gets it. */
-export function nativeJson(protocol: ProtocolName, body: Json, model: string, x_aihub: XAihub): Json {
-  return protocol === 'messages' ? { ...body, model } : { ...body, model, x_aihub };
+/** A JSON answer as the client gets it, without the bill. */
+export function nativeJson(body: Json, model: string): Json {
+  const { x_aihub: _theirs, ...rest } = body;
+  return { ...rest, model };
 }
 
 /** Relays a native stream: events out as they come, the billing event (and what follows it) held back. */

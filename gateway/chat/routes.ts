@@ -274,6 +274,7 @@ export class ChatService {
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...this.billHeaders(call, settlement) });
       res.end(text);
     } finally {
+      reservation.money.release();
       res.off('close', onClose);
       this.in_flight--;
       if (free_tokens) this.addReservedFree(account.id, -free_tokens);
@@ -295,15 +296,6 @@ export class ChatService {
     const cap = NATIVE_CAP_FIELD[protocol];
     if (!cap || !call.tier.targets.some((target) => this.engines.get(target)?.protocols?.has(protocol))) return null;
     return { protocol, body: { ...call.body.original, [cap]: call.engine_request.max_output_tokens }, stream, signal: call.engine_request.signal };
-  }
-
-  private async plainNative(res: Res, call: Call, body: Record<string, unknown>, target: string): Promise<void> {
-    const usage = nativeUsage(call.protocol, body.usage) ?? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countTextTokens(JSON.stringify(body.output ?? body.content ?? body.choices ?? '')) };
-    const settlement = await this.finish(call, usage, call.engine_request.signal.aborted ? 'client_closed' : 'ok', target, false);
-    if (res.destroyed) return;
-    const text = JSON.stringify(nativeJson(call.protocol, body, call.tier.id, this.xAihub(call, usage, settlement, target)));
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...this.billHeaders(call, settlement) });
-    res.end(text);
   }
 
   /** A native stream, relayed as the upstream sent it; a chat target in the same tier is translated as usual. */
@@ -384,12 +376,27 @@ export class ChatService {
       await this.finish(call, aborted ? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, aborted ? 'client_closed' : 'upstream_error', null, false);
       throw toApiError(error);
     }
-    if (native_body) return this.plainNative(res, call, native_body, target);
-    const usage = completion.usage ? fromUpstream(completion.usage) : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countCompletion(completion) };
+    // The answer is counted and serialized before anything is billed on it: one that cannot
+    // be (nested too deep for JSON.stringify) is an upstream failure, which costs nothing.
+    let usage: Usage;
+    let answer_text: string;
+    try {
+      if (native_body) {
+        usage = nativeUsage(call.protocol, native_body.usage) ?? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countTextTokens(JSON.stringify(native_body.output ?? native_body.content ?? native_body.choices ?? '')) };
+        answer_text = JSON.stringify(nativeJson(native_body, call.tier.id));
+      } else {
+        usage = completion.usage ? fromUpstream(completion.usage) : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countCompletion(completion) };
+        answer_text = JSON.stringify(call.body.json(completion, usage, call.meta));
+      }
+    } catch (error) {
+      await this.finish(call, ZERO, 'upstream_error', target, false);
+      throw new ApiError(502, 'upstream_error', `the upstream's answer could not be read (${(error as Error).message.slice(0, 100)})`, null, 'api_error');
+    }
     const status: UsageStatus = call.engine_request.signal.aborted ? 'client_closed' : 'ok';
     const settlement = await this.finish(call, usage, status, target, false);
     if (res.destroyed) return;
-    const text = JSON.stringify(call.body.json(completion, usage, this.xAihub(call, usage, settlement, target), call.meta));
+    // x_aihub last, as the settlement made it.
+    const text = call.body.bill_in_body ? `${answer_text.slice(0, -1)},"x_aihub":${JSON.stringify(this.xAihub(call, usage, settlement, target))}}` : answer_text;
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...this.billHeaders(call, settlement) });
     res.end(text);
   }

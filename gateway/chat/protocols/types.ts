@@ -60,7 +60,10 @@ export interface ChatCall {
   cap_field: string;
   /** The request as it came, for a target that speaks this protocol natively. */
   original: Record<string, unknown>;
-  json(completion: UpstreamCompletion, usage: Usage, x_aihub: XAihub, meta: AnswerMeta): unknown;
+  /** The JSON answer without the bill; serialized before anything is billed on it. */
+  json(completion: UpstreamCompletion, usage: Usage, meta: AnswerMeta): Record<string, unknown>;
+  /** Whether x_aihub goes in the JSON body (not for Anthropic's clients, which read a closed shape). */
+  bill_in_body: boolean;
   streamer(meta: AnswerMeta): StreamPresenter;
 }
 

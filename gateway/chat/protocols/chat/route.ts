@@ -21,14 +21,15 @@ export const chatProtocol: Protocol = {
       cap_field: body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens',
       original: raw as Record<string, unknown>,
       json: chatJson,
+      bill_in_body: true,
       streamer: (meta) => new ChatStream(meta, include_usage),
     };
     return call;
   },
 };
 
-function chatJson(completion: UpstreamCompletion, usage: Usage, x_aihub: XAihub, meta: AnswerMeta): unknown {
-  const { usage: upstream_usage, id: _id, model: _model, object: _object, created: _created, ...rest } = completion as UpstreamCompletion & Record<string, unknown>;
+function chatJson(completion: UpstreamCompletion, usage: Usage, meta: AnswerMeta): Record<string, unknown> {
+  const { usage: upstream_usage, id: _id, model: _model, object: _object, created: _created, x_aihub: _theirs, ...rest } = completion as UpstreamCompletion & Record<string, unknown>;
   return {
     id: `chatcmpl-${meta.request_id}`,
     object: 'chat.completion',
@@ -37,7 +38,6 @@ function chatJson(completion: UpstreamCompletion, usage: Usage, x_aihub: XAihub,
     ...rest,
     choices: completion.choices.map((choice, index) => ({ ...choice, index: choice.index ?? index, logprobs: choice.logprobs ?? null })),
     usage: { ...(upstream_usage ?? {}), ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-    x_aihub,
   };
 }
 
@@ -89,7 +89,8 @@ class ChatStream implements StreamPresenter {
 }
 
 function upstreamParams(body: ChatRequest): Record<string, unknown> {
-  const params: Record<string, unknown> = {};
+  // Field names come from the client: a `__proto__` field is a field here, not a prototype.
+  const params: Record<string, unknown> = Object.create(null);
   for (const [field, value] of Object.entries(body)) if (!GATEWAY_FIELDS.has(field) && value !== undefined) params[field] = value;
   return params;
 }

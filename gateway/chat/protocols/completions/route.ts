@@ -55,6 +55,7 @@ export const completionsProtocol: Protocol = {
       cap_field: 'max_tokens',
       original: raw as Record<string, unknown>,
       json: completionJson,
+      bill_in_body: true,
       streamer: (meta) => new CompletionsStream(meta, include_usage),
     };
     return call;
@@ -68,7 +69,7 @@ function promptText(prompt: CompletionsRequest['prompt']): string {
   throw invalid('token-array prompts are not supported; send the prompt as text', 'prompt');
 }
 
-function completionJson(completion: UpstreamCompletion, usage: Usage, x_aihub: XAihub, meta: AnswerMeta): unknown {
+function completionJson(completion: UpstreamCompletion, usage: Usage, meta: AnswerMeta): Record<string, unknown> {
   const choice = completion.choices[0]!;
   return {
     id: `cmpl-${meta.request_id}`,
@@ -77,7 +78,6 @@ function completionJson(completion: UpstreamCompletion, usage: Usage, x_aihub: X
     model: meta.model,
     choices: [{ text: choice.message.content ?? '', index: 0, logprobs: null, finish_reason: choice.finish_reason === 'length' ? 'length' : 'stop' }],
     usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-    x_aihub,
   };
 }
 

@@ -27,6 +27,7 @@ export const messagesProtocol: Protocol = {
       cap_field: 'max_tokens',
       original: raw as Record<string, unknown>,
       json: messageJson,
+      bill_in_body: false,
       streamer: (meta) => new MessagesStream(meta),
     };
     return call;
@@ -118,7 +119,7 @@ function toParams(body: CountTokensRequest & Partial<MessagesRequest>): Record<s
   return params;
 }
 
-function messageJson(completion: UpstreamCompletion, usage: Usage, _x: unknown, meta: AnswerMeta): unknown {
+function messageJson(completion: UpstreamCompletion, usage: Usage, meta: AnswerMeta): Record<string, unknown> {
   const choice = completion.choices[0]!;
   const content: Record<string, unknown>[] = [];
   const reasoning = reasoningOf(choice.message);

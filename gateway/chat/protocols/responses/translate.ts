@@ -5,7 +5,7 @@
 import type { ChatMessage } from '../../../llm/messages.js';
 import type { UpstreamCompletion } from '../../../llm/types.js';
 import { invalid, parseBody } from '../parse.js';
-import { reasoningOf, toolCallsOf, type AnswerMeta, type ChatCall, type Protocol, type Usage, type XAihub } from '../types.js';
+import { reasoningOf, toolCallsOf, type AnswerMeta, type ChatCall, type Protocol, type Usage } from '../types.js';
 import { contentPartSchema, functionToolSchema, responsesRequestSchema, type InputItem, type ResponsesRequest } from './schemas.js';
 import { ResponsesStream } from './stream.js';
 import { incompleteDetails, responseEnvelope, responsesUsage } from './present.js';
@@ -28,7 +28,8 @@ export const responsesProtocol: Protocol = {
       requested_max: body.max_output_tokens ?? null,
       cap_field: 'max_output_tokens',
       original: raw as Record<string, unknown>,
-      json: (completion, usage, x_aihub, meta) => responseJson(body, completion, usage, x_aihub, meta),
+      json: (completion, usage, meta) => responseJson(body, completion, usage, meta),
+      bill_in_body: true,
       streamer: (meta) => new ResponsesStream(body, meta),
     };
     return call;
@@ -133,7 +134,7 @@ function toParams(body: ResponsesRequest): Record<string, unknown> {
   return params;
 }
 
-function responseJson(body: ResponsesRequest, completion: UpstreamCompletion, usage: Usage, x_aihub: XAihub, meta: AnswerMeta): unknown {
+function responseJson(body: ResponsesRequest, completion: UpstreamCompletion, usage: Usage, meta: AnswerMeta): Record<string, unknown> {
   const choice = completion.choices[0]!;
   const message = choice.message;
   const output: Record<string, unknown>[] = [];
@@ -159,6 +160,5 @@ function responseJson(body: ResponsesRequest, completion: UpstreamCompletion, us
     incomplete_details: incomplete,
     output,
     usage: responsesUsage(usage, completion.usage),
-    x_aihub,
   };
 }
