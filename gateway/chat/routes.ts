@@ -161,13 +161,7 @@ export class ChatService {
     const { account, key } = this.auth(req, locals);
     this.takeRate(key.id);
     const body = protocol.parse(await readJson(req, this.config.body_limit_bytes));
-    if (!isTierId(body.model)) {
-      throw new ApiError(404, 'model_not_found', `the model \`${body.model.slice(0, 100)}\` does not exist; use one of ${TIER_IDS.join(', ')}`, 'model', 'invalid_request_error');
-    }
-    const tier = this.config.models[body.model];
-    if (this.in_flight >= this.config.max_in_flight) {
-      throw new ApiError(503, 'overloaded', 'the gateway is at its limit of concurrent chat requests; retry shortly', null, 'api_error', { 'retry-after': '1' });
-    }
+    const tier = this.admit(body.model);
 
     const prompt_tokens_estimate = countPromptTokens(body.messages, body.params.tools);
     const room = tier.context_window - prompt_tokens_estimate;
@@ -181,27 +175,47 @@ export class ChatService {
     }
     const { reservation, free_tokens, max_output_tokens } = this.hold(account.id, key.id, tier, request_id, prompt_tokens_estimate, Math.min(requested ?? tier.max_output_tokens, room), cap_field);
 
-    this.in_flight++;
-    if (free_tokens) this.addReservedFree(account.id, free_tokens);
-    const abort = new AbortController();
-    const onClose = () => {
-      if (!res.writableFinished) abort.abort();
-    };
-    res.on('close', onClose);
-    const engine_request: EngineRequest = { params: body.params, messages: body.messages, max_output_tokens, prompt_tokens_estimate, signal: abort.signal };
+    const { signal, end } = this.begin(res, account.id, reservation, free_tokens);
+    const engine_request: EngineRequest = { params: body.params, messages: body.messages, max_output_tokens, prompt_tokens_estimate, signal };
     const meta: AnswerMeta = { request_id, model: tier.id, created: Math.floor(this.now_ms() / 1000), prompt_tokens_estimate };
     const context: Call = { reservation, tier, request_id, started_ms, engine_request, body, meta, protocol: body.protocol };
     try {
       if (body.stream) await this.streamed(res, context);
       else await this.plain(res, context);
     } finally {
+      end();
+    }
+  }
+
+  /** The tier a model id names, if the gateway has room for one more request. */
+  private admit(model: string): TierConfig {
+    if (!isTierId(model)) {
+      throw new ApiError(404, 'model_not_found', `the model \`${model.slice(0, 100)}\` does not exist; use one of ${TIER_IDS.join(', ')}`, 'model', 'invalid_request_error');
+    }
+    if (this.in_flight >= this.config.max_in_flight) {
+      throw new ApiError(503, 'overloaded', 'the gateway is at its limit of concurrent chat requests; retry shortly', null, 'api_error', { 'retry-after': '1' });
+    }
+    return this.config.models[model];
+  }
+
+  /** Counts a held request in flight and ties an abort signal to its client's connection; end() undoes both. */
+  private begin(res: Res, account_id: string, reservation: Reservation, free_tokens: number) {
+    this.in_flight++;
+    if (free_tokens) this.addReservedFree(account_id, free_tokens);
+    const abort = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) abort.abort();
+    };
+    res.on('close', onClose);
+    const end = () => {
       // Settled by now (a no-op then), or cut short by an error nobody foresaw: either way no
       // reservation outlives its request.
       reservation.money.release();
       res.off('close', onClose);
       this.in_flight--;
-      if (free_tokens) this.addReservedFree(account.id, -free_tokens);
-    }
+      if (free_tokens) this.addReservedFree(account_id, -free_tokens);
+    };
+    return { signal: abort.signal, end };
   }
 
   /**
@@ -242,42 +256,27 @@ export class ChatService {
     const { account, key } = this.auth(req, locals);
     this.takeRate(key.id);
     const body = parseEmbeddings(await readJson(req, this.config.body_limit_bytes));
-    if (!isTierId(body.model)) {
-      throw new ApiError(404, 'model_not_found', `the model \`${body.model.slice(0, 100)}\` does not exist; use one of ${TIER_IDS.join(', ')}`, 'model', 'invalid_request_error');
-    }
-    const tier = this.config.models[body.model];
-    if (this.in_flight >= this.config.max_in_flight) {
-      throw new ApiError(503, 'overloaded', 'the gateway is at its limit of concurrent chat requests; retry shortly', null, 'api_error', { 'retry-after': '1' });
-    }
+    const tier = this.admit(body.model);
     const { reservation, free_tokens } = this.hold(account.id, key.id, tier, request_id, body.prompt_tokens_estimate, 0, 'input');
-    this.in_flight++;
-    if (free_tokens) this.addReservedFree(account.id, free_tokens);
-    const abort = new AbortController();
-    const onClose = () => {
-      if (!res.writableFinished) abort.abort();
-    };
-    res.on('close', onClose);
+    const { signal, end } = this.begin(res, account.id, reservation, free_tokens);
     const call: Settling = { reservation, tier, request_id, started_ms, protocol: 'embeddings' };
     try {
       let routed;
       try {
-        routed = await this.router.embed(tier.targets, { input: body.input, dimensions: body.dimensions, signal: abort.signal });
+        routed = await this.router.embed(tier.targets, { input: body.input, dimensions: body.dimensions, signal });
       } catch (error) {
-        await this.finish(call, abort.signal.aborted ? { prompt_tokens: body.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, abort.signal.aborted ? 'client_closed' : 'upstream_error', null, false);
+        await this.finish(call, signal.aborted ? { prompt_tokens: body.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, signal.aborted ? 'client_closed' : 'upstream_error', null, false);
         throw toApiError(error);
       }
       const prompt_tokens = routed.value.usage?.prompt_tokens ?? body.prompt_tokens_estimate;
       const usage = { prompt_tokens, completion_tokens: 0 };
-      const settlement = await this.finish(call, usage, abort.signal.aborted ? 'client_closed' : 'ok', routed.target, false);
+      const settlement = await this.finish(call, usage, signal.aborted ? 'client_closed' : 'ok', routed.target, false);
       if (res.destroyed) return;
       const text = JSON.stringify(embeddingsJson(body, routed.value, prompt_tokens, this.xAihub(call, usage, settlement, routed.target), tier.id));
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...this.billHeaders(call, settlement) });
       res.end(text);
     } finally {
-      reservation.money.release();
-      res.off('close', onClose);
-      this.in_flight--;
-      if (free_tokens) this.addReservedFree(account.id, -free_tokens);
+      end();
     }
   }
 
