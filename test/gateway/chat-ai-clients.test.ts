@@ -53,7 +53,7 @@ test('AI SDK default provider: generateText and streamText over /v1/responses', 
 
 test('AI SDK default provider: a tool call comes back as a typed tool call', async () => {
   upstream.script({
-    kind: 'raw',
+    kind: 'exact',
     completion: {
       choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_7', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Pune"}' } }] }, finish_reason: 'tool_calls' }],
       usage: { prompt_tokens: 30, completion_tokens: 9 },

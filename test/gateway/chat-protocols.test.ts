@@ -373,7 +373,7 @@ test('exact billing across all four protocols and chat: the wallet moves by the 
 
 test('native pass-through: a target that speaks Responses and Messages gets the request as it came, model and cap replaced', async () => {
   upstream.script({
-    kind: 'raw',
+    kind: 'exact',
     completion: { id: 'resp_up', object: 'response', created_at: 1, status: 'completed', model: 'native-model', output: [{ type: 'message', id: 'msg_up', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'native hello', annotations: [] }] }], usage: { input_tokens: 11, output_tokens: 4, total_tokens: 15, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } } },
   });
   const { data, response } = await openai.responses.create({ model: NATIVE_MODEL, input: 'hi', store: false, reasoning: { effort: 'low' } }).withResponse();
@@ -389,7 +389,7 @@ test('native pass-through: a target that speaks Responses and Messages gets the 
   assert.equal(Math.round(Number(response.headers.get('x-aihub-cost')) * 1e6), Math.ceil((11 * 100_000_000 + 4 * 400_000_000) / 1_000_000));
 
   upstream.script({
-    kind: 'raw',
+    kind: 'exact',
     chunks: [
       { type: 'message_start', message: { id: 'msg_up', type: 'message', role: 'assistant', model: 'native-model', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 9, output_tokens: 1 } } },
       { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },

@@ -106,8 +106,8 @@ export class ScriptedUpstream {
         if (!res.writableFinished) entry.aborted = true;
       });
       const behavior = this.queue.shift() ?? this.fallback;
-      // A raw answer serves any path (a target speaking /v1/responses or /v1/messages natively).
-      if ((req.url !== '/v1/chat/completions' && behavior.kind !== 'raw') || req.method !== 'POST') {
+      // An exact answer serves any path (a target speaking /v1/responses or /v1/messages natively).
+      if ((req.url !== '/v1/chat/completions' && behavior.kind !== 'exact') || req.method !== 'POST') {
         json(res, 404, { error: { message: `no route ${req.method} ${req.url}`, type: 'invalid_request_error', code: 'not_found' } });
         return;
       }
