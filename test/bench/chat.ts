@@ -260,6 +260,46 @@ try {
           verdicts.push(`${stream ? 'stream' : 'json'} @64: ${through.rps.toFixed(0)} req/s through the gateway (target ≥ ${TARGET_RPS_64}) ${through.rps >= TARGET_RPS_64 ? 'MET' : 'MISSED'}`);
         }
       }
+      {
+        // The same question in the Responses and Messages protocols through this build,
+        // translated to the same chat-completions upstream: gateway CPU beside the chat row's.
+        const measured = gateways[0]!;
+        const chat_part = parts.get(measured)!;
+        const chat_through = merge(chat_part.runs);
+        const chat_cpu_us = (chat_part.cpu_ms * 1000) / Math.max(1, chat_through.ok + chat_through.bad);
+        const auth = { authorization: `Bearer ${measured.key}` };
+        const translated: Array<[string, string, Record<string, unknown>]> = [
+          ['responses', '/v1/responses', { model: 'service-ai-standard-6', input: 'Write a haiku about a gateway that bills every token.', max_output_tokens: 64 }],
+          ['messages', '/v1/messages', { model: 'service-ai-standard-6', max_tokens: 64, messages: [{ role: 'user', content: 'Write a haiku about a gateway that bills every token.' }] }],
+        ];
+        for (const [protocol, path, fields] of translated) {
+          const protocol_body = JSON.stringify({ ...fields, ...(stream ? { stream: true } : {}) });
+          const url = `${measured.gateway.url}${path}`;
+          measured.ok += (await load(url, connections, protocol_body, auth, WARMUP_S)).ok;
+          const cpu_at_ms = cpuMs(measured.gateway.proc.pid!);
+          const run = await load(url, connections, protocol_body, auth, DURATION_S);
+          const run_cpu_us = ((cpuMs(measured.gateway.proc.pid!) - cpu_at_ms) * 1000) / Math.max(1, run.ok + run.bad);
+          measured.ok += run.ok;
+          failures += run.bad;
+          const run_added_ms = connections === 1 ? 1000 / run.rps - 1000 / direct.rps : run.mean_ms - direct.mean_ms;
+          rows.push([
+            `${measured.label} ${protocol}`,
+            stream ? 'stream' : 'json',
+            String(connections),
+            direct.rps.toFixed(0),
+            run.rps.toFixed(0),
+            `${((run.rps / direct.rps) * 100).toFixed(0)}%`,
+            (connections === 1 ? 1000 / direct.rps : direct.mean_ms).toFixed(3),
+            (connections === 1 ? 1000 / run.rps : run.mean_ms).toFixed(3),
+            run_added_ms.toFixed(3),
+            run.p99_ms.toFixed(0),
+            run_cpu_us.toFixed(0),
+            String(run.bad),
+          ]);
+          const ratio = run_cpu_us / chat_cpu_us;
+          verdicts.push(`${stream ? 'stream' : 'json'} ${protocol} @${connections}: gateway CPU ${run_cpu_us.toFixed(0)} µs/req = ${ratio.toFixed(2)} × chat's ${chat_cpu_us.toFixed(0)} (target ≤ 1.2) ${ratio <= 1.2 ? 'MET' : 'MISSED'}`);
+        }
+      }
       if (!stream) {
         // The reference: a bare proxy (no billing, no fsync) in the gateway's place, same run.
         const floor_url = `http://127.0.0.1:${floor.port}/v1/chat/completions`;
