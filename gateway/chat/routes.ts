@@ -314,8 +314,9 @@ export class ChatService {
     }
 
     const aborted = call.engine_request.signal.aborted || sse.isClosed;
+    const usage_from_upstream = upstream_usage !== null && !failure && !aborted;
     const usage: Usage =
-      upstream_usage && !failure && !aborted
+      upstream_usage && usage_from_upstream
         ? fromUpstream(upstream_usage)
         : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countTextTokens(generated.join('')) };
     const status: UsageStatus = aborted ? 'client_closed' : failure ? 'stream_error' : 'ok';
@@ -325,14 +326,16 @@ export class ChatService {
     const x_aihub = this.xAihub(call, usage, settlement);
     if (failure) {
       const mapped = toApiError(failure);
-      await sse.event({ error: { message: mapped.message, type: mapped.type ?? 'api_error', param: null, code: mapped.code }, x_aihub });
+      await sse.event({ error: { message: mapped.message, type: mapped.type ?? 'api_error', param: mapped.param, code: mapped.code }, x_aihub });
       sse.end();
       return;
     }
     const finish: Record<string, unknown> = held_back ?? { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], ...(call.include_usage ? { usage: null } : {}) };
     if (call.include_usage) {
       await sse.event(finish);
-      await sse.event({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens }, x_aihub });
+      // The upstream's own usage fields (prompt_tokens_details, completion_tokens_details, ...) stay, as in a JSON answer.
+      const reported = usage_from_upstream ? (upstream_usage as UpstreamUsage | null) : null;
+      await sse.event({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: { ...(reported ?? {}), ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens }, x_aihub });
     } else {
       await sse.event({ ...finish, x_aihub });
     }
@@ -467,12 +470,20 @@ function toApiError(error: unknown): ApiError {
     return new ApiError(error.status, error.code, error.message, null, 'api_error', error.retry_after_s ? { 'retry-after': String(error.retry_after_s) } : {});
   }
   if (error instanceof UpstreamError) {
-    if (error.kind === 'rejected') return new ApiError(400, 'upstream_rejected_request', error.message, null, 'invalid_request_error');
+    if (error.kind === 'rejected') return rejected(error);
     if (error.kind === 'aborted') return new ApiError(499, 'client_closed_request', 'the client closed the request', null, 'invalid_request_error');
     if (error.kind === 'timeout') return new ApiError(504, 'upstream_timeout', error.message, null, 'api_error');
     return new ApiError(502, 'upstream_error', error.message, null, 'api_error');
   }
   return error instanceof ApiError ? error : new ApiError(500, 'internal_error', 'internal error; the request id identifies it in the gateway log', null, 'api_error');
+}
+
+/** An upstream's 4xx: its status, code, param and message reach the client as the upstream worded them. */
+function rejected(error: UpstreamError): ApiError {
+  const status = error.status !== null && error.status >= 400 && error.status < 500 ? error.status : 400;
+  const body = error.body;
+  const message = body?.message ?? error.message;
+  return new ApiError(status, body?.code ?? 'upstream_rejected_request', message, body?.param ?? null, body?.type ?? 'invalid_request_error');
 }
 
 function parseRequest(raw: unknown): ChatRequest {

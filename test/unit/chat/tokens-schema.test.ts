@@ -78,6 +78,7 @@ test('the request schema names the offending field the way OpenAI does', () => {
   assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], n: 2 }).param, 'n');
   assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], stop: ['a', 'b', 'c', 'd', 'e'] }).param, 'stop');
   assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: 'yes' }).param, 'stream');
-  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x', extra: 1 }] }).param, 'messages[0]');
+  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'robot', content: 'x' }] }).param, 'messages[1].role');
+  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: [{ type: 'text' }] }] }).param, 'messages[0].content');
   assert.equal(issue('just text').param, null);
 });
