@@ -158,21 +158,13 @@ export class ChatService {
       throw new ApiError(400, 'invalid_value', `${cap_field} is too large: ${requested}; ${tier.id} generates at most ${tier.max_output_tokens} tokens`, cap_field, 'invalid_request_error');
     }
     let max_output_tokens = Math.min(requested ?? tier.max_output_tokens, room);
+    const choices = body.n ?? 1;
 
     let free_tokens = 0;
-    if (tier.daily_token_allowance !== null) {
-      const now_ms = this.now_ms();
-      const left = tier.daily_token_allowance - freeTokensUsed(this.deps.store.state, account.id, utcDay(now_ms)) - this.reservedFree(account.id);
-      if (left <= prompt_tokens_estimate) {
-        throw new ApiError(429, 'daily_token_allowance_exceeded', `today's allowance of ${tier.daily_token_allowance} ${tier.id} tokens is spent; it renews at 00:00 UTC, or use a paid tier`, null, 'rate_limit_exceeded', {
-          'retry-after': String(secondsToNextUtcDay(now_ms)),
-        });
-      }
-      max_output_tokens = Math.min(max_output_tokens, left - prompt_tokens_estimate);
-      free_tokens = prompt_tokens_estimate + max_output_tokens;
-    }
+    if (tier.daily_token_allowance !== null) ({ max_output_tokens, free_tokens } = this.freeAllowance(tier, account.id, prompt_tokens_estimate, max_output_tokens, choices));
 
-    const worst_case_micros = costMicros(tier, prompt_tokens_estimate, max_output_tokens);
+    // Each of the n choices may use the whole output limit.
+    const worst_case_micros = costMicros(tier, prompt_tokens_estimate, max_output_tokens * choices);
     let reservation: Reservation;
     try {
       reservation = reserve(this.deps.store, { account_id: account.id, key_id: key.id, tier, request_id, worst_case_micros, free_tokens });
@@ -203,6 +195,22 @@ export class ChatService {
       this.in_flight--;
       if (free_tokens) this.addReservedFree(account.id, -free_tokens);
     }
+  }
+
+  /** The free tier: the output limit today's allowance leaves for `choices` choices, and the tokens to count against it. */
+  private freeAllowance(tier: TierConfig, account_id: string, prompt_tokens_estimate: number, max_output_tokens: number, choices: number) {
+    const allowance = tier.daily_token_allowance ?? 0;
+    const now_ms = this.now_ms();
+    const left = allowance - freeTokensUsed(this.deps.store.state, account_id, utcDay(now_ms)) - this.reservedFree(account_id);
+    const retry = { 'retry-after': String(secondsToNextUtcDay(now_ms)) };
+    if (left <= prompt_tokens_estimate) {
+      throw new ApiError(429, 'daily_token_allowance_exceeded', `today's allowance of ${allowance} ${tier.id} tokens is spent; it renews at 00:00 UTC, or use a paid tier`, null, 'rate_limit_exceeded', retry);
+    }
+    const limit = Math.min(max_output_tokens, Math.floor((left - prompt_tokens_estimate) / choices));
+    if (limit < 1) {
+      throw new ApiError(429, 'daily_token_allowance_exceeded', `today's allowance of ${allowance} ${tier.id} tokens cannot cover ${choices} choices; ask for fewer, or use a paid tier`, 'n', 'rate_limit_exceeded', retry);
+    }
+    return { max_output_tokens: limit, free_tokens: prompt_tokens_estimate + limit * choices };
   }
 
   private async plain(res: Res, call: Call): Promise<void> {

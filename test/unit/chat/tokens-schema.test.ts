@@ -75,7 +75,7 @@ test('the request schema names the offending field the way OpenAI does', () => {
   assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], temperature: 2.5 }).param, 'temperature');
   assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }).param, 'max_tokens');
   assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 1.5 }).param, 'max_tokens');
-  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], n: 2 }).param, 'n');
+  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], n: 9 }).param, 'n');
   assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], stop: ['a', 'b', 'c', 'd', 'e'] }).param, 'stop');
   assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: 'yes' }).param, 'stream');
   assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'robot', content: 'x' }] }).param, 'messages[1].role');
