@@ -6,7 +6,7 @@
 import { availableMicros, balanceMicros, debitWallet, InsufficientBalanceError, reserveMicros, type VolatileReservation } from '../ledger/ledger.js';
 import type { Store, Tx } from '../store/store.js';
 import { table, type State } from '../store/state.js';
-import type { TierConfig } from './config.js';
+import { targetPrice, type TierConfig } from './config.js';
 import { costMicros } from './pricing.js';
 
 declare module '../store/state.js' {
@@ -65,6 +65,12 @@ export function reserve(
 export interface ActualUsage {
   prompt_tokens: number;
   completion_tokens: number;
+  /** Of prompt_tokens, read from the upstream's cache (billed at the cached price). */
+  cached_tokens?: number;
+  /** Of completion_tokens, spent on reasoning (shown, billed as output). */
+  reasoning_tokens?: number;
+  /** The counts are the gateway's estimate: the upstream reported no usage. */
+  estimated?: boolean;
   status: UsageStatus;
   target: string | null;
   latency_ms: number;
@@ -77,7 +83,9 @@ export function settle(store: Store, reservation: Reservation, usage: ActualUsag
 }
 
 function settleTx(tx: Tx, r: Reservation, usage: ActualUsage, now_ms: number): Settlement {
-  const cost_micros = costMicros(r.tier, usage.prompt_tokens, usage.completion_tokens);
+  // An answer is billed at the price of the target that gave it; a failure before any target answered, at the first one's.
+  const price = targetPrice(r.tier, usage.target ?? r.tier.targets[0]!);
+  const cost_micros = costMicros(price, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens ?? 0);
   const reserved_micros = r.money.amount_micros;
   r.money.release();
   const memo = `chat ${r.tier.id} ${usage.prompt_tokens}+${usage.completion_tokens} tokens`;
@@ -105,6 +113,9 @@ function settleTx(tx: Tx, r: Reservation, usage: ActualUsage, now_ms: number): S
     stream: usage.stream,
     prompt_tokens: usage.prompt_tokens,
     completion_tokens: usage.completion_tokens,
+    ...(usage.cached_tokens ? { cached_tokens: usage.cached_tokens } : {}),
+    ...(usage.reasoning_tokens ? { reasoning_tokens: usage.reasoning_tokens } : {}),
+    ...(usage.estimated ? { usage_estimated: true } : {}),
     cost_micros: charged_micros,
     latency_ms: Math.round(usage.latency_ms * 1000) / 1000,
     ...(cost_micros > charged_micros ? { uncovered_micros: cost_micros - charged_micros } : {}),

@@ -30,7 +30,7 @@ import {
   type Settlement,
   type UsageStatus,
 } from './billing.js';
-import { isTierId, TIER_IDS, type ChatConfig, type TierConfig } from './config.js';
+import { isTierId, targetPrice, TIER_IDS, type ChatConfig, type TierConfig } from './config.js';
 import { ChatMetrics } from './metrics.js';
 import { costMicros } from './pricing.js';
 import { chatRequestSchema, GATEWAY_FIELDS, paramOf, type ChatRequest } from './schema.js';
@@ -62,6 +62,12 @@ type Res = ServerResponse;
 interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
+  /** Of prompt_tokens, read from the upstream's cache. */
+  cached_tokens: number;
+  /** Of completion_tokens, spent on reasoning. */
+  reasoning_tokens: number;
+  /** The upstream reported no usage: the counts are the gateway's tokenizer estimate. */
+  estimated: boolean;
 }
 
 export class ChatService {
@@ -164,7 +170,7 @@ export class ChatService {
     if (tier.daily_token_allowance !== null) ({ max_output_tokens, free_tokens } = this.freeAllowance(tier, account.id, prompt_tokens_estimate, max_output_tokens, choices));
 
     // Each of the n choices may use the whole output limit.
-    const worst_case_micros = costMicros(tier, prompt_tokens_estimate, max_output_tokens * choices);
+    const worst_case_micros = worstCaseMicros(tier, prompt_tokens_estimate, max_output_tokens * choices);
     let reservation: Reservation;
     try {
       reservation = reserve(this.deps.store, { account_id: account.id, key_id: key.id, tier, request_id, worst_case_micros, free_tokens });
@@ -223,7 +229,7 @@ export class ChatService {
     } catch (error) {
       const aborted = call.engine_request.signal.aborted;
       // Nothing was generated for this client; a client that left pays for its prompt, which the upstream read.
-      await this.finish(call, aborted ? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, aborted ? 'client_closed' : 'upstream_error', null, false);
+      await this.finish(call, aborted ? estimated(call.engine_request.prompt_tokens_estimate, 0) : ZERO, aborted ? 'client_closed' : 'upstream_error', null, false);
       throw toApiError(error);
     }
     // The answer is counted and serialized before anything is billed on it: one that cannot
@@ -231,7 +237,7 @@ export class ChatService {
     let usage: Usage;
     let answer_text: string;
     try {
-      usage = completion.usage ? fromUpstream(completion.usage) : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countCompletion(completion) };
+      usage = completion.usage ? fromUpstream(completion.usage) : estimated(call.engine_request.prompt_tokens_estimate, countCompletion(completion));
       const { usage: upstream_usage, id: _id, model: _model, object: _object, created: _created, x_aihub: _theirs, ...rest } = completion as UpstreamCompletion & Record<string, unknown>;
       answer_text = JSON.stringify({
         id: `chatcmpl-${call.request_id}`,
@@ -240,7 +246,7 @@ export class ChatService {
         model: call.tier.id,
         ...rest,
         choices: completion.choices.map((choice, index) => ({ ...choice, index: choice.index ?? index, logprobs: choice.logprobs ?? null })),
-        usage: { ...(upstream_usage ?? {}), ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+        usage: usageBody(upstream_usage as UpstreamUsage | null | undefined, usage),
       });
     } catch (error) {
       await this.finish(call, ZERO, 'upstream_error', target, false);
@@ -250,7 +256,7 @@ export class ChatService {
     const settlement = await this.finish(call, usage, status, target, false);
     if (res.destroyed) return;
     // x_aihub last, as the settlement made it.
-    const text = `${answer_text.slice(0, -1)},"x_aihub":${JSON.stringify(this.xAihub(call, usage, settlement))}}`;
+    const text = `${answer_text.slice(0, -1)},"x_aihub":${JSON.stringify(this.xAihub(call, usage, settlement, target))}}`;
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
     res.end(text);
   }
@@ -264,7 +270,7 @@ export class ChatService {
       target = routed.target;
     } catch (error) {
       const aborted = call.engine_request.signal.aborted;
-      await this.finish(call, aborted ? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, aborted ? 'client_closed' : 'upstream_error', null, true);
+      await this.finish(call, aborted ? estimated(call.engine_request.prompt_tokens_estimate, 0) : ZERO, aborted ? 'client_closed' : 'upstream_error', null, true);
       throw toApiError(error);
     }
 
@@ -326,12 +332,12 @@ export class ChatService {
     const usage: Usage =
       upstream_usage && usage_from_upstream
         ? fromUpstream(upstream_usage)
-        : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countTextTokens(generated.join('')) };
+        : estimated(call.engine_request.prompt_tokens_estimate, countTextTokens(generated.join('')));
     const status: UsageStatus = aborted ? 'client_closed' : failure ? 'stream_error' : 'ok';
     const settlement = await this.finish(call, usage, status, target, true);
     if (sse.isClosed) return;
 
-    const x_aihub = this.xAihub(call, usage, settlement);
+    const x_aihub = this.xAihub(call, usage, settlement, target);
     if (failure) {
       const mapped = toApiError(failure);
       await sse.event({ error: { message: mapped.message, type: mapped.type ?? 'api_error', param: mapped.param, code: mapped.code }, x_aihub });
@@ -343,7 +349,7 @@ export class ChatService {
       await sse.event(finish);
       // The upstream's own usage fields (prompt_tokens_details, completion_tokens_details, ...) stay, as in a JSON answer.
       const reported = usage_from_upstream ? (upstream_usage as UpstreamUsage | null) : null;
-      await sse.event({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: { ...(reported ?? {}), ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens }, x_aihub });
+      await sse.event({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageBody(reported, usage), x_aihub });
     } else {
       await sse.event({ ...finish, x_aihub });
     }
@@ -363,15 +369,19 @@ export class ChatService {
     return settlement;
   }
 
-  private xAihub(call: Call, usage: Usage, settlement: Settlement) {
+  private xAihub(call: Call, usage: Usage, settlement: Settlement, target: string) {
     return {
       request_id: call.request_id,
       tier: call.tier.tier,
+      target,
       cost: microsToUnits(settlement.cost_micros),
       balance: microsToUnits(settlement.balance_micros),
       currency: this.currency,
       prompt_tokens: usage.prompt_tokens,
       completion_tokens: usage.completion_tokens,
+      cached_tokens: usage.cached_tokens,
+      reasoning_tokens: usage.reasoning_tokens,
+      usage: usage.estimated ? 'estimated' : 'reported',
     };
   }
 
@@ -405,6 +415,7 @@ export class ChatService {
       tier: tier.tier,
       pricing: {
         input_per_million: microsToUnits(tier.input_micros_per_million),
+        cached_input_per_million: microsToUnits(tier.cached_input_micros_per_million),
         output_per_million: microsToUnits(tier.output_micros_per_million),
         currency: this.currency,
       },
@@ -426,7 +437,14 @@ export class ChatService {
       object: 'balance',
       currency: this.currency,
       balance: microsToUnits(balanceMicros(state, account.id)),
-      usage: { requests: usage.requests, prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cost: microsToUnits(usage.cost_micros) },
+      usage: {
+        requests: usage.requests,
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        cached_tokens: usage.cached_tokens ?? 0,
+        reasoning_tokens: usage.reasoning_tokens ?? 0,
+        cost: microsToUnits(usage.cost_micros),
+      },
       ...(free.daily_token_allowance !== null
         ? {
             free_tier: {
@@ -450,10 +468,36 @@ interface Call {
   include_usage: boolean;
 }
 
-const ZERO: Usage = { prompt_tokens: 0, completion_tokens: 0 };
+const ZERO: Usage = { prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, estimated: false };
+
+function estimated(prompt_tokens: number, completion_tokens: number): Usage {
+  return { prompt_tokens, completion_tokens, cached_tokens: 0, reasoning_tokens: 0, estimated: true };
+}
+
+/** A detail count (`prompt_tokens_details.cached_tokens`, ...) within 0..most, else 0. */
+function detail(details: unknown, field: string, most: number): number {
+  const value = details && typeof details === 'object' ? (details as Record<string, unknown>)[field] : undefined;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? Math.min(value, most) : 0;
+}
 
 function fromUpstream(usage: UpstreamUsage): Usage {
-  return { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens };
+  return {
+    prompt_tokens: usage.prompt_tokens,
+    completion_tokens: usage.completion_tokens,
+    cached_tokens: detail(usage.prompt_tokens_details, 'cached_tokens', usage.prompt_tokens),
+    reasoning_tokens: detail(usage.completion_tokens_details, 'reasoning_tokens', usage.completion_tokens),
+    estimated: false,
+  };
+}
+
+/** The usage object of an answer: the upstream's own fields kept, the billed counts on top. */
+function usageBody(reported: UpstreamUsage | null | undefined, usage: Usage) {
+  return { ...(reported ?? {}), prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+}
+
+/** The most any of the tier's targets may charge (a fallback may be priced above the first target). */
+function worstCaseMicros(tier: TierConfig, prompt_tokens: number, completion_tokens: number): number {
+  return Math.max(...tier.targets.map((target) => costMicros(targetPrice(tier, target), prompt_tokens, completion_tokens)));
 }
 
 function countCompletion(completion: UpstreamCompletion): number {

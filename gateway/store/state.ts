@@ -55,6 +55,10 @@ export interface UsageTotals {
   prompt_tokens: number;
   completion_tokens: number;
   cost_micros: number;
+  /** Of prompt_tokens, read from an upstream's cache (absent in totals written before it was counted). */
+  cached_tokens?: number;
+  /** Of completion_tokens, spent on reasoning. */
+  reasoning_tokens?: number;
 }
 
 /**
@@ -226,6 +230,8 @@ function applyHistory(state: State, record: HistoryRecord): () => void {
     prompt_tokens: base.prompt_tokens + numberField(record, 'prompt_tokens'),
     completion_tokens: base.completion_tokens + numberField(record, 'completion_tokens'),
     cost_micros: base.cost_micros + numberField(record, 'cost_micros'),
+    cached_tokens: (base.cached_tokens ?? 0) + numberField(record, 'cached_tokens'),
+    reasoning_tokens: (base.reasoning_tokens ?? 0) + numberField(record, 'reasoning_tokens'),
   };
   const account_id = record.account_id;
   return () => {
