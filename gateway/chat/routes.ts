@@ -13,7 +13,7 @@ import { assertAddressAllowed, isAllowed, plainAddress } from '../accounts/ip-wh
 import { ApiError } from '../http/errors.js';
 import { assertJsonDepth } from '../http/json-depth.js';
 import { pathOf, sendJson, type Locals } from '../http/lean.js';
-import { balanceMicros } from '../ledger/ledger.js';
+import { balanceMicros, owedMicros } from '../ledger/ledger.js';
 import { table } from '../store/state.js';
 import { microsToUnits } from '../util/money.js';
 import { createEngines } from '../llm/engines/index.js';
@@ -382,6 +382,8 @@ export class ChatService {
       cached_tokens: usage.cached_tokens,
       reasoning_tokens: usage.reasoning_tokens,
       usage: usage.estimated ? 'estimated' : 'reported',
+      // The part of `cost` the wallet could not pay: owed, and paid first from the next credit.
+      ...(settlement.receivable_micros > 0 ? { receivable: microsToUnits(settlement.receivable_micros) } : {}),
     };
   }
 
@@ -437,6 +439,7 @@ export class ChatService {
       object: 'balance',
       currency: this.currency,
       balance: microsToUnits(balanceMicros(state, account.id)),
+      owed: microsToUnits(owedMicros(state, account.id)),
       usage: {
         requests: usage.requests,
         prompt_tokens: usage.prompt_tokens,

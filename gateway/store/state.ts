@@ -230,9 +230,11 @@ function applyHistory(state: State, record: HistoryRecord): () => void {
     prompt_tokens: base.prompt_tokens + numberField(record, 'prompt_tokens'),
     completion_tokens: base.completion_tokens + numberField(record, 'completion_tokens'),
     cost_micros: base.cost_micros + numberField(record, 'cost_micros'),
-    cached_tokens: (base.cached_tokens ?? 0) + numberField(record, 'cached_tokens'),
-    reasoning_tokens: (base.reasoning_tokens ?? 0) + numberField(record, 'reasoning_tokens'),
   };
+  const cached_tokens = (base.cached_tokens ?? 0) + numberField(record, 'cached_tokens');
+  const reasoning_tokens = (base.reasoning_tokens ?? 0) + numberField(record, 'reasoning_tokens');
+  if (cached_tokens) usage[record.account_id]!.cached_tokens = cached_tokens;
+  if (reasoning_tokens) usage[record.account_id]!.reasoning_tokens = reasoning_tokens;
   const account_id = record.account_id;
   return () => {
     if (previous) usage[account_id] = previous;

@@ -94,3 +94,22 @@ test('without upstream usage the counts are estimated and marked so, tool calls 
   assert.ok(x.completion_tokens >= 10, `tool-call arguments are counted: ${x.completion_tokens}`);
   assert.ok(x.prompt_tokens > 20, `tool definitions are counted: ${x.prompt_tokens}`);
 });
+
+test('an upstream overrun beyond the reservation is billed in full: the wallet pays what it has, the rest is owed and paid from the next credit', async () => {
+  const small = await createFundedAccount(gateway, 0.01);
+  const poor = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: small.key, maxRetries: 0 });
+  upstream.script({ kind: 'ok', usage: { prompt_tokens: 100_000, completion_tokens: 50 } });
+  const r = await poor.chat.completions.create({ model: 'service-ai-standard-6', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
+  assert.equal(upstream.received.at(-1)!.body.max_tokens, 5, 'the upstream is sent the limit the hold covers');
+  const x = xOf(r) as XAihub & { receivable: number };
+  assert.equal(x.cost, 10.02, 'tokens × price: 100,000 × 100 + 50 × 400 per million');
+  assert.equal(x.receivable, 10.01);
+  assert.equal(x.balance, 0);
+  const auth = { authorization: `Bearer ${small.key}` };
+  assert.equal((await request(`${gateway.url}/v1/balance`, { headers: auth })).body.owed, 10.01);
+  const credit = await request(`${gateway.url}/admin/accounts/${small.account_id}/credit`, { method: 'POST', headers: { authorization: `Bearer ${gateway.admin_token}` }, body: { amount: 20, reference: 'after-overrun' } });
+  assert.equal(credit.status, 200);
+  const after_credit = (await request(`${gateway.url}/v1/balance`, { headers: auth })).body;
+  assert.equal(after_credit.owed, 0);
+  assert.equal(after_credit.balance, 9.99);
+});
