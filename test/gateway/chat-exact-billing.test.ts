@@ -113,3 +113,33 @@ test('an upstream overrun beyond the reservation is billed in full: the wallet p
   assert.equal(after_credit.owed, 0);
   assert.equal(after_credit.balance, 9.99);
 });
+
+test('the wallet page shows cached and reasoning tokens and what is owed', async () => {
+  const email = `owed-${Date.now()}@example.com`;
+  const password = 'a long enough password';
+  const registered = await request(`${gateway.url}/api/register`, { body: { email, password, name: 'Owed User' } });
+  assert.equal(registered.status, 201, JSON.stringify(registered.body));
+  const api_key = registered.body.data?.api_key ?? registered.body.api_key;
+  const user = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: api_key, maxRetries: 0 });
+  await request(`${gateway.url}/admin/accounts/${registered.body.data?.account_id ?? registered.body.account_id}/credit`, { method: 'POST', headers: { authorization: `Bearer ${gateway.admin_token}` }, body: { amount: 0.01, reference: `owed-${email}` } });
+  upstream.script({ kind: 'ok', usage: { prompt_tokens: 100_000, completion_tokens: 50, prompt_tokens_details: { cached_tokens: 1_234 }, completion_tokens_details: { reasoning_tokens: 42 } } });
+  await user.chat.completions.create({ model: 'service-ai-standard-6', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
+
+  // Log in as a browser would: the login form's CSRF token and cookie, then the session cookie.
+  const form = await fetch(`${gateway.url}/login`);
+  const anon_cookie = form.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+  const login = await fetch(`${gateway.url}/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: anon_cookie, origin: gateway.url },
+    body: new URLSearchParams({ email, password, _csrf: csrf }),
+  });
+  assert.equal(login.status, 303, await login.text());
+  const session_cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const page = await (await fetch(`${gateway.url}/wallet`, { headers: { cookie: `${anon_cookie}; ${session_cookie}` } })).text();
+  assert.match(page, /id="ai-usage"/);
+  assert.match(page, /1,234 cached/);
+  assert.match(page, /42 reasoning/);
+  assert.match(page, /id="owed"[^>]*>₹9\.89894 is owed/, "(98,766 × 100 + 1,234 × 10 + 50 × 400) / 1e6 = 9.90894, less the 0.01 the wallet had");
+});
