@@ -35,7 +35,7 @@ import { ChatMetrics } from './metrics.js';
 import { costMicros } from './pricing.js';
 import { chatRequestSchema, GATEWAY_FIELDS, paramOf, type ChatRequest } from './schema.js';
 import { SseWriter } from './sse.js';
-import { countPromptTokens, countTextTokens } from '../llm/tokens.js';
+import { countPromptTokens, countTextTokens, toolCallText } from '../llm/tokens.js';
 
 /** `created` of the model list: the day the five tiers were introduced. */
 const MODELS_CREATED = 1_735_689_600;
@@ -296,7 +296,7 @@ export class ChatService {
         if (delta) {
           if (typeof delta.content === 'string') generated.push(delta.content);
           const tool_calls = (delta as { tool_calls?: unknown }).tool_calls;
-          if (tool_calls) generated.push(JSON.stringify(tool_calls));
+          if (tool_calls) generated.push(toolCallText(tool_calls));
           generated_chars += generated.at(-1)?.length ?? 0;
         }
       }
@@ -508,7 +508,7 @@ function countCompletion(completion: UpstreamCompletion): number {
   for (const choice of completion.choices) {
     if (choice.message.content) tokens += countTextTokens(choice.message.content);
     const tool_calls = (choice.message as { tool_calls?: unknown }).tool_calls;
-    if (tool_calls) tokens += countTextTokens(JSON.stringify(tool_calls));
+    if (tool_calls) tokens += countTextTokens(toolCallText(tool_calls));
   }
   return tokens;
 }
