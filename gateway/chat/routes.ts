@@ -13,7 +13,7 @@ import { assertAddressAllowed, isAllowed, plainAddress } from '../accounts/ip-wh
 import { ApiError } from '../http/errors.js';
 import { assertJsonDepth } from '../http/json-depth.js';
 import { pathOf, sendJson, type Locals } from '../http/lean.js';
-import { balanceMicros } from '../ledger/ledger.js';
+import { balanceMicros, owedMicros } from '../ledger/ledger.js';
 import { table } from '../store/state.js';
 import { microsToUnits } from '../util/money.js';
 import { createEngines } from '../llm/engines/index.js';
@@ -30,12 +30,12 @@ import {
   type Settlement,
   type UsageStatus,
 } from './billing.js';
-import { isTierId, TIER_IDS, type ChatConfig, type TierConfig } from './config.js';
+import { isTierId, targetPrice, TIER_IDS, type ChatConfig, type TierConfig } from './config.js';
 import { ChatMetrics } from './metrics.js';
 import { costMicros } from './pricing.js';
 import { chatRequestSchema, GATEWAY_FIELDS, paramOf, type ChatRequest } from './schema.js';
 import { SseWriter } from './sse.js';
-import { countPromptTokens, countTextTokens } from '../llm/tokens.js';
+import { countPromptTokens, countTextTokens, toolCallText } from '../llm/tokens.js';
 
 /** `created` of the model list: the day the five tiers were introduced. */
 const MODELS_CREATED = 1_735_689_600;
@@ -62,6 +62,12 @@ type Res = ServerResponse;
 interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
+  /** Of prompt_tokens, read from the upstream's cache. */
+  cached_tokens: number;
+  /** Of completion_tokens, spent on reasoning. */
+  reasoning_tokens: number;
+  /** The upstream reported no usage: the counts are the gateway's tokenizer estimate. */
+  estimated: boolean;
 }
 
 export class ChatService {
@@ -158,21 +164,13 @@ export class ChatService {
       throw new ApiError(400, 'invalid_value', `${cap_field} is too large: ${requested}; ${tier.id} generates at most ${tier.max_output_tokens} tokens`, cap_field, 'invalid_request_error');
     }
     let max_output_tokens = Math.min(requested ?? tier.max_output_tokens, room);
+    const choices = body.n ?? 1;
 
     let free_tokens = 0;
-    if (tier.daily_token_allowance !== null) {
-      const now_ms = this.now_ms();
-      const left = tier.daily_token_allowance - freeTokensUsed(this.deps.store.state, account.id, utcDay(now_ms)) - this.reservedFree(account.id);
-      if (left <= prompt_tokens_estimate) {
-        throw new ApiError(429, 'daily_token_allowance_exceeded', `today's allowance of ${tier.daily_token_allowance} ${tier.id} tokens is spent; it renews at 00:00 UTC, or use a paid tier`, null, 'rate_limit_exceeded', {
-          'retry-after': String(secondsToNextUtcDay(now_ms)),
-        });
-      }
-      max_output_tokens = Math.min(max_output_tokens, left - prompt_tokens_estimate);
-      free_tokens = prompt_tokens_estimate + max_output_tokens;
-    }
+    if (tier.daily_token_allowance !== null) ({ max_output_tokens, free_tokens } = this.freeAllowance(tier, account.id, prompt_tokens_estimate, max_output_tokens, choices));
 
-    const worst_case_micros = costMicros(tier, prompt_tokens_estimate, max_output_tokens);
+    // Each of the n choices may use the whole output limit.
+    const worst_case_micros = worstCaseMicros(tier, prompt_tokens_estimate, max_output_tokens * choices);
     let reservation: Reservation;
     try {
       reservation = reserve(this.deps.store, { account_id: account.id, key_id: key.id, tier, request_id, worst_case_micros, free_tokens });
@@ -205,6 +203,22 @@ export class ChatService {
     }
   }
 
+  /** The free tier: the output limit today's allowance leaves for `choices` choices, and the tokens to count against it. */
+  private freeAllowance(tier: TierConfig, account_id: string, prompt_tokens_estimate: number, max_output_tokens: number, choices: number) {
+    const allowance = tier.daily_token_allowance ?? 0;
+    const now_ms = this.now_ms();
+    const left = allowance - freeTokensUsed(this.deps.store.state, account_id, utcDay(now_ms)) - this.reservedFree(account_id);
+    const retry = { 'retry-after': String(secondsToNextUtcDay(now_ms)) };
+    if (left <= prompt_tokens_estimate) {
+      throw new ApiError(429, 'daily_token_allowance_exceeded', `today's allowance of ${allowance} ${tier.id} tokens is spent; it renews at 00:00 UTC, or use a paid tier`, null, 'rate_limit_exceeded', retry);
+    }
+    const limit = Math.min(max_output_tokens, Math.floor((left - prompt_tokens_estimate) / choices));
+    if (limit < 1) {
+      throw new ApiError(429, 'daily_token_allowance_exceeded', `today's allowance of ${allowance} ${tier.id} tokens cannot cover ${choices} choices; ask for fewer, or use a paid tier`, 'n', 'rate_limit_exceeded', retry);
+    }
+    return { max_output_tokens: limit, free_tokens: prompt_tokens_estimate + limit * choices };
+  }
+
   private async plain(res: Res, call: Call): Promise<void> {
     let completion: UpstreamCompletion;
     let target: string;
@@ -215,7 +229,7 @@ export class ChatService {
     } catch (error) {
       const aborted = call.engine_request.signal.aborted;
       // Nothing was generated for this client; a client that left pays for its prompt, which the upstream read.
-      await this.finish(call, aborted ? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, aborted ? 'client_closed' : 'upstream_error', null, false);
+      await this.finish(call, aborted ? estimated(call.engine_request.prompt_tokens_estimate, 0) : ZERO, aborted ? 'client_closed' : 'upstream_error', null, false);
       throw toApiError(error);
     }
     // The answer is counted and serialized before anything is billed on it: one that cannot
@@ -223,7 +237,7 @@ export class ChatService {
     let usage: Usage;
     let answer_text: string;
     try {
-      usage = completion.usage ? fromUpstream(completion.usage) : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countCompletion(completion) };
+      usage = completion.usage ? fromUpstream(completion.usage) : estimated(call.engine_request.prompt_tokens_estimate, countCompletion(completion));
       const { usage: upstream_usage, id: _id, model: _model, object: _object, created: _created, x_aihub: _theirs, ...rest } = completion as UpstreamCompletion & Record<string, unknown>;
       answer_text = JSON.stringify({
         id: `chatcmpl-${call.request_id}`,
@@ -232,7 +246,7 @@ export class ChatService {
         model: call.tier.id,
         ...rest,
         choices: completion.choices.map((choice, index) => ({ ...choice, index: choice.index ?? index, logprobs: choice.logprobs ?? null })),
-        usage: { ...(upstream_usage ?? {}), ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+        usage: usageBody(upstream_usage as UpstreamUsage | null | undefined, usage),
       });
     } catch (error) {
       await this.finish(call, ZERO, 'upstream_error', target, false);
@@ -242,7 +256,7 @@ export class ChatService {
     const settlement = await this.finish(call, usage, status, target, false);
     if (res.destroyed) return;
     // x_aihub last, as the settlement made it.
-    const text = `${answer_text.slice(0, -1)},"x_aihub":${JSON.stringify(this.xAihub(call, usage, settlement))}}`;
+    const text = `${answer_text.slice(0, -1)},"x_aihub":${JSON.stringify(this.xAihub(call, usage, settlement, target))}}`;
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
     res.end(text);
   }
@@ -256,7 +270,7 @@ export class ChatService {
       target = routed.target;
     } catch (error) {
       const aborted = call.engine_request.signal.aborted;
-      await this.finish(call, aborted ? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, aborted ? 'client_closed' : 'upstream_error', null, true);
+      await this.finish(call, aborted ? estimated(call.engine_request.prompt_tokens_estimate, 0) : ZERO, aborted ? 'client_closed' : 'upstream_error', null, true);
       throw toApiError(error);
     }
 
@@ -282,7 +296,7 @@ export class ChatService {
         if (delta) {
           if (typeof delta.content === 'string') generated.push(delta.content);
           const tool_calls = (delta as { tool_calls?: unknown }).tool_calls;
-          if (tool_calls) generated.push(JSON.stringify(tool_calls));
+          if (tool_calls) generated.push(toolCallText(tool_calls));
           generated_chars += generated.at(-1)?.length ?? 0;
         }
       }
@@ -314,25 +328,28 @@ export class ChatService {
     }
 
     const aborted = call.engine_request.signal.aborted || sse.isClosed;
+    const usage_from_upstream = upstream_usage !== null && !failure && !aborted;
     const usage: Usage =
-      upstream_usage && !failure && !aborted
+      upstream_usage && usage_from_upstream
         ? fromUpstream(upstream_usage)
-        : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countTextTokens(generated.join('')) };
+        : estimated(call.engine_request.prompt_tokens_estimate, countTextTokens(generated.join('')));
     const status: UsageStatus = aborted ? 'client_closed' : failure ? 'stream_error' : 'ok';
     const settlement = await this.finish(call, usage, status, target, true);
     if (sse.isClosed) return;
 
-    const x_aihub = this.xAihub(call, usage, settlement);
+    const x_aihub = this.xAihub(call, usage, settlement, target);
     if (failure) {
       const mapped = toApiError(failure);
-      await sse.event({ error: { message: mapped.message, type: mapped.type ?? 'api_error', param: null, code: mapped.code }, x_aihub });
+      await sse.event({ error: { message: mapped.message, type: mapped.type ?? 'api_error', param: mapped.param, code: mapped.code }, x_aihub });
       sse.end();
       return;
     }
     const finish: Record<string, unknown> = held_back ?? { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], ...(call.include_usage ? { usage: null } : {}) };
     if (call.include_usage) {
       await sse.event(finish);
-      await sse.event({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens }, x_aihub });
+      // The upstream's own usage fields (prompt_tokens_details, completion_tokens_details, ...) stay, as in a JSON answer.
+      const reported = usage_from_upstream ? (upstream_usage as UpstreamUsage | null) : null;
+      await sse.event({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageBody(reported, usage), x_aihub });
     } else {
       await sse.event({ ...finish, x_aihub });
     }
@@ -352,15 +369,21 @@ export class ChatService {
     return settlement;
   }
 
-  private xAihub(call: Call, usage: Usage, settlement: Settlement) {
+  private xAihub(call: Call, usage: Usage, settlement: Settlement, target: string) {
     return {
       request_id: call.request_id,
       tier: call.tier.tier,
+      target,
       cost: microsToUnits(settlement.cost_micros),
       balance: microsToUnits(settlement.balance_micros),
       currency: this.currency,
       prompt_tokens: usage.prompt_tokens,
       completion_tokens: usage.completion_tokens,
+      cached_tokens: usage.cached_tokens,
+      reasoning_tokens: usage.reasoning_tokens,
+      usage: usage.estimated ? 'estimated' : 'reported',
+      // The part of `cost` the wallet could not pay: owed, and paid first from the next credit.
+      ...(settlement.receivable_micros > 0 ? { receivable: microsToUnits(settlement.receivable_micros) } : {}),
     };
   }
 
@@ -394,6 +417,7 @@ export class ChatService {
       tier: tier.tier,
       pricing: {
         input_per_million: microsToUnits(tier.input_micros_per_million),
+        cached_input_per_million: microsToUnits(tier.cached_input_micros_per_million),
         output_per_million: microsToUnits(tier.output_micros_per_million),
         currency: this.currency,
       },
@@ -415,7 +439,15 @@ export class ChatService {
       object: 'balance',
       currency: this.currency,
       balance: microsToUnits(balanceMicros(state, account.id)),
-      usage: { requests: usage.requests, prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cost: microsToUnits(usage.cost_micros) },
+      owed: microsToUnits(owedMicros(state, account.id)),
+      usage: {
+        requests: usage.requests,
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        cached_tokens: usage.cached_tokens ?? 0,
+        reasoning_tokens: usage.reasoning_tokens ?? 0,
+        cost: microsToUnits(usage.cost_micros),
+      },
       ...(free.daily_token_allowance !== null
         ? {
             free_tier: {
@@ -439,10 +471,36 @@ interface Call {
   include_usage: boolean;
 }
 
-const ZERO: Usage = { prompt_tokens: 0, completion_tokens: 0 };
+const ZERO: Usage = { prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, estimated: false };
+
+function estimated(prompt_tokens: number, completion_tokens: number): Usage {
+  return { prompt_tokens, completion_tokens, cached_tokens: 0, reasoning_tokens: 0, estimated: true };
+}
+
+/** A detail count (`prompt_tokens_details.cached_tokens`, ...) within 0..most, else 0. */
+function detail(details: unknown, field: string, most: number): number {
+  const value = details && typeof details === 'object' ? (details as Record<string, unknown>)[field] : undefined;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? Math.min(value, most) : 0;
+}
 
 function fromUpstream(usage: UpstreamUsage): Usage {
-  return { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens };
+  return {
+    prompt_tokens: usage.prompt_tokens,
+    completion_tokens: usage.completion_tokens,
+    cached_tokens: detail(usage.prompt_tokens_details, 'cached_tokens', usage.prompt_tokens),
+    reasoning_tokens: detail(usage.completion_tokens_details, 'reasoning_tokens', usage.completion_tokens),
+    estimated: false,
+  };
+}
+
+/** The usage object of an answer: the upstream's own fields kept, the billed counts on top. */
+function usageBody(reported: UpstreamUsage | null | undefined, usage: Usage) {
+  return { ...(reported ?? {}), prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+}
+
+/** The most any of the tier's targets may charge (a fallback may be priced above the first target). */
+function worstCaseMicros(tier: TierConfig, prompt_tokens: number, completion_tokens: number): number {
+  return Math.max(...tier.targets.map((target) => costMicros(targetPrice(tier, target), prompt_tokens, completion_tokens)));
 }
 
 function countCompletion(completion: UpstreamCompletion): number {
@@ -450,7 +508,7 @@ function countCompletion(completion: UpstreamCompletion): number {
   for (const choice of completion.choices) {
     if (choice.message.content) tokens += countTextTokens(choice.message.content);
     const tool_calls = (choice.message as { tool_calls?: unknown }).tool_calls;
-    if (tool_calls) tokens += countTextTokens(JSON.stringify(tool_calls));
+    if (tool_calls) tokens += countTextTokens(toolCallText(tool_calls));
   }
   return tokens;
 }
@@ -467,12 +525,20 @@ function toApiError(error: unknown): ApiError {
     return new ApiError(error.status, error.code, error.message, null, 'api_error', error.retry_after_s ? { 'retry-after': String(error.retry_after_s) } : {});
   }
   if (error instanceof UpstreamError) {
-    if (error.kind === 'rejected') return new ApiError(400, 'upstream_rejected_request', error.message, null, 'invalid_request_error');
+    if (error.kind === 'rejected') return rejected(error);
     if (error.kind === 'aborted') return new ApiError(499, 'client_closed_request', 'the client closed the request', null, 'invalid_request_error');
     if (error.kind === 'timeout') return new ApiError(504, 'upstream_timeout', error.message, null, 'api_error');
     return new ApiError(502, 'upstream_error', error.message, null, 'api_error');
   }
   return error instanceof ApiError ? error : new ApiError(500, 'internal_error', 'internal error; the request id identifies it in the gateway log', null, 'api_error');
+}
+
+/** An upstream's 4xx: its status, code, param and message reach the client as the upstream worded them. */
+function rejected(error: UpstreamError): ApiError {
+  const status = error.status !== null && error.status >= 400 && error.status < 500 ? error.status : 400;
+  const body = error.body;
+  const message = body?.message ?? error.message;
+  return new ApiError(status, body?.code ?? 'upstream_rejected_request', message, body?.param ?? null, body?.type ?? 'invalid_request_error');
 }
 
 function parseRequest(raw: unknown): ChatRequest {
