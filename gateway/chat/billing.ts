@@ -3,10 +3,10 @@
 // durable commit with the usage record. One fsync per request. A crash loses only the
 // reservation (it lives in memory): a request cut off before its commit is not billed; one
 // cut off between its durable commit and its answer is billed and never answered.
-import { availableMicros, balanceMicros, debitWallet, InsufficientBalanceError, reserveMicros, type VolatileReservation } from '../ledger/ledger.js';
+import { availableMicros, balanceMicros, debitWallet, InsufficientBalanceError, recordReceivable, reserveMicros, type VolatileReservation } from '../ledger/ledger.js';
 import type { Store, Tx } from '../store/store.js';
 import { table, type State } from '../store/state.js';
-import type { TierConfig } from './config.js';
+import { targetPrice, type TierConfig } from './config.js';
 import { costMicros } from './pricing.js';
 
 declare module '../store/state.js' {
@@ -34,8 +34,8 @@ export interface Reservation {
 export interface Settlement {
   cost_micros: number;
   balance_micros: number;
-  /** Actual cost the wallet could not cover (an upstream counted more than the hold). */
-  uncovered_micros: number;
+  /** Of cost_micros, what the wallet could not pay (an upstream counted more than the hold): owed, paid from the next credit. */
+  receivable_micros: number;
 }
 
 export function utcDay(now_ms: number): string {
@@ -65,6 +65,12 @@ export function reserve(
 export interface ActualUsage {
   prompt_tokens: number;
   completion_tokens: number;
+  /** Of prompt_tokens, read from the upstream's cache (billed at the cached price). */
+  cached_tokens?: number;
+  /** Of completion_tokens, spent on reasoning (shown, billed as output). */
+  reasoning_tokens?: number;
+  /** The counts are the gateway's estimate: the upstream reported no usage. */
+  estimated?: boolean;
   status: UsageStatus;
   target: string | null;
   latency_ms: number;
@@ -79,16 +85,21 @@ export function settle(store: Store, reservation: Reservation, usage: ActualUsag
 }
 
 function settleTx(tx: Tx, r: Reservation, usage: ActualUsage, now_ms: number): Settlement {
-  const cost_micros = costMicros(r.tier, usage.prompt_tokens, usage.completion_tokens);
+  // An answer is billed at the price of the target that gave it; a failure before any target answered, at the first one's.
+  const price = targetPrice(r.tier, usage.target ?? r.tier.targets[0]!);
+  const cost_micros = costMicros(price, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens ?? 0);
   const reserved_micros = r.money.amount_micros;
   r.money.release();
   const memo = `chat ${r.tier.id} ${usage.prompt_tokens}+${usage.completion_tokens} tokens`;
-  // What was reserved is covered; beyond it (an upstream that counted more than the
-  // estimate) charge only what the wallet has, never below zero.
+  // What was reserved is covered. Beyond it (an upstream that counted more than the worst
+  // case) the wallet pays what it has, never going below zero, and the rest is recorded as
+  // owed: the full cost is billed and the next credit pays the debt first.
   const covered_micros = Math.min(cost_micros, reserved_micros);
   const beyond_micros = Math.min(cost_micros - covered_micros, Math.max(0, availableMicros(tx.state, r.account_id) - covered_micros));
   const charged_micros = covered_micros + beyond_micros;
+  const receivable_micros = cost_micros - charged_micros;
   if (charged_micros > 0) debitWallet(tx, { account_id: r.account_id, amount_micros: charged_micros, to: AI_REVENUE, memo, ref: r.request_id });
+  if (receivable_micros > 0) recordReceivable(tx, { account_id: r.account_id, amount_micros: receivable_micros, to: AI_REVENUE, memo: `${memo}: beyond the wallet`, ref: r.request_id });
   if (r.tier.daily_token_allowance !== null) {
     const day = utcDay(now_ms);
     const tokens = usage.prompt_tokens + usage.completion_tokens;
@@ -108,11 +119,14 @@ function settleTx(tx: Tx, r: Reservation, usage: ActualUsage, now_ms: number): S
     protocol: usage.protocol ?? 'chat',
     prompt_tokens: usage.prompt_tokens,
     completion_tokens: usage.completion_tokens,
-    cost_micros: charged_micros,
+    ...(usage.cached_tokens ? { cached_tokens: usage.cached_tokens } : {}),
+    ...(usage.reasoning_tokens ? { reasoning_tokens: usage.reasoning_tokens } : {}),
+    ...(usage.estimated ? { usage_estimated: true } : {}),
+    cost_micros,
     latency_ms: Math.round(usage.latency_ms * 1000) / 1000,
-    ...(cost_micros > charged_micros ? { uncovered_micros: cost_micros - charged_micros } : {}),
+    ...(receivable_micros > 0 ? { receivable_micros } : {}),
   });
-  return { cost_micros: charged_micros, balance_micros: balanceMicros(tx.state, r.account_id), uncovered_micros: cost_micros - charged_micros };
+  return { cost_micros, balance_micros: balanceMicros(tx.state, r.account_id), receivable_micros };
 }
 
 export { InsufficientBalanceError };

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { engineSchema, type EngineConfig } from '../llm/engines/index.js';
 import { type AmountError, unitsToMicros } from '../util/money.js';
+import { defaultCachedPrice, FREE, type Price } from './pricing.js';
 
 export const TIER_IDS = ['service-ai-free', 'service-ai-lite', 'service-ai-standard-6', 'service-ai-pro-4', 'service-ai-max'] as const;
 export type TierId = (typeof TIER_IDS)[number];
@@ -23,6 +24,16 @@ const priceSchema = z
       return z.NEVER;
     }
   });
+
+const targetPriceSchema = z
+  .strictObject({ input_per_million: priceSchema, cached_input_per_million: priceSchema.optional(), output_per_million: priceSchema })
+  .transform(
+    (p): Required<Price> => ({
+      input_micros_per_million: p.input_per_million,
+      cached_input_micros_per_million: p.cached_input_per_million ?? defaultCachedPrice(p.input_per_million),
+      output_micros_per_million: p.output_per_million,
+    }),
+  );
 
 interface TierDefaults {
   tier: TierName;
@@ -48,7 +59,15 @@ function tierSchema(id: TierId) {
   return z
     .strictObject({
       input_per_million: priceSchema.prefault(d.input_per_million),
+      /** Prompt tokens an upstream reports as cached (`prompt_tokens_details.cached_tokens`); default a tenth of the input price. */
+      cached_input_per_million: priceSchema.optional(),
       output_per_million: priceSchema.prefault(d.output_per_million),
+      /**
+       * Prices of particular targets: an answer is billed at the price of the target that
+       * gave it. A target not listed bills at the tier's price, except `builtin` behind
+       * another target (a fallback), which is free.
+       */
+      target_prices: z.record(z.string().regex(ENGINE_NAME), targetPriceSchema).default({}),
       daily_token_allowance: z.int().min(1).max(1_000_000_000).nullable().default(d.daily_token_allowance),
       context_window: z.int().min(256).max(10_000_000).default(d.context_window),
       max_output_tokens: z.int().min(1).max(1_000_000).default(d.max_output_tokens),
@@ -60,7 +79,9 @@ function tierSchema(id: TierId) {
       id,
       tier: d.tier,
       input_micros_per_million: t.input_per_million,
+      cached_input_micros_per_million: t.cached_input_per_million ?? defaultCachedPrice(t.input_per_million),
       output_micros_per_million: t.output_per_million,
+      target_prices: t.target_prices,
       daily_token_allowance: t.daily_token_allowance,
       context_window: t.context_window,
       max_output_tokens: Math.min(t.max_output_tokens, t.context_window - 1),
@@ -101,6 +122,9 @@ export const chatConfigSchema = z
   .transform((config, ctx) => {
     const engines: Record<string, EngineConfig> = { builtin: { type: 'builtin', token_interval_ms: 0 }, ...config.engines };
     for (const tier of Object.values(config.models)) {
+      for (const name of Object.keys(tier.target_prices)) {
+        if (!tier.targets.includes(name)) ctx.addIssue({ code: 'custom', path: ['models', tier.id, 'target_prices', name], message: `"${name}" is not one of this tier's targets` });
+      }
       tier.targets.forEach((target, index) => {
         if (!Object.hasOwn(engines, target)) {
           ctx.addIssue({
@@ -116,6 +140,13 @@ export const chatConfigSchema = z
 
 export type ChatConfig = z.output<typeof chatConfigSchema>;
 export type TierConfig = ChatConfig['models'][TierId];
+
+/** The price an answer from `target` is billed at (see `target_prices`). */
+export function targetPrice(tier: TierConfig, target: string | null): Required<Price> {
+  if (target !== null && Object.hasOwn(tier.target_prices, target)) return tier.target_prices[target]!;
+  if (target === 'builtin' && tier.targets[0] !== 'builtin') return FREE;
+  return tier;
+}
 
 export function isTierId(model: string): model is TierId {
   return (TIER_IDS as readonly string[]).includes(model);

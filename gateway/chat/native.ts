@@ -27,17 +27,26 @@ export function nativeUsage(protocol: ProtocolName, raw: unknown): Usage | null 
   if (protocol === 'responses') {
     const input = num(usage.input_tokens);
     const output = num(usage.output_tokens);
-    return input !== null && output !== null ? { prompt_tokens: input, completion_tokens: output } : null;
+    if (input === null || output === null) return null;
+    return { prompt_tokens: input, completion_tokens: output, cached_tokens: detail(usage.input_tokens_details, 'cached_tokens', input), reasoning_tokens: detail(usage.output_tokens_details, 'reasoning_tokens', output) };
   }
   if (protocol === 'messages') {
     const input = num(usage.input_tokens);
     const output = num(usage.output_tokens);
     if (input === null || output === null) return null;
-    return { prompt_tokens: input + (num(usage.cache_read_input_tokens) ?? 0) + (num(usage.cache_creation_input_tokens) ?? 0), completion_tokens: output };
+    const cached = num(usage.cache_read_input_tokens) ?? 0;
+    return { prompt_tokens: input + cached + (num(usage.cache_creation_input_tokens) ?? 0), completion_tokens: output, cached_tokens: cached };
   }
   const prompt = num(usage.prompt_tokens);
   const completion = num(usage.completion_tokens);
-  return prompt !== null && completion !== null ? { prompt_tokens: prompt, completion_tokens: completion } : null;
+  if (prompt === null || completion === null) return null;
+  return { prompt_tokens: prompt, completion_tokens: completion, cached_tokens: detail(usage.prompt_tokens_details, 'cached_tokens', prompt), reasoning_tokens: detail(usage.completion_tokens_details, 'reasoning_tokens', completion) };
+}
+
+/** A detail count (`prompt_tokens_details.cached_tokens`, ...) within 0..most, else 0. */
+function detail(details: unknown, field: string, most: number): number {
+  const value = obj(details)?.[field];
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? Math.min(value, most) : 0;
 }
 
 /** A JSON answer as the client gets it, without the bill. */
@@ -85,7 +94,7 @@ export class NativeStream {
   /** What to bill: the upstream's usage, else the prompt estimate and the text streamed, counted. */
   billed(prompt_tokens_estimate: number): Usage {
     if (this.usage) return this.usage;
-    return { prompt_tokens: this.input_tokens ?? prompt_tokens_estimate, completion_tokens: countTextTokens(this.generated.join('')) };
+    return { prompt_tokens: this.input_tokens ?? prompt_tokens_estimate, completion_tokens: countTextTokens(this.generated.join('')), estimated: true };
   }
 
   /** The held-back events, x_aihub on the billing event. */

@@ -10,8 +10,9 @@ export const chatRouteDocs: RouteDoc[] = [
     path: '/v1/chat/completions',
     summary: 'Create a chat completion (OpenAI shape plus x_aihub; stream: true gives text/event-stream chunks ending in data: [DONE])',
     body: chatRequestSchema,
-    success: { status: 200, description: 'a chat.completion object with x_aihub {request_id, tier, cost, balance, currency, prompt_tokens, completion_tokens}' },
+    success: { status: 200, description: 'a chat.completion object with x_aihub {request_id, tier, target, cost, balance, currency, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, usage: "reported" | "estimated", receivable?}' },
     errors: {
+      400: 'invalid_value, invalid_json, context_length_exceeded; or an upstream 4xx relayed with its own status, code, param and message',
       402: 'insufficient_balance: the wallet cannot cover the worst case; top up at /wallet',
       403: 'account or key disabled',
       404: 'model_not_found',
@@ -30,5 +31,5 @@ export const chatRouteDocs: RouteDoc[] = [
     success: { status: 200, description: '{id, object: "model", created, owned_by, tier, pricing, context_window, max_output_tokens}' },
     errors: { 404: 'model_not_found' },
   },
-  { ...v1, method: 'get', path: '/v1/balance', summary: 'Wallet balance and AI usage', success: { status: 200, description: '{object: "balance", currency, balance, usage: {requests, prompt_tokens, completion_tokens, cost}}' } },
+  { ...v1, method: 'get', path: '/v1/balance', summary: 'Wallet balance and AI usage', success: { status: 200, description: '{object: "balance", currency, balance, owed, usage: {requests, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost}}' } },
 ];

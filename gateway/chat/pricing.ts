@@ -1,20 +1,38 @@
 // Per-token prices: pure integer math on micro-units. A request's cost is rounded up to
-// the next micro-unit once, after input and output are added, so no sum of floats or of
-// per-token roundings ever enters the ledger.
+// the next micro-unit once, after input, cached input and output are added, so no sum of
+// floats or of per-token roundings ever enters the ledger.
 import { assertMicros } from '../util/money.js';
 
 export interface Price {
   input_micros_per_million: number;
+  /** Prompt tokens the upstream read from its cache; a tenth of the input price when unset. */
+  cached_input_micros_per_million?: number;
   output_micros_per_million: number;
 }
 
+export const FREE: Required<Price> = { input_micros_per_million: 0, cached_input_micros_per_million: 0, output_micros_per_million: 0 };
+
 const MILLION = 1_000_000n;
 
-export function costMicros(price: Price, prompt_tokens: number, completion_tokens: number): number {
+/** The default cached-input price: a tenth of the input price, rounded up to a micro-unit. */
+export function defaultCachedPrice(input_micros_per_million: number): number {
+  return Math.ceil(input_micros_per_million / 10);
+}
+
+export function cachedPrice(price: Price): number {
+  return price.cached_input_micros_per_million ?? defaultCachedPrice(price.input_micros_per_million);
+}
+
+/** Cost of a request; `cached_tokens` (part of `prompt_tokens`) are billed at the cached price. */
+export function costMicros(price: Price, prompt_tokens: number, completion_tokens: number, cached_tokens = 0): number {
   assertTokens(prompt_tokens);
   assertTokens(completion_tokens);
+  assertTokens(cached_tokens);
+  const cached = Math.min(cached_tokens, prompt_tokens);
   const total =
-    BigInt(prompt_tokens) * BigInt(price.input_micros_per_million) + BigInt(completion_tokens) * BigInt(price.output_micros_per_million);
+    BigInt(prompt_tokens - cached) * BigInt(price.input_micros_per_million) +
+    BigInt(cached) * BigInt(cachedPrice(price)) +
+    BigInt(completion_tokens) * BigInt(price.output_micros_per_million);
   const micros = Number((total + MILLION - 1n) / MILLION);
   assertMicros(micros);
   return micros;

@@ -13,7 +13,7 @@ import { assertAddressAllowed, isAllowed, plainAddress } from '../accounts/ip-wh
 import { ApiError } from '../http/errors.js';
 import { assertJsonDepth } from '../http/json-depth.js';
 import { pathOf, sendJson, type Locals } from '../http/lean.js';
-import { balanceMicros } from '../ledger/ledger.js';
+import { balanceMicros, owedMicros } from '../ledger/ledger.js';
 import { table } from '../store/state.js';
 import { microsToUnits } from '../util/money.js';
 import { createEngines } from '../llm/engines/index.js';
@@ -30,7 +30,7 @@ import {
   type Settlement,
   type UsageStatus,
 } from './billing.js';
-import { isTierId, TIER_IDS, type ChatConfig, type TierConfig } from './config.js';
+import { isTierId, targetPrice, TIER_IDS, type ChatConfig, type TierConfig } from './config.js';
 import { ChatMetrics } from './metrics.js';
 import { costMicros } from './pricing.js';
 import { SseWriter } from './sse.js';
@@ -41,7 +41,7 @@ import { chatProtocol } from './protocols/chat/route.js';
 import { responsesProtocol } from './protocols/responses/translate.js';
 import { countTokens, messagesProtocol } from './protocols/messages/translate.js';
 import { completionsProtocol } from './protocols/completions/route.js';
-import { countPromptTokens, countTextTokens } from '../llm/tokens.js';
+import { countPromptTokens, countTextTokens, toolCallText } from '../llm/tokens.js';
 
 /** `created` of the model list: the day the five tiers were introduced. */
 const MODELS_CREATED = 1_735_689_600;
@@ -173,7 +173,7 @@ export class ChatService {
     if (requested !== null && requested > tier.max_output_tokens) {
       throw new ApiError(400, 'invalid_value', `${cap_field} is too large: ${requested}; ${tier.id} generates at most ${tier.max_output_tokens} tokens`, cap_field, 'invalid_request_error');
     }
-    const { reservation, free_tokens, max_output_tokens } = this.hold(account.id, key.id, tier, request_id, prompt_tokens_estimate, Math.min(requested ?? tier.max_output_tokens, room), cap_field);
+    const { reservation, free_tokens, max_output_tokens } = this.hold(account.id, key.id, tier, request_id, prompt_tokens_estimate, Math.min(requested ?? tier.max_output_tokens, room), cap_field, body.choices);
 
     const { signal, end } = this.begin(res, account.id, reservation, free_tokens);
     const engine_request: EngineRequest = { params: body.params, messages: body.messages, max_output_tokens, prompt_tokens_estimate, signal };
@@ -222,21 +222,12 @@ export class ChatService {
    * Reserves the worst case of a request (prompt plus at most `max_output_tokens`), within
    * the free tier's daily allowance; throws the 429 or 402 the client should see.
    */
-  private hold(account_id: string, key_id: string, tier: TierConfig, request_id: string, prompt_tokens_estimate: number, max_output: number, cap_field: string) {
+  private hold(account_id: string, key_id: string, tier: TierConfig, request_id: string, prompt_tokens_estimate: number, max_output: number, cap_field: string, choices = 1) {
     let max_output_tokens = max_output;
     let free_tokens = 0;
-    if (tier.daily_token_allowance !== null) {
-      const now_ms = this.now_ms();
-      const left = tier.daily_token_allowance - freeTokensUsed(this.deps.store.state, account_id, utcDay(now_ms)) - this.reservedFree(account_id);
-      if (left <= prompt_tokens_estimate) {
-        throw new ApiError(429, 'daily_token_allowance_exceeded', `today's allowance of ${tier.daily_token_allowance} ${tier.id} tokens is spent; it renews at 00:00 UTC, or use a paid tier`, null, 'rate_limit_exceeded', {
-          'retry-after': String(secondsToNextUtcDay(now_ms)),
-        });
-      }
-      max_output_tokens = Math.min(max_output_tokens, left - prompt_tokens_estimate);
-      free_tokens = prompt_tokens_estimate + max_output_tokens;
-    }
-    const worst_case_micros = costMicros(tier, prompt_tokens_estimate, max_output_tokens);
+    if (tier.daily_token_allowance !== null) ({ max_output_tokens, free_tokens } = this.freeAllowance(tier, account_id, prompt_tokens_estimate, max_output_tokens, choices));
+    // Each of the n choices may use the whole output limit, at the price of the dearest target.
+    const worst_case_micros = worstCaseMicros(tier, prompt_tokens_estimate, max_output_tokens * choices);
     try {
       const reservation = reserve(this.deps.store, { account_id, key_id, tier, request_id, worst_case_micros, free_tokens });
       return { reservation, free_tokens, max_output_tokens };
@@ -265,11 +256,11 @@ export class ChatService {
       try {
         routed = await this.router.embed(tier.targets, { input: body.input, dimensions: body.dimensions, signal });
       } catch (error) {
-        await this.finish(call, signal.aborted ? { prompt_tokens: body.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, signal.aborted ? 'client_closed' : 'upstream_error', null, false);
+        await this.finish(call, signal.aborted ? estimated(body.prompt_tokens_estimate, 0) : ZERO, signal.aborted ? 'client_closed' : 'upstream_error', null, false);
         throw toApiError(error);
       }
       const prompt_tokens = routed.value.usage?.prompt_tokens ?? body.prompt_tokens_estimate;
-      const usage = { prompt_tokens, completion_tokens: 0 };
+      const usage: Usage = { prompt_tokens, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, estimated: routed.value.usage?.prompt_tokens === undefined };
       const settlement = await this.finish(call, usage, signal.aborted ? 'client_closed' : 'ok', routed.target, false);
       if (res.destroyed) return;
       const text = JSON.stringify(embeddingsJson(body, routed.value, prompt_tokens, this.xAihub(call, usage, settlement, routed.target), tier.id));
@@ -313,7 +304,7 @@ export class ChatService {
       });
     } catch (error) {
       const aborted = call.engine_request.signal.aborted;
-      await this.finish(call, aborted ? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, aborted ? 'client_closed' : 'upstream_error', null, true);
+      await this.finish(call, aborted ? estimated(call.engine_request.prompt_tokens_estimate, 0) : ZERO, aborted ? 'client_closed' : 'upstream_error', null, true);
       throw toApiError(error);
     }
     if ('chat' in routed.value) return this.relay(res, call, routed.value.chat, routed.target);
@@ -345,6 +336,22 @@ export class ChatService {
     sse.end();
   }
 
+  /** The free tier: the output limit today's allowance leaves for `choices` choices, and the tokens to count against it. */
+  private freeAllowance(tier: TierConfig, account_id: string, prompt_tokens_estimate: number, max_output_tokens: number, choices: number) {
+    const allowance = tier.daily_token_allowance ?? 0;
+    const now_ms = this.now_ms();
+    const left = allowance - freeTokensUsed(this.deps.store.state, account_id, utcDay(now_ms)) - this.reservedFree(account_id);
+    const retry = { 'retry-after': String(secondsToNextUtcDay(now_ms)) };
+    if (left <= prompt_tokens_estimate) {
+      throw new ApiError(429, 'daily_token_allowance_exceeded', `today's allowance of ${allowance} ${tier.id} tokens is spent; it renews at 00:00 UTC, or use a paid tier`, null, 'rate_limit_exceeded', retry);
+    }
+    const limit = Math.min(max_output_tokens, Math.floor((left - prompt_tokens_estimate) / choices));
+    if (max_output_tokens > 0 && limit < 1) {
+      throw new ApiError(429, 'daily_token_allowance_exceeded', `today's allowance of ${allowance} ${tier.id} tokens cannot cover ${choices} choices; ask for fewer, or use a paid tier`, 'n', 'rate_limit_exceeded', retry);
+    }
+    return { max_output_tokens: limit, free_tokens: prompt_tokens_estimate + limit * choices };
+  }
+
   private async plain(res: Res, call: Call): Promise<void> {
     let completion: UpstreamCompletion;
     let target: string;
@@ -372,7 +379,7 @@ export class ChatService {
     } catch (error) {
       const aborted = call.engine_request.signal.aborted;
       // Nothing was generated for this client; a client that left pays for its prompt, which the upstream read.
-      await this.finish(call, aborted ? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, aborted ? 'client_closed' : 'upstream_error', null, false);
+      await this.finish(call, aborted ? estimated(call.engine_request.prompt_tokens_estimate, 0) : ZERO, aborted ? 'client_closed' : 'upstream_error', null, false);
       throw toApiError(error);
     }
     // The answer is counted and serialized before anything is billed on it: one that cannot
@@ -381,10 +388,10 @@ export class ChatService {
     let answer_text: string;
     try {
       if (native_body) {
-        usage = nativeUsage(call.protocol, native_body.usage) ?? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countTextTokens(JSON.stringify(native_body.output ?? native_body.content ?? native_body.choices ?? '')) };
+        usage = nativeUsage(call.protocol, native_body.usage) ?? estimated(call.engine_request.prompt_tokens_estimate, countTextTokens(JSON.stringify(native_body.output ?? native_body.content ?? native_body.choices ?? '')));
         answer_text = JSON.stringify(nativeJson(native_body, call.tier.id));
       } else {
-        usage = completion.usage ? fromUpstream(completion.usage) : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countCompletion(completion) };
+        usage = completion.usage ? fromUpstream(completion.usage) : estimated(call.engine_request.prompt_tokens_estimate, countCompletion(completion));
         answer_text = JSON.stringify(call.body.json(completion, usage, call.meta));
       }
     } catch (error) {
@@ -420,7 +427,7 @@ export class ChatService {
       target = routed.target;
     } catch (error) {
       const aborted = call.engine_request.signal.aborted;
-      await this.finish(call, aborted ? { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: 0 } : ZERO, aborted ? 'client_closed' : 'upstream_error', null, true);
+      await this.finish(call, aborted ? estimated(call.engine_request.prompt_tokens_estimate, 0) : ZERO, aborted ? 'client_closed' : 'upstream_error', null, true);
       throw toApiError(error);
     }
     await this.relay(res, call, opened, target);
@@ -450,7 +457,7 @@ export class ChatService {
           if (delta) {
             if (typeof delta.content === 'string') generated.push(delta.content);
             const tool_calls = (delta as { tool_calls?: unknown }).tool_calls;
-            if (tool_calls) generated.push(JSON.stringify(tool_calls));
+            if (tool_calls) generated.push(toolCallText(tool_calls));
             generated_chars += generated.at(-1)?.length ?? 0;
           }
         }
@@ -476,10 +483,11 @@ export class ChatService {
     }
 
     const aborted = call.engine_request.signal.aborted || sse.isClosed;
+    const usage_from_upstream = upstream_usage !== null && !failure && !aborted;
     const usage: Usage =
-      upstream_usage && !failure && !aborted
+      upstream_usage && usage_from_upstream
         ? fromUpstream(upstream_usage)
-        : { prompt_tokens: call.engine_request.prompt_tokens_estimate, completion_tokens: countTextTokens(generated.join('')) };
+        : estimated(call.engine_request.prompt_tokens_estimate, countTextTokens(generated.join('')));
     const status: UsageStatus = aborted ? 'client_closed' : failure ? 'stream_error' : 'ok';
     const settlement = await this.finish(call, usage, status, target, true);
     if (sse.isClosed) return;
@@ -490,7 +498,7 @@ export class ChatService {
       sse.end();
       return;
     }
-    await send(presenter.finish(usage, upstream_usage, x_aihub));
+    await send(presenter.finish(usage, usage_from_upstream ? upstream_usage : null, x_aihub));
     if (presenter.done_marker) await sse.done();
     sse.end();
   }
@@ -517,6 +525,11 @@ export class ChatService {
       currency: this.currency,
       prompt_tokens: usage.prompt_tokens,
       completion_tokens: usage.completion_tokens,
+      cached_tokens: usage.cached_tokens ?? 0,
+      reasoning_tokens: usage.reasoning_tokens ?? 0,
+      usage: usage.estimated ? 'estimated' : 'reported',
+      // The part of `cost` the wallet could not pay: owed, and paid first from the next credit.
+      ...(settlement.receivable_micros > 0 ? { receivable: microsToUnits(settlement.receivable_micros) } : {}),
     };
   }
 
@@ -564,6 +577,7 @@ export class ChatService {
       tier: tier.tier,
       pricing: {
         input_per_million: microsToUnits(tier.input_micros_per_million),
+        cached_input_per_million: microsToUnits(tier.cached_input_micros_per_million),
         output_per_million: microsToUnits(tier.output_micros_per_million),
         currency: this.currency,
       },
@@ -585,7 +599,15 @@ export class ChatService {
       object: 'balance',
       currency: this.currency,
       balance: microsToUnits(balanceMicros(state, account.id)),
-      usage: { requests: usage.requests, prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cost: microsToUnits(usage.cost_micros) },
+      owed: microsToUnits(owedMicros(state, account.id)),
+      usage: {
+        requests: usage.requests,
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        cached_tokens: usage.cached_tokens ?? 0,
+        reasoning_tokens: usage.reasoning_tokens ?? 0,
+        cost: microsToUnits(usage.cost_micros),
+      },
       ...(free.daily_token_allowance !== null
         ? {
             free_tier: {
@@ -615,10 +637,31 @@ interface Call extends Settling {
   meta: AnswerMeta;
 }
 
-const ZERO: Usage = { prompt_tokens: 0, completion_tokens: 0 };
+const ZERO: Usage = { prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, estimated: false };
+
+function estimated(prompt_tokens: number, completion_tokens: number): Usage {
+  return { prompt_tokens, completion_tokens, cached_tokens: 0, reasoning_tokens: 0, estimated: true };
+}
+
+/** A detail count (`prompt_tokens_details.cached_tokens`, ...) within 0..most, else 0. */
+function detail(details: unknown, field: string, most: number): number {
+  const value = details && typeof details === 'object' ? (details as Record<string, unknown>)[field] : undefined;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? Math.min(value, most) : 0;
+}
 
 function fromUpstream(usage: UpstreamUsage): Usage {
-  return { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens };
+  return {
+    prompt_tokens: usage.prompt_tokens,
+    completion_tokens: usage.completion_tokens,
+    cached_tokens: detail(usage.prompt_tokens_details, 'cached_tokens', usage.prompt_tokens),
+    reasoning_tokens: detail(usage.completion_tokens_details, 'reasoning_tokens', usage.completion_tokens),
+    estimated: false,
+  };
+}
+
+/** The most any of the tier's targets may charge (a fallback may be priced above the first target). */
+function worstCaseMicros(tier: TierConfig, prompt_tokens: number, completion_tokens: number): number {
+  return Math.max(...tier.targets.map((target) => costMicros(targetPrice(tier, target), prompt_tokens, completion_tokens)));
 }
 
 function countCompletion(completion: UpstreamCompletion): number {
@@ -626,7 +669,7 @@ function countCompletion(completion: UpstreamCompletion): number {
   for (const choice of completion.choices) {
     if (choice.message.content) tokens += countTextTokens(choice.message.content);
     const tool_calls = (choice.message as { tool_calls?: unknown }).tool_calls;
-    if (tool_calls) tokens += countTextTokens(JSON.stringify(tool_calls));
+    if (tool_calls) tokens += countTextTokens(toolCallText(tool_calls));
   }
   return tokens;
 }
@@ -636,12 +679,20 @@ function toApiError(error: unknown): ApiError {
     return new ApiError(error.status, error.code, error.message, null, 'api_error', error.retry_after_s ? { 'retry-after': String(error.retry_after_s) } : {});
   }
   if (error instanceof UpstreamError) {
-    if (error.kind === 'rejected') return new ApiError(400, 'upstream_rejected_request', error.message, null, 'invalid_request_error');
+    if (error.kind === 'rejected') return rejected(error);
     if (error.kind === 'aborted') return new ApiError(499, 'client_closed_request', 'the client closed the request', null, 'invalid_request_error');
     if (error.kind === 'timeout') return new ApiError(504, 'upstream_timeout', error.message, null, 'api_error');
     return new ApiError(502, 'upstream_error', error.message, null, 'api_error');
   }
   return error instanceof ApiError ? error : new ApiError(500, 'internal_error', 'internal error; the request id identifies it in the gateway log', null, 'api_error');
+}
+
+/** An upstream's 4xx: its status, code, param and message reach the client as the upstream worded them. */
+function rejected(error: UpstreamError): ApiError {
+  const status = error.status !== null && error.status >= 400 && error.status < 500 ? error.status : 400;
+  const body = error.body;
+  const message = body?.message ?? error.message;
+  return new ApiError(status, body?.code ?? 'upstream_rejected_request', message, body?.param ?? null, body?.type ?? 'invalid_request_error');
 }
 
 /** Reads a JSON body up to `limit_bytes` without buffering more than that. */

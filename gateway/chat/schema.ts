@@ -6,6 +6,8 @@ import { chatMessageSchema } from '../llm/messages.js';
 
 const MAX_MESSAGES = 4_096;
 const MAX_STOP = 4;
+/** Choices per request: each is generated and billed, and the hold covers all of them. */
+const MAX_CHOICES = 8;
 
 const tokenLimit = z.int().min(1).max(10_000_000).nullable().optional();
 
@@ -24,7 +26,9 @@ export const chatRequestSchema = z.looseObject({
     .optional(),
   stream: z.boolean().nullable().optional(),
   stream_options: z.strictObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() }).nullable().optional(),
-  n: z.literal(1, 'only n = 1 is supported').nullable().optional(),
+  n: z.int().min(1).max(MAX_CHOICES).nullable().optional(),
+  logprobs: z.boolean().nullable().optional(),
+  top_logprobs: z.int().min(0).max(20).nullable().optional(),
   seed: z.int().nullable().optional(),
   user: z.string().max(256).optional(),
   tools: z.array(z.looseObject({ type: z.string() })).max(256).optional(),
@@ -32,7 +36,7 @@ export const chatRequestSchema = z.looseObject({
 export type ChatRequest = z.output<typeof chatRequestSchema>;
 
 /** Fields the gateway decides itself; everything else in the request goes to the upstream as sent. */
-export const GATEWAY_FIELDS = new Set(['model', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'n']);
+export const GATEWAY_FIELDS = new Set(['model', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens']);
 
 /**
  * OpenAI-style `param` for a zod issue path: `messages[0].content`.

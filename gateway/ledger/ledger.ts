@@ -13,6 +13,30 @@ import type { Hold, Posting, State } from '../store/state.js';
 export const walletAccount = (account_id: string) => `wallet:${account_id}`;
 export const holdAccount = (account_id: string) => `hold:${account_id}`;
 export const FUNDING_TOPUP = 'funding:topup';
+/**
+ * What an account owes (an AI answer that cost more than its wallet held): the balance of
+ * `receivable:<account>` is minus the debt, so the ledger still sums to zero and no wallet
+ * goes below zero. The next credit to the wallet pays it first.
+ */
+export const receivableAccount = (account_id: string) => `receivable:${account_id}`;
+
+export function owedMicros(state: State, account_id: string): number {
+  return 0 - (state.balances[receivableAccount(account_id)] ?? 0) || 0;
+}
+
+/** Records a debt the wallet could not pay: `to` gets its due, the account's receivable owes it. */
+export function recordReceivable(tx: Tx, input: { account_id: string; amount_micros: number; to: string; memo: string; ref?: string }): Posting {
+  assertAmount(input.amount_micros, false);
+  return post(tx, {
+    memo: input.memo,
+    account_id: input.account_id,
+    ref: input.ref,
+    entries: [
+      [receivableAccount(input.account_id), -input.amount_micros],
+      [input.to, input.amount_micros],
+    ],
+  });
+}
 
 export class InsufficientBalanceError extends Error {
   override name = 'InsufficientBalanceError';
@@ -114,13 +138,32 @@ export function creditWallet(
   input: { account_id: string; amount_micros: number; from: string; memo: string; ref?: string },
 ): Posting {
   assertAmount(input.amount_micros, false);
-  return post(tx, {
+  const credit = post(tx, {
     memo: input.memo,
     account_id: input.account_id,
     ref: input.ref,
     entries: [
       [input.from, -input.amount_micros],
       [walletAccount(input.account_id), input.amount_micros],
+    ],
+  });
+  settleReceivable(tx, input.account_id, input.ref);
+  return credit;
+}
+
+/** A credit pays what the account owes first, as far as the wallet (less money in flight) covers it. */
+function settleReceivable(tx: Tx, account_id: string, ref: string | undefined): void {
+  const owed = owedMicros(tx.state, account_id);
+  if (owed <= 0) return;
+  const paid = Math.min(owed, availableMicros(tx.state, account_id));
+  if (paid <= 0) return;
+  post(tx, {
+    memo: 'owed for usage beyond the wallet, paid from this credit',
+    account_id,
+    ref,
+    entries: [
+      [walletAccount(account_id), -paid],
+      [receivableAccount(account_id), paid],
     ],
   });
 }

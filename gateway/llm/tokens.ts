@@ -13,9 +13,23 @@ const ENCODE_OPTIONS = { disallowedSpecial: new Set<string>() };
 const TOKENS_PER_MESSAGE = 3;
 const TOKENS_PER_NAME = 1;
 const TOKENS_REPLY_PRIMING = 3;
-/** A high-detail image of typical size; upstreams report the real figure in `usage`. */
+/** A high-detail image of typical size (OpenAI: 85 + 170 per 512-px tile, 4 tiles); upstreams report the real figure in `usage`. */
 const TOKENS_PER_IMAGE = 765;
+/** A `detail: "low"` image: OpenAI's flat 85. */
+const TOKENS_PER_LOW_DETAIL_IMAGE = 85;
 const TOKENS_PER_AUDIO_OR_FILE = 1_000;
+
+/** What a model writes for its tool calls: each function's name and arguments (the JSON around them is framing). */
+export function toolCallText(tool_calls: unknown): string {
+  if (!Array.isArray(tool_calls)) return '';
+  let text = '';
+  for (const call of tool_calls) {
+    const fn = (call as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
+    if (typeof fn?.name === 'string') text += fn.name;
+    if (typeof fn?.arguments === 'string') text += fn.arguments;
+  }
+  return text;
+}
 
 export function countTextTokens(text: string): number {
   if (text.length === 0) return 0;
@@ -35,7 +49,7 @@ function contentTokens(content: ChatMessage['content']): number {
         tokens += countTextTokens(part.refusal);
         break;
       case 'image_url':
-        tokens += TOKENS_PER_IMAGE;
+        tokens += part.image_url.detail === 'low' ? TOKENS_PER_LOW_DETAIL_IMAGE : TOKENS_PER_IMAGE;
         break;
       default:
         tokens += TOKENS_PER_AUDIO_OR_FILE;

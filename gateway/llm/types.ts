@@ -111,16 +111,26 @@ export type UpstreamErrorKind =
   | 'invalid_response' // an answer we cannot bill on
   | 'aborted'; // our client went away
 
+/** What an upstream said in its own error body, relayed to the client on a 4xx. */
+export interface UpstreamErrorBody {
+  message: string | null;
+  type: string | null;
+  code: string | null;
+  param: string | null;
+}
+
 export class UpstreamError extends Error {
   override name = 'UpstreamError';
   constructor(
     readonly kind: UpstreamErrorKind,
     message: string,
     readonly status: number | null = null,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; body?: UpstreamErrorBody },
   ) {
     super(message, options);
+    this.body = options?.body ?? null;
   }
+  readonly body: UpstreamErrorBody | null;
   /** Worth trying the next target (when nothing has reached the client yet). */
   get retryable(): boolean {
     return this.kind !== 'rejected' && this.kind !== 'aborted';

@@ -55,6 +55,10 @@ export interface UsageTotals {
   prompt_tokens: number;
   completion_tokens: number;
   cost_micros: number;
+  /** Of prompt_tokens, read from an upstream's cache (absent in totals written before it was counted). */
+  cached_tokens?: number;
+  /** Of completion_tokens, spent on reasoning. */
+  reasoning_tokens?: number;
 }
 
 /**
@@ -227,6 +231,10 @@ function applyHistory(state: State, record: HistoryRecord): () => void {
     completion_tokens: base.completion_tokens + numberField(record, 'completion_tokens'),
     cost_micros: base.cost_micros + numberField(record, 'cost_micros'),
   };
+  const cached_tokens = (base.cached_tokens ?? 0) + numberField(record, 'cached_tokens');
+  const reasoning_tokens = (base.reasoning_tokens ?? 0) + numberField(record, 'reasoning_tokens');
+  if (cached_tokens) usage[record.account_id]!.cached_tokens = cached_tokens;
+  if (reasoning_tokens) usage[record.account_id]!.reasoning_tokens = reasoning_tokens;
   const account_id = record.account_id;
   return () => {
     if (previous) usage[account_id] = previous;

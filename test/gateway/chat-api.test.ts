@@ -37,7 +37,7 @@ test('chat.completions.create answers in OpenAI shape with x_aihub, usage and x-
   assert.match(data.choices[0]!.message.content ?? '', /offline engine/);
   assert.equal(data.choices[0]!.finish_reason, 'stop');
   const x = (data as unknown as { x_aihub: Record<string, unknown> }).x_aihub;
-  assert.deepEqual(Object.keys(x).sort(), ['balance', 'completion_tokens', 'cost', 'currency', 'prompt_tokens', 'request_id', 'target', 'tier'].sort());
+  assert.deepEqual(Object.keys(x).sort(), ['balance', 'cached_tokens', 'completion_tokens', 'cost', 'currency', 'prompt_tokens', 'reasoning_tokens', 'request_id', 'target', 'tier', 'usage'].sort());
   assert.equal(x.request_id, response.headers.get('x-request-id'));
   assert.equal(x.tier, 'standard');
   assert.equal(x.currency, 'INR');

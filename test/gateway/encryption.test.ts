@@ -164,7 +164,7 @@ test('a data dir from before encryption: its plaintext webhook secret is sealed 
     tx.set('accounts', account_id, { ...tx.get('accounts', account_id)!, kyc_status: 'submitted' });
   });
   await store.close();
-  assert.ok(readFileSync(join(data_dir, 'state.json'), 'utf8').includes(legacy_secret), 'the set-up really is plaintext');
+  assert.ok(readFileSync(join(data_dir, 'state.jsonl'), 'utf8').includes(legacy_secret), 'the set-up really is plaintext');
 
   let gw = await startPaymentsGateway(paymentsConfig(), { data_dir, env: { AIHUB_ENCRYPTION_KEY: '' } });
   try {
@@ -173,7 +173,7 @@ test('a data dir from before encryption: its plaintext webhook secret is sealed 
   } finally {
     await gw.stop();
   }
-  assert.ok(!readFileSync(join(data_dir, 'state.json'), 'utf8').includes(legacy_secret), 'the checkpoint holds the secret sealed');
+  assert.ok(!readFileSync(join(data_dir, 'state.jsonl'), 'utf8').includes(legacy_secret), 'the checkpoint holds the secret sealed');
   assert.ok(readFileSync(join(data_dir, path)).equals(PDF), 'documents are sealed by rotate-key, not behind the operator\'s back');
 
   const rotated = await runCli(['rotate-key', '--data-dir', data_dir], { AIHUB_ENCRYPTION_KEY: '' });

@@ -78,8 +78,9 @@ test('finding 7: a fresh data dir is created 0700 and every file the gateway wri
   }
   assert.equal(statSync(data_dir).mode & 0o777, 0o700);
   const entries = modesUnder(data_dir);
-  assert.ok(entries.some((e) => e.path.endsWith('.jsonl')), 'a journal segment exists');
-  assert.ok(entries.some((e) => e.path.endsWith('state.json')), 'a checkpoint exists');
+  assert.ok(entries.some((e) => e.path.includes('/journal/') && e.path.endsWith('.jsonl')), 'a journal segment exists');
+  assert.ok(entries.some((e) => e.path.endsWith('/state.jsonl')), 'a checkpoint exists');
+  assert.ok(entries.some((e) => e.path.includes('/index/')), 'the history indexes exist');
   for (const entry of entries) assert.equal(entry.mode, entry.dir ? 0o700 : 0o600, `${entry.path} is ${entry.mode.toString(8)}`);
 });
 

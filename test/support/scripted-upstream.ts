@@ -11,8 +11,12 @@ export type Behavior =
       kind: 'ok';
       /** The answer's text; split into `chunks` pieces when streamed. */
       content?: string;
-      /** Report `usage` (default true). Without it the gateway must count tokens itself. */
-      usage?: boolean | { prompt_tokens: number; completion_tokens: number };
+      /** Report `usage` (default true). Without it the gateway must count tokens itself. An object is sent as given (details included). */
+      usage?: boolean | ScriptedUsage;
+      /** Answer with these tool calls (finish_reason `tool_calls`) instead of text. */
+      tool_calls?: Array<{ id: string; name: string; arguments: string }>;
+      /** Extra fields of the answer's message (annotations, reasoning_content, ...). */
+      message_extra?: Record<string, unknown>;
       chunks?: number;
       /** Pause before each streamed chunk. */
       chunk_delay_ms?: number;
@@ -37,6 +41,12 @@ export interface Received {
   aborted: boolean;
   /** Streamed content chunks written before the end or the abort. */
   chunks_sent: number;
+}
+
+export interface ScriptedUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  [field: string]: unknown;
 }
 
 export const DEFAULT_CONTENT = 'Hello from the scripted upstream. It answers every question the same way, in several words.';
@@ -142,17 +152,19 @@ export class ScriptedUpstream {
       case 'ok': {
         const content = behavior.content ?? DEFAULT_CONTENT;
         const usage = behavior.usage === false ? null : typeof behavior.usage === 'object' ? behavior.usage : roughUsage(body, content);
+        const tool_calls = behavior.tool_calls?.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
         if (body?.stream) {
           const wants_usage = usage !== null && body.stream_options?.include_usage === true;
-          void stream(res, body, { content, chunks: behavior.chunks ?? 8, usage: wants_usage ? usage : null, delay_ms: behavior.chunk_delay_ms ?? 0, break_after: null }, entry);
+          void stream(res, body, { content, chunks: behavior.chunks ?? 8, usage: wants_usage ? usage : null, delay_ms: behavior.chunk_delay_ms ?? 0, break_after: null, tool_calls }, entry);
           return;
         }
+        const message = tool_calls ? { role: 'assistant', content: null, tool_calls, ...behavior.message_extra } : { role: 'assistant', content, ...behavior.message_extra };
         json(res, 200, {
           id: 'chatcmpl-scripted',
           object: 'chat.completion',
           created: 1_700_000_000,
           model: body?.model ?? 'scripted',
-          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop', logprobs: null }],
+          choices: [{ index: 0, message, finish_reason: tool_calls ? 'tool_calls' : 'stop', logprobs: null }],
           ...(usage ? { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } } : {}),
         });
       }
@@ -182,13 +194,31 @@ export function splitContent(content: string, pieces: number): string[] {
 async function stream(
   res: ServerResponse,
   body: any,
-  plan: { content: string; chunks: number; usage: { prompt_tokens: number; completion_tokens: number } | null; delay_ms: number; break_after: number | null },
+  plan: {
+    content: string;
+    chunks: number;
+    usage: ScriptedUsage | null;
+    delay_ms: number;
+    break_after: number | null;
+    tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+  },
   entry: Received,
 ): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const base = { id: 'chatcmpl-scripted', object: 'chat.completion.chunk', created: 1_700_000_000, model: body?.model ?? 'scripted' };
   const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
-  send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+  send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: plan.tool_calls ? null : '' }, finish_reason: null }] });
+  if (plan.tool_calls) {
+    plan.tool_calls.forEach((call, index) => {
+      const half = Math.ceil(call.function.arguments.length / 2);
+      send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: call.function.arguments.slice(0, half) } }] }, finish_reason: null }] });
+      send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index, function: { arguments: call.function.arguments.slice(half) } }] }, finish_reason: null }] });
+    });
+    send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] });
+    if (plan.usage) send({ ...base, choices: [], usage: { ...plan.usage, total_tokens: plan.usage.prompt_tokens + plan.usage.completion_tokens } });
+    res.end('data: [DONE]\n\n');
+    return;
+  }
   for (const piece of splitContent(plan.content, plan.chunks)) {
     if (plan.delay_ms) await new Promise((resolve) => setTimeout(resolve, plan.delay_ms));
     if (res.destroyed) return;

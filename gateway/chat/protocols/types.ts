@@ -12,6 +12,17 @@ export const PROTOCOL_NAMES: readonly ProtocolName[] = ['chat', 'responses', 'me
 export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
+  /** Of prompt_tokens, read from the upstream's cache. */
+  cached_tokens?: number;
+  /** Of completion_tokens, spent on reasoning. */
+  reasoning_tokens?: number;
+  /** The upstream reported no usage: the counts are the gateway's tokenizer estimate. */
+  estimated?: boolean;
+}
+
+/** The usage object of a chat-shaped answer: the upstream's own fields kept, the billed counts on top. */
+export function usageBody(reported: UpstreamUsage | null | undefined, usage: Usage) {
+  return { ...(reported ?? {}), prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.prompt_tokens + usage.completion_tokens };
 }
 
 /** The gateway's bill for one request, as `x_aihub` shows it. */
@@ -55,6 +66,8 @@ export interface ChatCall {
   /** Chat-completions fields for the upstream (tools, tool_choice, response_format, stop, ...). */
   params: Record<string, unknown>;
   stream: boolean;
+  /** How many choices the client asked for (chat's `n`); each may use the whole output cap. */
+  choices: number;
   /** The output cap the client asked for, and the field that carried it (for error messages). */
   requested_max: number | null;
   cap_field: string;

@@ -2,17 +2,23 @@
 // three things the editor extension asks for (chat, explain this code, generate code) well
 // enough for a demo, says plainly that it is the offline engine, and streams token by token
 // with exact usage, so every path of the gateway (billing included) works on a fresh clone.
+// It is also a test double that keeps the contracts of structured outputs and tools
+// (builtin-tools.ts, builtin-schema.ts; docs/chat-api.md#the-built-in-engine-as-a-test-double).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decode, encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { z } from 'zod';
 import type { ChatMessage } from '../messages.js';
 import { countPromptTokens, countTextTokens } from '../tokens.js';
+import { UpstreamError, type EmbedRequest, type Engine, type EngineRequest, type UpstreamChunk, type UpstreamCompletion, type UpstreamEmbeddings } from '../types.js';
 import { embedText } from './builtin-embed.js';
 import { fillMiddle, parseFim } from './builtin-fim.js';
-import { UpstreamError, type EmbedRequest, type Engine, type EngineRequest, type UpstreamChunk, type UpstreamCompletion, type UpstreamEmbeddings } from '../types.js';
+import { Rng } from './builtin-schema.js';
+import { lastUserText, plannedJson, plannedToolCalls, toolResultsAnswer, trailingToolResults, type ToolCall } from './builtin-tools.js';
 
 const ENCODE_OPTIONS = { disallowedSpecial: new Set<string>() };
 const NOTE = "I'm AIHub's built-in offline engine: I run inside the gateway without a network or a language model";
+/** How JSON answers name their author, where prose would carry NOTE. */
+const ENGINE_NAME = 'AIHub built-in offline engine';
 
 /** The config of a `builtin` target (a tier's entry in `chat.engines`). */
 export const builtinEngineSchema = z.strictObject({
@@ -27,23 +33,38 @@ export class BuiltinEngine implements Engine {
   constructor(private readonly config: BuiltinEngineConfig) {}
 
   async complete(request: EngineRequest): Promise<UpstreamCompletion> {
-    const { pieces, completion_tokens, finish_reason } = plan(request);
+    const plans = planChoices(request);
     return {
-      choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') }, finish_reason }],
-      usage: { prompt_tokens: countPromptTokens(request.messages, request.params.tools), completion_tokens },
+      choices: plans.map((plan, index) => ({
+        index,
+        message: plan.tool_calls ? { role: 'assistant', content: null, tool_calls: plan.tool_calls } : { role: 'assistant', content: plan.pieces.join('') },
+        finish_reason: plan.finish_reason,
+        logprobs: plan.logprobs ? { content: plan.logprobs, refusal: null } : null,
+      })),
+      usage: usageOf(request, plans),
     };
   }
 
   async *stream(request: EngineRequest): AsyncIterable<UpstreamChunk> {
-    const { pieces, completion_tokens, finish_reason } = plan(request);
-    yield { choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] };
-    for (const piece of pieces) {
-      if (request.signal.aborted) throw new UpstreamError('aborted', 'the client went away');
-      if (this.config.token_interval_ms > 0) await sleep(this.config.token_interval_ms);
-      yield { choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] };
+    const plans = planChoices(request);
+    for (const [index, plan] of plans.entries()) {
+      yield { choices: [{ index, delta: { role: 'assistant', content: plan.tool_calls ? null : '' }, finish_reason: null }] };
+      if (plan.tool_calls) {
+        for (const [call_index, call] of plan.tool_calls.entries()) {
+          yield { choices: [{ index, delta: { tool_calls: [{ index: call_index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, finish_reason: null }] };
+          for (const piece of plan.pieces) yield { choices: [{ index, delta: { tool_calls: [{ index: call_index, function: { arguments: piece } }] }, finish_reason: null }] };
+        }
+      } else {
+        for (const [at, piece] of plan.pieces.entries()) {
+          if (request.signal.aborted) throw new UpstreamError('aborted', 'the client went away');
+          if (this.config.token_interval_ms > 0) await sleep(this.config.token_interval_ms);
+          const logprobs = plan.logprobs ? { content: [plan.logprobs[at]!], refusal: null } : undefined;
+          yield { choices: [{ index, delta: { content: piece }, finish_reason: null, ...(logprobs ? { logprobs } : {}) }] };
+        }
+      }
+      yield { choices: [{ index, delta: {}, finish_reason: plan.finish_reason }] };
     }
-    yield { choices: [{ index: 0, delta: {}, finish_reason }] };
-    yield { choices: [], usage: { prompt_tokens: countPromptTokens(request.messages, request.params.tools), completion_tokens } };
+    yield { choices: [], usage: usageOf(request, plans) };
   }
 
   async embed(request: EmbedRequest): Promise<UpstreamEmbeddings> {
@@ -56,23 +77,70 @@ export class BuiltinEngine implements Engine {
   async close(): Promise<void> {}
 }
 
-interface Plan {
-  /** One piece per token, except that a character spanning tokens is sent whole. */
-  pieces: string[];
-  completion_tokens: number;
-  finish_reason: 'stop' | 'length';
+/** At most this many choices (the request schema's bound on `n`). */
+const MAX_CHOICES = 8;
+
+interface TokenLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[];
+  top_logprobs: Array<{ token: string; logprob: number; bytes: number[] }>;
 }
 
-/** The answer cut into real tokens, capped by the output limit and by `stop`. */
-function plan(request: EngineRequest): Plan {
-  let text = answer(request.messages);
-  const stops = request.params.stop;
+interface Plan {
+  /** One piece per token, except that a character spanning tokens is sent whole; the arguments of a tool call. */
+  pieces: string[];
+  completion_tokens: number;
+  finish_reason: 'stop' | 'length' | 'tool_calls';
+  tool_calls: ToolCall[] | null;
+  logprobs: TokenLogprob[] | null;
+}
+
+function usageOf(request: EngineRequest, plans: Plan[]) {
+  return { prompt_tokens: countPromptTokens(request.messages, request.params.tools), completion_tokens: plans.reduce((sum, plan) => sum + plan.completion_tokens, 0) };
+}
+
+/** `n` choices; each one differs by its index in the seed, and the same request and `seed` give the same answer. */
+function planChoices(request: EngineRequest): Plan[] {
+  const n = Math.min(Math.max(1, Number(request.params.n ?? 1) || 1), MAX_CHOICES);
+  const base_seed = request.params.seed ?? '';
+  return Array.from({ length: n }, (_, index) => planChoice(request, `${String(base_seed)}#${index}`, index, n));
+}
+
+function planChoice(request: EngineRequest, seed: string, index: number, n: number): Plan {
+  const { params, messages } = request;
+  const tool_calls = plannedToolCalls(params, messages, seed);
+  if (tool_calls.length) {
+    const cut = cutTokens(tool_calls[0]!.function.arguments, request.max_output_tokens);
+    tool_calls[0]!.function.arguments = cut.pieces.join('');
+    return { pieces: cut.pieces, completion_tokens: cut.completion_tokens, finish_reason: cut.truncated ? 'length' : 'tool_calls', tool_calls, logprobs: null };
+  }
+  let text = plannedJson(params, messages, seed, ENGINE_NAME);
+  if (text === null) {
+    const results = trailingToolResults(messages);
+    text = results.length ? toolResultsAnswer(results, NOTE) : answer(messages);
+    if (n > 1) text += `\n\n(Choice ${index + 1} of ${n}.)`;
+  }
+  const stops = params.stop;
   for (const stop of typeof stops === 'string' ? [stops] : Array.isArray(stops) ? (stops as string[]) : []) {
     const at = stop ? text.indexOf(stop) : -1;
     if (at >= 0) text = text.slice(0, at);
   }
+  const cut = cutTokens(text, request.max_output_tokens);
+  const top = params.logprobs === true ? Math.min(Math.max(0, Number(params.top_logprobs ?? 0) || 0), 20) : -1;
+  return {
+    pieces: cut.pieces,
+    completion_tokens: cut.completion_tokens,
+    finish_reason: cut.truncated ? 'length' : 'stop',
+    tool_calls: null,
+    logprobs: top >= 0 ? cut.pieces.map((piece, at) => logprobOf(piece, at, top, seed)) : null,
+  };
+}
+
+/** The text cut into real tokens, capped by the output limit. */
+function cutTokens(text: string, max_output_tokens: number): { pieces: string[]; completion_tokens: number; truncated: boolean } {
   const tokens = encode(text, ENCODE_OPTIONS);
-  const completion_tokens = Math.min(tokens.length, request.max_output_tokens);
+  const completion_tokens = Math.min(tokens.length, max_output_tokens);
   const pieces: string[] = [];
   let pending: number[] = [];
   for (let i = 0; i < completion_tokens; i++) {
@@ -82,25 +150,30 @@ function plan(request: EngineRequest): Plan {
     pieces.push(piece);
     pending = [];
   }
-  return { pieces, completion_tokens, finish_reason: completion_tokens < tokens.length ? 'length' : 'stop' };
+  return { pieces, completion_tokens, truncated: completion_tokens < tokens.length };
+}
+
+/** Well-formed, deterministic log probabilities: the chosen token is the most likely, alternatives follow in falling order. */
+function logprobOf(piece: string, at: number, top: number, seed: string): TokenLogprob {
+  const rng = new Rng(`${seed}\u0000${at}\u0000${piece}`);
+  const logprob = -Math.round(rng.next() * 500) / 1000;
+  const bytes = [...Buffer.from(piece, 'utf8')];
+  const alternatives = Array.from({ length: Math.max(0, top - 1) }, (_, k) => {
+    const token = decode([(encode(piece, ENCODE_OPTIONS)[0] ?? 0) + k + 1]);
+    return { token, logprob: logprob - 1 - k - Math.round(rng.next() * 1000) / 1000, bytes: [...Buffer.from(token, 'utf8')] };
+  });
+  return { token: piece, logprob, bytes, top_logprobs: top > 0 ? [{ token: piece, logprob, bytes }, ...alternatives] : [] };
 }
 
 export function answer(messages: readonly ChatMessage[]): string {
-  const last = [...messages].reverse().find((m) => m.role === 'user');
-  const fim = last ? parseFim(textOf(last.content)) : null;
+  const prompt = lastUserText(messages);
+  const fim = parseFim(prompt);
   if (fim) return fillMiddle(fim.prefix, fim.suffix);
-  const prompt = last ? textOf(last.content).trim() : '';
   const code = extractCode(prompt);
   if (/\b(explain|what does|how does|walk me through|describe)\b/i.test(prompt) && code) return explain(code);
   if (/\b(generate|write|create|implement|make|scaffold)\b/i.test(prompt)) return generate(prompt);
   if (code && prompt.length - code.text.length < 40) return explain(code);
   return chat(prompt, messages.length);
-}
-
-function textOf(content: ChatMessage['content']): string {
-  if (content == null) return '';
-  if (typeof content === 'string') return content;
-  return content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
 }
 
 interface Code {

@@ -25,6 +25,7 @@ import {
   type EngineRequest,
   type UpstreamChunk,
   type UpstreamCompletion,
+  type UpstreamErrorBody,
 } from '../types.js';
 
 /** At most this much of an error answer is read, to quote it. */
@@ -113,7 +114,7 @@ export class OpenAICompatibleEngine implements Engine {
     return {
       ...(request.params as object),
       model: this.config.model,
-      messages: request.messages as OpenAI.ChatCompletionMessageParam[],
+      messages: request.messages as unknown as OpenAI.ChatCompletionMessageParam[],
       [this.config.max_tokens_field]: request.max_output_tokens,
       ...(stream ? { stream: true, ...(this.config.stream_usage ? { stream_options: { include_usage: true } } : {}) } : {}),
     };
@@ -250,7 +251,7 @@ export function classify(error: unknown, signal: AbortSignal): UpstreamError {
     if (status === 429) return new UpstreamError('rate_limited', detail, status, { cause: error });
     if (status >= 500) return new UpstreamError('server', detail, status, { cause: error });
     if (status === 401 || status === 403 || status === 404) return new UpstreamError('misconfigured', detail, status, { cause: error });
-    return new UpstreamError('rejected', detail, status, { cause: error });
+    return new UpstreamError('rejected', detail, status, { cause: error, body: errorBody(error) });
   }
   if (error instanceof OpenAI.APIConnectionTimeoutError || hasCode(error, TIMEOUT_CODES)) {
     return new UpstreamError('timeout', 'upstream timed out', null, { cause: error });
@@ -264,6 +265,26 @@ export function classify(error: unknown, signal: AbortSignal): UpstreamError {
   }
   if (error instanceof SyntaxError || error instanceof SseFormatError) return new UpstreamError('invalid_response', 'upstream sent malformed JSON', null, { cause: error });
   return new UpstreamError('connection', `upstream connection failed: ${describe(error)}`, null, { cause: error });
+}
+
+const RELAYED_TEXT_LIMIT = 2_000;
+
+function shortText(value: unknown): string | null {
+  if (typeof value === 'string') return value.slice(0, RELAYED_TEXT_LIMIT);
+  if (typeof value === 'number') return String(value);
+  return null;
+}
+
+/** The upstream's own `error` object (OpenAI's shape, or a bare `{message}`), bounded. */
+function errorBody(error: InstanceType<typeof OpenAI.APIError>): UpstreamErrorBody {
+  const raw = error.error as Record<string, unknown> | undefined;
+  const inner = raw && typeof raw === 'object' && raw.error && typeof raw.error === 'object' ? (raw.error as Record<string, unknown>) : raw;
+  return {
+    message: shortText(inner?.message),
+    type: shortText(inner?.type),
+    code: shortText(inner?.code ?? error.code),
+    param: shortText(inner?.param ?? error.param),
+  };
 }
 
 function hasCode(error: unknown, codes: Set<string>): boolean {

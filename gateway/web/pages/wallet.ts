@@ -5,7 +5,8 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import { sha256Hex } from '../../accounts/keys.js';
 import { ApiError } from '../../http/errors.js';
-import { FUNDING_TOPUP, balanceMicros, creditWallet, heldMicros } from '../../ledger/ledger.js';
+import { FUNDING_TOPUP, balanceMicros, creditWallet, heldMicros, owedMicros } from '../../ledger/ledger.js';
+import { table } from '../../store/state.js';
 import { type AmountError, unitsToMicros } from '../../util/money.js';
 import { audit } from '../audit.js';
 import { spendChart } from '../chart.js';
@@ -110,9 +111,21 @@ ${fieldError(options.errors, 'nonce')}
 </section>`;
 }
 
+/** AI usage totals, the figures of GET /v1/balance: cached prompt tokens and reasoning tokens shown apart. */
+function aiUsageSection(ctx: WebContext, state: UserRequestState) {
+  const usage = table(ctx.deps.store.state, 'usage')[state.account.id];
+  if (!usage) return '';
+  const n = (value: number | undefined) => (value ?? 0).toLocaleString('en-IN');
+  return html`<section class="card" aria-labelledby="ai-usage-title" id="ai-usage">
+<h2 id="ai-usage-title">AI usage</h2>
+<p>${n(usage.requests)} requests: ${n(usage.prompt_tokens)} prompt tokens (${n(usage.cached_tokens)} cached), ${n(usage.completion_tokens)} completion tokens (${n(usage.reasoning_tokens)} reasoning), ${formatMoney(usage.cost_micros, ctx.currency)}.</p>
+</section>`;
+}
+
 function walletPage(ctx: WebContext, state: UserRequestState, page: number, topup: { errors?: FormErrors; amount?: string }) {
   const balance_micros = balanceMicros(ctx.deps.store.state, state.account.id);
   const held = heldMicros(ctx.deps.store.state, state.account.id);
+  const owed = owedMicros(ctx.deps.store.state, state.account.id);
   const today = ctx.now().toISOString().slice(0, 10);
   return html`<h1>Wallet</h1>
 <p class="lead">One wallet pays for AI requests and payments. Requests stop with 402 when it runs out.</p>
@@ -121,10 +134,12 @@ function walletPage(ctx: WebContext, state: UserRequestState, page: number, topu
 <h2 id="balance-title">Balance</h2>
 <p class="stat" id="balance" data-balance-micros="${balance_micros}">${formatMoney(balance_micros, ctx.currency)}</p>
 ${held > 0 ? html`<p class="small muted">${formatMoney(held, ctx.currency)} more is reserved for requests in progress.</p>` : ''}
+${owed > 0 ? html`<p class="small" id="owed">${formatMoney(owed, ctx.currency)} is owed for AI usage beyond the wallet; the next top-up pays it first.</p>` : ''}
 <p class="small muted">Same as <code>GET /v1/balance</code> and <code>GET /api/wallet/balance</code> with one of your keys.</p>
 </section>
 ${topUpSection(ctx, state, topup)}
 </div>
+${aiUsageSection(ctx, state)}
 <section class="card" aria-labelledby="spend-title">
 <h2 id="spend-title">AI spend, last ${CHART_DAYS} days</h2>
 ${spendChart(ctx.index.dailySpend(state.account.id, today, CHART_DAYS), ctx.currency)}

@@ -192,10 +192,26 @@ export function registerRealWorkTests(t: RealWorkContext): void {
     await vscode.window.showTextDocument(editor.document, { preserveFocus: false });
     // Typed as from the keyboard (the `type` command is what a key press runs): VS Code asks for a completion.
     await vscode.commands.executeCommand('type', { text: ' ' });
-    await t.until('a completion shown', () => (api.inlineStats().shown > shownBefore ? true : undefined));
+    // Waits on the state, not on one event: when the workbench had not given the editor the focus
+    // as the key was typed, ask again as Alt+\ does (the provider answers a repeat from its cache).
+    await t.until('a completion shown', async () => {
+      if (api.inlineStats().shown > shownBefore) return true;
+      await vscode.commands.executeCommand('workbench.action.focusActiveEditorGroup');
+      await vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+      return undefined;
+    });
+    // The gateway serves /v1/completions (its probe, an empty body, is a 400 there), so the extension
+    // sends a native completion: the code before the cursor as `prompt`, the code after it as `suffix`.
+    assert.equal(api.inlineStats().client, 'completions', 'the gateway serves /v1/completions: the native client, prompt + suffix');
+    // The scripted target speaks chat only: the gateway turns prompt + suffix into one fill-in-the-middle message.
+    const received = t.upstream().received.at(-1);
+    assert.ok(received, 'the completion reached the upstream');
+    assert.equal(received.url, '/v1/chat/completions', 'as a chat request');
+    const upstreamBody = received.body as { messages: Array<{ role: string; content: string }>; stream?: boolean };
+    assert.match(upstreamBody.messages.find((m) => m.role === 'system')?.content ?? '', /fill-in-the-middle/);
     const sent = lastUserMessage(t.upstream());
-    assert.ok(sent.includes('  return <CURSOR>\n}'), `the FIM prompt marks the cursor: ${sent}`);
-    assert.equal(api.inlineStats().client, 'chat-fim', "today's gateway has no /v1/completions: chat with a FIM prompt");
+    assert.equal(sent, '<|fim_prefix|>export function add(a: number, b: number): number {\n  return <|fim_suffix|>\n}\n<|fim_middle|>', `the prompt and suffix around the cursor: ${sent}`);
+    assert.ok(!upstreamBody.stream, 'a native completion is one JSON answer');
     await t.until('the session spend counts the completion', () => (api.spend().session > spentBefore ? true : undefined));
     // Tab runs editor.action.inlineSuggest.commit while the ghost text is visible.
     await t.until('the ghost text accepted', async () => {

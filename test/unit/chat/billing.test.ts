@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadState, Store } from '../../../gateway/store/store.js';
-import { FUNDING_TOPUP, availableMicros, balanceMicros, creditWallet, debitWallet, heldMicros, InsufficientBalanceError, openHold } from '../../../gateway/ledger/ledger.js';
+import { FUNDING_TOPUP, owedMicros, availableMicros, balanceMicros, creditWallet, debitWallet, heldMicros, InsufficientBalanceError, openHold } from '../../../gateway/ledger/ledger.js';
 import { verifyDataDir } from '../../../gateway/store/verify.js';
 import { scanHistory } from '../../../gateway/store/history.js';
 import { table } from '../../../gateway/store/state.js';
@@ -38,7 +38,7 @@ test('the worst case is reserved at once (visible to the next request) and settl
   // 1000 * 100 + 500 * 400 = 300,000 units per million tokens → 0.3 units
   assert.equal(s.cost_micros, 300_000);
   assert.equal(s.balance_micros, 700_000);
-  assert.equal(s.uncovered_micros, 0);
+  assert.equal(s.receivable_micros, 0);
   assert.equal(store.state.seq, seq_before + 1, 'one durable commit per request');
   assert.equal(availableMicros(store.state, 'acc'), 700_000, 'the rest of the reservation is released');
   assert.equal(heldMicros(store.state, 'acc'), 0);
@@ -58,15 +58,24 @@ test('the worst case is reserved at once (visible to the next request) and settl
   assert.equal(records[0]!.request_id, 'req_1');
 });
 
-test('an upstream that counts more than the hold is charged beyond it only as far as the wallet goes', async () => {
+test('an upstream that counts more than the hold is billed in full: the wallet pays what it has, the rest is owed and paid from the next credit', async () => {
   const { store, data_dir } = await funded(500);
   const r = reserve(store, { account_id: 'acc', key_id: 'key', tier: standard, request_id: 'req_1', worst_case_micros: 400, free_tokens: 0 });
   const s = await settle(store, r, usage(10, 0), Date.now()); // 10 * 100 = 1,000 micro-units
-  assert.equal(s.cost_micros, 500, 'the 400 held plus the 100 left in the wallet');
-  assert.equal(s.uncovered_micros, 500);
-  assert.equal(balanceMicros(store.state, 'acc'), 0);
+  assert.equal(s.cost_micros, 1_000, 'the cost is tokens × price, whatever was held');
+  assert.equal(s.receivable_micros, 500, 'the 400 held and the 100 left in the wallet are paid; 500 is owed');
+  assert.equal(balanceMicros(store.state, 'acc'), 0, 'never below zero');
+  assert.equal(owedMicros(store.state, 'acc'), 500);
+  assert.equal(store.state.balances['revenue:ai'], 1_000);
+  await store.transact((tx) => creditWallet(tx, { account_id: 'acc', amount_micros: 2_000, from: FUNDING_TOPUP, memo: 'top-up' }));
+  assert.equal(owedMicros(store.state, 'acc'), 0, 'the next credit pays the debt first');
+  assert.equal(balanceMicros(store.state, 'acc'), 1_500);
   await store.close();
   assert.equal((await verifyDataDir(data_dir)).ok, true);
+  const records = [];
+  for await (const item of scanHistory(data_dir)) if ('record' in item && item.record.type === 'usage') records.push(item.record);
+  assert.equal(records[0]!.cost_micros, 1_000);
+  assert.equal(records[0]!.receivable_micros, 500);
 });
 
 test('a zero-cost settlement releases the reservation in full and posts nothing', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { chatRequestSchema, paramOf } from '../../../gateway/chat/schema.js';
-import { countPromptTokens, countTextTokens } from '../../../gateway/llm/tokens.js';
+import { countPromptTokens, countTextTokens, toolCallText } from '../../../gateway/llm/tokens.js';
 
 test('text tokens are counted with the real cl100k tokenizer', () => {
   assert.equal(countTextTokens(''), 0);
@@ -32,6 +32,10 @@ test('prompt tokens follow OpenAI chat framing: 3 per message, 1 for the role, 3
   assert.equal(parts, 3 + 3 + 1 + countTextTokens('hello') + countTextTokens(' world'));
   const image = countPromptTokens([{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }]);
   assert.ok(image > 700, 'an image is estimated at a high-detail image, not at its URL length');
+  const low = countPromptTokens([{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'low' } }] }]);
+  assert.equal(image - low, 765 - 85, 'a low-detail image is counted at 85 tokens, as OpenAI does');
+  const calls = [{ id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Pune"}' } }];
+  assert.equal(toolCallText(calls), 'get_weather{"city":"Pune"}', 'a tool call costs its name and arguments, not the JSON framing around them');
   const tools = countPromptTokens([{ role: 'user', content: 'hello world' }], [{ type: 'function', function: { name: 'get_weather', parameters: {} } }]);
   assert.ok(tools > one);
 });
@@ -75,9 +79,10 @@ test('the request schema names the offending field the way OpenAI does', () => {
   assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], temperature: 2.5 }).param, 'temperature');
   assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }).param, 'max_tokens');
   assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 1.5 }).param, 'max_tokens');
-  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], n: 2 }).param, 'n');
+  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], n: 9 }).param, 'n');
   assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], stop: ['a', 'b', 'c', 'd', 'e'] }).param, 'stop');
   assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: 'yes' }).param, 'stream');
-  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x', extra: 1 }] }).param, 'messages[0]');
+  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'robot', content: 'x' }] }).param, 'messages[1].role');
+  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: [{ type: 'text' }] }] }).param, 'messages[0].content');
   assert.equal(issue('just text').param, null);
 });

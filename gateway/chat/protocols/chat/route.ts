@@ -2,9 +2,9 @@
 // fields the gateway decides), and the answer is the upstream's with our id, model, usage
 // and x_aihub. The finishing chunk of a stream is held back until the bill is settled.
 import { ApiError } from '../../../http/errors.js';
-import type { UpstreamChunk, UpstreamCompletion } from '../../../llm/types.js';
+import type { UpstreamChunk, UpstreamCompletion, UpstreamUsage } from '../../../llm/types.js';
 import { chatRequestSchema, GATEWAY_FIELDS, paramOf, type ChatRequest } from '../../schema.js';
-import type { AnswerMeta, ChatCall, Protocol, SseOut, StreamPresenter, Usage, XAihub } from '../types.js';
+import { usageBody, type AnswerMeta, type ChatCall, type Protocol, type SseOut, type StreamPresenter, type Usage, type XAihub } from '../types.js';
 
 export const chatProtocol: Protocol = {
   name: 'chat',
@@ -17,6 +17,7 @@ export const chatProtocol: Protocol = {
       messages: body.messages,
       params: upstreamParams(body),
       stream: body.stream === true,
+      choices: body.n ?? 1,
       requested_max: body.max_completion_tokens ?? body.max_tokens ?? null,
       cap_field: body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens',
       original: raw as Record<string, unknown>,
@@ -37,7 +38,7 @@ function chatJson(completion: UpstreamCompletion, usage: Usage, meta: AnswerMeta
     model: meta.model,
     ...rest,
     choices: completion.choices.map((choice, index) => ({ ...choice, index: choice.index ?? index, logprobs: choice.logprobs ?? null })),
-    usage: { ...(upstream_usage ?? {}), ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    usage: usageBody(usage.estimated ? null : upstream_usage, usage),
   };
 }
 
@@ -73,18 +74,18 @@ class ChatStream implements StreamPresenter {
     return out;
   }
 
-  finish(usage: Usage, _upstream: unknown, x_aihub: XAihub): SseOut[] {
+  finish(usage: Usage, upstream: UpstreamUsage | null, x_aihub: XAihub): SseOut[] {
     const { id, meta } = this;
     const finish = this.held_back ?? { id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], ...(this.include_usage ? { usage: null } : {}) };
     if (!this.include_usage) return [{ data: { ...finish, x_aihub } }];
     return [
       { data: finish },
-      { data: { id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens }, x_aihub } },
+      { data: { id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, choices: [], usage: usageBody(upstream, usage), x_aihub } },
     ];
   }
 
   fail(error: ApiError, x_aihub: XAihub): SseOut[] {
-    return [{ data: { error: { message: error.message, type: error.type ?? 'api_error', param: null, code: error.code }, x_aihub } }];
+    return [{ data: { error: { message: error.message, type: error.type ?? 'api_error', param: error.param, code: error.code }, x_aihub } }];
   }
 }
 

@@ -51,6 +51,7 @@ export const completionsProtocol: Protocol = {
       messages,
       params,
       stream: body.stream === true,
+      choices: 1,
       requested_max: body.max_tokens ?? null,
       cap_field: 'max_tokens',
       original: raw as Record<string, unknown>,
@@ -77,7 +78,7 @@ function completionJson(completion: UpstreamCompletion, usage: Usage, meta: Answ
     created: meta.created,
     model: meta.model,
     choices: [{ text: choice.message.content ?? '', index: 0, logprobs: null, finish_reason: choice.finish_reason === 'length' ? 'length' : 'stop' }],
-    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.prompt_tokens + usage.completion_tokens },
   };
 }
 
@@ -107,7 +108,7 @@ class CompletionsStream implements StreamPresenter {
   }
 
   finish(usage: Usage, _upstream: unknown, x_aihub: XAihub): SseOut[] {
-    const total = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+    const total = { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.prompt_tokens + usage.completion_tokens };
     if (!this.include_usage) return [this.chunkOf('', this.finish_reason, { x_aihub })];
     return [this.chunkOf('', this.finish_reason), { data: { id: `cmpl-${this.meta.request_id}`, object: 'text_completion', created: this.meta.created, model: this.meta.model, choices: [], usage: total, x_aihub } }];
   }

@@ -23,6 +23,7 @@ export const messagesProtocol: Protocol = {
       messages: toMessages(body),
       params: toParams(body),
       stream: body.stream === true,
+      choices: 1,
       requested_max: body.max_tokens,
       cap_field: 'max_tokens',
       original: raw as Record<string, unknown>,

@@ -25,6 +25,7 @@ export const responsesProtocol: Protocol = {
       messages: toMessages(body),
       params: toParams(body),
       stream: body.stream === true,
+      choices: 1,
       requested_max: body.max_output_tokens ?? null,
       cap_field: 'max_output_tokens',
       original: raw as Record<string, unknown>,
