@@ -93,6 +93,9 @@ export function generateCode(services: Services, proposals: ProposalManager) {
             services.learnBalance(result.meta.balance, result.meta.currency);
             services.spend.record(result.meta.cost, result.meta.currency);
           }
+          // A stream stopped mid-way resolves with what arrived (the chat keeps it); a cancelled
+          // Generate proposes nothing, whichever way the stream ended.
+          if (token.isCancellationRequested) return { reply: '', meta: result.meta, cancelled: true };
           return { reply: result.text, meta: result.meta, cancelled: false };
         } catch (error) {
           services.balanceMayHaveChanged();
