@@ -34,7 +34,7 @@ import { isTierId, targetPrice, TIER_IDS, type ChatConfig, type TierConfig } fro
 import { ChatMetrics } from './metrics.js';
 import { costMicros } from './pricing.js';
 import { SseWriter } from './sse.js';
-import type { AnswerMeta, ChatCall, Protocol, ProtocolName, SseOut, Usage, XAihub } from './protocols/types.js';
+import { PROTOCOL_NAMES, type AnswerMeta, type ChatCall, type Protocol, type ProtocolName, type SseOut, type Usage, type XAihub } from './protocols/types.js';
 import { embeddingsJson, parseEmbeddings } from './protocols/embeddings/route.js';
 import { NATIVE_CAP_FIELD, NativeStream, nativeJson, nativeUsage } from './native.js';
 import { chatProtocol } from './protocols/chat/route.js';
@@ -607,6 +607,13 @@ export class ChatService {
         cached_tokens: usage.cached_tokens ?? 0,
         reasoning_tokens: usage.reasoning_tokens ?? 0,
         cost: microsToUnits(usage.cost_micros),
+        // Per wire protocol, every protocol named (zeros for those not used yet).
+        by_protocol: Object.fromEntries(
+          PROTOCOL_NAMES.map((name) => {
+            const p = usage.by_protocol?.[name];
+            return [name, { requests: p?.requests ?? 0, prompt_tokens: p?.prompt_tokens ?? 0, completion_tokens: p?.completion_tokens ?? 0, cached_tokens: p?.cached_tokens ?? 0, reasoning_tokens: p?.reasoning_tokens ?? 0, cost: microsToUnits(p?.cost_micros ?? 0) }];
+          }),
+        ),
       },
       ...(free.daily_token_allowance !== null
         ? {

@@ -34,8 +34,9 @@ import { transactionsQuery } from './txn-filter.js';
 const api = { auth: 'api_key' } as const;
 const admin = { tag: 'admin', auth: 'admin' } as const;
 const REPORTS_QUERY = reportsQuery.extend({
-  status: z.string().max(16).optional().describe('transactions: pending|success|failed; commissions: success; api-logs: an HTTP status (404) or a class (4xx)'),
+  status: z.string().max(16).optional().describe('transactions: pending|success|failed; commissions: success; api-logs: an HTTP status (404) or a class (4xx); ai-usage: ok|client_closed|upstream_error|stream_error'),
   method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).optional().describe('api-logs only'),
+  protocol: z.enum(['chat', 'responses', 'messages', 'embeddings', 'completions']).optional().describe('ai-usage only: the wire protocol of the request'),
 });
 const PAYMENT = {
   402: 'insufficient_balance: the wallet cannot cover amount and charges; nothing is held',
@@ -71,7 +72,7 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
     { ...api, tag: 'bills', method: 'post', path: '/api/bills/fetch', summary: 'Fetch the bill due for a consumer number', body: fetchBody, success: { status: 200, description: '{bill_id, customer_name, amount, due_date, ...}' }, errors: { 403: 'service_inactive', 404: 'bill_not_found', 503: 'no provider could fetch it (Retry-After)' } },
     { ...api, tag: 'bills', method: 'post', path: '/api/bills/pay', summary: 'Pay a bill (by bill_id: the exact amount, once)', body: payBody, success: { status: 200, description: '{status, message, txn_id, data: {txn_id, status, receipt_url, amount, charges, commission, balance}}' }, errors: { ...PAYMENT, 404: 'bill_not_found', 409: 'bill_already_paid, idempotency_conflict, duplicate_transaction', 422: 'amount_mismatch, bill_expired' } },
     { tag: 'bills', auth: 'none', method: 'get', path: '/api/bills/receipt/:txn_id', summary: 'The receipt as HTML or (format=pdf) PDF; with the API key, or with the token of receipt_url', query: receiptQuery, success: { status: 200, description: 'text/html, or application/pdf', content_type: 'text/html' }, errors: { 401: 'neither a key nor a token', 404: 'receipt_not_found' } },
-    { ...api, tag: 'reports', method: 'get', path: '/api/reports/:report', summary: 'transactions | commissions | wallet | api-logs of the account, paginated, with totals; format=csv gives the same rows as CSV', query: REPORTS_QUERY, success: { status: 200, description: '{status: true, data: {report, total, page, limit, totals, columns, rows}}, or text/csv' } },
+    { ...api, tag: 'reports', method: 'get', path: '/api/reports/:report', summary: 'transactions | commissions | wallet | api-logs | ai-usage (AI requests of every protocol: tokens, cached and reasoning tokens, cost, owed) of the account, paginated, with totals; format=csv gives the same rows as CSV', query: REPORTS_QUERY, success: { status: 200, description: '{status: true, data: {report, total, page, limit, totals, columns, rows}}, or text/csv' } },
     { ...admin, method: 'get', path: '/admin/reports/:report', summary: 'A report across accounts (or one, with account_id); rows name their account', query: REPORTS_QUERY, success: { status: 200, description: '{object: "report", total, page, limit, totals, columns, rows}, or text/csv' } },
     { ...admin, method: 'get', path: '/admin/kyc', summary: 'eKYC submissions', query: kycListQuery, success: { status: 200, description: '{object: "list", total, data}' } },
     { ...admin, method: 'post', path: '/admin/kyc/:accountId/approve', summary: 'Approve an eKYC submission', body: approveBody, success: { status: 200, description: 'the submission' }, errors: { 404: 'no submission', 409: 'not under review' } },

@@ -8,7 +8,7 @@ import { authorize } from './auth.js';
 import type { PaymentsContext } from './context.js';
 import { reportsQuery } from './schemas.js';
 import { MOBILE_PATTERN, normalizeMobile } from './validators.js';
-import { REPORTS, reportApiLogs, reportCommissions, reportTransactions, reportWallet, toCsv, type ReportName, type ReportResult, type Scope } from './reports.js';
+import { REPORTS, reportAiUsage, reportApiLogs, reportCommissions, reportTransactions, reportWallet, toCsv, type ReportName, type ReportResult, type Scope } from './reports.js';
 
 const JSON_MAX_LIMIT = 500;
 
@@ -25,7 +25,11 @@ const STATUS_BY_REPORT: Record<ReportName, z.ZodType<string | undefined>> = {
   commissions: z.enum(['success']).optional(),
   wallet: z.never({ error: 'does not apply to the wallet report' }).optional(),
   'api-logs': z.string().regex(/^([1-5]\d\d|[1-5]xx)$/, 'must be an HTTP status (404) or a class (2xx, 4xx, 5xx)').optional(),
+  'ai-usage': z.enum(['ok', 'client_closed', 'upstream_error', 'stream_error']).optional(),
 };
+
+/** The wire protocols of /v1 (the chat room's names; payments does not import chat). */
+const AI_PROTOCOLS = ['chat', 'responses', 'messages', 'embeddings', 'completions'] as const;
 
 /** Reports running per account (`admin` for administrators' reports), by context. */
 const running_reports = new WeakMap<PaymentsContext, Map<string, number>>();
@@ -58,9 +62,10 @@ export async function withReportSlot<T>(ctx: PaymentsContext, who: string, fn: (
 }
 
 async function computeReport(ctx: PaymentsContext, report: ReportName, raw: Record<string, unknown>, scope: Scope): Promise<{ result: ReportResult; format: 'json' | 'csv' }> {
-  const query = parseWith(reportsQuery.extend({ status: STATUS_BY_REPORT[report], method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).optional() }), raw);
+  const query = parseWith(reportsQuery.extend({ status: STATUS_BY_REPORT[report], method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).optional(), protocol: z.enum(AI_PROTOCOLS).optional() }), raw);
   if (query.from !== undefined && query.to !== undefined && query.from > query.to) throw badRequest('from: must not be after to', 'from');
   if (query.method && report !== 'api-logs') throw badRequest('method: applies to the api-logs report only', 'method');
+  if (query.protocol && report !== 'ai-usage') throw badRequest('protocol: applies to the ai-usage report only', 'protocol');
   const csv = query.format === 'csv';
   const max = csv ? ctx.settings.reports.csv_max_rows : JSON_MAX_LIMIT;
   if (query.limit !== undefined && query.limit > max) throw badRequest(`limit: must be at most ${max}${csv ? '' : ' (a CSV download takes more)'}`, 'limit');
@@ -87,6 +92,11 @@ async function computeReport(ctx: PaymentsContext, report: ReportName, raw: Reco
     case 'api-logs':
       if (number !== undefined) throw badRequest('number: does not apply to the api-logs report', 'number');
       result = await reportApiLogs(store, { ...filter, status: query.status, method: query.method }, paging, scope);
+      break;
+    case 'ai-usage':
+      if (number !== undefined || query.service !== undefined || query.txn_id !== undefined) throw badRequest('number, service and txn_id: do not apply to the ai-usage report', number !== undefined ? 'number' : query.service !== undefined ? 'service' : 'txn_id');
+      if (scope.account_id === null) throw badRequest('account_id: the ai-usage report is kept per account; name one', 'account_id');
+      result = await reportAiUsage(store, { from: query.from, to: query.to, protocol: query.protocol, status: query.status }, paging, scope);
       break;
   }
   return { result, format: query.format };

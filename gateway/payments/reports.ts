@@ -10,7 +10,7 @@ import { microsToUnits } from '../util/money.js';
 import { selectTransactions, type TransactionFilter } from './txn-filter.js';
 import type { PaymentTxn } from './tables.js';
 
-export const REPORTS = ['transactions', 'commissions', 'wallet', 'api-logs'] as const;
+export const REPORTS = ['transactions', 'commissions', 'wallet', 'api-logs', 'ai-usage'] as const;
 export type ReportName = (typeof REPORTS)[number];
 
 export type Cell = string | number | boolean | null;
@@ -298,6 +298,91 @@ export async function reportApiLogs(store: Store, filter: ApiLogFilter, paging: 
     page: paging.page,
     limit: paging.limit,
     totals: { count: result.total, errors: result.errors, mean_latency_ms: result.total ? Math.round((result.latency_total_ms / result.total) * 1000) / 1000 : null },
+    rows,
+  };
+}
+
+export interface AiUsageFilter {
+  from?: number | undefined;
+  to?: number | undefined;
+  /** The wire protocol: chat, responses, messages, embeddings, completions. */
+  protocol?: string | undefined;
+  /** The usage record's status: ok, client_closed, upstream_error, stream_error. */
+  status?: string | undefined;
+}
+
+const AI_USAGE_COLUMNS = [
+  'request_id',
+  'ts',
+  'key_id',
+  'model',
+  'tier',
+  'protocol',
+  'target',
+  'status',
+  'stream',
+  'usage',
+  'prompt_tokens',
+  'cached_tokens',
+  'completion_tokens',
+  'reasoning_tokens',
+  'cost',
+  'owed',
+  'latency_ms',
+];
+
+const count = (value: unknown): number => (typeof value === 'number' && Number.isSafeInteger(value) ? value : 0);
+
+/**
+ * One account's AI requests, one row per usage record (every protocol): tokens with their
+ * cached and reasoning parts, whether the upstream reported them or the gateway estimated
+ * them, the cost and the part of it owed (beyond the wallet). Totals of count, cost and
+ * tokens come from the index; a protocol or status filter reads each record in range.
+ */
+export async function reportAiUsage(store: Store, filter: AiUsageFilter, paging: Paging, scope: Scope): Promise<ReportResult> {
+  await store.readDurable();
+  const account_id = scope.account_id;
+  const wanted = filter.protocol !== undefined || filter.status !== undefined;
+  const result =
+    account_id === null
+      ? { total: 0, cost_micros: 0, tokens: 0, rows: [] }
+      : store.reads.usage(
+          {
+            account_id,
+            from_ms: filter.from,
+            to_ms: filter.to,
+            match: wanted ? (record) => (filter.protocol === undefined || (record.protocol ?? 'chat') === filter.protocol) && (filter.status === undefined || record.status === filter.status) : undefined,
+          },
+          { offset: (paging.page - 1) * paging.limit, limit: paging.limit },
+          paging.order,
+        );
+  const rows: Row[] = result.rows.map((record) => ({
+    ...(showAccount(scope) ? { account_id: text(record.account_id) } : {}),
+    request_id: text(record.request_id),
+    ts: record.ts,
+    key_id: text(record.key_id),
+    model: text(record.model),
+    tier: text(record.tier),
+    protocol: text(record.protocol) ?? 'chat',
+    target: text(record.target),
+    status: text(record.status),
+    stream: record.stream === true,
+    usage: record.usage_estimated === true ? 'estimated' : 'reported',
+    prompt_tokens: count(record.prompt_tokens),
+    cached_tokens: count(record.cached_tokens),
+    completion_tokens: count(record.completion_tokens),
+    reasoning_tokens: count(record.reasoning_tokens),
+    cost: microsToUnits(count(record.cost_micros)),
+    owed: microsToUnits(count(record.receivable_micros)),
+    latency_ms: typeof record.latency_ms === 'number' ? record.latency_ms : null,
+  }));
+  return {
+    report: 'ai-usage',
+    columns: [...(showAccount(scope) ? ['account_id'] : []), ...AI_USAGE_COLUMNS],
+    total: result.total,
+    page: paging.page,
+    limit: paging.limit,
+    totals: { count: result.total, cost: microsToUnits(result.cost_micros), tokens: result.tokens },
     rows,
   };
 }

@@ -72,6 +72,22 @@ export interface LogResult {
   rows: HistoryRecord[];
 }
 
+export interface UsageSelect {
+  account_id: string;
+  from_ms?: number | undefined;
+  to_ms?: number | undefined;
+  /** A further test on the usage record (protocol, status...): every record in range is then read. */
+  match?: ((record: HistoryRecord) => boolean) | undefined;
+}
+
+export interface UsageResult {
+  total: number;
+  /** Over every matching record, from the index entries. */
+  cost_micros: number;
+  tokens: number;
+  rows: HistoryRecord[];
+}
+
 export interface AuditSelect {
   account_id: string | null;
   action?: string | undefined;
@@ -86,6 +102,8 @@ export interface StoreReads {
   wallet(select: WalletSelect, page: Page | null, order: 'asc' | 'desc'): WalletResult;
   /** API log records, by `order` of time; `page` null: all in range. */
   apiLogs(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): LogResult;
+  /** One account's chat usage records (every protocol), by `order` of time; `page` null: all in range. */
+  usage(select: UsageSelect, page: Page | null, order: 'asc' | 'desc'): UsageResult;
   /** Audit records, newest first. */
   audit(select: AuditSelect, page: Page): { total: number; rows: HistoryRecord[] };
   /** Chat spend per tier for each UTC day from `first_day_ms`, `days` of them. */
@@ -274,6 +292,30 @@ export class JsonFileReads implements StoreReads {
     if (order === 'desc') matched.reverse();
     const chosen = page === null ? matched : matched.slice(page.offset, page.offset + page.limit);
     result.rows = chosen.map(({ entry, record }) => record ?? this.logOf(entry));
+    return result;
+  }
+
+  usage(select: UsageSelect, page: Page | null, order: 'asc' | 'desc'): UsageResult {
+    const list = this.archive.existing('use', select.account_id);
+    const result: UsageResult = { total: 0, cost_micros: 0, tokens: 0, rows: [] };
+    if (!list) return result;
+    const [start, end] = range(list, select.from_ms, select.to_ms);
+    const matched: Array<{ entry: Entry; record?: HistoryRecord }> = [];
+    list.walk(start, end, (entry) => {
+      let record: HistoryRecord | undefined;
+      if (select.match) {
+        record = this.archive.historyOf(entry);
+        if (!select.match(record)) return true;
+      }
+      matched.push(record ? { entry, record } : { entry });
+      result.cost_micros += entry.aux;
+      result.tokens += entry.aux2;
+      return true;
+    });
+    result.total = matched.length;
+    if (order === 'desc') matched.reverse();
+    const chosen = page === null ? matched : matched.slice(page.offset, page.offset + page.limit);
+    result.rows = chosen.map(({ entry, record }) => record ?? this.archive.historyOf(entry));
     return result;
   }
 

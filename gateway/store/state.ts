@@ -59,6 +59,17 @@ export interface UsageTotals {
   cached_tokens?: number;
   /** Of completion_tokens, spent on reasoning. */
   reasoning_tokens?: number;
+  /** The same figures per wire protocol (chat, responses, messages, embeddings, completions); absent before it was counted. */
+  by_protocol?: Record<string, ProtocolUsage>;
+}
+
+export interface ProtocolUsage {
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  reasoning_tokens: number;
+  cost_micros: number;
 }
 
 /**
@@ -235,6 +246,20 @@ function applyHistory(state: State, record: HistoryRecord): () => void {
   const reasoning_tokens = (base.reasoning_tokens ?? 0) + numberField(record, 'reasoning_tokens');
   if (cached_tokens) usage[record.account_id]!.cached_tokens = cached_tokens;
   if (reasoning_tokens) usage[record.account_id]!.reasoning_tokens = reasoning_tokens;
+  // Per protocol: a new object each time (the undo keeps `previous` as it was). The name is
+  // the gateway's own (a usage record is written by the chat room), checked all the same.
+  const protocol = typeof record.protocol === 'string' && /^[a-z_]{1,20}$/.test(record.protocol) ? record.protocol : 'chat';
+  const by_protocol: Record<string, ProtocolUsage> = Object.assign(Object.create(null) as Record<string, ProtocolUsage>, base.by_protocol);
+  const was = rowOf(by_protocol, protocol) ?? { requests: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_micros: 0 };
+  by_protocol[protocol] = {
+    requests: was.requests + 1,
+    prompt_tokens: was.prompt_tokens + numberField(record, 'prompt_tokens'),
+    completion_tokens: was.completion_tokens + numberField(record, 'completion_tokens'),
+    cached_tokens: was.cached_tokens + numberField(record, 'cached_tokens'),
+    reasoning_tokens: was.reasoning_tokens + numberField(record, 'reasoning_tokens'),
+    cost_micros: was.cost_micros + numberField(record, 'cost_micros'),
+  };
+  usage[record.account_id]!.by_protocol = by_protocol;
   const account_id = record.account_id;
   return () => {
     if (previous) usage[account_id] = previous;

@@ -4,13 +4,11 @@
 // upstream that asks for a tool call, so that tool calling is exercised end to end.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, jsonSchema, streamText, tool } from 'ai';
 import { ChatOpenAI } from '@langchain/openai';
 import { ScriptedUpstream } from '../support/scripted-upstream.js';
-import { createFundedAccount, startGateway, tempDir, type Gateway } from './helpers.js';
+import { createFundedAccount, startGatewayWithChat, type Gateway } from './helpers.js';
 
 let gateway: Gateway;
 let upstream: ScriptedUpstream;
@@ -19,19 +17,10 @@ const TOOLS_MODEL = 'service-ai-max';
 
 before(async () => {
   upstream = await ScriptedUpstream.start();
-  const dir = tempDir('aihub-ai-clients-');
-  const config = join(dir, 'config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      chat: {
-        rate_limit: { requests_per_minute: 6000 },
-        engines: { scripted: { type: 'openai-compatible', base_url: upstream.base_url, api_key_env: 'SCRIPTED_KEY', model: 'scripted-model' } },
-        models: { [TOOLS_MODEL]: { targets: ['scripted'] } },
-      },
-    }),
-  );
-  gateway = await startGateway({ args: ['--config', config], env: { SCRIPTED_KEY: 'sk-scripted' } });
+  gateway = await startGatewayWithChat({
+    engines: { scripted: { type: 'openai-compatible', base_url: upstream.base_url, api_key_env: 'SCRIPTED_KEY', model: 'scripted-model' } },
+    models: { [TOOLS_MODEL]: { targets: ['scripted'] } },
+  });
   ({ key } = await createFundedAccount(gateway, 5000));
 });
 after(async () => {

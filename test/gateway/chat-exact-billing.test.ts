@@ -114,7 +114,7 @@ test('an upstream overrun beyond the reservation is billed in full: the wallet p
   assert.equal(after_credit.balance, 9.99);
 });
 
-test('the wallet page shows cached and reasoning tokens and what is owed', async () => {
+test('the wallet page and the AI usage report show cached and reasoning tokens, the protocol and what is owed', async () => {
   const email = `owed-${Date.now()}@example.com`;
   const password = 'a long enough password';
   const registered = await request(`${gateway.url}/api/register`, { body: { email, password, name: 'Owed User' } });
@@ -142,4 +142,14 @@ test('the wallet page shows cached and reasoning tokens and what is owed', async
   assert.match(page, /1,234 cached/);
   assert.match(page, /42 reasoning/);
   assert.match(page, /id="owed"[^>]*>₹9\.89894 is owed/, "(98,766 × 100 + 1,234 × 10 + 50 × 400) / 1e6 = 9.90894, less the 0.01 the wallet had");
+  // Per protocol on the wallet page; per request, with cached, reasoning and owed, in the AI usage report and its CSV.
+  assert.match(page, /<table id="ai-usage-by-protocol">.*<td>chat<\/td><td class="num">1<\/td><td class="num">1,00,000 \(1,234\)<\/td><td class="num">50 \(42\)<\/td>/s);
+  const cookie = `${anon_cookie}; ${session_cookie}`;
+  const report = await (await fetch(`${gateway.url}/reports?report=ai-usage`, { headers: { cookie } })).text();
+  assert.match(report, /<td>chat<\/td>/);
+  assert.match(report, /<td class="num">100000 \(1234\)<\/td><td class="num">50 \(42\)<\/td><td class="num">₹9\.90894<\/td><td class="num">₹9\.89894<\/td>/);
+  const csv = (await (await fetch(`${gateway.url}/reports?report=ai-usage&format=csv`, { headers: { cookie } })).text()).trim().split('\r\n');
+  const header = csv[0]!.split(',');
+  const row = Object.fromEntries(csv[1]!.split(',').map((cell, i) => [header[i], cell]));
+  assert.deepEqual([row.protocol, row.prompt_tokens, row.cached_tokens, row.completion_tokens, row.reasoning_tokens, row.cost, row.owed], ['chat', '100000', '1234', '50', '42', '9.90894', '9.89894']);
 });

@@ -3,12 +3,10 @@
 // that answers with tool calls), billed on the same key and wallet as chat completions.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { ScriptedUpstream } from '../support/scripted-upstream.js';
-import { createFundedAccount, request, startGateway, tempDir, type Gateway } from './helpers.js';
+import { createFundedAccount, request, startGatewayWithChat, type Gateway } from './helpers.js';
 
 let gateway: Gateway;
 let upstream: ScriptedUpstream;
@@ -21,22 +19,13 @@ const NATIVE_MODEL = 'service-ai-standard-6';
 
 before(async () => {
   upstream = await ScriptedUpstream.start();
-  const dir = tempDir('aihub-chat-protocols-');
-  const config = join(dir, 'config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      chat: {
-        rate_limit: { requests_per_minute: 6000 },
-        engines: {
-          scripted: { type: 'openai-compatible', base_url: upstream.base_url, api_key_env: 'SCRIPTED_KEY', model: 'scripted-model' },
-          native: { type: 'openai-compatible', base_url: upstream.base_url, api_key_env: 'SCRIPTED_KEY', model: 'native-model', protocols: ['responses', 'messages'] },
-        },
-        models: { [TOOLS_MODEL]: { targets: ['scripted'] }, [NATIVE_MODEL]: { targets: ['native'] } },
-      },
-    }),
-  );
-  gateway = await startGateway({ args: ['--config', config], env: { SCRIPTED_KEY: 'sk-scripted' } });
+  gateway = await startGatewayWithChat({
+    engines: {
+      scripted: { type: 'openai-compatible', base_url: upstream.base_url, api_key_env: 'SCRIPTED_KEY', model: 'scripted-model' },
+      native: { type: 'openai-compatible', base_url: upstream.base_url, api_key_env: 'SCRIPTED_KEY', model: 'native-model', protocols: ['responses', 'messages'] },
+    },
+    models: { [TOOLS_MODEL]: { targets: ['scripted'] }, [NATIVE_MODEL]: { targets: ['native'] } },
+  });
   ({ key } = await createFundedAccount(gateway, 5000));
   openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: key, maxRetries: 0 });
   anthropic = new Anthropic({ baseURL: gateway.url, apiKey: key, maxRetries: 0 });

@@ -1,7 +1,7 @@
 // Starts the real gateway (dist/gateway.js, built by `npm run build`) as a child process on
 // port 0 with a temp data dir, and talks to it over loopback HTTP.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
@@ -30,6 +30,17 @@ export function filesUnder(dir: string): string[] {
 
 export function tempDir(prefix = 'aihub-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/**
+ * A gateway whose config file holds this `chat` section (engines, models, breaker...), at
+ * 6,000 requests a minute unless the section says otherwise; `SCRIPTED_KEY` is set for
+ * engines that name it as their `api_key_env`.
+ */
+export async function startGatewayWithChat(chat: Record<string, unknown>, options: StartOptions = {}): Promise<Gateway> {
+  const config = join(tempDir('aihub-chat-config-'), 'config.json');
+  writeFileSync(config, JSON.stringify({ chat: { rate_limit: { requests_per_minute: 6000 }, ...chat } }));
+  return startGateway({ ...options, args: ['--config', config, ...(options.args ?? [])], env: { SCRIPTED_KEY: 'sk-scripted', ...options.env } });
 }
 
 export interface StartOptions {

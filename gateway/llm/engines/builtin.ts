@@ -39,6 +39,7 @@ export class BuiltinEngine implements Engine {
         index,
         message: plan.tool_calls ? { role: 'assistant', content: null, tool_calls: plan.tool_calls } : { role: 'assistant', content: plan.pieces.join('') },
         finish_reason: plan.finish_reason,
+        ...(plan.stop_reason !== null ? { stop_reason: plan.stop_reason } : {}),
         logprobs: plan.logprobs ? { content: plan.logprobs, refusal: null } : null,
       })),
       usage: usageOf(request, plans),
@@ -62,7 +63,7 @@ export class BuiltinEngine implements Engine {
           yield { choices: [{ index, delta: { content: piece }, finish_reason: null, ...(logprobs ? { logprobs } : {}) }] };
         }
       }
-      yield { choices: [{ index, delta: {}, finish_reason: plan.finish_reason }] };
+      yield { choices: [{ index, delta: {}, finish_reason: plan.finish_reason, ...(plan.stop_reason !== null ? { stop_reason: plan.stop_reason } : {}) }] };
     }
     yield { choices: [], usage: usageOf(request, plans) };
   }
@@ -92,6 +93,8 @@ interface Plan {
   pieces: string[];
   completion_tokens: number;
   finish_reason: 'stop' | 'length' | 'tool_calls';
+  /** The stop sequence the text was cut at (vLLM's `stop_reason` of a choice), else null. */
+  stop_reason: string | null;
   tool_calls: ToolCall[] | null;
   logprobs: TokenLogprob[] | null;
 }
@@ -113,7 +116,7 @@ function planChoice(request: EngineRequest, seed: string, index: number, n: numb
   if (tool_calls.length) {
     const cut = cutTokens(tool_calls[0]!.function.arguments, request.max_output_tokens);
     tool_calls[0]!.function.arguments = cut.pieces.join('');
-    return { pieces: cut.pieces, completion_tokens: cut.completion_tokens, finish_reason: cut.truncated ? 'length' : 'tool_calls', tool_calls, logprobs: null };
+    return { pieces: cut.pieces, completion_tokens: cut.completion_tokens, finish_reason: cut.truncated ? 'length' : 'tool_calls', stop_reason: null, tool_calls, logprobs: null };
   }
   let text = plannedJson(params, messages, seed, ENGINE_NAME);
   if (text === null) {
@@ -121,17 +124,25 @@ function planChoice(request: EngineRequest, seed: string, index: number, n: numb
     text = results.length ? toolResultsAnswer(results, NOTE) : answer(messages);
     if (n > 1) text += `\n\n(Choice ${index + 1} of ${n}.)`;
   }
+  // The text ends before the first stop sequence it contains (the earliest match wins).
   const stops = params.stop;
+  let stop_reason: string | null = null;
+  let stop_at = text.length;
   for (const stop of typeof stops === 'string' ? [stops] : Array.isArray(stops) ? (stops as string[]) : []) {
-    const at = stop ? text.indexOf(stop) : -1;
-    if (at >= 0) text = text.slice(0, at);
+    const at = typeof stop === 'string' && stop ? text.indexOf(stop) : -1;
+    if (at >= 0 && at < stop_at) {
+      stop_at = at;
+      stop_reason = stop;
+    }
   }
+  text = text.slice(0, stop_at);
   const cut = cutTokens(text, request.max_output_tokens);
   const top = params.logprobs === true ? Math.min(Math.max(0, Number(params.top_logprobs ?? 0) || 0), 20) : -1;
   return {
     pieces: cut.pieces,
     completion_tokens: cut.completion_tokens,
     finish_reason: cut.truncated ? 'length' : 'stop',
+    stop_reason: cut.truncated ? null : stop_reason,
     tool_calls: null,
     logprobs: top >= 0 ? cut.pieces.map((piece, at) => logprobOf(piece, at, top, seed)) : null,
   };

@@ -12,11 +12,12 @@ import { formatMoney, formatTimestamp } from '../format.js';
 import { html, type Html } from '../html.js';
 import { sendUserPage, userState } from './user-shell.js';
 
-const REPORTS = ['transactions', 'commissions', 'api-logs'] as const;
+const REPORTS = ['transactions', 'commissions', 'api-logs', 'ai-usage'] as const;
 type Report = (typeof REPORTS)[number];
-const LABELS: Record<Report, string> = { transactions: 'Transactions', commissions: 'Commissions', 'api-logs': 'API logs' };
+const LABELS: Record<Report, string> = { transactions: 'Transactions', commissions: 'Commissions', 'api-logs': 'API logs', 'ai-usage': 'AI usage' };
+const AI_PROTOCOLS = ['chat', 'responses', 'messages', 'embeddings', 'completions'];
 const PAGE_ROWS = 50;
-const FILTERS = ['service', 'status', 'from', 'to', 'number', 'txn_id'] as const;
+const FILTERS = ['service', 'status', 'from', 'to', 'number', 'txn_id', 'protocol'] as const;
 
 const reportQuery = z.object({
   report: z.enum(REPORTS).catch('transactions').default('transactions'),
@@ -71,6 +72,17 @@ const COLUMNS: Record<Report, Column[]> = {
     { label: 'Key', cell: (row) => html`<span class="mono small">${row.key_prefix ? `${String(row.key_prefix)}…` : ''}</span>` },
     { label: 'Client address', cell: (row) => html`<span class="mono small">${text('ip')(row, '')}</span>` },
   ],
+  'ai-usage': [
+    { label: 'Time', cell: (row) => formatTimestamp(row.ts as string) },
+    { label: 'Request', cell: (row) => html`<span class="mono small">${text('request_id')(row, '')}</span>` },
+    { label: 'Protocol', cell: text('protocol') },
+    { label: 'Model', cell: (row) => `${text('model')(row, '')} · ${text('target')(row, '') || 'no target'}` },
+    { label: 'Status', cell: (row) => statusPill(row.status === 'ok' ? 'success' : (row.status ?? null)) },
+    { label: 'Prompt (cached)', numeric: true, cell: (row) => `${text('prompt_tokens')(row, '')} (${text('cached_tokens')(row, '')})` },
+    { label: 'Output (reasoning)', numeric: true, cell: (row) => `${text('completion_tokens')(row, '')} (${text('reasoning_tokens')(row, '')})${row.usage === 'estimated' ? ' est.' : ''}` },
+    { label: 'Cost', numeric: true, cell: money('cost') },
+    { label: 'Owed', numeric: true, cell: (row, currency) => (row.owed ? money('owed')(row, currency) : '') },
+  ],
 };
 
 function summary(report: Report, result: ReportResult, currency: string): string {
@@ -82,6 +94,10 @@ function summary(report: Report, result: ReportResult, currency: string): string
   if (report === 'commissions') {
     const earned = result.rows.length === count ? result.rows.reduce((sum, row) => sum + unitsToMicros((row.commission as number) ?? 0), 0) : null;
     return `${count} commission${count === 1 ? '' : 's'}${earned === null ? '' : `; ${formatMoney(earned, currency)} earned`}.`;
+  }
+  if (report === 'ai-usage') {
+    const cost = (result.totals as { cost?: number }).cost ?? 0;
+    return `${count} request${count === 1 ? '' : 's'}; ${formatMoney(unitsToMicros(cost), currency)} in all.`;
   }
   return `${count} request${count === 1 ? '' : 's'}.`;
 }
@@ -121,14 +137,15 @@ export function reportRoutes(ctx: WebContext, router: Router): void {
     const tabs = REPORTS.map((name) => html`<li><a href="/reports?report=${name}"${name === report ? html` aria-current="page"` : ''}>${LABELS[name]}</a></li>`);
     const invalid = (name: string) => (errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : '');
     const fieldError = (name: string) => (errors[name] ? html`<p class="error" id="${name}-error">${errors[name]}</p>` : '');
-    const statuses = report === 'api-logs' ? ['2xx', '4xx', '5xx'] : ['success', 'pending', 'failed'];
+    const statuses = report === 'api-logs' ? ['2xx', '4xx', '5xx'] : report === 'ai-usage' ? ['ok', 'client_closed', 'upstream_error', 'stream_error'] : ['success', 'pending', 'failed'];
     const body = html`<h1>Reports</h1>
-<p class="lead">Payments activity of your account. Dates are UTC. The wallet report is the history on <a href="/wallet">Wallet</a>.</p>
+<p class="lead">Payments and AI activity of your account. Dates are UTC. The wallet report is the history on <a href="/wallet">Wallet</a>.</p>
 <nav class="main card" aria-label="Reports"><ul>${tabs}</ul></nav>
 <form method="get" action="/reports" class="card" aria-label="Filters">
 <input type="hidden" name="report" value="${report}">
 <div class="row">
-${report !== 'api-logs' ? html`<div class="field"><label for="service">Service</label><select id="service" name="service"${invalid('service')}><option value="">All</option>${['recharge', 'dmt', 'pan', 'bills'].map((s) => html`<option value="${s}"${raw.service === s ? html` selected` : ''}>${s}</option>`)}</select>${fieldError('service')}</div>` : ''}
+${report === 'ai-usage' ? html`<div class="field"><label for="protocol">Protocol</label><select id="protocol" name="protocol"${invalid('protocol')}><option value="">All</option>${AI_PROTOCOLS.map((p) => html`<option value="${p}"${raw.protocol === p ? html` selected` : ''}>${p}</option>`)}</select>${fieldError('protocol')}</div>` : ''}
+${report !== 'api-logs' && report !== 'ai-usage' ? html`<div class="field"><label for="service">Service</label><select id="service" name="service"${invalid('service')}><option value="">All</option>${['recharge', 'dmt', 'pan', 'bills'].map((s) => html`<option value="${s}"${raw.service === s ? html` selected` : ''}>${s}</option>`)}</select>${fieldError('service')}</div>` : ''}
 ${report !== 'commissions' ? html`<div class="field"><label for="status">Status</label><select id="status" name="status"${invalid('status')}><option value="">All</option>${statuses.map((s) => html`<option value="${s}"${raw.status === s ? html` selected` : ''}>${s}</option>`)}</select>${fieldError('status')}</div>` : ''}
 <div class="field"><label for="from">From</label><input id="from" name="from" type="date" value="${raw.from ?? ''}"${invalid('from')}>${fieldError('from')}</div>
 <div class="field"><label for="to">To</label><input id="to" name="to" type="date" value="${raw.to ?? ''}"${invalid('to')}>${fieldError('to')}</div>

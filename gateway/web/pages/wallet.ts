@@ -116,9 +116,18 @@ function aiUsageSection(ctx: WebContext, state: UserRequestState) {
   const usage = table(ctx.deps.store.state, 'usage')[state.account.id];
   if (!usage) return '';
   const n = (value: number | undefined) => (value ?? 0).toLocaleString('en-IN');
+  const protocols = Object.entries(usage.by_protocol ?? {}).sort(([a], [b]) => a.localeCompare(b));
   return html`<section class="card" aria-labelledby="ai-usage-title" id="ai-usage">
 <h2 id="ai-usage-title">AI usage</h2>
 <p>${n(usage.requests)} requests: ${n(usage.prompt_tokens)} prompt tokens (${n(usage.cached_tokens)} cached), ${n(usage.completion_tokens)} completion tokens (${n(usage.reasoning_tokens)} reasoning), ${formatMoney(usage.cost_micros, ctx.currency)}.</p>
+${
+  protocols.length === 0
+    ? ''
+    : html`<div class="table-wrap"><table id="ai-usage-by-protocol"><thead><tr><th scope="col">Protocol</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Prompt (cached)</th><th scope="col" class="num">Output (reasoning)</th><th scope="col" class="num">Cost</th></tr></thead><tbody>${protocols.map(
+        ([name, p]) => html`<tr><td>${name}</td><td class="num">${n(p.requests)}</td><td class="num">${n(p.prompt_tokens)} (${n(p.cached_tokens)})</td><td class="num">${n(p.completion_tokens)} (${n(p.reasoning_tokens)})</td><td class="num">${formatMoney(p.cost_micros, ctx.currency)}</td></tr>`,
+      )}</tbody></table></div>`
+}
+<p class="small"><a href="/reports?report=ai-usage">Every request, with CSV</a></p>
 </section>`;
 }
 

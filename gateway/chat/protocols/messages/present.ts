@@ -2,7 +2,19 @@
 import type { UpstreamUsage } from '../../../llm/types.js';
 import { usageDetails, type Usage } from '../types.js';
 
-export function stopReason(finish_reason: string | null | undefined): string {
+/**
+ * The stop sequence an answer ended at: the choice's `stop_reason` (vLLM's field, which the
+ * built-in engine fills too) when it is one of the request's stop_sequences, else null (an
+ * upstream that does not say which one matched cannot be told from one that just ended).
+ */
+export function matchedStop(choice: unknown, stop_sequences: readonly string[] | undefined): string | null {
+  if (!stop_sequences?.length || !choice || typeof choice !== 'object') return null;
+  const reason = (choice as { stop_reason?: unknown }).stop_reason;
+  return typeof reason === 'string' && stop_sequences.includes(reason) ? reason : null;
+}
+
+export function stopReason(finish_reason: string | null | undefined, stop_sequence: string | null = null): string {
+  if (stop_sequence !== null) return 'stop_sequence';
   if (finish_reason === 'length') return 'max_tokens';
   if (finish_reason === 'tool_calls' || finish_reason === 'function_call') return 'tool_use';
   if (finish_reason === 'content_filter') return 'refusal';

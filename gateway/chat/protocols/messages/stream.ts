@@ -5,7 +5,7 @@
 import type { ApiError } from '../../../http/errors.js';
 import type { UpstreamChunk, UpstreamUsage } from '../../../llm/types.js';
 import { reasoningOf, toolCallsOf, type AnswerMeta, type SseOut, type StreamPresenter, type Usage, type XAihub } from '../types.js';
-import { anthropicUsage, stopReason } from './present.js';
+import { anthropicUsage, matchedStop, stopReason } from './present.js';
 
 type Open = { kind: 'thinking' | 'text' } | { kind: 'tool_use'; chat_index: number };
 
@@ -14,8 +14,12 @@ export class MessagesStream implements StreamPresenter {
   private index = -1;
   private open: Open | null = null;
   private finish_reason: string | null = null;
+  private stop_sequence: string | null = null;
 
-  constructor(private readonly meta: AnswerMeta) {}
+  constructor(
+    private readonly meta: AnswerMeta,
+    private readonly stop_sequences?: readonly string[],
+  ) {}
 
   start(): SseOut[] {
     const message = {
@@ -52,14 +56,17 @@ export class MessagesStream implements StreamPresenter {
       const args = call.function?.arguments;
       if (args) out.push(event('content_block_delta', { index: this.index, delta: { type: 'input_json_delta', partial_json: args } }));
     }
-    if (choice.finish_reason) this.finish_reason = choice.finish_reason;
+    if (choice.finish_reason) {
+      this.finish_reason = choice.finish_reason;
+      this.stop_sequence = choice.finish_reason === 'stop' ? matchedStop(choice, this.stop_sequences) : null;
+    }
     return out;
   }
 
   finish(usage: Usage, upstream: UpstreamUsage | null, x_aihub: XAihub): SseOut[] {
     const out: SseOut[] = [];
     this.close(out);
-    out.push(event('message_delta', { delta: { stop_reason: stopReason(this.finish_reason), stop_sequence: null }, usage: anthropicUsage(usage, upstream), x_aihub }));
+    out.push(event('message_delta', { delta: { stop_reason: stopReason(this.finish_reason, this.stop_sequence), stop_sequence: this.stop_sequence }, usage: anthropicUsage(usage, upstream), x_aihub }));
     out.push(event('message_stop', {}));
     return out;
   }

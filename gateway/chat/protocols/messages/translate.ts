@@ -11,7 +11,7 @@ import { argumentsObject, invalid, parseBody } from '../parse.js';
 import { reasoningOf, toolCallsOf, type AnswerMeta, type ChatCall, type Protocol, type Usage } from '../types.js';
 import { countTokensRequestSchema, messagesRequestSchema, type Block, type CountTokensRequest, type MessagesRequest } from './schemas.js';
 import { MessagesStream } from './stream.js';
-import { anthropicUsage, stopReason } from './present.js';
+import { anthropicUsage, matchedStop, stopReason } from './present.js';
 
 export const messagesProtocol: Protocol = {
   name: 'messages',
@@ -27,9 +27,9 @@ export const messagesProtocol: Protocol = {
       requested_max: body.max_tokens,
       cap_field: 'max_tokens',
       original: raw as Record<string, unknown>,
-      json: messageJson,
+      json: (completion, usage, meta) => messageJson(completion, usage, meta, body.stop_sequences),
       bill_in_body: false,
-      streamer: (meta) => new MessagesStream(meta),
+      streamer: (meta) => new MessagesStream(meta, body.stop_sequences),
     };
     return call;
   },
@@ -120,8 +120,9 @@ function toParams(body: CountTokensRequest & Partial<MessagesRequest>): Record<s
   return params;
 }
 
-function messageJson(completion: UpstreamCompletion, usage: Usage, meta: AnswerMeta): Record<string, unknown> {
+function messageJson(completion: UpstreamCompletion, usage: Usage, meta: AnswerMeta, stop_sequences: readonly string[] | undefined): Record<string, unknown> {
   const choice = completion.choices[0]!;
+  const stop_sequence = choice.finish_reason === 'stop' ? matchedStop(choice, stop_sequences) : null;
   const content: Record<string, unknown>[] = [];
   const reasoning = reasoningOf(choice.message);
   if (reasoning) content.push({ type: 'thinking', thinking: reasoning, signature: '' });
@@ -136,8 +137,8 @@ function messageJson(completion: UpstreamCompletion, usage: Usage, meta: AnswerM
     role: 'assistant',
     model: meta.model,
     content,
-    stop_reason: stopReason(choice.finish_reason),
-    stop_sequence: null,
+    stop_reason: stopReason(choice.finish_reason, stop_sequence),
+    stop_sequence,
     usage: anthropicUsage(usage, completion.usage),
   };
 }
