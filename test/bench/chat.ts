@@ -29,7 +29,32 @@ const CREDIT_UNITS = 10_000_000;
 const TARGET_ADDED_MS = 0.3;
 const TARGET_RPS_64 = 5_000;
 
+/** Parts of each protocol row, interleaved with the others (order A B C D D C B A ...). */
+const PROTOCOL_ROUNDS = Number(process.env.BENCH_PROTOCOL_ROUNDS ?? 4);
+
 const dir = mkdtempSync(join(tmpdir(), 'aihub-bench-chat-'));
+
+/**
+ * The third turn of a tool loop: the first answer's tool call and its result replayed. With
+ * `fields`, the message and part fields real clients send back (the openai SDK's message
+ * objects, OpenRouter's cache_control, ...), which the gateway passes through since #16.
+ */
+function turnThree(fields: boolean): Record<string, unknown> {
+  const call = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Pune"}' } };
+  return {
+    model: 'service-ai-standard-6',
+    max_tokens: 64,
+    tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }],
+    messages: [
+      { role: 'system', content: fields ? [{ type: 'text', text: 'You are a terse assistant.', cache_control: { type: 'ephemeral' } }] : 'You are a terse assistant.' },
+      { role: 'user', content: 'What is the weather in Pune?' },
+      { role: 'assistant', content: null, tool_calls: [call], ...(fields ? { annotations: [], reasoning_content: 'The user wants the weather.', refusal: null, function_call: null } : {}) },
+      { role: 'tool', tool_call_id: 'call_1', content: '{"temp_c":31}', ...(fields ? { name: 'get_weather' } : {}) },
+      { role: 'user', content: 'Write a haiku about a gateway that bills every token.' },
+    ],
+    ...(fields ? { seed: 7, metadata: { trace: 'bench' }, user: 'bench-user' } : {}),
+  };
+}
 
 async function startUpstream(script = '../support/bench-upstream.ts', args: string[] = []): Promise<{ proc: ChildProcess; port: number }> {
   const proc = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -261,29 +286,47 @@ try {
         }
       }
       {
-        // The same question in the Responses and Messages protocols through this build,
-        // translated to the same chat-completions upstream: gateway CPU beside the chat row's.
+        // This build again, in rounds interleaved (A B C D D C B A ...) so that every variant
+        // sees the same drift of the shared machine: plain chat; a third turn of a tool loop
+        // as clients replay it, once with only the fields every build accepted and once with
+        // the fields #16 passes through (annotations, reasoning_content, refusal and
+        // function_call null, cache_control on a text part, name on the tool message, seed,
+        // metadata, user); and the same question in the Responses and Messages protocols,
+        // translated to the same chat-completions upstream. Gateway CPU per request of each,
+        // and its ratio to plain chat's in the same rounds.
         const measured = gateways[0]!;
-        const chat_part = parts.get(measured)!;
-        const chat_through = merge(chat_part.runs);
-        const chat_cpu_us = (chat_part.cpu_ms * 1000) / Math.max(1, chat_through.ok + chat_through.bad);
         const auth = { authorization: `Bearer ${measured.key}` };
-        const translated: Array<[string, string, Record<string, unknown>]> = [
-          ['responses', '/v1/responses', { model: 'service-ai-standard-6', input: 'Write a haiku about a gateway that bills every token.', max_output_tokens: 64 }],
-          ['messages', '/v1/messages', { model: 'service-ai-standard-6', max_tokens: 64, messages: [{ role: 'user', content: 'Write a haiku about a gateway that bills every token.' }] }],
+        const question = 'Write a haiku about a gateway that bills every token.';
+        const variants: Array<{ name: string; path: string; body: string; target: number | null }> = [
+          { name: 'chat', path: '/v1/chat/completions', body, target: null },
+          { name: 'chat turn 3', path: '/v1/chat/completions', body: JSON.stringify({ ...turnThree(false), ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }), target: null },
+          { name: 'chat turn 3 + fields', path: '/v1/chat/completions', body: JSON.stringify({ ...turnThree(true), ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }), target: null },
+          { name: 'responses', path: '/v1/responses', body: JSON.stringify({ model: 'service-ai-standard-6', input: question, max_output_tokens: 64, ...(stream ? { stream: true } : {}) }), target: 1.2 },
+          { name: 'messages', path: '/v1/messages', body: JSON.stringify({ model: 'service-ai-standard-6', max_tokens: 64, messages: [{ role: 'user', content: question }], ...(stream ? { stream: true } : {}) }), target: 1.2 },
         ];
-        for (const [protocol, path, fields] of translated) {
-          const protocol_body = JSON.stringify({ ...fields, ...(stream ? { stream: true } : {}) });
-          const url = `${measured.gateway.url}${path}`;
-          measured.ok += (await load(url, connections, protocol_body, auth, WARMUP_S)).ok;
-          const cpu_at_ms = cpuMs(measured.gateway.proc.pid!);
-          const run = await load(url, connections, protocol_body, auth, DURATION_S);
-          const run_cpu_us = ((cpuMs(measured.gateway.proc.pid!) - cpu_at_ms) * 1000) / Math.max(1, run.ok + run.bad);
+        for (const variant of variants) measured.ok += (await load(`${measured.gateway.url}${variant.path}`, connections, variant.body, auth, WARMUP_S)).ok;
+        const measures = new Map(variants.map((variant) => [variant, { runs: [] as Run[], cpu_ms: 0 }]));
+        for (let round = 0; round < PROTOCOL_ROUNDS; round++) {
+          for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
+            const part = measures.get(variant)!;
+            const cpu_at_ms = cpuMs(measured.gateway.proc.pid!);
+            part.runs.push(await load(`${measured.gateway.url}${variant.path}`, connections, variant.body, auth, DURATION_S / PROTOCOL_ROUNDS));
+            part.cpu_ms += cpuMs(measured.gateway.proc.pid!) - cpu_at_ms;
+          }
+        }
+        const cpuPerRequest = (variant: (typeof variants)[number]) => {
+          const part = measures.get(variant)!;
+          const run = merge(part.runs);
+          return { run, cpu_us: (part.cpu_ms * 1000) / Math.max(1, run.ok + run.bad) };
+        };
+        const chat_cpu_us = cpuPerRequest(variants[0]!).cpu_us;
+        for (const variant of variants) {
+          const { run, cpu_us } = cpuPerRequest(variant);
           measured.ok += run.ok;
           failures += run.bad;
           const run_added_ms = connections === 1 ? 1000 / run.rps - 1000 / direct.rps : run.mean_ms - direct.mean_ms;
           rows.push([
-            `${measured.label} ${protocol}`,
+            `${measured.label}, ${variant.name} (interleaved)`,
             stream ? 'stream' : 'json',
             String(connections),
             direct.rps.toFixed(0),
@@ -293,12 +336,17 @@ try {
             (connections === 1 ? 1000 / run.rps : run.mean_ms).toFixed(3),
             run_added_ms.toFixed(3),
             run.p99_ms.toFixed(0),
-            run_cpu_us.toFixed(0),
+            cpu_us.toFixed(0),
             String(run.bad),
           ]);
-          const ratio = run_cpu_us / chat_cpu_us;
-          verdicts.push(`${stream ? 'stream' : 'json'} ${protocol} @${connections}: gateway CPU ${run_cpu_us.toFixed(0)} µs/req = ${ratio.toFixed(2)} × chat's ${chat_cpu_us.toFixed(0)} (target ≤ 1.2) ${ratio <= 1.2 ? 'MET' : 'MISSED'}`);
+          if (variant === variants[0]) continue;
+          const ratio = cpu_us / chat_cpu_us;
+          const judged = variant.target === null ? '' : ` (target ≤ ${variant.target}) ${ratio <= variant.target ? 'MET' : 'MISSED'}`;
+          verdicts.push(`${stream ? 'stream' : 'json'} ${variant.name} @${connections}: gateway CPU ${cpu_us.toFixed(0)} µs/req = ${ratio.toFixed(2)} × plain chat's ${chat_cpu_us.toFixed(0)}${judged}`);
         }
+        const [, plain_turn, full_turn] = variants;
+        const fields_ratio = cpuPerRequest(full_turn!).cpu_us / cpuPerRequest(plain_turn!).cpu_us;
+        verdicts.push(`${stream ? 'stream' : 'json'} @${connections}: the pass-through fields of a replayed turn cost ${fields_ratio.toFixed(2)} × the same turn without them`);
       }
       if (!stream) {
         // The reference: a bare proxy (no billing, no fsync) in the gateway's place, same run.

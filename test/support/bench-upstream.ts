@@ -26,7 +26,9 @@ function answer(socket: net.Socket, body: string): void {
   }
   const model = JSON.stringify(typeof request.model === 'string' ? request.model : 'scripted');
   const prompt_tokens = roughUsage(request, DEFAULT_CONTENT).prompt_tokens;
-  const usage = `{"prompt_tokens":${prompt_tokens},"completion_tokens":${COMPLETION_TOKENS},"total_tokens":${prompt_tokens + COMPLETION_TOKENS}}`;
+  // OpenAI's usage shape with its details (half the prompt read from a cache), so that the
+  // gateway's handling of cached pricing and of details in streams is on the measured path.
+  const usage = `{"prompt_tokens":${prompt_tokens},"completion_tokens":${COMPLETION_TOKENS},"total_tokens":${prompt_tokens + COMPLETION_TOKENS},"prompt_tokens_details":{"cached_tokens":${Math.floor(prompt_tokens / 2)}},"completion_tokens_details":{"reasoning_tokens":0}}`;
   const base = `"id":"chatcmpl-scripted","object":"chat.completion.chunk","created":1700000000,"model":${model}`;
   if (request.stream === true) {
     socket.write('HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n');
