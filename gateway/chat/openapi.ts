@@ -31,5 +31,5 @@ export const chatRouteDocs: RouteDoc[] = [
     success: { status: 200, description: '{id, object: "model", created, owned_by, tier, pricing, context_window, max_output_tokens}' },
     errors: { 404: 'model_not_found' },
   },
-  { ...v1, method: 'get', path: '/v1/balance', summary: 'Wallet balance and AI usage', success: { status: 200, description: '{object: "balance", currency, balance, owed, usage: {requests, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost}}' } },
+  { ...v1, method: 'get', path: '/v1/balance', summary: 'Wallet balance and AI usage', success: { status: 200, description: '{object: "balance", currency, balance, owed, usage: {requests, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost, by_protocol: {chat, responses, messages, embeddings, completions: {requests, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost}}}}' } },
 ];

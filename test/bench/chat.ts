@@ -220,7 +220,7 @@ let failures = 0;
 const verdicts: string[] = [];
 const budgets: string[] = [];
 /** json/stream @ conns → req/s of each gateway, for the side-by-side ratios. */
-const side_by_side: Array<{ what: string; rps: number[] }> = [];
+const side_by_side: Array<{ what: string; rps: number[]; cpu_us: number[] }> = [];
 try {
   for (const stream of MODES.map((mode) => mode === 'stream')) {
     const body = JSON.stringify({
@@ -234,7 +234,7 @@ try {
       await load(direct_url, connections, body, {}, WARMUP_S);
       const direct = await load(direct_url, connections, body, {}, DURATION_S);
       failures += direct.bad;
-      const pair = { what: `${stream ? 'stream' : 'json'} @${connections}`, rps: [] as number[] };
+      const pair = { what: `${stream ? 'stream' : 'json'} @${connections}`, rps: [] as number[], cpu_us: [] as number[] };
       side_by_side.push(pair);
       const target = (measured: (typeof gateways)[number]) => ({ url: `${measured.gateway.url}/v1/chat/completions`, auth: { authorization: `Bearer ${measured.key}` } });
       for (const measured of gateways) measured.ok += (await load(target(measured).url, connections, body, target(measured).auth, WARMUP_S)).ok;
@@ -256,6 +256,7 @@ try {
         measured.ok += through.ok;
         failures += through.bad;
         pair.rps.push(through.rps);
+        pair.cpu_us.push(cpu_us_per_request);
         // At one connection requests are sequential, so 1/throughput is the exact mean time per request.
         const added_ms = connections === 1 ? 1000 / through.rps - 1000 / direct.rps : through.mean_ms - direct.mean_ms;
         rows.push([
@@ -386,8 +387,12 @@ try {
   for (const b of budgets) console.log(b);
   for (const v of verdicts) console.log(v);
   if (gateways.length > 1) {
-    console.log(`\nside by side, same run: ${gateways[0]!.label} vs ${gateways[1]!.label} (req/s through each; ratio = this build / baseline)`);
-    for (const pair of side_by_side) console.log(`${pair.what.padEnd(10)}  ${pair.rps.map((rps) => rps.toFixed(0).padStart(7)).join('  ')}  ${(pair.rps[0]! / pair.rps[1]!).toFixed(2)}×`);
+    console.log(`\nside by side, same run: ${gateways[0]!.label} vs ${gateways[1]!.label} (req/s through each, then gateway CPU µs per request; ratios = this build / baseline)`);
+    for (const pair of side_by_side) {
+      const rps = `${pair.rps.map((value) => value.toFixed(0).padStart(7)).join('  ')}  ${(pair.rps[0]! / pair.rps[1]!).toFixed(2)}×`;
+      const cpu = `${pair.cpu_us.map((value) => value.toFixed(0).padStart(6)).join('  ')}  ${(pair.cpu_us[0]! / pair.cpu_us[1]!).toFixed(2)}×`;
+      console.log(`${pair.what.padEnd(10)}  req/s ${rps}   CPU µs/req ${cpu}`);
+    }
   }
   // The bill must add up to the micro-unit: credit = balance + everything charged.
   let books_ok = true;

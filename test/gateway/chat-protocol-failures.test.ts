@@ -15,6 +15,7 @@ import { createFundedAccount, request, startGatewayWithChat, type Gateway } from
 
 let gateway: Gateway;
 let upstream: ScriptedUpstream;
+let chat_section: Record<string, unknown>;
 /** service-ai-max answers from the scripted upstream; service-ai-pro-4 has only a target that refuses connections. */
 const MODEL = 'service-ai-max';
 const DEAD_MODEL = 'service-ai-pro-4';
@@ -24,13 +25,14 @@ const FUNDS = 8;
 
 before(async () => {
   upstream = await ScriptedUpstream.start();
-  gateway = await startGatewayWithChat({
+  chat_section = {
     engines: {
       scripted: { type: 'openai-compatible', base_url: upstream.base_url, api_key_env: 'SCRIPTED_KEY', model: 'scripted-model' },
       gone: { type: 'openai-compatible', base_url: `http://127.0.0.1:${await refusedPort()}/v1`, model: 'm' },
     },
     models: { [MODEL]: { targets: ['scripted'] }, [DEAD_MODEL]: { targets: ['gone'] } },
-  });
+  };
+  gateway = await startGatewayWithChat(chat_section);
 });
 after(async () => {
   assert.equal(await gateway.stop(), 0);
@@ -283,4 +285,17 @@ test('an overrun beyond the wallet shows as owed in the ai-usage report', async 
   const balance = await balanceOf(account.key);
   assert.equal(micros(balance.owed), micros(row.owed));
   assert.equal(balance.balance, 0);
+});
+
+test('the per-protocol totals survive a restart (checkpoint and journal replay)', async () => {
+  const account = await createFundedAccount(gateway, FUNDS);
+  const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: account.key, maxRetries: 0 });
+  await anthropic.messages.create({ model: 'service-ai-lite', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] });
+  const before_restart = await balanceOf(account.key);
+  assert.equal(before_restart.usage.by_protocol.messages.requests, 1);
+  assert.equal(await gateway.stop(), 0);
+  gateway = await startGatewayWithChat(chat_section, { data_dir: gateway.data_dir });
+  const after_restart = await balanceOf(account.key);
+  assert.deepEqual(after_restart.usage, before_restart.usage);
+  assert.equal(after_restart.balance, before_restart.balance);
 });
