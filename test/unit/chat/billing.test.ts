@@ -43,7 +43,9 @@ test('the worst case is reserved at once (visible to the next request) and settl
   assert.equal(availableMicros(store.state, 'acc'), 700_000, 'the rest of the reservation is released');
   assert.equal(heldMicros(store.state, 'acc'), 0);
   assert.equal(store.state.balances['revenue:ai'], 300_000);
-  assert.deepEqual(table(store.state, 'usage').acc, { requests: 1, prompt_tokens: 1_000, completion_tokens: 500, cost_micros: 300_000 });
+  const { by_protocol, ...totals } = table(store.state, 'usage').acc!;
+  assert.deepEqual(totals, { requests: 1, prompt_tokens: 1_000, completion_tokens: 500, cost_micros: 300_000 });
+  assert.deepEqual({ ...by_protocol }, { chat: { requests: 1, prompt_tokens: 1_000, completion_tokens: 500, cached_tokens: 0, reasoning_tokens: 0, cost_micros: 300_000 } });
   await store.close();
   const report = await verifyDataDir(data_dir);
   assert.equal(report.ok, true, JSON.stringify(report));
