@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
-import { zodFunction, zodResponseFormat } from 'openai/helpers/zod';
+import Anthropic from '@anthropic-ai/sdk';
+import { zodFunction, zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
 import { ChatOpenAI } from '@langchain/openai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateObject, generateText, stepCountIs, tool } from 'ai';
@@ -127,4 +128,43 @@ test('AI SDK: generateObject, and a generateText tool loop with stopWhen', async
   assert.equal(seen.length, 1);
   assert.equal(result.steps.length, 2);
   assert.match(result.text, /hazy/);
+});
+
+// The same contracts on the other protocols (issue #16: "the same on every protocol").
+test('openai SDK: responses.parse with text.format, and a required function call, over /v1/responses', async () => {
+  const input = 'Plan the budget review with Asha and Ravi';
+  const parsed = await client.responses.parse({ model: MODEL, input, text: { format: zodTextFormat(Meeting, 'meeting') } });
+  assert.ok(Meeting.safeParse(parsed.output_parsed).success, JSON.stringify(parsed.output_parsed));
+  const streamed = await client.responses.stream({ model: MODEL, input, text: { format: zodTextFormat(Meeting, 'meeting') } }).finalResponse();
+  assert.ok(Meeting.safeParse(streamed.output_parsed).success);
+  const weather = { type: 'function' as const, name: 'get_weather', description: 'Weather in a city', strict: true, parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } };
+  const called = await client.responses.create({ model: MODEL, input: 'Hello', tools: [weather], tool_choice: 'required' });
+  const call = called.output.find((item) => item.type === 'function_call');
+  assert.ok(call && call.type === 'function_call', JSON.stringify(called.output));
+  assert.equal(call.name, 'get_weather');
+  assert.equal(typeof JSON.parse(call.arguments).city, 'string');
+  const answered = await client.responses.create({ model: MODEL, input: [{ type: 'function_call', call_id: call.call_id, name: call.name, arguments: call.arguments }, { type: 'function_call_output', call_id: call.call_id, output: '{"temp_c":31}' }], tools: [weather] });
+  assert.match(answered.output_text, /31/);
+});
+
+test('Anthropic SDK: tool_choice any gives a tool_use block valid against input_schema; its result gets a text answer', async () => {
+  const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: key, maxRetries: 0 });
+  const tools: Anthropic.Tool[] = [{ name: 'get_weather', description: 'Weather in a city', input_schema: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 7 } }, required: ['city', 'days'] } }];
+  const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'Hello' }];
+  const first = await anthropic.messages.create({ model: MODEL, max_tokens: 300, tools, tool_choice: { type: 'any' }, messages });
+  assert.equal(first.stop_reason, 'tool_use');
+  const use = first.content.find((block) => block.type === 'tool_use') as Anthropic.ToolUseBlock;
+  const input = use.input as { city: unknown; days: unknown };
+  assert.equal(typeof input.city, 'string');
+  assert.ok(Number.isInteger(input.days) && (input.days as number) >= 1 && (input.days as number) <= 7, JSON.stringify(input));
+  const streamed = await anthropic.messages.stream({ model: MODEL, max_tokens: 300, tools, tool_choice: { type: 'tool', name: 'get_weather' }, messages }).finalMessage();
+  assert.equal(streamed.stop_reason, 'tool_use');
+  const second = await anthropic.messages.create({
+    model: MODEL,
+    max_tokens: 300,
+    tools,
+    messages: [...messages, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '{"temp_c":31}' }] }],
+  });
+  assert.equal(second.stop_reason, 'end_turn');
+  assert.match((second.content[0] as Anthropic.TextBlock).text, /31/);
 });
