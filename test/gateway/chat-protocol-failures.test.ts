@@ -270,6 +270,16 @@ test('/v1/balance and the ai-usage report show each request with its protocol, c
   assert.equal(wrong.body.error.field, 'protocol');
   const misplaced = await request(`${gateway.url}/api/reports/transactions?protocol=chat`, { headers: { 'x-api-key': account.key } });
   assert.equal(misplaced.status, 400);
+  // The admin's report names the account on each row; it is kept per account, so one must be named.
+  const admin = { authorization: `Bearer ${gateway.admin_token}` };
+  const of_account = await request(`${gateway.url}/admin/reports/ai-usage?account_id=${account.account_id}&protocol=responses`, { headers: admin });
+  assert.equal(of_account.status, 200);
+  assert.equal(of_account.body.total, 1);
+  assert.equal(of_account.body.rows[0].account_id, account.account_id);
+  assert.equal(of_account.body.rows[0].cached_tokens, 10);
+  const everyone = await request(`${gateway.url}/admin/reports/ai-usage`, { headers: admin });
+  assert.equal(everyone.status, 400);
+  assert.equal(everyone.body.error.param, 'account_id');
 });
 
 test('an overrun beyond the wallet shows as owed in the ai-usage report', async () => {
