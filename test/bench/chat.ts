@@ -25,6 +25,8 @@ const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,64').split(',').map(Number);
 const MODES = (process.env.BENCH_MODES ?? 'json,stream').split(',');
+/** The translated protocols measured after each chat row; `BENCH_PROTOCOLS=` (empty) measures chat alone. */
+const PROTOCOLS = (process.env.BENCH_PROTOCOLS ?? 'responses,messages').split(',').filter(Boolean);
 const CREDIT_UNITS = 10_000_000;
 const TARGET_ADDED_MS = 0.3;
 const TARGET_RPS_64 = 5_000;
@@ -272,7 +274,7 @@ try {
           ['responses', '/v1/responses', { model: 'service-ai-standard-6', input: 'Write a haiku about a gateway that bills every token.', max_output_tokens: 64 }],
           ['messages', '/v1/messages', { model: 'service-ai-standard-6', max_tokens: 64, messages: [{ role: 'user', content: 'Write a haiku about a gateway that bills every token.' }] }],
         ];
-        for (const [protocol, path, fields] of translated) {
+        for (const [protocol, path, fields] of translated.filter(([name]) => PROTOCOLS.includes(name))) {
           const protocol_body = JSON.stringify({ ...fields, ...(stream ? { stream: true } : {}) });
           const url = `${measured.gateway.url}${path}`;
           measured.ok += (await load(url, connections, protocol_body, auth, WARMUP_S)).ok;
