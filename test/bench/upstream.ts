@@ -1,8 +1,9 @@
 // npm run bench:upstream — what one upstream call costs the gateway in CPU, by part, side by
 // side in one run: the `openai-compatible` engine's call (the openai SDK on the target's
 // undici pool, the answer read and checked), the same request on the bare undici pool (the
-// floor of any client on that pool), and the SDK's own per-call work with a canned answer in
-// place of the network. Against the scripted upstream of bench:chat, in one process, the
+// floor of any client on that pool), on the engine's transport without the SDK
+// (llm/transport.ts: what the gateway adds to the pool), and the SDK's own per-call work
+// with a canned answer in place of the network. Against the scripted upstream of bench:chat, in one process, the
 // three interleaved in rounds so that a shared machine's drift falls on all of them alike.
 // `bench:chat` measures the whole gateway; this one says which part of a call costs what.
 import { spawn } from 'node:child_process';
@@ -13,6 +14,7 @@ import OpenAI from 'openai';
 import { Pool } from 'undici';
 import { OpenAICompatibleEngine, openaiCompatibleEngineSchema } from '../../gateway/llm/engines/openai-compatible.js';
 import type { ChatMessage } from '../../gateway/llm/messages.js';
+import { pooledFetch, readBounded, upstreamPool, type ReadableBody } from '../../gateway/llm/transport.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const CONCURRENCY = Number(process.env.BENCH_CONNECTIONS ?? 64);
@@ -25,6 +27,9 @@ const base_url = `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port
 const messages = [{ role: 'user', content: 'Write a haiku about a gateway that bills every token.' }] as unknown as ChatMessage[];
 const engine = new OpenAICompatibleEngine('bench', openaiCompatibleEngineSchema.parse({ type: 'openai-compatible', base_url, model: 'scripted', timeout_ms: 30_000 }));
 const pool = new Pool(new URL(base_url).origin, { connections: 256 });
+const transport_options = { connections: 256, timeout_ms: 30_000 };
+const transport_pool = upstreamPool(base_url, transport_options);
+const transport = pooledFetch(transport_pool, base_url, transport_options);
 const canned = JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'scripted', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
 const no_headers = { get: () => null, has: () => false, entries: () => [][Symbol.iterator](), forEach() {}, [Symbol.iterator]: () => [][Symbol.iterator]() };
 const sdk_alone = new OpenAI({
@@ -44,6 +49,14 @@ const ways: Array<[string, () => Promise<unknown>]> = [
       const body = JSON.stringify({ temperature: 0.2, model: 'scripted', messages, max_tokens: 64 });
       const answer = await pool.request({ path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer none' }, body, signal: new AbortController().signal });
       return JSON.parse(await answer.body.text());
+    },
+  ],
+  [
+    "the engine's transport, no SDK (same request)",
+    async () => {
+      const body = JSON.stringify({ temperature: 0.2, model: 'scripted', messages, max_tokens: 64 });
+      const response = await transport(`${base_url}/chat/completions`, { method: 'POST', headers: new Headers({ 'content-type': 'application/json', authorization: 'Bearer none' }), body, signal: new AbortController().signal });
+      return JSON.parse(await readBounded(response.body as unknown as ReadableBody, 16 * 1024 * 1024, true));
     },
   ],
   ['openai SDK alone (canned answer, no network)', () => sdk_alone.chat.completions.create({ model: 'scripted', messages: messages as unknown as OpenAI.ChatCompletionMessageParam[], max_tokens: 64, temperature: 0.2 }, { signal: new AbortController().signal }).asResponse()],
@@ -74,4 +87,5 @@ for (const [name] of ways) {
 }
 await engine.close();
 await pool.close();
+await transport_pool.close();
 upstream.kill('SIGTERM');
