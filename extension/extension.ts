@@ -77,9 +77,24 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
   if (settings.localGatewayAutoStart && settings.usesLocalGateway) void start({ silent: true });
   else void statusBar.refresh();
 
-  const owned = services;
   const activationMs = performance.now() - activationStarted;
-  owned.log.info(`Activated in ${activationMs.toFixed(1)} ms`);
+  services.log.info(`Activated in ${activationMs.toFixed(1)} ms`);
+  return extensionApi({ activationMs, owned: services, session, statusBar, inlineStatusBar, chatContext, inline, proposals });
+}
+
+interface ApiParts {
+  activationMs: number;
+  owned: Services;
+  session: ChatSession;
+  statusBar: BalanceStatusBar;
+  inlineStatusBar: InlineStatusBar;
+  chatContext: ChatContext;
+  inline: InlineCompletionProvider;
+  proposals: ProposalManager;
+}
+
+/** What activate() returns: the extension's state as its tests read it. */
+function extensionApi({ activationMs, owned, session, statusBar, inlineStatusBar, chatContext, inline, proposals }: ApiParts): AIHubApi {
   return {
     activationMs,
     chatTranscript: () => session.transcript(),

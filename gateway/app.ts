@@ -14,6 +14,7 @@ import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
 import { createChat, type ChatService } from './chat/routes.js';
 import { clientAddressOf, type TrustProxy } from './accounts/ip-whitelist.js';
 import { runLean } from './http/lean.js';
+import type { Llm } from './llm/index.js';
 import type { Payments } from './payments/index.js';
 import { createDashboard } from './web/router.js';
 import { buildOpenApi, type RouteDoc } from './http/openapi.js';
@@ -23,6 +24,8 @@ import packageJson from '../package.json' with { type: 'json' };
 export interface AppDeps extends RoomDeps {
   /** The payments room (/api and its /admin routes); main.ts owns its background lifecycle. */
   payments?: Payments;
+  /** The llm room's engines, for the chat room; main.ts closes them. Without it chat builds and owns its own. */
+  llm?: Llm;
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -85,7 +88,7 @@ export function createGateway(deps: AppDeps): Gateway {
   const app = createApp({ ...deps, metrics });
   // /v1 applies the same trust-proxy rule as Express's req.ip on every other surface.
   const trust = app.get('trust proxy fn') as TrustProxy;
-  const chat = createChat({ ...deps, metrics }, { client_address: (req) => clientAddressOf(req, trust) });
+  const chat = createChat({ ...deps, metrics }, { client_address: (req) => clientAddressOf(req, trust), ...(deps.llm ? { engines: deps.llm.engines } : {}) });
   // The request line holds ids, route, status and timing only, nothing to redact: skipping
   // pino's redaction halves its cost (docs/chat-api.md#benchmark).
   const request_logger = deps.logger.child({}, { redact: { paths: [], censor: '' } });

@@ -10,7 +10,9 @@ import { systemClock } from './kernel/clock.js';
 import { createLogger, type Logger } from './log.js';
 import { sha256Hex } from './accounts/keys.js';
 import { Store } from './store/store.js';
+import { createLlm } from './llm/index.js';
 import { createPayments } from './payments/index.js';
+import { createProviders } from './providers/index.js';
 import { createHttpServer, HttpsServer, type TlsFiles } from './http/server.js';
 import { verifyDataDir } from './store/verify.js';
 import { join } from 'node:path';
@@ -102,8 +104,11 @@ async function serve(config: Config): Promise<void> {
   const clock = systemClock;
   let public_url = ''; // computed once, when the port is known (port 0 picks one at listen time)
   const room_deps = { config, store, logger, clock, admin_token_hash, sealer, public_url: () => public_url };
-  const payments = createPayments(room_deps);
-  const gateway = createGateway({ ...room_deps, payments });
+  // Every room is built here; app.ts mounts what they return.
+  const providers = createProviders(room_deps);
+  const llm = createLlm(room_deps);
+  const payments = createPayments(room_deps, { providers: providers.lists, sms: providers.sms });
+  const gateway = createGateway({ ...room_deps, payments, llm });
   const server = createHttpServer(gateway.handler, tls);
   server.listen(config.port, config.host);
   try {
@@ -131,7 +136,8 @@ async function serve(config: Config): Promise<void> {
     force.unref();
     await closed;
     await payments.stop(); // provider calls still in flight stay pending, for the status checks after restart
-    await gateway.chat.close(); // upstream connection pools
+    await gateway.chat.close();
+    await llm.close(); // upstream connection pools
     await store.close();
     logger.info({ msg: 'stopped' });
     process.exit(0);

@@ -75,38 +75,7 @@ export function generateCode(services: Services, proposals: ProposalManager) {
     });
     if (!allowed) return { text: '', reply: '', meta: undefined, cancelled: true, proposed: false, prompt };
 
-    const outcome = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: 'AIHub: generating code', cancellable: true },
-      async (progress, token) => {
-        const abort = abortSignalFor(token);
-        let received = 0;
-        try {
-          const result = await client.streamChat(
-            { model: settings.model, messages, maxTokens: settings.maxTokens, temperature: settings.temperature },
-            abort.signal,
-            (delta) => {
-              received += delta.length;
-              progress.report({ message: `${received} characters` });
-            },
-          );
-          if (result.meta) {
-            services.learnBalance(result.meta.balance, result.meta.currency);
-            services.spend.record(result.meta.cost, result.meta.currency);
-          }
-          // A stream stopped mid-way resolves with what arrived (the chat keeps it); a cancelled
-          // Generate proposes nothing, whichever way the stream ended.
-          if (token.isCancellationRequested) return { reply: '', meta: result.meta, cancelled: true };
-          return { reply: result.text, meta: result.meta, cancelled: false };
-        } catch (error) {
-          services.balanceMayHaveChanged();
-          if (token.isCancellationRequested) return { reply: '', meta: undefined, cancelled: true };
-          await services.showError(error);
-          return undefined;
-        } finally {
-          abort.dispose();
-        }
-      },
-    );
+    const outcome = await generateWithProgress(services, client, settings, messages);
     if (!outcome) return undefined;
     const text = stripCodeFences(outcome.reply);
     if (outcome.cancelled || text.trim() === '') {
@@ -118,6 +87,47 @@ export function generateCode(services: Services, proposals: ProposalManager) {
     await proposals.propose(document, selection, atEnd ? `${text}\n` : text);
     return { text, reply: outcome.reply, meta: outcome.meta, cancelled: false, proposed: true, prompt };
   };
+}
+
+/** Streams the generated code under a cancellable progress notification; undefined after an error shown. */
+function generateWithProgress(
+  services: Services,
+  client: Awaited<ReturnType<Services['client']>>,
+  settings: ReturnType<Services['settings']>,
+  messages: ReturnType<typeof generateMessages>,
+) {
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: 'AIHub: generating code', cancellable: true },
+    async (progress, token) => {
+      const abort = abortSignalFor(token);
+      let received = 0;
+      try {
+        const result = await client.streamChat(
+          { model: settings.model, messages, maxTokens: settings.maxTokens, temperature: settings.temperature },
+          abort.signal,
+          (delta) => {
+            received += delta.length;
+            progress.report({ message: `${received} characters` });
+          },
+        );
+        if (result.meta) {
+          services.learnBalance(result.meta.balance, result.meta.currency);
+          services.spend.record(result.meta.cost, result.meta.currency);
+        }
+        // A stream stopped mid-way resolves with what arrived (the chat keeps it); a cancelled
+        // Generate proposes nothing, whichever way the stream ended.
+        if (token.isCancellationRequested) return { reply: '', meta: result.meta, cancelled: true };
+        return { reply: result.text, meta: result.meta, cancelled: false };
+      } catch (error) {
+        services.balanceMayHaveChanged();
+        if (token.isCancellationRequested) return { reply: '', meta: undefined, cancelled: true };
+        await services.showError(error);
+        return undefined;
+      } finally {
+        abort.dispose();
+      }
+    },
+  );
 }
 
 export function acceptProposal(proposals: ProposalManager) {

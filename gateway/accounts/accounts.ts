@@ -62,6 +62,19 @@ export function createApiKey(tx: Tx, keys: TableIndex<'keys'>, account_id: strin
   return { record, key };
 }
 
+/**
+ * Revokes a key (the admin API, the admin console and the dashboard all come here); true when
+ * this call revoked it, false when it was revoked already. A key of another account than
+ * `owner` (when given) is no such key.
+ */
+export function revokeApiKey(tx: Tx, key_id: string, owner?: string): boolean {
+  const key = tx.get('keys', key_id);
+  if (!key || (owner !== undefined && key.account_id !== owner)) throw new ServiceError('not_found', 'key_not_found', `no key ${key_id}`);
+  if (key.revoked_at) return false;
+  tx.set('keys', key_id, { ...key, revoked_at: tx.now.toISOString() });
+  return true;
+}
+
 export function accountView(state: State, account: Account, currency: string) {
   return {
     id: account.id,

@@ -2,11 +2,11 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { RoomDeps } from '../deps.js';
-import { ApiError, notFound, parseWith } from '../http/errors.js';
+import { ApiError, parseWith } from '../http/errors.js';
 import { balanceMicros } from '../ledger/ledger.js';
 import { table } from '../store/state.js';
 import { microsToUnits } from '../util/money.js';
-import { accountView, createAccount, createApiKey, keyView, requireAccount } from './accounts.js';
+import { accountView, createAccount, createApiKey, keyView, requireAccount, revokeApiKey } from './accounts.js';
 import { adjustWallet } from './adjustments.js';
 import { isAdminToken } from './auth.js';
 import { createAccountBody, createKeyBody, listQuery, moneyBody } from './schemas.js';
@@ -92,11 +92,7 @@ export function adminRouter(deps: RoomDeps): Router {
 
   router.delete('/keys/:keyId', async (req, res) => {
     const key_id = parseWith(idParam, req.params.keyId);
-    await store.transact((tx) => {
-      const key = tx.get('keys', key_id);
-      if (!key) throw notFound(`no key ${key_id}`, 'key_not_found');
-      if (!key.revoked_at) tx.set('keys', key_id, { ...key, revoked_at: tx.now.toISOString() });
-    });
+    await store.transact((tx) => revokeApiKey(tx, key_id));
     res.status(204).end();
   });
 

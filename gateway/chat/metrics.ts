@@ -53,6 +53,11 @@ interface ModelCells {
   cost_micros: Cell;
 }
 
+/** A metric's collect(): each cell reports what it counted since the last scrape. */
+const reporter = (cells: Cell[]) => () => {
+  for (const cell of cells) cell.report();
+};
+
 export class ChatMetrics {
   private readonly attempts = new Map<string, Record<AttemptOutcome, Cell>>();
   private readonly latency = new Map<string, { observe(seconds: number): void }>();
@@ -61,9 +66,12 @@ export class ChatMetrics {
 
   /** Throws if `registry` already holds the aihub_chat_* metrics: one ChatService per registry. */
   constructor(registry: Registry, targets: Iterable<string>, breakerStates: () => Record<string, BreakerState>) {
-    const reporter = (cells: Cell[]) => () => {
-      for (const cell of cells) cell.report();
-    };
+    this.registerUpstream(registry, targets, breakerStates);
+    this.registerRequests(registry);
+  }
+
+  /** Attempts, latency and breaker state per upstream target. */
+  private registerUpstream(registry: Registry, targets: Iterable<string>, breakerStates: () => Record<string, BreakerState>): void {
     const attempt_cells: Cell[] = [];
     const attempts = new Counter({
       name: 'aihub_chat_upstream_attempts_total',
@@ -95,7 +103,10 @@ export class ChatMetrics {
       latency.zero({ target });
       this.latency.set(target, latency.labels(target));
     }
+  }
 
+  /** Settled requests, tokens and cost per model, and requests per wire protocol. */
+  private registerRequests(registry: Registry): void {
     const request_cells: Cell[] = [];
     const token_cells: Cell[] = [];
     const cost_cells: Cell[] = [];

@@ -16,7 +16,7 @@ import { pathOf, sendJson, type Locals } from '../http/lean.js';
 import { balanceMicros, owedMicros } from '../ledger/ledger.js';
 import { table } from '../store/state.js';
 import { microsToUnits } from '../util/money.js';
-import { createEngines } from '../llm/engines/index.js';
+import { createLlm, type Llm } from '../llm/index.js';
 import { Router, RoutingError, type OpenedStream } from '../llm/router.js';
 import { UpstreamError, type Engine, type EngineRequest, type NativeAnswer, type NativeRequest, type UpstreamChunk, type UpstreamCompletion, type UpstreamUsage } from '../llm/types.js';
 import {
@@ -55,7 +55,7 @@ const PROTOCOLS = new Map<string, Protocol>([
 ]);
 
 export interface ChatOptions {
-  /** Engines by name; defaults to the ones the config describes. Tests pass scripted ones. */
+  /** Engines by name (the llm room's, or scripted ones in tests); by default the service builds and owns the config's. */
   engines?: Map<string, Engine>;
   env?: NodeJS.ProcessEnv;
   /** The client's address under the gateway's trust-proxy rule (createGateway passes Express's); default: the socket's peer. */
@@ -80,6 +80,7 @@ export class ChatService {
   readonly metrics: ChatMetrics;
   private readonly limiter: RateLimiter;
   private readonly engines: Map<string, Engine>;
+  private readonly own_llm: Llm | null;
   private readonly currency: string;
   private in_flight = 0;
   private readonly client_address: (req: IncomingMessage) => string | undefined;
@@ -90,7 +91,8 @@ export class ChatService {
     options: ChatOptions,
   ) {
     const now_ms = () => deps.clock.now().getTime();
-    this.engines = options.engines ?? createEngines(config.engines, options.env);
+    this.own_llm = options.engines ? null : createLlm(deps, options.env);
+    this.engines = options.engines ?? this.own_llm!.engines;
     // Without the gateway's registry (unit tests), the metrics go to one nobody scrapes.
     this.metrics = new ChatMetrics(deps.metrics?.registry ?? new Registry(), this.engines.keys(), () => this.router.breakerStates());
     this.router = new Router(this.engines, config.breaker, now_ms, this.metrics.attempt);
@@ -99,8 +101,9 @@ export class ChatService {
     this.client_address = options.client_address ?? ((req) => plainAddress(req.socket.remoteAddress));
   }
 
+  /** Closes the engines this service built itself; engines handed in are their builder's to close. */
   async close(): Promise<void> {
-    await Promise.all([...this.engines.values()].map((engine) => engine.close()));
+    await this.own_llm?.close();
   }
 
   private now_ms(): number {

@@ -1,6 +1,6 @@
 // The lean lane: routes on the hot path (/v1) served straight from Node's HTTP server,
-// without Express. Express 5's router alone cut this machine's throughput on a trivial
-// route from about 13,000 to 4,400 requests/s; /v1 keeps everything the shared middleware
+// without Express. Express 5's router alone cut a trivial route's throughput to about a
+// third (docs/ARCHITECTURE.md#lanes-of-http has the figures); /v1 keeps everything the shared middleware
 // gives (x-request-id, one JSON log line, metrics, errors in the surface's shape) at a
 // fraction of the cost.
 import { newId } from '../util/ids.js';

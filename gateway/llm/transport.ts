@@ -49,6 +49,9 @@ class PooledHeaders {
 
 type PoolResponse = Awaited<ReturnType<Pool['request']>>;
 
+/** An answer's body as undici gives it (a Node Readable). */
+export type ReadableBody = PoolResponse['body'];
+
 class PooledResponse {
   readonly status: number;
   readonly ok: boolean;
@@ -85,25 +88,38 @@ export class BodyTooLargeError extends Error {
  * Reads at most `limit` bytes of a body as UTF-8. Past the limit the body is destroyed and,
  * if `strict`, BodyTooLargeError is thrown; otherwise what arrived is returned (to quote it).
  */
-export async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number, strict: boolean): Promise<string> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const part of body) {
+export function readBounded(body: ReadableBody, limit: number, strict: boolean): Promise<string> {
+  // Events rather than `for await`: the async iterator costs a promise and a queue turn per
+  // chunk, on every upstream answer (docs/chat-api.md#benchmark).
+  return new Promise<string>((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const done = (error: unknown, ended = false) => {
+      if (settled) return;
+      settled = true;
+      body.off('data', onData);
+      // Stopped early: the rest is dropped with the connection. (The error listener stays:
+      // destroying undici's body emits an abort error.) An ended body closes by itself.
+      if (!ended) body.destroy();
+      if (error && strict) reject(error);
+      else resolve((parts.length === 1 ? parts[0]! : Buffer.concat(parts)).subarray(0, limit).toString('utf8'));
+    };
+    const onData = (part: Buffer) => {
       parts.push(part);
       size += part.length;
-      if (size > limit) {
-        if (strict) throw new BodyTooLargeError(limit);
-        break;
-      }
-    }
-  } catch (error) {
-    if (strict) throw error;
-    // What arrived is enough to quote.
-  } finally {
-    body.destroy();
-  }
-  return Buffer.concat(parts).subarray(0, limit).toString('utf8');
+      if (size > limit) done(strict ? new BodyTooLargeError(limit) : null);
+    };
+    const onEnd = () => done(null, true);
+    body.on('data', onData);
+    body.once('end', onEnd);
+    // What arrived before an error is enough to quote, unless `strict`.
+    body.on('error', done);
+    // Closed with neither an end nor an error: the answer was cut short.
+    body.once('close', () => {
+      if (!settled) done(Object.assign(new Error('the answer ended early'), { code: 'UND_ERR_SOCKET' }));
+    });
+  });
 }
 
 /**
@@ -188,8 +204,11 @@ export function pooledFetch(pool: Pool, base_url: string, options: PoolOptions):
     }
     const headers: Record<string, string> = {};
     if (init.headers) {
+      // The SDK hands a Headers object; forEach reads it without an iterator per entry.
       const source = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
-      for (const [name, value] of source) if (!HOP_BY_HOP.has(name)) headers[name] = value;
+      source.forEach((value, name) => {
+        if (!HOP_BY_HOP.has(name)) headers[name] = value;
+      });
     }
     await slots.acquire(init.signal);
     let response: PoolResponse;

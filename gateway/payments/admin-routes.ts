@@ -1,22 +1,25 @@
 // Admin routes of the payments room: eKYC review, service activation (only after approval),
-// IP whitelists, the audit log, and a look at any transaction. Each change writes its audit
-// record in the same commit.
-import { Router } from 'express';
+// IP whitelists, request signing, the audit log, and a look at any transaction. Each route
+// validates, calls one command of admin-commands.ts (where the rules are) and presents; each
+// change writes its audit record in the same commit.
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { accountView, requireAccount } from '../accounts/accounts.js';
-import { ApiError, badRequest, conflict, notFound, parseWith } from '../http/errors.js';
+import { notFound, parseWith } from '../http/errors.js';
 import { table } from '../store/state.js';
 import { selectTransactions, transactionsQuery } from './account-routes.js';
 import type { PaymentsContext } from './context.js';
 import { approveBody, auditQuery, kycListQuery, rejectBody, servicesBody, whitelistBody } from './schemas.js';
-import { parseWhitelistEntry } from '../accounts/ip-whitelist.js';
 import { submissionView } from './kyc.js';
 import { readDocument } from './sealing.js';
-import { clearSigningSecret, setSigningSecret } from './signing.js';
+import { disableSigning, enableSigning, recheckTransaction, reviewKyc, setIpWhitelist, setServices, type Audit } from './admin-commands.js';
 import { auditInTx } from './logs.js';
 import { txnView } from './transactions.js';
 
 const idParam = z.string().min(1).max(100);
+
+/** The commands' audit writer for this request: who asked, from where, in the change's commit. */
+const auditOf = (req: Request, res: Response): Audit => (tx, entry) => auditInTx(tx, req, res, entry);
 
 export function paymentsAdminRouter(ctx: PaymentsContext): Router {
   const router = Router();
@@ -58,20 +61,10 @@ function kycRoutes(ctx: PaymentsContext, router: Router): void {
     res.end(readDocument(config.data_dir, document, ctx.sealer)); // at most kyc.max_file_bytes, decrypted in memory
   });
 
-  const review = (decision: 'approved' | 'rejected') => async (req: import('express').Request, res: import('express').Response) => {
+  const review = (decision: 'approved' | 'rejected') => async (req: Request, res: Response) => {
     const id = parseWith(idParam, req.params.accountId);
     const body = parseWith(decision === 'approved' ? approveBody : rejectBody, req.body ?? {});
-    const submission = await store.transact((tx) => {
-      const account = requireAccount(tx, id);
-      const current = tx.get('kyc_submissions', id);
-      if (!current) throw notFound(`account ${id} has not submitted eKYC`, 'kyc_not_found');
-      if (current.status !== 'submitted') throw conflict(`the eKYC submission of ${id} is ${current.status} already`, 'kyc_not_under_review');
-      const next = { ...current, status: decision, reason: body.reason ?? null, reviewed_at: tx.now.toISOString() };
-      tx.set('kyc_submissions', id, next);
-      tx.set('accounts', id, { ...account, kyc_status: decision });
-      auditInTx(tx, req, res, { action: decision === 'approved' ? 'kyc.approve' : 'kyc.reject', account_id: id });
-      return next;
-    });
+    const submission = await reviewKyc(store, id, decision, body.reason ?? null, auditOf(req, res));
     res.json(submissionView(submission));
   };
   router.post('/kyc/:accountId/approve', review('approved'));
@@ -86,37 +79,14 @@ function accountRoutes(ctx: PaymentsContext, router: Router): void {
   router.post('/accounts/:id/services', async (req, res) => {
     const id = parseWith(idParam, req.params.id);
     const body = parseWith(servicesBody, req.body ?? {});
-    await store.transact((tx) => {
-      const account = requireAccount(tx, id);
-      const activating = Object.entries(body).filter(([, on]) => on).map(([name]) => name);
-      if (activating.length > 0 && account.kyc_status !== 'approved') {
-        throw new ApiError(
-          409,
-          'kyc_not_approved',
-          `payments services (${activating.join(', ')}) can be activated only after eKYC approval; the eKYC status is ${account.kyc_status}`,
-          activating[0]!,
-        );
-      }
-      tx.set('accounts', id, { ...account, services: { ...account.services, ...body } });
-      auditInTx(tx, req, res, { action: 'account.services', account_id: id });
-    });
+    await setServices(store, id, body, auditOf(req, res));
     res.json(view(id));
   });
 
   router.put('/accounts/:id/ip-whitelist', async (req, res) => {
     const id = parseWith(idParam, req.params.id);
     const body = parseWith(whitelistBody, req.body ?? {});
-    const entries: string[] = [];
-    body.ips.forEach((raw, index) => {
-      const parsed = parseWhitelistEntry(raw);
-      if ('error' in parsed) throw badRequest(`ips.${index}: ${parsed.error}`, `ips.${index}`, 'invalid_value');
-      if (!entries.includes(parsed.entry)) entries.push(parsed.entry);
-    });
-    await store.transact((tx) => {
-      const account = requireAccount(tx, id);
-      tx.set('accounts', id, { ...account, ip_whitelist: entries });
-      auditInTx(tx, req, res, { action: 'account.ip_whitelist', account_id: id, details: { ips: entries } });
-    });
+    await setIpWhitelist(store, id, body.ips, auditOf(req, res));
     res.json(view(id));
   });
 
@@ -124,12 +94,7 @@ function accountRoutes(ctx: PaymentsContext, router: Router): void {
   router.post('/accounts/:id/signing-secret', async (req, res) => {
     const id = parseWith(idParam, req.params.id);
     parseWith(z.strictObject({}), req.body ?? {});
-    const created = await store.transact((tx) => {
-      const account = requireAccount(tx, id);
-      const result = setSigningSecret(tx, id, ctx.sealer);
-      auditInTx(tx, req, res, { action: account.signing ? 'account.signing_rotate' : 'account.signing_enable', account_id: id, details: {} });
-      return result;
-    });
+    const created = await enableSigning(store, ctx.sealer, id, auditOf(req, res));
     res.status(201).json({
       account_id: id,
       secret: created.secret,
@@ -141,12 +106,7 @@ function accountRoutes(ctx: PaymentsContext, router: Router): void {
 
   router.delete('/accounts/:id/signing-secret', async (req, res) => {
     const id = parseWith(idParam, req.params.id);
-    await store.transact((tx) => {
-      const account = requireAccount(tx, id);
-      if (!account.signing) return;
-      clearSigningSecret(tx, id);
-      auditInTx(tx, req, res, { action: 'account.signing_disable', account_id: id, details: {} });
-    });
+    await disableSigning(store, id, auditOf(req, res));
     res.json(view(id));
   });
 }
@@ -177,10 +137,7 @@ function transactionRoutes(ctx: PaymentsContext, router: Router): void {
 
   /** Re-arms status checks of a transaction whose checks ran out (never a blind refund). */
   router.post('/transactions/:txnId/recheck', async (req, res) => {
-    const txn = store.get('payment_txns', String(req.params.txnId));
-    if (!txn) throw notFound('no such transaction', 'transaction_not_found');
-    if (txn.status !== 'pending') throw conflict(`transaction ${txn.id} is ${txn.status} already`, 'transaction_final');
-    const next = await engine.rearm(txn.id);
+    const next = await recheckTransaction(store, engine, String(req.params.txnId));
     res.json({ account_id: next.account_id, ...txnView(next) });
   });
 }

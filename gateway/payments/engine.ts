@@ -380,24 +380,9 @@ export class PaymentEngine {
       });
       return;
     }
-    const provider = this.deps.providers[txn.service].find((p) => p.name === asked);
-    let answer: StatusResult | null;
-    let error_text: string | null = null;
-    if (!provider) {
-      answer = null;
-      error_text = `provider ${asked} is no longer configured`;
-    } else {
-      try {
-        answer = await callWithTimeout(provider.timeout_ms, this.shutdown.signal, (signal) =>
-          provider.status({ ...providerRequest(txn), provider_ref: txn.provider_ref }, signal),
-        );
-        if (answer === null) error_text = `no answer in ${provider.timeout_ms} ms`;
-      } catch (error) {
-        if (this.shutdown.signal.aborted) return;
-        answer = null;
-        error_text = (error as Error).message.slice(0, 300);
-      }
-    }
+    const asking = await this.askStatus(txn, asked);
+    if (asking === 'shutdown') return;
+    const { answer, error_text } = asking;
     await this.deps.store.transact((tx) => {
       const current = tx.get('payment_txns', txn.id);
       if (current?.status !== 'pending') return;
@@ -439,6 +424,21 @@ export class PaymentEngine {
       tx.set('payment_txns', next.id, next);
       if (stalled) logger.error({ msg: 'status checks exhausted; the transaction needs an operator', txn_id: next.id, checks: next.checks.count });
     });
+  }
+
+  /** The status `asked` gives of `txn`, or why there is none; 'shutdown' when the engine stopped meanwhile. */
+  private async askStatus(txn: PaymentTxn, asked: string): Promise<{ answer: StatusResult | null; error_text: string | null } | 'shutdown'> {
+    const provider = this.deps.providers[txn.service].find((p) => p.name === asked);
+    if (!provider) return { answer: null, error_text: `provider ${asked} is no longer configured` };
+    try {
+      const answer = await callWithTimeout(provider.timeout_ms, this.shutdown.signal, (signal) =>
+        provider.status({ ...providerRequest(txn), provider_ref: txn.provider_ref }, signal),
+      );
+      return { answer, error_text: answer === null ? `no answer in ${provider.timeout_ms} ms` : null };
+    } catch (error) {
+      if (this.shutdown.signal.aborted) return 'shutdown';
+      return { answer: null, error_text: (error as Error).message.slice(0, 300) };
+    }
   }
 
   /** Re-arms status checks of a stalled transaction (admin). */

@@ -3,8 +3,8 @@
 // pass), which main.ts starts after listening and stops before the store closes.
 import { Router, type RequestHandler } from 'express';
 import type { RoomDeps } from '../deps.js';
-import { buildProviders } from '../providers/index.js';
-import { buildSmsSender, type SmsSender } from '../providers/sms.js';
+import { createProviders } from '../providers/index.js';
+import type { SmsSender } from '../providers/sms.js';
 import type { PaymentProvider, PaymentService } from '../providers/types.js';
 import type { RouteDoc } from '../http/openapi.js';
 import type { Tx } from '../store/store.js';
@@ -22,7 +22,6 @@ import { renderPan } from './pan-views.js';
 import { reportsRouter, runReport } from './reports-routes.js';
 import type { ReportName, ReportResult, Scope } from './reports.js';
 import { paymentsAdminRouter } from './admin-routes.js';
-import type { PaymentsConfig } from './config.js';
 import type { PaymentsContext } from './context.js';
 import { PaymentEngine } from './engine.js';
 import { apiLog, auditMiddleware } from './logs.js';
@@ -53,6 +52,7 @@ export interface Payments {
   stop(): Promise<void>;
 }
 
+/** The providers room's lists and SMS sender (main.ts builds it); what is missing is built from the config. */
 type Options = { providers?: Partial<Record<PaymentService, PaymentProvider[]>>; sms?: SmsSender | null };
 
 export function createPayments(deps: RoomDeps, options: Options = {}): Payments {
@@ -60,8 +60,7 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   // Lists and reports of one account read its transactions through this index; built now, not by a request.
   store.indexBy('payment_txns', 'account_id');
   const payments = config.payments;
-  const providers = providersOf(deps, options);
-  const sms = options.sms !== undefined ? options.sms : buildSmsSender(payments.dmt.otp.sms);
+  const { lists: providers, sms } = createProviders(deps, { lists: options.providers, sms: options.sms });
   if (config.mode === 'live' && !sms) logger.warn({ msg: 'no SMS sender is configured (payments.dmt.otp.sms): remitters cannot be registered in live mode' });
   /** Each service's own bookkeeping in the commit that makes one of its transactions final. */
   const onFinal: Partial<Record<PaymentService, (tx: Tx, txn: PaymentTxn) => void>> = { dmt: dmtOnFinal, bills: billsOnFinal };
@@ -97,19 +96,6 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
 }
 
 /** Each service's ordered provider list: the ones given (tests), else the config's. */
-function providersOf(deps: RoomDeps, options: Options): Record<PaymentService, PaymentProvider[]> {
-  const { config, clock, logger } = deps;
-  const lists = config.payments.providers;
-  const build = (list: PaymentsConfig['providers']['recharge']) =>
-    buildProviders(list, { mode: config.mode, now: () => clock.now(), warn: (message) => logger.warn({ msg: message }) });
-  return {
-    recharge: options.providers?.recharge ?? build(lists.recharge),
-    dmt: options.providers?.dmt ?? build(lists.dmt),
-    pan: options.providers?.pan ?? build(lists.pan),
-    bills: options.providers?.bills ?? build(lists.bills),
-  };
-}
-
 /**
  * Rows no reader will use again, judged by the readers' own rules: the engine's idempotency
  * lookup (store clock, as the records' created_at) and the DMT routes' month (room clock).

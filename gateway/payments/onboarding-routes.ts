@@ -1,34 +1,27 @@
-// Onboarding in the seed's order: POST /api/register, then POST/GET /api/kyc.
+// Onboarding in the seed's order: POST /api/register, then POST/GET /api/kyc. The routes
+// read and validate (multipart or JSON, signed or not), call one command of
+// onboarding-commands.ts (where the rules are) and present.
 import { Router, type Request } from 'express';
-import { createAccount, createApiKey } from '../accounts/accounts.js';
-import { ApiError, conflict, parseWith } from '../http/errors.js';
+import { ApiError, parseWith } from '../http/errors.js';
 import { jsonBody } from '../http/body.js';
 import { rawBodyOf } from '../http/raw-body.js';
-import { RateLimiter } from '../kernel/rate-limit.js';
 import { requestSigningOf } from './signing.js';
 import { authorize, clientAddress } from './auth.js';
 import type { PaymentsContext } from './context.js';
 import { registerBody } from './schemas.js';
-import { checkDocuments, kycBody, newSubmission, readMultipart, removeDocuments, storeDocuments, submissionView, type UploadedFile } from './kyc.js';
-import { hashPassword } from '../accounts/password.js';
+import { kycBody, readMultipart, submissionView, type UploadedFile } from './kyc.js';
+import { onboardingCommands } from './onboarding-commands.js';
 
 
 export function onboardingRouter(ctx: PaymentsContext): Router {
   const { store, config, logger, settings } = ctx;
   const router = Router();
-  const limiter = new RateLimiter({ max: settings.register.per_ip_per_hour, window_ms: 3_600_000, refill: 'sliding' }, { max_keys: 10_000 });
+  const commands = onboardingCommands(ctx);
 
   router.post('/register', jsonBody(config), async (req, res) => {
-    const wait_s = limiter.take(clientAddress(req) ?? 'unknown', ctx.clock.now().getTime()).retry_after_s;
-    if (wait_s > 0) {
-      throw new ApiError(429, 'rate_limit_exceeded', `too many sign-ups from this address; retry in ${wait_s} s`, null, null, { 'retry-after': String(wait_s) });
-    }
+    commands.admitSignup(clientAddress(req) ?? 'unknown');
     const body = parseWith(registerBody, req.body ?? {});
-    const password_hash = await hashPassword(body.password);
-    const { account, key } = await store.transact((tx) => {
-      const account = createAccount(tx, { email: body.email, name: body.name, password_hash });
-      return { account, key: createApiKey(tx, store.indexBy('keys', 'account_id'), account.id, 'default') };
-    });
+    const { account, key } = await commands.register(body);
     res.locals.account_id = account.id;
     res.status(201).json({
       status: true,
@@ -56,24 +49,7 @@ export function onboardingRouter(ctx: PaymentsContext): Router {
     }
     signing?.settle(req);
     const body = parseWith(kycBody, fields ?? {});
-    const checked = checkDocuments(files);
-    const current = store.get('kyc_submissions', account.id);
-    refuseResubmission(current?.status);
-    const documents = storeDocuments(config.data_dir, account.id, checked, ctx.sealer);
-    let submission: ReturnType<typeof newSubmission>;
-    try {
-      submission = await store.transact((tx) => {
-        const previous = tx.get('kyc_submissions', account.id);
-        refuseResubmission(previous?.status);
-        const next = newSubmission(account.id, body, documents, tx.now.toISOString(), previous);
-        tx.set('kyc_submissions', account.id, next);
-        tx.set('accounts', account.id, { ...tx.get('accounts', account.id)!, kyc_status: 'submitted' });
-        return next;
-      });
-    } catch (error) {
-      removeDocuments(config.data_dir, documents);
-      throw error;
-    }
+    const submission = await commands.submitKyc(account.id, body, files);
     res.json({ status: true, message: 'eKYC submitted for review', data: submissionView(submission) });
   });
 
@@ -85,11 +61,6 @@ export function onboardingRouter(ctx: PaymentsContext): Router {
   });
 
   return router;
-}
-
-function refuseResubmission(status: string | undefined): void {
-  if (status === 'submitted') throw conflict('an eKYC submission is under review already', 'kyc_under_review');
-  if (status === 'approved') throw conflict('eKYC is approved already', 'kyc_approved');
 }
 
 function parseJson(req: Request, ctx: PaymentsContext): Promise<unknown> {

@@ -1,8 +1,38 @@
-// Builds each service's ordered provider list from the configuration.
+// The providers room: `createProviders(deps)` builds each payment service's ordered provider
+// list from the configuration (sandbox providers are skipped in live mode) and the SMS sender
+// of remitter OTPs. main.ts builds it and hands it to the payments room.
+import type { RoomDeps } from '../deps.js';
 import type { ProviderConfig } from './config.js';
 import { HttpProvider } from './http.js';
 import { SandboxProvider } from './sandbox.js';
-import type { PaymentProvider } from './types.js';
+import { buildSmsSender, type SmsSender } from './sms.js';
+import type { PaymentProvider, PaymentService } from './types.js';
+
+export interface Providers {
+  /** Each payment service's ordered provider list (failover runs down it). */
+  lists: Record<PaymentService, PaymentProvider[]>;
+  /** Sends remitter OTPs in live mode; null when none is configured. */
+  sms: SmsSender | null;
+}
+
+/**
+ * The room from the configuration. `given` (tests: scripted providers or SMS sender) takes
+ * the place of what the configuration would build for that service; nothing else is built
+ * for it.
+ */
+export function createProviders(
+  deps: Pick<RoomDeps, 'config' | 'clock' | 'logger'>,
+  given: { lists?: Partial<Record<PaymentService, PaymentProvider[]>> | undefined; sms?: SmsSender | null | undefined } = {},
+): Providers {
+  const { config, clock, logger } = deps;
+  const configured = config.payments.providers;
+  const list = (service: PaymentService) =>
+    given.lists?.[service] ?? buildProviders(configured[service], { mode: config.mode, now: () => clock.now(), warn: (message) => logger.warn({ msg: message }) });
+  return {
+    lists: { recharge: list('recharge'), dmt: list('dmt'), pan: list('pan'), bills: list('bills') },
+    sms: given.sms !== undefined ? given.sms : buildSmsSender(config.payments.dmt.otp.sms),
+  };
+}
 
 export function buildProviders(
   configs: readonly ProviderConfig[],

@@ -232,8 +232,8 @@ export class JournalWriter {
           while (written < buffer.length) written += writeSync(this.handle.fd, buffer, written, buffer.length - written);
           const fd = this.handle.fd;
           // A lone commit on a quiet journal syncs right here: handing it to the thread pool
-          // and being woken after costs more than the wait (1 connection: 0.46 → 0.34 ms
-          // per settlement), and there is no one to let run meanwhile. Under load the groups
+          // and being woken after costs more than the wait (docs/ARCHITECTURE.md#the-store has
+          // the figures), and there is no one to let run meanwhile. Under load the groups
           // grow, and the fdatasync goes to the thread pool while the event loop works.
           if (lines.length === 1 && this.quiet) fdatasyncSync(fd);
           else await new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));

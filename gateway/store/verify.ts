@@ -16,7 +16,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-file.js';
 import { listSegments, readJournalPlaced } from './journal.js';
-import { applyOp, emptyState, isCustomerLedgerAccount, table, type State } from './state.js';
+import { applyOp, emptyState, isCustomerLedgerAccount, table, type JournalRecord, type State } from './state.js';
 import { JOURNAL_DIR, loadState } from './store.js';
 
 export interface VerifyReport {
@@ -70,23 +70,8 @@ export async function verifyDataDir(data_dir: string, options: { full?: boolean 
   const point_file = new DurableJsonFile<VerifiedPoint>(join(data_dir, VERIFY_FILE));
   const point = existsSync(join(data_dir, VERIFY_FILE)) ? await point_file.read() : null;
   const on_disk = listSegments(journal_dir);
-  let chain = '';
-  const sealed: SealedSegment[] = [];
-  if (point) {
-    for (const [i, segment] of point.segments.entries()) {
-      const file = on_disk[i];
-      if (!file || file.first_seq !== segment.first_seq) {
-        breach(`journal segment starting at record ${segment.first_seq} was verified before and is missing now`);
-        continue;
-      }
-      const bytes = statSync(file.file).size;
-      if (bytes !== segment.bytes) breach(`journal segment ${file.file} was ${segment.bytes} bytes when verified and is ${bytes} now`);
-      if (options.full && sha256File(file.file) !== segment.sha256) breach(`journal segment ${file.file} changed since it was verified (SHA-256 differs)`);
-      chain = chainOf(chain, segment.sha256);
-      if (chain !== segment.chain) breach(`the checksum chain of verified segments breaks at the segment starting at record ${segment.first_seq}`);
-      sealed.push(segment);
-    }
-  }
+  const sealed: SealedSegment[] = point ? checkSealedSegments(point, on_disk, options.full === true, breach) : [];
+  let chain = sealed.at(-1)?.chain ?? '';
   const incremental = !options.full && point !== null && breaches.length === 0;
   const from_seq = incremental ? point!.seq : 0;
   if (!incremental) {
@@ -127,35 +112,34 @@ export async function verifyDataDir(data_dir: string, options: { full?: boolean 
     if (record.s !== expected_seq) breach(`journal starts at sequence ${record.s}, not ${expected_seq}: earlier history is missing`);
     expected_seq = record.s + 1;
     records++;
-    for (const op of record.ops) {
-      if (op.o === 'post') {
-        postings++;
-        const hold = op.p.hold;
-        if (hold) {
-          const step = hold_steps.get(hold.id);
-          if (hold.action === 'open') {
-            if (step) breach(`hold ${hold.id} opened twice (record ${record.s})`);
-            hold_steps.set(hold.id, 'open');
-          } else if (step !== 'open') {
-            breach(`hold ${hold.id} ${hold.action}d while ${step ?? 'never opened'} (record ${record.s})`);
-          } else {
-            hold_steps.set(hold.id, 'resolved');
-          }
-        }
-      }
-      // Only the ledger matters to this replay: rows are the checkpoint's business.
-      if (op.o !== 'post') continue;
-      try {
-        applyOp(replayed, op);
-      } catch (error) {
-        breach(`record ${record.s}: ${(error as Error).message}`);
-      }
-    }
+    postings += replayPostings(record, replayed, hold_steps, breach);
     replayed.seq = record.s;
   }
   if (records === 0) replayed.seq = from_seq;
 
   // 4. The invariants, on the state the gateway would serve.
+  checkInvariants(loaded, replayed, hold_steps, breach);
+  const open_holds = table(loaded, 'holds');
+
+  // 5. A clean run moves the verified point to the end of the last sealed segment it replayed.
+  if (breaches.length === 0 && next_point) await point_file.write(next_point);
+
+  return {
+    ok: breaches.length === 0,
+    mode: incremental ? 'incremental' : 'full',
+    from_seq,
+    breaches,
+    records,
+    postings,
+    accounts: Object.keys(table(loaded, 'accounts')).length,
+    open_holds: Object.keys(open_holds).length,
+    seq: loaded.seq,
+    sealed_segments: next_point ? (next_point as VerifiedPoint).segments.length : sealed.length,
+  };
+}
+
+/** The ledger sums to zero, no customer is below zero, the loaded state equals the replay, and holds agree. */
+function checkInvariants(loaded: State, replayed: State, hold_steps: ReadonlyMap<string, 'open' | 'resolved'>, breach: (message: string) => void): void {
   let sum = 0;
   for (const [ledger_account, balance] of Object.entries(loaded.balances)) {
     if (!Number.isSafeInteger(balance)) breach(`${ledger_account} holds a non-integer amount ${balance}`);
@@ -184,20 +168,52 @@ export async function verifyDataDir(data_dir: string, options: { full?: boolean 
     const held = held_per_account.get(ledger_account.slice(5)) ?? 0;
     if (balance !== held) breach(`${ledger_account} is ${balance} but its open holds add up to ${held}`);
   }
+}
 
-  // 5. A clean run moves the verified point to the end of the last sealed segment it replayed.
-  if (breaches.length === 0 && next_point) await point_file.write(next_point);
+/** The segments verified before are all there, of the same size (and, with `full`, content), their chain unbroken. */
+function checkSealedSegments(point: VerifiedPoint, on_disk: ReturnType<typeof listSegments>, full: boolean, breach: (message: string) => void): SealedSegment[] {
+  let chain = '';
+  const sealed: SealedSegment[] = [];
+  for (const [i, segment] of point.segments.entries()) {
+    const file = on_disk[i];
+    if (!file || file.first_seq !== segment.first_seq) {
+      breach(`journal segment starting at record ${segment.first_seq} was verified before and is missing now`);
+      continue;
+    }
+    const bytes = statSync(file.file).size;
+    if (bytes !== segment.bytes) breach(`journal segment ${file.file} was ${segment.bytes} bytes when verified and is ${bytes} now`);
+    if (full && sha256File(file.file) !== segment.sha256) breach(`journal segment ${file.file} changed since it was verified (SHA-256 differs)`);
+    chain = chainOf(chain, segment.sha256);
+    if (chain !== segment.chain) breach(`the checksum chain of verified segments breaks at the segment starting at record ${segment.first_seq}`);
+    sealed.push(segment);
+  }
+  return sealed;
+}
 
-  return {
-    ok: breaches.length === 0,
-    mode: incremental ? 'incremental' : 'full',
-    from_seq,
-    breaches,
-    records,
-    postings,
-    accounts: Object.keys(table(loaded, 'accounts')).length,
-    open_holds: Object.keys(open_holds).length,
-    seq: loaded.seq,
-    sealed_segments: next_point ? (next_point as VerifiedPoint).segments.length : sealed.length,
-  };
+/** Applies a record's postings to the replay, checking each hold's steps; returns how many postings it had. */
+function replayPostings(record: JournalRecord, replayed: State, hold_steps: Map<string, 'open' | 'resolved'>, breach: (message: string) => void): number {
+  let postings = 0;
+  for (const op of record.ops) {
+    // Only the ledger matters to this replay: rows are the checkpoint's business.
+    if (op.o !== 'post') continue;
+    postings++;
+    const hold = op.p.hold;
+    if (hold) {
+      const step = hold_steps.get(hold.id);
+      if (hold.action === 'open') {
+        if (step) breach(`hold ${hold.id} opened twice (record ${record.s})`);
+        hold_steps.set(hold.id, 'open');
+      } else if (step !== 'open') {
+        breach(`hold ${hold.id} ${hold.action}d while ${step ?? 'never opened'} (record ${record.s})`);
+      } else {
+        hold_steps.set(hold.id, 'resolved');
+      }
+    }
+    try {
+      applyOp(replayed, op);
+    } catch (error) {
+      breach(`record ${record.s}: ${(error as Error).message}`);
+    }
+  }
+  return postings;
 }

@@ -94,7 +94,13 @@ export function spendChart(days: readonly DaySpend[], currency: string, id = 'sp
   </svg>
   <figcaption id="${id}-caption" class="small muted">${summary}</figcaption>
   ${tiers.length ? html`<ul class="legend" aria-hidden="true">${tiers.map((tier) => html`<li><span class="swatch ${tierClass(tier)}"></span>${tier}</li>`)}</ul>` : ''}
-  ${total_micros === 0 ? '' : html`<details>
+  ${total_micros === 0 ? '' : spendTable(days, totals, tiers, currency)}
+</figure>`;
+}
+
+/** The chart's numbers, for screen readers and for reading off exact amounts. */
+function spendTable(days: readonly DaySpend[], totals: readonly number[], tiers: readonly string[], currency: string): Html {
+  return html`<details>
     <summary>Show the numbers as a table</summary>
     <div class="table-wrap"><table>
       <caption class="visually-hidden">Spend per day and tier</caption>
@@ -108,6 +114,5 @@ export function spendChart(days: readonly DaySpend[], currency: string, id = 'sp
             html`<tr><th scope="row">${day.day}</th>${tiers.map((tier) => html`<td class="num">${formatMoney(day.tiers.get(tier) ?? 0, currency)}</td>`)}<td class="num">${formatMoney(total, currency)}</td></tr>`,
         )}</tbody>
     </table></div>
-  </details>`}
-</figure>`;
+  </details>`;
 }

@@ -25,6 +25,8 @@ const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,64').split(',').map(Number);
 const MODES = (process.env.BENCH_MODES ?? 'json,stream').split(',');
+/** The translated protocols measured after each chat row; `BENCH_PROTOCOLS=` (empty) measures chat alone. */
+const PROTOCOLS = (process.env.BENCH_PROTOCOLS ?? 'responses,messages').split(',').filter(Boolean);
 const CREDIT_UNITS = 10_000_000;
 const TARGET_ADDED_MS = 0.3;
 const TARGET_RPS_64 = 5_000;
@@ -304,7 +306,7 @@ try {
           { name: 'chat turn 3 + fields', path: '/v1/chat/completions', body: JSON.stringify({ ...turnThree(true), ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }), target: null },
           { name: 'responses', path: '/v1/responses', body: JSON.stringify({ model: 'service-ai-standard-6', input: question, max_output_tokens: 64, ...(stream ? { stream: true } : {}) }), target: 1.2 },
           { name: 'messages', path: '/v1/messages', body: JSON.stringify({ model: 'service-ai-standard-6', max_tokens: 64, messages: [{ role: 'user', content: question }], ...(stream ? { stream: true } : {}) }), target: 1.2 },
-        ];
+        ].filter((variant) => variant.target === null || PROTOCOLS.includes(variant.name));
         for (const variant of variants) measured.ok += (await load(`${measured.gateway.url}${variant.path}`, connections, variant.body, auth, WARMUP_S)).ok;
         const measures = new Map(variants.map((variant) => [variant, { runs: [] as Run[], cpu_ms: 0 }]));
         for (let round = 0; round < PROTOCOL_ROUNDS; round++) {

@@ -8,7 +8,7 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { readSse, SseFormatError } from '../sse-reader.js';
-import { BodyTooLargeError, pooledFetch, readBounded, upstreamPool } from '../transport.js';
+import { BodyTooLargeError, pooledFetch, readBounded, upstreamPool, type ReadableBody } from '../transport.js';
 import {
   isPlainChunk,
   isPlainCompletion,
@@ -31,7 +31,7 @@ import {
 /** At most this much of an error answer is read, to quote it. */
 const ERROR_BODY_LIMIT = 64 * 1024;
 
-type UndiciBody = AsyncIterable<Buffer> & { destroy(): void };
+type UndiciBody = ReadableBody;
 
 /** A chat completion larger than this is not one we asked for (the largest output cap is 32,768 tokens). */
 const COMPLETION_BODY_LIMIT = 16 * 1024 * 1024;

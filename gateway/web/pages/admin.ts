@@ -3,10 +3,11 @@
 // The JSON admin API keeps every other /admin path (bearer auth); nothing here collides.
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
-import { accountView } from '../../accounts/accounts.js';
-import { matchesHash, sha256Hex } from '../../accounts/keys.js';
+import { accountView, revokeApiKey } from '../../accounts/accounts.js';
+import { adjustWallet } from '../../accounts/adjustments.js';
+import { matchesHash } from '../../accounts/keys.js';
 import { ApiError } from '../../http/errors.js';
-import { FUNDING_TOPUP, balanceMicros, creditWallet } from '../../ledger/ledger.js';
+import { balanceMicros } from '../../ledger/ledger.js';
 import { table, type Account, type ServiceName } from '../../store/state.js';
 import { audit } from '../audit.js';
 import { fieldError, formErrors, invalidAttrs, safeNext, type AccountSectionInput, type FormErrors, type WebContext } from '../context.js';
@@ -221,9 +222,13 @@ export function stringValues(body: unknown): Record<string, string> {
 }
 
 export function adminRoutes(ctx: WebContext, router: Router): void {
-  const { store } = ctx.deps;
-  const flash = (res: Response, notice: Notice) => ctx.setFlash(sessionBinding((res.locals.web_session as CurrentSession).token_hash), notice);
+  adminLoginRoutes(ctx, router);
+  adminConsoleRoutes(ctx, router);
+}
 
+/** The console's front door: log in with the admin token, log out. */
+function adminLoginRoutes(ctx: WebContext, router: Router): void {
+  const { store } = ctx.deps;
   router.get('/', (req, res) => {
     res.redirect(303, ctx.sessions.current(req, 'admin') ? '/admin/console' : '/admin/login');
   });
@@ -271,7 +276,12 @@ export function adminRoutes(ctx: WebContext, router: Router): void {
     await ctx.sessions.end(req, res, 'admin', current);
     res.redirect(303, '/admin/login');
   });
+}
 
+/** The console behind the admin session: accounts, credits, account status, keys, audit. */
+function adminConsoleRoutes(ctx: WebContext, router: Router): void {
+  const { store } = ctx.deps;
+  const flash = (res: Response, notice: Notice) => ctx.setFlash(sessionBinding((res.locals.web_session as CurrentSession).token_hash), notice);
   const guard = ctx.requireSession('admin');
 
   router.get('/console', guard, async (req, res) => {
@@ -290,29 +300,7 @@ export function adminRoutes(ctx: WebContext, router: Router): void {
     });
   });
 
-  router.post('/console/accounts/:id/credit', ...ctx.postGuard('admin'), async (req, res) => {
-    const account = requireAccountOr404(ctx, req.params.id);
-    const values = stringValues(req.body);
-    const parsed = creditForm(ctx.currency).safeParse(req.body ?? {});
-    if (!parsed.success) return renderAccountWithErrors(ctx, res, account, 422, 'credit', formErrors(parsed.error), values);
-    const { amount: amount_micros, reference, memo } = parsed.data;
-    // The same idempotency records as POST /admin/accounts/:id/credit: one reference, one credit.
-    const idempotency_key = `admin-credit:${reference}`;
-    const request_hash = sha256Hex(`${account.id}:${amount_micros}`);
-    const outcome = await store.transact((tx) => {
-      const seen = tx.get('idempotency', idempotency_key);
-      if (seen) return seen.request_hash === request_hash ? 'duplicate' : 'conflict';
-      creditWallet(tx, { account_id: account.id, amount_micros, from: FUNDING_TOPUP, memo: memo || `admin credit ${reference}`, ref: reference });
-      tx.set('idempotency', idempotency_key, { key: idempotency_key, request_hash, status: 200, body: null, created_at: tx.now.toISOString() });
-      audit(tx, { actor: 'admin', action: 'wallet.credit', account_id: account.id, detail: `${formatMoney(amount_micros, ctx.currency)} ref ${reference}`, ip: ctx.clientIp(req) });
-      return 'credited';
-    });
-    if (outcome === 'conflict') {
-      return renderAccountWithErrors(ctx, res, account, 409, 'credit', { reference: 'This reference was used already for another credit.' }, values);
-    }
-    flash(res, outcome === 'credited' ? { kind: 'ok', text: `Credited ${formatMoney(amount_micros, ctx.currency)} (reference ${reference}).` } : { kind: 'info', text: `Reference ${reference} was credited already; nothing was added.` });
-    res.redirect(303, `/admin/console/accounts/${account.id}`);
-  });
+  router.post('/console/accounts/:id/credit', ...ctx.postGuard('admin'), consoleCredit(ctx, flash));
 
   router.post('/console/accounts/:id/status', ...ctx.postGuard('admin'), async (req, res) => {
     const account = requireAccountOr404(ctx, req.params.id);
@@ -334,10 +322,7 @@ export function adminRoutes(ctx: WebContext, router: Router): void {
     const key = parsed.success ? store.get('keys', parsed.data) : undefined;
     if (!key) throw new ApiError(404, 'key_not_found', 'There is no such key.');
     await store.transact((tx) => {
-      const current = tx.get('keys', key.id)!;
-      if (current.revoked_at) return;
-      tx.set('keys', key.id, { ...current, revoked_at: tx.now.toISOString() });
-      audit(tx, { actor: 'admin', action: 'key.revoke', account_id: key.account_id, detail: key.id, ip: ctx.clientIp(req) });
+      if (revokeApiKey(tx, key.id)) audit(tx, { actor: 'admin', action: 'key.revoke', account_id: key.account_id, detail: key.id, ip: ctx.clientIp(req) });
     });
     flash(res, { kind: 'ok', text: `Key ${key.prefix}… revoked.` });
     res.redirect(303, `/admin/console/accounts/${key.account_id}`);
@@ -348,4 +333,30 @@ export function adminRoutes(ctx: WebContext, router: Router): void {
     const state = await adminState(ctx, res);
     sendAdminPage(ctx, res, state, 200, { title: 'Audit log', current: '/admin/console/audit', body: auditPage(ctx, auditQuery.parse(req.query)) });
   });
+}
+
+/** POST /admin/console/accounts/:id/credit: the admin's credit, once per reference. */
+function consoleCredit(ctx: WebContext, flash: (res: Response, notice: Notice) => void) {
+  return async (req: Request, res: Response) => {
+    const { store } = ctx.deps;
+    const account = requireAccountOr404(ctx, req.params.id);
+    const values = stringValues(req.body);
+    const parsed = creditForm(ctx.currency).safeParse(req.body ?? {});
+    if (!parsed.success) return renderAccountWithErrors(ctx, res, account, 422, 'credit', formErrors(parsed.error), values);
+    const { amount: amount_micros, reference, memo } = parsed.data;
+    // The same command as POST /admin/accounts/:id/credit: one reference, one credit.
+    let outcome: 'credited' | 'duplicate';
+    try {
+      outcome = await store.transact((tx) => {
+        if (adjustWallet(tx, { direction: 'credit', account_id: account.id, amount: amount_micros, reference, memo: memo || undefined })) return 'duplicate';
+        audit(tx, { actor: 'admin', action: 'wallet.credit', account_id: account.id, detail: `${formatMoney(amount_micros, ctx.currency)} ref ${reference}`, ip: ctx.clientIp(req) });
+        return 'credited';
+      });
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 409)) throw error;
+      return renderAccountWithErrors(ctx, res, account, 409, 'credit', { reference: 'This reference was used already for another credit.' }, values);
+    }
+    flash(res, outcome === 'credited' ? { kind: 'ok', text: `Credited ${formatMoney(amount_micros, ctx.currency)} (reference ${reference}).` } : { kind: 'info', text: `Reference ${reference} was credited already; nothing was added.` });
+    res.redirect(303, `/admin/console/accounts/${account.id}`);
+  };
 }

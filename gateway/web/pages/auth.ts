@@ -80,19 +80,20 @@ function tooMany(retry_after_s: number): ApiError {
 }
 
 export function authRoutes(ctx: WebContext, router: Router): void {
+  router.get('/', (req, res) => {
+    res.redirect(303, ctx.sessions.current(req, 'user') ? '/api-keys' : '/login');
+  });
+  signupRoutes(ctx, router);
+  loginRoutes(ctx, router);
+}
+
+/** GET and POST /signup: a new account (sign-ups per address are limited), logged in at once. */
+function signupRoutes(ctx: WebContext, router: Router): void {
   const { store } = ctx.deps;
   const renderSignup = async (req: Request, res: Response, status: number, state: Omit<FormState, 'csrf'>) => {
     const csrf = await ctx.sessions.csrfToken(ctx.sessions.anonBinding(req, res));
     ctx.send(res, status, { title: 'Sign up', area: 'public', narrow: true, notice: state.notice, body: signupPage({ ...state, csrf }) });
   };
-  const renderLogin = async (req: Request, res: Response, status: number, state: Omit<FormState, 'csrf'>) => {
-    const csrf = await ctx.sessions.csrfToken(ctx.sessions.anonBinding(req, res));
-    ctx.send(res, status, { title: 'Log in', area: 'public', narrow: true, notice: state.notice, body: loginPage({ ...state, csrf }) });
-  };
-
-  router.get('/', (req, res) => {
-    res.redirect(303, ctx.sessions.current(req, 'user') ? '/api-keys' : '/login');
-  });
 
   router.get('/signup', async (req, res) => {
     if (ctx.sessions.current(req, 'user')) return res.redirect(303, '/api-keys');
@@ -126,6 +127,15 @@ export function authRoutes(ctx: WebContext, router: Router): void {
     ctx.setFlash(sessionBinding(started.token_hash), { kind: 'ok', text: 'Your account is ready. Create an API key to start.' });
     res.redirect(303, '/api-keys');
   });
+}
+
+/** GET and POST /login (failures limited per email and per address), POST /logout. */
+function loginRoutes(ctx: WebContext, router: Router): void {
+  const { store } = ctx.deps;
+  const renderLogin = async (req: Request, res: Response, status: number, state: Omit<FormState, 'csrf'>) => {
+    const csrf = await ctx.sessions.csrfToken(ctx.sessions.anonBinding(req, res));
+    ctx.send(res, status, { title: 'Log in', area: 'public', narrow: true, notice: state.notice, body: loginPage({ ...state, csrf }) });
+  };
 
   router.get('/login', async (req, res) => {
     const next = safeNext(req.query.next, '/api-keys');

@@ -2,7 +2,7 @@
 // (the key is shown once, with a copy button); revoke.
 import type { Router } from 'express';
 import { z } from 'zod';
-import { MAX_ACTIVE_KEYS, createApiKey } from '../../accounts/accounts.js';
+import { MAX_ACTIVE_KEYS, createApiKey, revokeApiKey } from '../../accounts/accounts.js';
 import { ApiError } from '../../http/errors.js';
 import { ServiceError } from '../../kernel/errors.js';
 import type { ApiKey } from '../../store/state.js';
@@ -108,6 +108,7 @@ ${ctx.deps.payments ? signingCard(ctx, state, options.signing_secret ?? null) : 
 
 export function keyRoutes(ctx: WebContext, router: Router): void {
   const { store } = ctx.deps;
+  signingRoutes(ctx, router);
   router.get('/api-keys', ctx.requireSession('user'), async (req, res) => {
     await ctx.index.catchUp();
     const state = await userState(ctx, res);
@@ -152,6 +153,22 @@ export function keyRoutes(ctx: WebContext, router: Router): void {
     res.redirect(303, '/api-keys');
   });
 
+  router.post('/api-keys/:id/revoke', ...ctx.postGuard('user'), async (req, res) => {
+    const state = await userState(ctx, res);
+    const parsed = keyIdParam.safeParse(req.params.id);
+    const key = parsed.success ? store.get('keys', parsed.data) : undefined;
+    if (!key || key.account_id !== state.account.id) throw new ApiError(404, 'key_not_found', 'There is no such key on your account.');
+    await store.transact((tx) => {
+      if (revokeApiKey(tx, key.id, state.account.id)) audit(tx, { actor: `user:${state.account.id}`, action: 'key.revoke', account_id: state.account.id, detail: key.id, ip: ctx.clientIp(req) });
+    });
+    ctx.setFlash(state.binding, { kind: 'ok', text: `Key "${key.name || key.prefix}" revoked. Requests with it now get 401.` });
+    res.redirect(303, '/api-keys');
+  });
+}
+
+/** POST /api-keys/signing: request signing of the payments API on, a new secret, or off. */
+function signingRoutes(ctx: WebContext, router: Router): void {
+  const { store } = ctx.deps;
   router.post('/api-keys/signing', ...ctx.postGuard('user'), async (req, res) => {
     const state = await userState(ctx, res);
     const action = signingForm.safeParse(req.body ?? {});
@@ -172,21 +189,6 @@ export function keyRoutes(ctx: WebContext, router: Router): void {
         ? { kind: 'ok', text: 'Request signing is on: sign every payments API call with the secret below.', secret: { label: SIGNING_SECRET_LABEL, value: secret } }
         : { kind: 'ok', text: 'Request signing is off.' },
     );
-    res.redirect(303, '/api-keys');
-  });
-
-  router.post('/api-keys/:id/revoke', ...ctx.postGuard('user'), async (req, res) => {
-    const state = await userState(ctx, res);
-    const parsed = keyIdParam.safeParse(req.params.id);
-    const key = parsed.success ? store.get('keys', parsed.data) : undefined;
-    if (!key || key.account_id !== state.account.id) throw new ApiError(404, 'key_not_found', 'There is no such key on your account.');
-    await store.transact((tx) => {
-      const current = tx.get('keys', key.id)!;
-      if (current.revoked_at) return;
-      tx.set('keys', key.id, { ...current, revoked_at: tx.now.toISOString() });
-      audit(tx, { actor: `user:${state.account.id}`, action: 'key.revoke', account_id: state.account.id, detail: key.id, ip: ctx.clientIp(req) });
-    });
-    ctx.setFlash(state.binding, { kind: 'ok', text: `Key "${key.name || key.prefix}" revoked. Requests with it now get 401.` });
     res.redirect(303, '/api-keys');
   });
 }

@@ -139,42 +139,8 @@ ${
 export function paymentsAdminRoutes(ctx: WebContext, router: Router): void {
   ctx.admin_nav.push({ href: '/admin/console/kyc', label: 'eKYC review' });
   ctx.admin_account_sections.push((input) => html`<div class="grid">${servicesSection(input)}${whitelistSection(input)}</div>${signingSection(input)}`);
-  const guard = ctx.requireSession('admin');
-  const flash = (res: Response, notice: Notice) => ctx.setFlash(sessionBinding((res.locals.web_session as CurrentSession).token_hash), notice);
-
-  router.get('/console/kyc', guard, async (req, res) => {
-    await ctx.deps.store.readDurable();
-    const state = await adminState(ctx, res);
-    sendAdminPage(ctx, res, state, 200, { title: 'eKYC review', current: '/admin/console/kyc', body: kycPage(ctx, state.csrf, statusQuery.parse(req.query).status) });
-  });
-
-  router.get('/console/kyc/:account/documents/:doc', guard, async (req, res) => {
-    const account = requireAccountOr404(ctx, req.params.account);
-    const doc = docParam.safeParse(req.params.doc);
-    if (!doc.success) throw new ApiError(404, 'document_not_found', 'There is no such document.');
-    await streamPaymentsAdmin(ctx, req, res, `/kyc/${account.id}/documents/${doc.data}`);
-  });
-
-  const review = (decision: 'approve' | 'reject') => async (req: Request, res: Response) => {
-    const account = requireAccountOr404(ctx, req.params.account);
-    const parsed = (decision === 'approve' ? approveForm : rejectForm).safeParse(req.body ?? {});
-    if (!parsed.success) {
-      flash(res, { kind: 'error', text: `${account.email}: ${Object.values(formErrors(parsed.error))[0]}` });
-      return res.redirect(303, '/admin/console/kyc');
-    }
-    const body = parsed.data.reason ? { reason: parsed.data.reason } : {};
-    try {
-      await callPaymentsAdmin(ctx, req, res, 'POST', `/kyc/${account.id}/${decision}`, body);
-      flash(res, { kind: 'ok', text: decision === 'approve' ? `eKYC of ${account.email} approved. Activate its services on the account page.` : `eKYC of ${account.email} rejected.` });
-    } catch (error) {
-      const message = errorText(error);
-      if (!message) throw error;
-      flash(res, { kind: 'error', text: message });
-    }
-    res.redirect(303, decision === 'approve' ? `/admin/console/accounts/${account.id}` : '/admin/console/kyc');
-  };
-  router.post('/console/kyc/:account/approve', ...ctx.postGuard('admin'), review('approve'));
-  router.post('/console/kyc/:account/reject', ...ctx.postGuard('admin'), review('reject'));
+  kycReviewRoutes(ctx, router);
+  const flash = adminFlash(ctx);
 
   router.post('/console/accounts/:id/services', ...ctx.postGuard('admin'), async (req, res) => {
     const account: Account = requireAccountOr404(ctx, req.params.id);
@@ -214,4 +180,48 @@ export function paymentsAdminRoutes(ctx: WebContext, router: Router): void {
     flash(res, { kind: 'ok', text: parsed.data.ips.length ? `IP whitelist saved (${parsed.data.ips.length} entr${parsed.data.ips.length === 1 ? 'y' : 'ies'}).` : 'IP whitelist cleared: any address may call.' });
     res.redirect(303, `/admin/console/accounts/${account.id}`);
   });
+}
+
+function adminFlash(ctx: WebContext) {
+  return (res: Response, notice: Notice) => ctx.setFlash(sessionBinding((res.locals.web_session as CurrentSession).token_hash), notice);
+}
+
+/** The eKYC review queue: the list, the documents, approve and reject. */
+function kycReviewRoutes(ctx: WebContext, router: Router): void {
+  const guard = ctx.requireSession('admin');
+  const flash = adminFlash(ctx);
+
+  router.get('/console/kyc', guard, async (req, res) => {
+    await ctx.deps.store.readDurable();
+    const state = await adminState(ctx, res);
+    sendAdminPage(ctx, res, state, 200, { title: 'eKYC review', current: '/admin/console/kyc', body: kycPage(ctx, state.csrf, statusQuery.parse(req.query).status) });
+  });
+
+  router.get('/console/kyc/:account/documents/:doc', guard, async (req, res) => {
+    const account = requireAccountOr404(ctx, req.params.account);
+    const doc = docParam.safeParse(req.params.doc);
+    if (!doc.success) throw new ApiError(404, 'document_not_found', 'There is no such document.');
+    await streamPaymentsAdmin(ctx, req, res, `/kyc/${account.id}/documents/${doc.data}`);
+  });
+
+  const review = (decision: 'approve' | 'reject') => async (req: Request, res: Response) => {
+    const account = requireAccountOr404(ctx, req.params.account);
+    const parsed = (decision === 'approve' ? approveForm : rejectForm).safeParse(req.body ?? {});
+    if (!parsed.success) {
+      flash(res, { kind: 'error', text: `${account.email}: ${Object.values(formErrors(parsed.error))[0]}` });
+      return res.redirect(303, '/admin/console/kyc');
+    }
+    const body = parsed.data.reason ? { reason: parsed.data.reason } : {};
+    try {
+      await callPaymentsAdmin(ctx, req, res, 'POST', `/kyc/${account.id}/${decision}`, body);
+      flash(res, { kind: 'ok', text: decision === 'approve' ? `eKYC of ${account.email} approved. Activate its services on the account page.` : `eKYC of ${account.email} rejected.` });
+    } catch (error) {
+      const message = errorText(error);
+      if (!message) throw error;
+      flash(res, { kind: 'error', text: message });
+    }
+    res.redirect(303, decision === 'approve' ? `/admin/console/accounts/${account.id}` : '/admin/console/kyc');
+  };
+  router.post('/console/kyc/:account/approve', ...ctx.postGuard('admin'), review('approve'));
+  router.post('/console/kyc/:account/reject', ...ctx.postGuard('admin'), review('reject'));
 }
