@@ -1,41 +1,47 @@
-// createGateway takes every dependency as an argument, so tests build a gateway with a temp
+// createGateway mounts the rooms main.ts built (each as its createX(deps) returned it) and
+// builds none itself; every dependency is an argument, so tests build a gateway with a temp
 // data dir and scripted upstreams, without module mocking. The hot path (/v1) is served by
 // the lean lane straight from Node's HTTP server; everything else goes through Express,
-// where rooms mount their own routers.
+// where the rooms' routers are mounted.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
 import type { RoomDeps } from './deps.js';
-import { createAccounts } from './accounts/index.js';
+import type { Accounts } from './accounts/index.js';
+import type { TrustProxy } from './accounts/ip-whitelist.js';
 import { jsonBody } from './http/body.js';
 import { errorHandler } from './http/errors.js';
 import { assertWellFormedPath } from './http/path.js';
-import { Metrics } from './http/metrics.js';
+import type { Metrics } from './http/metrics.js';
 import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
-import { createChat, type ChatService } from './chat/routes.js';
-import { clientAddressOf, type TrustProxy } from './accounts/ip-whitelist.js';
+import type { ChatService } from './chat/routes.js';
 import { runLean } from './http/lean.js';
-import type { Llm } from './llm/index.js';
 import type { Payments } from './payments/index.js';
-import { createDashboard } from './web/router.js';
+import type { Dashboard } from './web/router.js';
 import { buildOpenApi, type RouteDoc } from './http/openapi.js';
-import { chatRouteDocs } from './chat/openapi.js';
 import packageJson from '../package.json' with { type: 'json' };
 
-export interface AppDeps extends RoomDeps {
-  /** The payments room (/api and its /admin routes); main.ts owns its background lifecycle. */
-  payments?: Payments;
-  /** The llm room's engines, for the chat room; main.ts closes them. Without it chat builds and owns its own. */
-  llm?: Llm;
+export interface AppDeps extends Pick<RoomDeps, 'config' | 'logger' | 'public_url'> {
+  metrics: Metrics;
+  /** The config's trust_proxy, compiled once by main.ts: Express's req.ip and the /v1 lane apply this one rule. */
+  trust_proxy: TrustProxy;
 }
 
-export function createApp(deps: AppDeps): Express {
-  const { config, logger } = deps;
-  const metrics = deps.metrics ?? new Metrics();
-  const accounts = createAccounts(deps);
+/** What the app mounts: each room as its factory returned it. main.ts builds them and owns their lifecycles. */
+export interface Rooms {
+  accounts: Accounts;
+  chat: ChatService;
+  dashboard: Dashboard;
+  /** The payments room (/api and its /admin routes), when the gateway serves it. */
+  payments?: Payments;
+}
+
+export function createApp(deps: AppDeps, rooms: Rooms): Express {
+  const { config, logger, metrics } = deps;
+  const { accounts, chat, dashboard, payments } = rooms;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', config.trust_proxy);
+  app.set('trust proxy', deps.trust_proxy);
 
   app.use(requestId);
   app.use(requestLog(logger));
@@ -50,7 +56,7 @@ export function createApp(deps: AppDeps): Express {
   });
   let openapi: unknown = null;
   app.get('/openapi.json', (_req, res) => {
-    const routes: RouteDoc[] = [...chatRouteDocs, ...accounts.docs, ...(deps.payments?.route_docs ?? [])];
+    const routes: RouteDoc[] = [...chat.docs, ...accounts.docs, ...(payments?.route_docs ?? [])];
     openapi ??= buildOpenApi(routes, { version: packageJson.version, server_url: deps.public_url(), currency: config.currency });
     res.json(openapi);
   });
@@ -58,12 +64,11 @@ export function createApp(deps: AppDeps): Express {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
-  const dashboard = createDashboard(deps);
   app.use('/admin', dashboard.admin); // the HTML console's own paths; everything else falls through
-  const payments_admin = deps.payments ? [deps.payments.audit] : [];
+  const payments_admin = payments ? [payments.audit] : [];
   const admin_lock = dashboard.context.admin_by_ip; // one failure count per address for the console login and the bearer API
-  app.use('/admin', accounts.auth(admin_lock), jsonBody(config), ...payments_admin, accounts.admin, ...(deps.payments ? [deps.payments.admin] : []));
-  if (deps.payments) app.use('/api', deps.payments.api);
+  app.use('/admin', accounts.auth(admin_lock), jsonBody(config), ...payments_admin, accounts.admin, ...(payments ? [payments.admin] : []));
+  if (payments) app.use('/api', payments.api);
 
   app.use(dashboard.pages);
 
@@ -80,22 +85,17 @@ export interface Gateway {
   /** The HTTP server's request listener: /v1 in the lean lane, the rest through Express. */
   handler: RequestListener;
   app: Express;
-  chat: ChatService;
 }
 
-export function createGateway(deps: AppDeps): Gateway {
-  const metrics = deps.metrics ?? new Metrics();
-  const app = createApp({ ...deps, metrics });
-  // /v1 applies the same trust-proxy rule as Express's req.ip on every other surface.
-  const trust = app.get('trust proxy fn') as TrustProxy;
-  const chat = createChat({ ...deps, metrics }, { client_address: (req) => clientAddressOf(req, trust), ...(deps.llm ? { engines: deps.llm.engines } : {}) });
+export function createGateway(deps: AppDeps, rooms: Rooms): Gateway {
+  const app = createApp(deps, rooms);
   // The request line holds ids, route, status and timing only, nothing to redact: skipping
   // pino's redaction halves its cost (docs/chat-api.md#benchmark).
   const request_logger = deps.logger.child({}, { redact: { paths: [], censor: '' } });
-  const lane = { logger: deps.logger, request_logger, metrics, surface: 'v1' };
+  const lane = { logger: deps.logger, request_logger, metrics: deps.metrics, surface: 'v1' };
   const handler = (req: IncomingMessage, res: ServerResponse) => {
-    if (req.url?.startsWith('/v1/')) runLean(req, res, lane, (locals) => chat.handle(req, res, locals));
+    if (req.url?.startsWith('/v1/')) runLean(req, res, lane, (locals) => rooms.chat.handle(req, res, locals));
     else app(req, res);
   };
-  return { handler, app, chat };
+  return { handler, app };
 }

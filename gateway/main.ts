@@ -5,6 +5,11 @@ import { createSecureContext } from 'node:tls';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import { createGateway } from './app.js';
+import { createAccounts } from './accounts/index.js';
+import { compileTrustProxy, type TrustProxy } from './accounts/ip-whitelist.js';
+import { createChat } from './chat/routes.js';
+import { Metrics } from './http/metrics.js';
+import { createDashboard } from './web/router.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { systemClock } from './kernel/clock.js';
 import { createLogger, type Logger } from './log.js';
@@ -96,6 +101,7 @@ export const MIN_ADMIN_TOKEN_CHARS = 32;
 async function serve(config: Config): Promise<void> {
   checkAdminToken(process.env.AIHUB_ADMIN_TOKEN);
   const tls = loadTls(config);
+  const trust_proxy = loadTrustProxy(config);
   const logger = createLogger(config.log_level);
   const store = await openStore(config, (message) => logger.warn({ msg: message }));
   const sealer = await openSecrets(store, config.data_dir, logger);
@@ -103,12 +109,16 @@ async function serve(config: Config): Promise<void> {
   const admin_token_hash = await adminTokenHash(store);
   const clock = systemClock;
   let public_url = ''; // computed once, when the port is known (port 0 picks one at listen time)
-  const room_deps = { config, store, logger, clock, admin_token_hash, sealer, public_url: () => public_url };
+  const metrics = new Metrics();
+  const room_deps = { config, store, logger, clock, admin_token_hash, sealer, metrics, public_url: () => public_url };
   // Every room is built here; app.ts mounts what they return.
   const providers = createProviders(room_deps);
   const llm = createLlm(room_deps);
   const payments = createPayments(room_deps, { providers: providers.lists, sms: providers.sms });
-  const gateway = createGateway({ ...room_deps, payments, llm });
+  const accounts = createAccounts(room_deps);
+  const chat = createChat(room_deps, { engines: llm.engines, trust_proxy });
+  const dashboard = createDashboard({ ...room_deps, payments });
+  const gateway = createGateway({ config, logger, metrics, trust_proxy, public_url: room_deps.public_url }, { accounts, chat, dashboard, payments });
   const server = createHttpServer(gateway.handler, tls);
   server.listen(config.port, config.host);
   try {
@@ -136,7 +146,7 @@ async function serve(config: Config): Promise<void> {
     force.unref();
     await closed;
     await payments.stop(); // provider calls still in flight stay pending, for the status checks after restart
-    await gateway.chat.close();
+    await chat.close();
     await llm.close(); // upstream connection pools
     await store.close();
     logger.info({ msg: 'stopped' });
@@ -150,6 +160,15 @@ async function serve(config: Config): Promise<void> {
 function publicUrl(config: Config): string {
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   return (config.public_url ?? `${config.tls.cert_file ? 'https' : 'http'}://${host}:${config.port}`).replace(/\/+$/, '');
+}
+
+/** The config's trust_proxy compiled once, for Express and the /v1 lane alike; exit 2 on a bad address. */
+function loadTrustProxy(config: Config): TrustProxy {
+  try {
+    return compileTrustProxy(config.trust_proxy);
+  } catch (error) {
+    fail(`trust_proxy ${JSON.stringify(config.trust_proxy)}: ${(error as Error).message}`, 2);
+  }
 }
 
 /** Exit 2 on an admin token that is too short to stand a guess (or could never be sent). */

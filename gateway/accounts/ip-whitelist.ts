@@ -1,8 +1,9 @@
 // IP whitelists: single addresses and CIDR ranges, IPv4 and IPv6, matched with Node's own
 // BlockList (which also matches IPv4-mapped IPv6 addresses such as ::ffff:10.0.0.1). An
 // account's whitelist binds every request its keys make, on /v1 as on /api; the client's
-// address follows the `trust_proxy` setting the same way on both (Express's compiled rule,
-// applied by proxy-addr, the module Express itself uses for req.ip).
+// address follows the `trust_proxy` setting the same way on both: main.ts compiles it once
+// (compileTrustProxy, with proxy-addr, the module Express itself uses for req.ip) and hands
+// the one rule to Express and to the /v1 lane.
 import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import proxyaddr from 'proxy-addr';
@@ -67,6 +68,18 @@ export function plainAddress(address: string | undefined): string | undefined {
 }
 
 export type TrustProxy = (address: string, hop: number) => boolean;
+
+/**
+ * The config's `trust_proxy` as the rule proxy-addr applies: `true` trusts every hop, a
+ * number that many hops, a string (or `false`, none) the comma-separated addresses, CIDR
+ * ranges and proxy-addr's names (`loopback`, `uniquelocal`). The values Express's own
+ * `trust proxy` setting takes, with the same meaning; throws TypeError on a bad address.
+ */
+export function compileTrustProxy(setting: boolean | number | string): TrustProxy {
+  if (setting === true) return () => true;
+  if (typeof setting === 'number') return (_address, hop) => hop < setting;
+  return proxyaddr.compile(setting === false ? [] : setting.split(',').map((entry) => entry.trim()));
+}
 
 /** The client's address under a compiled trust-proxy rule: what Express's req.ip is, for a request outside Express. */
 export function clientAddressOf(req: IncomingMessage, trust: TrustProxy): string | undefined {

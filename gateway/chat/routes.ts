@@ -9,7 +9,7 @@ import { chatRouteDocs } from './openapi.js';
 import type { RoomDeps } from '../deps.js';
 import { RateLimiter } from '../kernel/rate-limit.js';
 import { authenticate } from '../accounts/auth.js';
-import { assertAddressAllowed, isAllowed, plainAddress } from '../accounts/ip-whitelist.js';
+import { assertAddressAllowed, clientAddressOf, isAllowed, plainAddress, type TrustProxy } from '../accounts/ip-whitelist.js';
 import { ApiError } from '../http/errors.js';
 import { assertJsonDepth } from '../http/json-depth.js';
 import { pathOf, sendJson, type Locals } from '../http/lean.js';
@@ -58,8 +58,8 @@ export interface ChatOptions {
   /** Engines by name (the llm room's, or scripted ones in tests); by default the service builds and owns the config's. */
   engines?: Map<string, Engine>;
   env?: NodeJS.ProcessEnv;
-  /** The client's address under the gateway's trust-proxy rule (createGateway passes Express's); default: the socket's peer. */
-  client_address?: (req: IncomingMessage) => string | undefined;
+  /** The config's trust_proxy as main.ts compiled it once, the rule Express's req.ip applies too; default: the socket's peer. */
+  trust_proxy?: TrustProxy;
 }
 
 /**
@@ -98,7 +98,8 @@ export class ChatService {
     this.router = new Router(this.engines, config.breaker, now_ms, this.metrics.attempt);
     this.limiter = new RateLimiter({ max: config.rate_limit.requests_per_minute, window_ms: 60_000, refill: 'steady' }, { now_ms });
     this.currency = deps.config.currency;
-    this.client_address = options.client_address ?? ((req) => plainAddress(req.socket.remoteAddress));
+    const trust = options.trust_proxy;
+    this.client_address = trust ? (req) => clientAddressOf(req, trust) : (req) => plainAddress(req.socket.remoteAddress);
   }
 
   /** Closes the engines this service built itself; engines handed in are their builder's to close. */

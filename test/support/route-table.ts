@@ -7,12 +7,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGateway } from '../../gateway/app.ts';
+import { createAccounts } from '../../gateway/accounts/index.ts';
+import { compileTrustProxy } from '../../gateway/accounts/ip-whitelist.ts';
 import { chatRouteDocs } from '../../gateway/chat/openapi.ts';
+import { createChat } from '../../gateway/chat/routes.ts';
 import { loadConfig } from '../../gateway/config.ts';
+import { Metrics } from '../../gateway/http/metrics.ts';
 import { createLogger } from '../../gateway/log.ts';
 import { createPayments } from '../../gateway/payments/index.ts';
 import { Store } from '../../gateway/store/store.ts';
 import { Sealer, newKey } from '../../gateway/util/sealed.ts';
+import { createDashboard } from '../../gateway/web/router.ts';
 
 export interface Route {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
@@ -55,12 +60,16 @@ export async function routeTable(): Promise<Route[]> {
   try {
     const logger = createLogger('silent');
     const clock = { now: () => new Date() };
-    const deps = { config, store, logger, clock, admin_token_hash: '0'.repeat(64), sealer: new Sealer([newKey()]), public_url: () => 'http://127.0.0.1' };
+    const metrics = new Metrics();
+    const deps = { config, store, logger, clock, metrics, admin_token_hash: '0'.repeat(64), sealer: new Sealer([newKey()]), public_url: () => 'http://127.0.0.1' };
+    // The rooms as main.ts builds them, mounted by the same createGateway.
     const payments = createPayments(deps);
-    const gateway = createGateway({ ...deps, payments });
+    const chat = createChat(deps);
+    const rooms = { accounts: createAccounts(deps), chat, dashboard: createDashboard({ ...deps, payments }), payments };
+    const gateway = createGateway({ ...deps, trust_proxy: compileTrustProxy(config.trust_proxy) }, rooms);
     const routes: Route[] = chatRouteDocs.map((doc) => ({ method: doc.method.toUpperCase() as Route['method'], path: doc.path }));
     walk((gateway.app as unknown as { router: { stack: Layer[] } }).router.stack, '', routes);
-    await gateway.chat.close();
+    await chat.close();
     const seen = new Set<string>();
     return routes.filter((route) => {
       const key = `${route.method} ${route.path}`;
