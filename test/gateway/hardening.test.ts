@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import { admin, createFundedAccount, request, runVerify, tempDir, waitForOutput, type Gateway } from './helpers.js';
+import { admin, createFundedAccount, request, runCli, runVerify, tempDir, waitForOutput, type Gateway } from './helpers.js';
 import { onboard, paymentsConfig, startPaymentsGateway } from '../support/payments-helpers.js';
 import { ScriptedUpstream } from '../support/scripted-upstream.js';
 
@@ -239,6 +239,15 @@ describe('finding 4: /v1 obeys the account\'s IP whitelist as /api does', () => 
     } finally {
       assert.equal(await proxied.stop(), 0);
     }
+  });
+
+  test('a malformed address in trust_proxy stops the start with exit 2 and names the setting', async () => {
+    const dir = tempDir('aihub-trust-');
+    const config_file = join(dir, 'config.json');
+    writeFileSync(config_file, JSON.stringify({ trust_proxy: 'loopback, 10.0.0.0/33' }));
+    const result = await runCli(['--port', '0', '--data-dir', join(dir, 'data')], { AIHUB_CONFIG: config_file });
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /trust_proxy "loopback, 10\.0\.0\.0\/33": invalid range on address/);
   });
 });
 
