@@ -23,6 +23,12 @@ function perOp(count: number, fn: (i: number) => unknown): number {
   for (let i = 0; i < count; i++) fn(i * 7919);
   return (performance.now() - t) / count;
 }
+async function perOpAsync(count: number, fn: (i: number) => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < Math.min(20, count); i++) await fn(i * 7919);
+  const t = performance.now();
+  for (let i = 0; i < count; i++) await fn(i * 7919);
+  return (performance.now() - t) / count;
+}
 let seed = 1;
 const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
 const by_id_ms = perOp(2_000, () => {
@@ -35,8 +41,8 @@ const page_ms = perOp(500, (i) => {
 });
 // The UTC day of the transaction three quarters into the history, for one account.
 const last_day_ms = Math.floor((FILL_T0_MS + Math.floor((txns * 3) / 4) * step_ms) / 86_400_000) * 86_400_000;
-const day_ms = perOp(200, (i) => {
-  const report = reportTransactions(store, { from: last_day_ms, to: last_day_ms + 86_400_000 - 1 }, { page: 1, limit: 50, order: 'desc' }, { account_id: fillAccount(i % accounts) });
+const day_ms = await perOpAsync(200, async (i) => {
+  const report = await reportTransactions(store, { from: last_day_ms, to: last_day_ms + 86_400_000 - 1 }, { page: 1, limit: 50, order: 'desc' }, { account_id: fillAccount(i % accounts) });
   if (report.total === 0) throw new Error('empty day');
 });
 await store.close();
