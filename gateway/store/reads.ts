@@ -100,9 +100,8 @@ export interface StoreReads {
 }
 
 const DAY_MS = 86_400_000;
-/** Rows per chunk of txnChunks (the event loop runs between chunks). */
-const ROWS_PER_CHUNK = 256;
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Rows per chunk of txnChunks (a fraction of a millisecond of reading; the event loop runs between chunks). */
+const ROWS_PER_CHUNK = 16;
 
 function range(list: IndexList, from_ms: number | undefined, to_ms: number | undefined, lag_ms = 0): [number, number] {
   const start = from_ms === undefined ? 0 : list.lowerBound(from_ms);
@@ -116,6 +115,21 @@ function statusMatches(status: number, wanted: string): boolean {
 
 export class JsonFileReads implements StoreReads {
   constructor(private readonly store: Store) {}
+
+  /** The last turn handed out: long reads take turns, one chunk of one of them per event-loop turn. */
+  private turns: Promise<void> = Promise.resolve();
+
+  /**
+   * Waits for this reader's next turn. Turns are chained, each one a setImmediate after the
+   * one before, so however many reports run, one chunk of one of them runs per turn of the
+   * event loop and requests' I/O is served between any two (16 reports at once otherwise
+   * ran 16 chunks per turn, and chat waited for all of them).
+   */
+  private nextTurn(): Promise<void> {
+    const turn = this.turns.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+    this.turns = turn;
+    return turn;
+  }
 
   private get archive(): Archive {
     return this.store.archive;
@@ -213,7 +227,7 @@ export class JsonFileReads implements StoreReads {
         if (out.length >= ROWS_PER_CHUNK) {
           yield out;
           out = [];
-          await nextTurn();
+          await this.nextTurn();
         }
       }
     }.bind(this);
@@ -232,7 +246,7 @@ export class JsonFileReads implements StoreReads {
         const ready = cut === -1 ? buffer : buffer.slice(0, cut);
         buffer = cut === -1 ? [] : buffer.slice(cut);
         yield* take(ready);
-        await nextTurn();
+        await this.nextTurn();
       }
     }
     buffer.sort(compare);
