@@ -3,7 +3,7 @@
 // returns (a page reads its rows; a day reads that day's entries). `JsonFileReads` answers
 // from the live document and the archive's indexes; a PostgreSQL backend implements the same
 // interface with queries.
-import { ALL, allOfAction, type Archive, type Entry, type IndexList, type KeyStats, METHOD_CODES, SERVICE_CODES, STATUS_CODES, hash32, txnTag } from './archive.js';
+import { ALL, allOfAction, type Archive, type Entry, type IndexList, type KeyStats, METHOD_CODES, SERVICE_CODES, STATUS_CODES, hash32 } from './archive.js';
 import type { HistoryRecord, Posting, Row } from './state.js';
 import type { Store } from './store.js';
 
@@ -141,25 +141,18 @@ export class JsonFileReads implements StoreReads {
     for (const row of live_rows) if (this.rowMatches(row, select)) live.push(row);
     const list = this.archive.existing('txn', select.account_id ?? ALL);
     const candidates: Array<{ created_ms: number; seq: number; entry: Entry | null; row: TxnRow | null }> = live.map((row) => ({ created_ms: Date.parse(row.created_at), seq: Infinity, entry: null, row }));
-    const tag = select.service !== undefined && select.status !== undefined ? txnTag(select.service, select.status) : null;
-    const service_code = select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
-    const status_code = select.status !== undefined ? STATUS_CODES.indexOf(select.status as never) + 1 : null;
-    const entryMatches = (entry: Entry) =>
-      (tag === null || entry.tag === tag) &&
-      (service_code === null || Math.floor(entry.tag / 4) === service_code) &&
-      (status_code === null || entry.tag % 4 === status_code) &&
-      (select.from_ms === undefined || entry.aux >= select.from_ms) &&
-      (select.to_ms === undefined || entry.aux <= select.to_ms);
+    const entryMatches = this.entryFilter(select);
+    const unfiltered = select.service === undefined && select.status === undefined;
     // Service and status alone are counted per list (tag counts): no walk for the total.
     const by_tag_only = select.match === undefined && select.from_ms === undefined && select.to_ms === undefined;
     let archived_total = 0;
     if (list) {
       const [start, end] = range(list, select.from_ms, select.to_ms, this.archive.max_lag_ms);
-      if (by_tag_only && page !== null && (list.tag_counts !== null || (service_code === null && status_code === null))) {
+      if (by_tag_only && page !== null && (list.tag_counts !== null || unfiltered)) {
         // The newest page: entries are in finalization order and a transaction is finalized
         // after it is created, so once `need` rows are found, an entry finalized before the
         // need-th newest creation cannot belong to the page.
-        archived_total = service_code === null && status_code === null ? list.count : (list.tag_counts ?? []).reduce((sum, n, code) => sum + (entryMatches({ tag: code } as Entry) ? n : 0), 0);
+        archived_total = unfiltered ? list.count : (list.tag_counts ?? []).reduce((sum, n, code) => sum + (entryMatches({ tag: code } as Entry) ? n : 0), 0);
         const need = page.offset + page.limit;
         const found: number[] = live.map((row) => Date.parse(row.created_at));
         let threshold = -Infinity;

@@ -191,7 +191,9 @@ async function historyStores() {
       const usage = last ? USAGE_RECORDS : 0;
       const fill_started = performance.now();
       const store = await Store.open(dir, { now: fillNow, checkpoint_interval_ms: 3_600_000 });
-      await fillPayments(store, { accounts: HISTORY_ACCOUNTS, txns: txns - filled, first_index: filled, per_commit: 2_000, step_ms, lean: LEAN });
+      // Funds for the largest size from the start (199 units a transaction).
+      const funds_micros = Math.max(1e12, Math.ceil(Math.max(...HISTORY_SIZES) / HISTORY_ACCOUNTS) * 200e6);
+      await fillPayments(store, { accounts: HISTORY_ACCOUNTS, txns: txns - filled, first_index: filled, per_commit: 2_000, step_ms, lean: LEAN, funds_micros });
       filled = txns;
       if (usage > 0) await fillUsage(store, { accounts: HISTORY_ACCOUNTS, records: usage, per_commit: 5_000, step_ms: Math.max(1, Math.floor((txns * step_ms) / usage)) });
       await store.close();
