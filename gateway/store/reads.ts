@@ -113,6 +113,40 @@ function statusMatches(status: number, wanted: string): boolean {
   return /^\dxx$/.test(wanted) ? Math.floor(status / 100) === Number(wanted[0]) : status === Number(wanted);
 }
 
+/**
+ * The page of a walk in list order (oldest first), in `order`, holding no more than the page
+ * (or, newest first, the page and the rows after it): a range's totals are counted over
+ * every match while memory holds its page only.
+ */
+class PagePick<T> {
+  total = 0;
+  private kept: T[] = [];
+  constructor(
+    private readonly page: Page | null,
+    private readonly order: 'asc' | 'desc',
+  ) {}
+
+  offer(item: T): void {
+    const position = this.total++;
+    const page = this.page;
+    if (page === null) this.kept.push(item);
+    else if (this.order === 'asc') {
+      if (position >= page.offset && position < page.offset + page.limit) this.kept.push(item);
+    } else {
+      // Newest first: the last offset + limit matches so far (trimmed now and then, amortized).
+      this.kept.push(item);
+      const need = page.offset + page.limit;
+      if (this.kept.length >= 2 * need + 1024) this.kept = this.kept.slice(-need);
+    }
+  }
+
+  rows(): T[] {
+    if (this.order === 'asc') return this.kept;
+    const newest_first = this.kept.slice().reverse();
+    return this.page === null ? newest_first : newest_first.slice(this.page.offset, this.page.offset + this.page.limit);
+  }
+}
+
 export class JsonFileReads implements StoreReads {
   constructor(private readonly store: Store) {}
 
@@ -305,19 +339,20 @@ export class JsonFileReads implements StoreReads {
       result.opening_micros = start < end ? list.read(start, start + 1)[0]!.aux - list.read(start, start + 1)[0]!.tag : before;
       result.closing_micros = start < end ? list.read(end - 1, end)[0]!.aux : before;
     }
-    const matched: Array<{ entry: Entry }> = [];
+    const matched = new PagePick<Entry>(page, order);
+    let first: Entry | null = null;
     list.walk(start, end, (entry) => {
       if (select.match && !select.match(this.archive.postingOf(entry))) return true;
-      matched.push({ entry });
+      first ??= entry;
+      matched.offer(entry);
       if (entry.tag >= 0) result.credits_micros += entry.tag;
       else result.debits_micros -= entry.tag;
       return true;
     });
-    if (select.match && single && matched.length > 0) result.opening_micros = matched[0]!.entry.aux - matched[0]!.entry.tag;
-    result.total = matched.length;
-    if (order === 'desc') matched.reverse();
-    const chosen = page === null ? matched : matched.slice(page.offset, page.offset + page.limit);
-    result.rows = chosen.map(({ entry }) => line(entry));
+    const opening = first as Entry | null;
+    if (select.match && single && opening) result.opening_micros = opening.aux - opening.tag;
+    result.total = matched.total;
+    result.rows = matched.rows().map(line);
     return result;
   }
 
@@ -328,7 +363,7 @@ export class JsonFileReads implements StoreReads {
     const [start, end] = range(list, select.from_ms, select.to_ms);
     const method_code = select.method !== undefined ? METHOD_CODES.indexOf(select.method as never) + 1 : null;
     const service_code = select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
-    const matched: Array<{ entry: Entry; record?: HistoryRecord }> = [];
+    const matched = new PagePick<{ entry: Entry; record?: HistoryRecord }>(page, order);
     list.walk(start, end, (entry) => {
       if (select.status !== undefined && !statusMatches(entry.tag, select.status)) return true;
       if (method_code !== null && Math.floor(entry.aux / 8) !== method_code) return true;
@@ -343,15 +378,13 @@ export class JsonFileReads implements StoreReads {
         record ??= this.logOf(entry);
         if (!select.match(record)) return true;
       }
-      matched.push(record ? { entry, record } : { entry });
+      matched.offer(record ? { entry, record } : { entry });
       if (entry.tag === 0 || entry.tag >= 400) result.errors++;
       result.latency_total_ms += entry.aux2;
       return true;
     });
-    result.total = matched.length;
-    if (order === 'desc') matched.reverse();
-    const chosen = page === null ? matched : matched.slice(page.offset, page.offset + page.limit);
-    result.rows = chosen.map(({ entry, record }) => record ?? this.logOf(entry));
+    result.total = matched.total;
+    result.rows = matched.rows().map(({ entry, record }) => record ?? this.logOf(entry));
     return result;
   }
 
