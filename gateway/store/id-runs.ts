@@ -127,8 +127,11 @@ export class IdRuns {
   private readonly fds = new Map<string, number>();
   private readonly dir: string;
 
-  constructor(index_dir: string) {
+  private readonly max_memtable: number;
+
+  constructor(index_dir: string, options: { max_memtable?: number } = {}) {
     this.dir = join(index_dir, ID_RUN_DIR);
+    this.max_memtable = options.max_memtable ?? MAX_MEMTABLE;
   }
 
   /**
@@ -189,7 +192,7 @@ export class IdRuns {
     if (!positions) this.by_hash.set(place.hash, (positions = []));
     positions.push(this.memtable.length);
     this.memtable.push(place);
-    if (this.memtable.length >= MAX_MEMTABLE) this.flush();
+    if (this.memtable.length >= this.max_memtable) this.flush();
   }
 
   /**
@@ -300,7 +303,8 @@ export class IdRuns {
     }
     writeFences(file, fences);
     fsyncDirectory(this.dir);
-    this.runs.splice(-2, 2, { from_seq: older.from_seq, to_seq: newer.to_seq, count, file, fences });
+    // By identity, not by place: a run the memtable became while this merge ran is after them now.
+    this.runs.splice(this.runs.indexOf(older), 2, { from_seq: older.from_seq, to_seq: newer.to_seq, count, file, fences });
     for (const run of [older, newer]) {
       const fd = this.fds.get(run.file);
       if (fd !== undefined) closeSync(fd);
