@@ -24,9 +24,12 @@ async function filled(): Promise<string> {
   for (let batch = 0; batch < 12; batch++) {
     await fillPayments(store, { accounts: ACCOUNTS, txns: 500, first_index: batch * 500, per_commit: 250 });
   }
-  // And 100 more before the close: the last manifest names a small run of their ids beside the merged one.
-  await fillPayments(store, { accounts: ACCOUNTS, txns: 100, first_index: 6_000, per_commit: 100 });
   await store.close();
+  // And 100 more in a session of their own (too few for a checkpoint): its close merges the
+  // runs there are, then writes their ids as a small run beside the merged one.
+  const again = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000, now: fillNow });
+  await fillPayments(again, { accounts: ACCOUNTS, txns: 100, first_index: 6_000, per_commit: 100 });
+  await again.close();
   return data_dir;
 }
 
