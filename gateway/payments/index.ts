@@ -59,6 +59,8 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   const { store, logger, clock, config } = deps;
   // Lists and reports of one account read its transactions through this index; built now, not by a request.
   store.indexBy('payment_txns', 'account_id');
+  // The admin's eKYC list by status reads its page, not the table (built here, before any request).
+  store.indexBy('kyc_submissions', 'status');
   const payments = config.payments;
   const { lists: providers, sms } = createProviders(deps, { lists: options.providers, sms: options.sms });
   if (config.mode === 'live' && !sms) logger.warn({ msg: 'no SMS sender is configured (payments.dmt.otp.sms): remitters cannot be registered in live mode' });

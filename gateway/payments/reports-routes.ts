@@ -81,10 +81,10 @@ async function computeReport(ctx: PaymentsContext, report: ReportName, raw: Reco
   let result: ReportResult;
   switch (report) {
     case 'transactions':
-      result = reportTransactions(store, { ...filter, status: query.status as 'pending' | 'success' | 'failed' | undefined }, paging, scope);
+      result = await reportTransactions(store, { ...filter, status: query.status as 'pending' | 'success' | 'failed' | undefined }, paging, scope);
       break;
     case 'commissions':
-      result = reportCommissions(store, filter, paging, scope);
+      result = await reportCommissions(store, filter, paging, scope);
       break;
     case 'wallet':
       result = await reportWallet(store, filter, paging, scope);

@@ -7,7 +7,7 @@
 import type { Store } from '../store/store.js';
 import type { PaymentService } from '../providers/types.js';
 import { microsToUnits } from '../util/money.js';
-import { selectTransactions, type TransactionFilter } from './txn-filter.js';
+import { transactionChunks, type TransactionFilter } from './txn-filter.js';
 import type { PaymentTxn } from './tables.js';
 
 export const REPORTS = ['transactions', 'commissions', 'wallet', 'api-logs', 'ai-usage'] as const;
@@ -38,11 +38,6 @@ export interface ReportResult {
 export type Scope = { account_id: string | null; admin?: boolean };
 
 const showAccount = (scope: Scope) => scope.admin === true || scope.account_id === null;
-
-function pageOf<T>(list: T[], paging: Paging): T[] {
-  const start = (paging.page - 1) * paging.limit;
-  return list.slice(start, start + paging.limit);
-}
 
 /** What a transaction was, in a few words (operator, transfer, biller, lookup). */
 export function describeTxn(txn: PaymentTxn): string {
@@ -90,80 +85,107 @@ function txnRow(txn: PaymentTxn, with_account: boolean): Row {
   };
 }
 
-/**
- * What the successful transactions moved, per ledger account: the amount to its `pay_to`,
- * charges to revenue:<service>, commission from commission:<service>. Equal to the ledger's
- * balances of those accounts when the report covers everything.
- */
-function ledgerEffect(txns: PaymentTxn[]): Record<string, number> {
-  const micros = new Map<string, number>();
-  const add = (account: string, amount: number) => micros.set(account, (micros.get(account) ?? 0) + amount);
-  for (const txn of txns) {
-    if (txn.status !== 'success') continue;
-    add(txn.pay_to, txn.amount_micros);
-    if (txn.charges_micros > 0) add(`revenue:${txn.service}`, txn.charges_micros);
-    if (txn.commission_micros > 0) add(`commission:${txn.service}`, -txn.commission_micros);
+/** A report's page: the rows at positions [offset, offset + limit) of what is streamed through it. */
+class PageTaker<T> {
+  private position = 0;
+  readonly rows: T[] = [];
+  private readonly start: number;
+  constructor(private readonly paging: Paging) {
+    this.start = (paging.page - 1) * paging.limit;
   }
-  return Object.fromEntries([...micros].sort(([a], [b]) => a.localeCompare(b)).map(([account, amount]) => [account, microsToUnits(amount)]));
+  offer(row: T): void {
+    if (this.position >= this.start && this.rows.length < this.paging.limit) this.rows.push(row);
+    this.position++;
+  }
 }
 
-export function reportTransactions(store: Store, filter: TransactionFilter, paging: Paging, scope: Scope): ReportResult {
-  const list = selectTransactions(store, filter, scope.account_id, null).rows;
-  if (paging.order === 'asc') list.reverse();
-  const sum = (txns: PaymentTxn[], pick: (t: PaymentTxn) => number) => microsToUnits(txns.reduce((total, t) => total + pick(t), 0));
-  const success = list.filter((t) => t.status === 'success');
-  const pending = list.filter((t) => t.status === 'pending');
-  const failed = list.filter((t) => t.status === 'failed');
+/**
+ * The transactions report: its totals and its page from one pass over the matching
+ * transactions, a chunk at a time (see transactionChunks): memory holds the totals and the
+ * page, never the range.
+ * The ledger effect is what the successful transactions moved, per ledger account: the amount
+ * to its `pay_to`, charges to revenue:<service>, commission from commission:<service>. Equal
+ * to the ledger's balances of those accounts when the report covers everything.
+ */
+export async function reportTransactions(store: Store, filter: TransactionFilter, paging: Paging, scope: Scope): Promise<ReportResult> {
+  const page = new PageTaker<PaymentTxn>(paging);
+  const by_status = { success: 0, pending: 0, failed: 0 };
+  const success = { amount: 0, charges: 0, commission: 0 };
+  let count = 0;
+  let held = 0;
+  let refunded = 0;
   const by_service: Record<string, { count: number; success: number; amount: number; charges: number; commission: number }> = {};
-  for (const txn of list) {
-    const entry = (by_service[txn.service] ??= { count: 0, success: 0, amount: 0, charges: 0, commission: 0 });
-    entry.count++;
+  const ledger = new Map<string, number>();
+  const add = (account: string, amount: number) => ledger.set(account, (ledger.get(account) ?? 0) + amount);
+  for await (const chunk of transactionChunks(store, filter, scope.account_id, paging.order)) {
+    for (const txn of chunk) {
+      count++;
+      page.offer(txn);
+      by_status[txn.status]++;
+      const service = (by_service[txn.service] ??= { count: 0, success: 0, amount: 0, charges: 0, commission: 0 });
+      service.count++;
+      if (txn.status === 'pending') held += txn.amount_micros + txn.charges_micros;
+      else if (txn.status === 'failed') refunded += txn.refund?.amount_micros ?? 0;
+      else {
+        success.amount += txn.amount_micros;
+        success.charges += txn.charges_micros;
+        success.commission += txn.commission_micros;
+        service.success++;
+        service.amount += txn.amount_micros;
+        service.charges += txn.charges_micros;
+        service.commission += txn.commission_micros;
+        add(txn.pay_to, txn.amount_micros);
+        if (txn.charges_micros > 0) add(`revenue:${txn.service}`, txn.charges_micros);
+        if (txn.commission_micros > 0) add(`commission:${txn.service}`, -txn.commission_micros);
+      }
+    }
   }
-  for (const service of Object.keys(by_service) as PaymentService[]) {
-    const ok = success.filter((t) => t.service === service);
-    Object.assign(by_service[service]!, {
-      success: ok.length,
-      amount: sum(ok, (t) => t.amount_micros),
-      charges: sum(ok, (t) => t.charges_micros),
-      commission: sum(ok, (t) => t.commission_micros),
-    });
+  for (const entry of Object.values(by_service)) {
+    for (const field of ['amount', 'charges', 'commission'] as const) entry[field] = microsToUnits(entry[field]);
   }
   return {
     report: 'transactions',
     columns: [...(showAccount(scope) ? ['account_id'] : []), ...TXN_COLUMNS],
-    total: list.length,
+    total: count,
     page: paging.page,
     limit: paging.limit,
     totals: {
-      count: list.length,
-      by_status: { success: success.length, pending: pending.length, failed: failed.length },
-      success: { amount: sum(success, (t) => t.amount_micros), charges: sum(success, (t) => t.charges_micros), commission: sum(success, (t) => t.commission_micros) },
-      held: sum(pending, (t) => t.amount_micros + t.charges_micros),
-      refunded: sum(failed, (t) => t.refund?.amount_micros ?? 0),
+      count,
+      by_status,
+      success: { amount: microsToUnits(success.amount), charges: microsToUnits(success.charges), commission: microsToUnits(success.commission) },
+      held: microsToUnits(held),
+      refunded: microsToUnits(refunded),
       by_service,
-      ledger: ledgerEffect(list),
+      ledger: Object.fromEntries([...ledger].sort(([a], [b]) => a.localeCompare(b)).map(([account, amount]) => [account, microsToUnits(amount)])),
     },
-    rows: pageOf(list, paging).map((t) => txnRow(t, showAccount(scope))),
+    rows: page.rows.map((t) => txnRow(t, showAccount(scope))),
   };
 }
 
 const COMMISSION_COLUMNS = ['txn_id', 'created_at', 'service', 'description', 'number', 'amount', 'commission', 'posting_id'];
 
-export function reportCommissions(store: Store, filter: TransactionFilter, paging: Paging, scope: Scope): ReportResult {
-  const list = selectTransactions(store, { ...filter, status: 'success' }, scope.account_id, null).rows.filter((t) => t.commission_micros > 0);
-  if (paging.order === 'asc') list.reverse();
+export async function reportCommissions(store: Store, filter: TransactionFilter, paging: Paging, scope: Scope): Promise<ReportResult> {
+  const page = new PageTaker<PaymentTxn>(paging);
+  let count = 0;
+  let amount = 0;
+  let commission = 0;
+  for await (const chunk of transactionChunks(store, { ...filter, status: 'success' }, scope.account_id, paging.order)) {
+    for (const txn of chunk) {
+      if (txn.commission_micros <= 0) continue;
+      count++;
+      amount += txn.amount_micros;
+      commission += txn.commission_micros;
+      page.offer(txn);
+    }
+  }
   return {
     report: 'commissions',
     columns: [...(showAccount(scope) ? ['account_id'] : []), ...COMMISSION_COLUMNS],
-    total: list.length,
+    total: count,
     page: paging.page,
     limit: paging.limit,
-    totals: {
-      count: list.length,
-      amount: microsToUnits(list.reduce((total, t) => total + t.amount_micros, 0)),
-      commission: microsToUnits(list.reduce((total, t) => total + t.commission_micros, 0)),
-    },
-    rows: pageOf(list, paging).map((t) => ({
+    totals: { count, amount: microsToUnits(amount), commission: microsToUnits(commission) },
+    rows: page.rows.map((t) => ({
       ...(showAccount(scope) ? { account_id: t.account_id } : {}),
       txn_id: t.id,
       created_at: t.created_at,

@@ -47,10 +47,7 @@ export type TransactionFilter = Pick<z.output<typeof transactionsQuery>, 'servic
  * number or id filter reads the transactions in range.
  */
 export function selectTransactions(store: Store, query: TransactionFilter, account_id: string | null, page: Page | null): { total: number; rows: PaymentTxn[] } {
-  const match =
-    query.number || query.txn_id
-      ? (txn: PaymentTxn) => (!query.number || txn.subject === query.number || txn.details.mobile === query.number) && (!query.txn_id || txn.id === query.txn_id)
-      : undefined;
+  const match = matcher(query);
   if (query.txn_id && !query.number) {
     // One id: found by id, not by reading the range.
     const txn = store.get('payment_txns', query.txn_id);
@@ -58,6 +55,26 @@ export function selectTransactions(store: Store, query: TransactionFilter, accou
     return { total: rows.length, rows: page === null || page.offset === 0 ? rows : [] };
   }
   return store.reads.txns({ account_id, service: query.service, status: query.status, from_ms: query.from, to_ms: query.to, match }, page);
+}
+
+/** A number or id filter: a test of the row (the index knows neither). */
+function matcher(query: TransactionFilter): ((txn: PaymentTxn) => boolean) | undefined {
+  if (!query.number && !query.txn_id) return undefined;
+  return (txn) => (!query.number || txn.subject === query.number || txn.details.mobile === query.number) && (!query.txn_id || txn.id === query.txn_id);
+}
+
+/**
+ * The same selection for a report: every match, in created order, a chunk of rows at a time
+ * with the event loop running between chunks (a year of every account neither holds the
+ * gateway up nor sits in memory at once).
+ */
+export async function* transactionChunks(store: Store, query: TransactionFilter, account_id: string | null, order: 'asc' | 'desc'): AsyncGenerator<PaymentTxn[]> {
+  if (query.txn_id && !query.number) {
+    const { rows } = selectTransactions(store, query, account_id, null);
+    if (rows.length > 0) yield rows;
+    return;
+  }
+  yield* store.reads.txnChunks({ account_id, service: query.service, status: query.status, from_ms: query.from, to_ms: query.to, match: matcher(query) }, order);
 }
 
 function filterOne(txn: PaymentTxn, query: TransactionFilter): boolean {

@@ -8,34 +8,42 @@
 //                            length at that record, and the aggregates kept with them
 //
 // Kinds: `txn` (finalized payment transactions, per account and `_all`), `wal` (wallet
-// postings with the balance after each), `use` (chat usage), `log` (API logs), `aud` (audit)
-// and `id` (finalized transactions by a hash of their id, in ID_BUCKETS buckets).
+// postings with the balance after each), `use` (chat usage), `log` (API logs) and `aud`
+// (audit, per account, `_all`, and `_all~<action>`). Finalized transactions by id are in
+// sorted runs (id-runs.ts), whose cost does not grow with history.
 // Entries are added once a journal group is durable (never before: an entry never points
 // at nothing), kept in memory and written out in batches; the manifest is written with every
-// checkpoint after the lists are fsynced. At open, every list is cut back to its length in
-// the manifest and the journal after the manifest's record is indexed again: the tail only.
+// checkpoint after the lists and runs are fsynced (files and directories). At open, every
+// list is cut back to its length in the manifest and the journal after the manifest's record
+// is indexed again: the tail only. A list shorter than its manifest says (damage: the lists
+// are fsynced before a manifest names their lengths) cuts every list back to the last record
+// it still holds whole, and the journal is indexed again from there, not from the start.
 import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, readdirSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-file.js';
 import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
-import { CorruptStoreError, segmentName, type RecordPlace } from './journal.js';
+import { CorruptStoreError, fsyncDirectory, segmentName, type RecordPlace } from './journal.js';
+import { ID_RUN_DIR, IdRuns, removeRun, type RunMeta } from './id-runs.js';
 import { ARCHIVED_TABLES, isArchivedRow, type HistoryRecord, type JournalRecord, type Op, type Posting } from './state.js';
 
 export const INDEX_DIR = 'index';
 const MANIFEST = 'manifest.json';
 const FIELDS = 9;
 const ENTRY_BYTES = FIELDS * 8;
-/** Finalized transactions by id hash: a lookup reads one bucket (history / ID_BUCKETS entries). */
-export const ID_BUCKETS = 4096;
 /** Unwritten entries past this many (72 bytes each) are written out, to bound memory. */
 const MAX_TAIL_ENTRIES = 500_000;
 /** Entries read per pread when walking a list. */
 const CHUNK_ENTRIES = 512;
 const MAX_OPEN_FILES = 64;
 
-export type ListKind = 'txn' | 'wal' | 'use' | 'log' | 'aud' | 'id';
+export type ListKind = 'txn' | 'wal' | 'use' | 'log' | 'aud';
 /** The key of the list of every account's entries. */
 export const ALL = '_all';
+/** The key of the list of every account's audit records of one action. */
+export const allOfAction = (action: string) => `${ALL}~${action}`;
+/** Tag codes of txn entries (service * 4 + status): counted per list, so a filtered total reads nothing. */
+const TXN_TAGS = 20;
 
 /**
  * One index entry: where the record is (seq, segment, offset, length) and what readers filter
@@ -68,11 +76,13 @@ export interface KeyStats {
 
 interface Manifest {
   format: 'aihub-index';
-  version: 1;
+  version: 2;
   seq: number;
   max_lag_ms: number;
-  /** key → [entries, last ts_ms, last aux] */
-  lists: Record<string, [number, number, number]>;
+  /** key → [entries, last ts_ms, last aux, entries per tag (txn lists)?] */
+  lists: Record<string, [number, number, number, number[]?]>;
+  /** The id runs. */
+  runs: RunMeta[];
   keys: Record<string, [number, number, string | null]>;
   tiers: string[];
 }
@@ -134,6 +144,8 @@ export class IndexList {
   tail_length = 0;
   last_ts = -Infinity;
   last_aux = 0;
+  /** txn lists: entries per tag code (a total by service and status without a walk). */
+  tag_counts: number[] | null = null;
   constructor(
     readonly key: string,
     readonly file: string,
@@ -250,15 +262,30 @@ export interface ReadCounters {
 export class Archive {
   private readonly lists = new Map<string, IndexList>();
   private readonly dirty = new Set<IndexList>();
+  /** Lists appended to since the last manifest: fsynced before the next one names their lengths. */
+  private readonly unsynced = new Set<string>();
   private readonly made_dirs = new Set<string>();
+  /** Directories given a new file since the last manifest: fsynced before it too. */
+  private readonly new_entries_in = new Set<string>();
   private tail_entries = 0;
   private readonly files = new FileCache();
+  private readonly ids: IdRuns;
   readonly keys = new Map<string, KeyStats>();
   private readonly tiers: string[] = [];
   /** The largest (finalized - created) seen: a transaction created at t is listed by t + max_lag_ms. */
   max_lag_ms = 0;
   /** Every record up to this one is in the indexes (in memory; on disk at the last manifest). */
   seq = 0;
+  /**
+   * After a repair at open: the records up to `manifest_seq` are indexed again only into
+   * what was cut (lists after `lists_from`, id entries in `id_ranges`); per-key figures, kept
+   * in the manifest, are counted from `manifest_seq` on.
+   */
+  private manifest_seq = 0;
+  private lists_from = 0;
+  private id_ranges: Array<[number, number]> = [];
+  /** Repairs done at open (tests read it): lists cut back, id runs dropped. */
+  readonly repaired = { lists: 0, runs: 0, from_seq: 0 };
   readonly counters: ReadCounters = { entries: 0, records: 0 };
   private readonly manifest_file: DurableJsonFile<Manifest>;
 
@@ -267,66 +294,110 @@ export class Archive {
     private readonly journal_dir: string,
   ) {
     this.manifest_file = new DurableJsonFile<Manifest>(join(data_dir, INDEX_DIR, MANIFEST));
+    this.ids = new IdRuns(join(data_dir, INDEX_DIR));
   }
 
   /**
    * Opens the indexes as of their manifest: lists longer than the manifest says (written
    * after it) are cut back, lists it does not know are removed. The caller then indexes the
-   * journal after `seq`. Without a manifest (a data dir from before the indexes, or one whose
-   * indexes were removed) everything is indexed again from the first record.
+   * journal after `seq`. Without a manifest (a data dir from before the indexes, one whose
+   * indexes were removed, or one of the manifest before version 2) everything is indexed
+   * again from the first record. A list shorter than its manifest says cuts every list back
+   * to the last record it holds, and `seq` goes back there (the journal tail from there).
    */
   static async open(data_dir: string, journal_dir: string, options: { read_only?: boolean; warn?: (message: string) => void } = {}): Promise<Archive> {
     const archive = new Archive(data_dir, journal_dir);
     const dir = join(data_dir, INDEX_DIR);
-    const manifest = await archive.manifest_file.read();
-    if (manifest && (manifest.format !== 'aihub-index' || manifest.version !== 1)) throw new CorruptStoreError(`${join(dir, MANIFEST)} is not an AIHub index manifest of version 1`);
+    let manifest = await archive.manifest_file.read();
+    if (manifest && (manifest.format !== 'aihub-index' || (manifest.version as number) > 2)) throw new CorruptStoreError(`${join(dir, MANIFEST)} is not an AIHub index manifest of version 1 or 2`);
+    if (manifest && (manifest.version as number) === 1) {
+      if (options.read_only) throw new CorruptStoreError(`the indexes in ${dir} are of version 1; start the gateway once to rebuild them`);
+      options.warn?.(`the indexes in ${dir} are of version 1 (id buckets); indexing the journal again for version 2 (id runs)`);
+      manifest = null;
+    }
     if (!manifest) {
       if (!options.read_only) {
         for (const kind of existsSync(dir) ? readdirSync(dir) : []) if (kind !== MANIFEST) rmSync(join(dir, kind), { recursive: true, force: true });
+        rmSync(join(dir, MANIFEST), { force: true });
       }
       return archive;
     }
     archive.seq = manifest.seq;
+    archive.manifest_seq = manifest.seq;
+    archive.lists_from = manifest.seq;
     archive.max_lag_ms = manifest.max_lag_ms;
     archive.tiers.push(...manifest.tiers);
     for (const [key_id, [requests, cost_micros, last_used]] of Object.entries(manifest.keys)) archive.keys.set(key_id, { requests, cost_micros, last_used });
     const known = new Set<string>();
-    for (const [key, [count]] of Object.entries(manifest.lists)) {
-      const file = archive.list(key).file;
-      const size = existsSync(file) ? statSync(file).size : 0;
-      if (size < count * ENTRY_BYTES) {
-        // Only a power loss does this (the lists are not fsynced): rebuild from the journal.
-        if (options.read_only) throw new CorruptStoreError(`index ${file} holds fewer entries than its manifest says; start the gateway once to rebuild the indexes`);
-        options.warn?.(`index ${file} holds ${Math.floor(size / ENTRY_BYTES)} entries where its manifest says ${count} (a power loss?); rebuilding the indexes from the journal`);
-        rmSync(join(dir, MANIFEST), { force: true });
-        return Archive.open(data_dir, journal_dir, options);
-      }
-    }
-    for (const [key, [count, last_ts, last_aux]] of Object.entries(manifest.lists)) {
+    const short: string[] = [];
+    for (const [key, [count, last_ts, last_aux, tags]] of Object.entries(manifest.lists)) {
       const list = archive.list(key);
       known.add(list.file);
-      const size = statSync(list.file).size;
-      if (size > count * ENTRY_BYTES && !options.read_only) {
-        const fd = openSync(list.file, 'r+');
-        try {
-          ftruncateSync(fd, count * ENTRY_BYTES);
-          fsyncSync(fd);
-        } finally {
-          closeSync(fd);
-        }
-      }
-      list.disk = count;
+      const size = existsSync(list.file) ? statSync(list.file).size : 0;
+      if (size > count * ENTRY_BYTES && !options.read_only) truncateList(list.file, count * ENTRY_BYTES);
+      if (size < count * ENTRY_BYTES) {
+        // Damage (lists are fsynced before a manifest names them): whole entries are kept.
+        short.push(key);
+        list.disk = Math.floor(size / ENTRY_BYTES);
+      } else list.disk = count;
       list.last_ts = last_ts;
       list.last_aux = last_aux;
+      if (tags) list.tag_counts = tags;
+    }
+    const damaged_runs = archive.ids.open(manifest.runs, options.read_only === true);
+    if (short.length > 0 || damaged_runs.length > 0) {
+      if (options.read_only) throw new CorruptStoreError(`indexes in ${dir} hold fewer entries than their manifest says; start the gateway once to repair them from the journal`);
+      // Every list back to the last record the shortest one holds whole.
+      let cut_seq = manifest.seq;
+      for (const key of short) {
+        const list = archive.lists.get(key)!;
+        cut_seq = Math.min(cut_seq, list.disk > 0 ? list.read(list.disk - 1, list.disk)[0]!.seq : 0);
+      }
+      // A record's ops may fill several entries of one list: the last record is indexed again whole.
+      if (short.length > 0) cut_seq = Math.max(0, cut_seq - 1);
+      for (const list of archive.lists.values()) if (list.count > 0) archive.cutList(list, cut_seq);
+      archive.lists_from = cut_seq;
+      archive.id_ranges = damaged_runs;
+      archive.seq = Math.min(cut_seq, ...damaged_runs.map(([from]) => from - 1));
+      archive.repaired.lists = short.length;
+      archive.repaired.runs = damaged_runs.length;
+      archive.repaired.from_seq = archive.seq;
+      options.warn?.(`${short.length} index lists and ${damaged_runs.length} id runs were shorter than their manifest says (a power loss?); indexing the journal again from record ${archive.seq + 1}`);
     }
     if (!options.read_only) {
       // Lists begun after the manifest: the journal tail makes them again.
       for (const kind of existsSync(dir) ? readdirSync(dir) : []) {
-        if (kind === MANIFEST || kind.endsWith('.tmp')) continue;
+        if (kind === MANIFEST || kind.endsWith('.tmp') || kind === ID_RUN_DIR) continue;
         for (const name of readdirSync(join(dir, kind))) if (!known.has(join(dir, kind, name))) rmSync(join(dir, kind, name), { force: true });
       }
     }
     return archive;
+  }
+
+  /** Cuts a list back to its entries of records up to `seq` (entries are in record order), with the figures kept beside it. */
+  private cutList(list: IndexList, seq: number): void {
+    let low = 0;
+    let high = list.disk;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (list.read(mid, mid + 1)[0]!.seq <= seq) low = mid + 1;
+      else high = mid;
+    }
+    if (low === list.disk && statSync(list.file).size === low * ENTRY_BYTES) return;
+    truncateList(list.file, low * ENTRY_BYTES);
+    this.files.forget(list.file);
+    list.disk = low;
+    const last = low > 0 ? list.read(low - 1, low)[0]! : null;
+    list.last_ts = last ? last.ts_ms : -Infinity;
+    list.last_aux = last ? last.aux : 0;
+    if (list.tag_counts) {
+      const counts = new Array<number>(TXN_TAGS).fill(0);
+      list.walk(0, low, (entry) => {
+        counts[entry.tag]!++;
+        return true;
+      });
+      list.tag_counts = counts;
+    }
   }
 
   /** The list of a kind and key (an account id, ALL, or a bucket), created on first use. */
@@ -350,13 +421,20 @@ export class Archive {
   }
 
   private add(kind: ListKind, key: string, entry: Entry): void {
+    if (entry.seq <= this.lists_from) return; // in the lists already (a repair indexes what was cut)
     const list = this.list(kind, key);
     const ts_ms = Math.max(entry.ts_ms, list.last_ts);
     list.push({ ...entry, ts_ms });
     list.last_ts = ts_ms;
     list.last_aux = entry.aux;
+    if (kind === 'txn') (list.tag_counts ??= new Array<number>(TXN_TAGS).fill(0))[entry.tag]!++;
     this.dirty.add(list);
     this.tail_entries++;
+  }
+
+  /** Id entries of records up to the manifest's are in its runs, but for the ranges of runs a repair dropped. */
+  private wantsIds(seq: number): boolean {
+    return seq > this.manifest_seq || this.id_ranges.some(([from, to]) => seq >= from && seq <= to);
   }
 
   tierCode(tier: string): number {
@@ -372,6 +450,11 @@ export class Archive {
   /** Indexes one durable journal record found at `place`. Records at or below `seq` are skipped. */
   apply(record: JournalRecord, place: RecordPlace): void {
     if (record.s <= this.seq) return;
+    if (this.id_ranges.length > 0 && record.s > this.manifest_seq) {
+      // The repair is done: what it indexed again becomes a run of its own, then the tail.
+      this.ids.flush();
+      this.id_ranges = [];
+    }
     const base = { seq: record.s, segment: place.segment, offset: place.offset, length: place.length };
     record.ops.forEach((op, index) => this.applyOp(op, { ...base, op: index }));
     this.seq = record.s;
@@ -387,8 +470,7 @@ export class Archive {
       const entry = { ...base, ts_ms: finalized_ms, tag: txnTag(txn.service, txn.status), aux: created_ms, aux2: txn.amount_micros };
       this.add('txn', txn.account_id, entry);
       this.add('txn', ALL, entry);
-      const hash = hash32(txn.id);
-      this.add('id', String(hash % ID_BUCKETS), { ...base, ts_ms: 0, tag: hash, aux: 0, aux2: 0 });
+      if (this.wantsIds(base.seq)) this.ids.add({ hash: hash32(txn.id), op: base.op, seq: base.seq, segment: base.segment, offset: base.offset, length: base.length });
     } else if (op.o === 'post') {
       this.applyPosting(op.p, base);
     } else if (op.o === 'hist') {
@@ -420,7 +502,7 @@ export class Archive {
     const account_id = typeof record.account_id === 'string' ? record.account_id : null;
     const key_id = typeof record.key_id === 'string' ? record.key_id : null;
     const cost_micros = typeof record.cost_micros === 'number' && Number.isSafeInteger(record.cost_micros) ? record.cost_micros : 0;
-    if (key_id) {
+    if (key_id && base.seq > this.manifest_seq) {
       const stats = this.keys.get(key_id) ?? { requests: 0, cost_micros: 0, last_used: null };
       stats.requests++;
       stats.cost_micros += cost_micros;
@@ -439,6 +521,7 @@ export class Archive {
       const entry = { ...base, ts_ms, tag: hash32(String(record.action ?? '')), aux: 0, aux2: 0 };
       if (account_id) this.add('aud', account_id, entry);
       this.add('aud', ALL, entry);
+      this.add('aud', allOfAction(String(record.action ?? '')), entry);
     }
   }
 
@@ -461,13 +544,9 @@ export class Archive {
 
   /** The finalized payment transaction with this id, from its newest archived version. */
   archivedTxn(id: string): ArchivedTxn | undefined {
-    const hash = hash32(id);
-    const bucket = this.existing('id', String(hash % ID_BUCKETS));
-    if (!bucket) return undefined;
     let found: ArchivedTxn | undefined;
-    bucket.walkBack(0, bucket.count, (entry) => {
-      if (entry.tag !== hash) return true;
-      const op = this.record(entry).ops[entry.op];
+    this.ids.find(hash32(id), (place) => {
+      const op = this.record({ ...place, ts_ms: 0, tag: 0, aux: 0, aux2: 0 }).ops[place.op];
       if (op?.o === 'set' && op.id === id && isArchivedRow(op.t, op.v)) found = op.v as ArchivedTxn;
       return found === undefined;
     });
@@ -501,9 +580,11 @@ export class Archive {
       if (list.tail_length === 0) continue;
       const dir = join(list.file, '..');
       if (!this.made_dirs.has(dir)) {
+        if (!existsSync(dir)) this.new_entries_in.add(join(dir, '..'));
         mkdirPrivate(dir);
         this.made_dirs.add(dir);
       }
+      if (list.disk === 0) this.new_entries_in.add(dir);
       const bytes = list.takeTail();
       const fd = openSync(list.file, 'a', PRIVATE_FILE_MODE);
       try {
@@ -512,6 +593,7 @@ export class Archive {
       } finally {
         closeSync(fd);
       }
+      this.unsynced.add(list.file);
       this.files.forget(list.file);
     }
     this.dirty.clear();
@@ -519,23 +601,72 @@ export class Archive {
   }
 
   /**
-   * Writes the manifest as of `seq` (everything indexed so far), after the tails. The lists
-   * are not fsynced: a process that dies leaves its writes in the page cache, and after a
-   * power loss that took some of them, a list shorter than its manifest says makes the next
-   * start rebuild the indexes from the journal (see open) rather than trust them.
+   * Writes the manifest as of `seq` (everything indexed so far): the id runs are merged as
+   * their policy says, then, in one synchronous step, the tails are written and the id
+   * memtable becomes a run, and the lengths are taken; the lists written since the last
+   * manifest and the directories given new files are fsynced (on the thread pool, a few at a
+   * time), and only then is the manifest replaced. So after a power loss no list is shorter
+   * than the manifest says unless the disk lost fsynced data, and then open repairs it from
+   * the journal after the last record it holds.
    */
   async sync(): Promise<void> {
+    await this.ids.compact();
     this.writeTails();
+    this.ids.flush();
+    const seq = this.seq;
     const lists: Manifest['lists'] = Object.create(null) as Manifest['lists'];
-    for (const [key, list] of this.lists) if (list.disk > 0) lists[key] = [list.disk, list.last_ts, list.last_aux];
+    for (const [key, list] of this.lists) if (list.disk > 0) lists[key] = list.tag_counts ? [list.disk, list.last_ts, list.last_aux, [...list.tag_counts]] : [list.disk, list.last_ts, list.last_aux];
     const keys: Manifest['keys'] = Object.create(null) as Manifest['keys'];
     for (const [key_id, stats] of this.keys) keys[key_id] = [stats.requests, stats.cost_micros, stats.last_used];
+    const runs = this.ids.metas();
+    const retired = this.ids.takeRetired();
+    const files = [...this.unsynced];
+    const dirs = [...this.new_entries_in];
+    this.unsynced.clear();
+    this.new_entries_in.clear();
+    await fsyncAll(files);
+    for (const dir of dirs) fsyncDirectory(dir);
     mkdirPrivate(join(this.data_dir, INDEX_DIR));
-    await this.manifest_file.write({ format: 'aihub-index', version: 1, seq: this.seq, max_lag_ms: this.max_lag_ms, lists, keys, tiers: this.tiers });
+    await this.manifest_file.write({ format: 'aihub-index', version: 2, seq, max_lag_ms: this.max_lag_ms, lists, runs, keys, tiers: this.tiers });
+    for (const file of retired) removeRun(file);
   }
 
   close(): void {
     this.files.close();
+    this.ids.close();
+  }
+}
+
+/** fsyncs files on the thread pool, two at a time (the journal's fdatasync shares the pool). */
+async function fsyncAll(files: string[]): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < files.length) {
+      const file = files[next++]!;
+      let handle;
+      try {
+        handle = await open(file, 'r');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw error;
+      }
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    }
+  };
+  await Promise.all([worker(), worker()]);
+}
+
+function truncateList(file: string, bytes: number): void {
+  const fd = openSync(file, 'r+');
+  try {
+    ftruncateSync(fd, bytes);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -3,7 +3,7 @@
 // returns (a page reads its rows; a day reads that day's entries). `JsonFileReads` answers
 // from the live document and the archive's indexes; a PostgreSQL backend implements the same
 // interface with queries.
-import { ALL, type Archive, type Entry, type IndexList, type KeyStats, METHOD_CODES, SERVICE_CODES, STATUS_CODES, hash32, txnTag } from './archive.js';
+import { ALL, allOfAction, type Archive, type Entry, type IndexList, type KeyStats, METHOD_CODES, SERVICE_CODES, STATUS_CODES, hash32 } from './archive.js';
 import type { HistoryRecord, Posting, Row } from './state.js';
 import type { Store } from './store.js';
 
@@ -96,6 +96,12 @@ export interface AuditSelect {
 export interface StoreReads {
   /** Payment transactions (pending and final), newest created first; `page` null: all of them. */
   txns(select: TxnSelect, page: Page | null): { total: number; rows: TxnRow[] };
+  /**
+   * Every payment transaction matching `select`, in created order ('desc': newest first), a
+   * chunk of rows at a time, the event loop running between chunks: a long report (a year of
+   * every account) reads its rows in bounded memory without holding up other requests.
+   */
+  txnChunks(select: TxnSelect, order: 'asc' | 'desc'): AsyncGenerator<TxnRow[]>;
   /** Finalized transactions finalized at or after `since_ms`, oldest first. */
   finalizedSince(since_ms: number): TxnRow[];
   /** Wallet postings with the balance around each, oldest first; `page` null: all in range. */
@@ -112,6 +118,8 @@ export interface StoreReads {
 }
 
 const DAY_MS = 86_400_000;
+/** Rows per chunk of txnChunks (a fraction of a millisecond of reading; the event loop runs between chunks). */
+const ROWS_PER_CHUNK = 16;
 
 function range(list: IndexList, from_ms: number | undefined, to_ms: number | undefined, lag_ms = 0): [number, number] {
   const start = from_ms === undefined ? 0 : list.lowerBound(from_ms);
@@ -123,8 +131,57 @@ function statusMatches(status: number, wanted: string): boolean {
   return /^\dxx$/.test(wanted) ? Math.floor(status / 100) === Number(wanted[0]) : status === Number(wanted);
 }
 
+/**
+ * The page of a walk in list order (oldest first), in `order`, holding no more than the page
+ * (or, newest first, the page and the rows after it): a range's totals are counted over
+ * every match while memory holds its page only.
+ */
+class PagePick<T> {
+  total = 0;
+  private kept: T[] = [];
+  constructor(
+    private readonly page: Page | null,
+    private readonly order: 'asc' | 'desc',
+  ) {}
+
+  offer(item: T): void {
+    const position = this.total++;
+    const page = this.page;
+    if (page === null) this.kept.push(item);
+    else if (this.order === 'asc') {
+      if (position >= page.offset && position < page.offset + page.limit) this.kept.push(item);
+    } else {
+      // Newest first: the last offset + limit matches so far (trimmed now and then, amortized).
+      this.kept.push(item);
+      const need = page.offset + page.limit;
+      if (this.kept.length >= 2 * need + 1024) this.kept = this.kept.slice(-need);
+    }
+  }
+
+  rows(): T[] {
+    if (this.order === 'asc') return this.kept;
+    const newest_first = this.kept.slice().reverse();
+    return this.page === null ? newest_first : newest_first.slice(this.page.offset, this.page.offset + this.page.limit);
+  }
+}
+
 export class JsonFileReads implements StoreReads {
   constructor(private readonly store: Store) {}
+
+  /** The last turn handed out: long reads take turns, one chunk of one of them per event-loop turn. */
+  private turns: Promise<void> = Promise.resolve();
+
+  /**
+   * Waits for this reader's next turn. Turns are chained, each one a setImmediate after the
+   * one before, so however many reports run, one chunk of one of them runs per turn of the
+   * event loop and requests' I/O is served between any two (16 reports at once otherwise
+   * ran 16 chunks per turn, and chat waited for all of them).
+   */
+  private nextTurn(): Promise<void> {
+    const turn = this.turns.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+    this.turns = turn;
+    return turn;
+  }
 
   private get archive(): Archive {
     return this.store.archive;
@@ -136,28 +193,23 @@ export class JsonFileReads implements StoreReads {
     for (const row of live_rows) if (this.rowMatches(row, select)) live.push(row);
     const list = this.archive.existing('txn', select.account_id ?? ALL);
     const candidates: Array<{ created_ms: number; seq: number; entry: Entry | null; row: TxnRow | null }> = live.map((row) => ({ created_ms: Date.parse(row.created_at), seq: Infinity, entry: null, row }));
-    const tag = select.service !== undefined && select.status !== undefined ? txnTag(select.service, select.status) : null;
-    const service_code = select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
-    const status_code = select.status !== undefined ? STATUS_CODES.indexOf(select.status as never) + 1 : null;
-    const entryMatches = (entry: Entry) =>
-      (tag === null || entry.tag === tag) &&
-      (service_code === null || Math.floor(entry.tag / 4) === service_code) &&
-      (status_code === null || entry.tag % 4 === status_code) &&
-      (select.from_ms === undefined || entry.aux >= select.from_ms) &&
-      (select.to_ms === undefined || entry.aux <= select.to_ms);
-    const filtered = select.match !== undefined || service_code !== null || status_code !== null || select.from_ms !== undefined || select.to_ms !== undefined;
+    const entryMatches = this.entryFilter(select);
+    const unfiltered = select.service === undefined && select.status === undefined;
+    // Service and status alone are counted per list (tag counts): no walk for the total.
+    const by_tag_only = select.match === undefined && select.from_ms === undefined && select.to_ms === undefined;
     let archived_total = 0;
     if (list) {
       const [start, end] = range(list, select.from_ms, select.to_ms, this.archive.max_lag_ms);
-      if (!filtered && page !== null) {
+      if (by_tag_only && page !== null && (list.tag_counts !== null || unfiltered)) {
         // The newest page: entries are in finalization order and a transaction is finalized
         // after it is created, so once `need` rows are found, an entry finalized before the
         // need-th newest creation cannot belong to the page.
-        archived_total = list.count;
+        archived_total = unfiltered ? list.count : (list.tag_counts ?? []).reduce((sum, n, code) => sum + (entryMatches({ tag: code } as Entry) ? n : 0), 0);
         const need = page.offset + page.limit;
         const found: number[] = live.map((row) => Date.parse(row.created_at));
         let threshold = -Infinity;
         let since_sort = need;
+        let matched = 0;
         list.walkBack(start, end, (entry) => {
           if (found.length >= need && since_sort >= need) {
             // A stale threshold is lower than the true one: it only stops the walk later.
@@ -167,10 +219,12 @@ export class JsonFileReads implements StoreReads {
             since_sort = 0;
           }
           if (found.length >= need && entry.ts_ms < threshold) return false;
+          if (!entryMatches(entry)) return true;
           candidates.push({ created_ms: entry.aux, seq: entry.seq, entry, row: null });
           found.push(entry.aux);
           since_sort++;
-          return true;
+          // All matching entries found: nothing older can be in the page.
+          return ++matched < archived_total;
         });
       } else {
         list.walk(start, end, (entry) => {
@@ -196,6 +250,64 @@ export class JsonFileReads implements StoreReads {
     const total = live.length + archived_total;
     const chosen = page === null ? candidates : candidates.slice(page.offset, page.offset + page.limit);
     return { total, rows: chosen.map(load) };
+  }
+
+  async *txnChunks(select: TxnSelect, order: 'asc' | 'desc'): AsyncGenerator<TxnRow[]> {
+    const desc = order === 'desc';
+    type Candidate = { created_ms: number; seq: number; entry: Entry | null; row: TxnRow | null };
+    // Pending rows are few (live state); they sort before archived ones of the same creation time.
+    let buffer: Candidate[] = [];
+    const live_rows = select.account_id !== null ? this.store.indexBy('payment_txns', 'account_id').rows(select.account_id) : Object.values(this.store.rows('payment_txns'));
+    for (const row of live_rows) if (this.rowMatches(row, select)) buffer.push({ created_ms: Date.parse(row.created_at), seq: Infinity, entry: null, row });
+    const compare = (a: Candidate, b: Candidate) => (desc ? b.created_ms - a.created_ms || b.seq - a.seq : a.created_ms - b.created_ms || a.seq - b.seq);
+    const list = this.archive.existing('txn', select.account_id ?? ALL);
+    const matches = this.entryFilter(select);
+    const lag = this.archive.max_lag_ms;
+    let out: TxnRow[] = [];
+    const take = async function* (this: JsonFileReads, ready: Candidate[]): AsyncGenerator<TxnRow[]> {
+      for (const candidate of ready) {
+        const row = candidate.row ?? (this.archive.txnOf(candidate.entry!) as TxnRow);
+        if (candidate.entry && select.match && !select.match(row)) continue;
+        out.push(row);
+        if (out.length >= ROWS_PER_CHUNK) {
+          yield out;
+          out = [];
+          await this.nextTurn();
+        }
+      }
+    }.bind(this);
+    if (list) {
+      const [start, end] = range(list, select.from_ms, select.to_ms, lag);
+      // Entries are in finalization order, and created <= finalized <= created + max_lag:
+      // walking a chunk of entries at a time, a buffered candidate is in its final place once
+      // no entry not yet seen can come before it (a window of max_lag, not the whole range).
+      for (let i = 0; i < end - start; i += 512) {
+        const [low, high] = desc ? [Math.max(start, end - i - 512), end - i] : [start + i, Math.min(end, start + i + 512)];
+        const chunk = list.read(low, high);
+        for (const entry of chunk) if (matches(entry)) buffer.push({ created_ms: entry.aux, seq: entry.seq, entry, row: null });
+        const edge = desc ? chunk[0]!.ts_ms : chunk.at(-1)!.ts_ms - lag;
+        buffer.sort(compare);
+        const cut = buffer.findIndex((c) => (desc ? c.created_ms < edge : c.created_ms > edge));
+        const ready = cut === -1 ? buffer : buffer.slice(0, cut);
+        buffer = cut === -1 ? [] : buffer.slice(cut);
+        yield* take(ready);
+        await this.nextTurn();
+      }
+    }
+    buffer.sort(compare);
+    yield* take(buffer);
+    if (out.length > 0) yield out;
+  }
+
+  /** The test of an index entry against service, status and created-at bounds. */
+  private entryFilter(select: TxnSelect): (entry: Entry) => boolean {
+    const service_code = select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
+    const status_code = select.status !== undefined ? STATUS_CODES.indexOf(select.status as never) + 1 : null;
+    return (entry) =>
+      (service_code === null || Math.floor(entry.tag / 4) === service_code) &&
+      (status_code === null || entry.tag % 4 === status_code) &&
+      (select.from_ms === undefined || entry.aux >= select.from_ms) &&
+      (select.to_ms === undefined || entry.aux <= select.to_ms);
   }
 
   private rowMatches(row: TxnRow, select: TxnSelect): boolean {
@@ -245,19 +357,20 @@ export class JsonFileReads implements StoreReads {
       result.opening_micros = start < end ? list.read(start, start + 1)[0]!.aux - list.read(start, start + 1)[0]!.tag : before;
       result.closing_micros = start < end ? list.read(end - 1, end)[0]!.aux : before;
     }
-    const matched: Array<{ entry: Entry }> = [];
+    const matched = new PagePick<Entry>(page, order);
+    let first: Entry | null = null;
     list.walk(start, end, (entry) => {
       if (select.match && !select.match(this.archive.postingOf(entry))) return true;
-      matched.push({ entry });
+      first ??= entry;
+      matched.offer(entry);
       if (entry.tag >= 0) result.credits_micros += entry.tag;
       else result.debits_micros -= entry.tag;
       return true;
     });
-    if (select.match && single && matched.length > 0) result.opening_micros = matched[0]!.entry.aux - matched[0]!.entry.tag;
-    result.total = matched.length;
-    if (order === 'desc') matched.reverse();
-    const chosen = page === null ? matched : matched.slice(page.offset, page.offset + page.limit);
-    result.rows = chosen.map(({ entry }) => line(entry));
+    const opening = first as Entry | null;
+    if (select.match && single && opening) result.opening_micros = opening.aux - opening.tag;
+    result.total = matched.total;
+    result.rows = matched.rows().map(line);
     return result;
   }
 
@@ -268,7 +381,7 @@ export class JsonFileReads implements StoreReads {
     const [start, end] = range(list, select.from_ms, select.to_ms);
     const method_code = select.method !== undefined ? METHOD_CODES.indexOf(select.method as never) + 1 : null;
     const service_code = select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
-    const matched: Array<{ entry: Entry; record?: HistoryRecord }> = [];
+    const matched = new PagePick<{ entry: Entry; record?: HistoryRecord }>(page, order);
     list.walk(start, end, (entry) => {
       if (select.status !== undefined && !statusMatches(entry.tag, select.status)) return true;
       if (method_code !== null && Math.floor(entry.aux / 8) !== method_code) return true;
@@ -283,15 +396,13 @@ export class JsonFileReads implements StoreReads {
         record ??= this.logOf(entry);
         if (!select.match(record)) return true;
       }
-      matched.push(record ? { entry, record } : { entry });
+      matched.offer(record ? { entry, record } : { entry });
       if (entry.tag === 0 || entry.tag >= 400) result.errors++;
       result.latency_total_ms += entry.aux2;
       return true;
     });
-    result.total = matched.length;
-    if (order === 'desc') matched.reverse();
-    const chosen = page === null ? matched : matched.slice(page.offset, page.offset + page.limit);
-    result.rows = chosen.map(({ entry, record }) => record ?? this.logOf(entry));
+    result.total = matched.total;
+    result.rows = matched.rows().map(({ entry, record }) => record ?? this.logOf(entry));
     return result;
   }
 
@@ -335,6 +446,18 @@ export class JsonFileReads implements StoreReads {
       });
       return { total: list.count, rows };
     }
+    if (select.account_id === null) {
+      // Every account's records of one action have a list of their own.
+      const of_action = this.archive.existing('aud', allOfAction(select.action));
+      if (!of_action) return { total: 0, rows: [] };
+      const end = Math.max(0, of_action.count - page.offset);
+      of_action.walkBack(Math.max(0, end - page.limit), end, (entry) => {
+        rows.push(this.archive.historyOf(entry));
+        return true;
+      });
+      return { total: of_action.count, rows };
+    }
+    // One account's records (its own list), filtered by the action's hash, then by the action.
     const hash = hash32(select.action);
     let total = 0;
     list.walkBack(0, list.count, (entry) => {

@@ -7,9 +7,10 @@ import { ensurePrivateDataDir, mkdirPrivate } from './private-files.js';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { Archive, ARCHIVED_TABLES, isArchivedRow } from './archive.js';
-import { checkpointEnd, checkpointHead, checkpointRow, DurableJsonFile, DurableJsonLinesFile } from './durable-file.js';
+import { checkpointEnd, checkpointHead, checkpointRow, DurableJsonLinesFile } from './durable-file.js';
 import { JournalWriter, readJournalPlaced, type RecordPlace } from './journal.js';
 import { JsonFileReads, type StoreReads } from './reads.js';
+import { readLegacyState } from './legacy-state.js';
 import { acquireLock } from './lock.js';
 import {
   AGGREGATE_TABLES,
@@ -248,10 +249,10 @@ export async function loadState(
   let migrated = false;
   const legacy = join(data_dir, LEGACY_STATE_FILE);
   if (!existsSync(join(data_dir, STATE_FILE)) && existsSync(legacy)) {
-    const db = new Low<State>(new DurableJsonFile<State>(legacy), emptyState(options.now().toISOString()));
-    await db.read();
-    state = db.data;
-    if (state.format !== 'aihub-state' || state.version !== 1 || typeof state.seq !== 'number') throw new Error(`checkpoint ${legacy} is not an AIHub state document of version 1`);
+    // Streamed, finalized rows dropped on the way: a state.json past 512 MB migrates too.
+    const read = await readLegacyState(legacy);
+    if (!read) throw new Error(`checkpoint ${legacy} vanished while it was being opened`);
+    state = read.state;
     migrated = true;
   } else {
     const db = new Low<State>(new DurableJsonLinesFile(join(data_dir, STATE_FILE)), emptyState(options.now().toISOString()));

@@ -4,9 +4,10 @@
 // Prints one JSON line.
 import { Store } from '../../gateway/store/store.ts';
 import { reportTransactions } from '../../gateway/payments/reports.ts';
+import { debitWallet } from '../../gateway/ledger/ledger.ts';
 import { FILL_T0_MS, fillAccount, fillTxnId } from '../support/history-fill.ts';
 
-const [data_dir, txns_text, accounts_text, step_text] = process.argv.slice(2);
+const [data_dir, txns_text, accounts_text, step_text, with_chat] = process.argv.slice(2);
 const txns = Number(txns_text);
 const accounts = Number(accounts_text);
 const step_ms = Number(step_text);
@@ -23,6 +24,12 @@ function perOp(count: number, fn: (i: number) => unknown): number {
   for (let i = 0; i < count; i++) fn(i * 7919);
   return (performance.now() - t) / count;
 }
+async function perOpAsync(count: number, fn: (i: number) => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < Math.min(20, count); i++) await fn(i * 7919);
+  const t = performance.now();
+  for (let i = 0; i < count; i++) await fn(i * 7919);
+  return (performance.now() - t) / count;
+}
 let seed = 1;
 const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
 const by_id_ms = perOp(2_000, () => {
@@ -35,9 +42,53 @@ const page_ms = perOp(500, (i) => {
 });
 // The UTC day of the transaction three quarters into the history, for one account.
 const last_day_ms = Math.floor((FILL_T0_MS + Math.floor((txns * 3) / 4) * step_ms) / 86_400_000) * 86_400_000;
-const day_ms = perOp(200, (i) => {
-  const report = reportTransactions(store, { from: last_day_ms, to: last_day_ms + 86_400_000 - 1 }, { page: 1, limit: 50, order: 'desc' }, { account_id: fillAccount(i % accounts) });
+const day_ms = await perOpAsync(200, async (i) => {
+  const report = await reportTransactions(store, { from: last_day_ms, to: last_day_ms + 86_400_000 - 1 }, { page: 1, limit: 50, order: 'desc' }, { account_id: fillAccount(i % accounts) });
   if (report.total === 0) throw new Error('empty day');
 });
+
+/**
+ * Chat settlements (a wallet debit and a usage record, one durable commit each: what a chat
+ * request writes) at a steady load of 4 writers, 1,500 of them: latency p50 and p99.
+ */
+async function chatLatency(): Promise<number[]> {
+  const samples: number[] = [];
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async (_, writer) => {
+      while (n < 1_500) {
+        const i = n++;
+        const started = performance.now();
+        await store.transact((tx) => {
+          const account_id = fillAccount(writer);
+          debitWallet(tx, { account_id, amount_micros: 1_200, to: 'revenue:ai', memo: 'chat', ref: `bench_chat_${i}_${Math.random()}` });
+          tx.history({ type: 'usage', ts: new Date().toISOString(), request_id: `bench_chat_${i}`, account_id, key_id: 'bench', tier: 'lite', model: 'service-ai-lite', target: 'builtin', status: 'ok', stream: false, prompt_tokens: 100, completion_tokens: 20, cost_micros: 1_200 });
+        });
+        samples.push(performance.now() - started);
+      }
+    }),
+  );
+  samples.sort((a, b) => a - b);
+  return [samples[Math.floor(samples.length * 0.5)]!, samples[Math.floor(samples.length * 0.99)]!];
+}
+
+let chat: { alone: number[]; reports: number[]; reports_done: number } | undefined;
+if (with_chat === 'chat') {
+  const alone = await chatLatency();
+  // 16 reports at once, each of one account's whole history (one per account: the
+  // per-account limit holds), started again as each ends, for as long as chat is measured.
+  let running = true;
+  let reports_done = 0;
+  const reports = Array.from({ length: 16 }, async (_, k) => {
+    while (running) {
+      await reportTransactions(store, {}, { page: 1, limit: 50, order: 'desc' }, { account_id: fillAccount(k % accounts) });
+      reports_done++;
+    }
+  });
+  const with_reports = await chatLatency();
+  running = false;
+  await Promise.all(reports);
+  chat = { alone, reports: with_reports, reports_done };
+}
 await store.close();
-process.stdout.write(`${JSON.stringify({ open_ms, heap_mb, rss_mb, by_id_ms, page_ms, day_ms })}\n`);
+process.stdout.write(`${JSON.stringify({ open_ms, heap_mb, rss_mb, by_id_ms, page_ms, day_ms, ...(chat ? { chat } : {}) })}\n`);

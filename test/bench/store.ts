@@ -15,10 +15,12 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const LATENCY_SAMPLES = Number(process.env.BENCH_SAMPLES ?? 3000);
 const BIG_HISTORY = Number(process.env.BENCH_HISTORY ?? 1_000_000);
 const DOC_ROWS = Number(process.env.BENCH_DOC_ROWS ?? 100_000);
-/** Finalized payment transactions in the history stores, smallest first (the issue asks for 10k, 1M and 5M). */
-const HISTORY_SIZES = (process.env.BENCH_HISTORY_TXNS ?? '10000,1000000').split(',').map(Number);
+/** Finalized payment transactions in the history store, smallest first (the issue asks for 10k, 1M and 5M; 10M beside them). */
+const HISTORY_SIZES = (process.env.BENCH_HISTORY_TXNS ?? '10000,1000000,5000000,10000000').split(',').map(Number);
+/** Lean transactions (a debit and a commission credit, no hold, no API log): half the journal bytes, to fill 10M in reasonable time. BENCH_LEAN=0: the full shape. */
+const LEAN = process.env.BENCH_LEAN !== '0';
 /** Chat usage records added to the largest history store (the issue asks for 10M). */
-const USAGE_RECORDS = Number(process.env.BENCH_USAGE_RECORDS ?? 1_000_000);
+const USAGE_RECORDS = Number(process.env.BENCH_USAGE_RECORDS ?? 10_000_000);
 /** Accounts the history is spread over: 100, so that every account has a full newest page (50) at the smallest size. */
 const HISTORY_ACCOUNTS = Number(process.env.BENCH_HISTORY_ACCOUNTS ?? 100);
 
@@ -170,27 +172,43 @@ rows.push([`the same through the store's index`, `${pause.index_ms.toFixed(3)} m
 }
 
 /**
- * A store filled with `txns` finalized payment transactions (plus `usage` chat records)
- * through the store's own API, then measured in a fresh process: restart time, heap after
- * the restart, one transaction by id, an account's newest page, a one-day report.
+ * One history store, grown size by size through the store's own API (each size adds to the
+ * one before: the history is generated once per run and cached in a temp dir), measured at
+ * each size in a fresh process: restart time, heap after the restart, one transaction by id,
+ * an account's newest page, a one-day report. At the largest size the child also measures
+ * chat settlements (a wallet debit and a usage record each, what a chat request commits) at
+ * a steady load, alone and while 16 reports of whole accounts' histories run.
  */
-async function historyStore(txns: number, usage: number) {
+async function historyStores() {
   const dir = mkdtempSync(join(tmpdir(), 'aihub-bench-history-'));
   const step_ms = 60_000;
-  const fill_started = performance.now();
-  const store = await Store.open(dir, { now: fillNow, checkpoint_interval_ms: 3_600_000 });
-  await fillPayments(store, { accounts: HISTORY_ACCOUNTS, txns, per_commit: 2_000, step_ms });
-  if (usage > 0) await fillUsage(store, { accounts: HISTORY_ACCOUNTS, records: usage, per_commit: 5_000, step_ms: Math.max(1, Math.floor((txns * step_ms) / usage)) });
-  await store.close();
-  const fill_s = (performance.now() - fill_started) / 1000;
   const child = resolve(import.meta.dirname, 'store-history-child.ts');
-  const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', child, dir, String(txns), String(HISTORY_ACCOUNTS), String(step_ms)], { encoding: 'utf8', maxBuffer: 1 << 20 });
-  rmSync(dir, { recursive: true, force: true });
-  return { ...(JSON.parse(out.trim().split('\n').at(-1)!) as { open_ms: number; heap_mb: number; rss_mb: number; by_id_ms: number; page_ms: number; day_ms: number }), fill_s };
+  const out = [];
+  let filled = 0;
+  try {
+    for (const [k, txns] of HISTORY_SIZES.entries()) {
+      const last = k === HISTORY_SIZES.length - 1;
+      const usage = last ? USAGE_RECORDS : 0;
+      const fill_started = performance.now();
+      const store = await Store.open(dir, { now: fillNow, checkpoint_interval_ms: 3_600_000 });
+      // Funds for the largest size from the start (199 units a transaction).
+      const funds_micros = Math.max(1e12, Math.ceil(Math.max(...HISTORY_SIZES) / HISTORY_ACCOUNTS) * 200e6);
+      await fillPayments(store, { accounts: HISTORY_ACCOUNTS, txns: txns - filled, first_index: filled, per_commit: 2_000, step_ms, lean: LEAN, funds_micros });
+      filled = txns;
+      if (usage > 0) await fillUsage(store, { accounts: HISTORY_ACCOUNTS, records: usage, per_commit: 5_000, step_ms: Math.max(1, Math.floor((txns * step_ms) / usage)) });
+      await store.close();
+      const fill_s = (performance.now() - fill_started) / 1000;
+      const text = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', child, dir, String(txns), String(HISTORY_ACCOUNTS), String(step_ms), last ? 'chat' : ''], { encoding: 'utf8', maxBuffer: 1 << 20 });
+      const measured = JSON.parse(text.trim().split('\n').at(-1)!) as { open_ms: number; heap_mb: number; rss_mb: number; by_id_ms: number; page_ms: number; day_ms: number; chat?: { alone: number[]; reports: number[]; reports_done: number } };
+      out.push({ txns, usage, fill_s, ...measured });
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
 }
 
-const history = [];
-for (const [k, txns] of HISTORY_SIZES.entries()) history.push({ txns, usage: k === HISTORY_SIZES.length - 1 ? USAGE_RECORDS : 0, ...(await historyStore(txns, k === HISTORY_SIZES.length - 1 ? USAGE_RECORDS : 0)) });
+const history = await historyStores();
 const label = (n: number) => (n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}k`);
 for (const h of history) {
   const name = `${label(h.txns)} txns${h.usage ? ` + ${label(h.usage)} usage` : ''}`;
@@ -198,8 +216,18 @@ for (const h of history) {
   rows.push([`${name}: txn by id / newest page / one-day report`, `${(h.by_id_ms * 1000).toFixed(0)} µs`, `${(h.page_ms * 1000).toFixed(0)} µs / ${(h.day_ms * 1000).toFixed(0)} µs`]);
 }
 if (history.length > 1) {
-  const [first, last] = [history[0]!, history.at(-1)!];
-  rows.push([`ratios ${label(last.txns)} / ${label(first.txns)} (target <= 1.5): by id, page, day`, (last.by_id_ms / first.by_id_ms).toFixed(2), `${(last.page_ms / first.page_ms).toFixed(2)} / ${(last.day_ms / first.day_ms).toFixed(2)}`]);
+  const first = history[0]!;
+  for (const h of history.slice(1)) {
+    rows.push([`ratios ${label(h.txns)} / ${label(first.txns)} (target <= 1.5): by id, page, day`, (h.by_id_ms / first.by_id_ms).toFixed(2), `${(h.page_ms / first.page_ms).toFixed(2)} / ${(h.day_ms / first.day_ms).toFixed(2)}`]);
+  }
+}
+const chat = history.at(-1)?.chat;
+if (chat) {
+  const [a50, a99] = chat.alone;
+  const [r50, r99] = chat.reports;
+  rows.push([`chat settlements alone: p50 / p99`, `${a50!.toFixed(3)} ms`, `p99 ${a99!.toFixed(3)} ms`]);
+  rows.push([`chat while 16 reports run: p50 / p99`, `${r50!.toFixed(3)} ms`, `p99 ${r99!.toFixed(3)} ms; ${chat.reports_done} whole-account reports done meanwhile`]);
+  rows.push([`chat latency ratio with reports / alone (p50, p99)`, (r50! / a50!).toFixed(2), (r99! / a99!).toFixed(2)]);
 }
 
 const widths = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c]!.length), 10));

@@ -23,6 +23,8 @@ export interface FillOptions {
   step_ms?: number;
   first_index?: number;
   t0_ms?: number;
+  /** Opening funds of each account (micros), when first_index is 0; default 1e12 (a million units). */
+  funds_micros?: number;
   /**
    * Lean: each transaction is one debit of the wallet to the provider and its commission,
    * with no hold and no API log (about half the journal bytes; for the largest tests).
@@ -79,7 +81,7 @@ export async function fillPayments(store: Store, options: FillOptions): Promise<
   if (first === 0) {
     for (let a = 0; a < options.accounts; a += 1000) {
       await store.transact((tx) => {
-        for (let i = a; i < Math.min(options.accounts, a + 1000); i++) creditWallet(tx, { account_id: fillAccount(i), amount_micros: 1e12, from: FUNDING_TOPUP, memo: 'opening funds', ref: `fund-${i}` });
+        for (let i = a; i < Math.min(options.accounts, a + 1000); i++) creditWallet(tx, { account_id: fillAccount(i), amount_micros: options.funds_micros ?? 1e12, from: FUNDING_TOPUP, memo: 'opening funds', ref: `fund-${i}` });
       });
     }
   }

@@ -78,8 +78,8 @@ test("a brand-new account's reports answer from the index without reading histor
     const fresh = { account_id: 'acc_brand_new' };
     const { entries, records } = store.archive.counters;
     const reports = [
-      reportTransactions(store, {}, paging, fresh),
-      reportCommissions(store, {}, paging, fresh),
+      await reportTransactions(store, {}, paging, fresh),
+      await reportCommissions(store, {}, paging, fresh),
       await reportWallet(store, {}, paging, fresh),
       await reportApiLogs(store, {}, paging, fresh),
     ];
@@ -92,7 +92,7 @@ test("a brand-new account's reports answer from the index without reading histor
     const one_day = { from: day_from, to: day_from + 86_400_000 - 1 };
     const busy = { account_id: fillAccount(3) };
     const before_day = { ...store.archive.counters };
-    const day = reportTransactions(store, one_day, { page: 1, limit: 500, order: 'desc' }, busy);
+    const day = await reportTransactions(store, one_day, { page: 1, limit: 500, order: 'desc' }, busy);
     assert.equal(day.total, 72);
     const day_records = store.archive.counters.records - before_day.records;
     assert.equal(day_records, 72, 'the report read the rows of that day, and only those');
