@@ -10,7 +10,8 @@ import type { RoomDeps } from '../deps.js';
 import { RateLimiter } from '../kernel/rate-limit.js';
 import { authenticate } from '../accounts/auth.js';
 import { assertAddressAllowed, isAllowed, plainAddress } from '../accounts/ip-whitelist.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError, storeUnavailable } from '../http/errors.js';
+import { StoreUnavailableError } from '../store/store.js';
 import { assertJsonDepth } from '../http/json-depth.js';
 import { pathOf, sendJson, type Locals } from '../http/lean.js';
 import { balanceMicros, owedMicros } from '../ledger/ledger.js';
@@ -684,6 +685,7 @@ function toApiError(error: unknown): ApiError {
     if (error.kind === 'timeout') return new ApiError(504, 'upstream_timeout', error.message, null, 'api_error');
     return new ApiError(502, 'upstream_error', error.message, null, 'api_error');
   }
+  if (error instanceof StoreUnavailableError) return storeUnavailable(error);
   return error instanceof ApiError ? error : new ApiError(500, 'internal_error', 'internal error; the request id identifies it in the gateway log', null, 'api_error');
 }
 

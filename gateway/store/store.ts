@@ -220,6 +220,31 @@ class Transaction implements Tx {
   rollback(): void {
     for (let i = this.undos.length - 1; i >= 0; i--) this.undos[i]!();
   }
+  /** Applies an op another gateway committed (a replica catching up with the shared log). */
+  replay(op: Op): void {
+    this.apply(op);
+  }
+}
+
+/**
+ * The shared log a replica store commits through (PostgreSQL: gateway/store/pg.ts). With one,
+ * `transact` runs its function inside the log's commit (after the replica caught up with
+ * what other gateways wrote) and `readDurable` catches up with the log.
+ */
+export interface SharedLog {
+  enqueue<T>(fn: (tx: Tx) => T): Promise<T>;
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A transaction run against the replica, not yet committed: `commit` or `undo` it. */
+export interface Staged<T> {
+  result: T;
+  /** null: the function changed nothing. */
+  record: JournalRecord | null;
+  line: string;
+  archived: Map<string, unknown>;
+  undo: () => void;
 }
 
 /** The checkpoint (JSON lines, read as a stream). */
@@ -313,6 +338,8 @@ export class Store {
   private readonly orders = new Map<TableName, RowOrder>();
   private readonly trackers: RowTrackers = { indexes: this.indexes, orders: this.orders };
   private in_transaction = false;
+  /** Set when this store is a replica of a shared log (PostgreSQL): commits go through it. */
+  private shared: SharedLog | null = null;
   /** History reads through the indexes (the interface a second backend implements too). */
   readonly reads: StoreReads = new JsonFileReads(this);
   /** Records appended, waiting for their place in the journal to be indexed. */
@@ -402,6 +429,24 @@ export class Store {
    */
   transact<T>(fn: (tx: Tx) => T): Promise<T> {
     if (this.closed) return Promise.reject(new StoreClosedError());
+    if (this.shared) return this.shared.enqueue(fn);
+    let staged: Staged<T>;
+    try {
+      staged = this.stage(fn);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (!staged.record) return this.journal.waitDurable(this.state.seq).then(() => staged.result);
+    return this.publish(staged).then(() => staged.result);
+  }
+
+  /**
+   * Runs `fn` against the state as one transaction and gives it the next sequence number,
+   * without writing it anywhere: the caller publishes it (`publish`) or undoes it (`undo`,
+   * in reverse order of staging). Throws, with every change undone, when `fn` throws.
+   * @internal
+   */
+  stage<T>(fn: (tx: Tx) => T): Staged<T> {
     const tx = new Transaction(this.state, this.options.now(), this.trackers, this.lookup);
     let result: T;
     this.in_transaction = true;
@@ -409,11 +454,11 @@ export class Store {
       result = fn(tx);
     } catch (error) {
       tx.rollback();
-      return Promise.reject(error);
+      throw error;
     } finally {
       this.in_transaction = false;
     }
-    if (tx.ops.length === 0) return this.journal.waitDurable(this.state.seq).then(() => result);
+    if (tx.ops.length === 0) return { result, record: null, line: '', archived: tx.archived, undo: () => {} };
     const seq = this.state.seq + 1;
     const record: JournalRecord = { s: seq, t: tx.now.toISOString(), ops: tx.ops };
     let line: string;
@@ -422,13 +467,50 @@ export class Store {
     } catch (error) {
       // A value that cannot be written (nested too deep for JSON.stringify): nothing happened.
       tx.rollback();
-      return Promise.reject(error);
+      throw error;
     }
     this.state.seq = seq;
+    return {
+      result,
+      record,
+      line,
+      archived: tx.archived,
+      undo: () => {
+        tx.rollback();
+        this.state.seq = seq - 1;
+      },
+    };
+  }
+
+  /** Appends a staged record to the journal (and its history to the indexes once placed). @internal */
+  publish(staged: Pick<Staged<unknown>, 'record' | 'line' | 'archived'>): Promise<void> {
+    const record = staged.record!;
     this.awaiting_place.push(record);
-    for (const [key, row] of tx.archived) this.recently_archived.set(key, { row, seq });
-    this.journal_chars_since += line.length;
-    return this.journal.append(line, seq).then(() => result);
+    for (const [key, row] of staged.archived) this.recently_archived.set(key, { row, seq: record.s });
+    this.journal_chars_since += staged.line.length;
+    return this.journal.append(staged.line, record.s);
+  }
+
+  /**
+   * Applies a record another gateway committed to the shared log (its ops passed every check
+   * there) and appends it to this replica's journal. @internal
+   */
+  applyShared(record: JournalRecord): Promise<void> {
+    if (record.s !== this.state.seq + 1) throw new Error(`invariant: replica at record ${this.state.seq} was given record ${record.s}`);
+    const tx = new Transaction(this.state, new Date(record.t), this.trackers, this.lookup);
+    for (const op of record.ops) tx.replay(op);
+    this.state.seq = record.s;
+    return this.publish({ record, line: `${JSON.stringify(record)}\n`, archived: tx.archived });
+  }
+
+  /** Makes this store a replica of `log`: from now on commits and durable reads go through it. @internal */
+  attachShared(log: SharedLog): void {
+    this.shared = log;
+  }
+
+  /** The replica's commits waiting for its local journal (shared-log mode: not what acknowledges). @internal */
+  localDurable(): Promise<void> {
+    return this.journal.waitDurable(this.state.seq);
   }
 
   /**
@@ -437,6 +519,7 @@ export class Store {
    */
   readDurable(): Promise<void> {
     if (this.closed) return Promise.reject(new StoreClosedError());
+    if (this.shared) return this.shared.sync();
     return this.journal.waitDurable(this.state.seq);
   }
 
@@ -586,6 +669,7 @@ export class Store {
     const was_closed = this.closed;
     this.closed = true;
     try {
+      if (this.shared) await this.shared.close();
       await this.journal.close();
       if (this.checkpointing) await this.checkpointing;
       if (!was_closed && this.state.seq !== this.checkpoint_seq) await this.checkpoint();
@@ -602,6 +686,14 @@ export class StoreClosedError extends Error {
   constructor() {
     super('the store is closed');
   }
+}
+
+/** The store cannot reach its database (or a commit's outcome is unknown): nothing was acknowledged, retry later. */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+  readonly code = 'store_unavailable';
+  /** Seconds a client should wait before retrying. */
+  readonly retry_after_s = 1;
 }
 
 function defaultFatal(error: Error): never {

@@ -16,7 +16,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-file.js';
 import { listSegments, readJournalPlaced } from './journal.js';
-import { applyOp, emptyState, isCustomerLedgerAccount, table, type State } from './state.js';
+import { applyOp, emptyState, isCustomerLedgerAccount, table, type Posting, type State } from './state.js';
 import { JOURNAL_DIR, loadState } from './store.js';
 
 export interface VerifyReport {
@@ -130,18 +130,7 @@ export async function verifyDataDir(data_dir: string, options: { full?: boolean 
     for (const op of record.ops) {
       if (op.o === 'post') {
         postings++;
-        const hold = op.p.hold;
-        if (hold) {
-          const step = hold_steps.get(hold.id);
-          if (hold.action === 'open') {
-            if (step) breach(`hold ${hold.id} opened twice (record ${record.s})`);
-            hold_steps.set(hold.id, 'open');
-          } else if (step !== 'open') {
-            breach(`hold ${hold.id} ${hold.action}d while ${step ?? 'never opened'} (record ${record.s})`);
-          } else {
-            hold_steps.set(hold.id, 'resolved');
-          }
-        }
+        trackHold(hold_steps, op.p, record.s, breach);
       }
       // Only the ledger matters to this replay: rows are the checkpoint's business.
       if (op.o !== 'post') continue;
@@ -156,6 +145,32 @@ export async function verifyDataDir(data_dir: string, options: { full?: boolean 
   if (records === 0) replayed.seq = from_seq;
 
   // 4. The invariants, on the state the gateway would serve.
+  checkBooks(loaded, replayed, hold_steps, breach);
+
+  // 5. A clean run moves the verified point to the end of the last sealed segment it replayed.
+  if (breaches.length === 0 && next_point) await point_file.write(next_point);
+
+  return {
+    ok: breaches.length === 0,
+    mode: incremental ? 'incremental' : 'full',
+    from_seq,
+    breaches,
+    records,
+    postings,
+    accounts: Object.keys(table(loaded, 'accounts')).length,
+    open_holds: Object.keys(table(loaded, 'holds')).length,
+    seq: loaded.seq,
+    sealed_segments: next_point ? (next_point as VerifiedPoint).segments.length : sealed.length,
+  };
+}
+
+/**
+ * The money invariants of a loaded state against an independent replay of its postings:
+ * integer amounts summing to zero, no customer account below zero, every balance what its
+ * postings add up to, the open holds those the hold postings left open. Shared by the
+ * JSON-file verify and the PostgreSQL one (pg-tools.ts).
+ */
+export function checkBooks(loaded: State, replayed: State, hold_steps: ReadonlyMap<string, 'open' | 'resolved'>, breach: (message: string) => void): void {
   let sum = 0;
   for (const [ledger_account, balance] of Object.entries(loaded.balances)) {
     if (!Number.isSafeInteger(balance)) breach(`${ledger_account} holds a non-integer amount ${balance}`);
@@ -185,19 +200,19 @@ export async function verifyDataDir(data_dir: string, options: { full?: boolean 
     if (balance !== held) breach(`${ledger_account} is ${balance} but its open holds add up to ${held}`);
   }
 
-  // 5. A clean run moves the verified point to the end of the last sealed segment it replayed.
-  if (breaches.length === 0 && next_point) await point_file.write(next_point);
+}
 
-  return {
-    ok: breaches.length === 0,
-    mode: incremental ? 'incremental' : 'full',
-    from_seq,
-    breaches,
-    records,
-    postings,
-    accounts: Object.keys(table(loaded, 'accounts')).length,
-    open_holds: Object.keys(open_holds).length,
-    seq: loaded.seq,
-    sealed_segments: next_point ? (next_point as VerifiedPoint).segments.length : sealed.length,
-  };
+/** Follows a posting's hold step (open, then capture or void once), naming any other order. */
+export function trackHold(hold_steps: Map<string, 'open' | 'resolved'>, posting: Posting, seq: number, breach: (message: string) => void): void {
+  const hold = posting.hold;
+  if (!hold) return;
+  const step = hold_steps.get(hold.id);
+  if (hold.action === 'open') {
+    if (step) breach(`hold ${hold.id} opened twice (record ${seq})`);
+    hold_steps.set(hold.id, 'open');
+  } else if (step !== 'open') {
+    breach(`hold ${hold.id} ${hold.action}d while ${step ?? 'never opened'} (record ${seq})`);
+  } else {
+    hold_steps.set(hold.id, 'resolved');
+  }
 }

@@ -1,0 +1,417 @@
+// The PostgreSQL backend (issue #18): any number of gateways on one database.
+//
+// PostgreSQL holds the ordered log of committed transactions (`aihub_log`: the same records
+// as the JSON-file journal), the rows as the log leaves them (`aihub_rows`, finalized history
+// included; `aihub_balances`; `aihub_meta`) and a head row with the last sequence number.
+// Every gateway keeps a replica of the state in memory (a Store on a local replica dir, whose
+// journal and indexes answer the history reads), so the rooms keep their synchronous
+// programming model. A write batch is one PostgreSQL transaction:
+//
+//   BEGIN; SELECT seq FROM aihub_head FOR UPDATE      -- one writer at a time, across gateways
+//   apply the log records after the replica's seq       -- what other gateways committed
+//   run the queued transaction functions on the now-current state
+//   INSERT their records, upsert the rows they changed, bump the head, NOTIFY; COMMIT
+//
+// and only then are their promises resolved. Every debit, hold, capture, refund, idempotency
+// key, duplicate window, DMT limit and OTP counter is thus decided on the state every gateway
+// committed before it: serialized by the database. A batch whose COMMIT fails is undone in
+// the replica and its callers get StoreUnavailableError (503 store_unavailable). Many
+// functions share one PostgreSQL transaction (group commit).
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { Store, StoreUnavailableError, type SharedLog, type Staged, type StoreOptions, type Tx } from './store.js';
+import type { JournalRecord, State } from './state.js';
+
+/** The versioned migrations, applied in order at start under an advisory lock. */
+export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE aihub_head (id int PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL, db_id text NOT NULL, created_at timestamptz NOT NULL DEFAULT now());
+      -- ops: the record's ops as JSON text, exactly as a JSON-file journal line holds them
+      -- (json text keeps every string, \\u0000 included, which jsonb refuses).
+      CREATE TABLE aihub_log (seq bigint PRIMARY KEY, at timestamptz NOT NULL, ops text NOT NULL);
+      CREATE TABLE aihub_rows (tbl text NOT NULL, id text NOT NULL, seq bigint NOT NULL, row json NOT NULL, PRIMARY KEY (tbl, id));
+      CREATE INDEX aihub_rows_account ON aihub_rows (tbl, (row->>'account_id'), (row->>'created_at'));
+      CREATE INDEX aihub_rows_status ON aihub_rows (tbl, (row->>'status'));
+      CREATE TABLE aihub_balances (ledger_account text PRIMARY KEY, micros bigint NOT NULL);
+      CREATE TABLE aihub_meta (k text PRIMARY KEY, v json);
+    `,
+  },
+];
+
+const MIGRATION_LOCK = 0x41494855; // 'AIHU'
+const MAX_BATCH = 256;
+const CATCH_UP_PAGE = 2_000;
+
+export interface PgStoreOptions extends StoreOptions {
+  /** Where the replica's journal and indexes live (wiped and rebuilt from the log at start). */
+  replica_dir: string;
+  /** Connections in the pool (default 4). */
+  pool_max?: number;
+  /** Per-statement timeout, ms (default 10,000). */
+  statement_timeout_ms?: number;
+  /** How often the replica looks for other gateways' commits without being told, ms (default 1,000). */
+  poll_ms?: number;
+}
+
+function toUnavailable(error: unknown): StoreUnavailableError {
+  if (error instanceof StoreUnavailableError) return error;
+  return new StoreUnavailableError(`the database is unavailable (${(error as Error)?.message ?? String(error)})`, { cause: error });
+}
+
+/** A pool with bounded size and timeouts that never crashes the process on a dropped connection. */
+export function openPool(database_url: string, options: { max?: number; statement_timeout_ms?: number; warn?: (message: string) => void } = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: database_url,
+    max: options.max ?? 4,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: options.statement_timeout_ms ?? 10_000,
+    application_name: 'aihub-gateway',
+  });
+  // An idle client whose connection dropped: the pool discards it; nothing else to do.
+  pool.on('error', (error) => options.warn?.(`database connection lost (${error.message})`));
+  return pool;
+}
+
+/** Applies the migrations not yet applied; a second gateway starting at once waits on the lock. */
+export async function migrateSchema(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+      const done = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((row) => row.version));
+      for (const migration of MIGRATIONS) {
+        if (done.has(migration.version)) continue;
+        await client.query('BEGIN');
+        try {
+          await client.query(migration.sql);
+          if (migration.version === 1) await client.query('INSERT INTO aihub_head (id, seq, db_id) VALUES (1, 0, $1)', [randomUUID()]);
+          await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [migration.version]);
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => {});
+          throw error;
+        }
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
+    }
+  } finally {
+    client.release();
+  }
+}
+
+interface LogRow {
+  seq: string;
+  at: Date;
+  ops: string;
+}
+
+function recordOf(row: LogRow): JournalRecord {
+  return { s: Number(row.seq), t: row.at.toISOString(), ops: JSON.parse(row.ops) as JournalRecord['ops'] };
+}
+
+/** Reads the log after `after_seq`, up to `up_to` when given, a page at a time. */
+export async function* readLog(client: pg.Pool | pg.PoolClient, after_seq: number, up_to?: number): AsyncGenerator<JournalRecord> {
+  let seq = after_seq;
+  for (;;) {
+    const { rows } = await client.query<LogRow>(
+      up_to === undefined
+        ? 'SELECT seq, at, ops FROM aihub_log WHERE seq > $1 ORDER BY seq LIMIT $2'
+        : 'SELECT seq, at, ops FROM aihub_log WHERE seq > $1 AND seq <= $3 ORDER BY seq LIMIT $2',
+      up_to === undefined ? [seq, CATCH_UP_PAGE] : [seq, CATCH_UP_PAGE, up_to],
+    );
+    for (const row of rows) {
+      const record = recordOf(row);
+      if (record.s !== seq + 1) throw new Error(`the database log has a gap: record ${record.s} follows ${seq}`);
+      seq = record.s;
+      yield record;
+    }
+    if (rows.length < CATCH_UP_PAGE) return;
+  }
+}
+
+/**
+ * Writes committed records in one statement each for the log, the rows, the balances and
+ * the meta: what the records leave behind, as of the last of them.
+ */
+export async function writeRecords(client: pg.PoolClient, records: readonly JournalRecord[], lines: readonly string[], state: State): Promise<void> {
+  const seqs: string[] = [];
+  const ats: string[] = [];
+  const ops: string[] = [];
+  const rows = new Map<string, { tbl: string; id: string; seq: number; row: string | null }>();
+  const touched = new Set<string>();
+  let meta_touched = false;
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i]!;
+    seqs.push(String(record.s));
+    ats.push(record.t);
+    // The line minus its envelope: the ops array as JSON.stringify wrote it.
+    const line = lines[i];
+    ops.push(line !== undefined ? opsText(line) : JSON.stringify(record.ops));
+    for (const op of record.ops) {
+      if (op.o === 'set') rows.set(`${op.t}\u0000${op.id}`, { tbl: op.t, id: op.id, seq: record.s, row: JSON.stringify(op.v) });
+      else if (op.o === 'del') rows.set(`${op.t}\u0000${op.id}`, { tbl: op.t, id: op.id, seq: record.s, row: null });
+      else if (op.o === 'post') for (const [account] of op.p.entries) touched.add(account);
+      else if (op.o === 'hist' && op.r.type === 'usage' && typeof op.r.account_id === 'string') {
+        // The usage aggregate changes through history records: its row follows.
+        rows.set(`usage\u0000${op.r.account_id}`, { tbl: 'usage', id: op.r.account_id, seq: record.s, row: null });
+      } else if (op.o === 'meta') meta_touched = true;
+    }
+  }
+  await client.query('INSERT INTO aihub_log (seq, at, ops) SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[])', [seqs, ats, ops]);
+  const set = [...rows.values()];
+  for (const entry of set) {
+    if (entry.tbl !== 'usage') continue;
+    const usage = state.tables.usage;
+    entry.row = usage && Object.hasOwn(usage, entry.id) ? JSON.stringify(usage[entry.id]) : null;
+  }
+  const upserts = set.filter((entry) => entry.row !== null);
+  const deletes = set.filter((entry) => entry.row === null);
+  if (upserts.length > 0) {
+    await client.query(
+      `INSERT INTO aihub_rows (tbl, id, seq, row) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::json[])
+       ON CONFLICT (tbl, id) DO UPDATE SET seq = excluded.seq, row = excluded.row`,
+      [upserts.map((e) => e.tbl), upserts.map((e) => e.id), upserts.map((e) => e.seq), upserts.map((e) => e.row)],
+    );
+  }
+  if (deletes.length > 0) {
+    await client.query('DELETE FROM aihub_rows r USING unnest($1::text[], $2::text[]) AS d(tbl, id) WHERE r.tbl = d.tbl AND r.id = d.id', [deletes.map((e) => e.tbl), deletes.map((e) => e.id)]);
+  }
+  if (touched.size > 0) {
+    const accounts = [...touched];
+    await client.query(
+      `INSERT INTO aihub_balances (ledger_account, micros) SELECT * FROM unnest($1::text[], $2::bigint[])
+       ON CONFLICT (ledger_account) DO UPDATE SET micros = excluded.micros`,
+      [accounts, accounts.map((account) => String(state.balances[account] ?? 0))],
+    );
+  }
+  if (meta_touched) {
+    await client.query(
+      `INSERT INTO aihub_meta (k, v) SELECT * FROM unnest($1::text[], $2::json[]) ON CONFLICT (k) DO UPDATE SET v = excluded.v`,
+      [Object.keys(state.meta), Object.values(state.meta).map((v) => JSON.stringify(v))],
+    );
+  }
+  const last = records[records.length - 1]!.s;
+  await client.query('UPDATE aihub_head SET seq = $1 WHERE id = 1', [last]);
+  await client.query('SELECT pg_notify($1, $2)', ['aihub_log', String(last)]);
+}
+
+function opsText(line: string): string {
+  const start = line.indexOf('"ops":');
+  // JSON.stringify of { s, t, ops } ends with `]}\n`.
+  return line.slice(start + 6, line.lastIndexOf('}'));
+}
+
+interface Job {
+  fn: (tx: Tx) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/** The replica's side of the shared log: the one queue of batches and catch-ups. */
+export class PgLog implements SharedLog {
+  private queue: Job[] = [];
+  private tail: Promise<void> = Promise.resolve();
+  private batch_scheduled = false;
+  private sync_waiting: Promise<void> | null = null;
+  private closed = false;
+  private listener: pg.Client | null = null;
+  private poll_timer: NodeJS.Timeout | null = null;
+  /** Batches committed (tests and the bench read it). */
+  batches = 0;
+
+  constructor(
+    private readonly store: Store,
+    readonly pool: pg.Pool,
+    readonly database_url: string,
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  enqueue<T>(fn: (tx: Tx) => T): Promise<T> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('the store is closing'));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.batch_scheduled) {
+        this.batch_scheduled = true;
+        this.run(() => this.batch());
+      }
+    });
+  }
+
+  /** Catches the replica up with every record committed before the call. */
+  sync(): Promise<void> {
+    if (this.sync_waiting) return this.sync_waiting;
+    const waiting = new Promise<void>((resolve, reject) => {
+      this.run(async () => {
+        this.sync_waiting = null;
+        try {
+          await this.catchUp(this.pool);
+          resolve();
+        } catch (error) {
+          reject(toUnavailable(error));
+        }
+      });
+    });
+    this.sync_waiting = waiting;
+    return waiting;
+  }
+
+  private run(task: () => Promise<void>): void {
+    this.tail = this.tail.then(task).catch((error: unknown) => this.warn(`store task failed: ${(error as Error).message}`));
+  }
+
+  private async catchUp(client: pg.Pool | pg.PoolClient, up_to?: number): Promise<void> {
+    for await (const record of readLog(client, this.store.state.seq, up_to)) {
+      // The local journal's fsync is not what acknowledges (PostgreSQL did): not awaited.
+      this.store.applyShared(record).catch(() => {});
+    }
+  }
+
+  private async batch(): Promise<void> {
+    this.batch_scheduled = false;
+    const jobs = this.queue.splice(0, MAX_BATCH);
+    if (this.queue.length > 0) {
+      this.batch_scheduled = true;
+      this.run(() => this.batch());
+    }
+    if (jobs.length === 0) return;
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      for (const job of jobs) job.reject(toUnavailable(error));
+      return;
+    }
+    const staged: Array<{ job: Job; staged: Staged<unknown> }> = [];
+    let broken: unknown = null;
+    try {
+      await client.query('BEGIN');
+      const head = await client.query<{ seq: string }>('SELECT seq FROM aihub_head WHERE id = 1 FOR UPDATE');
+      const head_seq = Number(head.rows[0]!.seq);
+      if (head_seq < this.store.state.seq) throw new Error(`the database log ends at record ${head_seq} but this gateway has applied ${this.store.state.seq}: was the database replaced under it?`);
+      await this.catchUp(client, head_seq);
+      for (const job of jobs) {
+        try {
+          staged.push({ job, staged: this.store.stage(job.fn) });
+        } catch (error) {
+          job.reject(error); // the function threw: nothing of it remains
+        }
+      }
+      const written = staged.filter((s) => s.staged.record !== null).map((s) => s.staged);
+      if (written.length > 0) {
+        await writeRecords(
+          client,
+          written.map((s) => s.record!),
+          written.map((s) => s.line),
+          this.store.state,
+        );
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      broken = error;
+      await client.query('ROLLBACK').catch(() => {});
+      for (let i = staged.length - 1; i >= 0; i--) staged[i]!.staged.undo();
+      for (const { job } of staged) job.reject(toUnavailable(error));
+    } finally {
+      // A connection that failed is not given back for reuse.
+      client.release(broken instanceof Error && !(broken as { code?: string }).code ? broken : undefined);
+    }
+    if (broken) return;
+    this.batches++;
+    for (const { job, staged: s } of staged) {
+      if (s.record) this.store.publish(s).catch(() => {});
+      job.resolve(s.result);
+    }
+  }
+
+  /** LISTEN for other gateways' commits (and poll, in case a notification is missed). */
+  async listen(poll_ms: number): Promise<void> {
+    this.poll_timer = setInterval(() => {
+      if (!this.closed) this.sync().catch(() => {});
+    }, poll_ms);
+    this.poll_timer.unref();
+    await this.connectListener();
+  }
+
+  private async connectListener(): Promise<void> {
+    if (this.closed) return;
+    const client = new pg.Client({ connectionString: this.database_url, application_name: 'aihub-gateway-listen' });
+    client.on('error', () => {
+      // Reconnected by the poll's next turn through connectListener; the poll keeps replicas fresh meanwhile.
+      if (this.listener === client) this.listener = null;
+      client.end().catch(() => {});
+      if (!this.closed) setTimeout(() => void this.connectListener().catch(() => {}), 1_000).unref();
+    });
+    client.on('notification', (message) => {
+      if (Number(message.payload) > this.store.state.seq) this.sync().catch(() => {});
+    });
+    try {
+      await client.connect();
+      await client.query('LISTEN aihub_log');
+      this.listener = client;
+    } catch {
+      client.end().catch(() => {});
+      if (!this.closed) setTimeout(() => void this.connectListener().catch(() => {}), 1_000).unref();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.poll_timer) clearInterval(this.poll_timer);
+    await this.tail;
+    const listener = this.listener;
+    this.listener = null;
+    await listener?.end().catch(() => {});
+    await this.pool.end().catch(() => {});
+  }
+}
+
+/**
+ * Opens the PostgreSQL store: migrations, then a replica built from the whole log in
+ * `replica_dir` (wiped first: the log is the truth), then commits go through the log.
+ */
+export async function openPgStore(database_url: string, options: PgStoreOptions): Promise<Store> {
+  const warn = options.warn ?? (() => {});
+  const pool = openPool(database_url, {
+    ...(options.pool_max !== undefined ? { max: options.pool_max } : {}),
+    ...(options.statement_timeout_ms !== undefined ? { statement_timeout_ms: options.statement_timeout_ms } : {}),
+    warn,
+  });
+  try {
+    await migrateSchema(pool);
+    rmSync(options.replica_dir, { recursive: true, force: true });
+    mkdirSync(options.replica_dir, { recursive: true, mode: 0o700 });
+    const store = await Store.open(options.replica_dir, { ...options, onFatal: options.onFatal ?? ((error) => warn(`the replica's local journal failed (${error.message})`)) });
+    const log = new PgLog(store, pool, database_url, warn);
+    for await (const record of readLog(pool, 0)) void store.applyShared(record).catch(() => {});
+    await store.localDurable();
+    store.attachShared(log);
+    await log.listen(options.poll_ms ?? 1_000);
+    return store;
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+}
+
+/** The replica dir of a data dir for one database (one gateway per data dir, as ever). */
+export function replicaDir(data_dir: string): string {
+  return join(data_dir, 'pg-replica');
+}
+
+/** A database URL without its password, for messages. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'the database URL';
+  }
+}

@@ -1,0 +1,170 @@
+// The PostgreSQL store (gateway/store/pg.ts) on a throwaway cluster: the store contract
+// (commit, rollback, reopen, history reads), two stores on one database serialized by it,
+// a commit while PostgreSQL is down, and `migrate` of a JSON-file data dir.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Store, StoreUnavailableError } from '../../../gateway/store/store.ts';
+import { openPgStore } from '../../../gateway/store/pg.ts';
+import { migrateDataDir, verifyPg } from '../../../gateway/store/pg-tools.ts';
+import { FUNDING_TOPUP, InsufficientBalanceError, balanceMicros, creditWallet, debitWallet } from '../../../gateway/ledger/ledger.ts';
+import { startPostgres, type PostgresCluster } from '../../support/postgres.ts';
+
+let cluster: PostgresCluster;
+before(async () => {
+  cluster = await startPostgres();
+});
+after(async () => {
+  await cluster?.teardown();
+});
+
+const dir = () => mkdtempSync(join(tmpdir(), 'aihub-pg-replica-'));
+const open = async (url: string) => openPgStore(url, { replica_dir: dir(), poll_ms: 60_000 });
+const account = (id: string) => ({
+  id,
+  email: `${id}@x.io`,
+  name: '',
+  status: 'active' as const,
+  services: { ai: true, recharge: false, dmt: false, pan: false, bills: false },
+  kyc_status: 'none' as const,
+  ip_whitelist: [],
+  password_hash: null,
+  webhook: null,
+  created_at: '2026-01-01T00:00:00.000Z',
+});
+const credit = (store: Store, id: string, micros: number, ref = `r-${Math.random()}`) =>
+  store.transact((tx) => creditWallet(tx, { account_id: id, amount_micros: micros, from: FUNDING_TOPUP, memo: 'top-up', ref }));
+
+test('PostgreSQL store: commits, rollbacks and history reads as the JSON-file store; a new replica rebuilds them from the log', async () => {
+  const url = await cluster.createDatabase();
+  const store = await open(url);
+  await store.transact((tx) => tx.set('accounts', 'a1', account('a1')));
+  await credit(store, 'a1', 5_000_000);
+  await assert.rejects(
+    store.transact((tx) => {
+      debitWallet(tx, { account_id: 'a1', amount_micros: 1_000_000, to: 'revenue:ai', memo: 'x' });
+      throw new Error('boom');
+    }),
+    /boom/,
+  );
+  assert.equal(balanceMicros(store.state, 'a1'), 5_000_000, 'a function that throws leaves nothing');
+  await assert.rejects(
+    store.transact((tx) => debitWallet(tx, { account_id: 'a1', amount_micros: 9_000_000, to: 'revenue:ai', memo: 'x' })),
+    InsufficientBalanceError,
+  );
+  await store.transact((tx) => debitWallet(tx, { account_id: 'a1', amount_micros: 2_000_000, to: 'revenue:ai', memo: 'chat' }));
+  await store.transact((tx) => tx.history({ type: 'usage', ts: tx.now.toISOString(), account_id: 'a1', prompt_tokens: 3, completion_tokens: 4, cost_micros: 2_000_000 }));
+  // '__proto__' as an id is a row like any other, here too.
+  await store.transact((tx) => tx.set('emails', '__proto__', 'a1'));
+  await store.readDurable();
+  const wallet = store.reads.wallet({ account_id: 'a1' }, { offset: 0, limit: 10 }, 'asc');
+  assert.deepEqual(
+    wallet.rows.map((r) => r.delta_micros),
+    [5_000_000, -2_000_000],
+  );
+  assert.equal(wallet.closing_micros, 3_000_000);
+  assert.equal(store.state.tables.usage?.a1?.requests, 1);
+  const seq = store.state.seq;
+  await store.close();
+
+  const again = await open(url);
+  assert.equal(again.state.seq, seq);
+  assert.equal(balanceMicros(again.state, 'a1'), 3_000_000);
+  assert.deepEqual(again.state.tables.usage?.a1, { requests: 1, prompt_tokens: 3, completion_tokens: 4, cost_micros: 2_000_000 });
+  assert.equal(again.get('emails', '__proto__'), 'a1');
+  assert.equal(again.reads.wallet({ account_id: 'a1' }, null, 'asc').total, 2);
+  await again.close();
+  const report = await verifyPg(url);
+  assert.deepEqual(report.breaches, []);
+  assert.equal(report.seq, seq);
+});
+
+test('two stores on one database: concurrent debits never overdraw, an idempotency key holds across them, both read the same balance', async () => {
+  const url = await cluster.createDatabase();
+  const a = await open(url);
+  const b = await open(url);
+  await credit(a, 'w', 1_000_000);
+  // 60 debits of 70,000 spread over both stores, all in flight at once: the wallet affords 14.
+  const outcomes = await Promise.allSettled(
+    Array.from({ length: 60 }, (_, i) =>
+      (i % 2 ? a : b).transact((tx) => debitWallet(tx, { account_id: 'w', amount_micros: 70_000, to: 'revenue:ai', memo: `d${i}` })),
+    ),
+  );
+  const ok = outcomes.filter((o) => o.status === 'fulfilled').length;
+  assert.equal(ok, 14);
+  for (const o of outcomes) if (o.status === 'rejected') assert.ok(o.reason instanceof InsufficientBalanceError, String(o.reason));
+  // The same key sent to both at once: one of them records it, the other sees it.
+  const once = (store: Store) =>
+    store.transact((tx) => {
+      if (tx.get('idempotency', 'k1')) return 'replayed';
+      debitWallet(tx, { account_id: 'w', amount_micros: 10_000, to: 'revenue:ai', memo: 'idem' });
+      tx.set('idempotency', 'k1', { key: 'k1', request_hash: 'h', status: 200, body: {}, created_at: tx.now.toISOString() });
+      return 'moved';
+    });
+  const answers = await Promise.all([once(a), once(b), once(a), once(b)]);
+  assert.deepEqual(answers.filter((x) => x === 'moved').length, 1, answers.join());
+  await a.readDurable();
+  await b.readDurable();
+  assert.equal(balanceMicros(a.state, 'w'), 1_000_000 - 14 * 70_000 - 10_000);
+  assert.equal(balanceMicros(b.state, 'w'), balanceMicros(a.state, 'w'));
+  assert.equal(a.state.seq, b.state.seq);
+  await a.close();
+  await b.close();
+  assert.deepEqual((await verifyPg(url)).breaches, []);
+});
+
+test('PostgreSQL down: a commit is refused with StoreUnavailableError and leaves the replica as it was; after the restart commits go on and the books agree', async () => {
+  const url = await cluster.createDatabase();
+  const store = await open(url);
+  await credit(store, 'x', 1_000_000);
+  const seq = store.state.seq;
+  await cluster.stop('immediate');
+  try {
+    await assert.rejects(
+      store.transact((tx) => debitWallet(tx, { account_id: 'x', amount_micros: 100_000, to: 'revenue:ai', memo: 'lost?' })),
+      StoreUnavailableError,
+    );
+    await assert.rejects(store.readDurable(), StoreUnavailableError);
+    assert.equal(balanceMicros(store.state, 'x'), 1_000_000, 'the refused debit is undone in the replica');
+    assert.equal(store.state.seq, seq);
+  } finally {
+    await cluster.start();
+  }
+  await store.transact((tx) => debitWallet(tx, { account_id: 'x', amount_micros: 300_000, to: 'revenue:ai', memo: 'after' }));
+  assert.equal(balanceMicros(store.state, 'x'), 700_000);
+  await store.close();
+  const fresh = await open(url);
+  assert.equal(balanceMicros(fresh.state, 'x'), 700_000);
+  assert.equal(fresh.state.seq, seq + 1);
+  await fresh.close();
+  assert.deepEqual((await verifyPg(url)).breaches, []);
+});
+
+test('migrate: a JSON-file data dir (postings, a finalized payment, usage history, sessions) moves into PostgreSQL and both sides agree', async () => {
+  const data_dir = mkdtempSync(join(tmpdir(), 'aihub-migrate-'));
+  const file = await Store.open(data_dir);
+  await file.transact((tx) => tx.set('accounts', 'm1', account('m1')));
+  await credit(file, 'm1', 9_000_000, 'topup-1');
+  await file.transact((tx) => debitWallet(tx, { account_id: 'm1', amount_micros: 1_500_000, to: 'revenue:recharge', memo: 'recharge' }));
+  await file.transact((tx) => tx.history({ type: 'usage', ts: tx.now.toISOString(), account_id: 'm1', prompt_tokens: 10, completion_tokens: 5, cost_micros: 7 }));
+  await file.transact((tx) => tx.set('web_sessions' as never, 'sess-hash', { account_id: 'm1', created_at: tx.now.toISOString() } as never));
+  const txn = { id: 'txn_1', account_id: 'm1', service: 'recharge', status: 'success', stage: 'final', created_at: new Date().toISOString() };
+  await file.transact((tx) => tx.set('payment_txns' as never, 'txn_1', txn as never));
+  await file.close();
+
+  const url = await cluster.createDatabase();
+  const report = await migrateDataDir(data_dir, url);
+  assert.deepEqual(report.differences, []);
+  assert.ok(report.ok);
+  assert.equal(report.records, 6);
+  assert.ok(report.verify.ok);
+  const store = await open(url);
+  assert.equal(balanceMicros(store.state, 'm1'), 7_500_000);
+  assert.deepEqual(store.get('payment_txns' as never, 'txn_1'), txn as never, 'a finalized transaction is found in the replica’s history');
+  assert.equal(store.reads.txns({ account_id: 'm1' }, { offset: 0, limit: 10 }).total, 1);
+  await store.close();
+  // A second migrate into the same database is refused, and the source is untouched.
+  await assert.rejects(migrateDataDir(data_dir, url), /already holds an AIHub store/);
+});
