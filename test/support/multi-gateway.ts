@@ -73,6 +73,19 @@ export async function startGateways(database_url: string, count: number, options
   return gateways;
 }
 
+const isError = (line: string) => !line.startsWith('{') || /"level":"(error|fatal)"/.test(line);
+
+/**
+ * The gateways' logged errors (level error or fatal, or not JSON), for a failure message. Log
+ * lines arrive through a pipe after the answer they belong to, so it waits for one (bounded).
+ */
+export async function loggedErrors(gateways: Gateway[], most = 5, wait_ms = 2_000): Promise<string> {
+  const deadline = Date.now() + wait_ms;
+  while (!gateways.some((gateway) => gateway.output.some(isError)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  const lines = gateways.flatMap((gateway, i) => gateway.output.filter(isError).map((line) => `g${i + 1}: ${line.slice(0, 500)}`));
+  return lines.length ? `\nthe gateways logged:\n${lines.slice(-most).join('\n')}` : '';
+}
+
 export async function stopAll(gateways: Gateway[], signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   await Promise.all(gateways.map((gateway) => gateway.stop(signal)));
 }
