@@ -21,6 +21,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { acquireLock } from './lock.js';
+import { ensurePrivateDataDir } from './private-files.js';
 import { Store, StoreUnavailableError, type SharedLog, type Staged, type StoreOptions, type Tx } from './store.js';
 import type { JournalRecord, State } from './state.js';
 
@@ -49,6 +51,8 @@ const CATCH_UP_PAGE = 2_000;
 export interface PgStoreOptions extends StoreOptions {
   /** Where the replica's journal and indexes live (wiped and rebuilt from the log at start). */
   replica_dir: string;
+  /** A directory to hold the one-process lock of (the data dir: one gateway per data dir, as with the JSON-file store). */
+  lock_dir?: string;
   /** Connections in the pool (default 4). */
   pool_max?: number;
   /** Per-statement timeout, ms (default 10,000). */
@@ -231,6 +235,7 @@ export class PgLog implements SharedLog {
     readonly pool: pg.Pool,
     readonly database_url: string,
     private readonly warn: (message: string) => void,
+    private readonly release_lock: () => void = () => {},
   ) {}
 
   enqueue<T>(fn: (tx: Tx) => T): Promise<T> {
@@ -369,6 +374,7 @@ export class PgLog implements SharedLog {
     this.listener = null;
     await listener?.end().catch(() => {});
     await this.pool.end().catch(() => {});
+    this.release_lock();
   }
 }
 
@@ -378,6 +384,8 @@ export class PgLog implements SharedLog {
  */
 export async function openPgStore(database_url: string, options: PgStoreOptions): Promise<Store> {
   const warn = options.warn ?? (() => {});
+  if (options.lock_dir !== undefined) ensurePrivateDataDir(options.lock_dir);
+  const release_lock = options.lock_dir !== undefined ? acquireLock(options.lock_dir) : () => {};
   const pool = openPool(database_url, {
     ...(options.pool_max !== undefined ? { max: options.pool_max } : {}),
     ...(options.statement_timeout_ms !== undefined ? { statement_timeout_ms: options.statement_timeout_ms } : {}),
@@ -388,7 +396,7 @@ export async function openPgStore(database_url: string, options: PgStoreOptions)
     rmSync(options.replica_dir, { recursive: true, force: true });
     mkdirSync(options.replica_dir, { recursive: true, mode: 0o700 });
     const store = await Store.open(options.replica_dir, { ...options, onFatal: options.onFatal ?? ((error) => warn(`the replica's local journal failed (${error.message})`)) });
-    const log = new PgLog(store, pool, database_url, warn);
+    const log = new PgLog(store, pool, database_url, warn, release_lock);
     for await (const record of readLog(pool, 0)) void store.applyShared(record).catch(() => {});
     await store.localDurable();
     store.attachShared(log);
@@ -396,6 +404,7 @@ export async function openPgStore(database_url: string, options: PgStoreOptions)
     return store;
   } catch (error) {
     await pool.end().catch(() => {});
+    release_lock();
     throw error;
   }
 }

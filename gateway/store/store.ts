@@ -503,6 +503,11 @@ export class Store {
     return this.publish({ record, line: `${JSON.stringify(record)}\n`, archived: tx.archived });
   }
 
+  /** Whether commits go through a shared log (several gateways on one database). */
+  isShared(): boolean {
+    return this.shared !== null;
+  }
+
   /** Makes this store a replica of `log`: from now on commits and durable reads go through it. @internal */
   attachShared(log: SharedLog): void {
     this.shared = log;
