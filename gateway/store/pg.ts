@@ -45,6 +45,8 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
 ];
 
 const MIGRATION_LOCK = 0x41494855; // 'AIHU'
+/** Held, on a connection of its own, by the one gateway that runs the background work. */
+const LEADER_LOCK = 0x41494856;
 const MAX_BATCH = 256;
 const CATCH_UP_PAGE = 2_000;
 
@@ -226,6 +228,10 @@ export class PgLog implements SharedLog {
   private sync_waiting: Promise<void> | null = null;
   private closed = false;
   private listener: pg.Client | null = null;
+  private leader_client: pg.Client | null = null;
+  private electing = false;
+  /** This gateway holds LEADER_LOCK (on leader_client: released by PostgreSQL when that connection or this process dies). */
+  leader = false;
   private poll_timer: NodeJS.Timeout | null = null;
   /** Batches committed (tests and the bench read it). */
   batches = 0;
@@ -338,8 +344,11 @@ export class PgLog implements SharedLog {
   /** LISTEN for other gateways' commits (and poll, in case a notification is missed). */
   async listen(poll_ms: number): Promise<void> {
     this.poll_timer = setInterval(() => {
-      if (!this.closed) this.sync().catch(() => {});
+      if (this.closed) return;
+      this.sync().catch(() => {});
+      void this.elect();
     }, poll_ms);
+    await this.elect();
     this.poll_timer.unref();
     await this.connectListener();
   }
@@ -366,8 +375,39 @@ export class PgLog implements SharedLog {
     }
   }
 
+  /** Tries to take the leader lock (or keeps it); a lost connection loses it, to whichever gateway tries next. */
+  private async elect(): Promise<void> {
+    if (this.closed || this.electing || (this.leader && this.leader_client)) return;
+    this.electing = true;
+    const client = new pg.Client({ connectionString: this.database_url, application_name: 'aihub-gateway-leader' });
+    client.on('error', () => {
+      if (this.leader_client === client) {
+        this.leader_client = null;
+        this.leader = false;
+      }
+      client.end().catch(() => {});
+    });
+    try {
+      await client.connect();
+      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [LEADER_LOCK]);
+      if (rows[0]?.locked && !this.closed) {
+        this.leader_client = client;
+        this.leader = true;
+      } else {
+        await client.end().catch(() => {});
+      }
+    } catch {
+      await client.end().catch(() => {});
+    } finally {
+      this.electing = false;
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+    this.leader = false;
+    await this.leader_client?.end().catch(() => {});
+    this.leader_client = null;
     if (this.poll_timer) clearInterval(this.poll_timer);
     await this.tail;
     const listener = this.listener;
