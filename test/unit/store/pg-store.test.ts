@@ -15,6 +15,7 @@ import { SharedReservations } from '../../../gateway/chat/reservations.ts';
 import { reserveShared, settle } from '../../../gateway/chat/billing.ts';
 import { chatConfigSchema } from '../../../gateway/chat/config.ts';
 import { availableMicros } from '../../../gateway/ledger/ledger.ts';
+import { testAccount } from '../../support/store-fixtures.ts';
 
 let cluster: PostgresCluster;
 before(async () => {
@@ -26,18 +27,7 @@ after(async () => {
 
 const dir = () => mkdtempSync(join(tmpdir(), 'aihub-pg-replica-'));
 const open = async (url: string) => openPgStore(url, { replica_dir: dir(), poll_ms: 60_000 });
-const account = (id: string) => ({
-  id,
-  email: `${id}@x.io`,
-  name: '',
-  status: 'active' as const,
-  services: { ai: true, recharge: false, dmt: false, pan: false, bills: false },
-  kyc_status: 'none' as const,
-  ip_whitelist: [],
-  password_hash: null,
-  webhook: null,
-  created_at: '2026-01-01T00:00:00.000Z',
-});
+const account = testAccount;
 const credit = (store: Store, id: string, micros: number, ref = `r-${Math.random()}`) =>
   store.transact((tx) => creditWallet(tx, { account_id: id, amount_micros: micros, from: FUNDING_TOPUP, memo: 'top-up', ref }));
 
@@ -235,4 +225,30 @@ test('a renewing owner keeps its reservation past one lease', async () => {
   }
   assert.equal(availableMicros(a.state, 'acc'), 0, 'renewed at every pass, never lapsed');
   await a.close();
+});
+
+/** Waits until `ready()` holds, looking again after every event-loop turn with I/O (bounded). */
+async function until(ready: () => boolean, what: string, limit_ms = 20_000): Promise<void> {
+  const deadline = Date.now() + limit_ms;
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+test('background work: one store of two holds the leader lock; when it closes, the other takes over; records of one reach the other’s listeners', async () => {
+  const url = await cluster.createDatabase();
+  const a = await openPgStore(url, { replica_dir: dir(), poll_ms: 50 });
+  const b = await openPgStore(url, { replica_dir: dir(), poll_ms: 50 });
+  await until(() => a.isLeader() || b.isLeader(), 'a leader');
+  assert.ok(!(a.isLeader() && b.isLeader()), 'never two leaders');
+  const [leader, other] = a.isLeader() ? [a, b] : [b, a];
+  const heard: number[] = [];
+  other.onSharedRecord((record) => heard.push(record.s));
+  await credit(leader, 'l', 1_000);
+  await other.readDurable();
+  assert.deepEqual(heard, [leader.state.seq]);
+  await leader.close();
+  await until(() => other.isLeader(), 'the other store to take over');
+  await other.close();
 });
