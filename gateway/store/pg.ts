@@ -86,6 +86,8 @@ export function openPool(database_url: string, options: { max?: number; statemen
 /** Applies the migrations not yet applied; a second gateway starting at once waits on the lock. */
 export async function migrateSchema(pool: pg.Pool): Promise<void> {
   const client = await pool.connect();
+  const onError = () => {}; // the query in flight fails with it
+  client.on('error', onError);
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
@@ -108,6 +110,7 @@ export async function migrateSchema(pool: pg.Pool): Promise<void> {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
     }
   } finally {
+    client.off('error', onError);
     client.release();
   }
 }
@@ -299,6 +302,11 @@ export class PgLog implements SharedLog {
       for (const job of jobs) job.reject(toUnavailable(error));
       return;
     }
+    // A checked-out client's connection error (PostgreSQL stopping) is an 'error' event the
+    // pool does not listen to while it is ours: without this, it would end the process. The
+    // query in flight fails too, and the batch answers store_unavailable.
+    const onError = (error: Error) => this.warn(`database connection lost during a commit (${error.message})`);
+    client.on('error', onError);
     const staged: Array<{ job: Job; staged: Staged<unknown> }> = [];
     let broken: unknown = null;
     try {
@@ -330,8 +338,9 @@ export class PgLog implements SharedLog {
       for (let i = staged.length - 1; i >= 0; i--) staged[i]!.staged.undo();
       for (const { job } of staged) job.reject(toUnavailable(error));
     } finally {
-      // A connection that failed is not given back for reuse.
-      client.release(broken instanceof Error && !(broken as { code?: string }).code ? broken : undefined);
+      client.off('error', onError);
+      // A client that failed is not given back for reuse (its connection may be gone).
+      client.release(broken ? true : undefined);
     }
     if (broken) return;
     this.batches++;
