@@ -43,7 +43,7 @@ export function createApp(deps: AppDeps): Express {
   });
 
   app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok', gateway: metrics.gateway_id });
+    res.json({ status: 'ok' });
   });
   let openapi: unknown = null;
   app.get('/openapi.json', (_req, res) => {

@@ -236,6 +236,7 @@ async function openStore(config: Config, warn: (message: string) => void): Promi
     if (config.database_url) {
       return await openPgStore(config.database_url, {
         replica_dir: replicaDir(config.data_dir),
+        lock_dir: config.data_dir,
         checkpoint_every_records: config.store.checkpoint_every_records,
         checkpoint_interval_ms: config.store.checkpoint_interval_ms,
         segment_bytes: config.store.segment_bytes,

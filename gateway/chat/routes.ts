@@ -12,6 +12,8 @@ import { authenticate } from '../accounts/auth.js';
 import { assertAddressAllowed, isAllowed, plainAddress } from '../accounts/ip-whitelist.js';
 import { ApiError, storeUnavailable } from '../http/errors.js';
 import { StoreUnavailableError } from '../store/store.js';
+import { DEFAULT_LEASE_MS, SharedReservations } from './reservations.js';
+import { gatewayId } from '../http/metrics.js';
 import { assertJsonDepth } from '../http/json-depth.js';
 import { pathOf, sendJson, type Locals } from '../http/lean.js';
 import { balanceMicros, owedMicros } from '../ledger/ledger.js';
@@ -24,6 +26,7 @@ import {
   freeTokensUsed,
   InsufficientBalanceError,
   reserve,
+  reserveShared,
   secondsToNextUtcDay,
   settle,
   utcDay,
@@ -83,6 +86,8 @@ export class ChatService {
   private readonly engines: Map<string, Engine>;
   private readonly currency: string;
   private in_flight = 0;
+  /** With the PostgreSQL store: reservations every gateway sees (null: volatile, this process only). */
+  private readonly shared_reservations: SharedReservations | null;
   private readonly client_address: (req: IncomingMessage) => string | undefined;
 
   constructor(
@@ -98,9 +103,12 @@ export class ChatService {
     this.limiter = new RateLimiter({ max: config.rate_limit.requests_per_minute, window_ms: 60_000, refill: 'steady' }, { now_ms });
     this.currency = deps.config.currency;
     this.client_address = options.client_address ?? ((req) => plainAddress(req.socket.remoteAddress));
+    this.shared_reservations = deps.store.isShared() ? new SharedReservations(deps.store, gatewayId(options.env ?? process.env), leaseMs(options.env ?? process.env)) : null;
+    this.shared_reservations?.start();
   }
 
   async close(): Promise<void> {
+    this.shared_reservations?.stop();
     await Promise.all([...this.engines.values()].map((engine) => engine.close()));
   }
 
@@ -174,7 +182,7 @@ export class ChatService {
     if (requested !== null && requested > tier.max_output_tokens) {
       throw new ApiError(400, 'invalid_value', `${cap_field} is too large: ${requested}; ${tier.id} generates at most ${tier.max_output_tokens} tokens`, cap_field, 'invalid_request_error');
     }
-    const { reservation, free_tokens, max_output_tokens } = this.hold(account.id, key.id, tier, request_id, prompt_tokens_estimate, Math.min(requested ?? tier.max_output_tokens, room), cap_field, body.choices);
+    const { reservation, free_tokens, max_output_tokens } = await this.hold(account.id, key.id, tier, request_id, prompt_tokens_estimate, Math.min(requested ?? tier.max_output_tokens, room), cap_field, body.choices);
 
     const { signal, end } = this.begin(res, account.id, reservation, free_tokens);
     const engine_request: EngineRequest = { params: body.params, messages: body.messages, max_output_tokens, prompt_tokens_estimate, signal };
@@ -223,14 +231,15 @@ export class ChatService {
    * Reserves the worst case of a request (prompt plus at most `max_output_tokens`), within
    * the free tier's daily allowance; throws the 429 or 402 the client should see.
    */
-  private hold(account_id: string, key_id: string, tier: TierConfig, request_id: string, prompt_tokens_estimate: number, max_output: number, cap_field: string, choices = 1) {
+  private async hold(account_id: string, key_id: string, tier: TierConfig, request_id: string, prompt_tokens_estimate: number, max_output: number, cap_field: string, choices = 1) {
     let max_output_tokens = max_output;
     let free_tokens = 0;
     if (tier.daily_token_allowance !== null) ({ max_output_tokens, free_tokens } = this.freeAllowance(tier, account_id, prompt_tokens_estimate, max_output_tokens, choices));
     // Each of the n choices may use the whole output limit, at the price of the dearest target.
     const worst_case_micros = worstCaseMicros(tier, prompt_tokens_estimate, max_output_tokens * choices);
     try {
-      const reservation = reserve(this.deps.store, { account_id, key_id, tier, request_id, worst_case_micros, free_tokens });
+      const input = { account_id, key_id, tier, request_id, worst_case_micros, free_tokens };
+      const reservation = this.shared_reservations ? await reserveShared(this.shared_reservations, input) : reserve(this.deps.store, input);
       return { reservation, free_tokens, max_output_tokens };
     } catch (error) {
       if (error instanceof InsufficientBalanceError) {
@@ -249,7 +258,7 @@ export class ChatService {
     this.takeRate(key.id);
     const body = parseEmbeddings(await readJson(req, this.config.body_limit_bytes));
     const tier = this.admit(body.model);
-    const { reservation, free_tokens } = this.hold(account.id, key.id, tier, request_id, body.prompt_tokens_estimate, 0, 'input');
+    const { reservation, free_tokens } = await this.hold(account.id, key.id, tier, request_id, body.prompt_tokens_estimate, 0, 'input');
     const { signal, end } = this.begin(res, account.id, reservation, free_tokens);
     const call: Settling = { reservation, tier, request_id, started_ms, protocol: 'embeddings' };
     try {
@@ -754,4 +763,10 @@ function parseJsonBody(text: string): unknown {
 
 function tooLarge(limit_bytes: number): ApiError {
   return new ApiError(413, 'request_too_large', `the request body is larger than the limit of ${limit_bytes} bytes`, null, 'invalid_request_error', { connection: 'close' });
+}
+
+/** AIHUB_RESERVATION_LEASE_MS: how long a shared chat reservation outlives a gateway that stopped renewing it. */
+function leaseMs(env: NodeJS.ProcessEnv): number {
+  const value = Number(env.AIHUB_RESERVATION_LEASE_MS);
+  return Number.isSafeInteger(value) && value >= 100 && value <= 3_600_000 ? value : DEFAULT_LEASE_MS;
 }

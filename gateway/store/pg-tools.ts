@@ -65,6 +65,7 @@ export async function verifyPg(database_url: string): Promise<PgVerifyReport> {
   const pool = openPool(database_url, { max: 2, statement_timeout_ms: 600_000 });
   try {
     const client = await pool.connect();
+    client.on('error', () => {}); // the query in flight fails with it
     try {
       // One snapshot: gateways may go on committing meanwhile.
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -152,6 +153,7 @@ export async function migrateDataDir(data_dir: string, database_url: string): Pr
     await migrateSchema(pool);
     const records = readJournalPlaced(join(data_dir, JOURNAL_DIR), 0, { repair: false, up_to_seq: source.seq });
     const client = await pool.connect();
+    client.on('error', () => {}); // the query in flight fails with it
     let count = 0;
     try {
       await client.query('BEGIN');

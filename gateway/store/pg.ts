@@ -21,6 +21,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { acquireLock } from './lock.js';
+import { ensurePrivateDataDir } from './private-files.js';
 import { Store, StoreUnavailableError, type SharedLog, type Staged, type StoreOptions, type Tx } from './store.js';
 import type { JournalRecord, State } from './state.js';
 
@@ -43,12 +45,16 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
 ];
 
 const MIGRATION_LOCK = 0x41494855; // 'AIHU'
+/** Held, on a connection of its own, by the one gateway that runs the background work. */
+const LEADER_LOCK = 0x41494856;
 const MAX_BATCH = 256;
 const CATCH_UP_PAGE = 2_000;
 
 export interface PgStoreOptions extends StoreOptions {
   /** Where the replica's journal and indexes live (wiped and rebuilt from the log at start). */
   replica_dir: string;
+  /** A directory to hold the one-process lock of (the data dir: one gateway per data dir, as with the JSON-file store). */
+  lock_dir?: string;
   /** Connections in the pool (default 4). */
   pool_max?: number;
   /** Per-statement timeout, ms (default 10,000). */
@@ -80,6 +86,8 @@ export function openPool(database_url: string, options: { max?: number; statemen
 /** Applies the migrations not yet applied; a second gateway starting at once waits on the lock. */
 export async function migrateSchema(pool: pg.Pool): Promise<void> {
   const client = await pool.connect();
+  const onError = () => {}; // the query in flight fails with it
+  client.on('error', onError);
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
@@ -102,6 +110,7 @@ export async function migrateSchema(pool: pg.Pool): Promise<void> {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
     }
   } finally {
+    client.off('error', onError);
     client.release();
   }
 }
@@ -222,6 +231,10 @@ export class PgLog implements SharedLog {
   private sync_waiting: Promise<void> | null = null;
   private closed = false;
   private listener: pg.Client | null = null;
+  private leader_client: pg.Client | null = null;
+  private electing = false;
+  /** This gateway holds LEADER_LOCK (on leader_client: released by PostgreSQL when that connection or this process dies). */
+  leader = false;
   private poll_timer: NodeJS.Timeout | null = null;
   /** Batches committed (tests and the bench read it). */
   batches = 0;
@@ -231,6 +244,7 @@ export class PgLog implements SharedLog {
     readonly pool: pg.Pool,
     readonly database_url: string,
     private readonly warn: (message: string) => void,
+    private readonly release_lock: () => void = () => {},
   ) {}
 
   enqueue<T>(fn: (tx: Tx) => T): Promise<T> {
@@ -288,6 +302,11 @@ export class PgLog implements SharedLog {
       for (const job of jobs) job.reject(toUnavailable(error));
       return;
     }
+    // A checked-out client's connection error (PostgreSQL stopping) is an 'error' event the
+    // pool does not listen to while it is ours: without this, it would end the process. The
+    // query in flight fails too, and the batch answers store_unavailable.
+    const onError = (error: Error) => this.warn(`database connection lost during a commit (${error.message})`);
+    client.on('error', onError);
     const staged: Array<{ job: Job; staged: Staged<unknown> }> = [];
     let broken: unknown = null;
     try {
@@ -319,8 +338,9 @@ export class PgLog implements SharedLog {
       for (let i = staged.length - 1; i >= 0; i--) staged[i]!.staged.undo();
       for (const { job } of staged) job.reject(toUnavailable(error));
     } finally {
-      // A connection that failed is not given back for reuse.
-      client.release(broken instanceof Error && !(broken as { code?: string }).code ? broken : undefined);
+      client.off('error', onError);
+      // A client that failed is not given back for reuse (its connection may be gone).
+      client.release(broken ? true : undefined);
     }
     if (broken) return;
     this.batches++;
@@ -333,8 +353,11 @@ export class PgLog implements SharedLog {
   /** LISTEN for other gateways' commits (and poll, in case a notification is missed). */
   async listen(poll_ms: number): Promise<void> {
     this.poll_timer = setInterval(() => {
-      if (!this.closed) this.sync().catch(() => {});
+      if (this.closed) return;
+      this.sync().catch(() => {});
+      void this.elect();
     }, poll_ms);
+    await this.elect();
     this.poll_timer.unref();
     await this.connectListener();
   }
@@ -361,14 +384,46 @@ export class PgLog implements SharedLog {
     }
   }
 
+  /** Tries to take the leader lock (or keeps it); a lost connection loses it, to whichever gateway tries next. */
+  private async elect(): Promise<void> {
+    if (this.closed || this.electing || (this.leader && this.leader_client)) return;
+    this.electing = true;
+    const client = new pg.Client({ connectionString: this.database_url, application_name: 'aihub-gateway-leader' });
+    client.on('error', () => {
+      if (this.leader_client === client) {
+        this.leader_client = null;
+        this.leader = false;
+      }
+      client.end().catch(() => {});
+    });
+    try {
+      await client.connect();
+      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [LEADER_LOCK]);
+      if (rows[0]?.locked && !this.closed) {
+        this.leader_client = client;
+        this.leader = true;
+      } else {
+        await client.end().catch(() => {});
+      }
+    } catch {
+      await client.end().catch(() => {});
+    } finally {
+      this.electing = false;
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+    this.leader = false;
+    await this.leader_client?.end().catch(() => {});
+    this.leader_client = null;
     if (this.poll_timer) clearInterval(this.poll_timer);
     await this.tail;
     const listener = this.listener;
     this.listener = null;
     await listener?.end().catch(() => {});
     await this.pool.end().catch(() => {});
+    this.release_lock();
   }
 }
 
@@ -378,6 +433,8 @@ export class PgLog implements SharedLog {
  */
 export async function openPgStore(database_url: string, options: PgStoreOptions): Promise<Store> {
   const warn = options.warn ?? (() => {});
+  if (options.lock_dir !== undefined) ensurePrivateDataDir(options.lock_dir);
+  const release_lock = options.lock_dir !== undefined ? acquireLock(options.lock_dir) : () => {};
   const pool = openPool(database_url, {
     ...(options.pool_max !== undefined ? { max: options.pool_max } : {}),
     ...(options.statement_timeout_ms !== undefined ? { statement_timeout_ms: options.statement_timeout_ms } : {}),
@@ -388,7 +445,7 @@ export async function openPgStore(database_url: string, options: PgStoreOptions)
     rmSync(options.replica_dir, { recursive: true, force: true });
     mkdirSync(options.replica_dir, { recursive: true, mode: 0o700 });
     const store = await Store.open(options.replica_dir, { ...options, onFatal: options.onFatal ?? ((error) => warn(`the replica's local journal failed (${error.message})`)) });
-    const log = new PgLog(store, pool, database_url, warn);
+    const log = new PgLog(store, pool, database_url, warn, release_lock);
     for await (const record of readLog(pool, 0)) void store.applyShared(record).catch(() => {});
     await store.localDurable();
     store.attachShared(log);
@@ -396,6 +453,7 @@ export async function openPgStore(database_url: string, options: PgStoreOptions)
     return store;
   } catch (error) {
     await pool.end().catch(() => {});
+    release_lock();
     throw error;
   }
 }

@@ -234,6 +234,8 @@ class Transaction implements Tx {
 export interface SharedLog {
   enqueue<T>(fn: (tx: Tx) => T): Promise<T>;
   sync(): Promise<void>;
+  /** This gateway holds the lock of the background work that runs once. */
+  readonly leader: boolean;
   close(): Promise<void>;
 }
 
@@ -340,6 +342,8 @@ export class Store {
   private in_transaction = false;
   /** Set when this store is a replica of a shared log (PostgreSQL): commits go through it. */
   private shared: SharedLog | null = null;
+  /** Told about every record another gateway committed, once applied here. */
+  private readonly shared_listeners: Array<(record: JournalRecord) => void> = [];
   /** History reads through the indexes (the interface a second backend implements too). */
   readonly reads: StoreReads = new JsonFileReads(this);
   /** Records appended, waiting for their place in the journal to be indexed. */
@@ -500,7 +504,31 @@ export class Store {
     const tx = new Transaction(this.state, new Date(record.t), this.trackers, this.lookup);
     for (const op of record.ops) tx.replay(op);
     this.state.seq = record.s;
+    for (const listener of this.shared_listeners) listener(record);
     return this.publish({ record, line: `${JSON.stringify(record)}\n`, archived: tx.archived });
+  }
+
+  /** Whether commits go through a shared log (several gateways on one database). */
+  isShared(): boolean {
+    return this.shared !== null;
+  }
+
+  /**
+   * Whether this process should run the background work that must run once (reconciliation,
+   * webhook deliveries, pruning): always with the JSON-file store; with a shared log, only
+   * the gateway holding the database's advisory lock for it (taken over when it dies).
+   */
+  isLeader(): boolean {
+    return this.shared === null || this.shared.leader;
+  }
+
+  /**
+   * Calls `listener` with every record another gateway committed, right after the replica
+   * applied it (and before any queued transaction of this gateway runs on top of it): what a
+   * room keeps in memory beside the state (a duplicate window, pending work) follows it.
+   */
+  onSharedRecord(listener: (record: JournalRecord) => void): void {
+    this.shared_listeners.push(listener);
   }
 
   /** Makes this store a replica of `log`: from now on commits and durable reads go through it. @internal */

@@ -11,6 +11,11 @@ import { openPgStore } from '../../../gateway/store/pg.ts';
 import { migrateDataDir, verifyPg } from '../../../gateway/store/pg-tools.ts';
 import { FUNDING_TOPUP, InsufficientBalanceError, balanceMicros, creditWallet, debitWallet } from '../../../gateway/ledger/ledger.ts';
 import { startPostgres, type PostgresCluster } from '../../support/postgres.ts';
+import { SharedReservations } from '../../../gateway/chat/reservations.ts';
+import { reserveShared, settle } from '../../../gateway/chat/billing.ts';
+import { chatConfigSchema } from '../../../gateway/chat/config.ts';
+import { availableMicros } from '../../../gateway/ledger/ledger.ts';
+import { testAccount } from '../../support/store-fixtures.ts';
 
 let cluster: PostgresCluster;
 before(async () => {
@@ -22,18 +27,7 @@ after(async () => {
 
 const dir = () => mkdtempSync(join(tmpdir(), 'aihub-pg-replica-'));
 const open = async (url: string) => openPgStore(url, { replica_dir: dir(), poll_ms: 60_000 });
-const account = (id: string) => ({
-  id,
-  email: `${id}@x.io`,
-  name: '',
-  status: 'active' as const,
-  services: { ai: true, recharge: false, dmt: false, pan: false, bills: false },
-  kyc_status: 'none' as const,
-  ip_whitelist: [],
-  password_hash: null,
-  webhook: null,
-  created_at: '2026-01-01T00:00:00.000Z',
-});
+const account = testAccount;
 const credit = (store: Store, id: string, micros: number, ref = `r-${Math.random()}`) =>
   store.transact((tx) => creditWallet(tx, { account_id: id, amount_micros: micros, from: FUNDING_TOPUP, memo: 'top-up', ref }));
 
@@ -167,4 +161,94 @@ test('migrate: a JSON-file data dir (postings, a finalized payment, usage histor
   await store.close();
   // A second migrate into the same database is refused, and the source is untouched.
   await assert.rejects(migrateDataDir(data_dir, url), /already holds an AIHub store/);
+});
+
+test('chat reservations across two stores: one gateway’s worst case binds the other; a lapsed lease is released once; a settlement bills once', async () => {
+  const url = await cluster.createDatabase();
+  const a = await open(url);
+  const b = await open(url);
+  let now = 1_000_000;
+  const clock = () => now;
+  const ga = new SharedReservations(a, 'gw-a', 30_000, clock);
+  const gb = new SharedReservations(b, 'gw-b', 30_000, clock);
+  await credit(a, 'acc', 1_000_000);
+  const tier = chatConfigSchema.parse({}).models['service-ai-standard-6']; // 100 / 400 units per million tokens
+  const input = (request_id: string, worst_case_micros: number) => ({ account_id: 'acc', key_id: 'key', tier, request_id, worst_case_micros, free_tokens: 0 });
+
+  const r1 = await reserveShared(ga, input('req_1', 600_000));
+  await assert.rejects(reserveShared(gb, input('req_2', 400_001)), InsufficientBalanceError, 'the other gateway sees the 600,000 set aside');
+  const r2 = await reserveShared(gb, input('req_2', 400_000));
+  await a.readDurable();
+  assert.equal(availableMicros(a.state, 'acc'), 0);
+
+  // Gateway a settles req_1 at its actual cost: billed once, the rest is free again everywhere.
+  const s1 = await settle(a, r1, { prompt_tokens: 1_000, completion_tokens: 500, status: 'ok', target: 'builtin', latency_ms: 1, stream: false }, now);
+  assert.equal(s1.cost_micros, 300_000);
+  r1.money.release(); // the request's end: a no-op after the settlement
+  await b.readDurable();
+  assert.equal(availableMicros(b.state, 'acc'), 1_000_000 - 300_000 - 400_000);
+
+  // Gateway b "dies" holding req_2: while its lease runs, a's pass keeps it; after, a releases it, once.
+  await ga.tick();
+  await b.readDurable();
+  assert.equal(availableMicros(b.state, 'acc'), 1_000_000 - 300_000 - 400_000, 'a lease that has not lapsed is kept');
+  now += 30_001;
+  await Promise.all([ga.tick(), ga.tick()]);
+  await a.readDurable();
+  assert.equal(availableMicros(a.state, 'acc'), 1_000_000 - 300_000);
+  assert.deepEqual(Object.keys(a.state.tables.chat_reservations ?? {}), []);
+  // Its settlement, if it comes after all, bills the actual cost once and releases nothing twice.
+  const s2 = await settle(b, r2, { prompt_tokens: 0, completion_tokens: 500, status: 'ok', target: 'builtin', latency_ms: 1, stream: false }, now);
+  assert.equal(s2.cost_micros, 200_000);
+  await a.readDurable();
+  assert.equal(balanceMicros(a.state, 'acc'), 1_000_000 - 300_000 - 200_000);
+  assert.equal(availableMicros(a.state, 'acc'), 1_000_000 - 300_000 - 200_000);
+  assert.equal(a.state.tables.chat_reserved?.acc, undefined);
+  ga.stop();
+  gb.stop();
+  await a.close();
+  await b.close();
+  assert.deepEqual((await verifyPg(url)).breaches, []);
+});
+
+test('a renewing owner keeps its reservation past one lease', async () => {
+  const url = await cluster.createDatabase();
+  const a = await open(url);
+  let now = 0;
+  const ga = new SharedReservations(a, 'gw-a', 1_000, () => now);
+  await credit(a, 'acc', 1_000);
+  const tier = chatConfigSchema.parse({}).models['service-ai-standard-6'];
+  await reserveShared(ga, { account_id: 'acc', key_id: 'k', tier, request_id: 'r', worst_case_micros: 1_000, free_tokens: 0 });
+  for (let i = 0; i < 5; i++) {
+    now += 600;
+    await ga.tick();
+  }
+  assert.equal(availableMicros(a.state, 'acc'), 0, 'renewed at every pass, never lapsed');
+  await a.close();
+});
+
+/** Waits until `ready()` holds, looking again after every event-loop turn with I/O (bounded). */
+async function until(ready: () => boolean, what: string, limit_ms = 20_000): Promise<void> {
+  const deadline = Date.now() + limit_ms;
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+test('background work: one store of two holds the leader lock; when it closes, the other takes over; records of one reach the other’s listeners', async () => {
+  const url = await cluster.createDatabase();
+  const a = await openPgStore(url, { replica_dir: dir(), poll_ms: 50 });
+  const b = await openPgStore(url, { replica_dir: dir(), poll_ms: 50 });
+  await until(() => a.isLeader() || b.isLeader(), 'a leader');
+  assert.ok(!(a.isLeader() && b.isLeader()), 'never two leaders');
+  const [leader, other] = a.isLeader() ? [a, b] : [b, a];
+  const heard: number[] = [];
+  other.onSharedRecord((record) => heard.push(record.s));
+  await credit(leader, 'l', 1_000);
+  await other.readDurable();
+  assert.deepEqual(heard, [leader.state.seq]);
+  await leader.close();
+  await until(() => other.isLeader(), 'the other store to take over');
+  await other.close();
 });
