@@ -126,10 +126,14 @@ test('PostgreSQL stopped and started under load: clean 503s, recovery, no acknow
     stop = true;
     await Promise.all(workers);
     assert.deepEqual(bad, [], 'every answer was a 200 or a clean 503');
-  } finally {
+  } catch (error) {
+    // Stop the gateways, but report what failed first: a shutdown that hangs after it is the lesser news.
     stop = true;
-    await stopAll(gateways);
+    const stopped = await stopAll(gateways).then(() => '', (stop_error: Error) => `\nand then: ${stop_error.message}`);
+    throw new Error(`${(error as Error).message}${stopped}`, { cause: error });
   }
+  stop = true;
+  await stopAll(gateways);
   for (const gateway of gateways) assert.equal(gateway.proc.exitCode, 0, `${gateway.url} stopped cleanly`);
 
   // A gateway started fresh on the database knows every acknowledged write.

@@ -86,8 +86,26 @@ export async function loggedErrors(gateways: Gateway[], most = 5, wait_ms = 2_00
   return lines.length ? `\nthe gateways logged:\n${lines.slice(-most).join('\n')}` : '';
 }
 
-export async function stopAll(gateways: Gateway[], signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  await Promise.all(gateways.map((gateway) => gateway.stop(signal)));
+/**
+ * Stops every gateway with `signal`; one that has not exited 20 s later is SIGKILLed and
+ * reported, so that a shutdown that hangs fails the test with its name instead of a timeout.
+ */
+export async function stopAll(gateways: Gateway[], signal: NodeJS.Signals = 'SIGTERM', grace_ms = 20_000): Promise<void> {
+  const hung: string[] = [];
+  await Promise.all(
+    gateways.map(async (gateway, i) => {
+      let timer: NodeJS.Timeout | undefined;
+      const stopped = gateway.stop(signal);
+      const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), grace_ms)));
+      if ((await Promise.race([stopped, late])) === 'late') {
+        hung.push(`g${i + 1} (${gateway.url}) did not exit within ${grace_ms} ms of ${signal}; its last lines:\n${gateway.output.filter((line) => !line.includes('"msg":"request"')).slice(-5).join('\n')}`);
+        gateway.proc.kill('SIGKILL');
+        await stopped;
+      }
+      clearTimeout(timer);
+    }),
+  );
+  if (hung.length) throw new Error(hung.join('\n'));
 }
 
 /** `aihub-gateway verify --database-url`: exit code and the parsed report. */
