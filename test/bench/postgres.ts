@@ -104,17 +104,19 @@ async function checkBooks(setup: Setup): Promise<void> {
   if (!adds_up || verify.code !== 0 || codes.some((code) => code !== 0)) books_ok = false;
 }
 
+let setups = 0;
+
 async function setupFile(): Promise<Setup> {
-  const gateway = await startBenchGateway(dir, config_file, { name: 'file' });
+  const gateway = await startBenchGateway(dir, config_file, { name: `file${++setups}` });
   const { key } = await createFundedAccount(gateway, CREDIT_UNITS);
   return { label: 'JSON-file gateway', gateways: [gateway], key };
 }
 
 async function setupPg(count: number): Promise<Setup> {
-  const database_url = await cluster.createDatabase(`bench_chat_${count}`);
+  const database_url = await cluster.createDatabase(`bench_chat_${++setups}`);
   const gateways = await Promise.all(
     Array.from({ length: count }, (_, i) =>
-      startBenchGateway(dir, config_file, { name: `pg${count}-${i + 1}`, args: ['--database-url', database_url], env: { AIHUB_GATEWAY_ID: `g${i + 1}`, AIHUB_ENCRYPTION_KEY: '11'.repeat(32) } }),
+      startBenchGateway(dir, config_file, { name: `pg${setups}-${i + 1}`, args: ['--database-url', database_url], env: { AIHUB_GATEWAY_ID: `g${i + 1}`, AIHUB_ENCRYPTION_KEY: '11'.repeat(32) } }),
     ),
   );
   const { key } = await createFundedAccount(gateways[0]!, CREDIT_UNITS);
