@@ -308,6 +308,7 @@ export class PgLog implements SharedLog {
     const onError = (error: Error) => this.warn(`database connection lost during a commit (${error.message})`);
     client.on('error', onError);
     const staged: Array<{ job: Job; staged: Staged<unknown> }> = [];
+    const thrown = new Set<Job>();
     let broken: unknown = null;
     try {
       await client.query('BEGIN');
@@ -319,6 +320,7 @@ export class PgLog implements SharedLog {
         try {
           staged.push({ job, staged: this.store.stage(job.fn) });
         } catch (error) {
+          thrown.add(job);
           job.reject(error); // the function threw: nothing of it remains
         }
       }
@@ -336,7 +338,8 @@ export class PgLog implements SharedLog {
       broken = error;
       await client.query('ROLLBACK').catch(() => {});
       for (let i = staged.length - 1; i >= 0; i--) staged[i]!.staged.undo();
-      for (const { job } of staged) job.reject(toUnavailable(error));
+      // Every job not yet answered (BEGIN, the lock or the catch-up may fail before any ran).
+      for (const job of jobs) if (!thrown.has(job)) job.reject(toUnavailable(error));
     } finally {
       client.off('error', onError);
       // A client that failed is not given back for reuse (its connection may be gone).
