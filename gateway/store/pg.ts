@@ -258,7 +258,7 @@ export class PgLog implements SharedLog {
     });
   }
 
-  /** Catches the replica up with every record committed before the call. */
+  /** Catches the replica up with every record committed before the call (one indexed query when none is new). */
   sync(): Promise<void> {
     if (this.sync_waiting) return this.sync_waiting;
     const waiting = new Promise<void>((resolve, reject) => {
@@ -315,7 +315,7 @@ export class PgLog implements SharedLog {
       const head = await client.query<{ seq: string }>('SELECT seq FROM aihub_head WHERE id = 1 FOR UPDATE');
       const head_seq = Number(head.rows[0]!.seq);
       if (head_seq < this.store.state.seq) throw new Error(`the database log ends at record ${head_seq} but this gateway has applied ${this.store.state.seq}: was the database replaced under it?`);
-      await this.catchUp(client, head_seq);
+      if (head_seq > this.store.state.seq) await this.catchUp(client, head_seq);
       for (const job of jobs) {
         try {
           staged.push({ job, staged: this.store.stage(job.fn) });
