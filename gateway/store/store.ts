@@ -504,7 +504,14 @@ export class Store {
     const tx = new Transaction(this.state, new Date(record.t), this.trackers, this.lookup);
     for (const op of record.ops) tx.replay(op);
     this.state.seq = record.s;
-    for (const listener of this.shared_listeners) listener(record);
+    for (const listener of this.shared_listeners) {
+      try {
+        listener(record);
+      } catch (error) {
+        // A room's bookkeeping failing must not leave the replica between records.
+        this.options.warn?.(`a listener of shared records failed on record ${record.s}: ${(error as Error).message}`);
+      }
+    }
     return this.publish({ record, line: `${JSON.stringify(record)}\n`, archived: tx.archived });
   }
 
