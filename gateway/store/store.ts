@@ -723,13 +723,7 @@ export class StoreClosedError extends Error {
   }
 }
 
-/** The store cannot reach its database (or a commit's outcome is unknown): nothing was acknowledged, retry later. */
-export class StoreUnavailableError extends Error {
-  override name = 'StoreUnavailableError';
-  readonly code = 'store_unavailable';
-  /** Seconds a client should wait before retrying. */
-  readonly retry_after_s = 1;
-}
+export { StoreUnavailableError } from '../kernel/errors.js';
 
 function defaultFatal(error: Error): never {
   process.stderr.write(`AIHub gateway: the store could not write to disk (${error.message}); stopping so that nothing unacknowledged is served\n`);
