@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { admin, createFundedAccount, request, type Gateway } from './helpers.ts';
 import { waitFor } from '../support/payments-helpers.ts';
-import { freshDatabase, micros, postgresStoreMissing, startGateways, stopAll, verifyDatabase } from '../support/multi-gateway.ts';
+import { freshDatabase, loggedErrors, micros, postgresStoreMissing, startGateways, stopAll, verifyDatabase } from '../support/multi-gateway.ts';
 
 const skip = await postgresStoreMissing();
 const REQUESTS = 300;
@@ -60,14 +60,16 @@ for (const count of [2, 3]) {
       assert.equal((await admin(gateways[count - 1]!).post(`/admin/accounts/${account_id}/credit`, { amount: credit_micros / 1e6, reference: 'twenty-worst-cases' })).status, 200);
 
       const clients = gateways.map((gateway) => new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: key, maxRetries: 0 }));
-      const results = await Promise.all(Array.from({ length: REQUESTS }, (_, i) => one(clients[i % count]!, i, body)));
+      const results = await Promise.all(Array.from({ length: REQUESTS }, (_, i) => one(clients[i % count]!, i, body))).catch(async (error: Error) => {
+        throw new Error(`${error.message}${await loggedErrors(gateways)}`, { cause: error });
+      });
       const answered = results.filter((r) => r.status === 200);
       assert.ok(answered.length >= 20, `${answered.length} answered: the wallet affords at least 20 worst cases`);
       assert.ok(results.some((r) => r.status === 402), 'some were refused: the wallet could not hold them all at once');
       assert.ok(results.some((r) => r.kind === 'abort' && r.status === 200), 'some clients aborted mid-stream');
       for (const r of results) if (r.x) assert.ok(r.x.balance >= 0, `a reply showed the balance ${r.x.balance}`);
       const finished = results.filter((r) => r.kind !== 'abort' && r.status === 200);
-      assert.ok(finished.every((r) => r.x), 'every finished reply carried x_aihub');
+      if (!finished.every((r) => r.x)) assert.fail(`a finished reply carried no x_aihub${await loggedErrors(gateways)}`);
 
       // Aborted streams settle on their gateway after the client left: wait for every
       // gateway to show one settled balance, then check it against what was billed.

@@ -57,6 +57,9 @@ test('PostgreSQL stopped and started under load: clean 503s, recovery, no acknow
   const acknowledged_costs: number[] = [];
   const bad: string[] = [];
   const seen_503 = new Map<Surface, number>();
+  const tally = new Map<string, number>(); // "surface status" → count, for failure messages
+  const exits = () => gateways.map((gateway, i) => (gateway.proc.exitCode === null && gateway.proc.signalCode === null ? '' : `g${i + 1} exited ${gateway.proc.exitCode ?? gateway.proc.signalCode}: ${gateway.output.filter((line) => !line.includes('"msg":"request"')).slice(-14).join('\n').slice(0, 2000)}`)).join(' ');
+  const state = () => `answers: ${JSON.stringify(Object.fromEntries(tally))}; problems: ${bad.slice(0, 5).join(' | ')} ${exits()}`;
   let served_after_restart = 0;
   let restarted = false;
   let stop = false;
@@ -69,7 +72,7 @@ test('PostgreSQL stopped and started under load: clean 503s, recovery, no acknow
     const worker = async () => {
       while (!stop) {
         const n = counter++;
-        const gateway = g[n % 2]!;
+        const gateway = g[Math.floor(n / 4) % 2]!;
         const surface: Surface = (['admin', 'api', 'chat', 'messages'] as const)[n % 4]!;
         let outcome: Outcome;
         const reference = `restart-${n}`;
@@ -96,6 +99,7 @@ test('PostgreSQL stopped and started under load: clean 503s, recovery, no acknow
           bad.push(`${surface} #${n} on ${gateway.url}: ${(error as Error).message}`);
           continue;
         }
+        tally.set(`${surface} ${outcome.status}`, (tally.get(`${surface} ${outcome.status}`) ?? 0) + 1);
         if (outcome.status === 503) {
           const problem = unclean503(outcome);
           if (problem) bad.push(`${surface} 503 ${problem}: ${JSON.stringify(outcome.body)}`);
@@ -108,24 +112,28 @@ test('PostgreSQL stopped and started under load: clean 503s, recovery, no acknow
       }
     };
     const workers = Array.from({ length: 6 }, worker);
-    await waitFor(() => acknowledged_credits.size >= 5 && acknowledged_txns.length >= 5, () => 'the load did not get going');
+    await waitFor(() => acknowledged_credits.size >= 5 && acknowledged_txns.length >= 5, () => `the load did not get going: ${state()}`);
 
     await cluster.stop('fast');
     await waitFor(
       () => (['admin', 'api', 'chat', 'messages'] as const).every((surface) => (seen_503.get(surface) ?? 0) >= 2),
-      () => `not every surface answered 503 while the database was down: ${JSON.stringify([...seen_503])}`,
+      () => `not every surface answered 503 while the database was down: ${state()}`,
       60_000,
     );
     await cluster.start();
     restarted = true;
-    await waitFor(() => served_after_restart >= 40, () => `the gateways did not recover: ${served_after_restart} served since the restart`, 60_000);
+    await waitFor(() => served_after_restart >= 40, () => `the gateways did not recover: ${served_after_restart} served since the restart; ${state()}`, 60_000);
     stop = true;
     await Promise.all(workers);
     assert.deepEqual(bad, [], 'every answer was a 200 or a clean 503');
-  } finally {
+  } catch (error) {
+    // Stop the gateways, but report what failed first: a shutdown that hangs after it is the lesser news.
     stop = true;
-    await stopAll(gateways);
+    const stopped = await stopAll(gateways).then(() => '', (stop_error: Error) => `\nand then: ${stop_error.message}`);
+    throw new Error(`${(error as Error).message}${stopped}`, { cause: error });
   }
+  stop = true;
+  await stopAll(gateways);
   for (const gateway of gateways) assert.equal(gateway.proc.exitCode, 0, `${gateway.url} stopped cleanly`);
 
   // A gateway started fresh on the database knows every acknowledged write.

@@ -73,8 +73,39 @@ export async function startGateways(database_url: string, count: number, options
   return gateways;
 }
 
-export async function stopAll(gateways: Gateway[], signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  await Promise.all(gateways.map((gateway) => gateway.stop(signal)));
+const isError = (line: string) => !line.startsWith('{') || /"level":"(error|fatal)"/.test(line);
+
+/**
+ * The gateways' logged errors (level error or fatal, or not JSON), for a failure message. Log
+ * lines arrive through a pipe after the answer they belong to, so it waits for one (bounded).
+ */
+export async function loggedErrors(gateways: Gateway[], most = 5, wait_ms = 2_000): Promise<string> {
+  const deadline = Date.now() + wait_ms;
+  while (!gateways.some((gateway) => gateway.output.some(isError)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  const lines = gateways.flatMap((gateway, i) => gateway.output.filter(isError).map((line) => `g${i + 1}: ${line.slice(0, 500)}`));
+  return lines.length ? `\nthe gateways logged:\n${lines.slice(-most).join('\n')}` : '';
+}
+
+/**
+ * Stops every gateway with `signal`; one that has not exited 20 s later is SIGKILLed and
+ * reported, so that a shutdown that hangs fails the test with its name instead of a timeout.
+ */
+export async function stopAll(gateways: Gateway[], signal: NodeJS.Signals = 'SIGTERM', grace_ms = 20_000): Promise<void> {
+  const hung: string[] = [];
+  await Promise.all(
+    gateways.map(async (gateway, i) => {
+      let timer: NodeJS.Timeout | undefined;
+      const stopped = gateway.stop(signal);
+      const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), grace_ms)));
+      if ((await Promise.race([stopped, late])) === 'late') {
+        hung.push(`g${i + 1} (${gateway.url}) did not exit within ${grace_ms} ms of ${signal}; its last lines:\n${gateway.output.filter((line) => !line.includes('"msg":"request"')).slice(-5).join('\n')}`);
+        gateway.proc.kill('SIGKILL');
+        await stopped;
+      }
+      clearTimeout(timer);
+    }),
+  );
+  if (hung.length) throw new Error(hung.join('\n'));
 }
 
 /** `aihub-gateway verify --database-url`: exit code and the parsed report. */
