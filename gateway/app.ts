@@ -6,6 +6,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import express, { type Express } from 'express';
 import type { RoomDeps } from './deps.js';
 import { createAccounts } from './accounts/index.js';
+import { catchUpForUnknownKey } from './accounts/auth.js';
 import { jsonBody } from './http/body.js';
 import { errorHandler } from './http/errors.js';
 import { assertWellFormedPath } from './http/path.js';
@@ -60,7 +61,7 @@ export function createApp(deps: AppDeps): Express {
   const payments_admin = deps.payments ? [deps.payments.audit] : [];
   const admin_lock = dashboard.context.admin_by_ip; // one failure count per address for the console login and the bearer API
   app.use('/admin', accounts.auth(admin_lock), jsonBody(config), ...payments_admin, accounts.admin, ...(deps.payments ? [deps.payments.admin] : []));
-  if (deps.payments) app.use('/api', deps.payments.api);
+  if (deps.payments) app.use('/api', catchUpForUnknownKey(deps.store), deps.payments.api);
 
   app.use(dashboard.pages);
 

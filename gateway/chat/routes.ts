@@ -8,10 +8,10 @@ import type { RouteDoc } from '../http/openapi.js';
 import { chatRouteDocs } from './openapi.js';
 import type { RoomDeps } from '../deps.js';
 import { RateLimiter } from '../kernel/rate-limit.js';
-import { authenticate } from '../accounts/auth.js';
+import { authenticate, isUnknownKey } from '../accounts/auth.js';
 import { assertAddressAllowed, isAllowed, plainAddress } from '../accounts/ip-whitelist.js';
 import { ApiError, storeUnavailable } from '../http/errors.js';
-import { StoreUnavailableError } from '../store/store.js';
+import { StoreUnavailableError } from '../kernel/errors.js';
 import { DEFAULT_LEASE_MS, SharedReservations } from './reservations.js';
 import { gatewayId } from '../http/metrics.js';
 import { assertJsonDepth } from '../http/json-depth.js';
@@ -118,6 +118,12 @@ export class ChatService {
 
   /** Routes one /v1 request; an unknown path or method is a 404 in OpenAI's shape. */
   handle(req: Req, res: Res, locals: Locals): Promise<void> | void {
+    // PostgreSQL store: a key another gateway created a moment ago is looked for in the shared log once.
+    if (this.deps.store.isShared() && isUnknownKey(this.deps.store.state, req.headers)) return this.deps.store.readDurable().then(() => this.route(req, res, locals));
+    return this.route(req, res, locals);
+  }
+
+  private route(req: Req, res: Res, locals: Locals): Promise<void> | void {
     const path = pathOf(req.url);
     if (req.method === 'POST') {
       const protocol = PROTOCOLS.get(path);

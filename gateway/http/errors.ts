@@ -2,8 +2,7 @@
 // {error:{message,type,param,code}}; `/api` in the payments shape {status:false,message,error:{code,field}}.
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
-import { ServiceError, type ServiceErrorKind } from '../kernel/errors.js';
-import { StoreUnavailableError } from '../store/store.js';
+import { ServiceError, StoreUnavailableError, type ServiceErrorKind } from '../kernel/errors.js';
 
 export class ApiError extends Error {
   constructor(

@@ -7,7 +7,7 @@ import { newId } from '../util/ids.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import { ApiError, errorBody, storeUnavailable } from './errors.js';
-import { StoreUnavailableError } from '../store/store.js';
+import { StoreUnavailableError } from '../kernel/errors.js';
 import { assertWellFormedPath } from './path.js';
 import type { Metrics } from './metrics.js';
 import { guarded } from '../util/guard.js';

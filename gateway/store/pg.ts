@@ -258,7 +258,7 @@ export class PgLog implements SharedLog {
     });
   }
 
-  /** Catches the replica up with every record committed before the call. */
+  /** Catches the replica up with every record committed before the call (one indexed query when none is new). */
   sync(): Promise<void> {
     if (this.sync_waiting) return this.sync_waiting;
     const waiting = new Promise<void>((resolve, reject) => {
@@ -308,17 +308,19 @@ export class PgLog implements SharedLog {
     const onError = (error: Error) => this.warn(`database connection lost during a commit (${error.message})`);
     client.on('error', onError);
     const staged: Array<{ job: Job; staged: Staged<unknown> }> = [];
+    const thrown = new Set<Job>();
     let broken: unknown = null;
     try {
       await client.query('BEGIN');
       const head = await client.query<{ seq: string }>('SELECT seq FROM aihub_head WHERE id = 1 FOR UPDATE');
       const head_seq = Number(head.rows[0]!.seq);
       if (head_seq < this.store.state.seq) throw new Error(`the database log ends at record ${head_seq} but this gateway has applied ${this.store.state.seq}: was the database replaced under it?`);
-      await this.catchUp(client, head_seq);
+      if (head_seq > this.store.state.seq) await this.catchUp(client, head_seq);
       for (const job of jobs) {
         try {
           staged.push({ job, staged: this.store.stage(job.fn) });
         } catch (error) {
+          thrown.add(job);
           job.reject(error); // the function threw: nothing of it remains
         }
       }
@@ -336,7 +338,8 @@ export class PgLog implements SharedLog {
       broken = error;
       await client.query('ROLLBACK').catch(() => {});
       for (let i = staged.length - 1; i >= 0; i--) staged[i]!.staged.undo();
-      for (const { job } of staged) job.reject(toUnavailable(error));
+      // Every job not yet answered (BEGIN, the lock or the catch-up may fail before any ran).
+      for (const job of jobs) if (!thrown.has(job)) job.reject(toUnavailable(error));
     } finally {
       client.off('error', onError);
       // A client that failed is not given back for reuse (its connection may be gone).

@@ -504,7 +504,14 @@ export class Store {
     const tx = new Transaction(this.state, new Date(record.t), this.trackers, this.lookup);
     for (const op of record.ops) tx.replay(op);
     this.state.seq = record.s;
-    for (const listener of this.shared_listeners) listener(record);
+    for (const listener of this.shared_listeners) {
+      try {
+        listener(record);
+      } catch (error) {
+        // A room's bookkeeping failing must not leave the replica between records.
+        this.options.warn?.(`a listener of shared records failed on record ${record.s}: ${(error as Error).message}`);
+      }
+    }
     return this.publish({ record, line: `${JSON.stringify(record)}\n`, archived: tx.archived });
   }
 
@@ -716,13 +723,7 @@ export class StoreClosedError extends Error {
   }
 }
 
-/** The store cannot reach its database (or a commit's outcome is unknown): nothing was acknowledged, retry later. */
-export class StoreUnavailableError extends Error {
-  override name = 'StoreUnavailableError';
-  readonly code = 'store_unavailable';
-  /** Seconds a client should wait before retrying. */
-  readonly retry_after_s = 1;
-}
+export { StoreUnavailableError } from '../kernel/errors.js';
 
 function defaultFatal(error: Error): never {
   process.stderr.write(`AIHub gateway: the store could not write to disk (${error.message}); stopping so that nothing unacknowledged is served\n`);

@@ -7,6 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store, StoreUnavailableError } from '../../../gateway/store/store.ts';
+import pg from 'pg';
 import { openPgStore } from '../../../gateway/store/pg.ts';
 import { migrateDataDir, verifyPg } from '../../../gateway/store/pg-tools.ts';
 import { FUNDING_TOPUP, InsufficientBalanceError, balanceMicros, creditWallet, debitWallet } from '../../../gateway/ledger/ledger.ts';
@@ -251,4 +252,25 @@ test('background work: one store of two holds the leader lock; when it closes, t
   await leader.close();
   await until(() => other.isLeader(), 'the other store to take over');
   await other.close();
+});
+
+test('a batch that fails before its functions ran (the head lock not granted in time) answers every caller store_unavailable; nothing waits forever', async () => {
+  const url = await cluster.createDatabase();
+  const store = await openPgStore(url, { replica_dir: dir(), poll_ms: 60_000, statement_timeout_ms: 300 });
+  await credit(store, 'q', 1_000);
+  const blocker = new pg.Client({ connectionString: url });
+  await blocker.connect();
+  await blocker.query('BEGIN');
+  await blocker.query('SELECT seq FROM aihub_head WHERE id = 1 FOR UPDATE'); // another writer holds the lock
+  try {
+    const outcomes = await Promise.allSettled([1, 2, 3].map((i) => store.transact((tx) => tx.set('emails', `q${i}`, 'q'))));
+    for (const outcome of outcomes) assert.ok(outcome.status === 'rejected' && outcome.reason instanceof StoreUnavailableError, String(outcome.status));
+    assert.equal(store.get('emails', 'q1'), undefined);
+  } finally {
+    await blocker.query('ROLLBACK');
+    await blocker.end();
+  }
+  await store.transact((tx) => tx.set('emails', 'q1', 'q'));
+  assert.equal(store.get('emails', 'q1'), 'q');
+  await store.close();
 });
