@@ -2,7 +2,7 @@
 // in production, so that reading them costs the load generator nothing), an autocannon run
 // with the machine's busy CPU per request, and a process's CPU time.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -16,6 +16,22 @@ export async function startUpstream(script = '../support/bench-upstream.ts', arg
   const proc = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const [line] = (await once(createInterface({ input: proc.stdout! }), 'line')) as [string];
   return { proc, port: (JSON.parse(line) as { port: number }).port };
+}
+
+/** The gateways' config file: every tier on the scripted upstream, no rate limit in the way. Returns its path. */
+export function writeScriptedConfig(dir: string, upstream_port: number): string {
+  const file = join(dir, 'config.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      chat: {
+        engines: { scripted: { type: 'openai-compatible', base_url: `http://127.0.0.1:${upstream_port}/v1`, model: 'scripted', timeout_ms: 30_000 } },
+        models: Object.fromEntries(['service-ai-free', 'service-ai-lite', 'service-ai-standard-6', 'service-ai-pro-4', 'service-ai-max'].map((id) => [id, { targets: ['scripted'] }])),
+        rate_limit: { requests_per_minute: 10_000_000 },
+      },
+    }),
+  );
+  return file;
 }
 
 export interface BenchGatewayOptions {

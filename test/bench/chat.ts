@@ -13,11 +13,11 @@
 // BENCH_ROUNDS parts per row (order A B B A ...): a before/after of a change, side by side
 // under the same drift of a shared machine's load.
 import { execFileSync } from 'node:child_process';
-import { closeSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, symlinkSync, writeSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GATEWAY_JS, createFundedAccount, runVerify, type Gateway } from '../gateway/helpers.js';
-import { cpuMs, load, merge, startBenchGateway, startUpstream, type Run } from './bench-lib.js';
+import { cpuMs, load, merge, startBenchGateway, startUpstream, writeScriptedConfig, type Run } from './bench-lib.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);
@@ -63,17 +63,7 @@ function fdatasyncMs(file: string, rounds = 400): number {
 
 const upstream = await startUpstream();
 process.on('exit', () => upstream.proc.kill('SIGTERM'));
-const config_file = join(dir, 'config.json');
-writeFileSync(
-  config_file,
-  JSON.stringify({
-    chat: {
-      engines: { scripted: { type: 'openai-compatible', base_url: `http://127.0.0.1:${upstream.port}/v1`, model: 'scripted', timeout_ms: 30_000 } },
-      models: Object.fromEntries(['service-ai-free', 'service-ai-lite', 'service-ai-standard-6', 'service-ai-pro-4', 'service-ai-max'].map((id) => [id, { targets: ['scripted'] }])),
-      rate_limit: { requests_per_minute: 10_000_000 },
-    },
-  }),
-);
+const config_file = writeScriptedConfig(dir, upstream.port);
 const BASELINE = process.env.BENCH_BASELINE;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (BASELINE ? 4 : 1));
 const baseline_label = BASELINE ? `baseline ${BASELINE.slice(0, 12)}` : '';

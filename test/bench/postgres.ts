@@ -9,7 +9,7 @@
 //      JSON-file gateway and through a PostgreSQL gateway, one after the other.
 // Every gateway's books are checked at the end (balance + usage = credit; verify passes).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store } from '../../gateway/store/store.ts';
@@ -17,7 +17,7 @@ import { openPgStore } from '../../gateway/store/pg.ts';
 import { createFundedAccount, runCli, runVerify, type Gateway } from '../gateway/helpers.ts';
 import { postgresBinDir, startPostgres } from '../support/postgres.ts';
 import { commitThroughput, fund } from './store-load.ts';
-import { load, startBenchGateway, startUpstream, type Run } from './bench-lib.ts';
+import { load, startBenchGateway, startUpstream, writeScriptedConfig, type Run } from './bench-lib.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);
@@ -59,17 +59,7 @@ let books_ok = true;
 // 2 and 3. Billed chat through real gateways on the scripted upstream.
 const upstream = await startUpstream();
 process.on('exit', () => upstream.proc.kill('SIGTERM'));
-const config_file = join(dir, 'config.json');
-writeFileSync(
-  config_file,
-  JSON.stringify({
-    chat: {
-      engines: { scripted: { type: 'openai-compatible', base_url: `http://127.0.0.1:${upstream.port}/v1`, model: 'scripted', timeout_ms: 30_000 } },
-      models: Object.fromEntries(['service-ai-free', 'service-ai-lite', 'service-ai-standard-6', 'service-ai-pro-4', 'service-ai-max'].map((id) => [id, { targets: ['scripted'] }])),
-      rate_limit: { requests_per_minute: 10_000_000 },
-    },
-  }),
-);
+const config_file = writeScriptedConfig(dir, upstream.port);
 const body = JSON.stringify({ model: 'service-ai-standard-6', messages: [{ role: 'user', content: 'Write a haiku about a gateway that bills every token.' }], max_tokens: 64 });
 const direct_url = `http://127.0.0.1:${upstream.port}/v1/chat/completions`;
 

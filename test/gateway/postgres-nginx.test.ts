@@ -6,26 +6,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import OpenAI from 'openai';
 import { createFundedAccount, request, tempDir } from './helpers.ts';
 import { waitFor } from '../support/payments-helpers.ts';
 import { freshDatabase, micros, postgresStoreMissing, startGateways, stopAll } from '../support/multi-gateway.ts';
+import { freePort } from '../support/postgres.ts';
 
 const NGINX = '/usr/sbin/nginx';
 const skip = !existsSync(NGINX) ? `nginx is not installed (apt-get install nginx-light to run this check of docs/deploy.md)` : await postgresStoreMissing();
-
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 /** The nginx block of docs/deploy.md's two-gateway section, pointed at these gateways and this port. */
 function siteFromDoc(ports: number[], listen: number): string {

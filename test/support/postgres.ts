@@ -103,7 +103,8 @@ function psqlPath(): string {
   return bin ? join(bin, 'psql') : 'psql';
 }
 
-async function freePort(): Promise<number> {
+/** A port nothing listens on right now (it can be taken before it is used: retry on a clash). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
