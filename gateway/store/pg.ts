@@ -394,27 +394,32 @@ export class PgLog implements SharedLog {
 
   /** Tries to take the leader lock (or keeps it); a lost connection loses it, to whichever gateway tries next. */
   private async elect(): Promise<void> {
-    if (this.closed || this.electing || (this.leader && this.leader_client)) return;
+    if (this.closed || this.electing || this.leader) return;
     this.electing = true;
-    const client = new pg.Client({ connectionString: this.database_url, application_name: 'aihub-gateway-leader' });
-    client.on('error', () => {
-      if (this.leader_client === client) {
-        this.leader_client = null;
-        this.leader = false;
-      }
-      client.end().catch(() => {});
-    });
     try {
-      await client.connect();
-      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [LEADER_LOCK]);
-      if (rows[0]?.locked && !this.closed) {
-        this.leader_client = client;
-        this.leader = true;
-      } else {
-        await client.end().catch(() => {});
+      // One connection kept for it (not one per try): the lock lives and dies with it.
+      let client = this.leader_client;
+      if (!client) {
+        const fresh = new pg.Client({ connectionString: this.database_url, application_name: 'aihub-gateway-leader' });
+        fresh.on('error', () => {
+          if (this.leader_client === fresh) {
+            this.leader_client = null;
+            this.leader = false;
+          }
+          fresh.end().catch(() => {});
+        });
+        try {
+          await fresh.connect();
+        } catch {
+          await fresh.end().catch(() => {});
+          return;
+        }
+        client = this.leader_client = fresh;
       }
+      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [LEADER_LOCK]);
+      if (rows[0]?.locked && !this.closed && this.leader_client === client) this.leader = true;
     } catch {
-      await client.end().catch(() => {});
+      // The connection failed: its 'error' handler dropped it; the next poll connects again.
     } finally {
       this.electing = false;
     }
