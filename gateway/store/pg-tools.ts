@@ -6,20 +6,13 @@ import { isArchivedRow, applyOp, emptyState, table, type JournalRecord, type Sta
 import { JOURNAL_DIR, loadState } from './store.js';
 import { readJournalPlaced } from './journal.js';
 import { acquireLock } from './lock.js';
-import { checkBooks, trackHold } from './verify.js';
+import { checkBooks, trackHold, type VerifyReport } from './verify.js';
 import { migrateSchema, openPool, readLog, writeRecords } from './pg.js';
 
 const MAX_BREACHES = 50;
 
-export interface PgVerifyReport {
-  ok: boolean;
-  breaches: string[];
-  records: number;
-  postings: number;
-  accounts: number;
-  open_holds: number;
-  seq: number;
-}
+/** The JSON-file verify's report without its journal-segment fields. */
+export type PgVerifyReport = Pick<VerifyReport, 'ok' | 'breaches' | 'records' | 'postings' | 'accounts' | 'open_holds' | 'seq'>;
 
 interface Replayed {
   state: State;
