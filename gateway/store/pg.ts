@@ -271,7 +271,8 @@ export class PgLog implements SharedLog {
         this.sync_waiting = null;
         try {
           await this.catchUp(this.pool);
-          resolve();
+          // What was applied is in the history indexes once the replica's journal has it (not awaited here: the queue goes on).
+          this.store.localDurable().then(resolve, () => resolve());
         } catch (error) {
           reject(toUnavailable(error));
         }
@@ -352,9 +353,18 @@ export class PgLog implements SharedLog {
     }
     if (broken) return;
     this.batches++;
+    // Acknowledged once the replica's journal has the records too (its indexes answer the
+    // history reads, and they take a record once it is durable there): a client that reads
+    // its wallet history right after the answer finds the posting. The queue does not wait:
+    // the next batch's database work overlaps this fsync. PostgreSQL has the records
+    // already, so a local failure still acknowledges (the replica is rebuilt at start).
     for (const { job, staged: s } of staged) {
-      if (s.record) this.store.publish(s).catch(() => {});
-      job.resolve(s.result);
+      if (!s.record) job.resolve(s.result);
+      else
+        this.store.publish(s).then(
+          () => job.resolve(s.result),
+          () => job.resolve(s.result),
+        );
     }
   }
 
