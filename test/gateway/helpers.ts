@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
 import { createDatabase } from '../support/postgres.js';
+import { replicaDir } from '../../gateway/store/pg.js';
 
 export const GATEWAY_JS = resolve(import.meta.dirname, '../../dist/gateway.js');
 
@@ -201,6 +202,15 @@ export async function createFundedAccount(gateway: Gateway, amount = 0, email = 
     if (credit.status !== 200) throw new Error(`credit: ${credit.status} ${JSON.stringify(credit.body)}`);
   }
   return { account_id: account.body.id as string, key: key.body.key as string, key_id: key.body.id as string };
+}
+
+/**
+ * The directory whose checkpoint and journal hold this gateway's store, for tests that read
+ * them: the data dir itself, or with the PostgreSQL store the gateway's local replica of the
+ * database's log (the same format, every record the gateway committed or caught up with).
+ */
+export function storeDir(gateway: Pick<Gateway, 'data_dir' | 'database_url'>): string {
+  return gateway.database_url ? replicaDir(gateway.data_dir) : gateway.data_dir;
 }
 
 /** Runs `aihub-gateway verify` on a data dir (in a PostgreSQL run, on the database that stands for it). */
