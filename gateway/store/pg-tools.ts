@@ -2,24 +2,17 @@
 // --database-url URL`: the PostgreSQL store's books, and moving a JSON-file store into it.
 import { join } from 'node:path';
 import type pg from 'pg';
-import { isArchivedRow, applyOp, emptyState, type JournalRecord, type State, type TableName } from './state.js';
+import { isArchivedRow, applyOp, emptyState, table, type JournalRecord, type State, type TableName } from './state.js';
 import { JOURNAL_DIR, loadState } from './store.js';
 import { readJournalPlaced } from './journal.js';
 import { acquireLock } from './lock.js';
-import { checkBooks, trackHold } from './verify.js';
+import { checkBooks, trackHold, type VerifyReport } from './verify.js';
 import { migrateSchema, openPool, readLog, writeRecords } from './pg.js';
 
 const MAX_BREACHES = 50;
 
-export interface PgVerifyReport {
-  ok: boolean;
-  breaches: string[];
-  records: number;
-  postings: number;
-  accounts: number;
-  open_holds: number;
-  seq: number;
-}
+/** The JSON-file verify's report without its journal-segment fields. */
+export type PgVerifyReport = Pick<VerifyReport, 'ok' | 'breaches' | 'records' | 'postings' | 'accounts' | 'open_holds' | 'seq'>;
 
 interface Replayed {
   state: State;
@@ -103,7 +96,9 @@ async function verifyIn(client: pg.PoolClient): Promise<PgVerifyReport> {
   const rows = await client.query<{ tbl: string; id: string; row: string }>('SELECT tbl, id, row::text AS row FROM aihub_rows');
   for (const row of rows.rows) {
     stored.set(`${row.tbl}\u0000${row.id}`, canonical(row.row));
-    if (!isArchivedRow(row.tbl, JSON.parse(row.row))) ((loaded.tables[row.tbl as TableName] ??= {}) as Record<string, unknown>)[row.id] = JSON.parse(row.row);
+    const value: unknown = JSON.parse(row.row);
+    // An own property of a table without a prototype: an id such as `__proto__` is a row like any other.
+    if (!isArchivedRow(row.tbl, value)) Object.defineProperty(table(loaded, row.tbl as TableName), row.id, { value, writable: true, enumerable: true, configurable: true });
   }
   checkBooks(loaded, replayed.state, replayed.hold_steps, breach);
   for (const [key, json] of replayed.rows) {

@@ -173,7 +173,6 @@ export async function writeRecords(client: pg.PoolClient, records: readonly Jour
       } else if (op.o === 'meta') meta_touched = true;
     }
   }
-  await client.query('INSERT INTO aihub_log (seq, at, ops) SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[])', [seqs, ats, ops]);
   const set = [...rows.values()];
   for (const entry of set) {
     if (entry.tbl !== 'usage') continue;
@@ -182,34 +181,40 @@ export async function writeRecords(client: pg.PoolClient, records: readonly Jour
   }
   const upserts = set.filter((entry) => entry.row !== null);
   const deletes = set.filter((entry) => entry.row === null);
-  if (upserts.length > 0) {
-    await client.query(
-      `INSERT INTO aihub_rows (tbl, id, seq, row) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::json[])
-       ON CONFLICT (tbl, id) DO UPDATE SET seq = excluded.seq, row = excluded.row`,
-      [upserts.map((e) => e.tbl), upserts.map((e) => e.id), upserts.map((e) => e.seq), upserts.map((e) => e.row)],
-    );
-  }
-  if (deletes.length > 0) {
-    await client.query('DELETE FROM aihub_rows r USING unnest($1::text[], $2::text[]) AS d(tbl, id) WHERE r.tbl = d.tbl AND r.id = d.id', [deletes.map((e) => e.tbl), deletes.map((e) => e.id)]);
-  }
-  if (touched.size > 0) {
-    const accounts = [...touched];
-    await client.query(
-      `INSERT INTO aihub_balances (ledger_account, micros) SELECT * FROM unnest($1::text[], $2::bigint[])
-       ON CONFLICT (ledger_account) DO UPDATE SET micros = excluded.micros`,
-      [accounts, accounts.map((account) => String(state.balances[account] ?? 0))],
-    );
-  }
-  if (meta_touched) {
-    await client.query(
-      `INSERT INTO aihub_meta (k, v) SELECT * FROM unnest($1::text[], $2::json[]) ON CONFLICT (k) DO UPDATE SET v = excluded.v`,
-      [Object.keys(state.meta), Object.values(state.meta).map((v) => JSON.stringify(v))],
-    );
-  }
+  const accounts = [...touched];
+  const meta_keys = meta_touched ? Object.keys(state.meta) : [];
   const last = records[records.length - 1]!.s;
-  await client.query('UPDATE aihub_head SET seq = $1 WHERE id = 1', [last]);
-  await client.query('SELECT pg_notify($1, $2)', ['aihub_log', String(last)]);
+  // One statement, one round trip: every write of the batch as data-modifying CTEs (the keys
+  // of the upserts and the deletes are distinct, so no row is touched twice).
+  await client.query(WRITE_BATCH, [
+    seqs,
+    ats,
+    ops,
+    upserts.map((e) => e.tbl),
+    upserts.map((e) => e.id),
+    upserts.map((e) => e.seq),
+    upserts.map((e) => e.row),
+    deletes.map((e) => e.tbl),
+    deletes.map((e) => e.id),
+    accounts,
+    accounts.map((account) => String(state.balances[account] ?? 0)),
+    meta_keys,
+    meta_keys.map((k) => JSON.stringify(state.meta[k as keyof State['meta']])),
+    last,
+    String(last),
+  ]);
 }
+
+const WRITE_BATCH = `
+  WITH log AS (INSERT INTO aihub_log (seq, at, ops) SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[])),
+  up AS (INSERT INTO aihub_rows (tbl, id, seq, row) SELECT * FROM unnest($4::text[], $5::text[], $6::bigint[], $7::json[])
+         ON CONFLICT (tbl, id) DO UPDATE SET seq = excluded.seq, row = excluded.row),
+  del AS (DELETE FROM aihub_rows r USING unnest($8::text[], $9::text[]) AS d(tbl, id) WHERE r.tbl = d.tbl AND r.id = d.id),
+  bal AS (INSERT INTO aihub_balances (ledger_account, micros) SELECT * FROM unnest($10::text[], $11::bigint[])
+          ON CONFLICT (ledger_account) DO UPDATE SET micros = excluded.micros),
+  meta AS (INSERT INTO aihub_meta (k, v) SELECT * FROM unnest($12::text[], $13::json[]) ON CONFLICT (k) DO UPDATE SET v = excluded.v),
+  head AS (UPDATE aihub_head SET seq = $14::bigint WHERE id = 1)
+  SELECT pg_notify('aihub_log', $15::text)`;
 
 function opsText(line: string): string {
   const start = line.indexOf('"ops":');
@@ -266,7 +271,8 @@ export class PgLog implements SharedLog {
         this.sync_waiting = null;
         try {
           await this.catchUp(this.pool);
-          resolve();
+          // What was applied is in the history indexes once the replica's journal has it (not awaited here: the queue goes on).
+          this.store.localDurable().then(resolve, () => resolve());
         } catch (error) {
           reject(toUnavailable(error));
         }
@@ -311,9 +317,9 @@ export class PgLog implements SharedLog {
     const thrown = new Set<Job>();
     let broken: unknown = null;
     try {
-      await client.query('BEGIN');
-      const head = await client.query<{ seq: string }>('SELECT seq FROM aihub_head WHERE id = 1 FOR UPDATE');
-      const head_seq = Number(head.rows[0]!.seq);
+      // BEGIN and the lock in one round trip (the simple protocol takes both statements).
+      const begun = (await client.query('BEGIN; SELECT seq FROM aihub_head WHERE id = 1 FOR UPDATE')) as unknown as Array<pg.QueryResult<{ seq: string }>>;
+      const head_seq = Number(begun[1]!.rows[0]!.seq);
       if (head_seq < this.store.state.seq) throw new Error(`the database log ends at record ${head_seq} but this gateway has applied ${this.store.state.seq}: was the database replaced under it?`);
       if (head_seq > this.store.state.seq) await this.catchUp(client, head_seq);
       for (const job of jobs) {
@@ -347,9 +353,18 @@ export class PgLog implements SharedLog {
     }
     if (broken) return;
     this.batches++;
+    // Acknowledged once the replica's journal has the records too (its indexes answer the
+    // history reads, and they take a record once it is durable there): a client that reads
+    // its wallet history right after the answer finds the posting. The queue does not wait:
+    // the next batch's database work overlaps this fsync. PostgreSQL has the records
+    // already, so a local failure still acknowledges (the replica is rebuilt at start).
     for (const { job, staged: s } of staged) {
-      if (s.record) this.store.publish(s).catch(() => {});
-      job.resolve(s.result);
+      if (!s.record) job.resolve(s.result);
+      else
+        this.store.publish(s).then(
+          () => job.resolve(s.result),
+          () => job.resolve(s.result),
+        );
     }
   }
 
@@ -389,27 +404,32 @@ export class PgLog implements SharedLog {
 
   /** Tries to take the leader lock (or keeps it); a lost connection loses it, to whichever gateway tries next. */
   private async elect(): Promise<void> {
-    if (this.closed || this.electing || (this.leader && this.leader_client)) return;
+    if (this.closed || this.electing || this.leader) return;
     this.electing = true;
-    const client = new pg.Client({ connectionString: this.database_url, application_name: 'aihub-gateway-leader' });
-    client.on('error', () => {
-      if (this.leader_client === client) {
-        this.leader_client = null;
-        this.leader = false;
-      }
-      client.end().catch(() => {});
-    });
     try {
-      await client.connect();
-      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [LEADER_LOCK]);
-      if (rows[0]?.locked && !this.closed) {
-        this.leader_client = client;
-        this.leader = true;
-      } else {
-        await client.end().catch(() => {});
+      // One connection kept for it (not one per try): the lock lives and dies with it.
+      let client = this.leader_client;
+      if (!client) {
+        const fresh = new pg.Client({ connectionString: this.database_url, application_name: 'aihub-gateway-leader' });
+        fresh.on('error', () => {
+          if (this.leader_client === fresh) {
+            this.leader_client = null;
+            this.leader = false;
+          }
+          fresh.end().catch(() => {});
+        });
+        try {
+          await fresh.connect();
+        } catch {
+          await fresh.end().catch(() => {});
+          return;
+        }
+        client = this.leader_client = fresh;
       }
+      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [LEADER_LOCK]);
+      if (rows[0]?.locked && !this.closed && this.leader_client === client) this.leader = true;
     } catch {
-      await client.end().catch(() => {});
+      // The connection failed: its 'error' handler dropped it; the next poll connects again.
     } finally {
       this.electing = false;
     }

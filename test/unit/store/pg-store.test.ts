@@ -50,6 +50,12 @@ test('PostgreSQL store: commits, rollbacks and history reads as the JSON-file st
     InsufficientBalanceError,
   );
   await store.transact((tx) => debitWallet(tx, { account_id: 'a1', amount_micros: 2_000_000, to: 'revenue:ai', memo: 'chat' }));
+  // Acknowledged means in the history indexes too: read-your-writes without a barrier, every time.
+  assert.equal(store.reads.wallet({ account_id: 'a1' }, null, 'asc').total, 2, 'the acknowledged debit is in the wallet history at once');
+  for (let i = 0; i < 20; i++) {
+    await Promise.all([credit(store, 'h', 1), credit(store, 'h', 1)]);
+    assert.equal(store.reads.wallet({ account_id: 'h' }, null, 'asc').total, 2 * (i + 1), `credits acknowledged in round ${i} are in the history`);
+  }
   await store.transact((tx) => tx.history({ type: 'usage', ts: tx.now.toISOString(), account_id: 'a1', prompt_tokens: 3, completion_tokens: 4, cost_micros: 2_000_000 }));
   // '__proto__' as an id is a row like any other, here too.
   await store.transact((tx) => tx.set('emails', '__proto__', 'a1'));
