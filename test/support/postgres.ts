@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
-const PREFIX = 'aihub-pg-';
+const PREFIX = 'aihub-pgcluster-'; // distinct from other aihub-pg-* temp dirs: the sweep reads only its own
 const OWNER_FILE = 'owner.pid';
 
 export interface PostgresCluster {
