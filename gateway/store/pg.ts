@@ -354,10 +354,10 @@ export class PgLog implements SharedLog {
     if (broken) return;
     this.batches++;
     // Acknowledged once the replica's journal has the records too (its indexes answer the
-    // history reads, and they take a record once it is durable there): a client that reads
-    // its wallet history right after the answer finds the posting. The queue does not wait:
-    // the next batch's database work overlaps this fsync. PostgreSQL has the records
-    // already, so a local failure still acknowledges (the replica is rebuilt at start).
+    // history reads, and they take a record once its line is written there, not fsynced:
+    // see openPgStore): a client that reads its wallet history right after the answer finds
+    // the posting. The queue does not wait for it. PostgreSQL has the records already, so a
+    // local failure still acknowledges (the replica is rebuilt at start).
     for (const { job, staged: s } of staged) {
       if (!s.record) job.resolve(s.result);
       else
@@ -467,7 +467,9 @@ export async function openPgStore(database_url: string, options: PgStoreOptions)
     await migrateSchema(pool);
     rmSync(options.replica_dir, { recursive: true, force: true });
     mkdirSync(options.replica_dir, { recursive: true, mode: 0o700 });
-    const store = await Store.open(options.replica_dir, { ...options, onFatal: options.onFatal ?? ((error) => warn(`the replica's local journal failed (${error.message})`)) });
+    // The replica's journal is not fsynced: PostgreSQL holds the record, the replica is
+    // rebuilt from it at every start, and a commit is acknowledged once its line is written.
+    const store = await Store.open(options.replica_dir, { ...options, journal_sync: false, onFatal: options.onFatal ?? ((error) => warn(`the replica's local journal failed (${error.message})`)) });
     const log = new PgLog(store, pool, database_url, warn, release_lock);
     for await (const record of readLog(pool, 0)) void store.applyShared(record).catch(() => {});
     await store.localDurable();

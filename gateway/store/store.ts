@@ -41,6 +41,8 @@ export interface StoreOptions {
   onFatal?: (error: Error) => void;
   /** A checkpoint is written in parts of about this many characters, the event loop running between parts. */
   checkpoint_part_chars?: number;
+  /** false: the journal is not fsynced (a PostgreSQL replica's, rebuilt from the database at every start). */
+  journal_sync?: boolean;
 }
 
 /** What a transaction function sees: the state to read, and the only ways to change it. */
@@ -380,6 +382,7 @@ export class Store {
       let store: Store | null = null;
       const journal = await JournalWriter.open(join(data_dir, JOURNAL_DIR), state.seq, {
         segment_bytes: options.segment_bytes ?? 64 * 1024 * 1024,
+        ...(options.journal_sync === false ? { sync: false } : {}),
         onDurable: () => store?.maybeCheckpoint(),
         onPlaced: (first_seq, places) => store?.placed(first_seq, places),
         onFatal: (error) => {
