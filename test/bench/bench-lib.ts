@@ -54,6 +54,10 @@ export async function startBenchGateway(dir: string, config_file: string, option
     stdio: ['ignore', log_fd, log_fd],
   });
   closeSync(log_fd);
+  // A bench that fails half-way must not leave its gateways running.
+  const reap = () => proc.kill('SIGKILL');
+  process.on('exit', reap);
+  proc.once('exit', () => process.removeListener('exit', reap));
   for (let i = 0; i < 600; i++) {
     const line = readFileSync(log_file, 'utf8')
       .split('\n')
