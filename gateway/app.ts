@@ -68,7 +68,7 @@ export function createApp(deps: AppDeps, rooms: Rooms): Express {
   const payments_admin = payments ? [payments.audit] : [];
   const admin_lock = dashboard.context.admin_by_ip; // one failure count per address for the console login and the bearer API
   app.use('/admin', accounts.auth(admin_lock), jsonBody(config), ...payments_admin, accounts.admin, ...(payments ? [payments.admin] : []));
-  if (payments) app.use('/api', payments.api);
+  if (payments) app.use('/api', accounts.knownKeys, payments.api);
 
   app.use(dashboard.pages);
 

@@ -10,6 +10,11 @@ export const configSchema = z.strictObject({
   port: z.number().int().min(0).max(65535).default(8787),
   host: z.string().min(1).default('127.0.0.1'),
   data_dir: z.string().min(1).default('./.aihub'),
+  /** postgres://... : every table, the ledger and history in PostgreSQL (any number of gateways); unset: the JSON-file store in data_dir. */
+  database_url: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
   /** Absolute URL used in links (the top-up link). Defaults to http://host:port. */
   public_url: z.url().optional(),
   mode: z.enum(['sandbox', 'live']).default('sandbox'),
@@ -50,7 +55,7 @@ export class ConfigError extends Error {
 
 export interface ConfigSources {
   env: NodeJS.ProcessEnv;
-  flags: { port?: string | undefined; host?: string | undefined; data_dir?: string | undefined; config?: string | undefined };
+  flags: { port?: string | undefined; host?: string | undefined; data_dir?: string | undefined; config?: string | undefined; database_url?: string | undefined };
 }
 
 function describe(error: z.ZodError, source: string): string {
@@ -90,6 +95,7 @@ export function loadConfig({ env, flags }: ConfigSources): Config {
   if (env.PORT) merged.port = portNumber(env.PORT, 'PORT');
   if (env.HOST) merged.host = env.HOST;
   if (env.AIHUB_DATA_DIR) merged.data_dir = env.AIHUB_DATA_DIR;
+  if (env.AIHUB_DATABASE_URL) merged.database_url = env.AIHUB_DATABASE_URL;
   if (env.AIHUB_PUBLIC_URL) merged.public_url = env.AIHUB_PUBLIC_URL;
   if (env.AIHUB_MODE) merged.mode = env.AIHUB_MODE;
   if (env.AIHUB_LOG_LEVEL) merged.log_level = env.AIHUB_LOG_LEVEL;
@@ -104,6 +110,7 @@ export function loadConfig({ env, flags }: ConfigSources): Config {
   if (flags.port !== undefined) merged.port = portNumber(flags.port, '--port');
   if (flags.host !== undefined) merged.host = flags.host;
   if (flags.data_dir !== undefined) merged.data_dir = flags.data_dir;
+  if (flags.database_url !== undefined) merged.database_url = flags.database_url;
   const parsed = configSchema.safeParse(merged);
   if (!parsed.success) throw new ConfigError(describe(parsed.error, 'configuration (file, environment or flags)'));
   return parsed.data;

@@ -20,19 +20,24 @@ import { createPayments } from './payments/index.js';
 import { createProviders } from './providers/index.js';
 import { createHttpServer, HttpsServer, type TlsFiles } from './http/server.js';
 import { verifyDataDir } from './store/verify.js';
+import { openPgStore, redactUrl, replicaDir } from './store/pg.js';
+import { migrateDataDir, verifyPg } from './store/pg-tools.js';
 import { join } from 'node:path';
 import { KEY_FILE, loadKeyRing, writeKeyFile, type KeyRing } from './store/encryption-key.js';
 import { newKey, SealError, Sealer } from './util/sealed.js';
 import { resealDocuments, resealSecrets } from './payments/sealing.js';
 
 const USAGE = `Usage: aihub-gateway [serve] [--port N] [--host H] [--data-dir D] [--config FILE]
-       aihub-gateway verify [--data-dir D] [--full]
+       aihub-gateway verify [--data-dir D] [--full] | verify --database-url URL
+       aihub-gateway migrate --from-data-dir D --database-url URL   (moves a JSON-file store into PostgreSQL, then checks both sides equal)
        aihub-gateway rotate-key [--data-dir D]   (gateway stopped: re-seal secrets and eKYC documents under a new key)
 
 Environment: PORT, HOST, AIHUB_DATA_DIR, AIHUB_CONFIG, AIHUB_ADMIN_TOKEN (32+ characters),
 AIHUB_PUBLIC_URL, AIHUB_MODE (sandbox|live), AIHUB_LOG_LEVEL, AIHUB_TLS_CERT_FILE and
 AIHUB_TLS_KEY_FILE (serve HTTPS; SIGHUP reloads them), AIHUB_ENCRYPTION_KEY and
-AIHUB_ENCRYPTION_OLD_KEYS (64 hex digits each; default: the data dir's encryption.key). Flags win over the environment, which
+AIHUB_ENCRYPTION_OLD_KEYS (64 hex digits each; default: the data dir's encryption.key),
+AIHUB_DATABASE_URL (postgres://...: the PostgreSQL store, any number of gateways; flag --database-url),
+AIHUB_GATEWAY_ID (this gateway's name in /metrics and /healthz; default hostname:pid). Flags win over the environment, which
 wins over the config file.`;
 
 function fail(message: string, code: number): never {
@@ -51,6 +56,8 @@ async function main(argv: string[]): Promise<void> {
         port: { type: 'string' },
         host: { type: 'string' },
         'data-dir': { type: 'string' },
+        'database-url': { type: 'string' },
+        'from-data-dir': { type: 'string' },
         config: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         full: { type: 'boolean' },
@@ -69,13 +76,14 @@ async function main(argv: string[]): Promise<void> {
   try {
     config = loadConfig({
       env: process.env,
-      flags: { port: values.port, host: values.host, data_dir: values['data-dir'], config: values.config },
+      flags: { port: values.port, host: values.host, data_dir: values['data-dir'], config: values.config, database_url: values['database-url'] },
     });
   } catch (error) {
     if (error instanceof ConfigError) fail(error.message, 2);
     throw error;
   }
-  if (command === 'verify') return verify(config.data_dir, values.full === true);
+  if (command === 'verify') return config.database_url ? verifyDatabase(config.database_url) : verify(config.data_dir, values.full === true);
+  if (command === 'migrate') return migrate(values['from-data-dir'], config.database_url);
   if (command === 'rotate-key') return rotateKey(config);
   if (command !== 'serve') fail(`unknown command "${command}"\n${USAGE}`, 2);
   return serve(config);
@@ -91,6 +99,35 @@ async function verify(data_dir: string, full: boolean): Promise<void> {
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   if (!report.ok) {
     process.stderr.write(`aihub-gateway verify: ${report.breaches.length} invariant breach(es) in ${data_dir}\n`);
+    process.exit(1);
+  }
+}
+
+async function verifyDatabase(database_url: string): Promise<void> {
+  let report;
+  try {
+    report = await verifyPg(database_url);
+  } catch (error) {
+    fail(`verify ${redactUrl(database_url)}: ${(error as Error).message}`, 1);
+  }
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  if (!report.ok) {
+    process.stderr.write(`aihub-gateway verify: ${report.breaches.length} invariant breach(es) in ${redactUrl(database_url)}\n`);
+    process.exit(1);
+  }
+}
+
+async function migrate(from_data_dir: string | undefined, database_url: string | undefined): Promise<void> {
+  if (!from_data_dir || !database_url) fail(`migrate needs --from-data-dir D and --database-url URL (or AIHUB_DATABASE_URL)\n${USAGE}`, 2);
+  let report;
+  try {
+    report = await migrateDataDir(from_data_dir, database_url);
+  } catch (error) {
+    fail(`migrate ${from_data_dir} to ${redactUrl(database_url)}: ${(error as Error).message}`, 1);
+  }
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  if (!report.ok) {
+    process.stderr.write(`aihub-gateway migrate: the two sides differ: ${report.differences.join('; ')}\n`);
     process.exit(1);
   }
 }
@@ -221,6 +258,16 @@ async function openSecrets(store: Store, data_dir: string, logger: Logger): Prom
 
 async function openStore(config: Config, warn: (message: string) => void): Promise<Store> {
   try {
+    if (config.database_url) {
+      return await openPgStore(config.database_url, {
+        replica_dir: replicaDir(config.data_dir),
+        lock_dir: config.data_dir,
+        checkpoint_every_records: config.store.checkpoint_every_records,
+        checkpoint_interval_ms: config.store.checkpoint_interval_ms,
+        segment_bytes: config.store.segment_bytes,
+        warn,
+      });
+    }
     return await Store.open(config.data_dir, {
       checkpoint_every_records: config.store.checkpoint_every_records,
       checkpoint_interval_ms: config.store.checkpoint_interval_ms,
@@ -231,6 +278,7 @@ async function openStore(config: Config, warn: (message: string) => void): Promi
     const name = (error as Error).name;
     if (name === 'LockedError' || name === 'CorruptStoreError') fail((error as Error).message, 1);
     if (name === 'DataDirModeError') fail((error as Error).message, 2);
+    if (config.database_url) fail(`cannot open the database ${redactUrl(config.database_url)}: ${(error as Error).message}`, 1);
     throw error;
   }
 }

@@ -1,4 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { NextFunction, Request, Response } from 'express';
+import type { Store } from '../store/store.js';
 import type { Account, ApiKey, State } from '../store/state.js';
 import { table } from '../store/state.js';
 import { ApiError } from '../http/errors.js';
@@ -31,6 +33,25 @@ export function findApiKey(state: State, raw_key: string): KeyLookup {
   if (!account) return { ok: false, reason: 'unknown' };
   if (account.status !== 'active') return { ok: false, reason: 'account_disabled' };
   return { ok: true, account, key };
+}
+
+/**
+ * A key this replica does not know (yet). With the PostgreSQL store another gateway may have
+ * created it a moment ago: the caller catches up with the shared log once before refusing it.
+ */
+export function isUnknownKey(state: State, headers: IncomingHttpHeaders): boolean {
+  const raw = extractApiKey(headers);
+  if (!raw) return false;
+  const found = findApiKey(state, raw);
+  return !found.ok && found.reason === 'unknown';
+}
+
+/** Express: a request whose key this replica does not know yet waits for the shared log first (PostgreSQL store only). */
+export function catchUpForUnknownKey(store: Store) {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    if (!store.isShared() || !isUnknownKey(store.state, req.headers)) return next();
+    store.readDurable().then(() => next(), next);
+  };
 }
 
 /** Authenticates a request by API key or throws the 401/403 ApiError for its surface. */

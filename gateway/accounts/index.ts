@@ -4,6 +4,7 @@ import type { RequestHandler, Router } from 'express';
 import type { RoomDeps } from '../deps.js';
 import type { RouteDoc } from '../http/openapi.js';
 import { adminAuth, adminRouter, type FailureLock } from './admin-routes.js';
+import { catchUpForUnknownKey } from './auth.js';
 import { accountRouteDocs } from './openapi.js';
 
 export interface Accounts {
@@ -14,6 +15,11 @@ export interface Accounts {
   auth(lock: FailureLock): RequestHandler;
   /** The JSON admin API, mounted at /admin. */
   admin: Router;
+  /**
+   * Mounted before /api: with the PostgreSQL store, a key another gateway created a moment
+   * ago is looked for in the shared log once before the request is refused (a no-op otherwise).
+   */
+  knownKeys: RequestHandler;
   docs: RouteDoc[];
 }
 
@@ -23,6 +29,7 @@ export function createAccounts(deps: RoomDeps): Accounts {
   return {
     auth: (lock) => adminAuth(deps.admin_token_hash, lock, () => deps.clock.now().getTime()),
     admin: adminRouter(deps),
+    knownKeys: catchUpForUnknownKey(deps.store),
     docs: accountRouteDocs,
   };
 }

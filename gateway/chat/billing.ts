@@ -5,6 +5,7 @@
 // cut off between its durable commit and its answer is billed and never answered.
 import { availableMicros, balanceMicros, debitWallet, InsufficientBalanceError, recordReceivable, reserveMicros, type VolatileReservation } from '../ledger/ledger.js';
 import type { Store, Tx } from '../store/store.js';
+import type { SharedReservations } from './reservations.js';
 import { table, type State } from '../store/state.js';
 import { targetPrice, type TierConfig } from './config.js';
 import { costMicros } from './pricing.js';
@@ -59,6 +60,18 @@ export function reserve(
   input: { account_id: string; key_id: string; tier: TierConfig; request_id: string; worst_case_micros: number; free_tokens: number },
 ): Reservation {
   const money = reserveMicros(store.state, input.account_id, input.worst_case_micros);
+  return reservationOf(input, money);
+}
+
+/** The same, across gateways (PostgreSQL store): the worst case is a row every gateway sees (chat/reservations.ts). */
+export async function reserveShared(
+  shared: SharedReservations,
+  input: { account_id: string; key_id: string; tier: TierConfig; request_id: string; worst_case_micros: number; free_tokens: number },
+): Promise<Reservation> {
+  return reservationOf(input, await shared.reserve(input.account_id, input.request_id, input.worst_case_micros));
+}
+
+function reservationOf(input: { account_id: string; key_id: string; tier: TierConfig; request_id: string; free_tokens: number }, money: VolatileReservation): Reservation {
   return { account_id: input.account_id, key_id: input.key_id, tier: input.tier, request_id: input.request_id, free_tokens: input.free_tokens, money };
 }
 
@@ -88,8 +101,9 @@ function settleTx(tx: Tx, r: Reservation, usage: ActualUsage, now_ms: number): S
   // An answer is billed at the price of the target that gave it; a failure before any target answered, at the first one's.
   const price = targetPrice(r.tier, usage.target ?? r.tier.targets[0]!);
   const cost_micros = costMicros(price, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens ?? 0);
-  const reserved_micros = r.money.amount_micros;
-  r.money.release();
+  // A shared reservation leaves in this commit (0 if its lease lapsed and it was released meanwhile).
+  const reserved_micros = r.money.releaseIn ? r.money.releaseIn(tx) : r.money.amount_micros;
+  if (!r.money.releaseIn) r.money.release();
   const memo = `chat ${r.tier.id} ${usage.prompt_tokens}+${usage.completion_tokens} tokens`;
   // What was reserved is covered. Beyond it (an upstream that counted more than the worst
   // case) the wallet pays what it has, never going below zero, and the rest is recorded as

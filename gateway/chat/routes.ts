@@ -8,9 +8,12 @@ import type { RouteDoc } from '../http/openapi.js';
 import { chatRouteDocs } from './openapi.js';
 import type { RoomDeps } from '../deps.js';
 import { RateLimiter } from '../kernel/rate-limit.js';
-import { authenticate } from '../accounts/auth.js';
+import { authenticate, isUnknownKey } from '../accounts/auth.js';
 import { assertAddressAllowed, clientAddressOf, isAllowed, plainAddress, type TrustProxy } from '../accounts/ip-whitelist.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError, storeUnavailable } from '../http/errors.js';
+import { StoreUnavailableError } from '../kernel/errors.js';
+import { DEFAULT_LEASE_MS, SharedReservations } from './reservations.js';
+import { gatewayId } from '../http/metrics.js';
 import { assertJsonDepth } from '../http/json-depth.js';
 import { pathOf, sendJson, type Locals } from '../http/lean.js';
 import { balanceMicros, owedMicros } from '../ledger/ledger.js';
@@ -23,6 +26,7 @@ import {
   freeTokensUsed,
   InsufficientBalanceError,
   reserve,
+  reserveShared,
   secondsToNextUtcDay,
   settle,
   utcDay,
@@ -83,6 +87,8 @@ export class ChatService {
   private readonly own_llm: Llm | null;
   private readonly currency: string;
   private in_flight = 0;
+  /** With the PostgreSQL store: reservations every gateway sees (null: volatile, this process only). */
+  private readonly shared_reservations: SharedReservations | null;
   private readonly client_address: (req: IncomingMessage) => string | undefined;
 
   constructor(
@@ -100,10 +106,13 @@ export class ChatService {
     this.currency = deps.config.currency;
     const trust = options.trust_proxy;
     this.client_address = trust ? (req) => clientAddressOf(req, trust) : (req) => plainAddress(req.socket.remoteAddress);
+    this.shared_reservations = deps.store.isShared() ? new SharedReservations(deps.store, gatewayId(options.env ?? process.env), leaseMs(options.env ?? process.env)) : null;
+    this.shared_reservations?.start();
   }
 
   /** Closes the engines this service built itself; engines handed in are their builder's to close. */
   async close(): Promise<void> {
+    this.shared_reservations?.stop();
     await this.own_llm?.close();
   }
 
@@ -113,6 +122,12 @@ export class ChatService {
 
   /** Routes one /v1 request; an unknown path or method is a 404 in OpenAI's shape. */
   handle(req: Req, res: Res, locals: Locals): Promise<void> | void {
+    // PostgreSQL store: a key another gateway created a moment ago is looked for in the shared log once.
+    if (this.deps.store.isShared() && isUnknownKey(this.deps.store.state, req.headers)) return this.deps.store.readDurable().then(() => this.route(req, res, locals));
+    return this.route(req, res, locals);
+  }
+
+  private route(req: Req, res: Res, locals: Locals): Promise<void> | void {
     const path = pathOf(req.url);
     if (req.method === 'POST') {
       const protocol = PROTOCOLS.get(path);
@@ -177,7 +192,7 @@ export class ChatService {
     if (requested !== null && requested > tier.max_output_tokens) {
       throw new ApiError(400, 'invalid_value', `${cap_field} is too large: ${requested}; ${tier.id} generates at most ${tier.max_output_tokens} tokens`, cap_field, 'invalid_request_error');
     }
-    const { reservation, free_tokens, max_output_tokens } = this.hold(account.id, key.id, tier, request_id, prompt_tokens_estimate, Math.min(requested ?? tier.max_output_tokens, room), cap_field, body.choices);
+    const { reservation, free_tokens, max_output_tokens } = await this.hold(account.id, key.id, tier, request_id, prompt_tokens_estimate, Math.min(requested ?? tier.max_output_tokens, room), cap_field, body.choices);
 
     const { signal, end } = this.begin(res, account.id, reservation, free_tokens);
     const engine_request: EngineRequest = { params: body.params, messages: body.messages, max_output_tokens, prompt_tokens_estimate, signal };
@@ -226,14 +241,15 @@ export class ChatService {
    * Reserves the worst case of a request (prompt plus at most `max_output_tokens`), within
    * the free tier's daily allowance; throws the 429 or 402 the client should see.
    */
-  private hold(account_id: string, key_id: string, tier: TierConfig, request_id: string, prompt_tokens_estimate: number, max_output: number, cap_field: string, choices = 1) {
+  private async hold(account_id: string, key_id: string, tier: TierConfig, request_id: string, prompt_tokens_estimate: number, max_output: number, cap_field: string, choices = 1) {
     let max_output_tokens = max_output;
     let free_tokens = 0;
     if (tier.daily_token_allowance !== null) ({ max_output_tokens, free_tokens } = this.freeAllowance(tier, account_id, prompt_tokens_estimate, max_output_tokens, choices));
     // Each of the n choices may use the whole output limit, at the price of the dearest target.
     const worst_case_micros = worstCaseMicros(tier, prompt_tokens_estimate, max_output_tokens * choices);
     try {
-      const reservation = reserve(this.deps.store, { account_id, key_id, tier, request_id, worst_case_micros, free_tokens });
+      const input = { account_id, key_id, tier, request_id, worst_case_micros, free_tokens };
+      const reservation = this.shared_reservations ? await reserveShared(this.shared_reservations, input) : reserve(this.deps.store, input);
       return { reservation, free_tokens, max_output_tokens };
     } catch (error) {
       if (error instanceof InsufficientBalanceError) {
@@ -252,7 +268,7 @@ export class ChatService {
     this.takeRate(key.id);
     const body = parseEmbeddings(await readJson(req, this.config.body_limit_bytes));
     const tier = this.admit(body.model);
-    const { reservation, free_tokens } = this.hold(account.id, key.id, tier, request_id, body.prompt_tokens_estimate, 0, 'input');
+    const { reservation, free_tokens } = await this.hold(account.id, key.id, tier, request_id, body.prompt_tokens_estimate, 0, 'input');
     const { signal, end } = this.begin(res, account.id, reservation, free_tokens);
     const call: Settling = { reservation, tier, request_id, started_ms, protocol: 'embeddings' };
     try {
@@ -695,6 +711,7 @@ function toApiError(error: unknown): ApiError {
     if (error.kind === 'timeout') return new ApiError(504, 'upstream_timeout', error.message, null, 'api_error');
     return new ApiError(502, 'upstream_error', error.message, null, 'api_error');
   }
+  if (error instanceof StoreUnavailableError) return storeUnavailable(error);
   return error instanceof ApiError ? error : new ApiError(500, 'internal_error', 'internal error; the request id identifies it in the gateway log', null, 'api_error');
 }
 
@@ -763,4 +780,10 @@ function parseJsonBody(text: string): unknown {
 
 function tooLarge(limit_bytes: number): ApiError {
   return new ApiError(413, 'request_too_large', `the request body is larger than the limit of ${limit_bytes} bytes`, null, 'invalid_request_error', { connection: 'close' });
+}
+
+/** AIHUB_RESERVATION_LEASE_MS: how long a shared chat reservation outlives a gateway that stopped renewing it. */
+function leaseMs(env: NodeJS.ProcessEnv): number {
+  const value = Number(env.AIHUB_RESERVATION_LEASE_MS);
+  return Number.isSafeInteger(value) && value >= 100 && value <= 3_600_000 ? value : DEFAULT_LEASE_MS;
 }

@@ -2,7 +2,7 @@
 // {error:{message,type,param,code}}; `/api` in the payments shape {status:false,message,error:{code,field}}.
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
-import { ServiceError, type ServiceErrorKind } from '../kernel/errors.js';
+import { ServiceError, StoreUnavailableError, type ServiceErrorKind } from '../kernel/errors.js';
 
 export class ApiError extends Error {
   constructor(
@@ -132,8 +132,14 @@ function fromBodyParser(error: { type?: string; status?: number; limit?: number 
   }
 }
 
+/** The store's database is down: 503 store_unavailable with Retry-After, in every surface's shape. */
+export function storeUnavailable(error: StoreUnavailableError): ApiError {
+  return new ApiError(503, 'store_unavailable', 'the store is unavailable for a moment; nothing was changed, retry shortly', null, 'api_error', { 'retry-after': String(error.retry_after_s) });
+}
+
 /** The ApiError a known error stands for (ours, zod's, body-parser's), or null for an unexpected one. */
 export function knownError(thrown: unknown): ApiError | null {
+  if (thrown instanceof StoreUnavailableError) return storeUnavailable(thrown);
   const error = fromService(thrown);
   if (error instanceof ApiError) return error;
   if (error instanceof z.ZodError) return fromZod(error);

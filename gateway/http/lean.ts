@@ -6,7 +6,8 @@
 import { newId } from '../util/ids.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
-import { ApiError, errorBody } from './errors.js';
+import { ApiError, errorBody, storeUnavailable } from './errors.js';
+import { StoreUnavailableError } from '../kernel/errors.js';
 import { assertWellFormedPath } from './path.js';
 import type { Metrics } from './metrics.js';
 import { guarded } from '../util/guard.js';
@@ -63,6 +64,7 @@ export function runLean(
   const fail = (error: unknown) => {
     let api: ApiError;
     if (error instanceof ApiError) api = error;
+    else if (error instanceof StoreUnavailableError) api = storeUnavailable(error);
     else {
       context.logger.error({ msg: 'unexpected error', request_id: locals.request_id, route: locals.route, err: error });
       api = new ApiError(500, 'internal_error', 'internal error; the request id identifies it in the gateway log', null, 'api_error');

@@ -1,6 +1,7 @@
 // Prometheus metrics (prom-client, the standard Node client) at GET /metrics.
 import type { NextFunction, Request, Response } from 'express';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { hostname } from 'node:os';
 import { guarded } from '../util/guard.js';
 
 const ignore = () => undefined;
@@ -21,8 +22,11 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor() {
+  constructor(readonly gateway_id: string = gatewayId()) {
     collectDefaultMetrics({ register: this.registry, prefix: 'aihub_' });
+    // Several gateways on one database: every series is told apart by this label (scrapes
+    // of each gateway add up without colliding; AIHUB_GATEWAY_ID names it).
+    new Gauge({ name: 'aihub_gateway_info', help: 'This gateway (AIHUB_GATEWAY_ID, default hostname:pid)', labelNames: ['gateway'] as const, registers: [this.registry] }).set({ gateway: gateway_id }, 1);
   }
 
   observe(surface: string, status: number, seconds: number): void {
@@ -43,4 +47,9 @@ export class Metrics {
 function surfaceOf(path: string): string {
   const first = path.split('/')[1] ?? '';
   return ['v1', 'api', 'admin', 'healthz', 'metrics'].includes(first) ? first : 'web';
+}
+
+/** The gateway's id in metrics and health: AIHUB_GATEWAY_ID, else hostname:pid. */
+export function gatewayId(env: NodeJS.ProcessEnv = process.env): string {
+  return env.AIHUB_GATEWAY_ID?.trim() || `${hostname()}:${process.pid}`;
 }

@@ -16,3 +16,15 @@ export class ServiceError extends Error {
     this.name = 'ServiceError';
   }
 }
+
+/**
+ * The store cannot reach its database (PostgreSQL store), or a commit's outcome is unknown:
+ * nothing was acknowledged, retry later. Every surface answers it 503 store_unavailable
+ * with Retry-After (http/errors.ts).
+ */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+  readonly code = 'store_unavailable';
+  /** Seconds a client should wait before retrying. */
+  readonly retry_after_s = 1;
+}

@@ -8,7 +8,28 @@
 // Every posting's entries sum to zero, so the sum of all ledger accounts is always zero.
 import { newId } from '../util/ids.js';
 import type { Tx } from '../store/store.js';
-import type { Hold, Posting, State } from '../store/state.js';
+import { rowOf, type Hold, type Posting, type State } from '../store/state.js';
+
+/**
+ * Chat reservations shared by every gateway on one database (PostgreSQL store): a row per
+ * request in flight, owned by a gateway that renews its lease, and per account the sum of
+ * them, so that every gateway's spenders see what every other one has set aside.
+ */
+export interface SharedReservation {
+  id: string;
+  account_id: string;
+  amount_micros: number;
+  gateway: string;
+  lease_until_ms: number;
+}
+
+declare module '../store/state.js' {
+  interface Tables {
+    chat_reservations: Record<string, SharedReservation>;
+    /** account id → the sum of its shared reservations' amounts. */
+    chat_reserved: Record<string, number>;
+  }
+}
 
 export const walletAccount = (account_id: string) => `wallet:${account_id}`;
 export const holdAccount = (account_id: string) => `hold:${account_id}`;
@@ -79,7 +100,8 @@ function reservedOf(state: State): Map<string, number> {
 }
 
 export function reservedMicros(state: State, account_id: string): number {
-  return reservations.get(state)?.get(account_id) ?? 0;
+  const shared = state.tables.chat_reserved ? (rowOf(state.tables.chat_reserved, account_id) ?? 0) : 0;
+  return (reservations.get(state)?.get(account_id) ?? 0) + shared;
 }
 
 /** What the account may spend now: its wallet minus its volatile reservations. */
@@ -92,6 +114,8 @@ export interface VolatileReservation {
   readonly amount_micros: number;
   /** Gives the money back to the available balance; only the first call counts. */
   release(): void;
+  /** Releases it inside a transaction (a shared reservation: its row goes with the settlement); returns what was still reserved. */
+  releaseIn?(tx: Tx): number;
 }
 
 /** Sets `amount_micros` aside in memory, or throws InsufficientBalanceError. Synchronous: no other spender runs in between. */

@@ -70,6 +70,8 @@ export class PaymentEngine {
   /** Pending from before this start: checked soon after a restart, whatever their schedule said. */
   private readonly from_before_start = new Set<string>();
   private readonly restart_check_ms: number;
+  /** Pending transactions another gateway created (shared store), with when this one learned of them. */
+  private readonly learned = new Map<string, number>();
 
   constructor(
     private readonly deps: {
@@ -90,11 +92,28 @@ export class PaymentEngine {
       if (txn.status === 'pending') {
         this.pending.add(txn.id);
         this.from_before_start.add(txn.id);
+        // Shared store: another gateway may be submitting it right now (see reconcileDue).
+        if (deps.store.isShared()) this.learned.set(txn.id, now_ms);
       }
       const at_ms = Date.parse(txn.created_at);
       if (now_ms - at_ms < deps.config.duplicate_window_ms) this.noteRecent(txn, at_ms);
     }
     this.restart_check_ms = now_ms + deps.config.reconcile.first_check_ms;
+  }
+
+  /**
+   * A transaction another gateway committed (PostgreSQL store): its twin is refused within
+   * the duplicate window here too, and, once pending, it is this gateway's to reconcile if
+   * this one runs the background work.
+   */
+  noteShared(txn: PaymentTxn): void {
+    const now_ms = this.deps.clock.now().getTime();
+    const at_ms = Date.parse(txn.created_at);
+    if (now_ms - at_ms < this.deps.config.duplicate_window_ms) this.noteRecent(txn, at_ms);
+    if (txn.status === 'pending' && !this.pending.has(txn.id)) {
+      this.pending.add(txn.id);
+      this.learned.set(txn.id, now_ms);
+    }
   }
 
   get pending_count(): number {
@@ -347,9 +366,15 @@ export class PaymentEngine {
       const txn = this.deps.store.get('payment_txns', txn_id);
       if (txn?.status !== 'pending') {
         this.pending.delete(txn_id);
+        this.learned.delete(txn_id);
         continue;
       }
       if (txn.checks.stalled) continue;
+      // Another gateway's transaction with no check scheduled is still being submitted there:
+      // it is taken over only once that submission has had every provider's timeout (its
+      // gateway died), never while a provider may still be answering it.
+      const learned_ms = this.learned.get(txn_id);
+      if (learned_ms !== undefined && txn.checks.next_at === null && now_ms < learned_ms + this.takeoverMs(txn)) continue;
       let due_ms = txn.checks.next_at === null ? 0 : Date.parse(txn.checks.next_at);
       if (this.from_before_start.has(txn_id)) due_ms = Math.min(due_ms, this.restart_check_ms);
       if (due_ms > now_ms) continue;
@@ -364,6 +389,10 @@ export class PaymentEngine {
         }),
       );
     }
+  }
+
+  private takeoverMs(txn: PaymentTxn): number {
+    return this.deps.config.reconcile.first_check_ms + this.deps.providers[txn.service].reduce((sum, provider) => sum + provider.timeout_ms, 0);
   }
 
   /** Asks the provider that has (or may have) the transaction, and acts only on its answer. */

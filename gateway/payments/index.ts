@@ -83,6 +83,14 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
       },
     },
   });
+  // Several gateways on one database: what the others commit reaches this one's memory.
+  store.onSharedRecord((record) => {
+    for (const op of record.ops) {
+      if (op.o !== 'set') continue;
+      if (op.t === 'webhook_deliveries') webhooks.notify(op.id);
+      else if (op.t === 'payment_txns') engine.noteShared(op.v as PaymentTxn);
+    }
+  });
   const pruner = prunerOf(deps, engine);
   const ctx: PaymentsContext = { ...deps, settings: payments, engine, webhooks, providers, sms, onStop: (fn) => stopping.push(fn) };
   const reports = reportsRouter(ctx);
@@ -148,7 +156,8 @@ function background(ctx: PaymentsContext, pruner: Pruner, stopping: Array<() => 
       return {};
     });
   const tick = () => {
-    if (stopped) return;
+    // Several gateways on one database: one of them (the store's leader) does this work.
+    if (stopped || !ctx.store.isLeader()) return;
     try {
       engine.reconcileDue();
       webhooks.deliverDue();
@@ -162,7 +171,7 @@ function background(ctx: PaymentsContext, pruner: Pruner, stopping: Array<() => 
       if (timer || stopped) return;
       timer = setInterval(tick, settings.tick_ms);
       timer.unref();
-      prune_timer = setInterval(() => void prune(), settings.prune.interval_ms);
+      prune_timer = setInterval(() => void (ctx.store.isLeader() ? prune() : null), settings.prune.interval_ms);
       prune_timer.unref();
       tick();
     },

@@ -151,6 +151,12 @@ export interface JournalWriterOptions {
   onPlaced?: (first_seq: number, places: RecordPlace[]) => void;
   /** A failed write or fsync leaves memory ahead of disk; the store must stop. */
   onFatal: (error: Error) => void;
+  /**
+   * false: a group counts as done once written, without fdatasync. Only for a journal that
+   * is not the record of anything: a PostgreSQL replica's, rebuilt from the database at
+   * every start (default true).
+   */
+  sync?: boolean;
 }
 
 export class JournalWriter {
@@ -235,7 +241,9 @@ export class JournalWriter {
           // and being woken after costs more than the wait (docs/ARCHITECTURE.md#the-store has
           // the figures), and there is no one to let run meanwhile. Under load the groups
           // grow, and the fdatasync goes to the thread pool while the event loop works.
-          if (lines.length === 1 && this.quiet) fdatasyncSync(fd);
+          if (this.options.sync === false) {
+            // a replica's journal: written is enough (see JournalWriterOptions.sync)
+          } else if (lines.length === 1 && this.quiet) fdatasyncSync(fd);
           else await new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
         } catch (error) {
           this.failed = error as Error;

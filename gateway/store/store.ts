@@ -42,6 +42,8 @@ export interface StoreOptions {
   onFatal?: (error: Error) => void;
   /** A checkpoint is written in parts of about this many characters, the event loop running between parts. */
   checkpoint_part_chars?: number;
+  /** false: the journal is not fsynced (a PostgreSQL replica's, rebuilt from the database at every start). */
+  journal_sync?: boolean;
 }
 
 /** What a transaction function sees: the state to read, and the only ways to change it. */
@@ -221,6 +223,33 @@ class Transaction implements Tx {
   rollback(): void {
     for (let i = this.undos.length - 1; i >= 0; i--) this.undos[i]!();
   }
+  /** Applies an op another gateway committed (a replica catching up with the shared log). */
+  replay(op: Op): void {
+    this.apply(op);
+  }
+}
+
+/**
+ * The shared log a replica store commits through (PostgreSQL: gateway/store/pg.ts). With one,
+ * `transact` runs its function inside the log's commit (after the replica caught up with
+ * what other gateways wrote) and `readDurable` catches up with the log.
+ */
+export interface SharedLog {
+  enqueue<T>(fn: (tx: Tx) => T): Promise<T>;
+  sync(): Promise<void>;
+  /** This gateway holds the lock of the background work that runs once. */
+  readonly leader: boolean;
+  close(): Promise<void>;
+}
+
+/** A transaction run against the replica, not yet committed: `commit` or `undo` it. */
+export interface Staged<T> {
+  result: T;
+  /** null: the function changed nothing. */
+  record: JournalRecord | null;
+  line: string;
+  archived: Map<string, unknown>;
+  undo: () => void;
 }
 
 /** The checkpoint (JSON lines, read as a stream). */
@@ -314,6 +343,10 @@ export class Store {
   private readonly orders = new Map<TableName, RowOrder>();
   private readonly trackers: RowTrackers = { indexes: this.indexes, orders: this.orders };
   private in_transaction = false;
+  /** Set when this store is a replica of a shared log (PostgreSQL): commits go through it. */
+  private shared: SharedLog | null = null;
+  /** Told about every record another gateway committed, once applied here. */
+  private readonly shared_listeners: Array<(record: JournalRecord) => void> = [];
   /** History reads through the indexes (the interface a second backend implements too). */
   readonly reads: StoreReads = new JsonFileReads(this);
   /** Records appended, waiting for their place in the journal to be indexed. */
@@ -350,6 +383,7 @@ export class Store {
       let store: Store | null = null;
       const journal = await JournalWriter.open(join(data_dir, JOURNAL_DIR), state.seq, {
         segment_bytes: options.segment_bytes ?? 64 * 1024 * 1024,
+        ...(options.journal_sync === false ? { sync: false } : {}),
         onDurable: () => store?.maybeCheckpoint(),
         onPlaced: (first_seq, places) => store?.placed(first_seq, places),
         onFatal: (error) => {
@@ -403,6 +437,24 @@ export class Store {
    */
   transact<T>(fn: (tx: Tx) => T): Promise<T> {
     if (this.closed) return Promise.reject(new StoreClosedError());
+    if (this.shared) return this.shared.enqueue(fn);
+    let staged: Staged<T>;
+    try {
+      staged = this.stage(fn);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (!staged.record) return this.journal.waitDurable(this.state.seq).then(() => staged.result);
+    return this.publish(staged).then(() => staged.result);
+  }
+
+  /**
+   * Runs `fn` against the state as one transaction and gives it the next sequence number,
+   * without writing it anywhere: the caller publishes it (`publish`) or undoes it (`undo`,
+   * in reverse order of staging). Throws, with every change undone, when `fn` throws.
+   * @internal
+   */
+  stage<T>(fn: (tx: Tx) => T): Staged<T> {
     const tx = new Transaction(this.state, this.options.now(), this.trackers, this.lookup);
     let result: T;
     this.in_transaction = true;
@@ -410,11 +462,11 @@ export class Store {
       result = fn(tx);
     } catch (error) {
       tx.rollback();
-      return Promise.reject(error);
+      throw error;
     } finally {
       this.in_transaction = false;
     }
-    if (tx.ops.length === 0) return this.journal.waitDurable(this.state.seq).then(() => result);
+    if (tx.ops.length === 0) return { result, record: null, line: '', archived: tx.archived, undo: () => {} };
     const seq = this.state.seq + 1;
     const record: JournalRecord = { s: seq, t: tx.now.toISOString(), ops: tx.ops };
     let line: string;
@@ -423,13 +475,81 @@ export class Store {
     } catch (error) {
       // A value that cannot be written (nested too deep for JSON.stringify): nothing happened.
       tx.rollback();
-      return Promise.reject(error);
+      throw error;
     }
     this.state.seq = seq;
+    return {
+      result,
+      record,
+      line,
+      archived: tx.archived,
+      undo: () => {
+        tx.rollback();
+        this.state.seq = seq - 1;
+      },
+    };
+  }
+
+  /** Appends a staged record to the journal (and its history to the indexes once placed). @internal */
+  publish(staged: Pick<Staged<unknown>, 'record' | 'line' | 'archived'>): Promise<void> {
+    const record = staged.record!;
     this.awaiting_place.push(record);
-    for (const [key, row] of tx.archived) this.recently_archived.set(key, { row, seq });
-    this.journal_chars_since += line.length;
-    return this.journal.append(line, seq).then(() => result);
+    for (const [key, row] of staged.archived) this.recently_archived.set(key, { row, seq: record.s });
+    this.journal_chars_since += staged.line.length;
+    return this.journal.append(staged.line, record.s);
+  }
+
+  /**
+   * Applies a record another gateway committed to the shared log (its ops passed every check
+   * there) and appends it to this replica's journal. @internal
+   */
+  applyShared(record: JournalRecord): Promise<void> {
+    if (record.s !== this.state.seq + 1) throw new Error(`invariant: replica at record ${this.state.seq} was given record ${record.s}`);
+    const tx = new Transaction(this.state, new Date(record.t), this.trackers, this.lookup);
+    for (const op of record.ops) tx.replay(op);
+    this.state.seq = record.s;
+    for (const listener of this.shared_listeners) {
+      try {
+        listener(record);
+      } catch (error) {
+        // A room's bookkeeping failing must not leave the replica between records.
+        this.options.warn?.(`a listener of shared records failed on record ${record.s}: ${(error as Error).message}`);
+      }
+    }
+    return this.publish({ record, line: `${JSON.stringify(record)}\n`, archived: tx.archived });
+  }
+
+  /** Whether commits go through a shared log (several gateways on one database). */
+  isShared(): boolean {
+    return this.shared !== null;
+  }
+
+  /**
+   * Whether this process should run the background work that must run once (reconciliation,
+   * webhook deliveries, pruning): always with the JSON-file store; with a shared log, only
+   * the gateway holding the database's advisory lock for it (taken over when it dies).
+   */
+  isLeader(): boolean {
+    return this.shared === null || this.shared.leader;
+  }
+
+  /**
+   * Calls `listener` with every record another gateway committed, right after the replica
+   * applied it (and before any queued transaction of this gateway runs on top of it): what a
+   * room keeps in memory beside the state (a duplicate window, pending work) follows it.
+   */
+  onSharedRecord(listener: (record: JournalRecord) => void): void {
+    this.shared_listeners.push(listener);
+  }
+
+  /** Makes this store a replica of `log`: from now on commits and durable reads go through it. @internal */
+  attachShared(log: SharedLog): void {
+    this.shared = log;
+  }
+
+  /** The replica's commits waiting for its local journal (shared-log mode: not what acknowledges). @internal */
+  localDurable(): Promise<void> {
+    return this.journal.waitDurable(this.state.seq);
   }
 
   /**
@@ -438,6 +558,7 @@ export class Store {
    */
   readDurable(): Promise<void> {
     if (this.closed) return Promise.reject(new StoreClosedError());
+    if (this.shared) return this.shared.sync();
     return this.journal.waitDurable(this.state.seq);
   }
 
@@ -587,6 +708,7 @@ export class Store {
     const was_closed = this.closed;
     this.closed = true;
     try {
+      if (this.shared) await this.shared.close();
       await this.journal.close();
       if (this.checkpointing) await this.checkpointing;
       if (!was_closed && this.state.seq !== this.checkpoint_seq) await this.checkpoint();
@@ -604,6 +726,8 @@ export class StoreClosedError extends Error {
     super('the store is closed');
   }
 }
+
+export { StoreUnavailableError } from '../kernel/errors.js';
 
 function defaultFatal(error: Error): never {
   process.stderr.write(`AIHub gateway: the store could not write to disk (${error.message}); stopping so that nothing unacknowledged is served\n`);

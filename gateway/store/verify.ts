@@ -16,7 +16,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-file.js';
 import { listSegments, readJournalPlaced } from './journal.js';
-import { applyOp, emptyState, isCustomerLedgerAccount, table, type JournalRecord, type State } from './state.js';
+import { applyOp, emptyState, isCustomerLedgerAccount, table, type JournalRecord, type Posting, type State } from './state.js';
 import { JOURNAL_DIR, loadState } from './store.js';
 
 export interface VerifyReport {
@@ -118,7 +118,7 @@ export async function verifyDataDir(data_dir: string, options: { full?: boolean 
   if (records === 0) replayed.seq = from_seq;
 
   // 4. The invariants, on the state the gateway would serve.
-  checkInvariants(loaded, replayed, hold_steps, breach);
+  checkBooks(loaded, replayed, hold_steps, breach);
   const open_holds = table(loaded, 'holds');
 
   // 5. A clean run moves the verified point to the end of the last sealed segment it replayed.
@@ -138,8 +138,13 @@ export async function verifyDataDir(data_dir: string, options: { full?: boolean 
   };
 }
 
-/** The ledger sums to zero, no customer is below zero, the loaded state equals the replay, and holds agree. */
-function checkInvariants(loaded: State, replayed: State, hold_steps: ReadonlyMap<string, 'open' | 'resolved'>, breach: (message: string) => void): void {
+/**
+ * The money invariants of a loaded state against an independent replay of its postings:
+ * integer amounts summing to zero, no customer account below zero, every balance what its
+ * postings add up to, the open holds those the hold postings left open. Shared by the
+ * JSON-file verify and the PostgreSQL one (pg-tools.ts).
+ */
+export function checkBooks(loaded: State, replayed: State, hold_steps: ReadonlyMap<string, 'open' | 'resolved'>, breach: (message: string) => void): void {
   let sum = 0;
   for (const [ledger_account, balance] of Object.entries(loaded.balances)) {
     if (!Number.isSafeInteger(balance)) breach(`${ledger_account} holds a non-integer amount ${balance}`);
@@ -197,18 +202,7 @@ function replayPostings(record: JournalRecord, replayed: State, hold_steps: Map<
     // Only the ledger matters to this replay: rows are the checkpoint's business.
     if (op.o !== 'post') continue;
     postings++;
-    const hold = op.p.hold;
-    if (hold) {
-      const step = hold_steps.get(hold.id);
-      if (hold.action === 'open') {
-        if (step) breach(`hold ${hold.id} opened twice (record ${record.s})`);
-        hold_steps.set(hold.id, 'open');
-      } else if (step !== 'open') {
-        breach(`hold ${hold.id} ${hold.action}d while ${step ?? 'never opened'} (record ${record.s})`);
-      } else {
-        hold_steps.set(hold.id, 'resolved');
-      }
-    }
+    trackHold(hold_steps, op.p, record.s, breach);
     try {
       applyOp(replayed, op);
     } catch (error) {
@@ -216,4 +210,19 @@ function replayPostings(record: JournalRecord, replayed: State, hold_steps: Map<
     }
   }
   return postings;
+}
+
+/** Follows a posting's hold step (open, then capture or void once), naming any other order. */
+export function trackHold(hold_steps: Map<string, 'open' | 'resolved'>, posting: Posting, seq: number, breach: (message: string) => void): void {
+  const hold = posting.hold;
+  if (!hold) return;
+  const step = hold_steps.get(hold.id);
+  if (hold.action === 'open') {
+    if (step) breach(`hold ${hold.id} opened twice (record ${seq})`);
+    hold_steps.set(hold.id, 'open');
+  } else if (step !== 'open') {
+    breach(`hold ${hold.id} ${hold.action}d while ${step ?? 'never opened'} (record ${seq})`);
+  } else {
+    hold_steps.set(hold.id, 'resolved');
+  }
 }

@@ -192,7 +192,7 @@ export class WebContext {
       } else {
         this.deps.logger.error({ msg: 'dashboard error', request_id: res.locals.request_id, route: req.path, err: error });
       }
-      if (status === 429 && known) for (const [name, value] of Object.entries(known.headers)) res.setHeader(name, value);
+      if ((status === 429 || status === 503) && known) for (const [name, value] of Object.entries(known.headers)) res.setHeader(name, value);
       const back = area === 'admin' ? '/admin/console' : '/';
       const title = status === 403 ? 'Request refused' : status === 404 ? 'Not found' : status === 429 ? 'Too many attempts' : status === 401 ? 'Logged out' : 'Error';
       this.send(res, status, {

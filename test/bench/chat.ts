@@ -12,14 +12,12 @@
 // checkout's node_modules) and measures it in the same run, interleaved with this build in
 // BENCH_ROUNDS parts per row (order A B B A ...): a before/after of a change, side by side
 // under the same drift of a shared machine's load.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, symlinkSync, writeSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
-import autocannon from 'autocannon';
 import { GATEWAY_JS, createFundedAccount, runVerify, type Gateway } from '../gateway/helpers.js';
+import { cpuMs, load, merge, startBenchGateway, startUpstream, writeScriptedConfig, type Run } from './bench-lib.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);
@@ -58,12 +56,6 @@ function turnThree(fields: boolean): Record<string, unknown> {
   };
 }
 
-async function startUpstream(script = '../support/bench-upstream.ts', args: string[] = []): Promise<{ proc: ChildProcess; port: number }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [line] = (await once(createInterface({ input: proc.stdout! }), 'line')) as [string];
-  return { proc, port: (JSON.parse(line) as { port: number }).port };
-}
-
 /** Builds the gateway of `ref` in the bench's temp dir; returns its dist/gateway.js. */
 function buildBaseline(ref: string): string {
   const root = resolve(import.meta.dirname, '../..');
@@ -74,44 +66,6 @@ function buildBaseline(ref: string): string {
   symlinkSync(join(root, 'node_modules'), join(source, 'node_modules'), 'dir');
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: source, stdio: 'inherit' });
   return join(source, 'dist/gateway.js');
-}
-
-async function startGateway(config_file: string, name = 'gateway', gateway_js = GATEWAY_JS): Promise<Gateway> {
-  const data_dir = join(dir, `${name}-data`);
-  const log_file = join(dir, `${name}.log`);
-  const log_fd = openSync(log_file, 'w');
-  // Logs go to a file, as in production, so that reading them costs the load generator nothing.
-  const node_args = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const proc = spawn(process.execPath, [...node_args, gateway_js, '--port', '0', '--host', '127.0.0.1', '--data-dir', data_dir, '--config', config_file], {
-    env: { ...process.env, AIHUB_ADMIN_TOKEN: 'bench-admin-token-that-is-long-enough-0123', AIHUB_LOG_LEVEL: 'info' },
-    stdio: ['ignore', log_fd, log_fd],
-  });
-  closeSync(log_fd);
-  for (let i = 0; i < 200; i++) {
-    const line = readFileSync(log_file, 'utf8')
-      .split('\n')
-      .find((l) => l.includes('"msg":"listening"'));
-    if (line) {
-      const port = (JSON.parse(line) as { port: number }).port;
-      const exited = once(proc, 'exit');
-      return {
-        url: `http://127.0.0.1:${port}`,
-        port,
-        data_dir,
-        admin_token: 'bench-admin-token-that-is-long-enough-0123',
-        proc,
-        output: [],
-        async stop() {
-          proc.kill('SIGTERM');
-          const [code] = (await exited) as [number | null];
-          return code;
-        },
-      };
-    }
-    if (proc.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gateway did not start:\n${readFileSync(log_file, 'utf8')}`);
 }
 
 /** Mean time of one small append + fdatasync on the data dir's disk, in ms: the floor of a durable commit. */
@@ -134,80 +88,16 @@ function fdatasyncMs(file: string, rounds = 400): number {
   }
 }
 
-/** Busy CPU time of the whole machine so far (every core, every process, the kernel's softirqs), in µs; Linux /proc/stat. */
-function machineBusyUs(): number {
-  try {
-    const [user = 0, nice = 0, system = 0, _idle = 0, _iowait = 0, irq = 0, softirq = 0, steal = 0] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
-    return (user + nice + system + irq + softirq + steal) * 10_000;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-/** CPU time (user + system) a process has used so far, in ms; Linux /proc, 10 ms resolution. */
-function cpuMs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-interface Run {
-  rps: number;
-  /** Busy CPU of the whole machine per request during the run, in µs. */
-  machine_us: number;
-  mean_ms: number;
-  p99_ms: number;
-  ok: number;
-  bad: number;
-}
-
-/** Runs of the same load one after the other, as one: request-weighted means, the worst p99. */
-function merge(runs: Run[]): Run {
-  const requests = runs.map((run) => run.ok + run.bad);
-  const total = requests.reduce((sum, n) => sum + n, 0);
-  const weighted = (field: 'machine_us' | 'mean_ms') => runs.reduce((sum, run, i) => sum + run[field] * requests[i]!, 0) / Math.max(1, total);
-  return {
-    rps: runs.reduce((sum, run) => sum + run.rps, 0) / runs.length,
-    machine_us: weighted('machine_us'),
-    mean_ms: weighted('mean_ms'),
-    p99_ms: Math.max(...runs.map((run) => run.p99_ms)),
-    ok: runs.reduce((sum, run) => sum + run.ok, 0),
-    bad: runs.reduce((sum, run) => sum + run.bad, 0),
-  };
-}
-
-async function load(url: string, connections: number, body: string, headers: Record<string, string>, duration_s: number): Promise<Run> {
-  const busy_before_us = machineBusyUs();
-  const result = await autocannon({ url, method: 'POST', connections, duration: duration_s, body, headers: { 'content-type': 'application/json', ...headers } });
-  const machine_us = (machineBusyUs() - busy_before_us) / Math.max(1, result.requests.total);
-  const ok = result['2xx'];
-  const bad = result.non2xx + result.errors + result.timeouts;
-  return { rps: result.requests.total / duration_s, machine_us, mean_ms: result.latency.mean, p99_ms: result.latency.p99, ok, bad };
-}
-
 const upstream = await startUpstream();
 process.on('exit', () => upstream.proc.kill('SIGTERM'));
-const config_file = join(dir, 'config.json');
-writeFileSync(
-  config_file,
-  JSON.stringify({
-    chat: {
-      engines: { scripted: { type: 'openai-compatible', base_url: `http://127.0.0.1:${upstream.port}/v1`, model: 'scripted', timeout_ms: 30_000 } },
-      models: Object.fromEntries(['service-ai-free', 'service-ai-lite', 'service-ai-standard-6', 'service-ai-pro-4', 'service-ai-max'].map((id) => [id, { targets: ['scripted'] }])),
-      rate_limit: { requests_per_minute: 10_000_000 },
-    },
-  }),
-);
+const config_file = writeScriptedConfig(dir, upstream.port);
 const BASELINE = process.env.BENCH_BASELINE;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (BASELINE ? 4 : 1));
 const baseline_label = BASELINE ? `baseline ${BASELINE.slice(0, 12)}` : '';
 /** The gateways measured: this build, and with BENCH_BASELINE the build of that commit. */
 const gateways: Array<{ label: string; gateway: Gateway; key: string; ok: number }> = [];
 for (const [label, gateway_js] of [['this build', GATEWAY_JS], ...(BASELINE ? [[baseline_label, buildBaseline(BASELINE)]] : [])] as Array<[string, string]>) {
-  const gateway = await startGateway(config_file, `gateway${gateways.length}`, gateway_js);
+  const gateway = await startBenchGateway(dir, config_file, { name: `gateway${gateways.length}`, gateway_js });
   const { key } = await createFundedAccount(gateway, CREDIT_UNITS);
   gateways.push({ label, gateway, key, ok: 0 });
 }

@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Store } from '../../gateway/store/store.ts';
-import { FUNDING_TOPUP, creditWallet, debitWallet } from '../../gateway/ledger/ledger.ts';
+import { FUNDING_TOPUP, creditWallet } from '../../gateway/ledger/ledger.ts';
+import { commit, commitThroughput, fund } from './store-load.ts';
 import { fillNow, fillPayments, fillUsage } from '../support/history-fill.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -26,35 +27,16 @@ const HISTORY_ACCOUNTS = Number(process.env.BENCH_HISTORY_ACCOUNTS ?? 100);
 
 async function freshStore(): Promise<{ store: Store; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'aihub-bench-store-'));
-  const store = await Store.open(dir, { checkpoint_every_records: 50_000 });
-  await store.transact((tx) => {
-    for (let i = 0; i < 64; i++) creditWallet(tx, { account_id: `acc${i}`, amount_micros: 1e15, from: FUNDING_TOPUP, memo: 'bench funding' });
-  });
+  const store = await fund(await Store.open(dir, { checkpoint_every_records: 50_000 }));
   return { store, dir };
-}
-
-/** One durable commit: a debit posting, the typical money-moving transaction. */
-function commit(store: Store, writer: number, n: number): Promise<unknown> {
-  return store.transact((tx) => debitWallet(tx, { account_id: `acc${writer % 64}`, amount_micros: 1000 + (n % 100), to: 'revenue:bench', memo: 'bench' }));
 }
 
 async function throughput(writers: number): Promise<{ commits_per_s: number; fsyncs_per_s: number }> {
   const { store, dir } = await freshStore();
-  const groups_before = store.commit_groups;
-  let commits = 0;
-  const deadline = performance.now() + SECONDS * 1000;
-  await Promise.all(
-    Array.from({ length: writers }, async (_, writer) => {
-      while (performance.now() < deadline) {
-        await commit(store, writer, commits);
-        commits++;
-      }
-    }),
-  );
-  const groups = store.commit_groups - groups_before;
+  const result = await commitThroughput(store, writers, SECONDS);
   await store.close();
   rmSync(dir, { recursive: true, force: true });
-  return { commits_per_s: commits / SECONDS, fsyncs_per_s: groups / SECONDS };
+  return result;
 }
 
 /** Adds `records` history records (postings) in large transactions, then measures single commits. */

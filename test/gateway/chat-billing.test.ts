@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { loadState } from '../../gateway/store/store.js';
-import { admin, createFundedAccount, request, runVerify, startGateway, tempDir } from './helpers.js';
+import { admin, createFundedAccount, request, runVerify, startGateway, tempDir, storeDir } from './helpers.js';
 
 type Billed = { x_aihub: { cost: number; balance: number; prompt_tokens: number; completion_tokens: number } };
 const micros = (units: number) => Math.round(units * 1_000_000);
@@ -107,7 +107,7 @@ test('200 concurrent requests against a wallet that affords 20 worst cases never
   }
   const verify = await runVerify(gateway.data_dir);
   assert.equal(verify.code, 0, verify.stdout + verify.stderr);
-  const { state } = await loadState(gateway.data_dir, { repair: false, now: () => new Date() });
+  const { state } = await loadState(storeDir(gateway), { repair: false, now: () => new Date() });
   assert.equal(state.balances[`hold:${account_id}`] ?? 0, 0, 'nothing stays held');
   assert.ok((state.balances[`wallet:${account_id}`] ?? 0) >= 0);
 });

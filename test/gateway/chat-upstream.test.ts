@@ -8,7 +8,7 @@ import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import OpenAI from 'openai';
 import { loadState } from '../../gateway/store/store.js';
 import { refusedPort, ScriptedUpstream } from '../support/scripted-upstream.js';
-import { createFundedAccount, request, runVerify, startGateway, tempDir, type Gateway } from './helpers.js';
+import { createFundedAccount, request, runVerify, startGateway, tempDir, type Gateway, storeDir } from './helpers.js';
 
 let a: ScriptedUpstream;
 let b: ScriptedUpstream;
@@ -65,7 +65,7 @@ after(async () => {
   await Promise.all([a.close(), b.close(), c.close()]);
   const verify = await runVerify(gateway.data_dir);
   assert.equal(verify.code, 0, verify.stdout + verify.stderr);
-  const { state } = await loadState(gateway.data_dir, { repair: false, now: () => new Date() });
+  const { state } = await loadState(storeDir(gateway), { repair: false, now: () => new Date() });
   assert.equal(state.balances[`hold:${account_id}`] ?? 0, 0, 'nothing stays held');
 });
 

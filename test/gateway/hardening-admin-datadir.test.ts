@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { admin, request, runCli, startGateway, tempDir } from './helpers.ts';
+import { admin, request, runCli, startGateway, tempDir, TEST_CLUSTER_URL } from './helpers.ts';
 
 test('finding 6: AIHUB_ADMIN_TOKEN shorter than 32 characters stops the start with exit 2 and says why', async () => {
   for (const token of ['x', 'a'.repeat(31), `${'a'.repeat(20)} ${'b'.repeat(20)}`]) {
@@ -84,7 +84,10 @@ test('finding 7: a fresh data dir is created 0700 and every file the gateway wri
   for (const entry of entries) assert.equal(entry.mode, entry.dir ? 0o700 : 0o600, `${entry.path} is ${entry.mode.toString(8)}`);
 });
 
-test('finding 7: a data dir or a file in it that group or others can read stops the start (exit 2, path and fix named)', async () => {
+// Its files are the JSON-file store's journal and checkpoint, which a gateway on PostgreSQL does not write.
+const json_file_only = TEST_CLUSTER_URL ? 'about the JSON-file store\'s own files; this run keeps the store in PostgreSQL' : false;
+
+test('finding 7: a data dir or a file in it that group or others can read stops the start (exit 2, path and fix named)', { skip: json_file_only }, async () => {
   const open_dir = tempDir();
   chmodSync(open_dir, 0o755);
   const refused = await runCli(['--port', '0', '--data-dir', open_dir]);

@@ -5,6 +5,8 @@ import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
+import { createDatabase } from '../support/postgres.js';
+import { replicaDir } from '../../gateway/store/pg.js';
 
 export const GATEWAY_JS = resolve(import.meta.dirname, '../../dist/gateway.js');
 
@@ -12,6 +14,8 @@ export interface Gateway {
   url: string;
   port: number;
   data_dir: string;
+  /** The PostgreSQL database this gateway keeps its store in, when it has one. */
+  database_url?: string;
   admin_token: string;
   proc: ChildProcess;
   /** stdout and stderr lines so far */
@@ -49,6 +53,39 @@ export interface StartOptions {
   env?: Record<string, string>;
   args?: string[];
   timeout_ms?: number;
+  /**
+   * The store's database: a URL, or false for the JSON-file store whatever the run says.
+   * Default: the JSON-file store, or, in a run with AIHUB_TEST_DATABASE_URL set, a fresh
+   * database on that cluster for this data dir (see testDatabaseFor).
+   */
+  database_url?: string | false;
+}
+
+/** The PostgreSQL cluster of this test run (scripts/test-all.sh's PostgreSQL pass), if any. */
+export const TEST_CLUSTER_URL = process.env.AIHUB_TEST_DATABASE_URL || undefined;
+
+const testDatabases = new Map<string, Promise<string>>();
+
+/**
+ * In a PostgreSQL run, the database that stands for a data dir: made fresh the first time, the
+ * same one when a test restarts a gateway on the same data dir (so restart tests keep their
+ * state). Undefined in a JSON-file run.
+ */
+export function testDatabaseFor(data_dir: string): Promise<string> | undefined {
+  if (!TEST_CLUSTER_URL) return undefined;
+  let database = testDatabases.get(data_dir);
+  if (!database) {
+    database = createDatabase(TEST_CLUSTER_URL);
+    testDatabases.set(data_dir, database);
+  }
+  return database;
+}
+
+async function databaseArgs(options: StartOptions, data_dir: string): Promise<{ url?: string; args: string[] }> {
+  const explicit = (options.args ?? []).includes('--database-url') || options.env?.AIHUB_DATABASE_URL !== undefined;
+  if (explicit || options.database_url === false) return { args: [] };
+  const url = options.database_url ?? (await testDatabaseFor(data_dir));
+  return url ? { url, args: ['--database-url', url] } : { args: [] };
 }
 
 export async function startGateway(options: StartOptions = {}): Promise<Gateway> {
@@ -57,7 +94,8 @@ export async function startGateway(options: StartOptions = {}): Promise<Gateway>
   const env: Record<string, string> = { ...(process.env as Record<string, string>), AIHUB_LOG_LEVEL: 'info', ...options.env };
   delete env.AIHUB_ADMIN_TOKEN;
   if (admin_token) env.AIHUB_ADMIN_TOKEN = admin_token;
-  const proc = spawn(process.execPath, [GATEWAY_JS, '--port', '0', '--host', '127.0.0.1', '--data-dir', data_dir, ...(options.args ?? [])], {
+  const database = await databaseArgs(options, data_dir);
+  const proc = spawn(process.execPath, [GATEWAY_JS, '--port', '0', '--host', '127.0.0.1', '--data-dir', data_dir, ...database.args, ...(options.args ?? [])], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -85,6 +123,7 @@ export async function startGateway(options: StartOptions = {}): Promise<Gateway>
     url: `http://127.0.0.1:${port}`,
     port,
     data_dir,
+    ...(database.url ? { database_url: database.url } : {}),
     admin_token: admin_token ?? '',
     proc,
     output,
@@ -176,9 +215,19 @@ export async function createFundedAccount(gateway: Gateway, amount = 0, email = 
   return { account_id: account.body.id as string, key: key.body.key as string, key_id: key.body.id as string };
 }
 
-/** Runs `aihub-gateway verify` on a data dir. */
+/**
+ * The directory whose checkpoint and journal hold this gateway's store, for tests that read
+ * them: the data dir itself, or with the PostgreSQL store the gateway's local replica of the
+ * database's log (the same format, every record the gateway committed or caught up with).
+ */
+export function storeDir(gateway: Pick<Gateway, 'data_dir' | 'database_url'>): string {
+  return gateway.database_url ? replicaDir(gateway.data_dir) : gateway.data_dir;
+}
+
+/** Runs `aihub-gateway verify` on a data dir (in a PostgreSQL run, on the database that stands for it). */
 export async function runVerify(data_dir: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return runCli(['verify', '--data-dir', data_dir]);
+  const database = testDatabases.get(data_dir);
+  return runCli(database ? ['verify', '--database-url', await database] : ['verify', '--data-dir', data_dir]);
 }
 
 export async function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {

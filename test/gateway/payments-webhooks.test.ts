@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { request, waitForOutput } from './helpers.ts';
+import { request, waitForOutput, storeDir } from './helpers.ts';
 import { json, startUpstream } from '../support/payments-upstream.ts';
 import { onboard, startPaymentsGateway, tableIds, waitFinal, waitFor } from '../support/payments-helpers.ts';
 import { scanHistory } from '../../gateway/store/history.ts';
@@ -60,7 +60,7 @@ test('final statuses are POSTed signed; a failed delivery is retried with backof
     // Deliveries appear in the API logs (history records in the journal), with the retry.
     await gw.stop();
     const logged = [];
-    for await (const item of scanHistory(gw.data_dir)) {
+    for await (const item of scanHistory(storeDir(gw))) {
       if ('record' in item && item.record.type === 'api_log' && item.record.kind === 'webhook') logged.push(item.record);
     }
     assert.deepEqual(

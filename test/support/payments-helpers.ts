@@ -2,7 +2,7 @@
 // over HTTP in the seed's order (register → eKYC → approval → activation → credit).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { admin, request, runVerify, startGateway, tempDir, type Gateway, type StartOptions } from '../gateway/helpers.ts';
+import { admin, request, runVerify, startGateway, storeDir, tempDir, type Gateway, type StartOptions } from '../gateway/helpers.ts';
 import { JOURNAL_DIR, loadState } from '../../gateway/store/store.ts';
 import { readJournal } from '../../gateway/store/journal.ts';
 import { verhoeffCheckDigit } from '../../gateway/payments/validators.ts';
@@ -96,20 +96,20 @@ export async function verifyOk(gateway: Gateway): Promise<{ open_holds: number }
 
 /** The ledger's balances as the gateway would load them (checkpoint + journal), read-only. */
 export async function ledgerBalances(gateway: Gateway): Promise<Record<string, number>> {
-  const { state } = await loadState(gateway.data_dir, { repair: false, now: () => new Date() });
+  const { state } = await loadState(storeDir(gateway), { repair: false, now: () => new Date() });
   return state.balances;
 }
 
 /** The ids of one table's rows as the gateway would load them (checkpoint + durable journal), read-only. */
 export async function tableIds(gateway: Gateway, name: string): Promise<Set<string>> {
-  const { state } = await loadState(gateway.data_dir, { repair: false, now: () => new Date() });
+  const { state } = await loadState(storeDir(gateway), { repair: false, now: () => new Date() });
   return new Set(Object.keys((state.tables as Record<string, object | undefined>)[name] ?? {}));
 }
 
 /** The ids `del` ops of the journal removed from one table (every durable record, from the first). */
 export function deletedIds(gateway: Gateway, name: string): Set<string> {
   const ids = new Set<string>();
-  for (const record of readJournal(join(gateway.data_dir, JOURNAL_DIR), 0, { repair: false })) {
+  for (const record of readJournal(join(storeDir(gateway), JOURNAL_DIR), 0, { repair: false })) {
     for (const op of record.ops) if (op.o === 'del' && op.t === name) ids.add(op.id);
   }
   return ids;

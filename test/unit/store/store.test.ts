@@ -7,20 +7,10 @@ import { Store, readCheckpoint } from '../../../gateway/store/store.ts';
 import { CorruptStoreError, listSegments } from '../../../gateway/store/journal.ts';
 import { FUNDING_TOPUP, InsufficientBalanceError, balanceMicros, creditWallet, debitWallet } from '../../../gateway/ledger/ledger.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';
+import { testAccount } from '../../support/store-fixtures.ts';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'aihub-store-'));
-const account = (id: string) => ({
-  id,
-  email: `${id}@x.io`,
-  name: '',
-  status: 'active' as const,
-  services: { ai: true, recharge: false, dmt: false, pan: false, bills: false },
-  kyc_status: 'none' as const,
-  ip_whitelist: [],
-  password_hash: null,
-  webhook: null,
-  created_at: '2026-01-01T00:00:00.000Z',
-});
+const account = testAccount;
 
 test('a transaction that throws leaves no trace in memory or on disk', async () => {
   const data_dir = dir();

@@ -1,0 +1,99 @@
+// Chat reservations across gateways (PostgreSQL store, issue #18). With the JSON-file store a
+// reservation is volatile memory (ledger.reserveMicros): one process sees every spender. With
+// several gateways on one database, the worst case set aside on one must be respected by all:
+// a reservation is then a row written through the shared log (`chat_reservations`, with the
+// per-account sum in `chat_reserved`, which ledger.reservedMicros adds), owned by the gateway
+// that took it. The owner renews its leases; a lease that lapsed (its gateway died) is
+// released by whichever gateway notices first; the settlement deletes the row in the same
+// commit as the debit, so a request is billed once and its money is never held twice.
+import { InsufficientBalanceError, availableMicros, type SharedReservation, type VolatileReservation } from '../ledger/ledger.js';
+import { rowOf, table } from '../store/state.js';
+import type { Store, Tx } from '../store/store.js';
+
+export const DEFAULT_LEASE_MS = 30_000;
+
+/** Deletes a reservation's row and takes its amount off the account's sum; returns the amount (0: gone already). */
+function drop(tx: Tx, id: string): number {
+  const row = tx.get('chat_reservations', id);
+  if (!row) return 0;
+  tx.del('chat_reservations', id);
+  const left = (rowOf(table(tx.state, 'chat_reserved'), row.account_id) ?? 0) - row.amount_micros;
+  if (left > 0) tx.set('chat_reserved', row.account_id, left);
+  else tx.del('chat_reserved', row.account_id);
+  return row.amount_micros;
+}
+
+export class SharedReservations {
+  private readonly mine = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private renewing: Promise<void> | null = null;
+
+  constructor(
+    private readonly store: Store,
+    readonly gateway: string,
+    readonly lease_ms: number = DEFAULT_LEASE_MS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Renews this gateway's leases and releases lapsed ones, every third of a lease. */
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), Math.max(50, Math.floor(this.lease_ms / 3)));
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** One renewal and lapse pass (the timer's; tests call it too). */
+  tick(): Promise<void> {
+    this.renewing ??= this.store
+      .transact((tx) => {
+        const now = this.now();
+        const rows = table(tx.state, 'chat_reservations');
+        // Bounded by the requests in flight on every gateway, not by history.
+        for (const id of Object.keys(rows)) {
+          const row = rows[id]!;
+          if (row.gateway === this.gateway && this.mine.has(id)) tx.set('chat_reservations', id, { ...row, lease_until_ms: now + this.lease_ms });
+          else if (row.lease_until_ms < now) drop(tx, id);
+        }
+      })
+      .catch(() => {}) // the database is down: the next tick tries again (leases are three ticks long)
+      .finally(() => {
+        this.renewing = null;
+      });
+    return this.renewing;
+  }
+
+  /** Sets the worst case aside for every gateway, or throws InsufficientBalanceError. */
+  async reserve(account_id: string, request_id: string, amount_micros: number): Promise<VolatileReservation> {
+    const id = `rsv_${request_id}`;
+    await this.store.transact((tx) => {
+      const available = availableMicros(tx.state, account_id);
+      if (available < amount_micros) throw new InsufficientBalanceError(available, amount_micros);
+      if (amount_micros === 0) return;
+      const row: SharedReservation = { id, account_id, amount_micros, gateway: this.gateway, lease_until_ms: this.now() + this.lease_ms };
+      tx.set('chat_reservations', id, row);
+      tx.set('chat_reserved', account_id, (rowOf(table(tx.state, 'chat_reserved'), account_id) ?? 0) + amount_micros);
+    });
+    if (amount_micros > 0) this.mine.add(id);
+    let released = amount_micros === 0;
+    return {
+      account_id,
+      amount_micros,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.mine.delete(id);
+        // Not awaited: if the database is down now, the lease lapses and another pass releases it.
+        this.store.transact((tx) => drop(tx, id)).catch(() => {});
+      },
+      releaseIn: (tx: Tx) => {
+        released = true;
+        this.mine.delete(id);
+        return drop(tx, id);
+      },
+    };
+  }
+}

@@ -1,0 +1,500 @@
+// The PostgreSQL backend (issue #18): any number of gateways on one database.
+//
+// PostgreSQL holds the ordered log of committed transactions (`aihub_log`: the same records
+// as the JSON-file journal), the rows as the log leaves them (`aihub_rows`, finalized history
+// included; `aihub_balances`; `aihub_meta`) and a head row with the last sequence number.
+// Every gateway keeps a replica of the state in memory (a Store on a local replica dir, whose
+// journal and indexes answer the history reads), so the rooms keep their synchronous
+// programming model. A write batch is one PostgreSQL transaction:
+//
+//   BEGIN; SELECT seq FROM aihub_head FOR UPDATE      -- one writer at a time, across gateways
+//   apply the log records after the replica's seq       -- what other gateways committed
+//   run the queued transaction functions on the now-current state
+//   INSERT their records, upsert the rows they changed, bump the head, NOTIFY; COMMIT
+//
+// and only then are their promises resolved. Every debit, hold, capture, refund, idempotency
+// key, duplicate window, DMT limit and OTP counter is thus decided on the state every gateway
+// committed before it: serialized by the database. A batch whose COMMIT fails is undone in
+// the replica and its callers get StoreUnavailableError (503 store_unavailable). Many
+// functions share one PostgreSQL transaction (group commit).
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { acquireLock } from './lock.js';
+import { ensurePrivateDataDir } from './private-files.js';
+import { Store, StoreUnavailableError, type SharedLog, type Staged, type StoreOptions, type Tx } from './store.js';
+import type { JournalRecord, State } from './state.js';
+
+/** The versioned migrations, applied in order at start under an advisory lock. */
+export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE aihub_head (id int PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL, db_id text NOT NULL, created_at timestamptz NOT NULL DEFAULT now());
+      -- ops: the record's ops as JSON text, exactly as a JSON-file journal line holds them
+      -- (json text keeps every string, \\u0000 included, which jsonb refuses).
+      CREATE TABLE aihub_log (seq bigint PRIMARY KEY, at timestamptz NOT NULL, ops text NOT NULL);
+      CREATE TABLE aihub_rows (tbl text NOT NULL, id text NOT NULL, seq bigint NOT NULL, row json NOT NULL, PRIMARY KEY (tbl, id));
+      CREATE INDEX aihub_rows_account ON aihub_rows (tbl, (row->>'account_id'), (row->>'created_at'));
+      CREATE INDEX aihub_rows_status ON aihub_rows (tbl, (row->>'status'));
+      CREATE TABLE aihub_balances (ledger_account text PRIMARY KEY, micros bigint NOT NULL);
+      CREATE TABLE aihub_meta (k text PRIMARY KEY, v json);
+    `,
+  },
+];
+
+const MIGRATION_LOCK = 0x41494855; // 'AIHU'
+/** Held, on a connection of its own, by the one gateway that runs the background work. */
+const LEADER_LOCK = 0x41494856;
+const MAX_BATCH = 256;
+const CATCH_UP_PAGE = 2_000;
+
+export interface PgStoreOptions extends StoreOptions {
+  /** Where the replica's journal and indexes live (wiped and rebuilt from the log at start). */
+  replica_dir: string;
+  /** A directory to hold the one-process lock of (the data dir: one gateway per data dir, as with the JSON-file store). */
+  lock_dir?: string;
+  /** Connections in the pool (default 4). */
+  pool_max?: number;
+  /** Per-statement timeout, ms (default 10,000). */
+  statement_timeout_ms?: number;
+  /** How often the replica looks for other gateways' commits without being told, ms (default 1,000). */
+  poll_ms?: number;
+}
+
+function toUnavailable(error: unknown): StoreUnavailableError {
+  if (error instanceof StoreUnavailableError) return error;
+  return new StoreUnavailableError(`the database is unavailable (${(error as Error)?.message ?? String(error)})`, { cause: error });
+}
+
+/** A pool with bounded size and timeouts that never crashes the process on a dropped connection. */
+export function openPool(database_url: string, options: { max?: number; statement_timeout_ms?: number; warn?: (message: string) => void } = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: database_url,
+    max: options.max ?? 4,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: options.statement_timeout_ms ?? 10_000,
+    application_name: 'aihub-gateway',
+  });
+  // An idle client whose connection dropped: the pool discards it; nothing else to do.
+  pool.on('error', (error) => options.warn?.(`database connection lost (${error.message})`));
+  return pool;
+}
+
+/** Applies the migrations not yet applied; a second gateway starting at once waits on the lock. */
+export async function migrateSchema(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  const onError = () => {}; // the query in flight fails with it
+  client.on('error', onError);
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+      const done = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((row) => row.version));
+      for (const migration of MIGRATIONS) {
+        if (done.has(migration.version)) continue;
+        await client.query('BEGIN');
+        try {
+          await client.query(migration.sql);
+          if (migration.version === 1) await client.query('INSERT INTO aihub_head (id, seq, db_id) VALUES (1, 0, $1)', [randomUUID()]);
+          await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [migration.version]);
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => {});
+          throw error;
+        }
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
+    }
+  } finally {
+    client.off('error', onError);
+    client.release();
+  }
+}
+
+interface LogRow {
+  seq: string;
+  at: Date;
+  ops: string;
+}
+
+function recordOf(row: LogRow): JournalRecord {
+  return { s: Number(row.seq), t: row.at.toISOString(), ops: JSON.parse(row.ops) as JournalRecord['ops'] };
+}
+
+/** Reads the log after `after_seq`, up to `up_to` when given, a page at a time. */
+export async function* readLog(client: pg.Pool | pg.PoolClient, after_seq: number, up_to?: number): AsyncGenerator<JournalRecord> {
+  let seq = after_seq;
+  for (;;) {
+    const { rows } = await client.query<LogRow>(
+      up_to === undefined
+        ? 'SELECT seq, at, ops FROM aihub_log WHERE seq > $1 ORDER BY seq LIMIT $2'
+        : 'SELECT seq, at, ops FROM aihub_log WHERE seq > $1 AND seq <= $3 ORDER BY seq LIMIT $2',
+      up_to === undefined ? [seq, CATCH_UP_PAGE] : [seq, CATCH_UP_PAGE, up_to],
+    );
+    for (const row of rows) {
+      const record = recordOf(row);
+      if (record.s !== seq + 1) throw new Error(`the database log has a gap: record ${record.s} follows ${seq}`);
+      seq = record.s;
+      yield record;
+    }
+    if (rows.length < CATCH_UP_PAGE) return;
+  }
+}
+
+/**
+ * Writes committed records in one statement each for the log, the rows, the balances and
+ * the meta: what the records leave behind, as of the last of them.
+ */
+export async function writeRecords(client: pg.PoolClient, records: readonly JournalRecord[], lines: readonly string[], state: State): Promise<void> {
+  const seqs: string[] = [];
+  const ats: string[] = [];
+  const ops: string[] = [];
+  const rows = new Map<string, { tbl: string; id: string; seq: number; row: string | null }>();
+  const touched = new Set<string>();
+  let meta_touched = false;
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i]!;
+    seqs.push(String(record.s));
+    ats.push(record.t);
+    // The line minus its envelope: the ops array as JSON.stringify wrote it.
+    const line = lines[i];
+    ops.push(line !== undefined ? opsText(line) : JSON.stringify(record.ops));
+    for (const op of record.ops) {
+      if (op.o === 'set') rows.set(`${op.t}\u0000${op.id}`, { tbl: op.t, id: op.id, seq: record.s, row: JSON.stringify(op.v) });
+      else if (op.o === 'del') rows.set(`${op.t}\u0000${op.id}`, { tbl: op.t, id: op.id, seq: record.s, row: null });
+      else if (op.o === 'post') for (const [account] of op.p.entries) touched.add(account);
+      else if (op.o === 'hist' && op.r.type === 'usage' && typeof op.r.account_id === 'string') {
+        // The usage aggregate changes through history records: its row follows.
+        rows.set(`usage\u0000${op.r.account_id}`, { tbl: 'usage', id: op.r.account_id, seq: record.s, row: null });
+      } else if (op.o === 'meta') meta_touched = true;
+    }
+  }
+  const set = [...rows.values()];
+  for (const entry of set) {
+    if (entry.tbl !== 'usage') continue;
+    const usage = state.tables.usage;
+    entry.row = usage && Object.hasOwn(usage, entry.id) ? JSON.stringify(usage[entry.id]) : null;
+  }
+  const upserts = set.filter((entry) => entry.row !== null);
+  const deletes = set.filter((entry) => entry.row === null);
+  const accounts = [...touched];
+  const meta_keys = meta_touched ? Object.keys(state.meta) : [];
+  const last = records[records.length - 1]!.s;
+  // One statement, one round trip: every write of the batch as data-modifying CTEs (the keys
+  // of the upserts and the deletes are distinct, so no row is touched twice).
+  await client.query(WRITE_BATCH, [
+    seqs,
+    ats,
+    ops,
+    upserts.map((e) => e.tbl),
+    upserts.map((e) => e.id),
+    upserts.map((e) => e.seq),
+    upserts.map((e) => e.row),
+    deletes.map((e) => e.tbl),
+    deletes.map((e) => e.id),
+    accounts,
+    accounts.map((account) => String(state.balances[account] ?? 0)),
+    meta_keys,
+    meta_keys.map((k) => JSON.stringify(state.meta[k as keyof State['meta']])),
+    last,
+    String(last),
+  ]);
+}
+
+const WRITE_BATCH = `
+  WITH log AS (INSERT INTO aihub_log (seq, at, ops) SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[])),
+  up AS (INSERT INTO aihub_rows (tbl, id, seq, row) SELECT * FROM unnest($4::text[], $5::text[], $6::bigint[], $7::json[])
+         ON CONFLICT (tbl, id) DO UPDATE SET seq = excluded.seq, row = excluded.row),
+  del AS (DELETE FROM aihub_rows r USING unnest($8::text[], $9::text[]) AS d(tbl, id) WHERE r.tbl = d.tbl AND r.id = d.id),
+  bal AS (INSERT INTO aihub_balances (ledger_account, micros) SELECT * FROM unnest($10::text[], $11::bigint[])
+          ON CONFLICT (ledger_account) DO UPDATE SET micros = excluded.micros),
+  meta AS (INSERT INTO aihub_meta (k, v) SELECT * FROM unnest($12::text[], $13::json[]) ON CONFLICT (k) DO UPDATE SET v = excluded.v),
+  head AS (UPDATE aihub_head SET seq = $14::bigint WHERE id = 1)
+  SELECT pg_notify('aihub_log', $15::text)`;
+
+function opsText(line: string): string {
+  const start = line.indexOf('"ops":');
+  // JSON.stringify of { s, t, ops } ends with `]}\n`.
+  return line.slice(start + 6, line.lastIndexOf('}'));
+}
+
+interface Job {
+  fn: (tx: Tx) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/** The replica's side of the shared log: the one queue of batches and catch-ups. */
+export class PgLog implements SharedLog {
+  private queue: Job[] = [];
+  private tail: Promise<void> = Promise.resolve();
+  private batch_scheduled = false;
+  private sync_waiting: Promise<void> | null = null;
+  private closed = false;
+  private listener: pg.Client | null = null;
+  private leader_client: pg.Client | null = null;
+  private electing = false;
+  /** This gateway holds LEADER_LOCK (on leader_client: released by PostgreSQL when that connection or this process dies). */
+  leader = false;
+  private poll_timer: NodeJS.Timeout | null = null;
+  /** Batches committed (tests and the bench read it). */
+  batches = 0;
+
+  constructor(
+    private readonly store: Store,
+    readonly pool: pg.Pool,
+    readonly database_url: string,
+    private readonly warn: (message: string) => void,
+    private readonly release_lock: () => void = () => {},
+  ) {}
+
+  enqueue<T>(fn: (tx: Tx) => T): Promise<T> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('the store is closing'));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.batch_scheduled) {
+        this.batch_scheduled = true;
+        this.run(() => this.batch());
+      }
+    });
+  }
+
+  /** Catches the replica up with every record committed before the call (one indexed query when none is new). */
+  sync(): Promise<void> {
+    if (this.sync_waiting) return this.sync_waiting;
+    const waiting = new Promise<void>((resolve, reject) => {
+      this.run(async () => {
+        this.sync_waiting = null;
+        try {
+          await this.catchUp(this.pool);
+          // What was applied is in the history indexes once the replica's journal has it (not awaited here: the queue goes on).
+          this.store.localDurable().then(resolve, () => resolve());
+        } catch (error) {
+          reject(toUnavailable(error));
+        }
+      });
+    });
+    this.sync_waiting = waiting;
+    return waiting;
+  }
+
+  private run(task: () => Promise<void>): void {
+    this.tail = this.tail.then(task).catch((error: unknown) => this.warn(`store task failed: ${(error as Error).message}`));
+  }
+
+  private async catchUp(client: pg.Pool | pg.PoolClient, up_to?: number): Promise<void> {
+    for await (const record of readLog(client, this.store.state.seq, up_to)) {
+      // The local journal's fsync is not what acknowledges (PostgreSQL did): not awaited.
+      this.store.applyShared(record).catch(() => {});
+    }
+  }
+
+  private async batch(): Promise<void> {
+    this.batch_scheduled = false;
+    const jobs = this.queue.splice(0, MAX_BATCH);
+    if (this.queue.length > 0) {
+      this.batch_scheduled = true;
+      this.run(() => this.batch());
+    }
+    if (jobs.length === 0) return;
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      for (const job of jobs) job.reject(toUnavailable(error));
+      return;
+    }
+    // A checked-out client's connection error (PostgreSQL stopping) is an 'error' event the
+    // pool does not listen to while it is ours: without this, it would end the process. The
+    // query in flight fails too, and the batch answers store_unavailable.
+    const onError = (error: Error) => this.warn(`database connection lost during a commit (${error.message})`);
+    client.on('error', onError);
+    const staged: Array<{ job: Job; staged: Staged<unknown> }> = [];
+    const thrown = new Set<Job>();
+    let broken: unknown = null;
+    try {
+      // BEGIN and the lock in one round trip (the simple protocol takes both statements).
+      const begun = (await client.query('BEGIN; SELECT seq FROM aihub_head WHERE id = 1 FOR UPDATE')) as unknown as Array<pg.QueryResult<{ seq: string }>>;
+      const head_seq = Number(begun[1]!.rows[0]!.seq);
+      if (head_seq < this.store.state.seq) throw new Error(`the database log ends at record ${head_seq} but this gateway has applied ${this.store.state.seq}: was the database replaced under it?`);
+      if (head_seq > this.store.state.seq) await this.catchUp(client, head_seq);
+      for (const job of jobs) {
+        try {
+          staged.push({ job, staged: this.store.stage(job.fn) });
+        } catch (error) {
+          thrown.add(job);
+          job.reject(error); // the function threw: nothing of it remains
+        }
+      }
+      const written = staged.filter((s) => s.staged.record !== null).map((s) => s.staged);
+      if (written.length > 0) {
+        await writeRecords(
+          client,
+          written.map((s) => s.record!),
+          written.map((s) => s.line),
+          this.store.state,
+        );
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      broken = error;
+      await client.query('ROLLBACK').catch(() => {});
+      for (let i = staged.length - 1; i >= 0; i--) staged[i]!.staged.undo();
+      // Every job not yet answered (BEGIN, the lock or the catch-up may fail before any ran).
+      for (const job of jobs) if (!thrown.has(job)) job.reject(toUnavailable(error));
+    } finally {
+      client.off('error', onError);
+      // A client that failed is not given back for reuse (its connection may be gone).
+      client.release(broken ? true : undefined);
+    }
+    if (broken) return;
+    this.batches++;
+    // Acknowledged once the replica's journal has the records too (its indexes answer the
+    // history reads, and they take a record once its line is written there, not fsynced:
+    // see openPgStore): a client that reads its wallet history right after the answer finds
+    // the posting. The queue does not wait for it. PostgreSQL has the records already, so a
+    // local failure still acknowledges (the replica is rebuilt at start).
+    for (const { job, staged: s } of staged) {
+      if (!s.record) job.resolve(s.result);
+      else
+        this.store.publish(s).then(
+          () => job.resolve(s.result),
+          () => job.resolve(s.result),
+        );
+    }
+  }
+
+  /** LISTEN for other gateways' commits (and poll, in case a notification is missed). */
+  async listen(poll_ms: number): Promise<void> {
+    this.poll_timer = setInterval(() => {
+      if (this.closed) return;
+      this.sync().catch(() => {});
+      void this.elect();
+    }, poll_ms);
+    await this.elect();
+    this.poll_timer.unref();
+    await this.connectListener();
+  }
+
+  private async connectListener(): Promise<void> {
+    if (this.closed) return;
+    const client = new pg.Client({ connectionString: this.database_url, application_name: 'aihub-gateway-listen' });
+    client.on('error', () => {
+      // Reconnected by the poll's next turn through connectListener; the poll keeps replicas fresh meanwhile.
+      if (this.listener === client) this.listener = null;
+      client.end().catch(() => {});
+      if (!this.closed) setTimeout(() => void this.connectListener().catch(() => {}), 1_000).unref();
+    });
+    client.on('notification', (message) => {
+      if (Number(message.payload) > this.store.state.seq) this.sync().catch(() => {});
+    });
+    try {
+      await client.connect();
+      await client.query('LISTEN aihub_log');
+      this.listener = client;
+    } catch {
+      client.end().catch(() => {});
+      if (!this.closed) setTimeout(() => void this.connectListener().catch(() => {}), 1_000).unref();
+    }
+  }
+
+  /** Tries to take the leader lock (or keeps it); a lost connection loses it, to whichever gateway tries next. */
+  private async elect(): Promise<void> {
+    if (this.closed || this.electing || this.leader) return;
+    this.electing = true;
+    try {
+      // One connection kept for it (not one per try): the lock lives and dies with it.
+      let client = this.leader_client;
+      if (!client) {
+        const fresh = new pg.Client({ connectionString: this.database_url, application_name: 'aihub-gateway-leader' });
+        fresh.on('error', () => {
+          if (this.leader_client === fresh) {
+            this.leader_client = null;
+            this.leader = false;
+          }
+          fresh.end().catch(() => {});
+        });
+        try {
+          await fresh.connect();
+        } catch {
+          await fresh.end().catch(() => {});
+          return;
+        }
+        client = this.leader_client = fresh;
+      }
+      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [LEADER_LOCK]);
+      if (rows[0]?.locked && !this.closed && this.leader_client === client) this.leader = true;
+    } catch {
+      // The connection failed: its 'error' handler dropped it; the next poll connects again.
+    } finally {
+      this.electing = false;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.leader = false;
+    await this.leader_client?.end().catch(() => {});
+    this.leader_client = null;
+    if (this.poll_timer) clearInterval(this.poll_timer);
+    await this.tail;
+    const listener = this.listener;
+    this.listener = null;
+    await listener?.end().catch(() => {});
+    await this.pool.end().catch(() => {});
+    this.release_lock();
+  }
+}
+
+/**
+ * Opens the PostgreSQL store: migrations, then a replica built from the whole log in
+ * `replica_dir` (wiped first: the log is the truth), then commits go through the log.
+ */
+export async function openPgStore(database_url: string, options: PgStoreOptions): Promise<Store> {
+  const warn = options.warn ?? (() => {});
+  if (options.lock_dir !== undefined) ensurePrivateDataDir(options.lock_dir);
+  const release_lock = options.lock_dir !== undefined ? acquireLock(options.lock_dir) : () => {};
+  const pool = openPool(database_url, {
+    ...(options.pool_max !== undefined ? { max: options.pool_max } : {}),
+    ...(options.statement_timeout_ms !== undefined ? { statement_timeout_ms: options.statement_timeout_ms } : {}),
+    warn,
+  });
+  try {
+    await migrateSchema(pool);
+    rmSync(options.replica_dir, { recursive: true, force: true });
+    mkdirSync(options.replica_dir, { recursive: true, mode: 0o700 });
+    // The replica's journal is not fsynced: PostgreSQL holds the record, the replica is
+    // rebuilt from it at every start, and a commit is acknowledged once its line is written.
+    const store = await Store.open(options.replica_dir, { ...options, journal_sync: false, onFatal: options.onFatal ?? ((error) => warn(`the replica's local journal failed (${error.message})`)) });
+    const log = new PgLog(store, pool, database_url, warn, release_lock);
+    for await (const record of readLog(pool, 0)) void store.applyShared(record).catch(() => {});
+    await store.localDurable();
+    store.attachShared(log);
+    await log.listen(options.poll_ms ?? 1_000);
+    return store;
+  } catch (error) {
+    await pool.end().catch(() => {});
+    release_lock();
+    throw error;
+  }
+}
+
+/** The replica dir of a data dir for one database (one gateway per data dir, as ever). */
+export function replicaDir(data_dir: string): string {
+  return join(data_dir, 'pg-replica');
+}
+
+/** A database URL without its password, for messages. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'the database URL';
+  }
+}
