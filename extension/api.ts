@@ -30,5 +30,9 @@ export interface AIHubApi {
   onDidPostToChat: vscode.Event<ToWebview>;
   statusBarText(): string;
   hasApiKey(): Promise<boolean>;
-  localGateway(): { state: LocalGatewayState; pid: number | undefined; apiBase: string | undefined };
+  localGateway(): {
+    state: LocalGatewayState;
+    pid: number | undefined;
+    apiBase: string | undefined;
+  };
 }

@@ -6,7 +6,11 @@ import { toFailure } from './errors.js';
 import type { Services } from './services.js';
 
 export class BalanceStatusBar implements vscode.Disposable {
-  private readonly item = vscode.window.createStatusBarItem('aihub.balance', vscode.StatusBarAlignment.Right, 100);
+  private readonly item = vscode.window.createStatusBarItem(
+    'aihub.balance',
+    vscode.StatusBarAlignment.Right,
+    100,
+  );
   private readonly disposables: vscode.Disposable[] = [];
   private timer: NodeJS.Timeout | undefined;
   private refreshing: AbortController | undefined;
@@ -59,13 +63,19 @@ export class BalanceStatusBar implements vscode.Disposable {
   private showBalance(balance: number, currency: string): void {
     this.lastBalance = { balance, currency };
     const spend = this.services.spend.view();
-    const session = spend.session > 0 ? ` · session ${formatMoney(spend.session, spend.currency)}` : '';
+    const session =
+      spend.session > 0 ? ` · session ${formatMoney(spend.session, spend.currency)}` : '';
     const capped = spend.capReached;
     this.item.text = `${capped ? '$(warning)' : '$(credit-card)'} AIHub ${formatMoney(balance, currency)}${session}${capped ? ' · cap reached' : ''}`;
-    const cap = spend.cap === undefined ? 'No daily cap (aihub.spendingCap.perDay).' : `Today ${formatMoney(spend.today, spend.currency)} of the ${formatMoney(spend.cap, spend.currency)} daily cap.`;
+    const cap =
+      spend.cap === undefined
+        ? 'No daily cap (aihub.spendingCap.perDay).'
+        : `Today ${formatMoney(spend.today, spend.currency)} of the ${formatMoney(spend.cap, spend.currency)} daily cap.`;
     this.item.tooltip = `AIHub balance. This session: ${formatMoney(spend.session, spend.currency)}. ${cap} Click to top up.`;
     this.item.command = 'aihub.topUp';
-    this.item.backgroundColor = capped ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    this.item.backgroundColor = capped
+      ? new vscode.ThemeColor('statusBarItem.warningBackground')
+      : undefined;
   }
 
   private showProblem(error: unknown): void {
@@ -73,13 +83,25 @@ export class BalanceStatusBar implements vscode.Disposable {
     if (failure.kind === 'aborted') return;
     const settings = this.services.settings();
     if (failure.kind === 'missingKey') {
-      this.set('$(key) AIHub: Set API Key', 'No AIHub API key is set.', settings.usesLocalGateway ? 'aihub.startLocalGateway' : 'aihub.setApiKey');
+      this.set(
+        '$(key) AIHub: Set API Key',
+        'No AIHub API key is set.',
+        settings.usesLocalGateway ? 'aihub.startLocalGateway' : 'aihub.setApiKey',
+      );
     } else if (failure.kind === 'unreachable' || failure.kind === 'timeout') {
-      this.set('$(debug-disconnect) AIHub: offline', 'The AIHub gateway is not reachable. Click to start the local gateway.', 'aihub.startLocalGateway');
+      this.set(
+        '$(debug-disconnect) AIHub: offline',
+        'The AIHub gateway is not reachable. Click to start the local gateway.',
+        'aihub.startLocalGateway',
+      );
     } else if (failure.kind === 'http' && (failure.status === 401 || failure.status === 403)) {
       this.set('$(warning) AIHub: key rejected', failure.message, 'aihub.setApiKey');
     } else {
-      this.set('$(warning) AIHub', this.services.advise(error)?.message ?? 'AIHub error', 'aihub.showBalance');
+      this.set(
+        '$(warning) AIHub',
+        this.services.advise(error)?.message ?? 'AIHub error',
+        'aihub.showBalance',
+      );
     }
   }
 
@@ -91,7 +113,10 @@ export class BalanceStatusBar implements vscode.Disposable {
 
   private schedule(): void {
     if (this.timer) clearInterval(this.timer);
-    this.timer = setInterval(() => void this.refresh(), this.services.settings().balanceRefreshSeconds * 1000);
+    this.timer = setInterval(
+      () => void this.refresh(),
+      this.services.settings().balanceRefreshSeconds * 1000,
+    );
   }
 
   dispose(): void {

@@ -2,10 +2,16 @@
 // plus the gateway root (for pages such as /wallet). Pure: no vscode import, unit-tested.
 
 export type BaseUrl =
-  | { ok: true; apiBase: string; root: string; notes: string[] }
-  | { ok: false; problem: string };
+  { ok: true; apiBase: string; root: string; notes: string[] } | { ok: false; problem: string };
 
-const ENDPOINT_SUFFIXES = ['/chat/completions', '/completions', '/models', '/balance', '/embeddings', '/responses'];
+const ENDPOINT_SUFFIXES = [
+  '/chat/completions',
+  '/completions',
+  '/models',
+  '/balance',
+  '/embeddings',
+  '/responses',
+];
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '0.0.0.0']);
 
 export function localBaseUrl(port: number): string {
@@ -14,7 +20,9 @@ export function localBaseUrl(port: number): string {
 
 export function isLoopbackUrl(apiBase: string): boolean {
   try {
-    return LOOPBACK_HOSTS.has(new URL(apiBase).hostname) || new URL(apiBase).hostname.startsWith('127.');
+    return (
+      LOOPBACK_HOSTS.has(new URL(apiBase).hostname) || new URL(apiBase).hostname.startsWith('127.')
+    );
   } catch {
     return false;
   }
@@ -27,10 +35,16 @@ export function normalizeBaseUrl(input: string): BaseUrl {
 
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
     if (!/^[\w.-]+(:\d+)?(\/.*)?$|^\[[0-9a-f:]+\](:\d+)?(\/.*)?$/i.test(text)) {
-      return { ok: false, problem: `"${input.trim()}" is not a URL. Use e.g. http://127.0.0.1:8787/v1.` };
+      return {
+        ok: false,
+        problem: `"${input.trim()}" is not a URL. Use e.g. http://127.0.0.1:8787/v1.`,
+      };
     }
     const host = text.split(/[/:]/)[0]!.toLowerCase();
-    const scheme = LOOPBACK_HOSTS.has(host) || host.startsWith('127.') || text.startsWith('[') ? 'http' : 'https';
+    const scheme =
+      LOOPBACK_HOSTS.has(host) || host.startsWith('127.') || text.startsWith('[')
+        ? 'http'
+        : 'https';
     text = `${scheme}://${text}`;
     notes.push(`No scheme given; assumed ${scheme}://.`);
   }
@@ -42,10 +56,17 @@ export function normalizeBaseUrl(input: string): BaseUrl {
     return { ok: false, problem: `"${input.trim()}" is not a valid URL.` };
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return { ok: false, problem: `The base URL must start with http:// or https://, not ${url.protocol}//.` };
+    return {
+      ok: false,
+      problem: `The base URL must start with http:// or https://, not ${url.protocol}//.`,
+    };
   }
   if (url.username || url.password) {
-    return { ok: false, problem: 'The base URL contains credentials. Remove them and use "AIHub: Set API Key" instead.' };
+    return {
+      ok: false,
+      problem:
+        'The base URL contains credentials. Remove them and use "AIHub: Set API Key" instead.',
+    };
   }
   if (url.search || url.hash) {
     notes.push('Dropped the query string and fragment from the base URL.');

@@ -82,7 +82,11 @@ export class GatewayClient {
     });
   }
 
-  async streamChat(request: ChatRequest, signal: AbortSignal, onDelta: (text: string) => void): Promise<ChatResult> {
+  async streamChat(
+    request: ChatRequest,
+    signal: AbortSignal,
+    onDelta: (text: string) => void,
+  ): Promise<ChatResult> {
     const stream = await this.openai.chat.completions.create(
       {
         model: request.model,
@@ -125,7 +129,11 @@ export class GatewayClient {
       { signal, maxRetries: 0 },
     );
     const raw = (response as { x_aihub?: RawXAihub }).x_aihub;
-    return { text: response.choices[0]?.message?.content ?? '', finishReason: response.choices[0]?.finish_reason, meta: raw ? toMeta(raw) : undefined };
+    return {
+      text: response.choices[0]?.message?.content ?? '',
+      finishReason: response.choices[0]?.finish_reason,
+      meta: raw ? toMeta(raw) : undefined,
+    };
   }
 
   /** POST /v1/completions with `suffix`, for gateways that serve it. */
@@ -142,7 +150,11 @@ export class GatewayClient {
       { signal, maxRetries: 0 },
     );
     const raw = (response as { x_aihub?: RawXAihub }).x_aihub;
-    return { text: response.choices[0]?.text ?? '', finishReason: response.choices[0]?.finish_reason, meta: raw ? toMeta(raw) : undefined };
+    return {
+      text: response.choices[0]?.text ?? '',
+      finishReason: response.choices[0]?.finish_reason,
+      meta: raw ? toMeta(raw) : undefined,
+    };
   }
 
   /**
@@ -165,8 +177,20 @@ export class GatewayClient {
     const page = await this.openai.models.list(signal ? { signal } : {});
     const out: ModelPrice[] = [];
     for (const model of page.data) {
-      const pricing = (model as { pricing?: { input_per_million?: unknown; output_per_million?: unknown; currency?: unknown } }).pricing;
-      if (typeof pricing?.input_per_million !== 'number' || typeof pricing.output_per_million !== 'number') continue;
+      const pricing = (
+        model as {
+          pricing?: {
+            input_per_million?: unknown;
+            output_per_million?: unknown;
+            currency?: unknown;
+          };
+        }
+      ).pricing;
+      if (
+        typeof pricing?.input_per_million !== 'number' ||
+        typeof pricing.output_per_million !== 'number'
+      )
+        continue;
       out.push({
         id: model.id,
         inputMicrosPerMillion: Math.round(pricing.input_per_million * 1_000_000),
@@ -200,8 +224,11 @@ function toMeta(raw: RawXAihub): ReplyMeta {
 }
 
 function describeModel(model: OpenAI.Models.Model): string {
-  const pricing = (model as { pricing?: { input_per_million?: number; output_per_million?: number; currency?: string } })
-    .pricing;
+  const pricing = (
+    model as {
+      pricing?: { input_per_million?: number; output_per_million?: number; currency?: string };
+    }
+  ).pricing;
   if (!pricing || pricing.input_per_million === undefined) return model.id;
   return `${model.id} (${pricing.input_per_million}/${pricing.output_per_million} ${pricing.currency ?? ''} per 1M tokens in/out)`.replace(
     ' )',

@@ -136,7 +136,9 @@ export class FenceStripper {
 
   private isCloser(line: string): boolean {
     const match = /^ {0,3}(`{3,}|~{3,})\s*$/.exec(line);
-    return match !== null && match[1]![0] === this.fence[0] && match[1]!.length >= this.fence.length;
+    return (
+      match !== null && match[1]![0] === this.fence[0] && match[1]!.length >= this.fence.length
+    );
   }
 
   private mayBecomeCloser(partial: string): boolean {
@@ -168,11 +170,42 @@ export function fenced(code: string, language: string): string {
 
 /** Fence tags that are not VS Code language ids themselves. */
 const FENCE_ALIASES: Record<string, string> = {
-  ts: 'typescript', tsx: 'typescriptreact', js: 'javascript', jsx: 'javascriptreact', mjs: 'javascript', cjs: 'javascript',
-  py: 'python', python3: 'python', rb: 'ruby', rs: 'rust', golang: 'go', kt: 'kotlin', kts: 'kotlin', cs: 'csharp', 'c#': 'csharp',
-  'c++': 'cpp', cc: 'cpp', hpp: 'cpp', h: 'c', sh: 'shellscript', bash: 'shellscript', zsh: 'shellscript', shell: 'shellscript',
-  console: 'shellscript', ps1: 'powershell', pwsh: 'powershell', yml: 'yaml', md: 'markdown', jsonc: 'jsonc', dockerfile: 'dockerfile',
-  docker: 'dockerfile', text: 'plaintext', txt: 'plaintext', plain: 'plaintext', objc: 'objective-c', 'objective-c': 'objective-c',
+  ts: 'typescript',
+  tsx: 'typescriptreact',
+  js: 'javascript',
+  jsx: 'javascriptreact',
+  mjs: 'javascript',
+  cjs: 'javascript',
+  py: 'python',
+  python3: 'python',
+  rb: 'ruby',
+  rs: 'rust',
+  golang: 'go',
+  kt: 'kotlin',
+  kts: 'kotlin',
+  cs: 'csharp',
+  'c#': 'csharp',
+  'c++': 'cpp',
+  cc: 'cpp',
+  hpp: 'cpp',
+  h: 'c',
+  sh: 'shellscript',
+  bash: 'shellscript',
+  zsh: 'shellscript',
+  shell: 'shellscript',
+  console: 'shellscript',
+  ps1: 'powershell',
+  pwsh: 'powershell',
+  yml: 'yaml',
+  md: 'markdown',
+  jsonc: 'jsonc',
+  dockerfile: 'dockerfile',
+  docker: 'dockerfile',
+  text: 'plaintext',
+  txt: 'plaintext',
+  plain: 'plaintext',
+  objc: 'objective-c',
+  'objective-c': 'objective-c',
 };
 
 /** The VS Code language id for a code fence's tag, among the `known` ones; plain text when there is none. */

@@ -4,7 +4,13 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortEr
 import type { ActionId } from './chat/protocol.js';
 
 export type GatewayFailure =
-  | { kind: 'http'; status: number; code: string | undefined; message: string; retryAfterSeconds: number | undefined }
+  | {
+      kind: 'http';
+      status: number;
+      code: string | undefined;
+      message: string;
+      retryAfterSeconds: number | undefined;
+    }
   | { kind: 'unreachable'; message: string }
   | { kind: 'timeout' }
   | { kind: 'aborted' }
@@ -28,7 +34,8 @@ export function toFailure(error: unknown): GatewayFailure {
   if (error instanceof AIHubError) return error.failure;
   if (error instanceof APIUserAbortError) return { kind: 'aborted' };
   if (error instanceof APIConnectionTimeoutError) return { kind: 'timeout' };
-  if (error instanceof APIConnectionError) return { kind: 'unreachable', message: causeMessage(error) };
+  if (error instanceof APIConnectionError)
+    return { kind: 'unreachable', message: causeMessage(error) };
   if (error instanceof APIError && typeof error.status === 'number') {
     const body = (error.error ?? {}) as { message?: unknown; code?: unknown };
     const retryAfter = Number(error.headers?.get('retry-after'));
@@ -50,7 +57,10 @@ function causeMessage(error: Error): string {
 }
 
 /** Returns undefined for a cancellation: the user asked for it, so there is nothing to report. */
-export function advise(failure: GatewayFailure, gateway: { apiBase: string; isLocal: boolean }): Advice | undefined {
+export function advise(
+  failure: GatewayFailure,
+  gateway: { apiBase: string; isLocal: boolean },
+): Advice | undefined {
   switch (failure.kind) {
     case 'aborted':
       return undefined;
@@ -67,7 +77,10 @@ export function advise(failure: GatewayFailure, gateway: { apiBase: string; isLo
         actions: gateway.isLocal ? ['startLocalGateway'] : ['startLocalGateway', 'openSettings'],
       };
     case 'timeout':
-      return { message: `The AIHub gateway at ${gateway.apiBase} did not answer in time.`, actions: ['openSettings'] };
+      return {
+        message: `The AIHub gateway at ${gateway.apiBase} did not answer in time.`,
+        actions: ['openSettings'],
+      };
     case 'unknown':
       return { message: `AIHub: ${failure.message}`, actions: [] };
     case 'http':
@@ -87,7 +100,10 @@ function adviseHttp(failure: Extract<GatewayFailure, { kind: 'http' }>): Advice 
     case 404:
       return failure.code === 'model_not_found'
         ? { message: `AIHub does not know this model: ${detail}`, actions: ['selectModel'] }
-        : { message: `Not found at the AIHub base URL (is it right?): ${detail}`, actions: ['openSettings'] };
+        : {
+            message: `Not found at the AIHub base URL (is it right?): ${detail}`,
+            actions: ['openSettings'],
+          };
     case 429: {
       const wait = failure.retryAfterSeconds ? ` Try again in ${failure.retryAfterSeconds} s.` : '';
       return { message: `AIHub rate limit reached: ${detail}.${wait}`, actions: [] };

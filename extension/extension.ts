@@ -26,7 +26,10 @@ let services: Services | undefined;
 export function activate(context: vscode.ExtensionContext): AIHubApi {
   const activationStarted = performance.now();
   services = new Services(context);
-  const chatContext = new ChatContext(() => services!.settings().context.budgetTokens, services.settings().context.includeActiveEditor);
+  const chatContext = new ChatContext(
+    () => services!.settings().context.budgetTokens,
+    services.settings().context.includeActiveEditor,
+  );
   const session = new ChatSession(services, context.workspaceState, chatContext);
   const chatView = new ChatViewProvider(services, session, chatContext);
   const statusBar = new BalanceStatusBar(services);
@@ -69,7 +72,9 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
       ['file', 'untitled', 'vscode-remote', 'vscode-vfs'].map((scheme) => ({ scheme })),
       inline,
     ),
-    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, {
+      webviewOptions: { retainContextWhenHidden: true },
+    }),
     ...Object.entries(commands).map(([id, run]) => vscode.commands.registerCommand(id, run)),
   );
 
@@ -79,7 +84,16 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
 
   const activationMs = performance.now() - activationStarted;
   services.log.info(`Activated in ${activationMs.toFixed(1)} ms`);
-  return extensionApi({ activationMs, owned: services, session, statusBar, inlineStatusBar, chatContext, inline, proposals });
+  return extensionApi({
+    activationMs,
+    owned: services,
+    session,
+    statusBar,
+    inlineStatusBar,
+    chatContext,
+    inline,
+    proposals,
+  });
 }
 
 interface ApiParts {
@@ -94,7 +108,16 @@ interface ApiParts {
 }
 
 /** What activate() returns: the extension's state as its tests read it. */
-function extensionApi({ activationMs, owned, session, statusBar, inlineStatusBar, chatContext, inline, proposals }: ApiParts): AIHubApi {
+function extensionApi({
+  activationMs,
+  owned,
+  session,
+  statusBar,
+  inlineStatusBar,
+  chatContext,
+  inline,
+  proposals,
+}: ApiParts): AIHubApi {
   return {
     activationMs,
     chatTranscript: () => session.transcript(),
@@ -114,7 +137,11 @@ function extensionApi({ activationMs, owned, session, statusBar, inlineStatusBar
     proposalPending: () => proposals.pending,
     onDidDecideProposal: proposals.onDidDecide,
     hasApiKey: async () => (await owned.keys.get()) !== undefined,
-    localGateway: () => ({ state: owned.localGateway.state, pid: owned.localGateway.pid, apiBase: owned.localGateway.apiBase }),
+    localGateway: () => ({
+      state: owned.localGateway.state,
+      pid: owned.localGateway.pid,
+      apiBase: owned.localGateway.apiBase,
+    }),
   };
 }
 

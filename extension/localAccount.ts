@@ -24,16 +24,26 @@ export async function provisionLocalAccount(
       signal: signal ?? AbortSignal.timeout(15_000),
     });
     const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
+    if (!response.ok)
+      throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
     return JSON.parse(text) as T;
   };
 
   const accountId =
     existingAccountId ??
-    (await admin<{ id: string }>('POST', '/admin/accounts', { email: LOCAL_ACCOUNT_EMAIL, name: 'VS Code (local)' })).id;
-  const key = await admin<{ key: string }>('POST', `/admin/accounts/${encodeURIComponent(accountId)}/keys`, {
-    name: 'VS Code',
-  });
+    (
+      await admin<{ id: string }>('POST', '/admin/accounts', {
+        email: LOCAL_ACCOUNT_EMAIL,
+        name: 'VS Code (local)',
+      })
+    ).id;
+  const key = await admin<{ key: string }>(
+    'POST',
+    `/admin/accounts/${encodeURIComponent(accountId)}/keys`,
+    {
+      name: 'VS Code',
+    },
+  );
   await admin('POST', `/admin/accounts/${encodeURIComponent(accountId)}/credit`, {
     amount: LOCAL_WELCOME_CREDIT,
     reference: `vscode-welcome-${accountId}`,
@@ -43,7 +53,9 @@ export async function provisionLocalAccount(
 
 export async function isHealthy(root: string, signal?: AbortSignal): Promise<boolean> {
   try {
-    const response = await fetch(`${root}/healthz`, { signal: signal ?? AbortSignal.timeout(3_000) });
+    const response = await fetch(`${root}/healthz`, {
+      signal: signal ?? AbortSignal.timeout(3_000),
+    });
     return response.ok;
   } catch {
     return false;

@@ -43,10 +43,25 @@ export class LocalGateway implements vscode.Disposable {
   async start(port: number, adminToken: string, token?: vscode.CancellationToken): Promise<void> {
     if (this.current === 'running' || this.current === 'starting') return;
     await makePrivate(this.options.dataDir);
-    const args = [this.options.scriptPath, '--port', String(port), '--host', '127.0.0.1', '--data-dir', this.options.dataDir];
-    this.options.output.appendLine(`[aihub] starting local gateway: ${process.execPath} ${args.join(' ')}`);
+    const args = [
+      this.options.scriptPath,
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+      '--data-dir',
+      this.options.dataDir,
+    ];
+    this.options.output.appendLine(
+      `[aihub] starting local gateway: ${process.execPath} ${args.join(' ')}`,
+    );
     const child = spawn(process.execPath, args, {
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', AIHUB_ADMIN_TOKEN: adminToken, AIHUB_MODE: 'sandbox' },
+      env: {
+        ...process.env,
+        ELECTRON_RUN_AS_NODE: '1',
+        AIHUB_ADMIN_TOKEN: adminToken,
+        AIHUB_MODE: 'sandbox',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       windowsHide: true,
     });
@@ -66,7 +81,9 @@ export class LocalGateway implements vscode.Disposable {
         else resolve();
       };
       const onLine = (line: string): void => {
-        this.options.output.appendLine(line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line);
+        this.options.output.appendLine(
+          line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line,
+        );
         lastLines.push(line);
         if (lastLines.length > 5) lastLines.shift();
         if (line.includes('"msg":"listening"')) {
@@ -76,18 +93,30 @@ export class LocalGateway implements vscode.Disposable {
       };
       forEachLine(child.stdout!, onLine);
       forEachLine(child.stderr!, onLine);
-      child.once('error', (error) => finish(new Error(`could not run ${process.execPath}: ${error.message}`)));
+      child.once('error', (error) =>
+        finish(new Error(`could not run ${process.execPath}: ${error.message}`)),
+      );
       child.once('exit', (code, signal) => {
-        this.options.output.appendLine(`[aihub] local gateway exited (code ${code ?? 'none'}, signal ${signal ?? 'none'})`);
+        this.options.output.appendLine(
+          `[aihub] local gateway exited (code ${code ?? 'none'}, signal ${signal ?? 'none'})`,
+        );
         if (this.child === child) {
           this.child = undefined;
           this.setState('stopped');
         }
-        finish(new Error(`the local gateway exited during start-up: ${summarize(lastLines) || `code ${code}`}`));
+        finish(
+          new Error(
+            `the local gateway exited during start-up: ${summarize(lastLines) || `code ${code}`}`,
+          ),
+        );
       });
       const timer = setTimeout(() => {
         void this.stop();
-        finish(new Error(`the local gateway did not report "listening" within ${START_TIMEOUT_MS / 1000} s`));
+        finish(
+          new Error(
+            `the local gateway did not report "listening" within ${START_TIMEOUT_MS / 1000} s`,
+          ),
+        );
       }, START_TIMEOUT_MS);
       const cancel = token?.onCancellationRequested(() => {
         void this.stop();
@@ -149,7 +178,11 @@ function forEachLine(stream: NodeJS.ReadableStream, onLine: (line: string) => vo
 function summarize(lines: string[]): string {
   for (const line of [...lines].reverse()) {
     try {
-      const parsed = JSON.parse(line) as { msg?: string; err?: { message?: string }; error?: string };
+      const parsed = JSON.parse(line) as {
+        msg?: string;
+        err?: { message?: string };
+        error?: string;
+      };
       const text = parsed.err?.message ?? parsed.error ?? parsed.msg;
       if (text) return text;
     } catch {

@@ -13,14 +13,22 @@ export interface Enclosing {
   lastLine: number;
 }
 
-export function explainPrompt(code: string, language: string, fileName: string, firstLine: number, lastLine: number, enclosing?: Enclosing): string {
+export function explainPrompt(
+  code: string,
+  language: string,
+  fileName: string,
+  firstLine: number,
+  lastLine: number,
+  enclosing?: Enclosing,
+): string {
   const ask = `Explain this ${language} code from \`${fileName}\` (lines ${firstLine}-${lastLine}):\n\n${fenced(code, language)}`;
   if (!enclosing) return ask;
   return `${ask}\n\nIt is part of ${enclosing.label} (lines ${enclosing.firstLine}-${enclosing.lastLine}), shown for context:\n\n${fenced(enclosing.code, language)}`;
 }
 
 const STARTS_WITH_VERB = /^(write|generate|create|implement|make|build|scaffold)\b/i;
-const STARTS_WITH_THING = /^(a|an|the|some|one|two|function|class|method|script|program|test|tests|component|module|type|interface|struct|enum|regex|query)\b/i;
+const STARTS_WITH_THING =
+  /^(a|an|the|some|one|two|function|class|method|script|program|test|tests|component|module|type|interface|struct|enum|regex|query)\b/i;
 
 /** Turns "a function that …" or "sort the list" into an explicit request to write code. */
 export function generationRequest(description: string): string {
@@ -49,9 +57,12 @@ export function generateMessages(
     'The reply is inserted into the editor as it is. Use the names, imports and style of the surrounding code; do not repeat the code before or after the insertion point.';
   const request = `${generationRequest(description)}\nLanguage: ${language}.`;
   const parts: string[] = [];
-  if (surroundings?.imports) parts.push(`The file's imports:\n${fenced(surroundings.imports, language)}`);
-  if (surroundings?.before) parts.push(`Code before the insertion point:\n${fenced(surroundings.before, language)}`);
-  if (surroundings?.after) parts.push(`Code after the insertion point:\n${fenced(surroundings.after, language)}`);
+  if (surroundings?.imports)
+    parts.push(`The file's imports:\n${fenced(surroundings.imports, language)}`);
+  if (surroundings?.before)
+    parts.push(`Code before the insertion point:\n${fenced(surroundings.before, language)}`);
+  if (surroundings?.after)
+    parts.push(`Code after the insertion point:\n${fenced(surroundings.after, language)}`);
   const around = parts.length ? `\n\n${parts.join('\n\n')}\n\n` : '\n';
   const user = selectedCode
     ? `${request}${around}Rewrite this selected code; your reply replaces it:\n${fenced(selectedCode, language)}`

@@ -16,7 +16,10 @@ export class Services implements vscode.Disposable {
   readonly keys: ApiKeyStore;
   readonly localGateway: LocalGateway;
   readonly spend: SpendTracker;
-  private readonly balanceChanged = new vscode.EventEmitter<{ balance: number; currency: string }>();
+  private readonly balanceChanged = new vscode.EventEmitter<{
+    balance: number;
+    currency: string;
+  }>();
   /** Fired whenever a response tells the current balance (x_aihub or /v1/balance). */
   readonly onDidLearnBalance = this.balanceChanged.event;
   private readonly balanceStale = new vscode.EventEmitter<void>();
@@ -46,10 +49,15 @@ export class Services implements vscode.Disposable {
   /** A client for the configured gateway and key; throws AIHubError when either is missing or wrong. */
   async client(): Promise<GatewayClient> {
     const settings = this.settings();
-    if (!settings.baseUrl.ok) throw new AIHubError({ kind: 'badBaseUrl', message: settings.baseUrl.problem });
+    if (!settings.baseUrl.ok)
+      throw new AIHubError({ kind: 'badBaseUrl', message: settings.baseUrl.problem });
     const apiKey = await this.keys.get();
     if (!apiKey) throw new AIHubError({ kind: 'missingKey' });
-    return new GatewayClient({ apiBase: settings.baseUrl.apiBase, root: settings.baseUrl.root, apiKey });
+    return new GatewayClient({
+      apiBase: settings.baseUrl.apiBase,
+      root: settings.baseUrl.root,
+      apiKey,
+    });
   }
 
   learnBalance(balance: number, currency: string): void {
@@ -72,10 +80,12 @@ export class Services implements vscode.Disposable {
   async showError(error: unknown): Promise<Advice | undefined> {
     const advice = this.advise(error);
     if (!advice) return undefined;
-    void vscode.window.showErrorMessage(advice.message, ...advice.actions.map((a) => ACTION_LABELS[a])).then((picked) => {
-      const action = advice.actions.find((a) => ACTION_LABELS[a] === picked);
-      if (action) void vscode.commands.executeCommand(ACTION_COMMANDS[action]);
-    });
+    void vscode.window
+      .showErrorMessage(advice.message, ...advice.actions.map((a) => ACTION_LABELS[a]))
+      .then((picked) => {
+        const action = advice.actions.find((a) => ACTION_LABELS[a] === picked);
+        if (action) void vscode.commands.executeCommand(ACTION_COMMANDS[action]);
+      });
     return advice;
   }
 

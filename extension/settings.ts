@@ -18,18 +18,30 @@ export interface Settings {
   localGatewayAutoStart: boolean;
   balanceRefreshSeconds: number;
   context: { includeActiveEditor: boolean; budgetTokens: number };
-  inlineCompletions: { enabled: boolean; model: string; mode: 'line' | 'block'; debounceMs: number; maxTokens: number };
+  inlineCompletions: {
+    enabled: boolean;
+    model: string;
+    mode: 'line' | 'block';
+    debounceMs: number;
+    maxTokens: number;
+  };
   /** Currency units per UTC day; 0 = no cap. */
   spendingCapPerDay: number;
 }
 
 export function readSettings(): Settings {
   const config = vscode.workspace.getConfiguration('aihub');
-  const port = clampInt(config.get<number>('localGateway.port', DEFAULT_LOCAL_GATEWAY_PORT), 1, 65535, DEFAULT_LOCAL_GATEWAY_PORT);
+  const port = clampInt(
+    config.get<number>('localGateway.port', DEFAULT_LOCAL_GATEWAY_PORT),
+    1,
+    65535,
+    DEFAULT_LOCAL_GATEWAY_PORT,
+  );
   const configured = (config.get<string>('baseUrl', '') ?? '').trim();
   const baseUrl = normalizeBaseUrl(configured === '' ? localBaseUrl(port) : configured);
   const usesLocalGateway =
-    configured === '' || (baseUrl.ok && baseUrl.apiBase === localBaseUrl(port)) ||
+    configured === '' ||
+    (baseUrl.ok && baseUrl.apiBase === localBaseUrl(port)) ||
     (baseUrl.ok && baseUrl.apiBase === `http://localhost:${port}/v1`);
   return {
     baseUrl,
@@ -40,7 +52,12 @@ export function readSettings(): Settings {
     temperature: Math.min(2, Math.max(0, Number(config.get<number>('temperature', 0.2)) || 0)),
     localGatewayPort: port,
     localGatewayAutoStart: config.get<boolean>('localGateway.autoStart', true),
-    balanceRefreshSeconds: clampInt(config.get<number>('balanceRefreshSeconds', 300), 30, 86_400, 300),
+    balanceRefreshSeconds: clampInt(
+      config.get<number>('balanceRefreshSeconds', 300),
+      30,
+      86_400,
+      300,
+    ),
     context: {
       includeActiveEditor: config.get<boolean>('context.includeActiveEditor', true) !== false,
       budgetTokens: clampInt(config.get<number>('context.budgetTokens', 8_000), 0, 200_000, 8_000),

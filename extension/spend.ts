@@ -30,7 +30,11 @@ export class SpendTracker implements vscode.Disposable {
   private prices: { at: number; byModel: Map<string, ModelPrice> } | undefined;
   private readonly changed = new vscode.EventEmitter<SpendView>();
   readonly onDidChange = this.changed.event;
-  private readonly asked = new vscode.EventEmitter<{ purpose: string; worstCase: number; cap: number }>();
+  private readonly asked = new vscode.EventEmitter<{
+    purpose: string;
+    worstCase: number;
+    cap: number;
+  }>();
   /** Fired when the extension asks before a request that could pass the cap (tests wait on it). */
   readonly onDidAsk = this.asked.event;
 
@@ -51,7 +55,9 @@ export class SpendTracker implements vscode.Disposable {
 
   todayMicros(): number {
     const stored = this.memento.get<{ day?: unknown; micros?: unknown }>(DAY_KEY);
-    return stored && stored.day === utcDay() && Number.isSafeInteger(stored.micros) ? (stored.micros as number) : 0;
+    return stored && stored.day === utcDay() && Number.isSafeInteger(stored.micros)
+      ? (stored.micros as number)
+      : 0;
   }
 
   capMicros(): number | undefined {
@@ -97,8 +103,15 @@ export class SpendTracker implements vscode.Disposable {
     if (worst === undefined ? today < cap : today + worst <= cap) return true;
     const money = (micros: number): string => formatMoney(fromMicros(micros), this.currency);
     const worstText = worst === undefined ? 'an unknown amount' : `up to ${money(worst)}`;
-    this.asked.fire({ purpose: request.purpose, worstCase: worst === undefined ? NaN : fromMicros(worst), cap: fromMicros(cap) });
-    const send = { label: '$(check) Send anyway', detail: `${request.purpose} could cost ${worstText}.` };
+    this.asked.fire({
+      purpose: request.purpose,
+      worstCase: worst === undefined ? NaN : fromMicros(worst),
+      cap: fromMicros(cap),
+    });
+    const send = {
+      label: '$(check) Send anyway',
+      detail: `${request.purpose} could cost ${worstText}.`,
+    };
     const cancel = { label: '$(close) Cancel', detail: 'Nothing is sent.' };
     const picked = await vscode.window.showQuickPick([cancel, send], {
       title: `AIHub: this request could pass your daily spending cap of ${money(cap)} (${money(today)} spent today)`,
@@ -117,7 +130,11 @@ export class SpendTracker implements vscode.Disposable {
   }
 
   private async price(model: string): Promise<ModelPrice | undefined> {
-    if (!this.prices || Date.now() - this.prices.at > PRICES_TTL_MS || !this.prices.byModel.has(model)) {
+    if (
+      !this.prices ||
+      Date.now() - this.prices.at > PRICES_TTL_MS ||
+      !this.prices.byModel.has(model)
+    ) {
       try {
         const list = await this.loadPrices();
         this.prices = { at: Date.now(), byModel: new Map(list.map((p) => [p.id, p])) };

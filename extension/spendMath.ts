@@ -11,8 +11,15 @@ export function fromMicros(micros: number): number {
 }
 
 /** The most a request can cost: prompt tokens at the input price plus every allowed output token. */
-export function worstCaseMicros(price: ModelPrice, promptTokens: number, maxTokens: number): number {
-  return Math.ceil((promptTokens * price.inputMicrosPerMillion) / 1_000_000) + Math.ceil((maxTokens * price.outputMicrosPerMillion) / 1_000_000);
+export function worstCaseMicros(
+  price: ModelPrice,
+  promptTokens: number,
+  maxTokens: number,
+): number {
+  return (
+    Math.ceil((promptTokens * price.inputMicrosPerMillion) / 1_000_000) +
+    Math.ceil((maxTokens * price.outputMicrosPerMillion) / 1_000_000)
+  );
 }
 
 export function utcDay(now = new Date()): string {

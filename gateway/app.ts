@@ -57,7 +57,11 @@ export function createApp(deps: AppDeps, rooms: Rooms): Express {
   let openapi: unknown = null;
   app.get('/openapi.json', (_req, res) => {
     const routes: RouteDoc[] = [...chat.docs, ...accounts.docs, ...(payments?.route_docs ?? [])];
-    openapi ??= buildOpenApi(routes, { version: packageJson.version, server_url: deps.public_url(), currency: config.currency });
+    openapi ??= buildOpenApi(routes, {
+      version: packageJson.version,
+      server_url: deps.public_url(),
+      currency: config.currency,
+    });
     res.json(openapi);
   });
   app.get('/metrics', async (_req, res) => {
@@ -67,7 +71,14 @@ export function createApp(deps: AppDeps, rooms: Rooms): Express {
   app.use('/admin', dashboard.admin); // the HTML console's own paths; everything else falls through
   const payments_admin = payments ? [payments.audit] : [];
   const admin_lock = dashboard.context.admin_by_ip; // one failure count per address for the console login and the bearer API
-  app.use('/admin', accounts.auth(admin_lock), jsonBody(config), ...payments_admin, accounts.admin, ...(payments ? [payments.admin] : []));
+  app.use(
+    '/admin',
+    accounts.auth(admin_lock),
+    jsonBody(config),
+    ...payments_admin,
+    accounts.admin,
+    ...(payments ? [payments.admin] : []),
+  );
   if (payments) app.use('/api', accounts.knownKeys, payments.api);
 
   app.use(dashboard.pages);
@@ -75,7 +86,12 @@ export function createApp(deps: AppDeps, rooms: Rooms): Express {
   app.use(notFoundHandler);
   app.use(
     errorHandler((error, req) => {
-      logger.error({ msg: 'unexpected error', request_id: req.res?.locals.request_id, route: req.path, err: error });
+      logger.error({
+        msg: 'unexpected error',
+        request_id: req.res?.locals.request_id,
+        route: req.path,
+        err: error,
+      });
     }),
   );
   return app;
@@ -94,7 +110,8 @@ export function createGateway(deps: AppDeps, rooms: Rooms): Gateway {
   const request_logger = deps.logger.child({}, { redact: { paths: [], censor: '' } });
   const lane = { logger: deps.logger, request_logger, metrics: deps.metrics, surface: 'v1' };
   const handler = (req: IncomingMessage, res: ServerResponse) => {
-    if (req.url?.startsWith('/v1/')) runLean(req, res, lane, (locals) => rooms.chat.handle(req, res, locals));
+    if (req.url?.startsWith('/v1/'))
+      runLean(req, res, lane, (locals) => rooms.chat.handle(req, res, locals));
     else app(req, res);
   };
   return { handler, app };

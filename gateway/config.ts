@@ -18,13 +18,21 @@ export const configSchema = z.strictObject({
   /** Absolute URL used in links (the top-up link). Defaults to http://host:port. */
   public_url: z.url().optional(),
   mode: z.enum(['sandbox', 'live']).default('sandbox'),
-  currency: z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter currency code').default('INR'),
+  currency: z
+    .string()
+    .regex(/^[A-Z]{3}$/, 'must be a three-letter currency code')
+    .default('INR'),
   /** Express "trust proxy": false (default) uses the socket address as the client IP. */
   trust_proxy: z.union([z.boolean(), z.number().int().min(0), z.string()]).default(false),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   limits: z
     .strictObject({
-      body_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+      body_bytes: z
+        .number()
+        .int()
+        .min(1024)
+        .max(64 * 1024 * 1024)
+        .default(1024 * 1024),
       shutdown_grace_ms: z.number().int().min(0).max(600_000).default(10_000),
     })
     .prefault({}),
@@ -36,13 +44,21 @@ export const configSchema = z.strictObject({
       cert_file: z.string().min(1).optional(),
       key_file: z.string().min(1).optional(),
     })
-    .refine((tls) => (tls.cert_file === undefined) === (tls.key_file === undefined), 'cert_file and key_file go together: set both or neither')
+    .refine(
+      (tls) => (tls.cert_file === undefined) === (tls.key_file === undefined),
+      'cert_file and key_file go together: set both or neither',
+    )
     .prefault({}),
   store: z
     .strictObject({
       checkpoint_every_records: z.number().int().min(1).max(10_000_000).default(20_000),
       checkpoint_interval_ms: z.number().int().min(100).max(86_400_000).default(60_000),
-      segment_bytes: z.number().int().min(4096).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
+      segment_bytes: z
+        .number()
+        .int()
+        .min(4096)
+        .max(1024 * 1024 * 1024)
+        .default(64 * 1024 * 1024),
     })
     .prefault({}),
 });
@@ -55,21 +71,31 @@ export class ConfigError extends Error {
 
 export interface ConfigSources {
   env: NodeJS.ProcessEnv;
-  flags: { port?: string | undefined; host?: string | undefined; data_dir?: string | undefined; config?: string | undefined; database_url?: string | undefined };
+  flags: {
+    port?: string | undefined;
+    host?: string | undefined;
+    data_dir?: string | undefined;
+    config?: string | undefined;
+    database_url?: string | undefined;
+  };
 }
 
 function describe(error: z.ZodError, source: string): string {
   return error.issues
     .map((issue) => {
       const field = issue.path.length ? issue.path.join('.') : '(top level)';
-      const detail = issue.code === 'unrecognized_keys' ? `unknown field(s) ${(issue as { keys: string[] }).keys.join(', ')}` : issue.message;
+      const detail =
+        issue.code === 'unrecognized_keys'
+          ? `unknown field(s) ${(issue as { keys: string[] }).keys.join(', ')}`
+          : issue.message;
       return `${source}: ${field}: ${detail}`;
     })
     .join('; ');
 }
 
 function portNumber(text: string, source: string): number {
-  if (!/^\d{1,5}$/.test(text)) throw new ConfigError(`${source}: expected a port number, got "${text}"`);
+  if (!/^\d{1,5}$/.test(text))
+    throw new ConfigError(`${source}: expected a port number, got "${text}"`);
   return Number(text);
 }
 
@@ -112,6 +138,7 @@ export function loadConfig({ env, flags }: ConfigSources): Config {
   if (flags.data_dir !== undefined) merged.data_dir = flags.data_dir;
   if (flags.database_url !== undefined) merged.database_url = flags.database_url;
   const parsed = configSchema.safeParse(merged);
-  if (!parsed.success) throw new ConfigError(describe(parsed.error, 'configuration (file, environment or flags)'));
+  if (!parsed.success)
+    throw new ConfigError(describe(parsed.error, 'configuration (file, environment or flags)'));
   return parsed.data;
 }

@@ -11,7 +11,19 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       base: { service: 'aihub-gateway' },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: ['key', 'token', 'password', 'authorization', '*.key', '*.token', '*.password', '*.authorization'], censor: '[redacted]' },
+      redact: {
+        paths: [
+          'key',
+          'token',
+          'password',
+          'authorization',
+          '*.key',
+          '*.token',
+          '*.password',
+          '*.authorization',
+        ],
+        censor: '[redacted]',
+      },
     },
     // Asynchronous: lines written while a write is in flight go out together in the next one
     // (a synchronous write per line costs each request; docs/chat-api.md#benchmark); pino

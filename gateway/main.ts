@@ -76,13 +76,22 @@ async function main(argv: string[]): Promise<void> {
   try {
     config = loadConfig({
       env: process.env,
-      flags: { port: values.port, host: values.host, data_dir: values['data-dir'], config: values.config, database_url: values['database-url'] },
+      flags: {
+        port: values.port,
+        host: values.host,
+        data_dir: values['data-dir'],
+        config: values.config,
+        database_url: values['database-url'],
+      },
     });
   } catch (error) {
     if (error instanceof ConfigError) fail(error.message, 2);
     throw error;
   }
-  if (command === 'verify') return config.database_url ? verifyDatabase(config.database_url) : verify(config.data_dir, values.full === true);
+  if (command === 'verify')
+    return config.database_url
+      ? verifyDatabase(config.database_url)
+      : verify(config.data_dir, values.full === true);
   if (command === 'migrate') return migrate(values['from-data-dir'], config.database_url);
   if (command === 'rotate-key') return rotateKey(config);
   if (command !== 'serve') fail(`unknown command "${command}"\n${USAGE}`, 2);
@@ -98,7 +107,9 @@ async function verify(data_dir: string, full: boolean): Promise<void> {
   }
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   if (!report.ok) {
-    process.stderr.write(`aihub-gateway verify: ${report.breaches.length} invariant breach(es) in ${data_dir}\n`);
+    process.stderr.write(
+      `aihub-gateway verify: ${report.breaches.length} invariant breach(es) in ${data_dir}\n`,
+    );
     process.exit(1);
   }
 }
@@ -112,13 +123,22 @@ async function verifyDatabase(database_url: string): Promise<void> {
   }
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   if (!report.ok) {
-    process.stderr.write(`aihub-gateway verify: ${report.breaches.length} invariant breach(es) in ${redactUrl(database_url)}\n`);
+    process.stderr.write(
+      `aihub-gateway verify: ${report.breaches.length} invariant breach(es) in ${redactUrl(database_url)}\n`,
+    );
     process.exit(1);
   }
 }
 
-async function migrate(from_data_dir: string | undefined, database_url: string | undefined): Promise<void> {
-  if (!from_data_dir || !database_url) fail(`migrate needs --from-data-dir D and --database-url URL (or AIHUB_DATABASE_URL)\n${USAGE}`, 2);
+async function migrate(
+  from_data_dir: string | undefined,
+  database_url: string | undefined,
+): Promise<void> {
+  if (!from_data_dir || !database_url)
+    fail(
+      `migrate needs --from-data-dir D and --database-url URL (or AIHUB_DATABASE_URL)\n${USAGE}`,
+      2,
+    );
   let report;
   try {
     report = await migrateDataDir(from_data_dir, database_url);
@@ -127,7 +147,9 @@ async function migrate(from_data_dir: string | undefined, database_url: string |
   }
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   if (!report.ok) {
-    process.stderr.write(`aihub-gateway migrate: the two sides differ: ${report.differences.join('; ')}\n`);
+    process.stderr.write(
+      `aihub-gateway migrate: the two sides differ: ${report.differences.join('; ')}\n`,
+    );
     process.exit(1);
   }
 }
@@ -147,7 +169,16 @@ async function serve(config: Config): Promise<void> {
   const clock = systemClock;
   let public_url = ''; // computed once, when the port is known (port 0 picks one at listen time)
   const metrics = new Metrics();
-  const room_deps = { config, store, logger, clock, admin_token_hash, sealer, metrics, public_url: () => public_url };
+  const room_deps = {
+    config,
+    store,
+    logger,
+    clock,
+    admin_token_hash,
+    sealer,
+    metrics,
+    public_url: () => public_url,
+  };
   // Every room is built here; app.ts mounts what they return.
   const providers = createProviders(room_deps);
   const llm = createLlm(room_deps);
@@ -155,7 +186,10 @@ async function serve(config: Config): Promise<void> {
   const accounts = createAccounts(room_deps);
   const chat = createChat(room_deps, { engines: llm.engines, trust_proxy });
   const dashboard = createDashboard({ ...room_deps, payments });
-  const gateway = createGateway({ config, logger, metrics, trust_proxy, public_url: room_deps.public_url }, { accounts, chat, dashboard, payments });
+  const gateway = createGateway(
+    { config, logger, metrics, trust_proxy, public_url: room_deps.public_url },
+    { accounts, chat, dashboard, payments },
+  );
   const server = createHttpServer(gateway.handler, tls);
   server.listen(config.port, config.host);
   try {
@@ -167,7 +201,15 @@ async function serve(config: Config): Promise<void> {
   const address = server.address();
   if (address && typeof address === 'object') config.port = address.port;
   public_url = publicUrl(config);
-  logger.info({ msg: 'listening', host: config.host, port: config.port, url: public_url, data_dir: config.data_dir, mode: config.mode, tls: tls !== null });
+  logger.info({
+    msg: 'listening',
+    host: config.host,
+    port: config.port,
+    url: public_url,
+    data_dir: config.data_dir,
+    mode: config.mode,
+    tls: tls !== null,
+  });
   if (server instanceof HttpsServer) reloadTlsOnSighup(server, config, logger);
   payments.start(); // status checks of pending transactions (also those from before a restart), webhooks
 
@@ -196,7 +238,9 @@ async function serve(config: Config): Promise<void> {
 /** The absolute base URL for links shown to users (e.g. the top-up page). */
 function publicUrl(config: Config): string {
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  return (config.public_url ?? `${config.tls.cert_file ? 'https' : 'http'}://${host}:${config.port}`).replace(/\/+$/, '');
+  return (
+    config.public_url ?? `${config.tls.cert_file ? 'https' : 'http'}://${host}:${config.port}`
+  ).replace(/\/+$/, '');
 }
 
 /** The config's trust_proxy compiled once, for Express and the /v1 lane alike; exit 2 on a bad address. */
@@ -235,7 +279,10 @@ function reloadTlsOnSighup(server: HttpsServer, config: Config, logger: Logger):
       server.setSecureContext(readTlsFiles(cert_file, key_file));
       logger.info({ msg: 'tls certificate reloaded', cert_file });
     } catch (error) {
-      logger.error({ msg: 'tls reload failed; still serving the previous certificate', err: error });
+      logger.error({
+        msg: 'tls reload failed; still serving the previous certificate',
+        err: error,
+      });
     }
   });
 }
@@ -248,11 +295,14 @@ async function openSecrets(store: Store, data_dir: string, logger: Logger): Prom
     resealed = await resealSecrets(store, sealer);
   } catch (error) {
     await store.close();
-    if (error instanceof SealError) fail(`${error.message}; start with the old key in AIHUB_ENCRYPTION_OLD_KEYS`, 2);
+    if (error instanceof SealError)
+      fail(`${error.message}; start with the old key in AIHUB_ENCRYPTION_OLD_KEYS`, 2);
     throw error;
   }
-  if (source === 'generated') logger.info({ msg: 'generated the encryption key', file: join(data_dir, KEY_FILE) });
-  if (resealed > 0) logger.info({ msg: 'sealed secrets under the current encryption key', accounts: resealed });
+  if (source === 'generated')
+    logger.info({ msg: 'generated the encryption key', file: join(data_dir, KEY_FILE) });
+  if (resealed > 0)
+    logger.info({ msg: 'sealed secrets under the current encryption key', accounts: resealed });
   return sealer;
 }
 
@@ -278,13 +328,20 @@ async function openStore(config: Config, warn: (message: string) => void): Promi
     const name = (error as Error).name;
     if (name === 'LockedError' || name === 'CorruptStoreError') fail((error as Error).message, 1);
     if (name === 'DataDirModeError') fail((error as Error).message, 2);
-    if (config.database_url) fail(`cannot open the database ${redactUrl(config.database_url)}: ${(error as Error).message}`, 1);
+    if (config.database_url)
+      fail(
+        `cannot open the database ${redactUrl(config.database_url)}: ${(error as Error).message}`,
+        1,
+      );
     throw error;
   }
 }
 
 /** The sealer of the data dir's key ring (exit 2 on a malformed key, after closing the store). */
-async function openSealer(store: Store, data_dir: string): Promise<{ sealer: Sealer; source: KeyRing['source'] }> {
+async function openSealer(
+  store: Store,
+  data_dir: string,
+): Promise<{ sealer: Sealer; source: KeyRing['source'] }> {
   try {
     const ring = loadKeyRing(data_dir, process.env);
     return { sealer: new Sealer(ring.keys), source: ring.source };
@@ -316,7 +373,9 @@ async function rotateKey(config: Config): Promise<void> {
     const accounts = await resealSecrets(store, sealer);
     const documents = resealDocuments(store, sealer, config.data_dir);
     if (source !== 'env') writeKeyFile(config.data_dir, [ring[0]!]);
-    process.stdout.write(`${JSON.stringify({ key_id: sealer.current_id, key_source: source === 'env' ? 'AIHUB_ENCRYPTION_KEY' : join(config.data_dir, KEY_FILE), accounts_resealed: accounts, documents_resealed: documents })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ key_id: sealer.current_id, key_source: source === 'env' ? 'AIHUB_ENCRYPTION_KEY' : join(config.data_dir, KEY_FILE), accounts_resealed: accounts, documents_resealed: documents })}\n`,
+    );
   } catch (error) {
     await store.close();
     if (error instanceof SealError) fail(error.message, 1);
@@ -338,7 +397,10 @@ function readTlsFiles(cert_file: string, key_file: string): TlsFiles {
   try {
     createSecureContext(files); // a bad PEM or a key that does not match the certificate fails here
   } catch (error) {
-    throw new Error(`tls: ${cert_file} and ${key_file} do not make a certificate and its key: ${(error as Error).message}`, { cause: error });
+    throw new Error(
+      `tls: ${cert_file} and ${key_file} do not make a certificate and its key: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   return files;
 }

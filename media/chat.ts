@@ -1,11 +1,23 @@
 // The chat webview's script: mirrors the transcript the extension sends, renders replies as
 // Markdown (as DOM nodes, never as HTML strings), and posts the user's intents back.
 import {
-  ACTION_LABELS, formatMoney, type ChatEntry, type ContextView, type ConversationSummary, type FromWebview, type ModelChoice, type SpendView, type ToWebview,
+  ACTION_LABELS,
+  formatMoney,
+  type ChatEntry,
+  type ContextView,
+  type ConversationSummary,
+  type FromWebview,
+  type ModelChoice,
+  type SpendView,
+  type ToWebview,
 } from '../extension/chat/protocol.js';
 import { renderMarkdown, type CodeBlock } from './markdown.js';
 
-declare function acquireVsCodeApi(): { postMessage(message: FromWebview): void; getState(): unknown; setState(state: unknown): void };
+declare function acquireVsCodeApi(): {
+  postMessage(message: FromWebview): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+};
 
 const vscode = acquireVsCodeApi();
 const transcript = byId<HTMLElement>('transcript');
@@ -115,10 +127,17 @@ transcript.addEventListener('click', (event) => {
   if (action) {
     const block = action.closest<HTMLElement>('.code-block');
     const markdown = action.closest('.markdown');
-    const code = markdown ? codeBlocksOf.get(markdown)?.[Number(block?.dataset.codeIndex)] : undefined;
+    const code = markdown
+      ? codeBlocksOf.get(markdown)?.[Number(block?.dataset.codeIndex)]
+      : undefined;
     if (!code) return;
     if (action.dataset.codeAction === 'copy') post({ type: 'copy', text: code.code });
-    else post({ type: 'insert', text: code.code, ...(code.lang && /^[\w#+.-]{1,40}$/.test(code.lang) ? { language: code.lang } : {}) });
+    else
+      post({
+        type: 'insert',
+        text: code.code,
+        ...(code.lang && /^[\w#+.-]{1,40}$/.test(code.lang) ? { language: code.lang } : {}),
+      });
     return;
   }
   const link = target.closest<HTMLAnchorElement>('.markdown a[href]');
@@ -135,7 +154,9 @@ document.addEventListener('keydown', (event) => {
 });
 stop.addEventListener('click', () => post({ type: 'stop' }));
 newChat.addEventListener('click', () => post({ type: 'newChat' }));
-modelSelect.addEventListener('change', () => post({ type: 'selectModel', model: modelSelect.value }));
+modelSelect.addEventListener('change', () =>
+  post({ type: 'selectModel', model: modelSelect.value }),
+);
 
 function submit(): void {
   const text = input.value.trim();
@@ -205,7 +226,8 @@ function render(entry: ChatEntry, element: HTMLElement): void {
   const header = el('div', 'role', entry.role === 'user' ? 'You' : `AIHub · ${entry.model}`);
   if (entry.role === 'user') {
     element.replaceChildren(header, el('div', 'user-text', entry.text));
-    if (entry.context?.length) element.append(el('div', 'sent-context', `with ${entry.context.join(', ')}`));
+    if (entry.context?.length)
+      element.append(el('div', 'sent-context', `with ${entry.context.join(', ')}`));
     return;
   }
   element.dataset.status = entry.status;
@@ -216,7 +238,8 @@ function render(entry: ChatEntry, element: HTMLElement): void {
   body.innerHTML = rendered.html;
   codeBlocksOf.set(body, rendered.codeBlocks);
   const parts: Node[] = [header, body];
-  if (entry.status === 'streaming' && entry.text === '') parts.push(el('div', 'pending', 'Thinking…'));
+  if (entry.status === 'streaming' && entry.text === '')
+    parts.push(el('div', 'pending', 'Thinking…'));
   if (entry.status === 'stopped') parts.push(el('div', 'note', 'Stopped.'));
   if (entry.error) {
     const error = el('div', 'error');
@@ -254,8 +277,10 @@ function renderContext(context: ContextView): void {
       toggle.type = 'checkbox';
       toggle.id = 'include-active';
       toggle.checked = context.includeActive;
-      toggle.title = 'Send the active editor\'s selection (or file) with the next message';
-      toggle.addEventListener('change', () => post({ type: 'toggleActive', include: toggle.checked }));
+      toggle.title = "Send the active editor's selection (or file) with the next message";
+      toggle.addEventListener('change', () =>
+        post({ type: 'toggleActive', include: toggle.checked }),
+      );
       const label = el('label', 'context-label', item.label) as HTMLLabelElement;
       label.htmlFor = toggle.id;
       chip.append(toggle, label);
@@ -263,7 +288,13 @@ function renderContext(context: ContextView): void {
     } else {
       chip.append(el('span', 'context-label', item.label));
     }
-    chip.append(el('span', 'context-detail', `${item.detail} · ≈${item.tokens.toLocaleString('en-US')} tokens${item.note ? ' · trimmed' : ''}`));
+    chip.append(
+      el(
+        'span',
+        'context-detail',
+        `${item.detail} · ≈${item.tokens.toLocaleString('en-US')} tokens${item.note ? ' · trimmed' : ''}`,
+      ),
+    );
     if (item.kind === 'file') {
       const remove = el('button', 'context-remove', '×') as HTMLButtonElement;
       remove.type = 'button';
@@ -279,7 +310,11 @@ function renderContext(context: ContextView): void {
   add.id = 'add-file';
   add.title = 'Add a workspace file to the chat (or type @ in the message)';
   add.addEventListener('click', () => post({ type: 'addFile' }));
-  const total = el('span', 'context-total', `≈${context.tokens.toLocaleString('en-US')} / ${context.budget.toLocaleString('en-US')} tokens of context`);
+  const total = el(
+    'span',
+    'context-total',
+    `≈${context.tokens.toLocaleString('en-US')} / ${context.budget.toLocaleString('en-US')} tokens of context`,
+  );
   total.id = 'context-tokens';
   total.classList.toggle('over', context.tokens > context.budget);
   const footer = el('div', 'context-footer');
@@ -288,7 +323,10 @@ function renderContext(context: ContextView): void {
 }
 
 function renderSpend(spend: SpendView): void {
-  const parts = [`Session ${formatMoney(spend.session, spend.currency)}`, `today ${formatMoney(spend.today, spend.currency)}`];
+  const parts = [
+    `Session ${formatMoney(spend.session, spend.currency)}`,
+    `today ${formatMoney(spend.today, spend.currency)}`,
+  ];
   if (spend.cap !== undefined) parts[1] += ` of ${formatMoney(spend.cap, spend.currency)} cap`;
   spendLine.textContent = parts.join(' · ') + (spend.capReached ? ' · cap reached' : '');
   spendLine.classList.toggle('cap-reached', spend.capReached);
@@ -313,10 +351,14 @@ function renderHistory(conversations: ConversationSummary[], currentId: string):
     });
     const rename = el('button', 'secondary history-rename', 'Rename') as HTMLButtonElement;
     rename.type = 'button';
-    rename.addEventListener('click', () => post({ type: 'renameConversation', id: conversation.id }));
+    rename.addEventListener('click', () =>
+      post({ type: 'renameConversation', id: conversation.id }),
+    );
     const remove = el('button', 'secondary history-delete', 'Delete') as HTMLButtonElement;
     remove.type = 'button';
-    remove.addEventListener('click', () => post({ type: 'deleteConversation', id: conversation.id }));
+    remove.addEventListener('click', () =>
+      post({ type: 'deleteConversation', id: conversation.id }),
+    );
     item.append(open, rename, remove);
     list.append(item);
   }

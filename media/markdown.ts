@@ -25,7 +25,10 @@ const MAX_HIGHLIGHT_CHARS = 50_000;
 const md = new MarkdownIt({ html: false, linkify: true, typographer: false, breaks: false });
 md.validateLink = (url) => /^(https?:|mailto:)/i.test(url.trim());
 md.core.ruler.after('inline', 'aihub_task_lists', (state) => {
-  markTaskItems(state.tokens, state.Token as unknown as new (type: string, tag: string, nesting: number) => Token);
+  markTaskItems(
+    state.tokens,
+    state.Token as unknown as new (type: string, tag: string, nesting: number) => Token,
+  );
   return true;
 });
 
@@ -49,7 +52,10 @@ export function renderMarkdown(source: string): RenderedMarkdown {
 }
 
 /** highlight.js's HTML for the code (escaped by it), or the escaped code when the language is unknown. */
-export function highlight(code: string, lang: string): { html: string; language: string | undefined } {
+export function highlight(
+  code: string,
+  lang: string,
+): { html: string; language: string | undefined } {
   const name = lang.toLowerCase();
   if (code.length <= MAX_HIGHLIGHT_CHARS && name && hljs.getLanguage(name)) {
     const result = hljs.highlight(code, { language: name, ignoreIllegals: true });
@@ -74,10 +80,18 @@ function codeBlockHtml(code: string, lang: string, index: number): string {
 const TASK = /^\[([ xX])\]\s+/;
 
 /** "- [ ] a" / "- [x] b": a disabled checkbox in place of the marker, and a class on the item and its list. */
-function markTaskItems(tokens: Token[], TokenClass: new (type: string, tag: string, nesting: number) => Token): void {
+function markTaskItems(
+  tokens: Token[],
+  TokenClass: new (type: string, tag: string, nesting: number) => Token,
+): void {
   for (let i = 2; i < tokens.length; i++) {
     const inline = tokens[i]!;
-    if (inline.type !== 'inline' || tokens[i - 1]!.type !== 'paragraph_open' || tokens[i - 2]!.type !== 'list_item_open') continue;
+    if (
+      inline.type !== 'inline' ||
+      tokens[i - 1]!.type !== 'paragraph_open' ||
+      tokens[i - 2]!.type !== 'list_item_open'
+    )
+      continue;
     const match = TASK.exec(inline.content);
     const first = inline.children?.[0];
     if (!match || !first || first.type !== 'text' || !TASK.test(first.content)) continue;
@@ -89,8 +103,12 @@ function markTaskItems(tokens: Token[], TokenClass: new (type: string, tag: stri
     tokens[i - 2]!.attrJoin('class', 'task-list-item');
     for (let j = i - 3; j >= 0; j--) {
       const open = tokens[j]!;
-      if ((open.type === 'bullet_list_open' || open.type === 'ordered_list_open') && open.level === tokens[i - 2]!.level - 1) {
-        if (!open.attrGet('class')?.includes('contains-task-list')) open.attrJoin('class', 'contains-task-list');
+      if (
+        (open.type === 'bullet_list_open' || open.type === 'ordered_list_open') &&
+        open.level === tokens[i - 2]!.level - 1
+      ) {
+        if (!open.attrGet('class')?.includes('contains-task-list'))
+          open.attrJoin('class', 'contains-task-list');
         break;
       }
     }

@@ -23,7 +23,9 @@ const ORDER = [
 const TYPE_DOORS = new Set(['deps.ts', 'config.ts']);
 /** The rooms handed those types (the ones main.ts builds with RoomDeps). */
 const HANDED_DEPS = new Set(['web', 'payments', 'chat', 'providers', 'llm', 'accounts']);
-const RANK = new Map(ORDER.flatMap((rooms, index) => rooms.map((room) => [room, ORDER.length - index])));
+const RANK = new Map(
+  ORDER.flatMap((rooms, index) => rooms.map((room) => [room, ORDER.length - index])),
+);
 
 const roomOf = (file) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : file);
 
@@ -47,17 +49,25 @@ for (const [file, imports] of Object.entries(all)) {
     const from_rank = RANK.get(from);
     const to_rank = RANK.get(to);
     if (from_rank === undefined || to_rank === undefined) {
-      wrong.push(`${file} -> ${target}: ${from_rank === undefined ? from : to} is in no room of scripts/doors.mjs`);
+      wrong.push(
+        `${file} -> ${target}: ${from_rank === undefined ? from : to} is in no room of scripts/doors.mjs`,
+      );
       continue;
     }
     if (to_rank < from_rank) continue;
     const type_only = !(values[file] ?? []).includes(target);
     if (type_only && TYPE_DOORS.has(to) && HANDED_DEPS.has(from)) continue;
-    wrong.push(`${file} -> ${target}: ${from} may not import ${to}${type_only ? ' (type-only)' : ''}`);
+    wrong.push(
+      `${file} -> ${target}: ${from} may not import ${to}${type_only ? ' (type-only)' : ''}`,
+    );
   }
 }
 if (wrong.length > 0) {
-  console.error(`✖ ${wrong.length} import(s) against the doors between rooms:\n${wrong.map((line) => `  ${line}`).join('\n')}`);
+  console.error(
+    `✖ ${wrong.length} import(s) against the doors between rooms:\n${wrong.map((line) => `  ${line}`).join('\n')}`,
+  );
   process.exit(1);
 }
-console.log(`✔ every import of ${Object.keys(all).length} gateway files goes one way down the rooms`);
+console.log(
+  `✔ every import of ${Object.keys(all).length} gateway files goes one way down the rooms`,
+);

@@ -4,7 +4,16 @@
 // package.json has no "files" (nor scripts and devDependencies); .vscodeignore does the filtering.
 // `node scripts/vscode-package.mjs` (after the production build); prints the .vsix path and size.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,17 +21,28 @@ const REPO = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const STAGE = join(REPO, '.tools/vsix-stage');
 const OUT = join(REPO, 'dist/aihub.vsix');
 const MAX_VSIX_BYTES = 3 * 1024 * 1024;
-const NOT_STAGED = new Set(['.git', '.tools', 'node_modules', 'test-results', 'bench-results', '.aihub']);
+const NOT_STAGED = new Set([
+  '.git',
+  '.tools',
+  'node_modules',
+  'test-results',
+  'bench-results',
+  '.aihub',
+]);
 
 for (const needed of ['dist/extension.cjs', 'dist/gateway.js', 'dist/webview/chat.js']) {
-  if (!existsSync(join(REPO, needed))) throw new Error(`${needed} is missing: run the production build first`);
+  if (!existsSync(join(REPO, needed)))
+    throw new Error(`${needed} is missing: run the production build first`);
 }
 
 rmSync(STAGE, { recursive: true, force: true });
 mkdirSync(STAGE, { recursive: true });
 for (const entry of readdirSync(REPO)) {
   if (NOT_STAGED.has(entry) || entry.endsWith('.vsix')) continue;
-  cpSync(join(REPO, entry), join(STAGE, entry), { recursive: true, filter: (source) => !source.endsWith('.vsix') });
+  cpSync(join(REPO, entry), join(STAGE, entry), {
+    recursive: true,
+    filter: (source) => !source.endsWith('.vsix'),
+  });
 }
 const manifest = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8'));
 delete manifest.files;
@@ -30,10 +50,23 @@ delete manifest.scripts;
 delete manifest.devDependencies;
 writeFileSync(join(STAGE, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 
-const hasLicense = ['LICENSE', 'LICENSE.md', 'LICENSE.txt'].some((name) => existsSync(join(REPO, name)));
+const hasLicense = ['LICENSE', 'LICENSE.md', 'LICENSE.txt'].some((name) =>
+  existsSync(join(REPO, name)),
+);
 const vsce = join(REPO, 'node_modules/@vscode/vsce/vsce');
-const args = [vsce, 'package', '--no-dependencies', '--out', OUT, ...(hasLicense ? [] : ['--skip-license'])];
-const result = spawnSync(process.execPath, args, { cwd: STAGE, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+const args = [
+  vsce,
+  'package',
+  '--no-dependencies',
+  '--out',
+  OUT,
+  ...(hasLicense ? [] : ['--skip-license']),
+];
+const result = spawnSync(process.execPath, args, {
+  cwd: STAGE,
+  stdio: ['ignore', 'pipe', 'pipe'],
+  encoding: 'utf8',
+});
 process.stdout.write(result.stdout);
 process.stderr.write(result.stderr);
 rmSync(STAGE, { recursive: true, force: true });

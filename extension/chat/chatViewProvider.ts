@@ -38,7 +38,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   postContext(): void {
     clearTimeout(this.contextTimer);
     this.contextTimer = setTimeout(() => {
-      void this.context.view().then((context) => this.session.postToView({ type: 'context', context }));
+      void this.context
+        .view()
+        .then((context) => this.session.postToView({ type: 'context', context }));
     }, 50);
   }
 
@@ -47,7 +49,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     const extensionUri = this.services.context.extensionUri;
     view.webview.options = {
       enableScripts: true,
-      localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media'), vscode.Uri.joinPath(extensionUri, 'dist', 'webview')],
+      localResourceRoots: [
+        vscode.Uri.joinPath(extensionUri, 'media'),
+        vscode.Uri.joinPath(extensionUri, 'dist', 'webview'),
+      ],
     };
     view.webview.html = chatHtml(view.webview, extensionUri);
     const subscriptions = [
@@ -76,7 +81,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         this.postContext();
         return;
       case 'send':
-        await this.session.ask(message.text, { withContext: true, ...(message.model ? { model: message.model } : {}) });
+        await this.session.ask(message.text, {
+          withContext: true,
+          ...(message.model ? { model: message.model } : {}),
+        });
         return;
       case 'toggleActive':
         this.context.setIncludeActive(message.include);
@@ -91,7 +99,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         const uri = await pickWorkspaceFile('AIHub: mention a file');
         if (!uri) return;
         this.context.addFile(uri);
-        this.session.postToView({ type: 'insertText', text: `${vscode.workspace.asRelativePath(uri, false)} ` });
+        this.session.postToView({
+          type: 'insertText',
+          text: `${vscode.workspace.asRelativePath(uri, false)} `,
+        });
         return;
       }
       case 'showHistory':
@@ -103,7 +114,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       case 'renameConversation': {
         const current = this.session.conversations().find((c) => c.id === message.id);
         if (!current) return;
-        const title = await vscode.window.showInputBox({ title: 'AIHub: Rename Conversation', value: current.title, validateInput: (v) => (v.trim() ? undefined : 'The name is empty.') });
+        const title = await vscode.window.showInputBox({
+          title: 'AIHub: Rename Conversation',
+          value: current.title,
+          validateInput: (v) => (v.trim() ? undefined : 'The name is empty.'),
+        });
         if (title) await this.session.rename(message.id, title);
         return;
       }
@@ -145,19 +160,30 @@ async function insertAtCursor(text: string, fence_language: string | undefined):
   const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
   if (!editor) {
     // No editor to insert into: the code opens in a new one, in the block's language.
-    const language = languageIdForFence(fence_language, new Set(await vscode.languages.getLanguages()));
+    const language = languageIdForFence(
+      fence_language,
+      new Set(await vscode.languages.getLanguages()),
+    );
     const document = await vscode.workspace.openTextDocument({ content: text, language });
     await vscode.window.showTextDocument(document, { preview: false });
-    void vscode.window.setStatusBarMessage('AIHub: no editor was open, so the code is in a new one', 4000);
+    void vscode.window.setStatusBarMessage(
+      'AIHub: no editor was open, so the code is in a new one',
+      4000,
+    );
     return;
   }
   const applied = await editor.edit((edit) => {
     for (const selection of editor.selections) edit.replace(selection, text);
   });
   if (!applied) {
-    void vscode.window.showWarningMessage('AIHub: the code could not be inserted; the editor may be read-only or have changed meanwhile.');
+    void vscode.window.showWarningMessage(
+      'AIHub: the code could not be inserted; the editor may be read-only or have changed meanwhile.',
+    );
     return;
   }
   // Back to the editor, so that typing goes on where the code landed.
-  await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, preserveFocus: false });
+  await vscode.window.showTextDocument(editor.document, {
+    viewColumn: editor.viewColumn,
+    preserveFocus: false,
+  });
 }

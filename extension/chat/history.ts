@@ -48,7 +48,11 @@ export class ConversationStore {
   }
 
   /** Saves a conversation; an empty one is not kept. */
-  async save(id: string, entries: ChatEntry[], title: string | undefined): Promise<ConversationSummary | undefined> {
+  async save(
+    id: string,
+    entries: ChatEntry[],
+    title: string | undefined,
+  ): Promise<ConversationSummary | undefined> {
     if (entries.length === 0) return this.get(id);
     const existing = this.get(id);
     const summary: ConversationSummary = {
@@ -88,10 +92,19 @@ export class ConversationStore {
 export function titleFor(entries: readonly ChatEntry[]): string {
   const first = entries.find((e) => e.role === 'user')?.text ?? 'New chat';
   const line = first.replace(/\s+/g, ' ').trim();
-  return line.length > MAX_TITLE_CHARS ? `${line.slice(0, MAX_TITLE_CHARS - 1)}…` : line || 'New chat';
+  return line.length > MAX_TITLE_CHARS
+    ? `${line.slice(0, MAX_TITLE_CHARS - 1)}…`
+    : line || 'New chat';
 }
 
 function isSummary(value: unknown): value is ConversationSummary {
   const c = value as ConversationSummary;
-  return typeof c === 'object' && c !== null && typeof c.id === 'string' && typeof c.title === 'string' && typeof c.updatedAt === 'number' && typeof c.messages === 'number';
+  return (
+    typeof c === 'object' &&
+    c !== null &&
+    typeof c.id === 'string' &&
+    typeof c.title === 'string' &&
+    typeof c.updatedAt === 'number' &&
+    typeof c.messages === 'number'
+  );
 }

@@ -4,7 +4,9 @@ import * as vscode from 'vscode';
 /** The chat page: a strict CSP (nothing remote, scripts only by nonce), assets from the extension. */
 export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
   const nonce = randomBytes(18).toString('base64');
-  const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', 'chat.js'));
+  const script = webview.asWebviewUri(
+    vscode.Uri.joinPath(extensionUri, 'dist', 'webview', 'chat.js'),
+  );
   const style = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'chat.css'));
   const csp = [
     "default-src 'none'",

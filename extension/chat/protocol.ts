@@ -81,7 +81,14 @@ export interface ConversationSummary {
 
 /** Extension → webview. */
 export type ToWebview =
-  | { type: 'state'; entries: ChatEntry[]; models: ModelChoice[]; model: string; busy: boolean; conversation: { id: string; title: string } }
+  | {
+      type: 'state';
+      entries: ChatEntry[];
+      models: ModelChoice[];
+      model: string;
+      busy: boolean;
+      conversation: { id: string; title: string };
+    }
   | { type: 'entry'; entry: ChatEntry }
   | { type: 'delta'; id: string; text: string }
   | { type: 'models'; models: ModelChoice[]; model: string }
@@ -141,7 +148,9 @@ export function parseFromWebview(raw: unknown): FromWebview | undefined {
     case 'showHistory':
       return { type: message.type };
     case 'toggleActive':
-      return typeof message.include === 'boolean' ? { type: 'toggleActive', include: message.include } : undefined;
+      return typeof message.include === 'boolean'
+        ? { type: 'toggleActive', include: message.include }
+        : undefined;
     case 'removeContext':
     case 'openConversation':
     case 'renameConversation':
@@ -153,7 +162,9 @@ export function parseFromWebview(raw: unknown): FromWebview | undefined {
       const value = text('text');
       if (value === undefined || value.trim() === '') return undefined;
       const model = text('model');
-      return model !== undefined && MODEL.test(model) ? { type: 'send', text: value, model } : { type: 'send', text: value };
+      return model !== undefined && MODEL.test(model)
+        ? { type: 'send', text: value, model }
+        : { type: 'send', text: value };
     }
     case 'copy': {
       const value = text('text');
@@ -163,19 +174,27 @@ export function parseFromWebview(raw: unknown): FromWebview | undefined {
       const value = text('text');
       if (value === undefined) return undefined;
       const language = text('language');
-      return language !== undefined && /^[\w#+.-]{1,40}$/.test(language) ? { type: 'insert', text: value, language } : { type: 'insert', text: value };
+      return language !== undefined && /^[\w#+.-]{1,40}$/.test(language)
+        ? { type: 'insert', text: value, language }
+        : { type: 'insert', text: value };
     }
     case 'selectModel': {
       const value = text('model');
-      return value !== undefined && MODEL.test(value) ? { type: 'selectModel', model: value } : undefined;
+      return value !== undefined && MODEL.test(value)
+        ? { type: 'selectModel', model: value }
+        : undefined;
     }
     case 'action': {
       const value = text('action');
-      return value !== undefined && ACTION_IDS.has(value) ? { type: 'action', action: value as ActionId } : undefined;
+      return value !== undefined && ACTION_IDS.has(value)
+        ? { type: 'action', action: value as ActionId }
+        : undefined;
     }
     case 'openLink': {
       const value = text('href');
-      return value !== undefined && /^https?:\/\//i.test(value) ? { type: 'openLink', href: value } : undefined;
+      return value !== undefined && /^https?:\/\//i.test(value)
+        ? { type: 'openLink', href: value }
+        : undefined;
     }
     default:
       return undefined;

@@ -68,7 +68,12 @@ export class ChatSession implements vscode.Disposable {
   }
 
   get conversation(): { id: string; title: string } {
-    return { id: this.conversationId, title: this.store.get(this.conversationId)?.title ?? (this.entries.length ? titleFor(this.entries) : 'New chat') };
+    return {
+      id: this.conversationId,
+      title:
+        this.store.get(this.conversationId)?.title ??
+        (this.entries.length ? titleFor(this.entries) : 'New chat'),
+    };
   }
 
   get busy(): boolean {
@@ -80,7 +85,14 @@ export class ChatSession implements vscode.Disposable {
   }
 
   snapshot(): ToWebview {
-    return { type: 'state', entries: this.entries, models: this.models, model: this.services.settings().model, busy: this.busy, conversation: this.conversation };
+    return {
+      type: 'state',
+      entries: this.entries,
+      models: this.models,
+      model: this.services.settings().model,
+      busy: this.busy,
+      conversation: this.conversation,
+    };
   }
 
   setModels(models: ModelChoice[]): void {
@@ -97,16 +109,33 @@ export class ChatSession implements vscode.Disposable {
     if (this.current) this.stop();
     const settings = { ...this.services.settings() };
     if (options.model) settings.model = options.model;
-    const built = options.withContext ? await this.context.build(await mentionedFiles(text)) : undefined;
-    const user: ChatEntry = { id: randomUUID(), role: 'user', text, ...(built?.labels.length ? { context: built.labels } : {}) };
-    const reply: AssistantEntry = { id: randomUUID(), role: 'assistant', text: '', model: settings.model, status: 'streaming' };
+    const built = options.withContext
+      ? await this.context.build(await mentionedFiles(text))
+      : undefined;
+    const user: ChatEntry = {
+      id: randomUUID(),
+      role: 'user',
+      text,
+      ...(built?.labels.length ? { context: built.labels } : {}),
+    };
+    const reply: AssistantEntry = {
+      id: randomUUID(),
+      role: 'assistant',
+      text: '',
+      model: settings.model,
+      status: 'streaming',
+    };
     const question = built?.prompt ? `${built.prompt}\n\n${text}` : text;
     const turns = this.contextTurns(question);
     this.append(user);
     this.append(reply);
     const spend = this.services.spend;
     const allowed = await spend.confirm({
-      model: settings.model, promptChars: promptChars(turns), messages: turns.length, maxTokens: settings.maxTokens, purpose: 'This chat message',
+      model: settings.model,
+      promptChars: promptChars(turns),
+      messages: turns.length,
+      maxTokens: settings.maxTokens,
+      purpose: 'This chat message',
     });
     if (!allowed) {
       const cap = spend.view();
@@ -127,7 +156,12 @@ export class ChatSession implements vscode.Disposable {
     try {
       const client = await this.services.client();
       const result = await client.streamChat(
-        { model: settings.model, messages: turns, maxTokens: settings.maxTokens, temperature: settings.temperature },
+        {
+          model: settings.model,
+          messages: turns,
+          maxTokens: settings.maxTokens,
+          temperature: settings.temperature,
+        },
         controller.signal,
         (delta) => {
           reply.text += delta;
@@ -217,7 +251,11 @@ export class ChatSession implements vscode.Disposable {
   }
 
   postHistory(): void {
-    this.post({ type: 'history', conversations: this.store.list(), currentId: this.conversationId });
+    this.post({
+      type: 'history',
+      conversations: this.store.list(),
+      currentId: this.conversationId,
+    });
   }
 
   /** Relays a message to the view (the context and spend views). */
@@ -237,19 +275,26 @@ export class ChatSession implements vscode.Disposable {
   private contextTurns(question: string): ChatTurn[] {
     const turns: ChatTurn[] = [];
     let chars = question.length;
-    const usable = this.entries.filter((e) => e.role === 'user' || (e.status !== 'error' && e.text !== ''));
+    const usable = this.entries.filter(
+      (e) => e.role === 'user' || (e.status !== 'error' && e.text !== ''),
+    );
     for (const entry of usable.slice(-MAX_CONTEXT_ENTRIES).reverse()) {
       chars += entry.text.length;
       if (chars > MAX_CONTEXT_CHARS) break;
       turns.unshift({ role: entry.role, content: entry.text });
     }
     while (turns[0]?.role === 'assistant') turns.shift();
-    return [{ role: 'system', content: CHAT_SYSTEM_PROMPT }, ...turns, { role: 'user', content: question }];
+    return [
+      { role: 'system', content: CHAT_SYSTEM_PROMPT },
+      ...turns,
+      { role: 'user', content: question },
+    ];
   }
 
   private append(entry: ChatEntry): void {
     this.entries.push(entry);
-    if (this.entries.length > MAX_STORED_ENTRIES) this.entries.splice(0, this.entries.length - MAX_STORED_ENTRIES);
+    if (this.entries.length > MAX_STORED_ENTRIES)
+      this.entries.splice(0, this.entries.length - MAX_STORED_ENTRIES);
     this.post({ type: 'entry', entry: { ...entry } });
   }
 
@@ -293,5 +338,7 @@ async function mentionedFiles(text: string): Promise<vscode.Uri[]> {
 }
 
 function settleInterrupted(entry: ChatEntry): ChatEntry {
-  return entry.role === 'assistant' && entry.status === 'streaming' ? { ...entry, status: 'stopped' } : entry;
+  return entry.role === 'assistant' && entry.status === 'streaming'
+    ? { ...entry, status: 'stopped' }
+    : entry;
 }

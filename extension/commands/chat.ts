@@ -23,7 +23,12 @@ export function askInChat(view: ChatViewProvider, session: ChatSession) {
     const text =
       typeof textArgument === 'string'
         ? textArgument
-        : await vscode.window.showInputBox({ title: 'AIHub: Ask in Chat', prompt: 'Your question; the active editor\'s selection or file and the added files go with it', ignoreFocusOut: true });
+        : await vscode.window.showInputBox({
+            title: 'AIHub: Ask in Chat',
+            prompt:
+              "Your question; the active editor's selection or file and the added files go with it",
+            ignoreFocusOut: true,
+          });
     if (!text?.trim()) return undefined;
     await view.reveal();
     return session.ask(text, { withContext: true });

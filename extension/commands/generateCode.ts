@@ -43,7 +43,9 @@ export function generateCode(services: Services, proposals: ProposalManager) {
         ? descriptionArgument
         : await vscode.window.showInputBox({
             title: 'AIHub: Generate Code',
-            prompt: editor.selection.isEmpty ? 'Describe the code to insert at the cursor' : 'Describe how to rewrite the selection',
+            prompt: editor.selection.isEmpty
+              ? 'Describe the code to insert at the cursor'
+              : 'Describe how to rewrite the selection',
             placeHolder: 'e.g. a function that parses an ISO 8601 date',
             ignoreFocusOut: true,
           });
@@ -59,7 +61,9 @@ export function generateCode(services: Services, proposals: ProposalManager) {
     const settings = services.settings();
     const { document } = editor;
     const selection = new vscode.Range(editor.selection.start, editor.selection.end);
-    const fileName = document.isUntitled ? 'an untitled file' : `\`${vscode.workspace.asRelativePath(document.uri)}\``;
+    const fileName = document.isUntitled
+      ? 'an untitled file'
+      : `\`${vscode.workspace.asRelativePath(document.uri)}\``;
     const whole = document.getText();
     const start = document.offsetAt(selection.start);
     const end = document.offsetAt(selection.end);
@@ -68,24 +72,51 @@ export function generateCode(services: Services, proposals: ProposalManager) {
       before: tailChars(whole.slice(0, start), MAX_BEFORE_CHARS),
       after: headChars(whole.slice(end), MAX_AFTER_CHARS),
     };
-    const messages = generateMessages(description, document.languageId, fileName, document.getText(selection).slice(0, MAX_SELECTION_CHARS), surroundings);
+    const messages = generateMessages(
+      description,
+      document.languageId,
+      fileName,
+      document.getText(selection).slice(0, MAX_SELECTION_CHARS),
+      surroundings,
+    );
     const prompt = messages[messages.length - 1]!.content;
     const allowed = await services.spend.confirm({
-      model: settings.model, promptChars: promptChars(messages), messages: messages.length, maxTokens: settings.maxTokens, purpose: 'Generate Code',
+      model: settings.model,
+      promptChars: promptChars(messages),
+      messages: messages.length,
+      maxTokens: settings.maxTokens,
+      purpose: 'Generate Code',
     });
-    if (!allowed) return { text: '', reply: '', meta: undefined, cancelled: true, proposed: false, prompt };
+    if (!allowed)
+      return { text: '', reply: '', meta: undefined, cancelled: true, proposed: false, prompt };
 
     const outcome = await generateWithProgress(services, client, settings, messages);
     if (!outcome) return undefined;
     const text = stripCodeFences(outcome.reply);
     if (outcome.cancelled || text.trim() === '') {
-      if (!outcome.cancelled) void vscode.window.showWarningMessage('AIHub: the model answered no code.');
-      return { text, reply: outcome.reply, meta: outcome.meta, cancelled: outcome.cancelled, proposed: false, prompt };
+      if (!outcome.cancelled)
+        void vscode.window.showWarningMessage('AIHub: the model answered no code.');
+      return {
+        text,
+        reply: outcome.reply,
+        meta: outcome.meta,
+        cancelled: outcome.cancelled,
+        proposed: false,
+        prompt,
+      };
     }
     // At the end of a file that ends with a line break, the code gets its own final line break too.
-    const atEnd = end === whole.length && start === end && whole.endsWith('\n') && !text.endsWith('\n');
+    const atEnd =
+      end === whole.length && start === end && whole.endsWith('\n') && !text.endsWith('\n');
     await proposals.propose(document, selection, atEnd ? `${text}\n` : text);
-    return { text, reply: outcome.reply, meta: outcome.meta, cancelled: false, proposed: true, prompt };
+    return {
+      text,
+      reply: outcome.reply,
+      meta: outcome.meta,
+      cancelled: false,
+      proposed: true,
+      prompt,
+    };
   };
 }
 
@@ -97,13 +128,22 @@ function generateWithProgress(
   messages: ReturnType<typeof generateMessages>,
 ) {
   return vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: 'AIHub: generating code', cancellable: true },
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: 'AIHub: generating code',
+      cancellable: true,
+    },
     async (progress, token) => {
       const abort = abortSignalFor(token);
       let received = 0;
       try {
         const result = await client.streamChat(
-          { model: settings.model, messages, maxTokens: settings.maxTokens, temperature: settings.temperature },
+          {
+            model: settings.model,
+            messages,
+            maxTokens: settings.maxTokens,
+            temperature: settings.temperature,
+          },
           abort.signal,
           (delta) => {
             received += delta.length;

@@ -21,7 +21,9 @@ export interface LocalGatewayInfo {
  */
 export function startLocalGateway(services: Services) {
   return async (options?: { silent?: boolean }): Promise<LocalGatewayInfo | undefined> => {
-    const location = options?.silent ? vscode.ProgressLocation.Window : vscode.ProgressLocation.Notification;
+    const location = options?.silent
+      ? vscode.ProgressLocation.Window
+      : vscode.ProgressLocation.Notification;
     try {
       return await vscode.window.withProgress(
         { location, title: 'AIHub: starting the local gateway', cancellable: !options?.silent },
@@ -30,9 +32,11 @@ export function startLocalGateway(services: Services) {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       services.log.error(`Local gateway: ${message}`);
-      void vscode.window.showErrorMessage(`AIHub local gateway: ${message}`, 'Show Log').then((picked) => {
-        if (picked) services.gatewayOutput.show(true);
-      });
+      void vscode.window
+        .showErrorMessage(`AIHub local gateway: ${message}`, 'Show Log')
+        .then((picked) => {
+          if (picked) services.gatewayOutput.show(true);
+        });
       return undefined;
     }
   };
@@ -46,7 +50,10 @@ export function stopLocalGateway(services: Services) {
   };
 }
 
-async function start(services: Services, token: vscode.CancellationToken): Promise<LocalGatewayInfo> {
+async function start(
+  services: Services,
+  token: vscode.CancellationToken,
+): Promise<LocalGatewayInfo> {
   const { secrets, globalState } = services.context;
   const settings = services.settings();
   const port = settings.localGatewayPort;
@@ -54,8 +61,12 @@ async function start(services: Services, token: vscode.CancellationToken): Promi
   const apiBase = `${root}/v1`;
 
   if (services.localGateway.state !== 'running') {
-    if (!existsSync(vscode.Uri.joinPath(services.context.extensionUri, 'dist', 'gateway.js').fsPath)) {
-      throw new Error('dist/gateway.js is missing from the extension; rebuild it with "npm run build".');
+    if (
+      !existsSync(vscode.Uri.joinPath(services.context.extensionUri, 'dist', 'gateway.js').fsPath)
+    ) {
+      throw new Error(
+        'dist/gateway.js is missing from the extension; rebuild it with "npm run build".',
+      );
     }
     if (await isHealthy(root)) {
       throw new Error(
@@ -71,10 +82,16 @@ async function start(services: Services, token: vscode.CancellationToken): Promi
     services.log.info(`Local gateway listening at ${apiBase} (pid ${services.localGateway.pid})`);
   }
 
-  const localKey = await ensureLocalKey(services, root, await secrets.get(ADMIN_TOKEN), globalState);
+  const localKey = await ensureLocalKey(
+    services,
+    root,
+    await secrets.get(ADMIN_TOKEN),
+    globalState,
+  );
   if (settings.usesLocalGateway) {
     const current = await services.keys.get();
-    if (current !== localKey && !(current && (await keyWorks(apiBase, root, current)))) await services.keys.set(localKey);
+    if (current !== localKey && !(current && (await keyWorks(apiBase, root, current))))
+      await services.keys.set(localKey);
   } else {
     void vscode.window
       .showInformationMessage(
@@ -83,7 +100,9 @@ async function start(services: Services, token: vscode.CancellationToken): Promi
       )
       .then(async (picked) => {
         if (!picked) return;
-        await vscode.workspace.getConfiguration('aihub').update('baseUrl', '', vscode.ConfigurationTarget.Global);
+        await vscode.workspace
+          .getConfiguration('aihub')
+          .update('baseUrl', '', vscode.ConfigurationTarget.Global);
         await services.keys.set(localKey);
       });
   }

@@ -10,7 +10,11 @@ export function selectModel(services: Services, session: ChatSession) {
       const models = await refreshModels(services, session);
       const current = services.settings().model;
       const picked = await vscode.window.showQuickPick(
-        models.map((m) => ({ label: m.id, description: m.label === m.id ? undefined : m.label.slice(m.id.length).trim(), picked: m.id === current })),
+        models.map((m) => ({
+          label: m.id,
+          description: m.label === m.id ? undefined : m.label.slice(m.id.length).trim(),
+          picked: m.id === current,
+        })),
         { title: 'AIHub: Select Model', placeHolder: `Current: ${current}` },
       );
       model = picked?.label;
@@ -18,7 +22,9 @@ export function selectModel(services: Services, session: ChatSession) {
     if (!model) return undefined;
     const config = vscode.workspace.getConfiguration('aihub');
     const target =
-      config.inspect('model')?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+      config.inspect('model')?.workspaceValue !== undefined
+        ? vscode.ConfigurationTarget.Workspace
+        : vscode.ConfigurationTarget.Global;
     await config.update('model', model, target);
     session.setModels([...session.availableModels()]);
     return model;
@@ -30,7 +36,9 @@ export async function refreshModels(services: Services, session: ChatSession) {
     const models = await (await services.client()).models(AbortSignal.timeout(10_000));
     session.setModels(models);
   } catch (error) {
-    services.log.warn(`Could not list models: ${error instanceof Error ? error.message : String(error)}`);
+    services.log.warn(
+      `Could not list models: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   return session.availableModels();
 }

@@ -15,7 +15,8 @@ export function setApiKey(services: Services) {
         ? keyArgument
         : await vscode.window.showInputBox({
             title: 'AIHub: Set API Key',
-            prompt: "Paste your AIHub API key (shown once when it is created on the gateway's API Keys page).",
+            prompt:
+              "Paste your AIHub API key (shown once when it is created on the gateway's API Keys page).",
             password: true,
             ignoreFocusOut: true,
             validateInput: (value) => (value.trim() === '' ? 'The key is empty.' : undefined),
@@ -24,10 +25,16 @@ export function setApiKey(services: Services) {
     if (!key) return false;
     const settings = services.settings();
     if (!settings.baseUrl.ok) {
-      await services.showError(new AIHubError({ kind: 'badBaseUrl', message: settings.baseUrl.problem }));
+      await services.showError(
+        new AIHubError({ kind: 'badBaseUrl', message: settings.baseUrl.problem }),
+      );
       return false;
     }
-    const client = new GatewayClient({ apiBase: settings.baseUrl.apiBase, root: settings.baseUrl.root, apiKey: key });
+    const client = new GatewayClient({
+      apiBase: settings.baseUrl.apiBase,
+      root: settings.baseUrl.root,
+      apiKey: key,
+    });
     try {
       const balance = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Window, title: 'AIHub: checking the key' },
@@ -35,7 +42,9 @@ export function setApiKey(services: Services) {
       );
       await services.keys.set(key);
       services.learnBalance(balance.balance, balance.currency);
-      void vscode.window.showInformationMessage(`AIHub API key saved. Balance: ${formatMoney(balance.balance, balance.currency)}.`);
+      void vscode.window.showInformationMessage(
+        `AIHub API key saved. Balance: ${formatMoney(balance.balance, balance.currency)}.`,
+      );
       return true;
     } catch (error) {
       const failure = toFailure(error);
@@ -51,4 +60,3 @@ export function setApiKey(services: Services) {
     }
   };
 }
-

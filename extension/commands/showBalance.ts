@@ -9,9 +9,15 @@ export function showBalance(services: Services) {
       const balance = await (await services.client()).balance(AbortSignal.timeout(15_000));
       services.learnBalance(balance.balance, balance.currency);
       const usage = balance.usage;
-      const spent = usage?.cost !== undefined ? `, ${formatMoney(usage.cost, balance.currency)} spent on ${usage.requests ?? 0} requests` : '';
+      const spent =
+        usage?.cost !== undefined
+          ? `, ${formatMoney(usage.cost, balance.currency)} spent on ${usage.requests ?? 0} requests`
+          : '';
       void vscode.window
-        .showInformationMessage(`AIHub balance: ${formatMoney(balance.balance, balance.currency)}${spent}.`, 'Top Up')
+        .showInformationMessage(
+          `AIHub balance: ${formatMoney(balance.balance, balance.currency)}${spent}.`,
+          'Top Up',
+        )
         .then((picked) => picked && vscode.commands.executeCommand('aihub.topUp'));
       return balance;
     } catch (error) {

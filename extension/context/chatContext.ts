@@ -44,7 +44,10 @@ export class ChatContext implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private selectionTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly budgetTokens: () => number, includeActiveDefault: boolean) {
+  constructor(
+    private readonly budgetTokens: () => number,
+    includeActiveDefault: boolean,
+  ) {
     this.includeActiveEditor = includeActiveDefault;
     this.lastEditor = usable(vscode.window.activeTextEditor);
     this.disposables.push(
@@ -122,43 +125,86 @@ export class ChatContext implements vscode.Disposable {
     let tokens = 0;
     for (const piece of pieces) {
       if (!piece.included) {
-        items.push({ id: piece.id, kind: piece.kind, label: piece.label, detail: piece.detail, tokens: estimateTokens(piece.text) });
+        items.push({
+          id: piece.id,
+          kind: piece.kind,
+          label: piece.label,
+          detail: piece.detail,
+          tokens: estimateTokens(piece.text),
+        });
         continue;
       }
       const focus = piece.focus ?? { first: 0, last: 0 };
       const fitted = trimAround(piece.text, focus.first, focus.last, Math.max(0, remainingChars));
       const kept = fitted.text;
-      const note = kept === ''
-        ? 'left out: the context budget is used up'
-        : fitted.trimmed
-          ? `trimmed to lines ${fitted.firstLine}-${fitted.lastLine} of ${fitted.totalLines}${piece.focus ? ' around the selection' : ''} to fit the context budget`
-          : undefined;
+      const note =
+        kept === ''
+          ? 'left out: the context budget is used up'
+          : fitted.trimmed
+            ? `trimmed to lines ${fitted.firstLine}-${fitted.lastLine} of ${fitted.totalLines}${piece.focus ? ' around the selection' : ''} to fit the context budget`
+            : undefined;
       const itemTokens = estimateTokens(kept);
-      items.push({ id: piece.id, kind: piece.kind, label: piece.label, detail: piece.detail, tokens: itemTokens, ...(note ? { note } : {}) });
+      items.push({
+        id: piece.id,
+        kind: piece.kind,
+        label: piece.label,
+        detail: piece.detail,
+        tokens: itemTokens,
+        ...(note ? { note } : {}),
+      });
       if (kept === '') continue;
       remainingChars -= kept.length;
       tokens += itemTokens;
-      const where = fitted.trimmed ? `lines ${fitted.firstLine}-${fitted.lastLine} of ${fitted.totalLines}` : piece.detail;
+      const where = fitted.trimmed
+        ? `lines ${fitted.firstLine}-${fitted.lastLine} of ${fitted.totalLines}`
+        : piece.detail;
       const noteLine = note ? `\n(Note: ${note}.)` : '';
-      blocks.push(`\`${piece.label}\` (${piece.language}, ${where}):${noteLine}\n${fenced(kept, piece.language)}`);
+      blocks.push(
+        `\`${piece.label}\` (${piece.language}, ${where}):${noteLine}\n${fenced(kept, piece.language)}`,
+      );
       labels.push(piece.kind === 'active' ? `${piece.label} (${piece.detail})` : piece.label);
     }
     const prompt = blocks.length ? `Context from the editor:\n\n${blocks.join('\n\n')}` : '';
-    return { prompt, labels, view: { includeActive: this.includeActiveEditor, items, tokens, budget } };
+    return {
+      prompt,
+      labels,
+      view: { includeActive: this.includeActiveEditor, items, tokens, budget },
+    };
   }
 
   private activePiece(): Piece | undefined {
     const editor = this.lastEditor;
     if (!editor || editor.document.isClosed) return undefined;
     const { document, selection } = editor;
-    const label = document.isUntitled ? document.uri.path : vscode.workspace.asRelativePath(document.uri);
-    const base = { id: ACTIVE_ID, kind: 'active' as const, label, language: document.languageId, included: this.includeActiveEditor };
+    const label = document.isUntitled
+      ? document.uri.path
+      : vscode.workspace.asRelativePath(document.uri);
+    const base = {
+      id: ACTIVE_ID,
+      kind: 'active' as const,
+      label,
+      language: document.languageId,
+      included: this.includeActiveEditor,
+    };
     if (!selection.isEmpty) {
       const first = selection.start.line;
-      const last = selection.end.character === 0 && selection.end.line > first ? selection.end.line - 1 : selection.end.line;
-      return { ...base, text: document.getText(selection), focus: undefined, detail: `lines ${first + 1}-${last + 1} selected` };
+      const last =
+        selection.end.character === 0 && selection.end.line > first
+          ? selection.end.line - 1
+          : selection.end.line;
+      return {
+        ...base,
+        text: document.getText(selection),
+        focus: undefined,
+        detail: `lines ${first + 1}-${last + 1} selected`,
+      };
     }
-    return { ...base, text: document.getText(), focus: { first: selection.active.line, last: selection.active.line }, detail: `whole file, ${document.lineCount} lines` };
+    return {
+      ...base,
+      text: document.getText(),
+      focus: { first: selection.active.line, last: selection.active.line },
+      detail: `whole file, ${document.lineCount} lines`,
+    };
   }
 
   dispose(): void {
@@ -179,27 +225,88 @@ async function filePiece(id: string, uri: vscode.Uri): Promise<Piece> {
   const base = { id, kind: 'file' as const, label, focus: undefined, included: true };
   try {
     const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-    if (open) return { ...base, language: open.languageId, text: open.getText(), detail: `whole file, ${open.lineCount} lines` };
+    if (open)
+      return {
+        ...base,
+        language: open.languageId,
+        text: open.getText(),
+        detail: `whole file, ${open.lineCount} lines`,
+      };
     const stat = await vscode.workspace.fs.stat(uri);
-    if (stat.type & vscode.FileType.Directory) return { ...base, language: 'plaintext', text: '', detail: 'a folder: not sent', included: false };
+    if (stat.type & vscode.FileType.Directory)
+      return {
+        ...base,
+        language: 'plaintext',
+        text: '',
+        detail: 'a folder: not sent',
+        included: false,
+      };
     const bytes = await vscode.workspace.fs.readFile(uri);
-    if (bytes.subarray(0, 8000).includes(0)) return { ...base, language: 'plaintext', text: '', detail: 'binary: not sent', included: false };
+    if (bytes.subarray(0, 8000).includes(0))
+      return {
+        ...base,
+        language: 'plaintext',
+        text: '',
+        detail: 'binary: not sent',
+        included: false,
+      };
     const text = new TextDecoder().decode(bytes.subarray(0, MAX_FILE_BYTES));
     const lines = text.split('\n').length;
     const language = languageForPath(uri.path);
-    return { ...base, language, text, detail: stat.size > MAX_FILE_BYTES ? `first ${MAX_FILE_BYTES / 1024} KB` : `whole file, ${lines} lines` };
+    return {
+      ...base,
+      language,
+      text,
+      detail:
+        stat.size > MAX_FILE_BYTES
+          ? `first ${MAX_FILE_BYTES / 1024} KB`
+          : `whole file, ${lines} lines`,
+    };
   } catch (error) {
-    return { ...base, language: 'plaintext', text: '', detail: `unreadable: ${error instanceof Error ? error.message : String(error)}`, included: false };
+    return {
+      ...base,
+      language: 'plaintext',
+      text: '',
+      detail: `unreadable: ${error instanceof Error ? error.message : String(error)}`,
+      included: false,
+    };
   }
 }
 
 const EXTENSION_LANGUAGES: Record<string, string> = {
-  ts: 'typescript', tsx: 'typescriptreact', js: 'javascript', jsx: 'javascriptreact', mjs: 'javascript', cjs: 'javascript', py: 'python',
-  rb: 'ruby', rs: 'rust', go: 'go', java: 'java', kt: 'kotlin', cs: 'csharp', c: 'c', h: 'c', cpp: 'cpp', hpp: 'cpp', cc: 'cpp',
-  json: 'json', md: 'markdown', yml: 'yaml', yaml: 'yaml', sh: 'shellscript', css: 'css', html: 'html', sql: 'sql', php: 'php', swift: 'swift',
+  ts: 'typescript',
+  tsx: 'typescriptreact',
+  js: 'javascript',
+  jsx: 'javascriptreact',
+  mjs: 'javascript',
+  cjs: 'javascript',
+  py: 'python',
+  rb: 'ruby',
+  rs: 'rust',
+  go: 'go',
+  java: 'java',
+  kt: 'kotlin',
+  cs: 'csharp',
+  c: 'c',
+  h: 'c',
+  cpp: 'cpp',
+  hpp: 'cpp',
+  cc: 'cpp',
+  json: 'json',
+  md: 'markdown',
+  yml: 'yaml',
+  yaml: 'yaml',
+  sh: 'shellscript',
+  css: 'css',
+  html: 'html',
+  sql: 'sql',
+  php: 'php',
+  swift: 'swift',
 };
 
 function languageForPath(path: string): string {
   const extension = /\.([\w]+)$/.exec(path)?.[1]?.toLowerCase() ?? '';
-  return Object.hasOwn(EXTENSION_LANGUAGES, extension) ? EXTENSION_LANGUAGES[extension]! : 'plaintext';
+  return Object.hasOwn(EXTENSION_LANGUAGES, extension)
+    ? EXTENSION_LANGUAGES[extension]!
+    : 'plaintext';
 }

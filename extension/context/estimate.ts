@@ -22,10 +22,16 @@ export interface Trimmed {
  * within `maxChars`: the focus first, then a line above and a line below in turn. A focus larger
  * than the budget keeps its first lines.
  */
-export function trimAround(text: string, focusFirst: number, focusLast: number, maxChars: number): Trimmed {
+export function trimAround(
+  text: string,
+  focusFirst: number,
+  focusLast: number,
+  maxChars: number,
+): Trimmed {
   const lines = text.split('\n');
   const total = lines.length;
-  if (text.length <= maxChars) return { text, firstLine: 1, lastLine: total, totalLines: total, trimmed: false };
+  if (text.length <= maxChars)
+    return { text, firstLine: 1, lastLine: total, totalLines: total, trimmed: false };
   const first = Math.min(Math.max(0, focusFirst), total - 1);
   const last = Math.min(Math.max(first, focusLast), total - 1);
   let start = first;
@@ -36,9 +42,15 @@ export function trimAround(text: string, focusFirst: number, focusLast: number, 
   if (end < first) {
     // Not even the focus's first line fits: keep its beginning.
     const kept = lines[first]!.slice(0, Math.max(0, maxChars));
-    return { text: kept, firstLine: first + 1, lastLine: first + 1, totalLines: total, trimmed: true };
+    return {
+      text: kept,
+      firstLine: first + 1,
+      lastLine: first + 1,
+      totalLines: total,
+      trimmed: true,
+    };
   }
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     if (start > 0 && used + cost(start - 1) <= maxChars) {
       used += cost(--start);
@@ -49,7 +61,13 @@ export function trimAround(text: string, focusFirst: number, focusLast: number, 
       grew = true;
     }
   }
-  return { text: lines.slice(start, end + 1).join('\n'), firstLine: start + 1, lastLine: end + 1, totalLines: total, trimmed: true };
+  return {
+    text: lines.slice(start, end + 1).join('\n'),
+    firstLine: start + 1,
+    lastLine: end + 1,
+    totalLines: total,
+    trimmed: true,
+  };
 }
 
 /**
@@ -91,19 +109,29 @@ export function headChars(text: string, maxChars: number): string {
  * selection's first line, up to the nearest line with less indentation that opens a block, and
  * down to where the indentation returns to it. 0-based lines; bounded to `maxLines`.
  */
-export function enclosingBlockByIndent(text: string, firstLine: number, lastLine: number, maxLines = 400): { first: number; last: number } | undefined {
+export function enclosingBlockByIndent(
+  text: string,
+  firstLine: number,
+  lastLine: number,
+  maxLines = 400,
+): { first: number; last: number } | undefined {
   const lines = text.split('\n');
   const indent = (line: string): number => line.length - line.trimStart().length;
   const blank = (line: string | undefined): boolean => line === undefined || line.trim() === '';
   let selectionIndent = Infinity;
-  for (let i = firstLine; i <= lastLine && i < lines.length; i++) if (!blank(lines[i])) selectionIndent = Math.min(selectionIndent, indent(lines[i]!));
+  for (let i = firstLine; i <= lastLine && i < lines.length; i++)
+    if (!blank(lines[i])) selectionIndent = Math.min(selectionIndent, indent(lines[i]!));
   if (selectionIndent === Infinity) return undefined;
-  const opener = /(\{\s*(\/\/.*)?$|:\s*(#.*)?$|=>\s*$|\b(function|def|class|fn|func|interface|impl|struct|enum|module|namespace)\b)/;
+  const opener =
+    /(\{\s*(\/\/.*)?$|:\s*(#.*)?$|=>\s*$|\b(function|def|class|fn|func|interface|impl|struct|enum|module|namespace)\b)/;
   let head = -1;
   for (let i = firstLine; i >= Math.max(0, firstLine - maxLines); i--) {
     const line = lines[i]!;
     if (blank(line)) continue;
-    if ((indent(line) < selectionIndent || (i === firstLine && opener.test(line))) && opener.test(line)) {
+    if (
+      (indent(line) < selectionIndent || (i === firstLine && opener.test(line))) &&
+      opener.test(line)
+    ) {
       head = i;
       break;
     }

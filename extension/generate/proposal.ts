@@ -34,7 +34,8 @@ export class ProposalManager implements vscode.TextDocumentContentProvider, vsco
       // Closing the diff is a rejection.
       vscode.window.tabGroups.onDidChangeTabs((event) => {
         const current = this.current;
-        if (current && event.closed.some((tab) => isDiffOf(tab, current.uri))) void this.finish('rejected', false);
+        if (current && event.closed.some((tab) => isDiffOf(tab, current.uri)))
+          void this.finish('rejected', false);
       }),
     ];
   }
@@ -44,11 +45,17 @@ export class ProposalManager implements vscode.TextDocumentContentProvider, vsco
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.current && this.current.uri.toString() === uri.toString() ? this.current.proposedText : '';
+    return this.current && this.current.uri.toString() === uri.toString()
+      ? this.current.proposedText
+      : '';
   }
 
   /** Opens the diff of `document` with `range` replaced by `newText`. A pending proposal is rejected first. */
-  async propose(document: vscode.TextDocument, range: vscode.Range, newText: string): Promise<void> {
+  async propose(
+    document: vscode.TextDocument,
+    range: vscode.Range,
+    newText: string,
+  ): Promise<void> {
     if (this.current) await this.finish('rejected', true);
     const whole = document.getText();
     const start = document.offsetAt(range.start);
@@ -56,15 +63,24 @@ export class ProposalManager implements vscode.TextDocumentContentProvider, vsco
     const name = document.uri.path.split('/').pop() || 'untitled';
     const uri = vscode.Uri.from({ scheme: PROPOSAL_SCHEME, path: `/${++this.counter}/${name}` });
     this.current = {
-      uri, document, range, newText,
+      uri,
+      document,
+      range,
+      newText,
       originalText: document.getText(range),
       proposedText: whole.slice(0, start) + newText + whole.slice(end),
       wasDirty: document.isDirty,
     };
     await vscode.commands.executeCommand('setContext', CONTEXT_KEY, true);
-    await vscode.commands.executeCommand('vscode.diff', document.uri, uri, `${name} ↔ AIHub proposal (Accept: Ctrl+Alt+Enter, Reject: Ctrl+Alt+Backspace)`, {
-      preview: false,
-    });
+    await vscode.commands.executeCommand(
+      'vscode.diff',
+      document.uri,
+      uri,
+      `${name} ↔ AIHub proposal (Accept: Ctrl+Alt+Enter, Reject: Ctrl+Alt+Backspace)`,
+      {
+        preview: false,
+      },
+    );
     // A hint in the status bar for as long as the proposal is open (a notification would outlive it).
     const decided = new Promise<void>((resolve) => {
       const listener = this.decided.event(() => {
@@ -72,7 +88,10 @@ export class ProposalManager implements vscode.TextDocumentContentProvider, vsco
         resolve();
       });
     });
-    vscode.window.setStatusBarMessage('$(diff) AIHub proposal: Accept Ctrl+Alt+Enter · Reject Ctrl+Alt+Backspace (or the ✓ / ✕ in the diff\'s title bar)', decided);
+    vscode.window.setStatusBarMessage(
+      "$(diff) AIHub proposal: Accept Ctrl+Alt+Enter · Reject Ctrl+Alt+Backspace (or the ✓ / ✕ in the diff's title bar)",
+      decided,
+    );
   }
 
   /** Applies the proposal as one undoable edit; false when there is none or the file changed under it. */
@@ -81,7 +100,9 @@ export class ProposalManager implements vscode.TextDocumentContentProvider, vsco
     if (!proposal) return undefined;
     const { document, range } = proposal;
     if (document.isClosed || document.getText(range) !== proposal.originalText) {
-      void vscode.window.showWarningMessage('AIHub: the file changed where the code was to go; the proposal was not applied.');
+      void vscode.window.showWarningMessage(
+        'AIHub: the file changed where the code was to go; the proposal was not applied.',
+      );
       await this.finish('stale', true);
       return 'stale';
     }
@@ -89,7 +110,9 @@ export class ProposalManager implements vscode.TextDocumentContentProvider, vsco
     edit.replace(document.uri, range, proposal.newText);
     const applied = await vscode.workspace.applyEdit(edit);
     if (!applied) {
-      void vscode.window.showWarningMessage('AIHub: the editor did not accept the change (is it read-only?).');
+      void vscode.window.showWarningMessage(
+        'AIHub: the editor did not accept the change (is it read-only?).',
+      );
       await this.finish('stale', true);
       return 'stale';
     }
@@ -117,7 +140,9 @@ export class ProposalManager implements vscode.TextDocumentContentProvider, vsco
     this.current = undefined;
     await vscode.commands.executeCommand('setContext', CONTEXT_KEY, false);
     if (closeDiff) {
-      const tabs = vscode.window.tabGroups.all.flatMap((group) => group.tabs).filter((tab) => isDiffOf(tab, proposal.uri));
+      const tabs = vscode.window.tabGroups.all
+        .flatMap((group) => group.tabs)
+        .filter((tab) => isDiffOf(tab, proposal.uri));
       if (tabs.length > 0) await vscode.window.tabGroups.close(tabs);
     }
     this.decided.fire(outcome);
@@ -131,5 +156,7 @@ export class ProposalManager implements vscode.TextDocumentContentProvider, vsco
 }
 
 function isDiffOf(tab: vscode.Tab, uri: vscode.Uri): boolean {
-  return tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === uri.toString();
+  return (
+    tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === uri.toString()
+  );
 }

@@ -32,14 +32,23 @@ export class ChatFimCompletionClient implements CompletionClient {
   async complete(request: CompletionRequest, signal: AbortSignal): Promise<CompletionAnswer> {
     const stop = fimStops(request.mode);
     const result = await this.gateway.complete(
-      { model: request.model, messages: fimMessages(request), maxTokens: request.maxTokens, temperature: TEMPERATURE, ...(stop ? { stop } : {}) },
+      {
+        model: request.model,
+        messages: fimMessages(request),
+        maxTokens: request.maxTokens,
+        temperature: TEMPERATURE,
+        ...(stop ? { stop } : {}),
+      },
       signal,
     );
     return { text: result.text, meta: result.meta };
   }
 
   size(request: CompletionRequest): { chars: number; messages: number } {
-    return { chars: fimMessages(request).reduce((sum, m) => sum + m.content.length, 0), messages: 2 };
+    return {
+      chars: fimMessages(request).reduce((sum, m) => sum + m.content.length, 0),
+      messages: 2,
+    };
   }
 }
 
@@ -50,7 +59,14 @@ export class NativeFimCompletionClient implements CompletionClient {
   async complete(request: CompletionRequest, signal: AbortSignal): Promise<CompletionAnswer> {
     const stop = fimStops(request.mode);
     const result = await this.gateway.completeFim(
-      { model: request.model, prompt: request.prefix, suffix: request.suffix, maxTokens: request.maxTokens, temperature: TEMPERATURE, ...(stop ? { stop } : {}) },
+      {
+        model: request.model,
+        prompt: request.prefix,
+        suffix: request.suffix,
+        maxTokens: request.maxTokens,
+        temperature: TEMPERATURE,
+        ...(stop ? { stop } : {}),
+      },
       signal,
     );
     return { text: result.text, meta: result.meta };

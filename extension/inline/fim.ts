@@ -43,7 +43,10 @@ export function fimStops(mode: CompletionMode): string[] | undefined {
 }
 
 /** The text to show as ghost text, or '' when the answer has nothing usable. */
-export function cleanCompletion(raw: string, input: Pick<FimInput, 'prefix' | 'suffix' | 'mode'>): string {
+export function cleanCompletion(
+  raw: string,
+  input: Pick<FimInput, 'prefix' | 'suffix' | 'mode'>,
+): string {
   let text = raw.includes('```') || raw.includes('~~~') ? stripCodeFences(raw) : raw;
   text = text.replace(/\r\n?/g, '\n').split(CURSOR).join('');
 
@@ -59,15 +62,23 @@ export function cleanCompletion(raw: string, input: Pick<FimInput, 'prefix' | 's
   }
 
   // Stop where the completion runs into the code after the cursor.
-  const restOfLine = input.suffix.slice(0, input.suffix.indexOf('\n') >= 0 ? input.suffix.indexOf('\n') : input.suffix.length).trim();
+  const restOfLine = input.suffix
+    .slice(0, input.suffix.indexOf('\n') >= 0 ? input.suffix.indexOf('\n') : input.suffix.length)
+    .trim();
   // The first non-blank line after the cursor's line: a completion line equal to it (exactly, or
   // trimmed when it is long enough not to be a lone brace) is where the suffix begins again.
-  const nextLine = input.suffix.split('\n').slice(1).find((l) => l.trim() !== '');
+  const nextLine = input.suffix
+    .split('\n')
+    .slice(1)
+    .find((l) => l.trim() !== '');
   const lines = text.split('\n');
   if (nextLine !== undefined) {
     for (let i = 1; i < lines.length; i++) {
       const candidate = lines[i]!;
-      if (candidate === nextLine || (nextLine.trim().length >= 8 && candidate.trim() === nextLine.trim())) {
+      if (
+        candidate === nextLine ||
+        (nextLine.trim().length >= 8 && candidate.trim() === nextLine.trim())
+      ) {
         lines.length = i;
         break;
       }

@@ -24,11 +24,19 @@ export interface InlineStats {
   client: 'chat-fim' | 'completions' | undefined;
 }
 
-export class InlineCompletionProvider implements vscode.InlineCompletionItemProvider, vscode.Disposable {
+export class InlineCompletionProvider
+  implements vscode.InlineCompletionItemProvider, vscode.Disposable
+{
   private readonly cache = new Map<string, string>();
   private last: { uri: string; prefix: string; suffixHead: string; text: string } | undefined;
   private readonly chooser = new CompletionClientChooser();
-  readonly stats: InlineStats = { requests: 0, shown: 0, cacheHits: 0, paused: 0, client: undefined };
+  readonly stats: InlineStats = {
+    requests: 0,
+    shown: 0,
+    cacheHits: 0,
+    paused: 0,
+    client: undefined,
+  };
   private readonly changed = new vscode.EventEmitter<InlineStats>();
   /**
    * Fired after every request and every completion shown. (Not named onDidChange: VS Code reads a
@@ -69,7 +77,9 @@ export class InlineCompletionProvider implements vscode.InlineCompletionItemProv
 
     const continued = this.continueLast(uri, prefix, suffixHead);
     if (continued !== undefined) return this.show(continued, position);
-    const key = createHash('sha256').update(`${uri}\0${inline.model}\0${inline.mode}\0${prefix}\0${suffixHead}`).digest('base64');
+    const key = createHash('sha256')
+      .update(`${uri}\0${inline.model}\0${inline.mode}\0${prefix}\0${suffixHead}`)
+      .digest('base64');
     const cached = this.cache.get(key);
     if (cached !== undefined) {
       this.stats.cacheHits++;
@@ -78,7 +88,11 @@ export class InlineCompletionProvider implements vscode.InlineCompletionItemProv
     }
 
     // Wait for a pause in typing; VS Code cancels the token when the user types on.
-    if (context.triggerKind === vscode.InlineCompletionTriggerKind.Automatic && !(await pause(inline.debounceMs, token))) return undefined;
+    if (
+      context.triggerKind === vscode.InlineCompletionTriggerKind.Automatic &&
+      !(await pause(inline.debounceMs, token))
+    )
+      return undefined;
     if (token.isCancellationRequested) return undefined;
 
     const request: CompletionRequest = {
@@ -96,7 +110,13 @@ export class InlineCompletionProvider implements vscode.InlineCompletionItemProv
       const gateway = await this.services.client();
       const client = await this.chooser.choose(gateway, controller.signal);
       const size = client.size(request);
-      const allowed = await this.spend.allowsQuietly({ model: request.model, promptChars: size.chars, messages: size.messages, maxTokens: request.maxTokens, purpose: 'An inline completion' });
+      const allowed = await this.spend.allowsQuietly({
+        model: request.model,
+        promptChars: size.chars,
+        messages: size.messages,
+        maxTokens: request.maxTokens,
+        purpose: 'An inline completion',
+      });
       if (!allowed) {
         this.stats.paused++;
         this.changed.fire(this.stats);
@@ -119,7 +139,10 @@ export class InlineCompletionProvider implements vscode.InlineCompletionItemProv
       return this.show(completion, position);
     } catch (error) {
       const failure = toFailure(error);
-      if (failure.kind !== 'aborted') this.services.log.warn(`Inline completion: ${this.services.advise(error)?.message ?? failure.kind}`);
+      if (failure.kind !== 'aborted')
+        this.services.log.warn(
+          `Inline completion: ${this.services.advise(error)?.message ?? failure.kind}`,
+        );
       return undefined;
     } finally {
       cancel.dispose();
@@ -129,9 +152,16 @@ export class InlineCompletionProvider implements vscode.InlineCompletionItemProv
   /** The user typed the start of the last suggestion: the rest of it, without a request. */
   private continueLast(uri: string, prefix: string, suffixHead: string): string | undefined {
     const last = this.last;
-    if (!last || last.uri !== uri || last.suffixHead !== suffixHead || !prefix.startsWith(last.prefix)) return undefined;
+    if (
+      !last ||
+      last.uri !== uri ||
+      last.suffixHead !== suffixHead ||
+      !prefix.startsWith(last.prefix)
+    )
+      return undefined;
     const typed = prefix.slice(last.prefix.length);
-    if (typed === '' || !last.text.startsWith(typed) || typed.length >= last.text.length) return undefined;
+    if (typed === '' || !last.text.startsWith(typed) || typed.length >= last.text.length)
+      return undefined;
     this.stats.cacheHits++;
     return last.text.slice(typed.length);
   }

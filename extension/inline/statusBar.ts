@@ -4,7 +4,11 @@ import type { Services } from '../services.js';
 import type { SpendTracker } from '../spend.js';
 
 export class InlineStatusBar implements vscode.Disposable {
-  private readonly item = vscode.window.createStatusBarItem('aihub.inlineCompletions', vscode.StatusBarAlignment.Right, 99);
+  private readonly item = vscode.window.createStatusBarItem(
+    'aihub.inlineCompletions',
+    vscode.StatusBarAlignment.Right,
+    99,
+  );
   private readonly disposables: vscode.Disposable[];
 
   constructor(
@@ -35,7 +39,8 @@ export class InlineStatusBar implements vscode.Disposable {
       this.item.backgroundColor = undefined;
     } else if (this.spend.capReached()) {
       this.item.text = '$(warning) AIHub completions paused';
-      this.item.tooltip = 'AIHub inline completions are paused: the daily spending cap (aihub.spendingCap.perDay) is reached. Click to turn them off.';
+      this.item.tooltip =
+        'AIHub inline completions are paused: the daily spending cap (aihub.spendingCap.perDay) is reached. Click to turn them off.';
       this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
     } else {
       this.item.text = '$(sparkle) AIHub completions';
@@ -54,9 +59,14 @@ export class InlineStatusBar implements vscode.Disposable {
 export function toggleInlineCompletions() {
   return async (enable?: unknown): Promise<boolean> => {
     const config = vscode.workspace.getConfiguration('aihub');
-    const next = typeof enable === 'boolean' ? enable : !config.get<boolean>('inlineCompletions.enabled', true);
+    const next =
+      typeof enable === 'boolean'
+        ? enable
+        : !config.get<boolean>('inlineCompletions.enabled', true);
     const target =
-      config.inspect('inlineCompletions.enabled')?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+      config.inspect('inlineCompletions.enabled')?.workspaceValue !== undefined
+        ? vscode.ConfigurationTarget.Workspace
+        : vscode.ConfigurationTarget.Global;
     await config.update('inlineCompletions.enabled', next, target);
     return next;
   };

@@ -7,9 +7,13 @@ import type { Account, ApiKey, State } from '../store/state.js';
 import { conflict, notFound } from '../http/errors.js';
 import { displayPrefix, generateApiKey, keyIdFromHash, sha256Hex } from './keys.js';
 
-export function createAccount(tx: Tx, input: { email: string; name?: string | undefined; password_hash?: string | null }): Account {
+export function createAccount(
+  tx: Tx,
+  input: { email: string; name?: string | undefined; password_hash?: string | null },
+): Account {
   const email = input.email.toLowerCase();
-  if (tx.get('emails', email)) throw conflict(`an account with email ${email} exists already`, 'email_taken', 'email');
+  if (tx.get('emails', email))
+    throw conflict(`an account with email ${email} exists already`, 'email_taken', 'email');
   const account: Account = {
     id: newId('acc'),
     email,
@@ -27,7 +31,10 @@ export function createAccount(tx: Tx, input: { email: string; name?: string | un
   return account;
 }
 
-export function requireAccount(state: { get(name: 'accounts', id: string): Account | undefined }, id: string): Account {
+export function requireAccount(
+  state: { get(name: 'accounts', id: string): Account | undefined },
+  id: string,
+): Account {
   const account = state.get('accounts', id);
   if (!account) throw notFound(`no account ${id}`, 'account_not_found');
   return account;
@@ -41,11 +48,21 @@ export const MAX_ACTIVE_KEYS = 50;
  * and registration all come here); the plaintext is returned to be shown once and is never
  * stored. `keys` is the store's index of keys by account.
  */
-export function createApiKey(tx: Tx, keys: TableIndex<'keys'>, account_id: string, name: string): { record: ApiKey; key: string } {
+export function createApiKey(
+  tx: Tx,
+  keys: TableIndex<'keys'>,
+  account_id: string,
+  name: string,
+): { record: ApiKey; key: string } {
   let active = 0;
   for (const existing of keys.rows(account_id)) if (!existing.revoked_at) active++;
   if (active >= MAX_ACTIVE_KEYS) {
-    throw new ServiceError('conflict', 'too_many_keys', `an account can have at most ${MAX_ACTIVE_KEYS} active keys; revoke one first`, 'name');
+    throw new ServiceError(
+      'conflict',
+      'too_many_keys',
+      `an account can have at most ${MAX_ACTIVE_KEYS} active keys; revoke one first`,
+      'name',
+    );
   }
   const key = generateApiKey();
   const hash = sha256Hex(key);
@@ -69,7 +86,8 @@ export function createApiKey(tx: Tx, keys: TableIndex<'keys'>, account_id: strin
  */
 export function revokeApiKey(tx: Tx, key_id: string, owner?: string): boolean {
   const key = tx.get('keys', key_id);
-  if (!key || (owner !== undefined && key.account_id !== owner)) throw new ServiceError('not_found', 'key_not_found', `no key ${key_id}`);
+  if (!key || (owner !== undefined && key.account_id !== owner))
+    throw new ServiceError('not_found', 'key_not_found', `no key ${key_id}`);
   if (key.revoked_at) return false;
   tx.set('keys', key_id, { ...key, revoked_at: tx.now.toISOString() });
   return true;
@@ -84,7 +102,10 @@ export function accountView(state: State, account: Account, currency: string) {
     services: account.services,
     kyc_status: account.kyc_status,
     ip_whitelist: account.ip_whitelist,
-    request_signing: { enabled: !!account.signing, created_at: account.signing?.created_at ?? null },
+    request_signing: {
+      enabled: !!account.signing,
+      created_at: account.signing?.created_at ?? null,
+    },
     created_at: account.created_at,
     balance: microsToUnits(balanceMicros(state, account.id)),
     currency,
@@ -92,5 +113,11 @@ export function accountView(state: State, account: Account, currency: string) {
 }
 
 export function keyView(key: ApiKey) {
-  return { id: key.id, prefix: key.prefix, name: key.name, created_at: key.created_at, revoked_at: key.revoked_at };
+  return {
+    id: key.id,
+    prefix: key.prefix,
+    name: key.name,
+    created_at: key.created_at,
+    revoked_at: key.revoked_at,
+  };
 }

@@ -6,7 +6,14 @@ import { ApiError, parseWith } from '../http/errors.js';
 import { balanceMicros } from '../ledger/ledger.js';
 import { table } from '../store/state.js';
 import { microsToUnits } from '../util/money.js';
-import { accountView, createAccount, createApiKey, keyView, requireAccount, revokeApiKey } from './accounts.js';
+import {
+  accountView,
+  createAccount,
+  createApiKey,
+  keyView,
+  requireAccount,
+  revokeApiKey,
+} from './accounts.js';
 import { adjustWallet } from './adjustments.js';
 import { isAdminToken } from './auth.js';
 import { createAccountBody, createKeyBody, listQuery, moneyBody } from './schemas.js';
@@ -34,15 +41,30 @@ export function adminAuth(admin_token_hash: string, lock: FailureLock, now_ms: (
     const wait_s = lock.retryAfterSeconds(address, at_ms);
     if (wait_s > 0) {
       next(
-        new ApiError(429, 'too_many_admin_attempts', `too many wrong admin tokens from this address; try again in ${wait_s} s`, null, 'rate_limit_exceeded', {
-          'retry-after': String(wait_s),
-        }),
+        new ApiError(
+          429,
+          'too_many_admin_attempts',
+          `too many wrong admin tokens from this address; try again in ${wait_s} s`,
+          null,
+          'rate_limit_exceeded',
+          {
+            'retry-after': String(wait_s),
+          },
+        ),
       );
       return;
     }
     if (!isAdminToken(req.headers, admin_token_hash)) {
       if (hasBearer(req.headers.authorization)) lock.record(address, at_ms);
-      next(new ApiError(401, 'invalid_admin_token', 'admin routes need `Authorization: Bearer <AIHUB_ADMIN_TOKEN>`', null, 'authentication_error'));
+      next(
+        new ApiError(
+          401,
+          'invalid_admin_token',
+          'admin routes need `Authorization: Bearer <AIHUB_ADMIN_TOKEN>`',
+          null,
+          'authentication_error',
+        ),
+      );
       return;
     }
     lock.reset(address);
@@ -68,9 +90,17 @@ export function adminRouter(deps: RoomDeps): Router {
   router.get('/accounts', async (req, res) => {
     const query = parseWith(listQuery, req.query);
     await store.readDurable();
-    const all = Object.values(table(store.state, 'accounts')).sort((a, b) => a.created_at.localeCompare(b.created_at));
+    const all = Object.values(table(store.state, 'accounts')).sort((a, b) =>
+      a.created_at.localeCompare(b.created_at),
+    );
     const start = (query.page - 1) * query.limit;
-    res.json({ object: 'list', total: all.length, page: query.page, limit: query.limit, data: all.slice(start, start + query.limit).map((a) => view(a.id)) });
+    res.json({
+      object: 'list',
+      total: all.length,
+      page: query.page,
+      limit: query.limit,
+      data: all.slice(start, start + query.limit).map((a) => view(a.id)),
+    });
   });
 
   router.get('/accounts/:id', async (req, res) => {
@@ -100,8 +130,15 @@ export function adminRouter(deps: RoomDeps): Router {
   const moveMoney = (direction: 'credit' | 'debit') => async (req: Request, res: Response) => {
     const id = parseWith(idParam, req.params.id);
     const body = parseWith(moneyBody, req.body ?? {});
-    const duplicate = await store.transact((tx) => adjustWallet(tx, { direction, account_id: id, ...body }));
-    res.json({ balance: microsToUnits(balanceMicros(store.state, id)), currency: config.currency, reference: body.reference, duplicate });
+    const duplicate = await store.transact((tx) =>
+      adjustWallet(tx, { direction, account_id: id, ...body }),
+    );
+    res.json({
+      balance: microsToUnits(balanceMicros(store.state, id)),
+      currency: config.currency,
+      reference: body.reference,
+      duplicate,
+    });
   };
   router.post('/accounts/:id/credit', moveMoney('credit'));
   router.post('/accounts/:id/debit', moveMoney('debit'));

@@ -55,16 +55,45 @@ export function catchUpForUnknownKey(store: Store) {
 }
 
 /** Authenticates a request by API key or throws the 401/403 ApiError for its surface. */
-export function authenticate(state: State, headers: IncomingHttpHeaders): { account: Account; key: ApiKey } {
+export function authenticate(
+  state: State,
+  headers: IncomingHttpHeaders,
+): { account: Account; key: ApiKey } {
   const raw = extractApiKey(headers);
   if (!raw) {
-    throw new ApiError(401, 'invalid_api_key', 'no API key: send it as `Authorization: Bearer <key>` or `x-api-key: <key>`', null, 'invalid_request_error');
+    throw new ApiError(
+      401,
+      'invalid_api_key',
+      'no API key: send it as `Authorization: Bearer <key>` or `x-api-key: <key>`',
+      null,
+      'invalid_request_error',
+    );
   }
   const found = findApiKey(state, raw);
   if (found.ok) return found;
-  if (found.reason === 'revoked') throw new ApiError(401, 'invalid_api_key', 'this API key has been revoked', null, 'invalid_request_error');
-  if (found.reason === 'account_disabled') throw new ApiError(403, 'account_disabled', 'the account of this API key is disabled', null, 'permission_error');
-  throw new ApiError(401, 'invalid_api_key', 'incorrect API key provided', null, 'invalid_request_error');
+  if (found.reason === 'revoked')
+    throw new ApiError(
+      401,
+      'invalid_api_key',
+      'this API key has been revoked',
+      null,
+      'invalid_request_error',
+    );
+  if (found.reason === 'account_disabled')
+    throw new ApiError(
+      403,
+      'account_disabled',
+      'the account of this API key is disabled',
+      null,
+      'permission_error',
+    );
+  throw new ApiError(
+    401,
+    'invalid_api_key',
+    'incorrect API key provided',
+    null,
+    'invalid_request_error',
+  );
 }
 
 /** Admin bearer token, compared in constant time against its stored hash. */

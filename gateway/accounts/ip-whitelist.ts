@@ -22,12 +22,15 @@ export function parseWhitelistEntry(raw: string): { entry: string } | { error: s
   if (slash === -1) return { entry: address };
   const prefix_text = text.slice(slash + 1);
   const max = version === 4 ? 32 : 128;
-  if (!/^\d{1,3}$/.test(prefix_text) || Number(prefix_text) > max) return { error: `"${raw}" has a prefix length outside 0–${max}` };
+  if (!/^\d{1,3}$/.test(prefix_text) || Number(prefix_text) > max)
+    return { error: `"${raw}" has a prefix length outside 0–${max}` };
   return { entry: `${address}/${Number(prefix_text)}` };
 }
 
 /** A matcher for a validated whitelist; an empty list allows everyone. */
-export function whitelistMatcher(entries: readonly string[]): (address: string | undefined) => boolean {
+export function whitelistMatcher(
+  entries: readonly string[],
+): (address: string | undefined) => boolean {
   if (entries.length === 0) return () => true;
   const list = new BlockList();
   for (const entry of entries) {
@@ -63,7 +66,8 @@ export function isAllowed(entries: readonly string[], address: string | undefine
 
 /** An IPv4-mapped IPv6 address (::ffff:10.0.0.1) as the IPv4 address it is. */
 export function plainAddress(address: string | undefined): string | undefined {
-  if (address?.startsWith('::ffff:') && /^\d+\.\d+\.\d+\.\d+$/.test(address.slice(7))) return address.slice(7);
+  if (address?.startsWith('::ffff:') && /^\d+\.\d+\.\d+\.\d+$/.test(address.slice(7)))
+    return address.slice(7);
   return address;
 }
 
@@ -78,7 +82,9 @@ export type TrustProxy = (address: string, hop: number) => boolean;
 export function compileTrustProxy(setting: boolean | number | string): TrustProxy {
   if (setting === true) return () => true;
   if (typeof setting === 'number') return (_address, hop) => hop < setting;
-  return proxyaddr.compile(setting === false ? [] : setting.split(',').map((entry) => entry.trim()));
+  return proxyaddr.compile(
+    setting === false ? [] : setting.split(',').map((entry) => entry.trim()),
+  );
 }
 
 /** The client's address under a compiled trust-proxy rule: what Express's req.ip is, for a request outside Express. */
@@ -90,6 +96,12 @@ export function clientAddressOf(req: IncomingMessage, trust: TrustProxy): string
 /** Throws 403 `ip_not_allowed` when the account has a whitelist and `address` is not on it. */
 export function assertAddressAllowed(account: Account, address: string | undefined): void {
   if (!isAllowed(account.ip_whitelist, address)) {
-    throw new ApiError(403, 'ip_not_allowed', `requests from ${address ?? 'this address'} are not allowed for this account (IP whitelist)`, null, 'permission_error');
+    throw new ApiError(
+      403,
+      'ip_not_allowed',
+      `requests from ${address ?? 'this address'} are not allowed for this account (IP whitelist)`,
+      null,
+      'permission_error',
+    );
   }
 }

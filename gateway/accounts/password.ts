@@ -13,7 +13,9 @@ const SALT_BYTES = 16;
 function scrypt(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     // maxmem must exceed 128 * N * r bytes, or node refuses the parameters.
-    scryptCallback(password, salt, KEY_BYTES, { N: n, r, p, maxmem: 256 * n * r }, (error, key) => (error ? reject(error) : resolve(key)));
+    scryptCallback(password, salt, KEY_BYTES, { N: n, r, p, maxmem: 256 * n * r }, (error, key) =>
+      error ? reject(error) : resolve(key),
+    );
   });
 }
 
@@ -23,7 +25,8 @@ export async function hashPassword(password: string): Promise<string> {
   return `scrypt$${N}$${R}$${P}$${salt.toString('base64url')}$${hash.toString('base64url')}`;
 }
 
-const STORED = /^scrypt\$(\d{4,7})\$(\d{1,2})\$(\d{1,2})\$([A-Za-z0-9_-]{16,64})\$([A-Za-z0-9_-]{32,128})$/;
+const STORED =
+  /^scrypt\$(\d{4,7})\$(\d{1,2})\$(\d{1,2})\$([A-Za-z0-9_-]{16,64})\$([A-Za-z0-9_-]{32,128})$/;
 
 function acceptable(n: number, r: number, p: number): boolean {
   const power_of_two = (n & (n - 1)) === 0;

@@ -3,7 +3,15 @@
 // durable commit with the usage record. One fsync per request. A crash loses only the
 // reservation (it lives in memory): a request cut off before its commit is not billed; one
 // cut off between its durable commit and its answer is billed and never answered.
-import { availableMicros, balanceMicros, debitWallet, InsufficientBalanceError, recordReceivable, reserveMicros, type VolatileReservation } from '../ledger/ledger.js';
+import {
+  availableMicros,
+  balanceMicros,
+  debitWallet,
+  InsufficientBalanceError,
+  recordReceivable,
+  reserveMicros,
+  type VolatileReservation,
+} from '../ledger/ledger.js';
 import type { Store, Tx } from '../store/store.js';
 import type { SharedReservations } from './reservations.js';
 import { table, type State } from '../store/state.js';
@@ -57,7 +65,14 @@ export function freeTokensUsed(state: State, account_id: string, day: string): n
 /** Reserves the worst case, synchronously; throws InsufficientBalanceError when the wallet cannot cover it. */
 export function reserve(
   store: Store,
-  input: { account_id: string; key_id: string; tier: TierConfig; request_id: string; worst_case_micros: number; free_tokens: number },
+  input: {
+    account_id: string;
+    key_id: string;
+    tier: TierConfig;
+    request_id: string;
+    worst_case_micros: number;
+    free_tokens: number;
+  },
 ): Reservation {
   const money = reserveMicros(store.state, input.account_id, input.worst_case_micros);
   return reservationOf(input, money);
@@ -66,13 +81,39 @@ export function reserve(
 /** The same, across gateways (PostgreSQL store): the worst case is a row every gateway sees (chat/reservations.ts). */
 export async function reserveShared(
   shared: SharedReservations,
-  input: { account_id: string; key_id: string; tier: TierConfig; request_id: string; worst_case_micros: number; free_tokens: number },
+  input: {
+    account_id: string;
+    key_id: string;
+    tier: TierConfig;
+    request_id: string;
+    worst_case_micros: number;
+    free_tokens: number;
+  },
 ): Promise<Reservation> {
-  return reservationOf(input, await shared.reserve(input.account_id, input.request_id, input.worst_case_micros));
+  return reservationOf(
+    input,
+    await shared.reserve(input.account_id, input.request_id, input.worst_case_micros),
+  );
 }
 
-function reservationOf(input: { account_id: string; key_id: string; tier: TierConfig; request_id: string; free_tokens: number }, money: VolatileReservation): Reservation {
-  return { account_id: input.account_id, key_id: input.key_id, tier: input.tier, request_id: input.request_id, free_tokens: input.free_tokens, money };
+function reservationOf(
+  input: {
+    account_id: string;
+    key_id: string;
+    tier: TierConfig;
+    request_id: string;
+    free_tokens: number;
+  },
+  money: VolatileReservation,
+): Reservation {
+  return {
+    account_id: input.account_id,
+    key_id: input.key_id,
+    tier: input.tier,
+    request_id: input.request_id,
+    free_tokens: input.free_tokens,
+    money,
+  };
 }
 
 export interface ActualUsage {
@@ -93,14 +134,24 @@ export interface ActualUsage {
 }
 
 /** Posts the actual cost and writes the usage record in one commit; resolves once it is durable. */
-export function settle(store: Store, reservation: Reservation, usage: ActualUsage, now_ms: number): Promise<Settlement> {
+export function settle(
+  store: Store,
+  reservation: Reservation,
+  usage: ActualUsage,
+  now_ms: number,
+): Promise<Settlement> {
   return store.transact((tx) => settleTx(tx, reservation, usage, now_ms));
 }
 
 function settleTx(tx: Tx, r: Reservation, usage: ActualUsage, now_ms: number): Settlement {
   // An answer is billed at the price of the target that gave it; a failure before any target answered, at the first one's.
   const price = targetPrice(r.tier, usage.target ?? r.tier.targets[0]!);
-  const cost_micros = costMicros(price, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens ?? 0);
+  const cost_micros = costMicros(
+    price,
+    usage.prompt_tokens,
+    usage.completion_tokens,
+    usage.cached_tokens ?? 0,
+  );
   // A shared reservation leaves in this commit (0 if its lease lapsed and it was released meanwhile).
   const reserved_micros = r.money.releaseIn ? r.money.releaseIn(tx) : r.money.amount_micros;
   if (!r.money.releaseIn) r.money.release();
@@ -109,15 +160,36 @@ function settleTx(tx: Tx, r: Reservation, usage: ActualUsage, now_ms: number): S
   // case) the wallet pays what it has, never going below zero, and the rest is recorded as
   // owed: the full cost is billed and the next credit pays the debt first.
   const covered_micros = Math.min(cost_micros, reserved_micros);
-  const beyond_micros = Math.min(cost_micros - covered_micros, Math.max(0, availableMicros(tx.state, r.account_id) - covered_micros));
+  const beyond_micros = Math.min(
+    cost_micros - covered_micros,
+    Math.max(0, availableMicros(tx.state, r.account_id) - covered_micros),
+  );
   const charged_micros = covered_micros + beyond_micros;
   const receivable_micros = cost_micros - charged_micros;
-  if (charged_micros > 0) debitWallet(tx, { account_id: r.account_id, amount_micros: charged_micros, to: AI_REVENUE, memo, ref: r.request_id });
-  if (receivable_micros > 0) recordReceivable(tx, { account_id: r.account_id, amount_micros: receivable_micros, to: AI_REVENUE, memo: `${memo}: beyond the wallet`, ref: r.request_id });
+  if (charged_micros > 0)
+    debitWallet(tx, {
+      account_id: r.account_id,
+      amount_micros: charged_micros,
+      to: AI_REVENUE,
+      memo,
+      ref: r.request_id,
+    });
+  if (receivable_micros > 0)
+    recordReceivable(tx, {
+      account_id: r.account_id,
+      amount_micros: receivable_micros,
+      to: AI_REVENUE,
+      memo: `${memo}: beyond the wallet`,
+      ref: r.request_id,
+    });
   if (r.tier.daily_token_allowance !== null) {
     const day = utcDay(now_ms);
     const tokens = usage.prompt_tokens + usage.completion_tokens;
-    if (tokens > 0) tx.set('chat_free_usage', r.account_id, { day, tokens: freeTokensUsed(tx.state, r.account_id, day) + tokens });
+    if (tokens > 0)
+      tx.set('chat_free_usage', r.account_id, {
+        day,
+        tokens: freeTokensUsed(tx.state, r.account_id, day) + tokens,
+      });
   }
   tx.history({
     type: 'usage',

@@ -5,7 +5,13 @@ import { engineSchema, type EngineConfig } from '../llm/engines/index.js';
 import { type AmountError, unitsToMicros } from '../util/money.js';
 import { defaultCachedPrice, FREE, type Price } from './pricing.js';
 
-export const TIER_IDS = ['service-ai-free', 'service-ai-lite', 'service-ai-standard-6', 'service-ai-pro-4', 'service-ai-max'] as const;
+export const TIER_IDS = [
+  'service-ai-free',
+  'service-ai-lite',
+  'service-ai-standard-6',
+  'service-ai-pro-4',
+  'service-ai-max',
+] as const;
 export type TierId = (typeof TIER_IDS)[number];
 export type TierName = 'free' | 'lite' | 'standard' | 'pro' | 'max';
 
@@ -26,14 +32,17 @@ const priceSchema = z
   });
 
 const targetPriceSchema = z
-  .strictObject({ input_per_million: priceSchema, cached_input_per_million: priceSchema.optional(), output_per_million: priceSchema })
-  .transform(
-    (p): Required<Price> => ({
-      input_micros_per_million: p.input_per_million,
-      cached_input_micros_per_million: p.cached_input_per_million ?? defaultCachedPrice(p.input_per_million),
-      output_micros_per_million: p.output_per_million,
-    }),
-  );
+  .strictObject({
+    input_per_million: priceSchema,
+    cached_input_per_million: priceSchema.optional(),
+    output_per_million: priceSchema,
+  })
+  .transform((p): Required<Price> => ({
+    input_micros_per_million: p.input_per_million,
+    cached_input_micros_per_million:
+      p.cached_input_per_million ?? defaultCachedPrice(p.input_per_million),
+    output_micros_per_million: p.output_per_million,
+  }));
 
 interface TierDefaults {
   tier: TierName;
@@ -47,11 +56,46 @@ interface TierDefaults {
 // Defaults in INR per million tokens; they rise with the tier. Only the free tier has a
 // daily allowance (prompt + completion tokens per account per UTC day).
 const TIER_DEFAULTS: Record<TierId, TierDefaults> = {
-  'service-ai-free': { tier: 'free', input_per_million: 0, output_per_million: 0, daily_token_allowance: 100_000, context_window: 8_192, max_output_tokens: 1_024 },
-  'service-ai-lite': { tier: 'lite', input_per_million: 15, output_per_million: 60, daily_token_allowance: null, context_window: 32_768, max_output_tokens: 4_096 },
-  'service-ai-standard-6': { tier: 'standard', input_per_million: 100, output_per_million: 400, daily_token_allowance: null, context_window: 128_000, max_output_tokens: 8_192 },
-  'service-ai-pro-4': { tier: 'pro', input_per_million: 250, output_per_million: 1_000, daily_token_allowance: null, context_window: 200_000, max_output_tokens: 16_384 },
-  'service-ai-max': { tier: 'max', input_per_million: 1_250, output_per_million: 5_000, daily_token_allowance: null, context_window: 400_000, max_output_tokens: 32_768 },
+  'service-ai-free': {
+    tier: 'free',
+    input_per_million: 0,
+    output_per_million: 0,
+    daily_token_allowance: 100_000,
+    context_window: 8_192,
+    max_output_tokens: 1_024,
+  },
+  'service-ai-lite': {
+    tier: 'lite',
+    input_per_million: 15,
+    output_per_million: 60,
+    daily_token_allowance: null,
+    context_window: 32_768,
+    max_output_tokens: 4_096,
+  },
+  'service-ai-standard-6': {
+    tier: 'standard',
+    input_per_million: 100,
+    output_per_million: 400,
+    daily_token_allowance: null,
+    context_window: 128_000,
+    max_output_tokens: 8_192,
+  },
+  'service-ai-pro-4': {
+    tier: 'pro',
+    input_per_million: 250,
+    output_per_million: 1_000,
+    daily_token_allowance: null,
+    context_window: 200_000,
+    max_output_tokens: 16_384,
+  },
+  'service-ai-max': {
+    tier: 'max',
+    input_per_million: 1_250,
+    output_per_million: 5_000,
+    daily_token_allowance: null,
+    context_window: 400_000,
+    max_output_tokens: 32_768,
+  },
 };
 
 function tierSchema(id: TierId) {
@@ -68,7 +112,12 @@ function tierSchema(id: TierId) {
        * another target (a fallback), which is free.
        */
       target_prices: z.record(z.string().regex(ENGINE_NAME), targetPriceSchema).default({}),
-      daily_token_allowance: z.int().min(1).max(1_000_000_000).nullable().default(d.daily_token_allowance),
+      daily_token_allowance: z
+        .int()
+        .min(1)
+        .max(1_000_000_000)
+        .nullable()
+        .default(d.daily_token_allowance),
       context_window: z.int().min(256).max(10_000_000).default(d.context_window),
       max_output_tokens: z.int().min(1).max(1_000_000).default(d.max_output_tokens),
       /** Engine names, tried in order. */
@@ -79,7 +128,8 @@ function tierSchema(id: TierId) {
       id,
       tier: d.tier,
       input_micros_per_million: t.input_per_million,
-      cached_input_micros_per_million: t.cached_input_per_million ?? defaultCachedPrice(t.input_per_million),
+      cached_input_micros_per_million:
+        t.cached_input_per_million ?? defaultCachedPrice(t.input_per_million),
       output_micros_per_million: t.output_per_million,
       target_prices: t.target_prices,
       daily_token_allowance: t.daily_token_allowance,
@@ -101,13 +151,22 @@ export const chatConfigSchema = z
       })
       .prefault({}),
     /** `builtin` always exists; add upstreams here and name them in `models.<id>.targets`. */
-    engines: z.record(z.string().regex(ENGINE_NAME, 'engine names are letters, digits, _ . -'), engineSchema).default({}),
+    engines: z
+      .record(
+        z.string().regex(ENGINE_NAME, 'engine names are letters, digits, _ . -'),
+        engineSchema,
+      )
+      .default({}),
     rate_limit: z
       .strictObject({
         requests_per_minute: z.int().min(1).max(10_000_000).default(600),
       })
       .prefault({}),
-    body_limit_bytes: z.int().min(1_024).max(64 * 1024 * 1024).default(4 * 1024 * 1024),
+    body_limit_bytes: z
+      .int()
+      .min(1_024)
+      .max(64 * 1024 * 1024)
+      .default(4 * 1024 * 1024),
     breaker: z
       .strictObject({
         /** Consecutive failures that open a target's circuit. */
@@ -120,10 +179,18 @@ export const chatConfigSchema = z
     max_in_flight: z.int().min(1).max(100_000).default(4_096),
   })
   .transform((config, ctx) => {
-    const engines: Record<string, EngineConfig> = { builtin: { type: 'builtin', token_interval_ms: 0 }, ...config.engines };
+    const engines: Record<string, EngineConfig> = {
+      builtin: { type: 'builtin', token_interval_ms: 0 },
+      ...config.engines,
+    };
     for (const tier of Object.values(config.models)) {
       for (const name of Object.keys(tier.target_prices)) {
-        if (!tier.targets.includes(name)) ctx.addIssue({ code: 'custom', path: ['models', tier.id, 'target_prices', name], message: `"${name}" is not one of this tier's targets` });
+        if (!tier.targets.includes(name))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['models', tier.id, 'target_prices', name],
+            message: `"${name}" is not one of this tier's targets`,
+          });
       }
       tier.targets.forEach((target, index) => {
         if (!Object.hasOwn(engines, target)) {
@@ -143,7 +210,8 @@ export type TierConfig = ChatConfig['models'][TierId];
 
 /** The price an answer from `target` is billed at (see `target_prices`). */
 export function targetPrice(tier: TierConfig, target: string | null): Required<Price> {
-  if (target !== null && Object.hasOwn(tier.target_prices, target)) return tier.target_prices[target]!;
+  if (target !== null && Object.hasOwn(tier.target_prices, target))
+    return tier.target_prices[target]!;
   if (target === 'builtin' && tier.targets[0] !== 'builtin') return FREE;
   return tier;
 }

@@ -24,12 +24,19 @@ const OUTCOMES = Object.keys({
   invalid_response: 0,
   aborted: 0,
 } satisfies Record<AttemptOutcome, 0>) as AttemptOutcome[];
-const STATUSES = Object.keys({ ok: 0, client_closed: 0, upstream_error: 0, stream_error: 0 } satisfies Record<UsageStatus, 0>) as UsageStatus[];
+const STATUSES = Object.keys({
+  ok: 0,
+  client_closed: 0,
+  upstream_error: 0,
+  stream_error: 0,
+} satisfies Record<UsageStatus, 0>) as UsageStatus[];
 
 const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
 
 /** LLM calls: a cached answer in a few ms, a long generation in tens of seconds. */
-export const UPSTREAM_LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60];
+export const UPSTREAM_LATENCY_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60,
+];
 
 /** One counter series: the running total, handed to prom-client (as the increase since the last scrape) when it collects. */
 class Cell {
@@ -65,13 +72,21 @@ export class ChatMetrics {
   private readonly protocols = new Map<ProtocolName, Cell>();
 
   /** Throws if `registry` already holds the aihub_chat_* metrics: one ChatService per registry. */
-  constructor(registry: Registry, targets: Iterable<string>, breakerStates: () => Record<string, BreakerState>) {
+  constructor(
+    registry: Registry,
+    targets: Iterable<string>,
+    breakerStates: () => Record<string, BreakerState>,
+  ) {
     this.registerUpstream(registry, targets, breakerStates);
     this.registerRequests(registry);
   }
 
   /** Attempts, latency and breaker state per upstream target. */
-  private registerUpstream(registry: Registry, targets: Iterable<string>, breakerStates: () => Record<string, BreakerState>): void {
+  private registerUpstream(
+    registry: Registry,
+    targets: Iterable<string>,
+    breakerStates: () => Record<string, BreakerState>,
+  ): void {
     const attempt_cells: Cell[] = [];
     const attempts = new Counter({
       name: 'aihub_chat_upstream_attempts_total',
@@ -93,12 +108,14 @@ export class ChatMetrics {
       labelNames: ['target'] as const,
       registers: [registry],
       collect: () => {
-        for (const [target, state] of Object.entries(breakerStates())) gauge.labels(target).set(BREAKER_VALUE[state]);
+        for (const [target, state] of Object.entries(breakerStates()))
+          gauge.labels(target).set(BREAKER_VALUE[state]);
       },
     });
     for (const target of targets) {
       const by_outcome = {} as Record<AttemptOutcome, Cell>;
-      for (const outcome of OUTCOMES) attempt_cells.push((by_outcome[outcome] = new Cell(attempts.labels(target, outcome))));
+      for (const outcome of OUTCOMES)
+        attempt_cells.push((by_outcome[outcome] = new Cell(attempts.labels(target, outcome))));
       this.attempts.set(target, by_outcome);
       latency.zero({ target });
       this.latency.set(target, latency.labels(target));
@@ -147,7 +164,10 @@ export class ChatMetrics {
     for (const model of TIER_IDS) {
       const by_status = {} as ModelCells['requests'];
       for (const status of STATUSES) {
-        const pair: [Cell, Cell] = [new Cell(requests.labels(model, status, 'false')), new Cell(requests.labels(model, status, 'true'))];
+        const pair: [Cell, Cell] = [
+          new Cell(requests.labels(model, status, 'false')),
+          new Cell(requests.labels(model, status, 'true')),
+        ];
         request_cells.push(...pair);
         by_status[status] = pair;
       }
@@ -172,7 +192,15 @@ export class ChatMetrics {
   };
 
   /** One settled request, with what it was billed. */
-  settled(model: string, protocol: ProtocolName, status: UsageStatus, stream: boolean, prompt_tokens: number, completion_tokens: number, cost_micros: number): void {
+  settled(
+    model: string,
+    protocol: ProtocolName,
+    status: UsageStatus,
+    stream: boolean,
+    prompt_tokens: number,
+    completion_tokens: number,
+    cost_micros: number,
+  ): void {
     const by_protocol = this.protocols.get(protocol);
     if (by_protocol) by_protocol.value++;
     const cells = this.models.get(model);

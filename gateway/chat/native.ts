@@ -8,7 +8,11 @@ import type { NativeEvent } from '../llm/types.js';
 import type { ProtocolName, SseOut, Usage, XAihub } from './protocols/types.js';
 
 /** The field that carries the output cap in each protocol's request. */
-export const NATIVE_CAP_FIELD: Partial<Record<ProtocolName, string>> = { responses: 'max_output_tokens', messages: 'max_tokens', completions: 'max_tokens' };
+export const NATIVE_CAP_FIELD: Partial<Record<ProtocolName, string>> = {
+  responses: 'max_output_tokens',
+  messages: 'max_tokens',
+  completions: 'max_tokens',
+};
 
 type Json = Record<string, unknown>;
 
@@ -28,25 +32,41 @@ export function nativeUsage(protocol: ProtocolName, raw: unknown): Usage | null 
     const input = num(usage.input_tokens);
     const output = num(usage.output_tokens);
     if (input === null || output === null) return null;
-    return { prompt_tokens: input, completion_tokens: output, cached_tokens: detail(usage.input_tokens_details, 'cached_tokens', input), reasoning_tokens: detail(usage.output_tokens_details, 'reasoning_tokens', output) };
+    return {
+      prompt_tokens: input,
+      completion_tokens: output,
+      cached_tokens: detail(usage.input_tokens_details, 'cached_tokens', input),
+      reasoning_tokens: detail(usage.output_tokens_details, 'reasoning_tokens', output),
+    };
   }
   if (protocol === 'messages') {
     const input = num(usage.input_tokens);
     const output = num(usage.output_tokens);
     if (input === null || output === null) return null;
     const cached = num(usage.cache_read_input_tokens) ?? 0;
-    return { prompt_tokens: input + cached + (num(usage.cache_creation_input_tokens) ?? 0), completion_tokens: output, cached_tokens: cached };
+    return {
+      prompt_tokens: input + cached + (num(usage.cache_creation_input_tokens) ?? 0),
+      completion_tokens: output,
+      cached_tokens: cached,
+    };
   }
   const prompt = num(usage.prompt_tokens);
   const completion = num(usage.completion_tokens);
   if (prompt === null || completion === null) return null;
-  return { prompt_tokens: prompt, completion_tokens: completion, cached_tokens: detail(usage.prompt_tokens_details, 'cached_tokens', prompt), reasoning_tokens: detail(usage.completion_tokens_details, 'reasoning_tokens', completion) };
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    cached_tokens: detail(usage.prompt_tokens_details, 'cached_tokens', prompt),
+    reasoning_tokens: detail(usage.completion_tokens_details, 'reasoning_tokens', completion),
+  };
 }
 
 /** A detail count (`prompt_tokens_details.cached_tokens`, ...) within 0..most, else 0. */
 function detail(details: unknown, field: string, most: number): number {
   const value = obj(details)?.[field];
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? Math.min(value, most) : 0;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+    ? Math.min(value, most)
+    : 0;
 }
 
 /** A JSON answer as the client gets it, without the bill. */
@@ -94,14 +114,21 @@ export class NativeStream {
   /** What to bill: the upstream's usage, else the prompt estimate and the text streamed, counted. */
   billed(prompt_tokens_estimate: number): Usage {
     if (this.usage) return this.usage;
-    return { prompt_tokens: this.input_tokens ?? prompt_tokens_estimate, completion_tokens: countTextTokens(this.generated.join('')), estimated: true };
+    return {
+      prompt_tokens: this.input_tokens ?? prompt_tokens_estimate,
+      completion_tokens: countTextTokens(this.generated.join('')),
+      estimated: true,
+    };
   }
 
   /** The held-back events, x_aihub on the billing event. */
   finish(x_aihub: XAihub): SseOut[] {
-    const billing = this.held.find((held) => this.protocol === 'completions' || this.isBilling(held.data));
+    const billing = this.held.find(
+      (held) => this.protocol === 'completions' || this.isBilling(held.data),
+    );
     if (billing) {
-      if (this.protocol === 'responses' && obj(billing.data.response)) billing.data.response = { ...obj(billing.data.response), x_aihub };
+      if (this.protocol === 'responses' && obj(billing.data.response))
+        billing.data.response = { ...obj(billing.data.response), x_aihub };
       else billing.data.x_aihub = x_aihub;
     }
     return this.release();
@@ -114,7 +141,12 @@ export class NativeStream {
   }
 
   private isBilling(data: Json): boolean {
-    if (this.protocol === 'responses') return data.type === 'response.completed' || data.type === 'response.incomplete' || data.type === 'response.failed';
+    if (this.protocol === 'responses')
+      return (
+        data.type === 'response.completed' ||
+        data.type === 'response.incomplete' ||
+        data.type === 'response.failed'
+      );
     return data.type === 'message_delta';
   }
 
@@ -134,7 +166,11 @@ export class NativeStream {
       if (message) {
         data.message = { ...message, model: this.model };
         const usage = obj(message.usage);
-        this.input_tokens = usage ? (num(usage.input_tokens) ?? 0) + (num(usage.cache_read_input_tokens) ?? 0) + (num(usage.cache_creation_input_tokens) ?? 0) : null;
+        this.input_tokens = usage
+          ? (num(usage.input_tokens) ?? 0) +
+            (num(usage.cache_read_input_tokens) ?? 0) +
+            (num(usage.cache_creation_input_tokens) ?? 0)
+          : null;
       }
       const delta = obj(data.delta);
       if (delta && typeof delta.text === 'string') this.generated.push(delta.text);
@@ -142,7 +178,12 @@ export class NativeStream {
       if (data.type === 'message_delta') {
         const usage = obj(data.usage);
         const output = usage ? num(usage.output_tokens) : null;
-        if (output !== null) this.usage = { prompt_tokens: (usage && nativeUsage('messages', usage)?.prompt_tokens) || this.input_tokens || 0, completion_tokens: output };
+        if (output !== null)
+          this.usage = {
+            prompt_tokens:
+              (usage && nativeUsage('messages', usage)?.prompt_tokens) || this.input_tokens || 0,
+            completion_tokens: output,
+          };
       }
       return;
     }
@@ -150,7 +191,8 @@ export class NativeStream {
     const usage = nativeUsage('completions', data.usage);
     if (usage) this.usage = usage;
     const choices = Array.isArray(data.choices) ? data.choices : [];
-    for (const choice of choices) if (typeof obj(choice)?.text === 'string') this.generated.push(obj(choice)!.text as string);
+    for (const choice of choices)
+      if (typeof obj(choice)?.text === 'string') this.generated.push(obj(choice)!.text as string);
   }
 }
 

@@ -10,7 +10,11 @@ export interface Price {
   output_micros_per_million: number;
 }
 
-export const FREE: Required<Price> = { input_micros_per_million: 0, cached_input_micros_per_million: 0, output_micros_per_million: 0 };
+export const FREE: Required<Price> = {
+  input_micros_per_million: 0,
+  cached_input_micros_per_million: 0,
+  output_micros_per_million: 0,
+};
 
 const MILLION = 1_000_000n;
 
@@ -20,11 +24,18 @@ export function defaultCachedPrice(input_micros_per_million: number): number {
 }
 
 export function cachedPrice(price: Price): number {
-  return price.cached_input_micros_per_million ?? defaultCachedPrice(price.input_micros_per_million);
+  return (
+    price.cached_input_micros_per_million ?? defaultCachedPrice(price.input_micros_per_million)
+  );
 }
 
 /** Cost of a request; `cached_tokens` (part of `prompt_tokens`) are billed at the cached price. */
-export function costMicros(price: Price, prompt_tokens: number, completion_tokens: number, cached_tokens = 0): number {
+export function costMicros(
+  price: Price,
+  prompt_tokens: number,
+  completion_tokens: number,
+  cached_tokens = 0,
+): number {
   assertTokens(prompt_tokens);
   assertTokens(completion_tokens);
   assertTokens(cached_tokens);
@@ -39,5 +50,6 @@ export function costMicros(price: Price, prompt_tokens: number, completion_token
 }
 
 function assertTokens(tokens: number): void {
-  if (!Number.isSafeInteger(tokens) || tokens < 0) throw new Error(`invariant: token count ${tokens} is not a non-negative integer`);
+  if (!Number.isSafeInteger(tokens) || tokens < 0)
+    throw new Error(`invariant: token count ${tokens} is not a non-negative integer`);
 }

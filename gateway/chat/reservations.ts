@@ -6,7 +6,12 @@
 // that took it. The owner renews its leases; a lease that lapsed (its gateway died) is
 // released by whichever gateway notices first; the settlement deletes the row in the same
 // commit as the debit, so a request is billed once and its money is never held twice.
-import { InsufficientBalanceError, availableMicros, type SharedReservation, type VolatileReservation } from '../ledger/ledger.js';
+import {
+  InsufficientBalanceError,
+  availableMicros,
+  type SharedReservation,
+  type VolatileReservation,
+} from '../ledger/ledger.js';
 import { rowOf, table } from '../store/state.js';
 import type { Store, Tx } from '../store/store.js';
 
@@ -55,7 +60,8 @@ export class SharedReservations {
         // Bounded by the requests in flight on every gateway, not by history.
         for (const id of Object.keys(rows)) {
           const row = rows[id]!;
-          if (row.gateway === this.gateway && this.mine.has(id)) tx.set('chat_reservations', id, { ...row, lease_until_ms: now + this.lease_ms });
+          if (row.gateway === this.gateway && this.mine.has(id))
+            tx.set('chat_reservations', id, { ...row, lease_until_ms: now + this.lease_ms });
           else if (row.lease_until_ms < now) drop(tx, id);
         }
       })
@@ -67,15 +73,29 @@ export class SharedReservations {
   }
 
   /** Sets the worst case aside for every gateway, or throws InsufficientBalanceError. */
-  async reserve(account_id: string, request_id: string, amount_micros: number): Promise<VolatileReservation> {
+  async reserve(
+    account_id: string,
+    request_id: string,
+    amount_micros: number,
+  ): Promise<VolatileReservation> {
     const id = `rsv_${request_id}`;
     await this.store.transact((tx) => {
       const available = availableMicros(tx.state, account_id);
       if (available < amount_micros) throw new InsufficientBalanceError(available, amount_micros);
       if (amount_micros === 0) return;
-      const row: SharedReservation = { id, account_id, amount_micros, gateway: this.gateway, lease_until_ms: this.now() + this.lease_ms };
+      const row: SharedReservation = {
+        id,
+        account_id,
+        amount_micros,
+        gateway: this.gateway,
+        lease_until_ms: this.now() + this.lease_ms,
+      };
       tx.set('chat_reservations', id, row);
-      tx.set('chat_reserved', account_id, (rowOf(table(tx.state, 'chat_reserved'), account_id) ?? 0) + amount_micros);
+      tx.set(
+        'chat_reserved',
+        account_id,
+        (rowOf(table(tx.state, 'chat_reserved'), account_id) ?? 0) + amount_micros,
+      );
     });
     if (amount_micros > 0) this.mine.add(id);
     let released = amount_micros === 0;

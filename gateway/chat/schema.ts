@@ -13,7 +13,10 @@ const tokenLimit = z.int().min(1).max(10_000_000).nullable().optional();
 
 export const chatRequestSchema = z.looseObject({
   model: z.string().min(1).max(256),
-  messages: z.array(chatMessageSchema).min(1, 'must contain at least one message').max(MAX_MESSAGES),
+  messages: z
+    .array(chatMessageSchema)
+    .min(1, 'must contain at least one message')
+    .max(MAX_MESSAGES),
   max_tokens: tokenLimit,
   max_completion_tokens: tokenLimit,
   temperature: z.number().min(0).max(2).nullable().optional(),
@@ -25,18 +28,33 @@ export const chatRequestSchema = z.looseObject({
     .nullable()
     .optional(),
   stream: z.boolean().nullable().optional(),
-  stream_options: z.strictObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() }).nullable().optional(),
+  stream_options: z
+    .strictObject({
+      include_usage: z.boolean().optional(),
+      include_obfuscation: z.boolean().optional(),
+    })
+    .nullable()
+    .optional(),
   n: z.int().min(1).max(MAX_CHOICES).nullable().optional(),
   logprobs: z.boolean().nullable().optional(),
   top_logprobs: z.int().min(0).max(20).nullable().optional(),
   seed: z.int().nullable().optional(),
   user: z.string().max(256).optional(),
-  tools: z.array(z.looseObject({ type: z.string() })).max(256).optional(),
+  tools: z
+    .array(z.looseObject({ type: z.string() }))
+    .max(256)
+    .optional(),
 });
 export type ChatRequest = z.output<typeof chatRequestSchema>;
 
 /** Fields the gateway decides itself; everything else in the request goes to the upstream as sent. */
-export const GATEWAY_FIELDS = new Set(['model', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens']);
+export const GATEWAY_FIELDS = new Set([
+  'model',
+  'stream',
+  'stream_options',
+  'max_tokens',
+  'max_completion_tokens',
+]);
 
 /**
  * OpenAI-style `param` for a zod issue path: `messages[0].content`.

@@ -44,7 +44,11 @@ export class SseWriter {
 
   /** Resolves once the event is handed to the socket, or the client is gone; `name` gives it an `event:` line. */
   event(data: unknown, name?: string): Promise<void> {
-    return this.raw(name ? `event: ${name}\ndata: ${JSON.stringify(data)}\n\n` : `data: ${JSON.stringify(data)}\n\n`);
+    return this.raw(
+      name
+        ? `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`
+        : `data: ${JSON.stringify(data)}\n\n`,
+    );
   }
 
   done(): Promise<void> {
@@ -77,7 +81,8 @@ export function parseSseData(body: string): string[] {
   const out: string[] = [];
   for (const block of body.split(/\r?\n\r?\n/)) {
     const lines = block.split(/\r?\n/).filter((line) => line.startsWith('data:'));
-    if (lines.length) out.push(lines.map((line) => line.slice(line.startsWith('data: ') ? 6 : 5)).join('\n'));
+    if (lines.length)
+      out.push(lines.map((line) => line.slice(line.startsWith('data: ') ? 6 : 5)).join('\n'));
   }
   return out;
 }

@@ -15,18 +15,32 @@ export interface BodyLimits {
 
 /** The JSON body of every Express route: size-limited, and nested at most MAX_JSON_DEPTH levels (checked before parsing). */
 export function jsonBody(config: BodyLimits) {
-  return express.json({ limit: config.limits.body_bytes, strict: true, type: ['application/json', 'application/*+json'], verify: verifyJsonBody });
+  return express.json({
+    limit: config.limits.body_bytes,
+    strict: true,
+    type: ['application/json', 'application/*+json'],
+    verify: verifyJsonBody,
+  });
 }
 
 /** body-parser's `verify` hook: keeps the raw body (signed /api requests) and bounds its nesting. */
-function verifyJsonBody(req: IncomingMessage, res: ServerResponse, body: Buffer, encoding: string): void {
+function verifyJsonBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer,
+  encoding: string,
+): void {
   keepRawBody(req, res, body);
   if (!encoding || /^utf-?8$/i.test(encoding)) return assertJsonDepth(body);
   let text: string;
   try {
     text = new TextDecoder(encoding, { fatal: true }).decode(body);
   } catch {
-    throw new ApiError(415, 'unsupported_encoding', `the ${encoding.slice(0, 40)} charset is not supported for JSON; send UTF-8`);
+    throw new ApiError(
+      415,
+      'unsupported_encoding',
+      `the ${encoding.slice(0, 40)} charset is not supported for JSON; send UTF-8`,
+    );
   }
   assertJsonDepth(Buffer.from(text));
 }

@@ -17,9 +17,13 @@ export class ApiError extends Error {
   }
 }
 
-export const badRequest = (message: string, param: string | null = null, code = 'invalid_request') =>
-  new ApiError(400, code, message, param, 'invalid_request_error');
-export const notFound = (message: string, code = 'not_found') => new ApiError(404, code, message, null, 'invalid_request_error');
+export const badRequest = (
+  message: string,
+  param: string | null = null,
+  code = 'invalid_request',
+) => new ApiError(400, code, message, param, 'invalid_request_error');
+export const notFound = (message: string, code = 'not_found') =>
+  new ApiError(404, code, message, null, 'invalid_request_error');
 export const conflict = (message: string, code = 'conflict', param: string | null = null) =>
   new ApiError(409, code, message, param, 'invalid_request_error');
 
@@ -36,7 +40,14 @@ const KIND_STATUS: Record<ServiceErrorKind, number> = {
 /** A service's error as the JSON APIs answer it; other errors are returned as they are. */
 export function fromService(error: unknown): unknown {
   if (!(error instanceof ServiceError)) return error;
-  return new ApiError(KIND_STATUS[error.kind], error.code, error.message, error.field, null, error.headers);
+  return new ApiError(
+    KIND_STATUS[error.kind],
+    error.code,
+    error.message,
+    error.field,
+    null,
+    error.headers,
+  );
 }
 
 function defaultType(status: number): string {
@@ -60,7 +71,11 @@ export function fromZod(error: z.ZodError): ApiError {
   let message = issue?.message ?? 'invalid request';
   if (issue?.code === 'unrecognized_keys') {
     const keys = (issue as { keys: string[] }).keys;
-    return badRequest(`unknown field${keys.length > 1 ? 's' : ''}: ${keys.join(', ')}`, keys[0] ?? param, 'unknown_field');
+    return badRequest(
+      `unknown field${keys.length > 1 ? 's' : ''}: ${keys.join(', ')}`,
+      keys[0] ?? param,
+      'unknown_field',
+    );
   }
   if (param) message = `${param}: ${message}`;
   return badRequest(message, param, 'invalid_value');
@@ -96,7 +111,15 @@ const ANTHROPIC_TYPES: Record<number, string> = {
 
 export function errorBody(path: string, error: ApiError): unknown {
   if (isAnthropicPath(path)) {
-    return { type: 'error', error: { type: ANTHROPIC_TYPES[error.status] ?? (error.status >= 500 ? 'api_error' : 'invalid_request_error'), message: error.message } };
+    return {
+      type: 'error',
+      error: {
+        type:
+          ANTHROPIC_TYPES[error.status] ??
+          (error.status >= 500 ? 'api_error' : 'invalid_request_error'),
+        message: error.message,
+      },
+    };
   }
   if (isPaymentsPath(path)) {
     return {
@@ -105,7 +128,14 @@ export function errorBody(path: string, error: ApiError): unknown {
       error: { code: error.code, ...(error.param ? { field: error.param } : {}) },
     };
   }
-  return { error: { message: error.message, type: error.type ?? defaultType(error.status), param: error.param, code: error.code } };
+  return {
+    error: {
+      message: error.message,
+      type: error.type ?? defaultType(error.status),
+      param: error.param,
+      code: error.code,
+    },
+  };
 }
 
 export function sendError(req: Request, res: Response, error: ApiError): void {
@@ -114,17 +144,29 @@ export function sendError(req: Request, res: Response, error: ApiError): void {
 }
 
 /** Errors thrown by body-parser carry a `type`; map them to clear 4xx answers. */
-function fromBodyParser(error: { type?: string; status?: number; limit?: number }): ApiError | null {
+function fromBodyParser(error: {
+  type?: string;
+  status?: number;
+  limit?: number;
+}): ApiError | null {
   switch (error.type) {
     case 'entity.parse.failed':
       return badRequest('the request body is not valid JSON', null, 'invalid_json');
     case 'entity.too.large':
-      return new ApiError(413, 'request_too_large', `the request body is larger than the limit of ${error.limit} bytes`);
+      return new ApiError(
+        413,
+        'request_too_large',
+        `the request body is larger than the limit of ${error.limit} bytes`,
+      );
     case 'parameters.too.many':
       return new ApiError(413, 'too_many_parameters', 'the form has more fields than allowed');
     case 'encoding.unsupported':
     case 'charset.unsupported':
-      return new ApiError(415, 'unsupported_encoding', 'the request body encoding is not supported');
+      return new ApiError(
+        415,
+        'unsupported_encoding',
+        'the request body encoding is not supported',
+      );
     case 'request.aborted':
       return badRequest('the request was aborted by the client', null, 'request_aborted');
     default:
@@ -134,7 +176,14 @@ function fromBodyParser(error: { type?: string; status?: number; limit?: number 
 
 /** The store's database is down: 503 store_unavailable with Retry-After, in every surface's shape. */
 export function storeUnavailable(error: StoreUnavailableError): ApiError {
-  return new ApiError(503, 'store_unavailable', 'the store is unavailable for a moment; nothing was changed, retry shortly', null, 'api_error', { 'retry-after': String(error.retry_after_s) });
+  return new ApiError(
+    503,
+    'store_unavailable',
+    'the store is unavailable for a moment; nothing was changed, retry shortly',
+    null,
+    'api_error',
+    { 'retry-after': String(error.retry_after_s) },
+  );
 }
 
 /** The ApiError a known error stands for (ours, zod's, body-parser's), or null for an unexpected one. */
@@ -143,7 +192,8 @@ export function knownError(thrown: unknown): ApiError | null {
   const error = fromService(thrown);
   if (error instanceof ApiError) return error;
   if (error instanceof z.ZodError) return fromZod(error);
-  if (error && typeof error === 'object' && 'type' in error) return fromBodyParser(error as { type?: string });
+  if (error && typeof error === 'object' && 'type' in error)
+    return fromBodyParser(error as { type?: string });
   return null;
 }
 
@@ -153,7 +203,13 @@ export function errorHandler(onUnexpected: (error: unknown, req: Request) => voi
     let api = knownError(error);
     if (!api) {
       onUnexpected(error, req);
-      api = new ApiError(500, 'internal_error', 'internal error; the request id identifies it in the gateway log', null, 'api_error');
+      api = new ApiError(
+        500,
+        'internal_error',
+        'internal error; the request id identifies it in the gateway log',
+        null,
+        'api_error',
+      );
     }
     if (res.headersSent) {
       res.end();

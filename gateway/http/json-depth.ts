@@ -43,6 +43,12 @@ export function jsonDepthExceeds(bytes: Uint8Array, limit = MAX_JSON_DEPTH): boo
 /** Throws the 400 every surface answers (in its own shape) for a body nested past the bound. */
 export function assertJsonDepth(bytes: Uint8Array, limit = MAX_JSON_DEPTH): void {
   if (jsonDepthExceeds(bytes, limit)) {
-    throw new ApiError(400, 'json_too_deep', `the request body nests objects and arrays deeper than ${limit} levels`, null, 'invalid_request_error');
+    throw new ApiError(
+      400,
+      'json_too_deep',
+      `the request body nests objects and arrays deeper than ${limit} levels`,
+      null,
+      'invalid_request_error',
+    );
   }
 }

@@ -23,9 +23,18 @@ export function newRequestId(): string {
   return newId('req');
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -44,30 +53,53 @@ export function runLean(
 ): void {
   const started = process.hrtime.bigint();
   const path = pathOf(req.url);
-  const locals: Locals = { request_id: newRequestId(), account_id: null, route: path.length > 200 ? `${path.slice(0, 200)}…` : path };
+  const locals: Locals = {
+    request_id: newRequestId(),
+    account_id: null,
+    route: path.length > 200 ? `${path.slice(0, 200)}…` : path,
+  };
   res.setHeader('x-request-id', locals.request_id);
-  const onListenerError = (error: unknown) => context.logger.error({ msg: 'the request log listener failed', request_id: locals.request_id, err: error });
-  res.on('close', guarded(onListenerError, () => {
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    context.metrics.observe(context.surface, res.statusCode, seconds);
-    context.request_logger.info({
-      msg: 'request',
+  const onListenerError = (error: unknown) =>
+    context.logger.error({
+      msg: 'the request log listener failed',
       request_id: locals.request_id,
-      account_id: locals.account_id,
-      method: req.method,
-      route: locals.route,
-      status: res.statusCode,
-      duration_ms: seconds * 1000,
-      aborted: !res.writableFinished,
+      err: error,
     });
-  }));
+  res.on(
+    'close',
+    guarded(onListenerError, () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      context.metrics.observe(context.surface, res.statusCode, seconds);
+      context.request_logger.info({
+        msg: 'request',
+        request_id: locals.request_id,
+        account_id: locals.account_id,
+        method: req.method,
+        route: locals.route,
+        status: res.statusCode,
+        duration_ms: seconds * 1000,
+        aborted: !res.writableFinished,
+      });
+    }),
+  );
   const fail = (error: unknown) => {
     let api: ApiError;
     if (error instanceof ApiError) api = error;
     else if (error instanceof StoreUnavailableError) api = storeUnavailable(error);
     else {
-      context.logger.error({ msg: 'unexpected error', request_id: locals.request_id, route: locals.route, err: error });
-      api = new ApiError(500, 'internal_error', 'internal error; the request id identifies it in the gateway log', null, 'api_error');
+      context.logger.error({
+        msg: 'unexpected error',
+        request_id: locals.request_id,
+        route: locals.route,
+        err: error,
+      });
+      api = new ApiError(
+        500,
+        'internal_error',
+        'internal error; the request id identifies it in the gateway log',
+        null,
+        'api_error',
+      );
     }
     if (res.headersSent) {
       res.end();

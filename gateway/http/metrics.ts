@@ -26,7 +26,12 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'aihub_' });
     // Several gateways on one database: every series is told apart by this label (scrapes
     // of each gateway add up without colliding; AIHUB_GATEWAY_ID names it).
-    new Gauge({ name: 'aihub_gateway_info', help: 'This gateway (AIHUB_GATEWAY_ID, default hostname:pid)', labelNames: ['gateway'] as const, registers: [this.registry] }).set({ gateway: gateway_id }, 1);
+    new Gauge({
+      name: 'aihub_gateway_info',
+      help: 'This gateway (AIHUB_GATEWAY_ID, default hostname:pid)',
+      labelNames: ['gateway'] as const,
+      registers: [this.registry],
+    }).set({ gateway: gateway_id }, 1);
   }
 
   observe(surface: string, status: number, seconds: number): void {
@@ -38,7 +43,16 @@ export class Metrics {
     return (req: Request, res: Response, next: NextFunction): void => {
       const started = process.hrtime.bigint();
       // A metric that cannot be recorded is lost; it must not end the process (see util/guard.ts).
-      res.on('close', guarded(ignore, () => this.observe(surfaceOf(req.path), res.statusCode, Number(process.hrtime.bigint() - started) / 1e9)));
+      res.on(
+        'close',
+        guarded(ignore, () =>
+          this.observe(
+            surfaceOf(req.path),
+            res.statusCode,
+            Number(process.hrtime.bigint() - started) / 1e9,
+          ),
+        ),
+      );
       next();
     };
   }

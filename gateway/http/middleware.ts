@@ -16,7 +16,8 @@ export function requestId(_req: Request, res: Response, next: NextFunction): voi
 export function requestLog(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
-    const onError = (error: unknown) => logger.error({ msg: 'the request log listener failed', err: error });
+    const onError = (error: unknown) =>
+      logger.error({ msg: 'the request log listener failed', err: error });
     res.on(
       'close',
       guarded(onError, () => {
@@ -44,11 +45,20 @@ function routeOf(req: Request): string {
     // An error answered at the app level: Express has restored baseUrl to '' by then, so the
     // router's mount path is taken from the request path, one segment per pattern segment.
     const segments = req.path.split('/').length - pattern.split('/').length;
-    return segments > 0 ? `${req.path.split('/').slice(0, segments + 1).join('/')}${pattern}` : pattern;
+    return segments > 0
+      ? `${req.path
+          .split('/')
+          .slice(0, segments + 1)
+          .join('/')}${pattern}`
+      : pattern;
   }
   return req.path.length > 200 ? `${req.path.slice(0, 200)}…` : req.path;
 }
 
 export function notFoundHandler(req: Request, res: Response): void {
-  sendError(req, res, new ApiError(404, 'not_found', `no route for ${req.method} ${req.path.slice(0, 200)}`));
+  sendError(
+    req,
+    res,
+    new ApiError(404, 'not_found', `no route for ${req.method} ${req.path.slice(0, 200)}`),
+  );
 }

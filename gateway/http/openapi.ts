@@ -21,7 +21,10 @@ export interface RouteDoc {
 }
 
 function jsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, {
+    io: 'input',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
   return rest;
 }
 
@@ -33,7 +36,12 @@ const ERROR_SCHEMAS = {
       error: {
         type: 'object',
         required: ['message', 'type', 'code'],
-        properties: { message: { type: 'string' }, type: { type: 'string' }, param: { type: ['string', 'null'] }, code: { type: 'string' } },
+        properties: {
+          message: { type: 'string' },
+          type: { type: 'string' },
+          param: { type: ['string', 'null'] },
+          code: { type: 'string' },
+        },
       },
     },
   },
@@ -43,27 +51,51 @@ const ERROR_SCHEMAS = {
     properties: {
       status: { const: false },
       message: { type: 'string' },
-      error: { type: 'object', required: ['code'], properties: { code: { type: 'string' }, field: { type: 'string' } } },
+      error: {
+        type: 'object',
+        required: ['code'],
+        properties: { code: { type: 'string' }, field: { type: 'string' } },
+      },
     },
   },
 };
 
-export function buildOpenApi(routes: RouteDoc[], info: { version: string; server_url: string; currency: string }): Record<string, unknown> {
+export function buildOpenApi(
+  routes: RouteDoc[],
+  info: { version: string; server_url: string; currency: string },
+): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
-    const parameters: unknown[] = [...route.path.matchAll(/:([A-Za-z_]+)/g)].map((match) => ({ name: match[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const parameters: unknown[] = [...route.path.matchAll(/:([A-Za-z_]+)/g)].map((match) => ({
+      name: match[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
     if (route.query) {
-      const schema = jsonSchema(route.query) as { properties?: Record<string, unknown>; required?: string[] };
+      const schema = jsonSchema(route.query) as {
+        properties?: Record<string, unknown>;
+        required?: string[];
+      };
       for (const [name, property] of Object.entries(schema.properties ?? {})) {
-        parameters.push({ name, in: 'query', required: schema.required?.includes(name) ?? false, schema: property });
+        parameters.push({
+          name,
+          in: 'query',
+          required: schema.required?.includes(name) ?? false,
+          schema: property,
+        });
       }
     }
-    const error_ref = { $ref: `#/components/schemas/${path.startsWith('/api') ? 'PaymentsError' : 'OpenAIError'}` };
+    const error_ref = {
+      $ref: `#/components/schemas/${path.startsWith('/api') ? 'PaymentsError' : 'OpenAIError'}`,
+    };
     const responses: Record<string, unknown> = {
       [route.success.status]: {
         description: route.success.description,
-        ...(route.success.status === 204 ? {} : { content: { [route.success.content_type ?? 'application/json']: { schema: {} } } }),
+        ...(route.success.status === 204
+          ? {}
+          : { content: { [route.success.content_type ?? 'application/json']: { schema: {} } } }),
       },
     };
     const errors: Record<number, string> = {};
@@ -85,9 +117,21 @@ export function buildOpenApi(routes: RouteDoc[], info: { version: string; server
     (paths[path] ??= {})[route.method] = {
       tags: [route.tag],
       summary: route.summary,
-      security: route.auth === 'api_key' ? [{ bearer: [] }, { apiKey: [] }] : route.auth === 'admin' ? [{ admin: [] }] : [],
+      security:
+        route.auth === 'api_key'
+          ? [{ bearer: [] }, { apiKey: [] }]
+          : route.auth === 'admin'
+            ? [{ admin: [] }]
+            : [],
       ...(parameters.length ? { parameters } : {}),
-      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body) } } } } : {}),
+      ...(route.body
+        ? {
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: jsonSchema(route.body) } },
+            },
+          }
+        : {}),
       responses,
     };
   }

@@ -10,6 +10,10 @@ export function assertWellFormedPath(path: string): void {
   try {
     decodeURIComponent(path);
   } catch {
-    throw badRequest('the request path has a malformed %-escape (each % must start a UTF-8 byte as two hex digits)', null, 'invalid_path');
+    throw badRequest(
+      'the request path has a malformed %-escape (each % must start a UTF-8 byte as two hex digits)',
+      null,
+      'invalid_path',
+    );
   }
 }

@@ -15,5 +15,8 @@ export function rawBodyOf(req: IncomingMessage): Buffer | undefined {
 
 /** True when the request carries a body (a length above zero or a chunked upload), as body-parser judges it. */
 export function hasBody(req: IncomingMessage): boolean {
-  return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+  return (
+    req.headers['transfer-encoding'] !== undefined ||
+    (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0')
+  );
 }

@@ -27,7 +27,10 @@ export const SERVER_LIMITS = {
   maxHeadersCount: 2_000,
 } as const;
 
-export function createHttpServer(handler: RequestListener, tls: TlsFiles | null = null): Server | HttpsServer {
+export function createHttpServer(
+  handler: RequestListener,
+  tls: TlsFiles | null = null,
+): Server | HttpsServer {
   const options = {
     keepAliveTimeout: SERVER_LIMITS.keepAliveTimeout,
     headersTimeout: SERVER_LIMITS.headersTimeout,
@@ -35,7 +38,9 @@ export function createHttpServer(handler: RequestListener, tls: TlsFiles | null 
     maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
     noDelay: true,
   };
-  const server = tls ? createHttpsServer({ ...options, ...tls }, handler) : createServer(options, handler);
+  const server = tls
+    ? createHttpsServer({ ...options, ...tls }, handler)
+    : createServer(options, handler);
   server.maxHeadersCount = SERVER_LIMITS.maxHeadersCount;
   return server;
 }

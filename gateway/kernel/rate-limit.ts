@@ -40,8 +40,10 @@ export class RateLimiter {
     private readonly rule: RateRule,
     options: { now_ms?: () => number; max_keys?: number } = {},
   ) {
-    if (!Number.isInteger(rule.max) || rule.max < 0) throw new RangeError(`rate limit max must be a whole number ≥ 0, not ${rule.max}`);
-    if (!(rule.window_ms > 0)) throw new RangeError(`rate limit window must be > 0 ms, not ${rule.window_ms}`);
+    if (!Number.isInteger(rule.max) || rule.max < 0)
+      throw new RangeError(`rate limit max must be a whole number ≥ 0, not ${rule.max}`);
+    if (!(rule.window_ms > 0))
+      throw new RangeError(`rate limit window must be > 0 ms, not ${rule.window_ms}`);
     this.per_ms = rule.max / rule.window_ms;
     this.now_ms = options.now_ms ?? Date.now;
     this.max_keys = options.max_keys ?? 100_000;
@@ -49,10 +51,12 @@ export class RateLimiter {
 
   /** Spends a token when one is there; says how long to wait when none is. */
   take(key: string, now_ms = this.now_ms()): RateDecision {
-    if (this.rule.max === 0) return { ok: true, retry_after_s: 0, remaining: Number.POSITIVE_INFINITY };
+    if (this.rule.max === 0)
+      return { ok: true, retry_after_s: 0, remaining: Number.POSITIVE_INFINITY };
     const bucket = this.bucket(key, now_ms);
     const tokens = this.tokens(bucket, now_ms);
-    if (tokens < 1) return { ok: false, retry_after_s: this.wait(bucket, tokens, now_ms), remaining: 0 };
+    if (tokens < 1)
+      return { ok: false, retry_after_s: this.wait(bucket, tokens, now_ms), remaining: 0 };
     this.spend(key, bucket, now_ms);
     return { ok: true, retry_after_s: 0, remaining: Math.floor(tokens - 1) };
   }
@@ -73,7 +77,8 @@ export class RateLimiter {
     if (this.rule.refill === 'sliding') {
       this.tokens(bucket, now_ms);
       bucket.spent.push(now_ms);
-      if (bucket.spent.length > this.rule.max) bucket.spent.splice(0, bucket.spent.length - this.rule.max);
+      if (bucket.spent.length > this.rule.max)
+        bucket.spent.splice(0, bucket.spent.length - this.rule.max);
       this.touch(key, bucket);
     } else {
       const tokens = this.tokens(bucket, now_ms);
@@ -99,7 +104,10 @@ export class RateLimiter {
   /** The tokens there now; a sliding bucket drops the spent tokens that came back. */
   private tokens(bucket: Bucket, now_ms: number): number {
     if (this.rule.refill === 'steady') {
-      bucket.tokens = Math.min(this.rule.max, bucket.tokens + (now_ms - bucket.updated_ms) * this.per_ms);
+      bucket.tokens = Math.min(
+        this.rule.max,
+        bucket.tokens + (now_ms - bucket.updated_ms) * this.per_ms,
+      );
       bucket.updated_ms = now_ms;
       return bucket.tokens;
     }
@@ -137,7 +145,8 @@ export class RateLimiter {
   }
 
   private prune(now_ms: number): void {
-    for (const [key, bucket] of this.buckets) if (this.full(bucket, now_ms)) this.buckets.delete(key);
+    for (const [key, bucket] of this.buckets)
+      if (this.full(bucket, now_ms)) this.buckets.delete(key);
     // Still full of active keys: forget the oldest half rather than grow without bound.
     if (this.buckets.size >= this.max_keys) {
       let drop = Math.max(1, Math.floor(this.buckets.size / 2));

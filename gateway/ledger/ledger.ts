@@ -46,7 +46,10 @@ export function owedMicros(state: State, account_id: string): number {
 }
 
 /** Records a debt the wallet could not pay: `to` gets its due, the account's receivable owes it. */
-export function recordReceivable(tx: Tx, input: { account_id: string; amount_micros: number; to: string; memo: string; ref?: string }): Posting {
+export function recordReceivable(
+  tx: Tx,
+  input: { account_id: string; amount_micros: number; to: string; memo: string; ref?: string },
+): Posting {
   assertAmount(input.amount_micros, false);
   return post(tx, {
     memo: input.memo,
@@ -65,7 +68,9 @@ export class InsufficientBalanceError extends Error {
     readonly balance_micros: number,
     readonly required_micros: number,
   ) {
-    super(`insufficient balance: ${balance_micros} micro-units available, ${required_micros} required`);
+    super(
+      `insufficient balance: ${balance_micros} micro-units available, ${required_micros} required`,
+    );
   }
 }
 
@@ -100,7 +105,9 @@ function reservedOf(state: State): Map<string, number> {
 }
 
 export function reservedMicros(state: State, account_id: string): number {
-  const shared = state.tables.chat_reserved ? (rowOf(state.tables.chat_reserved, account_id) ?? 0) : 0;
+  const shared = state.tables.chat_reserved
+    ? (rowOf(state.tables.chat_reserved, account_id) ?? 0)
+    : 0;
   return (reservations.get(state)?.get(account_id) ?? 0) + shared;
 }
 
@@ -119,7 +126,11 @@ export interface VolatileReservation {
 }
 
 /** Sets `amount_micros` aside in memory, or throws InsufficientBalanceError. Synchronous: no other spender runs in between. */
-export function reserveMicros(state: State, account_id: string, amount_micros: number): VolatileReservation {
+export function reserveMicros(
+  state: State,
+  account_id: string,
+  amount_micros: number,
+): VolatileReservation {
   assertAmount(amount_micros, true);
   const available = availableMicros(state, account_id);
   if (available < amount_micros) throw new InsufficientBalanceError(available, amount_micros);
@@ -140,7 +151,11 @@ export function reserveMicros(state: State, account_id: string, amount_micros: n
 }
 
 function assertAmount(amount_micros: number, allow_zero: boolean): void {
-  if (!Number.isSafeInteger(amount_micros) || amount_micros < 0 || (!allow_zero && amount_micros === 0)) {
+  if (
+    !Number.isSafeInteger(amount_micros) ||
+    amount_micros < 0 ||
+    (!allow_zero && amount_micros === 0)
+  ) {
     throw new LedgerError(`invalid amount ${amount_micros}`);
   }
 }
@@ -199,7 +214,8 @@ export function debitWallet(
 ): Posting {
   assertAmount(input.amount_micros, false);
   const available = availableMicros(tx.state, input.account_id);
-  if (available < input.amount_micros) throw new InsufficientBalanceError(available, input.amount_micros);
+  if (available < input.amount_micros)
+    throw new InsufficientBalanceError(available, input.amount_micros);
   return post(tx, {
     memo: input.memo,
     account_id: input.account_id,
@@ -218,7 +234,8 @@ export function openHold(
 ): Hold {
   assertAmount(input.amount_micros, true);
   const available = availableMicros(tx.state, input.account_id);
-  if (available < input.amount_micros) throw new InsufficientBalanceError(available, input.amount_micros);
+  if (available < input.amount_micros)
+    throw new InsufficientBalanceError(available, input.amount_micros);
   const hold: Hold = {
     id: newId('hld'),
     account_id: input.account_id,
@@ -251,11 +268,17 @@ function openHoldOrThrow(tx: Tx, hold_id: string): Hold {
  * Resolves a hold by paying `amount_micros` of it to `to` and releasing the rest back to the
  * wallet. Exactly once: a resolved hold is gone from the open set.
  */
-export function captureHold(tx: Tx, hold_id: string, input: { amount_micros: number; to: string; memo: string }): Posting {
+export function captureHold(
+  tx: Tx,
+  hold_id: string,
+  input: { amount_micros: number; to: string; memo: string },
+): Posting {
   const hold = openHoldOrThrow(tx, hold_id);
   assertAmount(input.amount_micros, true);
   if (input.amount_micros > hold.amount_micros) {
-    throw new LedgerError(`capture of ${input.amount_micros} exceeds hold ${hold_id} of ${hold.amount_micros}`);
+    throw new LedgerError(
+      `capture of ${input.amount_micros} exceeds hold ${hold_id} of ${hold.amount_micros}`,
+    );
   }
   const posting = post(tx, {
     memo: input.memo,

@@ -44,7 +44,10 @@ export class CircuitBreaker {
   onFailure(): void {
     this.probe_in_flight = false;
     this.consecutive_failures++;
-    if (this.current === 'half_open' || this.consecutive_failures >= this.options.failure_threshold) {
+    if (
+      this.current === 'half_open' ||
+      this.consecutive_failures >= this.options.failure_threshold
+    ) {
       this.current = 'open';
       this.opened_at_ms = this.now_ms();
     }

@@ -13,7 +13,10 @@ export interface Llm {
   close(): Promise<void>;
 }
 
-export function createLlm(deps: Pick<RoomDeps, 'config'>, env: NodeJS.ProcessEnv = process.env): Llm {
+export function createLlm(
+  deps: Pick<RoomDeps, 'config'>,
+  env: NodeJS.ProcessEnv = process.env,
+): Llm {
   const engines = createEngines(deps.config.chat.engines, env);
   return {
     engines,

@@ -13,7 +13,10 @@ const textPart = z.looseObject({ type: z.literal('text'), text: z.string() });
 const refusalPart = z.looseObject({ type: z.literal('refusal'), refusal: z.string() });
 const imagePart = z.looseObject({
   type: z.literal('image_url'),
-  image_url: z.looseObject({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }),
+  image_url: z.looseObject({
+    url: z.string().min(1),
+    detail: z.enum(['auto', 'low', 'high']).optional(),
+  }),
 });
 const audioPart = z.looseObject({
   type: z.literal('input_audio'),
@@ -21,15 +24,28 @@ const audioPart = z.looseObject({
 });
 const filePart = z.looseObject({
   type: z.literal('file'),
-  file: z.looseObject({ file_data: z.string().optional(), file_id: z.string().optional(), filename: z.string().optional() }),
+  file: z.looseObject({
+    file_data: z.string().optional(),
+    file_id: z.string().optional(),
+    filename: z.string().optional(),
+  }),
 });
 
 const textContent = z.union([z.string(), z.array(textPart).min(1).max(MAX_PARTS)]);
 const userContent = z.union([
   z.string(),
-  z.array(z.discriminatedUnion('type', [textPart, imagePart, audioPart, filePart])).min(1).max(MAX_PARTS),
+  z
+    .array(z.discriminatedUnion('type', [textPart, imagePart, audioPart, filePart]))
+    .min(1)
+    .max(MAX_PARTS),
 ]);
-const assistantContent = z.union([z.string(), z.array(z.discriminatedUnion('type', [textPart, refusalPart])).min(1).max(MAX_PARTS)]);
+const assistantContent = z.union([
+  z.string(),
+  z
+    .array(z.discriminatedUnion('type', [textPart, refusalPart]))
+    .min(1)
+    .max(MAX_PARTS),
+]);
 const name = z.string().min(1).max(256).optional();
 
 const toolCall = z.looseObject({
@@ -48,8 +64,16 @@ export const chatMessageSchema = z.discriminatedUnion('role', [
     name,
     refusal: z.string().nullable().optional(),
     tool_calls: z.array(toolCall).max(128).nullable().optional(),
-    function_call: z.looseObject({ name: z.string().max(256), arguments: z.string() }).nullable().optional(),
+    function_call: z
+      .looseObject({ name: z.string().max(256), arguments: z.string() })
+      .nullable()
+      .optional(),
   }),
-  z.looseObject({ role: z.literal('tool'), content: textContent, tool_call_id: z.string().min(1).max(256), name }),
+  z.looseObject({
+    role: z.literal('tool'),
+    content: textContent,
+    tool_call_id: z.string().min(1).max(256),
+    name,
+  }),
 ]);
 export type ChatMessage = z.output<typeof chatMessageSchema>;

@@ -3,7 +3,16 @@
 // answer we cannot bill on) is skipped for the next one; a target whose circuit is open is
 // not tried at all. The router knows engines only through the Engine interface.
 import { CircuitBreaker, type BreakerOptions, type BreakerState } from './breaker.js';
-import { UpstreamError, type EmbedRequest, type Engine, type EngineRequest, type UpstreamChunk, type UpstreamCompletion, type UpstreamEmbeddings, type UpstreamErrorKind } from './types.js';
+import {
+  UpstreamError,
+  type EmbedRequest,
+  type Engine,
+  type EngineRequest,
+  type UpstreamChunk,
+  type UpstreamCompletion,
+  type UpstreamEmbeddings,
+  type UpstreamErrorKind,
+} from './types.js';
 
 export type AttemptOutcome = 'ok' | UpstreamErrorKind | 'circuit_open';
 
@@ -62,7 +71,10 @@ export class Router {
     return Object.fromEntries([...this.breakers].map(([name, b]) => [name, b.state]));
   }
 
-  complete(targets: readonly string[], request: EngineRequest): Promise<Routed<UpstreamCompletion>> {
+  complete(
+    targets: readonly string[],
+    request: EngineRequest,
+  ): Promise<Routed<UpstreamCompletion>> {
     return this.route(targets, request, (engine) => engine.complete(request));
   }
 
@@ -76,13 +88,23 @@ export class Router {
 
   embed(targets: readonly string[], request: EmbedRequest): Promise<Routed<UpstreamEmbeddings>> {
     return this.route(targets, request, (engine) => {
-      if (!engine.embed) return Promise.reject(new UpstreamError('misconfigured', `engine type ${engine.type} does not serve embeddings`));
+      if (!engine.embed)
+        return Promise.reject(
+          new UpstreamError(
+            'misconfigured',
+            `engine type ${engine.type} does not serve embeddings`,
+          ),
+        );
       return engine.embed(request);
     });
   }
 
   /** Tries the targets in order with `attempt` (for calls that pick per target how to speak to it). */
-  each<T>(targets: readonly string[], request: { signal: AbortSignal }, attempt: (engine: Engine) => Promise<T>): Promise<Routed<T>> {
+  each<T>(
+    targets: readonly string[],
+    request: { signal: AbortSignal },
+    attempt: (engine: Engine) => Promise<T>,
+  ): Promise<Routed<T>> {
     return this.route(targets, request, attempt);
   }
 
@@ -111,7 +133,10 @@ export class Router {
         this.on_attempt?.(target, 'ok', (performance.now() - started_ms) / 1000);
         return { target, attempts, value };
       } catch (error) {
-        const failure = error instanceof UpstreamError ? error : new UpstreamError('invalid_response', String(error), null, { cause: error });
+        const failure =
+          error instanceof UpstreamError
+            ? error
+            : new UpstreamError('invalid_response', String(error), null, { cause: error });
         if (failure.targetFault) breaker.onFailure();
         else breaker.onNeutral();
         attempts.push({ target, outcome: failure.kind, status: failure.status });
@@ -123,20 +148,52 @@ export class Router {
     throw this.exhausted(targets, attempts, last);
   }
 
-  private exhausted(targets: readonly string[], attempts: Attempt[], last: UpstreamError | null): RoutingError {
-    const summary = attempts.map((a) => `${a.target}: ${a.outcome}${a.status ? ` ${a.status}` : ''}`).join(', ');
+  private exhausted(
+    targets: readonly string[],
+    attempts: Attempt[],
+    last: UpstreamError | null,
+  ): RoutingError {
+    const summary = attempts
+      .map((a) => `${a.target}: ${a.outcome}${a.status ? ` ${a.status}` : ''}`)
+      .join(', ');
     if (!last || last.kind === 'rate_limited') {
       const waits = targets.map((t) => this.breakers.get(t)!.retryAfterMs()).filter((ms) => ms > 0);
-      const retry_after_s = waits.length ? Math.max(1, Math.ceil(Math.min(...waits) / 1000)) : last ? 1 : null;
-      return new RoutingError(503, 'upstream_unavailable', `no upstream is available for this model right now (${summary})`, attempts, retry_after_s);
+      const retry_after_s = waits.length
+        ? Math.max(1, Math.ceil(Math.min(...waits) / 1000))
+        : last
+          ? 1
+          : null;
+      return new RoutingError(
+        503,
+        'upstream_unavailable',
+        `no upstream is available for this model right now (${summary})`,
+        attempts,
+        retry_after_s,
+      );
     }
-    if (last.kind === 'timeout') return new RoutingError(504, 'upstream_timeout', `the upstream timed out (${summary})`, attempts, null);
-    return new RoutingError(502, 'upstream_error', `the upstream failed (${summary})`, attempts, null);
+    if (last.kind === 'timeout')
+      return new RoutingError(
+        504,
+        'upstream_timeout',
+        `the upstream timed out (${summary})`,
+        attempts,
+        null,
+      );
+    return new RoutingError(
+      502,
+      'upstream_error',
+      `the upstream failed (${summary})`,
+      attempts,
+      null,
+    );
   }
 }
 
 /** Reports a stream that breaks after its first chunk to the target's breaker. */
-function watched(iterator: AsyncIterator<UpstreamChunk>, breaker: CircuitBreaker): AsyncIterator<UpstreamChunk> {
+function watched(
+  iterator: AsyncIterator<UpstreamChunk>,
+  breaker: CircuitBreaker,
+): AsyncIterator<UpstreamChunk> {
   return {
     async next() {
       try {

@@ -17,10 +17,16 @@ export interface SseEvent {
   data: string;
 }
 
-export async function* readSse(body: AsyncIterable<string | Buffer>, max_event_chars = 4 * 1024 * 1024): AsyncGenerator<SseEvent> {
+export async function* readSse(
+  body: AsyncIterable<string | Buffer>,
+  max_event_chars = 4 * 1024 * 1024,
+): AsyncGenerator<SseEvent> {
   const events: SseEvent[] = [];
   let failure: SseFormatError | null = null;
-  const tooLarge = () => new SseFormatError(`an event or a line of the stream is larger than ${max_event_chars} characters`);
+  const tooLarge = () =>
+    new SseFormatError(
+      `an event or a line of the stream is larger than ${max_event_chars} characters`,
+    );
   // The parser's own bound covers what it holds between chunks; an event completed within
   // one chunk is measured here.
   const parser = createParser({

@@ -63,8 +63,10 @@ export function countPromptTokens(messages: readonly ChatMessage[], tools?: unkn
   let tokens = TOKENS_REPLY_PRIMING;
   for (const message of messages) {
     tokens += TOKENS_PER_MESSAGE + 1 /* role */ + contentTokens(message.content);
-    if ('name' in message && message.name) tokens += TOKENS_PER_NAME + countTextTokens(message.name);
-    if ('tool_calls' in message && message.tool_calls) tokens += countTextTokens(JSON.stringify(message.tool_calls));
+    if ('name' in message && message.name)
+      tokens += TOKENS_PER_NAME + countTextTokens(message.name);
+    if ('tool_calls' in message && message.tool_calls)
+      tokens += countTextTokens(JSON.stringify(message.tool_calls));
   }
   if (tools !== undefined && tools !== null) tokens += countTextTokens(JSON.stringify(tools));
   return tokens;

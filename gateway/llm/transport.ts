@@ -21,7 +21,15 @@ export class QueueTimeoutError extends Error {
 }
 
 /** Headers that belong to one connection; undici manages them and refuses them from callers. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'content-length', 'expect']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+  'expect',
+]);
 
 class PooledHeaders {
   constructor(private readonly raw: Record<string, string | string[] | undefined>) {}
@@ -103,7 +111,12 @@ export function readBounded(body: ReadableBody, limit: number, strict: boolean):
       // destroying undici's body emits an abort error.) An ended body closes by itself.
       if (!ended) body.destroy();
       if (error && strict) reject(error);
-      else resolve((parts.length === 1 ? parts[0]! : Buffer.concat(parts)).subarray(0, limit).toString('utf8'));
+      else
+        resolve(
+          (parts.length === 1 ? parts[0]! : Buffer.concat(parts))
+            .subarray(0, limit)
+            .toString('utf8'),
+        );
     };
     const onData = (part: Buffer) => {
       parts.push(part);
@@ -117,7 +130,8 @@ export function readBounded(body: ReadableBody, limit: number, strict: boolean):
     body.on('error', done);
     // Closed with neither an end nor an error: the answer was cut short.
     body.once('close', () => {
-      if (!settled) done(Object.assign(new Error('the answer ended early'), { code: 'UND_ERR_SOCKET' }));
+      if (!settled)
+        done(Object.assign(new Error('the answer ended early'), { code: 'UND_ERR_SOCKET' }));
     });
   });
 }
@@ -170,7 +184,8 @@ class Slots {
 
   release(): void {
     const next = this.waiting[0];
-    if (next) next.grant(); // the slot passes on: in_flight stays
+    if (next)
+      next.grant(); // the slot passes on: in_flight stays
     else this.in_flight--;
   }
 }
@@ -196,10 +211,19 @@ export function upstreamPool(base_url: string, options: PoolOptions): Pool {
 /** A fetch over `pool` for one upstream origin. Requests to any other origin are refused. */
 export function pooledFetch(pool: Pool, base_url: string, options: PoolOptions): typeof fetch {
   const origin = new URL(base_url).origin;
-  const slots = new Slots(options.connections, options.queue_timeout_ms ?? Math.min(options.timeout_ms, 10_000));
-  const fetchFn = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+  const slots = new Slots(
+    options.connections,
+    options.queue_timeout_ms ?? Math.min(options.timeout_ms, 10_000),
+  );
+  const fetchFn = async (
+    input: string | URL | Request,
+    init: RequestInit = {},
+  ): Promise<Response> => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    if (!url.startsWith(origin) || (url.length > origin.length && url[origin.length] !== '/' && url[origin.length] !== '?')) {
+    if (
+      !url.startsWith(origin) ||
+      (url.length > origin.length && url[origin.length] !== '/' && url[origin.length] !== '?')
+    ) {
       throw new TypeError(`this transport only serves ${origin}`);
     }
     const headers: Record<string, string> = {};

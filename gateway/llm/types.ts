@@ -47,7 +47,14 @@ export const upstreamChunkSchema = z.looseObject({
 export type UpstreamChunk = z.output<typeof upstreamChunkSchema>;
 
 export const upstreamEmbeddingsSchema = z.looseObject({
-  data: z.array(z.looseObject({ index: z.int().min(0).optional(), embedding: z.array(z.number()).max(65_536) })).max(2_048),
+  data: z
+    .array(
+      z.looseObject({
+        index: z.int().min(0).optional(),
+        embedding: z.array(z.number()).max(65_536),
+      }),
+    )
+    .max(2_048),
   usage: z.looseObject({ prompt_tokens: tokenCount }).nullable().optional().catch(null),
 });
 export type UpstreamEmbeddings = z.output<typeof upstreamEmbeddingsSchema>;
@@ -75,7 +82,9 @@ export interface NativeEvent {
   data: string;
 }
 
-export type NativeAnswer = { kind: 'json'; body: Record<string, unknown> } | { kind: 'stream'; first: NativeEvent | null; rest: AsyncIterator<NativeEvent> };
+export type NativeAnswer =
+  | { kind: 'json'; body: Record<string, unknown> }
+  | { kind: 'stream'; first: NativeEvent | null; rest: AsyncIterator<NativeEvent> };
 
 export interface EngineRequest {
   /** The client's fields for the upstream (messages, temperature, tools, ...), without the gateway's own. */
@@ -159,13 +168,21 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /** usage absent, null, or well formed (a malformed one the schema turns into null: not here). */
 function plainUsage(usage: unknown): boolean {
-  return usage === undefined || usage === null || (isObject(usage) && isTokenCount(usage.prompt_tokens) && isTokenCount(usage.completion_tokens));
+  return (
+    usage === undefined ||
+    usage === null ||
+    (isObject(usage) && isTokenCount(usage.prompt_tokens) && isTokenCount(usage.completion_tokens))
+  );
 }
 
 function plainChoiceFields(choice: Record<string, unknown>): boolean {
   const index = choice.index;
   const finish = choice.finish_reason;
-  return (index === undefined || (typeof index === 'number' && Number.isSafeInteger(index) && index >= 0)) && (finish === undefined || finish === null || typeof finish === 'string');
+  return (
+    (index === undefined ||
+      (typeof index === 'number' && Number.isSafeInteger(index) && index >= 0)) &&
+    (finish === undefined || finish === null || typeof finish === 'string')
+  );
 }
 
 function plainContent(holder: unknown, required: boolean): boolean {
@@ -173,7 +190,10 @@ function plainContent(holder: unknown, required: boolean): boolean {
   if (!isObject(holder)) return false;
   const content = holder.content;
   const role = holder.role;
-  return (content === undefined || content === null || typeof content === 'string') && (role === undefined || typeof role === 'string');
+  return (
+    (content === undefined || content === null || typeof content === 'string') &&
+    (role === undefined || typeof role === 'string')
+  );
 }
 
 /** True when `raw` is a chunk that upstreamChunkSchema accepts unchanged. */
@@ -182,7 +202,9 @@ export function isPlainChunk(raw: unknown): raw is UpstreamChunk {
   const choices = raw.choices;
   if (choices === undefined) return true;
   if (!Array.isArray(choices) || choices.length > 16) return false;
-  for (const choice of choices) if (!isObject(choice) || !plainChoiceFields(choice) || !plainContent(choice.delta, false)) return false;
+  for (const choice of choices)
+    if (!isObject(choice) || !plainChoiceFields(choice) || !plainContent(choice.delta, false))
+      return false;
   return true;
 }
 
@@ -191,6 +213,8 @@ export function isPlainCompletion(raw: unknown): raw is UpstreamCompletion {
   if (!isObject(raw) || !plainUsage(raw.usage)) return false;
   const choices = raw.choices;
   if (!Array.isArray(choices) || choices.length < 1 || choices.length > 16) return false;
-  for (const choice of choices) if (!isObject(choice) || !plainChoiceFields(choice) || !plainContent(choice.message, true)) return false;
+  for (const choice of choices)
+    if (!isObject(choice) || !plainChoiceFields(choice) || !plainContent(choice.message, true))
+      return false;
   return true;
 }

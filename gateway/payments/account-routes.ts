@@ -15,8 +15,13 @@ import { isPrivateAddress, newWebhookSecret } from './webhooks.js';
 import { webhookSecretAad } from './sealing.js';
 
 // The dashboard and the admin routes select transactions through these.
-export { SERVICES, dateBound, selectTransactions, transactionsQuery, type TransactionFilter } from './txn-filter.js';
-
+export {
+  SERVICES,
+  dateBound,
+  selectTransactions,
+  transactionsQuery,
+  type TransactionFilter,
+} from './txn-filter.js';
 
 export function accountRouter(ctx: PaymentsContext): Router {
   const router = Router();
@@ -32,7 +37,11 @@ function transactionRoutes(ctx: PaymentsContext, router: Router): void {
     const { account } = authorize(store.state, req, res, logger);
     await store.readDurable();
     const txn = store.get('payment_txns', String(req.params.txn_id));
-    if (!txn || txn.account_id !== account.id) throw notFound(`no transaction ${String(req.params.txn_id).slice(0, 64)}`, 'transaction_not_found');
+    if (!txn || txn.account_id !== account.id)
+      throw notFound(
+        `no transaction ${String(req.params.txn_id).slice(0, 64)}`,
+        'transaction_not_found',
+      );
     res.json({ status: true, data: txnView(txn) });
   });
 
@@ -40,8 +49,14 @@ function transactionRoutes(ctx: PaymentsContext, router: Router): void {
     const { account } = authorize(store.state, req, res, logger);
     const query = parseWith(transactionsQuery, req.query);
     await store.readDurable();
-    const { total, rows } = selectTransactions(store, query, account.id, { offset: (query.page - 1) * query.limit, limit: query.limit });
-    res.json({ status: true, data: { total, page: query.page, limit: query.limit, transactions: rows.map(txnView) } });
+    const { total, rows } = selectTransactions(store, query, account.id, {
+      offset: (query.page - 1) * query.limit,
+      limit: query.limit,
+    });
+    res.json({
+      status: true,
+      data: { total, page: query.page, limit: query.limit, transactions: rows.map(txnView) },
+    });
   });
 }
 
@@ -52,15 +67,26 @@ function webhookRoutes(ctx: PaymentsContext, router: Router): void {
     const body = parseWith(webhookBody, req.body ?? {});
     const host = new URL(body.url).hostname.replace(/^\[|\]$/g, '');
     if (!webhooks.allow_private && (host === 'localhost' || isPrivateAddress(host))) {
-      throw badRequest('url: private and loopback addresses are not allowed for webhooks', 'url', 'invalid_value');
+      throw badRequest(
+        'url: private and loopback addresses are not allowed for webhooks',
+        'url',
+        'invalid_value',
+      );
     }
     const secret = newWebhookSecret();
     await store.transact((tx) => {
-      tx.set('accounts', account.id, { ...tx.get('accounts', account.id)!, webhook: { url: body.url, secret: ctx.sealer.sealText(secret, webhookSecretAad(account.id)) } });
+      tx.set('accounts', account.id, {
+        ...tx.get('accounts', account.id)!,
+        webhook: {
+          url: body.url,
+          secret: ctx.sealer.sealText(secret, webhookSecretAad(account.id)),
+        },
+      });
     });
     res.json({
       status: true,
-      message: 'webhook set: final transaction statuses are POSTed there, signed in X-AIHub-Signature (hex HMAC-SHA256 of the raw body with this secret)',
+      message:
+        'webhook set: final transaction statuses are POSTed there, signed in X-AIHub-Signature (hex HMAC-SHA256 of the raw body with this secret)',
       data: { url: body.url, secret },
     });
   });
@@ -69,7 +95,15 @@ function webhookRoutes(ctx: PaymentsContext, router: Router): void {
     const { account } = authorize(store.state, req, res, logger);
     await store.readDurable();
     const webhook = store.get('accounts', account.id)?.webhook;
-    res.json({ status: true, data: webhook ? { url: webhook.url, secret_hint: `${ctx.sealer.openText(webhook.secret, webhookSecretAad(account.id)).slice(0, 10)}…` } : { url: null } });
+    res.json({
+      status: true,
+      data: webhook
+        ? {
+            url: webhook.url,
+            secret_hint: `${ctx.sealer.openText(webhook.secret, webhookSecretAad(account.id)).slice(0, 10)}…`,
+          }
+        : { url: null },
+    });
   });
 
   router.delete('/webhook', async (req, res) => {
@@ -86,14 +120,25 @@ function walletRoutes(ctx: PaymentsContext, router: Router): void {
   router.get('/wallet/balance', async (req, res) => {
     const { account } = authorize(store.state, req, res, logger);
     await store.readDurable();
-    res.json({ status: true, data: { balance: microsToUnits(balanceMicros(store.state, account.id)), currency: config.currency } });
+    res.json({
+      status: true,
+      data: {
+        balance: microsToUnits(balanceMicros(store.state, account.id)),
+        currency: config.currency,
+      },
+    });
   });
 
   router.get('/wallet/history', async (req, res) => {
     const { account } = authorize(store.state, req, res, logger);
     const query = parseWith(historyQuery, req.query);
-    if (query.from !== undefined && query.to !== undefined && query.from > query.to) throw badRequest('from: must not be after to', 'from');
-    const result = await withReportSlot(ctx, account.id, () => reportWallet(store, { from: query.from, to: query.to, txn_id: query.txn_id }, query, { account_id: account.id }));
+    if (query.from !== undefined && query.to !== undefined && query.from > query.to)
+      throw badRequest('from: must not be after to', 'from');
+    const result = await withReportSlot(ctx, account.id, () =>
+      reportWallet(store, { from: query.from, to: query.to, txn_id: query.txn_id }, query, {
+        account_id: account.id,
+      }),
+    );
     res.json({
       status: true,
       data: {

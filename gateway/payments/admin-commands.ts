@@ -19,12 +19,22 @@ import type { KycSubmission, PaymentTxn } from './tables.js';
 /** Writes the audit record of an admin change, in the change's own commit. */
 export type Audit = (tx: Tx, entry: AuditEntry) => void;
 
-export function reviewKyc(store: Store, account_id: string, decision: 'approved' | 'rejected', reason: string | null, audit: Audit): Promise<KycSubmission> {
+export function reviewKyc(
+  store: Store,
+  account_id: string,
+  decision: 'approved' | 'rejected',
+  reason: string | null,
+  audit: Audit,
+): Promise<KycSubmission> {
   return store.transact((tx) => {
     const account = requireAccount(tx, account_id);
     const current = tx.get('kyc_submissions', account_id);
     if (!current) throw notFound(`account ${account_id} has not submitted eKYC`, 'kyc_not_found');
-    if (current.status !== 'submitted') throw conflict(`the eKYC submission of ${account_id} is ${current.status} already`, 'kyc_not_under_review');
+    if (current.status !== 'submitted')
+      throw conflict(
+        `the eKYC submission of ${account_id} is ${current.status} already`,
+        'kyc_not_under_review',
+      );
     const next = { ...current, status: decision, reason, reviewed_at: tx.now.toISOString() };
     tx.set('kyc_submissions', account_id, next);
     tx.set('accounts', account_id, { ...account, kyc_status: decision });
@@ -33,7 +43,12 @@ export function reviewKyc(store: Store, account_id: string, decision: 'approved'
   });
 }
 
-export function setServices(store: Store, account_id: string, services: z.output<typeof servicesBody>, audit: Audit): Promise<void> {
+export function setServices(
+  store: Store,
+  account_id: string,
+  services: z.output<typeof servicesBody>,
+  audit: Audit,
+): Promise<void> {
   return store.transact((tx) => {
     const account = requireAccount(tx, account_id);
     const activating = Object.entries(services)
@@ -57,13 +72,19 @@ export function whitelistEntries(ips: readonly string[]): string[] {
   const entries: string[] = [];
   ips.forEach((raw, index) => {
     const parsed = parseWhitelistEntry(raw);
-    if ('error' in parsed) throw badRequest(`ips.${index}: ${parsed.error}`, `ips.${index}`, 'invalid_value');
+    if ('error' in parsed)
+      throw badRequest(`ips.${index}: ${parsed.error}`, `ips.${index}`, 'invalid_value');
     if (!entries.includes(parsed.entry)) entries.push(parsed.entry);
   });
   return entries;
 }
 
-export function setIpWhitelist(store: Store, account_id: string, ips: readonly string[], audit: Audit): Promise<void> {
+export function setIpWhitelist(
+  store: Store,
+  account_id: string,
+  ips: readonly string[],
+  audit: Audit,
+): Promise<void> {
   const entries = whitelistEntries(ips);
   return store.transact((tx) => {
     const account = requireAccount(tx, account_id);
@@ -73,11 +94,20 @@ export function setIpWhitelist(store: Store, account_id: string, ips: readonly s
 }
 
 /** Turns signed /api requests on, or replaces the secret (the old one stops at once). */
-export function enableSigning(store: Store, sealer: Sealer, account_id: string, audit: Audit): Promise<ReturnType<typeof setSigningSecret>> {
+export function enableSigning(
+  store: Store,
+  sealer: Sealer,
+  account_id: string,
+  audit: Audit,
+): Promise<ReturnType<typeof setSigningSecret>> {
   return store.transact((tx) => {
     const account = requireAccount(tx, account_id);
     const result = setSigningSecret(tx, account_id, sealer);
-    audit(tx, { action: account.signing ? 'account.signing_rotate' : 'account.signing_enable', account_id, details: {} });
+    audit(tx, {
+      action: account.signing ? 'account.signing_rotate' : 'account.signing_enable',
+      account_id,
+      details: {},
+    });
     return result;
   });
 }
@@ -92,9 +122,14 @@ export function disableSigning(store: Store, account_id: string, audit: Audit): 
 }
 
 /** Re-arms the status checks of a transaction whose checks ran out; a final one is a conflict. */
-export function recheckTransaction(store: Store, engine: PaymentEngine, txn_id: string): Promise<PaymentTxn> {
+export function recheckTransaction(
+  store: Store,
+  engine: PaymentEngine,
+  txn_id: string,
+): Promise<PaymentTxn> {
   const txn = store.get('payment_txns', txn_id);
   if (!txn) throw notFound('no such transaction', 'transaction_not_found');
-  if (txn.status !== 'pending') throw conflict(`transaction ${txn.id} is ${txn.status} already`, 'transaction_final');
+  if (txn.status !== 'pending')
+    throw conflict(`transaction ${txn.id} is ${txn.status} already`, 'transaction_final');
   return engine.rearm(txn.id);
 }

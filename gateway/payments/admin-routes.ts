@@ -9,17 +9,35 @@ import { notFound, parseWith } from '../http/errors.js';
 import { table } from '../store/state.js';
 import { selectTransactions, transactionsQuery } from './account-routes.js';
 import type { PaymentsContext } from './context.js';
-import { approveBody, auditQuery, kycListQuery, rejectBody, servicesBody, whitelistBody } from './schemas.js';
+import {
+  approveBody,
+  auditQuery,
+  kycListQuery,
+  rejectBody,
+  servicesBody,
+  whitelistBody,
+} from './schemas.js';
 import { submissionView } from './kyc.js';
 import { readDocument } from './sealing.js';
-import { disableSigning, enableSigning, recheckTransaction, reviewKyc, setIpWhitelist, setServices, type Audit } from './admin-commands.js';
+import {
+  disableSigning,
+  enableSigning,
+  recheckTransaction,
+  reviewKyc,
+  setIpWhitelist,
+  setServices,
+  type Audit,
+} from './admin-commands.js';
 import { auditInTx } from './logs.js';
 import { txnView } from './transactions.js';
 
 const idParam = z.string().min(1).max(100);
 
 /** The commands' audit writer for this request: who asked, from where, in the change's commit. */
-const auditOf = (req: Request, res: Response): Audit => (tx, entry) => auditInTx(tx, req, res, entry);
+const auditOf =
+  (req: Request, res: Response): Audit =>
+  (tx, entry) =>
+    auditInTx(tx, req, res, entry);
 
 export function paymentsAdminRouter(ctx: PaymentsContext): Router {
   const router = Router();
@@ -63,7 +81,13 @@ function kycRoutes(ctx: PaymentsContext, router: Router): void {
         if (seen++ >= start) page.push(rows[ids[i]!]!);
       }
     }
-    res.json({ object: 'list', total, page: query.page, limit: query.limit, data: page.map(submissionView) });
+    res.json({
+      object: 'list',
+      total,
+      page: query.page,
+      limit: query.limit,
+      data: page.map(submissionView),
+    });
   });
 
   router.get('/kyc/:accountId', async (req, res) => {
@@ -76,11 +100,16 @@ function kycRoutes(ctx: PaymentsContext, router: Router): void {
 
   router.get('/kyc/:accountId/documents/:docId', async (req, res) => {
     const id = parseWith(idParam, req.params.accountId);
-    const document = store.get('kyc_submissions', id)?.documents.find((d) => d.id === req.params.docId);
+    const document = store
+      .get('kyc_submissions', id)
+      ?.documents.find((d) => d.id === req.params.docId);
     if (!document) throw notFound('no such document', 'document_not_found');
     res.setHeader('content-type', document.content_type);
     res.setHeader('content-length', String(document.size_bytes));
-    res.setHeader('content-disposition', `attachment; filename="${document.id}.${document.path.split('.').pop()}"`);
+    res.setHeader(
+      'content-disposition',
+      `attachment; filename="${document.id}.${document.path.split('.').pop()}"`,
+    );
     res.setHeader('x-content-type-options', 'nosniff');
     res.end(readDocument(config.data_dir, document, ctx.sealer)); // at most kyc.max_file_bytes, decrypted in memory
   });
@@ -124,7 +153,8 @@ function accountRoutes(ctx: PaymentsContext, router: Router): void {
       secret: created.secret,
       created_at: created.created_at,
       headers: { timestamp: 'X-AIHub-Timestamp', signature: 'X-AIHub-Signature' },
-      message: 'every /api request of this account must now be signed: X-AIHub-Signature = hex HMAC-SHA256(secret, timestamp + "." + raw body); the secret is shown only now',
+      message:
+        'every /api request of this account must now be signed: X-AIHub-Signature = hex HMAC-SHA256(secret, timestamp + "." + raw body); the secret is shown only now',
     });
   });
 
@@ -141,15 +171,30 @@ function transactionRoutes(ctx: PaymentsContext, router: Router): void {
   router.get('/audit', async (req, res) => {
     const query = parseWith(auditQuery, req.query);
     await store.readDurable();
-    const { total, rows } = store.reads.audit({ account_id: query.account_id ?? null, action: query.action }, { offset: (query.page - 1) * query.limit, limit: query.limit });
+    const { total, rows } = store.reads.audit(
+      { account_id: query.account_id ?? null, action: query.action },
+      { offset: (query.page - 1) * query.limit, limit: query.limit },
+    );
     res.json({ object: 'list', total, page: query.page, limit: query.limit, data: rows });
   });
 
   router.get('/transactions', async (req, res) => {
-    const query = parseWith(transactionsQuery.extend({ account_id: z.string().max(100).optional() }), req.query);
+    const query = parseWith(
+      transactionsQuery.extend({ account_id: z.string().max(100).optional() }),
+      req.query,
+    );
     await store.readDurable();
-    const { total, rows } = selectTransactions(store, query, query.account_id ?? null, { offset: (query.page - 1) * query.limit, limit: query.limit });
-    res.json({ object: 'list', total, page: query.page, limit: query.limit, data: rows.map((t) => ({ account_id: t.account_id, ...txnView(t) })) });
+    const { total, rows } = selectTransactions(store, query, query.account_id ?? null, {
+      offset: (query.page - 1) * query.limit,
+      limit: query.limit,
+    });
+    res.json({
+      object: 'list',
+      total,
+      page: query.page,
+      limit: query.limit,
+      data: rows.map((t) => ({ account_id: t.account_id, ...txnView(t) })),
+    });
   });
 
   router.get('/transactions/:txnId', async (req, res) => {

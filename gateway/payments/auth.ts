@@ -27,14 +27,25 @@ export function authorize(
   res.locals.key_id = key.id;
   // 401 unless signed (or pending the body a route reads itself). Judged from the head alone
   // (before_body) there is no body yet to check a signature against: the route checks it.
-  if (account.signing && !options.before_body) requestSigningOf(res).begin(req, account, options.body_read_later);
+  if (account.signing && !options.before_body)
+    requestSigningOf(res).begin(req, account, options.body_read_later);
   const address = clientAddress(req);
   if (!isAllowed(account.ip_whitelist, address)) {
-    logger.warn({ msg: 'request from an address outside the IP whitelist', account_id: account.id, key_prefix: key.prefix, ip: address, route: req.path });
+    logger.warn({
+      msg: 'request from an address outside the IP whitelist',
+      account_id: account.id,
+      key_prefix: key.prefix,
+      ip: address,
+      route: req.path,
+    });
     assertAddressAllowed(account, address);
   }
   if (service && !account.services[service]) {
-    throw new ApiError(403, 'service_inactive', `the ${service} service is not active for this account; an administrator activates it after eKYC approval`);
+    throw new ApiError(
+      403,
+      'service_inactive',
+      `the ${service} service is not active for this account; an administrator activates it after eKYC approval`,
+    );
   }
   return { account, key };
 }
@@ -47,7 +58,8 @@ export function authorize(
  */
 export function authorizeBeforeBody(state: () => State, logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    if (hasBody(req) && req.path !== '/register') authorize(state(), req, res, logger, undefined, { before_body: true });
+    if (hasBody(req) && req.path !== '/register')
+      authorize(state(), req, res, logger, undefined, { before_body: true });
     next();
   };
 }

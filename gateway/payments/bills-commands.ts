@@ -20,12 +20,22 @@ import { billFetchExpired, type FetchedBill } from './tables.js';
 
 const MAX_BILL_MICROS = 10_000_000 * 1_000_000;
 
-type Ctx = Pick<PaymentsContext, 'store' | 'settings' | 'engine' | 'clock' | 'providers' | 'onStop'>;
+type Ctx = Pick<
+  PaymentsContext,
+  'store' | 'settings' | 'engine' | 'clock' | 'providers' | 'onStop'
+>;
 
 export interface BillsCommands {
   requireBiller(biller_id: string): Biller;
-  fetch(account: Account, body: z.output<typeof fetchBody>): Promise<{ bill: FetchedBill; biller: Biller }>;
-  pay(account: Account, body: z.output<typeof payBody>, idempotency_key: string | null): Promise<Answer>;
+  fetch(
+    account: Account,
+    body: z.output<typeof fetchBody>,
+  ): Promise<{ bill: FetchedBill; biller: Biller }>;
+  pay(
+    account: Account,
+    body: z.output<typeof payBody>,
+    idempotency_key: string | null,
+  ): Promise<Answer>;
 }
 
 export function billsCommands(ctx: Ctx): BillsCommands {
@@ -35,51 +45,96 @@ export function billsCommands(ctx: Ctx): BillsCommands {
   ctx.onStop(() => shutdown.abort());
   const requireBiller = (biller_id: string): Biller => {
     const biller = billers.get(biller_id);
-    if (!biller) throw badRequest(`biller_id: no biller ${biller_id}; GET /api/bills/billers lists them`, 'biller_id', 'unknown_biller');
+    if (!biller)
+      throw badRequest(
+        `biller_id: no biller ${biller_id}; GET /api/bills/billers lists them`,
+        'biller_id',
+        'unknown_biller',
+      );
     return biller;
   };
   return {
     requireBiller,
-    fetch: (account, body) => fetchBill(ctx, shutdown.signal, account, requireBiller(body.biller_id), body),
-    pay: (account, body, idempotency_key) => payBill(ctx, account, requireBiller(body.biller_id), body, idempotency_key),
+    fetch: (account, body) =>
+      fetchBill(ctx, shutdown.signal, account, requireBiller(body.biller_id), body),
+    pay: (account, body, idempotency_key) =>
+      payBill(ctx, account, requireBiller(body.biller_id), body, idempotency_key),
   };
 }
 
 function requireConsumer(biller: Biller, consumer_number: string): void {
   if (!new RegExp(biller.consumer_pattern).test(consumer_number)) {
-    throw badRequest(`consumer_number: not a valid ${biller.consumer_label} for ${biller.name}`, 'consumer_number', 'invalid_consumer_number');
+    throw badRequest(
+      `consumer_number: not a valid ${biller.consumer_label} for ${biller.name}`,
+      'consumer_number',
+      'invalid_consumer_number',
+    );
   }
 }
 
-async function fetchBill(ctx: Ctx, signal: AbortSignal, account: Account, biller: Biller, body: z.output<typeof fetchBody>): Promise<{ bill: FetchedBill; biller: Biller }> {
+async function fetchBill(
+  ctx: Ctx,
+  signal: AbortSignal,
+  account: Account,
+  biller: Biller,
+  body: z.output<typeof fetchBody>,
+): Promise<{ bill: FetchedBill; biller: Biller }> {
   const { store, settings, clock, providers } = ctx;
   requireConsumer(biller, body.consumer_number);
-  if (providers.bills.length === 0) throw new ApiError(503, 'no_provider', 'no bills provider is configured');
+  if (providers.bills.length === 0)
+    throw new ApiError(503, 'no_provider', 'no bills provider is configured');
   let chain: Awaited<ReturnType<typeof runLookupChain>>;
   try {
     chain = await runLookupChain(
       providers.bills,
-      { service: 'bills', kind: 'bill', subject: body.consumer_number, params: { biller_id: biller.biller_id, category: biller.category } },
+      {
+        service: 'bills',
+        kind: 'bill',
+        subject: body.consumer_number,
+        params: { biller_id: biller.biller_id, category: biller.category },
+      },
       { now: () => clock.now(), signal },
     );
   } catch (error) {
-    if (error instanceof ChainAbortedError) throw new ApiError(503, 'shutting_down', 'the gateway is shutting down; retry shortly');
+    if (error instanceof ChainAbortedError)
+      throw new ApiError(503, 'shutting_down', 'the gateway is shutting down; retry shortly');
     throw error;
   }
   if (!chain.result) {
     const tried = chain.attempts.map((a) => `${a.provider}: ${a.message}`).join('; ');
-    throw new ApiError(503, 'providers_unavailable', `no biller provider could fetch the bill (${tried || 'none supports bill fetch'}); retry later`, null, null, { 'Retry-After': '30' });
+    throw new ApiError(
+      503,
+      'providers_unavailable',
+      `no biller provider could fetch the bill (${tried || 'none supports bill fetch'}); retry later`,
+      null,
+      null,
+      { 'Retry-After': '30' },
+    );
   }
-  if (chain.result.outcome === 'not_found') throw notFound(`${biller.name}: ${chain.result.message}`, 'bill_not_found');
+  if (chain.result.outcome === 'not_found')
+    throw notFound(`${biller.name}: ${chain.result.message}`, 'bill_not_found');
   const data = chain.result.data;
   let amount_micros: number;
   try {
-    amount_micros = unitsToMicros(typeof data.amount === 'string' ? Number(data.amount) : (data.amount ?? Number.NaN), 2);
+    amount_micros = unitsToMicros(
+      typeof data.amount === 'string' ? Number(data.amount) : (data.amount ?? Number.NaN),
+      2,
+    );
   } catch (error) {
-    throw new ApiError(502, 'bad_provider_answer', `${chain.provider} gave a bill amount that is not an amount (${(error as AmountError).message})`);
+    throw new ApiError(
+      502,
+      'bad_provider_answer',
+      `${chain.provider} gave a bill amount that is not an amount (${(error as AmountError).message})`,
+    );
   }
-  if (amount_micros <= 0 || amount_micros > MAX_BILL_MICROS) throw new ApiError(502, 'bad_provider_answer', `${chain.provider} gave a bill amount out of range`);
-  const text = (value: unknown, max: number) => (typeof value === 'string' || typeof value === 'number' ? String(value).slice(0, max) : null);
+  if (amount_micros <= 0 || amount_micros > MAX_BILL_MICROS)
+    throw new ApiError(
+      502,
+      'bad_provider_answer',
+      `${chain.provider} gave a bill amount out of range`,
+    );
+  const text = (value: unknown, max: number) =>
+    typeof value === 'string' || typeof value === 'number' ? String(value).slice(0, max) : null;
   const provider = chain.provider;
   const bill = await store.transact((tx) => {
     const now_ms = tx.now.getTime();
@@ -106,11 +161,21 @@ async function fetchBill(ctx: Ctx, signal: AbortSignal, account: Account, biller
   return { bill, biller };
 }
 
-async function payBill(ctx: Ctx, account: Account, biller: Biller, body: z.output<typeof payBody>, idempotency_key: string | null): Promise<Answer> {
+async function payBill(
+  ctx: Ctx,
+  account: Account,
+  biller: Biller,
+  body: z.output<typeof payBody>,
+  idempotency_key: string | null,
+): Promise<Answer> {
   const { store, engine } = ctx;
   requireConsumer(biller, body.consumer_number);
   if (body.amount < biller.min_amount || body.amount > biller.max_amount) {
-    throw badRequest(`amount: must be between ${microsToUnits(biller.min_amount)} and ${microsToUnits(biller.max_amount)} for ${biller.name}`, 'amount', 'amount_out_of_range');
+    throw badRequest(
+      `amount: must be between ${microsToUnits(biller.min_amount)} and ${microsToUnits(biller.max_amount)} for ${biller.name}`,
+      'amount',
+      'amount_out_of_range',
+    );
   }
   // The fetched bill, for the payment's details. Whether it may be paid is decided in the
   // payment's own transaction (`reserve` below), after the idempotency lookup: a retry of a
@@ -156,28 +221,67 @@ async function payBill(ctx: Ctx, account: Account, biller: Biller, body: z.outpu
           }
         : {}),
     },
-    provider_params: { biller_id: biller.biller_id, category: biller.category, ...(bill?.bill_number ? { bill_number: bill.bill_number } : {}) },
-    reserve: bill_id ? (tx, txn_id) => reserveBill(ctx, tx, { account, biller, body, bill_id, txn_id }) : undefined,
+    provider_params: {
+      biller_id: biller.biller_id,
+      category: biller.category,
+      ...(bill?.bill_number ? { bill_number: bill.bill_number } : {}),
+    },
+    reserve: bill_id
+      ? (tx, txn_id) => reserveBill(ctx, tx, { account, biller, body, bill_id, txn_id })
+      : undefined,
   });
 }
 
 /** In the payment's commit: the fetched bill is this account's, fresh, for this biller and consumer, unpaid; claim it. */
-function reserveBill(ctx: Ctx, tx: Tx, claim: { account: Account; biller: Biller; body: z.output<typeof payBody>; bill_id: string; txn_id: string }): void {
+function reserveBill(
+  ctx: Ctx,
+  tx: Tx,
+  claim: {
+    account: Account;
+    biller: Biller;
+    body: z.output<typeof payBody>;
+    bill_id: string;
+    txn_id: string;
+  },
+): void {
   const { account, biller, body, bill_id, txn_id } = claim;
   const settings = ctx.settings;
   const current = tx.get('bill_fetches', bill_id);
   if (!current || current.account_id !== account.id) {
-    throw notFound(`no fetched bill ${bill_id} (a bill can be paid by id for ${duration(settings.bills.fetch_ttl_ms)} after its fetch; fetch it again)`, 'bill_not_found');
+    throw notFound(
+      `no fetched bill ${bill_id} (a bill can be paid by id for ${duration(settings.bills.fetch_ttl_ms)} after its fetch; fetch it again)`,
+      'bill_not_found',
+    );
   }
-  if (billFetchExpired(current, tx.now.getTime())) throw new ApiError(422, 'bill_expired', `bill ${bill_id} has expired; fetch it again`, 'bill_id');
+  if (billFetchExpired(current, tx.now.getTime()))
+    throw new ApiError(
+      422,
+      'bill_expired',
+      `bill ${bill_id} has expired; fetch it again`,
+      'bill_id',
+    );
   if (current.biller_id !== biller.biller_id || current.consumer_number !== body.consumer_number) {
-    throw badRequest(`bill_id: bill ${current.id} is for ${current.biller_id} ${current.consumer_number}, not ${biller.biller_id} ${body.consumer_number}`, 'bill_id', 'bill_mismatch');
+    throw badRequest(
+      `bill_id: bill ${current.id} is for ${current.biller_id} ${current.consumer_number}, not ${biller.biller_id} ${body.consumer_number}`,
+      'bill_id',
+      'bill_mismatch',
+    );
   }
   if (biller.exact_amount && body.amount !== current.amount_micros) {
-    throw new ApiError(422, 'amount_mismatch', `amount: ${biller.name} takes the exact bill amount, ${microsToUnits(current.amount_micros)}`, 'amount');
+    throw new ApiError(
+      422,
+      'amount_mismatch',
+      `amount: ${biller.name} takes the exact bill amount, ${microsToUnits(current.amount_micros)}`,
+      'amount',
+    );
   }
   const prior = current.paid_txn_id ? tx.get('payment_txns', current.paid_txn_id) : undefined;
-  if (prior && prior.status !== 'failed') throw conflict(`bill ${bill_id} is already paid (${prior.id}, ${prior.status})`, 'bill_already_paid', 'bill_id');
+  if (prior && prior.status !== 'failed')
+    throw conflict(
+      `bill ${bill_id} is already paid (${prior.id}, ${prior.status})`,
+      'bill_already_paid',
+      'bill_id',
+    );
   tx.set('bill_fetches', bill_id, { ...current, paid_txn_id: txn_id });
 }
 

@@ -28,7 +28,12 @@ export function billsRouter(ctx: PaymentsContext): Router {
   router.get('/bills/billers', (req, res) => {
     authorize(store.state, req, res, logger);
     const query = parseWith(billersQuery, req.query);
-    res.json({ status: true, data: settings.bills.billers.filter((b) => !query.category || b.category === query.category).map(billerView) });
+    res.json({
+      status: true,
+      data: settings.bills.billers
+        .filter((b) => !query.category || b.category === query.category)
+        .map(billerView),
+    });
   });
 
   router.post('/bills/fetch', jsonBody(config), async (req, res) => {
@@ -52,10 +57,12 @@ export function billsRouter(ctx: PaymentsContext): Router {
     await store.readDurable();
     const txn = store.get('payment_txns', txn_id);
     if (query.token !== undefined) {
-      if (txn?.service !== 'bills' || !sameToken(query.token, txn.details.receipt_token)) throw notFound(`no receipt ${txn_id}`, 'receipt_not_found');
+      if (txn?.service !== 'bills' || !sameToken(query.token, txn.details.receipt_token))
+        throw notFound(`no receipt ${txn_id}`, 'receipt_not_found');
     } else {
       const { account } = authorize(store.state, req, res, logger);
-      if (txn?.service !== 'bills' || txn.account_id !== account.id) throw notFound(`no bill payment ${txn_id}`, 'receipt_not_found');
+      if (txn?.service !== 'bills' || txn.account_id !== account.id)
+        throw notFound(`no bill payment ${txn_id}`, 'receipt_not_found');
     }
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('X-Content-Type-Options', 'nosniff');
@@ -67,7 +74,10 @@ export function billsRouter(ctx: PaymentsContext): Router {
       return;
     }
     const pdf_url = `${receiptUrl(ctx.public_url(), txn)}&format=pdf`;
-    res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+    res.setHeader(
+      'Content-Security-Policy',
+      "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    );
     res.type('html').send(receiptHtml(txn, config.currency, pdf_url));
   });
 

@@ -66,7 +66,14 @@ export function renderBillFactory(base_url: () => string) {
       ...(txn.details.bill_id !== undefined ? { bill_id: txn.details.bill_id } : {}),
       ...(txn.result.biller_ref !== undefined ? { biller_ref: txn.result.biller_ref } : {}),
       ...(txn.client_ref ? { client_ref: txn.client_ref } : {}),
-      ...(txn.refund ? { refund: { posting_id: txn.refund.posting_id, amount: microsToUnits(txn.refund.amount_micros) } } : {}),
+      ...(txn.refund
+        ? {
+            refund: {
+              posting_id: txn.refund.posting_id,
+              amount: microsToUnits(txn.refund.amount_micros),
+            },
+          }
+        : {}),
     });
   };
 }

@@ -54,11 +54,19 @@ export const operatorSchema = z
     try {
       commission_bp = unitsToMicros(operator.commission_pct, 2) / 10_000;
     } catch (error) {
-      ctx.addIssue({ code: 'custom', path: ['commission_pct'], message: (error as AmountError).message });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['commission_pct'],
+        message: (error as AmountError).message,
+      });
       return z.NEVER;
     }
     if (operator.min_amount > operator.max_amount || operator.min_amount === 0) {
-      ctx.addIssue({ code: 'custom', path: ['min_amount'], message: 'must be above zero and at most max_amount' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['min_amount'],
+        message: 'must be above zero and at most max_amount',
+      });
       return z.NEVER;
     }
     const mobile = operator.type === 'prepaid' || operator.type === 'postpaid';
@@ -68,7 +76,9 @@ export const operatorSchema = z
       min_amount_micros: operator.min_amount,
       max_amount_micros: operator.max_amount,
       number_pattern: operator.number_pattern ?? (mobile ? '^[6-9]\\d{9}$' : '^\\d{6,16}$'),
-      number_label: operator.number_label ?? (mobile ? 'mobile number' : operator.type === 'dth' ? 'subscriber id' : 'consumer number'),
+      number_label:
+        operator.number_label ??
+        (mobile ? 'mobile number' : operator.type === 'dth' ? 'subscriber id' : 'consumer number'),
       mobile,
     };
   });
@@ -83,7 +93,16 @@ const op = (
   max_amount: number,
   number_pattern?: string,
   number_label?: string,
-) => ({ operator_id, name, type, commission_pct, min_amount, max_amount, number_pattern, number_label });
+) => ({
+  operator_id,
+  name,
+  type,
+  commission_pct,
+  min_amount,
+  max_amount,
+  number_pattern,
+  number_label,
+});
 
 /** The built-in catalogue. Ids are stable: clients store them. */
 export const DEFAULT_OPERATORS = [
@@ -95,14 +114,68 @@ export const DEFAULT_OPERATORS = [
   op(12, 'Jio Postpaid', 'postpaid', 0.5, 10, 25_000),
   op(13, 'Vi Postpaid', 'postpaid', 1, 10, 25_000),
   op(14, 'BSNL Postpaid', 'postpaid', 1, 10, 25_000),
-  op(21, 'Tata Play', 'dth', 3, 50, 10_000, '^1\\d{9}$', 'subscriber id (10 digits, starts with 1)'),
-  op(22, 'Airtel Digital TV', 'dth', 3, 50, 10_000, '^3\\d{9}$', 'customer id (10 digits, starts with 3)'),
+  op(
+    21,
+    'Tata Play',
+    'dth',
+    3,
+    50,
+    10_000,
+    '^1\\d{9}$',
+    'subscriber id (10 digits, starts with 1)',
+  ),
+  op(
+    22,
+    'Airtel Digital TV',
+    'dth',
+    3,
+    50,
+    10_000,
+    '^3\\d{9}$',
+    'customer id (10 digits, starts with 3)',
+  ),
   op(23, 'Dish TV', 'dth', 3.5, 50, 10_000, '^0\\d{10}$', 'VC number (11 digits, starts with 0)'),
-  op(24, 'Sun Direct', 'dth', 3.5, 50, 10_000, '^[14]\\d{10}$', 'smart card number (11 digits, starts with 1 or 4)'),
+  op(
+    24,
+    'Sun Direct',
+    'dth',
+    3.5,
+    50,
+    10_000,
+    '^[14]\\d{10}$',
+    'smart card number (11 digits, starts with 1 or 4)',
+  ),
   op(25, 'd2h', 'dth', 3.5, 50, 10_000, '^\\d{10}$', 'subscriber id (10 digits)'),
-  op(31, 'BESCOM (Bengaluru)', 'electricity', 0.5, 10, 50_000, '^\\d{10}$', 'account id (10 digits)'),
-  op(32, 'MSEDCL (Maharashtra)', 'electricity', 0.5, 10, 50_000, '^\\d{12}$', 'consumer number (12 digits)'),
-  op(33, 'Tata Power Delhi (TPDDL)', 'electricity', 0.5, 10, 50_000, '^\\d{11}$', 'CA number (11 digits)'),
+  op(
+    31,
+    'BESCOM (Bengaluru)',
+    'electricity',
+    0.5,
+    10,
+    50_000,
+    '^\\d{10}$',
+    'account id (10 digits)',
+  ),
+  op(
+    32,
+    'MSEDCL (Maharashtra)',
+    'electricity',
+    0.5,
+    10,
+    50_000,
+    '^\\d{12}$',
+    'consumer number (12 digits)',
+  ),
+  op(
+    33,
+    'Tata Power Delhi (TPDDL)',
+    'electricity',
+    0.5,
+    10,
+    50_000,
+    '^\\d{11}$',
+    'CA number (11 digits)',
+  ),
   op(34, 'BSES Rajdhani', 'electricity', 0.5, 10, 50_000, '^\\d{9}$', 'CA number (9 digits)'),
 ];
 
@@ -112,7 +185,8 @@ export const DEFAULT_SANDBOX_CHAIN = [
   { type: 'sandbox' as const, name: 'sandbox-b' },
 ];
 
-const ms = (min: number, max: number, fallback: number) => z.int().min(min).max(max).default(fallback);
+const ms = (min: number, max: number, fallback: number) =>
+  z.int().min(min).max(max).default(fallback);
 
 /** A percentage with at most 2 decimals, kept as basis points (1.25 % → 125). */
 const percentSchema = (max: number) =>
@@ -148,8 +222,17 @@ const slabsSchema = (defaults: z.input<typeof chargeSlabSchema>[]) =>
     .array(chargeSlabSchema)
     .min(1)
     .max(50)
-    .refine((slabs) => slabs.every((slab, i) => i === 0 || slab.up_to > slabs[i - 1]!.up_to), 'slabs must be in increasing order of up_to')
-    .refine((slabs) => slabs.every((slab) => slab.min === undefined || slab.max === undefined || slab.min <= slab.max), 'a slab min must not exceed its max')
+    .refine(
+      (slabs) => slabs.every((slab, i) => i === 0 || slab.up_to > slabs[i - 1]!.up_to),
+      'slabs must be in increasing order of up_to',
+    )
+    .refine(
+      (slabs) =>
+        slabs.every(
+          (slab) => slab.min === undefined || slab.max === undefined || slab.min <= slab.max,
+        ),
+      'a slab min must not exceed its max',
+    )
     .default(() => defaults.map((slab) => chargeSlabSchema.parse(slab)));
 
 /** Typical DMT pricing: ₹10 up to ₹1,000, then 1 % (at least ₹10). */
@@ -163,7 +246,9 @@ export type BillCategory = (typeof BILL_CATEGORIES)[number];
 
 export const billerSchema = z
   .strictObject({
-    biller_id: z.string().regex(/^[A-Z0-9_-]{2,32}$/, 'must be 2–32 upper-case letters, digits, _ or -'),
+    biller_id: z
+      .string()
+      .regex(/^[A-Z0-9_-]{2,32}$/, 'must be 2–32 upper-case letters, digits, _ or -'),
     name: z.string().min(1).max(100),
     category: z.enum(BILL_CATEGORIES),
     consumer_pattern: patternSchema.default('^\\d{6,16}$'),
@@ -177,10 +262,20 @@ export const billerSchema = z
     /** With a fetched bill, the amount must equal the bill's (false: any amount within the bounds). */
     exact_amount: z.boolean().default(true),
   })
-  .refine((biller) => biller.min_amount > 0 && biller.min_amount <= biller.max_amount, { message: 'min_amount must be above zero and at most max_amount', path: ['min_amount'] });
+  .refine((biller) => biller.min_amount > 0 && biller.min_amount <= biller.max_amount, {
+    message: 'min_amount must be above zero and at most max_amount',
+    path: ['min_amount'],
+  });
 export type Biller = z.output<typeof billerSchema>;
 
-const biller = (biller_id: string, name: string, category: BillCategory, consumer_pattern: string, consumer_label: string, commission_pct: number) => ({
+const biller = (
+  biller_id: string,
+  name: string,
+  category: BillCategory,
+  consumer_pattern: string,
+  consumer_label: string,
+  commission_pct: number,
+) => ({
   biller_id,
   name,
   category,
@@ -192,15 +287,43 @@ const biller = (biller_id: string, name: string, category: BillCategory, consume
 /** The built-in biller catalogue. Ids are stable: clients store them. */
 export const DEFAULT_BILLERS = [
   biller('BESCOM', 'BESCOM (Bengaluru)', 'electricity', '^\\d{10}$', 'account id (10 digits)', 0.5),
-  biller('MSEDCL', 'MSEDCL (Maharashtra)', 'electricity', '^\\d{12}$', 'consumer number (12 digits)', 0.5),
-  biller('TPDDL', 'Tata Power Delhi (TPDDL)', 'electricity', '^\\d{11}$', 'CA number (11 digits)', 0.5),
+  biller(
+    'MSEDCL',
+    'MSEDCL (Maharashtra)',
+    'electricity',
+    '^\\d{12}$',
+    'consumer number (12 digits)',
+    0.5,
+  ),
+  biller(
+    'TPDDL',
+    'Tata Power Delhi (TPDDL)',
+    'electricity',
+    '^\\d{11}$',
+    'CA number (11 digits)',
+    0.5,
+  ),
   biller('BSESR', 'BSES Rajdhani', 'electricity', '^\\d{9}$', 'CA number (9 digits)', 0.5),
   biller('DJB', 'Delhi Jal Board', 'water', '^\\d{10}$', 'K number (10 digits)', 0.3),
   biller('BWSSB', 'BWSSB (Bengaluru)', 'water', '^\\d{8,10}$', 'RR number (8 to 10 digits)', 0.3),
   biller('IGL', 'Indraprastha Gas', 'gas', '^\\d{10}$', 'BP number (10 digits)', 0.4),
   biller('MGL', 'Mahanagar Gas', 'gas', '^\\d{12}$', 'CA number (12 digits)', 0.4),
-  biller('ACTFIBER', 'ACT Fibernet', 'broadband', '^\\d{6,12}$', 'account number (6 to 12 digits)', 0.75),
-  biller('AIRTELBB', 'Airtel Broadband', 'broadband', '^\\d{10,11}$', 'landline number with STD code', 0.75),
+  biller(
+    'ACTFIBER',
+    'ACT Fibernet',
+    'broadband',
+    '^\\d{6,12}$',
+    'account number (6 to 12 digits)',
+    0.75,
+  ),
+  biller(
+    'AIRTELBB',
+    'Airtel Broadband',
+    'broadband',
+    '^\\d{10,11}$',
+    'landline number with STD code',
+    0.75,
+  ),
 ];
 
 export const paymentsConfigSchema = z.strictObject({
@@ -215,7 +338,10 @@ export const paymentsConfigSchema = z.strictObject({
     .array(operatorSchema)
     .min(1)
     .max(1_000)
-    .refine((list) => new Set(list.map((o) => o.operator_id)).size === list.length, 'operator ids must be unique')
+    .refine(
+      (list) => new Set(list.map((o) => o.operator_id)).size === list.length,
+      'operator ids must be unique',
+    )
     .default(() => DEFAULT_OPERATORS.map((o) => operatorSchema.parse(o))),
   providers: z
     .strictObject({
@@ -235,7 +361,10 @@ export const paymentsConfigSchema = z.strictObject({
       /** The calendar month is counted in this offset from UTC (India: +330 minutes). */
       utc_offset_minutes: z.int().min(-720).max(840).default(330),
       charges: z
-        .strictObject({ IMPS: slabsSchema(DEFAULT_DMT_SLABS), NEFT: slabsSchema(DEFAULT_DMT_SLABS) })
+        .strictObject({
+          IMPS: slabsSchema(DEFAULT_DMT_SLABS),
+          NEFT: slabsSchema(DEFAULT_DMT_SLABS),
+        })
         .prefault({}),
       /** The fee of a beneficiary's penny-drop verification. */
       verification_fee: unitsSchema(2, 10_000).default(3_000_000),
@@ -255,15 +384,26 @@ export const paymentsConfigSchema = z.strictObject({
             .min(1)
             .max(300)
             .refine((text) => text.includes('{otp}'), 'must contain {otp}')
-            .default('{otp} is your OTP to register for money transfers. It is valid for {minutes} minutes. Do not share it with anyone.'),
+            .default(
+              '{otp} is your OTP to register for money transfers. It is valid for {minutes} minutes. Do not share it with anyone.',
+            ),
         })
         .prefault({}),
     })
     .superRefine((dmt, ctx) => {
-      if (dmt.min_amount > dmt.per_txn_limit) ctx.addIssue({ code: 'custom', path: ['min_amount'], message: 'must not exceed per_txn_limit' });
+      if (dmt.min_amount > dmt.per_txn_limit)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['min_amount'],
+          message: 'must not exceed per_txn_limit',
+        });
       for (const type of ['IMPS', 'NEFT'] as const) {
         if (dmt.charges[type].at(-1)!.up_to < dmt.per_txn_limit) {
-          ctx.addIssue({ code: 'custom', path: ['charges', type], message: 'the last slab must reach per_txn_limit' });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['charges', type],
+            message: 'the last slab must reach per_txn_limit',
+          });
         }
       }
     })
@@ -280,7 +420,10 @@ export const paymentsConfigSchema = z.strictObject({
         .array(billerSchema)
         .min(1)
         .max(2_000)
-        .refine((list) => new Set(list.map((b) => b.biller_id)).size === list.length, 'biller ids must be unique')
+        .refine(
+          (list) => new Set(list.map((b) => b.biller_id)).size === list.length,
+          'biller ids must be unique',
+        )
         .default(() => DEFAULT_BILLERS.map((b) => billerSchema.parse(b))),
       /** A fetched bill can be paid by its bill_id for this long. */
       fetch_ttl_ms: ms(1_000, 30 * 86_400_000, 86_400_000),
@@ -330,7 +473,11 @@ export const paymentsConfigSchema = z.strictObject({
     .prefault({}),
   kyc: z
     .strictObject({
-      max_file_bytes: z.int().min(1_024).max(20 * 1024 * 1024).default(5 * 1024 * 1024),
+      max_file_bytes: z
+        .int()
+        .min(1_024)
+        .max(20 * 1024 * 1024)
+        .default(5 * 1024 * 1024),
       max_files: z.int().min(1).max(10).default(5),
     })
     .prefault({}),

@@ -20,7 +20,16 @@ import {
 import { beneficiaryView, remitterView } from './dmt-views.js';
 import type { Answer } from './engine.js';
 import { idempotencyKey } from './intent.js';
-import { beneIdParam, beneficiaryBody, beneficiaryListQuery, mobileSchema, otpBody, remitterBody, transactBody, verifyBody } from './schemas.js';
+import {
+  beneIdParam,
+  beneficiaryBody,
+  beneficiaryListQuery,
+  mobileSchema,
+  otpBody,
+  remitterBody,
+  transactBody,
+  verifyBody,
+} from './schemas.js';
 import type { Beneficiary } from './tables.js';
 
 export function dmtRouter(ctx: PaymentsContext): Router {
@@ -36,13 +45,24 @@ export function dmtRouter(ctx: PaymentsContext): Router {
     const { remitter, otp } = await requestRemitterOtp(ctx, account, body);
     const view = remitterView(remitter, dmt, usedMicros(ctx, remitter.mobile, clock.now()));
     if (otp === null) {
-      res.json({ status: true, message: `remitter ${remitter.mobile} is verified already`, data: { ...view, otp_required: false } });
+      res.json({
+        status: true,
+        message: `remitter ${remitter.mobile} is verified already`,
+        data: { ...view, otp_required: false },
+      });
       return;
     }
     res.json({
       status: true,
-      message: live ? `an OTP was sent to ${remitter.mobile}` : `sandbox: the OTP is in sandbox_otp (in live mode it is sent to ${remitter.mobile} by SMS)`,
-      data: { ...view, otp_required: true, otp_expires_at: remitter.otp!.expires_at, ...(live ? {} : { sandbox_otp: otp }) },
+      message: live
+        ? `an OTP was sent to ${remitter.mobile}`
+        : `sandbox: the OTP is in sandbox_otp (in live mode it is sent to ${remitter.mobile} by SMS)`,
+      data: {
+        ...view,
+        otp_required: true,
+        otp_expires_at: remitter.otp!.expires_at,
+        ...(live ? {} : { sandbox_otp: otp }),
+      },
     });
   });
 
@@ -50,7 +70,11 @@ export function dmtRouter(ctx: PaymentsContext): Router {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
     const body = parseWith(otpBody(dmt.otp.digits), req.body ?? {});
     const remitter = await verifyRemitterOtp(ctx, account, body);
-    res.json({ status: true, message: `remitter ${remitter.mobile} verified`, data: remitterView(remitter, dmt, usedMicros(ctx, remitter.mobile, clock.now())) });
+    res.json({
+      status: true,
+      message: `remitter ${remitter.mobile} verified`,
+      data: remitterView(remitter, dmt, usedMicros(ctx, remitter.mobile, clock.now())),
+    });
   });
 
   router.get('/dmt/remitter/:mobile', async (req, res) => {
@@ -58,14 +82,21 @@ export function dmtRouter(ctx: PaymentsContext): Router {
     const mobile = parseWith(z.object({ mobile: mobileSchema }), req.params).mobile;
     await store.readDurable();
     const remitter = requireRemitter(store, account.id, mobile);
-    res.json({ status: true, data: remitterView(remitter, dmt, usedMicros(ctx, mobile, clock.now())) });
+    res.json({
+      status: true,
+      data: remitterView(remitter, dmt, usedMicros(ctx, mobile, clock.now())),
+    });
   });
 
   router.post('/dmt/beneficiary', json, async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
     const body = parseWith(beneficiaryBody, req.body ?? {});
     const bene = await addBeneficiary(ctx, account, body);
-    res.json({ status: true, message: `beneficiary ${bene.name} added`, data: beneficiaryView(bene) });
+    res.json({
+      status: true,
+      message: `beneficiary ${bene.name} added`,
+      data: beneficiaryView(bene),
+    });
   });
 
   router.get('/dmt/beneficiary', async (req, res) => {
@@ -73,7 +104,9 @@ export function dmtRouter(ctx: PaymentsContext): Router {
     const { mobile } = parseWith(beneficiaryListQuery, req.query);
     await store.readDurable();
     const remitter = requireRemitter(store, account.id, mobile);
-    const list = remitter.beneficiary_ids.map((id) => store.get('dmt_beneficiaries', id)).filter((b): b is Beneficiary => b !== undefined);
+    const list = remitter.beneficiary_ids
+      .map((id) => store.get('dmt_beneficiaries', id))
+      .filter((b): b is Beneficiary => b !== undefined);
     res.json({ status: true, data: list.map(beneficiaryView) });
   });
 
@@ -81,14 +114,21 @@ export function dmtRouter(ctx: PaymentsContext): Router {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
     const bene_id = parseWith(z.object({ bene_id: beneIdParam }), req.params).bene_id;
     const removed = await deleteBeneficiary(ctx, account, bene_id);
-    res.json({ status: true, message: `beneficiary ${removed.name} deleted`, data: { bene_id, deleted: true } });
+    res.json({
+      status: true,
+      message: `beneficiary ${removed.name} deleted`,
+      data: { bene_id, deleted: true },
+    });
   });
 
   router.post('/dmt/beneficiary/:bene_id/verify', json, async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
     const bene_id = parseWith(z.object({ bene_id: beneIdParam }), req.params).bene_id;
     const body = parseWith(verifyBody, req.body ?? {});
-    const request = { idempotency_key: idempotencyKey(req, body.client_ref), client_ref: body.client_ref ?? null };
+    const request = {
+      idempotency_key: idempotencyKey(req, body.client_ref),
+      client_ref: body.client_ref ?? null,
+    };
     send(res, await verifyBeneficiary(ctx, account, bene_id, request));
   });
 

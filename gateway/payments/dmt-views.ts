@@ -7,7 +7,11 @@ import { maskAccountNumber, namesMatch } from './dmt.js';
 import { txnAnswer, type Answer } from './engine.js';
 import type { Beneficiary, PaymentTxn, Remitter } from './tables.js';
 
-export function remitterView(remitter: Remitter, settings: PaymentsConfig['dmt'], used_micros: number) {
+export function remitterView(
+  remitter: Remitter,
+  settings: PaymentsConfig['dmt'],
+  used_micros: number,
+) {
   return {
     mobile: remitter.mobile,
     name: remitter.name,
@@ -39,9 +43,17 @@ export function beneficiaryView(bene: Beneficiary) {
 /** The answer of a transfer or a penny drop (the engine stores it as the idempotent reply). */
 export function renderDmt(txn: PaymentTxn, balance_micros: number): Answer {
   const amount = microsToUnits(txn.amount_micros);
-  const refund = txn.refund ? { refund: { posting_id: txn.refund.posting_id, amount: microsToUnits(txn.refund.amount_micros) } } : {};
+  const refund = txn.refund
+    ? {
+        refund: {
+          posting_id: txn.refund.posting_id,
+          amount: microsToUnits(txn.refund.amount_micros),
+        },
+      }
+    : {};
   if (txn.details.kind === 'beneficiary_verification') {
-    const registered_name = typeof txn.result.registered_name === 'string' ? txn.result.registered_name : null;
+    const registered_name =
+      typeof txn.result.registered_name === 'string' ? txn.result.registered_name : null;
     const message =
       txn.status === 'success'
         ? `account ${maskAccountNumber(txn.subject)} verified: registered to ${registered_name}`
@@ -51,7 +63,10 @@ export function renderDmt(txn: PaymentTxn, balance_micros: number): Answer {
     return txnAnswer(txn, message, {
       bene_id: txn.details.bene_id,
       registered_name,
-      name_match: registered_name === null ? null : namesMatch(registered_name, String(txn.details.beneficiary_name)),
+      name_match:
+        registered_name === null
+          ? null
+          : namesMatch(registered_name, String(txn.details.beneficiary_name)),
       verified: txn.status === 'success',
       status: txn.status,
       fee: amount,

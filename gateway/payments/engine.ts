@@ -5,9 +5,23 @@
 import type { Logger } from '../log.js';
 import type { Clock } from '../kernel/clock.js';
 import { ServiceError } from '../kernel/errors.js';
-import { InsufficientBalanceError, balanceMicros, captureHold, creditWallet, debitWallet, openHold, voidHold } from '../ledger/ledger.js';
+import {
+  InsufficientBalanceError,
+  balanceMicros,
+  captureHold,
+  creditWallet,
+  debitWallet,
+  openHold,
+  voidHold,
+} from '../ledger/ledger.js';
 import { ChainAbortedError, callWithTimeout, runChain, type Attempt } from '../providers/chain.js';
-import type { PaymentProvider, PaymentService, ProviderRequest, ProviderResult, StatusResult } from '../providers/types.js';
+import type {
+  PaymentProvider,
+  PaymentService,
+  ProviderRequest,
+  ProviderResult,
+  StatusResult,
+} from '../providers/types.js';
 import type { Store, Tx } from '../store/store.js';
 import type { Account, IdempotencyRecord } from '../store/state.js';
 import { newId } from '../util/ids.js';
@@ -18,8 +32,17 @@ import type { PaymentTxn } from './tables.js';
 import { backoffMs, transition } from './transactions.js';
 
 /** What a service asks the engine to do; the money fields mean what they mean on the transaction it becomes. */
-export interface PaymentIntent
-  extends Pick<PaymentTxn, 'amount_micros' | 'charges_micros' | 'commission_micros' | 'pay_to' | 'subject' | 'details' | 'provider_params' | 'client_ref'> {
+export interface PaymentIntent extends Pick<
+  PaymentTxn,
+  | 'amount_micros'
+  | 'charges_micros'
+  | 'commission_micros'
+  | 'pay_to'
+  | 'subject'
+  | 'details'
+  | 'provider_params'
+  | 'client_ref'
+> {
   account: Account;
   service: PaymentService;
   /** From the Idempotency-Key header or the body's client_ref. */
@@ -45,7 +68,10 @@ export type Renderer = (txn: PaymentTxn, balance_micros: number) => Answer;
 
 /** The answer each money service gives for its transaction: ok unless it failed, a message, its id, the service's data. */
 export function txnAnswer(txn: PaymentTxn, message: string, data: Record<string, unknown>): Answer {
-  return { http_status: 200, body: { status: txn.status !== 'failed', message, txn_id: txn.id, data } };
+  return {
+    http_status: 200,
+    body: { status: txn.status !== 'failed', message, txn_id: txn.id, data },
+  };
 }
 
 export interface EngineHooks {
@@ -123,51 +149,76 @@ export class PaymentEngine {
   // ---- the request path -------------------------------------------------------------
 
   async submit(intent: PaymentIntent): Promise<Answer> {
-    if (this.shutdown.signal.aborted) throw new ServiceError('unavailable', 'shutting_down', 'the gateway is shutting down; retry shortly');
+    if (this.shutdown.signal.aborted)
+      throw new ServiceError(
+        'unavailable',
+        'shutting_down',
+        'the gateway is shutting down; retry shortly',
+      );
     const providers = this.deps.providers[intent.service];
-    if (providers.length === 0) throw new ServiceError('unavailable', 'no_provider', `no ${intent.service} provider is configured`);
+    if (providers.length === 0)
+      throw new ServiceError(
+        'unavailable',
+        'no_provider',
+        `no ${intent.service} provider is configured`,
+      );
     const render = this.renderer(intent.service);
-    const idempotency_id = intent.idempotency_key ? payIdempotencyId(intent.account.id, intent.idempotency_key) : null;
+    const idempotency_id = intent.idempotency_key
+      ? payIdempotencyId(intent.account.id, intent.idempotency_key)
+      : null;
     let resolveAnswer: (answer: Answer) => void = () => {};
     const answer_promise = new Promise<Answer>((resolve) => (resolveAnswer = resolve));
 
-    const opened = await this.deps.store.transact((tx): { replay: Answer | Promise<Answer> | PaymentTxn; txn: null } | { replay: null; txn: PaymentTxn } => {
-      if (idempotency_id) {
-        const seen = tx.get('idempotency', idempotency_id);
-        // A record past its window no longer applies: the key starts afresh (and is overwritten below).
-        if (seen && !this.idempotencyExpired(idempotency_id, seen, tx.now.getTime())) {
-          if (seen.request_hash !== intent.request_hash) {
-            throw new ServiceError('conflict', 'idempotency_conflict', 'this idempotency key was used for a different request', 'Idempotency-Key');
+    const opened = await this.deps.store.transact(
+      (
+        tx,
+      ):
+        | { replay: Answer | Promise<Answer> | PaymentTxn; txn: null }
+        | { replay: null; txn: PaymentTxn } => {
+        if (idempotency_id) {
+          const seen = tx.get('idempotency', idempotency_id);
+          // A record past its window no longer applies: the key starts afresh (and is overwritten below).
+          if (seen && !this.idempotencyExpired(idempotency_id, seen, tx.now.getTime())) {
+            if (seen.request_hash !== intent.request_hash) {
+              throw new ServiceError(
+                'conflict',
+                'idempotency_conflict',
+                'this idempotency key was used for a different request',
+                'Idempotency-Key',
+              );
+            }
+            if (seen.status !== IDEMPOTENCY_IN_FLIGHT)
+              return { replay: { http_status: seen.status, body: seen.body }, txn: null };
+            const txn_id = (seen.body as { txn_id: string }).txn_id;
+            const answering = this.answering.get(idempotency_id);
+            return { replay: answering ?? tx.get('payment_txns', txn_id)!, txn: null };
           }
-          if (seen.status !== IDEMPOTENCY_IN_FLIGHT) return { replay: { http_status: seen.status, body: seen.body }, txn: null };
-          const txn_id = (seen.body as { txn_id: string }).txn_id;
-          const answering = this.answering.get(idempotency_id);
-          return { replay: answering ?? tx.get('payment_txns', txn_id)!, txn: null };
         }
-      }
-      if (!idempotency_id && !intent.allow_duplicate) this.refuseDuplicate(intent, tx.now.getTime());
-      const txn_id = newId('txn');
-      intent.reserve?.(tx, txn_id);
-      const hold = openIntentHold(tx, intent, txn_id);
-      const at = tx.now.toISOString();
-      const txn = newPendingTxn(intent, txn_id, hold.id, at);
-      tx.set('payment_txns', txn.id, txn);
-      if (idempotency_id) {
-        tx.set('idempotency', idempotency_id, {
-          key: idempotency_id,
-          request_hash: intent.request_hash,
-          status: IDEMPOTENCY_IN_FLIGHT,
-          body: { txn_id },
-          created_at: at,
-        });
-        this.answering.set(idempotency_id, answer_promise);
-      }
-      // In-memory bookkeeping last: nothing after it can throw and roll the commit back.
-      this.noteRecent(txn, tx.now.getTime());
-      this.pending.add(txn.id);
-      this.submitting.add(txn.id);
-      return { replay: null, txn };
-    });
+        if (!idempotency_id && !intent.allow_duplicate)
+          this.refuseDuplicate(intent, tx.now.getTime());
+        const txn_id = newId('txn');
+        intent.reserve?.(tx, txn_id);
+        const hold = openIntentHold(tx, intent, txn_id);
+        const at = tx.now.toISOString();
+        const txn = newPendingTxn(intent, txn_id, hold.id, at);
+        tx.set('payment_txns', txn.id, txn);
+        if (idempotency_id) {
+          tx.set('idempotency', idempotency_id, {
+            key: idempotency_id,
+            request_hash: intent.request_hash,
+            status: IDEMPOTENCY_IN_FLIGHT,
+            body: { txn_id },
+            created_at: at,
+          });
+          this.answering.set(idempotency_id, answer_promise);
+        }
+        // In-memory bookkeeping last: nothing after it can throw and roll the commit back.
+        this.noteRecent(txn, tx.now.getTime());
+        this.pending.add(txn.id);
+        this.submitting.add(txn.id);
+        return { replay: null, txn };
+      },
+    );
 
     if (opened.replay) {
       const replay = await opened.replay;
@@ -193,7 +244,12 @@ export class PaymentEngine {
     }
   }
 
-  private async process(txn: PaymentTxn, providers: PaymentProvider[], render: Renderer, idempotency_id: string | null): Promise<Answer> {
+  private async process(
+    txn: PaymentTxn,
+    providers: PaymentProvider[],
+    render: Renderer,
+    idempotency_id: string | null,
+  ): Promise<Answer> {
     const attempts: Attempt[] = [];
     const request = providerRequest(txn);
     let chain: Awaited<ReturnType<typeof runChain>> | undefined;
@@ -203,7 +259,10 @@ export class PaymentEngine {
         signal: this.shutdown.signal,
         beforeAttempt: async (attempt) => {
           attempts.push(attempt);
-          await this.update(txn.id, (current) => ({ ...current, attempts: attempts.map((a) => ({ ...a })) }));
+          await this.update(txn.id, (current) => ({
+            ...current,
+            attempts: attempts.map((a) => ({ ...a })),
+          }));
         },
         afterAttempt: () => {},
       });
@@ -215,7 +274,8 @@ export class PaymentEngine {
         const next: PaymentTxn = {
           ...current,
           attempts: attempts.map((a) => ({ ...a })),
-          message: 'pending: the gateway restarted while a provider was being asked; the status will be checked',
+          message:
+            'pending: the gateway restarted while a provider was being asked; the status will be checked',
           checks: { ...current.checks, next_at: tx.now.toISOString() },
         };
         tx.set('payment_txns', next.id, next);
@@ -223,9 +283,17 @@ export class PaymentEngine {
       });
     }
     return this.deps.store.transact((tx) => {
-      let current: PaymentTxn = { ...tx.get('payment_txns', txn.id)!, attempts: attempts.map((a) => ({ ...a })) };
+      let current: PaymentTxn = {
+        ...tx.get('payment_txns', txn.id)!,
+        attempts: attempts.map((a) => ({ ...a })),
+      };
       if (!chain.result) {
-        current = this.fail(tx, current, 'every provider failed or timed out; the amount was refunded', 'all providers unavailable');
+        current = this.fail(
+          tx,
+          current,
+          'every provider failed or timed out; the amount was refunded',
+          'all providers unavailable',
+        );
       } else {
         current = this.applyResult(tx, current, chain.result, chain.provider);
       }
@@ -233,38 +301,78 @@ export class PaymentEngine {
     });
   }
 
-  private storeAnswer(tx: Tx, txn: PaymentTxn, render: Renderer, idempotency_id: string | null): Answer {
+  private storeAnswer(
+    tx: Tx,
+    txn: PaymentTxn,
+    render: Renderer,
+    idempotency_id: string | null,
+  ): Answer {
     const answer = render(txn, balanceMicros(tx.state, txn.account_id));
     if (idempotency_id) {
       const record = tx.get('idempotency', idempotency_id)!;
-      tx.set('idempotency', idempotency_id, { ...record, status: answer.http_status, body: answer.body });
+      tx.set('idempotency', idempotency_id, {
+        ...record,
+        status: answer.http_status,
+        body: answer.body,
+      });
     }
     return answer;
   }
 
   // ---- outcomes (inside a transaction) -----------------------------------------------
 
-  private applyResult(tx: Tx, txn: PaymentTxn, result: ProviderResult, provider: string): PaymentTxn {
-    const base: PaymentTxn = { ...txn, provider, provider_ref: result.provider_ref ?? txn.provider_ref };
-    if (result.outcome === 'success') return this.succeed(tx, base, result.message, result.data ?? {});
+  private applyResult(
+    tx: Tx,
+    txn: PaymentTxn,
+    result: ProviderResult,
+    provider: string,
+  ): PaymentTxn {
+    const base: PaymentTxn = {
+      ...txn,
+      provider,
+      provider_ref: result.provider_ref ?? txn.provider_ref,
+    };
+    if (result.outcome === 'success')
+      return this.succeed(tx, base, result.message, result.data ?? {});
     if (result.outcome === 'failed') {
-      const declined = result.code ? { ...base, result: { ...base.result, decline_code: result.code } } : base;
-      return this.fail(tx, declined, `declined: ${result.message}; the amount was refunded`, `declined by ${provider}`);
+      const declined = result.code
+        ? { ...base, result: { ...base.result, decline_code: result.code } }
+        : base;
+      return this.fail(
+        tx,
+        declined,
+        `declined: ${result.message}; the amount was refunded`,
+        `declined by ${provider}`,
+      );
     }
     const at = tx.now.toISOString();
     const next: PaymentTxn = {
       ...transition(base, 'pending', at, `accepted by ${provider}; awaiting the final status`),
       stage: 'awaiting_status',
       message: `pending at ${provider}: ${result.message}`,
-      checks: { ...base.checks, next_at: new Date(tx.now.getTime() + this.deps.config.reconcile.first_check_ms).toISOString() },
+      checks: {
+        ...base.checks,
+        next_at: new Date(
+          tx.now.getTime() + this.deps.config.reconcile.first_check_ms,
+        ).toISOString(),
+      },
     };
     tx.set('payment_txns', next.id, next);
     return next;
   }
 
-  private succeed(tx: Tx, txn: PaymentTxn, message: string, data: Record<string, string | number>): PaymentTxn {
+  private succeed(
+    tx: Tx,
+    txn: PaymentTxn,
+    message: string,
+    data: Record<string, string | number>,
+  ): PaymentTxn {
     const at = tx.now.toISOString();
-    const capture = captureHold(tx, txn.hold_id, { amount_micros: txn.amount_micros, to: txn.pay_to, memo: `${txn.service} ${txn.id}` });
+    const capture = captureHold(tx, txn.hold_id, {
+      amount_micros: txn.amount_micros,
+      to: txn.pay_to,
+      memo: `${txn.service} ${txn.id}`,
+    });
     const postings: PaymentTxn['postings'] = { ...txn.postings, capture: capture.id };
     if (txn.charges_micros > 0) {
       postings.charges = debitWallet(tx, {
@@ -284,7 +392,12 @@ export class PaymentEngine {
         ref: txn.id,
       }).id;
     }
-    const next: PaymentTxn = { ...transition(txn, 'success', at, message), message: 'success', result: { ...txn.result, ...data }, postings };
+    const next: PaymentTxn = {
+      ...transition(txn, 'success', at, message),
+      message: 'success',
+      result: { ...txn.result, ...data },
+      postings,
+    };
     tx.set('payment_txns', next.id, next);
     this.pending.delete(next.id);
     this.deps.hooks.onFinal(tx, next);
@@ -328,20 +441,30 @@ export class PaymentEngine {
 
   // ---- the duplicate window -------------------------------------------------------------
 
-  private recentKey(account_id: string, service: string, subject: string, amount_micros: number): string {
+  private recentKey(
+    account_id: string,
+    service: string,
+    subject: string,
+    amount_micros: number,
+  ): string {
     return `${account_id}:${service}:${subject}:${amount_micros}`;
   }
 
   private noteRecent(txn: PaymentTxn, at_ms: number): void {
     if (this.deps.config.duplicate_window_ms === 0) return;
-    this.recent.set(this.recentKey(txn.account_id, txn.service, txn.subject, txn.amount_micros), { txn_id: txn.id, at_ms });
+    this.recent.set(this.recentKey(txn.account_id, txn.service, txn.subject, txn.amount_micros), {
+      txn_id: txn.id,
+      at_ms,
+    });
   }
 
   /** A pending or successful twin within the window is a likely double submission; a failed one is not. */
   private refuseDuplicate(intent: PaymentIntent, now_ms: number): void {
     const window_ms = this.deps.config.duplicate_window_ms;
     if (window_ms === 0) return;
-    const seen = this.recent.get(this.recentKey(intent.account.id, intent.service, intent.subject, intent.amount_micros));
+    const seen = this.recent.get(
+      this.recentKey(intent.account.id, intent.service, intent.subject, intent.amount_micros),
+    );
     if (!seen || now_ms - seen.at_ms >= window_ms) return;
     const twin = this.deps.store.get('payment_txns', seen.txn_id);
     if (!twin || twin.status === 'failed') return;
@@ -359,7 +482,8 @@ export class PaymentEngine {
   reconcileDue(): void {
     const now_ms = this.deps.clock.now().getTime();
     const window_ms = this.deps.config.duplicate_window_ms;
-    for (const [key, seen] of this.recent) if (now_ms - seen.at_ms >= window_ms) this.recent.delete(key);
+    for (const [key, seen] of this.recent)
+      if (now_ms - seen.at_ms >= window_ms) this.recent.delete(key);
     for (const txn_id of this.pending) {
       if (this.checking.size >= this.deps.config.reconcile.concurrency) return;
       if (this.submitting.has(txn_id) || this.checking.has(txn_id)) continue;
@@ -374,7 +498,12 @@ export class PaymentEngine {
       // it is taken over only once that submission has had every provider's timeout (its
       // gateway died), never while a provider may still be answering it.
       const learned_ms = this.learned.get(txn_id);
-      if (learned_ms !== undefined && txn.checks.next_at === null && now_ms < learned_ms + this.takeoverMs(txn)) continue;
+      if (
+        learned_ms !== undefined &&
+        txn.checks.next_at === null &&
+        now_ms < learned_ms + this.takeoverMs(txn)
+      )
+        continue;
       let due_ms = txn.checks.next_at === null ? 0 : Date.parse(txn.checks.next_at);
       if (this.from_before_start.has(txn_id)) due_ms = Math.min(due_ms, this.restart_check_ms);
       if (due_ms > now_ms) continue;
@@ -392,7 +521,10 @@ export class PaymentEngine {
   }
 
   private takeoverMs(txn: PaymentTxn): number {
-    return this.deps.config.reconcile.first_check_ms + this.deps.providers[txn.service].reduce((sum, provider) => sum + provider.timeout_ms, 0);
+    return (
+      this.deps.config.reconcile.first_check_ms +
+      this.deps.providers[txn.service].reduce((sum, provider) => sum + provider.timeout_ms, 0)
+    );
   }
 
   /** Asks the provider that has (or may have) the transaction, and acts only on its answer. */
@@ -405,7 +537,12 @@ export class PaymentEngine {
       await this.deps.store.transact((tx) => {
         const current = tx.get('payment_txns', txn.id)!;
         if (current.status !== 'pending') return;
-        this.fail(tx, current, 'no provider received this transaction; the amount was refunded', 'never reached a provider');
+        this.fail(
+          tx,
+          current,
+          'no provider received this transaction; the amount was refunded',
+          'never reached a provider',
+        );
       });
       return;
     }
@@ -419,51 +556,107 @@ export class PaymentEngine {
       const checked: PaymentTxn = {
         ...current,
         provider: current.provider ?? asked,
-        checks: { ...current.checks, count: current.checks.count + 1, last_at: at, last_result: answer ? answer.outcome : `error: ${error_text}` },
+        checks: {
+          ...current.checks,
+          count: current.checks.count + 1,
+          last_at: at,
+          last_result: answer ? answer.outcome : `error: ${error_text}`,
+        },
       };
       const in_flight = lastInFlight(checked);
       const resolveInFlight = (outcome: Attempt['outcome'], message: string): PaymentTxn => {
         if (!in_flight) return checked;
-        const attempts = checked.attempts.map((a) => (a === in_flight ? { ...a, outcome, message, finished_at: at } : a));
+        const attempts = checked.attempts.map((a) =>
+          a === in_flight ? { ...a, outcome, message, finished_at: at } : a,
+        );
         return { ...checked, attempts };
       };
       if (answer && (answer.outcome === 'success' || answer.outcome === 'failed')) {
         const base = resolveInFlight(answer.outcome, `by status check: ${answer.message}`);
         const code = answer.outcome === 'failed' ? answer.code : undefined;
-        const with_ref = { ...base, provider_ref: answer.provider_ref ?? base.provider_ref, result: code ? { ...base.result, decline_code: code } : base.result };
-        if (answer.outcome === 'success') this.succeed(tx, with_ref, `${answer.message} (status check ${checked.checks.count})`, answer.data ?? {});
-        else this.fail(tx, with_ref, `failed at ${asked}: ${answer.message}; the amount was refunded`, `failed at ${asked} (status check ${checked.checks.count})`);
+        const with_ref = {
+          ...base,
+          provider_ref: answer.provider_ref ?? base.provider_ref,
+          result: code ? { ...base.result, decline_code: code } : base.result,
+        };
+        if (answer.outcome === 'success')
+          this.succeed(
+            tx,
+            with_ref,
+            `${answer.message} (status check ${checked.checks.count})`,
+            answer.data ?? {},
+          );
+        else
+          this.fail(
+            tx,
+            with_ref,
+            `failed at ${asked}: ${answer.message}; the amount was refunded`,
+            `failed at ${asked} (status check ${checked.checks.count})`,
+          );
         return;
       }
       const started = in_flight?.started_at ?? current.created_at;
-      if (answer?.outcome === 'not_found' && tx.now.getTime() - Date.parse(started) >= config.reconcile.not_found_grace_ms) {
+      if (
+        answer?.outcome === 'not_found' &&
+        tx.now.getTime() - Date.parse(started) >= config.reconcile.not_found_grace_ms
+      ) {
         const base = resolveInFlight('unavailable', `by status check: ${answer.message}`);
-        this.fail(tx, base, `${asked} has no record of this transaction; the amount was refunded`, `not found at ${asked}`);
+        this.fail(
+          tx,
+          base,
+          `${asked} has no record of this transaction; the amount was refunded`,
+          `not found at ${asked}`,
+        );
         return;
       }
-      const still = answer?.outcome === 'pending' ? { ...resolveInFlight('pending', `by status check: ${answer.message}`), provider_ref: answer.provider_ref ?? checked.provider_ref } : checked;
+      const still =
+        answer?.outcome === 'pending'
+          ? {
+              ...resolveInFlight('pending', `by status check: ${answer.message}`),
+              provider_ref: answer.provider_ref ?? checked.provider_ref,
+            }
+          : checked;
       const stalled = checked.checks.count >= config.reconcile.max_checks;
-      const delay_ms = backoffMs(checked.checks.count, config.reconcile.first_check_ms, config.reconcile.max_backoff_ms);
+      const delay_ms = backoffMs(
+        checked.checks.count,
+        config.reconcile.first_check_ms,
+        config.reconcile.max_backoff_ms,
+      );
       const next: PaymentTxn = {
         ...still,
         stage: 'awaiting_status',
         updated_at: at,
-        checks: { ...checked.checks, stalled, next_at: stalled ? null : new Date(tx.now.getTime() + delay_ms).toISOString() },
+        checks: {
+          ...checked.checks,
+          stalled,
+          next_at: stalled ? null : new Date(tx.now.getTime() + delay_ms).toISOString(),
+        },
       };
       tx.set('payment_txns', next.id, next);
-      if (stalled) logger.error({ msg: 'status checks exhausted; the transaction needs an operator', txn_id: next.id, checks: next.checks.count });
+      if (stalled)
+        logger.error({
+          msg: 'status checks exhausted; the transaction needs an operator',
+          txn_id: next.id,
+          checks: next.checks.count,
+        });
     });
   }
 
   /** The status `asked` gives of `txn`, or why there is none; 'shutdown' when the engine stopped meanwhile. */
-  private async askStatus(txn: PaymentTxn, asked: string): Promise<{ answer: StatusResult | null; error_text: string | null } | 'shutdown'> {
+  private async askStatus(
+    txn: PaymentTxn,
+    asked: string,
+  ): Promise<{ answer: StatusResult | null; error_text: string | null } | 'shutdown'> {
     const provider = this.deps.providers[txn.service].find((p) => p.name === asked);
     if (!provider) return { answer: null, error_text: `provider ${asked} is no longer configured` };
     try {
       const answer = await callWithTimeout(provider.timeout_ms, this.shutdown.signal, (signal) =>
         provider.status({ ...providerRequest(txn), provider_ref: txn.provider_ref }, signal),
       );
-      return { answer, error_text: answer === null ? `no answer in ${provider.timeout_ms} ms` : null };
+      return {
+        answer,
+        error_text: answer === null ? `no answer in ${provider.timeout_ms} ms` : null,
+      };
     } catch (error) {
       if (this.shutdown.signal.aborted) return 'shutdown';
       return { answer: null, error_text: (error as Error).message.slice(0, 300) };
@@ -472,7 +665,15 @@ export class PaymentEngine {
 
   /** Re-arms status checks of a stalled transaction (admin). */
   async rearm(txn_id: string): Promise<PaymentTxn> {
-    const next = await this.update(txn_id, (txn) => ({ ...txn, checks: { ...txn.checks, stalled: false, count: 0, next_at: this.deps.clock.now().toISOString() } }));
+    const next = await this.update(txn_id, (txn) => ({
+      ...txn,
+      checks: {
+        ...txn.checks,
+        stalled: false,
+        count: 0,
+        next_at: this.deps.clock.now().toISOString(),
+      },
+    }));
     if (next.status === 'pending') this.pending.add(txn_id);
     return next;
   }
@@ -518,7 +719,11 @@ function lastInFlight(txn: PaymentTxn): Attempt | undefined {
 }
 
 /** The hold of a payment's amount plus charges; a wallet too low is the caller's 402. */
-function openIntentHold(tx: Tx, intent: PaymentIntent, txn_id: string): ReturnType<typeof openHold> {
+function openIntentHold(
+  tx: Tx,
+  intent: PaymentIntent,
+  txn_id: string,
+): ReturnType<typeof openHold> {
   try {
     return openHold(tx, {
       account_id: intent.account.id,
@@ -539,7 +744,12 @@ function openIntentHold(tx: Tx, intent: PaymentIntent, txn_id: string): ReturnTy
 }
 
 /** A transaction as it is accepted: pending, its amount held, no provider asked yet. */
-function newPendingTxn(intent: PaymentIntent, txn_id: string, hold_id: string, at: string): PaymentTxn {
+function newPendingTxn(
+  intent: PaymentIntent,
+  txn_id: string,
+  hold_id: string,
+  at: string,
+): PaymentTxn {
   return {
     id: txn_id,
     account_id: intent.account.id,

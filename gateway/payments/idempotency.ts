@@ -18,7 +18,11 @@ export function payIdempotencyId(account_id: string, key: string): string {
  * Whether a record is past `payments.idempotency_window_ms`, counted from its first use.
  * A window of 0 keeps every record forever; a record whose time does not parse is kept.
  */
-export function idempotencyExpired(record: Pick<IdempotencyRecord, 'created_at'>, now_ms: number, window_ms: number): boolean {
+export function idempotencyExpired(
+  record: Pick<IdempotencyRecord, 'created_at'>,
+  now_ms: number,
+  window_ms: number,
+): boolean {
   if (window_ms === 0) return false;
   return now_ms - Date.parse(record.created_at) >= window_ms;
 }

@@ -45,7 +45,11 @@ export interface Payments {
   /** The /api and payments /admin routes for GET /openapi.json. */
   route_docs: RouteDoc[];
   /** One report, exactly as GET /api/reports/:report computes it (the dashboard renders the same rows). */
-  report(name: ReportName, query: Record<string, unknown>, scope: Scope): Promise<{ result: ReportResult; format: 'json' | 'csv' }>;
+  report(
+    name: ReportName,
+    query: Record<string, unknown>,
+    scope: Scope,
+  ): Promise<{ result: ReportResult; format: 'json' | 'csv' }>;
   /** One pruning pass now (start() also runs one every `payments.prune.interval_ms`). */
   prune(): Promise<PruneCounts>;
   start(): void;
@@ -53,7 +57,10 @@ export interface Payments {
 }
 
 /** The providers room's lists and SMS sender (main.ts builds it); what is missing is built from the config. */
-type Options = { providers?: Partial<Record<PaymentService, PaymentProvider[]>>; sms?: SmsSender | null };
+type Options = {
+  providers?: Partial<Record<PaymentService, PaymentProvider[]>>;
+  sms?: SmsSender | null;
+};
 
 export function createPayments(deps: RoomDeps, options: Options = {}): Payments {
   const { store, logger, clock, config } = deps;
@@ -62,19 +69,40 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   // The admin's eKYC list by status reads its page, not the table (built here, before any request).
   store.indexBy('kyc_submissions', 'status');
   const payments = config.payments;
-  const { lists: providers, sms } = createProviders(deps, { lists: options.providers, sms: options.sms });
-  if (config.mode === 'live' && !sms) logger.warn({ msg: 'no SMS sender is configured (payments.dmt.otp.sms): remitters cannot be registered in live mode' });
+  const { lists: providers, sms } = createProviders(deps, {
+    lists: options.providers,
+    sms: options.sms,
+  });
+  if (config.mode === 'live' && !sms)
+    logger.warn({
+      msg: 'no SMS sender is configured (payments.dmt.otp.sms): remitters cannot be registered in live mode',
+    });
   /** Each service's own bookkeeping in the commit that makes one of its transactions final. */
-  const onFinal: Partial<Record<PaymentService, (tx: Tx, txn: PaymentTxn) => void>> = { dmt: dmtOnFinal, bills: billsOnFinal };
+  const onFinal: Partial<Record<PaymentService, (tx: Tx, txn: PaymentTxn) => void>> = {
+    dmt: dmtOnFinal,
+    bills: billsOnFinal,
+  };
   const stopping: Array<() => void> = [];
-  const webhooks = new WebhookSender({ store, logger, clock, config: payments, mode: config.mode, sealer: deps.sealer });
+  const webhooks = new WebhookSender({
+    store,
+    logger,
+    clock,
+    config: payments,
+    mode: config.mode,
+    sealer: deps.sealer,
+  });
   const engine = new PaymentEngine({
     store,
     logger,
     clock,
     config: payments,
     providers,
-    renderers: { recharge: renderRecharge, dmt: renderDmt, pan: renderPan, bills: renderBillFactory(deps.public_url) },
+    renderers: {
+      recharge: renderRecharge,
+      dmt: renderDmt,
+      pan: renderPan,
+      bills: renderBillFactory(deps.public_url),
+    },
     hooks: {
       onFinal: (tx, txn) => {
         onFinal[txn.service]?.(tx, txn);
@@ -92,7 +120,15 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     }
   });
   const pruner = prunerOf(deps, engine);
-  const ctx: PaymentsContext = { ...deps, settings: payments, engine, webhooks, providers, sms, onStop: (fn) => stopping.push(fn) };
+  const ctx: PaymentsContext = {
+    ...deps,
+    settings: payments,
+    engine,
+    webhooks,
+    providers,
+    sms,
+    onStop: (fn) => stopping.push(fn),
+  };
   const reports = reportsRouter(ctx);
   return {
     api: apiRouter(ctx, reports.api),
@@ -120,16 +156,30 @@ function prunerOf(deps: RoomDeps, engine: PaymentEngine): Pruner {
     batch_size: payments.prune.batch_size,
     targets: [
       ...(payments.idempotency_window_ms > 0
-        ? [pruneTarget({ table: 'idempotency', expired: (id, record, tx) => engine.idempotencyExpired(id, record, tx.now.getTime()) })]
+        ? [
+            pruneTarget({
+              table: 'idempotency',
+              expired: (id, record, tx) => engine.idempotencyExpired(id, record, tx.now.getTime()),
+            }),
+          ]
         : []),
-      pruneTarget({ table: 'dmt_usage', expired: (id) => usageMonthOver(id, clock.now(), payments.dmt.utc_offset_minutes) }),
-      pruneTarget({ table: 'bill_fetches', expired: (_id, bill, tx) => billFetchExpired(bill, tx.now.getTime()) }),
+      pruneTarget({
+        table: 'dmt_usage',
+        expired: (id) => usageMonthOver(id, clock.now(), payments.dmt.utc_offset_minutes),
+      }),
+      pruneTarget({
+        table: 'bill_fetches',
+        expired: (_id, bill, tx) => billFetchExpired(bill, tx.now.getTime()),
+      }),
     ],
   });
 }
 
 function apiRouter(ctx: PaymentsContext, reports: Router): Router {
-  const signing = new RequestSigning({ now_ms: () => ctx.clock.now().getTime(), sealer: ctx.sealer });
+  const signing = new RequestSigning({
+    now_ms: () => ctx.clock.now().getTime(),
+    sealer: ctx.sealer,
+  });
   const api = Router();
   api.use(signing.install); // authorize checks signed accounts' requests with it
   api.use(apiLog(ctx.store, ctx.logger));
@@ -145,7 +195,11 @@ function apiRouter(ctx: PaymentsContext, reports: Router): Router {
 }
 
 /** The room's background work: status checks of pending transactions, webhooks, pruning. */
-function background(ctx: PaymentsContext, pruner: Pruner, stopping: Array<() => void>): Pick<Payments, 'prune' | 'start' | 'stop'> {
+function background(
+  ctx: PaymentsContext,
+  pruner: Pruner,
+  stopping: Array<() => void>,
+): Pick<Payments, 'prune' | 'start' | 'stop'> {
   const { engine, webhooks, logger, settings } = ctx;
   let timer: NodeJS.Timeout | null = null;
   let prune_timer: NodeJS.Timeout | null = null;
@@ -171,7 +225,10 @@ function background(ctx: PaymentsContext, pruner: Pruner, stopping: Array<() => 
       if (timer || stopped) return;
       timer = setInterval(tick, settings.tick_ms);
       timer.unref();
-      prune_timer = setInterval(() => void (ctx.store.isLeader() ? prune() : null), settings.prune.interval_ms);
+      prune_timer = setInterval(
+        () => void (ctx.store.isLeader() ? prune() : null),
+        settings.prune.interval_ms,
+      );
       prune_timer.unref();
       tick();
     },

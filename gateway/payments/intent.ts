@@ -15,14 +15,22 @@ export function idempotencyKey(req: Request, client_ref: string | undefined): st
   const header = req.headers['idempotency-key'];
   if (header === undefined) return client_ref ?? null;
   if (typeof header !== 'string' || !KEY_TEXT.test(header)) {
-    throw badRequest('Idempotency-Key must be 1–128 printable characters without spaces', 'Idempotency-Key', 'invalid_value');
+    throw badRequest(
+      'Idempotency-Key must be 1–128 printable characters without spaces',
+      'Idempotency-Key',
+      'invalid_value',
+    );
   }
   return header;
 }
 
 export function requestHash(route: string, canonical: Record<string, unknown>): string {
-  const sorted = Object.fromEntries(Object.entries(canonical).sort(([a], [b]) => a.localeCompare(b)));
-  return createHash('sha256').update(`${route}\n${JSON.stringify(sorted)}`).digest('hex');
+  const sorted = Object.fromEntries(
+    Object.entries(canonical).sort(([a], [b]) => a.localeCompare(b)),
+  );
+  return createHash('sha256')
+    .update(`${route}\n${JSON.stringify(sorted)}`)
+    .digest('hex');
 }
 
 /** Commission in micro-units, rounded down to the paisa (10,000 micro-units). */
@@ -36,7 +44,10 @@ export function commissionMicros(amount_micros: number, commission_bp: number): 
  * `flat` plus `pct` of the amount rounded half up to the paisa, then kept within min..max.
  * null when no slab covers the amount.
  */
-export function slabChargesMicros(amount_micros: number, slabs: readonly ChargeSlab[]): number | null {
+export function slabChargesMicros(
+  amount_micros: number,
+  slabs: readonly ChargeSlab[],
+): number | null {
   const slab = slabs.find((s) => amount_micros <= s.up_to);
   if (!slab) return null;
   const scaled = BigInt(amount_micros) * BigInt(slab.pct); // micro-units × basis points

@@ -16,26 +16,32 @@ function pathOnly(req: Request): string {
 export function apiLog(store: Store, logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
-    res.on('close', guarded(onError(logger, 'api log'), () => {
-      const record = {
-        type: API_LOG,
-        ts: new Date().toISOString(),
-        direction: 'inbound',
-        request_id: res.locals.request_id ?? null,
-        account_id: res.locals.account_id ?? null,
-        key_id: res.locals.key_id ?? null,
-        key_prefix: res.locals.key_prefix ?? null,
-        method: req.method,
-        path: pathOnly(req),
-        status: res.statusCode,
-        latency_ms: Math.round(Number(process.hrtime.bigint() - started) / 1e3) / 1e3,
-        ip: clientAddress(req) ?? null,
-        ...(res.locals.txn_id ? { txn_id: res.locals.txn_id } : {}),
-      };
-      store.transact((tx) => tx.history(record)).catch((error: unknown) => {
-        if ((error as Error).name !== 'StoreClosedError') logger.warn({ msg: 'could not write an API log record', err: error });
-      });
-    }));
+    res.on(
+      'close',
+      guarded(onError(logger, 'api log'), () => {
+        const record = {
+          type: API_LOG,
+          ts: new Date().toISOString(),
+          direction: 'inbound',
+          request_id: res.locals.request_id ?? null,
+          account_id: res.locals.account_id ?? null,
+          key_id: res.locals.key_id ?? null,
+          key_prefix: res.locals.key_prefix ?? null,
+          method: req.method,
+          path: pathOnly(req),
+          status: res.statusCode,
+          latency_ms: Math.round(Number(process.hrtime.bigint() - started) / 1e3) / 1e3,
+          ip: clientAddress(req) ?? null,
+          ...(res.locals.txn_id ? { txn_id: res.locals.txn_id } : {}),
+        };
+        store
+          .transact((tx) => tx.history(record))
+          .catch((error: unknown) => {
+            if ((error as Error).name !== 'StoreClosedError')
+              logger.warn({ msg: 'could not write an API log record', err: error });
+          });
+      }),
+    );
     next();
   };
 }
@@ -53,7 +59,11 @@ function details(body: unknown): unknown {
 }
 
 function onError(logger: Logger, what: string) {
-  return (error: unknown) => logger.error({ msg: `the ${what} listener failed; the record is lost, the process goes on`, err: error });
+  return (error: unknown) =>
+    logger.error({
+      msg: `the ${what} listener failed; the record is lost, the process goes on`,
+      err: error,
+    });
 }
 
 export interface AuditEntry {
@@ -87,26 +97,32 @@ export function auditInTx(tx: Tx, req: Request, res: Response, entry: AuditEntry
 export function auditMiddleware(store: Store, logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return next();
-    res.on('finish', guarded(onError(logger, 'audit'), () => {
-      if (res.locals.audited) return;
-      const account_id = /\/accounts\/([^/?]+)/.exec(req.originalUrl)?.[1] ?? null;
-      const record = {
-        type: AUDIT,
-        ts: new Date().toISOString(),
-        actor: 'admin',
-        action: `${req.method} ${pathOnly(req)}`,
-        account_id,
-        method: req.method,
-        path: pathOnly(req),
-        status: res.statusCode,
-        ip: clientAddress(req) ?? null,
-        request_id: res.locals.request_id ?? null,
-        details: details(req.body),
-      };
-      store.transact((tx) => tx.history(record)).catch((error: unknown) => {
-        if ((error as Error).name !== 'StoreClosedError') logger.warn({ msg: 'could not write an audit record', err: error });
-      });
-    }));
+    res.on(
+      'finish',
+      guarded(onError(logger, 'audit'), () => {
+        if (res.locals.audited) return;
+        const account_id = /\/accounts\/([^/?]+)/.exec(req.originalUrl)?.[1] ?? null;
+        const record = {
+          type: AUDIT,
+          ts: new Date().toISOString(),
+          actor: 'admin',
+          action: `${req.method} ${pathOnly(req)}`,
+          account_id,
+          method: req.method,
+          path: pathOnly(req),
+          status: res.statusCode,
+          ip: clientAddress(req) ?? null,
+          request_id: res.locals.request_id ?? null,
+          details: details(req.body),
+        };
+        store
+          .transact((tx) => tx.history(record))
+          .catch((error: unknown) => {
+            if ((error as Error).name !== 'StoreClosedError')
+              logger.warn({ msg: 'could not write an audit record', err: error });
+          });
+      }),
+    );
     next();
   };
 }

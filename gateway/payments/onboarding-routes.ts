@@ -12,7 +12,6 @@ import { registerBody } from './schemas.js';
 import { kycBody, readMultipart, submissionView, type UploadedFile } from './kyc.js';
 import { onboardingCommands } from './onboarding-commands.js';
 
-
 export function onboardingRouter(ctx: PaymentsContext): Router {
   const { store, config, logger, settings } = ctx;
   const router = Router();
@@ -26,12 +25,20 @@ export function onboardingRouter(ctx: PaymentsContext): Router {
     res.status(201).json({
       status: true,
       message: 'registered: submit eKYC next; payments services are activated after its approval',
-      data: { account_id: account.id, api_key: key.key, key_prefix: key.record.prefix, services: account.services, kyc_status: account.kyc_status },
+      data: {
+        account_id: account.id,
+        api_key: key.key,
+        key_prefix: key.record.prefix,
+        services: account.services,
+        kyc_status: account.kyc_status,
+      },
     });
   });
 
   router.post('/kyc', async (req, res) => {
-    const { account } = authorize(store.state, req, res, logger, undefined, { body_read_later: true });
+    const { account } = authorize(store.state, req, res, logger, undefined, {
+      body_read_later: true,
+    });
     // A signed request's body is read here, not before authorize: its signature is settled once it is read.
     const signing = account.signing ? requestSigningOf(res) : null;
     let fields: unknown;
@@ -39,9 +46,17 @@ export function onboardingRouter(ctx: PaymentsContext): Router {
     if (req.is('multipart/form-data')) {
       const bound = settings.kyc.max_files * settings.kyc.max_file_bytes + 64 * 1024;
       if (Number(req.headers['content-length'] ?? 0) > bound) {
-        throw new ApiError(413, 'request_too_large', `the upload is larger than the limit of ${bound} bytes`);
+        throw new ApiError(
+          413,
+          'request_too_large',
+          `the upload is larger than the limit of ${bound} bytes`,
+        );
       }
-      ({ fields, files } = await readMultipart(req, settings.kyc, signing?.waiting(req) ? (chunk) => signing.update(req, chunk) : undefined));
+      ({ fields, files } = await readMultipart(
+        req,
+        settings.kyc,
+        signing?.waiting(req) ? (chunk) => signing.update(req, chunk) : undefined,
+      ));
     } else {
       fields = await parseJson(req, ctx);
       const raw = rawBodyOf(req);
@@ -50,7 +65,11 @@ export function onboardingRouter(ctx: PaymentsContext): Router {
     signing?.settle(req);
     const body = parseWith(kycBody, fields ?? {});
     const submission = await commands.submitKyc(account.id, body, files);
-    res.json({ status: true, message: 'eKYC submitted for review', data: submissionView(submission) });
+    res.json({
+      status: true,
+      message: 'eKYC submitted for review',
+      data: submissionView(submission),
+    });
   });
 
   router.get('/kyc', async (req, res) => {
@@ -65,6 +84,8 @@ export function onboardingRouter(ctx: PaymentsContext): Router {
 
 function parseJson(req: Request, ctx: PaymentsContext): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    jsonBody(ctx.config)(req, req.res!, (error?: unknown) => (error ? reject(error) : resolve(req.body)));
+    jsonBody(ctx.config)(req, req.res!, (error?: unknown) =>
+      error ? reject(error) : resolve(req.body),
+    );
   });
 }

@@ -13,9 +13,15 @@ import type { panBody } from './schemas.js';
 
 type Ctx = Pick<PaymentsContext, 'settings' | 'engine'>;
 
-export function findPan(ctx: Ctx, account: Account, body: z.output<typeof panBody>, idempotency_key: string | null): Promise<Answer> {
+export function findPan(
+  ctx: Ctx,
+  account: Account,
+  body: z.output<typeof panBody>,
+  idempotency_key: string | null,
+): Promise<Answer> {
   const parsed = parsePan(body.pan_number);
-  if ('error' in parsed) throw badRequest(`pan_number: ${parsed.error}`, 'pan_number', 'invalid_pan');
+  if ('error' in parsed)
+    throw badRequest(`pan_number: ${parsed.error}`, 'pan_number', 'invalid_pan');
   const client_ref = body.client_ref ?? null;
   return ctx.engine.submit({
     account,

@@ -21,18 +21,33 @@ export const PAN_HOLDER_TYPES: Readonly<Record<string, string>> = {
 /** A PAN in canonical form (upper case, no spaces), or the reason it is not one. */
 export function parsePan(input: string): { pan: string; type: string } | { error: string } {
   const pan = input.replace(/\s/g, '').toUpperCase();
-  if (!/^[A-Z]{5}[0-9]{4}[A-Z]$/.test(pan)) return { error: 'must be 5 letters, 4 digits and a letter (e.g. ABCPE1234F)' };
+  if (!/^[A-Z]{5}[0-9]{4}[A-Z]$/.test(pan))
+    return { error: 'must be 5 letters, 4 digits and a letter (e.g. ABCPE1234F)' };
   const type = PAN_HOLDER_TYPES[pan[3]!];
-  if (!type) return { error: `the fourth character must be a holder status (${Object.keys(PAN_HOLDER_TYPES).join(', ')}), not ${pan[3]}` };
+  if (!type)
+    return {
+      error: `the fourth character must be a holder status (${Object.keys(PAN_HOLDER_TYPES).join(', ')}), not ${pan[3]}`,
+    };
   return { pan, type };
 }
 
 export function renderPan(txn: PaymentTxn, balance_micros: number): Answer {
   const pan = txn.subject;
-  const extra = { txn_id: txn.id, fee: txn.status === 'success' ? microsToUnits(txn.amount_micros) : 0, balance: microsToUnits(balance_micros) };
+  const extra = {
+    txn_id: txn.id,
+    fee: txn.status === 'success' ? microsToUnits(txn.amount_micros) : 0,
+    balance: microsToUnits(balance_micros),
+  };
   if (txn.status === 'success') {
     // The seed's shape: no message on success; the transaction and the fee ride beside `data`.
-    return { http_status: 200, body: { status: true, data: { pan, name: txn.result.name ?? null, type: txn.details.pan_type }, ...extra } };
+    return {
+      http_status: 200,
+      body: {
+        status: true,
+        data: { pan, name: txn.result.name ?? null, type: txn.details.pan_type },
+        ...extra,
+      },
+    };
   }
   if (txn.status === 'pending') {
     return {
@@ -50,7 +65,9 @@ export function renderPan(txn: PaymentTxn, balance_micros: number): Answer {
     http_status: 200,
     body: {
       status: false,
-      message: not_found ? `no PAN record found for ${pan}; nothing was charged` : `the PAN lookup failed: ${txn.message}; nothing was charged`,
+      message: not_found
+        ? `no PAN record found for ${pan}; nothing was charged`
+        : `the PAN lookup failed: ${txn.message}; nothing was charged`,
       error: { code: not_found ? 'pan_not_found' : 'lookup_failed' },
       data: { pan, status: 'failed' },
       ...extra,

@@ -40,12 +40,22 @@ function num(value: number): string {
   return Number.isInteger(value) ? String(value) : value.toFixed(2);
 }
 
-export function renderPdf(input: { title: string; texts: readonly PdfText[]; lines?: readonly PdfLine[]; created_at: Date }): Buffer {
+export function renderPdf(input: {
+  title: string;
+  texts: readonly PdfText[];
+  lines?: readonly PdfLine[];
+  created_at: Date;
+}): Buffer {
   const content: string[] = [];
-  for (const line of input.lines ?? []) content.push(`0.75 G 0.8 w ${num(line.x1)} ${num(line.y1)} m ${num(line.x2)} ${num(line.y2)} l S`);
+  for (const line of input.lines ?? [])
+    content.push(
+      `0.75 G 0.8 w ${num(line.x1)} ${num(line.y1)} m ${num(line.x2)} ${num(line.y2)} l S`,
+    );
   for (const item of input.texts) {
     const colour = item.muted ? '0.4 g' : '0 g';
-    content.push(`BT ${colour} /${item.bold ? 'F2' : 'F1'} ${num(item.size)} Tf ${num(item.x)} ${num(item.y)} Td ${literal(item.text)} Tj ET`);
+    content.push(
+      `BT ${colour} /${item.bold ? 'F2' : 'F1'} ${num(item.size)} Tf ${num(item.x)} ${num(item.y)} Td ${literal(item.text)} Tj ET`,
+    );
   }
   const stream = content.join('\n');
   const date = input.created_at.toISOString().replace(/[-:T]/g, '').slice(0, 14);

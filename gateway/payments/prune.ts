@@ -73,7 +73,11 @@ export class Pruner {
         const { deleted, scanned } = await store.transact((tx) => {
           let deleted = 0;
           let i = from;
-          for (; i < count && deleted < batch_size && i - from < batch_size * SCAN_PER_DELETE; i++) {
+          for (
+            ;
+            i < count && deleted < batch_size && i - from < batch_size * SCAN_PER_DELETE;
+            i++
+          ) {
             const id = ids[i]!;
             const row = tx.get(table, id);
             if (row === undefined || !target.expired(id, row, tx)) continue;
@@ -91,7 +95,12 @@ export class Pruner {
       }
     }
     if (commits > 0) {
-      logger.info({ msg: 'payments prune', deleted: counts, commits, ms: Math.round(performance.now() - started_ms) });
+      logger.info({
+        msg: 'payments prune',
+        deleted: counts,
+        commits,
+        ms: Math.round(performance.now() - started_ms),
+      });
     }
     return counts;
   }

@@ -9,8 +9,16 @@ export interface ReceiptField {
   value: string;
 }
 
-const amountFormat = new Intl.NumberFormat('en-IN', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-const dateFormat = new Intl.DateTimeFormat('en-IN', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'Asia/Kolkata', hour12: false });
+const amountFormat = new Intl.NumberFormat('en-IN', {
+  minimumFractionDigits: 2,
+  maximumFractionDigits: 2,
+});
+const dateFormat = new Intl.DateTimeFormat('en-IN', {
+  dateStyle: 'medium',
+  timeStyle: 'medium',
+  timeZone: 'Asia/Kolkata',
+  hour12: false,
+});
 
 export function formatAmount(micros: number, currency: string): string {
   return `${currency} ${amountFormat.format(microsToUnits(micros))}`;
@@ -20,7 +28,11 @@ export function formatReceiptDate(iso: string): string {
   return `${dateFormat.format(new Date(iso))} IST`;
 }
 
-const STATUS_TEXT = { success: 'SUCCESS', pending: 'PENDING (awaiting the biller)', failed: 'FAILED (refunded)' } as const;
+const STATUS_TEXT = {
+  success: 'SUCCESS',
+  pending: 'PENDING (awaiting the biller)',
+  failed: 'FAILED (refunded)',
+} as const;
 
 export function receiptFields(txn: PaymentTxn, currency: string): ReceiptField[] {
   const d = txn.details;
@@ -31,26 +43,46 @@ export function receiptFields(txn: PaymentTxn, currency: string): ReceiptField[]
     { label: 'Category', value: String(d.category) },
     { label: 'Consumer number', value: txn.subject },
   ];
-  if (d.customer_name !== undefined) fields.push({ label: 'Customer name', value: String(d.customer_name) });
-  if (d.bill_number !== undefined) fields.push({ label: 'Bill number', value: String(d.bill_number) });
+  if (d.customer_name !== undefined)
+    fields.push({ label: 'Customer name', value: String(d.customer_name) });
+  if (d.bill_number !== undefined)
+    fields.push({ label: 'Bill number', value: String(d.bill_number) });
   if (d.due_date !== undefined) fields.push({ label: 'Due date', value: String(d.due_date) });
   fields.push({ label: 'Amount', value: formatAmount(txn.amount_micros, currency) });
   if (txn.charges_micros > 0) {
     fields.push({ label: 'Convenience fee', value: formatAmount(txn.charges_micros, currency) });
-    fields.push({ label: 'Total', value: formatAmount(txn.amount_micros + txn.charges_micros, currency) });
+    fields.push({
+      label: 'Total',
+      value: formatAmount(txn.amount_micros + txn.charges_micros, currency),
+    });
   }
   fields.push({ label: 'Date', value: formatReceiptDate(txn.created_at) });
-  if (txn.finalized_at) fields.push({ label: txn.status === 'success' ? 'Confirmed' : 'Closed', value: formatReceiptDate(txn.finalized_at) });
-  if (txn.result.biller_ref !== undefined) fields.push({ label: 'Biller reference', value: String(txn.result.biller_ref) });
-  if (txn.refund) fields.push({ label: 'Refunded', value: `${formatAmount(txn.refund.amount_micros, currency)} to the wallet` });
+  if (txn.finalized_at)
+    fields.push({
+      label: txn.status === 'success' ? 'Confirmed' : 'Closed',
+      value: formatReceiptDate(txn.finalized_at),
+    });
+  if (txn.result.biller_ref !== undefined)
+    fields.push({ label: 'Biller reference', value: String(txn.result.biller_ref) });
+  if (txn.refund)
+    fields.push({
+      label: 'Refunded',
+      value: `${formatAmount(txn.refund.amount_micros, currency)} to the wallet`,
+    });
   return fields;
 }
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const escapeHtml = (text: string) =>
+  text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
 
 export function receiptHtml(txn: PaymentTxn, currency: string, pdf_url: string): string {
   const rows = receiptFields(txn, currency)
-    .map((f) => `<tr><th scope="row">${escapeHtml(f.label)}</th><td>${escapeHtml(f.value)}</td></tr>`)
+    .map(
+      (f) => `<tr><th scope="row">${escapeHtml(f.label)}</th><td>${escapeHtml(f.value)}</td></tr>`,
+    )
     .join('\n');
   return `<!doctype html>
 <html lang="en">
@@ -88,14 +120,33 @@ export function receiptPdf(txn: PaymentTxn, currency: string): Buffer {
     { x: left, y: PAGE.height - 80, size: 20, text: 'Bill payment receipt', bold: true },
     { x: left, y: PAGE.height - 102, size: 11, text: 'AIHub payments', muted: true },
   ];
-  const lines: PdfLine[] = [{ x1: left, y1: PAGE.height - 116, x2: PAGE.width - left, y2: PAGE.height - 116 }];
+  const lines: PdfLine[] = [
+    { x1: left, y1: PAGE.height - 116, x2: PAGE.width - left, y2: PAGE.height - 116 },
+  ];
   let y = PAGE.height - 144;
   for (const field of receiptFields(txn, currency)) {
     texts.push({ x: left, y, size: 11, text: field.label, muted: true });
-    texts.push({ x: value_x, y, size: 11, text: field.value, bold: field.label === 'Amount' || field.label === 'Status' });
+    texts.push({
+      x: value_x,
+      y,
+      size: 11,
+      text: field.value,
+      bold: field.label === 'Amount' || field.label === 'Status',
+    });
     y -= 24;
   }
   lines.push({ x1: left, y1: y + 8, x2: PAGE.width - left, y2: y + 8 });
-  texts.push({ x: left, y: y - 14, size: 9, text: 'This receipt was generated by the AIHub gateway for the transaction above.', muted: true });
-  return renderPdf({ title: `Receipt ${txn.id}`, texts, lines, created_at: new Date(txn.updated_at) });
+  texts.push({
+    x: left,
+    y: y - 14,
+    size: 9,
+    text: 'This receipt was generated by the AIHub gateway for the transaction above.',
+    muted: true,
+  });
+  return renderPdf({
+    title: `Receipt ${txn.id}`,
+    texts,
+    lines,
+    created_at: new Date(txn.updated_at),
+  });
 }

@@ -17,12 +17,24 @@ type Ctx = Pick<PaymentsContext, 'settings' | 'engine'>;
 type Operator = PaymentsContext['settings']['operators'][number];
 
 /** The operator and the number as it is sent on: a 400 naming the field when either is wrong. */
-export function checkRecharge(operators: ReadonlyMap<Operator['operator_id'], Operator>, body: z.output<typeof rechargeBody>): { operator: Operator; number: string } {
+export function checkRecharge(
+  operators: ReadonlyMap<Operator['operator_id'], Operator>,
+  body: z.output<typeof rechargeBody>,
+): { operator: Operator; number: string } {
   const operator = operators.get(body.operator_id);
-  if (!operator) throw badRequest(`operator_id: no operator ${body.operator_id}; GET /api/operators lists them`, 'operator_id', 'unknown_operator');
+  if (!operator)
+    throw badRequest(
+      `operator_id: no operator ${body.operator_id}; GET /api/operators lists them`,
+      'operator_id',
+      'unknown_operator',
+    );
   const number = operator.mobile ? normalizeMobile(body.number) : body.number.replace(/\s/g, '');
   if (!new RegExp(operator.number_pattern).test(number)) {
-    throw badRequest(`number: not a valid ${operator.number_label} for ${operator.name}`, 'number', 'invalid_number');
+    throw badRequest(
+      `number: not a valid ${operator.number_label} for ${operator.name}`,
+      'number',
+      'invalid_number',
+    );
   }
   if (body.amount < operator.min_amount_micros || body.amount > operator.max_amount_micros) {
     throw badRequest(
@@ -35,7 +47,11 @@ export function checkRecharge(operators: ReadonlyMap<Operator['operator_id'], Op
 }
 
 export interface RechargeCommands {
-  recharge(account: Account, body: z.output<typeof rechargeBody>, idempotency_key: string | null): Promise<Answer>;
+  recharge(
+    account: Account,
+    body: z.output<typeof rechargeBody>,
+    idempotency_key: string | null,
+  ): Promise<Answer>;
 }
 
 export function rechargeCommands(ctx: Ctx): RechargeCommands {
@@ -50,14 +66,24 @@ export function rechargeCommands(ctx: Ctx): RechargeCommands {
         service: 'recharge',
         idempotency_key,
         client_ref,
-        request_hash: requestHash('recharge', { operator_id: operator.operator_id, number, amount_micros: body.amount, client_ref, allow_duplicate }),
+        request_hash: requestHash('recharge', {
+          operator_id: operator.operator_id,
+          number,
+          amount_micros: body.amount,
+          client_ref,
+          allow_duplicate,
+        }),
         allow_duplicate,
         amount_micros: body.amount,
         charges_micros: 0,
         commission_micros: commissionMicros(body.amount, operator.commission_bp),
         pay_to: 'provider:recharge',
         subject: number,
-        details: { operator: operator.name, operator_id: operator.operator_id, operator_type: operator.type },
+        details: {
+          operator: operator.name,
+          operator_id: operator.operator_id,
+          operator_type: operator.type,
+        },
         provider_params: { operator_id: operator.operator_id, operator_type: operator.type },
       });
     },

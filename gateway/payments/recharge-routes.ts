@@ -18,7 +18,9 @@ export function rechargeRouter(ctx: PaymentsContext): Router {
   router.get('/operators', (req, res) => {
     authorize(store.state, req, res, logger);
     const query = parseWith(operatorsQuery, req.query);
-    const list = settings.operators.filter((o) => !query.type || o.type === query.type).map(operatorView);
+    const list = settings.operators
+      .filter((o) => !query.type || o.type === query.type)
+      .map(operatorView);
     res.json({ status: true, data: list });
   });
 

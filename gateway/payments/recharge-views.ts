@@ -37,6 +37,13 @@ export function renderRecharge(txn: PaymentTxn, balance_micros: number): Answer 
     balance: microsToUnits(balance_micros),
     ...(txn.result.operator_ref !== undefined ? { operator_ref: txn.result.operator_ref } : {}),
     ...(txn.client_ref ? { client_ref: txn.client_ref } : {}),
-    ...(txn.refund ? { refund: { posting_id: txn.refund.posting_id, amount: microsToUnits(txn.refund.amount_micros) } } : {}),
+    ...(txn.refund
+      ? {
+          refund: {
+            posting_id: txn.refund.posting_id,
+            amount: microsToUnits(txn.refund.amount_micros),
+          },
+        }
+      : {}),
   });
 }

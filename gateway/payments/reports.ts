@@ -62,7 +62,23 @@ function reference(txn: PaymentTxn): string | null {
   return value === undefined || value === null ? null : String(value);
 }
 
-const TXN_COLUMNS = ['txn_id', 'created_at', 'finalized_at', 'service', 'kind', 'description', 'status', 'number', 'mobile', 'amount', 'charges', 'commission', 'reference', 'provider', 'message'];
+const TXN_COLUMNS = [
+  'txn_id',
+  'created_at',
+  'finalized_at',
+  'service',
+  'kind',
+  'description',
+  'status',
+  'number',
+  'mobile',
+  'amount',
+  'charges',
+  'commission',
+  'reference',
+  'provider',
+  'message',
+];
 
 function txnRow(txn: PaymentTxn, with_account: boolean): Row {
   return {
@@ -107,22 +123,37 @@ class PageTaker<T> {
  * to its `pay_to`, charges to revenue:<service>, commission from commission:<service>. Equal
  * to the ledger's balances of those accounts when the report covers everything.
  */
-export async function reportTransactions(store: Store, filter: TransactionFilter, paging: Paging, scope: Scope): Promise<ReportResult> {
+export async function reportTransactions(
+  store: Store,
+  filter: TransactionFilter,
+  paging: Paging,
+  scope: Scope,
+): Promise<ReportResult> {
   const page = new PageTaker<PaymentTxn>(paging);
   const by_status = { success: 0, pending: 0, failed: 0 };
   const success = { amount: 0, charges: 0, commission: 0 };
   let count = 0;
   let held = 0;
   let refunded = 0;
-  const by_service: Record<string, { count: number; success: number; amount: number; charges: number; commission: number }> = {};
+  const by_service: Record<
+    string,
+    { count: number; success: number; amount: number; charges: number; commission: number }
+  > = {};
   const ledger = new Map<string, number>();
-  const add = (account: string, amount: number) => ledger.set(account, (ledger.get(account) ?? 0) + amount);
+  const add = (account: string, amount: number) =>
+    ledger.set(account, (ledger.get(account) ?? 0) + amount);
   for await (const chunk of transactionChunks(store, filter, scope.account_id, paging.order)) {
     for (const txn of chunk) {
       count++;
       page.offer(txn);
       by_status[txn.status]++;
-      const service = (by_service[txn.service] ??= { count: 0, success: 0, amount: 0, charges: 0, commission: 0 });
+      const service = (by_service[txn.service] ??= {
+        count: 0,
+        success: 0,
+        amount: 0,
+        charges: 0,
+        commission: 0,
+      });
       service.count++;
       if (txn.status === 'pending') held += txn.amount_micros + txn.charges_micros;
       else if (txn.status === 'failed') refunded += txn.refund?.amount_micros ?? 0;
@@ -141,7 +172,8 @@ export async function reportTransactions(store: Store, filter: TransactionFilter
     }
   }
   for (const entry of Object.values(by_service)) {
-    for (const field of ['amount', 'charges', 'commission'] as const) entry[field] = microsToUnits(entry[field]);
+    for (const field of ['amount', 'charges', 'commission'] as const)
+      entry[field] = microsToUnits(entry[field]);
   }
   return {
     report: 'transactions',
@@ -152,24 +184,51 @@ export async function reportTransactions(store: Store, filter: TransactionFilter
     totals: {
       count,
       by_status,
-      success: { amount: microsToUnits(success.amount), charges: microsToUnits(success.charges), commission: microsToUnits(success.commission) },
+      success: {
+        amount: microsToUnits(success.amount),
+        charges: microsToUnits(success.charges),
+        commission: microsToUnits(success.commission),
+      },
       held: microsToUnits(held),
       refunded: microsToUnits(refunded),
       by_service,
-      ledger: Object.fromEntries([...ledger].sort(([a], [b]) => a.localeCompare(b)).map(([account, amount]) => [account, microsToUnits(amount)])),
+      ledger: Object.fromEntries(
+        [...ledger]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([account, amount]) => [account, microsToUnits(amount)]),
+      ),
     },
     rows: page.rows.map((t) => txnRow(t, showAccount(scope))),
   };
 }
 
-const COMMISSION_COLUMNS = ['txn_id', 'created_at', 'service', 'description', 'number', 'amount', 'commission', 'posting_id'];
+const COMMISSION_COLUMNS = [
+  'txn_id',
+  'created_at',
+  'service',
+  'description',
+  'number',
+  'amount',
+  'commission',
+  'posting_id',
+];
 
-export async function reportCommissions(store: Store, filter: TransactionFilter, paging: Paging, scope: Scope): Promise<ReportResult> {
+export async function reportCommissions(
+  store: Store,
+  filter: TransactionFilter,
+  paging: Paging,
+  scope: Scope,
+): Promise<ReportResult> {
   const page = new PageTaker<PaymentTxn>(paging);
   let count = 0;
   let amount = 0;
   let commission = 0;
-  for await (const chunk of transactionChunks(store, { ...filter, status: 'success' }, scope.account_id, paging.order)) {
+  for await (const chunk of transactionChunks(
+    store,
+    { ...filter, status: 'success' },
+    scope.account_id,
+    paging.order,
+  )) {
     for (const txn of chunk) {
       if (txn.commission_micros <= 0) continue;
       count++;
@@ -200,7 +259,11 @@ export async function reportCommissions(store: Store, filter: TransactionFilter,
 }
 
 /** What a wallet posting was, from its hold step and memo. */
-export function postingKind(hold_action: string | undefined, amount_micros: number, memo: string): string {
+export function postingKind(
+  hold_action: string | undefined,
+  amount_micros: number,
+  memo: string,
+): string {
   if (hold_action === 'open') return 'hold';
   if (hold_action === 'void') return 'refund';
   if (hold_action === 'capture') return 'release';
@@ -217,27 +280,52 @@ export interface WalletFilter {
   number?: string | undefined;
 }
 
-const WALLET_COLUMNS = ['posting_id', 'at', 'kind', 'memo', 'ref', 'service', 'amount', 'opening_balance', 'closing_balance'];
+const WALLET_COLUMNS = [
+  'posting_id',
+  'at',
+  'kind',
+  'memo',
+  'ref',
+  'service',
+  'amount',
+  'opening_balance',
+  'closing_balance',
+];
 
 /**
  * Every wallet posting with the balance before and after it (per account), oldest first in
  * the journal, filtered; `opening_balance`/`closing_balance` of the period for one account.
  */
-export async function reportWallet(store: Store, filter: WalletFilter, paging: Paging, scope: Scope): Promise<ReportResult & { opening_micros: number | null; closing_micros: number | null }> {
+export async function reportWallet(
+  store: Store,
+  filter: WalletFilter,
+  paging: Paging,
+  scope: Scope,
+): Promise<ReportResult & { opening_micros: number | null; closing_micros: number | null }> {
   await store.readDurable();
   const txnOf = (ref: string | undefined) => (ref ? store.get('payment_txns', ref) : undefined);
-  const filtered = filter.txn_id !== undefined || filter.service !== undefined || filter.number !== undefined;
+  const filtered =
+    filter.txn_id !== undefined || filter.service !== undefined || filter.number !== undefined;
   const match = filtered
     ? (posting: { ref?: string }) => {
         if (filter.txn_id && posting.ref !== filter.txn_id) return false;
         if (!filter.service && !filter.number) return true;
         const txn = txnOf(posting.ref);
         if (filter.service && txn?.service !== filter.service) return false;
-        if (filter.number && txn?.subject !== filter.number && txn?.details.mobile !== filter.number) return false;
+        if (
+          filter.number &&
+          txn?.subject !== filter.number &&
+          txn?.details.mobile !== filter.number
+        )
+          return false;
         return true;
       }
     : undefined;
-  const result = store.reads.wallet({ account_id: scope.account_id, from_ms: filter.from, to_ms: filter.to, match }, { offset: (paging.page - 1) * paging.limit, limit: paging.limit }, paging.order);
+  const result = store.reads.wallet(
+    { account_id: scope.account_id, from_ms: filter.from, to_ms: filter.to, match },
+    { offset: (paging.page - 1) * paging.limit, limit: paging.limit },
+    paging.order,
+  );
   const rows: Row[] = result.rows.map((line) => ({
     ...(showAccount(scope) ? { account_id: line.account_id } : {}),
     posting_id: line.posting.id,
@@ -262,7 +350,12 @@ export async function reportWallet(store: Store, filter: WalletFilter, paging: P
       credits: microsToUnits(result.credits_micros),
       debits: microsToUnits(result.debits_micros),
       net: microsToUnits(result.credits_micros - result.debits_micros),
-      ...(single ? { opening_balance: microsToUnits(result.opening_micros!), closing_balance: microsToUnits(result.closing_micros!) } : {}),
+      ...(single
+        ? {
+            opening_balance: microsToUnits(result.opening_micros!),
+            closing_balance: microsToUnits(result.closing_micros!),
+          }
+        : {}),
     },
     rows,
     opening_micros: result.opening_micros,
@@ -280,12 +373,28 @@ export interface ApiLogFilter {
   method?: string | undefined;
 }
 
-const API_LOG_COLUMNS = ['ts', 'direction', 'method', 'path', 'status', 'latency_ms', 'ip', 'key_prefix', 'request_id', 'txn_id'];
+const API_LOG_COLUMNS = [
+  'ts',
+  'direction',
+  'method',
+  'path',
+  'status',
+  'latency_ms',
+  'ip',
+  'key_prefix',
+  'request_id',
+  'txn_id',
+];
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
 /** API log records: method, path, status, latency, client address and key prefix; never a key or a body. */
-export async function reportApiLogs(store: Store, filter: ApiLogFilter, paging: Paging, scope: Scope): Promise<ReportResult> {
+export async function reportApiLogs(
+  store: Store,
+  filter: ApiLogFilter,
+  paging: Paging,
+  scope: Scope,
+): Promise<ReportResult> {
   await store.readDurable();
   const result = store.reads.apiLogs(
     {
@@ -319,7 +428,13 @@ export async function reportApiLogs(store: Store, filter: ApiLogFilter, paging: 
     total: result.total,
     page: paging.page,
     limit: paging.limit,
-    totals: { count: result.total, errors: result.errors, mean_latency_ms: result.total ? Math.round((result.latency_total_ms / result.total) * 1000) / 1000 : null },
+    totals: {
+      count: result.total,
+      errors: result.errors,
+      mean_latency_ms: result.total
+        ? Math.round((result.latency_total_ms / result.total) * 1000) / 1000
+        : null,
+    },
     rows,
   };
 }
@@ -353,7 +468,8 @@ const AI_USAGE_COLUMNS = [
   'latency_ms',
 ];
 
-const count = (value: unknown): number => (typeof value === 'number' && Number.isSafeInteger(value) ? value : 0);
+const count = (value: unknown): number =>
+  typeof value === 'number' && Number.isSafeInteger(value) ? value : 0;
 
 /**
  * One account's AI requests, one row per usage record (every protocol): tokens with their
@@ -361,7 +477,12 @@ const count = (value: unknown): number => (typeof value === 'number' && Number.i
  * them, the cost and the part of it owed (beyond the wallet). Totals of count, cost and
  * tokens come from the index; a protocol or status filter reads each record in range.
  */
-export async function reportAiUsage(store: Store, filter: AiUsageFilter, paging: Paging, scope: Scope): Promise<ReportResult> {
+export async function reportAiUsage(
+  store: Store,
+  filter: AiUsageFilter,
+  paging: Paging,
+  scope: Scope,
+): Promise<ReportResult> {
   await store.readDurable();
   const account_id = scope.account_id;
   const wanted = filter.protocol !== undefined || filter.status !== undefined;
@@ -373,7 +494,12 @@ export async function reportAiUsage(store: Store, filter: AiUsageFilter, paging:
             account_id,
             from_ms: filter.from,
             to_ms: filter.to,
-            match: wanted ? (record) => (filter.protocol === undefined || (record.protocol ?? 'chat') === filter.protocol) && (filter.status === undefined || record.status === filter.status) : undefined,
+            match: wanted
+              ? (record) =>
+                  (filter.protocol === undefined ||
+                    (record.protocol ?? 'chat') === filter.protocol) &&
+                  (filter.status === undefined || record.status === filter.status)
+              : undefined,
           },
           { offset: (paging.page - 1) * paging.limit, limit: paging.limit },
           paging.order,
@@ -414,11 +540,16 @@ export function csvCell(value: Cell): string {
   if (value === null) return '';
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   const guarded = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n']/.test(guarded) || guarded !== value ? `"${guarded.replace(/"/g, '""')}"` : guarded;
+  return /[",\r\n']/.test(guarded) || guarded !== value
+    ? `"${guarded.replace(/"/g, '""')}"`
+    : guarded;
 }
 
 /** RFC 4180: a header line, then one line per row, CRLF line ends. */
 export function toCsv(columns: readonly string[], rows: readonly Row[]): string {
-  const lines = [columns.join(','), ...rows.map((row) => columns.map((column) => csvCell(row[column] ?? null)).join(','))];
+  const lines = [
+    columns.join(','),
+    ...rows.map((row) => columns.map((column) => csvCell(row[column] ?? null)).join(',')),
+  ];
   return `${lines.join('\r\n')}\r\n`;
 }

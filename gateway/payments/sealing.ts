@@ -21,11 +21,17 @@ const BATCH = 500;
 function resealed(account: Account, sealer: Sealer): Account | null {
   let next: Account | null = null;
   if (account.webhook && !sealer.isCurrentText(account.webhook.secret)) {
-    const secret = sealer.sealText(sealer.openText(account.webhook.secret, webhookSecretAad(account.id)), webhookSecretAad(account.id));
+    const secret = sealer.sealText(
+      sealer.openText(account.webhook.secret, webhookSecretAad(account.id)),
+      webhookSecretAad(account.id),
+    );
     next = { ...account, webhook: { ...account.webhook, secret } };
   }
   if (account.signing && !sealer.isCurrentText(account.signing.secret)) {
-    const secret = sealer.sealText(sealer.openText(account.signing.secret, signingSecretAad(account.id)), signingSecretAad(account.id));
+    const secret = sealer.sealText(
+      sealer.openText(account.signing.secret, signingSecretAad(account.id)),
+      signingSecretAad(account.id),
+    );
     next = { ...(next ?? account), signing: { ...account.signing, secret } };
   }
   return next;
@@ -49,7 +55,12 @@ export async function resealSecrets(store: Store, sealer: Sealer): Promise<numbe
 }
 
 /** A document's plaintext, checked against the digest recorded at upload. */
-export function readDocument(data_dir: string, document: KycDocument, sealer: Sealer, stored = readFileSync(join(data_dir, document.path))): Buffer {
+export function readDocument(
+  data_dir: string,
+  document: KycDocument,
+  sealer: Sealer,
+  stored = readFileSync(join(data_dir, document.path)),
+): Buffer {
   const plain = sealer.openBytes(stored, documentAad(document.path));
   if (createHash('sha256').update(plain).digest('hex') !== document.sha256) {
     throw new Error(`eKYC document ${document.path} does not match its recorded SHA-256`);
@@ -62,7 +73,7 @@ export function writePrivateFile(file: string, bytes: Buffer): void {
   const temp = `${file}.tmp`;
   const fd = openSync(temp, 'w', 0o600);
   try {
-    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
@@ -79,7 +90,13 @@ export function resealDocuments(store: Store, sealer: Sealer, data_dir: string):
       const file = join(data_dir, document.path);
       const stored = readFileSync(file);
       if (sealer.isCurrentBytes(stored)) continue;
-      writePrivateFile(file, sealer.sealBytes(readDocument(data_dir, document, sealer, stored), documentAad(document.path)));
+      writePrivateFile(
+        file,
+        sealer.sealBytes(
+          readDocument(data_dir, document, sealer, stored),
+          documentAad(document.path),
+        ),
+      );
       changed++;
     }
   }

@@ -23,12 +23,19 @@ export function newSigningSecret(): string {
 }
 
 /** Turns signing on (or replaces the secret); returns the secret, shown once. */
-export function setSigningSecret(tx: Tx, account_id: string, sealer: Sealer): { secret: string; created_at: string } {
+export function setSigningSecret(
+  tx: Tx,
+  account_id: string,
+  sealer: Sealer,
+): { secret: string; created_at: string } {
   const account = tx.get('accounts', account_id);
   if (!account) throw new Error(`invariant: no account ${account_id}`);
   const secret = newSigningSecret();
   const created_at = tx.now.toISOString();
-  tx.set('accounts', account_id, { ...account, signing: { secret: sealer.sealText(secret, signingSecretAad(account_id)), created_at } });
+  tx.set('accounts', account_id, {
+    ...account,
+    signing: { secret: sealer.sealText(secret, signingSecretAad(account_id)), created_at },
+  });
   return { secret, created_at };
 }
 
@@ -41,7 +48,8 @@ export function signingView(account: Account): { enabled: boolean; created_at: s
   return { enabled: !!account.signing, created_at: account.signing?.created_at ?? null };
 }
 
-const unsigned = (message: string, code: string, field: string) => new ApiError(401, code, message, field, 'authentication_error');
+const unsigned = (message: string, code: string, field: string) =>
+  new ApiError(401, code, message, field, 'authentication_error');
 
 interface Pending {
   account_id: string;
@@ -93,18 +101,38 @@ export class RequestSigning {
         timestamp === undefined ? TIMESTAMP_HEADER : SIGNATURE_HEADER,
       );
     }
-    if (!/^\d{1,12}(\.\d{1,6})?$/.test(timestamp)) throw unsigned('X-AIHub-Timestamp must be Unix time in seconds (fractions allowed, e.g. 1767225600.250)', 'signature_invalid', TIMESTAMP_HEADER);
-    if (!/^[0-9a-fA-F]{64}$/.test(signature_text)) throw unsigned('X-AIHub-Signature must be 64 hex digits', 'signature_invalid', SIGNATURE_HEADER);
+    if (!/^\d{1,12}(\.\d{1,6})?$/.test(timestamp))
+      throw unsigned(
+        'X-AIHub-Timestamp must be Unix time in seconds (fractions allowed, e.g. 1767225600.250)',
+        'signature_invalid',
+        TIMESTAMP_HEADER,
+      );
+    if (!/^[0-9a-fA-F]{64}$/.test(signature_text))
+      throw unsigned(
+        'X-AIHub-Signature must be 64 hex digits',
+        'signature_invalid',
+        SIGNATURE_HEADER,
+      );
     const now_ms = this.deps.now_ms();
     const at_ms = Math.round(Number(timestamp) * 1000);
     if (Math.abs(now_ms - at_ms) > SIGNATURE_WINDOW_MS) {
-      throw unsigned(`X-AIHub-Timestamp is more than ${SIGNATURE_WINDOW_MS / 60_000} minutes from the server's time (${Math.floor(now_ms / 1000)})`, 'signature_expired', TIMESTAMP_HEADER);
+      throw unsigned(
+        `X-AIHub-Timestamp is more than ${SIGNATURE_WINDOW_MS / 60_000} minutes from the server's time (${Math.floor(now_ms / 1000)})`,
+        'signature_expired',
+        TIMESTAMP_HEADER,
+      );
     }
     const signature_hex = signature_text.toLowerCase();
     this.refuseReplay(account.id, signature_hex, now_ms);
     const secret = this.deps.sealer.openText(account.signing.secret, signingSecretAad(account.id));
     const hmac = createHmac('sha256', secret).update(`${timestamp}.`, 'utf8');
-    this.pending.set(req, { account_id: account.id, hmac, signature: Buffer.from(signature_hex, 'hex'), signature_hex, expires_ms: at_ms + SIGNATURE_WINDOW_MS });
+    this.pending.set(req, {
+      account_id: account.id,
+      hmac,
+      signature: Buffer.from(signature_hex, 'hex'),
+      signature_hex,
+      expires_ms: at_ms + SIGNATURE_WINDOW_MS,
+    });
     const raw = rawBodyOf(req);
     if (body_read_later && raw === undefined && hasBody(req)) return;
     if (raw) this.update(req, raw);
@@ -127,7 +155,11 @@ export class RequestSigning {
     this.pending.delete(req);
     const expected = pending.hmac.digest();
     if (!timingSafeEqual(expected, pending.signature)) {
-      throw unsigned('X-AIHub-Signature does not match: sign timestamp + "." + the raw body with the account\'s signing secret', 'signature_invalid', SIGNATURE_HEADER);
+      throw unsigned(
+        'X-AIHub-Signature does not match: sign timestamp + "." + the raw body with the account\'s signing secret',
+        'signature_invalid',
+        SIGNATURE_HEADER,
+      );
     }
     const now_ms = this.deps.now_ms();
     this.refuseReplay(pending.account_id, pending.signature_hex, now_ms);
@@ -137,18 +169,34 @@ export class RequestSigning {
   private refuseReplay(account_id: string, signature_hex: string, now_ms: number): void {
     const until_ms = this.seen.get(account_id)?.get(signature_hex);
     if (until_ms !== undefined && until_ms >= now_ms) {
-      throw unsigned('this signature was used already: sign every request anew (a new timestamp)', 'signature_replayed', SIGNATURE_HEADER);
+      throw unsigned(
+        'this signature was used already: sign every request anew (a new timestamp)',
+        'signature_replayed',
+        SIGNATURE_HEADER,
+      );
     }
   }
 
-  private remember(account_id: string, signature_hex: string, expires_ms: number, now_ms: number): void {
+  private remember(
+    account_id: string,
+    signature_hex: string,
+    expires_ms: number,
+    now_ms: number,
+  ): void {
     let list = this.seen.get(account_id);
     if (!list) this.seen.set(account_id, (list = new Map()));
     this.dropStale(list, now_ms);
     if (list.size >= this.limits.max_per_account || this.total >= this.limits.max_total) {
       for (const other of this.seen.values()) this.dropStale(other, now_ms, true);
       if (list.size >= this.limits.max_per_account || this.total >= this.limits.max_total) {
-        throw new ApiError(429, 'too_many_signed_requests', 'too many signed requests within five minutes to remember them all; try again shortly', null, 'rate_limit_exceeded', { 'retry-after': '5' });
+        throw new ApiError(
+          429,
+          'too_many_signed_requests',
+          'too many signed requests within five minutes to remember them all; try again shortly',
+          null,
+          'rate_limit_exceeded',
+          { 'retry-after': '5' },
+        );
       }
     }
     if (!list.has(signature_hex)) this.total++;

@@ -34,8 +34,20 @@ export interface PaymentTxn {
   message: string;
   attempts: Attempt[];
   history: Array<{ status: TxnStatus; at: string; note: string }>;
-  checks: { count: number; next_at: string | null; last_at: string | null; last_result: string | null; stalled: boolean };
-  postings: { hold: string; capture?: string; charges?: string; commission?: string; refund?: string };
+  checks: {
+    count: number;
+    next_at: string | null;
+    last_at: string | null;
+    last_result: string | null;
+    stalled: boolean;
+  };
+  postings: {
+    hold: string;
+    capture?: string;
+    charges?: string;
+    commission?: string;
+    refund?: string;
+  };
   refund: { posting_id: string; amount_micros: number; at: string } | null;
   idempotency_key: string | null;
   client_ref: string | null;

@@ -9,7 +9,10 @@ export class TransitionError extends Error {
 
 /** pending → success | failed; final states never change (a reversal is a new posting, not an edit). */
 export function transition(txn: PaymentTxn, to: TxnStatus, at: string, note: string): PaymentTxn {
-  if (txn.status !== 'pending') throw new TransitionError(`transaction ${txn.id} is ${txn.status} already; it cannot become ${to}`);
+  if (txn.status !== 'pending')
+    throw new TransitionError(
+      `transaction ${txn.id} is ${txn.status} already; it cannot become ${to}`,
+    );
   if (to === 'pending') {
     return { ...txn, updated_at: at, history: [...txn.history, { status: 'pending', at, note }] };
   }
@@ -72,7 +75,12 @@ export function txnView(txn: PaymentTxn) {
       stalled: txn.checks.stalled,
     },
     refund: txn.refund
-      ? { posting_id: txn.refund.posting_id, amount: microsToUnits(txn.refund.amount_micros), at: txn.refund.at, wallet_history: `/api/wallet/history?txn_id=${txn.id}` }
+      ? {
+          posting_id: txn.refund.posting_id,
+          amount: microsToUnits(txn.refund.amount_micros),
+          at: txn.refund.at,
+          wallet_history: `/api/wallet/history?txn_id=${txn.id}`,
+        }
       : null,
     postings: txn.postings,
   };

@@ -16,7 +16,10 @@ export const dateBound = (end: boolean) =>
       const day = /^\d{4}-\d{2}-\d{2}$/.test(text);
       const ms = Date.parse(day ? `${text}T00:00:00.000Z` : text);
       if (Number.isNaN(ms)) {
-        ctx.addIssue({ code: 'custom', message: 'must be a date (YYYY-MM-DD) or an ISO timestamp' });
+        ctx.addIssue({
+          code: 'custom',
+          message: 'must be a date (YYYY-MM-DD) or an ISO timestamp',
+        });
         return z.NEVER;
       }
       return day && end ? ms + 86_400_000 - 1 : ms;
@@ -38,7 +41,10 @@ export const transactionsQuery = z.object({
   ...page,
 });
 
-export type TransactionFilter = Pick<z.output<typeof transactionsQuery>, 'service' | 'status' | 'number' | 'txn_id' | 'from' | 'to'>;
+export type TransactionFilter = Pick<
+  z.output<typeof transactionsQuery>,
+  'service' | 'status' | 'number' | 'txn_id' | 'from' | 'to'
+>;
 
 /**
  * The one selection of transactions, through the store's read interface: the account's
@@ -46,21 +52,41 @@ export type TransactionFilter = Pick<z.output<typeof transactionsQuery>, 'servic
  * null: every match (reports). Service, status and dates are answered from the indexes; a
  * number or id filter reads the transactions in range.
  */
-export function selectTransactions(store: Store, query: TransactionFilter, account_id: string | null, page: Page | null): { total: number; rows: PaymentTxn[] } {
+export function selectTransactions(
+  store: Store,
+  query: TransactionFilter,
+  account_id: string | null,
+  page: Page | null,
+): { total: number; rows: PaymentTxn[] } {
   const match = matcher(query);
   if (query.txn_id && !query.number) {
     // One id: found by id, not by reading the range.
     const txn = store.get('payment_txns', query.txn_id);
-    const rows = txn && (account_id === null || txn.account_id === account_id) && filterOne(txn, query) ? [txn] : [];
+    const rows =
+      txn && (account_id === null || txn.account_id === account_id) && filterOne(txn, query)
+        ? [txn]
+        : [];
     return { total: rows.length, rows: page === null || page.offset === 0 ? rows : [] };
   }
-  return store.reads.txns({ account_id, service: query.service, status: query.status, from_ms: query.from, to_ms: query.to, match }, page);
+  return store.reads.txns(
+    {
+      account_id,
+      service: query.service,
+      status: query.status,
+      from_ms: query.from,
+      to_ms: query.to,
+      match,
+    },
+    page,
+  );
 }
 
 /** A number or id filter: a test of the row (the index knows neither). */
 function matcher(query: TransactionFilter): ((txn: PaymentTxn) => boolean) | undefined {
   if (!query.number && !query.txn_id) return undefined;
-  return (txn) => (!query.number || txn.subject === query.number || txn.details.mobile === query.number) && (!query.txn_id || txn.id === query.txn_id);
+  return (txn) =>
+    (!query.number || txn.subject === query.number || txn.details.mobile === query.number) &&
+    (!query.txn_id || txn.id === query.txn_id);
 }
 
 /**
@@ -68,13 +94,28 @@ function matcher(query: TransactionFilter): ((txn: PaymentTxn) => boolean) | und
  * with the event loop running between chunks (a year of every account neither holds the
  * gateway up nor sits in memory at once).
  */
-export async function* transactionChunks(store: Store, query: TransactionFilter, account_id: string | null, order: 'asc' | 'desc'): AsyncGenerator<PaymentTxn[]> {
+export async function* transactionChunks(
+  store: Store,
+  query: TransactionFilter,
+  account_id: string | null,
+  order: 'asc' | 'desc',
+): AsyncGenerator<PaymentTxn[]> {
   if (query.txn_id && !query.number) {
     const { rows } = selectTransactions(store, query, account_id, null);
     if (rows.length > 0) yield rows;
     return;
   }
-  yield* store.reads.txnChunks({ account_id, service: query.service, status: query.status, from_ms: query.from, to_ms: query.to, match: matcher(query) }, order);
+  yield* store.reads.txnChunks(
+    {
+      account_id,
+      service: query.service,
+      status: query.status,
+      from_ms: query.from,
+      to_ms: query.to,
+      match: matcher(query),
+    },
+    order,
+  );
 }
 
 function filterOne(txn: PaymentTxn, query: TransactionFilter): boolean {

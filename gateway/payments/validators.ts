@@ -32,7 +32,8 @@ export function verhoeffValid(digits: string): boolean {
   if (!/^\d+$/.test(digits)) return false;
   let c = 0;
   const reversed = [...digits].reverse();
-  for (let i = 0; i < reversed.length; i++) c = VERHOEFF_D[c]![VERHOEFF_P[i % 8]![Number(reversed[i])]!]!;
+  for (let i = 0; i < reversed.length; i++)
+    c = VERHOEFF_D[c]![VERHOEFF_P[i % 8]![Number(reversed[i])]!]!;
   return c === 0;
 }
 
@@ -40,7 +41,8 @@ export function verhoeffValid(digits: string): boolean {
 export function verhoeffCheckDigit(digits: string): string {
   let c = 0;
   const reversed = [...digits].reverse();
-  for (let i = 0; i < reversed.length; i++) c = VERHOEFF_D[c]![VERHOEFF_P[(i + 1) % 8]![Number(reversed[i])]!]!;
+  for (let i = 0; i < reversed.length; i++)
+    c = VERHOEFF_D[c]![VERHOEFF_P[(i + 1) % 8]![Number(reversed[i])]!]!;
   return String(VERHOEFF_INV[c]);
 }
 
@@ -63,7 +65,9 @@ export function maskAadhaar(digits: string): string {
 
 const PAN_PATTERN = /^[A-Z]{5}[0-9]{4}[A-Z]$/;
 export function panError(pan: string): string | null {
-  return PAN_PATTERN.test(pan) ? null : 'must be 5 letters, 4 digits and a letter (e.g. ABCDE1234F)';
+  return PAN_PATTERN.test(pan)
+    ? null
+    : 'must be 5 letters, 4 digits and a letter (e.g. ABCDE1234F)';
 }
 
 const GSTIN_CHARSET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ';
@@ -87,8 +91,10 @@ export function gstinError(gstin: string, pan?: string): string | null {
   }
   const state = Number(gstin.slice(0, 2));
   if (state < 1 || state > 38) return 'has a state code outside 01–38';
-  if (pan !== undefined && gstin.slice(2, 12) !== pan) return 'does not contain the PAN given in pan_number';
-  if (gstinCheckCharacter(gstin.slice(0, 14)) !== gstin[14]) return 'fails the mod-36 check character';
+  if (pan !== undefined && gstin.slice(2, 12) !== pan)
+    return 'does not contain the PAN given in pan_number';
+  if (gstinCheckCharacter(gstin.slice(0, 14)) !== gstin[14])
+    return 'fails the mod-36 check character';
   return null;
 }
 

@@ -35,7 +35,17 @@ export function enqueueWebhook(tx: Tx, txn: PaymentTxn): WebhookDelivery | null 
   const created_at = tx.now.toISOString();
   const event = `transaction.${txn.status}`;
   const payload = JSON.stringify({ id, event, created_at, data: txnView(txn) });
-  const delivery: WebhookDelivery = { id, account_id: txn.account_id, txn_id: txn.id, event, payload, attempts: 0, next_at: created_at, last_error: null, created_at };
+  const delivery: WebhookDelivery = {
+    id,
+    account_id: txn.account_id,
+    txn_id: txn.id,
+    event,
+    payload,
+    attempts: 0,
+    next_at: created_at,
+    last_error: null,
+    created_at,
+  };
   tx.set('webhook_deliveries', id, delivery);
   return delivery;
 }
@@ -102,10 +112,13 @@ function ipv6Groups(address: string): number[] | null {
     return null; // a zone id (fe80::1%eth0) is no URL host
   }
   const [head, tail] = canonical.split('::') as [string, string | undefined];
-  const groups = (text: string | undefined) => (text ? text.split(':').map((group) => parseInt(group, 16)) : []);
+  const groups = (text: string | undefined) =>
+    text ? text.split(':').map((group) => parseInt(group, 16)) : [];
   const left = groups(head);
   const right = groups(tail);
-  return tail === undefined ? left : [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
+  return tail === undefined
+    ? left
+    : [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
 }
 
 /**
@@ -123,12 +136,21 @@ export function isPrivateAddress(address: string): boolean {
 }
 
 /** A DNS lookup that refuses private addresses: the check happens on the address actually connected to. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the callback's arguments depend on `all`, as in node:dns's own overloads
-function publicOnlyLookup(hostname: string, options: object, callback: (...args: any[]) => void): void {
+function publicOnlyLookup(
+  hostname: string,
+  options: object,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the callback's arguments depend on `all`, as in node:dns's own overloads
+  callback: (...args: any[]) => void,
+): void {
   dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
     if (error) return callback(error);
     const allowed = addresses.filter((a) => !isPrivateAddress(a.address));
-    if (allowed.length === 0) return callback(Object.assign(new Error(`${hostname} resolves only to private addresses`), { code: 'EPRIVATE' }));
+    if (allowed.length === 0)
+      return callback(
+        Object.assign(new Error(`${hostname} resolves only to private addresses`), {
+          code: 'EPRIVATE',
+        }),
+      );
     if ((options as { all?: boolean }).all) return callback(null, allowed);
     callback(null, allowed[0]!.address, allowed[0]!.family);
   });
@@ -137,9 +159,19 @@ function publicOnlyLookup(hostname: string, options: object, callback: (...args:
 const MAX_RESPONSE_BYTES = 16 * 1024;
 
 /** POSTs JSON and resolves with the status code; rejects on transport errors, timeouts and (unless allow_private) private addresses. */
-export function postWebhook(url: string, body: string, headers: Record<string, string>, timeout_ms: number, allow_private: boolean): Promise<number> {
+export function postWebhook(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  timeout_ms: number,
+  allow_private: boolean,
+): Promise<number> {
   const target = new URL(url);
-  if (!allow_private && isIP(target.hostname.replace(/^\[|\]$/g, '')) && isPrivateAddress(target.hostname.replace(/^\[|\]$/g, ''))) {
+  if (
+    !allow_private &&
+    isIP(target.hostname.replace(/^\[|\]$/g, '')) &&
+    isPrivateAddress(target.hostname.replace(/^\[|\]$/g, ''))
+  ) {
     return Promise.reject(new Error(`${target.hostname} is a private address`));
   }
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -148,7 +180,11 @@ export function postWebhook(url: string, body: string, headers: Record<string, s
       target,
       {
         method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+        },
         lookup: allow_private ? undefined : (publicOnlyLookup as never),
         timeout: timeout_ms,
       },
@@ -163,7 +199,10 @@ export function postWebhook(url: string, body: string, headers: Record<string, s
         res.on('error', () => resolve(res.statusCode ?? 0));
       },
     );
-    const deadline = setTimeout(() => req.destroy(new Error(`no answer in ${timeout_ms} ms`)), timeout_ms);
+    const deadline = setTimeout(
+      () => req.destroy(new Error(`no answer in ${timeout_ms} ms`)),
+      timeout_ms,
+    );
     req.on('close', () => clearTimeout(deadline));
     req.on('timeout', () => req.destroy(new Error(`no answer in ${timeout_ms} ms`)));
     req.on('error', reject);
@@ -178,7 +217,14 @@ export class WebhookSender {
   private stopped = false;
 
   constructor(
-    private readonly deps: { store: Store; logger: Logger; clock: Clock; config: PaymentsConfig; mode: 'sandbox' | 'live'; sealer: Sealer },
+    private readonly deps: {
+      store: Store;
+      logger: Logger;
+      clock: Clock;
+      config: PaymentsConfig;
+      mode: 'sandbox' | 'live';
+      sealer: Sealer;
+    },
   ) {
     for (const id of Object.keys(deps.store.rows('webhook_deliveries'))) this.due.add(id);
   }
@@ -206,7 +252,13 @@ export class WebhookSender {
       if (Date.parse(delivery.next_at) > now_ms) continue;
       this.sending.add(id);
       const work = this.attempt(delivery)
-        .catch((error: unknown) => this.deps.logger.error({ msg: 'webhook delivery failed unexpectedly', delivery_id: id, err: error }))
+        .catch((error: unknown) =>
+          this.deps.logger.error({
+            msg: 'webhook delivery failed unexpectedly',
+            delivery_id: id,
+            err: error,
+          }),
+        )
         .finally(() => {
           this.sending.delete(id);
           this.work.delete(work);
@@ -273,7 +325,11 @@ export class WebhookSender {
         tx.del('webhook_deliveries', delivery.id);
         return;
       }
-      const delay_ms = backoffMs(attempt - 1, config.webhooks.first_retry_ms, config.webhooks.max_backoff_ms);
+      const delay_ms = backoffMs(
+        attempt - 1,
+        config.webhooks.first_retry_ms,
+        config.webhooks.max_backoff_ms,
+      );
       tx.set('webhook_deliveries', delivery.id, {
         ...delivery,
         attempts: attempt,
@@ -282,7 +338,13 @@ export class WebhookSender {
       });
     });
     if (delivered || gave_up) this.due.delete(delivery.id);
-    if (gave_up) logger.warn({ msg: 'webhook delivery abandoned after its last attempt', delivery_id: delivery.id, txn_id: delivery.txn_id, attempts: attempt });
+    if (gave_up)
+      logger.warn({
+        msg: 'webhook delivery abandoned after its last attempt',
+        delivery_id: delivery.id,
+        txn_id: delivery.txn_id,
+        attempts: attempt,
+      });
   }
 
   async stop(): Promise<void> {

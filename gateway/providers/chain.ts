@@ -25,7 +25,8 @@ export interface Attempt {
   provider_ref?: string | null;
 }
 
-export type ChainResult = { result: ProviderResult; provider: string } | { result: null; provider: null };
+export type ChainResult =
+  { result: ProviderResult; provider: string } | { result: null; provider: null };
 
 export interface ChainHooks {
   now(): Date;
@@ -39,36 +40,66 @@ export interface ChainHooks {
 /** Bound on the status question asked after a timeout. */
 const STATUS_AFTER_TIMEOUT_MAX_MS = 5_000;
 
-export async function runChain(providers: readonly PaymentProvider[], request: ProviderRequest, hooks: ChainHooks): Promise<ChainResult> {
+export async function runChain(
+  providers: readonly PaymentProvider[],
+  request: ProviderRequest,
+  hooks: ChainHooks,
+): Promise<ChainResult> {
   for (let index = 0; index < providers.length; index++) {
     const provider = providers[index]!;
     if (hooks.signal?.aborted) throw new ChainAbortedError();
     const started = hooks.now();
-    const attempt: Attempt = { provider: provider.name, started_at: started.toISOString(), finished_at: null, outcome: 'in_flight', message: '' };
+    const attempt: Attempt = {
+      provider: provider.name,
+      started_at: started.toISOString(),
+      finished_at: null,
+      outcome: 'in_flight',
+      message: '',
+    };
     await hooks.beforeAttempt(attempt, index);
     const finish = (fields: Partial<Attempt>) => {
       const finished = hooks.now();
-      Object.assign(attempt, fields, { finished_at: finished.toISOString(), latency_ms: finished.getTime() - started.getTime() });
+      Object.assign(attempt, fields, {
+        finished_at: finished.toISOString(),
+        latency_ms: finished.getTime() - started.getTime(),
+      });
       hooks.afterAttempt(attempt, index);
     };
     try {
-      let result = await callWithTimeout(provider.timeout_ms, hooks.signal, (signal) => provider.submit(request, signal));
+      let result = await callWithTimeout(provider.timeout_ms, hooks.signal, (signal) =>
+        provider.submit(request, signal),
+      );
       if (result === null) result = await askAfterTimeout(provider, request, hooks.signal);
       if (result) {
-        finish({ outcome: result.outcome, message: result.message, provider_ref: result.provider_ref });
+        finish({
+          outcome: result.outcome,
+          message: result.message,
+          provider_ref: result.provider_ref,
+        });
         return { result, provider: provider.name };
       }
-      finish({ outcome: 'unavailable', error_kind: 'timeout', message: `no answer in ${provider.timeout_ms} ms, and no record of the transaction at ${provider.name}` });
+      finish({
+        outcome: 'unavailable',
+        error_kind: 'timeout',
+        message: `no answer in ${provider.timeout_ms} ms, and no record of the transaction at ${provider.name}`,
+      });
     } catch (error) {
       if (hooks.signal?.aborted) throw new ChainAbortedError();
-      const kind: UnavailableKind = error instanceof ProviderUnavailableError ? error.kind : 'transport';
-      finish({ outcome: 'unavailable', error_kind: kind, message: (error as Error).message.slice(0, 500) });
+      const kind: UnavailableKind =
+        error instanceof ProviderUnavailableError ? error.kind : 'transport';
+      finish({
+        outcome: 'unavailable',
+        error_kind: kind,
+        message: (error as Error).message.slice(0, 500),
+      });
     }
   }
   return { result: null, provider: null };
 }
 
-export type LookupChainResult = { result: LookupResult; provider: string; attempts: Attempt[] } | { result: null; provider: null; attempts: Attempt[] };
+export type LookupChainResult =
+  | { result: LookupResult; provider: string; attempts: Attempt[] }
+  | { result: null; provider: null; attempts: Attempt[] };
 
 /**
  * The same failover for lookups, which move no money: providers in order, on to the next
@@ -84,33 +115,59 @@ export async function runLookupChain(
     if (!provider.lookup) continue;
     if (hooks.signal?.aborted) throw new ChainAbortedError();
     const started = hooks.now();
-    const attempt: Attempt = { provider: provider.name, started_at: started.toISOString(), finished_at: null, outcome: 'in_flight', message: '' };
+    const attempt: Attempt = {
+      provider: provider.name,
+      started_at: started.toISOString(),
+      finished_at: null,
+      outcome: 'in_flight',
+      message: '',
+    };
     attempts.push(attempt);
     const finish = (fields: Partial<Attempt>) => {
       const finished = hooks.now();
-      Object.assign(attempt, fields, { finished_at: finished.toISOString(), latency_ms: finished.getTime() - started.getTime() });
+      Object.assign(attempt, fields, {
+        finished_at: finished.toISOString(),
+        latency_ms: finished.getTime() - started.getTime(),
+      });
     };
     try {
-      const result = await callWithTimeout(provider.timeout_ms, hooks.signal, (signal) => provider.lookup!(request, signal));
+      const result = await callWithTimeout(provider.timeout_ms, hooks.signal, (signal) =>
+        provider.lookup!(request, signal),
+      );
       if (result) {
         finish({ outcome: 'success', message: result.message });
         return { result, provider: provider.name, attempts };
       }
-      finish({ outcome: 'unavailable', error_kind: 'timeout', message: `no answer in ${provider.timeout_ms} ms` });
+      finish({
+        outcome: 'unavailable',
+        error_kind: 'timeout',
+        message: `no answer in ${provider.timeout_ms} ms`,
+      });
     } catch (error) {
       if (hooks.signal?.aborted) throw new ChainAbortedError();
-      const kind: UnavailableKind = error instanceof ProviderUnavailableError ? error.kind : 'transport';
-      finish({ outcome: 'unavailable', error_kind: kind, message: (error as Error).message.slice(0, 500) });
+      const kind: UnavailableKind =
+        error instanceof ProviderUnavailableError ? error.kind : 'transport';
+      finish({
+        outcome: 'unavailable',
+        error_kind: kind,
+        message: (error as Error).message.slice(0, 500),
+      });
     }
   }
   return { result: null, provider: null, attempts };
 }
 
 /** After a timeout: did the provider take the transaction after all? null when it has no record (or cannot say). */
-async function askAfterTimeout(provider: PaymentProvider, request: ProviderRequest, outer?: AbortSignal): Promise<ProviderResult | null> {
+async function askAfterTimeout(
+  provider: PaymentProvider,
+  request: ProviderRequest,
+  outer?: AbortSignal,
+): Promise<ProviderResult | null> {
   try {
-    const answer = await callWithTimeout(Math.min(provider.timeout_ms, STATUS_AFTER_TIMEOUT_MAX_MS), outer, (signal) =>
-      provider.status({ ...request, provider_ref: null }, signal),
+    const answer = await callWithTimeout(
+      Math.min(provider.timeout_ms, STATUS_AFTER_TIMEOUT_MAX_MS),
+      outer,
+      (signal) => provider.status({ ...request, provider_ref: null }, signal),
     );
     if (!answer || answer.outcome === 'not_found') return null;
     return answer;
@@ -121,7 +178,11 @@ async function askAfterTimeout(provider: PaymentProvider, request: ProviderReque
 }
 
 /** Runs `call` with its own abort signal; null when it timed out. */
-export async function callWithTimeout<T>(timeout_ms: number, outer: AbortSignal | undefined, call: (signal: AbortSignal) => Promise<T>): Promise<T | null> {
+export async function callWithTimeout<T>(
+  timeout_ms: number,
+  outer: AbortSignal | undefined,
+  call: (signal: AbortSignal) => Promise<T>,
+): Promise<T | null> {
   const controller = new AbortController();
   let timed_out = false;
   const timer = setTimeout(() => {

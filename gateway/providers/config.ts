@@ -7,7 +7,9 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/;
 
 /** Fixed headers sent to an upstream (a provider or the SMS gateway). */
-const upstreamHeadersSchema = z.record(z.string().regex(HEADER_NAME, 'must be an HTTP header name'), z.string().max(4_096)).default({});
+const upstreamHeadersSchema = z
+  .record(z.string().regex(HEADER_NAME, 'must be an HTTP header name'), z.string().max(4_096))
+  .default({});
 
 /** How an upstream is authenticated: a header whose value comes from an environment variable. */
 const upstreamAuthSchema = z
@@ -24,11 +26,17 @@ const JSON_PATH = /^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+){0,15}$/;
  * Where an outgoing field takes its value from: `txn_id`, `amount` (currency units),
  * `amount_micros`, `amount_paise`, `subject`, `provider_ref`, `param:<name>`, or `const:<text>`.
  */
-const FIELD_SOURCE = /^(txn_id|amount|amount_micros|amount_paise|subject|provider_ref|submitted_at|param:[A-Za-z0-9_]{1,64}|const:.{0,256})$/s;
+const FIELD_SOURCE =
+  /^(txn_id|amount|amount_micros|amount_paise|subject|provider_ref|submitted_at|param:[A-Za-z0-9_]{1,64}|const:.{0,256})$/s;
 
-const nameSchema = z.string().regex(PROVIDER_NAME, 'must be a provider name of letters, digits, _ . -');
+const nameSchema = z
+  .string()
+  .regex(PROVIDER_NAME, 'must be a provider name of letters, digits, _ . -');
 const fieldsSchema = z
-  .record(z.string().regex(JSON_PATH, 'must be a dotted field path'), z.string().regex(FIELD_SOURCE, 'must be a field source'))
+  .record(
+    z.string().regex(JSON_PATH, 'must be a dotted field path'),
+    z.string().regex(FIELD_SOURCE, 'must be a field source'),
+  )
   .refine((fields) => Object.keys(fields).length <= 64, 'at most 64 fields');
 
 export const sandboxProviderSchema = z.strictObject({
@@ -36,7 +44,10 @@ export const sandboxProviderSchema = z.strictObject({
   name: nameSchema,
   timeout_ms: z.int().min(10).max(120_000).default(2_000),
   /** Last four digits on which this provider does not answer (CONTRACT's `0004`: the first provider times out). */
-  hang_on: z.array(z.string().regex(/^\d{4}$/)).max(20).default([]),
+  hang_on: z
+    .array(z.string().regex(/^\d{4}$/))
+    .max(20)
+    .default([]),
   /** How long a sandbox transaction that goes pending (`0002`, `0003`) stays pending before its status settles. */
   pending_ms: z.int().min(0).max(3_600_000).default(2_000),
   /** Requests whose parameter has one of these values are accepted pending and settle after `pending_ms` (NEFT batches). */
@@ -63,13 +74,17 @@ export const httpProviderSchema = z.strictObject({
   headers: upstreamHeadersSchema,
   auth: upstreamAuthSchema,
   /** Our parameter values translated to the provider's codes: `{operator_id: {"1": "AT"}}`. */
-  codes: z.record(z.string().max(64), z.record(z.string().max(64), z.string().max(256))).default({}),
+  codes: z
+    .record(z.string().max(64), z.record(z.string().max(64), z.string().max(256)))
+    .default({}),
   response: z.strictObject({
     status_field: z.string().regex(JSON_PATH),
     ref_field: z.string().regex(JSON_PATH).optional(),
     message_field: z.string().regex(JSON_PATH).optional(),
     /** Extra answer fields kept on the transaction: our name → path in the answer. */
-    data_fields: z.record(z.string().regex(/^[a-z_]{1,32}$/), z.string().regex(JSON_PATH)).default({}),
+    data_fields: z
+      .record(z.string().regex(/^[a-z_]{1,32}$/), z.string().regex(JSON_PATH))
+      .default({}),
   }),
   /** The provider's status values (compared as strings, case-insensitive). Unknown values count as pending. */
   status_map: z.strictObject({
@@ -86,10 +101,16 @@ export const httpProviderSchema = z.strictObject({
       not_found: z.array(z.string().max(64)).max(20).default([]),
       message_field: z.string().regex(JSON_PATH).optional(),
       /** Our name → path in the answer (bills: customer_name, amount in units, due_date, bill_number...). */
-      data_fields: z.record(z.string().regex(/^[a-z_]{1,32}$/), z.string().regex(JSON_PATH)).default({}),
+      data_fields: z
+        .record(z.string().regex(/^[a-z_]{1,32}$/), z.string().regex(JSON_PATH))
+        .default({}),
     })
     .optional(),
-  max_response_bytes: z.int().min(256).max(4 * 1024 * 1024).default(64 * 1024),
+  max_response_bytes: z
+    .int()
+    .min(256)
+    .max(4 * 1024 * 1024)
+    .default(64 * 1024),
 });
 
 /**
@@ -104,15 +125,29 @@ export const smsSenderSchema = z.strictObject({
   timeout_ms: z.int().min(100).max(60_000).default(10_000),
   /** Outgoing field → `mobile` (10 digits), `mobile_e164` (+91…), `message`, or `const:<text>`. */
   fields: z
-    .record(z.string().regex(JSON_PATH, 'must be a dotted field path'), z.string().regex(/^(mobile|mobile_e164|message|const:.{0,256})$/s, 'must be mobile, mobile_e164, message or const:<text>'))
+    .record(
+      z.string().regex(JSON_PATH, 'must be a dotted field path'),
+      z
+        .string()
+        .regex(
+          /^(mobile|mobile_e164|message|const:.{0,256})$/s,
+          'must be mobile, mobile_e164, message or const:<text>',
+        ),
+    )
     .refine((fields) => Object.keys(fields).length <= 32, 'at most 32 fields')
-    .refine((fields) => Object.values(fields).includes('message'), 'one field must carry the message'),
+    .refine(
+      (fields) => Object.values(fields).includes('message'),
+      'one field must carry the message',
+    ),
   headers: upstreamHeadersSchema,
   auth: upstreamAuthSchema,
 });
 export type SmsSenderConfig = z.output<typeof smsSenderSchema>;
 
-export const providerSchema = z.discriminatedUnion('type', [sandboxProviderSchema, httpProviderSchema]);
+export const providerSchema = z.discriminatedUnion('type', [
+  sandboxProviderSchema,
+  httpProviderSchema,
+]);
 export type ProviderConfig = z.output<typeof providerSchema>;
 export type SandboxProviderConfig = z.output<typeof sandboxProviderSchema>;
 export type HttpProviderConfig = z.output<typeof httpProviderSchema>;
@@ -122,6 +157,9 @@ export function providerListSchema(defaults: z.input<typeof providerSchema>[]) {
   return z
     .array(providerSchema)
     .max(10)
-    .refine((list) => new Set(list.map((p) => p.name)).size === list.length, 'provider names must be unique within a service')
+    .refine(
+      (list) => new Set(list.map((p) => p.name)).size === list.length,
+      'provider names must be unique within a service',
+    )
     .default(() => defaults.map((p) => providerSchema.parse(p)));
 }

@@ -34,22 +34,43 @@ export class HttpProvider implements PaymentProvider {
     if (spec) this.lookup = (request, signal) => this.runLookup(spec, request, signal);
   }
 
-  private async runLookup(spec: NonNullable<HttpProviderConfig['lookup']>, request: LookupRequest, signal: AbortSignal): Promise<LookupResult> {
-    const query: StatusQuery = { txn_id: '', service: request.service, amount_micros: 0, subject: request.subject, params: request.params, submitted_at: new Date().toISOString(), provider_ref: null };
+  private async runLookup(
+    spec: NonNullable<HttpProviderConfig['lookup']>,
+    request: LookupRequest,
+    signal: AbortSignal,
+  ): Promise<LookupResult> {
+    const query: StatusQuery = {
+      txn_id: '',
+      service: request.service,
+      amount_micros: 0,
+      subject: request.subject,
+      params: request.params,
+      submitted_at: new Date().toISOString(),
+      provider_ref: null,
+    };
     const { http_status, body } = await this.call(spec, query, signal);
     const raw = getPath(body, spec.status_field);
     const status = raw === undefined || raw === null ? null : String(raw).toLowerCase();
-    const is = (list: string[]) => status !== null && list.some((value) => value.toLowerCase() === status);
+    const is = (list: string[]) =>
+      status !== null && list.some((value) => value.toLowerCase() === status);
     const message_value = spec.message_field ? getPath(body, spec.message_field) : undefined;
     const message = typeof message_value === 'string' ? message_value.slice(0, 500) : '';
-    if (is(spec.not_found)) return { outcome: 'not_found', message: message || `${this.name} found nothing for ${request.subject}` };
+    if (is(spec.not_found))
+      return {
+        outcome: 'not_found',
+        message: message || `${this.name} found nothing for ${request.subject}`,
+      };
     if (http_status >= 400 || !is(spec.found)) {
-      throw new ProviderUnavailableError('bad_response', `provider ${this.name} answered the lookup with HTTP ${http_status} and status ${status ?? '(none)'}`);
+      throw new ProviderUnavailableError(
+        'bad_response',
+        `provider ${this.name} answered the lookup with HTTP ${http_status} and status ${status ?? '(none)'}`,
+      );
     }
     const data: Record<string, string | number> = {};
     for (const [name, path] of Object.entries(spec.data_fields)) {
       const value = getPath(body, path);
-      if (typeof value === 'string' || typeof value === 'number') data[name] = typeof value === 'string' ? value.slice(0, 256) : value;
+      if (typeof value === 'string' || typeof value === 'number')
+        data[name] = typeof value === 'string' ? value.slice(0, 256) : value;
     }
     return { outcome: 'found', data, message: message || 'found' };
   }
@@ -57,29 +78,46 @@ export class HttpProvider implements PaymentProvider {
   async submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {
     const answer = await this.call(this.config.submit, { ...request, provider_ref: null }, signal);
     const result = this.interpret(answer);
-    if (result.outcome === 'not_found') return { outcome: 'failed', provider_ref: null, message: result.message, code: 'not_found' };
+    if (result.outcome === 'not_found')
+      return { outcome: 'failed', provider_ref: null, message: result.message, code: 'not_found' };
     return result;
   }
 
   async status(query: StatusQuery, signal: AbortSignal): Promise<StatusResult> {
-    if (!this.config.status) throw new ProviderUnavailableError('misconfigured', `provider ${this.name} has no status endpoint configured`);
+    if (!this.config.status)
+      throw new ProviderUnavailableError(
+        'misconfigured',
+        `provider ${this.name} has no status endpoint configured`,
+      );
     return this.interpret(await this.call(this.config.status, query, signal));
   }
 
-  private async call(spec: Spec, query: StatusQuery, signal: AbortSignal): Promise<{ http_status: number; body: unknown }> {
+  private async call(
+    spec: Spec,
+    query: StatusQuery,
+    signal: AbortSignal,
+  ): Promise<{ http_status: number; body: unknown }> {
     const values: Record<string, string | number> = {};
-    for (const [field, source] of Object.entries(spec.fields)) values[field] = this.source(source, query);
-    let url = spec.url.replace(/\{(txn_id|provider_ref)\}/g, (_, name: 'txn_id' | 'provider_ref') => encodeURIComponent(query[name] ?? ''));
+    for (const [field, source] of Object.entries(spec.fields))
+      values[field] = this.source(source, query);
+    let url = spec.url.replace(/\{(txn_id|provider_ref)\}/g, (_, name: 'txn_id' | 'provider_ref') =>
+      encodeURIComponent(query[name] ?? ''),
+    );
     const headers: Record<string, string> = { accept: 'application/json', ...this.config.headers };
     if (this.config.auth) {
       const credential = this.env[this.config.auth.value_env];
-      if (!credential) throw new ProviderUnavailableError('misconfigured', `provider ${this.name}: environment variable ${this.config.auth.value_env} is not set`);
+      if (!credential)
+        throw new ProviderUnavailableError(
+          'misconfigured',
+          `provider ${this.name}: environment variable ${this.config.auth.value_env} is not set`,
+        );
       headers[this.config.auth.header] = `${this.config.auth.prefix}${credential}`;
     }
     let body: string | undefined;
     if (spec.method === 'GET') {
       const target = new URL(url);
-      for (const [field, value] of Object.entries(values)) target.searchParams.set(field, String(value));
+      for (const [field, value] of Object.entries(values))
+        target.searchParams.set(field, String(value));
       url = target.toString();
     } else {
       const document: Record<string, unknown> = Object.create(null);
@@ -89,20 +127,42 @@ export class HttpProvider implements PaymentProvider {
     }
     let response: Response;
     try {
-      response = await fetch(url, { method: spec.method, headers, body, signal, redirect: 'error' });
+      response = await fetch(url, {
+        method: spec.method,
+        headers,
+        body,
+        signal,
+        redirect: 'error',
+      });
     } catch (error) {
-      if (signal.aborted) throw new ProviderUnavailableError('timeout', `provider ${this.name} did not answer in ${this.timeout_ms} ms`);
-      throw new ProviderUnavailableError('transport', `provider ${this.name}: ${(error as Error).message}`);
+      if (signal.aborted)
+        throw new ProviderUnavailableError(
+          'timeout',
+          `provider ${this.name} did not answer in ${this.timeout_ms} ms`,
+        );
+      throw new ProviderUnavailableError(
+        'transport',
+        `provider ${this.name}: ${(error as Error).message}`,
+      );
     }
     const text = await readBounded(response, this.config.max_response_bytes, signal, this.name);
-    if (response.status >= 500) throw new ProviderUnavailableError('http_5xx', `provider ${this.name} answered HTTP ${response.status}`);
-    if (response.status === 429) throw new ProviderUnavailableError('rate_limited', `provider ${this.name} answered HTTP 429`);
-    if (response.status === 408) throw new ProviderUnavailableError('timeout', `provider ${this.name} answered HTTP 408`);
+    if (response.status >= 500)
+      throw new ProviderUnavailableError(
+        'http_5xx',
+        `provider ${this.name} answered HTTP ${response.status}`,
+      );
+    if (response.status === 429)
+      throw new ProviderUnavailableError('rate_limited', `provider ${this.name} answered HTTP 429`);
+    if (response.status === 408)
+      throw new ProviderUnavailableError('timeout', `provider ${this.name} answered HTTP 408`);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      throw new ProviderUnavailableError('bad_response', `provider ${this.name} answered HTTP ${response.status} with a body that is not JSON`);
+      throw new ProviderUnavailableError(
+        'bad_response',
+        `provider ${this.name} answered HTTP ${response.status} with a body that is not JSON`,
+      );
     }
     return { http_status: response.status, body: parsed };
   }
@@ -112,7 +172,11 @@ export class HttpProvider implements PaymentProvider {
     if (source.startsWith('param:')) {
       const name = source.slice(6);
       const value = query.params[name];
-      if (value === undefined) throw new ProviderUnavailableError('misconfigured', `provider ${this.name}: the request has no parameter ${name}`);
+      if (value === undefined)
+        throw new ProviderUnavailableError(
+          'misconfigured',
+          `provider ${this.name}: the request has no parameter ${name}`,
+        );
       return this.config.codes[name]?.[String(value)] ?? value;
     }
     switch (source) {
@@ -131,41 +195,74 @@ export class HttpProvider implements PaymentProvider {
       case 'submitted_at':
         return query.submitted_at;
       default:
-        throw new ProviderUnavailableError('misconfigured', `provider ${this.name}: unknown field source ${source}`);
+        throw new ProviderUnavailableError(
+          'misconfigured',
+          `provider ${this.name}: unknown field source ${source}`,
+        );
     }
   }
 
   private interpret({ http_status, body }: { http_status: number; body: unknown }): StatusResult {
     const { response, status_map } = this.config;
     const raw_status = getPath(body, response.status_field);
-    const message_value = response.message_field ? getPath(body, response.message_field) : undefined;
+    const message_value = response.message_field
+      ? getPath(body, response.message_field)
+      : undefined;
     const message = typeof message_value === 'string' ? message_value.slice(0, 500) : '';
     const ref_value = response.ref_field ? getPath(body, response.ref_field) : undefined;
-    const provider_ref = typeof ref_value === 'string' || typeof ref_value === 'number' ? String(ref_value).slice(0, 128) : null;
-    const status = raw_status === undefined || raw_status === null ? null : String(raw_status).toLowerCase();
-    const is = (list: string[]) => status !== null && list.some((value) => value.toLowerCase() === status);
+    const provider_ref =
+      typeof ref_value === 'string' || typeof ref_value === 'number'
+        ? String(ref_value).slice(0, 128)
+        : null;
+    const status =
+      raw_status === undefined || raw_status === null ? null : String(raw_status).toLowerCase();
+    const is = (list: string[]) =>
+      status !== null && list.some((value) => value.toLowerCase() === status);
     if (status === null) {
-      throw new ProviderUnavailableError('bad_response', `provider ${this.name} answered HTTP ${http_status} without ${response.status_field}`);
+      throw new ProviderUnavailableError(
+        'bad_response',
+        `provider ${this.name} answered HTTP ${http_status} without ${response.status_field}`,
+      );
     }
     if (http_status >= 400 && !is(status_map.failed) && !is(status_map.not_found)) {
       // A 4xx that is not a stated decline is our request or credentials being refused: not the customer's fault.
-      throw new ProviderUnavailableError('bad_response', `provider ${this.name} refused the request with HTTP ${http_status} (status ${status})`);
+      throw new ProviderUnavailableError(
+        'bad_response',
+        `provider ${this.name} refused the request with HTTP ${http_status} (status ${status})`,
+      );
     }
     if (is(status_map.success)) {
       const data: Record<string, string | number> = {};
       for (const [name, path] of Object.entries(response.data_fields)) {
         const value = getPath(body, path);
-        if (typeof value === 'string' || typeof value === 'number') data[name] = typeof value === 'string' ? value.slice(0, 256) : value;
+        if (typeof value === 'string' || typeof value === 'number')
+          data[name] = typeof value === 'string' ? value.slice(0, 256) : value;
       }
       return { outcome: 'success', provider_ref, message: message || 'success', data };
     }
-    if (is(status_map.failed)) return { outcome: 'failed', provider_ref, message: message || `declined by ${this.name}`, code: 'declined' };
-    if (is(status_map.not_found)) return { outcome: 'not_found', message: message || `${this.name} has no such transaction` };
-    return { outcome: 'pending', provider_ref, message: message || `pending at ${this.name} (status ${status})` };
+    if (is(status_map.failed))
+      return {
+        outcome: 'failed',
+        provider_ref,
+        message: message || `declined by ${this.name}`,
+        code: 'declined',
+      };
+    if (is(status_map.not_found))
+      return { outcome: 'not_found', message: message || `${this.name} has no such transaction` };
+    return {
+      outcome: 'pending',
+      provider_ref,
+      message: message || `pending at ${this.name} (status ${status})`,
+    };
   }
 }
 
-async function readBounded(response: Response, max_bytes: number, signal: AbortSignal, name: string): Promise<string> {
+async function readBounded(
+  response: Response,
+  max_bytes: number,
+  signal: AbortSignal,
+  name: string,
+): Promise<string> {
   if (!response.body) return '';
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -177,14 +274,24 @@ async function readBounded(response: Response, max_bytes: number, signal: AbortS
       total += value.byteLength;
       if (total > max_bytes) {
         await reader.cancel();
-        throw new ProviderUnavailableError('bad_response', `provider ${name} answered with more than ${max_bytes} bytes`);
+        throw new ProviderUnavailableError(
+          'bad_response',
+          `provider ${name} answered with more than ${max_bytes} bytes`,
+        );
       }
       chunks.push(value);
     }
   } catch (error) {
     if (error instanceof ProviderUnavailableError) throw error;
-    if (signal.aborted) throw new ProviderUnavailableError('timeout', `provider ${name} did not finish its answer in time`);
-    throw new ProviderUnavailableError('transport', `provider ${name}: ${(error as Error).message}`);
+    if (signal.aborted)
+      throw new ProviderUnavailableError(
+        'timeout',
+        `provider ${name} did not finish its answer in time`,
+      );
+    throw new ProviderUnavailableError(
+      'transport',
+      `provider ${name}: ${(error as Error).message}`,
+    );
   }
   return Buffer.concat(chunks).toString('utf8');
 }
@@ -192,7 +299,8 @@ async function readBounded(response: Response, max_bytes: number, signal: AbortS
 export function getPath(document: unknown, path: string): unknown {
   let current = document;
   for (const part of path.split('.')) {
-    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, part)) return undefined;
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, part))
+      return undefined;
     current = (current as Record<string, unknown>)[part];
   }
   return current;

@@ -22,12 +22,20 @@ export interface Providers {
  */
 export function createProviders(
   deps: Pick<RoomDeps, 'config' | 'clock' | 'logger'>,
-  given: { lists?: Partial<Record<PaymentService, PaymentProvider[]>> | undefined; sms?: SmsSender | null | undefined } = {},
+  given: {
+    lists?: Partial<Record<PaymentService, PaymentProvider[]>> | undefined;
+    sms?: SmsSender | null | undefined;
+  } = {},
 ): Providers {
   const { config, clock, logger } = deps;
   const configured = config.payments.providers;
   const list = (service: PaymentService) =>
-    given.lists?.[service] ?? buildProviders(configured[service], { mode: config.mode, now: () => clock.now(), warn: (message) => logger.warn({ msg: message }) });
+    given.lists?.[service] ??
+    buildProviders(configured[service], {
+      mode: config.mode,
+      now: () => clock.now(),
+      warn: (message) => logger.warn({ msg: message }),
+    });
   return {
     lists: { recharge: list('recharge'), dmt: list('dmt'), pan: list('pan'), bills: list('bills') },
     sms: given.sms !== undefined ? given.sms : buildSmsSender(config.payments.dmt.otp.sms),
@@ -36,13 +44,20 @@ export function createProviders(
 
 export function buildProviders(
   configs: readonly ProviderConfig[],
-  options: { mode: 'sandbox' | 'live'; now: () => Date; warn: (message: string) => void; env?: NodeJS.ProcessEnv },
+  options: {
+    mode: 'sandbox' | 'live';
+    now: () => Date;
+    warn: (message: string) => void;
+    env?: NodeJS.ProcessEnv;
+  },
 ): PaymentProvider[] {
   const providers: PaymentProvider[] = [];
   for (const config of configs) {
     if (config.type === 'sandbox') {
       if (options.mode === 'live') {
-        options.warn(`payment provider ${config.name} is a sandbox provider and is skipped in live mode`);
+        options.warn(
+          `payment provider ${config.name} is a sandbox provider and is skipped in live mode`,
+        );
         continue;
       }
       providers.push(new SandboxProvider(config, options.now));

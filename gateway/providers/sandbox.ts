@@ -49,15 +49,33 @@ export class SandboxProvider implements PaymentProvider {
     if (this.config.hang_on.includes(suffix)) return hang(signal);
     switch (suffix) {
       case SANDBOX_OUTCOMES.declined:
-        return { outcome: 'failed', provider_ref: this.ref(request), message: 'declined by the operator (sandbox 0001)', code: 'declined' };
+        return {
+          outcome: 'failed',
+          provider_ref: this.ref(request),
+          message: 'declined by the operator (sandbox 0001)',
+          code: 'declined',
+        };
       case SANDBOX_OUTCOMES.pending_then_success:
       case SANDBOX_OUTCOMES.pending_then_failed:
-        return { outcome: 'pending', provider_ref: this.ref(request), message: 'accepted, awaiting the operator (sandbox)' };
+        return {
+          outcome: 'pending',
+          provider_ref: this.ref(request),
+          message: 'accepted, awaiting the operator (sandbox)',
+        };
       case SANDBOX_OUTCOMES.every_provider_fails:
-        throw new ProviderUnavailableError('http_5xx', `sandbox provider ${this.name} answered 503 (sandbox 0005)`);
+        throw new ProviderUnavailableError(
+          'http_5xx',
+          `sandbox provider ${this.name} answered 503 (sandbox 0005)`,
+        );
       default:
-        if (request.service === 'pan' && suffix === SANDBOX_OUTCOMES.not_found) return notFoundPan(this.ref(request));
-        if (this.deferred(request)) return { outcome: 'pending', provider_ref: this.ref(request), message: 'accepted for the next settlement batch (sandbox)' };
+        if (request.service === 'pan' && suffix === SANDBOX_OUTCOMES.not_found)
+          return notFoundPan(this.ref(request));
+        if (this.deferred(request))
+          return {
+            outcome: 'pending',
+            provider_ref: this.ref(request),
+            message: 'accepted for the next settlement batch (sandbox)',
+          };
         return this.success(request);
     }
   }
@@ -65,20 +83,44 @@ export class SandboxProvider implements PaymentProvider {
   async status(query: StatusQuery, signal: AbortSignal): Promise<StatusResult> {
     if (signal.aborted) throw new ProviderUnavailableError('timeout', 'aborted');
     const suffix = sandboxSuffix(query.subject);
-    if (this.config.hang_on.includes(suffix)) return { outcome: 'not_found', message: `sandbox provider ${this.name} has no record of ${query.txn_id}` };
+    if (this.config.hang_on.includes(suffix))
+      return {
+        outcome: 'not_found',
+        message: `sandbox provider ${this.name} has no record of ${query.txn_id}`,
+      };
     const settled = this.now().getTime() - Date.parse(query.submitted_at) >= this.config.pending_ms;
-    const still = { outcome: 'pending' as const, provider_ref: this.ref(query), message: 'still awaiting the operator (sandbox)' };
+    const still = {
+      outcome: 'pending' as const,
+      provider_ref: this.ref(query),
+      message: 'still awaiting the operator (sandbox)',
+    };
     switch (suffix) {
       case SANDBOX_OUTCOMES.declined:
-        return { outcome: 'failed', provider_ref: this.ref(query), message: 'declined by the operator (sandbox 0001)', code: 'declined' };
+        return {
+          outcome: 'failed',
+          provider_ref: this.ref(query),
+          message: 'declined by the operator (sandbox 0001)',
+          code: 'declined',
+        };
       case SANDBOX_OUTCOMES.pending_then_success:
         return settled ? this.success(query) : still;
       case SANDBOX_OUTCOMES.pending_then_failed:
-        return settled ? { outcome: 'failed', provider_ref: this.ref(query), message: 'failed at the operator (sandbox 0003)', code: 'operator_failed' } : still;
+        return settled
+          ? {
+              outcome: 'failed',
+              provider_ref: this.ref(query),
+              message: 'failed at the operator (sandbox 0003)',
+              code: 'operator_failed',
+            }
+          : still;
       case SANDBOX_OUTCOMES.every_provider_fails:
-        throw new ProviderUnavailableError('http_5xx', `sandbox provider ${this.name} answered 503 (sandbox 0005)`);
+        throw new ProviderUnavailableError(
+          'http_5xx',
+          `sandbox provider ${this.name} answered 503 (sandbox 0005)`,
+        );
       default:
-        if (query.service === 'pan' && suffix === SANDBOX_OUTCOMES.not_found) return notFoundPan(this.ref(query));
+        if (query.service === 'pan' && suffix === SANDBOX_OUTCOMES.not_found)
+          return notFoundPan(this.ref(query));
         if (this.deferred(query) && !settled) return still;
         return this.success(query);
     }
@@ -87,15 +129,33 @@ export class SandboxProvider implements PaymentProvider {
   async lookup(request: LookupRequest, signal: AbortSignal): Promise<LookupResult> {
     const suffix = sandboxSuffix(request.subject);
     if (this.config.hang_on.includes(suffix)) return hang(signal);
-    if (suffix === SANDBOX_OUTCOMES.every_provider_fails) throw new ProviderUnavailableError('http_5xx', `sandbox provider ${this.name} answered 503 (sandbox 0005)`);
-    if (suffix === SANDBOX_OUTCOMES.not_found) return { outcome: 'not_found', message: `no bill is due for ${request.subject} (sandbox 0000)` };
-    if (request.kind !== 'bill') throw new ProviderUnavailableError('misconfigured', `sandbox provider ${this.name} cannot look up ${request.kind}`);
-    return { outcome: 'found', message: 'bill fetched (sandbox)', data: sandboxBill(request, this.now()) };
+    if (suffix === SANDBOX_OUTCOMES.every_provider_fails)
+      throw new ProviderUnavailableError(
+        'http_5xx',
+        `sandbox provider ${this.name} answered 503 (sandbox 0005)`,
+      );
+    if (suffix === SANDBOX_OUTCOMES.not_found)
+      return {
+        outcome: 'not_found',
+        message: `no bill is due for ${request.subject} (sandbox 0000)`,
+      };
+    if (request.kind !== 'bill')
+      throw new ProviderUnavailableError(
+        'misconfigured',
+        `sandbox provider ${this.name} cannot look up ${request.kind}`,
+      );
+    return {
+      outcome: 'found',
+      message: 'bill fetched (sandbox)',
+      data: sandboxBill(request, this.now()),
+    };
   }
 
   /** A request whose parameters name a batch mode (NEFT) is accepted pending and settles after `pending_ms`. */
   private deferred(request: ProviderRequest): boolean {
-    return Object.entries(this.config.pending_params).some(([param, values]) => values.includes(String(request.params[param] ?? '')));
+    return Object.entries(this.config.pending_params).some(([param, values]) =>
+      values.includes(String(request.params[param] ?? '')),
+    );
   }
 
   private ref(request: ProviderRequest): string {
@@ -105,16 +165,31 @@ export class SandboxProvider implements PaymentProvider {
   private success(request: ProviderRequest): ProviderResult {
     // A stable 12-digit reference (the form of a UTR or an operator transaction id).
     const reference = digitsOf(`${this.name}:${request.txn_id}`, 12);
-    const base = { outcome: 'success' as const, provider_ref: this.ref(request), message: 'success (sandbox)' };
+    const base = {
+      outcome: 'success' as const,
+      provider_ref: this.ref(request),
+      message: 'success (sandbox)',
+    };
     switch (request.service) {
       case 'dmt':
         if (request.params.kind === 'penny_drop') {
-          const given = typeof request.params.name === 'string' ? request.params.name.toUpperCase() : personName(request.subject);
-          return { ...base, message: 'account verified by a penny drop (sandbox)', data: { utr: reference, registered_name: given } };
+          const given =
+            typeof request.params.name === 'string'
+              ? request.params.name.toUpperCase()
+              : personName(request.subject);
+          return {
+            ...base,
+            message: 'account verified by a penny drop (sandbox)',
+            data: { utr: reference, registered_name: given },
+          };
         }
         return { ...base, data: { utr: reference } };
       case 'pan':
-        return { ...base, message: 'PAN found (sandbox)', data: { name: panHolderName(request.subject) } };
+        return {
+          ...base,
+          message: 'PAN found (sandbox)',
+          data: { name: panHolderName(request.subject) },
+        };
       case 'bills':
         return { ...base, data: { biller_ref: reference } };
       default:
@@ -124,7 +199,12 @@ export class SandboxProvider implements PaymentProvider {
 }
 
 function notFoundPan(provider_ref: string): ProviderResult {
-  return { outcome: 'failed', provider_ref, message: 'no PAN record matches (sandbox 0000)', code: 'not_found' };
+  return {
+    outcome: 'failed',
+    provider_ref,
+    message: 'no PAN record matches (sandbox 0000)',
+    code: 'not_found',
+  };
 }
 
 /** Never answers; rejects when the chain gives up. */
@@ -144,8 +224,42 @@ function digitsOf(text: string, count: number): string {
   return (hashOf(text) % 10n ** BigInt(count)).toString().padStart(count, '0');
 }
 
-const FIRST_NAMES = ['Aarav', 'Priya', 'Rohan', 'Ananya', 'Vikram', 'Meera', 'Arjun', 'Kavya', 'Rahul', 'Sneha', 'Aditya', 'Isha', 'Karan', 'Neha', 'Siddharth', 'Pooja'];
-const SURNAMES = ['Agarwal', 'Bose', 'Chopra', 'Desai', 'Gupta', 'Iyer', 'Joshi', 'Kapoor', 'Mehta', 'Nair', 'Patel', 'Rao', 'Sharma', 'Trivedi', 'Verma', 'Yadav'];
+const FIRST_NAMES = [
+  'Aarav',
+  'Priya',
+  'Rohan',
+  'Ananya',
+  'Vikram',
+  'Meera',
+  'Arjun',
+  'Kavya',
+  'Rahul',
+  'Sneha',
+  'Aditya',
+  'Isha',
+  'Karan',
+  'Neha',
+  'Siddharth',
+  'Pooja',
+];
+const SURNAMES = [
+  'Agarwal',
+  'Bose',
+  'Chopra',
+  'Desai',
+  'Gupta',
+  'Iyer',
+  'Joshi',
+  'Kapoor',
+  'Mehta',
+  'Nair',
+  'Patel',
+  'Rao',
+  'Sharma',
+  'Trivedi',
+  'Verma',
+  'Yadav',
+];
 
 function pick<T>(list: readonly T[], seed: string): T {
   return list[Number(hashOf(seed) % BigInt(list.length))]!;
@@ -159,7 +273,9 @@ function personName(seed: string): string {
 function panHolderName(pan: string): string {
   const initial = pan[4] ?? 'A';
   const surnames = SURNAMES.filter((s) => s.startsWith(initial));
-  const surname = surnames.length ? pick(surnames, `last:${pan}`) : `${initial}${pick(['andhi', 'umar', 'ohan'], pan)}`;
+  const surname = surnames.length
+    ? pick(surnames, `last:${pan}`)
+    : `${initial}${pick(['andhi', 'umar', 'ohan'], pan)}`;
   const first = pick(FIRST_NAMES, `first:${pan}`);
   const entity: Record<string, string> = {
     C: `${surname} Industries Private Limited`,

@@ -23,12 +23,23 @@ export class HttpSmsSender implements SmsSender {
   async send(mobile: string, message: string, outer?: AbortSignal): Promise<void> {
     const values: Record<string, string> = {};
     for (const [field, source] of Object.entries(this.config.fields)) {
-      values[field] = source === 'mobile' ? mobile : source === 'mobile_e164' ? `+91${mobile}` : source === 'message' ? message : source.slice(6);
+      values[field] =
+        source === 'mobile'
+          ? mobile
+          : source === 'mobile_e164'
+            ? `+91${mobile}`
+            : source === 'message'
+              ? message
+              : source.slice(6);
     }
     const headers: Record<string, string> = { accept: 'application/json', ...this.config.headers };
     if (this.config.auth) {
       const credential = this.env[this.config.auth.value_env];
-      if (!credential) throw new ProviderUnavailableError('misconfigured', `SMS sender ${this.name}: environment variable ${this.config.auth.value_env} is not set`);
+      if (!credential)
+        throw new ProviderUnavailableError(
+          'misconfigured',
+          `SMS sender ${this.name}: environment variable ${this.config.auth.value_env} is not set`,
+        );
       headers[this.config.auth.header] = `${this.config.auth.prefix}${credential}`;
     }
     let url = this.config.url;
@@ -42,27 +53,49 @@ export class HttpSmsSender implements SmsSender {
       for (const [field, value] of Object.entries(values)) {
         const parts = field.split('.');
         let current = document;
-        for (const part of parts.slice(0, -1)) current = (current[part] ??= Object.create(null)) as Record<string, unknown>;
+        for (const part of parts.slice(0, -1))
+          current = (current[part] ??= Object.create(null)) as Record<string, unknown>;
         current[parts[parts.length - 1]!] = value;
       }
       body = JSON.stringify(document);
       headers['content-type'] = 'application/json';
     }
-    const signal = outer ? AbortSignal.any([outer, AbortSignal.timeout(this.config.timeout_ms)]) : AbortSignal.timeout(this.config.timeout_ms);
+    const signal = outer
+      ? AbortSignal.any([outer, AbortSignal.timeout(this.config.timeout_ms)])
+      : AbortSignal.timeout(this.config.timeout_ms);
     let response: Response;
     try {
-      response = await fetch(url, { method: this.config.method, headers, body, signal, redirect: 'error' });
+      response = await fetch(url, {
+        method: this.config.method,
+        headers,
+        body,
+        signal,
+        redirect: 'error',
+      });
       await response.body?.cancel();
     } catch (error) {
-      if (signal.aborted) throw new ProviderUnavailableError('timeout', `SMS sender ${this.name} did not answer in ${this.config.timeout_ms} ms`);
-      throw new ProviderUnavailableError('transport', `SMS sender ${this.name}: ${(error as Error).message}`);
+      if (signal.aborted)
+        throw new ProviderUnavailableError(
+          'timeout',
+          `SMS sender ${this.name} did not answer in ${this.config.timeout_ms} ms`,
+        );
+      throw new ProviderUnavailableError(
+        'transport',
+        `SMS sender ${this.name}: ${(error as Error).message}`,
+      );
     }
     if (response.status < 200 || response.status > 299) {
-      throw new ProviderUnavailableError(response.status >= 500 ? 'http_5xx' : 'bad_response', `SMS sender ${this.name} answered HTTP ${response.status}`);
+      throw new ProviderUnavailableError(
+        response.status >= 500 ? 'http_5xx' : 'bad_response',
+        `SMS sender ${this.name} answered HTTP ${response.status}`,
+      );
     }
   }
 }
 
-export function buildSmsSender(config: SmsSenderConfig | undefined, env?: NodeJS.ProcessEnv): SmsSender | null {
+export function buildSmsSender(
+  config: SmsSenderConfig | undefined,
+  env?: NodeJS.ProcessEnv,
+): SmsSender | null {
   return config ? new HttpSmsSender(config, env) : null;
 }

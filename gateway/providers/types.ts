@@ -23,14 +23,20 @@ export interface StatusQuery extends ProviderRequest {
 
 /** A business answer. `failed` is a decline: final, never a reason to fail over. */
 export type ProviderResult =
-  | { outcome: 'success'; provider_ref: string | null; message: string; data?: Record<string, string | number> }
+  | {
+      outcome: 'success';
+      provider_ref: string | null;
+      message: string;
+      data?: Record<string, string | number>;
+    }
   | { outcome: 'pending'; provider_ref: string | null; message: string }
   | { outcome: 'failed'; provider_ref: string | null; message: string; code?: string };
 
 /** A status check can also learn that the provider never saw the transaction. */
 export type StatusResult = ProviderResult | { outcome: 'not_found'; message: string };
 
-export type UnavailableKind = 'timeout' | 'transport' | 'http_5xx' | 'rate_limited' | 'bad_response' | 'misconfigured';
+export type UnavailableKind =
+  'timeout' | 'transport' | 'http_5xx' | 'rate_limited' | 'bad_response' | 'misconfigured';
 
 /** The provider could not answer (as opposed to answering "declined"): fail over. */
 export class ProviderUnavailableError extends Error {
@@ -57,7 +63,9 @@ export interface LookupRequest {
 }
 
 /** `not_found` is a business answer (no failover); the provider could not answer → ProviderUnavailableError. */
-export type LookupResult = { outcome: 'found'; data: Record<string, string | number>; message: string } | { outcome: 'not_found'; message: string };
+export type LookupResult =
+  | { outcome: 'found'; data: Record<string, string | number>; message: string }
+  | { outcome: 'not_found'; message: string };
 
 export interface PaymentProvider {
   readonly name: string;

@@ -18,14 +18,32 @@
 // is indexed again: the tail only. A list shorter than its manifest says (damage: the lists
 // are fsynced before a manifest names their lengths) cuts every list back to the last record
 // it still holds whole, and the journal is indexed again from there, not from the start.
-import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, readdirSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readdirSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-file.js';
 import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
 import { CorruptStoreError, fsyncDirectory, segmentName, type RecordPlace } from './journal.js';
 import { ID_RUN_DIR, IdRuns, removeRun, type RunMeta } from './id-runs.js';
-import { ARCHIVED_TABLES, isArchivedRow, type HistoryRecord, type JournalRecord, type Op, type Posting } from './state.js';
+import {
+  ARCHIVED_TABLES,
+  isArchivedRow,
+  type HistoryRecord,
+  type JournalRecord,
+  type Op,
+  type Posting,
+} from './state.js';
 
 export const INDEX_DIR = 'index';
 const MANIFEST = 'manifest.json';
@@ -100,10 +118,13 @@ export function hash32(text: string): number {
 export const SERVICE_CODES = ['recharge', 'dmt', 'pan', 'bills'] as const;
 export const STATUS_CODES = ['pending', 'success', 'failed'] as const;
 export const METHOD_CODES = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] as const;
-export const txnTag = (service: string, status: string) => (SERVICE_CODES.indexOf(service as never) + 1) * 4 + STATUS_CODES.indexOf(status as never) + 1;
+export const txnTag = (service: string, status: string) =>
+  (SERVICE_CODES.indexOf(service as never) + 1) * 4 + STATUS_CODES.indexOf(status as never) + 1;
 
 function fileKey(key: string): string {
-  return /^[A-Za-z0-9_-]{1,100}$/.test(key) ? key : `~${Buffer.from(key, 'utf8').toString('hex').slice(0, 200)}`;
+  return /^[A-Za-z0-9_-]{1,100}$/.test(key)
+    ? key
+    : `~${Buffer.from(key, 'utf8').toString('hex').slice(0, 200)}`;
 }
 
 /** Open files, few and reused: index lists and journal segments read by position. */
@@ -177,7 +198,9 @@ export class IndexList {
   }
 
   /** @internal */ takeTail(): Buffer {
-    const copy = Buffer.from(Buffer.from(this.tail.buffer, this.tail.byteOffset, this.tail_length * ENTRY_BYTES));
+    const copy = Buffer.from(
+      Buffer.from(this.tail.buffer, this.tail.byteOffset, this.tail_length * ENTRY_BYTES),
+    );
     this.disk += this.tail_length;
     this.tail_length = 0;
     if (this.tail.length > FIELDS * 1024) this.tail = new Float64Array(FIELDS * 4);
@@ -198,7 +221,10 @@ export class IndexList {
       let done = 0;
       while (done < bytes.length) {
         const n = readSync(fd, bytes, done, bytes.length - done, start * ENTRY_BYTES + done);
-        if (n === 0) throw new CorruptStoreError(`index ${this.file} is shorter than its ${this.disk} entries`);
+        if (n === 0)
+          throw new CorruptStoreError(
+            `index ${this.file} is shorter than its ${this.disk} entries`,
+          );
         done += n;
       }
       for (let at = 0; at < bytes.length; at += ENTRY_BYTES) {
@@ -218,7 +244,17 @@ export class IndexList {
     for (let i = Math.max(start, this.disk); i < end; i++) {
       const at = (i - this.disk) * FIELDS;
       const t = this.tail;
-      out.push({ ts_ms: t[at]!, seq: t[at + 1]!, segment: t[at + 2]!, offset: t[at + 3]!, length: t[at + 4]!, tag: t[at + 5]!, aux: t[at + 6]!, aux2: t[at + 7]!, op: t[at + 8]! });
+      out.push({
+        ts_ms: t[at]!,
+        seq: t[at + 1]!,
+        segment: t[at + 2]!,
+        offset: t[at + 3]!,
+        length: t[at + 4]!,
+        tag: t[at + 5]!,
+        aux: t[at + 6]!,
+        aux2: t[at + 7]!,
+        op: t[at + 8]!,
+      });
     }
     return out;
   }
@@ -305,19 +341,32 @@ export class Archive {
    * again from the first record. A list shorter than its manifest says cuts every list back
    * to the last record it holds, and `seq` goes back there (the journal tail from there).
    */
-  static async open(data_dir: string, journal_dir: string, options: { read_only?: boolean; warn?: (message: string) => void } = {}): Promise<Archive> {
+  static async open(
+    data_dir: string,
+    journal_dir: string,
+    options: { read_only?: boolean; warn?: (message: string) => void } = {},
+  ): Promise<Archive> {
     const archive = new Archive(data_dir, journal_dir);
     const dir = join(data_dir, INDEX_DIR);
     let manifest = await archive.manifest_file.read();
-    if (manifest && (manifest.format !== 'aihub-index' || (manifest.version as number) > 2)) throw new CorruptStoreError(`${join(dir, MANIFEST)} is not an AIHub index manifest of version 1 or 2`);
+    if (manifest && (manifest.format !== 'aihub-index' || (manifest.version as number) > 2))
+      throw new CorruptStoreError(
+        `${join(dir, MANIFEST)} is not an AIHub index manifest of version 1 or 2`,
+      );
     if (manifest && (manifest.version as number) === 1) {
-      if (options.read_only) throw new CorruptStoreError(`the indexes in ${dir} are of version 1; start the gateway once to rebuild them`);
-      options.warn?.(`the indexes in ${dir} are of version 1 (id buckets); indexing the journal again for version 2 (id runs)`);
+      if (options.read_only)
+        throw new CorruptStoreError(
+          `the indexes in ${dir} are of version 1; start the gateway once to rebuild them`,
+        );
+      options.warn?.(
+        `the indexes in ${dir} are of version 1 (id buckets); indexing the journal again for version 2 (id runs)`,
+      );
       manifest = null;
     }
     if (!manifest) {
       if (!options.read_only) {
-        for (const kind of existsSync(dir) ? readdirSync(dir) : []) if (kind !== MANIFEST) rmSync(join(dir, kind), { recursive: true, force: true });
+        for (const kind of existsSync(dir) ? readdirSync(dir) : [])
+          if (kind !== MANIFEST) rmSync(join(dir, kind), { recursive: true, force: true });
         rmSync(join(dir, MANIFEST), { force: true });
       }
       return archive;
@@ -327,14 +376,16 @@ export class Archive {
     archive.lists_from = manifest.seq;
     archive.max_lag_ms = manifest.max_lag_ms;
     archive.tiers.push(...manifest.tiers);
-    for (const [key_id, [requests, cost_micros, last_used]] of Object.entries(manifest.keys)) archive.keys.set(key_id, { requests, cost_micros, last_used });
+    for (const [key_id, [requests, cost_micros, last_used]] of Object.entries(manifest.keys))
+      archive.keys.set(key_id, { requests, cost_micros, last_used });
     const known = new Set<string>();
     const short: string[] = [];
     for (const [key, [count, last_ts, last_aux, tags]] of Object.entries(manifest.lists)) {
       const list = archive.list(key);
       known.add(list.file);
       const size = existsSync(list.file) ? statSync(list.file).size : 0;
-      if (size > count * ENTRY_BYTES && !options.read_only) truncateList(list.file, count * ENTRY_BYTES);
+      if (size > count * ENTRY_BYTES && !options.read_only)
+        truncateList(list.file, count * ENTRY_BYTES);
       if (size < count * ENTRY_BYTES) {
         // Damage (lists are fsynced before a manifest names them): whole entries are kept.
         short.push(key);
@@ -346,12 +397,18 @@ export class Archive {
     }
     const damaged_runs = archive.ids.open(manifest.runs, options.read_only === true);
     if (short.length > 0 || damaged_runs.length > 0) {
-      if (options.read_only) throw new CorruptStoreError(`indexes in ${dir} hold fewer entries than their manifest says; start the gateway once to repair them from the journal`);
+      if (options.read_only)
+        throw new CorruptStoreError(
+          `indexes in ${dir} hold fewer entries than their manifest says; start the gateway once to repair them from the journal`,
+        );
       // Every list back to the last record the shortest one holds whole.
       let cut_seq = manifest.seq;
       for (const key of short) {
         const list = archive.lists.get(key)!;
-        cut_seq = Math.min(cut_seq, list.disk > 0 ? list.read(list.disk - 1, list.disk)[0]!.seq : 0);
+        cut_seq = Math.min(
+          cut_seq,
+          list.disk > 0 ? list.read(list.disk - 1, list.disk)[0]!.seq : 0,
+        );
       }
       // A record's ops may fill several entries of one list: the last record is indexed again whole.
       if (short.length > 0) cut_seq = Math.max(0, cut_seq - 1);
@@ -362,13 +419,16 @@ export class Archive {
       archive.repaired.lists = short.length;
       archive.repaired.runs = damaged_runs.length;
       archive.repaired.from_seq = archive.seq;
-      options.warn?.(`${short.length} index lists and ${damaged_runs.length} id runs were shorter than their manifest says (a power loss?); indexing the journal again from record ${archive.seq + 1}`);
+      options.warn?.(
+        `${short.length} index lists and ${damaged_runs.length} id runs were shorter than their manifest says (a power loss?); indexing the journal again from record ${archive.seq + 1}`,
+      );
     }
     if (!options.read_only) {
       // Lists begun after the manifest: the journal tail makes them again.
       for (const kind of existsSync(dir) ? readdirSync(dir) : []) {
         if (kind === MANIFEST || kind.endsWith('.tmp') || kind === ID_RUN_DIR) continue;
-        for (const name of readdirSync(join(dir, kind))) if (!known.has(join(dir, kind, name))) rmSync(join(dir, kind, name), { force: true });
+        for (const name of readdirSync(join(dir, kind)))
+          if (!known.has(join(dir, kind, name))) rmSync(join(dir, kind, name), { force: true });
       }
     }
     return archive;
@@ -408,7 +468,12 @@ export class Archive {
     let list = this.lists.get(full);
     if (!list) {
       const [kind, name] = [full.slice(0, full.indexOf('/')), full.slice(full.indexOf('/') + 1)];
-      list = new IndexList(full, join(this.data_dir, INDEX_DIR, kind, `${fileKey(name)}.idx`), this.files, this.counters);
+      list = new IndexList(
+        full,
+        join(this.data_dir, INDEX_DIR, kind, `${fileKey(name)}.idx`),
+        this.files,
+        this.counters,
+      );
       this.lists.set(full, list);
     }
     return list;
@@ -455,7 +520,12 @@ export class Archive {
       this.ids.flush();
       this.id_ranges = [];
     }
-    const base = { seq: record.s, segment: place.segment, offset: place.offset, length: place.length };
+    const base = {
+      seq: record.s,
+      segment: place.segment,
+      offset: place.offset,
+      length: place.length,
+    };
     record.ops.forEach((op, index) => this.applyOp(op, { ...base, op: index }));
     this.seq = record.s;
     if (this.tail_entries > MAX_TAIL_ENTRIES) this.writeTails();
@@ -467,10 +537,24 @@ export class Archive {
       const finalized_ms = Date.parse(txn.finalized_at ?? txn.updated_at);
       const created_ms = Date.parse(txn.created_at);
       this.max_lag_ms = Math.max(this.max_lag_ms, finalized_ms - created_ms);
-      const entry = { ...base, ts_ms: finalized_ms, tag: txnTag(txn.service, txn.status), aux: created_ms, aux2: txn.amount_micros };
+      const entry = {
+        ...base,
+        ts_ms: finalized_ms,
+        tag: txnTag(txn.service, txn.status),
+        aux: created_ms,
+        aux2: txn.amount_micros,
+      };
       this.add('txn', txn.account_id, entry);
       this.add('txn', ALL, entry);
-      if (this.wantsIds(base.seq)) this.ids.add({ hash: hash32(txn.id), op: base.op, seq: base.seq, segment: base.segment, offset: base.offset, length: base.length });
+      if (this.wantsIds(base.seq))
+        this.ids.add({
+          hash: hash32(txn.id),
+          op: base.op,
+          seq: base.seq,
+          segment: base.segment,
+          offset: base.offset,
+          length: base.length,
+        });
     } else if (op.o === 'post') {
       this.applyPosting(op.p, base);
     } else if (op.o === 'hist') {
@@ -501,7 +585,10 @@ export class Archive {
     const ts_ms = Date.parse(record.ts);
     const account_id = typeof record.account_id === 'string' ? record.account_id : null;
     const key_id = typeof record.key_id === 'string' ? record.key_id : null;
-    const cost_micros = typeof record.cost_micros === 'number' && Number.isSafeInteger(record.cost_micros) ? record.cost_micros : 0;
+    const cost_micros =
+      typeof record.cost_micros === 'number' && Number.isSafeInteger(record.cost_micros)
+        ? record.cost_micros
+        : 0;
     if (key_id && base.seq > this.manifest_seq) {
       const stats = this.keys.get(key_id) ?? { requests: 0, cost_micros: 0, last_used: null };
       stats.requests++;
@@ -511,10 +598,22 @@ export class Archive {
     }
     if (record.type === 'usage' && account_id) {
       const tokens = num(record.prompt_tokens) + num(record.completion_tokens);
-      this.add('use', account_id, { ...base, ts_ms, tag: this.tierCode(typeof record.tier === 'string' ? record.tier : 'other'), aux: cost_micros, aux2: tokens });
+      this.add('use', account_id, {
+        ...base,
+        ts_ms,
+        tag: this.tierCode(typeof record.tier === 'string' ? record.tier : 'other'),
+        aux: cost_micros,
+        aux2: tokens,
+      });
     } else if (record.type === 'api_log') {
       const method = METHOD_CODES.indexOf(String(record.method) as never) + 1;
-      const entry = { ...base, ts_ms, tag: typeof record.status === 'number' ? record.status : 0, aux: method * 8 + (apiLogService(record) + 1), aux2: num(record.latency_ms) };
+      const entry = {
+        ...base,
+        ts_ms,
+        tag: typeof record.status === 'number' ? record.status : 0,
+        aux: method * 8 + (apiLogService(record) + 1),
+        aux2: num(record.latency_ms),
+      };
       if (account_id) this.add('log', account_id, entry);
       this.add('log', ALL, entry);
     } else if (record.type === 'audit') {
@@ -534,11 +633,15 @@ export class Archive {
     let done = 0;
     while (done < bytes.length) {
       const n = readSync(fd, bytes, done, bytes.length - done, entry.offset + done);
-      if (n === 0) throw new CorruptStoreError(`index points past the end of ${file} (record ${entry.seq})`);
+      if (n === 0)
+        throw new CorruptStoreError(`index points past the end of ${file} (record ${entry.seq})`);
       done += n;
     }
     const record = JSON.parse(bytes.toString('utf8')) as JournalRecord;
-    if (record.s !== entry.seq) throw new CorruptStoreError(`index points at record ${record.s} of ${file} where record ${entry.seq} was expected`);
+    if (record.s !== entry.seq)
+      throw new CorruptStoreError(
+        `index points at record ${record.s} of ${file} where record ${entry.seq} was expected`,
+      );
     return record;
   }
 
@@ -556,21 +659,26 @@ export class Archive {
   /** The finalized transaction a txn entry indexes. */
   txnOf(entry: Entry): ArchivedTxn {
     const op = this.record(entry).ops[entry.op];
-    if (op?.o !== 'set' || !isArchivedRow(op.t, op.v)) throw new CorruptStoreError(`record ${entry.seq} holds no finalized transaction at op ${entry.op}`);
+    if (op?.o !== 'set' || !isArchivedRow(op.t, op.v))
+      throw new CorruptStoreError(
+        `record ${entry.seq} holds no finalized transaction at op ${entry.op}`,
+      );
     return op.v as ArchivedTxn;
   }
 
   /** The history record an entry indexes. */
   historyOf(entry: Entry): HistoryRecord {
     const op = this.record(entry).ops[entry.op];
-    if (op?.o !== 'hist') throw new CorruptStoreError(`record ${entry.seq} holds no history record at op ${entry.op}`);
+    if (op?.o !== 'hist')
+      throw new CorruptStoreError(`record ${entry.seq} holds no history record at op ${entry.op}`);
     return op.r;
   }
 
   /** The posting a wallet entry indexes. */
   postingOf(entry: Entry): Posting {
     const op = this.record(entry).ops[entry.op];
-    if (op?.o !== 'post') throw new CorruptStoreError(`record ${entry.seq} holds no posting at op ${entry.op}`);
+    if (op?.o !== 'post')
+      throw new CorruptStoreError(`record ${entry.seq} holds no posting at op ${entry.op}`);
     return op.p;
   }
 
@@ -615,9 +723,14 @@ export class Archive {
     this.ids.flush();
     const seq = this.seq;
     const lists: Manifest['lists'] = Object.create(null) as Manifest['lists'];
-    for (const [key, list] of this.lists) if (list.disk > 0) lists[key] = list.tag_counts ? [list.disk, list.last_ts, list.last_aux, [...list.tag_counts]] : [list.disk, list.last_ts, list.last_aux];
+    for (const [key, list] of this.lists)
+      if (list.disk > 0)
+        lists[key] = list.tag_counts
+          ? [list.disk, list.last_ts, list.last_aux, [...list.tag_counts]]
+          : [list.disk, list.last_ts, list.last_aux];
     const keys: Manifest['keys'] = Object.create(null) as Manifest['keys'];
-    for (const [key_id, stats] of this.keys) keys[key_id] = [stats.requests, stats.cost_micros, stats.last_used];
+    for (const [key_id, stats] of this.keys)
+      keys[key_id] = [stats.requests, stats.cost_micros, stats.last_used];
     const runs = this.ids.metas();
     const retired = this.ids.takeRetired();
     const files = [...this.unsynced];
@@ -627,7 +740,16 @@ export class Archive {
     await fsyncAll(files);
     for (const dir of dirs) fsyncDirectory(dir);
     mkdirPrivate(join(this.data_dir, INDEX_DIR));
-    await this.manifest_file.write({ format: 'aihub-index', version: 2, seq, max_lag_ms: this.max_lag_ms, lists, runs, keys, tiers: this.tiers });
+    await this.manifest_file.write({
+      format: 'aihub-index',
+      version: 2,
+      seq,
+      max_lag_ms: this.max_lag_ms,
+      lists,
+      runs,
+      keys,
+      tiers: this.tiers,
+    });
     for (const file of retired) removeRun(file);
   }
 
@@ -672,7 +794,8 @@ function truncateList(file: string, bytes: number): void {
 
 type Base = Pick<Entry, 'seq' | 'segment' | 'offset' | 'length' | 'op'>;
 
-const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+const num = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) ? value : 0;
 
 /** The service an API log record belongs to (its path, or for outbound calls nothing known here): index into SERVICE_CODES, or -1. */
 function apiLogService(record: HistoryRecord): number {
@@ -699,4 +822,3 @@ export interface ArchivedTxn {
 
 // ARCHIVED_TABLES and isArchivedRow live in state.ts, where applyOp needs them without a cycle.
 export { ARCHIVED_TABLES, isArchivedRow };
-

@@ -24,7 +24,9 @@ export class DurableJsonFile<T> implements Adapter<T> {
     try {
       return JSON.parse(text) as T;
     } catch (error) {
-      throw new CorruptStoreError(`checkpoint ${this.file} ${describeJsonError(text, error as Error)}; refusing to start over it`);
+      throw new CorruptStoreError(
+        `checkpoint ${this.file} ${describeJsonError(text, error as Error)}; refusing to start over it`,
+      );
     }
   }
 
@@ -40,13 +42,17 @@ export class DurableJsonFile<T> implements Adapter<T> {
    * and only then renames it over the old file and fsyncs the directory. Until that rename
    * the old file stays whole; a crash leaves at most a stray `.tmp`.
    */
-  async writeParts(produce: (emit: (text: string) => Promise<void>) => Promise<void>, before_publish?: () => Promise<void>): Promise<void> {
+  async writeParts(
+    produce: (emit: (text: string) => Promise<void>) => Promise<void>,
+    before_publish?: () => Promise<void>,
+  ): Promise<void> {
     const temp = `${this.file}.tmp`;
     const handle = await open(temp, 'w', PRIVATE_FILE_MODE);
     try {
       await produce(async (text) => {
         const bytes = Buffer.from(text, 'utf8');
-        for (let at = 0; at < bytes.length; ) at += (await handle.write(bytes, at, bytes.length - at)).bytesWritten;
+        for (let at = 0; at < bytes.length;)
+          at += (await handle.write(bytes, at, bytes.length - at)).bytesWritten;
       });
       await handle.sync();
     } finally {
@@ -103,26 +109,44 @@ export class DurableJsonLinesFile implements Adapter<State> {
       try {
         value = JSON.parse(line);
       } catch (error) {
-        throw new CorruptStoreError(`checkpoint ${this.path} line ${line_number}: ${(error as Error).message}; refusing to start over it`);
+        throw new CorruptStoreError(
+          `checkpoint ${this.path} line ${line_number}: ${(error as Error).message}; refusing to start over it`,
+        );
       }
       if (state === null) {
         const head = value as Partial<State>;
-        if (head.format !== 'aihub-state' || head.version !== 2 || typeof head.seq !== 'number') throw new CorruptStoreError(`checkpoint ${this.path} is not an AIHub state of version 2`);
-        state = { format: 'aihub-state', version: 2, seq: head.seq, meta: head.meta!, balances: {}, tables: {} };
+        if (head.format !== 'aihub-state' || head.version !== 2 || typeof head.seq !== 'number')
+          throw new CorruptStoreError(`checkpoint ${this.path} is not an AIHub state of version 2`);
+        state = {
+          format: 'aihub-state',
+          version: 2,
+          seq: head.seq,
+          meta: head.meta!,
+          balances: {},
+          tables: {},
+        };
         continue;
       }
-      if (!Array.isArray(value) || ended) throw new CorruptStoreError(`checkpoint ${this.path} line ${line_number}: not a checkpoint line`);
+      if (!Array.isArray(value) || ended)
+        throw new CorruptStoreError(
+          `checkpoint ${this.path} line ${line_number}: not a checkpoint line`,
+        );
       if (value[0] === 'b') setOwn(state.balances, String(value[1]), value[2]);
       else if (value[0] === 'r') {
         const tables = state.tables as Record<string, Record<string, unknown>>;
         const name = String(value[1]);
         if (!Object.hasOwn(tables, name)) setOwn(tables, name, {});
         setOwn(tables[name]!, String(value[2]), value[3]);
-      }
-      else if (value[0] === 'end' && value[1] === line_number) ended = true;
-      else throw new CorruptStoreError(`checkpoint ${this.path} line ${line_number}: not a checkpoint line`);
+      } else if (value[0] === 'end' && value[1] === line_number) ended = true;
+      else
+        throw new CorruptStoreError(
+          `checkpoint ${this.path} line ${line_number}: not a checkpoint line`,
+        );
     }
-    if (!state || !ended) throw new CorruptStoreError(`checkpoint ${this.path} ends before its last line; refusing to start over it`);
+    if (!state || !ended)
+      throw new CorruptStoreError(
+        `checkpoint ${this.path} ends before its last line; refusing to start over it`,
+      );
     return state;
   }
 
@@ -130,29 +154,45 @@ export class DurableJsonLinesFile implements Adapter<State> {
   async write(state: State): Promise<void> {
     await this.writeParts(async (emit) => {
       const lines = checkpointHead(state);
-      for (const [name, rows] of Object.entries(state.tables)) for (const [id, row] of Object.entries(rows ?? {})) lines.push(checkpointRow(name, id, row));
+      for (const [name, rows] of Object.entries(state.tables))
+        for (const [id, row] of Object.entries(rows ?? {}))
+          lines.push(checkpointRow(name, id, row));
       lines.push(checkpointEnd(lines.length + 1));
       await emit(lines.join(''));
     });
   }
 
-  writeParts(produce: (emit: (text: string) => Promise<void>) => Promise<void>, before_publish?: () => Promise<void>): Promise<void> {
+  writeParts(
+    produce: (emit: (text: string) => Promise<void>) => Promise<void>,
+    before_publish?: () => Promise<void>,
+  ): Promise<void> {
     return this.file.writeParts(produce, before_publish);
   }
 }
 
 /** Sets an own property, even one named `__proto__` (a plain assignment would change the prototype). */
 function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   else target[key] = value;
 }
 
 /** The head line and the balance lines of a checkpoint (each ends in a newline). */
 export function checkpointHead(state: State): string[] {
-  const lines = [`${JSON.stringify({ format: 'aihub-state', version: 2, seq: state.seq, meta: state.meta })}\n`];
-  for (const [ledger_account, micros] of Object.entries(state.balances)) lines.push(`${JSON.stringify(['b', ledger_account, micros])}\n`);
+  const lines = [
+    `${JSON.stringify({ format: 'aihub-state', version: 2, seq: state.seq, meta: state.meta })}\n`,
+  ];
+  for (const [ledger_account, micros] of Object.entries(state.balances))
+    lines.push(`${JSON.stringify(['b', ledger_account, micros])}\n`);
   return lines;
 }
 
-export const checkpointRow = (table: string, id: string, row: unknown): string => `${JSON.stringify(['r', table, id, row])}\n`;
-export const checkpointEnd = (line_number: number): string => `${JSON.stringify(['end', line_number])}\n`;
+export const checkpointRow = (table: string, id: string, row: unknown): string =>
+  `${JSON.stringify(['r', table, id, row])}\n`;
+export const checkpointEnd = (line_number: number): string =>
+  `${JSON.stringify(['end', line_number])}\n`;

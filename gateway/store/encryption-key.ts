@@ -3,7 +3,15 @@
 // dir's `encryption.key` (one key per line, the first is current), generated 0600 on the first
 // start. The keys of the file are always opened too, so moving from the file to the
 // environment needs no extra step.
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { newKey, parseKey } from '../util/sealed.js';
 import { fsyncDirectory } from './journal.js';
@@ -52,7 +60,11 @@ export function loadKeyRing(data_dir: string, env: NodeJS.ProcessEnv): KeyRing {
     .filter(Boolean)
     .map((text, i) => parseKey(text, `AIHUB_ENCRYPTION_OLD_KEYS entry ${i + 1}`));
   const from_file = readKeyFile(data_dir);
-  if (env.AIHUB_ENCRYPTION_KEY) return { keys: [parseKey(env.AIHUB_ENCRYPTION_KEY, 'AIHUB_ENCRYPTION_KEY'), ...old, ...from_file], source: 'env' };
+  if (env.AIHUB_ENCRYPTION_KEY)
+    return {
+      keys: [parseKey(env.AIHUB_ENCRYPTION_KEY, 'AIHUB_ENCRYPTION_KEY'), ...old, ...from_file],
+      source: 'env',
+    };
   if (from_file.length > 0) return { keys: [...from_file, ...old], source: 'file' };
   const key = newKey();
   writeKeyFile(data_dir, [key]);

@@ -8,13 +8,18 @@ import { listSegments } from './journal.js';
 import type { HistoryRecord, JournalRecord, Posting } from './state.js';
 import { JOURNAL_DIR } from './store.js';
 
-export type HistoryItem = { seq: number; ts: string; posting: Posting } | { seq: number; ts: string; record: HistoryRecord };
+export type HistoryItem =
+  | { seq: number; ts: string; posting: Posting }
+  | { seq: number; ts: string; record: HistoryRecord };
 
 /**
  * Every posting and history record with seq in (after_seq, up_to_seq], oldest first.
  * Only complete lines are read; a line being appended right now is skipped.
  */
-export async function* scanHistory(data_dir: string, options: { after_seq?: number; up_to_seq?: number } = {}): AsyncGenerator<HistoryItem> {
+export async function* scanHistory(
+  data_dir: string,
+  options: { after_seq?: number; up_to_seq?: number } = {},
+): AsyncGenerator<HistoryItem> {
   const after_seq = options.after_seq ?? 0;
   const up_to_seq = options.up_to_seq ?? Number.MAX_SAFE_INTEGER;
   const segments = listSegments(join(data_dir, JOURNAL_DIR));
@@ -22,7 +27,10 @@ export async function* scanHistory(data_dir: string, options: { after_seq?: numb
     const next_first = segments[i + 1]?.first_seq ?? Number.MAX_SAFE_INTEGER;
     if (next_first - 1 <= after_seq) continue;
     if (segments[i]!.first_seq > up_to_seq) return;
-    const lines = createInterface({ input: createReadStream(segments[i]!.file, { encoding: 'utf8' }), crlfDelay: Infinity });
+    const lines = createInterface({
+      input: createReadStream(segments[i]!.file, { encoding: 'utf8' }),
+      crlfDelay: Infinity,
+    });
     for await (const line of lines) {
       let record: JournalRecord;
       try {

@@ -11,7 +11,17 @@
 // memory and one pread of one block of 32 entries (1.3 kB), whatever the history behind it.
 // Runs cover disjoint, contiguous ranges of journal records; a merged run replaces its two
 // in the next manifest, and they are removed only after that manifest is durable.
-import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { CorruptStoreError, fsyncDirectory } from './journal.js';
 import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
@@ -154,7 +164,10 @@ export class IdRuns {
     }
     if (!read_only && existsSync(this.dir)) {
       for (const name of readdirSync(this.dir)) {
-        const run = join(this.dir, name.endsWith(FENCE_SUFFIX) ? name.slice(0, -FENCE_SUFFIX.length) : name);
+        const run = join(
+          this.dir,
+          name.endsWith(FENCE_SUFFIX) ? name.slice(0, -FENCE_SUFFIX.length) : name,
+        );
         if (!known.has(run)) rmSync(join(this.dir, name), { force: true });
       }
     }
@@ -168,7 +181,12 @@ export class IdRuns {
     if (existsSync(fence_file) && statSync(fence_file).size === fences.byteLength) {
       const fd = openSync(fence_file, 'r');
       try {
-        readFully(fd, Buffer.from(fences.buffer, fences.byteOffset, fences.byteLength), 0, fence_file);
+        readFully(
+          fd,
+          Buffer.from(fences.buffer, fences.byteOffset, fences.byteLength),
+          0,
+          fence_file,
+        );
       } finally {
         closeSync(fd);
       }
@@ -201,7 +219,9 @@ export class IdRuns {
    */
   find(hash: number, visit: (place: IdPlace) => boolean): void {
     const positions = this.by_hash.get(hash);
-    if (positions) for (let i = positions.length - 1; i >= 0; i--) if (!visit(this.memtable[positions[i]!]!)) return;
+    if (positions)
+      for (let i = positions.length - 1; i >= 0; i--)
+        if (!visit(this.memtable[positions[i]!]!)) return;
     for (let r = this.runs.length - 1; r >= 0; r--) {
       const run = this.runs[r]!;
       const first_block = Math.max(0, bound(run.fences, hash, false) - 1);
@@ -211,7 +231,8 @@ export class IdRuns {
       const bytes = Buffer.alloc((end - start) * ID_ENTRY_BYTES);
       readFully(this.fd(run.file), bytes, start * ID_ENTRY_BYTES, run.file);
       const matches: IdPlace[] = [];
-      for (let at = 0; at < bytes.length; at += ID_ENTRY_BYTES) if (bytes.readUInt32LE(at) === hash) matches.push(decode(bytes, at));
+      for (let at = 0; at < bytes.length; at += ID_ENTRY_BYTES)
+        if (bytes.readUInt32LE(at) === hash) matches.push(decode(bytes, at));
       for (let i = matches.length - 1; i >= 0; i--) if (!visit(matches[i]!)) return;
     }
   }
@@ -248,7 +269,8 @@ export class IdRuns {
 
   /** Merges the newest runs while the newer is at least half the older (between manifests: the next one names the result). */
   async compact(): Promise<void> {
-    while (this.runs.length >= 2 && this.runs.at(-1)!.count * 2 >= this.runs.at(-2)!.count) await this.mergeNewestTwo();
+    while (this.runs.length >= 2 && this.runs.at(-1)!.count * 2 >= this.runs.at(-2)!.count)
+      await this.mergeNewestTwo();
   }
 
   /** The runs for a manifest: [from_seq, to_seq, entries] each. */
@@ -271,7 +293,12 @@ export class IdRuns {
     const fences = new Uint32Array(Math.ceil(count / FENCE_EVERY));
     const out = openSync(file, 'w', PRIVATE_FILE_MODE);
     try {
-      const sources = [older, newer].map((run) => ({ run, next: 0, chunk: [] as IdPlace[], at: 0 }));
+      const sources = [older, newer].map((run) => ({
+        run,
+        next: 0,
+        chunk: [] as IdPlace[],
+        at: 0,
+      }));
       const refill = (source: (typeof sources)[number]) => {
         if (source.at < source.chunk.length || source.next >= source.run.count) return;
         const n = Math.min(MERGE_CHUNK, source.run.count - source.next);
@@ -286,11 +313,15 @@ export class IdRuns {
         const batch: IdPlace[] = [];
         while (batch.length < MERGE_CHUNK && written + batch.length < count) {
           for (const source of sources) refill(source);
-          const a = sources[0]!.at < sources[0]!.chunk.length ? sources[0]!.chunk[sources[0]!.at]! : null;
-          const b = sources[1]!.at < sources[1]!.chunk.length ? sources[1]!.chunk[sources[1]!.at]! : null;
-          const take = b === null || (a !== null && byHashThenSeq(a, b) <= 0) ? sources[0]! : sources[1]!;
+          const a =
+            sources[0]!.at < sources[0]!.chunk.length ? sources[0]!.chunk[sources[0]!.at]! : null;
+          const b =
+            sources[1]!.at < sources[1]!.chunk.length ? sources[1]!.chunk[sources[1]!.at]! : null;
+          const take =
+            b === null || (a !== null && byHashThenSeq(a, b) <= 0) ? sources[0]! : sources[1]!;
           const place = take.chunk[take.at++]!;
-          if ((written + batch.length) % FENCE_EVERY === 0) fences[(written + batch.length) / FENCE_EVERY] = place.hash;
+          if ((written + batch.length) % FENCE_EVERY === 0)
+            fences[(written + batch.length) / FENCE_EVERY] = place.hash;
           batch.push(place);
         }
         writeFully(out, encode(batch));
@@ -304,7 +335,13 @@ export class IdRuns {
     writeFences(file, fences);
     fsyncDirectory(this.dir);
     // By identity, not by place: a run the memtable became while this merge ran is after them now.
-    this.runs.splice(this.runs.indexOf(older), 2, { from_seq: older.from_seq, to_seq: newer.to_seq, count, file, fences });
+    this.runs.splice(this.runs.indexOf(older), 2, {
+      from_seq: older.from_seq,
+      to_seq: newer.to_seq,
+      count,
+      file,
+      fences,
+    });
     for (const run of [older, newer]) {
       const fd = this.fds.get(run.file);
       if (fd !== undefined) closeSync(fd);

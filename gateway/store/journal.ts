@@ -1,6 +1,16 @@
 // Append-only JSON Lines journal in segments. Commits that arrive while an fsync is in
 // flight share the next one (group commit), so one fsync serves many requests.
-import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync, readdirSync, readFileSync, truncateSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fdatasync,
+  fdatasyncSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  truncateSync,
+  writeSync,
+} from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JournalRecord } from './state.js';
@@ -60,12 +70,20 @@ export interface RecordPlace {
  * last segment: a crash mid-append leaves that one, and it was never acknowledged.
  * `up_to_seq` stops the read there (a reader beside a running writer stops at what it loaded).
  */
-export function* readJournal(journal_dir: string, after_seq: number, options: ReadOptions & { up_to_seq?: number }): Generator<JournalRecord> {
+export function* readJournal(
+  journal_dir: string,
+  after_seq: number,
+  options: ReadOptions & { up_to_seq?: number },
+): Generator<JournalRecord> {
   for (const { record } of readJournalPlaced(journal_dir, after_seq, options)) yield record;
 }
 
 /** readJournal, with each record's place in its segment (the history indexes point there). */
-export function* readJournalPlaced(journal_dir: string, after_seq: number, options: ReadOptions & { up_to_seq?: number }): Generator<{ record: JournalRecord; place: RecordPlace }> {
+export function* readJournalPlaced(
+  journal_dir: string,
+  after_seq: number,
+  options: ReadOptions & { up_to_seq?: number },
+): Generator<{ record: JournalRecord; place: RecordPlace }> {
   const segments = listSegments(journal_dir);
   const up_to_seq = options.up_to_seq ?? Number.MAX_SAFE_INTEGER;
   let expected = after_seq + 1;
@@ -85,7 +103,12 @@ export function* readJournalPlaced(journal_dir: string, after_seq: number, optio
       let record: JournalRecord | undefined;
       // A complete line before the wanted records is skipped by its sequence number alone
       // (lines begin `{"s":N,`): a start reads the tail of the last segment, not all of it.
-      const head = newline === -1 ? null : /^\{"s":(\d+),/.exec(content.subarray(offset, Math.min(end, offset + 32)).toString('latin1'));
+      const head =
+        newline === -1
+          ? null
+          : /^\{"s":(\d+),/.exec(
+              content.subarray(offset, Math.min(end, offset + 32)).toString('latin1'),
+            );
       if (head && Number(head[1]) <= after_seq) {
         offset = end + 1;
         continue;
@@ -95,13 +118,19 @@ export function* readJournalPlaced(journal_dir: string, after_seq: number, optio
       } catch {
         record = undefined;
       }
-      const complete = newline !== -1 && record !== undefined && typeof record.s === 'number' && Array.isArray(record.ops);
+      const complete =
+        newline !== -1 &&
+        record !== undefined &&
+        typeof record.s === 'number' &&
+        Array.isArray(record.ops);
       if (!complete) {
         const rest_is_tail = is_last_segment && (newline === -1 || isBlank(content, newline + 1));
         // Beside a running writer (up_to_seq given), the last segment's last line may be
         // being appended right now: the read ends there.
         if (!rest_is_tail && !(is_last_segment && options.up_to_seq !== undefined)) {
-          throw new CorruptStoreError(`journal ${file} line ${line_number}: not a valid record; refusing to start (restore the file or remove the damage by hand)`);
+          throw new CorruptStoreError(
+            `journal ${file} line ${line_number}: not a valid record; refusing to start (restore the file or remove the damage by hand)`,
+          );
         }
         if (options.up_to_seq === undefined) {
           options.onTornLine?.(file, line_number, content.length - offset);
@@ -112,7 +141,9 @@ export function* readJournalPlaced(journal_dir: string, after_seq: number, optio
       if (record!.s > up_to_seq) return;
       if (record!.s > after_seq) {
         if (record!.s !== expected) {
-          throw new CorruptStoreError(`journal ${file} line ${line_number}: sequence ${record!.s} where ${expected} was expected`);
+          throw new CorruptStoreError(
+            `journal ${file} line ${line_number}: sequence ${record!.s} where ${expected} was expected`,
+          );
         }
         expected++;
         yield { record: record!, place: { segment: first_seq, offset, length: end - offset } };
@@ -185,20 +216,32 @@ export class JournalWriter {
     this.segment_first_seq = segment_first_seq;
   }
 
-  static async open(journal_dir: string, last_seq: number, options: JournalWriterOptions): Promise<JournalWriter> {
+  static async open(
+    journal_dir: string,
+    last_seq: number,
+    options: JournalWriterOptions,
+  ): Promise<JournalWriter> {
     const segments = listSegments(journal_dir);
     const last = segments.at(-1);
     const file = last ? last.file : join(journal_dir, segmentName(last_seq + 1));
     const handle = await open(file, 'a', PRIVATE_FILE_MODE);
     if (!last) fsyncDirectory(journal_dir);
     const { size } = await handle.stat();
-    return new JournalWriter(journal_dir, handle, size, last ? last.first_seq : last_seq + 1, last_seq, options);
+    return new JournalWriter(
+      journal_dir,
+      handle,
+      size,
+      last ? last.first_seq : last_seq + 1,
+      last_seq,
+      options,
+    );
   }
 
   /** Queues the record line with sequence number `seq` (the next one); resolves once it is on disk. */
   append(line: string, seq: number): Promise<void> {
     if (this.failed) return Promise.reject(this.failed);
-    if (seq !== this.appended_seq + 1) throw new Error(`invariant: journal record ${seq} appended after ${this.appended_seq}`);
+    if (seq !== this.appended_seq + 1)
+      throw new Error(`invariant: journal record ${seq} appended after ${this.appended_seq}`);
     this.appended_seq = seq;
     this.pending.push(line);
     const promise = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
@@ -229,13 +272,17 @@ export class JournalWriter {
         this.waiters = [];
         const buffer = Buffer.from(lines.join(''), 'utf8');
         try {
-          if (this.segment_size > 0 && this.segment_size + buffer.length > this.options.segment_bytes) {
+          if (
+            this.segment_size > 0 &&
+            this.segment_size + buffer.length > this.options.segment_bytes
+          ) {
             await this.rotate(first_seq);
           }
           // Copying a group into the page cache takes microseconds, so it is done here; only
           // the fdatasync, the part that waits for the disk, goes to the thread pool.
           let written = 0;
-          while (written < buffer.length) written += writeSync(this.handle.fd, buffer, written, buffer.length - written);
+          while (written < buffer.length)
+            written += writeSync(this.handle.fd, buffer, written, buffer.length - written);
           const fd = this.handle.fd;
           // A lone commit on a quiet journal syncs right here: handing it to the thread pool
           // and being woken after costs more than the wait (docs/ARCHITECTURE.md#the-store has
@@ -244,10 +291,14 @@ export class JournalWriter {
           if (this.options.sync === false) {
             // a replica's journal: written is enough (see JournalWriterOptions.sync)
           } else if (lines.length === 1 && this.quiet) fdatasyncSync(fd);
-          else await new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+          else
+            await new Promise<void>((resolve, reject) =>
+              fdatasync(fd, (error) => (error ? reject(error) : resolve())),
+            );
         } catch (error) {
           this.failed = error as Error;
-          for (const waiter of [...waiters, ...this.waiters, ...this.seq_waiters]) waiter.reject(this.failed);
+          for (const waiter of [...waiters, ...this.waiters, ...this.seq_waiters])
+            waiter.reject(this.failed);
           this.waiters = [];
           this.seq_waiters = [];
           this.pending = [];
@@ -270,7 +321,8 @@ export class JournalWriter {
         for (const waiter of waiters) waiter.resolve();
         if (this.seq_waiters.length > 0) {
           const still: SeqWaiter[] = [];
-          for (const waiter of this.seq_waiters) (waiter.seq <= last_seq ? waiter.resolve() : still.push(waiter));
+          for (const waiter of this.seq_waiters)
+            waiter.seq <= last_seq ? waiter.resolve() : still.push(waiter);
           this.seq_waiters = still;
         }
         this.options.onDurable?.(last_seq);
@@ -287,7 +339,11 @@ export class JournalWriter {
 
   private async rotate(first_seq: number): Promise<void> {
     await this.handle.close();
-    this.handle = await open(join(this.journal_dir, segmentName(first_seq)), 'a', PRIVATE_FILE_MODE);
+    this.handle = await open(
+      join(this.journal_dir, segmentName(first_seq)),
+      'a',
+      PRIVATE_FILE_MODE,
+    );
     fsyncDirectory(this.journal_dir);
     this.segment_size = 0;
     this.segment_first_seq = first_seq;

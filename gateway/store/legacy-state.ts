@@ -14,11 +14,18 @@ import { isArchivedRow, type State } from './state.js';
 
 /** Sets an own property, even one named `__proto__`. */
 function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(target, key, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
 }
 
 /** The document of `file`, without its finalized archived rows; null when there is no file. */
-export async function readLegacyState(file: string): Promise<{ state: State; dropped: number } | null> {
+export async function readLegacyState(
+  file: string,
+): Promise<{ state: State; dropped: number } | null> {
   const input = createReadStream(file, { highWaterMark: 1 << 20 });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -34,7 +41,10 @@ export async function readLegacyState(file: string): Promise<{ state: State; dro
   const tables: Record<string, Record<string, unknown>> = {};
   let dropped = 0;
   let ended = false;
-  const parser = new JSONParser({ paths: ['$.format', '$.version', '$.seq', '$.meta', '$.balances.*', '$.tables.*.*'], keepStack: false });
+  const parser = new JSONParser({
+    paths: ['$.format', '$.version', '$.seq', '$.meta', '$.balances.*', '$.tables.*.*'],
+    keepStack: false,
+  });
   parser.onValue = ({ value, key, stack }) => {
     const path = stack.map((element) => element.key);
     if (stack.length === 1) setOwn(top, String(key), value);
@@ -49,7 +59,8 @@ export async function readLegacyState(file: string): Promise<{ state: State; dro
   parser.onEnd = () => {
     ended = true;
   };
-  const bad = (why: string) => new CorruptStoreError(`checkpoint ${file}: ${why}; refusing to migrate it`);
+  const bad = (why: string) =>
+    new CorruptStoreError(`checkpoint ${file}: ${why}; refusing to migrate it`);
   try {
     for await (const chunk of input) parser.write(chunk as Buffer);
     if (!ended) parser.end();
@@ -59,7 +70,8 @@ export async function readLegacyState(file: string): Promise<{ state: State; dro
     input.destroy();
   }
   if (!ended) throw bad('it ends before the document does');
-  if (top.format !== 'aihub-state' || top.version !== 1 || typeof top.seq !== 'number') throw bad('not an AIHub state document of version 1');
+  if (top.format !== 'aihub-state' || top.version !== 1 || typeof top.seq !== 'number')
+    throw bad('not an AIHub state document of version 1');
   const state = { ...top, balances, tables } as unknown as State;
   return { state, dropped };
 }

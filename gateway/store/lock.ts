@@ -26,7 +26,11 @@ function isAlive(pid: number): boolean {
 /** Takes the lock or throws LockedError naming the holder; a lock left by a dead process is taken over. */
 export function acquireLock(data_dir: string): () => void {
   const lock_file = join(data_dir, 'gateway.lock');
-  const mine: LockInfo = { pid: process.pid, host: hostname(), started_at: new Date().toISOString() };
+  const mine: LockInfo = {
+    pid: process.pid,
+    host: hostname(),
+    started_at: new Date().toISOString(),
+  };
   const temp = `${lock_file}.${process.pid}`;
   writeFileSync(temp, JSON.stringify(mine), { mode: PRIVATE_FILE_MODE });
   try {
@@ -50,7 +54,11 @@ export function acquireLock(data_dir: string): () => void {
       } catch {
         holder = null; // unreadable: written by a process that died mid-write
       }
-      if (holder && holder.pid !== process.pid && (holder.host !== mine.host || isAlive(holder.pid))) {
+      if (
+        holder &&
+        holder.pid !== process.pid &&
+        (holder.host !== mine.host || isAlive(holder.pid))
+      ) {
         throw new LockedError(
           `data dir ${data_dir} is in use by another AIHub gateway (pid ${holder.pid} on ${holder.host}, started ${holder.started_at}); stop it first`,
         );

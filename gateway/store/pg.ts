@@ -23,7 +23,14 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { acquireLock } from './lock.js';
 import { ensurePrivateDataDir } from './private-files.js';
-import { Store, StoreUnavailableError, type SharedLog, type Staged, type StoreOptions, type Tx } from './store.js';
+import {
+  Store,
+  StoreUnavailableError,
+  type SharedLog,
+  type Staged,
+  type StoreOptions,
+  type Tx,
+} from './store.js';
 import type { JournalRecord, State } from './state.js';
 
 /** The versioned migrations, applied in order at start under an advisory lock. */
@@ -65,11 +72,17 @@ export interface PgStoreOptions extends StoreOptions {
 
 function toUnavailable(error: unknown): StoreUnavailableError {
   if (error instanceof StoreUnavailableError) return error;
-  return new StoreUnavailableError(`the database is unavailable (${(error as Error)?.message ?? String(error)})`, { cause: error });
+  return new StoreUnavailableError(
+    `the database is unavailable (${(error as Error)?.message ?? String(error)})`,
+    { cause: error },
+  );
 }
 
 /** A pool with bounded size and timeouts that never crashes the process on a dropped connection. */
-export function openPool(database_url: string, options: { max?: number; statement_timeout_ms?: number; warn?: (message: string) => void } = {}): pg.Pool {
+export function openPool(
+  database_url: string,
+  options: { max?: number; statement_timeout_ms?: number; warn?: (message: string) => void } = {},
+): pg.Pool {
   const pool = new pg.Pool({
     connectionString: database_url,
     max: options.max ?? 4,
@@ -91,15 +104,26 @@ export async function migrateSchema(pool: pg.Pool): Promise<void> {
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
-      await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-      const done = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((row) => row.version));
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+      );
+      const done = new Set(
+        (await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map(
+          (row) => row.version,
+        ),
+      );
       for (const migration of MIGRATIONS) {
         if (done.has(migration.version)) continue;
         await client.query('BEGIN');
         try {
           await client.query(migration.sql);
-          if (migration.version === 1) await client.query('INSERT INTO aihub_head (id, seq, db_id) VALUES (1, 0, $1)', [randomUUID()]);
-          await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [migration.version]);
+          if (migration.version === 1)
+            await client.query('INSERT INTO aihub_head (id, seq, db_id) VALUES (1, 0, $1)', [
+              randomUUID(),
+            ]);
+          await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [
+            migration.version,
+          ]);
           await client.query('COMMIT');
         } catch (error) {
           await client.query('ROLLBACK').catch(() => {});
@@ -122,11 +146,19 @@ interface LogRow {
 }
 
 function recordOf(row: LogRow): JournalRecord {
-  return { s: Number(row.seq), t: row.at.toISOString(), ops: JSON.parse(row.ops) as JournalRecord['ops'] };
+  return {
+    s: Number(row.seq),
+    t: row.at.toISOString(),
+    ops: JSON.parse(row.ops) as JournalRecord['ops'],
+  };
 }
 
 /** Reads the log after `after_seq`, up to `up_to` when given, a page at a time. */
-export async function* readLog(client: pg.Pool | pg.PoolClient, after_seq: number, up_to?: number): AsyncGenerator<JournalRecord> {
+export async function* readLog(
+  client: pg.Pool | pg.PoolClient,
+  after_seq: number,
+  up_to?: number,
+): AsyncGenerator<JournalRecord> {
   let seq = after_seq;
   for (;;) {
     const { rows } = await client.query<LogRow>(
@@ -137,7 +169,8 @@ export async function* readLog(client: pg.Pool | pg.PoolClient, after_seq: numbe
     );
     for (const row of rows) {
       const record = recordOf(row);
-      if (record.s !== seq + 1) throw new Error(`the database log has a gap: record ${record.s} follows ${seq}`);
+      if (record.s !== seq + 1)
+        throw new Error(`the database log has a gap: record ${record.s} follows ${seq}`);
       seq = record.s;
       yield record;
     }
@@ -149,7 +182,12 @@ export async function* readLog(client: pg.Pool | pg.PoolClient, after_seq: numbe
  * Writes committed records in one statement each for the log, the rows, the balances and
  * the meta: what the records leave behind, as of the last of them.
  */
-export async function writeRecords(client: pg.PoolClient, records: readonly JournalRecord[], lines: readonly string[], state: State): Promise<void> {
+export async function writeRecords(
+  client: pg.PoolClient,
+  records: readonly JournalRecord[],
+  lines: readonly string[],
+  state: State,
+): Promise<void> {
   const seqs: string[] = [];
   const ats: string[] = [];
   const ops: string[] = [];
@@ -164,12 +202,24 @@ export async function writeRecords(client: pg.PoolClient, records: readonly Jour
     const line = lines[i];
     ops.push(line !== undefined ? opsText(line) : JSON.stringify(record.ops));
     for (const op of record.ops) {
-      if (op.o === 'set') rows.set(`${op.t}\u0000${op.id}`, { tbl: op.t, id: op.id, seq: record.s, row: JSON.stringify(op.v) });
-      else if (op.o === 'del') rows.set(`${op.t}\u0000${op.id}`, { tbl: op.t, id: op.id, seq: record.s, row: null });
+      if (op.o === 'set')
+        rows.set(`${op.t}\u0000${op.id}`, {
+          tbl: op.t,
+          id: op.id,
+          seq: record.s,
+          row: JSON.stringify(op.v),
+        });
+      else if (op.o === 'del')
+        rows.set(`${op.t}\u0000${op.id}`, { tbl: op.t, id: op.id, seq: record.s, row: null });
       else if (op.o === 'post') for (const [account] of op.p.entries) touched.add(account);
       else if (op.o === 'hist' && op.r.type === 'usage' && typeof op.r.account_id === 'string') {
         // The usage aggregate changes through history records: its row follows.
-        rows.set(`usage\u0000${op.r.account_id}`, { tbl: 'usage', id: op.r.account_id, seq: record.s, row: null });
+        rows.set(`usage\u0000${op.r.account_id}`, {
+          tbl: 'usage',
+          id: op.r.account_id,
+          seq: record.s,
+          row: null,
+        });
       } else if (op.o === 'meta') meta_touched = true;
     }
   }
@@ -283,7 +333,9 @@ export class PgLog implements SharedLog {
   }
 
   private run(task: () => Promise<void>): void {
-    this.tail = this.tail.then(task).catch((error: unknown) => this.warn(`store task failed: ${(error as Error).message}`));
+    this.tail = this.tail
+      .then(task)
+      .catch((error: unknown) => this.warn(`store task failed: ${(error as Error).message}`));
   }
 
   private async catchUp(client: pg.Pool | pg.PoolClient, up_to?: number): Promise<void> {
@@ -311,16 +363,22 @@ export class PgLog implements SharedLog {
     // A checked-out client's connection error (PostgreSQL stopping) is an 'error' event the
     // pool does not listen to while it is ours: without this, it would end the process. The
     // query in flight fails too, and the batch answers store_unavailable.
-    const onError = (error: Error) => this.warn(`database connection lost during a commit (${error.message})`);
+    const onError = (error: Error) =>
+      this.warn(`database connection lost during a commit (${error.message})`);
     client.on('error', onError);
     const staged: Array<{ job: Job; staged: Staged<unknown> }> = [];
     const thrown = new Set<Job>();
     let broken: unknown = null;
     try {
       // BEGIN and the lock in one round trip (the simple protocol takes both statements).
-      const begun = (await client.query('BEGIN; SELECT seq FROM aihub_head WHERE id = 1 FOR UPDATE')) as unknown as Array<pg.QueryResult<{ seq: string }>>;
+      const begun = (await client.query(
+        'BEGIN; SELECT seq FROM aihub_head WHERE id = 1 FOR UPDATE',
+      )) as unknown as Array<pg.QueryResult<{ seq: string }>>;
       const head_seq = Number(begun[1]!.rows[0]!.seq);
-      if (head_seq < this.store.state.seq) throw new Error(`the database log ends at record ${head_seq} but this gateway has applied ${this.store.state.seq}: was the database replaced under it?`);
+      if (head_seq < this.store.state.seq)
+        throw new Error(
+          `the database log ends at record ${head_seq} but this gateway has applied ${this.store.state.seq}: was the database replaced under it?`,
+        );
       if (head_seq > this.store.state.seq) await this.catchUp(client, head_seq);
       for (const job of jobs) {
         try {
@@ -382,12 +440,16 @@ export class PgLog implements SharedLog {
 
   private async connectListener(): Promise<void> {
     if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.database_url, application_name: 'aihub-gateway-listen' });
+    const client = new pg.Client({
+      connectionString: this.database_url,
+      application_name: 'aihub-gateway-listen',
+    });
     client.on('error', () => {
       // Reconnected by the poll's next turn through connectListener; the poll keeps replicas fresh meanwhile.
       if (this.listener === client) this.listener = null;
       client.end().catch(() => {});
-      if (!this.closed) setTimeout(() => void this.connectListener().catch(() => {}), 1_000).unref();
+      if (!this.closed)
+        setTimeout(() => void this.connectListener().catch(() => {}), 1_000).unref();
     });
     client.on('notification', (message) => {
       if (Number(message.payload) > this.store.state.seq) this.sync().catch(() => {});
@@ -398,7 +460,8 @@ export class PgLog implements SharedLog {
       this.listener = client;
     } catch {
       client.end().catch(() => {});
-      if (!this.closed) setTimeout(() => void this.connectListener().catch(() => {}), 1_000).unref();
+      if (!this.closed)
+        setTimeout(() => void this.connectListener().catch(() => {}), 1_000).unref();
     }
   }
 
@@ -410,7 +473,10 @@ export class PgLog implements SharedLog {
       // One connection kept for it (not one per try): the lock lives and dies with it.
       let client = this.leader_client;
       if (!client) {
-        const fresh = new pg.Client({ connectionString: this.database_url, application_name: 'aihub-gateway-leader' });
+        const fresh = new pg.Client({
+          connectionString: this.database_url,
+          application_name: 'aihub-gateway-leader',
+        });
         fresh.on('error', () => {
           if (this.leader_client === fresh) {
             this.leader_client = null;
@@ -426,7 +492,10 @@ export class PgLog implements SharedLog {
         }
         client = this.leader_client = fresh;
       }
-      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [LEADER_LOCK]);
+      const { rows } = await client.query<{ locked: boolean }>(
+        'SELECT pg_try_advisory_lock($1) AS locked',
+        [LEADER_LOCK],
+      );
       if (rows[0]?.locked && !this.closed && this.leader_client === client) this.leader = true;
     } catch {
       // The connection failed: its 'error' handler dropped it; the next poll connects again.
@@ -460,7 +529,9 @@ export async function openPgStore(database_url: string, options: PgStoreOptions)
   const release_lock = options.lock_dir !== undefined ? acquireLock(options.lock_dir) : () => {};
   const pool = openPool(database_url, {
     ...(options.pool_max !== undefined ? { max: options.pool_max } : {}),
-    ...(options.statement_timeout_ms !== undefined ? { statement_timeout_ms: options.statement_timeout_ms } : {}),
+    ...(options.statement_timeout_ms !== undefined
+      ? { statement_timeout_ms: options.statement_timeout_ms }
+      : {}),
     warn,
   });
   try {
@@ -469,7 +540,13 @@ export async function openPgStore(database_url: string, options: PgStoreOptions)
     mkdirSync(options.replica_dir, { recursive: true, mode: 0o700 });
     // The replica's journal is not fsynced: PostgreSQL holds the record, the replica is
     // rebuilt from it at every start, and a commit is acknowledged once its line is written.
-    const store = await Store.open(options.replica_dir, { ...options, journal_sync: false, onFatal: options.onFatal ?? ((error) => warn(`the replica's local journal failed (${error.message})`)) });
+    const store = await Store.open(options.replica_dir, {
+      ...options,
+      journal_sync: false,
+      onFatal:
+        options.onFatal ??
+        ((error) => warn(`the replica's local journal failed (${error.message})`)),
+    });
     const log = new PgLog(store, pool, database_url, warn, release_lock);
     for await (const record of readLog(pool, 0)) void store.applyShared(record).catch(() => {});
     await store.localDurable();

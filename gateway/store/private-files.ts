@@ -28,7 +28,9 @@ export function ensurePrivateDataDir(data_dir: string): void {
   const root = statSync(data_dir);
   const uid = process.getuid?.();
   if (uid !== undefined && root.uid !== uid) {
-    throw new DataDirModeError(`data dir ${data_dir} is owned by uid ${root.uid}, not by the user running the gateway (uid ${uid}); run the gateway as its owner or chown it`);
+    throw new DataDirModeError(
+      `data dir ${data_dir} is owned by uid ${root.uid}, not by the user running the gateway (uid ${uid}); run the gateway as its owner or chown it`,
+    );
   }
   const offender = firstOpenEntry(data_dir);
   if (offender) {

@@ -3,7 +3,18 @@
 // returns (a page reads its rows; a day reads that day's entries). `JsonFileReads` answers
 // from the live document and the archive's indexes; a PostgreSQL backend implements the same
 // interface with queries.
-import { ALL, allOfAction, type Archive, type Entry, type IndexList, type KeyStats, METHOD_CODES, SERVICE_CODES, STATUS_CODES, hash32 } from './archive.js';
+import {
+  ALL,
+  allOfAction,
+  type Archive,
+  type Entry,
+  type IndexList,
+  type KeyStats,
+  METHOD_CODES,
+  SERVICE_CODES,
+  STATUS_CODES,
+  hash32,
+} from './archive.js';
 import type { HistoryRecord, Posting, Row } from './state.js';
 import type { Store } from './store.js';
 
@@ -121,14 +132,21 @@ const DAY_MS = 86_400_000;
 /** Rows per chunk of txnChunks (a fraction of a millisecond of reading; the event loop runs between chunks). */
 const ROWS_PER_CHUNK = 16;
 
-function range(list: IndexList, from_ms: number | undefined, to_ms: number | undefined, lag_ms = 0): [number, number] {
+function range(
+  list: IndexList,
+  from_ms: number | undefined,
+  to_ms: number | undefined,
+  lag_ms = 0,
+): [number, number] {
   const start = from_ms === undefined ? 0 : list.lowerBound(from_ms);
   const end = to_ms === undefined ? list.count : list.lowerBound(to_ms + lag_ms + 1);
   return [start, Math.max(start, end)];
 }
 
 function statusMatches(status: number, wanted: string): boolean {
-  return /^\dxx$/.test(wanted) ? Math.floor(status / 100) === Number(wanted[0]) : status === Number(wanted);
+  return /^\dxx$/.test(wanted)
+    ? Math.floor(status / 100) === Number(wanted[0])
+    : status === Number(wanted);
 }
 
 /**
@@ -161,7 +179,9 @@ class PagePick<T> {
   rows(): T[] {
     if (this.order === 'asc') return this.kept;
     const newest_first = this.kept.slice().reverse();
-    return this.page === null ? newest_first : newest_first.slice(this.page.offset, this.page.offset + this.page.limit);
+    return this.page === null
+      ? newest_first
+      : newest_first.slice(this.page.offset, this.page.offset + this.page.limit);
   }
 }
 
@@ -189,14 +209,28 @@ export class JsonFileReads implements StoreReads {
 
   txns(select: TxnSelect, page: Page | null): { total: number; rows: TxnRow[] } {
     const live: TxnRow[] = [];
-    const live_rows = select.account_id !== null ? this.store.indexBy('payment_txns', 'account_id').rows(select.account_id) : Object.values(this.store.rows('payment_txns'));
+    const live_rows =
+      select.account_id !== null
+        ? this.store.indexBy('payment_txns', 'account_id').rows(select.account_id)
+        : Object.values(this.store.rows('payment_txns'));
     for (const row of live_rows) if (this.rowMatches(row, select)) live.push(row);
     const list = this.archive.existing('txn', select.account_id ?? ALL);
-    const candidates: Array<{ created_ms: number; seq: number; entry: Entry | null; row: TxnRow | null }> = live.map((row) => ({ created_ms: Date.parse(row.created_at), seq: Infinity, entry: null, row }));
+    const candidates: Array<{
+      created_ms: number;
+      seq: number;
+      entry: Entry | null;
+      row: TxnRow | null;
+    }> = live.map((row) => ({
+      created_ms: Date.parse(row.created_at),
+      seq: Infinity,
+      entry: null,
+      row,
+    }));
     const entryMatches = this.entryFilter(select);
     const unfiltered = select.service === undefined && select.status === undefined;
     // Service and status alone are counted per list (tag counts): no walk for the total.
-    const by_tag_only = select.match === undefined && select.from_ms === undefined && select.to_ms === undefined;
+    const by_tag_only =
+      select.match === undefined && select.from_ms === undefined && select.to_ms === undefined;
     let archived_total = 0;
     if (list) {
       const [start, end] = range(list, select.from_ms, select.to_ms, this.archive.max_lag_ms);
@@ -204,7 +238,12 @@ export class JsonFileReads implements StoreReads {
         // The newest page: entries are in finalization order and a transaction is finalized
         // after it is created, so once `need` rows are found, an entry finalized before the
         // need-th newest creation cannot belong to the page.
-        archived_total = unfiltered ? list.count : (list.tag_counts ?? []).reduce((sum, n, code) => sum + (entryMatches({ tag: code } as Entry) ? n : 0), 0);
+        archived_total = unfiltered
+          ? list.count
+          : (list.tag_counts ?? []).reduce(
+              (sum, n, code) => sum + (entryMatches({ tag: code } as Entry) ? n : 0),
+              0,
+            );
         const need = page.offset + page.limit;
         const found: number[] = live.map((row) => Date.parse(row.created_at));
         let threshold = -Infinity;
@@ -228,14 +267,16 @@ export class JsonFileReads implements StoreReads {
         });
       } else {
         list.walk(start, end, (entry) => {
-          if (entryMatches(entry)) candidates.push({ created_ms: entry.aux, seq: entry.seq, entry, row: null });
+          if (entryMatches(entry))
+            candidates.push({ created_ms: entry.aux, seq: entry.seq, entry, row: null });
           return true;
         });
         archived_total = candidates.length - live.length;
       }
     }
     candidates.sort((a, b) => b.created_ms - a.created_ms || b.seq - a.seq);
-    const load = (candidate: (typeof candidates)[number]) => (candidate.row ??= this.archive.txnOf(candidate.entry!) as TxnRow);
+    const load = (candidate: (typeof candidates)[number]) =>
+      (candidate.row ??= this.archive.txnOf(candidate.entry!) as TxnRow);
     if (select.match) {
       const rows: TxnRow[] = [];
       let total = 0;
@@ -248,7 +289,8 @@ export class JsonFileReads implements StoreReads {
       return { total, rows };
     }
     const total = live.length + archived_total;
-    const chosen = page === null ? candidates : candidates.slice(page.offset, page.offset + page.limit);
+    const chosen =
+      page === null ? candidates : candidates.slice(page.offset, page.offset + page.limit);
     return { total, rows: chosen.map(load) };
   }
 
@@ -257,14 +299,25 @@ export class JsonFileReads implements StoreReads {
     type Candidate = { created_ms: number; seq: number; entry: Entry | null; row: TxnRow | null };
     // Pending rows are few (live state); they sort before archived ones of the same creation time.
     let buffer: Candidate[] = [];
-    const live_rows = select.account_id !== null ? this.store.indexBy('payment_txns', 'account_id').rows(select.account_id) : Object.values(this.store.rows('payment_txns'));
-    for (const row of live_rows) if (this.rowMatches(row, select)) buffer.push({ created_ms: Date.parse(row.created_at), seq: Infinity, entry: null, row });
-    const compare = (a: Candidate, b: Candidate) => (desc ? b.created_ms - a.created_ms || b.seq - a.seq : a.created_ms - b.created_ms || a.seq - b.seq);
+    const live_rows =
+      select.account_id !== null
+        ? this.store.indexBy('payment_txns', 'account_id').rows(select.account_id)
+        : Object.values(this.store.rows('payment_txns'));
+    for (const row of live_rows)
+      if (this.rowMatches(row, select))
+        buffer.push({ created_ms: Date.parse(row.created_at), seq: Infinity, entry: null, row });
+    const compare = (a: Candidate, b: Candidate) =>
+      desc
+        ? b.created_ms - a.created_ms || b.seq - a.seq
+        : a.created_ms - b.created_ms || a.seq - b.seq;
     const list = this.archive.existing('txn', select.account_id ?? ALL);
     const matches = this.entryFilter(select);
     const lag = this.archive.max_lag_ms;
     let out: TxnRow[] = [];
-    const take = async function* (this: JsonFileReads, ready: Candidate[]): AsyncGenerator<TxnRow[]> {
+    const take = async function* (
+      this: JsonFileReads,
+      ready: Candidate[],
+    ): AsyncGenerator<TxnRow[]> {
       for (const candidate of ready) {
         const row = candidate.row ?? (this.archive.txnOf(candidate.entry!) as TxnRow);
         if (candidate.entry && select.match && !select.match(row)) continue;
@@ -282,9 +335,13 @@ export class JsonFileReads implements StoreReads {
       // walking a chunk of entries at a time, a buffered candidate is in its final place once
       // no entry not yet seen can come before it (a window of max_lag, not the whole range).
       for (let i = 0; i < end - start; i += 512) {
-        const [low, high] = desc ? [Math.max(start, end - i - 512), end - i] : [start + i, Math.min(end, start + i + 512)];
+        const [low, high] = desc
+          ? [Math.max(start, end - i - 512), end - i]
+          : [start + i, Math.min(end, start + i + 512)];
         const chunk = list.read(low, high);
-        for (const entry of chunk) if (matches(entry)) buffer.push({ created_ms: entry.aux, seq: entry.seq, entry, row: null });
+        for (const entry of chunk)
+          if (matches(entry))
+            buffer.push({ created_ms: entry.aux, seq: entry.seq, entry, row: null });
         const edge = desc ? chunk[0]!.ts_ms : chunk.at(-1)!.ts_ms - lag;
         buffer.sort(compare);
         const cut = buffer.findIndex((c) => (desc ? c.created_ms < edge : c.created_ms > edge));
@@ -301,8 +358,10 @@ export class JsonFileReads implements StoreReads {
 
   /** The test of an index entry against service, status and created-at bounds. */
   private entryFilter(select: TxnSelect): (entry: Entry) => boolean {
-    const service_code = select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
-    const status_code = select.status !== undefined ? STATUS_CODES.indexOf(select.status as never) + 1 : null;
+    const service_code =
+      select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
+    const status_code =
+      select.status !== undefined ? STATUS_CODES.indexOf(select.status as never) + 1 : null;
     return (entry) =>
       (service_code === null || Math.floor(entry.tag / 4) === service_code) &&
       (status_code === null || entry.tag % 4 === status_code) &&
@@ -333,16 +392,28 @@ export class JsonFileReads implements StoreReads {
   wallet(select: WalletSelect, page: Page | null, order: 'asc' | 'desc'): WalletResult {
     const list = this.archive.existing('wal', select.account_id ?? ALL);
     const single = select.account_id !== null;
-    const result: WalletResult = { total: 0, credits_micros: 0, debits_micros: 0, opening_micros: single ? 0 : null, closing_micros: single ? 0 : null, rows: [] };
+    const result: WalletResult = {
+      total: 0,
+      credits_micros: 0,
+      debits_micros: 0,
+      opening_micros: single ? 0 : null,
+      closing_micros: single ? 0 : null,
+      rows: [],
+    };
     if (!list) return result;
     const [start, end] = range(list, select.from_ms, select.to_ms);
     const line = (entry: Entry): WalletLine => {
       const record = this.archive.record(entry);
       const op = record.ops[entry.op];
-      if (op?.o !== 'post') throw new Error(`invariant: record ${entry.seq} holds no posting at op ${entry.op}`);
+      if (op?.o !== 'post')
+        throw new Error(`invariant: record ${entry.seq} holds no posting at op ${entry.op}`);
       const p = op.p;
       const hold_id = p.hold?.action === 'open' ? p.hold.id : null;
-      const resolved = hold_id ? record.ops.find((o) => o.o === 'post' && o.p.hold?.id === hold_id && o.p.hold.action !== 'open') : undefined;
+      const resolved = hold_id
+        ? record.ops.find(
+            (o) => o.o === 'post' && o.p.hold?.id === hold_id && o.p.hold.action !== 'open',
+          )
+        : undefined;
       return {
         posting: p,
         ...(resolved?.o === 'post' ? { resolved_by: resolved.p } : {}),
@@ -354,7 +425,10 @@ export class JsonFileReads implements StoreReads {
     };
     if (single) {
       const before = start > 0 ? list.read(start - 1, start)[0]!.aux : 0;
-      result.opening_micros = start < end ? list.read(start, start + 1)[0]!.aux - list.read(start, start + 1)[0]!.tag : before;
+      result.opening_micros =
+        start < end
+          ? list.read(start, start + 1)[0]!.aux - list.read(start, start + 1)[0]!.tag
+          : before;
       result.closing_micros = start < end ? list.read(end - 1, end)[0]!.aux : before;
     }
     const matched = new PagePick<Entry>(page, order);
@@ -379,8 +453,10 @@ export class JsonFileReads implements StoreReads {
     const result: LogResult = { total: 0, errors: 0, latency_total_ms: 0, rows: [] };
     if (!list) return result;
     const [start, end] = range(list, select.from_ms, select.to_ms);
-    const method_code = select.method !== undefined ? METHOD_CODES.indexOf(select.method as never) + 1 : null;
-    const service_code = select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
+    const method_code =
+      select.method !== undefined ? METHOD_CODES.indexOf(select.method as never) + 1 : null;
+    const service_code =
+      select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
     const matched = new PagePick<{ entry: Entry; record?: HistoryRecord }>(page, order);
     list.walk(start, end, (entry) => {
       if (select.status !== undefined && !statusMatches(entry.tag, select.status)) return true;
@@ -390,7 +466,11 @@ export class JsonFileReads implements StoreReads {
         // Outbound calls (webhooks) name their transaction, not a path: its service decides.
         if (entry.aux % 8 !== 0) return true;
         record = this.logOf(entry);
-        if (record.direction !== 'outbound' || this.store.get('payment_txns', String(record.txn_id))?.service !== select.service) return true;
+        if (
+          record.direction !== 'outbound' ||
+          this.store.get('payment_txns', String(record.txn_id))?.service !== select.service
+        )
+          return true;
       }
       if (select.match) {
         record ??= this.logOf(entry);

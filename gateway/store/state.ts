@@ -101,7 +101,14 @@ export interface State {
 }
 
 export function emptyState(created_at: string): State {
-  return { format: 'aihub-state', version: 2, seq: 0, meta: { admin_token_hash: null, created_at }, balances: {}, tables: {} };
+  return {
+    format: 'aihub-state',
+    version: 2,
+    seq: 0,
+    meta: { admin_token_hash: null, created_at },
+    balances: {},
+    tables: {},
+  };
 }
 
 /**
@@ -174,7 +181,13 @@ export function applyOp(state: State, op: Op): () => void {
       // holding this op, found through the indexes: see archive.ts); any other row is a
       // defined own property, never an inherited setter (`__proto__` on a plain object).
       if (isArchivedRow(op.t, op.v)) delete rows[op.id];
-      else Object.defineProperty(rows, op.id, { value: op.v, writable: true, enumerable: true, configurable: true });
+      else
+        Object.defineProperty(rows, op.id, {
+          value: op.v,
+          writable: true,
+          enumerable: true,
+          configurable: true,
+        });
       return () => {
         if (had) rows[op.id] = previous;
         else delete rows[op.id];
@@ -186,7 +199,12 @@ export function applyOp(state: State, op: Op): () => void {
       const previous = rows[op.id];
       delete rows[op.id];
       return () => {
-        Object.defineProperty(rows, op.id, { value: previous, writable: true, enumerable: true, configurable: true });
+        Object.defineProperty(rows, op.id, {
+          value: previous,
+          writable: true,
+          enumerable: true,
+          configurable: true,
+        });
       };
     }
     case 'post':
@@ -213,7 +231,8 @@ function applyPosting(state: State, posting: Posting): () => void {
       throw new InvariantError(`posting ${posting.id} would take ${ledger_account} below zero`);
     }
   }
-  if (sum !== 0) throw new InvariantError(`posting ${posting.id} does not balance: entries sum to ${sum}`);
+  if (sum !== 0)
+    throw new InvariantError(`posting ${posting.id} does not balance: entries sum to ${sum}`);
   for (const [ledger_account, amount_micros] of posting.entries) {
     state.balances[ledger_account] = (state.balances[ledger_account] ?? 0) + amount_micros;
   }
@@ -248,9 +267,22 @@ function applyHistory(state: State, record: HistoryRecord): () => void {
   if (reasoning_tokens) usage[record.account_id]!.reasoning_tokens = reasoning_tokens;
   // Per protocol: a new object each time (the undo keeps `previous` as it was). The name is
   // the gateway's own (a usage record is written by the chat room), checked all the same.
-  const protocol = typeof record.protocol === 'string' && /^[a-z_]{1,20}$/.test(record.protocol) ? record.protocol : 'chat';
-  const by_protocol: Record<string, ProtocolUsage> = Object.assign(Object.create(null) as Record<string, ProtocolUsage>, base.by_protocol);
-  const was = rowOf(by_protocol, protocol) ?? { requests: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_micros: 0 };
+  const protocol =
+    typeof record.protocol === 'string' && /^[a-z_]{1,20}$/.test(record.protocol)
+      ? record.protocol
+      : 'chat';
+  const by_protocol: Record<string, ProtocolUsage> = Object.assign(
+    Object.create(null) as Record<string, ProtocolUsage>,
+    base.by_protocol,
+  );
+  const was = rowOf(by_protocol, protocol) ?? {
+    requests: 0,
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    cached_tokens: 0,
+    reasoning_tokens: 0,
+    cost_micros: 0,
+  };
   by_protocol[protocol] = {
     requests: was.requests + 1,
     prompt_tokens: was.prompt_tokens + numberField(record, 'prompt_tokens'),
@@ -280,5 +312,10 @@ function numberField(record: HistoryRecord, field: string): number {
 export const ARCHIVED_TABLES: ReadonlySet<string> = new Set(['payment_txns']);
 
 export function isArchivedRow(table: string, row: unknown): boolean {
-  return ARCHIVED_TABLES.has(table) && typeof row === 'object' && row !== null && (row as { stage?: unknown }).stage === 'final';
+  return (
+    ARCHIVED_TABLES.has(table) &&
+    typeof row === 'object' &&
+    row !== null &&
+    (row as { stage?: unknown }).stage === 'final'
+  );
 }

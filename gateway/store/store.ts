@@ -7,7 +7,12 @@ import { ensurePrivateDataDir, mkdirPrivate } from './private-files.js';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { Archive, ARCHIVED_TABLES, isArchivedRow } from './archive.js';
-import { checkpointEnd, checkpointHead, checkpointRow, DurableJsonLinesFile } from './durable-file.js';
+import {
+  checkpointEnd,
+  checkpointHead,
+  checkpointRow,
+  DurableJsonLinesFile,
+} from './durable-file.js';
 import { JournalWriter, readJournalPlaced, type RecordPlace } from './journal.js';
 import { JsonFileReads, type StoreReads } from './reads.js';
 import { readLegacyState } from './legacy-state.js';
@@ -272,7 +277,13 @@ export interface LoadedState {
  */
 export async function loadState(
   data_dir: string,
-  options: { repair: boolean; warn?: (message: string) => void; now: () => Date; archive?: Archive; up_to_seq?: number },
+  options: {
+    repair: boolean;
+    warn?: (message: string) => void;
+    now: () => Date;
+    archive?: Archive;
+    up_to_seq?: number;
+  },
 ): Promise<LoadedState> {
   let state: State;
   let migrated = false;
@@ -284,7 +295,10 @@ export async function loadState(
     state = read.state;
     migrated = true;
   } else {
-    const db = new Low<State>(new DurableJsonLinesFile(join(data_dir, STATE_FILE)), emptyState(options.now().toISOString()));
+    const db = new Low<State>(
+      new DurableJsonLinesFile(join(data_dir, STATE_FILE)),
+      emptyState(options.now().toISOString()),
+    );
     await db.read();
     state = db.data;
   }
@@ -296,7 +310,9 @@ export async function loadState(
     repair: options.repair,
     ...(options.up_to_seq !== undefined ? { up_to_seq: options.up_to_seq } : {}),
     onTornLine: (file, line, bytes) =>
-      options.warn?.(`dropped a torn last journal line (${bytes} bytes at ${file} line ${line}): a crash interrupted that write before it was acknowledged`),
+      options.warn?.(
+        `dropped a torn last journal line (${bytes} bytes at ${file} line ${line}): a crash interrupted that write before it was acknowledged`,
+      ),
   });
   for (const { record, place } of journal) {
     if (record.s > state.seq) {
@@ -355,7 +371,9 @@ export class Store {
   private readonly lookup = <T extends TableName>(name: T, id: string): Row<T> | undefined => {
     const recent = this.recently_archived.get(`${name}\u0000${id}`);
     if (recent) return recent.row as Row<T>;
-    return name === 'payment_txns' ? (this.archive.archivedTxn(id) as Row<T> | undefined) : undefined;
+    return name === 'payment_txns'
+      ? (this.archive.archivedTxn(id) as Row<T> | undefined)
+      : undefined;
   };
 
   private constructor(
@@ -366,10 +384,14 @@ export class Store {
     /** History on disk and its indexes. */
     readonly archive: Archive,
     private readonly releaseLock: () => void,
-    private readonly options: Required<Pick<StoreOptions, 'now' | 'checkpoint_every_records' | 'checkpoint_part_chars'>> & Pick<StoreOptions, 'warn'>,
+    private readonly options: Required<
+      Pick<StoreOptions, 'now' | 'checkpoint_every_records' | 'checkpoint_part_chars'>
+    > &
+      Pick<StoreOptions, 'warn'>,
   ) {
     this.checkpoint_seq = state.seq;
-    for (const name of Object.keys(state.tables) as TableName[]) this.orders.set(name, new RowOrder(Object.keys(state.tables[name] ?? {})));
+    for (const name of Object.keys(state.tables) as TableName[])
+      this.orders.set(name, new RowOrder(Object.keys(state.tables[name] ?? {})));
   }
 
   static async open(data_dir: string, options: StoreOptions = {}): Promise<Store> {
@@ -378,8 +400,15 @@ export class Store {
     const releaseLock = acquireLock(data_dir);
     try {
       const now = options.now ?? (() => new Date());
-      const archive = await Archive.open(data_dir, join(data_dir, JOURNAL_DIR), { ...(options.warn ? { warn: options.warn } : {}) });
-      const { state, migrated } = await loadState(data_dir, { repair: true, warn: options.warn, now, archive });
+      const archive = await Archive.open(data_dir, join(data_dir, JOURNAL_DIR), {
+        ...(options.warn ? { warn: options.warn } : {}),
+      });
+      const { state, migrated } = await loadState(data_dir, {
+        repair: true,
+        warn: options.warn,
+        now,
+        archive,
+      });
       let store: Store | null = null;
       const journal = await JournalWriter.open(join(data_dir, JOURNAL_DIR), state.seq, {
         segment_bytes: options.segment_bytes ?? 64 * 1024 * 1024,
@@ -391,19 +420,31 @@ export class Store {
           (options.onFatal ?? defaultFatal)(error);
         },
       });
-      store = new Store(data_dir, state, new DurableJsonLinesFile(join(data_dir, STATE_FILE)), journal, archive, releaseLock, {
-        now,
-        checkpoint_every_records: options.checkpoint_every_records ?? 20_000,
-        checkpoint_part_chars: options.checkpoint_part_chars ?? 256 * 1024,
-        warn: options.warn,
-      });
-      store.checkpoint_chars = existsSync(join(data_dir, STATE_FILE)) ? statSync(join(data_dir, STATE_FILE)).size : 0;
+      store = new Store(
+        data_dir,
+        state,
+        new DurableJsonLinesFile(join(data_dir, STATE_FILE)),
+        journal,
+        archive,
+        releaseLock,
+        {
+          now,
+          checkpoint_every_records: options.checkpoint_every_records ?? 20_000,
+          checkpoint_part_chars: options.checkpoint_part_chars ?? 256 * 1024,
+          warn: options.warn,
+        },
+      );
+      store.checkpoint_chars = existsSync(join(data_dir, STATE_FILE))
+        ? statSync(join(data_dir, STATE_FILE)).size
+        : 0;
       if (migrated) {
         // The first start of a data dir of version 1: the new checkpoint and the indexes
         // are written before anything else, then the old document goes.
         await store.checkpoint();
         rmSync(join(data_dir, LEGACY_STATE_FILE), { force: true });
-        options.warn?.(`migrated ${join(data_dir, LEGACY_STATE_FILE)} (version 1) to ${STATE_FILE} with history indexes`);
+        options.warn?.(
+          `migrated ${join(data_dir, LEGACY_STATE_FILE)} (version 1) to ${STATE_FILE} with history indexes`,
+        );
       }
       const interval_ms = options.checkpoint_interval_ms ?? 60_000;
       store.checkpoint_timer = setInterval(() => store!.maybeCheckpoint(true), interval_ms);
@@ -419,7 +460,10 @@ export class Store {
   private placed(first_seq: number, places: RecordPlace[]): void {
     for (let i = 0; i < places.length; i++) {
       const record = this.awaiting_place.shift();
-      if (!record || record.s !== first_seq + i) throw new Error(`invariant: journal placed record ${first_seq + i} but ${record?.s} was waiting`);
+      if (!record || record.s !== first_seq + i)
+        throw new Error(
+          `invariant: journal placed record ${first_seq + i} but ${record?.s} was waiting`,
+        );
       this.archive.apply(record, places[i]!);
       for (const op of record.ops) {
         if (op.o !== 'set' || !isArchivedRow(op.t, op.v)) continue;
@@ -466,7 +510,8 @@ export class Store {
     } finally {
       this.in_transaction = false;
     }
-    if (tx.ops.length === 0) return { result, record: null, line: '', archived: tx.archived, undo: () => {} };
+    if (tx.ops.length === 0)
+      return { result, record: null, line: '', archived: tx.archived, undo: () => {} };
     const seq = this.state.seq + 1;
     const record: JournalRecord = { s: seq, t: tx.now.toISOString(), ops: tx.ops };
     let line: string;
@@ -494,7 +539,8 @@ export class Store {
   publish(staged: Pick<Staged<unknown>, 'record' | 'line' | 'archived'>): Promise<void> {
     const record = staged.record!;
     this.awaiting_place.push(record);
-    for (const [key, row] of staged.archived) this.recently_archived.set(key, { row, seq: record.s });
+    for (const [key, row] of staged.archived)
+      this.recently_archived.set(key, { row, seq: record.s });
     this.journal_chars_since += staged.line.length;
     return this.journal.append(staged.line, record.s);
   }
@@ -504,7 +550,10 @@ export class Store {
    * there) and appends it to this replica's journal. @internal
    */
   applyShared(record: JournalRecord): Promise<void> {
-    if (record.s !== this.state.seq + 1) throw new Error(`invariant: replica at record ${this.state.seq} was given record ${record.s}`);
+    if (record.s !== this.state.seq + 1)
+      throw new Error(
+        `invariant: replica at record ${this.state.seq} was given record ${record.s}`,
+      );
     const tx = new Transaction(this.state, new Date(record.t), this.trackers, this.lookup);
     for (const op of record.ops) tx.replay(op);
     this.state.seq = record.s;
@@ -513,7 +562,9 @@ export class Store {
         listener(record);
       } catch (error) {
         // A room's bookkeeping failing must not leave the replica between records.
-        this.options.warn?.(`a listener of shared records failed on record ${record.s}: ${(error as Error).message}`);
+        this.options.warn?.(
+          `a listener of shared records failed on record ${record.s}: ${(error as Error).message}`,
+        );
       }
     }
     return this.publish({ record, line: `${JSON.stringify(record)}\n`, archived: tx.archived });
@@ -594,8 +645,14 @@ export class Store {
     let index = this.indexes_by_field.get(name_field);
     if (!index) {
       // Built from a half-done transaction, a rollback of its earlier changes would miss it.
-      if (this.in_transaction) throw new Error(`invariant: index ${name}.${field} first asked for inside a transaction; build it at start-up`);
-      index = new TableIndex<TableName>(() => table(this.state, name) as Record<string, Row<TableName>>, field);
+      if (this.in_transaction)
+        throw new Error(
+          `invariant: index ${name}.${field} first asked for inside a transaction; build it at start-up`,
+        );
+      index = new TableIndex<TableName>(
+        () => table(this.state, name) as Record<string, Row<TableName>>,
+        field,
+      );
       this.indexes_by_field.set(name_field, index);
       this.indexes.set(name, [...(this.indexes.get(name) ?? []), index]);
     }
@@ -616,12 +673,20 @@ export class Store {
     // document under heavy writes is not rewritten every few seconds (amortized, each
     // journal character pays for at most two characters of checkpoint). The timer still
     // takes one every checkpoint_interval_ms while anything changed.
-    if (!by_timer && (behind < this.options.checkpoint_every_records || this.journal_chars_since < this.checkpoint_chars / 2)) return;
+    if (
+      !by_timer &&
+      (behind < this.options.checkpoint_every_records ||
+        this.journal_chars_since < this.checkpoint_chars / 2)
+    )
+      return;
     // A checkpoint that cannot be written loses nothing (the journal holds every record) and
     // is tried again at the next trigger; the process goes on.
     this.checkpointing = this.checkpoint()
       .catch((error: unknown) => {
-        if (!this.closed) this.options.warn?.(`could not write the checkpoint (${(error as Error).message}); the journal holds everything, the next checkpoint tries again`);
+        if (!this.closed)
+          this.options.warn?.(
+            `could not write the checkpoint (${(error as Error).message}); the journal holds everything, the next checkpoint tries again`,
+          );
       })
       .finally(() => {
         this.checkpointing = null;
@@ -730,7 +795,9 @@ export class StoreClosedError extends Error {
 export { StoreUnavailableError } from '../kernel/errors.js';
 
 function defaultFatal(error: Error): never {
-  process.stderr.write(`AIHub gateway: the store could not write to disk (${error.message}); stopping so that nothing unacknowledged is served\n`);
+  process.stderr.write(
+    `AIHub gateway: the store could not write to disk (${error.message}); stopping so that nothing unacknowledged is served\n`,
+  );
   process.exit(70);
 }
 

@@ -16,7 +16,15 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-file.js';
 import { listSegments, readJournalPlaced } from './journal.js';
-import { applyOp, emptyState, isCustomerLedgerAccount, table, type JournalRecord, type Posting, type State } from './state.js';
+import {
+  applyOp,
+  emptyState,
+  isCustomerLedgerAccount,
+  table,
+  type JournalRecord,
+  type Posting,
+  type State,
+} from './state.js';
 import { JOURNAL_DIR, loadState } from './store.js';
 
 export interface VerifyReport {
@@ -53,10 +61,14 @@ interface VerifiedPoint {
 export const VERIFY_FILE = 'verify.json';
 const MAX_BREACHES = 50;
 
-const chainOf = (previous: string, sha256: string) => createHash('sha256').update(previous).update(sha256).digest('hex');
+const chainOf = (previous: string, sha256: string) =>
+  createHash('sha256').update(previous).update(sha256).digest('hex');
 const sha256File = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
-export async function verifyDataDir(data_dir: string, options: { full?: boolean } = {}): Promise<VerifyReport> {
+export async function verifyDataDir(
+  data_dir: string,
+  options: { full?: boolean } = {},
+): Promise<VerifyReport> {
   const breaches: string[] = [];
   const breach = (message: string) => {
     if (breaches.length < MAX_BREACHES) breaches.push(message);
@@ -70,7 +82,9 @@ export async function verifyDataDir(data_dir: string, options: { full?: boolean 
   const point_file = new DurableJsonFile<VerifiedPoint>(join(data_dir, VERIFY_FILE));
   const point = existsSync(join(data_dir, VERIFY_FILE)) ? await point_file.read() : null;
   const on_disk = listSegments(journal_dir);
-  const sealed: SealedSegment[] = point ? checkSealedSegments(point, on_disk, options.full === true, breach) : [];
+  const sealed: SealedSegment[] = point
+    ? checkSealedSegments(point, on_disk, options.full === true, breach)
+    : [];
   let chain = sealed.at(-1)?.chain ?? '';
   const incremental = !options.full && point !== null && breaches.length === 0;
   const from_seq = incremental ? point!.seq : 0;
@@ -99,17 +113,37 @@ export async function verifyDataDir(data_dir: string, options: { full?: boolean 
       const following = on_disk[on_disk.indexOf(file) + 1]!;
       const sha256 = sha256File(file.file);
       chain = chainOf(chain, sha256);
-      sealed.push({ first_seq: file.first_seq, last_seq: following.first_seq - 1, bytes: statSync(file.file).size, sha256, chain });
+      sealed.push({
+        first_seq: file.first_seq,
+        last_seq: following.first_seq - 1,
+        bytes: statSync(file.file).size,
+        sha256,
+        chain,
+      });
     }
     const open_holds = [...hold_steps].filter(([, step]) => step === 'open').map(([id]) => id);
-    next_point = { format: 'aihub-verify', version: 1, seq: last_seq, segments: [...sealed], balances: { ...replayed.balances }, open_holds };
+    next_point = {
+      format: 'aihub-verify',
+      version: 1,
+      seq: last_seq,
+      segments: [...sealed],
+      balances: { ...replayed.balances },
+      open_holds,
+    };
   };
-  for (const { record, place } of readJournalPlaced(journal_dir, from_seq, { repair: false, up_to_seq: loaded.seq })) {
+  for (const { record, place } of readJournalPlaced(journal_dir, from_seq, {
+    repair: false,
+    up_to_seq: loaded.seq,
+  })) {
     if (place.segment !== current_segment) {
-      if (current_segment !== -1 && breaches.length === 0) sealSegmentsBefore(place.segment, record.s - 1);
+      if (current_segment !== -1 && breaches.length === 0)
+        sealSegmentsBefore(place.segment, record.s - 1);
       current_segment = place.segment;
     }
-    if (record.s !== expected_seq) breach(`journal starts at sequence ${record.s}, not ${expected_seq}: earlier history is missing`);
+    if (record.s !== expected_seq)
+      breach(
+        `journal starts at sequence ${record.s}, not ${expected_seq}: earlier history is missing`,
+      );
     expected_seq = record.s + 1;
     records++;
     postings += replayPostings(record, replayed, hold_steps, breach);
@@ -144,12 +178,19 @@ export async function verifyDataDir(data_dir: string, options: { full?: boolean 
  * postings add up to, the open holds those the hold postings left open. Shared by the
  * JSON-file verify and the PostgreSQL one (pg-tools.ts).
  */
-export function checkBooks(loaded: State, replayed: State, hold_steps: ReadonlyMap<string, 'open' | 'resolved'>, breach: (message: string) => void): void {
+export function checkBooks(
+  loaded: State,
+  replayed: State,
+  hold_steps: ReadonlyMap<string, 'open' | 'resolved'>,
+  breach: (message: string) => void,
+): void {
   let sum = 0;
   for (const [ledger_account, balance] of Object.entries(loaded.balances)) {
-    if (!Number.isSafeInteger(balance)) breach(`${ledger_account} holds a non-integer amount ${balance}`);
+    if (!Number.isSafeInteger(balance))
+      breach(`${ledger_account} holds a non-integer amount ${balance}`);
     sum += balance;
-    if (balance < 0 && isCustomerLedgerAccount(ledger_account)) breach(`${ledger_account} is below zero: ${balance}`);
+    if (balance < 0 && isCustomerLedgerAccount(ledger_account))
+      breach(`${ledger_account} is below zero: ${balance}`);
   }
   if (sum !== 0) breach(`the ledger does not sum to zero: ${sum}`);
 
@@ -159,44 +200,73 @@ export function checkBooks(loaded: State, replayed: State, hold_steps: ReadonlyM
     const want = replayed.balances[ledger_account] ?? 0;
     if (have !== want) breach(`${ledger_account} is ${have} but its postings replay to ${want}`);
   }
-  if (loaded.seq !== replayed.seq) breach(`the state is at record ${loaded.seq} but the journal ends at ${replayed.seq}`);
+  if (loaded.seq !== replayed.seq)
+    breach(`the state is at record ${loaded.seq} but the journal ends at ${replayed.seq}`);
 
   const open_holds = table(loaded, 'holds');
   const held_per_account = new Map<string, number>();
   for (const hold of Object.values(open_holds)) {
-    if (hold_steps.get(hold.id) !== 'open') breach(`hold ${hold.id} is listed open but its postings say ${hold_steps.get(hold.id) ?? 'never opened'}`);
-    held_per_account.set(hold.account_id, (held_per_account.get(hold.account_id) ?? 0) + hold.amount_micros);
+    if (hold_steps.get(hold.id) !== 'open')
+      breach(
+        `hold ${hold.id} is listed open but its postings say ${hold_steps.get(hold.id) ?? 'never opened'}`,
+      );
+    held_per_account.set(
+      hold.account_id,
+      (held_per_account.get(hold.account_id) ?? 0) + hold.amount_micros,
+    );
   }
-  for (const [id, step] of hold_steps) if (step === 'open' && !Object.hasOwn(open_holds, id)) breach(`hold ${id} was opened and never resolved, but is missing from the open holds`);
+  for (const [id, step] of hold_steps)
+    if (step === 'open' && !Object.hasOwn(open_holds, id))
+      breach(`hold ${id} was opened and never resolved, but is missing from the open holds`);
   for (const [ledger_account, balance] of Object.entries(loaded.balances)) {
     if (!ledger_account.startsWith('hold:')) continue;
     const held = held_per_account.get(ledger_account.slice(5)) ?? 0;
-    if (balance !== held) breach(`${ledger_account} is ${balance} but its open holds add up to ${held}`);
+    if (balance !== held)
+      breach(`${ledger_account} is ${balance} but its open holds add up to ${held}`);
   }
 }
 
 /** The segments verified before are all there, of the same size (and, with `full`, content), their chain unbroken. */
-function checkSealedSegments(point: VerifiedPoint, on_disk: ReturnType<typeof listSegments>, full: boolean, breach: (message: string) => void): SealedSegment[] {
+function checkSealedSegments(
+  point: VerifiedPoint,
+  on_disk: ReturnType<typeof listSegments>,
+  full: boolean,
+  breach: (message: string) => void,
+): SealedSegment[] {
   let chain = '';
   const sealed: SealedSegment[] = [];
   for (const [i, segment] of point.segments.entries()) {
     const file = on_disk[i];
     if (!file || file.first_seq !== segment.first_seq) {
-      breach(`journal segment starting at record ${segment.first_seq} was verified before and is missing now`);
+      breach(
+        `journal segment starting at record ${segment.first_seq} was verified before and is missing now`,
+      );
       continue;
     }
     const bytes = statSync(file.file).size;
-    if (bytes !== segment.bytes) breach(`journal segment ${file.file} was ${segment.bytes} bytes when verified and is ${bytes} now`);
-    if (full && sha256File(file.file) !== segment.sha256) breach(`journal segment ${file.file} changed since it was verified (SHA-256 differs)`);
+    if (bytes !== segment.bytes)
+      breach(
+        `journal segment ${file.file} was ${segment.bytes} bytes when verified and is ${bytes} now`,
+      );
+    if (full && sha256File(file.file) !== segment.sha256)
+      breach(`journal segment ${file.file} changed since it was verified (SHA-256 differs)`);
     chain = chainOf(chain, segment.sha256);
-    if (chain !== segment.chain) breach(`the checksum chain of verified segments breaks at the segment starting at record ${segment.first_seq}`);
+    if (chain !== segment.chain)
+      breach(
+        `the checksum chain of verified segments breaks at the segment starting at record ${segment.first_seq}`,
+      );
     sealed.push(segment);
   }
   return sealed;
 }
 
 /** Applies a record's postings to the replay, checking each hold's steps; returns how many postings it had. */
-function replayPostings(record: JournalRecord, replayed: State, hold_steps: Map<string, 'open' | 'resolved'>, breach: (message: string) => void): number {
+function replayPostings(
+  record: JournalRecord,
+  replayed: State,
+  hold_steps: Map<string, 'open' | 'resolved'>,
+  breach: (message: string) => void,
+): number {
   let postings = 0;
   for (const op of record.ops) {
     // Only the ledger matters to this replay: rows are the checkpoint's business.
@@ -213,7 +283,12 @@ function replayPostings(record: JournalRecord, replayed: State, hold_steps: Map<
 }
 
 /** Follows a posting's hold step (open, then capture or void once), naming any other order. */
-export function trackHold(hold_steps: Map<string, 'open' | 'resolved'>, posting: Posting, seq: number, breach: (message: string) => void): void {
+export function trackHold(
+  hold_steps: Map<string, 'open' | 'resolved'>,
+  posting: Posting,
+  seq: number,
+  breach: (message: string) => void,
+): void {
   const hold = posting.hold;
   if (!hold) return;
   const step = hold_steps.get(hold.id);

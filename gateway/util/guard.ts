@@ -4,7 +4,10 @@
 // finding 2). Every such listener is wrapped: its failure is reported, never thrown.
 
 /** `fn` as a listener that reports what it throws to `onError` instead of throwing it. */
-export function guarded<A extends unknown[]>(onError: (error: unknown) => void, fn: (...args: A) => void): (...args: A) => void {
+export function guarded<A extends unknown[]>(
+  onError: (error: unknown) => void,
+  fn: (...args: A) => void,
+): (...args: A) => void {
   return (...args: A) => {
     try {
       fn(...args);

@@ -19,8 +19,15 @@ export class SealError extends Error {
 /** A key from its text form: 64 hex digits, or 32 bytes in base64 / base64url. */
 export function parseKey(text: string, source: string): Buffer {
   const trimmed = text.trim();
-  const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed) ? Buffer.from(trimmed, 'base64') : null;
-  if (!key || key.length !== KEY_BYTES) throw new SealError(`${source}: an encryption key is 32 bytes, written as 64 hex digits (make one with: openssl rand -hex 32)`);
+  const key = /^[0-9a-fA-F]{64}$/.test(trimmed)
+    ? Buffer.from(trimmed, 'hex')
+    : /^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed)
+      ? Buffer.from(trimmed, 'base64')
+      : null;
+  if (!key || key.length !== KEY_BYTES)
+    throw new SealError(
+      `${source}: an encryption key is 32 bytes, written as 64 hex digits (make one with: openssl rand -hex 32)`,
+    );
   return key;
 }
 
@@ -29,7 +36,11 @@ export function newKey(): Buffer {
 }
 
 export function keyId(key: Buffer): string {
-  return createHash('sha256').update('aihub-encryption-key-id:').update(key).digest('hex').slice(0, KID_CHARS);
+  return createHash('sha256')
+    .update('aihub-encryption-key-id:')
+    .update(key)
+    .digest('hex')
+    .slice(0, KID_CHARS);
 }
 
 /** Seals with the first key; opens with any key of the ring. */
@@ -53,15 +64,24 @@ export class Sealer {
 
   private decrypt(kid: string, sealed: Buffer, aad: string, what: string): Buffer {
     const key = this.keys.get(kid);
-    if (!key) throw new SealError(`${what} is sealed with encryption key ${kid}, which is not among the keys given (AIHUB_ENCRYPTION_KEY, AIHUB_ENCRYPTION_OLD_KEYS, the data dir's encryption.key)`);
-    if (sealed.length < IV_BYTES + TAG_BYTES) throw new SealError(`${what}: the sealed value is truncated`);
+    if (!key)
+      throw new SealError(
+        `${what} is sealed with encryption key ${kid}, which is not among the keys given (AIHUB_ENCRYPTION_KEY, AIHUB_ENCRYPTION_OLD_KEYS, the data dir's encryption.key)`,
+      );
+    if (sealed.length < IV_BYTES + TAG_BYTES)
+      throw new SealError(`${what}: the sealed value is truncated`);
     const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES));
     decipher.setAAD(Buffer.from(aad, 'utf8'));
     decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
     try {
-      return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
+      return Buffer.concat([
+        decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)),
+        decipher.final(),
+      ]);
     } catch {
-      throw new SealError(`${what}: the sealed value does not authenticate (altered, or moved from another place)`);
+      throw new SealError(
+        `${what}: the sealed value does not authenticate (altered, or moved from another place)`,
+      );
     }
   }
 
@@ -83,7 +103,11 @@ export class Sealer {
   }
 
   sealBytes(plain: Buffer, aad: string): Buffer {
-    return Buffer.concat([FILE_MAGIC, Buffer.from(this.current_id, 'ascii'), this.encrypt(plain, aad)]);
+    return Buffer.concat([
+      FILE_MAGIC,
+      Buffer.from(this.current_id, 'ascii'),
+      this.encrypt(plain, aad),
+    ]);
   }
 
   /** The plaintext of a sealed file; a file from before encryption is returned as it is. */
@@ -94,6 +118,10 @@ export class Sealer {
   }
 
   isCurrentBytes(data: Buffer): boolean {
-    return data.subarray(0, FILE_MAGIC.length).equals(FILE_MAGIC) && data.subarray(FILE_MAGIC.length, FILE_MAGIC.length + KID_CHARS).toString('ascii') === this.current_id;
+    return (
+      data.subarray(0, FILE_MAGIC.length).equals(FILE_MAGIC) &&
+      data.subarray(FILE_MAGIC.length, FILE_MAGIC.length + KID_CHARS).toString('ascii') ===
+        this.current_id
+    );
   }
 }

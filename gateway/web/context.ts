@@ -1,6 +1,11 @@
 // What every dashboard route shares: sessions, CSRF checks, rate limits, the history index,
 // one-time notices (shown once after a redirect), form parsing and page rendering.
-import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import express, {
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import { z } from 'zod';
 import type { WebDeps } from './deps.js';
 import { ApiError, knownError } from '../http/errors.js';
@@ -9,7 +14,13 @@ import { RateLimiter } from '../kernel/rate-limit.js';
 import { HistoryIndex } from './history-index.js';
 import { html, type Html } from './html.js';
 import { page, type NavItem, type Notice, type PageOptions } from './layout.js';
-import { Sessions, anonBindingOf, sessionBinding, type CurrentSession, type SessionKind } from './sessions.js';
+import {
+  Sessions,
+  anonBindingOf,
+  sessionBinding,
+  type CurrentSession,
+  type SessionKind,
+} from './sessions.js';
 
 export interface FormErrors {
   [field: string]: string;
@@ -58,7 +69,11 @@ export class WebContext {
 
   constructor(readonly deps: WebDeps) {
     const secure_public = (deps.config.public_url ?? '').startsWith('https:');
-    this.sessions = new Sessions(deps.store, () => deps.clock.now(), (req) => secure_public || req.secure);
+    this.sessions = new Sessions(
+      deps.store,
+      () => deps.clock.now(),
+      (req) => secure_public || req.secure,
+    );
     this.index = new HistoryIndex(deps.store);
   }
 
@@ -104,7 +119,8 @@ export class WebContext {
   /** Refuses a POST that did not come from one of our own forms (403). */
   async checkCsrf(req: Request, binding: string | null): Promise<void> {
     const fetch_site = req.headers['sec-fetch-site'];
-    if (fetch_site === 'cross-site') throw new ApiError(403, 'csrf', 'This form was sent from another site.');
+    if (fetch_site === 'cross-site')
+      throw new ApiError(403, 'csrf', 'This form was sent from another site.');
     const origin = req.headers.origin;
     if (typeof origin === 'string' && origin !== 'null') {
       const host = req.headers.host;
@@ -118,7 +134,11 @@ export class WebContext {
     }
     const body = req.body as Record<string, unknown> | undefined;
     if (!(await this.sessions.csrfValid(binding, body?._csrf))) {
-      throw new ApiError(403, 'csrf', 'This form has expired or is missing its security token. Reload the page and try again.');
+      throw new ApiError(
+        403,
+        'csrf',
+        'This form has expired or is missing its security token. Reload the page and try again.',
+      );
     }
   }
 
@@ -149,7 +169,10 @@ export class WebContext {
       this.form,
       async (req: Request, res: Response, next: NextFunction) => {
         try {
-          await this.checkCsrf(req, sessionBinding((res.locals.web_session as CurrentSession).token_hash));
+          await this.checkCsrf(
+            req,
+            sessionBinding((res.locals.web_session as CurrentSession).token_hash),
+          );
           next();
         } catch (error) {
           next(error);
@@ -181,7 +204,8 @@ export class WebContext {
         return;
       }
       let status = 500;
-      let message = 'Something went wrong on our side. The request id identifies it in the gateway log.';
+      let message =
+        'Something went wrong on our side. The request id identifies it in the gateway log.';
       const known = knownError(error);
       if (known && !(error instanceof ApiError) && known.status === 413) {
         status = 413;
@@ -190,16 +214,40 @@ export class WebContext {
         status = known.status;
         message = known.message;
       } else {
-        this.deps.logger.error({ msg: 'dashboard error', request_id: res.locals.request_id, route: req.path, err: error });
+        this.deps.logger.error({
+          msg: 'dashboard error',
+          request_id: res.locals.request_id,
+          route: req.path,
+          err: error,
+        });
       }
-      if ((status === 429 || status === 503) && known) for (const [name, value] of Object.entries(known.headers)) res.setHeader(name, value);
+      if ((status === 429 || status === 503) && known)
+        for (const [name, value] of Object.entries(known.headers)) res.setHeader(name, value);
       const back = area === 'admin' ? '/admin/console' : '/';
-      const title = status === 403 ? 'Request refused' : status === 404 ? 'Not found' : status === 429 ? 'Too many attempts' : status === 401 ? 'Logged out' : 'Error';
+      const title =
+        status === 403
+          ? 'Request refused'
+          : status === 404
+            ? 'Not found'
+            : status === 429
+              ? 'Too many attempts'
+              : status === 401
+                ? 'Logged out'
+                : 'Error';
       this.send(res, status, {
         title,
         area,
         narrow: true,
-        body: html`<div class="card"><h1>${title}</h1><p>${message}</p><p><a href="${status === 401 ? (area === 'admin' ? '/admin/login' : '/login') : back}">${status === 401 ? 'Log in' : 'Back'}</a></p><p class="small muted">Request id: <code>${String(res.locals.request_id ?? '')}</code></p></div>`,
+        body: html`<div class="card">
+          <h1>${title}</h1>
+          <p>${message}</p>
+          <p>
+            <a href="${status === 401 ? (area === 'admin' ? '/admin/login' : '/login') : back}"
+              >${status === 401 ? 'Log in' : 'Back'}</a
+            >
+          </p>
+          <p class="small muted">Request id: <code>${String(res.locals.request_id ?? '')}</code></p>
+        </div>`,
       });
     };
   }
@@ -241,6 +289,8 @@ export function fieldError(errors: FormErrors | undefined, name: string): Html {
 
 /** aria attributes for an input with a possible error. */
 export function invalidAttrs(errors: FormErrors | undefined, name: string, hint_id?: string): Html {
-  const described = [errors?.[name] ? `${name}-error` : null, hint_id ?? null].filter(Boolean).join(' ');
+  const described = [errors?.[name] ? `${name}-error` : null, hint_id ?? null]
+    .filter(Boolean)
+    .join(' ');
   return html` aria-invalid="${errors?.[name] ? 'true' : 'false'}"${described ? html` aria-describedby="${described}"` : ''}`;
 }

@@ -24,13 +24,27 @@ export interface CookieOptions {
 }
 
 /** HttpOnly always: no script on the page ever needs these values. */
-export function setCookie(res: Response, name: string, value: string, options: CookieOptions): void {
-  const parts = [`${name}=${value}`, `Path=${options.path}`, 'HttpOnly', `SameSite=${options.same_site}`];
+export function setCookie(
+  res: Response,
+  name: string,
+  value: string,
+  options: CookieOptions,
+): void {
+  const parts = [
+    `${name}=${value}`,
+    `Path=${options.path}`,
+    'HttpOnly',
+    `SameSite=${options.same_site}`,
+  ];
   if (options.max_age_s !== undefined) parts.push(`Max-Age=${options.max_age_s}`);
   if (options.secure) parts.push('Secure');
   res.append('Set-Cookie', parts.join('; '));
 }
 
-export function clearCookie(res: Response, name: string, options: Omit<CookieOptions, 'max_age_s'>): void {
+export function clearCookie(
+  res: Response,
+  name: string,
+  options: Omit<CookieOptions, 'max_age_s'>,
+): void {
   setCookie(res, name, '', { ...options, max_age_s: 0 });
 }

@@ -24,7 +24,9 @@ export function formatUnits(micros: number, currency = 'INR'): string {
   const negative = micros < 0;
   const abs = Math.abs(micros);
   const whole = String(Math.floor(abs / MICROS_PER_UNIT));
-  let fraction = String(abs % MICROS_PER_UNIT).padStart(6, '0').replace(/0+$/, '');
+  let fraction = String(abs % MICROS_PER_UNIT)
+    .padStart(6, '0')
+    .replace(/0+$/, '');
   if (fraction.length < 2) fraction = fraction.padEnd(2, '0');
   return `${negative ? '−' : ''}${groupDigits(whole, currency)}.${fraction}`;
 }
@@ -50,4 +52,3 @@ export function formatTimestamp(iso: string | null | undefined): string {
   if (Number.isNaN(date.getTime())) return '—';
   return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
-

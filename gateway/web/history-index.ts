@@ -32,8 +32,10 @@ export interface AuditEntry {
 function auditDetail(record: HistoryRecord): string {
   const parts: string[] = [];
   if (typeof record.detail === 'string' && record.detail) parts.push(record.detail);
-  if (record.details !== undefined && record.details !== null) parts.push(JSON.stringify(record.details).slice(0, 300));
-  if (typeof record.status === 'number' && record.status >= 400) parts.push(`refused (${record.status})`);
+  if (record.details !== undefined && record.details !== null)
+    parts.push(JSON.stringify(record.details).slice(0, 300));
+  if (typeof record.status === 'number' && record.status >= 400)
+    parts.push(`refused (${record.status})`);
   return parts.join(' · ');
 }
 
@@ -50,15 +52,27 @@ export class HistoryIndex {
   }
 
   /** One page of an account's wallet history, newest first, with the balance around each row. */
-  walletPage(account_id: string, page: number, per_page: number): { total: number; rows: WalletRow[] } {
-    const result = this.store.reads.wallet({ account_id }, { offset: (page - 1) * per_page, limit: per_page }, 'desc');
+  walletPage(
+    account_id: string,
+    page: number,
+    per_page: number,
+  ): { total: number; rows: WalletRow[] } {
+    const result = this.store.reads.wallet(
+      { account_id },
+      { offset: (page - 1) * per_page, limit: per_page },
+      'desc',
+    );
     return { total: result.total, rows: result.rows.map((line) => this.walletRow(line)) };
   }
 
   /** Every wallet row of an account, oldest first, read a chunk at a time (CSV export). */
   *walletRows(account_id: string): Generator<WalletRow> {
     for (let offset = 0; ; offset += EXPORT_CHUNK) {
-      const { rows } = this.store.reads.wallet({ account_id }, { offset, limit: EXPORT_CHUNK }, 'asc');
+      const { rows } = this.store.reads.wallet(
+        { account_id },
+        { offset, limit: EXPORT_CHUNK },
+        'asc',
+      );
       for (const line of rows) yield this.walletRow(line);
       if (rows.length < EXPORT_CHUNK) return;
     }
@@ -71,11 +85,22 @@ export class HistoryIndex {
     if (hold?.action === 'open') {
       // A reservation resolved in the same commit is named after what it paid for.
       const by = line.resolved_by;
-      if (by) memo = by.hold?.action === 'capture' ? by.memo : `Reserved: ${posting.memo.replace(/^hold for /, '')} (released)`;
+      if (by)
+        memo =
+          by.hold?.action === 'capture'
+            ? by.memo
+            : `Reserved: ${posting.memo.replace(/^hold for /, '')} (released)`;
       else memo = `Reserved: ${posting.memo.replace(/^hold for /, '')}`;
     } else if (hold?.action === 'capture') memo = `${posting.memo}: unused reserve returned`;
     else if (hold?.action === 'void') memo = `${posting.memo}: reserve released`;
-    return { ts: posting.ts, memo, ref: posting.ref ?? null, delta_micros: line.delta_micros, opening_micros: line.opening_micros, closing_micros: line.closing_micros };
+    return {
+      ts: posting.ts,
+      memo,
+      ref: posting.ref ?? null,
+      delta_micros: line.delta_micros,
+      opening_micros: line.opening_micros,
+      closing_micros: line.closing_micros,
+    };
   }
 
   keyStats(key_id: string): KeyStats {
@@ -83,14 +108,30 @@ export class HistoryIndex {
   }
 
   /** Spend per tier for each of the `days` UTC days ending with `last_day` (inclusive). */
-  dailySpend(account_id: string, last_day: string, days: number): Array<{ day: string; tiers: Map<string, number> }> {
+  dailySpend(
+    account_id: string,
+    last_day: string,
+    days: number,
+  ): Array<{ day: string; tiers: Map<string, number> }> {
     const first_ms = Date.parse(`${last_day}T00:00:00Z`) - (days - 1) * DAY_MS;
-    return this.store.reads.dailySpend(account_id, first_ms, days).map((tiers, i) => ({ day: new Date(first_ms + i * DAY_MS).toISOString().slice(0, 10), tiers }));
+    return this.store.reads
+      .dailySpend(account_id, first_ms, days)
+      .map((tiers, i) => ({
+        day: new Date(first_ms + i * DAY_MS).toISOString().slice(0, 10),
+        tiers,
+      }));
   }
 
   /** One page of the audit log (one account's, or everyone's), newest first. */
-  auditPage(account_id: string | null, page: number, per_page: number): { total: number; rows: AuditEntry[] } {
-    const { total, rows } = this.store.reads.audit({ account_id }, { offset: (page - 1) * per_page, limit: per_page });
+  auditPage(
+    account_id: string | null,
+    page: number,
+    per_page: number,
+  ): { total: number; rows: AuditEntry[] } {
+    const { total, rows } = this.store.reads.audit(
+      { account_id },
+      { offset: (page - 1) * per_page, limit: per_page },
+    );
     return {
       total,
       rows: rows.map((record) => ({

@@ -19,11 +19,27 @@ export function paymentsPresent(ctx: WebContext): boolean {
  * Runs one request through the payments admin router with the given method, path and JSON
  * body, and returns its JSON answer instead of sending it. Errors come back as ApiError.
  */
-export function callPaymentsAdmin(ctx: WebContext, req: Request, res: Response, method: string, url: string, body: unknown): Promise<BridgeReply> {
+export function callPaymentsAdmin(
+  ctx: WebContext,
+  req: Request,
+  res: Response,
+  method: string,
+  url: string,
+  body: unknown,
+): Promise<BridgeReply> {
   const router = ctx.deps.payments?.admin;
-  if (!router) return Promise.reject(new ApiError(404, 'payments_absent', 'The payments module is not part of this gateway.'));
+  if (!router)
+    return Promise.reject(
+      new ApiError(404, 'payments_absent', 'The payments module is not part of this gateway.'),
+    );
   return new Promise((resolve, reject) => {
-    const saved = { url: req.url, method: req.method, body: req.body as unknown, json: res.json, status: res.status };
+    const saved = {
+      url: req.url,
+      method: req.method,
+      body: req.body as unknown,
+      json: res.json,
+      status: res.status,
+    };
     let status = 200;
     let settled = false;
     const restore = () => {
@@ -52,19 +68,31 @@ export function callPaymentsAdmin(ctx: WebContext, req: Request, res: Response, 
       if (settled) return;
       settled = true;
       restore();
-      reject(error ?? new ApiError(404, 'not_found', `no payments admin route for ${method} ${url}`));
+      reject(
+        error ?? new ApiError(404, 'not_found', `no payments admin route for ${method} ${url}`),
+      );
     });
   });
 }
 
 /** Streams a response of the payments admin router (a document download) straight to the client. */
-export function streamPaymentsAdmin(ctx: WebContext, req: Request, res: Response, url: string): Promise<void> {
+export function streamPaymentsAdmin(
+  ctx: WebContext,
+  req: Request,
+  res: Response,
+  url: string,
+): Promise<void> {
   const router = ctx.deps.payments?.admin;
-  if (!router) return Promise.reject(new ApiError(404, 'payments_absent', 'The payments module is not part of this gateway.'));
+  if (!router)
+    return Promise.reject(
+      new ApiError(404, 'payments_absent', 'The payments module is not part of this gateway.'),
+    );
   return new Promise((resolve, reject) => {
     req.url = url;
     req.method = 'GET';
     res.on('close', () => resolve());
-    router(req, res, (error?: unknown) => reject(error ?? new ApiError(404, 'not_found', 'no such document')));
+    router(req, res, (error?: unknown) =>
+      reject(error ?? new ApiError(404, 'not_found', 'no such document')),
+    );
   });
 }

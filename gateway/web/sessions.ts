@@ -110,7 +110,9 @@ export class Sessions {
     const seen = this.last_seen_ms.get(token_hash) ?? written_ms;
     if (now_ms - seen > SESSION_IDLE_MS) return null;
     if (kind === 'user') {
-      const account = session.account_id ? this.store.get('accounts', session.account_id) : undefined;
+      const account = session.account_id
+        ? this.store.get('accounts', session.account_id)
+        : undefined;
       if (account?.status !== 'active') return null;
     }
     this.last_seen_ms.set(token_hash, now_ms);
@@ -133,7 +135,11 @@ export class Sessions {
    * an audit record, a new account), drops expired sessions and the oldest beyond the
    * per-account limit. Returns the token for the cookie.
    */
-  startInTx(tx: Tx, kind: SessionKind, account_id: string | null): { token: string; token_hash: string } {
+  startInTx(
+    tx: Tx,
+    kind: SessionKind,
+    account_id: string | null,
+  ): { token: string; token_hash: string } {
     const token = randomBytes(32).toString('base64url');
     const now_ms = tx.now.getTime();
     const sessions = table(tx.state, 'web_sessions');
@@ -149,14 +155,22 @@ export class Sessions {
       swept++;
     }
     // This account's live sessions (admin sessions, which have no account, are few: those are looked for in the table).
-    const candidates = account_id === null ? Object.keys(sessions) : [...this.by_account.ids(account_id)];
+    const candidates =
+      account_id === null ? Object.keys(sessions) : [...this.by_account.ids(account_id)];
     const mine: Array<[string, WebSession]> = [];
     for (const hash of candidates) {
       const session = sessions[hash];
-      if (session && session.kind === kind && session.account_id === account_id && Date.parse(session.expires_at) > now_ms) mine.push([hash, session]);
+      if (
+        session &&
+        session.kind === kind &&
+        session.account_id === account_id &&
+        Date.parse(session.expires_at) > now_ms
+      )
+        mine.push([hash, session]);
     }
     mine.sort((a, b) => a[1].created_at.localeCompare(b[1].created_at));
-    for (const [hash] of mine.slice(0, Math.max(0, mine.length - (MAX_SESSIONS_PER_ACCOUNT - 1)))) tx.del('web_sessions', hash);
+    for (const [hash] of mine.slice(0, Math.max(0, mine.length - (MAX_SESSIONS_PER_ACCOUNT - 1))))
+      tx.del('web_sessions', hash);
     const token_hash = sha256Hex(token);
     tx.set('web_sessions', token_hash, {
       kind,
@@ -175,7 +189,8 @@ export class Sessions {
     this.store
       .transact((tx) => {
         const row = tx.get('web_sessions', token_hash);
-        if (row && (row.seen_at ?? '') < seen_at) tx.set('web_sessions', token_hash, { ...row, seen_at });
+        if (row && (row.seen_at ?? '') < seen_at)
+          tx.set('web_sessions', token_hash, { ...row, seen_at });
       })
       .catch(() => undefined)
       .finally(() => this.writing_seen.delete(token_hash));
@@ -190,12 +205,21 @@ export class Sessions {
     });
   }
 
-  async end(req: Request, res: Response, kind: SessionKind, current: CurrentSession | null): Promise<void> {
+  async end(
+    req: Request,
+    res: Response,
+    kind: SessionKind,
+    current: CurrentSession | null,
+  ): Promise<void> {
     if (current) {
       await this.store.transact((tx) => tx.del('web_sessions', current.token_hash));
       this.last_seen_ms.delete(current.token_hash);
     }
-    clearCookie(res, COOKIE[kind], { path: COOKIE_PATH[kind], secure: this.secure_cookies(req), same_site: 'Lax' });
+    clearCookie(res, COOKIE[kind], {
+      path: COOKIE_PATH[kind],
+      secure: this.secure_cookies(req),
+      same_site: 'Lax',
+    });
   }
 
   /** Ends every session of an account (e.g. when an admin disables it). */
@@ -208,14 +232,20 @@ export class Sessions {
     const existing = readCookies(req).get(COOKIE.anon);
     if (existing && existing.length >= 32) return `anon:${existing}`;
     const value = randomBytes(24).toString('base64url');
-    setCookie(res, COOKIE.anon, value, { path: '/', secure: this.secure_cookies(req), same_site: 'Lax' });
+    setCookie(res, COOKIE.anon, value, {
+      path: '/',
+      secure: this.secure_cookies(req),
+      same_site: 'Lax',
+    });
     // Later reads in this request see it too.
     req.headers.cookie = `${req.headers.cookie ? `${req.headers.cookie}; ` : ''}${COOKIE.anon}=${value}`;
     return `anon:${value}`;
   }
 
   async csrfToken(binding: string): Promise<string> {
-    return createHmac('sha256', await this.csrfSecret()).update(binding).digest('base64url');
+    return createHmac('sha256', await this.csrfSecret())
+      .update(binding)
+      .digest('base64url');
   }
 
   async csrfValid(binding: string | null, presented: unknown): Promise<boolean> {

@@ -12,8 +12,15 @@ import { GATEWAY_JS, type Gateway } from '../gateway/helpers.js';
 export const BENCH_ADMIN_TOKEN = 'bench-admin-token-that-is-long-enough-0123';
 
 /** A support process that prints one JSON line {"port": N} when listening. */
-export async function startUpstream(script = '../support/bench-upstream.ts', args: string[] = []): Promise<{ proc: ChildProcess; port: number }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+export async function startUpstream(
+  script = '../support/bench-upstream.ts',
+  args: string[] = [],
+): Promise<{ proc: ChildProcess; port: number }> {
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', resolve(import.meta.dirname, script), ...args],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const [line] = (await once(createInterface({ input: proc.stdout! }), 'line')) as [string];
   return { proc, port: (JSON.parse(line) as { port: number }).port };
 }
@@ -25,8 +32,23 @@ export function writeScriptedConfig(dir: string, upstream_port: number): string 
     file,
     JSON.stringify({
       chat: {
-        engines: { scripted: { type: 'openai-compatible', base_url: `http://127.0.0.1:${upstream_port}/v1`, model: 'scripted', timeout_ms: 30_000 } },
-        models: Object.fromEntries(['service-ai-free', 'service-ai-lite', 'service-ai-standard-6', 'service-ai-pro-4', 'service-ai-max'].map((id) => [id, { targets: ['scripted'] }])),
+        engines: {
+          scripted: {
+            type: 'openai-compatible',
+            base_url: `http://127.0.0.1:${upstream_port}/v1`,
+            model: 'scripted',
+            timeout_ms: 30_000,
+          },
+        },
+        models: Object.fromEntries(
+          [
+            'service-ai-free',
+            'service-ai-lite',
+            'service-ai-standard-6',
+            'service-ai-pro-4',
+            'service-ai-max',
+          ].map((id) => [id, { targets: ['scripted'] }]),
+        ),
         rate_limit: { requests_per_minute: 10_000_000 },
       },
     }),
@@ -43,16 +65,41 @@ export interface BenchGatewayOptions {
 }
 
 /** A real gateway process with its data dir and log file under `dir`. */
-export async function startBenchGateway(dir: string, config_file: string, options: BenchGatewayOptions = {}): Promise<Gateway> {
+export async function startBenchGateway(
+  dir: string,
+  config_file: string,
+  options: BenchGatewayOptions = {},
+): Promise<Gateway> {
   const name = options.name ?? 'gateway';
   const data_dir = join(dir, `${name}-data`);
   const log_file = join(dir, `${name}.log`);
   const log_fd = openSync(log_file, 'w');
   const node_args = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const proc = spawn(process.execPath, [...node_args, options.gateway_js ?? GATEWAY_JS, '--port', '0', '--host', '127.0.0.1', '--data-dir', data_dir, '--config', config_file, ...(options.args ?? [])], {
-    env: { ...process.env, AIHUB_ADMIN_TOKEN: BENCH_ADMIN_TOKEN, AIHUB_LOG_LEVEL: 'info', ...options.env },
-    stdio: ['ignore', log_fd, log_fd],
-  });
+  const proc = spawn(
+    process.execPath,
+    [
+      ...node_args,
+      options.gateway_js ?? GATEWAY_JS,
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--data-dir',
+      data_dir,
+      '--config',
+      config_file,
+      ...(options.args ?? []),
+    ],
+    {
+      env: {
+        ...process.env,
+        AIHUB_ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
+        AIHUB_LOG_LEVEL: 'info',
+        ...options.env,
+      },
+      stdio: ['ignore', log_fd, log_fd],
+    },
+  );
   closeSync(log_fd);
   // A bench that fails half-way must not leave its gateways running.
   const reap = () => proc.kill('SIGKILL');
@@ -88,7 +135,21 @@ export async function startBenchGateway(dir: string, config_file: string, option
 /** Busy CPU time of the whole machine so far (every core, every process, the kernel's softirqs), in µs; Linux /proc/stat. */
 export function machineBusyUs(): number {
   try {
-    const [user = 0, nice = 0, system = 0, _idle = 0, _iowait = 0, irq = 0, softirq = 0, steal = 0] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const [
+      user = 0,
+      nice = 0,
+      system = 0,
+      _idle = 0,
+      _iowait = 0,
+      irq = 0,
+      softirq = 0,
+      steal = 0,
+    ] = readFileSync('/proc/stat', 'utf8')
+      .split('\n', 1)[0]!
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
     return (user + nice + system + irq + softirq + steal) * 10_000;
   } catch {
     return Number.NaN;
@@ -119,7 +180,8 @@ export interface Run {
 export function merge(runs: Run[]): Run {
   const requests = runs.map((run) => run.ok + run.bad);
   const total = requests.reduce((sum, n) => sum + n, 0);
-  const weighted = (field: 'machine_us' | 'mean_ms') => runs.reduce((sum, run, i) => sum + run[field] * requests[i]!, 0) / Math.max(1, total);
+  const weighted = (field: 'machine_us' | 'mean_ms') =>
+    runs.reduce((sum, run, i) => sum + run[field] * requests[i]!, 0) / Math.max(1, total);
   return {
     rps: runs.reduce((sum, run) => sum + run.rps, 0) / runs.length,
     machine_us: weighted('machine_us'),
@@ -131,11 +193,31 @@ export function merge(runs: Run[]): Run {
 }
 
 /** One autocannon run of POSTs of `body` for `duration_s` seconds. */
-export async function load(url: string, connections: number, body: string, headers: Record<string, string>, duration_s: number): Promise<Run> {
+export async function load(
+  url: string,
+  connections: number,
+  body: string,
+  headers: Record<string, string>,
+  duration_s: number,
+): Promise<Run> {
   const busy_before_us = machineBusyUs();
-  const result = await autocannon({ url, method: 'POST', connections, duration: duration_s, body, headers: { 'content-type': 'application/json', ...headers } });
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    connections,
+    duration: duration_s,
+    body,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
   const machine_us = (machineBusyUs() - busy_before_us) / Math.max(1, result.requests.total);
   const ok = result['2xx'];
   const bad = result.non2xx + result.errors + result.timeouts;
-  return { rps: result.requests.total / duration_s, machine_us, mean_ms: result.latency.mean, p99_ms: result.latency.p99, ok, bad };
+  return {
+    rps: result.requests.total / duration_s,
+    machine_us,
+    mean_ms: result.latency.mean,
+    p99_ms: result.latency.p99,
+    ok,
+    bad,
+  };
 }

@@ -13,11 +13,27 @@
 // BENCH_ROUNDS parts per row (order A B B A ...): a before/after of a change, side by side
 // under the same drift of a shared machine's load.
 import { execFileSync } from 'node:child_process';
-import { closeSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, symlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fdatasyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  symlinkSync,
+  writeSync,
+} from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GATEWAY_JS, createFundedAccount, runVerify, type Gateway } from '../gateway/helpers.js';
-import { cpuMs, load, merge, startBenchGateway, startUpstream, writeScriptedConfig, type Run } from './bench-lib.js';
+import {
+  cpuMs,
+  load,
+  merge,
+  startBenchGateway,
+  startUpstream,
+  writeScriptedConfig,
+  type Run,
+} from './bench-lib.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);
@@ -40,16 +56,61 @@ const dir = mkdtempSync(join(tmpdir(), 'aihub-bench-chat-'));
  * objects, OpenRouter's cache_control, ...), which the gateway passes through since #16.
  */
 function turnThree(fields: boolean): Record<string, unknown> {
-  const call = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Pune"}' } };
+  const call = {
+    id: 'call_1',
+    type: 'function',
+    function: { name: 'get_weather', arguments: '{"city":"Pune"}' },
+  };
   return {
     model: 'service-ai-standard-6',
     max_tokens: 64,
-    tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }],
+    tools: [
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'Weather in a city',
+          parameters: {
+            type: 'object',
+            properties: { city: { type: 'string' } },
+            required: ['city'],
+          },
+        },
+      },
+    ],
     messages: [
-      { role: 'system', content: fields ? [{ type: 'text', text: 'You are a terse assistant.', cache_control: { type: 'ephemeral' } }] : 'You are a terse assistant.' },
+      {
+        role: 'system',
+        content: fields
+          ? [
+              {
+                type: 'text',
+                text: 'You are a terse assistant.',
+                cache_control: { type: 'ephemeral' },
+              },
+            ]
+          : 'You are a terse assistant.',
+      },
       { role: 'user', content: 'What is the weather in Pune?' },
-      { role: 'assistant', content: null, tool_calls: [call], ...(fields ? { annotations: [], reasoning_content: 'The user wants the weather.', refusal: null, function_call: null } : {}) },
-      { role: 'tool', tool_call_id: 'call_1', content: '{"temp_c":31}', ...(fields ? { name: 'get_weather' } : {}) },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [call],
+        ...(fields
+          ? {
+              annotations: [],
+              reasoning_content: 'The user wants the weather.',
+              refusal: null,
+              function_call: null,
+            }
+          : {}),
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'call_1',
+        content: '{"temp_c":31}',
+        ...(fields ? { name: 'get_weather' } : {}),
+      },
       { role: 'user', content: 'Write a haiku about a gateway that bills every token.' },
     ],
     ...(fields ? { seed: 7, metadata: { trace: 'bench' }, user: 'bench-user' } : {}),
@@ -61,7 +122,10 @@ function buildBaseline(ref: string): string {
   const root = resolve(import.meta.dirname, '../..');
   const source = join(dir, 'baseline');
   mkdirSync(source);
-  const archive = execFileSync('git', ['archive', '--format=tar', ref], { cwd: root, maxBuffer: 1024 * 1024 * 1024 });
+  const archive = execFileSync('git', ['archive', '--format=tar', ref], {
+    cwd: root,
+    maxBuffer: 1024 * 1024 * 1024,
+  });
   execFileSync('tar', ['-x', '-C', source], { input: archive });
   symlinkSync(join(root, 'node_modules'), join(source, 'node_modules'), 'dir');
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: source, stdio: 'inherit' });
@@ -71,7 +135,9 @@ function buildBaseline(ref: string): string {
 /** Mean time of one small append + fdatasync on the data dir's disk, in ms: the floor of a durable commit. */
 function fdatasyncMs(file: string, rounds = 400): number {
   const fd = openSync(file, 'a');
-  const line = Buffer.from(`${JSON.stringify({ seq: 1, ops: [{ op: 'post', memo: 'x'.repeat(200) }] })}\n`);
+  const line = Buffer.from(
+    `${JSON.stringify({ seq: 1, ops: [{ op: 'post', memo: 'x'.repeat(200) }] })}\n`,
+  );
   try {
     for (let i = 0; i < 50; i++) {
       writeSync(fd, line);
@@ -96,8 +162,14 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (BASELINE ? 4 : 1));
 const baseline_label = BASELINE ? `baseline ${BASELINE.slice(0, 12)}` : '';
 /** The gateways measured: this build, and with BENCH_BASELINE the build of that commit. */
 const gateways: Array<{ label: string; gateway: Gateway; key: string; ok: number }> = [];
-for (const [label, gateway_js] of [['this build', GATEWAY_JS], ...(BASELINE ? [[baseline_label, buildBaseline(BASELINE)]] : [])] as Array<[string, string]>) {
-  const gateway = await startBenchGateway(dir, config_file, { name: `gateway${gateways.length}`, gateway_js });
+for (const [label, gateway_js] of [
+  ['this build', GATEWAY_JS],
+  ...(BASELINE ? [[baseline_label, buildBaseline(BASELINE)]] : []),
+] as Array<[string, string]>) {
+  const gateway = await startBenchGateway(dir, config_file, {
+    name: `gateway${gateways.length}`,
+    gateway_js,
+  });
   const { key } = await createFundedAccount(gateway, CREDIT_UNITS);
   gateways.push({ label, gateway, key, ok: 0 });
 }
@@ -117,7 +189,9 @@ try {
   for (const stream of MODES.map((mode) => mode === 'stream')) {
     const body = JSON.stringify({
       model: 'service-ai-standard-6',
-      messages: [{ role: 'user', content: 'Write a haiku about a gateway that bills every token.' }],
+      messages: [
+        { role: 'user', content: 'Write a haiku about a gateway that bills every token.' },
+      ],
       max_tokens: 64,
       ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
     });
@@ -126,18 +200,38 @@ try {
       await load(direct_url, connections, body, {}, WARMUP_S);
       const direct = await load(direct_url, connections, body, {}, DURATION_S);
       failures += direct.bad;
-      const pair = { what: `${stream ? 'stream' : 'json'} @${connections}`, rps: [] as number[], cpu_us: [] as number[] };
+      const pair = {
+        what: `${stream ? 'stream' : 'json'} @${connections}`,
+        rps: [] as number[],
+        cpu_us: [] as number[],
+      };
       side_by_side.push(pair);
-      const target = (measured: (typeof gateways)[number]) => ({ url: `${measured.gateway.url}/v1/chat/completions`, auth: { authorization: `Bearer ${measured.key}` } });
-      for (const measured of gateways) measured.ok += (await load(target(measured).url, connections, body, target(measured).auth, WARMUP_S)).ok;
+      const target = (measured: (typeof gateways)[number]) => ({
+        url: `${measured.gateway.url}/v1/chat/completions`,
+        auth: { authorization: `Bearer ${measured.key}` },
+      });
+      for (const measured of gateways)
+        measured.ok += (
+          await load(target(measured).url, connections, body, target(measured).auth, WARMUP_S)
+        ).ok;
       // With a baseline, each gateway's time is cut into ROUNDS parts run in the order A B B A
       // ...: the machine's load drifts (it is shared), and both builds see the same drift.
-      const parts = new Map<(typeof gateways)[number], { runs: Run[]; cpu_ms: number }>(gateways.map((g) => [g, { runs: [], cpu_ms: 0 }]));
+      const parts = new Map<(typeof gateways)[number], { runs: Run[]; cpu_ms: number }>(
+        gateways.map((g) => [g, { runs: [], cpu_ms: 0 }]),
+      );
       for (let round = 0; round < ROUNDS; round++) {
         for (const measured of round % 2 === 0 ? gateways : [...gateways].reverse()) {
           const part = parts.get(measured)!;
           const cpu_before_ms = cpuMs(measured.gateway.proc.pid!);
-          part.runs.push(await load(target(measured).url, connections, body, target(measured).auth, DURATION_S / ROUNDS));
+          part.runs.push(
+            await load(
+              target(measured).url,
+              connections,
+              body,
+              target(measured).auth,
+              DURATION_S / ROUNDS,
+            ),
+          );
           part.cpu_ms += cpuMs(measured.gateway.proc.pid!) - cpu_before_ms;
         }
       }
@@ -150,7 +244,10 @@ try {
         pair.rps.push(through.rps);
         pair.cpu_us.push(cpu_us_per_request);
         // At one connection requests are sequential, so 1/throughput is the exact mean time per request.
-        const added_ms = connections === 1 ? 1000 / through.rps - 1000 / direct.rps : through.mean_ms - direct.mean_ms;
+        const added_ms =
+          connections === 1
+            ? 1000 / through.rps - 1000 / direct.rps
+            : through.mean_ms - direct.mean_ms;
         rows.push([
           measured.label,
           stream ? 'stream' : 'json',
@@ -166,7 +263,10 @@ try {
           String(through.bad),
         ]);
         if (measured !== gateways[0]) continue;
-        if (connections === 1) verdicts.push(`${stream ? 'stream' : 'json'} @1: added ${added_ms.toFixed(3)} ms (target ≤ ${TARGET_ADDED_MS}) ${added_ms <= TARGET_ADDED_MS ? 'MET' : 'MISSED'}`);
+        if (connections === 1)
+          verdicts.push(
+            `${stream ? 'stream' : 'json'} @1: added ${added_ms.toFixed(3)} ms (target ≤ ${TARGET_ADDED_MS}) ${added_ms <= TARGET_ADDED_MS ? 'MET' : 'MISSED'}`,
+          );
         if (connections === 64) {
           // What the target leaves for the gateway: this machine's cores, less what the load
           // generator, the upstream and the kernel spend per request without any gateway.
@@ -175,7 +275,9 @@ try {
             `${stream ? 'stream' : 'json'} @64: without the gateway each request costs this machine ${direct.machine_us.toFixed(0)} µs of CPU (load generator, upstream, kernel); ` +
               `at ${TARGET_RPS_64} req/s its ${availableParallelism()} cores leave ${budget_us.toFixed(0)} µs per request for the gateway; through the gateway each request cost ${(through.machine_us - direct.machine_us).toFixed(0)} µs more`,
           );
-          verdicts.push(`${stream ? 'stream' : 'json'} @64: ${through.rps.toFixed(0)} req/s through the gateway (target ≥ ${TARGET_RPS_64}) ${through.rps >= TARGET_RPS_64 ? 'MET' : 'MISSED'}`);
+          verdicts.push(
+            `${stream ? 'stream' : 'json'} @64: ${through.rps.toFixed(0)} req/s through the gateway (target ≥ ${TARGET_RPS_64}) ${through.rps >= TARGET_RPS_64 ? 'MET' : 'MISSED'}`,
+          );
         }
       }
       {
@@ -190,20 +292,76 @@ try {
         const measured = gateways[0]!;
         const auth = { authorization: `Bearer ${measured.key}` };
         const question = 'Write a haiku about a gateway that bills every token.';
-        const variants: Array<{ name: string; path: string; body: string; target: number | null }> = [
-          { name: 'chat', path: '/v1/chat/completions', body, target: null },
-          { name: 'chat turn 3', path: '/v1/chat/completions', body: JSON.stringify({ ...turnThree(false), ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }), target: null },
-          { name: 'chat turn 3 + fields', path: '/v1/chat/completions', body: JSON.stringify({ ...turnThree(true), ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }), target: null },
-          { name: 'responses', path: '/v1/responses', body: JSON.stringify({ model: 'service-ai-standard-6', input: question, max_output_tokens: 64, ...(stream ? { stream: true } : {}) }), target: 1.2 },
-          { name: 'messages', path: '/v1/messages', body: JSON.stringify({ model: 'service-ai-standard-6', max_tokens: 64, messages: [{ role: 'user', content: question }], ...(stream ? { stream: true } : {}) }), target: 1.2 },
-        ].filter((variant) => variant.target === null || PROTOCOLS.includes(variant.name));
-        for (const variant of variants) measured.ok += (await load(`${measured.gateway.url}${variant.path}`, connections, variant.body, auth, WARMUP_S)).ok;
-        const measures = new Map(variants.map((variant) => [variant, { runs: [] as Run[], cpu_ms: 0 }]));
+        const variants: Array<{ name: string; path: string; body: string; target: number | null }> =
+          [
+            { name: 'chat', path: '/v1/chat/completions', body, target: null },
+            {
+              name: 'chat turn 3',
+              path: '/v1/chat/completions',
+              body: JSON.stringify({
+                ...turnThree(false),
+                ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+              }),
+              target: null,
+            },
+            {
+              name: 'chat turn 3 + fields',
+              path: '/v1/chat/completions',
+              body: JSON.stringify({
+                ...turnThree(true),
+                ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+              }),
+              target: null,
+            },
+            {
+              name: 'responses',
+              path: '/v1/responses',
+              body: JSON.stringify({
+                model: 'service-ai-standard-6',
+                input: question,
+                max_output_tokens: 64,
+                ...(stream ? { stream: true } : {}),
+              }),
+              target: 1.2,
+            },
+            {
+              name: 'messages',
+              path: '/v1/messages',
+              body: JSON.stringify({
+                model: 'service-ai-standard-6',
+                max_tokens: 64,
+                messages: [{ role: 'user', content: question }],
+                ...(stream ? { stream: true } : {}),
+              }),
+              target: 1.2,
+            },
+          ].filter((variant) => variant.target === null || PROTOCOLS.includes(variant.name));
+        for (const variant of variants)
+          measured.ok += (
+            await load(
+              `${measured.gateway.url}${variant.path}`,
+              connections,
+              variant.body,
+              auth,
+              WARMUP_S,
+            )
+          ).ok;
+        const measures = new Map(
+          variants.map((variant) => [variant, { runs: [] as Run[], cpu_ms: 0 }]),
+        );
         for (let round = 0; round < PROTOCOL_ROUNDS; round++) {
           for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
             const part = measures.get(variant)!;
             const cpu_at_ms = cpuMs(measured.gateway.proc.pid!);
-            part.runs.push(await load(`${measured.gateway.url}${variant.path}`, connections, variant.body, auth, DURATION_S / PROTOCOL_ROUNDS));
+            part.runs.push(
+              await load(
+                `${measured.gateway.url}${variant.path}`,
+                connections,
+                variant.body,
+                auth,
+                DURATION_S / PROTOCOL_ROUNDS,
+              ),
+            );
             part.cpu_ms += cpuMs(measured.gateway.proc.pid!) - cpu_at_ms;
           }
         }
@@ -217,7 +375,8 @@ try {
           const { run, cpu_us } = cpuPerRequest(variant);
           measured.ok += run.ok;
           failures += run.bad;
-          const run_added_ms = connections === 1 ? 1000 / run.rps - 1000 / direct.rps : run.mean_ms - direct.mean_ms;
+          const run_added_ms =
+            connections === 1 ? 1000 / run.rps - 1000 / direct.rps : run.mean_ms - direct.mean_ms;
           rows.push([
             `${measured.label}, ${variant.name} (interleaved)`,
             stream ? 'stream' : 'json',
@@ -234,12 +393,19 @@ try {
           ]);
           if (variant === variants[0]) continue;
           const ratio = cpu_us / chat_cpu_us;
-          const judged = variant.target === null ? '' : ` (target ≤ ${variant.target}) ${ratio <= variant.target ? 'MET' : 'MISSED'}`;
-          verdicts.push(`${stream ? 'stream' : 'json'} ${variant.name} @${connections}: gateway CPU ${cpu_us.toFixed(0)} µs/req = ${ratio.toFixed(2)} × plain chat's ${chat_cpu_us.toFixed(0)}${judged}`);
+          const judged =
+            variant.target === null
+              ? ''
+              : ` (target ≤ ${variant.target}) ${ratio <= variant.target ? 'MET' : 'MISSED'}`;
+          verdicts.push(
+            `${stream ? 'stream' : 'json'} ${variant.name} @${connections}: gateway CPU ${cpu_us.toFixed(0)} µs/req = ${ratio.toFixed(2)} × plain chat's ${chat_cpu_us.toFixed(0)}${judged}`,
+          );
         }
         const [, plain_turn, full_turn] = variants;
         const fields_ratio = cpuPerRequest(full_turn!).cpu_us / cpuPerRequest(plain_turn!).cpu_us;
-        verdicts.push(`${stream ? 'stream' : 'json'} @${connections}: the pass-through fields of a replayed turn cost ${fields_ratio.toFixed(2)} × the same turn without them`);
+        verdicts.push(
+          `${stream ? 'stream' : 'json'} @${connections}: the pass-through fields of a replayed turn cost ${fields_ratio.toFixed(2)} × the same turn without them`,
+        );
       }
       if (!stream) {
         // The reference: a bare proxy (no billing, no fsync) in the gateway's place, same run.
@@ -247,39 +413,77 @@ try {
         await load(floor_url, connections, body, {}, WARMUP_S);
         const bare = await load(floor_url, connections, body, {}, DURATION_S);
         failures += bare.bad;
-        const bare_added_ms = connections === 1 ? 1000 / bare.rps - 1000 / direct.rps : bare.mean_ms - direct.mean_ms;
-        floor_rows.push([String(connections), direct.rps.toFixed(0), bare.rps.toFixed(0), bare_added_ms.toFixed(3)]);
+        const bare_added_ms =
+          connections === 1 ? 1000 / bare.rps - 1000 / direct.rps : bare.mean_ms - direct.mean_ms;
+        floor_rows.push([
+          String(connections),
+          direct.rps.toFixed(0),
+          bare.rps.toFixed(0),
+          bare_added_ms.toFixed(3),
+        ]);
         if (connections === 1) floor_added_ms = bare_added_ms;
       }
     }
   }
 } finally {
   const balances = await Promise.all(
-    gateways.map((g) => fetch(`${g.gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${g.key}` } }).then((r) => r.json() as Promise<any>)),
+    gateways.map((g) =>
+      fetch(`${g.gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${g.key}` } }).then(
+        (r) => r.json() as Promise<any>,
+      ),
+    ),
   );
   const codes = await Promise.all(gateways.map((g) => g.gateway.stop()));
   upstream.proc.kill('SIGTERM');
   floor.proc.kill('SIGTERM');
-  const header = ['gateway', 'mode', 'conns', 'direct req/s', 'gateway req/s', 'ratio', 'direct ms/req', 'gateway ms/req', 'added ms', 'gw p99 ms', 'gw CPU µs/req', 'gw errors'];
+  const header = [
+    'gateway',
+    'mode',
+    'conns',
+    'direct req/s',
+    'gateway req/s',
+    'ratio',
+    'direct ms/req',
+    'gateway ms/req',
+    'added ms',
+    'gw p99 ms',
+    'gw CPU µs/req',
+    'gw errors',
+  ];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  console.log(`\nchat gateway vs scripted upstream, ${DURATION_S} s per run, billing on (standard tier, max_tokens 64), data dir on ${dir}`);
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  console.log(
+    `\nchat gateway vs scripted upstream, ${DURATION_S} s per run, billing on (standard tier, max_tokens 64), data dir on ${dir}`,
+  );
   console.log(line(header));
   for (const row of rows) console.log(line(row));
   console.log(`(ms/req at 1 connection = 1/throughput; at 64 = autocannon's mean latency)`);
   if (floor_rows.length > 0) {
-    console.log(`\nfloor, same run: a bare proxy (test/bench/floor-proxy.ts: no auth, billing, journal or logs) in the gateway's place, json`);
+    console.log(
+      `\nfloor, same run: a bare proxy (test/bench/floor-proxy.ts: no auth, billing, journal or logs) in the gateway's place, json`,
+    );
     const floor_header = ['conns', 'direct req/s', 'bare proxy req/s', 'added ms'];
-    const floor_widths = floor_header.map((h, i) => Math.max(h.length, ...floor_rows.map((r) => r[i]!.length)));
+    const floor_widths = floor_header.map((h, i) =>
+      Math.max(h.length, ...floor_rows.map((r) => r[i]!.length)),
+    );
     console.log(floor_header.map((c, i) => c.padStart(floor_widths[i]!)).join('  '));
-    for (const row of floor_rows) console.log(row.map((c, i) => c.padStart(floor_widths[i]!)).join('  '));
+    for (const row of floor_rows)
+      console.log(row.map((c, i) => c.padStart(floor_widths[i]!)).join('  '));
   }
-  console.log(`one append + fdatasync on this disk: ${fsync_ms.toFixed(3)} ms (a settlement is durable before the answer, so at one connection it is on every request's path)`);
-  if (Number.isFinite(floor_added_ms)) console.log(`at one connection no durable gateway on this machine can add less than the bare proxy + one fdatasync = ${(floor_added_ms + fsync_ms).toFixed(3)} ms`);
+  console.log(
+    `one append + fdatasync on this disk: ${fsync_ms.toFixed(3)} ms (a settlement is durable before the answer, so at one connection it is on every request's path)`,
+  );
+  if (Number.isFinite(floor_added_ms))
+    console.log(
+      `at one connection no durable gateway on this machine can add less than the bare proxy + one fdatasync = ${(floor_added_ms + fsync_ms).toFixed(3)} ms`,
+    );
   for (const b of budgets) console.log(b);
   for (const v of verdicts) console.log(v);
   if (gateways.length > 1) {
-    console.log(`\nside by side, same run: ${gateways[0]!.label} vs ${gateways[1]!.label} (req/s through each, then gateway CPU µs per request; ratios = this build / baseline)`);
+    console.log(
+      `\nside by side, same run: ${gateways[0]!.label} vs ${gateways[1]!.label} (req/s through each, then gateway CPU µs per request; ratios = this build / baseline)`,
+    );
     for (const pair of side_by_side) {
       const rps = `${pair.rps.map((value) => value.toFixed(0).padStart(7)).join('  ')}  ${(pair.rps[0]! / pair.rps[1]!).toFixed(2)}×`;
       const cpu = `${pair.cpu_us.map((value) => value.toFixed(0).padStart(6)).join('  ')}  ${(pair.cpu_us[0]! / pair.cpu_us[1]!).toFixed(2)}×`;
@@ -291,9 +495,13 @@ try {
   for (const [index, measured] of gateways.entries()) {
     const balance = balances[index];
     const adds_up = Math.round((balance.balance + balance.usage.cost) * 1e6) === CREDIT_UNITS * 1e6;
-    console.log(`${measured.label}: billing: ${balance.usage.requests} usage records for ${measured.ok} gateway 2xx answers; balance ${balance.balance} + charged ${balance.usage.cost} = credit ${CREDIT_UNITS}: ${adds_up ? 'yes' : 'NO'}`);
+    console.log(
+      `${measured.label}: billing: ${balance.usage.requests} usage records for ${measured.ok} gateway 2xx answers; balance ${balance.balance} + charged ${balance.usage.cost} = credit ${CREDIT_UNITS}: ${adds_up ? 'yes' : 'NO'}`,
+    );
     const verify = await runVerify(measured.gateway.data_dir);
-    console.log(`${measured.label}: gateway exit ${codes[index]}; verify: ${verify.code === 0 ? 'ok' : `FAILED\n${verify.stdout}${verify.stderr}`}`);
+    console.log(
+      `${measured.label}: gateway exit ${codes[index]}; verify: ${verify.code === 0 ? 'ok' : `FAILED\n${verify.stdout}${verify.stderr}`}`,
+    );
     if (!adds_up || verify.code !== 0) books_ok = false;
   }
   if (!books_ok || failures > 0) process.exitCode = 1;

@@ -23,7 +23,9 @@ function connect(): Upstream {
     up.buffer = up.buffer ? Buffer.concat([up.buffer, data]) : data;
     const end = up.buffer.indexOf('\r\n\r\n');
     if (end === -1) return;
-    const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(up.buffer.toString('latin1', 0, end))?.[1] ?? 0);
+    const length = Number(
+      /\r\ncontent-length:\s*(\d+)/i.exec(up.buffer.toString('latin1', 0, end))?.[1] ?? 0,
+    );
     if (up.buffer.length < end + 4 + length) return;
     const body = up.buffer.subarray(end + 4, end + 4 + length);
     up.buffer = null;
@@ -43,13 +45,30 @@ const server = net.createServer({ noDelay: true }, (client) => {
     for (;;) {
       const end: number = buffer.indexOf('\r\n\r\n');
       if (end === -1) return;
-      const length: number = Number(/\r\ncontent-length:\s*(\d+)/i.exec(buffer.toString('latin1', 0, end))?.[1] ?? 0);
+      const length: number = Number(
+        /\r\ncontent-length:\s*(\d+)/i.exec(buffer.toString('latin1', 0, end))?.[1] ?? 0,
+      );
       if (buffer.length < end + 4 + length) return;
       const body = buffer.subarray(end + 4, end + 4 + length);
       buffer = buffer.length > end + 4 + length ? buffer.subarray(end + 4 + length) : null;
       const up = idle.pop() ?? connect();
-      up.done = (answer) => client.write(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${answer.length}\r\n\r\n`), answer]));
-      up.socket.write(Buffer.concat([Buffer.from(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`), body]));
+      up.done = (answer) =>
+        client.write(
+          Buffer.concat([
+            Buffer.from(
+              `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${answer.length}\r\n\r\n`,
+            ),
+            answer,
+          ]),
+        );
+      up.socket.write(
+        Buffer.concat([
+          Buffer.from(
+            `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`,
+          ),
+          body,
+        ]),
+      );
       if (!buffer) return;
     }
   });

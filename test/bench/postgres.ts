@@ -17,7 +17,13 @@ import { openPgStore } from '../../gateway/store/pg.ts';
 import { createFundedAccount, runCli, runVerify, type Gateway } from '../gateway/helpers.ts';
 import { postgresBinDir, startPostgres } from '../support/postgres.ts';
 import { commitThroughput, fund } from './store-load.ts';
-import { load, startBenchGateway, startUpstream, writeScriptedConfig, type Run } from './bench-lib.ts';
+import {
+  load,
+  startBenchGateway,
+  startUpstream,
+  writeScriptedConfig,
+  type Run,
+} from './bench-lib.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);
@@ -41,26 +47,51 @@ let books_ok = true;
   rmSync(file_dir, { recursive: true, force: true });
 
   const pg_url = await cluster.createDatabase('bench_store');
-  const pg_store = await fund(await openPgStore(pg_url, { replica_dir: join(dir, 'pg-replica'), checkpoint_every_records: 50_000 }));
+  const pg_store = await fund(
+    await openPgStore(pg_url, {
+      replica_dir: join(dir, 'pg-replica'),
+      checkpoint_every_records: 50_000,
+    }),
+  );
   const pg = await commitThroughput(pg_store, WRITERS, SECONDS);
   await pg_store.close();
 
   const pgbench_url = await cluster.createDatabase('bench_pgbench');
   const pgbench = join(postgresBinDir() ?? '/usr/bin', 'pgbench');
   execFileSync(pgbench, ['-i', '-q', '-s', '1', pgbench_url], { stdio: 'ignore' });
-  const out = execFileSync(pgbench, ['-N', '-c', String(WRITERS), '-j', '2', '-T', String(SECONDS), '-n', pgbench_url], { encoding: 'utf8' });
+  const out = execFileSync(
+    pgbench,
+    ['-N', '-c', String(WRITERS), '-j', '2', '-T', String(SECONDS), '-n', pgbench_url],
+    { encoding: 'utf8' },
+  );
   const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? Number.NaN);
 
-  rows.push([`durable commits/s, ${WRITERS} writers: JSON-file store`, file.commits_per_s.toFixed(0), `${file.fsyncs_per_s.toFixed(0)} commit groups/s`]);
-  rows.push([`durable commits/s, ${WRITERS} writers: PostgreSQL store`, pg.commits_per_s.toFixed(0), `${pg.fsyncs_per_s.toFixed(0)} commit groups/s; ${(pg.commits_per_s / file.commits_per_s).toFixed(2)} × the JSON-file store`]);
-  rows.push([`pgbench -N -c ${WRITERS} on the same cluster (reference)`, tps.toFixed(0), `tps; the store reaches ${((pg.commits_per_s / tps) * 100).toFixed(0)}% of it`]);
+  rows.push([
+    `durable commits/s, ${WRITERS} writers: JSON-file store`,
+    file.commits_per_s.toFixed(0),
+    `${file.fsyncs_per_s.toFixed(0)} commit groups/s`,
+  ]);
+  rows.push([
+    `durable commits/s, ${WRITERS} writers: PostgreSQL store`,
+    pg.commits_per_s.toFixed(0),
+    `${pg.fsyncs_per_s.toFixed(0)} commit groups/s; ${(pg.commits_per_s / file.commits_per_s).toFixed(2)} × the JSON-file store`,
+  ]);
+  rows.push([
+    `pgbench -N -c ${WRITERS} on the same cluster (reference)`,
+    tps.toFixed(0),
+    `tps; the store reaches ${((pg.commits_per_s / tps) * 100).toFixed(0)}% of it`,
+  ]);
 }
 
 // 2 and 3. Billed chat through real gateways on the scripted upstream.
 const upstream = await startUpstream();
 process.on('exit', () => upstream.proc.kill('SIGTERM'));
 const config_file = writeScriptedConfig(dir, upstream.port);
-const body = JSON.stringify({ model: 'service-ai-standard-6', messages: [{ role: 'user', content: 'Write a haiku about a gateway that bills every token.' }], max_tokens: 64 });
+const body = JSON.stringify({
+  model: 'service-ai-standard-6',
+  messages: [{ role: 'user', content: 'Write a haiku about a gateway that bills every token.' }],
+  max_tokens: 64,
+});
 const direct_url = `http://127.0.0.1:${upstream.port}/v1/chat/completions`;
 
 interface Setup {
@@ -72,13 +103,29 @@ interface Setup {
 
 /** `connections` spread evenly over the setup's gateways, all at once; the sum of their req/s. */
 async function spread(setup: Setup, connections: number, duration_s: number): Promise<Run> {
-  const per = setup.gateways.map((_, i) => Math.floor(connections / setup.gateways.length) + (i < connections % setup.gateways.length ? 1 : 0));
-  const runs = await Promise.all(setup.gateways.map((gateway, i) => load(`${gateway.url}/v1/chat/completions`, per[i]!, body, { authorization: `Bearer ${setup.key}` }, duration_s)));
+  const per = setup.gateways.map(
+    (_, i) =>
+      Math.floor(connections / setup.gateways.length) +
+      (i < connections % setup.gateways.length ? 1 : 0),
+  );
+  const runs = await Promise.all(
+    setup.gateways.map((gateway, i) =>
+      load(
+        `${gateway.url}/v1/chat/completions`,
+        per[i]!,
+        body,
+        { authorization: `Bearer ${setup.key}` },
+        duration_s,
+      ),
+    ),
+  );
   const total = runs.reduce((sum, run) => sum + run.ok + run.bad, 0);
   return {
     rps: runs.reduce((sum, run) => sum + run.rps, 0),
-    machine_us: runs.reduce((sum, run) => sum + run.machine_us * (run.ok + run.bad), 0) / Math.max(1, total),
-    mean_ms: runs.reduce((sum, run) => sum + run.mean_ms * (run.ok + run.bad), 0) / Math.max(1, total),
+    machine_us:
+      runs.reduce((sum, run) => sum + run.machine_us * (run.ok + run.bad), 0) / Math.max(1, total),
+    mean_ms:
+      runs.reduce((sum, run) => sum + run.mean_ms * (run.ok + run.bad), 0) / Math.max(1, total),
     p99_ms: Math.max(...runs.map((run) => run.p99_ms)),
     ok: runs.reduce((sum, run) => sum + run.ok, 0),
     bad: runs.reduce((sum, run) => sum + run.bad, 0),
@@ -86,11 +133,19 @@ async function spread(setup: Setup, connections: number, duration_s: number): Pr
 }
 
 async function checkBooks(setup: Setup): Promise<void> {
-  const balance = (await (await fetch(`${setup.gateways[0]!.url}/v1/balance`, { headers: { authorization: `Bearer ${setup.key}` } })).json()) as any;
+  const balance = (await (
+    await fetch(`${setup.gateways[0]!.url}/v1/balance`, {
+      headers: { authorization: `Bearer ${setup.key}` },
+    })
+  ).json()) as any;
   const adds_up = Math.round((balance.balance + balance.usage.cost) * 1e6) === CREDIT_UNITS * 1e6;
   const codes = await Promise.all(setup.gateways.map((gateway) => gateway.stop()));
-  const verify = setup.database_url ? await runCli(['verify', '--database-url', setup.database_url]) : await runVerify(setup.gateways[0]!.data_dir);
-  notes.push(`${setup.label}: ${balance.usage.requests} usage records; balance + charged = credit: ${adds_up ? 'yes' : 'NO'}; exit codes ${codes.join(',')}; verify: ${verify.code === 0 ? 'ok' : `FAILED ${verify.stdout}${verify.stderr}`}`);
+  const verify = setup.database_url
+    ? await runCli(['verify', '--database-url', setup.database_url])
+    : await runVerify(setup.gateways[0]!.data_dir);
+  notes.push(
+    `${setup.label}: ${balance.usage.requests} usage records; balance + charged = credit: ${adds_up ? 'yes' : 'NO'}; exit codes ${codes.join(',')}; verify: ${verify.code === 0 ? 'ok' : `FAILED ${verify.stdout}${verify.stderr}`}`,
+  );
   if (!adds_up || verify.code !== 0 || codes.some((code) => code !== 0)) books_ok = false;
 }
 
@@ -106,25 +161,43 @@ async function setupPg(count: number): Promise<Setup> {
   const database_url = await cluster.createDatabase(`bench_chat_${++setups}`);
   const gateways = await Promise.all(
     Array.from({ length: count }, (_, i) =>
-      startBenchGateway(dir, config_file, { name: `pg${setups}-${i + 1}`, args: ['--database-url', database_url], env: { AIHUB_GATEWAY_ID: `g${i + 1}`, AIHUB_ENCRYPTION_KEY: '11'.repeat(32) } }),
+      startBenchGateway(dir, config_file, {
+        name: `pg${setups}-${i + 1}`,
+        args: ['--database-url', database_url],
+        env: { AIHUB_GATEWAY_ID: `g${i + 1}`, AIHUB_ENCRYPTION_KEY: '11'.repeat(32) },
+      }),
     ),
   );
   const { key } = await createFundedAccount(gateways[0]!, CREDIT_UNITS);
-  return { label: `${count} PostgreSQL gateway${count > 1 ? 's' : ''}, one database`, gateways, key, database_url };
+  return {
+    label: `${count} PostgreSQL gateway${count > 1 ? 's' : ''}, one database`,
+    gateways,
+    key,
+    database_url,
+  };
 }
 
 try {
   await load(direct_url, CONNECTIONS, body, {}, WARMUP_S);
   const direct = await load(direct_url, CONNECTIONS, body, {}, SECONDS);
-  rows.push([`chat req/s, ${CONNECTIONS} connections: upstream directly`, direct.rps.toFixed(0), '']);
+  rows.push([
+    `chat req/s, ${CONNECTIONS} connections: upstream directly`,
+    direct.rps.toFixed(0),
+    '',
+  ]);
   let file_rps = Number.NaN;
   for (const count of [0, ...GATEWAY_COUNTS]) {
     const setup = count === 0 ? await setupFile() : await setupPg(count);
     await spread(setup, CONNECTIONS, WARMUP_S);
     const through = await spread(setup, CONNECTIONS, SECONDS);
     if (count === 0) file_rps = through.rps;
-    const ratio = count === 0 ? '' : `${(through.rps / file_rps).toFixed(2)} × the JSON-file gateway; `;
-    rows.push([`billed chat req/s, ${CONNECTIONS} conns: ${setup.label}`, through.rps.toFixed(0), `${ratio}p99 ${through.p99_ms.toFixed(0)} ms, ${through.bad} errors`]);
+    const ratio =
+      count === 0 ? '' : `${(through.rps / file_rps).toFixed(2)} × the JSON-file gateway; `;
+    rows.push([
+      `billed chat req/s, ${CONNECTIONS} conns: ${setup.label}`,
+      through.rps.toFixed(0),
+      `${ratio}p99 ${through.p99_ms.toFixed(0)} ms, ${through.bad} errors`,
+    ]);
     if (through.bad > 0) books_ok = false;
     await checkBooks(setup);
   }
@@ -143,9 +216,17 @@ try {
   }
   const file_added = per_request[file.label]! - per_request.direct!;
   const pg_added = per_request[pg.label]! - per_request.direct!;
-  rows.push(['ms per request at 1 connection: upstream directly', per_request.direct!.toFixed(3), '']);
+  rows.push([
+    'ms per request at 1 connection: upstream directly',
+    per_request.direct!.toFixed(3),
+    '',
+  ]);
   rows.push(['added ms at 1 connection: JSON-file gateway', file_added.toFixed(3), '']);
-  rows.push(['added ms at 1 connection: PostgreSQL gateway', pg_added.toFixed(3), `${(pg_added - file_added).toFixed(3)} ms more than the JSON-file gateway`]);
+  rows.push([
+    'added ms at 1 connection: PostgreSQL gateway',
+    pg_added.toFixed(3),
+    `${(pg_added - file_added).toFixed(3)} ms more than the JSON-file gateway`,
+  ]);
   await checkBooks(file);
   await checkBooks(pg);
 } finally {
@@ -155,8 +236,11 @@ try {
 }
 
 const widths = [0, 1].map((c) => Math.max(...rows.map((r) => r[c]!.length), 10));
-console.log(`\nAIHub PostgreSQL store beside the JSON-file store, one run (${SECONDS} s per row; fsync on; PostgreSQL ${postgresBinDir()?.split('/').at(-2) ?? '?'} on this machine's disk)\n`);
-for (const row of rows) console.log(`  ${row[0]!.padEnd(widths[0]!)}  ${row[1]!.padStart(widths[1]!)}  ${row[2]}`);
+console.log(
+  `\nAIHub PostgreSQL store beside the JSON-file store, one run (${SECONDS} s per row; fsync on; PostgreSQL ${postgresBinDir()?.split('/').at(-2) ?? '?'} on this machine's disk)\n`,
+);
+for (const row of rows)
+  console.log(`  ${row[0]!.padEnd(widths[0]!)}  ${row[1]!.padStart(widths[1]!)}  ${row[2]}`);
 console.log('');
 for (const note of notes) console.log(`  ${note}`);
 if (!books_ok) process.exitCode = 1;

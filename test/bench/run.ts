@@ -2,8 +2,12 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 
-const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
-const benches = Object.keys(scripts).filter((name) => name.startsWith('bench:')).sort();
+const scripts = (
+  JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }
+).scripts;
+const benches = Object.keys(scripts)
+  .filter((name) => name.startsWith('bench:'))
+  .sort();
 let failed = 0;
 for (const name of benches) {
   console.log(`\n==== npm run ${name} ====`);

@@ -37,13 +37,22 @@ const by_id_ms = perOp(2_000, () => {
   if (!store.get('payment_txns', id)) throw new Error(`${id} not found`);
 });
 const page_ms = perOp(500, (i) => {
-  const page = store.reads.txns({ account_id: fillAccount(i % accounts) }, { offset: 0, limit: 50 });
+  const page = store.reads.txns(
+    { account_id: fillAccount(i % accounts) },
+    { offset: 0, limit: 50 },
+  );
   if (page.rows.length === 0) throw new Error('empty page');
 });
 // The UTC day of the transaction three quarters into the history, for one account.
-const last_day_ms = Math.floor((FILL_T0_MS + Math.floor((txns * 3) / 4) * step_ms) / 86_400_000) * 86_400_000;
+const last_day_ms =
+  Math.floor((FILL_T0_MS + Math.floor((txns * 3) / 4) * step_ms) / 86_400_000) * 86_400_000;
 const day_ms = await perOpAsync(200, async (i) => {
-  const report = await reportTransactions(store, { from: last_day_ms, to: last_day_ms + 86_400_000 - 1 }, { page: 1, limit: 50, order: 'desc' }, { account_id: fillAccount(i % accounts) });
+  const report = await reportTransactions(
+    store,
+    { from: last_day_ms, to: last_day_ms + 86_400_000 - 1 },
+    { page: 1, limit: 50, order: 'desc' },
+    { account_id: fillAccount(i % accounts) },
+  );
   if (report.total === 0) throw new Error('empty day');
 });
 
@@ -61,8 +70,28 @@ async function chatLatency(): Promise<number[]> {
         const started = performance.now();
         await store.transact((tx) => {
           const account_id = fillAccount(writer);
-          debitWallet(tx, { account_id, amount_micros: 1_200, to: 'revenue:ai', memo: 'chat', ref: `bench_chat_${i}_${Math.random()}` });
-          tx.history({ type: 'usage', ts: new Date().toISOString(), request_id: `bench_chat_${i}`, account_id, key_id: 'bench', tier: 'lite', model: 'service-ai-lite', target: 'builtin', status: 'ok', stream: false, prompt_tokens: 100, completion_tokens: 20, cost_micros: 1_200 });
+          debitWallet(tx, {
+            account_id,
+            amount_micros: 1_200,
+            to: 'revenue:ai',
+            memo: 'chat',
+            ref: `bench_chat_${i}_${Math.random()}`,
+          });
+          tx.history({
+            type: 'usage',
+            ts: new Date().toISOString(),
+            request_id: `bench_chat_${i}`,
+            account_id,
+            key_id: 'bench',
+            tier: 'lite',
+            model: 'service-ai-lite',
+            target: 'builtin',
+            status: 'ok',
+            stream: false,
+            prompt_tokens: 100,
+            completion_tokens: 20,
+            cost_micros: 1_200,
+          });
         });
         samples.push(performance.now() - started);
       }
@@ -81,7 +110,12 @@ if (with_chat === 'chat') {
   let reports_done = 0;
   const reports = Array.from({ length: 16 }, async (_, k) => {
     while (running) {
-      await reportTransactions(store, {}, { page: 1, limit: 50, order: 'desc' }, { account_id: fillAccount(k % accounts) });
+      await reportTransactions(
+        store,
+        {},
+        { page: 1, limit: 50, order: 'desc' },
+        { account_id: fillAccount(k % accounts) },
+      );
       reports_done++;
     }
   });
@@ -91,4 +125,6 @@ if (with_chat === 'chat') {
   chat = { alone, reports: with_reports, reports_done };
 }
 await store.close();
-process.stdout.write(`${JSON.stringify({ open_ms, heap_mb, rss_mb, by_id_ms, page_ms, day_ms, ...(chat ? { chat } : {}) })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ open_ms, heap_mb, rss_mb, by_id_ms, page_ms, day_ms, ...(chat ? { chat } : {}) })}\n`,
+);

@@ -6,18 +6,35 @@ import { FUNDING_TOPUP, creditWallet, debitWallet } from '../../gateway/ledger/l
 
 export async function fund(store: Store): Promise<Store> {
   await store.transact((tx) => {
-    for (let i = 0; i < 64; i++) creditWallet(tx, { account_id: `acc${i}`, amount_micros: 1e15, from: FUNDING_TOPUP, memo: 'bench funding' });
+    for (let i = 0; i < 64; i++)
+      creditWallet(tx, {
+        account_id: `acc${i}`,
+        amount_micros: 1e15,
+        from: FUNDING_TOPUP,
+        memo: 'bench funding',
+      });
   });
   return store;
 }
 
 /** One durable commit: a debit posting. */
 export function commit(store: Store, writer: number, n: number): Promise<unknown> {
-  return store.transact((tx) => debitWallet(tx, { account_id: `acc${writer % 64}`, amount_micros: 1000 + (n % 100), to: 'revenue:bench', memo: 'bench' }));
+  return store.transact((tx) =>
+    debitWallet(tx, {
+      account_id: `acc${writer % 64}`,
+      amount_micros: 1000 + (n % 100),
+      to: 'revenue:bench',
+      memo: 'bench',
+    }),
+  );
 }
 
 /** Commits per second (and commit groups, i.e. fsyncs, per second) of `writers` concurrent writers for `seconds`. */
-export async function commitThroughput(store: Store, writers: number, seconds: number): Promise<{ commits_per_s: number; fsyncs_per_s: number }> {
+export async function commitThroughput(
+  store: Store,
+  writers: number,
+  seconds: number,
+): Promise<{ commits_per_s: number; fsyncs_per_s: number }> {
   const groups_before = store.commit_groups;
   let commits = 0;
   const deadline = performance.now() + seconds * 1000;
@@ -29,5 +46,8 @@ export async function commitThroughput(store: Store, writers: number, seconds: n
       }
     }),
   );
-  return { commits_per_s: commits / seconds, fsyncs_per_s: (store.commit_groups - groups_before) / seconds };
+  return {
+    commits_per_s: commits / seconds,
+    fsyncs_per_s: (store.commit_groups - groups_before) / seconds,
+  };
 }

@@ -12,61 +12,152 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import OpenAI from 'openai';
 import { Pool } from 'undici';
-import { OpenAICompatibleEngine, openaiCompatibleEngineSchema } from '../../gateway/llm/engines/openai-compatible.js';
+import {
+  OpenAICompatibleEngine,
+  openaiCompatibleEngineSchema,
+} from '../../gateway/llm/engines/openai-compatible.js';
 import type { ChatMessage } from '../../gateway/llm/messages.js';
-import { pooledFetch, readBounded, upstreamPool, type ReadableBody } from '../../gateway/llm/transport.js';
+import {
+  pooledFetch,
+  readBounded,
+  upstreamPool,
+  type ReadableBody,
+} from '../../gateway/llm/transport.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const CONCURRENCY = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 
-const upstream = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, '../support/bench-upstream.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+const upstream = spawn(
+  process.execPath,
+  ['--import', 'tsx', resolve(import.meta.dirname, '../support/bench-upstream.ts')],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 const [line] = (await once(createInterface({ input: upstream.stdout! }), 'line')) as [string];
 const base_url = `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}/v1`;
 
-const messages = [{ role: 'user', content: 'Write a haiku about a gateway that bills every token.' }] as unknown as ChatMessage[];
-const engine = new OpenAICompatibleEngine('bench', openaiCompatibleEngineSchema.parse({ type: 'openai-compatible', base_url, model: 'scripted', timeout_ms: 30_000 }));
+const messages = [
+  { role: 'user', content: 'Write a haiku about a gateway that bills every token.' },
+] as unknown as ChatMessage[];
+const engine = new OpenAICompatibleEngine(
+  'bench',
+  openaiCompatibleEngineSchema.parse({
+    type: 'openai-compatible',
+    base_url,
+    model: 'scripted',
+    timeout_ms: 30_000,
+  }),
+);
 const pool = new Pool(new URL(base_url).origin, { connections: 256 });
 const transport_options = { connections: 256, timeout_ms: 30_000 };
 const transport_pool = upstreamPool(base_url, transport_options);
 const transport = pooledFetch(transport_pool, base_url, transport_options);
-const canned = JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'scripted', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
-const no_headers = { get: () => null, has: () => false, entries: () => [][Symbol.iterator](), forEach() {}, [Symbol.iterator]: () => [][Symbol.iterator]() };
+const canned = JSON.stringify({
+  id: 'c',
+  object: 'chat.completion',
+  created: 1,
+  model: 'scripted',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+});
+const no_headers = {
+  get: () => null,
+  has: () => false,
+  entries: () => [][Symbol.iterator](),
+  forEach() {},
+  [Symbol.iterator]: () => [][Symbol.iterator](),
+};
 const sdk_alone = new OpenAI({
   apiKey: 'none',
   baseURL: base_url,
   maxRetries: 0,
   timeout: 30_000,
   logLevel: 'off',
-  fetch: (async (url: string) => ({ status: 200, ok: true, url, headers: no_headers, body: null, text: async () => canned })) as unknown as typeof fetch,
+  fetch: (async (url: string) => ({
+    status: 200,
+    ok: true,
+    url,
+    headers: no_headers,
+    body: null,
+    text: async () => canned,
+  })) as unknown as typeof fetch,
 });
 
 const ways: Array<[string, () => Promise<unknown>]> = [
-  ['engine: openai SDK on the undici pool', () => engine.complete({ params: { temperature: 0.2 }, messages, max_output_tokens: 64, prompt_tokens_estimate: 12, signal: new AbortController().signal })],
+  [
+    'engine: openai SDK on the undici pool',
+    () =>
+      engine.complete({
+        params: { temperature: 0.2 },
+        messages,
+        max_output_tokens: 64,
+        prompt_tokens_estimate: 12,
+        signal: new AbortController().signal,
+      }),
+  ],
   [
     'bare undici pool, same request',
     async () => {
-      const body = JSON.stringify({ temperature: 0.2, model: 'scripted', messages, max_tokens: 64 });
-      const answer = await pool.request({ path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer none' }, body, signal: new AbortController().signal });
+      const body = JSON.stringify({
+        temperature: 0.2,
+        model: 'scripted',
+        messages,
+        max_tokens: 64,
+      });
+      const answer = await pool.request({
+        path: '/v1/chat/completions',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer none' },
+        body,
+        signal: new AbortController().signal,
+      });
       return JSON.parse(await answer.body.text());
     },
   ],
   [
     "the engine's transport, no SDK (same request)",
     async () => {
-      const body = JSON.stringify({ temperature: 0.2, model: 'scripted', messages, max_tokens: 64 });
-      const response = await transport(`${base_url}/chat/completions`, { method: 'POST', headers: new Headers({ 'content-type': 'application/json', authorization: 'Bearer none' }), body, signal: new AbortController().signal });
-      return JSON.parse(await readBounded(response.body as unknown as ReadableBody, 16 * 1024 * 1024, true));
+      const body = JSON.stringify({
+        temperature: 0.2,
+        model: 'scripted',
+        messages,
+        max_tokens: 64,
+      });
+      const response = await transport(`${base_url}/chat/completions`, {
+        method: 'POST',
+        headers: new Headers({ 'content-type': 'application/json', authorization: 'Bearer none' }),
+        body,
+        signal: new AbortController().signal,
+      });
+      return JSON.parse(
+        await readBounded(response.body as unknown as ReadableBody, 16 * 1024 * 1024, true),
+      );
     },
   ],
-  ['openai SDK alone (canned answer, no network)', () => sdk_alone.chat.completions.create({ model: 'scripted', messages: messages as unknown as OpenAI.ChatCompletionMessageParam[], max_tokens: 64, temperature: 0.2 }, { signal: new AbortController().signal }).asResponse()],
+  [
+    'openai SDK alone (canned answer, no network)',
+    () =>
+      sdk_alone.chat.completions
+        .create(
+          {
+            model: 'scripted',
+            messages: messages as unknown as OpenAI.ChatCompletionMessageParam[],
+            max_tokens: 64,
+            temperature: 0.2,
+          },
+          { signal: new AbortController().signal },
+        )
+        .asResponse(),
+  ],
 ];
 
 async function run(call: () => Promise<unknown>, calls: number): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next++ < calls) await call();
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next++ < calls) await call();
+    }),
+  );
 }
 
 const cpu_us = new Map(ways.map(([name]) => [name, 0]));
@@ -79,11 +170,15 @@ for (let round = 0; round < ROUNDS; round++) {
     cpu_us.set(name, cpu_us.get(name)! + used.user + used.system);
   }
 }
-console.log(`\nCPU of this process per upstream call, ${CALLS} calls each, ${CONCURRENCY} at a time, ${ROUNDS} interleaved rounds (the upstream runs in its own process)`);
+console.log(
+  `\nCPU of this process per upstream call, ${CALLS} calls each, ${CONCURRENCY} at a time, ${ROUNDS} interleaved rounds (the upstream runs in its own process)`,
+);
 const engine_us = cpu_us.get(ways[0]![0])! / CALLS;
 for (const [name] of ways) {
   const us = cpu_us.get(name)! / CALLS;
-  console.log(`${name.padEnd(46)} ${us.toFixed(1).padStart(7)} µs/call  ${(us / engine_us).toFixed(2)} × the engine's`);
+  console.log(
+    `${name.padEnd(46)} ${us.toFixed(1).padStart(7)} µs/call  ${(us / engine_us).toFixed(2)} × the engine's`,
+  );
 }
 await engine.close();
 await pool.close();

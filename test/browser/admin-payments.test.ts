@@ -58,7 +58,11 @@ test('eKYC approved and recharge activated in the console → the account rechar
     const aadhaar = '98765432101'; // + the Verhoeff check digit
     const kyc = await request(`${gateway.url}/api/kyc`, {
       headers,
-      body: { name: 'Meera Shah', aadhaar_number: `${aadhaar}${verhoeffCheckDigit(aadhaar)}`, pan_number: 'ABCPS1234K' },
+      body: {
+        name: 'Meera Shah',
+        aadhaar_number: `${aadhaar}${verhoeffCheckDigit(aadhaar)}`,
+        pan_number: 'ABCPS1234K',
+      },
     });
     assert.equal(kyc.status, 200, JSON.stringify(kyc.body));
     account_id = kyc.body.data.account_id;
@@ -68,7 +72,10 @@ test('eKYC approved and recharge activated in the console → the account rechar
       // Activation before approval is refused, through the payments room's own rule.
       await page.goto(`${gateway.url}/admin/console/accounts/${account_id}`);
       await page.getByLabel('Mobile recharge').check();
-      const early = page.waitForResponse((response) => response.url().endsWith('/services') && response.request().method() === 'POST');
+      const early = page.waitForResponse(
+        (response) =>
+          response.url().endsWith('/services') && response.request().method() === 'POST',
+      );
       await page.getByRole('button', { name: 'Save services' }).click();
       assert.equal((await early).status(), 409);
       await page.getByRole('alert').filter({ hasText: 'only after eKYC approval' }).waitFor();
@@ -76,7 +83,11 @@ test('eKYC approved and recharge activated in the console → the account rechar
       await page.getByRole('link', { name: 'eKYC review' }).click();
       await page.waitForURL(/\/admin\/console\/kyc$/);
       const card = page.locator('section', { hasText: 'meera@example.com' });
-      assert.match((await card.textContent()) ?? '', /XXXX-XXXX-\d{4}/, 'only the masked Aadhaar is shown');
+      assert.match(
+        (await card.textContent()) ?? '',
+        /XXXX-XXXX-\d{4}/,
+        'only the masked Aadhaar is shown',
+      );
       assert.match((await card.textContent()) ?? '', /ABCPS1234K/);
       await reviewShot(page, 'admin-kyc');
       await page.getByRole('button', { name: 'Approve meera@example.com' }).click();
@@ -104,11 +115,20 @@ test('eKYC approved and recharge activated in the console → the account rechar
       await page.locator('#ips-error').waitFor();
       await page.getByLabel('Addresses allowed', { exact: false }).fill('203.0.113.7\n10.0.0.0/8');
       await page.getByRole('button', { name: 'Save whitelist' }).click();
-      await page.getByRole('status').filter({ hasText: 'IP whitelist saved (2 entries)' }).waitFor();
+      await page
+        .getByRole('status')
+        .filter({ hasText: 'IP whitelist saved (2 entries)' })
+        .waitFor();
     });
-    const blocked = await request(`${gateway.url}/api/recharge`, { headers, body: { ...recharge, number: '9876500000' } });
+    const blocked = await request(`${gateway.url}/api/recharge`, {
+      headers,
+      body: { ...recharge, number: '9876500000' },
+    });
     assert.equal(blocked.status, 403, 'loopback is not on the whitelist');
-    assert.deepEqual((await admin(gateway).get(`/admin/accounts/${account_id}`)).body.ip_whitelist, ['203.0.113.7', '10.0.0.0/8']);
+    assert.deepEqual(
+      (await admin(gateway).get(`/admin/accounts/${account_id}`)).body.ip_whitelist,
+      ['203.0.113.7', '10.0.0.0/8'],
+    );
 
     await withPage(browser, 'payments-wallet', async (page) => {
       await page.goto(`${gateway.url}/login`);
@@ -117,9 +137,18 @@ test('eKYC approved and recharge activated in the console → the account rechar
       await page.getByRole('button', { name: 'Log in' }).click();
       await page.waitForURL(/\/api-keys$/);
       await page.goto(`${gateway.url}/wallet`);
-      assert.equal(parseMoney((await page.locator('#balance').textContent()) ?? ''), balance, 'the wallet page shows the balance the recharge answer reported');
-      const amounts = (await page.locator('#wallet-history tbody tr td:nth-child(4)').allTextContents()).map(parseMoney);
-      assert.ok(amounts.includes(-199), `the recharge debit is in the history: ${amounts.join(', ')}`);
+      assert.equal(
+        parseMoney((await page.locator('#balance').textContent()) ?? ''),
+        balance,
+        'the wallet page shows the balance the recharge answer reported',
+      );
+      const amounts = (
+        await page.locator('#wallet-history tbody tr td:nth-child(4)').allTextContents()
+      ).map(parseMoney);
+      assert.ok(
+        amounts.includes(-199),
+        `the recharge debit is in the history: ${amounts.join(', ')}`,
+      );
       await reviewShot(page, 'wallet-after-recharge');
 
       // Reports: the recharge, its commission, the API calls; filters and CSV.
@@ -141,17 +170,32 @@ test('eKYC approved and recharge activated in the console → the account rechar
       const csv_cells = lines[1]!.split(',');
       assert.equal(csv_cells[header.indexOf('txn_id')], done.body.txn_id);
       assert.equal(Number(csv_cells[header.indexOf('amount')]), 199);
-      assert.equal((await admin(gateway).put(`/admin/accounts/${account_id}/ip-whitelist`, { ips: [] })).status, 200); // the API is whitelisted away from loopback above
-      const api_csv = await fetch(`${gateway.url}/api/reports/transactions?format=csv`, { headers });
+      assert.equal(
+        (await admin(gateway).put(`/admin/accounts/${account_id}/ip-whitelist`, { ips: [] }))
+          .status,
+        200,
+      ); // the API is whitelisted away from loopback above
+      const api_csv = await fetch(`${gateway.url}/api/reports/transactions?format=csv`, {
+        headers,
+      });
       assert.equal(csv_text, await api_csv.text(), 'the page offers exactly the API CSV');
       await page.getByRole('link', { name: 'Commissions' }).click();
       const commission = page.locator('#report-table tbody tr', { hasText: done.body.txn_id });
-      assert.equal(parseMoney((await commission.locator('td').nth(4).textContent()) ?? ''), done.body.data.commission);
+      assert.equal(
+        parseMoney((await commission.locator('td').nth(4).textContent()) ?? ''),
+        done.body.data.commission,
+      );
       await page.getByRole('link', { name: 'API logs' }).click();
-      assert.ok((await page.locator('#report-table tbody tr', { hasText: 'POST /api/recharge' }).count()) >= 2, 'the refused and the accepted recharge');
+      assert.ok(
+        (await page.locator('#report-table tbody tr', { hasText: 'POST /api/recharge' }).count()) >=
+          2,
+        'the refused and the accepted recharge',
+      );
       // A key's last use includes its payments API calls.
       await page.goto(`${gateway.url}/api-keys`);
-      const cells = (await page.locator('tr', { hasText: 'shop' }).locator('td').allTextContents()).map((cell) => cell.trim());
+      const cells = (
+        await page.locator('tr', { hasText: 'shop' }).locator('td').allTextContents()
+      ).map((cell) => cell.trim());
       assert.match(cells[2]!, /UTC$/);
       assert.ok(Number(cells[3]) >= 3, `requests: ${cells[3]}`);
     });

@@ -12,9 +12,14 @@ export const RESULTS_DIR = resolve(import.meta.dirname, '../../test-results/brow
 export function ensureChromium(): void {
   if (existsSync(CHROMIUM)) return;
   if (process.platform !== 'linux' || process.getuid?.() !== 0) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium)`);
+    throw new Error(
+      `${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium)`,
+    );
   }
-  execSync('apt-get update && apt-get install -y --no-install-recommends chromium', { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  execSync('apt-get update && apt-get install -y --no-install-recommends chromium', {
+    stdio: 'inherit',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
 }
 
 export async function launch(): Promise<Browser> {
@@ -22,7 +27,15 @@ export async function launch(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 }
 
@@ -34,8 +47,16 @@ export function safeName(text: string): string {
  * Runs `fn` with a fresh context and page; on a throw, saves a screenshot of every open
  * page of the context and rethrows.
  */
-export async function withPage<T>(browser: Browser, name: string, fn: (page: Page, context: BrowserContext) => Promise<T>, options: { colorScheme?: 'light' | 'dark' } = {}): Promise<T> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: options.colorScheme ?? 'light' });
+export async function withPage<T>(
+  browser: Browser,
+  name: string,
+  fn: (page: Page, context: BrowserContext) => Promise<T>,
+  options: { colorScheme?: 'light' | 'dark' } = {},
+): Promise<T> {
+  const context = await browser.newContext({
+    viewport: { width: 1280, height: 900 },
+    colorScheme: options.colorScheme ?? 'light',
+  });
   const page = await context.newPage();
   try {
     return await fn(page, context);
@@ -70,6 +91,7 @@ export async function reviewShot(page: Page, name: string): Promise<void> {
 export function parseMoney(text: string): number {
   const cleaned = text.replace(/[^0-9.−-]/g, '').replace('−', '-');
   const value = Number(cleaned);
-  if (!Number.isFinite(value) || cleaned === '') throw new Error(`not an amount: ${JSON.stringify(text)}`);
+  if (!Number.isFinite(value) || cleaned === '')
+    throw new Error(`not an amount: ${JSON.stringify(text)}`);
   return value;
 }

@@ -17,7 +17,12 @@ after(async () => {
 
 const PASSWORD = 'correct horse battery staple';
 
-async function signUp(page: Page, gateway: Gateway, email: string, name = 'Asha Rao'): Promise<void> {
+async function signUp(
+  page: Page,
+  gateway: Gateway,
+  email: string,
+  name = 'Asha Rao',
+): Promise<void> {
   await page.goto(`${gateway.url}/signup`);
   await page.getByLabel('Name').fill(name);
   await page.getByLabel('Email').fill(email);
@@ -50,12 +55,18 @@ test('sign up → create a key → /v1/balance → top up → page and API agree
         void dialog.accept();
       });
       await page.goto(`${gateway.url}/wallet`);
-      assert.match(page.url(), /\/login\?next=%2Fwallet$/, 'a page of the dashboard asks for a login first');
+      assert.match(
+        page.url(),
+        /\/login\?next=%2Fwallet$/,
+        'a page of the dashboard asks for a login first',
+      );
       await reviewShot(page, 'login');
       await page.goto(`${gateway.url}/signup`);
       await reviewShot(page, 'signup');
       await signUp(page, gateway, 'asha@example.com');
-      await assert.doesNotReject(page.getByRole('status').filter({ hasText: 'Your account is ready' }).waitFor());
+      await assert.doesNotReject(
+        page.getByRole('status').filter({ hasText: 'Your account is ready' }).waitFor(),
+      );
       await reviewShot(page, 'api-keys-empty');
 
       const key = await createKey(page, 'laptop');
@@ -63,11 +74,20 @@ test('sign up → create a key → /v1/balance → top up → page and API agree
       await page.reload();
       assert.equal(await page.locator('#new-key').count(), 0, 'the key is shown once only');
       const row = page.locator('tr', { hasText: 'laptop' });
-      assert.match((await row.textContent()) ?? '', new RegExp(key.slice(0, 13).replace(/[-]/g, '\\-')));
-      assert.doesNotMatch((await page.content()), new RegExp(key.slice(14)), 'the page never shows the secret part again');
+      assert.match(
+        (await row.textContent()) ?? '',
+        new RegExp(key.slice(0, 13).replace(/[-]/g, '\\-')),
+      );
+      assert.doesNotMatch(
+        await page.content(),
+        new RegExp(key.slice(14)),
+        'the page never shows the secret part again',
+      );
       assert.match((await row.textContent()) ?? '', /never/);
 
-      const first = await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } });
+      const first = await request(`${gateway.url}/v1/balance`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       assert.equal(first.status, 200, JSON.stringify(first.body));
       assert.equal(first.body.balance, 0);
 
@@ -84,39 +104,68 @@ test('sign up → create a key → /v1/balance → top up → page and API agree
       assert.equal(await pageBalance(page), 750.55);
       const api = await request(`${gateway.url}/v1/balance`, { headers: { 'x-api-key': key } });
       assert.equal(api.body.balance, 750.55, 'the API shows the balance the page shows');
-      const payments = await request(`${gateway.url}/api/wallet/balance`, { headers: { 'x-api-key': key } });
+      const payments = await request(`${gateway.url}/api/wallet/balance`, {
+        headers: { 'x-api-key': key },
+      });
       assert.equal(payments.body.data.balance, 750.55);
 
       const history = page.locator('#wallet-history tbody tr');
       assert.equal(await history.count(), 2);
-      const newest = (await history.nth(0).locator('td').allTextContents()).map((cell) => cell.trim());
-      assert.deepEqual([parseMoney(newest[2]!), parseMoney(newest[3]!), parseMoney(newest[4]!)], [500, 250.55, 750.55], 'opening, amount, closing');
+      const newest = (await history.nth(0).locator('td').allTextContents()).map((cell) =>
+        cell.trim(),
+      );
+      assert.deepEqual(
+        [parseMoney(newest[2]!), parseMoney(newest[3]!), parseMoney(newest[4]!)],
+        [500, 250.55, 750.55],
+        'opening, amount, closing',
+      );
 
       // A bad amount is refused at the edge, the balance stays.
       await page.getByLabel('Other amount (INR)').fill('12.345');
       await page.getByRole('button', { name: 'Pay (sandbox)' }).click();
       await page.getByText('at most two decimals', { exact: false }).first().waitFor();
-      assert.equal(await page.getByLabel('Other amount (INR)').getAttribute('aria-invalid'), 'true');
-      assert.equal((await request(`${gateway.url}/v1/balance`, { headers: { 'x-api-key': key } })).body.balance, 750.55);
+      assert.equal(
+        await page.getByLabel('Other amount (INR)').getAttribute('aria-invalid'),
+        'true',
+      );
+      assert.equal(
+        (await request(`${gateway.url}/v1/balance`, { headers: { 'x-api-key': key } })).body
+          .balance,
+        750.55,
+      );
 
       // Spend: a chat request shows in the chart, in the history and on the key's row.
       const chat = await request(`${gateway.url}/v1/chat/completions`, {
         headers: { authorization: `Bearer ${key}` },
-        body: { model: 'service-ai-pro-4', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 40 },
+        body: {
+          model: 'service-ai-pro-4',
+          messages: [{ role: 'user', content: 'Say hello in five words.' }],
+          max_tokens: 40,
+        },
       });
       assert.equal(chat.status, 200, JSON.stringify(chat.body));
       const cost = chat.body.x_aihub.cost as number;
       assert.ok(cost > 0);
       await page.goto(`${gateway.url}/wallet`);
       assert.equal(await pageBalance(page), chat.body.x_aihub.balance);
-      assert.equal(await page.locator('figure.chart svg rect.tier-pro').count(), 1, 'one bar segment for the pro tier today');
+      assert.equal(
+        await page.locator('figure.chart svg rect.tier-pro').count(),
+        1,
+        'one bar segment for the pro tier today',
+      );
       assert.match((await page.locator('figure.chart figcaption').textContent()) ?? '', /pro/);
       await reviewShot(page, 'wallet');
 
       await page.goto(`${gateway.url}/api-keys`);
-      const used = (await page.locator('tr', { hasText: 'laptop' }).locator('td').allTextContents()).map((cell) => cell.trim());
+      const used = (
+        await page.locator('tr', { hasText: 'laptop' }).locator('td').allTextContents()
+      ).map((cell) => cell.trim());
       assert.match(used[2]!, /UTC$/, 'last used is set');
-      assert.equal(used[3], '2', 'one chat request and one payments API call (/api/wallet/balance)');
+      assert.equal(
+        used[3],
+        '2',
+        'one chat request and one payments API call (/api/wallet/balance)',
+      );
       assert.equal(parseMoney(used[4]!), cost, 'the key spent what the request cost');
 
       // Revoke from the page: the key gets 401 at once.
@@ -125,7 +174,9 @@ test('sign up → create a key → /v1/balance → top up → page and API agree
       assert.equal(dialogs.length, 1, 'revoking asks for confirmation');
       await page.locator('tr', { hasText: 'laptop' }).getByText('revoked').waitFor();
       await reviewShot(page, 'api-keys-revoked');
-      const revoked = await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } });
+      const revoked = await request(`${gateway.url}/v1/balance`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       assert.equal(revoked.status, 401);
 
       // Log out, then log in again.
@@ -165,7 +216,9 @@ test('admin console: token login, accounts, credit (idempotent by reference), di
       await page.getByLabel('Admin token').fill(gateway.admin_token);
       await page.getByRole('button', { name: 'Log in' }).click();
       await page.waitForURL(/\/admin\/console$/);
-      const admin_cookie = (await context.cookies(`${gateway.url}/admin/console`)).find((cookie) => cookie.name === 'aihub_admin');
+      const admin_cookie = (await context.cookies(`${gateway.url}/admin/console`)).find(
+        (cookie) => cookie.name === 'aihub_admin',
+      );
       assert.equal(admin_cookie?.path, '/admin');
       assert.equal(admin_cookie?.httpOnly, true);
       await reviewShot(page, 'admin-accounts');
@@ -185,28 +238,70 @@ test('admin console: token login, accounts, credit (idempotent by reference), di
       await page.getByLabel('Reference', { exact: false }).fill('NEFT-42');
       await page.getByRole('button', { name: 'Credit', exact: true }).click();
       await page.getByText('used already for another credit').waitFor();
-      assert.equal((await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } })).body.balance, 1000);
+      assert.equal(
+        (
+          await request(`${gateway.url}/v1/balance`, {
+            headers: { authorization: `Bearer ${key}` },
+          })
+        ).body.balance,
+        1000,
+      );
       await reviewShot(page, 'admin-account');
 
       page.on('dialog', (dialog) => void dialog.accept());
       await page.getByRole('button', { name: 'Disable account' }).click();
       await page.getByRole('status').filter({ hasText: 'Account disabled' }).waitFor();
-      assert.equal((await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } })).status, 403);
+      assert.equal(
+        (
+          await request(`${gateway.url}/v1/balance`, {
+            headers: { authorization: `Bearer ${key}` },
+          })
+        ).status,
+        403,
+      );
       await page.getByRole('button', { name: 'Enable account' }).click();
       await page.getByRole('status').filter({ hasText: 'Account enabled' }).waitFor();
-      assert.equal((await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } })).status, 200);
+      assert.equal(
+        (
+          await request(`${gateway.url}/v1/balance`, {
+            headers: { authorization: `Bearer ${key}` },
+          })
+        ).status,
+        200,
+      );
 
       await page.getByRole('button', { name: 'Revoke key server' }).click();
       await page.getByRole('status').filter({ hasText: 'revoked' }).waitFor();
-      assert.equal((await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } })).status, 401);
+      assert.equal(
+        (
+          await request(`${gateway.url}/v1/balance`, {
+            headers: { authorization: `Bearer ${key}` },
+          })
+        ).status,
+        401,
+      );
 
       await page.getByRole('link', { name: 'Audit log' }).click();
       await page.waitForURL(/\/admin\/console\/audit$/);
-      const actions = (await page.locator('tbody tr td:nth-child(3)').allTextContents()).map((text) => text.trim());
-      for (const action of ['signup', 'key.create', 'admin.login', 'wallet.credit', 'account.disable', 'account.enable', 'key.revoke']) {
+      const actions = (await page.locator('tbody tr td:nth-child(3)').allTextContents()).map(
+        (text) => text.trim(),
+      );
+      for (const action of [
+        'signup',
+        'key.create',
+        'admin.login',
+        'wallet.credit',
+        'account.disable',
+        'account.enable',
+        'key.revoke',
+      ]) {
         assert.ok(actions.includes(action), `${action} in ${actions.join(', ')}`);
       }
-      assert.equal(actions.filter((action) => action === 'wallet.credit').length, 1, 'the duplicate credit is not a second credit');
+      assert.equal(
+        actions.filter((action) => action === 'wallet.credit').length,
+        1,
+        'the duplicate credit is not a second credit',
+      );
       await reviewShot(page, 'admin-audit');
 
       // The console's cookie is not an admin credential for the JSON API.

@@ -38,7 +38,10 @@ async function attackerSite(html: string): Promise<{ url: string; close: () => P
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const address = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${address.port}/`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${address.port}/`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 test('a form posted without its CSRF token, with a wrong one, or from another page is refused', async () => {
@@ -51,15 +54,28 @@ test('a form posted without its CSRF token, with a wrong one, or from another pa
       assert.ok(session, 'a session cookie is set');
       assert.equal(session.httpOnly, true);
       assert.equal(session.sameSite, 'Lax');
-      assert.equal(await page.evaluate(() => document.cookie), '', 'no cookie is readable by script');
+      assert.equal(
+        await page.evaluate(() => document.cookie),
+        '',
+        'no cookie is readable by script',
+      );
 
       // The logged-in browser posts the create-key form without a token, then with a wrong one.
-      const without = await page.request.post(`${gateway.url}/api-keys`, { form: { name: 'no-token' }, maxRedirects: 0 });
+      const without = await page.request.post(`${gateway.url}/api-keys`, {
+        form: { name: 'no-token' },
+        maxRedirects: 0,
+      });
       assert.equal(without.status(), 403);
       assert.match(await without.text(), /security token/);
-      const wrong = await page.request.post(`${gateway.url}/api-keys`, { form: { name: 'wrong-token', _csrf: 'x'.repeat(43) }, maxRedirects: 0 });
+      const wrong = await page.request.post(`${gateway.url}/api-keys`, {
+        form: { name: 'wrong-token', _csrf: 'x'.repeat(43) },
+        maxRedirects: 0,
+      });
       assert.equal(wrong.status(), 403);
-      const top_up = await page.request.post(`${gateway.url}/wallet/top-up`, { form: { amount: '100', nonce: 'n'.repeat(22) }, maxRedirects: 0 });
+      const top_up = await page.request.post(`${gateway.url}/wallet/top-up`, {
+        form: { amount: '100', nonce: 'n'.repeat(22) },
+        maxRedirects: 0,
+      });
       assert.equal(top_up.status(), 403);
 
       // A page of another origin on the same site auto-submits a form into the gateway: the
@@ -68,7 +84,10 @@ test('a form posted without its CSRF token, with a wrong one, or from another pa
         `<!doctype html><form id="f" method="post" action="${gateway.url}/api-keys"><input name="name" value="planted"></form><script>document.getElementById('f').submit()</script>`,
       );
       try {
-        const refused = page.waitForResponse((response) => response.url() === `${gateway.url}/api-keys` && response.request().method() === 'POST');
+        const refused = page.waitForResponse(
+          (response) =>
+            response.url() === `${gateway.url}/api-keys` && response.request().method() === 'POST',
+        );
         await page.goto(attacker.url);
         assert.equal((await refused).status(), 403);
       } finally {
@@ -78,7 +97,11 @@ test('a form posted without its CSRF token, with a wrong one, or from another pa
       // A token taken from the real page but posted from the attacker's origin is refused too.
       await page.goto(`${gateway.url}/api-keys`);
       const token = await page.locator('form[action="/api-keys"] input[name=_csrf]').inputValue();
-      const cross = await page.request.post(`${gateway.url}/api-keys`, { form: { name: 'cross-origin', _csrf: token }, headers: { origin: 'http://evil.example' }, maxRedirects: 0 });
+      const cross = await page.request.post(`${gateway.url}/api-keys`, {
+        form: { name: 'cross-origin', _csrf: token },
+        headers: { origin: 'http://evil.example' },
+        maxRedirects: 0,
+      });
       assert.equal(cross.status(), 403);
 
       await page.goto(`${gateway.url}/api-keys`);
@@ -93,10 +116,16 @@ test('a form posted without its CSRF token, with a wrong one, or from another pa
     });
 
     // Anonymous forms carry a token too: a login POST without one is refused before the password is looked at.
-    const login = await request(`${gateway.url}/login`, { raw: 'email=csrf%40example.com&password=a+long+enough+passphrase', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const login = await request(`${gateway.url}/login`, {
+      raw: 'email=csrf%40example.com&password=a+long+enough+passphrase',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     assert.equal(login.status, 403);
     assert.match(String(login.body), /security token/);
-    assert.ok(!(login.headers.get('set-cookie') ?? '').includes('aihub_session'), 'no session from a refused login');
+    assert.ok(
+      !(login.headers.get('set-cookie') ?? '').includes('aihub_session'),
+      'no session from a refused login',
+    );
   } finally {
     await gateway.stop();
   }
@@ -112,19 +141,29 @@ test('after five wrong passwords the login is locked for that email, even with t
       for (let attempt = 1; attempt <= 5; attempt++) {
         await page.getByLabel('Email').fill('locked@example.com');
         await page.getByLabel('Password').fill(`wrong password ${attempt}`);
-        const reply = page.waitForResponse((response) => response.url().endsWith('/login') && response.request().method() === 'POST');
+        const reply = page.waitForResponse(
+          (response) => response.url().endsWith('/login') && response.request().method() === 'POST',
+        );
         await page.getByRole('button', { name: 'Log in' }).click();
         assert.equal((await reply).status(), 401, `attempt ${attempt}`);
       }
       await page.getByLabel('Email').fill('locked@example.com');
       await page.getByLabel('Password').fill(PASSWORD);
-      const reply = page.waitForResponse((response) => response.url().endsWith('/login') && response.request().method() === 'POST');
+      const reply = page.waitForResponse(
+        (response) => response.url().endsWith('/login') && response.request().method() === 'POST',
+      );
       await page.getByRole('button', { name: 'Log in' }).click();
       const locked = await reply;
       assert.equal(locked.status(), 429);
       assert.ok(Number(locked.headers()['retry-after']) > 0);
       await page.getByRole('alert').filter({ hasText: 'Too many failed attempts' }).waitFor();
-      assert.equal((await context.cookies(gateway.url)).some((cookie) => cookie.name === 'aihub_session' && cookie.value), false, 'no session');
+      assert.equal(
+        (await context.cookies(gateway.url)).some(
+          (cookie) => cookie.name === 'aihub_session' && cookie.value,
+        ),
+        false,
+        'no session',
+      );
       await page.goto(`${gateway.url}/api-keys`);
       assert.match(page.url(), /\/login/);
     });
@@ -139,7 +178,9 @@ test('a session survives a gateway restart; logout ends it on the server, not on
   try {
     await withPage(browser, 'session-restart', async (page, context) => {
       await signUp(page, gateway, 'restart@example.com');
-      const cookie = (await context.cookies(gateway.url)).find((entry) => entry.name === 'aihub_session')!;
+      const cookie = (await context.cookies(gateway.url)).find(
+        (entry) => entry.name === 'aihub_session',
+      )!;
       assert.equal(await gateway.stop(), 0);
       again = await startGateway({ data_dir: gateway.data_dir });
       // Cookies belong to the host, not the port: the new process on a new port gets the same cookie.
@@ -148,7 +189,10 @@ test('a session survives a gateway restart; logout ends it on the server, not on
       await page.getByRole('button', { name: 'Log out' }).click();
       await page.waitForURL(/\/login$/);
       // The old cookie value, replayed, no longer opens a session.
-      const replay = await fetch(`${again.url}/api-keys`, { headers: { cookie: `aihub_session=${cookie.value}` }, redirect: 'manual' });
+      const replay = await fetch(`${again.url}/api-keys`, {
+        headers: { cookie: `aihub_session=${cookie.value}` },
+        redirect: 'manual',
+      });
       assert.equal(replay.status, 303);
       assert.match(replay.headers.get('location') ?? '', /^\/login/);
     });
@@ -165,10 +209,13 @@ test('keyboard only: skip link first, then the fields in reading order; Enter lo
       await signUp(page, gateway, 'keys@example.com');
       await page.getByRole('button', { name: 'Log out' }).click();
       await page.waitForURL(/\/login$/);
-      const focused = () => page.evaluate(() => {
-        const element = document.activeElement as HTMLElement | null;
-        return element ? `${element.tagName.toLowerCase()}#${element.id}:${(element.textContent ?? '').trim().slice(0, 20)}` : '';
-      });
+      const focused = () =>
+        page.evaluate(() => {
+          const element = document.activeElement as HTMLElement | null;
+          return element
+            ? `${element.tagName.toLowerCase()}#${element.id}:${(element.textContent ?? '').trim().slice(0, 20)}`
+            : '';
+        });
       await page.keyboard.press('Tab');
       assert.equal(await focused(), 'a#:Skip to content');
       await page.keyboard.press('Enter');

@@ -16,7 +16,9 @@ export const CHROMIUM = process.env.AIHUB_CHROMIUM ?? '/usr/bin/chromium';
 
 export function requireServerBuild(): void {
   if (!existsSync(SERVER_MAIN)) {
-    throw new Error(`VS Code server build missing at ${SERVER_MAIN}; run: bash scripts/vscode-server-setup.sh`);
+    throw new Error(
+      `VS Code server build missing at ${SERVER_MAIN}; run: bash scripts/vscode-server-setup.sh`,
+    );
   }
 }
 
@@ -40,7 +42,10 @@ export function makeWorkspace(settings: Record<string, unknown>): string {
   const folder = tempDir('workspace');
   mkdirSync(join(folder, '.vscode'));
   writeFileSync(join(folder, '.vscode/settings.json'), JSON.stringify(settings, null, 2));
-  writeFileSync(join(folder, 'sample.ts'), 'export function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n');
+  writeFileSync(
+    join(folder, 'sample.ts'),
+    'export function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n',
+  );
   return folder;
 }
 
@@ -52,7 +57,11 @@ export function log(message: string): void {
 export function run(
   command: string,
   args: string[],
-  { timeout_ms = 120_000, env = process.env, cwd = REPO }: { timeout_ms?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+  {
+    timeout_ms = 120_000,
+    env = process.env,
+    cwd = REPO,
+  }: { timeout_ms?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {},
 ): Promise<string> {
   return new Promise((resolveRun, reject) => {
     const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -90,9 +99,20 @@ export async function startVSCodeServer({
 }): Promise<VSCodeServer> {
   requireServerBuild();
   const args = [
-    SERVER_MAIN, '--host', '127.0.0.1', '--port', String(port), '--without-connection-token',
-    '--accept-server-license-terms', '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir,
-    '--disable-telemetry', '--disable-workspace-trust', folder,
+    SERVER_MAIN,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--without-connection-token',
+    '--accept-server-license-terms',
+    '--user-data-dir',
+    userDataDir,
+    '--extensions-dir',
+    extensionsDir,
+    '--disable-telemetry',
+    '--disable-workspace-trust',
+    folder,
   ];
   const child = spawn(process.execPath, args, {
     cwd: REPO,
@@ -109,16 +129,20 @@ export async function startVSCodeServer({
   child.stderr.on('data', collect);
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`VS Code server exited (${child.exitCode}):\n${output}`);
+    if (child.exitCode !== null)
+      throw new Error(`VS Code server exited (${child.exitCode}):\n${output}`);
     try {
-      const response = await fetch(`http://127.0.0.1:${port}/version`, { signal: AbortSignal.timeout(2_000) });
+      const response = await fetch(`http://127.0.0.1:${port}/version`, {
+        signal: AbortSignal.timeout(2_000),
+      });
       if (response.status < 500) break;
     } catch {
       /* not listening yet */
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  if (Date.now() >= deadline) throw new Error(`VS Code server did not listen within 60 s:\n${output}`);
+  if (Date.now() >= deadline)
+    throw new Error(`VS Code server did not listen within 60 s:\n${output}`);
   return {
     child,
     output: () => output,
@@ -148,7 +172,15 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-dev-shm-usage',
+    ],
   });
 }
 

@@ -17,7 +17,13 @@ async function main(): Promise<number> {
       version: process.env.AIHUB_VSCODE_VERSION ?? '1.100.3',
       extensionDevelopmentPath: REPO,
       extensionTestsPath: join(REPO, 'dist/test/extension/suite.cjs'),
-      launchArgs: [folder, '--disable-workspace-trust', '--disable-extensions', '--user-data-dir', join(work, 'user-data')],
+      launchArgs: [
+        folder,
+        '--disable-workspace-trust',
+        '--disable-extensions',
+        '--user-data-dir',
+        join(work, 'user-data'),
+      ],
       extensionTestsEnv: { AIHUB_TEST_RESULTS: resultsFile, AIHUB_TEST_WORKSPACE: folder },
     });
     return 0;

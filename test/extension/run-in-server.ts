@@ -5,7 +5,16 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import {
-  REPO, freePort, launchChromium, log, makeWorkspace, removeDirs, run, startVSCodeServer, tempDir, type VSCodeServer,
+  REPO,
+  freePort,
+  launchChromium,
+  log,
+  makeWorkspace,
+  removeDirs,
+  run,
+  startVSCodeServer,
+  tempDir,
+  type VSCodeServer,
 } from './harness.js';
 
 const SUITE_TIMEOUT_MS = Number(process.env.AIHUB_SUITE_TIMEOUT_MS ?? 6 * 60_000);
@@ -30,7 +39,10 @@ async function main(): Promise<number> {
   let exitCode = 1;
   try {
     server = await startVSCodeServer({
-      port, userDataDir, extensionsDir, folder,
+      port,
+      userDataDir,
+      extensionsDir,
+      folder,
       env: { AIHUB_TEST_RESULTS: resultsFile, AIHUB_TEST_WORKSPACE: folder, AIHUB_REPO: REPO },
     });
     log(`VS Code server on port ${port}`);
@@ -45,7 +57,9 @@ async function main(): Promise<number> {
       ['extensionDevelopmentPath', `${remote}${REPO}`],
       ['extensionTestsPath', `${remote}${SUITE}`],
     ]);
-    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(payload)}`);
+    await page.goto(
+      `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(payload)}`,
+    );
     // The workbench window has the focus, as a user's would: editor commands that act on the focused editor work.
     await page.bringToFront();
     let timer: NodeJS.Timeout | undefined;
@@ -55,13 +69,17 @@ async function main(): Promise<number> {
     const outcome = await Promise.race([exited, timedOut]);
     clearTimeout(timer);
     mkdirSync(join(REPO, 'test-results'), { recursive: true });
-    await page.screenshot({ path: join(REPO, 'test-results/extension-host-end.png') }).catch(() => undefined);
+    await page
+      .screenshot({ path: join(REPO, 'test-results/extension-host-end.png') })
+      .catch(() => undefined);
     const results = readFileSync(resultsFile, 'utf8');
     process.stdout.write(results);
     if (outcome === 'timeout') {
       log(`the suite did not finish within ${SUITE_TIMEOUT_MS / 1000} s`);
       mkdirSync(join(REPO, 'test-results'), { recursive: true });
-      await page.screenshot({ path: join(REPO, 'test-results/extension-host-timeout.png') }).catch(() => undefined);
+      await page
+        .screenshot({ path: join(REPO, 'test-results/extension-host-timeout.png') })
+        .catch(() => undefined);
       process.stdout.write(server!.output().slice(-5_000));
       exitCode = 1;
     } else {

@@ -18,7 +18,14 @@ const TOOLS_MODEL = 'service-ai-max';
 before(async () => {
   upstream = await ScriptedUpstream.start();
   gateway = await startGatewayWithChat({
-    engines: { scripted: { type: 'openai-compatible', base_url: upstream.base_url, api_key_env: 'SCRIPTED_KEY', model: 'scripted-model' } },
+    engines: {
+      scripted: {
+        type: 'openai-compatible',
+        base_url: upstream.base_url,
+        api_key_env: 'SCRIPTED_KEY',
+        model: 'scripted-model',
+      },
+    },
     models: { [TOOLS_MODEL]: { targets: ['scripted'] } },
   });
   ({ key } = await createFundedAccount(gateway, 5000));
@@ -30,10 +37,18 @@ after(async () => {
 
 test('AI SDK default provider: generateText and streamText over /v1/responses', async () => {
   const aihub = createOpenAI({ baseURL: `${gateway.url}/v1`, apiKey: key });
-  const result = await generateText({ model: aihub('service-ai-lite'), prompt: 'Hello! What can you do?', maxRetries: 0 });
+  const result = await generateText({
+    model: aihub('service-ai-lite'),
+    prompt: 'Hello! What can you do?',
+    maxRetries: 0,
+  });
   assert.match(result.text, /offline engine/);
   assert.ok((result.usage.inputTokens ?? 0) > 0 && (result.usage.outputTokens ?? 0) > 0);
-  const streamed = streamText({ model: aihub('service-ai-lite'), prompt: 'Hello there', maxRetries: 0 });
+  const streamed = streamText({
+    model: aihub('service-ai-lite'),
+    prompt: 'Hello there',
+    maxRetries: 0,
+  });
   let text = '';
   for await (const delta of streamed.textStream) text += delta;
   assert.match(text, /offline engine/);
@@ -44,7 +59,23 @@ test('AI SDK default provider: a tool call comes back as a typed tool call', asy
   upstream.script({
     kind: 'exact',
     completion: {
-      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_7', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Pune"}' } }] }, finish_reason: 'tool_calls' }],
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              {
+                id: 'call_7',
+                type: 'function',
+                function: { name: 'get_weather', arguments: '{"city":"Pune"}' },
+              },
+            ],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
       usage: { prompt_tokens: 30, completion_tokens: 9 },
     },
   });
@@ -53,7 +84,16 @@ test('AI SDK default provider: a tool call comes back as a typed tool call', asy
     model: aihub(TOOLS_MODEL),
     prompt: 'Weather in Pune?',
     maxRetries: 0,
-    tools: { get_weather: tool({ description: 'Weather in a city', inputSchema: jsonSchema<{ city: string }>({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }) }) },
+    tools: {
+      get_weather: tool({
+        description: 'Weather in a city',
+        inputSchema: jsonSchema<{ city: string }>({
+          type: 'object',
+          properties: { city: { type: 'string' } },
+          required: ['city'],
+        }),
+      }),
+    },
   });
   assert.equal(result.toolCalls.length, 1);
   assert.equal(result.toolCalls[0]!.toolName, 'get_weather');
@@ -63,7 +103,13 @@ test('AI SDK default provider: a tool call comes back as a typed tool call', asy
 });
 
 test('LangChain ChatOpenAI with useResponsesApi: invoke and stream', async () => {
-  const model = new ChatOpenAI({ model: 'service-ai-lite', apiKey: key, configuration: { baseURL: `${gateway.url}/v1` }, useResponsesApi: true, maxRetries: 0 });
+  const model = new ChatOpenAI({
+    model: 'service-ai-lite',
+    apiKey: key,
+    configuration: { baseURL: `${gateway.url}/v1` },
+    useResponsesApi: true,
+    maxRetries: 0,
+  });
   const reply = await model.invoke('Hello! What can you do?');
   assert.match(String(reply.text), /offline engine/);
   assert.ok((reply.usage_metadata?.output_tokens ?? 0) > 0);

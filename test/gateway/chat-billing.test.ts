@@ -6,9 +6,19 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { loadState } from '../../gateway/store/store.js';
-import { admin, createFundedAccount, request, runVerify, startGateway, tempDir, storeDir } from './helpers.js';
+import {
+  admin,
+  createFundedAccount,
+  request,
+  runVerify,
+  startGateway,
+  tempDir,
+  storeDir,
+} from './helpers.js';
 
-type Billed = { x_aihub: { cost: number; balance: number; prompt_tokens: number; completion_tokens: number } };
+type Billed = {
+  x_aihub: { cost: number; balance: number; prompt_tokens: number; completion_tokens: number };
+};
 const micros = (units: number) => Math.round(units * 1_000_000);
 
 async function gatewayWith(chat: unknown) {
@@ -25,16 +35,33 @@ test('after N requests, JSON and streamed, on several tiers, the balance is the 
     const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: key, maxRetries: 0 });
     let charged_micros = 0;
     let last_balance = Number.NaN;
-    const tiers = ['service-ai-lite', 'service-ai-standard-6', 'service-ai-pro-4', 'service-ai-max'];
+    const tiers = [
+      'service-ai-lite',
+      'service-ai-standard-6',
+      'service-ai-pro-4',
+      'service-ai-max',
+    ];
     for (let i = 0; i < 24; i++) {
       const model = tiers[i % tiers.length]!;
-      const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: `Question ${i}: explain \`const x${i} = () => ${i};\` please` }];
+      const messages: OpenAI.ChatCompletionMessageParam[] = [
+        { role: 'user', content: `Question ${i}: explain \`const x${i} = () => ${i};\` please` },
+      ];
       if (i % 2 === 0) {
-        const r = (await client.chat.completions.create({ model, messages, max_tokens: 10 + i })) as unknown as Billed;
+        const r = (await client.chat.completions.create({
+          model,
+          messages,
+          max_tokens: 10 + i,
+        })) as unknown as Billed;
         charged_micros += micros(r.x_aihub.cost);
         last_balance = r.x_aihub.balance;
       } else {
-        const stream = await client.chat.completions.create({ model, messages, max_tokens: 10 + i, stream: true, stream_options: { include_usage: i % 4 === 1 } });
+        const stream = await client.chat.completions.create({
+          model,
+          messages,
+          max_tokens: 10 + i,
+          stream: true,
+          stream_options: { include_usage: i % 4 === 1 },
+        });
         let x: Billed['x_aihub'] | undefined;
         for await (const chunk of stream) x = (chunk as unknown as Partial<Billed>).x_aihub ?? x;
         assert.ok(x, 'the stream carried x_aihub');
@@ -43,8 +70,14 @@ test('after N requests, JSON and streamed, on several tiers, the balance is the 
       }
     }
     assert.ok(charged_micros > 0);
-    assert.equal(micros(last_balance), 3_330_000 - charged_micros, 'x_aihub.balance after the last request');
-    const balance = await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal(
+      micros(last_balance),
+      3_330_000 - charged_micros,
+      'x_aihub.balance after the last request',
+    );
+    const balance = await request(`${gateway.url}/v1/balance`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     assert.equal(micros(balance.body.balance), 3_330_000 - charged_micros);
     assert.equal(micros(balance.body.usage.cost), charged_micros);
     assert.equal(balance.body.usage.requests, 24);
@@ -59,32 +92,52 @@ test('after N requests, JSON and streamed, on several tiers, the balance is the 
 
 test('200 concurrent requests against a wallet that affords 20 worst cases never overdraw it', async () => {
   // Slow streaming keeps many requests in flight at once, holding their worst case.
-  const gateway = await gatewayWith({ engines: { builtin: { type: 'builtin', token_interval_ms: 2 } } });
+  const gateway = await gatewayWith({
+    engines: { builtin: { type: 'builtin', token_interval_ms: 2 } },
+  });
   let account_id = '';
   try {
     const probe = await createFundedAccount(gateway, 0);
     account_id = probe.account_id;
-    const body = { model: 'service-ai-max', messages: [{ role: 'user', content: 'Write a function that adds two numbers' }], max_tokens: 40 };
+    const body = {
+      model: 'service-ai-max',
+      messages: [{ role: 'user', content: 'Write a function that adds two numbers' }],
+      max_tokens: 40,
+    };
     // The 402 names the worst case the gateway holds for this request.
-    const refused = await request(`${gateway.url}/v1/chat/completions`, { headers: { authorization: `Bearer ${probe.key}` }, body });
+    const refused = await request(`${gateway.url}/v1/chat/completions`, {
+      headers: { authorization: `Bearer ${probe.key}` },
+      body,
+    });
     assert.equal(refused.status, 402);
     const worst_units = Number(/may cost up to ([\d.]+) INR/.exec(refused.body.error.message)![1]);
     const worst_micros = micros(worst_units);
     assert.ok(worst_micros > 0);
     // Credits have at most 2 decimals: between 20 and 20.5 worst cases.
-    const credit_micros = Math.floor((worst_micros * 20 + Math.floor(worst_micros / 2)) / 10_000) * 10_000;
+    const credit_micros =
+      Math.floor((worst_micros * 20 + Math.floor(worst_micros / 2)) / 10_000) * 10_000;
     assert.ok(credit_micros >= worst_micros * 20 && credit_micros < worst_micros * 21);
-    const credited = await admin(gateway).post(`/admin/accounts/${account_id}/credit`, { amount: credit_micros / 1e6, reference: 'twenty-worst-cases' });
+    const credited = await admin(gateway).post(`/admin/accounts/${account_id}/credit`, {
+      amount: credit_micros / 1e6,
+      reference: 'twenty-worst-cases',
+    });
     assert.equal(credited.status, 200);
 
     const replies = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
-        request(`${gateway.url}/v1/chat/completions`, { headers: { authorization: `Bearer ${probe.key}` }, body: { ...body, stream: i % 2 === 1 } }),
+        request(`${gateway.url}/v1/chat/completions`, {
+          headers: { authorization: `Bearer ${probe.key}` },
+          body: { ...body, stream: i % 2 === 1 },
+        }),
       ),
     );
     const ok = replies.filter((r) => r.status === 200);
     const poor = replies.filter((r) => r.status === 402);
-    assert.equal(ok.length + poor.length, 200, `statuses: ${[...new Set(replies.map((r) => r.status))].join(',')}`);
+    assert.equal(
+      ok.length + poor.length,
+      200,
+      `statuses: ${[...new Set(replies.map((r) => r.status))].join(',')}`,
+    );
     assert.ok(ok.length >= 20, `${ok.length} answered`);
     assert.ok(poor.length > 0, 'some were refused: the wallet could not hold them all at once');
     let charged_micros = 0;
@@ -99,7 +152,9 @@ test('200 concurrent requests against a wallet that affords 20 worst cases never
         assert.ok((reply.body as Billed).x_aihub.balance >= 0);
       }
     }
-    const balance = await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${probe.key}` } });
+    const balance = await request(`${gateway.url}/v1/balance`, {
+      headers: { authorization: `Bearer ${probe.key}` },
+    });
     assert.ok(balance.body.balance >= 0);
     assert.equal(micros(balance.body.balance), credit_micros - charged_micros);
   } finally {

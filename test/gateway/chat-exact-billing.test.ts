@@ -7,7 +7,14 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { ScriptedUpstream } from '../support/scripted-upstream.js';
-import { createFundedAccount, request, runVerify, startGateway, tempDir, type Gateway } from './helpers.js';
+import {
+  createFundedAccount,
+  request,
+  runVerify,
+  startGateway,
+  tempDir,
+  type Gateway,
+} from './helpers.js';
 
 let upstream: ScriptedUpstream;
 let broken: ScriptedUpstream;
@@ -15,7 +22,16 @@ let gateway: Gateway;
 let client: OpenAI;
 let key: string;
 
-type XAihub = { cost: number; balance: number; target: string; cached_tokens: number; reasoning_tokens: number; usage: string; prompt_tokens: number; completion_tokens: number };
+type XAihub = {
+  cost: number;
+  balance: number;
+  target: string;
+  cached_tokens: number;
+  reasoning_tokens: number;
+  usage: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+};
 const xOf = (r: unknown) => (r as { x_aihub: XAihub }).x_aihub;
 
 before(async () => {
@@ -23,7 +39,12 @@ before(async () => {
   broken = await ScriptedUpstream.start({ kind: 'status', status: 500 });
   const dir = tempDir('aihub-chat-exact-');
   const config = join(dir, 'config.json');
-  const engine = (u: ScriptedUpstream) => ({ type: 'openai-compatible', base_url: u.base_url, model: 'm', timeout_ms: 5_000 });
+  const engine = (u: ScriptedUpstream) => ({
+    type: 'openai-compatible',
+    base_url: u.base_url,
+    model: 'm',
+    timeout_ms: 5_000,
+  });
   writeFileSync(
     config,
     JSON.stringify({
@@ -33,9 +54,17 @@ before(async () => {
         models: {
           // input 100, cached default 10, output 400 per million
           'service-ai-standard-6': { targets: ['up'] },
-          'service-ai-lite': { targets: ['up'], input_per_million: 15, cached_input_per_million: 3.5, output_per_million: 60 },
+          'service-ai-lite': {
+            targets: ['up'],
+            input_per_million: 15,
+            cached_input_per_million: 3.5,
+            output_per_million: 60,
+          },
           'service-ai-pro-4': { targets: ['down', 'builtin'] },
-          'service-ai-max': { targets: ['down', 'up'], target_prices: { up: { input_per_million: 2, output_per_million: 8 } } },
+          'service-ai-max': {
+            targets: ['down', 'up'],
+            target_prices: { up: { input_per_million: 2, output_per_million: 8 } },
+          },
         },
       },
     }),
@@ -52,10 +81,16 @@ after(async () => {
   assert.equal(verify.code, 0, verify.stdout + verify.stderr);
 });
 
-const ask = (model: string, extra: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming> = {}) => client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }], ...extra });
+const ask = (model: string, extra: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming> = {}) =>
+  client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }], ...extra });
 
 test('cached prompt tokens are billed at the cached price, to the micro-unit, and shown', async () => {
-  const usage = { prompt_tokens: 12_345, completion_tokens: 678, prompt_tokens_details: { cached_tokens: 10_000 }, completion_tokens_details: { reasoning_tokens: 500 } };
+  const usage = {
+    prompt_tokens: 12_345,
+    completion_tokens: 678,
+    prompt_tokens_details: { cached_tokens: 10_000 },
+    completion_tokens_details: { reasoning_tokens: 500 },
+  };
   upstream.script({ kind: 'ok', usage }, { kind: 'ok', usage });
   const standard = xOf(await ask('service-ai-standard-6'));
   // (2,345 × 100 + 10,000 × 10 + 678 × 400) / 1e6 units = 0.234500 + 0.100000 + 0.271200
@@ -67,10 +102,21 @@ test('cached prompt tokens are billed at the cached price, to the micro-unit, an
   const lite = xOf(await ask('service-ai-lite'));
   // 2,345 × 15 + 10,000 × 3.5 + 678 × 60 = 35,175 + 35,000 + 40,680 micro-units
   assert.equal(lite.cost, 0.110855);
-  const models = (await client.models.list()).data as unknown as Array<{ id: string; pricing: { cached_input_per_million: number } }>;
-  assert.equal(models.find((m) => m.id === 'service-ai-standard-6')!.pricing.cached_input_per_million, 10);
-  assert.equal(models.find((m) => m.id === 'service-ai-lite')!.pricing.cached_input_per_million, 3.5);
-  const balance = (await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } })).body;
+  const models = (await client.models.list()).data as unknown as Array<{
+    id: string;
+    pricing: { cached_input_per_million: number };
+  }>;
+  assert.equal(
+    models.find((m) => m.id === 'service-ai-standard-6')!.pricing.cached_input_per_million,
+    10,
+  );
+  assert.equal(
+    models.find((m) => m.id === 'service-ai-lite')!.pricing.cached_input_per_million,
+    3.5,
+  );
+  const balance = (
+    await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } })
+  ).body;
   assert.equal(balance.usage.cached_tokens, 20_000);
   assert.equal(balance.usage.reasoning_tokens, 1_000);
 });
@@ -87,8 +133,24 @@ test('a fallback answer is billed at the answering target price: builtin free, a
 });
 
 test('without upstream usage the counts are estimated and marked so, tool calls included', async () => {
-  upstream.script({ kind: 'ok', usage: false, tool_calls: [{ id: 'c1', name: 'lookup', arguments: '{"query":"a fairly long argument string to count"}' }] });
-  const r = await ask('service-ai-standard-6', { tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { query: { type: 'string' } } } } }] });
+  upstream.script({
+    kind: 'ok',
+    usage: false,
+    tool_calls: [
+      { id: 'c1', name: 'lookup', arguments: '{"query":"a fairly long argument string to count"}' },
+    ],
+  });
+  const r = await ask('service-ai-standard-6', {
+    tools: [
+      {
+        type: 'function',
+        function: {
+          name: 'lookup',
+          parameters: { type: 'object', properties: { query: { type: 'string' } } },
+        },
+      },
+    ],
+  });
   const x = xOf(r);
   assert.equal(x.usage, 'estimated');
   assert.ok(x.completion_tokens >= 10, `tool-call arguments are counted: ${x.completion_tokens}`);
@@ -99,15 +161,27 @@ test('an upstream overrun beyond the reservation is billed in full: the wallet p
   const small = await createFundedAccount(gateway, 0.01);
   const poor = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: small.key, maxRetries: 0 });
   upstream.script({ kind: 'ok', usage: { prompt_tokens: 100_000, completion_tokens: 50 } });
-  const r = await poor.chat.completions.create({ model: 'service-ai-standard-6', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
-  assert.equal(upstream.received.at(-1)!.body.max_tokens, 5, 'the upstream is sent the limit the hold covers');
+  const r = await poor.chat.completions.create({
+    model: 'service-ai-standard-6',
+    messages: [{ role: 'user', content: 'hi' }],
+    max_tokens: 5,
+  });
+  assert.equal(
+    upstream.received.at(-1)!.body.max_tokens,
+    5,
+    'the upstream is sent the limit the hold covers',
+  );
   const x = xOf(r) as XAihub & { receivable: number };
   assert.equal(x.cost, 10.02, 'tokens × price: 100,000 × 100 + 50 × 400 per million');
   assert.equal(x.receivable, 10.01);
   assert.equal(x.balance, 0);
   const auth = { authorization: `Bearer ${small.key}` };
   assert.equal((await request(`${gateway.url}/v1/balance`, { headers: auth })).body.owed, 10.01);
-  const credit = await request(`${gateway.url}/admin/accounts/${small.account_id}/credit`, { method: 'POST', headers: { authorization: `Bearer ${gateway.admin_token}` }, body: { amount: 20, reference: 'after-overrun' } });
+  const credit = await request(`${gateway.url}/admin/accounts/${small.account_id}/credit`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gateway.admin_token}` },
+    body: { amount: 20, reference: 'after-overrun' },
+  });
   assert.equal(credit.status, 200);
   const after_credit = (await request(`${gateway.url}/v1/balance`, { headers: auth })).body;
   assert.equal(after_credit.owed, 0);
@@ -117,39 +191,103 @@ test('an upstream overrun beyond the reservation is billed in full: the wallet p
 test('the wallet page and the AI usage report show cached and reasoning tokens, the protocol and what is owed', async () => {
   const email = `owed-${Date.now()}@example.com`;
   const password = 'a long enough password';
-  const registered = await request(`${gateway.url}/api/register`, { body: { email, password, name: 'Owed User' } });
+  const registered = await request(`${gateway.url}/api/register`, {
+    body: { email, password, name: 'Owed User' },
+  });
   assert.equal(registered.status, 201, JSON.stringify(registered.body));
   const api_key = registered.body.data?.api_key ?? registered.body.api_key;
   const user = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: api_key, maxRetries: 0 });
-  await request(`${gateway.url}/admin/accounts/${registered.body.data?.account_id ?? registered.body.account_id}/credit`, { method: 'POST', headers: { authorization: `Bearer ${gateway.admin_token}` }, body: { amount: 0.01, reference: `owed-${email}` } });
-  upstream.script({ kind: 'ok', usage: { prompt_tokens: 100_000, completion_tokens: 50, prompt_tokens_details: { cached_tokens: 1_234 }, completion_tokens_details: { reasoning_tokens: 42 } } });
-  await user.chat.completions.create({ model: 'service-ai-standard-6', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
+  await request(
+    `${gateway.url}/admin/accounts/${registered.body.data?.account_id ?? registered.body.account_id}/credit`,
+    {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gateway.admin_token}` },
+      body: { amount: 0.01, reference: `owed-${email}` },
+    },
+  );
+  upstream.script({
+    kind: 'ok',
+    usage: {
+      prompt_tokens: 100_000,
+      completion_tokens: 50,
+      prompt_tokens_details: { cached_tokens: 1_234 },
+      completion_tokens_details: { reasoning_tokens: 42 },
+    },
+  });
+  await user.chat.completions.create({
+    model: 'service-ai-standard-6',
+    messages: [{ role: 'user', content: 'hi' }],
+    max_tokens: 5,
+  });
 
   // Log in as a browser would: the login form's CSRF token and cookie, then the session cookie.
   const form = await fetch(`${gateway.url}/login`);
-  const anon_cookie = form.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const anon_cookie = form.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
   const login = await fetch(`${gateway.url}/login`, {
     method: 'POST',
     redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: anon_cookie, origin: gateway.url },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      cookie: anon_cookie,
+      origin: gateway.url,
+    },
     body: new URLSearchParams({ email, password, _csrf: csrf }),
   });
   assert.equal(login.status, 303, await login.text());
-  const session_cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-  const page = await (await fetch(`${gateway.url}/wallet`, { headers: { cookie: `${anon_cookie}; ${session_cookie}` } })).text();
+  const session_cookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const page = await (
+    await fetch(`${gateway.url}/wallet`, {
+      headers: { cookie: `${anon_cookie}; ${session_cookie}` },
+    })
+  ).text();
   assert.match(page, /id="ai-usage"/);
   assert.match(page, /1,234 cached/);
   assert.match(page, /42 reasoning/);
-  assert.match(page, /id="owed"[^>]*>₹9\.89894 is owed/, "(98,766 × 100 + 1,234 × 10 + 50 × 400) / 1e6 = 9.90894, less the 0.01 the wallet had");
+  assert.match(
+    page,
+    /id="owed"[^>]*>₹9\.89894 is owed/,
+    '(98,766 × 100 + 1,234 × 10 + 50 × 400) / 1e6 = 9.90894, less the 0.01 the wallet had',
+  );
   // Per protocol on the wallet page; per request, with cached, reasoning and owed, in the AI usage report and its CSV.
-  assert.match(page, /<table id="ai-usage-by-protocol">.*<td>chat<\/td><td class="num">1<\/td><td class="num">1,00,000 \(1,234\)<\/td><td class="num">50 \(42\)<\/td>/s);
+  assert.match(
+    page,
+    /<table id="ai-usage-by-protocol">.*<td>chat<\/td><td class="num">1<\/td><td class="num">1,00,000 \(1,234\)<\/td><td class="num">50 \(42\)<\/td>/s,
+  );
   const cookie = `${anon_cookie}; ${session_cookie}`;
-  const report = await (await fetch(`${gateway.url}/reports?report=ai-usage`, { headers: { cookie } })).text();
+  const report = await (
+    await fetch(`${gateway.url}/reports?report=ai-usage`, { headers: { cookie } })
+  ).text();
   assert.match(report, /<td>chat<\/td>/);
-  assert.match(report, /<td class="num">100000 \(1234\)<\/td><td class="num">50 \(42\)<\/td><td class="num">₹9\.90894<\/td><td class="num">₹9\.89894<\/td>/);
-  const csv = (await (await fetch(`${gateway.url}/reports?report=ai-usage&format=csv`, { headers: { cookie } })).text()).trim().split('\r\n');
+  assert.match(
+    report,
+    /<td class="num">100000 \(1234\)<\/td><td class="num">50 \(42\)<\/td><td class="num">₹9\.90894<\/td><td class="num">₹9\.89894<\/td>/,
+  );
+  const csv = (
+    await (
+      await fetch(`${gateway.url}/reports?report=ai-usage&format=csv`, { headers: { cookie } })
+    ).text()
+  )
+    .trim()
+    .split('\r\n');
   const header = csv[0]!.split(',');
   const row = Object.fromEntries(csv[1]!.split(',').map((cell, i) => [header[i], cell]));
-  assert.deepEqual([row.protocol, row.prompt_tokens, row.cached_tokens, row.completion_tokens, row.reasoning_tokens, row.cost, row.owed], ['chat', '100000', '1234', '50', '42', '9.90894', '9.89894']);
+  assert.deepEqual(
+    [
+      row.protocol,
+      row.prompt_tokens,
+      row.cached_tokens,
+      row.completion_tokens,
+      row.reasoning_tokens,
+      row.cost,
+      row.owed,
+    ],
+    ['chat', '100000', '1234', '50', '42', '9.90894', '9.89894'],
+  );
 });

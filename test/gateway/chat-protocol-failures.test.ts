@@ -27,8 +27,17 @@ before(async () => {
   upstream = await ScriptedUpstream.start();
   chat_section = {
     engines: {
-      scripted: { type: 'openai-compatible', base_url: upstream.base_url, api_key_env: 'SCRIPTED_KEY', model: 'scripted-model' },
-      gone: { type: 'openai-compatible', base_url: `http://127.0.0.1:${await refusedPort()}/v1`, model: 'm' },
+      scripted: {
+        type: 'openai-compatible',
+        base_url: upstream.base_url,
+        api_key_env: 'SCRIPTED_KEY',
+        model: 'scripted-model',
+      },
+      gone: {
+        type: 'openai-compatible',
+        base_url: `http://127.0.0.1:${await refusedPort()}/v1`,
+        model: 'm',
+      },
     },
     models: { [MODEL]: { targets: ['scripted'] }, [DEAD_MODEL]: { targets: ['gone'] } },
   };
@@ -42,13 +51,17 @@ after(async () => {
 const micros = (units: number) => Math.round(units * 1e6);
 
 async function balanceOf(key: string) {
-  const reply = await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } });
+  const reply = await request(`${gateway.url}/v1/balance`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
   assert.equal(reply.status, 200);
   return reply.body;
 }
 
 async function aiUsage(key: string, query = '') {
-  const reply = await request(`${gateway.url}/api/reports/ai-usage${query}`, { headers: { 'x-api-key': key } });
+  const reply = await request(`${gateway.url}/api/reports/ai-usage${query}`, {
+    headers: { 'x-api-key': key },
+  });
   assert.equal(reply.status, 200, JSON.stringify(reply.body));
   return reply.body.data;
 }
@@ -71,13 +84,22 @@ async function assertBilledOnce(account: { key: string }, protocol: string, deli
   assert.equal(row.status, 'stream_error');
   assert.equal(row.usage, 'estimated');
   assert.equal(row.completion_tokens, countTextTokens(delivered), 'the delivered text, counted');
-  assert.equal(micros(row.cost), Math.ceil((row.prompt_tokens * 1_250_000_000 + row.completion_tokens * 5_000_000_000) / 1_000_000));
+  assert.equal(
+    micros(row.cost),
+    Math.ceil(
+      (row.prompt_tokens * 1_250_000_000 + row.completion_tokens * 5_000_000_000) / 1_000_000,
+    ),
+  );
   assert.equal(micros(balance.balance), micros(FUNDS) - micros(row.cost));
   assert.equal(micros(balance.usage.cost), micros(row.cost));
   // The hold of the broken request (5 units of 8) is released: another one of the same size fits.
   upstream.script({ kind: 'ok', content: 'fine' });
   const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: account.key, maxRetries: 0 });
-  const next = await client.chat.completions.create({ model: MODEL, max_tokens: MAX_TOKENS, messages: [{ role: 'user', content: 'again' }] });
+  const next = await client.chat.completions.create({
+    model: MODEL,
+    max_tokens: MAX_TOKENS,
+    messages: [{ role: 'user', content: 'again' }],
+  });
   assert.equal(next.choices[0]!.message.content, 'fine');
 }
 
@@ -85,13 +107,20 @@ test('chat completions: an upstream that dies mid-stream gives an error chunk; t
   const account = await createFundedAccount(gateway, FUNDS);
   const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: account.key, maxRetries: 0 });
   upstream.script({ kind: 'break_stream', chunks: 3 });
-  const stream = await client.chat.completions.create({ model: MODEL, max_tokens: MAX_TOKENS, stream: true, messages: [{ role: 'user', content: 'hello' }] });
+  const stream = await client.chat.completions.create({
+    model: MODEL,
+    max_tokens: MAX_TOKENS,
+    stream: true,
+    messages: [{ role: 'user', content: 'hello' }],
+  });
   let delivered = '';
   await assert.rejects(
     (async () => {
       for await (const chunk of stream) delivered += chunk.choices[0]?.delta.content ?? '';
     })(),
-    (error: unknown) => error instanceof OpenAI.APIError && (error.error as { code?: string }).code === 'upstream_error',
+    (error: unknown) =>
+      error instanceof OpenAI.APIError &&
+      (error.error as { code?: string }).code === 'upstream_error',
   );
   await assertBilledOnce(account, 'chat', delivered);
 });
@@ -100,7 +129,12 @@ test('completions: a stream that dies mid-way gives an error chunk; billed once,
   const account = await createFundedAccount(gateway, FUNDS);
   const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: account.key, maxRetries: 0 });
   upstream.script({ kind: 'break_stream', chunks: 3 });
-  const stream = await client.completions.create({ model: MODEL, max_tokens: MAX_TOKENS, stream: true, prompt: 'Once upon a time' });
+  const stream = await client.completions.create({
+    model: MODEL,
+    max_tokens: MAX_TOKENS,
+    stream: true,
+    prompt: 'Once upon a time',
+  });
   let delivered = '';
   await assert.rejects(
     (async () => {
@@ -115,7 +149,11 @@ test('responses.stream(): a mid-stream failure ends in response.failed with the 
   const account = await createFundedAccount(gateway, FUNDS);
   const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: account.key, maxRetries: 0 });
   upstream.script({ kind: 'break_stream', chunks: 3 });
-  const stream = client.responses.stream({ model: MODEL, max_output_tokens: MAX_TOKENS, input: 'hello' });
+  const stream = client.responses.stream({
+    model: MODEL,
+    max_output_tokens: MAX_TOKENS,
+    input: 'hello',
+  });
   let delivered = '';
   const types: string[] = [];
   stream.on('response.output_text.delta', (event) => (delivered += event.delta));
@@ -128,14 +166,21 @@ test('responses.stream(): a mid-stream failure ends in response.failed with the 
   const bill = (final as unknown as { x_aihub: { cost: number; usage: string } }).x_aihub;
   assert.equal(bill.usage, 'estimated');
   await assertBilledOnce(account, 'responses', delivered);
-  assert.equal(micros((await aiUsage(account.key, '?protocol=responses')).rows[0].cost), micros(bill.cost));
+  assert.equal(
+    micros((await aiUsage(account.key, '?protocol=responses')).rows[0].cost),
+    micros(bill.cost),
+  );
 });
 
 test('messages.stream: a mid-stream failure is an `event: error` the SDK raises; billed once, the rest released', async () => {
   const account = await createFundedAccount(gateway, FUNDS);
   const client = new Anthropic({ baseURL: gateway.url, apiKey: account.key, maxRetries: 0 });
   upstream.script({ kind: 'break_stream', chunks: 3 });
-  const stream = client.messages.stream({ model: MODEL, max_tokens: MAX_TOKENS, messages: [{ role: 'user', content: 'hello' }] });
+  const stream = client.messages.stream({
+    model: MODEL,
+    max_tokens: MAX_TOKENS,
+    messages: [{ role: 'user', content: 'hello' }],
+  });
   let delivered = '';
   stream.on('text', (text) => (delivered += text));
   await assert.rejects(stream.finalMessage(), (error: unknown) => {
@@ -150,24 +195,53 @@ test('messages: no upstream that can serve is 529 overloaded_error, JSON and str
   const account = await createFundedAccount(gateway, FUNDS);
   const client = new Anthropic({ baseURL: gateway.url, apiKey: account.key, maxRetries: 0 });
   // The only target is saturated (429): no upstream can serve the request.
-  upstream.script({ kind: 'status', status: 429 }, { kind: 'status', status: 429 }, { kind: 'status', status: 429 });
-  await assert.rejects(client.messages.create({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }), (error: unknown) => {
-    assert.ok(error instanceof Anthropic.APIError, String(error));
-    assert.equal(error.status, 529);
-    assert.equal(error.type, 'overloaded_error');
-    return true;
+  upstream.script(
+    { kind: 'status', status: 429 },
+    { kind: 'status', status: 429 },
+    { kind: 'status', status: 429 },
+  );
+  await assert.rejects(
+    client.messages.create({
+      model: MODEL,
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'hi' }],
+    }),
+    (error: unknown) => {
+      assert.ok(error instanceof Anthropic.APIError, String(error));
+      assert.equal(error.status, 529);
+      assert.equal(error.type, 'overloaded_error');
+      return true;
+    },
+  );
+  await assert.rejects(
+    client.messages
+      .stream({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] })
+      .finalMessage(),
+    (error: unknown) => error instanceof Anthropic.APIError && error.status === 529,
+  );
+  const raw = await request(`${gateway.url}/v1/messages`, {
+    headers: { 'x-api-key': account.key },
+    body: { model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
   });
-  await assert.rejects(client.messages.stream({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }).finalMessage(), (error: unknown) => error instanceof Anthropic.APIError && error.status === 529);
-  const raw = await request(`${gateway.url}/v1/messages`, { headers: { 'x-api-key': account.key }, body: { model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] } });
   assert.equal(raw.status, 529);
   assert.deepEqual(Object.keys(raw.body).sort(), ['error', 'type']);
   assert.equal(raw.body.type, 'error');
   assert.equal(raw.body.error.type, 'overloaded_error');
   // An unreachable target is an upstream failure (502), in Anthropic's shape as api_error; the OpenAI protocols keep their own statuses.
-  await assert.rejects(client.messages.create({ model: DEAD_MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }), (error: unknown) => error instanceof Anthropic.InternalServerError && error.status === 502);
+  await assert.rejects(
+    client.messages.create({
+      model: DEAD_MODEL,
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'hi' }],
+    }),
+    (error: unknown) => error instanceof Anthropic.InternalServerError && error.status === 502,
+  );
   upstream.script({ kind: 'status', status: 429 });
   const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: account.key, maxRetries: 0 });
-  await assert.rejects(openai.responses.create({ model: MODEL, max_output_tokens: 100, input: 'hi' }), (error: unknown) => error instanceof OpenAI.APIError && error.status === 503);
+  await assert.rejects(
+    openai.responses.create({ model: MODEL, max_output_tokens: 100, input: 'hi' }),
+    (error: unknown) => error instanceof OpenAI.APIError && error.status === 503,
+  );
   const balance = await balanceOf(account.key);
   assert.equal(micros(balance.balance), micros(FUNDS));
   assert.equal(balance.usage.cost, 0);
@@ -176,17 +250,36 @@ test('messages: no upstream that can serve is 529 overloaded_error, JSON and str
 test('messages: stop_sequence names the matched stop sequence (built-in engine), JSON and streamed', async () => {
   const account = await createFundedAccount(gateway, FUNDS);
   const client = new Anthropic({ baseURL: gateway.url, apiKey: account.key, maxRetries: 0 });
-  const plain = await client.messages.create({ model: 'service-ai-lite', max_tokens: 200, messages: [{ role: 'user', content: 'Hello! What can you do?' }] });
+  const plain = await client.messages.create({
+    model: 'service-ai-lite',
+    max_tokens: 200,
+    messages: [{ role: 'user', content: 'Hello! What can you do?' }],
+  });
   const full = (plain.content[0] as Anthropic.TextBlock).text;
   assert.equal(plain.stop_reason, 'end_turn');
   assert.equal(plain.stop_sequence, null);
   assert.match(full, /offline engine/);
   const stops = ['never appears here', 'offline engine'];
-  const stopped = await client.messages.create({ model: 'service-ai-lite', max_tokens: 200, stop_sequences: stops, messages: [{ role: 'user', content: 'Hello! What can you do?' }] });
+  const stopped = await client.messages.create({
+    model: 'service-ai-lite',
+    max_tokens: 200,
+    stop_sequences: stops,
+    messages: [{ role: 'user', content: 'Hello! What can you do?' }],
+  });
   assert.equal(stopped.stop_reason, 'stop_sequence');
   assert.equal(stopped.stop_sequence, 'offline engine');
-  assert.equal((stopped.content[0] as Anthropic.TextBlock).text, full.slice(0, full.indexOf('offline engine')));
-  const streamed = await client.messages.stream({ model: 'service-ai-lite', max_tokens: 200, stop_sequences: stops, messages: [{ role: 'user', content: 'Hello! What can you do?' }] }).finalMessage();
+  assert.equal(
+    (stopped.content[0] as Anthropic.TextBlock).text,
+    full.slice(0, full.indexOf('offline engine')),
+  );
+  const streamed = await client.messages
+    .stream({
+      model: 'service-ai-lite',
+      max_tokens: 200,
+      stop_sequences: stops,
+      messages: [{ role: 'user', content: 'Hello! What can you do?' }],
+    })
+    .finalMessage();
   assert.equal(streamed.stop_reason, 'stop_sequence');
   assert.equal(streamed.stop_sequence, 'offline engine');
 });
@@ -195,25 +288,70 @@ test("messages: an upstream's stop_reason (vLLM's field) becomes stop_sequence, 
   const account = await createFundedAccount(gateway, FUNDS);
   const client = new Anthropic({ baseURL: gateway.url, apiKey: account.key, maxRetries: 0 });
   const stop_sequences = ['\n\nHuman:', 'END'];
-  upstream.script({ kind: 'exact', completion: { choices: [{ index: 0, message: { role: 'assistant', content: 'Done' }, finish_reason: 'stop', stop_reason: 'END' }], usage: { prompt_tokens: 10, completion_tokens: 1 } } });
-  const json = await client.messages.create({ model: MODEL, max_tokens: 50, stop_sequences, messages: [{ role: 'user', content: 'hi' }] });
+  upstream.script({
+    kind: 'exact',
+    completion: {
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: 'Done' },
+          finish_reason: 'stop',
+          stop_reason: 'END',
+        },
+      ],
+      usage: { prompt_tokens: 10, completion_tokens: 1 },
+    },
+  });
+  const json = await client.messages.create({
+    model: MODEL,
+    max_tokens: 50,
+    stop_sequences,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
   assert.deepEqual(upstream.received.at(-1)!.body.stop, stop_sequences);
   assert.equal(json.stop_reason, 'stop_sequence');
   assert.equal(json.stop_sequence, 'END');
   upstream.script({
     kind: 'exact',
     chunks: [
-      { choices: [{ index: 0, delta: { role: 'assistant', content: 'Done' }, finish_reason: null }] },
+      {
+        choices: [{ index: 0, delta: { role: 'assistant', content: 'Done' }, finish_reason: null }],
+      },
       { choices: [{ index: 0, delta: {}, finish_reason: 'stop', stop_reason: '\n\nHuman:' }] },
       { choices: [], usage: { prompt_tokens: 10, completion_tokens: 1 } },
     ],
   });
-  const streamed = await client.messages.stream({ model: MODEL, max_tokens: 50, stop_sequences, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
+  const streamed = await client.messages
+    .stream({
+      model: MODEL,
+      max_tokens: 50,
+      stop_sequences,
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    .finalMessage();
   assert.equal(streamed.stop_reason, 'stop_sequence');
   assert.equal(streamed.stop_sequence, '\n\nHuman:');
   // A stop_reason that is not one of the request's sequences (a token id, an EOS string) is not a stop sequence.
-  upstream.script({ kind: 'exact', completion: { choices: [{ index: 0, message: { role: 'assistant', content: 'Done' }, finish_reason: 'stop', stop_reason: 128001 }], usage: { prompt_tokens: 10, completion_tokens: 1 } } });
-  const eos = await client.messages.create({ model: MODEL, max_tokens: 50, stop_sequences, messages: [{ role: 'user', content: 'hi' }] });
+  upstream.script({
+    kind: 'exact',
+    completion: {
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: 'Done' },
+          finish_reason: 'stop',
+          stop_reason: 128001,
+        },
+      ],
+      usage: { prompt_tokens: 10, completion_tokens: 1 },
+    },
+  });
+  const eos = await client.messages.create({
+    model: MODEL,
+    max_tokens: 50,
+    stop_sequences,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
   assert.equal(eos.stop_reason, 'end_turn');
   assert.equal(eos.stop_sequence, null);
 });
@@ -222,13 +360,45 @@ test('/v1/balance and the ai-usage report show each request with its protocol, c
   const account = await createFundedAccount(gateway, 500);
   const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: account.key, maxRetries: 0 });
   const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: account.key, maxRetries: 0 });
-  upstream.script({ kind: 'ok', content: 'one two three', usage: { prompt_tokens: 40, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 30 }, completion_tokens_details: { reasoning_tokens: 2 } } });
-  await openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] });
-  upstream.script({ kind: 'ok', content: 'four five', usage: { prompt_tokens: 20, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 10 } } });
+  upstream.script({
+    kind: 'ok',
+    content: 'one two three',
+    usage: {
+      prompt_tokens: 40,
+      completion_tokens: 3,
+      prompt_tokens_details: { cached_tokens: 30 },
+      completion_tokens_details: { reasoning_tokens: 2 },
+    },
+  });
+  await openai.chat.completions.create({
+    model: MODEL,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  upstream.script({
+    kind: 'ok',
+    content: 'four five',
+    usage: {
+      prompt_tokens: 20,
+      completion_tokens: 2,
+      prompt_tokens_details: { cached_tokens: 10 },
+    },
+  });
   await openai.responses.create({ model: MODEL, max_output_tokens: 100, input: 'hi' });
-  upstream.script({ kind: 'ok', content: 'six', usage: { prompt_tokens: 12, completion_tokens: 1 } });
-  await anthropic.messages.create({ model: MODEL, max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] });
-  await openai.embeddings.create({ model: 'service-ai-lite', input: 'hello world', encoding_format: 'float' });
+  upstream.script({
+    kind: 'ok',
+    content: 'six',
+    usage: { prompt_tokens: 12, completion_tokens: 1 },
+  });
+  await anthropic.messages.create({
+    model: MODEL,
+    max_tokens: 50,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  await openai.embeddings.create({
+    model: 'service-ai-lite',
+    input: 'hello world',
+    encoding_format: 'float',
+  });
 
   const balance = await balanceOf(account.key);
   assert.equal(balance.usage.requests, 4);
@@ -236,43 +406,106 @@ test('/v1/balance and the ai-usage report show each request with its protocol, c
   assert.equal(balance.usage.reasoning_tokens, 2);
   const by = balance.usage.by_protocol;
   assert.deepEqual(Object.keys(by), ['chat', 'responses', 'messages', 'embeddings', 'completions']);
-  assert.deepEqual([by.chat.requests, by.chat.prompt_tokens, by.chat.cached_tokens, by.chat.completion_tokens, by.chat.reasoning_tokens], [1, 40, 30, 3, 2]);
+  assert.deepEqual(
+    [
+      by.chat.requests,
+      by.chat.prompt_tokens,
+      by.chat.cached_tokens,
+      by.chat.completion_tokens,
+      by.chat.reasoning_tokens,
+    ],
+    [1, 40, 30, 3, 2],
+  );
   assert.deepEqual([by.responses.requests, by.responses.cached_tokens], [1, 10]);
-  assert.deepEqual([by.messages.requests, by.messages.prompt_tokens, by.messages.completion_tokens], [1, 12, 1]);
+  assert.deepEqual(
+    [by.messages.requests, by.messages.prompt_tokens, by.messages.completion_tokens],
+    [1, 12, 1],
+  );
   assert.equal(by.embeddings.requests, 1);
   assert.equal(by.completions.requests, 0);
-  const sum = (Object.values(by) as Array<{ cost: number }>).reduce((total, p) => total + micros(p.cost), 0);
+  const sum = (Object.values(by) as Array<{ cost: number }>).reduce(
+    (total, p) => total + micros(p.cost),
+    0,
+  );
   assert.equal(sum, micros(balance.usage.cost));
 
   const report = await aiUsage(account.key, '?order=asc');
   assert.equal(report.total, 4);
-  assert.deepEqual(report.rows.map((row: { protocol: string }) => row.protocol), ['chat', 'responses', 'messages', 'embeddings']);
+  assert.deepEqual(
+    report.rows.map((row: { protocol: string }) => row.protocol),
+    ['chat', 'responses', 'messages', 'embeddings'],
+  );
   const chat = report.rows[0];
-  assert.deepEqual([chat.prompt_tokens, chat.cached_tokens, chat.completion_tokens, chat.reasoning_tokens, chat.usage, chat.status, chat.target, chat.owed], [40, 30, 3, 2, 'reported', 'ok', 'scripted', 0]);
+  assert.deepEqual(
+    [
+      chat.prompt_tokens,
+      chat.cached_tokens,
+      chat.completion_tokens,
+      chat.reasoning_tokens,
+      chat.usage,
+      chat.status,
+      chat.target,
+      chat.owed,
+    ],
+    [40, 30, 3, 2, 'reported', 'ok', 'scripted', 0],
+  );
   // Cached prompt tokens at a tenth of the input price: 10 × 1,250 + 30 × 125 + 3 × 5,000 units per million.
-  assert.equal(micros(chat.cost), Math.ceil((10 * 1_250_000_000 + 30 * 125_000_000 + 3 * 5_000_000_000) / 1_000_000));
+  assert.equal(
+    micros(chat.cost),
+    Math.ceil((10 * 1_250_000_000 + 30 * 125_000_000 + 3 * 5_000_000_000) / 1_000_000),
+  );
   assert.equal(micros(report.totals.cost), micros(balance.usage.cost));
   const only = await aiUsage(account.key, '?protocol=messages');
   assert.equal(only.total, 1);
   assert.equal(only.rows[0].protocol, 'messages');
 
-  const csv = await fetch(`${gateway.url}/api/reports/ai-usage?format=csv&order=asc`, { headers: { 'x-api-key': account.key } });
+  const csv = await fetch(`${gateway.url}/api/reports/ai-usage?format=csv&order=asc`, {
+    headers: { 'x-api-key': account.key },
+  });
   assert.equal(csv.status, 200);
   const lines = (await csv.text()).trim().split('\r\n');
   const header = lines[0]!.split(',');
-  assert.deepEqual(header, ['request_id', 'ts', 'key_id', 'model', 'tier', 'protocol', 'target', 'status', 'stream', 'usage', 'prompt_tokens', 'cached_tokens', 'completion_tokens', 'reasoning_tokens', 'cost', 'owed', 'latency_ms']);
+  assert.deepEqual(header, [
+    'request_id',
+    'ts',
+    'key_id',
+    'model',
+    'tier',
+    'protocol',
+    'target',
+    'status',
+    'stream',
+    'usage',
+    'prompt_tokens',
+    'cached_tokens',
+    'completion_tokens',
+    'reasoning_tokens',
+    'cost',
+    'owed',
+    'latency_ms',
+  ]);
   assert.equal(lines.length, 5);
   const first = Object.fromEntries(lines[1]!.split(',').map((cell, i) => [header[i], cell]));
-  assert.deepEqual([first.protocol, first.cached_tokens, first.reasoning_tokens, first.owed, first.cost], ['chat', '30', '2', '0', String(chat.cost)]);
+  assert.deepEqual(
+    [first.protocol, first.cached_tokens, first.reasoning_tokens, first.owed, first.cost],
+    ['chat', '30', '2', '0', String(chat.cost)],
+  );
 
-  const wrong = await request(`${gateway.url}/api/reports/ai-usage?protocol=smoke`, { headers: { 'x-api-key': account.key } });
+  const wrong = await request(`${gateway.url}/api/reports/ai-usage?protocol=smoke`, {
+    headers: { 'x-api-key': account.key },
+  });
   assert.equal(wrong.status, 400);
   assert.equal(wrong.body.error.field, 'protocol');
-  const misplaced = await request(`${gateway.url}/api/reports/transactions?protocol=chat`, { headers: { 'x-api-key': account.key } });
+  const misplaced = await request(`${gateway.url}/api/reports/transactions?protocol=chat`, {
+    headers: { 'x-api-key': account.key },
+  });
   assert.equal(misplaced.status, 400);
   // The admin's report names the account on each row; it is kept per account, so one must be named.
   const admin = { authorization: `Bearer ${gateway.admin_token}` };
-  const of_account = await request(`${gateway.url}/admin/reports/ai-usage?account_id=${account.account_id}&protocol=responses`, { headers: admin });
+  const of_account = await request(
+    `${gateway.url}/admin/reports/ai-usage?account_id=${account.account_id}&protocol=responses`,
+    { headers: admin },
+  );
   assert.equal(of_account.status, 200);
   assert.equal(of_account.body.total, 1);
   assert.equal(of_account.body.rows[0].account_id, account.account_id);
@@ -286,8 +519,16 @@ test('an overrun beyond the wallet shows as owed in the ai-usage report', async 
   // 1 unit buys 1,000 max-tier output tokens at most; the upstream reports 5,000.
   const account = await createFundedAccount(gateway, 1);
   const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: account.key, maxRetries: 0 });
-  upstream.script({ kind: 'ok', content: 'long', usage: { prompt_tokens: 10, completion_tokens: 5_000 } });
-  const answer = (await openai.chat.completions.create({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] })) as unknown as { x_aihub: { cost: number; receivable: number } };
+  upstream.script({
+    kind: 'ok',
+    content: 'long',
+    usage: { prompt_tokens: 10, completion_tokens: 5_000 },
+  });
+  const answer = (await openai.chat.completions.create({
+    model: MODEL,
+    max_tokens: 100,
+    messages: [{ role: 'user', content: 'hi' }],
+  })) as unknown as { x_aihub: { cost: number; receivable: number } };
   assert.ok(answer.x_aihub.receivable > 0, JSON.stringify(answer.x_aihub));
   const row = (await aiUsage(account.key)).rows[0];
   assert.equal(micros(row.owed), micros(answer.x_aihub.receivable));
@@ -300,7 +541,11 @@ test('an overrun beyond the wallet shows as owed in the ai-usage report', async 
 test('the per-protocol totals survive a restart (checkpoint and journal replay)', async () => {
   const account = await createFundedAccount(gateway, FUNDS);
   const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: account.key, maxRetries: 0 });
-  await anthropic.messages.create({ model: 'service-ai-lite', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] });
+  await anthropic.messages.create({
+    model: 'service-ai-lite',
+    max_tokens: 50,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
   const before_restart = await balanceOf(account.key);
   assert.equal(before_restart.usage.by_protocol.messages.requests, 1);
   assert.equal(await gateway.stop(), 0);

@@ -9,14 +9,33 @@ import { join } from 'node:path';
 import { admin, filesUnder, request, runCli, runVerify, tempDir, type Gateway } from './helpers.ts';
 import { VALID_KYC, paymentsConfig, startPaymentsGateway } from '../support/payments-helpers.ts';
 
-const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog /Secret (PAN of Asha Verma) >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
+const PDF = Buffer.from(
+  '%PDF-1.4\n1 0 obj << /Type /Catalog /Secret (PAN of Asha Verma) >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n',
+);
 
-async function registerWithWebhookAndKyc(gw: Gateway): Promise<{ account_id: string; headers: Record<string, string>; secret: string; document_id: string }> {
-  const registered = await request(`${gw.url}/api/register`, { body: { email: `enc-${Date.now()}@example.com`, password: 'correct horse battery', name: 'Enc' } });
+async function registerWithWebhookAndKyc(
+  gw: Gateway,
+): Promise<{
+  account_id: string;
+  headers: Record<string, string>;
+  secret: string;
+  document_id: string;
+}> {
+  const registered = await request(`${gw.url}/api/register`, {
+    body: {
+      email: `enc-${Date.now()}@example.com`,
+      password: 'correct horse battery',
+      name: 'Enc',
+    },
+  });
   assert.equal(registered.status, 201);
   const { account_id, api_key } = registered.body.data;
   const headers = { 'x-api-key': api_key };
-  const hook = await request(`${gw.url}/api/webhook`, { method: 'PUT', headers, body: { url: 'http://127.0.0.1:9/hook' } });
+  const hook = await request(`${gw.url}/api/webhook`, {
+    method: 'PUT',
+    headers,
+    body: { url: 'http://127.0.0.1:9/hook' },
+  });
   assert.equal(hook.status, 200);
   const form = new FormData();
   for (const [name, value] of Object.entries(VALID_KYC)) form.set(name, value);
@@ -24,11 +43,18 @@ async function registerWithWebhookAndKyc(gw: Gateway): Promise<{ account_id: str
   const kyc = await fetch(`${gw.url}/api/kyc`, { method: 'POST', headers, body: form });
   const kyc_body = (await kyc.json()) as any;
   assert.equal(kyc.status, 200, JSON.stringify(kyc_body));
-  return { account_id, headers, secret: hook.body.data.secret, document_id: kyc_body.data.documents[0].id };
+  return {
+    account_id,
+    headers,
+    secret: hook.body.data.secret,
+    document_id: kyc_body.data.documents[0].id,
+  };
 }
 
 async function download(gw: Gateway, account_id: string, document_id: string): Promise<Buffer> {
-  const response = await fetch(`${gw.url}/admin/kyc/${account_id}/documents/${document_id}`, { headers: { authorization: `Bearer ${gw.admin_token}` } });
+  const response = await fetch(`${gw.url}/admin/kyc/${account_id}/documents/${document_id}`, {
+    headers: { authorization: `Bearer ${gw.admin_token}` },
+  });
   assert.equal(response.status, 200);
   return Buffer.from(await response.arrayBuffer());
 }
@@ -37,7 +63,10 @@ function assertNoPlaintext(data_dir: string, secret: string): void {
   for (const file of filesUnder(data_dir)) {
     const bytes = readFileSync(file);
     assert.ok(!bytes.includes(Buffer.from(secret)), `${file} holds the webhook secret`);
-    assert.ok(!bytes.includes(Buffer.from('PAN of Asha Verma')), `${file} holds the document's text`);
+    assert.ok(
+      !bytes.includes(Buffer.from('PAN of Asha Verma')),
+      `${file} holds the document's text`,
+    );
   }
 }
 
@@ -67,16 +96,27 @@ test('a generated key (0600) seals webhook secrets and eKYC documents; rotate-ke
   assert.equal(report.documents_resealed, 1);
   const second_key = readFileSync(key_file, 'utf8');
   assert.notEqual(second_key, first_key);
-  assert.equal(second_key.match(/^[0-9a-f]{64}$/gm)!.length, 1, 'the old key is dropped once everything is re-sealed');
+  assert.equal(
+    second_key.match(/^[0-9a-f]{64}$/gm)!.length,
+    1,
+    'the old key is dropped once everything is re-sealed',
+  );
   assert.ok(!readFileSync(document_file).equals(sealed_before));
   assertNoPlaintext(data_dir, ids.secret);
   assert.equal((await runVerify(data_dir)).code, 0);
 
   gw = await startPaymentsGateway(paymentsConfig(), { data_dir, env });
   try {
-    assert.ok((await download(gw, ids.account_id, ids.document_id)).equals(PDF), 'the document opens under the new key');
+    assert.ok(
+      (await download(gw, ids.account_id, ids.document_id)).equals(PDF),
+      'the document opens under the new key',
+    );
     const hook = await request(`${gw.url}/api/webhook`, { headers: ids.headers });
-    assert.equal(hook.body.data.secret_hint, `${ids.secret.slice(0, 10)}…`, 'the webhook secret opens under the new key');
+    assert.equal(
+      hook.body.data.secret_hint,
+      `${ids.secret.slice(0, 10)}…`,
+      'the webhook secret opens under the new key',
+    );
   } finally {
     await gw.stop();
   }
@@ -86,44 +126,72 @@ test('AIHUB_ENCRYPTION_KEY: a wrong key stops the start naming the key; with the
   const data_dir = tempDir();
   const key_1 = randomBytes(32).toString('hex');
   const key_2 = randomBytes(32).toString('hex');
-  let gw = await startPaymentsGateway(paymentsConfig(), { data_dir, env: { AIHUB_ENCRYPTION_KEY: key_1 } });
+  let gw = await startPaymentsGateway(paymentsConfig(), {
+    data_dir,
+    env: { AIHUB_ENCRYPTION_KEY: key_1 },
+  });
   let ids;
   try {
     ids = await registerWithWebhookAndKyc(gw);
   } finally {
     await gw.stop();
   }
-  assert.deepEqual(readdirSync(data_dir).filter((name) => name.startsWith('encryption')), [], 'no key file when the key comes from the environment');
+  assert.deepEqual(
+    readdirSync(data_dir).filter((name) => name.startsWith('encryption')),
+    [],
+    'no key file when the key comes from the environment',
+  );
 
   const config_file = join(tempDir(), 'config.json');
   const { writeFileSync } = await import('node:fs');
   writeFileSync(config_file, JSON.stringify(paymentsConfig()));
-  const wrong = await runCli(['--port', '0', '--data-dir', data_dir, '--config', config_file], { AIHUB_ENCRYPTION_KEY: key_2, AIHUB_ADMIN_TOKEN: gw.admin_token });
+  const wrong = await runCli(['--port', '0', '--data-dir', data_dir, '--config', config_file], {
+    AIHUB_ENCRYPTION_KEY: key_2,
+    AIHUB_ADMIN_TOKEN: gw.admin_token,
+  });
   assert.equal(wrong.code, 2, wrong.stderr);
   assert.match(wrong.stderr, /AIHUB_ENCRYPTION_OLD_KEYS/);
-  const malformed = await runCli(['--port', '0', '--data-dir', data_dir], { AIHUB_ENCRYPTION_KEY: 'not-a-key', AIHUB_ADMIN_TOKEN: gw.admin_token });
+  const malformed = await runCli(['--port', '0', '--data-dir', data_dir], {
+    AIHUB_ENCRYPTION_KEY: 'not-a-key',
+    AIHUB_ADMIN_TOKEN: gw.admin_token,
+  });
   assert.equal(malformed.code, 2, malformed.stderr);
   assert.match(malformed.stderr, /AIHUB_ENCRYPTION_KEY: an encryption key is 32 bytes/);
 
   // The new key with the old one named: the start re-seals the secret; documents open with either key until rotate-key.
-  gw = await startPaymentsGateway(paymentsConfig(), { data_dir, env: { AIHUB_ENCRYPTION_KEY: key_2, AIHUB_ENCRYPTION_OLD_KEYS: key_1 } });
+  gw = await startPaymentsGateway(paymentsConfig(), {
+    data_dir,
+    env: { AIHUB_ENCRYPTION_KEY: key_2, AIHUB_ENCRYPTION_OLD_KEYS: key_1 },
+  });
   try {
     assert.ok((await download(gw, ids.account_id, ids.document_id)).equals(PDF));
   } finally {
     await gw.stop();
   }
-  const rotated = await runCli(['rotate-key', '--data-dir', data_dir], { AIHUB_ENCRYPTION_KEY: key_2, AIHUB_ENCRYPTION_OLD_KEYS: key_1 });
+  const rotated = await runCli(['rotate-key', '--data-dir', data_dir], {
+    AIHUB_ENCRYPTION_KEY: key_2,
+    AIHUB_ENCRYPTION_OLD_KEYS: key_1,
+  });
   assert.equal(rotated.code, 0, rotated.stderr);
   assert.deepEqual(
-    { accounts: JSON.parse(rotated.stdout).accounts_resealed, documents: JSON.parse(rotated.stdout).documents_resealed },
+    {
+      accounts: JSON.parse(rotated.stdout).accounts_resealed,
+      documents: JSON.parse(rotated.stdout).documents_resealed,
+    },
     { accounts: 0, documents: 1 },
     'the start had re-sealed the secret already',
   );
   // Now key_2 alone opens everything.
-  gw = await startPaymentsGateway(paymentsConfig(), { data_dir, env: { AIHUB_ENCRYPTION_KEY: key_2 } });
+  gw = await startPaymentsGateway(paymentsConfig(), {
+    data_dir,
+    env: { AIHUB_ENCRYPTION_KEY: key_2 },
+  });
   try {
     assert.ok((await download(gw, ids.account_id, ids.document_id)).equals(PDF));
-    assert.equal((await request(`${gw.url}/api/webhook`, { headers: ids.headers })).body.data.secret_hint, `${ids.secret.slice(0, 10)}…`);
+    assert.equal(
+      (await request(`${gw.url}/api/webhook`, { headers: ids.headers })).body.data.secret_hint,
+      `${ids.secret.slice(0, 10)}…`,
+    );
     assert.equal((await admin(gw).get(`/admin/kyc/${ids.account_id}`)).status, 200);
   } finally {
     await gw.stop();
@@ -142,7 +210,10 @@ test('a data dir from before encryption: its plaintext webhook secret is sealed 
   const keys = store.indexBy('keys', 'account_id');
   const { account_id, key } = await store.transact((tx) => {
     const account = createAccount(tx, { email: 'legacy@example.com' });
-    tx.set('accounts', account.id, { ...account, webhook: { url: 'http://127.0.0.1:9/hook', secret: legacy_secret } });
+    tx.set('accounts', account.id, {
+      ...account,
+      webhook: { url: 'http://127.0.0.1:9/hook', secret: legacy_secret },
+    });
     return { account_id: account.id, key: createApiKey(tx, keys, account.id, 'legacy').key };
   });
   mkdirSync(join(data_dir, 'kyc-documents', 'legacy'), { recursive: true, mode: 0o700 });
@@ -154,7 +225,17 @@ test('a data dir from before encryption: its plaintext webhook secret is sealed 
       aadhaar_masked: 'XXXX-XXXX-2346',
       pan_number: 'AAPFU0939F',
       gstin: null,
-      documents: [{ id: 'doc_legacy', kind: 'pan', filename: 'pan.pdf', content_type: 'application/pdf', size_bytes: PDF.length, sha256: createHash('sha256').update(PDF).digest('hex'), path }],
+      documents: [
+        {
+          id: 'doc_legacy',
+          kind: 'pan',
+          filename: 'pan.pdf',
+          content_type: 'application/pdf',
+          size_bytes: PDF.length,
+          sha256: createHash('sha256').update(PDF).digest('hex'),
+          path,
+        },
+      ],
       status: 'submitted',
       reason: null,
       submitted_at: new Date().toISOString(),
@@ -164,23 +245,47 @@ test('a data dir from before encryption: its plaintext webhook secret is sealed 
     tx.set('accounts', account_id, { ...tx.get('accounts', account_id)!, kyc_status: 'submitted' });
   });
   await store.close();
-  assert.ok(readFileSync(join(data_dir, 'state.jsonl'), 'utf8').includes(legacy_secret), 'the set-up really is plaintext');
+  assert.ok(
+    readFileSync(join(data_dir, 'state.jsonl'), 'utf8').includes(legacy_secret),
+    'the set-up really is plaintext',
+  );
 
-  let gw = await startPaymentsGateway(paymentsConfig(), { data_dir, env: { AIHUB_ENCRYPTION_KEY: '' } });
+  let gw = await startPaymentsGateway(paymentsConfig(), {
+    data_dir,
+    env: { AIHUB_ENCRYPTION_KEY: '' },
+  });
   try {
-    assert.equal((await request(`${gw.url}/api/webhook`, { headers: { 'x-api-key': key } })).body.data.secret_hint, `${legacy_secret.slice(0, 10)}…`);
-    assert.ok((await download(gw, account_id, 'doc_legacy')).equals(PDF), 'a plaintext document still opens');
+    assert.equal(
+      (await request(`${gw.url}/api/webhook`, { headers: { 'x-api-key': key } })).body.data
+        .secret_hint,
+      `${legacy_secret.slice(0, 10)}…`,
+    );
+    assert.ok(
+      (await download(gw, account_id, 'doc_legacy')).equals(PDF),
+      'a plaintext document still opens',
+    );
   } finally {
     await gw.stop();
   }
-  assert.ok(!readFileSync(join(data_dir, 'state.jsonl'), 'utf8').includes(legacy_secret), 'the checkpoint holds the secret sealed');
-  assert.ok(readFileSync(join(data_dir, path)).equals(PDF), 'documents are sealed by rotate-key, not behind the operator\'s back');
+  assert.ok(
+    !readFileSync(join(data_dir, 'state.jsonl'), 'utf8').includes(legacy_secret),
+    'the checkpoint holds the secret sealed',
+  );
+  assert.ok(
+    readFileSync(join(data_dir, path)).equals(PDF),
+    "documents are sealed by rotate-key, not behind the operator's back",
+  );
 
-  const rotated = await runCli(['rotate-key', '--data-dir', data_dir], { AIHUB_ENCRYPTION_KEY: '' });
+  const rotated = await runCli(['rotate-key', '--data-dir', data_dir], {
+    AIHUB_ENCRYPTION_KEY: '',
+  });
   assert.equal(rotated.code, 0, rotated.stderr);
   assert.equal(JSON.parse(rotated.stdout).documents_resealed, 1);
   assert.ok(!readFileSync(join(data_dir, path)).includes(Buffer.from('PAN of Asha Verma')));
-  gw = await startPaymentsGateway(paymentsConfig(), { data_dir, env: { AIHUB_ENCRYPTION_KEY: '' } });
+  gw = await startPaymentsGateway(paymentsConfig(), {
+    data_dir,
+    env: { AIHUB_ENCRYPTION_KEY: '' },
+  });
   try {
     assert.ok((await download(gw, account_id, 'doc_legacy')).equals(PDF));
   } finally {

@@ -2,7 +2,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { admin, createFundedAccount, request, runCli, runVerify, startGateway, tempDir, waitForOutput } from './helpers.ts';
+import {
+  admin,
+  createFundedAccount,
+  request,
+  runCli,
+  runVerify,
+  startGateway,
+  tempDir,
+  waitForOutput,
+} from './helpers.ts';
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -18,7 +27,13 @@ test('account → key → credit: the balance equals the credit, also after a re
     const created = await api.post('/admin/accounts', { email: 'Dev@Example.com', name: 'Dev' });
     assert.equal(created.status, 201);
     assert.equal(created.body.email, 'dev@example.com');
-    assert.deepEqual(created.body.services, { ai: true, recharge: false, dmt: false, pan: false, bills: false });
+    assert.deepEqual(created.body.services, {
+      ai: true,
+      recharge: false,
+      dmt: false,
+      pan: false,
+      bills: false,
+    });
     assert.equal(created.body.kyc_status, 'none');
     const id = created.body.id;
 
@@ -27,13 +42,18 @@ test('account → key → credit: the balance equals the credit, also after a re
     assert.match(key.body.key, /^sk-aihub-[A-Za-z0-9_-]{43}$/);
     assert.equal(key.body.prefix, key.body.key.slice(0, 13));
 
-    const credit = await api.post(`/admin/accounts/${id}/credit`, { amount: 250.75, reference: 'bank-001' });
+    const credit = await api.post(`/admin/accounts/${id}/credit`, {
+      amount: 250.75,
+      reference: 'bank-001',
+    });
     assert.equal(credit.status, 200);
     assert.equal(credit.body.balance, 250.75);
 
     const shown = await api.get(`/admin/accounts/${id}`);
     assert.equal(shown.body.balance, 250.75);
-    const wallet = await request(`${gateway.url}/api/wallet/balance`, { headers: { 'x-api-key': key.body.key } });
+    const wallet = await request(`${gateway.url}/api/wallet/balance`, {
+      headers: { 'x-api-key': key.body.key },
+    });
     assert.deepEqual(wallet.body, { status: true, data: { balance: 250.75, currency: 'INR' } });
 
     assert.equal(await gateway.stop(), 0, 'SIGTERM exits 0');
@@ -41,7 +61,9 @@ test('account → key → credit: the balance equals the credit, also after a re
     try {
       const after = await admin(again).get(`/admin/accounts/${id}`);
       assert.equal(after.body.balance, 250.75);
-      const bearer = await request(`${again.url}/api/wallet/balance`, { headers: { authorization: `Bearer ${key.body.key}` } });
+      const bearer = await request(`${again.url}/api/wallet/balance`, {
+        headers: { authorization: `Bearer ${key.body.key}` },
+      });
       assert.equal(bearer.body.data.balance, 250.75);
     } finally {
       await again.stop();
@@ -58,17 +80,28 @@ test('the same credit reference twice credits once; another amount under it is a
   try {
     const api = admin(gateway);
     const { account_id } = await createFundedAccount(gateway);
-    const first = await api.post(`/admin/accounts/${account_id}/credit`, { amount: 10, reference: 'ref-1' });
-    const second = await api.post(`/admin/accounts/${account_id}/credit`, { amount: 10, reference: 'ref-1' });
+    const first = await api.post(`/admin/accounts/${account_id}/credit`, {
+      amount: 10,
+      reference: 'ref-1',
+    });
+    const second = await api.post(`/admin/accounts/${account_id}/credit`, {
+      amount: 10,
+      reference: 'ref-1',
+    });
     assert.equal(first.body.balance, 10);
     assert.equal(second.status, 200);
     assert.equal(second.body.balance, 10);
     assert.equal(second.body.duplicate, true);
-    const other = await api.post(`/admin/accounts/${account_id}/credit`, { amount: 11, reference: 'ref-1' });
+    const other = await api.post(`/admin/accounts/${account_id}/credit`, {
+      amount: 11,
+      reference: 'ref-1',
+    });
     assert.equal(other.status, 409);
     assert.equal(other.body.error.param, 'reference');
     const parallel = await Promise.all(
-      Array.from({ length: 20 }, () => api.post(`/admin/accounts/${account_id}/credit`, { amount: 1.5, reference: 'ref-par' })),
+      Array.from({ length: 20 }, () =>
+        api.post(`/admin/accounts/${account_id}/credit`, { amount: 1.5, reference: 'ref-par' }),
+      ),
     );
     assert.ok(parallel.every((reply) => reply.status === 200));
     assert.equal((await api.get(`/admin/accounts/${account_id}`)).body.balance, 11.5);
@@ -81,16 +114,24 @@ test('a revoked key is refused at once; keys work as Bearer and x-api-key in any
   const gateway = await startGateway();
   try {
     const { key, key_id } = await createFundedAccount(gateway, 5);
-    for (const headers of [{ authorization: `Bearer ${key}` }, { 'x-api-key': key }, { 'X-API-KEY': key }] as Array<Record<string, string>>) {
+    for (const headers of [
+      { authorization: `Bearer ${key}` },
+      { 'x-api-key': key },
+      { 'X-API-KEY': key },
+    ] as Array<Record<string, string>>) {
       assert.equal((await request(`${gateway.url}/api/wallet/balance`, { headers })).status, 200);
     }
     assert.equal((await admin(gateway).del(`/admin/keys/${key_id}`)).status, 204);
-    const refused = await request(`${gateway.url}/api/wallet/balance`, { headers: { 'x-api-key': key } });
+    const refused = await request(`${gateway.url}/api/wallet/balance`, {
+      headers: { 'x-api-key': key },
+    });
     assert.equal(refused.status, 401);
     assert.equal(refused.body.status, false);
     assert.equal(refused.body.error.code, 'invalid_api_key');
     assert.match(refused.body.message, /revoked/);
-    const unknown = await request(`${gateway.url}/api/wallet/balance`, { headers: { 'x-api-key': 'sk-aihub-nope' } });
+    const unknown = await request(`${gateway.url}/api/wallet/balance`, {
+      headers: { 'x-api-key': 'sk-aihub-nope' },
+    });
     assert.equal(unknown.status, 401);
     const none = await request(`${gateway.url}/api/wallet/balance`);
     assert.equal(none.status, 401);
@@ -105,7 +146,12 @@ test('the admin API holds an account to 50 active keys, as the dashboard does; a
   try {
     const api = admin(gateway);
     const { account_id, key_id } = await createFundedAccount(gateway);
-    for (let i = 2; i <= 50; i++) assert.equal((await api.post(`/admin/accounts/${account_id}/keys`, { name: `k${i}` })).status, 201, `key ${i}`);
+    for (let i = 2; i <= 50; i++)
+      assert.equal(
+        (await api.post(`/admin/accounts/${account_id}/keys`, { name: `k${i}` })).status,
+        201,
+        `key ${i}`,
+      );
     const refused = await api.post(`/admin/accounts/${account_id}/keys`, { name: 'k51' });
     assert.equal(refused.status, 409);
     assert.equal(refused.body.error.code, 'too_many_keys');
@@ -114,8 +160,14 @@ test('the admin API holds an account to 50 active keys, as the dashboard does; a
     const listed = await api.get(`/admin/accounts/${account_id}`);
     assert.equal(listed.body.keys.length, 50, 'the refused key was not created');
     assert.equal((await api.del(`/admin/keys/${key_id}`)).status, 204);
-    assert.equal((await api.post(`/admin/accounts/${account_id}/keys`, { name: 'k51' })).status, 201);
-    assert.equal((await api.post(`/admin/accounts/${account_id}/keys`, { name: 'k52' })).status, 409);
+    assert.equal(
+      (await api.post(`/admin/accounts/${account_id}/keys`, { name: 'k51' })).status,
+      201,
+    );
+    assert.equal(
+      (await api.post(`/admin/accounts/${account_id}/keys`, { name: 'k52' })).status,
+      409,
+    );
     const other = await createFundedAccount(gateway);
     assert.ok(other.key, 'the limit is per account');
   } finally {
@@ -138,7 +190,8 @@ test('no file in the data dir contains a plaintext key or the admin token', asyn
     const text = readFileSync(file, 'utf8');
     for (const secret of secrets) assert.ok(!text.includes(secret), `${file} contains a secret`);
   }
-  for (const line of gateway.output) for (const secret of secrets) assert.ok(!line.includes(secret), 'a log line contains a secret');
+  for (const line of gateway.output)
+    for (const secret of secrets) assert.ok(!line.includes(secret), 'a log line contains a secret');
 });
 
 test('a generated admin token is printed once, stored only as a hash, and works after a restart', async () => {
@@ -152,9 +205,17 @@ test('a generated admin token is printed once, stored only as a hash, and works 
   const second = await startGateway({ data_dir, admin_token: null });
   try {
     assert.ok(!second.output.some((line) => line.includes('admin token')), 'printed only once');
-    const ok = await request(`${second.url}/admin/accounts`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: { email: 'a@b.co' } });
+    const ok = await request(`${second.url}/admin/accounts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: { email: 'a@b.co' },
+    });
     assert.equal(ok.status, 201);
-    const wrong = await request(`${second.url}/admin/accounts`, { method: 'POST', headers: { authorization: `Bearer ${token}x` }, body: { email: 'c@b.co' } });
+    const wrong = await request(`${second.url}/admin/accounts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}x` },
+      body: { email: 'c@b.co' },
+    });
     assert.equal(wrong.status, 401);
   } finally {
     await second.stop();
@@ -164,9 +225,14 @@ test('a generated admin token is printed once, stored only as a hash, and works 
 test('a second gateway on the same data dir refuses to start and names the first', async () => {
   const gateway = await startGateway();
   try {
-    const second = await runCli(['--port', '0', '--data-dir', gateway.data_dir], { AIHUB_ADMIN_TOKEN: 'a-second-admin-token-that-is-long-enough' });
+    const second = await runCli(['--port', '0', '--data-dir', gateway.data_dir], {
+      AIHUB_ADMIN_TOKEN: 'a-second-admin-token-that-is-long-enough',
+    });
     assert.notEqual(second.code, 0);
-    assert.match(second.stderr, new RegExp(`in use by another AIHub gateway \\(pid ${gateway.proc.pid}`));
+    assert.match(
+      second.stderr,
+      new RegExp(`in use by another AIHub gateway \\(pid ${gateway.proc.pid}`),
+    );
     assert.equal(second.stderr.trim().split('\n').length, 1, 'one line');
   } finally {
     await gateway.stop();
@@ -196,14 +262,29 @@ test('GET /healthz, /metrics, x-request-id on every response, one JSON log line 
     assert.equal(missing.status, 404);
     assert.ok(missing.headers.get('x-request-id'));
     const metrics = await request(`${gateway.url}/metrics`);
-    assert.match(String(metrics.body), /aihub_http_requests_total\{surface="healthz",status="200"\} 1/);
+    assert.match(
+      String(metrics.body),
+      /aihub_http_requests_total\{surface="healthz",status="200"\} 1/,
+    );
     const { account_id } = await createFundedAccount(gateway, 1);
-    const credit = JSON.parse(await waitForOutput(gateway, (line) => line.includes('"msg":"request"') && line.includes('"route":"/admin/accounts/:id/credit"'), 'for the credit request'));
-    const logged = gateway.output.filter((line) => line.includes('"msg":"request"')).map((line) => JSON.parse(line));
+    const credit = JSON.parse(
+      await waitForOutput(
+        gateway,
+        (line) =>
+          line.includes('"msg":"request"') && line.includes('"route":"/admin/accounts/:id/credit"'),
+        'for the credit request',
+      ),
+    );
+    const logged = gateway.output
+      .filter((line) => line.includes('"msg":"request"'))
+      .map((line) => JSON.parse(line));
     assert.equal(typeof credit.request_id, 'string');
     assert.equal(credit.status, 200);
     assert.equal(typeof credit.duration_ms, 'number');
-    assert.ok(!JSON.stringify(logged).includes(account_id) || credit.route.includes(':id'), 'routes are logged as patterns');
+    assert.ok(
+      !JSON.stringify(logged).includes(account_id) || credit.route.includes(':id'),
+      'routes are logged as patterns',
+    );
   } finally {
     await gateway.stop();
   }
@@ -222,9 +303,22 @@ test('GET /openapi.json is an OpenAPI 3.1 document generated from the validating
     assert.equal(create.requestBody.content['application/json'].schema.additionalProperties, false);
     assert.ok(create.responses['201'] && create.responses['409'] && create.responses['401']);
     const credit = doc.paths['/admin/accounts/{id}/credit'].post;
-    assert.deepEqual(credit.parameters.map((p: { name: string }) => p.name), ['id']);
-    assert.equal(credit.requestBody.content['application/json'].schema.properties.amount.type, 'number');
-    for (const path of ['/v1/chat/completions', '/v1/models', '/v1/balance', '/api/recharge', '/api/dmt/transact', '/api/pan-find']) {
+    assert.deepEqual(
+      credit.parameters.map((p: { name: string }) => p.name),
+      ['id'],
+    );
+    assert.equal(
+      credit.requestBody.content['application/json'].schema.properties.amount.type,
+      'number',
+    );
+    for (const path of [
+      '/v1/chat/completions',
+      '/v1/models',
+      '/v1/balance',
+      '/api/recharge',
+      '/api/dmt/transact',
+      '/api/pan-find',
+    ]) {
       assert.ok(doc.paths[path], `${path} is documented`);
     }
   } finally {

@@ -9,14 +9,31 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { admin, request, runVerify, type Gateway } from './helpers.js';
-import { addBeneficiary, onboard, paymentsConfig, startPaymentsGateway, verifiedRemitter } from '../support/payments-helpers.js';
+import {
+  addBeneficiary,
+  onboard,
+  paymentsConfig,
+  startPaymentsGateway,
+  verifiedRemitter,
+} from '../support/payments-helpers.js';
 import { routeTable, type Route } from '../support/route-table.js';
 
 const BAD_ESCAPES = ['%E0%A4%A', '%', '%zz', '%C0%AF', '%FF%FE'];
 const PROTOTYPE_NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty'];
 
 /** Path parameter values besides the real one. */
-const PATH_VALUES = [...PROTOTYPE_NAMES, ...BAD_ESCAPES, 'a'.repeat(3_000), '..%2F..%2Fetc%2Fpasswd', encodeURIComponent('ü😀\u0000'), '-1', '1e308', 'NaN', '%00', '%2E%2E'];
+const PATH_VALUES = [
+  ...PROTOTYPE_NAMES,
+  ...BAD_ESCAPES,
+  'a'.repeat(3_000),
+  '..%2F..%2Fetc%2Fpasswd',
+  encodeURIComponent('ü😀\u0000'),
+  '-1',
+  '1e308',
+  'NaN',
+  '%00',
+  '%2E%2E',
+];
 
 const QUERIES = [
   'page=-1&limit=1e308',
@@ -83,7 +100,19 @@ const BAD_VALUES: unknown[] = [
 ];
 
 /** Form values for the dashboard's forms (urlencoded strings). */
-const BAD_FORM_VALUES = ['', 'x'.repeat(10_000), '1e308', 'NaN', '-1', '10.001', '-0.01', '__proto__', '%E0%A4%A', '\u0000', '١٢٣'];
+const BAD_FORM_VALUES = [
+  '',
+  'x'.repeat(10_000),
+  '1e308',
+  'NaN',
+  '-1',
+  '10.001',
+  '-0.01',
+  '__proto__',
+  '%E0%A4%A',
+  '\u0000',
+  '١٢٣',
+];
 
 interface Ids {
   account: string;
@@ -112,7 +141,11 @@ function fill(route: Route, value: (name: string) => string): string {
 /** Valid JSON bodies by route, with real ids; each field is then fuzzed. */
 function jsonBaselines(ids: Ids): Record<string, Record<string, unknown>> {
   return {
-    'POST /v1/chat/completions': { model: 'service-ai-lite', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 },
+    'POST /v1/chat/completions': {
+      model: 'service-ai-lite',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 5,
+    },
     'POST /admin/accounts': { email: 'fuzz-admin-created@example.com', name: 'Fuzz' },
     'POST /admin/accounts/:id/keys': { name: 'fuzz' },
     'POST /admin/accounts/:id/credit': { amount: 10, reference: 'fuzz-credit' },
@@ -122,14 +155,33 @@ function jsonBaselines(ids: Ids): Record<string, Record<string, unknown>> {
     'POST /admin/accounts/:id/services': { recharge: true, dmt: true },
     'PUT /admin/accounts/:id/ip-whitelist': { ips: ['127.0.0.1', '::1', '::ffff:127.0.0.1/128'] },
     'POST /admin/transactions/:txnId/recheck': {},
-    'POST /api/register': { email: 'fuzz-register@example.com', password: 'correct horse battery', name: 'Fuzz' },
-    'POST /api/kyc': { name: 'Asha Verma', aadhaar_number: '2341 2341 2346', pan_number: 'AAPFU0939F', gstin: '27AAPFU0939F1ZV' },
+    'POST /api/register': {
+      email: 'fuzz-register@example.com',
+      password: 'correct horse battery',
+      name: 'Fuzz',
+    },
+    'POST /api/kyc': {
+      name: 'Asha Verma',
+      aadhaar_number: '2341 2341 2346',
+      pan_number: 'AAPFU0939F',
+      gstin: '27AAPFU0939F1ZV',
+    },
     'POST /api/recharge': { operator_id: 1, number: '9876543210', amount: 10 },
     'POST /api/dmt/remitter': { mobile: '9876500077', name: 'Ravi Kumar' },
     'POST /api/dmt/remitter/verify': { mobile: '9876500077', otp: '123456' },
-    'POST /api/dmt/beneficiary': { mobile: ids.mobile, name: 'Sunita Rao', account_number: '223456789099', ifsc: 'SBIN0001234' },
+    'POST /api/dmt/beneficiary': {
+      mobile: ids.mobile,
+      name: 'Sunita Rao',
+      account_number: '223456789099',
+      ifsc: 'SBIN0001234',
+    },
     'POST /api/dmt/beneficiary/:bene_id/verify': {},
-    'POST /api/dmt/transact': { mobile: ids.mobile, bene_id: ids.bene, amount: 100, txn_type: 'IMPS' },
+    'POST /api/dmt/transact': {
+      mobile: ids.mobile,
+      bene_id: ids.bene,
+      amount: 100,
+      txn_type: 'IMPS',
+    },
     'POST /api/pan-find': { pan_number: 'AAPFU0939F' },
     'POST /api/bills/fetch': { biller_id: 'BESCOM', consumer_number: '1234567890' },
     'POST /api/bills/pay': { biller_id: 'BESCOM', consumer_number: '1234567890', amount: 100 },
@@ -139,7 +191,12 @@ function jsonBaselines(ids: Ids): Record<string, Record<string, unknown>> {
 
 /** Valid form fields by dashboard route (the CSRF token is added); each field is then fuzzed. */
 const FORM_BASELINES: Record<string, Record<string, string>> = {
-  'POST /signup': { name: 'Fuzz', email: 'fuzz-signup@example.com', password: 'correct horse battery', password_confirm: 'correct horse battery' },
+  'POST /signup': {
+    name: 'Fuzz',
+    email: 'fuzz-signup@example.com',
+    password: 'correct horse battery',
+    password_confirm: 'correct horse battery',
+  },
   'POST /login': { email: 'fuzz-register@example.com', password: 'wrong password' },
   'POST /api-keys': { name: 'fuzz' },
   'POST /wallet/top-up': { amount: '100', nonce: 'fuzzfuzzfuzzfuzz0001' },
@@ -157,7 +214,16 @@ const FORM_BASELINES: Record<string, Record<string, string>> = {
 /** Routes whose valid-CSRF forms would end the fuzzer's own sessions: fuzzed without a valid token only. */
 const SESSION_ENDING = new Set(['POST /logout', 'POST /admin/logout']);
 
-const isDashboard = (path: string) => !path.startsWith('/v1/') && !path.startsWith('/api/') && !(path.startsWith('/admin/') && !path.startsWith('/admin/console') && !path.startsWith('/admin/login') && !path.startsWith('/admin/logout')) && path !== '/admin';
+const isDashboard = (path: string) =>
+  !path.startsWith('/v1/') &&
+  !path.startsWith('/api/') &&
+  !(
+    path.startsWith('/admin/') &&
+    !path.startsWith('/admin/console') &&
+    !path.startsWith('/admin/login') &&
+    !path.startsWith('/admin/logout')
+  ) &&
+  path !== '/admin';
 
 class Jar {
   readonly cookies = new Map<string, string>();
@@ -183,30 +249,75 @@ let user_csrf = '';
 let admin_csrf = '';
 
 before(async () => {
-  gateway = await startPaymentsGateway({ ...paymentsConfig(), chat: { rate_limit: { requests_per_minute: 1_000_000 } } });
+  gateway = await startPaymentsGateway({
+    ...paymentsConfig(),
+    chat: { rate_limit: { requests_per_minute: 1_000_000 } },
+  });
   const api = admin(gateway);
   // The fuzzing account: registered with a password (for the dashboard), every service on, funded.
-  const registered = await request(`${gateway.url}/api/register`, { body: { email: 'fuzzer@example.com', password: 'correct horse battery', name: 'Fuzzer' } });
+  const registered = await request(`${gateway.url}/api/register`, {
+    body: { email: 'fuzzer@example.com', password: 'correct horse battery', name: 'Fuzzer' },
+  });
   assert.equal(registered.status, 201, JSON.stringify(registered.body));
   const { api_key: key, account_id } = registered.body.data;
   user = { key, headers: { 'x-api-key': key } };
-  assert.equal((await request(`${gateway.url}/api/kyc`, { headers: user.headers, body: { name: 'Asha Verma', aadhaar_number: '2341 2341 2346', pan_number: 'AAPFU0939F' } })).status, 200);
+  assert.equal(
+    (
+      await request(`${gateway.url}/api/kyc`, {
+        headers: user.headers,
+        body: { name: 'Asha Verma', aadhaar_number: '2341 2341 2346', pan_number: 'AAPFU0939F' },
+      })
+    ).status,
+    200,
+  );
   assert.equal((await api.post(`/admin/kyc/${account_id}/approve`, {})).status, 200);
-  assert.equal((await api.post(`/admin/accounts/${account_id}/services`, { recharge: true, dmt: true, pan: true, bills: true })).status, 200);
-  assert.equal((await api.post(`/admin/accounts/${account_id}/credit`, { amount: 1_000_000, reference: 'fuzz-funds' })).status, 200);
+  assert.equal(
+    (
+      await api.post(`/admin/accounts/${account_id}/services`, {
+        recharge: true,
+        dmt: true,
+        pan: true,
+        bills: true,
+      })
+    ).status,
+    200,
+  );
+  assert.equal(
+    (
+      await api.post(`/admin/accounts/${account_id}/credit`, {
+        amount: 1_000_000,
+        reference: 'fuzz-funds',
+      })
+    ).status,
+    200,
+  );
   const mobile = '9876500066';
   await verifiedRemitter(gateway, user.headers, mobile);
   const bene = await addBeneficiary(gateway, user.headers, mobile, '223456789012');
-  const recharge = await request(`${gateway.url}/api/recharge`, { headers: user.headers, body: { operator_id: 1, number: '9876543210', amount: 10 } });
+  const recharge = await request(`${gateway.url}/api/recharge`, {
+    headers: user.headers,
+    body: { operator_id: 1, number: '9876543210', amount: 10 },
+  });
   assert.equal(recharge.status, 200);
   // A second account for the admin routes that change an account (status, keys, services).
   const target = await onboard(gateway, 100, { recharge: true });
-  const target_key = await api.post(`/admin/accounts/${target.account_id}/keys`, { name: 'to revoke' });
-  ids = { account: target.account_id, key: target_key.body.id, txn: recharge.body.txn_id, mobile, bene };
+  const target_key = await api.post(`/admin/accounts/${target.account_id}/keys`, {
+    name: 'to revoke',
+  });
+  ids = {
+    account: target.account_id,
+    key: target_key.body.id,
+    txn: recharge.body.txn_id,
+    mobile,
+    bene,
+  };
 
   // Dashboard sessions: the user's and the admin console's, with their CSRF tokens.
   const form = async (path: string, fields: Record<string, string>) => {
-    const page = await fetch(`${gateway.url}${path}`, { headers: { cookie: jar.header() }, redirect: 'manual' });
+    const page = await fetch(`${gateway.url}${path}`, {
+      headers: { cookie: jar.header() },
+      redirect: 'manual',
+    });
     jar.take(page);
     const csrf = csrfOf(await page.text());
     assert.ok(csrf, `a CSRF token on ${path}`);
@@ -222,7 +333,10 @@ before(async () => {
   await form('/login', { email: 'fuzzer@example.com', password: 'correct horse battery' });
   await form('/admin/login', { token: gateway.admin_token });
   const token = async (path: string) => {
-    const page = await fetch(`${gateway.url}${path}`, { headers: { cookie: jar.header() }, redirect: 'manual' });
+    const page = await fetch(`${gateway.url}${path}`, {
+      headers: { cookie: jar.header() },
+      redirect: 'manual',
+    });
     assert.equal(page.status, 200, path);
     return csrfOf(await page.text())!;
   };
@@ -232,97 +346,169 @@ before(async () => {
 });
 
 after(async () => {
-  if (gateway.proc.exitCode === null && gateway.proc.signalCode === null) await gateway.stop('SIGKILL');
+  if (gateway.proc.exitCode === null && gateway.proc.signalCode === null)
+    await gateway.stop('SIGKILL');
 });
 
-test('fuzz: every route of the route table with a fixed corpus: no 5xx, the process alive, verify passes', { timeout: 900_000 }, async (t) => {
-  const routes = await routeTable();
-  assert.ok(routes.length >= 80, `the route table has ${routes.length} routes`);
-  const baselines = jsonBaselines(ids);
-  const failures: string[] = [];
-  const by_class = new Map<string, number>();
-  let sent = 0;
+test(
+  'fuzz: every route of the route table with a fixed corpus: no 5xx, the process alive, verify passes',
+  { timeout: 900_000 },
+  async (t) => {
+    const routes = await routeTable();
+    assert.ok(routes.length >= 80, `the route table has ${routes.length} routes`);
+    const baselines = jsonBaselines(ids);
+    const failures: string[] = [];
+    const by_class = new Map<string, number>();
+    let sent = 0;
 
-  const send = async (method: string, path: string, body?: string | Buffer, content_type?: string) => {
-    const headers: Record<string, string> = { cookie: jar.header() };
-    if (path.startsWith('/v1/')) headers.authorization = `Bearer ${user.key}`;
-    else if (path.startsWith('/api/')) headers['x-api-key'] = user.key;
-    else if (path.startsWith('/admin/')) headers.authorization = `Bearer ${gateway.admin_token}`;
-    if (content_type) headers['content-type'] = content_type;
-    sent++;
-    let status: number;
-    let text = '';
-    try {
-      const response = await fetch(`${gateway.url}${path}`, { method, headers, body: method === 'GET' || method === 'HEAD' || body === undefined ? undefined : typeof body === 'string' ? body : new Blob([new Uint8Array(body)]), redirect: 'manual', signal: AbortSignal.timeout(30_000) });
-      status = response.status;
-      text = await response.text();
-    } catch (error) {
-      failures.push(`${method} ${path.slice(0, 120)}: no answer (${(error as Error).message}); body ${String(body ?? '').slice(0, 80)}`);
-      return;
-    }
-    const cls = `${Math.floor(status / 100)}xx`;
-    by_class.set(cls, (by_class.get(cls) ?? 0) + 1);
-    if (status >= 500) failures.push(`${method} ${path.slice(0, 120)} → ${status} ${text.slice(0, 200)}; body ${String(body ?? '').slice(0, 120)}`);
-  };
-
-  for (const route of routes) {
-    const key = `${route.method} ${route.path}`;
-    const real_path = fill(route, (name) => realParam(route, name, ids));
-    const dashboard = isDashboard(route.path);
-    // Paths: each parameter in turn takes each bad value, the others their real ones.
-    for (const [name] of route.path.matchAll(/:([A-Za-z_]+)/g)) {
-      for (const value of PATH_VALUES) {
-        const path = fill(route, (param) => (`:${param}` === name ? value : realParam(route, param, ids)));
-        await send(route.method, path, route.method === 'GET' ? undefined : '{}', 'application/json');
+    const send = async (
+      method: string,
+      path: string,
+      body?: string | Buffer,
+      content_type?: string,
+    ) => {
+      const headers: Record<string, string> = { cookie: jar.header() };
+      if (path.startsWith('/v1/')) headers.authorization = `Bearer ${user.key}`;
+      else if (path.startsWith('/api/')) headers['x-api-key'] = user.key;
+      else if (path.startsWith('/admin/')) headers.authorization = `Bearer ${gateway.admin_token}`;
+      if (content_type) headers['content-type'] = content_type;
+      sent++;
+      let status: number;
+      let text = '';
+      try {
+        const response = await fetch(`${gateway.url}${path}`, {
+          method,
+          headers,
+          body:
+            method === 'GET' || method === 'HEAD' || body === undefined
+              ? undefined
+              : typeof body === 'string'
+                ? body
+                : new Blob([new Uint8Array(body)]),
+          redirect: 'manual',
+          signal: AbortSignal.timeout(30_000),
+        });
+        status = response.status;
+        text = await response.text();
+      } catch (error) {
+        failures.push(
+          `${method} ${path.slice(0, 120)}: no answer (${(error as Error).message}); body ${String(body ?? '').slice(0, 80)}`,
+        );
+        return;
       }
-    }
-    // Queries.
-    if (route.method === 'GET') {
-      for (const query of QUERIES) await send('GET', `${real_path}?${query}`);
-      await send('GET', `${real_path}/${BAD_ESCAPES[0]}`);
-      continue;
-    }
-    if (dashboard) {
-      // Forms: without a token, with a forged one, with prototype keys and too many fields;
-      // then each field of a valid form (with the real token) set to each bad value.
-      const csrf = route.path.startsWith('/admin') ? admin_csrf : user_csrf;
-      const form = 'application/x-www-form-urlencoded';
-      await send(route.method, real_path, '', form);
-      await send(route.method, real_path, '_csrf=forged&a=b', form);
-      await send(route.method, real_path, '_csrf[]=x&_csrf[]=y', form);
-      await send(route.method, real_path, `__proto__=x&constructor=y&toString=z&_csrf=${SESSION_ENDING.has(key) ? 'forged' : csrf}`, form);
-      await send(route.method, real_path, Array.from({ length: 300 }, (_, i) => `f${i}=${i}`).join('&'), form);
-      await send(route.method, real_path, `_csrf=${csrf}&x=${BAD_ESCAPES[0]}%`, form);
-      for (const raw of RAW_BODIES.slice(0, 6)) await send(route.method, real_path, raw, 'application/json');
-      const baseline = FORM_BASELINES[key];
-      if (baseline && !SESSION_ENDING.has(key)) {
-        for (const field of Object.keys(baseline)) {
-          for (const value of BAD_FORM_VALUES) {
-            await send(route.method, real_path, new URLSearchParams({ ...baseline, [field]: value, _csrf: csrf }).toString(), form);
-          }
+      const cls = `${Math.floor(status / 100)}xx`;
+      by_class.set(cls, (by_class.get(cls) ?? 0) + 1);
+      if (status >= 500)
+        failures.push(
+          `${method} ${path.slice(0, 120)} → ${status} ${text.slice(0, 200)}; body ${String(body ?? '').slice(0, 120)}`,
+        );
+    };
+
+    for (const route of routes) {
+      const key = `${route.method} ${route.path}`;
+      const real_path = fill(route, (name) => realParam(route, name, ids));
+      const dashboard = isDashboard(route.path);
+      // Paths: each parameter in turn takes each bad value, the others their real ones.
+      for (const [name] of route.path.matchAll(/:([A-Za-z_]+)/g)) {
+        for (const value of PATH_VALUES) {
+          const path = fill(route, (param) =>
+            `:${param}` === name ? value : realParam(route, param, ids),
+          );
+          await send(
+            route.method,
+            path,
+            route.method === 'GET' ? undefined : '{}',
+            'application/json',
+          );
         }
       }
-      continue;
-    }
-    // JSON surfaces: raw bodies, other content types, then each field of a valid body set to each bad value.
-    for (const raw of RAW_BODIES) await send(route.method, real_path, raw, 'application/json');
-    await send(route.method, real_path, '{}', 'text/plain');
-    await send(route.method, real_path, '{}', 'application/json; charset=utf-16');
-    await send(route.method, real_path, '--x\r\nContent-Disposition: form-data; name="__proto__"\r\n\r\nx\r\n--x--\r\n', 'multipart/form-data; boundary=x');
-    const baseline = baselines[key];
-    if (baseline) {
-      for (const field of Object.keys(baseline)) {
-        for (const value of BAD_VALUES) await send(route.method, real_path, JSON.stringify({ ...baseline, [field]: value }), 'application/json');
-        await send(route.method, real_path, JSON.stringify(Object.fromEntries(Object.entries(baseline).filter(([name]) => name !== field))), 'application/json');
+      // Queries.
+      if (route.method === 'GET') {
+        for (const query of QUERIES) await send('GET', `${real_path}?${query}`);
+        await send('GET', `${real_path}/${BAD_ESCAPES[0]}`);
+        continue;
       }
+      if (dashboard) {
+        // Forms: without a token, with a forged one, with prototype keys and too many fields;
+        // then each field of a valid form (with the real token) set to each bad value.
+        const csrf = route.path.startsWith('/admin') ? admin_csrf : user_csrf;
+        const form = 'application/x-www-form-urlencoded';
+        await send(route.method, real_path, '', form);
+        await send(route.method, real_path, '_csrf=forged&a=b', form);
+        await send(route.method, real_path, '_csrf[]=x&_csrf[]=y', form);
+        await send(
+          route.method,
+          real_path,
+          `__proto__=x&constructor=y&toString=z&_csrf=${SESSION_ENDING.has(key) ? 'forged' : csrf}`,
+          form,
+        );
+        await send(
+          route.method,
+          real_path,
+          Array.from({ length: 300 }, (_, i) => `f${i}=${i}`).join('&'),
+          form,
+        );
+        await send(route.method, real_path, `_csrf=${csrf}&x=${BAD_ESCAPES[0]}%`, form);
+        for (const raw of RAW_BODIES.slice(0, 6))
+          await send(route.method, real_path, raw, 'application/json');
+        const baseline = FORM_BASELINES[key];
+        if (baseline && !SESSION_ENDING.has(key)) {
+          for (const field of Object.keys(baseline)) {
+            for (const value of BAD_FORM_VALUES) {
+              await send(
+                route.method,
+                real_path,
+                new URLSearchParams({ ...baseline, [field]: value, _csrf: csrf }).toString(),
+                form,
+              );
+            }
+          }
+        }
+        continue;
+      }
+      // JSON surfaces: raw bodies, other content types, then each field of a valid body set to each bad value.
+      for (const raw of RAW_BODIES) await send(route.method, real_path, raw, 'application/json');
+      await send(route.method, real_path, '{}', 'text/plain');
+      await send(route.method, real_path, '{}', 'application/json; charset=utf-16');
+      await send(
+        route.method,
+        real_path,
+        '--x\r\nContent-Disposition: form-data; name="__proto__"\r\n\r\nx\r\n--x--\r\n',
+        'multipart/form-data; boundary=x',
+      );
+      const baseline = baselines[key];
+      if (baseline) {
+        for (const field of Object.keys(baseline)) {
+          for (const value of BAD_VALUES)
+            await send(
+              route.method,
+              real_path,
+              JSON.stringify({ ...baseline, [field]: value }),
+              'application/json',
+            );
+          await send(
+            route.method,
+            real_path,
+            JSON.stringify(
+              Object.fromEntries(Object.entries(baseline).filter(([name]) => name !== field)),
+            ),
+            'application/json',
+          );
+        }
+      }
+      assert.equal(gateway.proc.exitCode, null, `the gateway is alive after ${key}`);
     }
-    assert.equal(gateway.proc.exitCode, null, `the gateway is alive after ${key}`);
-  }
 
-  t.diagnostic(`${routes.length} routes, ${sent} requests: ${[...by_class].sort().map(([cls, n]) => `${n} × ${cls}`).join(', ')}`);
-  assert.deepEqual(failures, [], `${failures.length} answers were 5xx or missing`);
-  assert.equal((await request(`${gateway.url}/healthz`)).status, 200, 'alive at the end');
-  assert.equal(await gateway.stop(), 0, 'a clean stop');
-  const verify = await runVerify(gateway.data_dir);
-  assert.equal(verify.code, 0, verify.stdout + verify.stderr);
-});
+    t.diagnostic(
+      `${routes.length} routes, ${sent} requests: ${[...by_class]
+        .sort()
+        .map(([cls, n]) => `${n} × ${cls}`)
+        .join(', ')}`,
+    );
+    assert.deepEqual(failures, [], `${failures.length} answers were 5xx or missing`);
+    assert.equal((await request(`${gateway.url}/healthz`)).status, 200, 'alive at the end');
+    assert.equal(await gateway.stop(), 0, 'a clean stop');
+    const verify = await runVerify(gateway.data_dir);
+    assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+  },
+);

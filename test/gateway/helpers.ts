@@ -41,10 +41,20 @@ export function tempDir(prefix = 'aihub-test-'): string {
  * 6,000 requests a minute unless the section says otherwise; `SCRIPTED_KEY` is set for
  * engines that name it as their `api_key_env`.
  */
-export async function startGatewayWithChat(chat: Record<string, unknown>, options: StartOptions = {}): Promise<Gateway> {
+export async function startGatewayWithChat(
+  chat: Record<string, unknown>,
+  options: StartOptions = {},
+): Promise<Gateway> {
   const config = join(tempDir('aihub-chat-config-'), 'config.json');
-  writeFileSync(config, JSON.stringify({ chat: { rate_limit: { requests_per_minute: 6000 }, ...chat } }));
-  return startGateway({ ...options, args: ['--config', config, ...(options.args ?? [])], env: { SCRIPTED_KEY: 'sk-scripted', ...options.env } });
+  writeFileSync(
+    config,
+    JSON.stringify({ chat: { rate_limit: { requests_per_minute: 6000 }, ...chat } }),
+  );
+  return startGateway({
+    ...options,
+    args: ['--config', config, ...(options.args ?? [])],
+    env: { SCRIPTED_KEY: 'sk-scripted', ...options.env },
+  });
 }
 
 export interface StartOptions {
@@ -81,8 +91,13 @@ export function testDatabaseFor(data_dir: string): Promise<string> | undefined {
   return database;
 }
 
-async function databaseArgs(options: StartOptions, data_dir: string): Promise<{ url?: string; args: string[] }> {
-  const explicit = (options.args ?? []).includes('--database-url') || options.env?.AIHUB_DATABASE_URL !== undefined;
+async function databaseArgs(
+  options: StartOptions,
+  data_dir: string,
+): Promise<{ url?: string; args: string[] }> {
+  const explicit =
+    (options.args ?? []).includes('--database-url') ||
+    options.env?.AIHUB_DATABASE_URL !== undefined;
   if (explicit || options.database_url === false) return { args: [] };
   const url = options.database_url ?? (await testDatabaseFor(data_dir));
   return url ? { url, args: ['--database-url', url] } : { args: [] };
@@ -90,18 +105,42 @@ async function databaseArgs(options: StartOptions, data_dir: string): Promise<{ 
 
 export async function startGateway(options: StartOptions = {}): Promise<Gateway> {
   const data_dir = options.data_dir ?? tempDir();
-  const admin_token = options.admin_token === undefined ? 'test-admin-token-that-is-long-enough-0123456789' : options.admin_token;
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), AIHUB_LOG_LEVEL: 'info', ...options.env };
+  const admin_token =
+    options.admin_token === undefined
+      ? 'test-admin-token-that-is-long-enough-0123456789'
+      : options.admin_token;
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    AIHUB_LOG_LEVEL: 'info',
+    ...options.env,
+  };
   delete env.AIHUB_ADMIN_TOKEN;
   if (admin_token) env.AIHUB_ADMIN_TOKEN = admin_token;
   const database = await databaseArgs(options, data_dir);
-  const proc = spawn(process.execPath, [GATEWAY_JS, '--port', '0', '--host', '127.0.0.1', '--data-dir', data_dir, ...database.args, ...(options.args ?? [])], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [
+      GATEWAY_JS,
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--data-dir',
+      data_dir,
+      ...database.args,
+      ...(options.args ?? []),
+    ],
+    {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const output: string[] = [];
   const port = await new Promise<number>((resolvePort, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start in time:\n${output.join('\n')}`)), options.timeout_ms ?? 15_000);
+    const timer = setTimeout(
+      () => reject(new Error(`gateway did not start in time:\n${output.join('\n')}`)),
+      options.timeout_ms ?? 15_000,
+    );
     const onLine = (line: string) => {
       output.push(line);
       if (line.includes('"msg":"listening"')) {
@@ -141,12 +180,20 @@ export async function startGateway(options: StartOptions = {}): Promise<Gateway>
  * written asynchronously and read through a pipe, so one can arrive after the HTTP answer
  * it belongs to: a test waits for it instead of asserting at once.
  */
-export async function waitForOutput(gateway: Pick<Gateway, 'output'>, match: (line: string) => boolean, what: string, timeout_ms = 10_000): Promise<string> {
+export async function waitForOutput(
+  gateway: Pick<Gateway, 'output'>,
+  match: (line: string) => boolean,
+  what: string,
+  timeout_ms = 10_000,
+): Promise<string> {
   const deadline = Date.now() + timeout_ms;
   for (;;) {
     const line = gateway.output.find(match);
     if (line !== undefined) return line;
-    if (Date.now() > deadline) throw new Error(`no log line ${what} in ${timeout_ms} ms; the last lines:\n${gateway.output.slice(-5).join('\n')}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `no log line ${what} in ${timeout_ms} ms; the last lines:\n${gateway.output.slice(-5).join('\n')}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
@@ -178,8 +225,13 @@ export async function request<T = any>(
   let body: string | undefined;
   if (init.raw !== undefined) body = init.raw;
   else if (init.body !== undefined) body = JSON.stringify(init.body);
-  if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
-  const response = await fetch(url, { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
+  if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+    headers['content-type'] = 'application/json';
+  const response = await fetch(url, {
+    method: init.method ?? (body === undefined ? 'GET' : 'POST'),
+    headers,
+    body,
+  });
   const text = await response.text();
   let parsed: unknown = text;
   try {
@@ -195,24 +247,40 @@ export function admin(gateway: Pick<Gateway, 'url' | 'admin_token'>) {
   const auth = { authorization: `Bearer ${gateway.admin_token}` };
   return {
     get: <T = any>(path: string) => request<T>(`${gateway.url}${path}`, { headers: auth }),
-    post: <T = any>(path: string, body: unknown = {}) => request<T>(`${gateway.url}${path}`, { method: 'POST', headers: auth, body }),
-    put: <T = any>(path: string, body: unknown = {}) => request<T>(`${gateway.url}${path}`, { method: 'PUT', headers: auth, body }),
-    del: <T = any>(path: string) => request<T>(`${gateway.url}${path}`, { method: 'DELETE', headers: auth }),
+    post: <T = any>(path: string, body: unknown = {}) =>
+      request<T>(`${gateway.url}${path}`, { method: 'POST', headers: auth, body }),
+    put: <T = any>(path: string, body: unknown = {}) =>
+      request<T>(`${gateway.url}${path}`, { method: 'PUT', headers: auth, body }),
+    del: <T = any>(path: string) =>
+      request<T>(`${gateway.url}${path}`, { method: 'DELETE', headers: auth }),
   };
 }
 
 /** An account with a key and (optionally) a credited wallet, through the admin API. */
-export async function createFundedAccount(gateway: Gateway, amount = 0, email = `user-${Math.random().toString(36).slice(2)}@example.com`) {
+export async function createFundedAccount(
+  gateway: Gateway,
+  amount = 0,
+  email = `user-${Math.random().toString(36).slice(2)}@example.com`,
+) {
   const api = admin(gateway);
   const account = await api.post('/admin/accounts', { email, name: 'Test User' });
-  if (account.status !== 201) throw new Error(`create account: ${account.status} ${JSON.stringify(account.body)}`);
+  if (account.status !== 201)
+    throw new Error(`create account: ${account.status} ${JSON.stringify(account.body)}`);
   const key = await api.post(`/admin/accounts/${account.body.id}/keys`, { name: 'test' });
   if (key.status !== 201) throw new Error(`create key: ${key.status} ${JSON.stringify(key.body)}`);
   if (amount > 0) {
-    const credit = await api.post(`/admin/accounts/${account.body.id}/credit`, { amount, reference: `fund-${account.body.id}` });
-    if (credit.status !== 200) throw new Error(`credit: ${credit.status} ${JSON.stringify(credit.body)}`);
+    const credit = await api.post(`/admin/accounts/${account.body.id}/credit`, {
+      amount,
+      reference: `fund-${account.body.id}`,
+    });
+    if (credit.status !== 200)
+      throw new Error(`credit: ${credit.status} ${JSON.stringify(credit.body)}`);
   }
-  return { account_id: account.body.id as string, key: key.body.key as string, key_id: key.body.id as string };
+  return {
+    account_id: account.body.id as string,
+    key: key.body.key as string,
+    key_id: key.body.id as string,
+  };
 }
 
 /**
@@ -225,13 +293,23 @@ export function storeDir(gateway: Pick<Gateway, 'data_dir' | 'database_url'>): s
 }
 
 /** Runs `aihub-gateway verify` on a data dir (in a PostgreSQL run, on the database that stands for it). */
-export async function runVerify(data_dir: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runVerify(
+  data_dir: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const database = testDatabases.get(data_dir);
-  return runCli(database ? ['verify', '--database-url', await database] : ['verify', '--data-dir', data_dir]);
+  return runCli(
+    database ? ['verify', '--database-url', await database] : ['verify', '--data-dir', data_dir],
+  );
 }
 
-export async function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, [GATEWAY_JS, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const proc = spawn(process.execPath, [GATEWAY_JS, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   proc.stdout.on('data', (chunk) => (stdout += chunk));

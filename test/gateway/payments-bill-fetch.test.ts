@@ -8,7 +8,14 @@ import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { request } from './helpers.ts';
 import { json, startUpstream, type Seen } from '../support/payments-upstream.ts';
-import { balance, ledgerBalances, onboard, paymentsConfig, startPaymentsGateway, verifyOk } from '../support/payments-helpers.ts';
+import {
+  balance,
+  ledgerBalances,
+  onboard,
+  paymentsConfig,
+  startPaymentsGateway,
+  verifyOk,
+} from '../support/payments-helpers.ts';
 
 const TOKEN = 'bbps-token-7d1e';
 const TIMEOUT_MS = 400;
@@ -19,14 +26,28 @@ const FETCH_SCRIPT: Record<string, (res: ServerResponse) => void> = {
     json(res, 200, {
       status: 'BILL_FOUND',
       message: 'bill fetched',
-      bill: { customerName: 'Anil Kumar Sharma', amount: 1234.5, dueDate: '2026-12-05', billNumber: 'BSC-88120', billDate: '2026-11-20', period: 'NOV-2026' },
+      bill: {
+        customerName: 'Anil Kumar Sharma',
+        amount: 1234.5,
+        dueDate: '2026-12-05',
+        billNumber: 'BSC-88120',
+        billDate: '2026-11-20',
+        period: 'NOV-2026',
+      },
     }),
   // amount as a string, as many aggregators send it; optional fields missing
-  '1234567891': (res) => json(res, 200, { status: 'bill_found', bill: { customerName: 'Meera Iyer', amount: '799.00', dueDate: '2026-12-10' } }),
-  '1234567800': (res) => json(res, 200, { status: 'NO_BILL', message: 'no bill due for this account' }),
-  '1234567801': (res) => json(res, 500, { status: 'ERROR', message: 'internal error at the aggregator' }),
+  '1234567891': (res) =>
+    json(res, 200, {
+      status: 'bill_found',
+      bill: { customerName: 'Meera Iyer', amount: '799.00', dueDate: '2026-12-10' },
+    }),
+  '1234567800': (res) =>
+    json(res, 200, { status: 'NO_BILL', message: 'no bill due for this account' }),
+  '1234567801': (res) =>
+    json(res, 500, { status: 'ERROR', message: 'internal error at the aggregator' }),
   '1234567802': (res) => json(res, 400, { status: 'ERROR', message: 'invalid biller code' }),
-  '1234567803': (res) => json(res, 200, { status: 'TEMPORARILY_UNAVAILABLE', message: 'biller system down' }),
+  '1234567803': (res) =>
+    json(res, 200, { status: 'TEMPORARILY_UNAVAILABLE', message: 'biller system down' }),
   '1234567804': () => undefined, // never answers
   '1234567805': (res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -36,9 +57,18 @@ const FETCH_SCRIPT: Record<string, (res: ServerResponse) => void> = {
     res.writeHead(200, { 'content-type': 'text/html' });
     res.end('<html><body>502 Bad Gateway</body></html>');
   },
-  '1234567807': (res) => json(res, 200, { status: 'BILL_FOUND', bill: { customerName: 'Big Answer', amount: 10, padding: 'x'.repeat(4_096) } }),
-  '1234567808': (res) => json(res, 200, { status: 'BILL_FOUND', bill: { customerName: 'No Amount', amount: 'due soon' } }),
-  '1234567809': (res) => json(res, 200, { status: 'BILL_FOUND', bill: { customerName: 'Negative', amount: -20 } }),
+  '1234567807': (res) =>
+    json(res, 200, {
+      status: 'BILL_FOUND',
+      bill: { customerName: 'Big Answer', amount: 10, padding: 'x'.repeat(4_096) },
+    }),
+  '1234567808': (res) =>
+    json(res, 200, {
+      status: 'BILL_FOUND',
+      bill: { customerName: 'No Amount', amount: 'due soon' },
+    }),
+  '1234567809': (res) =>
+    json(res, 200, { status: 'BILL_FOUND', bill: { customerName: 'Negative', amount: -20 } }),
   '1234567811': (res) => {
     // headers and half a body, then silence
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -58,7 +88,12 @@ test('bill fetch over HTTP: the request, a mapped bill paid by its id, and every
       if (script) return script(res);
       return json(res, 200, { status: 'NO_BILL' });
     }
-    if (req.url === '/bbps/v1/pay') return json(res, 200, { status: 'SUCCESS', message: 'paid', data: { ref: `BBPS${req.json.ref.slice(-6)}` } });
+    if (req.url === '/bbps/v1/pay')
+      return json(res, 200, {
+        status: 'SUCCESS',
+        message: 'paid',
+        data: { ref: `BBPS${req.json.ref.slice(-6)}` },
+      });
     json(res, 404, { status: 'NOT_FOUND' });
   });
   const aggregator = {
@@ -66,16 +101,40 @@ test('bill fetch over HTTP: the request, a mapped bill paid by its id, and every
     name: 'bbps-agg',
     timeout_ms: TIMEOUT_MS,
     max_response_bytes: 1_024,
-    submit: { url: `${upstream.url}/bbps/v1/pay`, fields: { ref: 'txn_id', consumer: 'subject', amount_paise: 'amount_paise', biller: 'param:biller_id', bill_number: 'param:bill_number' } },
+    submit: {
+      url: `${upstream.url}/bbps/v1/pay`,
+      fields: {
+        ref: 'txn_id',
+        consumer: 'subject',
+        amount_paise: 'amount_paise',
+        biller: 'param:biller_id',
+        bill_number: 'param:bill_number',
+      },
+    },
     status: { url: `${upstream.url}/bbps/v1/status/{txn_id}`, method: 'GET' },
     auth: { header: 'X-Api-Token', value_env: 'BBPS_TOKEN' },
     codes: { biller_id: { BESCOM: 'BESC00000KAR01' } },
-    response: { status_field: 'status', ref_field: 'data.ref', message_field: 'message', data_fields: { biller_ref: 'data.ref' } },
-    status_map: { success: ['SUCCESS'], pending: ['PENDING'], failed: ['FAILED'], not_found: ['NOT_FOUND'] },
+    response: {
+      status_field: 'status',
+      ref_field: 'data.ref',
+      message_field: 'message',
+      data_fields: { biller_ref: 'data.ref' },
+    },
+    status_map: {
+      success: ['SUCCESS'],
+      pending: ['PENDING'],
+      failed: ['FAILED'],
+      not_found: ['NOT_FOUND'],
+    },
     lookup: {
       url: `${upstream.url}/bbps/v1/bill-fetch`,
       method: 'POST',
-      fields: { 'biller.code': 'param:biller_id', 'biller.category': 'param:category', 'consumer.number': 'subject', channel: 'const:AGT' },
+      fields: {
+        'biller.code': 'param:biller_id',
+        'biller.category': 'param:category',
+        'consumer.number': 'subject',
+        channel: 'const:AGT',
+      },
       status_field: 'status',
       found: ['BILL_FOUND'],
       not_found: ['NO_BILL'],
@@ -90,10 +149,13 @@ test('bill fetch over HTTP: the request, a mapped bill paid by its id, and every
       },
     },
   };
-  const gw = await startPaymentsGateway(paymentsConfig({ providers: { bills: [aggregator] } }), { env: { BBPS_TOKEN: TOKEN } });
+  const gw = await startPaymentsGateway(paymentsConfig({ providers: { bills: [aggregator] } }), {
+    env: { BBPS_TOKEN: TOKEN },
+  });
   try {
     const { headers } = await onboard(gw, 5_000, { bills: true });
-    const fetchBill = (consumer_number: string, biller_id = 'BESCOM') => request(`${gw.url}/api/bills/fetch`, { headers, body: { biller_id, consumer_number } });
+    const fetchBill = (consumer_number: string, biller_id = 'BESCOM') =>
+      request(`${gw.url}/api/bills/fetch`, { headers, body: { biller_id, consumer_number } });
 
     // Found: the request as the aggregator sees it, and the bill as the API answers it.
     const found = await fetchBill('1234 567 890');
@@ -104,7 +166,11 @@ test('bill fetch over HTTP: the request, a mapped bill paid by its id, and every
     assert.equal(asked.url, '/bbps/v1/bill-fetch');
     assert.equal(asked.headers['x-api-token'], TOKEN);
     assert.match(String(asked.headers['content-type']), /^application\/json/);
-    assert.deepEqual(asked.json, { biller: { code: 'BESC00000KAR01', category: 'electricity' }, consumer: { number: '1234567890' }, channel: 'AGT' });
+    assert.deepEqual(asked.json, {
+      biller: { code: 'BESC00000KAR01', category: 'electricity' },
+      consumer: { number: '1234567890' },
+      channel: 'AGT',
+    });
     assert.equal(found.body.status, true);
     const bill = found.body.data;
     assert.match(bill.bill_id, /^bill_[0-9a-f]{24}$/);
@@ -145,12 +211,26 @@ test('bill fetch over HTTP: the request, a mapped bill paid by its id, and every
     assert.equal(await balance(gw, headers), 5_000, 'a fetch moves no money');
 
     // The fetched bill is paid by its id through the same aggregator, with its bill number.
-    const paid = await request(`${gw.url}/api/bills/pay`, { headers, body: { biller_id: 'BESCOM', consumer_number: '1234567890', amount: 1234.5, bill_id: bill.bill_id } });
+    const paid = await request(`${gw.url}/api/bills/pay`, {
+      headers,
+      body: {
+        biller_id: 'BESCOM',
+        consumer_number: '1234567890',
+        amount: 1234.5,
+        bill_id: bill.bill_id,
+      },
+    });
     assert.equal(paid.status, 200, JSON.stringify(paid.body));
     assert.equal(paid.body.data.status, 'success');
     const pay_request = upstream.seen.at(-1)!;
     assert.equal(pay_request.url, '/bbps/v1/pay');
-    assert.deepEqual(pay_request.json, { ref: paid.body.data.txn_id, consumer: '1234567890', amount_paise: 123_450, biller: 'BESC00000KAR01', bill_number: 'BSC-88120' });
+    assert.deepEqual(pay_request.json, {
+      ref: paid.body.data.txn_id,
+      consumer: '1234567890',
+      amount_paise: 123_450,
+      biller: 'BESC00000KAR01',
+      bill_number: 'BSC-88120',
+    });
     assert.equal(paid.body.data.biller_ref, `BBPS${paid.body.data.txn_id.slice(-6)}`);
     const commission = paid.body.data.commission;
     assert.equal(commission, 6.17, '0.5 % of 1234.50, rounded down to the paisa');
@@ -160,7 +240,11 @@ test('bill fetch over HTTP: the request, a mapped bill paid by its id, and every
     // Not found: 404 bill_not_found with the aggregator's message.
     const none = await fetchBill('1234567800');
     assert.equal(none.status, 404, JSON.stringify(none.body));
-    assert.deepEqual(none.body, { status: false, message: 'BESCOM (Bengaluru): no bill due for this account', error: { code: 'bill_not_found' } });
+    assert.deepEqual(none.body, {
+      status: false,
+      message: 'BESCOM (Bengaluru): no bill due for this account',
+      error: { code: 'bill_not_found' },
+    });
 
     // Upstream errors, a timeout, malformed and oversized answers: 503 providers_unavailable with Retry-After.
     const balance_before = await balance(gw, headers);
@@ -182,7 +266,11 @@ test('bill fetch over HTTP: the request, a mapped bill paid by its id, and every
       assert.equal(reply.body.status, false, label);
       assert.equal(reply.body.error.code, 'providers_unavailable', label);
       assert.equal(reply.body.data, undefined, label);
-      assert.match(reply.body.message, /^no biller provider could fetch the bill \(bbps-agg: /, label);
+      assert.match(
+        reply.body.message,
+        /^no biller provider could fetch the bill \(bbps-agg: /,
+        label,
+      );
       assert.match(reply.body.message, reason, label);
       assert.equal(reply.headers.get('retry-after'), '30', label);
       assert.equal(upstream.seen.length, seen_before + 1, `${label}: asked once`);
@@ -208,7 +296,10 @@ test('bill fetch over HTTP: the request, a mapped bill paid by its id, and every
     assert.notEqual(again.body.data.bill_id, bill.bill_id);
 
     await gw.stop();
-    assert.ok(!gw.output.some((line) => line.includes('"level":"error"')), `no unexpected errors:\n${gw.output.filter((l) => l.includes('"level":"error"')).join('\n')}`);
+    assert.ok(
+      !gw.output.some((line) => line.includes('"level":"error"')),
+      `no unexpected errors:\n${gw.output.filter((l) => l.includes('"level":"error"')).join('\n')}`,
+    );
     assert.ok(!gw.output.join('\n').includes(TOKEN), 'the aggregator token is not logged');
     await verifyOk(gw);
   } finally {

@@ -20,20 +20,40 @@ import {
 const OTP_TTL_MS = 3_000;
 
 async function walletKinds(gw: Gateway, headers: Record<string, string>, txn_id: string) {
-  const reply = await request(`${gw.url}/api/wallet/history?txn_id=${txn_id}&order=asc`, { headers });
+  const reply = await request(`${gw.url}/api/wallet/history?txn_id=${txn_id}&order=asc`, {
+    headers,
+  });
   assert.equal(reply.status, 200);
-  return (reply.body.data.entries as Array<{ kind: string; amount: number }>).map((e) => [e.kind, e.amount]);
+  return (reply.body.data.entries as Array<{ kind: string; amount: number }>).map((e) => [
+    e.kind,
+    e.amount,
+  ]);
 }
 
 test('remitter OTP: sandbox_otp, wrong codes counted, exhausted and expired OTPs, resend limits, lookup', async () => {
-  const gw = await startPaymentsGateway(paymentsConfig({ dmt: { otp: { ttl_ms: OTP_TTL_MS, max_attempts: 3, resend_interval_ms: 300, max_sends_per_hour: 3 } } }));
+  const gw = await startPaymentsGateway(
+    paymentsConfig({
+      dmt: {
+        otp: {
+          ttl_ms: OTP_TTL_MS,
+          max_attempts: 3,
+          resend_interval_ms: 300,
+          max_sends_per_hour: 3,
+        },
+      },
+    }),
+  );
   try {
     const { headers } = await onboard(gw, 100, { dmt: true });
-    const post = (path: string, body: unknown) => request(`${gw.url}/api/dmt${path}`, { headers, body });
+    const post = (path: string, body: unknown) =>
+      request(`${gw.url}/api/dmt${path}`, { headers, body });
 
     // the service must be active
     const other = await onboard(gw, 0, { recharge: true });
-    const inactive = await request(`${gw.url}/api/dmt/remitter`, { headers: other.headers, body: { mobile: '9876500011', name: 'A B' } });
+    const inactive = await request(`${gw.url}/api/dmt/remitter`, {
+      headers: other.headers,
+      body: { mobile: '9876500011', name: 'A B' },
+    });
     assert.equal(inactive.status, 403);
     assert.equal(inactive.body.error.code, 'service_inactive');
 
@@ -77,11 +97,18 @@ test('remitter OTP: sandbox_otp, wrong codes counted, exhausted and expired OTPs
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.equal(ok.body.data.verified, true);
     assert.deepEqual(
-      { limit: ok.body.data.monthly_limit, used: ok.body.data.used, available: ok.body.data.available },
+      {
+        limit: ok.body.data.monthly_limit,
+        used: ok.body.data.used,
+        available: ok.body.data.available,
+      },
       { limit: 25_000, used: 0, available: 25_000 },
     );
     // verifying again is harmless; registering again needs no OTP
-    assert.equal((await post('/remitter/verify', { mobile: '9876500011', otp: wrong })).status, 200);
+    assert.equal(
+      (await post('/remitter/verify', { mobile: '9876500011', otp: wrong })).status,
+      200,
+    );
     const again = await post('/remitter', { mobile: '9876500011', name: 'Ravi Kumar' });
     assert.equal(again.body.data.otp_required, false);
     assert.equal(again.body.data.sandbox_otp, undefined);
@@ -90,8 +117,14 @@ test('remitter OTP: sandbox_otp, wrong codes counted, exhausted and expired OTPs
     const second = await post('/remitter', { mobile: '9876500022', name: 'Meena Das' });
     const second_otp: string = second.body.data.sandbox_otp;
     const second_wrong = second_otp === '000000' ? '111111' : '000000';
-    assert.equal((await post('/remitter/verify', { mobile: '9876500022', otp: second_wrong })).body.error.code, 'otp_invalid');
-    assert.equal((await post('/remitter/verify', { mobile: '9876500022', otp: second_wrong })).body.error.code, 'otp_invalid');
+    assert.equal(
+      (await post('/remitter/verify', { mobile: '9876500022', otp: second_wrong })).body.error.code,
+      'otp_invalid',
+    );
+    assert.equal(
+      (await post('/remitter/verify', { mobile: '9876500022', otp: second_wrong })).body.error.code,
+      'otp_invalid',
+    );
     const exhausted = await post('/remitter/verify', { mobile: '9876500022', otp: second_wrong });
     assert.equal(exhausted.status, 422);
     assert.equal(exhausted.body.error.code, 'otp_attempts_exceeded');
@@ -112,12 +145,17 @@ test('remitter OTP: sandbox_otp, wrong codes counted, exhausted and expired OTPs
 
     // expiry: the latest OTP is right but too late
     await new Promise((resolve) => setTimeout(resolve, OTP_TTL_MS + 100));
-    const expired = await post('/remitter/verify', { mobile: '9876500022', otp: resend3.body.data.sandbox_otp });
+    const expired = await post('/remitter/verify', {
+      mobile: '9876500022',
+      otp: resend3.body.data.sandbox_otp,
+    });
     assert.equal(expired.status, 422);
     assert.equal(expired.body.error.code, 'otp_expired');
 
     // another account does not see this account's remitters
-    const foreign = await request(`${gw.url}/api/dmt/remitter/9876500011`, { headers: (await onboard(gw, 0, { dmt: true })).headers });
+    const foreign = await request(`${gw.url}/api/dmt/remitter/9876500011`, {
+      headers: (await onboard(gw, 0, { dmt: true })).headers,
+    });
     assert.equal(foreign.status, 404);
     assert.equal(foreign.body.error.code, 'remitter_not_found');
 
@@ -133,15 +171,26 @@ test('beneficiaries: validation, duplicates, list, delete, penny drop charged on
   const gw = await startPaymentsGateway();
   try {
     const { headers } = await onboard(gw, 100, { dmt: true });
-    const post = (path: string, body: unknown) => request(`${gw.url}/api/dmt${path}`, { headers, body });
+    const post = (path: string, body: unknown) =>
+      request(`${gw.url}/api/dmt${path}`, { headers, body });
     const unverified = await post('/remitter', { mobile: '9876500033', name: 'Asha Nair' });
     assert.equal(unverified.status, 200);
-    const early = await post('/beneficiary', { mobile: '9876500033', name: 'Sunita Rao', account_number: '123456789012', ifsc: 'SBIN0001234' });
+    const early = await post('/beneficiary', {
+      mobile: '9876500033',
+      name: 'Sunita Rao',
+      account_number: '123456789012',
+      ifsc: 'SBIN0001234',
+    });
     assert.equal(early.status, 422);
     assert.equal(early.body.error.code, 'remitter_not_verified');
     await verifiedRemitter(gw, headers, '9876500044');
 
-    const base = { mobile: '9876500044', name: 'Sunita Rao', account_number: '123456789012', ifsc: 'SBIN0001234' };
+    const base = {
+      mobile: '9876500044',
+      name: 'Sunita Rao',
+      account_number: '123456789012',
+      ifsc: 'SBIN0001234',
+    };
     for (const [change, field] of [
       [{ account_number: '12345678' }, 'account_number'], // 8 digits
       [{ account_number: '1234567890123456789' }, 'account_number'], // 19 digits
@@ -160,23 +209,38 @@ test('beneficiaries: validation, duplicates, list, delete, penny drop charged on
     assert.equal(unknown_remitter.status, 404);
 
     // 9 and 18 digits are the bounds; lower-case IFSC is accepted and upper-cased; bank from the IFSC
-    const nine = await post('/beneficiary', { ...base, account_number: '123456789', ifsc: 'hdfc0000123' });
+    const nine = await post('/beneficiary', {
+      ...base,
+      account_number: '123456789',
+      ifsc: 'hdfc0000123',
+    });
     assert.equal(nine.status, 200, JSON.stringify(nine.body));
     assert.match(nine.body.data.bene_id, /^bene_/);
     assert.equal(nine.body.data.ifsc, 'HDFC0000123');
     assert.equal(nine.body.data.bank, 'HDFC Bank');
     assert.equal(nine.body.data.verified, false);
-    const eighteen = await post('/beneficiary', { ...base, account_number: '1234 5678 9012 3456 78', bank: 'State Bank of India, MG Road' });
+    const eighteen = await post('/beneficiary', {
+      ...base,
+      account_number: '1234 5678 9012 3456 78',
+      bank: 'State Bank of India, MG Road',
+    });
     assert.equal(eighteen.status, 200);
     assert.equal(eighteen.body.data.account_number, '123456789012345678');
     assert.equal(eighteen.body.data.bank, 'State Bank of India, MG Road');
-    const twin = await post('/beneficiary', { ...base, account_number: '123456789', ifsc: 'HDFC0000123' });
+    const twin = await post('/beneficiary', {
+      ...base,
+      account_number: '123456789',
+      ifsc: 'HDFC0000123',
+    });
     assert.equal(twin.status, 409);
     assert.equal(twin.body.error.code, 'beneficiary_exists');
 
     const list = await request(`${gw.url}/api/dmt/beneficiary?mobile=9876500044`, { headers });
     assert.equal(list.status, 200);
-    assert.deepEqual(list.body.data.map((b: any) => b.bene_id).sort(), [nine.body.data.bene_id, eighteen.body.data.bene_id].sort());
+    assert.deepEqual(
+      list.body.data.map((b: any) => b.bene_id).sort(),
+      [nine.body.data.bene_id, eighteen.body.data.bene_id].sort(),
+    );
 
     // penny drop: the fee is charged once, the registered name comes back
     const verified = await post(`/beneficiary/${nine.body.data.bene_id}/verify`, {});
@@ -191,10 +255,19 @@ test('beneficiaries: validation, duplicates, list, delete, penny drop charged on
     assert.equal(again.body.data.registered_name, 'SUNITA RAO');
     assert.equal(await balance(gw, headers), 97);
     const listed = await request(`${gw.url}/api/dmt/beneficiary?mobile=9876500044`, { headers });
-    assert.equal(listed.body.data.find((b: any) => b.bene_id === nine.body.data.bene_id).verified, true);
+    assert.equal(
+      listed.body.data.find((b: any) => b.bene_id === nine.body.data.bene_id).verified,
+      true,
+    );
 
     // a declined penny drop (account ending 0001) costs nothing
-    const bad_account = await addBeneficiary(gw, headers, '9876500044', '55550001', 'Ram Lal').catch((error: Error) => error);
+    const bad_account = await addBeneficiary(
+      gw,
+      headers,
+      '9876500044',
+      '55550001',
+      'Ram Lal',
+    ).catch((error: Error) => error);
     assert.ok(bad_account instanceof Error, 'an 8-digit account number is refused');
     const declined_bene = await addBeneficiary(gw, headers, '9876500044', '555550001', 'Ram Lal');
     const declined = await post(`/beneficiary/${declined_bene}/verify`, {});
@@ -203,14 +276,30 @@ test('beneficiaries: validation, duplicates, list, delete, penny drop charged on
     assert.equal(await balance(gw, headers), 97);
 
     // delete: gone from the list, and cannot be paid
-    const removed = await request(`${gw.url}/api/dmt/beneficiary/${eighteen.body.data.bene_id}`, { method: 'DELETE', headers });
+    const removed = await request(`${gw.url}/api/dmt/beneficiary/${eighteen.body.data.bene_id}`, {
+      method: 'DELETE',
+      headers,
+    });
     assert.equal(removed.status, 200);
     assert.equal(removed.body.data.deleted, true);
     const after = await request(`${gw.url}/api/dmt/beneficiary?mobile=9876500044`, { headers });
     assert.ok(!after.body.data.some((b: any) => b.bene_id === eighteen.body.data.bene_id));
-    const pay_deleted = await post('/transact', { mobile: '9876500044', bene_id: eighteen.body.data.bene_id, amount: 10, txn_type: 'IMPS' });
+    const pay_deleted = await post('/transact', {
+      mobile: '9876500044',
+      bene_id: eighteen.body.data.bene_id,
+      amount: 10,
+      txn_type: 'IMPS',
+    });
     assert.equal(pay_deleted.status, 404);
-    assert.equal((await request(`${gw.url}/api/dmt/beneficiary/${eighteen.body.data.bene_id}`, { method: 'DELETE', headers })).status, 404);
+    assert.equal(
+      (
+        await request(`${gw.url}/api/dmt/beneficiary/${eighteen.body.data.bene_id}`, {
+          method: 'DELETE',
+          headers,
+        })
+      ).status,
+      404,
+    );
     await verifyOk(gw);
   } finally {
     await gw.stop();
@@ -223,8 +312,16 @@ test('transfers: IMPS with a 12-digit UTR, NEFT pending then settled, failures r
     const { headers } = await onboard(gw, 20_000, { dmt: true });
     const mobile = '9876500066';
     await verifiedRemitter(gw, headers, mobile);
-    const transact = (bene_id: string, amount: number, txn_type: string, extra: Record<string, unknown> = {}) =>
-      request(`${gw.url}/api/dmt/transact`, { headers, body: { mobile, bene_id, amount, txn_type, ...extra } });
+    const transact = (
+      bene_id: string,
+      amount: number,
+      txn_type: string,
+      extra: Record<string, unknown> = {},
+    ) =>
+      request(`${gw.url}/api/dmt/transact`, {
+        headers,
+        body: { mobile, bene_id, amount, txn_type, ...extra },
+      });
 
     const good = await addBeneficiary(gw, headers, mobile, '123456789012');
     // IMPS: settles at once; charges 1 % of 5,000 in the answer, posted separately
@@ -258,7 +355,10 @@ test('transfers: IMPS with a 12-digit UTR, NEFT pending then settled, failures r
       [{ txn_type: 'RTGS' }, 'txn_type'],
       [{ bene_id: 'nope' }, 'bene_id'],
     ] as Array<[Record<string, unknown>, string]>) {
-      const reply = await request(`${gw.url}/api/dmt/transact`, { headers, body: { mobile, bene_id: good, amount: 100, txn_type: 'IMPS', ...body } });
+      const reply = await request(`${gw.url}/api/dmt/transact`, {
+        headers,
+        body: { mobile, bene_id: good, amount: 100, txn_type: 'IMPS', ...body },
+      });
       assert.equal(reply.status, 400, JSON.stringify(body));
       assert.equal(reply.body.error.field, field);
     }
@@ -274,7 +374,11 @@ test('transfers: IMPS with a 12-digit UTR, NEFT pending then settled, failures r
     const neft_final = await waitFinal(gw, headers, neft.body.data.reference_id);
     assert.equal(neft_final.status, 'success');
     assert.match(String(neft_final.utr), /^\d{12}$/);
-    assert.equal(await balance(gw, headers), held_balance, 'charges were part of the hold, so the balance stays');
+    assert.equal(
+      await balance(gw, headers),
+      held_balance,
+      'charges were part of the hold, so the balance stays',
+    );
     await verifyOk(gw);
 
     // failures refund amount and charges: declined, pending then failed, every provider down
@@ -289,16 +393,31 @@ test('transfers: IMPS with a 12-digit UTR, NEFT pending then settled, failures r
       assert.equal(reply.status, 200, label);
       let final = reply.body.data;
       if (final.status === 'pending') {
-        assert.equal(await balance(gw, headers), before - 1_515, `${label}: amount and charges held`);
+        assert.equal(
+          await balance(gw, headers),
+          before - 1_515,
+          `${label}: amount and charges held`,
+        );
         final = await waitFinal(gw, headers, reply.body.data.reference_id);
       } else {
         assert.equal(reply.body.status, false, label);
-        assert.equal(reply.body.data.refund.amount, 1_515, `${label}: the refund covers the charges`);
+        assert.equal(
+          reply.body.data.refund.amount,
+          1_515,
+          `${label}: the refund covers the charges`,
+        );
       }
       assert.equal(final.status, 'failed', label);
       assert.equal(await balance(gw, headers), before, `${label}: amount and charges back`);
       const kinds = await walletKinds(gw, headers, reply.body.data.reference_id);
-      assert.deepEqual(kinds, [['hold', -1_515], ['refund', 1_515]], label);
+      assert.deepEqual(
+        kinds,
+        [
+          ['hold', -1_515],
+          ['refund', 1_515],
+        ],
+        label,
+      );
       await verifyOk(gw);
     }
 
@@ -306,11 +425,16 @@ test('transfers: IMPS with a 12-digit UTR, NEFT pending then settled, failures r
     const slow = await addBeneficiary(gw, headers, mobile, '900000000004', 'Nisha Jain');
     const failover = await transact(slow, 100, 'IMPS');
     assert.equal(failover.body.data.status, 'success');
-    const txn = await request(`${gw.url}/api/transactions/${failover.body.data.reference_id}`, { headers });
-    assert.deepEqual(txn.body.data.attempts.map((a: any) => [a.provider, a.outcome]), [
-      ['sandbox-a', 'unavailable'],
-      ['sandbox-b', 'success'],
-    ]);
+    const txn = await request(`${gw.url}/api/transactions/${failover.body.data.reference_id}`, {
+      headers,
+    });
+    assert.deepEqual(
+      txn.body.data.attempts.map((a: any) => [a.provider, a.outcome]),
+      [
+        ['sandbox-a', 'unavailable'],
+        ['sandbox-b', 'success'],
+      ],
+    );
 
     // the remitter's month counts pending and successful transfers, not failed ones
     const remitter = await request(`${gw.url}/api/dmt/remitter/${mobile}`, { headers });
@@ -343,13 +467,21 @@ test('monthly limit: ₹25,000 per remitter and calendar month, the rupee past i
     const declining = await addBeneficiary(gw, headers, mobile, '223456780001', 'Declined Person');
     let n = 0;
     const transact = (bene_id: string, amount: number) =>
-      request(`${gw.url}/api/dmt/transact`, { headers, body: { mobile, bene_id, amount, txn_type: 'IMPS', client_ref: `limit-${++n}` } });
+      request(`${gw.url}/api/dmt/transact`, {
+        headers,
+        body: { mobile, bene_id, amount, txn_type: 'IMPS', client_ref: `limit-${++n}` },
+      });
 
     const declined = await transact(declining, 5_000);
     assert.equal(declined.body.data.status, 'failed');
-    assert.equal((await request(`${gw.url}/api/dmt/remitter/${mobile}`, { headers })).body.data.used, 0, 'a failed transfer does not count');
+    assert.equal(
+      (await request(`${gw.url}/api/dmt/remitter/${mobile}`, { headers })).body.data.used,
+      0,
+      'a failed transfer does not count',
+    );
 
-    for (let i = 0; i < 4; i++) assert.equal((await transact(bene, 5_000)).body.data.status, 'success');
+    for (let i = 0; i < 4; i++)
+      assert.equal((await transact(bene, 5_000)).body.data.status, 'success');
     assert.equal((await transact(bene, 4_999)).body.data.status, 'success');
     const last_rupee = await transact(bene, 1);
     assert.equal(last_rupee.body.data.status, 'success', 'exactly ₹25,000 is within the limit');
@@ -371,7 +503,10 @@ test('monthly limit: ₹25,000 per remitter and calendar month, the rupee past i
     const other = await onboard(gw, 1_000, { dmt: true });
     await verifiedRemitter(gw, other.headers, mobile);
     const other_bene = await addBeneficiary(gw, other.headers, mobile, '323456789012');
-    const elsewhere = await request(`${gw.url}/api/dmt/transact`, { headers: other.headers, body: { mobile, bene_id: other_bene, amount: 1, txn_type: 'IMPS' } });
+    const elsewhere = await request(`${gw.url}/api/dmt/transact`, {
+      headers: other.headers,
+      body: { mobile, bene_id: other_bene, amount: 1, txn_type: 'IMPS' },
+    });
     assert.equal(elsewhere.status, 422);
     assert.equal(elsewhere.body.error.code, 'monthly_limit_exceeded');
     await verifyOk(gw);
@@ -382,7 +517,13 @@ test('monthly limit: ₹25,000 per remitter and calendar month, the rupee past i
 
 test('a configured monthly limit and slabs are used', async () => {
   const gw = await startPaymentsGateway(
-    paymentsConfig({ dmt: { monthly_limit: 1_000, per_txn_limit: 600, charges: { IMPS: [{ up_to: 600, flat: 2.5, pct: 0.5 }], NEFT: [{ up_to: 600, flat: 1 }] } } }),
+    paymentsConfig({
+      dmt: {
+        monthly_limit: 1_000,
+        per_txn_limit: 600,
+        charges: { IMPS: [{ up_to: 600, flat: 2.5, pct: 0.5 }], NEFT: [{ up_to: 600, flat: 1 }] },
+      },
+    }),
   );
   try {
     const { headers } = await onboard(gw, 5_000, { dmt: true });
@@ -390,14 +531,26 @@ test('a configured monthly limit and slabs are used', async () => {
     const bene = await addBeneficiary(gw, headers, '9876500088', '423456789012');
     const remitter = await request(`${gw.url}/api/dmt/remitter/9876500088`, { headers });
     assert.equal(remitter.body.data.monthly_limit, 1_000);
-    const first = await request(`${gw.url}/api/dmt/transact`, { headers, body: { mobile: '9876500088', bene_id: bene, amount: 600, txn_type: 'IMPS' } });
+    const first = await request(`${gw.url}/api/dmt/transact`, {
+      headers,
+      body: { mobile: '9876500088', bene_id: bene, amount: 600, txn_type: 'IMPS' },
+    });
     assert.equal(first.body.data.charges, 5.5, '2.50 + 0.5 % of 600');
-    const over_txn = await request(`${gw.url}/api/dmt/transact`, { headers, body: { mobile: '9876500088', bene_id: bene, amount: 600.01, txn_type: 'IMPS' } });
+    const over_txn = await request(`${gw.url}/api/dmt/transact`, {
+      headers,
+      body: { mobile: '9876500088', bene_id: bene, amount: 600.01, txn_type: 'IMPS' },
+    });
     assert.equal(over_txn.status, 400);
-    const second = await request(`${gw.url}/api/dmt/transact`, { headers, body: { mobile: '9876500088', bene_id: bene, amount: 401, txn_type: 'NEFT' } });
+    const second = await request(`${gw.url}/api/dmt/transact`, {
+      headers,
+      body: { mobile: '9876500088', bene_id: bene, amount: 401, txn_type: 'NEFT' },
+    });
     assert.equal(second.status, 422);
     assert.equal(second.body.error.code, 'monthly_limit_exceeded');
-    const fits = await request(`${gw.url}/api/dmt/transact`, { headers, body: { mobile: '9876500088', bene_id: bene, amount: 400, txn_type: 'NEFT' } });
+    const fits = await request(`${gw.url}/api/dmt/transact`, {
+      headers,
+      body: { mobile: '9876500088', bene_id: bene, amount: 400, txn_type: 'NEFT' },
+    });
     assert.equal(fits.body.data.charges, 1);
     await waitFinal(gw, headers, fits.body.data.reference_id);
     await verifyOk(gw);

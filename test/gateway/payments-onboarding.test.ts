@@ -5,10 +5,21 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { admin, request, runVerify, waitForOutput } from './helpers.ts';
-import { VALID_KYC, aadhaar, balance, onboard, startPaymentsGateway } from '../support/payments-helpers.ts';
+import {
+  VALID_KYC,
+  aadhaar,
+  balance,
+  onboard,
+  startPaymentsGateway,
+} from '../support/payments-helpers.ts';
 
-const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
-const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 7)]);
+const PDF = Buffer.from(
+  '%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n',
+);
+const PNG = Buffer.concat([
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+  Buffer.alloc(64, 7),
+]);
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -17,10 +28,16 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-async function multipart(url: string, headers: Record<string, string>, fields: Record<string, string>, files: Array<[string, Buffer, string]>) {
+async function multipart(
+  url: string,
+  headers: Record<string, string>,
+  fields: Record<string, string>,
+  files: Array<[string, Buffer, string]>,
+) {
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) form.set(name, value);
-  for (const [name, bytes, filename] of files) form.append(name, new Blob([new Uint8Array(bytes)]), filename);
+  for (const [name, bytes, filename] of files)
+    form.append(name, new Blob([new Uint8Array(bytes)]), filename);
   const response = await fetch(url, { method: 'POST', headers, body: form });
   return { status: response.status, body: (await response.json()) as any };
 }
@@ -30,19 +47,32 @@ test('register → eKYC → approval → activation → credit → recharge, ref
   const api = admin(gw);
   try {
     // Register: AI on, payments off.
-    const registered = await request(`${gw.url}/api/register`, { body: { email: 'Owner@Shop.in', password: 'correct horse battery', name: 'Shop Owner' } });
+    const registered = await request(`${gw.url}/api/register`, {
+      body: { email: 'Owner@Shop.in', password: 'correct horse battery', name: 'Shop Owner' },
+    });
     assert.equal(registered.status, 201, JSON.stringify(registered.body));
     assert.equal(registered.body.status, true);
     const { account_id, api_key } = registered.body.data;
     assert.match(api_key, /^sk-aihub-/);
-    assert.deepEqual(registered.body.data.services, { ai: true, recharge: false, dmt: false, pan: false, bills: false });
-    const again = await request(`${gw.url}/api/register`, { body: { email: 'owner@shop.in', password: 'another password', name: 'X' } });
+    assert.deepEqual(registered.body.data.services, {
+      ai: true,
+      recharge: false,
+      dmt: false,
+      pan: false,
+      bills: false,
+    });
+    const again = await request(`${gw.url}/api/register`, {
+      body: { email: 'owner@shop.in', password: 'another password', name: 'X' },
+    });
     assert.equal(again.status, 409);
-    const weak = await request(`${gw.url}/api/register`, { body: { email: 'b@shop.in', password: 'short', name: 'X' } });
+    const weak = await request(`${gw.url}/api/register`, {
+      body: { email: 'b@shop.in', password: 'short', name: 'X' },
+    });
     assert.equal(weak.status, 400);
     assert.equal(weak.body.error.field, 'password');
     const key = { 'x-api-key': api_key };
-    const recharge = (body: unknown, headers: Record<string, string> = key) => request(`${gw.url}/api/recharge`, { headers, body });
+    const recharge = (body: unknown, headers: Record<string, string> = key) =>
+      request(`${gw.url}/api/recharge`, { headers, body });
 
     // Before activation: 403, and nothing is held.
     const inactive = await recharge({ operator_id: 1, number: '9876543210', amount: 10 });
@@ -69,12 +99,18 @@ test('register → eKYC → approval → activation → credit → recharge, ref
     assert.equal((await request(`${gw.url}/api/kyc`, { headers: key })).body.data.status, 'none');
 
     // Documents: wrong type 415, too large 413, unknown field 400; nothing is stored for a refused upload.
-    const text_file = await multipart(`${gw.url}/api/kyc`, key, VALID_KYC, [['pan_document', Buffer.from('not a document'), 'pan.txt']]);
+    const text_file = await multipart(`${gw.url}/api/kyc`, key, VALID_KYC, [
+      ['pan_document', Buffer.from('not a document'), 'pan.txt'],
+    ]);
     assert.equal(text_file.status, 415);
     assert.equal(text_file.body.error.field, 'pan_document');
-    const huge = await multipart(`${gw.url}/api/kyc`, key, VALID_KYC, [['pan_document', Buffer.concat([PDF, Buffer.alloc(70 * 1024)]), 'pan.pdf']]);
+    const huge = await multipart(`${gw.url}/api/kyc`, key, VALID_KYC, [
+      ['pan_document', Buffer.concat([PDF, Buffer.alloc(70 * 1024)]), 'pan.pdf'],
+    ]);
     assert.equal(huge.status, 413);
-    const unknown = await multipart(`${gw.url}/api/kyc`, key, VALID_KYC, [['selfie', PNG, 'me.png']]);
+    const unknown = await multipart(`${gw.url}/api/kyc`, key, VALID_KYC, [
+      ['selfie', PNG, 'me.png'],
+    ]);
     assert.equal(unknown.status, 400);
     assert.equal(existsSync(join(gw.data_dir, 'kyc-documents')), false);
 
@@ -86,14 +122,26 @@ test('register → eKYC → approval → activation → credit → recharge, ref
     assert.equal(submitted.status, 200, JSON.stringify(submitted.body));
     assert.equal(submitted.body.data.status, 'submitted');
     assert.equal(submitted.body.data.aadhaar_number, 'XXXX-XXXX-2346');
-    assert.deepEqual(submitted.body.data.documents.map((d: any) => [d.kind, d.content_type, d.size_bytes]), [
-      ['aadhaar', 'image/png', PNG.length],
-      ['pan', 'application/pdf', PDF.length],
-    ]);
+    assert.deepEqual(
+      submitted.body.data.documents.map((d: any) => [d.kind, d.content_type, d.size_bytes]),
+      [
+        ['aadhaar', 'image/png', PNG.length],
+        ['pan', 'application/pdf', PDF.length],
+      ],
+    );
     const stored = filesUnder(join(gw.data_dir, 'kyc-documents'));
     assert.equal(stored.length, 2);
-    for (const file of stored) assert.ok(!readFileSync(file).includes(PDF.subarray(0, 24)) && !readFileSync(file).includes(PNG.subarray(8)), `${file} is sealed, not plaintext`);
-    assert.equal((await kyc(VALID_KYC)).status, 409, 'a second submission while one is under review');
+    for (const file of stored)
+      assert.ok(
+        !readFileSync(file).includes(PDF.subarray(0, 24)) &&
+          !readFileSync(file).includes(PNG.subarray(8)),
+        `${file} is sealed, not plaintext`,
+      );
+    assert.equal(
+      (await kyc(VALID_KYC)).status,
+      409,
+      'a second submission while one is under review',
+    );
 
     // Activation before approval is refused; the admin lists, approves, activates.
     const early = await api.post(`/admin/accounts/${account_id}/services`, { recharge: true });
@@ -101,15 +149,23 @@ test('register → eKYC → approval → activation → credit → recharge, ref
     assert.equal(early.body.error.code, 'kyc_not_approved');
     const listed = await api.get('/admin/kyc?status=submitted');
     assert.equal(listed.status, 200);
-    assert.deepEqual(listed.body.data.map((s: any) => s.account_id), [account_id]);
+    assert.deepEqual(
+      listed.body.data.map((s: any) => s.account_id),
+      [account_id],
+    );
     const document_id = listed.body.data[0].documents[1].id;
-    const download = await fetch(`${gw.url}/admin/kyc/${account_id}/documents/${document_id}`, { headers: { authorization: `Bearer ${gw.admin_token}` } });
+    const download = await fetch(`${gw.url}/admin/kyc/${account_id}/documents/${document_id}`, {
+      headers: { authorization: `Bearer ${gw.admin_token}` },
+    });
     assert.equal(download.status, 200);
     assert.ok(Buffer.from(await download.arrayBuffer()).equals(PDF));
     const approved = await api.post(`/admin/kyc/${account_id}/approve`, {});
     assert.equal(approved.status, 200);
     assert.equal(approved.body.status, 'approved');
-    assert.equal((await request(`${gw.url}/api/kyc`, { headers: key })).body.data.status, 'approved');
+    assert.equal(
+      (await request(`${gw.url}/api/kyc`, { headers: key })).body.data.status,
+      'approved',
+    );
     const activated = await api.post(`/admin/accounts/${account_id}/services`, { recharge: true });
     assert.equal(activated.status, 200);
     assert.equal(activated.body.services.recharge, true);
@@ -119,11 +175,21 @@ test('register → eKYC → approval → activation → credit → recharge, ref
     const poor = await recharge({ operator_id: 1, number: '9876543210', amount: 10 });
     assert.equal(poor.status, 402);
     assert.equal(poor.body.error.code, 'insufficient_balance');
-    assert.equal((await api.post(`/admin/accounts/${account_id}/credit`, { amount: 500, reference: 'bank-1' })).status, 200);
+    assert.equal(
+      (await api.post(`/admin/accounts/${account_id}/credit`, { amount: 500, reference: 'bank-1' }))
+        .status,
+      200,
+    );
 
     // Auth refusals.
-    assert.equal((await recharge({ operator_id: 1, number: '9876543210', amount: 10 }, {})).status, 401);
-    const unknown_key = await recharge({ operator_id: 1, number: '9876543210', amount: 10 }, { 'x-api-key': 'sk-aihub-nope' });
+    assert.equal(
+      (await recharge({ operator_id: 1, number: '9876543210', amount: 10 }, {})).status,
+      401,
+    );
+    const unknown_key = await recharge(
+      { operator_id: 1, number: '9876543210', amount: 10 },
+      { 'x-api-key': 'sk-aihub-nope' },
+    );
     assert.equal(unknown_key.status, 401);
     assert.equal(unknown_key.body.status, false);
 
@@ -160,7 +226,12 @@ test('register → eKYC → approval → activation → credit → recharge, ref
     const duplicate = await recharge({ operator_id: 1, number: '9876543210', amount: 199 });
     assert.equal(duplicate.status, 409);
     assert.equal(duplicate.body.error.code, 'duplicate_transaction');
-    const on_purpose = await recharge({ operator_id: 1, number: '9876543210', amount: 199, allow_duplicate: true });
+    const on_purpose = await recharge({
+      operator_id: 1,
+      number: '9876543210',
+      amount: 199,
+      allow_duplicate: true,
+    });
     assert.equal(on_purpose.status, 200);
     assert.equal(on_purpose.body.data.status, 'success');
     assert.notEqual(on_purpose.body.txn_id, ok.body.txn_id);
@@ -180,42 +251,79 @@ test('register → eKYC → approval → activation → credit → recharge, ref
     // client_ref works the same way, also for retries sent all at once.
     const before_parallel = await balance(gw, key);
     const parallel = await Promise.all(
-      Array.from({ length: 8 }, () => recharge({ operator_id: 3, number: '9000000123', amount: 20, client_ref: 'po-55' })),
+      Array.from({ length: 8 }, () =>
+        recharge({ operator_id: 3, number: '9000000123', amount: 20, client_ref: 'po-55' }),
+      ),
     );
     assert.ok(parallel.every((reply) => reply.status === 200));
-    assert.equal(new Set(parallel.map((reply) => reply.body.txn_id)).size, 1, 'one transaction for one client_ref');
+    assert.equal(
+      new Set(parallel.map((reply) => reply.body.txn_id)).size,
+      1,
+      'one transaction for one client_ref',
+    );
     assert.equal(await balance(gw, key), Math.round((before_parallel - 20 + 0.7) * 100) / 100); // Vi: 3.5 % commission
-    const listed_txns = await request(`${gw.url}/api/transactions?service=recharge&status=success`, { headers: key });
+    const listed_txns = await request(
+      `${gw.url}/api/transactions?service=recharge&status=success`,
+      { headers: key },
+    );
     assert.equal(listed_txns.body.data.total, 4);
 
     // IP whitelist: an address outside it gets 403 (and is logged); inside it passes; empty = anyone.
-    const outside = await api.put(`/admin/accounts/${account_id}/ip-whitelist`, { ips: ['203.0.113.0/24', '2001:db8::/32'] });
+    const outside = await api.put(`/admin/accounts/${account_id}/ip-whitelist`, {
+      ips: ['203.0.113.0/24', '2001:db8::/32'],
+    });
     assert.equal(outside.status, 200);
     assert.deepEqual(outside.body.ip_whitelist, ['203.0.113.0/24', '2001:db8::/32']);
     const blocked = await recharge({ operator_id: 1, number: '9876543211', amount: 10 });
     assert.equal(blocked.status, 403);
     assert.equal(blocked.body.error.code, 'ip_not_allowed');
     assert.equal((await request(`${gw.url}/api/wallet/balance`, { headers: key })).status, 403);
-    await waitForOutput(gw, (line) => line.includes('outside the IP whitelist') && line.includes(account_id), 'about the refused address');
-    const bad_list = await api.put(`/admin/accounts/${account_id}/ip-whitelist`, { ips: ['10.0.0.0/8', '300.1.1.1'] });
+    await waitForOutput(
+      gw,
+      (line) => line.includes('outside the IP whitelist') && line.includes(account_id),
+      'about the refused address',
+    );
+    const bad_list = await api.put(`/admin/accounts/${account_id}/ip-whitelist`, {
+      ips: ['10.0.0.0/8', '300.1.1.1'],
+    });
     assert.equal(bad_list.status, 400);
     assert.equal(bad_list.body.error.param, 'ips.1');
-    assert.equal((await api.put(`/admin/accounts/${account_id}/ip-whitelist`, { ips: ['127.0.0.0/8'] })).status, 200);
-    assert.equal((await recharge({ operator_id: 1, number: '9876543211', amount: 10 })).status, 200);
-    assert.equal((await api.put(`/admin/accounts/${account_id}/ip-whitelist`, { ips: [] })).status, 200);
+    assert.equal(
+      (await api.put(`/admin/accounts/${account_id}/ip-whitelist`, { ips: ['127.0.0.0/8'] }))
+        .status,
+      200,
+    );
+    assert.equal(
+      (await recharge({ operator_id: 1, number: '9876543211', amount: 10 })).status,
+      200,
+    );
+    assert.equal(
+      (await api.put(`/admin/accounts/${account_id}/ip-whitelist`, { ips: [] })).status,
+      200,
+    );
 
     // The audit log has every admin action, with refused ones.
     const audit = await api.get(`/admin/audit?account_id=${account_id}&limit=100`);
     const actions = audit.body.data.map((r: any) => `${r.action}:${r.status}`);
-    for (const expected of ['kyc.approve:200', 'account.services:200', 'account.ip_whitelist:200']) assert.ok(actions.includes(expected), `${expected} in ${actions}`);
-    assert.ok(actions.some((a: string) => a.endsWith('/services:409')), 'the refused activation is audited too');
-    assert.ok(actions.some((a: string) => a.includes('/credit:200')), 'credits are audited');
+    for (const expected of ['kyc.approve:200', 'account.services:200', 'account.ip_whitelist:200'])
+      assert.ok(actions.includes(expected), `${expected} in ${actions}`);
+    assert.ok(
+      actions.some((a: string) => a.endsWith('/services:409')),
+      'the refused activation is audited too',
+    );
+    assert.ok(
+      actions.some((a: string) => a.includes('/credit:200')),
+      'credits are audited',
+    );
 
     // Only the last four Aadhaar digits reach the disk.
     assert.equal(await gw.stop(), 0);
     for (const file of filesUnder(gw.data_dir)) {
       const text = readFileSync(file, 'latin1');
-      assert.ok(!text.includes('234123412346') && !text.includes('2341 2341 2346'), `${file} holds the full Aadhaar number`);
+      assert.ok(
+        !text.includes('234123412346') && !text.includes('2341 2341 2346'),
+        `${file} holds the full Aadhaar number`,
+      );
     }
     const verify = await runVerify(gw.data_dir);
     assert.equal(verify.code, 0, verify.stdout + verify.stderr);
@@ -230,9 +338,21 @@ test('operators: prepaid, postpaid, DTH and electricity with commission and boun
     const { headers, account_id } = await onboard(gw, 0);
     const all = await request(`${gw.url}/api/operators`, { headers });
     assert.equal(all.status, 200);
-    assert.deepEqual([...new Set(all.body.data.map((o: any) => o.type))].sort(), ['dth', 'electricity', 'postpaid', 'prepaid']);
+    assert.deepEqual([...new Set(all.body.data.map((o: any) => o.type))].sort(), [
+      'dth',
+      'electricity',
+      'postpaid',
+      'prepaid',
+    ]);
     for (const operator of all.body.data) {
-      assert.deepEqual(Object.keys(operator).slice(0, 6), ['operator_id', 'name', 'type', 'commission_pct', 'min_amount', 'max_amount']);
+      assert.deepEqual(Object.keys(operator).slice(0, 6), [
+        'operator_id',
+        'name',
+        'type',
+        'commission_pct',
+        'min_amount',
+        'max_amount',
+      ]);
       assert.ok(operator.min_amount > 0 && operator.min_amount <= operator.max_amount);
     }
     const dth = await request(`${gw.url}/api/operators?type=dth`, { headers });
@@ -241,17 +361,36 @@ test('operators: prepaid, postpaid, DTH and electricity with commission and boun
     assert.equal((await request(`${gw.url}/api/operators`)).status, 401);
 
     // A second account is rejected with a reason, then resubmits.
-    const other = await request(`${gw.url}/api/register`, { body: { email: 'second@shop.in', password: 'correct horse battery', name: 'Second' } });
+    const other = await request(`${gw.url}/api/register`, {
+      body: { email: 'second@shop.in', password: 'correct horse battery', name: 'Second' },
+    });
     const other_key = { 'x-api-key': other.body.data.api_key };
     await request(`${gw.url}/api/kyc`, { headers: other_key, body: VALID_KYC });
     const api = admin(gw);
-    assert.equal((await api.post(`/admin/kyc/${other.body.data.account_id}/reject`, {})).status, 400, 'a rejection needs a reason');
-    const rejected = await api.post(`/admin/kyc/${other.body.data.account_id}/reject`, { reason: 'PAN document unreadable' });
+    assert.equal(
+      (await api.post(`/admin/kyc/${other.body.data.account_id}/reject`, {})).status,
+      400,
+      'a rejection needs a reason',
+    );
+    const rejected = await api.post(`/admin/kyc/${other.body.data.account_id}/reject`, {
+      reason: 'PAN document unreadable',
+    });
     assert.equal(rejected.status, 200);
     const seen = await request(`${gw.url}/api/kyc`, { headers: other_key });
-    assert.deepEqual([seen.body.data.status, seen.body.data.reason], ['rejected', 'PAN document unreadable']);
-    assert.equal((await api.post(`/admin/accounts/${other.body.data.account_id}/services`, { recharge: true })).status, 409);
-    assert.equal((await api.post(`/admin/kyc/${other.body.data.account_id}/approve`, {})).status, 409, 'only a submission under review is decided');
+    assert.deepEqual(
+      [seen.body.data.status, seen.body.data.reason],
+      ['rejected', 'PAN document unreadable'],
+    );
+    assert.equal(
+      (await api.post(`/admin/accounts/${other.body.data.account_id}/services`, { recharge: true }))
+        .status,
+      409,
+    );
+    assert.equal(
+      (await api.post(`/admin/kyc/${other.body.data.account_id}/approve`, {})).status,
+      409,
+      'only a submission under review is decided',
+    );
     const resubmitted = await request(`${gw.url}/api/kyc`, { headers: other_key, body: VALID_KYC });
     assert.equal(resubmitted.body.data.status, 'submitted');
     assert.equal(resubmitted.body.data.submissions, 2);

@@ -4,14 +4,28 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from './helpers.ts';
-import { balance, ledgerBalances, onboard, paymentsConfig, startPaymentsGateway, verifyOk } from '../support/payments-helpers.ts';
+import {
+  balance,
+  ledgerBalances,
+  onboard,
+  paymentsConfig,
+  startPaymentsGateway,
+  verifyOk,
+} from '../support/payments-helpers.ts';
 
 test('PAN lookup: found, holder types, fee, malformed, not found, failover', async () => {
   const gw = await startPaymentsGateway();
   try {
     const { headers } = await onboard(gw, 20, { pan: true });
-    const find = (pan_number: unknown, extra: Record<string, unknown> = {}, more: Record<string, string> = {}) =>
-      request(`${gw.url}/api/pan-find`, { headers: { ...headers, ...more }, body: { pan_number, ...extra } });
+    const find = (
+      pan_number: unknown,
+      extra: Record<string, unknown> = {},
+      more: Record<string, string> = {},
+    ) =>
+      request(`${gw.url}/api/pan-find`, {
+        headers: { ...headers, ...more },
+        body: { pan_number, ...extra },
+      });
 
     const found = await find('ABCPV1234F');
     assert.equal(found.status, 200, JSON.stringify(found.body));
@@ -20,13 +34,27 @@ test('PAN lookup: found, holder types, fee, malformed, not found, failover', asy
     assert.deepEqual(Object.keys(found.body.data).sort(), ['name', 'pan', 'type']);
     assert.equal(found.body.data.pan, 'ABCPV1234F');
     assert.equal(found.body.data.type, 'Individual');
-    assert.match(found.body.data.name, /^[A-Z]+ V[A-Z]+$/, 'a person whose surname starts with the 5th character');
+    assert.match(
+      found.body.data.name,
+      /^[A-Z]+ V[A-Z]+$/,
+      'a person whose surname starts with the 5th character',
+    );
     assert.equal(found.body.fee, 2);
     assert.equal(await balance(gw, headers), 18);
     await verifyOk(gw);
 
     // lower case and spaces are accepted; the holder type follows the 4th character
-    const expected: Record<string, string> = { C: 'Company', H: 'HUF', F: 'Firm', A: 'AOP', T: 'Trust', B: 'BOI', L: 'Local Authority', J: 'Artificial Juridical Person', G: 'Government' };
+    const expected: Record<string, string> = {
+      C: 'Company',
+      H: 'HUF',
+      F: 'Firm',
+      A: 'AOP',
+      T: 'Trust',
+      B: 'BOI',
+      L: 'Local Authority',
+      J: 'Artificial Juridical Person',
+      G: 'Government',
+    };
     let spent = 2;
     for (const [letter, type] of Object.entries(expected).slice(0, 3)) {
       const reply = await find(`abc${letter.toLowerCase()}d 5678 k`);
@@ -65,10 +93,13 @@ test('PAN lookup: found, holder types, fee, malformed, not found, failover', asy
     assert.equal(failover.body.status, true);
     spent += 2;
     const txn = await request(`${gw.url}/api/transactions/${failover.body.txn_id}`, { headers });
-    assert.deepEqual(txn.body.data.attempts.map((a: any) => [a.provider, a.outcome]), [
-      ['sandbox-a', 'unavailable'],
-      ['sandbox-b', 'success'],
-    ]);
+    assert.deepEqual(
+      txn.body.data.attempts.map((a: any) => [a.provider, a.outcome]),
+      [
+        ['sandbox-a', 'unavailable'],
+        ['sandbox-b', 'success'],
+      ],
+    );
     const down = await find('ABCPE0005F');
     assert.equal(down.body.status, false);
     assert.equal(down.body.error.code, 'lookup_failed');
@@ -83,7 +114,10 @@ test('PAN lookup: found, holder types, fee, malformed, not found, failover', asy
 
     // 402 when the wallet cannot pay the fee, and nothing moves
     const poor = await onboard(gw, 1, { pan: true });
-    const refused = await request(`${gw.url}/api/pan-find`, { headers: poor.headers, body: { pan_number: 'ABCPE1111F' } });
+    const refused = await request(`${gw.url}/api/pan-find`, {
+      headers: poor.headers,
+      body: { pan_number: 'ABCPE1111F' },
+    });
     assert.equal(refused.status, 402);
     assert.equal(await balance(gw, poor.headers), 1);
 
@@ -100,12 +134,18 @@ test('PAN fee is configurable, and the service must be active', async () => {
   const gw = await startPaymentsGateway(paymentsConfig({ pan: { fee: 1.25 } }));
   try {
     const { headers } = await onboard(gw, 5, { pan: true });
-    const reply = await request(`${gw.url}/api/pan-find`, { headers, body: { pan_number: 'AAAGP9999Z' } });
+    const reply = await request(`${gw.url}/api/pan-find`, {
+      headers,
+      body: { pan_number: 'AAAGP9999Z' },
+    });
     assert.equal(reply.body.data.type, 'Government');
     assert.equal(reply.body.fee, 1.25);
     assert.equal(await balance(gw, headers), 3.75);
     const off = await onboard(gw, 5, { recharge: true });
-    const refused = await request(`${gw.url}/api/pan-find`, { headers: off.headers, body: { pan_number: 'AAAGP9999Z' } });
+    const refused = await request(`${gw.url}/api/pan-find`, {
+      headers: off.headers,
+      body: { pan_number: 'AAAGP9999Z' },
+    });
     assert.equal(refused.status, 403);
     assert.equal(refused.body.error.code, 'service_inactive');
     await verifyOk(gw);

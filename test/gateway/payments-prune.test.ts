@@ -6,7 +6,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, admin, tempDir } from './helpers.ts';
-import { addBeneficiary, balance, onboard, paymentsConfig, startPaymentsGateway, tableIds, verifiedRemitter, verifyOk } from '../support/payments-helpers.ts';
+import {
+  addBeneficiary,
+  balance,
+  onboard,
+  paymentsConfig,
+  startPaymentsGateway,
+  tableIds,
+  verifiedRemitter,
+  verifyOk,
+} from '../support/payments-helpers.ts';
 import { loadState, Store } from '../../gateway/store/store.ts';
 import { monthKey, usageKey } from '../../gateway/payments/dmt.ts';
 
@@ -14,7 +23,11 @@ const WINDOW_MS = 4_000;
 const MOBILE = '9876500088';
 
 /** Polls until `ok()` (bounded): the test waits on the document's state, never on log lines or a fixed sleep. */
-async function waitFor(what: string, ok: () => boolean | Promise<boolean>, timeout_ms = 10_000): Promise<void> {
+async function waitFor(
+  what: string,
+  ok: () => boolean | Promise<boolean>,
+  timeout_ms = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeout_ms;
   while (!(await ok())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -28,12 +41,24 @@ test('pruning: expired idempotency records and past months of DMT usage go; the 
   const december = new Date('2020-12-15T06:30:00Z');
   const seed = await Store.open(data_dir, { now: () => december });
   await seed.transact((tx) => {
-    tx.set('idempotency', 'pay:acc_gone:order-2020', { key: 'pay:acc_gone:order-2020', request_hash: 'h', status: 200, body: { status: true }, created_at: december.toISOString() });
+    tx.set('idempotency', 'pay:acc_gone:order-2020', {
+      key: 'pay:acc_gone:order-2020',
+      request_hash: 'h',
+      status: 200,
+      body: { status: true },
+      created_at: december.toISOString(),
+    });
     tx.set('dmt_usage', usageKey(MOBILE, '2020-12'), 25_000_000_000);
   });
   await seed.close();
 
-  const gw = await startPaymentsGateway(paymentsConfig({ idempotency_window_ms: WINDOW_MS, prune: { interval_ms: 150, batch_size: 1 } }), { data_dir });
+  const gw = await startPaymentsGateway(
+    paymentsConfig({
+      idempotency_window_ms: WINDOW_MS,
+      prune: { interval_ms: 150, batch_size: 1 },
+    }),
+    { data_dir },
+  );
   let account_id = '';
   let month = '';
   try {
@@ -41,21 +66,36 @@ test('pruning: expired idempotency records and past months of DMT usage go; the 
     account_id = onboarded.account_id;
     const { headers } = onboarded;
     const recharge = (key: string, number: string) =>
-      request(`${gw.url}/api/recharge`, { headers: { ...headers, 'idempotency-key': key }, body: { operator_id: 1, number, amount: 10 } });
+      request(`${gw.url}/api/recharge`, {
+        headers: { ...headers, 'idempotency-key': key },
+        body: { operator_id: 1, number, amount: 10 },
+      });
 
     // This month's usage: ₹1,000 of the ₹25,000 limit.
     await verifiedRemitter(gw, headers, MOBILE);
     const bene_id = await addBeneficiary(gw, headers, MOBILE, '223456789012');
     month = monthKey(new Date(), 330);
-    const transfer = await request(`${gw.url}/api/dmt/transact`, { headers, body: { mobile: MOBILE, bene_id, amount: 1_000, txn_type: 'IMPS' } });
+    const transfer = await request(`${gw.url}/api/dmt/transact`, {
+      headers,
+      body: { mobile: MOBILE, bene_id, amount: 1_000, txn_type: 'IMPS' },
+    });
     assert.equal(transfer.body.data.status, 'success', JSON.stringify(transfer.body));
     const idempotency = () => tableIds(gw, 'idempotency');
-    await waitFor('the seeded rows to be pruned', async () => !(await idempotency()).has('pay:acc_gone:order-2020') && !(await tableIds(gw, 'dmt_usage')).has(usageKey(MOBILE, '2020-12')));
+    await waitFor(
+      'the seeded rows to be pruned',
+      async () =>
+        !(await idempotency()).has('pay:acc_gone:order-2020') &&
+        !(await tableIds(gw, 'dmt_usage')).has(usageKey(MOBILE, '2020-12')),
+    );
 
     const old = await recharge('order-old', '9876543210');
     assert.equal(old.body.data.status, 'success', JSON.stringify(old.body));
     const old_at = Date.now();
-    await waitFor('the first key to leave its window', () => Date.now() - old_at > WINDOW_MS + 100, WINDOW_MS * 3);
+    await waitFor(
+      'the first key to leave its window',
+      () => Date.now() - old_at > WINDOW_MS + 100,
+      WINDOW_MS * 3,
+    );
 
     // Inside its window (retried at once): the first answer again, nothing charged.
     const fresh = await recharge('order-fresh', '9876543211');
@@ -67,10 +107,16 @@ test('pruning: expired idempotency records and past months of DMT usage go; the 
     assert.equal(retry.status, 200);
     assert.deepEqual(retry.body, fresh.body);
     assert.equal(await balance(gw, headers), before);
-    await waitFor('a pass to delete the expired key', async () => !(await idempotency()).has(`pay:${account_id}:order-old`));
+    await waitFor(
+      'a pass to delete the expired key',
+      async () => !(await idempotency()).has(`pay:${account_id}:order-old`),
+    );
 
     // An admin credit reference has no window: older than it, and still one credit.
-    const again = await admin(gw).post(`/admin/accounts/${account_id}/credit`, { amount: 10_000, reference: `fund-${account_id}` });
+    const again = await admin(gw).post(`/admin/accounts/${account_id}/credit`, {
+      amount: 10_000,
+      reference: `fund-${account_id}`,
+    });
     assert.equal(again.status, 200);
     assert.equal(again.body.duplicate, true);
 

@@ -3,7 +3,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, runVerify, startGateway, type Gateway } from './helpers.ts';
-import { balance, onboard, paymentsConfig, startPaymentsGateway, waitFinal } from '../support/payments-helpers.ts';
+import {
+  balance,
+  onboard,
+  paymentsConfig,
+  startPaymentsGateway,
+  waitFinal,
+} from '../support/payments-helpers.ts';
 
 async function verifyOk(gw: Gateway) {
   const verify = await runVerify(gw.data_dir);
@@ -12,26 +18,38 @@ async function verifyOk(gw: Gateway) {
 }
 
 async function walletEntries(gw: Gateway, headers: Record<string, string>, txn_id: string) {
-  const reply = await request(`${gw.url}/api/wallet/history?txn_id=${txn_id}&order=asc`, { headers });
+  const reply = await request(`${gw.url}/api/wallet/history?txn_id=${txn_id}&order=asc`, {
+    headers,
+  });
   assert.equal(reply.status, 200);
-  return reply.body.data.entries as Array<{ kind: string; amount: number; opening_balance: number; closing_balance: number; posting_id: string }>;
+  return reply.body.data.entries as Array<{
+    kind: string;
+    amount: number;
+    opening_balance: number;
+    closing_balance: number;
+    posting_id: string;
+  }>;
 }
 
 test('sandbox outcomes: success, decline, pending → success, pending → failed, timeout → failover, all fail', async () => {
   const gw = await startPaymentsGateway();
   try {
     const { headers } = await onboard(gw, 1_000);
-    const recharge = (number: string) => request(`${gw.url}/api/recharge`, { headers, body: { operator_id: 1, number, amount: 100 } });
+    const recharge = (number: string) =>
+      request(`${gw.url}/api/recharge`, { headers, body: { operator_id: 1, number, amount: 100 } });
 
     // anything else: success, 2.5 % commission as its own posting
     const ok = await recharge('9876543210');
     assert.equal(ok.body.data.status, 'success');
     assert.equal(ok.body.data.commission, 2.5);
     assert.equal(await balance(gw, headers), 902.5);
-    assert.deepEqual((await walletEntries(gw, headers, ok.body.txn_id)).map((e) => [e.kind, e.amount]), [
-      ['hold', -100],
-      ['commission', 2.5],
-    ]);
+    assert.deepEqual(
+      (await walletEntries(gw, headers, ok.body.txn_id)).map((e) => [e.kind, e.amount]),
+      [
+        ['hold', -100],
+        ['commission', 2.5],
+      ],
+    );
     assert.equal((await verifyOk(gw)).open_holds, 0);
 
     // 0001: declined, status false, refunded by a new posting, no commission
@@ -42,13 +60,21 @@ test('sandbox outcomes: success, decline, pending → success, pending → faile
     assert.equal(declined.body.data.commission, 0);
     assert.equal(declined.body.data.balance, 902.5);
     assert.equal(await balance(gw, headers), 902.5);
-    const declined_txn = (await request(`${gw.url}/api/transactions/${declined.body.txn_id}`, { headers })).body.data;
+    const declined_txn = (
+      await request(`${gw.url}/api/transactions/${declined.body.txn_id}`, { headers })
+    ).body.data;
     assert.equal(declined_txn.attempts.length, 1, 'a decline is not failed over');
-    assert.deepEqual((await walletEntries(gw, headers, declined.body.txn_id)).map((e) => [e.kind, e.amount]), [
-      ['hold', -100],
-      ['refund', 100],
-    ]);
-    assert.equal(declined_txn.refund.posting_id, (await walletEntries(gw, headers, declined.body.txn_id))[1]!.posting_id);
+    assert.deepEqual(
+      (await walletEntries(gw, headers, declined.body.txn_id)).map((e) => [e.kind, e.amount]),
+      [
+        ['hold', -100],
+        ['refund', 100],
+      ],
+    );
+    assert.equal(
+      declined_txn.refund.posting_id,
+      (await walletEntries(gw, headers, declined.body.txn_id))[1]!.posting_id,
+    );
     await verifyOk(gw);
 
     // 0002: pending (held, no commission yet), then success on reconciliation
@@ -60,7 +86,10 @@ test('sandbox outcomes: success, decline, pending → success, pending → faile
     assert.equal(settled.status, 'success');
     assert.equal(settled.commission, 2.5);
     assert.ok(settled.status_checks.count >= 1);
-    assert.deepEqual(settled.history.map((h: any) => h.status), ['pending', 'pending', 'success']);
+    assert.deepEqual(
+      settled.history.map((h: any) => h.status),
+      ['pending', 'pending', 'success'],
+    );
     assert.equal(await balance(gw, headers), 805);
     await verifyOk(gw);
 
@@ -77,11 +106,16 @@ test('sandbox outcomes: success, decline, pending → success, pending → faile
     // 0004: the first provider times out, the next one succeeds; both attempts are on the transaction
     const failover = await recharge('9876540004');
     assert.equal(failover.body.data.status, 'success');
-    const failover_txn = (await request(`${gw.url}/api/transactions/${failover.body.txn_id}`, { headers })).body.data;
-    assert.deepEqual(failover_txn.attempts.map((a: any) => [a.provider, a.outcome, a.error ?? null]), [
-      ['sandbox-a', 'unavailable', 'timeout'],
-      ['sandbox-b', 'success', null],
-    ]);
+    const failover_txn = (
+      await request(`${gw.url}/api/transactions/${failover.body.txn_id}`, { headers })
+    ).body.data;
+    assert.deepEqual(
+      failover_txn.attempts.map((a: any) => [a.provider, a.outcome, a.error ?? null]),
+      [
+        ['sandbox-a', 'unavailable', 'timeout'],
+        ['sandbox-b', 'success', null],
+      ],
+    );
     assert.equal(failover_txn.provider, 'sandbox-b');
     assert.equal(await balance(gw, headers), 707.5);
     await verifyOk(gw);
@@ -90,23 +124,36 @@ test('sandbox outcomes: success, decline, pending → success, pending → faile
     const all_fail = await recharge('9876540005');
     assert.equal(all_fail.body.status, false);
     assert.equal(all_fail.body.data.status, 'failed');
-    const all_fail_txn = (await request(`${gw.url}/api/transactions/${all_fail.body.txn_id}`, { headers })).body.data;
-    assert.deepEqual(all_fail_txn.attempts.map((a: any) => [a.provider, a.outcome]), [
-      ['sandbox-a', 'unavailable'],
-      ['sandbox-b', 'unavailable'],
-    ]);
+    const all_fail_txn = (
+      await request(`${gw.url}/api/transactions/${all_fail.body.txn_id}`, { headers })
+    ).body.data;
+    assert.deepEqual(
+      all_fail_txn.attempts.map((a: any) => [a.provider, a.outcome]),
+      [
+        ['sandbox-a', 'unavailable'],
+        ['sandbox-b', 'unavailable'],
+      ],
+    );
     assert.equal(await balance(gw, headers), 707.5);
     const report = await verifyOk(gw);
     assert.equal(report.open_holds, 0);
 
     // Another account cannot see these transactions.
     const other = await onboard(gw, 0);
-    assert.equal((await request(`${gw.url}/api/transactions/${ok.body.txn_id}`, { headers: other.headers })).status, 404);
+    assert.equal(
+      (await request(`${gw.url}/api/transactions/${ok.body.txn_id}`, { headers: other.headers }))
+        .status,
+      404,
+    );
     const listed = await request(`${gw.url}/api/transactions?status=failed`, { headers });
-    assert.deepEqual(listed.body.data.transactions.map((t: any) => t.txn_id).sort(), [declined.body.txn_id, pending_fail.body.txn_id, all_fail.body.txn_id].sort());
+    assert.deepEqual(
+      listed.body.data.transactions.map((t: any) => t.txn_id).sort(),
+      [declined.body.txn_id, pending_fail.body.txn_id, all_fail.body.txn_id].sort(),
+    );
     const history = await request(`${gw.url}/api/wallet/history?limit=500&order=asc`, { headers });
     const entries = history.body.data.entries;
-    for (let i = 1; i < entries.length; i++) assert.equal(entries[i].opening_balance, entries[i - 1].closing_balance);
+    for (let i = 1; i < entries.length; i++)
+      assert.equal(entries[i].opening_balance, entries[i - 1].closing_balance);
     assert.equal(history.body.data.closing_balance, 707.5);
   } finally {
     await gw.stop();
@@ -119,7 +166,13 @@ test('a pending recharge is reconciled after a crash (SIGKILL) and a restart, ne
     reconcile: { first_check_ms: 60_000 },
     providers: {
       recharge: [
-        { type: 'sandbox', name: 'sandbox-a', hang_on: ['0004'], timeout_ms: 300, pending_ms: 1_000 },
+        {
+          type: 'sandbox',
+          name: 'sandbox-a',
+          hang_on: ['0004'],
+          timeout_ms: 300,
+          pending_ms: 1_000,
+        },
         { type: 'sandbox', name: 'sandbox-b', timeout_ms: 300, pending_ms: 1_000 },
       ],
     },
@@ -128,8 +181,14 @@ test('a pending recharge is reconciled after a crash (SIGKILL) and a restart, ne
   let again: Gateway | null = null;
   try {
     const { headers } = await onboard(gw, 500);
-    const ok_later = await request(`${gw.url}/api/recharge`, { headers, body: { operator_id: 4, number: '9876540002', amount: 100 } });
-    const fail_later = await request(`${gw.url}/api/recharge`, { headers, body: { operator_id: 4, number: '9876540003', amount: 50 } });
+    const ok_later = await request(`${gw.url}/api/recharge`, {
+      headers,
+      body: { operator_id: 4, number: '9876540002', amount: 100 },
+    });
+    const fail_later = await request(`${gw.url}/api/recharge`, {
+      headers,
+      body: { operator_id: 4, number: '9876540003', amount: 50 },
+    });
     assert.equal(ok_later.body.data.status, 'pending');
     assert.equal(fail_later.body.data.status, 'pending');
     assert.equal(await balance(gw, headers), 350);
@@ -141,7 +200,13 @@ test('a pending recharge is reconciled after a crash (SIGKILL) and a restart, ne
     const fast = paymentsConfig({
       providers: {
         recharge: [
-          { type: 'sandbox', name: 'sandbox-a', hang_on: ['0004'], timeout_ms: 300, pending_ms: 1_000 },
+          {
+            type: 'sandbox',
+            name: 'sandbox-a',
+            hang_on: ['0004'],
+            timeout_ms: 300,
+            pending_ms: 1_000,
+          },
           { type: 'sandbox', name: 'sandbox-b', timeout_ms: 300, pending_ms: 1_000 },
         ],
       },
@@ -168,7 +233,10 @@ test('live mode without configured providers: recharge answers 503 and holds not
   const gw = await startGateway({ env: { AIHUB_MODE: 'live' } });
   try {
     const { headers } = await onboard(gw, 100);
-    const reply = await request(`${gw.url}/api/recharge`, { headers, body: { operator_id: 1, number: '9876543210', amount: 10 } });
+    const reply = await request(`${gw.url}/api/recharge`, {
+      headers,
+      body: { operator_id: 1, number: '9876543210', amount: 10 },
+    });
     assert.equal(reply.status, 503);
     assert.equal(reply.body.error.code, 'no_provider');
     assert.equal(await balance(gw, headers), 100);

@@ -9,7 +9,13 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { request, type Gateway } from './helpers.ts';
 import { json, startUpstream, type Seen } from '../support/payments-upstream.ts';
-import { balance, onboard, paymentsConfig, startPaymentsGateway, verifyOk } from '../support/payments-helpers.ts';
+import {
+  balance,
+  onboard,
+  paymentsConfig,
+  startPaymentsGateway,
+  verifyOk,
+} from '../support/payments-helpers.ts';
 
 const SMS_TOKEN = 'sms-secret-token-5f3a9c';
 const SMS_TIMEOUT_MS = 400;
@@ -27,18 +33,23 @@ const otpToken = (otp: string) => new RegExp(`(?<![0-9a-f])${otp}(?![0-9a-f])`);
 /** Fails when an OTP (or the SMS credential) appears in the gateway's output or in any file of its data dir. Call after stop. */
 function assertNotLeaked(gw: Gateway, secrets: string[]): void {
   const output = gw.output.join('\n');
-  for (const secret of secrets) assert.doesNotMatch(output, otpToken(secret), `${secret} in the gateway's log`);
+  for (const secret of secrets)
+    assert.doesNotMatch(output, otpToken(secret), `${secret} in the gateway's log`);
   assert.ok(!output.includes(SMS_TOKEN), "the SMS credential in the gateway's log");
   for (const file of files(gw.data_dir)) {
     const text = readFileSync(file, 'latin1');
-    for (const secret of secrets) assert.doesNotMatch(text, otpToken(secret), `${secret} in ${file}`);
+    for (const secret of secrets)
+      assert.doesNotMatch(text, otpToken(secret), `${secret} in ${file}`);
     assert.ok(!text.includes(SMS_TOKEN), `the SMS credential in ${file}`);
   }
 }
 
 function otpOf(sms: Seen, field: 'text' | 'message' = 'text'): string {
   const text = sms.json?.[field] ?? new URL(sms.url, 'http://x').searchParams.get(field);
-  const match = /^(\d{6}) is your OTP to register for money transfers\. It is valid for 5 minutes\. Do not share it with anyone\.$/.exec(String(text));
+  const match =
+    /^(\d{6}) is your OTP to register for money transfers\. It is valid for 5 minutes\. Do not share it with anyone\.$/.exec(
+      String(text),
+    );
   assert.ok(match, `the SMS text holds the OTP: ${String(text)}`);
   return match[1]!;
 }
@@ -47,7 +58,8 @@ test('live mode: the OTP goes out by the configured SMS gateway; failures and ti
   let behaviour: 'ok' | 'error' | 'refused' | 'silent' = 'ok';
   const sms = await startUpstream((_req, res) => {
     if (behaviour === 'ok') return json(res, 202, { status: 'queued', id: 'msg-1' });
-    if (behaviour === 'error') return json(res, 500, { status: 'error', message: 'carrier unavailable' });
+    if (behaviour === 'error')
+      return json(res, 500, { status: 'error', message: 'carrier unavailable' });
     if (behaviour === 'refused') return json(res, 401, { status: 'error', message: 'bad token' });
     // silent: holds the request open past the sender's timeout
   });
@@ -64,7 +76,13 @@ test('live mode: the OTP goes out by the configured SMS gateway; failures and ti
             url: `${sms.url}/v2/messages?route=otp`,
             method: 'POST',
             timeout_ms: SMS_TIMEOUT_MS,
-            fields: { to: 'mobile_e164', msisdn: 'mobile', text: 'message', sender: 'const:AIHUB', 'meta.channel': 'const:otp' },
+            fields: {
+              to: 'mobile_e164',
+              msisdn: 'mobile',
+              text: 'message',
+              sender: 'const:AIHUB',
+              'meta.channel': 'const:otp',
+            },
             headers: { 'x-client-id': 'aihub-test' },
             auth: { header: 'Authorization', value_env: 'SMS_TOKEN', prefix: 'Bearer ' },
           },
@@ -76,8 +94,10 @@ test('live mode: the OTP goes out by the configured SMS gateway; failures and ti
   const otps: string[] = [];
   try {
     const { headers } = await onboard(gw, 100, { dmt: true });
-    const register = (mobile: string) => request(`${gw.url}/api/dmt/remitter`, { headers, body: { mobile, name: 'Ravi Kumar' } });
-    const verify = (mobile: string, otp: string) => request(`${gw.url}/api/dmt/remitter/verify`, { headers, body: { mobile, otp } });
+    const register = (mobile: string) =>
+      request(`${gw.url}/api/dmt/remitter`, { headers, body: { mobile, name: 'Ravi Kumar' } });
+    const verify = (mobile: string, otp: string) =>
+      request(`${gw.url}/api/dmt/remitter/verify`, { headers, body: { mobile, otp } });
 
     // Sent: the request the SMS gateway receives, and an answer without the OTP.
     const sent = await register('+91 98765 00201');
@@ -97,7 +117,13 @@ test('live mode: the OTP goes out by the configured SMS gateway; failures and ti
     assert.match(String(message.headers['content-type']), /^application\/json/);
     const otp = otpOf(message);
     otps.push(otp);
-    assert.deepEqual(message.json, { to: '+919876500201', msisdn: '9876500201', text: message.json.text, sender: 'AIHUB', meta: { channel: 'otp' } });
+    assert.deepEqual(message.json, {
+      to: '+919876500201',
+      msisdn: '9876500201',
+      text: message.json.text,
+      sender: 'AIHUB',
+      meta: { channel: 'otp' },
+    });
     assert.doesNotMatch(JSON.stringify(sent.body), otpToken(otp), 'the OTP is not in the answer');
 
     // A successful send starts the resend interval: no second SMS.
@@ -128,7 +154,11 @@ test('live mode: the OTP goes out by the configured SMS gateway; failures and ti
       assert.equal(sms.seen.length, before + 1, `${mode}: one SMS attempt`);
       const lost = otpOf(sms.seen[before]!);
       otps.push(lost);
-      assert.doesNotMatch(JSON.stringify(failed.body), otpToken(lost), `${mode}: the OTP is not in the error`);
+      assert.doesNotMatch(
+        JSON.stringify(failed.body),
+        otpToken(lost),
+        `${mode}: the OTP is not in the error`,
+      );
       // The OTP that may still reach the phone late is cancelled.
       const late = await verify(mobile, lost);
       assert.equal(late.status, 422, mode);
@@ -139,7 +169,11 @@ test('live mode: the OTP goes out by the configured SMS gateway; failures and ti
       // It can be asked for again at once (the resend interval is 60 s), and then works.
       behaviour = 'ok';
       const again = await register(mobile);
-      assert.equal(again.status, 200, `${mode}: a retry right after a failed send: ${JSON.stringify(again.body)}`);
+      assert.equal(
+        again.status,
+        200,
+        `${mode}: a retry right after a failed send: ${JSON.stringify(again.body)}`,
+      );
       const fresh = otpOf(sms.seen.at(-1)!);
       otps.push(fresh);
       assert.equal(sms.seen.at(-1)!.json.to, `+91${mobile}`);
@@ -150,9 +184,17 @@ test('live mode: the OTP goes out by the configured SMS gateway; failures and ti
     assert.equal(await balance(gw, headers), 100);
     await verifyOk(gw);
     await gw.stop();
-    assert.ok(gw.output.some((line) => line.includes('could not send a remitter OTP')), 'the failure is logged (without the OTP)');
+    assert.ok(
+      gw.output.some((line) => line.includes('could not send a remitter OTP')),
+      'the failure is logged (without the OTP)',
+    );
     // The request line of an error answer names the route with its mount path, as a success's does.
-    assert.ok(gw.output.some((line) => line.includes('"route":"/api/dmt/remitter"') && line.includes('"status":502')), 'the 502 is logged under /api/dmt/remitter');
+    assert.ok(
+      gw.output.some(
+        (line) => line.includes('"route":"/api/dmt/remitter"') && line.includes('"status":502'),
+      ),
+      'the 502 is logged under /api/dmt/remitter',
+    );
     assertNotLeaked(gw, otps);
   } finally {
     await gw.stop();
@@ -183,7 +225,10 @@ test('live mode: a GET SMS gateway gets its fields in the query string; an unrea
   const otps: string[] = [];
   try {
     const { headers } = await onboard(gw, 10, { dmt: true });
-    const sent = await request(`${gw.url}/api/dmt/remitter`, { headers, body: { mobile: '9876500301', name: 'Meena Das' } });
+    const sent = await request(`${gw.url}/api/dmt/remitter`, {
+      headers,
+      body: { mobile: '9876500301', name: 'Meena Das' },
+    });
     assert.equal(sent.status, 200, JSON.stringify(sent.body));
     const seen = sms.seen[0]!;
     assert.equal(seen.method, 'GET');
@@ -200,10 +245,17 @@ test('live mode: a GET SMS gateway gets its fields in the query string; an unrea
     // The SMS gateway is gone: a transport error, the same 502.
     await sms.close();
     sms_open = false;
-    const failed = await request(`${gw.url}/api/dmt/remitter`, { headers, body: { mobile: '9876500302', name: 'Meena Das' } });
+    const failed = await request(`${gw.url}/api/dmt/remitter`, {
+      headers,
+      body: { mobile: '9876500302', name: 'Meena Das' },
+    });
     assert.equal(failed.status, 502, JSON.stringify(failed.body));
     assert.equal(failed.body.error.code, 'sms_failed');
-    assert.doesNotMatch(failed.body.message, /message=|\d{6} is your OTP/, 'the failing URL (with the OTP in its query) is not echoed');
+    assert.doesNotMatch(
+      failed.body.message,
+      /message=|\d{6} is your OTP/,
+      'the failing URL (with the OTP in its query) is not echoed',
+    );
     assert.equal(await balance(gw, headers), 10);
     await verifyOk(gw);
     await gw.stop();
@@ -218,9 +270,15 @@ test('live mode: a GET SMS gateway gets its fields in the query string; an unrea
 test('live mode without an SMS sender: remitter registration is 503 sms_unavailable and nothing is stored', async () => {
   const gw = await startPaymentsGateway(paymentsConfig(), { env: { AIHUB_MODE: 'live' } });
   try {
-    assert.ok(gw.output.some((line) => line.includes('no SMS sender is configured')), 'the gap is named at start');
+    assert.ok(
+      gw.output.some((line) => line.includes('no SMS sender is configured')),
+      'the gap is named at start',
+    );
     const { headers } = await onboard(gw, 10, { dmt: true });
-    const refused = await request(`${gw.url}/api/dmt/remitter`, { headers, body: { mobile: '9876500401', name: 'Asha Nair' } });
+    const refused = await request(`${gw.url}/api/dmt/remitter`, {
+      headers,
+      body: { mobile: '9876500401', name: 'Asha Nair' },
+    });
     assert.equal(refused.status, 503);
     assert.equal(refused.body.status, false);
     assert.equal(refused.body.error.code, 'sms_unavailable');

@@ -8,7 +8,15 @@ import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { request, storeDir } from './helpers.ts';
 import { json, startUpstream, type Seen } from '../support/payments-upstream.ts';
-import { addBeneficiary, onboard, paymentsConfig, startPaymentsGateway, verifiedRemitter, verifyOk, waitFinal } from '../support/payments-helpers.ts';
+import {
+  addBeneficiary,
+  onboard,
+  paymentsConfig,
+  startPaymentsGateway,
+  verifiedRemitter,
+  verifyOk,
+  waitFinal,
+} from '../support/payments-helpers.ts';
 import { scanHistory } from '../../gateway/store/history.ts';
 
 const WEBHOOK_TIMEOUT_MS = 500;
@@ -36,11 +44,21 @@ test('DMT, PAN and bill payment events are delivered signed through the outbox, 
     }
     json(res, 200, { ok: true });
   });
-  const config = paymentsConfig({ webhooks: { first_retry_ms: 100, max_backoff_ms: 400, timeout_ms: WEBHOOK_TIMEOUT_MS } });
+  const config = paymentsConfig({
+    webhooks: { first_retry_ms: 100, max_backoff_ms: 400, timeout_ms: WEBHOOK_TIMEOUT_MS },
+  });
   let gw = await startPaymentsGateway(config);
   try {
-    const { headers, account_id } = await onboard(gw, 20_000, { dmt: true, pan: true, bills: true });
-    const set = await request(`${gw.url}/api/webhook`, { method: 'PUT', headers, body: { url: `${receiver.url}/hooks/payments` } });
+    const { headers, account_id } = await onboard(gw, 20_000, {
+      dmt: true,
+      pan: true,
+      bills: true,
+    });
+    const set = await request(`${gw.url}/api/webhook`, {
+      method: 'PUT',
+      headers,
+      body: { url: `${receiver.url}/hooks/payments` },
+    });
     assert.equal(set.status, 200);
     const secret: string = set.body.data.secret;
 
@@ -49,27 +67,56 @@ test('DMT, PAN and bill payment events are delivered signed through the outbox, 
     await verifiedRemitter(gw, headers, mobile);
     const good = await addBeneficiary(gw, headers, mobile, '123456789012');
     const declining = await addBeneficiary(gw, headers, mobile, '900000000001', 'Kiran Shah');
-    const transact = (bene_id: string, amount: number, txn_type: string) => request(`${gw.url}/api/dmt/transact`, { headers, body: { mobile, bene_id, amount, txn_type } });
+    const transact = (bene_id: string, amount: number, txn_type: string) =>
+      request(`${gw.url}/api/dmt/transact`, {
+        headers,
+        body: { mobile, bene_id, amount, txn_type },
+      });
     const imps = await transact(good, 1_000, 'IMPS');
     assert.equal(imps.body.data.status, 'success', JSON.stringify(imps.body));
     const neft = await transact(good, 2_000, 'NEFT');
     assert.equal(neft.body.data.status, 'pending');
     const declined = await transact(declining, 1_500, 'IMPS');
     assert.equal(declined.body.data.status, 'failed');
-    const penny = await request(`${gw.url}/api/dmt/beneficiary/${good}/verify`, { headers, body: {} });
+    const penny = await request(`${gw.url}/api/dmt/beneficiary/${good}/verify`, {
+      headers,
+      body: {},
+    });
     assert.equal(penny.body.data.status, 'success', JSON.stringify(penny.body));
 
     // PAN: found, and not found (no charge).
-    const pan_found = await request(`${gw.url}/api/pan-find`, { headers, body: { pan_number: 'ABCPE1234F' } });
+    const pan_found = await request(`${gw.url}/api/pan-find`, {
+      headers,
+      body: { pan_number: 'ABCPE1234F' },
+    });
     assert.equal(pan_found.body.status, true);
-    const pan_missing = await request(`${gw.url}/api/pan-find`, { headers, body: { pan_number: 'ABCPE0000F' } });
+    const pan_missing = await request(`${gw.url}/api/pan-find`, {
+      headers,
+      body: { pan_number: 'ABCPE0000F' },
+    });
     assert.equal(pan_missing.body.error.code, 'pan_not_found');
 
     // Bills: a fetched bill paid, and a payment that goes pending and then fails (consumer ending 0003).
-    const bill = (await request(`${gw.url}/api/bills/fetch`, { headers, body: { biller_id: 'BESCOM', consumer_number: '1234567890' } })).body.data;
-    const paid = await request(`${gw.url}/api/bills/pay`, { headers, body: { biller_id: 'BESCOM', consumer_number: '1234567890', amount: bill.amount, bill_id: bill.bill_id } });
+    const bill = (
+      await request(`${gw.url}/api/bills/fetch`, {
+        headers,
+        body: { biller_id: 'BESCOM', consumer_number: '1234567890' },
+      })
+    ).body.data;
+    const paid = await request(`${gw.url}/api/bills/pay`, {
+      headers,
+      body: {
+        biller_id: 'BESCOM',
+        consumer_number: '1234567890',
+        amount: bill.amount,
+        bill_id: bill.bill_id,
+      },
+    });
     assert.equal(paid.body.data.status, 'success', JSON.stringify(paid.body));
-    const bill_pending = await request(`${gw.url}/api/bills/pay`, { headers, body: { biller_id: 'MGL', consumer_number: '900000000003', amount: 250 } });
+    const bill_pending = await request(`${gw.url}/api/bills/pay`, {
+      headers,
+      body: { biller_id: 'MGL', consumer_number: '900000000003', amount: 250 },
+    });
     assert.equal(bill_pending.body.data.status, 'pending');
 
     assert.equal((await waitFinal(gw, headers, neft.body.data.reference_id)).status, 'success');
@@ -90,37 +137,70 @@ test('DMT, PAN and bill payment events are delivered signed through the outbox, 
     // Every event: a failed first attempt and an accepted second one.
     await receiver.waitFor(events * 2, 20_000);
     await settle(4 * 400); // several retry periods: nothing more may arrive
-    assert.equal(receiver.seen.length, events * 2, 'each delivery is sent exactly twice: the failed attempt and the accepted retry');
+    assert.equal(
+      receiver.seen.length,
+      events * 2,
+      'each delivery is sent exactly twice: the failed attempt and the accepted retry',
+    );
 
     const by_txn = new Map<string, Seen[]>();
     for (const seen of receiver.seen) {
       assert.equal(seen.method, 'POST');
       assert.equal(seen.url, '/hooks/payments');
       assert.match(String(seen.headers['content-type']), /^application\/json/);
-      assert.ok(validSignature(secret, seen.raw, seen.headers['x-aihub-signature']), `a valid signature on ${seen.raw.slice(0, 80)}`);
-      assert.ok(!validSignature(secret, seen.raw.replace('"status":"', '"status":"x'), seen.headers['x-aihub-signature']), 'a tampered body does not verify');
-      assert.ok(!validSignature(`${secret}0`, seen.raw, seen.headers['x-aihub-signature']), 'another secret does not verify');
+      assert.ok(
+        validSignature(secret, seen.raw, seen.headers['x-aihub-signature']),
+        `a valid signature on ${seen.raw.slice(0, 80)}`,
+      );
+      assert.ok(
+        !validSignature(
+          secret,
+          seen.raw.replace('"status":"', '"status":"x'),
+          seen.headers['x-aihub-signature'],
+        ),
+        'a tampered body does not verify',
+      );
+      assert.ok(
+        !validSignature(`${secret}0`, seen.raw, seen.headers['x-aihub-signature']),
+        'another secret does not verify',
+      );
       assert.equal(seen.headers['x-aihub-event'], seen.json.event);
       assert.equal(seen.headers['x-aihub-delivery'], seen.json.id);
       const list = by_txn.get(seen.json.data.txn_id) ?? [];
       list.push(seen);
       by_txn.set(seen.json.data.txn_id, list);
     }
-    assert.deepEqual([...by_txn.keys()].sort(), Object.values(txn_ids).sort(), 'one delivery per final transaction, none for anything else');
-    assert.deepEqual([...new Set(first_attempts.values())].sort(), [0, 1, 2], 'every kind of receiver failure happened');
+    assert.deepEqual(
+      [...by_txn.keys()].sort(),
+      Object.values(txn_ids).sort(),
+      'one delivery per final transaction, none for anything else',
+    );
+    assert.deepEqual(
+      [...new Set(first_attempts.values())].sort(),
+      [0, 1, 2],
+      'every kind of receiver failure happened',
+    );
 
     const delivered = new Map<string, any>();
     for (const [txn_id, attempts] of by_txn) {
       assert.equal(attempts.length, 2, txn_id);
       const [first, second] = attempts as [Seen, Seen];
-      assert.deepEqual([first.headers['x-aihub-attempt'], second.headers['x-aihub-attempt']], ['1', '2'], txn_id);
+      assert.deepEqual(
+        [first.headers['x-aihub-attempt'], second.headers['x-aihub-attempt']],
+        ['1', '2'],
+        txn_id,
+      );
       assert.equal(second.raw, first.raw, `${txn_id}: a retry sends the same bytes`);
       assert.equal(second.headers['x-aihub-signature'], first.headers['x-aihub-signature']);
       assert.match(second.json.id, /^whd_/);
       assert.ok(!Number.isNaN(Date.parse(second.json.created_at)));
       // The payload is the transaction as GET /api/transactions/:txn_id shows it once final.
       const shown = await request(`${gw.url}/api/transactions/${txn_id}`, { headers });
-      assert.deepEqual(second.json.data, shown.body.data, `${txn_id}: the webhook carries the final transaction`);
+      assert.deepEqual(
+        second.json.data,
+        shown.body.data,
+        `${txn_id}: the webhook carries the final transaction`,
+      );
       delivered.set(txn_id, second.json);
     }
     const event = (name: keyof typeof txn_ids) => delivered.get(txn_ids[name])!;
@@ -145,7 +225,11 @@ test('DMT, PAN and bill payment events are delivered signed through the outbox, 
     assert.equal(e_neft.data.txn_type, 'NEFT');
     assert.equal(e_neft.data.amount, 2_000);
     assert.equal(e_neft.data.charges, 20);
-    assert.match(e_neft.data.utr, /^\d{12}$/, 'the NEFT event carries the UTR learnt by the status check');
+    assert.match(
+      e_neft.data.utr,
+      /^\d{12}$/,
+      'the NEFT event carries the UTR learnt by the status check',
+    );
     assert.equal(e_neft.data.history[0].status, 'pending');
     assert.equal(e_neft.data.history.at(-1).status, 'success');
     const e_declined = event('declined');
@@ -202,7 +286,8 @@ test('DMT, PAN and bill payment events are delivered signed through the outbox, 
     await gw.stop();
     const logged = new Map<string, string[]>();
     for await (const item of scanHistory(storeDir(gw))) {
-      if (!('record' in item) || item.record.type !== 'api_log' || item.record.kind !== 'webhook') continue;
+      if (!('record' in item) || item.record.type !== 'api_log' || item.record.kind !== 'webhook')
+        continue;
       const record = item.record as Record<string, unknown>;
       assert.equal(record.account_id, account_id);
       const list = logged.get(String(record.txn_id)) ?? [];
@@ -210,7 +295,8 @@ test('DMT, PAN and bill payment events are delivered signed through the outbox, 
       logged.set(String(record.txn_id), list);
     }
     assert.deepEqual([...logged.keys()].sort(), Object.values(txn_ids).sort());
-    for (const [txn_id, results] of logged) assert.deepEqual(results, ['1:will_retry', '2:delivered'], txn_id);
+    for (const [txn_id, results] of logged)
+      assert.deepEqual(results, ['1:will_retry', '2:delivered'], txn_id);
     await verifyOk(gw);
   } finally {
     await gw.stop();

@@ -5,7 +5,13 @@ import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { request, waitForOutput, storeDir } from './helpers.ts';
 import { json, startUpstream } from '../support/payments-upstream.ts';
-import { onboard, startPaymentsGateway, tableIds, waitFinal, waitFor } from '../support/payments-helpers.ts';
+import {
+  onboard,
+  startPaymentsGateway,
+  tableIds,
+  waitFinal,
+  waitFor,
+} from '../support/payments-helpers.ts';
 import { scanHistory } from '../../gateway/store/history.ts';
 
 function validSignature(secret: string, raw: string, signature: unknown): boolean {
@@ -16,31 +22,52 @@ function validSignature(secret: string, raw: string, signature: unknown): boolea
 
 test('final statuses are POSTed signed; a failed delivery is retried with backoff; deliveries are logged', async () => {
   // The receiver refuses the first delivery (500), then accepts.
-  const receiver = await startUpstream((_req, res, index) => json(res, index === 0 ? 500 : 200, { ok: index !== 0 }));
+  const receiver = await startUpstream((_req, res, index) =>
+    json(res, index === 0 ? 500 : 200, { ok: index !== 0 }),
+  );
   const gw = await startPaymentsGateway();
   try {
     const { headers, account_id } = await onboard(gw, 500);
-    const bad_url = await request(`${gw.url}/api/webhook`, { method: 'PUT', headers, body: { url: 'ftp://example.com/hook' } });
+    const bad_url = await request(`${gw.url}/api/webhook`, {
+      method: 'PUT',
+      headers,
+      body: { url: 'ftp://example.com/hook' },
+    });
     assert.equal(bad_url.status, 400);
     assert.equal(bad_url.body.error.field, 'url');
-    const set = await request(`${gw.url}/api/webhook`, { method: 'PUT', headers, body: { url: `${receiver.url}/hooks/aihub` } });
+    const set = await request(`${gw.url}/api/webhook`, {
+      method: 'PUT',
+      headers,
+      body: { url: `${receiver.url}/hooks/aihub` },
+    });
     assert.equal(set.status, 200);
     const { url, secret } = set.body.data;
     assert.equal(url, `${receiver.url}/hooks/aihub`);
     assert.match(secret, /^whsec_[0-9a-f]{48}$/);
 
-    const success = await request(`${gw.url}/api/recharge`, { headers, body: { operator_id: 1, number: '9876543210', amount: 100 } });
+    const success = await request(`${gw.url}/api/recharge`, {
+      headers,
+      body: { operator_id: 1, number: '9876543210', amount: 100 },
+    });
     assert.equal(success.body.data.status, 'success');
     const deliveries = await receiver.waitFor(2);
     const [refused, accepted] = deliveries as [any, any];
     for (const delivery of deliveries) {
       assert.equal(delivery.method, 'POST');
       assert.equal(delivery.url, '/hooks/aihub');
-      assert.ok(validSignature(secret, delivery.raw, delivery.headers['x-aihub-signature']), 'the signature is the HMAC of the raw body');
-      assert.ok(!validSignature('whsec_wrong', delivery.raw, delivery.headers['x-aihub-signature']));
+      assert.ok(
+        validSignature(secret, delivery.raw, delivery.headers['x-aihub-signature']),
+        'the signature is the HMAC of the raw body',
+      );
+      assert.ok(
+        !validSignature('whsec_wrong', delivery.raw, delivery.headers['x-aihub-signature']),
+      );
     }
     assert.equal(accepted.raw, refused.raw, 'a retry sends the same bytes');
-    assert.deepEqual([refused.headers['x-aihub-attempt'], accepted.headers['x-aihub-attempt']], ['1', '2']);
+    assert.deepEqual(
+      [refused.headers['x-aihub-attempt'], accepted.headers['x-aihub-attempt']],
+      ['1', '2'],
+    );
     assert.equal(accepted.headers['x-aihub-event'], 'transaction.success');
     assert.equal(accepted.json.event, 'transaction.success');
     assert.equal(accepted.json.data.txn_id, success.body.txn_id);
@@ -48,7 +75,10 @@ test('final statuses are POSTed signed; a failed delivery is retried with backof
     assert.equal(accepted.json.data.amount, 100);
 
     // A pending transaction is announced once, when final (failed, with its refund).
-    const pending = await request(`${gw.url}/api/recharge`, { headers, body: { operator_id: 1, number: '9876540003', amount: 50 } });
+    const pending = await request(`${gw.url}/api/recharge`, {
+      headers,
+      body: { operator_id: 1, number: '9876540003', amount: 50 },
+    });
     assert.equal(pending.body.data.status, 'pending');
     await waitFinal(gw, headers, pending.body.txn_id);
     const third = (await receiver.waitFor(3))[2]!;
@@ -61,7 +91,8 @@ test('final statuses are POSTed signed; a failed delivery is retried with backof
     await gw.stop();
     const logged = [];
     for await (const item of scanHistory(storeDir(gw))) {
-      if ('record' in item && item.record.type === 'api_log' && item.record.kind === 'webhook') logged.push(item.record);
+      if ('record' in item && item.record.type === 'api_log' && item.record.kind === 'webhook')
+        logged.push(item.record);
     }
     assert.deepEqual(
       logged.map((r) => [r.account_id, r.status, r.attempt, r.result]),
@@ -81,12 +112,17 @@ test('final statuses are POSTed signed; a failed delivery is retried with backof
 test('a receiver that never accepts gets a bounded number of attempts', async () => {
   const receiver = await startUpstream((_req, res) => json(res, 503, {}));
   const gw = await startPaymentsGateway(
-    (await import('../support/payments-helpers.ts')).paymentsConfig({ webhooks: { first_retry_ms: 20, max_backoff_ms: 40, max_attempts: 3 } }),
+    (await import('../support/payments-helpers.ts')).paymentsConfig({
+      webhooks: { first_retry_ms: 20, max_backoff_ms: 40, max_attempts: 3 },
+    }),
   );
   try {
     const { headers } = await onboard(gw, 100);
     await request(`${gw.url}/api/webhook`, { method: 'PUT', headers, body: { url: receiver.url } });
-    await request(`${gw.url}/api/recharge`, { headers, body: { operator_id: 1, number: '9876543210', amount: 10 } });
+    await request(`${gw.url}/api/recharge`, {
+      headers,
+      body: { operator_id: 1, number: '9876543210', amount: 10 },
+    });
     await receiver.waitFor(3);
     // Abandoned: the delivery is gone from the document, so no attempt can follow.
     await waitFor(
@@ -94,7 +130,11 @@ test('a receiver that never accepts gets a bounded number of attempts', async ()
       () => 'the delivery is still pending',
     );
     assert.equal(receiver.seen.length, 3);
-    await waitForOutput(gw, (line) => line.includes('webhook delivery abandoned'), 'saying the delivery was abandoned');
+    await waitForOutput(
+      gw,
+      (line) => line.includes('webhook delivery abandoned'),
+      'saying the delivery was abandoned',
+    );
   } finally {
     await gw.stop();
     await receiver.close();

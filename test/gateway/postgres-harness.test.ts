@@ -26,7 +26,11 @@ test('a throwaway cluster: fresh databases, data kept across stop and start, tor
     const b = await pg.createDatabase();
     assert.notEqual(a, b);
     await psql(a, 'CREATE TABLE t (v int); INSERT INTO t VALUES (42)');
-    assert.equal(await psql(b, "SELECT count(*) FROM pg_tables WHERE tablename = 't'"), '0', 'databases are separate');
+    assert.equal(
+      await psql(b, "SELECT count(*) FROM pg_tables WHERE tablename = 't'"),
+      '0',
+      'databases are separate',
+    );
     assert.equal(await psql(pg.url, 'SHOW fsync'), 'on');
     await pg.stop();
     assert.equal(await portOpen(pg.port), false, 'stopped: nothing listens');
@@ -43,7 +47,9 @@ test('a throwaway cluster: fresh databases, data kept across stop and start, tor
 });
 
 async function startChild(mode: 'throw' | 'wait') {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, mode], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, mode], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.setEncoding('utf8');
   const exited = once(child, 'exit');
@@ -53,7 +59,9 @@ async function startChild(mode: 'throw' | 'wait') {
       const end = out.indexOf('\n');
       if (end !== -1) resolveLine(JSON.parse(out.slice(0, end)));
     });
-    child.once('exit', (code) => reject(new Error(`child exited ${code} before starting its cluster`)));
+    child.once('exit', (code) =>
+      reject(new Error(`child exited ${code} before starting its cluster`)),
+    );
   });
   return { child, exited, ...started };
 }

@@ -11,14 +11,35 @@ import OpenAI from 'openai';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { runCli, startGateway, tempDir } from './helpers.ts';
 
-function makeCertificate(dir: string, name: string): { cert_file: string; key_file: string; pem: string } {
+function makeCertificate(
+  dir: string,
+  name: string,
+): { cert_file: string; key_file: string; pem: string } {
   const cert_file = join(dir, `${name}.crt`);
   const key_file = join(dir, `${name}.key`);
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-    '-subj', `/CN=${name}`, '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    '-keyout', key_file, '-out', cert_file,
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-keyout',
+      key_file,
+      '-out',
+      cert_file,
+    ],
+    { stdio: 'ignore' },
+  );
   return { cert_file, key_file, pem: readFileSync(cert_file, 'utf8') };
 }
 
@@ -44,7 +65,8 @@ async function waitForServedName(port: number, name: string): Promise<void> {
 
 function trusting(pem: string) {
   const dispatcher = new Agent({ connect: { ca: pem } });
-  const fetch = ((url: string, init?: object) => undiciFetch(url, { ...init, dispatcher } as never)) as unknown as typeof globalThis.fetch;
+  const fetch = ((url: string, init?: object) =>
+    undiciFetch(url, { ...init, dispatcher } as never)) as unknown as typeof globalThis.fetch;
   return { dispatcher, fetch };
 }
 
@@ -54,7 +76,9 @@ test('TLS: the gateway serves HTTPS to the openai SDK, and SIGHUP swaps the cert
   const live = { cert_file: join(dir, 'live.crt'), key_file: join(dir, 'live.key') };
   writeFileSync(live.cert_file, readFileSync(first.cert_file));
   writeFileSync(live.key_file, readFileSync(first.key_file));
-  const gateway = await startGateway({ env: { AIHUB_TLS_CERT_FILE: live.cert_file, AIHUB_TLS_KEY_FILE: live.key_file } });
+  const gateway = await startGateway({
+    env: { AIHUB_TLS_CERT_FILE: live.cert_file, AIHUB_TLS_KEY_FILE: live.key_file },
+  });
   const base = `https://127.0.0.1:${gateway.port}`;
   const pid = gateway.proc.pid;
   try {
@@ -62,18 +86,29 @@ test('TLS: the gateway serves HTTPS to the openai SDK, and SIGHUP swaps the cert
     const admin = async (path: string, body: unknown) => {
       const response = await client.fetch(`${base}${path}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${gateway.admin_token}`, 'content-type': 'application/json' },
+        headers: {
+          authorization: `Bearer ${gateway.admin_token}`,
+          'content-type': 'application/json',
+        },
         body: JSON.stringify(body),
       });
       return { status: response.status, body: (await response.json()) as any };
     };
     const account = await admin('/admin/accounts', { email: 'tls@example.com' });
     assert.equal(account.status, 201);
-    assert.equal((await admin(`/admin/accounts/${account.body.id}/credit`, { amount: 10, reference: 'tls-1' })).status, 200);
+    assert.equal(
+      (await admin(`/admin/accounts/${account.body.id}/credit`, { amount: 10, reference: 'tls-1' }))
+        .status,
+      200,
+    );
     const key = (await admin(`/admin/accounts/${account.body.id}/keys`, {})).body.key as string;
 
-    const sdk = (fetch: typeof globalThis.fetch) => new OpenAI({ baseURL: `${base}/v1`, apiKey: key, maxRetries: 0, fetch });
-    const reply = await sdk(client.fetch).chat.completions.create({ model: 'service-ai-lite', messages: [{ role: 'user', content: 'hello over TLS' }] });
+    const sdk = (fetch: typeof globalThis.fetch) =>
+      new OpenAI({ baseURL: `${base}/v1`, apiKey: key, maxRetries: 0, fetch });
+    const reply = await sdk(client.fetch).chat.completions.create({
+      model: 'service-ai-lite',
+      messages: [{ role: 'user', content: 'hello over TLS' }],
+    });
     assert.ok(reply.choices[0]!.message.content!.length > 0);
     assert.ok((reply as any).x_aihub.cost >= 0);
     assert.equal(await servedName(gateway.port), 'aihub-first');
@@ -89,7 +124,10 @@ test('TLS: the gateway serves HTTPS to the openai SDK, and SIGHUP swaps the cert
     await waitForServedName(gateway.port, 'aihub-second');
     await client.dispatcher.close();
     client = trusting(second.pem);
-    const after = await sdk(client.fetch).chat.completions.create({ model: 'service-ai-lite', messages: [{ role: 'user', content: 'and after the reload' }] });
+    const after = await sdk(client.fetch).chat.completions.create({
+      model: 'service-ai-lite',
+      messages: [{ role: 'user', content: 'and after the reload' }],
+    });
     assert.ok(after.choices[0]!.message.content!.length > 0);
 
     // A broken renewal is refused and the process keeps serving; a good one after it still loads.
@@ -112,13 +150,21 @@ test('TLS: a missing file, a key that does not match, or a certificate without a
   const dir = tempDir();
   const a = makeCertificate(dir, 'a');
   const b = makeCertificate(dir, 'b');
-  const mismatch = await runCli(['--port', '0', '--data-dir', tempDir()], { AIHUB_TLS_CERT_FILE: a.cert_file, AIHUB_TLS_KEY_FILE: b.key_file });
+  const mismatch = await runCli(['--port', '0', '--data-dir', tempDir()], {
+    AIHUB_TLS_CERT_FILE: a.cert_file,
+    AIHUB_TLS_KEY_FILE: b.key_file,
+  });
   assert.equal(mismatch.code, 2, mismatch.stderr);
   assert.match(mismatch.stderr, /do not make a certificate and its key/);
-  const missing = await runCli(['--port', '0', '--data-dir', tempDir()], { AIHUB_TLS_CERT_FILE: join(dir, 'nope.crt'), AIHUB_TLS_KEY_FILE: a.key_file });
+  const missing = await runCli(['--port', '0', '--data-dir', tempDir()], {
+    AIHUB_TLS_CERT_FILE: join(dir, 'nope.crt'),
+    AIHUB_TLS_KEY_FILE: a.key_file,
+  });
   assert.equal(missing.code, 2, missing.stderr);
   assert.match(missing.stderr, /nope\.crt/);
-  const alone = await runCli(['--port', '0', '--data-dir', tempDir()], { AIHUB_TLS_CERT_FILE: a.cert_file });
+  const alone = await runCli(['--port', '0', '--data-dir', tempDir()], {
+    AIHUB_TLS_CERT_FILE: a.cert_file,
+  });
   assert.equal(alone.code, 2, alone.stderr);
   assert.match(alone.stderr, /tls: cert_file and key_file go together/);
 });

@@ -13,7 +13,12 @@ const COMPLETION_TOKENS = roughUsage({ messages: [] }, DEFAULT_CONTENT).completi
 const CONTENT_JSON = JSON.stringify(DEFAULT_CONTENT);
 
 function answer(socket: net.Socket, body: string): void {
-  let request: { model?: unknown; messages?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } } | null = null;
+  let request: {
+    model?: unknown;
+    messages?: unknown;
+    stream?: unknown;
+    stream_options?: { include_usage?: unknown };
+  } | null = null;
   try {
     request = JSON.parse(body);
   } catch {
@@ -21,7 +26,9 @@ function answer(socket: net.Socket, body: string): void {
   }
   if (!request || typeof request !== 'object') {
     const text = '{"error":{"message":"invalid JSON","type":"invalid_request_error","code":null}}';
-    socket.write(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${text.length}\r\n\r\n${text}`);
+    socket.write(
+      `HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${text.length}\r\n\r\n${text}`,
+    );
     return;
   }
   const model = JSON.stringify(typeof request.model === 'string' ? request.model : 'scripted');
@@ -31,20 +38,30 @@ function answer(socket: net.Socket, body: string): void {
   const usage = `{"prompt_tokens":${prompt_tokens},"completion_tokens":${COMPLETION_TOKENS},"total_tokens":${prompt_tokens + COMPLETION_TOKENS},"prompt_tokens_details":{"cached_tokens":${Math.floor(prompt_tokens / 2)}},"completion_tokens_details":{"reasoning_tokens":0}}`;
   const base = `"id":"chatcmpl-scripted","object":"chat.completion.chunk","created":1700000000,"model":${model}`;
   if (request.stream === true) {
-    socket.write('HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n');
+    socket.write(
+      'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n',
+    );
     const event = (json: string) => {
       const text = `data: ${json}\n\n`;
       socket.write(`${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`);
     };
-    event(`{${base},"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`);
-    for (const piece of PIECES) event(`{${base},"choices":[{"index":0,"delta":{"content":${JSON.stringify(piece)}},"finish_reason":null}]}`);
+    event(
+      `{${base},"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
+    );
+    for (const piece of PIECES)
+      event(
+        `{${base},"choices":[{"index":0,"delta":{"content":${JSON.stringify(piece)}},"finish_reason":null}]}`,
+      );
     event(`{${base},"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`);
-    if (request.stream_options?.include_usage === true) event(`{${base},"choices":[],"usage":${usage}}`);
+    if (request.stream_options?.include_usage === true)
+      event(`{${base},"choices":[],"usage":${usage}}`);
     socket.write('e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n');
     return;
   }
   const text = `{"id":"chatcmpl-scripted","object":"chat.completion","created":1700000000,"model":${model},"choices":[{"index":0,"message":{"role":"assistant","content":${CONTENT_JSON}},"finish_reason":"stop","logprobs":null}],"usage":${usage}}`;
-  socket.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+  socket.write(
+    `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+  );
 }
 
 const server = net.createServer({ noDelay: true }, (socket) => {

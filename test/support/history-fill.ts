@@ -5,7 +5,14 @@
 // writes; chat usage is a wallet debit and a usage record. Used by the history tests and by
 // `npm run bench:store`.
 import type { Store } from '../../gateway/store/store.ts';
-import { FUNDING_TOPUP, captureHold, creditWallet, debitWallet, openHold, voidHold } from '../../gateway/ledger/ledger.ts';
+import {
+  FUNDING_TOPUP,
+  captureHold,
+  creditWallet,
+  debitWallet,
+  openHold,
+  voidHold,
+} from '../../gateway/ledger/ledger.ts';
 import type { PaymentTxn } from '../../gateway/payments/tables.ts';
 
 export const FILL_T0_MS = Date.parse('2026-01-01T00:00:00Z');
@@ -48,17 +55,35 @@ export function fillTxn(i: number, account_id: string, at: string, failed: boole
     commission_micros: failed ? 0 : 3_980_000,
     pay_to: 'provider:recharge',
     subject: `98765${String(i % 100_000).padStart(5, '0')}`,
-    details: { operator: 'JIO', operator_id: 4, type: 'prepaid', mobile: `98765${String(i % 100_000).padStart(5, '0')}` },
+    details: {
+      operator: 'JIO',
+      operator_id: 4,
+      type: 'prepaid',
+      mobile: `98765${String(i % 100_000).padStart(5, '0')}`,
+    },
     provider_params: { number: '9876543210', operator: 'JIO', amount: 199 },
     hold_id: `hold_${i}`,
     provider: 'sandbox-a',
     provider_ref: `REF${i}`,
     result: failed ? { decline_code: 'DECLINED' } : { operator_ref: `OP${i}` },
     message: failed ? 'declined: number barred; the amount was refunded' : 'success',
-    attempts: [{ provider: 'sandbox-a', started_at: at, finished_at: at, outcome: failed ? 'failed' : 'success', message: 'ok', latency_ms: 12 } as never],
+    attempts: [
+      {
+        provider: 'sandbox-a',
+        started_at: at,
+        finished_at: at,
+        outcome: failed ? 'failed' : 'success',
+        message: 'ok',
+        latency_ms: 12,
+      } as never,
+    ],
     history: [
       { status: 'pending', at, note: 'accepted' },
-      { status: failed ? 'failed' : 'success', at, note: failed ? 'declined by sandbox-a' : 'provider success' },
+      {
+        status: failed ? 'failed' : 'success',
+        at,
+        note: failed ? 'declined by sandbox-a' : 'provider success',
+      },
     ],
     checks: { count: 0, next_at: null, last_at: null, last_result: null, stalled: false },
     postings: { hold: 'p1' },
@@ -81,7 +106,14 @@ export async function fillPayments(store: Store, options: FillOptions): Promise<
   if (first === 0) {
     for (let a = 0; a < options.accounts; a += 1000) {
       await store.transact((tx) => {
-        for (let i = a; i < Math.min(options.accounts, a + 1000); i++) creditWallet(tx, { account_id: fillAccount(i), amount_micros: options.funds_micros ?? 1e12, from: FUNDING_TOPUP, memo: 'opening funds', ref: `fund-${i}` });
+        for (let i = a; i < Math.min(options.accounts, a + 1000); i++)
+          creditWallet(tx, {
+            account_id: fillAccount(i),
+            amount_micros: options.funds_micros ?? 1e12,
+            from: FUNDING_TOPUP,
+            memo: 'opening funds',
+            ref: `fund-${i}`,
+          });
       });
     }
   }
@@ -101,20 +133,61 @@ export async function fillPayments(store: Store, options: FillOptions): Promise<
           const txn = fillTxn(i, account_id, at, failed);
           if (options.lean) {
             if (!failed) {
-              debitWallet(tx, { account_id, amount_micros: txn.amount_micros, to: txn.pay_to, memo: `recharge ${txn.id}`, ref: txn.id });
-              creditWallet(tx, { account_id, amount_micros: txn.commission_micros, from: 'commission:recharge', memo: `recharge commission ${txn.id}`, ref: txn.id });
+              debitWallet(tx, {
+                account_id,
+                amount_micros: txn.amount_micros,
+                to: txn.pay_to,
+                memo: `recharge ${txn.id}`,
+                ref: txn.id,
+              });
+              creditWallet(tx, {
+                account_id,
+                amount_micros: txn.commission_micros,
+                from: 'commission:recharge',
+                memo: `recharge commission ${txn.id}`,
+                ref: txn.id,
+              });
             }
             tx.set('payment_txns', txn.id, txn);
             return;
           }
-          const hold = openHold(tx, { account_id, amount_micros: txn.amount_micros, purpose: `recharge ${txn.id}`, ref: txn.id });
+          const hold = openHold(tx, {
+            account_id,
+            amount_micros: txn.amount_micros,
+            purpose: `recharge ${txn.id}`,
+            ref: txn.id,
+          });
           if (failed) voidHold(tx, hold.id, `refund of recharge ${txn.id}`);
           else {
-            captureHold(tx, hold.id, { amount_micros: txn.amount_micros, to: txn.pay_to, memo: `recharge ${txn.id}` });
-            creditWallet(tx, { account_id, amount_micros: txn.commission_micros, from: 'commission:recharge', memo: `recharge commission ${txn.id}`, ref: txn.id });
+            captureHold(tx, hold.id, {
+              amount_micros: txn.amount_micros,
+              to: txn.pay_to,
+              memo: `recharge ${txn.id}`,
+            });
+            creditWallet(tx, {
+              account_id,
+              amount_micros: txn.commission_micros,
+              from: 'commission:recharge',
+              memo: `recharge commission ${txn.id}`,
+              ref: txn.id,
+            });
           }
           tx.set('payment_txns', txn.id, txn);
-          tx.history({ type: 'api_log', ts: at, direction: 'inbound', request_id: `req_${i}`, account_id, key_id: `key_${account_id}`, key_prefix: 'sk-aihub-abc', method: 'POST', path: '/api/recharge', status: 200, latency_ms: 12.5, ip: '127.0.0.1', txn_id: txn.id });
+          tx.history({
+            type: 'api_log',
+            ts: at,
+            direction: 'inbound',
+            request_id: `req_${i}`,
+            account_id,
+            key_id: `key_${account_id}`,
+            key_prefix: 'sk-aihub-abc',
+            method: 'POST',
+            path: '/api/recharge',
+            status: 200,
+            latency_ms: 12.5,
+            ip: '127.0.0.1',
+            txn_id: txn.id,
+          });
         }),
       );
     }
@@ -123,7 +196,16 @@ export async function fillPayments(store: Store, options: FillOptions): Promise<
 }
 
 /** Chat usage: a wallet debit and a usage record per request. */
-export async function fillUsage(store: Store, options: { accounts: number; records: number; per_commit?: number; step_ms?: number; t0_ms?: number }): Promise<void> {
+export async function fillUsage(
+  store: Store,
+  options: {
+    accounts: number;
+    records: number;
+    per_commit?: number;
+    step_ms?: number;
+    t0_ms?: number;
+  },
+): Promise<void> {
   const per_commit = options.per_commit ?? 1_000;
   const t0 = options.t0_ms ?? FILL_T0_MS;
   for (let done = 0; done < options.records; done += per_commit) {
@@ -134,8 +216,29 @@ export async function fillUsage(store: Store, options: { accounts: number; recor
         store.transact((tx) => {
           const account_id = fillAccount(i % options.accounts);
           const ts = new Date(t0 + i * (options.step_ms ?? 100)).toISOString();
-          debitWallet(tx, { account_id, amount_micros: 1_200, to: 'revenue:ai', memo: 'chat service-ai-lite 100+20 tokens', ref: `req_u${i}` });
-          tx.history({ type: 'usage', ts, request_id: `req_u${i}`, account_id, key_id: `key_${account_id}`, tier: 'lite', model: 'service-ai-lite', target: 'builtin', status: 'ok', stream: false, prompt_tokens: 100, completion_tokens: 20, cost_micros: 1_200, latency_ms: 3.2 });
+          debitWallet(tx, {
+            account_id,
+            amount_micros: 1_200,
+            to: 'revenue:ai',
+            memo: 'chat service-ai-lite 100+20 tokens',
+            ref: `req_u${i}`,
+          });
+          tx.history({
+            type: 'usage',
+            ts,
+            request_id: `req_u${i}`,
+            account_id,
+            key_id: `key_${account_id}`,
+            tier: 'lite',
+            model: 'service-ai-lite',
+            target: 'builtin',
+            status: 'ok',
+            stream: false,
+            prompt_tokens: 100,
+            completion_tokens: 20,
+            cost_micros: 1_200,
+            latency_ms: 3.2,
+          });
         }),
       );
     }

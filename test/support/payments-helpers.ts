@@ -2,7 +2,16 @@
 // over HTTP in the seed's order (register → eKYC → approval → activation → credit).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { admin, request, runVerify, startGateway, storeDir, tempDir, type Gateway, type StartOptions } from '../gateway/helpers.ts';
+import {
+  admin,
+  request,
+  runVerify,
+  startGateway,
+  storeDir,
+  tempDir,
+  type Gateway,
+  type StartOptions,
+} from '../gateway/helpers.ts';
 import { JOURNAL_DIR, loadState } from '../../gateway/store/store.ts';
 import { readJournal } from '../../gateway/store/journal.ts';
 import { verhoeffCheckDigit } from '../../gateway/payments/validators.ts';
@@ -12,7 +21,12 @@ export function aadhaar(first11 = '23412341234'): string {
   return first11 + verhoeffCheckDigit(first11);
 }
 
-export const VALID_KYC = { name: 'Asha Verma', aadhaar_number: '2341 2341 2346', pan_number: 'AAPFU0939F', gstin: '27AAPFU0939F1ZV' };
+export const VALID_KYC = {
+  name: 'Asha Verma',
+  aadhaar_number: '2341 2341 2346',
+  pan_number: 'AAPFU0939F',
+  gstin: '27AAPFU0939F1ZV',
+};
 
 /** The sandbox pair with short timeouts, so `0004` failover and pending outcomes are quick. */
 export function fastSandboxChain() {
@@ -29,13 +43,21 @@ export function paymentsConfig(overrides: Record<string, unknown> = {}): Record<
       kyc: { max_file_bytes: 64 * 1024, max_files: 3 },
       reconcile: { first_check_ms: 100, max_backoff_ms: 400 },
       webhooks: { first_retry_ms: 100, max_backoff_ms: 400, timeout_ms: 2_000 },
-      providers: { recharge: fastSandboxChain(), dmt: fastSandboxChain(), pan: fastSandboxChain(), bills: fastSandboxChain() },
+      providers: {
+        recharge: fastSandboxChain(),
+        dmt: fastSandboxChain(),
+        pan: fastSandboxChain(),
+        bills: fastSandboxChain(),
+      },
       ...overrides,
     },
   };
 }
 
-export async function startPaymentsGateway(config: Record<string, unknown> = paymentsConfig(), options: StartOptions = {}): Promise<Gateway> {
+export async function startPaymentsGateway(
+  config: Record<string, unknown> = paymentsConfig(),
+  options: StartOptions = {},
+): Promise<Gateway> {
   const file = join(tempDir('aihub-pay-config-'), 'config.json');
   writeFileSync(file, JSON.stringify(config));
   return startGateway({ ...options, env: { ...options.env, AIHUB_CONFIG: file } });
@@ -53,36 +75,52 @@ export async function onboard(
 ): Promise<{ key: string; account_id: string; headers: Record<string, string> }> {
   const api = admin(gateway);
   const email = `dev${++counter}-${process.pid}-${Date.now()}@example.com`;
-  const registered = await request(`${gateway.url}/api/register`, { body: { email, password: 'correct horse battery', name: 'Dev' } });
-  if (registered.status !== 201) throw new Error(`register: ${registered.status} ${JSON.stringify(registered.body)}`);
+  const registered = await request(`${gateway.url}/api/register`, {
+    body: { email, password: 'correct horse battery', name: 'Dev' },
+  });
+  if (registered.status !== 201)
+    throw new Error(`register: ${registered.status} ${JSON.stringify(registered.body)}`);
   const { api_key: key, account_id } = registered.body.data;
   const headers = { 'x-api-key': key };
   const kyc = await request(`${gateway.url}/api/kyc`, { headers, body: VALID_KYC });
   if (kyc.status !== 200) throw new Error(`kyc: ${kyc.status} ${JSON.stringify(kyc.body)}`);
   const approved = await api.post(`/admin/kyc/${account_id}/approve`, {});
-  if (approved.status !== 200) throw new Error(`approve: ${approved.status} ${JSON.stringify(approved.body)}`);
+  if (approved.status !== 200)
+    throw new Error(`approve: ${approved.status} ${JSON.stringify(approved.body)}`);
   const activated = await api.post(`/admin/accounts/${account_id}/services`, services);
-  if (activated.status !== 200) throw new Error(`services: ${activated.status} ${JSON.stringify(activated.body)}`);
+  if (activated.status !== 200)
+    throw new Error(`services: ${activated.status} ${JSON.stringify(activated.body)}`);
   if (amount > 0) {
-    const credit = await api.post(`/admin/accounts/${account_id}/credit`, { amount, reference: `fund-${account_id}` });
-    if (credit.status !== 200) throw new Error(`credit: ${credit.status} ${JSON.stringify(credit.body)}`);
+    const credit = await api.post(`/admin/accounts/${account_id}/credit`, {
+      amount,
+      reference: `fund-${account_id}`,
+    });
+    if (credit.status !== 200)
+      throw new Error(`credit: ${credit.status} ${JSON.stringify(credit.body)}`);
   }
   return { key, account_id, headers };
 }
 
 export async function balance(gateway: Gateway, headers: Record<string, string>): Promise<number> {
   const reply = await request(`${gateway.url}/api/wallet/balance`, { headers });
-  if (reply.status !== 200) throw new Error(`balance: ${reply.status} ${JSON.stringify(reply.body)}`);
+  if (reply.status !== 200)
+    throw new Error(`balance: ${reply.status} ${JSON.stringify(reply.body)}`);
   return reply.body.data.balance;
 }
 
 /** Polls a transaction until it is final (bounded). */
-export async function waitFinal(gateway: Gateway, headers: Record<string, string>, txn_id: string, timeout_ms = 15_000): Promise<any> {
+export async function waitFinal(
+  gateway: Gateway,
+  headers: Record<string, string>,
+  txn_id: string,
+  timeout_ms = 15_000,
+): Promise<any> {
   const deadline = Date.now() + timeout_ms;
   for (;;) {
     const reply = await request(`${gateway.url}/api/transactions/${txn_id}`, { headers });
     if (reply.status === 200 && reply.body.data.status !== 'pending') return reply.body.data;
-    if (Date.now() > deadline) throw new Error(`transaction ${txn_id} still pending: ${JSON.stringify(reply.body)}`);
+    if (Date.now() > deadline)
+      throw new Error(`transaction ${txn_id} still pending: ${JSON.stringify(reply.body)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -90,7 +128,8 @@ export async function waitFinal(gateway: Gateway, headers: Record<string, string
 /** `aihub-gateway verify` on the data dir must pass; returns its report. */
 export async function verifyOk(gateway: Gateway): Promise<{ open_holds: number }> {
   const verify = await runVerify(gateway.data_dir);
-  if (verify.code !== 0) throw new Error(`verify failed (${verify.code}): ${verify.stdout}${verify.stderr}`);
+  if (verify.code !== 0)
+    throw new Error(`verify failed (${verify.code}): ${verify.stdout}${verify.stderr}`);
   return JSON.parse(verify.stdout) as { open_holds: number };
 }
 
@@ -116,7 +155,11 @@ export function deletedIds(gateway: Gateway, name: string): Set<string> {
 }
 
 /** Polls `check` until it is true, failing with `describe()` after `timeout_ms`: a test waits on state, not on a log line. */
-export async function waitFor(check: () => Promise<boolean> | boolean, describe: () => string | Promise<string>, timeout_ms = 15_000): Promise<void> {
+export async function waitFor(
+  check: () => Promise<boolean> | boolean,
+  describe: () => string | Promise<string>,
+  timeout_ms = 15_000,
+): Promise<void> {
   const deadline = Date.now() + timeout_ms;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`waited ${timeout_ms} ms: ${await describe()}`);
@@ -125,17 +168,41 @@ export async function waitFor(check: () => Promise<boolean> | boolean, describe:
 }
 
 /** A remitter registered and verified through the sandbox OTP. */
-export async function verifiedRemitter(gateway: Gateway, headers: Record<string, string>, mobile: string, name = 'Ravi Kumar'): Promise<void> {
-  const registered = await request(`${gateway.url}/api/dmt/remitter`, { headers, body: { mobile, name } });
-  if (registered.status !== 200 || typeof registered.body.data.sandbox_otp !== 'string') throw new Error(`remitter: ${registered.status} ${JSON.stringify(registered.body)}`);
-  const verified = await request(`${gateway.url}/api/dmt/remitter/verify`, { headers, body: { mobile, otp: registered.body.data.sandbox_otp } });
-  if (verified.status !== 200 || verified.body.data.verified !== true) throw new Error(`verify: ${verified.status} ${JSON.stringify(verified.body)}`);
+export async function verifiedRemitter(
+  gateway: Gateway,
+  headers: Record<string, string>,
+  mobile: string,
+  name = 'Ravi Kumar',
+): Promise<void> {
+  const registered = await request(`${gateway.url}/api/dmt/remitter`, {
+    headers,
+    body: { mobile, name },
+  });
+  if (registered.status !== 200 || typeof registered.body.data.sandbox_otp !== 'string')
+    throw new Error(`remitter: ${registered.status} ${JSON.stringify(registered.body)}`);
+  const verified = await request(`${gateway.url}/api/dmt/remitter/verify`, {
+    headers,
+    body: { mobile, otp: registered.body.data.sandbox_otp },
+  });
+  if (verified.status !== 200 || verified.body.data.verified !== true)
+    throw new Error(`verify: ${verified.status} ${JSON.stringify(verified.body)}`);
 }
 
 /** Adds a beneficiary and returns its id. */
-export async function addBeneficiary(gateway: Gateway, headers: Record<string, string>, mobile: string, account_number: string, name = 'Sunita Rao', ifsc = 'SBIN0001234'): Promise<string> {
-  const added = await request(`${gateway.url}/api/dmt/beneficiary`, { headers, body: { mobile, name, account_number, ifsc } });
-  if (added.status !== 200) throw new Error(`beneficiary: ${added.status} ${JSON.stringify(added.body)}`);
+export async function addBeneficiary(
+  gateway: Gateway,
+  headers: Record<string, string>,
+  mobile: string,
+  account_number: string,
+  name = 'Sunita Rao',
+  ifsc = 'SBIN0001234',
+): Promise<string> {
+  const added = await request(`${gateway.url}/api/dmt/beneficiary`, {
+    headers,
+    body: { mobile, name, account_number, ifsc },
+  });
+  if (added.status !== 200)
+    throw new Error(`beneficiary: ${added.status} ${JSON.stringify(added.body)}`);
   return added.body.data.bene_id;
 }
 

@@ -2,8 +2,15 @@
 // text of each page, so a test can see what a reader would.
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 
-export async function pdfText(bytes: Uint8Array): Promise<{ pages: number; text: string; title: string | null }> {
-  const document = await getDocument({ data: new Uint8Array(bytes), isEvalSupported: false, useSystemFonts: false, verbosity: 0 }).promise;
+export async function pdfText(
+  bytes: Uint8Array,
+): Promise<{ pages: number; text: string; title: string | null }> {
+  const document = await getDocument({
+    data: new Uint8Array(bytes),
+    isEvalSupported: false,
+    useSystemFonts: false,
+    verbosity: 0,
+  }).promise;
   try {
     const parts: string[] = [];
     for (let index = 1; index <= document.numPages; index++) {

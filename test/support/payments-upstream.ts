@@ -1,6 +1,11 @@
 // A scripted HTTP server on loopback standing in for a payment aggregator or a webhook
 // receiver: each request is recorded (headers and raw body) and answered by a script.
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { once } from 'node:events';
 
 export interface Seen {
@@ -22,7 +27,9 @@ export interface Upstream {
   waitFor(count: number, timeout_ms?: number): Promise<Seen[]>;
 }
 
-export async function startUpstream(script: Script = (_r, res) => json(res, 200, {})): Promise<Upstream> {
+export async function startUpstream(
+  script: Script = (_r, res) => json(res, 200, {}),
+): Promise<Upstream> {
   const seen: Seen[] = [];
   const waiters: Array<() => void> = [];
   const upstream: Upstream = {
@@ -44,7 +51,10 @@ export async function startUpstream(script: Script = (_r, res) => json(res, 200,
           }
           return false;
         };
-        const timer = setTimeout(() => reject(new Error(`only ${seen.length} of ${count} requests arrived`)), timeout_ms);
+        const timer = setTimeout(
+          () => reject(new Error(`only ${seen.length} of ${count} requests arrived`)),
+          timeout_ms,
+        );
         const wait = () => {
           if (!check()) waiters.push(wait);
         };
@@ -63,7 +73,13 @@ export async function startUpstream(script: Script = (_r, res) => json(res, 200,
       } catch {
         parsed = null;
       }
-      const request: Seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, raw, json: parsed };
+      const request: Seen = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        raw,
+        json: parsed,
+      };
       seen.push(request);
       for (const wake of waiters.splice(0)) wake();
       Promise.resolve(upstream.script(request, res, seen.length - 1)).catch(() => res.destroy());
@@ -78,6 +94,9 @@ export async function startUpstream(script: Script = (_r, res) => json(res, 200,
 
 export function json(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }

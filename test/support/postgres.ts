@@ -11,7 +11,15 @@
 // A process killed with SIGKILL cannot tear down its cluster; the next startPostgres() in any
 // process stops and removes clusters whose owner process is gone (see sweepOrphans).
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  chmodSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,40 +69,63 @@ export function postgresBinDir(): string | null {
 export function ensurePostgresInstalled(): string {
   let bin = postgresBinDir();
   if (bin) return bin;
-  if (process.getuid?.() !== 0) throw new Error('PostgreSQL is not installed (/usr/lib/postgresql/*/bin/initdb) and this user cannot apt-get install it: run `apt-get install postgresql` as root');
+  if (process.getuid?.() !== 0)
+    throw new Error(
+      'PostgreSQL is not installed (/usr/lib/postgresql/*/bin/initdb) and this user cannot apt-get install it: run `apt-get install postgresql` as root',
+    );
   execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore' });
-  execFileSync('apt-get', ['install', '-y', '-qq', 'postgresql'], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  execFileSync('apt-get', ['install', '-y', '-qq', 'postgresql'], {
+    stdio: 'ignore',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
   bin = postgresBinDir();
-  if (!bin) throw new Error('apt-get install postgresql ran, but /usr/lib/postgresql/*/bin/initdb is still missing');
+  if (!bin)
+    throw new Error(
+      'apt-get install postgresql ran, but /usr/lib/postgresql/*/bin/initdb is still missing',
+    );
   return bin;
 }
 
 /** A database name that is safe to put in SQL unquoted. */
 export function checkDatabaseName(name: string): string {
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`bad database name ${JSON.stringify(name)}: use [a-z_][a-z0-9_]*`);
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name))
+    throw new Error(`bad database name ${JSON.stringify(name)}: use [a-z_][a-z0-9_]*`);
   return name;
 }
 
 export function randomDatabaseName(prefix = 't'): string {
-  return checkDatabaseName(`${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 10)}`);
+  return checkDatabaseName(
+    `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 10)}`,
+  );
 }
 
 /**
  * Creates a database on the cluster whose maintenance URL is `clusterUrl` (any database URL of
  * that cluster works) and returns the new database's URL.
  */
-export async function createDatabase(clusterUrl: string, name = randomDatabaseName()): Promise<string> {
+export async function createDatabase(
+  clusterUrl: string,
+  name = randomDatabaseName(),
+): Promise<string> {
   checkDatabaseName(name);
   const target = new URL(clusterUrl);
   target.pathname = '/postgres';
-  await run(psqlPath(), ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', target.toString(), '-c', `CREATE DATABASE ${name}`], { timeout: 30_000 });
+  await run(
+    psqlPath(),
+    ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', target.toString(), '-c', `CREATE DATABASE ${name}`],
+    { timeout: 30_000 },
+  );
   target.pathname = `/${name}`;
   return target.toString();
 }
 
 /** Runs SQL on a database through psql; returns its unaligned, tuples-only output. */
 export async function psql(url: string, sql: string): Promise<string> {
-  const { stdout } = await run(psqlPath(), ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', sql], { timeout: 30_000 });
+  const { stdout } = await run(
+    psqlPath(),
+    ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', sql],
+    { timeout: 30_000 },
+  );
   return stdout.trim();
 }
 
@@ -152,7 +183,16 @@ export function sweepOrphans(bin: string): void {
 
 function stopSync(bin: string, dir: string, mode: 'fast' | 'immediate'): void {
   if (!existsSync(join(dir, 'data', 'postmaster.pid'))) return;
-  const [cmd, args] = asPostgres(bin, 'pg_ctl', ['-D', join(dir, 'data'), '-m', mode, '-w', '-t', '30', 'stop']);
+  const [cmd, args] = asPostgres(bin, 'pg_ctl', [
+    '-D',
+    join(dir, 'data'),
+    '-m',
+    mode,
+    '-w',
+    '-t',
+    '30',
+    'stop',
+  ]);
   try {
     execFileSync(cmd, args, { stdio: 'ignore', timeout: 35_000 });
   } catch {
@@ -194,7 +234,16 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   chmodSync(dir, 0o777); // the postgres user writes data/, the log and the socket here
   const data = join(dir, 'data');
   const logFile = join(dir, 'log');
-  const [initCmd, initArgs] = asPostgres(bin, 'initdb', ['-D', data, '--auth=trust', '-U', 'postgres', '--encoding=UTF8', '--locale=C', '--no-instructions']);
+  const [initCmd, initArgs] = asPostgres(bin, 'initdb', [
+    '-D',
+    data,
+    '--auth=trust',
+    '-U',
+    'postgres',
+    '--encoding=UTF8',
+    '--locale=C',
+    '--no-instructions',
+  ]);
   await run(initCmd, initArgs, { timeout: 120_000 });
   // Loopback only, trust: initdb's pg_hba.conf already trusts local and loopback connections.
   const settings: Record<string, string | number> = {
@@ -214,16 +263,42 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       return createDatabase(cluster.url, name);
     },
     async stop(mode = 'fast') {
-      const [cmd, args] = asPostgres(bin, 'pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop']);
+      const [cmd, args] = asPostgres(bin, 'pg_ctl', [
+        '-D',
+        data,
+        '-m',
+        mode,
+        '-w',
+        '-t',
+        '60',
+        'stop',
+      ]);
       await run(cmd, args, { timeout: 65_000 });
     },
     async start() {
-      const serverOptions = [`-p ${port}`, ...Object.entries(settings).map(([key, value]) => `-c ${key}=${value}`)].join(' ');
-      const [cmd, args] = asPostgres(bin, 'pg_ctl', ['-D', data, '-o', serverOptions, '-l', logFile, '-w', '-t', '60', 'start']);
+      const serverOptions = [
+        `-p ${port}`,
+        ...Object.entries(settings).map(([key, value]) => `-c ${key}=${value}`),
+      ].join(' ');
+      const [cmd, args] = asPostgres(bin, 'pg_ctl', [
+        '-D',
+        data,
+        '-o',
+        serverOptions,
+        '-l',
+        logFile,
+        '-w',
+        '-t',
+        '60',
+        'start',
+      ]);
       try {
         await run(cmd, args, { timeout: 65_000 });
       } catch (error) {
-        throw new Error(`PostgreSQL did not start on port ${port}: ${(error as Error).message}\n${cluster.log().slice(-2000)}`, { cause: error });
+        throw new Error(
+          `PostgreSQL did not start on port ${port}: ${(error as Error).message}\n${cluster.log().slice(-2000)}`,
+          { cause: error },
+        );
       }
     },
     async restart(mode = 'fast') {

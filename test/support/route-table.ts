@@ -43,7 +43,11 @@ function walk(stack: Layer[], prefix: string, out: Route[]): void {
       for (const path of paths) {
         if (typeof path !== 'string') continue;
         for (const [method, on] of Object.entries(layer.route.methods)) {
-          if (on && method !== '_all') out.push({ method: method.toUpperCase() as Route['method'], path: join_paths(prefix, path) });
+          if (on && method !== '_all')
+            out.push({
+              method: method.toUpperCase() as Route['method'],
+              path: join_paths(prefix, path),
+            });
         }
       }
     } else if (layer.handle?.stack) {
@@ -61,13 +65,33 @@ export async function routeTable(): Promise<Route[]> {
     const logger = createLogger('silent');
     const clock = { now: () => new Date() };
     const metrics = new Metrics();
-    const deps = { config, store, logger, clock, metrics, admin_token_hash: '0'.repeat(64), sealer: new Sealer([newKey()]), public_url: () => 'http://127.0.0.1' };
+    const deps = {
+      config,
+      store,
+      logger,
+      clock,
+      metrics,
+      admin_token_hash: '0'.repeat(64),
+      sealer: new Sealer([newKey()]),
+      public_url: () => 'http://127.0.0.1',
+    };
     // The rooms as main.ts builds them, mounted by the same createGateway.
     const payments = createPayments(deps);
     const chat = createChat(deps);
-    const rooms = { accounts: createAccounts(deps), chat, dashboard: createDashboard({ ...deps, payments }), payments };
-    const gateway = createGateway({ ...deps, trust_proxy: compileTrustProxy(config.trust_proxy) }, rooms);
-    const routes: Route[] = chatRouteDocs.map((doc) => ({ method: doc.method.toUpperCase() as Route['method'], path: doc.path }));
+    const rooms = {
+      accounts: createAccounts(deps),
+      chat,
+      dashboard: createDashboard({ ...deps, payments }),
+      payments,
+    };
+    const gateway = createGateway(
+      { ...deps, trust_proxy: compileTrustProxy(config.trust_proxy) },
+      rooms,
+    );
+    const routes: Route[] = chatRouteDocs.map((doc) => ({
+      method: doc.method.toUpperCase() as Route['method'],
+      path: doc.path,
+    }));
     walk((gateway.app as unknown as { router: { stack: Layer[] } }).router.stack, '', routes);
     await chat.close();
     const seen = new Set<string>();

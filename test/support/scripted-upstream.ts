@@ -49,7 +49,8 @@ export interface ScriptedUsage {
   [field: string]: unknown;
 }
 
-export const DEFAULT_CONTENT = 'Hello from the scripted upstream. It answers every question the same way, in several words.';
+export const DEFAULT_CONTENT =
+  'Hello from the scripted upstream. It answers every question the same way, in several words.';
 
 export class ScriptedUpstream {
   readonly received: Received[] = [];
@@ -62,7 +63,10 @@ export class ScriptedUpstream {
     readonly port: number,
   ) {}
 
-  static async start(fallback: Behavior = { kind: 'ok' }, options: { record?: boolean } = {}): Promise<ScriptedUpstream> {
+  static async start(
+    fallback: Behavior = { kind: 'ok' },
+    options: { record?: boolean } = {},
+  ): Promise<ScriptedUpstream> {
     const record = options.record ?? true;
     let upstream: ScriptedUpstream | null = null;
     const server = createServer((req, res) => upstream!.handle(req, res, record));
@@ -110,15 +114,30 @@ export class ScriptedUpstream {
       } catch {
         body = null;
       }
-      const entry: Received = { body, headers: req.headers, url: req.url ?? '', aborted: false, chunks_sent: 0 };
+      const entry: Received = {
+        body,
+        headers: req.headers,
+        url: req.url ?? '',
+        aborted: false,
+        chunks_sent: 0,
+      };
       if (record) this.received.push(entry);
       res.on('close', () => {
         if (!res.writableFinished) entry.aborted = true;
       });
       const behavior = this.queue.shift() ?? this.fallback;
       // An exact answer serves any path (a target speaking /v1/responses or /v1/messages natively).
-      if ((req.url !== '/v1/chat/completions' && behavior.kind !== 'exact') || req.method !== 'POST') {
-        json(res, 404, { error: { message: `no route ${req.method} ${req.url}`, type: 'invalid_request_error', code: 'not_found' } });
+      if (
+        (req.url !== '/v1/chat/completions' && behavior.kind !== 'exact') ||
+        req.method !== 'POST'
+      ) {
+        json(res, 404, {
+          error: {
+            message: `no route ${req.method} ${req.url}`,
+            type: 'invalid_request_error',
+            code: 'not_found',
+          },
+        });
         return;
       }
       this.answer(behavior, body, res, entry);
@@ -128,10 +147,20 @@ export class ScriptedUpstream {
   private answer(behavior: Behavior, body: any, res: ServerResponse, entry: Received): void {
     switch (behavior.kind) {
       case 'status':
-        json(res, behavior.status, behavior.body ?? { error: { message: `scripted ${behavior.status}`, type: 'server_error', code: null } }, behavior.headers);
+        json(
+          res,
+          behavior.status,
+          behavior.body ?? {
+            error: { message: `scripted ${behavior.status}`, type: 'server_error', code: null },
+          },
+          behavior.headers,
+        );
         return;
       case 'raw':
-        res.writeHead(behavior.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(behavior.text) });
+        res.writeHead(behavior.status, {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(behavior.text),
+        });
         res.end(behavior.text);
         return;
       case 'hang':
@@ -139,7 +168,8 @@ export class ScriptedUpstream {
       case 'exact':
         if (body?.stream) {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
-          for (const chunk of behavior.chunks ?? []) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+          for (const chunk of behavior.chunks ?? [])
+            res.write(`data: ${JSON.stringify(chunk)}\n\n`);
           res.end('data: [DONE]\n\n');
         } else json(res, 200, behavior.completion ?? {});
         return;
@@ -147,25 +177,68 @@ export class ScriptedUpstream {
         res.socket?.destroy();
         return;
       case 'break_stream':
-        void stream(res, body, { content: behavior.content ?? DEFAULT_CONTENT, chunks: behavior.chunks + 4, usage: null, delay_ms: 10, break_after: behavior.chunks }, entry);
+        void stream(
+          res,
+          body,
+          {
+            content: behavior.content ?? DEFAULT_CONTENT,
+            chunks: behavior.chunks + 4,
+            usage: null,
+            delay_ms: 10,
+            break_after: behavior.chunks,
+          },
+          entry,
+        );
         return;
       case 'ok': {
         const content = behavior.content ?? DEFAULT_CONTENT;
-        const usage = behavior.usage === false ? null : typeof behavior.usage === 'object' ? behavior.usage : roughUsage(body, content);
-        const tool_calls = behavior.tool_calls?.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+        const usage =
+          behavior.usage === false
+            ? null
+            : typeof behavior.usage === 'object'
+              ? behavior.usage
+              : roughUsage(body, content);
+        const tool_calls = behavior.tool_calls?.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.name, arguments: call.arguments },
+        }));
         if (body?.stream) {
           const wants_usage = usage !== null && body.stream_options?.include_usage === true;
-          void stream(res, body, { content, chunks: behavior.chunks ?? 8, usage: wants_usage ? usage : null, delay_ms: behavior.chunk_delay_ms ?? 0, break_after: null, tool_calls }, entry);
+          void stream(
+            res,
+            body,
+            {
+              content,
+              chunks: behavior.chunks ?? 8,
+              usage: wants_usage ? usage : null,
+              delay_ms: behavior.chunk_delay_ms ?? 0,
+              break_after: null,
+              tool_calls,
+            },
+            entry,
+          );
           return;
         }
-        const message = tool_calls ? { role: 'assistant', content: null, tool_calls, ...behavior.message_extra } : { role: 'assistant', content, ...behavior.message_extra };
+        const message = tool_calls
+          ? { role: 'assistant', content: null, tool_calls, ...behavior.message_extra }
+          : { role: 'assistant', content, ...behavior.message_extra };
         json(res, 200, {
           id: 'chatcmpl-scripted',
           object: 'chat.completion',
           created: 1_700_000_000,
           model: body?.model ?? 'scripted',
-          choices: [{ index: 0, message, finish_reason: tool_calls ? 'tool_calls' : 'stop', logprobs: null }],
-          ...(usage ? { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } } : {}),
+          choices: [
+            {
+              index: 0,
+              message,
+              finish_reason: tool_calls ? 'tool_calls' : 'stop',
+              logprobs: null,
+            },
+          ],
+          ...(usage
+            ? { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } }
+            : {}),
         });
       }
     }
@@ -173,13 +246,28 @@ export class ScriptedUpstream {
 }
 
 /** Deterministic, obviously-not-our-tokenizer usage: one prompt token per 4 bytes, one completion token per word. */
-export function roughUsage(body: any, content: string): { prompt_tokens: number; completion_tokens: number } {
-  return { prompt_tokens: Math.ceil(JSON.stringify(body?.messages ?? []).length / 4), completion_tokens: content.split(/\s+/).filter(Boolean).length };
+export function roughUsage(
+  body: any,
+  content: string,
+): { prompt_tokens: number; completion_tokens: number } {
+  return {
+    prompt_tokens: Math.ceil(JSON.stringify(body?.messages ?? []).length / 4),
+    completion_tokens: content.split(/\s+/).filter(Boolean).length,
+  };
 }
 
-function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function json(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -205,17 +293,71 @@ async function stream(
   entry: Received,
 ): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  const base = { id: 'chatcmpl-scripted', object: 'chat.completion.chunk', created: 1_700_000_000, model: body?.model ?? 'scripted' };
+  const base = {
+    id: 'chatcmpl-scripted',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model: body?.model ?? 'scripted',
+  };
   const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
-  send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: plan.tool_calls ? null : '' }, finish_reason: null }] });
+  send({
+    ...base,
+    choices: [
+      {
+        index: 0,
+        delta: { role: 'assistant', content: plan.tool_calls ? null : '' },
+        finish_reason: null,
+      },
+    ],
+  });
   if (plan.tool_calls) {
     plan.tool_calls.forEach((call, index) => {
       const half = Math.ceil(call.function.arguments.length / 2);
-      send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: call.function.arguments.slice(0, half) } }] }, finish_reason: null }] });
-      send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index, function: { arguments: call.function.arguments.slice(half) } }] }, finish_reason: null }] });
+      send({
+        ...base,
+        choices: [
+          {
+            index: 0,
+            delta: {
+              tool_calls: [
+                {
+                  index,
+                  id: call.id,
+                  type: 'function',
+                  function: {
+                    name: call.function.name,
+                    arguments: call.function.arguments.slice(0, half),
+                  },
+                },
+              ],
+            },
+            finish_reason: null,
+          },
+        ],
+      });
+      send({
+        ...base,
+        choices: [
+          {
+            index: 0,
+            delta: {
+              tool_calls: [{ index, function: { arguments: call.function.arguments.slice(half) } }],
+            },
+            finish_reason: null,
+          },
+        ],
+      });
     });
     send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] });
-    if (plan.usage) send({ ...base, choices: [], usage: { ...plan.usage, total_tokens: plan.usage.prompt_tokens + plan.usage.completion_tokens } });
+    if (plan.usage)
+      send({
+        ...base,
+        choices: [],
+        usage: {
+          ...plan.usage,
+          total_tokens: plan.usage.prompt_tokens + plan.usage.completion_tokens,
+        },
+      });
     res.end('data: [DONE]\n\n');
     return;
   }
@@ -230,7 +372,15 @@ async function stream(
     entry.chunks_sent++;
   }
   send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
-  if (plan.usage) send({ ...base, choices: [], usage: { ...plan.usage, total_tokens: plan.usage.prompt_tokens + plan.usage.completion_tokens } });
+  if (plan.usage)
+    send({
+      ...base,
+      choices: [],
+      usage: {
+        ...plan.usage,
+        total_tokens: plan.usage.prompt_tokens + plan.usage.completion_tokens,
+      },
+    });
   res.end('data: [DONE]\n\n');
 }
 

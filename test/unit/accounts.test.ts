@@ -18,15 +18,26 @@ test('revokeApiKey: revokes once, then says it was revoked already; another acco
       const other = createAccount(tx, { email: 'other@example.com' });
       return { owner, other, key_id: createApiKey(tx, keys, owner.id, 'k').record.id };
     });
-    const not_found = (error: unknown) => error instanceof ServiceError && error.kind === 'not_found' && error.code === 'key_not_found';
-    await assert.rejects(store.transact((tx) => revokeApiKey(tx, key_id, other.id)), not_found);
+    const not_found = (error: unknown) =>
+      error instanceof ServiceError && error.kind === 'not_found' && error.code === 'key_not_found';
+    await assert.rejects(
+      store.transact((tx) => revokeApiKey(tx, key_id, other.id)),
+      not_found,
+    );
     assert.equal(store.get('keys', key_id)!.revoked_at, null, 'a refused revoke changes nothing');
     assert.equal(await store.transact((tx) => revokeApiKey(tx, key_id, owner.id)), true);
     const revoked_at = store.get('keys', key_id)!.revoked_at;
     assert.ok(revoked_at);
-    assert.equal(await store.transact((tx) => revokeApiKey(tx, key_id)), false, 'the admin revoking again is no change');
+    assert.equal(
+      await store.transact((tx) => revokeApiKey(tx, key_id)),
+      false,
+      'the admin revoking again is no change',
+    );
     assert.equal(store.get('keys', key_id)!.revoked_at, revoked_at);
-    await assert.rejects(store.transact((tx) => revokeApiKey(tx, 'key_nope')), not_found);
+    await assert.rejects(
+      store.transact((tx) => revokeApiKey(tx, 'key_nope')),
+      not_found,
+    );
   } finally {
     await store.close();
   }

@@ -19,27 +19,60 @@ import { verifyDataDir } from '../../gateway/store/verify.ts';
 
 const bytes = (text: string) => Buffer.from(text);
 const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
-const PROTOTYPE_NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'];
+const PROTOTYPE_NAMES = [
+  'constructor',
+  '__proto__',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  '__defineGetter__',
+];
 
 test('JSON depth: counted on the bytes, up to the bound inclusive, strings and escapes skipped', () => {
   assert.equal(jsonDepthExceeds(bytes(nested(MAX_JSON_DEPTH))), false);
   assert.equal(jsonDepthExceeds(bytes(nested(MAX_JSON_DEPTH + 1))), true);
-  assert.equal(jsonDepthExceeds(bytes(`{"a":${nested(10)},"b":{"c":${nested(MAX_JSON_DEPTH - 1)}}}`)), true, 'the deepest branch counts');
-  assert.equal(jsonDepthExceeds(bytes(`{"a":${nested(40)},"b":${nested(40)}}`)), false, 'siblings do not add up');
-  assert.equal(jsonDepthExceeds(bytes(JSON.stringify({ s: '['.repeat(1_000) }))), false, 'brackets in a string');
-  assert.equal(jsonDepthExceeds(bytes(JSON.stringify({ s: 'a\\"[[[[' + '['.repeat(100) }))), false, 'an escaped quote does not end the string');
-  assert.equal(jsonDepthExceeds(bytes(JSON.stringify({ s: 'ü€😀"[' }))), false, 'multi-byte characters');
-  assert.equal(jsonDepthExceeds(bytes(`["\\\\",${nested(MAX_JSON_DEPTH)}]`)), true, 'an escaped backslash ends before the quote');
+  assert.equal(
+    jsonDepthExceeds(bytes(`{"a":${nested(10)},"b":{"c":${nested(MAX_JSON_DEPTH - 1)}}}`)),
+    true,
+    'the deepest branch counts',
+  );
+  assert.equal(
+    jsonDepthExceeds(bytes(`{"a":${nested(40)},"b":${nested(40)}}`)),
+    false,
+    'siblings do not add up',
+  );
+  assert.equal(
+    jsonDepthExceeds(bytes(JSON.stringify({ s: '['.repeat(1_000) }))),
+    false,
+    'brackets in a string',
+  );
+  assert.equal(
+    jsonDepthExceeds(bytes(JSON.stringify({ s: 'a\\"[[[[' + '['.repeat(100) }))),
+    false,
+    'an escaped quote does not end the string',
+  );
+  assert.equal(
+    jsonDepthExceeds(bytes(JSON.stringify({ s: 'ü€😀"[' }))),
+    false,
+    'multi-byte characters',
+  );
+  assert.equal(
+    jsonDepthExceeds(bytes(`["\\\\",${nested(MAX_JSON_DEPTH)}]`)),
+    true,
+    'an escaped backslash ends before the quote',
+  );
   assert.equal(jsonDepthExceeds(bytes('')), false);
   assert.equal(jsonDepthExceeds(bytes(nested(3)), 2), true);
 });
 
 test('path escapes: well-formed ones pass, a malformed one is a 400 invalid_path', () => {
-  for (const path of ['/v1/models/service-ai-lite', '/api/x%20y', '/a/%E0%A4%A4', '/a%2Fb', '/']) assert.doesNotThrow(() => assertWellFormedPath(path));
+  for (const path of ['/v1/models/service-ai-lite', '/api/x%20y', '/a/%E0%A4%A4', '/a%2Fb', '/'])
+    assert.doesNotThrow(() => assertWellFormedPath(path));
   for (const path of ['/v1/models/%E0%A4%A', '/%', '/%zz', '/%C0%AF', '/%FF']) {
     assert.throws(
       () => assertWellFormedPath(path),
-      (error: { status?: number; code?: string }) => error.status === 400 && error.code === 'invalid_path',
+      (error: { status?: number; code?: string }) =>
+        error.status === 400 && error.code === 'invalid_path',
       path,
     );
   }
@@ -47,18 +80,24 @@ test('path escapes: well-formed ones pass, a malformed one is a 400 invalid_path
 
 test('a guarded listener reports what it throws and returns; a throwing reporter is swallowed too', () => {
   const seen: unknown[] = [];
-  const listener = guarded((error) => seen.push(error), (n: number) => {
-    if (n > 1) throw new RangeError(`too big: ${n}`);
-  });
+  const listener = guarded(
+    (error) => seen.push(error),
+    (n: number) => {
+      if (n > 1) throw new RangeError(`too big: ${n}`);
+    },
+  );
   listener(1);
   listener(2);
   assert.equal(seen.length, 1);
   assert.match(String(seen[0]), /too big: 2/);
-  const worst = guarded(() => {
-    throw new Error('the logger failed');
-  }, () => {
-    throw new Error('the listener failed');
-  });
+  const worst = guarded(
+    () => {
+      throw new Error('the logger failed');
+    },
+    () => {
+      throw new Error('the listener failed');
+    },
+  );
   assert.doesNotThrow(() => worst());
 });
 
@@ -69,8 +108,17 @@ test('the audit listener with a 6,000-level body (past any edge) neither throws 
   const logger = createLogger('error', { write: (line: string) => void logged.push(line) });
   let deep: unknown = [];
   for (let i = 0; i < 6_000; i++) deep = [deep];
-  const req = { method: 'POST', originalUrl: '/admin/accounts', body: { email: deep }, ip: '127.0.0.1', socket: { remoteAddress: '127.0.0.1' } } as unknown as Request;
-  const res = Object.assign(new EventEmitter(), { locals: { request_id: 'req_1' }, statusCode: 400 }) as unknown as Response;
+  const req = {
+    method: 'POST',
+    originalUrl: '/admin/accounts',
+    body: { email: deep },
+    ip: '127.0.0.1',
+    socket: { remoteAddress: '127.0.0.1' },
+  } as unknown as Request;
+  const res = Object.assign(new EventEmitter(), {
+    locals: { request_id: 'req_1' },
+    statusCode: 400,
+  }) as unknown as Response;
   let nexted = false;
   auditMiddleware(store, logger)(req, res, () => (nexted = true));
   assert.equal(nexted, true);
@@ -78,7 +126,9 @@ test('the audit listener with a 6,000-level body (past any edge) neither throws 
   assert.doesNotThrow(() => res.emit('finish'));
   // The audit record was written (its details bounded) or its failure reported; either way
   // the process goes on and the store's memory matches its journal.
-  await store.transact((tx) => creditWallet(tx, { account_id: 'a', amount_micros: 1, from: FUNDING_TOPUP, memo: 'after' }));
+  await store.transact((tx) =>
+    creditWallet(tx, { account_id: 'a', amount_micros: 1, from: FUNDING_TOPUP, memo: 'after' }),
+  );
   assert.ok(store.state.seq <= seq_before + 2);
   await store.close();
   assert.equal((await verifyDataDir(data_dir)).ok, true);
@@ -99,7 +149,9 @@ test('a transaction whose journal line cannot be serialized is rolled back, not 
   );
   assert.equal(store.state.seq, seq);
   assert.equal(balanceMicros(store.state, 'a'), 0);
-  await store.transact((tx) => creditWallet(tx, { account_id: 'a', amount_micros: 7, from: FUNDING_TOPUP, memo: 'next' }));
+  await store.transact((tx) =>
+    creditWallet(tx, { account_id: 'a', amount_micros: 7, from: FUNDING_TOPUP, memo: 'next' }),
+  );
   await store.close();
   const reopened = await loadState(data_dir, { repair: false, now: () => new Date() });
   assert.equal(balanceMicros(reopened.state, 'a'), 7);

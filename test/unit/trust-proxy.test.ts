@@ -6,8 +6,26 @@ import { test } from 'node:test';
 import express from 'express';
 import { compileTrustProxy, type TrustProxy } from '../../gateway/accounts/ip-whitelist.ts';
 
-const ADDRESSES = ['127.0.0.1', '10.1.2.3', '192.168.0.9', '203.0.113.7', '::1', 'fd00::1', '2001:db8::5'];
-const SETTINGS: Array<boolean | number | string> = [false, true, 0, 1, 2, 'loopback', 'loopback, 10.0.0.0/8', 'uniquelocal', '203.0.113.7,2001:db8::/32'];
+const ADDRESSES = [
+  '127.0.0.1',
+  '10.1.2.3',
+  '192.168.0.9',
+  '203.0.113.7',
+  '::1',
+  'fd00::1',
+  '2001:db8::5',
+];
+const SETTINGS: Array<boolean | number | string> = [
+  false,
+  true,
+  0,
+  1,
+  2,
+  'loopback',
+  'loopback, 10.0.0.0/8',
+  'uniquelocal',
+  '203.0.113.7,2001:db8::/32',
+];
 
 function expressRule(setting: boolean | number | string): TrustProxy {
   const app = express();
@@ -21,7 +39,11 @@ test('compileTrustProxy trusts exactly the addresses and hops Express trusts, fo
     const theirs = expressRule(setting);
     for (const address of ADDRESSES) {
       for (let hop = 0; hop < 4; hop++) {
-        assert.equal(ours(address, hop), theirs(address, hop), `trust_proxy ${JSON.stringify(setting)}, ${address} at hop ${hop}`);
+        assert.equal(
+          ours(address, hop),
+          theirs(address, hop),
+          `trust_proxy ${JSON.stringify(setting)}, ${address} at hop ${hop}`,
+        );
       }
     }
   }
@@ -32,5 +54,8 @@ test('compileTrustProxy trusts exactly the addresses and hops Express trusts, fo
 });
 
 test('compileTrustProxy refuses a malformed address with a TypeError naming it (main.ts exits 2 on it)', () => {
-  assert.throws(() => compileTrustProxy('10.0.0.0/8, not-an-ip'), (error: unknown) => error instanceof TypeError && error.message.includes('not-an-ip'));
+  assert.throws(
+    () => compileTrustProxy('10.0.0.0/8, not-an-ip'),
+    (error: unknown) => error instanceof TypeError && error.message.includes('not-an-ip'),
+  );
 });

@@ -8,7 +8,10 @@ export function parseBody<S extends z.ZodType>(schema: S, raw: unknown): z.outpu
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const param = paramOf(issue.path);
-  const message = issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')}` : issue.message;
+  const message =
+    issue.code === 'unrecognized_keys'
+      ? `unknown field(s) ${issue.keys.join(', ')}`
+      : issue.message;
   throw invalid(param ? `invalid value for \`${param}\`: ${message}` : message, param);
 }
 
@@ -21,7 +24,9 @@ export function argumentsObject(text: string | undefined): Record<string, unknow
   if (!text) return {};
   try {
     const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    return value && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }

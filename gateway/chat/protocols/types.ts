@@ -6,7 +6,13 @@ import type { ChatMessage } from '../../llm/messages.js';
 import type { UpstreamChunk, UpstreamCompletion, UpstreamUsage } from '../../llm/types.js';
 
 export type ProtocolName = 'chat' | 'responses' | 'messages' | 'embeddings' | 'completions';
-export const PROTOCOL_NAMES: readonly ProtocolName[] = ['chat', 'responses', 'messages', 'embeddings', 'completions'];
+export const PROTOCOL_NAMES: readonly ProtocolName[] = [
+  'chat',
+  'responses',
+  'messages',
+  'embeddings',
+  'completions',
+];
 
 /** Tokens as billed. */
 export interface Usage {
@@ -22,11 +28,20 @@ export interface Usage {
 
 /** The usage object of a chat-shaped answer: the upstream's own fields kept, the billed counts on top. */
 export function usageBody(reported: UpstreamUsage | null | undefined, usage: Usage) {
-  return { ...(reported ?? {}), prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+  return {
+    ...(reported ?? {}),
+    prompt_tokens: usage.prompt_tokens,
+    completion_tokens: usage.completion_tokens,
+    total_tokens: usage.prompt_tokens + usage.completion_tokens,
+  };
 }
 
 /** The gateway's bill for one request, as `x_aihub` shows it. */
-export type XAihub = Record<string, unknown> & { request_id: string; cost: number; balance: number };
+export type XAihub = Record<string, unknown> & {
+  request_id: string;
+  cost: number;
+  balance: number;
+};
 
 /** What every presenter knows about the request it answers. */
 export interface AnswerMeta {
@@ -109,9 +124,21 @@ export function reasoningOf(holder: unknown): string | null {
 }
 
 /** Cached and reasoning token counts from a chat usage object, 0 when absent. */
-export function usageDetails(usage: UpstreamUsage | null | undefined): { cached_tokens: number; reasoning_tokens: number } {
-  const u = usage as { prompt_tokens_details?: { cached_tokens?: unknown }; completion_tokens_details?: { reasoning_tokens?: unknown } } | null | undefined;
+export function usageDetails(usage: UpstreamUsage | null | undefined): {
+  cached_tokens: number;
+  reasoning_tokens: number;
+} {
+  const u = usage as
+    | {
+        prompt_tokens_details?: { cached_tokens?: unknown };
+        completion_tokens_details?: { reasoning_tokens?: unknown };
+      }
+    | null
+    | undefined;
   const cached = u?.prompt_tokens_details?.cached_tokens;
   const reasoning = u?.completion_tokens_details?.reasoning_tokens;
-  return { cached_tokens: typeof cached === 'number' ? cached : 0, reasoning_tokens: typeof reasoning === 'number' ? reasoning : 0 };
+  return {
+    cached_tokens: typeof cached === 'number' ? cached : 0,
+    reasoning_tokens: typeof reasoning === 'number' ? reasoning : 0,
+  };
 }

@@ -59,17 +59,25 @@ export function fillMiddle(prefix: string, suffix: string): string {
   const lines = prefix.split('\n');
   const current_line = lines.length - 1;
   const current = lines[current_line]!;
-  const semicolons = /;\s*$/m.test(prefix) && !/^\s*(def|class|if|for|while|elif|else)\b.*:\s*$/m.test(prefix);
+  const semicolons =
+    /;\s*$/m.test(prefix) && !/^\s*(def|class|if|for|while|elif|else)\b.*:\s*$/m.test(prefix);
   let middle = '';
   // The current line: close what it opened, then end the statement.
-  while (stack.length && stack.at(-1)!.line === current_line && stack.at(-1)!.char !== '{') middle += CLOSER[stack.pop()!.char];
-  const open_block = stack.length > 0 && stack.at(-1)!.line === current_line && stack.at(-1)!.char === '{';
+  while (stack.length && stack.at(-1)!.line === current_line && stack.at(-1)!.char !== '{')
+    middle += CLOSER[stack.pop()!.char];
+  const open_block =
+    stack.length > 0 && stack.at(-1)!.line === current_line && stack.at(-1)!.char === '{';
   const line_text = (current + middle).trim();
   if (open_block) {
     const indent = stack.at(-1)!.indent;
     middle += `\n${indent}  \n${indent}}`;
     stack.pop();
-  } else if (line_text && semicolons && !/[;{}:,]$/.test(line_text) && !suffix.trimStart().startsWith(';')) {
+  } else if (
+    line_text &&
+    semicolons &&
+    !/[;{}:,]$/.test(line_text) &&
+    !suffix.trimStart().startsWith(';')
+  ) {
     middle += ';';
   }
   // Blocks opened on earlier lines and not closed by the suffix.

@@ -16,7 +16,8 @@ export class Rng {
   private state: number;
   constructor(seed_text: string) {
     let h = 0x811c9dc5;
-    for (let i = 0; i < seed_text.length; i++) h = Math.imul(h ^ seed_text.charCodeAt(i), 0x01000193);
+    for (let i = 0; i < seed_text.length; i++)
+      h = Math.imul(h ^ seed_text.charCodeAt(i), 0x01000193);
     this.state = h >>> 0;
   }
   next(): number {
@@ -34,10 +35,54 @@ export class Rng {
 }
 
 /** Content words of a text, for strings that echo the prompt. */
-const COMMON_WORDS = new Set(['the', 'and', 'for', 'with', 'what', 'whats', 'which', 'who', 'how', 'why', 'when', 'where', 'this', 'that', 'these', 'those', 'please', 'give', 'tell', 'about', 'from', 'into', 'are', 'was', 'were', 'can', 'could', 'would', 'should', 'you', 'your', 'our', 'has', 'have', 'its', 'not', 'but', 'all', 'any', 'some', 'out']);
+const COMMON_WORDS = new Set([
+  'the',
+  'and',
+  'for',
+  'with',
+  'what',
+  'whats',
+  'which',
+  'who',
+  'how',
+  'why',
+  'when',
+  'where',
+  'this',
+  'that',
+  'these',
+  'those',
+  'please',
+  'give',
+  'tell',
+  'about',
+  'from',
+  'into',
+  'are',
+  'was',
+  'were',
+  'can',
+  'could',
+  'would',
+  'should',
+  'you',
+  'your',
+  'our',
+  'has',
+  'have',
+  'its',
+  'not',
+  'but',
+  'all',
+  'any',
+  'some',
+  'out',
+]);
 
 export function wordsOf(text: string): string[] {
-  const words = (text.toLowerCase().match(/[a-z][a-z0-9]{2,}/g) ?? []).filter((w) => !COMMON_WORDS.has(w));
+  const words = (text.toLowerCase().match(/[a-z][a-z0-9]{2,}/g) ?? []).filter(
+    (w) => !COMMON_WORDS.has(w),
+  );
   return words.length ? [...new Set(words)].slice(0, 64) : FALLBACK_WORDS;
 }
 
@@ -49,7 +94,12 @@ interface Ctx {
 
 /** A value valid against `schema` (within the documented subset), the same for the same prompt and seed. */
 export function instanceOf(schema: unknown, prompt: string, seed: string): Json {
-  return build(schema, { root: schema, rng: new Rng(`${seed}\u0000${prompt}`), words: wordsOf(prompt) }, 0, null);
+  return build(
+    schema,
+    { root: schema, rng: new Rng(`${seed}\u0000${prompt}`), words: wordsOf(prompt) },
+    0,
+    null,
+  );
 }
 
 function isSchema(value: unknown): value is Schema {
@@ -59,15 +109,20 @@ function isSchema(value: unknown): value is Schema {
 function build(schema: unknown, ctx: Ctx, depth: number, key: string | null): Json {
   if (schema === true || schema === undefined) return word(ctx, key);
   if (!isSchema(schema)) return null;
-  if (typeof schema.$ref === 'string') return build(resolveRef(ctx.root, schema.$ref), ctx, depth + 1, key);
+  if (typeof schema.$ref === 'string')
+    return build(resolveRef(ctx.root, schema.$ref), ctx, depth + 1, key);
   if (Object.hasOwn(schema, 'const')) return schema.const as Json;
   if (Array.isArray(schema.enum) && schema.enum.length) return ctx.rng.pick(schema.enum) as Json;
   const branches = (schema.anyOf ?? schema.oneOf) as unknown[] | undefined;
   if (Array.isArray(branches) && branches.length) {
-    const usable = depth >= MAX_DEPTH ? branches.filter((b) => isSchema(b) && (b.type === 'null' || b.type === 'string')) : [];
+    const usable =
+      depth >= MAX_DEPTH
+        ? branches.filter((b) => isSchema(b) && (b.type === 'null' || b.type === 'string'))
+        : [];
     return build(usable[0] ?? ctx.rng.pick(branches), ctx, depth + 1, key);
   }
-  if (Array.isArray(schema.allOf) && schema.allOf.length) return build(mergeAll(schema, ctx.root), ctx, depth + 1, key);
+  if (Array.isArray(schema.allOf) && schema.allOf.length)
+    return build(mergeAll(schema, ctx.root), ctx, depth + 1, key);
   switch (typeOf(schema, depth)) {
     case 'null':
       return null;
@@ -114,7 +169,11 @@ function resolveRef(root: unknown, ref: string): unknown {
 /** allOf of object schemas: properties and required lists merged. */
 function mergeAll(schema: Schema, root: unknown): Schema {
   const { allOf, ...rest } = schema;
-  const merged: Schema = { ...rest, properties: { ...(rest.properties as object) }, required: [...((rest.required as string[]) ?? [])] };
+  const merged: Schema = {
+    ...rest,
+    properties: { ...(rest.properties as object) },
+    required: [...((rest.required as string[]) ?? [])],
+  };
   for (let part of allOf as unknown[]) {
     if (isSchema(part) && typeof part.$ref === 'string') part = resolveRef(root, part.$ref);
     if (!isSchema(part)) continue;
@@ -139,11 +198,13 @@ function object(schema: Schema, ctx: Ctx, depth: number): Json {
   const extra = schema.additionalProperties;
   const min = typeof schema.minProperties === 'number' ? schema.minProperties : 0;
   for (const name of required) {
-    if (!Object.hasOwn(out, name)) out[name] = build(isSchema(extra) ? extra : true, ctx, depth + 1, name);
+    if (!Object.hasOwn(out, name))
+      out[name] = build(isSchema(extra) ? extra : true, ctx, depth + 1, name);
   }
   for (let i = 0; Object.keys(out).length < min && extra !== false && i < 1_000; i++) {
     const name = `${ctx.rng.pick(ctx.words)}_${i}`;
-    if (!Object.hasOwn(out, name)) out[name] = build(isSchema(extra) ? extra : true, ctx, depth + 1, name);
+    if (!Object.hasOwn(out, name))
+      out[name] = build(isSchema(extra) ? extra : true, ctx, depth + 1, name);
   }
   return out;
 }
@@ -182,14 +243,24 @@ function bounds(schema: Schema): { lo: number; hi: number; lo_open: boolean; hi_
   let hi = hi_candidates.length ? Math.min(...hi_candidates) : null;
   if (lo === null) lo = hi === null ? 0 : hi - 100;
   if (hi === null) hi = lo + 100;
-  return { lo, hi, lo_open: ex_lo !== null && ex_lo === lo, hi_open: ex_hi !== null && ex_hi === hi };
+  return {
+    lo,
+    hi,
+    lo_open: ex_lo !== null && ex_lo === lo,
+    hi_open: ex_hi !== null && ex_hi === hi,
+  };
 }
 
 function integer(schema: Schema, ctx: Ctx): number {
   const { lo, hi, lo_open, hi_open } = bounds(schema);
   const low = lo_open ? Math.floor(lo) + 1 : Math.ceil(lo);
   const high = hi_open ? Math.ceil(hi) - 1 : Math.floor(hi);
-  const step = typeof schema.multipleOf === 'number' && Number.isInteger(schema.multipleOf) && schema.multipleOf > 0 ? schema.multipleOf : 1;
+  const step =
+    typeof schema.multipleOf === 'number' &&
+    Number.isInteger(schema.multipleOf) &&
+    schema.multipleOf > 0
+      ? schema.multipleOf
+      : 1;
   const k_lo = Math.ceil(low / step);
   const k_hi = Math.floor(high / step);
   if (k_hi < k_lo) return low;
@@ -225,7 +296,8 @@ const FORMATS: Record<string, (ctx: Ctx) => string> = {
   uri: (ctx) => `https://example.com/${ctx.rng.pick(ctx.words)}`,
   url: (ctx) => `https://example.com/${ctx.rng.pick(ctx.words)}`,
   'uri-reference': (ctx) => `/${ctx.rng.pick(ctx.words)}`,
-  uuid: (ctx) => `${hex(ctx, 8)}-${hex(ctx, 4)}-4${hex(ctx, 3)}-${ctx.rng.pick(['8', '9', 'a', 'b'])}${hex(ctx, 3)}-${hex(ctx, 12)}`,
+  uuid: (ctx) =>
+    `${hex(ctx, 8)}-${hex(ctx, 4)}-4${hex(ctx, 3)}-${ctx.rng.pick(['8', '9', 'a', 'b'])}${hex(ctx, 3)}-${hex(ctx, 12)}`,
   hostname: (ctx) => `${ctx.rng.pick(ctx.words)}.example.com`,
   ipv4: (ctx) => `192.0.2.${ctx.rng.int(1, 254)}`,
   ipv6: (ctx) => `2001:db8::${ctx.rng.int(1, 65_535).toString(16)}`,

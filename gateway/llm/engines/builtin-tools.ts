@@ -16,23 +16,62 @@ interface FunctionTool {
   parameters: unknown;
 }
 
-const STOP_WORDS = new Set(['the', 'and', 'for', 'with', 'that', 'this', 'from', 'into', 'get', 'set', 'use', 'tool', 'function', 'call', 'value', 'given', 'returns', 'return', 'about', 'your', 'what', 'which', 'will']);
+const STOP_WORDS = new Set([
+  'the',
+  'and',
+  'for',
+  'with',
+  'that',
+  'this',
+  'from',
+  'into',
+  'get',
+  'set',
+  'use',
+  'tool',
+  'function',
+  'call',
+  'value',
+  'given',
+  'returns',
+  'return',
+  'about',
+  'your',
+  'what',
+  'which',
+  'will',
+]);
 const DEFAULT_PARAMETERS = { type: 'object', properties: {} };
 
 function functionTools(tools: unknown): FunctionTool[] {
   if (!Array.isArray(tools)) return [];
   const out: FunctionTool[] = [];
   for (const tool of tools) {
-    const fn = (tool as { type?: unknown; function?: { name?: unknown; description?: unknown; parameters?: unknown } })?.function;
-    if ((tool as { type?: unknown }).type !== 'function' || !fn || typeof fn.name !== 'string') continue;
-    out.push({ name: fn.name, description: typeof fn.description === 'string' ? fn.description : '', parameters: fn.parameters ?? DEFAULT_PARAMETERS });
+    const fn = (
+      tool as {
+        type?: unknown;
+        function?: { name?: unknown; description?: unknown; parameters?: unknown };
+      }
+    )?.function;
+    if ((tool as { type?: unknown }).type !== 'function' || !fn || typeof fn.name !== 'string')
+      continue;
+    out.push({
+      name: fn.name,
+      description: typeof fn.description === 'string' ? fn.description : '',
+      parameters: fn.parameters ?? DEFAULT_PARAMETERS,
+    });
   }
   return out;
 }
 
 /** Words of a name such as `get_weather` or `getWeather`, and of a description. */
 function purposeWords(text: string): string[] {
-  return (text.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().match(/[a-z][a-z0-9]{2,}/g) ?? []).filter((w) => !STOP_WORDS.has(w));
+  return (
+    text
+      .replace(/([a-z])([A-Z])/g, '$1 $2')
+      .toLowerCase()
+      .match(/[a-z][a-z0-9]{2,}/g) ?? []
+  ).filter((w) => !STOP_WORDS.has(w));
 }
 
 function stem(word: string): string {
@@ -65,12 +104,15 @@ export function textOf(content: ChatMessage['content'] | undefined): string {
 }
 
 export function lastUserText(messages: readonly ChatMessage[]): string {
-  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'user') return textOf(messages[i]!.content).trim();
+  for (let i = messages.length - 1; i >= 0; i--)
+    if (messages[i]!.role === 'user') return textOf(messages[i]!.content).trim();
   return '';
 }
 
 /** The tool results that follow the last assistant message, with the calls they answer. */
-export function trailingToolResults(messages: readonly ChatMessage[]): Array<{ name: string; arguments: string; result: string }> {
+export function trailingToolResults(
+  messages: readonly ChatMessage[],
+): Array<{ name: string; arguments: string; result: string }> {
   let i = messages.length;
   while (i > 0 && messages[i - 1]!.role === 'tool') i--;
   if (i === messages.length) return [];
@@ -79,12 +121,20 @@ export function trailingToolResults(messages: readonly ChatMessage[]): Array<{ n
   return messages.slice(i).map((message) => {
     const id = message.role === 'tool' ? message.tool_call_id : '';
     const call = calls.find((c) => c.id === id);
-    return { name: call?.function.name ?? 'a tool', arguments: call?.function.arguments ?? '', result: textOf(message.content) };
+    return {
+      name: call?.function.name ?? 'a tool',
+      arguments: call?.function.arguments ?? '',
+      result: textOf(message.content),
+    };
   });
 }
 
 /** The tool calls the request asks for, or none. `salt` makes n choices differ. */
-export function plannedToolCalls(params: Record<string, unknown>, messages: readonly ChatMessage[], seed: string): ToolCall[] {
+export function plannedToolCalls(
+  params: Record<string, unknown>,
+  messages: readonly ChatMessage[],
+  seed: string,
+): ToolCall[] {
   const tools = functionTools(params.tools);
   if (tools.length === 0) return [];
   const choice = params.tool_choice ?? 'auto';
@@ -101,25 +151,56 @@ export function plannedToolCalls(params: Record<string, unknown>, messages: read
   if (!tool) return [];
   const prompt = lastUserText(messages);
   const args: Json = instanceOf(tool.parameters, prompt, `${seed}\u0000${tool.name}`);
-  const id = `call_${String(instanceOf({ type: 'string', format: 'uuid' }, prompt, `${seed}\u0000id\u0000${messages.length}`)).replace(/-/g, '').slice(0, 24)}`;
+  const id = `call_${String(
+    instanceOf(
+      { type: 'string', format: 'uuid' },
+      prompt,
+      `${seed}\u0000id\u0000${messages.length}`,
+    ),
+  )
+    .replace(/-/g, '')
+    .slice(0, 24)}`;
   return [{ id, type: 'function', function: { name: tool.name, arguments: JSON.stringify(args) } }];
 }
 
 /** The JSON answer response_format asks for, or null for prose. */
-export function plannedJson(params: Record<string, unknown>, messages: readonly ChatMessage[], seed: string, note: string): string | null {
-  const format = params.response_format as { type?: unknown; json_schema?: { schema?: unknown } } | undefined;
+export function plannedJson(
+  params: Record<string, unknown>,
+  messages: readonly ChatMessage[],
+  seed: string,
+  note: string,
+): string | null {
+  const format = params.response_format as
+    { type?: unknown; json_schema?: { schema?: unknown } } | undefined;
   if (!format || typeof format !== 'object') return null;
   const prompt = lastUserText(messages);
-  if (format.type === 'json_schema') return JSON.stringify(instanceOf(format.json_schema?.schema ?? {}, prompt, seed));
+  if (format.type === 'json_schema')
+    return JSON.stringify(instanceOf(format.json_schema?.schema ?? {}, prompt, seed));
   if (format.type === 'json_object') {
     const results = trailingToolResults(messages);
-    return JSON.stringify({ answer: prompt.slice(0, 200), ...(results.length ? { tool_results: results.map((r) => ({ tool: r.name, result: r.result.slice(0, 500) })) } : {}), engine: note });
+    return JSON.stringify({
+      answer: prompt.slice(0, 200),
+      ...(results.length
+        ? { tool_results: results.map((r) => ({ tool: r.name, result: r.result.slice(0, 500) })) }
+        : {}),
+      engine: note,
+    });
   }
   return null;
 }
 
 /** Prose after tool results: what each tool returned, quoted. */
-export function toolResultsAnswer(results: ReturnType<typeof trailingToolResults>, note: string): string {
-  const lines = results.map((r) => `- \`${r.name}(${r.arguments.slice(0, 200)})\` returned: ${r.result.slice(0, 500)}`);
-  return [`Here is what the tool${results.length === 1 ? '' : 's'} returned:`, ...lines, '', `${note}, so I report the results as they are rather than reason about them.`].join('\n');
+export function toolResultsAnswer(
+  results: ReturnType<typeof trailingToolResults>,
+  note: string,
+): string {
+  const lines = results.map(
+    (r) => `- \`${r.name}(${r.arguments.slice(0, 200)})\` returned: ${r.result.slice(0, 500)}`,
+  );
+  return [
+    `Here is what the tool${results.length === 1 ? '' : 's'} returned:`,
+    ...lines,
+    '',
+    `${note}, so I report the results as they are rather than reason about them.`,
+  ].join('\n');
 }

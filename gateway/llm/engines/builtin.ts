@@ -9,14 +9,30 @@ import { decode, encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { z } from 'zod';
 import type { ChatMessage } from '../messages.js';
 import { countPromptTokens, countTextTokens } from '../tokens.js';
-import { UpstreamError, type EmbedRequest, type Engine, type EngineRequest, type UpstreamChunk, type UpstreamCompletion, type UpstreamEmbeddings } from '../types.js';
+import {
+  UpstreamError,
+  type EmbedRequest,
+  type Engine,
+  type EngineRequest,
+  type UpstreamChunk,
+  type UpstreamCompletion,
+  type UpstreamEmbeddings,
+} from '../types.js';
 import { embedText } from './builtin-embed.js';
 import { fillMiddle, parseFim } from './builtin-fim.js';
 import { Rng } from './builtin-schema.js';
-import { lastUserText, plannedJson, plannedToolCalls, toolResultsAnswer, trailingToolResults, type ToolCall } from './builtin-tools.js';
+import {
+  lastUserText,
+  plannedJson,
+  plannedToolCalls,
+  toolResultsAnswer,
+  trailingToolResults,
+  type ToolCall,
+} from './builtin-tools.js';
 
 const ENCODE_OPTIONS = { disallowedSpecial: new Set<string>() };
-const NOTE = "I'm AIHub's built-in offline engine: I run inside the gateway without a network or a language model";
+const NOTE =
+  "I'm AIHub's built-in offline engine: I run inside the gateway without a network or a language model";
 /** How JSON answers name their author, where prose would carry NOTE. */
 const ENGINE_NAME = 'AIHub built-in offline engine';
 
@@ -37,7 +53,9 @@ export class BuiltinEngine implements Engine {
     return {
       choices: plans.map((plan, index) => ({
         index,
-        message: plan.tool_calls ? { role: 'assistant', content: null, tool_calls: plan.tool_calls } : { role: 'assistant', content: plan.pieces.join('') },
+        message: plan.tool_calls
+          ? { role: 'assistant', content: null, tool_calls: plan.tool_calls }
+          : { role: 'assistant', content: plan.pieces.join('') },
         finish_reason: plan.finish_reason,
         ...(plan.stop_reason !== null ? { stop_reason: plan.stop_reason } : {}),
         logprobs: plan.logprobs ? { content: plan.logprobs, refusal: null } : null,
@@ -49,28 +67,85 @@ export class BuiltinEngine implements Engine {
   async *stream(request: EngineRequest): AsyncIterable<UpstreamChunk> {
     const plans = planChoices(request);
     for (const [index, plan] of plans.entries()) {
-      yield { choices: [{ index, delta: { role: 'assistant', content: plan.tool_calls ? null : '' }, finish_reason: null }] };
+      yield {
+        choices: [
+          {
+            index,
+            delta: { role: 'assistant', content: plan.tool_calls ? null : '' },
+            finish_reason: null,
+          },
+        ],
+      };
       if (plan.tool_calls) {
         for (const [call_index, call] of plan.tool_calls.entries()) {
-          yield { choices: [{ index, delta: { tool_calls: [{ index: call_index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, finish_reason: null }] };
-          for (const piece of plan.pieces) yield { choices: [{ index, delta: { tool_calls: [{ index: call_index, function: { arguments: piece } }] }, finish_reason: null }] };
+          yield {
+            choices: [
+              {
+                index,
+                delta: {
+                  tool_calls: [
+                    {
+                      index: call_index,
+                      id: call.id,
+                      type: 'function',
+                      function: { name: call.function.name, arguments: '' },
+                    },
+                  ],
+                },
+                finish_reason: null,
+              },
+            ],
+          };
+          for (const piece of plan.pieces)
+            yield {
+              choices: [
+                {
+                  index,
+                  delta: { tool_calls: [{ index: call_index, function: { arguments: piece } }] },
+                  finish_reason: null,
+                },
+              ],
+            };
         }
       } else {
         for (const [at, piece] of plan.pieces.entries()) {
           if (request.signal.aborted) throw new UpstreamError('aborted', 'the client went away');
           if (this.config.token_interval_ms > 0) await sleep(this.config.token_interval_ms);
-          const logprobs = plan.logprobs ? { content: [plan.logprobs[at]!], refusal: null } : undefined;
-          yield { choices: [{ index, delta: { content: piece }, finish_reason: null, ...(logprobs ? { logprobs } : {}) }] };
+          const logprobs = plan.logprobs
+            ? { content: [plan.logprobs[at]!], refusal: null }
+            : undefined;
+          yield {
+            choices: [
+              {
+                index,
+                delta: { content: piece },
+                finish_reason: null,
+                ...(logprobs ? { logprobs } : {}),
+              },
+            ],
+          };
         }
       }
-      yield { choices: [{ index, delta: {}, finish_reason: plan.finish_reason, ...(plan.stop_reason !== null ? { stop_reason: plan.stop_reason } : {}) }] };
+      yield {
+        choices: [
+          {
+            index,
+            delta: {},
+            finish_reason: plan.finish_reason,
+            ...(plan.stop_reason !== null ? { stop_reason: plan.stop_reason } : {}),
+          },
+        ],
+      };
     }
     yield { choices: [], usage: usageOf(request, plans) };
   }
 
   async embed(request: EmbedRequest): Promise<UpstreamEmbeddings> {
     return {
-      data: request.input.map((text, index) => ({ index, embedding: embedText(text, request.dimensions ?? undefined) })),
+      data: request.input.map((text, index) => ({
+        index,
+        embedding: embedText(text, request.dimensions ?? undefined),
+      })),
       usage: { prompt_tokens: request.input.reduce((sum, text) => sum + countTextTokens(text), 0) },
     };
   }
@@ -100,14 +175,19 @@ interface Plan {
 }
 
 function usageOf(request: EngineRequest, plans: Plan[]) {
-  return { prompt_tokens: countPromptTokens(request.messages, request.params.tools), completion_tokens: plans.reduce((sum, plan) => sum + plan.completion_tokens, 0) };
+  return {
+    prompt_tokens: countPromptTokens(request.messages, request.params.tools),
+    completion_tokens: plans.reduce((sum, plan) => sum + plan.completion_tokens, 0),
+  };
 }
 
 /** `n` choices; each one differs by its index in the seed, and the same request and `seed` give the same answer. */
 function planChoices(request: EngineRequest): Plan[] {
   const n = Math.min(Math.max(1, Number(request.params.n ?? 1) || 1), MAX_CHOICES);
   const base_seed = request.params.seed ?? '';
-  return Array.from({ length: n }, (_, index) => planChoice(request, `${String(base_seed)}#${index}`, index, n));
+  return Array.from({ length: n }, (_, index) =>
+    planChoice(request, `${String(base_seed)}#${index}`, index, n),
+  );
 }
 
 function planChoice(request: EngineRequest, seed: string, index: number, n: number): Plan {
@@ -116,7 +196,14 @@ function planChoice(request: EngineRequest, seed: string, index: number, n: numb
   if (tool_calls.length) {
     const cut = cutTokens(tool_calls[0]!.function.arguments, request.max_output_tokens);
     tool_calls[0]!.function.arguments = cut.pieces.join('');
-    return { pieces: cut.pieces, completion_tokens: cut.completion_tokens, finish_reason: cut.truncated ? 'length' : 'tool_calls', stop_reason: null, tool_calls, logprobs: null };
+    return {
+      pieces: cut.pieces,
+      completion_tokens: cut.completion_tokens,
+      finish_reason: cut.truncated ? 'length' : 'tool_calls',
+      stop_reason: null,
+      tool_calls,
+      logprobs: null,
+    };
   }
   let text = plannedJson(params, messages, seed, ENGINE_NAME);
   if (text === null) {
@@ -128,7 +215,11 @@ function planChoice(request: EngineRequest, seed: string, index: number, n: numb
   const stops = params.stop;
   let stop_reason: string | null = null;
   let stop_at = text.length;
-  for (const stop of typeof stops === 'string' ? [stops] : Array.isArray(stops) ? (stops as string[]) : []) {
+  for (const stop of typeof stops === 'string'
+    ? [stops]
+    : Array.isArray(stops)
+      ? (stops as string[])
+      : []) {
     const at = typeof stop === 'string' && stop ? text.indexOf(stop) : -1;
     if (at >= 0 && at < stop_at) {
       stop_at = at;
@@ -137,7 +228,10 @@ function planChoice(request: EngineRequest, seed: string, index: number, n: numb
   }
   text = text.slice(0, stop_at);
   const cut = cutTokens(text, request.max_output_tokens);
-  const top = params.logprobs === true ? Math.min(Math.max(0, Number(params.top_logprobs ?? 0) || 0), 20) : -1;
+  const top =
+    params.logprobs === true
+      ? Math.min(Math.max(0, Number(params.top_logprobs ?? 0) || 0), 20)
+      : -1;
   return {
     pieces: cut.pieces,
     completion_tokens: cut.completion_tokens,
@@ -149,7 +243,10 @@ function planChoice(request: EngineRequest, seed: string, index: number, n: numb
 }
 
 /** The text cut into real tokens, capped by the output limit. */
-function cutTokens(text: string, max_output_tokens: number): { pieces: string[]; completion_tokens: number; truncated: boolean } {
+function cutTokens(
+  text: string,
+  max_output_tokens: number,
+): { pieces: string[]; completion_tokens: number; truncated: boolean } {
   const tokens = encode(text, ENCODE_OPTIONS);
   const completion_tokens = Math.min(tokens.length, max_output_tokens);
   const pieces: string[] = [];
@@ -171,9 +268,18 @@ function logprobOf(piece: string, at: number, top: number, seed: string): TokenL
   const bytes = [...Buffer.from(piece, 'utf8')];
   const alternatives = Array.from({ length: Math.max(0, top - 1) }, (_, k) => {
     const token = decode([(encode(piece, ENCODE_OPTIONS)[0] ?? 0) + k + 1]);
-    return { token, logprob: logprob - 1 - k - Math.round(rng.next() * 1000) / 1000, bytes: [...Buffer.from(token, 'utf8')] };
+    return {
+      token,
+      logprob: logprob - 1 - k - Math.round(rng.next() * 1000) / 1000,
+      bytes: [...Buffer.from(token, 'utf8')],
+    };
   });
-  return { token: piece, logprob, bytes, top_logprobs: top > 0 ? [{ token: piece, logprob, bytes }, ...alternatives] : [] };
+  return {
+    token: piece,
+    logprob,
+    bytes,
+    top_logprobs: top > 0 ? [{ token: piece, logprob, bytes }, ...alternatives] : [],
+  };
 }
 
 export function answer(messages: readonly ChatMessage[]): string {
@@ -181,7 +287,8 @@ export function answer(messages: readonly ChatMessage[]): string {
   const fim = parseFim(prompt);
   if (fim) return fillMiddle(fim.prefix, fim.suffix);
   const code = extractCode(prompt);
-  if (/\b(explain|what does|how does|walk me through|describe)\b/i.test(prompt) && code) return explain(code);
+  if (/\b(explain|what does|how does|walk me through|describe)\b/i.test(prompt) && code)
+    return explain(code);
   if (/\b(generate|write|create|implement|make|scaffold)\b/i.test(prompt)) return generate(prompt);
   if (code && prompt.length - code.text.length < 40) return explain(code);
   return chat(prompt, messages.length);
@@ -196,8 +303,11 @@ function extractCode(prompt: string): Code | null {
   const fenced = /```([\w+#-]*)\n([\s\S]*?)```/.exec(prompt);
   if (fenced) return { text: fenced[2]!, language: fenced[1] || null };
   const lines = prompt.split('\n');
-  const codeish = lines.filter((line) => /[;{}()=]|^\s*(def|class|import|from|fn|func|let|const|var|return|if|for|while)\b/.test(line));
-  if (lines.length >= 2 && codeish.length >= Math.ceil(lines.length / 2)) return { text: prompt, language: null };
+  const codeish = lines.filter((line) =>
+    /[;{}()=]|^\s*(def|class|import|from|fn|func|let|const|var|return|if|for|while)\b/.test(line),
+  );
+  if (lines.length >= 2 && codeish.length >= Math.ceil(lines.length / 2))
+    return { text: prompt, language: null };
   return null;
 }
 
@@ -218,24 +328,37 @@ function explain(code: Code): string {
   const language = guessLanguage(code);
   const lines = code.text.split('\n').filter((line) => line.trim()).length;
   const names = new Set<string>();
-  const definition = /\b(?:function|def|fn|func|class|interface|struct|type)\s+([A-Za-z_]\w*)|\b(?:const|let|var)\s+([A-Za-z_]\w*)\s*=\s*(?:async\s*)?\(/g;
+  const definition =
+    /\b(?:function|def|fn|func|class|interface|struct|type)\s+([A-Za-z_]\w*)|\b(?:const|let|var)\s+([A-Za-z_]\w*)\s*=\s*(?:async\s*)?\(/g;
   for (const match of code.text.matchAll(definition)) {
     names.add(match[1] ?? match[2]!);
     if (names.size === 8) break;
   }
-  const imports = [...code.text.matchAll(/^\s*(?:import|from|use|#include|require\()\s*([^\s;]+)/gm)].map((m) => m[1]!).slice(0, 6);
+  const imports = [
+    ...code.text.matchAll(/^\s*(?:import|from|use|#include|require\()\s*([^\s;]+)/gm),
+  ]
+    .map((m) => m[1]!)
+    .slice(0, 6);
   const branches = (code.text.match(/\b(if|else if|elif|switch|match|case)\b/g) ?? []).length;
   const loops = (code.text.match(/\b(for|while|loop|forEach|map)\b/g) ?? []).length;
   const returns = (code.text.match(/\breturn\b/g) ?? []).length;
-  const parts = [`Here is an outline of this ${language} snippet (${lines} non-empty line${lines === 1 ? '' : 's'}).`, ''];
+  const parts = [
+    `Here is an outline of this ${language} snippet (${lines} non-empty line${lines === 1 ? '' : 's'}).`,
+    '',
+  ];
   if (names.size) parts.push(`- It defines ${[...names].map((n) => `\`${n}\``).join(', ')}.`);
   if (imports.length) parts.push(`- It depends on ${imports.map((n) => `\`${n}\``).join(', ')}.`);
   parts.push(
     `- Control flow: ${branches} branch${branches === 1 ? '' : 'es'}, ${loops} loop${loops === 1 ? '' : 's'} or iteration${loops === 1 ? '' : 's'}, ${returns} return statement${returns === 1 ? '' : 's'}.`,
   );
-  if (/\b(async|await|Promise|Future)\b/.test(code.text)) parts.push('- It is asynchronous: some work completes later, so callers must await it.');
-  if (/\b(try|catch|except|Result<|\.unwrap\(\))/.test(code.text)) parts.push('- It handles errors explicitly.');
-  parts.push('', `${NOTE}, so this is a structural outline rather than a real explanation. Point a tier at a real model in the gateway config for a full answer.`);
+  if (/\b(async|await|Promise|Future)\b/.test(code.text))
+    parts.push('- It is asynchronous: some work completes later, so callers must await it.');
+  if (/\b(try|catch|except|Result<|\.unwrap\(\))/.test(code.text))
+    parts.push('- It handles errors explicitly.');
+  parts.push(
+    '',
+    `${NOTE}, so this is a structural outline rather than a real explanation. Point a tier at a real model in the gateway config for a full answer.`,
+  );
   return parts.join('\n');
 }
 
@@ -247,13 +370,23 @@ const GENERATE_LANGUAGES: Array<[RegExp, string]> = [
 ];
 
 function generate(prompt: string): string {
-  const language = GENERATE_LANGUAGES.find(([pattern]) => pattern.test(prompt))?.[1] ?? 'typescript';
+  const language =
+    GENERATE_LANGUAGES.find(([pattern]) => pattern.test(prompt))?.[1] ?? 'typescript';
   const subject =
-    /\b(?:function|code|class|script|program|method)\s+(?:that|to|which|for)\s+([^.?!\n]{3,80})/i.exec(prompt)?.[1] ??
-    /\b(?:generate|write|create|implement|make)\s+(?:a|an|the)?\s*([^.?!\n]{3,80})/i.exec(prompt)?.[1] ??
+    /\b(?:function|code|class|script|program|method)\s+(?:that|to|which|for)\s+([^.?!\n]{3,80})/i.exec(
+      prompt,
+    )?.[1] ??
+    /\b(?:generate|write|create|implement|make)\s+(?:a|an|the)?\s*([^.?!\n]{3,80})/i.exec(
+      prompt,
+    )?.[1] ??
     'do the task';
-  const words = subject.toLowerCase().match(/[a-z0-9]+/g)?.filter((w) => !['a', 'an', 'the', 'in', 'of', 'function', 'code'].includes(w)).slice(0, 4) ?? ['task'];
-  const camel = words.map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join('') || 'task';
+  const words = subject
+    .toLowerCase()
+    .match(/[a-z0-9]+/g)
+    ?.filter((w) => !['a', 'an', 'the', 'in', 'of', 'function', 'code'].includes(w))
+    .slice(0, 4) ?? ['task'];
+  const camel =
+    words.map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join('') || 'task';
   const snake = words.join('_') || 'task';
   const summary = subject.trim();
   const skeletons: Record<string, string> = {
@@ -275,7 +408,8 @@ function generate(prompt: string): string {
 }
 
 function chat(prompt: string, turns: number): string {
-  if (!prompt) return `Hello! ${NOTE}. Ask me to explain a piece of code or to generate a function, and I will give you a structural outline or a skeleton.`;
+  if (!prompt)
+    return `Hello! ${NOTE}. Ask me to explain a piece of code or to generate a function, and I will give you a structural outline or a skeleton.`;
   const quoted = prompt.length > 160 ? `${prompt.slice(0, 157)}...` : prompt;
   const greeting = /^(hi|hello|hey|namaste)\b/i.test(prompt) ? 'Hello! ' : '';
   return [

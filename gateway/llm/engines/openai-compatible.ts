@@ -8,7 +8,13 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { readSse, SseFormatError } from '../sse-reader.js';
-import { BodyTooLargeError, pooledFetch, readBounded, upstreamPool, type ReadableBody } from '../transport.js';
+import {
+  BodyTooLargeError,
+  pooledFetch,
+  readBounded,
+  upstreamPool,
+  type ReadableBody,
+} from '../transport.js';
 import {
   isPlainChunk,
   isPlainCompletion,
@@ -36,7 +42,6 @@ type UndiciBody = ReadableBody;
 /** A chat completion larger than this is not one we asked for (the largest output cap is 32,768 tokens). */
 const COMPLETION_BODY_LIMIT = 16 * 1024 * 1024;
 
-
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/;
 
@@ -49,7 +54,9 @@ export const openaiCompatibleEngineSchema = z.strictObject({
   api_key_env: z.string().regex(ENV_NAME, 'must be an environment variable name').optional(),
   /** The upstream's model name, sent in place of the tier id. */
   model: z.string().min(1).max(256),
-  headers: z.record(z.string().regex(HEADER_NAME, 'must be an HTTP header name'), z.string().max(4_096)).default({}),
+  headers: z
+    .record(z.string().regex(HEADER_NAME, 'must be an HTTP header name'), z.string().max(4_096))
+    .default({}),
   /** Limit on waiting for the first byte, and on silence between streamed chunks. */
   timeout_ms: z.int().min(100).max(600_000).default(60_000),
   /** Ask for `usage` on streams (`stream_options.include_usage`); turn off for servers that reject it. */
@@ -73,7 +80,10 @@ export const openaiCompatibleEngineSchema = z.strictObject({
    * `/messages` (Anthropic's, with x-api-key and anthropic-version) and `/completions`: their
    * requests pass through as they came, with the model name and the output cap replaced.
    */
-  protocols: z.array(z.enum(['responses', 'messages', 'completions'])).max(3).default([]),
+  protocols: z
+    .array(z.enum(['responses', 'messages', 'completions']))
+    .max(3)
+    .default([]),
 });
 export type OpenAICompatibleEngineConfig = z.output<typeof openaiCompatibleEngineSchema>;
 
@@ -92,12 +102,19 @@ export class OpenAICompatibleEngine implements Engine {
     let api_key = 'none';
     if (config.api_key_env) {
       const value = env[config.api_key_env];
-      if (!value) throw new Error(`chat engine "${name}": environment variable ${config.api_key_env} is not set`);
+      if (!value)
+        throw new Error(
+          `chat engine "${name}": environment variable ${config.api_key_env} is not set`,
+        );
       api_key = value;
     }
     this.api_key = api_key;
     this.protocols = new Set(config.protocols);
-    const pool_options = { connections: config.max_connections, timeout_ms: config.timeout_ms, queue_timeout_ms: config.queue_timeout_ms };
+    const pool_options = {
+      connections: config.max_connections,
+      timeout_ms: config.timeout_ms,
+      queue_timeout_ms: config.queue_timeout_ms,
+    };
     this.pool = upstreamPool(config.base_url, pool_options);
     this.client = new OpenAI({
       apiKey: api_key,
@@ -116,7 +133,12 @@ export class OpenAICompatibleEngine implements Engine {
       model: this.config.model,
       messages: request.messages as unknown as OpenAI.ChatCompletionMessageParam[],
       [this.config.max_tokens_field]: request.max_output_tokens,
-      ...(stream ? { stream: true, ...(this.config.stream_usage ? { stream_options: { include_usage: true } } : {}) } : {}),
+      ...(stream
+        ? {
+            stream: true,
+            ...(this.config.stream_usage ? { stream_options: { include_usage: true } } : {}),
+          }
+        : {}),
     };
   }
 
@@ -124,8 +146,12 @@ export class OpenAICompatibleEngine implements Engine {
     let raw: unknown;
     try {
       const body = this.body(request, false) as OpenAI.ChatCompletionCreateParamsNonStreaming;
-      const response = await this.client.chat.completions.create(body, { signal: request.signal }).asResponse();
-      raw = JSON.parse(await readBounded(response.body as unknown as UndiciBody, COMPLETION_BODY_LIMIT, true));
+      const response = await this.client.chat.completions
+        .create(body, { signal: request.signal })
+        .asResponse();
+      raw = JSON.parse(
+        await readBounded(response.body as unknown as UndiciBody, COMPLETION_BODY_LIMIT, true),
+      );
     } catch (error) {
       throw classify(error, request.signal);
     }
@@ -135,26 +161,52 @@ export class OpenAICompatibleEngine implements Engine {
   async embed(request: EmbedRequest): Promise<UpstreamEmbeddings> {
     let raw: unknown;
     try {
-      const params = { model: this.config.model, input: [...request.input], encoding_format: 'float' as const, ...(request.dimensions ? { dimensions: request.dimensions } : {}) };
-      const response = await this.client.embeddings.create(params, { signal: request.signal }).asResponse();
-      raw = JSON.parse(await readBounded(response.body as unknown as UndiciBody, COMPLETION_BODY_LIMIT, true));
+      const params = {
+        model: this.config.model,
+        input: [...request.input],
+        encoding_format: 'float' as const,
+        ...(request.dimensions ? { dimensions: request.dimensions } : {}),
+      };
+      const response = await this.client.embeddings
+        .create(params, { signal: request.signal })
+        .asResponse();
+      raw = JSON.parse(
+        await readBounded(response.body as unknown as UndiciBody, COMPLETION_BODY_LIMIT, true),
+      );
     } catch (error) {
       throw classify(error, request.signal);
     }
     const parsed = upstreamEmbeddingsSchema.safeParse(raw);
-    if (!parsed.success || parsed.data.data.length !== request.input.length) throw new UpstreamError('invalid_response', `upstream answer is not ${request.input.length} embeddings`);
+    if (!parsed.success || parsed.data.data.length !== request.input.length)
+      throw new UpstreamError(
+        'invalid_response',
+        `upstream answer is not ${request.input.length} embeddings`,
+      );
     return parsed.data;
   }
 
   async native(request: NativeRequest): Promise<NativeAnswer> {
-    const headers = request.protocol === 'messages' ? { 'x-api-key': this.api_key, 'anthropic-version': '2023-06-01' } : {};
+    const headers =
+      request.protocol === 'messages'
+        ? { 'x-api-key': this.api_key, 'anthropic-version': '2023-06-01' }
+        : {};
     let body: UndiciBody;
     try {
-      const response = await this.client.post(`/${request.protocol}`, { body: { ...request.body, model: this.config.model }, headers, signal: request.signal }).asResponse();
+      const response = await this.client
+        .post(`/${request.protocol}`, {
+          body: { ...request.body, model: this.config.model },
+          headers,
+          signal: request.signal,
+        })
+        .asResponse();
       body = response.body as unknown as UndiciBody;
       if (!request.stream) {
         const parsed: unknown = JSON.parse(await readBounded(body, COMPLETION_BODY_LIMIT, true));
-        if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new UpstreamError('invalid_response', `upstream ${request.protocol} answer is not a JSON object`);
+        if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+          throw new UpstreamError(
+            'invalid_response',
+            `upstream ${request.protocol} answer is not a JSON object`,
+          );
         return { kind: 'json', body: parsed as Record<string, unknown> };
       }
     } catch (error) {
@@ -166,7 +218,9 @@ export class OpenAICompatibleEngine implements Engine {
       async next() {
         try {
           const next = await events.next();
-          return next.done ? { done: true, value: undefined } : { done: false, value: { event: next.value.event ?? null, data: next.value.data } };
+          return next.done
+            ? { done: true, value: undefined }
+            : { done: false, value: { event: next.value.event ?? null, data: next.value.data } };
         } catch (error) {
           body.destroy();
           throw classify(error, signal);
@@ -185,7 +239,9 @@ export class OpenAICompatibleEngine implements Engine {
     let body: UndiciBody;
     try {
       const params = this.body(request, true) as OpenAI.ChatCompletionCreateParamsStreaming;
-      body = (await this.client.chat.completions.create(params, { signal: request.signal }).asResponse()).body as unknown as UndiciBody;
+      body = (
+        await this.client.chat.completions.create(params, { signal: request.signal }).asResponse()
+      ).body as unknown as UndiciBody;
     } catch (error) {
       throw classify(error, request.signal);
     }
@@ -205,7 +261,8 @@ export class OpenAICompatibleEngine implements Engine {
         }
         const data = JSON.parse(sse.data) as { error?: unknown } | null;
         // An error inside the stream, as the SDK reports it.
-        if (data?.error) throw new OpenAI.APIError(undefined, data.error as object, undefined, undefined);
+        if (data?.error)
+          throw new OpenAI.APIError(undefined, data.error as object, undefined, undefined);
         yield chunk(data);
       }
       finished = true;
@@ -225,46 +282,94 @@ export class OpenAICompatibleEngine implements Engine {
 function completion(raw: unknown): UpstreamCompletion {
   if (isPlainCompletion(raw)) return raw;
   const parsed = upstreamCompletionSchema.safeParse(raw);
-  if (!parsed.success) throw new UpstreamError('invalid_response', `upstream answer is not a chat completion: ${parsed.error.issues[0]?.message}`);
+  if (!parsed.success)
+    throw new UpstreamError(
+      'invalid_response',
+      `upstream answer is not a chat completion: ${parsed.error.issues[0]?.message}`,
+    );
   return parsed.data;
 }
 
 function chunk(raw: unknown): UpstreamChunk {
   if (isPlainChunk(raw)) return raw;
   const parsed = upstreamChunkSchema.safeParse(raw);
-  if (!parsed.success) throw new UpstreamError('invalid_response', `upstream chunk is not a chat completion chunk: ${parsed.error.issues[0]?.message}`);
+  if (!parsed.success)
+    throw new UpstreamError(
+      'invalid_response',
+      `upstream chunk is not a chat completion chunk: ${parsed.error.issues[0]?.message}`,
+    );
   return parsed.data;
 }
 
 /** undici's codes for an answer that is not usable HTTP. */
-const BAD_RESPONSE_CODES = new Set(['HPE_INVALID_CONSTANT', 'HPE_INVALID_HEADER_TOKEN', 'HPE_INVALID_STATUS', 'HPE_INVALID_VERSION', 'HPE_HEADER_OVERFLOW', 'HPE_INVALID_CHUNK_SIZE', 'UND_ERR_HEADERS_OVERFLOW', 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH', 'UND_ERR_INFO']);
+const BAD_RESPONSE_CODES = new Set([
+  'HPE_INVALID_CONSTANT',
+  'HPE_INVALID_HEADER_TOKEN',
+  'HPE_INVALID_STATUS',
+  'HPE_INVALID_VERSION',
+  'HPE_HEADER_OVERFLOW',
+  'HPE_INVALID_CHUNK_SIZE',
+  'UND_ERR_HEADERS_OVERFLOW',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+  'UND_ERR_INFO',
+]);
 
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'CONNECT_TIMEOUT', 'QUEUE_TIMEOUT']);
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ETIMEDOUT',
+  'HEADERS_TIMEOUT',
+  'BODY_TIMEOUT',
+  'CONNECT_TIMEOUT',
+  'QUEUE_TIMEOUT',
+]);
 
 /** Maps whatever the SDK or the socket threw to one UpstreamError kind. */
 export function classify(error: unknown, signal: AbortSignal): UpstreamError {
   if (error instanceof UpstreamError) return error;
-  if (signal.aborted) return new UpstreamError('aborted', 'the client went away', null, { cause: error });
+  if (signal.aborted)
+    return new UpstreamError('aborted', 'the client went away', null, { cause: error });
   if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
     const status = error.status;
     const detail = `upstream answered ${status}: ${error.message}`.slice(0, 500);
     if (status === 429) return new UpstreamError('rate_limited', detail, status, { cause: error });
     if (status >= 500) return new UpstreamError('server', detail, status, { cause: error });
-    if (status === 401 || status === 403 || status === 404) return new UpstreamError('misconfigured', detail, status, { cause: error });
+    if (status === 401 || status === 403 || status === 404)
+      return new UpstreamError('misconfigured', detail, status, { cause: error });
     return new UpstreamError('rejected', detail, status, { cause: error, body: errorBody(error) });
   }
   if (error instanceof OpenAI.APIConnectionTimeoutError || hasCode(error, TIMEOUT_CODES)) {
     return new UpstreamError('timeout', 'upstream timed out', null, { cause: error });
   }
-  if (error instanceof OpenAI.APIError && error.status === undefined && !(error instanceof OpenAI.APIConnectionError)) {
+  if (
+    error instanceof OpenAI.APIError &&
+    error.status === undefined &&
+    !(error instanceof OpenAI.APIConnectionError)
+  ) {
     // An `error` event inside a stream.
-    return new UpstreamError('server', `upstream stream failed: ${error.message}`.slice(0, 500), null, { cause: error });
+    return new UpstreamError(
+      'server',
+      `upstream stream failed: ${error.message}`.slice(0, 500),
+      null,
+      { cause: error },
+    );
   }
   if (error instanceof BodyTooLargeError || hasCode(error, BAD_RESPONSE_CODES)) {
-    return new UpstreamError('invalid_response', `upstream answer is not usable HTTP: ${describe(error)}`, null, { cause: error });
+    return new UpstreamError(
+      'invalid_response',
+      `upstream answer is not usable HTTP: ${describe(error)}`,
+      null,
+      { cause: error },
+    );
   }
-  if (error instanceof SyntaxError || error instanceof SseFormatError) return new UpstreamError('invalid_response', 'upstream sent malformed JSON', null, { cause: error });
-  return new UpstreamError('connection', `upstream connection failed: ${describe(error)}`, null, { cause: error });
+  if (error instanceof SyntaxError || error instanceof SseFormatError)
+    return new UpstreamError('invalid_response', 'upstream sent malformed JSON', null, {
+      cause: error,
+    });
+  return new UpstreamError('connection', `upstream connection failed: ${describe(error)}`, null, {
+    cause: error,
+  });
 }
 
 const RELAYED_TEXT_LIMIT = 2_000;
@@ -278,7 +383,10 @@ function shortText(value: unknown): string | null {
 /** The upstream's own `error` object (OpenAI's shape, or a bare `{message}`), bounded. */
 function errorBody(error: InstanceType<typeof OpenAI.APIError>): UpstreamErrorBody {
   const raw = error.error as Record<string, unknown> | undefined;
-  const inner = raw && typeof raw === 'object' && raw.error && typeof raw.error === 'object' ? (raw.error as Record<string, unknown>) : raw;
+  const inner =
+    raw && typeof raw === 'object' && raw.error && typeof raw.error === 'object'
+      ? (raw.error as Record<string, unknown>)
+      : raw;
   return {
     message: shortText(inner?.message),
     type: shortText(inner?.type),
@@ -288,7 +396,11 @@ function errorBody(error: InstanceType<typeof OpenAI.APIError>): UpstreamErrorBo
 }
 
 function hasCode(error: unknown, codes: Set<string>): boolean {
-  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e: unknown = error, depth = 0;
+    e && typeof e === 'object' && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && codes.has(code)) return true;
   }
@@ -297,7 +409,11 @@ function hasCode(error: unknown, codes: Set<string>): boolean {
 
 function describe(error: unknown): string {
   const parts: string[] = [];
-  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e: unknown = error, depth = 0;
+    e && depth < 4;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const code = (e as { code?: unknown }).code;
     parts.push(typeof code === 'string' ? code : e instanceof Error ? e.message : String(e));
   }

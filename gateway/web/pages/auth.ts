@@ -4,7 +4,14 @@ import { z } from 'zod';
 import { createAccount } from '../../accounts/accounts.js';
 import { ApiError } from '../../http/errors.js';
 import { audit } from '../audit.js';
-import { fieldError, formErrors, invalidAttrs, safeNext, type FormErrors, type WebContext } from '../context.js';
+import {
+  fieldError,
+  formErrors,
+  invalidAttrs,
+  safeNext,
+  type FormErrors,
+  type WebContext,
+} from '../context.js';
 import { html } from '../html.js';
 import { csrfField, type Notice } from '../layout.js';
 import { hashPassword, verifyPassword } from '../../accounts/password.js';
@@ -12,16 +19,27 @@ import { sessionBinding } from '../sessions.js';
 
 export const PASSWORD_MIN = 10;
 
-const emailField = z.string().trim().toLowerCase().max(254, 'Use at most 254 characters').pipe(z.email('Enter a valid email address'));
+const emailField = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .max(254, 'Use at most 254 characters')
+  .pipe(z.email('Enter a valid email address'));
 
 export const signupForm = z
   .object({
     name: z.string().trim().min(1, 'Enter your name').max(200, 'Use at most 200 characters'),
     email: emailField,
-    password: z.string().min(PASSWORD_MIN, `Use at least ${PASSWORD_MIN} characters`).max(200, 'Use at most 200 characters'),
+    password: z
+      .string()
+      .min(PASSWORD_MIN, `Use at least ${PASSWORD_MIN} characters`)
+      .max(200, 'Use at most 200 characters'),
     password_confirm: z.string().max(200),
   })
-  .refine((form) => form.password === form.password_confirm, { path: ['password_confirm'], message: 'The two passwords do not match' });
+  .refine((form) => form.password === form.password_confirm, {
+    path: ['password_confirm'],
+    message: 'The two passwords do not match',
+  });
 
 export const loginForm = z.object({
   email: emailField,
@@ -41,42 +59,122 @@ function signupPage(state: FormState) {
   const v = state.values ?? {};
   const e = state.errors;
   return html`<h1>Create your account</h1>
-<p class="lead">One key and one wallet for the AI and payments APIs.</p>
-<div class="card">
-<form method="post" action="/signup" novalidate>
-${csrfField(state.csrf)}
-<div class="field"><label for="name">Name</label><input id="name" name="name" type="text" autocomplete="name" required maxlength="200" value="${v.name ?? ''}"${invalidAttrs(e, 'name')}>${fieldError(e, 'name')}</div>
-<div class="field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="email" required maxlength="254" value="${v.email ?? ''}"${invalidAttrs(e, 'email')}>${fieldError(e, 'email')}</div>
-<div class="field"><label for="password">Password<span class="hint" id="password-hint">At least ${PASSWORD_MIN} characters. A passphrase of a few words is good.</span></label><input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}" maxlength="200"${invalidAttrs(e, 'password', 'password-hint')}>${fieldError(e, 'password')}</div>
-<div class="field"><label for="password_confirm">Repeat the password</label><input id="password_confirm" name="password_confirm" type="password" autocomplete="new-password" required maxlength="200"${invalidAttrs(e, 'password_confirm')}>${fieldError(e, 'password_confirm')}</div>
-<button type="submit" class="wide">Create account</button>
-</form>
-</div>
-<p class="muted">Have an account? <a href="/login">Log in</a>.</p>`;
+    <p class="lead">One key and one wallet for the AI and payments APIs.</p>
+    <div class="card">
+      <form method="post" action="/signup" novalidate>
+        ${csrfField(state.csrf)}
+        <div class="field">
+          <label for="name">Name</label
+          ><input
+            id="name"
+            name="name"
+            type="text"
+            autocomplete="name"
+            required
+            maxlength="200"
+            value="${v.name ?? ''}"
+            ${invalidAttrs(e, 'name')}
+          />${fieldError(e, 'name')}
+        </div>
+        <div class="field">
+          <label for="email">Email</label
+          ><input
+            id="email"
+            name="email"
+            type="email"
+            autocomplete="email"
+            required
+            maxlength="254"
+            value="${v.email ?? ''}"
+            ${invalidAttrs(e, 'email')}
+          />${fieldError(e, 'email')}
+        </div>
+        <div class="field">
+          <label for="password"
+            >Password<span class="hint" id="password-hint"
+              >At least ${PASSWORD_MIN} characters. A passphrase of a few words is good.</span
+            ></label
+          ><input
+            id="password"
+            name="password"
+            type="password"
+            autocomplete="new-password"
+            required
+            minlength="${PASSWORD_MIN}"
+            maxlength="200"
+            ${invalidAttrs(e, 'password', 'password-hint')}
+          />${fieldError(e, 'password')}
+        </div>
+        <div class="field">
+          <label for="password_confirm">Repeat the password</label
+          ><input
+            id="password_confirm"
+            name="password_confirm"
+            type="password"
+            autocomplete="new-password"
+            required
+            maxlength="200"
+            ${invalidAttrs(e, 'password_confirm')}
+          />${fieldError(e, 'password_confirm')}
+        </div>
+        <button type="submit" class="wide">Create account</button>
+      </form>
+    </div>
+    <p class="muted">Have an account? <a href="/login">Log in</a>.</p>`;
 }
 
 function loginPage(state: FormState) {
   const v = state.values ?? {};
   const e = state.errors;
   return html`<h1>Log in</h1>
-<p class="lead">to manage your API keys and wallet.</p>
-<div class="card">
-<form method="post" action="/login" novalidate>
-${csrfField(state.csrf)}
-${state.next ? html`<input type="hidden" name="next" value="${state.next}">` : ''}
-<div class="field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${v.email ?? ''}"${invalidAttrs(e, 'email')}>${fieldError(e, 'email')}</div>
-<div class="field"><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required maxlength="200"${invalidAttrs(e, 'password')}>${fieldError(e, 'password')}</div>
-<button type="submit" class="wide">Log in</button>
-</form>
-</div>
-<p class="muted">New here? <a href="/signup">Create an account</a>.</p>`;
+    <p class="lead">to manage your API keys and wallet.</p>
+    <div class="card">
+      <form method="post" action="/login" novalidate>
+        ${csrfField(state.csrf)}
+        ${state.next ? html`<input type="hidden" name="next" value="${state.next}" />` : ''}
+        <div class="field">
+          <label for="email">Email</label
+          ><input
+            id="email"
+            name="email"
+            type="email"
+            autocomplete="username"
+            required
+            maxlength="254"
+            value="${v.email ?? ''}"
+            ${invalidAttrs(e, 'email')}
+          />${fieldError(e, 'email')}
+        </div>
+        <div class="field">
+          <label for="password">Password</label
+          ><input
+            id="password"
+            name="password"
+            type="password"
+            autocomplete="current-password"
+            required
+            maxlength="200"
+            ${invalidAttrs(e, 'password')}
+          />${fieldError(e, 'password')}
+        </div>
+        <button type="submit" class="wide">Log in</button>
+      </form>
+    </div>
+    <p class="muted">New here? <a href="/signup">Create an account</a>.</p>`;
 }
 
 function tooMany(retry_after_s: number): ApiError {
   const minutes = Math.ceil(retry_after_s / 60);
-  return new ApiError(429, 'too_many_attempts', `Too many attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, null, null, {
-    'Retry-After': String(retry_after_s),
-  });
+  return new ApiError(
+    429,
+    'too_many_attempts',
+    `Too many attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+    null,
+    null,
+    {
+      'Retry-After': String(retry_after_s),
+    },
+  );
 }
 
 export function authRoutes(ctx: WebContext, router: Router): void {
@@ -90,9 +188,20 @@ export function authRoutes(ctx: WebContext, router: Router): void {
 /** GET and POST /signup: a new account (sign-ups per address are limited), logged in at once. */
 function signupRoutes(ctx: WebContext, router: Router): void {
   const { store } = ctx.deps;
-  const renderSignup = async (req: Request, res: Response, status: number, state: Omit<FormState, 'csrf'>) => {
+  const renderSignup = async (
+    req: Request,
+    res: Response,
+    status: number,
+    state: Omit<FormState, 'csrf'>,
+  ) => {
     const csrf = await ctx.sessions.csrfToken(ctx.sessions.anonBinding(req, res));
-    ctx.send(res, status, { title: 'Sign up', area: 'public', narrow: true, notice: state.notice, body: signupPage({ ...state, csrf }) });
+    ctx.send(res, status, {
+      title: 'Sign up',
+      area: 'public',
+      narrow: true,
+      notice: state.notice,
+      body: signupPage({ ...state, csrf }),
+    });
   };
 
   router.get('/signup', async (req, res) => {
@@ -104,7 +213,8 @@ function signupRoutes(ctx: WebContext, router: Router): void {
     const body = (req.body ?? {}) as Record<string, string>;
     const values = { name: String(body.name ?? ''), email: String(body.email ?? '') };
     const parsed = signupForm.safeParse(body);
-    if (!parsed.success) return renderSignup(req, res, 422, { values, errors: formErrors(parsed.error) });
+    if (!parsed.success)
+      return renderSignup(req, res, 422, { values, errors: formErrors(parsed.error) });
     const ip = ctx.clientIp(req);
     const wait_s = ctx.signup_by_ip.retryAfterSeconds(ip, ctx.nowMs());
     if (wait_s > 0) throw tooMany(wait_s);
@@ -113,18 +223,34 @@ function signupRoutes(ctx: WebContext, router: Router): void {
     let started: { token: string; token_hash: string };
     try {
       started = await store.transact((tx) => {
-        const account = createAccount(tx, { email: parsed.data.email, name: parsed.data.name, password_hash });
-        audit(tx, { actor: `user:${account.id}`, action: 'signup', account_id: account.id, detail: account.email, ip });
+        const account = createAccount(tx, {
+          email: parsed.data.email,
+          name: parsed.data.name,
+          password_hash,
+        });
+        audit(tx, {
+          actor: `user:${account.id}`,
+          action: 'signup',
+          account_id: account.id,
+          detail: account.email,
+          ip,
+        });
         return ctx.sessions.startInTx(tx, 'user', account.id);
       });
     } catch (error) {
       if (error instanceof ApiError && error.code === 'email_taken') {
-        return renderSignup(req, res, 409, { values, errors: { email: 'An account with this email exists already. Log in instead.' } });
+        return renderSignup(req, res, 409, {
+          values,
+          errors: { email: 'An account with this email exists already. Log in instead.' },
+        });
       }
       throw error;
     }
     ctx.sessions.setSessionCookie(req, res, 'user', started.token);
-    ctx.setFlash(sessionBinding(started.token_hash), { kind: 'ok', text: 'Your account is ready. Create an API key to start.' });
+    ctx.setFlash(sessionBinding(started.token_hash), {
+      kind: 'ok',
+      text: 'Your account is ready. Create an API key to start.',
+    });
     res.redirect(303, '/api-keys');
   });
 }
@@ -132,9 +258,20 @@ function signupRoutes(ctx: WebContext, router: Router): void {
 /** GET and POST /login (failures limited per email and per address), POST /logout. */
 function loginRoutes(ctx: WebContext, router: Router): void {
   const { store } = ctx.deps;
-  const renderLogin = async (req: Request, res: Response, status: number, state: Omit<FormState, 'csrf'>) => {
+  const renderLogin = async (
+    req: Request,
+    res: Response,
+    status: number,
+    state: Omit<FormState, 'csrf'>,
+  ) => {
     const csrf = await ctx.sessions.csrfToken(ctx.sessions.anonBinding(req, res));
-    ctx.send(res, status, { title: 'Log in', area: 'public', narrow: true, notice: state.notice, body: loginPage({ ...state, csrf }) });
+    ctx.send(res, status, {
+      title: 'Log in',
+      area: 'public',
+      narrow: true,
+      notice: state.notice,
+      body: loginPage({ ...state, csrf }),
+    });
   };
 
   router.get('/login', async (req, res) => {
@@ -149,17 +286,28 @@ function loginRoutes(ctx: WebContext, router: Router): void {
     const next = safeNext(body.next, '/api-keys');
     const next_field = next === '/api-keys' ? undefined : next;
     const parsed = loginForm.safeParse(body);
-    if (!parsed.success) return renderLogin(req, res, 422, { values, errors: formErrors(parsed.error), next: next_field });
+    if (!parsed.success)
+      return renderLogin(req, res, 422, {
+        values,
+        errors: formErrors(parsed.error),
+        next: next_field,
+      });
     const ip = ctx.clientIp(req);
     const now_ms = ctx.nowMs();
-    const wait_s = Math.max(ctx.login_by_email.retryAfterSeconds(parsed.data.email, now_ms), ctx.login_by_ip.retryAfterSeconds(ip, now_ms));
+    const wait_s = Math.max(
+      ctx.login_by_email.retryAfterSeconds(parsed.data.email, now_ms),
+      ctx.login_by_ip.retryAfterSeconds(ip, now_ms),
+    );
     if (wait_s > 0) {
       const minutes = Math.ceil(wait_s / 60);
       res.setHeader('Retry-After', String(wait_s));
       return renderLogin(req, res, 429, {
         values,
         next: next_field,
-        notice: { kind: 'error', text: `Too many failed attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` },
+        notice: {
+          kind: 'error',
+          text: `Too many failed attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+        },
       });
     }
     const account_id = store.get('emails', parsed.data.email);
@@ -168,11 +316,26 @@ function loginRoutes(ctx: WebContext, router: Router): void {
     if (!ok || !account) {
       ctx.login_by_email.record(parsed.data.email, now_ms);
       ctx.login_by_ip.record(ip, now_ms);
-      ctx.deps.logger.warn({ msg: 'dashboard login failed', request_id: res.locals.request_id, ip });
-      return renderLogin(req, res, 401, { values, next: next_field, notice: { kind: 'error', text: 'The email or the password is not correct.' } });
+      ctx.deps.logger.warn({
+        msg: 'dashboard login failed',
+        request_id: res.locals.request_id,
+        ip,
+      });
+      return renderLogin(req, res, 401, {
+        values,
+        next: next_field,
+        notice: { kind: 'error', text: 'The email or the password is not correct.' },
+      });
     }
     if (account.status !== 'active') {
-      return renderLogin(req, res, 403, { values, next: next_field, notice: { kind: 'error', text: 'This account is disabled. Contact the operator of this service.' } });
+      return renderLogin(req, res, 403, {
+        values,
+        next: next_field,
+        notice: {
+          kind: 'error',
+          text: 'This account is disabled. Contact the operator of this service.',
+        },
+      });
     }
     ctx.login_by_email.reset(parsed.data.email);
     const started = await store.transact((tx) => {

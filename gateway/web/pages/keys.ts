@@ -8,30 +8,61 @@ import { ServiceError } from '../../kernel/errors.js';
 import type { ApiKey } from '../../store/state.js';
 import { clearSigningSecret, setSigningSecret } from '../../payments/signing.js';
 import { audit } from '../audit.js';
-import { fieldError, formErrors, invalidAttrs, type FormErrors, type WebContext } from '../context.js';
+import {
+  fieldError,
+  formErrors,
+  invalidAttrs,
+  type FormErrors,
+  type WebContext,
+} from '../context.js';
 import { formatMoney, formatTimestamp } from '../format.js';
 import { html } from '../html.js';
 import { csrfField } from '../layout.js';
 import { sendUserPage, userState, type UserRequestState } from './user-shell.js';
 
 export const createKeyForm = z.object({
-  name: z.string().trim().min(1, 'Give the key a name, such as "laptop" or "ci"').max(100, 'Use at most 100 characters'),
+  name: z
+    .string()
+    .trim()
+    .min(1, 'Give the key a name, such as "laptop" or "ci"')
+    .max(100, 'Use at most 100 characters'),
 });
 const keyIdParam = z.string().regex(/^key_[0-9a-f]{24}$/);
 const signingForm = z.object({ action: z.enum(['enable', 'rotate', 'disable']) });
 
 export function accountKeys(ctx: WebContext, account_id: string): ApiKey[] {
-  return [...ctx.deps.store.indexBy('keys', 'account_id').rows(account_id)].sort((a, b) => (a.revoked_at ? 1 : 0) - (b.revoked_at ? 1 : 0) || b.created_at.localeCompare(a.created_at));
+  return [...ctx.deps.store.indexBy('keys', 'account_id').rows(account_id)].sort(
+    (a, b) =>
+      (a.revoked_at ? 1 : 0) - (b.revoked_at ? 1 : 0) || b.created_at.localeCompare(a.created_at),
+  );
 }
 
-export function keysTable(ctx: WebContext, keys: ApiKey[], revoke: { action: (key: ApiKey) => string; csrf: string } | null) {
+export function keysTable(
+  ctx: WebContext,
+  keys: ApiKey[],
+  revoke: { action: (key: ApiKey) => string; csrf: string } | null,
+) {
   if (keys.length === 0) return html`<p class="empty">No keys yet.</p>`;
-  return html`<div class="table-wrap"><table>
-<caption class="visually-hidden">API keys</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Spend</th><th scope="col">Status</th></tr></thead>
-<tbody>${keys.map((key) => {
-    const stats = ctx.index.keyStats(key.id);
-    return html`<tr${key.revoked_at ? html` class="revoked"` : ''} data-key-id="${key.id}">
+  return html`<div class="table-wrap">
+    <table>
+      <caption class="visually-hidden">
+        API keys
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Key</th>
+          <th scope="col">Created</th>
+          <th scope="col">Last used</th>
+          <th scope="col" class="num">Requests</th>
+          <th scope="col" class="num">Spend</th>
+          <th scope="col">Status</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${keys.map((key) => {
+          const stats = ctx.index.keyStats(key.id);
+          return html`<tr${key.revoked_at ? html` class="revoked"` : ''} data-key-id="${key.id}">
 <th scope="row">${key.name || html`<span class="muted">(no name)</span>`}</th>
 <td><code>${key.prefix}…</code></td>
 <td>${formatTimestamp(key.created_at)}</td>
@@ -39,14 +70,29 @@ export function keysTable(ctx: WebContext, keys: ApiKey[], revoke: { action: (ke
 <td class="num">${stats.requests}</td>
 <td class="num">${formatMoney(stats.cost_micros, ctx.currency)}</td>
 <td>${
-      key.revoked_at
-        ? html`<span class="pill bad">revoked ${formatTimestamp(key.revoked_at)}</span>`
-        : revoke
-          ? html`<form method="post" action="${revoke.action(key)}" data-confirm="${`Revoke the key "${key.name || key.prefix}"? Programs using it stop working at once.`}">${csrfField(revoke.csrf)}<button type="submit" class="danger small" aria-label="${`Revoke key ${key.name || key.prefix}`}">Revoke</button></form>`
-          : html`<span class="pill ok">active</span>`
-    }</td>
+            key.revoked_at
+              ? html`<span class="pill bad">revoked ${formatTimestamp(key.revoked_at)}</span>`
+              : revoke
+                ? html`<form
+                    method="post"
+                    action="${revoke.action(key)}"
+                    data-confirm="${`Revoke the key "${key.name || key.prefix}"? Programs using it stop working at once.`}"
+                  >
+                    ${csrfField(revoke.csrf)}<button
+                      type="submit"
+                      class="danger small"
+                      aria-label="${`Revoke key ${key.name || key.prefix}`}"
+                    >
+                      Revoke
+                    </button>
+                  </form>`
+                : html`<span class="pill ok">active</span>`
+          }</td>
 </tr>`;
-  })}</tbody></table></div>`;
+        })}
+      </tbody>
+    </table>
+  </div>`;
 }
 
 /** The label of a flash that carries a new request signing secret (not an API key). */
@@ -56,54 +102,129 @@ function signingCard(ctx: WebContext, state: UserRequestState, new_secret: strin
   const signing = state.account.signing ?? null;
   const base = ctx.publicUrl();
   return html`<section class="card" aria-labelledby="signing-title">
-<h2 id="signing-title">Request signing</h2>
-<p>When on, every payments API call (<code>${base}/api</code>) of this account must carry <code>X-AIHub-Timestamp</code> (Unix seconds) and <code>X-AIHub-Signature</code>, the hex HMAC-SHA256 of <code>timestamp + "." + raw body</code> with the signing secret. Unsigned, wrong, replayed or more than five minutes old requests get 401. The AI API (<code>/v1</code>) is not affected.</p>
-${
-  new_secret
-    ? html`<p>Your signing secret. Copy it now: this is the only time it is shown.</p>
-<div class="secret"><output id="signing-secret" aria-label="Request signing secret">${new_secret}</output><button type="button" class="secondary" data-copy="signing-secret" data-copy-status="signing-copy-status" hidden>Copy</button></div>
-<p id="signing-copy-status" class="small muted" role="status" aria-live="polite"></p>`
-    : ''
-}
-<p>Status: ${signing ? html`<span class="pill ok" data-signing="on">on since ${formatTimestamp(signing.created_at)}</span>` : html`<span class="pill" data-signing="off">off</span>`}</p>
-<div class="row">
-<form method="post" action="/api-keys/signing"${signing ? html` data-confirm="Replace the signing secret? Requests signed with the current one are refused at once."` : ''}>${csrfField(state.csrf)}<input type="hidden" name="action" value="${signing ? 'rotate' : 'enable'}"><button type="submit">${signing ? 'Replace the secret' : 'Turn on request signing'}</button></form>
-${signing ? html`<form method="post" action="/api-keys/signing" data-confirm="Turn request signing off? Unsigned requests with this account's keys are accepted again.">${csrfField(state.csrf)}<input type="hidden" name="action" value="disable"><button type="submit" class="danger">Turn off</button></form>` : ''}
-</div>
-</section>`;
+    <h2 id="signing-title">Request signing</h2>
+    <p>
+      When on, every payments API call (<code>${base}/api</code>) of this account must carry
+      <code>X-AIHub-Timestamp</code> (Unix seconds) and <code>X-AIHub-Signature</code>, the hex
+      HMAC-SHA256 of <code>timestamp + "." + raw body</code> with the signing secret. Unsigned,
+      wrong, replayed or more than five minutes old requests get 401. The AI API (<code>/v1</code>)
+      is not affected.
+    </p>
+    ${
+      new_secret
+        ? html`<p>Your signing secret. Copy it now: this is the only time it is shown.</p>
+            <div class="secret">
+              <output id="signing-secret" aria-label="Request signing secret">${new_secret}</output
+              ><button
+                type="button"
+                class="secondary"
+                data-copy="signing-secret"
+                data-copy-status="signing-copy-status"
+                hidden
+              >
+                Copy
+              </button>
+            </div>
+            <p id="signing-copy-status" class="small muted" role="status" aria-live="polite"></p>`
+        : ''
+    }
+    <p>
+      Status:
+      ${signing ? html`<span class="pill ok" data-signing="on">on since ${formatTimestamp(signing.created_at)}</span>` : html`<span class="pill" data-signing="off">off</span>`}
+    </p>
+    <div class="row">
+      <form
+        method="post"
+        action="/api-keys/signing"
+        ${signing ? html` data-confirm="Replace the signing secret? Requests signed with the current one are refused at once."` : ''}
+      >
+        ${csrfField(state.csrf)}<input
+          type="hidden"
+          name="action"
+          value="${signing ? 'rotate' : 'enable'}"
+        /><button type="submit">
+          ${signing ? 'Replace the secret' : 'Turn on request signing'}
+        </button>
+      </form>
+      ${signing ? html`<form method="post" action="/api-keys/signing" data-confirm="Turn request signing off? Unsigned requests with this account's keys are accepted again.">${csrfField(state.csrf)}<input type="hidden" name="action" value="disable" /><button type="submit" class="danger">Turn off</button></form>` : ''}
+    </div>
+  </section>`;
 }
 
-function keysPage(ctx: WebContext, state: UserRequestState, options: { errors?: FormErrors; name?: string; secret?: string | null; signing_secret?: string | null }) {
+function keysPage(
+  ctx: WebContext,
+  state: UserRequestState,
+  options: {
+    errors?: FormErrors;
+    name?: string;
+    secret?: string | null;
+    signing_secret?: string | null;
+  },
+) {
   const keys = accountKeys(ctx, state.account.id);
   const base = ctx.publicUrl();
   return html`<h1>API keys</h1>
-<p class="lead">A key works on the AI API (<code>${base}/v1</code>) and the payments API (<code>${base}/api</code>). Keep keys secret; revoke a key you no longer trust.</p>
-${
-  options.secret
-    ? html`<section class="card" aria-labelledby="new-key-title">
-<h2 id="new-key-title">Your new key</h2>
-<p>Copy it now: this is the only time it is shown. AIHub keeps only a hash of it.</p>
-<div class="secret"><output id="new-key" aria-label="New API key">${options.secret}</output><button type="button" class="secondary" data-copy="new-key" data-copy-status="copy-status" hidden>Copy</button></div>
-<p id="copy-status" class="small muted" role="status" aria-live="polite"></p>
-<p class="small muted">Try it: <code>curl ${base}/v1/balance -H "Authorization: Bearer ${options.secret.slice(0, 13)}…"</code></p>
-</section>`
-    : ''
-}
-<section class="card" aria-labelledby="create-title">
-<h2 id="create-title">Create a key</h2>
-<form method="post" action="/api-keys" novalidate>
-${csrfField(state.csrf)}
-<div class="row">
-<div class="field"><label for="key-name">Key name<span class="hint" id="key-name-hint">Where the key is used, e.g. laptop, CI, VS Code.</span></label><input id="key-name" name="name" type="text" required maxlength="100" value="${options.name ?? ''}"${invalidAttrs(options.errors, 'name', 'key-name-hint')}>${fieldError(options.errors, 'name')}</div>
-<button type="submit">Create key</button>
-</div>
-</form>
-</section>
-<section class="card" aria-labelledby="keys-title">
-<h2 id="keys-title">Your keys</h2>
-${keysTable(ctx, keys, { action: (key) => `/api-keys/${key.id}/revoke`, csrf: state.csrf })}
-</section>
-${ctx.deps.payments ? signingCard(ctx, state, options.signing_secret ?? null) : ''}`;
+    <p class="lead">
+      A key works on the AI API (<code>${base}/v1</code>) and the payments API
+      (<code>${base}/api</code>). Keep keys secret; revoke a key you no longer trust.
+    </p>
+    ${
+      options.secret
+        ? html`<section class="card" aria-labelledby="new-key-title">
+            <h2 id="new-key-title">Your new key</h2>
+            <p>Copy it now: this is the only time it is shown. AIHub keeps only a hash of it.</p>
+            <div class="secret">
+              <output id="new-key" aria-label="New API key">${options.secret}</output
+              ><button
+                type="button"
+                class="secondary"
+                data-copy="new-key"
+                data-copy-status="copy-status"
+                hidden
+              >
+                Copy
+              </button>
+            </div>
+            <p id="copy-status" class="small muted" role="status" aria-live="polite"></p>
+            <p class="small muted">
+              Try it:
+              <code
+                >curl ${base}/v1/balance -H "Authorization: Bearer
+                ${options.secret.slice(0, 13)}…"</code
+              >
+            </p>
+          </section>`
+        : ''
+    }
+    <section class="card" aria-labelledby="create-title">
+      <h2 id="create-title">Create a key</h2>
+      <form method="post" action="/api-keys" novalidate>
+        ${csrfField(state.csrf)}
+        <div class="row">
+          <div class="field">
+            <label for="key-name"
+              >Key name<span class="hint" id="key-name-hint"
+                >Where the key is used, e.g. laptop, CI, VS Code.</span
+              ></label
+            ><input
+              id="key-name"
+              name="name"
+              type="text"
+              required
+              maxlength="100"
+              value="${options.name ?? ''}"
+              ${invalidAttrs(options.errors, 'name', 'key-name-hint')}
+            />${fieldError(options.errors, 'name')}
+          </div>
+          <button type="submit">Create key</button>
+        </div>
+      </form>
+    </section>
+    <section class="card" aria-labelledby="keys-title">
+      <h2 id="keys-title">Your keys</h2>
+      ${keysTable(ctx, keys, { action: (key) => `/api-keys/${key.id}/revoke`, csrf: state.csrf })}
+    </section>
+    ${ctx.deps.payments ? signingCard(ctx, state, options.signing_secret ?? null) : ''}`;
 }
 
 export function keyRoutes(ctx: WebContext, router: Router): void {
@@ -118,7 +239,8 @@ export function keyRoutes(ctx: WebContext, router: Router): void {
       current: '/api-keys',
       notice: flash,
       body: keysPage(ctx, state, {
-        secret: flash?.secret && flash.secret.label !== SIGNING_SECRET_LABEL ? flash.secret.value : null,
+        secret:
+          flash?.secret && flash.secret.label !== SIGNING_SECRET_LABEL ? flash.secret.value : null,
         signing_secret: flash?.secret?.label === SIGNING_SECRET_LABEL ? flash.secret.value : null,
       }),
     });
@@ -129,7 +251,11 @@ export function keyRoutes(ctx: WebContext, router: Router): void {
     const parsed = createKeyForm.safeParse(req.body ?? {});
     const render_error = async (status: number, errors: FormErrors, name: string) => {
       await ctx.index.catchUp();
-      sendUserPage(ctx, req, res, state, status, { title: 'API keys', current: '/api-keys', body: keysPage(ctx, state, { errors, name }) });
+      sendUserPage(ctx, req, res, state, status, {
+        title: 'API keys',
+        current: '/api-keys',
+        body: keysPage(ctx, state, { errors, name }),
+      });
     };
     const name = String((req.body as Record<string, unknown>)?.name ?? '').slice(0, 100);
     if (!parsed.success) return render_error(422, formErrors(parsed.error), name);
@@ -137,14 +263,25 @@ export function keyRoutes(ctx: WebContext, router: Router): void {
     const created = await store
       .transact((tx) => {
         const result = createApiKey(tx, keys_index, state.account.id, parsed.data.name);
-        audit(tx, { actor: `user:${state.account.id}`, action: 'key.create', account_id: state.account.id, detail: `${result.record.id} "${parsed.data.name}"`, ip: ctx.clientIp(req) });
+        audit(tx, {
+          actor: `user:${state.account.id}`,
+          action: 'key.create',
+          account_id: state.account.id,
+          detail: `${result.record.id} "${parsed.data.name}"`,
+          ip: ctx.clientIp(req),
+        });
         return result;
       })
       .catch((error: unknown) => {
         if (error instanceof ServiceError && error.code === 'too_many_keys') return null;
         throw error;
       });
-    if (!created) return render_error(409, { name: `An account can have at most ${MAX_ACTIVE_KEYS} active keys. Revoke one first.` }, name);
+    if (!created)
+      return render_error(
+        409,
+        { name: `An account can have at most ${MAX_ACTIVE_KEYS} active keys. Revoke one first.` },
+        name,
+      );
     ctx.setFlash(state.binding, {
       kind: 'ok',
       text: `Key "${created.record.name}" created.`,
@@ -157,11 +294,22 @@ export function keyRoutes(ctx: WebContext, router: Router): void {
     const state = await userState(ctx, res);
     const parsed = keyIdParam.safeParse(req.params.id);
     const key = parsed.success ? store.get('keys', parsed.data) : undefined;
-    if (!key || key.account_id !== state.account.id) throw new ApiError(404, 'key_not_found', 'There is no such key on your account.');
+    if (!key || key.account_id !== state.account.id)
+      throw new ApiError(404, 'key_not_found', 'There is no such key on your account.');
     await store.transact((tx) => {
-      if (revokeApiKey(tx, key.id, state.account.id)) audit(tx, { actor: `user:${state.account.id}`, action: 'key.revoke', account_id: state.account.id, detail: key.id, ip: ctx.clientIp(req) });
+      if (revokeApiKey(tx, key.id, state.account.id))
+        audit(tx, {
+          actor: `user:${state.account.id}`,
+          action: 'key.revoke',
+          account_id: state.account.id,
+          detail: key.id,
+          ip: ctx.clientIp(req),
+        });
     });
-    ctx.setFlash(state.binding, { kind: 'ok', text: `Key "${key.name || key.prefix}" revoked. Requests with it now get 401.` });
+    ctx.setFlash(state.binding, {
+      kind: 'ok',
+      text: `Key "${key.name || key.prefix}" revoked. Requests with it now get 401.`,
+    });
     res.redirect(303, '/api-keys');
   });
 }
@@ -172,11 +320,22 @@ function signingRoutes(ctx: WebContext, router: Router): void {
   router.post('/api-keys/signing', ...ctx.postGuard('user'), async (req, res) => {
     const state = await userState(ctx, res);
     const action = signingForm.safeParse(req.body ?? {});
-    if (!action.success || !ctx.deps.payments) throw new ApiError(400, 'invalid_action', 'Choose to turn request signing on, replace its secret, or turn it off.');
+    if (!action.success || !ctx.deps.payments)
+      throw new ApiError(
+        400,
+        'invalid_action',
+        'Choose to turn request signing on, replace its secret, or turn it off.',
+      );
     const account_id = state.account.id;
     const secret = await store.transact((tx) => {
       const detail = action.data.action;
-      audit(tx, { actor: `user:${account_id}`, action: `signing.${detail}`, account_id, detail, ip: ctx.clientIp(req) });
+      audit(tx, {
+        actor: `user:${account_id}`,
+        action: `signing.${detail}`,
+        account_id,
+        detail,
+        ip: ctx.clientIp(req),
+      });
       if (detail === 'disable') {
         clearSigningSecret(tx, account_id);
         return null;
@@ -186,7 +345,11 @@ function signingRoutes(ctx: WebContext, router: Router): void {
     ctx.setFlash(
       state.binding,
       secret
-        ? { kind: 'ok', text: 'Request signing is on: sign every payments API call with the secret below.', secret: { label: SIGNING_SECRET_LABEL, value: secret } }
+        ? {
+            kind: 'ok',
+            text: 'Request signing is on: sign every payments API call with the secret below.',
+            secret: { label: SIGNING_SECRET_LABEL, value: secret },
+          }
         : { kind: 'ok', text: 'Request signing is off.' },
     );
     res.redirect(303, '/api-keys');

@@ -14,7 +14,12 @@ import { sendUserPage, userState } from './user-shell.js';
 
 const REPORTS = ['transactions', 'commissions', 'api-logs', 'ai-usage'] as const;
 type Report = (typeof REPORTS)[number];
-const LABELS: Record<Report, string> = { transactions: 'Transactions', commissions: 'Commissions', 'api-logs': 'API logs', 'ai-usage': 'AI usage' };
+const LABELS: Record<Report, string> = {
+  transactions: 'Transactions',
+  commissions: 'Commissions',
+  'api-logs': 'API logs',
+  'ai-usage': 'AI usage',
+};
 const AI_PROTOCOLS = ['chat', 'responses', 'messages', 'embeddings', 'completions'];
 const PAGE_ROWS = 50;
 const FILTERS = ['service', 'status', 'from', 'to', 'number', 'txn_id', 'protocol'] as const;
@@ -37,51 +42,113 @@ function filled(query: Request['query']): Record<string, string> {
 
 function statusPill(status: Cell): Html {
   const text = String(status ?? '');
-  const kind = text === 'success' || /^[23]\d\d$/.test(text) ? 'ok' : text === 'pending' ? 'warn' : 'bad';
+  const kind =
+    text === 'success' || /^[23]\d\d$/.test(text) ? 'ok' : text === 'pending' ? 'warn' : 'bad';
   return html`<span class="pill ${kind}">${text}</span>`;
 }
 
-type Column = { label: string; numeric?: boolean; cell: (row: Row, currency: string) => Html | string };
+type Column = {
+  label: string;
+  numeric?: boolean;
+  cell: (row: Row, currency: string) => Html | string;
+};
 
-const money = (name: string): Column['cell'] => (row, currency) => (typeof row[name] === 'number' ? formatMoney(unitsToMicros(row[name] as number), currency) : '');
-const text = (name: string): Column['cell'] => (row) => (row[name] === null || row[name] === undefined ? '' : String(row[name]));
+const money =
+  (name: string): Column['cell'] =>
+  (row, currency) =>
+    typeof row[name] === 'number' ? formatMoney(unitsToMicros(row[name] as number), currency) : '';
+const text =
+  (name: string): Column['cell'] =>
+  (row) =>
+    row[name] === null || row[name] === undefined ? '' : String(row[name]);
 
 const COLUMNS: Record<Report, Column[]> = {
   transactions: [
     { label: 'Date', cell: (row) => formatTimestamp(row.created_at as string) },
-    { label: 'Transaction', cell: (row) => html`<span class="mono small">${text('txn_id')(row, '')}</span>` },
-    { label: 'Service', cell: (row) => `${text('service')(row, '')} · ${text('description')(row, '')}` },
+    {
+      label: 'Transaction',
+      cell: (row) => html`<span class="mono small">${text('txn_id')(row, '')}</span>`,
+    },
+    {
+      label: 'Service',
+      cell: (row) => `${text('service')(row, '')} · ${text('description')(row, '')}`,
+    },
     { label: 'Number', cell: (row) => html`<span class="mono">${text('number')(row, '')}</span>` },
     { label: 'Status', cell: (row) => statusPill(row.status ?? null) },
     { label: 'Amount', numeric: true, cell: money('amount') },
     { label: 'Commission', numeric: true, cell: money('commission') },
-    { label: 'Message', cell: (row) => html`<span class="small">${text('message')(row, '')}</span>` },
+    {
+      label: 'Message',
+      cell: (row) => html`<span class="small">${text('message')(row, '')}</span>`,
+    },
   ],
   commissions: [
     { label: 'Date', cell: (row) => formatTimestamp(row.created_at as string) },
-    { label: 'Transaction', cell: (row) => html`<span class="mono small">${text('txn_id')(row, '')}</span>` },
-    { label: 'Service', cell: (row) => `${text('service')(row, '')} · ${text('description')(row, '')}` },
+    {
+      label: 'Transaction',
+      cell: (row) => html`<span class="mono small">${text('txn_id')(row, '')}</span>`,
+    },
+    {
+      label: 'Service',
+      cell: (row) => `${text('service')(row, '')} · ${text('description')(row, '')}`,
+    },
     { label: 'Amount', numeric: true, cell: money('amount') },
     { label: 'Commission', numeric: true, cell: money('commission') },
   ],
   'api-logs': [
     { label: 'Time', cell: (row) => formatTimestamp(row.ts as string) },
-    { label: 'Request', cell: (row) => html`<code>${text('method')(row, '')} ${text('path')(row, '')}</code>` },
+    {
+      label: 'Request',
+      cell: (row) => html`<code>${text('method')(row, '')} ${text('path')(row, '')}</code>`,
+    },
     { label: 'Status', numeric: true, cell: (row) => statusPill(row.status ?? null) },
-    { label: 'Latency', numeric: true, cell: (row) => (typeof row.latency_ms === 'number' ? `${row.latency_ms.toFixed(1)} ms` : '') },
-    { label: 'Key', cell: (row) => html`<span class="mono small">${row.key_prefix ? `${String(row.key_prefix)}…` : ''}</span>` },
-    { label: 'Client address', cell: (row) => html`<span class="mono small">${text('ip')(row, '')}</span>` },
+    {
+      label: 'Latency',
+      numeric: true,
+      cell: (row) => (typeof row.latency_ms === 'number' ? `${row.latency_ms.toFixed(1)} ms` : ''),
+    },
+    {
+      label: 'Key',
+      cell: (row) =>
+        html`<span class="mono small">${row.key_prefix ? `${String(row.key_prefix)}…` : ''}</span>`,
+    },
+    {
+      label: 'Client address',
+      cell: (row) => html`<span class="mono small">${text('ip')(row, '')}</span>`,
+    },
   ],
   'ai-usage': [
     { label: 'Time', cell: (row) => formatTimestamp(row.ts as string) },
-    { label: 'Request', cell: (row) => html`<span class="mono small">${text('request_id')(row, '')}</span>` },
+    {
+      label: 'Request',
+      cell: (row) => html`<span class="mono small">${text('request_id')(row, '')}</span>`,
+    },
     { label: 'Protocol', cell: text('protocol') },
-    { label: 'Model', cell: (row) => `${text('model')(row, '')} · ${text('target')(row, '') || 'no target'}` },
-    { label: 'Status', cell: (row) => statusPill(row.status === 'ok' ? 'success' : (row.status ?? null)) },
-    { label: 'Prompt (cached)', numeric: true, cell: (row) => `${text('prompt_tokens')(row, '')} (${text('cached_tokens')(row, '')})` },
-    { label: 'Output (reasoning)', numeric: true, cell: (row) => `${text('completion_tokens')(row, '')} (${text('reasoning_tokens')(row, '')})${row.usage === 'estimated' ? ' est.' : ''}` },
+    {
+      label: 'Model',
+      cell: (row) => `${text('model')(row, '')} · ${text('target')(row, '') || 'no target'}`,
+    },
+    {
+      label: 'Status',
+      cell: (row) => statusPill(row.status === 'ok' ? 'success' : (row.status ?? null)),
+    },
+    {
+      label: 'Prompt (cached)',
+      numeric: true,
+      cell: (row) => `${text('prompt_tokens')(row, '')} (${text('cached_tokens')(row, '')})`,
+    },
+    {
+      label: 'Output (reasoning)',
+      numeric: true,
+      cell: (row) =>
+        `${text('completion_tokens')(row, '')} (${text('reasoning_tokens')(row, '')})${row.usage === 'estimated' ? ' est.' : ''}`,
+    },
     { label: 'Cost', numeric: true, cell: money('cost') },
-    { label: 'Owed', numeric: true, cell: (row, currency) => (row.owed ? money('owed')(row, currency) : '') },
+    {
+      label: 'Owed',
+      numeric: true,
+      cell: (row, currency) => (row.owed ? money('owed')(row, currency) : ''),
+    },
   ],
 };
 
@@ -92,7 +159,10 @@ function summary(report: Report, result: ReportResult, currency: string): string
     return `${count} transaction${count === 1 ? '' : 's'}; successful amount ${formatMoney(unitsToMicros(success), currency)}.`;
   }
   if (report === 'commissions') {
-    const earned = result.rows.length === count ? result.rows.reduce((sum, row) => sum + unitsToMicros((row.commission as number) ?? 0), 0) : null;
+    const earned =
+      result.rows.length === count
+        ? result.rows.reduce((sum, row) => sum + unitsToMicros((row.commission as number) ?? 0), 0)
+        : null;
     return `${count} commission${count === 1 ? '' : 's'}${earned === null ? '' : `; ${formatMoney(earned, currency)} earned`}.`;
   }
   if (report === 'ai-usage') {
@@ -106,7 +176,12 @@ export function reportRoutes(ctx: WebContext, router: Router): void {
   ctx.extensions.reports = true;
   router.get('/reports', ctx.requireSession('user'), async (req: Request, res: Response) => {
     const payments = ctx.deps.payments;
-    if (!payments) throw new ApiError(404, 'payments_absent', 'The payments module is not part of this gateway.');
+    if (!payments)
+      throw new ApiError(
+        404,
+        'payments_absent',
+        'The payments module is not part of this gateway.',
+      );
     const state = await userState(ctx, res);
     const { report, format, page } = reportQuery.parse(req.query);
     const raw = filled(req.query);
@@ -114,7 +189,10 @@ export function reportRoutes(ctx: WebContext, router: Router): void {
     const errors: Record<string, string> = {};
     let result: ReportResult | null = null;
     try {
-      const query = format === 'csv' ? { ...raw, format: 'csv' } : { ...raw, page: String(page), limit: String(PAGE_ROWS) };
+      const query =
+        format === 'csv'
+          ? { ...raw, format: 'csv' }
+          : { ...raw, page: String(page), limit: String(PAGE_ROWS) };
       result = (await payments.report(report, query, scope)).result;
     } catch (error) {
       if (!(error instanceof ApiError) || error.status !== 400) throw error;
@@ -133,39 +211,133 @@ export function reportRoutes(ctx: WebContext, router: Router): void {
     const columns = COLUMNS[report];
     const rows = result?.rows ?? [];
     const pages = result ? Math.max(1, Math.ceil(result.total / PAGE_ROWS)) : 1;
-    const link = (extra: Record<string, string>) => `/reports?${new URLSearchParams({ report, ...raw, ...extra }).toString()}`;
-    const tabs = REPORTS.map((name) => html`<li><a href="/reports?report=${name}"${name === report ? html` aria-current="page"` : ''}>${LABELS[name]}</a></li>`);
-    const invalid = (name: string) => (errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : '');
-    const fieldError = (name: string) => (errors[name] ? html`<p class="error" id="${name}-error">${errors[name]}</p>` : '');
-    const statuses = report === 'api-logs' ? ['2xx', '4xx', '5xx'] : report === 'ai-usage' ? ['ok', 'client_closed', 'upstream_error', 'stream_error'] : ['success', 'pending', 'failed'];
+    const link = (extra: Record<string, string>) =>
+      `/reports?${new URLSearchParams({ report, ...raw, ...extra }).toString()}`;
+    const tabs = REPORTS.map(
+      (name) =>
+        html`<li>
+          <a href="/reports?report=${name}" ${name === report ? html` aria-current="page"` : ''}
+            >${LABELS[name]}</a
+          >
+        </li>`,
+    );
+    const invalid = (name: string) =>
+      errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : '';
+    const fieldError = (name: string) =>
+      errors[name] ? html`<p class="error" id="${name}-error">${errors[name]}</p>` : '';
+    const statuses =
+      report === 'api-logs'
+        ? ['2xx', '4xx', '5xx']
+        : report === 'ai-usage'
+          ? ['ok', 'client_closed', 'upstream_error', 'stream_error']
+          : ['success', 'pending', 'failed'];
     const body = html`<h1>Reports</h1>
-<p class="lead">Payments and AI activity of your account. Dates are UTC. The wallet report is the history on <a href="/wallet">Wallet</a>.</p>
-<nav class="main card" aria-label="Reports"><ul>${tabs}</ul></nav>
-<form method="get" action="/reports" class="card" aria-label="Filters">
-<input type="hidden" name="report" value="${report}">
-<div class="row">
-${report === 'ai-usage' ? html`<div class="field"><label for="protocol">Protocol</label><select id="protocol" name="protocol"${invalid('protocol')}><option value="">All</option>${AI_PROTOCOLS.map((p) => html`<option value="${p}"${raw.protocol === p ? html` selected` : ''}>${p}</option>`)}</select>${fieldError('protocol')}</div>` : ''}
-${report !== 'api-logs' && report !== 'ai-usage' ? html`<div class="field"><label for="service">Service</label><select id="service" name="service"${invalid('service')}><option value="">All</option>${['recharge', 'dmt', 'pan', 'bills'].map((s) => html`<option value="${s}"${raw.service === s ? html` selected` : ''}>${s}</option>`)}</select>${fieldError('service')}</div>` : ''}
-${report !== 'commissions' ? html`<div class="field"><label for="status">Status</label><select id="status" name="status"${invalid('status')}><option value="">All</option>${statuses.map((s) => html`<option value="${s}"${raw.status === s ? html` selected` : ''}>${s}</option>`)}</select>${fieldError('status')}</div>` : ''}
-<div class="field"><label for="from">From</label><input id="from" name="from" type="date" value="${raw.from ?? ''}"${invalid('from')}>${fieldError('from')}</div>
-<div class="field"><label for="to">To</label><input id="to" name="to" type="date" value="${raw.to ?? ''}"${invalid('to')}>${fieldError('to')}</div>
-<button type="submit" class="secondary">Apply</button>
-<a class="button secondary" href="${link({ format: 'csv' })}" download>Download CSV</a>
-</div>
-</form>
-<section class="card" aria-labelledby="report-title">
-<h2 id="report-title">${LABELS[report]}</h2>
-<p class="small muted">${result ? summary(report, result, ctx.currency) : ''}</p>
-${
-  rows.length === 0
-    ? html`<p class="empty">Nothing matches these filters.</p>`
-    : html`<div class="table-wrap"><table id="report-table"><thead><tr>${columns.map((column) => html`<th scope="col"${column.numeric ? html` class="num"` : ''}>${column.label}</th>`)}</tr></thead><tbody>${rows.map(
-        (row) => html`<tr>${columns.map((column) => html`<td${column.numeric ? html` class="num"` : ''}>${column.cell(row, ctx.currency)}</td>`)}</tr>`,
-      )}</tbody></table></div>
-<nav class="pager" aria-label="Report pages">${page > 1 ? html`<a class="button secondary small" href="${link({ page: String(page - 1) })}">Newer</a>` : ''}<span class="small muted">Page ${Math.min(page, pages)} of ${pages}</span>${page < pages ? html`<a class="button secondary small" href="${link({ page: String(page + 1) })}">Older</a>` : ''}</nav>`
-}
-</section>`;
+      <p class="lead">
+        Payments and AI activity of your account. Dates are UTC. The wallet report is the history on
+        <a href="/wallet">Wallet</a>.
+      </p>
+      <nav class="main card" aria-label="Reports">
+        <ul>
+          ${tabs}
+        </ul>
+      </nav>
+      <form method="get" action="/reports" class="card" aria-label="Filters">
+        <input type="hidden" name="report" value="${report}" />
+        <div class="row">
+          ${
+            report === 'ai-usage'
+              ? html`<div class="field">
+                  <label for="protocol">Protocol</label
+                  ><select id="protocol" name="protocol" ${invalid('protocol')}>
+                    <option value="">All</option>
+                    ${AI_PROTOCOLS.map((p) => html`<option value="${p}" ${raw.protocol === p ? html` selected` : ''}>${p}</option>`)}</select
+                  >${fieldError('protocol')}
+                </div>`
+              : ''
+          }
+          ${
+            report !== 'api-logs' && report !== 'ai-usage'
+              ? html`<div class="field">
+                  <label for="service">Service</label
+                  ><select id="service" name="service" ${invalid('service')}>
+                    <option value="">All</option>
+                    ${['recharge', 'dmt', 'pan', 'bills'].map((s) => html`<option value="${s}" ${raw.service === s ? html` selected` : ''}>${s}</option>`)}</select
+                  >${fieldError('service')}
+                </div>`
+              : ''
+          }
+          ${
+            report !== 'commissions'
+              ? html`<div class="field">
+                  <label for="status">Status</label
+                  ><select id="status" name="status" ${invalid('status')}>
+                    <option value="">All</option>
+                    ${statuses.map((s) => html`<option value="${s}" ${raw.status === s ? html` selected` : ''}>${s}</option>`)}</select
+                  >${fieldError('status')}
+                </div>`
+              : ''
+          }
+          <div class="field">
+            <label for="from">From</label
+            ><input
+              id="from"
+              name="from"
+              type="date"
+              value="${raw.from ?? ''}"
+              ${invalid('from')}
+            />${fieldError('from')}
+          </div>
+          <div class="field">
+            <label for="to">To</label
+            ><input
+              id="to"
+              name="to"
+              type="date"
+              value="${raw.to ?? ''}"
+              ${invalid('to')}
+            />${fieldError('to')}
+          </div>
+          <button type="submit" class="secondary">Apply</button>
+          <a class="button secondary" href="${link({ format: 'csv' })}" download>Download CSV</a>
+        </div>
+      </form>
+      <section class="card" aria-labelledby="report-title">
+        <h2 id="report-title">${LABELS[report]}</h2>
+        <p class="small muted">${result ? summary(report, result, ctx.currency) : ''}</p>
+        ${
+          rows.length === 0
+            ? html`<p class="empty">Nothing matches these filters.</p>`
+            : html`<div class="table-wrap">
+                  <table id="report-table">
+                    <thead>
+                      <tr>
+                        ${columns.map((column) => html`<th scope="col" ${column.numeric ? html` class="num"` : ''}>${column.label}</th>`)}
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${rows.map(
+                        (row) =>
+                          html`<tr>
+                            ${columns.map((column) => html`<td${column.numeric ? html` class="num"` : ''}>${column.cell(row, ctx.currency)}</td>`)}
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>
+                </div>
+                <nav class="pager" aria-label="Report pages">
+                  ${page > 1 ? html`<a class="button secondary small" href="${link({ page: String(page - 1) })}">Newer</a>` : ''}<span
+                    class="small muted"
+                    >Page ${Math.min(page, pages)} of ${pages}</span
+                  >${page < pages ? html`<a class="button secondary small" href="${link({ page: String(page + 1) })}">Older</a>` : ''}
+                </nav>`
+        }
+      </section>`;
     const ok = Object.keys(errors).length === 0;
-    sendUserPage(ctx, req, res, state, ok ? 200 : 422, { title: 'Reports', current: '/reports', body, notice: ok ? null : { kind: 'error', text: 'A filter is not valid; see below.' } });
+    sendUserPage(ctx, req, res, state, ok ? 200 : 422, {
+      title: 'Reports',
+      current: '/reports',
+      body,
+      notice: ok ? null : { kind: 'error', text: 'A filter is not valid; see below.' },
+    });
   });
 }

@@ -30,7 +30,8 @@ async function tierOf(apiBase: string, key: string, model: string): Promise<stri
 
 async function configure(values: Record<string, unknown>): Promise<void> {
   const config = vscode.workspace.getConfiguration('aihub');
-  for (const [key, value] of Object.entries(values)) await config.update(key, value, vscode.ConfigurationTarget.Workspace);
+  for (const [key, value] of Object.entries(values))
+    await config.update(key, value, vscode.ConfigurationTarget.Workspace);
 }
 
 async function openSample(text: string, language = 'typescript'): Promise<vscode.TextEditor> {
@@ -38,7 +39,11 @@ async function openSample(text: string, language = 'typescript'): Promise<vscode
   return vscode.window.showTextDocument(document);
 }
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeout_ms = 20_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeout_ms = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeout_ms;
   for (;;) {
     const value = await probe();
@@ -72,7 +77,11 @@ export function registerExtensionTests(): void {
       upstream = await ScriptedUpstream.start();
       gateway = await startTestGateway(repo, { scripted: upstream.base_url });
       funded = await gateway.account(CREDIT);
-      await configure({ baseUrl: gateway.apiBase, model: 'service-ai-lite', 'localGateway.autoStart': false });
+      await configure({
+        baseUrl: gateway.apiBase,
+        model: 'service-ai-lite',
+        'localGateway.autoStart': false,
+      });
     });
 
     after(async function () {
@@ -90,15 +99,30 @@ export function registerExtensionTests(): void {
     it('registers every contributed command, all in the AIHub category', async () => {
       const started = performance.now();
       api = await extension.activate();
-      report(`activation: activate() ${api.activationMs.toFixed(1)} ms; extension.activate() as seen by the test ${(performance.now() - started).toFixed(1)} ms`);
-      const contributed = (extension.packageJSON.contributes.commands as Array<{ command: string; category: string }>);
+      report(
+        `activation: activate() ${api.activationMs.toFixed(1)} ms; extension.activate() as seen by the test ${(performance.now() - started).toFixed(1)} ms`,
+      );
+      const contributed = extension.packageJSON.contributes.commands as Array<{
+        command: string;
+        category: string;
+      }>;
       assert.ok(contributed.length >= 12);
       const registered = new Set(await vscode.commands.getCommands(true));
       for (const { command, category } of contributed) {
         assert.ok(registered.has(command), `${command} is registered`);
         assert.equal(category, 'AIHub', command);
       }
-      for (const wanted of ['aihub.setApiKey', 'aihub.clearApiKey', 'aihub.explainSelection', 'aihub.generateCode', 'aihub.showBalance', 'aihub.startLocalGateway', 'aihub.stopLocalGateway', 'aihub.selectModel', 'aihub.openChat']) {
+      for (const wanted of [
+        'aihub.setApiKey',
+        'aihub.clearApiKey',
+        'aihub.explainSelection',
+        'aihub.generateCode',
+        'aihub.showBalance',
+        'aihub.startLocalGateway',
+        'aihub.stopLocalGateway',
+        'aihub.selectModel',
+        'aihub.openChat',
+      ]) {
         assert.ok(registered.has(wanted), wanted);
       }
     });
@@ -107,7 +131,10 @@ export function registerExtensionTests(): void {
       await vscode.commands.executeCommand('aihub.clearApiKey');
       assert.equal(await api.hasApiKey(), false);
 
-      const rejected = await vscode.commands.executeCommand<boolean>('aihub.setApiKey', 'aih_not_a_real_key_0000000000');
+      const rejected = await vscode.commands.executeCommand<boolean>(
+        'aihub.setApiKey',
+        'aih_not_a_real_key_0000000000',
+      );
       assert.equal(rejected, false, 'a key the gateway rejects is not stored');
       assert.equal(await api.hasApiKey(), false);
 
@@ -117,16 +144,26 @@ export function registerExtensionTests(): void {
 
       const inspected = JSON.stringify(vscode.workspace.getConfiguration('aihub'));
       assert.ok(!inspected.includes(funded.key), 'the key is not in any aihub setting');
-      const workspaceSettings = join(process.env.AIHUB_TEST_WORKSPACE ?? vscode.workspace.workspaceFolders![0]!.uri.fsPath, '.vscode/settings.json');
+      const workspaceSettings = join(
+        process.env.AIHUB_TEST_WORKSPACE ?? vscode.workspace.workspaceFolders![0]!.uri.fsPath,
+        '.vscode/settings.json',
+      );
       assert.ok(existsSync(workspaceSettings));
-      assert.ok(!readFileSync(workspaceSettings, 'utf8').includes(funded.key), 'the key is not in settings.json');
+      assert.ok(
+        !readFileSync(workspaceSettings, 'utf8').includes(funded.key),
+        'the key is not in settings.json',
+      );
 
-      const balance = await until('status bar balance', () => (api.statusBarText().includes(CREDIT.toFixed(2)) ? api.statusBarText() : undefined));
+      const balance = await until('status bar balance', () =>
+        api.statusBarText().includes(CREDIT.toFixed(2)) ? api.statusBarText() : undefined,
+      );
       assert.match(balance, /AIHub ₹100\.00/);
     });
 
     it('Show Balance answers from /v1/balance', async () => {
-      const balance = await vscode.commands.executeCommand<{ balance: number; currency: string }>('aihub.showBalance');
+      const balance = await vscode.commands.executeCommand<{ balance: number; currency: string }>(
+        'aihub.showBalance',
+      );
       assert.equal(balance.balance, CREDIT);
       assert.equal(balance.currency, 'INR');
     });
@@ -136,7 +173,9 @@ export function registerExtensionTests(): void {
       editor.selection = new vscode.Selection(0, 0, 2, 1);
       const posted: ToWebview[] = [];
       const listener = api.onDidPostToChat((message) => posted.push(message));
-      const before = (await vscode.commands.executeCommand<{ balance: number }>('aihub.showBalance')).balance;
+      const before = (
+        await vscode.commands.executeCommand<{ balance: number }>('aihub.showBalance')
+      ).balance;
       let reply: Assistant;
       try {
         reply = await vscode.commands.executeCommand<Assistant>('aihub.explainSelection');
@@ -146,9 +185,15 @@ export function registerExtensionTests(): void {
       assert.equal(reply.status, 'done', JSON.stringify(reply.error));
       assert.ok(reply.text.trim().length > 0);
 
-      const deltas = posted.filter((m): m is Extract<ToWebview, { type: 'delta' }> => m.type === 'delta' && m.id === reply.id);
+      const deltas = posted.filter(
+        (m): m is Extract<ToWebview, { type: 'delta' }> => m.type === 'delta' && m.id === reply.id,
+      );
       assert.ok(deltas.length >= 2, `the reply streamed in ${deltas.length} piece(s)`);
-      assert.equal(deltas.map((d) => d.text).join(''), reply.text, 'the streamed pieces make up the reply');
+      assert.equal(
+        deltas.map((d) => d.text).join(''),
+        reply.text,
+        'the streamed pieces make up the reply',
+      );
 
       const transcript = api.chatTranscript();
       const question = transcript[transcript.length - 2]!;
@@ -162,20 +207,33 @@ export function registerExtensionTests(): void {
       assert.ok(meta, 'the reply carries x_aihub');
       assert.equal(meta.tier, await tierOf(gateway.apiBase, funded.key, 'service-ai-lite'));
       assert.ok(meta.cost > 0, 'a paid tier costs something');
-      assert.equal(micros(meta.balance), micros(before) - micros(meta.cost), 'balance after = before − cost');
-      await until('status bar after the reply', () => api.statusBarText().includes(meta.balance.toFixed(2)) || undefined);
+      assert.equal(
+        micros(meta.balance),
+        micros(before) - micros(meta.cost),
+        'balance after = before − cost',
+      );
+      await until(
+        'status bar after the reply',
+        () => api.statusBarText().includes(meta.balance.toFixed(2)) || undefined,
+      );
     });
 
     it('Generate Code proposes the code, fences stripped; Accept inserts it as one undoable edit', async function () {
       const original = '// header\n\n// footer\n';
       const editor = await openSample(original);
       editor.selection = new vscode.Selection(1, 0, 1, 0);
-      const result = await vscode.commands.executeCommand<GeneratedCode>('aihub.generateCode', 'a function that adds two numbers');
+      const result = await vscode.commands.executeCommand<GeneratedCode>(
+        'aihub.generateCode',
+        'a function that adds two numbers',
+      );
       assert.ok(result && !result.cancelled);
       assert.ok(result.text.trim().length > 0, 'some code was inserted');
       assert.equal(result.text, stripCodeFences(result.reply));
       if (result.reply.includes('```')) {
-        assert.ok(!result.text.includes('```'), 'the fences and the prose around them are not in the editor');
+        assert.ok(
+          !result.text.includes('```'),
+          'the fences and the prose around them are not in the editor',
+        );
         assert.ok(result.text.length < result.reply.length);
       }
       // The built-in engine answers with a skeleton of the requested function in the file's language.
@@ -188,13 +246,20 @@ export function registerExtensionTests(): void {
       assert.ok(result.meta && result.meta.cost >= 0);
 
       await vscode.commands.executeCommand('undo');
-      assert.equal(editor.document.getText(), original, 'one undo removes the whole generated code');
+      assert.equal(
+        editor.document.getText(),
+        original,
+        'one undo removes the whole generated code',
+      );
     });
 
     it('Generate Code over a selection replaces it', async () => {
       const editor = await openSample('const keep = 1;\nconst old = 2;\n');
       editor.selection = new vscode.Selection(1, 0, 1, 15);
-      const result = await vscode.commands.executeCommand<GeneratedCode>('aihub.generateCode', 'rewrite this as a function');
+      const result = await vscode.commands.executeCommand<GeneratedCode>(
+        'aihub.generateCode',
+        'rewrite this as a function',
+      );
       assert.ok(result && result.text.length > 0);
       assert.equal(await vscode.commands.executeCommand('aihub.acceptProposal'), 'accepted');
       assert.equal(editor.document.getText(), `const keep = 1;\n${result.text}\n`);
@@ -220,24 +285,37 @@ export function registerExtensionTests(): void {
     });
 
     it('Select Model changes the tier that the next reply uses', async () => {
-      const picked = await vscode.commands.executeCommand<string>('aihub.selectModel', 'service-ai-standard-6');
+      const picked = await vscode.commands.executeCommand<string>(
+        'aihub.selectModel',
+        'service-ai-standard-6',
+      );
       assert.equal(picked, 'service-ai-standard-6');
-      assert.equal(vscode.workspace.getConfiguration('aihub').get('model'), 'service-ai-standard-6');
+      assert.equal(
+        vscode.workspace.getConfiguration('aihub').get('model'),
+        'service-ai-standard-6',
+      );
       const editor = await openSample('x = 1\n', 'python');
       editor.selection = new vscode.Selection(0, 0, 0, 5);
       const reply = await vscode.commands.executeCommand<Assistant>('aihub.explainSelection');
       assert.equal(reply.status, 'done', JSON.stringify(reply.error));
-      assert.equal(reply.meta?.tier, await tierOf(gateway.apiBase, funded.key, 'service-ai-standard-6'));
+      assert.equal(
+        reply.meta?.tier,
+        await tierOf(gateway.apiBase, funded.key, 'service-ai-standard-6'),
+      );
       await configure({ model: 'service-ai-lite' });
     });
 
     it('a base URL given as a full endpoint path is normalized', async () => {
       await configure({ baseUrl: `${gateway.apiBase}/chat/completions` });
       try {
-        const balance = await vscode.commands.executeCommand<{ balance: number }>('aihub.showBalance');
+        const balance = await vscode.commands.executeCommand<{ balance: number }>(
+          'aihub.showBalance',
+        );
         assert.ok(balance && balance.balance > 0);
         await configure({ baseUrl: gateway.root });
-        const again = await vscode.commands.executeCommand<{ balance: number }>('aihub.showBalance');
+        const again = await vscode.commands.executeCommand<{ balance: number }>(
+          'aihub.showBalance',
+        );
         assert.equal(again?.balance, balance.balance);
       } finally {
         await configure({ baseUrl: gateway.apiBase });
@@ -264,7 +342,10 @@ export function registerExtensionTests(): void {
       const reply = await vscode.commands.executeCommand<Assistant>('aihub.explainSelection');
       assert.equal(reply.status, 'error');
       assert.deepEqual(reply.error?.actions, ['setApiKey']);
-      await until('status bar shows the rejected key', () => /key rejected/.test(api.statusBarText()) || undefined);
+      await until(
+        'status bar shows the rejected key',
+        () => /key rejected/.test(api.statusBarText()) || undefined,
+      );
     });
 
     it('an unreachable gateway offers Start Local Gateway', async () => {
@@ -297,7 +378,8 @@ export function registerExtensionTests(): void {
       registerRealWorkTests({
         api: () => api,
         upstream: () => upstream,
-        workspace: () => process.env.AIHUB_TEST_WORKSPACE ?? vscode.workspace.workspaceFolders![0]!.uri.fsPath,
+        workspace: () =>
+          process.env.AIHUB_TEST_WORKSPACE ?? vscode.workspace.workspaceFolders![0]!.uri.fsPath,
         configure,
         until,
       });
@@ -309,7 +391,8 @@ export function registerExtensionTests(): void {
       await vscode.commands.executeCommand('aihub.clearApiKey');
       await configure({ baseUrl: undefined, 'localGateway.port': port });
       try {
-        const info = await vscode.commands.executeCommand<LocalGatewayInfo>('aihub.startLocalGateway');
+        const info =
+          await vscode.commands.executeCommand<LocalGatewayInfo>('aihub.startLocalGateway');
         assert.ok(info, 'the local gateway started');
         assert.equal(info.apiBase, `http://127.0.0.1:${port}/v1`);
         assert.equal(api.localGateway().state, 'running');
@@ -318,7 +401,9 @@ export function registerExtensionTests(): void {
 
         const health = await fetch(`http://127.0.0.1:${port}/healthz`);
         assert.deepEqual(await health.json(), { status: 'ok' });
-        const balance = await vscode.commands.executeCommand<{ balance: number }>('aihub.showBalance');
+        const balance = await vscode.commands.executeCommand<{ balance: number }>(
+          'aihub.showBalance',
+        );
         assert.ok(balance && balance.balance > 0, 'the local account has sandbox credit');
 
         const editor = await openSample('const local = true;\n');
@@ -329,7 +414,10 @@ export function registerExtensionTests(): void {
 
         // The openai SDK from outside the extension sees the same gateway and the same account.
         const client = new OpenAI({ baseURL: info.apiBase, apiKey: 'wrong-key' });
-        await assert.rejects(client.models.list(), (error: unknown) => error instanceof OpenAI.APIError && error.status === 401);
+        await assert.rejects(
+          client.models.list(),
+          (error: unknown) => error instanceof OpenAI.APIError && error.status === 401,
+        );
 
         await vscode.commands.executeCommand('aihub.stopLocalGateway');
         assert.equal(api.localGateway().state, 'stopped');
@@ -337,10 +425,17 @@ export function registerExtensionTests(): void {
         assert.throws(() => process.kill(info.pid!, 0), 'the gateway process is gone');
 
         // A second start reuses the data dir and the stored key: no new account.
-        const second = await vscode.commands.executeCommand<LocalGatewayInfo>('aihub.startLocalGateway');
+        const second =
+          await vscode.commands.executeCommand<LocalGatewayInfo>('aihub.startLocalGateway');
         assert.ok(second);
-        const again = await vscode.commands.executeCommand<{ balance: number }>('aihub.showBalance');
-        assert.equal(again?.balance, reply.meta!.balance, 'same account, balance kept across restarts');
+        const again = await vscode.commands.executeCommand<{ balance: number }>(
+          'aihub.showBalance',
+        );
+        assert.equal(
+          again?.balance,
+          reply.meta!.balance,
+          'same account, balance kept across restarts',
+        );
         await vscode.commands.executeCommand('aihub.stopLocalGateway');
         assert.ok(await portIsClosed(port));
       } finally {

@@ -22,7 +22,10 @@ export const SCRIPTED_MODEL = 'service-ai-pro-4';
  * `scripted`: the base URL of a scripted OpenAI-compatible upstream (test/support/scripted-upstream.ts)
  * that answers SCRIPTED_MODEL, so a test can say what the model replies and read what reached it.
  */
-export async function startTestGateway(repo: string, options: { scripted?: string } = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  repo: string,
+  options: { scripted?: string } = {},
+): Promise<TestGateway> {
   const script = process.env.AIHUB_TEST_GATEWAY ?? join(repo, 'dist/gateway.js');
   const dataDir = mkdtempSync(join(tmpdir(), 'aihub-test-gateway-'));
   const adminToken = randomBytes(24).toString('hex');
@@ -32,17 +35,34 @@ export async function startTestGateway(repo: string, options: { scripted?: strin
   const engines: Record<string, unknown> = { builtin: { type: 'builtin', token_interval_ms: 3 } };
   const models: Record<string, unknown> = {};
   if (options.scripted) {
-    engines.scripted = { type: 'openai-compatible', base_url: options.scripted, model: 'scripted-model', timeout_ms: 10_000 };
+    engines.scripted = {
+      type: 'openai-compatible',
+      base_url: options.scripted,
+      model: 'scripted-model',
+      timeout_ms: 10_000,
+    };
     models[SCRIPTED_MODEL] = { targets: ['scripted'] };
   }
   writeFileSync(configFile, JSON.stringify({ chat: { engines, models } }), { mode: 0o600 }); // the data dir must stay private
-  const child: ChildProcess = spawn(process.execPath, [script, '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--config', configFile], {
-    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', AIHUB_ADMIN_TOKEN: adminToken, AIHUB_MODE: 'sandbox' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [script, '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--config', configFile],
+    {
+      env: {
+        ...process.env,
+        ELECTRON_RUN_AS_NODE: '1',
+        AIHUB_ADMIN_TOKEN: adminToken,
+        AIHUB_MODE: 'sandbox',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start in 30 s:\n${output}`)), 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`gateway did not start in 30 s:\n${output}`)),
+      30_000,
+    );
     const onData = (data: Buffer): void => {
       output += data.toString();
       for (const line of output.split('\n')) {
@@ -75,8 +95,16 @@ export async function startTestGateway(repo: string, options: { scripted?: strin
       const account = await admin<{ id: string }>('POST', '/admin/accounts', {
         email: `test-${randomBytes(4).toString('hex')}@example.com`,
       });
-      const key = await admin<{ id: string; key: string }>('POST', `/admin/accounts/${account.id}/keys`, { name: 'test' });
-      if (credit > 0) await admin('POST', `/admin/accounts/${account.id}/credit`, { amount: credit, reference: `test-${account.id}` });
+      const key = await admin<{ id: string; key: string }>(
+        'POST',
+        `/admin/accounts/${account.id}/keys`,
+        { name: 'test' },
+      );
+      if (credit > 0)
+        await admin('POST', `/admin/accounts/${account.id}/credit`, {
+          amount: credit,
+          reference: `test-${account.id}`,
+        });
       return { accountId: account.id, key: key.key, keyId: key.id };
     },
     async revokeKey(keyId) {

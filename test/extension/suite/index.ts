@@ -6,10 +6,16 @@ import { registerExtensionTests } from './extension.test.js';
 import { FileReporter } from './reporter.js';
 
 export function run(): Promise<void> {
-  const mocha = new Mocha({ ui: 'bdd', timeout: 60_000, reporter: FileReporter as unknown as Mocha.ReporterConstructor });
+  const mocha = new Mocha({
+    ui: 'bdd',
+    timeout: 60_000,
+    reporter: FileReporter as unknown as Mocha.ReporterConstructor,
+  });
   mocha.suite.emit('pre-require', globalThis, 'aihub-extension-suite', mocha);
   registerExtensionTests();
   return new Promise((resolve, reject) => {
-    mocha.run((failures) => (failures > 0 ? reject(new Error(`${failures} extension test(s) failed`)) : resolve()));
+    mocha.run((failures) =>
+      failures > 0 ? reject(new Error(`${failures} extension test(s) failed`)) : resolve(),
+    );
   });
 }

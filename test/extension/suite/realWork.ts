@@ -18,7 +18,11 @@ export interface RealWorkContext {
   upstream(): ScriptedUpstream;
   workspace(): string;
   configure(values: Record<string, unknown>): Promise<void>;
-  until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeout_ms?: number): Promise<T>;
+  until<T>(
+    what: string,
+    probe: () => T | undefined | Promise<T | undefined>,
+    timeout_ms?: number,
+  ): Promise<T>;
 }
 
 /** A line in the suite's results (the harness prints the results file). */
@@ -29,13 +33,18 @@ export function report(line: string): void {
 
 /** The last user message the upstream received. */
 function lastUserMessage(upstream: ScriptedUpstream): string {
-  const body = upstream.received.at(-1)?.body as { messages?: Array<{ role: string; content: string }> } | undefined;
+  const body = upstream.received.at(-1)?.body as
+    { messages?: Array<{ role: string; content: string }> } | undefined;
   const user = body?.messages?.filter((m) => m.role === 'user').at(-1);
   assert.ok(user, 'the upstream received a chat request with a user message');
   return user.content;
 }
 
-async function openWorkspaceFile(folder: string, name: string, text: string): Promise<vscode.TextEditor> {
+async function openWorkspaceFile(
+  folder: string,
+  name: string,
+  text: string,
+): Promise<vscode.TextEditor> {
   const path = join(folder, name);
   writeFileSync(path, text);
   const document = await vscode.workspace.openTextDocument(vscode.Uri.file(path));
@@ -45,7 +54,10 @@ async function openWorkspaceFile(folder: string, name: string, text: string): Pr
 function diffTabs(): vscode.Tab[] {
   return vscode.window.tabGroups.all
     .flatMap((g) => g.tabs)
-    .filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === 'aihub-proposal');
+    .filter(
+      (t) =>
+        t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === 'aihub-proposal',
+    );
 }
 
 export function registerRealWorkTests(t: RealWorkContext): void {
@@ -53,32 +65,57 @@ export function registerRealWorkTests(t: RealWorkContext): void {
     const api = t.api();
     await t.configure({ model: SCRIPTED_MODEL });
     t.upstream().setDefault({ kind: 'ok', content: 'It greets by name.' });
-    const editor = await openWorkspaceFile(t.workspace(), 'greeter.ts', 'export function greet(name: string): string {\n  return `Hi, ${name}!`;\n}\n');
+    const editor = await openWorkspaceFile(
+      t.workspace(),
+      'greeter.ts',
+      'export function greet(name: string): string {\n  return `Hi, ${name}!`;\n}\n',
+    );
     editor.selection = new vscode.Selection(0, 0, 0, 0);
     const context = await t.until('the context lists greeter.ts', async () => {
       const built = await api.chatContext();
-      return built.view.items.some((i) => i.kind === 'active' && i.label === 'greeter.ts') ? built : undefined;
+      return built.view.items.some((i) => i.kind === 'active' && i.label === 'greeter.ts')
+        ? built
+        : undefined;
     });
     assert.ok(context.view.tokens > 0 && context.view.tokens <= context.view.budget);
     const received = t.upstream().received.length;
-    const reply = await vscode.commands.executeCommand<Assistant>('aihub.ask', 'What does this file do?');
+    const reply = await vscode.commands.executeCommand<Assistant>(
+      'aihub.ask',
+      'What does this file do?',
+    );
     assert.equal(reply.status, 'done', JSON.stringify(reply.error));
     assert.equal(reply.text, 'It greets by name.');
     assert.equal(t.upstream().received.length, received + 1);
     const sent = lastUserMessage(t.upstream());
-    assert.ok(sent.includes('return `Hi, ${name}!`;'), `the file's content reached the model: ${sent}`);
+    assert.ok(
+      sent.includes('return `Hi, ${name}!`;'),
+      `the file's content reached the model: ${sent}`,
+    );
     assert.ok(sent.includes('`greeter.ts`'), 'with its name');
-    assert.ok(sent.trimEnd().endsWith('What does this file do?'), 'the question follows the context');
+    assert.ok(
+      sent.trimEnd().endsWith('What does this file do?'),
+      'the question follows the context',
+    );
     const question = api.chatTranscript().at(-2)!;
     assert.equal(question.role, 'user');
     assert.equal(question.text, 'What does this file do?', 'the transcript keeps the typed text');
-    assert.deepEqual(question.role === 'user' && question.context, ['greeter.ts (whole file, 4 lines)']);
+    assert.deepEqual(question.role === 'user' && question.context, [
+      'greeter.ts (whole file, 4 lines)',
+    ]);
   });
 
   it('with a selection, only the selection goes', async () => {
-    const editor = await openWorkspaceFile(t.workspace(), 'two.py', 'def one():\n    return 1\n\ndef two():\n    return 2\n');
+    const editor = await openWorkspaceFile(
+      t.workspace(),
+      'two.py',
+      'def one():\n    return 1\n\ndef two():\n    return 2\n',
+    );
     editor.selection = new vscode.Selection(3, 0, 4, 12);
-    await t.until('the selection in the context', async () => ((await t.api().chatContext()).labels.includes('two.py (lines 4-5 selected)') ? true : undefined));
+    await t.until('the selection in the context', async () =>
+      (await t.api().chatContext()).labels.includes('two.py (lines 4-5 selected)')
+        ? true
+        : undefined,
+    );
     await vscode.commands.executeCommand<Assistant>('aihub.ask', 'Explain.');
     const sent = lastUserMessage(t.upstream());
     assert.ok(sent.includes('def two():') && !sent.includes('def one():'), sent);
@@ -97,7 +134,9 @@ export function registerRealWorkTests(t: RealWorkContext): void {
       const item = built.view.items.find((i) => i.label === 'big.ts')!;
       assert.match(item.note!, /trimmed to lines \d+-\d+ of 401 around the selection/);
       assert.ok(built.prompt.includes('const v200 = 200;'), 'the cursor line is kept');
-      assert.ok(!built.prompt.includes('const v0 = 0;') && !built.prompt.includes('const v399 = 399;'));
+      assert.ok(
+        !built.prompt.includes('const v0 = 0;') && !built.prompt.includes('const v399 = 399;'),
+      );
       assert.ok(built.view.tokens <= 100);
       assert.match(built.prompt, /\(Note: trimmed to lines/);
     } finally {
@@ -109,7 +148,10 @@ export function registerRealWorkTests(t: RealWorkContext): void {
     const helper = join(t.workspace(), 'helper.py');
     writeFileSync(helper, 'def helper():\n    return "from the helper file"\n');
     await openWorkspaceFile(t.workspace(), 'main.py', 'print(1)\n');
-    const added = await vscode.commands.executeCommand<vscode.Uri[]>('aihub.addFileToChat', vscode.Uri.file(helper));
+    const added = await vscode.commands.executeCommand<vscode.Uri[]>(
+      'aihub.addFileToChat',
+      vscode.Uri.file(helper),
+    );
     assert.equal(added.length, 1);
     const built = await t.api().chatContext();
     assert.ok(built.view.items.some((i) => i.kind === 'file' && i.label === 'helper.py'));
@@ -120,7 +162,11 @@ export function registerRealWorkTests(t: RealWorkContext): void {
   });
 
   it('Explain adds the enclosing function to the selection', async () => {
-    const editor = await openWorkspaceFile(t.workspace(), 'calc.ts', 'export function total(items: number[]): number {\n  let sum = 0;\n  for (const item of items) sum += item;\n  return sum;\n}\n');
+    const editor = await openWorkspaceFile(
+      t.workspace(),
+      'calc.ts',
+      'export function total(items: number[]): number {\n  let sum = 0;\n  for (const item of items) sum += item;\n  return sum;\n}\n',
+    );
     editor.selection = new vscode.Selection(2, 0, 2, 40);
     const reply = await vscode.commands.executeCommand<Assistant>('aihub.explainSelection');
     assert.equal(reply.status, 'done', JSON.stringify(reply.error));
@@ -130,18 +176,25 @@ export function registerRealWorkTests(t: RealWorkContext): void {
   });
 
   it('Generate sends the code around the cursor and the imports, then opens a diff; Accept writes the file as one undoable edit', async () => {
-    const original = "import { readFileSync } from 'node:fs';\n\nconst before = 1;\n\nconst after = 2;\n";
+    const original =
+      "import { readFileSync } from 'node:fs';\n\nconst before = 1;\n\nconst after = 2;\n";
     const file = join(t.workspace(), 'generated.ts');
     const editor = await openWorkspaceFile(t.workspace(), 'generated.ts', original);
     editor.selection = new vscode.Selection(3, 0, 3, 0);
     const code = 'export function sum(a: number, b: number): number {\n  return a + b;\n}';
     t.upstream().setDefault({ kind: 'ok', content: `Here it is:\n\`\`\`ts\n${code}\n\`\`\`\n` });
-    const result = await vscode.commands.executeCommand<GeneratedCode>('aihub.generateCode', 'a function that adds two numbers');
+    const result = await vscode.commands.executeCommand<GeneratedCode>(
+      'aihub.generateCode',
+      'a function that adds two numbers',
+    );
     assert.ok(result?.proposed, 'a proposal is open');
     assert.equal(result.text, code, 'fences and prose stripped');
     const sent = lastUserMessage(t.upstream());
     assert.ok(sent.includes("import { readFileSync } from 'node:fs';"), 'the imports were sent');
-    assert.ok(sent.includes('const before = 1;') && sent.includes('const after = 2;'), 'the code before and after the cursor was sent');
+    assert.ok(
+      sent.includes('const before = 1;') && sent.includes('const after = 2;'),
+      'the code before and after the cursor was sent',
+    );
     assert.equal(diffTabs().length, 1, 'the diff is open');
     assert.equal(t.api().proposalPending(), true);
     assert.equal(readFileSync(file, 'utf8'), original, 'nothing is written before Accept');
@@ -150,7 +203,11 @@ export function registerRealWorkTests(t: RealWorkContext): void {
     assert.equal(outcome, 'accepted');
     const expected = `import { readFileSync } from 'node:fs';\n\nconst before = 1;\n${code}\nconst after = 2;\n`;
     assert.equal(editor.document.getText(), expected);
-    assert.equal(readFileSync(file, 'utf8'), expected, 'the file on disk changed (it had no unsaved changes, so it is saved)');
+    assert.equal(
+      readFileSync(file, 'utf8'),
+      expected,
+      'the file on disk changed (it had no unsaved changes, so it is saved)',
+    );
     await t.until('the diff closed', () => (diffTabs().length === 0 ? true : undefined));
     await vscode.window.showTextDocument(editor.document);
     await vscode.commands.executeCommand('undo');
@@ -164,7 +221,10 @@ export function registerRealWorkTests(t: RealWorkContext): void {
     const editor = await openWorkspaceFile(t.workspace(), 'rejected.ts', original);
     editor.selection = new vscode.Selection(1, 0, 1, 0);
     t.upstream().setDefault({ kind: 'ok', content: 'const extra = 2;' });
-    const result = await vscode.commands.executeCommand<GeneratedCode>('aihub.generateCode', 'another constant');
+    const result = await vscode.commands.executeCommand<GeneratedCode>(
+      'aihub.generateCode',
+      'another constant',
+    );
     assert.ok(result?.proposed);
     assert.equal(diffTabs().length, 1);
     assert.equal(await vscode.commands.executeCommand('aihub.rejectProposal'), 'rejected');
@@ -176,15 +236,37 @@ export function registerRealWorkTests(t: RealWorkContext): void {
 
   it('an inline completion appears as ghost text, is billed into the session spend, and Tab (commit) inserts it', async () => {
     const api = t.api();
-    await t.configure({ 'inlineCompletions.model': SCRIPTED_MODEL, 'inlineCompletions.enabled': true, 'inlineCompletions.debounceMs': 0 });
+    await t.configure({
+      'inlineCompletions.model': SCRIPTED_MODEL,
+      'inlineCompletions.enabled': true,
+      'inlineCompletions.debounceMs': 0,
+    });
     t.upstream().setDefault({ kind: 'ok', content: 'a + b;' });
     // The workbench here is a headless page whose editor need not keep the DOM focus while the test
     // drives it through commands, and VS Code drops ghost text on blur; this internal setting (which
     // the API cannot write, hence settings.json) keeps it. The .vsix browser test types and presses Tab for real.
     const settingsFile = join(t.workspace(), '.vscode/settings.json');
-    writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(readFileSync(settingsFile, 'utf8')), 'editor.inlineSuggest.keepOnBlur': true }, null, 2));
-    await t.until('keepOnBlur read', () => (vscode.workspace.getConfiguration('editor').get('inlineSuggest.keepOnBlur') === true ? true : undefined));
-    const editor = await openWorkspaceFile(t.workspace(), 'inline.ts', 'export function add(a: number, b: number): number {\n  return\n}\n');
+    writeFileSync(
+      settingsFile,
+      JSON.stringify(
+        {
+          ...JSON.parse(readFileSync(settingsFile, 'utf8')),
+          'editor.inlineSuggest.keepOnBlur': true,
+        },
+        null,
+        2,
+      ),
+    );
+    await t.until('keepOnBlur read', () =>
+      vscode.workspace.getConfiguration('editor').get('inlineSuggest.keepOnBlur') === true
+        ? true
+        : undefined,
+    );
+    const editor = await openWorkspaceFile(
+      t.workspace(),
+      'inline.ts',
+      'export function add(a: number, b: number): number {\n  return\n}\n',
+    );
     const position = new vscode.Position(1, 8);
     editor.selection = new vscode.Selection(position, position);
     const spentBefore = api.spend().session;
@@ -202,34 +284,60 @@ export function registerRealWorkTests(t: RealWorkContext): void {
     });
     // The gateway serves /v1/completions (its probe, an empty body, is a 400 there), so the extension
     // sends a native completion: the code before the cursor as `prompt`, the code after it as `suffix`.
-    assert.equal(api.inlineStats().client, 'completions', 'the gateway serves /v1/completions: the native client, prompt + suffix');
+    assert.equal(
+      api.inlineStats().client,
+      'completions',
+      'the gateway serves /v1/completions: the native client, prompt + suffix',
+    );
     // The scripted target speaks chat only: the gateway turns prompt + suffix into one fill-in-the-middle message.
     const received = t.upstream().received.at(-1);
     assert.ok(received, 'the completion reached the upstream');
     assert.equal(received.url, '/v1/chat/completions', 'as a chat request');
-    const upstreamBody = received.body as { messages: Array<{ role: string; content: string }>; stream?: boolean };
-    assert.match(upstreamBody.messages.find((m) => m.role === 'system')?.content ?? '', /fill-in-the-middle/);
+    const upstreamBody = received.body as {
+      messages: Array<{ role: string; content: string }>;
+      stream?: boolean;
+    };
+    assert.match(
+      upstreamBody.messages.find((m) => m.role === 'system')?.content ?? '',
+      /fill-in-the-middle/,
+    );
     const sent = lastUserMessage(t.upstream());
-    assert.equal(sent, '<|fim_prefix|>export function add(a: number, b: number): number {\n  return <|fim_suffix|>\n}\n<|fim_middle|>', `the prompt and suffix around the cursor: ${sent}`);
+    assert.equal(
+      sent,
+      '<|fim_prefix|>export function add(a: number, b: number): number {\n  return <|fim_suffix|>\n}\n<|fim_middle|>',
+      `the prompt and suffix around the cursor: ${sent}`,
+    );
     assert.ok(!upstreamBody.stream, 'a native completion is one JSON answer');
-    await t.until('the session spend counts the completion', () => (api.spend().session > spentBefore ? true : undefined));
+    await t.until('the session spend counts the completion', () =>
+      api.spend().session > spentBefore ? true : undefined,
+    );
     // Tab runs editor.action.inlineSuggest.commit while the ghost text is visible.
     await t.until('the ghost text accepted', async () => {
       await vscode.commands.executeCommand('workbench.action.focusActiveEditorGroup');
       await vscode.commands.executeCommand('editor.action.inlineSuggest.commit');
       return editor.document.lineAt(1).text !== '  return ' ? true : undefined;
     });
-    assert.equal(editor.document.getText(), 'export function add(a: number, b: number): number {\n  return a + b;\n}\n');
+    assert.equal(
+      editor.document.getText(),
+      'export function add(a: number, b: number): number {\n  return a + b;\n}\n',
+    );
   });
 
   it('the status bar toggle turns inline completions off and on', async () => {
     const api = t.api();
     assert.match(api.inlineStatusText(), /AIHub completions$/);
     assert.equal(await vscode.commands.executeCommand('aihub.toggleInlineCompletions'), false);
-    assert.equal(vscode.workspace.getConfiguration('aihub').get('inlineCompletions.enabled'), false);
-    await t.until('the status bar says off', () => (/completions off/.test(api.inlineStatusText()) ? true : undefined));
+    assert.equal(
+      vscode.workspace.getConfiguration('aihub').get('inlineCompletions.enabled'),
+      false,
+    );
+    await t.until('the status bar says off', () =>
+      /completions off/.test(api.inlineStatusText()) ? true : undefined,
+    );
     assert.equal(await vscode.commands.executeCommand('aihub.toggleInlineCompletions'), true);
-    await t.until('the status bar says on', () => (/AIHub completions$/.test(api.inlineStatusText()) ? true : undefined));
+    await t.until('the status bar says on', () =>
+      /AIHub completions$/.test(api.inlineStatusText()) ? true : undefined,
+    );
   });
 
   it('the spending cap asks before a request that could pass it; cancelled, nothing is sent; completions pause', async () => {
@@ -237,8 +345,12 @@ export function registerRealWorkTests(t: RealWorkContext): void {
     assert.ok(api.spend().today > 0, 'earlier tests spent something today');
     await t.configure({ 'spendingCap.perDay': 0.000001 });
     try {
-      await t.until('the status bar shows the cap reached', () => (/cap reached/.test(api.statusBarText()) ? true : undefined));
-      await t.until('inline completions paused', () => (/paused/.test(api.inlineStatusText()) ? true : undefined));
+      await t.until('the status bar shows the cap reached', () =>
+        /cap reached/.test(api.statusBarText()) ? true : undefined,
+      );
+      await t.until('inline completions paused', () =>
+        /paused/.test(api.inlineStatusText()) ? true : undefined,
+      );
       const received = t.upstream().received.length;
       const asked = new Promise<{ purpose: string; worstCase: number; cap: number }>((resolve) => {
         const listener = api.onDidAskSpend((question) => {
@@ -253,7 +365,10 @@ export function registerRealWorkTests(t: RealWorkContext): void {
       // The question is a quick pick: dismiss it, as Escape would.
       await t.until('the question answered', async () => {
         await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
-        return Promise.race([pending.then(() => true), new Promise<undefined>((r) => setTimeout(() => r(undefined), 200))]);
+        return Promise.race([
+          pending.then(() => true),
+          new Promise<undefined>((r) => setTimeout(() => r(undefined), 200)),
+        ]);
       });
       const reply = await pending;
       assert.equal(reply.status, 'error');
@@ -262,7 +377,9 @@ export function registerRealWorkTests(t: RealWorkContext): void {
     } finally {
       await t.configure({ 'spendingCap.perDay': undefined });
     }
-    await t.until('the cap warning gone', () => (!/cap reached/.test(api.statusBarText()) ? true : undefined));
+    await t.until('the cap warning gone', () =>
+      !/cap reached/.test(api.statusBarText()) ? true : undefined,
+    );
   });
 
   it('conversations persist: New Chat keeps the old one, which reopens, renames and deletes', async () => {
@@ -277,12 +394,19 @@ export function registerRealWorkTests(t: RealWorkContext): void {
     assert.ok(saved, 'the previous conversation is in the history');
     assert.equal(saved.messages, entries.length);
     assert.equal(await api.openConversation(before.id), true);
-    assert.deepEqual(api.chatTranscript().map((e) => e.id), entries, 'reopened with every message');
+    assert.deepEqual(
+      api.chatTranscript().map((e) => e.id),
+      entries,
+      'reopened with every message',
+    );
     assert.equal(await api.renameConversation(before.id, 'Greeter questions'), true);
     assert.equal(api.currentConversation().title, 'Greeter questions');
     assert.equal(await api.openConversation('__proto__'), false);
     assert.equal(await api.deleteConversation(before.id), true);
-    assert.equal(api.conversations().some((c) => c.id === before.id), false);
+    assert.equal(
+      api.conversations().some((c) => c.id === before.id),
+      false,
+    );
     assert.equal(api.chatTranscript().length, 0, 'deleting the open conversation starts a new one');
   });
 }

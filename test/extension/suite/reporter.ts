@@ -1,7 +1,8 @@
 import { appendFileSync } from 'node:fs';
 import Mocha from 'mocha';
 
-const { EVENT_RUN_END, EVENT_SUITE_BEGIN, EVENT_TEST_FAIL, EVENT_TEST_PASS, EVENT_TEST_PENDING } = Mocha.Runner.constants;
+const { EVENT_RUN_END, EVENT_SUITE_BEGIN, EVENT_TEST_FAIL, EVENT_TEST_PASS, EVENT_TEST_PENDING } =
+  Mocha.Runner.constants;
 
 /** A spec-like reporter that writes every line both to the console and to AIHUB_TEST_RESULTS. */
 export class FileReporter {
@@ -18,15 +19,21 @@ export class FileReporter {
       depth++;
       suite.once('end', () => depth--);
     });
-    runner.on(EVENT_TEST_PASS, (test: Mocha.Test) => write(`${'  '.repeat(depth)}ok ${test.title} (${test.duration} ms)`));
-    runner.on(EVENT_TEST_PENDING, (test: Mocha.Test) => write(`${'  '.repeat(depth)}skipped ${test.title}`));
+    runner.on(EVENT_TEST_PASS, (test: Mocha.Test) =>
+      write(`${'  '.repeat(depth)}ok ${test.title} (${test.duration} ms)`),
+    );
+    runner.on(EVENT_TEST_PENDING, (test: Mocha.Test) =>
+      write(`${'  '.repeat(depth)}skipped ${test.title}`),
+    );
     runner.on(EVENT_TEST_FAIL, (test: Mocha.Test, error: Error) => {
       failures.push({ title: test.fullTitle(), error });
       write(`${'  '.repeat(depth)}FAILED ${test.title}`);
     });
     runner.once(EVENT_RUN_END, () => {
       const stats = runner.stats!;
-      failures.forEach(({ title, error }, i) => write(`\n${i + 1}) ${title}\n${error.stack ?? error.message}`));
+      failures.forEach(({ title, error }, i) =>
+        write(`\n${i + 1}) ${title}\n${error.stack ?? error.message}`),
+      );
       write(`# passing ${stats.passes}`);
       write(`# failing ${stats.failures}`);
       write(`# pending ${stats.pending}`);

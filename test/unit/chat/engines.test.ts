@@ -1,14 +1,32 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { BuiltinEngine, answer } from '../../../gateway/llm/engines/builtin.js';
-import { OpenAICompatibleEngine, openaiCompatibleEngineSchema } from '../../../gateway/llm/engines/openai-compatible.js';
+import {
+  OpenAICompatibleEngine,
+  openaiCompatibleEngineSchema,
+} from '../../../gateway/llm/engines/openai-compatible.js';
 import { countPromptTokens, countTextTokens } from '../../../gateway/llm/tokens.js';
-import { UpstreamError, type EngineRequest, type UpstreamChunk } from '../../../gateway/llm/types.js';
+import {
+  UpstreamError,
+  type EngineRequest,
+  type UpstreamChunk,
+} from '../../../gateway/llm/types.js';
 import { DEFAULT_CONTENT, refusedPort, ScriptedUpstream } from '../../support/scripted-upstream.js';
 
-function request(content: string, max_output_tokens = 1_000, params: Record<string, unknown> = {}, signal = new AbortController().signal): EngineRequest {
+function request(
+  content: string,
+  max_output_tokens = 1_000,
+  params: Record<string, unknown> = {},
+  signal = new AbortController().signal,
+): EngineRequest {
   const messages = [{ role: 'user' as const, content }];
-  return { params: { messages, ...params }, messages, max_output_tokens, prompt_tokens_estimate: countPromptTokens(messages), signal };
+  return {
+    params: { messages, ...params },
+    messages,
+    max_output_tokens,
+    prompt_tokens_estimate: countPromptTokens(messages),
+    signal,
+  };
 }
 
 async function collect(chunks: AsyncIterable<UpstreamChunk>): Promise<UpstreamChunk[]> {
@@ -17,7 +35,8 @@ async function collect(chunks: AsyncIterable<UpstreamChunk>): Promise<UpstreamCh
   return out;
 }
 
-const text = (chunks: UpstreamChunk[]) => chunks.map((c) => c.choices?.[0]?.delta?.content ?? '').join('');
+const text = (chunks: UpstreamChunk[]) =>
+  chunks.map((c) => c.choices?.[0]?.delta?.content ?? '').join('');
 
 test('builtin: deterministic, says it is the offline engine, exact usage', async () => {
   const engine = new BuiltinEngine({ type: 'builtin', token_interval_ms: 0 });
@@ -31,11 +50,19 @@ test('builtin: deterministic, says it is the offline engine, exact usage', async
 });
 
 test('builtin: explains code, generates code in the language asked for, chats otherwise', () => {
-  const explained = answer([{ role: 'user', content: 'Explain this:\n```python\nimport os\ndef walk(root):\n    for f in os.listdir(root):\n        if f: return f\n```' }]);
+  const explained = answer([
+    {
+      role: 'user',
+      content:
+        'Explain this:\n```python\nimport os\ndef walk(root):\n    for f in os.listdir(root):\n        if f: return f\n```',
+    },
+  ]);
   assert.match(explained, /python snippet/);
   assert.match(explained, /`walk`/);
   assert.match(explained, /`os`/);
-  const generated = answer([{ role: 'user', content: 'Write a Rust function that parses a port number' }]);
+  const generated = answer([
+    { role: 'user', content: 'Write a Rust function that parses a port number' },
+  ]);
   assert.match(generated, /```rust\n/);
   assert.match(generated, /pub fn parses_a_port_number|pub fn parses_port_number/);
   const ts = answer([{ role: 'user', content: 'generate a function to slugify titles' }]);
@@ -48,7 +75,11 @@ test('builtin: streams token by token, stops at max tokens with finish_reason le
   const full = await collect(engine.stream(request('hello')));
   const usage = full.at(-1)!.usage!;
   const content_chunks = full.filter((c) => c.choices?.[0]?.delta?.content);
-  assert.equal(content_chunks.length, usage.completion_tokens, 'one chunk per token for ASCII text');
+  assert.equal(
+    content_chunks.length,
+    usage.completion_tokens,
+    'one chunk per token for ASCII text',
+  );
   assert.equal(full.at(-2)!.choices![0]!.finish_reason, 'stop');
   const capped = await collect(engine.stream(request('hello', 5)));
   assert.equal(capped.at(-1)!.usage!.completion_tokens, 5);
@@ -90,14 +121,29 @@ after(async () => {
 });
 
 function engine(overrides: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}) {
-  const config = openaiCompatibleEngineSchema.parse({ type: 'openai-compatible', base_url: upstream.base_url, model: 'upstream-model', timeout_ms: 500, ...overrides });
+  const config = openaiCompatibleEngineSchema.parse({
+    type: 'openai-compatible',
+    base_url: upstream.base_url,
+    model: 'upstream-model',
+    timeout_ms: 500,
+    ...overrides,
+  });
   return new OpenAICompatibleEngine('up', config, env);
 }
 
 test(`openai-compatible: sends the target model, the output cap, the key from the env and extra headers`, async () => {
-  const e = engine({ api_key_env: 'UP_KEY', headers: { 'x-team': 'aihub' }, max_tokens_field: 'max_completion_tokens' }, { UP_KEY: 'sk-upstream' });
+  const e = engine(
+    {
+      api_key_env: 'UP_KEY',
+      headers: { 'x-team': 'aihub' },
+      max_tokens_field: 'max_completion_tokens',
+    },
+    { UP_KEY: 'sk-upstream' },
+  );
   const before_count = upstream.received.length;
-  const completion = await e.complete(request('hi', 77, { temperature: 0.2, response_format: { type: 'text' } }));
+  const completion = await e.complete(
+    request('hi', 77, { temperature: 0.2, response_format: { type: 'text' } }),
+  );
   assert.equal(completion.choices[0]!.message.content, DEFAULT_CONTENT);
   const seen = upstream.received[before_count]!;
   assert.equal(seen.body.model, 'upstream-model');
@@ -142,7 +188,11 @@ test(`openai-compatible: every failure becomes one UpstreamError kind`, async ()
   assert.equal((await failure(e.complete(request('x')))).kind, 'server');
   upstream.script({ kind: 'status', status: 401 });
   assert.equal((await failure(e.complete(request('x')))).kind, 'misconfigured');
-  upstream.script({ kind: 'status', status: 400, body: { error: { message: 'context too long', type: 'invalid_request_error' } } });
+  upstream.script({
+    kind: 'status',
+    status: 400,
+    body: { error: { message: 'context too long', type: 'invalid_request_error' } },
+  });
   const rejected = await failure(e.complete(request('x')));
   assert.equal(rejected.kind, 'rejected');
   assert.match(rejected.message, /context too long/);
@@ -157,10 +207,22 @@ test(`openai-compatible: every failure becomes one UpstreamError kind`, async ()
   upstream.script({ kind: 'break_stream', chunks: 2 });
   assert.equal((await failure(collect(e.stream(request('x'))))).kind, 'connection');
   upstream.script({ kind: 'ok', chunks: 2, chunk_delay_ms: 2_000 }); // undici measures silence with a ~1 s resolution
-  assert.equal((await failure(collect(e.stream(request('x'))))).kind, 'timeout', 'silence between chunks beyond timeout_ms');
+  assert.equal(
+    (await failure(collect(e.stream(request('x'))))).kind,
+    'timeout',
+    'silence between chunks beyond timeout_ms',
+  );
   await e.close();
   const port = await refusedPort();
-  const refused = new OpenAICompatibleEngine('gone', openaiCompatibleEngineSchema.parse({ type: 'openai-compatible', base_url: `http://127.0.0.1:${port}/v1`, model: 'm' }), {});
+  const refused = new OpenAICompatibleEngine(
+    'gone',
+    openaiCompatibleEngineSchema.parse({
+      type: 'openai-compatible',
+      base_url: `http://127.0.0.1:${port}/v1`,
+      model: 'm',
+    }),
+    {},
+  );
   assert.equal((await failure(refused.complete(request('x')))).kind, 'connection');
   await refused.close();
 });
@@ -194,8 +256,13 @@ test(`openai-compatible: the client leaving aborts the upstream request`, async 
     })(),
   );
   assert.equal(error.kind, 'aborted');
-  for (let i = 0; i < 50 && !upstream.received[before_count]!.aborted; i++) await new Promise((r) => setTimeout(r, 20));
-  assert.equal(upstream.received[before_count]!.aborted, true, 'the upstream saw the connection close');
+  for (let i = 0; i < 50 && !upstream.received[before_count]!.aborted; i++)
+    await new Promise((r) => setTimeout(r, 20));
+  assert.equal(
+    upstream.received[before_count]!.aborted,
+    true,
+    'the upstream saw the connection close',
+  );
   assert.ok(upstream.received[before_count]!.chunks_sent < 20);
   await e.close();
 });
@@ -215,13 +282,33 @@ test('openai-compatible: a POST that meets a dropped connection fails once and i
 
 test('openai-compatible: an answer over 16 MiB is refused as invalid_response instead of buffered; a large error answer is quoted in part', async () => {
   const e = engine({ timeout_ms: 10_000 });
-  const huge = { id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'x'.repeat(17 * 1024 * 1024) } }] };
+  const huge = {
+    id: 'c',
+    object: 'chat.completion',
+    created: 0,
+    model: 'm',
+    choices: [
+      {
+        index: 0,
+        finish_reason: 'stop',
+        message: { role: 'assistant', content: 'x'.repeat(17 * 1024 * 1024) },
+      },
+    ],
+  };
   upstream.script({ kind: 'status', status: 200, body: huge });
   assert.equal((await failure(e.complete(request('x')))).kind, 'invalid_response');
-  upstream.script({ kind: 'status', status: 500, body: { error: { message: `broken ${'y'.repeat(1024 * 1024)}` } } });
+  upstream.script({
+    kind: 'status',
+    status: 500,
+    body: { error: { message: `broken ${'y'.repeat(1024 * 1024)}` } },
+  });
   const server = await failure(e.complete(request('x')));
   assert.equal(server.kind, 'server');
   assert.ok(server.message.length <= 500);
-  assert.equal((await e.complete(request('after'))).choices[0]!.message.content, DEFAULT_CONTENT, 'the engine goes on working');
+  assert.equal(
+    (await e.complete(request('after'))).choices[0]!.message.content,
+    DEFAULT_CONTENT,
+    'the engine goes on working',
+  );
   await e.close();
 });

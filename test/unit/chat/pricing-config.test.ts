@@ -13,7 +13,10 @@ test('cost is per token at the per-million price, rounded up once per request', 
   // 7 tokens at 0.000001 unit per million is 7e-12 units: rounded up to one micro-unit, not to zero.
   assert.equal(costMicros({ input_micros_per_million: 1, output_micros_per_million: 1 }, 7, 0), 1);
   // Input and output add up before the one rounding: 0.5 + 0.5 micro-units is 1, not 2.
-  assert.equal(costMicros({ input_micros_per_million: 500_000, output_micros_per_million: 500_000 }, 1, 1), 1);
+  assert.equal(
+    costMicros({ input_micros_per_million: 500_000, output_micros_per_million: 500_000 }, 1, 1),
+    1,
+  );
   assert.equal(costMicros(price, 0, 0), 0);
 });
 
@@ -42,8 +45,14 @@ test('the embedded default: five tiers on builtin, prices rising by tier, a free
   assert.equal(tiers[0]!.output_micros_per_million, 0);
   assert.ok(tiers[0]!.daily_token_allowance! > 0);
   for (let i = 1; i < tiers.length; i++) {
-    assert.ok(tiers[i]!.input_micros_per_million > tiers[i - 1]!.input_micros_per_million, `${tiers[i]!.id} input`);
-    assert.ok(tiers[i]!.output_micros_per_million > tiers[i - 1]!.output_micros_per_million, `${tiers[i]!.id} output`);
+    assert.ok(
+      tiers[i]!.input_micros_per_million > tiers[i - 1]!.input_micros_per_million,
+      `${tiers[i]!.id} input`,
+    );
+    assert.ok(
+      tiers[i]!.output_micros_per_million > tiers[i - 1]!.output_micros_per_million,
+      `${tiers[i]!.id} output`,
+    );
     assert.equal(tiers[i]!.daily_token_allowance, null);
     assert.ok(tiers[i]!.max_output_tokens < tiers[i]!.context_window);
   }
@@ -52,8 +61,20 @@ test('the embedded default: five tiers on builtin, prices rising by tier, a free
 
 test('config overrides one tier and keeps the others, and prices become exact micro-units', () => {
   const config = chatConfigSchema.parse({
-    engines: { ollama: { type: 'openai-compatible', base_url: 'http://127.0.0.1:11434/v1', model: 'llama3.2' } },
-    models: { 'service-ai-pro-4': { targets: ['ollama', 'builtin'], input_per_million: 0.1, output_per_million: 2.000001 } },
+    engines: {
+      ollama: {
+        type: 'openai-compatible',
+        base_url: 'http://127.0.0.1:11434/v1',
+        model: 'llama3.2',
+      },
+    },
+    models: {
+      'service-ai-pro-4': {
+        targets: ['ollama', 'builtin'],
+        input_per_million: 0.1,
+        output_per_million: 2.000001,
+      },
+    },
   });
   assert.deepEqual(config.models['service-ai-pro-4'].targets, ['ollama', 'builtin']);
   assert.equal(config.models['service-ai-pro-4'].input_micros_per_million, 100_000);
@@ -70,16 +91,22 @@ test('config overrides one tier and keeps the others, and prices become exact mi
 });
 
 test('config errors name the field: unknown engine, bad URL, too many decimals, unknown field', () => {
-  const unknown = chatConfigSchema.safeParse({ models: { 'service-ai-lite': { targets: ['nope'] } } });
+  const unknown = chatConfigSchema.safeParse({
+    models: { 'service-ai-lite': { targets: ['nope'] } },
+  });
   assert.equal(unknown.success, false);
   assert.deepEqual(unknown.error!.issues[0]!.path, ['models', 'service-ai-lite', 'targets', 0]);
   assert.match(unknown.error!.issues[0]!.message, /unknown engine "nope"/);
 
-  const url = chatConfigSchema.safeParse({ engines: { x: { type: 'openai-compatible', base_url: 'ftp://x', model: 'm' } } });
+  const url = chatConfigSchema.safeParse({
+    engines: { x: { type: 'openai-compatible', base_url: 'ftp://x', model: 'm' } },
+  });
   assert.equal(url.success, false);
   assert.deepEqual(url.error!.issues[0]!.path.slice(0, 3), ['engines', 'x', 'base_url']);
 
-  const decimals = chatConfigSchema.safeParse({ models: { 'service-ai-lite': { input_per_million: 0.0000001 } } });
+  const decimals = chatConfigSchema.safeParse({
+    models: { 'service-ai-lite': { input_per_million: 0.0000001 } },
+  });
   assert.equal(decimals.success, false);
 
   const extra = chatConfigSchema.safeParse({ modles: {} });

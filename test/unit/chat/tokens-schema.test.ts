@@ -28,22 +28,58 @@ test('prompt tokens follow OpenAI chat framing: 3 per message, 1 for the role, 3
   assert.equal(two, one + 3 + 1 + countTextTokens('You are terse.'));
   const named = countPromptTokens([{ role: 'user', content: 'hello world', name: 'asha' }]);
   assert.equal(named, one + 1 + countTextTokens('asha'));
-  const parts = countPromptTokens([{ role: 'user', content: [{ type: 'text', text: 'hello' }, { type: 'text', text: ' world' }] }]);
+  const parts = countPromptTokens([
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'hello' },
+        { type: 'text', text: ' world' },
+      ],
+    },
+  ]);
   assert.equal(parts, 3 + 3 + 1 + countTextTokens('hello') + countTextTokens(' world'));
-  const image = countPromptTokens([{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }]);
+  const image = countPromptTokens([
+    {
+      role: 'user',
+      content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }],
+    },
+  ]);
   assert.ok(image > 700, 'an image is estimated at a high-detail image, not at its URL length');
-  const low = countPromptTokens([{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'low' } }] }]);
+  const low = countPromptTokens([
+    {
+      role: 'user',
+      content: [
+        { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'low' } },
+      ],
+    },
+  ]);
   assert.equal(image - low, 765 - 85, 'a low-detail image is counted at 85 tokens, as OpenAI does');
-  const calls = [{ id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Pune"}' } }];
-  assert.equal(toolCallText(calls), 'get_weather{"city":"Pune"}', 'a tool call costs its name and arguments, not the JSON framing around them');
-  const tools = countPromptTokens([{ role: 'user', content: 'hello world' }], [{ type: 'function', function: { name: 'get_weather', parameters: {} } }]);
+  const calls = [
+    {
+      id: 'call_abc',
+      type: 'function',
+      function: { name: 'get_weather', arguments: '{"city":"Pune"}' },
+    },
+  ];
+  assert.equal(
+    toolCallText(calls),
+    'get_weather{"city":"Pune"}',
+    'a tool call costs its name and arguments, not the JSON framing around them',
+  );
+  const tools = countPromptTokens(
+    [{ role: 'user', content: 'hello world' }],
+    [{ type: 'function', function: { name: 'get_weather', parameters: {} } }],
+  );
   assert.ok(tools > one);
 });
 
 function issue(body: unknown) {
   const result = chatRequestSchema.safeParse(body);
   assert.equal(result.success, false, `expected ${JSON.stringify(body)} to be refused`);
-  return { param: paramOf(result.error!.issues[0]!.path), message: result.error!.issues[0]!.message };
+  return {
+    param: paramOf(result.error!.issues[0]!.path),
+    message: result.error!.issues[0]!.message,
+  };
 }
 
 test('the request schema accepts OpenAI requests and keeps fields it does not know for the upstream', () => {
@@ -51,8 +87,18 @@ test('the request schema accepts OpenAI requests and keeps fields it does not kn
     model: 'service-ai-lite',
     messages: [
       { role: 'developer', content: 'be brief' },
-      { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } }] },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'hi' },
+          { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
       { role: 'tool', content: 'result', tool_call_id: 'c1' },
     ],
     temperature: 0,
@@ -73,16 +119,62 @@ test('the request schema accepts OpenAI requests and keeps fields it does not kn
 test('the request schema names the offending field the way OpenAI does', () => {
   assert.deepEqual(issue({ messages: [{ role: 'user', content: 'x' }] }).param, 'model');
   assert.equal(issue({ model: 'm', messages: [] }).param, 'messages');
-  assert.equal(issue({ model: 'm', messages: [{ role: 'wizard', content: 'x' }] }).param, 'messages[0].role');
-  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'user', content: 5 }] }).param, 'messages[1].content');
-  assert.equal(issue({ model: 'm', messages: [{ role: 'tool', content: 'x' }] }).param, 'messages[0].tool_call_id');
-  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], temperature: 2.5 }).param, 'temperature');
-  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }).param, 'max_tokens');
-  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 1.5 }).param, 'max_tokens');
+  assert.equal(
+    issue({ model: 'm', messages: [{ role: 'wizard', content: 'x' }] }).param,
+    'messages[0].role',
+  );
+  assert.equal(
+    issue({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'user', content: 5 },
+      ],
+    }).param,
+    'messages[1].content',
+  );
+  assert.equal(
+    issue({ model: 'm', messages: [{ role: 'tool', content: 'x' }] }).param,
+    'messages[0].tool_call_id',
+  );
+  assert.equal(
+    issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], temperature: 2.5 }).param,
+    'temperature',
+  );
+  assert.equal(
+    issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }).param,
+    'max_tokens',
+  );
+  assert.equal(
+    issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 1.5 }).param,
+    'max_tokens',
+  );
   assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], n: 9 }).param, 'n');
-  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], stop: ['a', 'b', 'c', 'd', 'e'] }).param, 'stop');
-  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: 'yes' }).param, 'stream');
-  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'robot', content: 'x' }] }).param, 'messages[1].role');
-  assert.equal(issue({ model: 'm', messages: [{ role: 'user', content: [{ type: 'text' }] }] }).param, 'messages[0].content');
+  assert.equal(
+    issue({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      stop: ['a', 'b', 'c', 'd', 'e'],
+    }).param,
+    'stop',
+  );
+  assert.equal(
+    issue({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: 'yes' }).param,
+    'stream',
+  );
+  assert.equal(
+    issue({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'robot', content: 'x' },
+      ],
+    }).param,
+    'messages[1].role',
+  );
+  assert.equal(
+    issue({ model: 'm', messages: [{ role: 'user', content: [{ type: 'text' }] }] }).param,
+    'messages[0].content',
+  );
   assert.equal(issue('just text').param, null);
 });

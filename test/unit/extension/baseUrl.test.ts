@@ -23,7 +23,12 @@ test('a missing /v1 is added and the gateway root is the URL given', () => {
 });
 
 test('a full endpoint path is cut back to the base', () => {
-  for (const endpoint of ['/v1/chat/completions', '/v1/models', '/v1/balance', '/v1/chat/completions/']) {
+  for (const endpoint of [
+    '/v1/chat/completions',
+    '/v1/models',
+    '/v1/balance',
+    '/v1/chat/completions/',
+  ]) {
     const result = ok(`https://gw.example.com${endpoint}`);
     assert.equal(result.apiBase, 'https://gw.example.com/v1', endpoint);
     assert.ok(result.notes.length > 0, endpoint);

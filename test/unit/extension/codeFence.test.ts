@@ -1,22 +1,40 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FenceStripper, applyStep, fenced, languageIdForFence, stripCodeFences } from '../../../extension/codeFence.js';
+import {
+  FenceStripper,
+  applyStep,
+  fenced,
+  languageIdForFence,
+  stripCodeFences,
+} from '../../../extension/codeFence.js';
 
 const cases: Array<[string, string, string]> = [
-  ['fenced with a language', '```ts\nconst a = 1;\nconst b = 2;\n```\n', 'const a = 1;\nconst b = 2;'],
+  [
+    'fenced with a language',
+    '```ts\nconst a = 1;\nconst b = 2;\n```\n',
+    'const a = 1;\nconst b = 2;',
+  ],
   ['fenced, leading blank lines', '\n\n```\nx()\n```', 'x()'],
   ['prose after the fence is dropped', '```py\nprint(1)\n```\nThis prints 1.', 'print(1)'],
   ['unclosed fence (stopped stream)', '```js\nlet x = 1;\nlet y', 'let x = 1;\nlet y'],
   ['plain code passes through', 'def f():\n    return 1\n', 'def f():\n    return 1\n'],
   ['inline backticks are not a fence', '`x` is a variable', '`x` is a variable'],
-  ['prose before the fence is dropped', 'Here is the code:\n\n```python\ndef f():\n    pass\n```\n\nEnjoy.', 'def f():\n    pass'],
+  [
+    'prose before the fence is dropped',
+    'Here is the code:\n\n```python\ndef f():\n    pass\n```\n\nEnjoy.',
+    'def f():\n    pass',
+  ],
   ['only the first fenced block counts', 'a\n```\none\n```\nb\n```\ntwo\n```', 'one'],
   ['code with a template literal line is not a fence', 'const a =\n`x`;\n', 'const a =\n`x`;\n'],
   ['tilde fences', '~~~\na\n~~~', 'a'],
   ['a shorter inner fence does not close', '````md\n```\ninner\n```\n````', '```\ninner\n```'],
   ['indented code keeps its indentation', '```c\n  int x;\n    y();\n```', '  int x;\n    y();'],
   ['blank lines inside are kept', '```\na\n\nb\n```', 'a\n\nb'],
-  ['CRLF line breaks become LF (the editor applies its own EOL)', '```ts\r\nconst a = 1;\r\nb();\r\n```\r\n', 'const a = 1;\nb();'],
+  [
+    'CRLF line breaks become LF (the editor applies its own EOL)',
+    '```ts\r\nconst a = 1;\r\nb();\r\n```\r\n',
+    'const a = 1;\nb();',
+  ],
   ['empty reply', '', ''],
 ];
 
@@ -29,7 +47,8 @@ for (const [name, input, expected] of cases) {
     for (let size = 1; size <= Math.max(1, input.length); size++) {
       const stripper = new FenceStripper();
       let out = '';
-      for (let i = 0; i < input.length; i += size) out = applyStep(out, stripper.push(input.slice(i, i + size)));
+      for (let i = 0; i < input.length; i += size)
+        out = applyStep(out, stripper.push(input.slice(i, i + size)));
       out = applyStep(out, stripper.end());
       assert.equal(out, expected, `chunk size ${size}`);
     }
@@ -60,7 +79,16 @@ test('fenced() uses a fence longer than any backtick run in the code', () => {
 });
 
 test('languageIdForFence: fence tags and their aliases become known VS Code language ids, anything else plain text', () => {
-  const known = new Set(['typescript', 'python', 'shellscript', 'cpp', 'rust', 'plaintext', 'yaml', 'go']);
+  const known = new Set([
+    'typescript',
+    'python',
+    'shellscript',
+    'cpp',
+    'rust',
+    'plaintext',
+    'yaml',
+    'go',
+  ]);
   assert.equal(languageIdForFence('ts', known), 'typescript');
   assert.equal(languageIdForFence('TypeScript', known), 'typescript');
   assert.equal(languageIdForFence('py', known), 'python');
@@ -69,7 +97,11 @@ test('languageIdForFence: fence tags and their aliases become known VS Code lang
   assert.equal(languageIdForFence('golang', known), 'go');
   assert.equal(languageIdForFence('yml', known), 'yaml');
   assert.equal(languageIdForFence('rust', known), 'rust');
-  assert.equal(languageIdForFence('cobol', known), 'plaintext', 'not a language this VS Code knows');
+  assert.equal(
+    languageIdForFence('cobol', known),
+    'plaintext',
+    'not a language this VS Code knows',
+  );
   assert.equal(languageIdForFence('', known), 'plaintext');
   assert.equal(languageIdForFence(undefined, known), 'plaintext');
 });

@@ -6,26 +6,47 @@ import { AIHubError, advise, toFailure, type GatewayFailure } from '../../../ext
 const local = { apiBase: 'http://127.0.0.1:8787/v1', isLocal: true };
 const remote = { apiBase: 'https://gw.example.com/v1', isLocal: false };
 
-function httpError(status: number, code: string, message: string, headers: Record<string, string> = {}) {
-  return APIError.generate(status, { error: { message, type: 'x', param: null, code } }, undefined, new Headers(headers));
+function httpError(
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string> = {},
+) {
+  return APIError.generate(
+    status,
+    { error: { message, type: 'x', param: null, code } },
+    undefined,
+    new Headers(headers),
+  );
 }
 
 test('401 from the SDK becomes "Set API Key"', () => {
   const failure = toFailure(httpError(401, 'invalid_api_key', 'Invalid API key'));
-  assert.deepEqual(failure, { kind: 'http', status: 401, code: 'invalid_api_key', message: 'Invalid API key', retryAfterSeconds: undefined });
+  assert.deepEqual(failure, {
+    kind: 'http',
+    status: 401,
+    code: 'invalid_api_key',
+    message: 'Invalid API key',
+    retryAfterSeconds: undefined,
+  });
   const advice = advise(failure, local)!;
   assert.deepEqual(advice.actions, ['setApiKey']);
   assert.match(advice.message, /Invalid API key/);
 });
 
 test('402 becomes "Top Up", and the gateway message (with its wallet URL) is shown', () => {
-  const advice = advise(toFailure(httpError(402, 'insufficient_balance', 'Top up at http://127.0.0.1:8787/wallet')), local)!;
+  const advice = advise(
+    toFailure(httpError(402, 'insufficient_balance', 'Top up at http://127.0.0.1:8787/wallet')),
+    local,
+  )!;
   assert.deepEqual(advice.actions, ['topUp']);
   assert.match(advice.message, /\/wallet/);
 });
 
 test('an unreachable gateway becomes "Start Local Gateway" (plus settings when remote)', () => {
-  const error = new APIConnectionError({ cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+  const error = new APIConnectionError({
+    cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+  });
   const failure = toFailure(error);
   assert.deepEqual(failure, { kind: 'unreachable', message: 'ECONNREFUSED' });
   assert.deepEqual(advise(failure, local)!.actions, ['startLocalGateway']);
@@ -54,10 +75,14 @@ test('other statuses map to the action that helps', () => {
     [toFailure(new APIConnectionTimeoutError()), ['openSettings']],
     [{ kind: 'badBaseUrl', message: 'not a URL' }, ['openSettings']],
   ];
-  for (const [failure, actions] of cases) assert.deepEqual(advise(failure, local)!.actions, actions, JSON.stringify(failure));
+  for (const [failure, actions] of cases)
+    assert.deepEqual(advise(failure, local)!.actions, actions, JSON.stringify(failure));
 });
 
 test('429 tells when to retry', () => {
-  const advice = advise(toFailure(httpError(429, 'rate_limit_exceeded', 'Slow down', { 'retry-after': '7' })), local)!;
+  const advice = advise(
+    toFailure(httpError(429, 'rate_limit_exceeded', 'Slow down', { 'retry-after': '7' })),
+    local,
+  )!;
   assert.match(advice.message, /7 s/);
 });

@@ -6,7 +6,13 @@ const line = (prefix: string, suffix = '') => ({ prefix, suffix, mode: 'line' as
 const block = (prefix: string, suffix = '') => ({ prefix, suffix, mode: 'block' as const });
 
 test('the FIM prompt marks the cursor between the code before and after it', () => {
-  const messages = fimMessages({ prefix: 'const a = ', suffix: ';\nexport {};', languageId: 'typescript', fileName: 'a.ts', mode: 'line' });
+  const messages = fimMessages({
+    prefix: 'const a = ',
+    suffix: ';\nexport {};',
+    languageId: 'typescript',
+    fileName: 'a.ts',
+    mode: 'line',
+  });
   assert.equal(messages.length, 2);
   assert.match(messages[0]!.content, /code completion engine for typescript/);
   assert.match(messages[0]!.content, /rest of the current line/);
@@ -25,11 +31,17 @@ test('single-line mode cuts at the first line break', () => {
 
 test('block mode keeps lines until the code after the cursor repeats', () => {
   const suffix = '\n}\n\nexport const z = 1;\n';
-  assert.equal(cleanCompletion('{\n  return a + b;\n}\n\nexport const z = 1;', block('function f() ', suffix)), '{\n  return a + b;');
+  assert.equal(
+    cleanCompletion('{\n  return a + b;\n}\n\nexport const z = 1;', block('function f() ', suffix)),
+    '{\n  return a + b;',
+  );
 });
 
 test('an echo of the current line is removed', () => {
-  assert.equal(cleanCompletion('const total = items.length;', line('const total = ')), 'items.length;');
+  assert.equal(
+    cleanCompletion('const total = items.length;', line('const total = ')),
+    'items.length;',
+  );
   assert.equal(cleanCompletion('  return x;', line('  retur')), 'n x;');
 });
 

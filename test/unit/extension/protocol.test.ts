@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ACTION_LABELS, MAX_MESSAGE_CHARS, formatMoney, parseFromWebview } from '../../../extension/chat/protocol.js';
+import {
+  ACTION_LABELS,
+  MAX_MESSAGE_CHARS,
+  formatMoney,
+  parseFromWebview,
+} from '../../../extension/chat/protocol.js';
 
 test('well-formed webview messages are accepted as they are', () => {
   const messages = [
@@ -20,11 +25,23 @@ test('well-formed webview messages are accepted as they are', () => {
 });
 
 test('extra fields are not carried through', () => {
-  assert.deepEqual(parseFromWebview({ type: 'send', text: 'hi', apiKey: 'sk-x' }), { type: 'send', text: 'hi' });
-  assert.deepEqual(parseFromWebview({ type: 'copy', text: 'x', language: 'ts' }), { type: 'copy', text: 'x' });
+  assert.deepEqual(parseFromWebview({ type: 'send', text: 'hi', apiKey: 'sk-x' }), {
+    type: 'send',
+    text: 'hi',
+  });
+  assert.deepEqual(parseFromWebview({ type: 'copy', text: 'x', language: 'ts' }), {
+    type: 'copy',
+    text: 'x',
+  });
   // An odd fence tag is dropped, the code is still inserted.
-  assert.deepEqual(parseFromWebview({ type: 'insert', text: 'x', language: 'a b<script>' }), { type: 'insert', text: 'x' });
-  assert.deepEqual(parseFromWebview({ type: 'insert', text: 'x', language: 'x'.repeat(41) }), { type: 'insert', text: 'x' });
+  assert.deepEqual(parseFromWebview({ type: 'insert', text: 'x', language: 'a b<script>' }), {
+    type: 'insert',
+    text: 'x',
+  });
+  assert.deepEqual(parseFromWebview({ type: 'insert', text: 'x', language: 'x'.repeat(41) }), {
+    type: 'insert',
+    text: 'x',
+  });
 });
 
 test('malformed, unknown or dangerous messages are dropped', () => {
@@ -45,11 +62,18 @@ test('malformed, unknown or dangerous messages are dropped', () => {
     { type: 'openLink', href: 'command:workbench.action.terminal.new' },
     { type: 'openLink', href: 'file:///etc/passwd' },
   ];
-  for (const message of rejected) assert.equal(parseFromWebview(message), undefined, JSON.stringify(message)?.slice(0, 80));
+  for (const message of rejected)
+    assert.equal(parseFromWebview(message), undefined, JSON.stringify(message)?.slice(0, 80));
 });
 
 test('every action has a label', () => {
-  assert.deepEqual(Object.keys(ACTION_LABELS).sort(), ['openSettings', 'selectModel', 'setApiKey', 'startLocalGateway', 'topUp']);
+  assert.deepEqual(Object.keys(ACTION_LABELS).sort(), [
+    'openSettings',
+    'selectModel',
+    'setApiKey',
+    'startLocalGateway',
+    'topUp',
+  ]);
 });
 
 test('money is shown with the currency sign and enough digits for tiny AI costs', () => {
@@ -61,12 +85,21 @@ test('money is shown with the currency sign and enough digits for tiny AI costs'
 });
 
 test('the context, history and mention messages are accepted only well-formed', () => {
-  assert.deepEqual(parseFromWebview({ type: 'toggleActive', include: false }), { type: 'toggleActive', include: false });
+  assert.deepEqual(parseFromWebview({ type: 'toggleActive', include: false }), {
+    type: 'toggleActive',
+    include: false,
+  });
   assert.deepEqual(parseFromWebview({ type: 'addFile' }), { type: 'addFile' });
   assert.deepEqual(parseFromWebview({ type: 'mention' }), { type: 'mention' });
   assert.deepEqual(parseFromWebview({ type: 'showHistory' }), { type: 'showHistory' });
-  assert.deepEqual(parseFromWebview({ type: 'removeContext', id: 'file-3' }), { type: 'removeContext', id: 'file-3' });
-  assert.deepEqual(parseFromWebview({ type: 'openConversation', id: '0b7c2e9e-1d7a-4c5e-9c1e-5b0f6f1d2a3b' }), { type: 'openConversation', id: '0b7c2e9e-1d7a-4c5e-9c1e-5b0f6f1d2a3b' });
+  assert.deepEqual(parseFromWebview({ type: 'removeContext', id: 'file-3' }), {
+    type: 'removeContext',
+    id: 'file-3',
+  });
+  assert.deepEqual(
+    parseFromWebview({ type: 'openConversation', id: '0b7c2e9e-1d7a-4c5e-9c1e-5b0f6f1d2a3b' }),
+    { type: 'openConversation', id: '0b7c2e9e-1d7a-4c5e-9c1e-5b0f6f1d2a3b' },
+  );
   for (const bad of [
     { type: 'toggleActive', include: 'yes' },
     { type: 'removeContext', id: '../../etc/passwd' },

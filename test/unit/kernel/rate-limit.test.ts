@@ -43,7 +43,11 @@ test('sliding rate limit (failures): allows max failures per window, then says h
   }
   assert.equal(limiter.retryAfterSeconds('a', t0 + 10), 60);
   assert.equal(limiter.retryAfterSeconds('b', t0 + 10), 0, 'other keys are not affected');
-  assert.equal(limiter.retryAfterSeconds('a', t0 + 60_001), 0, 'the oldest failure left the window');
+  assert.equal(
+    limiter.retryAfterSeconds('a', t0 + 60_001),
+    0,
+    'the oldest failure left the window',
+  );
   limiter.record('a', t0 + 60_002);
   limiter.reset('a');
   assert.equal(limiter.retryAfterSeconds('a', t0 + 60_003), 0);
@@ -51,7 +55,11 @@ test('sliding rate limit (failures): allows max failures per window, then says h
   small.record('x', t0);
   small.record('y', t0);
   small.record('z', t0);
-  assert.equal(small.retryAfterSeconds('x', t0), 0, 'the map is bounded: the oldest key was evicted');
+  assert.equal(
+    small.retryAfterSeconds('x', t0),
+    0,
+    'the map is bounded: the oldest key was evicted',
+  );
   assert.ok(small.retryAfterSeconds('z', t0) > 0);
 });
 

@@ -8,7 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccount } from '../../../gateway/accounts/accounts.ts';
 import { ApiError } from '../../../gateway/http/errors.ts';
-import { reviewKyc, recheckTransaction, setIpWhitelist, setServices, whitelistEntries, type Audit } from '../../../gateway/payments/admin-commands.ts';
+import {
+  reviewKyc,
+  recheckTransaction,
+  setIpWhitelist,
+  setServices,
+  whitelistEntries,
+  type Audit,
+} from '../../../gateway/payments/admin-commands.ts';
 import { paymentsConfigSchema } from '../../../gateway/payments/config.ts';
 import type { PaymentEngine, PaymentIntent } from '../../../gateway/payments/engine.ts';
 import { kycBody } from '../../../gateway/payments/kyc.ts';
@@ -27,7 +34,9 @@ const account = { id: 'acct_1' } as Account;
 /** An engine that records the intents it is given: the commands' output is what is asserted. */
 function recordingEngine(): { engine: PaymentEngine; intents: PaymentIntent[] } {
   const intents: PaymentIntent[] = [];
-  const engine = { submit: async (intent: PaymentIntent) => (intents.push(intent), { http_status: 200, body: {} }) } as unknown as PaymentEngine;
+  const engine = {
+    submit: async (intent: PaymentIntent) => (intents.push(intent), { http_status: 200, body: {} }),
+  } as unknown as PaymentEngine;
   return { engine, intents };
 }
 
@@ -44,10 +53,20 @@ function refused(code: string, status: number, field?: string) {
 test('recharge: operator, number and amount are checked before the engine; the commission is the operator rate', async () => {
   const { engine, intents } = recordingEngine();
   const commands = rechargeCommands({ settings, engine });
-  const body = (fields: Record<string, unknown>) => rechargeBody.parse({ operator_id: 1, number: '98765 43210', amount: 100, ...fields });
-  assert.throws(() => commands.recharge(account, body({ operator_id: 999 }), null), refused('unknown_operator', 400, 'operator_id'));
-  assert.throws(() => commands.recharge(account, body({ number: '12345' }), null), refused('invalid_number', 400, 'number'));
-  assert.throws(() => commands.recharge(account, body({ amount: 5 }), null), refused('amount_out_of_range', 400, 'amount'));
+  const body = (fields: Record<string, unknown>) =>
+    rechargeBody.parse({ operator_id: 1, number: '98765 43210', amount: 100, ...fields });
+  assert.throws(
+    () => commands.recharge(account, body({ operator_id: 999 }), null),
+    refused('unknown_operator', 400, 'operator_id'),
+  );
+  assert.throws(
+    () => commands.recharge(account, body({ number: '12345' }), null),
+    refused('invalid_number', 400, 'number'),
+  );
+  assert.throws(
+    () => commands.recharge(account, body({ amount: 5 }), null),
+    refused('amount_out_of_range', 400, 'amount'),
+  );
   assert.equal(intents.length, 0, 'nothing refused reached the engine');
 
   await commands.recharge(account, body({ client_ref: 'r-1' }), 'key-1');
@@ -63,7 +82,10 @@ test('recharge: operator, number and amount are checked before the engine; the c
 
 test('PAN: a malformed PAN is a 400; a lookup holds the fee, names the holder type and may repeat', async () => {
   const { engine, intents } = recordingEngine();
-  assert.throws(() => findPan({ settings, engine }, account, { pan_number: 'ABCDE1234' }, null), refused('invalid_pan', 400, 'pan_number'));
+  assert.throws(
+    () => findPan({ settings, engine }, account, { pan_number: 'ABCDE1234' }, null),
+    refused('invalid_pan', 400, 'pan_number'),
+  );
   await findPan({ settings, engine }, account, { pan_number: 'abcpe1234f' }, null);
   assert.equal(intents.length, 1);
   assert.equal(intents[0]!.amount_micros, settings.pan.fee);
@@ -80,41 +102,83 @@ test('admin: eKYC is decided once, services wait for approval, whitelist entries
   const audit: Audit = (_tx, entry) => audited.push(entry.action);
   try {
     const created = await store.transact((tx) => createAccount(tx, { email: 'kyc@example.com' }));
-    await assert.rejects(reviewKyc(store, created.id, 'approved', null, audit), refused('kyc_not_found', 404));
-    await assert.rejects(setServices(store, created.id, { recharge: true }, audit), refused('kyc_not_approved', 409, 'recharge'));
+    await assert.rejects(
+      reviewKyc(store, created.id, 'approved', null, audit),
+      refused('kyc_not_found', 404),
+    );
+    await assert.rejects(
+      setServices(store, created.id, { recharge: true }, audit),
+      refused('kyc_not_approved', 409, 'recharge'),
+    );
 
-    const commands = onboardingCommands({ store, config: { data_dir } as never, settings, clock: systemClock, sealer: new Sealer([newKey()]) });
-    const body = kycBody.parse({ name: 'Asha Rao', aadhaar_number: '2345 6789 0124', pan_number: 'ABCPE1234F' });
+    const commands = onboardingCommands({
+      store,
+      config: { data_dir } as never,
+      settings,
+      clock: systemClock,
+      sealer: new Sealer([newKey()]),
+    });
+    const body = kycBody.parse({
+      name: 'Asha Rao',
+      aadhaar_number: '2345 6789 0124',
+      pan_number: 'ABCPE1234F',
+    });
     await commands.submitKyc(created.id, body, []);
-    await assert.rejects(commands.submitKyc(created.id, body, []), refused('kyc_under_review', 409));
+    await assert.rejects(
+      commands.submitKyc(created.id, body, []),
+      refused('kyc_under_review', 409),
+    );
 
     const decided = await reviewKyc(store, created.id, 'approved', null, audit);
     assert.equal(decided.status, 'approved');
     assert.equal(store.get('accounts', created.id)!.kyc_status, 'approved');
-    await assert.rejects(reviewKyc(store, created.id, 'rejected', 'late', audit), refused('kyc_not_under_review', 409));
+    await assert.rejects(
+      reviewKyc(store, created.id, 'rejected', 'late', audit),
+      refused('kyc_not_under_review', 409),
+    );
     await assert.rejects(commands.submitKyc(created.id, body, []), refused('kyc_approved', 409));
 
     await setServices(store, created.id, { recharge: true }, audit);
     assert.equal(store.get('accounts', created.id)!.services.recharge, true);
 
-    assert.throws(() => whitelistEntries(['10.0.0.1', 'not an address']), refused('invalid_value', 400, 'ips.1'));
+    assert.throws(
+      () => whitelistEntries(['10.0.0.1', 'not an address']),
+      refused('invalid_value', 400, 'ips.1'),
+    );
     await setIpWhitelist(store, created.id, ['10.0.0.1', '10.0.0.1', '192.168.0.0/16'], audit);
-    assert.deepEqual(store.get('accounts', created.id)!.ip_whitelist, ['10.0.0.1', '192.168.0.0/16']);
+    assert.deepEqual(store.get('accounts', created.id)!.ip_whitelist, [
+      '10.0.0.1',
+      '192.168.0.0/16',
+    ]);
 
-    assert.deepEqual(audited, ['kyc.approve', 'account.services', 'account.ip_whitelist'], 'one audit record per change, none for a refusal');
-    assert.throws(() => recheckTransaction(store, {} as PaymentEngine, 'txn_missing'), refused('transaction_not_found', 404));
+    assert.deepEqual(
+      audited,
+      ['kyc.approve', 'account.services', 'account.ip_whitelist'],
+      'one audit record per change, none for a refusal',
+    );
+    assert.throws(
+      () => recheckTransaction(store, {} as PaymentEngine, 'txn_missing'),
+      refused('transaction_not_found', 404),
+    );
   } finally {
     await store.close();
   }
 });
 
 test('onboarding: sign-ups per address are limited with a Retry-After; other addresses are not', () => {
-  const commands = onboardingCommands({ store: {} as Store, config: {} as never, settings, clock: systemClock, sealer: new Sealer([newKey()]) });
+  const commands = onboardingCommands({
+    store: {} as Store,
+    config: {} as never,
+    settings,
+    clock: systemClock,
+    sealer: new Sealer([newKey()]),
+  });
   commands.admitSignup('203.0.113.7');
   commands.admitSignup('203.0.113.7');
   assert.throws(
     () => commands.admitSignup('203.0.113.7'),
-    (error: unknown) => error instanceof ApiError && error.status === 429 && Number(error.headers['retry-after']) > 0,
+    (error: unknown) =>
+      error instanceof ApiError && error.status === 429 && Number(error.headers['retry-after']) > 0,
   );
   commands.admitSignup('203.0.113.8');
 });

@@ -6,7 +6,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccount } from '../../../gateway/accounts/accounts.ts';
-import { FUNDING_TOPUP, balanceMicros, creditWallet, heldMicros } from '../../../gateway/ledger/ledger.ts';
+import {
+  FUNDING_TOPUP,
+  balanceMicros,
+  creditWallet,
+  heldMicros,
+} from '../../../gateway/ledger/ledger.ts';
 import { createLogger } from '../../../gateway/log.ts';
 import { paymentsConfigSchema } from '../../../gateway/payments/config.ts';
 import { PaymentEngine } from '../../../gateway/payments/engine.ts';
@@ -28,7 +33,9 @@ test('status checks back off, are capped, and stop after max_checks with the hol
       return { outcome: 'pending', provider_ref: 'P1', message: 'still queued' };
     },
   };
-  const config = paymentsConfigSchema.parse({ reconcile: { first_check_ms: 1_000, max_backoff_ms: 4_000, max_checks: 5 } });
+  const config = paymentsConfigSchema.parse({
+    reconcile: { first_check_ms: 1_000, max_backoff_ms: 4_000, max_checks: 5 },
+  });
   const engine = new PaymentEngine({
     store,
     logger: createLogger('silent'),
@@ -41,7 +48,12 @@ test('status checks back off, are capped, and stop after max_checks with the hol
   try {
     const account = await store.transact((tx) => {
       const created = createAccount(tx, { email: 'e@example.com' });
-      creditWallet(tx, { account_id: created.id, amount_micros: 100_000_000, from: FUNDING_TOPUP, memo: 'fund' });
+      creditWallet(tx, {
+        account_id: created.id,
+        amount_micros: 100_000_000,
+        from: FUNDING_TOPUP,
+        memo: 'fund',
+      });
       return created;
     });
     const answer = await engine.submit({
@@ -68,7 +80,11 @@ test('status checks back off, are capped, and stop after max_checks with the hol
       await store.transact(() => undefined);
     }
     const gaps = checks_at.map((at, i) => at - (i === 0 ? start_ms : checks_at[i - 1]!));
-    assert.deepEqual(gaps, [1_000, 2_000, 4_000, 4_000, 4_000], 'doubling from first_check_ms, capped at max_backoff_ms, max_checks in all');
+    assert.deepEqual(
+      gaps,
+      [1_000, 2_000, 4_000, 4_000, 4_000],
+      'doubling from first_check_ms, capped at max_backoff_ms, max_checks in all',
+    );
     const txn = store.get('payment_txns', txn_id)!;
     assert.equal(txn.status, 'pending');
     assert.equal(txn.checks.stalled, true);

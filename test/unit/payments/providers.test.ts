@@ -16,7 +16,11 @@ const request = (subject: string, submitted_at = new Date().toISOString()): Prov
   submitted_at,
 });
 
-const sandbox = (name: string, extra: object = {}) => new SandboxProvider(sandboxProviderSchema.parse({ type: 'sandbox', name, timeout_ms: 150, ...extra }), () => new Date());
+const sandbox = (name: string, extra: object = {}) =>
+  new SandboxProvider(
+    sandboxProviderSchema.parse({ type: 'sandbox', name, timeout_ms: 150, ...extra }),
+    () => new Date(),
+  );
 
 async function chain(providers: PaymentProvider[], subject: string) {
   const attempts: Attempt[] = [];
@@ -47,32 +51,53 @@ test('sandbox chain: each row of the table', async () => {
   const timeout = await chain(pair, '9876540004');
   assert.equal(timeout.result.provider, 'b');
   assert.equal(timeout.result.result?.outcome, 'success');
-  assert.deepEqual(timeout.attempts.map((a) => [a.provider, a.outcome, a.error_kind]), [
-    ['a', 'unavailable', 'timeout'],
-    ['b', 'success', undefined],
-  ]);
+  assert.deepEqual(
+    timeout.attempts.map((a) => [a.provider, a.outcome, a.error_kind]),
+    [
+      ['a', 'unavailable', 'timeout'],
+      ['b', 'success', undefined],
+    ],
+  );
 
   const all_fail = await chain(pair, '9876540005');
   assert.equal(all_fail.result.result, null);
-  assert.deepEqual(all_fail.attempts.map((a) => a.error_kind), ['http_5xx', 'http_5xx']);
+  assert.deepEqual(
+    all_fail.attempts.map((a) => a.error_kind),
+    ['http_5xx', 'http_5xx'],
+  );
 });
 
 test('sandbox status: pending settles after pending_ms, to success (0002) or failure (0003)', async () => {
   let now = new Date('2025-01-01T00:00:00Z');
-  const provider = new SandboxProvider(sandboxProviderSchema.parse({ type: 'sandbox', name: 's', pending_ms: 1_000 }), () => now);
+  const provider = new SandboxProvider(
+    sandboxProviderSchema.parse({ type: 'sandbox', name: 's', pending_ms: 1_000 }),
+    () => now,
+  );
   const signal = new AbortController().signal;
   const at = now.toISOString();
-  assert.equal((await provider.status({ ...request('9876540002', at), provider_ref: 'x' }, signal)).outcome, 'pending');
+  assert.equal(
+    (await provider.status({ ...request('9876540002', at), provider_ref: 'x' }, signal)).outcome,
+    'pending',
+  );
   now = new Date(now.getTime() + 1_000);
-  assert.equal((await provider.status({ ...request('9876540002', at), provider_ref: 'x' }, signal)).outcome, 'success');
-  assert.equal((await provider.status({ ...request('9876540003', at), provider_ref: 'x' }, signal)).outcome, 'failed');
+  assert.equal(
+    (await provider.status({ ...request('9876540002', at), provider_ref: 'x' }, signal)).outcome,
+    'success',
+  );
+  assert.equal(
+    (await provider.status({ ...request('9876540003', at), provider_ref: 'x' }, signal)).outcome,
+    'failed',
+  );
 });
 
 test('a provider that times out but took the transaction is not failed over (no double payment)', async () => {
   const slow: PaymentProvider = {
     name: 'slow',
     timeout_ms: 50,
-    submit: (_r, signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))),
+    submit: (_r, signal) =>
+      new Promise((_, reject) =>
+        signal.addEventListener('abort', () => reject(new Error('aborted'))),
+      ),
     status: async () => ({ outcome: 'pending', provider_ref: 'slow-1', message: 'processing' }),
   };
   const second = sandbox('second');
@@ -87,19 +112,39 @@ function httpConfig(url: string, extra: object = {}) {
     type: 'http',
     name: 'agg',
     timeout_ms: 300,
-    submit: { url: `${url}/recharge`, fields: { 'txn.ref': 'txn_id', amount: 'amount', mobile: 'subject', op: 'param:operator_id', channel: 'const:api' } },
+    submit: {
+      url: `${url}/recharge`,
+      fields: {
+        'txn.ref': 'txn_id',
+        amount: 'amount',
+        mobile: 'subject',
+        op: 'param:operator_id',
+        channel: 'const:api',
+      },
+    },
     status: { url: `${url}/status/{txn_id}`, method: 'GET', fields: { ref: 'provider_ref' } },
     auth: { header: 'X-Agg-Key', value_env: 'AGG_KEY', prefix: 'Key ' },
     codes: { operator_id: { '2': 'JIO' } },
-    response: { status_field: 'data.state', ref_field: 'data.ref', message_field: 'msg', data_fields: { operator_ref: 'data.opref' } },
-    status_map: { success: ['SUCCESS'], pending: ['PROCESSING'], failed: ['FAILED'], not_found: ['NOT_FOUND'] },
+    response: {
+      status_field: 'data.state',
+      ref_field: 'data.ref',
+      message_field: 'msg',
+      data_fields: { operator_ref: 'data.opref' },
+    },
+    status_map: {
+      success: ['SUCCESS'],
+      pending: ['PROCESSING'],
+      failed: ['FAILED'],
+      not_found: ['NOT_FOUND'],
+    },
     ...extra,
   });
 }
 
 test('HTTP adapter: request mapping, auth from the environment, response and status mapping', async () => {
   const upstream = await startUpstream((req, res) => {
-    if (req.url.startsWith('/status/')) return json(res, 200, { data: { state: 'success', ref: 'R1', opref: 'OP9' } });
+    if (req.url.startsWith('/status/'))
+      return json(res, 200, { data: { state: 'success', ref: 'R1', opref: 'OP9' } });
     json(res, 200, { data: { state: 'PROCESSING', ref: 'R1' }, msg: 'queued' });
   });
   try {
@@ -109,9 +154,20 @@ test('HTTP adapter: request mapping, auth from the environment, response and sta
     assert.deepEqual(submitted, { outcome: 'pending', provider_ref: 'R1', message: 'queued' });
     const sent = upstream.seen[0]!;
     assert.equal(sent.headers['x-agg-key'], 'Key k-123');
-    assert.deepEqual(sent.json, { txn: { ref: 'txn_0123456789abcdef01234567' }, amount: 149.5, mobile: '9876543210', op: 'JIO', channel: 'api' });
+    assert.deepEqual(sent.json, {
+      txn: { ref: 'txn_0123456789abcdef01234567' },
+      amount: 149.5,
+      mobile: '9876543210',
+      op: 'JIO',
+      channel: 'api',
+    });
     const status = await provider.status({ ...request('9876543210'), provider_ref: 'R1' }, signal);
-    assert.deepEqual(status, { outcome: 'success', provider_ref: 'R1', message: 'success', data: { operator_ref: 'OP9' } });
+    assert.deepEqual(status, {
+      outcome: 'success',
+      provider_ref: 'R1',
+      message: 'success',
+      data: { operator_ref: 'OP9' },
+    });
     assert.equal(upstream.seen[1]!.url, '/status/txn_0123456789abcdef01234567?ref=R1');
   } finally {
     await upstream.close();
@@ -136,16 +192,34 @@ test('HTTP adapter: 5xx, 429, timeouts, refused requests and oversized answers a
     for (let i = 0; i < 5; i++) {
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), 300);
-      kinds.push(await provider.submit(request('9876543210'), controller.signal).then(() => 'answered', (error: { kind?: string }) => error.kind));
+      kinds.push(
+        await provider.submit(request('9876543210'), controller.signal).then(
+          () => 'answered',
+          (error: { kind?: string }) => error.kind,
+        ),
+      );
       clearTimeout(timer);
     }
-    assert.deepEqual(kinds, ['http_5xx', 'rate_limited', 'timeout', 'bad_response', 'bad_response']);
+    assert.deepEqual(kinds, [
+      'http_5xx',
+      'rate_limited',
+      'timeout',
+      'bad_response',
+      'bad_response',
+    ]);
     const signal = new AbortController().signal;
-    assert.deepEqual(await provider.submit(request('9876543210'), signal), { outcome: 'failed', provider_ref: null, message: 'invalid number', code: 'declined' });
+    assert.deepEqual(await provider.submit(request('9876543210'), signal), {
+      outcome: 'failed',
+      provider_ref: null,
+      message: 'invalid number',
+      code: 'declined',
+    });
     assert.equal((await provider.submit(request('9876543210'), signal)).outcome, 'pending');
     await assert.rejects(provider.submit(request('9876543210'), signal), { kind: 'bad_response' });
     const unconfigured = new HttpProvider(httpConfig(upstream.url), {});
-    await assert.rejects(unconfigured.submit(request('9876543210'), signal), { kind: 'misconfigured' });
+    await assert.rejects(unconfigured.submit(request('9876543210'), signal), {
+      kind: 'misconfigured',
+    });
   } finally {
     await upstream.close();
   }
@@ -153,17 +227,22 @@ test('HTTP adapter: 5xx, 429, timeouts, refused requests and oversized answers a
 
 test('HTTP chain: the first aggregator fails with 502, the second one is used and both attempts are recorded', async () => {
   const down = await startUpstream((_req, res) => json(res, 502, {}));
-  const up = await startUpstream((_req, res) => json(res, 200, { data: { state: 'SUCCESS', ref: 'B-1' } }));
+  const up = await startUpstream((_req, res) =>
+    json(res, 200, { data: { state: 'SUCCESS', ref: 'B-1' } }),
+  );
   try {
     const first = new HttpProvider({ ...httpConfig(down.url), name: 'first' }, { AGG_KEY: 'k' });
     const second = new HttpProvider({ ...httpConfig(up.url), name: 'second' }, { AGG_KEY: 'k' });
     const { result, attempts } = await chain([first, second], '9876543210');
     assert.equal(result.provider, 'second');
     assert.equal(result.result?.outcome, 'success');
-    assert.deepEqual(attempts.map((a) => [a.provider, a.outcome]), [
-      ['first', 'unavailable'],
-      ['second', 'success'],
-    ]);
+    assert.deepEqual(
+      attempts.map((a) => [a.provider, a.outcome]),
+      [
+        ['first', 'unavailable'],
+        ['second', 'success'],
+      ],
+    );
   } finally {
     await down.close();
     await up.close();

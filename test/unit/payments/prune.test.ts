@@ -10,7 +10,12 @@ import { createAccount } from '../../../gateway/accounts/accounts.ts';
 import { FUNDING_TOPUP, balanceMicros, creditWallet } from '../../../gateway/ledger/ledger.ts';
 import { createLogger } from '../../../gateway/log.ts';
 import { paymentsConfigSchema } from '../../../gateway/payments/config.ts';
-import { monthKey, usageKey, usageKeyMonth, usageMonthOver } from '../../../gateway/payments/dmt.ts';
+import {
+  monthKey,
+  usageKey,
+  usageKeyMonth,
+  usageMonthOver,
+} from '../../../gateway/payments/dmt.ts';
 import { dmtOnFinal } from '../../../gateway/payments/dmt-commands.ts';
 import { PaymentEngine, type PaymentIntent } from '../../../gateway/payments/engine.ts';
 import { idempotencyExpired, payIdempotencyId } from '../../../gateway/payments/idempotency.ts';
@@ -26,7 +31,11 @@ test('idempotencyExpired: counted from the first use, 0 keeps a record forever, 
   const t0 = Date.parse(created_at);
   assert.equal(idempotencyExpired({ created_at }, t0 + 59_999, 60_000), false);
   assert.equal(idempotencyExpired({ created_at }, t0 + 60_000, 60_000), true);
-  assert.equal(idempotencyExpired({ created_at }, t0 + 10 * 365 * 86_400_000, 0), false, 'window 0: forever');
+  assert.equal(
+    idempotencyExpired({ created_at }, t0 + 10 * 365 * 86_400_000, 0),
+    false,
+    'window 0: forever',
+  );
   assert.equal(idempotencyExpired({ created_at: 'not a time' }, t0, 1), false);
 });
 
@@ -38,10 +47,22 @@ test('usageMonthOver: only months before the current one (IST), whatever the mob
   assert.equal(monthKey(first_feb_instant, ist), '2025-02');
   const jan = usageKey('9876500001', '2025-01');
   assert.equal(usageKeyMonth(jan), '2025-01');
-  assert.equal(usageMonthOver(jan, last_jan_instant, ist), false, 'the current month is what the limit reads');
+  assert.equal(
+    usageMonthOver(jan, last_jan_instant, ist),
+    false,
+    'the current month is what the limit reads',
+  );
   assert.equal(usageMonthOver(jan, first_feb_instant, ist), true);
-  assert.equal(usageMonthOver(usageKey('9876500001', '2024-12'), first_feb_instant, ist), true, 'across a year');
-  assert.equal(usageMonthOver(usageKey('9876500001', '2025-03'), first_feb_instant, ist), false, 'a later month (clock set back) is kept');
+  assert.equal(
+    usageMonthOver(usageKey('9876500001', '2024-12'), first_feb_instant, ist),
+    true,
+    'across a year',
+  );
+  assert.equal(
+    usageMonthOver(usageKey('9876500001', '2025-03'), first_feb_instant, ist),
+    false,
+    'a later month (clock set back) is kept',
+  );
   assert.equal(usageMonthOver(jan, first_feb_instant, 0), false, 'in UTC it is still January');
   for (const odd of ['9876500001', '9876500001:2025-1', '9876500001:2025-01-01', '', ':']) {
     assert.equal(usageKeyMonth(odd), null, odd);
@@ -72,7 +93,10 @@ test('a pass deletes only what no reader uses, in bounded commits, and changes n
     },
     status: async () => ({ outcome: 'pending', provider_ref: null, message: 'unused' }),
   };
-  const config = paymentsConfigSchema.parse({ idempotency_window_ms: 60_000, prune: { batch_size: 3 } });
+  const config = paymentsConfigSchema.parse({
+    idempotency_window_ms: 60_000,
+    prune: { batch_size: 3 },
+  });
   const engine = new PaymentEngine({
     store,
     logger: createLogger('silent'),
@@ -88,17 +112,40 @@ test('a pass deletes only what no reader uses, in bounded commits, and changes n
     logger: createLogger('silent'),
     batch_size: config.prune.batch_size,
     targets: [
-      pruneTarget({ table: 'idempotency', expired: (id, record, tx) => engine.idempotencyExpired(id, record, tx.now.getTime()) }),
-      pruneTarget({ table: 'dmt_usage', expired: (id) => usageMonthOver(id, clock.now(), config.dmt.utc_offset_minutes) }),
+      pruneTarget({
+        table: 'idempotency',
+        expired: (id, record, tx) => engine.idempotencyExpired(id, record, tx.now.getTime()),
+      }),
+      pruneTarget({
+        table: 'dmt_usage',
+        expired: (id) => usageMonthOver(id, clock.now(), config.dmt.utc_offset_minutes),
+      }),
     ],
   });
   try {
     const account = await store.transact((tx) => {
       const created = createAccount(tx, { email: 'p@example.com' });
-      creditWallet(tx, { account_id: created.id, amount_micros: 1_000_000_000, from: FUNDING_TOPUP, memo: 'fund' });
+      creditWallet(tx, {
+        account_id: created.id,
+        amount_micros: 1_000_000_000,
+        from: FUNDING_TOPUP,
+        memo: 'fund',
+      });
       // Other rooms' records in the same table: no window, never pruned.
-      tx.set('idempotency', 'admin-credit:ref-1', { key: 'admin-credit:ref-1', request_hash: 'h', status: 200, body: null, created_at: tx.now.toISOString() });
-      tx.set('idempotency', `web-topup:${created.id}:n1`, { key: `web-topup:${created.id}:n1`, request_hash: 'h', status: 200, body: null, created_at: tx.now.toISOString() });
+      tx.set('idempotency', 'admin-credit:ref-1', {
+        key: 'admin-credit:ref-1',
+        request_hash: 'h',
+        status: 200,
+        body: null,
+        created_at: tx.now.toISOString(),
+      });
+      tx.set('idempotency', `web-topup:${created.id}:n1`, {
+        key: `web-topup:${created.id}:n1`,
+        request_hash: 'h',
+        status: 200,
+        body: null,
+        created_at: tx.now.toISOString(),
+      });
       // Monthly usage: two rows of December (over), January (current), March (later), an unknown key.
       tx.set('dmt_usage', '9876500001:2024-12', 7_000_000_000);
       tx.set('dmt_usage', '9876500002:2024-12', 1_000_000_000);
@@ -134,9 +181,25 @@ test('a pass deletes only what no reader uses, in bounded commits, and changes n
     const seq_before = store.state.seq;
     const counts = await pruner.run();
     assert.deepEqual(counts, { idempotency: 7, dmt_usage: 2 });
-    assert.equal(store.state.seq - seq_before, 3 + 1, 'seven deletions in commits of at most three, then one for the usage rows');
-    assert.deepEqual(Object.keys(store.rows('idempotency')).sort(), ['admin-credit:ref-1', payIdempotencyId(account.id, 'k8'), payIdempotencyId(account.id, 'slow'), `web-topup:${account.id}:n1`].sort());
-    assert.deepEqual(Object.keys(store.rows('dmt_usage')).sort(), ['9876500001:2025-01', '9876500001:2025-03', 'not-a-usage-key']);
+    assert.equal(
+      store.state.seq - seq_before,
+      3 + 1,
+      'seven deletions in commits of at most three, then one for the usage rows',
+    );
+    assert.deepEqual(
+      Object.keys(store.rows('idempotency')).sort(),
+      [
+        'admin-credit:ref-1',
+        payIdempotencyId(account.id, 'k8'),
+        payIdempotencyId(account.id, 'slow'),
+        `web-topup:${account.id}:n1`,
+      ].sort(),
+    );
+    assert.deepEqual(Object.keys(store.rows('dmt_usage')).sort(), [
+      '9876500001:2025-01',
+      '9876500001:2025-03',
+      'not-a-usage-key',
+    ]);
     assert.deepEqual(await pruner.run(), {}, 'a second pass finds nothing');
 
     // Inside its window a key still answers the first answer and moves no money.
@@ -147,24 +210,48 @@ test('a pass deletes only what no reader uses, in bounded commits, and changes n
     // Past its window a key is new, pruned or not: the lookup itself decides.
     const k1_again = await engine.submit(intent('k1'));
     assert.equal(store.get('payment_txns', txnId(k1_again))!.idempotency_key, 'k1');
-    assert.equal(store.reads.txns({ account_id: account.id, match: (t) => t.idempotency_key === 'k1' }, null).total, 2);
+    assert.equal(
+      store.reads.txns({ account_id: account.id, match: (t) => t.idempotency_key === 'k1' }, null)
+        .total,
+      2,
+    );
     now_ms = t0 + 50_000 + 60_000; // k8 expired now, not pruned yet
     const k8_late = await engine.submit(intent('k8'));
-    assert.notEqual(txnId(k8_late), txnId(k8), 'an expired record that is still stored answers as if it were gone');
+    assert.notEqual(
+      txnId(k8_late),
+      txnId(k8),
+      'an expired record that is still stored answers as if it were gone',
+    );
 
     // The request still being answered keeps its key; once answered, it expires like any other.
     release_slow();
     const slow_answer = await slow;
     const slow_record = store.get('idempotency', payIdempotencyId(account.id, 'slow'))!;
-    assert.deepEqual([slow_record.request_hash, slow_record.status, slow_record.body], ['hash-9000000999', slow_answer.http_status, slow_answer.body], 'kept whole while it was answered');
+    assert.deepEqual(
+      [slow_record.request_hash, slow_record.status, slow_record.body],
+      ['hash-9000000999', slow_answer.http_status, slow_answer.body],
+      'kept whole while it was answered',
+    );
     now_ms = t0 + 200_000;
-    assert.deepEqual(await pruner.run(), { idempotency: 3 }, 'slow, k1 and k8 (both renewed) and nothing else');
-    assert.deepEqual(Object.keys(store.rows('idempotency')).sort(), ['admin-credit:ref-1', `web-topup:${account.id}:n1`].sort());
+    assert.deepEqual(
+      await pruner.run(),
+      { idempotency: 3 },
+      'slow, k1 and k8 (both renewed) and nothing else',
+    );
+    assert.deepEqual(
+      Object.keys(store.rows('idempotency')).sort(),
+      ['admin-credit:ref-1', `web-topup:${account.id}:n1`].sort(),
+    );
 
     // A transfer of a pruned month failing later gives nothing back and does not bring the row back;
     // one of the current month still gives its amount back.
     const failed = (mobile: string, month: string) =>
-      ({ service: 'dmt', status: 'failed', amount_micros: 1_000_000_000, details: { kind: 'transfer', mobile, month } }) as unknown as PaymentTxn;
+      ({
+        service: 'dmt',
+        status: 'failed',
+        amount_micros: 1_000_000_000,
+        details: { kind: 'transfer', mobile, month },
+      }) as unknown as PaymentTxn;
     await store.transact((tx) => dmtOnFinal(tx, failed('9876500002', '2024-12')));
     await store.transact((tx) => dmtOnFinal(tx, failed('9876500001', '2025-01')));
     assert.equal(store.get('dmt_usage', '9876500002:2024-12'), undefined);
@@ -173,7 +260,10 @@ test('a pass deletes only what no reader uses, in bounded commits, and changes n
     // The month turns (IST): January's row goes, March's stays.
     now_ms = Date.parse('2025-01-31T18:30:00Z');
     assert.deepEqual(await pruner.run(), { dmt_usage: 1 });
-    assert.deepEqual(Object.keys(store.rows('dmt_usage')).sort(), ['9876500001:2025-03', 'not-a-usage-key']);
+    assert.deepEqual(Object.keys(store.rows('dmt_usage')).sort(), [
+      '9876500001:2025-03',
+      'not-a-usage-key',
+    ]);
   } finally {
     release_slow();
     await pruner.stop();
@@ -190,13 +280,16 @@ test('a stopped pruner finishes its commit and starts no other', async () => {
   const store = await Store.open(data_dir);
   try {
     await store.transact((tx) => {
-      for (let i = 0; i < 50; i++) tx.set('dmt_usage', `98765${String(i).padStart(5, '0')}:2000-01`, 1);
+      for (let i = 0; i < 50; i++)
+        tx.set('dmt_usage', `98765${String(i).padStart(5, '0')}:2000-01`, 1);
     });
     const pruner = new Pruner({
       store,
       logger: createLogger('silent'),
       batch_size: 10,
-      targets: [pruneTarget({ table: 'dmt_usage', expired: (id) => usageMonthOver(id, new Date(), 330) })],
+      targets: [
+        pruneTarget({ table: 'dmt_usage', expired: (id) => usageMonthOver(id, new Date(), 330) }),
+      ],
     });
     const pass = pruner.run();
     assert.equal(pruner.run(), pass, 'a running pass is joined');

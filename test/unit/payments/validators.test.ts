@@ -45,7 +45,15 @@ test('Aadhaar: 12 digits, first 2–9, Verhoeff; spaces allowed; masked to the l
 
 test('PAN: five letters, four digits, a letter', () => {
   assert.equal(panError('ABCDE1234F'), null);
-  for (const bad of ['ABCD1234F', 'ABCDE1234', 'abcde1234f', 'ABCDE12345', '1BCDE1234F', 'ABCDE1234FF']) assert.notEqual(panError(bad), null, bad);
+  for (const bad of [
+    'ABCD1234F',
+    'ABCDE1234',
+    'abcde1234f',
+    'ABCDE12345',
+    '1BCDE1234F',
+    'ABCDE1234FF',
+  ])
+    assert.notEqual(panError(bad), null, bad);
 });
 
 test('GSTIN: known valid numbers pass; any changed character, bad state code or another PAN fails', () => {
@@ -64,7 +72,11 @@ test('GSTIN: known valid numbers pass; any changed character, bad state code or 
     for (const c of charset) {
       if (c === valid[i]) continue;
       const changed = valid.slice(0, i) + c + valid.slice(i + 1);
-      if (/^[0-9]{2}[A-Z]{5}[0-9]{4}[A-Z][1-9A-Z]Z/.test(changed) && Number(changed.slice(0, 2)) >= 1 && Number(changed.slice(0, 2)) <= 38) {
+      if (
+        /^[0-9]{2}[A-Z]{5}[0-9]{4}[A-Z][1-9A-Z]Z/.test(changed) &&
+        Number(changed.slice(0, 2)) >= 1 &&
+        Number(changed.slice(0, 2)) <= 38
+      ) {
         assert.notEqual(gstinError(changed), null, changed);
       }
     }
@@ -81,7 +93,15 @@ test('IP whitelist entries: IPv4, IPv6, CIDR; matching includes IPv4-mapped IPv6
   assert.deepEqual(parseWhitelistEntry(' 203.0.113.7 '), { entry: '203.0.113.7' });
   assert.deepEqual(parseWhitelistEntry('10.0.0.0/8'), { entry: '10.0.0.0/8' });
   assert.deepEqual(parseWhitelistEntry('2001:DB8::/32'), { entry: '2001:db8::/32' });
-  for (const bad of ['10.0.0.0/33', '2001:db8::/129', 'example.com', '10.0.0.256', '10.0.0.0/x', '']) assert.ok('error' in parseWhitelistEntry(bad), bad);
+  for (const bad of [
+    '10.0.0.0/33',
+    '2001:db8::/129',
+    'example.com',
+    '10.0.0.256',
+    '10.0.0.0/x',
+    '',
+  ])
+    assert.ok('error' in parseWhitelistEntry(bad), bad);
   const allowed = whitelistMatcher(['203.0.113.7', '10.0.0.0/8', '2001:db8::/32']);
   assert.ok(allowed('203.0.113.7'));
   assert.ok(!allowed('203.0.113.8'));
@@ -98,6 +118,9 @@ test('commission rounds down to the paisa; backoff doubles and is capped', () =>
   assert.equal(commissionMicros(100_000_000, 250), 2_500_000);
   assert.equal(commissionMicros(333_330_000, 250), 8_330_000); // 8.33325 → 8.33
   assert.equal(commissionMicros(10_000_000, 0), 0);
-  assert.deepEqual([0, 1, 2, 3, 10].map((n) => backoffMs(n, 100, 1_000)), [100, 200, 400, 800, 1_000]);
+  assert.deepEqual(
+    [0, 1, 2, 3, 10].map((n) => backoffMs(n, 100, 1_000)),
+    [100, 200, 400, 800, 1_000],
+  );
   assert.equal(backoffMs(10_000, 100, 1_000), 1_000);
 });

@@ -14,64 +14,91 @@ import { verifyDataDir } from '../../../gateway/store/verify.ts';
 const CHILD = resolve(import.meta.dirname, '../../support/history-crash-child.ts');
 const ROUNDS = 8;
 
-test('SIGKILL during heavy history writes, 8 times: acknowledged transactions are found by id and in their lists; verify passes', { timeout: 240_000 }, async () => {
-  const data_dir = mkdtempSync(join(tmpdir(), 'aihub-history-crash-'));
-  const acked: string[] = [];
-  let base = 0;
-  let incremental_from = 0;
-  for (let round = 0; round < ROUNDS; round++) {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, data_dir, String(base)], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const lines = createInterface({ input: child.stdout! });
-    let ready = false;
-    let acked_this_round = 0;
-    lines.on('line', (line) => {
-      if (line === 'ready') ready = true;
-      else if (line.startsWith('ack ')) {
-        acked.push(...line.slice(4).split(' '));
-        acked_this_round++;
+test(
+  'SIGKILL during heavy history writes, 8 times: acknowledged transactions are found by id and in their lists; verify passes',
+  { timeout: 240_000 },
+  async () => {
+    const data_dir = mkdtempSync(join(tmpdir(), 'aihub-history-crash-'));
+    const acked: string[] = [];
+    let base = 0;
+    let incremental_from = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, data_dir, String(base)], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const lines = createInterface({ input: child.stdout! });
+      let ready = false;
+      let acked_this_round = 0;
+      lines.on('line', (line) => {
+        if (line === 'ready') ready = true;
+        else if (line.startsWith('ack ')) {
+          acked.push(...line.slice(4).split(' '));
+          acked_this_round++;
+        }
+      });
+      while (!ready || acked_this_round < 3) {
+        if (child.exitCode !== null) assert.fail(`the child exited with ${child.exitCode}`);
+        await new Promise((r) => setTimeout(r, 10));
       }
-    });
-    while (!ready || acked_this_round < 3) {
-      if (child.exitCode !== null) assert.fail(`the child exited with ${child.exitCode}`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    await new Promise((r) => setTimeout(r, 100 + Math.floor(Math.random() * 400)));
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGKILL');
-    await exited;
-    lines.close();
+      await new Promise((r) => setTimeout(r, 100 + Math.floor(Math.random() * 400)));
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
+      lines.close();
 
-    const store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000, checkpoint_every_records: 1_000_000 });
-    try {
-      assert.equal(Object.keys(store.rows('payment_txns')).length, 0, 'finalized transactions are not in the live document');
-      const listed = new Map<string, Set<string>>();
-      for (const id of acked) {
-        const txn = store.get('payment_txns', id);
-        assert.ok(txn, `acknowledged ${id} is not found by id after round ${round}`);
-        let ids = listed.get(txn.account_id);
-        if (!ids) listed.set(txn.account_id, (ids = new Set(store.reads.txns({ account_id: txn.account_id }, null).rows.map((t) => t.id))));
-        assert.ok(ids.has(id), `acknowledged ${id} is missing from ${txn.account_id}'s list`);
+      const store = await Store.open(data_dir, {
+        checkpoint_interval_ms: 3_600_000,
+        checkpoint_every_records: 1_000_000,
+      });
+      try {
+        assert.equal(
+          Object.keys(store.rows('payment_txns')).length,
+          0,
+          'finalized transactions are not in the live document',
+        );
+        const listed = new Map<string, Set<string>>();
+        for (const id of acked) {
+          const txn = store.get('payment_txns', id);
+          assert.ok(txn, `acknowledged ${id} is not found by id after round ${round}`);
+          let ids = listed.get(txn.account_id);
+          if (!ids)
+            listed.set(
+              txn.account_id,
+              (ids = new Set(
+                store.reads.txns({ account_id: txn.account_id }, null).rows.map((t) => t.id),
+              )),
+            );
+          assert.ok(ids.has(id), `acknowledged ${id} is missing from ${txn.account_id}'s list`);
+        }
+        // Each account's list holds each transaction once, and its wallet history ends at its balance.
+        for (const [account_id, ids] of listed) {
+          const { total } = store.reads.txns({ account_id }, { offset: 0, limit: 1 });
+          assert.equal(total, ids.size, `${account_id}: no transaction listed twice`);
+          const wallet = store.reads.wallet({ account_id }, { offset: 0, limit: 1 }, 'desc');
+          assert.equal(
+            wallet.closing_micros,
+            store.state.balances[`wallet:${account_id}`],
+            `${account_id}: the wallet index ends at the balance`,
+          );
+        }
+      } finally {
+        await store.close();
       }
-      // Each account's list holds each transaction once, and its wallet history ends at its balance.
-      for (const [account_id, ids] of listed) {
-        const { total } = store.reads.txns({ account_id }, { offset: 0, limit: 1 });
-        assert.equal(total, ids.size, `${account_id}: no transaction listed twice`);
-        const wallet = store.reads.wallet({ account_id }, { offset: 0, limit: 1 }, 'desc');
-        assert.equal(wallet.closing_micros, store.state.balances[`wallet:${account_id}`], `${account_id}: the wallet index ends at the balance`);
+      const incremental = await verifyDataDir(data_dir);
+      assert.equal(incremental.ok, true, incremental.breaches.join('\n'));
+      if (incremental.mode === 'incremental')
+        incremental_from = Math.max(incremental_from, incremental.from_seq);
+      if (round % 3 === 2) {
+        const full = await verifyDataDir(data_dir, { full: true });
+        assert.equal(full.ok, true, full.breaches.join('\n'));
+        assert.equal(full.mode, 'full');
       }
-    } finally {
-      await store.close();
+      base += 10_000_000;
     }
-    const incremental = await verifyDataDir(data_dir);
-    assert.equal(incremental.ok, true, incremental.breaches.join('\n'));
-    if (incremental.mode === 'incremental') incremental_from = Math.max(incremental_from, incremental.from_seq);
-    if (round % 3 === 2) {
-      const full = await verifyDataDir(data_dir, { full: true });
-      assert.equal(full.ok, true, full.breaches.join('\n'));
-      assert.equal(full.mode, 'full');
-    }
-    base += 10_000_000;
-  }
-  assert.ok(acked.length > 0);
-  assert.ok(incremental_from > 0, 'verify went on from a verified point (sealed segments) at least once');
-});
+    assert.ok(acked.length > 0);
+    assert.ok(
+      incremental_from > 0,
+      'verify went on from a verified point (sealed segments) at least once',
+    );
+  },
+);

@@ -9,7 +9,14 @@ import { join } from 'node:path';
 import { IdRuns, type IdPlace, type RunMeta } from '../../../gateway/store/id-runs.ts';
 import { hash32 } from '../../../gateway/store/archive.ts';
 
-const place = (seq: number): IdPlace => ({ hash: hash32(`txn_${seq}`), op: seq % 3, seq, segment: 1, offset: seq * 100, length: 99 });
+const place = (seq: number): IdPlace => ({
+  hash: hash32(`txn_${seq}`),
+  op: seq % 3,
+  seq,
+  segment: 1,
+  offset: seq * 100,
+  length: 99,
+});
 
 function found(ids: IdRuns, seq: number): IdPlace[] {
   const out: IdPlace[] = [];
@@ -26,13 +33,13 @@ test('id runs: flushes, merges, a flush in the middle of a merge, and a reopen f
     const ids = new IdRuns(dir, { max_memtable: 1_000 });
     let seq = 0;
     // 3,000 entries: three runs written when the memtable filled.
-    for (; seq < 3_000; ) ids.add(place(++seq));
+    for (; seq < 3_000;) ids.add(place(++seq));
     // A merge begins (newest two: 1,000 and 1,000) and, before it ends, the memtable fills again.
     const compacting = ids.compact();
-    for (; seq < 4_000; ) ids.add(place(++seq));
+    for (; seq < 4_000;) ids.add(place(++seq));
     await compacting;
     await ids.compact();
-    for (; seq < 4_500; ) ids.add(place(++seq));
+    for (; seq < 4_500;) ids.add(place(++seq));
     ids.flush();
     const metas: RunMeta[] = ids.metas();
     const covered = metas.reduce((sum, [, , count]) => sum + count, 0);
@@ -42,7 +49,8 @@ test('id runs: flushes, merges, a flush in the middle of a merge, and a reopen f
 
     const reopened = new IdRuns(dir);
     assert.deepEqual(reopened.open(metas, false), [], 'nothing damaged');
-    for (let s = 1; s <= 4_500; s++) assert.deepEqual(found(reopened, s), [place(s)], `entry ${s} after reopening`);
+    for (let s = 1; s <= 4_500; s++)
+      assert.deepEqual(found(reopened, s), [place(s)], `entry ${s} after reopening`);
     reopened.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });

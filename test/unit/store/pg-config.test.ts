@@ -15,23 +15,51 @@ test('database_url: unset by default; from the file, the environment and the fla
   const file = join(mkdtempSync(join(tmpdir(), 'aihub-config-')), 'config.json');
   writeFileSync(file, JSON.stringify({ database_url: 'postgres://file/db' }));
   assert.equal(loadConfig({ env: {}, flags: { config: file } }).database_url, 'postgres://file/db');
-  assert.equal(loadConfig({ env: { AIHUB_DATABASE_URL: 'postgresql://env/db' }, flags: { config: file } }).database_url, 'postgresql://env/db');
-  assert.equal(loadConfig({ env: { AIHUB_DATABASE_URL: 'postgres://env/db' }, flags: { config: file, database_url: 'postgres://flag/db' } }).database_url, 'postgres://flag/db');
-  assert.throws(() => loadConfig({ env: { AIHUB_DATABASE_URL: 'mysql://x/db' }, flags: {} }), (error: Error) => error instanceof ConfigError && /database_url: must be a postgres/.test(error.message));
+  assert.equal(
+    loadConfig({ env: { AIHUB_DATABASE_URL: 'postgresql://env/db' }, flags: { config: file } })
+      .database_url,
+    'postgresql://env/db',
+  );
+  assert.equal(
+    loadConfig({
+      env: { AIHUB_DATABASE_URL: 'postgres://env/db' },
+      flags: { config: file, database_url: 'postgres://flag/db' },
+    }).database_url,
+    'postgres://flag/db',
+  );
+  assert.throws(
+    () => loadConfig({ env: { AIHUB_DATABASE_URL: 'mysql://x/db' }, flags: {} }),
+    (error: Error) =>
+      error instanceof ConfigError && /database_url: must be a postgres/.test(error.message),
+  );
 });
 
 test('a database URL in a message never shows its password', () => {
-  assert.equal(redactUrl('postgres://aihub:s3cret@db.internal:5432/aihub'), 'postgres://aihub:***@db.internal:5432/aihub');
+  assert.equal(
+    redactUrl('postgres://aihub:s3cret@db.internal:5432/aihub'),
+    'postgres://aihub:***@db.internal:5432/aihub',
+  );
   assert.equal(redactUrl('not a url'), 'the database URL');
 });
 
 test('StoreUnavailableError is a 503 store_unavailable with Retry-After in the shape of every JSON surface', () => {
-  const api = knownError(new StoreUnavailableError('the database is unavailable (connect ECONNREFUSED)'));
+  const api = knownError(
+    new StoreUnavailableError('the database is unavailable (connect ECONNREFUSED)'),
+  );
   assert.ok(api);
   assert.equal(api.status, 503);
   assert.equal(api.headers['retry-after'], '1');
-  assert.deepEqual(errorBody('/v1/chat/completions', api), { error: { message: api.message, type: 'api_error', param: null, code: 'store_unavailable' } });
-  assert.deepEqual(errorBody('/v1/messages', api), { type: 'error', error: { type: 'api_error', message: api.message } });
-  assert.deepEqual(errorBody('/api/recharge', api), { status: false, message: api.message, error: { code: 'store_unavailable' } });
+  assert.deepEqual(errorBody('/v1/chat/completions', api), {
+    error: { message: api.message, type: 'api_error', param: null, code: 'store_unavailable' },
+  });
+  assert.deepEqual(errorBody('/v1/messages', api), {
+    type: 'error',
+    error: { type: 'api_error', message: api.message },
+  });
+  assert.deepEqual(errorBody('/api/recharge', api), {
+    status: false,
+    message: api.message,
+    error: { code: 'store_unavailable' },
+  });
   assert.doesNotMatch(api.message, /ECONNREFUSED/, 'the cause stays in the log, not in the answer');
 });

@@ -10,7 +10,13 @@ import { Store, StoreUnavailableError } from '../../../gateway/store/store.ts';
 import pg from 'pg';
 import { openPgStore } from '../../../gateway/store/pg.ts';
 import { migrateDataDir, verifyPg } from '../../../gateway/store/pg-tools.ts';
-import { FUNDING_TOPUP, InsufficientBalanceError, balanceMicros, creditWallet, debitWallet } from '../../../gateway/ledger/ledger.ts';
+import {
+  FUNDING_TOPUP,
+  InsufficientBalanceError,
+  balanceMicros,
+  creditWallet,
+  debitWallet,
+} from '../../../gateway/ledger/ledger.ts';
 import { startPostgres, type PostgresCluster } from '../../support/postgres.ts';
 import { SharedReservations } from '../../../gateway/chat/reservations.ts';
 import { reserveShared, settle } from '../../../gateway/chat/billing.ts';
@@ -30,7 +36,15 @@ const dir = () => mkdtempSync(join(tmpdir(), 'aihub-pg-replica-'));
 const open = async (url: string) => openPgStore(url, { replica_dir: dir(), poll_ms: 60_000 });
 const account = testAccount;
 const credit = (store: Store, id: string, micros: number, ref = `r-${Math.random()}`) =>
-  store.transact((tx) => creditWallet(tx, { account_id: id, amount_micros: micros, from: FUNDING_TOPUP, memo: 'top-up', ref }));
+  store.transact((tx) =>
+    creditWallet(tx, {
+      account_id: id,
+      amount_micros: micros,
+      from: FUNDING_TOPUP,
+      memo: 'top-up',
+      ref,
+    }),
+  );
 
 test('PostgreSQL store: commits, rollbacks and history reads as the JSON-file store; a new replica rebuilds them from the log', async () => {
   const url = await cluster.createDatabase();
@@ -44,19 +58,44 @@ test('PostgreSQL store: commits, rollbacks and history reads as the JSON-file st
     }),
     /boom/,
   );
-  assert.equal(balanceMicros(store.state, 'a1'), 5_000_000, 'a function that throws leaves nothing');
+  assert.equal(
+    balanceMicros(store.state, 'a1'),
+    5_000_000,
+    'a function that throws leaves nothing',
+  );
   await assert.rejects(
-    store.transact((tx) => debitWallet(tx, { account_id: 'a1', amount_micros: 9_000_000, to: 'revenue:ai', memo: 'x' })),
+    store.transact((tx) =>
+      debitWallet(tx, { account_id: 'a1', amount_micros: 9_000_000, to: 'revenue:ai', memo: 'x' }),
+    ),
     InsufficientBalanceError,
   );
-  await store.transact((tx) => debitWallet(tx, { account_id: 'a1', amount_micros: 2_000_000, to: 'revenue:ai', memo: 'chat' }));
+  await store.transact((tx) =>
+    debitWallet(tx, { account_id: 'a1', amount_micros: 2_000_000, to: 'revenue:ai', memo: 'chat' }),
+  );
   // Acknowledged means in the history indexes too: read-your-writes without a barrier, every time.
-  assert.equal(store.reads.wallet({ account_id: 'a1' }, null, 'asc').total, 2, 'the acknowledged debit is in the wallet history at once');
+  assert.equal(
+    store.reads.wallet({ account_id: 'a1' }, null, 'asc').total,
+    2,
+    'the acknowledged debit is in the wallet history at once',
+  );
   for (let i = 0; i < 20; i++) {
     await Promise.all([credit(store, 'h', 1), credit(store, 'h', 1)]);
-    assert.equal(store.reads.wallet({ account_id: 'h' }, null, 'asc').total, 2 * (i + 1), `credits acknowledged in round ${i} are in the history`);
+    assert.equal(
+      store.reads.wallet({ account_id: 'h' }, null, 'asc').total,
+      2 * (i + 1),
+      `credits acknowledged in round ${i} are in the history`,
+    );
   }
-  await store.transact((tx) => tx.history({ type: 'usage', ts: tx.now.toISOString(), account_id: 'a1', prompt_tokens: 3, completion_tokens: 4, cost_micros: 2_000_000 }));
+  await store.transact((tx) =>
+    tx.history({
+      type: 'usage',
+      ts: tx.now.toISOString(),
+      account_id: 'a1',
+      prompt_tokens: 3,
+      completion_tokens: 4,
+      cost_micros: 2_000_000,
+    }),
+  );
   // '__proto__' as an id is a row like any other, here too.
   await store.transact((tx) => tx.set('emails', '__proto__', 'a1'));
   await store.readDurable();
@@ -73,7 +112,12 @@ test('PostgreSQL store: commits, rollbacks and history reads as the JSON-file st
   const again = await open(url);
   assert.equal(again.state.seq, seq);
   assert.equal(balanceMicros(again.state, 'a1'), 3_000_000);
-  assert.deepEqual(again.state.tables.usage?.a1, { requests: 1, prompt_tokens: 3, completion_tokens: 4, cost_micros: 2_000_000 });
+  assert.deepEqual(again.state.tables.usage?.a1, {
+    requests: 1,
+    prompt_tokens: 3,
+    completion_tokens: 4,
+    cost_micros: 2_000_000,
+  });
   assert.equal(again.get('emails', '__proto__'), 'a1');
   assert.equal(again.reads.wallet({ account_id: 'a1' }, null, 'asc').total, 2);
   await again.close();
@@ -90,18 +134,33 @@ test('two stores on one database: concurrent debits never overdraw, an idempoten
   // 60 debits of 70,000 spread over both stores, all in flight at once: the wallet affords 14.
   const outcomes = await Promise.allSettled(
     Array.from({ length: 60 }, (_, i) =>
-      (i % 2 ? a : b).transact((tx) => debitWallet(tx, { account_id: 'w', amount_micros: 70_000, to: 'revenue:ai', memo: `d${i}` })),
+      (i % 2 ? a : b).transact((tx) =>
+        debitWallet(tx, {
+          account_id: 'w',
+          amount_micros: 70_000,
+          to: 'revenue:ai',
+          memo: `d${i}`,
+        }),
+      ),
     ),
   );
   const ok = outcomes.filter((o) => o.status === 'fulfilled').length;
   assert.equal(ok, 14);
-  for (const o of outcomes) if (o.status === 'rejected') assert.ok(o.reason instanceof InsufficientBalanceError, String(o.reason));
+  for (const o of outcomes)
+    if (o.status === 'rejected')
+      assert.ok(o.reason instanceof InsufficientBalanceError, String(o.reason));
   // The same key sent to both at once: one of them records it, the other sees it.
   const once = (store: Store) =>
     store.transact((tx) => {
       if (tx.get('idempotency', 'k1')) return 'replayed';
       debitWallet(tx, { account_id: 'w', amount_micros: 10_000, to: 'revenue:ai', memo: 'idem' });
-      tx.set('idempotency', 'k1', { key: 'k1', request_hash: 'h', status: 200, body: {}, created_at: tx.now.toISOString() });
+      tx.set('idempotency', 'k1', {
+        key: 'k1',
+        request_hash: 'h',
+        status: 200,
+        body: {},
+        created_at: tx.now.toISOString(),
+      });
       return 'moved';
     });
   const answers = await Promise.all([once(a), once(b), once(a), once(b)]);
@@ -124,16 +183,29 @@ test('PostgreSQL down: a commit is refused with StoreUnavailableError and leaves
   await cluster.stop('immediate');
   try {
     await assert.rejects(
-      store.transact((tx) => debitWallet(tx, { account_id: 'x', amount_micros: 100_000, to: 'revenue:ai', memo: 'lost?' })),
+      store.transact((tx) =>
+        debitWallet(tx, {
+          account_id: 'x',
+          amount_micros: 100_000,
+          to: 'revenue:ai',
+          memo: 'lost?',
+        }),
+      ),
       StoreUnavailableError,
     );
     await assert.rejects(store.readDurable(), StoreUnavailableError);
-    assert.equal(balanceMicros(store.state, 'x'), 1_000_000, 'the refused debit is undone in the replica');
+    assert.equal(
+      balanceMicros(store.state, 'x'),
+      1_000_000,
+      'the refused debit is undone in the replica',
+    );
     assert.equal(store.state.seq, seq);
   } finally {
     await cluster.start();
   }
-  await store.transact((tx) => debitWallet(tx, { account_id: 'x', amount_micros: 300_000, to: 'revenue:ai', memo: 'after' }));
+  await store.transact((tx) =>
+    debitWallet(tx, { account_id: 'x', amount_micros: 300_000, to: 'revenue:ai', memo: 'after' }),
+  );
   assert.equal(balanceMicros(store.state, 'x'), 700_000);
   await store.close();
   const fresh = await open(url);
@@ -148,10 +220,38 @@ test('migrate: a JSON-file data dir (postings, a finalized payment, usage histor
   const file = await Store.open(data_dir);
   await file.transact((tx) => tx.set('accounts', 'm1', account('m1')));
   await credit(file, 'm1', 9_000_000, 'topup-1');
-  await file.transact((tx) => debitWallet(tx, { account_id: 'm1', amount_micros: 1_500_000, to: 'revenue:recharge', memo: 'recharge' }));
-  await file.transact((tx) => tx.history({ type: 'usage', ts: tx.now.toISOString(), account_id: 'm1', prompt_tokens: 10, completion_tokens: 5, cost_micros: 7 }));
-  await file.transact((tx) => tx.set('web_sessions' as never, 'sess-hash', { account_id: 'm1', created_at: tx.now.toISOString() } as never));
-  const txn = { id: 'txn_1', account_id: 'm1', service: 'recharge', status: 'success', stage: 'final', created_at: new Date().toISOString() };
+  await file.transact((tx) =>
+    debitWallet(tx, {
+      account_id: 'm1',
+      amount_micros: 1_500_000,
+      to: 'revenue:recharge',
+      memo: 'recharge',
+    }),
+  );
+  await file.transact((tx) =>
+    tx.history({
+      type: 'usage',
+      ts: tx.now.toISOString(),
+      account_id: 'm1',
+      prompt_tokens: 10,
+      completion_tokens: 5,
+      cost_micros: 7,
+    }),
+  );
+  await file.transact((tx) =>
+    tx.set('web_sessions' as never, 'sess-hash', {
+      account_id: 'm1',
+      created_at: tx.now.toISOString(),
+    } as never),
+  );
+  const txn = {
+    id: 'txn_1',
+    account_id: 'm1',
+    service: 'recharge',
+    status: 'success',
+    stage: 'final',
+    created_at: new Date().toISOString(),
+  };
   await file.transact((tx) => tx.set('payment_txns' as never, 'txn_1', txn as never));
   await file.close();
 
@@ -163,7 +263,11 @@ test('migrate: a JSON-file data dir (postings, a finalized payment, usage histor
   assert.ok(report.verify.ok);
   const store = await open(url);
   assert.equal(balanceMicros(store.state, 'm1'), 7_500_000);
-  assert.deepEqual(store.get('payment_txns' as never, 'txn_1'), txn as never, 'a finalized transaction is found in the replica’s history');
+  assert.deepEqual(
+    store.get('payment_txns' as never, 'txn_1'),
+    txn as never,
+    'a finalized transaction is found in the replica’s history',
+  );
   assert.equal(store.reads.txns({ account_id: 'm1' }, { offset: 0, limit: 10 }).total, 1);
   await store.close();
   // A second migrate into the same database is refused, and the source is untouched.
@@ -180,16 +284,39 @@ test('chat reservations across two stores: one gateway’s worst case binds the 
   const gb = new SharedReservations(b, 'gw-b', 30_000, clock);
   await credit(a, 'acc', 1_000_000);
   const tier = chatConfigSchema.parse({}).models['service-ai-standard-6']; // 100 / 400 units per million tokens
-  const input = (request_id: string, worst_case_micros: number) => ({ account_id: 'acc', key_id: 'key', tier, request_id, worst_case_micros, free_tokens: 0 });
+  const input = (request_id: string, worst_case_micros: number) => ({
+    account_id: 'acc',
+    key_id: 'key',
+    tier,
+    request_id,
+    worst_case_micros,
+    free_tokens: 0,
+  });
 
   const r1 = await reserveShared(ga, input('req_1', 600_000));
-  await assert.rejects(reserveShared(gb, input('req_2', 400_001)), InsufficientBalanceError, 'the other gateway sees the 600,000 set aside');
+  await assert.rejects(
+    reserveShared(gb, input('req_2', 400_001)),
+    InsufficientBalanceError,
+    'the other gateway sees the 600,000 set aside',
+  );
   const r2 = await reserveShared(gb, input('req_2', 400_000));
   await a.readDurable();
   assert.equal(availableMicros(a.state, 'acc'), 0);
 
   // Gateway a settles req_1 at its actual cost: billed once, the rest is free again everywhere.
-  const s1 = await settle(a, r1, { prompt_tokens: 1_000, completion_tokens: 500, status: 'ok', target: 'builtin', latency_ms: 1, stream: false }, now);
+  const s1 = await settle(
+    a,
+    r1,
+    {
+      prompt_tokens: 1_000,
+      completion_tokens: 500,
+      status: 'ok',
+      target: 'builtin',
+      latency_ms: 1,
+      stream: false,
+    },
+    now,
+  );
   assert.equal(s1.cost_micros, 300_000);
   r1.money.release(); // the request's end: a no-op after the settlement
   await b.readDurable();
@@ -198,14 +325,30 @@ test('chat reservations across two stores: one gateway’s worst case binds the 
   // Gateway b "dies" holding req_2: while its lease runs, a's pass keeps it; after, a releases it, once.
   await ga.tick();
   await b.readDurable();
-  assert.equal(availableMicros(b.state, 'acc'), 1_000_000 - 300_000 - 400_000, 'a lease that has not lapsed is kept');
+  assert.equal(
+    availableMicros(b.state, 'acc'),
+    1_000_000 - 300_000 - 400_000,
+    'a lease that has not lapsed is kept',
+  );
   now += 30_001;
   await Promise.all([ga.tick(), ga.tick()]);
   await a.readDurable();
   assert.equal(availableMicros(a.state, 'acc'), 1_000_000 - 300_000);
   assert.deepEqual(Object.keys(a.state.tables.chat_reservations ?? {}), []);
   // Its settlement, if it comes after all, bills the actual cost once and releases nothing twice.
-  const s2 = await settle(b, r2, { prompt_tokens: 0, completion_tokens: 500, status: 'ok', target: 'builtin', latency_ms: 1, stream: false }, now);
+  const s2 = await settle(
+    b,
+    r2,
+    {
+      prompt_tokens: 0,
+      completion_tokens: 500,
+      status: 'ok',
+      target: 'builtin',
+      latency_ms: 1,
+      stream: false,
+    },
+    now,
+  );
   assert.equal(s2.cost_micros, 200_000);
   await a.readDurable();
   assert.equal(balanceMicros(a.state, 'acc'), 1_000_000 - 300_000 - 200_000);
@@ -225,7 +368,14 @@ test('a renewing owner keeps its reservation past one lease', async () => {
   const ga = new SharedReservations(a, 'gw-a', 1_000, () => now);
   await credit(a, 'acc', 1_000);
   const tier = chatConfigSchema.parse({}).models['service-ai-standard-6'];
-  await reserveShared(ga, { account_id: 'acc', key_id: 'k', tier, request_id: 'r', worst_case_micros: 1_000, free_tokens: 0 });
+  await reserveShared(ga, {
+    account_id: 'acc',
+    key_id: 'k',
+    tier,
+    request_id: 'r',
+    worst_case_micros: 1_000,
+    free_tokens: 0,
+  });
   for (let i = 0; i < 5; i++) {
     now += 600;
     await ga.tick();
@@ -262,15 +412,25 @@ test('background work: one store of two holds the leader lock; when it closes, t
 
 test('a batch that fails before its functions ran (the head lock not granted in time) answers every caller store_unavailable; nothing waits forever', async () => {
   const url = await cluster.createDatabase();
-  const store = await openPgStore(url, { replica_dir: dir(), poll_ms: 60_000, statement_timeout_ms: 300 });
+  const store = await openPgStore(url, {
+    replica_dir: dir(),
+    poll_ms: 60_000,
+    statement_timeout_ms: 300,
+  });
   await credit(store, 'q', 1_000);
   const blocker = new pg.Client({ connectionString: url });
   await blocker.connect();
   await blocker.query('BEGIN');
   await blocker.query('SELECT seq FROM aihub_head WHERE id = 1 FOR UPDATE'); // another writer holds the lock
   try {
-    const outcomes = await Promise.allSettled([1, 2, 3].map((i) => store.transact((tx) => tx.set('emails', `q${i}`, 'q'))));
-    for (const outcome of outcomes) assert.ok(outcome.status === 'rejected' && outcome.reason instanceof StoreUnavailableError, String(outcome.status));
+    const outcomes = await Promise.allSettled(
+      [1, 2, 3].map((i) => store.transact((tx) => tx.set('emails', `q${i}`, 'q'))),
+    );
+    for (const outcome of outcomes)
+      assert.ok(
+        outcome.status === 'rejected' && outcome.reason instanceof StoreUnavailableError,
+        String(outcome.status),
+      );
     assert.equal(store.get('emails', 'q1'), undefined);
   } finally {
     await blocker.query('ROLLBACK');

@@ -14,63 +14,89 @@ import { verifyDataDir } from '../../../gateway/store/verify.ts';
 const CHILD = resolve(import.meta.dirname, '../../support/store-crash-child.ts');
 const ROUNDS = 12;
 
-test('SIGKILL mid-checkpoint, 12 times: acknowledged commits survive, replay applies nothing twice, verify passes', { timeout: 180_000 }, async () => {
-  const data_dir = mkdtempSync(join(tmpdir(), 'aihub-store-crash-'));
-  /** writer → the highest n acknowledged */
-  const acked = new Map<number, number>();
-  let next_n = 0;
-  let acked_total = 0;
-  let checkpoints_seen = 0;
-  for (let round = 0; round < ROUNDS; round++) {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, data_dir, String(next_n)], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const lines = createInterface({ input: child.stdout! });
-    let ready = false;
-    lines.on('line', (line) => {
-      if (line === 'ready') ready = true;
-      const match = /^ack (\d) (\d+)$/.exec(line);
-      if (match) {
-        acked.set(Number(match[1]), Math.max(acked.get(Number(match[1])) ?? -1, Number(match[2])));
-        acked_total++;
-      }
-    });
-    while (!ready) {
-      if (child.exitCode !== null) assert.fail(`the child exited with ${child.exitCode}`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    await new Promise((r) => setTimeout(r, 150 + Math.floor(Math.random() * 350)));
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGKILL');
-    await exited;
-    lines.close();
-    try {
-      checkpoints_seen = Math.max(checkpoints_seen, (await readCheckpoint(data_dir))!.seq);
-    } catch {
-      // no checkpoint yet
-    }
-
-    const store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000, checkpoint_every_records: 1_000_000 });
-    try {
-      for (const [w, n] of acked) {
-        // The row of writer w's last acknowledged commit holds that commit or a later one of the same row.
-        const id = `w${w}-${n % 50}`;
-        const found = store.get('accounts', id);
-        if (n % 7 === 3) {
-          if (found) assert.ok(Number(found.name) > n && Number(found.name) % 50 === n % 50, `${id} was deleted by acknowledged commit ${n}, found ${found.name}`);
-        } else {
-          assert.ok(found, `${id} written by acknowledged commit ${n} is missing`);
-          assert.ok(Number(found.name) >= n && Number(found.name) % 50 === n % 50, `${id}: acknowledged ${n}, found ${found.name}`);
+test(
+  'SIGKILL mid-checkpoint, 12 times: acknowledged commits survive, replay applies nothing twice, verify passes',
+  { timeout: 180_000 },
+  async () => {
+    const data_dir = mkdtempSync(join(tmpdir(), 'aihub-store-crash-'));
+    /** writer → the highest n acknowledged */
+    const acked = new Map<number, number>();
+    let next_n = 0;
+    let acked_total = 0;
+    let checkpoints_seen = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, data_dir, String(next_n)], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const lines = createInterface({ input: child.stdout! });
+      let ready = false;
+      lines.on('line', (line) => {
+        if (line === 'ready') ready = true;
+        const match = /^ack (\d) (\d+)$/.exec(line);
+        if (match) {
+          acked.set(
+            Number(match[1]),
+            Math.max(acked.get(Number(match[1])) ?? -1, Number(match[2])),
+          );
+          acked_total++;
         }
+      });
+      while (!ready) {
+        if (child.exitCode !== null) assert.fail(`the child exited with ${child.exitCode}`);
+        await new Promise((r) => setTimeout(r, 10));
       }
-      // One posting of 1 micro and one usage record per commit: replay applied each once.
-      const commits = store.state.balances['revenue:x'] ?? 0;
-      assert.equal(store.state.tables.usage?.a?.requests ?? 0, commits, 'usage records and postings applied the same number of times');
-      assert.ok(commits >= acked_total, `${commits} commits on disk, ${acked_total} acknowledged`);
-      next_n = Math.max(...acked.values(), next_n) + 1_000; // fresh n per round: the rows' history stays unambiguous
-    } finally {
-      await store.close();
+      await new Promise((r) => setTimeout(r, 150 + Math.floor(Math.random() * 350)));
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
+      lines.close();
+      try {
+        checkpoints_seen = Math.max(checkpoints_seen, (await readCheckpoint(data_dir))!.seq);
+      } catch {
+        // no checkpoint yet
+      }
+
+      const store = await Store.open(data_dir, {
+        checkpoint_interval_ms: 3_600_000,
+        checkpoint_every_records: 1_000_000,
+      });
+      try {
+        for (const [w, n] of acked) {
+          // The row of writer w's last acknowledged commit holds that commit or a later one of the same row.
+          const id = `w${w}-${n % 50}`;
+          const found = store.get('accounts', id);
+          if (n % 7 === 3) {
+            if (found)
+              assert.ok(
+                Number(found.name) > n && Number(found.name) % 50 === n % 50,
+                `${id} was deleted by acknowledged commit ${n}, found ${found.name}`,
+              );
+          } else {
+            assert.ok(found, `${id} written by acknowledged commit ${n} is missing`);
+            assert.ok(
+              Number(found.name) >= n && Number(found.name) % 50 === n % 50,
+              `${id}: acknowledged ${n}, found ${found.name}`,
+            );
+          }
+        }
+        // One posting of 1 micro and one usage record per commit: replay applied each once.
+        const commits = store.state.balances['revenue:x'] ?? 0;
+        assert.equal(
+          store.state.tables.usage?.a?.requests ?? 0,
+          commits,
+          'usage records and postings applied the same number of times',
+        );
+        assert.ok(
+          commits >= acked_total,
+          `${commits} commits on disk, ${acked_total} acknowledged`,
+        );
+        next_n = Math.max(...acked.values(), next_n) + 1_000; // fresh n per round: the rows' history stays unambiguous
+      } finally {
+        await store.close();
+      }
+      const verify = await verifyDataDir(data_dir);
+      assert.equal(verify.ok, true, verify.breaches.join('\n'));
     }
-    const verify = await verifyDataDir(data_dir);
-    assert.equal(verify.ok, true, verify.breaches.join('\n'));
-  }
-  assert.ok(checkpoints_seen > 0, 'checkpoints were written between the kills');
-});
+    assert.ok(checkpoints_seen > 0, 'checkpoints were written between the kills');
+  },
+);

@@ -5,7 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store, readCheckpoint } from '../../../gateway/store/store.ts';
 import { CorruptStoreError, listSegments } from '../../../gateway/store/journal.ts';
-import { FUNDING_TOPUP, InsufficientBalanceError, balanceMicros, creditWallet, debitWallet } from '../../../gateway/ledger/ledger.ts';
+import {
+  FUNDING_TOPUP,
+  InsufficientBalanceError,
+  balanceMicros,
+  creditWallet,
+  debitWallet,
+} from '../../../gateway/ledger/ledger.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';
 import { testAccount } from '../../support/store-fixtures.ts';
 
@@ -17,13 +23,28 @@ test('a transaction that throws leaves no trace in memory or on disk', async () 
   const store = await Store.open(data_dir);
   await store.transact((tx) => {
     tx.set('accounts', 'a', account('a'));
-    creditWallet(tx, { account_id: 'a', amount_micros: 5_000_000, from: FUNDING_TOPUP, memo: 'top-up' });
+    creditWallet(tx, {
+      account_id: 'a',
+      amount_micros: 5_000_000,
+      from: FUNDING_TOPUP,
+      memo: 'top-up',
+    });
   });
   await assert.rejects(
     store.transact((tx) => {
       tx.set('accounts', 'b', account('b'));
-      debitWallet(tx, { account_id: 'a', amount_micros: 1_000_000, to: 'revenue:x', memo: 'first' });
-      debitWallet(tx, { account_id: 'a', amount_micros: 9_000_000, to: 'revenue:x', memo: 'too much' });
+      debitWallet(tx, {
+        account_id: 'a',
+        amount_micros: 1_000_000,
+        to: 'revenue:x',
+        memo: 'first',
+      });
+      debitWallet(tx, {
+        account_id: 'a',
+        amount_micros: 9_000_000,
+        to: 'revenue:x',
+        memo: 'too much',
+      });
     }),
     InsufficientBalanceError,
   );
@@ -42,15 +63,25 @@ test('state survives reopen through the journal alone, and through checkpoint + 
   const store = await Store.open(data_dir, { checkpoint_every_records: 10 });
   await store.transact((tx) => tx.set('accounts', 'a', account('a')));
   for (let i = 0; i < 25; i++) {
-    await store.transact((tx) => creditWallet(tx, { account_id: 'a', amount_micros: 1_000_000, from: FUNDING_TOPUP, memo: `c${i}` }));
+    await store.transact((tx) =>
+      creditWallet(tx, {
+        account_id: 'a',
+        amount_micros: 1_000_000,
+        from: FUNDING_TOPUP,
+        memo: `c${i}`,
+      }),
+    );
   }
   // The background checkpoint lands in its own time: wait for it (bounded), not for a fixed 50 ms.
-  for (const deadline = Date.now() + 10_000; store.checkpoints === 0; ) {
+  for (const deadline = Date.now() + 10_000; store.checkpoints === 0;) {
     assert.ok(Date.now() < deadline, 'a checkpoint was taken mid-way');
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   const checkpoint = (await readCheckpoint(data_dir))!;
-  assert.ok(checkpoint.seq >= 10 && checkpoint.seq < 26, `a checkpoint was taken mid-way (seq ${checkpoint.seq})`);
+  assert.ok(
+    checkpoint.seq >= 10 && checkpoint.seq < 26,
+    `a checkpoint was taken mid-way (seq ${checkpoint.seq})`,
+  );
   // Simulate a crash: drop the store without close (no final checkpoint).
   (store as any).checkpoint_timer && clearInterval((store as any).checkpoint_timer);
   (store as any).releaseLock();
@@ -66,13 +97,26 @@ test('concurrent commits share fsyncs (group commit), and each resolves only whe
   const store = await Store.open(data_dir);
   await store.transact((tx) => {
     tx.set('accounts', 'a', account('a'));
-    creditWallet(tx, { account_id: 'a', amount_micros: 1_000_000_000, from: FUNDING_TOPUP, memo: 'top-up' });
+    creditWallet(tx, {
+      account_id: 'a',
+      amount_micros: 1_000_000_000,
+      from: FUNDING_TOPUP,
+      memo: 'top-up',
+    });
   });
   const before = store.commit_groups;
-  await Promise.all(Array.from({ length: 200 }, (_, i) => store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1000, to: 'revenue:x', memo: `d${i}` }))));
+  await Promise.all(
+    Array.from({ length: 200 }, (_, i) =>
+      store.transact((tx) =>
+        debitWallet(tx, { account_id: 'a', amount_micros: 1000, to: 'revenue:x', memo: `d${i}` }),
+      ),
+    ),
+  );
   const groups = store.commit_groups - before;
   assert.ok(groups < 50, `200 commits took ${groups} fsync groups`);
-  const lines = readFileSync(listSegments(join(data_dir, 'journal'))[0]!.file, 'utf8').trim().split('\n');
+  const lines = readFileSync(listSegments(join(data_dir, 'journal'))[0]!.file, 'utf8')
+    .trim()
+    .split('\n');
   assert.equal(lines.length, 201);
   await store.close();
 });
@@ -83,7 +127,10 @@ test('a corrupt checkpoint is refused with the file and line; the store never st
   await store.transact((tx) => tx.set('accounts', 'a', account('a')));
   await store.close();
   const file = join(data_dir, 'state.jsonl');
-  writeFileSync(file, '{"format":"aihub-state","version":2,"seq":1,"meta":{}}\n["b","x",1]\n["r","accounts",oops\n');
+  writeFileSync(
+    file,
+    '{"format":"aihub-state","version":2,"seq":1,"meta":{}}\n["b","x",1]\n["r","accounts",oops\n',
+  );
   await assert.rejects(Store.open(data_dir), (error: Error) => {
     assert.ok(error instanceof CorruptStoreError);
     assert.match(error.message, /state\.jsonl line 3/);
@@ -95,7 +142,8 @@ test('a corrupt checkpoint is refused with the file and line; the store never st
 test('a corrupt journal line in the middle is refused with file and line', async () => {
   const data_dir = dir();
   const store = await Store.open(data_dir);
-  for (let i = 0; i < 3; i++) await store.transact((tx) => tx.set('accounts', `a${i}`, account(`a${i}`)));
+  for (let i = 0; i < 3; i++)
+    await store.transact((tx) => tx.set('accounts', `a${i}`, account(`a${i}`)));
   (store as any).releaseLock();
   const segment = listSegments(join(data_dir, 'journal'))[0]!.file;
   const lines = readFileSync(segment, 'utf8').split('\n');
@@ -108,7 +156,8 @@ test('a corrupt journal line in the middle is refused with file and line', async
 test('a torn last journal line is dropped, said out loud, and the store goes on', async () => {
   const data_dir = dir();
   const store = await Store.open(data_dir);
-  for (let i = 0; i < 3; i++) await store.transact((tx) => tx.set('accounts', `a${i}`, account(`a${i}`)));
+  for (let i = 0; i < 3; i++)
+    await store.transact((tx) => tx.set('accounts', `a${i}`, account(`a${i}`)));
   (store as any).releaseLock();
   const segment = listSegments(join(data_dir, 'journal'))[0]!.file;
   appendFileSync(segment, '{"s":4,"t":"2026-01-01T00:00:00.000Z","ops":[{"o":"set","t":"acc');
@@ -128,10 +177,15 @@ test('a torn last journal line is dropped, said out loud, and the store goes on'
 
 test('journal segments rotate and replay across them', async () => {
   const data_dir = dir();
-  const store = await Store.open(data_dir, { segment_bytes: 4096, checkpoint_every_records: 1_000_000 });
+  const store = await Store.open(data_dir, {
+    segment_bytes: 4096,
+    checkpoint_every_records: 1_000_000,
+  });
   await store.transact((tx) => tx.set('accounts', 'a', account('a')));
   for (let i = 0; i < 100; i++) {
-    await store.transact((tx) => creditWallet(tx, { account_id: 'a', amount_micros: 10, from: FUNDING_TOPUP, memo: `c${i}` }));
+    await store.transact((tx) =>
+      creditWallet(tx, { account_id: 'a', amount_micros: 10, from: FUNDING_TOPUP, memo: `c${i}` }),
+    );
   }
   (store as any).releaseLock();
   assert.ok(listSegments(join(data_dir, 'journal')).length > 3);
@@ -146,24 +200,39 @@ test('verify catches a checkpoint whose balances do not match the postings', asy
   const store = await Store.open(data_dir);
   await store.transact((tx) => {
     tx.set('accounts', 'a', account('a'));
-    creditWallet(tx, { account_id: 'a', amount_micros: 7_000_000, from: FUNDING_TOPUP, memo: 'top-up' });
+    creditWallet(tx, {
+      account_id: 'a',
+      amount_micros: 7_000_000,
+      from: FUNDING_TOPUP,
+      memo: 'top-up',
+    });
   });
   await store.close();
   const file = join(data_dir, 'state.jsonl');
-  writeFileSync(file, readFileSync(file, 'utf8').replace('["b","wallet:a",7000000]', '["b","wallet:a",8000000]'));
+  writeFileSync(
+    file,
+    readFileSync(file, 'utf8').replace('["b","wallet:a",7000000]', '["b","wallet:a",8000000]'),
+  );
   const report = await verifyDataDir(data_dir);
   assert.equal(report.ok, false);
   assert.ok(report.breaches.some((b) => /does not sum to zero/.test(b)));
-  assert.ok(report.breaches.some((b) => /wallet:a is 8000000 but its postings replay to 7000000/.test(b)));
+  assert.ok(
+    report.breaches.some((b) => /wallet:a is 8000000 but its postings replay to 7000000/.test(b)),
+  );
 });
 
 test('under sustained writes, reads still resolve and checkpoints still happen', async () => {
   const data_dir = dir();
   const store = await Store.open(data_dir, { checkpoint_every_records: 200 });
-  await store.transact((tx) => creditWallet(tx, { account_id: 'a', amount_micros: 1e12, from: FUNDING_TOPUP, memo: 'top-up' }));
+  await store.transact((tx) =>
+    creditWallet(tx, { account_id: 'a', amount_micros: 1e12, from: FUNDING_TOPUP, memo: 'top-up' }),
+  );
   let running = true;
   const writers = Array.from({ length: 8 }, async () => {
-    while (running) await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: 'load' }));
+    while (running)
+      await store.transact((tx) =>
+        debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: 'load' }),
+      );
   });
   for (let i = 0; i < 20; i++) {
     const seq_seen = store.state.seq;
@@ -174,21 +243,38 @@ test('under sustained writes, reads still resolve and checkpoints still happen',
   running = false;
   await Promise.all(writers);
   const checkpoint = (await readCheckpoint(data_dir))!;
-  assert.ok(checkpoint.seq >= 200, `a checkpoint was written during the load (seq ${checkpoint.seq})`);
+  assert.ok(
+    checkpoint.seq >= 200,
+    `a checkpoint was written during the load (seq ${checkpoint.seq})`,
+  );
   await store.close();
   assert.equal((await verifyDataDir(data_dir)).ok, true);
 });
 
 test('a checkpoint is written in parts while commits go on, and checkpoint + journal replay gives exactly the live state', async () => {
   const data_dir = dir();
-  const store = await Store.open(data_dir, { checkpoint_every_records: 1_000_000, checkpoint_interval_ms: 3_600_000, checkpoint_part_chars: 2_000 });
-  await store.transact((tx) => creditWallet(tx, { account_id: 'a', amount_micros: 1e12, from: FUNDING_TOPUP, memo: 'top-up' }));
+  const store = await Store.open(data_dir, {
+    checkpoint_every_records: 1_000_000,
+    checkpoint_interval_ms: 3_600_000,
+    checkpoint_part_chars: 2_000,
+  });
+  await store.transact((tx) =>
+    creditWallet(tx, { account_id: 'a', amount_micros: 1e12, from: FUNDING_TOPUP, memo: 'top-up' }),
+  );
   for (let batch = 0; batch < 20; batch++) {
     await store.transact((tx) => {
-      for (let i = 0; i < 100; i++) tx.set('accounts', `acc-${batch * 100 + i}`, account(`acc-${batch * 100 + i}`));
+      for (let i = 0; i < 100; i++)
+        tx.set('accounts', `acc-${batch * 100 + i}`, account(`acc-${batch * 100 + i}`));
     });
   }
-  const usage = (n: number) => ({ type: 'usage', ts: '2026-01-01T00:00:00.000Z', account_id: 'a', prompt_tokens: n, completion_tokens: 1, cost_micros: n });
+  const usage = (n: number) => ({
+    type: 'usage',
+    ts: '2026-01-01T00:00:00.000Z',
+    account_id: 'a',
+    prompt_tokens: n,
+    completion_tokens: 1,
+    cost_micros: n,
+  });
   // The usage totals table comes after the accounts in the document, so written row by row it would be written late.
   await store.transact((tx) => tx.history(usage(1)));
   // Start a checkpoint, and keep changing every kind of state while it is being written:
@@ -206,16 +292,27 @@ test('a checkpoint is written in parts while commits go on, and checkpoint + jou
       if (round % 5 === 0) tx.del('accounts', id);
       else tx.set('accounts', id, { ...account(id), name: `renamed in round ${round}` });
       if (round % 7 === 0) tx.set('accounts', `new-${round}`, account(`new-${round}`));
-      debitWallet(tx, { account_id: 'a', amount_micros: 1_000 + round, to: 'revenue:x', memo: `r${round}` });
+      debitWallet(tx, {
+        account_id: 'a',
+        amount_micros: 1_000 + round,
+        to: 'revenue:x',
+        memo: `r${round}`,
+      });
       tx.history(usage(round));
     });
     commits_meanwhile++;
   }
   await writing;
   // How many commits fit in depends on the disk and the load; one is enough to exercise replay over a checkpoint written in parts.
-  assert.ok(commits_meanwhile >= 1, `requests ran while the checkpoint was written (${commits_meanwhile} commits)`);
+  assert.ok(
+    commits_meanwhile >= 1,
+    `requests ran while the checkpoint was written (${commits_meanwhile} commits)`,
+  );
   const checkpoint = (await readCheckpoint(data_dir))!;
-  assert.ok(checkpoint.seq >= seq_before && checkpoint.seq < store.state.seq, `the checkpoint (seq ${checkpoint.seq}) is of a record before the last (${store.state.seq})`);
+  assert.ok(
+    checkpoint.seq >= seq_before && checkpoint.seq < store.state.seq,
+    `the checkpoint (seq ${checkpoint.seq}) is of a record before the last (${store.state.seq})`,
+  );
   // A crash now: a fresh load is the checkpoint plus the journal after it.
   const live = JSON.parse(JSON.stringify(store.state));
   const { loadState } = await import('../../../gateway/store/store.ts');
@@ -230,32 +327,50 @@ test('a checkpoint is written in parts while commits go on, and checkpoint + jou
 
 test('by count, a checkpoint waits until the journal has grown by half the last checkpoint', async () => {
   const data_dir = dir();
-  const store = await Store.open(data_dir, { checkpoint_every_records: 10, checkpoint_interval_ms: 3_600_000 });
+  const store = await Store.open(data_dir, {
+    checkpoint_every_records: 10,
+    checkpoint_interval_ms: 3_600_000,
+  });
   // A large document: about 200 kB.
   await store.transact((tx) => {
     for (let i = 0; i < 1_000; i++) tx.set('accounts', `acc-${i}`, account(`acc-${i}`));
   });
-  await store.transact((tx) => creditWallet(tx, { account_id: 'a', amount_micros: 1e12, from: FUNDING_TOPUP, memo: 'top-up' }));
+  await store.transact((tx) =>
+    creditWallet(tx, { account_id: 'a', amount_micros: 1e12, from: FUNDING_TOPUP, memo: 'top-up' }),
+  );
   await (store as any).checkpointing;
   const first = store.checkpoints;
   assert.equal(first, 0, 'no checkpoint below 10 records');
-  for (let i = 0; i < 10; i++) await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `d${i}` }));
+  for (let i = 0; i < 10; i++)
+    await store.transact((tx) =>
+      debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `d${i}` }),
+    );
   await (store as any).checkpointing;
   assert.equal(store.checkpoints, 1, 'the first one comes by count');
   const size = readFileSync(join(data_dir, 'state.jsonl'), 'utf8').length;
   // 40 small records are far less journal than half the document: no checkpoint by count.
-  for (let i = 0; i < 40; i++) await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `e${i}` }));
+  for (let i = 0; i < 40; i++)
+    await store.transact((tx) =>
+      debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `e${i}` }),
+    );
   await (store as any).checkpointing;
   assert.equal(store.checkpoints, 1);
   // Rewriting most of the document's rows grows the journal past half its size: now one comes.
   for (let i = 0; i < 1_000; i += 100) {
     await store.transact((tx) => {
-      for (let j = i; j < i + 100; j++) tx.set('accounts', `acc-${j}`, { ...account(`acc-${j}`), name: 'x'.repeat(20) });
+      for (let j = i; j < i + 100; j++)
+        tx.set('accounts', `acc-${j}`, { ...account(`acc-${j}`), name: 'x'.repeat(20) });
     });
   }
-  await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: 'last' }));
+  await store.transact((tx) =>
+    debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: 'last' }),
+  );
   await (store as any).checkpointing;
-  assert.equal(store.checkpoints, 2, `a second checkpoint after more than ${size / 2} characters of journal`);
+  assert.equal(
+    store.checkpoints,
+    2,
+    `a second checkpoint after more than ${size / 2} characters of journal`,
+  );
   await store.close();
   assert.equal((await verifyDataDir(data_dir)).ok, true);
 });
@@ -263,7 +378,15 @@ test('by count, a checkpoint waits until the journal has grown by half the last 
 test('indexBy: ids by a field, built from the table, kept in step with set, re-key, del and rollback', async () => {
   const data_dir = dir();
   const store = await Store.open(data_dir);
-  const key = (id: string, account_id: string) => ({ id, account_id, hash: id, prefix: id, name: id, created_at: '2026-01-01T00:00:00.000Z', revoked_at: null });
+  const key = (id: string, account_id: string) => ({
+    id,
+    account_id,
+    hash: id,
+    prefix: id,
+    name: id,
+    created_at: '2026-01-01T00:00:00.000Z',
+    revoked_at: null,
+  });
   await store.transact((tx) => {
     tx.set('keys', 'k1', key('k1', 'a'));
     tx.set('keys', 'k2', key('k2', 'b'));
@@ -272,7 +395,10 @@ test('indexBy: ids by a field, built from the table, kept in step with set, re-k
   const index = store.indexBy('keys', 'account_id');
   assert.equal(store.indexBy('keys', 'account_id'), index, 'one index per table and field');
   assert.deepEqual([...index.ids('a')], ['k1', 'k3']);
-  assert.deepEqual([...index.rows('b')].map((k) => k.id), ['k2']);
+  assert.deepEqual(
+    [...index.rows('b')].map((k) => k.id),
+    ['k2'],
+  );
   assert.deepEqual([...index.ids('nobody')], []);
   await store.transact((tx) => {
     tx.set('keys', 'k4', key('k4', 'a')); // new
@@ -291,28 +417,52 @@ test('indexBy: ids by a field, built from the table, kept in step with set, re-k
     }),
     /rolled back/,
   );
-  assert.deepEqual(new Set(index.ids('a')), new Set(['k1', 'k4', 'k2']), 'a rollback undoes the index too');
+  assert.deepEqual(
+    new Set(index.ids('a')),
+    new Set(['k1', 'k4', 'k2']),
+    'a rollback undoes the index too',
+  );
   assert.deepEqual([...index.ids('b')], []);
   await store.close();
   const reopened = await Store.open(data_dir);
-  assert.deepEqual(new Set(reopened.indexBy('keys', 'account_id').ids('a')), new Set(['k1', 'k4', 'k2']));
+  assert.deepEqual(
+    new Set(reopened.indexBy('keys', 'account_id').ids('a')),
+    new Set(['k1', 'k4', 'k2']),
+  );
   await reopened.close();
 });
 
 test('a checkpoint that cannot be written is reported and tried again; the store goes on', async () => {
   const data_dir = dir();
   const warnings: string[] = [];
-  const store = await Store.open(data_dir, { checkpoint_every_records: 5, checkpoint_interval_ms: 3_600_000, warn: (message) => warnings.push(message) });
-  await store.transact((tx) => creditWallet(tx, { account_id: 'a', amount_micros: 1e9, from: FUNDING_TOPUP, memo: 'top-up' }));
+  const store = await Store.open(data_dir, {
+    checkpoint_every_records: 5,
+    checkpoint_interval_ms: 3_600_000,
+    warn: (message) => warnings.push(message),
+  });
+  await store.transact((tx) =>
+    creditWallet(tx, { account_id: 'a', amount_micros: 1e9, from: FUNDING_TOPUP, memo: 'top-up' }),
+  );
   const { mkdirSync, rmdirSync } = await import('node:fs');
   mkdirSync(join(data_dir, 'state.jsonl.tmp')); // the temp file cannot be opened
-  for (let i = 0; i < 5; i++) await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `d${i}` }));
+  for (let i = 0; i < 5; i++)
+    await store.transact((tx) =>
+      debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `d${i}` }),
+    );
   await (store as any).checkpointing;
   assert.equal(store.checkpoints, 0);
-  assert.match(warnings.join('\n'), /could not write the checkpoint .*the journal holds everything/);
-  await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: 'still works' }));
+  assert.match(
+    warnings.join('\n'),
+    /could not write the checkpoint .*the journal holds everything/,
+  );
+  await store.transact((tx) =>
+    debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: 'still works' }),
+  );
   rmdirSync(join(data_dir, 'state.jsonl.tmp'));
-  for (let i = 0; i < 5; i++) await store.transact((tx) => debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `e${i}` }));
+  for (let i = 0; i < 5; i++)
+    await store.transact((tx) =>
+      debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `e${i}` }),
+    );
   await (store as any).checkpointing;
   assert.equal(store.checkpoints, 1, 'the next trigger writes it');
   await store.close();
@@ -323,11 +473,26 @@ test('a checkpoint that cannot be written is reported and tried again; the store
 
 test('indexBy: a new index cannot be built inside a transaction; an existing one can be read there', async () => {
   const store = await Store.open(dir());
-  await assert.rejects(store.transact(() => store.indexBy('keys', 'account_id')), /build it at start-up/);
+  await assert.rejects(
+    store.transact(() => store.indexBy('keys', 'account_id')),
+    /build it at start-up/,
+  );
   const index = store.indexBy('keys', 'account_id');
   await store.transact((tx) => {
-    tx.set('keys', 'k1', { id: 'k1', account_id: 'a', hash: 'h', prefix: 'p', name: 'n', created_at: '2026-01-01T00:00:00.000Z', revoked_at: null });
-    assert.deepEqual([...store.indexBy('keys', 'account_id').ids('a')], ['k1'], 'the transaction sees its own change');
+    tx.set('keys', 'k1', {
+      id: 'k1',
+      account_id: 'a',
+      hash: 'h',
+      prefix: 'p',
+      name: 'n',
+      created_at: '2026-01-01T00:00:00.000Z',
+      revoked_at: null,
+    });
+    assert.deepEqual(
+      [...store.indexBy('keys', 'account_id').ids('a')],
+      ['k1'],
+      'the transaction sees its own change',
+    );
   });
   assert.deepEqual([...index.ids('a')], ['k1']);
   await store.close();
@@ -335,7 +500,10 @@ test('indexBy: a new index cannot be built inside a transaction; an existing one
 
 test('row order: ids in creation order, each once, through delete, re-create, rollback and compaction; checkpoints use it', async () => {
   const data_dir = dir();
-  const store = await Store.open(data_dir, { checkpoint_every_records: 1_000_000, checkpoint_interval_ms: 3_600_000 });
+  const store = await Store.open(data_dir, {
+    checkpoint_every_records: 1_000_000,
+    checkpoint_interval_ms: 3_600_000,
+  });
   const order = () => (store as any).orders.get('accounts') as { ids: string[]; dead: Set<string> };
   await store.transact((tx) => {
     for (let i = 0; i < 3_000; i++) tx.set('accounts', `acc-${i}`, account(`acc-${i}`));
@@ -369,9 +537,17 @@ test('row order: ids in creation order, each once, through delete, re-create, ro
   assert.equal(order().dead.size, 0);
   const checkpoint = (await readCheckpoint(data_dir))!;
   assert.equal(Object.keys(checkpoint.tables.accounts!).length, 1_001);
-  assert.deepEqual(Object.keys(checkpoint.tables.accounts!), order().ids, 'the checkpoint lists rows in creation order');
+  assert.deepEqual(
+    Object.keys(checkpoint.tables.accounts!),
+    order().ids,
+    'the checkpoint lists rows in creation order',
+  );
   await store.close();
   const reopened = await Store.open(data_dir);
-  assert.deepEqual((reopened as any).orders.get('accounts').ids, order().ids, 'rebuilt from the document at open');
+  assert.deepEqual(
+    (reopened as any).orders.get('accounts').ids,
+    order().ids,
+    'rebuilt from the document at open',
+  );
   await reopened.close();
 });

@@ -10,7 +10,11 @@ test('sealed text: round trip, fresh IV each time, bound to its place, tamper-ev
   assert.ok(!a.includes('whsec_secret'));
   assert.match(a, new RegExp(`^enc:v1:${sealer.current_id}:`));
   assert.equal(sealer.openText(a, 'webhook_secret:acct_1'), 'whsec_secret');
-  assert.throws(() => sealer.openText(a, 'webhook_secret:acct_2'), SealError, 'moved to another account');
+  assert.throws(
+    () => sealer.openText(a, 'webhook_secret:acct_2'),
+    SealError,
+    'moved to another account',
+  );
   const flipped = a.slice(0, -2) + (a.at(-2) === 'A' ? 'B' : 'A') + a.at(-1);
   assert.throws(() => sealer.openText(flipped, 'webhook_secret:acct_1'), SealError);
   assert.ok(sealer.isCurrentText(a));
@@ -29,14 +33,23 @@ test('sealed bytes and key rotation: a ring opens old and new, seals with the fi
   const old_key = newKey();
   const new_key = newKey();
   const old_sealer = new Sealer([old_key]);
-  const sealed = old_sealer.sealBytes(Buffer.from('document bytes'), 'kyc_document:kyc-documents/a/doc_1.pdf');
+  const sealed = old_sealer.sealBytes(
+    Buffer.from('document bytes'),
+    'kyc_document:kyc-documents/a/doc_1.pdf',
+  );
   assert.ok(!sealed.includes(Buffer.from('document bytes')));
   const ring = new Sealer([new_key, old_key]);
-  assert.equal(ring.openBytes(sealed, 'kyc_document:kyc-documents/a/doc_1.pdf').toString(), 'document bytes');
+  assert.equal(
+    ring.openBytes(sealed, 'kyc_document:kyc-documents/a/doc_1.pdf').toString(),
+    'document bytes',
+  );
   assert.equal(ring.isCurrentBytes(sealed), false);
   assert.equal(ring.isCurrentBytes(ring.sealBytes(Buffer.from('x'), 'y')), true);
   const only_new = new Sealer([new_key]);
-  assert.throws(() => only_new.openBytes(sealed, 'kyc_document:kyc-documents/a/doc_1.pdf'), new RegExp(`encryption key ${keyId(old_key)}`));
+  assert.throws(
+    () => only_new.openBytes(sealed, 'kyc_document:kyc-documents/a/doc_1.pdf'),
+    new RegExp(`encryption key ${keyId(old_key)}`),
+  );
 });
 
 test('keys are 32 bytes in hex or base64; anything else is refused with the way to make one', () => {
@@ -44,5 +57,6 @@ test('keys are 32 bytes in hex or base64; anything else is refused with the way 
   assert.ok(parseKey(key.toString('hex'), 'K').equals(key));
   assert.ok(parseKey(key.toString('base64'), 'K').equals(key));
   assert.ok(parseKey(key.toString('base64url'), 'K').equals(key));
-  for (const bad of ['', 'short', 'z'.repeat(64), key.toString('hex').slice(2)]) assert.throws(() => parseKey(bad, 'K'), /openssl rand -hex 32/);
+  for (const bad of ['', 'short', 'z'.repeat(64), key.toString('hex').slice(2)])
+    assert.throws(() => parseKey(bad, 'K'), /openssl rand -hex 32/);
 });

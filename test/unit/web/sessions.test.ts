@@ -5,25 +5,50 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Request } from 'express';
 import { Store } from '../../../gateway/store/store.ts';
-import { COOKIE, SEEN_WRITE_EVERY_MS, SESSION_IDLE_MS, SESSION_LIFETIME_MS, Sessions } from '../../../gateway/web/sessions.ts';
+import {
+  COOKIE,
+  SEEN_WRITE_EVERY_MS,
+  SESSION_IDLE_MS,
+  SESSION_LIFETIME_MS,
+  Sessions,
+} from '../../../gateway/web/sessions.ts';
 
 const MINUTE = 60_000;
 
 async function setup() {
   let now_ms = Date.parse('2026-03-01T08:00:00.000Z');
-  const store = await Store.open(mkdtempSync(join(tmpdir(), 'aihub-sessions-')), { now: () => new Date(now_ms) });
+  const store = await Store.open(mkdtempSync(join(tmpdir(), 'aihub-sessions-')), {
+    now: () => new Date(now_ms),
+  });
   await store.transact((tx) =>
     tx.set('accounts', 'a', {
-      id: 'a', email: 'a@x.io', name: '', status: 'active', services: { ai: true, recharge: false, dmt: false, pan: false, bills: false },
-      kyc_status: 'none', ip_whitelist: [], password_hash: null, webhook: null, created_at: '2026-01-01T00:00:00.000Z',
+      id: 'a',
+      email: 'a@x.io',
+      name: '',
+      status: 'active',
+      services: { ai: true, recharge: false, dmt: false, pan: false, bills: false },
+      kyc_status: 'none',
+      ip_whitelist: [],
+      password_hash: null,
+      webhook: null,
+      created_at: '2026-01-01T00:00:00.000Z',
     }),
   );
-  const sessions = () => new Sessions(store, () => new Date(now_ms), () => false);
+  const sessions = () =>
+    new Sessions(
+      store,
+      () => new Date(now_ms),
+      () => false,
+    );
   const first = sessions();
   const { token, token_hash } = await store.transact((tx) => first.startInTx(tx, 'user', 'a'));
   const req = { headers: { cookie: `${COOKIE.user}=${token}` } } as unknown as Request;
   return {
-    store, first, sessions, req, token_hash,
+    store,
+    first,
+    sessions,
+    req,
+    token_hash,
     advance: (ms: number) => (now_ms += ms),
     /** Lets a background write of the last use land. */
     settle: () => store.transact(() => undefined),
@@ -51,7 +76,11 @@ test('sessions: a restart does not revive an idle session; the written last use 
   other.advance(30 * MINUTE);
   assert.ok(other.first.current(other.req, 'user'));
   await other.settle();
-  assert.equal(other.store.get('web_sessions', other.token_hash)?.seen_at, '2026-03-01T08:30:00.000Z', 'the use was written');
+  assert.equal(
+    other.store.get('web_sessions', other.token_hash)?.seen_at,
+    '2026-03-01T08:30:00.000Z',
+    'the use was written',
+  );
   // Restarts: 2 h 10 min after that use the session is over; 1 h 50 min after it, live.
   other.advance(130 * MINUTE);
   assert.equal(other.sessions().current(other.req, 'user'), null);
@@ -79,11 +108,16 @@ test('sessions: a log-in keeps an account to 20 sessions, sweeps expired ones of
   await store.transact((tx) =>
     tx.set('accounts', 'b', { ...store.get('accounts', 'a')!, id: 'b', email: 'b@x.io' }),
   );
-  const live = (account_id: string) => Object.values(store.rows('web_sessions')).filter((s) => s.account_id === account_id).length;
+  const live = (account_id: string) =>
+    Object.values(store.rows('web_sessions')).filter((s) => s.account_id === account_id).length;
   for (let i = 0; i < 3; i++) await store.transact((tx) => first.startInTx(tx, 'user', 'b'));
   advance(SESSION_LIFETIME_MS + MINUTE); // every session so far is past its end
   await store.transact((tx) => first.startInTx(tx, 'user', 'a'));
-  assert.equal(Object.keys(store.rows('web_sessions')).length, 1, "the log-in swept the expired sessions, b's too");
+  assert.equal(
+    Object.keys(store.rows('web_sessions')).length,
+    1,
+    "the log-in swept the expired sessions, b's too",
+  );
   for (let i = 0; i < 24; i++) {
     advance(1_000);
     await store.transact((tx) => first.startInTx(tx, 'user', 'a'));

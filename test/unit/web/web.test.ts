@@ -1,7 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { html, raw } from '../../../gateway/web/html.ts';
-import { formatMoney, formatSignedMoney, formatTimestamp, formatUnits } from '../../../gateway/web/format.ts';
+import {
+  formatMoney,
+  formatSignedMoney,
+  formatTimestamp,
+  formatUnits,
+} from '../../../gateway/web/format.ts';
 import { hashPassword, verifyPassword } from '../../../gateway/accounts/password.ts';
 import { niceCeiling, spendChart, tiersPresent } from '../../../gateway/web/chart.ts';
 import { safeNext } from '../../../gateway/web/context.ts';
@@ -10,8 +15,16 @@ import { topUpForm } from '../../../gateway/web/pages/wallet.ts';
 
 test('html escapes every interpolation except Html, joins arrays, drops null/false', () => {
   const evil = `<script>alert("x")</script>'&\``;
-  assert.equal(html`<p title="${evil}">${evil}</p>`.text, '<p title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39;&amp;&#96;">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39;&amp;&#96;</p>');
-  assert.equal(html`<ul>${['a<', 'b'].map((item) => html`<li>${item}</li>`)}</ul>`.text, '<ul><li>a&lt;</li><li>b</li></ul>');
+  assert.equal(
+    html`<p title="${evil}">${evil}</p>`.text,
+    '<p title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39;&amp;&#96;">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39;&amp;&#96;</p>',
+  );
+  assert.equal(
+    html`<ul>
+      ${['a<', 'b'].map((item) => html`<li>${item}</li>`)}
+    </ul>`.text,
+    '<ul><li>a&lt;</li><li>b</li></ul>',
+  );
   assert.equal(html`${null}${undefined}${false}${0}${raw('<b>')}`.text, '0<b>');
 });
 
@@ -57,15 +70,45 @@ test('safeNext keeps local paths only', () => {
 });
 
 test('forms: signup and top-up validation at the edge', () => {
-  const ok = signupForm.safeParse({ name: ' Asha ', email: ' Asha@Example.COM ', password: 'long enough pw', password_confirm: 'long enough pw', _csrf: 'x' });
+  const ok = signupForm.safeParse({
+    name: ' Asha ',
+    email: ' Asha@Example.COM ',
+    password: 'long enough pw',
+    password_confirm: 'long enough pw',
+    _csrf: 'x',
+  });
   assert.ok(ok.success);
   assert.equal(ok.data.email, 'asha@example.com');
   assert.equal(ok.data.name, 'Asha');
-  const mismatch = signupForm.safeParse({ name: 'A', email: 'a@b.co', password: 'long enough pw', password_confirm: 'other' });
+  const mismatch = signupForm.safeParse({
+    name: 'A',
+    email: 'a@b.co',
+    password: 'long enough pw',
+    password_confirm: 'other',
+  });
   assert.equal(mismatch.success, false);
-  assert.deepEqual(mismatch.error!.issues.map((issue) => issue.path.join('.')), ['password_confirm']);
-  assert.equal(signupForm.safeParse({ name: 'A', email: 'not-an-email', password: 'long enough pw', password_confirm: 'long enough pw' }).success, false);
-  assert.equal(signupForm.safeParse({ name: 'A', email: 'a@b.co', password: 'short', password_confirm: 'short' }).success, false);
+  assert.deepEqual(
+    mismatch.error!.issues.map((issue) => issue.path.join('.')),
+    ['password_confirm'],
+  );
+  assert.equal(
+    signupForm.safeParse({
+      name: 'A',
+      email: 'not-an-email',
+      password: 'long enough pw',
+      password_confirm: 'long enough pw',
+    }).success,
+    false,
+  );
+  assert.equal(
+    signupForm.safeParse({
+      name: 'A',
+      email: 'a@b.co',
+      password: 'short',
+      password_confirm: 'short',
+    }).success,
+    false,
+  );
 
   const form = topUpForm('INR');
   const nonce = 'abcdefghijklmnop';
@@ -83,7 +126,13 @@ test('chart: a nice ceiling, tiers in tier order, one rect per non-zero day and 
   assert.equal(niceCeiling(1_000_001), 2_000_000);
   assert.equal(niceCeiling(0), 1_000_000);
   const days = [
-    { day: '2025-01-01', tiers: new Map([['max', 2_000_000], ['lite', 500_000]]) },
+    {
+      day: '2025-01-01',
+      tiers: new Map([
+        ['max', 2_000_000],
+        ['lite', 500_000],
+      ]),
+    },
     { day: '2025-01-02', tiers: new Map<string, number>() },
     { day: '2025-01-03', tiers: new Map([['<odd>', 1_000_000]]) },
   ];

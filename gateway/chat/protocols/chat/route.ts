@@ -4,7 +4,16 @@
 import { ApiError } from '../../../http/errors.js';
 import type { UpstreamChunk, UpstreamCompletion, UpstreamUsage } from '../../../llm/types.js';
 import { chatRequestSchema, GATEWAY_FIELDS, paramOf, type ChatRequest } from '../../schema.js';
-import { usageBody, type AnswerMeta, type ChatCall, type Protocol, type SseOut, type StreamPresenter, type Usage, type XAihub } from '../types.js';
+import {
+  usageBody,
+  type AnswerMeta,
+  type ChatCall,
+  type Protocol,
+  type SseOut,
+  type StreamPresenter,
+  type Usage,
+  type XAihub,
+} from '../types.js';
 
 export const chatProtocol: Protocol = {
   name: 'chat',
@@ -29,15 +38,31 @@ export const chatProtocol: Protocol = {
   },
 };
 
-function chatJson(completion: UpstreamCompletion, usage: Usage, meta: AnswerMeta): Record<string, unknown> {
-  const { usage: upstream_usage, id: _id, model: _model, object: _object, created: _created, x_aihub: _theirs, ...rest } = completion as UpstreamCompletion & Record<string, unknown>;
+function chatJson(
+  completion: UpstreamCompletion,
+  usage: Usage,
+  meta: AnswerMeta,
+): Record<string, unknown> {
+  const {
+    usage: upstream_usage,
+    id: _id,
+    model: _model,
+    object: _object,
+    created: _created,
+    x_aihub: _theirs,
+    ...rest
+  } = completion as UpstreamCompletion & Record<string, unknown>;
   return {
     id: `chatcmpl-${meta.request_id}`,
     object: 'chat.completion',
     created: meta.created,
     model: meta.model,
     ...rest,
-    choices: completion.choices.map((choice, index) => ({ ...choice, index: choice.index ?? index, logprobs: choice.logprobs ?? null })),
+    choices: completion.choices.map((choice, index) => ({
+      ...choice,
+      index: choice.index ?? index,
+      logprobs: choice.logprobs ?? null,
+    })),
     usage: usageBody(usage.estimated ? null : upstream_usage, usage),
   };
 }
@@ -63,8 +88,22 @@ class ChatStream implements StreamPresenter {
     if (!choices || choices.length === 0) return []; // the upstream's usage chunk: ours comes at the end
     const out: SseOut[] = [];
     if (this.held_back) out.push({ data: this.held_back });
-    const { usage: _usage, id: _id, object: _object, created: _created, model: _model, ...fields } = chunk as UpstreamChunk & Record<string, unknown>;
-    const event = { id: this.id, object: 'chat.completion.chunk', created: this.meta.created, model: this.meta.model, ...fields, ...(this.include_usage ? { usage: null } : {}) };
+    const {
+      usage: _usage,
+      id: _id,
+      object: _object,
+      created: _created,
+      model: _model,
+      ...fields
+    } = chunk as UpstreamChunk & Record<string, unknown>;
+    const event = {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.meta.created,
+      model: this.meta.model,
+      ...fields,
+      ...(this.include_usage ? { usage: null } : {}),
+    };
     // The chunk that finishes the choice is sent last, carrying x_aihub, once the bill is settled.
     if (choices.some((choice) => choice.finish_reason)) this.held_back = event;
     else {
@@ -76,23 +115,53 @@ class ChatStream implements StreamPresenter {
 
   finish(usage: Usage, upstream: UpstreamUsage | null, x_aihub: XAihub): SseOut[] {
     const { id, meta } = this;
-    const finish = this.held_back ?? { id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], ...(this.include_usage ? { usage: null } : {}) };
+    const finish = this.held_back ?? {
+      id,
+      object: 'chat.completion.chunk',
+      created: meta.created,
+      model: meta.model,
+      choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
+      ...(this.include_usage ? { usage: null } : {}),
+    };
     if (!this.include_usage) return [{ data: { ...finish, x_aihub } }];
     return [
       { data: finish },
-      { data: { id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, choices: [], usage: usageBody(upstream, usage), x_aihub } },
+      {
+        data: {
+          id,
+          object: 'chat.completion.chunk',
+          created: meta.created,
+          model: meta.model,
+          choices: [],
+          usage: usageBody(upstream, usage),
+          x_aihub,
+        },
+      },
     ];
   }
 
   fail(error: ApiError, x_aihub: XAihub): SseOut[] {
-    return [{ data: { error: { message: error.message, type: error.type ?? 'api_error', param: error.param, code: error.code }, x_aihub } }];
+    return [
+      {
+        data: {
+          error: {
+            message: error.message,
+            type: error.type ?? 'api_error',
+            param: error.param,
+            code: error.code,
+          },
+          x_aihub,
+        },
+      },
+    ];
   }
 }
 
 function upstreamParams(body: ChatRequest): Record<string, unknown> {
   // Field names come from the client: a `__proto__` field is a field here, not a prototype.
   const params: Record<string, unknown> = Object.create(null);
-  for (const [field, value] of Object.entries(body)) if (!GATEWAY_FIELDS.has(field) && value !== undefined) params[field] = value;
+  for (const [field, value] of Object.entries(body))
+    if (!GATEWAY_FIELDS.has(field) && value !== undefined) params[field] = value;
   return params;
 }
 
@@ -101,6 +170,15 @@ function parseRequest(raw: unknown): ChatRequest {
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const param = paramOf(issue.path);
-  const message = issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')}` : issue.message;
-  throw new ApiError(400, 'invalid_value', param ? `invalid value for \`${param}\`: ${message}` : message, param, 'invalid_request_error');
+  const message =
+    issue.code === 'unrecognized_keys'
+      ? `unknown field(s) ${issue.keys.join(', ')}`
+      : issue.message;
+  throw new ApiError(
+    400,
+    'invalid_value',
+    param ? `invalid value for \`${param}\`: ${message}` : message,
+    param,
+    'invalid_request_error',
+  );
 }

@@ -8,18 +8,34 @@ import type { ChatMessage } from '../../../llm/messages.js';
 import { FIM_MIDDLE, FIM_PREFIX, FIM_SUFFIX } from '../../../llm/engines/builtin-fim.js';
 import type { UpstreamChunk, UpstreamCompletion } from '../../../llm/types.js';
 import { invalid, parseBody } from '../parse.js';
-import type { AnswerMeta, ChatCall, Protocol, SseOut, StreamPresenter, Usage, XAihub } from '../types.js';
+import type {
+  AnswerMeta,
+  ChatCall,
+  Protocol,
+  SseOut,
+  StreamPresenter,
+  Usage,
+  XAihub,
+} from '../types.js';
 
 const text = z.string().max(10_000_000);
 
 export const completionsRequestSchema = z.looseObject({
   model: z.string().min(1).max(256),
-  prompt: z.union([text, z.array(text).min(1).max(1), z.array(z.int().min(0)).max(1_000_000), z.array(z.array(z.int().min(0))).max(1)]),
+  prompt: z.union([
+    text,
+    z.array(text).min(1).max(1),
+    z.array(z.int().min(0)).max(1_000_000),
+    z.array(z.array(z.int().min(0))).max(1),
+  ]),
   suffix: text.nullable().optional(),
   max_tokens: z.int().min(1).max(10_000_000).nullable().optional(),
   temperature: z.number().min(0).max(2).nullable().optional(),
   top_p: z.number().min(0).max(1).nullable().optional(),
-  stop: z.union([z.string().max(1_024), z.array(z.string().max(1_024)).max(4)]).nullable().optional(),
+  stop: z
+    .union([z.string().max(1_024), z.array(z.string().max(1_024)).max(4)])
+    .nullable()
+    .optional(),
   stream: z.boolean().nullable().optional(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
   n: z.literal(1, 'only n = 1 is supported').nullable().optional(),
@@ -31,7 +47,8 @@ export const completionsRequestSchema = z.looseObject({
 export type CompletionsRequest = z.output<typeof completionsRequestSchema>;
 
 const FIM_INSTRUCTION = `You complete code. The user message is a fill-in-the-middle prompt: ${FIM_PREFIX} the code before the cursor ${FIM_SUFFIX} the code after it ${FIM_MIDDLE}. Answer with exactly the text that goes at the cursor, nothing else: no explanation, no code fences.`;
-const CONTINUE_INSTRUCTION = 'Continue the text of the user message. Answer with the continuation only, nothing else.';
+const CONTINUE_INSTRUCTION =
+  'Continue the text of the user message. Answer with the continuation only, nothing else.';
 
 export const completionsProtocol: Protocol = {
   name: 'completions',
@@ -40,10 +57,20 @@ export const completionsProtocol: Protocol = {
     const prompt = promptText(body.prompt);
     const messages: ChatMessage[] =
       body.suffix != null
-        ? [{ role: 'system', content: FIM_INSTRUCTION }, { role: 'user', content: `${FIM_PREFIX}${prompt}${FIM_SUFFIX}${body.suffix}${FIM_MIDDLE}` }]
-        : [{ role: 'system', content: CONTINUE_INSTRUCTION }, { role: 'user', content: prompt }];
+        ? [
+            { role: 'system', content: FIM_INSTRUCTION },
+            {
+              role: 'user',
+              content: `${FIM_PREFIX}${prompt}${FIM_SUFFIX}${body.suffix}${FIM_MIDDLE}`,
+            },
+          ]
+        : [
+            { role: 'system', content: CONTINUE_INSTRUCTION },
+            { role: 'user', content: prompt },
+          ];
     const params: Record<string, unknown> = {};
-    for (const field of ['temperature', 'top_p', 'stop', 'seed', 'user'] as const) if (body[field] != null) params[field] = body[field];
+    for (const field of ['temperature', 'top_p', 'stop', 'seed', 'user'] as const)
+      if (body[field] != null) params[field] = body[field];
     const include_usage = body.stream_options?.include_usage === true;
     const call: ChatCall = {
       protocol: 'completions',
@@ -70,15 +97,30 @@ function promptText(prompt: CompletionsRequest['prompt']): string {
   throw invalid('token-array prompts are not supported; send the prompt as text', 'prompt');
 }
 
-function completionJson(completion: UpstreamCompletion, usage: Usage, meta: AnswerMeta): Record<string, unknown> {
+function completionJson(
+  completion: UpstreamCompletion,
+  usage: Usage,
+  meta: AnswerMeta,
+): Record<string, unknown> {
   const choice = completion.choices[0]!;
   return {
     id: `cmpl-${meta.request_id}`,
     object: 'text_completion',
     created: meta.created,
     model: meta.model,
-    choices: [{ text: choice.message.content ?? '', index: 0, logprobs: null, finish_reason: choice.finish_reason === 'length' ? 'length' : 'stop' }],
-    usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    choices: [
+      {
+        text: choice.message.content ?? '',
+        index: 0,
+        logprobs: null,
+        finish_reason: choice.finish_reason === 'length' ? 'length' : 'stop',
+      },
+    ],
+    usage: {
+      prompt_tokens: usage.prompt_tokens,
+      completion_tokens: usage.completion_tokens,
+      total_tokens: usage.prompt_tokens + usage.completion_tokens,
+    },
   };
 }
 
@@ -91,8 +133,21 @@ class CompletionsStream implements StreamPresenter {
     private readonly include_usage: boolean,
   ) {}
 
-  private chunkOf(text: string, finish_reason: string | null, extra: Record<string, unknown> = {}): SseOut {
-    return { data: { id: `cmpl-${this.meta.request_id}`, object: 'text_completion', created: this.meta.created, model: this.meta.model, choices: [{ text, index: 0, logprobs: null, finish_reason }], ...extra } };
+  private chunkOf(
+    text: string,
+    finish_reason: string | null,
+    extra: Record<string, unknown> = {},
+  ): SseOut {
+    return {
+      data: {
+        id: `cmpl-${this.meta.request_id}`,
+        object: 'text_completion',
+        created: this.meta.created,
+        model: this.meta.model,
+        choices: [{ text, index: 0, logprobs: null, finish_reason }],
+        ...extra,
+      },
+    };
   }
 
   start(): SseOut[] {
@@ -102,18 +157,48 @@ class CompletionsStream implements StreamPresenter {
   chunk(chunk: UpstreamChunk): SseOut[] {
     const choice = chunk.choices?.[0];
     if (!choice) return [];
-    if (choice.finish_reason) this.finish_reason = choice.finish_reason === 'length' ? 'length' : 'stop';
+    if (choice.finish_reason)
+      this.finish_reason = choice.finish_reason === 'length' ? 'length' : 'stop';
     const content = choice.delta?.content;
     return typeof content === 'string' && content ? [this.chunkOf(content, null)] : [];
   }
 
   finish(usage: Usage, _upstream: unknown, x_aihub: XAihub): SseOut[] {
-    const total = { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+    const total = {
+      prompt_tokens: usage.prompt_tokens,
+      completion_tokens: usage.completion_tokens,
+      total_tokens: usage.prompt_tokens + usage.completion_tokens,
+    };
     if (!this.include_usage) return [this.chunkOf('', this.finish_reason, { x_aihub })];
-    return [this.chunkOf('', this.finish_reason), { data: { id: `cmpl-${this.meta.request_id}`, object: 'text_completion', created: this.meta.created, model: this.meta.model, choices: [], usage: total, x_aihub } }];
+    return [
+      this.chunkOf('', this.finish_reason),
+      {
+        data: {
+          id: `cmpl-${this.meta.request_id}`,
+          object: 'text_completion',
+          created: this.meta.created,
+          model: this.meta.model,
+          choices: [],
+          usage: total,
+          x_aihub,
+        },
+      },
+    ];
   }
 
   fail(error: ApiError, x_aihub: XAihub): SseOut[] {
-    return [{ data: { error: { message: error.message, type: error.type ?? 'api_error', param: null, code: error.code }, x_aihub } }];
+    return [
+      {
+        data: {
+          error: {
+            message: error.message,
+            type: error.type ?? 'api_error',
+            param: null,
+            code: error.code,
+          },
+          x_aihub,
+        },
+      },
+    ];
   }
 }

@@ -15,7 +15,12 @@ const tokens = z.array(z.int().min(0).max(1_000_000)).min(1).max(MAX_INPUT_TOKEN
 
 export const embeddingsRequestSchema = z.looseObject({
   model: z.string().min(1).max(256),
-  input: z.union([z.string().max(1_000_000), z.array(z.string().max(1_000_000)).min(1).max(MAX_INPUTS), tokens, z.array(tokens).min(1).max(MAX_INPUTS)]),
+  input: z.union([
+    z.string().max(1_000_000),
+    z.array(z.string().max(1_000_000)).min(1).max(MAX_INPUTS),
+    tokens,
+    z.array(tokens).min(1).max(MAX_INPUTS),
+  ]),
   dimensions: z.int().min(1).max(4_096).optional(),
   encoding_format: z.enum(['float', 'base64']).optional(),
   user: z.string().max(256).optional(),
@@ -35,15 +40,26 @@ export function parseEmbeddings(raw: unknown): EmbeddingsCall {
   let texts: string[];
   if (typeof input === 'string') texts = [input];
   else if (input.every((item) => typeof item === 'string')) texts = input as string[];
-  else if (input.every((item) => typeof item === 'number')) texts = [decodeTokens(input as number[])];
+  else if (input.every((item) => typeof item === 'number'))
+    texts = [decodeTokens(input as number[])];
   else texts = (input as number[][]).map(decodeTokens);
   let prompt_tokens_estimate = 0;
   texts.forEach((text, index) => {
     const count = countTextTokens(text);
-    if (count > MAX_INPUT_TOKENS) throw invalid(`input[${index}] has about ${count} tokens; at most ${MAX_INPUT_TOKENS} per input`, 'input');
+    if (count > MAX_INPUT_TOKENS)
+      throw invalid(
+        `input[${index}] has about ${count} tokens; at most ${MAX_INPUT_TOKENS} per input`,
+        'input',
+      );
     prompt_tokens_estimate += count;
   });
-  return { model: body.model, input: texts, prompt_tokens_estimate, dimensions: body.dimensions ?? null, base64: body.encoding_format === 'base64' };
+  return {
+    model: body.model,
+    input: texts,
+    prompt_tokens_estimate,
+    dimensions: body.dimensions ?? null,
+    base64: body.encoding_format === 'base64',
+  };
 }
 
 function decodeTokens(ids: number[]): string {
@@ -55,11 +71,25 @@ function decodeTokens(ids: number[]): string {
 }
 
 /** The answer: vectors in input order, base64 as little-endian float32 when asked. */
-export function embeddingsJson(call: EmbeddingsCall, upstream: UpstreamEmbeddings, prompt_tokens: number, x_aihub: XAihub, model: string): unknown {
-  const ordered = upstream.data.map((item, position) => ({ index: item.index ?? position, embedding: item.embedding })).sort((a, b) => a.index - b.index);
+export function embeddingsJson(
+  call: EmbeddingsCall,
+  upstream: UpstreamEmbeddings,
+  prompt_tokens: number,
+  x_aihub: XAihub,
+  model: string,
+): unknown {
+  const ordered = upstream.data
+    .map((item, position) => ({ index: item.index ?? position, embedding: item.embedding }))
+    .sort((a, b) => a.index - b.index);
   return {
     object: 'list',
-    data: ordered.map(({ index, embedding }) => ({ object: 'embedding', index, embedding: call.base64 ? Buffer.from(new Float32Array(embedding).buffer).toString('base64') : embedding })),
+    data: ordered.map(({ index, embedding }) => ({
+      object: 'embedding',
+      index,
+      embedding: call.base64
+        ? Buffer.from(new Float32Array(embedding).buffer).toString('base64')
+        : embedding,
+    })),
     model,
     usage: { prompt_tokens, total_tokens: prompt_tokens },
     x_aihub,

@@ -11,7 +11,11 @@ const textBlock = z.looseObject({ type: z.literal('text'), text });
 const imageBlock = z.looseObject({
   type: z.literal('image'),
   source: z.discriminatedUnion('type', [
-    z.looseObject({ type: z.literal('base64'), media_type: z.enum(['image/jpeg', 'image/png', 'image/gif', 'image/webp']), data: z.string().min(1) }),
+    z.looseObject({
+      type: z.literal('base64'),
+      media_type: z.enum(['image/jpeg', 'image/png', 'image/gif', 'image/webp']),
+      data: z.string().min(1),
+    }),
     z.looseObject({ type: z.literal('url'), url: z.string().min(1).max(100_000) }),
   ]),
 });
@@ -24,13 +28,21 @@ const toolUseBlock = z.looseObject({
 const toolResultBlock = z.looseObject({
   type: z.literal('tool_result'),
   tool_use_id: z.string().min(1).max(256),
-  content: z.union([text, z.array(z.discriminatedUnion('type', [textBlock, imageBlock])).max(MAX_BLOCKS)]).optional(),
+  content: z
+    .union([text, z.array(z.discriminatedUnion('type', [textBlock, imageBlock])).max(MAX_BLOCKS)])
+    .optional(),
   is_error: z.boolean().optional(),
 });
 /** The model's own thinking, sent back by clients on the next turn: not forwarded. */
 const thinkingBlock = z.looseObject({ type: z.enum(['thinking', 'redacted_thinking']) });
 
-export const blockSchema = z.discriminatedUnion('type', [textBlock, imageBlock, toolUseBlock, toolResultBlock, thinkingBlock]);
+export const blockSchema = z.discriminatedUnion('type', [
+  textBlock,
+  imageBlock,
+  toolUseBlock,
+  toolResultBlock,
+  thinkingBlock,
+]);
 export type Block = z.output<typeof blockSchema>;
 
 export const messageSchema = z.looseObject({
@@ -48,7 +60,11 @@ const customTool = z.looseObject({
 const toolChoice = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('auto'), disable_parallel_tool_use: z.boolean().optional() }),
   z.looseObject({ type: z.literal('any'), disable_parallel_tool_use: z.boolean().optional() }),
-  z.looseObject({ type: z.literal('tool'), name: z.string().min(1).max(256), disable_parallel_tool_use: z.boolean().optional() }),
+  z.looseObject({
+    type: z.literal('tool'),
+    name: z.string().min(1).max(256),
+    disable_parallel_tool_use: z.boolean().optional(),
+  }),
   z.looseObject({ type: z.literal('none') }),
 ]);
 

@@ -4,7 +4,15 @@
 // then message_delta (stop_reason, usage, and x_aihub once the bill is settled) and message_stop.
 import type { ApiError } from '../../../http/errors.js';
 import type { UpstreamChunk, UpstreamUsage } from '../../../llm/types.js';
-import { reasoningOf, toolCallsOf, type AnswerMeta, type SseOut, type StreamPresenter, type Usage, type XAihub } from '../types.js';
+import {
+  reasoningOf,
+  toolCallsOf,
+  type AnswerMeta,
+  type SseOut,
+  type StreamPresenter,
+  type Usage,
+  type XAihub,
+} from '../types.js';
 import { anthropicUsage, matchedStop, stopReason } from './present.js';
 
 type Open = { kind: 'thinking' | 'text' } | { kind: 'tool_use'; chat_index: number };
@@ -30,7 +38,12 @@ export class MessagesStream implements StreamPresenter {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: this.meta.prompt_tokens_estimate, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 },
+      usage: {
+        input_tokens: this.meta.prompt_tokens_estimate,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens: 0,
+      },
     };
     return [event('message_start', { message }), event('ping', {})];
   }
@@ -43,22 +56,49 @@ export class MessagesStream implements StreamPresenter {
     const reasoning = reasoningOf(delta);
     if (reasoning) {
       this.block(out, { kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' });
-      out.push(event('content_block_delta', { index: this.index, delta: { type: 'thinking_delta', thinking: reasoning } }));
+      out.push(
+        event('content_block_delta', {
+          index: this.index,
+          delta: { type: 'thinking_delta', thinking: reasoning },
+        }),
+      );
     }
     if (typeof delta?.content === 'string' && delta.content) {
       this.block(out, { kind: 'text' }, { type: 'text', text: '' });
-      out.push(event('content_block_delta', { index: this.index, delta: { type: 'text_delta', text: delta.content } }));
+      out.push(
+        event('content_block_delta', {
+          index: this.index,
+          delta: { type: 'text_delta', text: delta.content },
+        }),
+      );
     }
     for (const call of toolCallsOf(delta)) {
       const chat_index = call.index ?? 0;
       const same = this.open?.kind === 'tool_use' && this.open.chat_index === chat_index;
-      if (!same) this.block(out, { kind: 'tool_use', chat_index }, { type: 'tool_use', id: call.id ?? `toolu_${this.meta.request_id}_${this.index + 1}`, name: call.function?.name ?? '', input: {} });
+      if (!same)
+        this.block(
+          out,
+          { kind: 'tool_use', chat_index },
+          {
+            type: 'tool_use',
+            id: call.id ?? `toolu_${this.meta.request_id}_${this.index + 1}`,
+            name: call.function?.name ?? '',
+            input: {},
+          },
+        );
       const args = call.function?.arguments;
-      if (args) out.push(event('content_block_delta', { index: this.index, delta: { type: 'input_json_delta', partial_json: args } }));
+      if (args)
+        out.push(
+          event('content_block_delta', {
+            index: this.index,
+            delta: { type: 'input_json_delta', partial_json: args },
+          }),
+        );
     }
     if (choice.finish_reason) {
       this.finish_reason = choice.finish_reason;
-      this.stop_sequence = choice.finish_reason === 'stop' ? matchedStop(choice, this.stop_sequences) : null;
+      this.stop_sequence =
+        choice.finish_reason === 'stop' ? matchedStop(choice, this.stop_sequences) : null;
     }
     return out;
   }
@@ -66,13 +106,30 @@ export class MessagesStream implements StreamPresenter {
   finish(usage: Usage, upstream: UpstreamUsage | null, x_aihub: XAihub): SseOut[] {
     const out: SseOut[] = [];
     this.close(out);
-    out.push(event('message_delta', { delta: { stop_reason: stopReason(this.finish_reason, this.stop_sequence), stop_sequence: this.stop_sequence }, usage: anthropicUsage(usage, upstream), x_aihub }));
+    out.push(
+      event('message_delta', {
+        delta: {
+          stop_reason: stopReason(this.finish_reason, this.stop_sequence),
+          stop_sequence: this.stop_sequence,
+        },
+        usage: anthropicUsage(usage, upstream),
+        x_aihub,
+      }),
+    );
     out.push(event('message_stop', {}));
     return out;
   }
 
   fail(error: ApiError, x_aihub: XAihub): SseOut[] {
-    return [event('error', { error: { type: error.status === 504 ? 'timeout_error' : 'api_error', message: error.message }, x_aihub })];
+    return [
+      event('error', {
+        error: {
+          type: error.status === 504 ? 'timeout_error' : 'api_error',
+          message: error.message,
+        },
+        x_aihub,
+      }),
+    ];
   }
 
   /** Opens a block of this kind unless it is the open one. */

@@ -41,4 +41,3 @@ export function incompleteDetails(finish_reason: string | null | undefined) {
   if (finish_reason === 'content_filter') return { reason: 'content_filter' };
   return null;
 }
-

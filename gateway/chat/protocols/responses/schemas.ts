@@ -23,7 +23,13 @@ const inputFile = z.looseObject({
   file_id: z.string().nullable().optional(),
   filename: z.string().optional(),
 });
-export const contentPartSchema = z.discriminatedUnion('type', [inputText, outputText, refusal, inputImage, inputFile]);
+export const contentPartSchema = z.discriminatedUnion('type', [
+  inputText,
+  outputText,
+  refusal,
+  inputImage,
+  inputFile,
+]);
 
 const messageItem = z.looseObject({
   type: z.literal('message').optional(),
@@ -44,7 +50,12 @@ const functionCallOutputItem = z.looseObject({
 /** Reasoning items a client sends back are the model's own notes: not forwarded. */
 const reasoningItem = z.looseObject({ type: z.literal('reasoning') });
 
-export const inputItemSchema = z.union([messageItem, functionCallItem, functionCallOutputItem, reasoningItem]);
+export const inputItemSchema = z.union([
+  messageItem,
+  functionCallItem,
+  functionCallOutputItem,
+  reasoningItem,
+]);
 export type InputItem = z.output<typeof inputItemSchema>;
 
 const functionTool = z.looseObject({
@@ -74,9 +85,15 @@ const format = z.discriminatedUnion('type', [
 
 export const responsesRequestSchema = z.looseObject({
   model: z.string().min(1).max(256),
-  input: z.union([text, z.array(inputItemSchema).min(1, 'must contain at least one item').max(MAX_ITEMS)]),
+  input: z.union([
+    text,
+    z.array(inputItemSchema).min(1, 'must contain at least one item').max(MAX_ITEMS),
+  ]),
   instructions: text.nullable().optional(),
-  tools: z.array(z.looseObject({ type: z.string() })).max(256).optional(),
+  tools: z
+    .array(z.looseObject({ type: z.string() }))
+    .max(256)
+    .optional(),
   tool_choice: toolChoice.optional(),
   parallel_tool_calls: z.boolean().nullable().optional(),
   text: z.looseObject({ format: format.optional() }).nullable().optional(),

@@ -5,14 +5,29 @@
 // response.completed with usage and x_aihub once the bill is settled.
 import type { ApiError } from '../../../http/errors.js';
 import type { UpstreamChunk, UpstreamUsage } from '../../../llm/types.js';
-import { reasoningOf, toolCallsOf, type AnswerMeta, type SseOut, type StreamPresenter, type Usage, type XAihub } from '../types.js';
+import {
+  reasoningOf,
+  toolCallsOf,
+  type AnswerMeta,
+  type SseOut,
+  type StreamPresenter,
+  type Usage,
+  type XAihub,
+} from '../types.js';
 import type { ResponsesRequest } from './schemas.js';
 import { incompleteDetails, responseEnvelope, responsesUsage } from './present.js';
 
 type Item =
   | { type: 'reasoning'; id: string; text: string }
   | { type: 'message'; id: string; text: string }
-  | { type: 'function_call'; id: string; call_id: string; name: string; arguments: string; chat_index: number };
+  | {
+      type: 'function_call';
+      id: string;
+      call_id: string;
+      name: string;
+      arguments: string;
+      chat_index: number;
+    };
 
 export class ResponsesStream implements StreamPresenter {
   readonly done_marker = false;
@@ -31,12 +46,22 @@ export class ResponsesStream implements StreamPresenter {
   }
 
   private snapshot(status: string, extra: Record<string, unknown> = {}) {
-    return { ...responseEnvelope(this.body, this.meta), status, incomplete_details: null, output: this.items.map((item) => this.itemJson(item, 'completed')), usage: null, ...extra };
+    return {
+      ...responseEnvelope(this.body, this.meta),
+      status,
+      incomplete_details: null,
+      output: this.items.map((item) => this.itemJson(item, 'completed')),
+      usage: null,
+      ...extra,
+    };
   }
 
   start(): SseOut[] {
     const response = this.snapshot('in_progress');
-    return [this.event('response.created', { response }), this.event('response.in_progress', { response })];
+    return [
+      this.event('response.created', { response }),
+      this.event('response.in_progress', { response }),
+    ];
   }
 
   chunk(chunk: UpstreamChunk): SseOut[] {
@@ -48,28 +73,64 @@ export class ResponsesStream implements StreamPresenter {
     if (reasoning) {
       const item = this.current(out, 'reasoning');
       item.text += reasoning;
-      out.push(this.event('response.reasoning_text.delta', { item_id: item.id, output_index: this.index(item), content_index: 0, delta: reasoning }));
+      out.push(
+        this.event('response.reasoning_text.delta', {
+          item_id: item.id,
+          output_index: this.index(item),
+          content_index: 0,
+          delta: reasoning,
+        }),
+      );
     }
     if (typeof delta?.content === 'string' && delta.content) {
       const item = this.current(out, 'message');
       item.text += delta.content;
-      out.push(this.event('response.output_text.delta', { item_id: item.id, output_index: this.index(item), content_index: 0, delta: delta.content, logprobs: [] }));
+      out.push(
+        this.event('response.output_text.delta', {
+          item_id: item.id,
+          output_index: this.index(item),
+          content_index: 0,
+          delta: delta.content,
+          logprobs: [],
+        }),
+      );
     }
     for (const call of toolCallsOf(delta)) {
       const chat_index = call.index ?? 0;
-      let item = this.open?.type === 'function_call' && this.open.chat_index === chat_index ? this.open : null;
+      let item =
+        this.open?.type === 'function_call' && this.open.chat_index === chat_index
+          ? this.open
+          : null;
       if (!item) {
         this.close(out);
         const n = this.items.length;
-        item = { type: 'function_call', id: `fc_${this.meta.request_id}_${n}`, call_id: call.id ?? `call_${this.meta.request_id}_${n}`, name: call.function?.name ?? '', arguments: '', chat_index };
+        item = {
+          type: 'function_call',
+          id: `fc_${this.meta.request_id}_${n}`,
+          call_id: call.id ?? `call_${this.meta.request_id}_${n}`,
+          name: call.function?.name ?? '',
+          arguments: '',
+          chat_index,
+        };
         this.items.push(item);
         this.open = item;
-        out.push(this.event('response.output_item.added', { output_index: n, item: this.itemJson(item, 'in_progress') }));
+        out.push(
+          this.event('response.output_item.added', {
+            output_index: n,
+            item: this.itemJson(item, 'in_progress'),
+          }),
+        );
       }
       const args = call.function?.arguments;
       if (args) {
         item.arguments += args;
-        out.push(this.event('response.function_call_arguments.delta', { item_id: item.id, output_index: this.index(item), delta: args }));
+        out.push(
+          this.event('response.function_call_arguments.delta', {
+            item_id: item.id,
+            output_index: this.index(item),
+            delta: args,
+          }),
+        );
       }
     }
     if (choice.finish_reason) this.finish_reason = choice.finish_reason;
@@ -80,13 +141,20 @@ export class ResponsesStream implements StreamPresenter {
     const out: SseOut[] = [];
     this.close(out);
     const incomplete = incompleteDetails(this.finish_reason);
-    const response = this.snapshot(incomplete ? 'incomplete' : 'completed', { incomplete_details: incomplete, usage: responsesUsage(usage, upstream), x_aihub });
+    const response = this.snapshot(incomplete ? 'incomplete' : 'completed', {
+      incomplete_details: incomplete,
+      usage: responsesUsage(usage, upstream),
+      x_aihub,
+    });
     out.push(this.event(incomplete ? 'response.incomplete' : 'response.completed', { response }));
     return out;
   }
 
   fail(error: ApiError, x_aihub: XAihub): SseOut[] {
-    const response = this.snapshot('failed', { error: { code: error.code, message: error.message }, x_aihub });
+    const response = this.snapshot('failed', {
+      error: { code: error.code, message: error.message },
+      x_aihub,
+    });
     return [this.event('response.failed', { response })];
   }
 
@@ -95,16 +163,38 @@ export class ResponsesStream implements StreamPresenter {
   }
 
   /** The open item of this type, or a new one after closing the open one. */
-  private current<T extends 'reasoning' | 'message'>(out: SseOut[], type: T): Extract<Item, { type: T }> {
+  private current<T extends 'reasoning' | 'message'>(
+    out: SseOut[],
+    type: T,
+  ): Extract<Item, { type: T }> {
     if (this.open?.type === type) return this.open as Extract<Item, { type: T }>;
     this.close(out);
     const n = this.items.length;
-    const item: Item = { type, id: `${type === 'message' ? 'msg' : 'rs'}_${this.meta.request_id}_${n}`, text: '' };
+    const item: Item = {
+      type,
+      id: `${type === 'message' ? 'msg' : 'rs'}_${this.meta.request_id}_${n}`,
+      text: '',
+    };
     this.items.push(item);
     this.open = item;
-    out.push(this.event('response.output_item.added', { output_index: n, item: this.itemJson(item, 'in_progress', true) }));
-    const part = type === 'message' ? { type: 'output_text', text: '', annotations: [], logprobs: [] } : { type: 'reasoning_text', text: '' };
-    out.push(this.event('response.content_part.added', { item_id: item.id, output_index: n, content_index: 0, part }));
+    out.push(
+      this.event('response.output_item.added', {
+        output_index: n,
+        item: this.itemJson(item, 'in_progress', true),
+      }),
+    );
+    const part =
+      type === 'message'
+        ? { type: 'output_text', text: '', annotations: [], logprobs: [] }
+        : { type: 'reasoning_text', text: '' };
+    out.push(
+      this.event('response.content_part.added', {
+        item_id: item.id,
+        output_index: n,
+        content_index: 0,
+        part,
+      }),
+    );
     return item as Extract<Item, { type: T }>;
   }
 
@@ -114,22 +204,84 @@ export class ResponsesStream implements StreamPresenter {
     this.open = null;
     const output_index = this.index(item);
     if (item.type === 'message') {
-      out.push(this.event('response.output_text.done', { item_id: item.id, output_index, content_index: 0, text: item.text, logprobs: [] }));
-      out.push(this.event('response.content_part.done', { item_id: item.id, output_index, content_index: 0, part: { type: 'output_text', text: item.text, annotations: [], logprobs: [] } }));
+      out.push(
+        this.event('response.output_text.done', {
+          item_id: item.id,
+          output_index,
+          content_index: 0,
+          text: item.text,
+          logprobs: [],
+        }),
+      );
+      out.push(
+        this.event('response.content_part.done', {
+          item_id: item.id,
+          output_index,
+          content_index: 0,
+          part: { type: 'output_text', text: item.text, annotations: [], logprobs: [] },
+        }),
+      );
     } else if (item.type === 'reasoning') {
-      out.push(this.event('response.reasoning_text.done', { item_id: item.id, output_index, content_index: 0, text: item.text }));
-      out.push(this.event('response.content_part.done', { item_id: item.id, output_index, content_index: 0, part: { type: 'reasoning_text', text: item.text } }));
+      out.push(
+        this.event('response.reasoning_text.done', {
+          item_id: item.id,
+          output_index,
+          content_index: 0,
+          text: item.text,
+        }),
+      );
+      out.push(
+        this.event('response.content_part.done', {
+          item_id: item.id,
+          output_index,
+          content_index: 0,
+          part: { type: 'reasoning_text', text: item.text },
+        }),
+      );
     } else {
-      out.push(this.event('response.function_call_arguments.done', { item_id: item.id, output_index, name: item.name, arguments: item.arguments }));
+      out.push(
+        this.event('response.function_call_arguments.done', {
+          item_id: item.id,
+          output_index,
+          name: item.name,
+          arguments: item.arguments,
+        }),
+      );
     }
-    out.push(this.event('response.output_item.done', { output_index, item: this.itemJson(item, 'completed') }));
+    out.push(
+      this.event('response.output_item.done', {
+        output_index,
+        item: this.itemJson(item, 'completed'),
+      }),
+    );
   }
 
   private itemJson(item: Item, status: string, empty = false): Record<string, unknown> {
     if (item.type === 'message') {
-      return { type: 'message', id: item.id, status, role: 'assistant', content: empty ? [] : [{ type: 'output_text', text: item.text, annotations: [], logprobs: [] }] };
+      return {
+        type: 'message',
+        id: item.id,
+        status,
+        role: 'assistant',
+        content: empty
+          ? []
+          : [{ type: 'output_text', text: item.text, annotations: [], logprobs: [] }],
+      };
     }
-    if (item.type === 'reasoning') return { type: 'reasoning', id: item.id, summary: [], content: empty ? [] : [{ type: 'reasoning_text', text: item.text }] };
-    return { type: 'function_call', id: item.id, call_id: item.call_id, name: item.name, arguments: item.arguments, status };
+    if (item.type === 'reasoning')
+      return {
+        type: 'reasoning',
+        id: item.id,
+        summary: [],
+        content: empty ? [] : [{ type: 'reasoning_text', text: item.text }],
+      };
+    return {
+      type: 'function_call',
+      id: item.id,
+      call_id: item.call_id,
+      name: item.name,
+      arguments: item.arguments,
+      status,
+    };
   }
 }

@@ -5,19 +5,34 @@
 import type { ChatMessage } from '../../../llm/messages.js';
 import type { UpstreamCompletion } from '../../../llm/types.js';
 import { invalid, parseBody } from '../parse.js';
-import { reasoningOf, toolCallsOf, type AnswerMeta, type ChatCall, type Protocol, type Usage } from '../types.js';
-import { contentPartSchema, functionToolSchema, responsesRequestSchema, type InputItem, type ResponsesRequest } from './schemas.js';
+import {
+  reasoningOf,
+  toolCallsOf,
+  type AnswerMeta,
+  type ChatCall,
+  type Protocol,
+  type Usage,
+} from '../types.js';
+import {
+  contentPartSchema,
+  functionToolSchema,
+  responsesRequestSchema,
+  type InputItem,
+  type ResponsesRequest,
+} from './schemas.js';
 import { ResponsesStream } from './stream.js';
 import { incompleteDetails, responseEnvelope, responsesUsage } from './present.js';
 import type { z } from 'zod';
-
 
 export const responsesProtocol: Protocol = {
   name: 'responses',
   parse(raw) {
     const body = parseBody(responsesRequestSchema, raw);
     if (body.previous_response_id) {
-      throw invalid('previous_response_id is not supported: this gateway keeps no responses (store is ignored); send the whole conversation in `input`', 'previous_response_id');
+      throw invalid(
+        'previous_response_id is not supported: this gateway keeps no responses (store is ignored); send the whole conversation in `input`',
+        'previous_response_id',
+      );
     }
     const call: ChatCall = {
       protocol: 'responses',
@@ -56,26 +71,40 @@ function toMessages(body: ResponsesRequest): ChatMessage[] {
 function addItem(messages: ChatMessage[], item: InputItem, index: number): void {
   if (item.type === 'reasoning') return;
   if (item.type === 'function_call') {
-    const call = { id: item.call_id, type: 'function' as const, function: { name: item.name, arguments: item.arguments } };
+    const call = {
+      id: item.call_id,
+      type: 'function' as const,
+      function: { name: item.name, arguments: item.arguments },
+    };
     const last = messages.at(-1);
     // Parallel calls are consecutive items; chat carries them on one assistant message.
-    if (last && last.role === 'assistant' && last.tool_calls && !last.content) last.tool_calls.push(call);
+    if (last && last.role === 'assistant' && last.tool_calls && !last.content)
+      last.tool_calls.push(call);
     else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
     return;
   }
   if (item.type === 'function_call_output') {
-    const content = typeof item.output === 'string' ? item.output : item.output.map((part) => partText(part)).join('');
+    const content =
+      typeof item.output === 'string'
+        ? item.output
+        : item.output.map((part) => partText(part)).join('');
     messages.push({ role: 'tool', tool_call_id: item.call_id, content });
     return;
   }
   const param = `input[${index}].content`;
   if (item.role === 'assistant') {
-    const content = typeof item.content === 'string' ? item.content : item.content.map((part) => partText(part)).join('');
+    const content =
+      typeof item.content === 'string'
+        ? item.content
+        : item.content.map((part) => partText(part)).join('');
     messages.push({ role: 'assistant', content });
     return;
   }
   if (item.role === 'system' || item.role === 'developer') {
-    const content = typeof item.content === 'string' ? item.content : item.content.map((part) => partText(part)).join('');
+    const content =
+      typeof item.content === 'string'
+        ? item.content
+        : item.content.map((part) => partText(part)).join('');
     messages.push({ role: item.role, content });
     return;
   }
@@ -83,7 +112,8 @@ function addItem(messages: ChatMessage[], item: InputItem, index: number): void 
     messages.push({ role: 'user', content: item.content });
     return;
   }
-  if (item.content.length === 0) throw invalid('a user message needs at least one content part', param);
+  if (item.content.length === 0)
+    throw invalid('a user message needs at least one content part', param);
   messages.push({ role: 'user', content: item.content.map((part) => userPart(part, param)) });
 }
 
@@ -103,10 +133,24 @@ function userPart(part: Part, param: string): UserPart {
     case 'refusal':
       return { type: 'text', text: part.refusal };
     case 'input_image':
-      if (!part.image_url) throw invalid('input_image needs an image_url (a URL or a data: URL); file_id is not supported here', param);
-      return { type: 'image_url', image_url: { url: part.image_url, ...(part.detail ? { detail: part.detail } : {}) } };
+      if (!part.image_url)
+        throw invalid(
+          'input_image needs an image_url (a URL or a data: URL); file_id is not supported here',
+          param,
+        );
+      return {
+        type: 'image_url',
+        image_url: { url: part.image_url, ...(part.detail ? { detail: part.detail } : {}) },
+      };
     case 'input_file':
-      return { type: 'file', file: { ...(part.file_data ? { file_data: part.file_data } : {}), ...(part.file_id ? { file_id: part.file_id } : {}), ...(part.filename ? { filename: part.filename } : {}) } };
+      return {
+        type: 'file',
+        file: {
+          ...(part.file_data ? { file_data: part.file_data } : {}),
+          ...(part.file_id ? { file_id: part.file_id } : {}),
+          ...(part.filename ? { filename: part.filename } : {}),
+        },
+      };
   }
 }
 
@@ -115,19 +159,43 @@ function toParams(body: ResponsesRequest): Record<string, unknown> {
   if (body.tools?.length) {
     params.tools = body.tools.map((tool, index) => {
       const parsed = functionToolSchema.safeParse(tool);
-      if (!parsed.success) throw invalid(`tools[${index}]: only function tools are supported (got type \`${String(tool.type).slice(0, 60)}\`)`, `tools[${index}]`);
+      if (!parsed.success)
+        throw invalid(
+          `tools[${index}]: only function tools are supported (got type \`${String(tool.type).slice(0, 60)}\`)`,
+          `tools[${index}]`,
+        );
       const t = parsed.data;
-      return { type: 'function', function: { name: t.name, ...(t.description ? { description: t.description } : {}), ...(t.parameters ? { parameters: t.parameters } : {}), ...(t.strict != null ? { strict: t.strict } : {}) } };
+      return {
+        type: 'function',
+        function: {
+          name: t.name,
+          ...(t.description ? { description: t.description } : {}),
+          ...(t.parameters ? { parameters: t.parameters } : {}),
+          ...(t.strict != null ? { strict: t.strict } : {}),
+        },
+      };
     });
   }
   if (body.tool_choice !== undefined) {
-    params.tool_choice = typeof body.tool_choice === 'string' ? body.tool_choice : { type: 'function', function: { name: body.tool_choice.name } };
+    params.tool_choice =
+      typeof body.tool_choice === 'string'
+        ? body.tool_choice
+        : { type: 'function', function: { name: body.tool_choice.name } };
   }
-  if (body.parallel_tool_calls != null && params.tools) params.parallel_tool_calls = body.parallel_tool_calls;
+  if (body.parallel_tool_calls != null && params.tools)
+    params.parallel_tool_calls = body.parallel_tool_calls;
   const format = body.text?.format;
   if (format?.type === 'json_object') params.response_format = { type: 'json_object' };
   if (format?.type === 'json_schema') {
-    params.response_format = { type: 'json_schema', json_schema: { name: format.name, schema: format.schema, ...(format.description ? { description: format.description } : {}), ...(format.strict != null ? { strict: format.strict } : {}) } };
+    params.response_format = {
+      type: 'json_schema',
+      json_schema: {
+        name: format.name,
+        schema: format.schema,
+        ...(format.description ? { description: format.description } : {}),
+        ...(format.strict != null ? { strict: format.strict } : {}),
+      },
+    };
   }
   if (body.temperature != null) params.temperature = body.temperature;
   if (body.top_p != null) params.top_p = body.top_p;
@@ -135,12 +203,23 @@ function toParams(body: ResponsesRequest): Record<string, unknown> {
   return params;
 }
 
-function responseJson(body: ResponsesRequest, completion: UpstreamCompletion, usage: Usage, meta: AnswerMeta): Record<string, unknown> {
+function responseJson(
+  body: ResponsesRequest,
+  completion: UpstreamCompletion,
+  usage: Usage,
+  meta: AnswerMeta,
+): Record<string, unknown> {
   const choice = completion.choices[0]!;
   const message = choice.message;
   const output: Record<string, unknown>[] = [];
   const reasoning = reasoningOf(message);
-  if (reasoning) output.push({ type: 'reasoning', id: `rs_${meta.request_id}`, summary: [], content: [{ type: 'reasoning_text', text: reasoning }] });
+  if (reasoning)
+    output.push({
+      type: 'reasoning',
+      id: `rs_${meta.request_id}`,
+      summary: [],
+      content: [{ type: 'reasoning_text', text: reasoning }],
+    });
   const refusal = (message as { refusal?: unknown }).refusal;
   if (message.content || typeof refusal === 'string') {
     output.push({
@@ -148,11 +227,22 @@ function responseJson(body: ResponsesRequest, completion: UpstreamCompletion, us
       id: `msg_${meta.request_id}`,
       status: 'completed',
       role: 'assistant',
-      content: [typeof refusal === 'string' && refusal ? { type: 'refusal', refusal } : { type: 'output_text', text: message.content ?? '', annotations: [], logprobs: [] }],
+      content: [
+        typeof refusal === 'string' && refusal
+          ? { type: 'refusal', refusal }
+          : { type: 'output_text', text: message.content ?? '', annotations: [], logprobs: [] },
+      ],
     });
   }
   toolCallsOf(message).forEach((call, index) => {
-    output.push({ type: 'function_call', id: `fc_${meta.request_id}_${index}`, call_id: call.id ?? `call_${meta.request_id}_${index}`, name: call.function?.name ?? '', arguments: call.function?.arguments ?? '', status: 'completed' });
+    output.push({
+      type: 'function_call',
+      id: `fc_${meta.request_id}_${index}`,
+      call_id: call.id ?? `call_${meta.request_id}_${index}`,
+      name: call.function?.name ?? '',
+      arguments: call.function?.arguments ?? '',
+      status: 'completed',
+    });
   });
   const incomplete = incompleteDetails(choice.finish_reason);
   return {
