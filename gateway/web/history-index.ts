@@ -114,12 +114,10 @@ export class HistoryIndex {
     days: number,
   ): Array<{ day: string; tiers: Map<string, number> }> {
     const first_ms = Date.parse(`${last_day}T00:00:00Z`) - (days - 1) * DAY_MS;
-    return this.store.reads
-      .dailySpend(account_id, first_ms, days)
-      .map((tiers, i) => ({
-        day: new Date(first_ms + i * DAY_MS).toISOString().slice(0, 10),
-        tiers,
-      }));
+    return this.store.reads.dailySpend(account_id, first_ms, days).map((tiers, i) => ({
+      day: new Date(first_ms + i * DAY_MS).toISOString().slice(0, 10),
+      tiers,
+    }));
   }
 
   /** One page of the audit log (one account's, or everyone's), newest first. */

@@ -116,9 +116,7 @@ function bigRow(i: number) {
  * checkpoint with a writer committing throughout, against the time a synchronous copy and
  * serialization of the same document (how checkpoints were taken before) holds the loop.
  */
-async function checkpointPause(
-  rows: number,
-): Promise<{
+async function checkpointPause(rows: number): Promise<{
   pause_ms: number;
   total_ms: number;
   commits: number;

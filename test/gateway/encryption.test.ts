@@ -13,9 +13,7 @@ const PDF = Buffer.from(
   '%PDF-1.4\n1 0 obj << /Type /Catalog /Secret (PAN of Asha Verma) >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n',
 );
 
-async function registerWithWebhookAndKyc(
-  gw: Gateway,
-): Promise<{
+async function registerWithWebhookAndKyc(gw: Gateway): Promise<{
   account_id: string;
   headers: Record<string, string>;
   secret: string;
