@@ -112,11 +112,22 @@ test('PostgreSQL store: commits, rollbacks and history reads as the JSON-file st
   const again = await open(url);
   assert.equal(again.state.seq, seq);
   assert.equal(balanceMicros(again.state, 'a1'), 3_000_000);
-  assert.deepEqual(again.state.tables.usage?.a1, {
+  // As plain JSON: tables are prototype-free, and the totals carry the per-protocol split (#15).
+  assert.deepEqual(JSON.parse(JSON.stringify(again.state.tables.usage?.a1)), {
     requests: 1,
     prompt_tokens: 3,
     completion_tokens: 4,
     cost_micros: 2_000_000,
+    by_protocol: {
+      chat: {
+        requests: 1,
+        prompt_tokens: 3,
+        completion_tokens: 4,
+        cost_micros: 2_000_000,
+        cached_tokens: 0,
+        reasoning_tokens: 0,
+      },
+    },
   });
   assert.equal(again.get('emails', '__proto__'), 'a1');
   assert.equal(again.reads.wallet({ account_id: 'a1' }, null, 'asc').total, 2);
