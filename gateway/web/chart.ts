@@ -75,15 +75,7 @@ export function spendChart(days: readonly DaySpend[], currency: string, id = 'sp
   const gridlines = [0, 0.25, 0.5, 0.75, 1].map((fraction) => {
     const value = Math.round(ceiling * fraction);
     const at = y(value).toFixed(1);
-    return html`<line
-        class="${fraction === 0 ? 'axis' : 'gridline'}"
-        x1="${left}"
-        x2="${width - right}"
-        y1="${at}"
-        y2="${at}"
-      /><text x="${left - 6}" y="${(Number(at) + 4).toFixed(1)}" text-anchor="end"
-        >${formatMoney(value, currency)}</text
-      >`;
+    return html`<line class="${fraction === 0 ? 'axis' : 'gridline'}" x1="${left}" x2="${width - right}" y1="${at}" y2="${at}"/><text x="${left - 6}" y="${(Number(at) + 4).toFixed(1)}" text-anchor="end">${formatMoney(value, currency)}</text>`;
   });
   const label_every = Math.max(1, Math.ceil(days.length / 8));
   const bars = days.map((day, index) => {
@@ -95,40 +87,25 @@ export function spendChart(days: readonly DaySpend[], currency: string, id = 'sp
       const y_top = y(base + micros);
       const h = y(base) - y_top;
       base += micros;
-      return html`<rect
-        class="${tierClass(tier)}"
-        x="${x.toFixed(1)}"
-        y="${y_top.toFixed(1)}"
-        width="${bar_w.toFixed(1)}"
-        height="${Math.max(h, 0.5).toFixed(1)}"
-        ><title>${day.day}, ${tier}: ${formatMoney(micros, currency)}</title></rect
-      >`;
+      return html`<rect class="${tierClass(tier)}" x="${x.toFixed(1)}" y="${y_top.toFixed(1)}" width="${bar_w.toFixed(1)}" height="${Math.max(h, 0.5).toFixed(1)}"><title>${day.day}, ${tier}: ${formatMoney(micros, currency)}</title></rect>`;
     });
     const label =
       (days.length - 1 - index) % label_every === 0
-        ? html`<text x="${(x + bar_w / 2).toFixed(1)}" y="${height - 8}" text-anchor="middle"
-            >${day.day.slice(5)}</text
-          >`
+        ? html`<text x="${(x + bar_w / 2).toFixed(1)}" y="${height - 8}" text-anchor="middle">${day.day.slice(5)}</text>`
         : html``;
     return html`${segments}${label}`;
   });
 
   return html`<figure class="chart" aria-labelledby="${id}-caption">
-    <svg viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-title ${id}-desc">
-      <title id="${id}-title">Spend per day and tier</title>
-      <desc id="${id}-desc">${summary}</desc>
-      ${gridlines}${bars}
-    </svg>
-    <figcaption id="${id}-caption" class="small muted">${summary}</figcaption>
-    ${
-      tiers.length
-        ? html`<ul class="legend" aria-hidden="true">
-            ${tiers.map((tier) => html`<li><span class="swatch ${tierClass(tier)}"></span>${tier}</li>`)}
-          </ul>`
-        : ''
-    }
-    ${total_micros === 0 ? '' : spendTable(days, totals, tiers, currency)}
-  </figure>`;
+  <svg viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-title ${id}-desc">
+    <title id="${id}-title">Spend per day and tier</title>
+    <desc id="${id}-desc">${summary}</desc>
+    ${gridlines}${bars}
+  </svg>
+  <figcaption id="${id}-caption" class="small muted">${summary}</figcaption>
+  ${tiers.length ? html`<ul class="legend" aria-hidden="true">${tiers.map((tier) => html`<li><span class="swatch ${tierClass(tier)}"></span>${tier}</li>`)}</ul>` : ''}
+  ${total_micros === 0 ? '' : spendTable(days, totals, tiers, currency)}
+</figure>`;
 }
 
 /** The chart's numbers, for screen readers and for reading off exact amounts. */
@@ -140,33 +117,17 @@ function spendTable(
 ): Html {
   return html`<details>
     <summary>Show the numbers as a table</summary>
-    <div class="table-wrap">
-      <table>
-        <caption class="visually-hidden">
-          Spend per day and tier
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Day (UTC)</th>
-            ${tiers.map((tier) => html`<th scope="col" class="num">${tier}</th>`)}
-            <th scope="col" class="num">Total</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${days
-            .map((day, index) => ({ day, total: totals[index]! }))
-            .filter(({ total }) => total > 0)
-            .reverse()
-            .map(
-              ({ day, total }) =>
-                html`<tr>
-                  <th scope="row">${day.day}</th>
-                  ${tiers.map((tier) => html`<td class="num">${formatMoney(day.tiers.get(tier) ?? 0, currency)}</td>`)}
-                  <td class="num">${formatMoney(total, currency)}</td>
-                </tr>`,
-            )}
-        </tbody>
-      </table>
-    </div>
+    <div class="table-wrap"><table>
+      <caption class="visually-hidden">Spend per day and tier</caption>
+      <thead><tr><th scope="col">Day (UTC)</th>${tiers.map((tier) => html`<th scope="col" class="num">${tier}</th>`)}<th scope="col" class="num">Total</th></tr></thead>
+      <tbody>${days
+        .map((day, index) => ({ day, total: totals[index]! }))
+        .filter(({ total }) => total > 0)
+        .reverse()
+        .map(
+          ({ day, total }) =>
+            html`<tr><th scope="row">${day.day}</th>${tiers.map((tier) => html`<td class="num">${formatMoney(day.tiers.get(tier) ?? 0, currency)}</td>`)}<td class="num">${formatMoney(total, currency)}</td></tr>`,
+        )}</tbody>
+    </table></div>
   </details>`;
 }

@@ -238,16 +238,7 @@ export class WebContext {
         title,
         area,
         narrow: true,
-        body: html`<div class="card">
-          <h1>${title}</h1>
-          <p>${message}</p>
-          <p>
-            <a href="${status === 401 ? (area === 'admin' ? '/admin/login' : '/login') : back}"
-              >${status === 401 ? 'Log in' : 'Back'}</a
-            >
-          </p>
-          <p class="small muted">Request id: <code>${String(res.locals.request_id ?? '')}</code></p>
-        </div>`,
+        body: html`<div class="card"><h1>${title}</h1><p>${message}</p><p><a href="${status === 401 ? (area === 'admin' ? '/admin/login' : '/login') : back}">${status === 401 ? 'Log in' : 'Back'}</a></p><p class="small muted">Request id: <code>${String(res.locals.request_id ?? '')}</code></p></div>`,
       });
     };
   }

@@ -112,26 +112,15 @@ function servicesText(account: Account): string {
 
 function loginPage(csrf: string, errors: FormErrors | undefined, next: string | undefined) {
   return html`<h1>Admin console</h1>
-    <p class="lead">
-      Log in with the admin token (<code>AIHUB_ADMIN_TOKEN</code>, or the one printed at the first
-      start).
-    </p>
-    <div class="card">
-      <form method="post" action="/admin/login" novalidate>
-        ${csrfField(csrf)} ${next ? html`<input type="hidden" name="next" value="${next}" />` : ''}
-        <div class="field">
-          <label for="token">Admin token</label
-          ><input
-            id="token"
-            name="token"
-            type="password"
-            autocomplete="current-password"
-            required${invalidAttrs(errors, 'token')}
-          />${fieldError(errors, 'token')}
-        </div>
-        <button type="submit" class="wide">Log in</button>
-      </form>
-    </div>`;
+<p class="lead">Log in with the admin token (<code>AIHUB_ADMIN_TOKEN</code>, or the one printed at the first start).</p>
+<div class="card">
+<form method="post" action="/admin/login" novalidate>
+${csrfField(csrf)}
+${next ? html`<input type="hidden" name="next" value="${next}">` : ''}
+<div class="field"><label for="token">Admin token</label><input id="token" name="token" type="password" autocomplete="current-password" required${invalidAttrs(errors, 'token')}>${fieldError(errors, 'token')}</div>
+<button type="submit" class="wide">Log in</button>
+</form>
+</div>`;
 }
 
 function accountsPage(ctx: WebContext, query: { q: string; page: number }) {
@@ -151,66 +140,27 @@ function accountsPage(ctx: WebContext, query: { q: string; page: number }) {
   const link = (p: number) =>
     `/admin/console?${new URLSearchParams({ ...(query.q ? { q: query.q } : {}), page: String(p) }).toString()}`;
   return html`<h1>Accounts</h1>
-    <p class="lead">
-      ${all.length}
-      account${all.length === 1 ? '' : 's'}${query.q ? html` matching “${query.q}”` : ''}.
-    </p>
-    <form method="get" action="/admin/console" class="card" role="search">
-      <div class="row">
-        <div class="field">
-          <label for="q">Search by email, name or account id</label
-          ><input id="q" name="q" type="search" value="${query.q}" />
-        </div>
-        <button type="submit" class="secondary">Search</button>
-      </div>
-    </form>
-    <section class="card" aria-label="Accounts">
-      ${
-        rows.length === 0
-          ? html`<p class="empty">No accounts${query.q ? ' match' : ' yet'}.</p>`
-          : html`<div class="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Email</th>
-                      <th scope="col">Name</th>
-                      <th scope="col">Created</th>
-                      <th scope="col">eKYC</th>
-                      <th scope="col">Services</th>
-                      <th scope="col" class="num">Balance</th>
-                      <th scope="col">Status</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    ${rows.map(
-                      (account) =>
-                        html`<tr>
-                          <th scope="row">
-                            <a href="/admin/console/accounts/${account.id}">${account.email}</a>
-                          </th>
-                          <td>${account.name}</td>
-                          <td>${formatTimestamp(account.created_at)}</td>
-                          <td>${kycPill(account.kyc_status)}</td>
-                          <td>${servicesText(account)}</td>
-                          <td class="num">
-                            ${formatMoney(balanceMicros(ctx.deps.store.state, account.id), ctx.currency)}
-                          </td>
-                          <td>
-                            ${account.status === 'active' ? html`<span class="pill ok">active</span>` : html`<span class="pill bad">disabled</span>`}
-                          </td>
-                        </tr>`,
-                    )}
-                  </tbody>
-                </table>
-              </div>
-              <nav class="pager" aria-label="Account pages">
-                ${page > 1 ? html`<a class="button secondary small" href="${link(page - 1)}">Previous</a>` : ''}<span
-                  class="small muted"
-                  >Page ${page} of ${pages}</span
-                >${page < pages ? html`<a class="button secondary small" href="${link(page + 1)}">Next</a>` : ''}
-              </nav>`
-      }
-    </section>`;
+<p class="lead">${all.length} account${all.length === 1 ? '' : 's'}${query.q ? html` matching “${query.q}”` : ''}.</p>
+<form method="get" action="/admin/console" class="card" role="search">
+<div class="row"><div class="field"><label for="q">Search by email, name or account id</label><input id="q" name="q" type="search" value="${query.q}"></div><button type="submit" class="secondary">Search</button></div>
+</form>
+<section class="card" aria-label="Accounts">
+${
+  rows.length === 0
+    ? html`<p class="empty">No accounts${query.q ? ' match' : ' yet'}.</p>`
+    : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">Email</th><th scope="col">Name</th><th scope="col">Created</th><th scope="col">eKYC</th><th scope="col">Services</th><th scope="col" class="num">Balance</th><th scope="col">Status</th></tr></thead>
+<tbody>${rows.map(
+        (account) => html`<tr>
+<th scope="row"><a href="/admin/console/accounts/${account.id}">${account.email}</a></th>
+<td>${account.name}</td><td>${formatTimestamp(account.created_at)}</td><td>${kycPill(account.kyc_status)}</td>
+<td>${servicesText(account)}</td><td class="num">${formatMoney(balanceMicros(ctx.deps.store.state, account.id), ctx.currency)}</td>
+<td>${account.status === 'active' ? html`<span class="pill ok">active</span>` : html`<span class="pill bad">disabled</span>`}</td>
+</tr>`,
+      )}</tbody></table></div>
+<nav class="pager" aria-label="Account pages">${page > 1 ? html`<a class="button secondary small" href="${link(page - 1)}">Previous</a>` : ''}<span class="small muted">Page ${page} of ${pages}</span>${page < pages ? html`<a class="button secondary small" href="${link(page + 1)}">Next</a>` : ''}</nav>`
+}
+</section>`;
 }
 
 function accountPage(input: AccountSectionInput) {
@@ -220,103 +170,41 @@ function accountPage(input: AccountSectionInput) {
     input.form === form ? (input.values[name] ?? '') : '';
   const view = accountView(ctx.deps.store.state, account, ctx.currency);
   return html`<p class="small"><a href="/admin/console">← All accounts</a></p>
-    <h1>${account.email}</h1>
-    <p class="lead">${account.name || 'No name'} · <code>${account.id}</code></p>
-    <div class="grid">
-      <section class="card" aria-labelledby="facts-title">
-        <h2 id="facts-title">Account</h2>
-        <dl class="facts">
-          <dt>Status</dt>
-          <dd>
-            ${account.status === 'active' ? html`<span class="pill ok">active</span>` : html`<span class="pill bad">disabled</span>`}
-          </dd>
-          <dt>Created</dt>
-          <dd>${formatTimestamp(account.created_at)}</dd>
-          <dt>eKYC</dt>
-          <dd>${kycPill(account.kyc_status)}</dd>
-          <dt>Services</dt>
-          <dd>${servicesText(account)}</dd>
-          <dt>IP whitelist</dt>
-          <dd>
-            ${account.ip_whitelist.length ? account.ip_whitelist.join(', ') : 'none (any address)'}
-          </dd>
-          <dt>Balance</dt>
-          <dd id="account-balance">
-            ${formatMoney(balanceMicros(ctx.deps.store.state, account.id), ctx.currency)}
-          </dd>
-        </dl>
-        <form
-          method="post"
-          action="/admin/console/accounts/${account.id}/status"
-          data-confirm="${account.status === 'active' ? 'Disable this account? Its keys and sessions stop working at once.' : 'Enable this account again?'}"
-        >
-          ${csrfField(csrf)}<input
-            type="hidden"
-            name="status"
-            value="${account.status === 'active' ? 'disabled' : 'active'}"
-          />
-          <p>
-            <button
-              type="submit"
-              class="${account.status === 'active' ? 'danger' : 'secondary'} small"
-            >
-              ${account.status === 'active' ? 'Disable account' : 'Enable account'}
-            </button>
-          </p>
-        </form>
-        <p class="small muted">JSON: <code>GET /admin/accounts/${view.id}</code></p>
-      </section>
-      <section class="card" aria-labelledby="credit-title">
-        <h2 id="credit-title">Credit the wallet</h2>
-        <form method="post" action="/admin/console/accounts/${account.id}/credit" novalidate>
-          ${csrfField(csrf)}
-          <div class="field">
-            <label for="credit-amount">Amount (${ctx.currency})</label
-            ><input
-              id="credit-amount"
-              name="amount"
-              type="text"
-              inputmode="decimal"
-              required
-              value="${value('credit', 'amount')}"
-              ${invalidAttrs(errors('credit'), 'amount')}
-            />${fieldError(errors('credit'), 'amount')}
-          </div>
-          <div class="field">
-            <label for="credit-reference"
-              >Reference<span class="hint" id="credit-reference-hint"
-                >The same reference twice credits once.</span
-              ></label
-            ><input
-              id="credit-reference"
-              name="reference"
-              type="text"
-              required
-              maxlength="128"
-              value="${value('credit', 'reference')}"
-              ${invalidAttrs(errors('credit'), 'reference', 'credit-reference-hint')}
-            />${fieldError(errors('credit'), 'reference')}
-          </div>
-          <div class="field">
-            <label for="credit-memo">Memo (optional)</label
-            ><input
-              id="credit-memo"
-              name="memo"
-              type="text"
-              maxlength="200"
-              value="${value('credit', 'memo')}"
-              ${invalidAttrs(errors('credit'), 'memo')}
-            />${fieldError(errors('credit'), 'memo')}
-          </div>
-          <button type="submit">Credit</button>
-        </form>
-      </section>
-    </div>
-    ${input.ctx.admin_account_sections.map((section) => section(input))}
-    <section class="card" aria-labelledby="keys-title">
-      <h2 id="keys-title">API keys</h2>
-      ${keysTable(ctx, accountKeys(ctx, account.id), { action: (key) => `/admin/console/keys/${key.id}/revoke`, csrf })}
-    </section>`;
+<h1>${account.email}</h1>
+<p class="lead">${account.name || 'No name'} · <code>${account.id}</code></p>
+<div class="grid">
+<section class="card" aria-labelledby="facts-title">
+<h2 id="facts-title">Account</h2>
+<dl class="facts">
+<dt>Status</dt><dd>${account.status === 'active' ? html`<span class="pill ok">active</span>` : html`<span class="pill bad">disabled</span>`}</dd>
+<dt>Created</dt><dd>${formatTimestamp(account.created_at)}</dd>
+<dt>eKYC</dt><dd>${kycPill(account.kyc_status)}</dd>
+<dt>Services</dt><dd>${servicesText(account)}</dd>
+<dt>IP whitelist</dt><dd>${account.ip_whitelist.length ? account.ip_whitelist.join(', ') : 'none (any address)'}</dd>
+<dt>Balance</dt><dd id="account-balance">${formatMoney(balanceMicros(ctx.deps.store.state, account.id), ctx.currency)}</dd>
+</dl>
+<form method="post" action="/admin/console/accounts/${account.id}/status" data-confirm="${account.status === 'active' ? 'Disable this account? Its keys and sessions stop working at once.' : 'Enable this account again?'}">
+${csrfField(csrf)}<input type="hidden" name="status" value="${account.status === 'active' ? 'disabled' : 'active'}">
+<p><button type="submit" class="${account.status === 'active' ? 'danger' : 'secondary'} small">${account.status === 'active' ? 'Disable account' : 'Enable account'}</button></p>
+</form>
+<p class="small muted">JSON: <code>GET /admin/accounts/${view.id}</code></p>
+</section>
+<section class="card" aria-labelledby="credit-title">
+<h2 id="credit-title">Credit the wallet</h2>
+<form method="post" action="/admin/console/accounts/${account.id}/credit" novalidate>
+${csrfField(csrf)}
+<div class="field"><label for="credit-amount">Amount (${ctx.currency})</label><input id="credit-amount" name="amount" type="text" inputmode="decimal" required value="${value('credit', 'amount')}"${invalidAttrs(errors('credit'), 'amount')}>${fieldError(errors('credit'), 'amount')}</div>
+<div class="field"><label for="credit-reference">Reference<span class="hint" id="credit-reference-hint">The same reference twice credits once.</span></label><input id="credit-reference" name="reference" type="text" required maxlength="128" value="${value('credit', 'reference')}"${invalidAttrs(errors('credit'), 'reference', 'credit-reference-hint')}>${fieldError(errors('credit'), 'reference')}</div>
+<div class="field"><label for="credit-memo">Memo (optional)</label><input id="credit-memo" name="memo" type="text" maxlength="200" value="${value('credit', 'memo')}"${invalidAttrs(errors('credit'), 'memo')}>${fieldError(errors('credit'), 'memo')}</div>
+<button type="submit">Credit</button>
+</form>
+</section>
+</div>
+${input.ctx.admin_account_sections.map((section) => section(input))}
+<section class="card" aria-labelledby="keys-title">
+<h2 id="keys-title">API keys</h2>
+${keysTable(ctx, accountKeys(ctx, account.id), { action: (key) => `/admin/console/keys/${key.id}/revoke`, csrf })}
+</section>`;
 }
 
 function auditPage(ctx: WebContext, query: { account: string; page: number }) {
@@ -329,57 +217,25 @@ function auditPage(ctx: WebContext, query: { account: string; page: number }) {
   const email = (id: string | null) =>
     id ? (ctx.deps.store.get('accounts', id)?.email ?? id) : '';
   return html`<h1>Audit log</h1>
-    <p class="lead">
-      Sign-ups, log-ins, keys, top-ups, credits and every admin action, newest first.
-    </p>
-    <form method="get" action="/admin/console/audit" class="card" role="search">
-      <div class="row">
-        <div class="field">
-          <label for="account">Account id</label
-          ><input id="account" name="account" type="search" value="${query.account}" />
-        </div>
-        <button type="submit" class="secondary">Filter</button>
-      </div>
-    </form>
-    <section class="card" aria-label="Audit entries">
-      ${
-        rows.length === 0
-          ? html`<p class="empty">No entries.</p>`
-          : html`<div class="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Time</th>
-                      <th scope="col">Actor</th>
-                      <th scope="col">Action</th>
-                      <th scope="col">Account</th>
-                      <th scope="col">Detail</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    ${rows.map(
-                      (entry) =>
-                        html`<tr>
-                          <td>${formatTimestamp(entry.ts)}</td>
-                          <td>${entry.actor.startsWith('user:') ? 'user' : entry.actor}</td>
-                          <td><code>${entry.action}</code></td>
-                          <td>
-                            ${entry.account_id ? html`<a href="/admin/console/accounts/${entry.account_id}">${email(entry.account_id)}</a>` : ''}
-                          </td>
-                          <td>${entry.detail}</td>
-                        </tr>`,
-                    )}
-                  </tbody>
-                </table>
-              </div>
-              <nav class="pager" aria-label="Audit pages">
-                ${page > 1 ? html`<a class="button secondary small" href="${link(page - 1)}">Newer</a>` : ''}<span
-                  class="small muted"
-                  >Page ${page} of ${pages}</span
-                >${page < pages ? html`<a class="button secondary small" href="${link(page + 1)}">Older</a>` : ''}
-              </nav>`
-      }
-    </section>`;
+<p class="lead">Sign-ups, log-ins, keys, top-ups, credits and every admin action, newest first.</p>
+<form method="get" action="/admin/console/audit" class="card" role="search">
+<div class="row"><div class="field"><label for="account">Account id</label><input id="account" name="account" type="search" value="${query.account}"></div><button type="submit" class="secondary">Filter</button></div>
+</form>
+<section class="card" aria-label="Audit entries">
+${
+  rows.length === 0
+    ? html`<p class="empty">No entries.</p>`
+    : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">Time</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Account</th><th scope="col">Detail</th></tr></thead>
+<tbody>${rows.map(
+        (
+          entry,
+        ) => html`<tr><td>${formatTimestamp(entry.ts)}</td><td>${entry.actor.startsWith('user:') ? 'user' : entry.actor}</td><td><code>${entry.action}</code></td>
+<td>${entry.account_id ? html`<a href="/admin/console/accounts/${entry.account_id}">${email(entry.account_id)}</a>` : ''}</td><td>${entry.detail}</td></tr>`,
+      )}</tbody></table></div>
+<nav class="pager" aria-label="Audit pages">${page > 1 ? html`<a class="button secondary small" href="${link(page - 1)}">Newer</a>` : ''}<span class="small muted">Page ${page} of ${pages}</span>${page < pages ? html`<a class="button secondary small" href="${link(page + 1)}">Older</a>` : ''}</nav>`
+}
+</section>`;
 }
 
 export function requireAccountOr404(ctx: WebContext, id: unknown): Account {

@@ -59,108 +59,35 @@ function signupPage(state: FormState) {
   const v = state.values ?? {};
   const e = state.errors;
   return html`<h1>Create your account</h1>
-    <p class="lead">One key and one wallet for the AI and payments APIs.</p>
-    <div class="card">
-      <form method="post" action="/signup" novalidate>
-        ${csrfField(state.csrf)}
-        <div class="field">
-          <label for="name">Name</label
-          ><input
-            id="name"
-            name="name"
-            type="text"
-            autocomplete="name"
-            required
-            maxlength="200"
-            value="${v.name ?? ''}"
-            ${invalidAttrs(e, 'name')}
-          />${fieldError(e, 'name')}
-        </div>
-        <div class="field">
-          <label for="email">Email</label
-          ><input
-            id="email"
-            name="email"
-            type="email"
-            autocomplete="email"
-            required
-            maxlength="254"
-            value="${v.email ?? ''}"
-            ${invalidAttrs(e, 'email')}
-          />${fieldError(e, 'email')}
-        </div>
-        <div class="field">
-          <label for="password"
-            >Password<span class="hint" id="password-hint"
-              >At least ${PASSWORD_MIN} characters. A passphrase of a few words is good.</span
-            ></label
-          ><input
-            id="password"
-            name="password"
-            type="password"
-            autocomplete="new-password"
-            required
-            minlength="${PASSWORD_MIN}"
-            maxlength="200"
-            ${invalidAttrs(e, 'password', 'password-hint')}
-          />${fieldError(e, 'password')}
-        </div>
-        <div class="field">
-          <label for="password_confirm">Repeat the password</label
-          ><input
-            id="password_confirm"
-            name="password_confirm"
-            type="password"
-            autocomplete="new-password"
-            required
-            maxlength="200"
-            ${invalidAttrs(e, 'password_confirm')}
-          />${fieldError(e, 'password_confirm')}
-        </div>
-        <button type="submit" class="wide">Create account</button>
-      </form>
-    </div>
-    <p class="muted">Have an account? <a href="/login">Log in</a>.</p>`;
+<p class="lead">One key and one wallet for the AI and payments APIs.</p>
+<div class="card">
+<form method="post" action="/signup" novalidate>
+${csrfField(state.csrf)}
+<div class="field"><label for="name">Name</label><input id="name" name="name" type="text" autocomplete="name" required maxlength="200" value="${v.name ?? ''}"${invalidAttrs(e, 'name')}>${fieldError(e, 'name')}</div>
+<div class="field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="email" required maxlength="254" value="${v.email ?? ''}"${invalidAttrs(e, 'email')}>${fieldError(e, 'email')}</div>
+<div class="field"><label for="password">Password<span class="hint" id="password-hint">At least ${PASSWORD_MIN} characters. A passphrase of a few words is good.</span></label><input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}" maxlength="200"${invalidAttrs(e, 'password', 'password-hint')}>${fieldError(e, 'password')}</div>
+<div class="field"><label for="password_confirm">Repeat the password</label><input id="password_confirm" name="password_confirm" type="password" autocomplete="new-password" required maxlength="200"${invalidAttrs(e, 'password_confirm')}>${fieldError(e, 'password_confirm')}</div>
+<button type="submit" class="wide">Create account</button>
+</form>
+</div>
+<p class="muted">Have an account? <a href="/login">Log in</a>.</p>`;
 }
 
 function loginPage(state: FormState) {
   const v = state.values ?? {};
   const e = state.errors;
   return html`<h1>Log in</h1>
-    <p class="lead">to manage your API keys and wallet.</p>
-    <div class="card">
-      <form method="post" action="/login" novalidate>
-        ${csrfField(state.csrf)}
-        ${state.next ? html`<input type="hidden" name="next" value="${state.next}" />` : ''}
-        <div class="field">
-          <label for="email">Email</label
-          ><input
-            id="email"
-            name="email"
-            type="email"
-            autocomplete="username"
-            required
-            maxlength="254"
-            value="${v.email ?? ''}"
-            ${invalidAttrs(e, 'email')}
-          />${fieldError(e, 'email')}
-        </div>
-        <div class="field">
-          <label for="password">Password</label
-          ><input
-            id="password"
-            name="password"
-            type="password"
-            autocomplete="current-password"
-            required
-            maxlength="200"
-            ${invalidAttrs(e, 'password')}
-          />${fieldError(e, 'password')}
-        </div>
-        <button type="submit" class="wide">Log in</button>
-      </form>
-    </div>
-    <p class="muted">New here? <a href="/signup">Create an account</a>.</p>`;
+<p class="lead">to manage your API keys and wallet.</p>
+<div class="card">
+<form method="post" action="/login" novalidate>
+${csrfField(state.csrf)}
+${state.next ? html`<input type="hidden" name="next" value="${state.next}">` : ''}
+<div class="field"><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${v.email ?? ''}"${invalidAttrs(e, 'email')}>${fieldError(e, 'email')}</div>
+<div class="field"><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required maxlength="200"${invalidAttrs(e, 'password')}>${fieldError(e, 'password')}</div>
+<button type="submit" class="wide">Log in</button>
+</form>
+</div>
+<p class="muted">New here? <a href="/signup">Create an account</a>.</p>`;
 }
 
 function tooMany(retry_after_s: number): ApiError {

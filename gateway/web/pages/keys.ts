@@ -43,26 +43,12 @@ export function keysTable(
   revoke: { action: (key: ApiKey) => string; csrf: string } | null,
 ) {
   if (keys.length === 0) return html`<p class="empty">No keys yet.</p>`;
-  return html`<div class="table-wrap">
-    <table>
-      <caption class="visually-hidden">
-        API keys
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Key</th>
-          <th scope="col">Created</th>
-          <th scope="col">Last used</th>
-          <th scope="col" class="num">Requests</th>
-          <th scope="col" class="num">Spend</th>
-          <th scope="col">Status</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${keys.map((key) => {
-          const stats = ctx.index.keyStats(key.id);
-          return html`<tr${key.revoked_at ? html` class="revoked"` : ''} data-key-id="${key.id}">
+  return html`<div class="table-wrap"><table>
+<caption class="visually-hidden">API keys</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Spend</th><th scope="col">Status</th></tr></thead>
+<tbody>${keys.map((key) => {
+    const stats = ctx.index.keyStats(key.id);
+    return html`<tr${key.revoked_at ? html` class="revoked"` : ''} data-key-id="${key.id}">
 <th scope="row">${key.name || html`<span class="muted">(no name)</span>`}</th>
 <td><code>${key.prefix}…</code></td>
 <td>${formatTimestamp(key.created_at)}</td>
@@ -70,29 +56,14 @@ export function keysTable(
 <td class="num">${stats.requests}</td>
 <td class="num">${formatMoney(stats.cost_micros, ctx.currency)}</td>
 <td>${
-            key.revoked_at
-              ? html`<span class="pill bad">revoked ${formatTimestamp(key.revoked_at)}</span>`
-              : revoke
-                ? html`<form
-                    method="post"
-                    action="${revoke.action(key)}"
-                    data-confirm="${`Revoke the key "${key.name || key.prefix}"? Programs using it stop working at once.`}"
-                  >
-                    ${csrfField(revoke.csrf)}<button
-                      type="submit"
-                      class="danger small"
-                      aria-label="${`Revoke key ${key.name || key.prefix}`}"
-                    >
-                      Revoke
-                    </button>
-                  </form>`
-                : html`<span class="pill ok">active</span>`
-          }</td>
+      key.revoked_at
+        ? html`<span class="pill bad">revoked ${formatTimestamp(key.revoked_at)}</span>`
+        : revoke
+          ? html`<form method="post" action="${revoke.action(key)}" data-confirm="${`Revoke the key "${key.name || key.prefix}"? Programs using it stop working at once.`}">${csrfField(revoke.csrf)}<button type="submit" class="danger small" aria-label="${`Revoke key ${key.name || key.prefix}`}">Revoke</button></form>`
+          : html`<span class="pill ok">active</span>`
+    }</td>
 </tr>`;
-        })}
-      </tbody>
-    </table>
-  </div>`;
+  })}</tbody></table></div>`;
 }
 
 /** The label of a flash that carries a new request signing secret (not an API key). */
@@ -102,53 +73,21 @@ function signingCard(ctx: WebContext, state: UserRequestState, new_secret: strin
   const signing = state.account.signing ?? null;
   const base = ctx.publicUrl();
   return html`<section class="card" aria-labelledby="signing-title">
-    <h2 id="signing-title">Request signing</h2>
-    <p>
-      When on, every payments API call (<code>${base}/api</code>) of this account must carry
-      <code>X-AIHub-Timestamp</code> (Unix seconds) and <code>X-AIHub-Signature</code>, the hex
-      HMAC-SHA256 of <code>timestamp + "." + raw body</code> with the signing secret. Unsigned,
-      wrong, replayed or more than five minutes old requests get 401. The AI API (<code>/v1</code>)
-      is not affected.
-    </p>
-    ${
-      new_secret
-        ? html`<p>Your signing secret. Copy it now: this is the only time it is shown.</p>
-            <div class="secret">
-              <output id="signing-secret" aria-label="Request signing secret">${new_secret}</output
-              ><button
-                type="button"
-                class="secondary"
-                data-copy="signing-secret"
-                data-copy-status="signing-copy-status"
-                hidden
-              >
-                Copy
-              </button>
-            </div>
-            <p id="signing-copy-status" class="small muted" role="status" aria-live="polite"></p>`
-        : ''
-    }
-    <p>
-      Status:
-      ${signing ? html`<span class="pill ok" data-signing="on">on since ${formatTimestamp(signing.created_at)}</span>` : html`<span class="pill" data-signing="off">off</span>`}
-    </p>
-    <div class="row">
-      <form
-        method="post"
-        action="/api-keys/signing"
-        ${signing ? html` data-confirm="Replace the signing secret? Requests signed with the current one are refused at once."` : ''}
-      >
-        ${csrfField(state.csrf)}<input
-          type="hidden"
-          name="action"
-          value="${signing ? 'rotate' : 'enable'}"
-        /><button type="submit">
-          ${signing ? 'Replace the secret' : 'Turn on request signing'}
-        </button>
-      </form>
-      ${signing ? html`<form method="post" action="/api-keys/signing" data-confirm="Turn request signing off? Unsigned requests with this account's keys are accepted again.">${csrfField(state.csrf)}<input type="hidden" name="action" value="disable" /><button type="submit" class="danger">Turn off</button></form>` : ''}
-    </div>
-  </section>`;
+<h2 id="signing-title">Request signing</h2>
+<p>When on, every payments API call (<code>${base}/api</code>) of this account must carry <code>X-AIHub-Timestamp</code> (Unix seconds) and <code>X-AIHub-Signature</code>, the hex HMAC-SHA256 of <code>timestamp + "." + raw body</code> with the signing secret. Unsigned, wrong, replayed or more than five minutes old requests get 401. The AI API (<code>/v1</code>) is not affected.</p>
+${
+  new_secret
+    ? html`<p>Your signing secret. Copy it now: this is the only time it is shown.</p>
+<div class="secret"><output id="signing-secret" aria-label="Request signing secret">${new_secret}</output><button type="button" class="secondary" data-copy="signing-secret" data-copy-status="signing-copy-status" hidden>Copy</button></div>
+<p id="signing-copy-status" class="small muted" role="status" aria-live="polite"></p>`
+    : ''
+}
+<p>Status: ${signing ? html`<span class="pill ok" data-signing="on">on since ${formatTimestamp(signing.created_at)}</span>` : html`<span class="pill" data-signing="off">off</span>`}</p>
+<div class="row">
+<form method="post" action="/api-keys/signing"${signing ? html` data-confirm="Replace the signing secret? Requests signed with the current one are refused at once."` : ''}>${csrfField(state.csrf)}<input type="hidden" name="action" value="${signing ? 'rotate' : 'enable'}"><button type="submit">${signing ? 'Replace the secret' : 'Turn on request signing'}</button></form>
+${signing ? html`<form method="post" action="/api-keys/signing" data-confirm="Turn request signing off? Unsigned requests with this account's keys are accepted again.">${csrfField(state.csrf)}<input type="hidden" name="action" value="disable"><button type="submit" class="danger">Turn off</button></form>` : ''}
+</div>
+</section>`;
 }
 
 function keysPage(
@@ -164,67 +103,33 @@ function keysPage(
   const keys = accountKeys(ctx, state.account.id);
   const base = ctx.publicUrl();
   return html`<h1>API keys</h1>
-    <p class="lead">
-      A key works on the AI API (<code>${base}/v1</code>) and the payments API
-      (<code>${base}/api</code>). Keep keys secret; revoke a key you no longer trust.
-    </p>
-    ${
-      options.secret
-        ? html`<section class="card" aria-labelledby="new-key-title">
-            <h2 id="new-key-title">Your new key</h2>
-            <p>Copy it now: this is the only time it is shown. AIHub keeps only a hash of it.</p>
-            <div class="secret">
-              <output id="new-key" aria-label="New API key">${options.secret}</output
-              ><button
-                type="button"
-                class="secondary"
-                data-copy="new-key"
-                data-copy-status="copy-status"
-                hidden
-              >
-                Copy
-              </button>
-            </div>
-            <p id="copy-status" class="small muted" role="status" aria-live="polite"></p>
-            <p class="small muted">
-              Try it:
-              <code
-                >curl ${base}/v1/balance -H "Authorization: Bearer
-                ${options.secret.slice(0, 13)}…"</code
-              >
-            </p>
-          </section>`
-        : ''
-    }
-    <section class="card" aria-labelledby="create-title">
-      <h2 id="create-title">Create a key</h2>
-      <form method="post" action="/api-keys" novalidate>
-        ${csrfField(state.csrf)}
-        <div class="row">
-          <div class="field">
-            <label for="key-name"
-              >Key name<span class="hint" id="key-name-hint"
-                >Where the key is used, e.g. laptop, CI, VS Code.</span
-              ></label
-            ><input
-              id="key-name"
-              name="name"
-              type="text"
-              required
-              maxlength="100"
-              value="${options.name ?? ''}"
-              ${invalidAttrs(options.errors, 'name', 'key-name-hint')}
-            />${fieldError(options.errors, 'name')}
-          </div>
-          <button type="submit">Create key</button>
-        </div>
-      </form>
-    </section>
-    <section class="card" aria-labelledby="keys-title">
-      <h2 id="keys-title">Your keys</h2>
-      ${keysTable(ctx, keys, { action: (key) => `/api-keys/${key.id}/revoke`, csrf: state.csrf })}
-    </section>
-    ${ctx.deps.payments ? signingCard(ctx, state, options.signing_secret ?? null) : ''}`;
+<p class="lead">A key works on the AI API (<code>${base}/v1</code>) and the payments API (<code>${base}/api</code>). Keep keys secret; revoke a key you no longer trust.</p>
+${
+  options.secret
+    ? html`<section class="card" aria-labelledby="new-key-title">
+<h2 id="new-key-title">Your new key</h2>
+<p>Copy it now: this is the only time it is shown. AIHub keeps only a hash of it.</p>
+<div class="secret"><output id="new-key" aria-label="New API key">${options.secret}</output><button type="button" class="secondary" data-copy="new-key" data-copy-status="copy-status" hidden>Copy</button></div>
+<p id="copy-status" class="small muted" role="status" aria-live="polite"></p>
+<p class="small muted">Try it: <code>curl ${base}/v1/balance -H "Authorization: Bearer ${options.secret.slice(0, 13)}…"</code></p>
+</section>`
+    : ''
+}
+<section class="card" aria-labelledby="create-title">
+<h2 id="create-title">Create a key</h2>
+<form method="post" action="/api-keys" novalidate>
+${csrfField(state.csrf)}
+<div class="row">
+<div class="field"><label for="key-name">Key name<span class="hint" id="key-name-hint">Where the key is used, e.g. laptop, CI, VS Code.</span></label><input id="key-name" name="name" type="text" required maxlength="100" value="${options.name ?? ''}"${invalidAttrs(options.errors, 'name', 'key-name-hint')}>${fieldError(options.errors, 'name')}</div>
+<button type="submit">Create key</button>
+</div>
+</form>
+</section>
+<section class="card" aria-labelledby="keys-title">
+<h2 id="keys-title">Your keys</h2>
+${keysTable(ctx, keys, { action: (key) => `/api-keys/${key.id}/revoke`, csrf: state.csrf })}
+</section>
+${ctx.deps.payments ? signingCard(ctx, state, options.signing_secret ?? null) : ''}`;
 }
 
 export function keyRoutes(ctx: WebContext, router: Router): void {

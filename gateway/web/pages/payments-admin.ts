@@ -75,33 +75,20 @@ function servicesSection(input: AccountSectionInput) {
   const approved = account.kyc_status === 'approved';
   const error = input.form === 'services' ? input.errors?._form : undefined;
   return html`<section class="card" aria-labelledby="services-title">
-    <h2 id="services-title">Payments services</h2>
-    <p class="small muted">
-      eKYC: ${kycPill(account.kyc_status)}
-      ${approved ? '' : '— services can be activated only after the eKYC is approved.'}
-      ${account.kyc_status === 'submitted' ? html`<a href="/admin/console/kyc">Review it</a>.` : ''}
-    </p>
-    <form method="post" action="/admin/console/accounts/${account.id}/services">
-      ${csrfField(csrf)}
-      <fieldset class="checks">
-        <legend>Active services</legend>
-        ${PAYMENT_SERVICES.map(
-          (service) =>
-            html`<label
-              ><input
-                type="checkbox"
-                name="${service}"
-                value="on"
-                ${account.services[service] ? html` checked` : ''}
-              />
-              ${SERVICE_LABELS[service]}</label
-            >`,
-        )}
-      </fieldset>
-      ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
-      <button type="submit" class="secondary">Save services</button>
-    </form>
-  </section>`;
+<h2 id="services-title">Payments services</h2>
+<p class="small muted">eKYC: ${kycPill(account.kyc_status)} ${approved ? '' : '— services can be activated only after the eKYC is approved.'} ${account.kyc_status === 'submitted' ? html`<a href="/admin/console/kyc">Review it</a>.` : ''}</p>
+<form method="post" action="/admin/console/accounts/${account.id}/services">
+${csrfField(csrf)}
+<fieldset class="checks"><legend>Active services</legend>
+${PAYMENT_SERVICES.map(
+  (service) =>
+    html`<label><input type="checkbox" name="${service}" value="on"${account.services[service] ? html` checked` : ''}> ${SERVICE_LABELS[service]}</label>`,
+)}
+</fieldset>
+${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+<button type="submit" class="secondary">Save services</button>
+</form>
+</section>`;
 }
 
 function whitelistSection(input: AccountSectionInput) {
@@ -110,23 +97,14 @@ function whitelistSection(input: AccountSectionInput) {
   const value =
     input.form === 'ip-whitelist' ? (input.values.ips ?? '') : account.ip_whitelist.join('\n');
   return html`<section class="card" aria-labelledby="ip-title">
-    <h2 id="ip-title">IP whitelist</h2>
-    <form method="post" action="/admin/console/accounts/${account.id}/ip-whitelist" novalidate>
-      ${csrfField(csrf)}
-      <div class="field">
-        <label for="ips"
-          >Addresses allowed to call the payments API<span class="hint" id="ips-hint"
-            >One address or CIDR range per line (203.0.113.7, 10.0.0.0/8, 2001:db8::/32). Empty: any
-            address.</span
-          ></label
-        >
-        <textarea id="ips" name="ips" rows="4" ${invalidAttrs(errors, 'ips', 'ips-hint')}>
-${value}</textarea
-        >${fieldError(errors, 'ips')}
-      </div>
-      <button type="submit" class="secondary">Save whitelist</button>
-    </form>
-  </section>`;
+<h2 id="ip-title">IP whitelist</h2>
+<form method="post" action="/admin/console/accounts/${account.id}/ip-whitelist" novalidate>
+${csrfField(csrf)}
+<div class="field"><label for="ips">Addresses allowed to call the payments API<span class="hint" id="ips-hint">One address or CIDR range per line (203.0.113.7, 10.0.0.0/8, 2001:db8::/32). Empty: any address.</span></label>
+<textarea id="ips" name="ips" rows="4"${invalidAttrs(errors, 'ips', 'ips-hint')}>${value}</textarea>${fieldError(errors, 'ips')}</div>
+<button type="submit" class="secondary">Save whitelist</button>
+</form>
+</section>`;
 }
 
 /** Signed /api requests: the account turns them on itself (its secret is its own); an admin sees the state and can turn them off. */
@@ -134,27 +112,14 @@ function signingSection(input: AccountSectionInput) {
   const { account, csrf } = input;
   const signing = account.signing ?? null;
   return html`<section class="card" aria-labelledby="signing-title">
-    <h2 id="signing-title">Request signing</h2>
-    <p>
-      ${signing ? html`<span class="pill ok" data-signing="on">on since ${formatTimestamp(signing.created_at)}</span>` : html`<span class="pill" data-signing="off">off</span>`}
-      Every payments API call of this account ${signing ? 'must be' : 'need not be'} signed
-      (X-AIHub-Signature).
-    </p>
-    ${
-      signing
-        ? html`<form
-            method="post"
-            action="/admin/console/accounts/${account.id}/signing/disable"
-            data-confirm="Turn request signing off for this account? Unsigned requests with its keys are accepted again."
-          >
-            ${csrfField(csrf)}<button type="submit" class="secondary">Turn off</button>
-          </form>`
-        : html`<p class="small muted">
-            The account turns it on from its API keys page, or an admin with
-            <code>POST /admin/accounts/${account.id}/signing-secret</code>.
-          </p>`
-    }
-  </section>`;
+<h2 id="signing-title">Request signing</h2>
+<p>${signing ? html`<span class="pill ok" data-signing="on">on since ${formatTimestamp(signing.created_at)}</span>` : html`<span class="pill" data-signing="off">off</span>`} Every payments API call of this account ${signing ? 'must be' : 'need not be'} signed (X-AIHub-Signature).</p>
+${
+  signing
+    ? html`<form method="post" action="/admin/console/accounts/${account.id}/signing/disable" data-confirm="Turn request signing off for this account? Unsigned requests with its keys are accepted again.">${csrfField(csrf)}<button type="submit" class="secondary">Turn off</button></form>`
+    : html`<p class="small muted">The account turns it on from its API keys page, or an admin with <code>POST /admin/accounts/${account.id}/signing-secret</code>.</p>`
+}
+</section>`;
 }
 
 function kycPage(ctx: WebContext, csrf: string, status: 'submitted' | 'approved' | 'rejected') {
@@ -164,125 +129,58 @@ function kycPage(ctx: WebContext, csrf: string, status: 'submitted' | 'approved'
     .map(submissionView);
   const tabs = (['submitted', 'approved', 'rejected'] as const).map(
     (name) =>
-      html`<li>
-        <a
-          href="/admin/console/kyc?status=${name}"
-          ${name === status ? html` aria-current="page"` : ''}
-          >${name === 'submitted' ? 'Waiting for review' : name}</a
-        >
-      </li>`,
+      html`<li><a href="/admin/console/kyc?status=${name}"${name === status ? html` aria-current="page"` : ''}>${name === 'submitted' ? 'Waiting for review' : name}</a></li>`,
   );
   return html`<h1>eKYC review</h1>
-    <p class="lead">
-      Check the identity documents, then approve, or reject with a reason. Services are activated on
-      the account page after approval.
-    </p>
-    <nav class="main card" aria-label="eKYC status">
-      <ul>
-        ${tabs}
-      </ul>
-    </nav>
-    ${
-      submissions.length === 0
-        ? html`<section class="card">
-            <p class="empty">
-              No ${status === 'submitted' ? 'submissions are waiting' : `${status} submissions`}.
-            </p>
-          </section>`
-        : submissions.map((submission) => {
-            const account = ctx.deps.store.get('accounts', submission.account_id);
-            const id = submission.account_id;
-            return html`<section class="card" aria-labelledby="kyc-${id}">
-              <h2 id="kyc-${id}">
-                <a href="/admin/console/accounts/${id}">${account?.email ?? id}</a>
-                ${kycPill(submission.status)}
-              </h2>
-              <dl class="facts">
-                <dt>Name</dt>
-                <dd>${submission.name}</dd>
-                <dt>Aadhaar</dt>
-                <dd class="mono">${submission.aadhaar_number}</dd>
-                <dt>PAN</dt>
-                <dd class="mono">${submission.pan_number}</dd>
-                <dt>GSTIN</dt>
-                <dd class="mono">${submission.gstin ?? '—'}</dd>
-                <dt>Submitted</dt>
-                <dd>
-                  ${formatTimestamp(submission.submitted_at)}${submission.submissions > 1 ? ` (submission ${submission.submissions})` : ''}
-                </dd>
-                ${
-                  submission.reviewed_at
-                    ? html`<dt>Reviewed</dt>
-                        <dd>${formatTimestamp(submission.reviewed_at)}</dd>`
-                    : ''
-                }
-                ${
-                  submission.reason
-                    ? html`<dt>Reason</dt>
-                        <dd>${submission.reason}</dd>`
-                    : ''
-                }
-                <dt>Documents</dt>
-                <dd>
-                  ${
-                    submission.documents.length
-                      ? html`<ul>
-                          ${submission.documents.map(
-                            (document) =>
-                              html`<li>
-                                <a href="/admin/console/kyc/${id}/documents/${document.id}"
-                                  >${document.kind}: ${document.filename}</a
-                                >
-                                <span class="small muted"
-                                  >(${document.content_type},
-                                  ${Math.ceil(document.size_bytes / 1024)} KB)</span
-                                >
-                              </li>`,
-                          )}
-                        </ul>`
-                      : html`<span class="muted">none uploaded</span>`
-                  }
-                </dd>
-              </dl>
-              ${
-                submission.status === 'submitted'
-                  ? html`<div class="grid mt">
-                      <form method="post" action="/admin/console/kyc/${id}/approve">
-                        ${csrfField(csrf)}
-                        <div class="field">
-                          <label for="approve-${id}">Note (optional)</label
-                          ><input id="approve-${id}" name="reason" type="text" maxlength="500" />
-                        </div>
-                        <button type="submit">Approve ${account?.email ?? id}</button>
-                      </form>
-                      <form method="post" action="/admin/console/kyc/${id}/reject" novalidate>
-                        ${csrfField(csrf)}
-                        <div class="field">
-                          <label for="reject-${id}">Reason for rejection</label
-                          ><input
-                            id="reject-${id}"
-                            name="reason"
-                            type="text"
-                            maxlength="500"
-                            required
-                          />
-                        </div>
-                        <button type="submit" class="danger">Reject ${account?.email ?? id}</button>
-                      </form>
-                    </div>`
-                  : ''
-              }
-            </section>`;
-          })
-    }`;
+<p class="lead">Check the identity documents, then approve, or reject with a reason. Services are activated on the account page after approval.</p>
+<nav class="main card" aria-label="eKYC status"><ul>${tabs}</ul></nav>
+${
+  submissions.length === 0
+    ? html`<section class="card"><p class="empty">No ${status === 'submitted' ? 'submissions are waiting' : `${status} submissions`}.</p></section>`
+    : submissions.map((submission) => {
+        const account = ctx.deps.store.get('accounts', submission.account_id);
+        const id = submission.account_id;
+        return html`<section class="card" aria-labelledby="kyc-${id}">
+<h2 id="kyc-${id}"><a href="/admin/console/accounts/${id}">${account?.email ?? id}</a> ${kycPill(submission.status)}</h2>
+<dl class="facts">
+<dt>Name</dt><dd>${submission.name}</dd>
+<dt>Aadhaar</dt><dd class="mono">${submission.aadhaar_number}</dd>
+<dt>PAN</dt><dd class="mono">${submission.pan_number}</dd>
+<dt>GSTIN</dt><dd class="mono">${submission.gstin ?? '—'}</dd>
+<dt>Submitted</dt><dd>${formatTimestamp(submission.submitted_at)}${submission.submissions > 1 ? ` (submission ${submission.submissions})` : ''}</dd>
+${submission.reviewed_at ? html`<dt>Reviewed</dt><dd>${formatTimestamp(submission.reviewed_at)}</dd>` : ''}
+${submission.reason ? html`<dt>Reason</dt><dd>${submission.reason}</dd>` : ''}
+<dt>Documents</dt><dd>${
+          submission.documents.length
+            ? html`<ul>${submission.documents.map(
+                (document) =>
+                  html`<li><a href="/admin/console/kyc/${id}/documents/${document.id}">${document.kind}: ${document.filename}</a> <span class="small muted">(${document.content_type}, ${Math.ceil(document.size_bytes / 1024)} KB)</span></li>`,
+              )}</ul>`
+            : html`<span class="muted">none uploaded</span>`
+        }</dd>
+</dl>
+${
+  submission.status === 'submitted'
+    ? html`<div class="grid mt">
+<form method="post" action="/admin/console/kyc/${id}/approve">${csrfField(csrf)}
+<div class="field"><label for="approve-${id}">Note (optional)</label><input id="approve-${id}" name="reason" type="text" maxlength="500"></div>
+<button type="submit">Approve ${account?.email ?? id}</button></form>
+<form method="post" action="/admin/console/kyc/${id}/reject" novalidate>${csrfField(csrf)}
+<div class="field"><label for="reject-${id}">Reason for rejection</label><input id="reject-${id}" name="reason" type="text" maxlength="500" required></div>
+<button type="submit" class="danger">Reject ${account?.email ?? id}</button></form>
+</div>`
+    : ''
+}
+</section>`;
+      })
+}`;
 }
 
 export function paymentsAdminRoutes(ctx: WebContext, router: Router): void {
   ctx.admin_nav.push({ href: '/admin/console/kyc', label: 'eKYC review' });
   ctx.admin_account_sections.push(
     (input) =>
-      html`<div class="grid">${servicesSection(input)}${whitelistSection(input)}</div>
-        ${signingSection(input)}`,
+      html`<div class="grid">${servicesSection(input)}${whitelistSection(input)}</div>${signingSection(input)}`,
   );
   kycReviewRoutes(ctx, router);
   const flash = adminFlash(ctx);

@@ -215,11 +215,7 @@ export function reportRoutes(ctx: WebContext, router: Router): void {
       `/reports?${new URLSearchParams({ report, ...raw, ...extra }).toString()}`;
     const tabs = REPORTS.map(
       (name) =>
-        html`<li>
-          <a href="/reports?report=${name}" ${name === report ? html` aria-current="page"` : ''}
-            >${LABELS[name]}</a
-          >
-        </li>`,
+        html`<li><a href="/reports?report=${name}"${name === report ? html` aria-current="page"` : ''}>${LABELS[name]}</a></li>`,
     );
     const invalid = (name: string) =>
       errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : '';
@@ -232,106 +228,33 @@ export function reportRoutes(ctx: WebContext, router: Router): void {
           ? ['ok', 'client_closed', 'upstream_error', 'stream_error']
           : ['success', 'pending', 'failed'];
     const body = html`<h1>Reports</h1>
-      <p class="lead">
-        Payments and AI activity of your account. Dates are UTC. The wallet report is the history on
-        <a href="/wallet">Wallet</a>.
-      </p>
-      <nav class="main card" aria-label="Reports">
-        <ul>
-          ${tabs}
-        </ul>
-      </nav>
-      <form method="get" action="/reports" class="card" aria-label="Filters">
-        <input type="hidden" name="report" value="${report}" />
-        <div class="row">
-          ${
-            report === 'ai-usage'
-              ? html`<div class="field">
-                  <label for="protocol">Protocol</label
-                  ><select id="protocol" name="protocol" ${invalid('protocol')}>
-                    <option value="">All</option>
-                    ${AI_PROTOCOLS.map((p) => html`<option value="${p}" ${raw.protocol === p ? html` selected` : ''}>${p}</option>`)}</select
-                  >${fieldError('protocol')}
-                </div>`
-              : ''
-          }
-          ${
-            report !== 'api-logs' && report !== 'ai-usage'
-              ? html`<div class="field">
-                  <label for="service">Service</label
-                  ><select id="service" name="service" ${invalid('service')}>
-                    <option value="">All</option>
-                    ${['recharge', 'dmt', 'pan', 'bills'].map((s) => html`<option value="${s}" ${raw.service === s ? html` selected` : ''}>${s}</option>`)}</select
-                  >${fieldError('service')}
-                </div>`
-              : ''
-          }
-          ${
-            report !== 'commissions'
-              ? html`<div class="field">
-                  <label for="status">Status</label
-                  ><select id="status" name="status" ${invalid('status')}>
-                    <option value="">All</option>
-                    ${statuses.map((s) => html`<option value="${s}" ${raw.status === s ? html` selected` : ''}>${s}</option>`)}</select
-                  >${fieldError('status')}
-                </div>`
-              : ''
-          }
-          <div class="field">
-            <label for="from">From</label
-            ><input
-              id="from"
-              name="from"
-              type="date"
-              value="${raw.from ?? ''}"
-              ${invalid('from')}
-            />${fieldError('from')}
-          </div>
-          <div class="field">
-            <label for="to">To</label
-            ><input
-              id="to"
-              name="to"
-              type="date"
-              value="${raw.to ?? ''}"
-              ${invalid('to')}
-            />${fieldError('to')}
-          </div>
-          <button type="submit" class="secondary">Apply</button>
-          <a class="button secondary" href="${link({ format: 'csv' })}" download>Download CSV</a>
-        </div>
-      </form>
-      <section class="card" aria-labelledby="report-title">
-        <h2 id="report-title">${LABELS[report]}</h2>
-        <p class="small muted">${result ? summary(report, result, ctx.currency) : ''}</p>
-        ${
-          rows.length === 0
-            ? html`<p class="empty">Nothing matches these filters.</p>`
-            : html`<div class="table-wrap">
-                  <table id="report-table">
-                    <thead>
-                      <tr>
-                        ${columns.map((column) => html`<th scope="col" ${column.numeric ? html` class="num"` : ''}>${column.label}</th>`)}
-                      </tr>
-                    </thead>
-                    <tbody>
-                      ${rows.map(
-                        (row) =>
-                          html`<tr>
-                            ${columns.map((column) => html`<td${column.numeric ? html` class="num"` : ''}>${column.cell(row, ctx.currency)}</td>`)}
-                          </tr>`,
-                      )}
-                    </tbody>
-                  </table>
-                </div>
-                <nav class="pager" aria-label="Report pages">
-                  ${page > 1 ? html`<a class="button secondary small" href="${link({ page: String(page - 1) })}">Newer</a>` : ''}<span
-                    class="small muted"
-                    >Page ${Math.min(page, pages)} of ${pages}</span
-                  >${page < pages ? html`<a class="button secondary small" href="${link({ page: String(page + 1) })}">Older</a>` : ''}
-                </nav>`
-        }
-      </section>`;
+<p class="lead">Payments and AI activity of your account. Dates are UTC. The wallet report is the history on <a href="/wallet">Wallet</a>.</p>
+<nav class="main card" aria-label="Reports"><ul>${tabs}</ul></nav>
+<form method="get" action="/reports" class="card" aria-label="Filters">
+<input type="hidden" name="report" value="${report}">
+<div class="row">
+${report === 'ai-usage' ? html`<div class="field"><label for="protocol">Protocol</label><select id="protocol" name="protocol"${invalid('protocol')}><option value="">All</option>${AI_PROTOCOLS.map((p) => html`<option value="${p}"${raw.protocol === p ? html` selected` : ''}>${p}</option>`)}</select>${fieldError('protocol')}</div>` : ''}
+${report !== 'api-logs' && report !== 'ai-usage' ? html`<div class="field"><label for="service">Service</label><select id="service" name="service"${invalid('service')}><option value="">All</option>${['recharge', 'dmt', 'pan', 'bills'].map((s) => html`<option value="${s}"${raw.service === s ? html` selected` : ''}>${s}</option>`)}</select>${fieldError('service')}</div>` : ''}
+${report !== 'commissions' ? html`<div class="field"><label for="status">Status</label><select id="status" name="status"${invalid('status')}><option value="">All</option>${statuses.map((s) => html`<option value="${s}"${raw.status === s ? html` selected` : ''}>${s}</option>`)}</select>${fieldError('status')}</div>` : ''}
+<div class="field"><label for="from">From</label><input id="from" name="from" type="date" value="${raw.from ?? ''}"${invalid('from')}>${fieldError('from')}</div>
+<div class="field"><label for="to">To</label><input id="to" name="to" type="date" value="${raw.to ?? ''}"${invalid('to')}>${fieldError('to')}</div>
+<button type="submit" class="secondary">Apply</button>
+<a class="button secondary" href="${link({ format: 'csv' })}" download>Download CSV</a>
+</div>
+</form>
+<section class="card" aria-labelledby="report-title">
+<h2 id="report-title">${LABELS[report]}</h2>
+<p class="small muted">${result ? summary(report, result, ctx.currency) : ''}</p>
+${
+  rows.length === 0
+    ? html`<p class="empty">Nothing matches these filters.</p>`
+    : html`<div class="table-wrap"><table id="report-table"><thead><tr>${columns.map((column) => html`<th scope="col"${column.numeric ? html` class="num"` : ''}>${column.label}</th>`)}</tr></thead><tbody>${rows.map(
+        (row) =>
+          html`<tr>${columns.map((column) => html`<td${column.numeric ? html` class="num"` : ''}>${column.cell(row, ctx.currency)}</td>`)}</tr>`,
+      )}</tbody></table></div>
+<nav class="pager" aria-label="Report pages">${page > 1 ? html`<a class="button secondary small" href="${link({ page: String(page - 1) })}">Newer</a>` : ''}<span class="small muted">Page ${Math.min(page, pages)} of ${pages}</span>${page < pages ? html`<a class="button secondary small" href="${link({ page: String(page + 1) })}">Older</a>` : ''}</nav>`
+}
+</section>`;
     const ok = Object.keys(errors).length === 0;
     sendUserPage(ctx, req, res, state, ok ? 200 : 422, {
       title: 'Reports',

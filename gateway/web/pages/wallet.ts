@@ -81,44 +81,24 @@ function historyTable(ctx: WebContext, account_id: string, page: number) {
   const current = Math.min(page, total_pages);
   const newest_first: WalletRow[] = ctx.index.walletPage(account_id, current, PAGE_ROWS).rows;
   if (total === 0) return html`<p class="empty">No wallet movements yet. Top up to start.</p>`;
-  return html`<div class="table-wrap">
-      <table id="wallet-history">
-        <caption class="visually-hidden">
-          Wallet history, newest first
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Date</th>
-            <th scope="col">Description</th>
-            <th scope="col" class="num">Opening</th>
-            <th scope="col" class="num">Amount</th>
-            <th scope="col" class="num">Closing</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${newest_first.map(
-            (row) =>
-              html`<tr>
-                <td>${formatTimestamp(row.ts)}</td>
-                <td>
-                  ${row.memo}${row.ref ? html`<br /><span class="small muted mono">${row.ref}</span>` : ''}
-                </td>
-                <td class="num">${formatMoney(row.opening_micros, ctx.currency)}</td>
-                <td class="num ${row.delta_micros >= 0 ? 'plus' : 'minus'}">
-                  ${formatSignedMoney(row.delta_micros, ctx.currency)}
-                </td>
-                <td class="num">${formatMoney(row.closing_micros, ctx.currency)}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>
-    <nav class="pager" aria-label="Wallet history pages">
-      ${current > 1 ? html`<a class="button secondary small" href="/wallet?page=${current - 1}#history">Newer</a>` : ''}
-      <span class="small muted">Page ${current} of ${total_pages} · ${total} movements</span>
-      ${current < total_pages ? html`<a class="button secondary small" href="/wallet?page=${current + 1}#history">Older</a>` : ''}
-      <a class="button secondary small" href="/wallet/history.csv" download>Download CSV</a>
-    </nav>`;
+  return html`<div class="table-wrap"><table id="wallet-history">
+<caption class="visually-hidden">Wallet history, newest first</caption>
+<thead><tr><th scope="col">Date</th><th scope="col">Description</th><th scope="col" class="num">Opening</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Closing</th></tr></thead>
+<tbody>${newest_first.map(
+    (row) => html`<tr>
+<td>${formatTimestamp(row.ts)}</td>
+<td>${row.memo}${row.ref ? html`<br><span class="small muted mono">${row.ref}</span>` : ''}</td>
+<td class="num">${formatMoney(row.opening_micros, ctx.currency)}</td>
+<td class="num ${row.delta_micros >= 0 ? 'plus' : 'minus'}">${formatSignedMoney(row.delta_micros, ctx.currency)}</td>
+<td class="num">${formatMoney(row.closing_micros, ctx.currency)}</td>
+</tr>`,
+  )}</tbody></table></div>
+<nav class="pager" aria-label="Wallet history pages">
+${current > 1 ? html`<a class="button secondary small" href="/wallet?page=${current - 1}#history">Newer</a>` : ''}
+<span class="small muted">Page ${current} of ${total_pages} · ${total} movements</span>
+${current < total_pages ? html`<a class="button secondary small" href="/wallet?page=${current + 1}#history">Older</a>` : ''}
+<a class="button secondary small" href="/wallet/history.csv" download>Download CSV</a>
+</nav>`;
 }
 
 function topUpSection(
@@ -128,66 +108,37 @@ function topUpSection(
 ) {
   if (ctx.deps.config.mode === 'live') {
     return html`<section class="card" aria-labelledby="topup-title">
-      <h2 id="topup-title">Add funds</h2>
-      <p>
-        This service runs in live mode: the wallet is funded by bank transfer, and the operator
-        credits it when the payment arrives.
-      </p>
-      <ol>
-        <li>Transfer the amount to the operator's account, as agreed in your contract.</li>
-        <li>Write your account id <code>${state.account.id}</code> in the payment reference.</li>
-        <li>
-          The credit appears in the history below with your bank reference, usually within one
-          working day.
-        </li>
-      </ol>
-      <p class="small muted">
-        Questions about a payment: contact the operator of <code>${ctx.publicUrl()}</code> and quote
-        your account id.
-      </p>
-    </section>`;
+<h2 id="topup-title">Add funds</h2>
+<p>This service runs in live mode: the wallet is funded by bank transfer, and the operator credits it when the payment arrives.</p>
+<ol>
+<li>Transfer the amount to the operator's account, as agreed in your contract.</li>
+<li>Write your account id <code>${state.account.id}</code> in the payment reference.</li>
+<li>The credit appears in the history below with your bank reference, usually within one working day.</li>
+</ol>
+<p class="small muted">Questions about a payment: contact the operator of <code>${ctx.publicUrl()}</code> and quote your account id.</p>
+</section>`;
   }
   const nonce = randomBytes(16).toString('base64url');
   return html`<section class="card" aria-labelledby="topup-title">
-    <h2 id="topup-title">Top up</h2>
-    <p class="small muted">Sandbox mode: the payment is simulated and credited at once.</p>
-    <form method="post" action="/wallet/top-up" novalidate>
-      ${csrfField(state.csrf)}<input type="hidden" name="nonce" value="${nonce}" />
-      <div class="presets" role="group" aria-label="Quick amounts">
-        ${PRESETS_UNITS.map(
-          (units) =>
-            html`<button type="submit" class="secondary" name="amount" value="${units}">
-              ${formatMoney(units * 1_000_000, ctx.currency)}
-            </button>`,
-        )}
-      </div>
-    </form>
-    <form method="post" action="/wallet/top-up" novalidate>
-      ${csrfField(state.csrf)}<input type="hidden" name="nonce" value="${nonce}" />
-      <div class="row">
-        <div class="field">
-          <label for="amount"
-            >Other amount (${ctx.currency})<span class="hint" id="amount-hint"
-              >${formatUnits(TOPUP_MIN_MICROS, ctx.currency)} to
-              ${formatUnits(TOPUP_MAX_MICROS, ctx.currency)}, at most two decimals.</span
-            ></label
-          >
-          <input
-            id="amount"
-            name="amount"
-            type="text"
-            inputmode="decimal"
-            autocomplete="off"
-            required
-            value="${options.amount ?? ''}"
-            ${invalidAttrs(options.errors, 'amount', 'amount-hint')}
-          />${fieldError(options.errors, 'amount')}
-        </div>
-        <button type="submit">Pay (sandbox)</button>
-      </div>
-      ${fieldError(options.errors, 'nonce')}
-    </form>
-  </section>`;
+<h2 id="topup-title">Top up</h2>
+<p class="small muted">Sandbox mode: the payment is simulated and credited at once.</p>
+<form method="post" action="/wallet/top-up" novalidate>
+${csrfField(state.csrf)}<input type="hidden" name="nonce" value="${nonce}">
+<div class="presets" role="group" aria-label="Quick amounts">${PRESETS_UNITS.map(
+    (units) =>
+      html`<button type="submit" class="secondary" name="amount" value="${units}">${formatMoney(units * 1_000_000, ctx.currency)}</button>`,
+  )}</div>
+</form>
+<form method="post" action="/wallet/top-up" novalidate>
+${csrfField(state.csrf)}<input type="hidden" name="nonce" value="${nonce}">
+<div class="row">
+<div class="field"><label for="amount">Other amount (${ctx.currency})<span class="hint" id="amount-hint">${formatUnits(TOPUP_MIN_MICROS, ctx.currency)} to ${formatUnits(TOPUP_MAX_MICROS, ctx.currency)}, at most two decimals.</span></label>
+<input id="amount" name="amount" type="text" inputmode="decimal" autocomplete="off" required value="${options.amount ?? ''}"${invalidAttrs(options.errors, 'amount', 'amount-hint')}>${fieldError(options.errors, 'amount')}</div>
+<button type="submit">Pay (sandbox)</button>
+</div>
+${fieldError(options.errors, 'nonce')}
+</form>
+</section>`;
 }
 
 /** AI usage totals, the figures of GET /v1/balance: cached prompt tokens and reasoning tokens shown apart. */
@@ -197,43 +148,18 @@ function aiUsageSection(ctx: WebContext, state: UserRequestState) {
   const n = (value: number | undefined) => (value ?? 0).toLocaleString('en-IN');
   const protocols = Object.entries(usage.by_protocol ?? {}).sort(([a], [b]) => a.localeCompare(b));
   return html`<section class="card" aria-labelledby="ai-usage-title" id="ai-usage">
-    <h2 id="ai-usage-title">AI usage</h2>
-    <p>
-      ${n(usage.requests)} requests: ${n(usage.prompt_tokens)} prompt tokens
-      (${n(usage.cached_tokens)} cached), ${n(usage.completion_tokens)} completion tokens
-      (${n(usage.reasoning_tokens)} reasoning), ${formatMoney(usage.cost_micros, ctx.currency)}.
-    </p>
-    ${
-      protocols.length === 0
-        ? ''
-        : html`<div class="table-wrap">
-            <table id="ai-usage-by-protocol">
-              <thead>
-                <tr>
-                  <th scope="col">Protocol</th>
-                  <th scope="col" class="num">Requests</th>
-                  <th scope="col" class="num">Prompt (cached)</th>
-                  <th scope="col" class="num">Output (reasoning)</th>
-                  <th scope="col" class="num">Cost</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${protocols.map(
-                  ([name, p]) =>
-                    html`<tr>
-                      <td>${name}</td>
-                      <td class="num">${n(p.requests)}</td>
-                      <td class="num">${n(p.prompt_tokens)} (${n(p.cached_tokens)})</td>
-                      <td class="num">${n(p.completion_tokens)} (${n(p.reasoning_tokens)})</td>
-                      <td class="num">${formatMoney(p.cost_micros, ctx.currency)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`
-    }
-    <p class="small"><a href="/reports?report=ai-usage">Every request, with CSV</a></p>
-  </section>`;
+<h2 id="ai-usage-title">AI usage</h2>
+<p>${n(usage.requests)} requests: ${n(usage.prompt_tokens)} prompt tokens (${n(usage.cached_tokens)} cached), ${n(usage.completion_tokens)} completion tokens (${n(usage.reasoning_tokens)} reasoning), ${formatMoney(usage.cost_micros, ctx.currency)}.</p>
+${
+  protocols.length === 0
+    ? ''
+    : html`<div class="table-wrap"><table id="ai-usage-by-protocol"><thead><tr><th scope="col">Protocol</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Prompt (cached)</th><th scope="col" class="num">Output (reasoning)</th><th scope="col" class="num">Cost</th></tr></thead><tbody>${protocols.map(
+        ([name, p]) =>
+          html`<tr><td>${name}</td><td class="num">${n(p.requests)}</td><td class="num">${n(p.prompt_tokens)} (${n(p.cached_tokens)})</td><td class="num">${n(p.completion_tokens)} (${n(p.reasoning_tokens)})</td><td class="num">${formatMoney(p.cost_micros, ctx.currency)}</td></tr>`,
+      )}</tbody></table></div>`
+}
+<p class="small"><a href="/reports?report=ai-usage">Every request, with CSV</a></p>
+</section>`;
 }
 
 function walletPage(
@@ -247,33 +173,26 @@ function walletPage(
   const owed = owedMicros(ctx.deps.store.state, state.account.id);
   const today = ctx.now().toISOString().slice(0, 10);
   return html`<h1>Wallet</h1>
-    <p class="lead">
-      One wallet pays for AI requests and payments. Requests stop with 402 when it runs out.
-    </p>
-    <div class="grid">
-      <section class="card" aria-labelledby="balance-title">
-        <h2 id="balance-title">Balance</h2>
-        <p class="stat" id="balance" data-balance-micros="${balance_micros}">
-          ${formatMoney(balance_micros, ctx.currency)}
-        </p>
-        ${held > 0 ? html`<p class="small muted">${formatMoney(held, ctx.currency)} more is reserved for requests in progress.</p>` : ''}
-        ${owed > 0 ? html`<p class="small" id="owed">${formatMoney(owed, ctx.currency)} is owed for AI usage beyond the wallet; the next top-up pays it first.</p>` : ''}
-        <p class="small muted">
-          Same as <code>GET /v1/balance</code> and <code>GET /api/wallet/balance</code> with one of
-          your keys.
-        </p>
-      </section>
-      ${topUpSection(ctx, state, topup)}
-    </div>
-    ${aiUsageSection(ctx, state)}
-    <section class="card" aria-labelledby="spend-title">
-      <h2 id="spend-title">AI spend, last ${CHART_DAYS} days</h2>
-      ${spendChart(ctx.index.dailySpend(state.account.id, today, CHART_DAYS), ctx.currency)}
-    </section>
-    <section class="card" aria-labelledby="history-title" id="history">
-      <h2 id="history-title">History</h2>
-      ${historyTable(ctx, state.account.id, page)}
-    </section>`;
+<p class="lead">One wallet pays for AI requests and payments. Requests stop with 402 when it runs out.</p>
+<div class="grid">
+<section class="card" aria-labelledby="balance-title">
+<h2 id="balance-title">Balance</h2>
+<p class="stat" id="balance" data-balance-micros="${balance_micros}">${formatMoney(balance_micros, ctx.currency)}</p>
+${held > 0 ? html`<p class="small muted">${formatMoney(held, ctx.currency)} more is reserved for requests in progress.</p>` : ''}
+${owed > 0 ? html`<p class="small" id="owed">${formatMoney(owed, ctx.currency)} is owed for AI usage beyond the wallet; the next top-up pays it first.</p>` : ''}
+<p class="small muted">Same as <code>GET /v1/balance</code> and <code>GET /api/wallet/balance</code> with one of your keys.</p>
+</section>
+${topUpSection(ctx, state, topup)}
+</div>
+${aiUsageSection(ctx, state)}
+<section class="card" aria-labelledby="spend-title">
+<h2 id="spend-title">AI spend, last ${CHART_DAYS} days</h2>
+${spendChart(ctx.index.dailySpend(state.account.id, today, CHART_DAYS), ctx.currency)}
+</section>
+<section class="card" aria-labelledby="history-title" id="history">
+<h2 id="history-title">History</h2>
+${historyTable(ctx, state.account.id, page)}
+</section>`;
 }
 
 function csvCell(value: string): string {

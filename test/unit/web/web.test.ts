@@ -20,9 +20,7 @@ test('html escapes every interpolation except Html, joins arrays, drops null/fal
     '<p title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39;&amp;&#96;">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39;&amp;&#96;</p>',
   );
   assert.equal(
-    html`<ul>
-      ${['a<', 'b'].map((item) => html`<li>${item}</li>`)}
-    </ul>`.text,
+    html`<ul>${['a<', 'b'].map((item) => html`<li>${item}</li>`)}</ul>`.text,
     '<ul><li>a&lt;</li><li>b</li></ul>',
   );
   assert.equal(html`${null}${undefined}${false}${0}${raw('<b>')}`.text, '0<b>');
