@@ -81,6 +81,10 @@ export interface EngineHooks {
 
 const IDEMPOTENCY_IN_FLIGHT = 0;
 
+/** What submit's commit decided: replay an earlier answer, or process this new transaction. */
+type Opened =
+  { replay: Answer | Promise<Answer> | PaymentTxn; txn: null } | { replay: null; txn: PaymentTxn };
+
 export class PaymentEngine {
   /** Transactions a request is submitting right now: the reconciler leaves them alone. */
   private readonly submitting = new Set<string>();
@@ -169,55 +173,8 @@ export class PaymentEngine {
     let resolveAnswer: (answer: Answer) => void = () => {};
     const answer_promise = new Promise<Answer>((resolve) => (resolveAnswer = resolve));
 
-    const opened = await this.deps.store.transact(
-      (
-        tx,
-      ):
-        | { replay: Answer | Promise<Answer> | PaymentTxn; txn: null }
-        | { replay: null; txn: PaymentTxn } => {
-        if (idempotency_id) {
-          const seen = tx.get('idempotency', idempotency_id);
-          // A record past its window no longer applies: the key starts afresh (and is overwritten below).
-          if (seen && !this.idempotencyExpired(idempotency_id, seen, tx.now.getTime())) {
-            if (seen.request_hash !== intent.request_hash) {
-              throw new ServiceError(
-                'conflict',
-                'idempotency_conflict',
-                'this idempotency key was used for a different request',
-                'Idempotency-Key',
-              );
-            }
-            if (seen.status !== IDEMPOTENCY_IN_FLIGHT)
-              return { replay: { http_status: seen.status, body: seen.body }, txn: null };
-            const txn_id = (seen.body as { txn_id: string }).txn_id;
-            const answering = this.answering.get(idempotency_id);
-            return { replay: answering ?? tx.get('payment_txns', txn_id)!, txn: null };
-          }
-        }
-        if (!idempotency_id && !intent.allow_duplicate)
-          this.refuseDuplicate(intent, tx.now.getTime());
-        const txn_id = newId('txn');
-        intent.reserve?.(tx, txn_id);
-        const hold = openIntentHold(tx, intent, txn_id);
-        const at = tx.now.toISOString();
-        const txn = newPendingTxn(intent, txn_id, hold.id, at);
-        tx.set('payment_txns', txn.id, txn);
-        if (idempotency_id) {
-          tx.set('idempotency', idempotency_id, {
-            key: idempotency_id,
-            request_hash: intent.request_hash,
-            status: IDEMPOTENCY_IN_FLIGHT,
-            body: { txn_id },
-            created_at: at,
-          });
-          this.answering.set(idempotency_id, answer_promise);
-        }
-        // In-memory bookkeeping last: nothing after it can throw and roll the commit back.
-        this.noteRecent(txn, tx.now.getTime());
-        this.pending.add(txn.id);
-        this.submitting.add(txn.id);
-        return { replay: null, txn };
-      },
+    const opened = await this.deps.store.transact((tx) =>
+      this.open(tx, intent, idempotency_id, answer_promise),
     );
 
     if (opened.replay) {
@@ -242,6 +199,59 @@ export class PaymentEngine {
       if (idempotency_id) this.answering.delete(idempotency_id);
       this.submitting.delete(txn.id);
     }
+  }
+
+  /**
+   * The submit's commit: a replay of what the idempotency key already answered (or is
+   * answering), or a new pending transaction with its hold and the key marked in flight.
+   */
+  private open(
+    tx: Tx,
+    intent: PaymentIntent,
+    idempotency_id: string | null,
+    answer_promise: Promise<Answer>,
+  ): Opened {
+    if (idempotency_id) {
+      const seen = tx.get('idempotency', idempotency_id);
+      // A record past its window no longer applies: the key starts afresh (and is overwritten below).
+      if (seen && !this.idempotencyExpired(idempotency_id, seen, tx.now.getTime())) {
+        if (seen.request_hash !== intent.request_hash) {
+          throw new ServiceError(
+            'conflict',
+            'idempotency_conflict',
+            'this idempotency key was used for a different request',
+            'Idempotency-Key',
+          );
+        }
+        if (seen.status !== IDEMPOTENCY_IN_FLIGHT)
+          return { replay: { http_status: seen.status, body: seen.body }, txn: null };
+        const txn_id = (seen.body as { txn_id: string }).txn_id;
+        const answering = this.answering.get(idempotency_id);
+        return { replay: answering ?? tx.get('payment_txns', txn_id)!, txn: null };
+      }
+    }
+    if (!idempotency_id && !intent.allow_duplicate) this.refuseDuplicate(intent, tx.now.getTime());
+    const txn_id = newId('txn');
+    intent.reserve?.(tx, txn_id);
+    const hold = openIntentHold(tx, intent, txn_id);
+    const at = tx.now.toISOString();
+    const txn = newPendingTxn(intent, txn_id, hold.id, at);
+    tx.set('payment_txns', txn.id, txn);
+    if (idempotency_id) {
+      tx.set('idempotency', idempotency_id, {
+        key: idempotency_id,
+        request_hash: intent.request_hash,
+        status: IDEMPOTENCY_IN_FLIGHT,
+        body: { txn_id },
+        created_at: at,
+      });
+      this.answering.set(idempotency_id, answer_promise);
+    }
+    // In-memory bookkeeping last: nothing after it can throw and roll the commit back.
+    this.noteRecent(txn, tx.now.getTime());
+    this.pending.add(txn.id);
+    this.submitting.add(txn.id);
+    return { replay: null, txn };
   }
 
   private async process(
