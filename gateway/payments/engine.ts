@@ -539,7 +539,6 @@ export class PaymentEngine {
 
   /** Asks the provider that has (or may have) the transaction, and acts only on its answer. */
   private async check(txn: PaymentTxn): Promise<void> {
-    const { config, logger } = this.deps;
     const asked = txn.provider ?? lastInFlight(txn)?.provider ?? null;
     if (!asked) {
       // No provider was ever called (the process stopped between the hold and the first call,
@@ -559,97 +558,120 @@ export class PaymentEngine {
     const asking = await this.askStatus(txn, asked);
     if (asking === 'shutdown') return;
     const { answer, error_text } = asking;
-    await this.deps.store.transact((tx) => {
-      const current = tx.get('payment_txns', txn.id);
-      if (current?.status !== 'pending') return;
-      const at = tx.now.toISOString();
-      const checked: PaymentTxn = {
-        ...current,
-        provider: current.provider ?? asked,
-        checks: {
-          ...current.checks,
-          count: current.checks.count + 1,
-          last_at: at,
-          last_result: answer ? answer.outcome : `error: ${error_text}`,
-        },
-      };
-      const in_flight = lastInFlight(checked);
-      const resolveInFlight = (outcome: Attempt['outcome'], message: string): PaymentTxn => {
-        if (!in_flight) return checked;
-        const attempts = checked.attempts.map((a) =>
-          a === in_flight ? { ...a, outcome, message, finished_at: at } : a,
-        );
-        return { ...checked, attempts };
-      };
-      if (answer && (answer.outcome === 'success' || answer.outcome === 'failed')) {
-        const base = resolveInFlight(answer.outcome, `by status check: ${answer.message}`);
-        const code = answer.outcome === 'failed' ? answer.code : undefined;
-        const with_ref = {
-          ...base,
-          provider_ref: answer.provider_ref ?? base.provider_ref,
-          result: code ? { ...base.result, decline_code: code } : base.result,
-        };
-        if (answer.outcome === 'success')
-          this.succeed(
-            tx,
-            with_ref,
-            `${answer.message} (status check ${checked.checks.count})`,
-            answer.data ?? {},
-          );
-        else
-          this.fail(
-            tx,
-            with_ref,
-            `failed at ${asked}: ${answer.message}; the amount was refunded`,
-            `failed at ${asked} (status check ${checked.checks.count})`,
-          );
-        return;
-      }
-      const started = in_flight?.started_at ?? current.created_at;
-      if (
-        answer?.outcome === 'not_found' &&
-        tx.now.getTime() - Date.parse(started) >= config.reconcile.not_found_grace_ms
-      ) {
-        const base = resolveInFlight('unavailable', `by status check: ${answer.message}`);
-        this.fail(
-          tx,
-          base,
-          `${asked} has no record of this transaction; the amount was refunded`,
-          `not found at ${asked}`,
-        );
-        return;
-      }
-      const still =
-        answer?.outcome === 'pending'
-          ? {
-              ...resolveInFlight('pending', `by status check: ${answer.message}`),
-              provider_ref: answer.provider_ref ?? checked.provider_ref,
-            }
-          : checked;
-      const stalled = checked.checks.count >= config.reconcile.max_checks;
-      const delay_ms = backoffMs(
-        checked.checks.count,
-        config.reconcile.first_check_ms,
-        config.reconcile.max_backoff_ms,
+    await this.deps.store.transact((tx) => this.applyCheck(tx, txn.id, asked, answer, error_text));
+  }
+
+  /** In the check's commit: a final answer settles the transaction, a 'not found' past its
+   * grace refunds it, anything else counts the check and schedules the next one. */
+  private applyCheck(
+    tx: Tx,
+    txn_id: string,
+    asked: string,
+    answer: StatusResult | null,
+    error_text: string | null,
+  ): void {
+    const { config } = this.deps;
+    const current = tx.get('payment_txns', txn_id);
+    if (current?.status !== 'pending') return;
+    const at = tx.now.toISOString();
+    const checked: PaymentTxn = {
+      ...current,
+      provider: current.provider ?? asked,
+      checks: {
+        ...current.checks,
+        count: current.checks.count + 1,
+        last_at: at,
+        last_result: answer ? answer.outcome : `error: ${error_text}`,
+      },
+    };
+    const in_flight = lastInFlight(checked);
+    const resolveInFlight = (outcome: Attempt['outcome'], message: string): PaymentTxn => {
+      if (!in_flight) return checked;
+      const attempts = checked.attempts.map((a) =>
+        a === in_flight ? { ...a, outcome, message, finished_at: at } : a,
       );
-      const next: PaymentTxn = {
-        ...still,
-        stage: 'awaiting_status',
-        updated_at: at,
-        checks: {
-          ...checked.checks,
-          stalled,
-          next_at: stalled ? null : new Date(tx.now.getTime() + delay_ms).toISOString(),
-        },
-      };
-      tx.set('payment_txns', next.id, next);
-      if (stalled)
-        logger.error({
-          msg: 'status checks exhausted; the transaction needs an operator',
-          txn_id: next.id,
-          checks: next.checks.count,
-        });
-    });
+      return { ...checked, attempts };
+    };
+    if (answer && (answer.outcome === 'success' || answer.outcome === 'failed')) {
+      const base = resolveInFlight(answer.outcome, `by status check: ${answer.message}`);
+      this.settleByCheck(tx, base, asked, answer, checked.checks.count);
+      return;
+    }
+    const started = in_flight?.started_at ?? current.created_at;
+    if (
+      answer?.outcome === 'not_found' &&
+      tx.now.getTime() - Date.parse(started) >= config.reconcile.not_found_grace_ms
+    ) {
+      const base = resolveInFlight('unavailable', `by status check: ${answer.message}`);
+      this.fail(
+        tx,
+        base,
+        `${asked} has no record of this transaction; the amount was refunded`,
+        `not found at ${asked}`,
+      );
+      return;
+    }
+    const still =
+      answer?.outcome === 'pending'
+        ? {
+            ...resolveInFlight('pending', `by status check: ${answer.message}`),
+            provider_ref: answer.provider_ref ?? checked.provider_ref,
+          }
+        : checked;
+    this.scheduleCheck(tx, still, checked.checks, at);
+  }
+
+  /** A status check's final answer (success or failed) settles the transaction. */
+  private settleByCheck(
+    tx: Tx,
+    base: PaymentTxn,
+    asked: string,
+    answer: Extract<StatusResult, { outcome: 'success' | 'failed' }>,
+    count: number,
+  ): void {
+    const code = answer.outcome === 'failed' ? answer.code : undefined;
+    const with_ref = {
+      ...base,
+      provider_ref: answer.provider_ref ?? base.provider_ref,
+      result: code ? { ...base.result, decline_code: code } : base.result,
+    };
+    if (answer.outcome === 'success')
+      this.succeed(tx, with_ref, `${answer.message} (status check ${count})`, answer.data ?? {});
+    else
+      this.fail(
+        tx,
+        with_ref,
+        `failed at ${asked}: ${answer.message}; the amount was refunded`,
+        `failed at ${asked} (status check ${count})`,
+      );
+  }
+
+  /** Still pending: the next check after its backoff, or none (stalled) once checks run out. */
+  private scheduleCheck(tx: Tx, still: PaymentTxn, checks: PaymentTxn['checks'], at: string): void {
+    const { config, logger } = this.deps;
+    const stalled = checks.count >= config.reconcile.max_checks;
+    const delay_ms = backoffMs(
+      checks.count,
+      config.reconcile.first_check_ms,
+      config.reconcile.max_backoff_ms,
+    );
+    const next: PaymentTxn = {
+      ...still,
+      stage: 'awaiting_status',
+      updated_at: at,
+      checks: {
+        ...checks,
+        stalled,
+        next_at: stalled ? null : new Date(tx.now.getTime() + delay_ms).toISOString(),
+      },
+    };
+    tx.set('payment_txns', next.id, next);
+    if (stalled)
+      logger.error({
+        msg: 'status checks exhausted; the transaction needs an operator',
+        txn_id: next.id,
+        checks: next.checks.count,
+      });
   }
 
   /** The status `asked` gives of `txn`, or why there is none; 'shutdown' when the engine stopped meanwhile. */
