@@ -103,7 +103,7 @@ export class HttpProvider implements PaymentProvider {
     let url = spec.url.replace(/\{(txn_id|provider_ref)\}/g, (_, name: 'txn_id' | 'provider_ref') =>
       encodeURIComponent(query[name] ?? ''),
     );
-    const headers = this.headers();
+    const headers = upstreamHeaders(this.config, this.env, `provider ${this.name}`);
     let body: string | undefined;
     if (spec.method === 'GET') {
       const target = new URL(url);
@@ -138,21 +138,6 @@ export class HttpProvider implements PaymentProvider {
     }
     const text = await readBounded(response, this.config.max_response_bytes, signal, this.name);
     return this.decode(response.status, text);
-  }
-
-  /** Configured headers plus the credential from the environment, if the provider has auth. */
-  private headers(): Record<string, string> {
-    const headers: Record<string, string> = { accept: 'application/json', ...this.config.headers };
-    if (this.config.auth) {
-      const credential = this.env[this.config.auth.value_env];
-      if (!credential)
-        throw new ProviderUnavailableError(
-          'misconfigured',
-          `provider ${this.name}: environment variable ${this.config.auth.value_env} is not set`,
-        );
-      headers[this.config.auth.header] = `${this.config.auth.prefix}${credential}`;
-    }
-    return headers;
   }
 
   /** Transport-level statuses become ProviderUnavailableError; anything else must be JSON. */
@@ -305,6 +290,28 @@ async function readBounded(
     );
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * An upstream's configured headers plus its credential from the environment, if it has auth
+ * (a provider and the SMS sender share this configuration); `who` names it in the error.
+ */
+export function upstreamHeaders(
+  config: Pick<HttpProviderConfig, 'headers' | 'auth'>,
+  env: NodeJS.ProcessEnv,
+  who: string,
+): Record<string, string> {
+  const headers: Record<string, string> = { accept: 'application/json', ...config.headers };
+  if (config.auth) {
+    const credential = env[config.auth.value_env];
+    if (!credential)
+      throw new ProviderUnavailableError(
+        'misconfigured',
+        `${who}: environment variable ${config.auth.value_env} is not set`,
+      );
+    headers[config.auth.header] = `${config.auth.prefix}${credential}`;
+  }
+  return headers;
 }
 
 export function getPath(document: unknown, path: string): unknown {

@@ -2,6 +2,7 @@
 // configured (URL, field names, auth from the environment), so any SMS gateway with an HTTP
 // API fits without code. In sandbox mode no SMS is sent: the OTP comes back in the answer.
 import type { SmsSenderConfig } from './config.js';
+import { upstreamHeaders } from './http.js';
 import { ProviderUnavailableError } from './types.js';
 
 export interface SmsSender {
@@ -22,7 +23,7 @@ export class HttpSmsSender implements SmsSender {
 
   async send(mobile: string, message: string, outer?: AbortSignal): Promise<void> {
     const values = this.values(mobile, message);
-    const headers = this.headers();
+    const headers = upstreamHeaders(this.config, this.env, `SMS sender ${this.name}`);
     let url = this.config.url;
     let body: string | undefined;
     if (this.config.method === 'GET') {
@@ -72,6 +73,7 @@ export class HttpSmsSender implements SmsSender {
       );
     }
   }
+
   /** The configured request fields, each filled from its source. */
   private values(mobile: string, message: string): Record<string, string> {
     const values: Record<string, string> = {};
@@ -86,21 +88,6 @@ export class HttpSmsSender implements SmsSender {
               : source.slice(6);
     }
     return values;
-  }
-
-  /** Configured headers plus the credential from the environment, if the sender has auth. */
-  private headers(): Record<string, string> {
-    const headers: Record<string, string> = { accept: 'application/json', ...this.config.headers };
-    if (this.config.auth) {
-      const credential = this.env[this.config.auth.value_env];
-      if (!credential)
-        throw new ProviderUnavailableError(
-          'misconfigured',
-          `SMS sender ${this.name}: environment variable ${this.config.auth.value_env} is not set`,
-        );
-      headers[this.config.auth.header] = `${this.config.auth.prefix}${credential}`;
-    }
-    return headers;
   }
 }
 
