@@ -160,7 +160,6 @@ function followShared(
   });
 }
 
-/** Each service's ordered provider list: the ones given (tests), else the config's. */
 /**
  * Rows no reader will use again, judged by the readers' own rules: the engine's idempotency
  * lookup (store clock, as the records' created_at) and the DMT routes' month (room clock).
