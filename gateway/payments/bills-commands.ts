@@ -79,27 +79,11 @@ async function fetchBill(
   biller: Biller,
   body: z.output<typeof fetchBody>,
 ): Promise<{ bill: FetchedBill; biller: Biller }> {
-  const { store, settings, clock, providers } = ctx;
+  const { store, settings, providers } = ctx;
   requireConsumer(biller, body.consumer_number);
   if (providers.bills.length === 0)
     throw new ApiError(503, 'no_provider', 'no bills provider is configured');
-  let chain: Awaited<ReturnType<typeof runLookupChain>>;
-  try {
-    chain = await runLookupChain(
-      providers.bills,
-      {
-        service: 'bills',
-        kind: 'bill',
-        subject: body.consumer_number,
-        params: { biller_id: biller.biller_id, category: biller.category },
-      },
-      { now: () => clock.now(), signal },
-    );
-  } catch (error) {
-    if (error instanceof ChainAbortedError)
-      throw new ApiError(503, 'shutting_down', 'the gateway is shutting down; retry shortly');
-    throw error;
-  }
+  const chain = await lookupBill(ctx, signal, biller, body.consumer_number);
   if (!chain.result) {
     const tried = chain.attempts.map((a) => `${a.provider}: ${a.message}`).join('; ');
     throw new ApiError(
@@ -114,25 +98,7 @@ async function fetchBill(
   if (chain.result.outcome === 'not_found')
     throw notFound(`${biller.name}: ${chain.result.message}`, 'bill_not_found');
   const data = chain.result.data;
-  let amount_micros: number;
-  try {
-    amount_micros = unitsToMicros(
-      typeof data.amount === 'string' ? Number(data.amount) : (data.amount ?? Number.NaN),
-      2,
-    );
-  } catch (error) {
-    throw new ApiError(
-      502,
-      'bad_provider_answer',
-      `${chain.provider} gave a bill amount that is not an amount (${(error as AmountError).message})`,
-    );
-  }
-  if (amount_micros <= 0 || amount_micros > MAX_BILL_MICROS)
-    throw new ApiError(
-      502,
-      'bad_provider_answer',
-      `${chain.provider} gave a bill amount out of range`,
-    );
+  const amount_micros = billAmount(chain.provider, data);
   const text = (value: unknown, max: number) =>
     typeof value === 'string' || typeof value === 'number' ? String(value).slice(0, max) : null;
   const provider = chain.provider;
@@ -159,6 +125,52 @@ async function fetchBill(
     return fetched;
   });
   return { bill, biller };
+}
+
+/** The bills providers in order until one answers; a shutdown is a 503 the client may retry. */
+async function lookupBill(
+  ctx: Ctx,
+  signal: AbortSignal,
+  biller: Biller,
+  consumer_number: string,
+): Promise<Awaited<ReturnType<typeof runLookupChain>>> {
+  const { clock, providers } = ctx;
+  try {
+    return await runLookupChain(
+      providers.bills,
+      {
+        service: 'bills',
+        kind: 'bill',
+        subject: consumer_number,
+        params: { biller_id: biller.biller_id, category: biller.category },
+      },
+      { now: () => clock.now(), signal },
+    );
+  } catch (error) {
+    if (error instanceof ChainAbortedError)
+      throw new ApiError(503, 'shutting_down', 'the gateway is shutting down; retry shortly');
+    throw error;
+  }
+}
+
+/** The fetched bill's amount in micro-units; a provider's bad amount is a 502, not a bill. */
+function billAmount(provider: string, data: Record<string, string | number>): number {
+  let amount_micros: number;
+  try {
+    amount_micros = unitsToMicros(
+      typeof data.amount === 'string' ? Number(data.amount) : (data.amount ?? Number.NaN),
+      2,
+    );
+  } catch (error) {
+    throw new ApiError(
+      502,
+      'bad_provider_answer',
+      `${provider} gave a bill amount that is not an amount (${(error as AmountError).message})`,
+    );
+  }
+  if (amount_micros <= 0 || amount_micros > MAX_BILL_MICROS)
+    throw new ApiError(502, 'bad_provider_answer', `${provider} gave a bill amount out of range`);
+  return amount_micros;
 }
 
 async function payBill(

@@ -1,7 +1,7 @@
 // Money transfer over /api: remitters (registered by mobile and name, verified by OTP),
 // beneficiaries (add, list, delete, penny-drop verification) and POST /api/dmt/transact. Each
 // route validates, calls one command of dmt-commands.ts (where the rules are) and presents.
-import { Router, type Response } from 'express';
+import { Router, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import { parseWith } from '../http/errors.js';
 import { jsonBody } from '../http/body.js';
@@ -33,10 +33,24 @@ import {
 import type { Beneficiary } from './tables.js';
 
 export function dmtRouter(ctx: PaymentsContext): Router {
-  const { store, logger, settings, config, clock } = ctx;
-  const dmt = settings.dmt;
+  const { store, logger, settings, config } = ctx;
   const router = Router();
   const json = jsonBody(config);
+  remitterRoutes(router, ctx, json);
+  beneficiaryRoutes(router, ctx, json);
+  router.post('/dmt/transact', json, async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'dmt');
+    const body = parseWith(transactBody(settings.dmt), req.body ?? {});
+    send(res, await transfer(ctx, account, body, idempotencyKey(req, body.client_ref)));
+  });
+
+  return router;
+}
+
+/** Registering a remitter by OTP, verifying it, and reading it with this month's limit. */
+function remitterRoutes(router: Router, ctx: PaymentsContext, json: RequestHandler): void {
+  const { store, logger, settings, config, clock } = ctx;
+  const dmt = settings.dmt;
   const live = config.mode === 'live';
 
   router.post('/dmt/remitter', json, async (req, res) => {
@@ -87,6 +101,11 @@ export function dmtRouter(ctx: PaymentsContext): Router {
       data: remitterView(remitter, dmt, usedMicros(ctx, mobile, clock.now())),
     });
   });
+}
+
+/** A remitter's beneficiaries: add, list, delete, and verify by a penny-drop. */
+function beneficiaryRoutes(router: Router, ctx: PaymentsContext, json: RequestHandler): void {
+  const { store, logger } = ctx;
 
   router.post('/dmt/beneficiary', json, async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
@@ -131,14 +150,6 @@ export function dmtRouter(ctx: PaymentsContext): Router {
     };
     send(res, await verifyBeneficiary(ctx, account, bene_id, request));
   });
-
-  router.post('/dmt/transact', json, async (req, res) => {
-    const { account } = authorize(store.state, req, res, logger, 'dmt');
-    const body = parseWith(transactBody(dmt), req.body ?? {});
-    send(res, await transfer(ctx, account, body, idempotencyKey(req, body.client_ref)));
-  });
-
-  return router;
 }
 
 function send(res: Response, answer: Answer): void {

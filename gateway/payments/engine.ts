@@ -81,6 +81,10 @@ export interface EngineHooks {
 
 const IDEMPOTENCY_IN_FLIGHT = 0;
 
+/** What submit's commit decided: replay an earlier answer, or process this new transaction. */
+type Opened =
+  { replay: Answer | Promise<Answer> | PaymentTxn; txn: null } | { replay: null; txn: PaymentTxn };
+
 export class PaymentEngine {
   /** Transactions a request is submitting right now: the reconciler leaves them alone. */
   private readonly submitting = new Set<string>();
@@ -169,55 +173,8 @@ export class PaymentEngine {
     let resolveAnswer: (answer: Answer) => void = () => {};
     const answer_promise = new Promise<Answer>((resolve) => (resolveAnswer = resolve));
 
-    const opened = await this.deps.store.transact(
-      (
-        tx,
-      ):
-        | { replay: Answer | Promise<Answer> | PaymentTxn; txn: null }
-        | { replay: null; txn: PaymentTxn } => {
-        if (idempotency_id) {
-          const seen = tx.get('idempotency', idempotency_id);
-          // A record past its window no longer applies: the key starts afresh (and is overwritten below).
-          if (seen && !this.idempotencyExpired(idempotency_id, seen, tx.now.getTime())) {
-            if (seen.request_hash !== intent.request_hash) {
-              throw new ServiceError(
-                'conflict',
-                'idempotency_conflict',
-                'this idempotency key was used for a different request',
-                'Idempotency-Key',
-              );
-            }
-            if (seen.status !== IDEMPOTENCY_IN_FLIGHT)
-              return { replay: { http_status: seen.status, body: seen.body }, txn: null };
-            const txn_id = (seen.body as { txn_id: string }).txn_id;
-            const answering = this.answering.get(idempotency_id);
-            return { replay: answering ?? tx.get('payment_txns', txn_id)!, txn: null };
-          }
-        }
-        if (!idempotency_id && !intent.allow_duplicate)
-          this.refuseDuplicate(intent, tx.now.getTime());
-        const txn_id = newId('txn');
-        intent.reserve?.(tx, txn_id);
-        const hold = openIntentHold(tx, intent, txn_id);
-        const at = tx.now.toISOString();
-        const txn = newPendingTxn(intent, txn_id, hold.id, at);
-        tx.set('payment_txns', txn.id, txn);
-        if (idempotency_id) {
-          tx.set('idempotency', idempotency_id, {
-            key: idempotency_id,
-            request_hash: intent.request_hash,
-            status: IDEMPOTENCY_IN_FLIGHT,
-            body: { txn_id },
-            created_at: at,
-          });
-          this.answering.set(idempotency_id, answer_promise);
-        }
-        // In-memory bookkeeping last: nothing after it can throw and roll the commit back.
-        this.noteRecent(txn, tx.now.getTime());
-        this.pending.add(txn.id);
-        this.submitting.add(txn.id);
-        return { replay: null, txn };
-      },
+    const opened = await this.deps.store.transact((tx) =>
+      this.open(tx, intent, idempotency_id, answer_promise),
     );
 
     if (opened.replay) {
@@ -242,6 +199,59 @@ export class PaymentEngine {
       if (idempotency_id) this.answering.delete(idempotency_id);
       this.submitting.delete(txn.id);
     }
+  }
+
+  /**
+   * The submit's commit: a replay of what the idempotency key already answered (or is
+   * answering), or a new pending transaction with its hold and the key marked in flight.
+   */
+  private open(
+    tx: Tx,
+    intent: PaymentIntent,
+    idempotency_id: string | null,
+    answer_promise: Promise<Answer>,
+  ): Opened {
+    if (idempotency_id) {
+      const seen = tx.get('idempotency', idempotency_id);
+      // A record past its window no longer applies: the key starts afresh (and is overwritten below).
+      if (seen && !this.idempotencyExpired(idempotency_id, seen, tx.now.getTime())) {
+        if (seen.request_hash !== intent.request_hash) {
+          throw new ServiceError(
+            'conflict',
+            'idempotency_conflict',
+            'this idempotency key was used for a different request',
+            'Idempotency-Key',
+          );
+        }
+        if (seen.status !== IDEMPOTENCY_IN_FLIGHT)
+          return { replay: { http_status: seen.status, body: seen.body }, txn: null };
+        const txn_id = (seen.body as { txn_id: string }).txn_id;
+        const answering = this.answering.get(idempotency_id);
+        return { replay: answering ?? tx.get('payment_txns', txn_id)!, txn: null };
+      }
+    }
+    if (!idempotency_id && !intent.allow_duplicate) this.refuseDuplicate(intent, tx.now.getTime());
+    const txn_id = newId('txn');
+    intent.reserve?.(tx, txn_id);
+    const hold = openIntentHold(tx, intent, txn_id);
+    const at = tx.now.toISOString();
+    const txn = newPendingTxn(intent, txn_id, hold.id, at);
+    tx.set('payment_txns', txn.id, txn);
+    if (idempotency_id) {
+      tx.set('idempotency', idempotency_id, {
+        key: idempotency_id,
+        request_hash: intent.request_hash,
+        status: IDEMPOTENCY_IN_FLIGHT,
+        body: { txn_id },
+        created_at: at,
+      });
+      this.answering.set(idempotency_id, answer_promise);
+    }
+    // In-memory bookkeeping last: nothing after it can throw and roll the commit back.
+    this.noteRecent(txn, tx.now.getTime());
+    this.pending.add(txn.id);
+    this.submitting.add(txn.id);
+    return { replay: null, txn };
   }
 
   private async process(
@@ -529,7 +539,6 @@ export class PaymentEngine {
 
   /** Asks the provider that has (or may have) the transaction, and acts only on its answer. */
   private async check(txn: PaymentTxn): Promise<void> {
-    const { config, logger } = this.deps;
     const asked = txn.provider ?? lastInFlight(txn)?.provider ?? null;
     if (!asked) {
       // No provider was ever called (the process stopped between the hold and the first call,
@@ -549,97 +558,120 @@ export class PaymentEngine {
     const asking = await this.askStatus(txn, asked);
     if (asking === 'shutdown') return;
     const { answer, error_text } = asking;
-    await this.deps.store.transact((tx) => {
-      const current = tx.get('payment_txns', txn.id);
-      if (current?.status !== 'pending') return;
-      const at = tx.now.toISOString();
-      const checked: PaymentTxn = {
-        ...current,
-        provider: current.provider ?? asked,
-        checks: {
-          ...current.checks,
-          count: current.checks.count + 1,
-          last_at: at,
-          last_result: answer ? answer.outcome : `error: ${error_text}`,
-        },
-      };
-      const in_flight = lastInFlight(checked);
-      const resolveInFlight = (outcome: Attempt['outcome'], message: string): PaymentTxn => {
-        if (!in_flight) return checked;
-        const attempts = checked.attempts.map((a) =>
-          a === in_flight ? { ...a, outcome, message, finished_at: at } : a,
-        );
-        return { ...checked, attempts };
-      };
-      if (answer && (answer.outcome === 'success' || answer.outcome === 'failed')) {
-        const base = resolveInFlight(answer.outcome, `by status check: ${answer.message}`);
-        const code = answer.outcome === 'failed' ? answer.code : undefined;
-        const with_ref = {
-          ...base,
-          provider_ref: answer.provider_ref ?? base.provider_ref,
-          result: code ? { ...base.result, decline_code: code } : base.result,
-        };
-        if (answer.outcome === 'success')
-          this.succeed(
-            tx,
-            with_ref,
-            `${answer.message} (status check ${checked.checks.count})`,
-            answer.data ?? {},
-          );
-        else
-          this.fail(
-            tx,
-            with_ref,
-            `failed at ${asked}: ${answer.message}; the amount was refunded`,
-            `failed at ${asked} (status check ${checked.checks.count})`,
-          );
-        return;
-      }
-      const started = in_flight?.started_at ?? current.created_at;
-      if (
-        answer?.outcome === 'not_found' &&
-        tx.now.getTime() - Date.parse(started) >= config.reconcile.not_found_grace_ms
-      ) {
-        const base = resolveInFlight('unavailable', `by status check: ${answer.message}`);
-        this.fail(
-          tx,
-          base,
-          `${asked} has no record of this transaction; the amount was refunded`,
-          `not found at ${asked}`,
-        );
-        return;
-      }
-      const still =
-        answer?.outcome === 'pending'
-          ? {
-              ...resolveInFlight('pending', `by status check: ${answer.message}`),
-              provider_ref: answer.provider_ref ?? checked.provider_ref,
-            }
-          : checked;
-      const stalled = checked.checks.count >= config.reconcile.max_checks;
-      const delay_ms = backoffMs(
-        checked.checks.count,
-        config.reconcile.first_check_ms,
-        config.reconcile.max_backoff_ms,
+    await this.deps.store.transact((tx) => this.applyCheck(tx, txn.id, asked, answer, error_text));
+  }
+
+  /** In the check's commit: a final answer settles the transaction, a 'not found' past its
+   * grace refunds it, anything else counts the check and schedules the next one. */
+  private applyCheck(
+    tx: Tx,
+    txn_id: string,
+    asked: string,
+    answer: StatusResult | null,
+    error_text: string | null,
+  ): void {
+    const { config } = this.deps;
+    const current = tx.get('payment_txns', txn_id);
+    if (current?.status !== 'pending') return;
+    const at = tx.now.toISOString();
+    const checked: PaymentTxn = {
+      ...current,
+      provider: current.provider ?? asked,
+      checks: {
+        ...current.checks,
+        count: current.checks.count + 1,
+        last_at: at,
+        last_result: answer ? answer.outcome : `error: ${error_text}`,
+      },
+    };
+    const in_flight = lastInFlight(checked);
+    const resolveInFlight = (outcome: Attempt['outcome'], message: string): PaymentTxn => {
+      if (!in_flight) return checked;
+      const attempts = checked.attempts.map((a) =>
+        a === in_flight ? { ...a, outcome, message, finished_at: at } : a,
       );
-      const next: PaymentTxn = {
-        ...still,
-        stage: 'awaiting_status',
-        updated_at: at,
-        checks: {
-          ...checked.checks,
-          stalled,
-          next_at: stalled ? null : new Date(tx.now.getTime() + delay_ms).toISOString(),
-        },
-      };
-      tx.set('payment_txns', next.id, next);
-      if (stalled)
-        logger.error({
-          msg: 'status checks exhausted; the transaction needs an operator',
-          txn_id: next.id,
-          checks: next.checks.count,
-        });
-    });
+      return { ...checked, attempts };
+    };
+    if (answer && (answer.outcome === 'success' || answer.outcome === 'failed')) {
+      const base = resolveInFlight(answer.outcome, `by status check: ${answer.message}`);
+      this.settleByCheck(tx, base, asked, answer, checked.checks.count);
+      return;
+    }
+    const started = in_flight?.started_at ?? current.created_at;
+    if (
+      answer?.outcome === 'not_found' &&
+      tx.now.getTime() - Date.parse(started) >= config.reconcile.not_found_grace_ms
+    ) {
+      const base = resolveInFlight('unavailable', `by status check: ${answer.message}`);
+      this.fail(
+        tx,
+        base,
+        `${asked} has no record of this transaction; the amount was refunded`,
+        `not found at ${asked}`,
+      );
+      return;
+    }
+    const still =
+      answer?.outcome === 'pending'
+        ? {
+            ...resolveInFlight('pending', `by status check: ${answer.message}`),
+            provider_ref: answer.provider_ref ?? checked.provider_ref,
+          }
+        : checked;
+    this.scheduleCheck(tx, still, checked.checks, at);
+  }
+
+  /** A status check's final answer (success or failed) settles the transaction. */
+  private settleByCheck(
+    tx: Tx,
+    base: PaymentTxn,
+    asked: string,
+    answer: Extract<StatusResult, { outcome: 'success' | 'failed' }>,
+    count: number,
+  ): void {
+    const code = answer.outcome === 'failed' ? answer.code : undefined;
+    const with_ref = {
+      ...base,
+      provider_ref: answer.provider_ref ?? base.provider_ref,
+      result: code ? { ...base.result, decline_code: code } : base.result,
+    };
+    if (answer.outcome === 'success')
+      this.succeed(tx, with_ref, `${answer.message} (status check ${count})`, answer.data ?? {});
+    else
+      this.fail(
+        tx,
+        with_ref,
+        `failed at ${asked}: ${answer.message}; the amount was refunded`,
+        `failed at ${asked} (status check ${count})`,
+      );
+  }
+
+  /** Still pending: the next check after its backoff, or none (stalled) once checks run out. */
+  private scheduleCheck(tx: Tx, still: PaymentTxn, checks: PaymentTxn['checks'], at: string): void {
+    const { config, logger } = this.deps;
+    const stalled = checks.count >= config.reconcile.max_checks;
+    const delay_ms = backoffMs(
+      checks.count,
+      config.reconcile.first_check_ms,
+      config.reconcile.max_backoff_ms,
+    );
+    const next: PaymentTxn = {
+      ...still,
+      stage: 'awaiting_status',
+      updated_at: at,
+      checks: {
+        ...checks,
+        stalled,
+        next_at: stalled ? null : new Date(tx.now.getTime() + delay_ms).toISOString(),
+      },
+    };
+    tx.set('payment_txns', next.id, next);
+    if (stalled)
+      logger.error({
+        msg: 'status checks exhausted; the transaction needs an operator',
+        txn_id: next.id,
+        checks: next.checks.count,
+      });
   }
 
   /** The status `asked` gives of `txn`, or why there is none; 'shutdown' when the engine stopped meanwhile. */

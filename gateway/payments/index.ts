@@ -77,11 +77,6 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     logger.warn({
       msg: 'no SMS sender is configured (payments.dmt.otp.sms): remitters cannot be registered in live mode',
     });
-  /** Each service's own bookkeeping in the commit that makes one of its transactions final. */
-  const onFinal: Partial<Record<PaymentService, (tx: Tx, txn: PaymentTxn) => void>> = {
-    dmt: dmtOnFinal,
-    bills: billsOnFinal,
-  };
   const stopping: Array<() => void> = [];
   const webhooks = new WebhookSender({
     store,
@@ -91,34 +86,8 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     mode: config.mode,
     sealer: deps.sealer,
   });
-  const engine = new PaymentEngine({
-    store,
-    logger,
-    clock,
-    config: payments,
-    providers,
-    renderers: {
-      recharge: renderRecharge,
-      dmt: renderDmt,
-      pan: renderPan,
-      bills: renderBillFactory(deps.public_url),
-    },
-    hooks: {
-      onFinal: (tx, txn) => {
-        onFinal[txn.service]?.(tx, txn);
-        const delivery = enqueueWebhook(tx, txn);
-        if (delivery) webhooks.notify(delivery.id);
-      },
-    },
-  });
-  // Several gateways on one database: what the others commit reaches this one's memory.
-  store.onSharedRecord((record) => {
-    for (const op of record.ops) {
-      if (op.o !== 'set') continue;
-      if (op.t === 'webhook_deliveries') webhooks.notify(op.id);
-      else if (op.t === 'payment_txns') engine.noteShared(op.v as PaymentTxn);
-    }
-  });
+  const engine = engineOf(deps, providers, webhooks);
+  followShared(store, webhooks, engine);
   const pruner = prunerOf(deps, engine);
   const ctx: PaymentsContext = {
     ...deps,
@@ -141,7 +110,56 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   };
 }
 
-/** Each service's ordered provider list: the ones given (tests), else the config's. */
+/** The engine, with each service's renderer and what happens in the commit that makes a
+ * transaction final: the service's own bookkeeping, then the webhook delivery it queues. */
+function engineOf(
+  deps: RoomDeps,
+  providers: Record<PaymentService, PaymentProvider[]>,
+  webhooks: WebhookSender,
+): PaymentEngine {
+  const { store, logger, clock, config } = deps;
+  /** Each service's own bookkeeping in the commit that makes one of its transactions final. */
+  const onFinal: Partial<Record<PaymentService, (tx: Tx, txn: PaymentTxn) => void>> = {
+    dmt: dmtOnFinal,
+    bills: billsOnFinal,
+  };
+  return new PaymentEngine({
+    store,
+    logger,
+    clock,
+    config: config.payments,
+    providers,
+    renderers: {
+      recharge: renderRecharge,
+      dmt: renderDmt,
+      pan: renderPan,
+      bills: renderBillFactory(deps.public_url),
+    },
+    hooks: {
+      onFinal: (tx, txn) => {
+        onFinal[txn.service]?.(tx, txn);
+        const delivery = enqueueWebhook(tx, txn);
+        if (delivery) webhooks.notify(delivery.id);
+      },
+    },
+  });
+}
+
+/** Several gateways on one database: what the others commit reaches this one's memory. */
+function followShared(
+  store: RoomDeps['store'],
+  webhooks: WebhookSender,
+  engine: PaymentEngine,
+): void {
+  store.onSharedRecord((record) => {
+    for (const op of record.ops) {
+      if (op.o !== 'set') continue;
+      if (op.t === 'webhook_deliveries') webhooks.notify(op.id);
+      else if (op.t === 'payment_txns') engine.noteShared(op.v as PaymentTxn);
+    }
+  });
+}
+
 /**
  * Rows no reader will use again, judged by the readers' own rules: the engine's idempotency
  * lookup (store clock, as the records' created_at) and the DMT routes' month (room clock).

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import Busboy from 'busboy';
 import type { Request } from 'express';
 import { z } from 'zod';
@@ -81,25 +82,9 @@ export function readMultipart(
   return new Promise((resolve, reject) => {
     let busboy: Busboy.Busboy;
     try {
-      busboy = Busboy({
-        headers: req.headers,
-        limits: {
-          fileSize: limits.max_file_bytes,
-          files: limits.max_files,
-          fields: 10,
-          fieldSize: 1_024,
-          parts: limits.max_files + 10,
-          headerPairs: 50,
-        },
-      });
+      busboy = openBusboy(req, limits);
     } catch (error) {
-      reject(
-        badRequest(
-          `the multipart body cannot be read: ${(error as Error).message}`,
-          null,
-          'invalid_multipart',
-        ),
-      );
+      reject(error);
       return;
     }
     // Field names come from the client: no prototype for `__proto__` or `constructor` to reach.
@@ -114,51 +99,8 @@ export function readMultipart(
         fail(badRequest(`${name}: the value is too long`, name, 'invalid_value'));
       else fields[name] = value;
     });
-    busboy.on('file', (name, stream, info) => {
-      const chunks: Buffer[] = [];
-      if (!(DOCUMENT_FIELDS as readonly string[]).includes(name)) {
-        fail(
-          badRequest(
-            `unknown file field ${name}; use one of ${DOCUMENT_FIELDS.join(', ')}`,
-            name,
-            'unknown_field',
-          ),
-        );
-        stream.resume();
-        return;
-      }
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('limit', () =>
-        fail(
-          new ApiError(
-            413,
-            'document_too_large',
-            `${name}: the file is larger than the limit of ${limits.max_file_bytes} bytes`,
-            name,
-          ),
-        ),
-      );
-      stream.on('close', () => {
-        files.push({
-          field: name as UploadedFile['field'],
-          filename: (info.filename ?? 'document').slice(0, 200),
-          bytes: Buffer.concat(chunks),
-        });
-      });
-    });
-    busboy.on('filesLimit', () =>
-      fail(
-        new ApiError(
-          413,
-          'too_many_documents',
-          `at most ${limits.max_files} documents per submission`,
-        ),
-      ),
-    );
-    busboy.on('fieldsLimit', () =>
-      fail(badRequest('too many form fields', null, 'too_many_fields')),
-    );
-    busboy.on('partsLimit', () => fail(badRequest('too many form parts', null, 'too_many_fields')));
+    busboy.on('file', collectFile(limits, files, fail));
+    watchLimits(busboy, limits, fail);
     busboy.on('error', (error: Error) => {
       req.unpipe(busboy);
       reject(
@@ -176,6 +118,88 @@ export function readMultipart(
     if (tap) req.on('data', tap); // the raw bytes too, for a signed request (attached with the pipe, so both see every chunk)
     req.pipe(busboy);
   });
+}
+
+/** Busboy with this room's limits; a body it cannot even start on is a 400. */
+function openBusboy(req: Request, limits: PaymentsConfig['kyc']): Busboy.Busboy {
+  try {
+    return Busboy({
+      headers: req.headers,
+      limits: {
+        fileSize: limits.max_file_bytes,
+        files: limits.max_files,
+        fields: 10,
+        fieldSize: 1_024,
+        parts: limits.max_files + 10,
+        headerPairs: 50,
+      },
+    });
+  } catch (error) {
+    throw badRequest(
+      `the multipart body cannot be read: ${(error as Error).message}`,
+      null,
+      'invalid_multipart',
+    );
+  }
+}
+
+/** Busboy's 'file' handler: a known document field is collected whole, any other is drained. */
+function collectFile(
+  limits: PaymentsConfig['kyc'],
+  files: UploadedFile[],
+  fail: (error: ApiError) => void,
+): (name: string, stream: Readable, info: Busboy.FileInfo) => void {
+  return (name, stream, info) => {
+    const chunks: Buffer[] = [];
+    if (!(DOCUMENT_FIELDS as readonly string[]).includes(name)) {
+      fail(
+        badRequest(
+          `unknown file field ${name}; use one of ${DOCUMENT_FIELDS.join(', ')}`,
+          name,
+          'unknown_field',
+        ),
+      );
+      stream.resume();
+      return;
+    }
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('limit', () =>
+      fail(
+        new ApiError(
+          413,
+          'document_too_large',
+          `${name}: the file is larger than the limit of ${limits.max_file_bytes} bytes`,
+          name,
+        ),
+      ),
+    );
+    stream.on('close', () => {
+      files.push({
+        field: name as UploadedFile['field'],
+        filename: (info.filename ?? 'document').slice(0, 200),
+        bytes: Buffer.concat(chunks),
+      });
+    });
+  };
+}
+
+/** Busboy's count limits (files, fields, parts), each a clear error rather than a silent cut. */
+function watchLimits(
+  busboy: Busboy.Busboy,
+  limits: PaymentsConfig['kyc'],
+  fail: (error: ApiError) => void,
+): void {
+  busboy.on('filesLimit', () =>
+    fail(
+      new ApiError(
+        413,
+        'too_many_documents',
+        `at most ${limits.max_files} documents per submission`,
+      ),
+    ),
+  );
+  busboy.on('fieldsLimit', () => fail(badRequest('too many form fields', null, 'too_many_fields')));
+  busboy.on('partsLimit', () => fail(badRequest('too many form parts', null, 'too_many_fields')));
 }
 
 export function checkDocuments(

@@ -56,6 +56,21 @@ const PAYMENT = {
 
 export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
   return [
+    ...onboardingDocs(),
+    ...rechargeDocs(),
+    ...webhookDocs(),
+    ...remitterDocs(settings),
+    ...beneficiaryDocs(),
+    ...transferDocs(settings),
+    ...billsDocs(),
+    ...reportsDocs(),
+    ...adminAccountDocs(),
+  ];
+}
+
+/** The account itself: registering, eKYC, the wallet. */
+function onboardingDocs(): RouteDoc[] {
+  return [
     {
       tag: 'onboarding',
       auth: 'none',
@@ -111,6 +126,12 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
         description: '{opening_balance, closing_balance, balance, held, total, entries}',
       },
     },
+  ];
+}
+
+/** Mobile recharge and the account's transactions. */
+function rechargeDocs(): RouteDoc[] {
+  return [
     {
       ...api,
       tag: 'recharge',
@@ -155,6 +176,12 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
       success: { status: 200, description: 'the transaction' },
       errors: { 404: 'no such transaction' },
     },
+  ];
+}
+
+/** The account's webhook: set, read, remove. */
+function webhookDocs(): RouteDoc[] {
+  return [
     {
       ...api,
       tag: 'webhooks',
@@ -180,6 +207,12 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
       summary: 'Remove the webhook',
       success: { status: 200, description: '{url: null}' },
     },
+  ];
+}
+
+/** DMT remitters: register by OTP, verify, read. */
+function remitterDocs(settings: PaymentsConfig): RouteDoc[] {
+  return [
     {
       ...api,
       tag: 'dmt',
@@ -225,6 +258,12 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
       },
       errors: { 404: 'remitter_not_found' },
     },
+  ];
+}
+
+/** DMT beneficiaries: add, list, delete, verify. */
+function beneficiaryDocs(): RouteDoc[] {
+  return [
     {
       ...api,
       tag: 'dmt',
@@ -275,6 +314,12 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
       },
       errors: { ...PAYMENT, 404: 'beneficiary_not_found' },
     },
+  ];
+}
+
+/** The DMT transfer, then PAN find. */
+function transferDocs(settings: PaymentsConfig): RouteDoc[] {
+  return [
     {
       ...api,
       tag: 'dmt',
@@ -307,6 +352,12 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
       },
       errors: PAYMENT,
     },
+  ];
+}
+
+/** Bill payments: billers, fetch, pay, receipt. */
+function billsDocs(): RouteDoc[] {
+  return [
     {
       ...api,
       tag: 'bills',
@@ -364,6 +415,12 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
       },
       errors: { 401: 'neither a key nor a token', 404: 'receipt_not_found' },
     },
+  ];
+}
+
+/** Reports (the account's and the admin's), then the admin's eKYC review. */
+function reportsDocs(): RouteDoc[] {
+  return [
     {
       ...api,
       tag: 'reports',
@@ -415,6 +472,12 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
       success: { status: 200, description: 'the submission' },
       errors: { 404: 'no submission', 409: 'not under review' },
     },
+  ];
+}
+
+/** The admin's account settings, audit and transactions. */
+function adminAccountDocs(): RouteDoc[] {
+  return [
     {
       ...admin,
       method: 'post',

@@ -303,40 +303,8 @@ export class WebhookSender {
     const latency_ms = clock.now().getTime() - started_ms;
     const delivered = error_text === null;
     const gave_up = !delivered && attempt >= config.webhooks.max_attempts;
-    await store.transact((tx) => {
-      tx.history({
-        type: API_LOG,
-        ts: tx.now.toISOString(),
-        direction: 'outbound',
-        kind: 'webhook',
-        account_id: delivery.account_id,
-        txn_id: delivery.txn_id,
-        delivery_id: delivery.id,
-        event: delivery.event,
-        method: 'POST',
-        url,
-        status,
-        latency_ms,
-        attempt,
-        result: delivered ? 'delivered' : gave_up ? 'gave_up' : 'will_retry',
-        ...(error_text ? { error: error_text } : {}),
-      });
-      if (delivered || gave_up) {
-        tx.del('webhook_deliveries', delivery.id);
-        return;
-      }
-      const delay_ms = backoffMs(
-        attempt - 1,
-        config.webhooks.first_retry_ms,
-        config.webhooks.max_backoff_ms,
-      );
-      tx.set('webhook_deliveries', delivery.id, {
-        ...delivery,
-        attempts: attempt,
-        last_error: error_text,
-        next_at: new Date(tx.now.getTime() + delay_ms).toISOString(),
-      });
-    });
+    const outcome = { url, status, latency_ms, attempt, error_text, delivered, gave_up };
+    await store.transact((tx) => this.record(tx, delivery, outcome));
     if (delivered || gave_up) this.due.delete(delivery.id);
     if (gave_up)
       logger.warn({
@@ -345,6 +313,57 @@ export class WebhookSender {
         txn_id: delivery.txn_id,
         attempts: attempt,
       });
+  }
+
+  /** In the attempt's commit: its log line, then the delivery dropped (done or given up) or
+   * rescheduled after its backoff. */
+  private record(
+    tx: Tx,
+    delivery: WebhookDelivery,
+    outcome: {
+      url: string;
+      status: number;
+      latency_ms: number;
+      attempt: number;
+      error_text: string | null;
+      delivered: boolean;
+      gave_up: boolean;
+    },
+  ): void {
+    const { config } = this.deps;
+    const { url, status, latency_ms, attempt, error_text, delivered, gave_up } = outcome;
+    tx.history({
+      type: API_LOG,
+      ts: tx.now.toISOString(),
+      direction: 'outbound',
+      kind: 'webhook',
+      account_id: delivery.account_id,
+      txn_id: delivery.txn_id,
+      delivery_id: delivery.id,
+      event: delivery.event,
+      method: 'POST',
+      url,
+      status,
+      latency_ms,
+      attempt,
+      result: delivered ? 'delivered' : gave_up ? 'gave_up' : 'will_retry',
+      ...(error_text ? { error: error_text } : {}),
+    });
+    if (delivered || gave_up) {
+      tx.del('webhook_deliveries', delivery.id);
+      return;
+    }
+    const delay_ms = backoffMs(
+      attempt - 1,
+      config.webhooks.first_retry_ms,
+      config.webhooks.max_backoff_ms,
+    );
+    tx.set('webhook_deliveries', delivery.id, {
+      ...delivery,
+      attempts: attempt,
+      last_error: error_text,
+      next_at: new Date(tx.now.getTime() + delay_ms).toISOString(),
+    });
   }
 
   async stop(): Promise<void> {

@@ -103,16 +103,7 @@ export class HttpProvider implements PaymentProvider {
     let url = spec.url.replace(/\{(txn_id|provider_ref)\}/g, (_, name: 'txn_id' | 'provider_ref') =>
       encodeURIComponent(query[name] ?? ''),
     );
-    const headers: Record<string, string> = { accept: 'application/json', ...this.config.headers };
-    if (this.config.auth) {
-      const credential = this.env[this.config.auth.value_env];
-      if (!credential)
-        throw new ProviderUnavailableError(
-          'misconfigured',
-          `provider ${this.name}: environment variable ${this.config.auth.value_env} is not set`,
-        );
-      headers[this.config.auth.header] = `${this.config.auth.prefix}${credential}`;
-    }
+    const headers = upstreamHeaders(this.config, this.env, `provider ${this.name}`);
     let body: string | undefined;
     if (spec.method === 'GET') {
       const target = new URL(url);
@@ -146,14 +137,19 @@ export class HttpProvider implements PaymentProvider {
       );
     }
     const text = await readBounded(response, this.config.max_response_bytes, signal, this.name);
-    if (response.status >= 500)
+    return this.decode(response.status, text);
+  }
+
+  /** Transport-level statuses become ProviderUnavailableError; anything else must be JSON. */
+  private decode(status: number, text: string): { http_status: number; body: unknown } {
+    if (status >= 500)
       throw new ProviderUnavailableError(
         'http_5xx',
-        `provider ${this.name} answered HTTP ${response.status}`,
+        `provider ${this.name} answered HTTP ${status}`,
       );
-    if (response.status === 429)
+    if (status === 429)
       throw new ProviderUnavailableError('rate_limited', `provider ${this.name} answered HTTP 429`);
-    if (response.status === 408)
+    if (status === 408)
       throw new ProviderUnavailableError('timeout', `provider ${this.name} answered HTTP 408`);
     let parsed: unknown;
     try {
@@ -161,10 +157,10 @@ export class HttpProvider implements PaymentProvider {
     } catch {
       throw new ProviderUnavailableError(
         'bad_response',
-        `provider ${this.name} answered HTTP ${response.status} with a body that is not JSON`,
+        `provider ${this.name} answered HTTP ${status} with a body that is not JSON`,
       );
     }
-    return { http_status: response.status, body: parsed };
+    return { http_status: status, body: parsed };
   }
 
   private source(source: string, query: StatusQuery): string | number {
@@ -294,6 +290,28 @@ async function readBounded(
     );
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * An upstream's configured headers plus its credential from the environment, if it has auth
+ * (a provider and the SMS sender share this configuration); `who` names it in the error.
+ */
+export function upstreamHeaders(
+  config: Pick<HttpProviderConfig, 'headers' | 'auth'>,
+  env: NodeJS.ProcessEnv,
+  who: string,
+): Record<string, string> {
+  const headers: Record<string, string> = { accept: 'application/json', ...config.headers };
+  if (config.auth) {
+    const credential = env[config.auth.value_env];
+    if (!credential)
+      throw new ProviderUnavailableError(
+        'misconfigured',
+        `${who}: environment variable ${config.auth.value_env} is not set`,
+      );
+    headers[config.auth.header] = `${config.auth.prefix}${credential}`;
+  }
+  return headers;
 }
 
 export function getPath(document: unknown, path: string): unknown {

@@ -2,6 +2,7 @@
 // configured (URL, field names, auth from the environment), so any SMS gateway with an HTTP
 // API fits without code. In sandbox mode no SMS is sent: the OTP comes back in the answer.
 import type { SmsSenderConfig } from './config.js';
+import { upstreamHeaders } from './http.js';
 import { ProviderUnavailableError } from './types.js';
 
 export interface SmsSender {
@@ -21,27 +22,8 @@ export class HttpSmsSender implements SmsSender {
   }
 
   async send(mobile: string, message: string, outer?: AbortSignal): Promise<void> {
-    const values: Record<string, string> = {};
-    for (const [field, source] of Object.entries(this.config.fields)) {
-      values[field] =
-        source === 'mobile'
-          ? mobile
-          : source === 'mobile_e164'
-            ? `+91${mobile}`
-            : source === 'message'
-              ? message
-              : source.slice(6);
-    }
-    const headers: Record<string, string> = { accept: 'application/json', ...this.config.headers };
-    if (this.config.auth) {
-      const credential = this.env[this.config.auth.value_env];
-      if (!credential)
-        throw new ProviderUnavailableError(
-          'misconfigured',
-          `SMS sender ${this.name}: environment variable ${this.config.auth.value_env} is not set`,
-        );
-      headers[this.config.auth.header] = `${this.config.auth.prefix}${credential}`;
-    }
+    const values = this.values(mobile, message);
+    const headers = upstreamHeaders(this.config, this.env, `SMS sender ${this.name}`);
     let url = this.config.url;
     let body: string | undefined;
     if (this.config.method === 'GET') {
@@ -90,6 +72,22 @@ export class HttpSmsSender implements SmsSender {
         `SMS sender ${this.name} answered HTTP ${response.status}`,
       );
     }
+  }
+
+  /** The configured request fields, each filled from its source. */
+  private values(mobile: string, message: string): Record<string, string> {
+    const values: Record<string, string> = {};
+    for (const [field, source] of Object.entries(this.config.fields)) {
+      values[field] =
+        source === 'mobile'
+          ? mobile
+          : source === 'mobile_e164'
+            ? `+91${mobile}`
+            : source === 'message'
+              ? message
+              : source.slice(6);
+    }
+    return values;
   }
 }
 
