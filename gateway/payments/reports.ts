@@ -321,7 +321,7 @@ export async function reportWallet(
         return true;
       }
     : undefined;
-  const result = store.reads.wallet(
+  const result = await store.reads.walletInTurns(
     { account_id: scope.account_id, from_ms: filter.from, to_ms: filter.to, match },
     { offset: (paging.page - 1) * paging.limit, limit: paging.limit },
     paging.order,
@@ -396,7 +396,7 @@ export async function reportApiLogs(
   scope: Scope,
 ): Promise<ReportResult> {
   await store.readDurable();
-  const result = store.reads.apiLogs(
+  const result = await store.reads.apiLogsInTurns(
     {
       account_id: scope.account_id,
       from_ms: filter.from,

@@ -117,8 +117,20 @@ export interface StoreReads {
   finalizedSince(since_ms: number): TxnRow[];
   /** Wallet postings with the balance around each, oldest first; `page` null: all in range. */
   wallet(select: WalletSelect, page: Page | null, order: 'asc' | 'desc'): WalletResult;
+  /**
+   * The same answer as `wallet`, its range walked a chunk of entries per turn of the event
+   * loop (taking turns with every other long read, as `txnChunks` does): for reports, whose
+   * range may be every account's whole history.
+   */
+  walletInTurns(
+    select: WalletSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+  ): Promise<WalletResult>;
   /** API log records, by `order` of time; `page` null: all in range. */
   apiLogs(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): LogResult;
+  /** The same answer as `apiLogs`, walked a chunk per turn (see `walletInTurns`). */
+  apiLogsInTurns(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): Promise<LogResult>;
   /** One account's chat usage records (every protocol), by `order` of time; `page` null: all in range. */
   usage(select: UsageSelect, page: Page | null, order: 'asc' | 'desc'): UsageResult;
   /** Audit records, newest first. */
@@ -131,6 +143,37 @@ export interface StoreReads {
 const DAY_MS = 86_400_000;
 /** Rows per chunk of txnChunks (a fraction of a millisecond of reading; the event loop runs between chunks). */
 const ROWS_PER_CHUNK = 16;
+
+/** Index entries walked per turn by the `InTurns` reads. */
+const ENTRIES_PER_TURN = 512;
+
+/**
+ * Visits entries [start, end) of `list` in order, pausing (a `yield`) after each
+ * ENTRIES_PER_TURN of them: the one walk behind a read answered at once (`finish`) and the
+ * same read taking turns with other work (`JsonFileReads.inTurns`).
+ */
+function* walkPausing(
+  list: IndexList,
+  start: number,
+  end: number,
+  visit: (entry: Entry) => void,
+): Generator<void, void, void> {
+  for (let low = start; low < end; low += ENTRIES_PER_TURN) {
+    if (low > start) yield;
+    list.walk(low, Math.min(end, low + ENTRIES_PER_TURN), (entry) => {
+      visit(entry);
+      return true;
+    });
+  }
+}
+
+/** Runs a pausing walk to its end without pausing. */
+function finish<T>(walk: Generator<void, T, void>): T {
+  for (;;) {
+    const step = walk.next();
+    if (step.done) return step.value;
+  }
+}
 
 function range(
   list: IndexList,
@@ -201,6 +244,15 @@ export class JsonFileReads implements StoreReads {
     const turn = this.turns.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
     this.turns = turn;
     return turn;
+  }
+
+  /** Runs a pausing walk, one stretch of it per turn handed out by `nextTurn`. */
+  private async inTurns<T>(walk: Generator<void, T, void>): Promise<T> {
+    for (;;) {
+      const step = walk.next();
+      if (step.done) return step.value;
+      await this.nextTurn();
+    }
   }
 
   private get archive(): Archive {
@@ -390,6 +442,22 @@ export class JsonFileReads implements StoreReads {
   }
 
   wallet(select: WalletSelect, page: Page | null, order: 'asc' | 'desc'): WalletResult {
+    return finish(this.walletWalk(select, page, order));
+  }
+
+  walletInTurns(
+    select: WalletSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+  ): Promise<WalletResult> {
+    return this.inTurns(this.walletWalk(select, page, order));
+  }
+
+  private *walletWalk(
+    select: WalletSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+  ): Generator<void, WalletResult, void> {
     const list = this.archive.existing('wal', select.account_id ?? ALL);
     const single = select.account_id !== null;
     const result: WalletResult = {
@@ -433,13 +501,12 @@ export class JsonFileReads implements StoreReads {
     }
     const matched = new PagePick<Entry>(page, order);
     let first: Entry | null = null;
-    list.walk(start, end, (entry) => {
-      if (select.match && !select.match(this.archive.postingOf(entry))) return true;
+    yield* walkPausing(list, start, end, (entry) => {
+      if (select.match && !select.match(this.archive.postingOf(entry))) return;
       first ??= entry;
       matched.offer(entry);
       if (entry.tag >= 0) result.credits_micros += entry.tag;
       else result.debits_micros -= entry.tag;
-      return true;
     });
     const opening = first as Entry | null;
     if (select.match && single && opening) result.opening_micros = opening.aux - opening.tag;
@@ -449,6 +516,18 @@ export class JsonFileReads implements StoreReads {
   }
 
   apiLogs(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): LogResult {
+    return finish(this.apiLogsWalk(select, page, order));
+  }
+
+  apiLogsInTurns(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): Promise<LogResult> {
+    return this.inTurns(this.apiLogsWalk(select, page, order));
+  }
+
+  private *apiLogsWalk(
+    select: LogSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+  ): Generator<void, LogResult, void> {
     const list = this.archive.existing('log', select.account_id ?? ALL);
     const result: LogResult = { total: 0, errors: 0, latency_total_ms: 0, rows: [] };
     if (!list) return result;
@@ -458,28 +537,27 @@ export class JsonFileReads implements StoreReads {
     const service_code =
       select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
     const matched = new PagePick<{ entry: Entry; record?: HistoryRecord }>(page, order);
-    list.walk(start, end, (entry) => {
-      if (select.status !== undefined && !statusMatches(entry.tag, select.status)) return true;
-      if (method_code !== null && Math.floor(entry.aux / 8) !== method_code) return true;
+    yield* walkPausing(list, start, end, (entry) => {
+      if (select.status !== undefined && !statusMatches(entry.tag, select.status)) return;
+      if (method_code !== null && Math.floor(entry.aux / 8) !== method_code) return;
       let record: HistoryRecord | undefined;
       if (service_code !== null && entry.aux % 8 !== service_code) {
         // Outbound calls (webhooks) name their transaction, not a path: its service decides.
-        if (entry.aux % 8 !== 0) return true;
+        if (entry.aux % 8 !== 0) return;
         record = this.logOf(entry);
         if (
           record.direction !== 'outbound' ||
           this.store.get('payment_txns', String(record.txn_id))?.service !== select.service
         )
-          return true;
+          return;
       }
       if (select.match) {
         record ??= this.logOf(entry);
-        if (!select.match(record)) return true;
+        if (!select.match(record)) return;
       }
       matched.offer(record ? { entry, record } : { entry });
       if (entry.tag === 0 || entry.tag >= 400) result.errors++;
       result.latency_total_ms += entry.aux2;
-      return true;
     });
     result.total = matched.total;
     result.rows = matched.rows().map(({ entry, record }) => record ?? this.logOf(entry));
