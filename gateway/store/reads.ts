@@ -140,6 +140,14 @@ export interface StoreReads {
   keyStats(key_id: string): KeyStats;
 }
 
+/** A transaction of a read: a live row, or an archived index entry whose row is read on demand. */
+interface TxnCandidate {
+  created_ms: number;
+  seq: number;
+  entry: Entry | null;
+  row: TxnRow | null;
+}
+
 const DAY_MS = 86_400_000;
 /** Rows per chunk of txnChunks (a fraction of a millisecond of reading; the event loop runs between chunks). */
 const ROWS_PER_CHUNK = 16;
@@ -267,12 +275,7 @@ export class JsonFileReads implements StoreReads {
         : Object.values(this.store.rows('payment_txns'));
     for (const row of live_rows) if (this.rowMatches(row, select)) live.push(row);
     const list = this.archive.existing('txn', select.account_id ?? ALL);
-    const candidates: Array<{
-      created_ms: number;
-      seq: number;
-      entry: Entry | null;
-      row: TxnRow | null;
-    }> = live.map((row) => ({
+    const candidates: TxnCandidate[] = live.map((row) => ({
       created_ms: Date.parse(row.created_at),
       seq: Infinity,
       entry: null,
@@ -326,21 +329,34 @@ export class JsonFileReads implements StoreReads {
         archived_total = candidates.length - live.length;
       }
     }
+    return this.pickTxns(candidates, select, page, live.length + archived_total);
+  }
+
+  /**
+   * The page of `candidates` (live rows and archived entries of a transactions read), newest
+   * created first, each archived row read only if it is in the page or `select.match` must
+   * test it. `total`: candidates counted without `match`.
+   */
+  private pickTxns(
+    candidates: TxnCandidate[],
+    select: TxnSelect,
+    page: Page | null,
+    total: number,
+  ): { total: number; rows: TxnRow[] } {
     candidates.sort((a, b) => b.created_ms - a.created_ms || b.seq - a.seq);
-    const load = (candidate: (typeof candidates)[number]) =>
+    const load = (candidate: TxnCandidate) =>
       (candidate.row ??= this.archive.txnOf(candidate.entry!) as TxnRow);
     if (select.match) {
       const rows: TxnRow[] = [];
-      let total = 0;
+      let matched = 0;
       for (const candidate of candidates) {
         const row = load(candidate);
         if (candidate.entry && !select.match(row)) continue;
-        total++;
-        if (page === null || (total > page.offset && rows.length < page.limit)) rows.push(row);
+        matched++;
+        if (page === null || (matched > page.offset && rows.length < page.limit)) rows.push(row);
       }
-      return { total, rows };
+      return { total: matched, rows };
     }
-    const total = live.length + archived_total;
     const chosen =
       page === null ? candidates : candidates.slice(page.offset, page.offset + page.limit);
     return { total, rows: chosen.map(load) };
@@ -348,7 +364,7 @@ export class JsonFileReads implements StoreReads {
 
   async *txnChunks(select: TxnSelect, order: 'asc' | 'desc'): AsyncGenerator<TxnRow[]> {
     const desc = order === 'desc';
-    type Candidate = { created_ms: number; seq: number; entry: Entry | null; row: TxnRow | null };
+    type Candidate = TxnCandidate;
     // Pending rows are few (live state); they sort before archived ones of the same creation time.
     let buffer: Candidate[] = [];
     const live_rows =
