@@ -92,12 +92,8 @@ export async function withReportSlot<T>(
   }
 }
 
-async function computeReport(
-  ctx: PaymentsContext,
-  report: ReportName,
-  raw: Record<string, unknown>,
-  scope: Scope,
-): Promise<{ result: ReportResult; format: 'json' | 'csv' }> {
+/** A report's query, validated against what that report takes, and the page it asks for. */
+function parseReportQuery(ctx: PaymentsContext, report: ReportName, raw: Record<string, unknown>) {
   const query = parseWith(
     reportsQuery.extend({
       status: STATUS_BY_REPORT[report],
@@ -124,7 +120,16 @@ async function computeReport(
     limit: query.limit ?? (csv && query.page === undefined ? max : 50),
     order: query.order,
   };
-  const number = searchNumber(query.number ?? query.mobile);
+  return { query, paging, number: searchNumber(query.number ?? query.mobile) };
+}
+
+async function computeReport(
+  ctx: PaymentsContext,
+  report: ReportName,
+  raw: Record<string, unknown>,
+  scope: Scope,
+): Promise<{ result: ReportResult; format: 'json' | 'csv' }> {
+  const { query, paging, number } = parseReportQuery(ctx, report, raw);
   const store = ctx.store;
   await store.readDurable();
   const filter = {

@@ -130,76 +130,91 @@ export async function reportTransactions(
   scope: Scope,
 ): Promise<ReportResult> {
   const page = new PageTaker<PaymentTxn>(paging);
-  const by_status = { success: 0, pending: 0, failed: 0 };
-  const success = { amount: 0, charges: 0, commission: 0 };
-  let count = 0;
-  let held = 0;
-  let refunded = 0;
-  const by_service: Record<
-    string,
-    { count: number; success: number; amount: number; charges: number; commission: number }
-  > = {};
-  const ledger = new Map<string, number>();
-  const add = (account: string, amount: number) =>
-    ledger.set(account, (ledger.get(account) ?? 0) + amount);
+  const totals = new TxnTotals();
   for await (const chunk of transactionChunks(store, filter, scope.account_id, paging.order)) {
     for (const txn of chunk) {
-      count++;
       page.offer(txn);
-      by_status[txn.status]++;
-      const service = (by_service[txn.service] ??= {
-        count: 0,
-        success: 0,
-        amount: 0,
-        charges: 0,
-        commission: 0,
-      });
-      service.count++;
-      if (txn.status === 'pending') held += txn.amount_micros + txn.charges_micros;
-      else if (txn.status === 'failed') refunded += txn.refund?.amount_micros ?? 0;
-      else {
-        success.amount += txn.amount_micros;
-        success.charges += txn.charges_micros;
-        success.commission += txn.commission_micros;
-        service.success++;
-        service.amount += txn.amount_micros;
-        service.charges += txn.charges_micros;
-        service.commission += txn.commission_micros;
-        add(txn.pay_to, txn.amount_micros);
-        if (txn.charges_micros > 0) add(`revenue:${txn.service}`, txn.charges_micros);
-        if (txn.commission_micros > 0) add(`commission:${txn.service}`, -txn.commission_micros);
-      }
+      totals.add(txn);
     }
-  }
-  for (const entry of Object.values(by_service)) {
-    for (const field of ['amount', 'charges', 'commission'] as const)
-      entry[field] = microsToUnits(entry[field]);
   }
   return {
     report: 'transactions',
     columns: [...(showAccount(scope) ? ['account_id'] : []), ...TXN_COLUMNS],
-    total: count,
+    total: totals.count,
     page: paging.page,
     limit: paging.limit,
-    totals: {
-      count,
-      by_status,
+    totals: totals.result(),
+    rows: page.rows.map((t) => txnRow(t, showAccount(scope))),
+  };
+}
+
+/** The transactions report's totals, folded one transaction at a time. */
+class TxnTotals {
+  count = 0;
+  private readonly by_status = { success: 0, pending: 0, failed: 0 };
+  private readonly success = { amount: 0, charges: 0, commission: 0 };
+  private held = 0;
+  private refunded = 0;
+  private readonly by_service: Record<
+    string,
+    { count: number; success: number; amount: number; charges: number; commission: number }
+  > = {};
+  private readonly ledger = new Map<string, number>();
+
+  add(txn: PaymentTxn): void {
+    this.count++;
+    this.by_status[txn.status]++;
+    const service = (this.by_service[txn.service] ??= {
+      count: 0,
+      success: 0,
+      amount: 0,
+      charges: 0,
+      commission: 0,
+    });
+    service.count++;
+    if (txn.status === 'pending') this.held += txn.amount_micros + txn.charges_micros;
+    else if (txn.status === 'failed') this.refunded += txn.refund?.amount_micros ?? 0;
+    else {
+      this.success.amount += txn.amount_micros;
+      this.success.charges += txn.charges_micros;
+      this.success.commission += txn.commission_micros;
+      service.success++;
+      service.amount += txn.amount_micros;
+      service.charges += txn.charges_micros;
+      service.commission += txn.commission_micros;
+      this.post(txn.pay_to, txn.amount_micros);
+      if (txn.charges_micros > 0) this.post(`revenue:${txn.service}`, txn.charges_micros);
+      if (txn.commission_micros > 0) this.post(`commission:${txn.service}`, -txn.commission_micros);
+    }
+  }
+
+  private post(account: string, amount: number): void {
+    this.ledger.set(account, (this.ledger.get(account) ?? 0) + amount);
+  }
+
+  result(): Record<string, unknown> {
+    for (const entry of Object.values(this.by_service)) {
+      for (const field of ['amount', 'charges', 'commission'] as const)
+        entry[field] = microsToUnits(entry[field]);
+    }
+    return {
+      count: this.count,
+      by_status: this.by_status,
       success: {
-        amount: microsToUnits(success.amount),
-        charges: microsToUnits(success.charges),
-        commission: microsToUnits(success.commission),
+        amount: microsToUnits(this.success.amount),
+        charges: microsToUnits(this.success.charges),
+        commission: microsToUnits(this.success.commission),
       },
-      held: microsToUnits(held),
-      refunded: microsToUnits(refunded),
-      by_service,
+      held: microsToUnits(this.held),
+      refunded: microsToUnits(this.refunded),
+      by_service: this.by_service,
       ledger: Object.fromEntries(
-        [...ledger]
+        [...this.ledger]
           .sort(([a], [b]) => a.localeCompare(b))
           .map(([account, amount]) => [account, microsToUnits(amount)]),
       ),
-    },
-    rows: page.rows.map((t) => txnRow(t, showAccount(scope))),
-  };
+    };
+  }
 }
 
 const COMMISSION_COLUMNS = [
@@ -321,7 +336,7 @@ export async function reportWallet(
         return true;
       }
     : undefined;
-  const result = store.reads.wallet(
+  const result = await store.reads.walletInTurns(
     { account_id: scope.account_id, from_ms: filter.from, to_ms: filter.to, match },
     { offset: (paging.page - 1) * paging.limit, limit: paging.limit },
     paging.order,
@@ -396,7 +411,7 @@ export async function reportApiLogs(
   scope: Scope,
 ): Promise<ReportResult> {
   await store.readDurable();
-  const result = store.reads.apiLogs(
+  const result = await store.reads.apiLogsInTurns(
     {
       account_id: scope.account_id,
       from_ms: filter.from,

@@ -117,8 +117,20 @@ export interface StoreReads {
   finalizedSince(since_ms: number): TxnRow[];
   /** Wallet postings with the balance around each, oldest first; `page` null: all in range. */
   wallet(select: WalletSelect, page: Page | null, order: 'asc' | 'desc'): WalletResult;
+  /**
+   * The same answer as `wallet`, its range walked a chunk of entries per turn of the event
+   * loop (taking turns with every other long read, as `txnChunks` does): for reports, whose
+   * range may be every account's whole history.
+   */
+  walletInTurns(
+    select: WalletSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+  ): Promise<WalletResult>;
   /** API log records, by `order` of time; `page` null: all in range. */
   apiLogs(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): LogResult;
+  /** The same answer as `apiLogs`, walked a chunk per turn (see `walletInTurns`). */
+  apiLogsInTurns(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): Promise<LogResult>;
   /** One account's chat usage records (every protocol), by `order` of time; `page` null: all in range. */
   usage(select: UsageSelect, page: Page | null, order: 'asc' | 'desc'): UsageResult;
   /** Audit records, newest first. */
@@ -128,9 +140,48 @@ export interface StoreReads {
   keyStats(key_id: string): KeyStats;
 }
 
+/** A transaction of a read: a live row, or an archived index entry whose row is read on demand. */
+interface TxnCandidate {
+  created_ms: number;
+  seq: number;
+  entry: Entry | null;
+  row: TxnRow | null;
+}
+
 const DAY_MS = 86_400_000;
 /** Rows per chunk of txnChunks (a fraction of a millisecond of reading; the event loop runs between chunks). */
 const ROWS_PER_CHUNK = 16;
+
+/** Index entries walked per turn by the `InTurns` reads. */
+const ENTRIES_PER_TURN = 512;
+
+/**
+ * Visits entries [start, end) of `list` in order, pausing (a `yield`) after each
+ * ENTRIES_PER_TURN of them: the one walk behind a read answered at once (`finish`) and the
+ * same read taking turns with other work (`JsonFileReads.inTurns`).
+ */
+function* walkPausing(
+  list: IndexList,
+  start: number,
+  end: number,
+  visit: (entry: Entry) => void,
+): Generator<void, void, void> {
+  for (let low = start; low < end; low += ENTRIES_PER_TURN) {
+    if (low > start) yield;
+    list.walk(low, Math.min(end, low + ENTRIES_PER_TURN), (entry) => {
+      visit(entry);
+      return true;
+    });
+  }
+}
+
+/** Runs a pausing walk to its end without pausing. */
+function finish<T>(walk: Generator<void, T, void>): T {
+  for (;;) {
+    const step = walk.next();
+    if (step.done) return step.value;
+  }
+}
 
 function range(
   list: IndexList,
@@ -203,6 +254,15 @@ export class JsonFileReads implements StoreReads {
     return turn;
   }
 
+  /** Runs a pausing walk, one stretch of it per turn handed out by `nextTurn`. */
+  private async inTurns<T>(walk: Generator<void, T, void>): Promise<T> {
+    for (;;) {
+      const step = walk.next();
+      if (step.done) return step.value;
+      await this.nextTurn();
+    }
+  }
+
   private get archive(): Archive {
     return this.store.archive;
   }
@@ -215,12 +275,7 @@ export class JsonFileReads implements StoreReads {
         : Object.values(this.store.rows('payment_txns'));
     for (const row of live_rows) if (this.rowMatches(row, select)) live.push(row);
     const list = this.archive.existing('txn', select.account_id ?? ALL);
-    const candidates: Array<{
-      created_ms: number;
-      seq: number;
-      entry: Entry | null;
-      row: TxnRow | null;
-    }> = live.map((row) => ({
+    const candidates: TxnCandidate[] = live.map((row) => ({
       created_ms: Date.parse(row.created_at),
       seq: Infinity,
       entry: null,
@@ -274,21 +329,34 @@ export class JsonFileReads implements StoreReads {
         archived_total = candidates.length - live.length;
       }
     }
+    return this.pickTxns(candidates, select, page, live.length + archived_total);
+  }
+
+  /**
+   * The page of `candidates` (live rows and archived entries of a transactions read), newest
+   * created first, each archived row read only if it is in the page or `select.match` must
+   * test it. `total`: candidates counted without `match`.
+   */
+  private pickTxns(
+    candidates: TxnCandidate[],
+    select: TxnSelect,
+    page: Page | null,
+    total: number,
+  ): { total: number; rows: TxnRow[] } {
     candidates.sort((a, b) => b.created_ms - a.created_ms || b.seq - a.seq);
-    const load = (candidate: (typeof candidates)[number]) =>
+    const load = (candidate: TxnCandidate) =>
       (candidate.row ??= this.archive.txnOf(candidate.entry!) as TxnRow);
     if (select.match) {
       const rows: TxnRow[] = [];
-      let total = 0;
+      let matched = 0;
       for (const candidate of candidates) {
         const row = load(candidate);
         if (candidate.entry && !select.match(row)) continue;
-        total++;
-        if (page === null || (total > page.offset && rows.length < page.limit)) rows.push(row);
+        matched++;
+        if (page === null || (matched > page.offset && rows.length < page.limit)) rows.push(row);
       }
-      return { total, rows };
+      return { total: matched, rows };
     }
-    const total = live.length + archived_total;
     const chosen =
       page === null ? candidates : candidates.slice(page.offset, page.offset + page.limit);
     return { total, rows: chosen.map(load) };
@@ -296,7 +364,7 @@ export class JsonFileReads implements StoreReads {
 
   async *txnChunks(select: TxnSelect, order: 'asc' | 'desc'): AsyncGenerator<TxnRow[]> {
     const desc = order === 'desc';
-    type Candidate = { created_ms: number; seq: number; entry: Entry | null; row: TxnRow | null };
+    type Candidate = TxnCandidate;
     // Pending rows are few (live state); they sort before archived ones of the same creation time.
     let buffer: Candidate[] = [];
     const live_rows =
@@ -390,6 +458,22 @@ export class JsonFileReads implements StoreReads {
   }
 
   wallet(select: WalletSelect, page: Page | null, order: 'asc' | 'desc'): WalletResult {
+    return finish(this.walletWalk(select, page, order));
+  }
+
+  walletInTurns(
+    select: WalletSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+  ): Promise<WalletResult> {
+    return this.inTurns(this.walletWalk(select, page, order));
+  }
+
+  private *walletWalk(
+    select: WalletSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+  ): Generator<void, WalletResult, void> {
     const list = this.archive.existing('wal', select.account_id ?? ALL);
     const single = select.account_id !== null;
     const result: WalletResult = {
@@ -433,13 +517,12 @@ export class JsonFileReads implements StoreReads {
     }
     const matched = new PagePick<Entry>(page, order);
     let first: Entry | null = null;
-    list.walk(start, end, (entry) => {
-      if (select.match && !select.match(this.archive.postingOf(entry))) return true;
+    yield* walkPausing(list, start, end, (entry) => {
+      if (select.match && !select.match(this.archive.postingOf(entry))) return;
       first ??= entry;
       matched.offer(entry);
       if (entry.tag >= 0) result.credits_micros += entry.tag;
       else result.debits_micros -= entry.tag;
-      return true;
     });
     const opening = first as Entry | null;
     if (select.match && single && opening) result.opening_micros = opening.aux - opening.tag;
@@ -449,6 +532,18 @@ export class JsonFileReads implements StoreReads {
   }
 
   apiLogs(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): LogResult {
+    return finish(this.apiLogsWalk(select, page, order));
+  }
+
+  apiLogsInTurns(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): Promise<LogResult> {
+    return this.inTurns(this.apiLogsWalk(select, page, order));
+  }
+
+  private *apiLogsWalk(
+    select: LogSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+  ): Generator<void, LogResult, void> {
     const list = this.archive.existing('log', select.account_id ?? ALL);
     const result: LogResult = { total: 0, errors: 0, latency_total_ms: 0, rows: [] };
     if (!list) return result;
@@ -458,28 +553,27 @@ export class JsonFileReads implements StoreReads {
     const service_code =
       select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
     const matched = new PagePick<{ entry: Entry; record?: HistoryRecord }>(page, order);
-    list.walk(start, end, (entry) => {
-      if (select.status !== undefined && !statusMatches(entry.tag, select.status)) return true;
-      if (method_code !== null && Math.floor(entry.aux / 8) !== method_code) return true;
+    yield* walkPausing(list, start, end, (entry) => {
+      if (select.status !== undefined && !statusMatches(entry.tag, select.status)) return;
+      if (method_code !== null && Math.floor(entry.aux / 8) !== method_code) return;
       let record: HistoryRecord | undefined;
       if (service_code !== null && entry.aux % 8 !== service_code) {
         // Outbound calls (webhooks) name their transaction, not a path: its service decides.
-        if (entry.aux % 8 !== 0) return true;
+        if (entry.aux % 8 !== 0) return;
         record = this.logOf(entry);
         if (
           record.direction !== 'outbound' ||
           this.store.get('payment_txns', String(record.txn_id))?.service !== select.service
         )
-          return true;
+          return;
       }
       if (select.match) {
         record ??= this.logOf(entry);
-        if (!select.match(record)) return true;
+        if (!select.match(record)) return;
       }
       matched.offer(record ? { entry, record } : { entry });
       if (entry.tag === 0 || entry.tag >= 400) result.errors++;
       result.latency_total_ms += entry.aux2;
-      return true;
     });
     result.total = matched.total;
     result.rows = matched.rows().map(({ entry, record }) => record ?? this.logOf(entry));
