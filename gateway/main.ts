@@ -213,6 +213,24 @@ async function serve(config: Config): Promise<void> {
   if (server instanceof HttpsServer) reloadTlsOnSighup(server, config, logger);
   payments.start(); // status checks of pending transactions (also those from before a restart), webhooks
 
+  stopOnSignals(server, config, logger, async () => {
+    await payments.stop(); // provider calls still in flight stay pending, for the status checks after restart
+    await chat.close();
+    await llm.close(); // upstream connection pools
+    await store.close();
+  });
+}
+
+/**
+ * On SIGTERM or SIGINT: stop accepting, let open requests finish (cut after the grace), then
+ * close the rooms (`closeRooms`, in its order) and exit 0.
+ */
+function stopOnSignals(
+  server: ReturnType<typeof createHttpServer>,
+  config: Config,
+  logger: Logger,
+  closeRooms: () => Promise<void>,
+): void {
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -224,10 +242,7 @@ async function serve(config: Config): Promise<void> {
     const force = setTimeout(() => server.closeAllConnections(), config.limits.shutdown_grace_ms);
     force.unref();
     await closed;
-    await payments.stop(); // provider calls still in flight stay pending, for the status checks after restart
-    await chat.close();
-    await llm.close(); // upstream connection pools
-    await store.close();
+    await closeRooms();
     logger.info({ msg: 'stopped' });
     process.exit(0);
   };

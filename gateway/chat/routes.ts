@@ -426,14 +426,7 @@ export class ChatService {
           signal,
         });
       } catch (error) {
-        await this.finish(
-          call,
-          signal.aborted ? estimated(body.prompt_tokens_estimate, 0) : ZERO,
-          signal.aborted ? 'client_closed' : 'upstream_error',
-          null,
-          false,
-        );
-        throw toApiError(error);
+        throw await this.unrouted(call, body.prompt_tokens_estimate, signal.aborted, false, error);
       }
       const prompt_tokens = routed.value.usage?.prompt_tokens ?? body.prompt_tokens_estimate;
       const usage: Usage = {
@@ -460,12 +453,7 @@ export class ChatService {
           tier.id,
         ),
       );
-      res.writeHead(200, {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': Buffer.byteLength(text),
-        ...this.billHeaders(call, settlement),
-      });
-      res.end(text);
+      this.answerJson(res, call, settlement, text);
     } finally {
       end();
     }
@@ -528,14 +516,13 @@ export class ChatService {
       );
     } catch (error) {
       const aborted = call.engine_request.signal.aborted;
-      await this.finish(
+      throw await this.unrouted(
         call,
-        aborted ? estimated(call.engine_request.prompt_tokens_estimate, 0) : ZERO,
-        aborted ? 'client_closed' : 'upstream_error',
-        null,
+        call.engine_request.prompt_tokens_estimate,
+        aborted,
         true,
+        error,
       );
-      throw toApiError(error);
     }
     if ('chat' in routed.value) return this.relay(res, call, routed.value.chat, routed.target);
     const value = routed.value.native as Extract<NativeAnswer, { kind: 'stream' }>;
@@ -552,10 +539,7 @@ export class ChatService {
         for (const event of relay.push(next.value)) await sse.event(event.data, event.event);
       }
     } catch (error) {
-      failure =
-        error instanceof UpstreamError
-          ? error
-          : new UpstreamError('invalid_response', String(error), null, { cause: error });
+      failure = asUpstreamError(error);
     } finally {
       if (failure || call.engine_request.signal.aborted)
         await value.rest.return?.().catch(() => undefined);
@@ -621,48 +605,60 @@ export class ChatService {
     return { max_output_tokens: limit, free_tokens: prompt_tokens_estimate + limit * choices };
   }
 
+  /** A JSON request a target of its tier speaks natively: its answer as sent, or a chat target's completion. */
+  private async completeNative(
+    call: Call,
+    native: NativeRequest,
+  ): Promise<{
+    completion: UpstreamCompletion;
+    target: string;
+    native_body: Record<string, unknown> | null;
+  }> {
+    const routed = await this.router.each<{ native: NativeAnswer } | { chat: UpstreamCompletion }>(
+      call.tier.targets,
+      native,
+      async (engine) => {
+        if (!engine.native || !engine.protocols?.has(native.protocol))
+          return { chat: await engine.complete(call.engine_request) };
+        const answer = await engine.native(native);
+        if (answer.kind !== 'json')
+          throw new UpstreamError(
+            'invalid_response',
+            'the upstream answered a JSON request with a stream',
+          );
+        return { native: answer };
+      },
+    );
+    const value = routed.value;
+    if ('native' in value) {
+      const native_body = (value.native as { body: Record<string, unknown> }).body;
+      const completion = { choices: [] } as unknown as UpstreamCompletion;
+      return { completion, target: routed.target, native_body };
+    }
+    return { completion: value.chat, target: routed.target, native_body: null };
+  }
+
   private async plain(res: Res, call: Call): Promise<void> {
     let completion: UpstreamCompletion;
     let target: string;
     const native = this.nativeRequest(call, false);
     let native_body: Record<string, unknown> | null = null;
     try {
-      if (native) {
-        const routed = await this.router.each<
-          { native: NativeAnswer } | { chat: UpstreamCompletion }
-        >(call.tier.targets, native, async (engine) => {
-          if (!engine.native || !engine.protocols?.has(native.protocol))
-            return { chat: await engine.complete(call.engine_request) };
-          const answer = await engine.native(native);
-          if (answer.kind !== 'json')
-            throw new UpstreamError(
-              'invalid_response',
-              'the upstream answered a JSON request with a stream',
-            );
-          return { native: answer };
-        });
-        const value = routed.value;
-        target = routed.target;
-        if ('native' in value) {
-          native_body = (value.native as { body: Record<string, unknown> }).body;
-          completion = { choices: [] } as unknown as UpstreamCompletion;
-        } else completion = value.chat;
-      } else {
+      if (native) ({ completion, target, native_body } = await this.completeNative(call, native));
+      else {
         const routed = await this.router.complete(call.tier.targets, call.engine_request);
         completion = routed.value;
         target = routed.target;
       }
     } catch (error) {
       const aborted = call.engine_request.signal.aborted;
-      // Nothing was generated for this client; a client that left pays for its prompt, which the upstream read.
-      await this.finish(
+      throw await this.unrouted(
         call,
-        aborted ? estimated(call.engine_request.prompt_tokens_estimate, 0) : ZERO,
-        aborted ? 'client_closed' : 'upstream_error',
-        null,
+        call.engine_request.prompt_tokens_estimate,
+        aborted,
         false,
+        error,
       );
-      throw toApiError(error);
     }
     // The answer is counted and serialized before anything is billed on it: one that cannot
     // be (nested too deep for JSON.stringify) is an upstream failure, which costs nothing.
@@ -704,12 +700,38 @@ export class ChatService {
     const text = call.body.bill_in_body
       ? `${answer_text.slice(0, -1)},"x_aihub":${JSON.stringify(this.xAihub(call, usage, settlement, target))}}`
       : answer_text;
+    this.answerJson(res, call, settlement, text);
+  }
+
+  /** A non-streamed answer, with its bill in the headers. */
+  private answerJson(res: Res, call: Settling, settlement: Settlement, text: string): void {
     res.writeHead(200, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(text),
       ...this.billHeaders(call, settlement),
     });
     res.end(text);
+  }
+
+  /**
+   * Settles a request no target answered and returns the error for the client. Nothing was
+   * generated for it; a client that left pays for its prompt, which the upstream read.
+   */
+  private async unrouted(
+    call: Settling,
+    prompt_tokens_estimate: number,
+    aborted: boolean,
+    stream: boolean,
+    error: unknown,
+  ): Promise<ApiError> {
+    await this.finish(
+      call,
+      aborted ? estimated(prompt_tokens_estimate, 0) : ZERO,
+      aborted ? 'client_closed' : 'upstream_error',
+      null,
+      stream,
+    );
+    return toApiError(error);
   }
 
   /** The bill of a non-streamed answer, for clients that cannot read an extra body field. */
@@ -732,14 +754,13 @@ export class ChatService {
       target = routed.target;
     } catch (error) {
       const aborted = call.engine_request.signal.aborted;
-      await this.finish(
+      throw await this.unrouted(
         call,
-        aborted ? estimated(call.engine_request.prompt_tokens_estimate, 0) : ZERO,
-        aborted ? 'client_closed' : 'upstream_error',
-        null,
+        call.engine_request.prompt_tokens_estimate,
+        aborted,
         true,
+        error,
       );
-      throw toApiError(error);
     }
     await this.relay(res, call, opened, target);
   }
@@ -791,10 +812,7 @@ export class ChatService {
         await relay(next.value);
       }
     } catch (error) {
-      failure =
-        error instanceof UpstreamError
-          ? error
-          : new UpstreamError('invalid_response', String(error), null, { cause: error });
+      failure = asUpstreamError(error);
     } finally {
       if (failure || call.engine_request.signal.aborted)
         await opened.rest.return?.().catch(() => undefined);
@@ -1094,6 +1112,13 @@ function countCompletion(completion: UpstreamCompletion): number {
     if (tool_calls) tokens += countTextTokens(toolCallText(tool_calls));
   }
   return tokens;
+}
+
+/** What ended a stream early, as an upstream failure. */
+function asUpstreamError(error: unknown): UpstreamError {
+  return error instanceof UpstreamError
+    ? error
+    : new UpstreamError('invalid_response', String(error), null, { cause: error });
 }
 
 function toApiError(error: unknown): ApiError {

@@ -67,73 +67,7 @@ export function buildOpenApi(
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
-    const parameters: unknown[] = [...route.path.matchAll(/:([A-Za-z_]+)/g)].map((match) => ({
-      name: match[1],
-      in: 'path',
-      required: true,
-      schema: { type: 'string' },
-    }));
-    if (route.query) {
-      const schema = jsonSchema(route.query) as {
-        properties?: Record<string, unknown>;
-        required?: string[];
-      };
-      for (const [name, property] of Object.entries(schema.properties ?? {})) {
-        parameters.push({
-          name,
-          in: 'query',
-          required: schema.required?.includes(name) ?? false,
-          schema: property,
-        });
-      }
-    }
-    const error_ref = {
-      $ref: `#/components/schemas/${path.startsWith('/api') ? 'PaymentsError' : 'OpenAIError'}`,
-    };
-    const responses: Record<string, unknown> = {
-      [route.success.status]: {
-        description: route.success.description,
-        ...(route.success.status === 204
-          ? {}
-          : { content: { [route.success.content_type ?? 'application/json']: { schema: {} } } }),
-      },
-    };
-    const errors: Record<number, string> = {};
-    if (route.body || route.query) errors[400] = 'invalid input; the error names the field';
-    if (route.body) errors[413] = 'body too large';
-    if (route.auth === 'api_key') {
-      errors[401] = route.path.startsWith('/api/')
-        ? 'no key, or an unknown or revoked key; for an account with request signing, a missing, wrong, stale or replayed X-AIHub-Signature'
-        : 'no key, or an unknown or revoked key';
-    }
-    if (route.auth === 'admin') {
-      errors[401] = 'no or wrong admin token';
-      errors[429] = 'too many wrong admin tokens from this address (Retry-After)';
-    }
-    Object.assign(errors, route.errors);
-    for (const [status, description] of Object.entries(errors)) {
-      responses[status] = { description, content: { 'application/json': { schema: error_ref } } };
-    }
-    (paths[path] ??= {})[route.method] = {
-      tags: [route.tag],
-      summary: route.summary,
-      security:
-        route.auth === 'api_key'
-          ? [{ bearer: [] }, { apiKey: [] }]
-          : route.auth === 'admin'
-            ? [{ admin: [] }]
-            : [],
-      ...(parameters.length ? { parameters } : {}),
-      ...(route.body
-        ? {
-            requestBody: {
-              required: true,
-              content: { 'application/json': { schema: jsonSchema(route.body) } },
-            },
-          }
-        : {}),
-      responses,
-    };
+    (paths[path] ??= {})[route.method] = operationOf(route, path);
   }
   return {
     openapi: '3.1.0',
@@ -153,4 +87,87 @@ export function buildOpenApi(
     },
     paths,
   };
+}
+
+/** One route as an OpenAPI operation: tags, security, parameters, body and responses. */
+function operationOf(route: RouteDoc, path: string): Record<string, unknown> {
+  const parameters = parametersOf(route);
+  const responses = responsesOf(route, path);
+  return {
+    tags: [route.tag],
+    summary: route.summary,
+    security:
+      route.auth === 'api_key'
+        ? [{ bearer: [] }, { apiKey: [] }]
+        : route.auth === 'admin'
+          ? [{ admin: [] }]
+          : [],
+    ...(parameters.length ? { parameters } : {}),
+    ...(route.body
+      ? {
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: jsonSchema(route.body) } },
+          },
+        }
+      : {}),
+    responses,
+  };
+}
+
+/** The path's `:name` segments, then the query schema's fields. */
+function parametersOf(route: RouteDoc): unknown[] {
+  const parameters: unknown[] = [...route.path.matchAll(/:([A-Za-z_]+)/g)].map((match) => ({
+    name: match[1],
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
+  if (route.query) {
+    const schema = jsonSchema(route.query) as {
+      properties?: Record<string, unknown>;
+      required?: string[];
+    };
+    for (const [name, property] of Object.entries(schema.properties ?? {})) {
+      parameters.push({
+        name,
+        in: 'query',
+        required: schema.required?.includes(name) ?? false,
+        schema: property,
+      });
+    }
+  }
+  return parameters;
+}
+
+/** The success response, then the errors every route of its kind can answer, then its own. */
+function responsesOf(route: RouteDoc, path: string): Record<string, unknown> {
+  const error_ref = {
+    $ref: `#/components/schemas/${path.startsWith('/api') ? 'PaymentsError' : 'OpenAIError'}`,
+  };
+  const responses: Record<string, unknown> = {
+    [route.success.status]: {
+      description: route.success.description,
+      ...(route.success.status === 204
+        ? {}
+        : { content: { [route.success.content_type ?? 'application/json']: { schema: {} } } }),
+    },
+  };
+  const errors: Record<number, string> = {};
+  if (route.body || route.query) errors[400] = 'invalid input; the error names the field';
+  if (route.body) errors[413] = 'body too large';
+  if (route.auth === 'api_key') {
+    errors[401] = route.path.startsWith('/api/')
+      ? 'no key, or an unknown or revoked key; for an account with request signing, a missing, wrong, stale or replayed X-AIHub-Signature'
+      : 'no key, or an unknown or revoked key';
+  }
+  if (route.auth === 'admin') {
+    errors[401] = 'no or wrong admin token';
+    errors[429] = 'too many wrong admin tokens from this address (Retry-After)';
+  }
+  Object.assign(errors, route.errors);
+  for (const [status, description] of Object.entries(errors)) {
+    responses[status] = { description, content: { 'application/json': { schema: error_ref } } };
+  }
+  return responses;
 }

@@ -348,21 +348,7 @@ export class Archive {
   ): Promise<Archive> {
     const archive = new Archive(data_dir, journal_dir);
     const dir = join(data_dir, INDEX_DIR);
-    let manifest = await archive.manifest_file.read();
-    if (manifest && (manifest.format !== 'aihub-index' || (manifest.version as number) > 2))
-      throw new CorruptStoreError(
-        `${join(dir, MANIFEST)} is not an AIHub index manifest of version 1 or 2`,
-      );
-    if (manifest && (manifest.version as number) === 1) {
-      if (options.read_only)
-        throw new CorruptStoreError(
-          `the indexes in ${dir} are of version 1; start the gateway once to rebuild them`,
-        );
-      options.warn?.(
-        `the indexes in ${dir} are of version 1 (id buckets); indexing the journal again for version 2 (id runs)`,
-      );
-      manifest = null;
-    }
+    const manifest = await archive.readManifest(dir, options);
     if (!manifest) {
       if (!options.read_only) {
         for (const kind of existsSync(dir) ? readdirSync(dir) : [])
@@ -378,14 +364,52 @@ export class Archive {
     archive.tiers.push(...manifest.tiers);
     for (const [key_id, [requests, cost_micros, last_used]] of Object.entries(manifest.keys))
       archive.keys.set(key_id, { requests, cost_micros, last_used });
+    const { known, short } = archive.openLists(manifest, options.read_only === true);
+    const damaged_runs = archive.ids.open(manifest.runs, options.read_only === true);
+    if (short.length > 0 || damaged_runs.length > 0)
+      archive.repairShort(dir, manifest.seq, short, damaged_runs, options);
+    if (!options.read_only) removeUnknownLists(dir, known);
+    return archive;
+  }
+
+  /** The manifest, if it is one this gateway reads; null for one of version 1 (indexed again). */
+  private async readManifest(
+    dir: string,
+    options: { read_only?: boolean; warn?: (message: string) => void },
+  ): Promise<Manifest | null> {
+    let manifest = await this.manifest_file.read();
+    if (manifest && (manifest.format !== 'aihub-index' || (manifest.version as number) > 2))
+      throw new CorruptStoreError(
+        `${join(dir, MANIFEST)} is not an AIHub index manifest of version 1 or 2`,
+      );
+    if (manifest && (manifest.version as number) === 1) {
+      if (options.read_only)
+        throw new CorruptStoreError(
+          `the indexes in ${dir} are of version 1; start the gateway once to rebuild them`,
+        );
+      options.warn?.(
+        `the indexes in ${dir} are of version 1 (id buckets); indexing the journal again for version 2 (id runs)`,
+      );
+      manifest = null;
+    }
+    return manifest;
+  }
+
+  /**
+   * Each list of the manifest as it says: longer ones cut back (unless read only), shorter ones
+   * (damage) kept to their whole entries and named in `short`; `known` holds their files.
+   */
+  private openLists(
+    manifest: Manifest,
+    read_only: boolean,
+  ): { known: Set<string>; short: string[] } {
     const known = new Set<string>();
     const short: string[] = [];
     for (const [key, [count, last_ts, last_aux, tags]] of Object.entries(manifest.lists)) {
-      const list = archive.list(key);
+      const list = this.list(key);
       known.add(list.file);
       const size = existsSync(list.file) ? statSync(list.file).size : 0;
-      if (size > count * ENTRY_BYTES && !options.read_only)
-        truncateList(list.file, count * ENTRY_BYTES);
+      if (size > count * ENTRY_BYTES && !read_only) truncateList(list.file, count * ENTRY_BYTES);
       if (size < count * ENTRY_BYTES) {
         // Damage (lists are fsynced before a manifest names them): whole entries are kept.
         short.push(key);
@@ -395,43 +419,42 @@ export class Archive {
       list.last_aux = last_aux;
       if (tags) list.tag_counts = tags;
     }
-    const damaged_runs = archive.ids.open(manifest.runs, options.read_only === true);
-    if (short.length > 0 || damaged_runs.length > 0) {
-      if (options.read_only)
-        throw new CorruptStoreError(
-          `indexes in ${dir} hold fewer entries than their manifest says; start the gateway once to repair them from the journal`,
-        );
-      // Every list back to the last record the shortest one holds whole.
-      let cut_seq = manifest.seq;
-      for (const key of short) {
-        const list = archive.lists.get(key)!;
-        cut_seq = Math.min(
-          cut_seq,
-          list.disk > 0 ? list.read(list.disk - 1, list.disk)[0]!.seq : 0,
-        );
-      }
-      // A record's ops may fill several entries of one list: the last record is indexed again whole.
-      if (short.length > 0) cut_seq = Math.max(0, cut_seq - 1);
-      for (const list of archive.lists.values()) if (list.count > 0) archive.cutList(list, cut_seq);
-      archive.lists_from = cut_seq;
-      archive.id_ranges = damaged_runs;
-      archive.seq = Math.min(cut_seq, ...damaged_runs.map(([from]) => from - 1));
-      archive.repaired.lists = short.length;
-      archive.repaired.runs = damaged_runs.length;
-      archive.repaired.from_seq = archive.seq;
-      options.warn?.(
-        `${short.length} index lists and ${damaged_runs.length} id runs were shorter than their manifest says (a power loss?); indexing the journal again from record ${archive.seq + 1}`,
+    return { known, short };
+  }
+
+  /**
+   * Lists or id runs shorter than the manifest says: every list goes back to the last record
+   * the shortest one holds whole, and `seq` back to there (or to the first damaged run).
+   */
+  private repairShort(
+    dir: string,
+    manifest_seq: number,
+    short: string[],
+    damaged_runs: Array<[number, number]>,
+    options: { read_only?: boolean; warn?: (message: string) => void },
+  ): void {
+    if (options.read_only)
+      throw new CorruptStoreError(
+        `indexes in ${dir} hold fewer entries than their manifest says; start the gateway once to repair them from the journal`,
       );
+    // Every list back to the last record the shortest one holds whole.
+    let cut_seq = manifest_seq;
+    for (const key of short) {
+      const list = this.lists.get(key)!;
+      cut_seq = Math.min(cut_seq, list.disk > 0 ? list.read(list.disk - 1, list.disk)[0]!.seq : 0);
     }
-    if (!options.read_only) {
-      // Lists begun after the manifest: the journal tail makes them again.
-      for (const kind of existsSync(dir) ? readdirSync(dir) : []) {
-        if (kind === MANIFEST || kind.endsWith('.tmp') || kind === ID_RUN_DIR) continue;
-        for (const name of readdirSync(join(dir, kind)))
-          if (!known.has(join(dir, kind, name))) rmSync(join(dir, kind, name), { force: true });
-      }
-    }
-    return archive;
+    // A record's ops may fill several entries of one list: the last record is indexed again whole.
+    if (short.length > 0) cut_seq = Math.max(0, cut_seq - 1);
+    for (const list of this.lists.values()) if (list.count > 0) this.cutList(list, cut_seq);
+    this.lists_from = cut_seq;
+    this.id_ranges = damaged_runs;
+    this.seq = Math.min(cut_seq, ...damaged_runs.map(([from]) => from - 1));
+    this.repaired.lists = short.length;
+    this.repaired.runs = damaged_runs.length;
+    this.repaired.from_seq = this.seq;
+    options.warn?.(
+      `${short.length} index lists and ${damaged_runs.length} id runs were shorter than their manifest says (a power loss?); indexing the journal again from record ${this.seq + 1}`,
+    );
   }
 
   /** Cuts a list back to its entries of records up to `seq` (entries are in record order), with the figures kept beside it. */
@@ -822,3 +845,12 @@ export interface ArchivedTxn {
 
 // ARCHIVED_TABLES and isArchivedRow live in state.ts, where applyOp needs them without a cycle.
 export { ARCHIVED_TABLES, isArchivedRow };
+
+/** Removes the lists no manifest names (begun after it): the journal tail makes them again. */
+function removeUnknownLists(dir: string, known: Set<string>): void {
+  for (const kind of existsSync(dir) ? readdirSync(dir) : []) {
+    if (kind === MANIFEST || kind.endsWith('.tmp') || kind === ID_RUN_DIR) continue;
+    for (const name of readdirSync(join(dir, kind)))
+      if (!known.has(join(dir, kind, name))) rmSync(join(dir, kind, name), { force: true });
+  }
+}

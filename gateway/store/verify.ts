@@ -79,19 +79,9 @@ export async function verifyDataDir(
   const { state: loaded } = await loadState(data_dir, { repair: false, now: () => new Date() });
 
   // 2. Where the independent replay starts: the last verified point, unless --full.
-  const point_file = new DurableJsonFile<VerifiedPoint>(join(data_dir, VERIFY_FILE));
-  const point = existsSync(join(data_dir, VERIFY_FILE)) ? await point_file.read() : null;
-  const on_disk = listSegments(journal_dir);
-  const sealed: SealedSegment[] = point
-    ? checkSealedSegments(point, on_disk, options.full === true, breach)
-    : [];
-  let chain = sealed.at(-1)?.chain ?? '';
-  const incremental = !options.full && point !== null && breaches.length === 0;
-  const from_seq = incremental ? point!.seq : 0;
-  if (!incremental) {
-    sealed.length = 0;
-    chain = '';
-  }
+  const start = await startingPoint(data_dir, options.full === true, breach, breaches);
+  const { point_file, point, on_disk, sealed, incremental, from_seq } = start;
+  let chain = start.chain;
 
   // 3. The replay from there to the loaded record, checking each posting as it goes.
   const replayed: State = emptyState(loaded.meta.created_at);
@@ -105,39 +95,17 @@ export async function verifyDataDir(
   let expected_seq = from_seq + 1;
   let current_segment = -1;
   let next_point: VerifiedPoint | null = null;
-  const sealSegmentsBefore = (segment_first_seq: number, last_seq: number) => {
-    // Every segment before this one is sealed and now replayed whole: record it.
-    for (const file of on_disk) {
-      if (file.first_seq >= segment_first_seq) break;
-      if (sealed.some((s) => s.first_seq === file.first_seq)) continue;
-      const following = on_disk[on_disk.indexOf(file) + 1]!;
-      const sha256 = sha256File(file.file);
-      chain = chainOf(chain, sha256);
-      sealed.push({
-        first_seq: file.first_seq,
-        last_seq: following.first_seq - 1,
-        bytes: statSync(file.file).size,
-        sha256,
-        chain,
-      });
-    }
-    const open_holds = [...hold_steps].filter(([, step]) => step === 'open').map(([id]) => id);
-    next_point = {
-      format: 'aihub-verify',
-      version: 1,
-      seq: last_seq,
-      segments: [...sealed],
-      balances: { ...replayed.balances },
-      open_holds,
-    };
-  };
   for (const { record, place } of readJournalPlaced(journal_dir, from_seq, {
     repair: false,
     up_to_seq: loaded.seq,
   })) {
     if (place.segment !== current_segment) {
       if (current_segment !== -1 && breaches.length === 0)
-        sealSegmentsBefore(place.segment, record.s - 1);
+        ({ chain, point: next_point } = sealBefore(
+          { on_disk, sealed, chain, replayed, hold_steps },
+          place.segment,
+          record.s - 1,
+        ));
       current_segment = place.segment;
     }
     if (record.s !== expected_seq)
@@ -170,6 +138,77 @@ export async function verifyDataDir(
     seq: loaded.seq,
     sealed_segments: next_point ? (next_point as VerifiedPoint).segments.length : sealed.length,
   };
+}
+
+/**
+ * The verified point the replay starts from, its sealed segments checked against the
+ * journal's segments on disk (returned too); or the journal's start, on --full, with no
+ * point, or when those checks found a breach.
+ */
+async function startingPoint(
+  data_dir: string,
+  full: boolean,
+  breach: (message: string) => void,
+  breaches: readonly string[],
+) {
+  const point_file = new DurableJsonFile<VerifiedPoint>(join(data_dir, VERIFY_FILE));
+  const point = existsSync(join(data_dir, VERIFY_FILE)) ? await point_file.read() : null;
+  const on_disk = listSegments(join(data_dir, JOURNAL_DIR));
+  const sealed: SealedSegment[] = point ? checkSealedSegments(point, on_disk, full, breach) : [];
+  let chain = sealed.at(-1)?.chain ?? '';
+  const incremental = !full && point !== null && breaches.length === 0;
+  const from_seq = incremental ? point!.seq : 0;
+  if (!incremental) {
+    sealed.length = 0;
+    chain = '';
+  }
+  return { point_file, point, on_disk, sealed, chain, incremental, from_seq };
+}
+
+/** What the replay has reached: the segments sealed so far, their hash chain, and the state. */
+interface Replay {
+  on_disk: Array<{ file: string; first_seq: number }>;
+  sealed: SealedSegment[];
+  chain: string;
+  replayed: State;
+  hold_steps: Map<string, 'open' | 'resolved'>;
+}
+
+/**
+ * Every segment before `segment_first_seq` is sealed and now replayed whole: records each one
+ * `sealed` lacks (pushed onto it, its hash chained on), and the verified point at `last_seq`.
+ */
+function sealBefore(
+  replay: Replay,
+  segment_first_seq: number,
+  last_seq: number,
+): { chain: string; point: VerifiedPoint } {
+  const { on_disk, sealed, replayed, hold_steps } = replay;
+  let chain = replay.chain;
+  for (const file of on_disk) {
+    if (file.first_seq >= segment_first_seq) break;
+    if (sealed.some((s) => s.first_seq === file.first_seq)) continue;
+    const following = on_disk[on_disk.indexOf(file) + 1]!;
+    const sha256 = sha256File(file.file);
+    chain = chainOf(chain, sha256);
+    sealed.push({
+      first_seq: file.first_seq,
+      last_seq: following.first_seq - 1,
+      bytes: statSync(file.file).size,
+      sha256,
+      chain,
+    });
+  }
+  const open_holds = [...hold_steps].filter(([, step]) => step === 'open').map(([id]) => id);
+  const point: VerifiedPoint = {
+    format: 'aihub-verify',
+    version: 1,
+    seq: last_seq,
+    segments: [...sealed],
+    balances: { ...replayed.balances },
+    open_holds,
+  };
+  return { chain, point };
 }
 
 /**

@@ -77,36 +77,7 @@ export class BuiltinEngine implements Engine {
         ],
       };
       if (plan.tool_calls) {
-        for (const [call_index, call] of plan.tool_calls.entries()) {
-          yield {
-            choices: [
-              {
-                index,
-                delta: {
-                  tool_calls: [
-                    {
-                      index: call_index,
-                      id: call.id,
-                      type: 'function',
-                      function: { name: call.function.name, arguments: '' },
-                    },
-                  ],
-                },
-                finish_reason: null,
-              },
-            ],
-          };
-          for (const piece of plan.pieces)
-            yield {
-              choices: [
-                {
-                  index,
-                  delta: { tool_calls: [{ index: call_index, function: { arguments: piece } }] },
-                  finish_reason: null,
-                },
-              ],
-            };
-        }
+        yield* toolCallChunks(index, plan.tool_calls, plan.pieces);
       } else {
         for (const [at, piece] of plan.pieces.entries()) {
           if (request.signal.aborted) throw new UpstreamError('aborted', 'the client went away');
@@ -172,6 +143,44 @@ interface Plan {
   stop_reason: string | null;
   tool_calls: ToolCall[] | null;
   logprobs: TokenLogprob[] | null;
+}
+
+/** A choice's tool calls as a stream: each call's id and name, then its arguments piece by piece. */
+function* toolCallChunks(
+  index: number,
+  tool_calls: ToolCall[],
+  pieces: string[],
+): Generator<UpstreamChunk> {
+  for (const [call_index, call] of tool_calls.entries()) {
+    yield {
+      choices: [
+        {
+          index,
+          delta: {
+            tool_calls: [
+              {
+                index: call_index,
+                id: call.id,
+                type: 'function',
+                function: { name: call.function.name, arguments: '' },
+              },
+            ],
+          },
+          finish_reason: null,
+        },
+      ],
+    };
+    for (const piece of pieces)
+      yield {
+        choices: [
+          {
+            index,
+            delta: { tool_calls: [{ index: call_index, function: { arguments: piece } }] },
+            finish_reason: null,
+          },
+        ],
+      };
+  }
 }
 
 function usageOf(request: EngineRequest, plans: Plan[]) {

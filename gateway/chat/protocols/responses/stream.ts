@@ -11,6 +11,7 @@ import {
   type AnswerMeta,
   type SseOut,
   type StreamPresenter,
+  type ToolCallDelta,
   type Usage,
   type XAihub,
 } from '../types.js';
@@ -95,46 +96,47 @@ export class ResponsesStream implements StreamPresenter {
         }),
       );
     }
-    for (const call of toolCallsOf(delta)) {
-      const chat_index = call.index ?? 0;
-      let item =
-        this.open?.type === 'function_call' && this.open.chat_index === chat_index
-          ? this.open
-          : null;
-      if (!item) {
-        this.close(out);
-        const n = this.items.length;
-        item = {
-          type: 'function_call',
-          id: `fc_${this.meta.request_id}_${n}`,
-          call_id: call.id ?? `call_${this.meta.request_id}_${n}`,
-          name: call.function?.name ?? '',
-          arguments: '',
-          chat_index,
-        };
-        this.items.push(item);
-        this.open = item;
-        out.push(
-          this.event('response.output_item.added', {
-            output_index: n,
-            item: this.itemJson(item, 'in_progress'),
-          }),
-        );
-      }
-      const args = call.function?.arguments;
-      if (args) {
-        item.arguments += args;
-        out.push(
-          this.event('response.function_call_arguments.delta', {
-            item_id: item.id,
-            output_index: this.index(item),
-            delta: args,
-          }),
-        );
-      }
-    }
+    for (const call of toolCallsOf(delta)) this.toolCall(out, call);
     if (choice.finish_reason) this.finish_reason = choice.finish_reason;
     return out;
+  }
+
+  /** One tool-call delta: a new call opens its function_call item; then its arguments. */
+  private toolCall(out: SseOut[], call: ToolCallDelta): void {
+    const chat_index = call.index ?? 0;
+    let item =
+      this.open?.type === 'function_call' && this.open.chat_index === chat_index ? this.open : null;
+    if (!item) {
+      this.close(out);
+      const n = this.items.length;
+      item = {
+        type: 'function_call',
+        id: `fc_${this.meta.request_id}_${n}`,
+        call_id: call.id ?? `call_${this.meta.request_id}_${n}`,
+        name: call.function?.name ?? '',
+        arguments: '',
+        chat_index,
+      };
+      this.items.push(item);
+      this.open = item;
+      out.push(
+        this.event('response.output_item.added', {
+          output_index: n,
+          item: this.itemJson(item, 'in_progress'),
+        }),
+      );
+    }
+    const args = call.function?.arguments;
+    if (args) {
+      item.arguments += args;
+      out.push(
+        this.event('response.function_call_arguments.delta', {
+          item_id: item.id,
+          output_index: this.index(item),
+          delta: args,
+        }),
+      );
+    }
   }
 
   finish(usage: Usage, upstream: UpstreamUsage | null, x_aihub: XAihub): SseOut[] {
