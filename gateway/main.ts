@@ -8,7 +8,7 @@ import { createGateway } from './app.js';
 import { createAccounts } from './accounts/index.js';
 import { compileTrustProxy, type TrustProxy } from './accounts/ip-whitelist.js';
 import { createChat } from './chat/routes.js';
-import { Metrics } from './http/metrics.js';
+import { gatewayId, Metrics } from './http/metrics.js';
 import { createDashboard } from './web/router.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { systemClock } from './kernel/clock.js';
@@ -312,6 +312,7 @@ async function openStore(config: Config, warn: (message: string) => void): Promi
       return await openPgStore(config.database_url, {
         replica_dir: replicaDir(config.data_dir),
         lock_dir: config.data_dir,
+        gateway_id: gatewayId(process.env),
         checkpoint_every_records: config.store.checkpoint_every_records,
         checkpoint_interval_ms: config.store.checkpoint_interval_ms,
         segment_bytes: config.store.segment_bytes,
