@@ -16,57 +16,14 @@ import {
   tempDir,
   testDatabaseFor,
   TEST_CLUSTER_URL,
-  type Gateway,
 } from './helpers.ts';
-import { VALID_KYC, paymentsConfig, startPaymentsGateway } from '../support/payments-helpers.ts';
-
-const PDF = Buffer.from(
-  '%PDF-1.4\n1 0 obj << /Type /Catalog /Secret (PAN of Asha Verma) >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n',
-);
-
-async function registerWithWebhookAndKyc(gw: Gateway): Promise<{
-  account_id: string;
-  headers: Record<string, string>;
-  secret: string;
-  document_id: string;
-}> {
-  const registered = await request(`${gw.url}/api/register`, {
-    body: {
-      email: `enc-${Date.now()}@example.com`,
-      password: 'correct horse battery',
-      name: 'Enc',
-    },
-  });
-  assert.equal(registered.status, 201);
-  const { account_id, api_key } = registered.body.data;
-  const headers = { 'x-api-key': api_key };
-  const hook = await request(`${gw.url}/api/webhook`, {
-    method: 'PUT',
-    headers,
-    body: { url: 'http://127.0.0.1:9/hook' },
-  });
-  assert.equal(hook.status, 200);
-  const form = new FormData();
-  for (const [name, value] of Object.entries(VALID_KYC)) form.set(name, value);
-  form.append('pan_document', new Blob([new Uint8Array(PDF)]), 'pan.pdf');
-  const kyc = await fetch(`${gw.url}/api/kyc`, { method: 'POST', headers, body: form });
-  const kyc_body = (await kyc.json()) as any;
-  assert.equal(kyc.status, 200, JSON.stringify(kyc_body));
-  return {
-    account_id,
-    headers,
-    secret: hook.body.data.secret,
-    document_id: kyc_body.data.documents[0].id,
-  };
-}
-
-async function download(gw: Gateway, account_id: string, document_id: string): Promise<Buffer> {
-  const response = await fetch(`${gw.url}/admin/kyc/${account_id}/documents/${document_id}`, {
-    headers: { authorization: `Bearer ${gw.admin_token}` },
-  });
-  assert.equal(response.status, 200);
-  return Buffer.from(await response.arrayBuffer());
-}
+import {
+  PDF,
+  download,
+  paymentsConfig,
+  registerWithWebhookAndKyc,
+  startPaymentsGateway,
+} from '../support/payments-helpers.ts';
 
 function assertNoPlaintext(data_dir: string, secret: string): void {
   for (const file of filesUnder(data_dir)) {
