@@ -68,6 +68,8 @@ const CATCH_UP_PAGE = 2_000;
 const LIVE_POLLS = 5;
 /** Rows of gateways gone this long are deleted (the table stays as small as the fleet). */
 const GONE_AFTER = '1 hour';
+/** How long a closing gateway waits to delete its heartbeat row (else the row lapses). */
+const LEAVE_WAIT_MS = 1_000;
 
 export interface PgStoreOptions extends StoreOptions {
   /** This gateway's name among the live ones (AIHUB_GATEWAY_ID; default hostname:pid). */
@@ -557,11 +559,18 @@ export class PgLog implements SharedLog {
   async close(): Promise<void> {
     const beat = !this.closed;
     this.closed = true;
-    // Leaving: the other gateways count one fewer at their next heartbeat, not after the lapse.
-    if (beat)
-      await this.pool
-        .query('DELETE FROM aihub_gateways WHERE id = $1', [this.gateway_id])
-        .catch(() => {});
+    // Leaving: the other gateways count one fewer at their next heartbeat, not after the
+    // lapse. Bounded: with PostgreSQL down the row simply lapses, and the stop does not wait.
+    if (beat) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.pool
+          .query('DELETE FROM aihub_gateways WHERE id = $1', [this.gateway_id])
+          .catch(() => {}),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, LEAVE_WAIT_MS))),
+      ]);
+      clearTimeout(timer);
+    }
     this.leader = false;
     await this.leader_client?.end().catch(() => {});
     this.leader_client = null;
