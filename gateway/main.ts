@@ -8,7 +8,7 @@ import { createGateway } from './app.js';
 import { createAccounts } from './accounts/index.js';
 import { compileTrustProxy, type TrustProxy } from './accounts/ip-whitelist.js';
 import { createChat } from './chat/routes.js';
-import { Metrics } from './http/metrics.js';
+import { gatewayId, Metrics } from './http/metrics.js';
 import { createDashboard } from './web/router.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { systemClock } from './kernel/clock.js';
@@ -30,7 +30,7 @@ import { resealDocuments, resealSecrets } from './payments/sealing.js';
 const USAGE = `Usage: aihub-gateway [serve] [--port N] [--host H] [--data-dir D] [--config FILE]
        aihub-gateway verify [--data-dir D] [--full] | verify --database-url URL
        aihub-gateway migrate --from-data-dir D --database-url URL   (moves a JSON-file store into PostgreSQL, then checks both sides equal)
-       aihub-gateway rotate-key [--data-dir D]   (gateway stopped: re-seal secrets and eKYC documents under a new key)
+       aihub-gateway rotate-key [--data-dir D] [--database-url URL]   (that gateway stopped: re-seal secrets and eKYC documents under a new key)
 
 Environment: PORT, HOST, AIHUB_DATA_DIR, AIHUB_CONFIG, AIHUB_ADMIN_TOKEN (32+ characters),
 AIHUB_PUBLIC_URL, AIHUB_MODE (sandbox|live), AIHUB_LOG_LEVEL, AIHUB_TLS_CERT_FILE and
@@ -327,6 +327,7 @@ async function openStore(config: Config, warn: (message: string) => void): Promi
       return await openPgStore(config.database_url, {
         replica_dir: replicaDir(config.data_dir),
         lock_dir: config.data_dir,
+        gateway_id: gatewayId(process.env),
         checkpoint_every_records: config.store.checkpoint_every_records,
         checkpoint_interval_ms: config.store.checkpoint_interval_ms,
         segment_bytes: config.store.segment_bytes,
@@ -386,10 +387,18 @@ async function rotateKey(config: Config): Promise<void> {
       sealer = new Sealer(ring);
     }
     const accounts = await resealSecrets(store, sealer);
-    const documents = resealDocuments(store, sealer, config.data_dir);
+    const documents = resealDocuments(store, sealer, config.data_dir, {
+      elsewhere: config.database_url !== undefined,
+    });
     if (source !== 'env') writeKeyFile(config.data_dir, [ring[0]!]);
     process.stdout.write(
-      `${JSON.stringify({ key_id: sealer.current_id, key_source: source === 'env' ? 'AIHUB_ENCRYPTION_KEY' : join(config.data_dir, KEY_FILE), accounts_resealed: accounts, documents_resealed: documents })}\n`,
+      `${JSON.stringify({
+        key_id: sealer.current_id,
+        key_source: source === 'env' ? 'AIHUB_ENCRYPTION_KEY' : join(config.data_dir, KEY_FILE),
+        accounts_resealed: accounts,
+        documents_resealed: documents.resealed,
+        ...(config.database_url ? { documents_elsewhere: documents.elsewhere } : {}),
+      })}\n`,
     );
   } catch (error) {
     await store.close();

@@ -76,9 +76,26 @@ export class ChatMetrics {
     registry: Registry,
     targets: Iterable<string>,
     breakerStates: () => Record<string, BreakerState>,
+    rateShare: () => { share: number; gateways: number } = () => ({ share: 0, gateways: 1 }),
   ) {
     this.registerUpstream(registry, targets, breakerStates);
     this.registerRequests(registry);
+    const share: Gauge = new Gauge({
+      name: 'aihub_chat_rate_limit_share',
+      help: 'Requests per minute per key this gateway admits: the limit, or with several gateways on one database ceil(limit / aihub_gateways_live)',
+      registers: [registry],
+      collect: () => {
+        share.set(rateShare().share);
+      },
+    });
+    const live: Gauge = new Gauge({
+      name: 'aihub_gateways_live',
+      help: 'Gateways on this store with a recent heartbeat, this one included (1 with the JSON-file store)',
+      registers: [registry],
+      collect: () => {
+        live.set(rateShare().gateways);
+      },
+    });
   }
 
   /** Attempts, latency and breaker state per upstream target. */

@@ -128,6 +128,7 @@ export class ChatService {
       deps.metrics?.registry ?? new Registry(),
       this.engines.keys(),
       () => this.router.breakerStates(),
+      () => this.rateShare(),
     );
     this.router = new Router(this.engines, config.breaker, now_ms, this.metrics.attempt);
     this.limiter = new RateLimiter(
@@ -459,13 +460,27 @@ export class ChatService {
     }
   }
 
+  /**
+   * This gateway's share of the per-key limit: the whole limit alone (the JSON-file store),
+   * ceil(limit / live gateways) with several on one database (docs/store-postgres.md).
+   */
+  rateShare(): { share: number; gateways: number } {
+    const gateways = this.deps.store.liveGateways();
+    const limit = this.config.rate_limit.requests_per_minute;
+    return { share: Math.ceil(limit / gateways), gateways };
+  }
+
   private takeRate(key_id: string): void {
+    const { share, gateways } = this.rateShare();
+    this.limiter.setMax(share);
     const rate = this.limiter.take(key_id);
     if (!rate.ok) {
+      const of_it =
+        gateways > 1 ? ` (this gateway's share: ${share}, one of ${gateways} gateways)` : '';
       throw new ApiError(
         429,
         'rate_limit_exceeded',
-        `rate limit of ${this.config.rate_limit.requests_per_minute} requests per minute reached for this key; retry after ${rate.retry_after_s} s`,
+        `rate limit of ${this.config.rate_limit.requests_per_minute} requests per minute${of_it} reached for this key; retry after ${rate.retry_after_s} s`,
         null,
         'rate_limit_exceeded',
         {

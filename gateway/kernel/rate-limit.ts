@@ -15,6 +15,11 @@ export interface RateRule {
   refill: 'steady' | 'sliding';
 }
 
+function checkMax(max: number): void {
+  if (!Number.isInteger(max) || max < 0)
+    throw new RangeError(`rate limit max must be a whole number ≥ 0, not ${max}`);
+}
+
 export interface RateDecision {
   ok: boolean;
   /** Whole seconds until one more event would be allowed (for `Retry-After`); 0 when allowed now. */
@@ -32,21 +37,36 @@ interface Bucket {
 
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
-  private readonly per_ms: number;
+  private per_ms: number;
   private readonly now_ms: () => number;
   private readonly max_keys: number;
 
   constructor(
-    private readonly rule: RateRule,
+    private rule: RateRule,
     options: { now_ms?: () => number; max_keys?: number } = {},
   ) {
-    if (!Number.isInteger(rule.max) || rule.max < 0)
-      throw new RangeError(`rate limit max must be a whole number ≥ 0, not ${rule.max}`);
+    checkMax(rule.max);
     if (!(rule.window_ms > 0))
       throw new RangeError(`rate limit window must be > 0 ms, not ${rule.window_ms}`);
     this.per_ms = rule.max / rule.window_ms;
     this.now_ms = options.now_ms ?? Date.now;
     this.max_keys = options.max_keys ?? 100_000;
+  }
+
+  /** The limit now in force (events per window). */
+  get max(): number {
+    return this.rule.max;
+  }
+
+  /**
+   * Changes the limit (a gateway's share when the number of gateways changes). A steady
+   * bucket holding more tokens than the new limit keeps the new limit; tokens spent stay spent.
+   */
+  setMax(max: number): void {
+    checkMax(max);
+    if (max === this.rule.max) return;
+    this.rule = { ...this.rule, max };
+    this.per_ms = max / this.rule.window_ms;
   }
 
   /** Spends a token when one is there; says how long to wait when none is. */

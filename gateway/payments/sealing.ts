@@ -2,7 +2,15 @@
 // signing secrets and eKYC documents, each bound to its place by its additional data. Start-up
 // seals what an older gateway left in plaintext (or under an older key); `aihub-gateway
 // rotate-key` also re-seals every document.
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeSync,
+} from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import type { Store } from '../store/store.js';
@@ -82,12 +90,27 @@ export function writePrivateFile(file: string, bytes: Buffer): void {
   fsyncDirectory(dirname(file));
 }
 
-/** Re-seals every eKYC document not sealed with the current key; returns how many files changed. */
-export function resealDocuments(store: Store, sealer: Sealer, data_dir: string): number {
+/**
+ * Re-seals every eKYC document not sealed with the current key: `resealed` files changed. With
+ * `elsewhere` (the PostgreSQL store, where each gateway keeps the documents it received in its
+ * own data dir), a document missing here is counted in `elsewhere` rather than failing: its
+ * gateway's rotate-key re-seals it.
+ */
+export function resealDocuments(
+  store: Store,
+  sealer: Sealer,
+  data_dir: string,
+  options: { elsewhere?: boolean } = {},
+): { resealed: number; elsewhere: number } {
   let changed = 0;
+  let elsewhere = 0;
   for (const submission of Object.values(store.rows('kyc_submissions'))) {
     for (const document of submission.documents) {
       const file = join(data_dir, document.path);
+      if (options.elsewhere && !existsSync(file)) {
+        elsewhere++;
+        continue;
+      }
       const stored = readFileSync(file);
       if (sealer.isCurrentBytes(stored)) continue;
       writePrivateFile(
@@ -100,5 +123,5 @@ export function resealDocuments(store: Store, sealer: Sealer, data_dir: string):
       changed++;
     }
   }
-  return changed;
+  return { resealed: changed, elsewhere };
 }

@@ -192,48 +192,7 @@ export async function migrateDataDir(
       repair: false,
       up_to_seq: source.seq,
     });
-    const client = await pool.connect();
-    client.on('error', () => {}); // the query in flight fails with it
-    let count = 0;
-    try {
-      await client.query('BEGIN');
-      const head = await client.query<{ seq: string }>(
-        'SELECT seq FROM aihub_head WHERE id = 1 FOR UPDATE',
-      );
-      if (Number(head.rows[0]!.seq) !== 0)
-        throw new Error(
-          `the database already holds an AIHub store (at record ${head.rows[0]!.seq}): migrate into an empty database`,
-        );
-      const state = emptyState(source.meta.created_at);
-      let chunk: JournalRecord[] = [];
-      const flush = async () => {
-        if (chunk.length === 0) return;
-        await writeRecords(client, chunk, [], state);
-        chunk = [];
-      };
-      for (const { record } of records) {
-        if (record.s !== count + 1)
-          throw new Error(
-            `the journal holds record ${record.s} where ${count + 1} belongs: its earlier history is missing, so it cannot be moved whole`,
-          );
-        for (const op of record.ops) applyOp(state, op);
-        state.seq = record.s;
-        count = record.s;
-        chunk.push(record);
-        if (chunk.length >= 1_000) await flush();
-      }
-      await flush();
-      if (count !== source.seq)
-        throw new Error(
-          `the journal ends at record ${count} but the data dir's state is at ${source.seq}`,
-        );
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+    const count = await copyJournal(pool, records, source);
     const verify = await verifyPg(database_url);
     const differences = [
       ...verify.breaches.map((b) => `database: ${b}`),
@@ -254,6 +213,61 @@ export async function migrateDataDir(
     await pool.end().catch(() => {});
     release();
   }
+}
+
+/**
+ * Copies the journal's records into an empty database in one transaction (refused when the
+ * database already holds a store, or when the journal does not run 1..source.seq); returns
+ * the last record's sequence number.
+ */
+async function copyJournal(
+  pool: pg.Pool,
+  records: Iterable<{ record: JournalRecord }>,
+  source: State,
+): Promise<number> {
+  const client = await pool.connect();
+  client.on('error', () => {}); // the query in flight fails with it
+  let count = 0;
+  try {
+    await client.query('BEGIN');
+    const head = await client.query<{ seq: string }>(
+      'SELECT seq FROM aihub_head WHERE id = 1 FOR UPDATE',
+    );
+    if (Number(head.rows[0]!.seq) !== 0)
+      throw new Error(
+        `the database already holds an AIHub store (at record ${head.rows[0]!.seq}): migrate into an empty database`,
+      );
+    const state = emptyState(source.meta.created_at);
+    let chunk: JournalRecord[] = [];
+    const flush = async () => {
+      if (chunk.length === 0) return;
+      await writeRecords(client, chunk, [], state);
+      chunk = [];
+    };
+    for (const { record } of records) {
+      if (record.s !== count + 1)
+        throw new Error(
+          `the journal holds record ${record.s} where ${count + 1} belongs: its earlier history is missing, so it cannot be moved whole`,
+        );
+      for (const op of record.ops) applyOp(state, op);
+      state.seq = record.s;
+      count = record.s;
+      chunk.push(record);
+      if (chunk.length >= 1_000) await flush();
+    }
+    await flush();
+    if (count !== source.seq)
+      throw new Error(
+        `the journal ends at record ${count} but the data dir's state is at ${source.seq}`,
+      );
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+  return count;
 }
 
 /** The differences between a data dir's state and what the database's log replays to. */

@@ -19,6 +19,7 @@
 // functions share one PostgreSQL transaction (group commit).
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { acquireLock } from './lock.js';
@@ -49,6 +50,12 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       CREATE TABLE aihub_meta (k text PRIMARY KEY, v json);
     `,
   },
+  {
+    version: 2,
+    // The gateways on this database, each renewing its row at every poll: a per-key rate
+    // limit is shared out among the live ones (see PgLog.heartbeat).
+    sql: `CREATE TABLE aihub_gateways (id text PRIMARY KEY, seen_at timestamptz NOT NULL);`,
+  },
 ];
 
 const MIGRATION_LOCK = 0x41494855; // 'AIHU'
@@ -57,7 +64,16 @@ const LEADER_LOCK = 0x41494856;
 const MAX_BATCH = 256;
 const CATCH_UP_PAGE = 2_000;
 
+/** A gateway whose heartbeat is older than this many poll periods (and at least 5 s) is not live. */
+const LIVE_POLLS = 5;
+/** Rows of gateways gone this long are deleted (the table stays as small as the fleet). */
+const GONE_AFTER = '1 hour';
+/** How long a closing gateway waits to delete its heartbeat row (else the row lapses). */
+const LEAVE_WAIT_MS = 1_000;
+
 export interface PgStoreOptions extends StoreOptions {
+  /** This gateway's name among the live ones (AIHUB_GATEWAY_ID; default hostname:pid). */
+  gateway_id?: string;
   /** Where the replica's journal and indexes live (wiped and rebuilt from the log at start). */
   replica_dir: string;
   /** A directory to hold the one-process lock of (the data dir: one gateway per data dir, as with the JSON-file store). */
@@ -293,6 +309,9 @@ export class PgLog implements SharedLog {
   private poll_timer: NodeJS.Timeout | null = null;
   /** Batches committed (tests and the bench read it). */
   batches = 0;
+  /** Gateways whose heartbeat is recent, this one included (1 until the first heartbeat answers). */
+  live_gateways = 1;
+  private beating = false;
 
   constructor(
     private readonly store: Store,
@@ -300,6 +319,7 @@ export class PgLog implements SharedLog {
     readonly database_url: string,
     private readonly warn: (message: string) => void,
     private readonly release_lock: () => void = () => {},
+    private readonly gateway_id = `${hostname()}:${process.pid}`,
   ) {}
 
   enqueue<T>(fn: (tx: Tx) => T): Promise<T> {
@@ -428,12 +448,15 @@ export class PgLog implements SharedLog {
 
   /** LISTEN for other gateways' commits (and poll, in case a notification is missed). */
   async listen(poll_ms: number): Promise<void> {
+    const live_ms = Math.max(5_000, LIVE_POLLS * poll_ms);
     this.poll_timer = setInterval(() => {
       if (this.closed) return;
       this.sync().catch(() => {});
       void this.elect();
+      void this.heartbeat(live_ms);
     }, poll_ms);
     await this.elect();
+    await this.heartbeat(live_ms);
     this.poll_timer.unref();
     await this.connectListener();
   }
@@ -504,8 +527,50 @@ export class PgLog implements SharedLog {
     }
   }
 
+  /**
+   * Renews this gateway's row in `aihub_gateways` and counts the live ones (one statement).
+   * A failure keeps the last count: PostgreSQL down stops every gateway's commits anyway.
+   */
+  private async heartbeat(live_ms: number): Promise<void> {
+    if (this.closed || this.beating) return;
+    this.beating = true;
+    try {
+      const { rows } = await this.pool.query<{ live: string }>(
+        `WITH beat AS (
+           INSERT INTO aihub_gateways (id, seen_at) VALUES ($1, now())
+           ON CONFLICT (id) DO UPDATE SET seen_at = now() RETURNING id
+         ), gone AS (
+           DELETE FROM aihub_gateways WHERE seen_at < now() - interval '${GONE_AFTER}' AND id <> $1
+         )
+         SELECT 1 + (SELECT count(*) FROM aihub_gateways
+                     WHERE id <> $1 AND seen_at > now() - make_interval(secs => $2::float8 / 1000)) AS live
+         FROM beat`,
+        [this.gateway_id, live_ms],
+      );
+      const live = Number(rows[0]?.live);
+      if (Number.isSafeInteger(live) && live >= 1) this.live_gateways = live;
+    } catch {
+      // Kept: the next poll tries again.
+    } finally {
+      this.beating = false;
+    }
+  }
+
   async close(): Promise<void> {
+    const beat = !this.closed;
     this.closed = true;
+    // Leaving: the other gateways count one fewer at their next heartbeat, not after the
+    // lapse. Bounded: with PostgreSQL down the row simply lapses, and the stop does not wait.
+    if (beat) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.pool
+          .query('DELETE FROM aihub_gateways WHERE id = $1', [this.gateway_id])
+          .catch(() => {}),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, LEAVE_WAIT_MS))),
+      ]);
+      clearTimeout(timer);
+    }
     this.leader = false;
     await this.leader_client?.end().catch(() => {});
     this.leader_client = null;
@@ -547,7 +612,7 @@ export async function openPgStore(database_url: string, options: PgStoreOptions)
         options.onFatal ??
         ((error) => warn(`the replica's local journal failed (${error.message})`)),
     });
-    const log = new PgLog(store, pool, database_url, warn, release_lock);
+    const log = new PgLog(store, pool, database_url, warn, release_lock, options.gateway_id);
     for await (const record of readLog(pool, 0)) void store.applyShared(record).catch(() => {});
     await store.localDurable();
     store.attachShared(log);

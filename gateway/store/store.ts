@@ -244,6 +244,8 @@ export interface SharedLog {
   sync(): Promise<void>;
   /** This gateway holds the lock of the background work that runs once. */
   readonly leader: boolean;
+  /** The gateways on the log with a recent heartbeat, this one included (≥ 1). */
+  readonly live_gateways: number;
   close(): Promise<void>;
 }
 
@@ -582,6 +584,14 @@ export class Store {
    */
   isLeader(): boolean {
     return this.shared === null || this.shared.leader;
+  }
+
+  /**
+   * How many gateways share this store's state now (their heartbeats are recent): 1 with the
+   * JSON-file store. A per-key rate limit is shared out among them.
+   */
+  liveGateways(): number {
+    return this.shared?.live_gateways ?? 1;
   }
 
   /**

@@ -6,56 +6,24 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { admin, filesUnder, request, runCli, runVerify, tempDir, type Gateway } from './helpers.ts';
-import { VALID_KYC, paymentsConfig, startPaymentsGateway } from '../support/payments-helpers.ts';
-
-const PDF = Buffer.from(
-  '%PDF-1.4\n1 0 obj << /Type /Catalog /Secret (PAN of Asha Verma) >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n',
-);
-
-async function registerWithWebhookAndKyc(gw: Gateway): Promise<{
-  account_id: string;
-  headers: Record<string, string>;
-  secret: string;
-  document_id: string;
-}> {
-  const registered = await request(`${gw.url}/api/register`, {
-    body: {
-      email: `enc-${Date.now()}@example.com`,
-      password: 'correct horse battery',
-      name: 'Enc',
-    },
-  });
-  assert.equal(registered.status, 201);
-  const { account_id, api_key } = registered.body.data;
-  const headers = { 'x-api-key': api_key };
-  const hook = await request(`${gw.url}/api/webhook`, {
-    method: 'PUT',
-    headers,
-    body: { url: 'http://127.0.0.1:9/hook' },
-  });
-  assert.equal(hook.status, 200);
-  const form = new FormData();
-  for (const [name, value] of Object.entries(VALID_KYC)) form.set(name, value);
-  form.append('pan_document', new Blob([new Uint8Array(PDF)]), 'pan.pdf');
-  const kyc = await fetch(`${gw.url}/api/kyc`, { method: 'POST', headers, body: form });
-  const kyc_body = (await kyc.json()) as any;
-  assert.equal(kyc.status, 200, JSON.stringify(kyc_body));
-  return {
-    account_id,
-    headers,
-    secret: hook.body.data.secret,
-    document_id: kyc_body.data.documents[0].id,
-  };
-}
-
-async function download(gw: Gateway, account_id: string, document_id: string): Promise<Buffer> {
-  const response = await fetch(`${gw.url}/admin/kyc/${account_id}/documents/${document_id}`, {
-    headers: { authorization: `Bearer ${gw.admin_token}` },
-  });
-  assert.equal(response.status, 200);
-  return Buffer.from(await response.arrayBuffer());
-}
+import {
+  admin,
+  filesUnder,
+  request,
+  runCli,
+  runVerify,
+  storeArgs,
+  tempDir,
+  testDatabaseFor,
+  TEST_CLUSTER_URL,
+} from './helpers.ts';
+import {
+  PDF,
+  download,
+  paymentsConfig,
+  registerWithWebhookAndKyc,
+  startPaymentsGateway,
+} from '../support/payments-helpers.ts';
 
 function assertNoPlaintext(data_dir: string, secret: string): void {
   for (const file of filesUnder(data_dir)) {
@@ -65,6 +33,25 @@ function assertNoPlaintext(data_dir: string, secret: string): void {
       !bytes.includes(Buffer.from('PAN of Asha Verma')),
       `${file} holds the document's text`,
     );
+  }
+}
+
+/** In a PostgreSQL run, how many log records and rows hold this text (0 in a JSON-file run). */
+async function inDatabase(data_dir: string, text: string): Promise<number> {
+  const url = await testDatabaseFor(data_dir);
+  if (!url) return 0;
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const result = await client.query<{ n: string }>(
+      `SELECT (SELECT count(*) FROM aihub_log WHERE strpos(ops::text, $1) > 0)
+            + (SELECT count(*) FROM aihub_rows WHERE strpos(row::text, $1) > 0) AS n`,
+      [text],
+    );
+    return Number(result.rows[0]!.n);
+  } finally {
+    await client.end();
   }
 }
 
@@ -87,11 +74,13 @@ test('a generated key (0600) seals webhook secrets and eKYC documents; rotate-ke
   const document_file = filesUnder(join(data_dir, 'kyc-documents'))[0]!;
   const sealed_before = readFileSync(document_file);
 
-  const rotated = await runCli(['rotate-key', '--data-dir', data_dir], env);
+  const rotated = await runCli(['rotate-key', ...(await storeArgs(data_dir))], env);
   assert.equal(rotated.code, 0, rotated.stderr);
   const report = JSON.parse(rotated.stdout);
   assert.equal(report.accounts_resealed, 1);
   assert.equal(report.documents_resealed, 1);
+  if (TEST_CLUSTER_URL) assert.equal(report.documents_elsewhere, 0);
+  assert.equal(await inDatabase(data_dir, ids.secret), 0, 'the database holds no plaintext secret');
   const second_key = readFileSync(key_file, 'utf8');
   assert.notEqual(second_key, first_key);
   assert.equal(
@@ -143,13 +132,16 @@ test('AIHUB_ENCRYPTION_KEY: a wrong key stops the start naming the key; with the
   const config_file = join(tempDir(), 'config.json');
   const { writeFileSync } = await import('node:fs');
   writeFileSync(config_file, JSON.stringify(paymentsConfig()));
-  const wrong = await runCli(['--port', '0', '--data-dir', data_dir, '--config', config_file], {
-    AIHUB_ENCRYPTION_KEY: key_2,
-    AIHUB_ADMIN_TOKEN: gw.admin_token,
-  });
+  const wrong = await runCli(
+    ['--port', '0', ...(await storeArgs(data_dir)), '--config', config_file],
+    {
+      AIHUB_ENCRYPTION_KEY: key_2,
+      AIHUB_ADMIN_TOKEN: gw.admin_token,
+    },
+  );
   assert.equal(wrong.code, 2, wrong.stderr);
   assert.match(wrong.stderr, /AIHUB_ENCRYPTION_OLD_KEYS/);
-  const malformed = await runCli(['--port', '0', '--data-dir', data_dir], {
+  const malformed = await runCli(['--port', '0', ...(await storeArgs(data_dir))], {
     AIHUB_ENCRYPTION_KEY: 'not-a-key',
     AIHUB_ADMIN_TOKEN: gw.admin_token,
   });
@@ -166,7 +158,7 @@ test('AIHUB_ENCRYPTION_KEY: a wrong key stops the start naming the key; with the
   } finally {
     await gw.stop();
   }
-  const rotated = await runCli(['rotate-key', '--data-dir', data_dir], {
+  const rotated = await runCli(['rotate-key', ...(await storeArgs(data_dir))], {
     AIHUB_ENCRYPTION_KEY: key_2,
     AIHUB_ENCRYPTION_OLD_KEYS: key_1,
   });
@@ -196,97 +188,108 @@ test('AIHUB_ENCRYPTION_KEY: a wrong key stops the start naming the key; with the
   }
 });
 
-test('a data dir from before encryption: its plaintext webhook secret is sealed on start, its plaintext documents open and rotate-key seals them', async () => {
-  const { Store } = await import('../../gateway/store/store.ts');
-  const { createAccount, createApiKey } = await import('../../gateway/accounts/accounts.ts');
-  const { createHash } = await import('node:crypto');
-  const { mkdirSync, writeFileSync } = await import('node:fs');
-  const data_dir = tempDir();
-  const legacy_secret = `whsec_${randomBytes(24).toString('hex')}`;
-  const store = await Store.open(data_dir);
-  const path = join('kyc-documents', 'legacy', 'doc_legacy.pdf');
-  const keys = store.indexBy('keys', 'account_id');
-  const { account_id, key } = await store.transact((tx) => {
-    const account = createAccount(tx, { email: 'legacy@example.com' });
-    tx.set('accounts', account.id, {
-      ...account,
-      webhook: { url: 'http://127.0.0.1:9/hook', secret: legacy_secret },
+test(
+  'a data dir from before encryption: its plaintext webhook secret is sealed on start, its plaintext documents open and rotate-key seals them',
+  {
+    skip: TEST_CLUSTER_URL
+      ? 'a JSON-file data dir from before encryption; PostgreSQL stores start encrypted'
+      : false,
+  },
+  async () => {
+    const { Store } = await import('../../gateway/store/store.ts');
+    const { createAccount, createApiKey } = await import('../../gateway/accounts/accounts.ts');
+    const { createHash } = await import('node:crypto');
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    const data_dir = tempDir();
+    const legacy_secret = `whsec_${randomBytes(24).toString('hex')}`;
+    const store = await Store.open(data_dir);
+    const path = join('kyc-documents', 'legacy', 'doc_legacy.pdf');
+    const keys = store.indexBy('keys', 'account_id');
+    const { account_id, key } = await store.transact((tx) => {
+      const account = createAccount(tx, { email: 'legacy@example.com' });
+      tx.set('accounts', account.id, {
+        ...account,
+        webhook: { url: 'http://127.0.0.1:9/hook', secret: legacy_secret },
+      });
+      return { account_id: account.id, key: createApiKey(tx, keys, account.id, 'legacy').key };
     });
-    return { account_id: account.id, key: createApiKey(tx, keys, account.id, 'legacy').key };
-  });
-  mkdirSync(join(data_dir, 'kyc-documents', 'legacy'), { recursive: true, mode: 0o700 });
-  writeFileSync(join(data_dir, path), PDF, { mode: 0o600 });
-  await store.transact((tx) => {
-    tx.set('kyc_submissions', account_id, {
-      account_id,
-      name: 'Asha Verma',
-      aadhaar_masked: 'XXXX-XXXX-2346',
-      pan_number: 'AAPFU0939F',
-      gstin: null,
-      documents: [
-        {
-          id: 'doc_legacy',
-          kind: 'pan',
-          filename: 'pan.pdf',
-          content_type: 'application/pdf',
-          size_bytes: PDF.length,
-          sha256: createHash('sha256').update(PDF).digest('hex'),
-          path,
-        },
-      ],
-      status: 'submitted',
-      reason: null,
-      submitted_at: new Date().toISOString(),
-      reviewed_at: null,
-      submissions: 1,
+    mkdirSync(join(data_dir, 'kyc-documents', 'legacy'), { recursive: true, mode: 0o700 });
+    writeFileSync(join(data_dir, path), PDF, { mode: 0o600 });
+    await store.transact((tx) => {
+      tx.set('kyc_submissions', account_id, {
+        account_id,
+        name: 'Asha Verma',
+        aadhaar_masked: 'XXXX-XXXX-2346',
+        pan_number: 'AAPFU0939F',
+        gstin: null,
+        documents: [
+          {
+            id: 'doc_legacy',
+            kind: 'pan',
+            filename: 'pan.pdf',
+            content_type: 'application/pdf',
+            size_bytes: PDF.length,
+            sha256: createHash('sha256').update(PDF).digest('hex'),
+            path,
+          },
+        ],
+        status: 'submitted',
+        reason: null,
+        submitted_at: new Date().toISOString(),
+        reviewed_at: null,
+        submissions: 1,
+      });
+      tx.set('accounts', account_id, {
+        ...tx.get('accounts', account_id)!,
+        kyc_status: 'submitted',
+      });
     });
-    tx.set('accounts', account_id, { ...tx.get('accounts', account_id)!, kyc_status: 'submitted' });
-  });
-  await store.close();
-  assert.ok(
-    readFileSync(join(data_dir, 'state.jsonl'), 'utf8').includes(legacy_secret),
-    'the set-up really is plaintext',
-  );
+    await store.close();
+    assert.ok(
+      readFileSync(join(data_dir, 'state.jsonl'), 'utf8').includes(legacy_secret),
+      'the set-up really is plaintext',
+    );
 
-  let gw = await startPaymentsGateway(paymentsConfig(), {
-    data_dir,
-    env: { AIHUB_ENCRYPTION_KEY: '' },
-  });
-  try {
-    assert.equal(
-      (await request(`${gw.url}/api/webhook`, { headers: { 'x-api-key': key } })).body.data
-        .secret_hint,
-      `${legacy_secret.slice(0, 10)}…`,
+    let gw = await startPaymentsGateway(paymentsConfig(), {
+      data_dir,
+      env: { AIHUB_ENCRYPTION_KEY: '' },
+    });
+    try {
+      assert.equal(
+        (await request(`${gw.url}/api/webhook`, { headers: { 'x-api-key': key } })).body.data
+          .secret_hint,
+        `${legacy_secret.slice(0, 10)}…`,
+      );
+      assert.ok(
+        (await download(gw, account_id, 'doc_legacy')).equals(PDF),
+        'a plaintext document still opens',
+      );
+    } finally {
+      await gw.stop();
+    }
+    assert.ok(
+      !readFileSync(join(data_dir, 'state.jsonl'), 'utf8').includes(legacy_secret),
+      'the checkpoint holds the secret sealed',
     );
     assert.ok(
-      (await download(gw, account_id, 'doc_legacy')).equals(PDF),
-      'a plaintext document still opens',
+      readFileSync(join(data_dir, path)).equals(PDF),
+      "documents are sealed by rotate-key, not behind the operator's back",
     );
-  } finally {
-    await gw.stop();
-  }
-  assert.ok(
-    !readFileSync(join(data_dir, 'state.jsonl'), 'utf8').includes(legacy_secret),
-    'the checkpoint holds the secret sealed',
-  );
-  assert.ok(
-    readFileSync(join(data_dir, path)).equals(PDF),
-    "documents are sealed by rotate-key, not behind the operator's back",
-  );
 
-  const rotated = await runCli(['rotate-key', '--data-dir', data_dir], {
-    AIHUB_ENCRYPTION_KEY: '',
-  });
-  assert.equal(rotated.code, 0, rotated.stderr);
-  assert.equal(JSON.parse(rotated.stdout).documents_resealed, 1);
-  assert.ok(!readFileSync(join(data_dir, path)).includes(Buffer.from('PAN of Asha Verma')));
-  gw = await startPaymentsGateway(paymentsConfig(), {
-    data_dir,
-    env: { AIHUB_ENCRYPTION_KEY: '' },
-  });
-  try {
-    assert.ok((await download(gw, account_id, 'doc_legacy')).equals(PDF));
-  } finally {
-    await gw.stop();
-  }
-});
+    const rotated = await runCli(['rotate-key', ...(await storeArgs(data_dir))], {
+      AIHUB_ENCRYPTION_KEY: '',
+    });
+    assert.equal(rotated.code, 0, rotated.stderr);
+    assert.equal(JSON.parse(rotated.stdout).documents_resealed, 1);
+    assert.ok(!readFileSync(join(data_dir, path)).includes(Buffer.from('PAN of Asha Verma')));
+    gw = await startPaymentsGateway(paymentsConfig(), {
+      data_dir,
+      env: { AIHUB_ENCRYPTION_KEY: '' },
+    });
+    try {
+      assert.ok((await download(gw, account_id, 'doc_legacy')).equals(PDF));
+    } finally {
+      await gw.stop();
+    }
+  },
+);

@@ -292,6 +292,15 @@ export function storeDir(gateway: Pick<Gateway, 'data_dir' | 'database_url'>): s
   return gateway.database_url ? replicaDir(gateway.data_dir) : gateway.data_dir;
 }
 
+/**
+ * The store flags of a CLI command on a data dir: `--data-dir D`, plus in a PostgreSQL run the
+ * `--database-url` of the database that stands for it (as the gateway started on it had).
+ */
+export async function storeArgs(data_dir: string): Promise<string[]> {
+  const database = testDatabases.get(data_dir);
+  return ['--data-dir', data_dir, ...(database ? ['--database-url', await database] : [])];
+}
+
 /** Runs `aihub-gateway verify` on a data dir (in a PostgreSQL run, on the database that stands for it). */
 export async function runVerify(
   data_dir: string,

@@ -1,5 +1,6 @@
 // Shared steps of the payments gateway tests: a config with short intervals, and onboarding
 // over HTTP in the seed's order (register → eKYC → approval → activation → credit).
+import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -237,4 +238,59 @@ export function parseCsv(text: string): string[][] {
     rows.push(row);
   }
   return rows;
+}
+
+/** A small PDF with a secret line in it (encryption tests look for the line on disk). */
+export const PDF = Buffer.from(
+  '%PDF-1.4\n1 0 obj << /Type /Catalog /Secret (PAN of Asha Verma) >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n',
+);
+
+/** A new account with a webhook (its secret) and an eKYC submission with one document. */
+export async function registerWithWebhookAndKyc(gw: Gateway): Promise<{
+  account_id: string;
+  headers: Record<string, string>;
+  secret: string;
+  document_id: string;
+}> {
+  const registered = await request(`${gw.url}/api/register`, {
+    body: {
+      email: `enc-${Date.now()}@example.com`,
+      password: 'correct horse battery',
+      name: 'Enc',
+    },
+  });
+  assert.equal(registered.status, 201);
+  const { account_id, api_key } = registered.body.data;
+  const headers = { 'x-api-key': api_key };
+  const hook = await request(`${gw.url}/api/webhook`, {
+    method: 'PUT',
+    headers,
+    body: { url: 'http://127.0.0.1:9/hook' },
+  });
+  assert.equal(hook.status, 200);
+  const form = new FormData();
+  for (const [name, value] of Object.entries(VALID_KYC)) form.set(name, value);
+  form.append('pan_document', new Blob([new Uint8Array(PDF)]), 'pan.pdf');
+  const kyc = await fetch(`${gw.url}/api/kyc`, { method: 'POST', headers, body: form });
+  const kyc_body = (await kyc.json()) as any;
+  assert.equal(kyc.status, 200, JSON.stringify(kyc_body));
+  return {
+    account_id,
+    headers,
+    secret: hook.body.data.secret,
+    document_id: kyc_body.data.documents[0].id,
+  };
+}
+
+/** An eKYC document as the admin downloads it. */
+export async function download(
+  gw: Gateway,
+  account_id: string,
+  document_id: string,
+): Promise<Buffer> {
+  const response = await fetch(`${gw.url}/admin/kyc/${account_id}/documents/${document_id}`, {
+    headers: { authorization: `Bearer ${gw.admin_token}` },
+  });
+  assert.equal(response.status, 200);
+  return Buffer.from(await response.arrayBuffer());
 }

@@ -74,3 +74,21 @@ test('sliding rate limit (sign-ups): take counts allowed events only; max 0 turn
   for (let i = 0; i < 1_000; i++) assert.equal(off.take('ip', i).ok, true);
   assert.throws(() => new RateLimiter({ max: 1.5, window_ms: 1, refill: 'steady' }), RangeError);
 });
+
+test('rate limit: setMax shares the limit out (fewer tokens, slower refill) and back', () => {
+  const c = { ms: 0 };
+  const limiter = new RateLimiter(perMinute(60), { now_ms: () => c.ms });
+  limiter.setMax(30); // two gateways: each admits half
+  assert.equal(limiter.max, 30);
+  let admitted = 0;
+  while (limiter.take('k').ok) admitted++;
+  assert.equal(admitted, 30, 'a full bucket keeps only the new limit');
+  c.ms += 2_000;
+  assert.equal(limiter.take('k').ok, true, 'refills at 30 a minute: one in two seconds');
+  assert.equal(limiter.take('k').ok, false);
+  limiter.setMax(60); // alone again
+  c.ms += 1_000;
+  assert.equal(limiter.take('k').ok, true, 'one a second again');
+  assert.equal(limiter.take('k').ok, false, 'spent tokens stay spent');
+  assert.throws(() => limiter.setMax(1.5), RangeError);
+});
