@@ -202,7 +202,6 @@ function csvCell(value: string): string {
 }
 
 export function walletRoutes(ctx: WebContext, router: Router): void {
-  const { store } = ctx.deps;
   router.get('/wallet', ctx.requireSession('user'), async (req, res) => {
     await ctx.index.catchUp();
     const state = await userState(ctx, res);
@@ -215,6 +214,12 @@ export function walletRoutes(ctx: WebContext, router: Router): void {
     });
   });
 
+  historyCsvRoute(ctx, router);
+  topUpRoute(ctx, router);
+}
+
+/** GET /wallet/history.csv: the whole wallet history, streamed with backpressure. */
+function historyCsvRoute(ctx: WebContext, router: Router): void {
   router.get('/wallet/history.csv', ctx.requireSession('user'), async (_req, res) => {
     await ctx.index.catchUp();
     const state = await userState(ctx, res);
@@ -233,7 +238,11 @@ export function walletRoutes(ctx: WebContext, router: Router): void {
     }
     res.end(chunk);
   });
+}
 
+/** POST /wallet/top-up (sandbox only): credit once per form nonce, then flash the outcome. */
+function topUpRoute(ctx: WebContext, router: Router): void {
+  const { store } = ctx.deps;
   router.post('/wallet/top-up', ...ctx.postGuard('user'), async (req, res) => {
     const state = await userState(ctx, res);
     if (ctx.deps.config.mode !== 'sandbox') {
