@@ -184,13 +184,29 @@ function signupRoutes(ctx: WebContext, router: Router): void {
 
 /** GET and POST /login (failures limited per email and per address), POST /logout. */
 function loginRoutes(ctx: WebContext, router: Router): void {
-  const { store } = ctx.deps;
-  const renderLogin = async (
-    req: Request,
-    res: Response,
-    status: number,
-    state: Omit<FormState, 'csrf'>,
-  ) => {
+  const renderLogin = loginRenderer(ctx);
+
+  router.get('/login', async (req, res) => {
+    const next = safeNext(req.query.next, '/api-keys');
+    if (ctx.sessions.current(req, 'user')) return res.redirect(303, next);
+    await renderLogin(req, res, 200, { next: next === '/api-keys' ? undefined : next });
+  });
+
+  router.post('/login', ...ctx.anonPostGuard(), loginPost(ctx, renderLogin));
+
+  router.post('/logout', ctx.form, async (req, res) => {
+    const current = ctx.sessions.current(req, 'user');
+    if (current) await ctx.checkCsrf(req, sessionBinding(current.token_hash));
+    await ctx.sessions.end(req, res, 'user', current);
+    res.redirect(303, '/login');
+  });
+}
+
+type RenderLogin = ReturnType<typeof loginRenderer>;
+
+/** Renders the login page with a fresh CSRF token for the anonymous session. */
+function loginRenderer(ctx: WebContext) {
+  return async (req: Request, res: Response, status: number, state: Omit<FormState, 'csrf'>) => {
     const csrf = await ctx.sessions.csrfToken(ctx.sessions.anonBinding(req, res));
     ctx.send(res, status, {
       title: 'Log in',
@@ -200,14 +216,21 @@ function loginRoutes(ctx: WebContext, router: Router): void {
       body: loginPage({ ...state, csrf }),
     });
   };
+}
 
-  router.get('/login', async (req, res) => {
-    const next = safeNext(req.query.next, '/api-keys');
-    if (ctx.sessions.current(req, 'user')) return res.redirect(303, next);
-    await renderLogin(req, res, 200, { next: next === '/api-keys' ? undefined : next });
-  });
+/** The notice for an email or address that failed too often. */
+function throttled(wait_s: number): Notice {
+  const minutes = Math.ceil(wait_s / 60);
+  return {
+    kind: 'error',
+    text: `Too many failed attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+  };
+}
 
-  router.post('/login', ...ctx.anonPostGuard(), async (req, res) => {
+/** POST /login: validate, throttle, check the password and the account, then start a session. */
+function loginPost(ctx: WebContext, renderLogin: RenderLogin) {
+  const { store } = ctx.deps;
+  return async (req: Request, res: Response) => {
     const body = (req.body ?? {}) as Record<string, string>;
     const values = { email: String(body.email ?? '') };
     const next = safeNext(body.next, '/api-keys');
@@ -226,16 +249,8 @@ function loginRoutes(ctx: WebContext, router: Router): void {
       ctx.login_by_ip.retryAfterSeconds(ip, now_ms),
     );
     if (wait_s > 0) {
-      const minutes = Math.ceil(wait_s / 60);
       res.setHeader('Retry-After', String(wait_s));
-      return renderLogin(req, res, 429, {
-        values,
-        next: next_field,
-        notice: {
-          kind: 'error',
-          text: `Too many failed attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
-        },
-      });
+      return renderLogin(req, res, 429, { values, next: next_field, notice: throttled(wait_s) });
     }
     const account_id = store.get('emails', parsed.data.email);
     const account = account_id ? store.get('accounts', account_id) : undefined;
@@ -271,12 +286,5 @@ function loginRoutes(ctx: WebContext, router: Router): void {
     });
     ctx.sessions.setSessionCookie(req, res, 'user', started.token);
     res.redirect(303, next);
-  });
-
-  router.post('/logout', ctx.form, async (req, res) => {
-    const current = ctx.sessions.current(req, 'user');
-    if (current) await ctx.checkCsrf(req, sessionBinding(current.token_hash));
-    await ctx.sessions.end(req, res, 'user', current);
-    res.redirect(303, '/login');
-  });
+  };
 }
