@@ -39,16 +39,7 @@ export function generateCode(services: Services, proposals: ProposalManager) {
       return undefined;
     }
     const description =
-      typeof descriptionArgument === 'string'
-        ? descriptionArgument
-        : await vscode.window.showInputBox({
-            title: 'AIHub: Generate Code',
-            prompt: editor.selection.isEmpty
-              ? 'Describe the code to insert at the cursor'
-              : 'Describe how to rewrite the selection',
-            placeHolder: 'e.g. a function that parses an ISO 8601 date',
-            ignoreFocusOut: true,
-          });
+      typeof descriptionArgument === 'string' ? descriptionArgument : await askDescription(editor);
     if (!description?.trim()) return undefined;
 
     let client;
@@ -59,27 +50,10 @@ export function generateCode(services: Services, proposals: ProposalManager) {
       return undefined;
     }
     const settings = services.settings();
-    const { document } = editor;
-    const selection = new vscode.Range(editor.selection.start, editor.selection.end);
-    const fileName = document.isUntitled
-      ? 'an untitled file'
-      : `\`${vscode.workspace.asRelativePath(document.uri)}\``;
-    const whole = document.getText();
-    const start = document.offsetAt(selection.start);
-    const end = document.offsetAt(selection.end);
-    const surroundings = {
-      imports: importLines(whole),
-      before: tailChars(whole.slice(0, start), MAX_BEFORE_CHARS),
-      after: headChars(whole.slice(end), MAX_AFTER_CHARS),
-    };
-    const messages = generateMessages(
+    const { document, selection, whole, start, end, messages, prompt } = generateRequest(
+      editor,
       description,
-      document.languageId,
-      fileName,
-      document.getText(selection).slice(0, MAX_SELECTION_CHARS),
-      surroundings,
     );
-    const prompt = messages[messages.length - 1]!.content;
     const allowed = await services.spend.confirm({
       model: settings.model,
       promptChars: promptChars(messages),
@@ -118,6 +92,44 @@ export function generateCode(services: Services, proposals: ProposalManager) {
       prompt,
     };
   };
+}
+
+/** The description of the code, asked for in an input box. */
+function askDescription(editor: vscode.TextEditor): Thenable<string | undefined> {
+  return vscode.window.showInputBox({
+    title: 'AIHub: Generate Code',
+    prompt: editor.selection.isEmpty
+      ? 'Describe the code to insert at the cursor'
+      : 'Describe how to rewrite the selection',
+    placeHolder: 'e.g. a function that parses an ISO 8601 date',
+    ignoreFocusOut: true,
+  });
+}
+
+/** The messages for the model: the description, the selection and the bounded surroundings. */
+function generateRequest(editor: vscode.TextEditor, description: string) {
+  const { document } = editor;
+  const selection = new vscode.Range(editor.selection.start, editor.selection.end);
+  const fileName = document.isUntitled
+    ? 'an untitled file'
+    : `\`${vscode.workspace.asRelativePath(document.uri)}\``;
+  const whole = document.getText();
+  const start = document.offsetAt(selection.start);
+  const end = document.offsetAt(selection.end);
+  const surroundings = {
+    imports: importLines(whole),
+    before: tailChars(whole.slice(0, start), MAX_BEFORE_CHARS),
+    after: headChars(whole.slice(end), MAX_AFTER_CHARS),
+  };
+  const messages = generateMessages(
+    description,
+    document.languageId,
+    fileName,
+    document.getText(selection).slice(0, MAX_SELECTION_CHARS),
+    surroundings,
+  );
+  const prompt = messages[messages.length - 1]!.content;
+  return { document, selection, whole, start, end, messages, prompt };
 }
 
 /** Streams the generated code under a cancellable progress notification; undefined after an error shown. */
