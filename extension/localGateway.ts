@@ -43,6 +43,16 @@ export class LocalGateway implements vscode.Disposable {
   async start(port: number, adminToken: string, token?: vscode.CancellationToken): Promise<void> {
     if (this.current === 'running' || this.current === 'starting') return;
     await makePrivate(this.options.dataDir);
+    const child = this.spawnGateway(port, adminToken);
+    this.child = child;
+    this.port = port;
+    this.setState('starting');
+
+    await this.untilListening(child, token);
+  }
+
+  /** Runs the gateway script in this Node (Electron as Node), sandbox mode, loopback only. */
+  private spawnGateway(port: number, adminToken: string): ChildProcess {
     const args = [
       this.options.scriptPath,
       '--port',
@@ -55,7 +65,7 @@ export class LocalGateway implements vscode.Disposable {
     this.options.output.appendLine(
       `[aihub] starting local gateway: ${process.execPath} ${args.join(' ')}`,
     );
-    const child = spawn(process.execPath, args, {
+    return spawn(process.execPath, args, {
       env: {
         ...process.env,
         ELECTRON_RUN_AS_NODE: '1',
@@ -65,12 +75,12 @@ export class LocalGateway implements vscode.Disposable {
       stdio: ['ignore', 'pipe', 'pipe'],
       windowsHide: true,
     });
-    this.child = child;
-    this.port = port;
-    this.setState('starting');
+  }
 
+  /** Resolves on the gateway's "listening" line; rejects on exit, error, time-out or cancel. */
+  private untilListening(child: ChildProcess, token?: vscode.CancellationToken): Promise<void> {
     const lastLines: string[] = [];
-    await new Promise<void>((resolve, reject) => {
+    return new Promise<void>((resolve, reject) => {
       let settled = false;
       const finish = (error?: Error): void => {
         if (settled) return;
