@@ -77,9 +77,7 @@ export class InlineCompletionProvider
 
     const continued = this.continueLast(uri, prefix, suffixHead);
     if (continued !== undefined) return this.show(continued, position);
-    const key = createHash('sha256')
-      .update(`${uri}\0${inline.model}\0${inline.mode}\0${prefix}\0${suffixHead}`)
-      .digest('base64');
+    const key = cacheKey(uri, inline, prefix, suffixHead);
     const cached = this.cache.get(key);
     if (cached !== undefined) {
       this.stats.cacheHits++;
@@ -95,15 +93,7 @@ export class InlineCompletionProvider
       return undefined;
     if (token.isCancellationRequested) return undefined;
 
-    const request: CompletionRequest = {
-      model: inline.model,
-      prefix,
-      suffix,
-      languageId: document.languageId,
-      fileName: document.isUntitled ? 'untitled' : vscode.workspace.asRelativePath(document.uri),
-      mode: inline.mode,
-      maxTokens: inline.maxTokens,
-    };
+    const request = completionRequest(document, inline, prefix, suffix);
     const controller = new AbortController();
     const cancel = token.onCancellationRequested(() => controller.abort());
     try {
@@ -127,10 +117,7 @@ export class InlineCompletionProvider
       this.stats.client = client.kind;
       const answer = await client.complete(request, controller.signal);
       // Billed whether or not it is still wanted: the gateway charged for it.
-      if (answer.meta) {
-        this.spend.record(answer.meta.cost, answer.meta.currency);
-        this.services.learnBalance(answer.meta.balance, answer.meta.currency);
-      }
+      if (answer.meta) this.bill(answer.meta);
       const completion = cleanCompletion(answer.text, request);
       this.store(key, completion);
       this.changed.fire(this.stats);
@@ -138,15 +125,25 @@ export class InlineCompletionProvider
       this.remember(uri, prefix, suffixHead, completion);
       return this.show(completion, position);
     } catch (error) {
-      const failure = toFailure(error);
-      if (failure.kind !== 'aborted')
-        this.services.log.warn(
-          `Inline completion: ${this.services.advise(error)?.message ?? failure.kind}`,
-        );
+      this.logFailure(error);
       return undefined;
     } finally {
       cancel.dispose();
     }
+  }
+  /** Records what the gateway charged and the balance it reported. */
+  private bill(meta: { cost: number; currency: string; balance: number }): void {
+    this.spend.record(meta.cost, meta.currency);
+    this.services.learnBalance(meta.balance, meta.currency);
+  }
+
+  /** A failed completion is logged (with advice) unless it was cancelled. */
+  private logFailure(error: unknown): void {
+    const failure = toFailure(error);
+    if (failure.kind !== 'aborted')
+      this.services.log.warn(
+        `Inline completion: ${this.services.advise(error)?.message ?? failure.kind}`,
+      );
   }
 
   /** The user typed the start of the last suggestion: the rest of it, without a request. */
@@ -201,4 +198,30 @@ function pause(ms: number, token: vscode.CancellationToken): Promise<boolean> {
       resolve(false);
     });
   });
+}
+
+type InlineSettings = ReturnType<Services['settings']>['inlineCompletions'];
+
+/** The cache key: the file, the model and mode, and the text around the cursor. */
+function cacheKey(uri: string, inline: InlineSettings, prefix: string, suffixHead: string): string {
+  return createHash('sha256')
+    .update(`${uri}\0${inline.model}\0${inline.mode}\0${prefix}\0${suffixHead}`)
+    .digest('base64');
+}
+
+function completionRequest(
+  document: vscode.TextDocument,
+  inline: InlineSettings,
+  prefix: string,
+  suffix: string,
+): CompletionRequest {
+  return {
+    model: inline.model,
+    prefix,
+    suffix,
+    languageId: document.languageId,
+    fileName: document.isUntitled ? 'untitled' : vscode.workspace.asRelativePath(document.uri),
+    mode: inline.mode,
+    maxTokens: inline.maxTokens,
+  };
 }
