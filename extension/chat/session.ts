@@ -112,19 +112,7 @@ export class ChatSession implements vscode.Disposable {
     const built = options.withContext
       ? await this.context.build(await mentionedFiles(text))
       : undefined;
-    const user: ChatEntry = {
-      id: randomUUID(),
-      role: 'user',
-      text,
-      ...(built?.labels.length ? { context: built.labels } : {}),
-    };
-    const reply: AssistantEntry = {
-      id: randomUUID(),
-      role: 'assistant',
-      text: '',
-      model: settings.model,
-      status: 'streaming',
-    };
+    const { user, reply } = newTurn(text, built?.labels, settings.model);
     const question = built?.prompt ? `${built.prompt}\n\n${text}` : text;
     const turns = this.contextTurns(question);
     this.append(user);
@@ -138,13 +126,7 @@ export class ChatSession implements vscode.Disposable {
       purpose: 'This chat message',
     });
     if (!allowed) {
-      const cap = spend.view();
-      reply.status = 'error';
-      reply.error = {
-        message: `Not sent: it could pass your daily spending cap of ${formatMoney(cap.cap ?? 0, cap.currency)} (aihub.spendingCap.perDay).`,
-        actions: ['openSettings'],
-      };
-      this.replace(reply);
+      this.refuseOverCap(reply);
       await this.persist();
       return reply;
     }
@@ -170,13 +152,7 @@ export class ChatSession implements vscode.Disposable {
       );
       reply.status = 'done';
       reply.meta = result.meta;
-      if (result.meta) {
-        spend.record(result.meta.cost, result.meta.currency);
-        this.services.learnBalance(result.meta.balance, result.meta.currency);
-        this.services.log.info(
-          `chat ${result.meta.requestId}: ${result.meta.tier}, ${result.meta.promptTokens}+${result.meta.completionTokens} tokens, cost ${result.meta.cost} ${result.meta.currency}`,
-        );
-      }
+      if (result.meta) this.recordMeta(result.meta);
     } catch (error) {
       const advice = cancel.token.isCancellationRequested ? undefined : this.services.advise(error);
       if (advice) {
@@ -195,6 +171,26 @@ export class ChatSession implements vscode.Disposable {
       await this.persist();
     }
     return reply;
+  }
+
+  /** The reply refused before sending: it could pass the daily spending cap. */
+  private refuseOverCap(reply: AssistantEntry): void {
+    const cap = this.services.spend.view();
+    reply.status = 'error';
+    reply.error = {
+      message: `Not sent: it could pass your daily spending cap of ${formatMoney(cap.cap ?? 0, cap.currency)} (aihub.spendingCap.perDay).`,
+      actions: ['openSettings'],
+    };
+    this.replace(reply);
+  }
+
+  /** What the gateway reported for a reply: the spend, the balance and a log line. */
+  private recordMeta(meta: NonNullable<AssistantEntry['meta']>): void {
+    this.services.spend.record(meta.cost, meta.currency);
+    this.services.learnBalance(meta.balance, meta.currency);
+    this.services.log.info(
+      `chat ${meta.requestId}: ${meta.tier}, ${meta.promptTokens}+${meta.completionTokens} tokens, cost ${meta.cost} ${meta.currency}`,
+    );
   }
 
   /** The Stop button: cancels the streaming reply; what arrived so far is kept. */
@@ -341,4 +337,26 @@ function settleInterrupted(entry: ChatEntry): ChatEntry {
   return entry.role === 'assistant' && entry.status === 'streaming'
     ? { ...entry, status: 'stopped' }
     : entry;
+}
+
+/** The user's message (with the labels of the context sent) and the empty streaming reply. */
+function newTurn(
+  text: string,
+  labels: string[] | undefined,
+  model: string,
+): { user: ChatEntry; reply: AssistantEntry } {
+  const user: ChatEntry = {
+    id: randomUUID(),
+    role: 'user',
+    text,
+    ...(labels?.length ? { context: labels } : {}),
+  };
+  const reply: AssistantEntry = {
+    id: randomUUID(),
+    role: 'assistant',
+    text: '',
+    model,
+    status: 'streaming',
+  };
+  return { user, reply };
 }
