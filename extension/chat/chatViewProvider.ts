@@ -95,33 +95,18 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       case 'removeContext':
         this.context.removeFile(message.id);
         return;
-      case 'mention': {
-        const uri = await pickWorkspaceFile('AIHub: mention a file');
-        if (!uri) return;
-        this.context.addFile(uri);
-        this.session.postToView({
-          type: 'insertText',
-          text: `${vscode.workspace.asRelativePath(uri, false)} `,
-        });
+      case 'mention':
+        await this.mention();
         return;
-      }
       case 'showHistory':
         this.session.postHistory();
         return;
       case 'openConversation':
         await this.session.open(message.id);
         return;
-      case 'renameConversation': {
-        const current = this.session.conversations().find((c) => c.id === message.id);
-        if (!current) return;
-        const title = await vscode.window.showInputBox({
-          title: 'AIHub: Rename Conversation',
-          value: current.title,
-          validateInput: (v) => (v.trim() ? undefined : 'The name is empty.'),
-        });
-        if (title) await this.session.rename(message.id, title);
+      case 'renameConversation':
+        await this.renameConversation(message.id);
         return;
-      }
       case 'deleteConversation':
         await this.session.delete(message.id);
         return;
@@ -148,6 +133,29 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         await vscode.env.openExternal(vscode.Uri.parse(message.href));
         return;
     }
+  }
+
+  /** @-mention: pick a workspace file, add it to the context and type its path. */
+  private async mention(): Promise<void> {
+    const uri = await pickWorkspaceFile('AIHub: mention a file');
+    if (!uri) return;
+    this.context.addFile(uri);
+    this.session.postToView({
+      type: 'insertText',
+      text: `${vscode.workspace.asRelativePath(uri, false)} `,
+    });
+  }
+
+  /** Asks for a new, non-empty name for a stored conversation. */
+  private async renameConversation(id: string): Promise<void> {
+    const current = this.session.conversations().find((c) => c.id === id);
+    if (!current) return;
+    const title = await vscode.window.showInputBox({
+      title: 'AIHub: Rename Conversation',
+      value: current.title,
+      validateInput: (v) => (v.trim() ? undefined : 'The name is empty.'),
+    });
+    if (title) await this.session.rename(id, title);
   }
 
   dispose(): void {
