@@ -388,31 +388,7 @@ function adminConsoleRoutes(ctx: WebContext, router: Router): void {
 
   router.post('/console/accounts/:id/credit', ...ctx.postGuard('admin'), consoleCredit(ctx, flash));
 
-  router.post('/console/accounts/:id/status', ...ctx.postGuard('admin'), async (req, res) => {
-    const account = requireAccountOr404(ctx, req.params.id);
-    const parsed = statusForm.safeParse(req.body ?? {});
-    if (!parsed.success) throw new ApiError(400, 'invalid_status', 'Unknown account status.');
-    await store.transact((tx) => {
-      const current = tx.get('accounts', account.id)!;
-      if (current.status === parsed.data.status) return;
-      tx.set('accounts', account.id, { ...current, status: parsed.data.status });
-      if (parsed.data.status === 'disabled') ctx.sessions.endAllInTx(tx, account.id);
-      audit(tx, {
-        actor: 'admin',
-        action: parsed.data.status === 'disabled' ? 'account.disable' : 'account.enable',
-        account_id: account.id,
-        ip: ctx.clientIp(req),
-      });
-    });
-    flash(res, {
-      kind: 'ok',
-      text:
-        parsed.data.status === 'disabled'
-          ? 'Account disabled: its keys get 403 and its sessions ended.'
-          : 'Account enabled.',
-    });
-    res.redirect(303, `/admin/console/accounts/${account.id}`);
-  });
+  router.post('/console/accounts/:id/status', ...ctx.postGuard('admin'), consoleStatus(ctx, flash));
 
   router.post('/console/keys/:id/revoke', ...ctx.postGuard('admin'), async (req, res) => {
     const parsed = keyIdParam.safeParse(req.params.id);
@@ -505,6 +481,36 @@ function consoleCredit(ctx: WebContext, flash: (res: Response, notice: Notice) =
           }
         : { kind: 'info', text: `Reference ${reference} was credited already; nothing was added.` },
     );
+    res.redirect(303, `/admin/console/accounts/${account.id}`);
+  };
+}
+
+/** POST /console/accounts/:id/status: enable or disable an account (disabling ends its sessions), audited. */
+function consoleStatus(ctx: WebContext, flash: (res: Response, notice: Notice) => void) {
+  return async (req: Request, res: Response) => {
+    const { store } = ctx.deps;
+    const account = requireAccountOr404(ctx, req.params.id);
+    const parsed = statusForm.safeParse(req.body ?? {});
+    if (!parsed.success) throw new ApiError(400, 'invalid_status', 'Unknown account status.');
+    await store.transact((tx) => {
+      const current = tx.get('accounts', account.id)!;
+      if (current.status === parsed.data.status) return;
+      tx.set('accounts', account.id, { ...current, status: parsed.data.status });
+      if (parsed.data.status === 'disabled') ctx.sessions.endAllInTx(tx, account.id);
+      audit(tx, {
+        actor: 'admin',
+        action: parsed.data.status === 'disabled' ? 'account.disable' : 'account.enable',
+        account_id: account.id,
+        ip: ctx.clientIp(req),
+      });
+    });
+    flash(res, {
+      kind: 'ok',
+      text:
+        parsed.data.status === 'disabled'
+          ? 'Account disabled: its keys get 403 and its sessions ended.'
+          : 'Account enabled.',
+    });
     res.redirect(303, `/admin/console/accounts/${account.id}`);
   };
 }

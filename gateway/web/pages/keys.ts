@@ -133,7 +133,6 @@ ${ctx.deps.payments ? signingCard(ctx, state, options.signing_secret ?? null) : 
 }
 
 export function keyRoutes(ctx: WebContext, router: Router): void {
-  const { store } = ctx.deps;
   signingRoutes(ctx, router);
   router.get('/api-keys', ctx.requireSession('user'), async (req, res) => {
     await ctx.index.catchUp();
@@ -151,6 +150,13 @@ export function keyRoutes(ctx: WebContext, router: Router): void {
     });
   });
 
+  createKeyRoute(ctx, router);
+  revokeKeyRoute(ctx, router);
+}
+
+/** POST /api-keys: a new key (the 50-active-keys rule is createApiKey's), shown once. */
+function createKeyRoute(ctx: WebContext, router: Router): void {
+  const { store } = ctx.deps;
   router.post('/api-keys', ...ctx.postGuard('user'), async (req, res) => {
     const state = await userState(ctx, res);
     const parsed = createKeyForm.safeParse(req.body ?? {});
@@ -194,7 +200,11 @@ export function keyRoutes(ctx: WebContext, router: Router): void {
     });
     res.redirect(303, '/api-keys');
   });
+}
 
+/** POST /api-keys/:id/revoke: one of the account's own keys, audited. */
+function revokeKeyRoute(ctx: WebContext, router: Router): void {
+  const { store } = ctx.deps;
   router.post('/api-keys/:id/revoke', ...ctx.postGuard('user'), async (req, res) => {
     const state = await userState(ctx, res);
     const parsed = keyIdParam.safeParse(req.params.id);

@@ -185,34 +185,7 @@ export function paymentsAdminRoutes(ctx: WebContext, router: Router): void {
   kycReviewRoutes(ctx, router);
   const flash = adminFlash(ctx);
 
-  router.post('/console/accounts/:id/services', ...ctx.postGuard('admin'), async (req, res) => {
-    const account: Account = requireAccountOr404(ctx, req.params.id);
-    const form = (req.body ?? {}) as Record<string, unknown>;
-    const body = Object.fromEntries(
-      PAYMENT_SERVICES.map((service) => [service, form[service] === 'on']),
-    );
-    try {
-      await callPaymentsAdmin(ctx, req, res, 'POST', `/accounts/${account.id}/services`, body);
-    } catch (error) {
-      const message = errorText(error);
-      if (!message) throw error;
-      return renderAccountWithErrors(
-        ctx,
-        res,
-        account,
-        error instanceof ApiError ? error.status : 400,
-        'services',
-        { _form: message },
-        {},
-      );
-    }
-    const on = PAYMENT_SERVICES.filter((service) => body[service]);
-    flash(res, {
-      kind: 'ok',
-      text: `Payments services saved: ${on.length ? on.join(', ') : 'none active'}.`,
-    });
-    res.redirect(303, `/admin/console/accounts/${account.id}`);
-  });
+  servicesRoute(ctx, router, flash);
 
   router.post(
     '/console/accounts/:id/signing/disable',
@@ -332,4 +305,40 @@ function kycReviewRoutes(ctx: WebContext, router: Router): void {
   };
   router.post('/console/kyc/:account/approve', ...ctx.postGuard('admin'), review('approve'));
   router.post('/console/kyc/:account/reject', ...ctx.postGuard('admin'), review('reject'));
+}
+
+/** POST /console/accounts/:id/services: which payments services the account may use. */
+function servicesRoute(
+  ctx: WebContext,
+  router: Router,
+  flash: ReturnType<typeof adminFlash>,
+): void {
+  router.post('/console/accounts/:id/services', ...ctx.postGuard('admin'), async (req, res) => {
+    const account: Account = requireAccountOr404(ctx, req.params.id);
+    const form = (req.body ?? {}) as Record<string, unknown>;
+    const body = Object.fromEntries(
+      PAYMENT_SERVICES.map((service) => [service, form[service] === 'on']),
+    );
+    try {
+      await callPaymentsAdmin(ctx, req, res, 'POST', `/accounts/${account.id}/services`, body);
+    } catch (error) {
+      const message = errorText(error);
+      if (!message) throw error;
+      return renderAccountWithErrors(
+        ctx,
+        res,
+        account,
+        error instanceof ApiError ? error.status : 400,
+        'services',
+        { _form: message },
+        {},
+      );
+    }
+    const on = PAYMENT_SERVICES.filter((service) => body[service]);
+    flash(res, {
+      kind: 'ok',
+      text: `Payments services saved: ${on.length ? on.join(', ') : 'none active'}.`,
+    });
+    res.redirect(303, `/admin/console/accounts/${account.id}`);
+  });
 }

@@ -208,26 +208,49 @@ export function reportRoutes(ctx: WebContext, router: Router): void {
       return;
     }
 
-    const columns = COLUMNS[report];
-    const rows = result?.rows ?? [];
-    const pages = result ? Math.max(1, Math.ceil(result.total / PAGE_ROWS)) : 1;
-    const link = (extra: Record<string, string>) =>
-      `/reports?${new URLSearchParams({ report, ...raw, ...extra }).toString()}`;
-    const tabs = REPORTS.map(
-      (name) =>
-        html`<li><a href="/reports?report=${name}"${name === report ? html` aria-current="page"` : ''}>${LABELS[name]}</a></li>`,
-    );
-    const invalid = (name: string) =>
-      errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : '';
-    const fieldError = (name: string) =>
-      errors[name] ? html`<p class="error" id="${name}-error">${errors[name]}</p>` : '';
-    const statuses =
-      report === 'api-logs'
-        ? ['2xx', '4xx', '5xx']
-        : report === 'ai-usage'
-          ? ['ok', 'client_closed', 'upstream_error', 'stream_error']
-          : ['success', 'pending', 'failed'];
-    const body = html`<h1>Reports</h1>
+    const body = reportBody(ctx, { report, raw, errors, result, page });
+    const ok = Object.keys(errors).length === 0;
+    sendUserPage(ctx, req, res, state, ok ? 200 : 422, {
+      title: 'Reports',
+      current: '/reports',
+      body,
+      notice: ok ? null : { kind: 'error', text: 'A filter is not valid; see below.' },
+    });
+  });
+}
+
+/** The reports page: tabs, the filter form (with its field errors) and one page of the report. */
+function reportBody(
+  ctx: WebContext,
+  view: {
+    report: Report;
+    raw: Record<string, string>;
+    errors: Record<string, string>;
+    result: ReportResult | null;
+    page: number;
+  },
+): Html {
+  const { report, raw, errors, result, page } = view;
+  const columns = COLUMNS[report];
+  const rows = result?.rows ?? [];
+  const pages = result ? Math.max(1, Math.ceil(result.total / PAGE_ROWS)) : 1;
+  const link = (extra: Record<string, string>) =>
+    `/reports?${new URLSearchParams({ report, ...raw, ...extra }).toString()}`;
+  const tabs = REPORTS.map(
+    (name) =>
+      html`<li><a href="/reports?report=${name}"${name === report ? html` aria-current="page"` : ''}>${LABELS[name]}</a></li>`,
+  );
+  const invalid = (name: string) =>
+    errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : '';
+  const fieldError = (name: string) =>
+    errors[name] ? html`<p class="error" id="${name}-error">${errors[name]}</p>` : '';
+  const statuses =
+    report === 'api-logs'
+      ? ['2xx', '4xx', '5xx']
+      : report === 'ai-usage'
+        ? ['ok', 'client_closed', 'upstream_error', 'stream_error']
+        : ['success', 'pending', 'failed'];
+  return html`<h1>Reports</h1>
 <p class="lead">Payments and AI activity of your account. Dates are UTC. The wallet report is the history on <a href="/wallet">Wallet</a>.</p>
 <nav class="main card" aria-label="Reports"><ul>${tabs}</ul></nav>
 <form method="get" action="/reports" class="card" aria-label="Filters">
@@ -255,12 +278,4 @@ ${
 <nav class="pager" aria-label="Report pages">${page > 1 ? html`<a class="button secondary small" href="${link({ page: String(page - 1) })}">Newer</a>` : ''}<span class="small muted">Page ${Math.min(page, pages)} of ${pages}</span>${page < pages ? html`<a class="button secondary small" href="${link({ page: String(page + 1) })}">Older</a>` : ''}</nav>`
 }
 </section>`;
-    const ok = Object.keys(errors).length === 0;
-    sendUserPage(ctx, req, res, state, ok ? 200 : 422, {
-      title: 'Reports',
-      current: '/reports',
-      body,
-      notice: ok ? null : { kind: 'error', text: 'A filter is not valid; see below.' },
-    });
-  });
 }
