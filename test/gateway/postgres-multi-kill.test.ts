@@ -50,7 +50,12 @@ test(
         },
       },
       // Slow streams: the dead gateway's are in flight when it dies; the live one outlasts the lease.
-      chat: { engines: { builtin: { type: 'builtin', token_interval_ms: 1_000 } } },
+      // The per-key limit is shared out among live gateways (a third each here); this test is
+      // about a gateway dying, not about rate limits, so the key's limit is far above its load.
+      chat: {
+        engines: { builtin: { type: 'builtin', token_interval_ms: 1_000 } },
+        rate_limit: { requests_per_minute: 1_000_000 },
+      },
     };
     const gateways = await startGateways(database_url, 3, {
       config,
