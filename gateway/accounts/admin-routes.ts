@@ -4,7 +4,6 @@ import { z } from 'zod';
 import type { RoomDeps } from '../deps.js';
 import { ApiError, parseWith } from '../http/errors.js';
 import { balanceMicros } from '../ledger/ledger.js';
-import { table } from '../store/state.js';
 import { microsToUnits } from '../util/money.js';
 import {
   accountView,
@@ -90,16 +89,19 @@ export function adminRouter(deps: RoomDeps): Router {
   router.get('/accounts', async (req, res) => {
     const query = parseWith(listQuery, req.query);
     await store.readDurable();
-    const all = Object.values(table(store.state, 'accounts')).sort((a, b) =>
-      a.created_at.localeCompare(b.created_at),
-    );
-    const start = (query.page - 1) * query.limit;
+    // Oldest first, in the order the accounts were created (committed): the page is read
+    // from the store's row order, never by sorting every account.
+    const data: Array<ReturnType<typeof accountView>> = [];
+    for (const account of store.walkRows('accounts', { skip: (query.page - 1) * query.limit })) {
+      data.push(accountView(store.state, account, config.currency));
+      if (data.length === query.limit) break;
+    }
     res.json({
       object: 'list',
-      total: all.length,
+      total: store.liveCount('accounts'),
       page: query.page,
       limit: query.limit,
-      data: all.slice(start, start + query.limit).map((a) => view(a.id)),
+      data,
     });
   });
 

@@ -645,6 +645,43 @@ export class Store {
     return order ? { ids: order.ids, count: order.ids.length } : { ids: [], count: 0 };
   }
 
+  /** How many live rows the table holds, without listing them (its row order's live ids). */
+  liveCount(name: TableName): number {
+    const order = this.orders.get(name);
+    return order ? order.ids.length - order.dead.size : 0;
+  }
+
+  /**
+   * Walks a table's live rows in creation order (`newest_first`: the reverse), from the
+   * `skip`-th live row on, reading the row order and the rows it yields only: an admin list's
+   * page costs the page (plus the ids of rows deleted since the last compaction that it
+   * passes; a table none of whose rows is ever deleted, such as accounts, skips in one step).
+   * The caller stops when it has its page; rows created while it walks are not included.
+   */
+  *walkRows<T extends TableName>(
+    name: T,
+    options: { newest_first?: boolean; skip?: number } = {},
+  ): Generator<Row<T>> {
+    const order = this.orders.get(name);
+    if (!order) return;
+    const rows = table(this.state, name) as Record<string, Row<T>>;
+    const { ids, dead } = order;
+    const count = ids.length;
+    let skip = Math.max(0, options.skip ?? 0);
+    // With nothing dead, the skip-th live row is the skip-th id.
+    let i = dead.size === 0 ? skip : 0;
+    if (dead.size === 0) skip = 0;
+    for (; i < count; i++) {
+      const id = ids[options.newest_first ? count - 1 - i : i]!;
+      if (!Object.hasOwn(rows, id)) continue;
+      if (skip > 0) {
+        skip--;
+        continue;
+      }
+      yield rows[id]!;
+    }
+  }
+
   /**
    * The index of `name` by the string field `field` of its rows: built from the table the
    * first time it is asked for (one pass over the table), then kept in step with every

@@ -3,9 +3,7 @@
 // /api, /admin, the admin console and the dashboard, with its mount path. Built in-process
 // from a gateway on a temp data dir, so that a test can walk every route a real gateway
 // process serves, and a route added later is walked without editing the test.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { removeTempDir, tempDir } from './temp.ts';
 import { createGateway } from '../../gateway/app.ts';
 import { createAccounts } from '../../gateway/accounts/index.ts';
 import { compileTrustProxy } from '../../gateway/accounts/ip-whitelist.ts';
@@ -57,43 +55,53 @@ function walk(stack: Layer[], prefix: string, out: Route[]): void {
   }
 }
 
-export async function routeTable(): Promise<Route[]> {
-  const data_dir = mkdtempSync(join(tmpdir(), 'aihub-routes-'));
+/** A gateway built in-process as main.ts builds it, on an open store (its routes, its handler). */
+export function inProcessGateway(
+  store: Store,
+  data_dir: string,
+  admin_token_hash = '0'.repeat(64),
+): { gateway: ReturnType<typeof createGateway>; close: () => Promise<void> } {
   const config = loadConfig({ env: {}, flags: { data_dir } });
+  const logger = createLogger('silent');
+  const clock = { now: () => new Date() };
+  const metrics = new Metrics();
+  const deps = {
+    config,
+    store,
+    logger,
+    clock,
+    metrics,
+    admin_token_hash,
+    sealer: new Sealer([newKey()]),
+    public_url: () => 'http://127.0.0.1',
+  };
+  // The rooms as main.ts builds them, mounted by the same createGateway.
+  const payments = createPayments(deps);
+  const chat = createChat(deps);
+  const rooms = {
+    accounts: createAccounts(deps),
+    chat,
+    dashboard: createDashboard({ ...deps, payments }),
+    payments,
+  };
+  const gateway = createGateway(
+    { ...deps, trust_proxy: compileTrustProxy(config.trust_proxy) },
+    rooms,
+  );
+  return { gateway, close: () => chat.close() };
+}
+
+export async function routeTable(): Promise<Route[]> {
+  const data_dir = tempDir('aihub-routes-');
   const store = await Store.open(data_dir);
   try {
-    const logger = createLogger('silent');
-    const clock = { now: () => new Date() };
-    const metrics = new Metrics();
-    const deps = {
-      config,
-      store,
-      logger,
-      clock,
-      metrics,
-      admin_token_hash: '0'.repeat(64),
-      sealer: new Sealer([newKey()]),
-      public_url: () => 'http://127.0.0.1',
-    };
-    // The rooms as main.ts builds them, mounted by the same createGateway.
-    const payments = createPayments(deps);
-    const chat = createChat(deps);
-    const rooms = {
-      accounts: createAccounts(deps),
-      chat,
-      dashboard: createDashboard({ ...deps, payments }),
-      payments,
-    };
-    const gateway = createGateway(
-      { ...deps, trust_proxy: compileTrustProxy(config.trust_proxy) },
-      rooms,
-    );
+    const { gateway, close } = inProcessGateway(store, data_dir);
     const routes: Route[] = chatRouteDocs.map((doc) => ({
       method: doc.method.toUpperCase() as Route['method'],
       path: doc.path,
     }));
     walk((gateway.app as unknown as { router: { stack: Layer[] } }).router.stack, '', routes);
-    await chat.close();
+    await close();
     const seen = new Set<string>();
     return routes.filter((route) => {
       const key = `${route.method} ${route.path}`;
@@ -103,6 +111,6 @@ export async function routeTable(): Promise<Route[]> {
     });
   } finally {
     await store.close();
-    rmSync(data_dir, { recursive: true, force: true });
+    removeTempDir(data_dir);
   }
 }

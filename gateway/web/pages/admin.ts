@@ -8,7 +8,7 @@ import { adjustWallet } from '../../accounts/adjustments.js';
 import { matchesHash } from '../../accounts/keys.js';
 import { ApiError } from '../../http/errors.js';
 import { balanceMicros } from '../../ledger/ledger.js';
-import { table, type Account, type ServiceName } from '../../store/state.js';
+import type { Account, ServiceName } from '../../store/state.js';
 import { audit } from '../audit.js';
 import {
   fieldError,
@@ -38,6 +38,8 @@ const adminLoginForm = z.object({
 const listQuery = z.object({
   q: z.string().trim().max(254).catch('').default(''),
   page: z.coerce.number().int().min(1).max(1_000_000).catch(1).default(1),
+  /** A search's place in the accounts, newest first (from its pager). */
+  from: z.coerce.number().int().min(0).max(100_000_000).catch(0).default(0),
 });
 const auditQuery = z.object({
   account: z.string().trim().max(100).catch('').default(''),
@@ -123,24 +125,76 @@ ${next ? html`<input type="hidden" name="next" value="${next}">` : ''}
 </div>`;
 }
 
-function accountsPage(ctx: WebContext, query: { q: string; page: number }) {
+/** Accounts a search looks at per page: a search's page costs at most this, whatever the total. */
+export const SEARCH_SCAN_ROWS = 5_000;
+
+interface AccountsListing {
+  rows: Account[];
+  /** The lead sentence's count, and the pager's links. */
+  lead: Html;
+  prev: number | null;
+  next: number | null;
+  where: string;
+}
+
+/**
+ * The accounts list, newest first: one page read from the store's row order (never a sort of
+ * every account). A search looks up an exact account id or email through the store, then
+ * walks the accounts newest first for email and name substrings, SEARCH_SCAN_ROWS at most
+ * per page; `from` is where the walk goes on (the pager's "Older" link).
+ */
+function listAccounts(ctx: WebContext, query: { q: string; page: number; from: number }) {
+  const { store } = ctx.deps;
+  const total = store.liveCount('accounts');
+  if (!query.q) {
+    const pages = Math.max(1, Math.ceil(total / PAGE_ROWS));
+    const page = Math.min(query.page, pages);
+    const rows: Account[] = [];
+    for (const account of store.walkRows('accounts', {
+      newest_first: true,
+      skip: (page - 1) * PAGE_ROWS,
+    })) {
+      rows.push(account);
+      if (rows.length === PAGE_ROWS) break;
+    }
+    return {
+      rows,
+      lead: html`${total} account${total === 1 ? '' : 's'}.`,
+      prev: page > 1 ? page - 1 : null,
+      next: page < pages ? page + 1 : null,
+      where: `Page ${page} of ${pages}`,
+    } satisfies AccountsListing;
+  }
   const needle = query.q.toLowerCase();
-  const all = Object.values(table(ctx.deps.store.state, 'accounts'))
-    .filter(
-      (account) =>
-        !needle ||
-        account.email.includes(needle) ||
-        account.name.toLowerCase().includes(needle) ||
-        account.id === needle,
-    )
-    .sort((a, b) => b.created_at.localeCompare(a.created_at));
-  const pages = Math.max(1, Math.ceil(all.length / PAGE_ROWS));
-  const page = Math.min(query.page, pages);
-  const rows = all.slice((page - 1) * PAGE_ROWS, page * PAGE_ROWS);
-  const link = (p: number) =>
-    `/admin/console?${new URLSearchParams({ ...(query.q ? { q: query.q } : {}), page: String(p) }).toString()}`;
+  const exact_id = store.get('emails', needle) ?? (/^acc_[0-9a-f]{24}$/.test(needle) ? needle : '');
+  const exact = exact_id ? store.get('accounts', exact_id) : undefined;
+  const rows: Account[] = exact && query.from === 0 ? [exact] : [];
+  const from = Math.min(query.from, total);
+  let walked = 0;
+  for (const account of store.walkRows('accounts', { newest_first: true, skip: from })) {
+    walked++;
+    const match =
+      account.id !== exact?.id &&
+      (account.email.includes(needle) || account.name.toLowerCase().includes(needle));
+    if (match) rows.push(account);
+    if (rows.length === PAGE_ROWS || walked === SEARCH_SCAN_ROWS) break;
+  }
+  const to = from + walked;
+  return {
+    rows,
+    lead: html`${rows.length} account${rows.length === 1 ? '' : 's'} matching “${query.q}” (searched ${to - from} of ${total}, newest first).`,
+    prev: null,
+    next: to < total ? to : null,
+    where: `Accounts ${Math.min(from + 1, to)}–${to} of ${total}`,
+  } satisfies AccountsListing;
+}
+
+function accountsPage(ctx: WebContext, query: { q: string; page: number; from: number }) {
+  const { rows, lead, prev, next, where } = listAccounts(ctx, query);
+  const link = (at: number) =>
+    `/admin/console?${new URLSearchParams(query.q ? { q: query.q, from: String(at) } : { page: String(at) }).toString()}`;
   return html`<h1>Accounts</h1>
-<p class="lead">${all.length} account${all.length === 1 ? '' : 's'}${query.q ? html` matching “${query.q}”` : ''}.</p>
+<p class="lead">${lead}</p>
 <form method="get" action="/admin/console" class="card" role="search">
 <div class="row"><div class="field"><label for="q">Search by email, name or account id</label><input id="q" name="q" type="search" value="${query.q}"></div><button type="submit" class="secondary">Search</button></div>
 </form>
@@ -157,8 +211,12 @@ ${
 <td>${servicesText(account)}</td><td class="num">${formatMoney(balanceMicros(ctx.deps.store.state, account.id), ctx.currency)}</td>
 <td>${account.status === 'active' ? html`<span class="pill ok">active</span>` : html`<span class="pill bad">disabled</span>`}</td>
 </tr>`,
-      )}</tbody></table></div>
-<nav class="pager" aria-label="Account pages">${page > 1 ? html`<a class="button secondary small" href="${link(page - 1)}">Previous</a>` : ''}<span class="small muted">Page ${page} of ${pages}</span>${page < pages ? html`<a class="button secondary small" href="${link(page + 1)}">Next</a>` : ''}</nav>`
+      )}</tbody></table></div>`
+}
+${
+  rows.length === 0 && next === null && prev === null
+    ? ''
+    : html`<nav class="pager" aria-label="Account pages">${prev !== null ? html`<a class="button secondary small" href="${link(prev)}">Previous</a>` : ''}<span class="small muted">${where}</span>${next !== null ? html`<a class="button secondary small" href="${link(next)}">${query.q ? 'Search older' : 'Next'}</a>` : ''}</nav>`
 }
 </section>`;
 }

@@ -1,0 +1,56 @@
+// Temp dirs of a test process, removed when it ends: every test file runs in a process of
+// its own (node --test), so a dir made here lives as long as the file's tests (a gateway
+// restarted on the same data dir still finds it) and goes when the file is done, passed or
+// failed, including the data dirs of the gateway processes it started (and their PostgreSQL
+// replica dirs, which are inside them). A SIGKILLed test process leaves its dirs behind.
+//
+//   const dir = tempDir('aihub-store-');   // mkdtemp under os.tmpdir()
+//   removeTempDir(dir);                    // at once, when a test wants it gone earlier
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const made = new Set<string>();
+let hooked = false;
+
+function removeAll(): void {
+  for (const dir of made) remove(dir);
+  made.clear();
+}
+
+function remove(dir: string): void {
+  try {
+    // A gateway child that has not exited yet may still be writing: retry a few times.
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 50 });
+  } catch {
+    // Left behind rather than failing a test that passed.
+  }
+}
+
+function hook(): void {
+  if (hooked) return;
+  hooked = true;
+  process.on('exit', removeAll);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    const onSignal = () => {
+      removeAll();
+      process.removeListener(signal, onSignal);
+      process.kill(process.pid, signal); // die of the signal as we would have
+    };
+    process.on(signal, onSignal);
+  }
+}
+
+/** A new dir `<os tmpdir>/<prefix>XXXXXX`, removed when this process ends. */
+export function tempDir(prefix = 'aihub-test-'): string {
+  hook();
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.add(dir);
+  return dir;
+}
+
+/** Removes a dir (recursively) now; one made by tempDir is no longer removed at the end. */
+export function removeTempDir(dir: string): void {
+  made.delete(dir);
+  remove(dir);
+}
