@@ -8,6 +8,10 @@
 //   lockout lasts until the oldest counted event leaves the window.
 // A restart forgets every bucket, which an attacker cannot trigger. The key table is bounded:
 // at `max_keys`, full (idle) buckets are dropped first, then the oldest half.
+// Several gateways on one database each keep their own buckets; a limit that must hold for
+// the whole deployment (failed logins, sign-ups) is shared out among the live gateways
+// (`shared_by`): each enforces floor(limit / gateways), at least 1, so that a client spread
+// over N gateways gets the limit, not N times it (docs/store-postgres.md).
 export interface RateRule {
   /** Events allowed in a burst (the bucket's size); 0 turns the limit off. */
   max: number;
@@ -35,15 +39,33 @@ interface Bucket {
   spent: number[];
 }
 
+/**
+ * This gateway's share of a limit that holds for the whole deployment: floor(limit /
+ * gateways), at least 1 (0 stays off). Together N gateways admit at most the limit, or N when
+ * there are more gateways than the limit allows events.
+ */
+export function deploymentShare(limit: number, gateways: number): number {
+  if (limit === 0) return 0;
+  return Math.max(1, Math.floor(limit / Math.max(1, gateways)));
+}
+
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
   private per_ms: number;
   private readonly now_ms: () => number;
   private readonly max_keys: number;
+  /** The limit for the whole deployment; `rule.max` is this gateway's share of it. */
+  private limit: number;
+  private readonly shared_by: (() => number) | undefined;
 
   constructor(
     private rule: RateRule,
-    options: { now_ms?: () => number; max_keys?: number } = {},
+    options: {
+      now_ms?: () => number;
+      max_keys?: number;
+      /** The live gateways sharing this limit (Store.liveGateways): each enforces its share. */
+      shared_by?: () => number;
+    } = {},
   ) {
     checkMax(rule.max);
     if (!(rule.window_ms > 0))
@@ -51,10 +73,13 @@ export class RateLimiter {
     this.per_ms = rule.max / rule.window_ms;
     this.now_ms = options.now_ms ?? Date.now;
     this.max_keys = options.max_keys ?? 100_000;
+    this.limit = rule.max;
+    this.shared_by = options.shared_by;
   }
 
-  /** The limit now in force (events per window). */
+  /** The limit now in force on this gateway (events per window). */
   get max(): number {
+    this.followShare();
     return this.rule.max;
   }
 
@@ -64,6 +89,13 @@ export class RateLimiter {
    */
   setMax(max: number): void {
     checkMax(max);
+    this.limit = max;
+    this.followShare();
+  }
+
+  /** Puts this gateway's share of the limit in force (the whole limit when it is not shared). */
+  private followShare(): void {
+    const max = this.shared_by ? deploymentShare(this.limit, this.shared_by()) : this.limit;
     if (max === this.rule.max) return;
     this.rule = { ...this.rule, max };
     this.per_ms = max / this.rule.window_ms;
@@ -71,6 +103,7 @@ export class RateLimiter {
 
   /** Spends a token when one is there; says how long to wait when none is. */
   take(key: string, now_ms = this.now_ms()): RateDecision {
+    this.followShare();
     if (this.rule.max === 0)
       return { ok: true, retry_after_s: 0, remaining: Number.POSITIVE_INFINITY };
     const bucket = this.bucket(key, now_ms);
@@ -83,6 +116,7 @@ export class RateLimiter {
 
   /** Seconds until another event is allowed, or 0 when it is allowed now; spends nothing. */
   retryAfterSeconds(key: string, now_ms = this.now_ms()): number {
+    this.followShare();
     if (this.rule.max === 0) return 0;
     const bucket = this.buckets.get(key);
     if (!bucket) return 0;
@@ -92,6 +126,7 @@ export class RateLimiter {
 
   /** Counts an event that already happened (a failed login): spends a token, if one is left. */
   record(key: string, now_ms = this.now_ms()): void {
+    this.followShare();
     if (this.rule.max === 0) return;
     const bucket = this.bucket(key, now_ms);
     if (this.rule.refill === 'sliding') {

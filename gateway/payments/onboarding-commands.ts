@@ -41,7 +41,8 @@ export function onboardingCommands(ctx: Ctx): OnboardingCommands {
   const { store, config, settings } = ctx;
   const limiter = new RateLimiter(
     { max: settings.register.per_ip_per_hour, window_ms: 3_600_000, refill: 'sliding' },
-    { max_keys: 10_000 },
+    // Per deployment: several gateways on one database each admit their share.
+    { max_keys: 10_000, shared_by: () => store.liveGateways() },
   );
   return {
     admitSignup(address) {

@@ -41,9 +41,12 @@ export interface AccountSectionInput {
   form: string | undefined;
 }
 
-/** At most `max` failures in any window of `window_ms` per key (an email, an address). */
-function failures(rule: { max: number; window_ms: number }): RateLimiter {
-  return new RateLimiter({ ...rule, refill: 'sliding' }, { max_keys: 50_000 });
+/**
+ * At most `max` failures in any window of `window_ms` per key (an email, an address), for the
+ * whole deployment: with several gateways on one database each counts its share of `max`.
+ */
+function failures(rule: { max: number; window_ms: number }, gateways: () => number): RateLimiter {
+  return new RateLimiter({ ...rule, refill: 'sliding' }, { max_keys: 50_000, shared_by: gateways });
 }
 
 const FLASH_TTL_MS = 5 * 60 * 1000;
@@ -51,14 +54,16 @@ const FLASH_TTL_MS = 5 * 60 * 1000;
 export class WebContext {
   readonly sessions: Sessions;
   readonly index: HistoryIndex;
+  /** The gateways a deployment-wide limit is shared among (1 on the JSON-file store). */
+  private readonly gateways = () => this.deps.store.liveGateways();
   /** Failed logins per email: 5 per 15 minutes. */
-  readonly login_by_email = failures({ max: 5, window_ms: 15 * 60_000 });
+  readonly login_by_email = failures({ max: 5, window_ms: 15 * 60_000 }, this.gateways);
   /** Failed logins per client address: 20 per 15 minutes. */
-  readonly login_by_ip = failures({ max: 20, window_ms: 15 * 60_000 });
+  readonly login_by_ip = failures({ max: 20, window_ms: 15 * 60_000 }, this.gateways);
   /** Admin token attempts per client address: 5 per 15 minutes. */
-  readonly admin_by_ip = failures({ max: 5, window_ms: 15 * 60_000 });
+  readonly admin_by_ip = failures({ max: 5, window_ms: 15 * 60_000 }, this.gateways);
   /** Sign-ups per client address: 10 per hour (each costs a hash and a journal write). */
-  readonly signup_by_ip = failures({ max: 10, window_ms: 60 * 60_000 });
+  readonly signup_by_ip = failures({ max: 10, window_ms: 60 * 60_000 }, this.gateways);
   private readonly flashes = new Map<string, Flash & { until_ms: number }>();
   /** Pages that call other rooms' services, present once those rooms exist (see payments.ts). */
   readonly extensions: { reports?: unknown } = {};

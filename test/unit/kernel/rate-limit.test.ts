@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RateLimiter } from '../../../gateway/kernel/rate-limit.ts';
+import { deploymentShare, RateLimiter } from '../../../gateway/kernel/rate-limit.ts';
 
 const perMinute = (max: number) => ({ max, window_ms: 60_000, refill: 'steady' as const });
 
@@ -91,4 +91,31 @@ test('rate limit: setMax shares the limit out (fewer tokens, slower refill) and 
   assert.equal(limiter.take('k').ok, true, 'one a second again');
   assert.equal(limiter.take('k').ok, false, 'spent tokens stay spent');
   assert.throws(() => limiter.setMax(1.5), RangeError);
+});
+
+test('a deployment-wide limit (failed logins) shared among gateways: each counts floor(limit / gateways), at least 1, and follows the count', () => {
+  assert.deepEqual(
+    [1, 2, 3, 5, 6, 40].map((n) => deploymentShare(5, n)),
+    [5, 2, 1, 1, 1, 1],
+  );
+  assert.equal(deploymentShare(0, 3), 0, 'a limit turned off stays off');
+  const live = { gateways: 2 };
+  const failures = new RateLimiter(
+    { max: 5, window_ms: 900_000, refill: 'sliding' },
+    { shared_by: () => live.gateways },
+  );
+  for (let i = 0; i < 2; i++) {
+    assert.equal(failures.retryAfterSeconds('a@example.com', i), 0, `failure ${i} allowed`);
+    failures.record('a@example.com', i);
+  }
+  assert.ok(
+    failures.retryAfterSeconds('a@example.com', 10) > 0,
+    'two gateways: this one locks after its 2 of 5',
+  );
+  assert.equal(failures.max, 2);
+  live.gateways = 1; // the other gateway left
+  assert.equal(failures.retryAfterSeconds('a@example.com', 10), 0, 'alone: the whole 5 again');
+  assert.equal(failures.max, 5);
+  for (let i = 0; i < 3; i++) failures.record('a@example.com', 20 + i);
+  assert.ok(failures.retryAfterSeconds('a@example.com', 30) > 0, 'locked after 5 in all');
 });
