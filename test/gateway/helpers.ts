@@ -1,12 +1,12 @@
 // Starts the real gateway (dist/gateway.js, built by `npm run build`) as a child process on
 // port 0 with a temp data dir, and talks to it over loopback HTTP.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
 import { createDatabase } from '../support/postgres.js';
 import { replicaDir } from '../../gateway/store/pg.js';
+import { tempDir } from '../support/temp.js';
 
 export const GATEWAY_JS = resolve(import.meta.dirname, '../../dist/gateway.js');
 
@@ -32,9 +32,8 @@ export function filesUnder(dir: string): string[] {
   });
 }
 
-export function tempDir(prefix = 'aihub-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
+// Temp dirs (data dirs, config files) are removed when the test process ends.
+export { tempDir } from '../support/temp.js';
 
 /**
  * A gateway whose config file holds this `chat` section (engines, models, breaker...), at

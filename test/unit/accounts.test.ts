@@ -2,15 +2,13 @@
 // console and the dashboard call the same command), and a key of another account is no such key.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createAccount, createApiKey, revokeApiKey } from '../../gateway/accounts/accounts.ts';
 import { ServiceError } from '../../gateway/kernel/errors.ts';
 import { Store } from '../../gateway/store/store.ts';
+import { tempDir } from '../support/temp.ts';
 
 test('revokeApiKey: revokes once, then says it was revoked already; another account cannot revoke it', async () => {
-  const store = await Store.open(mkdtempSync(join(tmpdir(), 'aihub-accounts-')));
+  const store = await Store.open(tempDir('aihub-accounts-'));
   try {
     const keys = store.indexBy('keys', 'account_id');
     const { owner, other, key_id } = await store.transact((tx) => {

@@ -2,9 +2,6 @@
 // with a body no edge bounded, and prototype names in the store (live, replayed, checkpointed).
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Request, Response } from 'express';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../gateway/http/json-depth.ts';
@@ -16,6 +13,7 @@ import { loadState, Store } from '../../gateway/store/store.ts';
 import { table } from '../../gateway/store/state.ts';
 import { FUNDING_TOPUP, balanceMicros, creditWallet } from '../../gateway/ledger/ledger.ts';
 import { verifyDataDir } from '../../gateway/store/verify.ts';
+import { tempDir } from '../support/temp.ts';
 
 const bytes = (text: string) => Buffer.from(text);
 const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
@@ -102,7 +100,7 @@ test('a guarded listener reports what it throws and returns; a throwing reporter
 });
 
 test('the audit listener with a 6,000-level body (past any edge) neither throws nor leaves the store ahead of its journal', async () => {
-  const data_dir = mkdtempSync(join(tmpdir(), 'aihub-hardening-'));
+  const data_dir = tempDir('aihub-hardening-');
   const store = await Store.open(data_dir);
   const logged: string[] = [];
   const logger = createLogger('error', { write: (line: string) => void logged.push(line) });
@@ -135,7 +133,7 @@ test('the audit listener with a 6,000-level body (past any edge) neither throws 
 });
 
 test('a transaction whose journal line cannot be serialized is rolled back, not half-applied', async () => {
-  const data_dir = mkdtempSync(join(tmpdir(), 'aihub-hardening-'));
+  const data_dir = tempDir('aihub-hardening-');
   const store = await Store.open(data_dir);
   let deep: unknown = [];
   for (let i = 0; i < 20_000; i++) deep = [deep];
@@ -159,7 +157,7 @@ test('a transaction whose journal line cannot be serialized is rolled back, not 
 });
 
 test('prototype names as ids: never found, stored as plain rows, and replay and checkpoint give the live state', async () => {
-  const data_dir = mkdtempSync(join(tmpdir(), 'aihub-hardening-'));
+  const data_dir = tempDir('aihub-hardening-');
   const store = await Store.open(data_dir, { checkpoint_every_records: 1_000_000 });
   for (const name of PROTOTYPE_NAMES) {
     assert.equal(store.get('accounts', name), undefined, `get ${name} on an empty table`);

@@ -1,8 +1,5 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Store } from '../../gateway/store/store.ts';
 import {
   FUNDING_TOPUP,
@@ -17,9 +14,10 @@ import {
 } from '../../gateway/ledger/ledger.ts';
 import { InvariantError } from '../../gateway/store/state.ts';
 import { verifyDataDir } from '../../gateway/store/verify.ts';
+import { tempDir } from '../support/temp.ts';
 
 async function funded(amount_micros: number) {
-  const data_dir = mkdtempSync(join(tmpdir(), 'aihub-ledger-'));
+  const data_dir = tempDir('aihub-ledger-');
   const store = await Store.open(data_dir);
   await store.transact((tx) =>
     creditWallet(tx, { account_id: 'a', amount_micros, from: FUNDING_TOPUP, memo: 'top-up' }),

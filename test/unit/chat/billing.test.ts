@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { loadState, Store } from '../../../gateway/store/store.js';
 import {
   FUNDING_TOPUP,
@@ -26,13 +23,14 @@ import {
   utcDay,
 } from '../../../gateway/chat/billing.js';
 import { chatConfigSchema } from '../../../gateway/chat/config.js';
+import { tempDir } from '../../support/temp.ts';
 
 const config = chatConfigSchema.parse({});
 const standard = config.models['service-ai-standard-6']; // 100 / 400 units per million tokens
 const free = config.models['service-ai-free'];
 
 async function funded(amount_micros: number) {
-  const data_dir = mkdtempSync(join(tmpdir(), 'aihub-chat-billing-'));
+  const data_dir = tempDir('aihub-chat-billing-');
   const store = await Store.open(data_dir);
   if (amount_micros)
     await store.transact((tx) =>

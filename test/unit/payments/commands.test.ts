@@ -3,9 +3,6 @@
 // re-check, and onboarding's sign-up limit and eKYC resubmission rule, on a real store.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createAccount } from '../../../gateway/accounts/accounts.ts';
 import { ApiError } from '../../../gateway/http/errors.ts';
 import {
@@ -27,6 +24,7 @@ import type { Account } from '../../../gateway/store/state.ts';
 import { Store } from '../../../gateway/store/store.ts';
 import { systemClock } from '../../../gateway/kernel/clock.ts';
 import { Sealer, newKey } from '../../../gateway/util/sealed.ts';
+import { tempDir } from '../../support/temp.ts';
 
 const settings = paymentsConfigSchema.parse({ register: { per_ip_per_hour: 2 } });
 const account = { id: 'acct_1' } as Account;
@@ -96,7 +94,7 @@ test('PAN: a malformed PAN is a 400; a lookup holds the fee, names the holder ty
 });
 
 test('admin: eKYC is decided once, services wait for approval, whitelist entries are checked and deduplicated', async () => {
-  const data_dir = mkdtempSync(join(tmpdir(), 'aihub-commands-'));
+  const data_dir = tempDir('aihub-commands-');
   const store = await Store.open(data_dir);
   const audited: string[] = [];
   const audit: Audit = (_tx, entry) => audited.push(entry.action);

@@ -2,9 +2,6 @@
 // checks back off (capped) and stop after max_checks without touching the money.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createAccount } from '../../../gateway/accounts/accounts.ts';
 import {
   FUNDING_TOPUP,
@@ -18,11 +15,12 @@ import { PaymentEngine } from '../../../gateway/payments/engine.ts';
 import { renderRecharge } from '../../../gateway/payments/recharge-views.ts';
 import type { PaymentProvider } from '../../../gateway/providers/types.ts';
 import { Store } from '../../../gateway/store/store.ts';
+import { tempDir } from '../../support/temp.ts';
 
 test('status checks back off, are capped, and stop after max_checks with the hold intact', async () => {
   let now_ms = Date.parse('2025-01-01T00:00:00Z');
   const clock = { now: () => new Date(now_ms) };
-  const store = await Store.open(mkdtempSync(join(tmpdir(), 'aihub-engine-')), { now: clock.now });
+  const store = await Store.open(tempDir('aihub-engine-'), { now: clock.now });
   const checks_at: number[] = [];
   const provider: PaymentProvider = {
     name: 'slow-bank',

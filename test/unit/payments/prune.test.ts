@@ -3,9 +3,6 @@
 // rows no reader will use are deleted, in bounded commits, and every answer stays the same.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createAccount } from '../../../gateway/accounts/accounts.ts';
 import { FUNDING_TOPUP, balanceMicros, creditWallet } from '../../../gateway/ledger/ledger.ts';
 import { createLogger } from '../../../gateway/log.ts';
@@ -25,6 +22,7 @@ import type { PaymentTxn } from '../../../gateway/payments/tables.ts';
 import type { PaymentProvider, ProviderResult } from '../../../gateway/providers/types.ts';
 import { Store } from '../../../gateway/store/store.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';
+import { tempDir } from '../../support/temp.ts';
 
 test('idempotencyExpired: counted from the first use, 0 keeps a record forever, an unreadable time is kept', () => {
   const created_at = '2025-01-01T00:00:00.000Z';
@@ -74,7 +72,7 @@ test('a pass deletes only what no reader uses, in bounded commits, and changes n
   let now_ms = Date.parse('2025-01-20T06:30:00Z'); // noon IST, 20 January
   const t0 = now_ms;
   const clock = { now: () => new Date(now_ms) };
-  const data_dir = mkdtempSync(join(tmpdir(), 'aihub-prune-'));
+  const data_dir = tempDir('aihub-prune-');
   const store = await Store.open(data_dir, { now: clock.now });
   let release_slow!: () => void;
   const slow_gate = new Promise<void>((resolve) => (release_slow = resolve));
@@ -276,7 +274,7 @@ test('a pass deletes only what no reader uses, in bounded commits, and changes n
 });
 
 test('a stopped pruner finishes its commit and starts no other', async () => {
-  const data_dir = mkdtempSync(join(tmpdir(), 'aihub-prune-stop-'));
+  const data_dir = tempDir('aihub-prune-stop-');
   const store = await Store.open(data_dir);
   try {
     await store.transact((tx) => {

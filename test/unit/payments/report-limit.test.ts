@@ -3,15 +3,13 @@
 // report frees its slot.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Store } from '../../../gateway/store/store.ts';
 import { runReport } from '../../../gateway/payments/reports-routes.ts';
 import type { PaymentsContext } from '../../../gateway/payments/context.ts';
+import { tempDir } from '../../support/temp.ts';
 
 test('a per-account limit on concurrent reports: 429 with Retry-After past it', async () => {
-  const store = await Store.open(mkdtempSync(join(tmpdir(), 'aihub-report-limit-')));
+  const store = await Store.open(tempDir('aihub-report-limit-'));
   try {
     store.indexBy('payment_txns', 'account_id');
     const ctx = {

@@ -3,11 +3,10 @@
 // about its own entries, not the whole history.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { Store } from '../../../gateway/store/store.ts';
 import { fillNow, fillPayments, fillTxnId } from '../../support/history-fill.ts';
+import { tempDir } from '../../support/temp.ts';
 
 const TXNS = 6_800;
 
@@ -15,7 +14,7 @@ test(
   'all accounts: the failed transactions and one action of the audit log, totals without a walk and pages that read their entries',
   { timeout: 120_000 },
   async () => {
-    const data_dir = mkdtempSync(join(tmpdir(), 'aihub-admin-lists-'));
+    const data_dir = tempDir('aihub-admin-lists-');
     try {
       let store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000, now: fillNow });
       await fillPayments(store, { accounts: 40, txns: TXNS, per_commit: 400, lean: true });

@@ -4,12 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Store } from '../../../gateway/store/store.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';
+import { tempDir } from '../../support/temp.ts';
 
 const CHILD = resolve(import.meta.dirname, '../../support/history-crash-child.ts');
 const ROUNDS = 8;
@@ -18,7 +17,7 @@ test(
   'SIGKILL during heavy history writes, 8 times: acknowledged transactions are found by id and in their lists; verify passes',
   { timeout: 240_000 },
   async () => {
-    const data_dir = mkdtempSync(join(tmpdir(), 'aihub-history-crash-'));
+    const data_dir = tempDir('aihub-history-crash-');
     const acked: string[] = [];
     let base = 0;
     let incremental_from = 0;

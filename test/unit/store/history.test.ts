@@ -3,8 +3,7 @@
 // account's reports read no history at all, and a one-day report reads that day's rows.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Store, STATE_FILE } from '../../../gateway/store/store.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';
@@ -22,6 +21,7 @@ import {
   fillTxnId,
   fillUsage,
 } from '../../support/history-fill.ts';
+import { tempDir } from '../../support/temp.ts';
 
 /** 600,000 by default, the size that could not restart before; AIHUB_TEST_HISTORY_TXNS sets another. */
 const TXNS = Number(process.env.AIHUB_TEST_HISTORY_TXNS ?? 600_000);
@@ -32,7 +32,7 @@ test(
   `${TXNS.toLocaleString('en')} realistic payment transactions: the store closes and reopens with balances and newest pages unchanged`,
   { timeout: 900_000 },
   async () => {
-    const data_dir = mkdtempSync(join(tmpdir(), 'aihub-history-big-'));
+    const data_dir = tempDir('aihub-history-big-');
     try {
       const store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000 });
       await fillPayments(store, { accounts: ACCOUNTS, txns: TXNS, per_commit: 2_000, lean: true });
@@ -123,7 +123,7 @@ test(
   "a brand-new account's reports answer from the index without reading history; a one-day report reads that day's rows",
   { timeout: 300_000 },
   async () => {
-    const data_dir = mkdtempSync(join(tmpdir(), 'aihub-history-reports-'));
+    const data_dir = tempDir('aihub-history-reports-');
     try {
       const store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000, now: fillNow });
       // 20,000 transactions over 20 accounts, one every 60 s (about 14 days), and chat usage.

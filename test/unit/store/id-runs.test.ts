@@ -3,11 +3,10 @@
 // bench found a transaction missing by id), and after reopening from what a manifest names.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { IdRuns, type IdPlace, type RunMeta } from '../../../gateway/store/id-runs.ts';
 import { hash32 } from '../../../gateway/store/archive.ts';
+import { tempDir } from '../../support/temp.ts';
 
 const place = (seq: number): IdPlace => ({
   hash: hash32(`txn_${seq}`),
@@ -28,7 +27,7 @@ function found(ids: IdRuns, seq: number): IdPlace[] {
 }
 
 test('id runs: flushes, merges, a flush in the middle of a merge, and a reopen find every entry once', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'aihub-id-runs-'));
+  const dir = tempDir('aihub-id-runs-');
   try {
     const ids = new IdRuns(dir, { max_memtable: 1_000 });
     let seq = 0;

@@ -5,20 +5,20 @@
 // holds, not by indexing the whole journal again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { Store } from '../../../gateway/store/store.ts';
 import { INDEX_DIR } from '../../../gateway/store/archive.ts';
 import { ID_ENTRY_BYTES, ID_RUN_DIR } from '../../../gateway/store/id-runs.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';
 import { fillAccount, fillNow, fillPayments, fillTxnId } from '../../support/history-fill.ts';
+import { tempDir } from '../../support/temp.ts';
 
 const TXNS = 6_100;
 const ACCOUNTS = 10;
 
 async function filled(): Promise<string> {
-  const data_dir = mkdtempSync(join(tmpdir(), 'aihub-index-repair-'));
+  const data_dir = tempDir('aihub-index-repair-');
   const store = await Store.open(data_dir, {
     checkpoint_interval_ms: 3_600_000,
     checkpoint_every_records: 500,

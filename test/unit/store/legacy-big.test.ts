@@ -4,12 +4,12 @@
 // The file is generated here, streamed to a temp dir; AIHUB_TEST_LEGACY_MB sets its size.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createWriteStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LEGACY_STATE_FILE, STATE_FILE, Store } from '../../../gateway/store/store.ts';
 import { fillTxn, fillTxnId } from '../../support/history-fill.ts';
+import { tempDir } from '../../support/temp.ts';
 
 const MEGABYTES = Number(process.env.AIHUB_TEST_LEGACY_MB ?? 530);
 
@@ -57,7 +57,7 @@ test(
   `a version-1 state.json of ${MEGABYTES} MB (past V8's 512 MB string limit) migrates, streamed, with its live state`,
   { timeout: 900_000 },
   async () => {
-    const data_dir = mkdtempSync(join(tmpdir(), 'aihub-legacy-big-'));
+    const data_dir = tempDir('aihub-legacy-big-');
     try {
       const legacy = join(data_dir, LEGACY_STATE_FILE);
       const { rows } = await writeLegacy(legacy, MEGABYTES * 1e6);
@@ -104,7 +104,7 @@ test(
 );
 
 test('a version-1 state.json cut short is refused, with the file named', async () => {
-  const data_dir = mkdtempSync(join(tmpdir(), 'aihub-legacy-cut-'));
+  const data_dir = tempDir('aihub-legacy-cut-');
   try {
     const legacy = join(data_dir, LEGACY_STATE_FILE);
     const out = createWriteStream(legacy, { mode: 0o600 });

@@ -2,17 +2,17 @@
 // PostgreSQL (flags win over the environment, which wins over the file); unset, the JSON-file store.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../../gateway/config.ts';
 import { redactUrl } from '../../../gateway/store/pg.ts';
 import { StoreUnavailableError } from '../../../gateway/store/store.ts';
 import { errorBody, knownError } from '../../../gateway/http/errors.ts';
+import { tempDir } from '../../support/temp.ts';
 
 test('database_url: unset by default; from the file, the environment and the flag, in that order of precedence; a non-postgres URL is refused', () => {
   assert.equal(loadConfig({ env: {}, flags: {} }).database_url, undefined);
-  const file = join(mkdtempSync(join(tmpdir(), 'aihub-config-')), 'config.json');
+  const file = join(tempDir('aihub-config-'), 'config.json');
   writeFileSync(file, JSON.stringify({ database_url: 'postgres://file/db' }));
   assert.equal(loadConfig({ env: {}, flags: { config: file } }).database_url, 'postgres://file/db');
   assert.equal(

@@ -3,9 +3,7 @@
 // a commit while PostgreSQL is down, and `migrate` of a JSON-file data dir.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { Store, StoreUnavailableError } from '../../../gateway/store/store.ts';
 import pg from 'pg';
 import { openPgStore } from '../../../gateway/store/pg.ts';
@@ -23,6 +21,7 @@ import { reserveShared, settle } from '../../../gateway/chat/billing.ts';
 import { chatConfigSchema } from '../../../gateway/chat/config.ts';
 import { availableMicros } from '../../../gateway/ledger/ledger.ts';
 import { testAccount } from '../../support/store-fixtures.ts';
+import { tempDir } from '../../support/temp.ts';
 
 let cluster: PostgresCluster;
 before(async () => {
@@ -36,7 +35,7 @@ after(async () => {
 });
 
 const dir = (prefix = 'aihub-pg-replica-') => {
-  const path = mkdtempSync(join(tmpdir(), prefix));
+  const path = tempDir(prefix);
   made.push(path);
   return path;
 };

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, chownSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, chownSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataDirModeError, ensurePrivateDataDir } from '../../../gateway/store/private-files.ts';
+import { tempDir } from '../../support/temp.ts';
 
 const posix = process.platform !== 'win32';
 
@@ -11,7 +11,7 @@ test(
   'a missing data dir is created 0700, parents included; a private one passes',
   { skip: !posix },
   () => {
-    const data_dir = join(mkdtempSync(join(tmpdir(), 'aihub-modes-')), 'a', 'b');
+    const data_dir = join(tempDir('aihub-modes-'), 'a', 'b');
     ensurePrivateDataDir(data_dir);
     assert.equal(statSync(data_dir).mode & 0o777, 0o700);
     writeFileSync(join(data_dir, 'f'), 'x', { mode: 0o600 });
@@ -23,7 +23,7 @@ test(
   'group or other access anywhere in it is refused, naming the entry, its mode and the fix',
   { skip: !posix },
   () => {
-    const data_dir = mkdtempSync(join(tmpdir(), 'aihub-modes-'));
+    const data_dir = tempDir('aihub-modes-');
     writeFileSync(join(data_dir, 'state.json'), '{}', { mode: 0o600 });
     for (const mode of [0o640, 0o604, 0o620, 0o601]) {
       chmodSync(join(data_dir, 'state.json'), mode);
@@ -45,7 +45,7 @@ test(
   'a data dir owned by another user is refused',
   { skip: !posix || process.getuid?.() !== 0 },
   () => {
-    const data_dir = mkdtempSync(join(tmpdir(), 'aihub-modes-'));
+    const data_dir = tempDir('aihub-modes-');
     chownSync(data_dir, 65534, 65534);
     assert.throws(() => ensurePrivateDataDir(data_dir), /owned by uid 65534/);
   },

@@ -3,12 +3,11 @@
 // answer exactly what the same read answered at once answers. Asserted by order, not time.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { Store } from '../../../gateway/store/store.ts';
 import { reportApiLogs, reportWallet } from '../../../gateway/payments/reports.ts';
 import { fillNow, fillPayments } from '../../support/history-fill.ts';
+import { tempDir } from '../../support/temp.ts';
 
 /** Runs `report` while a chain of setImmediate callbacks counts turns; returns the order of events. */
 async function beside<T>(
@@ -37,7 +36,7 @@ test(
   'wallet and API-log reports of every account over the whole history take turns, with exact answers',
   { timeout: 120_000 },
   async () => {
-    const data_dir = mkdtempSync(join(tmpdir(), 'aihub-report-turns-'));
+    const data_dir = tempDir('aihub-report-turns-');
     try {
       const store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000, now: fillNow });
       await fillPayments(store, { accounts: 5, txns: 3_000, per_commit: 500, step_ms: 1_000 });

@@ -3,18 +3,17 @@
 // the whole selection, in created order both ways.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { Store } from '../../../gateway/store/store.ts';
 import { reportCommissions, reportTransactions } from '../../../gateway/payments/reports.ts';
 import { fillNow, fillPayments } from '../../support/history-fill.ts';
+import { tempDir } from '../../support/temp.ts';
 
 test(
   'a report of every account over the whole history yields to other work, and pages and totals are exact',
   { timeout: 120_000 },
   async () => {
-    const data_dir = mkdtempSync(join(tmpdir(), 'aihub-report-yields-'));
+    const data_dir = tempDir('aihub-report-yields-');
     try {
       const store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000, now: fillNow });
       await fillPayments(store, {

@@ -4,12 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Store, readCheckpoint } from '../../../gateway/store/store.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';
+import { tempDir } from '../../support/temp.ts';
 
 const CHILD = resolve(import.meta.dirname, '../../support/store-crash-child.ts');
 const ROUNDS = 12;
@@ -18,7 +17,7 @@ test(
   'SIGKILL mid-checkpoint, 12 times: acknowledged commits survive, replay applies nothing twice, verify passes',
   { timeout: 180_000 },
   async () => {
-    const data_dir = mkdtempSync(join(tmpdir(), 'aihub-store-crash-'));
+    const data_dir = tempDir('aihub-store-crash-');
     /** writer → the highest n acknowledged */
     const acked = new Map<number, number>();
     let next_n = 0;

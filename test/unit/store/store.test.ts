@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Store, readCheckpoint } from '../../../gateway/store/store.ts';
 import { CorruptStoreError, listSegments } from '../../../gateway/store/journal.ts';
@@ -14,8 +13,9 @@ import {
 } from '../../../gateway/ledger/ledger.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';
 import { testAccount } from '../../support/store-fixtures.ts';
+import { tempDir } from '../../support/temp.ts';
 
-const dir = () => mkdtempSync(join(tmpdir(), 'aihub-store-'));
+const dir = () => tempDir('aihub-store-');
 const account = testAccount;
 
 test('a transaction that throws leaves no trace in memory or on disk', async () => {

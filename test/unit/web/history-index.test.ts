@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Store } from '../../../gateway/store/store.ts';
 import {
@@ -13,9 +12,10 @@ import {
 } from '../../../gateway/ledger/ledger.ts';
 import { HistoryIndex } from '../../../gateway/web/history-index.ts';
 import { audit } from '../../../gateway/web/audit.ts';
+import { tempDir } from '../../support/temp.ts';
 
 test('the history index: wallet rows with opening/closing balances, key stats, daily spend, audit; it follows new records across segments', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'aihub-web-index-'));
+  const dir = tempDir('aihub-web-index-');
   let now = new Date('2025-05-01T10:00:00Z');
   // Tiny segments, so the index must follow the journal from one segment file to the next.
   const store = await Store.open(dir, { now: () => now, segment_bytes: 4096 });

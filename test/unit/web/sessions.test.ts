@@ -1,8 +1,5 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Request } from 'express';
 import { Store } from '../../../gateway/store/store.ts';
 import {
@@ -12,12 +9,13 @@ import {
   SESSION_LIFETIME_MS,
   Sessions,
 } from '../../../gateway/web/sessions.ts';
+import { tempDir } from '../../support/temp.ts';
 
 const MINUTE = 60_000;
 
 async function setup() {
   let now_ms = Date.parse('2026-03-01T08:00:00.000Z');
-  const store = await Store.open(mkdtempSync(join(tmpdir(), 'aihub-sessions-')), {
+  const store = await Store.open(tempDir('aihub-sessions-'), {
     now: () => new Date(now_ms),
   });
   await store.transact((tx) =>
