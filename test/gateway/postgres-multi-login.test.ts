@@ -5,21 +5,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, type Gateway } from './helpers.ts';
-import { waitFor } from '../support/payments-helpers.ts';
 import {
   freshDatabase,
   postgresStoreMissing,
   startGateways,
   stopAll,
+  waitAllLive,
 } from '../support/multi-gateway.ts';
 
 const skip = await postgresStoreMissing();
-
-async function liveGateways(gateway: Gateway): Promise<number> {
-  const text = await (await fetch(`${gateway.url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('aihub_gateways_live '));
-  return line ? Number(line.split(' ')[1]) : Number.NaN;
-}
 
 /** Posts one of the dashboard's anonymous forms as a browser would (its page first, for the CSRF token). */
 async function postForm(
@@ -74,10 +68,7 @@ test(
     const gateways = await startGateways(database_url, 2);
     try {
       // Wait on state: both gateways counted each other's heartbeat.
-      await waitFor(
-        async () => (await Promise.all(gateways.map(liveGateways))).every((n) => n === 2),
-        async () => `aihub_gateways_live: ${await Promise.all(gateways.map(liveGateways))}`,
-      );
+      await waitAllLive(gateways);
       const email = 'meera@example.com';
       const password = 'a long enough passphrase';
       const registered = await request(`${gateways[0]!.url}/api/register`, {

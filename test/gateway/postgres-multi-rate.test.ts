@@ -4,23 +4,19 @@
 // one request of rounding, not twice the limit. Black box: real processes, real HTTP.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createFundedAccount, request, type Gateway } from './helpers.ts';
+import { createFundedAccount, request } from './helpers.ts';
 import { waitFor } from '../support/payments-helpers.ts';
 import {
   freshDatabase,
+  metric,
   postgresStoreMissing,
   startGateways,
   stopAll,
+  waitAllLive,
 } from '../support/multi-gateway.ts';
 
 const skip = await postgresStoreMissing();
 const LIMIT = 9; // odd: each of two gateways admits ceil(9 / 2) = 5
-
-async function metric(gateway: Gateway, name: string): Promise<number> {
-  const text = await (await fetch(`${gateway.url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  return line ? Number(line.split(' ')[1]) : Number.NaN;
-}
 
 test(
   'two gateways on one database share a per-key rate limit: together they admit the limit plus one rounding, not twice it',
@@ -32,14 +28,7 @@ test(
     });
     try {
       // Wait on state: both gateways counted each other's heartbeat.
-      await waitFor(
-        async () =>
-          (await Promise.all(gateways.map((g) => metric(g, 'aihub_gateways_live')))).every(
-            (live) => live === 2,
-          ),
-        async () =>
-          `aihub_gateways_live: ${await Promise.all(gateways.map((g) => metric(g, 'aihub_gateways_live')))}`,
-      );
+      await waitAllLive(gateways);
       for (const gateway of gateways)
         assert.equal(await metric(gateway, 'aihub_chat_rate_limit_share'), Math.ceil(LIMIT / 2));
 

@@ -12,6 +12,7 @@ import {
   type Gateway,
   type StartOptions,
 } from '../gateway/helpers.ts';
+import { waitFor } from './payments-helpers.ts';
 import { createDatabase, startPostgres, type PostgresCluster } from './postgres.ts';
 
 /** Every gateway of one deployment shares the key that seals secrets and eKYC documents. */
@@ -101,6 +102,22 @@ export async function startGateways(
     throw failed.reason;
   }
   return gateways;
+}
+
+/** A gauge's value on a gateway's /metrics (NaN when it is not there). */
+export async function metric(gateway: Pick<Gateway, 'url'>, name: string): Promise<number> {
+  const text = await (await fetch(`${gateway.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.split(' ')[1]) : Number.NaN;
+}
+
+/** Waits (on state) until every gateway counts all of them live: their limits are shared out. */
+export async function waitAllLive(gateways: Gateway[]): Promise<void> {
+  const live = () => Promise.all(gateways.map((g) => metric(g, 'aihub_gateways_live')));
+  await waitFor(
+    async () => (await live()).every((n) => n === gateways.length),
+    async () => `aihub_gateways_live: ${await live()}`,
+  );
 }
 
 const isError = (line: string) => !line.startsWith('{') || /"level":"(error|fatal)"/.test(line);

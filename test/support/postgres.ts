@@ -24,6 +24,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { atProcessEnd } from './temp.ts';
 
 const run = promisify(execFile);
 const PREFIX = 'aihub-pgcluster-'; // distinct from other aihub-pg-* temp dirs: the sweep reads only its own
@@ -213,15 +214,7 @@ function installExitHook(bin: string): void {
     }
     liveDirs.clear();
   };
-  process.on('exit', cleanupSync);
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    const onSignal = () => {
-      cleanupSync();
-      process.removeListener(signal, onSignal);
-      process.kill(process.pid, signal); // die of the signal as we would have
-    };
-    process.on(signal, onSignal);
-  }
+  atProcessEnd(cleanupSync);
 }
 
 /** Starts a throwaway cluster; see the top of this file. */

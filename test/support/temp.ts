@@ -12,6 +12,38 @@ import { join } from 'node:path';
 
 const made = new Set<string>();
 let hooked = false;
+const at_end: Array<() => void> = [];
+
+/**
+ * Runs `cleanup` (synchronous) when this process ends: at exit, and on SIGINT, SIGTERM or
+ * SIGHUP, after which the process dies of the signal as it would have. Shared by the temp
+ * dirs here and the PostgreSQL clusters of postgres.ts.
+ */
+export function atProcessEnd(cleanup: () => void): void {
+  at_end.push(cleanup);
+  if (hooked) return;
+  hooked = true;
+  const runAll = () => {
+    for (const fn of at_end.splice(0)) {
+      try {
+        fn();
+      } catch {
+        // the others still run
+      }
+    }
+  };
+  process.on('exit', runAll);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    const onSignal = () => {
+      runAll();
+      process.removeListener(signal, onSignal);
+      process.kill(process.pid, signal); // die of the signal as we would have
+    };
+    process.on(signal, onSignal);
+  }
+}
+
+let removing = false;
 
 function removeAll(): void {
   for (const dir of made) remove(dir);
@@ -27,23 +59,12 @@ function remove(dir: string): void {
   }
 }
 
-function hook(): void {
-  if (hooked) return;
-  hooked = true;
-  process.on('exit', removeAll);
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    const onSignal = () => {
-      removeAll();
-      process.removeListener(signal, onSignal);
-      process.kill(process.pid, signal); // die of the signal as we would have
-    };
-    process.on(signal, onSignal);
-  }
-}
-
 /** A new dir `<os tmpdir>/<prefix>XXXXXX`, removed when this process ends. */
 export function tempDir(prefix = 'aihub-test-'): string {
-  hook();
+  if (!removing) {
+    removing = true;
+    atProcessEnd(removeAll);
+  }
   const dir = mkdtempSync(join(tmpdir(), prefix));
   made.add(dir);
   return dir;
