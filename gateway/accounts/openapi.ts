@@ -17,7 +17,7 @@ export const accountRouteDocs: RouteDoc[] = [
     ...admin,
     method: 'get',
     path: '/admin/accounts',
-    summary: 'List accounts',
+    summary: 'List accounts, oldest first (creation order)',
     query: listQuery,
     success: { status: 200, description: '{object: "list", total, page, limit, data}' },
   },
