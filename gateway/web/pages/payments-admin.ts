@@ -4,7 +4,7 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.js';
-import { table, type Account, type ServiceName } from '../../store/state.js';
+import type { Account, ServiceName } from '../../store/state.js';
 import { submissionView } from '../../payments/kyc.js';
 import { MAX_WHITELIST_ENTRIES } from '../../accounts/ip-whitelist.js';
 import {
@@ -43,7 +43,9 @@ const SERVICE_LABELS: Record<(typeof PAYMENT_SERVICES)[number], string> = {
 
 const statusQuery = z.object({
   status: z.enum(['submitted', 'approved', 'rejected']).catch('submitted').default('submitted'),
+  page: z.coerce.number().int().min(1).max(1_000_000).catch(1).default(1),
 });
+const KYC_PAGE_ROWS = 50;
 const approveForm = z.object({
   reason: z.string().trim().max(500, 'Use at most 500 characters').optional(),
 });
@@ -122,11 +124,33 @@ ${
 </section>`;
 }
 
-function kycPage(ctx: WebContext, csrf: string, status: 'submitted' | 'approved' | 'rejected') {
-  const submissions = Object.values(table(ctx.deps.store.state, 'kyc_submissions'))
-    .filter((submission) => submission.status === status)
-    .sort((a, b) => a.submitted_at.localeCompare(b.submitted_at))
-    .map(submissionView);
+/**
+ * The submissions of one status, a page of them, in the order they took it (for the queue:
+ * the order they were submitted): read through the status index, as GET /admin/kyc does,
+ * never by filtering and sorting every submission.
+ */
+function kycSubmissions(ctx: WebContext, status: KycStatus, page_asked: number) {
+  const { store } = ctx.deps;
+  const ids = store.indexBy('kyc_submissions', 'status').ids(status);
+  const pages = Math.max(1, Math.ceil(ids.size / KYC_PAGE_ROWS));
+  const page = Math.min(page_asked, pages);
+  const rows: Array<ReturnType<typeof submissionView>> = [];
+  let skip = (page - 1) * KYC_PAGE_ROWS;
+  for (const id of ids) {
+    if (skip-- > 0) continue;
+    const submission = store.get('kyc_submissions', id);
+    if (submission) rows.push(submissionView(submission));
+    if (rows.length === KYC_PAGE_ROWS) break;
+  }
+  return { rows, page, pages };
+}
+
+type KycStatus = 'submitted' | 'approved' | 'rejected';
+
+function kycPage(ctx: WebContext, csrf: string, query: { status: KycStatus; page: number }) {
+  const { status } = query;
+  const { rows: submissions, page, pages } = kycSubmissions(ctx, status, query.page);
+  const link = (p: number) => `/admin/console/kyc?status=${status}&page=${p}`;
   const tabs = (['submitted', 'approved', 'rejected'] as const).map(
     (name) =>
       html`<li><a href="/admin/console/kyc?status=${name}"${name === status ? html` aria-current="page"` : ''}>${name === 'submitted' ? 'Waiting for review' : name}</a></li>`,
@@ -173,7 +197,8 @@ ${
 }
 </section>`;
       })
-}`;
+}
+${pages > 1 ? html`<nav class="pager" aria-label="eKYC pages">${page > 1 ? html`<a class="button secondary small" href="${link(page - 1)}">Previous</a>` : ''}<span class="small muted">Page ${page} of ${pages}</span>${page < pages ? html`<a class="button secondary small" href="${link(page + 1)}">Next</a>` : ''}</nav>` : ''}`;
 }
 
 export function paymentsAdminRoutes(ctx: WebContext, router: Router): void {
@@ -262,7 +287,7 @@ function kycReviewRoutes(ctx: WebContext, router: Router): void {
     sendAdminPage(ctx, res, state, 200, {
       title: 'eKYC review',
       current: '/admin/console/kyc',
-      body: kycPage(ctx, state.csrf, statusQuery.parse(req.query).status),
+      body: kycPage(ctx, state.csrf, statusQuery.parse(req.query)),
     });
   });
 

@@ -10,7 +10,6 @@ import type { AddressInfo } from 'node:net';
 import { createAccount } from '../../../gateway/accounts/accounts.ts';
 import { sha256Hex } from '../../../gateway/accounts/keys.ts';
 import { Store } from '../../../gateway/store/store.ts';
-import type { Account } from '../../../gateway/store/state.ts';
 import { SEARCH_SCAN_ROWS } from '../../../gateway/web/pages/admin.ts';
 import { inProcessGateway } from '../../support/route-table.ts';
 import { tempDir } from '../../support/temp.ts';
@@ -18,22 +17,22 @@ import { tempDir } from '../../support/temp.ts';
 const ACCOUNTS = SEARCH_SCAN_ROWS + 230;
 const TOKEN = 'admin-list-test-token-0123456789abcdef0123';
 
-/** Counts the accounts (by id) that the code reads, and whether anything listed the table. */
-function watch(store: Store) {
-  const tables = store.state.tables as unknown as Record<string, Record<string, Account>>;
-  const target = tables.accounts!;
+/** Counts the rows (by id) of a table that the code reads, and whether anything listed the table. */
+function watch(store: Store, name: 'accounts' | 'kyc_submissions' = 'accounts') {
+  const tables = store.state.tables as unknown as Record<string, Record<string, unknown>>;
+  const target = tables[name]!;
   const seen = { ids: new Set<string>(), listed: 0 };
   const note = (key: string | symbol) => {
     if (typeof key === 'string' && Object.hasOwn(target, key)) seen.ids.add(key);
   };
-  tables.accounts = new Proxy(target, {
+  tables[name] = new Proxy(target, {
     get: (t, key, receiver) => (note(key), Reflect.get(t, key, receiver)),
     getOwnPropertyDescriptor: (t, key) => (note(key), Reflect.getOwnPropertyDescriptor(t, key)),
     has: (t, key) => (note(key), Reflect.has(t, key)),
     ownKeys: (t) => (seen.listed++, Reflect.ownKeys(t)),
   });
   return {
-    /** Runs `fn` and says how many accounts it read and how often it listed the table. */
+    /** Runs `fn` and says how many rows it read and how often it listed the table. */
     async count<T>(fn: () => Promise<T>): Promise<{ value: T; read: number; listed: number }> {
       seen.ids.clear();
       seen.listed = 0;
@@ -165,5 +164,41 @@ test(
     assert.ok(second.read <= ACCOUNTS - SEARCH_SCAN_ROWS, `${second.read}`);
     assert.deepEqual(linkedIds(second.value), [created[7]]);
     assert.doesNotMatch(second.value, /from=\d+/, 'nothing older to search');
+
+    // The console's eKYC queue: a page of one status through the status index, in the order
+    // the submissions took it, reading its own submissions only.
+    const KYC = 130;
+    await store.transact((tx) => {
+      for (let i = 0; i < KYC; i++)
+        tx.set('kyc_submissions', created[i]!, {
+          account_id: created[i]!,
+          name: `User ${i}`,
+          aadhaar_masked: 'XXXXXXXX1234',
+          pan_number: 'ABCDE1234F',
+          gstin: null,
+          documents: [],
+          status: i % 2 === 0 ? 'submitted' : 'approved',
+          reason: null,
+          submitted_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+          reviewed_at: null,
+          submissions: 1,
+        });
+    });
+    const submissions = watch(store, 'kyc_submissions');
+    const queue = created.slice(0, KYC).filter((_, i) => i % 2 === 0);
+    const kyc = await submissions.count(async () => {
+      const reply = await fetch(`${base}/admin/console/kyc?status=submitted&page=2`, {
+        headers: { cookie },
+      });
+      assert.equal(reply.status, 200);
+      return reply.text();
+    });
+    assert.equal(kyc.listed, 0, 'the eKYC page listed every submission');
+    assert.ok(kyc.read <= 50, `the eKYC page read ${kyc.read} submissions`);
+    assert.deepEqual(
+      [...kyc.value.matchAll(/<h2 id="kyc-(acc_[0-9a-f]{24})">/g)].map((m) => m[1]),
+      queue.slice(50),
+    );
+    assert.match(kyc.value, /Page 2 of 2/);
   },
 );
