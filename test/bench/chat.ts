@@ -13,18 +13,11 @@
 // BENCH_ROUNDS parts per row (order A B B A ...): a before/after of a change, side by side
 // under the same drift of a shared machine's load.
 import { execFileSync } from 'node:child_process';
-import {
-  closeSync,
-  fdatasyncSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  symlinkSync,
-  writeSync,
-} from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { closeSync, fdatasyncSync, mkdirSync, openSync, symlinkSync, writeSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GATEWAY_JS, createFundedAccount, runVerify, type Gateway } from '../gateway/helpers.js';
+import { tempDir } from '../support/temp.js';
 import {
   cpuMs,
   load,
@@ -48,7 +41,8 @@ const TARGET_RPS_64 = 5_000;
 /** Parts of each protocol row, interleaved with the others (order A B C D D C B A ...). */
 const PROTOCOL_ROUNDS = Number(process.env.BENCH_PROTOCOL_ROUNDS ?? 4);
 
-const dir = mkdtempSync(join(tmpdir(), 'aihub-bench-chat-'));
+// Removed when the bench exits (with its data dirs and the baseline build).
+const dir = tempDir('aihub-bench-chat-');
 
 /**
  * The third turn of a tool loop: the first answer's tool call and its result replayed. With
