@@ -130,8 +130,9 @@ export const SEARCH_SCAN_ROWS = 5_000;
 
 interface AccountsListing {
   rows: Account[];
-  /** The lead sentence's count, and the pager's links. */
+  /** The sentence under the heading (how many). */
   lead: Html;
+  /** The pager: the page (or, for a search, the place) its links go to, and where this is. */
   prev: number | null;
   next: number | null;
   where: string;
@@ -141,7 +142,7 @@ interface AccountsListing {
  * The accounts list, newest first: one page read from the store's row order (never a sort of
  * every account). A search looks up an exact account id or email through the store, then
  * walks the accounts newest first for email and name substrings, SEARCH_SCAN_ROWS at most
- * per page; `from` is where the walk goes on (the pager's "Older" link).
+ * per page; `from` is where the walk goes on (the pager's "Search older" link).
  */
 function listAccounts(ctx: WebContext, query: { q: string; page: number; from: number }) {
   const { store } = ctx.deps;
