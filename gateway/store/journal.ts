@@ -183,9 +183,10 @@ export interface JournalWriterOptions {
   /** A failed write or fsync leaves memory ahead of disk; the store must stop. */
   onFatal: (error: Error) => void;
   /**
-   * false: a group counts as done once written, without fdatasync. Only for a journal that
-   * is not the record of anything: a PostgreSQL replica's, rebuilt from the database at
-   * every start (default true).
+   * false: a group counts as done once written, without fdatasync; a segment is fdatasynced
+   * only when it is full (rotation) and at close, so a journal closed cleanly is whole on
+   * disk. Only for a journal that is not the record of anything: a PostgreSQL replica's,
+   * whose database holds every record (default true).
    */
   sync?: boolean;
 }
@@ -338,6 +339,7 @@ export class JournalWriter {
   }
 
   private async rotate(first_seq: number): Promise<void> {
+    if (this.options.sync === false) await this.handle.datasync(); // one per segment (see sync)
     await this.handle.close();
     this.handle = await open(
       join(this.journal_dir, segmentName(first_seq)),
@@ -351,6 +353,7 @@ export class JournalWriter {
 
   async close(): Promise<void> {
     await this.drain();
+    if (this.options.sync === false) await this.handle.datasync(); // closed cleanly: whole on disk
     await this.handle.close();
   }
 }
