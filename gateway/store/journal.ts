@@ -95,21 +95,16 @@ export function* readJournalPlaced(
     const { file, first_seq } = segments[i]!;
     if (first_seq > up_to_seq) return;
     const is_last_segment = i === segments.length - 1;
-    // The segment holding after_seq is read from a line at or before it (found by bisection),
-    // not from its start: a start reads the tail of the last segment, not all of it.
+    // The segment holding after_seq is read from a line at or before it, found by bisection.
     const skip = i === start && first_seq <= after_seq ? seekLine(file, after_seq) : 0;
     const content = skip === 0 ? readFileSync(file) : readFrom(file, skip);
-    const where = (line: number) =>
-      skip === 0 ? `line ${line}` : `line ${line} after byte ${skip}`;
-    let offset = 0;
-    let line_number = 0;
+    let [offset, line_number] = [0, 0];
     while (offset < content.length) {
       const newline = content.indexOf(10, offset);
       const end = newline === -1 ? content.length : newline;
       line_number++;
       let record: JournalRecord | undefined;
-      // A complete line before the wanted records is skipped by its sequence number alone
-      // (lines begin `{"s":N,`): a start reads the tail of the last segment, not all of it.
+      // A complete line before the wanted records is skipped by its head (`{"s":N,`), unparsed.
       const head =
         newline === -1
           ? null
@@ -136,7 +131,7 @@ export function* readJournalPlaced(
         // being appended right now: the read ends there.
         if (!rest_is_tail && !(is_last_segment && options.up_to_seq !== undefined)) {
           throw new CorruptStoreError(
-            `journal ${file} ${where(line_number)}: not a valid record; refusing to start (restore the file or remove the damage by hand)`,
+            `journal ${file} ${lineName(line_number, skip)}: not a valid record; refusing to start (restore the file or remove the damage by hand)`,
           );
         }
         if (options.up_to_seq === undefined) {
@@ -149,19 +144,21 @@ export function* readJournalPlaced(
       if (record!.s > after_seq) {
         if (record!.s !== expected) {
           throw new CorruptStoreError(
-            `journal ${file} ${where(line_number)}: sequence ${record!.s} where ${expected} was expected`,
+            `journal ${file} ${lineName(line_number, skip)}: sequence ${record!.s} where ${expected} was expected`,
           );
         }
         expected++;
-        yield {
-          record: record!,
-          place: { segment: first_seq, offset: skip + offset, length: end - offset },
-        };
+        const place = { segment: first_seq, offset: skip + offset, length: end - offset };
+        yield { record: record!, place };
       }
       offset = end + 1;
     }
   }
 }
+
+/** A line's name in messages: its number in the segment, or after the byte a read began at. */
+const lineName = (line: number, skip: number) =>
+  skip === 0 ? `line ${line}` : `line ${line} after byte ${skip}`;
 
 /** Segments smaller than this are read whole (bisecting them saves nothing). */
 const SEEK_MIN_BYTES = 1 << 20;
