@@ -7,7 +7,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { admin, createFundedAccount, request, type Gateway } from './helpers.ts';
 import { waitFor } from '../support/payments-helpers.ts';
 import {
@@ -19,6 +18,7 @@ import {
   verifyDatabase,
 } from '../support/multi-gateway.ts';
 import { replicaDir } from '../../gateway/store/pg.ts';
+import { headSeq } from '../support/postgres.ts';
 import { REPLICA_STAMP } from '../../gateway/store/pg-replica.ts';
 import { loadState } from '../../gateway/store/store.ts';
 
@@ -34,16 +34,6 @@ const opened = async (gateway: Gateway) => ({
   applied: await metric(gateway, 'aihub_store_open_applied_records'),
   built_from_log: await metric(gateway, 'aihub_store_replica_built_from_log'),
 });
-
-async function headSeq(database_url: string): Promise<number> {
-  const client = new pg.Client({ connectionString: database_url });
-  await client.connect();
-  try {
-    return Number((await client.query('SELECT seq FROM aihub_head')).rows[0].seq);
-  } finally {
-    await client.end();
-  }
-}
 
 /** The record the gateway's replica had applied when it stopped, read from its files. */
 async function replicaSeq(gateway: Gateway): Promise<number> {

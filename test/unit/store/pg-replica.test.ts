@@ -24,7 +24,7 @@ import { REPLICA_STAMP, type ReplicaStamp } from '../../../gateway/store/pg-repl
 import { listSegments } from '../../../gateway/store/journal.ts';
 import { verifyPg } from '../../../gateway/store/pg-tools.ts';
 import { FUNDING_TOPUP, balanceMicros, creditWallet } from '../../../gateway/ledger/ledger.ts';
-import { startPostgres, type PostgresCluster } from '../../support/postgres.ts';
+import { headSeq, startPostgres, type PostgresCluster } from '../../support/postgres.ts';
 import { testAccount } from '../../support/store-fixtures.ts';
 
 let cluster: PostgresCluster;
@@ -64,16 +64,6 @@ async function credits(store: Store, account: string, n: number): Promise<void> 
         ),
       ),
     );
-}
-
-async function head(url: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return Number((await client.query('SELECT seq FROM aihub_head')).rows[0].seq);
-  } finally {
-    await client.end();
-  }
 }
 
 const stampOf = (dir: string) =>
@@ -140,7 +130,7 @@ test('another gateway commits while this one is down: the restart applies exactl
   const other = await open(url, newReplicaDir());
   await credits(other, 'a', 25);
   await credits(other, 'b', 5);
-  const head_now = await head(url);
+  const head_now = await headSeq(url);
   assert.equal(head_now - stopped_at, 30, 'one record per credit');
 
   const again = await open(url, dir);
@@ -238,7 +228,7 @@ test('a database restored to an older point under a replica: the replica is rebu
     assert.match(diverged.replicaOpened()!.rebuilt ?? '', /differs from the database/);
     assert.equal(balanceMicros(diverged.state, 'a'), 10_000);
     assert.equal(balanceMicros(diverged.state, 'b'), 15_000);
-    assert.equal(diverged.state.seq, await head(url));
+    assert.equal(diverged.state.seq, await headSeq(url));
     await diverged.close();
     assert.deepEqual((await verifyPg(url)).breaches, []);
   } finally {
