@@ -169,6 +169,15 @@ async function serve(config: Config): Promise<void> {
   const clock = systemClock;
   let public_url = ''; // computed once, when the port is known (port 0 picks one at listen time)
   const metrics = new Metrics();
+  const opened = store.replicaOpened();
+  metrics.replicaOpened(opened);
+  if (opened)
+    logger.info({
+      msg: 'replica opened',
+      applied: opened.applied,
+      from_seq: opened.from_seq,
+      built_from_log: opened.fresh,
+    });
   const room_deps = {
     config,
     store,

@@ -34,6 +34,21 @@ export class Metrics {
     }).set({ gateway: gateway_id }, 1);
   }
 
+  /** How this gateway's PostgreSQL replica opened at start (nothing with the JSON-file store). */
+  replicaOpened(opened: { applied: number; fresh: boolean } | null): void {
+    if (!opened) return;
+    new Gauge({
+      name: 'aihub_store_open_applied_records',
+      help: "Log records this gateway's PostgreSQL replica applied from the database at start: those committed since it stopped when it was kept, the whole log when it was built",
+      registers: [this.registry],
+    }).set(opened.applied);
+    new Gauge({
+      name: 'aihub_store_replica_built_from_log',
+      help: "1 when this gateway's PostgreSQL replica was built from the whole log at start (a new gateway, or a replica that could not be kept), 0 when it was kept",
+      registers: [this.registry],
+    }).set(opened.fresh ? 1 : 0);
+  }
+
   observe(surface: string, status: number, seconds: number): void {
     this.requests.inc({ surface, status: String(status) });
     this.duration.observe({ surface }, seconds);

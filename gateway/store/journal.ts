@@ -4,10 +4,12 @@ import {
   closeSync,
   fdatasync,
   fdatasyncSync,
+  fstatSync,
   fsyncSync,
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
   truncateSync,
   writeSync,
 } from 'node:fs';
@@ -93,16 +95,16 @@ export function* readJournalPlaced(
     const { file, first_seq } = segments[i]!;
     if (first_seq > up_to_seq) return;
     const is_last_segment = i === segments.length - 1;
-    const content = readFileSync(file);
-    let offset = 0;
-    let line_number = 0;
+    // The segment holding after_seq is read from a line at or before it, found by bisection.
+    const skip = i === start && first_seq <= after_seq ? seekLine(file, after_seq) : 0;
+    const content = skip === 0 ? readFileSync(file) : readFrom(file, skip);
+    let [offset, line_number] = [0, 0];
     while (offset < content.length) {
       const newline = content.indexOf(10, offset);
       const end = newline === -1 ? content.length : newline;
       line_number++;
       let record: JournalRecord | undefined;
-      // A complete line before the wanted records is skipped by its sequence number alone
-      // (lines begin `{"s":N,`): a start reads the tail of the last segment, not all of it.
+      // A complete line before the wanted records is skipped by its head (`{"s":N,`), unparsed.
       const head =
         newline === -1
           ? null
@@ -129,12 +131,12 @@ export function* readJournalPlaced(
         // being appended right now: the read ends there.
         if (!rest_is_tail && !(is_last_segment && options.up_to_seq !== undefined)) {
           throw new CorruptStoreError(
-            `journal ${file} line ${line_number}: not a valid record; refusing to start (restore the file or remove the damage by hand)`,
+            `journal ${file} ${lineName(line_number, skip)}: not a valid record; refusing to start (restore the file or remove the damage by hand)`,
           );
         }
         if (options.up_to_seq === undefined) {
           options.onTornLine?.(file, line_number, content.length - offset);
-          if (options.repair) truncateSync(file, offset);
+          if (options.repair) truncateSync(file, skip + offset);
         }
         return;
       }
@@ -142,14 +144,85 @@ export function* readJournalPlaced(
       if (record!.s > after_seq) {
         if (record!.s !== expected) {
           throw new CorruptStoreError(
-            `journal ${file} line ${line_number}: sequence ${record!.s} where ${expected} was expected`,
+            `journal ${file} ${lineName(line_number, skip)}: sequence ${record!.s} where ${expected} was expected`,
           );
         }
         expected++;
-        yield { record: record!, place: { segment: first_seq, offset, length: end - offset } };
+        const place = { segment: first_seq, offset: skip + offset, length: end - offset };
+        yield { record: record!, place };
       }
       offset = end + 1;
     }
+  }
+}
+
+/** A line's name in messages: its number in the segment, or after the byte a read began at. */
+const lineName = (line: number, skip: number) =>
+  skip === 0 ? `line ${line}` : `line ${line} after byte ${skip}`;
+
+/** Segments smaller than this are read whole (bisecting them saves nothing). */
+const SEEK_MIN_BYTES = 1 << 20;
+const SEEK_CHUNK = 64 * 1024;
+
+/**
+ * A byte offset in a segment where a line begins whose record is at most `after_seq`, as late
+ * as bisection on the lines' heads (`{"s":N,`) finds one, or 0: reading from there misses no
+ * record after `after_seq`, since records are in order. A line is found by the byte after a
+ * newline (JSON text holds no raw newline byte, and UTF-8 never has 0x0A inside a character);
+ * a head that does not parse (a torn tail) only moves the search back.
+ */
+function seekLine(file: string, after_seq: number): number {
+  const fd = openSync(file, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    if (size < SEEK_MIN_BYTES) return 0;
+    const chunk = Buffer.alloc(SEEK_CHUNK);
+    const head = Buffer.alloc(32);
+    /** The first line beginning after byte `from` and before `limit`, with its record's sequence number. */
+    const lineAfter = (from: number, limit: number): { at: number; seq: number } | null => {
+      for (let pos = from; pos < limit;) {
+        const read = readSync(fd, chunk, 0, chunk.length, pos);
+        if (read <= 0) return null;
+        const newline = chunk.subarray(0, read).indexOf(10);
+        if (newline === -1) {
+          pos += read;
+          continue;
+        }
+        const at = pos + newline + 1;
+        if (at >= limit) return null;
+        const got = readSync(fd, head, 0, head.length, at);
+        const match = /^\{"s":(\d+),/.exec(head.subarray(0, got).toString('latin1'));
+        return match ? { at, seq: Number(match[1]) } : null;
+      }
+      return null;
+    };
+    let found = 0;
+    let low = 0;
+    let high = size;
+    while (high - low > SEEK_CHUNK) {
+      const line = lineAfter(Math.floor((low + high) / 2), high);
+      if (line && line.seq <= after_seq) found = low = line.at;
+      else high = Math.floor((low + high) / 2);
+    }
+    return found;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The bytes of `file` from `from` to its end. */
+function readFrom(file: string, from: number): Buffer {
+  const fd = openSync(file, 'r');
+  try {
+    const bytes = Buffer.alloc(Math.max(0, fstatSync(fd).size - from));
+    for (let at = 0; at < bytes.length;) {
+      const read = readSync(fd, bytes, at, bytes.length - at, from + at);
+      if (read <= 0) return bytes.subarray(0, at);
+      at += read;
+    }
+    return bytes;
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -183,9 +256,10 @@ export interface JournalWriterOptions {
   /** A failed write or fsync leaves memory ahead of disk; the store must stop. */
   onFatal: (error: Error) => void;
   /**
-   * false: a group counts as done once written, without fdatasync. Only for a journal that
-   * is not the record of anything: a PostgreSQL replica's, rebuilt from the database at
-   * every start (default true).
+   * false: a group counts as done once written, without fdatasync; a segment is fdatasynced
+   * only when it is full (rotation) and at close, so a journal closed cleanly is whole on
+   * disk. Only for a journal that is not the record of anything: a PostgreSQL replica's,
+   * whose database holds every record (default true).
    */
   sync?: boolean;
 }
@@ -338,6 +412,7 @@ export class JournalWriter {
   }
 
   private async rotate(first_seq: number): Promise<void> {
+    if (this.options.sync === false) await this.handle.datasync(); // one per segment (see sync)
     await this.handle.close();
     this.handle = await open(
       join(this.journal_dir, segmentName(first_seq)),
@@ -351,6 +426,7 @@ export class JournalWriter {
 
   async close(): Promise<void> {
     await this.drain();
+    if (this.options.sync === false) await this.handle.datasync(); // closed cleanly: whole on disk
     await this.handle.close();
   }
 }

@@ -14,7 +14,8 @@ interface LockInfo {
   started_at: string;
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this id runs on this host (one we may not signal counts as running). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -18,7 +18,6 @@
 // the replica and its callers get StoreUnavailableError (503 store_unavailable). Many
 // functions share one PostgreSQL transaction (group commit).
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -29,9 +28,11 @@ import {
   StoreUnavailableError,
   type SharedLog,
   type Staged,
+  type ReplicaOpened,
   type StoreOptions,
   type Tx,
 } from './store.js';
+import { openReplica } from './pg-replica.js';
 import type { JournalRecord, State } from './state.js';
 
 /** The versioned migrations, applied in order at start under an advisory lock. */
@@ -62,7 +63,8 @@ const MIGRATION_LOCK = 0x41494855; // 'AIHU'
 /** Held, on a connection of its own, by the one gateway that runs the background work. */
 const LEADER_LOCK = 0x41494856;
 const MAX_BATCH = 256;
-const CATCH_UP_PAGE = 2_000;
+/** Log records read per query (a catch-up's memory is bounded by it). */
+export const CATCH_UP_PAGE = 2_000;
 
 /** A gateway whose heartbeat is older than this many poll periods (and at least 5 s) is not live. */
 const LIVE_POLLS = 5;
@@ -74,8 +76,10 @@ const LEAVE_WAIT_MS = 1_000;
 export interface PgStoreOptions extends StoreOptions {
   /** This gateway's name among the live ones (AIHUB_GATEWAY_ID; default hostname:pid). */
   gateway_id?: string;
-  /** Where the replica's journal and indexes live (wiped and rebuilt from the log at start). */
+  /** Where the replica's journal and indexes live (kept across restarts: see pg-replica.ts). */
   replica_dir: string;
+  /** This machine's boot id (default: read from /proc; tests pass another one for a reboot). */
+  boot_id?: string | null;
   /** A directory to hold the one-process lock of (the data dir: one gateway per data dir, as with the JSON-file store). */
   lock_dir?: string;
   /** Connections in the pool (default 4). */
@@ -309,6 +313,8 @@ export class PgLog implements SharedLog {
   private poll_timer: NodeJS.Timeout | null = null;
   /** Batches committed (tests and the bench read it). */
   batches = 0;
+  /** How the replica was opened (set by openPgStore). */
+  opened: ReplicaOpened = { applied: 0, rebuilt: null, fresh: true, from_seq: 0 };
   /** Gateways whose heartbeat is recent, this one included (1 until the first heartbeat answers). */
   live_gateways = 1;
   private beating = false;
@@ -585,8 +591,10 @@ export class PgLog implements SharedLog {
 }
 
 /**
- * Opens the PostgreSQL store: migrations, then a replica built from the whole log in
- * `replica_dir` (wiped first: the log is the truth), then commits go through the log.
+ * Opens the PostgreSQL store: migrations, then the replica in `replica_dir`, kept from the
+ * last run when it is this database's and agrees with its log (pg-replica.ts), else rebuilt
+ * from the whole log; then it applies the log records after its own, and commits go through
+ * the log.
  */
 export async function openPgStore(database_url: string, options: PgStoreOptions): Promise<Store> {
   const warn = options.warn ?? (() => {});
@@ -599,26 +607,19 @@ export async function openPgStore(database_url: string, options: PgStoreOptions)
       : {}),
     warn,
   });
+  let store: Store | null = null;
   try {
     await migrateSchema(pool);
-    rmSync(options.replica_dir, { recursive: true, force: true });
-    mkdirSync(options.replica_dir, { recursive: true, mode: 0o700 });
-    // The replica's journal is not fsynced: PostgreSQL holds the record, the replica is
-    // rebuilt from it at every start, and a commit is acknowledged once its line is written.
-    const store = await Store.open(options.replica_dir, {
-      ...options,
-      journal_sync: false,
-      onFatal:
-        options.onFatal ??
-        ((error) => warn(`the replica's local journal failed (${error.message})`)),
-    });
+    const replica = await openReplica(pool, options, warn, (after) => readLog(pool, after));
+    store = replica.store;
     const log = new PgLog(store, pool, database_url, warn, release_lock, options.gateway_id);
-    for await (const record of readLog(pool, 0)) void store.applyShared(record).catch(() => {});
-    await store.localDurable();
+    log.opened = replica.opened;
     store.attachShared(log);
     await log.listen(options.poll_ms ?? 1_000);
     return store;
   } catch (error) {
+    // What the replica applied came from the log: a close stamps it clean (a later open catches up).
+    if (store) await store.close().catch(() => {});
     await pool.end().catch(() => {});
     release_lock();
     throw error;

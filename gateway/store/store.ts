@@ -47,8 +47,13 @@ export interface StoreOptions {
   onFatal?: (error: Error) => void;
   /** A checkpoint is written in parts of about this many characters, the event loop running between parts. */
   checkpoint_part_chars?: number;
-  /** false: the journal is not fsynced (a PostgreSQL replica's, rebuilt from the database at every start). */
+  /** false: the journal is fsynced only at segment rotation and close (a PostgreSQL replica's: the database holds the truth). */
   journal_sync?: boolean;
+  /**
+   * Called when a close has written everything (journal synced, final checkpoint, indexes),
+   * before the lock is released: a PostgreSQL replica stamps itself closed cleanly there.
+   */
+  onClosedCleanly?: () => Promise<void>;
 }
 
 /** What a transaction function sees: the state to read, and the only ways to change it. */
@@ -246,7 +251,21 @@ export interface SharedLog {
   readonly leader: boolean;
   /** The gateways on the log with a recent heartbeat, this one included (≥ 1). */
   readonly live_gateways: number;
+  /** How the replica was opened: kept and caught up, or built from the whole log. */
+  readonly opened: ReplicaOpened;
   close(): Promise<void>;
+}
+
+/** How a replica's open went (tests, the bench and /metrics read it). */
+export interface ReplicaOpened {
+  /** Log records applied from the shared log during the open. */
+  applied: number;
+  /** Why the replica was built from the whole log, or null when it was kept (or new: see `fresh`). */
+  rebuilt: string | null;
+  /** The replica started empty (a new gateway, or a rebuild). */
+  fresh: boolean;
+  /** The replica's sequence number before it caught up (0 when it started empty). */
+  from_seq: number;
 }
 
 /** A transaction run against the replica, not yet committed: `commit` or `undo` it. */
@@ -389,7 +408,7 @@ export class Store {
     private readonly options: Required<
       Pick<StoreOptions, 'now' | 'checkpoint_every_records' | 'checkpoint_part_chars'>
     > &
-      Pick<StoreOptions, 'warn'>,
+      Pick<StoreOptions, 'warn' | 'onClosedCleanly'>,
   ) {
     this.checkpoint_seq = state.seq;
     for (const name of Object.keys(state.tables) as TableName[])
@@ -434,6 +453,7 @@ export class Store {
           checkpoint_every_records: options.checkpoint_every_records ?? 20_000,
           checkpoint_part_chars: options.checkpoint_part_chars ?? 256 * 1024,
           warn: options.warn,
+          onClosedCleanly: options.onClosedCleanly,
         },
       );
       store.checkpoint_chars = existsSync(join(data_dir, STATE_FILE))
@@ -570,6 +590,11 @@ export class Store {
       }
     }
     return this.publish({ record, line: `${JSON.stringify(record)}\n`, archived: tx.archived });
+  }
+
+  /** How this replica's open went (null with the JSON-file store). */
+  replicaOpened(): ReplicaOpened | null {
+    return this.shared?.opened ?? null;
   }
 
   /** Whether commits go through a shared log (several gateways on one database). */
@@ -825,6 +850,7 @@ export class Store {
       if (this.checkpointing) await this.checkpointing;
       if (!was_closed && this.state.seq !== this.checkpoint_seq) await this.checkpoint();
       else if (!was_closed) await this.archive.sync();
+      if (!was_closed) await this.options.onClosedCleanly?.();
     } finally {
       this.archive.close();
       this.releaseLock();

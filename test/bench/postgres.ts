@@ -6,7 +6,9 @@
 //   2. billed chat requests/s (JSON, BENCH_PG_CONNECTIONS connections in all, spread evenly)
 //      through one JSON-file gateway and through 1, 2 and 3 gateways on one database;
 //   3. the added latency at one connection: the scripted upstream directly, through the
-//      JSON-file gateway and through a PostgreSQL gateway, one after the other.
+//      JSON-file gateway and through a PostgreSQL gateway, one after the other;
+//   4. a PostgreSQL gateway's restart with its replica kept, at a small and a large history,
+//      and a new gateway's first open at the large one (test/bench/postgres-restart.ts).
 // Every gateway's books are checked at the end (balance + usage = credit; verify passes).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,6 +19,7 @@ import { openPgStore } from '../../gateway/store/pg.ts';
 import { createFundedAccount, runCli, runVerify, type Gateway } from '../gateway/helpers.ts';
 import { postgresBinDir, startPostgres } from '../support/postgres.ts';
 import { commitThroughput, fund } from './store-load.ts';
+import { restartRows } from './postgres-restart.ts';
 import {
   load,
   startBenchGateway,
@@ -82,6 +85,9 @@ let books_ok = true;
     `tps; the store reaches ${((pg.commits_per_s / tps) * 100).toFixed(0)}% of it`,
   ]);
 }
+
+// 4. Restarts (before the gateways: the cluster is quiet).
+rows.push(...(await restartRows(cluster)));
 
 // 2 and 3. Billed chat through real gateways on the scripted upstream.
 const upstream = await startUpstream();

@@ -59,11 +59,14 @@ export interface GatewaysOptions extends Omit<StartOptions, 'database_url' | 'da
   config?: Record<string, unknown>;
 }
 
-/** Starts gateway number `index` (id g<index>) on the database, with the deployment's shared secrets. */
+/**
+ * Starts gateway number `index` (id g<index>) on the database, with the deployment's shared
+ * secrets; `data_dir` restarts a gateway on the data dir (and replica) it had.
+ */
 export async function startMember(
   database_url: string,
   index: number,
-  options: GatewaysOptions = {},
+  options: GatewaysOptions & { data_dir?: string } = {},
 ): Promise<Gateway> {
   const env: Record<string, string> = {
     AIHUB_GATEWAY_ID: `g${index}`,
