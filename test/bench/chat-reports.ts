@@ -4,7 +4,7 @@
 // Target: chat with 16 reports >= 0.8 x chat alone. BENCH_REPORT_TXNS sets the history's
 // size (transactions, each with its postings and API log record), BENCH_DURATION_S a run.
 import { readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store } from '../../gateway/store/store.ts';
 import { admin, createFundedAccount } from '../gateway/helpers.ts';
@@ -60,6 +60,13 @@ function reportLoops(gateway: Parameters<typeof admin>[0]): {
   };
 }
 
+/** The gateway's aihub_reports_work_seconds (its reports' measured event-loop time). */
+async function reportWorkSeconds(base: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('aihub_reports_work_seconds '));
+  return Number(line?.split(' ')[1] ?? NaN);
+}
+
 const row = (label: string, run: Run) =>
   `${label.padEnd(34)} ${run.rps.toFixed(0).padStart(7)} req/s  mean ${run.mean_ms.toFixed(2)} ms  p99 ${run.p99_ms} ms  non-2xx ${run.bad}`;
 
@@ -86,13 +93,16 @@ async function main(): Promise<void> {
     const alone: Run[] = [];
     const beside: Run[] = [];
     let reports = { done: 0, refused: 0 };
+    let report_work_s = 0;
     for (const with_reports of [false, true, true, false]) {
       if (!with_reports) {
         alone.push(await load(url, CONNECTIONS, body, headers, DURATION_S / 2));
         continue;
       }
+      const work_before = await reportWorkSeconds(gateway.url);
       const loops = reportLoops(gateway);
       beside.push(await load(url, CONNECTIONS, body, headers, DURATION_S / 2));
+      report_work_s += (await reportWorkSeconds(gateway.url)) - work_before;
       const counted = await loops.stop();
       reports = { done: reports.done + counted.done, refused: reports.refused + counted.refused };
     }
@@ -102,8 +112,17 @@ async function main(): Promise<void> {
     );
     console.log(row('chat alone', a));
     console.log(row(`chat beside ${REPORTS} whole-range reports`, b));
+    const beside_s = (DURATION_S / 2) * 2;
     console.log(
-      `reports answered meanwhile: ${reports.done} (transactions, wallet, api-logs of every account); refused: ${reports.refused}`,
+      `reports answered meanwhile: ${reports.done} (transactions, wallet, api-logs of every account), ${(reports.done / beside_s).toFixed(1)}/s; refused (429): ${reports.refused}`,
+    );
+    console.log(
+      `event-loop time reports took while chat ran: ${report_work_s.toFixed(2)} s of ${beside_s} s (${((100 * report_work_s) / beside_s).toFixed(0)}%)`,
+    );
+    console.log(
+      `load average (1, 5, 15 min): ${loadavg()
+        .map((n) => n.toFixed(2))
+        .join(' ')}`,
     );
     const ratio = b.rps / a.rps;
     console.log(
