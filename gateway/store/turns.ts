@@ -3,9 +3,9 @@
 // budget is gateway-wide however many reports are in flight:
 // - one chunk per grant, each grant a later turn of the event loop (setImmediate), so requests'
 //   I/O is served between any two chunks;
-// - while other work is busy (it took more than OTHERS_BUSY of the time between chunks over
-//   the last window: the time from one chunk's end to the next grant is the event loop
-//   serving everything else), background work takes at most `share` of the loop's time: a
+// - while other work is busy (it took more than OTHERS_BUSY of the time between chunks in a
+//   window during the last BUSY_HOLD_MS: the time from one chunk's end to the next grant is
+//   the event loop serving everything else), background work takes at most `share` of the loop's time: a
 //   token bucket, refilled at `share` per millisecond, which each chunk's measured time
 //   drains; an empty bucket waits (a timer) until it refills;
 // - on an otherwise idle gateway the bucket does not hold chunks back (a lone report runs at
@@ -27,6 +27,8 @@ export const DEFAULT_TURN_BUDGET: TurnBudget = { share: 0.1, burst_ms: 4 };
 const OTHERS_BUSY = 0.2;
 /** How often that share is judged (ms). */
 const WINDOW_MS = 50;
+/** How long a busy verdict holds (ms): the budget is lifted after this long without other work. */
+const BUSY_HOLD_MS = 1_000;
 
 /** One reader's turns: `next()` after each chunk, `end()` when it is done. */
 export interface Pacer {
@@ -45,7 +47,8 @@ export class Turns {
   private window_started = performance.now();
   private window_work_ms = 0;
   private window_other_ms = 0;
-  private busy = false;
+  /** Until when other work counts as busy (the last busy window, held for BUSY_HOLD_MS). */
+  private busy_until = 0;
   /** When the last chunk ended (a pacer's next() or end()). */
   private last_closed = 0;
   /** Background work measured in all (ms), for /metrics and tests. */
@@ -106,12 +109,15 @@ export class Turns {
     const now = performance.now();
     if (now - this.window_started >= WINDOW_MS) {
       const seen = this.window_other_ms + this.window_work_ms;
-      this.busy = seen > 0 && this.window_other_ms / seen > OTHERS_BUSY;
+      // Busy stays busy for BUSY_HOLD_MS: a busy gateway's loop waits on I/O now and then,
+      // and a window that happened to see little of its work must not lift the budget.
+      if (seen > 0 && this.window_other_ms / seen > OTHERS_BUSY)
+        this.busy_until = now + BUSY_HOLD_MS;
       this.window_started = now;
       this.window_work_ms = 0;
       this.window_other_ms = 0;
     }
-    return this.busy;
+    return now < this.busy_until;
   }
 
   private grant(): Promise<void> {

@@ -2,7 +2,8 @@
 // against a real gateway holding a big history, alone and while 16 whole-range reports of
 // every account (transactions, wallet, API logs in turn) run, side by side in one run.
 // Target: chat with 16 reports >= 0.8 x chat alone. BENCH_REPORT_TXNS sets the history's
-// size (transactions, each with its postings and API log record), BENCH_DURATION_S a run.
+// size (transactions, each with its postings and API log record), BENCH_DURATION_S a round
+// (alone / beside / beside / alone) and BENCH_ROUNDS how many rounds.
 import { readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +21,8 @@ import {
 
 const TXNS = Number(process.env.BENCH_REPORT_TXNS ?? 20_000);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
+/** Rounds of alone / beside / beside / alone, each DURATION_S long: more of them weather a loaded machine. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const REPORTS = 16;
 const CONNECTIONS = 16;
 const REPORT_NAMES = ['transactions', 'wallet', 'api-logs'];
@@ -76,7 +79,15 @@ async function main(): Promise<void> {
   process.on('exit', () => upstream.proc.kill('SIGTERM'));
   const config_file = writeScriptedConfig(dir, upstream.port);
   const config = JSON.parse(readFileSync(config_file, 'utf8')) as Record<string, unknown>;
-  config.payments = { reports: { max_concurrent_per_account: REPORTS } };
+  config.payments = {
+    reports: {
+      max_concurrent_per_account: REPORTS,
+      // BENCH_REPORT_SHARE: another reports.cpu_share than the default.
+      ...(process.env.BENCH_REPORT_SHARE
+        ? { cpu_share: Number(process.env.BENCH_REPORT_SHARE) }
+        : {}),
+    },
+  };
   writeFileSync(config_file, JSON.stringify(config));
   const gateway = await startBenchGateway(dir, config_file);
   try {
@@ -94,7 +105,12 @@ async function main(): Promise<void> {
     const beside: Run[] = [];
     let reports = { done: 0, refused: 0 };
     let report_work_s = 0;
-    for (const with_reports of [false, true, true, false]) {
+    for (const with_reports of Array.from({ length: ROUNDS }, () => [
+      false,
+      true,
+      true,
+      false,
+    ]).flat()) {
       if (!with_reports) {
         alone.push(await load(url, CONNECTIONS, body, headers, DURATION_S / 2));
         continue;
@@ -112,7 +128,7 @@ async function main(): Promise<void> {
     );
     console.log(row('chat alone', a));
     console.log(row(`chat beside ${REPORTS} whole-range reports`, b));
-    const beside_s = (DURATION_S / 2) * 2;
+    const beside_s = DURATION_S * ROUNDS;
     console.log(
       `reports answered meanwhile: ${reports.done} (transactions, wallet, api-logs of every account), ${(reports.done / beside_s).toFixed(1)}/s; refused (429): ${reports.refused}`,
     );
