@@ -443,7 +443,7 @@ export const paymentsConfigSchema = z.strictObject({
        * The share of the event loop's time reports take, all together, while other requests
        * keep it busy (on an otherwise idle gateway they run at full speed).
        */
-      cpu_share: z.number().min(0.01).max(1).default(0.1),
+      cpu_share: z.number().min(0.01).max(1).default(0.05),
     })
     .prefault({}),
   /** Background work (status checks, webhook deliveries) wakes this often. */

@@ -21,7 +21,7 @@ export interface TurnBudget {
   burst_ms: number;
 }
 
-export const DEFAULT_TURN_BUDGET: TurnBudget = { share: 0.1, burst_ms: 4 };
+export const DEFAULT_TURN_BUDGET: TurnBudget = { share: 0.05, burst_ms: 4 };
 
 /** Other work above this share of the time between chunks and chunks holds background work to its share. */
 const OTHERS_BUSY = 0.2;

@@ -16,7 +16,7 @@ const REPORTS = {
   max_concurrent_per_account: 2,
   max_running: 4,
   max_queued: 64,
-  cpu_share: 0.1,
+  cpu_share: 0.05,
 };
 
 test('a per-account limit on concurrent reports: 429 with Retry-After past it', async () => {
