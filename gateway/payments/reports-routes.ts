@@ -172,16 +172,22 @@ export async function withReportSlot<T>(
   }
 }
 
+/** Each report's query schema, built once (not per request). */
+const QUERY_BY_REPORT = Object.fromEntries(
+  REPORTS.map((report) => [report, reportQuerySchema(report)]),
+) as { [R in ReportName]: ReturnType<typeof reportQuerySchema> };
+
+function reportQuerySchema(report: ReportName) {
+  return reportsQuery.extend({
+    status: STATUS_BY_REPORT[report],
+    method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).optional(),
+    protocol: z.enum(AI_PROTOCOLS).optional(),
+  });
+}
+
 /** A report's query, validated against what that report takes, and the page it asks for. */
 function parseReportQuery(ctx: PaymentsContext, report: ReportName, raw: Record<string, unknown>) {
-  const query = parseWith(
-    reportsQuery.extend({
-      status: STATUS_BY_REPORT[report],
-      method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).optional(),
-      protocol: z.enum(AI_PROTOCOLS).optional(),
-    }),
-    raw,
-  );
+  const query = parseWith(QUERY_BY_REPORT[report], raw);
   if (query.from !== undefined && query.to !== undefined && query.from > query.to)
     throw badRequest('from: must not be after to', 'from');
   if (query.method && report !== 'api-logs')
