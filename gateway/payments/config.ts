@@ -435,6 +435,15 @@ export const paymentsConfigSchema = z.strictObject({
       csv_max_rows: z.int().min(100).max(1_000_000).default(10_000),
       /** Reports one account (or the admin) may have running at once; more get 429 with Retry-After. */
       max_concurrent_per_account: z.int().min(1).max(64).default(2),
+      /** Reports the gateway runs at once, every account together; more wait in a queue. */
+      max_running: z.int().min(1).max(256).default(4),
+      /** Reports waiting for one of `max_running`; past this they get 429 with Retry-After. */
+      max_queued: z.int().min(0).max(10_000).default(64),
+      /**
+       * The share of the event loop's time reports take, all together, while other requests
+       * keep it busy (on an otherwise idle gateway they run at full speed).
+       */
+      cpu_share: z.number().min(0.01).max(1).default(0.05),
     })
     .prefault({}),
   /** Background work (status checks, webhook deliveries) wakes this often. */

@@ -19,7 +19,7 @@ import { usageMonthOver } from './dmt.js';
 import { paymentsRouteDocs } from './openapi.js';
 import { panRouter } from './pan-routes.js';
 import { renderPan } from './pan-views.js';
-import { reportsRouter, runReport } from './reports-routes.js';
+import { registerReportMetrics, reportsRouter, runReport } from './reports-routes.js';
 import type { ReportName, ReportResult, Scope } from './reports.js';
 import { paymentsAdminRouter } from './admin-routes.js';
 import type { PaymentsContext } from './context.js';
@@ -33,6 +33,7 @@ import { renderRecharge } from './recharge-views.js';
 import { WebhookSender, enqueueWebhook } from './webhooks.js';
 import { RequestSigning } from './signing.js';
 import { billFetchExpired, type PaymentTxn } from './tables.js';
+import { DEFAULT_TURN_BUDGET } from '../store/turns.js';
 
 export interface Payments {
   /** Mounted at /api. */
@@ -89,6 +90,8 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   const engine = engineOf(deps, providers, webhooks);
   followShared(store, webhooks, engine);
   const pruner = prunerOf(deps, engine);
+  // Reports are background work: their long reads take at most this share of a busy gateway.
+  store.reads.turns.configure({ ...DEFAULT_TURN_BUDGET, share: payments.reports.cpu_share });
   const ctx: PaymentsContext = {
     ...deps,
     settings: payments,
@@ -99,6 +102,7 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     onStop: (fn) => stopping.push(fn),
   };
   const reports = reportsRouter(ctx);
+  if (deps.metrics) registerReportMetrics(ctx, deps.metrics.registry);
   return {
     api: apiRouter(ctx, reports.api),
     admin: Router().use(paymentsAdminRouter(ctx), reports.admin),

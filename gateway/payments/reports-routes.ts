@@ -1,7 +1,9 @@
 // GET /api/reports/:report (the caller's account) and GET /admin/reports/:report (any or
 // every account), as JSON or, with `?format=csv`, as CSV of the same rows. A CSV without
 // page/limit holds every matching row up to `reports.csv_max_rows`; with them, the same page.
+import { performance } from 'node:perf_hooks';
 import { Router, type Request, type Response } from 'express';
+import { Gauge, type Registry } from 'prom-client';
 import { z } from 'zod';
 import { ApiError, badRequest, parseWith } from '../http/errors.js';
 import { authorize } from './auth.js';
@@ -15,11 +17,13 @@ import {
   reportCommissions,
   reportTransactions,
   reportWallet,
-  toCsv,
+  csvLine,
   type ReportName,
   type ReportResult,
+  type Row,
   type Scope,
 } from './reports.js';
+import type { Turns } from '../store/turns.js';
 
 const JSON_MAX_LIMIT = 500;
 
@@ -44,8 +48,27 @@ const STATUS_BY_REPORT: Record<ReportName, z.ZodType<string | undefined>> = {
 /** The wire protocols of /v1 (the chat room's names; payments does not import chat). */
 const AI_PROTOCOLS = ['chat', 'responses', 'messages', 'embeddings', 'completions'] as const;
 
-/** Reports running per account (`admin` for administrators' reports), by context. */
-const running_reports = new WeakMap<PaymentsContext, Map<string, number>>();
+/**
+ * The reports of one gateway in flight: per account (`admin` for administrators' reports),
+ * running and queued together, and gateway-wide, `reports.max_running` running and at most
+ * `reports.max_queued` waiting for them, first come first served.
+ */
+class ReportSlots {
+  readonly per_account = new Map<string, number>();
+  running = 0;
+  /** Each waiting report's start: called with the slot a finished report hands over. */
+  readonly queue: Array<() => void> = [];
+  /** A moving mean of reports' durations (ms), for the Retry-After of a refusal. */
+  mean_ms = 1_000;
+}
+
+const slots_by_context = new WeakMap<PaymentsContext, ReportSlots>();
+
+function slotsOf(ctx: PaymentsContext): ReportSlots {
+  let slots = slots_by_context.get(ctx);
+  if (!slots) slots_by_context.set(ctx, (slots = new ReportSlots()));
+  return slots;
+}
 
 /**
  * Runs one report unless the account already has `reports.max_concurrent_per_account`
@@ -63,45 +86,108 @@ export function runReport(
   );
 }
 
-/** Runs `fn` in one of `who`'s report slots, or refuses with 429 when they are all taken. */
+/** The gateway's reports in flight and the time their reads took, at GET /metrics. */
+export function registerReportMetrics(ctx: PaymentsContext, registry: Registry): void {
+  const slots = slotsOf(ctx);
+  const turns = ctx.store.reads.turns;
+  const gauge = (name: string, help: string, value: () => number) => {
+    const metric: Gauge = new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect: () => metric.set(value()),
+    });
+  };
+  gauge(
+    'aihub_reports_running',
+    'Reports running now, every account together',
+    () => slots.running,
+  );
+  gauge(
+    'aihub_reports_queued',
+    'Reports waiting for one of reports.max_running',
+    () => slots.queue.length,
+  );
+  gauge(
+    'aihub_reports_work_seconds',
+    "Event-loop time reports' reads and downloads have taken since start",
+    () => turns.work_ms / 1000,
+  );
+  gauge(
+    'aihub_reports_turns_held',
+    'Turns of report work held back to keep reports within reports.cpu_share of a busy gateway',
+    () => turns.held,
+  );
+}
+
+const tooMany = (message: string, retry_after_s: number) =>
+  new ApiError(429, 'rate_limit_exceeded', message, null, null, {
+    'Retry-After': String(retry_after_s),
+  });
+
+/**
+ * Runs `fn` in one of `who`'s report slots and one of the gateway's: refused with 429 when
+ * `who`'s are all taken, or when the gateway's are and its queue is full; otherwise it runs
+ * now or waits its turn in the queue.
+ */
 export async function withReportSlot<T>(
   ctx: PaymentsContext,
   who: string,
   fn: () => Promise<T>,
 ): Promise<T> {
-  let running = running_reports.get(ctx);
-  if (!running) running_reports.set(ctx, (running = new Map()));
-  const now_running = running.get(who) ?? 0;
-  if (now_running >= ctx.settings.reports.max_concurrent_per_account) {
-    throw new ApiError(
-      429,
-      'rate_limit_exceeded',
+  const limits = ctx.settings.reports;
+  const slots = slotsOf(ctx);
+  const now_running = slots.per_account.get(who) ?? 0;
+  if (now_running >= limits.max_concurrent_per_account)
+    throw tooMany(
       `${now_running} reports of this account are running, the most allowed at once; retry when one is done`,
-      null,
-      null,
-      { 'Retry-After': '1' },
+      1,
+    );
+  if (slots.running >= limits.max_running && slots.queue.length >= limits.max_queued) {
+    // The queue's wait, from the mean report: every slot works through its share of it.
+    const wait_s = (slots.mean_ms * (slots.queue.length + 1)) / limits.max_running / 1000;
+    throw tooMany(
+      `${slots.running} reports are running and ${slots.queue.length} waiting in this gateway, the most it takes; retry later`,
+      Math.min(60, Math.max(1, Math.ceil(wait_s))),
     );
   }
-  running.set(who, now_running + 1);
+  slots.per_account.set(who, now_running + 1);
   try {
-    return await fn();
+    if (slots.running < limits.max_running) slots.running++;
+    else await new Promise<void>((start) => slots.queue.push(start));
+    const started = performance.now();
+    try {
+      return await fn();
+    } finally {
+      slots.mean_ms = 0.8 * slots.mean_ms + 0.2 * (performance.now() - started);
+      // The slot goes to the first report waiting, or back to the gateway.
+      const next = slots.queue.shift();
+      if (next) next();
+      else slots.running--;
+    }
   } finally {
-    const left = (running.get(who) ?? 1) - 1;
-    if (left === 0) running.delete(who);
-    else running.set(who, left);
+    const left = (slots.per_account.get(who) ?? 1) - 1;
+    if (left === 0) slots.per_account.delete(who);
+    else slots.per_account.set(who, left);
   }
+}
+
+/** Each report's query schema, built once (not per request). */
+const QUERY_BY_REPORT = Object.fromEntries(
+  REPORTS.map((report) => [report, reportQuerySchema(report)]),
+) as { [R in ReportName]: ReturnType<typeof reportQuerySchema> };
+
+function reportQuerySchema(report: ReportName) {
+  return reportsQuery.extend({
+    status: STATUS_BY_REPORT[report],
+    method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).optional(),
+    protocol: z.enum(AI_PROTOCOLS).optional(),
+  });
 }
 
 /** A report's query, validated against what that report takes, and the page it asks for. */
 function parseReportQuery(ctx: PaymentsContext, report: ReportName, raw: Record<string, unknown>) {
-  const query = parseWith(
-    reportsQuery.extend({
-      status: STATUS_BY_REPORT[report],
-      method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).optional(),
-      protocol: z.enum(AI_PROTOCOLS).optional(),
-    }),
-    raw,
-  );
+  const query = parseWith(QUERY_BY_REPORT[report], raw);
   if (query.from !== undefined && query.to !== undefined && query.from > query.to)
     throw badRequest('from: must not be after to', 'from');
   if (query.method && report !== 'api-logs')
@@ -187,21 +273,69 @@ async function computeReport(
   return { result, format: query.format };
 }
 
-function sendReport(
+/** CSV rows per write of a download: one write, one turn (see sendCsv). */
+const CSV_ROWS_PER_WRITE = 256;
+
+/** Resolves when `res` can take more (or is closed: nothing more will be sent). */
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/**
+ * Sends rows as a CSV download a batch of rows at a time: each batch is written in a turn of
+ * the store's background work (turns.ts), so a 10,000-row download is neither one string
+ * built in one turn nor more than its share of a busy gateway, and it waits for a slow
+ * client (backpressure) instead of piling its bytes up in memory.
+ */
+export async function sendCsv(
+  res: Response,
+  turns: Turns,
+  name: string,
+  columns: readonly string[],
+  rows: readonly Row[],
+): Promise<void> {
+  res.setHeader('Content-Type', 'text/csv; charset=utf-8');
+  res.setHeader('Content-Disposition', `attachment; filename="${name}.csv"`);
+  res.setHeader('Cache-Control', 'no-store');
+  const pacer = turns.pacer();
+  try {
+    res.write(`${columns.join(',')}\r\n`);
+    for (let i = 0; i < rows.length && !res.destroyed; i += CSV_ROWS_PER_WRITE) {
+      await pacer.next();
+      let text = '';
+      for (const row of rows.slice(i, i + CSV_ROWS_PER_WRITE)) text += csvLine(columns, row);
+      if (!res.write(text)) {
+        pacer.end();
+        await drained(res);
+      }
+    }
+  } finally {
+    pacer.end();
+  }
+  res.end();
+}
+
+async function sendReport(
+  ctx: PaymentsContext,
   res: Response,
   result: ReportResult,
   format: 'json' | 'csv',
   body: (result: ReportResult) => unknown,
-): void {
+): Promise<void> {
   res.setHeader('X-Total-Count', String(result.total));
-  if (format === 'csv') {
-    res.setHeader('Content-Type', 'text/csv; charset=utf-8');
-    res.setHeader('Content-Disposition', `attachment; filename="${result.report}.csv"`);
-    res.setHeader('Cache-Control', 'no-store');
-    res.send(toCsv(result.columns, result.rows));
-    return;
-  }
+  const turns = ctx.store.reads.turns;
+  if (format === 'csv') return sendCsv(res, turns, result.report, result.columns, result.rows);
+  const started = performance.now();
   res.json(body(result));
+  turns.charge(performance.now() - started);
 }
 
 const reportParam = z.object({
@@ -227,7 +361,7 @@ export function reportsRouter(ctx: PaymentsContext): { api: Router; admin: Route
     const { result, format } = await runReport(ctx, report, req.query as Record<string, unknown>, {
       account_id: account.id,
     });
-    sendReport(res, result, format, (r) => ({ status: true, data: jsonView(r) }));
+    await sendReport(ctx, res, result, format, (r) => ({ status: true, data: jsonView(r) }));
   });
 
   const admin = Router();
@@ -238,7 +372,11 @@ export function reportsRouter(ctx: PaymentsContext): { api: Router; admin: Route
       account_id,
       admin: true,
     });
-    sendReport(res, result, format, (r) => ({ object: 'report', account_id, ...jsonView(r) }));
+    await sendReport(ctx, res, result, format, (r) => ({
+      object: 'report',
+      account_id,
+      ...jsonView(r),
+    }));
   });
   return { api, admin };
 }

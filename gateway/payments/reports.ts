@@ -560,11 +560,12 @@ export function csvCell(value: Cell): string {
     : guarded;
 }
 
+/** One CSV line of a row (RFC 4180: CRLF line end), its cells in `columns` order. */
+export function csvLine(columns: readonly string[], row: Row): string {
+  return `${columns.map((column) => csvCell(row[column] ?? null)).join(',')}\r\n`;
+}
+
 /** RFC 4180: a header line, then one line per row, CRLF line ends. */
 export function toCsv(columns: readonly string[], rows: readonly Row[]): string {
-  const lines = [
-    columns.join(','),
-    ...rows.map((row) => columns.map((column) => csvCell(row[column] ?? null)).join(',')),
-  ];
-  return `${lines.join('\r\n')}\r\n`;
+  return `${columns.join(',')}\r\n${rows.map((row) => csvLine(columns, row)).join('')}`;
 }

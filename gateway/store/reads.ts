@@ -17,6 +17,7 @@ import {
 } from './archive.js';
 import type { HistoryRecord, Posting, Row } from './state.js';
 import type { Store } from './store.js';
+import { Turns } from './turns.js';
 
 export type TxnRow = Row<'payment_txns'>;
 
@@ -138,6 +139,12 @@ export interface StoreReads {
   /** Chat spend per tier for each UTC day from `first_day_ms`, `days` of them. */
   dailySpend(account_id: string, first_day_ms: number, days: number): Array<Map<string, number>>;
   keyStats(key_id: string): KeyStats;
+  /**
+   * The gateway-wide turns of the long reads (`txnChunks`, the `InTurns` reads): their
+   * budget is set from the reports' config; work done for a report outside them (sending its
+   * answer) is charged to them too.
+   */
+  readonly turns: Turns;
 }
 
 /** A transaction of a read: a live row, or an archived index entry whose row is read on demand. */
@@ -239,27 +246,26 @@ class PagePick<T> {
 export class JsonFileReads implements StoreReads {
   constructor(private readonly store: Store) {}
 
-  /** The last turn handed out: long reads take turns, one chunk of one of them per event-loop turn. */
-  private turns: Promise<void> = Promise.resolve();
-
   /**
-   * Waits for this reader's next turn. Turns are chained, each one a setImmediate after the
-   * one before, so however many reports run, one chunk of one of them runs per turn of the
-   * event loop and requests' I/O is served between any two (16 reports at once otherwise
-   * ran 16 chunks per turn, and chat waited for all of them).
+   * Long reads take turns (see turns.ts): turns are chained, each one a later turn of the
+   * event loop, so however many reports run, one chunk of one of them runs per turn and
+   * requests' I/O is served between any two (16 reports at once otherwise ran 16 chunks per
+   * turn, and chat waited for all of them); while other work keeps the loop busy, the chunks
+   * together take at most the budget's share of its time.
    */
-  private nextTurn(): Promise<void> {
-    const turn = this.turns.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
-    this.turns = turn;
-    return turn;
-  }
+  readonly turns = new Turns();
 
-  /** Runs a pausing walk, one stretch of it per turn handed out by `nextTurn`. */
+  /** Runs a pausing walk, one stretch of it per turn. */
   private async inTurns<T>(walk: Generator<void, T, void>): Promise<T> {
-    for (;;) {
-      const step = walk.next();
-      if (step.done) return step.value;
-      await this.nextTurn();
+    const pacer = this.turns.pacer();
+    try {
+      for (;;) {
+        await pacer.next();
+        const step = walk.next();
+        if (step.done) return step.value;
+      }
+    } finally {
+      pacer.end();
     }
   }
 
@@ -381,6 +387,7 @@ export class JsonFileReads implements StoreReads {
     const list = this.archive.existing('txn', select.account_id ?? ALL);
     const matches = this.entryFilter(select);
     const lag = this.archive.max_lag_ms;
+    const pacer = this.turns.pacer();
     let out: TxnRow[] = [];
     const take = async function* (
       this: JsonFileReads,
@@ -393,34 +400,39 @@ export class JsonFileReads implements StoreReads {
         if (out.length >= ROWS_PER_CHUNK) {
           yield out;
           out = [];
-          await this.nextTurn();
+          await pacer.next();
         }
       }
     }.bind(this);
-    if (list) {
-      const [start, end] = range(list, select.from_ms, select.to_ms, lag);
-      // Entries are in finalization order, and created <= finalized <= created + max_lag:
-      // walking a chunk of entries at a time, a buffered candidate is in its final place once
-      // no entry not yet seen can come before it (a window of max_lag, not the whole range).
-      for (let i = 0; i < end - start; i += 512) {
-        const [low, high] = desc
-          ? [Math.max(start, end - i - 512), end - i]
-          : [start + i, Math.min(end, start + i + 512)];
-        const chunk = list.read(low, high);
-        for (const entry of chunk)
-          if (matches(entry))
-            buffer.push({ created_ms: entry.aux, seq: entry.seq, entry, row: null });
-        const edge = desc ? chunk[0]!.ts_ms : chunk.at(-1)!.ts_ms - lag;
-        buffer.sort(compare);
-        const cut = buffer.findIndex((c) => (desc ? c.created_ms < edge : c.created_ms > edge));
-        const ready = cut === -1 ? buffer : buffer.slice(0, cut);
-        buffer = cut === -1 ? [] : buffer.slice(cut);
-        yield* take(ready);
-        await this.nextTurn();
+    try {
+      await pacer.next();
+      if (list) {
+        const [start, end] = range(list, select.from_ms, select.to_ms, lag);
+        // Entries are in finalization order, and created <= finalized <= created + max_lag:
+        // walking a chunk of entries at a time, a buffered candidate is in its final place once
+        // no entry not yet seen can come before it (a window of max_lag, not the whole range).
+        for (let i = 0; i < end - start; i += 512) {
+          const [low, high] = desc
+            ? [Math.max(start, end - i - 512), end - i]
+            : [start + i, Math.min(end, start + i + 512)];
+          const chunk = list.read(low, high);
+          for (const entry of chunk)
+            if (matches(entry))
+              buffer.push({ created_ms: entry.aux, seq: entry.seq, entry, row: null });
+          const edge = desc ? chunk[0]!.ts_ms : chunk.at(-1)!.ts_ms - lag;
+          buffer.sort(compare);
+          const cut = buffer.findIndex((c) => (desc ? c.created_ms < edge : c.created_ms > edge));
+          const ready = cut === -1 ? buffer : buffer.slice(0, cut);
+          buffer = cut === -1 ? [] : buffer.slice(cut);
+          yield* take(ready);
+          await pacer.next();
+        }
       }
+      buffer.sort(compare);
+      yield* take(buffer);
+    } finally {
+      pacer.end();
     }
-    buffer.sort(compare);
-    yield* take(buffer);
     if (out.length > 0) yield out;
   }
 

@@ -5,7 +5,8 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.js';
-import { toCsv, type Cell, type ReportResult, type Row } from '../../payments/reports.js';
+import { type Cell, type ReportResult, type Row } from '../../payments/reports.js';
+import { sendCsv } from '../../payments/reports-routes.js';
 import { unitsToMicros } from '../../util/money.js';
 import type { WebContext } from '../context.js';
 import { formatMoney, formatTimestamp } from '../format.js';
@@ -201,10 +202,7 @@ export function reportRoutes(ctx: WebContext, router: Router): void {
     }
 
     if (format === 'csv' && result) {
-      res.setHeader('Content-Type', 'text/csv; charset=utf-8');
-      res.setHeader('Content-Disposition', `attachment; filename="${report}.csv"`);
-      res.setHeader('Cache-Control', 'no-store');
-      res.send(toCsv(result.columns, result.rows));
+      await sendCsv(res, ctx.deps.store.reads.turns, report, result.columns, result.rows);
       return;
     }
 
