@@ -54,7 +54,7 @@ test('a per-account limit on concurrent reports: 429 with Retry-After past it', 
 });
 
 test('a gateway-wide limit: max_running run, max_queued wait in order, then 429 for every account', async () => {
-  const store = await Store.open(mkdtempSync(join(tmpdir(), 'aihub-report-limit-')));
+  const store = await Store.open(tempDir('aihub-report-limit-'));
   try {
     store.indexBy('payment_txns', 'account_id');
     const ctx = {
