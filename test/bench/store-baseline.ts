@@ -30,6 +30,9 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
+/** Each compared row's whole label as printed (some carry figures, e.g. the document's size). */
+const printed = new Map<string, string>();
+
 /** Runs one tree's bench:store (write rows only) and reads its table: label → first number of the value column. */
 function writeRowsOf(tree: string): Map<string, number> {
   const result = spawnSync(
@@ -48,7 +51,9 @@ function writeRowsOf(tree: string): Map<string, number> {
   for (const line of result.stdout.split('\n')) {
     const [label, value] = line.trim().split(/\s{2,}/);
     const row = WRITE_ROWS.find((name) => label?.startsWith(name));
-    if (row && value !== undefined) values.set(row, Number.parseFloat(value));
+    if (row === undefined || value === undefined) continue;
+    values.set(row, Number.parseFloat(value));
+    if (!printed.has(row)) printed.set(row, label!);
   }
   return values;
 }
@@ -86,7 +91,7 @@ export function baselineRows(ref: string, rounds: number): string[][] {
     const a = median(mine.map((m) => m.get(name) ?? Number.NaN));
     const b = median(theirs.map((m) => m.get(name) ?? Number.NaN));
     rows.push([
-      `  ${name}`,
+      `  ${printed.get(name) ?? name}`,
       String(+a.toPrecision(5)),
       `${+b.toPrecision(5)}; ratio ${(a / b).toFixed(2)}`,
     ]);
