@@ -668,6 +668,11 @@ export class Archive {
     return record;
   }
 
+  /** Blocks of id runs read by lookups by id so far (the bench prints it per lookup). */
+  get id_blocks_read(): number {
+    return this.ids.blocks_read;
+  }
+
   /** The finalized payment transaction with this id, from its newest archived version. */
   archivedTxn(id: string): ArchivedTxn | undefined {
     let found: ArchivedTxn | undefined;

@@ -1,14 +1,19 @@
 // Finalized payment transactions by id, at a cost that does not grow with history: an
 // LSM-like index of sorted immutable runs.
 //
-//   index/idrun/<from_seq>-<to_seq>.run   entries (ID_ENTRY_BYTES) sorted by (id hash, seq)
+//   index/idrun/<from_seq>-<to_seq>.run         entries (ID_ENTRY_BYTES) sorted by (id hash, seq)
+//   index/idrun/<from_seq>-<to_seq>.run.fence   one hash per FENCE_EVERY entries (derived)
+//   index/idrun/<from_seq>-<to_seq>.run.bloom   the run's membership filter (derived)
 //
 // New entries wait in memory (the memtable) until the next manifest; then they are sorted
 // and written as one run (fsynced before the manifest names it), and the newest runs are
 // merged while the newer is at least half the older (a binary counter: at most log2 of
 // history / run size runs). Every run keeps in memory the hash of one entry in FENCE_EVERY
 // (its fences, 4 bytes per 32 transactions), so a lookup is, per run, a binary search in
-// memory and one pread of one block of 32 entries (1.3 kB), whatever the history behind it.
+// memory and one pread of one block of 32 entries (1.3 kB). Every run also keeps a membership
+// filter of its hashes (id-filter.ts, 10 bits per entry), and a lookup reads a block only of
+// the runs whose filter says the hash may be there: about one block per lookup (the run that
+// holds the id, plus a false positive in fewer than 1 run in 100), however many runs there are.
 // Runs cover disjoint, contiguous ranges of journal records; a merged run replaces its two
 // in the next manifest, and they are removed only after that manifest is durable.
 import {
@@ -23,6 +28,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { IdFilter } from './id-filter.js';
 import { CorruptStoreError, fsyncDirectory } from './journal.js';
 import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
 
@@ -53,10 +59,14 @@ interface Run {
   count: number;
   file: string;
   fences: Uint32Array;
+  filter: IdFilter;
 }
 
 /** Beside each run, its fences (little-endian u32): derived data, read at open instead of the run. */
 const FENCE_SUFFIX = '.fence';
+/** Beside each run, its membership filter: derived data too, built again from its run when missing or damaged. */
+const FILTER_SUFFIX = '.bloom';
+const DERIVED = [FENCE_SUFFIX, FILTER_SUFFIX];
 const runName = (from_seq: number, to_seq: number) => `${from_seq}-${to_seq}.run`;
 
 function encode(places: readonly IdPlace[]): Buffer {
@@ -100,20 +110,25 @@ function writeFully(fd: number, bytes: Buffer): void {
   while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
 }
 
-/** Removes a run and its fences. */
+/** Removes a run and its derived files. */
 export function removeRun(file: string): void {
   rmSync(file, { force: true });
-  rmSync(`${file}${FENCE_SUFFIX}`, { force: true });
+  for (const suffix of DERIVED) rmSync(`${file}${suffix}`, { force: true });
 }
 
-/** The fences beside a run (not fsynced: a missing or short fence file is derived again from its run). */
-function writeFences(file: string, fences: Uint32Array): void {
+/**
+ * The fences and the filter beside a run, fsynced before the directory (and so before a
+ * manifest names the run); a missing or short file is still derived again from its run.
+ */
+function writeDerived(file: string, fences: Uint32Array, filter: IdFilter): void {
   const fd = openSync(`${file}${FENCE_SUFFIX}`, 'w', PRIVATE_FILE_MODE);
   try {
     writeFully(fd, Buffer.from(fences.buffer, fences.byteOffset, fences.byteLength));
+    fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
+  filter.write(`${file}${FILTER_SUFFIX}`);
 }
 
 /** First index whose value is >= (or, with `after`, >) `hash`. */
@@ -138,6 +153,8 @@ export class IdRuns {
   private readonly dir: string;
 
   private readonly max_memtable: number;
+  /** Blocks read from runs by lookups so far (tests assert on it: about one per lookup, whatever the runs). */
+  blocks_read = 0;
 
   constructor(index_dir: string, options: { max_memtable?: number } = {}) {
     this.dir = join(index_dir, ID_RUN_DIR);
@@ -160,14 +177,19 @@ export class IdRuns {
         continue;
       }
       known.add(file);
-      this.runs.push({ from_seq, to_seq, count, file, fences: this.readFences(file, count) });
+      this.runs.push({
+        from_seq,
+        to_seq,
+        count,
+        file,
+        fences: this.readFences(file, count),
+        filter: this.readFilter(file, count, read_only),
+      });
     }
     if (!read_only && existsSync(this.dir)) {
       for (const name of readdirSync(this.dir)) {
-        const run = join(
-          this.dir,
-          name.endsWith(FENCE_SUFFIX) ? name.slice(0, -FENCE_SUFFIX.length) : name,
-        );
+        const suffix = DERIVED.find((s) => name.endsWith(s));
+        const run = join(this.dir, suffix ? name.slice(0, -suffix.length) : name);
         if (!known.has(run)) rmSync(join(this.dir, name), { force: true });
       }
     }
@@ -205,6 +227,31 @@ export class IdRuns {
     return fences;
   }
 
+  /**
+   * The run's filter from its `.bloom` file, or built again from the run itself (and written
+   * back, unless read-only) when that file is missing, short or fails its checksum: a read of
+   * this one run, in chunks, never of the journal.
+   */
+  private readFilter(file: string, count: number, read_only: boolean): IdFilter {
+    const stored = IdFilter.read(`${file}${FILTER_SUFFIX}`, count);
+    if (stored) return stored;
+    const filter = IdFilter.sized(count);
+    const fd = openSync(file, 'r');
+    try {
+      for (let next = 0; next < count; next += MERGE_CHUNK) {
+        const n = Math.min(MERGE_CHUNK, count - next);
+        const bytes = Buffer.alloc(n * ID_ENTRY_BYTES);
+        readFully(fd, bytes, next * ID_ENTRY_BYTES, file);
+        for (let at = 0; at < bytes.length; at += ID_ENTRY_BYTES)
+          filter.add(bytes.readUInt32LE(at));
+      }
+    } finally {
+      closeSync(fd);
+    }
+    if (!read_only) filter.write(`${file}${FILTER_SUFFIX}`);
+    return filter;
+  }
+
   add(place: IdPlace): void {
     let positions = this.by_hash.get(place.hash);
     if (!positions) this.by_hash.set(place.hash, (positions = []));
@@ -224,6 +271,8 @@ export class IdRuns {
         if (!visit(this.memtable[positions[i]!]!)) return;
     for (let r = this.runs.length - 1; r >= 0; r--) {
       const run = this.runs[r]!;
+      if (!run.filter.mayHold(hash)) continue;
+      this.blocks_read++;
       const first_block = Math.max(0, bound(run.fences, hash, false) - 1);
       const end_block = bound(run.fences, hash, true);
       const start = first_block * FENCE_EVERY;
@@ -258,11 +307,13 @@ export class IdRuns {
     } finally {
       closeSync(fd);
     }
-    fsyncDirectory(this.dir);
     const fences = new Uint32Array(Math.ceil(sorted.length / FENCE_EVERY));
     for (let k = 0; k < fences.length; k++) fences[k] = sorted[k * FENCE_EVERY]!.hash;
-    writeFences(file, fences);
-    this.runs.push({ from_seq, to_seq, count: sorted.length, file, fences });
+    const filter = IdFilter.sized(sorted.length);
+    for (const place of sorted) filter.add(place.hash);
+    writeDerived(file, fences, filter);
+    fsyncDirectory(this.dir);
+    this.runs.push({ from_seq, to_seq, count: sorted.length, file, fences, filter });
     this.memtable = [];
     this.by_hash.clear();
   }
@@ -291,6 +342,7 @@ export class IdRuns {
     const file = join(this.dir, runName(older.from_seq, newer.to_seq));
     const count = older.count + newer.count;
     const fences = new Uint32Array(Math.ceil(count / FENCE_EVERY));
+    const filter = IdFilter.sized(count);
     const out = openSync(file, 'w', PRIVATE_FILE_MODE);
     try {
       const sources = [older, newer].map((run) => ({
@@ -322,6 +374,7 @@ export class IdRuns {
           const place = take.chunk[take.at++]!;
           if ((written + batch.length) % FENCE_EVERY === 0)
             fences[(written + batch.length) / FENCE_EVERY] = place.hash;
+          filter.add(place.hash);
           batch.push(place);
         }
         writeFully(out, encode(batch));
@@ -332,7 +385,7 @@ export class IdRuns {
     } finally {
       closeSync(out);
     }
-    writeFences(file, fences);
+    writeDerived(file, fences, filter);
     fsyncDirectory(this.dir);
     // By identity, not by place: a run the memtable became while this merge ran is after them now.
     this.runs.splice(this.runs.indexOf(older), 2, {
@@ -341,6 +394,7 @@ export class IdRuns {
       count,
       file,
       fences,
+      filter,
     });
     for (const run of [older, newer]) {
       const fd = this.fds.get(run.file);

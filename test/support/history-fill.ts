@@ -204,41 +204,52 @@ export async function fillUsage(
     per_commit?: number;
     step_ms?: number;
     t0_ms?: number;
+    /**
+     * Requests written by one commit (default 1, as the gateway writes them). More make the
+     * fill faster (fewer journal records, one fsync group either way) for the bench's 10M
+     * usage records; every request keeps its own debit and usage record.
+     */
+    per_record?: number;
   },
 ): Promise<void> {
   const per_commit = options.per_commit ?? 1_000;
+  const per_record = options.per_record ?? 1;
   const t0 = options.t0_ms ?? FILL_T0_MS;
-  for (let done = 0; done < options.records; done += per_commit) {
+  const end = options.records;
+  for (let done = 0; done < end; done += per_commit) {
     fillClock.ms = t0 + done * (options.step_ms ?? 100);
     const commits: Array<Promise<void>> = [];
-    for (let i = done; i < Math.min(options.records, done + per_commit); i++) {
+    for (let first = done; first < Math.min(end, done + per_commit); first += per_record) {
+      const last = Math.min(end, done + per_commit, first + per_record);
       commits.push(
         store.transact((tx) => {
-          const account_id = fillAccount(i % options.accounts);
-          const ts = new Date(t0 + i * (options.step_ms ?? 100)).toISOString();
-          debitWallet(tx, {
-            account_id,
-            amount_micros: 1_200,
-            to: 'revenue:ai',
-            memo: 'chat service-ai-lite 100+20 tokens',
-            ref: `req_u${i}`,
-          });
-          tx.history({
-            type: 'usage',
-            ts,
-            request_id: `req_u${i}`,
-            account_id,
-            key_id: `key_${account_id}`,
-            tier: 'lite',
-            model: 'service-ai-lite',
-            target: 'builtin',
-            status: 'ok',
-            stream: false,
-            prompt_tokens: 100,
-            completion_tokens: 20,
-            cost_micros: 1_200,
-            latency_ms: 3.2,
-          });
+          for (let i = first; i < last; i++) {
+            const account_id = fillAccount(i % options.accounts);
+            const ts = new Date(t0 + i * (options.step_ms ?? 100)).toISOString();
+            debitWallet(tx, {
+              account_id,
+              amount_micros: 1_200,
+              to: 'revenue:ai',
+              memo: 'chat service-ai-lite 100+20 tokens',
+              ref: `req_u${i}`,
+            });
+            tx.history({
+              type: 'usage',
+              ts,
+              request_id: `req_u${i}`,
+              account_id,
+              key_id: `key_${account_id}`,
+              tier: 'lite',
+              model: 'service-ai-lite',
+              target: 'builtin',
+              status: 'ok',
+              stream: false,
+              prompt_tokens: 100,
+              completion_tokens: 20,
+              cost_micros: 1_200,
+              latency_ms: 3.2,
+            });
+          }
         }),
       );
     }
