@@ -169,6 +169,7 @@ async function serve(config: Config): Promise<void> {
   const clock = systemClock;
   let public_url = ''; // computed once, when the port is known (port 0 picks one at listen time)
   const metrics = new Metrics();
+  metrics.watchStore(() => store.sharedStats());
   const room_deps = {
     config,
     store,

@@ -28,6 +28,7 @@ import {
   Store,
   StoreUnavailableError,
   type SharedLog,
+  type SharedLogStats,
   type Staged,
   type StoreOptions,
   type Tx,
@@ -392,8 +393,8 @@ export class PgLog implements SharedLog {
   private beating = false;
   /** The highest sequence number another gateway announced (NOTIFY). */
   private notified_seq = 0;
-  /** Where the commit path's time goes: optimistic conflicts, locked batches, catch-ups. */
-  readonly stats = { conflicts: 0, locked: 0, syncs: 0, notifications: 0, notified_syncs: 0 };
+  /** Where the commit path's work goes: optimistic conflicts, locked batches, catch-ups. */
+  readonly stats = { conflicts: 0, locked: 0, syncs: 0 };
   /**
    * Test hook: awaited in each optimistic attempt between staging and sending. A test commits through another store here to make
    * the attempt conflict, deterministically. @internal
@@ -580,6 +581,10 @@ export class PgLog implements SharedLog {
     this.store.applyShared(record).catch(() => {});
   }
 
+  commitStats(): SharedLogStats {
+    return { batches: this.batches, ...this.stats };
+  }
+
   /** LISTEN for other gateways' commits (and poll, in case a notification is missed). */
   async listen(poll_ms: number): Promise<void> {
     const live_ms = Math.max(5_000, LIVE_POLLS * poll_ms);
@@ -611,13 +616,9 @@ export class PgLog implements SharedLog {
     client.on('notification', (message) => {
       // One's own commits are announced too: the replica has them already. A queued batch
       // brings what it misses in its commit's answer, so no catch-up of its own then.
-      this.stats.notifications++;
       const seq = Number(message.payload);
       if (seq > this.notified_seq) this.notified_seq = seq;
-      if (seq > this.store.state.seq && !this.batch_scheduled) {
-        this.stats.notified_syncs++;
-        this.sync().catch(() => {});
-      }
+      if (seq > this.store.state.seq && !this.batch_scheduled) this.sync().catch(() => {});
     });
     try {
       await client.connect();

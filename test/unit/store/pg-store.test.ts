@@ -495,10 +495,18 @@ test('optimistic commit: another gateway commits between stage and commit; the b
         debitWallet(tx, { account_id: 'c', amount_micros: 10_000, to: 'revenue:ai', memo: 'b' }),
       );
   };
-  await a.transact((tx) =>
-    debitWallet(tx, { account_id: 'c', amount_micros: 20_000, to: 'revenue:ai', memo: 'a' }),
-  );
+  // What the function changes outside the state is undone with each run another commit beat.
+  const outside = new Set<number>();
+  let run = 0;
+  await a.transact((tx) => {
+    const mark = ++run;
+    outside.add(mark);
+    tx.onUndo(() => outside.delete(mark));
+    debitWallet(tx, { account_id: 'c', amount_micros: 20_000, to: 'revenue:ai', memo: 'a' });
+  });
   assert.equal(log.stats.conflicts - conflicts, 2);
+  assert.equal(run, 2, 'run twice');
+  assert.deepEqual([...outside], [2], 'only the run that committed left its mark');
   log.before_commit = null;
   await b.readDurable();
   assert.equal(balanceMicros(a.state, 'c'), 0);
