@@ -148,6 +148,21 @@ async function spread(setup: Setup, connections: number, duration_s: number): Pr
   };
 }
 
+/** The gateways' write batches by outcome, summed (aihub_store_batches_total in /metrics). */
+async function batchCounts(setup: Setup): Promise<string> {
+  const sums: Record<string, number> = {};
+  for (const gateway of setup.gateways) {
+    const text = await (await fetch(`${gateway.url}/metrics`)).text();
+    for (const [, outcome, value] of text.matchAll(
+      /^aihub_store_batches_total\{outcome="(\w+)"[^}]*\} (\d+)/gm,
+    ))
+      sums[outcome!] = (sums[outcome!] ?? 0) + Number(value);
+  }
+  return `batches ${Object.entries(sums)
+    .map(([outcome, n]) => `${outcome} ${n}`)
+    .join(', ')}`;
+}
+
 async function checkBooks(setup: Setup): Promise<void> {
   const balance = (await (
     await fetch(`${setup.gateways[0]!.url}/v1/balance`, {
@@ -155,12 +170,13 @@ async function checkBooks(setup: Setup): Promise<void> {
     })
   ).json()) as any;
   const adds_up = Math.round((balance.balance + balance.usage.cost) * 1e6) === CREDIT_UNITS * 1e6;
+  const commit_path = setup.database_url ? `; ${await batchCounts(setup)}` : '';
   const codes = await Promise.all(setup.gateways.map((gateway) => gateway.stop()));
   const verify = setup.database_url
     ? await runCli(['verify', '--database-url', setup.database_url])
     : await runVerify(setup.gateways[0]!.data_dir);
   notes.push(
-    `${setup.label}: ${balance.usage.requests} usage records; balance + charged = credit: ${adds_up ? 'yes' : 'NO'}; exit codes ${codes.join(',')}; verify: ${verify.code === 0 ? 'ok' : `FAILED ${verify.stdout}${verify.stderr}`}`,
+    `${setup.label}: ${balance.usage.requests} usage records; balance + charged = credit: ${adds_up ? 'yes' : 'NO'}; exit codes ${codes.join(',')}${commit_path}; verify: ${verify.code === 0 ? 'ok' : `FAILED ${verify.stdout}${verify.stderr}`}`,
   );
   if (!adds_up || verify.code !== 0 || codes.some((code) => code !== 0)) books_ok = false;
 }
