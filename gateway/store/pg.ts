@@ -460,7 +460,11 @@ export class PgLog implements SharedLog {
       this.batch_scheduled = true;
       this.run(() => this.batch());
     }
-    if (jobs.length === 0) return;
+    if (jobs.length === 0) {
+      // A batch that conflicted took these jobs along: what was announced meanwhile is read now.
+      this.syncIfNotified();
+      return;
+    }
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
@@ -575,7 +579,11 @@ export class PgLog implements SharedLog {
           () => job.resolve(s.result),
         );
     }
-    // Another gateway's commit announced while this batch ran, and no batch queued to bring it.
+    this.syncIfNotified();
+  }
+
+  /** Catches up if another gateway announced a commit this replica lacks and no batch is queued to bring it. */
+  private syncIfNotified(): void {
     if (this.notified_seq > this.store.state.seq && !this.batch_scheduled)
       this.sync().catch(() => {});
   }
