@@ -5,18 +5,22 @@
 // included; `aihub_balances`; `aihub_meta`) and a head row with the last sequence number.
 // Every gateway keeps a replica of the state in memory (a Store on a local replica dir, whose
 // journal and indexes answer the history reads), so the rooms keep their synchronous
-// programming model. A write batch is one PostgreSQL transaction:
+// programming model. A write batch is one PostgreSQL transaction, optimistic:
 //
-//   BEGIN; SELECT seq FROM aihub_head FOR UPDATE      -- one writer at a time, across gateways
-//   apply the log records after the replica's seq       -- what other gateways committed
-//   run the queued transaction functions on the now-current state
-//   INSERT their records, upsert the rows they changed, bump the head, NOTIFY; COMMIT
+//   run the queued transaction functions on the replica as it is (at record `expected`)
+//   SELECT ... FROM aihub_commit(expected, records...)  -- ONE statement, one round trip:
+//     locks the head; if it is still at `expected`, INSERTs the records, upserts the rows
+//     they changed, bumps the head, NOTIFYs (and the implicit transaction commits);
+//     otherwise writes nothing and answers the records after `expected`
+//   on such a conflict: undo the batch, apply those records, run the functions again
+//   (after OPTIMISTIC_TRIES conflicts: BEGIN ... FOR UPDATE first, so it cannot lose)
 //
 // and only then are their promises resolved. Every debit, hold, capture, refund, idempotency
 // key, duplicate window, DMT limit and OTP counter is thus decided on the state every gateway
-// committed before it: serialized by the database. A batch whose COMMIT fails is undone in
-// the replica and its callers get StoreUnavailableError (503 store_unavailable). Many
-// functions share one PostgreSQL transaction (group commit).
+// committed before it: serialized by the database. A batch whose statement fails is undone
+// in the replica and its callers get StoreUnavailableError (503 store_unavailable). Many
+// functions share one PostgreSQL transaction (group commit). A function may run more than
+// once (only the last run counts): what it changes outside `tx` it undoes with tx.onUndo.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -396,8 +400,9 @@ export class PgLog implements SharedLog {
   /** Where the commit path's work goes: optimistic conflicts, locked batches, catch-ups. */
   readonly stats = { conflicts: 0, locked: 0, syncs: 0 };
   /**
-   * Test hook: awaited in each optimistic attempt between staging and sending. A test commits through another store here to make
-   * the attempt conflict, deterministically. @internal
+   * Test hook: awaited in each optimistic attempt between staging and sending. A test
+   * commits through another store here to make the attempt conflict, deterministically.
+   * @internal
    */
   before_commit: (() => Promise<void>) | null = null;
 
