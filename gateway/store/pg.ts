@@ -395,6 +395,8 @@ export class PgLog implements SharedLog {
   /** Gateways whose heartbeat is recent, this one included (1 until the first heartbeat answers). */
   live_gateways = 1;
   private beating = false;
+  /** A batch is between its first statement and its answer (its reply may bring what was announced). */
+  private batch_running = false;
   /** The highest sequence number another gateway announced (NOTIFY). */
   private notified_seq = 0;
   /** Where the commit path's work goes: optimistic conflicts, locked batches, catch-ups. */
@@ -485,6 +487,7 @@ export class PgLog implements SharedLog {
     client.on('error', onError);
     let done: Staging | null = null;
     let broken: unknown = null;
+    this.batch_running = true;
     try {
       done = await this.commitJobs(client, jobs);
     } catch (error) {
@@ -494,11 +497,13 @@ export class PgLog implements SharedLog {
       // included (it ran on a state that was not confirmed current).
       for (const job of jobs) job.reject(toUnavailable(error));
     } finally {
+      this.batch_running = false;
       client.off('error', onError);
       // A client that failed is not given back for reuse (its connection may be gone).
       client.release(broken ? true : undefined);
     }
     if (done) this.answer(done);
+    else this.syncIfNotified();
   }
 
   /**
@@ -644,11 +649,13 @@ export class PgLog implements SharedLog {
         setTimeout(() => void this.connectListener().catch(() => {}), 1_000).unref();
     });
     client.on('notification', (message) => {
-      // One's own commits are announced too: the replica has them already. A queued batch
-      // brings what it misses in its commit's answer, so no catch-up of its own then.
+      // One's own commits are announced too: the replica has them already. A queued or
+      // running batch brings what it misses in its commit's answer (and catches up after
+      // it if not: syncIfNotified), so no catch-up of its own then.
       const seq = Number(message.payload);
       if (seq > this.notified_seq) this.notified_seq = seq;
-      if (seq > this.store.state.seq && !this.batch_scheduled) this.sync().catch(() => {});
+      if (seq > this.store.state.seq && !this.batch_scheduled && !this.batch_running)
+        this.sync().catch(() => {});
     });
     try {
       await client.connect();
