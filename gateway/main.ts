@@ -178,6 +178,7 @@ async function serve(config: Config): Promise<void> {
       from_seq: opened.from_seq,
       built_from_log: opened.fresh,
     });
+  metrics.watchStore(() => store.sharedStats());
   const room_deps = {
     config,
     store,

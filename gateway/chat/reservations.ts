@@ -110,8 +110,14 @@ export class SharedReservations {
         this.store.transact((tx) => drop(tx, id)).catch(() => {});
       },
       releaseIn: (tx: Tx) => {
+        const was_released = released;
+        const was_mine = this.mine.delete(id);
         released = true;
-        this.mine.delete(id);
+        // A settlement undone (refused, or run again on another gateway's commit) holds it still.
+        tx.onUndo(() => {
+          released = was_released;
+          if (was_mine) this.mine.add(id);
+        });
         return drop(tx, id);
       },
     };

@@ -6,6 +6,14 @@ import { guarded } from '../util/guard.js';
 
 const ignore = () => undefined;
 
+/** A shared store's commit counters (the store's SharedLogStats: http does not import the store). */
+interface StoreCommitStats {
+  batches: number;
+  conflicts: number;
+  locked: number;
+  syncs: number;
+}
+
 export class Metrics {
   readonly registry = new Registry();
   readonly requests = new Counter({
@@ -47,6 +55,35 @@ export class Metrics {
       help: "1 when this gateway's PostgreSQL replica was built from the whole log at start (a new gateway, or a replica that could not be kept), 0 when it was kept",
       registers: [this.registry],
     }).set(opened.fresh ? 1 : 0);
+  }
+
+  /** The PostgreSQL store's commit counters (none with the JSON-file store, whose `stats` answers null). */
+  watchStore(stats: () => StoreCommitStats | null): void {
+    const batches: Counter<'outcome'> = new Counter({
+      name: 'aihub_store_batches_total',
+      help: 'PostgreSQL store write batches by outcome: committed; conflict (an optimistic attempt another gateway beat: staged again on its records); locked (committed under the head lock after repeated conflicts)',
+      labelNames: ['outcome'] as const,
+      registers: [this.registry],
+      collect: () => {
+        const s = stats();
+        if (!s) return;
+        batches.reset();
+        batches.inc({ outcome: 'committed' }, s.batches);
+        batches.inc({ outcome: 'conflict' }, s.conflicts);
+        batches.inc({ outcome: 'locked' }, s.locked);
+      },
+    });
+    const syncs: Counter = new Counter({
+      name: 'aihub_store_catch_ups_total',
+      help: 'PostgreSQL store catch-ups with the log outside a write batch (read barriers, notifications, the poll)',
+      registers: [this.registry],
+      collect: () => {
+        const s = stats();
+        if (!s) return;
+        syncs.reset();
+        syncs.inc(s.syncs);
+      },
+    });
   }
 
   observe(surface: string, status: number, seconds: number): void {

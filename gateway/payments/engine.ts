@@ -246,11 +246,21 @@ export class PaymentEngine {
         created_at: at,
       });
       this.answering.set(idempotency_id, answer_promise);
+      // Undone with the commit (with the PostgreSQL store, a run that another gateway's
+      // commit beat is undone and run again): no later request may wait on this answer.
+      tx.onUndo(() => {
+        if (this.answering.get(idempotency_id) === answer_promise)
+          this.answering.delete(idempotency_id);
+      });
     }
     // In-memory bookkeeping last: nothing after it can throw and roll the commit back.
-    this.noteRecent(txn, tx.now.getTime());
+    tx.onUndo(this.noteRecent(txn, tx.now.getTime()));
     this.pending.add(txn.id);
     this.submitting.add(txn.id);
+    tx.onUndo(() => {
+      this.pending.delete(txn.id);
+      this.submitting.delete(txn.id);
+    });
     return { replay: null, txn };
   }
 
@@ -460,12 +470,18 @@ export class PaymentEngine {
     return `${account_id}:${service}:${subject}:${amount_micros}`;
   }
 
-  private noteRecent(txn: PaymentTxn, at_ms: number): void {
-    if (this.deps.config.duplicate_window_ms === 0) return;
-    this.recent.set(this.recentKey(txn.account_id, txn.service, txn.subject, txn.amount_micros), {
-      txn_id: txn.id,
-      at_ms,
-    });
+  /** Notes a transaction in the duplicate window; returns the undo of that. */
+  private noteRecent(txn: PaymentTxn, at_ms: number): () => void {
+    if (this.deps.config.duplicate_window_ms === 0) return () => {};
+    const key = this.recentKey(txn.account_id, txn.service, txn.subject, txn.amount_micros);
+    const before = this.recent.get(key);
+    const noted = { txn_id: txn.id, at_ms };
+    this.recent.set(key, noted);
+    return () => {
+      if (this.recent.get(key) !== noted) return;
+      if (before) this.recent.set(key, before);
+      else this.recent.delete(key);
+    };
   }
 
   /** A pending or successful twin within the window is a likely double submission; a failed one is not. */

@@ -5,18 +5,22 @@
 // included; `aihub_balances`; `aihub_meta`) and a head row with the last sequence number.
 // Every gateway keeps a replica of the state in memory (a Store on a local replica dir, whose
 // journal and indexes answer the history reads), so the rooms keep their synchronous
-// programming model. A write batch is one PostgreSQL transaction:
+// programming model. A write batch is one PostgreSQL transaction, optimistic:
 //
-//   BEGIN; SELECT seq FROM aihub_head FOR UPDATE      -- one writer at a time, across gateways
-//   apply the log records after the replica's seq       -- what other gateways committed
-//   run the queued transaction functions on the now-current state
-//   INSERT their records, upsert the rows they changed, bump the head, NOTIFY; COMMIT
+//   run the queued transaction functions on the replica as it is (at record `expected`)
+//   SELECT ... FROM aihub_commit(expected, records...)  -- ONE statement, one round trip:
+//     locks the head; if it is still at `expected`, INSERTs the records, upserts the rows
+//     they changed, bumps the head, NOTIFYs (and the implicit transaction commits);
+//     otherwise writes nothing and answers the records after `expected`
+//   on such a conflict: undo the batch, apply those records, run the functions again
+//   (after OPTIMISTIC_TRIES conflicts: BEGIN ... FOR UPDATE first, so it cannot lose)
 //
 // and only then are their promises resolved. Every debit, hold, capture, refund, idempotency
 // key, duplicate window, DMT limit and OTP counter is thus decided on the state every gateway
-// committed before it: serialized by the database. A batch whose COMMIT fails is undone in
-// the replica and its callers get StoreUnavailableError (503 store_unavailable). Many
-// functions share one PostgreSQL transaction (group commit).
+// committed before it: serialized by the database. A batch whose statement fails is undone
+// in the replica and its callers get StoreUnavailableError (503 store_unavailable). Many
+// functions share one PostgreSQL transaction (group commit). A function may run more than
+// once (only the last run counts): what it changes outside `tx` it undoes with tx.onUndo.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +31,7 @@ import {
   Store,
   StoreUnavailableError,
   type SharedLog,
+  type SharedLogStats,
   type Staged,
   type ReplicaOpened,
   type StoreOptions,
@@ -57,6 +62,56 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
     // limit is shared out among the live ones (see PgLog.heartbeat).
     sql: `CREATE TABLE aihub_gateways (id text PRIMARY KEY, seen_at timestamptz NOT NULL);`,
   },
+  {
+    version: 3,
+    // A write batch in one statement (see commitRecords): the head row is locked only
+    // inside PostgreSQL, for the time of this function and its COMMIT, never across round
+    // trips. It writes only when the head is still where the gateway staged the batch;
+    // otherwise it writes nothing and returns the records the gateway is missing.
+    sql: `
+      CREATE FUNCTION aihub_commit(
+        p_expected bigint, p_seqs bigint[], p_ats timestamptz[], p_ops text[],
+        p_up_tbl text[], p_up_id text[], p_up_seq bigint[], p_up_row json[],
+        p_del_tbl text[], p_del_id text[], p_accounts text[], p_micros bigint[],
+        p_meta_k text[], p_meta_v json[], p_page int)
+      RETURNS TABLE (seq bigint, at timestamptz, ops text)
+      LANGUAGE plpgsql AS $fn$
+      #variable_conflict use_column
+      DECLARE
+        head bigint;
+        last bigint;
+      BEGIN
+        IF cardinality(p_seqs) = 0 THEN
+          SELECT h.seq INTO head FROM aihub_head h WHERE h.id = 1;
+        ELSE
+          SELECT h.seq INTO head FROM aihub_head h WHERE h.id = 1 FOR UPDATE;
+        END IF;
+        IF head < p_expected THEN
+          RAISE EXCEPTION 'the database log ends at record % but this gateway has applied %: was the database replaced under it?', head, p_expected;
+        END IF;
+        IF head > p_expected THEN
+          -- A statement of its own: it sees what was committed while this one waited for the lock.
+          RETURN QUERY SELECT l.seq, l.at, l.ops FROM aihub_log l
+            WHERE l.seq > p_expected ORDER BY l.seq LIMIT p_page;
+          RETURN;
+        END IF;
+        IF cardinality(p_seqs) = 0 THEN RETURN; END IF;
+        last := p_seqs[cardinality(p_seqs)];
+        INSERT INTO aihub_log (seq, at, ops) SELECT * FROM unnest(p_seqs, p_ats, p_ops);
+        INSERT INTO aihub_rows (tbl, id, seq, row) SELECT * FROM unnest(p_up_tbl, p_up_id, p_up_seq, p_up_row)
+          ON CONFLICT (tbl, id) DO UPDATE SET seq = excluded.seq, row = excluded.row;
+        DELETE FROM aihub_rows r USING unnest(p_del_tbl, p_del_id) AS d(tbl, id)
+          WHERE r.tbl = d.tbl AND r.id = d.id;
+        INSERT INTO aihub_balances (ledger_account, micros) SELECT * FROM unnest(p_accounts, p_micros)
+          ON CONFLICT (ledger_account) DO UPDATE SET micros = excluded.micros;
+        INSERT INTO aihub_meta (k, v) SELECT * FROM unnest(p_meta_k, p_meta_v)
+          ON CONFLICT (k) DO UPDATE SET v = excluded.v;
+        UPDATE aihub_head SET seq = last WHERE id = 1;
+        PERFORM pg_notify('aihub_log', last::text);
+      END
+      $fn$;
+    `,
+  },
 ];
 
 const MIGRATION_LOCK = 0x41494855; // 'AIHU'
@@ -65,6 +120,8 @@ const LEADER_LOCK = 0x41494856;
 const MAX_BATCH = 256;
 /** Log records read per query (a catch-up's memory is bounded by it). */
 export const CATCH_UP_PAGE = 2_000;
+/** Optimistic attempts of a write batch before it takes the head lock across round trips. */
+export const OPTIMISTIC_TRIES = 8;
 
 /** A gateway whose heartbeat is older than this many poll periods (and at least 5 s) is not live. */
 const LIVE_POLLS = 5;
@@ -199,15 +256,21 @@ export async function* readLog(
 }
 
 /**
- * Writes committed records in one statement each for the log, the rows, the balances and
- * the meta: what the records leave behind, as of the last of them.
+ * Commits `records` (staged on a replica at record `expected`) in one statement, one round
+ * trip (`aihub_commit`, migration 3): the log, the rows, the balances and the meta they leave
+ * behind, as of the last of them, the head and the notification. Written only if the
+ * database's head is still at `expected`; otherwise nothing is written and the answer is
+ * the records after `expected` (up to CATCH_UP_PAGE of them) that the replica is missing.
+ * With no records, only that check. Inside a transaction holding the head lock the check
+ * cannot fail.
  */
-export async function writeRecords(
+export async function commitRecords(
   client: pg.PoolClient,
+  expected: number,
   records: readonly JournalRecord[],
   lines: readonly string[],
   state: State,
-): Promise<void> {
+): Promise<JournalRecord[]> {
   const seqs: string[] = [];
   const ats: string[] = [];
   const ops: string[] = [];
@@ -253,10 +316,8 @@ export async function writeRecords(
   const deletes = set.filter((entry) => entry.row === null);
   const accounts = [...touched];
   const meta_keys = meta_touched ? Object.keys(state.meta) : [];
-  const last = records[records.length - 1]!.s;
-  // One statement, one round trip: every write of the batch as data-modifying CTEs (the keys
-  // of the upserts and the deletes are distinct, so no row is touched twice).
-  await client.query(WRITE_BATCH, [
+  const { rows: missing } = await client.query<LogRow>(COMMIT_BATCH, [
+    String(expected),
     seqs,
     ats,
     ops,
@@ -270,21 +331,26 @@ export async function writeRecords(
     accounts.map((account) => String(state.balances[account] ?? 0)),
     meta_keys,
     meta_keys.map((k) => JSON.stringify(state.meta[k as keyof State['meta']])),
-    last,
-    String(last),
+    CATCH_UP_PAGE,
   ]);
+  return missing.map(recordOf);
 }
 
-const WRITE_BATCH = `
-  WITH log AS (INSERT INTO aihub_log (seq, at, ops) SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[])),
-  up AS (INSERT INTO aihub_rows (tbl, id, seq, row) SELECT * FROM unnest($4::text[], $5::text[], $6::bigint[], $7::json[])
-         ON CONFLICT (tbl, id) DO UPDATE SET seq = excluded.seq, row = excluded.row),
-  del AS (DELETE FROM aihub_rows r USING unnest($8::text[], $9::text[]) AS d(tbl, id) WHERE r.tbl = d.tbl AND r.id = d.id),
-  bal AS (INSERT INTO aihub_balances (ledger_account, micros) SELECT * FROM unnest($10::text[], $11::bigint[])
-          ON CONFLICT (ledger_account) DO UPDATE SET micros = excluded.micros),
-  meta AS (INSERT INTO aihub_meta (k, v) SELECT * FROM unnest($12::text[], $13::json[]) ON CONFLICT (k) DO UPDATE SET v = excluded.v),
-  head AS (UPDATE aihub_head SET seq = $14::bigint WHERE id = 1)
-  SELECT pg_notify('aihub_log', $15::text)`;
+/** Writes records into a database whose head (locked by the caller's transaction) is just before them: `migrate`. */
+export async function writeRecords(
+  client: pg.PoolClient,
+  records: readonly JournalRecord[],
+  lines: readonly string[],
+  state: State,
+): Promise<void> {
+  const missing = await commitRecords(client, records[0]!.s - 1, records, lines, state);
+  if (missing.length > 0)
+    throw new Error(`the database log moved to record ${missing.at(-1)!.s} under the writer`);
+}
+
+const COMMIT_BATCH = `SELECT seq, at, ops FROM aihub_commit($1::bigint, $2::bigint[], $3::timestamptz[], $4::text[],
+  $5::text[], $6::text[], $7::bigint[], $8::json[], $9::text[], $10::text[], $11::text[], $12::bigint[],
+  $13::text[], $14::json[], $15::int)`;
 
 function opsText(line: string): string {
   const start = line.indexOf('"ops":');
@@ -296,6 +362,23 @@ interface Job {
   fn: (tx: Tx) => unknown;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+}
+
+/** One attempt's functions run on the replica: the staged ones, in order, and the ones that threw. */
+interface Staging {
+  staged: Array<{ job: Job; staged: Staged<unknown> }>;
+  thrown: Map<Job, unknown>;
+}
+
+function undoStaging(staging: Staging): void {
+  for (let i = staging.staged.length - 1; i >= 0; i--) staging.staged[i]!.staged.undo();
+}
+
+const LOGS = new WeakMap<Store, PgLog>();
+
+/** The shared log of a PostgreSQL store (tests and the bench read its stats and set its hook). */
+export function pgLogOf(store: Store): PgLog | undefined {
+  return LOGS.get(store);
 }
 
 /** The replica's side of the shared log: the one queue of batches and catch-ups. */
@@ -318,6 +401,18 @@ export class PgLog implements SharedLog {
   /** Gateways whose heartbeat is recent, this one included (1 until the first heartbeat answers). */
   live_gateways = 1;
   private beating = false;
+  /** A batch is between its first statement and its answer (its reply may bring what was announced). */
+  private batch_running = false;
+  /** The highest sequence number another gateway announced (NOTIFY). */
+  private notified_seq = 0;
+  /** Where the commit path's work goes: optimistic conflicts, locked batches, catch-ups. */
+  readonly stats = { conflicts: 0, locked: 0, syncs: 0 };
+  /**
+   * Test hook: awaited in each optimistic attempt between staging and sending. A test
+   * commits through another store here to make the attempt conflict, deterministically.
+   * @internal
+   */
+  before_commit: (() => Promise<void>) | null = null;
 
   constructor(
     private readonly store: Store,
@@ -326,7 +421,9 @@ export class PgLog implements SharedLog {
     private readonly warn: (message: string) => void,
     private readonly release_lock: () => void = () => {},
     private readonly gateway_id = `${hostname()}:${process.pid}`,
-  ) {}
+  ) {
+    LOGS.set(store, this);
+  }
 
   enqueue<T>(fn: (tx: Tx) => T): Promise<T> {
     if (this.closed) return Promise.reject(new StoreUnavailableError('the store is closing'));
@@ -346,6 +443,7 @@ export class PgLog implements SharedLog {
       this.run(async () => {
         this.sync_waiting = null;
         try {
+          this.stats.syncs++;
           await this.catchUp(this.pool);
           // What was applied is in the history indexes once the replica's journal has it (not awaited here: the queue goes on).
           this.store.localDurable().then(resolve, () => resolve());
@@ -364,11 +462,8 @@ export class PgLog implements SharedLog {
       .catch((error: unknown) => this.warn(`store task failed: ${(error as Error).message}`));
   }
 
-  private async catchUp(client: pg.Pool | pg.PoolClient, up_to?: number): Promise<void> {
-    for await (const record of readLog(client, this.store.state.seq, up_to)) {
-      // The local journal's fsync is not what acknowledges (PostgreSQL did): not awaited.
-      this.store.applyShared(record).catch(() => {});
-    }
+  private async catchUp(client: pg.Pool | pg.PoolClient): Promise<void> {
+    for await (const record of readLog(client, this.store.state.seq)) this.applyRecord(record);
   }
 
   private async batch(): Promise<void> {
@@ -378,7 +473,11 @@ export class PgLog implements SharedLog {
       this.batch_scheduled = true;
       this.run(() => this.batch());
     }
-    if (jobs.length === 0) return;
+    if (jobs.length === 0) {
+      // A batch that conflicted took these jobs along: what was announced meanwhile is read now.
+      this.syncIfNotified();
+      return;
+    }
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
@@ -392,57 +491,103 @@ export class PgLog implements SharedLog {
     const onError = (error: Error) =>
       this.warn(`database connection lost during a commit (${error.message})`);
     client.on('error', onError);
-    const staged: Array<{ job: Job; staged: Staged<unknown> }> = [];
-    const thrown = new Set<Job>();
+    let done: Staging | null = null;
     let broken: unknown = null;
+    this.batch_running = true;
     try {
-      // BEGIN and the lock in one round trip (the simple protocol takes both statements).
-      const begun = (await client.query(
-        'BEGIN; SELECT seq FROM aihub_head WHERE id = 1 FOR UPDATE',
-      )) as unknown as Array<pg.QueryResult<{ seq: string }>>;
-      const head_seq = Number(begun[1]!.rows[0]!.seq);
-      if (head_seq < this.store.state.seq)
-        throw new Error(
-          `the database log ends at record ${head_seq} but this gateway has applied ${this.store.state.seq}: was the database replaced under it?`,
-        );
-      if (head_seq > this.store.state.seq) await this.catchUp(client, head_seq);
-      for (const job of jobs) {
-        try {
-          staged.push({ job, staged: this.store.stage(job.fn) });
-        } catch (error) {
-          thrown.add(job);
-          job.reject(error); // the function threw: nothing of it remains
-        }
-      }
-      const written = staged.filter((s) => s.staged.record !== null).map((s) => s.staged);
-      if (written.length > 0) {
-        await writeRecords(
-          client,
-          written.map((s) => s.record!),
-          written.map((s) => s.line),
-          this.store.state,
-        );
-      }
-      await client.query('COMMIT');
+      done = await this.commitJobs(client, jobs);
     } catch (error) {
       broken = error;
       await client.query('ROLLBACK').catch(() => {});
-      for (let i = staged.length - 1; i >= 0; i--) staged[i]!.staged.undo();
-      // Every job not yet answered (BEGIN, the lock or the catch-up may fail before any ran).
-      for (const job of jobs) if (!thrown.has(job)) job.reject(toUnavailable(error));
+      // Nothing of the batch was committed: every caller is told so, a function that threw
+      // included (it ran on a state that was not confirmed current).
+      for (const job of jobs) job.reject(toUnavailable(error));
     } finally {
+      this.batch_running = false;
       client.off('error', onError);
       // A client that failed is not given back for reuse (its connection may be gone).
       client.release(broken ? true : undefined);
     }
-    if (broken) return;
+    if (done) this.answer(done);
+    else this.syncIfNotified();
+  }
+
+  /**
+   * Commits the jobs' records, optimistically first: staged on the replica as it is and
+   * committed in one round trip if no other gateway committed meanwhile (the head lock is
+   * held only inside PostgreSQL). On a conflict the answer holds what the replica missed:
+   * undo, apply it, stage again. After OPTIMISTIC_TRIES conflicts in a row the head lock is
+   * taken first (BEGIN ... FOR UPDATE, held across the round trips): then this gateway's
+   * batch cannot lose to another's, so no batch waits forever. Throws with the replica as
+   * it was (every attempt undone) when PostgreSQL fails.
+   */
+  private async commitJobs(client: pg.PoolClient, jobs: Job[]): Promise<Staging> {
+    for (let attempt = 0; ; attempt++) {
+      const locked = attempt >= OPTIMISTIC_TRIES;
+      if (locked) {
+        this.stats.locked++;
+        await this.lockAndCatchUp(client);
+      }
+      const expected = this.store.state.seq;
+      const staging = this.stageJobs(jobs);
+      let missing: JournalRecord[];
+      try {
+        if (!locked && this.before_commit) await this.before_commit();
+        const written = staging.staged.filter((s) => s.staged.record !== null);
+        missing = await commitRecords(
+          client,
+          expected,
+          written.map((s) => s.staged.record!),
+          written.map((s) => s.staged.line),
+          this.store.state,
+        );
+        if (locked) {
+          if (missing.length > 0)
+            throw new Error('invariant: the head moved while this gateway held its lock');
+          await client.query('COMMIT');
+        }
+      } catch (error) {
+        undoStaging(staging);
+        throw error;
+      }
+      if (missing.length === 0) return staging;
+      this.stats.conflicts++;
+      undoStaging(staging);
+      for (const record of missing) this.applyRecord(record);
+      // More than a page behind: the rest the ordinary way.
+      if (missing.length >= CATCH_UP_PAGE) await this.catchUp(client);
+      // What was queued meanwhile goes along: the next attempt carries every waiting job of
+      // this gateway, not only the first ones (the next batch would have to win a turn too).
+      if (jobs.length < MAX_BATCH) jobs.push(...this.queue.splice(0, MAX_BATCH - jobs.length));
+    }
+  }
+
+  /**
+   * BEGIN, the head lock and the records after the replica's in one round trip (the simple
+   * protocol takes the three statements; the log is read after the lock was granted, so it
+   * holds everything committed before), then applied.
+   */
+  private async lockAndCatchUp(client: pg.PoolClient): Promise<void> {
+    const after = this.store.state.seq;
+    const answers = (await client.query(
+      `BEGIN; SELECT seq FROM aihub_head WHERE id = 1 FOR UPDATE; SELECT seq, at, ops FROM aihub_log WHERE seq > ${after} ORDER BY seq LIMIT ${CATCH_UP_PAGE}`,
+    )) as unknown as Array<pg.QueryResult<LogRow>>;
+    const rows = answers[2]!.rows;
+    for (const row of rows) this.applyRecord(recordOf(row));
+    if (rows.length >= CATCH_UP_PAGE) await this.catchUp(client);
+  }
+
+  /** Answers a committed batch's callers. */
+  private answer(done: Staging): void {
     this.batches++;
+    // A function that threw is answered only now: the state it ran on was the committed one.
+    for (const [job, error] of done.thrown) job.reject(error);
     // Acknowledged once the replica's journal has the records too (its indexes answer the
     // history reads, and they take a record once its line is written there, not fsynced:
     // see openPgStore): a client that reads its wallet history right after the answer finds
     // the posting. The queue does not wait for it. PostgreSQL has the records already, so a
-    // local failure still acknowledges (the replica is rebuilt at start).
-    for (const { job, staged: s } of staged) {
+    // local failure still acknowledges (the replica catches up from the log at start).
+    for (const { job, staged: s } of done.staged) {
       if (!s.record) job.resolve(s.result);
       else
         this.store.publish(s).then(
@@ -450,6 +595,35 @@ export class PgLog implements SharedLog {
           () => job.resolve(s.result),
         );
     }
+    this.syncIfNotified();
+  }
+
+  /** Catches up if another gateway announced a commit this replica lacks and no batch is queued to bring it. */
+  private syncIfNotified(): void {
+    if (this.notified_seq > this.store.state.seq && !this.batch_scheduled)
+      this.sync().catch(() => {});
+  }
+
+  /** Runs every job's function on the replica as it is now, each as its own transaction. */
+  private stageJobs(jobs: readonly Job[]): Staging {
+    const staging: Staging = { staged: [], thrown: new Map() };
+    for (const job of jobs) {
+      try {
+        staging.staged.push({ job, staged: this.store.stage(job.fn) });
+      } catch (error) {
+        staging.thrown.set(job, error); // the function threw: nothing of it remains
+      }
+    }
+    return staging;
+  }
+
+  /** Applies one record another gateway committed (the local journal's fsync is not what acknowledges: not awaited). */
+  private applyRecord(record: JournalRecord): void {
+    this.store.applyShared(record).catch(() => {});
+  }
+
+  commitStats(): SharedLogStats {
+    return { batches: this.batches, ...this.stats };
   }
 
   /** LISTEN for other gateways' commits (and poll, in case a notification is missed). */
@@ -481,7 +655,13 @@ export class PgLog implements SharedLog {
         setTimeout(() => void this.connectListener().catch(() => {}), 1_000).unref();
     });
     client.on('notification', (message) => {
-      if (Number(message.payload) > this.store.state.seq) this.sync().catch(() => {});
+      // One's own commits are announced too: the replica has them already. A queued or
+      // running batch brings what it misses in its commit's answer (and catches up after
+      // it if not: syncIfNotified), so no catch-up of its own then.
+      const seq = Number(message.payload);
+      if (seq > this.notified_seq) this.notified_seq = seq;
+      if (seq > this.store.state.seq && !this.batch_scheduled && !this.batch_running)
+        this.sync().catch(() => {});
     });
     try {
       await client.connect();

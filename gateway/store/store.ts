@@ -66,6 +66,13 @@ export interface Tx {
   post(posting: Posting): void;
   history(record: HistoryRecord): void;
   setAdminTokenHash(hash: string | null): void;
+  /**
+   * Registers the undo of a change this function makes outside the state (a room's
+   * in-memory bookkeeping), run if the transaction is undone: when the function throws, and
+   * with the PostgreSQL store when another gateway committed first and the function is run
+   * again on the state with that commit (it may run several times; only the last run counts).
+   */
+  onUndo(undo: () => void): void;
 }
 
 /**
@@ -230,6 +237,9 @@ class Transaction implements Tx {
   setAdminTokenHash(hash: string | null): void {
     this.apply({ o: 'meta', k: 'admin_token_hash', v: hash });
   }
+  onUndo(undo: () => void): void {
+    this.undos.push(undo);
+  }
   rollback(): void {
     for (let i = this.undos.length - 1; i >= 0; i--) this.undos[i]!();
   }
@@ -253,6 +263,8 @@ export interface SharedLog {
   readonly live_gateways: number;
   /** How the replica was opened: kept and caught up, or built from the whole log. */
   readonly opened: ReplicaOpened;
+  /** What the commit path did so far (counters, for /metrics). */
+  commitStats(): SharedLogStats;
   close(): Promise<void>;
 }
 
@@ -266,6 +278,18 @@ export interface ReplicaOpened {
   fresh: boolean;
   /** The replica's sequence number before it caught up (0 when it started empty). */
   from_seq: number;
+}
+
+/** Counters of a shared log's commit path since this gateway started. */
+export interface SharedLogStats {
+  /** Write batches committed. */
+  batches: number;
+  /** Optimistic attempts another gateway's commit beat: undone, staged again on its records. */
+  conflicts: number;
+  /** Batches that took the head lock across round trips after too many conflicts. */
+  locked: number;
+  /** Catch-ups with the log outside a batch (a read barrier, a notification, the poll). */
+  syncs: number;
 }
 
 /** A transaction run against the replica, not yet committed: `commit` or `undo` it. */
@@ -617,6 +641,11 @@ export class Store {
    */
   liveGateways(): number {
     return this.shared?.live_gateways ?? 1;
+  }
+
+  /** The shared log's commit counters (null with the JSON-file store). */
+  sharedStats(): SharedLogStats | null {
+    return this.shared?.commitStats() ?? null;
   }
 
   /**

@@ -1,13 +1,32 @@
 // What the benches share: the scripted upstream and real gateway processes (logs to a file, as
 // in production, so that reading them costs the load generator nothing), an autocannon run
 // with the machine's busy CPU per request, and a process's CPU time.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { GATEWAY_JS, type Gateway } from '../gateway/helpers.js';
+
+/**
+ * The gateway of commit `ref`, for a before/after in one run: exported with `git archive` into
+ * `dir`/baseline, built there with its own build script and this checkout's node_modules.
+ * Returns its gateway script.
+ */
+export function buildBaseline(dir: string, ref: string): string {
+  const root = resolve(import.meta.dirname, '../..');
+  const source = join(dir, 'baseline');
+  mkdirSync(source);
+  const archive = execFileSync('git', ['archive', '--format=tar', ref], {
+    cwd: root,
+    maxBuffer: 1024 * 1024 * 1024,
+  });
+  execFileSync('tar', ['-x', '-C', source], { input: archive });
+  symlinkSync(join(root, 'node_modules'), join(source, 'node_modules'), 'dir');
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: source, stdio: 'inherit' });
+  return join(source, 'dist/gateway.js');
+}
 
 export const BENCH_ADMIN_TOKEN = 'bench-admin-token-that-is-long-enough-0123';
 

@@ -12,10 +12,9 @@
 // checkout's node_modules) and measures it in the same run, interleaved with this build in
 // BENCH_ROUNDS parts per row (order A B B A ...): a before/after of a change, side by side
 // under the same drift of a shared machine's load.
-import { execFileSync } from 'node:child_process';
-import { closeSync, fdatasyncSync, mkdirSync, openSync, symlinkSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { GATEWAY_JS, createFundedAccount, runVerify, type Gateway } from '../gateway/helpers.js';
 import { tempDir } from '../support/temp.js';
 import {
@@ -25,6 +24,7 @@ import {
   startBenchGateway,
   startUpstream,
   writeScriptedConfig,
+  buildBaseline,
   type Run,
 } from './bench-lib.js';
 
@@ -112,20 +112,6 @@ function turnThree(fields: boolean): Record<string, unknown> {
 }
 
 /** Builds the gateway of `ref` in the bench's temp dir; returns its dist/gateway.js. */
-function buildBaseline(ref: string): string {
-  const root = resolve(import.meta.dirname, '../..');
-  const source = join(dir, 'baseline');
-  mkdirSync(source);
-  const archive = execFileSync('git', ['archive', '--format=tar', ref], {
-    cwd: root,
-    maxBuffer: 1024 * 1024 * 1024,
-  });
-  execFileSync('tar', ['-x', '-C', source], { input: archive });
-  symlinkSync(join(root, 'node_modules'), join(source, 'node_modules'), 'dir');
-  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: source, stdio: 'inherit' });
-  return join(source, 'dist/gateway.js');
-}
-
 /** Mean time of one small append + fdatasync on the data dir's disk, in ms: the floor of a durable commit. */
 function fdatasyncMs(file: string, rounds = 400): number {
   const fd = openSync(file, 'a');
@@ -158,7 +144,7 @@ const baseline_label = BASELINE ? `baseline ${BASELINE.slice(0, 12)}` : '';
 const gateways: Array<{ label: string; gateway: Gateway; key: string; ok: number }> = [];
 for (const [label, gateway_js] of [
   ['this build', GATEWAY_JS],
-  ...(BASELINE ? [[baseline_label, buildBaseline(BASELINE)]] : []),
+  ...(BASELINE ? [[baseline_label, buildBaseline(dir, BASELINE)]] : []),
 ] as Array<[string, string]>) {
   const gateway = await startBenchGateway(dir, config_file, {
     name: `gateway${gateways.length}`,

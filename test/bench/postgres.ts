@@ -12,15 +12,16 @@
 // Every gateway's books are checked at the end (balance + usage = credit; verify passes).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store } from '../../gateway/store/store.ts';
-import { openPgStore } from '../../gateway/store/pg.ts';
+import { openPgStore, pgLogOf } from '../../gateway/store/pg.ts';
 import { createFundedAccount, runCli, runVerify, type Gateway } from '../gateway/helpers.ts';
 import { postgresBinDir, startPostgres } from '../support/postgres.ts';
 import { commitThroughput, fund } from './store-load.ts';
 import { restartRows } from './postgres-restart.ts';
 import {
+  buildBaseline,
   load,
   startBenchGateway,
   startUpstream,
@@ -32,23 +33,27 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);
 const WRITERS = Number(process.env.BENCH_PG_WRITERS ?? 16);
 const CONNECTIONS = Number(process.env.BENCH_PG_CONNECTIONS ?? 48);
+// BENCH_BASELINE=<git ref> adds the chat rows of the gateways built from that commit,
+// interleaved with this build's (a before/after of a change in one run).
+const BASELINE = process.env.BENCH_BASELINE;
+const PARTS = Number(process.env.BENCH_PG_PARTS ?? 4);
 const GATEWAY_COUNTS = (process.env.BENCH_PG_GATEWAYS ?? '1,2,3').split(',').map(Number);
 const CREDIT_UNITS = 10_000_000;
 
 const dir = mkdtempSync(join(tmpdir(), 'aihub-bench-pg-'));
+const baseline_js = BASELINE ? buildBaseline(dir, BASELINE) : undefined;
 const cluster = await startPostgres();
 const rows: string[][] = [];
 const notes: string[] = [];
 let books_ok = true;
 
-// 1. Durable commits/s at 16 writers, side by side.
+// 1. Durable commits/s at 16 writers, side by side: the three interleaved in PARTS slices
+// each (file, PostgreSQL, pgbench, file, ...), so that a change of the machine's load while
+// the bench runs falls on all three alike and their ratios survive it.
 {
+  const slice_s = Math.max(1, Math.round(SECONDS / PARTS));
   const file_dir = join(dir, 'file-store');
   const file_store = await fund(await Store.open(file_dir, { checkpoint_every_records: 50_000 }));
-  const file = await commitThroughput(file_store, WRITERS, SECONDS);
-  await file_store.close();
-  rmSync(file_dir, { recursive: true, force: true });
-
   const pg_url = await cluster.createDatabase('bench_store');
   const pg_store = await fund(
     await openPgStore(pg_url, {
@@ -56,33 +61,44 @@ let books_ok = true;
       checkpoint_every_records: 50_000,
     }),
   );
-  const pg = await commitThroughput(pg_store, WRITERS, SECONDS);
-  await pg_store.close();
-
+  const pg_log = pgLogOf(pg_store)!;
   const pgbench_url = await cluster.createDatabase('bench_pgbench');
   const pgbench = join(postgresBinDir() ?? '/usr/bin', 'pgbench');
   execFileSync(pgbench, ['-i', '-q', '-s', '1', pgbench_url], { stdio: 'ignore' });
-  const out = execFileSync(
-    pgbench,
-    ['-N', '-c', String(WRITERS), '-j', '2', '-T', String(SECONDS), '-n', pgbench_url],
-    { encoding: 'utf8' },
-  );
-  const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? Number.NaN);
+  const sums = { file: 0, file_groups: 0, pg: 0, pg_batches: 0, tps: 0 };
+  for (let part = 0; part < PARTS; part++) {
+    const file = await commitThroughput(file_store, WRITERS, slice_s);
+    sums.file += file.commits_per_s / PARTS;
+    sums.file_groups += file.fsyncs_per_s / PARTS;
+    const batches = pg_log.batches;
+    const pg = await commitThroughput(pg_store, WRITERS, slice_s);
+    sums.pg += pg.commits_per_s / PARTS;
+    sums.pg_batches += (pg_log.batches - batches) / slice_s / PARTS;
+    const out = execFileSync(
+      pgbench,
+      ['-N', '-c', String(WRITERS), '-j', '2', '-T', String(slice_s), '-n', pgbench_url],
+      { encoding: 'utf8' },
+    );
+    sums.tps += Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? Number.NaN) / PARTS;
+  }
+  await file_store.close();
+  rmSync(file_dir, { recursive: true, force: true });
+  await pg_store.close();
 
   rows.push([
     `durable commits/s, ${WRITERS} writers: JSON-file store`,
-    file.commits_per_s.toFixed(0),
-    `${file.fsyncs_per_s.toFixed(0)} commit groups/s`,
+    sums.file.toFixed(0),
+    `${sums.file_groups.toFixed(0)} commit groups/s`,
   ]);
   rows.push([
     `durable commits/s, ${WRITERS} writers: PostgreSQL store`,
-    pg.commits_per_s.toFixed(0),
-    `${pg.fsyncs_per_s.toFixed(0)} commit groups/s; ${(pg.commits_per_s / file.commits_per_s).toFixed(2)} × the JSON-file store`,
+    sums.pg.toFixed(0),
+    `${sums.pg_batches.toFixed(0)} PostgreSQL transactions/s; ${(sums.pg / sums.file).toFixed(2)} × the JSON-file store`,
   ]);
   rows.push([
     `pgbench -N -c ${WRITERS} on the same cluster (reference)`,
-    tps.toFixed(0),
-    `tps; the store reaches ${((pg.commits_per_s / tps) * 100).toFixed(0)}% of it`,
+    sums.tps.toFixed(0),
+    `tps; the store reaches ${((sums.pg / sums.tps) * 100).toFixed(0)}% of it`,
   ]);
 }
 
@@ -138,6 +154,21 @@ async function spread(setup: Setup, connections: number, duration_s: number): Pr
   };
 }
 
+/** The gateways' write batches by outcome, summed (aihub_store_batches_total in /metrics). */
+async function batchCounts(setup: Setup): Promise<string> {
+  const sums: Record<string, number> = {};
+  for (const gateway of setup.gateways) {
+    const text = await (await fetch(`${gateway.url}/metrics`)).text();
+    for (const [, outcome, value] of text.matchAll(
+      /^aihub_store_batches_total\{outcome="(\w+)"[^}]*\} (\d+)/gm,
+    ))
+      sums[outcome!] = (sums[outcome!] ?? 0) + Number(value);
+  }
+  return `batches ${Object.entries(sums)
+    .map(([outcome, n]) => `${outcome} ${n}`)
+    .join(', ')}`;
+}
+
 async function checkBooks(setup: Setup): Promise<void> {
   const balance = (await (
     await fetch(`${setup.gateways[0]!.url}/v1/balance`, {
@@ -145,12 +176,13 @@ async function checkBooks(setup: Setup): Promise<void> {
     })
   ).json()) as any;
   const adds_up = Math.round((balance.balance + balance.usage.cost) * 1e6) === CREDIT_UNITS * 1e6;
+  const commit_path = setup.database_url ? `; ${await batchCounts(setup)}` : '';
   const codes = await Promise.all(setup.gateways.map((gateway) => gateway.stop()));
   const verify = setup.database_url
     ? await runCli(['verify', '--database-url', setup.database_url])
     : await runVerify(setup.gateways[0]!.data_dir);
   notes.push(
-    `${setup.label}: ${balance.usage.requests} usage records; balance + charged = credit: ${adds_up ? 'yes' : 'NO'}; exit codes ${codes.join(',')}; verify: ${verify.code === 0 ? 'ok' : `FAILED ${verify.stdout}${verify.stderr}`}`,
+    `${setup.label}: ${balance.usage.requests} usage records; balance + charged = credit: ${adds_up ? 'yes' : 'NO'}; exit codes ${codes.join(',')}${commit_path}; verify: ${verify.code === 0 ? 'ok' : `FAILED ${verify.stdout}${verify.stderr}`}`,
   );
   if (!adds_up || verify.code !== 0 || codes.some((code) => code !== 0)) books_ok = false;
 }
@@ -163,7 +195,7 @@ async function setupFile(): Promise<Setup> {
   return { label: 'JSON-file gateway', gateways: [gateway], key };
 }
 
-async function setupPg(count: number): Promise<Setup> {
+async function setupPg(count: number, baseline?: string): Promise<Setup> {
   const database_url = await cluster.createDatabase(`bench_chat_${++setups}`);
   const gateways = await Promise.all(
     Array.from({ length: count }, (_, i) =>
@@ -171,12 +203,13 @@ async function setupPg(count: number): Promise<Setup> {
         name: `pg${setups}-${i + 1}`,
         args: ['--database-url', database_url],
         env: { AIHUB_GATEWAY_ID: `g${i + 1}`, AIHUB_ENCRYPTION_KEY: '11'.repeat(32) },
+        ...(baseline ? { gateway_js: baseline } : {}),
       }),
     ),
   );
   const { key } = await createFundedAccount(gateways[0]!, CREDIT_UNITS);
   return {
-    label: `${count} PostgreSQL gateway${count > 1 ? 's' : ''}, one database`,
+    label: `${count} PostgreSQL gateway${count > 1 ? 's' : ''}, one database${baseline ? ` (${BASELINE!.slice(0, 12)})` : ''}`,
     gateways,
     key,
     database_url,
@@ -191,22 +224,38 @@ try {
     direct.rps.toFixed(0),
     '',
   ]);
-  let file_rps = Number.NaN;
-  for (const count of [0, ...GATEWAY_COUNTS]) {
-    const setup = count === 0 ? await setupFile() : await setupPg(count);
-    await spread(setup, CONNECTIONS, WARMUP_S);
-    const through = await spread(setup, CONNECTIONS, SECONDS);
-    if (count === 0) file_rps = through.rps;
+  // Every setup started first, then measured in PARTS slices, interleaved (file, 1, 2, 3,
+  // file, 1, ...): a change of load during the run falls on every setup alike.
+  const chat_setups: Setup[] = [await setupFile()];
+  for (const count of GATEWAY_COUNTS) chat_setups.push(await setupPg(count));
+  if (baseline_js)
+    for (const count of GATEWAY_COUNTS) chat_setups.push(await setupPg(count, baseline_js));
+  for (const setup of chat_setups) await spread(setup, CONNECTIONS, WARMUP_S);
+  const sums = chat_setups.map(() => ({ rps: 0, p99_ms: 0, bad: 0 }));
+  for (let part = 0; part < PARTS; part++)
+    for (const [i, setup] of chat_setups.entries()) {
+      const run = await spread(setup, CONNECTIONS, SECONDS / PARTS);
+      sums[i]!.rps += run.rps / PARTS;
+      sums[i]!.p99_ms = Math.max(sums[i]!.p99_ms, run.p99_ms);
+      sums[i]!.bad += run.bad;
+    }
+  const file_rps = sums[0]!.rps;
+  for (const [i, setup] of chat_setups.entries()) {
+    const { rps, p99_ms, bad } = sums[i]!;
+    // Against one gateway of the same build (this one, or the baseline's).
+    const one_pg_rps = sums[i > GATEWAY_COUNTS.length ? GATEWAY_COUNTS.length + 1 : 1]?.rps;
     const ratio =
-      count === 0 ? '' : `${(through.rps / file_rps).toFixed(2)} × the JSON-file gateway; `;
+      i === 0
+        ? ''
+        : `${(rps / file_rps).toFixed(2)} × the JSON-file gateway; ${(rps / one_pg_rps!).toFixed(2)} × its 1 PostgreSQL gateway; `;
     rows.push([
       `billed chat req/s, ${CONNECTIONS} conns: ${setup.label}`,
-      through.rps.toFixed(0),
-      `${ratio}p99 ${through.p99_ms.toFixed(0)} ms, ${through.bad} errors`,
+      rps.toFixed(0),
+      `${ratio}p99 ${p99_ms.toFixed(0)} ms, ${bad} errors`,
     ]);
-    if (through.bad > 0) books_ok = false;
-    await checkBooks(setup);
+    if (bad > 0) books_ok = false;
   }
+  for (const setup of chat_setups) await checkBooks(setup);
 
   // Added latency at one connection: sequential requests, so 1/throughput is the time per request.
   await load(direct_url, 1, body, {}, WARMUP_S);
@@ -243,7 +292,9 @@ try {
 
 const widths = [0, 1].map((c) => Math.max(...rows.map((r) => r[c]!.length), 10));
 console.log(
-  `\nAIHub PostgreSQL store beside the JSON-file store, one run (${SECONDS} s per row; fsync on; PostgreSQL ${postgresBinDir()?.split('/').at(-2) ?? '?'} on this machine's disk)\n`,
+  `\nAIHub PostgreSQL store beside the JSON-file store, one run (${SECONDS} s per row in ${PARTS} interleaved slices; fsync on; PostgreSQL ${postgresBinDir()?.split('/').at(-2) ?? '?'} on this machine's disk; load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')})\n`,
 );
 for (const row of rows)
   console.log(`  ${row[0]!.padEnd(widths[0]!)}  ${row[1]!.padStart(widths[1]!)}  ${row[2]}`);

@@ -182,6 +182,14 @@ for (const count of [2, 3]) {
         );
         const account = await admin(gateways[0]!).get(`/admin/accounts/${account_id}`);
         assert.equal(micros(account.body.balance), settled.balance);
+        // Every gateway committed batches of its own, and says so in /metrics.
+        for (const gateway of gateways) {
+          const text = await (await fetch(`${gateway.url}/metrics`)).text();
+          const committed = /^aihub_store_batches_total\{outcome="committed"[^}]*\} (\d+)/m.exec(
+            text,
+          );
+          assert.ok(Number(committed?.[1]) > 0, `${gateway.url}: ${committed?.[0]}`);
+        }
 
         const verify = await verifyDatabase(database_url);
         assert.equal(verify.code, 0, verify.output);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { Store, StoreUnavailableError } from '../../../gateway/store/store.ts';
 import pg from 'pg';
-import { openPgStore } from '../../../gateway/store/pg.ts';
+import { OPTIMISTIC_TRIES, openPgStore, pgLogOf } from '../../../gateway/store/pg.ts';
 import { migrateDataDir, verifyPg } from '../../../gateway/store/pg-tools.ts';
 import {
   FUNDING_TOPUP,
@@ -463,4 +463,132 @@ test('a batch that fails before its functions ran (the head lock not granted in 
   await store.transact((tx) => tx.set('emails', 'q1', 'q'));
   assert.equal(store.get('emails', 'q1'), 'q');
   await store.close();
+});
+
+test('optimistic commit: another gateway commits between stage and commit; the batch is undone, takes its records, runs again on them and never overdraws', async () => {
+  const url = await cluster.createDatabase();
+  const a = await open(url);
+  const b = await open(url);
+  await credit(a, 'c', 100_000);
+  await b.readDurable();
+  const log = pgLogOf(a)!;
+  const debit = (store: Store, memo: string) =>
+    store.transact((tx) =>
+      debitWallet(tx, { account_id: 'c', amount_micros: 70_000, to: 'revenue:ai', memo }),
+    );
+  // a stages its debit on 100,000 (it fits); before it is sent, b spends 70,000 of it.
+  let hooked = 0;
+  log.before_commit = async () => {
+    if (hooked++ === 0) await debit(b, 'b first');
+  };
+  const conflicts = log.stats.conflicts;
+  await assert.rejects(debit(a, 'a second'), InsufficientBalanceError);
+  assert.equal(log.stats.conflicts - conflicts, 1, 'the first attempt conflicted');
+  assert.equal(hooked, 2, 'staged twice: on the stale replica, then on the current one');
+  assert.equal(balanceMicros(a.state, 'c'), 30_000, 'a holds b’s debit, not its own');
+  // A conflict whose second attempt fits: b spends 10,000 first, a’s 20,000 still goes.
+  hooked = 0;
+  log.before_commit = async () => {
+    if (hooked++ === 0)
+      await b.transact((tx) =>
+        debitWallet(tx, { account_id: 'c', amount_micros: 10_000, to: 'revenue:ai', memo: 'b' }),
+      );
+  };
+  // What the function changes outside the state is undone with each run another commit beat.
+  const outside = new Set<number>();
+  let run = 0;
+  await a.transact((tx) => {
+    const mark = ++run;
+    outside.add(mark);
+    tx.onUndo(() => outside.delete(mark));
+    debitWallet(tx, { account_id: 'c', amount_micros: 20_000, to: 'revenue:ai', memo: 'a' });
+  });
+  assert.equal(log.stats.conflicts - conflicts, 2);
+  assert.equal(run, 2, 'run twice');
+  assert.deepEqual([...outside], [2], 'only the run that committed left its mark');
+  log.before_commit = null;
+  await b.readDurable();
+  assert.equal(balanceMicros(a.state, 'c'), 0);
+  assert.equal(balanceMicros(b.state, 'c'), 0);
+  assert.equal(a.state.seq, b.state.seq);
+  await a.close();
+  await b.close();
+  assert.deepEqual((await verifyPg(url)).breaches, []);
+  const fresh = await open(url);
+  assert.equal(balanceMicros(fresh.state, 'c'), 0, 'the log holds exactly what the replicas did');
+  await fresh.close();
+});
+
+test(`optimistic commit: a batch that conflicts ${OPTIMISTIC_TRIES} times in a row takes the head lock and commits; an idempotency key still moves money once`, async () => {
+  const url = await cluster.createDatabase();
+  const a = await open(url);
+  const b = await open(url);
+  await credit(a, 'i', 1_000_000);
+  const log = pgLogOf(a)!;
+  let hooked = 0;
+  log.before_commit = async () => {
+    hooked++;
+    await b.transact((tx) => tx.set('emails', `b${hooked}`, 'b'));
+  };
+  const once = (store: Store) =>
+    store.transact((tx) => {
+      if (tx.get('idempotency', 'k')) return 'replayed';
+      debitWallet(tx, { account_id: 'i', amount_micros: 10_000, to: 'revenue:ai', memo: 'idem' });
+      tx.set('idempotency', 'k', {
+        key: 'k',
+        request_hash: 'h',
+        status: 200,
+        body: {},
+        created_at: tx.now.toISOString(),
+      });
+      return 'moved';
+    });
+  const locked = log.stats.locked;
+  assert.equal(await once(a), 'moved');
+  assert.equal(hooked, OPTIMISTIC_TRIES, 'every optimistic attempt lost to b');
+  assert.equal(log.stats.locked - locked, 1, 'then the locked path committed');
+  log.before_commit = null;
+  assert.equal(await once(b), 'replayed');
+  await b.readDurable();
+  for (const store of [a, b]) {
+    assert.equal(balanceMicros(store.state, 'i'), 990_000);
+    for (let i = 1; i <= OPTIMISTIC_TRIES; i++) assert.equal(store.get('emails', `b${i}`), 'b');
+  }
+  await a.close();
+  await b.close();
+  assert.deepEqual((await verifyPg(url)).breaches, []);
+});
+
+test('two stores, one wallet, many concurrent commits on both: exact final balance, same state on both, verify passes', async () => {
+  const url = await cluster.createDatabase();
+  const a = await open(url);
+  const b = await open(url);
+  await credit(a, 'm', 10_000_000);
+  await b.readDurable();
+  // Waves of debits and credits on both at once, so that batches of each meet the other’s.
+  for (let wave = 0; wave < 10; wave++)
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) => {
+        const store = i % 2 ? a : b;
+        return i % 5 === 0
+          ? credit(store, 'm', 3_000, `w${wave}-${i}`)
+          : store.transact((tx) =>
+              debitWallet(tx, {
+                account_id: 'm',
+                amount_micros: 7_000,
+                to: 'revenue:ai',
+                memo: `w${wave}-${i}`,
+              }),
+            );
+      }),
+    );
+  await a.readDurable();
+  await b.readDurable();
+  const expected = 10_000_000 + 10 * 8 * 3_000 - 10 * 32 * 7_000;
+  assert.equal(balanceMicros(a.state, 'm'), expected);
+  assert.equal(balanceMicros(b.state, 'm'), expected);
+  assert.equal(a.state.seq, b.state.seq);
+  await a.close();
+  await b.close();
+  assert.deepEqual((await verifyPg(url)).breaches, []);
 });
