@@ -172,11 +172,13 @@ interface RowTrackers {
 /** Rows archived by commits whose journal lines are not indexed yet: still found by id. */
 type RecentlyArchived = Map<string, { row: unknown; seq: number }>;
 
+const NO_ROWS: ReadonlyMap<string, unknown> = new Map();
+
 class Transaction implements Tx {
   readonly ops: Op[] = [];
   private readonly undos: Array<() => void> = [];
-  /** Rows this transaction archived, by `table\0id`. */
-  readonly archived = new Map<string, unknown>();
+  /** Rows this transaction archived, by `table\0id` (made on the first: most archive none). */
+  private archived_rows: Map<string, unknown> | null = null;
   constructor(
     readonly state: State,
     readonly now: Date,
@@ -198,8 +200,9 @@ class Transaction implements Tx {
     const archived_key = `${name}\u0000${id}`;
     const had_archived = this.archived.has(archived_key);
     const archived_before = this.archived.get(archived_key);
-    if (op.o === 'set' && isArchivedRow(name, op.v)) this.archived.set(archived_key, op.v);
-    else this.archived.delete(archived_key);
+    if (op.o === 'set' && isArchivedRow(name, op.v))
+      (this.archived_rows ??= new Map()).set(archived_key, op.v);
+    else this.archived_rows?.delete(archived_key);
     let order = this.trackers.orders.get(name);
     if (!order) this.trackers.orders.set(name, (order = new RowOrder([])));
     order.changed(id, before, after);
@@ -207,12 +210,16 @@ class Transaction implements Tx {
     if (indexes) for (const index of indexes) index.move(id, before, after);
     this.undos.push(() => {
       undo();
-      if (had_archived) this.archived.set(archived_key, archived_before);
-      else this.archived.delete(archived_key);
+      if (had_archived) this.archived_rows!.set(archived_key, archived_before);
+      else this.archived_rows?.delete(archived_key);
       order.changed(id, after, before);
       if (indexes) for (const index of indexes) index.move(id, after, before);
     });
     this.ops.push(op);
+  }
+  /** Rows this transaction archived, by `table\0id`. */
+  get archived(): ReadonlyMap<string, unknown> {
+    return this.archived_rows ?? NO_ROWS;
   }
   get<T extends TableName>(name: T, id: string): Row<T> | undefined {
     const rows = table(this.state, name) as Record<string, Row<T>>;
@@ -298,7 +305,7 @@ export interface Staged<T> {
   /** null: the function changed nothing. */
   record: JournalRecord | null;
   line: string;
-  archived: Map<string, unknown>;
+  archived: ReadonlyMap<string, unknown>;
   undo: () => void;
 }
 
