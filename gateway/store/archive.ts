@@ -34,7 +34,7 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-file.js';
 import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
-import { CorruptStoreError, fsyncDirectory, segmentName, type RecordPlace } from './journal.js';
+import { CorruptStoreError, fsyncDirectory, segmentName } from './journal.js';
 import { ID_RUN_DIR, IdRuns, removeRun, type RunMeta } from './id-runs.js';
 import {
   ARCHIVED_TABLES,
@@ -197,14 +197,13 @@ export class IndexList {
     t[at + 8] = entry.op;
   }
 
-  /** @internal */ takeTail(): Buffer {
-    const copy = Buffer.from(
-      Buffer.from(this.tail.buffer, this.tail.byteOffset, this.tail_length * ENTRY_BYTES),
-    );
+  /** The unwritten entries' bytes (a view: valid until the next push), now counted as on disk. @internal */
+  takeTail(): Buffer {
+    const bytes = Buffer.from(this.tail.buffer, this.tail.byteOffset, this.tail_length * ENTRY_BYTES);
     this.disk += this.tail_length;
     this.tail_length = 0;
     if (this.tail.length > FIELDS * 1024) this.tail = new Float64Array(FIELDS * 4);
-    return copy;
+    return bytes;
   }
 
   /** Entries [start, end) in list order. */
@@ -574,8 +573,8 @@ export class Archive {
     return this.tiers[code] ?? 'other';
   }
 
-  /** Indexes one durable journal record found at `place`. Records at or below `seq` are skipped. */
-  apply(record: JournalRecord, place: RecordPlace): void {
+  /** Indexes one durable journal record found at byte `offset` of segment `segment`, `length` bytes long. Records at or below `seq` are skipped. */
+  apply(record: JournalRecord, segment: number, offset: number, length: number): void {
     if (record.s <= this.seq) return;
     if (this.id_ranges.length > 0 && record.s > this.manifest_seq) {
       // The repair is done: what it indexed again becomes a run of its own, then the tail.
@@ -584,9 +583,9 @@ export class Archive {
     }
     const entry = this.entry;
     entry.seq = record.s;
-    entry.segment = place.segment;
-    entry.offset = place.offset;
-    entry.length = place.length;
+    entry.segment = segment;
+    entry.offset = offset;
+    entry.length = length;
     const ops = record.ops;
     for (let index = 0; index < ops.length; index++) {
       entry.op = index;

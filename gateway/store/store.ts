@@ -13,7 +13,7 @@ import {
   checkpointRow,
   DurableJsonLinesFile,
 } from './durable-file.js';
-import { JournalWriter, readJournalPlaced, type RecordPlace } from './journal.js';
+import { JournalWriter, readJournalPlaced } from './journal.js';
 import { JsonFileReads, type StoreReads } from './reads.js';
 import { readLegacyState } from './legacy-state.js';
 import { acquireLock } from './lock.js';
@@ -309,6 +309,25 @@ export interface Staged<T> {
   undo: () => void;
 }
 
+/** A staged transaction: one object per commit, its undo a method (no closure per commit). */
+class StagedRecord<T> implements Staged<T> {
+  constructor(
+    readonly result: T,
+    readonly record: JournalRecord | null,
+    readonly line: string,
+    private readonly tx: Transaction,
+    private readonly state: State,
+  ) {}
+  get archived(): ReadonlyMap<string, unknown> {
+    return this.tx.archived;
+  }
+  undo(): void {
+    if (!this.record) return;
+    this.tx.rollback();
+    this.state.seq = this.record.s - 1;
+  }
+}
+
 /** The checkpoint (JSON lines, read as a stream). */
 export const STATE_FILE = 'state.jsonl';
 /** The one-document checkpoint of the format before it: read once, migrated, removed. */
@@ -371,7 +390,7 @@ export async function loadState(
       applyRecord(state, record);
       replayed++;
     }
-    archive?.apply(record, place);
+    archive?.apply(record, place.segment, place.offset, place.length);
   }
   if (migrated) {
     // Version 1 kept finalized rows in the document: they are history now (every one is in
@@ -466,7 +485,7 @@ export class Store {
         segment_bytes: options.segment_bytes ?? 64 * 1024 * 1024,
         ...(options.journal_sync === false ? { sync: false } : {}),
         onDurable: () => store?.maybeCheckpoint(),
-        onPlaced: (first_seq, places) => store?.placed(first_seq, places),
+        onPlaced: (first_seq, segment, starts) => store?.placed(first_seq, segment, starts),
         onFatal: (error) => {
           store?.markClosed();
           (options.onFatal ?? defaultFatal)(error);
@@ -510,14 +529,14 @@ export class Store {
   }
 
   /** Durable journal lines, placed: their records are indexed, and rows they archived are found there from now on. */
-  private placed(first_seq: number, places: RecordPlace[]): void {
-    for (let i = 0; i < places.length; i++) {
+  private placed(first_seq: number, segment: number, starts: readonly number[]): void {
+    for (let i = 0; i + 1 < starts.length; i++) {
       const record = this.awaiting_place.shift();
       if (!record || record.s !== first_seq + i)
         throw new Error(
           `invariant: journal placed record ${first_seq + i} but ${record?.s} was waiting`,
         );
-      this.archive.apply(record, places[i]!);
+      this.archive.apply(record, segment, starts[i]!, starts[i + 1]! - starts[i]! - 1);
       for (const op of record.ops) {
         if (op.o !== 'set' || !isArchivedRow(op.t, op.v)) continue;
         const key = `${op.t}\u0000${op.id}`;
@@ -563,8 +582,7 @@ export class Store {
     } finally {
       this.in_transaction = false;
     }
-    if (tx.ops.length === 0)
-      return { result, record: null, line: '', archived: tx.archived, undo: () => {} };
+    if (tx.ops.length === 0) return new StagedRecord(result, null, '', tx, this.state);
     const seq = this.state.seq + 1;
     const record: JournalRecord = { s: seq, t: tx.now.toISOString(), ops: tx.ops };
     let line: string;
@@ -576,16 +594,7 @@ export class Store {
       throw error;
     }
     this.state.seq = seq;
-    return {
-      result,
-      record,
-      line,
-      archived: tx.archived,
-      undo: () => {
-        tx.rollback();
-        this.state.seq = seq - 1;
-      },
-    };
+    return new StagedRecord(result, record, line, tx, this.state);
   }
 
   /** Appends a staged record to the journal (and its history to the indexes once placed). @internal */
