@@ -199,7 +199,11 @@ export class IndexList {
 
   /** The unwritten entries' bytes (a view: valid until the next push), now counted as on disk. @internal */
   takeTail(): Buffer {
-    const bytes = Buffer.from(this.tail.buffer, this.tail.byteOffset, this.tail_length * ENTRY_BYTES);
+    const bytes = Buffer.from(
+      this.tail.buffer,
+      this.tail.byteOffset,
+      this.tail_length * ENTRY_BYTES,
+    );
     this.disk += this.tail_length;
     this.tail_length = 0;
     if (this.tail.length > FIELDS * 1024) this.tail = new Float64Array(FIELDS * 4);

@@ -537,6 +537,7 @@ export class Store {
           `invariant: journal placed record ${first_seq + i} but ${record?.s} was waiting`,
         );
       this.archive.apply(record, segment, starts[i]!, starts[i + 1]! - starts[i]! - 1);
+      if (this.recently_archived.size === 0) continue;
       for (const op of record.ops) {
         if (op.o !== 'set' || !isArchivedRow(op.t, op.v)) continue;
         const key = `${op.t}\u0000${op.id}`;
@@ -601,8 +602,9 @@ export class Store {
   publish(staged: Pick<Staged<unknown>, 'record' | 'line' | 'archived'>): Promise<void> {
     const record = staged.record!;
     this.awaiting_place.push(record);
-    for (const [key, row] of staged.archived)
-      this.recently_archived.set(key, { row, seq: record.s });
+    if (staged.archived.size > 0)
+      for (const [key, row] of staged.archived)
+        this.recently_archived.set(key, { row, seq: record.s });
     this.journal_chars_since += staged.line.length;
     return this.journal.append(staged.line, record.s);
   }
