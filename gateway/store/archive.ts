@@ -34,7 +34,7 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-file.js';
 import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
-import { CorruptStoreError, fsyncDirectory, segmentName, type RecordPlace } from './journal.js';
+import { CorruptStoreError, fsyncDirectory, segmentName } from './journal.js';
 import { ID_RUN_DIR, IdRuns, removeRun, type RunMeta } from './id-runs.js';
 import {
   ARCHIVED_TABLES,
@@ -178,7 +178,7 @@ export class IndexList {
     return this.disk + this.tail_length;
   }
 
-  /** @internal */ push(entry: Entry): void {
+  /** @internal */ push(entry: Entry, ts_ms: number): void {
     if ((this.tail_length + 1) * FIELDS > this.tail.length) {
       const grown = new Float64Array(this.tail.length * 2);
       grown.set(this.tail);
@@ -186,7 +186,7 @@ export class IndexList {
     }
     const at = this.tail_length++ * FIELDS;
     const t = this.tail;
-    t[at] = entry.ts_ms;
+    t[at] = ts_ms;
     t[at + 1] = entry.seq;
     t[at + 2] = entry.segment;
     t[at + 3] = entry.offset;
@@ -197,14 +197,17 @@ export class IndexList {
     t[at + 8] = entry.op;
   }
 
-  /** @internal */ takeTail(): Buffer {
-    const copy = Buffer.from(
-      Buffer.from(this.tail.buffer, this.tail.byteOffset, this.tail_length * ENTRY_BYTES),
+  /** The unwritten entries' bytes (a view: valid until the next push), now counted as on disk. @internal */
+  takeTail(): Buffer {
+    const bytes = Buffer.from(
+      this.tail.buffer,
+      this.tail.byteOffset,
+      this.tail_length * ENTRY_BYTES,
     );
     this.disk += this.tail_length;
     this.tail_length = 0;
     if (this.tail.length > FIELDS * 1024) this.tail = new Float64Array(FIELDS * 4);
-    return copy;
+    return bytes;
   }
 
   /** Entries [start, end) in list order. */
@@ -296,7 +299,25 @@ export interface ReadCounters {
 }
 
 export class Archive {
+  /** Every list by `kind/key` (the manifest's names). */
   private readonly lists = new Map<string, IndexList>();
+  /** The same lists by kind, then key: a commit finds its lists without building a name. */
+  private readonly by_kind = new Map<string, Map<string, IndexList>>();
+  /** The entry a record's ops are indexed through, reused (lists copy what they keep). */
+  private readonly entry: Entry = {
+    ts_ms: 0,
+    seq: 0,
+    segment: 0,
+    offset: 0,
+    length: 0,
+    tag: 0,
+    aux: 0,
+    aux2: 0,
+    op: 0,
+  };
+  /** The last timestamp parsed, and its ms (a record's postings and history share one). */
+  private ts_text = '';
+  private ts_ms = Number.NaN;
   private readonly dirty = new Set<IndexList>();
   /** Lists appended to since the last manifest: fsynced before the next one names their lengths. */
   private readonly unsynced = new Set<string>();
@@ -487,37 +508,58 @@ export class Archive {
   list(key: string): IndexList;
   list(kind: ListKind, key: string): IndexList;
   list(kind_or_key: string, key?: string): IndexList {
-    const full = key === undefined ? kind_or_key : `${kind_or_key}/${key}`;
-    let list = this.lists.get(full);
+    if (key === undefined) {
+      const slash = kind_or_key.indexOf('/');
+      return this.list(kind_or_key.slice(0, slash) as ListKind, kind_or_key.slice(slash + 1));
+    }
+    let of_kind = this.by_kind.get(kind_or_key);
+    if (!of_kind) this.by_kind.set(kind_or_key, (of_kind = new Map()));
+    let list = of_kind.get(key);
     if (!list) {
-      const [kind, name] = [full.slice(0, full.indexOf('/')), full.slice(full.indexOf('/') + 1)];
+      const full = `${kind_or_key}/${key}`;
       list = new IndexList(
         full,
-        join(this.data_dir, INDEX_DIR, kind, `${fileKey(name)}.idx`),
+        join(this.data_dir, INDEX_DIR, kind_or_key, `${fileKey(key)}.idx`),
         this.files,
         this.counters,
       );
       this.lists.set(full, list);
+      of_kind.set(key, list);
     }
     return list;
   }
 
   /** The list if it has entries; else null (no file is made for a read). */
   existing(kind: ListKind, key: string): IndexList | null {
-    const list = this.lists.get(`${kind}/${key}`);
+    const list = this.by_kind.get(kind)?.get(key);
     return list && list.count > 0 ? list : null;
   }
 
+  /** Adds `entry` (its ts_ms clamped to the list's last) to the list of a kind and key. */
   private add(kind: ListKind, key: string, entry: Entry): void {
     if (entry.seq <= this.lists_from) return; // in the lists already (a repair indexes what was cut)
-    const list = this.list(kind, key);
+    this.addTo(kind, this.list(kind, key), entry);
+  }
+
+  private addTo(kind: ListKind, list: IndexList, entry: Entry): void {
+    if (entry.seq <= this.lists_from) return;
     const ts_ms = Math.max(entry.ts_ms, list.last_ts);
-    list.push({ ...entry, ts_ms });
+    // A list with no unwritten entries is not in `dirty` (writeTails empties both together).
+    if (list.tail_length === 0) this.dirty.add(list);
+    list.push(entry, ts_ms);
     list.last_ts = ts_ms;
     list.last_aux = entry.aux;
     if (kind === 'txn') (list.tag_counts ??= new Array<number>(TXN_TAGS).fill(0))[entry.tag]!++;
-    this.dirty.add(list);
     this.tail_entries++;
+  }
+
+  /** Date.parse, once for a run of equal timestamps. */
+  private parseTs(text: string): number {
+    if (text !== this.ts_text) {
+      this.ts_text = text;
+      this.ts_ms = Date.parse(text);
+    }
+    return this.ts_ms;
   }
 
   /** Id entries of records up to the manifest's are in its runs, but for the ranges of runs a repair dropped. */
@@ -535,84 +577,89 @@ export class Archive {
     return this.tiers[code] ?? 'other';
   }
 
-  /** Indexes one durable journal record found at `place`. Records at or below `seq` are skipped. */
-  apply(record: JournalRecord, place: RecordPlace): void {
+  /** Indexes one durable journal record found at byte `offset` of segment `segment`, `length` bytes long. Records at or below `seq` are skipped. */
+  apply(record: JournalRecord, segment: number, offset: number, length: number): void {
     if (record.s <= this.seq) return;
     if (this.id_ranges.length > 0 && record.s > this.manifest_seq) {
       // The repair is done: what it indexed again becomes a run of its own, then the tail.
       this.ids.flush();
       this.id_ranges = [];
     }
-    const base = {
-      seq: record.s,
-      segment: place.segment,
-      offset: place.offset,
-      length: place.length,
-    };
-    record.ops.forEach((op, index) => this.applyOp(op, { ...base, op: index }));
+    const entry = this.entry;
+    entry.seq = record.s;
+    entry.segment = segment;
+    entry.offset = offset;
+    entry.length = length;
+    const ops = record.ops;
+    for (let index = 0; index < ops.length; index++) {
+      entry.op = index;
+      this.applyOp(ops[index]!, entry);
+    }
     this.seq = record.s;
     if (this.tail_entries > MAX_TAIL_ENTRIES) this.writeTails();
   }
 
-  private applyOp(op: Op, base: Base): void {
+  /** Indexes one op of a record: `entry` holds the record's place and the op's index; the rest is filled here. */
+  private applyOp(op: Op, entry: Entry): void {
     if (op.o === 'set' && isArchivedRow(op.t, op.v)) {
       const txn = op.v as ArchivedTxn;
-      const finalized_ms = Date.parse(txn.finalized_at ?? txn.updated_at);
+      const finalized_ms = this.parseTs(txn.finalized_at ?? txn.updated_at);
       const created_ms = Date.parse(txn.created_at);
       this.max_lag_ms = Math.max(this.max_lag_ms, finalized_ms - created_ms);
-      const entry = {
-        ...base,
-        ts_ms: finalized_ms,
-        tag: txnTag(txn.service, txn.status),
-        aux: created_ms,
-        aux2: txn.amount_micros,
-      };
+      entry.ts_ms = finalized_ms;
+      entry.tag = txnTag(txn.service, txn.status);
+      entry.aux = created_ms;
+      entry.aux2 = txn.amount_micros;
       this.add('txn', txn.account_id, entry);
       this.add('txn', ALL, entry);
-      if (this.wantsIds(base.seq))
+      if (this.wantsIds(entry.seq))
         this.ids.add({
           hash: hash32(txn.id),
-          op: base.op,
-          seq: base.seq,
-          segment: base.segment,
-          offset: base.offset,
-          length: base.length,
+          op: entry.op,
+          seq: entry.seq,
+          segment: entry.segment,
+          offset: entry.offset,
+          length: entry.length,
         });
     } else if (op.o === 'post') {
-      this.applyPosting(op.p, base);
+      this.applyPosting(op.p, entry);
     } else if (op.o === 'hist') {
-      this.applyHistory(op.r, base);
+      this.applyHistory(op.r, entry);
     }
   }
 
-  private applyPosting(posting: Posting, base: Base): void {
-    if (!posting.account_id) return;
-    const wallet = `wallet:${posting.account_id}`;
+  private applyPosting(posting: Posting, entry: Entry): void {
+    const account_id = posting.account_id;
+    if (!account_id) return;
     let delta = 0;
     let touches = false;
-    for (const [ledger_account, amount_micros] of posting.entries) {
-      if (ledger_account === wallet) {
+    const entries = posting.entries;
+    for (let i = 0; i < entries.length; i++) {
+      const [ledger_account, amount_micros] = entries[i]!;
+      if (isWalletOf(ledger_account, account_id)) {
         delta += amount_micros;
         touches = true;
       }
     }
     if (!touches) return;
-    const own = this.list('wal', posting.account_id);
-    const after = (own.count > 0 ? own.last_aux : 0) + delta;
-    const entry = { ...base, ts_ms: Date.parse(posting.ts), tag: delta, aux: after, aux2: 0 };
-    this.add('wal', posting.account_id, entry);
+    const own = this.list('wal', account_id);
+    entry.ts_ms = this.parseTs(posting.ts);
+    entry.tag = delta;
+    entry.aux = (own.count > 0 ? own.last_aux : 0) + delta;
+    entry.aux2 = 0;
+    this.addTo('wal', own, entry);
     this.add('wal', ALL, entry);
   }
 
-  private applyHistory(record: HistoryRecord, base: Base): void {
-    const ts_ms = Date.parse(record.ts);
+  private applyHistory(record: HistoryRecord, entry: Entry): void {
+    const ts_ms = this.parseTs(record.ts);
     const account_id = typeof record.account_id === 'string' ? record.account_id : null;
     const key_id = typeof record.key_id === 'string' ? record.key_id : null;
     const cost_micros =
       typeof record.cost_micros === 'number' && Number.isSafeInteger(record.cost_micros)
         ? record.cost_micros
         : 0;
-    if (key_id && base.seq > this.manifest_seq) {
+    if (key_id && entry.seq > this.manifest_seq) {
       const stats = this.keys.get(key_id) ?? { requests: 0, cost_micros: 0, last_used: null };
       stats.requests++;
       stats.cost_micros += cost_micros;
@@ -621,26 +668,24 @@ export class Archive {
     }
     if (record.type === 'usage' && account_id) {
       const tokens = num(record.prompt_tokens) + num(record.completion_tokens);
-      this.add('use', account_id, {
-        ...base,
-        ts_ms,
-        tag: this.tierCode(typeof record.tier === 'string' ? record.tier : 'other'),
-        aux: cost_micros,
-        aux2: tokens,
-      });
+      entry.ts_ms = ts_ms;
+      entry.tag = this.tierCode(typeof record.tier === 'string' ? record.tier : 'other');
+      entry.aux = cost_micros;
+      entry.aux2 = tokens;
+      this.add('use', account_id, entry);
     } else if (record.type === 'api_log') {
       const method = METHOD_CODES.indexOf(String(record.method) as never) + 1;
-      const entry = {
-        ...base,
-        ts_ms,
-        tag: typeof record.status === 'number' ? record.status : 0,
-        aux: method * 8 + (apiLogService(record) + 1),
-        aux2: num(record.latency_ms),
-      };
+      entry.ts_ms = ts_ms;
+      entry.tag = typeof record.status === 'number' ? record.status : 0;
+      entry.aux = method * 8 + (apiLogService(record) + 1);
+      entry.aux2 = num(record.latency_ms);
       if (account_id) this.add('log', account_id, entry);
       this.add('log', ALL, entry);
     } else if (record.type === 'audit') {
-      const entry = { ...base, ts_ms, tag: hash32(String(record.action ?? '')), aux: 0, aux2: 0 };
+      entry.ts_ms = ts_ms;
+      entry.tag = hash32(String(record.action ?? ''));
+      entry.aux = 0;
+      entry.aux2 = 0;
       if (account_id) this.add('aud', account_id, entry);
       this.add('aud', ALL, entry);
       this.add('aud', allOfAction(String(record.action ?? '')), entry);
@@ -820,7 +865,14 @@ function truncateList(file: string, bytes: number): void {
   }
 }
 
-type Base = Pick<Entry, 'seq' | 'segment' | 'offset' | 'length' | 'op'>;
+/** `ledger_account === \`wallet:${account_id}\``, without building the name for every posting. */
+function isWalletOf(ledger_account: string, account_id: string): boolean {
+  return (
+    ledger_account.length === account_id.length + 7 &&
+    ledger_account.startsWith('wallet:') &&
+    ledger_account.endsWith(account_id)
+  );
+}
 
 const num = (value: unknown): number =>
   typeof value === 'number' && Number.isFinite(value) ? value : 0;

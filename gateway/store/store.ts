@@ -13,7 +13,7 @@ import {
   checkpointRow,
   DurableJsonLinesFile,
 } from './durable-file.js';
-import { JournalWriter, readJournalPlaced, type RecordPlace } from './journal.js';
+import { JournalWriter, readJournalPlaced } from './journal.js';
 import { JsonFileReads, type StoreReads } from './reads.js';
 import { readLegacyState } from './legacy-state.js';
 import { acquireLock } from './lock.js';
@@ -172,11 +172,13 @@ interface RowTrackers {
 /** Rows archived by commits whose journal lines are not indexed yet: still found by id. */
 type RecentlyArchived = Map<string, { row: unknown; seq: number }>;
 
+const NO_ROWS: ReadonlyMap<string, unknown> = new Map();
+
 class Transaction implements Tx {
   readonly ops: Op[] = [];
   private readonly undos: Array<() => void> = [];
-  /** Rows this transaction archived, by `table\0id`. */
-  readonly archived = new Map<string, unknown>();
+  /** Rows this transaction archived, by `table\0id` (made on the first: most archive none). */
+  private archived_rows: Map<string, unknown> | null = null;
   constructor(
     readonly state: State,
     readonly now: Date,
@@ -198,8 +200,9 @@ class Transaction implements Tx {
     const archived_key = `${name}\u0000${id}`;
     const had_archived = this.archived.has(archived_key);
     const archived_before = this.archived.get(archived_key);
-    if (op.o === 'set' && isArchivedRow(name, op.v)) this.archived.set(archived_key, op.v);
-    else this.archived.delete(archived_key);
+    if (op.o === 'set' && isArchivedRow(name, op.v))
+      (this.archived_rows ??= new Map()).set(archived_key, op.v);
+    else this.archived_rows?.delete(archived_key);
     let order = this.trackers.orders.get(name);
     if (!order) this.trackers.orders.set(name, (order = new RowOrder([])));
     order.changed(id, before, after);
@@ -207,12 +210,16 @@ class Transaction implements Tx {
     if (indexes) for (const index of indexes) index.move(id, before, after);
     this.undos.push(() => {
       undo();
-      if (had_archived) this.archived.set(archived_key, archived_before);
-      else this.archived.delete(archived_key);
+      if (had_archived) this.archived_rows!.set(archived_key, archived_before);
+      else this.archived_rows?.delete(archived_key);
       order.changed(id, after, before);
       if (indexes) for (const index of indexes) index.move(id, after, before);
     });
     this.ops.push(op);
+  }
+  /** Rows this transaction archived, by `table\0id`. */
+  get archived(): ReadonlyMap<string, unknown> {
+    return this.archived_rows ?? NO_ROWS;
   }
   get<T extends TableName>(name: T, id: string): Row<T> | undefined {
     const rows = table(this.state, name) as Record<string, Row<T>>;
@@ -298,8 +305,27 @@ export interface Staged<T> {
   /** null: the function changed nothing. */
   record: JournalRecord | null;
   line: string;
-  archived: Map<string, unknown>;
+  archived: ReadonlyMap<string, unknown>;
   undo: () => void;
+}
+
+/** A staged transaction: one object per commit, its undo a method (no closure per commit). */
+class StagedRecord<T> implements Staged<T> {
+  constructor(
+    readonly result: T,
+    readonly record: JournalRecord | null,
+    readonly line: string,
+    private readonly tx: Transaction,
+    private readonly state: State,
+  ) {}
+  get archived(): ReadonlyMap<string, unknown> {
+    return this.tx.archived;
+  }
+  undo(): void {
+    if (!this.record) return;
+    this.tx.rollback();
+    this.state.seq = this.record.s - 1;
+  }
 }
 
 /** The checkpoint (JSON lines, read as a stream). */
@@ -364,7 +390,7 @@ export async function loadState(
       applyRecord(state, record);
       replayed++;
     }
-    archive?.apply(record, place);
+    archive?.apply(record, place.segment, place.offset, place.length);
   }
   if (migrated) {
     // Version 1 kept finalized rows in the document: they are history now (every one is in
@@ -459,7 +485,7 @@ export class Store {
         segment_bytes: options.segment_bytes ?? 64 * 1024 * 1024,
         ...(options.journal_sync === false ? { sync: false } : {}),
         onDurable: () => store?.maybeCheckpoint(),
-        onPlaced: (first_seq, places) => store?.placed(first_seq, places),
+        onPlaced: (first_seq, segment, starts) => store?.placed(first_seq, segment, starts),
         onFatal: (error) => {
           store?.markClosed();
           (options.onFatal ?? defaultFatal)(error);
@@ -503,14 +529,15 @@ export class Store {
   }
 
   /** Durable journal lines, placed: their records are indexed, and rows they archived are found there from now on. */
-  private placed(first_seq: number, places: RecordPlace[]): void {
-    for (let i = 0; i < places.length; i++) {
+  private placed(first_seq: number, segment: number, starts: readonly number[]): void {
+    for (let i = 0; i + 1 < starts.length; i++) {
       const record = this.awaiting_place.shift();
       if (!record || record.s !== first_seq + i)
         throw new Error(
           `invariant: journal placed record ${first_seq + i} but ${record?.s} was waiting`,
         );
-      this.archive.apply(record, places[i]!);
+      this.archive.apply(record, segment, starts[i]!, starts[i + 1]! - starts[i]! - 1);
+      if (this.recently_archived.size === 0) continue;
       for (const op of record.ops) {
         if (op.o !== 'set' || !isArchivedRow(op.t, op.v)) continue;
         const key = `${op.t}\u0000${op.id}`;
@@ -556,8 +583,7 @@ export class Store {
     } finally {
       this.in_transaction = false;
     }
-    if (tx.ops.length === 0)
-      return { result, record: null, line: '', archived: tx.archived, undo: () => {} };
+    if (tx.ops.length === 0) return new StagedRecord(result, null, '', tx, this.state);
     const seq = this.state.seq + 1;
     const record: JournalRecord = { s: seq, t: tx.now.toISOString(), ops: tx.ops };
     let line: string;
@@ -569,24 +595,16 @@ export class Store {
       throw error;
     }
     this.state.seq = seq;
-    return {
-      result,
-      record,
-      line,
-      archived: tx.archived,
-      undo: () => {
-        tx.rollback();
-        this.state.seq = seq - 1;
-      },
-    };
+    return new StagedRecord(result, record, line, tx, this.state);
   }
 
   /** Appends a staged record to the journal (and its history to the indexes once placed). @internal */
   publish(staged: Pick<Staged<unknown>, 'record' | 'line' | 'archived'>): Promise<void> {
     const record = staged.record!;
     this.awaiting_place.push(record);
-    for (const [key, row] of staged.archived)
-      this.recently_archived.set(key, { row, seq: record.s });
+    if (staged.archived.size > 0)
+      for (const [key, row] of staged.archived)
+        this.recently_archived.set(key, { row, seq: record.s });
     this.journal_chars_since += staged.line.length;
     return this.journal.append(staged.line, record.s);
   }
