@@ -23,6 +23,22 @@ import { availableMicros } from '../../../gateway/ledger/ledger.ts';
 import { testAccount } from '../../support/store-fixtures.ts';
 import { tempDir } from '../../support/temp.ts';
 
+/** Debits 10,000 micros from `account_id` once per idempotency `key`: 'moved', or 'replayed' when the key is recorded already. */
+function debitOnce(store: Store, key: string, account_id: string): Promise<'moved' | 'replayed'> {
+  return store.transact((tx) => {
+    if (tx.get('idempotency', key)) return 'replayed';
+    debitWallet(tx, { account_id, amount_micros: 10_000, to: 'revenue:ai', memo: 'idem' });
+    tx.set('idempotency', key, {
+      key,
+      request_hash: 'h',
+      status: 200,
+      body: {},
+      created_at: tx.now.toISOString(),
+    });
+    return 'moved';
+  });
+}
+
 let cluster: PostgresCluster;
 before(async () => {
   cluster = await startPostgres();
@@ -174,19 +190,7 @@ test('two stores on one database: concurrent debits never overdraw, an idempoten
     if (o.status === 'rejected')
       assert.ok(o.reason instanceof InsufficientBalanceError, String(o.reason));
   // The same key sent to both at once: one of them records it, the other sees it.
-  const once = (store: Store) =>
-    store.transact((tx) => {
-      if (tx.get('idempotency', 'k1')) return 'replayed';
-      debitWallet(tx, { account_id: 'w', amount_micros: 10_000, to: 'revenue:ai', memo: 'idem' });
-      tx.set('idempotency', 'k1', {
-        key: 'k1',
-        request_hash: 'h',
-        status: 200,
-        body: {},
-        created_at: tx.now.toISOString(),
-      });
-      return 'moved';
-    });
+  const once = (store: Store) => debitOnce(store, 'k1', 'w');
   const answers = await Promise.all([once(a), once(b), once(a), once(b)]);
   assert.deepEqual(answers.filter((x) => x === 'moved').length, 1, answers.join());
   await a.readDurable();
@@ -530,19 +534,7 @@ test(`optimistic commit: a batch that conflicts ${OPTIMISTIC_TRIES} times in a r
     hooked++;
     await b.transact((tx) => tx.set('emails', `b${hooked}`, 'b'));
   };
-  const once = (store: Store) =>
-    store.transact((tx) => {
-      if (tx.get('idempotency', 'k')) return 'replayed';
-      debitWallet(tx, { account_id: 'i', amount_micros: 10_000, to: 'revenue:ai', memo: 'idem' });
-      tx.set('idempotency', 'k', {
-        key: 'k',
-        request_hash: 'h',
-        status: 200,
-        body: {},
-        created_at: tx.now.toISOString(),
-      });
-      return 'moved';
-    });
+  const once = (store: Store) => debitOnce(store, 'k', 'i');
   const locked = log.stats.locked;
   assert.equal(await once(a), 'moved');
   assert.equal(hooked, OPTIMISTIC_TRIES, 'every optimistic attempt lost to b');
