@@ -1,7 +1,7 @@
 // The payments room: `createPayments(deps)` builds the /api and /admin routers and the
 // background work (status checks of pending transactions, webhook deliveries, the pruning
 // pass), which main.ts starts after listening and stops before the store closes.
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { RoomDeps } from '../deps.js';
 import { createProviders } from '../providers/index.js';
 import type { SmsSender } from '../providers/sms.js';
@@ -19,7 +19,7 @@ import { usageMonthOver } from './dmt.js';
 import { paymentsRouteDocs } from './openapi.js';
 import { panRouter } from './pan-routes.js';
 import { renderPan } from './pan-views.js';
-import { registerReportMetrics, reportsRouter, runReport } from './reports-routes.js';
+import { registerReportMetrics, reportsRouter, runReport, serveReport } from './reports-routes.js';
 import type { ReportName, ReportResult, Scope } from './reports.js';
 import { paymentsAdminRouter } from './admin-routes.js';
 import type { PaymentsContext } from './context.js';
@@ -51,6 +51,14 @@ export interface Payments {
     query: Record<string, unknown>,
     scope: Scope,
   ): Promise<{ result: ReportResult; format: 'json' | 'csv' }>;
+  /** One report as a CSV download, streamed to `res` as GET /api/reports/:report?format=csv sends it. */
+  downloadCsv(
+    name: ReportName,
+    query: Record<string, unknown>,
+    scope: Scope,
+    req: Request,
+    res: Response,
+  ): Promise<void>;
   /** One pruning pass now (start() also runs one every `payments.prune.interval_ms`). */
   prune(): Promise<PruneCounts>;
   start(): void;
@@ -110,6 +118,8 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     engine,
     route_docs: paymentsRouteDocs(payments),
     report: (name, query, scope) => runReport(ctx, name, query, scope),
+    downloadCsv: (name, query, scope, req, res) =>
+      serveReport(ctx, req, res, name, { ...query, format: 'csv' }, scope, () => null),
     ...background(ctx, pruner, stopping),
   };
 }

@@ -1,10 +1,14 @@
 // GET /api/reports/:report (the caller's account) and GET /admin/reports/:report (any or
 // every account), as JSON or, with `?format=csv`, as CSV of the same rows. A CSV without
 // page/limit holds every matching row up to `reports.csv_max_rows`; with them, the same page.
+// A CSV is streamed as its rows are read (its total counted first, for X-Total-Count), and a
+// report whose client goes away is dropped from the queue, or stopped at its next turn.
+import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Router, type Request, type Response } from 'express';
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { z } from 'zod';
+import { clientGone } from '../http/client-gone.js';
 import { ApiError, badRequest, parseWith } from '../http/errors.js';
 import { authorize } from './auth.js';
 import type { PaymentsContext } from './context.js';
@@ -12,18 +16,24 @@ import { reportsQuery } from './schemas.js';
 import { MOBILE_PATTERN, normalizeMobile } from './validators.js';
 import {
   REPORTS,
+  aiUsageRows,
+  apiLogRows,
+  commissionRows,
   reportAiUsage,
   reportApiLogs,
   reportCommissions,
   reportTransactions,
   reportWallet,
+  transactionRows,
+  walletRows,
   csvLine,
+  type Paging,
   type ReportName,
   type ReportResult,
   type Row,
   type Scope,
 } from './reports.js';
-import type { Turns } from '../store/turns.js';
+import type { Pacer } from '../store/turns.js';
 
 const JSON_MAX_LIMIT = 500;
 
@@ -60,6 +70,10 @@ class ReportSlots {
   readonly queue: Array<() => void> = [];
   /** A moving mean of reports' durations (ms), for the Retry-After of a refusal. */
   mean_ms = 1_000;
+  /** Reports that got a slot and ran (or began to). */
+  started = 0;
+  /** Reports whose client went away while they waited in the queue (dropped unrun) or ran (stopped). */
+  cancelled = { queued: 0, running: 0 };
 }
 
 const slots_by_context = new WeakMap<PaymentsContext, ReportSlots>();
@@ -81,10 +95,19 @@ export function runReport(
   raw: Record<string, unknown>,
   scope: Scope,
 ): Promise<{ result: ReportResult; format: 'json' | 'csv' }> {
-  return withReportSlot(ctx, scope.admin ? 'admin' : (scope.account_id ?? 'admin'), () =>
-    computeReport(ctx, report, raw, scope),
-  );
+  const { query, plan, paging } = planReport(ctx, report, raw, scope);
+  return withReportSlot(ctx, slotOwner(scope), async () => {
+    const pacer = ctx.store.reads.turns.pacer();
+    try {
+      await ctx.store.readDurable();
+      return { result: await plan.run(paging, pacer), format: query.format };
+    } finally {
+      pacer.end();
+    }
+  });
 }
+
+const slotOwner = (scope: Scope) => (scope.admin ? 'admin' : (scope.account_id ?? 'admin'));
 
 /** The gateway's reports in flight and the time their reads took, at GET /metrics. */
 export function registerReportMetrics(ctx: PaymentsContext, registry: Registry): void {
@@ -118,6 +141,26 @@ export function registerReportMetrics(ctx: PaymentsContext, registry: Registry):
     'Turns of report work held back to keep reports within reports.cpu_share of a busy gateway',
     () => turns.held,
   );
+  new Counter({
+    name: 'aihub_reports_started_total',
+    help: 'Reports that got a running slot and began to run',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(slots.started);
+    },
+  });
+  new Counter({
+    name: 'aihub_reports_cancelled_total',
+    help: 'Reports whose client went away first: dropped from the queue unrun, or stopped while running',
+    labelNames: ['stage'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc({ stage: 'queued' }, slots.cancelled.queued);
+      this.inc({ stage: 'running' }, slots.cancelled.running);
+    },
+  });
 }
 
 const tooMany = (message: string, retry_after_s: number) =>
@@ -128,13 +171,17 @@ const tooMany = (message: string, retry_after_s: number) =>
 /**
  * Runs `fn` in one of `who`'s report slots and one of the gateway's: refused with 429 when
  * `who`'s are all taken, or when the gateway's are and its queue is full; otherwise it runs
- * now or waits its turn in the queue.
+ * now or waits its turn in the queue. When `signal` aborts (the client went away) while it
+ * waits, it leaves the queue unrun and rejects with the signal's reason; `fn` itself stops at
+ * its next turn (its pacer carries the same signal).
  */
 export async function withReportSlot<T>(
   ctx: PaymentsContext,
   who: string,
   fn: () => Promise<T>,
+  signal?: AbortSignal,
 ): Promise<T> {
+  signal?.throwIfAborted();
   const limits = ctx.settings.reports;
   const slots = slotsOf(ctx);
   const now_running = slots.per_account.get(who) ?? 0;
@@ -154,10 +201,14 @@ export async function withReportSlot<T>(
   slots.per_account.set(who, now_running + 1);
   try {
     if (slots.running < limits.max_running) slots.running++;
-    else await new Promise<void>((start) => slots.queue.push(start));
+    else await waitInQueue(slots, signal);
+    slots.started++;
     const started = performance.now();
     try {
       return await fn();
+    } catch (error) {
+      if (signal?.aborted) slots.cancelled.running++;
+      throw error;
     } finally {
       slots.mean_ms = 0.8 * slots.mean_ms + 0.2 * (performance.now() - started);
       // The slot goes to the first report waiting, or back to the gateway.
@@ -170,6 +221,24 @@ export async function withReportSlot<T>(
     if (left === 0) slots.per_account.delete(who);
     else slots.per_account.set(who, left);
   }
+}
+
+/** Waits in the queue until a finished report hands its slot over, or leaves it when `signal` aborts. */
+function waitInQueue(slots: ReportSlots, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const leave = () => {
+      const at = slots.queue.indexOf(start);
+      if (at !== -1) slots.queue.splice(at, 1);
+      slots.cancelled.queued++;
+      reject(signal!.reason as Error);
+    };
+    const start = () => {
+      signal?.removeEventListener('abort', leave);
+      resolve();
+    };
+    slots.queue.push(start);
+    signal?.addEventListener('abort', leave, { once: true });
+  });
 }
 
 /** Each report's query schema, built once (not per request). */
@@ -209,15 +278,43 @@ function parseReportQuery(ctx: PaymentsContext, report: ReportName, raw: Record<
   return { query, paging, number: searchNumber(query.number ?? query.mobile) };
 }
 
-async function computeReport(
+/** The filters a report does not take, named (400). */
+function checkFilters(
+  report: ReportName,
+  query: { service?: string | undefined; txn_id?: string | undefined },
+  number: string | undefined,
+  scope: Scope,
+): void {
+  if (report === 'api-logs' && number !== undefined)
+    throw badRequest('number: does not apply to the api-logs report', 'number');
+  if (report !== 'ai-usage') return;
+  if (number !== undefined || query.service !== undefined || query.txn_id !== undefined)
+    throw badRequest(
+      'number, service and txn_id: do not apply to the ai-usage report',
+      number !== undefined ? 'number' : query.service !== undefined ? 'service' : 'txn_id',
+    );
+  if (scope.account_id === null)
+    throw badRequest('account_id: the ai-usage report is kept per account; name one', 'account_id');
+}
+
+/** A report's two ways of running over one validated query, each in turns of a pacer. */
+interface ReportPlan {
+  /** Its totals and one page (the JSON answer; with limit 0, the totals alone). */
+  run(paging: Paging, pacer: Pacer): Promise<ReportResult>;
+  /** Its page's rows alone, in order, a batch at a time (a CSV download). */
+  rows(paging: Paging, pacer: Pacer): AsyncGenerator<Row[]>;
+}
+
+/** Validates a report's query (400 before any slot is taken) and says how to run it. */
+function planReport(
   ctx: PaymentsContext,
   report: ReportName,
   raw: Record<string, unknown>,
   scope: Scope,
-): Promise<{ result: ReportResult; format: 'json' | 'csv' }> {
+): { query: ReturnType<typeof parseReportQuery>['query']; paging: Paging; plan: ReportPlan } {
   const { query, paging, number } = parseReportQuery(ctx, report, raw);
+  checkFilters(report, query, number, scope);
   const store = ctx.store;
-  await store.readDurable();
   const filter = {
     service: query.service,
     from: query.from,
@@ -225,117 +322,158 @@ async function computeReport(
     txn_id: query.txn_id,
     number,
   };
-  let result: ReportResult;
+  let plan: ReportPlan;
   switch (report) {
-    case 'transactions':
-      result = await reportTransactions(
-        store,
-        { ...filter, status: query.status as 'pending' | 'success' | 'failed' | undefined },
-        paging,
-        scope,
-      );
+    case 'transactions': {
+      const txns = {
+        ...filter,
+        status: query.status as 'pending' | 'success' | 'failed' | undefined,
+      };
+      plan = {
+        run: (p, pacer) => reportTransactions(store, txns, p, scope, pacer),
+        rows: (p, pacer) => transactionRows(store, txns, p, scope, pacer),
+      };
       break;
+    }
     case 'commissions':
-      result = await reportCommissions(store, filter, paging, scope);
+      plan = {
+        run: (p, pacer) => reportCommissions(store, filter, p, scope, pacer),
+        rows: (p, pacer) => commissionRows(store, filter, p, scope, pacer),
+      };
       break;
     case 'wallet':
-      result = await reportWallet(store, filter, paging, scope);
+      plan = {
+        run: (p, pacer) => reportWallet(store, filter, p, scope, pacer),
+        rows: (p, pacer) => walletRows(store, filter, p, scope, pacer),
+      };
       break;
-    case 'api-logs':
-      if (number !== undefined)
-        throw badRequest('number: does not apply to the api-logs report', 'number');
-      result = await reportApiLogs(
-        store,
-        { ...filter, status: query.status, method: query.method },
-        paging,
-        scope,
-      );
+    case 'api-logs': {
+      const logs = { ...filter, status: query.status, method: query.method };
+      plan = {
+        run: (p, pacer) => reportApiLogs(store, logs, p, scope, pacer),
+        rows: (p, pacer) => apiLogRows(store, logs, p, scope, pacer),
+      };
       break;
-    case 'ai-usage':
-      if (number !== undefined || query.service !== undefined || query.txn_id !== undefined)
-        throw badRequest(
-          'number, service and txn_id: do not apply to the ai-usage report',
-          number !== undefined ? 'number' : query.service !== undefined ? 'service' : 'txn_id',
-        );
-      if (scope.account_id === null)
-        throw badRequest(
-          'account_id: the ai-usage report is kept per account; name one',
-          'account_id',
-        );
-      result = await reportAiUsage(
-        store,
-        { from: query.from, to: query.to, protocol: query.protocol, status: query.status },
-        paging,
-        scope,
-      );
+    }
+    case 'ai-usage': {
+      const usage = {
+        from: query.from,
+        to: query.to,
+        protocol: query.protocol,
+        status: query.status,
+      };
+      plan = {
+        run: (p) => reportAiUsage(store, usage, p, scope),
+        rows: (p, pacer) => aiUsageRows(store, usage, p, scope, pacer),
+      };
       break;
+    }
   }
-  return { result, format: query.format };
+  return { query, paging, plan };
 }
 
-/** CSV rows per write of a download: one write, one turn (see sendCsv). */
-const CSV_ROWS_PER_WRITE = 256;
-
-/** Resolves when `res` can take more (or is closed: nothing more will be sent). */
-function drained(res: Response): Promise<void> {
+/** Resolves when `res` can take more, or is closed, or its client is gone (`signal`). */
+function drained(res: Response, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       res.off('drain', done);
       res.off('close', done);
+      signal.removeEventListener('abort', done);
       resolve();
     };
     res.on('drain', done);
     res.on('close', done);
+    signal.addEventListener('abort', done);
   });
 }
 
 /**
- * Sends rows as a CSV download a batch of rows at a time: each batch is written in a turn of
- * the store's background work (turns.ts), so a 10,000-row download is neither one string
- * built in one turn nor more than its share of a busy gateway, and it waits for a slow
- * client (backpressure) instead of piling its bytes up in memory.
+ * Writes a CSV download as its rows are read: each batch (at most a chunk of rows: 16
+ * transactions, 256 index entries of the other reports) is written when it has been read, in
+ * the turn that read it, so a 10,000-row download is neither one string nor more than its
+ * share of a busy gateway. When `res` pushes back, the download waits for 'drain' before it
+ * reads on (its pacer ended meanwhile: a slow client's wait is not report work), so memory
+ * holds a batch, never the download. Stops (rejects with the signal's reason) when `signal`
+ * aborts.
  */
-export async function sendCsv(
+export async function streamCsv(
   res: Response,
-  turns: Turns,
+  pacer: Pacer,
+  signal: AbortSignal,
   name: string,
   columns: readonly string[],
-  rows: readonly Row[],
+  batches: AsyncIterable<Row[]>,
 ): Promise<void> {
   res.setHeader('Content-Type', 'text/csv; charset=utf-8');
   res.setHeader('Content-Disposition', `attachment; filename="${name}.csv"`);
   res.setHeader('Cache-Control', 'no-store');
-  const pacer = turns.pacer();
+  let ready = res.write(`${columns.join(',')}\r\n`);
+  const reader = batches[Symbol.asyncIterator]();
   try {
-    res.write(`${columns.join(',')}\r\n`);
-    for (let i = 0; i < rows.length && !res.destroyed; i += CSV_ROWS_PER_WRITE) {
-      await pacer.next();
-      let text = '';
-      for (const row of rows.slice(i, i + CSV_ROWS_PER_WRITE)) text += csvLine(columns, row);
-      if (!res.write(text)) {
+    for (;;) {
+      // The next batch is read only once the last one has left (never while `res` pushes back).
+      if (!ready) {
         pacer.end();
-        await drained(res);
+        await drained(res, signal);
+        signal.throwIfAborted();
       }
+      const step = await reader.next();
+      if (step.done) break;
+      let text = '';
+      for (const row of step.value) text += csvLine(columns, row);
+      ready = res.write(text);
     }
   } finally {
-    pacer.end();
+    await reader.return?.();
   }
   res.end();
 }
 
-async function sendReport(
+/**
+ * Answers one report request: validated first (400 before a slot is taken), then run in a
+ * report slot, as JSON or as a streamed CSV (its total counted first, for X-Total-Count). When
+ * the client goes away, a queued report leaves the queue unrun and a running one stops at its
+ * next turn; nothing more is sent.
+ */
+export async function serveReport(
   ctx: PaymentsContext,
+  req: IncomingMessage,
   res: Response,
-  result: ReportResult,
-  format: 'json' | 'csv',
+  report: ReportName,
+  raw: Record<string, unknown>,
+  scope: Scope,
   body: (result: ReportResult) => unknown,
 ): Promise<void> {
-  res.setHeader('X-Total-Count', String(result.total));
+  const { query, paging, plan } = planReport(ctx, report, raw, scope);
+  const signal = clientGone(req, res);
   const turns = ctx.store.reads.turns;
-  if (format === 'csv') return sendCsv(res, turns, result.report, result.columns, result.rows);
-  const started = performance.now();
-  res.json(body(result));
-  turns.charge(performance.now() - started);
+  const run = async () => {
+    const pacer = turns.pacer(signal);
+    try {
+      await ctx.store.readDurable();
+      if (query.format === 'csv') {
+        const counted = await plan.run({ ...paging, limit: 0 }, pacer);
+        res.setHeader('X-Total-Count', String(counted.total));
+        await streamCsv(res, pacer, signal, report, counted.columns, plan.rows(paging, pacer));
+        return;
+      }
+      const result = await plan.run(paging, pacer);
+      pacer.end();
+      res.setHeader('X-Total-Count', String(result.total));
+      const started = performance.now();
+      res.json(body(result));
+      turns.charge(performance.now() - started);
+    } finally {
+      pacer.end();
+    }
+  };
+  try {
+    await withReportSlot(ctx, slotOwner(scope), run, signal);
+  } catch (error) {
+    if (!signal.aborted) throw error;
+    // The client is gone: nothing to answer; free the response's socket if it is still held.
+    if (!res.destroyed) res.destroy();
+  }
 }
 
 const reportParam = z.object({
@@ -358,25 +496,32 @@ export function reportsRouter(ctx: PaymentsContext): { api: Router; admin: Route
         'account_id: reports of other accounts are for administrators (GET /admin/reports/...)',
         'account_id',
       );
-    const { result, format } = await runReport(ctx, report, req.query as Record<string, unknown>, {
-      account_id: account.id,
-    });
-    await sendReport(ctx, res, result, format, (r) => ({ status: true, data: jsonView(r) }));
+    await serveReport(
+      ctx,
+      req,
+      res,
+      report,
+      req.query as Record<string, unknown>,
+      {
+        account_id: account.id,
+      },
+      (r) => ({ status: true, data: jsonView(r) }),
+    );
   });
 
   const admin = Router();
   admin.get('/reports/:report', async (req: Request, res: Response) => {
     const { report } = parseWith(reportParam, req.params);
     const account_id = typeof req.query.account_id === 'string' ? req.query.account_id : null;
-    const { result, format } = await runReport(ctx, report, req.query as Record<string, unknown>, {
-      account_id,
-      admin: true,
-    });
-    await sendReport(ctx, res, result, format, (r) => ({
-      object: 'report',
-      account_id,
-      ...jsonView(r),
-    }));
+    await serveReport(
+      ctx,
+      req,
+      res,
+      report,
+      req.query as Record<string, unknown>,
+      { account_id, admin: true },
+      (r) => ({ object: 'report', account_id, ...jsonView(r) }),
+    );
   });
   return { api, admin };
 }

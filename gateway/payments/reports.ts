@@ -1,10 +1,16 @@
 // Reports: transactions of every service, commissions, wallet history and API logs, for one
 // account or (admins) across accounts. These functions are the single source of the rows:
 // GET /api/reports/*, GET /admin/reports/* and the wallet history call them, and CSV is the
-// same rows as the JSON. Every report reads through the store's read interface
+// same rows as the JSON. Each report is two functions over one selection: its totals and page
+// (`report<Name>`), and its rows alone, streamed a batch at a time (`<name>Rows`, for CSV
+// downloads: memory holds a batch, never the download). Long reads run in turns of a pacer
+// (store/turns.ts), which stops them when the report's client goes away. Every report reads through the store's read interface
 // (`store.reads`): the rows in its date range, found through the history indexes, never a
 // pass over the whole history.
 import type { Store } from '../store/store.js';
+import type { LogSelect, Page, UsageSelect, WalletLine, WalletSelect } from '../store/reads.js';
+import type { HistoryRecord } from '../store/state.js';
+import type { Pacer } from '../store/turns.js';
 import type { PaymentService } from '../providers/types.js';
 import { microsToUnits } from '../util/money.js';
 import { transactionChunks, type TransactionFilter } from './txn-filter.js';
@@ -115,6 +121,25 @@ class PageTaker<T> {
   }
 }
 
+/** The page's rows of batches streamed in report order: skips its offset, stops at its limit. */
+async function* pageOfBatches<T>(source: AsyncIterable<T[]>, paging: Paging): AsyncGenerator<T[]> {
+  let skip = (paging.page - 1) * paging.limit;
+  let left = paging.limit;
+  for await (const batch of source) {
+    const from = Math.min(skip, batch.length);
+    skip -= from;
+    const rows = batch.slice(from, from + left);
+    left -= rows.length;
+    if (rows.length > 0) yield rows;
+    if (left === 0) return;
+  }
+}
+
+const pageOf = (paging: Paging): Page => ({
+  offset: (paging.page - 1) * paging.limit,
+  limit: paging.limit,
+});
+
 /**
  * The transactions report: its totals and its page from one pass over the matching
  * transactions, a chunk at a time (see transactionChunks): memory holds the totals and the
@@ -128,10 +153,17 @@ export async function reportTransactions(
   filter: TransactionFilter,
   paging: Paging,
   scope: Scope,
+  pacer?: Pacer,
 ): Promise<ReportResult> {
   const page = new PageTaker<PaymentTxn>(paging);
   const totals = new TxnTotals();
-  for await (const chunk of transactionChunks(store, filter, scope.account_id, paging.order)) {
+  for await (const chunk of transactionChunks(
+    store,
+    filter,
+    scope.account_id,
+    paging.order,
+    pacer,
+  )) {
     for (const txn of chunk) {
       page.offer(txn);
       totals.add(txn);
@@ -139,13 +171,31 @@ export async function reportTransactions(
   }
   return {
     report: 'transactions',
-    columns: [...(showAccount(scope) ? ['account_id'] : []), ...TXN_COLUMNS],
+    columns: txnColumns(scope),
     total: totals.count,
     page: paging.page,
     limit: paging.limit,
     totals: totals.result(),
     rows: page.rows.map((t) => txnRow(t, showAccount(scope))),
   };
+}
+
+const txnColumns = (scope: Scope) => [
+  ...(showAccount(scope) ? ['account_id'] : []),
+  ...TXN_COLUMNS,
+];
+
+/** The transactions report's rows alone, streamed a batch at a time. */
+export async function* transactionRows(
+  store: Store,
+  filter: TransactionFilter,
+  paging: Paging,
+  scope: Scope,
+  pacer: Pacer,
+): AsyncGenerator<Row[]> {
+  const chunks = transactionChunks(store, filter, scope.account_id, paging.order, pacer);
+  for await (const txns of pageOfBatches(chunks, paging))
+    yield txns.map((t) => txnRow(t, showAccount(scope)));
 }
 
 /** The transactions report's totals, folded one transaction at a time. */
@@ -228,24 +278,32 @@ const COMMISSION_COLUMNS = [
   'posting_id',
 ];
 
+/** The transactions that earned a commission, a chunk at a time. */
+async function* commissionChunks(
+  store: Store,
+  filter: TransactionFilter,
+  scope: Scope,
+  order: 'asc' | 'desc',
+  pacer: Pacer | undefined,
+): AsyncGenerator<PaymentTxn[]> {
+  const success = { ...filter, status: 'success' as const };
+  for await (const chunk of transactionChunks(store, success, scope.account_id, order, pacer))
+    yield chunk.filter((txn) => txn.commission_micros > 0);
+}
+
 export async function reportCommissions(
   store: Store,
   filter: TransactionFilter,
   paging: Paging,
   scope: Scope,
+  pacer?: Pacer,
 ): Promise<ReportResult> {
   const page = new PageTaker<PaymentTxn>(paging);
   let count = 0;
   let amount = 0;
   let commission = 0;
-  for await (const chunk of transactionChunks(
-    store,
-    { ...filter, status: 'success' },
-    scope.account_id,
-    paging.order,
-  )) {
+  for await (const chunk of commissionChunks(store, filter, scope, paging.order, pacer)) {
     for (const txn of chunk) {
-      if (txn.commission_micros <= 0) continue;
       count++;
       amount += txn.amount_micros;
       commission += txn.commission_micros;
@@ -259,18 +317,35 @@ export async function reportCommissions(
     page: paging.page,
     limit: paging.limit,
     totals: { count, amount: microsToUnits(amount), commission: microsToUnits(commission) },
-    rows: page.rows.map((t) => ({
-      ...(showAccount(scope) ? { account_id: t.account_id } : {}),
-      txn_id: t.id,
-      created_at: t.created_at,
-      service: t.service,
-      description: describeTxn(t),
-      number: t.subject,
-      amount: microsToUnits(t.amount_micros),
-      commission: microsToUnits(t.commission_micros),
-      posting_id: t.postings.commission ?? null,
-    })),
+    rows: page.rows.map((t) => commissionRow(t, scope)),
   };
+}
+
+function commissionRow(t: PaymentTxn, scope: Scope): Row {
+  return {
+    ...(showAccount(scope) ? { account_id: t.account_id } : {}),
+    txn_id: t.id,
+    created_at: t.created_at,
+    service: t.service,
+    description: describeTxn(t),
+    number: t.subject,
+    amount: microsToUnits(t.amount_micros),
+    commission: microsToUnits(t.commission_micros),
+    posting_id: t.postings.commission ?? null,
+  };
+}
+
+/** The commissions report's rows alone, streamed a batch at a time. */
+export async function* commissionRows(
+  store: Store,
+  filter: TransactionFilter,
+  paging: Paging,
+  scope: Scope,
+  pacer: Pacer,
+): AsyncGenerator<Row[]> {
+  const chunks = commissionChunks(store, filter, scope, paging.order, pacer);
+  for await (const txns of pageOfBatches(chunks, paging))
+    yield txns.map((t) => commissionRow(t, scope));
 }
 
 /** What a wallet posting was, from its hold step and memo. */
@@ -316,47 +391,20 @@ export async function reportWallet(
   filter: WalletFilter,
   paging: Paging,
   scope: Scope,
+  pacer?: Pacer,
 ): Promise<ReportResult & { opening_micros: number | null; closing_micros: number | null }> {
   await store.readDurable();
-  const txnOf = (ref: string | undefined) => (ref ? store.get('payment_txns', ref) : undefined);
-  const filtered =
-    filter.txn_id !== undefined || filter.service !== undefined || filter.number !== undefined;
-  const match = filtered
-    ? (posting: { ref?: string }) => {
-        if (filter.txn_id && posting.ref !== filter.txn_id) return false;
-        if (!filter.service && !filter.number) return true;
-        const txn = txnOf(posting.ref);
-        if (filter.service && txn?.service !== filter.service) return false;
-        if (
-          filter.number &&
-          txn?.subject !== filter.number &&
-          txn?.details.mobile !== filter.number
-        )
-          return false;
-        return true;
-      }
-    : undefined;
   const result = await store.reads.walletInTurns(
-    { account_id: scope.account_id, from_ms: filter.from, to_ms: filter.to, match },
-    { offset: (paging.page - 1) * paging.limit, limit: paging.limit },
+    walletSelect(store, filter, scope),
+    pageOf(paging),
     paging.order,
+    pacer,
   );
-  const rows: Row[] = result.rows.map((line) => ({
-    ...(showAccount(scope) ? { account_id: line.account_id } : {}),
-    posting_id: line.posting.id,
-    at: line.posting.ts,
-    kind: postingKind(line.posting.hold?.action, line.delta_micros, line.posting.memo),
-    memo: line.posting.memo,
-    ref: line.posting.ref ?? null,
-    service: txnOf(line.posting.ref)?.service ?? null,
-    amount: microsToUnits(line.delta_micros),
-    opening_balance: microsToUnits(line.opening_micros),
-    closing_balance: microsToUnits(line.closing_micros),
-  }));
+  const rows = result.rows.map((line) => walletRow(store, line, scope));
   const single = scope.account_id !== null;
   return {
     report: 'wallet',
-    columns: [...(showAccount(scope) ? ['account_id'] : []), ...WALLET_COLUMNS],
+    columns: walletColumns(scope),
     total: result.total,
     page: paging.page,
     limit: paging.limit,
@@ -376,6 +424,65 @@ export async function reportWallet(
     opening_micros: result.opening_micros,
     closing_micros: result.closing_micros,
   };
+}
+
+/** The wallet report's rows alone, streamed a batch at a time. */
+export async function* walletRows(
+  store: Store,
+  filter: WalletFilter,
+  paging: Paging,
+  scope: Scope,
+  pacer: Pacer,
+): AsyncGenerator<Row[]> {
+  await store.readDurable();
+  const select = walletSelect(store, filter, scope);
+  for await (const lines of store.reads.walletLines(select, pageOf(paging), paging.order, pacer))
+    yield lines.map((line) => walletRow(store, line, scope));
+}
+
+const walletColumns = (scope: Scope) => [
+  ...(showAccount(scope) ? ['account_id'] : []),
+  ...WALLET_COLUMNS,
+];
+
+const txnOf = (store: Store, ref: string | undefined) =>
+  ref ? store.get('payment_txns', ref) : undefined;
+
+function walletRow(store: Store, line: WalletLine, scope: Scope): Row {
+  return {
+    ...(showAccount(scope) ? { account_id: line.account_id } : {}),
+    posting_id: line.posting.id,
+    at: line.posting.ts,
+    kind: postingKind(line.posting.hold?.action, line.delta_micros, line.posting.memo),
+    memo: line.posting.memo,
+    ref: line.posting.ref ?? null,
+    service: txnOf(store, line.posting.ref)?.service ?? null,
+    amount: microsToUnits(line.delta_micros),
+    opening_balance: microsToUnits(line.opening_micros),
+    closing_balance: microsToUnits(line.closing_micros),
+  };
+}
+
+/** The wallet postings a wallet report selects (a transaction, service or number filter reads each posting's transaction). */
+function walletSelect(store: Store, filter: WalletFilter, scope: Scope): WalletSelect {
+  const filtered =
+    filter.txn_id !== undefined || filter.service !== undefined || filter.number !== undefined;
+  const match = filtered
+    ? (posting: { ref?: string }) => {
+        if (filter.txn_id && posting.ref !== filter.txn_id) return false;
+        if (!filter.service && !filter.number) return true;
+        const txn = txnOf(store, posting.ref);
+        if (filter.service && txn?.service !== filter.service) return false;
+        if (
+          filter.number &&
+          txn?.subject !== filter.number &&
+          txn?.details.mobile !== filter.number
+        )
+          return false;
+        return true;
+      }
+    : undefined;
+  return { account_id: scope.account_id, from_ms: filter.from, to_ms: filter.to, match };
 }
 
 export interface ApiLogFilter {
@@ -409,37 +516,19 @@ export async function reportApiLogs(
   filter: ApiLogFilter,
   paging: Paging,
   scope: Scope,
+  pacer?: Pacer,
 ): Promise<ReportResult> {
   await store.readDurable();
   const result = await store.reads.apiLogsInTurns(
-    {
-      account_id: scope.account_id,
-      from_ms: filter.from,
-      to_ms: filter.to,
-      status: filter.status,
-      method: filter.method,
-      service: filter.service,
-      match: filter.txn_id ? (record) => record.txn_id === filter.txn_id : undefined,
-    },
-    { offset: (paging.page - 1) * paging.limit, limit: paging.limit },
+    apiLogSelect(filter, scope),
+    pageOf(paging),
     paging.order,
+    pacer,
   );
-  const rows: Row[] = result.rows.map((record) => ({
-    ...(showAccount(scope) ? { account_id: text(record.account_id) } : {}),
-    ts: record.ts,
-    direction: text(record.direction) ?? 'inbound',
-    method: text(record.method),
-    path: text(record.path) ?? text(record.url) ?? '',
-    status: typeof record.status === 'number' ? record.status : null,
-    latency_ms: typeof record.latency_ms === 'number' ? record.latency_ms : null,
-    ip: text(record.ip),
-    key_prefix: text(record.key_prefix),
-    request_id: text(record.request_id),
-    txn_id: text(record.txn_id),
-  }));
+  const rows = result.rows.map((record) => apiLogRow(record, scope));
   return {
     report: 'api-logs',
-    columns: [...(showAccount(scope) ? ['account_id'] : []), ...API_LOG_COLUMNS],
+    columns: apiLogColumns(scope),
     total: result.total,
     page: paging.page,
     limit: paging.limit,
@@ -451,6 +540,56 @@ export async function reportApiLogs(
         : null,
     },
     rows,
+  };
+}
+
+/** The API log report's rows alone, streamed a batch at a time. */
+export async function* apiLogRows(
+  store: Store,
+  filter: ApiLogFilter,
+  paging: Paging,
+  scope: Scope,
+  pacer: Pacer,
+): AsyncGenerator<Row[]> {
+  await store.readDurable();
+  const select = apiLogSelect(filter, scope);
+  for await (const records of store.reads.apiLogRecords(
+    select,
+    pageOf(paging),
+    paging.order,
+    pacer,
+  ))
+    yield records.map((record) => apiLogRow(record, scope));
+}
+
+const apiLogColumns = (scope: Scope) => [
+  ...(showAccount(scope) ? ['account_id'] : []),
+  ...API_LOG_COLUMNS,
+];
+
+const apiLogSelect = (filter: ApiLogFilter, scope: Scope): LogSelect => ({
+  account_id: scope.account_id,
+  from_ms: filter.from,
+  to_ms: filter.to,
+  status: filter.status,
+  method: filter.method,
+  service: filter.service,
+  match: filter.txn_id ? (record) => record.txn_id === filter.txn_id : undefined,
+});
+
+function apiLogRow(record: HistoryRecord, scope: Scope): Row {
+  return {
+    ...(showAccount(scope) ? { account_id: text(record.account_id) } : {}),
+    ts: record.ts,
+    direction: text(record.direction) ?? 'inbound',
+    method: text(record.method),
+    path: text(record.path) ?? text(record.url) ?? '',
+    status: typeof record.status === 'number' ? record.status : null,
+    latency_ms: typeof record.latency_ms === 'number' ? record.latency_ms : null,
+    ip: text(record.ip),
+    key_prefix: text(record.key_prefix),
+    request_id: text(record.request_id),
+    txn_id: text(record.txn_id),
   };
 }
 
@@ -500,26 +639,57 @@ export async function reportAiUsage(
 ): Promise<ReportResult> {
   await store.readDurable();
   const account_id = scope.account_id;
-  const wanted = filter.protocol !== undefined || filter.status !== undefined;
   const result =
     account_id === null
       ? { total: 0, cost_micros: 0, tokens: 0, rows: [] }
-      : store.reads.usage(
-          {
-            account_id,
-            from_ms: filter.from,
-            to_ms: filter.to,
-            match: wanted
-              ? (record) =>
-                  (filter.protocol === undefined ||
-                    (record.protocol ?? 'chat') === filter.protocol) &&
-                  (filter.status === undefined || record.status === filter.status)
-              : undefined,
-          },
-          { offset: (paging.page - 1) * paging.limit, limit: paging.limit },
-          paging.order,
-        );
-  const rows: Row[] = result.rows.map((record) => ({
+      : store.reads.usage(usageSelect(filter, account_id), pageOf(paging), paging.order);
+  return {
+    report: 'ai-usage',
+    columns: aiUsageColumns(scope),
+    total: result.total,
+    page: paging.page,
+    limit: paging.limit,
+    totals: { count: result.total, cost: microsToUnits(result.cost_micros), tokens: result.tokens },
+    rows: result.rows.map((record) => aiUsageRow(record, scope)),
+  };
+}
+
+/** The AI usage report's rows alone, streamed a batch at a time. */
+export async function* aiUsageRows(
+  store: Store,
+  filter: AiUsageFilter,
+  paging: Paging,
+  scope: Scope,
+  pacer: Pacer,
+): AsyncGenerator<Row[]> {
+  await store.readDurable();
+  if (scope.account_id === null) return;
+  const select = usageSelect(filter, scope.account_id);
+  for await (const records of store.reads.usageRecords(select, pageOf(paging), paging.order, pacer))
+    yield records.map((record) => aiUsageRow(record, scope));
+}
+
+const aiUsageColumns = (scope: Scope) => [
+  ...(showAccount(scope) ? ['account_id'] : []),
+  ...AI_USAGE_COLUMNS,
+];
+
+function usageSelect(filter: AiUsageFilter, account_id: string): UsageSelect {
+  const wanted = filter.protocol !== undefined || filter.status !== undefined;
+  return {
+    account_id,
+    from_ms: filter.from,
+    to_ms: filter.to,
+    match: wanted
+      ? (record) =>
+          (filter.protocol === undefined || (record.protocol ?? 'chat') === filter.protocol) &&
+          (filter.status === undefined || record.status === filter.status)
+      : undefined,
+  };
+}
+
+function aiUsageRow(record: HistoryRecord, scope: Scope): Row {
+  return {
     ...(showAccount(scope) ? { account_id: text(record.account_id) } : {}),
     request_id: text(record.request_id),
     ts: record.ts,
@@ -538,15 +708,6 @@ export async function reportAiUsage(
     cost: microsToUnits(count(record.cost_micros)),
     owed: microsToUnits(count(record.receivable_micros)),
     latency_ms: typeof record.latency_ms === 'number' ? record.latency_ms : null,
-  }));
-  return {
-    report: 'ai-usage',
-    columns: [...(showAccount(scope) ? ['account_id'] : []), ...AI_USAGE_COLUMNS],
-    total: result.total,
-    page: paging.page,
-    limit: paging.limit,
-    totals: { count: result.total, cost: microsToUnits(result.cost_micros), tokens: result.tokens },
-    rows,
   };
 }
 

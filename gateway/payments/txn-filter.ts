@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import type { Store } from '../store/store.js';
 import type { Page } from '../store/reads.js';
+import type { Pacer } from '../store/turns.js';
 import type { PaymentTxn } from './tables.js';
 
 export const SERVICES = ['recharge', 'dmt', 'pan', 'bills'] as const;
@@ -99,6 +100,7 @@ export async function* transactionChunks(
   query: TransactionFilter,
   account_id: string | null,
   order: 'asc' | 'desc',
+  pacer?: Pacer,
 ): AsyncGenerator<PaymentTxn[]> {
   if (query.txn_id && !query.number) {
     const { rows } = selectTransactions(store, query, account_id, null);
@@ -115,6 +117,7 @@ export async function* transactionChunks(
       match: matcher(query),
     },
     order,
+    pacer,
   );
 }
 

@@ -17,7 +17,7 @@ import {
 } from './archive.js';
 import type { HistoryRecord, Posting, Row } from './state.js';
 import type { Store } from './store.js';
-import { Turns } from './turns.js';
+import { Turns, type Pacer } from './turns.js';
 
 export type TxnRow = Row<'payment_txns'>;
 
@@ -111,9 +111,10 @@ export interface StoreReads {
   /**
    * Every payment transaction matching `select`, in created order ('desc': newest first), a
    * chunk of rows at a time, the event loop running between chunks: a long report (a year of
-   * every account) reads its rows in bounded memory without holding up other requests.
+   * every account) reads its rows in bounded memory without holding up other requests. Each
+   * chunk is read in a turn of `pacer` (the caller's, which it ends; else one of its own).
    */
-  txnChunks(select: TxnSelect, order: 'asc' | 'desc'): AsyncGenerator<TxnRow[]>;
+  txnChunks(select: TxnSelect, order: 'asc' | 'desc', pacer?: Pacer): AsyncGenerator<TxnRow[]>;
   /** Finalized transactions finalized at or after `since_ms`, oldest first. */
   finalizedSince(since_ms: number): TxnRow[];
   /** Wallet postings with the balance around each, oldest first; `page` null: all in range. */
@@ -127,13 +128,43 @@ export interface StoreReads {
     select: WalletSelect,
     page: Page | null,
     order: 'asc' | 'desc',
+    pacer?: Pacer,
   ): Promise<WalletResult>;
+  /**
+   * The rows of `walletInTurns`' page, in `order`, a batch at a time as the range is walked in
+   * turns of `pacer` (a CSV download streams them; memory holds one batch): no totals.
+   */
+  walletLines(
+    select: WalletSelect,
+    page: Page,
+    order: 'asc' | 'desc',
+    pacer: Pacer,
+  ): AsyncGenerator<WalletLine[]>;
   /** API log records, by `order` of time; `page` null: all in range. */
   apiLogs(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): LogResult;
   /** The same answer as `apiLogs`, walked a chunk per turn (see `walletInTurns`). */
-  apiLogsInTurns(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): Promise<LogResult>;
+  apiLogsInTurns(
+    select: LogSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+    pacer?: Pacer,
+  ): Promise<LogResult>;
+  /** The rows of `apiLogsInTurns`' page, a batch at a time (see `walletLines`). */
+  apiLogRecords(
+    select: LogSelect,
+    page: Page,
+    order: 'asc' | 'desc',
+    pacer: Pacer,
+  ): AsyncGenerator<HistoryRecord[]>;
   /** One account's chat usage records (every protocol), by `order` of time; `page` null: all in range. */
   usage(select: UsageSelect, page: Page | null, order: 'asc' | 'desc'): UsageResult;
+  /** The rows of `usage`'s page, a batch at a time in turns of `pacer` (see `walletLines`). */
+  usageRecords(
+    select: UsageSelect,
+    page: Page,
+    order: 'asc' | 'desc',
+    pacer: Pacer,
+  ): AsyncGenerator<HistoryRecord[]>;
   /** Audit records, newest first. */
   audit(select: AuditSelect, page: Page): { total: number; rows: HistoryRecord[] };
   /** Chat spend per tier for each UTC day from `first_day_ms`, `days` of them. */
@@ -161,6 +192,9 @@ const ROWS_PER_CHUNK = 16;
 
 /** Index entries walked per turn by the `InTurns` reads. */
 const ENTRIES_PER_TURN = 512;
+
+/** Index entries walked per turn by the streamed reads (`walletLines`...): each may read its record. */
+const STREAM_ENTRIES_PER_TURN = 256;
 
 /**
  * Visits entries [start, end) of `list` in order, pausing (a `yield`) after each
@@ -224,6 +258,8 @@ class PagePick<T> {
     const position = this.total++;
     const page = this.page;
     if (page === null) this.kept.push(item);
+    else if (page.limit === 0)
+      return; // a count alone (a CSV download's total)
     else if (this.order === 'asc') {
       if (position >= page.offset && position < page.offset + page.limit) this.kept.push(item);
     } else {
@@ -255,9 +291,9 @@ export class JsonFileReads implements StoreReads {
    */
   readonly turns = new Turns();
 
-  /** Runs a pausing walk, one stretch of it per turn. */
-  private async inTurns<T>(walk: Generator<void, T, void>): Promise<T> {
-    const pacer = this.turns.pacer();
+  /** Runs a pausing walk, one stretch of it per turn (of `given`, which its owner ends). */
+  private async inTurns<T>(walk: Generator<void, T, void>, given?: Pacer): Promise<T> {
+    const pacer = given ?? this.turns.pacer();
     try {
       for (;;) {
         await pacer.next();
@@ -265,7 +301,43 @@ export class JsonFileReads implements StoreReads {
         if (step.done) return step.value;
       }
     } finally {
-      pacer.end();
+      if (!given) pacer.end();
+    }
+  }
+
+  /**
+   * The items `keep` makes of the entries [start, end) of `list`, in `order`, from the page's
+   * offset and at most its limit: one batch per STREAM_ENTRIES_PER_TURN entries walked, each
+   * stretch in a turn of `pacer`; the walk stops once the page is full.
+   */
+  private async *streamed<T>(
+    list: IndexList,
+    [start, end]: [number, number],
+    order: 'asc' | 'desc',
+    page: Page,
+    keep: (entry: Entry) => T | undefined,
+    pacer: Pacer,
+  ): AsyncGenerator<T[]> {
+    let skipped = 0;
+    let taken = 0;
+    const visit = (batch: T[]) => (entry: Entry) => {
+      const item = keep(entry);
+      if (item === undefined) return true;
+      if (skipped < page.offset) skipped++;
+      else {
+        batch.push(item);
+        taken++;
+      }
+      return taken < page.limit;
+    };
+    const step = STREAM_ENTRIES_PER_TURN;
+    for (let done = 0; done < end - start && taken < page.limit; done += step) {
+      await pacer.next();
+      const batch: T[] = [];
+      if (order === 'asc')
+        list.walk(start + done, Math.min(end, start + done + step), visit(batch));
+      else list.walkBack(Math.max(start, end - done - step), end - done, visit(batch));
+      if (batch.length > 0) yield batch;
     }
   }
 
@@ -368,7 +440,11 @@ export class JsonFileReads implements StoreReads {
     return { total, rows: chosen.map(load) };
   }
 
-  async *txnChunks(select: TxnSelect, order: 'asc' | 'desc'): AsyncGenerator<TxnRow[]> {
+  async *txnChunks(
+    select: TxnSelect,
+    order: 'asc' | 'desc',
+    given?: Pacer,
+  ): AsyncGenerator<TxnRow[]> {
     const desc = order === 'desc';
     type Candidate = TxnCandidate;
     // Pending rows are few (live state); they sort before archived ones of the same creation time.
@@ -387,7 +463,7 @@ export class JsonFileReads implements StoreReads {
     const list = this.archive.existing('txn', select.account_id ?? ALL);
     const matches = this.entryFilter(select);
     const lag = this.archive.max_lag_ms;
-    const pacer = this.turns.pacer();
+    const pacer = given ?? this.turns.pacer();
     let out: TxnRow[] = [];
     const take = async function* (
       this: JsonFileReads,
@@ -431,7 +507,7 @@ export class JsonFileReads implements StoreReads {
       buffer.sort(compare);
       yield* take(buffer);
     } finally {
-      pacer.end();
+      if (!given) pacer.end();
     }
     if (out.length > 0) yield out;
   }
@@ -477,8 +553,53 @@ export class JsonFileReads implements StoreReads {
     select: WalletSelect,
     page: Page | null,
     order: 'asc' | 'desc',
+    pacer?: Pacer,
   ): Promise<WalletResult> {
-    return this.inTurns(this.walletWalk(select, page, order));
+    return this.inTurns(this.walletWalk(select, page, order), pacer);
+  }
+
+  async *walletLines(
+    select: WalletSelect,
+    page: Page,
+    order: 'asc' | 'desc',
+    pacer: Pacer,
+  ): AsyncGenerator<WalletLine[]> {
+    const list = this.archive.existing('wal', select.account_id ?? ALL);
+    if (!list) return;
+    const keep = (entry: Entry) =>
+      select.match && !select.match(this.archive.postingOf(entry)) ? undefined : entry;
+    for await (const entries of this.streamed(
+      list,
+      range(list, select.from_ms, select.to_ms),
+      order,
+      page,
+      keep,
+      pacer,
+    ))
+      yield entries.map((entry) => this.walletLine(entry));
+  }
+
+  /** A wallet index entry's posting, with the balance before and after it. */
+  private walletLine(entry: Entry): WalletLine {
+    const record = this.archive.record(entry);
+    const op = record.ops[entry.op];
+    if (op?.o !== 'post')
+      throw new Error(`invariant: record ${entry.seq} holds no posting at op ${entry.op}`);
+    const p = op.p;
+    const hold_id = p.hold?.action === 'open' ? p.hold.id : null;
+    const resolved = hold_id
+      ? record.ops.find(
+          (o) => o.o === 'post' && o.p.hold?.id === hold_id && o.p.hold.action !== 'open',
+        )
+      : undefined;
+    return {
+      posting: p,
+      ...(resolved?.o === 'post' ? { resolved_by: resolved.p } : {}),
+      account_id: p.account_id!,
+      delta_micros: entry.tag,
+      opening_micros: entry.aux - entry.tag,
+      closing_micros: entry.aux,
+    };
   }
 
   private *walletWalk(
@@ -498,27 +619,6 @@ export class JsonFileReads implements StoreReads {
     };
     if (!list) return result;
     const [start, end] = range(list, select.from_ms, select.to_ms);
-    const line = (entry: Entry): WalletLine => {
-      const record = this.archive.record(entry);
-      const op = record.ops[entry.op];
-      if (op?.o !== 'post')
-        throw new Error(`invariant: record ${entry.seq} holds no posting at op ${entry.op}`);
-      const p = op.p;
-      const hold_id = p.hold?.action === 'open' ? p.hold.id : null;
-      const resolved = hold_id
-        ? record.ops.find(
-            (o) => o.o === 'post' && o.p.hold?.id === hold_id && o.p.hold.action !== 'open',
-          )
-        : undefined;
-      return {
-        posting: p,
-        ...(resolved?.o === 'post' ? { resolved_by: resolved.p } : {}),
-        account_id: p.account_id!,
-        delta_micros: entry.tag,
-        opening_micros: entry.aux - entry.tag,
-        closing_micros: entry.aux,
-      };
-    };
     if (single) {
       const before = start > 0 ? list.read(start - 1, start)[0]!.aux : 0;
       result.opening_micros =
@@ -539,7 +639,7 @@ export class JsonFileReads implements StoreReads {
     const opening = first as Entry | null;
     if (select.match && single && opening) result.opening_micros = opening.aux - opening.tag;
     result.total = matched.total;
-    result.rows = matched.rows().map(line);
+    result.rows = matched.rows().map((entry) => this.walletLine(entry));
     return result;
   }
 
@@ -547,8 +647,68 @@ export class JsonFileReads implements StoreReads {
     return finish(this.apiLogsWalk(select, page, order));
   }
 
-  apiLogsInTurns(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): Promise<LogResult> {
-    return this.inTurns(this.apiLogsWalk(select, page, order));
+  apiLogsInTurns(
+    select: LogSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+    pacer?: Pacer,
+  ): Promise<LogResult> {
+    return this.inTurns(this.apiLogsWalk(select, page, order), pacer);
+  }
+
+  async *apiLogRecords(
+    select: LogSelect,
+    page: Page,
+    order: 'asc' | 'desc',
+    pacer: Pacer,
+  ): AsyncGenerator<HistoryRecord[]> {
+    const list = this.archive.existing('log', select.account_id ?? ALL);
+    if (!list) return;
+    const test = this.logFilter(select);
+    const keep = (entry: Entry) => {
+      const record = test(entry);
+      return record === false ? undefined : { entry, record };
+    };
+    for await (const kept of this.streamed(
+      list,
+      range(list, select.from_ms, select.to_ms),
+      order,
+      page,
+      keep,
+      pacer,
+    ))
+      yield kept.map(({ entry, record }) => record ?? this.logOf(entry));
+  }
+
+  /**
+   * The test of an API log index entry against a select: false when it does not match; the
+   * record when reading it was needed to decide; else undefined (a match, record not read).
+   */
+  private logFilter(select: LogSelect): (entry: Entry) => HistoryRecord | false | undefined {
+    const method_code =
+      select.method !== undefined ? METHOD_CODES.indexOf(select.method as never) + 1 : null;
+    const service_code =
+      select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
+    return (entry) => {
+      if (select.status !== undefined && !statusMatches(entry.tag, select.status)) return false;
+      if (method_code !== null && Math.floor(entry.aux / 8) !== method_code) return false;
+      let record: HistoryRecord | undefined;
+      if (service_code !== null && entry.aux % 8 !== service_code) {
+        // Outbound calls (webhooks) name their transaction, not a path: its service decides.
+        if (entry.aux % 8 !== 0) return false;
+        record = this.logOf(entry);
+        if (
+          record.direction !== 'outbound' ||
+          this.store.get('payment_txns', String(record.txn_id))?.service !== select.service
+        )
+          return false;
+      }
+      if (select.match) {
+        record ??= this.logOf(entry);
+        if (!select.match(record)) return false;
+      }
+      return record;
+    };
   }
 
   private *apiLogsWalk(
@@ -560,29 +720,11 @@ export class JsonFileReads implements StoreReads {
     const result: LogResult = { total: 0, errors: 0, latency_total_ms: 0, rows: [] };
     if (!list) return result;
     const [start, end] = range(list, select.from_ms, select.to_ms);
-    const method_code =
-      select.method !== undefined ? METHOD_CODES.indexOf(select.method as never) + 1 : null;
-    const service_code =
-      select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
+    const test = this.logFilter(select);
     const matched = new PagePick<{ entry: Entry; record?: HistoryRecord }>(page, order);
     yield* walkPausing(list, start, end, (entry) => {
-      if (select.status !== undefined && !statusMatches(entry.tag, select.status)) return;
-      if (method_code !== null && Math.floor(entry.aux / 8) !== method_code) return;
-      let record: HistoryRecord | undefined;
-      if (service_code !== null && entry.aux % 8 !== service_code) {
-        // Outbound calls (webhooks) name their transaction, not a path: its service decides.
-        if (entry.aux % 8 !== 0) return;
-        record = this.logOf(entry);
-        if (
-          record.direction !== 'outbound' ||
-          this.store.get('payment_txns', String(record.txn_id))?.service !== select.service
-        )
-          return;
-      }
-      if (select.match) {
-        record ??= this.logOf(entry);
-        if (!select.match(record)) return;
-      }
+      const record = test(entry);
+      if (record === false) return;
       matched.offer(record ? { entry, record } : { entry });
       if (entry.tag === 0 || entry.tag >= 400) result.errors++;
       result.latency_total_ms += entry.aux2;
@@ -614,6 +756,30 @@ export class JsonFileReads implements StoreReads {
     const chosen = page === null ? matched : matched.slice(page.offset, page.offset + page.limit);
     result.rows = chosen.map(({ entry, record }) => record ?? this.archive.historyOf(entry));
     return result;
+  }
+
+  async *usageRecords(
+    select: UsageSelect,
+    page: Page,
+    order: 'asc' | 'desc',
+    pacer: Pacer,
+  ): AsyncGenerator<HistoryRecord[]> {
+    const list = this.archive.existing('use', select.account_id);
+    if (!list) return;
+    const keep = (entry: Entry) => {
+      if (!select.match) return { entry };
+      const record = this.archive.historyOf(entry);
+      return select.match(record) ? { entry, record } : undefined;
+    };
+    for await (const kept of this.streamed(
+      list,
+      range(list, select.from_ms, select.to_ms),
+      order,
+      page,
+      keep,
+      pacer,
+    ))
+      yield kept.map(({ entry, record }) => record ?? this.archive.historyOf(entry));
   }
 
   private logOf(entry: Entry): HistoryRecord {

@@ -11,7 +11,8 @@
 // - on an otherwise idle gateway the bucket does not hold chunks back (a lone report runs at
 //   full speed, still one chunk per turn).
 // A chunk's time is measured from its grant to the same reader's next request for a turn (or
-// its end): a reader runs synchronously in between.
+// its end): a reader runs synchronously in between. A reader whose client went away (its
+// pacer's signal aborted) is stopped at its next turn: `next()` rejects with the signal's reason.
 import { performance } from 'node:perf_hooks';
 
 export interface TurnBudget {
@@ -30,8 +31,12 @@ const WINDOW_MS = 50;
 /** How long a busy verdict holds (ms): the budget is lifted after this long without other work. */
 const BUSY_HOLD_MS = 1_000;
 
-/** One reader's turns: `next()` after each chunk, `end()` when it is done. */
+/**
+ * One reader's turns: `next()` before each chunk, `end()` when it is done or stops to wait for
+ * something else (a slow client): the time until its next `next()` is then not counted.
+ */
 export interface Pacer {
+  /** Rejects with the signal's reason once the pacer's signal is aborted (before or after the wait). */
   next(): Promise<void>;
   end(): void;
 }
@@ -65,8 +70,11 @@ export class Turns {
     this.credit_ms = Math.min(this.credit_ms, budget.burst_ms);
   }
 
-  /** A reader of its own; its chunks are measured and paced with every other reader's. */
-  pacer(): Pacer {
+  /**
+   * A reader of its own; its chunks are measured and paced with every other reader's. With a
+   * `signal`, the reader stops at its next turn once the signal is aborted (its client left).
+   */
+  pacer(signal?: AbortSignal): Pacer {
     let granted_at: number | null = null;
     const close = () => {
       if (granted_at === null) return;
@@ -77,9 +85,12 @@ export class Turns {
     return {
       next: () => {
         close();
+        if (signal?.aborted) return Promise.reject(signal.reason as Error);
         const turn = this.chain.then(() => this.grant());
         this.chain = turn;
         return turn.then(() => {
+          // Aborted while waiting: the grant goes unused and the next reader's follows it.
+          signal?.throwIfAborted();
           granted_at = performance.now();
         });
       },

@@ -6,7 +6,6 @@ import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.js';
 import { type Cell, type ReportResult, type Row } from '../../payments/reports.js';
-import { sendCsv } from '../../payments/reports-routes.js';
 import { unitsToMicros } from '../../util/money.js';
 import type { WebContext } from '../context.js';
 import { formatMoney, formatTimestamp } from '../format.js';
@@ -187,23 +186,17 @@ export function reportRoutes(ctx: WebContext, router: Router): void {
     const { report, format, page } = reportQuery.parse(req.query);
     const raw = filled(req.query);
     const scope = { account_id: state.account.id };
+    // A download is streamed as its rows are read (a bad filter is a 400 before any byte).
+    if (format === 'csv')
+      return payments.downloadCsv(report, { ...raw, format: 'csv' }, scope, req, res);
     const errors: Record<string, string> = {};
     let result: ReportResult | null = null;
     try {
-      const query =
-        format === 'csv'
-          ? { ...raw, format: 'csv' }
-          : { ...raw, page: String(page), limit: String(PAGE_ROWS) };
+      const query = { ...raw, page: String(page), limit: String(PAGE_ROWS) };
       result = (await payments.report(report, query, scope)).result;
     } catch (error) {
       if (!(error instanceof ApiError) || error.status !== 400) throw error;
       errors[error.param ?? 'status'] = error.message.replace(/^[a-z_]+: /, '');
-      if (format === 'csv') throw error;
-    }
-
-    if (format === 'csv' && result) {
-      await sendCsv(res, ctx.deps.store.reads.turns, report, result.columns, result.rows);
-      return;
     }
 
     const body = reportBody(ctx, { report, raw, errors, result, page });

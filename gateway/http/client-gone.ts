@@ -1,0 +1,38 @@
+// A signal that aborts when a request's client goes away before its answer is complete, for
+// work that runs long on a request's behalf (reports): it stops instead of running for nobody.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** Why a request's work was stopped: its client closed the connection first. */
+export class ClientGoneError extends Error {
+  constructor() {
+    super('the client closed the connection before the answer was complete');
+    this.name = 'ClientGoneError';
+  }
+}
+
+/**
+ * Aborts (with a ClientGoneError) when the connection closes before `res` has finished. The
+ * socket is watched as well as the response: a response waiting behind another on a
+ * pipelined connection has no socket yet and hears no close of its own. (A request's own
+ * 'close' says nothing here: it also comes once its body has been read.)
+ */
+export function clientGone(req: IncomingMessage, res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  const socket = req.socket;
+  const done = () => {
+    socket.off('close', onClose);
+    res.off('close', onClose);
+    res.off('finish', done);
+  };
+  const onClose = () => {
+    done();
+    if (!res.writableFinished) controller.abort(new ClientGoneError());
+  };
+  if (socket.destroyed) controller.abort(new ClientGoneError());
+  else {
+    socket.on('close', onClose);
+    res.on('close', onClose);
+    res.on('finish', done);
+  }
+  return controller.signal;
+}
