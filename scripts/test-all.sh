@@ -78,7 +78,7 @@ run_level gateway node --import tsx --test --test-concurrency=2 --test-reporter=
 # AIHUB_TEST_POSTGRES=skip leaves the pass out (it says so); about 7 minutes here.
 postgres_pass=${AIHUB_TEST_POSTGRES:-run}
 postgres_skip_reason="AIHUB_TEST_POSTGRES=$postgres_pass"
-json_file_only='(postgres-|store-upgrade|payments-prune|report-beside-chat)'
+json_file_only='(postgres-|store-upgrade|payments-prune|report-beside-chat|report-csv-stream)'
 if [ "$postgres_pass" = run ]; then
   step "postgres cluster"
   pg_out="$log_dir/postgres.json"
