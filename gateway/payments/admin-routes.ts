@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { accountView, requireAccount } from '../accounts/accounts.js';
 import { notFound, parseWith } from '../http/errors.js';
 import { table } from '../store/state.js';
-import { selectTransactions, transactionsQuery } from './account-routes.js';
+import { selectTransactions } from './account-routes.js';
+import { adminTransactionsQuery } from './txn-filter.js';
 import type { PaymentsContext } from './context.js';
 import {
   approveBody,
@@ -31,7 +32,9 @@ import {
 import { auditInTx } from './logs.js';
 import { txnView } from './transactions.js';
 
+// Every schema is built once, here, never per request.
 const idParam = z.string().min(1).max(100);
+const emptyBody = z.strictObject({});
 
 /** The commands' audit writer for this request: who asked, from where, in the change's commit. */
 const auditOf =
@@ -146,7 +149,7 @@ function accountRoutes(ctx: PaymentsContext, router: Router): void {
   /** Turns signed /api requests on, or replaces the secret (the old one stops at once); the secret is shown once. */
   router.post('/accounts/:id/signing-secret', async (req, res) => {
     const id = parseWith(idParam, req.params.id);
-    parseWith(z.strictObject({}), req.body ?? {});
+    parseWith(emptyBody, req.body ?? {});
     const created = await enableSigning(store, ctx.sealer, id, auditOf(req, res));
     res.status(201).json({
       account_id: id,
@@ -179,10 +182,7 @@ function transactionRoutes(ctx: PaymentsContext, router: Router): void {
   });
 
   router.get('/transactions', async (req, res) => {
-    const query = parseWith(
-      transactionsQuery.extend({ account_id: z.string().max(100).optional() }),
-      req.query,
-    );
+    const query = parseWith(adminTransactionsQuery, req.query);
     await store.readDurable();
     const { total, rows } = selectTransactions(store, query, query.account_id ?? null, {
       offset: (query.page - 1) * query.limit,

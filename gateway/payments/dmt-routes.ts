@@ -32,15 +32,20 @@ import {
 } from './schemas.js';
 import type { Beneficiary } from './tables.js';
 
+// Every schema is built once, here or when the router is built, never per request.
+const mobileParams = z.object({ mobile: mobileSchema });
+const beneIdParams = z.object({ bene_id: beneIdParam });
+
 export function dmtRouter(ctx: PaymentsContext): Router {
   const { store, logger, settings, config } = ctx;
   const router = Router();
   const json = jsonBody(config);
   remitterRoutes(router, ctx, json);
   beneficiaryRoutes(router, ctx, json);
+  const transact = transactBody(settings.dmt);
   router.post('/dmt/transact', json, async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
-    const body = parseWith(transactBody(settings.dmt), req.body ?? {});
+    const body = parseWith(transact, req.body ?? {});
     send(res, await transfer(ctx, account, body, idempotencyKey(req, body.client_ref)));
   });
 
@@ -52,6 +57,7 @@ function remitterRoutes(router: Router, ctx: PaymentsContext, json: RequestHandl
   const { store, logger, settings, config, clock } = ctx;
   const dmt = settings.dmt;
   const live = config.mode === 'live';
+  const otp = otpBody(dmt.otp.digits);
 
   router.post('/dmt/remitter', json, async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
@@ -82,7 +88,7 @@ function remitterRoutes(router: Router, ctx: PaymentsContext, json: RequestHandl
 
   router.post('/dmt/remitter/verify', json, async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
-    const body = parseWith(otpBody(dmt.otp.digits), req.body ?? {});
+    const body = parseWith(otp, req.body ?? {});
     const remitter = await verifyRemitterOtp(ctx, account, body);
     res.json({
       status: true,
@@ -93,7 +99,7 @@ function remitterRoutes(router: Router, ctx: PaymentsContext, json: RequestHandl
 
   router.get('/dmt/remitter/:mobile', async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
-    const mobile = parseWith(z.object({ mobile: mobileSchema }), req.params).mobile;
+    const mobile = parseWith(mobileParams, req.params).mobile;
     await store.readDurable();
     const remitter = requireRemitter(store, account.id, mobile);
     res.json({
@@ -131,7 +137,7 @@ function beneficiaryRoutes(router: Router, ctx: PaymentsContext, json: RequestHa
 
   router.delete('/dmt/beneficiary/:bene_id', async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
-    const bene_id = parseWith(z.object({ bene_id: beneIdParam }), req.params).bene_id;
+    const bene_id = parseWith(beneIdParams, req.params).bene_id;
     const removed = await deleteBeneficiary(ctx, account, bene_id);
     res.json({
       status: true,
@@ -142,7 +148,7 @@ function beneficiaryRoutes(router: Router, ctx: PaymentsContext, json: RequestHa
 
   router.post('/dmt/beneficiary/:bene_id/verify', json, async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
-    const bene_id = parseWith(z.object({ bene_id: beneIdParam }), req.params).bene_id;
+    const bene_id = parseWith(beneIdParams, req.params).bene_id;
     const body = parseWith(verifyBody, req.body ?? {});
     const request = {
       idempotency_key: idempotencyKey(req, body.client_ref),

@@ -29,7 +29,7 @@ import {
   webhookBody,
   whitelistBody,
 } from './schemas.js';
-import { transactionsQuery } from './txn-filter.js';
+import { adminTransactionsQuery, transactionsQuery } from './txn-filter.js';
 
 const api = { auth: 'api_key' } as const;
 const admin = { tag: 'admin', auth: 'admin' } as const;
@@ -525,7 +525,7 @@ function adminAccountDocs(): RouteDoc[] {
       method: 'get',
       path: '/admin/transactions',
       summary: "Any account's transactions",
-      query: transactionsQuery.extend({ account_id: z.string().max(100).optional() }),
+      query: adminTransactionsQuery,
       success: { status: 200, description: '{object: "list", total, data}' },
     },
     {

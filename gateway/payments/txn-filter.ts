@@ -42,6 +42,11 @@ export const transactionsQuery = z.object({
   ...page,
 });
 
+/** The admin's list of every account's transactions (GET /admin/transactions): one account, or all. */
+export const adminTransactionsQuery = transactionsQuery.extend({
+  account_id: z.string().max(100).optional(),
+});
+
 export type TransactionFilter = Pick<
   z.output<typeof transactionsQuery>,
   'service' | 'status' | 'number' | 'txn_id' | 'from' | 'to'

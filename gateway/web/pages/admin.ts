@@ -480,11 +480,12 @@ function adminConsoleRoutes(ctx: WebContext, router: Router): void {
 
 /** POST /admin/console/accounts/:id/credit: the admin's credit, once per reference. */
 function consoleCredit(ctx: WebContext, flash: (res: Response, notice: Notice) => void) {
+  const form = creditForm(ctx.currency); // built once, not per request
   return async (req: Request, res: Response) => {
     const { store } = ctx.deps;
     const account = requireAccountOr404(ctx, req.params.id);
     const values = stringValues(req.body);
-    const parsed = creditForm(ctx.currency).safeParse(req.body ?? {});
+    const parsed = form.safeParse(req.body ?? {});
     if (!parsed.success)
       return renderAccountWithErrors(
         ctx,

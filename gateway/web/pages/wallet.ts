@@ -215,7 +215,7 @@ export function walletRoutes(ctx: WebContext, router: Router): void {
   });
 
   historyCsvRoute(ctx, router);
-  topUpRoute(ctx, router);
+  topUpRoute(ctx, router, topUpForm(ctx.currency)); // the form's schema, built once
 }
 
 /** GET /wallet/history.csv: the whole wallet history, streamed with backpressure. */
@@ -241,7 +241,7 @@ function historyCsvRoute(ctx: WebContext, router: Router): void {
 }
 
 /** POST /wallet/top-up (sandbox only): credit once per form nonce, then flash the outcome. */
-function topUpRoute(ctx: WebContext, router: Router): void {
+function topUpRoute(ctx: WebContext, router: Router, form: ReturnType<typeof topUpForm>): void {
   const { store } = ctx.deps;
   router.post('/wallet/top-up', ...ctx.postGuard('user'), async (req, res) => {
     const state = await userState(ctx, res);
@@ -253,7 +253,7 @@ function topUpRoute(ctx: WebContext, router: Router): void {
       );
     }
     const body = (req.body ?? {}) as Record<string, unknown>;
-    const parsed = topUpForm(ctx.currency).safeParse(body);
+    const parsed = form.safeParse(body);
     if (!parsed.success) {
       await ctx.index.catchUp();
       const amount = typeof body.amount === 'string' ? body.amount.slice(0, 20) : '';
