@@ -331,6 +331,14 @@ async function openSecrets(store: Store, data_dir: string, logger: Logger): Prom
   return sealer;
 }
 
+/** AIHUB_GATEWAY_LIVE_MS: how recent another gateway's heartbeat must be to count it live (1 s to 1 h; else the default). */
+function liveWindow(env: NodeJS.ProcessEnv): { live_ms?: number } {
+  const value = Number(env.AIHUB_GATEWAY_LIVE_MS);
+  return Number.isSafeInteger(value) && value >= 1_000 && value <= 3_600_000
+    ? { live_ms: value }
+    : {};
+}
+
 async function openStore(config: Config, warn: (message: string) => void): Promise<Store> {
   try {
     if (config.database_url) {
@@ -338,6 +346,7 @@ async function openStore(config: Config, warn: (message: string) => void): Promi
         replica_dir: replicaDir(config.data_dir),
         lock_dir: config.data_dir,
         gateway_id: gatewayId(process.env),
+        ...liveWindow(process.env),
         checkpoint_every_records: config.store.checkpoint_every_records,
         checkpoint_interval_ms: config.store.checkpoint_interval_ms,
         segment_bytes: config.store.segment_bytes,

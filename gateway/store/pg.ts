@@ -145,6 +145,12 @@ export interface PgStoreOptions extends StoreOptions {
   statement_timeout_ms?: number;
   /** How often the replica looks for other gateways' commits without being told, ms (default 1,000). */
   poll_ms?: number;
+  /**
+   * How recent another gateway's heartbeat must be for it to count as live, ms (default:
+   * LIVE_POLLS polls, at least 5 s; AIHUB_GATEWAY_LIVE_MS). Longer: a stalled gateway keeps
+   * its share longer; one that stops still leaves at once (it deletes its row).
+   */
+  live_ms?: number;
 }
 
 function toUnavailable(error: unknown): StoreUnavailableError {
@@ -627,8 +633,7 @@ export class PgLog implements SharedLog {
   }
 
   /** LISTEN for other gateways' commits (and poll, in case a notification is missed). */
-  async listen(poll_ms: number): Promise<void> {
-    const live_ms = Math.max(5_000, LIVE_POLLS * poll_ms);
+  async listen(poll_ms: number, live_ms = Math.max(5_000, LIVE_POLLS * poll_ms)): Promise<void> {
     this.poll_timer = setInterval(() => {
       if (this.closed) return;
       this.sync().catch(() => {});
@@ -795,7 +800,7 @@ export async function openPgStore(database_url: string, options: PgStoreOptions)
     const log = new PgLog(store, pool, database_url, warn, release_lock, options.gateway_id);
     log.opened = replica.opened;
     store.attachShared(log);
-    await log.listen(options.poll_ms ?? 1_000);
+    await log.listen(options.poll_ms ?? 1_000, options.live_ms);
     return store;
   } catch (error) {
     // What the replica applied came from the log: a close stamps it clean (a later open catches up).
