@@ -25,15 +25,18 @@ const LIMIT = 9; // odd: each of two gateways admits ceil(9 / 2) = 5
 /** A live window far longer than the test: the count of live gateways does not depend on timing. */
 const STEADY = { AIHUB_GATEWAY_LIVE_MS: '600000' };
 
+/** Two gateways on a fresh database, each admitting its share of LIMIT per key. */
+async function twoGateways(env: Record<string, string> = {}) {
+  const database_url = await freshDatabase();
+  const config = { chat: { rate_limit: { requests_per_minute: LIMIT } } };
+  return { database_url, gateways: await startGateways(database_url, 2, { config, env }) };
+}
+
 test(
   'two gateways on one database share a per-key rate limit: together they admit the limit plus one rounding, not twice it',
   { skip, timeout: 120_000 },
   async () => {
-    const database_url = await freshDatabase();
-    const gateways = await startGateways(database_url, 2, {
-      config: { chat: { rate_limit: { requests_per_minute: LIMIT } } },
-      env: STEADY,
-    });
+    const { gateways } = await twoGateways(STEADY);
     try {
       // Wait on state: both gateways counted each other's heartbeat.
       await waitAllLive(gateways);
@@ -79,10 +82,7 @@ test(
   'a gateway that stops leaves the share: the one left admits the whole limit again',
   { skip, timeout: 120_000 },
   async () => {
-    const database_url = await freshDatabase();
-    const gateways = await startGateways(database_url, 2, {
-      config: { chat: { rate_limit: { requests_per_minute: LIMIT } } },
-    });
+    const { gateways } = await twoGateways();
     try {
       await waitFor(
         async () => (await metric(gateways[0]!, 'aihub_gateways_live')) === 2,
@@ -104,11 +104,7 @@ test(
   'the live window is AIHUB_GATEWAY_LIVE_MS: a gateway stalled past the default 5 s still counts, so the shares hold',
   { skip, timeout: 120_000 },
   async () => {
-    const database_url = await freshDatabase();
-    const gateways = await startGateways(database_url, 2, {
-      config: { chat: { rate_limit: { requests_per_minute: LIMIT } } },
-      env: STEADY,
-    });
+    const { database_url, gateways } = await twoGateways(STEADY);
     const db = new pg.Client({ connectionString: database_url });
     await db.connect();
     /** g1's last heartbeat, and how long g2's had been silent then (ms). */
