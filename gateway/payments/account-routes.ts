@@ -8,7 +8,7 @@ import { authorize } from './auth.js';
 import type { PaymentsContext } from './context.js';
 import { historyQuery, webhookBody } from './schemas.js';
 import { reportWallet } from './reports.js';
-import { withReportSlot } from './reports-routes.js';
+import { reportForClient } from './reports-routes.js';
 import { txnView } from './transactions.js';
 import { selectTransactions, transactionsQuery } from './txn-filter.js';
 import { isPrivateAddress, newWebhookSecret } from './webhooks.js';
@@ -134,11 +134,11 @@ function walletRoutes(ctx: PaymentsContext, router: Router): void {
     const query = parseWith(historyQuery, req.query);
     if (query.from !== undefined && query.to !== undefined && query.from > query.to)
       throw badRequest('from: must not be after to', 'from');
-    const result = await withReportSlot(ctx, account.id, () =>
-      reportWallet(store, { from: query.from, to: query.to, txn_id: query.txn_id }, query, {
-        account_id: account.id,
-      }),
+    const filter = { from: query.from, to: query.to, txn_id: query.txn_id };
+    const result = await reportForClient(ctx, req, res, account.id, (pacer) =>
+      reportWallet(store, filter, query, { account_id: account.id }, pacer),
     );
+    if (!result) return; // the client left
     res.json({
       status: true,
       data: {

@@ -45,11 +45,15 @@ export interface Payments {
   engine: PaymentEngine;
   /** The /api and payments /admin routes for GET /openapi.json. */
   route_docs: RouteDoc[];
-  /** One report, exactly as GET /api/reports/:report computes it (the dashboard renders the same rows). */
+  /**
+   * One report, exactly as GET /api/reports/:report computes it (the dashboard renders the
+   * same rows); with `signal`, stopped (rejecting with its reason) when it aborts.
+   */
   report(
     name: ReportName,
     query: Record<string, unknown>,
     scope: Scope,
+    signal?: AbortSignal,
   ): Promise<{ result: ReportResult; format: 'json' | 'csv' }>;
   /** One report as a CSV download, streamed to `res` as GET /api/reports/:report?format=csv sends it. */
   downloadCsv(
@@ -117,7 +121,7 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     audit: auditMiddleware(store, logger),
     engine,
     route_docs: paymentsRouteDocs(payments),
-    report: (name, query, scope) => runReport(ctx, name, query, scope),
+    report: (name, query, scope, signal) => runReport(ctx, name, query, scope, signal),
     downloadCsv: (name, query, scope, req, res) =>
       serveReport(ctx, req, res, name, { ...query, format: 'csv' }, scope, () => null),
     ...background(ctx, pruner, stopping),

@@ -94,17 +94,19 @@ export function runReport(
   report: ReportName,
   raw: Record<string, unknown>,
   scope: Scope,
+  signal?: AbortSignal,
 ): Promise<{ result: ReportResult; format: 'json' | 'csv' }> {
   const { query, plan, paging } = planReport(ctx, report, raw, scope);
-  return withReportSlot(ctx, slotOwner(scope), async () => {
-    const pacer = ctx.store.reads.turns.pacer();
+  const run = async () => {
+    const pacer = ctx.store.reads.turns.pacer(signal);
     try {
       await ctx.store.readDurable();
       return { result: await plan.run(paging, pacer), format: query.format };
     } finally {
       pacer.end();
     }
-  });
+  };
+  return withReportSlot(ctx, slotOwner(scope), run, signal);
 }
 
 const slotOwner = (scope: Scope) => (scope.admin ? 'admin' : (scope.account_id ?? 'admin'));
@@ -445,34 +447,51 @@ export async function serveReport(
   body: (result: ReportResult) => unknown,
 ): Promise<void> {
   const { query, paging, plan } = planReport(ctx, report, raw, scope);
+  await reportForClient(ctx, req, res, slotOwner(scope), async (pacer, signal) => {
+    if (query.format === 'csv') {
+      const counted = await plan.run({ ...paging, limit: 0 }, pacer);
+      res.setHeader('X-Total-Count', String(counted.total));
+      await streamCsv(res, pacer, signal, report, counted.columns, plan.rows(paging, pacer));
+      return;
+    }
+    const result = await plan.run(paging, pacer);
+    pacer.end();
+    res.setHeader('X-Total-Count', String(result.total));
+    const started = performance.now();
+    res.json(body(result));
+    ctx.store.reads.turns.charge(performance.now() - started);
+  });
+}
+
+/**
+ * Runs `fn` as one of `who`'s reports for the client of `req`/`res`: in a report slot, after
+ * the durable state is read, its reads in turns of a pacer that stops when the client
+ * leaves (a queued report then leaves the queue unrun). Resolves null when the client left
+ * first: there is nothing to answer, and the response's socket is freed.
+ */
+export async function reportForClient<T>(
+  ctx: PaymentsContext,
+  req: IncomingMessage,
+  res: Response,
+  who: string,
+  fn: (pacer: Pacer, signal: AbortSignal) => Promise<T>,
+): Promise<T | null> {
   const signal = clientGone(req, res);
-  const turns = ctx.store.reads.turns;
   const run = async () => {
-    const pacer = turns.pacer(signal);
+    const pacer = ctx.store.reads.turns.pacer(signal);
     try {
       await ctx.store.readDurable();
-      if (query.format === 'csv') {
-        const counted = await plan.run({ ...paging, limit: 0 }, pacer);
-        res.setHeader('X-Total-Count', String(counted.total));
-        await streamCsv(res, pacer, signal, report, counted.columns, plan.rows(paging, pacer));
-        return;
-      }
-      const result = await plan.run(paging, pacer);
-      pacer.end();
-      res.setHeader('X-Total-Count', String(result.total));
-      const started = performance.now();
-      res.json(body(result));
-      turns.charge(performance.now() - started);
+      return await fn(pacer, signal);
     } finally {
       pacer.end();
     }
   };
   try {
-    await withReportSlot(ctx, slotOwner(scope), run, signal);
+    return await withReportSlot(ctx, who, run, signal);
   } catch (error) {
     if (!signal.aborted) throw error;
-    // The client is gone: nothing to answer; free the response's socket if it is still held.
     if (!res.destroyed) res.destroy();
+    return null;
   }
 }
 

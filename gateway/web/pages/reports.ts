@@ -4,6 +4,7 @@
 // computes them, and the CSV is that endpoint's CSV: one source for the page and the API.
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
+import { clientGone, ClientGoneError } from '../../http/client-gone.js';
 import { ApiError } from '../../http/errors.js';
 import { type Cell, type ReportResult, type Row } from '../../payments/reports.js';
 import { unitsToMicros } from '../../util/money.js';
@@ -193,8 +194,9 @@ export function reportRoutes(ctx: WebContext, router: Router): void {
     let result: ReportResult | null = null;
     try {
       const query = { ...raw, page: String(page), limit: String(PAGE_ROWS) };
-      result = (await payments.report(report, query, scope)).result;
+      result = (await payments.report(report, query, scope, clientGone(req, res))).result;
     } catch (error) {
+      if (error instanceof ClientGoneError) return; // nobody to show the page to
       if (!(error instanceof ApiError) || error.status !== 400) throw error;
       errors[error.param ?? 'status'] = error.message.replace(/^[a-z_]+: /, '');
     }
