@@ -396,7 +396,7 @@ function drained(res: Response, signal: AbortSignal): Promise<void> {
  * share of a busy gateway. When `res` pushes back, the download waits for 'drain' before it
  * reads on (its pacer ended meanwhile: a slow client's wait is not report work), so memory
  * holds a batch, never the download. Stops (rejects with the signal's reason) when `signal`
- * aborts.
+ * aborts; a read that fails mid-download drops the connection (the client sees a cut body).
  */
 export async function streamCsv(
   res: Response,
@@ -425,6 +425,11 @@ export async function streamCsv(
       for (const row of step.value) text += csvLine(columns, row);
       ready = res.write(text);
     }
+  } catch (error) {
+    // Cut short (the client left, or a read failed): the connection is dropped, never ended,
+    // so that a partial download cannot pass for a whole one.
+    res.destroy();
+    throw error;
   } finally {
     await reader.return?.();
   }

@@ -25,13 +25,14 @@ const rowOf = (n: number): Row => ({
   amount: -n / 100,
 });
 
-/** A source of ROWS rows in batches of BATCH that records how it was pulled. */
-function source(res: ServerResponse, seen: { written: number }) {
+/** A source of ROWS rows in batches of BATCH that records how it was pulled (and fails after `fail_at` rows). */
+function source(res: ServerResponse, seen: { written: number }, fail_at = Infinity) {
   const log = { pulled: 0, pulled_under_backpressure: 0, most_unwritten: 0, finished: false };
   async function* rows(): AsyncGenerator<Row[]> {
     try {
       for (let n = 0; n < ROWS; n += BATCH) {
         if (res.writableNeedDrain) log.pulled_under_backpressure++;
+        if (n >= fail_at) throw new Error('a read failed');
         const batch = Array.from({ length: Math.min(BATCH, ROWS - n) }, (_, i) => rowOf(n + i));
         log.pulled += batch.length;
         log.most_unwritten = Math.max(log.most_unwritten, log.pulled - seen.written);
@@ -53,7 +54,9 @@ interface Served {
 }
 
 /** A server whose one route streams the source's CSV; its response and outcome go to the test. */
-async function serve(): Promise<{ url: string; close: () => void; next: Promise<Served> }> {
+async function serve(
+  fail_at = Infinity,
+): Promise<{ url: string; close: () => void; next: Promise<Served> }> {
   let hand!: (served: Served) => void;
   const next = new Promise<Served>((resolve) => (hand = resolve));
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -66,7 +69,7 @@ async function serve(): Promise<{ url: string; close: () => void; next: Promise<
       seen.most_per_write = Math.max(seen.most_per_write, rows);
       return write(chunk);
     }) as typeof res.write;
-    const { rows, log } = source(res, seen);
+    const { rows, log } = source(res, seen, fail_at);
     const signal = clientGone(req, res);
     const turns = new Turns();
     const done = streamCsv(
@@ -78,7 +81,10 @@ async function serve(): Promise<{ url: string; close: () => void; next: Promise<
       rows,
     ).then(
       () => 'ended',
-      (error: unknown) => error,
+      (error: unknown) => {
+        res.end(); // as the gateway's error handler does once headers are sent
+        return error;
+      },
     );
     hand({ res, seen, log, done });
   });
@@ -145,6 +151,27 @@ test('a client that leaves mid-download stops it: the source is closed unfinishe
     assert.ok(outcome instanceof ClientGoneError, String(outcome));
     assert.ok(log.finished, 'the source was closed');
     assert.ok(log.pulled < ROWS, `${log.pulled} of ${ROWS} rows read`);
+  } finally {
+    server.close();
+  }
+});
+
+test('a read that fails mid-download drops the connection: the client gets a cut body, never a complete-looking CSV', async () => {
+  const server = await serve(1_000);
+  try {
+    const response = await new Promise<IncomingMessage>((resolve) => get(server.url, resolve));
+    const { done } = await server.next;
+    const body = new Promise<string>((resolve, reject) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve(text));
+      response.on('error', reject);
+      response.on('aborted', () => reject(new Error('aborted')));
+    });
+    const outcome = await done;
+    assert.match(String(outcome), /a read failed/);
+    await assert.rejects(body, 'the body ends in an error, not a clean end');
   } finally {
     server.close();
   }
