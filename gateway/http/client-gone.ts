@@ -2,10 +2,10 @@
 // work that runs long on a request's behalf (reports): it stops instead of running for nobody.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** Why a request's work was stopped: its client closed the connection first. */
+/** Why a request's work was stopped: its client closed the connection first (or stopped taking the answer). */
 export class ClientGoneError extends Error {
-  constructor() {
-    super('the client closed the connection before the answer was complete');
+  constructor(message = 'the client closed the connection before the answer was complete') {
+    super(message);
     this.name = 'ClientGoneError';
   }
 }

@@ -444,6 +444,11 @@ export const paymentsConfigSchema = z.strictObject({
        * keep it busy (on an otherwise idle gateway they run at full speed).
        */
       cpu_share: z.number().min(0.01).max(1).default(0.05),
+      /**
+       * How long a CSV download waits for a client that takes none of it before it drops the
+       * connection: a download holds a report slot while it is written.
+       */
+      client_stall_ms: ms(1_000, 3_600_000, 60_000),
     })
     .prefault({}),
   /** Background work (status checks, webhook deliveries) wakes this often. */

@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { Router, type Request, type Response } from 'express';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { z } from 'zod';
-import { clientGone } from '../http/client-gone.js';
+import { clientGone, ClientGoneError } from '../http/client-gone.js';
 import { ApiError, badRequest, parseWith } from '../http/errors.js';
 import { authorize } from './auth.js';
 import type { PaymentsContext } from './context.js';
@@ -209,7 +209,7 @@ export async function withReportSlot<T>(
     try {
       return await fn();
     } catch (error) {
-      if (signal?.aborted) slots.cancelled.running++;
+      if (signal?.aborted || error instanceof ClientGoneError) slots.cancelled.running++;
       throw error;
     } finally {
       slots.mean_ms = 0.8 * slots.mean_ms + 0.2 * (performance.now() - started);
@@ -374,19 +374,32 @@ function planReport(
   return { query, paging, plan };
 }
 
-/** Resolves when `res` can take more, or is closed, or its client is gone (`signal`). */
-function drained(res: Response, signal: AbortSignal): Promise<void> {
+/**
+ * Resolves true when `res` can take more, or is closed, or its client is gone (`signal`);
+ * false when none of that happened within `stall_ms` (a client that takes nothing).
+ */
+function drained(res: Response, signal: AbortSignal, stall_ms: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      signal.removeEventListener('abort', done);
-      resolve();
+    const done = (in_time: boolean) => () => {
+      clearTimeout(timer);
+      res.off('drain', moved);
+      res.off('close', moved);
+      signal.removeEventListener('abort', moved);
+      resolve(in_time);
     };
-    res.on('drain', done);
-    res.on('close', done);
-    signal.addEventListener('abort', done);
+    const moved = done(true);
+    const timer = setTimeout(done(false), stall_ms);
+    res.on('drain', moved);
+    res.on('close', moved);
+    signal.addEventListener('abort', moved);
   });
+}
+
+/** How a CSV download runs: its turns, its client's signal, how long it waits for a client that takes nothing. */
+export interface Download {
+  pacer: Pacer;
+  signal: AbortSignal;
+  stall_ms: number;
 }
 
 /**
@@ -396,12 +409,13 @@ function drained(res: Response, signal: AbortSignal): Promise<void> {
  * share of a busy gateway. When `res` pushes back, the download waits for 'drain' before it
  * reads on (its pacer ended meanwhile: a slow client's wait is not report work), so memory
  * holds a batch, never the download. Stops (rejects with the signal's reason) when `signal`
- * aborts; a read that fails mid-download drops the connection (the client sees a cut body).
+ * aborts, and drops a client that takes nothing for `stall_ms` (a ClientGoneError): a
+ * download holds a report slot, and a client that stops reading must not hold it for ever.
+ * A read that fails mid-download drops the connection too (the client sees a cut body).
  */
 export async function streamCsv(
   res: Response,
-  pacer: Pacer,
-  signal: AbortSignal,
+  { pacer, signal, stall_ms }: Download,
   name: string,
   columns: readonly string[],
   batches: AsyncIterable<Row[]>,
@@ -416,8 +430,10 @@ export async function streamCsv(
       // The next batch is read only once the last one has left (never while `res` pushes back).
       if (!ready) {
         pacer.end();
-        await drained(res, signal);
+        const moved = await drained(res, signal, stall_ms);
         signal.throwIfAborted();
+        if (!moved)
+          throw new ClientGoneError(`the client took none of the download for ${stall_ms} ms`);
       }
       const step = await reader.next();
       if (step.done) break;
@@ -456,7 +472,8 @@ export async function serveReport(
     if (query.format === 'csv') {
       const counted = await plan.run({ ...paging, limit: 0 }, pacer);
       res.setHeader('X-Total-Count', String(counted.total));
-      await streamCsv(res, pacer, signal, report, counted.columns, plan.rows(paging, pacer));
+      const download = { pacer, signal, stall_ms: ctx.settings.reports.client_stall_ms };
+      await streamCsv(res, download, report, counted.columns, plan.rows(paging, pacer));
       return;
     }
     const result = await plan.run(paging, pacer);
@@ -494,7 +511,7 @@ export async function reportForClient<T>(
   try {
     return await withReportSlot(ctx, who, run, signal);
   } catch (error) {
-    if (!signal.aborted) throw error;
+    if (!signal.aborted && !(error instanceof ClientGoneError)) throw error;
     if (!res.destroyed) res.destroy();
     return null;
   }

@@ -31,7 +31,7 @@ test('a report whose client leaves is dropped from the queue unrun, or stopped w
   writeFileSync(
     config,
     JSON.stringify({
-      ...paymentsConfig({ reports: { max_running: 1, max_queued: 4 } }),
+      ...paymentsConfig({ reports: { max_running: 1, max_queued: 4, client_stall_ms: 3_600_000 } }),
       chat: {
         rate_limit: { requests_per_minute: 6000 },
         engines: {

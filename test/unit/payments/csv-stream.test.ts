@@ -1,6 +1,7 @@
 // A CSV download (streamCsv) over real HTTP on loopback: rows are written as the source yields
 // them, and the source is never asked for more while the response pushes back, so memory
-// holds one batch, never the download; a client that leaves stops the source. Asserted on
+// holds one batch, never the download; a client that leaves, or takes nothing for
+// `stall_ms`, stops the source. Asserted on
 // structure (what was pulled when, how many rows each write held), never on time.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -54,9 +55,11 @@ interface Served {
 }
 
 /** A server whose one route streams the source's CSV; its response and outcome go to the test. */
-async function serve(
-  fail_at = Infinity,
-): Promise<{ url: string; close: () => void; next: Promise<Served> }> {
+async function serve({ fail_at = Infinity, stall_ms = 600_000 } = {}): Promise<{
+  url: string;
+  close: () => void;
+  next: Promise<Served>;
+}> {
   let hand!: (served: Served) => void;
   const next = new Promise<Served>((resolve) => (hand = resolve));
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -72,14 +75,8 @@ async function serve(
     const { rows, log } = source(res, seen, fail_at);
     const signal = clientGone(req, res);
     const turns = new Turns();
-    const done = streamCsv(
-      res as unknown as Response,
-      turns.pacer(signal),
-      signal,
-      'rows',
-      COLUMNS,
-      rows,
-    ).then(
+    const download = { pacer: turns.pacer(signal), signal, stall_ms };
+    const done = streamCsv(res as unknown as Response, download, 'rows', COLUMNS, rows).then(
       () => 'ended',
       (error: unknown) => {
         res.end(); // as the gateway's error handler does once headers are sent
@@ -157,7 +154,7 @@ test('a client that leaves mid-download stops it: the source is closed unfinishe
 });
 
 test('a read that fails mid-download drops the connection: the client gets a cut body, never a complete-looking CSV', async () => {
-  const server = await serve(1_000);
+  const server = await serve({ fail_at: 1_000 });
   try {
     const response = await new Promise<IncomingMessage>((resolve) => get(server.url, resolve));
     const { done } = await server.next;
@@ -172,6 +169,24 @@ test('a read that fails mid-download drops the connection: the client gets a cut
     const outcome = await done;
     assert.match(String(outcome), /a read failed/);
     await assert.rejects(body, 'the body ends in an error, not a clean end');
+  } finally {
+    server.close();
+  }
+});
+
+test('a client that takes nothing for stall_ms is dropped: the download stops and its connection is destroyed', async () => {
+  const server = await serve({ stall_ms: 1_000 });
+  try {
+    const response = await new Promise<IncomingMessage>((resolve) => get(server.url, resolve));
+    response.pause(); // and never resumed
+    response.on('error', () => {});
+    const { res, log, done } = await server.next;
+    const outcome = await done;
+    assert.ok(outcome instanceof ClientGoneError, String(outcome));
+    assert.match((outcome as Error).message, /took none of the download for 1000 ms/);
+    assert.ok(log.finished && log.pulled < ROWS, `${log.pulled} of ${ROWS} rows read`);
+    assert.ok(res.destroyed, "the server dropped the client's connection");
+    response.destroy();
   } finally {
     server.close();
   }
