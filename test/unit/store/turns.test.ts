@@ -53,3 +53,30 @@ test('while other work keeps the loop busy, chunks are held back to their share'
   assert.ok(turns.held > 0, 'some chunks waited for the bucket to refill');
   assert.ok(turns.work_ms >= 200, `the chunks' time is counted (${turns.work_ms} ms)`);
 });
+
+test("a reader whose signal aborts stops at its next turn; the other readers' turns go on", async () => {
+  const turns = new Turns();
+  const leaving = new AbortController();
+  const order: string[] = [];
+  const reader = async (name: string, signal?: AbortSignal) => {
+    const pacer = turns.pacer(signal);
+    try {
+      for (let i = 0; i < 3; i++) {
+        await pacer.next();
+        order.push(`${name}${i}`);
+        if (name === 'a' && i === 0) leaving.abort(new Error('client gone'));
+      }
+      return 'done';
+    } catch (error) {
+      return (error as Error).message;
+    } finally {
+      pacer.end();
+    }
+  };
+  const [a, b] = await Promise.all([reader('a', leaving.signal), reader('b')]);
+  assert.equal(a, 'client gone', "the reason is next()'s rejection");
+  assert.equal(b, 'done');
+  assert.deepEqual(order, ['a0', 'b0', 'b1', 'b2'], 'no chunk of a after its signal aborted');
+  // Aborted before asking: refused at once, without waiting for a turn.
+  await assert.rejects(turns.pacer(leaving.signal).next(), /client gone/);
+});
