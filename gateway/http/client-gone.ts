@@ -1,5 +1,7 @@
 // A signal that aborts when a request's client goes away before its answer is complete, for
 // work that runs long on a request's behalf (reports): it stops instead of running for nobody.
+// And the wait of a streamed answer for its client to take more, which ends when the client
+// leaves too (a bare 'drain' never comes then).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** Why a request's work was stopped: its client closed the connection first (or stopped taking the answer). */
@@ -35,4 +37,29 @@ export function clientGone(req: IncomingMessage, res: ServerResponse): AbortSign
     res.on('finish', done);
   }
   return controller.signal;
+}
+
+/**
+ * Resolves true when `res` can take more, or is closed, or `signal` aborts; false when none
+ * of that happened within `stall_ms` (a client that takes nothing; no bound without it).
+ */
+export function drained(
+  res: ServerResponse,
+  signal?: AbortSignal,
+  stall_ms?: number,
+): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (in_time: boolean) => () => {
+      clearTimeout(timer);
+      res.off('drain', moved);
+      res.off('close', moved);
+      signal?.removeEventListener('abort', moved);
+      resolve(in_time);
+    };
+    const moved = done(true);
+    const timer = stall_ms === undefined ? undefined : setTimeout(done(false), stall_ms);
+    res.on('drain', moved);
+    res.on('close', moved);
+    signal?.addEventListener('abort', moved);
+  });
 }

@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { Router, type Request, type Response } from 'express';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { z } from 'zod';
-import { clientGone, ClientGoneError } from '../http/client-gone.js';
+import { clientGone, ClientGoneError, drained } from '../http/client-gone.js';
 import { ApiError, badRequest, parseWith } from '../http/errors.js';
 import { authorize } from './auth.js';
 import type { PaymentsContext } from './context.js';
@@ -372,27 +372,6 @@ function planReport(
     }
   }
   return { query, paging, plan };
-}
-
-/**
- * Resolves true when `res` can take more, or is closed, or its client is gone (`signal`);
- * false when none of that happened within `stall_ms` (a client that takes nothing).
- */
-function drained(res: Response, signal: AbortSignal, stall_ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const done = (in_time: boolean) => () => {
-      clearTimeout(timer);
-      res.off('drain', moved);
-      res.off('close', moved);
-      signal.removeEventListener('abort', moved);
-      resolve(in_time);
-    };
-    const moved = done(true);
-    const timer = setTimeout(done(false), stall_ms);
-    res.on('drain', moved);
-    res.on('close', moved);
-    signal.addEventListener('abort', moved);
-  });
 }
 
 /** How a CSV download runs: its turns, its client's signal, how long it waits for a client that takes nothing. */

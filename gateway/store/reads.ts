@@ -140,6 +140,12 @@ export interface StoreReads {
     order: 'asc' | 'desc',
     pacer: Pacer,
   ): AsyncGenerator<WalletLine[]>;
+  /**
+   * Every wallet line in range, in `order`, a batch at a time as it is consumed, without turns
+   * (the dashboard's export, which waits for its client between batches): one walk of the
+   * range, not a walk per page.
+   */
+  walletExport(select: WalletSelect, order: 'asc' | 'desc'): Generator<WalletLine[]>;
   /** API log records, by `order` of time; `page` null: all in range. */
   apiLogs(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): LogResult;
   /** The same answer as `apiLogs`, walked a chunk per turn (see `walletInTurns`). */
@@ -312,12 +318,29 @@ export class JsonFileReads implements StoreReads {
    */
   private async *streamed<T>(
     list: IndexList,
-    [start, end]: [number, number],
+    range: [number, number],
     order: 'asc' | 'desc',
     page: Page,
     keep: (entry: Entry) => T | undefined,
     pacer: Pacer,
   ): AsyncGenerator<T[]> {
+    const walk = this.batches(list, range, order, page, keep);
+    for (;;) {
+      await pacer.next();
+      const step = walk.next();
+      if (step.done) return;
+      if (step.value.length > 0) yield step.value;
+    }
+  }
+
+  /** The walk behind `streamed`, one batch (maybe empty) per stretch, paced by its consumer. */
+  private *batches<T>(
+    list: IndexList,
+    [start, end]: [number, number],
+    order: 'asc' | 'desc',
+    page: Page,
+    keep: (entry: Entry) => T | undefined,
+  ): Generator<T[], void, void> {
     let skipped = 0;
     let taken = 0;
     const visit = (batch: T[]) => (entry: Entry) => {
@@ -332,12 +355,11 @@ export class JsonFileReads implements StoreReads {
     };
     const step = STREAM_ENTRIES_PER_TURN;
     for (let done = 0; done < end - start && taken < page.limit; done += step) {
-      await pacer.next();
       const batch: T[] = [];
       if (order === 'asc')
         list.walk(start + done, Math.min(end, start + done + step), visit(batch));
       else list.walkBack(Math.max(start, end - done - step), end - done, visit(batch));
-      if (batch.length > 0) yield batch;
+      yield batch;
     }
   }
 
@@ -566,8 +588,7 @@ export class JsonFileReads implements StoreReads {
   ): AsyncGenerator<WalletLine[]> {
     const list = this.archive.existing('wal', select.account_id ?? ALL);
     if (!list) return;
-    const keep = (entry: Entry) =>
-      select.match && !select.match(this.archive.postingOf(entry)) ? undefined : entry;
+    const keep = this.walletKeep(select);
     for await (const entries of this.streamed(
       list,
       range(list, select.from_ms, select.to_ms),
@@ -577,6 +598,20 @@ export class JsonFileReads implements StoreReads {
       pacer,
     ))
       yield entries.map((entry) => this.walletLine(entry));
+  }
+
+  *walletExport(select: WalletSelect, order: 'asc' | 'desc'): Generator<WalletLine[]> {
+    const list = this.archive.existing('wal', select.account_id ?? ALL);
+    if (!list) return;
+    const all = { offset: 0, limit: Infinity };
+    const [start, end] = range(list, select.from_ms, select.to_ms);
+    for (const entries of this.batches(list, [start, end], order, all, this.walletKeep(select)))
+      if (entries.length > 0) yield entries.map((entry) => this.walletLine(entry));
+  }
+
+  private walletKeep(select: WalletSelect): (entry: Entry) => Entry | undefined {
+    return (entry) =>
+      select.match && !select.match(this.archive.postingOf(entry)) ? undefined : entry;
   }
 
   /** A wallet index entry's posting, with the balance before and after it. */

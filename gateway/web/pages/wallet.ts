@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Router } from 'express';
 import { z } from 'zod';
 import { sha256Hex } from '../../accounts/keys.js';
+import { clientGone, drained } from '../../http/client-gone.js';
 import { ApiError } from '../../http/errors.js';
 import {
   FUNDING_TOPUP,
@@ -220,20 +221,21 @@ export function walletRoutes(ctx: WebContext, router: Router): void {
 
 /** GET /wallet/history.csv: the whole wallet history, streamed with backpressure. */
 function historyCsvRoute(ctx: WebContext, router: Router): void {
-  router.get('/wallet/history.csv', ctx.requireSession('user'), async (_req, res) => {
+  router.get('/wallet/history.csv', ctx.requireSession('user'), async (req, res) => {
     await ctx.index.catchUp();
     const state = await userState(ctx, res);
     res.setHeader('Content-Type', 'text/csv; charset=utf-8');
     res.setHeader('Content-Disposition', 'attachment; filename="wallet-history.csv"');
     // Streamed a chunk of rows at a time, waiting for the socket to drain: memory stays
-    // bounded however long the history.
+    // bounded however long the history. A client that leaves ends the wait (and the walk).
+    const signal = clientGone(req, res);
     let chunk = 'date,description,reference,opening,amount,closing,currency\r\n';
     for (const row of ctx.index.walletRows(state.account.id)) {
       chunk += `${[row.ts, row.memo, row.ref ?? '', formatPlain(row.opening_micros), formatPlain(row.delta_micros), formatPlain(row.closing_micros), ctx.currency].map(csvCell).join(',')}\r\n`;
       if (chunk.length >= 64 * 1024) {
-        if (!res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve));
+        if (!res.write(chunk)) await drained(res, signal);
         chunk = '';
-        if (res.destroyed) return;
+        if (signal.aborted || res.destroyed) return;
       }
     }
     res.end(chunk);

@@ -158,3 +158,34 @@ test('the history index: wallet rows with opening/closing balances, key stats, d
     if (!(store as any).closed) await store.close();
   }
 });
+
+test("the wallet export reads each of the account's index entries once, however long the history", async () => {
+  const store = await Store.open(tempDir('aihub-web-export-'));
+  try {
+    const index = new HistoryIndex(store);
+    const POSTINGS = 1_300; // more than one batch of the walk, and than the old 500-row pages
+    for (let done = 0; done < POSTINGS; done += 100)
+      await store.transact((tx) => {
+        for (let i = done; i < done + 100; i++)
+          creditWallet(tx, {
+            account_id: 'acc_long',
+            amount_micros: 1_000_000,
+            from: FUNDING_TOPUP,
+            memo: `credit ${i}`,
+          });
+      });
+    await index.catchUp();
+    const before = store.archive.counters.entries;
+    const rows = [...index.walletRows('acc_long')];
+    const read = store.archive.counters.entries - before;
+    assert.equal(rows.length, POSTINGS);
+    assert.deepEqual(
+      rows.map((row) => row.memo),
+      Array.from({ length: POSTINGS }, (_, i) => `credit ${i}`),
+      'oldest first, every row',
+    );
+    assert.equal(read, POSTINGS, 'one walk of the list: each entry read once');
+  } finally {
+    await store.close();
+  }
+});
