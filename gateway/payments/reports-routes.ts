@@ -1,8 +1,9 @@
 // GET /api/reports/:report (the caller's account) and GET /admin/reports/:report (any or
 // every account), as JSON or, with `?format=csv`, as CSV of the same rows. A CSV without
 // page/limit holds every matching row up to `reports.csv_max_rows`; with them, the same page.
-// A CSV is streamed as its rows are read (its total counted first, for X-Total-Count), and a
-// report whose client goes away is dropped from the queue, or stopped at its next turn.
+// A CSV is streamed as its rows are read (its total counted first, for X-Total-Count, both
+// passes as of one snapshot of the history), and a report whose client goes away is dropped
+// from the queue, or stopped at its next turn.
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Router, type Request, type Response } from 'express';
@@ -365,7 +366,7 @@ function planReport(
         status: query.status,
       };
       plan = {
-        run: (p) => reportAiUsage(store, usage, p, scope),
+        run: (p, pacer) => reportAiUsage(store, usage, p, scope, pacer),
         rows: (p, pacer) => aiUsageRows(store, usage, p, scope, pacer),
       };
       break;
@@ -433,9 +434,9 @@ export async function streamCsv(
 
 /**
  * Answers one report request: validated first (400 before a slot is taken), then run in a
- * report slot, as JSON or as a streamed CSV (its total counted first, for X-Total-Count). When
- * the client goes away, a queued report leaves the queue unrun and a running one stops at its
- * next turn; nothing more is sent.
+ * report slot, as JSON or as a streamed CSV (its total counted first, for X-Total-Count, and
+ * its rows read as of the same snapshot). When the client goes away, a queued report leaves
+ * the queue unrun and a running one stops at its next turn; nothing more is sent.
  */
 export async function serveReport(
   ctx: PaymentsContext,
@@ -446,7 +447,10 @@ export async function serveReport(
   scope: Scope,
   body: (result: ReportResult) => unknown,
 ): Promise<void> {
-  const { query, paging, plan } = planReport(ctx, report, raw, scope);
+  // Every read of this answer is as of one snapshot, taken by its first read: a CSV's count
+  // pass and rows pass see the same rows, so X-Total-Count is exactly the rows sent.
+  const as_of = ctx.store.reads.snapshot();
+  const { query, paging, plan } = planReport(ctx, report, raw, { ...scope, as_of });
   await reportForClient(ctx, req, res, slotOwner(scope), async (pacer, signal) => {
     if (query.format === 'csv') {
       const counted = await plan.run({ ...paging, limit: 0 }, pacer);

@@ -8,7 +8,14 @@
 // (`store.reads`): the rows in its date range, found through the history indexes, never a
 // pass over the whole history.
 import type { Store } from '../store/store.js';
-import type { LogSelect, Page, UsageSelect, WalletLine, WalletSelect } from '../store/reads.js';
+import type {
+  LogSelect,
+  Page,
+  ReadSnapshot,
+  UsageSelect,
+  WalletLine,
+  WalletSelect,
+} from '../store/reads.js';
 import type { HistoryRecord } from '../store/state.js';
 import type { Pacer } from '../store/turns.js';
 import type { PaymentService } from '../providers/types.js';
@@ -40,8 +47,11 @@ export interface ReportResult {
   rows: Row[];
 }
 
-/** `account_id` null: every account (admins). Admin reports name each row's account. */
-export type Scope = { account_id: string | null; admin?: boolean };
+/**
+ * `account_id` null: every account (admins). Admin reports name each row's account. `as_of`:
+ * read as of that snapshot (a CSV's count and rows agree on one point; see ReadSnapshot).
+ */
+export type Scope = { account_id: string | null; admin?: boolean; as_of?: ReadSnapshot };
 
 const showAccount = (scope: Scope) => scope.admin === true || scope.account_id === null;
 
@@ -157,13 +167,7 @@ export async function reportTransactions(
 ): Promise<ReportResult> {
   const page = new PageTaker<PaymentTxn>(paging);
   const totals = new TxnTotals();
-  for await (const chunk of transactionChunks(
-    store,
-    filter,
-    scope.account_id,
-    paging.order,
-    pacer,
-  )) {
+  for await (const chunk of transactionChunks(store, filter, scope, paging.order, pacer)) {
     for (const txn of chunk) {
       page.offer(txn);
       totals.add(txn);
@@ -193,7 +197,7 @@ export async function* transactionRows(
   scope: Scope,
   pacer: Pacer,
 ): AsyncGenerator<Row[]> {
-  const chunks = transactionChunks(store, filter, scope.account_id, paging.order, pacer);
+  const chunks = transactionChunks(store, filter, scope, paging.order, pacer);
   for await (const txns of pageOfBatches(chunks, paging))
     yield txns.map((t) => txnRow(t, showAccount(scope)));
 }
@@ -287,7 +291,7 @@ async function* commissionChunks(
   pacer: Pacer | undefined,
 ): AsyncGenerator<PaymentTxn[]> {
   const success = { ...filter, status: 'success' as const };
-  for await (const chunk of transactionChunks(store, success, scope.account_id, order, pacer))
+  for await (const chunk of transactionChunks(store, success, scope, order, pacer))
     yield chunk.filter((txn) => txn.commission_micros > 0);
 }
 
@@ -482,7 +486,13 @@ function walletSelect(store: Store, filter: WalletFilter, scope: Scope): WalletS
         return true;
       }
     : undefined;
-  return { account_id: scope.account_id, from_ms: filter.from, to_ms: filter.to, match };
+  return {
+    account_id: scope.account_id,
+    from_ms: filter.from,
+    to_ms: filter.to,
+    match,
+    as_of: scope.as_of,
+  };
 }
 
 export interface ApiLogFilter {
@@ -575,6 +585,7 @@ const apiLogSelect = (filter: ApiLogFilter, scope: Scope): LogSelect => ({
   method: filter.method,
   service: filter.service,
   match: filter.txn_id ? (record) => record.txn_id === filter.txn_id : undefined,
+  as_of: scope.as_of,
 });
 
 function apiLogRow(record: HistoryRecord, scope: Scope): Row {
@@ -629,20 +640,27 @@ const count = (value: unknown): number =>
  * One account's AI requests, one row per usage record (every protocol): tokens with their
  * cached and reasoning parts, whether the upstream reported them or the gateway estimated
  * them, the cost and the part of it owed (beyond the wallet). Totals of count, cost and
- * tokens come from the index; a protocol or status filter reads each record in range.
+ * tokens come from the index, folded entry by entry in turns of `pacer` (memory holds the
+ * page, never the range); a protocol or status filter reads each record in range.
  */
 export async function reportAiUsage(
   store: Store,
   filter: AiUsageFilter,
   paging: Paging,
   scope: Scope,
+  pacer?: Pacer,
 ): Promise<ReportResult> {
   await store.readDurable();
   const account_id = scope.account_id;
   const result =
     account_id === null
       ? { total: 0, cost_micros: 0, tokens: 0, rows: [] }
-      : store.reads.usage(usageSelect(filter, account_id), pageOf(paging), paging.order);
+      : await store.reads.usageInTurns(
+          usageSelect(filter, account_id, scope),
+          pageOf(paging),
+          paging.order,
+          pacer,
+        );
   return {
     report: 'ai-usage',
     columns: aiUsageColumns(scope),
@@ -664,7 +682,7 @@ export async function* aiUsageRows(
 ): AsyncGenerator<Row[]> {
   await store.readDurable();
   if (scope.account_id === null) return;
-  const select = usageSelect(filter, scope.account_id);
+  const select = usageSelect(filter, scope.account_id, scope);
   for await (const records of store.reads.usageRecords(select, pageOf(paging), paging.order, pacer))
     yield records.map((record) => aiUsageRow(record, scope));
 }
@@ -674,10 +692,11 @@ const aiUsageColumns = (scope: Scope) => [
   ...AI_USAGE_COLUMNS,
 ];
 
-function usageSelect(filter: AiUsageFilter, account_id: string): UsageSelect {
+function usageSelect(filter: AiUsageFilter, account_id: string, scope: Scope): UsageSelect {
   const wanted = filter.protocol !== undefined || filter.status !== undefined;
   return {
     account_id,
+    as_of: scope.as_of,
     from_ms: filter.from,
     to_ms: filter.to,
     match: wanted

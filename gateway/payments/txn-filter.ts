@@ -2,7 +2,7 @@
 // id, date range): the account's list, the admin list, the reports and the dashboard use it.
 import { z } from 'zod';
 import type { Store } from '../store/store.js';
-import type { Page } from '../store/reads.js';
+import type { Page, ReadSnapshot } from '../store/reads.js';
 import type { Pacer } from '../store/turns.js';
 import type { PaymentTxn } from './tables.js';
 
@@ -98,23 +98,26 @@ function matcher(query: TransactionFilter): ((txn: PaymentTxn) => boolean) | und
 /**
  * The same selection for a report: every match, in created order, a chunk of rows at a time
  * with the event loop running between chunks (a year of every account neither holds the
- * gateway up nor sits in memory at once).
+ * gateway up nor sits in memory at once); as of `as_of` when given (see ReadSnapshot).
  */
 export async function* transactionChunks(
   store: Store,
   query: TransactionFilter,
-  account_id: string | null,
+  { account_id, as_of }: { account_id: string | null; as_of?: ReadSnapshot | undefined },
   order: 'asc' | 'desc',
   pacer?: Pacer,
 ): AsyncGenerator<PaymentTxn[]> {
   if (query.txn_id && !query.number) {
-    const { rows } = selectTransactions(store, query, account_id, null);
+    // One id: its row as the snapshot first found it (a count and its rows agree).
+    const find = () => selectTransactions(store, query, account_id, null).rows;
+    const rows = as_of ? as_of.once(`txn-id/${query.txn_id}`, find) : find();
     if (rows.length > 0) yield rows;
     return;
   }
   yield* store.reads.txnChunks(
     {
       account_id,
+      as_of,
       service: query.service,
       status: query.status,
       from_ms: query.from,

@@ -10,6 +10,7 @@ import {
   type Entry,
   type IndexList,
   type KeyStats,
+  type ListKind,
   METHOD_CODES,
   SERVICE_CODES,
   STATUS_CODES,
@@ -31,6 +32,8 @@ export interface TxnSelect {
   to_ms?: number | undefined;
   /** A further test on the row (number, id...): every candidate in range is then read. */
   match?: ((row: TxnRow) => boolean) | undefined;
+  /** Read as of this snapshot (a CSV's count and its rows): see ReadSnapshot. */
+  as_of?: ReadSnapshot | undefined;
 }
 
 export interface Page {
@@ -44,6 +47,7 @@ export interface WalletSelect {
   to_ms?: number | undefined;
   /** A further test on the posting (its transaction, service...): every posting in range is then read. */
   match?: ((posting: Posting) => boolean) | undefined;
+  as_of?: ReadSnapshot | undefined;
 }
 
 export interface WalletLine {
@@ -75,6 +79,7 @@ export interface LogSelect {
   method?: string | undefined;
   service?: string | undefined;
   match?: ((record: HistoryRecord) => boolean) | undefined;
+  as_of?: ReadSnapshot | undefined;
 }
 
 export interface LogResult {
@@ -90,6 +95,33 @@ export interface UsageSelect {
   to_ms?: number | undefined;
   /** A further test on the usage record (protocol, status...): every record in range is then read. */
   match?: ((record: HistoryRecord) => boolean) | undefined;
+  as_of?: ReadSnapshot | undefined;
+}
+
+/**
+ * One point in history that several reads agree on (a CSV download's count pass and its rows
+ * pass): each index list is read up to the length it had when a read through this snapshot
+ * first looked at it, and the live (pending) transactions are those of that first look, as
+ * they were then. A report reads one list (and, for transactions, the live rows), so its reads
+ * through one snapshot see exactly the rows committed up to one point; rows committed later are
+ * skipped. It holds a number per list and the live rows it was asked for (pending ones: few).
+ */
+export class ReadSnapshot {
+  private readonly ends = new Map<string, number>();
+  private readonly kept = new Map<string, unknown>();
+
+  /** How many entries of the list `name` (null: none yet) this snapshot reads. */
+  end(name: string, list: IndexList | null): number {
+    let end = this.ends.get(name);
+    if (end === undefined) this.ends.set(name, (end = list?.count ?? 0));
+    return end;
+  }
+
+  /** What `read` gave the first time `name` was asked for. */
+  once<T>(name: string, read: () => T): T {
+    if (!this.kept.has(name)) this.kept.set(name, read());
+    return this.kept.get(name) as T;
+  }
 }
 
 export interface UsageResult {
@@ -164,6 +196,13 @@ export interface StoreReads {
   ): AsyncGenerator<HistoryRecord[]>;
   /** One account's chat usage records (every protocol), by `order` of time; `page` null: all in range. */
   usage(select: UsageSelect, page: Page | null, order: 'asc' | 'desc'): UsageResult;
+  /** The same answer as `usage`, walked a chunk per turn (see `walletInTurns`). */
+  usageInTurns(
+    select: UsageSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+    pacer?: Pacer,
+  ): Promise<UsageResult>;
   /** The rows of `usage`'s page, a batch at a time in turns of `pacer` (see `walletLines`). */
   usageRecords(
     select: UsageSelect,
@@ -182,6 +221,8 @@ export interface StoreReads {
    * answer) is charged to them too.
    */
   readonly turns: Turns;
+  /** A point in history for reads that must agree (see ReadSnapshot). */
+  snapshot(): ReadSnapshot;
 }
 
 /** A transaction of a read: a live row, or an archived index entry whose row is read on demand. */
@@ -254,6 +295,8 @@ function statusMatches(status: number, wanted: string): boolean {
  */
 class PagePick<T> {
   total = 0;
+  /** The most items held at once. */
+  kept_most = 0;
   private kept: T[] = [];
   constructor(
     private readonly page: Page | null,
@@ -274,6 +317,7 @@ class PagePick<T> {
       const need = page.offset + page.limit;
       if (this.kept.length >= 2 * need + 1024) this.kept = this.kept.slice(-need);
     }
+    if (this.kept.length > this.kept_most) this.kept_most = this.kept.length;
   }
 
   rows(): T[] {
@@ -365,6 +409,30 @@ export class JsonFileReads implements StoreReads {
 
   private get archive(): Archive {
     return this.store.archive;
+  }
+
+  snapshot(): ReadSnapshot {
+    return new ReadSnapshot();
+  }
+
+  /**
+   * The list `kind`/`key` and its entries [start, end) in a select's time range, as of
+   * `as_of` (its entries up to the length the snapshot first saw; without one, all of them).
+   * null: no such list, or none of it in the snapshot.
+   */
+  private listRange(
+    kind: ListKind,
+    key: string,
+    select: { from_ms?: number | undefined; to_ms?: number | undefined },
+    as_of: ReadSnapshot | undefined,
+    lag_ms = 0,
+  ): { list: IndexList; range: [number, number] } | null {
+    const list = this.archive.existing(kind, key);
+    const count = as_of ? as_of.end(`${kind}/${key}`, list) : (list?.count ?? 0);
+    if (!list || count === 0) return null;
+    const [start, end] = range(list, select.from_ms, select.to_ms, lag_ms);
+    const clipped = Math.min(end, count);
+    return { list, range: [Math.min(start, clipped), clipped] };
   }
 
   txns(select: TxnSelect, page: Page | null): { total: number; rows: TxnRow[] } {
@@ -471,20 +539,21 @@ export class JsonFileReads implements StoreReads {
     type Candidate = TxnCandidate;
     // Pending rows are few (live state); they sort before archived ones of the same creation time.
     let buffer: Candidate[] = [];
-    const live_rows =
-      select.account_id !== null
-        ? this.store.indexBy('payment_txns', 'account_id').rows(select.account_id)
-        : Object.values(this.store.rows('payment_txns'));
-    for (const row of live_rows)
+    // The live rows and the list's length are taken at one point (a snapshot's, or now): a
+    // transaction finalized in between would be in neither, or in both.
+    const as_of = select.as_of ?? new ReadSnapshot();
+    const key = select.account_id ?? ALL;
+    for (const row of as_of.once(`txn-live/${key}`, () => this.liveTxns(select.account_id)))
       if (this.rowMatches(row, select))
         buffer.push({ created_ms: Date.parse(row.created_at), seq: Infinity, entry: null, row });
     const compare = (a: Candidate, b: Candidate) =>
       desc
         ? b.created_ms - a.created_ms || b.seq - a.seq
         : a.created_ms - b.created_ms || a.seq - b.seq;
-    const list = this.archive.existing('txn', select.account_id ?? ALL);
-    const matches = this.entryFilter(select);
     const lag = this.archive.max_lag_ms;
+    const listed = this.listRange('txn', key, select, as_of, lag);
+    const list = listed?.list;
+    const matches = this.entryFilter(select);
     const pacer = given ?? this.turns.pacer();
     let out: TxnRow[] = [];
     const take = async function* (
@@ -505,7 +574,7 @@ export class JsonFileReads implements StoreReads {
     try {
       await pacer.next();
       if (list) {
-        const [start, end] = range(list, select.from_ms, select.to_ms, lag);
+        const [start, end] = listed.range;
         // Entries are in finalization order, and created <= finalized <= created + max_lag:
         // walking a chunk of entries at a time, a buffered candidate is in its final place once
         // no entry not yet seen can come before it (a window of max_lag, not the whole range).
@@ -532,6 +601,13 @@ export class JsonFileReads implements StoreReads {
       if (!given) pacer.end();
     }
     if (out.length > 0) yield out;
+  }
+
+  /** The live (pending) transactions of an account (null: of every account), as they are now. */
+  private liveTxns(account_id: string | null): TxnRow[] {
+    return account_id !== null
+      ? [...this.store.indexBy('payment_txns', 'account_id').rows(account_id)]
+      : Object.values(this.store.rows('payment_txns'));
   }
 
   /** The test of an index entry against service, status and created-at bounds. */
@@ -586,17 +662,10 @@ export class JsonFileReads implements StoreReads {
     order: 'asc' | 'desc',
     pacer: Pacer,
   ): AsyncGenerator<WalletLine[]> {
-    const list = this.archive.existing('wal', select.account_id ?? ALL);
-    if (!list) return;
+    const listed = this.listRange('wal', select.account_id ?? ALL, select, select.as_of);
+    if (!listed) return;
     const keep = this.walletKeep(select);
-    for await (const entries of this.streamed(
-      list,
-      range(list, select.from_ms, select.to_ms),
-      order,
-      page,
-      keep,
-      pacer,
-    ))
+    for await (const entries of this.streamed(listed.list, listed.range, order, page, keep, pacer))
       yield entries.map((entry) => this.walletLine(entry));
   }
 
@@ -642,7 +711,7 @@ export class JsonFileReads implements StoreReads {
     page: Page | null,
     order: 'asc' | 'desc',
   ): Generator<void, WalletResult, void> {
-    const list = this.archive.existing('wal', select.account_id ?? ALL);
+    const listed = this.listRange('wal', select.account_id ?? ALL, select, select.as_of);
     const single = select.account_id !== null;
     const result: WalletResult = {
       total: 0,
@@ -652,8 +721,9 @@ export class JsonFileReads implements StoreReads {
       closing_micros: single ? 0 : null,
       rows: [],
     };
-    if (!list) return result;
-    const [start, end] = range(list, select.from_ms, select.to_ms);
+    if (!listed) return result;
+    const { list } = listed;
+    const [start, end] = listed.range;
     if (single) {
       const before = start > 0 ? list.read(start - 1, start)[0]!.aux : 0;
       result.opening_micros =
@@ -697,21 +767,14 @@ export class JsonFileReads implements StoreReads {
     order: 'asc' | 'desc',
     pacer: Pacer,
   ): AsyncGenerator<HistoryRecord[]> {
-    const list = this.archive.existing('log', select.account_id ?? ALL);
-    if (!list) return;
+    const listed = this.listRange('log', select.account_id ?? ALL, select, select.as_of);
+    if (!listed) return;
     const test = this.logFilter(select);
     const keep = (entry: Entry) => {
       const record = test(entry);
       return record === false ? undefined : { entry, record };
     };
-    for await (const kept of this.streamed(
-      list,
-      range(list, select.from_ms, select.to_ms),
-      order,
-      page,
-      keep,
-      pacer,
-    ))
+    for await (const kept of this.streamed(listed.list, listed.range, order, page, keep, pacer))
       yield kept.map(({ entry, record }) => record ?? this.logOf(entry));
   }
 
@@ -751,10 +814,11 @@ export class JsonFileReads implements StoreReads {
     page: Page | null,
     order: 'asc' | 'desc',
   ): Generator<void, LogResult, void> {
-    const list = this.archive.existing('log', select.account_id ?? ALL);
+    const listed = this.listRange('log', select.account_id ?? ALL, select, select.as_of);
     const result: LogResult = { total: 0, errors: 0, latency_total_ms: 0, rows: [] };
-    if (!list) return result;
-    const [start, end] = range(list, select.from_ms, select.to_ms);
+    if (!listed) return result;
+    const { list } = listed;
+    const [start, end] = listed.range;
     const test = this.logFilter(select);
     const matched = new PagePick<{ entry: Entry; record?: HistoryRecord }>(page, order);
     yield* walkPausing(list, start, end, (entry) => {
@@ -770,26 +834,51 @@ export class JsonFileReads implements StoreReads {
   }
 
   usage(select: UsageSelect, page: Page | null, order: 'asc' | 'desc'): UsageResult {
-    const list = this.archive.existing('use', select.account_id);
+    return finish(this.usageWalk(select, page, order));
+  }
+
+  usageInTurns(
+    select: UsageSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+    pacer?: Pacer,
+  ): Promise<UsageResult> {
+    return this.inTurns(this.usageWalk(select, page, order), pacer);
+  }
+
+  /**
+   * The most entries one read's page pick (PagePick) has held at once since start: a total
+   * is folded as the walk goes, so this stays within a page's size however long the range
+   * (tests look at it).
+   */
+  kept_most = 0;
+
+  /** The usage totals (count, cost, tokens) folded entry by entry; memory holds the page only. */
+  private *usageWalk(
+    select: UsageSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+  ): Generator<void, UsageResult, void> {
+    const listed = this.listRange('use', select.account_id, select, select.as_of);
     const result: UsageResult = { total: 0, cost_micros: 0, tokens: 0, rows: [] };
-    if (!list) return result;
-    const [start, end] = range(list, select.from_ms, select.to_ms);
-    const matched: Array<{ entry: Entry; record?: HistoryRecord }> = [];
-    list.walk(start, end, (entry) => {
+    if (!listed) return result;
+    const [start, end] = listed.range;
+    const matched = new PagePick<{ entry: Entry; record?: HistoryRecord }>(page, order);
+    yield* walkPausing(listed.list, start, end, (entry) => {
       let record: HistoryRecord | undefined;
       if (select.match) {
         record = this.archive.historyOf(entry);
-        if (!select.match(record)) return true;
+        if (!select.match(record)) return;
       }
-      matched.push(record ? { entry, record } : { entry });
+      matched.offer(record ? { entry, record } : { entry });
       result.cost_micros += entry.aux;
       result.tokens += entry.aux2;
-      return true;
     });
-    result.total = matched.length;
-    if (order === 'desc') matched.reverse();
-    const chosen = page === null ? matched : matched.slice(page.offset, page.offset + page.limit);
-    result.rows = chosen.map(({ entry, record }) => record ?? this.archive.historyOf(entry));
+    this.kept_most = Math.max(this.kept_most, matched.kept_most);
+    result.total = matched.total;
+    result.rows = matched
+      .rows()
+      .map(({ entry, record }) => record ?? this.archive.historyOf(entry));
     return result;
   }
 
@@ -799,21 +888,14 @@ export class JsonFileReads implements StoreReads {
     order: 'asc' | 'desc',
     pacer: Pacer,
   ): AsyncGenerator<HistoryRecord[]> {
-    const list = this.archive.existing('use', select.account_id);
-    if (!list) return;
+    const listed = this.listRange('use', select.account_id, select, select.as_of);
+    if (!listed) return;
     const keep = (entry: Entry) => {
       if (!select.match) return { entry };
       const record = this.archive.historyOf(entry);
       return select.match(record) ? { entry, record } : undefined;
     };
-    for await (const kept of this.streamed(
-      list,
-      range(list, select.from_ms, select.to_ms),
-      order,
-      page,
-      keep,
-      pacer,
-    ))
+    for await (const kept of this.streamed(listed.list, listed.range, order, page, keep, pacer))
       yield kept.map(({ entry, record }) => record ?? this.archive.historyOf(entry));
   }
 
