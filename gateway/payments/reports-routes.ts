@@ -75,6 +75,8 @@ class ReportSlots {
   started = 0;
   /** Reports whose client went away while they waited in the queue (dropped unrun) or ran (stopped). */
   cancelled = { queued: 0, running: 0 };
+  /** CSV downloads waiting now for their client to take what was written ('drain'). */
+  readonly waiting_client = { count: 0 };
 }
 
 const slots_by_context = new WeakMap<PaymentsContext, ReportSlots>();
@@ -133,6 +135,11 @@ export function registerReportMetrics(ctx: PaymentsContext, registry: Registry):
     'aihub_reports_queued',
     'Reports waiting for one of reports.max_running',
     () => slots.queue.length,
+  );
+  gauge(
+    'aihub_reports_downloads_waiting',
+    'CSV downloads holding their slot while their client takes what was written',
+    () => slots.waiting_client.count,
   );
   gauge(
     'aihub_reports_work_seconds',
@@ -380,6 +387,8 @@ export interface Download {
   pacer: Pacer;
   signal: AbortSignal;
   stall_ms: number;
+  /** Counts the downloads waiting for their client now (for /metrics). */
+  waiting?: { count: number };
 }
 
 /**
@@ -395,7 +404,7 @@ export interface Download {
  */
 export async function streamCsv(
   res: Response,
-  { pacer, signal, stall_ms }: Download,
+  { pacer, signal, stall_ms, waiting }: Download,
   name: string,
   columns: readonly string[],
   batches: AsyncIterable<Row[]>,
@@ -410,7 +419,13 @@ export async function streamCsv(
       // The next batch is read only once the last one has left (never while `res` pushes back).
       if (!ready) {
         pacer.end();
-        const moved = await drained(res, signal, stall_ms);
+        if (waiting) waiting.count++;
+        let moved: boolean;
+        try {
+          moved = await drained(res, signal, stall_ms);
+        } finally {
+          if (waiting) waiting.count--;
+        }
         signal.throwIfAborted();
         if (!moved)
           throw new ClientGoneError(`the client took none of the download for ${stall_ms} ms`);
@@ -455,7 +470,12 @@ export async function serveReport(
     if (query.format === 'csv') {
       const counted = await plan.run({ ...paging, limit: 0 }, pacer);
       res.setHeader('X-Total-Count', String(counted.total));
-      const download = { pacer, signal, stall_ms: ctx.settings.reports.client_stall_ms };
+      const download = {
+        pacer,
+        signal,
+        stall_ms: ctx.settings.reports.client_stall_ms,
+        waiting: slotsOf(ctx).waiting_client,
+      };
       await streamCsv(res, download, report, counted.columns, plan.rows(paging, pacer));
       return;
     }
