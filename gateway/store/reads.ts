@@ -194,16 +194,17 @@ export interface StoreReads {
     order: 'asc' | 'desc',
     pacer: Pacer,
   ): AsyncGenerator<HistoryRecord[]>;
-  /** One account's chat usage records (every protocol), by `order` of time; `page` null: all in range. */
-  usage(select: UsageSelect, page: Page | null, order: 'asc' | 'desc'): UsageResult;
-  /** The same answer as `usage`, walked a chunk per turn (see `walletInTurns`). */
+  /**
+   * One account's chat usage records (every protocol), by `order` of time; `page` null: all
+   * in range. Walked a chunk per turn (see `walletInTurns`); totals folded as it goes.
+   */
   usageInTurns(
     select: UsageSelect,
     page: Page | null,
     order: 'asc' | 'desc',
     pacer?: Pacer,
   ): Promise<UsageResult>;
-  /** The rows of `usage`'s page, a batch at a time in turns of `pacer` (see `walletLines`). */
+  /** The rows of `usageInTurns`' page, a batch at a time in turns of `pacer` (see `walletLines`). */
   usageRecords(
     select: UsageSelect,
     page: Page,
@@ -831,10 +832,6 @@ export class JsonFileReads implements StoreReads {
     result.total = matched.total;
     result.rows = matched.rows().map(({ entry, record }) => record ?? this.logOf(entry));
     return result;
-  }
-
-  usage(select: UsageSelect, page: Page | null, order: 'asc' | 'desc'): UsageResult {
-    return finish(this.usageWalk(select, page, order));
   }
 
   usageInTurns(
