@@ -187,6 +187,59 @@ test(
 );
 
 test(
+  'a transaction pending at the snapshot stays pending in its rows, by a status or an id filter, after it is finalized',
+  { timeout: 60_000 },
+  async () => {
+    const data_dir = tempDir('aihub-report-snapshot-pending-');
+    try {
+      const store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000, now: fillNow });
+      await fillPayments(store, { accounts: 2, txns: 20 });
+      const account_id = fillAccount(0);
+      fillClock.ms = FILL_T0_MS + 100_000;
+      const { pending, done } = pendingTxn(1_000, account_id);
+      await store.transact((tx) => tx.set('payment_txns', pending.id, pending));
+      await store.readDurable();
+      const all: Paging = { page: 1, limit: 1_000, order: 'desc' };
+      const filters = [
+        { status: 'pending' as const },
+        { status: 'pending' as const, txn_id: pending.id },
+        { txn_id: pending.id },
+        { number: pending.subject },
+      ];
+      const scopes = filters.map(() => ({ account_id, as_of: store.reads.snapshot() }));
+      const counts = await Promise.all(
+        filters.map((filter, i) =>
+          reportTransactions(store, filter, { ...all, limit: 0 }, scopes[i]!),
+        ),
+      );
+      await store.transact((tx) => tx.set('payment_txns', done.id, done));
+      await store.readDurable();
+      for (const [i, filter] of filters.entries()) {
+        const label = JSON.stringify(filter);
+        const rows = await collect(
+          transactionRows(store, filter, all, scopes[i]!, store.reads.turns.pacer()),
+        );
+        assert.equal(counts[i]!.total, 1, label);
+        assert.deepEqual(
+          rows.map((row) => [row.txn_id, row.status]),
+          [[pending.id, 'pending']],
+          `${label}: the row as of the count`,
+        );
+      }
+      // Read now, it is final.
+      const now = await reportTransactions(store, { txn_id: pending.id }, all, { account_id });
+      assert.deepEqual(
+        now.rows.map((row) => row.status),
+        ['success'],
+      );
+      await store.close();
+    } finally {
+      rmSync(data_dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
   'ai-usage totals are folded entry by entry: the same answers, and no more entries held than the page',
   { timeout: 120_000 },
   async () => {
