@@ -342,6 +342,13 @@ export class JsonFileReads implements StoreReads {
    */
   readonly turns = new Turns();
 
+  /**
+   * The most entries the page pick (PagePick) of one walk with totals (wallet, API logs,
+   * usage) has held at once since start: totals are folded as the walk goes, so this stays
+   * within a page's size however long the range (tests look at it).
+   */
+  kept_most = 0;
+
   /** Runs a pausing walk, one stretch of it per turn (of `given`, which its owner ends). */
   private async inTurns<T>(walk: Generator<void, T, void>, given?: Pacer): Promise<T> {
     const pacer = given ?? this.turns.pacer();
@@ -744,6 +751,7 @@ export class JsonFileReads implements StoreReads {
     });
     const opening = first as Entry | null;
     if (select.match && single && opening) result.opening_micros = opening.aux - opening.tag;
+    this.kept_most = Math.max(this.kept_most, matched.kept_most);
     result.total = matched.total;
     result.rows = matched.rows().map((entry) => this.walletLine(entry));
     return result;
@@ -829,6 +837,7 @@ export class JsonFileReads implements StoreReads {
       if (entry.tag === 0 || entry.tag >= 400) result.errors++;
       result.latency_total_ms += entry.aux2;
     });
+    this.kept_most = Math.max(this.kept_most, matched.kept_most);
     result.total = matched.total;
     result.rows = matched.rows().map(({ entry, record }) => record ?? this.logOf(entry));
     return result;
@@ -842,13 +851,6 @@ export class JsonFileReads implements StoreReads {
   ): Promise<UsageResult> {
     return this.inTurns(this.usageWalk(select, page, order), pacer);
   }
-
-  /**
-   * The most entries one read's page pick (PagePick) has held at once since start: a total
-   * is folded as the walk goes, so this stays within a page's size however long the range
-   * (tests look at it).
-   */
-  kept_most = 0;
 
   /** The usage totals (count, cost, tokens) folded entry by entry; memory holds the page only. */
   private *usageWalk(
