@@ -788,9 +788,12 @@ export class Archive {
    * manifest and the directories given new files are fsynced (on the thread pool, a few at a
    * time), and only then is the manifest replaced. So after a power loss no list is shorter
    * than the manifest says unless the disk lost fsynced data, and then open repairs it from
-   * the journal after the last record it holds.
+   * the journal after the last record it holds. Records are indexed once their journal lines
+   * are written, while their fdatasync may still be in flight: `durable(seq)` resolves once
+   * the journal is durable up to `seq`, and the manifest waits for it, so that it never
+   * names a record a power loss could take from the journal.
    */
-  async sync(): Promise<void> {
+  async sync(durable: (seq: number) => Promise<void>): Promise<void> {
     await this.ids.compact();
     this.writeTails();
     this.ids.flush();
@@ -812,6 +815,7 @@ export class Archive {
     this.new_entries_in.clear();
     await fsyncAll(files);
     for (const dir of dirs) fsyncDirectory(dir);
+    await durable(seq);
     mkdirPrivate(join(this.data_dir, INDEX_DIR));
     await this.manifest_file.write({
       format: 'aihub-index',

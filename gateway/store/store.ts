@@ -528,7 +528,13 @@ export class Store {
     }
   }
 
-  /** Durable journal lines, placed: their records are indexed, and rows they archived are found there from now on. */
+  /** Resolves once the journal is durable up to record `seq` (what an index manifest waits for). */
+  private readonly durableUpTo = (seq: number): Promise<void> => this.journal.waitDurable(seq);
+
+  /**
+   * Journal lines placed (written; their fdatasync in flight, no one waiting on them told
+   * yet): their records are indexed, and rows they archived are found there from now on.
+   */
   private placed(first_seq: number, segment: number, starts: readonly number[]): void {
     for (let i = 0; i + 1 < starts.length; i++) {
       const record = this.awaiting_place.shift();
@@ -878,8 +884,9 @@ export class Store {
     this.checkpoint_seq = seq;
     this.checkpoint_chars = written;
     this.checkpoints++;
-    // The indexes as of every record placed so far (the journal after them is indexed again at open).
-    await this.archive.sync();
+    // The indexes as of every record placed so far (the journal after them is indexed again
+    // at open); the manifest waits until those records are durable.
+    await this.archive.sync(this.durableUpTo);
   }
 
   private markClosed(): void {
@@ -896,7 +903,7 @@ export class Store {
       await this.journal.close();
       if (this.checkpointing) await this.checkpointing;
       if (!was_closed && this.state.seq !== this.checkpoint_seq) await this.checkpoint();
-      else if (!was_closed) await this.archive.sync();
+      else if (!was_closed) await this.archive.sync(this.durableUpTo);
       if (!was_closed) await this.options.onClosedCleanly?.();
     } finally {
       this.archive.close();
