@@ -187,22 +187,27 @@ class Transaction implements Tx {
   ) {}
 
   private apply(op: Op): void {
-    if (op.o !== 'set' && op.o !== 'del') {
-      this.undos.push(applyOp(this.state, op));
-      this.ops.push(op);
-      return;
-    }
+    if (op.o === 'set' || op.o === 'del') this.applyToRow(op);
+    else this.undos.push(applyOp(this.state, op));
+    this.ops.push(op);
+  }
+
+  /** A set or del: the row trackers follow it (and the rows it archives, in an archived table). */
+  private applyToRow(op: Extract<Op, { o: 'set' | 'del' }>): void {
     const { t: name, id } = op;
     const rows = table(this.state, name) as Record<string, Row<TableName>>;
     const before = rowOf(rows, id);
     const undo = applyOp(this.state, op);
     const after = rowOf(rows, id);
-    const archived_key = `${name}\u0000${id}`;
-    const had_archived = this.archived.has(archived_key);
-    const archived_before = this.archived.get(archived_key);
-    if (op.o === 'set' && isArchivedRow(name, op.v))
-      (this.archived_rows ??= new Map()).set(archived_key, op.v);
-    else this.archived_rows?.delete(archived_key);
+    // Only a table whose final rows are history can archive one (no key made for the others).
+    const archived_key = ARCHIVED_TABLES.has(name) ? `${name}\u0000${id}` : null;
+    const had_archived = archived_key !== null && this.archived.has(archived_key);
+    const archived_before = had_archived ? this.archived.get(archived_key) : undefined;
+    if (archived_key !== null) {
+      if (op.o === 'set' && isArchivedRow(name, op.v))
+        (this.archived_rows ??= new Map()).set(archived_key, op.v);
+      else this.archived_rows?.delete(archived_key);
+    }
     let order = this.trackers.orders.get(name);
     if (!order) this.trackers.orders.set(name, (order = new RowOrder([])));
     order.changed(id, before, after);
@@ -210,12 +215,13 @@ class Transaction implements Tx {
     if (indexes) for (const index of indexes) index.move(id, before, after);
     this.undos.push(() => {
       undo();
-      if (had_archived) this.archived_rows!.set(archived_key, archived_before);
-      else this.archived_rows?.delete(archived_key);
+      if (archived_key !== null) {
+        if (had_archived) this.archived_rows!.set(archived_key, archived_before);
+        else this.archived_rows?.delete(archived_key);
+      }
       order.changed(id, after, before);
       if (indexes) for (const index of indexes) index.move(id, after, before);
     });
-    this.ops.push(op);
   }
   /** Rows this transaction archived, by `table\0id`. */
   get archived(): ReadonlyMap<string, unknown> {
