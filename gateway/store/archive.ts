@@ -303,6 +303,9 @@ export class Archive {
   private readonly lists = new Map<string, IndexList>();
   /** The same lists by kind, then key: a commit finds its lists without building a name. */
   private readonly by_kind = new Map<string, Map<string, IndexList>>();
+  /** The wallet lists by account (by_kind's 'wal'), and wal/_all: every posting to a wallet reaches both. */
+  private readonly wal_lists = this.kindMap('wal');
+  private wal_all: IndexList | null = null;
   /** The entry a record's ops are indexed through, reused (lists copy what they keep). */
   private readonly entry: Entry = {
     ts_ms: 0,
@@ -512,8 +515,7 @@ export class Archive {
       const slash = kind_or_key.indexOf('/');
       return this.list(kind_or_key.slice(0, slash) as ListKind, kind_or_key.slice(slash + 1));
     }
-    let of_kind = this.by_kind.get(kind_or_key);
-    if (!of_kind) this.by_kind.set(kind_or_key, (of_kind = new Map()));
+    const of_kind = this.kindMap(kind_or_key);
     let list = of_kind.get(key);
     if (!list) {
       const full = `${kind_or_key}/${key}`;
@@ -527,6 +529,12 @@ export class Archive {
       of_kind.set(key, list);
     }
     return list;
+  }
+
+  private kindMap(kind: string): Map<string, IndexList> {
+    let of_kind = this.by_kind.get(kind);
+    if (!of_kind) this.by_kind.set(kind, (of_kind = new Map()));
+    return of_kind;
   }
 
   /** The list if it has entries; else null (no file is made for a read). */
@@ -601,7 +609,9 @@ export class Archive {
 
   /** Indexes one op of a record: `entry` holds the record's place and the op's index; the rest is filled here. */
   private applyOp(op: Op, entry: Entry): void {
-    if (op.o === 'set' && isArchivedRow(op.t, op.v)) {
+    if (op.o === 'post') {
+      this.applyPosting(op.p, entry);
+    } else if (op.o === 'set' && isArchivedRow(op.t, op.v)) {
       const txn = op.v as ArchivedTxn;
       const finalized_ms = this.parseTs(txn.finalized_at ?? txn.updated_at);
       const created_ms = Date.parse(txn.created_at);
@@ -621,8 +631,6 @@ export class Archive {
           offset: entry.offset,
           length: entry.length,
         });
-    } else if (op.o === 'post') {
-      this.applyPosting(op.p, entry);
     } else if (op.o === 'hist') {
       this.applyHistory(op.r, entry);
     }
@@ -635,20 +643,20 @@ export class Archive {
     let touches = false;
     const entries = posting.entries;
     for (let i = 0; i < entries.length; i++) {
-      const [ledger_account, amount_micros] = entries[i]!;
-      if (isWalletOf(ledger_account, account_id)) {
-        delta += amount_micros;
+      const posted = entries[i]!;
+      if (isWalletOf(posted[0], account_id)) {
+        delta += posted[1];
         touches = true;
       }
     }
     if (!touches) return;
-    const own = this.list('wal', account_id);
+    const own = this.wal_lists.get(account_id) ?? this.list('wal', account_id);
     entry.ts_ms = this.parseTs(posting.ts);
     entry.tag = delta;
     entry.aux = (own.count > 0 ? own.last_aux : 0) + delta;
     entry.aux2 = 0;
     this.addTo('wal', own, entry);
-    this.add('wal', ALL, entry);
+    this.addTo('wal', (this.wal_all ??= this.list('wal', ALL)), entry);
   }
 
   private applyHistory(record: HistoryRecord, entry: Entry): void {

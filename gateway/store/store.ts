@@ -542,8 +542,10 @@ export class Store {
    * yet): their records are indexed, and rows they archived are found there from now on.
    */
   private placed(first_seq: number, segment: number, starts: readonly number[]): void {
-    for (let i = 0; i + 1 < starts.length; i++) {
-      const record = this.awaiting_place.shift();
+    const awaiting = this.awaiting_place;
+    const count = starts.length - 1;
+    for (let i = 0; i < count; i++) {
+      const record = awaiting[i];
       if (!record || record.s !== first_seq + i)
         throw new Error(
           `invariant: journal placed record ${first_seq + i} but ${record?.s} was waiting`,
@@ -556,6 +558,8 @@ export class Store {
         if (this.recently_archived.get(key)?.seq === record.s) this.recently_archived.delete(key);
       }
     }
+    // One splice per group (a shift per record moved the rest of the array each time).
+    awaiting.splice(0, count);
   }
 
   /**
