@@ -34,7 +34,7 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-file.js';
 import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
-import { CorruptStoreError, fsyncDirectory, segmentName } from './journal.js';
+import { CorruptStoreError, segmentName } from './journal.js';
 import { ID_RUN_DIR, IdRuns, removeRun, type RunMeta } from './id-runs.js';
 import {
   ARCHIVED_TABLES,
@@ -822,7 +822,10 @@ export class Archive {
     this.unsynced.clear();
     this.new_entries_in.clear();
     await fsyncAll(files);
-    for (const dir of dirs) fsyncDirectory(dir);
+    // On the thread pool too: a directory's fsync waits for the disk as a file's does, and on
+    // the event loop it stalled every commit meanwhile (the first checkpoint makes index/ and
+    // its kinds' directories).
+    await fsyncAll(dirs);
     await durable(seq);
     mkdirPrivate(join(this.data_dir, INDEX_DIR));
     await this.manifest_file.write({
@@ -844,7 +847,7 @@ export class Archive {
   }
 }
 
-/** fsyncs files on the thread pool, two at a time (the journal's fdatasync shares the pool). */
+/** fsyncs files or directories on the thread pool, two at a time (the journal's fdatasync shares the pool). */
 async function fsyncAll(files: string[]): Promise<void> {
   let next = 0;
   const worker = async () => {
