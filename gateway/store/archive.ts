@@ -34,7 +34,7 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-file.js';
 import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
-import { CorruptStoreError, fsyncDirectory, segmentName } from './journal.js';
+import { CorruptStoreError, segmentName } from './journal.js';
 import { ID_RUN_DIR, IdRuns, removeRun, type RunMeta } from './id-runs.js';
 import {
   ARCHIVED_TABLES,
@@ -303,6 +303,9 @@ export class Archive {
   private readonly lists = new Map<string, IndexList>();
   /** The same lists by kind, then key: a commit finds its lists without building a name. */
   private readonly by_kind = new Map<string, Map<string, IndexList>>();
+  /** The wallet lists by account (by_kind's 'wal'), and wal/_all: every posting to a wallet reaches both. */
+  private readonly wal_lists = this.kindMap('wal');
+  private wal_all: IndexList | null = null;
   /** The entry a record's ops are indexed through, reused (lists copy what they keep). */
   private readonly entry: Entry = {
     ts_ms: 0,
@@ -512,8 +515,7 @@ export class Archive {
       const slash = kind_or_key.indexOf('/');
       return this.list(kind_or_key.slice(0, slash) as ListKind, kind_or_key.slice(slash + 1));
     }
-    let of_kind = this.by_kind.get(kind_or_key);
-    if (!of_kind) this.by_kind.set(kind_or_key, (of_kind = new Map()));
+    const of_kind = this.kindMap(kind_or_key);
     let list = of_kind.get(key);
     if (!list) {
       const full = `${kind_or_key}/${key}`;
@@ -527,6 +529,12 @@ export class Archive {
       of_kind.set(key, list);
     }
     return list;
+  }
+
+  private kindMap(kind: string): Map<string, IndexList> {
+    let of_kind = this.by_kind.get(kind);
+    if (!of_kind) this.by_kind.set(kind, (of_kind = new Map()));
+    return of_kind;
   }
 
   /** The list if it has entries; else null (no file is made for a read). */
@@ -601,7 +609,9 @@ export class Archive {
 
   /** Indexes one op of a record: `entry` holds the record's place and the op's index; the rest is filled here. */
   private applyOp(op: Op, entry: Entry): void {
-    if (op.o === 'set' && isArchivedRow(op.t, op.v)) {
+    if (op.o === 'post') {
+      this.applyPosting(op.p, entry);
+    } else if (op.o === 'set' && isArchivedRow(op.t, op.v)) {
       const txn = op.v as ArchivedTxn;
       const finalized_ms = this.parseTs(txn.finalized_at ?? txn.updated_at);
       const created_ms = Date.parse(txn.created_at);
@@ -621,8 +631,6 @@ export class Archive {
           offset: entry.offset,
           length: entry.length,
         });
-    } else if (op.o === 'post') {
-      this.applyPosting(op.p, entry);
     } else if (op.o === 'hist') {
       this.applyHistory(op.r, entry);
     }
@@ -635,20 +643,20 @@ export class Archive {
     let touches = false;
     const entries = posting.entries;
     for (let i = 0; i < entries.length; i++) {
-      const [ledger_account, amount_micros] = entries[i]!;
-      if (isWalletOf(ledger_account, account_id)) {
-        delta += amount_micros;
+      const posted = entries[i]!;
+      if (isWalletOf(posted[0], account_id)) {
+        delta += posted[1];
         touches = true;
       }
     }
     if (!touches) return;
-    const own = this.list('wal', account_id);
+    const own = this.wal_lists.get(account_id) ?? this.list('wal', account_id);
     entry.ts_ms = this.parseTs(posting.ts);
     entry.tag = delta;
     entry.aux = (own.count > 0 ? own.last_aux : 0) + delta;
     entry.aux2 = 0;
     this.addTo('wal', own, entry);
-    this.add('wal', ALL, entry);
+    this.addTo('wal', (this.wal_all ??= this.list('wal', ALL)), entry);
   }
 
   private applyHistory(record: HistoryRecord, entry: Entry): void {
@@ -788,9 +796,12 @@ export class Archive {
    * manifest and the directories given new files are fsynced (on the thread pool, a few at a
    * time), and only then is the manifest replaced. So after a power loss no list is shorter
    * than the manifest says unless the disk lost fsynced data, and then open repairs it from
-   * the journal after the last record it holds.
+   * the journal after the last record it holds. Records are indexed once their journal lines
+   * are written, while their fdatasync may still be in flight: `durable(seq)` resolves once
+   * the journal is durable up to `seq`, and the manifest waits for it, so that it never
+   * names a record a power loss could take from the journal.
    */
-  async sync(): Promise<void> {
+  async sync(durable: (seq: number) => Promise<void>): Promise<void> {
     await this.ids.compact();
     this.writeTails();
     this.ids.flush();
@@ -811,7 +822,11 @@ export class Archive {
     this.unsynced.clear();
     this.new_entries_in.clear();
     await fsyncAll(files);
-    for (const dir of dirs) fsyncDirectory(dir);
+    // On the thread pool too: a directory's fsync waits for the disk as a file's does, and on
+    // the event loop it stalled every commit meanwhile (the first checkpoint makes index/ and
+    // its kinds' directories).
+    await fsyncAll(dirs);
+    await durable(seq);
     mkdirPrivate(join(this.data_dir, INDEX_DIR));
     await this.manifest_file.write({
       format: 'aihub-index',
@@ -832,7 +847,7 @@ export class Archive {
   }
 }
 
-/** fsyncs files on the thread pool, two at a time (the journal's fdatasync shares the pool). */
+/** fsyncs files or directories on the thread pool, two at a time (the journal's fdatasync shares the pool). */
 async function fsyncAll(files: string[]): Promise<void> {
   let next = 0;
   const worker = async () => {

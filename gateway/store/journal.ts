@@ -249,10 +249,14 @@ export interface JournalWriterOptions {
   /** Called after each durable group with the sequence number now durable. */
   onDurable?: (durable_seq: number) => void;
   /**
-   * Called once a group is durable, before anyone waiting on it is told: where its lines,
-   * records first_seq, first_seq + 1, ..., lie in `segment` (the history indexes are kept up
-   * here). Line i begins at byte starts[i] and ends before the newline at starts[i + 1] - 1;
-   * `starts` is reused by the next group (numbers, not an object per line: this runs per commit).
+   * Called once a group is written, while its fdatasync is in flight (and so before anyone
+   * waiting on it is told): where its lines, records first_seq, first_seq + 1, ..., lie in
+   * `segment` (the history indexes are kept up here, on the main thread's time that the
+   * disk wait leaves idle, not after it). Line i begins at byte starts[i] and ends before the
+   * newline at starts[i + 1] - 1; `starts` is reused by the next group (numbers, not an object
+   * per line: this runs per commit). A line placed is in the file (the page cache), not yet
+   * necessarily on the disk: what names it on disk (the index manifest) waits for
+   * `waitDurable` first.
    */
   onPlaced?: (first_seq: number, segment: number, starts: readonly number[]) => void;
   /** A failed write or fsync leaves memory ahead of disk; the store must stop. */
@@ -362,17 +366,30 @@ export class JournalWriter {
           while (written < buffer.length)
             written += writeSync(this.handle.fd, buffer, written, buffer.length - written);
           const fd = this.handle.fd;
+          const lines_at = this.segment_size;
+          this.segment_size += buffer.length;
+          // The thread pool's fdatasync is started first, then the lines are placed (indexed)
+          // while it runs: the indexing no longer adds to each group's cycle.
+          const synced =
+            this.options.sync === false || (lines.length === 1 && this.quiet)
+              ? null
+              : new Promise<void>((resolve, reject) =>
+                  fdatasync(fd, (error) => (error ? reject(error) : resolve())),
+                );
+          if (this.options.onPlaced)
+            try {
+              this.place(lines, buffer.length, lines_at, first_seq);
+            } catch (error) {
+              void synced?.catch(() => {}); // the store stops on `error`; the sync's own fate is moot
+              throw error;
+            }
           // A lone commit on a quiet journal syncs right here: handing it to the thread pool
           // and being woken after costs more than the wait (docs/ARCHITECTURE.md#the-store has
           // the figures), and there is no one to let run meanwhile. Under load the groups
           // grow, and the fdatasync goes to the thread pool while the event loop works.
-          if (this.options.sync === false) {
-            // a replica's journal: written is enough (see JournalWriterOptions.sync)
-          } else if (lines.length === 1 && this.quiet) fdatasyncSync(fd);
-          else
-            await new Promise<void>((resolve, reject) =>
-              fdatasync(fd, (error) => (error ? reject(error) : resolve())),
-            );
+          if (synced) await synced;
+          else if (this.options.sync !== false) fdatasyncSync(fd);
+          // (sync false: a replica's journal, written is enough; see JournalWriterOptions.sync)
         } catch (error) {
           this.failed = error as Error;
           for (const waiter of [...waiters, ...this.waiters, ...this.seq_waiters])
@@ -383,23 +400,6 @@ export class JournalWriter {
           this.options.onFatal(this.failed);
           return;
         }
-        if (this.options.onPlaced) {
-          const starts = this.starts;
-          starts.length = lines.length + 1;
-          let offset = this.segment_size;
-          let chars = 0;
-          for (let i = 0; i < lines.length; i++) chars += lines[i]!.length;
-          // As many bytes as characters: every line is ASCII, a line's bytes are its length
-          // (Buffer.byteLength is a native call per line, a third of this loop's cost).
-          const ascii = chars === buffer.length;
-          for (let i = 0; i < lines.length; i++) {
-            starts[i] = offset;
-            offset += ascii ? lines[i]!.length : Buffer.byteLength(lines[i]!, 'utf8');
-          }
-          starts[lines.length] = offset;
-          this.options.onPlaced(first_seq, this.segment_first_seq, starts);
-        }
-        this.segment_size += buffer.length;
         this.durable_seq = last_seq;
         this.groups++;
         for (const waiter of waiters) waiter.resolve();
@@ -419,6 +419,24 @@ export class JournalWriter {
     } finally {
       this.flushing = null;
     }
+  }
+
+  /** Tells onPlaced where a group's lines, written from byte `at` of the segment on, lie. */
+  private place(lines: readonly string[], bytes: number, at: number, first_seq: number): void {
+    const starts = this.starts;
+    starts.length = lines.length + 1;
+    let offset = at;
+    let chars = 0;
+    for (let i = 0; i < lines.length; i++) chars += lines[i]!.length;
+    // As many bytes as characters: every line is ASCII, a line's bytes are its length
+    // (Buffer.byteLength is a native call per line, a third of this loop's cost).
+    const ascii = chars === bytes;
+    for (let i = 0; i < lines.length; i++) {
+      starts[i] = offset;
+      offset += ascii ? lines[i]!.length : Buffer.byteLength(lines[i]!, 'utf8');
+    }
+    starts[lines.length] = offset;
+    this.options.onPlaced!(first_seq, this.segment_first_seq, starts);
   }
 
   private async rotate(first_seq: number): Promise<void> {

@@ -187,22 +187,27 @@ class Transaction implements Tx {
   ) {}
 
   private apply(op: Op): void {
-    if (op.o !== 'set' && op.o !== 'del') {
-      this.undos.push(applyOp(this.state, op));
-      this.ops.push(op);
-      return;
-    }
+    if (op.o === 'set' || op.o === 'del') this.applyToRow(op);
+    else this.undos.push(applyOp(this.state, op));
+    this.ops.push(op);
+  }
+
+  /** A set or del: the row trackers follow it (and the rows it archives, in an archived table). */
+  private applyToRow(op: Extract<Op, { o: 'set' | 'del' }>): void {
     const { t: name, id } = op;
     const rows = table(this.state, name) as Record<string, Row<TableName>>;
     const before = rowOf(rows, id);
     const undo = applyOp(this.state, op);
     const after = rowOf(rows, id);
-    const archived_key = `${name}\u0000${id}`;
-    const had_archived = this.archived.has(archived_key);
-    const archived_before = this.archived.get(archived_key);
-    if (op.o === 'set' && isArchivedRow(name, op.v))
-      (this.archived_rows ??= new Map()).set(archived_key, op.v);
-    else this.archived_rows?.delete(archived_key);
+    // Only a table whose final rows are history can archive one (no key made for the others).
+    const archived_key = ARCHIVED_TABLES.has(name) ? `${name}\u0000${id}` : null;
+    const had_archived = archived_key !== null && this.archived.has(archived_key);
+    const archived_before = had_archived ? this.archived.get(archived_key) : undefined;
+    if (archived_key !== null) {
+      if (op.o === 'set' && isArchivedRow(name, op.v))
+        (this.archived_rows ??= new Map()).set(archived_key, op.v);
+      else this.archived_rows?.delete(archived_key);
+    }
     let order = this.trackers.orders.get(name);
     if (!order) this.trackers.orders.set(name, (order = new RowOrder([])));
     order.changed(id, before, after);
@@ -210,12 +215,13 @@ class Transaction implements Tx {
     if (indexes) for (const index of indexes) index.move(id, before, after);
     this.undos.push(() => {
       undo();
-      if (had_archived) this.archived_rows!.set(archived_key, archived_before);
-      else this.archived_rows?.delete(archived_key);
+      if (archived_key !== null) {
+        if (had_archived) this.archived_rows!.set(archived_key, archived_before);
+        else this.archived_rows?.delete(archived_key);
+      }
       order.changed(id, after, before);
       if (indexes) for (const index of indexes) index.move(id, after, before);
     });
-    this.ops.push(op);
   }
   /** Rows this transaction archived, by `table\0id`. */
   get archived(): ReadonlyMap<string, unknown> {
@@ -528,10 +534,18 @@ export class Store {
     }
   }
 
-  /** Durable journal lines, placed: their records are indexed, and rows they archived are found there from now on. */
+  /** Resolves once the journal is durable up to record `seq` (what an index manifest waits for). */
+  private readonly durableUpTo = (seq: number): Promise<void> => this.journal.waitDurable(seq);
+
+  /**
+   * Journal lines placed (written; their fdatasync in flight, no one waiting on them told
+   * yet): their records are indexed, and rows they archived are found there from now on.
+   */
   private placed(first_seq: number, segment: number, starts: readonly number[]): void {
-    for (let i = 0; i + 1 < starts.length; i++) {
-      const record = this.awaiting_place.shift();
+    const awaiting = this.awaiting_place;
+    const count = starts.length - 1;
+    for (let i = 0; i < count; i++) {
+      const record = awaiting[i];
       if (!record || record.s !== first_seq + i)
         throw new Error(
           `invariant: journal placed record ${first_seq + i} but ${record?.s} was waiting`,
@@ -544,6 +558,8 @@ export class Store {
         if (this.recently_archived.get(key)?.seq === record.s) this.recently_archived.delete(key);
       }
     }
+    // One splice per group (a shift per record moved the rest of the array each time).
+    awaiting.splice(0, count);
   }
 
   /**
@@ -878,8 +894,9 @@ export class Store {
     this.checkpoint_seq = seq;
     this.checkpoint_chars = written;
     this.checkpoints++;
-    // The indexes as of every record placed so far (the journal after them is indexed again at open).
-    await this.archive.sync();
+    // The indexes as of every record placed so far (the journal after them is indexed again
+    // at open); the manifest waits until those records are durable.
+    await this.archive.sync(this.durableUpTo);
   }
 
   private markClosed(): void {
@@ -896,7 +913,7 @@ export class Store {
       await this.journal.close();
       if (this.checkpointing) await this.checkpointing;
       if (!was_closed && this.state.seq !== this.checkpoint_seq) await this.checkpoint();
-      else if (!was_closed) await this.archive.sync();
+      else if (!was_closed) await this.archive.sync(this.durableUpTo);
       if (!was_closed) await this.options.onClosedCleanly?.();
     } finally {
       this.archive.close();

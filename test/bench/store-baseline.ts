@@ -3,7 +3,8 @@
 // fresh process of its own bench:store, interleaved round by round (this, ref; ref, this; ...)
 // so that load on the machine lands on both columns alike; the medians side by side with
 // their ratio. The ref's tree is a `git worktree` in a temp dir sharing this clone's
-// node_modules, removed at the end.
+// node_modules, removed at the end. BENCH_ONLY=ab with BENCH_BASELINE=<ref> instead runs
+// the commits/s rows of both trees alternated in one process (store-ab-child.ts, `abRows`).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -58,28 +59,38 @@ function writeRowsOf(tree: string): Map<string, number> {
   return values;
 }
 
-/** The comparison rows: [label, this tree's median, `baseline <median>; ratio <this/baseline>`]. */
-export function baselineRows(ref: string, rounds: number): string[][] {
-  const here = resolve(import.meta.dirname, '../..');
-  const commit = execFileSync('git', ['-C', here, 'rev-parse', '--short', ref], {
+const HERE = resolve(import.meta.dirname, '../..');
+
+/** Runs `fn` with the tree of `ref` checked out in a temporary worktree (sharing node_modules), removed after. */
+function withTreeAt<T>(ref: string, fn: (tree: string, commit: string) => T): T {
+  const commit = execFileSync('git', ['-C', HERE, 'rev-parse', '--short', ref], {
     encoding: 'utf8',
   }).trim();
   const tree = join(mkdtempSync(join(tmpdir(), 'aihub-bench-baseline-')), 'tree');
-  execFileSync('git', ['-C', here, 'worktree', 'add', '--detach', tree, commit], {
+  execFileSync('git', ['-C', HERE, 'worktree', 'add', '--detach', tree, commit], {
     stdio: 'ignore',
   });
-  symlinkSync(join(here, 'node_modules'), join(tree, 'node_modules'));
+  try {
+    symlinkSync(join(HERE, 'node_modules'), join(tree, 'node_modules'));
+    return fn(tree, commit);
+  } finally {
+    execFileSync('git', ['-C', HERE, 'worktree', 'remove', '--force', tree], { stdio: 'ignore' });
+    rmSync(resolve(tree, '..'), { recursive: true, force: true });
+  }
+}
+
+/** The comparison rows: [label, this tree's median, `baseline <median>; ratio <this/baseline>`]. */
+export function baselineRows(ref: string, rounds: number): string[][] {
+  const here = HERE;
   const mine: Array<Map<string, number>> = [];
   const theirs: Array<Map<string, number>> = [];
-  try {
+  const commit = withTreeAt(ref, (tree, commit) => {
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? [here, tree] : [tree, here];
       for (const dir of order) (dir === here ? mine : theirs).push(writeRowsOf(dir));
     }
-  } finally {
-    execFileSync('git', ['-C', here, 'worktree', 'remove', '--force', tree], { stdio: 'ignore' });
-    rmSync(resolve(tree, '..'), { recursive: true, force: true });
-  }
+    return commit;
+  });
   const rows: string[][] = [
     [
       `write rows: this tree vs ${ref} (${commit}), medians of ${rounds} interleaved runs each`,
@@ -97,4 +108,68 @@ export function baselineRows(ref: string, rounds: number): string[][] {
     ]);
   }
   return rows;
+}
+
+interface AbSide {
+  commits: number;
+  ms: number;
+  cpu_us: number;
+}
+
+/**
+ * BENCH_ONLY=ab: durable commits/s of this tree's store and `ref`'s at 1, 16 and 64 writers,
+ * alternated in one process in slices of `slice_ms` (store-ab-child.ts), `runs` fresh
+ * processes per writer count. Rows: [label, this tree's commits/s, `baseline ...; ratio`],
+ * each ratio that of all runs' commits per second, with each run's ratio, the median ratio
+ * of slice pairs and the process CPU per commit of each side beside it.
+ */
+export function abRows(ref: string, runs: number, slices: number, slice_ms: number): string[][] {
+  const child = join(import.meta.dirname, 'store-ab-child.ts');
+  return withTreeAt(ref, (tree, commit) => {
+    const rows: string[][] = [
+      [
+        `commits/s, this tree vs ${ref} (${commit}) alternated in one process: ${runs} runs of ${slices} slices of ${slice_ms} ms each`,
+        'this tree',
+        'baseline; ratio (each run; median slice pair); CPU per commit this / baseline',
+      ],
+    ];
+    for (const writers of [1, 16, 64]) {
+      const here: AbSide = { commits: 0, ms: 0, cpu_us: 0 };
+      const there: AbSide = { commits: 0, ms: 0, cpu_us: 0 };
+      const run_ratios: number[] = [];
+      const slice_ratios: number[] = [];
+      for (let run = 0; run < runs; run++) {
+        const args = [HERE, tree, String(writers), String(slice_ms), String(slices)];
+        const result = spawnSync(process.execPath, ['--import', 'tsx', child, ...args], {
+          cwd: HERE,
+          encoding: 'utf8',
+        });
+        if (result.status !== 0)
+          throw new Error(`store-ab-child failed (${result.status}): ${result.stderr}`);
+        const out = JSON.parse(result.stdout) as {
+          here: AbSide;
+          there: AbSide;
+          slice_ratios: number[];
+        };
+        for (const [sum, side] of [
+          [here, out.here],
+          [there, out.there],
+        ] as const) {
+          sum.commits += side.commits;
+          sum.ms += side.ms;
+          sum.cpu_us += side.cpu_us;
+        }
+        run_ratios.push(out.here.commits / out.here.ms / (out.there.commits / out.there.ms));
+        slice_ratios.push(...out.slice_ratios);
+      }
+      const rate = (side: AbSide) => (side.commits / side.ms) * 1000;
+      const cpu = (side: AbSide) => (side.cpu_us / side.commits).toFixed(1);
+      rows.push([
+        `  durable commits/s, ${writers} writer${writers > 1 ? 's' : ''}`,
+        rate(here).toFixed(0),
+        `${rate(there).toFixed(0)}; ratio ${(rate(here) / rate(there)).toFixed(3)} (${run_ratios.map((r) => r.toFixed(2)).join(' ')}; ${median(slice_ratios).toFixed(3)}); ${cpu(here)} / ${cpu(there)} µs`,
+      ]);
+    }
+    return rows;
+  });
 }

@@ -4,7 +4,8 @@
 // of the same document costs, and one account's rows read through an index against a pass
 // over the table, side by side in one run. BENCH_BASELINE=<git ref> runs these write rows of
 // this tree and of <ref>'s interleaved (store-baseline.ts); BENCH_ONLY=write or history runs
-// one part alone.
+// one part alone; BENCH_ONLY=ab with BENCH_BASELINE=<ref> runs the commits/s rows of both
+// trees alternated in one process (store-ab-child.ts).
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -13,7 +14,7 @@ import { Store } from '../../gateway/store/store.ts';
 import { FUNDING_TOPUP, creditWallet } from '../../gateway/ledger/ledger.ts';
 import { commit, commitThroughput, fund } from './store-load.ts';
 import { fillNow, fillPayments, fillUsage } from '../support/history-fill.ts';
-import { baselineRows } from './store-baseline.ts';
+import { abRows, baselineRows } from './store-baseline.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const LATENCY_SAMPLES = Number(process.env.BENCH_SAMPLES ?? 3000);
@@ -198,7 +199,17 @@ async function checkpointPause(rows: number): Promise<{
 const rows: string[][] = [];
 const load_before = loadavg();
 const ONLY = process.env.BENCH_ONLY ?? '';
-if (ONLY !== 'history' && BASELINE) rows.push(...baselineRows(BASELINE, BASELINE_ROUNDS));
+if (ONLY === 'ab') {
+  if (!BASELINE) throw new Error('BENCH_ONLY=ab compares with BENCH_BASELINE=<git ref>: set it');
+  rows.push(
+    ...abRows(
+      BASELINE,
+      Number(process.env.BENCH_AB_RUNS ?? 3),
+      Number(process.env.BENCH_AB_SLICES ?? 40),
+      Number(process.env.BENCH_AB_SLICE_MS ?? 100),
+    ),
+  );
+} else if (ONLY !== 'history' && BASELINE) rows.push(...baselineRows(BASELINE, BASELINE_ROUNDS));
 else if (ONLY !== 'history') {
   for (const writers of [1, 16, 64]) {
     const result = await throughput(writers);
@@ -357,7 +368,7 @@ async function historyStores() {
 }
 
 const label = (n: number) => (n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}k`);
-if (ONLY !== 'write') {
+if (ONLY !== 'write' && ONLY !== 'ab') {
   const { sizes, rounds } = await historyStores();
   const of = (
     k: number,
