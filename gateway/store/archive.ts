@@ -51,6 +51,9 @@ const FIELDS = 9;
 const ENTRY_BYTES = FIELDS * 8;
 /** Unwritten entries past this many (72 bytes each) are written out, to bound memory. */
 const MAX_TAIL_ENTRIES = 500_000;
+/** A checkpoint writes its lists' entries in slices of at most this many files and about this long, letting commits run between. */
+const WRITE_SLICE_LISTS = 256;
+const WRITE_SLICE_MS = 2;
 /** Entries read per pread when walking a list. */
 const CHUNK_ENTRIES = 512;
 const MAX_OPEN_FILES = 64;
@@ -160,6 +163,13 @@ class FileCache {
 export class IndexList {
   /** Entries in the file. */
   disk = 0;
+  /**
+   * Entries taken at a checkpoint's cut and being written out (positions [disk, disk +
+   * taken_length)): the writes run in slices between commits, so reads serve them from here
+   * until they are in the file.
+   */
+  private taken: Float64Array | null = null;
+  taken_length = 0;
   /** Entries not written out yet, packed FIELDS doubles each. */
   private tail = new Float64Array(FIELDS * 4);
   tail_length = 0;
@@ -175,7 +185,7 @@ export class IndexList {
   ) {}
 
   get count(): number {
-    return this.disk + this.tail_length;
+    return this.disk + this.taken_length + this.tail_length;
   }
 
   /** @internal */ push(entry: Entry, ts_ms: number): void {
@@ -197,17 +207,24 @@ export class IndexList {
     t[at + 8] = entry.op;
   }
 
-  /** The unwritten entries' bytes (a view: valid until the next push), now counted as on disk. @internal */
-  takeTail(): Buffer {
-    const bytes = Buffer.from(
-      this.tail.buffer,
-      this.tail.byteOffset,
-      this.tail_length * ENTRY_BYTES,
-    );
-    this.disk += this.tail_length;
+  /** Moves the unwritten entries to `taken` (none may be taken already): they are written next. @internal */
+  takeTail(): void {
+    this.taken = this.tail;
+    this.taken_length = this.tail_length;
+    this.tail = new Float64Array(FIELDS * 4);
     this.tail_length = 0;
-    if (this.tail.length > FIELDS * 1024) this.tail = new Float64Array(FIELDS * 4);
-    return bytes;
+  }
+
+  /** The taken entries' bytes (a view), for `wroteTaken` once they are in the file. @internal */
+  takenBytes(): Buffer {
+    const taken = this.taken!;
+    return Buffer.from(taken.buffer, taken.byteOffset, this.taken_length * ENTRY_BYTES);
+  }
+
+  /** @internal */ wroteTaken(): void {
+    this.disk += this.taken_length;
+    this.taken = null;
+    this.taken_length = 0;
   }
 
   /** Entries [start, end) in list order. */
@@ -244,21 +261,10 @@ export class IndexList {
         });
       }
     }
-    for (let i = Math.max(start, this.disk); i < end; i++) {
-      const at = (i - this.disk) * FIELDS;
-      const t = this.tail;
-      out.push({
-        ts_ms: t[at]!,
-        seq: t[at + 1]!,
-        segment: t[at + 2]!,
-        offset: t[at + 3]!,
-        length: t[at + 4]!,
-        tag: t[at + 5]!,
-        aux: t[at + 6]!,
-        aux2: t[at + 7]!,
-        op: t[at + 8]!,
-      });
-    }
+    const tail_from = this.disk + this.taken_length;
+    if (this.taken)
+      unpack(this.taken, this.disk, Math.max(start, this.disk), Math.min(end, tail_from), out);
+    unpack(this.tail, tail_from, Math.max(start, tail_from), end, out);
     return out;
   }
 
@@ -288,6 +294,30 @@ export class IndexList {
       const chunk = this.read(low, Math.min(end, low + CHUNK_ENTRIES));
       for (let i = 0; i < chunk.length; i++) if (!visit(chunk[i]!, low + i)) return;
     }
+  }
+}
+
+/** Appends entries [start, end) of a packed array whose first entry is at position `base`. */
+function unpack(
+  packed: Float64Array,
+  base: number,
+  start: number,
+  end: number,
+  out: Entry[],
+): void {
+  for (let i = start; i < end; i++) {
+    const at = (i - base) * FIELDS;
+    out.push({
+      ts_ms: packed[at]!,
+      seq: packed[at + 1]!,
+      segment: packed[at + 2]!,
+      offset: packed[at + 3]!,
+      length: packed[at + 4]!,
+      tag: packed[at + 5]!,
+      aux: packed[at + 6]!,
+      aux2: packed[at + 7]!,
+      op: packed[at + 8]!,
+    });
   }
 }
 
@@ -328,6 +358,9 @@ export class Archive {
   /** Directories given a new file since the last manifest: fsynced before it too. */
   private readonly new_entries_in = new Set<string>();
   private tail_entries = 0;
+  /** Lists whose taken entries (a checkpoint's cut) are written out in order; `next_taken` is the next. */
+  private taken_lists: IndexList[] = [];
+  private next_taken = 0;
   private readonly files = new FileCache();
   private readonly ids: IdRuns;
   readonly keys = new Map<string, KeyStats>();
@@ -763,30 +796,74 @@ export class Archive {
     return op.p;
   }
 
-  /** Writes the in-memory tails to their files (little-endian doubles, as Float64Array holds them here). */
-  writeTails(): void {
+  /** Moves every dirty list's unwritten entries to its taken part: synchronous, no I/O. */
+  private takeTails(): void {
     for (const list of this.dirty) {
       if (list.tail_length === 0) continue;
-      const dir = join(list.file, '..');
-      if (!this.made_dirs.has(dir)) {
-        if (!existsSync(dir)) this.new_entries_in.add(join(dir, '..'));
-        mkdirPrivate(dir);
-        this.made_dirs.add(dir);
-      }
-      if (list.disk === 0) this.new_entries_in.add(dir);
-      const bytes = list.takeTail();
-      const fd = openSync(list.file, 'a', PRIVATE_FILE_MODE);
-      try {
-        let done = 0;
-        while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
-      } finally {
-        closeSync(fd);
-      }
-      this.unsynced.add(list.file);
-      this.files.forget(list.file);
+      list.takeTail();
+      this.taken_lists.push(list);
     }
     this.dirty.clear();
     this.tail_entries = 0;
+  }
+
+  /** Appends one list's taken entries to its file (little-endian doubles, as Float64Array holds them), made with its directory if new. */
+  private writeTaken(list: IndexList): void {
+    const dir = join(list.file, '..');
+    if (!this.made_dirs.has(dir)) {
+      if (!existsSync(dir)) this.new_entries_in.add(join(dir, '..'));
+      mkdirPrivate(dir);
+      this.made_dirs.add(dir);
+    }
+    if (list.disk === 0) this.new_entries_in.add(dir);
+    const bytes = list.takenBytes();
+    const fd = openSync(list.file, 'a', PRIVATE_FILE_MODE);
+    try {
+      let done = 0;
+      while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+    } finally {
+      closeSync(fd);
+    }
+    list.wroteTaken();
+    this.unsynced.add(list.file);
+    this.files.forget(list.file);
+  }
+
+  /** List files of the last cut still to be written (a checkpoint's write-out in progress). */
+  get lists_to_write(): number {
+    return this.taken_lists.length - this.next_taken;
+  }
+
+  /** Writes what is left of the taken lists, at once (a write-out in slices finds nothing left). */
+  private writeTakenNow(): void {
+    while (this.next_taken < this.taken_lists.length)
+      this.writeTaken(this.taken_lists[this.next_taken++]!);
+    this.taken_lists = [];
+    this.next_taken = 0;
+  }
+
+  /**
+   * Writes the taken lists a slice of about WRITE_SLICE_MS at a time, letting commits and
+   * reads run between slices: a checkpoint after thousands of accounts moved writes (and at
+   * first makes) thousands of list files, which at once stalled every commit for seconds.
+   */
+  private async writeTakenInSlices(): Promise<void> {
+    while (this.next_taken < this.taken_lists.length) {
+      const started = performance.now();
+      const slice_end = Math.min(this.taken_lists.length, this.next_taken + WRITE_SLICE_LISTS);
+      do this.writeTaken(this.taken_lists[this.next_taken++]!);
+      while (this.next_taken < slice_end && performance.now() - started < WRITE_SLICE_MS);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    this.taken_lists = [];
+    this.next_taken = 0;
+  }
+
+  /** Writes every unwritten entry out now (the memory bound, while records are indexed). */
+  private writeTails(): void {
+    this.writeTakenNow();
+    this.takeTails();
+    this.writeTakenNow();
   }
 
   /**
@@ -803,20 +880,25 @@ export class Archive {
    */
   async sync(durable: (seq: number) => Promise<void>): Promise<void> {
     await this.ids.compact();
-    this.writeTails();
+    // The cut, in one synchronous step: every list's entries so far are taken (its length
+    // then is what the manifest names), the id memtable becomes a run, the figures are read.
+    this.takeTails();
     this.ids.flush();
     const seq = this.seq;
     const lists: Manifest['lists'] = Object.create(null) as Manifest['lists'];
-    for (const [key, list] of this.lists)
-      if (list.disk > 0)
+    for (const [key, list] of this.lists) {
+      const length = list.count;
+      if (length > 0)
         lists[key] = list.tag_counts
-          ? [list.disk, list.last_ts, list.last_aux, [...list.tag_counts]]
-          : [list.disk, list.last_ts, list.last_aux];
+          ? [length, list.last_ts, list.last_aux, [...list.tag_counts]]
+          : [length, list.last_ts, list.last_aux];
+    }
     const keys: Manifest['keys'] = Object.create(null) as Manifest['keys'];
     for (const [key_id, stats] of this.keys)
       keys[key_id] = [stats.requests, stats.cost_micros, stats.last_used];
     const runs = this.ids.metas();
     const retired = this.ids.takeRetired();
+    await this.writeTakenInSlices();
     const files = [...this.unsynced];
     const dirs = [...this.new_entries_in];
     this.unsynced.clear();
