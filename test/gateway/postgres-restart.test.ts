@@ -293,6 +293,21 @@ test(
         micros(usage.cost) >= acknowledged_costs.reduce((a, b) => a + b, 0),
         'every acknowledged chat is billed',
       );
+      // A recharge cut off by the outage or by the gateways' stop stays pending, its hold
+      // open, until a status check settles it: the fresh gateway's reconciler does (first
+      // check after 100 ms). Verify once none is pending; a hold left open then is a leak.
+      let pending: unknown = null;
+      await waitFor(
+        async () => {
+          const reply = await fetch(`${fresh.url}/admin/transactions?status=pending`, {
+            headers: auth,
+          });
+          pending = await reply.json();
+          return reply.status === 200 && (pending as { total: number }).total === 0;
+        },
+        () => `transactions still pending: ${JSON.stringify(pending).slice(0, 1500)}`,
+        60_000,
+      );
     } finally {
       await fresh.stop();
     }
