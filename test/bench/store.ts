@@ -5,7 +5,8 @@
 // over the table, side by side in one run. BENCH_BASELINE=<git ref> runs these write rows of
 // this tree and of <ref>'s interleaved (store-baseline.ts); BENCH_ONLY=write or history runs
 // one part alone; BENCH_ONLY=ab with BENCH_BASELINE=<ref> runs the commits/s rows of both
-// trees alternated in one process (store-ab-child.ts).
+// trees alternated in one process (store-ab-child.ts). The write rows end with the longest
+// pause of a checkpoint after 20k accounts each moved money (BENCH_MOVED_ACCOUNTS; 0 skips).
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -35,6 +36,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const BASELINE = process.env.BENCH_BASELINE ?? '';
 /** Interleaved runs of each tree's write rows with BENCH_BASELINE. */
 const BASELINE_ROUNDS = Number(process.env.BENCH_BASELINE_ROUNDS ?? 2);
+/** Accounts that each move money before a checkpoint (one index list file each); 0 skips those rows. */
+const MOVED_ACCOUNTS = Number(process.env.BENCH_MOVED_ACCOUNTS ?? 20_000);
 /** Accounts the history is spread over: 100, so that every account has a full newest page (50) at the smallest size. */
 const HISTORY_ACCOUNTS = Number(process.env.BENCH_HISTORY_ACCOUNTS ?? 100);
 
@@ -196,6 +199,66 @@ async function checkpointPause(rows: number): Promise<{
   return { pause_ms, total_ms, commits, sync_ms, mb: text.length / 1e6, scan_ms, index_ms };
 }
 
+/**
+ * A checkpoint after `accounts` accounts each moved money once (one index list file each, made
+ * at the first checkpoint, appended to at the next): the longest event-loop pause while it
+ * runs, with a writer committing throughout. Before the lists were written in slices, the
+ * first such checkpoint held the loop for about 2 s at 20,000 accounts.
+ */
+async function checkpointAfterAccounts(
+  accounts: number,
+): Promise<Array<{ pause_ms: number; total_ms: number; commits: number }>> {
+  const { store, dir } = await freshStore();
+  const internals = store as unknown as {
+    maybeCheckpoint(by_timer: boolean): void;
+    checkpointing: Promise<void> | null;
+  };
+  const results: Array<{ pause_ms: number; total_ms: number; commits: number }> = [];
+  for (let round = 0; round < 2; round++) {
+    await internals.checkpointing;
+    for (let done = 0; done < accounts; done += 1000)
+      await store.transact((tx) => {
+        for (let i = done; i < Math.min(accounts, done + 1000); i++)
+          creditWallet(tx, {
+            account_id: `moved${i}`,
+            amount_micros: 1_000_000,
+            from: FUNDING_TOPUP,
+            memo: 'moved',
+          });
+      });
+    let last = performance.now();
+    let pause_ms = 0;
+    let ticking = true;
+    const tick = () => {
+      const now = performance.now();
+      pause_ms = Math.max(pause_ms, now - last);
+      last = now;
+      if (ticking) setImmediate(tick);
+    };
+    let commits = 0;
+    let writing = true;
+    const writer = (async () => {
+      while (writing) {
+        await commit(store, 0, commits);
+        commits++;
+      }
+    })();
+    const started = performance.now();
+    internals.maybeCheckpoint(true);
+    last = performance.now();
+    setImmediate(tick);
+    await internals.checkpointing;
+    const total_ms = performance.now() - started;
+    ticking = false;
+    writing = false;
+    await writer;
+    results.push({ pause_ms, total_ms, commits });
+  }
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+  return results;
+}
+
 const rows: string[][] = [];
 const load_before = loadavg();
 const ONLY = process.env.BENCH_ONLY ?? '';
@@ -262,6 +325,13 @@ else if (ONLY !== 'history') {
     `${pause.index_ms.toFixed(3)} ms`,
     `ratio ${(pause.index_ms / pause.scan_ms).toFixed(4)}`,
   ]);
+  const moved = MOVED_ACCOUNTS > 0 ? await checkpointAfterAccounts(MOVED_ACCOUNTS) : [];
+  for (const [i, result] of moved.entries())
+    rows.push([
+      `checkpoint after ${MOVED_ACCOUNTS / 1000}k accounts moved (${i === 0 ? 'first' : 'next'}): longest pause`,
+      `${result.pause_ms.toFixed(1)} ms`,
+      `written and fsynced in ${result.total_ms.toFixed(0)} ms, ${result.commits} commits meanwhile`,
+    ]);
 }
 
 /** What the child measures at one size in one round. */
