@@ -160,6 +160,8 @@ class FileCache {
   }
 }
 
+const NO_ENTRIES = new Float64Array(0);
+
 export class IndexList {
   /** Entries in the file. */
   disk = 0;
@@ -190,7 +192,7 @@ export class IndexList {
 
   /** @internal */ push(entry: Entry, ts_ms: number): void {
     if ((this.tail_length + 1) * FIELDS > this.tail.length) {
-      const grown = new Float64Array(this.tail.length * 2);
+      const grown = new Float64Array(Math.max(FIELDS * 4, this.tail.length * 2));
       grown.set(this.tail);
       this.tail = grown;
     }
@@ -211,7 +213,7 @@ export class IndexList {
   takeTail(): void {
     this.taken = this.tail;
     this.taken_length = this.tail_length;
-    this.tail = new Float64Array(FIELDS * 4);
+    this.tail = NO_ENTRIES; // made at the next push: most lists take none before the next cut
     this.tail_length = 0;
   }
 
