@@ -140,6 +140,41 @@ function bigRow(i: number) {
   };
 }
 
+/** A checkpoint taken now, with one writer committing throughout: the longest event-loop pause, its time and the commits meanwhile. */
+async function checkpointWithWriter(
+  store: Store,
+): Promise<{ pause_ms: number; total_ms: number; commits: number }> {
+  const internals = internalsOf(store);
+  await internals.checkpointing;
+  let last = performance.now();
+  let pause_ms = 0;
+  let ticking = true;
+  const tick = () => {
+    const now = performance.now();
+    pause_ms = Math.max(pause_ms, now - last);
+    last = now;
+    if (ticking) setImmediate(tick);
+  };
+  let commits = 0;
+  let writing = true;
+  const writer = (async () => {
+    while (writing) {
+      await commit(store, 0, commits);
+      commits++;
+    }
+  })();
+  const started = performance.now();
+  internals.maybeCheckpoint(true);
+  last = performance.now();
+  setImmediate(tick);
+  await internals.checkpointing;
+  const total_ms = performance.now() - started;
+  ticking = false;
+  writing = false;
+  await writer;
+  return { pause_ms, total_ms, commits };
+}
+
 /**
  * A document of `rows` large rows: the longest event-loop pause while the store writes its
  * checkpoint with a writer committing throughout, against the time a synchronous copy and
@@ -176,33 +211,7 @@ async function checkpointPause(rows: number): Promise<{
   );
   const index = store.indexBy('payment_txns' as 'keys', 'account_id');
   const index_ms = timed(() => [...index.rows('acc7')].length);
-  const internals = internalsOf(store);
-  let last = performance.now();
-  let pause_ms = 0;
-  let ticking = true;
-  const tick = () => {
-    const now = performance.now();
-    pause_ms = Math.max(pause_ms, now - last);
-    last = now;
-    if (ticking) setImmediate(tick);
-  };
-  let commits = 0;
-  let writing = true;
-  const writer = (async () => {
-    while (writing) {
-      await commit(store, 0, commits);
-      commits++;
-    }
-  })();
-  const started = performance.now();
-  internals.maybeCheckpoint(true);
-  last = performance.now();
-  setImmediate(tick);
-  await internals.checkpointing;
-  const total_ms = performance.now() - started;
-  ticking = false;
-  writing = false;
-  await writer;
+  const { pause_ms, total_ms, commits } = await checkpointWithWriter(store);
   const sync_started = performance.now();
   const text = JSON.stringify(structuredClone(store.state));
   const sync_ms = performance.now() - sync_started;
@@ -221,10 +230,9 @@ async function checkpointAfterAccounts(
   accounts: number,
 ): Promise<Array<{ pause_ms: number; total_ms: number; commits: number }>> {
   const { store, dir } = await freshStore();
-  const internals = internalsOf(store);
   const results: Array<{ pause_ms: number; total_ms: number; commits: number }> = [];
   for (let round = 0; round < 2; round++) {
-    await internals.checkpointing;
+    await internalsOf(store).checkpointing;
     for (let done = 0; done < accounts; done += 1000)
       await store.transact((tx) => {
         for (let i = done; i < Math.min(accounts, done + 1000); i++)
@@ -235,33 +243,7 @@ async function checkpointAfterAccounts(
             memo: 'moved',
           });
       });
-    let last = performance.now();
-    let pause_ms = 0;
-    let ticking = true;
-    const tick = () => {
-      const now = performance.now();
-      pause_ms = Math.max(pause_ms, now - last);
-      last = now;
-      if (ticking) setImmediate(tick);
-    };
-    let commits = 0;
-    let writing = true;
-    const writer = (async () => {
-      while (writing) {
-        await commit(store, 0, commits);
-        commits++;
-      }
-    })();
-    const started = performance.now();
-    internals.maybeCheckpoint(true);
-    last = performance.now();
-    setImmediate(tick);
-    await internals.checkpointing;
-    const total_ms = performance.now() - started;
-    ticking = false;
-    writing = false;
-    await writer;
-    results.push({ pause_ms, total_ms, commits });
+    results.push(await checkpointWithWriter(store));
   }
   await store.close();
   rmSync(dir, { recursive: true, force: true });
