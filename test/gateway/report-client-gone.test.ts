@@ -8,48 +8,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ScriptedUpstream } from '../support/scripted-upstream.ts';
-import { paymentsConfig, waitFor } from '../support/payments-helpers.ts';
-import { admin, createFundedAccount, request, startGateway, tempDir } from './helpers.ts';
-
-/** The report metrics of one scrape, by series (`aihub_reports_cancelled_total{stage="queued"}`). */
-async function reportMetrics(url: string): Promise<Record<string, number>> {
-  const text = (await request<string>(`${url}/metrics`)).body;
-  const out: Record<string, number> = {};
-  for (const line of text.split('\n')) {
-    const match = /^(aihub_reports_\S+) (\S+)$/.exec(line);
-    if (match) out[match[1]!] = Number(match[2]);
-  }
-  return out;
-}
+import { reportMetrics, startHoldingGateway, waitFor } from '../support/payments-helpers.ts';
+import { admin, createFundedAccount } from './helpers.ts';
 
 test('a report whose client leaves is dropped from the queue unrun, or stopped while running, and frees its slot', async () => {
-  const upstream = await ScriptedUpstream.start({ kind: 'hang' });
-  const config = join(tempDir('aihub-report-gone-'), 'config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      ...paymentsConfig({ reports: { max_running: 1, max_queued: 4, client_stall_ms: 3_600_000 } }),
-      chat: {
-        rate_limit: { requests_per_minute: 6000 },
-        engines: {
-          silent: {
-            type: 'openai-compatible',
-            base_url: upstream.base_url,
-            model: 'm',
-            api_key_env: 'SCRIPTED_KEY',
-            timeout_ms: 120_000,
-          },
-        },
-        models: { 'service-ai-lite': { targets: ['silent'] } },
-      },
-    }),
-  );
-  const gateway = await startGateway({
-    args: ['--config', config],
-    env: { SCRIPTED_KEY: 'sk-scripted' },
+  const { gateway, upstream } = await startHoldingGateway({
+    max_running: 1,
+    max_queued: 4,
+    client_stall_ms: 3_600_000,
   });
   const metrics = () => reportMetrics(gateway.url);
   const show = async () => JSON.stringify(await metrics());

@@ -16,6 +16,7 @@ import {
 import { JOURNAL_DIR, loadState } from '../../gateway/store/store.ts';
 import { readJournal } from '../../gateway/store/journal.ts';
 import { verhoeffCheckDigit } from '../../gateway/payments/validators.ts';
+import { ScriptedUpstream } from './scripted-upstream.ts';
 
 /** A valid Aadhaar number built from 11 digits (first 2–9) plus its Verhoeff check digit. */
 export function aadhaar(first11 = '23412341234'): string {
@@ -293,4 +294,51 @@ export async function download(
   });
   assert.equal(response.status, 200);
   return Buffer.from(await response.arrayBuffer());
+}
+
+/** The report metrics of one scrape, by series (`aihub_reports_cancelled_total{stage="queued"}`). */
+export async function reportMetrics(url: string): Promise<Record<string, number>> {
+  const text = (await request<string>(`${url}/metrics`)).body;
+  const out: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const match = /^(aihub_reports_\S+) (\S+)$/.exec(line);
+    if (match) out[match[1]!] = Number(match[2]);
+  }
+  return out;
+}
+
+/**
+ * A payments gateway with `reports` settings whose chat model's only upstream never answers:
+ * a report pipelined on a raw connection behind a chat request cannot send a byte, so a test
+ * can hold it (waiting for 'drain') as long as it likes. Close `upstream` to let it go.
+ */
+export async function startHoldingGateway(
+  reports: Record<string, unknown>,
+): Promise<{ gateway: Gateway; upstream: ScriptedUpstream }> {
+  const upstream = await ScriptedUpstream.start({ kind: 'hang' });
+  const config = join(tempDir('aihub-report-hold-'), 'config.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      ...paymentsConfig({ reports }),
+      chat: {
+        rate_limit: { requests_per_minute: 6000 },
+        engines: {
+          silent: {
+            type: 'openai-compatible',
+            base_url: upstream.base_url,
+            model: 'm',
+            api_key_env: 'SCRIPTED_KEY',
+            timeout_ms: 120_000,
+          },
+        },
+        models: { 'service-ai-lite': { targets: ['silent'] } },
+      },
+    }),
+  );
+  const gateway = await startGateway({
+    args: ['--config', config],
+    env: { SCRIPTED_KEY: 'sk-scripted' },
+  });
+  return { gateway, upstream };
 }
