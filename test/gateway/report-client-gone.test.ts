@@ -8,7 +8,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { once } from 'node:events';
-import { reportMetrics, startHoldingGateway, waitFor } from '../support/payments-helpers.ts';
+import {
+  behindHangingChat,
+  reportMetrics,
+  startHoldingGateway,
+  waitFor,
+} from '../support/payments-helpers.ts';
 import { admin, createFundedAccount } from './helpers.ts';
 
 test('a report whose client leaves is dropped from the queue unrun, or stopped while running, and frees its slot', async () => {
@@ -37,15 +42,12 @@ test('a report whose client leaves is dropped from the queue unrun, or stopped w
     const socket = connect(gateway.port, '127.0.0.1');
     await once(socket, 'connect');
     socket.on('error', () => {});
-    const chat = JSON.stringify({
-      model: 'service-ai-lite',
-      messages: [{ role: 'user', content: 'hello' }],
-    });
     socket.write(
-      `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(chat)}\r\n\r\n${chat}` +
+      behindHangingChat(
+        key,
         `GET /admin/reports/wallet?format=csv HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
-        `Authorization: Bearer ${gateway.admin_token}\r\n\r\n`,
+          `Authorization: Bearer ${gateway.admin_token}\r\n\r\n`,
+      ),
     );
     await waitFor(
       async () => (await metrics()).aihub_reports_running === 1 && upstream.received.length === 1,

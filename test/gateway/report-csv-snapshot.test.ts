@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { once } from 'node:events';
 import {
+  behindHangingChat,
   parseCsv,
   reportMetrics,
   startHoldingGateway,
@@ -76,15 +77,12 @@ test('a CSV download held after its count sends exactly X-Total-Count rows, none
     const received: Buffer[] = [];
     socket.on('data', (chunk: Buffer) => received.push(chunk));
     const closed = once(socket, 'close');
-    const chat = JSON.stringify({
-      model: 'service-ai-lite',
-      messages: [{ role: 'user', content: 'hello' }],
-    });
     socket.write(
-      `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(chat)}\r\n\r\n${chat}` +
+      behindHangingChat(
+        key,
         `GET /admin/reports/wallet?account_id=${account_id}&format=csv HTTP/1.1\r\n` +
-        `Host: 127.0.0.1\r\nAuthorization: Bearer ${gateway.admin_token}\r\nConnection: close\r\n\r\n`,
+          `Host: 127.0.0.1\r\nAuthorization: Bearer ${gateway.admin_token}\r\nConnection: close\r\n\r\n`,
+      ),
     );
     // Counted, its rows begun, and held by its client.
     await waitFor(async () => (await metrics()).aihub_reports_downloads_waiting === 1, show);

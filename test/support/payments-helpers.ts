@@ -342,3 +342,20 @@ export async function startHoldingGateway(
   });
   return { gateway, upstream };
 }
+
+/**
+ * The bytes of a chat request (its upstream never answers, on a holding gateway) and, behind
+ * it on the same connection, `request` (a raw HTTP/1.1 request): the second cannot send a
+ * byte while the first waits.
+ */
+export function behindHangingChat(key: string, request: string): string {
+  const chat = JSON.stringify({
+    model: 'service-ai-lite',
+    messages: [{ role: 'user', content: 'hello' }],
+  });
+  return (
+    `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
+    `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(chat)}\r\n\r\n${chat}` +
+    request
+  );
+}
