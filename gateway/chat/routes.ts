@@ -2,7 +2,7 @@
 // pipeline (pipeline.ts) with their own translation (protocols/<name>/); the other routes
 // are a screenful each. An unknown path or method is a 404 in OpenAI's shape.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from '../http/errors.js';
+import { ApiError, isGeminiPath } from '../http/errors.js';
 import { pathOf, type Locals } from '../http/lean.js';
 import { balance } from './balance.js';
 import { getModel, listModels } from './models.js';
@@ -10,6 +10,14 @@ import { runChat } from './pipeline.js';
 import { chatProtocol } from './protocols/chat/route.js';
 import { completionsProtocol } from './protocols/completions/route.js';
 import { runEmbeddings } from './protocols/embeddings/run.js';
+import {
+  getGeminiModel,
+  isGoogleClient,
+  listGeminiModels,
+  methodOf,
+  runGemini,
+  unknownMethod,
+} from './protocols/gemini/route.js';
 import { runCountTokens } from './protocols/messages/count-tokens.js';
 import { messagesProtocol } from './protocols/messages/translate.js';
 import { responsesProtocol } from './protocols/responses/translate.js';
@@ -54,8 +62,18 @@ export function routeChat(
   if (req.method === 'POST') {
     const handler = POST.get(path);
     if (handler) return handler(room, req, res, locals);
+    const gemini = methodOf(path);
+    if (gemini) return runGemini(room, req, res, locals, gemini);
+    if (isGeminiPath(path) && path.includes(':')) throw unknownMethod(path);
   }
   if (req.method === 'GET' || req.method === 'HEAD') {
+    if (path === '/v1beta/models' || (path === '/v1/models' && isGoogleClient(req)))
+      return listGeminiModels(room, req, res, locals);
+    const model = /^\/(v1beta|v1)\/models\/([^/:]+)$/.exec(path);
+    if (model && (model[1] === 'v1beta' || isGoogleClient(req))) {
+      locals.route = `/${model[1]}/models/:model`;
+      return getGeminiModel(room, req, res, locals, decodeURIComponent(model[2]!));
+    }
     const handler = GET.get(path);
     if (handler) return handler(room, req, res, locals);
     if (path.startsWith('/v1/models/')) {

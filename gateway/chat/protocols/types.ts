@@ -5,11 +5,13 @@ import type { ApiError } from '../../http/errors.js';
 import type { ChatMessage } from '../../llm/messages.js';
 import type { UpstreamChunk, UpstreamCompletion, UpstreamUsage } from '../../llm/types.js';
 
-export type ProtocolName = 'chat' | 'responses' | 'messages' | 'embeddings' | 'completions';
+export type ProtocolName =
+  'chat' | 'responses' | 'messages' | 'gemini' | 'embeddings' | 'completions';
 export const PROTOCOL_NAMES: readonly ProtocolName[] = [
   'chat',
   'responses',
   'messages',
+  'gemini',
   'embeddings',
   'completions',
 ];
@@ -71,6 +73,8 @@ export interface StreamPresenter {
   fail(error: ApiError, x_aihub: XAihub): SseOut[];
   /** `data: [DONE]` after the last event (OpenAI's chat and completions framing). */
   readonly done_marker: boolean;
+  /** How the events are framed: server-sent events (the default), or the elements of one JSON array (Gemini without `alt=sse`). */
+  readonly framing?: 'sse' | 'json-array';
 }
 
 /** A protocol request translated to the chat call the engines speak. */
@@ -93,6 +97,8 @@ export interface ChatCall {
   /** Whether x_aihub goes in the JSON body (not for Anthropic's clients, which read a closed shape). */
   bill_in_body: boolean;
   streamer(meta: AnswerMeta): StreamPresenter;
+  /** What the gateway changed or ignored in the request, for the answer's x-aihub-warning header. */
+  warnings?: string[];
 }
 
 export interface Protocol {

@@ -21,9 +21,9 @@ export async function relay(
   opened: OpenedStream,
   target: string,
 ): Promise<void> {
-  const sse = new SseWriter(res);
-  sse.open();
   const presenter = call.body.streamer(call.meta);
+  const sse = new SseWriter(res, presenter.framing);
+  sse.open();
   const generated = new Generated(call.engine_request.max_output_tokens);
   let failure: UpstreamError | null = null;
 
