@@ -38,7 +38,7 @@ export class SseWriter {
     return this.closed || this.res.destroyed;
   }
 
-  open(status = 200, extra_headers: Record<string, string> = {}): void {
+  open(status = 200, extra_headers: Record<string, string | string[]> = {}): void {
     const array = this.framing === 'json-array';
     this.res.writeHead(status, { ...(array ? JSON_ARRAY_HEADERS : SSE_HEADERS), ...extra_headers });
     this.batch();

@@ -15,6 +15,7 @@ const meta: AnswerMeta = {
   model: 'service-ai-pro-4',
   created: 0,
   prompt_tokens_estimate: 5,
+  max_output_tokens: 100,
 };
 const x_aihub = { request_id: 'req_1', cost: 0.01, balance: 9.99 };
 

@@ -10,11 +10,12 @@ import { microsToUnits } from '../../../util/money.js';
 import { isTierId, TIER_IDS, type TierConfig } from '../../config.js';
 import { runChat } from '../../pipeline.js';
 import type { ChatRoom } from '../../room.js';
-import { modelNotFound } from '../../steps/admit.js';
+import { ModelNotFoundError } from '../../refusals.js';
 import { authorize } from '../../steps/auth.js';
 import { readJson } from '../../steps/body.js';
 import { takeRate } from '../../steps/rate.js';
 import type { Protocol } from '../types.js';
+import { geminiError } from './errors.js';
 import { countTokens, parseGenerate, type GeminiRoute } from './translate.js';
 
 const METHODS = ['generateContent', 'streamGenerateContent', 'countTokens'] as const;
@@ -74,11 +75,15 @@ export async function runGemini(
 ): Promise<void> {
   locals.route = `/${target.version}/models/:model:${target.method}`;
   if (target.method === 'countTokens') {
-    const { key } = authorize(room, req, locals);
-    takeRate(room, key.id);
-    const raw = await readJson(req, room.config.body_limit_bytes);
-    if (!isTierId(target.model)) throw modelNotFound(target.model);
-    sendJson(res, 200, countTokens(raw));
+    try {
+      const { key } = authorize(room, req, locals);
+      takeRate(room, key.id);
+      const raw = await readJson(req, room.config.body_limit_bytes);
+      if (!isTierId(target.model)) throw new ModelNotFoundError(target.model);
+      sendJson(res, 200, countTokens(raw));
+    } catch (error) {
+      throw error instanceof ApiError ? geminiError(error) : error;
+    }
     return;
   }
   const route: GeminiRoute = {
@@ -90,7 +95,11 @@ export async function runGemini(
           : 'json-array'
         : null,
   };
-  const protocol: Protocol = { name: 'gemini', parse: (raw) => parseGenerate(raw, route) };
+  const protocol: Protocol = {
+    name: 'gemini',
+    parse: (raw) => parseGenerate(raw, route),
+    error: geminiError,
+  };
   await runChat(room, req, res, locals, protocol);
 }
 
@@ -116,7 +125,7 @@ export function getGeminiModel(
 ): void {
   authorize(room, req, locals);
   const name = id.startsWith('models/') ? id.slice('models/'.length) : id;
-  if (!isTierId(name)) throw modelNotFound(name);
+  if (!isTierId(name)) throw geminiError(new ModelNotFoundError(name));
   sendJson(res, 200, geminiModel(room, room.config.models[name]));
 }
 
