@@ -410,3 +410,24 @@ test('the key as x-goog-api-key, ?key= and Bearer reach the same wallet; the usa
   });
   assert.ok(usage.body.usage.by_protocol?.gemini?.requests >= 4, JSON.stringify(usage.body.usage));
 });
+
+test('what a client sends is accepted and what was changed is said: a cap, topK, safety settings, a Google-run tool', async () => {
+  const reply = await fetch(`${gateway.url}/v1beta/models/service-ai-lite:generateContent`, {
+    method: 'POST',
+    headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      contents: [{ role: 'user', parts: [{ text: 'Hi' }] }],
+      tools: [{ googleSearch: {} }],
+      safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_NONE' }],
+      generationConfig: { maxOutputTokens: 1_000_000, topK: 64, temperature: 1 },
+    }),
+  });
+  assert.equal(reply.status, 200);
+  const warning = reply.headers.get('x-aihub-warning') ?? '';
+  assert.match(warning, /maxOutputTokens/);
+  assert.match(warning, /topK/);
+  assert.match(warning, /safetySettings/);
+  assert.match(warning, /googleSearch/);
+  const body = (await reply.json()) as { x_aihub: { warnings: string[] } };
+  assert.ok(body.x_aihub.warnings.some((text) => /googleSearch/.test(text)));
+});
