@@ -15,6 +15,8 @@ let upstream: ScriptedUpstream;
 let key: string;
 let ai: GoogleGenAI;
 const SCRIPTED_MODEL = 'service-ai-max';
+/** A tier whose target speaks the Gemini API natively. */
+const NATIVE_MODEL = 'service-ai-standard-6';
 
 before(async () => {
   upstream = await ScriptedUpstream.start();
@@ -26,8 +28,18 @@ before(async () => {
         api_key_env: 'SCRIPTED_KEY',
         model: 'scripted-model',
       },
+      google: {
+        type: 'openai-compatible',
+        base_url: `${upstream.base_url}/openai`,
+        api_key_env: 'SCRIPTED_KEY',
+        model: 'gemini-native',
+        protocols: ['gemini'],
+      },
     },
-    models: { [SCRIPTED_MODEL]: { targets: ['scripted'] } },
+    models: {
+      [SCRIPTED_MODEL]: { targets: ['scripted'] },
+      [NATIVE_MODEL]: { targets: ['google'] },
+    },
   });
   ({ key } = await createFundedAccount(gateway, 5000));
   ai = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: gateway.url } });
@@ -430,4 +442,131 @@ test('what a client sends is accepted and what was changed is said: a cap, topK,
   assert.match(warning, /googleSearch/);
   const body = (await reply.json()) as { x_aihub: { warnings: string[] } };
   assert.ok(body.x_aihub.warnings.some((text) => /googleSearch/.test(text)));
+});
+
+/** A Gemini answer as Google's API sends it (one candidate, its text, its usage). */
+function googleAnswer(text: string, usage?: Record<string, number>) {
+  return {
+    candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0 }],
+    modelVersion: 'gemini-native-001',
+    responseId: 'upstream-id',
+    ...(usage ? { usageMetadata: usage } : {}),
+  };
+}
+
+test('a target that speaks Gemini natively: the request passes through (cap put in, the key as x-goog-api-key), billed on usageMetadata', async () => {
+  const price = await fetch(`${gateway.url}/v1beta/models/${NATIVE_MODEL}`, {
+    headers: { 'x-goog-api-key': key },
+  });
+  const { pricing } = (await price.json()) as {
+    pricing: { input_per_million: number; output_per_million: number };
+  };
+  const usage = {
+    promptTokenCount: 1000,
+    candidatesTokenCount: 400,
+    thoughtsTokenCount: 100,
+    totalTokenCount: 1500,
+  };
+  upstream.script({
+    kind: 'exact',
+    completion: {
+      ...googleAnswer('Native hello.', usage),
+      candidates: [
+        {
+          content: { role: 'model', parts: [{ text: 'Native hello.' }] },
+          finishReason: 'STOP',
+          index: 0,
+        },
+      ],
+    },
+  });
+  const request_body = {
+    contents: [{ role: 'user', parts: [{ text: 'Hi' }] }],
+    safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_NONE' }],
+    generationConfig: { temperature: 0.5, maxOutputTokens: 10_000_000 },
+  };
+  const reply = await fetch(`${gateway.url}/v1beta/models/${NATIVE_MODEL}:generateContent`, {
+    method: 'POST',
+    headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify(request_body),
+  });
+  assert.equal(reply.status, 200);
+  const received = upstream.received.at(-1)!;
+  assert.equal(received.url, '/v1/models/gemini-native:generateContent');
+  assert.equal(received.headers['x-goog-api-key'], 'sk-scripted');
+  assert.equal(received.headers.authorization, undefined);
+  const tier_cap = (
+    (await (
+      await fetch(`${gateway.url}/v1/models/${NATIVE_MODEL}`, {
+        headers: { authorization: `Bearer ${key}` },
+      })
+    ).json()) as {
+      max_output_tokens: number;
+    }
+  ).max_output_tokens;
+  assert.deepEqual(received.body, {
+    ...request_body,
+    generationConfig: { temperature: 0.5, maxOutputTokens: tier_cap },
+  });
+  const body = (await reply.json()) as Record<string, any>;
+  assert.equal(body.modelVersion, NATIVE_MODEL);
+  assert.equal(body.candidates[0].content.parts[0].text, 'Native hello.');
+  const expected_micros = Math.round(
+    1000 * pricing.input_per_million + 500 * pricing.output_per_million,
+  );
+  assert.equal(Math.round(body.x_aihub.cost * 1e6), expected_micros);
+  assert.equal(body.x_aihub.prompt_tokens, 1000);
+  assert.equal(body.x_aihub.completion_tokens, 500);
+  assert.equal(body.x_aihub.target, 'google');
+});
+
+test('a native Gemini stream, as SSE and as a JSON array: relayed as sent, the bill on the last response', async () => {
+  for (const sse of [true, false]) {
+    upstream.script({
+      kind: 'exact',
+      chunks: [
+        googleAnswer('Native '),
+        {
+          ...googleAnswer('stream.', {
+            promptTokenCount: 30,
+            candidatesTokenCount: 4,
+            totalTokenCount: 34,
+          }),
+          candidates: [
+            {
+              content: { role: 'model', parts: [{ text: 'stream.' }] },
+              finishReason: 'STOP',
+              index: 0,
+            },
+          ],
+        },
+      ],
+    });
+    const reply = await fetch(
+      `${gateway.url}/v1beta/models/${NATIVE_MODEL}:streamGenerateContent${sse ? '?alt=sse' : ''}`,
+      {
+        method: 'POST',
+        headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ contents: [{ parts: [{ text: 'Hi' }] }] }),
+      },
+    );
+    assert.equal(reply.status, 200);
+    assert.equal(
+      upstream.received.at(-1)!.url,
+      '/v1/models/gemini-native:streamGenerateContent?alt=sse',
+    );
+    const text = await reply.text();
+    const responses = (
+      sse ? parseSseData(text).map((data) => JSON.parse(data)) : JSON.parse(text)
+    ) as Array<Record<string, any>>;
+    assert.equal(responses.length, 2, text);
+    assert.deepEqual(
+      responses.map((response) => response.candidates[0].content.parts[0].text),
+      ['Native ', 'stream.'],
+    );
+    assert.ok(responses.every((response) => response.modelVersion === NATIVE_MODEL));
+    assert.equal(responses[0]!.x_aihub, undefined);
+    assert.equal(responses[1]!.x_aihub.prompt_tokens, 30);
+    assert.equal(responses[1]!.x_aihub.completion_tokens, 4);
+  }
 });

@@ -75,8 +75,6 @@ export interface StreamPresenter {
   fail(error: ApiError, x_aihub: XAihub): SseOut[];
   /** `data: [DONE]` after the last event (OpenAI's chat and completions framing). */
   readonly done_marker: boolean;
-  /** How the events are framed: server-sent events (the default), or the elements of one JSON array (Gemini without `alt=sse`). */
-  readonly framing?: 'sse' | 'json-array';
 }
 
 /** A protocol request translated to the chat call the engines speak. */
@@ -104,6 +102,8 @@ export interface ChatCall {
   /** Whether x_aihub goes in the JSON body (not for Anthropic's clients, which read a closed shape). */
   bill_in_body: boolean;
   streamer(meta: AnswerMeta): StreamPresenter;
+  /** How a stream's events are framed: server-sent events (the default), or the elements of one JSON array (Gemini without `alt=sse`). */
+  framing?: 'sse' | 'json-array';
 }
 
 export interface Protocol {

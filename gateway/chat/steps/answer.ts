@@ -5,7 +5,7 @@ import { ApiError } from '../../http/errors.js';
 import { countTextTokens, toolCallText } from '../../llm/tokens.js';
 import type { UpstreamCompletion } from '../../llm/types.js';
 import type { UsageStatus } from '../billing.js';
-import { nativeJson, nativeUsage } from '../native.js';
+import { nativeJson, nativeUsageOf } from '../native.js';
 import type { Usage } from '../protocols/types.js';
 import type { ChatRoom } from '../room.js';
 import { estimated, fromUpstream, ZERO, type Call } from './call.js';
@@ -42,14 +42,20 @@ export async function answer(room: ChatRoom, res: ServerResponse, call: Call): P
   try {
     if (native_body) {
       usage =
-        nativeUsage(call.protocol, native_body.usage) ??
+        nativeUsageOf(call.protocol, native_body) ??
         estimated(
           call.engine_request.prompt_tokens_estimate,
           countTextTokens(
-            JSON.stringify(native_body.output ?? native_body.content ?? native_body.choices ?? ''),
+            JSON.stringify(
+              native_body.output ??
+                native_body.content ??
+                native_body.choices ??
+                native_body.candidates ??
+                '',
+            ),
           ),
         );
-      answer_text = JSON.stringify(nativeJson(native_body, call.tier.id));
+      answer_text = JSON.stringify(nativeJson(call.protocol, native_body, call.tier.id));
     } else {
       usage = completion.usage
         ? fromUpstream(completion.usage)

@@ -22,7 +22,7 @@ export async function relay(
   target: string,
 ): Promise<void> {
   const presenter = call.body.streamer(call.meta);
-  const sse = new SseWriter(res, presenter.framing);
+  const sse = new SseWriter(res, call.body.framing);
   sse.open(200, warningHeaders(call));
   const generated = new Generated(call.engine_request.max_output_tokens);
   let failure: UpstreamError | null = null;

@@ -420,8 +420,9 @@ test('the JSON answer: parts (thoughts when asked), functionCall with id, finish
 });
 
 test('the stream: a response per text piece, a function call whole when its choice ends, the bill last', () => {
-  const stream = call({}, 'sse').streamer(meta) as GeminiStream;
-  assert.equal(stream.framing, 'sse');
+  const sse = call({}, 'sse');
+  assert.equal(sse.framing, 'sse');
+  const stream = sse.streamer(meta) as GeminiStream;
   assert.deepEqual(stream.start(), []);
   const texts = stream.chunk({
     choices: [{ index: 0, delta: { content: 'Hel' }, finish_reason: null }],
@@ -470,7 +471,7 @@ test('the stream: a response per text piece, a function call whole when its choi
       },
     ],
   );
-  assert.equal(call({}, 'json-array').streamer(meta).framing, 'json-array');
+  assert.equal(call({}, 'json-array').framing, 'json-array');
 });
 
 test("errors in Google's shape: status names, field violations, retry info; chosen by path", () => {

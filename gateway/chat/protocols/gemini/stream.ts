@@ -3,7 +3,7 @@
 // call in one part, never its arguments in pieces: they are gathered until the choice ends),
 // and a last response with every candidate's finishReason, the usageMetadata and x_aihub once
 // the bill is settled. `alt=sse` frames them as server-sent events; without it they are the
-// elements of one JSON array (chat/sse.ts writes both).
+// elements of one JSON array (ChatCall.framing; chat/sse.ts writes both).
 import type { ApiError } from '../../../http/errors.js';
 import type { UpstreamChunk, UpstreamUsage } from '../../../llm/types.js';
 import {
@@ -17,8 +17,6 @@ import {
 } from '../types.js';
 import { googleErrorBody as googleError } from '../../../http/errors.js';
 import { finishReason, functionCallPart, usageMetadata } from './present.js';
-
-export type StreamFraming = 'sse' | 'json-array';
 
 interface PendingCall {
   id: string;
@@ -37,7 +35,6 @@ export class GeminiStream implements StreamPresenter {
 
   constructor(
     private readonly meta: AnswerMeta,
-    readonly framing: StreamFraming,
     private readonly include_thoughts: boolean,
   ) {}
 

@@ -20,7 +20,7 @@ import {
   type Part,
   type Tool,
 } from './schemas.js';
-import { GeminiStream, type StreamFraming } from './stream.js';
+import { GeminiStream } from './stream.js';
 
 type UserPart = Exclude<Extract<ChatMessage, { role: 'user' }>['content'], string>[number];
 type ToolCall = { id: string; type: 'function'; function: { name: string; arguments: string } };
@@ -28,7 +28,7 @@ type ToolCall = { id: string; type: 'function'; function: { name: string; argume
 /** What a Gemini route knows besides the body: the model of its path and how it streams. */
 export interface GeminiRoute {
   model: string;
-  stream: StreamFraming | null;
+  stream: 'sse' | 'json-array' | null;
 }
 
 export function parseGenerate(raw: unknown, route: GeminiRoute): ChatCall {
@@ -51,7 +51,8 @@ export function parseGenerate(raw: unknown, route: GeminiRoute): ChatCall {
     warnings,
     json: (completion, usage, meta) => geminiJson(completion, usage, meta, include_thoughts),
     bill_in_body: true,
-    streamer: (meta) => new GeminiStream(meta, route.stream ?? 'sse', include_thoughts),
+    streamer: (meta) => new GeminiStream(meta, include_thoughts),
+    framing: route.stream ?? 'sse',
   };
 }
 
