@@ -21,7 +21,10 @@ export interface AgentSetup {
 
 /** A user's setup of the agent: environment variables and config files (paths relative to HOME). */
 export interface AgentConfig {
+  /** What points it at the gateway: base URL, key, model. */
   env: Record<string, string>;
+  /** Settings that keep it off the network (telemetry, update checks, catalogs), with why. */
+  offline: Array<{ name: string; value: string; why: string }>;
   files: Array<{ path: string; content: string }>;
 }
 

@@ -19,14 +19,22 @@ export const claudeCode: Agent = {
         ANTHROPIC_DEFAULT_OPUS_MODEL: model,
         ANTHROPIC_DEFAULT_SONNET_MODEL: model,
         ANTHROPIC_DEFAULT_HAIKU_MODEL: small_model,
-        // Off the network: no telemetry, error reports, feature flags, update checks or
-        // plugin marketplace download (the first one implies most of the others).
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        DISABLE_TELEMETRY: '1',
-        DISABLE_ERROR_REPORTING: '1',
-        DISABLE_AUTOUPDATER: '1',
-        CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL: '1',
       },
+      offline: [
+        {
+          name: 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
+          value: '1',
+          why: 'no telemetry, error reports, feature flags or connectivity check',
+        },
+        { name: 'DISABLE_TELEMETRY', value: '1', why: 'no usage telemetry' },
+        { name: 'DISABLE_ERROR_REPORTING', value: '1', why: 'no error reports' },
+        { name: 'DISABLE_AUTOUPDATER', value: '1', why: 'no update check' },
+        {
+          name: 'CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL',
+          value: '1',
+          why: 'no plugin marketplace download',
+        },
+      ],
       files: [],
     };
   },

@@ -30,7 +30,11 @@ base_url = "${origin}/v1"
 env_key = "AIHUB_KEY"
 wire_api = "responses"
 `;
-    return { env: { AIHUB_KEY: key }, files: [{ path: '.codex/config.toml', content: config }] };
+    return {
+      env: { AIHUB_KEY: key },
+      offline: [], // in config.toml
+      files: [{ path: '.codex/config.toml', content: config }],
+    };
   },
   args(prompt, { writes }) {
     // --skip-git-repo-check: the run's working dir is not a git repository. workspace-write:

@@ -25,20 +25,26 @@ export const opencode: Agent = {
       share: 'disabled',
     };
     return {
-      env: {
-        AIHUB_KEY: key,
-        // Off the network: no models.dev catalog (the copy built into the binary serves), no
-        // update check, no sharing, no language-server downloads.
-        OPENCODE_DISABLE_MODELS_FETCH: '1',
-        OPENCODE_DISABLE_AUTOUPDATE: '1',
-        OPENCODE_DISABLE_SHARE: '1',
-        OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
-        // opencode installs its plugin SDK into each config dir with npm at start-up; offline,
-        // npm looks only in its cache and the install fails quietly (plugins are not used here).
-        npm_config_offline: 'true',
-      },
+      env: { AIHUB_KEY: key },
+      offline: [
+        {
+          name: 'OPENCODE_DISABLE_MODELS_FETCH',
+          value: '1',
+          why: 'no models.dev catalog download (the copy built into opencode serves)',
+        },
+        { name: 'OPENCODE_DISABLE_AUTOUPDATE', value: '1', why: 'no update check' },
+        { name: 'OPENCODE_DISABLE_SHARE', value: '1', why: 'no session sharing' },
+        { name: 'OPENCODE_DISABLE_LSP_DOWNLOAD', value: '1', why: 'no language-server downloads' },
+      ],
       files: [
         { path: '.config/opencode/opencode.json', content: `${JSON.stringify(config, null, 2)}\n` },
+        {
+          // At start-up opencode installs its plugin SDK into each config dir with its own npm,
+          // which reads this dir's .npmrc: offline, it only looks in npm's cache and the
+          // install fails quietly (no plugin is used here).
+          path: '.config/opencode/.npmrc',
+          content: '; opencode: no plugin SDK download from the npm registry\noffline=true\n',
+        },
       ],
     };
   },

@@ -93,7 +93,12 @@ export async function runAgent(agent: Agent, located: Located, options: RunOptio
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, file.content);
   }
-  const env = { ...baseEnv(options.setup.home), TMPDIR: tmpIn(options.setup.home), ...config.env };
+  const env: Record<string, string> = {
+    ...baseEnv(options.setup.home),
+    TMPDIR: tmpIn(options.setup.home),
+    ...config.env,
+  };
+  for (const setting of config.offline) env[setting.name] = setting.value;
   const argv = [located.path, ...agent.args(options.prompt, { writes: options.writes })];
   const tracer = straceUsable();
   const trace_file = join(options.setup.home, 'network.strace');
