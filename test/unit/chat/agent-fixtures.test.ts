@@ -11,6 +11,9 @@ import { messagesProtocol } from '../../../gateway/chat/protocols/messages/trans
 import { responsesProtocol } from '../../../gateway/chat/protocols/responses/translate.js';
 import type { ChatCall, Protocol } from '../../../gateway/chat/protocols/types.js';
 import { chatRequestSchema } from '../../../gateway/chat/schema.js';
+import { chatConfigSchema, isTierId } from '../../../gateway/chat/config.js';
+import { outputLimit } from '../../../gateway/chat/steps/output-limit.js';
+import { countPromptTokens } from '../../../gateway/llm/tokens.js';
 import { AGENTS } from '../../agents/all.js';
 import { readFixtures, type AgentFixture } from '../../agents/fixtures.js';
 
@@ -21,6 +24,8 @@ const PROTOCOL_BY_PATH: Array<[RegExp, Protocol]> = [
 ];
 
 const fixtures = readFixtures();
+/** The tiers of the embedded defaults, which the agents were recorded against. */
+const TIERS = chatConfigSchema.parse({}).models;
 
 test('every agent of the agents level has recorded requests of both scenarios', () => {
   for (const agent of AGENTS) {
@@ -62,7 +67,26 @@ for (const { file, fixture } of fixtures) {
     assertTools(fixture, call);
     assertSystemText(fixture, call);
     assertToolResults(fixture, call);
+    assertOutputLimit(fixture, call);
   });
+}
+
+/** The pipeline's output limit for the request on its tier: within the tier's, never a refusal. */
+function assertOutputLimit(fixture: AgentFixture, call: ChatCall): void {
+  assert.ok(isTierId(call.model), `${fixture.agent}: recorded with ${call.model}, not a tier id`);
+  const tier = TIERS[call.model];
+  let limit: number;
+  try {
+    limit = outputLimit(tier, call, countPromptTokens(call.messages, call.params.tools));
+  } catch (error) {
+    assert.fail(
+      `${fixture.agent}: the gateway refuses its output limit: ${(error as Error).message}`,
+    );
+  }
+  assert.ok(
+    limit >= 1 && limit <= tier.max_output_tokens,
+    `${fixture.agent}: output limit ${limit}`,
+  );
 }
 
 function protocolOf(fixture: AgentFixture): Protocol | undefined {
