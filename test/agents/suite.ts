@@ -18,7 +18,7 @@ import { ScriptedUpstream } from '../support/scripted-upstream.js';
 import type { Agent, AgentSetup } from './agent.js';
 import { locate, runAgent, type Located, type RunResult } from './run.js';
 import { micros, reportedBill, Tap, type Exchange } from './tap.js';
-import { fileTaskModel, type TaskLog } from './task-model.js';
+import { DONE, fileTaskModel, type TaskLog } from './task-model.js';
 import { RECORDING, toFixture, writeFixtures } from './fixtures.js';
 
 /** The tier agents work on: its output limit (16,384) is below their default max_tokens. */
@@ -114,6 +114,10 @@ export function agentSuite(agent: Agent): void {
           `${agent.name}: the tool's result (${log.call.name}) never came back to the model\n${why}`,
         );
         session.assertClean(run);
+        assert.ok(
+          run.outcome.text.includes(DONE(name)),
+          `${agent.name}: the model's last answer did not reach the agent's result: ${run.outcome.text.slice(0, 300)}`,
+        );
         const path = join(cwd, name);
         assert.ok(
           existsSync(path),

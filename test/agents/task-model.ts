@@ -38,6 +38,9 @@ interface JsonSchema {
 
 const CALL_ID = 'call_write_file_1';
 
+/** The model's last answer, once the file is written. */
+export const DONE = (marker: string) => `Done: ${marker} is written.`;
+
 export function fileTaskModel(task: FileTask, log: TaskLog): (body: any) => PlainBehavior {
   return (body) => {
     const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
@@ -45,7 +48,7 @@ export function fileTaskModel(task: FileTask, log: TaskLog): (body: any) => Plai
     const result = messages.find((m) => m?.role === 'tool' && m.tool_call_id === CALL_ID);
     if (result) {
       log.result = textOf(result.content);
-      return { kind: 'ok', content: `Done: ${task.marker} is written.` };
+      return { kind: 'ok', content: DONE(task.marker) };
     }
     const asked = messages.some(
       (m) => m?.role === 'user' && textOf(m.content).includes(task.marker),
