@@ -25,7 +25,7 @@ import { RECORDING, toFixture, writeFixtures } from './fixtures.js';
 export const MODEL = 'service-ai-pro-4';
 export const SMALL_MODEL = 'service-ai-lite';
 /** One agent run, at most (a run takes seconds; a hung one is killed with its children). */
-const RUN_TIMEOUT_MS = 240_000;
+const RUN_TIMEOUT_MS = 120_000;
 const TEST_TIMEOUT_MS = RUN_TIMEOUT_MS + 60_000;
 
 export function agentSuite(agent: Agent): void {
