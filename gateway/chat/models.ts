@@ -6,7 +6,7 @@ import { sendJson, type Locals } from '../http/lean.js';
 import { microsToUnits } from '../util/money.js';
 import { isTierId, TIER_IDS, type TierConfig } from './config.js';
 import type { ChatRoom } from './room.js';
-import { modelNotFound } from './steps/admit.js';
+import { ModelNotFoundError } from './refusals.js';
 import { authorize } from './steps/auth.js';
 
 /** `created` of the model list: the day the five tiers were introduced. */
@@ -36,7 +36,7 @@ export function getModel(
   id: string,
 ): void {
   authorize(room, req, locals);
-  if (!isTierId(id)) throw modelNotFound(id);
+  if (!isTierId(id)) throw new ModelNotFoundError(id);
   sendJson(res, 200, modelEntry(room, room.config.models[id]));
 }
 

@@ -16,7 +16,7 @@ import { authorize } from './steps/auth.js';
 import { readJson } from './steps/body.js';
 import type { Call } from './steps/call.js';
 import { hold } from './steps/hold.js';
-import { outputLimit } from './steps/output-limit.js';
+import { capWarning, outputLimit } from './steps/output-limit.js';
 import { takeRate } from './steps/rate.js';
 import { stream } from './steps/stream.js';
 
@@ -61,6 +61,8 @@ async function pipeline(
     cap_field: body.cap_field,
     choices: body.choices,
   });
+  const capped = capWarning(tier, body, prompt_tokens_estimate, max_output_tokens);
+  if (capped) body.warnings.push(capped);
 
   const { signal, end } = begin(room, res, account.id, reservation, free_tokens);
   const engine_request: EngineRequest = {
@@ -75,6 +77,7 @@ async function pipeline(
     model: tier.id,
     created: Math.floor(room.now_ms() / 1000),
     prompt_tokens_estimate,
+    max_output_tokens,
   };
   const call: Call = {
     reservation,
@@ -85,6 +88,7 @@ async function pipeline(
     body,
     meta,
     protocol: body.protocol,
+    warnings: body.warnings,
   };
   try {
     if (body.stream) await stream(room, res, call);

@@ -3,23 +3,13 @@
 import type { ServerResponse } from 'node:http';
 import { ApiError } from '../../http/errors.js';
 import type { Reservation } from '../billing.js';
-import { isTierId, TIER_IDS, type TierConfig } from '../config.js';
+import { isTierId, type TierConfig } from '../config.js';
+import { ModelNotFoundError } from '../refusals.js';
 import type { ChatRoom } from '../room.js';
-
-/** The 404 for a model id that names no tier. */
-export function modelNotFound(model: string): ApiError {
-  return new ApiError(
-    404,
-    'model_not_found',
-    `the model \`${model.slice(0, 100)}\` does not exist; use one of ${TIER_IDS.join(', ')}`,
-    'model',
-    'invalid_request_error',
-  );
-}
 
 /** The tier a model id names, if the gateway has room for one more request. */
 export function admit(room: ChatRoom, model: string): TierConfig {
-  if (!isTierId(model)) throw modelNotFound(model);
+  if (!isTierId(model)) throw new ModelNotFoundError(model);
   if (room.in_flight >= room.config.max_in_flight) {
     throw new ApiError(
       503,

@@ -11,6 +11,8 @@ export interface Settling {
   request_id: string;
   started_ms: number;
   protocol: ProtocolName;
+  /** What the gateway changed in the request (ChatCall.warnings). */
+  warnings: readonly string[];
 }
 
 /** A chat call on its way to the engines: the protocol's translation, the engine request, what the presenters know. */

@@ -15,7 +15,7 @@ import type { ChatRoom } from '../room.js';
 import { SseWriter } from '../sse.js';
 import type { Call } from './call.js';
 import { relay } from './relay.js';
-import { finish, unrouted, xAihub } from './settle.js';
+import { warningHeaders, finish, unrouted, xAihub } from './settle.js';
 import { asUpstreamError, toApiError } from './upstream-errors.js';
 
 /** The pass-through request, when a target of this tier speaks the client's protocol natively. */
@@ -80,7 +80,7 @@ export async function streamNative(
   if ('chat' in routed.value) return relay(room, res, call, routed.value.chat, routed.target);
   const value = routed.value.native as Extract<NativeAnswer, { kind: 'stream' }>;
   const sse = new SseWriter(res);
-  sse.open();
+  sse.open(200, warningHeaders(call));
   const passed = new NativeStream(call.protocol, call.tier.id);
   let failure: UpstreamError | null = null;
   try {

@@ -10,7 +10,7 @@ import type { SseOut, Usage } from '../protocols/types.js';
 import type { ChatRoom } from '../room.js';
 import { SseWriter } from '../sse.js';
 import { estimated, fromUpstream, type Call } from './call.js';
-import { finish, xAihub } from './settle.js';
+import { warningHeaders, finish, xAihub } from './settle.js';
 import { asUpstreamError, toApiError } from './upstream-errors.js';
 
 /** Relays an opened chat stream through the protocol's stream presenter, then settles. */
@@ -22,7 +22,7 @@ export async function relay(
   target: string,
 ): Promise<void> {
   const sse = new SseWriter(res);
-  sse.open();
+  sse.open(200, warningHeaders(call));
   const presenter = call.body.streamer(call.meta);
   const generated = new Generated(call.engine_request.max_output_tokens);
   let failure: UpstreamError | null = null;

@@ -91,6 +91,17 @@ export function xAihub(
     ...(settlement.receivable_micros > 0
       ? { receivable: microsToUnits(settlement.receivable_micros) }
       : {}),
+    ...(call.warnings.length ? { warnings: [...call.warnings] } : {}),
+  };
+}
+
+/** `x-aihub-warning`, one per change the gateway made to the request (header-safe: printable ASCII, bounded). */
+export function warningHeaders(call: Pick<Settling, 'warnings'>): Record<string, string[]> {
+  if (!call.warnings.length) return {};
+  return {
+    'x-aihub-warning': call.warnings.map((warning) =>
+      warning.replace(/[^\x20-\x7e]/g, '?').slice(0, 512),
+    ),
   };
 }
 
@@ -114,6 +125,7 @@ export function answerJson(
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(text),
     ...billHeaders(call, settlement),
+    ...warningHeaders(call),
   });
   res.end(text);
 }

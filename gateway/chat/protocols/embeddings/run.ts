@@ -6,7 +6,7 @@ import type { ChatRoom } from '../../room.js';
 import { admit, begin } from '../../steps/admit.js';
 import { authorize } from '../../steps/auth.js';
 import { readJson } from '../../steps/body.js';
-import type { Settling } from '../../steps/call.js';
+import { ZERO, type Settling } from '../../steps/call.js';
 import { hold } from '../../steps/hold.js';
 import { takeRate } from '../../steps/rate.js';
 import { answerJson, finish, unrouted, xAihub } from '../../steps/settle.js';
@@ -35,7 +35,14 @@ export async function runEmbeddings(
     cap_field: 'input',
   });
   const { signal, end } = begin(room, res, account.id, reservation, free_tokens);
-  const call: Settling = { reservation, tier, request_id, started_ms, protocol: 'embeddings' };
+  const call: Settling = {
+    reservation,
+    tier,
+    request_id,
+    started_ms,
+    protocol: 'embeddings',
+    warnings: [],
+  };
   try {
     let routed;
     try {
@@ -47,14 +54,9 @@ export async function runEmbeddings(
     } catch (error) {
       throw await unrouted(room, call, body.prompt_tokens_estimate, signal.aborted, false, error);
     }
-    const prompt_tokens = routed.value.usage?.prompt_tokens ?? body.prompt_tokens_estimate;
-    const usage: Usage = {
-      prompt_tokens,
-      completion_tokens: 0,
-      cached_tokens: 0,
-      reasoning_tokens: 0,
-      estimated: routed.value.usage?.prompt_tokens === undefined,
-    };
+    const reported = routed.value.usage?.prompt_tokens;
+    const prompt_tokens = reported ?? body.prompt_tokens_estimate;
+    const usage: Usage = { ...ZERO, prompt_tokens, estimated: reported === undefined };
     const settlement = await finish(
       room,
       call,

@@ -16,6 +16,7 @@ import {
   type XAihub,
 } from '../types.js';
 import type { ResponsesRequest } from './schemas.js';
+import { clientName, type ToolNames } from './tools.js';
 import { incompleteDetails, responseEnvelope, responsesUsage } from './present.js';
 
 type Item =
@@ -40,6 +41,7 @@ export class ResponsesStream implements StreamPresenter {
   constructor(
     private readonly body: ResponsesRequest,
     private readonly meta: AnswerMeta,
+    private readonly names: ToolNames,
   ) {}
 
   private event(type: string, fields: Record<string, unknown>): SseOut {
@@ -245,7 +247,7 @@ export class ResponsesStream implements StreamPresenter {
         this.event('response.function_call_arguments.done', {
           item_id: item.id,
           output_index,
-          name: item.name,
+          name: clientName(this.names, item.name).name,
           arguments: item.arguments,
         }),
       );
@@ -281,7 +283,7 @@ export class ResponsesStream implements StreamPresenter {
       type: 'function_call',
       id: item.id,
       call_id: item.call_id,
-      name: item.name,
+      ...clientName(this.names, item.name),
       arguments: item.arguments,
       status,
     };
