@@ -6,6 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { once } from 'node:events';
+import { tempDir } from '../support/temp.js';
 import type { Agent, AgentOutcome, AgentSetup } from './agent.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -34,10 +35,11 @@ export function locate(agent: Agent): Located {
   if (version !== pinned)
     throw new Error(`${agent.name}: ${agent.package} ${version} is installed, ${pinned} pinned`);
   const path = join(ROOT, 'node_modules', '.bin', agent.bin);
+  // In a HOME of its own: even `--version` writes config and caches there.
   const probe = spawnSync(path, ['--version'], {
     encoding: 'utf8',
     timeout: 60_000,
-    env: baseEnv(process.env.HOME ?? '/'),
+    env: baseEnv(tempDir(`aihub-${agent.name}-probe-`)),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (probe.status !== 0 || !probe.stdout.includes(version)) {
