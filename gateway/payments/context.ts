@@ -1,8 +1,8 @@
 // What the payments routes share: the app's dependencies plus the engine and the sender.
 import type { RoomDeps } from '../deps.js';
-import type { PaymentEngine } from './engine.js';
+import type { PaymentEngine } from './engine/engine.js';
 import type { PaymentsConfig } from './config.js';
-import type { WebhookSender } from './webhooks.js';
+import type { WebhookSender } from './engine/webhooks.js';
 import type { PaymentProvider, PaymentService } from '../providers/types.js';
 import type { SmsSender } from '../providers/sms.js';
 

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { RouteDoc } from '../http/openapi.js';
 import type { PaymentsConfig } from './config.js';
-import { kycBody } from './kyc.js';
+import { kycBody } from './onboarding/kyc.js';
 import {
   approveBody,
   auditQuery,
@@ -29,7 +29,7 @@ import {
   webhookBody,
   whitelistBody,
 } from './schemas.js';
-import { adminTransactionsQuery, transactionsQuery } from './txn-filter.js';
+import { adminTransactionsQuery, transactionsQuery } from './engine/txn-filter.js';
 
 const api = { auth: 'api_key' } as const;
 const admin = { tag: 'admin', auth: 'admin' } as const;

@@ -10,10 +10,10 @@ import {
   TXN_TYPES,
   normalizeAccountNumber,
   normalizeIfsc,
-} from './dmt.js';
-import { KEY_TEXT } from './intent.js';
+} from './dmt/rules.js';
+import { KEY_TEXT } from './engine/intent.js';
 import { MAX_WHITELIST_ENTRIES } from '../accounts/ip-whitelist.js';
-import { SERVICES, dateBound } from './txn-filter.js';
+import { SERVICES, dateBound } from './engine/txn-filter.js';
 import { MOBILE_PATTERN, normalizeMobile } from './validators.js';
 
 const page = {

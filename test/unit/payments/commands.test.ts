@@ -12,13 +12,13 @@ import {
   setServices,
   whitelistEntries,
   type Audit,
-} from '../../../gateway/payments/admin-commands.ts';
+} from '../../../gateway/payments/admin/commands.ts';
 import { paymentsConfigSchema } from '../../../gateway/payments/config.ts';
-import type { PaymentEngine, PaymentIntent } from '../../../gateway/payments/engine.ts';
-import { kycBody } from '../../../gateway/payments/kyc.ts';
-import { onboardingCommands } from '../../../gateway/payments/onboarding-commands.ts';
-import { findPan } from '../../../gateway/payments/pan-commands.ts';
-import { rechargeCommands } from '../../../gateway/payments/recharge-commands.ts';
+import type { PaymentEngine, PaymentIntent } from '../../../gateway/payments/engine/engine.ts';
+import { kycBody } from '../../../gateway/payments/onboarding/kyc.ts';
+import { onboardingCommands } from '../../../gateway/payments/onboarding/commands.ts';
+import { findPan } from '../../../gateway/payments/pan/commands.ts';
+import { rechargeCommands } from '../../../gateway/payments/recharge/commands.ts';
 import { rechargeBody } from '../../../gateway/payments/schemas.ts';
 import type { Account } from '../../../gateway/store/state.ts';
 import { Store } from '../../../gateway/store/store.ts';
