@@ -6,7 +6,7 @@ import { balanceMicros, heldMicros } from '../../ledger/ledger.js';
 import { microsToUnits } from '../../util/money.js';
 import { authorize } from '../auth.js';
 import type { PaymentsContext } from '../context.js';
-import { historyQuery, webhookBody } from '../schemas.js';
+import { historyQuery, webhookBody } from './schemas.js';
 import { reportWallet } from '../reports/reports.js';
 import { reportForClient } from '../reports/routes.js';
 import { txnView } from '../engine/transactions.js';

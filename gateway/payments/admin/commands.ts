@@ -12,7 +12,7 @@ import type { Store, Tx } from '../../store/store.js';
 import type { Sealer } from '../../util/sealed.js';
 import type { PaymentEngine } from '../engine/engine.js';
 import type { AuditEntry } from '../logs.js';
-import type { servicesBody } from '../schemas.js';
+import type { servicesBody } from './schemas.js';
 import { clearSigningSecret, setSigningSecret } from '../signing.js';
 import type { KycSubmission, PaymentTxn } from '../engine/tables.js';
 

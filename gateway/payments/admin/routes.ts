@@ -17,7 +17,7 @@ import {
   rejectBody,
   servicesBody,
   whitelistBody,
-} from '../schemas.js';
+} from './schemas.js';
 import { submissionView } from '../onboarding/kyc.js';
 import { readDocument } from '../sealing.js';
 import {

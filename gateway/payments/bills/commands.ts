@@ -15,7 +15,7 @@ import type { Biller } from '../config.js';
 import type { PaymentsContext } from '../context.js';
 import type { Answer } from '../engine/engine.js';
 import { commissionMicros, requestHash } from '../engine/intent.js';
-import type { fetchBody, payBody } from '../schemas.js';
+import type { fetchBody, payBody } from './schemas.js';
 import { billFetchExpired, type FetchedBill } from '../engine/tables.js';
 
 const MAX_BILL_MICROS = 10_000_000 * 1_000_000;

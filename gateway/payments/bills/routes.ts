@@ -11,7 +11,7 @@ import { billView, billerView, receiptUrl } from './views.js';
 import type { PaymentsContext } from '../context.js';
 import { idempotencyKey } from '../engine/intent.js';
 import { receiptHtml, receiptPdf } from './receipt.js';
-import { billersQuery, fetchBody, payBody, receiptQuery } from '../schemas.js';
+import { billersQuery, fetchBody, payBody, receiptQuery } from './schemas.js';
 
 function sameToken(given: string, expected: unknown): boolean {
   if (typeof expected !== 'string') return false;

@@ -27,7 +27,7 @@ import {
 } from './rules.js';
 import type { Answer } from '../engine/engine.js';
 import { requestHash, slabChargesMicros } from '../engine/intent.js';
-import type { beneficiaryBody, otpBody, remitterBody, transactBody } from '../schemas.js';
+import type { beneficiaryBody, otpBody, remitterBody, transactBody } from './schemas.js';
 import type { Beneficiary, PaymentTxn, Remitter } from '../engine/tables.js';
 
 const HOUR_MS = 3_600_000;

@@ -24,12 +24,12 @@ import {
   beneIdParam,
   beneficiaryBody,
   beneficiaryListQuery,
-  mobileSchema,
   otpBody,
   remitterBody,
   transactBody,
   verifyBody,
-} from '../schemas.js';
+} from './schemas.js';
+import { mobileSchema } from '../schemas.js';
 import type { Beneficiary } from '../engine/tables.js';
 
 // Every schema is built once, here or when the router is built, never per request.

@@ -17,7 +17,7 @@ import {
   type KycBody,
   type UploadedFile,
 } from './kyc.js';
-import type { registerBody } from '../schemas.js';
+import type { registerBody } from './schemas.js';
 import type { KycSubmission } from '../engine/tables.js';
 
 type Ctx = Pick<PaymentsContext, 'store' | 'config' | 'settings' | 'clock' | 'sealer'>;

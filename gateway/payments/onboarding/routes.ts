@@ -8,7 +8,7 @@ import { rawBodyOf } from '../../http/raw-body.js';
 import { requestSigningOf } from '../signing.js';
 import { authorize, clientAddress } from '../auth.js';
 import type { PaymentsContext } from '../context.js';
-import { registerBody } from '../schemas.js';
+import { registerBody } from './schemas.js';
 import { kycBody, readMultipart, submissionView, type UploadedFile } from './kyc.js';
 import { onboardingCommands } from './commands.js';
 

@@ -9,7 +9,7 @@ import type { PaymentsContext } from '../context.js';
 import type { Answer } from '../engine/engine.js';
 import { requestHash } from '../engine/intent.js';
 import { parsePan } from './views.js';
-import type { panBody } from '../schemas.js';
+import type { panBody } from './schemas.js';
 
 type Ctx = Pick<PaymentsContext, 'settings' | 'engine'>;
 

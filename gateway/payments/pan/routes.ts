@@ -7,7 +7,7 @@ import { authorize } from '../auth.js';
 import type { PaymentsContext } from '../context.js';
 import { idempotencyKey } from '../engine/intent.js';
 import { findPan } from './commands.js';
-import { panBody } from '../schemas.js';
+import { panBody } from './schemas.js';
 
 export function panRouter(ctx: PaymentsContext): Router {
   const { store, logger } = ctx;

@@ -10,7 +10,7 @@ import { microsToUnits } from '../../util/money.js';
 import type { PaymentsContext } from '../context.js';
 import type { Answer } from '../engine/engine.js';
 import { commissionMicros, requestHash } from '../engine/intent.js';
-import type { rechargeBody } from '../schemas.js';
+import type { rechargeBody } from './schemas.js';
 import { normalizeMobile } from '../validators.js';
 
 type Ctx = Pick<PaymentsContext, 'settings' | 'engine'>;

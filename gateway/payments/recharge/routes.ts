@@ -8,7 +8,7 @@ import { authorize } from '../auth.js';
 import type { PaymentsContext } from '../context.js';
 import { rechargeCommands } from './commands.js';
 import { operatorView } from './views.js';
-import { operatorsQuery, rechargeBody } from '../schemas.js';
+import { operatorsQuery, rechargeBody } from './schemas.js';
 
 export function rechargeRouter(ctx: PaymentsContext): Router {
   const { store, logger, settings } = ctx;

@@ -13,7 +13,7 @@ import { clientGone, ClientGoneError, drained } from '../../http/client-gone.js'
 import { ApiError, badRequest, parseWith } from '../../http/errors.js';
 import { authorize } from '../auth.js';
 import type { PaymentsContext } from '../context.js';
-import { reportsQuery } from '../schemas.js';
+import { reportsQuery } from './schemas.js';
 import { MOBILE_PATTERN, normalizeMobile } from '../validators.js';
 import {
   REPORTS,

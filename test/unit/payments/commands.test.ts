@@ -19,7 +19,7 @@ import { kycBody } from '../../../gateway/payments/onboarding/kyc.ts';
 import { onboardingCommands } from '../../../gateway/payments/onboarding/commands.ts';
 import { findPan } from '../../../gateway/payments/pan/commands.ts';
 import { rechargeCommands } from '../../../gateway/payments/recharge/commands.ts';
-import { rechargeBody } from '../../../gateway/payments/schemas.ts';
+import { rechargeBody } from '../../../gateway/payments/recharge/schemas.ts';
 import type { Account } from '../../../gateway/store/state.ts';
 import { Store } from '../../../gateway/store/store.ts';
 import { systemClock } from '../../../gateway/kernel/clock.ts';
