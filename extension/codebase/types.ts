@@ -1,48 +1,37 @@
-// The codebase index as other parts of the extension use it (the chat's @codebase, the agent's
-// search tool). The index lives in extension/codebase/; this file is the whole interface, so that
-// a user of it depends on nothing else there.
+// The interface between the codebase index (extension/codebase/, "Codebase as context") and its
+// users: `@codebase` in a chat message and the agent's search tool (extension/agent/). The agent
+// depends only on this file, so either side can change its insides freely.
+import type { ReplyMeta } from '../chat/protocol.js';
 
-/** One chunk of a workspace file close to a query. */
+/** One chunk of a workspace file that matched a query. */
 export interface CodebaseHit {
-  /** The file's URI (`vscode.Uri.toString()`). */
-  uri: string;
-  /** Workspace-relative path, as vscode.workspace.asRelativePath shows it. */
+  /** Workspace-relative path with `/` separators (as `vscode.workspace.asRelativePath(uri, false)`). */
   path: string;
-  /** 1-based, inclusive line range of the chunk in the file as it is now. */
+  /** 1-based, inclusive line range of the chunk. */
   startLine: number;
   endLine: number;
-  /** The chunk's lines, read from the file (or its open editor) when the search ran. */
-  text: string;
-  /** Cosine similarity to the query, -1..1; hits come best first. */
+  /** Similarity to the query, higher is closer (cosine, in [-1, 1]). */
   score: number;
+  /** The chunk's text (bounded by the index's chunk size). */
+  text: string;
 }
 
 export interface CodebaseSearchResult {
   hits: CodebaseHit[];
-  /**
-   * What embedding the query cost (already counted in the extension's spend); undefined when
-   * the gateway did not say.
-   */
-  cost: { amount: number; currency: string } | undefined;
+  /** The bill of the query's embedding (`x_aihub` of POST /v1/embeddings), when one was made. */
+  meta?: ReplyMeta;
 }
 
-export interface CodebaseSearchOptions {
-  /** How many hits at most (default 8, at most 50). */
-  limit?: number;
-  signal?: AbortSignal;
-}
-
-/** What the chat and the agent see of the index. */
+/** The codebase index as its users see it. */
 export interface CodebaseSearch {
+  /** True when indexing is turned on for this workspace and the index has at least one chunk. */
+  readonly ready: boolean;
   /**
-   * True when indexing is on for this workspace, the workspace is trusted and the index holds
-   * at least one chunk: search() may be called. (It may still be catching up with changes.)
+   * The `limit` chunks closest to `query` (one embedding request on the user's key, recorded in
+   * the spend by the index itself). Rejects with an AbortError when `signal` aborts.
    */
-  readonly available: boolean;
-  /**
-   * Embeds the query through the gateway (billed on the user's key, counted in spend, refused
-   * quietly with an Error when the daily spending cap would be passed) and returns the closest
-   * chunks. Throws when not available.
-   */
-  search(query: string, options?: CodebaseSearchOptions): Promise<CodebaseSearchResult>;
+  search(
+    query: string,
+    options: { limit: number; signal?: AbortSignal },
+  ): Promise<CodebaseSearchResult>;
 }
