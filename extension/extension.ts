@@ -9,6 +9,14 @@ import { askInChat, newChat, openChat, stopReply } from './commands/chat.js';
 import { clearApiKey } from './commands/clearApiKey.js';
 import { explainSelection } from './commands/explainSelection.js';
 import { addFileToChat } from './commands/addFileToChat.js';
+import { CodebaseIndex } from './codebase/index.js';
+import { CodebaseStatusBar } from './codebase/statusBar.js';
+import {
+  codebaseIndexMenu,
+  indexCodebase,
+  rebuildCodebaseIndex,
+  turnOffCodebaseIndex,
+} from './commands/codebase.js';
 import { acceptProposal, generateCode, rejectProposal } from './commands/generateCode.js';
 import { ChatContext } from './context/chatContext.js';
 import { ProposalManager } from './generate/proposal.js';
@@ -30,12 +38,14 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
     () => services!.settings().context.budgetTokens,
     services.settings().context.includeActiveEditor,
   );
-  const session = new ChatSession(services, context.workspaceState, chatContext);
+  const codebase = new CodebaseIndex(services, context);
+  const session = new ChatSession(services, context.workspaceState, chatContext, codebase);
   const chatView = new ChatViewProvider(services, session, chatContext);
   const statusBar = new BalanceStatusBar(services);
   const proposals = new ProposalManager();
   const inline = new InlineCompletionProvider(services, services.spend);
   const inlineStatusBar = new InlineStatusBar(services, services.spend);
+  const codebaseStatusBar = new CodebaseStatusBar(codebase);
   const start = startLocalGateway(services);
 
   const commands: Record<string, (...args: never[]) => unknown> = {
@@ -57,10 +67,16 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
     'aihub.startLocalGateway': start,
     'aihub.stopLocalGateway': stopLocalGateway(services),
     'aihub.openSettings': openSettings(),
+    'aihub.indexCodebase': indexCodebase(codebase),
+    'aihub.rebuildCodebaseIndex': rebuildCodebaseIndex(codebase),
+    'aihub.turnOffCodebaseIndex': turnOffCodebaseIndex(codebase),
+    'aihub.codebaseIndexMenu': codebaseIndexMenu(codebase),
   };
 
   context.subscriptions.push(
     services,
+    codebase,
+    codebaseStatusBar,
     session,
     chatContext,
     chatView,
@@ -93,6 +109,7 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
     chatContext,
     inline,
     proposals,
+    codebase,
   });
 }
 
@@ -105,6 +122,7 @@ interface ApiParts {
   chatContext: ChatContext;
   inline: InlineCompletionProvider;
   proposals: ProposalManager;
+  codebase: CodebaseIndex;
 }
 
 /** What activate() returns: the extension's state as its tests read it. */
@@ -117,6 +135,7 @@ function extensionApi({
   chatContext,
   inline,
   proposals,
+  codebase,
 }: ApiParts): AIHubApi {
   return {
     activationMs,
@@ -136,6 +155,9 @@ function extensionApi({
     onDidAskSpend: owned.spend.onDidAsk,
     proposalPending: () => proposals.pending,
     onDidDecideProposal: proposals.onDidDecide,
+    codebase: () => codebase.status(),
+    onDidChangeCodebase: codebase.onDidChange,
+    codebaseFiles: () => codebase.indexedFiles(),
     hasApiKey: async () => (await owned.keys.get()) !== undefined,
     localGateway: () => ({
       state: owned.localGateway.state,

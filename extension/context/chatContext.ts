@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import type { ContextItemView, ContextView } from '../chat/protocol.js';
 import { fenced } from '../codeFence.js';
+import type { CodebaseHit } from '../codebase/types.js';
 import { CHARS_PER_TOKEN, estimateTokens, trimAround } from './estimate.js';
 
 /** At most this many added files (each one is read for every message). */
@@ -22,9 +23,12 @@ export interface BuiltContext {
   view: ContextView;
 }
 
+/** What `@codebase` found for the message: passages, or why there are none. */
+export type CodebaseContext = { hits: CodebaseHit[] } | { problem: string };
+
 interface Piece {
   id: string;
-  kind: 'active' | 'file';
+  kind: 'active' | 'file' | 'codebase';
   label: string;
   language: string;
   text: string;
@@ -102,8 +106,11 @@ export class ChatContext implements vscode.Disposable {
     return (await this.build()).view;
   }
 
-  /** The context for the next message; `extra` are files mentioned in it with @path. */
-  async build(extra: vscode.Uri[] = []): Promise<BuiltContext> {
+  /**
+   * The context for the next message; `extra` are files mentioned in it with @path, `codebase`
+   * what @codebase found (after everything else, each passage whole or not at all).
+   */
+  async build(extra: vscode.Uri[] = [], codebase?: CodebaseContext): Promise<BuiltContext> {
     const budget = Math.max(0, this.budgetTokens());
     const pieces: Piece[] = [];
     const active = this.activePiece();
@@ -117,6 +124,7 @@ export class ChatContext implements vscode.Disposable {
       seen.add(uri.toString());
       pieces.push(await filePiece(id, uri));
     }
+    pieces.push(...codebasePieces(codebase, pieces));
 
     let remainingChars = budget * CHARS_PER_TOKEN;
     const items: ContextItemView[] = [];
@@ -132,10 +140,16 @@ export class ChatContext implements vscode.Disposable {
           detail: piece.detail,
           tokens: estimateTokens(piece.text),
         });
+        // Why @codebase added nothing shows with the message.
+        if (piece.kind === 'codebase') labels.push(`@codebase (${piece.detail})`);
         continue;
       }
       const focus = piece.focus ?? { first: 0, last: 0 };
-      const fitted = trimAround(piece.text, focus.first, focus.last, Math.max(0, remainingChars));
+      // A passage @codebase found goes whole or not at all (a smaller one further down may fit).
+      const fitted =
+        piece.kind === 'codebase' && piece.text.length > remainingChars
+          ? { text: '', firstLine: 0, lastLine: 0, totalLines: 0, trimmed: true }
+          : trimAround(piece.text, focus.first, focus.last, Math.max(0, remainingChars));
       const kept = fitted.text;
       const note =
         kept === ''
@@ -162,7 +176,7 @@ export class ChatContext implements vscode.Disposable {
       blocks.push(
         `\`${piece.label}\` (${piece.language}, ${where}):${noteLine}\n${fenced(kept, piece.language)}`,
       );
-      labels.push(piece.kind === 'active' ? `${piece.label} (${piece.detail})` : piece.label);
+      labels.push(piece.kind === 'file' ? piece.label : `${piece.label} (${piece.detail})`);
     }
     const prompt = blocks.length ? `Context from the editor:\n\n${blocks.join('\n\n')}` : '';
     return {
@@ -212,6 +226,39 @@ export class ChatContext implements vscode.Disposable {
     this.disposables.forEach((d) => d.dispose());
     this.changed.dispose();
   }
+}
+
+/** The pieces of @codebase's passages, leaving out files already sent whole. */
+function codebasePieces(codebase: CodebaseContext | undefined, earlier: Piece[]): Piece[] {
+  if (!codebase) return [];
+  if ('problem' in codebase)
+    return [
+      {
+        id: 'codebase',
+        kind: 'codebase',
+        label: '@codebase',
+        language: 'plaintext',
+        text: '',
+        focus: undefined,
+        detail: codebase.problem,
+        included: false,
+      },
+    ];
+  const whole = new Set(
+    earlier.filter((p) => p.included && p.detail.startsWith('whole file')).map((p) => p.label),
+  );
+  return codebase.hits
+    .filter((hit) => !whole.has(hit.path))
+    .map((hit, i) => ({
+      id: `codebase-${i}`,
+      kind: 'codebase' as const,
+      label: hit.path,
+      language: languageForPath(hit.path),
+      text: hit.text,
+      focus: undefined,
+      detail: `lines ${hit.startLine}-${hit.endLine} via @codebase`,
+      included: true,
+    }));
 }
 
 function usable(editor: vscode.TextEditor | undefined): vscode.TextEditor | undefined {

@@ -12,6 +12,7 @@ import type { LocalGatewayInfo } from '../../../extension/commands/localGateway.
 import { stripCodeFences } from '../../../extension/codeFence.js';
 import { ScriptedUpstream } from '../../support/scripted-upstream.js';
 import { startTestGateway, type TestGateway } from './gateway.js';
+import { registerCodebaseTests } from './codebase.js';
 import { registerRealWorkTests, report } from './realWork.js';
 
 type Assistant = Extract<ChatEntry, { role: 'assistant' }>;
@@ -377,6 +378,21 @@ export function registerExtensionTests(): void {
       });
       registerRealWorkTests({
         api: () => api,
+        upstream: () => upstream,
+        workspace: () =>
+          process.env.AIHUB_TEST_WORKSPACE ?? vscode.workspace.workspaceFolders![0]!.uri.fsPath,
+        configure,
+        until,
+      });
+    });
+
+    describe('codebase as context', () => {
+      before(async () => {
+        await configure({ baseUrl: gateway.apiBase, 'localGateway.port': undefined });
+      });
+      registerCodebaseTests({
+        api: () => api,
+        gateway: () => gateway,
         upstream: () => upstream,
         workspace: () =>
           process.env.AIHUB_TEST_WORKSPACE ?? vscode.workspace.workspaceFolders![0]!.uri.fsPath,
