@@ -10,13 +10,7 @@ import { clearApiKey } from './commands/clearApiKey.js';
 import { explainSelection } from './commands/explainSelection.js';
 import { addFileToChat } from './commands/addFileToChat.js';
 import { CodebaseIndex } from './codebase/index.js';
-import { CodebaseStatusBar } from './codebase/statusBar.js';
-import {
-  codebaseIndexMenu,
-  indexCodebase,
-  rebuildCodebaseIndex,
-  turnOffCodebaseIndex,
-} from './commands/codebase.js';
+import { codebaseCommands } from './commands/codebase.js';
 import { acceptProposal, generateCode, rejectProposal } from './commands/generateCode.js';
 import { ChatContext } from './context/chatContext.js';
 import { ProposalManager } from './generate/proposal.js';
@@ -34,10 +28,7 @@ let services: Services | undefined;
 export function activate(context: vscode.ExtensionContext): AIHubApi {
   const activationStarted = performance.now();
   services = new Services(context);
-  const chatContext = new ChatContext(
-    () => services!.settings().context.budgetTokens,
-    services.settings().context.includeActiveEditor,
-  );
+  const chatContext = ChatContext.forSettings(services);
   const codebase = new CodebaseIndex(services, context);
   const session = new ChatSession(services, context.workspaceState, chatContext, codebase);
   const chatView = new ChatViewProvider(services, session, chatContext);
@@ -45,7 +36,6 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
   const proposals = new ProposalManager();
   const inline = new InlineCompletionProvider(services, services.spend);
   const inlineStatusBar = new InlineStatusBar(services, services.spend);
-  const codebaseStatusBar = new CodebaseStatusBar(codebase);
   const start = startLocalGateway(services);
 
   const commands: Record<string, (...args: never[]) => unknown> = {
@@ -67,16 +57,12 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
     'aihub.startLocalGateway': start,
     'aihub.stopLocalGateway': stopLocalGateway(services),
     'aihub.openSettings': openSettings(),
-    'aihub.indexCodebase': indexCodebase(codebase),
-    'aihub.rebuildCodebaseIndex': rebuildCodebaseIndex(codebase),
-    'aihub.turnOffCodebaseIndex': turnOffCodebaseIndex(codebase),
-    'aihub.codebaseIndexMenu': codebaseIndexMenu(codebase),
   };
 
   context.subscriptions.push(
     services,
     codebase,
-    codebaseStatusBar,
+    ...codebaseCommands(codebase),
     session,
     chatContext,
     chatView,

@@ -2,6 +2,21 @@
 // (and delete the index), and the status bar item's menu.
 import * as vscode from 'vscode';
 import type { CodebaseIndex } from '../codebase/index.js';
+import { CodebaseStatusBar } from '../codebase/statusBar.js';
+
+/** The index's commands and its status bar item. */
+export function codebaseCommands(index: CodebaseIndex): vscode.Disposable[] {
+  const commands: Record<string, () => unknown> = {
+    'aihub.indexCodebase': indexCodebase(index),
+    'aihub.rebuildCodebaseIndex': rebuildCodebaseIndex(index),
+    'aihub.turnOffCodebaseIndex': turnOffCodebaseIndex(index),
+    'aihub.codebaseIndexMenu': codebaseIndexMenu(index),
+  };
+  return [
+    new CodebaseStatusBar(index),
+    ...Object.entries(commands).map(([id, run]) => vscode.commands.registerCommand(id, run)),
+  ];
+}
 
 export function indexCodebase(index: CodebaseIndex) {
   return () => index.enable();

@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import type { ContextItemView, ContextView } from '../chat/protocol.js';
 import { fenced } from '../codeFence.js';
 import type { CodebaseHit } from '../codebase/types.js';
+import type { Settings } from '../settings.js';
 import { CHARS_PER_TOKEN, estimateTokens, trimAround } from './estimate.js';
 
 /** At most this many added files (each one is read for every message). */
@@ -76,6 +77,14 @@ export class ChatContext implements vscode.Disposable {
     );
   }
 
+  /** The chat's context, with its budget and default from the aihub.context settings. */
+  static forSettings(services: { settings(): { context: Settings['context'] } }): ChatContext {
+    return new ChatContext(
+      () => services.settings().context.budgetTokens,
+      services.settings().context.includeActiveEditor,
+    );
+  }
+
   get includeActive(): boolean {
     return this.includeActiveEditor;
   }
@@ -133,13 +142,7 @@ export class ChatContext implements vscode.Disposable {
     let tokens = 0;
     for (const piece of pieces) {
       if (!piece.included) {
-        items.push({
-          id: piece.id,
-          kind: piece.kind,
-          label: piece.label,
-          detail: piece.detail,
-          tokens: estimateTokens(piece.text),
-        });
+        items.push(itemOf(piece, estimateTokens(piece.text)));
         // Why @codebase added nothing shows with the message.
         if (piece.kind === 'codebase') labels.push(`@codebase (${piece.detail})`);
         continue;
@@ -158,14 +161,7 @@ export class ChatContext implements vscode.Disposable {
             ? `trimmed to lines ${fitted.firstLine}-${fitted.lastLine} of ${fitted.totalLines}${piece.focus ? ' around the selection' : ''} to fit the context budget`
             : undefined;
       const itemTokens = estimateTokens(kept);
-      items.push({
-        id: piece.id,
-        kind: piece.kind,
-        label: piece.label,
-        detail: piece.detail,
-        tokens: itemTokens,
-        ...(note ? { note } : {}),
-      });
+      items.push({ ...itemOf(piece, itemTokens), ...(note ? { note } : {}) });
       if (kept === '') continue;
       remainingChars -= kept.length;
       tokens += itemTokens;
@@ -226,6 +222,10 @@ export class ChatContext implements vscode.Disposable {
     this.disposables.forEach((d) => d.dispose());
     this.changed.dispose();
   }
+}
+
+function itemOf(piece: Piece, tokens: number): ContextItemView {
+  return { id: piece.id, kind: piece.kind, label: piece.label, detail: piece.detail, tokens };
 }
 
 /** The pieces of @codebase's passages, leaving out files already sent whole. */
