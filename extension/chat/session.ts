@@ -23,6 +23,11 @@ export interface AskOptions {
   model?: string;
 }
 
+/** The codebase index as the chat uses it: the search, and its state to explain why it is not ready. */
+type ChatCodebase = CodebaseSearch & {
+  status(): { state: string; progress: { done: number; total: number } | undefined };
+};
+
 const MAX_STORED_ENTRIES = 200;
 /** @mentions resolved per message. */
 const MAX_MENTIONS = 10;
@@ -53,7 +58,7 @@ export class ChatSession implements vscode.Disposable {
     private readonly services: Services,
     memento: vscode.Memento,
     private readonly context: ChatContext,
-    private readonly codebase?: CodebaseSearch,
+    private readonly codebase?: ChatCodebase,
   ) {
     this.store = new ConversationStore(memento);
     const latest = this.store.list()[0];
@@ -180,6 +185,19 @@ export class ChatSession implements vscode.Disposable {
 
   /** `@codebase`: the passages closest to the message, or why there are none. */
   private async searchCodebase(text: string): Promise<CodebaseContext> {
+    const status = this.codebase?.status();
+    if (this.codebase && !this.codebase.ready && status && status.state !== 'off') {
+      const progress = status.progress
+        ? ` (${status.progress.done}/${status.progress.total} files)`
+        : '';
+      const why =
+        status.state === 'untrusted'
+          ? 'not available in an untrusted workspace'
+          : status.state === 'indexing' || status.state === 'starting'
+            ? `the index is being built${progress}; ask again in a moment`
+            : `the index is ${status.state}`;
+      return { problem: why };
+    }
     if (!this.codebase?.ready) {
       void vscode.window
         .showInformationMessage(

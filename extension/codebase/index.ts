@@ -62,6 +62,15 @@ export interface CodebaseStatus extends StoreStats {
   storagePath: string | undefined;
 }
 
+/** A request refused before it is sent: it could pass the daily spending cap. */
+class OverCap extends Error {
+  constructor() {
+    super(
+      'it could pass your daily spending cap (aihub.spendingCap.perDay); raise the cap to go on',
+    );
+  }
+}
+
 /** Thrown inside a run to stop it; the worker decides what comes next. */
 class Stop extends Error {
   constructor(readonly why: 'cancelled' | 'rebuild' | 'paused') {
@@ -110,6 +119,7 @@ export class CodebaseIndex implements CodebaseSearch, vscode.Disposable {
   private toldPause: string | undefined;
   /** Set while the worker is stopped on purpose (rebuild, model change, turning off): no pause then. */
   private stoppingQuietly = false;
+  private pauseReason: 'cancelled' | 'cap' | 'error' = 'cancelled';
   private readonly changed = new vscode.EventEmitter<CodebaseStatus>();
   /** Fired on every change of state, progress or size (tests wait on it). */
   readonly onDidChange = this.changed.event;
@@ -131,9 +141,13 @@ export class CodebaseIndex implements CodebaseSearch, vscode.Disposable {
           event.affectsConfiguration('files.exclude')
         )
           this.requestFullSync();
-        else if (event.affectsConfiguration('aihub.spendingCap') && this.state === 'paused')
-          this.resume();
+        else if (event.affectsConfiguration('aihub.spendingCap')) this.resumeAfter('cap');
       }),
+      // What a failed run waited for: the local gateway up, a key set.
+      services.localGateway.onDidChangeState((state) => {
+        if (state === 'running') this.resumeAfter('error');
+      }),
+      services.keys.onDidChange(() => this.resumeAfter('error')),
       vscode.workspace.onDidChangeWorkspaceFolders(() => {
         if (this.isRunning()) this.requestFullSync();
       }),
@@ -234,10 +248,19 @@ export class CodebaseIndex implements CodebaseSearch, vscode.Disposable {
     this.setState('off');
   }
 
-  /** Pauses the worker (Cancel in the progress notification); enable() or a cap change resumes. */
-  pause(detail: string): void {
+  /**
+   * Pauses the worker: the user cancelled (Index Codebase resumes), the spending cap would be
+   * passed (a change of the cap resumes too), or a request failed (the local gateway coming up or
+   * a new key resumes too).
+   */
+  pause(detail: string, reason: 'cancelled' | 'cap' | 'error' = 'cancelled'): void {
     this.runCancel?.cancel();
+    this.pauseReason = reason;
     this.setState('paused', detail);
+  }
+
+  private resumeAfter(reason: 'cap' | 'error'): void {
+    if (this.wanted && this.store && this.paused && this.pauseReason === reason) this.resume();
   }
 
   private resume(): void {
@@ -516,7 +539,7 @@ export class CodebaseIndex implements CodebaseSearch, vscode.Disposable {
     const failure = toFailure(error);
     const advice = this.services.advise(error);
     const message = advice?.message ?? (error instanceof Error ? error.message : String(error));
-    this.pause(`Paused: ${message}`);
+    this.pause(`Paused: ${message}`, error instanceof OverCap ? 'cap' : 'error');
     this.services.log.warn(`Codebase index paused: ${message}`);
     if (this.toldPause === message) return;
     this.toldPause = message;
@@ -658,14 +681,32 @@ export class CodebaseIndex implements CodebaseSearch, vscode.Disposable {
     const spend = this.services.spend;
     const promptChars = input.reduce((sum, text) => sum + text.length, 0);
     if (!(await spend.allowsQuietly({ model, promptChars, maxTokens: 0, messages: 0, purpose })))
-      throw new Error(
-        'it could pass your daily spending cap (aihub.spendingCap.perDay); raise the cap to go on',
-      );
+      throw new OverCap();
+    await this.localGatewayStarted(signal);
     const client = await this.services.client();
     const result = await client.embed({ model, input }, signal);
     if (result.meta) this.record(result.meta);
     else this.services.balanceMayHaveChanged();
     return result;
+  }
+
+  /** While the bundled gateway starts (with VS Code), requests wait for it rather than fail. */
+  private async localGatewayStarted(signal: AbortSignal): Promise<void> {
+    const gateway = this.services.localGateway;
+    if (!this.services.settings().usesLocalGateway || gateway.state !== 'starting') return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        subscription.dispose();
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, 60_000);
+      const subscription = gateway.onDidChangeState((state) => {
+        if (state !== 'starting') done();
+      });
+      signal.addEventListener('abort', done);
+    });
   }
 
   private record(meta: ReplyMeta): void {
