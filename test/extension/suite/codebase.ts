@@ -6,26 +6,16 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import type { AIHubApi } from '../../../extension/api.js';
 import type { ChatEntry } from '../../../extension/chat/protocol.js';
 import type { CodebaseStatus } from '../../../extension/codebase/index.js';
 import type { ScriptedUpstream } from '../../support/scripted-upstream.js';
 import { SCRIPTED_MODEL, type TestGateway } from './gateway.js';
-import { report } from './realWork.js';
+import { report, type RealWorkContext } from './realWork.js';
 
 type Assistant = Extract<ChatEntry, { role: 'assistant' }>;
 
-export interface CodebaseTestContext {
-  api(): AIHubApi;
+export interface CodebaseTestContext extends RealWorkContext {
   gateway(): TestGateway;
-  upstream(): ScriptedUpstream;
-  workspace(): string;
-  configure(values: Record<string, unknown>): Promise<void>;
-  until<T>(
-    what: string,
-    probe: () => T | undefined | Promise<T | undefined>,
-    timeout_ms?: number,
-  ): Promise<T>;
 }
 
 const FIXTURE: Record<string, string> = {
