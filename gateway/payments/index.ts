@@ -34,6 +34,7 @@ import { WebhookSender, enqueueWebhook } from './engine/webhooks.js';
 import { RequestSigning } from './signing.js';
 import { billFetchExpired, type PaymentTxn } from './engine/tables.js';
 import { DEFAULT_TURN_BUDGET } from '../store/turns.js';
+import { Pricing } from './network/pricing.js';
 
 export interface Payments {
   /** Mounted at /api. */
@@ -108,6 +109,7 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     ...deps,
     settings: payments,
     engine,
+    pricing: new Pricing(payments),
     webhooks,
     providers,
     sms,
