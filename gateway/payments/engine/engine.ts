@@ -32,7 +32,7 @@ import type { PaymentsConfig } from '../config.js';
 import { PAY_IDEMPOTENCY_PREFIX, idempotencyExpired, payIdempotencyId } from './idempotency.js';
 import type { PaymentTxn } from './tables.js';
 import { backoffMs, transition } from './transactions.js';
-import { settle } from './settlement.js';
+import { postSuccess } from './settle.js';
 
 /** What a service asks the engine to do; the money fields mean what they mean on the transaction it becomes. */
 export interface PaymentIntent extends Pick<
@@ -394,8 +394,8 @@ export class PaymentEngine {
     data: Record<string, string | number>,
   ): PaymentTxn {
     const at = tx.now.toISOString();
-    // Capture, charges (GST split out), commission (TDS withheld), override: settlement.ts.
-    const postings = settle(tx, txn);
+    // Capture, charges (GST split out), commission (TDS withheld), override: settle.ts.
+    const postings = postSuccess(tx, txn);
     const next: PaymentTxn = {
       ...transition(txn, 'success', at, message),
       message: 'success',

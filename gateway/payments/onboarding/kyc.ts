@@ -13,7 +13,8 @@ import { fsyncDirectory } from '../../store/journal.js';
 import { newId } from '../../util/ids.js';
 import type { Sealer } from '../../util/sealed.js';
 import { documentAad } from '../sealing.js';
-import { gstStateSchema, type PaymentsConfig } from '../config.js';
+import type { PaymentsConfig } from '../config.js';
+import { gstStateSchema } from '../tax-config.js';
 import type { KycDocument, KycSubmission } from '../engine/tables.js';
 import {
   aadhaarError,

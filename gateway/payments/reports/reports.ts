@@ -22,7 +22,7 @@ import type { PaymentService } from '../../providers/types.js';
 import { microsToUnits } from '../../util/money.js';
 import { transactionChunks, type TransactionFilter } from '../engine/txn-filter.js';
 import type { PaymentTxn } from '../engine/tables.js';
-import { TDS_ACCOUNT } from '../engine/settlement.js';
+import { TDS_ACCOUNT } from '../engine/settle.js';
 import { taxEntries } from '../engine/tax.js';
 
 export const REPORTS = ['transactions', 'commissions', 'wallet', 'api-logs', 'ai-usage'] as const;

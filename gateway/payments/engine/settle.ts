@@ -11,7 +11,7 @@ import { taxEntries } from './tax.js';
 
 export const TDS_ACCOUNT = 'tds:194h';
 
-export function settle(tx: Tx, txn: PaymentTxn): PaymentTxn['postings'] {
+export function postSuccess(tx: Tx, txn: PaymentTxn): PaymentTxn['postings'] {
   const tax = txn.tax;
   const fee_in_amount = txn.pay_to.startsWith('revenue:');
   const capture = captureHold(tx, txn.hold_id, {
