@@ -78,11 +78,8 @@ test(
         ...headers,
         ...sign(secret, 'GET', '/api/wallet/balance', '', Date.now() / 1000 + 0.002),
       });
-      assert.equal(
-        Math.round((before - after) * 100),
-        4_875,
-        'charged once (₹50 less 2.5 % commission)',
-      );
+      assert.equal(after, paid.body.data.balance, 'charged once: the balance the recharge left');
+      assert.ok(after < before);
 
       // Claims live in aihub_seen until stale; one gateway deletes stale ones (wait on state).
       const count = async () => Number(await psql(database_url, 'SELECT count(*) FROM aihub_seen'));
