@@ -26,6 +26,7 @@ import type { PaymentsContext } from './context.js';
 import { PaymentEngine } from './engine/engine.js';
 import { apiLog, auditMiddleware } from './logs.js';
 import { authorizeBeforeBody } from './auth.js';
+import { jsonBody } from '../http/body.js';
 import { onboardingRouter } from './onboarding/routes.js';
 import { Pruner, pruneTarget, type PruneCounts } from './engine/prune.js';
 import { rechargeRouter } from './recharge/routes.js';
@@ -220,11 +221,15 @@ function apiRouter(ctx: PaymentsContext, more: Router): Router {
   const signing = new RequestSigning({
     now_ms: () => ctx.clock.now().getTime(),
     sealer: ctx.sealer,
+    v1_until: ctx.settings.signing.v1_until,
+    store: ctx.store,
   });
   const api = Router();
   api.use(signing.install); // authorize checks signed accounts' requests with it
   api.use(apiLog(ctx.store, ctx.logger));
   api.use(authorizeBeforeBody(() => ctx.store.state, ctx.logger));
+  // Signed requests are checked, and their signatures claimed for every gateway, before any route.
+  api.use(signing.verifyBeforeRoutes(() => ctx.store.state, jsonBody(ctx.config)));
   api.use(onboardingRouter(ctx));
   api.use(rechargeRouter(ctx));
   api.use(dmtRouter(ctx));
