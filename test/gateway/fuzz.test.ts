@@ -8,6 +8,7 @@
 // process alive throughout, a clean stop, and `verify` passing on the data dir afterwards.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { admin, request, runVerify, type Gateway } from './helpers.js';
 import {
   addBeneficiary,
@@ -73,6 +74,20 @@ const RAW_BODIES: Array<string | Buffer> = [
   '\uFEFF{}',
   '{"a":1,"a":2}',
   Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+];
+
+/**
+ * Bodies that claim a Content-Encoding they do not have, or a compressed stream cut short
+ * (issue #25, item 5: these were 500s on the JSON routes and the dashboard's forms).
+ */
+const BAD_ENCODINGS: Array<{ encoding: string; body: Buffer }> = [
+  { encoding: 'gzip', body: Buffer.from('{"plain":"not gzip"}') },
+  { encoding: 'gzip', body: gzipSync('{"email":"a@example.com","name":"A"}').subarray(0, 15) },
+  { encoding: 'deflate', body: Buffer.from('plainly not deflate') },
+  { encoding: 'deflate', body: deflateSync('{"a":1}').subarray(0, 4) },
+  { encoding: 'br', body: Buffer.from('not brotli at all, not at all') },
+  { encoding: 'br', body: brotliCompressSync('{"a":1}').subarray(0, 3) },
+  { encoding: 'gzip, br', body: Buffer.from('two encodings, neither applied') },
 ];
 
 /** Values each field of a valid body is replaced by, one at a time. */
@@ -350,6 +365,100 @@ after(async () => {
     await gateway.stop('SIGKILL');
 });
 
+/** One request as the fuzzer sends it (the session cookies, the surface's credentials). */
+async function fuzzRequest(
+  method: string,
+  path: string,
+  body?: string | Buffer,
+  content_type?: string,
+  extra: Record<string, string> = {},
+): Promise<{ status: number; text: string; content_type: string }> {
+  const headers: Record<string, string> = { cookie: jar.header(), ...extra };
+  if (path.startsWith('/v1/')) headers.authorization = `Bearer ${user.key}`;
+  else if (path.startsWith('/api/')) headers['x-api-key'] = user.key;
+  else if (path.startsWith('/admin/')) headers.authorization = `Bearer ${gateway.admin_token}`;
+  if (content_type) headers['content-type'] = content_type;
+  const response = await fetch(`${gateway.url}${path}`, {
+    method,
+    headers,
+    body:
+      method === 'GET' || method === 'HEAD' || body === undefined
+        ? undefined
+        : typeof body === 'string'
+          ? body
+          : new Blob([new Uint8Array(body)]),
+    redirect: 'manual',
+    signal: AbortSignal.timeout(30_000),
+  });
+  return {
+    status: response.status,
+    text: await response.text(),
+    content_type: response.headers.get('content-type') ?? '',
+  };
+}
+
+test("item 5: bodies that do not decompress as their Content-Encoding says are 400 in each surface's own shape on every route that reads a body", async () => {
+  const routes = (await routeTable()).filter(
+    (route) => route.method !== 'GET' && !SESSION_ENDING.has(`${route.method} ${route.path}`),
+  );
+  const failures: string[] = [];
+  /** Routes that refused a bad body with 400 in their own shape, by surface. */
+  const refused = {
+    api: new Set<string>(),
+    admin: new Set<string>(),
+    dashboard: new Set<string>(),
+  };
+  for (const route of routes) {
+    const path = fill(route, (name) => realParam(route, name, ids));
+    const dashboard = isDashboard(route.path);
+    for (const { encoding, body } of BAD_ENCODINGS) {
+      const reply = await fuzzRequest(
+        route.method,
+        path,
+        body,
+        dashboard ? 'application/x-www-form-urlencoded' : 'application/json',
+        { 'content-encoding': encoding },
+      );
+      const label = `${route.method} ${route.path} (${encoding}, ${body.length} bytes) → ${reply.status}`;
+      if (reply.status >= 500) {
+        failures.push(`${label}: ${reply.text.slice(0, 160)}`);
+        continue;
+      }
+      if (reply.status !== 400) continue; // refused before the body was read (415 on /v1, 404...)
+      if (dashboard) {
+        if (!reply.content_type.startsWith('text/html')) failures.push(`${label}: not a page`);
+        else refused.dashboard.add(route.path);
+        continue;
+      }
+      const answer = JSON.parse(reply.text) as {
+        status?: boolean;
+        error?: { code?: string; type?: string };
+      };
+      if (route.path.startsWith('/api/')) {
+        if (answer.status !== false || answer.error?.code !== 'invalid_content_encoding')
+          failures.push(`${label}: not the /api shape: ${reply.text.slice(0, 160)}`);
+        else refused.api.add(route.path);
+      } else if (answer.error?.code !== 'invalid_content_encoding' || !answer.error.type) {
+        failures.push(`${label}: not the admin shape: ${reply.text.slice(0, 160)}`);
+      } else refused.admin.add(route.path);
+    }
+  }
+  assert.deepEqual(failures, []);
+  // The attack run counted 22 JSON routes and 13 dashboard forms that answered 500.
+  const counts = Object.entries(refused).map(([surface, paths]) => `${surface}: ${paths.size}`);
+  assert.ok(refused.api.size + refused.admin.size >= 22, counts.join(', '));
+  assert.ok(refused.dashboard.size >= 13, counts.join(', '));
+  // A body that is compressed whole is read as ever.
+  const created = await fuzzRequest(
+    'POST',
+    '/admin/accounts',
+    gzipSync(JSON.stringify({ email: 'gzipped@example.com', name: 'Gzip' })),
+    'application/json',
+    { 'content-encoding': 'gzip' },
+  );
+  assert.equal(created.status, 201, created.text);
+});
+
 test(
   'fuzz: every route of the route table with a fixed corpus: no 5xx, the process alive, verify passes',
   { timeout: 900_000 },
@@ -366,30 +475,13 @@ test(
       path: string,
       body?: string | Buffer,
       content_type?: string,
+      extra: Record<string, string> = {},
     ) => {
-      const headers: Record<string, string> = { cookie: jar.header() };
-      if (path.startsWith('/v1/')) headers.authorization = `Bearer ${user.key}`;
-      else if (path.startsWith('/api/')) headers['x-api-key'] = user.key;
-      else if (path.startsWith('/admin/')) headers.authorization = `Bearer ${gateway.admin_token}`;
-      if (content_type) headers['content-type'] = content_type;
       sent++;
       let status: number;
       let text = '';
       try {
-        const response = await fetch(`${gateway.url}${path}`, {
-          method,
-          headers,
-          body:
-            method === 'GET' || method === 'HEAD' || body === undefined
-              ? undefined
-              : typeof body === 'string'
-                ? body
-                : new Blob([new Uint8Array(body)]),
-          redirect: 'manual',
-          signal: AbortSignal.timeout(30_000),
-        });
-        status = response.status;
-        text = await response.text();
+        ({ status, text } = await fuzzRequest(method, path, body, content_type, extra));
       } catch (error) {
         failures.push(
           `${method} ${path.slice(0, 120)}: no answer (${(error as Error).message}); body ${String(body ?? '').slice(0, 80)}`,
@@ -451,6 +543,8 @@ test(
         await send(route.method, real_path, `_csrf=${csrf}&x=${BAD_ESCAPES[0]}%`, form);
         for (const raw of RAW_BODIES.slice(0, 6))
           await send(route.method, real_path, raw, 'application/json');
+        for (const { encoding, body } of BAD_ENCODINGS)
+          await send(route.method, real_path, body, form, { 'content-encoding': encoding });
         const baseline = FORM_BASELINES[key];
         if (baseline && !SESSION_ENDING.has(key)) {
           for (const field of Object.keys(baseline)) {
@@ -468,6 +562,10 @@ test(
       }
       // JSON surfaces: raw bodies, other content types, then each field of a valid body set to each bad value.
       for (const raw of RAW_BODIES) await send(route.method, real_path, raw, 'application/json');
+      for (const { encoding, body } of BAD_ENCODINGS)
+        await send(route.method, real_path, body, 'application/json', {
+          'content-encoding': encoding,
+        });
       await send(route.method, real_path, '{}', 'text/plain');
       await send(route.method, real_path, '{}', 'application/json; charset=utf-16');
       await send(
