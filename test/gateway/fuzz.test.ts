@@ -90,6 +90,37 @@ const BAD_ENCODINGS: Array<{ encoding: string; body: Buffer }> = [
   { encoding: 'gzip, br', body: Buffer.from('two encodings, neither applied') },
 ];
 
+/** Whitelist entries that are not what they look like (issue #25, item 10): host bits, too wide, zones, mapped forms. */
+const BAD_CIDRS = [
+  '10.9.9.9/1',
+  '127.0.0.1/0',
+  '0.0.0.0/0',
+  '::/0',
+  '2001:db8::1/32',
+  '::ffff:10.9.9.9/97',
+  '10.0.0.0/08',
+  '10.0.0.0/-1',
+  '10.0.0.0/33',
+  'fe80::1%eth0',
+  '1.2.3.4/24/8',
+  '::ffff:127.0.0.1/95',
+];
+
+/** Route-specific bodies besides the field-by-field ones (JSON routes and dashboard forms). */
+const EXTRA_BODIES: Record<string, Array<Record<string, unknown>>> = {
+  'PUT /admin/accounts/:id/ip-whitelist': [
+    ...BAD_CIDRS.map((cidr) => ({ ips: [cidr] })),
+    { ips: BAD_CIDRS },
+    { ips: ['0.0.0.0/0'], force: 'yes' },
+    { ips: ['10.9.9.9/1'], force: true },
+  ],
+  'POST /admin/console/accounts/:id/ip-whitelist': [
+    ...BAD_CIDRS.map((cidr) => ({ ips: cidr })),
+    { ips: BAD_CIDRS.join('\n'), force: 'on' },
+    { ips: '0.0.0.0/0', force: 'yes' },
+  ],
+};
+
 /** Values each field of a valid body is replaced by, one at a time. */
 const BAD_VALUES: unknown[] = [
   1e308,
@@ -545,6 +576,13 @@ test(
           await send(route.method, real_path, raw, 'application/json');
         for (const { encoding, body } of BAD_ENCODINGS)
           await send(route.method, real_path, body, form, { 'content-encoding': encoding });
+        for (const extra of EXTRA_BODIES[key] ?? [])
+          await send(
+            route.method,
+            real_path,
+            new URLSearchParams({ ...(extra as Record<string, string>), _csrf: csrf }).toString(),
+            form,
+          );
         const baseline = FORM_BASELINES[key];
         if (baseline && !SESSION_ENDING.has(key)) {
           for (const field of Object.keys(baseline)) {
@@ -574,6 +612,8 @@ test(
         '--x\r\nContent-Disposition: form-data; name="__proto__"\r\n\r\nx\r\n--x--\r\n',
         'multipart/form-data; boundary=x',
       );
+      for (const extra of EXTRA_BODIES[key] ?? [])
+        await send(route.method, real_path, JSON.stringify(extra), 'application/json');
       const baseline = baselines[key];
       if (baseline) {
         for (const field of Object.keys(baseline)) {
