@@ -192,6 +192,23 @@ function jsonBaselines(ids: Ids): Record<string, Record<string, unknown>> {
       messages: [{ role: 'user', content: 'hi' }],
       max_tokens: 5,
     },
+    'POST /v1/responses': { model: 'service-ai-lite', input: 'hi', max_output_tokens: 5 },
+    'POST /v1/messages': {
+      model: 'service-ai-lite',
+      max_tokens: 5,
+      messages: [{ role: 'user', content: 'hi' }],
+    },
+    'POST /v1/messages/count_tokens': {
+      model: 'service-ai-lite',
+      messages: [{ role: 'user', content: 'hi' }],
+    },
+    'POST /v1/embeddings': { model: 'service-ai-lite', input: ['hi', 'there'] },
+    'POST /v1/completions': {
+      model: 'service-ai-lite',
+      prompt: 'def f(',
+      suffix: ')',
+      max_tokens: 5,
+    },
     'POST /admin/accounts': { email: 'fuzz-admin-created@example.com', name: 'Fuzz' },
     'POST /admin/accounts/:id/keys': { name: 'fuzz' },
     'POST /admin/accounts/:id/credit': { amount: 10, reference: 'fuzz-credit' },
