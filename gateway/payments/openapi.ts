@@ -62,7 +62,9 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
     ...transferDocs(settings),
     ...billsDocs(),
     ...reportsDocs(),
+    ...adminKycDocs(),
     ...adminAccountDocs(),
+    ...adminTransactionDocs(),
     ...networkRouteDocs(),
   ];
 }
@@ -445,6 +447,12 @@ function reportsDocs(): RouteDoc[] {
         description: '{object: "report", total, page, limit, totals, columns, rows}, or text/csv',
       },
     },
+  ];
+}
+
+/** The admin's eKYC review: the queue, one submission, its documents, the decisions. */
+function adminKycDocs(): RouteDoc[] {
+  return [
     {
       ...admin,
       method: 'get',
@@ -543,6 +551,12 @@ function adminAccountDocs(): RouteDoc[] {
       query: auditQuery,
       success: { status: 200, description: '{object: "list", total, data}' },
     },
+  ];
+}
+
+/** Any account's transactions, for the admin. */
+function adminTransactionDocs(): RouteDoc[] {
+  return [
     {
       ...admin,
       method: 'get',
