@@ -142,7 +142,13 @@ function accountRoutes(ctx: PaymentsContext, router: Router): void {
   router.put('/accounts/:id/ip-whitelist', async (req, res) => {
     const id = parseWith(idParam, req.params.id);
     const body = parseWith(whitelistBody, req.body ?? {});
-    await setIpWhitelist(store, id, body.ips, auditOf(req, res));
+    await setIpWhitelist(store, id, body.ips, auditOf(req, res), {
+      floor: {
+        ipv4: ctx.settings.ip_whitelist.min_prefix_ipv4,
+        ipv6: ctx.settings.ip_whitelist.min_prefix_ipv6,
+      },
+      force: body.force === true,
+    });
     res.json(view(id));
   });
 
