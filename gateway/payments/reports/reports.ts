@@ -7,6 +7,7 @@
 // (store/turns.ts), which stops them when the report's client goes away. Every report reads through the store's read interface
 // (`store.reads`): the rows in its date range, found through the history indexes, never a
 // pass over the whole history.
+import { ledgerOf } from '../engine/ledger-effect.js';
 import type { Store } from '../../store/store.js';
 import type {
   LogSelect,
@@ -202,10 +203,21 @@ export async function* transactionRows(
     yield txns.map((t) => txnRow(t, showAccount(scope)));
 }
 
+/** A customer's own ledger accounts (its wallet, its holds, what it owes): not the platform's. */
+const CUSTOMER_ACCOUNT = /^(wallet|hold|receivable):/;
+
 /** The transactions report's totals, folded one transaction at a time. */
 class TxnTotals {
   count = 0;
-  private readonly by_status = { success: 0, pending: 0, failed: 0 };
+  private readonly by_status: Record<PaymentTxn['status'], number> = {
+    success: 0,
+    pending: 0,
+    failed: 0,
+    on_hold: 0,
+    refund_pending: 0,
+    refunded: 0,
+    reversed: 0,
+  };
   private readonly success = { amount: 0, charges: 0, commission: 0 };
   private held = 0;
   private refunded = 0;
@@ -226,8 +238,12 @@ class TxnTotals {
       commission: 0,
     });
     service.count++;
-    if (txn.status === 'pending') this.held += txn.amount_micros + txn.charges_micros;
-    else if (txn.status === 'failed') this.refunded += txn.refund?.amount_micros ?? 0;
+    // What the transaction moved for the platform (not the customers' own accounts): a
+    // reversed one nets to nothing, a success what its postings moved, whatever accounts.
+    for (const [, account, micros] of ledgerOf(txn))
+      if (!CUSTOMER_ACCOUNT.test(account)) this.post(account, micros);
+    if (txn.stage !== 'final') this.held += txn.amount_micros + txn.charges_micros;
+    else if (txn.status !== 'success') this.refunded += txn.refund?.amount_micros ?? 0;
     else {
       this.success.amount += txn.amount_micros;
       this.success.charges += txn.charges_micros;
@@ -236,14 +252,13 @@ class TxnTotals {
       service.amount += txn.amount_micros;
       service.charges += txn.charges_micros;
       service.commission += txn.commission_micros;
-      this.post(txn.pay_to, txn.amount_micros);
-      if (txn.charges_micros > 0) this.post(`revenue:${txn.service}`, txn.charges_micros);
-      if (txn.commission_micros > 0) this.post(`commission:${txn.service}`, -txn.commission_micros);
     }
   }
 
   private post(account: string, amount: number): void {
-    this.ledger.set(account, (this.ledger.get(account) ?? 0) + amount);
+    const total = (this.ledger.get(account) ?? 0) + amount;
+    if (total === 0) this.ledger.delete(account);
+    else this.ledger.set(account, total);
   }
 
   result(): Record<string, unknown> {
