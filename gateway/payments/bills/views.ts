@@ -5,6 +5,7 @@ import type { Biller } from '../config.js';
 import { txnAnswer, type Answer } from '../engine/engine.js';
 import { settledText } from '../engine/transactions.js';
 import type { FetchedBill, PaymentTxn } from '../engine/tables.js';
+import { taxView } from '../engine/tax.js';
 
 export function billerView(biller: Biller) {
   return {
@@ -62,7 +63,11 @@ export function renderBillFactory(base_url: () => string) {
       consumer_number: txn.subject,
       amount,
       charges: microsToUnits(txn.charges_micros),
+      ...(txn.tax ? { tax: taxView(txn.tax) } : {}),
       commission: txn.status === 'success' ? microsToUnits(txn.commission_micros) : 0,
+      ...(txn.status === 'success' && txn.earning
+        ? { tds: microsToUnits(txn.earning.tds_micros) }
+        : {}),
       balance: microsToUnits(balance_micros),
       ...(txn.details.bill_id !== undefined ? { bill_id: txn.details.bill_id } : {}),
       ...(txn.result.biller_ref !== undefined ? { biller_ref: txn.result.biller_ref } : {}),

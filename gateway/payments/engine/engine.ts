@@ -49,6 +49,9 @@ export interface PaymentIntent extends Pick<
   | 'details'
   | 'provider_params'
   | 'client_ref'
+  | 'tax'
+  | 'earning'
+  | 'override'
 > {
   account: Account;
   service: PaymentService;
@@ -533,6 +536,7 @@ export class PaymentEngine {
             entries,
             memo: `reversal of ${moved.service} ${moved.id}`,
             ref: moved.id,
+            meta: { kind: 'reversal', txn_id: moved.id },
           });
           first ??= posting.id;
           for (const [account, micros] of posting.entries) {
@@ -1138,6 +1142,9 @@ function newPendingTxn(
     amount_micros: intent.amount_micros,
     charges_micros: intent.charges_micros,
     commission_micros: intent.commission_micros,
+    ...(intent.tax ? { tax: intent.tax } : {}),
+    ...(intent.earning ? { earning: intent.earning } : {}),
+    ...(intent.override ? { override: intent.override } : {}),
     pay_to: intent.pay_to,
     subject: intent.subject,
     details: intent.details,

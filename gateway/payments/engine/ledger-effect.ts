@@ -5,7 +5,9 @@
 // override are undone exactly, without a rule of their own), and the reports sum it.
 import { holdAccount, walletAccount } from '../../ledger/ledger.js';
 import type { Posting } from '../../store/state.js';
+import { TDS_ACCOUNT } from './settle.js';
 import type { PaymentTxn } from './tables.js';
+import { taxEntries } from './tax.js';
 
 export type LedgerEffect = NonNullable<PaymentTxn['ledger']>;
 type Triple = LedgerEffect[number];
@@ -34,30 +36,67 @@ export function withPostings(txn: PaymentTxn, postings: readonly Posting[]): Pay
 /**
  * What the transaction has moved so far, as [owner account, ledger account, micro-units]
  * triples. Rows from before the engine kept it moved what the engine then posted: the hold
- * (while live), or on success the amount to `pay_to`, the charges to `revenue:<service>` and
- * the commission from `commission:<service>` (a failure moved nothing, net).
+ * (while live), or on success what `postSuccess` posts (settle.ts: the amount to `pay_to`,
+ * the charges to revenue with their GST, the commission net of its TDS, a distributor's
+ * override); a failure moved nothing, net.
  */
 export function ledgerOf(txn: PaymentTxn): LedgerEffect {
   if (txn.ledger) return txn.ledger;
   const owner = txn.account_id;
-  const wallet = walletAccount(owner);
   const held = txn.amount_micros + txn.charges_micros;
   if (txn.stage !== 'final')
     return held === 0
       ? []
       : [
           [owner, holdAccount(owner), held],
-          [owner, wallet, -held],
+          [owner, walletAccount(owner), -held],
         ];
   if (txn.status !== 'success') return [];
-  const effect: LedgerEffect = [
-    [owner, txn.pay_to, txn.amount_micros],
-    [owner, wallet, txn.commission_micros - held],
-  ];
-  if (txn.charges_micros > 0) effect.push([owner, `revenue:${txn.service}`, txn.charges_micros]);
-  if (txn.commission_micros > 0)
-    effect.push([owner, `commission:${txn.service}`, -txn.commission_micros]);
+  const net =
+    txn.commission_micros > 0 ? txn.commission_micros - (txn.earning?.tds_micros ?? 0) : 0;
+  const effect: LedgerEffect = [[owner, walletAccount(owner), net - held]];
+  const override = txn.override && txn.override.gross_micros > 0 ? txn.override : null;
+  for (const [account, micros] of platformEffect(txn))
+    effect.push([
+      override && account === `override:${txn.service}` ? override.account_id : owner,
+      account,
+      micros,
+    ]);
+  if (override) {
+    effect.push([
+      override.account_id,
+      walletAccount(override.account_id),
+      override.gross_micros - override.tds_micros,
+    ]);
+    if (override.tds_micros > 0)
+      effect.push([override.account_id, TDS_ACCOUNT, override.tds_micros]);
+  }
   return effect.filter(([, , micros]) => micros !== 0);
+}
+
+/**
+ * What a success posted to the platform's accounts (not the wallets), as `postSuccess` posts
+ * it: the amount to `pay_to` (a fee-only payment's fee split into its taxable value and GST),
+ * the charges to revenue (with their GST), the commission from its expense account with the
+ * TDS withheld on it. A distributor's override is added by `ledgerOf` (it is the distributor's).
+ */
+function platformEffect(txn: PaymentTxn): Array<[string, number]> {
+  const effect: Array<[string, number]> = [];
+  const fee_in_amount = txn.pay_to.startsWith('revenue:');
+  if (txn.tax && fee_in_amount) effect.push(...taxEntries(txn.pay_to, txn.tax));
+  else effect.push([txn.pay_to, txn.amount_micros]);
+  if (txn.charges_micros > 0) {
+    const revenue = `revenue:${txn.service}`;
+    if (txn.tax && !fee_in_amount) effect.push(...taxEntries(revenue, txn.tax));
+    else effect.push([revenue, txn.charges_micros]);
+  }
+  if (txn.commission_micros > 0) {
+    effect.push([`commission:${txn.service}`, -txn.commission_micros]);
+    if (txn.earning?.tds_micros) effect.push([TDS_ACCOUNT, txn.earning.tds_micros]);
+  }
+  if (txn.override && txn.override.gross_micros > 0)
+    effect.push([`override:${txn.service}`, -txn.override.gross_micros]);
+  return effect;
 }
 
 /** The effect grouped by the account each part belongs to (one reversal posting each): owner → entries. */

@@ -206,6 +206,20 @@ export async function* transactionRows(
 /** A customer's own ledger accounts (its wallet, its holds, what it owes): not the platform's. */
 const CUSTOMER_ACCOUNT = /^(wallet|hold|receivable):/;
 
+/**
+ * What a transaction moved, per ledger account other than the customers' own (their wallets,
+ * holds and debts): the sum of every posting it made (engine/ledger-effect.ts; for rows from
+ * before that was kept, what the engine then posted): the amount to its `pay_to`, the charges
+ * to revenue (each fee's GST to its own accounts), the commission and the override from their
+ * expense accounts with their TDS to tds:194h; a reversed one nets to nothing.
+ */
+export function txnLedgerEffect(txn: PaymentTxn): Array<[string, number]> {
+  const net = new Map<string, number>();
+  for (const [, account, micros] of ledgerOf(txn))
+    if (!CUSTOMER_ACCOUNT.test(account)) net.set(account, (net.get(account) ?? 0) + micros);
+  return [...net].filter(([, micros]) => micros !== 0);
+}
+
 /** The transactions report's totals, folded one transaction at a time. */
 class TxnTotals {
   count = 0;
@@ -218,7 +232,7 @@ class TxnTotals {
     refunded: 0,
     reversed: 0,
   };
-  private readonly success = { amount: 0, charges: 0, commission: 0 };
+  private readonly success = { amount: 0, charges: 0, commission: 0, tds: 0 };
   private held = 0;
   private refunded = 0;
   private readonly by_service: Record<
@@ -240,14 +254,14 @@ class TxnTotals {
     service.count++;
     // What the transaction moved for the platform (not the customers' own accounts): a
     // reversed one nets to nothing, a success what its postings moved, whatever accounts.
-    for (const [, account, micros] of ledgerOf(txn))
-      if (!CUSTOMER_ACCOUNT.test(account)) this.post(account, micros);
+    for (const [account, micros] of txnLedgerEffect(txn)) this.post(account, micros);
     if (txn.stage !== 'final') this.held += txn.amount_micros + txn.charges_micros;
     else if (txn.status !== 'success') this.refunded += txn.refund?.amount_micros ?? 0;
     else {
       this.success.amount += txn.amount_micros;
       this.success.charges += txn.charges_micros;
       this.success.commission += txn.commission_micros;
+      this.success.tds += txn.earning?.tds_micros ?? 0;
       service.success++;
       service.amount += txn.amount_micros;
       service.charges += txn.charges_micros;
@@ -273,6 +287,7 @@ class TxnTotals {
         amount: microsToUnits(this.success.amount),
         charges: microsToUnits(this.success.charges),
         commission: microsToUnits(this.success.commission),
+        tds: microsToUnits(this.success.tds),
       },
       held: microsToUnits(this.held),
       refunded: microsToUnits(this.refunded),
