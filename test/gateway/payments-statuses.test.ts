@@ -103,12 +103,19 @@ test(
       const id = reversed.body.txn_id;
       // The reversal comes pending_ms later, whenever that is: the success's own money is
       // read from its answer, and from the wallet's history below.
-      assert.equal(reversed.body.data.balance, round(before - 100 + 2.5));
+      // Commission 2.5 % of 100, credited net of its TDS (#28).
+      const credited = reversed.body.data.commission_credited;
+      assert.equal(round(credited + reversed.body.data.tds), 2.5);
+      assert.equal(reversed.body.data.balance, round(before - 100 + credited));
       const back = await waitStatus(gw, headers, id, 'reversed');
       assert.equal(back.commission, 0);
       assert.equal(back.reversal.by, 'provider');
-      assert.equal(back.reversal.wallet, 97.5, 'the amount back, less the commission taken back');
-      assert.equal(back.reversal.commission_taken_back, 2.5);
+      assert.equal(
+        back.reversal.wallet,
+        round(100 - credited),
+        'the amount back, less the commission taken back',
+      );
+      assert.equal(back.reversal.commission_taken_back, 2.5, 'the gross commission, its TDS too');
       assert.deepEqual(
         back.history.map((h: any) => h.status),
         ['pending', 'success', 'reversed'],
@@ -131,7 +138,7 @@ test(
       });
       assert.deepEqual(
         history.body.data.entries.map((e: any) => e.amount),
-        [-100, 2.5, 97.5],
+        [-100, credited, round(100 - credited)],
       );
       // Reversed is final: neither an operator nor the provider can move it again.
       const again = await api.post(`/admin/transactions/${id}/reverse`, { reason: 'twice' });
@@ -149,7 +156,10 @@ test(
       await books();
       const settled = await waitStatus(gw, headers, held.body.txn_id, 'success');
       assert.equal(settled.commission, 3);
-      assert.equal(await balance(gw, headers), round(before - 200 + 3));
+      assert.equal(
+        await balance(gw, headers),
+        round(before - 200 + settled.commission_breakup.net),
+      );
       await waitFor(
         () => eventsOf(receiver, held.body.txn_id).length === 2,
         () => JSON.stringify(eventsOf(receiver, held.body.txn_id)),
