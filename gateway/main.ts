@@ -406,7 +406,7 @@ async function rotateKey(config: Config): Promise<void> {
       sealer = new Sealer(ring);
     }
     const accounts = await resealSecrets(store, sealer);
-    const documents = resealDocuments(store, sealer, config.data_dir, {
+    const documents = await resealDocuments(store, sealer, config.data_dir, {
       elsewhere: config.database_url !== undefined,
     });
     if (source !== 'env') writeKeyFile(config.data_dir, [ring[0]!]);
