@@ -154,20 +154,8 @@ export class PaymentEngine {
     },
   ) {
     const now_ms = deps.clock.now().getTime();
-    // The live table holds the unfinished transactions; finalized ones are history, and only
-    // those finalized within the duplicate window can be recent (read from the index).
-    const recent_final = deps.store.reads.finalizedSince(now_ms - deps.config.duplicate_window_ms);
-    for (const txn of [...Object.values(deps.store.rows('payment_txns')), ...recent_final]) {
-      if (checkable(txn)) {
-        this.pending.add(txn.id);
-        this.from_before_start.add(txn.id);
-        // Shared store: another gateway may be submitting it right now (see reconcileDue).
-        if (deps.store.isShared()) this.learned.set(txn.id, now_ms);
-      }
-      const at_ms = Date.parse(txn.created_at);
-      if (now_ms - at_ms < deps.config.duplicate_window_ms) this.noteRecent(txn, at_ms);
-    }
     this.restart_check_ms = now_ms + deps.config.reconcile.first_check_ms;
+    this.ready = this.load(now_ms);
     for (const list of Object.values(deps.providers))
       for (const provider of list) {
         const off = provider.listen?.((event) => {
@@ -178,6 +166,34 @@ export class PaymentEngine {
         });
         if (off) this.unlisten.push(off);
       }
+  }
+
+  /** What this engine learns from the store at start: pending transactions, the duplicate window. */
+  private readonly ready: Promise<void>;
+  private loaded = false;
+
+  private async load(now_ms: number): Promise<void> {
+    const { store, config } = this.deps;
+    // The live table holds the unfinished transactions (pending, on hold, waiting for the
+    // customer's consent to a refund); finalized ones are history, and only those finalized
+    // within the duplicate window can be recent (read from the index).
+    const [pending, on_hold, refund_pending, recent_final] = await Promise.all([
+      store.list('payment_txns', 'status', 'pending'),
+      store.list('payment_txns', 'status', 'on_hold'),
+      store.list('payment_txns', 'status', 'refund_pending'),
+      store.reads.finalizedSince(now_ms - config.duplicate_window_ms),
+    ]);
+    for (const txn of [...pending, ...on_hold, ...refund_pending, ...recent_final]) {
+      if (checkable(txn)) {
+        this.pending.add(txn.id);
+        this.from_before_start.add(txn.id);
+        // Shared store: another gateway may be submitting it right now (see reconcileDue).
+        if (store.isShared()) this.learned.set(txn.id, now_ms);
+      }
+      const at_ms = Date.parse(txn.created_at);
+      if (now_ms - at_ms < config.duplicate_window_ms) this.noteRecent(txn, at_ms);
+    }
+    this.loaded = true;
   }
 
   /**
@@ -202,6 +218,7 @@ export class PaymentEngine {
   // ---- the request path -------------------------------------------------------------
 
   async submit(intent: PaymentIntent): Promise<Answer> {
+    await this.ready;
     if (this.shutdown.signal.aborted)
       throw new ServiceError(
         'unavailable',
@@ -785,6 +802,7 @@ export class PaymentEngine {
 
   /** One pass: status checks for pending transactions that are due. Called by the scheduler. */
   reconcileDue(): void {
+    if (!this.loaded) return;
     const now_ms = this.deps.clock.now().getTime();
     const window_ms = this.deps.config.duplicate_window_ms;
     for (const [key, seen] of this.recent)

@@ -252,7 +252,17 @@ export class WebhookSender {
       sealer: Sealer;
     },
   ) {
-    for (const id of Object.keys(deps.store.rows('webhook_deliveries'))) this.due.add(id);
+    void this.loadDue();
+  }
+
+  /** The deliveries waiting in the store at start (the table is small: deliveries leave once sent or given up). */
+  private async loadDue(): Promise<void> {
+    try {
+      for await (const ids of this.deps.store.scan('webhook_deliveries'))
+        for (const id of ids) this.due.add(id);
+    } catch (error) {
+      this.deps.logger.error({ msg: 'could not read the webhook deliveries waiting', err: error });
+    }
   }
 
   get allow_private(): boolean {
