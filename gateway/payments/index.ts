@@ -37,6 +37,7 @@ import { billFetchExpired, type PaymentTxn } from './engine/tables.js';
 import { DEFAULT_TURN_BUDGET } from '../store/turns.js';
 import { Pricing } from './network/pricing.js';
 import { networkRouter } from './network/routes.js';
+import { statementsRouter } from './statements/routes.js';
 
 export interface Payments {
   /** Mounted at /api. */
@@ -119,10 +120,12 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   };
   const reports = reportsRouter(ctx);
   const network = networkRouter(ctx);
+  const statements = statementsRouter(ctx);
   if (deps.metrics) registerReportMetrics(ctx, deps.metrics.registry);
   return {
-    api: apiRouter(ctx, Router().use(reports.api, network.api)),
-    admin: Router().use(paymentsAdminRouter(ctx), reports.admin, network.admin),
+    // The statements' routes before the reports' `/reports/:report`, whose names they are not.
+    api: apiRouter(ctx, Router().use(statements.api, reports.api, network.api)),
+    admin: Router().use(paymentsAdminRouter(ctx), statements.admin, reports.admin, network.admin),
     audit: auditMiddleware(store, logger),
     engine,
     route_docs: paymentsRouteDocs(payments),
