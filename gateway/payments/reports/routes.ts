@@ -1,6 +1,7 @@
 // GET /api/reports/:report (the caller's account) and GET /admin/reports/:report (any or
 // every account), as JSON or, with `?format=csv`, as CSV of the same rows. A CSV without
-// page/limit holds every matching row up to `reports.csv_max_rows`; with them, the same page.
+// page/limit holds every matching row (as many as X-Total-Count says); with them, the same
+// page (a limit of at most `reports.csv_max_rows`).
 // A CSV is streamed as its rows are read (its total counted first, for X-Total-Count, both
 // passes as of one snapshot of the history), and a report whose client goes away is dropped
 // from the queue, or stopped at its next turn.
@@ -283,7 +284,8 @@ function parseReportQuery(ctx: PaymentsContext, report: ReportName, raw: Record<
     );
   const paging = {
     page: query.page ?? 1,
-    limit: query.limit ?? (csv && query.page === undefined ? max : 50),
+    // A whole download is every row, streamed (never cut short of its X-Total-Count).
+    limit: query.limit ?? (csv && query.page === undefined ? Number.MAX_SAFE_INTEGER : 50),
     order: query.order,
   };
   return { query, paging, number: searchNumber(query.number ?? query.mobile) };
