@@ -6,7 +6,7 @@ import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { clientGone, ClientGoneError } from '../../http/client-gone.js';
 import { ApiError } from '../../http/errors.js';
-import { type Cell, type ReportResult, type Row } from '../../payments/reports.js';
+import { type Cell, type ReportResult, type Row } from '../../payments/reports/reports.js';
 import { unitsToMicros } from '../../util/money.js';
 import type { WebContext } from '../context.js';
 import { formatMoney, formatTimestamp } from '../format.js';
@@ -242,7 +242,7 @@ function reportBody(
       ? ['2xx', '4xx', '5xx']
       : report === 'ai-usage'
         ? ['ok', 'client_closed', 'upstream_error', 'stream_error']
-        : ['success', 'pending', 'failed'];
+        : ['success', 'pending', 'failed', 'on_hold', 'refund_pending', 'refunded', 'reversed'];
   return html`<h1>Reports</h1>
 <p class="lead">Payments and AI activity of your account. Dates are UTC. The wallet report is the history on <a href="/wallet">Wallet</a>.</p>
 <nav class="main card" aria-label="Reports"><ul>${tabs}</ul></nav>

@@ -5,7 +5,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { Store } from '../../../gateway/store/store.ts';
-import { reportCommissions, reportTransactions } from '../../../gateway/payments/reports.ts';
+import {
+  reportCommissions,
+  reportTransactions,
+} from '../../../gateway/payments/reports/reports.ts';
 import { fillNow, fillPayments } from '../../support/history-fill.ts';
 import { tempDir } from '../../support/temp.ts';
 
@@ -62,6 +65,10 @@ test(
         success: 5_000 - failed,
         pending: 0,
         failed,
+        on_hold: 0,
+        refund_pending: 0,
+        refunded: 0,
+        reversed: 0,
       });
       const asc = await reportTransactions(
         store,
