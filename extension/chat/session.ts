@@ -49,6 +49,8 @@ export class ChatSession implements vscode.Disposable {
   /** Resolves once earlier versions' single transcript is moved into the history. */
   readonly ready: Promise<void>;
   private current: { entry: AssistantEntry; cancel: vscode.CancellationTokenSource } | undefined;
+  /** Stops the work other than a chat reply that is running (an agent task). */
+  private work: (() => void) | undefined;
   private models: ModelChoice[] = DEFAULT_MODELS;
   private readonly posted = new vscode.EventEmitter<ToWebview>();
   /** Everything the webview should see, in order; the view provider relays it. */
@@ -85,7 +87,7 @@ export class ChatSession implements vscode.Disposable {
   }
 
   get busy(): boolean {
-    return this.current !== undefined;
+    return this.current !== undefined || this.work !== undefined;
   }
 
   transcript(): readonly ChatEntry[] {
@@ -114,7 +116,7 @@ export class ChatSession implements vscode.Disposable {
 
   /** Sends a user message and streams the reply; resolves with the finished assistant entry. */
   async ask(text: string, options: AskOptions = {}): Promise<AssistantEntry> {
-    if (this.current) this.stop();
+    this.current?.cancel.cancel();
     const settings = { ...this.services.settings() };
     if (options.model) settings.model = options.model;
     const codebase =
@@ -242,9 +244,36 @@ export class ChatSession implements vscode.Disposable {
     );
   }
 
-  /** The Stop button: cancels the streaming reply; what arrived so far is kept. */
+  /** The Stop button: cancels the streaming reply (what arrived so far is kept) or the running task. */
   stop(): void {
     this.current?.cancel.cancel();
+    this.work?.();
+  }
+
+  /** Work other than a chat reply (an agent task): the view is busy meanwhile and Stop ends it. */
+  setWork(stop: (() => void) | undefined): void {
+    this.work = stop;
+    this.post({ type: 'busy', busy: this.busy });
+  }
+
+  /**
+   * Shows an entry that the agent made or changed, in the conversation it belongs to: appended
+   * when new, sent again when changed (the view replaces it by id). Nothing when another
+   * conversation is open meanwhile.
+   */
+  showEntry(entry: ChatEntry, conversationId: string): void {
+    if (this.entries.includes(entry)) this.replace(entry);
+    else if (conversationId === this.conversationId) this.append(entry);
+  }
+
+  /** Streams text into an entry the view shows (an agent step's words). */
+  streamInto(id: string, text: string): void {
+    this.post({ type: 'delta', id, text });
+  }
+
+  /** Saves the open conversation (the agent saves after every step). */
+  save(): Promise<void> {
+    return this.persist();
   }
 
   /** New Chat: the current conversation stays in the history; an empty one starts. */
@@ -320,13 +349,17 @@ export class ChatSession implements vscode.Disposable {
   private contextTurns(question: string): ChatTurn[] {
     const turns: ChatTurn[] = [];
     let chars = question.length;
+    // An agent task is remembered by its request and its result; its steps are not re-sent.
     const usable = this.entries.filter(
-      (e) => e.role === 'user' || (e.status !== 'error' && e.text !== ''),
+      (e) =>
+        e.role === 'user' ||
+        e.role === 'task' ||
+        (e.role === 'assistant' && e.status !== 'error' && e.text !== ''),
     );
     for (const entry of usable.slice(-MAX_CONTEXT_ENTRIES).reverse()) {
       chars += entry.text.length;
       if (chars > MAX_CONTEXT_CHARS) break;
-      turns.unshift({ role: entry.role, content: entry.text });
+      turns.unshift({ role: entry.role === 'user' ? 'user' : 'assistant', content: entry.text });
     }
     while (turns[0]?.role === 'assistant') turns.shift();
     return [
@@ -383,10 +416,23 @@ async function mentionedFiles(text: string): Promise<vscode.Uri[]> {
   return found;
 }
 
+/** Entries saved while a reply or a task ran (VS Code closed meanwhile) show as stopped. */
 function settleInterrupted(entry: ChatEntry): ChatEntry {
-  return entry.role === 'assistant' && entry.status === 'streaming'
-    ? { ...entry, status: 'stopped' }
-    : entry;
+  if (entry.role === 'assistant' && entry.status === 'streaming')
+    return { ...entry, status: 'stopped' };
+  if (entry.role === 'agent' && (entry.status === 'streaming' || entry.calls.some(unsettled)))
+    return {
+      ...entry,
+      status: entry.status === 'streaming' ? 'stopped' : entry.status,
+      calls: entry.calls.map((c) =>
+        unsettled(c) ? { ...c, status: 'stopped' as const, approval: undefined } : c,
+      ),
+    };
+  return entry;
+}
+
+function unsettled(call: { status: string }): boolean {
+  return call.status === 'running' || call.status === 'awaiting';
 }
 
 /** The user's message (with the labels of the context sent) and the empty streaming reply. */
