@@ -42,8 +42,10 @@ const SHELL_SYNTAX = /[;&|<>`$(){}\n\r\\]/;
  * space (`npm test` allows `npm test -- --grep x`, not `npm testx` nor `npm test; rm -rf ~`).
  */
 export function isAllowListed(command: string, allowList: readonly string[]): boolean {
+  // The shell's syntax is looked for in the line as given (a line break separates commands too).
+  if (SHELL_SYNTAX.test(command)) return false;
   const line = command.trim().replace(/\s+/g, ' ');
-  if (line === '' || SHELL_SYNTAX.test(line)) return false;
+  if (line === '') return false;
   return allowList.some((entry) => {
     const allowed = entry.trim().replace(/\s+/g, ' ');
     return allowed !== '' && (line === allowed || line.startsWith(`${allowed} `));
