@@ -92,7 +92,16 @@ function excludes(folder: vscode.WorkspaceFolder): string[] {
 
 function ripgrepArgs(folder: vscode.WorkspaceFolder, request: SearchRequest): string[] {
   const search = vscode.workspace.getConfiguration('search', folder.uri);
-  const args = ['--no-config', '--hidden', '--max-filesize', '1M', '--glob', '!.git'];
+  // As VS Code's search: .gitignore holds in a folder that is not a git repository too.
+  const args = [
+    '--no-config',
+    '--hidden',
+    '--no-require-git',
+    '--max-filesize',
+    '1M',
+    '--glob',
+    '!.git',
+  ];
   if (search.get<boolean>('useIgnoreFiles', true) === false) args.push('--no-ignore');
   if (search.get<boolean>('useParentIgnoreFiles', false) !== true) args.push('--no-ignore-parent');
   if (search.get<boolean>('useGlobalIgnoreFiles', false) !== true) args.push('--no-ignore-global');

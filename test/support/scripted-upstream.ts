@@ -13,7 +13,7 @@ export type Behavior =
       content?: string;
       /** Report `usage` (default true). Without it the gateway must count tokens itself. An object is sent as given (details included). */
       usage?: boolean | ScriptedUsage;
-      /** Answer with these tool calls (finish_reason `tool_calls`) instead of text. */
+      /** Answer with these tool calls (finish_reason `tool_calls`); with `content` given too, the text comes first (a model saying what it is about to do). */
       tool_calls?: Array<{ id: string; name: string; arguments: string }>;
       /** Extra fields of the answer's message (annotations, reasoning_content, ...). */
       message_extra?: Record<string, unknown>;
@@ -203,6 +203,7 @@ export class ScriptedUpstream {
           type: 'function',
           function: { name: call.name, arguments: call.arguments },
         }));
+        const text_before_tools = tool_calls ? behavior.content : undefined;
         if (body?.stream) {
           const wants_usage = usage !== null && body.stream_options?.include_usage === true;
           void stream(
@@ -215,13 +216,19 @@ export class ScriptedUpstream {
               delay_ms: behavior.chunk_delay_ms ?? 0,
               break_after: null,
               tool_calls,
+              text_before_tools,
             },
             entry,
           );
           return;
         }
         const message = tool_calls
-          ? { role: 'assistant', content: null, tool_calls, ...behavior.message_extra }
+          ? {
+              role: 'assistant',
+              content: text_before_tools ?? null,
+              tool_calls,
+              ...behavior.message_extra,
+            }
           : { role: 'assistant', content, ...behavior.message_extra };
         json(res, 200, {
           id: 'chatcmpl-scripted',
@@ -289,6 +296,7 @@ async function stream(
     delay_ms: number;
     break_after: number | null;
     tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+    text_before_tools?: string | undefined;
   },
   entry: Received,
 ): Promise<void> {
@@ -311,6 +319,10 @@ async function stream(
     ],
   });
   if (plan.tool_calls) {
+    // Text before the calls, when the behavior gave some.
+    if (plan.text_before_tools)
+      for (const piece of splitContent(plan.text_before_tools, 2))
+        send({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
     plan.tool_calls.forEach((call, index) => {
       const half = Math.ceil(call.function.arguments.length / 2);
       send({

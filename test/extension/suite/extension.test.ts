@@ -12,6 +12,7 @@ import type { LocalGatewayInfo } from '../../../extension/commands/localGateway.
 import { stripCodeFences } from '../../../extension/codeFence.js';
 import { ScriptedUpstream } from '../../support/scripted-upstream.js';
 import { startTestGateway, type TestGateway } from './gateway.js';
+import { registerAgentTests } from './agent.js';
 import { registerCodebaseTests } from './codebase.js';
 import { registerRealWorkTests, report } from './realWork.js';
 
@@ -391,6 +392,21 @@ export function registerExtensionTests(): void {
         await configure({ baseUrl: gateway.apiBase, 'localGateway.port': undefined });
       });
       registerCodebaseTests({
+        api: () => api,
+        gateway: () => gateway,
+        upstream: () => upstream,
+        workspace: () =>
+          process.env.AIHUB_TEST_WORKSPACE ?? vscode.workspace.workspaceFolders![0]!.uri.fsPath,
+        configure,
+        until,
+      });
+    });
+
+    describe('agent mode', () => {
+      before(async () => {
+        await configure({ baseUrl: gateway.apiBase, 'localGateway.port': undefined });
+      });
+      registerAgentTests({
         api: () => api,
         gateway: () => gateway,
         upstream: () => upstream,
