@@ -17,7 +17,7 @@ import type { EmbedResult } from '../client.js';
 import { toFailure } from '../errors.js';
 import type { Services } from '../services.js';
 import { fromMicros, toMicros } from '../spendMath.js';
-import { chunkText, embeddingInput, type Chunk } from './chunker.js';
+import { chunkText, DEFAULT_CHUNK_OPTIONS, embeddingInput, type Chunk } from './chunker.js';
 import { decodeText } from './exclude.js';
 import { normalize, topK } from './search.js';
 import { IndexStore, type IndexedFile, type StoreStats } from './store.js';
@@ -34,6 +34,9 @@ const DEBOUNCE_MS = 1_000;
 /** The vectors held in memory at most (256 dimensions: 131,072 chunks; 1,536: 21,845). */
 export const MAX_VECTOR_BYTES = 128 * 1024 * 1024;
 const MAX_SEARCH_LIMIT = 50;
+const MAX_QUERY_CHARS = 8_000;
+/** A hit's text at most (a chunk is at most 1,800 characters, but a minified line is longer). */
+const MAX_HIT_CHARS = 4 * DEFAULT_CHUNK_OPTIONS.maxChars;
 
 export type IndexState =
   'off' | 'untrusted' | 'unavailable' | 'starting' | 'indexing' | 'ready' | 'paused';
@@ -278,7 +281,21 @@ export class CodebaseIndex implements CodebaseSearch, vscode.Disposable {
     if (!this.ready || !store) throw new Error('The codebase index is not ready.');
     const limit = Math.max(1, Math.min(MAX_SEARCH_LIMIT, Math.floor(options.limit)));
     const signal = options.signal ?? new AbortController().signal;
-    const { vectors, meta } = await this.embed([query], 'Searching the codebase', signal);
+    // A query is a message: its first 8,000 characters say what it is about (and stay well
+    // within the 8,192 tokens an embeddings input may have).
+    let embedded: EmbedResult;
+    try {
+      embedded = await this.embed(
+        [query.slice(0, MAX_QUERY_CHARS)],
+        'Searching the codebase',
+        signal,
+      );
+    } catch (error) {
+      // The SDK's abort error is its own class: callers are promised a plain AbortError.
+      if (signal.aborted) throw new DOMException('The search was aborted.', 'AbortError');
+      throw error;
+    }
+    const { vectors, meta } = embedded;
     const query_vector = normalize(vectors[0]!);
     if (query_vector.length !== store.dims) {
       this.services.log.warn(
@@ -323,7 +340,11 @@ export class CodebaseIndex implements CodebaseSearch, vscode.Disposable {
         startLine,
         endLine,
         score,
-        text: lines.slice(startLine - 1, endLine).join('\n'),
+        // A piece of a minified line stands for the whole line: bounded here.
+        text: lines
+          .slice(startLine - 1, endLine)
+          .join('\n')
+          .slice(0, MAX_HIT_CHARS),
       });
     }
     return hits;

@@ -174,6 +174,12 @@ export class ChatContext implements vscode.Disposable {
       );
       labels.push(piece.kind === 'file' ? piece.label : `${piece.label} (${piece.detail})`);
     }
+    if (codebase && 'hits' in codebase && !labels.some((l) => l.endsWith('via @codebase)')))
+      labels.push(
+        codebase.hits.length
+          ? '@codebase (no passage fit in the context budget)'
+          : '@codebase (nothing found)',
+      );
     const prompt = blocks.length ? `Context from the editor:\n\n${blocks.join('\n\n')}` : '';
     return {
       prompt,

@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../log.js';
 import type { Store, Tx } from '../store/store.js';
 import { clientAddress } from './auth.js';
-import { API_LOG, AUDIT } from './tables.js';
+import { API_LOG, AUDIT } from './engine/tables.js';
 import { guarded } from '../util/guard.js';
 
 function pathOnly(req: Request): string {

@@ -3,33 +3,30 @@
 import { z } from 'zod';
 import type { RouteDoc } from '../http/openapi.js';
 import type { PaymentsConfig } from './config.js';
-import { kycBody } from './kyc.js';
+import { kycBody } from './onboarding/kyc.js';
+import { historyQuery, webhookBody } from './account/schemas.js';
 import {
   approveBody,
   auditQuery,
+  kycListQuery,
+  rejectBody,
+  servicesBody,
+  whitelistBody,
+} from './admin/schemas.js';
+import { billersQuery, fetchBody, payBody, receiptQuery } from './bills/schemas.js';
+import {
   beneficiaryBody,
   beneficiaryListQuery,
-  billersQuery,
-  fetchBody,
-  historyQuery,
-  kycListQuery,
-  operatorsQuery,
   otpBody,
-  panBody,
-  payBody,
-  receiptQuery,
-  rechargeBody,
-  registerBody,
-  rejectBody,
   remitterBody,
-  reportsQuery,
-  servicesBody,
   transactBody,
   verifyBody,
-  webhookBody,
-  whitelistBody,
-} from './schemas.js';
-import { adminTransactionsQuery, transactionsQuery } from './txn-filter.js';
+} from './dmt/schemas.js';
+import { registerBody } from './onboarding/schemas.js';
+import { panBody } from './pan/schemas.js';
+import { operatorsQuery, rechargeBody } from './recharge/schemas.js';
+import { reportsQuery } from './reports/schemas.js';
+import { adminTransactionsQuery, transactionsQuery } from './engine/txn-filter.js';
 
 const api = { auth: 'api_key' } as const;
 const admin = { tag: 'admin', auth: 'admin' } as const;

@@ -17,7 +17,7 @@ import type { Store } from '../store/store.js';
 import type { Account } from '../store/state.js';
 import { fsyncDirectory } from '../store/journal.js';
 import type { Sealer } from '../util/sealed.js';
-import type { KycDocument } from './tables.js';
+import type { KycDocument } from './engine/tables.js';
 
 export const webhookSecretAad = (account_id: string) => `webhook_secret:${account_id}`;
 export const signingSecretAad = (account_id: string) => `signing_secret:${account_id}`;

@@ -407,6 +407,7 @@ export class Archive {
   ): Promise<Archive> {
     const archive = new Archive(data_dir, journal_dir);
     const dir = join(data_dir, INDEX_DIR);
+    if (!options.read_only) archive.manifest_file.removeStaleTemps();
     const manifest = await archive.readManifest(dir, options);
     if (!manifest) {
       if (!options.read_only) {
@@ -880,7 +881,17 @@ export class Archive {
    * the journal is durable up to `seq`, and the manifest waits for it, so that it never
    * names a record a power loss could take from the journal.
    */
-  async sync(durable: (seq: number) => Promise<void>): Promise<void> {
+  sync(durable: (seq: number) => Promise<void>): Promise<void> {
+    // One at a time: a second cut while the first one's taken entries are still being
+    // written would take them again (and the id runs would merge twice).
+    const run = this.syncing.then(() => this.syncNow(durable));
+    this.syncing = run.catch(() => {});
+    return run;
+  }
+
+  private syncing: Promise<void> = Promise.resolve();
+
+  private async syncNow(durable: (seq: number) => Promise<void>): Promise<void> {
     await this.ids.compact();
     // The cut, in one synchronous step: every list's entries so far are taken (its length
     // then is what the manifest names), the id memtable becomes a run, the figures are read.

@@ -480,6 +480,8 @@ export class Store {
       const archive = await Archive.open(data_dir, join(data_dir, JOURNAL_DIR), {
         ...(options.warn ? { warn: options.warn } : {}),
       });
+      const file = new DurableJsonLinesFile(join(data_dir, STATE_FILE));
+      file.removeStaleTemps();
       const { state, migrated } = await loadState(data_dir, {
         repair: true,
         warn: options.warn,
@@ -497,21 +499,13 @@ export class Store {
           (options.onFatal ?? defaultFatal)(error);
         },
       });
-      store = new Store(
-        data_dir,
-        state,
-        new DurableJsonLinesFile(join(data_dir, STATE_FILE)),
-        journal,
-        archive,
-        releaseLock,
-        {
-          now,
-          checkpoint_every_records: options.checkpoint_every_records ?? 20_000,
-          checkpoint_part_chars: options.checkpoint_part_chars ?? 256 * 1024,
-          warn: options.warn,
-          onClosedCleanly: options.onClosedCleanly,
-        },
-      );
+      store = new Store(data_dir, state, file, journal, archive, releaseLock, {
+        now,
+        checkpoint_every_records: options.checkpoint_every_records ?? 20_000,
+        checkpoint_part_chars: options.checkpoint_part_chars ?? 256 * 1024,
+        warn: options.warn,
+        onClosedCleanly: options.onClosedCleanly,
+      });
       store.checkpoint_chars = existsSync(join(data_dir, STATE_FILE))
         ? statSync(join(data_dir, STATE_FILE)).size
         : 0;

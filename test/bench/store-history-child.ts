@@ -3,7 +3,7 @@
 // transaction by id, an account's newest page and a one-day report for one account.
 // Prints one JSON line.
 import { Store } from '../../gateway/store/store.ts';
-import { reportTransactions } from '../../gateway/payments/reports.ts';
+import { reportTransactions } from '../../gateway/payments/reports/reports.ts';
 import { debitWallet } from '../../gateway/ledger/ledger.ts';
 import { FILL_T0_MS, fillAccount, fillTxnId } from '../support/history-fill.ts';
 

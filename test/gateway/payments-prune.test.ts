@@ -17,7 +17,7 @@ import {
   verifyOk,
 } from '../support/payments-helpers.ts';
 import { loadState, Store } from '../../gateway/store/store.ts';
-import { monthKey, usageKey } from '../../gateway/payments/dmt.ts';
+import { monthKey, usageKey } from '../../gateway/payments/dmt/rules.ts';
 
 const WINDOW_MS = 4_000;
 const MOBILE = '9876500088';

@@ -13,7 +13,7 @@ import {
   openHold,
   voidHold,
 } from '../../gateway/ledger/ledger.ts';
-import type { PaymentTxn } from '../../gateway/payments/tables.ts';
+import type { PaymentTxn } from '../../gateway/payments/engine/tables.ts';
 
 export const FILL_T0_MS = Date.parse('2026-01-01T00:00:00Z');
 

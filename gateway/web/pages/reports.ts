@@ -6,7 +6,7 @@ import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { clientGone, ClientGoneError } from '../../http/client-gone.js';
 import { ApiError } from '../../http/errors.js';
-import { type Cell, type ReportResult, type Row } from '../../payments/reports.js';
+import { type Cell, type ReportResult, type Row } from '../../payments/reports/reports.js';
 import { unitsToMicros } from '../../util/money.js';
 import type { WebContext } from '../context.js';
 import { formatMoney, formatTimestamp } from '../format.js';

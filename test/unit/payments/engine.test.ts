@@ -11,8 +11,8 @@ import {
 } from '../../../gateway/ledger/ledger.ts';
 import { createLogger } from '../../../gateway/log.ts';
 import { paymentsConfigSchema } from '../../../gateway/payments/config.ts';
-import { PaymentEngine } from '../../../gateway/payments/engine.ts';
-import { renderRecharge } from '../../../gateway/payments/recharge-views.ts';
+import { PaymentEngine } from '../../../gateway/payments/engine/engine.ts';
+import { renderRecharge } from '../../../gateway/payments/recharge/views.ts';
 import type { PaymentProvider } from '../../../gateway/providers/types.ts';
 import { Store } from '../../../gateway/store/store.ts';
 import { tempDir } from '../../support/temp.ts';

@@ -12,13 +12,16 @@ import {
   usageKey,
   usageKeyMonth,
   usageMonthOver,
-} from '../../../gateway/payments/dmt.ts';
-import { dmtOnFinal } from '../../../gateway/payments/dmt-commands.ts';
-import { PaymentEngine, type PaymentIntent } from '../../../gateway/payments/engine.ts';
-import { idempotencyExpired, payIdempotencyId } from '../../../gateway/payments/idempotency.ts';
-import { Pruner, pruneTarget } from '../../../gateway/payments/prune.ts';
-import { renderRecharge } from '../../../gateway/payments/recharge-views.ts';
-import type { PaymentTxn } from '../../../gateway/payments/tables.ts';
+} from '../../../gateway/payments/dmt/rules.ts';
+import { dmtOnFinal } from '../../../gateway/payments/dmt/commands.ts';
+import { PaymentEngine, type PaymentIntent } from '../../../gateway/payments/engine/engine.ts';
+import {
+  idempotencyExpired,
+  payIdempotencyId,
+} from '../../../gateway/payments/engine/idempotency.ts';
+import { Pruner, pruneTarget } from '../../../gateway/payments/engine/prune.ts';
+import { renderRecharge } from '../../../gateway/payments/recharge/views.ts';
+import type { PaymentTxn } from '../../../gateway/payments/engine/tables.ts';
 import type { PaymentProvider, ProviderResult } from '../../../gateway/providers/types.ts';
 import { Store } from '../../../gateway/store/store.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { Store } from '../../../gateway/store/store.ts';
 import type { JsonFileReads } from '../../../gateway/store/reads.ts';
-import type { PaymentTxn } from '../../../gateway/payments/tables.ts';
+import type { PaymentTxn } from '../../../gateway/payments/engine/tables.ts';
 import {
   aiUsageRows,
   apiLogRows,
@@ -25,7 +25,7 @@ import {
   type ReportResult,
   type Row,
   type Scope,
-} from '../../../gateway/payments/reports.ts';
+} from '../../../gateway/payments/reports/reports.ts';
 import {
   FILL_T0_MS,
   fillAccount,

@@ -12,11 +12,11 @@ import {
   namesMatch,
   newOtp,
   otpMatches,
-} from '../../../gateway/payments/dmt.ts';
-import { slabChargesMicros } from '../../../gateway/payments/intent.ts';
-import { parsePan } from '../../../gateway/payments/pan-views.ts';
+} from '../../../gateway/payments/dmt/rules.ts';
+import { slabChargesMicros } from '../../../gateway/payments/engine/intent.ts';
+import { parsePan } from '../../../gateway/payments/pan/views.ts';
 import { renderPdf } from '../../../gateway/payments/pdf.ts';
-import { csvCell, toCsv } from '../../../gateway/payments/reports.ts';
+import { csvCell, toCsv } from '../../../gateway/payments/reports/reports.ts';
 import { sandboxSuffix } from '../../../gateway/providers/sandbox.ts';
 import { parseCsv } from '../../support/payments-helpers.ts';
 import { pdfText } from '../../support/payments-pdf.ts';
@@ -166,7 +166,7 @@ test('the hand-written PDF parses with pdf.js and holds its text', async () => {
 });
 
 test('a transaction view: fields a provider answered cannot replace ours, and keep the documented order', async () => {
-  const { txnView } = await import('../../../gateway/payments/transactions.ts');
+  const { txnView } = await import('../../../gateway/payments/engine/transactions.ts');
   const at = '2026-11-21T00:00:00.000Z';
   const txn = {
     id: 'txn_1',
@@ -224,7 +224,7 @@ test('a transaction view: fields a provider answered cannot replace ours, and ke
 });
 
 test('webhook URLs: the addresses live mode refuses, and the public ones it allows', async () => {
-  const { isPrivateAddress } = await import('../../../gateway/payments/webhooks.ts');
+  const { isPrivateAddress } = await import('../../../gateway/payments/engine/webhooks.ts');
   const refused = [
     '127.0.0.1',
     '127.8.9.10',
@@ -293,7 +293,7 @@ test('webhook URLs: the addresses live mode refuses, and the public ones it allo
 });
 
 test('webhook delivery: without allow_private, a private address is refused before connecting, as a literal or through DNS', async () => {
-  const { postWebhook } = await import('../../../gateway/payments/webhooks.ts');
+  const { postWebhook } = await import('../../../gateway/payments/engine/webhooks.ts');
   const { createServer } = await import('node:http');
   let received = 0;
   const server = createServer((req, res) => {

@@ -11,8 +11,8 @@ import {
   verhoeffValid,
 } from '../../../gateway/payments/validators.ts';
 import { parseWhitelistEntry, whitelistMatcher } from '../../../gateway/accounts/ip-whitelist.ts';
-import { commissionMicros } from '../../../gateway/payments/intent.ts';
-import { backoffMs } from '../../../gateway/payments/transactions.ts';
+import { commissionMicros } from '../../../gateway/payments/engine/intent.ts';
+import { backoffMs } from '../../../gateway/payments/engine/transactions.ts';
 
 test('Verhoeff: the published example, and every single-digit error and adjacent transposition is caught', () => {
   assert.equal(verhoeffCheckDigit('236'), '3');

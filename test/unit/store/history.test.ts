@@ -12,7 +12,7 @@ import {
   reportCommissions,
   reportTransactions,
   reportWallet,
-} from '../../../gateway/payments/reports.ts';
+} from '../../../gateway/payments/reports/reports.ts';
 import {
   FILL_T0_MS,
   fillAccount,

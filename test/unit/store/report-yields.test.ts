@@ -5,7 +5,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { Store } from '../../../gateway/store/store.ts';
-import { reportCommissions, reportTransactions } from '../../../gateway/payments/reports.ts';
+import {
+  reportCommissions,
+  reportTransactions,
+} from '../../../gateway/payments/reports/reports.ts';
 import { fillNow, fillPayments } from '../../support/history-fill.ts';
 import { tempDir } from '../../support/temp.ts';
 

@@ -1,0 +1,31 @@
+// The payments admin API's requests: eKYC review, services, IP whitelists, the audit log.
+import { z } from 'zod';
+import { MAX_WHITELIST_ENTRIES } from '../../accounts/ip-whitelist.js';
+import { page } from '../schemas.js';
+
+export const kycListQuery = z.object({
+  status: z.enum(['submitted', 'approved', 'rejected']).optional(),
+  ...page,
+});
+export const approveBody = z.strictObject({ reason: z.string().trim().max(500).optional() });
+export const rejectBody = z.strictObject({
+  reason: z.string().trim().min(1, 'a rejection needs a reason').max(500),
+});
+export const servicesBody = z
+  .strictObject({
+    recharge: z.boolean().optional(),
+    dmt: z.boolean().optional(),
+    pan: z.boolean().optional(),
+    bills: z.boolean().optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, 'name at least one of recharge, dmt, pan, bills');
+export const whitelistBody = z.strictObject({
+  ips: z
+    .array(z.string().max(64))
+    .max(MAX_WHITELIST_ENTRIES, `at most ${MAX_WHITELIST_ENTRIES} entries`),
+});
+export const auditQuery = z.object({
+  account_id: z.string().max(100).optional(),
+  action: z.string().max(200).optional(),
+  ...page,
+});

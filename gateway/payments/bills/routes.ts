@@ -1,0 +1,85 @@
+// Bill payment over /api: the biller catalogue, bill fetch, payment and the receipt of each
+// payment as HTML or PDF. Each route validates, calls one command of bills/commands.ts
+// (where the rules are) and presents.
+import { timingSafeEqual } from 'node:crypto';
+import { Router } from 'express';
+import { notFound, parseWith } from '../../http/errors.js';
+import { jsonBody } from '../../http/body.js';
+import { authorize } from '../auth.js';
+import { billsCommands } from './commands.js';
+import { billView, billerView, receiptUrl } from './views.js';
+import type { PaymentsContext } from '../context.js';
+import { idempotencyKey } from '../engine/intent.js';
+import { receiptHtml, receiptPdf } from './receipt.js';
+import { billersQuery, fetchBody, payBody, receiptQuery } from './schemas.js';
+
+function sameToken(given: string, expected: unknown): boolean {
+  if (typeof expected !== 'string') return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export function billsRouter(ctx: PaymentsContext): Router {
+  const { store, logger, settings, config } = ctx;
+  const router = Router();
+  const bills = billsCommands(ctx);
+
+  router.get('/bills/billers', (req, res) => {
+    authorize(store.state, req, res, logger);
+    const query = parseWith(billersQuery, req.query);
+    res.json({
+      status: true,
+      data: settings.bills.billers
+        .filter((b) => !query.category || b.category === query.category)
+        .map(billerView),
+    });
+  });
+
+  router.post('/bills/fetch', jsonBody(config), async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'bills');
+    const body = parseWith(fetchBody, req.body ?? {});
+    const { bill, biller } = await bills.fetch(account, body);
+    res.json({ status: true, data: billView(bill, biller) });
+  });
+
+  router.post('/bills/pay', jsonBody(config), async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'bills');
+    const body = parseWith(payBody, req.body ?? {});
+    const answer = await bills.pay(account, body, idempotencyKey(req, body.client_ref));
+    res.locals.txn_id = (answer.body as { txn_id?: string }).txn_id;
+    res.status(answer.http_status).json(answer.body);
+  });
+
+  router.get('/bills/receipt/:txn_id', async (req, res) => {
+    const query = parseWith(receiptQuery, req.query);
+    const txn_id = String(req.params.txn_id).slice(0, 64);
+    await store.readDurable();
+    const txn = store.get('payment_txns', txn_id);
+    if (query.token !== undefined) {
+      if (txn?.service !== 'bills' || !sameToken(query.token, txn.details.receipt_token))
+        throw notFound(`no receipt ${txn_id}`, 'receipt_not_found');
+    } else {
+      const { account } = authorize(store.state, req, res, logger);
+      if (txn?.service !== 'bills' || txn.account_id !== account.id)
+        throw notFound(`no bill payment ${txn_id}`, 'receipt_not_found');
+    }
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    if (query.format === 'pdf') {
+      const pdf = receiptPdf(txn, config.currency);
+      res.setHeader('Content-Type', 'application/pdf');
+      res.setHeader('Content-Disposition', `inline; filename="receipt-${txn.id}.pdf"`);
+      res.send(pdf);
+      return;
+    }
+    const pdf_url = `${receiptUrl(ctx.public_url(), txn)}&format=pdf`;
+    res.setHeader(
+      'Content-Security-Policy',
+      "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    );
+    res.type('html').send(receiptHtml(txn, config.currency, pdf_url));
+  });
+
+  return router;
+}

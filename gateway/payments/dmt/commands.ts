@@ -1,0 +1,551 @@
+// DMT's rules, one command per operation: remitter registration with its OTP (the limit of
+// remitters per account, the resend interval and hourly limit of OTPs, the SMS), OTP
+// verification (attempts counted durably), beneficiaries (add with its limit, delete,
+// penny-drop verification) and transfers (the monthly limit is reserved in the same commit
+// as the hold, through the engine intent's `reserve`, and given back by `dmtOnFinal` when a
+// transfer fails). The /api routes validate, call one of these and present the result; any
+// other surface calls the same commands.
+import type { z } from 'zod';
+import { ApiError, badRequest, notFound } from '../../http/errors.js';
+import { ProviderUnavailableError } from '../../providers/types.js';
+import type { Account } from '../../store/state.js';
+import type { Tx } from '../../store/store.js';
+import { newId } from '../../util/ids.js';
+import { microsToUnits } from '../../util/money.js';
+import type { PaymentsContext } from '../context.js';
+import {
+  bankForIfsc,
+  hashOtp,
+  maskAccountNumber,
+  monthKey,
+  namesMatch,
+  newOtp,
+  newOtpSalt,
+  otpMatches,
+  remitterKey,
+  usageKey,
+} from './rules.js';
+import type { Answer } from '../engine/engine.js';
+import { requestHash, slabChargesMicros } from '../engine/intent.js';
+import type { beneficiaryBody, otpBody, remitterBody, transactBody } from './schemas.js';
+import type { Beneficiary, PaymentTxn, Remitter } from '../engine/tables.js';
+
+const HOUR_MS = 3_600_000;
+
+type Ctx = Pick<
+  PaymentsContext,
+  'store' | 'logger' | 'settings' | 'engine' | 'config' | 'clock' | 'sms' | 'pricing'
+>;
+
+/**
+ * Inside the commit that makes a DMT transaction final: a failed transfer gives its amount
+ * back to the remitter's month; a settled penny drop marks the beneficiary verified.
+ */
+export function dmtOnFinal(tx: Tx, txn: PaymentTxn): void {
+  if (txn.details.kind === 'transfer' && txn.status === 'failed') {
+    const key = usageKey(String(txn.details.mobile), String(txn.details.month));
+    const used = tx.get('dmt_usage', key);
+    // No row: its month is over and the pruner removed it (nothing reads it any more); do not recreate it.
+    if (used !== undefined) tx.set('dmt_usage', key, Math.max(0, used - txn.amount_micros));
+  }
+  if (txn.details.kind === 'beneficiary_verification') {
+    const bene = tx.get('dmt_beneficiaries', String(txn.details.bene_id));
+    if (!bene) return;
+    const registered_name =
+      typeof txn.result.registered_name === 'string' ? txn.result.registered_name : null;
+    if (txn.status === 'success')
+      tx.set('dmt_beneficiaries', bene.id, {
+        ...bene,
+        verified: true,
+        registered_name,
+        verification_txn_id: txn.id,
+      });
+    else tx.set('dmt_beneficiaries', bene.id, { ...bene, verification_txn_id: txn.id });
+  }
+}
+
+/** What the remitter has sent this month, in micro-units. */
+export function usedMicros(ctx: Ctx, mobile: string, at: Date): number {
+  return (
+    ctx.store.get(
+      'dmt_usage',
+      usageKey(mobile, monthKey(at, ctx.settings.dmt.utc_offset_minutes)),
+    ) ?? 0
+  );
+}
+
+export function requireRemitter(tx: Pick<Tx, 'get'>, account_id: string, mobile: string): Remitter {
+  const remitter = tx.get('dmt_remitters', remitterKey(account_id, mobile));
+  if (!remitter)
+    throw notFound(
+      `no remitter ${mobile} is registered with this account; POST /api/dmt/remitter registers one`,
+      'remitter_not_found',
+    );
+  return remitter;
+}
+
+function requireVerified(remitter: Remitter): void {
+  if (!remitter.verified) {
+    throw new ApiError(
+      422,
+      'remitter_not_verified',
+      `remitter ${remitter.mobile} has not verified the OTP yet (POST /api/dmt/remitter/verify)`,
+      'mobile',
+    );
+  }
+}
+
+function requireBeneficiary(ctx: Ctx, account_id: string, bene_id: string): Beneficiary {
+  const bene = ctx.store.get('dmt_beneficiaries', bene_id);
+  if (!bene || bene.account_id !== account_id)
+    throw notFound(`no beneficiary ${bene_id}`, 'beneficiary_not_found');
+  return bene;
+}
+
+export interface RemitterOtp {
+  remitter: Remitter;
+  /** The OTP that was sent; null when the remitter is verified already (nothing sent). */
+  otp: string | null;
+}
+
+/**
+ * Registers a remitter, or a new OTP for one that is not verified yet: the account's limit of
+ * remitters, the resend interval and the hourly limit of OTPs are checked in the commit that
+ * records the send. In live mode the OTP goes out by SMS; a failed send voids it and is not
+ * counted, so it can be retried at once.
+ */
+export async function requestRemitterOtp(
+  ctx: Ctx,
+  account: Account,
+  body: z.output<typeof remitterBody>,
+): Promise<RemitterOtp> {
+  const dmt = ctx.settings.dmt;
+  const live = ctx.config.mode === 'live';
+  if (live && !ctx.sms)
+    throw new ApiError(
+      503,
+      'sms_unavailable',
+      'no SMS sender is configured (payments.dmt.otp.sms), so no OTP can be sent',
+    );
+  const otp = newOtp(dmt.otp.digits);
+  const remitter = await ctx.store.transact((tx) => recordOtpSend(ctx, tx, account, body, otp));
+  if (!remitter)
+    return { remitter: requireRemitter(ctx.store, account.id, body.mobile), otp: null };
+  if (live) await sendOtp(ctx, account, remitter, otp);
+  return { remitter, otp };
+}
+
+/** Inside the commit: the limits, then the remitter with its new OTP; null when verified already. */
+function recordOtpSend(
+  ctx: Ctx,
+  tx: Tx,
+  account: Account,
+  body: z.output<typeof remitterBody>,
+  otp: string,
+): Remitter | null {
+  const dmt = ctx.settings.dmt;
+  const key = remitterKey(account.id, body.mobile);
+  const existing = tx.get('dmt_remitters', key);
+  if (existing?.verified) return null;
+  const now_ms = tx.now.getTime();
+  const at = tx.now.toISOString();
+  if (!existing) {
+    const count = tx.get('dmt_remitter_counts', account.id) ?? 0;
+    if (count >= dmt.max_remitters_per_account) {
+      throw new ApiError(
+        422,
+        'remitter_limit',
+        `this account has registered ${count} remitters, the most allowed`,
+        'mobile',
+      );
+    }
+    tx.set('dmt_remitter_counts', account.id, count + 1);
+  } else {
+    refuseOtpTooSoon(ctx, existing, body.mobile, now_ms);
+  }
+  const in_window =
+    existing !== undefined && now_ms - Date.parse(existing.sends.window_start) < HOUR_MS;
+  const salt = newOtpSalt();
+  const remitter: Remitter = {
+    account_id: account.id,
+    mobile: body.mobile,
+    name: body.name,
+    verified: false,
+    created_at: existing?.created_at ?? at,
+    verified_at: null,
+    otp: {
+      hash: hashOtp(otp, salt),
+      salt,
+      expires_at: new Date(now_ms + dmt.otp.ttl_ms).toISOString(),
+      attempts: 0,
+    },
+    sends: {
+      window_start: in_window ? existing!.sends.window_start : at,
+      count: in_window ? existing!.sends.count + 1 : 1,
+      last_at: at,
+    },
+    beneficiary_ids: existing?.beneficiary_ids ?? [],
+  };
+  tx.set('dmt_remitters', key, remitter);
+  return remitter;
+}
+
+/** The resend interval and the hourly limit of OTPs to one remitter. */
+function refuseOtpTooSoon(ctx: Ctx, existing: Remitter, mobile: string, now_ms: number): void {
+  const otp_rules = ctx.settings.dmt.otp;
+  const since_ms = now_ms - Date.parse(existing.sends.last_at);
+  if (since_ms < otp_rules.resend_interval_ms) {
+    const wait_s = Math.ceil((otp_rules.resend_interval_ms - since_ms) / 1000);
+    throw new ApiError(
+      429,
+      'otp_rate_limited',
+      `an OTP was sent ${Math.floor(since_ms / 1000)} s ago; a new one can be requested in ${wait_s} s`,
+      'mobile',
+      null,
+      { 'Retry-After': String(wait_s) },
+    );
+  }
+  const in_window = now_ms - Date.parse(existing.sends.window_start) < HOUR_MS;
+  if (in_window && existing.sends.count >= otp_rules.max_sends_per_hour) {
+    const wait_s = Math.ceil((Date.parse(existing.sends.window_start) + HOUR_MS - now_ms) / 1000);
+    throw new ApiError(
+      429,
+      'otp_rate_limited',
+      `${existing.sends.count} OTPs were sent to ${mobile} in the last hour, the most allowed`,
+      'mobile',
+      null,
+      { 'Retry-After': String(wait_s) },
+    );
+  }
+}
+
+async function sendOtp(ctx: Ctx, account: Account, remitter: Remitter, otp: string): Promise<void> {
+  const dmt = ctx.settings.dmt;
+  const text = dmt.otp.message
+    .replaceAll('{otp}', otp)
+    .replaceAll('{minutes}', String(Math.round(dmt.otp.ttl_ms / 60_000)));
+  try {
+    await ctx.sms!.send(remitter.mobile, text);
+  } catch (error) {
+    // Nothing was sent: the OTP is void, and the send counts neither against the resend
+    // interval nor against the hourly limit, so it can be retried at once (as documented).
+    await ctx.store.transact((tx) => {
+      const current = tx.get('dmt_remitters', remitterKey(account.id, remitter.mobile));
+      if (current && !current.verified)
+        tx.set('dmt_remitters', remitterKey(account.id, remitter.mobile), {
+          ...current,
+          otp: null,
+          sends: {
+            ...current.sends,
+            count: Math.max(0, current.sends.count - 1),
+            last_at: new Date(0).toISOString(),
+          },
+        });
+    });
+    ctx.logger.warn({ msg: 'could not send a remitter OTP', account_id: account.id, err: error });
+    const detail =
+      error instanceof ProviderUnavailableError ? error.message : 'the SMS sender failed';
+    throw new ApiError(
+      502,
+      'sms_failed',
+      `the OTP could not be sent (${detail}); request it again`,
+    );
+  }
+}
+
+/** Checks an OTP. Wrong guesses are committed before they are refused, so attempts are really counted. */
+export async function verifyRemitterOtp(
+  ctx: Ctx,
+  account: Account,
+  body: z.output<ReturnType<typeof otpBody>>,
+): Promise<Remitter> {
+  const dmt = ctx.settings.dmt;
+  const key = remitterKey(account.id, body.mobile);
+  const outcome = await ctx.store.transact((tx): { remitter: Remitter } | { error: ApiError } => {
+    const remitter = requireRemitter(tx, account.id, body.mobile);
+    if (remitter.verified) return { remitter };
+    const otp = remitter.otp;
+    if (!otp)
+      return {
+        error: new ApiError(
+          422,
+          'otp_not_requested',
+          'there is no OTP to verify; request one with POST /api/dmt/remitter',
+          'otp',
+        ),
+      };
+    if (tx.now.getTime() >= Date.parse(otp.expires_at)) {
+      tx.set('dmt_remitters', key, { ...remitter, otp: null });
+      return {
+        error: new ApiError(
+          422,
+          'otp_expired',
+          'the OTP has expired; request a new one with POST /api/dmt/remitter',
+          'otp',
+        ),
+      };
+    }
+    if (!otpMatches(body.otp, otp.salt, otp.hash)) {
+      const attempts = otp.attempts + 1;
+      const left = dmt.otp.max_attempts - attempts;
+      if (left <= 0) {
+        tx.set('dmt_remitters', key, { ...remitter, otp: null });
+        return {
+          error: new ApiError(
+            422,
+            'otp_attempts_exceeded',
+            `wrong OTP ${attempts} times; this OTP is cancelled, request a new one with POST /api/dmt/remitter`,
+            'otp',
+          ),
+        };
+      }
+      tx.set('dmt_remitters', key, { ...remitter, otp: { ...otp, attempts } });
+      return {
+        error: new ApiError(
+          422,
+          'otp_invalid',
+          `wrong OTP; ${left} attempt${left === 1 ? '' : 's'} left`,
+          'otp',
+        ),
+      };
+    }
+    const verified: Remitter = {
+      ...remitter,
+      verified: true,
+      verified_at: tx.now.toISOString(),
+      otp: null,
+    };
+    tx.set('dmt_remitters', key, verified);
+    return { remitter: verified };
+  });
+  if ('error' in outcome) throw outcome.error;
+  return outcome.remitter;
+}
+
+/** Adds a beneficiary to a verified remitter: no twin (same account and IFSC), within the remitter's limit. */
+export function addBeneficiary(
+  ctx: Ctx,
+  account: Account,
+  body: z.output<typeof beneficiaryBody>,
+): Promise<Beneficiary> {
+  const dmt = ctx.settings.dmt;
+  return ctx.store.transact((tx) => {
+    const remitter = requireRemitter(tx, account.id, body.mobile);
+    requireVerified(remitter);
+    const twin = remitter.beneficiary_ids
+      .map((id) => tx.get('dmt_beneficiaries', id))
+      .find((b) => b && b.account_number === body.account_number && b.ifsc === body.ifsc);
+    if (twin) {
+      throw new ApiError(
+        409,
+        'beneficiary_exists',
+        `this account (${maskAccountNumber(twin.account_number)}, ${twin.ifsc}) is already beneficiary ${twin.id} of ${remitter.mobile}`,
+        'account_number',
+      );
+    }
+    if (remitter.beneficiary_ids.length >= dmt.max_beneficiaries_per_remitter) {
+      throw new ApiError(
+        422,
+        'beneficiary_limit',
+        `remitter ${remitter.mobile} has ${remitter.beneficiary_ids.length} beneficiaries, the most allowed; delete one first`,
+        'mobile',
+      );
+    }
+    const created: Beneficiary = {
+      id: newId('bene'),
+      account_id: account.id,
+      mobile: remitter.mobile,
+      name: body.name,
+      account_number: body.account_number,
+      ifsc: body.ifsc,
+      bank: body.bank ?? bankForIfsc(body.ifsc),
+      verified: false,
+      registered_name: null,
+      verification_txn_id: null,
+      created_at: tx.now.toISOString(),
+    };
+    tx.set('dmt_beneficiaries', created.id, created);
+    tx.set('dmt_remitters', remitterKey(account.id, remitter.mobile), {
+      ...remitter,
+      beneficiary_ids: [...remitter.beneficiary_ids, created.id],
+    });
+    return created;
+  });
+}
+
+export function deleteBeneficiary(
+  ctx: Ctx,
+  account: Account,
+  bene_id: string,
+): Promise<Beneficiary> {
+  return ctx.store.transact((tx) => {
+    const bene = tx.get('dmt_beneficiaries', bene_id);
+    if (!bene || bene.account_id !== account.id)
+      throw notFound(`no beneficiary ${bene_id}`, 'beneficiary_not_found');
+    const key = remitterKey(account.id, bene.mobile);
+    const remitter = tx.get('dmt_remitters', key);
+    if (remitter)
+      tx.set('dmt_remitters', key, {
+        ...remitter,
+        beneficiary_ids: remitter.beneficiary_ids.filter((id) => id !== bene_id),
+      });
+    tx.del('dmt_beneficiaries', bene_id);
+    return bene;
+  });
+}
+
+/** A penny drop through the engine (its fee held first); a verified beneficiary costs nothing. */
+export async function verifyBeneficiary(
+  ctx: Ctx,
+  account: Account,
+  bene_id: string,
+  request: { idempotency_key: string | null; client_ref: string | null },
+): Promise<Answer> {
+  await ctx.store.readDurable();
+  const bene = requireBeneficiary(ctx, account.id, bene_id);
+  if (bene.verified) {
+    return {
+      http_status: 200,
+      body: {
+        status: true,
+        message: `already verified: registered to ${bene.registered_name}; nothing was charged`,
+        data: {
+          bene_id,
+          registered_name: bene.registered_name,
+          name_match: bene.registered_name ? namesMatch(bene.registered_name, bene.name) : null,
+          verified: true,
+          status: 'success',
+          fee: 0,
+          txn_id: bene.verification_txn_id,
+        },
+      },
+    };
+  }
+  return ctx.engine.submit({
+    account,
+    service: 'dmt',
+    idempotency_key: request.idempotency_key,
+    client_ref: request.client_ref,
+    request_hash: requestHash('dmt-verify', { bene_id, client_ref: request.client_ref }),
+    allow_duplicate: false,
+    amount_micros: ctx.settings.dmt.verification_fee,
+    charges_micros: 0,
+    ...ctx.pricing.quote(ctx.store, {
+      account_id: account.id,
+      service: 'dmt',
+      operator: 'penny_drop',
+      amount_micros: ctx.settings.dmt.verification_fee,
+      fee_micros: ctx.settings.dmt.verification_fee,
+    }),
+    pay_to: 'revenue:dmt',
+    subject: bene.account_number,
+    details: {
+      kind: 'beneficiary_verification',
+      mobile: bene.mobile,
+      bene_id,
+      beneficiary_name: bene.name,
+      ifsc: bene.ifsc,
+      bank: bene.bank,
+    },
+    provider_params: {
+      kind: 'penny_drop',
+      ifsc: bene.ifsc,
+      account_number: bene.account_number,
+      name: bene.name,
+    },
+  });
+}
+
+/** A transfer through the engine: verified remitter, its own beneficiary, the charges slab, the monthly limit. */
+export async function transfer(
+  ctx: Ctx,
+  account: Account,
+  body: z.output<ReturnType<typeof transactBody>>,
+  idempotency_key: string | null,
+): Promise<Answer> {
+  const dmt = ctx.settings.dmt;
+  await ctx.store.readDurable();
+  const remitter = requireRemitter(ctx.store, account.id, body.mobile);
+  requireVerified(remitter);
+  const bene = requireBeneficiary(ctx, account.id, body.bene_id);
+  if (bene.mobile !== remitter.mobile)
+    throw notFound(
+      `beneficiary ${bene.id} does not belong to remitter ${remitter.mobile}`,
+      'beneficiary_not_found',
+    );
+  const charges_micros = slabChargesMicros(body.amount, dmt.charges[body.txn_type]);
+  if (charges_micros === null)
+    throw badRequest(
+      `amount: no charges slab covers ${microsToUnits(body.amount)}`,
+      'amount',
+      'amount_out_of_range',
+    );
+  const month = monthKey(ctx.clock.now(), dmt.utc_offset_minutes);
+  return ctx.engine.submit({
+    account,
+    service: 'dmt',
+    idempotency_key,
+    client_ref: body.client_ref ?? null,
+    request_hash: requestHash('dmt-transact', {
+      mobile: body.mobile,
+      bene_id: body.bene_id,
+      amount_micros: body.amount,
+      txn_type: body.txn_type,
+      client_ref: body.client_ref ?? null,
+      allow_duplicate: body.allow_duplicate ?? false,
+    }),
+    allow_duplicate: body.allow_duplicate ?? false,
+    amount_micros: body.amount,
+    charges_micros,
+    ...ctx.pricing.quote(ctx.store, {
+      account_id: account.id,
+      service: 'dmt',
+      operator: body.txn_type,
+      amount_micros: body.amount,
+      fee_micros: charges_micros,
+    }),
+    pay_to: 'provider:dmt',
+    subject: bene.account_number,
+    details: {
+      kind: 'transfer',
+      txn_type: body.txn_type,
+      mobile: remitter.mobile,
+      bene_id: bene.id,
+      beneficiary_name: bene.name,
+      ifsc: bene.ifsc,
+      bank: bene.bank,
+      month,
+    },
+    provider_params: {
+      kind: 'transfer',
+      txn_type: body.txn_type,
+      ifsc: bene.ifsc,
+      account_number: bene.account_number,
+      name: bene.name,
+      mobile: remitter.mobile,
+    },
+    reserve: (tx) => reserveMonthly(ctx, tx, remitter.mobile, month, body.amount),
+  });
+}
+
+/** The monthly limit, reserved in the commit that opens the transfer's hold. */
+function reserveMonthly(
+  ctx: Ctx,
+  tx: Tx,
+  mobile: string,
+  month: string,
+  amount_micros: number,
+): void {
+  const dmt = ctx.settings.dmt;
+  const key = usageKey(mobile, month);
+  const used = tx.get('dmt_usage', key) ?? 0;
+  if (used + amount_micros > dmt.monthly_limit) {
+    throw new ApiError(
+      422,
+      'monthly_limit_exceeded',
+      `amount: remitter ${mobile} has ${microsToUnits(Math.max(0, dmt.monthly_limit - used))} left of the monthly limit of ${microsToUnits(dmt.monthly_limit)} (${microsToUnits(used)} used in ${month})`,
+      'amount',
+    );
+  }
+  tx.set('dmt_usage', key, used + amount_micros);
+}

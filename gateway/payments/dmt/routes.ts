@@ -1,0 +1,164 @@
+// Money transfer over /api: remitters (registered by mobile and name, verified by OTP),
+// beneficiaries (add, list, delete, penny-drop verification) and POST /api/dmt/transact. Each
+// route validates, calls one command of dmt/commands.ts (where the rules are) and presents.
+import { Router, type RequestHandler, type Response } from 'express';
+import { z } from 'zod';
+import { parseWith } from '../../http/errors.js';
+import { jsonBody } from '../../http/body.js';
+import { authorize } from '../auth.js';
+import type { PaymentsContext } from '../context.js';
+import {
+  addBeneficiary,
+  deleteBeneficiary,
+  requestRemitterOtp,
+  requireRemitter,
+  transfer,
+  usedMicros,
+  verifyBeneficiary,
+  verifyRemitterOtp,
+} from './commands.js';
+import { beneficiaryView, remitterView } from './views.js';
+import type { Answer } from '../engine/engine.js';
+import { idempotencyKey } from '../engine/intent.js';
+import {
+  beneIdParam,
+  beneficiaryBody,
+  beneficiaryListQuery,
+  otpBody,
+  remitterBody,
+  transactBody,
+  verifyBody,
+} from './schemas.js';
+import { mobileSchema } from '../schemas.js';
+import type { Beneficiary } from '../engine/tables.js';
+
+// Every schema is built once, here or when the router is built, never per request.
+const mobileParams = z.object({ mobile: mobileSchema });
+const beneIdParams = z.object({ bene_id: beneIdParam });
+
+export function dmtRouter(ctx: PaymentsContext): Router {
+  const { store, logger, settings, config } = ctx;
+  const router = Router();
+  const json = jsonBody(config);
+  remitterRoutes(router, ctx, json);
+  beneficiaryRoutes(router, ctx, json);
+  const transact = transactBody(settings.dmt);
+  router.post('/dmt/transact', json, async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'dmt');
+    const body = parseWith(transact, req.body ?? {});
+    send(res, await transfer(ctx, account, body, idempotencyKey(req, body.client_ref)));
+  });
+
+  return router;
+}
+
+/** Registering a remitter by OTP, verifying it, and reading it with this month's limit. */
+function remitterRoutes(router: Router, ctx: PaymentsContext, json: RequestHandler): void {
+  const { store, logger, settings, config, clock } = ctx;
+  const dmt = settings.dmt;
+  const live = config.mode === 'live';
+  const otp = otpBody(dmt.otp.digits);
+
+  router.post('/dmt/remitter', json, async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'dmt');
+    const body = parseWith(remitterBody, req.body ?? {});
+    const { remitter, otp } = await requestRemitterOtp(ctx, account, body);
+    const view = remitterView(remitter, dmt, usedMicros(ctx, remitter.mobile, clock.now()));
+    if (otp === null) {
+      res.json({
+        status: true,
+        message: `remitter ${remitter.mobile} is verified already`,
+        data: { ...view, otp_required: false },
+      });
+      return;
+    }
+    res.json({
+      status: true,
+      message: live
+        ? `an OTP was sent to ${remitter.mobile}`
+        : `sandbox: the OTP is in sandbox_otp (in live mode it is sent to ${remitter.mobile} by SMS)`,
+      data: {
+        ...view,
+        otp_required: true,
+        otp_expires_at: remitter.otp!.expires_at,
+        ...(live ? {} : { sandbox_otp: otp }),
+      },
+    });
+  });
+
+  router.post('/dmt/remitter/verify', json, async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'dmt');
+    const body = parseWith(otp, req.body ?? {});
+    const remitter = await verifyRemitterOtp(ctx, account, body);
+    res.json({
+      status: true,
+      message: `remitter ${remitter.mobile} verified`,
+      data: remitterView(remitter, dmt, usedMicros(ctx, remitter.mobile, clock.now())),
+    });
+  });
+
+  router.get('/dmt/remitter/:mobile', async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'dmt');
+    const mobile = parseWith(mobileParams, req.params).mobile;
+    await store.readDurable();
+    const remitter = requireRemitter(store, account.id, mobile);
+    res.json({
+      status: true,
+      data: remitterView(remitter, dmt, usedMicros(ctx, mobile, clock.now())),
+    });
+  });
+}
+
+/** A remitter's beneficiaries: add, list, delete, and verify by a penny-drop. */
+function beneficiaryRoutes(router: Router, ctx: PaymentsContext, json: RequestHandler): void {
+  const { store, logger } = ctx;
+
+  router.post('/dmt/beneficiary', json, async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'dmt');
+    const body = parseWith(beneficiaryBody, req.body ?? {});
+    const bene = await addBeneficiary(ctx, account, body);
+    res.json({
+      status: true,
+      message: `beneficiary ${bene.name} added`,
+      data: beneficiaryView(bene),
+    });
+  });
+
+  router.get('/dmt/beneficiary', async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'dmt');
+    const { mobile } = parseWith(beneficiaryListQuery, req.query);
+    await store.readDurable();
+    const remitter = requireRemitter(store, account.id, mobile);
+    const list = remitter.beneficiary_ids
+      .map((id) => store.get('dmt_beneficiaries', id))
+      .filter((b): b is Beneficiary => b !== undefined);
+    res.json({ status: true, data: list.map(beneficiaryView) });
+  });
+
+  router.delete('/dmt/beneficiary/:bene_id', async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'dmt');
+    const bene_id = parseWith(beneIdParams, req.params).bene_id;
+    const removed = await deleteBeneficiary(ctx, account, bene_id);
+    res.json({
+      status: true,
+      message: `beneficiary ${removed.name} deleted`,
+      data: { bene_id, deleted: true },
+    });
+  });
+
+  router.post('/dmt/beneficiary/:bene_id/verify', json, async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'dmt');
+    const bene_id = parseWith(beneIdParams, req.params).bene_id;
+    const body = parseWith(verifyBody, req.body ?? {});
+    const request = {
+      idempotency_key: idempotencyKey(req, body.client_ref),
+      client_ref: body.client_ref ?? null,
+    };
+    send(res, await verifyBeneficiary(ctx, account, bene_id, request));
+  });
+}
+
+function send(res: Response, answer: Answer): void {
+  res.locals.txn_id = (answer.body as { txn_id?: string }).txn_id;
+  res.status(answer.http_status).json(answer.body);
+}

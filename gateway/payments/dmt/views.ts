@@ -1,0 +1,104 @@
+// How DMT is presented: a remitter, a beneficiary, and the answer of a transfer or a penny
+// drop (the engine stores it as the idempotent reply). Shared by the /api routes and the
+// engine's renderers; no rules here.
+import { microsToUnits } from '../../util/money.js';
+import type { PaymentsConfig } from '../config.js';
+import { maskAccountNumber, namesMatch } from './rules.js';
+import { txnAnswer, type Answer } from '../engine/engine.js';
+import { taxView } from '../engine/tax.js';
+import type { Beneficiary, PaymentTxn, Remitter } from '../engine/tables.js';
+
+export function remitterView(
+  remitter: Remitter,
+  settings: PaymentsConfig['dmt'],
+  used_micros: number,
+) {
+  return {
+    mobile: remitter.mobile,
+    name: remitter.name,
+    verified: remitter.verified,
+    monthly_limit: microsToUnits(settings.monthly_limit),
+    used: microsToUnits(used_micros),
+    available: microsToUnits(Math.max(0, settings.monthly_limit - used_micros)),
+    per_txn_limit: microsToUnits(settings.per_txn_limit),
+    beneficiaries: remitter.beneficiary_ids.length,
+    created_at: remitter.created_at,
+    verified_at: remitter.verified_at,
+  };
+}
+
+export function beneficiaryView(bene: Beneficiary) {
+  return {
+    bene_id: bene.id,
+    mobile: bene.mobile,
+    name: bene.name,
+    account_number: bene.account_number,
+    ifsc: bene.ifsc,
+    bank: bene.bank,
+    verified: bene.verified,
+    registered_name: bene.registered_name,
+    created_at: bene.created_at,
+  };
+}
+
+/** The answer of a transfer or a penny drop (the engine stores it as the idempotent reply). */
+export function renderDmt(txn: PaymentTxn, balance_micros: number): Answer {
+  const amount = microsToUnits(txn.amount_micros);
+  const refund = txn.refund
+    ? {
+        refund: {
+          posting_id: txn.refund.posting_id,
+          amount: microsToUnits(txn.refund.amount_micros),
+        },
+      }
+    : {};
+  if (txn.details.kind === 'beneficiary_verification') {
+    const registered_name =
+      typeof txn.result.registered_name === 'string' ? txn.result.registered_name : null;
+    const message =
+      txn.status === 'success'
+        ? `account ${maskAccountNumber(txn.subject)} verified: registered to ${registered_name}`
+        : txn.status === 'pending'
+          ? 'the penny drop is pending at the bank; the beneficiary is marked verified when it settles'
+          : `verification failed: ${txn.message}`;
+    return txnAnswer(txn, message, {
+      bene_id: txn.details.bene_id,
+      registered_name,
+      name_match:
+        registered_name === null
+          ? null
+          : namesMatch(registered_name, String(txn.details.beneficiary_name)),
+      verified: txn.status === 'success',
+      status: txn.status,
+      fee: amount,
+      ...(txn.tax ? { tax: taxView(txn.tax) } : {}),
+      txn_id: txn.id,
+      balance: microsToUnits(balance_micros),
+      ...refund,
+    });
+  }
+  const type = String(txn.details.txn_type);
+  const to = `${String(txn.details.beneficiary_name)} (A/c ${maskAccountNumber(txn.subject)})`;
+  const message =
+    txn.status === 'success'
+      ? `${type} transfer of ${amount} to ${to} successful`
+      : txn.status === 'pending'
+        ? `${type} transfer of ${amount} to ${to} accepted; it settles ${type === 'NEFT' ? 'in the next NEFT batch' : 'when the bank confirms'}, and the final status follows by status check and webhook`
+        : `transfer failed: ${txn.message}`;
+  return txnAnswer(txn, message, {
+    reference_id: txn.id,
+    utr: txn.status === 'success' && txn.result.utr !== undefined ? String(txn.result.utr) : null,
+    amount,
+    charges: microsToUnits(txn.charges_micros),
+    ...(txn.tax ? { tax: taxView(txn.tax) } : {}),
+    status: txn.status,
+    txn_type: type,
+    mobile: txn.details.mobile,
+    bene_id: txn.details.bene_id,
+    account_number: txn.subject,
+    ifsc: txn.details.ifsc,
+    balance: microsToUnits(balance_micros),
+    ...(txn.client_ref ? { client_ref: txn.client_ref } : {}),
+    ...refund,
+  });
+}

@@ -1,0 +1,817 @@
+// The one payment mechanism every service uses (recharge, money transfer and penny drops,
+// PAN lookups, bill payments): idempotency → duplicate window → hold (durable before any provider call) → the
+// provider chain → settle (capture + charges + commission), refund (void the hold), or keep
+// pending for the reconciler. Answers are sent only after their commit is durable.
+import type { Logger } from '../../log.js';
+import type { Clock } from '../../kernel/clock.js';
+import { ServiceError } from '../../kernel/errors.js';
+import {
+  InsufficientBalanceError,
+  balanceMicros,
+  openHold,
+  voidHold,
+} from '../../ledger/ledger.js';
+import {
+  ChainAbortedError,
+  callWithTimeout,
+  runChain,
+  type Attempt,
+} from '../../providers/chain.js';
+import type {
+  PaymentProvider,
+  PaymentService,
+  ProviderRequest,
+  ProviderResult,
+  StatusResult,
+} from '../../providers/types.js';
+import type { Store, Tx } from '../../store/store.js';
+import type { Account, IdempotencyRecord } from '../../store/state.js';
+import { newId } from '../../util/ids.js';
+import { microsToUnits } from '../../util/money.js';
+import type { PaymentsConfig } from '../config.js';
+import { PAY_IDEMPOTENCY_PREFIX, idempotencyExpired, payIdempotencyId } from './idempotency.js';
+import type { PaymentTxn } from './tables.js';
+import { backoffMs, transition } from './transactions.js';
+import { postSuccess } from './settle.js';
+
+/** What a service asks the engine to do; the money fields mean what they mean on the transaction it becomes. */
+export interface PaymentIntent extends Pick<
+  PaymentTxn,
+  | 'amount_micros'
+  | 'charges_micros'
+  | 'commission_micros'
+  | 'pay_to'
+  | 'subject'
+  | 'details'
+  | 'provider_params'
+  | 'client_ref'
+  | 'tax'
+  | 'earning'
+  | 'override'
+> {
+  account: Account;
+  service: PaymentService;
+  /** From the Idempotency-Key header or the body's client_ref. */
+  idempotency_key: string | null;
+  /** Hash of the canonical request: the same key with another request is a conflict. */
+  request_hash: string;
+  allow_duplicate: boolean;
+  /**
+   * Runs inside the commit that opens the hold, before it: a service's own limit (DMT's
+   * monthly limit) is checked and reserved atomically with the hold. Throwing refuses the
+   * request and undoes everything. Released by the service's final hook when the transaction fails.
+   */
+  reserve?: (tx: Tx, txn_id: string) => void;
+}
+
+/** An HTTP answer, stored as the idempotent reply. */
+export interface Answer {
+  http_status: number;
+  body: unknown;
+}
+
+export type Renderer = (txn: PaymentTxn, balance_micros: number) => Answer;
+
+/** The answer each money service gives for its transaction: ok unless it failed, a message, its id, the service's data. */
+export function txnAnswer(txn: PaymentTxn, message: string, data: Record<string, unknown>): Answer {
+  return {
+    http_status: 200,
+    body: { status: txn.status !== 'failed', message, txn_id: txn.id, data },
+  };
+}
+
+export interface EngineHooks {
+  /** Called inside the commit that makes a transaction final (webhooks enqueue here). */
+  onFinal(tx: Tx, txn: PaymentTxn): void;
+}
+
+const IDEMPOTENCY_IN_FLIGHT = 0;
+
+/** What submit's commit decided: replay an earlier answer, or process this new transaction. */
+type Opened =
+  { replay: Answer | Promise<Answer> | PaymentTxn; txn: null } | { replay: null; txn: PaymentTxn };
+
+export class PaymentEngine {
+  /** Transactions a request is submitting right now: the reconciler leaves them alone. */
+  private readonly submitting = new Set<string>();
+  /** Idempotency key → the answer being produced, for a retry that arrives meanwhile. */
+  private readonly answering = new Map<string, Promise<Answer>>();
+  /** account:service:subject:amount → latest transaction id, for the duplicate window. */
+  private readonly recent = new Map<string, { txn_id: string; at_ms: number }>();
+  /** Pending transactions the reconciler must look at. */
+  private readonly pending = new Set<string>();
+  private readonly checking = new Set<string>();
+  private readonly work = new Set<Promise<unknown>>();
+  private readonly shutdown = new AbortController();
+  /** Pending from before this start: checked soon after a restart, whatever their schedule said. */
+  private readonly from_before_start = new Set<string>();
+  private readonly restart_check_ms: number;
+  /** Pending transactions another gateway created (shared store), with when this one learned of them. */
+  private readonly learned = new Map<string, number>();
+
+  constructor(
+    private readonly deps: {
+      store: Store;
+      logger: Logger;
+      clock: Clock;
+      config: PaymentsConfig;
+      providers: Record<PaymentService, PaymentProvider[]>;
+      renderers: Partial<Record<PaymentService, Renderer>>;
+      hooks: EngineHooks;
+    },
+  ) {
+    const now_ms = deps.clock.now().getTime();
+    // The live table holds the unfinished transactions; finalized ones are history, and only
+    // those finalized within the duplicate window can be recent (read from the index).
+    const recent_final = deps.store.reads.finalizedSince(now_ms - deps.config.duplicate_window_ms);
+    for (const txn of [...Object.values(deps.store.rows('payment_txns')), ...recent_final]) {
+      if (txn.status === 'pending') {
+        this.pending.add(txn.id);
+        this.from_before_start.add(txn.id);
+        // Shared store: another gateway may be submitting it right now (see reconcileDue).
+        if (deps.store.isShared()) this.learned.set(txn.id, now_ms);
+      }
+      const at_ms = Date.parse(txn.created_at);
+      if (now_ms - at_ms < deps.config.duplicate_window_ms) this.noteRecent(txn, at_ms);
+    }
+    this.restart_check_ms = now_ms + deps.config.reconcile.first_check_ms;
+  }
+
+  /**
+   * A transaction another gateway committed (PostgreSQL store): its twin is refused within
+   * the duplicate window here too, and, once pending, it is this gateway's to reconcile if
+   * this one runs the background work.
+   */
+  noteShared(txn: PaymentTxn): void {
+    const now_ms = this.deps.clock.now().getTime();
+    const at_ms = Date.parse(txn.created_at);
+    if (now_ms - at_ms < this.deps.config.duplicate_window_ms) this.noteRecent(txn, at_ms);
+    if (txn.status === 'pending' && !this.pending.has(txn.id)) {
+      this.pending.add(txn.id);
+      this.learned.set(txn.id, now_ms);
+    }
+  }
+
+  get pending_count(): number {
+    return this.pending.size;
+  }
+
+  // ---- the request path -------------------------------------------------------------
+
+  async submit(intent: PaymentIntent): Promise<Answer> {
+    if (this.shutdown.signal.aborted)
+      throw new ServiceError(
+        'unavailable',
+        'shutting_down',
+        'the gateway is shutting down; retry shortly',
+      );
+    const providers = this.deps.providers[intent.service];
+    if (providers.length === 0)
+      throw new ServiceError(
+        'unavailable',
+        'no_provider',
+        `no ${intent.service} provider is configured`,
+      );
+    const render = this.renderer(intent.service);
+    const idempotency_id = intent.idempotency_key
+      ? payIdempotencyId(intent.account.id, intent.idempotency_key)
+      : null;
+    let resolveAnswer: (answer: Answer) => void = () => {};
+    const answer_promise = new Promise<Answer>((resolve) => (resolveAnswer = resolve));
+
+    const opened = await this.deps.store.transact((tx) =>
+      this.open(tx, intent, idempotency_id, answer_promise),
+    );
+
+    if (opened.replay) {
+      const replay = await opened.replay;
+      if ('http_status' in replay) return replay;
+      const current = this.deps.store.get('payment_txns', replay.id)!;
+      return render(current, balanceMicros(this.deps.store.state, current.account_id));
+    }
+
+    const txn = opened.txn;
+    const work = this.process(txn, providers, render, idempotency_id);
+    this.track(work);
+    try {
+      const answer = await work;
+      resolveAnswer(answer);
+      return answer;
+    } catch (error) {
+      const current = this.deps.store.get('payment_txns', txn.id)!;
+      resolveAnswer(render(current, balanceMicros(this.deps.store.state, current.account_id)));
+      throw error;
+    } finally {
+      if (idempotency_id) this.answering.delete(idempotency_id);
+      this.submitting.delete(txn.id);
+    }
+  }
+
+  /**
+   * The submit's commit: a replay of what the idempotency key already answered (or is
+   * answering), or a new pending transaction with its hold and the key marked in flight.
+   */
+  private open(
+    tx: Tx,
+    intent: PaymentIntent,
+    idempotency_id: string | null,
+    answer_promise: Promise<Answer>,
+  ): Opened {
+    if (idempotency_id) {
+      const seen = tx.get('idempotency', idempotency_id);
+      // A record past its window no longer applies: the key starts afresh (and is overwritten below).
+      if (seen && !this.idempotencyExpired(idempotency_id, seen, tx.now.getTime())) {
+        if (seen.request_hash !== intent.request_hash) {
+          throw new ServiceError(
+            'conflict',
+            'idempotency_conflict',
+            'this idempotency key was used for a different request',
+            'Idempotency-Key',
+          );
+        }
+        if (seen.status !== IDEMPOTENCY_IN_FLIGHT)
+          return { replay: { http_status: seen.status, body: seen.body }, txn: null };
+        const txn_id = (seen.body as { txn_id: string }).txn_id;
+        const answering = this.answering.get(idempotency_id);
+        return { replay: answering ?? tx.get('payment_txns', txn_id)!, txn: null };
+      }
+    }
+    if (!idempotency_id && !intent.allow_duplicate) this.refuseDuplicate(intent, tx.now.getTime());
+    const txn_id = newId('txn');
+    intent.reserve?.(tx, txn_id);
+    const hold = openIntentHold(tx, intent, txn_id);
+    const at = tx.now.toISOString();
+    const txn = newPendingTxn(intent, txn_id, hold.id, at);
+    tx.set('payment_txns', txn.id, txn);
+    if (idempotency_id) {
+      tx.set('idempotency', idempotency_id, {
+        key: idempotency_id,
+        request_hash: intent.request_hash,
+        status: IDEMPOTENCY_IN_FLIGHT,
+        body: { txn_id },
+        created_at: at,
+      });
+      this.answering.set(idempotency_id, answer_promise);
+      // Undone with the commit (with the PostgreSQL store, a run that another gateway's
+      // commit beat is undone and run again): no later request may wait on this answer.
+      tx.onUndo(() => {
+        if (this.answering.get(idempotency_id) === answer_promise)
+          this.answering.delete(idempotency_id);
+      });
+    }
+    // In-memory bookkeeping last: nothing after it can throw and roll the commit back.
+    tx.onUndo(this.noteRecent(txn, tx.now.getTime()));
+    this.pending.add(txn.id);
+    this.submitting.add(txn.id);
+    tx.onUndo(() => {
+      this.pending.delete(txn.id);
+      this.submitting.delete(txn.id);
+    });
+    return { replay: null, txn };
+  }
+
+  private async process(
+    txn: PaymentTxn,
+    providers: PaymentProvider[],
+    render: Renderer,
+    idempotency_id: string | null,
+  ): Promise<Answer> {
+    const attempts: Attempt[] = [];
+    const request = providerRequest(txn);
+    let chain: Awaited<ReturnType<typeof runChain>> | undefined;
+    try {
+      chain = await runChain(providers, request, {
+        now: () => this.deps.clock.now(),
+        signal: this.shutdown.signal,
+        beforeAttempt: async (attempt) => {
+          attempts.push(attempt);
+          await this.update(txn.id, (current) => ({
+            ...current,
+            attempts: attempts.map((a) => ({ ...a })),
+          }));
+        },
+        afterAttempt: () => {},
+      });
+    } catch (error) {
+      if (!(error instanceof ChainAbortedError)) throw error;
+      // Shutting down mid-call: leave it pending; after the restart the reconciler asks the provider.
+      return this.deps.store.transact((tx) => {
+        const current = tx.get('payment_txns', txn.id)!;
+        const next: PaymentTxn = {
+          ...current,
+          attempts: attempts.map((a) => ({ ...a })),
+          message:
+            'pending: the gateway restarted while a provider was being asked; the status will be checked',
+          checks: { ...current.checks, next_at: tx.now.toISOString() },
+        };
+        tx.set('payment_txns', next.id, next);
+        return this.storeAnswer(tx, next, render, idempotency_id);
+      });
+    }
+    return this.deps.store.transact((tx) => {
+      let current: PaymentTxn = {
+        ...tx.get('payment_txns', txn.id)!,
+        attempts: attempts.map((a) => ({ ...a })),
+      };
+      if (!chain.result) {
+        current = this.fail(
+          tx,
+          current,
+          'every provider failed or timed out; the amount was refunded',
+          'all providers unavailable',
+        );
+      } else {
+        current = this.applyResult(tx, current, chain.result, chain.provider);
+      }
+      return this.storeAnswer(tx, current, render, idempotency_id);
+    });
+  }
+
+  private storeAnswer(
+    tx: Tx,
+    txn: PaymentTxn,
+    render: Renderer,
+    idempotency_id: string | null,
+  ): Answer {
+    const answer = render(txn, balanceMicros(tx.state, txn.account_id));
+    if (idempotency_id) {
+      const record = tx.get('idempotency', idempotency_id)!;
+      tx.set('idempotency', idempotency_id, {
+        ...record,
+        status: answer.http_status,
+        body: answer.body,
+      });
+    }
+    return answer;
+  }
+
+  // ---- outcomes (inside a transaction) -----------------------------------------------
+
+  private applyResult(
+    tx: Tx,
+    txn: PaymentTxn,
+    result: ProviderResult,
+    provider: string,
+  ): PaymentTxn {
+    const base: PaymentTxn = {
+      ...txn,
+      provider,
+      provider_ref: result.provider_ref ?? txn.provider_ref,
+    };
+    if (result.outcome === 'success')
+      return this.succeed(tx, base, result.message, result.data ?? {});
+    if (result.outcome === 'failed') {
+      const declined = result.code
+        ? { ...base, result: { ...base.result, decline_code: result.code } }
+        : base;
+      return this.fail(
+        tx,
+        declined,
+        `declined: ${result.message}; the amount was refunded`,
+        `declined by ${provider}`,
+      );
+    }
+    const at = tx.now.toISOString();
+    const next: PaymentTxn = {
+      ...transition(base, 'pending', at, `accepted by ${provider}; awaiting the final status`),
+      stage: 'awaiting_status',
+      message: `pending at ${provider}: ${result.message}`,
+      checks: {
+        ...base.checks,
+        next_at: new Date(
+          tx.now.getTime() + this.deps.config.reconcile.first_check_ms,
+        ).toISOString(),
+      },
+    };
+    tx.set('payment_txns', next.id, next);
+    return next;
+  }
+
+  private succeed(
+    tx: Tx,
+    txn: PaymentTxn,
+    message: string,
+    data: Record<string, string | number>,
+  ): PaymentTxn {
+    const at = tx.now.toISOString();
+    // Capture, charges (GST split out), commission (TDS withheld), override: settle.ts.
+    const postings = postSuccess(tx, txn);
+    const next: PaymentTxn = {
+      ...transition(txn, 'success', at, message),
+      message: 'success',
+      result: { ...txn.result, ...data },
+      postings,
+    };
+    tx.set('payment_txns', next.id, next);
+    this.pending.delete(next.id);
+    this.deps.hooks.onFinal(tx, next);
+    return next;
+  }
+
+  private fail(tx: Tx, txn: PaymentTxn, message: string, note: string): PaymentTxn {
+    const at = tx.now.toISOString();
+    const refund = voidHold(tx, txn.hold_id, `refund of ${txn.service} ${txn.id}`);
+    const next: PaymentTxn = {
+      ...transition(txn, 'failed', at, note),
+      message,
+      postings: { ...txn.postings, refund: refund.id },
+      refund: { posting_id: refund.id, amount_micros: txn.amount_micros + txn.charges_micros, at },
+    };
+    tx.set('payment_txns', next.id, next);
+    this.pending.delete(next.id);
+    this.deps.hooks.onFinal(tx, next);
+    return next;
+  }
+
+  private update(txn_id: string, change: (txn: PaymentTxn) => PaymentTxn): Promise<PaymentTxn> {
+    return this.deps.store.transact((tx) => {
+      const next = change(tx.get('payment_txns', txn_id)!);
+      tx.set('payment_txns', txn_id, next);
+      return next;
+    });
+  }
+
+  // ---- idempotency records ---------------------------------------------------------------
+
+  /**
+   * Whether a stored idempotency record no longer applies: one of this engine's records, past
+   * `payments.idempotency_window_ms`, and not the key of a request this process is still
+   * answering. The lookup in `submit` and the pruner both ask this, with the store's clock.
+   */
+  idempotencyExpired(id: string, record: IdempotencyRecord, now_ms: number): boolean {
+    if (!id.startsWith(PAY_IDEMPOTENCY_PREFIX) || this.answering.has(id)) return false;
+    return idempotencyExpired(record, now_ms, this.deps.config.idempotency_window_ms);
+  }
+
+  // ---- the duplicate window -------------------------------------------------------------
+
+  private recentKey(
+    account_id: string,
+    service: string,
+    subject: string,
+    amount_micros: number,
+  ): string {
+    return `${account_id}:${service}:${subject}:${amount_micros}`;
+  }
+
+  /** Notes a transaction in the duplicate window; returns the undo of that. */
+  private noteRecent(txn: PaymentTxn, at_ms: number): () => void {
+    if (this.deps.config.duplicate_window_ms === 0) return () => {};
+    const key = this.recentKey(txn.account_id, txn.service, txn.subject, txn.amount_micros);
+    const before = this.recent.get(key);
+    const noted = { txn_id: txn.id, at_ms };
+    this.recent.set(key, noted);
+    return () => {
+      if (this.recent.get(key) !== noted) return;
+      if (before) this.recent.set(key, before);
+      else this.recent.delete(key);
+    };
+  }
+
+  /** A pending or successful twin within the window is a likely double submission; a failed one is not. */
+  private refuseDuplicate(intent: PaymentIntent, now_ms: number): void {
+    const window_ms = this.deps.config.duplicate_window_ms;
+    if (window_ms === 0) return;
+    const seen = this.recent.get(
+      this.recentKey(intent.account.id, intent.service, intent.subject, intent.amount_micros),
+    );
+    if (!seen || now_ms - seen.at_ms >= window_ms) return;
+    const twin = this.deps.store.get('payment_txns', seen.txn_id);
+    if (!twin || twin.status === 'failed') return;
+    throw new ServiceError(
+      'conflict',
+      'duplicate_transaction',
+      `the same ${intent.service} (${intent.subject}, ${microsToUnits(intent.amount_micros)}) was submitted ${Math.round((now_ms - seen.at_ms) / 1000)} s ago as ${twin.id}; send allow_duplicate: true to repeat it on purpose, or an Idempotency-Key to retry safely`,
+      'allow_duplicate',
+    );
+  }
+
+  // ---- the reconciler ---------------------------------------------------------------------
+
+  /** One pass: status checks for pending transactions that are due. Called by the scheduler. */
+  reconcileDue(): void {
+    const now_ms = this.deps.clock.now().getTime();
+    const window_ms = this.deps.config.duplicate_window_ms;
+    for (const [key, seen] of this.recent)
+      if (now_ms - seen.at_ms >= window_ms) this.recent.delete(key);
+    for (const txn_id of this.pending) {
+      if (this.checking.size >= this.deps.config.reconcile.concurrency) return;
+      if (this.submitting.has(txn_id) || this.checking.has(txn_id)) continue;
+      const txn = this.deps.store.get('payment_txns', txn_id);
+      if (txn?.status !== 'pending') {
+        this.pending.delete(txn_id);
+        this.learned.delete(txn_id);
+        continue;
+      }
+      if (txn.checks.stalled) continue;
+      // Another gateway's transaction with no check scheduled is still being submitted there:
+      // it is taken over only once that submission has had every provider's timeout (its
+      // gateway died), never while a provider may still be answering it.
+      const learned_ms = this.learned.get(txn_id);
+      if (
+        learned_ms !== undefined &&
+        txn.checks.next_at === null &&
+        now_ms < learned_ms + this.takeoverMs(txn)
+      )
+        continue;
+      let due_ms = txn.checks.next_at === null ? 0 : Date.parse(txn.checks.next_at);
+      if (this.from_before_start.has(txn_id)) due_ms = Math.min(due_ms, this.restart_check_ms);
+      if (due_ms > now_ms) continue;
+      this.from_before_start.delete(txn_id);
+      this.checking.add(txn_id);
+      const work = this.check(txn).catch((error: unknown) => {
+        this.deps.logger.error({ msg: 'status check failed', txn_id, err: error });
+      });
+      this.track(
+        work.finally(() => {
+          this.checking.delete(txn_id);
+        }),
+      );
+    }
+  }
+
+  private takeoverMs(txn: PaymentTxn): number {
+    return (
+      this.deps.config.reconcile.first_check_ms +
+      this.deps.providers[txn.service].reduce((sum, provider) => sum + provider.timeout_ms, 0)
+    );
+  }
+
+  /** Asks the provider that has (or may have) the transaction, and acts only on its answer. */
+  private async check(txn: PaymentTxn): Promise<void> {
+    const asked = txn.provider ?? lastInFlight(txn)?.provider ?? null;
+    if (!asked) {
+      // No provider was ever called (the process stopped between the hold and the first call,
+      // or every call failed before it reached anyone): refunding is certain, not blind.
+      await this.deps.store.transact((tx) => {
+        const current = tx.get('payment_txns', txn.id)!;
+        if (current.status !== 'pending') return;
+        this.fail(
+          tx,
+          current,
+          'no provider received this transaction; the amount was refunded',
+          'never reached a provider',
+        );
+      });
+      return;
+    }
+    const asking = await this.askStatus(txn, asked);
+    if (asking === 'shutdown') return;
+    const { answer, error_text } = asking;
+    await this.deps.store.transact((tx) => this.applyCheck(tx, txn.id, asked, answer, error_text));
+  }
+
+  /** In the check's commit: a final answer settles the transaction, a 'not found' past its
+   * grace refunds it, anything else counts the check and schedules the next one. */
+  private applyCheck(
+    tx: Tx,
+    txn_id: string,
+    asked: string,
+    answer: StatusResult | null,
+    error_text: string | null,
+  ): void {
+    const { config } = this.deps;
+    const current = tx.get('payment_txns', txn_id);
+    if (current?.status !== 'pending') return;
+    const at = tx.now.toISOString();
+    const checked: PaymentTxn = {
+      ...current,
+      provider: current.provider ?? asked,
+      checks: {
+        ...current.checks,
+        count: current.checks.count + 1,
+        last_at: at,
+        last_result: answer ? answer.outcome : `error: ${error_text}`,
+      },
+    };
+    const in_flight = lastInFlight(checked);
+    const resolveInFlight = (outcome: Attempt['outcome'], message: string): PaymentTxn => {
+      if (!in_flight) return checked;
+      const attempts = checked.attempts.map((a) =>
+        a === in_flight ? { ...a, outcome, message, finished_at: at } : a,
+      );
+      return { ...checked, attempts };
+    };
+    if (answer && (answer.outcome === 'success' || answer.outcome === 'failed')) {
+      const base = resolveInFlight(answer.outcome, `by status check: ${answer.message}`);
+      this.settleByCheck(tx, base, asked, answer, checked.checks.count);
+      return;
+    }
+    const started = in_flight?.started_at ?? current.created_at;
+    if (
+      answer?.outcome === 'not_found' &&
+      tx.now.getTime() - Date.parse(started) >= config.reconcile.not_found_grace_ms
+    ) {
+      const base = resolveInFlight('unavailable', `by status check: ${answer.message}`);
+      this.fail(
+        tx,
+        base,
+        `${asked} has no record of this transaction; the amount was refunded`,
+        `not found at ${asked}`,
+      );
+      return;
+    }
+    const still =
+      answer?.outcome === 'pending'
+        ? {
+            ...resolveInFlight('pending', `by status check: ${answer.message}`),
+            provider_ref: answer.provider_ref ?? checked.provider_ref,
+          }
+        : checked;
+    this.scheduleCheck(tx, still, checked.checks, at);
+  }
+
+  /** A status check's final answer (success or failed) settles the transaction. */
+  private settleByCheck(
+    tx: Tx,
+    base: PaymentTxn,
+    asked: string,
+    answer: Extract<StatusResult, { outcome: 'success' | 'failed' }>,
+    count: number,
+  ): void {
+    const code = answer.outcome === 'failed' ? answer.code : undefined;
+    const with_ref = {
+      ...base,
+      provider_ref: answer.provider_ref ?? base.provider_ref,
+      result: code ? { ...base.result, decline_code: code } : base.result,
+    };
+    if (answer.outcome === 'success')
+      this.succeed(tx, with_ref, `${answer.message} (status check ${count})`, answer.data ?? {});
+    else
+      this.fail(
+        tx,
+        with_ref,
+        `failed at ${asked}: ${answer.message}; the amount was refunded`,
+        `failed at ${asked} (status check ${count})`,
+      );
+  }
+
+  /** Still pending: the next check after its backoff, or none (stalled) once checks run out. */
+  private scheduleCheck(tx: Tx, still: PaymentTxn, checks: PaymentTxn['checks'], at: string): void {
+    const { config, logger } = this.deps;
+    const stalled = checks.count >= config.reconcile.max_checks;
+    const delay_ms = backoffMs(
+      checks.count,
+      config.reconcile.first_check_ms,
+      config.reconcile.max_backoff_ms,
+    );
+    const next: PaymentTxn = {
+      ...still,
+      stage: 'awaiting_status',
+      updated_at: at,
+      checks: {
+        ...checks,
+        stalled,
+        next_at: stalled ? null : new Date(tx.now.getTime() + delay_ms).toISOString(),
+      },
+    };
+    tx.set('payment_txns', next.id, next);
+    if (stalled)
+      logger.error({
+        msg: 'status checks exhausted; the transaction needs an operator',
+        txn_id: next.id,
+        checks: next.checks.count,
+      });
+  }
+
+  /** The status `asked` gives of `txn`, or why there is none; 'shutdown' when the engine stopped meanwhile. */
+  private async askStatus(
+    txn: PaymentTxn,
+    asked: string,
+  ): Promise<{ answer: StatusResult | null; error_text: string | null } | 'shutdown'> {
+    const provider = this.deps.providers[txn.service].find((p) => p.name === asked);
+    if (!provider) return { answer: null, error_text: `provider ${asked} is no longer configured` };
+    try {
+      const answer = await callWithTimeout(provider.timeout_ms, this.shutdown.signal, (signal) =>
+        provider.status({ ...providerRequest(txn), provider_ref: txn.provider_ref }, signal),
+      );
+      return {
+        answer,
+        error_text: answer === null ? `no answer in ${provider.timeout_ms} ms` : null,
+      };
+    } catch (error) {
+      if (this.shutdown.signal.aborted) return 'shutdown';
+      return { answer: null, error_text: (error as Error).message.slice(0, 300) };
+    }
+  }
+
+  /** Re-arms status checks of a stalled transaction (admin). */
+  async rearm(txn_id: string): Promise<PaymentTxn> {
+    const next = await this.update(txn_id, (txn) => ({
+      ...txn,
+      checks: {
+        ...txn.checks,
+        stalled: false,
+        count: 0,
+        next_at: this.deps.clock.now().toISOString(),
+      },
+    }));
+    if (next.status === 'pending') this.pending.add(txn_id);
+    return next;
+  }
+
+  // ---- lifecycle -------------------------------------------------------------------------------
+
+  private track(work: Promise<unknown>): void {
+    const settled = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.work.add(settled);
+    void settled.then(() => this.work.delete(settled));
+  }
+
+  /** Aborts provider calls in flight (their transactions stay pending) and waits for their commits. */
+  async stop(): Promise<void> {
+    this.shutdown.abort();
+    while (this.work.size > 0) await Promise.all([...this.work]);
+  }
+
+  private renderer(service: PaymentService): Renderer {
+    const render = this.deps.renderers[service];
+    if (!render) throw new Error(`no renderer for ${service}`);
+    return render;
+  }
+}
+
+function providerRequest(txn: PaymentTxn): ProviderRequest {
+  return {
+    txn_id: txn.id,
+    service: txn.service,
+    amount_micros: txn.amount_micros,
+    subject: txn.subject,
+    params: txn.provider_params,
+    submitted_at: txn.created_at,
+  };
+}
+
+function lastInFlight(txn: PaymentTxn): Attempt | undefined {
+  const last = txn.attempts[txn.attempts.length - 1];
+  return last?.outcome === 'in_flight' ? last : undefined;
+}
+
+/** The hold of a payment's amount plus charges; a wallet too low is the caller's 402. */
+function openIntentHold(
+  tx: Tx,
+  intent: PaymentIntent,
+  txn_id: string,
+): ReturnType<typeof openHold> {
+  try {
+    return openHold(tx, {
+      account_id: intent.account.id,
+      amount_micros: intent.amount_micros + intent.charges_micros,
+      purpose: `${intent.service} ${txn_id}`,
+      ref: txn_id,
+    });
+  } catch (error) {
+    if (error instanceof InsufficientBalanceError) {
+      throw new ServiceError(
+        'insufficient_balance',
+        'insufficient_balance',
+        `wallet balance ${microsToUnits(error.balance_micros)} is lower than the ${microsToUnits(error.required_micros)} this needs; top up the wallet`,
+      );
+    }
+    throw error;
+  }
+}
+
+/** A transaction as it is accepted: pending, its amount held, no provider asked yet. */
+function newPendingTxn(
+  intent: PaymentIntent,
+  txn_id: string,
+  hold_id: string,
+  at: string,
+): PaymentTxn {
+  return {
+    id: txn_id,
+    account_id: intent.account.id,
+    service: intent.service,
+    status: 'pending',
+    stage: 'submitting',
+    amount_micros: intent.amount_micros,
+    charges_micros: intent.charges_micros,
+    commission_micros: intent.commission_micros,
+    ...(intent.tax ? { tax: intent.tax } : {}),
+    ...(intent.earning ? { earning: intent.earning } : {}),
+    ...(intent.override ? { override: intent.override } : {}),
+    pay_to: intent.pay_to,
+    subject: intent.subject,
+    details: intent.details,
+    provider_params: intent.provider_params,
+    hold_id,
+    provider: null,
+    provider_ref: null,
+    result: {},
+    message: 'accepted; the amount is held while providers are asked',
+    attempts: [],
+    history: [{ status: 'pending', at, note: 'accepted; amount held' }],
+    checks: { count: 0, next_at: null, last_at: null, last_result: null, stalled: false },
+    postings: { hold: hold_id },
+    refund: null,
+    idempotency_key: intent.idempotency_key,
+    client_ref: intent.client_ref,
+    created_at: at,
+    updated_at: at,
+    finalized_at: null,
+  };
+}

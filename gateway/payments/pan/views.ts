@@ -1,0 +1,78 @@
+// PAN lookup: the PAN's own rules (its form and the holder type of its fourth character)
+// and the answer of a lookup (the engine's renderer, stored as the idempotent reply).
+import { microsToUnits } from '../../util/money.js';
+import type { Answer } from '../engine/engine.js';
+import type { PaymentTxn } from '../engine/tables.js';
+import { taxView } from '../engine/tax.js';
+
+/** The fourth character of a PAN names the holder's status. */
+export const PAN_HOLDER_TYPES: Readonly<Record<string, string>> = {
+  P: 'Individual',
+  C: 'Company',
+  H: 'HUF',
+  F: 'Firm',
+  A: 'AOP',
+  T: 'Trust',
+  B: 'BOI',
+  L: 'Local Authority',
+  J: 'Artificial Juridical Person',
+  G: 'Government',
+};
+
+/** A PAN in canonical form (upper case, no spaces), or the reason it is not one. */
+export function parsePan(input: string): { pan: string; type: string } | { error: string } {
+  const pan = input.replace(/\s/g, '').toUpperCase();
+  if (!/^[A-Z]{5}[0-9]{4}[A-Z]$/.test(pan))
+    return { error: 'must be 5 letters, 4 digits and a letter (e.g. ABCPE1234F)' };
+  const type = PAN_HOLDER_TYPES[pan[3]!];
+  if (!type)
+    return {
+      error: `the fourth character must be a holder status (${Object.keys(PAN_HOLDER_TYPES).join(', ')}), not ${pan[3]}`,
+    };
+  return { pan, type };
+}
+
+export function renderPan(txn: PaymentTxn, balance_micros: number): Answer {
+  const pan = txn.subject;
+  const extra = {
+    txn_id: txn.id,
+    fee: txn.status === 'success' ? microsToUnits(txn.amount_micros) : 0,
+    ...(txn.status === 'success' && txn.tax ? { tax: taxView(txn.tax) } : {}),
+    balance: microsToUnits(balance_micros),
+  };
+  if (txn.status === 'success') {
+    // The seed's shape: no message on success; the transaction and the fee ride beside `data`.
+    return {
+      http_status: 200,
+      body: {
+        status: true,
+        data: { pan, name: txn.result.name ?? null, type: txn.details.pan_type },
+        ...extra,
+      },
+    };
+  }
+  if (txn.status === 'pending') {
+    return {
+      http_status: 200,
+      body: {
+        status: true,
+        message: `the lookup of ${pan} is pending at the provider; GET /api/transactions/${txn.id} gives the holder once it settles (the fee is held, and refunded if it fails)`,
+        data: { pan, status: 'pending' },
+        ...extra,
+      },
+    };
+  }
+  const not_found = txn.result.decline_code === 'not_found';
+  return {
+    http_status: 200,
+    body: {
+      status: false,
+      message: not_found
+        ? `no PAN record found for ${pan}; nothing was charged`
+        : `the PAN lookup failed: ${txn.message}; nothing was charged`,
+      error: { code: not_found ? 'pan_not_found' : 'lookup_failed' },
+      data: { pan, status: 'failed' },
+      ...extra,
+    },
+  };
+}
