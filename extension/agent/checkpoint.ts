@@ -3,7 +3,10 @@
 // Undo Task works after a restart too. Undo writes every changed file back and deletes the files
 // and folders the task made; a file changed again since the task is undone only when the user agrees.
 import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
+import { dirtyDocument, readIfFile, writeWorkspaceFile } from './files.js';
 
 interface FileRecord {
   /** fsPath of the file. */
@@ -64,56 +67,53 @@ export class TaskCheckpoint {
   }
 
   /** Records the file's state before the task's first write to it (once per file). */
-  async before(uri: vscode.Uri, display: string): Promise<void> {
-    if (this.data.files.some((f) => f.path === uri.fsPath)) return;
-    const existing = await readIfExists(uri);
+  async before(path: string, display: string): Promise<void> {
+    if (this.data.files.some((f) => f.path === path)) return;
+    const existing = await readIfFile(path);
     if (existing) {
-      this.data.files.push({
-        path: uri.fsPath,
-        display,
-        before: Buffer.from(existing).toString('base64'),
-      });
+      this.data.files.push({ path, display, before: existing.toString('base64') });
       return;
     }
     // The folders this write will have to make, outermost first.
     const made: string[] = [];
-    for (let parent = parentOf(uri); ; parent = parentOf(parent)) {
-      if (await readIfExists(parent, true)) break;
-      made.unshift(parent.fsPath);
-      if (parentOf(parent).fsPath === parent.fsPath) break;
+    for (let parent = dirname(path); !(await isFolder(parent)); parent = dirname(parent)) {
+      made.unshift(parent);
+      if (dirname(parent) === parent) break;
     }
     this.data.folders.push(...made.filter((m) => !this.data.folders.includes(m)));
-    this.data.files.push({ path: uri.fsPath, display });
+    this.data.files.push({ path, display });
   }
 
   /** Notes what the task wrote, to tell later whether someone changed the file since. */
-  wrote(uri: vscode.Uri, bytes: Uint8Array): void {
-    const record = this.data.files.find((f) => f.path === uri.fsPath);
+  wrote(path: string, bytes: Uint8Array): void {
+    const record = this.data.files.find((f) => f.path === path);
     if (record) record.after = sha256(bytes);
   }
 }
 
-/** The workspace's task checkpoints (in its storage folder; in memory without one). */
+/**
+ * The workspace's task checkpoints: files in the extension's workspace storage folder when it is
+ * on this file system, in memory otherwise.
+ */
 export class CheckpointStore {
   private readonly memory = new Map<string, CheckpointData>();
+  private readonly folder: string | undefined;
 
-  constructor(private readonly storage: vscode.Uri | undefined) {}
-
-  private get folder(): vscode.Uri | undefined {
-    return this.storage && vscode.Uri.joinPath(this.storage, 'agent-checkpoints');
+  constructor(storage: vscode.Uri | undefined) {
+    this.folder =
+      storage?.scheme === 'file' ? join(storage.fsPath, 'agent-checkpoints') : undefined;
   }
 
   async save(checkpoint: TaskCheckpoint | CheckpointData): Promise<void> {
     const data = checkpoint instanceof TaskCheckpoint ? checkpoint.snapshot() : checkpoint;
     this.memory.set(data.taskId, data);
-    const folder = this.folder;
-    if (!folder) return;
-    await vscode.workspace.fs.createDirectory(folder);
-    await vscode.workspace.fs.writeFile(
-      vscode.Uri.joinPath(folder, `${data.taskId}.json`),
-      Buffer.from(JSON.stringify(data)),
-    );
-    await this.prune(folder);
+    if (!this.folder) return;
+    await mkdir(this.folder, { recursive: true });
+    // Written whole or not at all: a crash mid-write leaves the previous version.
+    const file = join(this.folder, `${data.taskId}.json`);
+    await writeFile(`${file}.tmp`, JSON.stringify(data));
+    await rename(`${file}.tmp`, file);
+    await this.prune();
   }
 
   /** A task's checkpoint, or the newest one not undone. */
@@ -125,25 +125,15 @@ export class CheckpointStore {
   /** Newest first. */
   async list(): Promise<CheckpointData[]> {
     const found = new Map(this.memory);
-    const folder = this.folder;
-    if (folder) {
-      const entries = await vscode.workspace.fs.readDirectory(folder).then(
-        (e) => e,
-        () => [] as [string, vscode.FileType][],
-      );
-      for (const [name] of entries) {
-        const id = name.replace(/\.json$/, '');
-        if (found.has(id) || !/^[\w-]{1,100}\.json$/.test(name)) continue;
-        try {
-          const data = JSON.parse(
-            Buffer.from(
-              await vscode.workspace.fs.readFile(vscode.Uri.joinPath(folder, name)),
-            ).toString('utf8'),
-          ) as CheckpointData;
-          if (data && data.taskId === id && Array.isArray(data.files)) found.set(id, data);
-        } catch {
-          /* a damaged checkpoint is skipped */
-        }
+    const names = this.folder ? await readdir(this.folder).catch(() => [] as string[]) : [];
+    for (const name of names) {
+      const id = name.replace(/\.json$/, '');
+      if (found.has(id) || !/^[\w-]{1,100}\.json$/.test(name)) continue;
+      try {
+        const data = JSON.parse(await readFile(join(this.folder!, name), 'utf8')) as CheckpointData;
+        if (data && data.taskId === id && Array.isArray(data.files)) found.set(id, data);
+      } catch {
+        /* a damaged checkpoint is skipped */
       }
     }
     return [...found.values()].sort((a, b) => b.createdAt - a.createdAt);
@@ -160,12 +150,11 @@ export class CheckpointStore {
     const result: UndoResult = { taskId: data.taskId, restored: [], deleted: [], declined: [] };
     const changedSince: string[] = [];
     for (const file of data.files) {
-      const uri = vscode.Uri.file(file.path);
-      const now = await readIfExists(uri);
-      const dirty = vscode.workspace.textDocuments.some(
-        (d) => d.uri.fsPath === file.path && d.isDirty,
-      );
-      if (dirty || (file.after !== undefined && (!now || sha256(now) !== file.after)))
+      const now = await readIfFile(file.path);
+      if (
+        dirtyDocument(file.path) ||
+        (file.after !== undefined && (!now || sha256(now) !== file.after))
+      )
         changedSince.push(file.display);
     }
     if (changedSince.length > 0 && !(await confirm(changedSince))) {
@@ -173,35 +162,28 @@ export class CheckpointStore {
       return result;
     }
     for (const file of data.files) {
-      const uri = vscode.Uri.file(file.path);
       if (file.before !== undefined) {
-        await vscode.workspace.fs.writeFile(uri, Buffer.from(file.before, 'base64'));
-        await revertOpenDocument(uri);
+        await writeWorkspaceFile(file.path, Buffer.from(file.before, 'base64'));
+        await revertOpenDocument(file.path);
         result.restored.push(file.display);
-      } else if (await readIfExists(uri)) {
-        await vscode.workspace.fs.delete(uri, { useTrash: false });
+      } else if (await readIfFile(file.path)) {
+        await rm(file.path, { force: true });
         result.deleted.push(file.display);
       }
     }
     for (const folder of [...data.folders].reverse()) {
-      const uri = vscode.Uri.file(folder);
-      const entries = await vscode.workspace.fs.readDirectory(uri).then(
-        (e) => e,
-        () => undefined,
-      );
-      if (entries && entries.length === 0) await vscode.workspace.fs.delete(uri);
+      const entries = await readdir(folder).catch(() => undefined);
+      if (entries && entries.length === 0) await rmdir(folder).catch(() => undefined);
     }
     await this.save({ ...data, undone: true });
     return result;
   }
 
-  private async prune(folder: vscode.Uri): Promise<void> {
+  private async prune(): Promise<void> {
     const all = await this.list();
     for (const old of all.slice(KEEP_CHECKPOINTS)) {
       this.memory.delete(old.taskId);
-      await vscode.workspace.fs
-        .delete(vscode.Uri.joinPath(folder, `${old.taskId}.json`))
-        .then(undefined, () => undefined);
+      if (this.folder) await rm(join(this.folder, `${old.taskId}.json`), { force: true });
     }
   }
 }
@@ -210,26 +192,17 @@ export function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-/** The file's bytes, or undefined when it does not exist (`folder`: whether a folder exists). */
-async function readIfExists(uri: vscode.Uri, folder = false): Promise<Uint8Array | undefined> {
-  try {
-    const stat = await vscode.workspace.fs.stat(uri);
-    if (folder) return stat.type & vscode.FileType.Directory ? new Uint8Array() : undefined;
-    if (!(stat.type & vscode.FileType.File)) return undefined;
-    return await vscode.workspace.fs.readFile(uri);
-  } catch {
-    return undefined;
-  }
+async function isFolder(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 }
 
-function parentOf(uri: vscode.Uri): vscode.Uri {
-  return vscode.Uri.joinPath(uri, '..');
-}
-
-/** An open, unsaved editor of a restored file shows the restored text (its changes are dropped, as agreed). */
-async function revertOpenDocument(uri: vscode.Uri): Promise<void> {
-  const document = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === uri.fsPath);
-  if (!document?.isDirty) return;
+/** An open editor with unsaved changes of a restored file shows the restored text (as agreed). */
+async function revertOpenDocument(path: string): Promise<void> {
+  const document = dirtyDocument(path);
+  if (!document) return;
   await vscode.window.showTextDocument(document, { preview: false, preserveFocus: true });
   await vscode.commands.executeCommand('workbench.action.files.revert');
 }

@@ -2,6 +2,8 @@
 // (workspace.ts), secret files refused, edits shown as a diff and applied on approval (or at once
 // when the user allows the task's edits) after a checkpoint, commands run only when approved or
 // allow-listed, and every result bounded before it reaches the model.
+import type { Dirent } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import * as vscode from 'vscode';
 import type { ToolCallView } from '../chat/protocol.js';
 import type { CodebaseSearch } from '../codebase/types.js';
@@ -124,7 +126,7 @@ export class ToolExecutor {
   private async readFile(args: ToolArgs<'read_file'>): Promise<ToolOutcome> {
     const path = await this.resolve(args.path, 'read');
     if (!('uri' in path)) return path;
-    const file = await readWorkspaceText(path.uri, path.display);
+    const file = await readWorkspaceText(path.fsPath, path.display);
     if (!file.ok) return { status: 'failed', text: `Error: ${file.reason}.` };
     if (!file.exists)
       return {
@@ -169,9 +171,9 @@ export class ToolExecutor {
   private async listFolder(args: ToolArgs<'list_folder'>): Promise<ToolOutcome> {
     const path = await this.resolve(args.path ?? '', 'list');
     if (!('uri' in path)) return path;
-    let entries: [string, vscode.FileType][];
+    let entries: Dirent[];
     try {
-      entries = await vscode.workspace.fs.readDirectory(path.uri);
+      entries = await readdir(path.fsPath, { withFileTypes: true });
     } catch {
       return { status: 'failed', text: `Error: ${path.display} is not a folder of the workspace.` };
     }
@@ -179,23 +181,19 @@ export class ToolExecutor {
       vscode.workspace.getConfiguration('files', path.folder.uri).get('exclude'),
     );
     const shown = entries
-      .map(([name, type]) => ({
-        name,
-        type,
-        relative: path.relative ? `${path.relative}/${name}` : name,
-      }))
+      .map((e) => ({ entry: e, relative: path.relative ? `${path.relative}/${e.name}` : e.name }))
       .filter((e) => !matchesAny(e.relative, excluded))
-      .sort((a, b) => {
-        const dirA = a.type & vscode.FileType.Directory ? 0 : 1;
-        const dirB = b.type & vscode.FileType.Directory ? 0 : 1;
-        return dirA - dirB || a.name.localeCompare(b.name);
-      });
-    const lines = shown.slice(0, MAX_LIST_ENTRIES).map((e) => {
-      const folder = e.type & vscode.FileType.Directory ? '/' : '';
-      const link = e.type & vscode.FileType.SymbolicLink ? ' (symbolic link)' : '';
+      .sort(
+        (a, b) =>
+          Number(b.entry.isDirectory()) - Number(a.entry.isDirectory()) ||
+          a.entry.name.localeCompare(b.entry.name),
+      );
+    const lines = shown.slice(0, MAX_LIST_ENTRIES).map(({ entry, relative }) => {
+      const folder = entry.isDirectory() ? '/' : '';
+      const link = entry.isSymbolicLink() ? ' (symbolic link)' : '';
       const secret =
-        !folder && this.deps.access.isSecret(e.relative) ? ' (may hold secrets: not readable)' : '';
-      return `${e.name}${folder}${link}${secret}`;
+        !folder && this.deps.access.isSecret(relative) ? ' (may hold secrets: not readable)' : '';
+      return `${entry.name}${folder}${link}${secret}`;
     });
     if (shown.length > MAX_LIST_ENTRIES)
       lines.push(`… and ${shown.length - MAX_LIST_ENTRIES} more`);
@@ -279,7 +277,7 @@ export class ToolExecutor {
   ): Promise<ToolOutcome> {
     const path = await this.resolve(rawPath, 'write');
     if (!('uri' in path)) return path;
-    const file = await readWorkspaceText(path.uri, path.display);
+    const file = await readWorkspaceText(path.fsPath, path.display);
     if (!file.ok) return { status: 'failed', text: `Error: ${file.reason}.` };
     if (file.exists && file.dirty)
       return {
@@ -306,7 +304,8 @@ export class ToolExecutor {
       : await this.approve(view, 'edit', { path: path.display }, () =>
           this.deps.diffs.show(view.id, path.uri),
         );
-    await this.deps.diffs.close(view.id);
+    // Closed meanwhile: the workbench takes its time, the task need not wait for it.
+    void this.deps.diffs.close(view.id).catch(() => undefined);
     if (answer === 'cancelled') throw new StopTask();
     if (answer === 'rejected')
       return {
@@ -314,7 +313,7 @@ export class ToolExecutor {
         text: `The user rejected this change to ${path.display}; nothing was written. Do not make the same change again.`,
       };
     // The file may have changed while the diff was open.
-    const again = await readWorkspaceText(path.uri, path.display);
+    const again = await readWorkspaceText(path.fsPath, path.display);
     const unchanged =
       again.ok &&
       (again.exists
@@ -326,11 +325,11 @@ export class ToolExecutor {
         text: `Error: ${path.display} changed while the edit waited for approval; nothing was written. Read it again.`,
       };
     const checkpoint = this.scope.checkpoint();
-    await checkpoint.before(path.uri, path.display);
+    await checkpoint.before(path.fsPath, path.display);
     await this.scope.saveCheckpoint();
     const bytes = Buffer.from(restoreText(next.text, current ?? { eol: '\n', bom: false }), 'utf8');
-    await writeWorkspaceFile(path.uri, bytes);
-    checkpoint.wrote(path.uri, bytes);
+    await writeWorkspaceFile(path.fsPath, bytes);
+    checkpoint.wrote(path.fsPath, bytes);
     await this.scope.saveCheckpoint();
     return {
       status: 'done',

@@ -5,10 +5,12 @@
 // (files.exclude and search.exclude, no ignore files) and a bounded scan stand in.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import * as vscode from 'vscode';
 import { minimatch } from 'minimatch';
+import { readIfFile } from './files.js';
 import { enabledPatterns } from './policy.js';
 import type { WorkspaceAccess } from './workspace.js';
 
@@ -231,10 +233,13 @@ async function fallbackSearch(
     const smartCase = /[A-Z]/.test(request.query);
     for (const uri of uris) {
       signal.throwIfAborted();
-      const stat = await vscode.workspace.fs.stat(uri);
-      if (stat.size > FALLBACK_FILE_BYTES) continue;
-      const bytes = await vscode.workspace.fs.readFile(uri);
-      if (bytes.subarray(0, 8_000).includes(0)) continue;
+      const size = await stat(uri.fsPath).then(
+        (info) => info.size,
+        () => Infinity,
+      );
+      if (size > FALLBACK_FILE_BYTES) continue;
+      const bytes = await readIfFile(uri.fsPath);
+      if (!bytes || bytes.subarray(0, 8_000).includes(0)) continue;
       const lines = new TextDecoder().decode(bytes).split('\n');
       let inFile = 0;
       for (const [index, line] of lines.entries()) {

@@ -19,7 +19,7 @@ import * as vscode from 'vscode';
 import type { ApprovalRequest } from '../../../extension/agent/approvals.js';
 import type { TaskResult } from '../../../extension/agent/task.js';
 import type { UndoResult } from '../../../extension/agent/checkpoint.js';
-import type { AIHubApi } from '../../../extension/api.js';
+import type { CodebaseStatus } from '../../../extension/codebase/index.js';
 import type {
   AgentStepEntry,
   ChatEntry,
@@ -27,21 +27,12 @@ import type {
   ToolCallView,
 } from '../../../extension/chat/protocol.js';
 import type { Behavior, ScriptedUpstream } from '../../support/scripted-upstream.js';
-import { SCRIPTED_MODEL, type TestGateway } from './gateway.js';
+import type { CodebaseTestContext } from './codebase.js';
+import { SCRIPTED_MODEL } from './gateway.js';
 import { report } from './realWork.js';
 
-export interface AgentTestContext {
-  api(): AIHubApi;
-  gateway(): TestGateway;
-  upstream(): ScriptedUpstream;
-  workspace(): string;
-  configure(values: Record<string, unknown>): Promise<void>;
-  until<T>(
-    what: string,
-    probe: () => T | undefined | Promise<T | undefined>,
-    timeout_ms?: number,
-  ): Promise<T>;
-}
+/** The suite's shared state, with the gateway (its usage records are asked). */
+type AgentTestContext = CodebaseTestContext;
 
 const A_TS =
   'export function formatTotal(cents: number): string {\n  return (cents / 100).toFixed(2);\n}\n';
@@ -459,19 +450,26 @@ export function registerAgentTests(t: AgentTestContext): void {
     assert.deepEqual(result.changed, []);
 
     // The user allows the file in their settings: then it is read.
-    await vscode.workspace
-      .getConfiguration('aihub')
-      .update('agent.readableSecretFiles', ['.env'], vscode.ConfigurationTarget.Global);
-    upstream.script(
-      calls('', ['read_file', { path: '.env' }]),
-      calls('', ['finish', { summary: 'Read it.' }]),
-    );
-    const again = (await vscode.commands.executeCommand<TaskResult>(
-      'aihub.startTask',
-      'Read .env.',
-    ))!;
-    assert.equal(again.status, 'done');
-    assert.match(toolResults(upstream, upstream.received.length - 1).at(-1)!, new RegExp(SECRET));
+    const config = vscode.workspace.getConfiguration('aihub');
+    await config.update('agent.readableSecretFiles', ['.env'], vscode.ConfigurationTarget.Global);
+    try {
+      upstream.script(
+        calls('', ['read_file', { path: '.env' }]),
+        calls('', ['finish', { summary: 'Read it.' }]),
+      );
+      const again = (await vscode.commands.executeCommand<TaskResult>(
+        'aihub.startTask',
+        'Read .env.',
+      ))!;
+      assert.equal(again.status, 'done');
+      assert.match(toolResults(upstream, upstream.received.length - 1).at(-1)!, new RegExp(SECRET));
+    } finally {
+      await config.update(
+        'agent.readableSecretFiles',
+        undefined,
+        vscode.ConfigurationTarget.Global,
+      );
+    }
   });
 
   it('the task stops at the step budget', async function () {
@@ -608,6 +606,44 @@ export function registerAgentTests(t: AgentTestContext): void {
     } finally {
       listener.dispose();
       rmSync(file('slow.mjs'), { force: true });
+    }
+  });
+
+  it("with the codebase index on, the search tool adds the closest chunks by meaning; their embedding is in the task's cost", async function () {
+    this.timeout(120_000);
+    const api = t.api();
+    const upstream = t.upstream();
+    const status = await vscode.commands.executeCommand<CodebaseStatus>('aihub.indexCodebase');
+    assert.equal(status.state, 'ready', JSON.stringify(status));
+    try {
+      await t.until('the index settled', () =>
+        api.codebase().state === 'ready' && api.codebase().pending === 0 ? true : undefined,
+      );
+      const usageBefore = (await balance()).usage;
+      upstream.script(
+        calls('', ['search', { query: 'formatTotal' }]),
+        calls('', ['finish', { summary: 'Found it.' }]),
+      );
+      const result = (await vscode.commands.executeCommand<TaskResult>(
+        'aihub.startTask',
+        'Where are totals formatted?',
+      ))!;
+      assert.equal(result.status, 'done', result.text);
+      const search = toolResults(upstream, upstream.received.length - 1).at(-1)!;
+      assert.match(search, /src\/a\.ts:1: export function formatTotal/, 'the text hits');
+      assert.match(
+        search,
+        /Closest code by meaning \(codebase index\):\n--- src\/[ab]\.ts:1-\d+ \(score /,
+        search,
+      );
+      assert.ok(!search.includes(SECRET), 'no secret through the index either');
+      const call = callsOf(result.taskId).find((c) => c.tool === 'search')!;
+      assert.ok(call.cost && call.cost > 0, 'the query embedding shows its cost on the step');
+      const usageAfter = (await balance()).usage;
+      assert.equal(usageAfter.requests - usageBefore.requests, 3, 'two steps and one embedding');
+      assert.equal(micros(usageAfter.cost) - micros(usageBefore.cost), micros(result.cost));
+    } finally {
+      await vscode.commands.executeCommand('aihub.turnOffCodebaseIndex');
     }
   });
 

@@ -401,15 +401,7 @@ export function registerExtensionTests(): void {
       before(async () => {
         await configure({ baseUrl: gateway.apiBase, 'localGateway.port': undefined });
       });
-      registerAgentTests({
-        api: () => api,
-        gateway: () => gateway,
-        upstream: () => upstream,
-        workspace: () =>
-          process.env.AIHUB_TEST_WORKSPACE ?? vscode.workspace.workspaceFolders![0]!.uri.fsPath,
-        configure,
-        until,
-      });
+      registerAgentTests({ ...shared, gateway: () => gateway });
     });
 
     it('the local gateway starts with a new account and key, answers, and stops', async function () {
