@@ -16,6 +16,8 @@ import { WorkspaceAccess } from './workspace.js';
 export interface StartOptions {
   model?: string;
   autoApproveEdits?: boolean;
+  /** Send the editor context with the task, as the chat view does with a message (default true). */
+  withContext?: boolean;
 }
 
 export class AgentController implements vscode.Disposable {
@@ -98,6 +100,7 @@ export class AgentController implements vscode.Disposable {
       return undefined;
     }
     this.session.stop();
+    const built = options.withContext === false ? undefined : await this.session.contextFor(text);
     const task = new AgentTask(
       {
         services: this.services,
@@ -113,6 +116,7 @@ export class AgentController implements vscode.Disposable {
         text,
         model: options.model ?? this.services.settings().model,
         autoApproveEdits: options.autoApproveEdits ?? this.autoApproveEdits,
+        ...(built?.prompt ? { context: { prompt: built.prompt, labels: built.labels } } : {}),
       },
     );
     const done = task.run();

@@ -41,6 +41,8 @@ export interface TaskOptions {
   text: string;
   model: string;
   autoApproveEdits: boolean;
+  /** The editor context sent with the task (as with a chat message): its prompt and its labels. */
+  context?: { prompt: string; labels: string[] };
 }
 
 export interface TaskResult {
@@ -124,7 +126,14 @@ export class AgentTask implements TaskScope {
 
   async run(): Promise<TaskResult> {
     const { services } = this.deps;
-    this.show({ id: randomUUID(), role: 'user', text: this.options.text, task: true });
+    const labels = this.options.context?.labels ?? [];
+    this.show({
+      id: randomUUID(),
+      role: 'user',
+      text: this.options.text,
+      task: true,
+      ...(labels.length ? { context: labels } : {}),
+    });
     const timer = setTimeout(() => this.stop('time'), this.settings.maxMinutes * 60_000);
     let ending: Ending;
     try {
@@ -183,7 +192,12 @@ export class AgentTask implements TaskScope {
           codebaseIndex: this.deps.codebase?.ready ?? false,
         }),
       },
-      { role: 'user', content: this.options.text },
+      {
+        role: 'user',
+        content: this.options.context?.prompt
+          ? `${this.options.context.prompt}\n\n${this.options.text}`
+          : this.options.text,
+      },
     ];
     let invalidSteps = 0;
     for (;;) {

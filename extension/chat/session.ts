@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import type { ChatTurn } from '../client.js';
 import { codebaseQuery, mentionsCodebase, mergeHits } from '../codebase/mention.js';
 import type { CodebaseSearch } from '../codebase/types.js';
-import type { ChatContext, CodebaseContext } from '../context/chatContext.js';
+import type { BuiltContext, ChatContext, CodebaseContext } from '../context/chatContext.js';
 import { CHAT_SYSTEM_PROMPT } from '../prompts.js';
 import type { Services } from '../services.js';
 import { promptChars } from '../spendMath.js';
@@ -119,11 +119,7 @@ export class ChatSession implements vscode.Disposable {
     this.current?.cancel.cancel();
     const settings = { ...this.services.settings() };
     if (options.model) settings.model = options.model;
-    const codebase =
-      options.withContext && mentionsCodebase(text) ? await this.searchCodebase(text) : undefined;
-    const built = options.withContext
-      ? await this.context.build(await mentionedFiles(text), codebase)
-      : undefined;
+    const built = options.withContext ? await this.contextFor(text) : undefined;
     const { user, reply } = newTurn(text, built?.labels, settings.model);
     const question = built?.prompt ? `${built.prompt}\n\n${text}` : text;
     const turns = this.contextTurns(question);
@@ -222,6 +218,12 @@ export class ChatSession implements vscode.Disposable {
       const message = this.services.advise(error)?.message ?? (error as Error).message;
       return { problem: `search failed: ${message}` };
     }
+  }
+
+  /** The editor context a message would carry: the active editor, added and @-mentioned files, @codebase. */
+  async contextFor(text: string): Promise<BuiltContext> {
+    const codebase = mentionsCodebase(text) ? await this.searchCodebase(text) : undefined;
+    return this.context.build(await mentionedFiles(text), codebase);
   }
 
   /** The reply refused before sending: it could pass the daily spending cap. */

@@ -396,6 +396,22 @@ async function stream(
   res.end('data: [DONE]\n\n');
 }
 
+/** A model's reply that says `text`, then calls the tools (ids made unique per call). */
+export function toolCallsReply(
+  text: string,
+  ...calls: Array<[name: string, args: unknown]>
+): Behavior {
+  return {
+    kind: 'ok',
+    content: text,
+    tool_calls: calls.map(([name, args], i) => ({
+      id: `call_${name}_${i}_${Math.random().toString(36).slice(2, 8)}`,
+      name,
+      arguments: JSON.stringify(args),
+    })),
+  };
+}
+
 /** A loopback port with nothing listening: connections to it are refused. */
 export async function refusedPort(): Promise<number> {
   const server = createServer();

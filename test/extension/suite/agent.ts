@@ -26,7 +26,7 @@ import type {
   TaskResultEntry,
   ToolCallView,
 } from '../../../extension/chat/protocol.js';
-import type { Behavior, ScriptedUpstream } from '../../support/scripted-upstream.js';
+import { toolCallsReply, type ScriptedUpstream } from '../../support/scripted-upstream.js';
 import type { CodebaseTestContext } from './codebase.js';
 import { SCRIPTED_MODEL } from './gateway.js';
 import { report } from './realWork.js';
@@ -76,18 +76,7 @@ const C_TS = "export const CURRENCY = 'INR';\n";
 
 type Step = Extract<ChatEntry, { role: 'agent' }>;
 
-/** A scripted model reply: some words, then tool calls. */
-function calls(text: string, ...list: Array<[name: string, args: unknown]>): Behavior {
-  return {
-    kind: 'ok',
-    content: text,
-    tool_calls: list.map(([name, args], i) => ({
-      id: `call_${name}_${i}_${Math.random().toString(36).slice(2, 8)}`,
-      name,
-      arguments: JSON.stringify(args),
-    })),
-  };
-}
+const calls = toolCallsReply;
 
 /** The tool results the upstream's request number `index` carried (what the model was told). */
 function toolResults(upstream: ScriptedUpstream, index: number): string[] {
