@@ -461,6 +461,65 @@ export function registerAgentTests(t: AgentTestContext): void {
     }
   });
 
+  it("Apply All Edits applies this edit and the task's later ones without asking; Undo Task reverts them", async function () {
+    this.timeout(60_000);
+    t.upstream().script(
+      calls(
+        '',
+        [
+          'edit_file',
+          { path: 'src/a.ts', edits: [{ search: 'cents / 100', replace: 'cents / 100.0' }] },
+        ],
+        ['write_file', { path: 'src/d.ts', content: 'export {};\n' }],
+      ),
+      calls('', ['finish', { summary: 'Both done.' }]),
+    );
+    const approvals = answering(async (request) => {
+      assert.equal(await vscode.commands.executeCommand('aihub.approveAllEdits', request.id), true);
+      return 'leave';
+    });
+    let result: TaskResult;
+    try {
+      result = (await vscode.commands.executeCommand<TaskResult>('aihub.startTask', 'Two edits.'))!;
+    } finally {
+      approvals.dispose();
+    }
+    approvals.check();
+    assert.equal(result.status, 'done', result.text);
+    assert.deepEqual(
+      approvals.asked.map((a) => a.path),
+      ['src/a.ts'],
+      'asked once',
+    );
+    assert.match(readFileSync(file('src/a.ts'), 'utf8'), /cents \/ 100\.0/);
+    assert.equal(readFileSync(file('src/d.ts'), 'utf8'), 'export {};\n');
+    const undone = await vscode.commands.executeCommand<UndoResult>(
+      'aihub.undoTask',
+      result.taskId,
+    );
+    assert.deepEqual([undone?.restored, undone?.deleted], [['src/a.ts'], ['src/d.ts']]);
+    assert.equal(readFileSync(file('src/a.ts'), 'utf8'), A_TS);
+  });
+
+  it('an error the task cannot recover from (402: the wallet is empty) ends it with Top Up', async () => {
+    const broke = await t.gateway().account(0);
+    assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', broke.key), true);
+    try {
+      const result = (await vscode.commands.executeCommand<TaskResult>(
+        'aihub.startTask',
+        'Anything.',
+      ))!;
+      assert.equal(result.status, 'error');
+      assert.equal(result.reason, 'error');
+      assert.equal(result.steps, 1);
+      assert.match(result.text, /balance is too low/);
+      assert.deepEqual(resultEntry(result.taskId)?.actions, ['topUp']);
+      assert.equal(steps(result.taskId)[0]!.status, 'error');
+    } finally {
+      assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', key), true);
+    }
+  });
+
   it('the task stops at the step budget', async function () {
     this.timeout(60_000);
     const upstream = t.upstream();
