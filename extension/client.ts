@@ -121,45 +121,26 @@ export class GatewayClient {
     signal: AbortSignal,
     onDelta: (text: string) => void,
   ): Promise<ChatResult> {
-    const stream = await this.openai.chat.completions.create(
+    const { text, finishReason, meta } = await this.stream(
       {
         model: request.model,
         messages: request.messages,
         max_tokens: request.maxTokens,
         temperature: request.temperature,
-        stream: true,
-        stream_options: { include_usage: true },
       },
-      { signal },
+      signal,
+      onDelta,
     );
-    let text = '';
-    let finishReason: string | undefined;
-    let meta: ReplyMeta | undefined;
-    for await (const chunk of stream) {
-      const delta = chunk.choices[0]?.delta?.content;
-      if (delta) {
-        text += delta;
-        onDelta(delta);
-      }
-      finishReason = chunk.choices[0]?.finish_reason ?? finishReason;
-      const raw = (chunk as { x_aihub?: RawXAihub }).x_aihub;
-      if (raw) meta = toMeta(raw);
-    }
-    // The SDK ends the iteration quietly when the request is aborted; a stop must not look like a finish.
-    if (signal.aborted) throw new APIUserAbortError();
     return { text, finishReason, meta };
   }
 
-  /**
-   * One step of an agent task: a streamed chat completion with tools. The text streams through
-   * `onDelta`; the tool calls are put together from their streamed pieces.
-   */
-  async streamAgentStep(
+  /** One step of an agent task: a streamed chat completion with tools. */
+  streamAgentStep(
     request: AgentStepRequest,
     signal: AbortSignal,
     onDelta: (text: string) => void,
   ): Promise<AgentStepResult> {
-    const stream = await this.openai.chat.completions.create(
+    return this.stream(
       {
         model: request.model,
         messages: request.messages,
@@ -167,9 +148,23 @@ export class GatewayClient {
         tool_choice: 'auto',
         max_tokens: request.maxTokens,
         temperature: request.temperature,
-        stream: true,
-        stream_options: { include_usage: true },
       },
+      signal,
+      onDelta,
+    );
+  }
+
+  /**
+   * A streamed chat completion: the text streams through `onDelta`, the tool calls (if any) are
+   * put together from their streamed pieces, the bill is the last chunk's `x_aihub`.
+   */
+  private async stream(
+    body: Omit<OpenAI.Chat.ChatCompletionCreateParamsStreaming, 'stream' | 'stream_options'>,
+    signal: AbortSignal,
+    onDelta: (text: string) => void,
+  ): Promise<AgentStepResult> {
+    const stream = await this.openai.chat.completions.create(
+      { ...body, stream: true, stream_options: { include_usage: true } },
       { signal },
     );
     let text = '';
@@ -194,6 +189,7 @@ export class GatewayClient {
       const raw = (chunk as { x_aihub?: RawXAihub }).x_aihub;
       if (raw) meta = toMeta(raw);
     }
+    // The SDK ends the iteration quietly when the request is aborted; a stop must not look like a finish.
     if (signal.aborted) throw new APIUserAbortError();
     const toolCalls = calls
       .filter((c): c is AgentToolCall => c !== undefined && c.name !== '')

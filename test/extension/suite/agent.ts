@@ -29,7 +29,7 @@ import type {
 import { toolCallsReply, type ScriptedUpstream } from '../../support/scripted-upstream.js';
 import type { CodebaseTestContext } from './codebase.js';
 import { SCRIPTED_MODEL } from './gateway.js';
-import { report } from './realWork.js';
+import { diffTabs, report } from './realWork.js';
 
 /** The suite's shared state, with the gateway (its usage records are asked). */
 type AgentTestContext = CodebaseTestContext;
@@ -85,15 +85,6 @@ function toolResults(upstream: ScriptedUpstream, index: number): string[] {
   return (body?.messages ?? []).filter((m) => m.role === 'tool').map((m) => m.content);
 }
 
-function diffTabs(): vscode.Tab[] {
-  return vscode.window.tabGroups.all
-    .flatMap((g) => g.tabs)
-    .filter(
-      (t) =>
-        t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === 'aihub-agent',
-    );
-}
-
 const micros = (amount: number): number => Math.round(amount * 1_000_000);
 
 export function registerAgentTests(t: AgentTestContext): void {
@@ -125,17 +116,19 @@ export function registerAgentTests(t: AgentTestContext): void {
     };
   };
 
+  type Decide = (request: ApprovalRequest) => Promise<'approve' | 'reject' | 'leave'>;
+  const noApprovals: Decide = async (request) =>
+    assert.fail(`no approval was expected, but "${request.title}" was asked`);
+
   /**
-   * Answers the task's approvals in order with `decide` (through the commands the chat view's
-   * buttons run); returns what was asked. Failures inside are rethrown by `check()`.
+   * Runs a task (AIHub: Start Task) to its end, answering its approvals in order with `decide`
+   * through the commands the chat view's buttons run. A failure inside `decide` stops the task and
+   * is thrown here.
    */
-  function answering(
-    decide: (request: ApprovalRequest) => Promise<'approve' | 'reject' | 'leave'>,
-  ): {
-    asked: ApprovalRequest[];
-    check(): void;
-    dispose(): void;
-  } {
+  async function runTask(
+    text: string,
+    decide: Decide = noApprovals,
+  ): Promise<{ result: TaskResult; asked: ApprovalRequest[] }> {
     const asked: ApprovalRequest[] = [];
     const errors: unknown[] = [];
     let chain = Promise.resolve();
@@ -144,29 +137,24 @@ export function registerAgentTests(t: AgentTestContext): void {
       chain = chain
         .then(async () => {
           const decision = await decide(request);
-          if (decision === 'approve')
-            assert.equal(
-              await vscode.commands.executeCommand('aihub.approveStep', request.id),
-              true,
-            );
-          if (decision === 'reject')
-            assert.equal(
-              await vscode.commands.executeCommand('aihub.rejectStep', request.id),
-              true,
-            );
+          const command = { approve: 'aihub.approveStep', reject: 'aihub.rejectStep' } as const;
+          if (decision !== 'leave')
+            assert.equal(await vscode.commands.executeCommand(command[decision], request.id), true);
         })
         .catch((error: unknown) => {
           errors.push(error);
           void vscode.commands.executeCommand('aihub.stopTask');
         });
     });
-    return {
-      asked,
-      check: () => {
-        if (errors.length) throw errors[0];
-      },
-      dispose: () => listener.dispose(),
-    };
+    try {
+      const result = await vscode.commands.executeCommand<TaskResult>('aihub.startTask', text);
+      await chain;
+      if (errors.length) throw errors[0];
+      assert.ok(result, 'the task ran');
+      return { result, asked };
+    } finally {
+      listener.dispose();
+    }
   }
 
   before(async () => {
@@ -248,10 +236,12 @@ export function registerAgentTests(t: AgentTestContext): void {
       ]),
     );
     const seen: string[] = [];
-    const approvals = answering(async (request) => {
+    const decide: Decide = async (request) => {
       if (request.kind === 'edit') {
         // What the user sees before deciding: the diff open, the file on disk untouched, the question in the transcript.
-        await t.until('the diff open', () => (diffTabs().length === 1 ? true : undefined));
+        await t.until('the diff open', () =>
+          diffTabs('aihub-agent').length === 1 ? true : undefined,
+        );
         const path = request.path!;
         if (path !== 'src/c.ts') assert.equal(readFileSync(file(path), 'utf8'), FIXTURE[path]);
         else assert.equal(existsSync(file(path)), false);
@@ -263,17 +253,11 @@ export function registerAgentTests(t: AgentTestContext): void {
         seen.push(`diff ${path}`);
       }
       return 'approve';
-    });
-    let result: TaskResult;
-    try {
-      result = (await vscode.commands.executeCommand<TaskResult>(
-        'aihub.startTask',
-        'Make formatTotal take a currency and use INR in receipts; run the tests.',
-      ))!;
-    } finally {
-      approvals.dispose();
-    }
-    approvals.check();
+    };
+    const { result, asked } = await runTask(
+      'Make formatTotal take a currency and use INR in receipts; run the tests.',
+      decide,
+    );
     assert.equal(result.status, 'done', result.text);
     assert.equal(result.reason, 'finished');
     assert.equal(result.steps, 5);
@@ -281,11 +265,13 @@ export function registerAgentTests(t: AgentTestContext): void {
 
     // The approvals asked, in order, and the diffs seen.
     assert.deepEqual(
-      approvals.asked.map((a) => `${a.kind} ${a.path ?? a.command}`),
+      asked.map((a) => `${a.kind} ${a.path ?? a.command}`),
       ['edit src/a.ts', 'edit src/b.ts', 'edit src/c.ts', 'command npm test'],
     );
     assert.deepEqual(seen, ['diff src/a.ts', 'diff src/b.ts', 'diff src/c.ts']);
-    assert.equal(diffTabs().length, 0, 'each diff closed once decided');
+    await t.until('each diff closed once decided', () =>
+      diffTabs('aihub-agent').length === 0 ? true : undefined,
+    );
     assert.deepEqual(api.pendingApprovals(), []);
 
     // The files on disk.
@@ -379,7 +365,7 @@ export function registerAgentTests(t: AgentTestContext): void {
   });
 
   it('paths outside the workspace (.., absolute, through a symbolic link) and secret files are refused; a rejected edit is not written', async function () {
-    this.timeout(60_000);
+    this.timeout(120_000);
     const upstream = t.upstream();
     const first = upstream.received.length;
     const name = basename(outside);
@@ -399,17 +385,7 @@ export function registerAgentTests(t: AgentTestContext): void {
       ),
       calls('', ['finish', { summary: 'Could not reach those files.' }]),
     );
-    const approvals = answering(async () => 'reject');
-    let result: TaskResult;
-    try {
-      result = (await vscode.commands.executeCommand<TaskResult>(
-        'aihub.startTask',
-        'Read the secrets.',
-      ))!;
-    } finally {
-      approvals.dispose();
-    }
-    approvals.check();
+    const { result, asked } = await runTask('Read the secrets.', async () => 'reject');
     assert.equal(result.status, 'done', result.text);
     const views = callsOf(result.taskId);
     assert.deepEqual(
@@ -417,7 +393,7 @@ export function registerAgentTests(t: AgentTestContext): void {
       ['refused', 'refused', 'refused', 'refused', 'refused', 'refused', 'rejected', 'done'],
     );
     assert.deepEqual(
-      approvals.asked.map((a) => `${a.kind} ${a.path}`),
+      asked.map((a) => `${a.kind} ${a.path}`),
       ['edit src/a.ts'],
       'only the edit asked',
     );
@@ -446,10 +422,7 @@ export function registerAgentTests(t: AgentTestContext): void {
         calls('', ['read_file', { path: '.env' }]),
         calls('', ['finish', { summary: 'Read it.' }]),
       );
-      const again = (await vscode.commands.executeCommand<TaskResult>(
-        'aihub.startTask',
-        'Read .env.',
-      ))!;
+      const again = (await runTask('Read .env.')).result;
       assert.equal(again.status, 'done');
       assert.match(toolResults(upstream, upstream.received.length - 1).at(-1)!, new RegExp(SECRET));
     } finally {
@@ -462,7 +435,7 @@ export function registerAgentTests(t: AgentTestContext): void {
   });
 
   it("Apply All Edits applies this edit and the task's later ones without asking; Undo Task reverts them", async function () {
-    this.timeout(60_000);
+    this.timeout(120_000);
     t.upstream().script(
       calls(
         '',
@@ -474,20 +447,13 @@ export function registerAgentTests(t: AgentTestContext): void {
       ),
       calls('', ['finish', { summary: 'Both done.' }]),
     );
-    const approvals = answering(async (request) => {
+    const { result, asked } = await runTask('Two edits.', async (request) => {
       assert.equal(await vscode.commands.executeCommand('aihub.approveAllEdits', request.id), true);
       return 'leave';
     });
-    let result: TaskResult;
-    try {
-      result = (await vscode.commands.executeCommand<TaskResult>('aihub.startTask', 'Two edits.'))!;
-    } finally {
-      approvals.dispose();
-    }
-    approvals.check();
     assert.equal(result.status, 'done', result.text);
     assert.deepEqual(
-      approvals.asked.map((a) => a.path),
+      asked.map((a) => a.path),
       ['src/a.ts'],
       'asked once',
     );
@@ -505,10 +471,7 @@ export function registerAgentTests(t: AgentTestContext): void {
     const broke = await t.gateway().account(0);
     assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', broke.key), true);
     try {
-      const result = (await vscode.commands.executeCommand<TaskResult>(
-        'aihub.startTask',
-        'Anything.',
-      ))!;
+      const result = (await runTask('Anything.')).result;
       assert.equal(result.status, 'error');
       assert.equal(result.reason, 'error');
       assert.equal(result.steps, 1);
@@ -521,16 +484,13 @@ export function registerAgentTests(t: AgentTestContext): void {
   });
 
   it('the task stops at the step budget', async function () {
-    this.timeout(60_000);
+    this.timeout(120_000);
     const upstream = t.upstream();
     await t.configure({ 'agent.maxSteps': 2 });
     const first = upstream.received.length;
     upstream.setDefault(calls('Looking around.', ['list_folder', { path: 'src' }]));
     try {
-      const result = (await vscode.commands.executeCommand<TaskResult>(
-        'aihub.startTask',
-        'Look forever.',
-      ))!;
+      const result = (await runTask('Look forever.')).result;
       assert.equal(result.status, 'stopped');
       assert.equal(result.reason, 'steps');
       assert.equal(result.steps, 2);
@@ -544,7 +504,7 @@ export function registerAgentTests(t: AgentTestContext): void {
   });
 
   it('Stop while a command waits for approval: it never runs, the task ends stopped', async function () {
-    this.timeout(60_000);
+    this.timeout(120_000);
     const api = t.api();
     const upstream = t.upstream();
     const runs = (): number =>
@@ -566,25 +526,20 @@ export function registerAgentTests(t: AgentTestContext): void {
       vscode.workspace.getConfiguration('aihub').get('agent.maxSteps') === 3 ? true : undefined,
     );
     upstream.script(calls('', ['run_command', { command: 'npm test' }]));
-    const approvals = answering(async () => {
-      assert.equal(await vscode.commands.executeCommand('aihub.stopTask'), undefined);
-      return 'leave';
-    });
-    let result: TaskResult;
+    let outcome: Awaited<ReturnType<typeof runTask>>;
     try {
-      result = (await vscode.commands.executeCommand<TaskResult>(
-        'aihub.startTask',
-        'Run the tests.',
-      ))!;
+      outcome = await runTask('Run the tests.', async () => {
+        assert.equal(await vscode.commands.executeCommand('aihub.stopTask'), undefined);
+        return 'leave';
+      });
     } finally {
-      approvals.dispose();
       writeFileSync(settingsFile, original);
       await t.until('the workspace settings back', () =>
         vscode.workspace.getConfiguration('aihub').get('agent.maxSteps') === 25 ? true : undefined,
       );
     }
-    approvals.check();
-    assert.equal(approvals.asked.length, 1, 'asked, although the workspace allow-lists it');
+    const { result, asked } = outcome;
+    assert.equal(asked.length, 1, 'asked, although the workspace allow-lists it');
     assert.equal(result.status, 'stopped');
     assert.equal(result.reason, 'stopped');
     assert.equal(runs(), before, 'the command did not run');
@@ -594,14 +549,11 @@ export function registerAgentTests(t: AgentTestContext): void {
   });
 
   it('Stop while the model answers: the request is aborted all the way to the upstream', async function () {
-    this.timeout(60_000);
+    this.timeout(120_000);
     const upstream = t.upstream();
     const first = upstream.received.length;
     upstream.script(calls('', ['list_folder', {}]), { kind: 'hang' });
-    const pending = vscode.commands.executeCommand<TaskResult>(
-      'aihub.startTask',
-      'List, then think.',
-    );
+    const pending = runTask('List, then think.').then((r) => r.result);
     await t.until('the second step at the upstream', () =>
       upstream.received.length === first + 2 ? true : undefined,
     );
@@ -616,7 +568,7 @@ export function registerAgentTests(t: AgentTestContext): void {
   });
 
   it('Stop while an allow-listed command runs (no approval asked): the command and its children end', async function () {
-    this.timeout(60_000);
+    this.timeout(120_000);
     const api = t.api();
     const upstream = t.upstream();
     writeFileSync(
@@ -632,7 +584,7 @@ export function registerAgentTests(t: AgentTestContext): void {
     let asked = 0;
     const listener = api.onDidAskApproval(() => asked++);
     try {
-      const pending = vscode.commands.executeCommand<TaskResult>('aihub.startTask', 'Run slow.');
+      const pending = runTask('Run slow.').then((r) => r.result);
       const pid = await t.until('the command running', () =>
         existsSync(file('pid')) && readFileSync(file('pid'), 'utf8')
           ? Number(readFileSync(file('pid'), 'utf8'))
@@ -672,10 +624,7 @@ export function registerAgentTests(t: AgentTestContext): void {
         calls('', ['search', { query: 'formatTotal' }]),
         calls('', ['finish', { summary: 'Found it.' }]),
       );
-      const result = (await vscode.commands.executeCommand<TaskResult>(
-        'aihub.startTask',
-        'Where are totals formatted?',
-      ))!;
+      const result = (await runTask('Where are totals formatted?')).result;
       assert.equal(result.status, 'done', result.text);
       const search = toolResults(upstream, upstream.received.length - 1).at(-1)!;
       assert.match(search, /src\/a\.ts:1: export function formatTotal/, 'the text hits');
@@ -700,10 +649,7 @@ export function registerAgentTests(t: AgentTestContext): void {
     await t.configure({ 'spendingCap.perDay': 0.000001 });
     const first = upstream.received.length;
     try {
-      const result = (await vscode.commands.executeCommand<TaskResult>(
-        'aihub.startTask',
-        'Anything.',
-      ))!;
+      const result = (await runTask('Anything.')).result;
       assert.equal(result.reason, 'cap');
       assert.equal(result.steps, 0);
       assert.match(result.text, /daily spending cap/);
