@@ -20,7 +20,7 @@ import {
   type NormalizedText,
 } from './edits.js';
 import { readWorkspaceText, writeWorkspaceFile } from './files.js';
-import { clip, enabledPatterns, isAllowListed, matchesAny } from './policy.js';
+import { clip, editAlwaysAsks, enabledPatterns, isAllowListed, matchesAny } from './policy.js';
 import { searchWorkspace } from './search.js';
 import type { AgentTerminal } from './terminal.js';
 import type { ToolArgs, ToolCallArgs } from './tools.js';
@@ -299,11 +299,12 @@ export class ToolExecutor {
       before: current?.text,
       after: next.text,
     });
-    const answer = this.scope.autoApproveEdits
-      ? 'approved'
-      : await this.approve(view, 'edit', { path: path.display }, () =>
-          this.deps.diffs.show(view.id, path.uri),
-        );
+    const answer =
+      this.scope.autoApproveEdits && !editAlwaysAsks(path.relative)
+        ? 'approved'
+        : await this.approve(view, 'edit', { path: path.display }, () =>
+            this.deps.diffs.show(view.id, path.uri),
+          );
     // Closed meanwhile: the workbench takes its time, the task need not wait for it.
     void this.deps.diffs.close(view.id).catch(() => undefined);
     if (answer === 'cancelled') throw new StopTask();

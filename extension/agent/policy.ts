@@ -19,6 +19,23 @@ export function isSecretPath(relative: string, readable: readonly string[]): boo
   return !readable.some((p) => minimatch(path, p, GLOB) || minimatch(path, `**/${p}`, GLOB));
 }
 
+/**
+ * Git's own folder: neither read (its config may hold credentials in remote URLs) nor written
+ * (a hook would run code later) by the agent.
+ */
+export function isGitInternal(relative: string): boolean {
+  return relative.replace(/\\/g, '/').split('/')[0]?.toLowerCase() === '.git';
+}
+
+/**
+ * Files whose edits always ask, even when the user lets the task's edits apply at once: the
+ * workspace's VS Code settings and tasks (they could redirect the API key or run code).
+ */
+export function editAlwaysAsks(relative: string): boolean {
+  const path = relative.replace(/\\/g, '/').toLowerCase();
+  return path.split('/')[0] === '.vscode' || path.endsWith('.code-workspace');
+}
+
 /** Whether a path matches one of the glob patterns of a `files.exclude`-style setting. */
 export function matchesAny(relative: string, patterns: readonly string[]): boolean {
   const path = relative.replace(/\\/g, '/');

@@ -5,7 +5,7 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import * as vscode from 'vscode';
-import { checkRelativePath, isSecretPath } from './policy.js';
+import { checkRelativePath, isGitInternal, isSecretPath } from './policy.js';
 
 export interface ResolvedPath {
   uri: vscode.Uri;
@@ -62,6 +62,11 @@ export class WorkspaceAccess {
       };
     const rel = checked.segments.join('/');
     const display = folders.length > 1 ? `${folder.name}/${rel}` : rel || '.';
+    if (purpose !== 'list' && isGitInternal(rel))
+      return {
+        ok: false,
+        reason: `${display} is inside git's own folder, which the agent does not ${purpose}`,
+      };
     if (purpose !== 'list' && rel && isSecretPath(rel, this.readableSecrets()))
       return {
         ok: false,

@@ -378,6 +378,7 @@ export function registerAgentTests(t: AgentTestContext): void {
         ['write_file', { path: 'linked/planted.txt', content: 'x' }],
         ['list_folder', { path: '..' }],
         ['read_file', { path: '.env' }],
+        ['read_file', { path: '.git/config' }],
         [
           'edit_file',
           { path: 'src/a.ts', edits: [{ search: 'cents / 100', replace: 'cents / 1000' }] },
@@ -390,7 +391,7 @@ export function registerAgentTests(t: AgentTestContext): void {
     const views = callsOf(result.taskId);
     assert.deepEqual(
       views.map((c) => c.status),
-      ['refused', 'refused', 'refused', 'refused', 'refused', 'refused', 'rejected', 'done'],
+      [...Array(7).fill('refused'), 'rejected', 'done'],
     );
     assert.deepEqual(
       asked.map((a) => `${a.kind} ${a.path}`),
@@ -398,12 +399,13 @@ export function registerAgentTests(t: AgentTestContext): void {
       'only the edit asked',
     );
     const told = toolResults(upstream, first + 1);
-    assert.equal(told.length, 7);
+    assert.equal(told.length, 8);
     for (const refusal of told.slice(0, 5))
       assert.match(refusal, /^Refused: .*outside the workspace/);
     assert.match(told[2]!, /symbolic link/);
     assert.match(told[5]!, /^Refused: \.env may hold secrets/);
-    assert.match(told[6]!, /rejected this change to src\/a\.ts; nothing was written/);
+    assert.match(told[6]!, /^Refused: \.git\/config is inside git's own folder/);
+    assert.match(told[7]!, /rejected this change to src\/a\.ts; nothing was written/);
     const everything = JSON.stringify(upstream.received.slice(first).map((r) => r.body));
     assert.ok(
       !everything.includes('OUTSIDE-SECRET-4242'),
@@ -434,7 +436,7 @@ export function registerAgentTests(t: AgentTestContext): void {
     }
   });
 
-  it("Apply All Edits applies this edit and the task's later ones without asking; Undo Task reverts them", async function () {
+  it("Apply All Edits applies this edit and the task's later ones without asking (not the workspace's VS Code settings); Undo Task reverts them", async function () {
     this.timeout(120_000);
     t.upstream().script(
       calls(
@@ -444,19 +446,22 @@ export function registerAgentTests(t: AgentTestContext): void {
           { path: 'src/a.ts', edits: [{ search: 'cents / 100', replace: 'cents / 100.0' }] },
         ],
         ['write_file', { path: 'src/d.ts', content: 'export {};\n' }],
+        ['write_file', { path: '.vscode/tasks.json', content: '{"tasks": []}\n' }],
       ),
       calls('', ['finish', { summary: 'Both done.' }]),
     );
     const { result, asked } = await runTask('Two edits.', async (request) => {
+      if (request.path === '.vscode/tasks.json') return 'reject';
       assert.equal(await vscode.commands.executeCommand('aihub.approveAllEdits', request.id), true);
       return 'leave';
     });
     assert.equal(result.status, 'done', result.text);
     assert.deepEqual(
       asked.map((a) => a.path),
-      ['src/a.ts'],
-      'asked once',
+      ['src/a.ts', '.vscode/tasks.json'],
+      'asked once, and for the VS Code settings folder again',
     );
+    assert.equal(existsSync(file('.vscode/tasks.json')), false);
     assert.match(readFileSync(file('src/a.ts'), 'utf8'), /cents \/ 100\.0/);
     assert.equal(readFileSync(file('src/d.ts'), 'utf8'), 'export {};\n');
     const undone = await vscode.commands.executeCommand<UndoResult>(

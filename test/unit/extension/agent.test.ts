@@ -19,7 +19,9 @@ import {
   checkRelativePath,
   clip,
   enabledPatterns,
+  editAlwaysAsks,
   isAllowListed,
+  isGitInternal,
   isSecretPath,
   matchesAny,
 } from '../../../extension/agent/policy.js';
@@ -167,6 +169,19 @@ test('secret files are refused unless the user allows them; templates and public
     'a bare name allows it in any folder',
   );
   assert.equal(isSecretPath('config/.env.prod', ['.env.test']), true);
+});
+
+test("git's folder is off limits; the workspace's VS Code settings always ask before an edit", () => {
+  assert.equal(isGitInternal('.git/config'), true);
+  assert.equal(isGitInternal('.GIT/hooks/pre-commit'), true);
+  assert.equal(isGitInternal('.git'), true);
+  assert.equal(isGitInternal('.gitignore'), false);
+  assert.equal(isGitInternal('src/.git-notes'), false);
+  assert.equal(editAlwaysAsks('.vscode/settings.json'), true);
+  assert.equal(editAlwaysAsks('.vscode/tasks.json'), true);
+  assert.equal(editAlwaysAsks('app.code-workspace'), true);
+  assert.equal(editAlwaysAsks('src/vscode/settings.json'), false);
+  assert.equal(editAlwaysAsks('src/a.ts'), false);
 });
 
 test('files.exclude patterns: the enabled ones, matched with VS Code glob semantics', () => {
