@@ -491,6 +491,13 @@ export const paymentsConfigSchema = z.strictObject({
       per_ip_per_hour: z.int().min(0).max(100_000).default(20),
     })
     .prefault({}),
+  /** IP whitelists (PUT /admin/accounts/:id/ip-whitelist): ranges wider than these need `force: true`. */
+  ip_whitelist: z
+    .strictObject({
+      min_prefix_ipv4: z.int().min(0).max(32).default(8),
+      min_prefix_ipv6: z.int().min(0).max(128).default(32),
+    })
+    .prefault({}),
   /** Signed /api requests (docs/payments-api.md#signed-requests). */
   signing: z
     .strictObject({

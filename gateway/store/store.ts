@@ -64,6 +64,13 @@ export interface Tx {
   set<T extends TableName>(name: T, id: string, value: Row<T>): void;
   del(name: TableName, id: string): void;
   post(posting: Posting): void;
+  /**
+   * The postings this transaction has made so far, from the `from`-th on (0: all): a payment
+   * records what each of its steps posted, whatever ledger accounts those postings touched.
+   */
+  postingsSince(from: number): Posting[];
+  /** How many postings this transaction has made so far (a mark for `postingsSince`). */
+  readonly posting_count: number;
   history(record: HistoryRecord): void;
   setAdminTokenHash(hash: string | null): void;
   /**
@@ -179,6 +186,8 @@ class Transaction implements Tx {
   private readonly undos: Array<() => void> = [];
   /** Rows this transaction archived, by `table\0id` (made on the first: most archive none). */
   private archived_rows: Map<string, unknown> | null = null;
+  /** Postings made through `post` (made on the first: most commits post none or few). */
+  private postings: Posting[] | null = null;
   constructor(
     readonly state: State,
     readonly now: Date,
@@ -243,6 +252,13 @@ class Transaction implements Tx {
   }
   post(posting: Posting): void {
     this.apply({ o: 'post', p: posting });
+    (this.postings ??= []).push(posting);
+  }
+  get posting_count(): number {
+    return this.postings?.length ?? 0;
+  }
+  postingsSince(from: number): Posting[] {
+    return this.postings?.slice(from) ?? [];
   }
   history(record: HistoryRecord): void {
     this.apply({ o: 'hist', r: record });

@@ -13,7 +13,7 @@ import {
   usageKeyMonth,
   usageMonthOver,
 } from '../../../gateway/payments/dmt/rules.ts';
-import { dmtOnFinal } from '../../../gateway/payments/dmt/commands.ts';
+import { dmtOnTransition } from '../../../gateway/payments/dmt/commands.ts';
 import { PaymentEngine, type PaymentIntent } from '../../../gateway/payments/engine/engine.ts';
 import {
   idempotencyExpired,
@@ -105,7 +105,7 @@ test('a pass deletes only what no reader uses, in bounded commits, and changes n
     config,
     providers: { recharge: [provider], dmt: [], pan: [], bills: [] },
     renderers: { recharge: renderRecharge },
-    hooks: { onFinal: () => {} },
+    hooks: { onTransition: () => {} },
   });
   // As index.ts builds it.
   const pruner = new Pruner({
@@ -253,8 +253,8 @@ test('a pass deletes only what no reader uses, in bounded commits, and changes n
         amount_micros: 1_000_000_000,
         details: { kind: 'transfer', mobile, month },
       }) as unknown as PaymentTxn;
-    await store.transact((tx) => dmtOnFinal(tx, failed('9876500002', '2024-12')));
-    await store.transact((tx) => dmtOnFinal(tx, failed('9876500001', '2025-01')));
+    await store.transact((tx) => dmtOnTransition(tx, failed('9876500002', '2024-12'), 'pending'));
+    await store.transact((tx) => dmtOnTransition(tx, failed('9876500001', '2025-01'), 'pending'));
     assert.equal(store.get('dmt_usage', '9876500002:2024-12'), undefined);
     assert.equal(store.get('dmt_usage', '9876500001:2025-01'), 8_000_000_000);
 
