@@ -1,6 +1,8 @@
-// The /v1 route table: each route names its handler. The chat protocols all run the one
-// pipeline (pipeline.ts) with their own translation (protocols/<name>/); the other routes
-// are a screenful each. An unknown path or method is a 404 in OpenAI's shape.
+// The /v1 route table: each route names its handler and the protocol it speaks. The chat
+// protocols all run the one pipeline (pipeline.ts) with their own translation
+// (protocols/<name>/); the other routes are a screenful each. An unknown path or method is a
+// 404 in OpenAI's shape (Google's under /v1beta). Every refusal (a 4xx) is counted by protocol and code
+// (aihub_chat_refusals_total); the log line carries its code and param (http/lean.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, isGeminiPath } from '../http/errors.js';
 import { pathOf, type Locals } from '../http/lean.js';
@@ -21,6 +23,7 @@ import {
 import { runCountTokens } from './protocols/messages/count-tokens.js';
 import { messagesProtocol } from './protocols/messages/translate.js';
 import { responsesProtocol } from './protocols/responses/translate.js';
+import type { RefusalRoute } from './metrics.js';
 import type { Protocol } from './protocols/types.js';
 import type { ChatRoom } from './room.js';
 
@@ -31,26 +34,91 @@ type Handler = (
   locals: Locals,
 ) => Promise<void> | void;
 
-const chat =
-  (protocol: Protocol): Handler =>
-  (room, req, res, locals) =>
-    runChat(room, req, res, locals, protocol);
+interface Route {
+  /** The protocol the route speaks, for the refusal metric. */
+  protocol: RefusalRoute;
+  handle: Handler;
+}
+
+const chat = (protocol: Protocol): Route => ({
+  protocol: protocol.name,
+  handle: (room, req, res, locals) => runChat(room, req, res, locals, protocol),
+});
 
 /** POST routes by exact path. */
-const POST = new Map<string, Handler>([
+const POST = new Map<string, Route>([
   ['/v1/chat/completions', chat(chatProtocol)],
   ['/v1/responses', chat(responsesProtocol)],
   ['/v1/messages', chat(messagesProtocol)],
   ['/v1/completions', chat(completionsProtocol)],
-  ['/v1/messages/count_tokens', runCountTokens],
-  ['/v1/embeddings', runEmbeddings],
+  ['/v1/messages/count_tokens', { protocol: 'messages', handle: runCountTokens }],
+  ['/v1/embeddings', { protocol: 'embeddings', handle: runEmbeddings }],
 ]);
 
 /** GET (and HEAD) routes by exact path. */
-const GET = new Map<string, Handler>([
-  ['/v1/models', listModels],
-  ['/v1/balance', balance],
+const GET = new Map<string, Route>([
+  ['/v1/models', { protocol: 'other', handle: listModels }],
+  ['/v1/balance', { protocol: 'other', handle: balance }],
 ]);
+
+const MODEL: Route = {
+  protocol: 'other',
+  handle: (room, req, res, locals) => {
+    locals.route = '/v1/models/:model';
+    const id = decodeURIComponent(pathOf(req.url).slice('/v1/models/'.length));
+    return getModel(room, req, res, locals, id);
+  },
+};
+
+const NO_ROUTE: Route = {
+  protocol: 'other',
+  handle: (_room, req) => {
+    const path = pathOf(req.url);
+    throw new ApiError(404, 'not_found', `no route for ${req.method} ${path.slice(0, 200)}`);
+  },
+};
+
+/** Google's Gemini API: its methods under `/v1beta/models/` (and `/v1/models/`), its model list. */
+function findGemini(req: IncomingMessage, path: string): Route | null {
+  if (req.method === 'POST') {
+    const target = methodOf(path);
+    if (target)
+      return {
+        protocol: 'gemini',
+        handle: (room, req, res, locals) => runGemini(room, req, res, locals, target),
+      };
+    if (isGeminiPath(path) && path.includes(':'))
+      return {
+        protocol: 'gemini',
+        handle: () => {
+          throw unknownMethod(path);
+        },
+      };
+    return null;
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') return null;
+  if (path === '/v1beta/models' || (path === '/v1/models' && isGoogleClient(req)))
+    return { protocol: 'gemini', handle: listGeminiModels };
+  const model = /^\/(v1beta|v1)\/models\/([^/:]+)$/.exec(path);
+  if (!model || (model[1] !== 'v1beta' && !isGoogleClient(req))) return null;
+  return {
+    protocol: 'gemini',
+    handle: (room, req, res, locals) => {
+      locals.route = `/${model[1]}/models/:model`;
+      return getGeminiModel(room, req, res, locals, decodeURIComponent(model[2]!));
+    },
+  };
+}
+
+function find(req: IncomingMessage, path: string): Route {
+  const method = req.method;
+  if (method === 'POST') return POST.get(path) ?? findGemini(req, path) ?? NO_ROUTE;
+  if (method === 'GET' || method === 'HEAD')
+    return (
+      findGemini(req, path) ?? GET.get(path) ?? (path.startsWith('/v1/models/') ? MODEL : NO_ROUTE)
+    );
+  return NO_ROUTE;
+}
 
 export function routeChat(
   room: ChatRoom,
@@ -58,29 +126,15 @@ export function routeChat(
   res: ServerResponse,
   locals: Locals,
 ): Promise<void> | void {
-  const path = pathOf(req.url);
-  if (req.method === 'POST') {
-    const handler = POST.get(path);
-    if (handler) return handler(room, req, res, locals);
-    const gemini = methodOf(path);
-    if (gemini) return runGemini(room, req, res, locals, gemini);
-    if (isGeminiPath(path) && path.includes(':')) throw unknownMethod(path);
+  const route = find(req, pathOf(req.url));
+  const counted = (error: unknown): never => {
+    if (error instanceof ApiError && error.status >= 400 && error.status < 499)
+      room.metrics.refused(route.protocol, error.code);
+    throw error;
+  };
+  try {
+    return route.handle(room, req, res, locals)?.catch(counted);
+  } catch (error) {
+    return counted(error);
   }
-  if (req.method === 'GET' || req.method === 'HEAD') {
-    if (path === '/v1beta/models' || (path === '/v1/models' && isGoogleClient(req)))
-      return listGeminiModels(room, req, res, locals);
-    const model = /^\/(v1beta|v1)\/models\/([^/:]+)$/.exec(path);
-    if (model && (model[1] === 'v1beta' || isGoogleClient(req))) {
-      locals.route = `/${model[1]}/models/:model`;
-      return getGeminiModel(room, req, res, locals, decodeURIComponent(model[2]!));
-    }
-    const handler = GET.get(path);
-    if (handler) return handler(room, req, res, locals);
-    if (path.startsWith('/v1/models/')) {
-      locals.route = '/v1/models/:model';
-      const id = decodeURIComponent(path.slice('/v1/models/'.length));
-      return getModel(room, req, res, locals, id);
-    }
-  }
-  throw new ApiError(404, 'not_found', `no route for ${req.method} ${path.slice(0, 200)}`);
 }

@@ -9,6 +9,7 @@ import { nativeJson, nativeUsageOf } from '../native.js';
 import type { Usage } from '../protocols/types.js';
 import type { ChatRoom } from '../room.js';
 import { estimated, fromUpstream, ZERO, type Call } from './call.js';
+import { capOutput, overrunWarning, trimCompletion } from './output-meter.js';
 import { completeNative, nativeRequest } from './pass-through.js';
 import { answerJson, finish, unrouted, xAihub } from './settle.js';
 
@@ -40,28 +41,12 @@ export async function answer(room: ChatRoom, res: ServerResponse, call: Call): P
   let usage: Usage;
   let answer_text: string;
   try {
-    if (native_body) {
-      usage =
-        nativeUsageOf(call.protocol, native_body) ??
-        estimated(
-          call.engine_request.prompt_tokens_estimate,
-          countTextTokens(
-            JSON.stringify(
-              native_body.output ??
-                native_body.content ??
-                native_body.choices ??
-                native_body.candidates ??
-                '',
-            ),
-          ),
-        );
-      answer_text = JSON.stringify(nativeJson(call.protocol, native_body, call.tier.id));
-    } else {
-      usage = completion.usage
-        ? fromUpstream(completion.usage)
-        : estimated(call.engine_request.prompt_tokens_estimate, countCompletion(completion));
-      answer_text = JSON.stringify(call.body.json(completion, usage, call.meta));
-    }
+    usage = billedUsage(call, completion, native_body);
+    answer_text = JSON.stringify(
+      native_body
+        ? nativeJson(call.protocol, native_body, call.tier.id)
+        : call.body.json(completion, usage, call.meta),
+    );
   } catch (error) {
     await finish(room, call, ZERO, 'upstream_error', target, false);
     throw new ApiError(
@@ -90,4 +75,49 @@ function countCompletion(completion: UpstreamCompletion): number {
     if (tool_calls) tokens += countTextTokens(toolCallText(tool_calls));
   }
   return tokens;
+}
+
+/**
+ * What a JSON answer is billed: the upstream's usage (a native answer's in its protocol's
+ * fields), else the gateway's count; never more output than the hold covers. An upstream that
+ * ignored the limit has its answer cut to it and is billed on what is sent.
+ */
+function billedUsage(
+  call: Call,
+  completion: UpstreamCompletion,
+  native_body: Record<string, unknown> | null,
+): Usage {
+  const limit_tokens = call.engine_request.max_output_tokens * call.body.choices;
+  let counted: Usage;
+  let over = false;
+  if (native_body) {
+    counted =
+      nativeUsageOf(call.protocol, native_body) ??
+      estimated(
+        call.engine_request.prompt_tokens_estimate,
+        countTextTokens(
+          JSON.stringify(
+            native_body.output ??
+              native_body.content ??
+              native_body.choices ??
+              native_body.candidates ??
+              '',
+          ),
+        ),
+      );
+  } else {
+    over = trimCompletion(completion, call.engine_request.max_output_tokens);
+    const reported = completion.usage ? fromUpstream(completion.usage) : null;
+    counted =
+      reported && !over
+        ? reported
+        : {
+            ...(reported ?? estimated(call.engine_request.prompt_tokens_estimate, 0)),
+            completion_tokens: countCompletion(completion),
+            estimated: true,
+          };
+  }
+  const { usage, capped } = capOutput(counted, limit_tokens);
+  if (over || (capped && !counted.estimated)) call.warnings.push(overrunWarning(limit_tokens));
+  return usage;
 }

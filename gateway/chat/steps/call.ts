@@ -17,6 +17,8 @@ export interface Settling {
 
 /** A chat call on its way to the engines: the protocol's translation, the engine request, what the presenters know. */
 export interface Call extends Settling {
+  /** The translation's warnings (the same array as body.warnings), and the pipeline's. */
+  warnings: string[];
   engine_request: EngineRequest;
   body: ChatCall;
   meta: AnswerMeta;

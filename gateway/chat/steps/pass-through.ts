@@ -14,6 +14,7 @@ import { NATIVE_CAP_FIELD, nativeBody, NativeStream } from '../native.js';
 import type { ChatRoom } from '../room.js';
 import { SseWriter } from '../sse.js';
 import type { Call } from './call.js';
+import { capOutput, overrunWarning } from './output-meter.js';
 import { relay } from './relay.js';
 import { warningHeaders, finish, unrouted, xAihub } from './settle.js';
 import { asUpstreamError, toApiError } from './upstream-errors.js';
@@ -98,7 +99,12 @@ export async function streamNative(
       await value.rest.return?.().catch(() => undefined);
   }
   const aborted = call.engine_request.signal.aborted || sse.isClosed;
-  const usage = passed.billed(call.engine_request.prompt_tokens_estimate);
+  const limit_tokens = call.engine_request.max_output_tokens * call.body.choices;
+  const { usage, capped } = capOutput(
+    passed.billed(call.engine_request.prompt_tokens_estimate),
+    limit_tokens,
+  );
+  if (capped && !usage.estimated) call.warnings.push(overrunWarning(limit_tokens));
   const settlement = await finish(
     room,
     call,

@@ -238,6 +238,9 @@ function responseJson(
     });
   });
   const incomplete = incompleteDetails(choice.finish_reason);
+  // The item the output limit cut (the last one) is incomplete, as the Response is.
+  const last = output.at(-1);
+  if (incomplete && last && 'status' in last) last.status = 'incomplete';
   return {
     ...responseEnvelope(body, meta),
     status: incomplete ? 'incomplete' : 'completed',
