@@ -97,7 +97,8 @@ export interface KeyStats {
 
 interface Manifest {
   format: 'aihub-index';
-  version: 2;
+  /** 3: final idempotency records by id too (issue #26); 2: id runs of transactions only; 1: id buckets. */
+  version: 3;
   seq: number;
   max_lag_ms: number;
   /** key → [entries, last ts_ms, last aux, entries per tag (txn lists)?] */
@@ -438,17 +439,23 @@ export class Archive {
     options: { read_only?: boolean; warn?: (message: string) => void },
   ): Promise<Manifest | null> {
     let manifest = await this.manifest_file.read();
-    if (manifest && (manifest.format !== 'aihub-index' || (manifest.version as number) > 2))
+    if (manifest && (manifest.format !== 'aihub-index' || (manifest.version as number) > 3))
       throw new CorruptStoreError(
-        `${join(dir, MANIFEST)} is not an AIHub index manifest of version 1 or 2`,
+        `${join(dir, MANIFEST)} is not an AIHub index manifest of version 1 to 3`,
       );
-    if (manifest && (manifest.version as number) === 1) {
+    const version = manifest?.version as number | undefined;
+    if (manifest && version !== 3) {
       if (options.read_only)
         throw new CorruptStoreError(
-          `the indexes in ${dir} are of version 1; start the gateway once to rebuild them`,
+          `the indexes in ${dir} are of version ${version}; start the gateway once to rebuild them`,
         );
+      // Version 2 indexed no idempotency record by id: those the checkpoint still holds live
+      // are dropped from it as it is read (they are final), and found through the id runs
+      // built now, from the first record.
       options.warn?.(
-        `the indexes in ${dir} are of version 1 (id buckets); indexing the journal again for version 2 (id runs)`,
+        version === 1
+          ? `the indexes in ${dir} are of version 1 (id buckets); indexing the journal again for version 3 (id runs)`
+          : `the indexes in ${dir} are of version 2 (no idempotency keys by id); indexing the journal again for version 3, once`,
       );
       manifest = null;
     }
@@ -648,19 +655,11 @@ export class Archive {
     if (op.o === 'post') {
       this.applyPosting(op.p, entry);
     } else if (op.o === 'set' && isArchivedRow(op.t, op.v)) {
-      const txn = op.v as ArchivedTxn;
-      const finalized_ms = this.parseTs(txn.finalized_at ?? txn.updated_at);
-      const created_ms = Date.parse(txn.created_at);
-      this.max_lag_ms = Math.max(this.max_lag_ms, finalized_ms - created_ms);
-      entry.ts_ms = finalized_ms;
-      entry.tag = txnTag(txn.service, txn.status);
-      entry.aux = created_ms;
-      entry.aux2 = txn.amount_micros;
-      this.add('txn', txn.account_id, entry);
-      this.add('txn', ALL, entry);
+      // Every final row is found by its id (id runs); a payment transaction is listed too.
+      if (op.t === 'payment_txns') this.applyTxn(op.v as ArchivedTxn, entry);
       if (this.wantsIds(entry.seq))
         this.ids.add({
-          hash: hash32(txn.id),
+          hash: hash32(op.id),
           op: entry.op,
           seq: entry.seq,
           segment: entry.segment,
@@ -670,6 +669,19 @@ export class Archive {
     } else if (op.o === 'hist') {
       this.applyHistory(op.r, entry);
     }
+  }
+
+  /** A finalized payment transaction: its account's list and every account's. */
+  private applyTxn(txn: ArchivedTxn, entry: Entry): void {
+    const finalized_ms = this.parseTs(txn.finalized_at ?? txn.updated_at);
+    const created_ms = Date.parse(txn.created_at);
+    this.max_lag_ms = Math.max(this.max_lag_ms, finalized_ms - created_ms);
+    entry.ts_ms = finalized_ms;
+    entry.tag = txnTag(txn.service, txn.status);
+    entry.aux = created_ms;
+    entry.aux2 = txn.amount_micros;
+    this.add('txn', txn.account_id, entry);
+    this.add('txn', ALL, entry);
   }
 
   private applyPosting(posting: Posting, entry: Entry): void {
@@ -762,15 +774,24 @@ export class Archive {
     return this.ids.blocks_read;
   }
 
-  /** The finalized payment transaction with this id, from its newest archived version. */
-  archivedTxn(id: string): ArchivedTxn | undefined {
-    let found: ArchivedTxn | undefined;
+  /**
+   * The final row `id` of an archived table (ARCHIVED_TABLES), from its newest archived
+   * version: the id runs say where (about one block read), the journal line holds it.
+   */
+  archivedRow(table: string, id: string): unknown {
+    let found: unknown;
     this.ids.find(hash32(id), (place) => {
       const op = this.record({ ...place, ts_ms: 0, tag: 0, aux: 0, aux2: 0 }).ops[place.op];
-      if (op?.o === 'set' && op.id === id && isArchivedRow(op.t, op.v)) found = op.v as ArchivedTxn;
+      if (op?.o === 'set' && op.t === table && op.id === id && isArchivedRow(op.t, op.v))
+        found = op.v;
       return found === undefined;
     });
     return found;
+  }
+
+  /** The finalized payment transaction with this id, from its newest archived version. */
+  archivedTxn(id: string): ArchivedTxn | undefined {
+    return this.archivedRow('payment_txns', id) as ArchivedTxn | undefined;
   }
 
   /** The finalized transaction a txn entry indexes. */
@@ -925,7 +946,7 @@ export class Archive {
     mkdirPrivate(join(this.data_dir, INDEX_DIR));
     await this.manifest_file.write({
       format: 'aihub-index',
-      version: 2,
+      version: 3,
       seq,
       max_lag_ms: this.max_lag_ms,
       lists,
