@@ -668,6 +668,9 @@ export class Archive {
         });
     } else if (op.o === 'hist') {
       this.applyHistory(op.r, entry);
+    } else if (op.o === 'del' && op.t === 'keys' && entry.seq > this.manifest_seq) {
+      // A key deleted (an old revoked one: accounts.ts) takes its figures with it.
+      this.keys.delete(op.id);
     }
   }
 
