@@ -2,6 +2,7 @@
 // views used by the extension-host tests and by other extensions. Never exposes the key.
 import type * as vscode from 'vscode';
 import type { ChatEntry, ConversationSummary, SpendView, ToWebview } from './chat/protocol.js';
+import type { CodebaseStatus } from './codebase/index.js';
 import type { BuiltContext } from './context/chatContext.js';
 import type { ProposalOutcome } from './generate/proposal.js';
 import type { InlineStats } from './inline/provider.js';
@@ -29,6 +30,11 @@ export interface AIHubApi {
   /** The messages the chat view receives, as they are sent. */
   onDidPostToChat: vscode.Event<ToWebview>;
   statusBarText(): string;
+  /** The codebase index: state, size, what it left out, what it cost. */
+  codebase(): CodebaseStatus;
+  onDidChangeCodebase: vscode.Event<CodebaseStatus>;
+  /** The indexed files: workspace-relative paths (sorted), content hashes, chunk counts. */
+  codebaseFiles(): Array<{ path: string; sha256: string; chunks: number }>;
   hasApiKey(): Promise<boolean>;
   localGateway(): {
     state: LocalGatewayState;

@@ -48,6 +48,17 @@ export interface CompleteRequest extends ChatRequest {
   stop?: string[];
 }
 
+/** An embeddings request: one vector per input, in input order. */
+export interface EmbedRequest {
+  model: string;
+  input: string[];
+}
+
+export interface EmbedResult {
+  vectors: Float32Array[];
+  meta: ReplyMeta | undefined;
+}
+
 /** A legacy completions request with a suffix (fill-in-the-middle). */
 export interface FimRequest {
   model: string;
@@ -158,6 +169,27 @@ export class GatewayClient {
   }
 
   /**
+   * POST /v1/embeddings. Asks for base64 (little-endian float32, a quarter of the JSON's size) and
+   * decodes it straight into Float32Arrays; a gateway that answers with number arrays works too.
+   */
+  async embed(request: EmbedRequest, signal: AbortSignal): Promise<EmbedResult> {
+    const response = await this.openai.embeddings.create(
+      { model: request.model, input: request.input, encoding_format: 'base64' },
+      { signal, maxRetries: 1 },
+    );
+    const data = [...response.data].sort((a, b) => a.index - b.index);
+    if (data.length !== request.input.length)
+      throw new Error(
+        `the gateway answered ${data.length} embeddings for ${request.input.length} inputs`,
+      );
+    const raw = (response as { x_aihub?: RawXAihub }).x_aihub;
+    return {
+      vectors: data.map((item) => toFloat32(item.embedding as unknown)),
+      meta: raw ? toMeta(raw) : undefined,
+    };
+  }
+
+  /**
    * Whether the gateway serves POST /v1/completions: an empty body is answered 400 (invalid
    * request) where the route exists, 404 not_found where it does not. Costs nothing either way.
    */
@@ -218,9 +250,23 @@ function toMeta(raw: RawXAihub): ReplyMeta {
     cost: Number(raw.cost),
     balance: Number(raw.balance),
     currency: raw.currency,
-    promptTokens: Number(raw.prompt_tokens),
-    completionTokens: Number(raw.completion_tokens),
+    promptTokens: Number(raw.prompt_tokens ?? 0),
+    completionTokens: Number(raw.completion_tokens ?? 0),
   };
+}
+
+/** An embedding as base64 little-endian float32 or as an array of numbers. */
+function toFloat32(embedding: unknown): Float32Array {
+  if (typeof embedding === 'string') {
+    const bytes = Buffer.from(embedding, 'base64');
+    if (bytes.length % 4 !== 0) throw new Error('an embedding is not a whole number of floats');
+    const vector = new Float32Array(bytes.length / 4);
+    for (let i = 0; i < vector.length; i++) vector[i] = bytes.readFloatLE(i * 4);
+    return vector;
+  }
+  if (Array.isArray(embedding) && embedding.every((v) => typeof v === 'number'))
+    return Float32Array.from(embedding);
+  throw new Error('an embedding is neither base64 nor an array of numbers');
 }
 
 function describeModel(model: OpenAI.Models.Model): string {

@@ -9,6 +9,8 @@ import { askInChat, newChat, openChat, stopReply } from './commands/chat.js';
 import { clearApiKey } from './commands/clearApiKey.js';
 import { explainSelection } from './commands/explainSelection.js';
 import { addFileToChat } from './commands/addFileToChat.js';
+import { CodebaseIndex } from './codebase/index.js';
+import { codebaseCommands } from './commands/codebase.js';
 import { acceptProposal, generateCode, rejectProposal } from './commands/generateCode.js';
 import { ChatContext } from './context/chatContext.js';
 import { ProposalManager } from './generate/proposal.js';
@@ -26,11 +28,9 @@ let services: Services | undefined;
 export function activate(context: vscode.ExtensionContext): AIHubApi {
   const activationStarted = performance.now();
   services = new Services(context);
-  const chatContext = new ChatContext(
-    () => services!.settings().context.budgetTokens,
-    services.settings().context.includeActiveEditor,
-  );
-  const session = new ChatSession(services, context.workspaceState, chatContext);
+  const chatContext = ChatContext.forSettings(services);
+  const codebase = new CodebaseIndex(services, context);
+  const session = new ChatSession(services, context.workspaceState, chatContext, codebase);
   const chatView = new ChatViewProvider(services, session, chatContext);
   const statusBar = new BalanceStatusBar(services);
   const proposals = new ProposalManager();
@@ -61,6 +61,8 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
 
   context.subscriptions.push(
     services,
+    codebase,
+    ...codebaseCommands(codebase),
     session,
     chatContext,
     chatView,
@@ -93,6 +95,7 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
     chatContext,
     inline,
     proposals,
+    codebase,
   });
 }
 
@@ -105,6 +108,7 @@ interface ApiParts {
   chatContext: ChatContext;
   inline: InlineCompletionProvider;
   proposals: ProposalManager;
+  codebase: CodebaseIndex;
 }
 
 /** What activate() returns: the extension's state as its tests read it. */
@@ -117,6 +121,7 @@ function extensionApi({
   chatContext,
   inline,
   proposals,
+  codebase,
 }: ApiParts): AIHubApi {
   return {
     activationMs,
@@ -136,6 +141,9 @@ function extensionApi({
     onDidAskSpend: owned.spend.onDidAsk,
     proposalPending: () => proposals.pending,
     onDidDecideProposal: proposals.onDidDecide,
+    codebase: () => codebase.status(),
+    onDidChangeCodebase: codebase.onDidChange,
+    codebaseFiles: () => codebase.indexedFiles(),
     hasApiKey: async () => (await owned.keys.get()) !== undefined,
     localGateway: () => ({
       state: owned.localGateway.state,

@@ -1,5 +1,6 @@
 // Reads the aihub.* settings into one typed snapshot. The API key is never a setting.
 import * as vscode from 'vscode';
+import { DEFAULT_EXCLUDES } from './codebase/exclude.js';
 import { isLoopbackUrl, localBaseUrl, normalizeBaseUrl, type BaseUrl } from './baseUrl.js';
 
 export const DEFAULT_MODEL = 'service-ai-lite';
@@ -27,6 +28,16 @@ export interface Settings {
   };
   /** Currency units per UTC day; 0 = no cap. */
   spendingCapPerDay: number;
+  /** The codebase index (whether it is on is workspace state, not a setting: see codebase/index.ts). */
+  codebase: {
+    model: string;
+    maxFiles: number;
+    maxFileBytes: number;
+    /** .gitignore-syntax patterns. */
+    exclude: string[];
+    /** Chunks @codebase adds to a message at most. */
+    maxResults: number;
+  };
 }
 
 export function readSettings(): Settings {
@@ -70,7 +81,21 @@ export function readSettings(): Settings {
       maxTokens: clampInt(config.get<number>('inlineCompletions.maxTokens', 128), 1, 2_048, 128),
     },
     spendingCapPerDay: Math.max(0, Number(config.get<number>('spendingCap.perDay', 0)) || 0),
+    codebase: {
+      model: config.get<string>('codebase.model', DEFAULT_MODEL) || DEFAULT_MODEL,
+      maxFiles: clampInt(config.get<number>('codebase.maxFiles', 5_000), 1, 50_000, 5_000),
+      maxFileBytes:
+        1024 * clampInt(config.get<number>('codebase.maxFileSizeKB', 256), 1, 4_096, 256),
+      exclude: stringList(config.get<unknown>('codebase.exclude'), DEFAULT_EXCLUDES),
+      maxResults: clampInt(config.get<number>('codebase.maxResults', 8), 1, 50, 8),
+    },
   };
+}
+
+function stringList(value: unknown, fallback: readonly string[]): string[] {
+  return Array.isArray(value)
+    ? value.filter((v): v is string => typeof v === 'string').slice(0, 1_000)
+    : [...fallback];
 }
 
 function clampInt(value: unknown, min: number, max: number, fallback: number): number {

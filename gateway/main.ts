@@ -33,7 +33,8 @@ const USAGE = `Usage: aihub-gateway [serve] [--port N] [--host H] [--data-dir D]
        aihub-gateway rotate-key [--data-dir D] [--database-url URL]   (that gateway stopped: re-seal secrets and eKYC documents under a new key)
 
 Environment: PORT, HOST, AIHUB_DATA_DIR, AIHUB_CONFIG, AIHUB_ADMIN_TOKEN (32+ characters),
-AIHUB_PUBLIC_URL, AIHUB_MODE (sandbox|live), AIHUB_LOG_LEVEL, AIHUB_TLS_CERT_FILE and
+AIHUB_PUBLIC_URL, AIHUB_MODE (sandbox|live; unset: sandbox only while every engine is builtin and
+every payments provider a sandbox, else live), AIHUB_LOG_LEVEL, AIHUB_TLS_CERT_FILE and
 AIHUB_TLS_KEY_FILE (serve HTTPS; SIGHUP reloads them), AIHUB_ENCRYPTION_KEY and
 AIHUB_ENCRYPTION_OLD_KEYS (64 hex digits each; default: the data dir's encryption.key),
 AIHUB_DATABASE_URL (postgres://...: the PostgreSQL store, any number of gateways; flag --database-url),
@@ -162,6 +163,8 @@ async function serve(config: Config): Promise<void> {
   const tls = loadTls(config);
   const trust_proxy = loadTrustProxy(config);
   const logger = createLogger(config.log_level);
+  // Said before anything else: in sandbox mode anyone may top up simulated money.
+  logger.info({ msg: `${config.mode} mode`, mode: config.mode, why: config.mode_reason });
   const store = await openStore(config, (message) => logger.warn({ msg: message }));
   const sealer = await openSecrets(store, config.data_dir, logger);
 
@@ -211,15 +214,7 @@ async function serve(config: Config): Promise<void> {
   const address = server.address();
   if (address && typeof address === 'object') config.port = address.port;
   public_url = publicUrl(config);
-  logger.info({
-    msg: 'listening',
-    host: config.host,
-    port: config.port,
-    url: public_url,
-    data_dir: config.data_dir,
-    mode: config.mode,
-    tls: tls !== null,
-  });
+  logListening(logger, config, public_url, tls !== null);
   if (server instanceof HttpsServer) reloadTlsOnSighup(server, config, logger);
   payments.start(); // status checks of pending transactions (also those from before a restart), webhooks
 
@@ -228,6 +223,20 @@ async function serve(config: Config): Promise<void> {
     await chat.close();
     await llm.close(); // upstream connection pools
     await store.close();
+  });
+}
+
+/** The line tests and the extension wait for: where the gateway listens, and in which mode. */
+function logListening(logger: Logger, config: Config, url: string, tls: boolean): void {
+  logger.info({
+    msg: 'listening',
+    host: config.host,
+    port: config.port,
+    url,
+    data_dir: config.data_dir,
+    mode: config.mode,
+    mode_source: config.mode_source,
+    tls,
   });
 }
 

@@ -39,10 +39,13 @@ export interface ModelChoice {
   label: string;
 }
 
-/** One piece of editor context the next message carries: the active editor's selection or file, or an added file. */
+/**
+ * One piece of editor context the next message carries: the active editor's selection or file, an
+ * added file, or a passage `@codebase` found.
+ */
 export interface ContextItemView {
   id: string;
-  kind: 'active' | 'file';
+  kind: 'active' | 'file' | 'codebase';
   label: string;
   /** e.g. "lines 3-9 selected", "whole file". */
   detail: string;

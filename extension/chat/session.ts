@@ -5,7 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ChatTurn } from '../client.js';
-import type { ChatContext } from '../context/chatContext.js';
+import { codebaseQuery, mentionsCodebase, mergeHits } from '../codebase/mention.js';
+import type { CodebaseSearch } from '../codebase/types.js';
+import type { ChatContext, CodebaseContext } from '../context/chatContext.js';
 import { CHAT_SYSTEM_PROMPT } from '../prompts.js';
 import type { Services } from '../services.js';
 import { promptChars } from '../spendMath.js';
@@ -20,6 +22,11 @@ export interface AskOptions {
   /** The tier for this message (the view's picker); the aihub.model setting otherwise. */
   model?: string;
 }
+
+/** The codebase index as the chat uses it: the search, and its state to explain why it is not ready. */
+type ChatCodebase = CodebaseSearch & {
+  status(): { state: string; progress: { done: number; total: number } | undefined };
+};
 
 const MAX_STORED_ENTRIES = 200;
 /** @mentions resolved per message. */
@@ -51,6 +58,7 @@ export class ChatSession implements vscode.Disposable {
     private readonly services: Services,
     memento: vscode.Memento,
     private readonly context: ChatContext,
+    private readonly codebase?: ChatCodebase,
   ) {
     this.store = new ConversationStore(memento);
     const latest = this.store.list()[0];
@@ -109,8 +117,10 @@ export class ChatSession implements vscode.Disposable {
     if (this.current) this.stop();
     const settings = { ...this.services.settings() };
     if (options.model) settings.model = options.model;
+    const codebase =
+      options.withContext && mentionsCodebase(text) ? await this.searchCodebase(text) : undefined;
     const built = options.withContext
-      ? await this.context.build(await mentionedFiles(text))
+      ? await this.context.build(await mentionedFiles(text), codebase)
       : undefined;
     const { user, reply } = newTurn(text, built?.labels, settings.model);
     const question = built?.prompt ? `${built.prompt}\n\n${text}` : text;
@@ -171,6 +181,45 @@ export class ChatSession implements vscode.Disposable {
       await this.persist();
     }
     return reply;
+  }
+
+  /** `@codebase`: the passages closest to the message, or why there are none. */
+  private async searchCodebase(text: string): Promise<CodebaseContext> {
+    const status = this.codebase?.status();
+    if (this.codebase && !this.codebase.ready && status && status.state !== 'off') {
+      const progress = status.progress
+        ? ` (${status.progress.done}/${status.progress.total} files)`
+        : '';
+      const why =
+        status.state === 'untrusted'
+          ? 'not available in an untrusted workspace'
+          : status.state === 'indexing' || status.state === 'starting'
+            ? `the index is being built${progress}; ask again in a moment`
+            : `the index is ${status.state}`;
+      return { problem: why };
+    }
+    if (!this.codebase?.ready) {
+      void vscode.window
+        .showInformationMessage(
+          'AIHub: @codebase needs the codebase index, which is off for this workspace. Indexing embeds your files through the gateway (billed like other requests).',
+          'Index Codebase',
+        )
+        .then((picked) => {
+          if (picked) void vscode.commands.executeCommand('aihub.indexCodebase');
+        });
+      return { problem: 'not indexed: run AIHub: Index Codebase' };
+    }
+    try {
+      const limit = this.services.settings().codebase.maxResults;
+      const result = await this.codebase.search(codebaseQuery(text), {
+        limit,
+        signal: AbortSignal.timeout(60_000),
+      });
+      return { hits: mergeHits(result.hits) };
+    } catch (error) {
+      const message = this.services.advise(error)?.message ?? (error as Error).message;
+      return { problem: `search failed: ${message}` };
+    }
   }
 
   /** The reply refused before sending: it could pass the daily spending cap. */
@@ -316,6 +365,7 @@ async function mentionedFiles(text: string): Promise<vscode.Uri[]> {
   for (const match of text.matchAll(/(?:^|\s)@([\w./-]{1,300})/g)) {
     if (found.length >= MAX_MENTIONS) break;
     const path = match[1]!.replace(/[.,;:]+$/, '');
+    if (path.toLowerCase() === 'codebase') continue; // @codebase: the index, not a file
     if (path.split('/').includes('..')) continue;
     for (const folder of folders) {
       const uri = vscode.Uri.joinPath(folder.uri, path);

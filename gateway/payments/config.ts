@@ -3,6 +3,8 @@
 import { z } from 'zod';
 import { providerListSchema, smsSenderSchema } from '../providers/config.js';
 import { type AmountError, unitsToMicros } from '../util/money.js';
+import { taxSchema } from './tax-config.js';
+import { percentBpSchema } from '../util/amount-schema.js';
 
 export const OPERATOR_TYPES = ['prepaid', 'postpaid', 'dth', 'electricity'] as const;
 export type OperatorType = (typeof OPERATOR_TYPES)[number];
@@ -188,20 +190,7 @@ export const DEFAULT_SANDBOX_CHAIN = [
 const ms = (min: number, max: number, fallback: number) =>
   z.int().min(min).max(max).default(fallback);
 
-/** A percentage with at most 2 decimals, kept as basis points (1.25 % → 125). */
-const percentSchema = (max: number) =>
-  z
-    .number()
-    .min(0)
-    .max(max)
-    .transform((pct, ctx) => {
-      try {
-        return unitsToMicros(pct, 2) / 10_000;
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as AmountError).message });
-        return z.NEVER;
-      }
-    });
+const percentSchema = percentBpSchema;
 
 /**
  * One slab of a charges table: for amounts up to `up_to` (inclusive; slabs in increasing
@@ -327,6 +316,7 @@ export const DEFAULT_BILLERS = [
 ];
 
 export const paymentsConfigSchema = z.strictObject({
+  tax: taxSchema,
   /** Same account, number and amount within this window without an idempotency key → 409 (0 turns it off). */
   duplicate_window_ms: ms(0, 86_400_000, 120_000),
   /**

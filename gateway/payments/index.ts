@@ -34,6 +34,8 @@ import { WebhookSender, enqueueWebhook } from './engine/webhooks.js';
 import { RequestSigning } from './signing.js';
 import { billFetchExpired, type PaymentTxn } from './engine/tables.js';
 import { DEFAULT_TURN_BUDGET } from '../store/turns.js';
+import { Pricing } from './network/pricing.js';
+import { networkRouter } from './network/routes.js';
 
 export interface Payments {
   /** Mounted at /api. */
@@ -108,16 +110,18 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     ...deps,
     settings: payments,
     engine,
+    pricing: new Pricing(payments),
     webhooks,
     providers,
     sms,
     onStop: (fn) => stopping.push(fn),
   };
   const reports = reportsRouter(ctx);
+  const network = networkRouter(ctx);
   if (deps.metrics) registerReportMetrics(ctx, deps.metrics.registry);
   return {
-    api: apiRouter(ctx, reports.api),
-    admin: Router().use(paymentsAdminRouter(ctx), reports.admin),
+    api: apiRouter(ctx, Router().use(reports.api, network.api)),
+    admin: Router().use(paymentsAdminRouter(ctx), reports.admin, network.admin),
     audit: auditMiddleware(store, logger),
     engine,
     route_docs: paymentsRouteDocs(payments),
@@ -211,7 +215,8 @@ function prunerOf(deps: RoomDeps, engine: PaymentEngine): Pruner {
   });
 }
 
-function apiRouter(ctx: PaymentsContext, reports: Router): Router {
+/** The /api router: signing, API logs, authorization before any body, then every service; `more`: reports and the network. */
+function apiRouter(ctx: PaymentsContext, more: Router): Router {
   const signing = new RequestSigning({
     now_ms: () => ctx.clock.now().getTime(),
     sealer: ctx.sealer,
@@ -226,7 +231,7 @@ function apiRouter(ctx: PaymentsContext, reports: Router): Router {
   api.use(panRouter(ctx));
   api.use(billsRouter(ctx));
   api.use(accountRouter(ctx));
-  api.use(reports);
+  api.use(more);
   return api;
 }
 

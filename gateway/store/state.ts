@@ -150,6 +150,8 @@ export interface Posting {
   entries: Array<[ledger_account: string, amount_micros: number]>;
   hold?: { id: string; action: 'open' | 'capture' | 'void' };
   ref?: string;
+  /** What the posting's amounts came from (a commission's slab, a GST split's rate and place of supply). */
+  meta?: Record<string, string | number>;
 }
 
 export interface HistoryRecord {

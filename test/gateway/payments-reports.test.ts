@@ -128,9 +128,12 @@ test('reports: totals equal the ledger, CSV equals JSON, filters, pages, API log
       sorted.map((r: any) => r.txn_id),
     );
 
-    // totals = the wallet's movement: credited − balance = Σ success (amount + charges − commission)
+    // totals = the wallet's movement: credited − balance = Σ success (amount + charges − commission + its TDS)
     const spent = round2(
-      data.totals.success.amount + data.totals.success.charges - data.totals.success.commission,
+      data.totals.success.amount +
+        data.totals.success.charges -
+        data.totals.success.commission +
+        data.totals.success.tds,
     );
     assert.equal(spent, round2(10_000 - (await balance(gw, a.headers))));
 
@@ -168,11 +171,13 @@ test('reports: totals equal the ledger, CSV equals JSON, filters, pages, API log
       'revenue:pan',
       'commission:recharge',
       'commission:bills',
+      'gst:igst',
+      'tds:194h',
     ]) {
       assert.ok(account in ledger, `${account} in the report`);
       assert.equal(Math.round(ledger[account]! * 1e6), balances[account], account);
     }
-    assert.equal(Object.keys(ledger).length, 7);
+    assert.equal(Object.keys(ledger).length, 9);
     const one = await api.get(`/admin/reports/transactions?account_id=${b.account_id}&limit=500`);
     assert.equal(one.body.total, 10);
     assert.ok(one.body.rows.every((r: any) => r.account_id === b.account_id));
