@@ -14,6 +14,7 @@ import { createInterface } from 'node:readline';
 import { Store } from '../../../gateway/store/store.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';
 import { CRASH_ACCOUNT, keyedEngine, keyedIntent } from '../../support/idempotency-crash.ts';
+import { runThenKill } from '../../support/kill-child.ts';
 import { tempDir } from '../../support/temp.ts';
 
 const CHILD = resolve(import.meta.dirname, '../../support/idempotency-crash-child.ts');
@@ -29,30 +30,22 @@ test(
     /** every key a child may have opened: acknowledged, or the next of its writer */
     const tried = new Set<string>();
     for (let round = 0; round < ROUNDS; round++) {
-      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, data_dir, String(round)], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      const lines = createInterface({ input: child.stdout! });
       let ready = false;
       const next_of_writer = new Map<string, number>();
-      lines.on('line', (line) => {
-        if (line === 'ready') ready = true;
-        const match = /^ack (r\d+-w(\d)-(\d+)) (.*)$/.exec(line);
-        if (!match) return;
-        const [, key, writer, n, body] = match;
-        if (!answered.has(key!)) answered.set(key!, body!);
-        else assert.equal(body, answered.get(key!), `${key} answered twice differently`);
-        next_of_writer.set(writer!, Math.max(next_of_writer.get(writer!) ?? 0, Number(n) + 1));
+      await runThenKill(CHILD, [data_dir, String(round)], {
+        onLine: (line) => {
+          if (line === 'ready') ready = true;
+          const match = /^ack (r\d+-w(\d)-(\d+)) (.*)$/.exec(line);
+          if (!match) return;
+          const [, key, writer, n, body] = match;
+          if (!answered.has(key!)) answered.set(key!, body!);
+          else assert.equal(body, answered.get(key!), `${key} answered twice differently`);
+          next_of_writer.set(writer!, Math.max(next_of_writer.get(writer!) ?? 0, Number(n) + 1));
+        },
+        ready: () => ready,
+        min_ms: 200,
+        spread_ms: 400,
       });
-      while (!ready) {
-        if (child.exitCode !== null) assert.fail(`the child exited with ${child.exitCode}`);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      await new Promise((r) => setTimeout(r, 200 + Math.floor(Math.random() * 400)));
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
-      await exited;
-      lines.close();
       for (const key of answered.keys()) tried.add(key);
       // The key each writer was on when it died: opened or not, it must not make two.
       for (let w = 0; w < 4; w++)
