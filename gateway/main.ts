@@ -333,11 +333,45 @@ async function openSecrets(store: Store, data_dir: string, logger: Logger): Prom
       fail(`${error.message}; start with the old key in AIHUB_ENCRYPTION_OLD_KEYS`, 2);
     throw error;
   }
+  try {
+    await checkDatabaseKey(store, sealer);
+  } catch (error) {
+    await store.close();
+    if (error instanceof SealError) fail(error.message, 2);
+    throw error;
+  }
   if (source === 'generated')
     logger.info({ msg: 'generated the encryption key', file: join(data_dir, KEY_FILE) });
   if (resealed > 0)
     logger.info({ msg: 'sealed secrets under the current encryption key', accounts: resealed });
   return sealer;
+}
+
+const KEY_CHECK_TEXT = 'aihub-encryption-key-check';
+const KEY_CHECK_AAD = 'key_check:database';
+
+/**
+ * Several gateways on one database must share the encryption key: a gateway started with
+ * another key runs, then fails (500) on every secret the others sealed. So the database keeps
+ * one value sealed with the deployment's key (the first gateway's, re-sealed under the current
+ * key when it changes, as the secrets are), and a gateway whose keys cannot open it refuses to
+ * start (SealError, exit 2, the fix named). Nothing to do on the JSON-file store.
+ */
+async function checkDatabaseKey(store: Store, sealer: Sealer): Promise<void> {
+  const sealed = () => sealer.sealText(KEY_CHECK_TEXT, KEY_CHECK_AAD);
+  const stored = await store.sharedKeyCheck(sealed());
+  if (stored === null) return;
+  let opened: string;
+  try {
+    opened = sealer.openText(stored, KEY_CHECK_AAD);
+  } catch (error) {
+    throw new SealError(
+      `this gateway's encryption key cannot open the database's key check (${(error as Error).message}): every gateway on one database needs the same AIHUB_ENCRYPTION_KEY; start this one with the others' key (during a rotation, the old key in AIHUB_ENCRYPTION_OLD_KEYS)`,
+    );
+  }
+  if (opened !== KEY_CHECK_TEXT)
+    throw new SealError("the database's encryption-key check holds something else");
+  if (!sealer.isCurrentText(stored)) await store.sharedKeyCheck(sealed(), true);
 }
 
 /** AIHUB_GATEWAY_LIVE_MS: how recent another gateway's heartbeat must be to count it live (1 s to 1 h; else the default). */
@@ -415,6 +449,7 @@ async function rotateKey(config: Config): Promise<void> {
       sealer = new Sealer(ring);
     }
     const accounts = await resealSecrets(store, sealer);
+    await checkDatabaseKey(store, sealer); // the database's key check, under the new key
     const documents = resealDocuments(store, sealer, config.data_dir, {
       elsewhere: config.database_url !== undefined,
     });

@@ -491,6 +491,17 @@ export const paymentsConfigSchema = z.strictObject({
       per_ip_per_hour: z.int().min(0).max(100_000).default(20),
     })
     .prefault({}),
+  /** Signed /api requests (docs/payments-api.md#signed-requests). */
+  signing: z
+    .strictObject({
+      /**
+       * Until when v1 signatures (timestamp + "." + body, without the method and path) are
+       * still accepted from signing secrets made before v2 existed (an ISO date-time); null:
+       * never. Secrets made since take v2 only, whatever this says.
+       */
+      v1_until: z.iso.datetime({ offset: true }).nullable().default('2027-03-31T23:59:59Z'),
+    })
+    .prefault({}),
 });
 
 export type PaymentsConfig = z.output<typeof paymentsConfigSchema>;

@@ -26,6 +26,7 @@ import type { PaymentsContext } from './context.js';
 import { PaymentEngine } from './engine/engine.js';
 import { apiLog, auditMiddleware } from './logs.js';
 import { authorizeBeforeBody } from './auth.js';
+import { jsonBody } from '../http/body.js';
 import { onboardingRouter } from './onboarding/routes.js';
 import { Pruner, pruneTarget, type PruneCounts } from './engine/prune.js';
 import { rechargeRouter } from './recharge/routes.js';
@@ -36,6 +37,7 @@ import { billFetchExpired, type PaymentTxn } from './engine/tables.js';
 import { DEFAULT_TURN_BUDGET } from '../store/turns.js';
 import { Pricing } from './network/pricing.js';
 import { networkRouter } from './network/routes.js';
+import { statementsRouter } from './statements/routes.js';
 
 export interface Payments {
   /** Mounted at /api. */
@@ -118,10 +120,12 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   };
   const reports = reportsRouter(ctx);
   const network = networkRouter(ctx);
+  const statements = statementsRouter(ctx);
   if (deps.metrics) registerReportMetrics(ctx, deps.metrics.registry);
   return {
-    api: apiRouter(ctx, Router().use(reports.api, network.api)),
-    admin: Router().use(paymentsAdminRouter(ctx), reports.admin, network.admin),
+    // The statements' routes before the reports' `/reports/:report`, whose names they are not.
+    api: apiRouter(ctx, Router().use(statements.api, reports.api, network.api)),
+    admin: Router().use(paymentsAdminRouter(ctx), statements.admin, reports.admin, network.admin),
     audit: auditMiddleware(store, logger),
     engine,
     route_docs: paymentsRouteDocs(payments),
@@ -220,11 +224,15 @@ function apiRouter(ctx: PaymentsContext, more: Router): Router {
   const signing = new RequestSigning({
     now_ms: () => ctx.clock.now().getTime(),
     sealer: ctx.sealer,
+    v1_until: ctx.settings.signing.v1_until,
+    store: ctx.store,
   });
   const api = Router();
   api.use(signing.install); // authorize checks signed accounts' requests with it
   api.use(apiLog(ctx.store, ctx.logger));
   api.use(authorizeBeforeBody(() => ctx.store.state, ctx.logger));
+  // Signed requests are checked, and their signatures claimed for every gateway, before any route.
+  api.use(signing.verifyBeforeRoutes(() => ctx.store.state, jsonBody(ctx.config)));
   api.use(onboardingRouter(ctx));
   api.use(rechargeRouter(ctx));
   api.use(dmtRouter(ctx));

@@ -252,11 +252,14 @@ test('reports: totals equal the ledger, CSV equals JSON, filters, pages, API log
     );
     assert.equal((await report(a.headers, 'transactions', 'to=2000-01-01')).body.data.total, 0);
     const pan_wallet = await report(a.headers, 'wallet', 'service=pan&order=asc');
-    // found: the fee held, then captured whole (no wallet entry); not found: held, then refunded
+    // found: the fee held, released and charged with its GST split (a fee is always a wallet
+    // posting, for the statements); not found: held, then refunded
     assert.deepEqual(
       pan_wallet.body.data.rows.map((r: any) => [r.kind, r.amount]),
       [
         ['hold', -2],
+        ['release', 2],
+        ['charges', -2],
         ['hold', -2],
         ['refund', 2],
       ],

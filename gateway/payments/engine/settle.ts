@@ -1,5 +1,5 @@
 // The postings of a payment's success, in the commit that makes it final: the capture of its
-// hold (the amount to `pay_to`; a fee-only payment's amount split into taxable value and GST),
+// hold (the amount to `pay_to`; a fee-only payment's hold released and its fee charged),
 // its charges (taxable value to revenue:<service>, GST to its own accounts), its commission
 // (credited net, the TDS to tds:194h, naming its slab) and its distributor's override (the
 // same, from override:<service> to the distributor's wallet). Every id lands in `postings`,
@@ -14,11 +14,29 @@ export const TDS_ACCOUNT = 'tds:194h';
 export function postSuccess(tx: Tx, txn: PaymentTxn): PaymentTxn['postings'] {
   const tax = txn.tax;
   const fee_in_amount = txn.pay_to.startsWith('revenue:');
+  if (tax && fee_in_amount) {
+    // A fee-only payment (PAN, penny drop): the hold is released and the fee taken as a charge
+    // with its GST split, so that, like every fee, it is a posting of the account's wallet
+    // (the statements read fees from the wallet's history).
+    const released = captureHold(tx, txn.hold_id, {
+      amount_micros: 0,
+      to: txn.pay_to,
+      memo: `${txn.service} ${txn.id}`,
+    });
+    const charged = debitWallet(tx, {
+      account_id: txn.account_id,
+      amount_micros: txn.amount_micros,
+      to: txn.pay_to,
+      memo: `${txn.service} charges ${txn.id}`,
+      ref: txn.id,
+      ...taxed(txn.pay_to, tax),
+    });
+    return { ...txn.postings, capture: released.id, charges: charged.id };
+  }
   const capture = captureHold(tx, txn.hold_id, {
     amount_micros: txn.amount_micros,
     to: txn.pay_to,
     memo: `${txn.service} ${txn.id}`,
-    ...(tax && fee_in_amount ? taxed(txn.pay_to, tax) : {}),
   });
   const postings: PaymentTxn['postings'] = { ...txn.postings, capture: capture.id };
   if (txn.charges_micros > 0) {
@@ -29,7 +47,7 @@ export function postSuccess(tx: Tx, txn: PaymentTxn): PaymentTxn['postings'] {
       to: revenue,
       memo: `${txn.service} charges ${txn.id}`,
       ref: txn.id,
-      ...(tax && !fee_in_amount ? taxed(revenue, tax) : {}),
+      ...(tax ? taxed(revenue, tax) : {}),
     }).id;
   }
   if (txn.commission_micros > 0) {
