@@ -1,22 +1,31 @@
 // npm run bench:keyed-http — what a careful integrator's traffic costs a restart (issue #26):
 // the real gateway (dist/gateway.js, default config: sandbox providers, JSON-file store), one
 // onboarded account, every recharge sent over HTTP with its own Idempotency-Key. After
-// BENCH_KEYED_STEP (80,000) keyed recharges and again after twice that many, the gateway is
-// stopped (SIGTERM) and started on its data dir BENCH_KEYED_RESTARTS times (3): the restart
-// time (spawn to its "listening" line, by the line's own clock) and the heap after the
-// restart (a preloaded probe, heap-probe.mjs: gc, then process.memoryUsage) are the medians.
-// Printed: both sizes, the growth of each from the first to the second, and the heap growth
-// per transaction (targets: restart grows by at most 300 ms, heap by at most 300 B per
-// transaction). BENCH_BASELINE=<git ref> builds that commit's gateway (git archive) and runs
-// it too, each phase of both trees one after the other, so that load lands on both alike.
-import { mkdtempSync, readFileSync, rmSync, statSync, existsSync, writeFileSync } from 'node:fs';
+// BENCH_KEYED_STEP (80,000) keyed recharges the data dir is copied aside; after twice that
+// many the gateway stops. Then the two data dirs are restarted alternately, BENCH_KEYED_RESTARTS
+// (5) times each (the order alternating), so that load on this shared machine lands on both
+// alike: the restart time (spawn to its "listening" line, by the line's own clock) and the
+// heap after the restart (a preloaded probe, heap-probe.mjs: gc, then process.memoryUsage)
+// are medians. Printed: both sizes, the growth of each from the first to the second, and the
+// heap growth per transaction (targets: restart grows by at most 300 ms, heap by at most 300 B
+// per transaction). BENCH_BASELINE=<git ref> builds that commit's gateway (git archive) and
+// runs it too, its fills and restarts interleaved with this tree's.
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BENCH_ADMIN_TOKEN, buildBaseline, startBenchGateway } from './bench-lib.ts';
 import { GATEWAY_JS, type Gateway } from '../gateway/helpers.ts';
 
 const STEP = Number(process.env.BENCH_KEYED_STEP ?? 80_000);
-const RESTARTS = Number(process.env.BENCH_KEYED_RESTARTS ?? 3);
+const RESTARTS = Number(process.env.BENCH_KEYED_RESTARTS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_KEYED_CONNECTIONS ?? 16);
 const BASELINE = process.env.BENCH_BASELINE ?? '';
 const PROBE = resolve(import.meta.dirname, 'heap-probe.mjs');
@@ -59,10 +68,13 @@ async function call(
   return { status: response.status, body: text ? JSON.parse(text) : null };
 }
 
-async function start(tree: Tree): Promise<Gateway> {
+/** The data dir the fills go to ('gateway'), or the copy of it at the first size ('first'). */
+type Copy = 'gateway' | 'first';
+
+async function start(tree: Tree, copy: Copy = 'gateway'): Promise<Gateway> {
   const probe_file = join(tree.dir, 'heap.json');
   return startBenchGateway(tree.dir, tree.config, {
-    name: 'gateway',
+    name: copy,
     gateway_js: tree.gateway_js,
     node_args: ['--expose-gc', '--import', PROBE],
     env: { AIHUB_HEAP_PROBE_FILE: probe_file },
@@ -133,32 +145,39 @@ async function keyedRecharges(tree: Tree, count: number): Promise<number> {
   return count / ((performance.now() - started) / 1000);
 }
 
-/** Stops the gateway and starts it again RESTARTS times: medians of the restart time and the heap after it. */
-async function restarts(tree: Tree): Promise<Measured> {
-  const samples: Measured[] = [];
+/** One restart of a data dir (the gateway on it stopped): its time and the heap after it; stopped again. */
+async function restartOnce(tree: Tree, copy: Copy): Promise<Measured> {
   const probe_file = join(tree.dir, 'heap.json');
-  for (let r = 0; r < RESTARTS; r++) {
-    const code = await tree.gateway!.stop();
-    if (code !== 0) throw new Error(`${tree.name}: the gateway exited with ${code}`);
-    const spawned_at = Date.now();
-    tree.gateway = await start(tree);
-    const listening = readFileSync(join(tree.dir, 'gateway.log'), 'utf8')
+  const spawned_at = Date.now();
+  const gateway = await start(tree, copy);
+  let measured: Measured;
+  try {
+    const listening = readFileSync(join(tree.dir, `${copy}.log`), 'utf8')
       .split('\n')
       .find((line) => line.includes('"msg":"listening"'))!;
     const restart_ms = Date.parse((JSON.parse(listening) as { time: string }).time) - spawned_at;
     rmSync(probe_file, { force: true });
-    tree.gateway.proc.kill('SIGUSR2');
+    gateway.proc.kill('SIGUSR2');
     for (let i = 0; i < 400 && !existsSync(probe_file); i++)
       await new Promise((r) => setTimeout(r, 25));
     const usage = JSON.parse(readFileSync(probe_file, 'utf8')) as NodeJS.MemoryUsage;
-    samples.push({
+    measured = {
       restart_ms,
       heap_mb: usage.heapUsed / 1e6,
       buffers_mb: usage.arrayBuffers / 1e6,
       rss_mb: usage.rss / 1e6,
-      state_mb: statSync(join(tree.gateway.data_dir, 'state.jsonl')).size / 1e6,
-    });
+      state_mb: statSync(join(gateway.data_dir, 'state.jsonl')).size / 1e6,
+    };
+  } catch (error) {
+    await gateway.stop();
+    throw error;
   }
+  const code = await gateway.stop();
+  if (code !== 0) throw new Error(`${tree.name}: the gateway exited with ${code}`);
+  return measured;
+}
+
+function medians(samples: Measured[]): Measured {
   const of = (key: keyof Measured) => median(samples.map((s) => s[key]));
   return {
     restart_ms: of('restart_ms'),
@@ -194,16 +213,34 @@ try {
     tree.key = await onboard(tree.gateway, STEP * 2 * 10 + 1_000_000);
     trees.push(tree);
   }
+  // The first size: fill, stop, copy the data dir aside; then the second.
   for (let phase = 0; phase < 2; phase++) {
     for (const tree of trees) {
+      tree.gateway ??= await start(tree);
       const rate = await keyedRecharges(tree, STEP);
-      const measured = await restarts(tree);
-      tree.results.push(measured);
+      const code = await tree.gateway.stop();
+      tree.gateway = null;
+      if (code !== 0) throw new Error(`${tree.name}: the gateway exited with ${code}`);
+      if (phase === 0)
+        cpSync(join(tree.dir, 'gateway-data'), join(tree.dir, 'first-data'), { recursive: true });
+      console.error(`${tree.name}: ${tree.sent} keyed recharges (${rate.toFixed(0)}/s)`);
+    }
+  }
+  // Restarts of every data dir in turn, the order alternating round by round.
+  const samples = new Map<Tree, [Measured[], Measured[]]>(trees.map((t) => [t, [[], []]]));
+  const order = trees.flatMap((tree) =>
+    (['first', 'gateway'] as const).map((c) => [tree, c] as const),
+  );
+  for (let round = 0; round < RESTARTS; round++) {
+    for (const [tree, copy] of round % 2 ? [...order].reverse() : order) {
+      const measured = await restartOnce(tree, copy);
+      samples.get(tree)![copy === 'first' ? 0 : 1].push(measured);
       console.error(
-        `${tree.name}: ${tree.sent} keyed recharges (${rate.toFixed(0)}/s): restart ${measured.restart_ms.toFixed(0)} ms, heap ${measured.heap_mb.toFixed(0)} MB, state.jsonl ${measured.state_mb.toFixed(1)} MB`,
+        `${tree.name}, ${copy === 'first' ? STEP : 2 * STEP}: restart ${measured.restart_ms.toFixed(0)} ms, heap ${measured.heap_mb.toFixed(1)} MB`,
       );
     }
   }
+  for (const tree of trees) tree.results = samples.get(tree)!.map(medians);
   for (const tree of trees) {
     for (const [k, m] of tree.results.entries())
       rows.push([
