@@ -56,7 +56,7 @@ export function keyedEngine(
     }),
     providers: { recharge: [provider], dmt: [], pan: [], bills: [] },
     renderers: { recharge: renderRecharge },
-    hooks: { onFinal: () => {} },
+    hooks: { onTransition: () => {} },
   });
 }
 

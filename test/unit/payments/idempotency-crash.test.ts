@@ -69,7 +69,7 @@ test(
         for (const key of tried) await engine.submit(keyedIntent(key));
         // One transaction per key, whatever happened to it.
         const per_key = new Map<string, number>();
-        store.reads.txns(
+        await store.reads.txns(
           {
             account_id: CRASH_ACCOUNT.id,
             match: (txn) => {
@@ -132,7 +132,7 @@ test('a key whose gateway died while the provider had its transaction: live in f
     const retry = await engine.submit(keyedIntent('orphan'));
     assert.deepEqual(retry.body, answer.body);
     assert.equal(
-      store.reads.txns({ account_id: CRASH_ACCOUNT.id }, { offset: 0, limit: 10 }).total,
+      (await store.reads.txns({ account_id: CRASH_ACCOUNT.id }, { offset: 0, limit: 10 })).total,
       1,
     );
   } finally {
