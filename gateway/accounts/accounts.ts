@@ -67,7 +67,9 @@ export function createApiKey(
     if (!existing.revoked_at) active++;
     else revoked.push(existing);
   if (revoked.length > MAX_REVOKED_KEYS_KEPT) {
-    revoked.sort((a, b) => a.revoked_at!.localeCompare(b.revoked_at!) || a.id.localeCompare(b.id));
+    // Oldest revocation first; revocations of one millisecond keep their creation order (the
+    // index's, and sort is stable), never an order of their random ids.
+    revoked.sort((a, b) => a.revoked_at!.localeCompare(b.revoked_at!));
     for (const old of revoked.slice(0, revoked.length - MAX_REVOKED_KEYS_KEPT))
       tx.del('keys', old.id);
   }
