@@ -450,7 +450,7 @@ async function rotateKey(config: Config): Promise<void> {
     }
     const accounts = await resealSecrets(store, sealer);
     await checkDatabaseKey(store, sealer); // the database's key check, under the new key
-    const documents = resealDocuments(store, sealer, config.data_dir, {
+    const documents = await resealDocuments(store, sealer, config.data_dir, {
       elsewhere: config.database_url !== undefined,
     });
     if (source !== 'env') writeKeyFile(config.data_dir, [ring[0]!]);

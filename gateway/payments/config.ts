@@ -421,7 +421,10 @@ export const paymentsConfigSchema = z.strictObject({
     .prefault({}),
   reports: z
     .strictObject({
-      /** Rows in one CSV download (JSON pages are at most 500 rows). */
+      /**
+       * The largest `limit` of a paged CSV download (JSON pages are at most 500 rows); a CSV
+       * without page/limit holds every matching row.
+       */
       csv_max_rows: z.int().min(100).max(1_000_000).default(10_000),
       /** Reports one account (or the admin) may have running at once; more get 429 with Retry-After. */
       max_concurrent_per_account: z.int().min(1).max(64).default(2),

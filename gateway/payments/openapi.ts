@@ -28,6 +28,7 @@ import { operatorsQuery, rechargeBody } from './recharge/schemas.js';
 import { reportsQuery } from './reports/schemas.js';
 import { adminTransactionsQuery, transactionsQuery } from './engine/txn-filter.js';
 import { networkRouteDocs } from './network/openapi.js';
+import { statementRouteDocs } from './statements/openapi.js';
 
 const api = { auth: 'api_key' } as const;
 const admin = { tag: 'admin', auth: 'admin' } as const;
@@ -66,6 +67,7 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
     ...adminAccountDocs(),
     ...adminTransactionDocs(),
     ...networkRouteDocs(),
+    ...statementRouteDocs(),
   ];
 }
 

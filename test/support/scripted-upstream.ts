@@ -6,7 +6,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 
-export type Behavior =
+/** What the upstream does with one request. */
+export type PlainBehavior =
   | {
       kind: 'ok';
       /** The answer's text; split into `chunks` pieces when streamed. */
@@ -38,6 +39,11 @@ export type Behavior =
   | { kind: 'break_stream'; chunks: number; content?: string }
   /** Answer exactly this: `completion` as JSON, or (when the request streams) `chunks` as SSE then [DONE]. */
   | { kind: 'exact'; completion?: unknown; chunks?: unknown[] };
+
+export type Behavior =
+  | PlainBehavior
+  /** Decide from the request (a scripted model that reads the conversation and the tools). */
+  | { kind: 'respond'; answer: (body: any) => PlainBehavior };
 
 export interface Received {
   body: any;
@@ -131,7 +137,8 @@ export class ScriptedUpstream {
       res.on('close', () => {
         if (!res.writableFinished) entry.aborted = true;
       });
-      const behavior = this.queue.shift() ?? this.fallback;
+      const next = this.queue.shift() ?? this.fallback;
+      const behavior = next.kind === 'respond' ? next.answer(body) : next;
       // An exact answer serves any path (a target speaking /v1/responses or /v1/messages natively).
       if (
         (req.url !== '/v1/chat/completions' && behavior.kind !== 'exact') ||
@@ -150,7 +157,7 @@ export class ScriptedUpstream {
     });
   }
 
-  private answer(behavior: Behavior, body: any, res: ServerResponse, entry: Received): void {
+  private answer(behavior: PlainBehavior, body: any, res: ServerResponse, entry: Received): void {
     switch (behavior.kind) {
       case 'status':
         json(
