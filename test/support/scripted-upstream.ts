@@ -14,7 +14,7 @@ export type PlainBehavior =
       content?: string;
       /** Report `usage` (default true). Without it the gateway must count tokens itself. An object is sent as given (details included). */
       usage?: boolean | ScriptedUsage;
-      /** Answer with these tool calls (finish_reason `tool_calls`) instead of text. */
+      /** Answer with these tool calls (finish_reason `tool_calls`); with `content` given too, the text comes first (a model saying what it is about to do). */
       tool_calls?: Array<{ id: string; name: string; arguments: string }>;
       /** Extra fields of the answer's message (annotations, reasoning_content, ...). */
       message_extra?: Record<string, unknown>;
@@ -37,7 +37,7 @@ export type PlainBehavior =
   | { kind: 'runaway'; piece?: string; max_chunks?: number; json_pieces?: number }
   /** Stream `chunks` content chunks, then destroy the socket. */
   | { kind: 'break_stream'; chunks: number; content?: string }
-  /** Answer exactly this: `completion` as JSON, or (when the request streams) `chunks` as SSE then [DONE]. */
+  /** Answer exactly this: `completion` as JSON, or (when the request streams: `stream: true`, or Gemini's `:streamGenerateContent`) `chunks` as SSE then [DONE]. */
   | { kind: 'exact'; completion?: unknown; chunks?: unknown[] };
 
 export type Behavior =
@@ -179,7 +179,8 @@ export class ScriptedUpstream {
       case 'hang':
         return;
       case 'exact':
-        if (body?.stream) {
+        // Gemini's API says it streams in the path, not the body.
+        if (body?.stream || entry.url.includes(':streamGenerateContent')) {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
           for (const chunk of behavior.chunks ?? [])
             res.write(`data: ${JSON.stringify(chunk)}\n\n`);
@@ -219,6 +220,7 @@ export class ScriptedUpstream {
           type: 'function',
           function: { name: call.name, arguments: call.arguments },
         }));
+        const text_before_tools = tool_calls ? behavior.content : undefined;
         if (body?.stream) {
           const wants_usage = usage !== null && body.stream_options?.include_usage === true;
           void stream(
@@ -231,13 +233,19 @@ export class ScriptedUpstream {
               delay_ms: behavior.chunk_delay_ms ?? 0,
               break_after: null,
               tool_calls,
+              text_before_tools,
             },
             entry,
           );
           return;
         }
         const message = tool_calls
-          ? { role: 'assistant', content: null, tool_calls, ...behavior.message_extra }
+          ? {
+              role: 'assistant',
+              content: text_before_tools ?? null,
+              tool_calls,
+              ...behavior.message_extra,
+            }
           : { role: 'assistant', content, ...behavior.message_extra };
         json(res, 200, {
           id: 'chatcmpl-scripted',
@@ -305,6 +313,7 @@ async function stream(
     delay_ms: number;
     break_after: number | null;
     tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+    text_before_tools?: string | undefined;
   },
   entry: Received,
 ): Promise<void> {
@@ -327,6 +336,10 @@ async function stream(
     ],
   });
   if (plan.tool_calls) {
+    // Text before the calls, when the behavior gave some.
+    if (plan.text_before_tools)
+      for (const piece of splitContent(plan.text_before_tools, 2))
+        send({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
     plan.tool_calls.forEach((call, index) => {
       const half = Math.ceil(call.function.arguments.length / 2);
       send({
@@ -447,6 +460,22 @@ async function runaway(
   if (body.stream_options?.include_usage)
     res.write(`data: ${JSON.stringify({ ...base, choices: [], usage })}\n\n`);
   res.end('data: [DONE]\n\n');
+}
+
+/** A model's reply that says `text`, then calls the tools (ids made unique per call). */
+export function toolCallsReply(
+  text: string,
+  ...calls: Array<[name: string, args: unknown]>
+): Behavior {
+  return {
+    kind: 'ok',
+    content: text,
+    tool_calls: calls.map(([name, args], i) => ({
+      id: `call_${name}_${i}_${Math.random().toString(36).slice(2, 8)}`,
+      name,
+      arguments: JSON.stringify(args),
+    })),
+  };
 }
 
 /** A loopback port with nothing listening: connections to it are refused. */

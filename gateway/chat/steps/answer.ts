@@ -5,7 +5,7 @@ import { ApiError } from '../../http/errors.js';
 import { countTextTokens, toolCallText } from '../../llm/tokens.js';
 import type { UpstreamCompletion } from '../../llm/types.js';
 import type { UsageStatus } from '../billing.js';
-import { nativeJson, nativeUsage } from '../native.js';
+import { nativeJson, nativeUsageOf } from '../native.js';
 import type { Usage } from '../protocols/types.js';
 import type { ChatRoom } from '../room.js';
 import { estimated, fromUpstream, ZERO, type Call } from './call.js';
@@ -36,7 +36,7 @@ export async function answer(room: ChatRoom, res: ServerResponse, call: Call): P
     usage = billedUsage(call, completion, native_body);
     answer_text = JSON.stringify(
       native_body
-        ? nativeJson(native_body, call.tier.id)
+        ? nativeJson(call.protocol, native_body, call.tier.id)
         : call.body.json(completion, usage, call.meta),
     );
   } catch (error) {
@@ -84,11 +84,17 @@ function billedUsage(
   let over = false;
   if (native_body) {
     counted =
-      nativeUsage(call.protocol, native_body.usage) ??
+      nativeUsageOf(call.protocol, native_body) ??
       estimated(
         call.engine_request.prompt_tokens_estimate,
         countTextTokens(
-          JSON.stringify(native_body.output ?? native_body.content ?? native_body.choices ?? ''),
+          JSON.stringify(
+            native_body.output ??
+              native_body.content ??
+              native_body.choices ??
+              native_body.candidates ??
+              '',
+          ),
         ),
       );
   } else {
