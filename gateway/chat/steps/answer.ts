@@ -11,7 +11,7 @@ import type { ChatRoom } from '../room.js';
 import { estimated, fromUpstream, ZERO, type Call } from './call.js';
 import { capOutput, overrunWarning, trimCompletion } from './output-meter.js';
 import { completeNative, nativeRequest } from './pass-through.js';
-import { answerJson, finish, unrouted, xAihub } from './settle.js';
+import { answerJson, finish, unroutedCall, xAihub } from './settle.js';
 
 export async function answer(room: ChatRoom, res: ServerResponse, call: Call): Promise<void> {
   let completion: UpstreamCompletion;
@@ -26,15 +26,7 @@ export async function answer(room: ChatRoom, res: ServerResponse, call: Call): P
       target = routed.target;
     }
   } catch (error) {
-    const aborted = call.engine_request.signal.aborted;
-    throw await unrouted(
-      room,
-      call,
-      call.engine_request.prompt_tokens_estimate,
-      aborted,
-      false,
-      error,
-    );
+    throw await unroutedCall(room, call, false, error);
   }
   // The answer is counted and serialized before anything is billed on it: one that cannot
   // be (nested too deep for JSON.stringify) is an upstream failure, which costs nothing.

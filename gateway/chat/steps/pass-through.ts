@@ -16,7 +16,7 @@ import { SseWriter } from '../sse.js';
 import type { Call } from './call.js';
 import { capOutput, overrunWarning } from './output-meter.js';
 import { relay } from './relay.js';
-import { warningHeaders, finish, unrouted, xAihub } from './settle.js';
+import { warningHeaders, finish, unroutedCall, xAihub } from './settle.js';
 import { asUpstreamError, toApiError } from './upstream-errors.js';
 
 /** The pass-through request, when a target of this tier speaks the client's protocol natively. */
@@ -58,15 +58,7 @@ async function openNative(room: ChatRoom, call: Call, native: NativeRequest) {
       },
     );
   } catch (error) {
-    const aborted = call.engine_request.signal.aborted;
-    throw await unrouted(
-      room,
-      call,
-      call.engine_request.prompt_tokens_estimate,
-      aborted,
-      true,
-      error,
-    );
+    throw await unroutedCall(room, call, true, error);
   }
 }
 
