@@ -139,6 +139,8 @@ export function errorBody(path: string, error: ApiError): unknown {
 }
 
 export function sendError(req: Request, res: Response, error: ApiError): void {
+  // For the request log line (a 4xx's code and param).
+  res.locals.refusal = { code: error.code, param: error.param };
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
   res.status(error.status).json(errorBody(req.path, error));
 }

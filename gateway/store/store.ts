@@ -64,6 +64,13 @@ export interface Tx {
   set<T extends TableName>(name: T, id: string, value: Row<T>): void;
   del(name: TableName, id: string): void;
   post(posting: Posting): void;
+  /**
+   * The postings this transaction has made so far, from the `from`-th on (0: all): a payment
+   * records what each of its steps posted, whatever ledger accounts those postings touched.
+   */
+  postingsSince(from: number): Posting[];
+  /** How many postings this transaction has made so far (a mark for `postingsSince`). */
+  readonly posting_count: number;
   history(record: HistoryRecord): void;
   setAdminTokenHash(hash: string | null): void;
   /**
@@ -179,6 +186,8 @@ class Transaction implements Tx {
   private readonly undos: Array<() => void> = [];
   /** Rows this transaction archived, by `table\0id` (made on the first: most archive none). */
   private archived_rows: Map<string, unknown> | null = null;
+  /** Postings made through `post` (made on the first: most commits post none or few). */
+  private postings: Posting[] | null = null;
   constructor(
     readonly state: State,
     readonly now: Date,
@@ -243,6 +252,13 @@ class Transaction implements Tx {
   }
   post(posting: Posting): void {
     this.apply({ o: 'post', p: posting });
+    (this.postings ??= []).push(posting);
+  }
+  get posting_count(): number {
+    return this.postings?.length ?? 0;
+  }
+  postingsSince(from: number): Posting[] {
+    return this.postings?.slice(from) ?? [];
   }
   history(record: HistoryRecord): void {
     this.apply({ o: 'hist', r: record });
@@ -727,6 +743,73 @@ export class Store {
     if (this.closed) return Promise.reject(new StoreClosedError());
     if (this.shared) return this.shared.sync();
     return this.journal.waitDurable(this.state.seq);
+  }
+
+  /**
+   * Runs `fn` on the state outside a transaction (a request's reads before or after its
+   * commits). With `fresh`, what it reads is durable and current first (`readDurable`). On
+   * the PostgreSQL store `fn` runs on the gateway's cache and what it misses is loaded before
+   * it runs again (docs/store-postgres.md, "Reads outside transactions"); the rooms read
+   * through this, `fetch`, `list`, `count`, `page` and `scan`, never `state` directly.
+   */
+  read<T>(fn: (state: State) => T, options: { fresh?: boolean } = {}): Promise<T> {
+    if (options.fresh) return this.readDurable().then(() => fn(this.state));
+    try {
+      return Promise.resolve(fn(this.state));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** One row as committed now (a live row, or a finalized one from history). */
+  fetch<T extends TableName>(name: T, id: string): Promise<Row<T> | undefined> {
+    return this.readDurable().then(() => this.get(name, id));
+  }
+
+  /** The live rows of `name` whose `field` is `key` (an index declared with `indexBy`), as committed now. */
+  async list<T extends TableName>(
+    name: T,
+    field: keyof Row<T> & string,
+    key: string,
+  ): Promise<Array<Row<T>>> {
+    await this.readDurable();
+    return [...this.indexBy(name, field).rows(key)];
+  }
+
+  /** How many live rows `name` holds, as committed now. */
+  async count(name: TableName): Promise<number> {
+    await this.readDurable();
+    return this.liveCount(name);
+  }
+
+  /** A page of a table's live rows in creation order (`newest_first`: the reverse), as committed now. */
+  async page<T extends TableName>(
+    name: T,
+    options: { newest_first?: boolean; offset: number; limit: number },
+  ): Promise<Array<Row<T>>> {
+    await this.readDurable();
+    const rows: Array<Row<T>> = [];
+    if (options.limit <= 0) return rows;
+    for (const row of this.walkRows(name, {
+      newest_first: options.newest_first ?? false,
+      skip: options.offset,
+    })) {
+      rows.push(row);
+      if (rows.length >= options.limit) break;
+    }
+    return rows;
+  }
+
+  /**
+   * A table's ids in creation order (oldest first), `chunk` at a time, as they were when the
+   * scan began (rows created later wait for the next scan; an id may since have been deleted:
+   * read its row in the transaction that acts on it). Pruning and re-sealing walk tables so.
+   */
+  async *scan(name: TableName, chunk = 1_000): AsyncGenerator<string[]> {
+    await this.readDurable();
+    const { ids, count } = this.rowIds(name);
+    for (let from = 0; from < count; from += chunk)
+      yield ids.slice(from, Math.min(count, from + chunk));
   }
 
   /** A live row, or (for tables whose final rows are history) a finalized one from the archive. */

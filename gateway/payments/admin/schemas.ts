@@ -31,3 +31,8 @@ export const auditQuery = z.object({
   action: z.string().max(200).optional(),
   ...page,
 });
+/** A hold, a refund or a reversal by hand says why (kept in the transaction's history and the audit log). */
+export const reasonBody = z.strictObject({
+  reason: z.string().trim().min(1, 'say why').max(500),
+});
+export const recheckBody = z.strictObject({ reason: z.string().trim().min(1).max(500).optional() });

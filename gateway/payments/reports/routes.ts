@@ -5,6 +5,7 @@
 // A CSV is streamed as its rows are read (its total counted first, for X-Total-Count, both
 // passes as of one snapshot of the history), and a report whose client goes away is dropped
 // from the queue, or stopped at its next turn.
+import { TXN_STATUSES, type TxnStatus } from '../engine/tables.js';
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Router, type Request, type Response } from 'express';
@@ -47,7 +48,7 @@ function searchNumber(raw: string | undefined): string | undefined {
 }
 
 const STATUS_BY_REPORT: Record<ReportName, z.ZodType<string | undefined>> = {
-  transactions: z.enum(['pending', 'success', 'failed']).optional(),
+  transactions: z.enum(TXN_STATUSES).optional(),
   commissions: z.enum(['success']).optional(),
   wallet: z.never({ error: 'does not apply to the wallet report' }).optional(),
   'api-logs': z
@@ -473,7 +474,7 @@ function planReport(
     case 'transactions': {
       const txns = {
         ...filter,
-        status: query.status as 'pending' | 'success' | 'failed' | undefined,
+        status: query.status as TxnStatus | undefined,
       };
       plan = {
         run: (p, pacer) => reportTransactions(store, txns, p, scope, pacer),
