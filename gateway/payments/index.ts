@@ -13,7 +13,7 @@ import { billsOnFinal } from './bills/bookkeeping.js';
 import { billsRouter } from './bills/routes.js';
 import { renderBillFactory } from './bills/views.js';
 import { dmtOnFinal } from './dmt/commands.js';
-import { dmtRouter } from './dmt/routes.js';
+import { dmtAdminRouter, dmtRouter } from './dmt/routes.js';
 import { renderDmt } from './dmt/views.js';
 import { usageMonthOver } from './dmt/rules.js';
 import { paymentsRouteDocs } from './openapi.js';
@@ -124,7 +124,13 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   return {
     // The statements' routes before the reports' `/reports/:report`, whose names they are not.
     api: apiRouter(ctx, Router().use(statements.api, reports.api, network.api)),
-    admin: Router().use(paymentsAdminRouter(ctx), statements.admin, reports.admin, network.admin),
+    admin: Router().use(
+      paymentsAdminRouter(ctx),
+      statements.admin,
+      reports.admin,
+      network.admin,
+      dmtAdminRouter(ctx),
+    ),
     audit: auditMiddleware(store, logger),
     engine,
     route_docs: paymentsRouteDocs(payments),

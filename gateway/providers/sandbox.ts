@@ -25,6 +25,8 @@ export const SANDBOX_OUTCOMES = {
   pending_then_failed: '0003',
   first_provider_times_out: '0004',
   every_provider_fails: '0005',
+  /** A transfer split into parts: its second part and every later one are declined. */
+  later_parts_declined: '0006',
 } as const;
 
 /** The last four digits of a subject (a PAN's digits are its 6th to 9th characters). */
@@ -47,6 +49,13 @@ export class SandboxProvider implements PaymentProvider {
   async submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {
     const suffix = sandboxSuffix(request.subject);
     if (this.config.hang_on.includes(suffix)) return hang(signal);
+    if (suffix === SANDBOX_OUTCOMES.later_parts_declined && Number(request.params.leg ?? 1) >= 2)
+      return {
+        outcome: 'failed',
+        provider_ref: this.ref(request),
+        message: `part ${String(request.params.leg)} declined by the bank (sandbox 0006)`,
+        code: 'declined',
+      };
     switch (suffix) {
       case SANDBOX_OUTCOMES.declined:
         return {
@@ -139,6 +148,17 @@ export class SandboxProvider implements PaymentProvider {
         outcome: 'not_found',
         message: `no bill is due for ${request.subject} (sandbox 0000)`,
       };
+    if (request.kind === 'remitter_kyc')
+      return {
+        outcome: 'found',
+        message: 'document verified (sandbox)',
+        data: {
+          name_on_document:
+            typeof request.params.name === 'string'
+              ? request.params.name.toUpperCase()
+              : personName(request.subject),
+        },
+      };
     if (request.kind !== 'bill')
       throw new ProviderUnavailableError(
         'misconfigured',
@@ -183,7 +203,7 @@ export class SandboxProvider implements PaymentProvider {
             data: { utr: reference, registered_name: given },
           };
         }
-        return { ...base, data: { utr: reference } };
+        return { ...base, data: bankReference(request, this.now()) };
       case 'pan':
         return {
           ...base,
@@ -196,6 +216,26 @@ export class SandboxProvider implements PaymentProvider {
         return { ...base, data: { operator_ref: reference } };
     }
   }
+}
+
+/**
+ * A transfer's bank reference as the banks form it. NEFT: a 16-character UTR, the sending
+ * bank's four letters, `N`, the year's last digit, the day of the year and a 7-digit sequence
+ * (HDFCN52022112345); IMPS: a 12-digit RRN, the year's last digit, the day of the year, the
+ * hour and a 6-digit sequence. The sending bank is the provider parameter `sponsor` (an IFSC
+ * prefix; default YESB, Yes Bank).
+ */
+export function bankReference(request: ProviderRequest, now: Date): { utr: string; rrn?: string } {
+  const year = String(now.getUTCFullYear() % 10);
+  const start = Date.UTC(now.getUTCFullYear(), 0, 1);
+  const day = String(Math.floor((now.getTime() - start) / 86_400_000) + 1).padStart(3, '0');
+  if (request.params.txn_type === 'NEFT') {
+    const sponsor = typeof request.params.sponsor === 'string' ? request.params.sponsor : 'YESB';
+    return { utr: `${sponsor}N${year}${day}${digitsOf(`neft:${request.txn_id}`, 7)}` };
+  }
+  const hour = String(now.getUTCHours()).padStart(2, '0');
+  const rrn = `${year}${day}${hour}${digitsOf(`imps:${request.txn_id}`, 6)}`;
+  return { utr: rrn, rrn };
 }
 
 function notFoundPan(provider_ref: string): ProviderResult {

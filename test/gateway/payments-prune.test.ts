@@ -12,6 +12,7 @@ import {
   onboard,
   paymentsConfig,
   startPaymentsGateway,
+  transferWithOtp,
   tableIds,
   verifiedRemitter,
   verifyOk,
@@ -75,9 +76,11 @@ test('pruning: expired idempotency records and past months of DMT usage go; the 
     await verifiedRemitter(gw, headers, MOBILE);
     const bene_id = await addBeneficiary(gw, headers, MOBILE, '223456789012');
     month = monthKey(new Date(), 330);
-    const transfer = await request(`${gw.url}/api/dmt/transact`, {
-      headers,
-      body: { mobile: MOBILE, bene_id, amount: 1_000, txn_type: 'IMPS' },
+    const transfer = await transferWithOtp(gw, headers, {
+      mobile: MOBILE,
+      bene_id,
+      amount: 1_000,
+      txn_type: 'IMPS',
     });
     assert.equal(transfer.body.data.status, 'success', JSON.stringify(transfer.body));
     const idempotency = () => tableIds(gw, 'idempotency');
