@@ -5,6 +5,7 @@ import { providerListSchema, smsSenderSchema } from '../providers/config.js';
 import { type AmountError, unitsToMicros } from '../util/money.js';
 import { taxSchema } from './tax-config.js';
 import { dmtRbiSchema } from './dmt/config.js';
+import { panVariantsSchema } from './pan/config.js';
 import { percentBpSchema } from '../util/amount-schema.js';
 
 export const OPERATOR_TYPES = ['prepaid', 'postpaid', 'dth', 'electricity'] as const;
@@ -404,6 +405,7 @@ export const paymentsConfigSchema = z.strictObject({
     .strictObject({
       /** Charged per found PAN; a PAN that is not found costs nothing. */
       fee: unitsSchema(2, 10_000).default(2_000_000),
+      variants: panVariantsSchema,
     })
     .prefault({}),
   bills: z

@@ -25,8 +25,12 @@ export const SANDBOX_OUTCOMES = {
   pending_then_failed: '0003',
   first_provider_times_out: '0004',
   every_provider_fails: '0005',
-  /** A transfer split into parts: its second part and every later one are declined. */
+  /** A transfer split into parts: its second part and every later one are declined. A PAN verification: deactivated. */
   later_parts_declined: '0006',
+  /** A PAN verification: the PAN was deleted. */
+  pan_deleted: '0007',
+  /** A PAN verification: valid, its Aadhaar not seeded. */
+  pan_not_seeded: '0008',
 } as const;
 
 /** The last four digits of a subject (a PAN's digits are its 6th to 9th characters). */
@@ -77,6 +81,8 @@ export class SandboxProvider implements PaymentProvider {
           `sandbox provider ${this.name} answered 503 (sandbox 0005)`,
         );
       default:
+        if (request.service === 'pan' && request.params.variant !== undefined)
+          return this.success(request);
         if (request.service === 'pan' && suffix === SANDBOX_OUTCOMES.not_found)
           return notFoundPan(this.ref(request));
         if (this.deferred(request))
@@ -128,6 +134,8 @@ export class SandboxProvider implements PaymentProvider {
           `sandbox provider ${this.name} answered 503 (sandbox 0005)`,
         );
       default:
+        if (query.service === 'pan' && query.params.variant !== undefined)
+          return this.success(query);
         if (query.service === 'pan' && suffix === SANDBOX_OUTCOMES.not_found)
           return notFoundPan(this.ref(query));
         if (this.deferred(query) && !settled) return still;
@@ -205,6 +213,8 @@ export class SandboxProvider implements PaymentProvider {
         }
         return { ...base, data: bankReference(request, this.now()) };
       case 'pan':
+        if (request.params.variant !== undefined)
+          return { ...base, message: 'PAN verified (sandbox)', data: panVerification(request) };
         return {
           ...base,
           message: 'PAN found (sandbox)',
@@ -236,6 +246,49 @@ export function bankReference(request: ProviderRequest, now: Date): { utr: strin
   const hour = String(now.getUTCHours()).padStart(2, '0');
   const rrn = `${year}${day}${hour}${digitsOf(`imps:${request.txn_id}`, 6)}`;
   return { utr: rrn, rrn };
+}
+
+/**
+ * A PAN verification as the income-tax department's service answers it: the PAN's status
+ * (valid; fake for 0000, deactivated 0006, deleted 0007), name and date-of-birth match flags
+ * (Y/N) for what was asked, and the Aadhaar seeding status (Y; N for 0008; NA when the holder
+ * is not a person). The sandbox holder's date of birth is 1 January 1980 plus the PAN's four
+ * digits in days; its name is the lookup's.
+ */
+function panVerification(request: ProviderRequest): Record<string, string> {
+  const pan = request.subject;
+  const suffix = sandboxSuffix(pan);
+  const status =
+    suffix === SANDBOX_OUTCOMES.not_found
+      ? 'fake'
+      : suffix === SANDBOX_OUTCOMES.later_parts_declined
+        ? 'deactivated'
+        : suffix === SANDBOX_OUTCOMES.pan_deleted
+          ? 'deleted'
+          : 'valid';
+  if (status === 'fake') return { pan_status: status };
+  const name = panHolderName(pan);
+  const dob = new Date(Date.UTC(1980, 0, 1) + Number(suffix) * 86_400_000)
+    .toISOString()
+    .slice(0, 10);
+  const words = (text: string) =>
+    text
+      .toUpperCase()
+      .replace(/[^A-Z ]/g, ' ')
+      .split(/\s+/)
+      .filter(Boolean)
+      .sort()
+      .join(' ');
+  const data: Record<string, string> = {
+    pan_status: status,
+    name,
+    aadhaar_seeding: pan[3] !== 'P' ? 'NA' : suffix === SANDBOX_OUTCOMES.pan_not_seeded ? 'N' : 'Y',
+  };
+  if (typeof request.params.name === 'string')
+    data.name_match = words(request.params.name) === words(name) ? 'Y' : 'N';
+  if (typeof request.params.dob === 'string')
+    data.dob_match = request.params.dob === dob ? 'Y' : 'N';
+  return data;
 }
 
 function notFoundPan(provider_ref: string): ProviderResult {
