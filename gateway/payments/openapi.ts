@@ -27,6 +27,7 @@ import { panBody } from './pan/schemas.js';
 import { operatorsQuery, rechargeBody } from './recharge/schemas.js';
 import { reportsQuery } from './reports/schemas.js';
 import { adminTransactionsQuery, transactionsQuery } from './engine/txn-filter.js';
+import { booksRouteDocs } from './openapi-books.js';
 
 const api = { auth: 'api_key' } as const;
 const admin = { tag: 'admin', auth: 'admin' } as const;
@@ -62,6 +63,7 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
     ...billsDocs(),
     ...reportsDocs(),
     ...adminAccountDocs(),
+    ...booksRouteDocs(settings),
   ];
 }
 
@@ -266,7 +268,8 @@ function beneficiaryDocs(): RouteDoc[] {
       tag: 'dmt',
       method: 'post',
       path: '/api/dmt/beneficiary',
-      summary: 'Add a beneficiary (account number 9–18 digits, IFSC)',
+      summary:
+        'Add a beneficiary (account number as the bank issued it, 6–34 letters and digits; IFSC, its bank named from it)',
       body: beneficiaryBody,
       success: {
         status: 200,
@@ -322,7 +325,8 @@ function transferDocs(settings: PaymentsConfig): RouteDoc[] {
       tag: 'dmt',
       method: 'post',
       path: '/api/dmt/transact',
-      summary: 'Transfer by IMPS (settles at once) or NEFT (pending until the batch settles)',
+      summary:
+        'Transfer by IMPS (settles at once) or NEFT (pending until the batch settles); under RBI 2024 with the OTP of POST /api/dmt/transact/otp (otp_ref, otp); above the per-transfer limit, split into parts under one reference',
       body: transactBody(settings.dmt),
       success: {
         status: 200,
