@@ -16,6 +16,7 @@ import { dmtOnFinal } from './dmt/commands.js';
 import { dmtAdminRouter, dmtRouter } from './dmt/routes.js';
 import { renderDmt } from './dmt/views.js';
 import { usageMonthOver } from './dmt/rules.js';
+import { transferOtpSpent } from './dmt/rbi.js';
 import { paymentsRouteDocs } from './openapi.js';
 import { panRouter } from './pan/routes.js';
 import { renderPan } from './pan/views.js';
@@ -215,6 +216,10 @@ function prunerOf(deps: RoomDeps, engine: PaymentEngine): Pruner {
       pruneTarget({
         table: 'dmt_usage',
         expired: (id) => usageMonthOver(id, clock.now(), payments.dmt.utc_offset_minutes),
+      }),
+      pruneTarget({
+        table: 'dmt_transfer_otps',
+        expired: (_id, otp, tx) => transferOtpSpent(otp, tx.now.getTime()),
       }),
       pruneTarget({
         table: 'bill_fetches',

@@ -69,6 +69,16 @@ export function remitterLimits(settings: PaymentsConfigDmt, remitter: Remitter):
 
 type PaymentsConfigDmt = PaymentsContext['settings']['dmt'];
 
+/**
+ * A transfer OTP no request will read again: unused, an hour past its expiry; used, 30 days
+ * after it was sent (until then a retry of its transfer, with the same Idempotency-Key, is
+ * recognised by it and gets the transfer's answer).
+ */
+export function transferOtpSpent(otp: TransferOtp, now_ms: number): boolean {
+  if (otp.used_by === null) return now_ms > Date.parse(otp.expires_at) + HOUR_MS;
+  return now_ms > Date.parse(otp.created_at) + 30 * 24 * HOUR_MS;
+}
+
 /** Amounts of the legs of a transfer: as many at the per-transfer limit as fit, then the rest. */
 export function splitAmount(amount_micros: number, per_txn_micros: number): number[] {
   const legs: number[] = [];
