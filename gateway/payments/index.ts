@@ -36,8 +36,9 @@ import { RequestSigning } from './signing.js';
 import { billFetchExpired, type PaymentTxn } from './engine/tables.js';
 import { DEFAULT_TURN_BUDGET } from '../store/turns.js';
 import { Pricing } from './network/pricing.js';
+import type { CommissionScheme } from './network/schemes.js';
 import { networkRouter } from './network/routes.js';
-import { statementsRouter } from './statements/routes.js';
+import { serveAccountStatement, statementsRouter } from './statements/routes.js';
 
 export interface Payments {
   /** Mounted at /api. */
@@ -64,6 +65,16 @@ export interface Payments {
     name: ReportName,
     query: Record<string, unknown>,
     scope: Scope,
+    req: Request,
+    res: Response,
+  ): Promise<void>;
+  /** The scheme of accounts without one: the catalogue's rates. */
+  default_scheme: CommissionScheme;
+  /** One account's commission (monthly) or TDS (quarterly) statement, as JSON, CSV or PDF, sent to `res`. */
+  statement(
+    kind: 'commission' | 'tds',
+    query: Record<string, unknown>,
+    account_id: string,
     req: Request,
     res: Response,
   ): Promise<void>;
@@ -136,6 +147,9 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     engine,
     route_docs: paymentsRouteDocs(payments),
     report: (name, query, scope, signal) => runReport(ctx, name, query, scope, signal),
+    default_scheme: ctx.pricing.default_scheme,
+    statement: (kind, query, account_id, req, res) =>
+      serveAccountStatement(ctx, req, res, kind, account_id, query),
     downloadCsv: (name, query, scope, req, res) =>
       serveReport(ctx, req, res, name, { ...query, format: 'csv' }, scope, () => null),
     ...background(ctx, pruner, stopping),

@@ -73,6 +73,22 @@ async function serveStatement(
   });
 }
 
+/**
+ * One account's statement for another surface (the dashboard), from its raw query
+ * (`month`/`from_month`/`to_month`, or `fy` and `quarter`; `format`): JSON, CSV or PDF.
+ */
+export async function serveAccountStatement(
+  ctx: PaymentsContext,
+  req: Request,
+  res: Response,
+  kind: Kind,
+  account_id: string,
+  raw: Record<string, unknown>,
+): Promise<void> {
+  const query = parseWith(kind === 'tds' ? quarterQuery : monthQuery, raw);
+  await serveStatement(ctx, req, res, kind, account_id, account_id, query, (data) => data);
+}
+
 export function statementsRouter(ctx: PaymentsContext): { api: Router; admin: Router } {
   const { store, logger } = ctx;
   const api = Router();
