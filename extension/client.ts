@@ -48,6 +48,17 @@ export interface CompleteRequest extends ChatRequest {
   stop?: string[];
 }
 
+/** An embeddings request: one vector per input, in input order. */
+export interface EmbedRequest {
+  model: string;
+  input: string[];
+}
+
+export interface EmbedResult {
+  vectors: Float32Array[];
+  meta: ReplyMeta | undefined;
+}
+
 /** A legacy completions request with a suffix (fill-in-the-middle). */
 export interface FimRequest {
   model: string;
@@ -68,6 +79,29 @@ interface RawXAihub {
   completion_tokens: number;
 }
 
+/** One request of an agent step: the conversation so far, in the chat completions shape, and the tools. */
+export interface AgentStepRequest {
+  model: string;
+  messages: OpenAI.Chat.ChatCompletionMessageParam[];
+  tools: OpenAI.Chat.ChatCompletionTool[];
+  maxTokens: number;
+  temperature: number;
+}
+
+export interface AgentToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export interface AgentStepResult extends ChatResult {
+  toolCalls: AgentToolCall[];
+}
+
+/** Bounds of what one step's answer may carry. */
+const MAX_TOOL_CALLS = 32;
+const MAX_ARGUMENT_CHARS = 2_000_000;
+
 const REQUEST_TIMEOUT_MS = 120_000;
 
 export class GatewayClient {
@@ -87,25 +121,69 @@ export class GatewayClient {
     signal: AbortSignal,
     onDelta: (text: string) => void,
   ): Promise<ChatResult> {
-    const stream = await this.openai.chat.completions.create(
+    const { text, finishReason, meta } = await this.stream(
       {
         model: request.model,
         messages: request.messages,
         max_tokens: request.maxTokens,
         temperature: request.temperature,
-        stream: true,
-        stream_options: { include_usage: true },
       },
+      signal,
+      onDelta,
+    );
+    return { text, finishReason, meta };
+  }
+
+  /** One step of an agent task: a streamed chat completion with tools. */
+  streamAgentStep(
+    request: AgentStepRequest,
+    signal: AbortSignal,
+    onDelta: (text: string) => void,
+  ): Promise<AgentStepResult> {
+    return this.stream(
+      {
+        model: request.model,
+        messages: request.messages,
+        tools: request.tools,
+        tool_choice: 'auto',
+        max_tokens: request.maxTokens,
+        temperature: request.temperature,
+      },
+      signal,
+      onDelta,
+    );
+  }
+
+  /**
+   * A streamed chat completion: the text streams through `onDelta`, the tool calls (if any) are
+   * put together from their streamed pieces, the bill is the last chunk's `x_aihub`.
+   */
+  private async stream(
+    body: Omit<OpenAI.Chat.ChatCompletionCreateParamsStreaming, 'stream' | 'stream_options'>,
+    signal: AbortSignal,
+    onDelta: (text: string) => void,
+  ): Promise<AgentStepResult> {
+    const stream = await this.openai.chat.completions.create(
+      { ...body, stream: true, stream_options: { include_usage: true } },
       { signal },
     );
     let text = '';
     let finishReason: string | undefined;
     let meta: ReplyMeta | undefined;
+    const calls: AgentToolCall[] = [];
     for await (const chunk of stream) {
-      const delta = chunk.choices[0]?.delta?.content;
-      if (delta) {
-        text += delta;
-        onDelta(delta);
+      const delta = chunk.choices[0]?.delta;
+      if (delta?.content) {
+        text += delta.content;
+        onDelta(delta.content);
+      }
+      for (const piece of delta?.tool_calls ?? []) {
+        if (piece.index >= MAX_TOOL_CALLS) continue;
+        const call = (calls[piece.index] ??= { id: '', name: '', arguments: '' });
+        if (piece.id) call.id = piece.id;
+        if (piece.function?.name) call.name += piece.function.name;
+        if (piece.function?.arguments && call.arguments.length < MAX_ARGUMENT_CHARS)
+          call.arguments += piece.function.arguments;
       }
       finishReason = chunk.choices[0]?.finish_reason ?? finishReason;
       const raw = (chunk as { x_aihub?: RawXAihub }).x_aihub;
@@ -113,7 +191,10 @@ export class GatewayClient {
     }
     // The SDK ends the iteration quietly when the request is aborted; a stop must not look like a finish.
     if (signal.aborted) throw new APIUserAbortError();
-    return { text, finishReason, meta };
+    const toolCalls = calls
+      .filter((c): c is AgentToolCall => c !== undefined && c.name !== '')
+      .map((c, index) => ({ ...c, id: c.id || `call_${index}` }));
+    return { text, finishReason, meta, toolCalls };
   }
 
   /** One non-streamed chat completion (an inline completion's request). */
@@ -153,6 +234,27 @@ export class GatewayClient {
     return {
       text: response.choices[0]?.text ?? '',
       finishReason: response.choices[0]?.finish_reason,
+      meta: raw ? toMeta(raw) : undefined,
+    };
+  }
+
+  /**
+   * POST /v1/embeddings. Asks for base64 (little-endian float32, a quarter of the JSON's size) and
+   * decodes it straight into Float32Arrays; a gateway that answers with number arrays works too.
+   */
+  async embed(request: EmbedRequest, signal: AbortSignal): Promise<EmbedResult> {
+    const response = await this.openai.embeddings.create(
+      { model: request.model, input: request.input, encoding_format: 'base64' },
+      { signal, maxRetries: 1 },
+    );
+    const data = [...response.data].sort((a, b) => a.index - b.index);
+    if (data.length !== request.input.length)
+      throw new Error(
+        `the gateway answered ${data.length} embeddings for ${request.input.length} inputs`,
+      );
+    const raw = (response as { x_aihub?: RawXAihub }).x_aihub;
+    return {
+      vectors: data.map((item) => toFloat32(item.embedding as unknown)),
       meta: raw ? toMeta(raw) : undefined,
     };
   }
@@ -218,9 +320,23 @@ function toMeta(raw: RawXAihub): ReplyMeta {
     cost: Number(raw.cost),
     balance: Number(raw.balance),
     currency: raw.currency,
-    promptTokens: Number(raw.prompt_tokens),
-    completionTokens: Number(raw.completion_tokens),
+    promptTokens: Number(raw.prompt_tokens ?? 0),
+    completionTokens: Number(raw.completion_tokens ?? 0),
   };
+}
+
+/** An embedding as base64 little-endian float32 or as an array of numbers. */
+function toFloat32(embedding: unknown): Float32Array {
+  if (typeof embedding === 'string') {
+    const bytes = Buffer.from(embedding, 'base64');
+    if (bytes.length % 4 !== 0) throw new Error('an embedding is not a whole number of floats');
+    const vector = new Float32Array(bytes.length / 4);
+    for (let i = 0; i < vector.length; i++) vector[i] = bytes.readFloatLE(i * 4);
+    return vector;
+  }
+  if (Array.isArray(embedding) && embedding.every((v) => typeof v === 'number'))
+    return Float32Array.from(embedding);
+  throw new Error('an embedding is neither base64 nor an array of numbers');
 }
 
 function describeModel(model: OpenAI.Models.Model): string {

@@ -3,12 +3,16 @@
 import * as vscode from 'vscode';
 import type { AIHubApi } from './api.js';
 import { BalanceStatusBar } from './balanceStatusBar.js';
-import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatViewProvider.js';
+import { ChatViewProvider } from './chat/chatViewProvider.js';
 import { ChatSession } from './chat/session.js';
 import { askInChat, newChat, openChat, stopReply } from './commands/chat.js';
 import { clearApiKey } from './commands/clearApiKey.js';
 import { explainSelection } from './commands/explainSelection.js';
 import { addFileToChat } from './commands/addFileToChat.js';
+import { CodebaseIndex } from './codebase/index.js';
+import { codebaseCommands } from './commands/codebase.js';
+import { AgentController } from './agent/controller.js';
+import { agentCommands } from './commands/agent.js';
 import { acceptProposal, generateCode, rejectProposal } from './commands/generateCode.js';
 import { ChatContext } from './context/chatContext.js';
 import { ProposalManager } from './generate/proposal.js';
@@ -26,12 +30,11 @@ let services: Services | undefined;
 export function activate(context: vscode.ExtensionContext): AIHubApi {
   const activationStarted = performance.now();
   services = new Services(context);
-  const chatContext = new ChatContext(
-    () => services!.settings().context.budgetTokens,
-    services.settings().context.includeActiveEditor,
-  );
-  const session = new ChatSession(services, context.workspaceState, chatContext);
-  const chatView = new ChatViewProvider(services, session, chatContext);
+  const chatContext = ChatContext.forSettings(services);
+  const codebase = new CodebaseIndex(services, context);
+  const session = new ChatSession(services, context.workspaceState, chatContext, codebase);
+  const agent = new AgentController(services, session, codebase);
+  const chatView = new ChatViewProvider(services, session, chatContext, agent);
   const statusBar = new BalanceStatusBar(services);
   const proposals = new ProposalManager();
   const inline = new InlineCompletionProvider(services, services.spend);
@@ -57,24 +60,23 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
     'aihub.startLocalGateway': start,
     'aihub.stopLocalGateway': stopLocalGateway(services),
     'aihub.openSettings': openSettings(),
+    ...agentCommands(chatView, agent),
   };
 
   context.subscriptions.push(
     services,
+    codebase,
+    ...codebaseCommands(codebase),
     session,
+    agent,
     chatContext,
     chatView,
     statusBar,
     proposals,
     inline,
     inlineStatusBar,
-    vscode.languages.registerInlineCompletionItemProvider(
-      ['file', 'untitled', 'vscode-remote', 'vscode-vfs'].map((scheme) => ({ scheme })),
-      inline,
-    ),
-    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, {
-      webviewOptions: { retainContextWhenHidden: true },
-    }),
+    inline.register(),
+    chatView.register(),
     ...Object.entries(commands).map(([id, run]) => vscode.commands.registerCommand(id, run)),
   );
 
@@ -93,6 +95,8 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
     chatContext,
     inline,
     proposals,
+    codebase,
+    agent,
   });
 }
 
@@ -105,6 +109,8 @@ interface ApiParts {
   chatContext: ChatContext;
   inline: InlineCompletionProvider;
   proposals: ProposalManager;
+  codebase: CodebaseIndex;
+  agent: AgentController;
 }
 
 /** What activate() returns: the extension's state as its tests read it. */
@@ -117,6 +123,8 @@ function extensionApi({
   chatContext,
   inline,
   proposals,
+  codebase,
+  agent,
 }: ApiParts): AIHubApi {
   return {
     activationMs,
@@ -136,7 +144,16 @@ function extensionApi({
     onDidAskSpend: owned.spend.onDidAsk,
     proposalPending: () => proposals.pending,
     onDidDecideProposal: proposals.onDidDecide,
+    codebase: () => codebase.status(),
+    onDidChangeCodebase: codebase.onDidChange,
+    codebaseFiles: () => codebase.indexedFiles(),
     hasApiKey: async () => (await owned.keys.get()) !== undefined,
+    chatMode: () => agent.mode(),
+    pendingApprovals: () => agent.approvals.list(),
+    onDidAskApproval: agent.approvals.onDidAsk,
+    onDidFinishTask: agent.onDidFinishTask,
+    agentTask: () =>
+      agent.task ? { taskId: agent.task.taskId, step: agent.task.step } : undefined,
     localGateway: () => ({
       state: owned.localGateway.state,
       pid: owned.localGateway.pid,

@@ -1,5 +1,6 @@
 // Reads the aihub.* settings into one typed snapshot. The API key is never a setting.
 import * as vscode from 'vscode';
+import { DEFAULT_EXCLUDES } from './codebase/exclude.js';
 import { isLoopbackUrl, localBaseUrl, normalizeBaseUrl, type BaseUrl } from './baseUrl.js';
 
 export const DEFAULT_MODEL = 'service-ai-lite';
@@ -27,6 +28,31 @@ export interface Settings {
   };
   /** Currency units per UTC day; 0 = no cap. */
   spendingCapPerDay: number;
+  /** The codebase index (whether it is on is workspace state, not a setting: see codebase/index.ts). */
+  codebase: {
+    model: string;
+    maxFiles: number;
+    maxFileBytes: number;
+    /** .gitignore-syntax patterns. */
+    exclude: string[];
+    /** Chunks @codebase adds to a message at most. */
+    maxResults: number;
+  };
+  agent: AgentSettings;
+}
+
+export interface AgentSettings {
+  /** Model requests per task. */
+  maxSteps: number;
+  /** max_tokens of each step's request. */
+  maxTokensPerStep: number;
+  commandTimeoutSeconds: number;
+  /** Minutes a task may run in all (waiting for approvals included). */
+  maxMinutes: number;
+  /** Commands that run without asking; read from the user's settings only. */
+  commandAllowList: string[];
+  /** Globs of secret files the agent may read; read from the user's settings only. */
+  readableSecretFiles: string[];
 }
 
 export function readSettings(): Settings {
@@ -70,7 +96,51 @@ export function readSettings(): Settings {
       maxTokens: clampInt(config.get<number>('inlineCompletions.maxTokens', 128), 1, 2_048, 128),
     },
     spendingCapPerDay: Math.max(0, Number(config.get<number>('spendingCap.perDay', 0)) || 0),
+    codebase: {
+      model: config.get<string>('codebase.model', DEFAULT_MODEL) || DEFAULT_MODEL,
+      maxFiles: clampInt(config.get<number>('codebase.maxFiles', 5_000), 1, 50_000, 5_000),
+      maxFileBytes:
+        1024 * clampInt(config.get<number>('codebase.maxFileSizeKB', 256), 1, 4_096, 256),
+      exclude: stringList(config.get<unknown>('codebase.exclude'), DEFAULT_EXCLUDES),
+      maxResults: clampInt(config.get<number>('codebase.maxResults', 8), 1, 50, 8),
+    },
+    agent: {
+      maxSteps: clampInt(config.get<number>('agent.maxSteps', 25), 1, 200, 25),
+      maxTokensPerStep: clampInt(
+        config.get<number>('agent.maxTokensPerStep', 4096),
+        256,
+        32_768,
+        4096,
+      ),
+      commandTimeoutSeconds: clampInt(
+        config.get<number>('agent.commandTimeoutSeconds', 120),
+        1,
+        3_600,
+        120,
+      ),
+      maxMinutes: clampInt(config.get<number>('agent.maxMinutes', 30), 1, 24 * 60, 30),
+      commandAllowList: userStrings(config, 'agent.commandAllowList', 200),
+      readableSecretFiles: userStrings(config, 'agent.readableSecretFiles', 100),
+    },
   };
+}
+
+function stringList(value: unknown, fallback: readonly string[]): string[] {
+  return Array.isArray(value)
+    ? value.filter((v): v is string => typeof v === 'string').slice(0, 1_000)
+    : [...fallback];
+}
+
+/**
+ * A list setting as the user set it (user or remote-machine settings), never a workspace's:
+ * a repository must not be able to pre-approve commands or open its secrets to the model.
+ */
+function userStrings(config: vscode.WorkspaceConfiguration, key: string, max: number): string[] {
+  const value = config.inspect<unknown>(key)?.globalValue;
+  if (!Array.isArray(value)) return [];
+  return value
+    .filter((v): v is string => typeof v === 'string' && v.trim() !== '' && v.length <= 500)
+    .slice(0, max);
 }
 
 function clampInt(value: unknown, min: number, max: number, fallback: number): number {

@@ -13,7 +13,7 @@ import { errorHandler } from './http/errors.js';
 import { assertWellFormedPath } from './http/path.js';
 import type { Metrics } from './http/metrics.js';
 import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
-import type { ChatService } from './chat/routes.js';
+import type { ChatService } from './chat/index.js';
 import { runLean } from './http/lean.js';
 import type { Payments } from './payments/index.js';
 import type { Dashboard } from './web/router.js';

@@ -5,7 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ChatTurn } from '../client.js';
-import type { ChatContext } from '../context/chatContext.js';
+import { codebaseQuery, mentionsCodebase, mergeHits } from '../codebase/mention.js';
+import type { CodebaseSearch } from '../codebase/types.js';
+import type { BuiltContext, ChatContext, CodebaseContext } from '../context/chatContext.js';
 import { CHAT_SYSTEM_PROMPT } from '../prompts.js';
 import type { Services } from '../services.js';
 import { promptChars } from '../spendMath.js';
@@ -20,6 +22,11 @@ export interface AskOptions {
   /** The tier for this message (the view's picker); the aihub.model setting otherwise. */
   model?: string;
 }
+
+/** The codebase index as the chat uses it: the search, and its state to explain why it is not ready. */
+type ChatCodebase = CodebaseSearch & {
+  status(): { state: string; progress: { done: number; total: number } | undefined };
+};
 
 const MAX_STORED_ENTRIES = 200;
 /** @mentions resolved per message. */
@@ -42,6 +49,8 @@ export class ChatSession implements vscode.Disposable {
   /** Resolves once earlier versions' single transcript is moved into the history. */
   readonly ready: Promise<void>;
   private current: { entry: AssistantEntry; cancel: vscode.CancellationTokenSource } | undefined;
+  /** Stops the work other than a chat reply that is running (an agent task). */
+  private work: (() => void) | undefined;
   private models: ModelChoice[] = DEFAULT_MODELS;
   private readonly posted = new vscode.EventEmitter<ToWebview>();
   /** Everything the webview should see, in order; the view provider relays it. */
@@ -51,6 +60,7 @@ export class ChatSession implements vscode.Disposable {
     private readonly services: Services,
     memento: vscode.Memento,
     private readonly context: ChatContext,
+    private readonly codebase?: ChatCodebase,
   ) {
     this.store = new ConversationStore(memento);
     const latest = this.store.list()[0];
@@ -77,7 +87,7 @@ export class ChatSession implements vscode.Disposable {
   }
 
   get busy(): boolean {
-    return this.current !== undefined;
+    return this.current !== undefined || this.work !== undefined;
   }
 
   transcript(): readonly ChatEntry[] {
@@ -106,12 +116,10 @@ export class ChatSession implements vscode.Disposable {
 
   /** Sends a user message and streams the reply; resolves with the finished assistant entry. */
   async ask(text: string, options: AskOptions = {}): Promise<AssistantEntry> {
-    if (this.current) this.stop();
+    this.current?.cancel.cancel();
     const settings = { ...this.services.settings() };
     if (options.model) settings.model = options.model;
-    const built = options.withContext
-      ? await this.context.build(await mentionedFiles(text))
-      : undefined;
+    const built = options.withContext ? await this.contextFor(text) : undefined;
     const { user, reply } = newTurn(text, built?.labels, settings.model);
     const question = built?.prompt ? `${built.prompt}\n\n${text}` : text;
     const turns = this.contextTurns(question);
@@ -173,6 +181,51 @@ export class ChatSession implements vscode.Disposable {
     return reply;
   }
 
+  /** `@codebase`: the passages closest to the message, or why there are none. */
+  private async searchCodebase(text: string): Promise<CodebaseContext> {
+    const status = this.codebase?.status();
+    if (this.codebase && !this.codebase.ready && status && status.state !== 'off') {
+      const progress = status.progress
+        ? ` (${status.progress.done}/${status.progress.total} files)`
+        : '';
+      const why =
+        status.state === 'untrusted'
+          ? 'not available in an untrusted workspace'
+          : status.state === 'indexing' || status.state === 'starting'
+            ? `the index is being built${progress}; ask again in a moment`
+            : `the index is ${status.state}`;
+      return { problem: why };
+    }
+    if (!this.codebase?.ready) {
+      void vscode.window
+        .showInformationMessage(
+          'AIHub: @codebase needs the codebase index, which is off for this workspace. Indexing embeds your files through the gateway (billed like other requests).',
+          'Index Codebase',
+        )
+        .then((picked) => {
+          if (picked) void vscode.commands.executeCommand('aihub.indexCodebase');
+        });
+      return { problem: 'not indexed: run AIHub: Index Codebase' };
+    }
+    try {
+      const limit = this.services.settings().codebase.maxResults;
+      const result = await this.codebase.search(codebaseQuery(text), {
+        limit,
+        signal: AbortSignal.timeout(60_000),
+      });
+      return { hits: mergeHits(result.hits) };
+    } catch (error) {
+      const message = this.services.advise(error)?.message ?? (error as Error).message;
+      return { problem: `search failed: ${message}` };
+    }
+  }
+
+  /** The editor context a message would carry: the active editor, added and @-mentioned files, @codebase. */
+  async contextFor(text: string): Promise<BuiltContext> {
+    const codebase = mentionsCodebase(text) ? await this.searchCodebase(text) : undefined;
+    return this.context.build(await mentionedFiles(text), codebase);
+  }
+
   /** The reply refused before sending: it could pass the daily spending cap. */
   private refuseOverCap(reply: AssistantEntry): void {
     const cap = this.services.spend.view();
@@ -193,9 +246,36 @@ export class ChatSession implements vscode.Disposable {
     );
   }
 
-  /** The Stop button: cancels the streaming reply; what arrived so far is kept. */
+  /** The Stop button: cancels the streaming reply (what arrived so far is kept) or the running task. */
   stop(): void {
     this.current?.cancel.cancel();
+    this.work?.();
+  }
+
+  /** Work other than a chat reply (an agent task): the view is busy meanwhile and Stop ends it. */
+  setWork(stop: (() => void) | undefined): void {
+    this.work = stop;
+    this.post({ type: 'busy', busy: this.busy });
+  }
+
+  /**
+   * Shows an entry that the agent made or changed, in the conversation it belongs to: appended
+   * when new, sent again when changed (the view replaces it by id). Nothing when another
+   * conversation is open meanwhile.
+   */
+  showEntry(entry: ChatEntry, conversationId: string): void {
+    if (this.entries.includes(entry)) this.replace(entry);
+    else if (conversationId === this.conversationId) this.append(entry);
+  }
+
+  /** Streams text into an entry the view shows (an agent step's words). */
+  streamInto(id: string, text: string): void {
+    this.post({ type: 'delta', id, text });
+  }
+
+  /** Saves the open conversation (the agent saves after every step). */
+  save(): Promise<void> {
+    return this.persist();
   }
 
   /** New Chat: the current conversation stays in the history; an empty one starts. */
@@ -271,13 +351,17 @@ export class ChatSession implements vscode.Disposable {
   private contextTurns(question: string): ChatTurn[] {
     const turns: ChatTurn[] = [];
     let chars = question.length;
+    // An agent task is remembered by its request and its result; its steps are not re-sent.
     const usable = this.entries.filter(
-      (e) => e.role === 'user' || (e.status !== 'error' && e.text !== ''),
+      (e) =>
+        e.role === 'user' ||
+        e.role === 'task' ||
+        (e.role === 'assistant' && e.status !== 'error' && e.text !== ''),
     );
     for (const entry of usable.slice(-MAX_CONTEXT_ENTRIES).reverse()) {
       chars += entry.text.length;
       if (chars > MAX_CONTEXT_CHARS) break;
-      turns.unshift({ role: entry.role, content: entry.text });
+      turns.unshift({ role: entry.role === 'user' ? 'user' : 'assistant', content: entry.text });
     }
     while (turns[0]?.role === 'assistant') turns.shift();
     return [
@@ -316,6 +400,7 @@ async function mentionedFiles(text: string): Promise<vscode.Uri[]> {
   for (const match of text.matchAll(/(?:^|\s)@([\w./-]{1,300})/g)) {
     if (found.length >= MAX_MENTIONS) break;
     const path = match[1]!.replace(/[.,;:]+$/, '');
+    if (path.toLowerCase() === 'codebase') continue; // @codebase: the index, not a file
     if (path.split('/').includes('..')) continue;
     for (const folder of folders) {
       const uri = vscode.Uri.joinPath(folder.uri, path);
@@ -333,10 +418,23 @@ async function mentionedFiles(text: string): Promise<vscode.Uri[]> {
   return found;
 }
 
+/** Entries saved while a reply or a task ran (VS Code closed meanwhile) show as stopped. */
 function settleInterrupted(entry: ChatEntry): ChatEntry {
-  return entry.role === 'assistant' && entry.status === 'streaming'
-    ? { ...entry, status: 'stopped' }
-    : entry;
+  if (entry.role === 'assistant' && entry.status === 'streaming')
+    return { ...entry, status: 'stopped' };
+  if (entry.role === 'agent' && (entry.status === 'streaming' || entry.calls.some(unsettled)))
+    return {
+      ...entry,
+      status: entry.status === 'streaming' ? 'stopped' : entry.status,
+      calls: entry.calls.map((c) =>
+        unsettled(c) ? { ...c, status: 'stopped' as const, approval: undefined } : c,
+      ),
+    };
+  return entry;
+}
+
+function unsettled(call: { status: string }): boolean {
+  return call.status === 'running' || call.status === 'awaiting';
 }
 
 /** The user's message (with the labels of the context sent) and the empty streaming reply. */

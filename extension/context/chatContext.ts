@@ -6,6 +6,8 @@
 import * as vscode from 'vscode';
 import type { ContextItemView, ContextView } from '../chat/protocol.js';
 import { fenced } from '../codeFence.js';
+import type { CodebaseHit } from '../codebase/types.js';
+import type { Settings } from '../settings.js';
 import { CHARS_PER_TOKEN, estimateTokens, trimAround } from './estimate.js';
 
 /** At most this many added files (each one is read for every message). */
@@ -22,9 +24,12 @@ export interface BuiltContext {
   view: ContextView;
 }
 
+/** What `@codebase` found for the message: passages, or why there are none. */
+export type CodebaseContext = { hits: CodebaseHit[] } | { problem: string };
+
 interface Piece {
   id: string;
-  kind: 'active' | 'file';
+  kind: 'active' | 'file' | 'codebase';
   label: string;
   language: string;
   text: string;
@@ -72,6 +77,14 @@ export class ChatContext implements vscode.Disposable {
     );
   }
 
+  /** The chat's context, with its budget and default from the aihub.context settings. */
+  static forSettings(services: { settings(): { context: Settings['context'] } }): ChatContext {
+    return new ChatContext(
+      () => services.settings().context.budgetTokens,
+      services.settings().context.includeActiveEditor,
+    );
+  }
+
   get includeActive(): boolean {
     return this.includeActiveEditor;
   }
@@ -102,8 +115,11 @@ export class ChatContext implements vscode.Disposable {
     return (await this.build()).view;
   }
 
-  /** The context for the next message; `extra` are files mentioned in it with @path. */
-  async build(extra: vscode.Uri[] = []): Promise<BuiltContext> {
+  /**
+   * The context for the next message; `extra` are files mentioned in it with @path, `codebase`
+   * what @codebase found (after everything else, each passage whole or not at all).
+   */
+  async build(extra: vscode.Uri[] = [], codebase?: CodebaseContext): Promise<BuiltContext> {
     const budget = Math.max(0, this.budgetTokens());
     const pieces: Piece[] = [];
     const active = this.activePiece();
@@ -117,6 +133,7 @@ export class ChatContext implements vscode.Disposable {
       seen.add(uri.toString());
       pieces.push(await filePiece(id, uri));
     }
+    pieces.push(...codebasePieces(codebase, pieces));
 
     let remainingChars = budget * CHARS_PER_TOKEN;
     const items: ContextItemView[] = [];
@@ -125,17 +142,17 @@ export class ChatContext implements vscode.Disposable {
     let tokens = 0;
     for (const piece of pieces) {
       if (!piece.included) {
-        items.push({
-          id: piece.id,
-          kind: piece.kind,
-          label: piece.label,
-          detail: piece.detail,
-          tokens: estimateTokens(piece.text),
-        });
+        items.push(itemOf(piece, estimateTokens(piece.text)));
+        // Why @codebase added nothing shows with the message.
+        if (piece.kind === 'codebase') labels.push(`@codebase (${piece.detail})`);
         continue;
       }
       const focus = piece.focus ?? { first: 0, last: 0 };
-      const fitted = trimAround(piece.text, focus.first, focus.last, Math.max(0, remainingChars));
+      // A passage @codebase found goes whole or not at all (a smaller one further down may fit).
+      const fitted =
+        piece.kind === 'codebase' && piece.text.length > remainingChars
+          ? { text: '', firstLine: 0, lastLine: 0, totalLines: 0, trimmed: true }
+          : trimAround(piece.text, focus.first, focus.last, Math.max(0, remainingChars));
       const kept = fitted.text;
       const note =
         kept === ''
@@ -144,14 +161,7 @@ export class ChatContext implements vscode.Disposable {
             ? `trimmed to lines ${fitted.firstLine}-${fitted.lastLine} of ${fitted.totalLines}${piece.focus ? ' around the selection' : ''} to fit the context budget`
             : undefined;
       const itemTokens = estimateTokens(kept);
-      items.push({
-        id: piece.id,
-        kind: piece.kind,
-        label: piece.label,
-        detail: piece.detail,
-        tokens: itemTokens,
-        ...(note ? { note } : {}),
-      });
+      items.push({ ...itemOf(piece, itemTokens), ...(note ? { note } : {}) });
       if (kept === '') continue;
       remainingChars -= kept.length;
       tokens += itemTokens;
@@ -162,8 +172,14 @@ export class ChatContext implements vscode.Disposable {
       blocks.push(
         `\`${piece.label}\` (${piece.language}, ${where}):${noteLine}\n${fenced(kept, piece.language)}`,
       );
-      labels.push(piece.kind === 'active' ? `${piece.label} (${piece.detail})` : piece.label);
+      labels.push(piece.kind === 'file' ? piece.label : `${piece.label} (${piece.detail})`);
     }
+    if (codebase && 'hits' in codebase && !labels.some((l) => l.endsWith('via @codebase)')))
+      labels.push(
+        codebase.hits.length
+          ? '@codebase (no passage fit in the context budget)'
+          : '@codebase (nothing found)',
+      );
     const prompt = blocks.length ? `Context from the editor:\n\n${blocks.join('\n\n')}` : '';
     return {
       prompt,
@@ -214,10 +230,48 @@ export class ChatContext implements vscode.Disposable {
   }
 }
 
+function itemOf(piece: Piece, tokens: number): ContextItemView {
+  return { id: piece.id, kind: piece.kind, label: piece.label, detail: piece.detail, tokens };
+}
+
+/** The pieces of @codebase's passages, leaving out files already sent whole. */
+function codebasePieces(codebase: CodebaseContext | undefined, earlier: Piece[]): Piece[] {
+  if (!codebase) return [];
+  if ('problem' in codebase)
+    return [
+      {
+        id: 'codebase',
+        kind: 'codebase',
+        label: '@codebase',
+        language: 'plaintext',
+        text: '',
+        focus: undefined,
+        detail: codebase.problem,
+        included: false,
+      },
+    ];
+  const whole = new Set(
+    earlier.filter((p) => p.included && p.detail.startsWith('whole file')).map((p) => p.label),
+  );
+  return codebase.hits
+    .filter((hit) => !whole.has(hit.path))
+    .map((hit, i) => ({
+      id: `codebase-${i}`,
+      kind: 'codebase' as const,
+      label: hit.path,
+      language: languageForPath(hit.path),
+      text: hit.text,
+      focus: undefined,
+      detail: `lines ${hit.startLine}-${hit.endLine} via @codebase`,
+      included: true,
+    }));
+}
+
+/** Documents that are not the user's code: output panels, Generate's and the agent's proposed changes. */
+const NOT_CODE = new Set(['output', 'aihub-proposal', 'aihub-agent']);
+
 function usable(editor: vscode.TextEditor | undefined): vscode.TextEditor | undefined {
-  if (!editor) return undefined;
-  const scheme = editor.document.uri.scheme;
-  return scheme === 'output' || scheme === 'aihub-proposal' ? undefined : editor;
+  return editor && !NOT_CODE.has(editor.document.uri.scheme) ? editor : undefined;
 }
 
 async function filePiece(id: string, uri: vscode.Uri): Promise<Piece> {

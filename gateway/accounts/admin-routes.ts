@@ -22,22 +22,25 @@ const idParam = z.string().min(1).max(100);
 /** A per-address failure limit (the admin console's login limiter, shared so both doors count together). */
 export interface FailureLock {
   retryAfterSeconds(key: string, now_ms: number): number;
-  record(key: string, now_ms: number): void;
+  /** Takes an attempt's slot before the check; `release` gives it back (see RateLimiter.claim). */
+  claim(key: string, now_ms: number): { ok: boolean; retry_after_s: number; release(): void };
   reset(key: string): void;
 }
 
 /**
  * Bearer admin token check. A presented token that is wrong counts against the client's
- * address; once the address is over the limit every admin call from it, right token or
- * not, is 429 with Retry-After until the window passes (otherwise the lockout would still
- * tell a guesser when a guess was right). A request with no bearer token is a plain 401:
- * it guesses nothing.
+ * address (its slot is taken before the comparison and given back when the token is right);
+ * once the address is over the limit every admin call from it, right token or not, is 429
+ * with Retry-After until the window passes (otherwise the lockout would still tell a guesser
+ * when a guess was right). A request with no bearer token is a plain 401: it guesses nothing.
  */
 export function adminAuth(admin_token_hash: string, lock: FailureLock, now_ms: () => number) {
   return (req: Request, _res: Response, next: NextFunction): void => {
     const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
     const at_ms = now_ms();
-    const wait_s = lock.retryAfterSeconds(address, at_ms);
+    // A presented token takes its slot before it is compared; without one nothing is guessed.
+    const slot = hasBearer(req.headers.authorization) ? lock.claim(address, at_ms) : null;
+    const wait_s = slot ? slot.retry_after_s : lock.retryAfterSeconds(address, at_ms);
     if (wait_s > 0) {
       next(
         new ApiError(
@@ -54,7 +57,6 @@ export function adminAuth(admin_token_hash: string, lock: FailureLock, now_ms: (
       return;
     }
     if (!isAdminToken(req.headers, admin_token_hash)) {
-      if (hasBearer(req.headers.authorization)) lock.record(address, at_ms);
       next(
         new ApiError(
           401,
@@ -88,17 +90,19 @@ export function adminRouter(deps: RoomDeps): Router {
 
   router.get('/accounts', async (req, res) => {
     const query = parseWith(listQuery, req.query);
-    await store.readDurable();
     // Oldest first, in the order the accounts were created (committed): the page is read
     // from the store's row order, never by sorting every account.
-    const data: Array<ReturnType<typeof accountView>> = [];
-    for (const account of store.walkRows('accounts', { skip: (query.page - 1) * query.limit })) {
-      data.push(accountView(store.state, account, config.currency));
-      if (data.length === query.limit) break;
-    }
+    const [accounts, total] = await Promise.all([
+      store.page('accounts', { offset: (query.page - 1) * query.limit, limit: query.limit }),
+      store.count('accounts'),
+    ]);
+    const data = await store.read(
+      (s) => accounts.map((account) => accountView(s, account, config.currency)),
+      { fresh: true },
+    );
     res.json({
       object: 'list',
-      total: store.liveCount('accounts'),
+      total,
       page: query.page,
       limit: query.limit,
       data,
@@ -107,8 +111,7 @@ export function adminRouter(deps: RoomDeps): Router {
 
   router.get('/accounts/:id', async (req, res) => {
     const id = parseWith(idParam, req.params.id);
-    await store.readDurable(); // answer from durable state only
-    const keys = [...store.indexBy('keys', 'account_id').rows(id)];
+    const keys = await store.list('keys', 'account_id', id); // durable state only
     res.json({ ...view(id), keys: keys.map(keyView) });
   });
 

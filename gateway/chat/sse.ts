@@ -25,7 +25,7 @@ export class SseWriter {
     return this.closed || this.res.destroyed;
   }
 
-  open(status = 200, extra_headers: Record<string, string> = {}): void {
+  open(status = 200, extra_headers: Record<string, string | string[]> = {}): void {
     this.res.writeHead(status, { ...SSE_HEADERS, ...extra_headers });
     this.batch();
     this.res.flushHeaders();

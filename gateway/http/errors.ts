@@ -139,8 +139,24 @@ export function errorBody(path: string, error: ApiError): unknown {
 }
 
 export function sendError(req: Request, res: Response, error: ApiError): void {
+  // For the request log line (a 4xx's code and param).
+  res.locals.refusal = { code: error.code, param: error.param };
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
   res.status(error.status).json(errorBody(req.path, error));
+}
+
+/**
+ * A compressed body (`Content-Encoding: gzip`, `deflate`, `br`) that does not decompress:
+ * body-parser passes zlib's own error on (`Z_DATA_ERROR`, `Z_BUF_ERROR` for a cut stream,
+ * `ERR__ERROR_FORMAT_*` from brotli), with a status but no `type`.
+ */
+function isDecompressionError(error: object): boolean {
+  const { errno, code } = error as { errno?: unknown; code?: unknown };
+  return (
+    typeof errno === 'number' &&
+    typeof code === 'string' &&
+    (/^Z_[A-Z_]+$/.test(code) || /^ERR_(_ERROR_|BROTLI)/.test(code))
+  );
 }
 
 /** Errors thrown by body-parser carry a `type`; map them to clear 4xx answers. */
@@ -192,6 +208,12 @@ export function knownError(thrown: unknown): ApiError | null {
   const error = fromService(thrown);
   if (error instanceof ApiError) return error;
   if (error instanceof z.ZodError) return fromZod(error);
+  if (error && typeof error === 'object' && isDecompressionError(error))
+    return badRequest(
+      'the request body does not decompress as its Content-Encoding says (gzip, deflate or br); send it compressed whole, or uncompressed',
+      null,
+      'invalid_content_encoding',
+    );
   if (error && typeof error === 'object' && 'type' in error)
     return fromBodyParser(error as { type?: string });
   return null;

@@ -45,6 +45,18 @@ const ERROR_SCHEMAS = {
       },
     },
   },
+  AnthropicError: {
+    type: 'object',
+    required: ['type', 'error'],
+    properties: {
+      type: { const: 'error' },
+      error: {
+        type: 'object',
+        required: ['type', 'message'],
+        properties: { type: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+  },
   PaymentsError: {
     type: 'object',
     required: ['status', 'message', 'error'],
@@ -142,9 +154,12 @@ function parametersOf(route: RouteDoc): unknown[] {
 
 /** The success response, then the errors every route of its kind can answer, then its own. */
 function responsesOf(route: RouteDoc, path: string): Record<string, unknown> {
-  const error_ref = {
-    $ref: `#/components/schemas/${path.startsWith('/api') ? 'PaymentsError' : 'OpenAIError'}`,
-  };
+  const shape = path.startsWith('/api')
+    ? 'PaymentsError'
+    : path.startsWith('/v1/messages')
+      ? 'AnthropicError'
+      : 'OpenAIError';
+  const error_ref = { $ref: `#/components/schemas/${shape}` };
   const responses: Record<string, unknown> = {
     [route.success.status]: {
       description: route.success.description,

@@ -9,10 +9,11 @@ import type { PaymentProvider, PaymentService } from '../providers/types.js';
 import type { RouteDoc } from '../http/openapi.js';
 import type { Tx } from '../store/store.js';
 import { accountRouter } from './account/routes.js';
-import { billsOnFinal } from './bills/bookkeeping.js';
+import { callbacksRouter } from './callbacks/routes.js';
+import { billsOnTransition } from './bills/bookkeeping.js';
 import { billsRouter } from './bills/routes.js';
 import { renderBillFactory } from './bills/views.js';
-import { dmtOnFinal } from './dmt/commands.js';
+import { dmtOnTransition, dmtRefundNeedsConsent } from './dmt/commands.js';
 import { dmtAdminRouter, dmtRouter } from './dmt/routes.js';
 import { renderDmt } from './dmt/views.js';
 import { usageMonthOver } from './dmt/rules.js';
@@ -27,13 +28,14 @@ import type { PaymentsContext } from './context.js';
 import { PaymentEngine } from './engine/engine.js';
 import { apiLog, auditMiddleware } from './logs.js';
 import { authorizeBeforeBody } from './auth.js';
+import { jsonBody } from '../http/body.js';
 import { onboardingRouter } from './onboarding/routes.js';
 import { Pruner, pruneTarget, type PruneCounts } from './engine/prune.js';
 import { rechargeRouter } from './recharge/routes.js';
 import { renderRecharge } from './recharge/views.js';
 import { WebhookSender, enqueueWebhook } from './engine/webhooks.js';
 import { RequestSigning } from './signing.js';
-import { billFetchExpired, type PaymentTxn } from './engine/tables.js';
+import { billFetchExpired, type PaymentTxn, type TxnStatus } from './engine/tables.js';
 import { DEFAULT_TURN_BUDGET } from '../store/turns.js';
 import { Pricing } from './network/pricing.js';
 import type { CommissionScheme } from './network/schemes.js';
@@ -94,6 +96,8 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   const { store, logger, clock, config } = deps;
   // Lists and reports of one account read its transactions through this index; built now, not by a request.
   store.indexBy('payment_txns', 'account_id');
+  // The pending transactions the reconciler looks for at start.
+  store.indexBy('payment_txns', 'status');
   // The admin's eKYC list by status reads its page, not the table (built here, before any request).
   store.indexBy('kyc_submissions', 'status');
   const payments = config.payments;
@@ -156,18 +160,20 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   };
 }
 
-/** The engine, with each service's renderer and what happens in the commit that makes a
- * transaction final: the service's own bookkeeping, then the webhook delivery it queues. */
+/** The engine, with each service's renderer and what happens in the commit of each change of a
+ * transaction's status: the service's own bookkeeping, then the webhook delivery it queues. */
 function engineOf(
   deps: RoomDeps,
   providers: Record<PaymentService, PaymentProvider[]>,
   webhooks: WebhookSender,
 ): PaymentEngine {
   const { store, logger, clock, config } = deps;
-  /** Each service's own bookkeeping in the commit that makes one of its transactions final. */
-  const onFinal: Partial<Record<PaymentService, (tx: Tx, txn: PaymentTxn) => void>> = {
-    dmt: dmtOnFinal,
-    bills: billsOnFinal,
+  /** Each service's own bookkeeping in the commit that changes one of its transactions' status. */
+  const onTransition: Partial<
+    Record<PaymentService, (tx: Tx, txn: PaymentTxn, from: TxnStatus) => void>
+  > = {
+    dmt: dmtOnTransition,
+    bills: billsOnTransition,
   };
   return new PaymentEngine({
     store,
@@ -182,11 +188,12 @@ function engineOf(
       bills: renderBillFactory(deps.public_url),
     },
     hooks: {
-      onFinal: (tx, txn) => {
-        onFinal[txn.service]?.(tx, txn);
-        const delivery = enqueueWebhook(tx, txn);
+      onTransition: (tx, txn, from) => {
+        onTransition[txn.service]?.(tx, txn, from);
+        const delivery = enqueueWebhook(tx, txn, from);
         if (delivery) webhooks.notify(delivery.id);
       },
+      refundNeedsConsent: (txn) => txn.service === 'dmt' && dmtRefundNeedsConsent(txn),
     },
   });
 }
@@ -248,11 +255,17 @@ function apiRouter(ctx: PaymentsContext, more: Router): Router {
   const signing = new RequestSigning({
     now_ms: () => ctx.clock.now().getTime(),
     sealer: ctx.sealer,
+    v1_until: ctx.settings.signing.v1_until,
+    store: ctx.store,
   });
   const api = Router();
   api.use(signing.install); // authorize checks signed accounts' requests with it
   api.use(apiLog(ctx.store, ctx.logger));
+  // Providers' status callbacks carry no API key: they prove themselves by signature or token.
+  api.use(callbacksRouter(ctx));
   api.use(authorizeBeforeBody(() => ctx.store.state, ctx.logger));
+  // Signed requests are checked, and their signatures claimed for every gateway, before any route.
+  api.use(signing.verifyBeforeRoutes(() => ctx.store.state, jsonBody(ctx.config)));
   api.use(onboardingRouter(ctx));
   api.use(rechargeRouter(ctx));
   api.use(dmtRouter(ctx));

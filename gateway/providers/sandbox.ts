@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { SandboxProviderConfig } from './config.js';
 import {
   ProviderUnavailableError,
+  type ProviderEvent,
   type LookupRequest,
   type LookupResult,
   type PaymentProvider,
@@ -25,11 +26,15 @@ export const SANDBOX_OUTCOMES = {
   pending_then_failed: '0003',
   first_provider_times_out: '0004',
   every_provider_fails: '0005',
-  /** A transfer split into parts: its second part and every later one are declined. A PAN verification: deactivated. */
-  later_parts_declined: '0006',
-  /** A PAN verification: the PAN was deleted. */
+  /** Success, then reversed by the operator `pending_ms` later (an event, as a callback would bring it). */
+  success_then_reversed: '0006',
+  /** On hold at the provider, then success on reconciliation. */
+  on_hold_then_success: '0007',
+  /** A transfer split into parts: its second part and every later one are declined. */
+  later_parts_declined: '0009',
+  /** PAN verifications: deactivated, deleted, valid but its Aadhaar not seeded. */
+  pan_deactivated: '0006',
   pan_deleted: '0007',
-  /** A PAN verification: valid, its Aadhaar not seeded. */
   pan_not_seeded: '0008',
 } as const;
 
@@ -41,6 +46,9 @@ export function sandboxSuffix(subject: string): string {
 export class SandboxProvider implements PaymentProvider {
   readonly name: string;
   readonly timeout_ms: number;
+  /** Who hears of this provider's later news (the engine), and the news not told yet. */
+  private readonly sinks = new Set<(event: ProviderEvent) => void>();
+  private readonly timers = new Set<NodeJS.Timeout>();
 
   constructor(
     private readonly config: SandboxProviderConfig,
@@ -50,6 +58,26 @@ export class SandboxProvider implements PaymentProvider {
     this.timeout_ms = config.timeout_ms;
   }
 
+  listen(sink: (event: ProviderEvent) => void): () => void {
+    this.sinks.add(sink);
+    return () => {
+      this.sinks.delete(sink);
+      if (this.sinks.size > 0) return;
+      for (const timer of this.timers) clearTimeout(timer);
+      this.timers.clear();
+    };
+  }
+
+  /** Tells the listeners `event` after `pending_ms` (kept in memory only: a restart forgets it). */
+  private later(event: ProviderEvent): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      for (const sink of this.sinks) sink(event);
+    }, this.config.pending_ms);
+    timer.unref();
+    this.timers.add(timer);
+  }
+
   async submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {
     const suffix = sandboxSuffix(request.subject);
     if (this.config.hang_on.includes(suffix)) return hang(signal);
@@ -57,9 +85,27 @@ export class SandboxProvider implements PaymentProvider {
       return {
         outcome: 'failed',
         provider_ref: this.ref(request),
-        message: `part ${String(request.params.leg)} declined by the bank (sandbox 0006)`,
+        message: `part ${String(request.params.leg)} declined by the bank (sandbox 0009)`,
         code: 'declined',
       };
+    if (request.service !== 'pan') {
+      if (suffix === SANDBOX_OUTCOMES.on_hold_then_success)
+        return {
+          outcome: 'on_hold',
+          provider_ref: this.ref(request),
+          message: 'on hold for a review at the operator (sandbox 0007)',
+        };
+      if (suffix === SANDBOX_OUTCOMES.success_then_reversed) {
+        this.later({
+          provider: this.name,
+          txn_id: request.txn_id,
+          outcome: 'reversed',
+          provider_ref: this.ref(request),
+          message: 'reversed by the operator (sandbox 0006)',
+        });
+        return this.success(request);
+      }
+    }
     switch (suffix) {
       case SANDBOX_OUTCOMES.declined:
         return {
@@ -109,6 +155,14 @@ export class SandboxProvider implements PaymentProvider {
       provider_ref: this.ref(query),
       message: 'still awaiting the operator (sandbox)',
     };
+    if (query.service !== 'pan' && suffix === SANDBOX_OUTCOMES.on_hold_then_success)
+      return settled
+        ? this.success(query)
+        : {
+            outcome: 'on_hold',
+            provider_ref: this.ref(query),
+            message: 'still on hold at the operator (sandbox 0007)',
+          };
     switch (suffix) {
       case SANDBOX_OUTCOMES.declined:
         return {
@@ -261,7 +315,7 @@ function panVerification(request: ProviderRequest): Record<string, string> {
   const status =
     suffix === SANDBOX_OUTCOMES.not_found
       ? 'fake'
-      : suffix === SANDBOX_OUTCOMES.later_parts_declined
+      : suffix === SANDBOX_OUTCOMES.pan_deactivated
         ? 'deactivated'
         : suffix === SANDBOX_OUTCOMES.pan_deleted
           ? 'deleted'

@@ -1,17 +1,32 @@
 // A lowdb adapter that survives power loss: lowdb's stock TextFile adapter renames a temp
 // file into place without fsync, which can leave an empty or old file after a crash.
-import { createReadStream } from 'node:fs';
-import { readFile, open, rename } from 'node:fs/promises';
+import { createReadStream, readdirSync, rmSync } from 'node:fs';
+import { readFile, open, rename, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { dirname } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Adapter } from 'lowdb';
 import { CorruptStoreError, fsyncDirectory } from './journal.js';
 import { PRIVATE_FILE_MODE } from './private-files.js';
 import type { State } from './state.js';
 
+/**
+ * The write in flight of each file in this process (its promise settles when the write is
+ * done either way): a write of a file waits for the one before it. Two writers of one file
+ * at once (a checkpoint's index manifest and `Archive.sync` at close, say) used to share
+ * one `<file>.tmp`: the second `open(..., 'w')` truncated the first's half-written text,
+ * and the second rename found the temp file gone (ENOENT) or published a mixed file.
+ */
+const writes_in_flight = new Map<string, Promise<void>>();
+/** Each write's own temp file: `<file>.<pid>.<n>.tmp`. */
+let temp_serial = 0;
+
 export class DurableJsonFile<T> implements Adapter<T> {
-  constructor(private readonly file: string) {}
+  private readonly file: string;
+  constructor(file: string) {
+    // One name per file, however it was reached, so that the writes of one file queue together.
+    this.file = resolve(file);
+  }
 
   async read(): Promise<T | null> {
     let text: string;
@@ -40,28 +55,78 @@ export class DurableJsonFile<T> implements Adapter<T> {
    * Writes the file from text that `produce` hands over part by part (each `emit` waits for
    * its write, so the event loop runs between parts), fsyncs it, waits for `before_publish`,
    * and only then renames it over the old file and fsyncs the directory. Until that rename
-   * the old file stays whole; a crash leaves at most a stray `.tmp`.
+   * the old file stays whole; a crash leaves at most a stray `.tmp` (removeStaleTemps).
+   * Writes of one file are serialized in this process, each through its own temp file.
    */
-  async writeParts(
+  writeParts(
     produce: (emit: (text: string) => Promise<void>) => Promise<void>,
     before_publish?: () => Promise<void>,
   ): Promise<void> {
-    const temp = `${this.file}.tmp`;
-    const handle = await open(temp, 'w', PRIVATE_FILE_MODE);
+    // One writer per file: this write starts once the one before it has settled.
+    const before = writes_in_flight.get(this.file);
+    const write = (before ?? Promise.resolve()).then(() => this.writeNow(produce, before_publish));
+    const settled = write.then(
+      () => {},
+      () => {},
+    );
+    writes_in_flight.set(this.file, settled);
+    void settled.then(() => {
+      if (writes_in_flight.get(this.file) === settled) writes_in_flight.delete(this.file);
+    });
+    return write;
+  }
+
+  private async writeNow(
+    produce: (emit: (text: string) => Promise<void>) => Promise<void>,
+    before_publish?: () => Promise<void>,
+  ): Promise<void> {
+    const temp = `${this.file}.${process.pid}.${++temp_serial}.tmp`;
+    let published = false;
     try {
-      await produce(async (text) => {
-        const bytes = Buffer.from(text, 'utf8');
-        for (let at = 0; at < bytes.length;)
-          at += (await handle.write(bytes, at, bytes.length - at)).bytesWritten;
-      });
-      await handle.sync();
+      const handle = await open(temp, 'wx', PRIVATE_FILE_MODE);
+      try {
+        await produce(async (text) => {
+          const bytes = Buffer.from(text, 'utf8');
+          for (let at = 0; at < bytes.length;)
+            at += (await handle.write(bytes, at, bytes.length - at)).bytesWritten;
+        });
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await before_publish?.();
+      await rename(temp, this.file);
+      published = true;
     } finally {
-      await handle.close();
+      // A write that failed leaves no temp file behind (the old file is whole).
+      if (!published) await rm(temp, { force: true }).catch(() => {});
     }
-    await before_publish?.();
-    await rename(temp, this.file);
     fsyncDirectory(dirname(this.file));
   }
+
+  /**
+   * Removes the temp files that writes cut short by a crash left beside the file (this
+   * process's or an earlier one's: call it only while holding the data dir's lock).
+   */
+  removeStaleTemps(): void {
+    removeStaleTemps(this.file);
+  }
+}
+
+/** Removes `<file>.tmp` and `<file>.<anything>.tmp` beside `file`: temps of writes a crash cut short. */
+export function removeStaleTemps(file: string): void {
+  const dir = dirname(file);
+  const name = basename(file);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  for (const entry of names)
+    if (entry.startsWith(`${name}.`) && entry.endsWith('.tmp'))
+      rmSync(join(dir, entry), { force: true, recursive: true });
 }
 
 /** "line L column C: <reason>" from a JSON.parse error, which reports a character position. */
@@ -167,6 +232,10 @@ export class DurableJsonLinesFile implements Adapter<State> {
     before_publish?: () => Promise<void>,
   ): Promise<void> {
     return this.file.writeParts(produce, before_publish);
+  }
+
+  removeStaleTemps(): void {
+    this.file.removeStaleTemps();
   }
 }
 

@@ -64,6 +64,13 @@ export interface Tx {
   set<T extends TableName>(name: T, id: string, value: Row<T>): void;
   del(name: TableName, id: string): void;
   post(posting: Posting): void;
+  /**
+   * The postings this transaction has made so far, from the `from`-th on (0: all): a payment
+   * records what each of its steps posted, whatever ledger accounts those postings touched.
+   */
+  postingsSince(from: number): Posting[];
+  /** How many postings this transaction has made so far (a mark for `postingsSince`). */
+  readonly posting_count: number;
   history(record: HistoryRecord): void;
   setAdminTokenHash(hash: string | null): void;
   /**
@@ -179,6 +186,8 @@ class Transaction implements Tx {
   private readonly undos: Array<() => void> = [];
   /** Rows this transaction archived, by `table\0id` (made on the first: most archive none). */
   private archived_rows: Map<string, unknown> | null = null;
+  /** Postings made through `post` (made on the first: most commits post none or few). */
+  private postings: Posting[] | null = null;
   constructor(
     readonly state: State,
     readonly now: Date,
@@ -243,6 +252,13 @@ class Transaction implements Tx {
   }
   post(posting: Posting): void {
     this.apply({ o: 'post', p: posting });
+    (this.postings ??= []).push(posting);
+  }
+  get posting_count(): number {
+    return this.postings?.length ?? 0;
+  }
+  postingsSince(from: number): Posting[] {
+    return this.postings?.slice(from) ?? [];
   }
   history(record: HistoryRecord): void {
     this.apply({ o: 'hist', r: record });
@@ -278,6 +294,10 @@ export interface SharedLog {
   readonly opened: ReplicaOpened;
   /** What the commit path did so far (counters, for /metrics). */
   commitStats(): SharedLogStats;
+  /** Claims `key` until `until_ms` unless a claim of it is in force at `now_ms` (see Store.claimShared). */
+  claimOnce(key: string, until_ms: number, now_ms: number): Promise<boolean>;
+  /** The database's encryption-key check (see Store.sharedKeyCheck). */
+  keyCheck(sealed: string, replace: boolean): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -480,6 +500,8 @@ export class Store {
       const archive = await Archive.open(data_dir, join(data_dir, JOURNAL_DIR), {
         ...(options.warn ? { warn: options.warn } : {}),
       });
+      const file = new DurableJsonLinesFile(join(data_dir, STATE_FILE));
+      file.removeStaleTemps();
       const { state, migrated } = await loadState(data_dir, {
         repair: true,
         warn: options.warn,
@@ -497,21 +519,13 @@ export class Store {
           (options.onFatal ?? defaultFatal)(error);
         },
       });
-      store = new Store(
-        data_dir,
-        state,
-        new DurableJsonLinesFile(join(data_dir, STATE_FILE)),
-        journal,
-        archive,
-        releaseLock,
-        {
-          now,
-          checkpoint_every_records: options.checkpoint_every_records ?? 20_000,
-          checkpoint_part_chars: options.checkpoint_part_chars ?? 256 * 1024,
-          warn: options.warn,
-          onClosedCleanly: options.onClosedCleanly,
-        },
-      );
+      store = new Store(data_dir, state, file, journal, archive, releaseLock, {
+        now,
+        checkpoint_every_records: options.checkpoint_every_records ?? 20_000,
+        checkpoint_part_chars: options.checkpoint_part_chars ?? 256 * 1024,
+        warn: options.warn,
+        onClosedCleanly: options.onClosedCleanly,
+      });
       store.checkpoint_chars = existsSync(join(data_dir, STATE_FILE))
         ? statSync(join(data_dir, STATE_FILE)).size
         : 0;
@@ -677,6 +691,26 @@ export class Store {
     return this.shared?.live_gateways ?? 1;
   }
 
+  /**
+   * Claims `key` for the whole deployment until `until_ms` (a signed request's signature):
+   * true when no other claim of it is in force at `now_ms`, false when one is (a replay on another
+   * gateway). With a shared log the claim is a row every gateway on the database sees, deleted
+   * once stale; the JSON-file store has no other process, so it is always true there and the
+   * caller's own memory decides.
+   */
+  claimShared(key: string, until_ms: number, now_ms: number): Promise<boolean> {
+    return this.shared ? this.shared.claimOnce(key, until_ms, now_ms) : Promise.resolve(true);
+  }
+
+  /**
+   * The encryption-key check of a shared database: stores `sealed` when there is none (or
+   * when `replace`), and answers the one stored, which this gateway's keys must open. Null
+   * with the JSON-file store (its data dir's secrets are checked at start instead).
+   */
+  sharedKeyCheck(sealed: string, replace = false): Promise<string | null> {
+    return this.shared ? this.shared.keyCheck(sealed, replace) : Promise.resolve(null);
+  }
+
   /** The shared log's commit counters (null with the JSON-file store). */
   sharedStats(): SharedLogStats | null {
     return this.shared?.commitStats() ?? null;
@@ -709,6 +743,73 @@ export class Store {
     if (this.closed) return Promise.reject(new StoreClosedError());
     if (this.shared) return this.shared.sync();
     return this.journal.waitDurable(this.state.seq);
+  }
+
+  /**
+   * Runs `fn` on the state outside a transaction (a request's reads before or after its
+   * commits). With `fresh`, what it reads is durable and current first (`readDurable`). On
+   * the PostgreSQL store `fn` runs on the gateway's cache and what it misses is loaded before
+   * it runs again (docs/store-postgres.md, "Reads outside transactions"); the rooms read
+   * through this, `fetch`, `list`, `count`, `page` and `scan`, never `state` directly.
+   */
+  read<T>(fn: (state: State) => T, options: { fresh?: boolean } = {}): Promise<T> {
+    if (options.fresh) return this.readDurable().then(() => fn(this.state));
+    try {
+      return Promise.resolve(fn(this.state));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** One row as committed now (a live row, or a finalized one from history). */
+  fetch<T extends TableName>(name: T, id: string): Promise<Row<T> | undefined> {
+    return this.readDurable().then(() => this.get(name, id));
+  }
+
+  /** The live rows of `name` whose `field` is `key` (an index declared with `indexBy`), as committed now. */
+  async list<T extends TableName>(
+    name: T,
+    field: keyof Row<T> & string,
+    key: string,
+  ): Promise<Array<Row<T>>> {
+    await this.readDurable();
+    return [...this.indexBy(name, field).rows(key)];
+  }
+
+  /** How many live rows `name` holds, as committed now. */
+  async count(name: TableName): Promise<number> {
+    await this.readDurable();
+    return this.liveCount(name);
+  }
+
+  /** A page of a table's live rows in creation order (`newest_first`: the reverse), as committed now. */
+  async page<T extends TableName>(
+    name: T,
+    options: { newest_first?: boolean; offset: number; limit: number },
+  ): Promise<Array<Row<T>>> {
+    await this.readDurable();
+    const rows: Array<Row<T>> = [];
+    if (options.limit <= 0) return rows;
+    for (const row of this.walkRows(name, {
+      newest_first: options.newest_first ?? false,
+      skip: options.offset,
+    })) {
+      rows.push(row);
+      if (rows.length >= options.limit) break;
+    }
+    return rows;
+  }
+
+  /**
+   * A table's ids in creation order (oldest first), `chunk` at a time, as they were when the
+   * scan began (rows created later wait for the next scan; an id may since have been deleted:
+   * read its row in the transaction that acts on it). Pruning and re-sealing walk tables so.
+   */
+  async *scan(name: TableName, chunk = 1_000): AsyncGenerator<string[]> {
+    await this.readDurable();
+    const { ids, count } = this.rowIds(name);
+    for (let from = 0; from < count; from += chunk)
+      yield ids.slice(from, Math.min(count, from + chunk));
   }
 
   /** A live row, or (for tables whose final rows are history) a finalized one from the archive. */

@@ -180,10 +180,10 @@ test('DMT (RBI 2024): OVD verified once, an OTP on every transfer, remitter deta
     const remitter = (await request(`${gw.url}/api/dmt/remitter/${mobile}`, { headers })).body.data;
     assert.equal(remitter.used, 12_100);
 
-    // A leg failing mid-split (sandbox 0006: parts 2 and later declined): part 1 is sent, part 2
+    // A leg failing mid-split (sandbox 0009: parts 2 and later declined): part 1 is sent, part 2
     // declined and refunded, part 3 never sent and refunded; the parent is partial; only part 1
     // counts against the month.
-    const declining = await addBeneficiary(gw, headers, mobile, '334455660006', 'Kiran Shah');
+    const declining = await addBeneficiary(gw, headers, mobile, '334455660009', 'Kiran Shah');
     const mid_body = { mobile, bene_id: declining, amount: 11_000, txn_type: 'IMPS' };
     const wallet_before = await balance(gw, headers);
     const mid = await transferWithOtp(gw, headers, mid_body);

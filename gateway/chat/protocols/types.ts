@@ -52,6 +52,8 @@ export interface AnswerMeta {
   created: number;
   /** The prompt tokens estimated before the call (for a stream's opening event). */
   prompt_tokens_estimate: number;
+  /** The output limit the request runs under (the client's, capped by the tier). */
+  max_output_tokens: number;
 }
 
 /** One server-sent event: `event:` (when the protocol names its events) and JSON `data:`. */
@@ -88,6 +90,11 @@ export interface ChatCall {
   cap_field: string;
   /** The request as it came, for a target that speaks this protocol natively. */
   original: Record<string, unknown>;
+  /**
+   * What the gateway changed in the request to serve it (an output limit capped, a tool it
+   * cannot run dropped, ...): sent as `x-aihub-warning` headers and in `x_aihub.warnings`.
+   */
+  warnings: string[];
   /** The JSON answer without the bill; serialized before anything is billed on it. */
   json(completion: UpstreamCompletion, usage: Usage, meta: AnswerMeta): Record<string, unknown>;
   /** Whether x_aihub goes in the JSON body (not for Anthropic's clients, which read a closed shape). */

@@ -64,6 +64,12 @@ export const openaiCompatibleEngineSchema = z.strictObject({
   /** The field that carries the output cap: OpenAI's newer models take only `max_completion_tokens`. */
   max_tokens_field: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
   /**
+   * The role `developer` messages (OpenAI's newer name for system text, which Codex CLI and
+   * the Responses API send) go upstream as: `system` (the default: every chat server takes
+   * it, and OpenAI reads it as developer text) or `developer`, for upstreams that tell the two apart.
+   */
+  developer_role: z.enum(['system', 'developer']).default('system'),
+  /**
    * No longer used: every call goes through the SDK on the target's pool. Still accepted,
    * so that config files written for the gateway's former private HTTP client load.
    */
@@ -127,11 +133,20 @@ export class OpenAICompatibleEngine implements Engine {
     });
   }
 
+  /** The messages as this upstream takes them: `developer` as `system` unless it takes `developer`. */
+  private messages(messages: EngineRequest['messages']): EngineRequest['messages'] {
+    if (this.config.developer_role === 'developer' || !messages.some((m) => m.role === 'developer'))
+      return messages;
+    return messages.map((m) =>
+      m.role === 'developer' ? { ...m, role: 'system' as const } : m,
+    ) as EngineRequest['messages'];
+  }
+
   private body(request: EngineRequest, stream: boolean): OpenAI.ChatCompletionCreateParams {
     return {
       ...(request.params as object),
       model: this.config.model,
-      messages: request.messages as unknown as OpenAI.ChatCompletionMessageParam[],
+      messages: this.messages(request.messages) as unknown as OpenAI.ChatCompletionMessageParam[],
       [this.config.max_tokens_field]: request.max_output_tokens,
       ...(stream
         ? {

@@ -14,6 +14,8 @@ import {
   approveBody,
   auditQuery,
   kycListQuery,
+  reasonBody,
+  recheckBody,
   rejectBody,
   servicesBody,
   whitelistBody,
@@ -21,9 +23,10 @@ import {
 import { submissionView } from '../onboarding/kyc.js';
 import { readDocument } from '../sealing.js';
 import {
+  TRANSACTION_ACTIONS,
   disableSigning,
   enableSigning,
-  recheckTransaction,
+  moveTransaction,
   reviewKyc,
   setIpWhitelist,
   setServices,
@@ -77,12 +80,7 @@ function kycRoutes(ctx: PaymentsContext, router: Router): void {
       }
     } else {
       total = KYC_STATUSES.reduce((sum, status) => sum + by_status.ids(status).size, 0);
-      const { ids, count } = store.rowIds('kyc_submissions');
-      let seen = 0;
-      for (let i = 0; i < count && page.length < query.limit; i++) {
-        if (!Object.hasOwn(rows, ids[i]!)) continue;
-        if (seen++ >= start) page.push(rows[ids[i]!]!);
-      }
+      page.push(...(await store.page('kyc_submissions', { offset: start, limit: query.limit })));
     }
     res.json({
       object: 'list',
@@ -142,7 +140,13 @@ function accountRoutes(ctx: PaymentsContext, router: Router): void {
   router.put('/accounts/:id/ip-whitelist', async (req, res) => {
     const id = parseWith(idParam, req.params.id);
     const body = parseWith(whitelistBody, req.body ?? {});
-    await setIpWhitelist(store, id, body.ips, auditOf(req, res));
+    await setIpWhitelist(store, id, body.ips, auditOf(req, res), {
+      floor: {
+        ipv4: ctx.settings.ip_whitelist.min_prefix_ipv4,
+        ipv6: ctx.settings.ip_whitelist.min_prefix_ipv6,
+      },
+      force: body.force === true,
+    });
     res.json(view(id));
   });
 
@@ -156,8 +160,9 @@ function accountRoutes(ctx: PaymentsContext, router: Router): void {
       secret: created.secret,
       created_at: created.created_at,
       headers: { timestamp: 'X-AIHub-Timestamp', signature: 'X-AIHub-Signature' },
+      scheme: 'v2',
       message:
-        'every /api request of this account must now be signed: X-AIHub-Signature = hex HMAC-SHA256(secret, timestamp + "." + raw body); the secret is shown only now',
+        'every /api request of this account must now be signed: X-AIHub-Signature = "v2=" + hex HMAC-SHA256(secret, "v2\\n" + timestamp + "\\n" + METHOD + "\\n" + path with query + "\\n" + raw body); the secret is shown only now',
     });
   });
 
@@ -174,7 +179,7 @@ function transactionRoutes(ctx: PaymentsContext, router: Router): void {
   router.get('/audit', async (req, res) => {
     const query = parseWith(auditQuery, req.query);
     await store.readDurable();
-    const { total, rows } = store.reads.audit(
+    const { total, rows } = await store.reads.audit(
       { account_id: query.account_id ?? null, action: query.action },
       { offset: (query.page - 1) * query.limit, limit: query.limit },
     );
@@ -184,7 +189,7 @@ function transactionRoutes(ctx: PaymentsContext, router: Router): void {
   router.get('/transactions', async (req, res) => {
     const query = parseWith(adminTransactionsQuery, req.query);
     await store.readDurable();
-    const { total, rows } = selectTransactions(store, query, query.account_id ?? null, {
+    const { total, rows } = await selectTransactions(store, query, query.account_id ?? null, {
       offset: (query.page - 1) * query.limit,
       limit: query.limit,
     });
@@ -204,9 +209,24 @@ function transactionRoutes(ctx: PaymentsContext, router: Router): void {
     res.json({ account_id: txn.account_id, ...txnView(txn) });
   });
 
-  /** Re-arms status checks of a transaction whose checks ran out (never a blind refund). */
-  router.post('/transactions/:txnId/recheck', async (req, res) => {
-    const next = await recheckTransaction(store, engine, String(req.params.txnId));
-    res.json({ account_id: next.account_id, ...txnView(next) });
-  });
+  /**
+   * Moves a transaction by hand (docs/payments-api.md, "Statuses and transitions"): recheck
+   * (on_hold → pending, status checks re-armed; never a blind refund), hold (pending →
+   * on_hold), refund (on_hold | refund_pending → refunded), reverse (success → reversed).
+   * A reason is required except for a re-check; each is audited in its commit.
+   */
+  for (const action of TRANSACTION_ACTIONS) {
+    router.post(`/transactions/:txnId/${action}`, async (req, res) => {
+      const body = parseWith(action === 'recheck' ? recheckBody : reasonBody, req.body ?? {});
+      const next = await moveTransaction(
+        store,
+        engine,
+        parseWith(idParam, req.params.txnId),
+        action,
+        body.reason ?? 're-check requested by an operator',
+        auditOf(req, res),
+      );
+      res.json({ account_id: next.account_id, ...txnView(next) });
+    });
+  }
 }

@@ -64,34 +64,32 @@ export class Pruner {
     let commits = 0;
     for (const target of targets) {
       const table: TableName = target.table;
-      // The ids as they are now, in creation order (oldest, most likely expired, first);
-      // rows added later wait for the next pass.
-      const { ids, count } = store.rowIds(table);
-      let next = 0;
-      while (next < count && !this.stopped) {
-        const from = next;
-        const { deleted, scanned } = await store.transact((tx) => {
-          let deleted = 0;
-          let i = from;
-          for (
-            ;
-            i < count && deleted < batch_size && i - from < batch_size * SCAN_PER_DELETE;
-            i++
-          ) {
-            const id = ids[i]!;
-            const row = tx.get(table, id);
-            if (row === undefined || !target.expired(id, row, tx)) continue;
-            tx.del(table, id);
-            deleted++;
+      // The ids as they are now, in creation order (oldest, most likely expired, first), a
+      // page at a time; rows added later wait for the next pass.
+      for await (const ids of store.scan(table, batch_size * SCAN_PER_DELETE)) {
+        let next = 0;
+        while (next < ids.length && !this.stopped) {
+          const from = next;
+          const { deleted, scanned } = await store.transact((tx) => {
+            let deleted = 0;
+            let i = from;
+            for (; i < ids.length && deleted < batch_size; i++) {
+              const id = ids[i]!;
+              const row = tx.get(table, id);
+              if (row === undefined || !target.expired(id, row, tx)) continue;
+              tx.del(table, id);
+              deleted++;
+            }
+            return { deleted, scanned: i - from };
+          });
+          next = from + scanned;
+          if (deleted > 0) {
+            counts[table] = (counts[table] ?? 0) + deleted;
+            commits++;
           }
-          return { deleted, scanned: i - from };
-        });
-        next = from + scanned;
-        if (deleted > 0) {
-          counts[table] = (counts[table] ?? 0) + deleted;
-          commits++;
+          await new Promise<void>((resolve) => setImmediate(resolve));
         }
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.stopped) break;
       }
     }
     if (commits > 0) {

@@ -1,9 +1,11 @@
 // GET /api/reports/:report (the caller's account) and GET /admin/reports/:report (any or
 // every account), as JSON or, with `?format=csv`, as CSV of the same rows. A CSV without
-// page/limit holds every matching row up to `reports.csv_max_rows`; with them, the same page.
+// page/limit holds every matching row (as many as X-Total-Count says); with them, the same
+// page (a limit of at most `reports.csv_max_rows`).
 // A CSV is streamed as its rows are read (its total counted first, for X-Total-Count, both
 // passes as of one snapshot of the history), and a report whose client goes away is dropped
 // from the queue, or stopped at its next turn.
+import { TXN_STATUSES, type TxnStatus } from '../engine/tables.js';
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Router, type Request, type Response } from 'express';
@@ -46,7 +48,7 @@ function searchNumber(raw: string | undefined): string | undefined {
 }
 
 const STATUS_BY_REPORT: Record<ReportName, z.ZodType<string | undefined>> = {
-  transactions: z.enum(['pending', 'success', 'failed']).optional(),
+  transactions: z.enum(TXN_STATUSES).optional(),
   commissions: z.enum(['success']).optional(),
   wallet: z.never({ error: 'does not apply to the wallet report' }).optional(),
   'api-logs': z
@@ -282,7 +284,8 @@ function parseReportQuery(ctx: PaymentsContext, report: ReportName, raw: Record<
     );
   const paging = {
     page: query.page ?? 1,
-    limit: query.limit ?? (csv && query.page === undefined ? max : 50),
+    // A whole download is every row, streamed (never cut short of its X-Total-Count).
+    limit: query.limit ?? (csv && query.page === undefined ? Number.MAX_SAFE_INTEGER : 50),
     order: query.order,
   };
   return { query, paging, number: searchNumber(query.number ?? query.mobile) };
@@ -337,7 +340,7 @@ function planReport(
     case 'transactions': {
       const txns = {
         ...filter,
-        status: query.status as 'pending' | 'success' | 'failed' | undefined,
+        status: query.status as TxnStatus | undefined,
       };
       plan = {
         run: (p, pacer) => reportTransactions(store, txns, p, scope, pacer),

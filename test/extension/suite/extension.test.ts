@@ -12,6 +12,8 @@ import type { LocalGatewayInfo } from '../../../extension/commands/localGateway.
 import { stripCodeFences } from '../../../extension/codeFence.js';
 import { ScriptedUpstream } from '../../support/scripted-upstream.js';
 import { startTestGateway, type TestGateway } from './gateway.js';
+import { registerAgentTests } from './agent.js';
+import { registerCodebaseTests } from './codebase.js';
 import { registerRealWorkTests, report } from './realWork.js';
 
 type Assistant = Extract<ChatEntry, { role: 'assistant' }>;
@@ -369,20 +371,37 @@ export function registerExtensionTests(): void {
       assert.equal(api.chatTranscript().length, 0);
     });
 
+    /** What the nested suites read of this one's state (set by its hooks and first tests). */
+    const shared = {
+      api: () => api,
+      upstream: () => upstream,
+      workspace: () =>
+        process.env.AIHUB_TEST_WORKSPACE ?? vscode.workspace.workspaceFolders![0]!.uri.fsPath,
+      configure,
+      until,
+    };
+
     describe('for real work', () => {
       // Mocha runs these after the outer tests, the local gateway's included: back to the test gateway and key.
       before(async () => {
         await configure({ baseUrl: gateway.apiBase, 'localGateway.port': undefined });
         assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', funded.key), true);
       });
-      registerRealWorkTests({
-        api: () => api,
-        upstream: () => upstream,
-        workspace: () =>
-          process.env.AIHUB_TEST_WORKSPACE ?? vscode.workspace.workspaceFolders![0]!.uri.fsPath,
-        configure,
-        until,
+      registerRealWorkTests(shared);
+    });
+
+    describe('codebase as context', () => {
+      before(async () => {
+        await configure({ baseUrl: gateway.apiBase, 'localGateway.port': undefined });
       });
+      registerCodebaseTests({ ...shared, gateway: () => gateway });
+    });
+
+    describe('agent mode', () => {
+      before(async () => {
+        await configure({ baseUrl: gateway.apiBase, 'localGateway.port': undefined });
+      });
+      registerAgentTests({ ...shared, gateway: () => gateway });
     });
 
     it('the local gateway starts with a new account and key, answers, and stops', async function () {

@@ -11,6 +11,10 @@ export function run(): Promise<void> {
     timeout: 60_000,
     reporter: FileReporter as unknown as Mocha.ReporterConstructor,
   });
+  // AIHUB_TEST_GREP (a regular expression over the full test titles) runs some tests only, while
+  // working on them; the suite's own setup (activation in "registers every contributed command")
+  // must be among them.
+  if (process.env.AIHUB_TEST_GREP) mocha.grep(new RegExp(process.env.AIHUB_TEST_GREP));
   mocha.suite.emit('pre-require', globalThis, 'aihub-extension-suite', mocha);
   registerExtensionTests();
   return new Promise((resolve, reject) => {

@@ -23,3 +23,8 @@ test('manifest: the bundled gateway defaults to another port than a standalone g
   const source = readFileSync(new URL('../../../extension/settings.ts', import.meta.url), 'utf8');
   assert.match(source, new RegExp(`DEFAULT_LOCAL_GATEWAY_PORT = ${bundled};`));
 });
+
+test('manifest: the default of aihub.codebase.exclude is the one settings.ts falls back to', async () => {
+  const { DEFAULT_EXCLUDES } = await import('../../../extension/codebase/exclude.js');
+  assert.deepEqual(setting('aihub.codebase.exclude')?.default, DEFAULT_EXCLUDES);
+});

@@ -13,7 +13,7 @@ import {
   usageKeyMonth,
   usageMonthOver,
 } from '../../../gateway/payments/dmt/rules.ts';
-import { dmtOnFinal } from '../../../gateway/payments/dmt/commands.ts';
+import { dmtOnTransition } from '../../../gateway/payments/dmt/commands.ts';
 import { PaymentEngine, type PaymentIntent } from '../../../gateway/payments/engine/engine.ts';
 import {
   idempotencyExpired,
@@ -105,7 +105,7 @@ test('a pass deletes only what no reader uses, in bounded commits, and changes n
     config,
     providers: { recharge: [provider], dmt: [], pan: [], bills: [] },
     renderers: { recharge: renderRecharge },
-    hooks: { onFinal: () => {} },
+    hooks: { onTransition: () => {} },
   });
   // As index.ts builds it.
   const pruner = new Pruner({
@@ -212,8 +212,12 @@ test('a pass deletes only what no reader uses, in bounded commits, and changes n
     const k1_again = await engine.submit(intent('k1'));
     assert.equal(store.get('payment_txns', txnId(k1_again))!.idempotency_key, 'k1');
     assert.equal(
-      store.reads.txns({ account_id: account.id, match: (t) => t.idempotency_key === 'k1' }, null)
-        .total,
+      (
+        await store.reads.txns(
+          { account_id: account.id, match: (t) => t.idempotency_key === 'k1' },
+          null,
+        )
+      ).total,
       2,
     );
     now_ms = t0 + 50_000 + 60_000; // k8 expired now, not pruned yet
@@ -253,8 +257,8 @@ test('a pass deletes only what no reader uses, in bounded commits, and changes n
         amount_micros: 1_000_000_000,
         details: { kind: 'transfer', mobile, month },
       }) as unknown as PaymentTxn;
-    await store.transact((tx) => dmtOnFinal(tx, failed('9876500002', '2024-12')));
-    await store.transact((tx) => dmtOnFinal(tx, failed('9876500001', '2025-01')));
+    await store.transact((tx) => dmtOnTransition(tx, failed('9876500002', '2024-12'), 'pending'));
+    await store.transact((tx) => dmtOnTransition(tx, failed('9876500001', '2025-01'), 'pending'));
     assert.equal(store.get('dmt_usage', '9876500002:2024-12'), undefined);
     assert.equal(store.get('dmt_usage', '9876500001:2025-01'), 8_000_000_000);
 
@@ -294,6 +298,9 @@ test('a stopped pruner finishes its commit and starts no other', async () => {
     });
     const pass = pruner.run();
     assert.equal(pruner.run(), pass, 'a running pass is joined');
+    // Stopped once its first commit is in (the pass reads its page of ids first).
+    while (Object.keys(store.rows('dmt_usage')).length === 50)
+      await new Promise((resolve) => setImmediate(resolve));
     await pruner.stop();
     const deleted = (await pass).dmt_usage ?? 0;
     assert.ok(deleted >= 10 && deleted < 50, `stopped between commits (deleted ${deleted})`);

@@ -64,16 +64,18 @@ test(
             listed.set(
               txn.account_id,
               (ids = new Set(
-                store.reads.txns({ account_id: txn.account_id }, null).rows.map((t) => t.id),
+                (await store.reads.txns({ account_id: txn.account_id }, null)).rows.map(
+                  (t) => t.id,
+                ),
               )),
             );
           assert.ok(ids.has(id), `acknowledged ${id} is missing from ${txn.account_id}'s list`);
         }
         // Each account's list holds each transaction once, and its wallet history ends at its balance.
         for (const [account_id, ids] of listed) {
-          const { total } = store.reads.txns({ account_id }, { offset: 0, limit: 1 });
+          const { total } = await store.reads.txns({ account_id }, { offset: 0, limit: 1 });
           assert.equal(total, ids.size, `${account_id}: no transaction listed twice`);
-          const wallet = store.reads.wallet({ account_id }, { offset: 0, limit: 1 }, 'desc');
+          const wallet = await store.reads.wallet({ account_id }, { offset: 0, limit: 1 }, 'desc');
           assert.equal(
             wallet.closing_micros,
             store.state.balances[`wallet:${account_id}`],

@@ -26,7 +26,7 @@ test(
         lean: true,
         step_ms: 1_000,
       });
-      const all = store.reads.txns({ account_id: null }, null).rows;
+      const all = (await store.reads.txns({ account_id: null }, null)).rows;
       assert.equal(all.length, 5_000);
 
       // Other work queued once the report has begun runs before it ends: the event loop turned.
@@ -65,6 +65,10 @@ test(
         success: 5_000 - failed,
         pending: 0,
         failed,
+        on_hold: 0,
+        refund_pending: 0,
+        refunded: 0,
+        reversed: 0,
       });
       const asc = await reportTransactions(
         store,

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Store, readCheckpoint } from '../../../gateway/store/store.ts';
 import { CorruptStoreError, listSegments } from '../../../gateway/store/journal.ts';
@@ -77,6 +77,9 @@ test('state survives reopen through the journal alone, and through checkpoint + 
     assert.ok(Date.now() < deadline, 'a checkpoint was taken mid-way');
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+  // ...and for its index manifest: a process that crashed runs nothing after, while this
+  // dropped store would go on writing beside the reopened one.
+  await (store as any).checkpointing;
   const checkpoint = (await readCheckpoint(data_dir))!;
   assert.ok(
     checkpoint.seq >= 10 && checkpoint.seq < 26,
@@ -444,7 +447,7 @@ test('a checkpoint that cannot be written is reported and tried again; the store
     creditWallet(tx, { account_id: 'a', amount_micros: 1e9, from: FUNDING_TOPUP, memo: 'top-up' }),
   );
   const { mkdirSync, rmdirSync } = await import('node:fs');
-  mkdirSync(join(data_dir, 'state.jsonl.tmp')); // the temp file cannot be opened
+  mkdirSync(join(data_dir, 'state.jsonl')); // the checkpoint cannot be renamed into place
   for (let i = 0; i < 5; i++)
     await store.transact((tx) =>
       debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `d${i}` }),
@@ -458,7 +461,12 @@ test('a checkpoint that cannot be written is reported and tried again; the store
   await store.transact((tx) =>
     debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: 'still works' }),
   );
-  rmdirSync(join(data_dir, 'state.jsonl.tmp'));
+  assert.deepEqual(
+    readdirSync(data_dir).filter((name) => name.endsWith('.tmp')),
+    [],
+    'the failed write left no temp file',
+  );
+  rmdirSync(join(data_dir, 'state.jsonl'));
   for (let i = 0; i < 5; i++)
     await store.transact((tx) =>
       debitWallet(tx, { account_id: 'a', amount_micros: 1, to: 'revenue:x', memo: `e${i}` }),
