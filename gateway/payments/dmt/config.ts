@@ -3,21 +3,9 @@
 // officially valid document (OVD), every transfer is confirmed by an OTP (the additional
 // factor of authentication), and the limits depend on the remitter's KYC level.
 import { z } from 'zod';
-import { unitsToMicros, type AmountError } from '../../util/money.js';
+import { unitsMicrosSchema } from '../../util/amount-schema.js';
 
-const units = (max: number) =>
-  z
-    .number()
-    .min(0)
-    .max(max)
-    .transform((value, ctx) => {
-      try {
-        return unitsToMicros(value, 2);
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as AmountError).message });
-        return z.NEVER;
-      }
-    });
+const units = unitsMicrosSchema;
 
 /** A KYC level's limits; absent: `dmt.monthly_limit` and `dmt.per_txn_limit`. */
 const levelSchema = z

@@ -468,9 +468,9 @@ function remitterDetails(remitter: Remitter): Record<string, string> {
     : { remitter_name: remitter.name };
 }
 
-/** One leg's (or a whole transfer's) intent, the remitter's details carried to the provider. */
-function legIntent(
-  ctx: Ctx,
+/** One leg's (or a whole transfer's) intent, the remitter's details carried to the provider (also the transfer of the rules before the framework). */
+export function legIntent(
+  ctx: Pick<Ctx, 'settings' | 'pricing' | 'store'>,
   account: Account,
   remitter: Remitter,
   bene: Beneficiary,

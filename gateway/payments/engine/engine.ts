@@ -328,12 +328,7 @@ export class PaymentEngine {
           await this.deps.store.transact((tx) => {
             const current = tx.get('payment_txns', txn.id)!;
             if (current.status === 'pending')
-              this.fail(
-                tx,
-                current,
-                `not sent: ${reason}`,
-                `cancelled: ${reason}`,
-              );
+              this.fail(tx, current, `not sent: ${reason}`, `cancelled: ${reason}`);
           });
         }
       } finally {

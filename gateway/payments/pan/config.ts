@@ -1,25 +1,13 @@
 // PAN verification's variants and their fees (`payments.pan.variants`): what each answers
 // beyond the lookup of POST /api/pan-find (which costs `payments.pan.fee`).
 import { z } from 'zod';
-import { unitsToMicros, type AmountError } from '../../util/money.js';
+import { unitsMicrosSchema } from '../../util/amount-schema.js';
 
 export const PAN_VARIANTS = ['status', 'name_dob', 'aadhaar_seeding', 'comprehensive'] as const;
 export type PanVariant = (typeof PAN_VARIANTS)[number];
 
-const fee = (fallback: number) =>
-  z
-    .number()
-    .min(0)
-    .max(10_000)
-    .default(fallback)
-    .transform((units, ctx) => {
-      try {
-        return unitsToMicros(units, 2);
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as AmountError).message });
-        return z.NEVER;
-      }
-    });
+/** A fee in currency units (its default too), kept in micro-units. */
+const fee = (fallback: number) => unitsMicrosSchema(10_000).prefault(fallback);
 
 /**
  * One fee per variant (GST-inclusive, charged only when the PAN service answers):
