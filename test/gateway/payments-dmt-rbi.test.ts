@@ -22,9 +22,8 @@ import {
 } from '../support/payments-helpers.js';
 
 test('DMT (RBI 2024): OVD verified once, an OTP on every transfer, remitter details carried, split legs and a leg failing mid-split', async () => {
-  const gw = await startPaymentsGateway(
-    paymentsConfig({ dmt: { rbi: { levels: { full: { monthly_limit: 60_000 } } } } }),
-  );
+  const config = paymentsConfig({ dmt: { rbi: { levels: { full: { monthly_limit: 60_000 } } } } });
+  const gw = await startPaymentsGateway(config);
   try {
     const { headers, account_id } = await onboard(gw, 100_000, { dmt: true });
     const post = (path: string, body: unknown, extra: Record<string, string> = {}) =>
@@ -243,6 +242,30 @@ test('DMT (RBI 2024): OVD verified once, an OTP on every transfer, remitter deta
     const ledger = await ledgerBalances(gw);
     assert.equal(ledger['network:transfers'] ?? 0, 0);
     await verifyOk(gw);
+
+    // A split transfer and its Idempotency-Key are history from the commit that opened the
+    // legs (no live row keeps them): after a restart both are still found by id.
+    await gw.stop();
+    const restarted = await startPaymentsGateway(config, { data_dir: gw.data_dir });
+    try {
+      const reread = await request(
+        `${restarted.url}/api/dmt/transfers/${split.body.data.reference_id}`,
+        { headers },
+      );
+      assert.equal(reread.status, 200, JSON.stringify(reread.body));
+      assert.equal(reread.body.data.status, 'success');
+      assert.deepEqual(reread.body.data.legs, split.body.data.legs);
+      const retried_later = await request(`${restarted.url}/api/dmt/transact`, {
+        headers: { ...headers, 'Idempotency-Key': 'split-1' },
+        body: { ...split_body, otp_ref: split_otp.otp_ref, otp: split_otp.sandbox_otp },
+      });
+      assert.equal(retried_later.status, 200, JSON.stringify(retried_later.body));
+      assert.equal(retried_later.body.data.reference_id, split.body.data.reference_id);
+      assert.deepEqual(retried_later.body.data.legs, split.body.data.legs, 'still moves nothing');
+      await verifyOk(restarted);
+    } finally {
+      await restarted.stop();
+    }
   } finally {
     await gw.stop();
   }

@@ -557,7 +557,10 @@ export async function transferRbi(
   await ctx.store.readDurable();
   if (idempotency_key) {
     // A retry of a split transfer answers with the transfer as it is now.
-    const parent_id = ctx.store.get('dmt_transfer_keys', `${account.id}:${idempotency_key}`);
+    const parent_id = ctx.store.get(
+      'dmt_transfer_keys',
+      `${account.id}:${idempotency_key}`,
+    )?.parent_id;
     const parent = parent_id ? ctx.store.get('dmt_transfers', parent_id) : undefined;
     if (parent) return { split: parent };
   }
@@ -614,7 +617,8 @@ export async function transferRbi(
       created_at: tx.now.toISOString(),
     };
     tx.set('dmt_transfers', parent_id, parent);
-    if (idempotency_key) tx.set('dmt_transfer_keys', `${account.id}:${idempotency_key}`, parent_id);
+    if (idempotency_key)
+      tx.set('dmt_transfer_keys', `${account.id}:${idempotency_key}`, { parent_id });
   });
   return { split: parent! };
 }

@@ -67,9 +67,9 @@ export interface SplitTransfer {
 declare module '../../store/state.js' {
   interface Tables {
     dmt_transfer_otps: Record<string, TransferOtp>;
-    /** `dmtp_…` → a split transfer */
+    /** `dmtp_…` → a split transfer (history at once: store/state.ts ARCHIVED_TABLES) */
     dmt_transfers: Record<string, SplitTransfer>;
-    /** `<account>:<idempotency key>` → the split transfer it made */
-    dmt_transfer_keys: Record<string, string>;
+    /** `<account>:<idempotency key>` → the split transfer it made (history at once, as dmt_transfers) */
+    dmt_transfer_keys: Record<string, { parent_id: string }>;
   }
 }
