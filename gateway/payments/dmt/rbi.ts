@@ -541,6 +541,12 @@ export function legIntent(
   };
 }
 
+/** The split transfer an Idempotency-Key made, if any (both rows are history: store.get finds them). */
+function splitOfKey(ctx: Pick<Ctx, 'store'>, account_id: string, key: string) {
+  const parent_id = ctx.store.get('dmt_transfer_keys', `${account_id}:${key}`)?.parent_id;
+  return parent_id ? ctx.store.get('dmt_transfers', parent_id) : undefined;
+}
+
 /** What a transfer request becomes: one transaction, or a split transfer's answer. */
 export type TransferOutcome = { single: Answer } | { split: SplitTransfer };
 
@@ -555,15 +561,9 @@ export async function transferRbi(
   idempotency_key: string | null,
 ): Promise<TransferOutcome> {
   await ctx.store.readDurable();
-  if (idempotency_key) {
-    // A retry of a split transfer answers with the transfer as it is now.
-    const parent_id = ctx.store.get(
-      'dmt_transfer_keys',
-      `${account.id}:${idempotency_key}`,
-    )?.parent_id;
-    const parent = parent_id ? ctx.store.get('dmt_transfers', parent_id) : undefined;
-    if (parent) return { split: parent };
-  }
+  // A retry of a split transfer answers with the transfer as it is now.
+  const made = idempotency_key ? splitOfKey(ctx, account.id, idempotency_key) : undefined;
+  if (made) return { split: made };
   const remitter = requireRemitterOf(ctx.store, account.id, body.mobile);
   requireKyc(ctx, remitter);
   const bene = requireBeneficiaryOf(ctx, account.id, remitter, body.bene_id);
