@@ -1,8 +1,15 @@
-// The routes of DMT under RBI's 2024 framework for GET /openapi.json, from the schemas the
-// routes parse with.
+// The routes of DMT under RBI's 2024 framework, and the refund with the customer's consent
+// (a transfer that failed after the debit waits in refund_pending until the remitter's OTP
+// releases it to the wallet), for GET /openapi.json, from the schemas the routes parse with.
 import type { RouteDoc } from '../../http/openapi.js';
 import type { PaymentsConfig } from '../config.js';
-import { remitterKycBody, remitterLevelBody, transferOtpBody } from './schemas.js';
+import {
+  refundBody,
+  refundOtpBody,
+  remitterKycBody,
+  remitterLevelBody,
+  transferOtpBody,
+} from './schemas.js';
 
 const api = { auth: 'api_key' } as const;
 const admin = { tag: 'admin', auth: 'admin' } as const;
@@ -60,6 +67,52 @@ export function rbiRouteDocs(settings: PaymentsConfig): RouteDoc[] {
       success: {
         status: 200,
         description: '{reference_id, amount, charges, status, sent, refunded, legs}',
+      },
+    },
+  ];
+}
+
+const dmt = { tag: 'dmt', auth: 'api_key' } as const;
+const REFUNDABLE = {
+  404: 'transaction_not_found: no such transfer of this account',
+  409: 'not_refund_pending: the transfer is not waiting for a refund',
+};
+
+export function dmtRefundRouteDocs(otpDigits: number): RouteDoc[] {
+  return [
+    {
+      ...dmt,
+      method: 'post',
+      path: '/api/dmt/refund/:txn_id/otp',
+      summary:
+        "Send the remitter an OTP for the refund of a failed transfer (refund_pending); in sandbox mode the OTP is in the answer's sandbox_otp",
+      body: refundOtpBody,
+      success: {
+        status: 200,
+        description:
+          '{status: true, message, data: {txn_id, status, mobile, amount, otp_expires_at}}',
+      },
+      errors: {
+        ...REFUNDABLE,
+        502: 'sms_failed: the OTP could not be sent',
+        503: 'sms_unavailable: live mode without an SMS sender',
+      },
+    },
+    {
+      ...dmt,
+      method: 'post',
+      path: '/api/dmt/refund/:txn_id',
+      summary:
+        "Confirm the refund with the remitter's OTP: the transfer becomes refunded and the amount goes back to the wallet",
+      body: refundBody(otpDigits),
+      success: {
+        status: 200,
+        description:
+          '{status: true, message, data: {txn_id, status, refund: {posting_id, amount}, balance}}',
+      },
+      errors: {
+        ...REFUNDABLE,
+        422: 'otp_not_requested, otp_expired, otp_invalid (attempts left in the message), otp_attempts_exceeded',
       },
     },
   ];
