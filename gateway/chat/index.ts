@@ -13,6 +13,7 @@ import type { Engine } from '../llm/types.js';
 import type { ChatConfig } from './config.js';
 import { chatRouteDocs } from './openapi.js';
 import { ChatRoom } from './room.js';
+import { adoptGoogleKey } from './protocols/gemini/route.js';
 import { routeChat } from './routes.js';
 
 export interface ChatOptions {
@@ -58,6 +59,7 @@ export class ChatService {
 
   /** Routes one /v1 request; an unknown path or method is a 404 in OpenAI's shape. */
   handle(req: IncomingMessage, res: ServerResponse, locals: Locals): Promise<void> | void {
+    adoptGoogleKey(req);
     // PostgreSQL store: a key another gateway created a moment ago is looked for in the shared log once.
     if (this.deps.store.isShared() && isUnknownKey(this.deps.store.state, req.headers))
       return this.deps.store.readDurable().then(() => routeChat(this.room, req, res, locals));

@@ -1,10 +1,10 @@
 // The /v1 route table: each route names its handler and the protocol it speaks. The chat
 // protocols all run the one pipeline (pipeline.ts) with their own translation
 // (protocols/<name>/); the other routes are a screenful each. An unknown path or method is a
-// 404 in OpenAI's shape. Every refusal (a 4xx) is counted by protocol and code
+// 404 in OpenAI's shape (Google's under /v1beta). Every refusal (a 4xx) is counted by protocol and code
 // (aihub_chat_refusals_total); the log line carries its code and param (http/lean.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from '../http/errors.js';
+import { ApiError, isGeminiPath } from '../http/errors.js';
 import { pathOf, type Locals } from '../http/lean.js';
 import { balance } from './balance.js';
 import { getModel, listModels } from './models.js';
@@ -12,6 +12,14 @@ import { runChat } from './pipeline.js';
 import { chatProtocol } from './protocols/chat/route.js';
 import { completionsProtocol } from './protocols/completions/route.js';
 import { runEmbeddings } from './protocols/embeddings/run.js';
+import {
+  getGeminiModel,
+  isGoogleClient,
+  listGeminiModels,
+  methodOf,
+  runGemini,
+  unknownMethod,
+} from './protocols/gemini/route.js';
 import { runCountTokens } from './protocols/messages/count-tokens.js';
 import { messagesProtocol } from './protocols/messages/translate.js';
 import { responsesProtocol } from './protocols/responses/translate.js';
@@ -70,10 +78,45 @@ const NO_ROUTE: Route = {
   },
 };
 
-function find(method: string | undefined, path: string): Route {
-  if (method === 'POST') return POST.get(path) ?? NO_ROUTE;
+/** Google's Gemini API: its methods under `/v1beta/models/` (and `/v1/models/`), its model list. */
+function findGemini(req: IncomingMessage, path: string): Route | null {
+  if (req.method === 'POST') {
+    const target = methodOf(path);
+    if (target)
+      return {
+        protocol: 'gemini',
+        handle: (room, req, res, locals) => runGemini(room, req, res, locals, target),
+      };
+    if (isGeminiPath(path) && path.includes(':'))
+      return {
+        protocol: 'gemini',
+        handle: () => {
+          throw unknownMethod(path);
+        },
+      };
+    return null;
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') return null;
+  if (path === '/v1beta/models' || (path === '/v1/models' && isGoogleClient(req)))
+    return { protocol: 'gemini', handle: listGeminiModels };
+  const model = /^\/(v1beta|v1)\/models\/([^/:]+)$/.exec(path);
+  if (!model || (model[1] !== 'v1beta' && !isGoogleClient(req))) return null;
+  return {
+    protocol: 'gemini',
+    handle: (room, req, res, locals) => {
+      locals.route = `/${model[1]}/models/:model`;
+      return getGeminiModel(room, req, res, locals, decodeURIComponent(model[2]!));
+    },
+  };
+}
+
+function find(req: IncomingMessage, path: string): Route {
+  const method = req.method;
+  if (method === 'POST') return POST.get(path) ?? findGemini(req, path) ?? NO_ROUTE;
   if (method === 'GET' || method === 'HEAD')
-    return GET.get(path) ?? (path.startsWith('/v1/models/') ? MODEL : NO_ROUTE);
+    return (
+      findGemini(req, path) ?? GET.get(path) ?? (path.startsWith('/v1/models/') ? MODEL : NO_ROUTE)
+    );
   return NO_ROUTE;
 }
 
@@ -83,7 +126,7 @@ export function routeChat(
   res: ServerResponse,
   locals: Locals,
 ): Promise<void> | void {
-  const route = find(req.method, pathOf(req.url));
+  const route = find(req, pathOf(req.url));
   const counted = (error: unknown): never => {
     if (error instanceof ApiError && error.status >= 400 && error.status < 499)
       room.metrics.refused(route.protocol, error.code);

@@ -109,7 +109,64 @@ const ANTHROPIC_TYPES: Record<number, string> = {
   529: 'overloaded_error',
 };
 
+/**
+ * Google's Gemini API (`/v1beta/...`, and its methods under `/v1/models/`), whose clients read
+ * errors in Google's shape. `GET /v1/models` stays OpenAI's: the Gemini list there is told
+ * apart by its credentials, not its path, and answers errors as OpenAI's list does.
+ */
+export function isGeminiPath(path: string): boolean {
+  return (
+    path === '/v1beta' ||
+    path.startsWith('/v1beta/') ||
+    (path.startsWith('/v1/models/') && path.includes(':'))
+  );
+}
+
+const GOOGLE_STATUS: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  402: 'FAILED_PRECONDITION',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  409: 'ABORTED',
+  413: 'INVALID_ARGUMENT',
+  415: 'INVALID_ARGUMENT',
+  429: 'RESOURCE_EXHAUSTED',
+  499: 'CANCELLED',
+  501: 'UNIMPLEMENTED',
+  502: 'UNAVAILABLE',
+  503: 'UNAVAILABLE',
+  504: 'DEADLINE_EXCEEDED',
+};
+
+/** An error in Google's shape: `{error: {code, message, status, details}}`, details as google.rpc types. */
+export function googleErrorBody(error: ApiError): { error: Record<string, unknown> } {
+  const details: Record<string, unknown>[] = [
+    { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: error.code, domain: 'aihub' },
+  ];
+  if (error.param)
+    details.push({
+      '@type': 'type.googleapis.com/google.rpc.BadRequest',
+      fieldViolations: [{ field: error.param, description: error.message }],
+    });
+  const retry = Number(error.headers['retry-after']);
+  if (Number.isFinite(retry) && retry >= 0)
+    details.push({
+      '@type': 'type.googleapis.com/google.rpc.RetryInfo',
+      retryDelay: `${Math.ceil(retry)}s`,
+    });
+  return {
+    error: {
+      code: error.status,
+      message: error.message,
+      status: GOOGLE_STATUS[error.status] ?? (error.status >= 500 ? 'INTERNAL' : 'UNKNOWN'),
+      details,
+    },
+  };
+}
+
 export function errorBody(path: string, error: ApiError): unknown {
+  if (isGeminiPath(path)) return googleErrorBody(error);
   if (isAnthropicPath(path)) {
     return {
       type: 'error',

@@ -177,7 +177,11 @@ interface RowTrackers {
 }
 
 /** Rows archived by commits whose journal lines are not indexed yet: still found by id. */
-type RecentlyArchived = Map<string, { row: unknown; seq: number }>;
+interface RecentlyArchivedRow {
+  row: unknown;
+  seq: number;
+}
+type RecentlyArchived = Map<string, RecentlyArchivedRow>;
 
 const NO_ROWS: ReadonlyMap<string, unknown> = new Map();
 
@@ -337,13 +341,27 @@ export interface Staged<T> {
 
 /** A staged transaction: one object per commit, its undo a method (no closure per commit). */
 class StagedRecord<T> implements Staged<T> {
+  /** What `recently_archived` held before this record's archived rows were noted there. */
+  private replaced: Array<[string, RecentlyArchivedRow | undefined]> | null = null;
   constructor(
     readonly result: T,
     readonly record: JournalRecord | null,
     readonly line: string,
     private readonly tx: Transaction,
     private readonly state: State,
-  ) {}
+    private readonly recent: RecentlyArchived,
+  ) {
+    // Rows this record archived are found by id at once, also by the transactions staged
+    // after it and before it is published (a PostgreSQL write batch stages all its jobs
+    // first: the second use of one admin credit reference in a batch must see the first).
+    if (record && tx.archived.size > 0) {
+      this.replaced = [];
+      for (const [key, row] of tx.archived) {
+        this.replaced.push([key, recent.get(key)]);
+        recent.set(key, { row, seq: record.s });
+      }
+    }
+  }
   get archived(): ReadonlyMap<string, unknown> {
     return this.tx.archived;
   }
@@ -351,6 +369,12 @@ class StagedRecord<T> implements Staged<T> {
     if (!this.record) return;
     this.tx.rollback();
     this.state.seq = this.record.s - 1;
+    if (this.replaced)
+      for (let i = this.replaced.length - 1; i >= 0; i--) {
+        const [key, before] = this.replaced[i]!;
+        if (before) this.recent.set(key, before);
+        else this.recent.delete(key);
+      }
   }
 }
 
@@ -468,9 +492,7 @@ export class Store {
   private readonly lookup = <T extends TableName>(name: T, id: string): Row<T> | undefined => {
     const recent = this.recently_archived.get(`${name}\u0000${id}`);
     if (recent) return recent.row as Row<T>;
-    return name === 'payment_txns'
-      ? (this.archive.archivedTxn(id) as Row<T> | undefined)
-      : undefined;
+    return this.archive.archivedRow(name, id) as Row<T> | undefined;
   };
 
   private constructor(
@@ -613,7 +635,8 @@ export class Store {
     } finally {
       this.in_transaction = false;
     }
-    if (tx.ops.length === 0) return new StagedRecord(result, null, '', tx, this.state);
+    if (tx.ops.length === 0)
+      return new StagedRecord(result, null, '', tx, this.state, this.recently_archived);
     const seq = this.state.seq + 1;
     const record: JournalRecord = { s: seq, t: tx.now.toISOString(), ops: tx.ops };
     let line: string;
@@ -625,7 +648,7 @@ export class Store {
       throw error;
     }
     this.state.seq = seq;
-    return new StagedRecord(result, record, line, tx, this.state);
+    return new StagedRecord(result, record, line, tx, this.state, this.recently_archived);
   }
 
   /** Appends a staged record to the journal (and its history to the indexes once placed). @internal */

@@ -2,9 +2,10 @@
 import type { Agent } from './agent.js';
 import { claudeCode } from './claude-code.js';
 import { codex } from './codex.js';
+import { geminiCli } from './gemini-cli.js';
 import { opencode } from './opencode.js';
 
-export const AGENTS: readonly Agent[] = [claudeCode, codex, opencode];
+export const AGENTS: readonly Agent[] = [claudeCode, codex, opencode, geminiCli];
 
 export function agentNamed(name: string): Agent {
   const agent = AGENTS.find((a) => a.name === name);

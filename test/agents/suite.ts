@@ -359,8 +359,9 @@ class Session {
   }
 }
 
-/** A tool call in an answer of any protocol: Messages' tool_use, Responses' function_call, chat's tool_calls. */
-const TOOL_CALL = /"type":\s*"(tool_use|function_call)"|"tool_calls":\s*\[\s*\{/;
+/** A tool call in an answer of any protocol: Messages' tool_use, Responses' function_call, chat's tool_calls, Gemini's functionCall. */
+const TOOL_CALL =
+  /"type":\s*"(tool_use|function_call)"|"tool_calls":\s*\[\s*\{|"functionCall":\s*\{/;
 
 /** The 200 answers that carried no bill (count_tokens, models, ...), for a message. */
 function unbilled(exchanges: Exchange[]): string {

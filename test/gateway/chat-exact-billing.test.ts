@@ -292,3 +292,101 @@ test('the wallet page and the AI usage report show cached and reasoning tokens, 
     ['chat', '100000', '1234', '5', '4', '9.89094', '9.88094'],
   );
 });
+
+test('a mix of every protocol on one wallet, JSON and streamed: each bill is its tokens at the tier price, the wallet moves by their sum', async () => {
+  // service-ai-standard-6: 100 per million input, 400 per million output, on the scripted upstream.
+  const { key: mixed } = await createFundedAccount(gateway, 100);
+  const headers = { authorization: `Bearer ${mixed}`, 'content-type': 'application/json' };
+  const model = 'service-ai-standard-6';
+  const question = 'What is a gateway?';
+  const calls: Array<{
+    name: string;
+    path: string;
+    body: Record<string, unknown>;
+    stream: boolean;
+  }> = [];
+  for (const stream of [false, true]) {
+    calls.push(
+      {
+        name: 'chat',
+        path: '/v1/chat/completions',
+        body: {
+          model,
+          messages: [{ role: 'user', content: question }],
+          ...(stream ? { stream, stream_options: { include_usage: true } } : {}),
+        },
+        stream,
+      },
+      {
+        name: 'responses',
+        path: '/v1/responses',
+        body: { model, input: question, stream },
+        stream,
+      },
+      {
+        name: 'messages',
+        path: '/v1/messages',
+        body: { model, max_tokens: 256, messages: [{ role: 'user', content: question }], stream },
+        stream,
+      },
+      {
+        name: 'gemini',
+        path: `/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
+        body: { contents: [{ role: 'user', parts: [{ text: question }] }] },
+        stream,
+      },
+      {
+        name: 'completions',
+        path: '/v1/completions',
+        body: { model, prompt: question, stream },
+        stream,
+      },
+    );
+  }
+  const balance = async () =>
+    Math.round(
+      (
+        await request(`${gateway.url}/v1/balance`, {
+          headers: { authorization: `Bearer ${mixed}` },
+        })
+      ).body.balance * 1e6,
+    );
+  const before_micros = await balance();
+  let reported_micros = 0;
+  for (const [i, call] of calls.entries()) {
+    const usage = { prompt_tokens: 1_000 + 37 * i, completion_tokens: 50 + 11 * i };
+    upstream.script({ kind: 'ok', content: 'A gateway sits between.', usage });
+    const reply = await fetch(`${gateway.url}${call.path}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(call.body),
+    });
+    const text = await reply.text();
+    assert.equal(reply.status, 200, `${call.name}: ${text.slice(0, 300)}`);
+    let cost: number;
+    if (call.stream) {
+      const bills = text
+        .split('\n')
+        .filter((line) => line.startsWith('data: {'))
+        .map((line) => JSON.stringify(JSON.parse(line.slice(6))))
+        .map((data) => /"x_aihub":(\{[^}]*\})/.exec(data)?.[1])
+        .filter((bill): bill is string => bill !== undefined);
+      assert.equal(bills.length, 1, `${call.name} stream: one event carries the bill`);
+      cost = (JSON.parse(bills[0]!) as { cost: number }).cost;
+    } else cost = Number(reply.headers.get('x-aihub-cost'));
+    const expected_micros = usage.prompt_tokens * 100 + usage.completion_tokens * 400;
+    assert.equal(
+      Math.round(cost * 1e6),
+      expected_micros,
+      `${call.name}${call.stream ? ' stream' : ''}: billed ${cost}`,
+    );
+    reported_micros += expected_micros;
+  }
+  assert.equal(before_micros - (await balance()), reported_micros);
+  const usage = (
+    await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${mixed}` } })
+  ).body.usage as { requests: number; by_protocol: Record<string, { requests: number }> };
+  assert.equal(usage.requests, calls.length);
+  for (const name of ['chat', 'responses', 'messages', 'gemini', 'completions'])
+    assert.equal(usage.by_protocol[name]!.requests, 2, name);
+});

@@ -312,7 +312,7 @@ function realParam(route: Route, name: string, ids: Ids): string {
 }
 
 function fill(route: Route, value: (name: string) => string): string {
-  return route.path.replace(/:([A-Za-z_]+)/g, (_, name: string) => value(name));
+  return route.path.replace(/(?<=\/):([A-Za-z_]+)/g, (_, name: string) => value(name));
 }
 
 /** Valid JSON bodies by route, with real ids; each field is then fuzzed. */
@@ -340,6 +340,20 @@ function jsonBaselines(ids: Ids): Record<string, Record<string, unknown>> {
       suffix: ')',
       max_tokens: 5,
     },
+    ...Object.fromEntries(
+      ['v1beta', 'v1'].flatMap((version) =>
+        ['generateContent', 'streamGenerateContent', 'countTokens'].map((method) => [
+          `POST /${version}/models/:model:${method}`,
+          {
+            contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+            systemInstruction: { parts: [{ text: 'be brief' }] },
+            tools: [{ functionDeclarations: [{ name: 'f', parameters: { type: 'OBJECT' } }] }],
+            toolConfig: { functionCallingConfig: { mode: 'AUTO' } },
+            generationConfig: { maxOutputTokens: 5, temperature: 0.5 },
+          },
+        ]),
+      ),
+    ),
     'POST /admin/accounts': { email: 'fuzz-admin-created@example.com', name: 'Fuzz' },
     'POST /admin/accounts/:id/keys': { name: 'fuzz' },
     'POST /admin/accounts/:id/credit': { amount: 10, reference: 'fuzz-credit' },

@@ -28,11 +28,22 @@ const V1_ROUTES = [
   'GET /v1/models',
   'GET /v1/models/{model}',
   'GET /v1/balance',
+  'POST /v1beta/models/{model}:generateContent',
+  'POST /v1beta/models/{model}:streamGenerateContent',
+  'POST /v1beta/models/{model}:countTokens',
+  'POST /v1/models/{model}:generateContent',
+  'GET /v1beta/models',
+  'GET /v1beta/models/{model}',
 ];
 
 /** Dashboard and console pages (HTML) and the gateway's own plumbing are not API routes. */
 const notApi = (path: string) =>
-  !(path.startsWith('/api/') || path.startsWith('/admin/') || path.startsWith('/v1/')) ||
+  !(
+    path.startsWith('/api/') ||
+    path.startsWith('/admin/') ||
+    path.startsWith('/v1/') ||
+    path.startsWith('/v1beta/')
+  ) ||
   path.startsWith('/admin/console') ||
   path.startsWith('/admin/login') ||
   path.startsWith('/admin/logout');
@@ -51,14 +62,17 @@ test('item 13: /openapi.json lists every /v1 protocol and every /api and /admin 
     const missing = V1_ROUTES.filter((route) => !documented.has(route));
     for (const route of await routeTable()) {
       if (notApi(route.path)) continue;
-      const key = `${route.method} ${route.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`;
+      const key = `${route.method} ${route.path.replace(/(?<=\/):([A-Za-z_]+)/g, '{$1}')}`;
       if (!documented.has(key)) missing.push(key);
     }
     assert.deepEqual(missing, [], 'routes the gateway serves that the document does not list');
     for (const route of V1_ROUTES.filter((r) => r.startsWith('POST'))) {
       const path = route.slice(5);
       const schema = paths[path]!.post.requestBody?.content['application/json']?.schema;
-      assert.ok(schema?.properties?.model, `${route} documents its request body`);
+      assert.ok(
+        path.includes('/models/') ? schema?.properties?.contents : schema?.properties?.model,
+        `${route} documents its request body`,
+      );
     }
     assert.deepEqual(
       paths['/v1/messages']!.post.responses['402'].content['application/json'].schema,
@@ -66,6 +80,13 @@ test('item 13: /openapi.json lists every /v1 protocol and every /api and /admin 
       "/v1/messages answers errors in Anthropic's shape",
     );
     assert.ok(reply.body.components.schemas.AnthropicError);
+    assert.deepEqual(
+      paths['/v1beta/models/{model}:generateContent']!.post.responses['402'].content[
+        'application/json'
+      ].schema,
+      { $ref: '#/components/schemas/GoogleError' },
+      "Gemini's routes answer errors in Google's shape",
+    );
     assert.ok(paths['/admin/kyc/{accountId}']!.get);
     assert.ok(paths['/admin/kyc/{accountId}/documents/{docId}']!.get);
     assert.ok(paths['/admin/transactions/{txnId}']!.get);

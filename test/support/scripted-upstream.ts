@@ -37,7 +37,7 @@ export type PlainBehavior =
   | { kind: 'runaway'; piece?: string; max_chunks?: number; json_pieces?: number }
   /** Stream `chunks` content chunks, then destroy the socket. */
   | { kind: 'break_stream'; chunks: number; content?: string }
-  /** Answer exactly this: `completion` as JSON, or (when the request streams) `chunks` as SSE then [DONE]. */
+  /** Answer exactly this: `completion` as JSON, or (when the request streams: `stream: true`, or Gemini's `:streamGenerateContent`) `chunks` as SSE then [DONE]. */
   | { kind: 'exact'; completion?: unknown; chunks?: unknown[] };
 
 export type Behavior =
@@ -179,7 +179,8 @@ export class ScriptedUpstream {
       case 'hang':
         return;
       case 'exact':
-        if (body?.stream) {
+        // Gemini's API says it streams in the path, not the body.
+        if (body?.stream || entry.url.includes(':streamGenerateContent')) {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
           for (const chunk of behavior.chunks ?? [])
             res.write(`data: ${JSON.stringify(chunk)}\n\n`);

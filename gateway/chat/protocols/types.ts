@@ -5,11 +5,13 @@ import type { ApiError } from '../../http/errors.js';
 import type { ChatMessage } from '../../llm/messages.js';
 import type { UpstreamChunk, UpstreamCompletion, UpstreamUsage } from '../../llm/types.js';
 
-export type ProtocolName = 'chat' | 'responses' | 'messages' | 'embeddings' | 'completions';
+export type ProtocolName =
+  'chat' | 'responses' | 'messages' | 'gemini' | 'embeddings' | 'completions';
 export const PROTOCOL_NAMES: readonly ProtocolName[] = [
   'chat',
   'responses',
   'messages',
+  'gemini',
   'embeddings',
   'completions',
 ];
@@ -100,6 +102,8 @@ export interface ChatCall {
   /** Whether x_aihub goes in the JSON body (not for Anthropic's clients, which read a closed shape). */
   bill_in_body: boolean;
   streamer(meta: AnswerMeta): StreamPresenter;
+  /** How a stream's events are framed: server-sent events (the default), or the elements of one JSON array (Gemini without `alt=sse`). */
+  framing?: 'sse' | 'json-array';
 }
 
 export interface Protocol {

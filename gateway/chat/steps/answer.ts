@@ -5,13 +5,13 @@ import { ApiError } from '../../http/errors.js';
 import { countTextTokens, toolCallText } from '../../llm/tokens.js';
 import type { UpstreamCompletion } from '../../llm/types.js';
 import type { UsageStatus } from '../billing.js';
-import { nativeJson, nativeUsage } from '../native.js';
+import { nativeJson, nativeUsageOf } from '../native.js';
 import type { Usage } from '../protocols/types.js';
 import type { ChatRoom } from '../room.js';
 import { estimated, fromUpstream, ZERO, type Call } from './call.js';
 import { capOutput, overrunWarning, trimCompletion } from './output-meter.js';
 import { completeNative, nativeRequest } from './pass-through.js';
-import { answerJson, finish, unrouted, xAihub } from './settle.js';
+import { answerJson, finish, unroutedCall, xAihub } from './settle.js';
 
 export async function answer(room: ChatRoom, res: ServerResponse, call: Call): Promise<void> {
   let completion: UpstreamCompletion;
@@ -26,15 +26,7 @@ export async function answer(room: ChatRoom, res: ServerResponse, call: Call): P
       target = routed.target;
     }
   } catch (error) {
-    const aborted = call.engine_request.signal.aborted;
-    throw await unrouted(
-      room,
-      call,
-      call.engine_request.prompt_tokens_estimate,
-      aborted,
-      false,
-      error,
-    );
+    throw await unroutedCall(room, call, false, error);
   }
   // The answer is counted and serialized before anything is billed on it: one that cannot
   // be (nested too deep for JSON.stringify) is an upstream failure, which costs nothing.
@@ -44,7 +36,7 @@ export async function answer(room: ChatRoom, res: ServerResponse, call: Call): P
     usage = billedUsage(call, completion, native_body);
     answer_text = JSON.stringify(
       native_body
-        ? nativeJson(native_body, call.tier.id)
+        ? nativeJson(call.protocol, native_body, call.tier.id)
         : call.body.json(completion, usage, call.meta),
     );
   } catch (error) {
@@ -92,11 +84,17 @@ function billedUsage(
   let over = false;
   if (native_body) {
     counted =
-      nativeUsage(call.protocol, native_body.usage) ??
+      nativeUsageOf(call.protocol, native_body) ??
       estimated(
         call.engine_request.prompt_tokens_estimate,
         countTextTokens(
-          JSON.stringify(native_body.output ?? native_body.content ?? native_body.choices ?? ''),
+          JSON.stringify(
+            native_body.output ??
+              native_body.content ??
+              native_body.choices ??
+              native_body.candidates ??
+              '',
+          ),
         ),
       );
   } else {

@@ -10,13 +10,13 @@ import {
   type NativeRequest,
   type UpstreamCompletion,
 } from '../../llm/types.js';
-import { NATIVE_CAP_FIELD, NativeStream } from '../native.js';
+import { NATIVE_CAP_FIELD, nativeBody, NativeStream } from '../native.js';
 import type { ChatRoom } from '../room.js';
 import { SseWriter } from '../sse.js';
 import type { Call } from './call.js';
 import { capOutput, overrunWarning } from './output-meter.js';
 import { relay } from './relay.js';
-import { warningHeaders, finish, unrouted, xAihub } from './settle.js';
+import { warningHeaders, finish, unroutedCall, xAihub } from './settle.js';
 import { asUpstreamError, toApiError } from './upstream-errors.js';
 
 /** The pass-through request, when a target of this tier speaks the client's protocol natively. */
@@ -30,7 +30,7 @@ export function nativeRequest(room: ChatRoom, call: Call, stream: boolean): Nati
     return null;
   return {
     protocol,
-    body: { ...call.body.original, [cap]: call.engine_request.max_output_tokens },
+    body: nativeBody(protocol, call.body.original, call.engine_request.max_output_tokens),
     stream,
     signal: call.engine_request.signal,
   };
@@ -58,15 +58,7 @@ async function openNative(room: ChatRoom, call: Call, native: NativeRequest) {
       },
     );
   } catch (error) {
-    const aborted = call.engine_request.signal.aborted;
-    throw await unrouted(
-      room,
-      call,
-      call.engine_request.prompt_tokens_estimate,
-      aborted,
-      true,
-      error,
-    );
+    throw await unroutedCall(room, call, true, error);
   }
 }
 
@@ -80,7 +72,7 @@ export async function streamNative(
   const routed = await openNative(room, call, native);
   if ('chat' in routed.value) return relay(room, res, call, routed.value.chat, routed.target);
   const value = routed.value.native as Extract<NativeAnswer, { kind: 'stream' }>;
-  const sse = new SseWriter(res);
+  const sse = new SseWriter(res, call.body.framing);
   sse.open(200, warningHeaders(call));
   const passed = new NativeStream(call.protocol, call.tier.id);
   let failure: UpstreamError | null = null;

@@ -23,9 +23,9 @@ export async function relay(
   opened: OpenedStream,
   target: string,
 ): Promise<void> {
-  const sse = new SseWriter(res);
-  sse.open(200, warningHeaders(call));
   const presenter = call.body.streamer(call.meta);
+  const sse = new SseWriter(res, call.body.framing);
+  sse.open(200, warningHeaders(call));
   const meter = new OutputMeter(call.engine_request.max_output_tokens * call.body.choices);
   let failure: UpstreamError | null = null;
 

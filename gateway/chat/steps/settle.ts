@@ -7,7 +7,7 @@ import { microsToUnits } from '../../util/money.js';
 import { settle, type Settlement, type UsageStatus } from '../billing.js';
 import type { Usage, XAihub } from '../protocols/types.js';
 import type { ChatRoom } from '../room.js';
-import { estimated, ZERO, type Settling } from './call.js';
+import { estimated, ZERO, type Call, type Settling } from './call.js';
 import { toApiError } from './upstream-errors.js';
 
 /** Settles the bill and records usage; the caller answers only after this resolves (durable). */
@@ -65,6 +65,24 @@ export async function unrouted(
     stream,
   );
   return toApiError(error);
+}
+
+/** unrouted() for a chat call: its prompt estimate, and whether its client left. */
+export function unroutedCall(
+  room: ChatRoom,
+  call: Call,
+  stream: boolean,
+  error: unknown,
+): Promise<ApiError> {
+  const request = call.engine_request;
+  return unrouted(
+    room,
+    call,
+    request.prompt_tokens_estimate,
+    request.signal.aborted,
+    stream,
+    error,
+  );
 }
 
 /** The bill as `x_aihub` shows it. */

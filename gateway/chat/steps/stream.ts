@@ -6,7 +6,7 @@ import type { ChatRoom } from '../room.js';
 import type { Call } from './call.js';
 import { nativeRequest, streamNative } from './pass-through.js';
 import { relay } from './relay.js';
-import { unrouted } from './settle.js';
+import { unroutedCall } from './settle.js';
 
 export async function stream(room: ChatRoom, res: ServerResponse, call: Call): Promise<void> {
   const native = nativeRequest(room, call, true);
@@ -18,15 +18,7 @@ export async function stream(room: ChatRoom, res: ServerResponse, call: Call): P
     opened = routed.value;
     target = routed.target;
   } catch (error) {
-    const aborted = call.engine_request.signal.aborted;
-    throw await unrouted(
-      room,
-      call,
-      call.engine_request.prompt_tokens_estimate,
-      aborted,
-      true,
-      error,
-    );
+    throw await unroutedCall(room, call, true, error);
   }
   await relay(room, res, call, opened, target);
 }

@@ -28,7 +28,13 @@ import type {
   StatusResult,
 } from '../../providers/types.js';
 import type { Store, Tx } from '../../store/store.js';
-import type { Account, IdempotencyRecord } from '../../store/state.js';
+import {
+  IDEMPOTENCY_IN_FLIGHT,
+  rowOf,
+  table,
+  type Account,
+  type IdempotencyRecord,
+} from '../../store/state.js';
 import { newId } from '../../util/ids.js';
 import { microsToUnits } from '../../util/money.js';
 import type { PaymentsConfig } from '../config.js';
@@ -115,8 +121,6 @@ export interface EventOutcome {
   /** Why nothing changed (unknown transaction, another provider's, already in that status, not allowed now). */
   reason: string | null;
 }
-
-const IDEMPOTENCY_IN_FLIGHT = 0;
 
 /** What submit's commit decided: replay an earlier answer, or process this new transaction. */
 type Opened =
@@ -474,6 +478,7 @@ export class PaymentEngine {
       next = withPostings(next, tx.postingsSince(mark));
     }
     tx.set('payment_txns', next.id, next);
+    if (next.stage === 'final') this.answerOrphanKey(tx, next);
     const was_checked = this.pending.has(next.id);
     if (checkable(next)) this.pending.add(next.id);
     else this.pending.delete(next.id);
@@ -744,6 +749,25 @@ export class PaymentEngine {
   }
 
   // ---- idempotency records ---------------------------------------------------------------
+
+  /**
+   * In the commit that makes `txn` final: if its idempotency key is still in flight and no
+   * request of this gateway is answering it (the gateway that took the request stopped
+   * before answering, and the reconciler settled it), the key gets the answer a retry would
+   * have been given (the final transaction), so that it leaves the live document for
+   * history like every answered key. A request still answering records its own answer.
+   */
+  private answerOrphanKey(tx: Tx, txn: PaymentTxn): void {
+    if (!txn.idempotency_key) return;
+    const id = payIdempotencyId(txn.account_id, txn.idempotency_key);
+    if (this.answering.has(id)) return;
+    // In flight means live: a final record is history already, and no concern of this.
+    const record = rowOf(table(tx.state, 'idempotency'), id);
+    if (record?.status !== IDEMPOTENCY_IN_FLIGHT) return;
+    if ((record.body as { txn_id?: unknown } | null)?.txn_id !== txn.id) return;
+    const answer = this.renderer(txn.service)(txn, balanceMicros(tx.state, txn.account_id));
+    tx.set('idempotency', id, { ...record, status: answer.http_status, body: answer.body });
+  }
 
   /**
    * Whether a stored idempotency record no longer applies: one of this engine's records, past

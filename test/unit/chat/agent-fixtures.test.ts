@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { chatProtocol } from '../../../gateway/chat/protocols/chat/route.js';
+import { methodOf } from '../../../gateway/chat/protocols/gemini/route.js';
+import { parseGenerate } from '../../../gateway/chat/protocols/gemini/translate.js';
 import { messagesProtocol } from '../../../gateway/chat/protocols/messages/translate.js';
 import { responsesProtocol } from '../../../gateway/chat/protocols/responses/translate.js';
 import type { ChatCall, Protocol } from '../../../gateway/chat/protocols/types.js';
@@ -53,8 +55,12 @@ for (const { file, fixture } of fixtures) {
     } catch (error) {
       assert.fail(`${fixture.agent}: the gateway refuses its request: ${(error as Error).message}`);
     }
-    assert.equal(call.model, body.model);
-    assert.equal(call.stream, body.stream === true);
+    const gemini = methodOf(pathOnly(fixture.path));
+    assert.equal(call.model, gemini ? gemini.model : body.model);
+    assert.equal(
+      call.stream,
+      gemini ? gemini.method === 'streamGenerateContent' : body.stream === true,
+    );
     const chat = chatRequestSchema.safeParse({
       model: call.model,
       messages: call.messages,
@@ -91,13 +97,36 @@ function assertOutputLimit(fixture: AgentFixture, call: ChatCall): void {
 
 function protocolOf(fixture: AgentFixture): Protocol | undefined {
   if (fixture.method !== 'POST') return undefined;
+  const gemini = methodOf(pathOnly(fixture.path));
+  if (gemini && gemini.method !== 'countTokens') {
+    const stream = gemini.method === 'streamGenerateContent' ? 'sse' : null;
+    return {
+      name: 'gemini',
+      parse: (raw) => parseGenerate(raw, { model: gemini.model, stream }),
+    };
+  }
   return PROTOCOL_BY_PATH.find(([path]) => path.test(fixture.path))?.[1];
+}
+
+function pathOnly(path: string): string {
+  const query = path.indexOf('?');
+  return query === -1 ? path : path.slice(0, query);
+}
+
+function isGemini(fixture: AgentFixture): boolean {
+  return protocolOf(fixture)?.name === 'gemini';
 }
 
 /** The function tools the client declared, by protocol (namespaced and custom ones included). */
 function declaredFunctions(fixture: AgentFixture): { names: string[]; count: number } {
   const body = fixture.body as Record<string, any>;
   const tools: any[] = Array.isArray(body.tools) ? body.tools : [];
+  if (isGemini(fixture)) {
+    const names = tools.flatMap((t) =>
+      Array.isArray(t.functionDeclarations) ? t.functionDeclarations.map((d: any) => d.name) : [],
+    );
+    return { names, count: names.length };
+  }
   if (protocolOf(fixture) === messagesProtocol) {
     // Custom tools have no type (or "custom"); server tools (web_search_..., bash_...) do.
     const custom = tools.filter((t) => t.type === undefined || t.type === 'custom');
@@ -152,6 +181,7 @@ function assertSystemText(fixture: AgentFixture, call: ChatCall): void {
         : []
       : (body.messages ?? []);
   if (protocolOf(fixture) === messagesProtocol) add(body.system);
+  if (isGemini(fixture)) add(body.systemInstruction?.parts ?? body.systemInstruction);
   if (protocolOf(fixture) === responsesProtocol) add(body.instructions);
   for (const entry of entries)
     if (entry?.role === 'system' || entry?.role === 'developer') add(entry.content);
@@ -196,6 +226,10 @@ function assertToolResults(fixture: AgentFixture, call: ChatCall): void {
 function sentToolResult(fixture: AgentFixture): boolean {
   const body = fixture.body as Record<string, any>;
   const protocol = protocolOf(fixture);
+  if (protocol?.name === 'gemini')
+    return (body.contents ?? []).some(
+      (c: any) => Array.isArray(c.parts) && c.parts.some((p: any) => p?.functionResponse),
+    );
   if (protocol === messagesProtocol)
     return (body.messages ?? []).some(
       (m: any) => Array.isArray(m.content) && m.content.some((b: any) => b?.type === 'tool_result'),

@@ -199,3 +199,10 @@ test('responses: a function_call item with a namespace goes upstream under its f
   const assistant = call.messages[0] as { tool_calls: { function: { name: string } }[] };
   assert.equal(assistant.tool_calls[0]!.function.name, 'multi_agent_v1__spawn_agent');
 });
+
+test('Responses: a malformed function tool is still refused, not dropped', () => {
+  assert.throws(
+    () => responsesProtocol.parse({ model: 'm', input: 'hi', tools: [{ type: 'function' }] }),
+    /tools\[0\]: a function tool needs a name/,
+  );
+});

@@ -6,6 +6,7 @@
 // the gateway cannot run (web_search, file_search, code_interpreter, computer use, image
 // generation, local_shell, mcp, ...) are dropped, each with a warning: the request is served
 // without them.
+import { invalid } from '../parse.js';
 import { flatName, quoted } from '../tool-names.js';
 import { functionToolSchema, type ResponsesRequest } from './schemas.js';
 
@@ -62,13 +63,17 @@ export function chatTools(tools: readonly Tool[]): {
   const functions: ChatFunction[] = [];
   const names = new Map<string, ClientName>();
   const warnings: string[] = [];
-  const drop = (where: string, type: unknown, why = HOSTED) =>
-    warnings.push(`${where} (type ${quoted(type)}) dropped: ${why}`);
+  const drop = (where: string, type: unknown) =>
+    warnings.push(`${where} (type ${quoted(type)}) dropped: ${HOSTED}`);
   tools.forEach((tool, index) => {
     if (tool.type === 'function') {
       const fn = chatFunction(tool, String(tool.name));
-      if (fn) functions.push(fn);
-      else drop(`tools[${index}]`, tool.type, 'not a valid function tool (name, parameters)');
+      if (!fn)
+        throw invalid(
+          `tools[${index}]: a function tool needs a name (and parameters as an object)`,
+          `tools[${index}]`,
+        );
+      functions.push(fn);
       return;
     }
     if (tool.type !== 'namespace' || typeof tool.name !== 'string' || !Array.isArray(tool.tools)) {
