@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { once } from 'node:events';
 import { join } from 'node:path';
 import {
   admin,
@@ -488,6 +490,9 @@ class Jar {
 
 const csrfOf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
 
+/** The fuzzed gateway's body deadline: short, so that the cut-short bodies are answered soon. */
+const BODY_TIMEOUT_MS = 2_000;
+
 let gateway: Gateway;
 let ids: Ids;
 let user: { key: string; headers: Record<string, string> };
@@ -499,6 +504,7 @@ before(async () => {
   gateway = await startPaymentsGateway({
     ...paymentsConfig(),
     chat: { rate_limit: { requests_per_minute: 1_000_000 } },
+    limits: { body_timeout_ms: BODY_TIMEOUT_MS },
   });
   const api = admin(gateway);
   // The fuzzing account: registered with a password (for the dashboard), every service on, funded.
@@ -640,8 +646,12 @@ async function fuzzRequest(
 }
 
 test("item 5: bodies that do not decompress as their Content-Encoding says are 400 in each surface's own shape on every route that reads a body", async () => {
+  // Every route that reads a body (DELETE routes read none: they would act, so they are left out).
   const routes = (await routeTable()).filter(
-    (route) => route.method !== 'GET' && !SESSION_ENDING.has(`${route.method} ${route.path}`),
+    (route) =>
+      route.method !== 'GET' &&
+      route.method !== 'DELETE' &&
+      !SESSION_ENDING.has(`${route.method} ${route.path}`),
   );
   const failures: string[] = [];
   /** Routes that refused a bad body with 400 in their own shape, by surface. */
@@ -732,6 +742,79 @@ test('item 8: bad eKYC uploads of an account that may submit are refused in the 
   assert.equal(status.body.data.status, 'none');
   const dir = join(gateway.data_dir, 'kyc-documents', account_id);
   assert.deepEqual(existsSync(dir) ? filesUnder(dir) : [], [], 'no file left of a refused upload');
+});
+
+/**
+ * One request on a raw connection whose body stops after `sent` of `length` bytes; resolves with
+ * what the gateway sent once it has closed the connection.
+ */
+async function cutShort(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  length: number,
+  sent: string,
+): Promise<string> {
+  const socket = connect(gateway.port, '127.0.0.1');
+  socket.on('error', () => {});
+  const received: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => received.push(chunk));
+  const closed = once(socket, 'close');
+  await once(socket, 'connect');
+  const lines = [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', `Content-Length: ${length}`];
+  for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
+  socket.write(`${lines.join('\r\n')}\r\n\r\n${sent}`);
+  const timer = setTimeout(() => socket.destroy(), 30_000);
+  await closed;
+  clearTimeout(timer);
+  return Buffer.concat(received).toString('utf8');
+}
+
+test("item 9: every route with a body cut short: the connection is closed at the body deadline, answered 408 in the surface's shape or refused from its head, never 5xx", async (t) => {
+  // Every route that reads a body (DELETE routes read none: they would act, so they are left out).
+  const routes = (await routeTable()).filter(
+    (route) =>
+      route.method !== 'GET' &&
+      route.method !== 'DELETE' &&
+      !SESSION_ENDING.has(`${route.method} ${route.path}`),
+  );
+  const failures: string[] = [];
+  let timed_out = 0;
+  await Promise.all(
+    routes.map(async (route) => {
+      const path = fill(route, (name) => realParam(route, name, ids));
+      const dashboard = isDashboard(route.path) && !route.path.startsWith('/v1beta'); // (Gemini's are JSON)
+      const headers: Record<string, string> = { cookie: jar.header() };
+      if (path.startsWith('/v1')) headers.authorization = `Bearer ${user.key}`;
+      else if (path.startsWith('/api/')) headers['x-api-key'] = user.key;
+      else if (path.startsWith('/admin/')) headers.authorization = `Bearer ${gateway.admin_token}`;
+      headers['content-type'] = dashboard
+        ? 'application/x-www-form-urlencoded'
+        : 'application/json';
+      const sent = dashboard
+        ? `_csrf=${route.path.startsWith('/admin') ? admin_csrf : user_csrf}&a=`
+        : '{"a":';
+      const text = await cutShort(route.method, path, headers, 100_000, sent);
+      const label = `${route.method} ${route.path}`;
+      const status = Number(text.split(' ')[1]);
+      if (!text) return failures.push(`${label}: closed without an answer`);
+      if (!(status >= 400 && status < 500)) return failures.push(`${label}: ${text.slice(0, 200)}`);
+      if (status !== 408) return; // refused from the head (404, 401, 415, ...), closed at the deadline
+      timed_out++;
+      const body = text.slice(text.indexOf('\r\n\r\n') + 4);
+      const shape = dashboard
+        ? body.startsWith('<!doctype html>')
+        : route.path.startsWith('/v1beta') || /:[A-Za-z_]+:/.test(route.path)
+          ? JSON.parse(body).error?.status === 'DEADLINE_EXCEEDED'
+          : route.path.startsWith('/v1/messages')
+            ? JSON.parse(body).type === 'error'
+            : body.includes('"request_timeout"');
+      if (!shape) failures.push(`${label}: 408 not in the surface's shape: ${body.slice(0, 200)}`);
+    }),
+  );
+  t.diagnostic(`${routes.length} routes, ${timed_out} answered 408`);
+  assert.deepEqual(failures, []);
+  assert.ok(timed_out >= 30, `${timed_out} routes answered 408`);
 });
 
 test(
