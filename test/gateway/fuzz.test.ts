@@ -299,6 +299,7 @@ interface Ids {
   txn: string;
   mobile: string;
   bene: string;
+  scheme: string;
 }
 
 /** The real value of a path parameter: ids of a second account (so that routes that disable or revoke cannot stop the fuzzing one) or the fuzzer's own resources. */
@@ -308,6 +309,8 @@ function realParam(route: Route, name: string, ids: Ids): string {
   if (name === 'txnId' || name === 'txn_id') return ids.txn;
   if (name === 'mobile') return ids.mobile;
   if (name === 'bene_id') return ids.bene;
+  if (name === 'scheme_id') return ids.scheme;
+  if (name === 'parent_id') return 'dmtp_000000000000000000000000';
   if (name === 'keyId' || (name === 'id' && route.path.includes('/keys/'))) return ids.key;
   if (name === 'doc' || name === 'docId') return 'doc_000000000000000000000000';
   return ids.account;
@@ -316,6 +319,11 @@ function realParam(route: Route, name: string, ids: Ids): string {
 function fill(route: Route, value: (name: string) => string): string {
   return route.path.replace(/(?<=\/):([A-Za-z_]+)/g, (_, name: string) => value(name));
 }
+
+const FUZZ_SCHEME = {
+  name: 'Fuzz',
+  slabs: [{ id: 'a', service: 'recharge', type: 'percent', value: 0.1, cap: 5 }],
+};
 
 /** Valid JSON bodies by route, with real ids; each field is then fuzzed. */
 function jsonBaselines(ids: Ids): Record<string, Record<string, unknown>> {
@@ -392,7 +400,38 @@ function jsonBaselines(ids: Ids): Record<string, Record<string, unknown>> {
       amount: 100,
       txn_type: 'IMPS',
     },
+    'POST /api/dmt/remitter/kyc': {
+      mobile: ids.mobile,
+      document_type: 'aadhaar',
+      document_number: '2341 2341 2346',
+      name: 'Ravi Kumar',
+    },
+    'POST /api/dmt/transact/otp': {
+      mobile: ids.mobile,
+      bene_id: ids.bene,
+      amount: 100,
+      txn_type: 'IMPS',
+    },
     'POST /api/pan-find': { pan_number: 'AAPFU0939F' },
+    'POST /api/pan/verify': {
+      pan_number: 'AAPFU0939F',
+      variant: 'name_dob',
+      name: 'Asha Verma',
+      dob: '1990-01-01',
+    },
+    'POST /api/network/retailers': {
+      email: 'fuzz-retailer@example.com',
+      password: 'correct horse battery',
+      name: 'Fuzz Retailer',
+    },
+    'PUT /api/network/retailers/:account_id/scheme': { scheme_id: null },
+    'POST /api/network/funds': { retailer_id: ids.account, amount: 1, reference: 'fuzz-fund' },
+    'POST /api/network/schemes': FUZZ_SCHEME,
+    'PUT /api/network/schemes/:scheme_id': FUZZ_SCHEME,
+    'POST /admin/schemes': FUZZ_SCHEME,
+    'PUT /admin/schemes/:scheme_id': FUZZ_SCHEME,
+    'PUT /admin/accounts/:id/network': { scheme_id: null },
+    'PUT /admin/dmt/remitters/:account_id/:mobile/level': { level: 'full' },
     'POST /api/bills/fetch': { biller_id: 'BESCOM', consumer_number: '1234567890' },
     'POST /api/bills/pay': { biller_id: 'BESCOM', consumer_number: '1234567890', amount: 100 },
     'PUT /api/webhook': { url: 'http://127.0.0.1:9/hook' },
@@ -518,12 +557,22 @@ before(async () => {
   const target_key = await api.post(`/admin/accounts/${target.account_id}/keys`, {
     name: 'to revoke',
   });
+  // The fuzzing account is a distributor (its network routes then run past the role check),
+  // with a scheme of the admin's.
+  const scheme = await api.post('/admin/schemes', FUZZ_SCHEME);
+  assert.equal(scheme.status, 201, JSON.stringify(scheme.body));
+  const distributor = await api.put(`/admin/accounts/${account_id}/network`, {
+    role: 'distributor',
+    scheme_id: scheme.body.scheme_id,
+  });
+  assert.equal(distributor.status, 200, JSON.stringify(distributor.body));
   ids = {
     account: target.account_id,
     key: target_key.body.id,
     txn: recharge.body.txn_id,
     mobile,
     bene,
+    scheme: scheme.body.scheme_id,
   };
 
   // Dashboard sessions: the user's and the admin console's, with their CSRF tokens.
