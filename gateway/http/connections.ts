@@ -75,11 +75,6 @@ export class ConnectionGuard {
     });
   };
 
-  /** Open connections being served (not those being refused), for tests and metrics. */
-  get open(): number {
-    return this.total;
-  }
-
   /** Wraps the request listener: refuses the requests of a refused connection, times bodies. */
   guard(handler: RequestListener): RequestListener {
     return (req, res) => {
