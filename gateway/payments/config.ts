@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { providerListSchema, smsSenderSchema } from '../providers/config.js';
 import { type AmountError, unitsToMicros } from '../util/money.js';
 import { taxSchema } from './tax-config.js';
+import { rechargeConfigSchema } from './recharge/config.js';
 import { percentBpSchema } from '../util/amount-schema.js';
 
 export const OPERATOR_TYPES = ['prepaid', 'postpaid', 'dth', 'electricity'] as const;
@@ -50,6 +51,11 @@ export const operatorSchema = z
     number_pattern: patternSchema.optional(),
     /** What the number is called for this operator (shown in errors and in GET /api/operators). */
     number_label: z.string().min(1).max(60).optional(),
+    /**
+     * The operator's brand as number lookups and plan lists name it (`Airtel` for Airtel and
+     * Airtel Postpaid); default: the name without " Postpaid".
+     */
+    brand: z.string().min(1).max(60).optional(),
   })
   .transform((operator, ctx) => {
     let commission_bp = 0;
@@ -81,6 +87,7 @@ export const operatorSchema = z
       number_label:
         operator.number_label ??
         (mobile ? 'mobile number' : operator.type === 'dth' ? 'subscriber id' : 'consumer number'),
+      brand: operator.brand ?? operator.name.replace(/ Postpaid$/i, ''),
       mobile,
     };
   });
@@ -317,6 +324,7 @@ export const DEFAULT_BILLERS = [
 
 export const paymentsConfigSchema = z.strictObject({
   tax: taxSchema,
+  recharge: rechargeConfigSchema,
   /** Same account, number and amount within this window without an idempotency key → 409 (0 turns it off). */
   duplicate_window_ms: ms(0, 86_400_000, 120_000),
   /**

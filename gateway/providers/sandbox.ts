@@ -4,8 +4,9 @@
 // before it. What a success carries depends on the service: an operator reference for a
 // recharge, a 12-digit UTR for a transfer (and the registered name for a penny drop), the
 // holder's name for a PAN, a biller reference for a bill; lookups fetch bills.
-import { createHash } from 'node:crypto';
 import type { SandboxProviderConfig } from './config.js';
+import { SURNAMES, FIRST_NAMES, digitsOf, hashOf, personName, pick } from './sample/seeded.js';
+import { sandboxDthInfo, sandboxHlr, sandboxOffers, sandboxPlans } from './sample/lookups.js';
 import {
   ProviderUnavailableError,
   type ProviderEvent,
@@ -36,6 +37,16 @@ export const SANDBOX_OUTCOMES = {
 export function sandboxSuffix(subject: string): string {
   return subject.replace(/\D/g, '').slice(-4);
 }
+
+/** What a sandbox `0000` lookup says it did not find. */
+const NOT_FOUND: Record<LookupRequest['kind'], string> = {
+  bill: 'no bill is due for',
+  hlr: 'no operator knows the number',
+  plans: 'no plans for',
+  offers: 'no offers for',
+  dth_info: 'no subscriber',
+  validate: 'the biller has no customer',
+};
 
 export class SandboxProvider implements PaymentProvider {
   readonly name: string;
@@ -191,18 +202,29 @@ export class SandboxProvider implements PaymentProvider {
     if (suffix === SANDBOX_OUTCOMES.not_found)
       return {
         outcome: 'not_found',
-        message: `no bill is due for ${request.subject} (sandbox 0000)`,
+        message: `${NOT_FOUND[request.kind]} ${request.subject} (sandbox 0000)`,
       };
-    if (request.kind !== 'bill')
-      throw new ProviderUnavailableError(
-        'misconfigured',
-        `sandbox provider ${this.name} cannot look up ${request.kind}`,
-      );
-    return {
-      outcome: 'found',
-      message: 'bill fetched (sandbox)',
-      data: sandboxBill(request, this.now()),
-    };
+    switch (request.kind) {
+      case 'bill':
+        return {
+          outcome: 'found',
+          message: 'bill fetched (sandbox)',
+          data: sandboxBill(request, this.now()),
+        };
+      case 'hlr':
+        return sandboxHlr(request.subject);
+      case 'plans':
+        return sandboxPlans(request);
+      case 'offers':
+        return sandboxOffers(request);
+      case 'dth_info':
+        return sandboxDthInfo(request, this.now());
+      default:
+        throw new ProviderUnavailableError(
+          'misconfigured',
+          `sandbox provider ${this.name} cannot look up ${request.kind}`,
+        );
+    }
   }
 
   /** A request whose parameters name a batch mode (NEFT) is accepted pending and settles after `pending_ms`. */
@@ -268,59 +290,6 @@ function hang(signal: AbortSignal): Promise<never> {
     if (signal.aborted) fail();
     else signal.addEventListener('abort', fail, { once: true });
   });
-}
-
-function hashOf(text: string): bigint {
-  return BigInt(`0x${createHash('sha256').update(text).digest('hex').slice(0, 15)}`);
-}
-
-function digitsOf(text: string, count: number): string {
-  return (hashOf(text) % 10n ** BigInt(count)).toString().padStart(count, '0');
-}
-
-const FIRST_NAMES = [
-  'Aarav',
-  'Priya',
-  'Rohan',
-  'Ananya',
-  'Vikram',
-  'Meera',
-  'Arjun',
-  'Kavya',
-  'Rahul',
-  'Sneha',
-  'Aditya',
-  'Isha',
-  'Karan',
-  'Neha',
-  'Siddharth',
-  'Pooja',
-];
-const SURNAMES = [
-  'Agarwal',
-  'Bose',
-  'Chopra',
-  'Desai',
-  'Gupta',
-  'Iyer',
-  'Joshi',
-  'Kapoor',
-  'Mehta',
-  'Nair',
-  'Patel',
-  'Rao',
-  'Sharma',
-  'Trivedi',
-  'Verma',
-  'Yadav',
-];
-
-function pick<T>(list: readonly T[], seed: string): T {
-  return list[Number(hashOf(seed) % BigInt(list.length))]!;
-}
-
-function personName(seed: string): string {
-  return `${pick(FIRST_NAMES, `first:${seed}`)} ${pick(SURNAMES, `last:${seed}`)}`.toUpperCase();
 }
 
 /** The 5th character of a PAN is the initial of the holder's surname (or of the entity's name). */

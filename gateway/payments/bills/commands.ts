@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { ApiError, badRequest, conflict, notFound } from '../../http/errors.js';
-import { ChainAbortedError, runLookupChain } from '../../providers/chain.js';
+import { lookup } from '../lookups.js';
 import type { Account } from '../../store/state.js';
 import type { Tx } from '../../store/store.js';
 import { newId } from '../../util/ids.js';
@@ -83,25 +83,26 @@ async function fetchBill(
   requireConsumer(biller, body.consumer_number);
   if (providers.bills.length === 0)
     throw new ApiError(503, 'no_provider', 'no bills provider is configured');
-  const chain = await lookupBill(ctx, signal, biller, body.consumer_number);
-  if (!chain.result) {
-    const tried = chain.attempts.map((a) => `${a.provider}: ${a.message}`).join('; ');
-    throw new ApiError(
-      503,
-      'providers_unavailable',
-      `no biller provider could fetch the bill (${tried || 'none supports bill fetch'}); retry later`,
-      null,
-      null,
-      { 'Retry-After': '30' },
-    );
-  }
-  if (chain.result.outcome === 'not_found')
-    throw notFound(`${biller.name}: ${chain.result.message}`, 'bill_not_found');
-  const data = chain.result.data;
-  const amount_micros = billAmount(chain.provider, data);
+  const found = await lookup(
+    ctx,
+    signal,
+    {
+      service: 'bills',
+      kind: 'bill',
+      subject: body.consumer_number,
+      params: { biller_id: biller.biller_id, category: biller.category },
+    },
+    {
+      not_found_code: 'bill_not_found',
+      prefix: `${biller.name}: `,
+      unavailable: 'no biller provider could fetch the bill',
+    },
+  );
+  const data = found.data;
+  const amount_micros = billAmount(found.provider, data);
   const text = (value: unknown, max: number) =>
     typeof value === 'string' || typeof value === 'number' ? String(value).slice(0, max) : null;
-  const provider = chain.provider;
+  const provider = found.provider;
   const bill = await store.transact((tx) => {
     const now_ms = tx.now.getTime();
     // Expired fetches are deleted by the pruning pass (payments/engine/prune.ts), not here.
@@ -125,32 +126,6 @@ async function fetchBill(
     return fetched;
   });
   return { bill, biller };
-}
-
-/** The bills providers in order until one answers; a shutdown is a 503 the client may retry. */
-async function lookupBill(
-  ctx: Ctx,
-  signal: AbortSignal,
-  biller: Biller,
-  consumer_number: string,
-): Promise<Awaited<ReturnType<typeof runLookupChain>>> {
-  const { clock, providers } = ctx;
-  try {
-    return await runLookupChain(
-      providers.bills,
-      {
-        service: 'bills',
-        kind: 'bill',
-        subject: consumer_number,
-        params: { biller_id: biller.biller_id, category: biller.category },
-      },
-      { now: () => clock.now(), signal },
-    );
-  } catch (error) {
-    if (error instanceof ChainAbortedError)
-      throw new ApiError(503, 'shutting_down', 'the gateway is shutting down; retry shortly');
-    throw error;
-  }
 }
 
 /** The fetched bill's amount in micro-units; a provider's bad amount is a 502, not a bill. */
