@@ -158,7 +158,9 @@ export const httpProviderSchema = z.strictObject({
    * type: data `operator` or `operator_id`, `circle`, `type`, `ported`), `plans` (an
    * operator's plans in a circle: a list), `offers` (a number's special offers: a list),
    * `dth_info` (a DTH subscriber: customer_name, balance, monthly_recharge, next_recharge_date,
-   * plan_name, status), `validate` (a BBPS biller's check of a customer: customer_name...).
+   * plan_name, status), `validate` (a BBPS biller's check of a customer: customer_name...),
+   * `complaint` (a BBPS complaint registered: complaint_ref, status, assigned_to) and
+   * `complaint_status` (its status now: status, assigned_to, resolution).
    * A data field named like a `codes` parameter is read back through it (`AT` → `1`).
    */
   lookups: z
@@ -168,6 +170,8 @@ export const httpProviderSchema = z.strictObject({
       offers: lookupSpec.optional(),
       dth_info: lookupSpec.optional(),
       validate: lookupSpec.optional(),
+      complaint: lookupSpec.optional(),
+      complaint_status: lookupSpec.optional(),
     })
     .default({}),
   max_response_bytes: z

@@ -6,7 +6,13 @@
 // holder's name for a PAN, a biller reference for a bill; lookups fetch bills.
 import type { SandboxProviderConfig } from './config.js';
 import { SURNAMES, FIRST_NAMES, digitsOf, hashOf, personName, pick } from './sample/seeded.js';
-import { sandboxDthInfo, sandboxHlr, sandboxOffers, sandboxPlans } from './sample/lookups.js';
+import {
+  sandboxComplaint,
+  sandboxDthInfo,
+  sandboxHlr,
+  sandboxOffers,
+  sandboxPlans,
+} from './sample/lookups.js';
 import {
   ProviderUnavailableError,
   type ProviderEvent,
@@ -46,6 +52,8 @@ const NOT_FOUND: Record<LookupRequest['kind'], string> = {
   offers: 'no offers for',
   dth_info: 'no subscriber',
   validate: 'the biller has no customer',
+  complaint: 'no transaction to complain about for',
+  complaint_status: 'no complaint',
 };
 
 export class SandboxProvider implements PaymentProvider {
@@ -219,6 +227,13 @@ export class SandboxProvider implements PaymentProvider {
         return sandboxOffers(request);
       case 'dth_info':
         return sandboxDthInfo(request, this.now());
+      case 'complaint':
+      case 'complaint_status':
+        return sandboxComplaint(request, this.now(), this.config.pending_ms);
+      case 'validate': {
+        const { amount: _amount, ...customer } = sandboxBill(request, this.now());
+        return { outcome: 'found', message: 'customer validated (sandbox)', data: customer };
+      }
       default:
         throw new ProviderUnavailableError(
           'misconfigured',
@@ -267,7 +282,14 @@ export class SandboxProvider implements PaymentProvider {
           data: { name: panHolderName(request.subject) },
         };
       case 'bills':
-        return { ...base, data: { biller_ref: reference } };
+        // A Bharat Connect (BBPS) transaction reference beside the biller's own.
+        return {
+          ...base,
+          data: {
+            biller_ref: reference,
+            bbps_ref: `CC01${digitsOf(`bbps:${request.txn_id}`, 16)}`,
+          },
+        };
       default:
         return { ...base, data: { operator_ref: reference } };
     }

@@ -54,9 +54,20 @@ export class ProviderUnavailableError extends Error {
 /**
  * What a lookup asks: a bill (`bill`), the operator and circle of a mobile number (`hlr`), an
  * operator's plans in a circle (`plans`), a number's special offers (`offers`), a DTH
- * subscriber's account (`dth_info`), a BBPS biller's validation of a customer (`validate`).
+ * subscriber's account (`dth_info`), a BBPS biller's validation of a customer (`validate`),
+ * a BBPS complaint's registration (`complaint`: asked of one provider, never failed over)
+ * and its status (`complaint_status`).
  */
-export const LOOKUP_KINDS = ['bill', 'hlr', 'plans', 'offers', 'dth_info', 'validate'] as const;
+export const LOOKUP_KINDS = [
+  'bill',
+  'hlr',
+  'plans',
+  'offers',
+  'dth_info',
+  'validate',
+  'complaint',
+  'complaint_status',
+] as const;
 export type LookupKind = (typeof LOOKUP_KINDS)[number];
 
 /**

@@ -13,6 +13,7 @@ import { requestHash } from '../engine/intent.js';
 import type { rechargeBody } from './schemas.js';
 import { MOBILE_PATTERN, normalizeMobile } from '../validators.js';
 import type { NumberLookup, Plan, RechargeLookups } from './lookup.js';
+import type { BillsCommands } from '../bills/commands.js';
 
 type Ctx = Pick<PaymentsContext, 'settings' | 'engine' | 'pricing' | 'store'>;
 type Operator = PaymentsContext['settings']['operators'][number];
@@ -63,8 +64,15 @@ interface PlanCheck {
   note: string;
 }
 
-export function rechargeCommands(ctx: Ctx, lookups: RechargeLookups): RechargeCommands {
-  return new Recharge(ctx, lookups);
+/** What recharge asks of bill payment: an electricity board's recharge is a bill payment of its biller. */
+export type BillPayment = Pick<BillsCommands, 'pay'>;
+
+export function rechargeCommands(
+  ctx: Ctx,
+  lookups: RechargeLookups,
+  bills: BillPayment,
+): RechargeCommands {
+  return new Recharge(ctx, lookups, bills);
 }
 
 class Recharge implements RechargeCommands {
@@ -73,6 +81,7 @@ class Recharge implements RechargeCommands {
   constructor(
     private readonly ctx: Ctx,
     private readonly lookups: RechargeLookups,
+    private readonly bills: BillPayment,
   ) {
     this.operators = new Map(ctx.settings.operators.map((o) => [o.operator_id, o]));
     this.mode = ctx.settings.recharge.plan_check;
@@ -87,6 +96,8 @@ class Recharge implements RechargeCommands {
     if (body.operator_id === undefined)
       return this.lookedUpThenSubmit(account, body, idempotency_key, null);
     const checked = checkRecharge(this.operators, { ...body, operator_id: body.operator_id });
+    if (checked.operator.type === 'electricity')
+      return this.billPayment(account, body, idempotency_key, checked);
     if (this.mode === 'off' || checked.operator.type !== 'prepaid')
       return this.submit(account, body, idempotency_key, checked, { looked: null, plan: null });
     return this.lookedUpThenSubmit(account, body, idempotency_key, checked);
@@ -159,6 +170,33 @@ class Recharge implements RechargeCommands {
         ...(circle ? { circle } : {}),
       },
     });
+  }
+
+  /**
+   * An electricity board's recharge is a payment of its BBPS biller (service bills): one path
+   * with /api/bills/pay, so one duplicate window (the same consumer number and amount within
+   * it, through either door, is a duplicate) and the biller's commission; the answer keeps the
+   * recharge's fields (operator, operator_id, number).
+   */
+  private billPayment(
+    account: Account,
+    body: z.output<typeof rechargeBody>,
+    idempotency_key: string | null,
+    checked: { operator: Operator; number: string },
+  ): Promise<Answer> {
+    const { operator, number } = checked;
+    return this.bills.pay(
+      account,
+      {
+        biller_id: operator.biller_id!,
+        consumer_number: number,
+        amount: body.amount,
+        ...(body.client_ref !== undefined ? { client_ref: body.client_ref } : {}),
+        ...(body.allow_duplicate !== undefined ? { allow_duplicate: body.allow_duplicate } : {}),
+      },
+      idempotency_key,
+      { operator: operator.name, operator_id: operator.operator_id, via: 'recharge' },
+    );
   }
 
   /** The operator looked up from the number, then (for a prepaid mobile) the amount checked against the plans. */

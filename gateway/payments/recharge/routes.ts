@@ -8,6 +8,7 @@ import { idempotencyKey } from '../engine/intent.js';
 import { authorize } from '../auth.js';
 import type { PaymentsContext } from '../context.js';
 import { checkRecharge, rechargeCommands } from './commands.js';
+import { billsCommands } from '../bills/commands.js';
 import { plansCircle, rechargeLookups, type RechargeLookups } from './lookup.js';
 import type { Operator } from '../config.js';
 import { numberLookupView, operatorView, planView } from './views.js';
@@ -25,7 +26,7 @@ export function rechargeRouter(ctx: PaymentsContext): Router {
   const { store, logger, settings } = ctx;
   const router = Router();
   const lookups = rechargeLookups(ctx);
-  const commands = rechargeCommands(ctx, lookups);
+  const commands = rechargeCommands(ctx, lookups, billsCommands(ctx));
   const operators = new Map(settings.operators.map((o) => [o.operator_id, o]));
   const operatorFor = (operator_id: number) => {
     const operator = operators.get(operator_id);

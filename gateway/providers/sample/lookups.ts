@@ -157,3 +157,44 @@ export function sandboxDthInfo(request: LookupRequest, now: Date): LookupResult 
     },
   };
 }
+
+/**
+ * A BBPS complaint at the sandbox: registered and assigned (to the biller for a transaction
+ * complaint, to the agent institution for a service one) with a complaint reference; then, as
+ * time passes since `registered_at` (param), in progress after `pending_ms` and resolved
+ * after twice that, except a "double payment" complaint, which is rejected (none is found).
+ */
+export function sandboxComplaint(
+  request: LookupRequest,
+  now: Date,
+  pending_ms: number,
+): LookupResult {
+  const complaint_id = String(request.params.complaint_id ?? '');
+  const registered_ms = Date.parse(String(request.params.registered_at ?? now.toISOString()));
+  const elapsed_ms = now.getTime() - registered_ms;
+  const assigned_to = request.params.type === 'service' ? 'agent institution' : 'biller';
+  const reason = String(request.params.reason ?? '');
+  const rejected = reason === 'double_payment_updated';
+  const status =
+    request.kind === 'complaint' || elapsed_ms < pending_ms
+      ? 'ASSIGNED'
+      : elapsed_ms < 2 * pending_ms
+        ? 'IN_PROGRESS'
+        : rejected
+          ? 'REJECTED'
+          : 'RESOLVED';
+  return {
+    outcome: 'found',
+    message: `complaint ${status.toLowerCase()} (sandbox)`,
+    data: {
+      complaint_ref: `CC0${digitsOf(`complaint:${complaint_id}`, 12)}`,
+      status,
+      assigned_to,
+      ...(status === 'RESOLVED'
+        ? { resolution: 'The biller has updated the payment to the customer account (sandbox).' }
+        : status === 'REJECTED'
+          ? { resolution: 'No second payment was found for this transaction (sandbox).' }
+          : {}),
+    },
+  };
+}

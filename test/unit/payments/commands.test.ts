@@ -59,7 +59,9 @@ function refused(code: string, status: number, field?: string) {
 
 test('recharge: operator, number and amount are checked before the engine; the commission is the operator rate', async () => {
   const { engine, intents } = recordingEngine();
-  const commands = rechargeCommands({ settings, engine, ...pricing }, noLookups);
+  const commands = rechargeCommands({ settings, engine, ...pricing }, noLookups, {
+    pay: () => assert.fail('no bill payment'),
+  });
   const body = (fields: Record<string, unknown>) =>
     rechargeBody.parse({ operator_id: 1, number: '98765 43210', amount: 100, ...fields });
   assert.throws(
