@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { createGateway } from './app.js';
 import { createAccounts } from './accounts/index.js';
 import { compileTrustProxy, type TrustProxy } from './accounts/ip-whitelist.js';
-import { createChat } from './chat/routes.js';
+import { createChat } from './chat/index.js';
 import { gatewayId, Metrics } from './http/metrics.js';
 import { createDashboard } from './web/router.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -450,7 +450,7 @@ async function rotateKey(config: Config): Promise<void> {
     }
     const accounts = await resealSecrets(store, sealer);
     await checkDatabaseKey(store, sealer); // the database's key check, under the new key
-    const documents = resealDocuments(store, sealer, config.data_dir, {
+    const documents = await resealDocuments(store, sealer, config.data_dir, {
       elsewhere: config.database_url !== undefined,
     });
     if (source !== 'env') writeKeyFile(config.data_dir, [ring[0]!]);

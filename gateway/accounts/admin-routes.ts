@@ -90,17 +90,19 @@ export function adminRouter(deps: RoomDeps): Router {
 
   router.get('/accounts', async (req, res) => {
     const query = parseWith(listQuery, req.query);
-    await store.readDurable();
     // Oldest first, in the order the accounts were created (committed): the page is read
     // from the store's row order, never by sorting every account.
-    const data: Array<ReturnType<typeof accountView>> = [];
-    for (const account of store.walkRows('accounts', { skip: (query.page - 1) * query.limit })) {
-      data.push(accountView(store.state, account, config.currency));
-      if (data.length === query.limit) break;
-    }
+    const [accounts, total] = await Promise.all([
+      store.page('accounts', { offset: (query.page - 1) * query.limit, limit: query.limit }),
+      store.count('accounts'),
+    ]);
+    const data = await store.read(
+      (s) => accounts.map((account) => accountView(s, account, config.currency)),
+      { fresh: true },
+    );
     res.json({
       object: 'list',
-      total: store.liveCount('accounts'),
+      total,
       page: query.page,
       limit: query.limit,
       data,
@@ -109,8 +111,7 @@ export function adminRouter(deps: RoomDeps): Router {
 
   router.get('/accounts/:id', async (req, res) => {
     const id = parseWith(idParam, req.params.id);
-    await store.readDurable(); // answer from durable state only
-    const keys = [...store.indexBy('keys', 'account_id').rows(id)];
+    const keys = await store.list('keys', 'account_id', id); // durable state only
     res.json({ ...view(id), keys: keys.map(keyView) });
   });
 

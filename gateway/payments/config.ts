@@ -319,7 +319,10 @@ export const paymentsConfigSchema = z
     bills: billsConfigSchema,
     reports: z
       .strictObject({
-        /** Rows in one CSV download (JSON pages are at most 500 rows). */
+        /**
+         * The largest `limit` of a paged CSV download (JSON pages are at most 500 rows); a CSV
+         * without page/limit holds every matching row.
+         */
         csv_max_rows: z.int().min(100).max(1_000_000).default(10_000),
         /** Reports one account (or the admin) may have running at once; more get 429 with Retry-After. */
         max_concurrent_per_account: z.int().min(1).max(64).default(2),
@@ -387,6 +390,13 @@ export const paymentsConfigSchema = z
       .strictObject({
         /** Sign-ups per client address per hour (0 = no limit). */
         per_ip_per_hour: z.int().min(0).max(100_000).default(20),
+      })
+      .prefault({}),
+    /** IP whitelists (PUT /admin/accounts/:id/ip-whitelist): ranges wider than these need `force: true`. */
+    ip_whitelist: z
+      .strictObject({
+        min_prefix_ipv4: z.int().min(0).max(32).default(8),
+        min_prefix_ipv6: z.int().min(0).max(128).default(32),
       })
       .prefault({}),
     /** Signed /api requests (docs/payments-api.md#signed-requests). */

@@ -85,6 +85,8 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   const { store, logger, clock, config } = deps;
   // Lists and reports of one account read its transactions through this index; built now, not by a request.
   store.indexBy('payment_txns', 'account_id');
+  // The pending transactions the reconciler looks for at start.
+  store.indexBy('payment_txns', 'status');
   // The admin's eKYC list by status reads its page, not the table (built here, before any request).
   store.indexBy('kyc_submissions', 'status');
   // An account's complaints (its open ones are counted, its list read) by this index.

@@ -27,6 +27,8 @@ import { panBody } from './pan/schemas.js';
 import { operatorsQuery, rechargeBody } from './recharge/schemas.js';
 import { reportsQuery } from './reports/schemas.js';
 import { adminTransactionsQuery, transactionsQuery } from './engine/txn-filter.js';
+import { networkRouteDocs } from './network/openapi.js';
+import { statementRouteDocs } from './statements/openapi.js';
 
 const api = { auth: 'api_key' } as const;
 const admin = { tag: 'admin', auth: 'admin' } as const;
@@ -61,7 +63,11 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
     ...transferDocs(settings),
     ...billsDocs(),
     ...reportsDocs(),
+    ...adminKycDocs(),
     ...adminAccountDocs(),
+    ...adminTransactionDocs(),
+    ...networkRouteDocs(),
+    ...statementRouteDocs(),
   ];
 }
 
@@ -443,6 +449,12 @@ function reportsDocs(): RouteDoc[] {
         description: '{object: "report", total, page, limit, totals, columns, rows}, or text/csv',
       },
     },
+  ];
+}
+
+/** The admin's eKYC review: the queue, one submission, its documents, the decisions. */
+function adminKycDocs(): RouteDoc[] {
+  return [
     {
       ...admin,
       method: 'get',
@@ -450,6 +462,30 @@ function reportsDocs(): RouteDoc[] {
       summary: 'eKYC submissions',
       query: kycListQuery,
       success: { status: 200, description: '{object: "list", total, data}' },
+    },
+    {
+      ...admin,
+      method: 'get',
+      path: '/admin/kyc/:accountId',
+      summary: "One account's eKYC submission (Aadhaar masked, documents listed)",
+      success: {
+        status: 200,
+        description:
+          '{account_id, status, reason?, name, aadhaar_number (masked), pan_number, gstin, documents: [{id, kind, filename, content_type, size_bytes, sha256}], submitted_at, reviewed_at, submissions}',
+      },
+      errors: { 404: 'kyc_not_found' },
+    },
+    {
+      ...admin,
+      method: 'get',
+      path: '/admin/kyc/:accountId/documents/:docId',
+      summary: 'One eKYC document, decrypted, as the file it was uploaded as',
+      success: {
+        status: 200,
+        description: 'the file (application/pdf, image/png or image/jpeg), as an attachment',
+        content_type: 'application/octet-stream',
+      },
+      errors: { 404: 'document_not_found' },
     },
     {
       ...admin,
@@ -517,6 +553,12 @@ function adminAccountDocs(): RouteDoc[] {
       query: auditQuery,
       success: { status: 200, description: '{object: "list", total, data}' },
     },
+  ];
+}
+
+/** Any account's transactions, for the admin. */
+function adminTransactionDocs(): RouteDoc[] {
+  return [
     {
       ...admin,
       method: 'get',
@@ -524,6 +566,18 @@ function adminAccountDocs(): RouteDoc[] {
       summary: "Any account's transactions",
       query: adminTransactionsQuery,
       success: { status: 200, description: '{object: "list", total, data}' },
+    },
+    {
+      ...admin,
+      method: 'get',
+      path: '/admin/transactions/:txnId',
+      summary: "Any account's transaction: state, state history, attempts, status checks, refund",
+      success: {
+        status: 200,
+        description:
+          '{account_id, txn_id, service, status, ..., history, attempts, status_checks, refund, postings}',
+      },
+      errors: { 404: 'transaction_not_found' },
     },
     {
       ...admin,

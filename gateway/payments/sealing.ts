@@ -47,19 +47,23 @@ function resealed(account: Account, sealer: Sealer): Account | null {
 
 /** Seals every webhook and signing secret not sealed with the current key; returns how many accounts changed. */
 export async function resealSecrets(store: Store, sealer: Sealer): Promise<number> {
-  const pending = Object.values(store.rows('accounts'))
-    .filter((account) => resealed(account, sealer) !== null)
-    .map((account) => account.id);
-  for (let at = 0; at < pending.length; at += BATCH) {
-    await store.transact((tx) => {
-      for (const id of pending.slice(at, at + BATCH)) {
+  let changed = 0;
+  // The accounts a batch at a time (a table walked in pages: the PostgreSQL store has no
+  // whole table in memory), each re-sealed in the transaction that reads it.
+  for await (const ids of store.scan('accounts', BATCH)) {
+    changed += await store.transact((tx) => {
+      let count = 0;
+      for (const id of ids) {
         const account = tx.get('accounts', id);
         const next = account && resealed(account, sealer);
-        if (next) tx.set('accounts', id, next);
+        if (!next) continue;
+        tx.set('accounts', id, next);
+        count++;
       }
+      return count;
     });
   }
-  return pending.length;
+  return changed;
 }
 
 /** A document's plaintext, checked against the digest recorded at upload. */
@@ -96,16 +100,17 @@ export function writePrivateFile(file: string, bytes: Buffer): void {
  * own data dir), a document missing here is counted in `elsewhere` rather than failing: its
  * gateway's rotate-key re-seals it.
  */
-export function resealDocuments(
+export async function resealDocuments(
   store: Store,
   sealer: Sealer,
   data_dir: string,
   options: { elsewhere?: boolean } = {},
-): { resealed: number; elsewhere: number } {
+): Promise<{ resealed: number; elsewhere: number }> {
   let changed = 0;
   let elsewhere = 0;
-  for (const submission of Object.values(store.rows('kyc_submissions'))) {
-    for (const document of submission.documents) {
+  for await (const ids of store.scan('kyc_submissions', BATCH)) {
+    const submissions = await store.read(() => ids.map((id) => store.get('kyc_submissions', id)));
+    for (const document of submissions.flatMap((submission) => submission?.documents ?? [])) {
       const file = join(data_dir, document.path);
       if (options.elsewhere && !existsSync(file)) {
         elsewhere++;

@@ -103,7 +103,8 @@ export interface KeyStats {
 
 interface Manifest {
   format: 'aihub-index';
-  version: 2;
+  /** 3: final idempotency records by id too (issue #26); 2: id runs of transactions only; 1: id buckets. */
+  version: 3;
   seq: number;
   max_lag_ms: number;
   /** key → [entries, last ts_ms, last aux, entries per tag (txn lists)?] */
@@ -486,17 +487,23 @@ export class Archive {
     options: { read_only?: boolean; warn?: (message: string) => void },
   ): Promise<Manifest | null> {
     let manifest = await this.manifest_file.read();
-    if (manifest && (manifest.format !== 'aihub-index' || (manifest.version as number) > 2))
+    if (manifest && (manifest.format !== 'aihub-index' || (manifest.version as number) > 3))
       throw new CorruptStoreError(
-        `${join(dir, MANIFEST)} is not an AIHub index manifest of version 1 or 2`,
+        `${join(dir, MANIFEST)} is not an AIHub index manifest of version 1 to 3`,
       );
-    if (manifest && (manifest.version as number) === 1) {
+    const version = manifest?.version as number | undefined;
+    if (manifest && version !== 3) {
       if (options.read_only)
         throw new CorruptStoreError(
-          `the indexes in ${dir} are of version 1; start the gateway once to rebuild them`,
+          `the indexes in ${dir} are of version ${version}; start the gateway once to rebuild them`,
         );
+      // Version 2 indexed no idempotency record by id: those the checkpoint still holds live
+      // are dropped from it as it is read (they are final), and found through the id runs
+      // built now, from the first record.
       options.warn?.(
-        `the indexes in ${dir} are of version 1 (id buckets); indexing the journal again for version 2 (id runs)`,
+        version === 1
+          ? `the indexes in ${dir} are of version 1 (id buckets); indexing the journal again for version 3 (id runs)`
+          : `the indexes in ${dir} are of version 2 (no idempotency keys by id); indexing the journal again for version 3, once`,
       );
       manifest = null;
     }
@@ -701,31 +708,41 @@ export class Archive {
     if (op.o === 'post') {
       this.applyPosting(op.p, entry);
     } else if (op.o === 'set' && isArchivedRow(op.t, op.v)) {
-      const txn = op.v as ArchivedTxn;
-      if (txn.revision !== undefined && txn.revision > 0) {
-        this.revise(txn, entry);
-        this.addId(txn, entry);
-        return;
-      }
-      const finalized_ms = this.parseTs(txn.finalized_at ?? txn.updated_at);
-      const created_ms = Date.parse(txn.created_at);
-      this.max_lag_ms = Math.max(this.max_lag_ms, finalized_ms - created_ms);
-      entry.ts_ms = finalized_ms;
-      entry.tag = txnTag(txn.service, txn.status);
-      entry.aux = created_ms;
-      entry.aux2 = txn.amount_micros;
-      this.add('txn', txn.account_id, entry);
-      this.add('txn', ALL, entry);
-      this.addId(txn, entry);
+      // Every final row is found by its id (id runs); a payment transaction is listed too.
+      if (op.t === 'payment_txns') this.applyTxn(op.v as ArchivedTxn, entry);
+      this.addId(op.id, entry);
     } else if (op.o === 'hist') {
       this.applyHistory(op.r, entry);
+    } else if (op.o === 'del' && op.t === 'keys' && entry.seq > this.manifest_seq) {
+      // A key deleted (an old revoked one: accounts.ts) takes its figures with it.
+      this.keys.delete(op.id);
     }
   }
 
-  private addId(txn: ArchivedTxn, entry: Entry): void {
+  /**
+   * A finalized payment transaction: its account's list and every account's, or, finalized
+   * again (a revision), the lists' counts moved to its new status.
+   */
+  private applyTxn(txn: ArchivedTxn, entry: Entry): void {
+    if (txn.revision !== undefined && txn.revision > 0) {
+      this.revise(txn, entry);
+      return;
+    }
+    const finalized_ms = this.parseTs(txn.finalized_at ?? txn.updated_at);
+    const created_ms = Date.parse(txn.created_at);
+    this.max_lag_ms = Math.max(this.max_lag_ms, finalized_ms - created_ms);
+    entry.ts_ms = finalized_ms;
+    entry.tag = txnTag(txn.service, txn.status);
+    entry.aux = created_ms;
+    entry.aux2 = txn.amount_micros;
+    this.add('txn', txn.account_id, entry);
+    this.add('txn', ALL, entry);
+  }
+
+  private addId(id: string, entry: Entry): void {
     if (this.wantsIds(entry.seq))
       this.ids.add({
-        hash: hash32(txn.id),
+        hash: hash32(id),
         op: entry.op,
         seq: entry.seq,
         segment: entry.segment,
@@ -753,7 +770,8 @@ export class Archive {
       this.ids.find(hash32(txn.id), (place) => {
         if (place.seq >= entry.seq) return true;
         const op = this.record({ ...place, ts_ms: 0, tag: 0, aux: 0, aux2: 0 }).ops[place.op];
-        if (op?.o !== 'set' || op.id !== txn.id || !isArchivedRow(op.t, op.v)) return true;
+        if (op?.o !== 'set' || op.t !== 'payment_txns' || op.id !== txn.id) return true;
+        if (!isArchivedRow(op.t, op.v)) return true;
         const v = op.v as ArchivedTxn;
         if (v.revision !== undefined && v.revision > 0) return true;
         first = { seq: place.seq, op: place.op, tag: txnTag(v.service, v.status) };
@@ -893,6 +911,28 @@ export class Archive {
     return this.ids.blocks_read;
   }
 
+  /**
+   * The final row `id` of an archived table (ARCHIVED_TABLES), from its newest archived
+   * version: the id runs say where (about one block read), the journal line holds it. A row
+   * with several versions (a key used afresh past its window) is read at each and the newest
+   * kept: after a repair the runs need not hold an id's versions newest first.
+   */
+  archivedRow(table: string, id: string): unknown {
+    if (table === 'payment_txns') return this.archivedTxn(id);
+    let found: unknown;
+    let found_seq = -1;
+    this.ids.find(hash32(id), (place) => {
+      if (place.seq <= found_seq) return true;
+      const op = this.record({ ...place, ts_ms: 0, tag: 0, aux: 0, aux2: 0 }).ops[place.op];
+      if (op?.o === 'set' && op.t === table && op.id === id && isArchivedRow(op.t, op.v)) {
+        found = op.v;
+        found_seq = place.seq;
+      }
+      return true;
+    });
+    return found;
+  }
+
   /** The finalized payment transaction with this id, from its newest archived version. */
   archivedTxn(id: string): ArchivedTxn | undefined {
     // A transaction finalized again: the version of its newest record (whatever order the
@@ -902,7 +942,8 @@ export class Archive {
     this.ids.find(hash32(id), (place) => {
       if (newest !== undefined && place.seq !== newest) return true;
       const op = this.record({ ...place, ts_ms: 0, tag: 0, aux: 0, aux2: 0 }).ops[place.op];
-      if (op?.o === 'set' && op.id === id && isArchivedRow(op.t, op.v)) found = op.v as ArchivedTxn;
+      if (op?.o === 'set' && op.t === 'payment_txns' && op.id === id && isArchivedRow(op.t, op.v))
+        found = op.v as ArchivedTxn;
       return found === undefined;
     });
     return found;
@@ -1070,7 +1111,7 @@ export class Archive {
     mkdirPrivate(join(this.data_dir, INDEX_DIR));
     await this.manifest_file.write({
       format: 'aihub-index',
-      version: 2,
+      version: 3,
       seq,
       max_lag_ms: this.max_lag_ms,
       lists,

@@ -140,7 +140,7 @@ export interface AuditSelect {
 
 export interface StoreReads {
   /** Payment transactions (pending and final), newest created first; `page` null: all of them. */
-  txns(select: TxnSelect, page: Page | null): { total: number; rows: TxnRow[] };
+  txns(select: TxnSelect, page: Page | null): Promise<{ total: number; rows: TxnRow[] }>;
   /**
    * Every payment transaction matching `select`, in created order ('desc': newest first), a
    * chunk of rows at a time, the event loop running between chunks: a long report (a year of
@@ -149,9 +149,9 @@ export interface StoreReads {
    */
   txnChunks(select: TxnSelect, order: 'asc' | 'desc', pacer?: Pacer): AsyncGenerator<TxnRow[]>;
   /** Finalized transactions finalized at or after `since_ms`, oldest first. */
-  finalizedSince(since_ms: number): TxnRow[];
+  finalizedSince(since_ms: number): Promise<TxnRow[]>;
   /** Wallet postings with the balance around each, oldest first; `page` null: all in range. */
-  wallet(select: WalletSelect, page: Page | null, order: 'asc' | 'desc'): WalletResult;
+  wallet(select: WalletSelect, page: Page | null, order: 'asc' | 'desc'): Promise<WalletResult>;
   /**
    * The same answer as `wallet`, its range walked a chunk of entries per turn of the event
    * loop (taking turns with every other long read, as `txnChunks` does): for reports, whose
@@ -178,9 +178,9 @@ export interface StoreReads {
    * (the dashboard's export, which waits for its client between batches): one walk of the
    * range, not a walk per page.
    */
-  walletExport(select: WalletSelect, order: 'asc' | 'desc'): Generator<WalletLine[]>;
+  walletExport(select: WalletSelect, order: 'asc' | 'desc'): AsyncGenerator<WalletLine[]>;
   /** API log records, by `order` of time; `page` null: all in range. */
-  apiLogs(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): LogResult;
+  apiLogs(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): Promise<LogResult>;
   /** The same answer as `apiLogs`, walked a chunk per turn (see `walletInTurns`). */
   apiLogsInTurns(
     select: LogSelect,
@@ -213,10 +213,14 @@ export interface StoreReads {
     pacer: Pacer,
   ): AsyncGenerator<HistoryRecord[]>;
   /** Audit records, newest first. */
-  audit(select: AuditSelect, page: Page): { total: number; rows: HistoryRecord[] };
+  audit(select: AuditSelect, page: Page): Promise<{ total: number; rows: HistoryRecord[] }>;
   /** Chat spend per tier for each UTC day from `first_day_ms`, `days` of them. */
-  dailySpend(account_id: string, first_day_ms: number, days: number): Array<Map<string, number>>;
-  keyStats(key_id: string): KeyStats;
+  dailySpend(
+    account_id: string,
+    first_day_ms: number,
+    days: number,
+  ): Promise<Array<Map<string, number>>>;
+  keyStats(key_id: string): Promise<KeyStats>;
   /**
    * The gateway-wide turns of the long reads (`txnChunks`, the `InTurns` reads): their
    * budget is set from the reports' config; work done for a report outside them (sending its
@@ -444,7 +448,7 @@ export class JsonFileReads implements StoreReads {
     return { list, range: [Math.min(start, clipped), clipped] };
   }
 
-  txns(select: TxnSelect, page: Page | null): { total: number; rows: TxnRow[] } {
+  async txns(select: TxnSelect, page: Page | null): Promise<{ total: number; rows: TxnRow[] }> {
     const live: TxnRow[] = [];
     const live_rows =
       select.account_id !== null
@@ -653,7 +657,7 @@ export class JsonFileReads implements StoreReads {
     return select.match === undefined || select.match(row);
   }
 
-  finalizedSince(since_ms: number): TxnRow[] {
+  async finalizedSince(since_ms: number): Promise<TxnRow[]> {
     const list = this.archive.existing('txn', ALL);
     if (!list) return [];
     const rows: TxnRow[] = [];
@@ -664,7 +668,11 @@ export class JsonFileReads implements StoreReads {
     return rows;
   }
 
-  wallet(select: WalletSelect, page: Page | null, order: 'asc' | 'desc'): WalletResult {
+  async wallet(
+    select: WalletSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+  ): Promise<WalletResult> {
     return finish(this.walletWalk(select, page, order));
   }
 
@@ -690,7 +698,7 @@ export class JsonFileReads implements StoreReads {
       yield entries.map((entry) => this.walletLine(entry));
   }
 
-  *walletExport(select: WalletSelect, order: 'asc' | 'desc'): Generator<WalletLine[]> {
+  async *walletExport(select: WalletSelect, order: 'asc' | 'desc'): AsyncGenerator<WalletLine[]> {
     const list = this.archive.existing('wal', select.account_id ?? ALL);
     if (!list) return;
     const all = { offset: 0, limit: Infinity };
@@ -770,7 +778,7 @@ export class JsonFileReads implements StoreReads {
     return result;
   }
 
-  apiLogs(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): LogResult {
+  async apiLogs(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): Promise<LogResult> {
     return finish(this.apiLogsWalk(select, page, order));
   }
 
@@ -915,7 +923,7 @@ export class JsonFileReads implements StoreReads {
     return this.archive.historyOf(entry);
   }
 
-  audit(select: AuditSelect, page: Page): { total: number; rows: HistoryRecord[] } {
+  async audit(select: AuditSelect, page: Page): Promise<{ total: number; rows: HistoryRecord[] }> {
     const list = this.archive.existing('aud', select.account_id ?? ALL);
     if (!list) return { total: 0, rows: [] };
     const rows: HistoryRecord[] = [];
@@ -952,7 +960,11 @@ export class JsonFileReads implements StoreReads {
     return { total, rows };
   }
 
-  dailySpend(account_id: string, first_day_ms: number, days: number): Array<Map<string, number>> {
+  async dailySpend(
+    account_id: string,
+    first_day_ms: number,
+    days: number,
+  ): Promise<Array<Map<string, number>>> {
     const out = Array.from({ length: days }, () => new Map<string, number>());
     const list = this.archive.existing('use', account_id);
     if (!list) return out;
@@ -967,7 +979,7 @@ export class JsonFileReads implements StoreReads {
     return out;
   }
 
-  keyStats(key_id: string): KeyStats {
+  async keyStats(key_id: string): Promise<KeyStats> {
     return this.archive.keys.get(key_id) ?? { requests: 0, cost_micros: 0, last_used: null };
   }
 }

@@ -177,7 +177,11 @@ interface RowTrackers {
 }
 
 /** Rows archived by commits whose journal lines are not indexed yet: still found by id. */
-type RecentlyArchived = Map<string, { row: unknown; seq: number }>;
+interface RecentlyArchivedRow {
+  row: unknown;
+  seq: number;
+}
+type RecentlyArchived = Map<string, RecentlyArchivedRow>;
 
 const NO_ROWS: ReadonlyMap<string, unknown> = new Map();
 
@@ -337,13 +341,27 @@ export interface Staged<T> {
 
 /** A staged transaction: one object per commit, its undo a method (no closure per commit). */
 class StagedRecord<T> implements Staged<T> {
+  /** What `recently_archived` held before this record's archived rows were noted there. */
+  private replaced: Array<[string, RecentlyArchivedRow | undefined]> | null = null;
   constructor(
     readonly result: T,
     readonly record: JournalRecord | null,
     readonly line: string,
     private readonly tx: Transaction,
     private readonly state: State,
-  ) {}
+    private readonly recent: RecentlyArchived,
+  ) {
+    // Rows this record archived are found by id at once, also by the transactions staged
+    // after it and before it is published (a PostgreSQL write batch stages all its jobs
+    // first: the second use of one admin credit reference in a batch must see the first).
+    if (record && tx.archived.size > 0) {
+      this.replaced = [];
+      for (const [key, row] of tx.archived) {
+        this.replaced.push([key, recent.get(key)]);
+        recent.set(key, { row, seq: record.s });
+      }
+    }
+  }
   get archived(): ReadonlyMap<string, unknown> {
     return this.tx.archived;
   }
@@ -351,6 +369,12 @@ class StagedRecord<T> implements Staged<T> {
     if (!this.record) return;
     this.tx.rollback();
     this.state.seq = this.record.s - 1;
+    if (this.replaced)
+      for (let i = this.replaced.length - 1; i >= 0; i--) {
+        const [key, before] = this.replaced[i]!;
+        if (before) this.recent.set(key, before);
+        else this.recent.delete(key);
+      }
   }
 }
 
@@ -468,9 +492,7 @@ export class Store {
   private readonly lookup = <T extends TableName>(name: T, id: string): Row<T> | undefined => {
     const recent = this.recently_archived.get(`${name}\u0000${id}`);
     if (recent) return recent.row as Row<T>;
-    return name === 'payment_txns'
-      ? (this.archive.archivedTxn(id) as Row<T> | undefined)
-      : undefined;
+    return this.archive.archivedRow(name, id) as Row<T> | undefined;
   };
 
   private constructor(
@@ -613,7 +635,8 @@ export class Store {
     } finally {
       this.in_transaction = false;
     }
-    if (tx.ops.length === 0) return new StagedRecord(result, null, '', tx, this.state);
+    if (tx.ops.length === 0)
+      return new StagedRecord(result, null, '', tx, this.state, this.recently_archived);
     const seq = this.state.seq + 1;
     const record: JournalRecord = { s: seq, t: tx.now.toISOString(), ops: tx.ops };
     let line: string;
@@ -625,7 +648,7 @@ export class Store {
       throw error;
     }
     this.state.seq = seq;
-    return new StagedRecord(result, record, line, tx, this.state);
+    return new StagedRecord(result, record, line, tx, this.state, this.recently_archived);
   }
 
   /** Appends a staged record to the journal (and its history to the indexes once placed). @internal */
@@ -743,6 +766,73 @@ export class Store {
     if (this.closed) return Promise.reject(new StoreClosedError());
     if (this.shared) return this.shared.sync();
     return this.journal.waitDurable(this.state.seq);
+  }
+
+  /**
+   * Runs `fn` on the state outside a transaction (a request's reads before or after its
+   * commits). With `fresh`, what it reads is durable and current first (`readDurable`). On
+   * the PostgreSQL store `fn` runs on the gateway's cache and what it misses is loaded before
+   * it runs again (docs/store-postgres.md, "Reads outside transactions"); the rooms read
+   * through this, `fetch`, `list`, `count`, `page` and `scan`, never `state` directly.
+   */
+  read<T>(fn: (state: State) => T, options: { fresh?: boolean } = {}): Promise<T> {
+    if (options.fresh) return this.readDurable().then(() => fn(this.state));
+    try {
+      return Promise.resolve(fn(this.state));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** One row as committed now (a live row, or a finalized one from history). */
+  fetch<T extends TableName>(name: T, id: string): Promise<Row<T> | undefined> {
+    return this.readDurable().then(() => this.get(name, id));
+  }
+
+  /** The live rows of `name` whose `field` is `key` (an index declared with `indexBy`), as committed now. */
+  async list<T extends TableName>(
+    name: T,
+    field: keyof Row<T> & string,
+    key: string,
+  ): Promise<Array<Row<T>>> {
+    await this.readDurable();
+    return [...this.indexBy(name, field).rows(key)];
+  }
+
+  /** How many live rows `name` holds, as committed now. */
+  async count(name: TableName): Promise<number> {
+    await this.readDurable();
+    return this.liveCount(name);
+  }
+
+  /** A page of a table's live rows in creation order (`newest_first`: the reverse), as committed now. */
+  async page<T extends TableName>(
+    name: T,
+    options: { newest_first?: boolean; offset: number; limit: number },
+  ): Promise<Array<Row<T>>> {
+    await this.readDurable();
+    const rows: Array<Row<T>> = [];
+    if (options.limit <= 0) return rows;
+    for (const row of this.walkRows(name, {
+      newest_first: options.newest_first ?? false,
+      skip: options.offset,
+    })) {
+      rows.push(row);
+      if (rows.length >= options.limit) break;
+    }
+    return rows;
+  }
+
+  /**
+   * A table's ids in creation order (oldest first), `chunk` at a time, as they were when the
+   * scan began (rows created later wait for the next scan; an id may since have been deleted:
+   * read its row in the transaction that acts on it). Pruning and re-sealing walk tables so.
+   */
+  async *scan(name: TableName, chunk = 1_000): AsyncGenerator<string[]> {
+    await this.readDurable();
+    const { ids, count } = this.rowIds(name);
+    for (let from = 0; from < count; from += chunk)
+      yield ids.slice(from, Math.min(count, from + chunk));
   }
 
   /** A live row, or (for tables whose final rows are history) a finalized one from the archive. */

@@ -50,12 +50,12 @@ export class HistoryIndex {
   }
 
   /** One page of an account's wallet history, newest first, with the balance around each row. */
-  walletPage(
+  async walletPage(
     account_id: string,
     page: number,
     per_page: number,
-  ): { total: number; rows: WalletRow[] } {
-    const result = this.store.reads.wallet(
+  ): Promise<{ total: number; rows: WalletRow[] }> {
+    const result = await this.store.reads.wallet(
       { account_id },
       { offset: (page - 1) * per_page, limit: per_page },
       'desc',
@@ -64,10 +64,10 @@ export class HistoryIndex {
   }
 
   /** Every wallet row of an account, oldest first, read a chunk at a time (CSV export). */
-  *walletRows(account_id: string): Generator<WalletRow> {
+  async *walletRows(account_id: string): AsyncGenerator<WalletRow> {
     // One walk of the account's list (a page per read walked the list from its start each
     // time: quadratic in the history).
-    for (const lines of this.store.reads.walletExport({ account_id }, 'asc'))
+    for await (const lines of this.store.reads.walletExport({ account_id }, 'asc'))
       for (const line of lines) yield this.walletRow(line);
   }
 
@@ -96,30 +96,31 @@ export class HistoryIndex {
     };
   }
 
-  keyStats(key_id: string): KeyStats {
-    return { ...this.store.reads.keyStats(key_id) };
+  async keyStats(key_id: string): Promise<KeyStats> {
+    return { ...(await this.store.reads.keyStats(key_id)) };
   }
 
   /** Spend per tier for each of the `days` UTC days ending with `last_day` (inclusive). */
-  dailySpend(
+  async dailySpend(
     account_id: string,
     last_day: string,
     days: number,
-  ): Array<{ day: string; tiers: Map<string, number> }> {
+  ): Promise<Array<{ day: string; tiers: Map<string, number> }>> {
     const first_ms = Date.parse(`${last_day}T00:00:00Z`) - (days - 1) * DAY_MS;
-    return this.store.reads.dailySpend(account_id, first_ms, days).map((tiers, i) => ({
+    const spend = await this.store.reads.dailySpend(account_id, first_ms, days);
+    return spend.map((tiers, i) => ({
       day: new Date(first_ms + i * DAY_MS).toISOString().slice(0, 10),
       tiers,
     }));
   }
 
   /** One page of the audit log (one account's, or everyone's), newest first. */
-  auditPage(
+  async auditPage(
     account_id: string | null,
     page: number,
     per_page: number,
-  ): { total: number; rows: AuditEntry[] } {
-    const { total, rows } = this.store.reads.audit(
+  ): Promise<{ total: number; rows: AuditEntry[] }> {
+    const { total, rows } = await this.store.reads.audit(
       { account_id },
       { offset: (page - 1) * per_page, limit: per_page },
     );

@@ -68,6 +68,9 @@ export class Sessions {
 
   /** An account's sessions (log-in keeps at most MAX_SESSIONS_PER_ACCOUNT; disabling an account ends them). */
   private readonly by_account;
+  /** Sessions by kind: the admin's sessions (no account) are found through it. */
+  private readonly by_kind;
+  private sweeping = false;
 
   constructor(
     private readonly store: Store,
@@ -75,6 +78,7 @@ export class Sessions {
     private readonly secure_cookies: (req: Request) => boolean,
   ) {
     this.by_account = store.indexBy('web_sessions', 'account_id');
+    this.by_kind = store.indexBy('web_sessions', 'kind');
   }
 
   private csrfSecret(): Promise<Buffer> {
@@ -143,20 +147,13 @@ export class Sessions {
     const token = randomBytes(32).toString('base64url');
     const now_ms = tx.now.getTime();
     const sessions = table(tx.state, 'web_sessions');
-    // Expired sessions, oldest first: every session lives SESSION_LIFETIME_MS, so creation
-    // order is expiry order, and a short walk from the start finds them (bounded; the next
-    // log-in goes on). Readers treat an expired session as absent anyway.
-    const { ids, count } = this.store.rowIds('web_sessions');
-    for (let i = 0, swept = 0; i < Math.min(count, SWEEP_WALK) && swept < SWEEP_DELETE; i++) {
-      const session = sessions[ids[i]!];
-      if (!session) continue; // deleted earlier
-      if (Date.parse(session.expires_at) > now_ms) break;
-      tx.del('web_sessions', ids[i]!);
-      swept++;
-    }
-    // This account's live sessions (admin sessions, which have no account, are few: those are looked for in the table).
-    const candidates =
-      account_id === null ? Object.keys(sessions) : [...this.by_account.ids(account_id)];
+    // Expired sessions go after the log-in, in a transaction of their own (sweepExpired).
+    tx.onUndo(this.sweepSoon());
+    // This account's live sessions (admin sessions, which have no account, are few: those
+    // are the sessions of kind admin).
+    const candidates = [
+      ...(account_id === null ? this.by_kind.ids('admin') : this.by_account.ids(account_id)),
+    ];
     const mine: Array<[string, WebSession]> = [];
     for (const hash of candidates) {
       const session = sessions[hash];
@@ -179,6 +176,42 @@ export class Sessions {
       expires_at: new Date(now_ms + SESSION_LIFETIME_MS).toISOString(),
     });
     return { token, token_hash };
+  }
+
+  /** Starts a sweep of expired sessions on the next turn of the event loop; returns its cancel (a log-in undone). */
+  private sweepSoon(): () => void {
+    const timer = setImmediate(() => void this.sweepExpired());
+    return () => clearImmediate(timer);
+  }
+
+  /**
+   * Deletes expired sessions, oldest first: every session lives SESSION_LIFETIME_MS, so
+   * creation order is expiry order, and a short walk from the start finds them (bounded: at
+   * most SWEEP_WALK looked at and SWEEP_DELETE deleted per log-in; the next log-in goes on).
+   * Readers treat an expired session as absent anyway. One at a time.
+   */
+  private async sweepExpired(): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      for await (const ids of this.store.scan('web_sessions', SWEEP_WALK)) {
+        await this.store.transact((tx) => {
+          const now_ms = tx.now.getTime();
+          for (let i = 0, swept = 0; i < ids.length && swept < SWEEP_DELETE; i++) {
+            const session = tx.get('web_sessions', ids[i]!);
+            if (!session) continue; // deleted earlier
+            if (Date.parse(session.expires_at) > now_ms) break;
+            tx.del('web_sessions', ids[i]!);
+            swept++;
+          }
+        });
+        break; // the first page only: the oldest sessions
+      }
+    } catch {
+      // The next log-in sweeps again.
+    } finally {
+      this.sweeping = false;
+    }
   }
 
   /** Writes the session's last use, in the background: the page does not wait for it, and losing it in a crash only shortens the session. */

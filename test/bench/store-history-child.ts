@@ -48,8 +48,8 @@ const by_id_warm_ms = perOp(2_000, () => {
 });
 /** Blocks of id runs read per lookup (both passes and their warm-ups counted). */
 const blocks_per_id = (store.archive.id_blocks_read - blocks_before) / 4_100;
-const page_ms = perOp(500, (i) => {
-  const page = store.reads.txns(
+const page_ms = await perOpAsync(500, async (i) => {
+  const page = await store.reads.txns(
     { account_id: fillAccount(i % accounts) },
     { offset: 0, limit: 50 },
   );

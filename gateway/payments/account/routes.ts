@@ -35,8 +35,7 @@ function transactionRoutes(ctx: PaymentsContext, router: Router): void {
   const { store, logger } = ctx;
   router.get('/transactions/:txn_id', async (req, res) => {
     const { account } = authorize(store.state, req, res, logger);
-    await store.readDurable();
-    const txn = store.get('payment_txns', String(req.params.txn_id));
+    const txn = await store.fetch('payment_txns', String(req.params.txn_id));
     if (!txn || txn.account_id !== account.id)
       throw notFound(
         `no transaction ${String(req.params.txn_id).slice(0, 64)}`,
@@ -49,7 +48,7 @@ function transactionRoutes(ctx: PaymentsContext, router: Router): void {
     const { account } = authorize(store.state, req, res, logger);
     const query = parseWith(transactionsQuery, req.query);
     await store.readDurable();
-    const { total, rows } = selectTransactions(store, query, account.id, {
+    const { total, rows } = await selectTransactions(store, query, account.id, {
       offset: (query.page - 1) * query.limit,
       limit: query.limit,
     });
@@ -93,8 +92,7 @@ function webhookRoutes(ctx: PaymentsContext, router: Router): void {
 
   router.get('/webhook', async (req, res) => {
     const { account } = authorize(store.state, req, res, logger);
-    await store.readDurable();
-    const webhook = store.get('accounts', account.id)?.webhook;
+    const webhook = (await store.fetch('accounts', account.id))?.webhook;
     res.json({
       status: true,
       data: webhook
@@ -119,11 +117,11 @@ function walletRoutes(ctx: PaymentsContext, router: Router): void {
   const { store, logger, config } = ctx;
   router.get('/wallet/balance', async (req, res) => {
     const { account } = authorize(store.state, req, res, logger);
-    await store.readDurable();
+    const balance_micros = await store.read((s) => balanceMicros(s, account.id), { fresh: true });
     res.json({
       status: true,
       data: {
-        balance: microsToUnits(balanceMicros(store.state, account.id)),
+        balance: microsToUnits(balance_micros),
         currency: config.currency,
       },
     });
@@ -139,14 +137,18 @@ function walletRoutes(ctx: PaymentsContext, router: Router): void {
       reportWallet(store, filter, query, { account_id: account.id }, pacer),
     );
     if (!result) return; // the client left
+    const now = await store.read(
+      (s) => ({ balance: balanceMicros(s, account.id), held: heldMicros(s, account.id) }),
+      { fresh: true },
+    );
     res.json({
       status: true,
       data: {
         currency: config.currency,
         opening_balance: microsToUnits(result.opening_micros ?? 0),
         closing_balance: microsToUnits(result.closing_micros ?? 0),
-        balance: microsToUnits(balanceMicros(store.state, account.id)),
-        held: microsToUnits(heldMicros(store.state, account.id)),
+        balance: microsToUnits(now.balance),
+        held: microsToUnits(now.held),
         total: result.total,
         page: query.page,
         limit: query.limit,

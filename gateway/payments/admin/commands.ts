@@ -6,7 +6,7 @@
 // commit through `audit`, which the surface supplies (who asked, from where).
 import type { z } from 'zod';
 import { requireAccount } from '../../accounts/accounts.js';
-import { parseWhitelistEntry } from '../../accounts/ip-whitelist.js';
+import { parseWhitelistEntry, type PrefixFloor } from '../../accounts/ip-whitelist.js';
 import { ApiError, badRequest, conflict, notFound } from '../../http/errors.js';
 import type { Store, Tx } from '../../store/store.js';
 import type { Sealer } from '../../util/sealed.js';
@@ -67,11 +67,18 @@ export function setServices(
   });
 }
 
-/** The whitelist as stored: each entry parsed (a 400 names the bad one), duplicates dropped, in order. */
-export function whitelistEntries(ips: readonly string[]): string[] {
+/**
+ * The whitelist as stored: each entry parsed and written in its canonical form (a 400 names
+ * the bad one: not an address, host bits set, or wider than `floor` without `force`),
+ * duplicates dropped, in order.
+ */
+export function whitelistEntries(
+  ips: readonly string[],
+  options: { floor?: PrefixFloor; force?: boolean } = {},
+): string[] {
   const entries: string[] = [];
   ips.forEach((raw, index) => {
-    const parsed = parseWhitelistEntry(raw);
+    const parsed = parseWhitelistEntry(raw, options);
     if ('error' in parsed)
       throw badRequest(`ips.${index}: ${parsed.error}`, `ips.${index}`, 'invalid_value');
     if (!entries.includes(parsed.entry)) entries.push(parsed.entry);
@@ -84,8 +91,9 @@ export function setIpWhitelist(
   account_id: string,
   ips: readonly string[],
   audit: Audit,
+  options: { floor?: PrefixFloor; force?: boolean } = {},
 ): Promise<void> {
-  const entries = whitelistEntries(ips);
+  const entries = whitelistEntries(ips, options);
   return store.transact((tx) => {
     const account = requireAccount(tx, account_id);
     tx.set('accounts', account_id, { ...account, ip_whitelist: entries });

@@ -80,12 +80,7 @@ function kycRoutes(ctx: PaymentsContext, router: Router): void {
       }
     } else {
       total = KYC_STATUSES.reduce((sum, status) => sum + by_status.ids(status).size, 0);
-      const { ids, count } = store.rowIds('kyc_submissions');
-      let seen = 0;
-      for (let i = 0; i < count && page.length < query.limit; i++) {
-        if (!Object.hasOwn(rows, ids[i]!)) continue;
-        if (seen++ >= start) page.push(rows[ids[i]!]!);
-      }
+      page.push(...(await store.page('kyc_submissions', { offset: start, limit: query.limit })));
     }
     res.json({
       object: 'list',
@@ -145,7 +140,13 @@ function accountRoutes(ctx: PaymentsContext, router: Router): void {
   router.put('/accounts/:id/ip-whitelist', async (req, res) => {
     const id = parseWith(idParam, req.params.id);
     const body = parseWith(whitelistBody, req.body ?? {});
-    await setIpWhitelist(store, id, body.ips, auditOf(req, res));
+    await setIpWhitelist(store, id, body.ips, auditOf(req, res), {
+      floor: {
+        ipv4: ctx.settings.ip_whitelist.min_prefix_ipv4,
+        ipv6: ctx.settings.ip_whitelist.min_prefix_ipv6,
+      },
+      force: body.force === true,
+    });
     res.json(view(id));
   });
 
@@ -178,7 +179,7 @@ function transactionRoutes(ctx: PaymentsContext, router: Router): void {
   router.get('/audit', async (req, res) => {
     const query = parseWith(auditQuery, req.query);
     await store.readDurable();
-    const { total, rows } = store.reads.audit(
+    const { total, rows } = await store.reads.audit(
       { account_id: query.account_id ?? null, action: query.action },
       { offset: (query.page - 1) * query.limit, limit: query.limit },
     );
@@ -188,7 +189,7 @@ function transactionRoutes(ctx: PaymentsContext, router: Router): void {
   router.get('/transactions', async (req, res) => {
     const query = parseWith(adminTransactionsQuery, req.query);
     await store.readDurable();
-    const { total, rows } = selectTransactions(store, query, query.account_id ?? null, {
+    const { total, rows } = await selectTransactions(store, query, query.account_id ?? null, {
       offset: (query.page - 1) * query.limit,
       limit: query.limit,
     });

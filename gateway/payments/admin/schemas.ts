@@ -23,6 +23,8 @@ export const whitelistBody = z.strictObject({
   ips: z
     .array(z.string().max(64))
     .max(MAX_WHITELIST_ENTRIES, `at most ${MAX_WHITELIST_ENTRIES} entries`),
+  /** Accept ranges wider than payments.ip_whitelist.min_prefix_* (a /0 lets every address in). */
+  force: z.boolean().optional(),
 });
 export const auditQuery = z.object({
   account_id: z.string().max(100).optional(),

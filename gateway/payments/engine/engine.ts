@@ -28,7 +28,13 @@ import type {
   StatusResult,
 } from '../../providers/types.js';
 import type { Store, Tx } from '../../store/store.js';
-import type { Account, IdempotencyRecord } from '../../store/state.js';
+import {
+  IDEMPOTENCY_IN_FLIGHT,
+  rowOf,
+  table,
+  type Account,
+  type IdempotencyRecord,
+} from '../../store/state.js';
 import { newId } from '../../util/ids.js';
 import { microsToUnits } from '../../util/money.js';
 import type { PaymentsConfig } from '../config.js';
@@ -116,8 +122,6 @@ export interface EventOutcome {
   reason: string | null;
 }
 
-const IDEMPOTENCY_IN_FLIGHT = 0;
-
 /** What submit's commit decided: replay an earlier answer, or process this new transaction. */
 type Opened =
   { replay: Answer | Promise<Answer> | PaymentTxn; txn: null } | { replay: null; txn: PaymentTxn };
@@ -154,20 +158,8 @@ export class PaymentEngine {
     },
   ) {
     const now_ms = deps.clock.now().getTime();
-    // The live table holds the unfinished transactions; finalized ones are history, and only
-    // those finalized within the duplicate window can be recent (read from the index).
-    const recent_final = deps.store.reads.finalizedSince(now_ms - deps.config.duplicate_window_ms);
-    for (const txn of [...Object.values(deps.store.rows('payment_txns')), ...recent_final]) {
-      if (checkable(txn)) {
-        this.pending.add(txn.id);
-        this.from_before_start.add(txn.id);
-        // Shared store: another gateway may be submitting it right now (see reconcileDue).
-        if (deps.store.isShared()) this.learned.set(txn.id, now_ms);
-      }
-      const at_ms = Date.parse(txn.created_at);
-      if (now_ms - at_ms < deps.config.duplicate_window_ms) this.noteRecent(txn, at_ms);
-    }
     this.restart_check_ms = now_ms + deps.config.reconcile.first_check_ms;
+    this.ready = this.load(now_ms);
     for (const list of Object.values(deps.providers))
       for (const provider of list) {
         const off = provider.listen?.((event) => {
@@ -178,6 +170,34 @@ export class PaymentEngine {
         });
         if (off) this.unlisten.push(off);
       }
+  }
+
+  /** What this engine learns from the store at start: pending transactions, the duplicate window. */
+  private readonly ready: Promise<void>;
+  private loaded = false;
+
+  private async load(now_ms: number): Promise<void> {
+    const { store, config } = this.deps;
+    // The live table holds the unfinished transactions (pending, on hold, waiting for the
+    // customer's consent to a refund); finalized ones are history, and only those finalized
+    // within the duplicate window can be recent (read from the index).
+    const [pending, on_hold, refund_pending, recent_final] = await Promise.all([
+      store.list('payment_txns', 'status', 'pending'),
+      store.list('payment_txns', 'status', 'on_hold'),
+      store.list('payment_txns', 'status', 'refund_pending'),
+      store.reads.finalizedSince(now_ms - config.duplicate_window_ms),
+    ]);
+    for (const txn of [...pending, ...on_hold, ...refund_pending, ...recent_final]) {
+      if (checkable(txn)) {
+        this.pending.add(txn.id);
+        this.from_before_start.add(txn.id);
+        // Shared store: another gateway may be submitting it right now (see reconcileDue).
+        if (store.isShared()) this.learned.set(txn.id, now_ms);
+      }
+      const at_ms = Date.parse(txn.created_at);
+      if (now_ms - at_ms < config.duplicate_window_ms) this.noteRecent(txn, at_ms);
+    }
+    this.loaded = true;
   }
 
   /**
@@ -202,6 +222,7 @@ export class PaymentEngine {
   // ---- the request path -------------------------------------------------------------
 
   async submit(intent: PaymentIntent): Promise<Answer> {
+    await this.ready;
     if (this.shutdown.signal.aborted)
       throw new ServiceError(
         'unavailable',
@@ -457,6 +478,7 @@ export class PaymentEngine {
       next = withPostings(next, tx.postingsSince(mark));
     }
     tx.set('payment_txns', next.id, next);
+    if (next.stage === 'final') this.answerOrphanKey(tx, next);
     const was_checked = this.pending.has(next.id);
     if (checkable(next)) this.pending.add(next.id);
     else this.pending.delete(next.id);
@@ -729,6 +751,25 @@ export class PaymentEngine {
   // ---- idempotency records ---------------------------------------------------------------
 
   /**
+   * In the commit that makes `txn` final: if its idempotency key is still in flight and no
+   * request of this gateway is answering it (the gateway that took the request stopped
+   * before answering, and the reconciler settled it), the key gets the answer a retry would
+   * have been given (the final transaction), so that it leaves the live document for
+   * history like every answered key. A request still answering records its own answer.
+   */
+  private answerOrphanKey(tx: Tx, txn: PaymentTxn): void {
+    if (!txn.idempotency_key) return;
+    const id = payIdempotencyId(txn.account_id, txn.idempotency_key);
+    if (this.answering.has(id)) return;
+    // In flight means live: a final record is history already, and no concern of this.
+    const record = rowOf(table(tx.state, 'idempotency'), id);
+    if (record?.status !== IDEMPOTENCY_IN_FLIGHT) return;
+    if ((record.body as { txn_id?: unknown } | null)?.txn_id !== txn.id) return;
+    const answer = this.renderer(txn.service)(txn, balanceMicros(tx.state, txn.account_id));
+    tx.set('idempotency', id, { ...record, status: answer.http_status, body: answer.body });
+  }
+
+  /**
    * Whether a stored idempotency record no longer applies: one of this engine's records, past
    * `payments.idempotency_window_ms`, and not the key of a request this process is still
    * answering. The lookup in `submit` and the pruner both ask this, with the store's clock.
@@ -785,6 +826,7 @@ export class PaymentEngine {
 
   /** One pass: status checks for pending transactions that are due. Called by the scheduler. */
   reconcileDue(): void {
+    if (!this.loaded) return;
     const now_ms = this.deps.clock.now().getTime();
     const window_ms = this.deps.config.duplicate_window_ms;
     for (const [key, seen] of this.recent)

@@ -11,7 +11,7 @@
 // (no idempotency window) is not given to the pruner at all.
 import type { Logger } from '../../log.js';
 import type { Store, Tx } from '../../store/store.js';
-import type { Row, TableName } from '../../store/state.js';
+import { rowOf, table as tableOf, type Row, type TableName } from '../../store/state.js';
 
 export interface PruneTarget<T extends TableName = TableName> {
   table: T;
@@ -64,34 +64,34 @@ export class Pruner {
     let commits = 0;
     for (const target of targets) {
       const table: TableName = target.table;
-      // The ids as they are now, in creation order (oldest, most likely expired, first);
-      // rows added later wait for the next pass.
-      const { ids, count } = store.rowIds(table);
-      let next = 0;
-      while (next < count && !this.stopped) {
-        const from = next;
-        const { deleted, scanned } = await store.transact((tx) => {
-          let deleted = 0;
-          let i = from;
-          for (
-            ;
-            i < count && deleted < batch_size && i - from < batch_size * SCAN_PER_DELETE;
-            i++
-          ) {
-            const id = ids[i]!;
-            const row = tx.get(table, id);
-            if (row === undefined || !target.expired(id, row, tx)) continue;
-            tx.del(table, id);
-            deleted++;
+      // The ids as they are now, in creation order (oldest, most likely expired, first), a
+      // page at a time; rows added later wait for the next pass.
+      for await (const ids of store.scan(table, batch_size * SCAN_PER_DELETE)) {
+        let next = 0;
+        while (next < ids.length && !this.stopped) {
+          const from = next;
+          const { deleted, scanned } = await store.transact((tx) => {
+            let deleted = 0;
+            let i = from;
+            for (; i < ids.length && deleted < batch_size; i++) {
+              const id = ids[i]!;
+              // Live rows only: a row of an archived table that became final is history,
+              // and its id, left dead in the row order, must not be read back from there.
+              const row = rowOf(tableOf(tx.state, table) as Record<string, Row<TableName>>, id);
+              if (row === undefined || !target.expired(id, row, tx)) continue;
+              tx.del(table, id);
+              deleted++;
+            }
+            return { deleted, scanned: i - from };
+          });
+          next = from + scanned;
+          if (deleted > 0) {
+            counts[table] = (counts[table] ?? 0) + deleted;
+            commits++;
           }
-          return { deleted, scanned: i - from };
-        });
-        next = from + scanned;
-        if (deleted > 0) {
-          counts[table] = (counts[table] ?? 0) + deleted;
-          commits++;
+          await new Promise<void>((resolve) => setImmediate(resolve));
         }
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.stopped) break;
       }
     }
     if (commits > 0) {

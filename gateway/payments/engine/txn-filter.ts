@@ -58,16 +58,16 @@ export type TransactionFilter = Pick<
  * null: every match (reports). Service, status and dates are answered from the indexes; a
  * number or id filter reads the transactions in range.
  */
-export function selectTransactions(
+export async function selectTransactions(
   store: Store,
   query: TransactionFilter,
   account_id: string | null,
   page: Page | null,
-): { total: number; rows: PaymentTxn[] } {
+): Promise<{ total: number; rows: PaymentTxn[] }> {
   const match = matcher(query);
   if (query.txn_id && !query.number) {
     // One id: found by id, not by reading the range.
-    const txn = store.get('payment_txns', query.txn_id);
+    const txn = await store.fetch('payment_txns', query.txn_id);
     const rows =
       txn && (account_id === null || txn.account_id === account_id) && filterOne(txn, query)
         ? [txn]
@@ -109,8 +109,8 @@ export async function* transactionChunks(
 ): AsyncGenerator<PaymentTxn[]> {
   if (query.txn_id && !query.number) {
     // One id: its row as the snapshot first found it (a count and its rows agree).
-    const find = () => selectTransactions(store, query, account_id, null).rows;
-    const rows = as_of ? as_of.once(`txn-id/${query.txn_id}`, find) : find();
+    const find = async () => (await selectTransactions(store, query, account_id, null)).rows;
+    const rows = await (as_of ? as_of.once(`txn-id/${query.txn_id}`, find) : find());
     if (rows.length > 0) yield rows;
     return;
   }

@@ -171,6 +171,19 @@ function publicOnlyLookup(
 
 const MAX_RESPONSE_BYTES = 16 * 1024;
 
+/**
+ * A webhook URL as API logs and reports show it: scheme, host, port and path, without the
+ * userinfo (`user:password@`), the query or the fragment, which may carry credentials.
+ */
+export function loggableUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return '(not a URL)';
+  }
+}
+
 /** POSTs JSON and resolves with the status code; rejects on transport errors, timeouts and (unless allow_private) private addresses. */
 export function postWebhook(
   url: string,
@@ -239,7 +252,17 @@ export class WebhookSender {
       sealer: Sealer;
     },
   ) {
-    for (const id of Object.keys(deps.store.rows('webhook_deliveries'))) this.due.add(id);
+    void this.loadDue();
+  }
+
+  /** The deliveries waiting in the store at start (the table is small: deliveries leave once sent or given up). */
+  private async loadDue(): Promise<void> {
+    try {
+      for await (const ids of this.deps.store.scan('webhook_deliveries'))
+        for (const id of ids) this.due.add(id);
+    } catch (error) {
+      this.deps.logger.error({ msg: 'could not read the webhook deliveries waiting', err: error });
+    }
   }
 
   get allow_private(): boolean {
@@ -355,7 +378,8 @@ export class WebhookSender {
       delivery_id: delivery.id,
       event: delivery.event,
       method: 'POST',
-      url,
+      // Never the URL's userinfo or query (a token there would leak into reports): scheme, host, path.
+      url: loggableUrl(url),
       status,
       latency_ms,
       attempt,

@@ -179,7 +179,7 @@ function retailerTransactionRoutes(ctx: PaymentsContext, router: Router): void {
     const query = parseWith(transactionsQuery, req.query);
     await store.readDurable();
     requireRetailerOf(store, account.id, account_id);
-    const { total, rows } = selectTransactions(store, query, account_id, {
+    const { total, rows } = await selectTransactions(store, query, account_id, {
       offset: (query.page - 1) * query.limit,
       limit: query.limit,
     });

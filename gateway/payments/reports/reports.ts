@@ -23,6 +23,7 @@ import type { PaymentService } from '../../providers/types.js';
 import { microsToUnits } from '../../util/money.js';
 import { transactionChunks, type TransactionFilter } from '../engine/txn-filter.js';
 import type { PaymentTxn } from '../engine/tables.js';
+import { loggableUrl } from '../engine/webhooks.js';
 
 export const REPORTS = ['transactions', 'commissions', 'wallet', 'api-logs', 'ai-usage'] as const;
 export type ReportName = (typeof REPORTS)[number];
@@ -618,13 +619,16 @@ const apiLogSelect = (filter: ApiLogFilter, scope: Scope): LogSelect => ({
   as_of: scope.as_of,
 });
 
+const loggedUrl = (url: string | null) => (url === null ? '' : loggableUrl(url));
+
 function apiLogRow(record: HistoryRecord, scope: Scope): Row {
   return {
     ...(showAccount(scope) ? { account_id: text(record.account_id) } : {}),
     ts: record.ts,
     direction: text(record.direction) ?? 'inbound',
     method: text(record.method),
-    path: text(record.path) ?? text(record.url) ?? '',
+    // Outbound rows written before their URL was logged without userinfo and query show it so.
+    path: text(record.path) ?? loggedUrl(text(record.url)),
     status: typeof record.status === 'number' ? record.status : null,
     latency_ms: typeof record.latency_ms === 'number' ? record.latency_ms : null,
     ip: text(record.ip),

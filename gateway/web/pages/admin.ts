@@ -23,7 +23,7 @@ import { formatMoney, formatTimestamp } from '../format.js';
 import { html, type Html } from '../html.js';
 import { csrfField, type NavItem, type Notice } from '../layout.js';
 import { sessionBinding, type CurrentSession } from '../sessions.js';
-import { accountKeys, keysTable } from './keys.js';
+import { accountKeys, keyStatsOf, keysTable } from './keys.js';
 import { moneyField } from './wallet.js';
 
 const PAGE_ROWS = 50;
@@ -144,20 +144,17 @@ interface AccountsListing {
  * walks the accounts newest first for email and name substrings, SEARCH_SCAN_ROWS at most
  * per page; `from` is where the walk goes on (the pager's "Search older" link).
  */
-function listAccounts(ctx: WebContext, query: { q: string; page: number; from: number }) {
+async function listAccounts(ctx: WebContext, query: { q: string; page: number; from: number }) {
   const { store } = ctx.deps;
-  const total = store.liveCount('accounts');
+  const total = await store.count('accounts');
   if (!query.q) {
     const pages = Math.max(1, Math.ceil(total / PAGE_ROWS));
     const page = Math.min(query.page, pages);
-    const rows: Account[] = [];
-    for (const account of store.walkRows('accounts', {
+    const rows = await store.page('accounts', {
       newest_first: true,
-      skip: (page - 1) * PAGE_ROWS,
-    })) {
-      rows.push(account);
-      if (rows.length === PAGE_ROWS) break;
-    }
+      offset: (page - 1) * PAGE_ROWS,
+      limit: PAGE_ROWS,
+    });
     return {
       rows,
       lead: html`${total} account${total === 1 ? '' : 's'}.`,
@@ -167,12 +164,19 @@ function listAccounts(ctx: WebContext, query: { q: string; page: number; from: n
     } satisfies AccountsListing;
   }
   const needle = query.q.toLowerCase();
-  const exact_id = store.get('emails', needle) ?? (/^acc_[0-9a-f]{24}$/.test(needle) ? needle : '');
-  const exact = exact_id ? store.get('accounts', exact_id) : undefined;
+  const exact = await store.read(() => {
+    const id = store.get('emails', needle) ?? (/^acc_[0-9a-f]{24}$/.test(needle) ? needle : '');
+    return id ? store.get('accounts', id) : undefined;
+  });
   const rows: Account[] = exact && query.from === 0 ? [exact] : [];
   const from = Math.min(query.from, total);
   let walked = 0;
-  for (const account of store.walkRows('accounts', { newest_first: true, skip: from })) {
+  const scanned = await store.page('accounts', {
+    newest_first: true,
+    offset: from,
+    limit: SEARCH_SCAN_ROWS,
+  });
+  for (const account of scanned) {
     walked++;
     const match =
       account.id !== exact?.id &&
@@ -190,8 +194,12 @@ function listAccounts(ctx: WebContext, query: { q: string; page: number; from: n
   } satisfies AccountsListing;
 }
 
-function accountsPage(ctx: WebContext, query: { q: string; page: number; from: number }) {
-  const { rows, lead, prev, next, where } = listAccounts(ctx, query);
+async function accountsPage(ctx: WebContext, query: { q: string; page: number; from: number }) {
+  const { rows, lead, prev, next, where } = await listAccounts(ctx, query);
+  const balances = await ctx.deps.store.read(
+    (s) => new Map(rows.map((account) => [account.id, balanceMicros(s, account.id)])),
+    { fresh: true },
+  );
   const link = (at: number) =>
     `/admin/console?${new URLSearchParams(query.q ? { q: query.q, from: String(at) } : { page: String(at) }).toString()}`;
   return html`<h1>Accounts</h1>
@@ -209,7 +217,7 @@ ${
         (account) => html`<tr>
 <th scope="row"><a href="/admin/console/accounts/${account.id}">${account.email}</a></th>
 <td>${account.name}</td><td>${formatTimestamp(account.created_at)}</td><td>${kycPill(account.kyc_status)}</td>
-<td>${servicesText(account)}</td><td class="num">${formatMoney(balanceMicros(ctx.deps.store.state, account.id), ctx.currency)}</td>
+<td>${servicesText(account)}</td><td class="num">${formatMoney(balances.get(account.id) ?? 0, ctx.currency)}</td>
 <td>${account.status === 'active' ? html`<span class="pill ok">active</span>` : html`<span class="pill bad">disabled</span>`}</td>
 </tr>`,
       )}</tbody></table></div>`
@@ -222,8 +230,10 @@ ${
 </section>`;
 }
 
-function accountPage(input: AccountSectionInput) {
+async function accountPage(input: AccountSectionInput) {
   const { ctx, account, csrf } = input;
+  const keys = await accountKeys(ctx, account.id);
+  const key_stats = await keyStatsOf(ctx, keys);
   const errors = (form: string) => (input.form === form ? input.errors : undefined);
   const value = (form: string, name: string) =>
     input.form === form ? (input.values[name] ?? '') : '';
@@ -262,15 +272,15 @@ ${csrfField(csrf)}
 ${input.ctx.admin_account_sections.map((section) => section(input))}
 <section class="card" aria-labelledby="keys-title">
 <h2 id="keys-title">API keys</h2>
-${keysTable(ctx, accountKeys(ctx, account.id), { action: (key) => `/admin/console/keys/${key.id}/revoke`, csrf })}
+${keysTable(ctx, keys, key_stats, { action: (key) => `/admin/console/keys/${key.id}/revoke`, csrf })}
 </section>`;
 }
 
-function auditPage(ctx: WebContext, query: { account: string; page: number }) {
-  const { total } = ctx.index.auditPage(query.account || null, 1, 1);
+async function auditPage(ctx: WebContext, query: { account: string; page: number }) {
+  const { total } = await ctx.index.auditPage(query.account || null, 1, 1);
   const pages = Math.max(1, Math.ceil(total / PAGE_ROWS));
   const page = Math.min(query.page, pages);
-  const { rows } = ctx.index.auditPage(query.account || null, page, PAGE_ROWS);
+  const { rows } = await ctx.index.auditPage(query.account || null, page, PAGE_ROWS);
   const link = (p: number) =>
     `/admin/console/audit?${new URLSearchParams({ ...(query.account ? { account: query.account } : {}), page: String(p) }).toString()}`;
   const email = (id: string | null) =>
@@ -320,7 +330,7 @@ export async function renderAccountWithErrors(
     title: account.email,
     current: '/admin/console',
     notice: { kind: 'error', text: 'The form has errors; see below.' },
-    body: accountPage({ ctx, account, csrf: state.csrf, errors, values, form }),
+    body: await accountPage({ ctx, account, csrf: state.csrf, errors, values, form }),
   });
 }
 
@@ -424,7 +434,7 @@ function adminConsoleRoutes(ctx: WebContext, router: Router): void {
     sendAdminPage(ctx, res, state, 200, {
       title: 'Accounts',
       current: '/admin/console',
-      body: accountsPage(ctx, listQuery.parse(req.query)),
+      body: await accountsPage(ctx, listQuery.parse(req.query)),
     });
   });
 
@@ -435,7 +445,7 @@ function adminConsoleRoutes(ctx: WebContext, router: Router): void {
     sendAdminPage(ctx, res, state, 200, {
       title: account.email,
       current: '/admin/console',
-      body: accountPage({
+      body: await accountPage({
         ctx,
         account,
         csrf: state.csrf,
@@ -474,7 +484,7 @@ function adminConsoleRoutes(ctx: WebContext, router: Router): void {
     sendAdminPage(ctx, res, state, 200, {
       title: 'Audit log',
       current: '/admin/console/audit',
-      body: auditPage(ctx, auditQuery.parse(req.query)),
+      body: await auditPage(ctx, auditQuery.parse(req.query)),
     });
   });
 }

@@ -17,6 +17,7 @@ import {
 } from '../context.js';
 import { formatMoney, formatTimestamp } from '../format.js';
 import { html } from '../html.js';
+import type { KeyStats } from '../history-index.js';
 import { csrfField } from '../layout.js';
 import { sendUserPage, userState, type UserRequestState } from './user-shell.js';
 
@@ -30,16 +31,23 @@ export const createKeyForm = z.object({
 const keyIdParam = z.string().regex(/^key_[0-9a-f]{24}$/);
 const signingForm = z.object({ action: z.enum(['enable', 'rotate', 'disable']) });
 
-export function accountKeys(ctx: WebContext, account_id: string): ApiKey[] {
-  return [...ctx.deps.store.indexBy('keys', 'account_id').rows(account_id)].sort(
+export async function accountKeys(ctx: WebContext, account_id: string): Promise<ApiKey[]> {
+  return (await ctx.deps.store.list('keys', 'account_id', account_id)).sort(
     (a, b) =>
       (a.revoked_at ? 1 : 0) - (b.revoked_at ? 1 : 0) || b.created_at.localeCompare(a.created_at),
   );
 }
 
+/** Each key's requests, spend and last use (history figures: read before a page is rendered). */
+export async function keyStatsOf(ctx: WebContext, keys: ApiKey[]): Promise<Map<string, KeyStats>> {
+  const stats = await Promise.all(keys.map((key) => ctx.index.keyStats(key.id)));
+  return new Map(keys.map((key, i) => [key.id, stats[i]!]));
+}
+
 export function keysTable(
   ctx: WebContext,
   keys: ApiKey[],
+  stats_of: Map<string, KeyStats>,
   revoke: { action: (key: ApiKey) => string; csrf: string } | null,
 ) {
   if (keys.length === 0) return html`<p class="empty">No keys yet.</p>`;
@@ -47,7 +55,7 @@ export function keysTable(
 <caption class="visually-hidden">API keys</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Spend</th><th scope="col">Status</th></tr></thead>
 <tbody>${keys.map((key) => {
-    const stats = ctx.index.keyStats(key.id);
+    const stats = stats_of.get(key.id) ?? { requests: 0, cost_micros: 0, last_used: null };
     return html`<tr${key.revoked_at ? html` class="revoked"` : ''} data-key-id="${key.id}">
 <th scope="row">${key.name || html`<span class="muted">(no name)</span>`}</th>
 <td><code>${key.prefix}…</code></td>
@@ -90,7 +98,7 @@ ${signing ? html`<form method="post" action="/api-keys/signing" data-confirm="Tu
 </section>`;
 }
 
-function keysPage(
+async function keysPage(
   ctx: WebContext,
   state: UserRequestState,
   options: {
@@ -100,7 +108,8 @@ function keysPage(
     signing_secret?: string | null;
   },
 ) {
-  const keys = accountKeys(ctx, state.account.id);
+  const keys = await accountKeys(ctx, state.account.id);
+  const stats = await keyStatsOf(ctx, keys);
   const base = ctx.publicUrl();
   return html`<h1>API keys</h1>
 <p class="lead">A key works on the AI API (<code>${base}/v1</code>) and the payments API (<code>${base}/api</code>). Keep keys secret; revoke a key you no longer trust.</p>
@@ -127,7 +136,7 @@ ${csrfField(state.csrf)}
 </section>
 <section class="card" aria-labelledby="keys-title">
 <h2 id="keys-title">Your keys</h2>
-${keysTable(ctx, keys, { action: (key) => `/api-keys/${key.id}/revoke`, csrf: state.csrf })}
+${keysTable(ctx, keys, stats, { action: (key) => `/api-keys/${key.id}/revoke`, csrf: state.csrf })}
 </section>
 ${ctx.deps.payments ? signingCard(ctx, state, options.signing_secret ?? null) : ''}`;
 }
@@ -142,7 +151,7 @@ export function keyRoutes(ctx: WebContext, router: Router): void {
       title: 'API keys',
       current: '/api-keys',
       notice: flash,
-      body: keysPage(ctx, state, {
+      body: await keysPage(ctx, state, {
         secret:
           flash?.secret && flash.secret.label !== SIGNING_SECRET_LABEL ? flash.secret.value : null,
         signing_secret: flash?.secret?.label === SIGNING_SECRET_LABEL ? flash.secret.value : null,
@@ -165,7 +174,7 @@ function createKeyRoute(ctx: WebContext, router: Router): void {
       sendUserPage(ctx, req, res, state, status, {
         title: 'API keys',
         current: '/api-keys',
-        body: keysPage(ctx, state, { errors, name }),
+        body: await keysPage(ctx, state, { errors, name }),
       });
     };
     const name = String((req.body as Record<string, unknown>)?.name ?? '').slice(0, 100);

@@ -13,7 +13,7 @@ import {
   heldMicros,
   owedMicros,
 } from '../../ledger/ledger.js';
-import { table } from '../../store/state.js';
+import { rowOf, table, type UsageTotals } from '../../store/state.js';
 import { type AmountError, unitsToMicros } from '../../util/money.js';
 import { audit } from '../audit.js';
 import { spendChart } from '../chart.js';
@@ -76,11 +76,12 @@ const pageQuery = z.object({
   page: z.coerce.number().int().min(1).max(1_000_000).catch(1).default(1),
 });
 
-function historyTable(ctx: WebContext, account_id: string, page: number) {
-  const { total } = ctx.index.walletPage(account_id, 1, 1);
+async function historyTable(ctx: WebContext, account_id: string, page: number) {
+  const { total } = await ctx.index.walletPage(account_id, 1, 1);
   const total_pages = Math.max(1, Math.ceil(total / PAGE_ROWS));
   const current = Math.min(page, total_pages);
-  const newest_first: WalletRow[] = ctx.index.walletPage(account_id, current, PAGE_ROWS).rows;
+  const newest_first: WalletRow[] = (await ctx.index.walletPage(account_id, current, PAGE_ROWS))
+    .rows;
   if (total === 0) return html`<p class="empty">No wallet movements yet. Top up to start.</p>`;
   return html`<div class="table-wrap"><table id="wallet-history">
 <caption class="visually-hidden">Wallet history, newest first</caption>
@@ -143,8 +144,7 @@ ${fieldError(options.errors, 'nonce')}
 }
 
 /** AI usage totals, the figures of GET /v1/balance: cached prompt tokens and reasoning tokens shown apart. */
-function aiUsageSection(ctx: WebContext, state: UserRequestState) {
-  const usage = table(ctx.deps.store.state, 'usage')[state.account.id];
+function aiUsageSection(ctx: WebContext, usage: UsageTotals | undefined) {
   if (!usage) return '';
   const n = (value: number | undefined) => (value ?? 0).toLocaleString('en-IN');
   const protocols = Object.entries(usage.by_protocol ?? {}).sort(([a], [b]) => a.localeCompare(b));
@@ -163,16 +163,27 @@ ${
 </section>`;
 }
 
-function walletPage(
+async function walletPage(
   ctx: WebContext,
   state: UserRequestState,
   page: number,
   topup: { errors?: FormErrors; amount?: string },
 ) {
-  const balance_micros = balanceMicros(ctx.deps.store.state, state.account.id);
-  const held = heldMicros(ctx.deps.store.state, state.account.id);
-  const owed = owedMicros(ctx.deps.store.state, state.account.id);
+  const account_id = state.account.id;
+  const { balance_micros, held, owed, usage } = await ctx.deps.store.read(
+    (s) => ({
+      balance_micros: balanceMicros(s, account_id),
+      held: heldMicros(s, account_id),
+      owed: owedMicros(s, account_id),
+      usage: rowOf(table(s, 'usage'), account_id),
+    }),
+    { fresh: true },
+  );
   const today = ctx.now().toISOString().slice(0, 10);
+  const [spend, history] = await Promise.all([
+    ctx.index.dailySpend(account_id, today, CHART_DAYS),
+    historyTable(ctx, account_id, page),
+  ]);
   return html`<h1>Wallet</h1>
 <p class="lead">One wallet pays for AI requests and payments. Requests stop with 402 when it runs out.</p>
 <div class="grid">
@@ -185,14 +196,14 @@ ${owed > 0 ? html`<p class="small" id="owed">${formatMoney(owed, ctx.currency)} 
 </section>
 ${topUpSection(ctx, state, topup)}
 </div>
-${aiUsageSection(ctx, state)}
+${aiUsageSection(ctx, usage)}
 <section class="card" aria-labelledby="spend-title">
 <h2 id="spend-title">AI spend, last ${CHART_DAYS} days</h2>
-${spendChart(ctx.index.dailySpend(state.account.id, today, CHART_DAYS), ctx.currency)}
+${spendChart(spend, ctx.currency)}
 </section>
 <section class="card" aria-labelledby="history-title" id="history">
 <h2 id="history-title">History</h2>
-${historyTable(ctx, state.account.id, page)}
+${history}
 </section>`;
 }
 
@@ -211,7 +222,7 @@ export function walletRoutes(ctx: WebContext, router: Router): void {
       title: 'Wallet',
       current: '/wallet',
       notice: ctx.takeFlash(state.binding),
-      body: walletPage(ctx, state, page, {}),
+      body: await walletPage(ctx, state, page, {}),
     });
   });
 
@@ -230,7 +241,7 @@ function historyCsvRoute(ctx: WebContext, router: Router): void {
     // bounded however long the history. A client that leaves ends the wait (and the walk).
     const signal = clientGone(req, res);
     let chunk = 'date,description,reference,opening,amount,closing,currency\r\n';
-    for (const row of ctx.index.walletRows(state.account.id)) {
+    for await (const row of ctx.index.walletRows(state.account.id)) {
       chunk += `${[row.ts, row.memo, row.ref ?? '', formatPlain(row.opening_micros), formatPlain(row.delta_micros), formatPlain(row.closing_micros), ctx.currency].map(csvCell).join(',')}\r\n`;
       if (chunk.length >= 64 * 1024) {
         if (!res.write(chunk)) await drained(res, signal);
@@ -262,7 +273,7 @@ function topUpRoute(ctx: WebContext, router: Router, form: ReturnType<typeof top
       return sendUserPage(ctx, req, res, state, 422, {
         title: 'Wallet',
         current: '/wallet',
-        body: walletPage(ctx, state, 1, { errors: formErrors(parsed.error), amount }),
+        body: await walletPage(ctx, state, 1, { errors: formErrors(parsed.error), amount }),
       });
     }
     const { amount: amount_micros, nonce } = parsed.data;

@@ -37,7 +37,7 @@ test(
         }
         const failed = Array.from({ length: TXNS }, (_, i) => i).filter((i) => i % 17 === 0);
         let before = { ...store.archive.counters };
-        const page = store.reads.txns(
+        const page = await store.reads.txns(
           { account_id: null, status: 'failed' },
           { offset: 0, limit: 20 },
         );
@@ -53,7 +53,7 @@ test(
           `${store.archive.counters.entries - before.entries} entries read of ${TXNS}`,
         );
         assert.equal(store.archive.counters.records - before.records, 20);
-        const bills = store.reads.txns(
+        const bills = await store.reads.txns(
           { account_id: null, service: 'bills', status: 'success' },
           { offset: 20, limit: 10 },
         );
@@ -65,7 +65,7 @@ test(
         assert.equal(bills.rows.length, 10);
 
         before = { ...store.archive.counters };
-        const audit = store.reads.audit(
+        const audit = await store.reads.audit(
           { account_id: null, action: 'kyc.approve' },
           { offset: 5, limit: 10 },
         );

@@ -44,13 +44,15 @@ test(
       const sample = [0, 1, 7, Math.min(499, ACCOUNTS - 2), ACCOUNTS - 1].map(fillAccount);
       const before = {
         balances: { ...store.state.balances },
-        pages: sample.map((account_id) =>
-          store.reads.txns({ account_id }, { offset: 0, limit: 50 }),
+        pages: await Promise.all(
+          sample.map((account_id) => store.reads.txns({ account_id }, { offset: 0, limit: 50 })),
         ),
-        wallets: sample.map((account_id) =>
-          store.reads.wallet({ account_id }, { offset: 0, limit: 20 }, 'desc'),
+        wallets: await Promise.all(
+          sample.map((account_id) =>
+            store.reads.wallet({ account_id }, { offset: 0, limit: 20 }, 'desc'),
+          ),
         ),
-        all: store.reads.txns({ account_id: null }, { offset: 0, limit: 50 }),
+        all: await store.reads.txns({ account_id: null }, { offset: 0, limit: 50 }),
         by_id: [0, 1, TXNS - 1, Math.floor(TXNS / 2)].map((i) =>
           store.get('payment_txns', fillTxnId(i)),
         ),
@@ -85,17 +87,23 @@ test(
         );
         const counters = { ...reopened.archive.counters };
         assert.deepEqual(
-          sample.map((account_id) => reopened.reads.txns({ account_id }, { offset: 0, limit: 50 })),
+          await Promise.all(
+            sample.map((account_id) =>
+              reopened.reads.txns({ account_id }, { offset: 0, limit: 50 }),
+            ),
+          ),
           before.pages,
         );
         assert.deepEqual(
-          sample.map((account_id) =>
-            reopened.reads.wallet({ account_id }, { offset: 0, limit: 20 }, 'desc'),
+          await Promise.all(
+            sample.map((account_id) =>
+              reopened.reads.wallet({ account_id }, { offset: 0, limit: 20 }, 'desc'),
+            ),
           ),
           before.wallets,
         );
         assert.deepEqual(
-          reopened.reads.txns({ account_id: null }, { offset: 0, limit: 50 }),
+          await reopened.reads.txns({ account_id: null }, { offset: 0, limit: 50 }),
           before.all,
         );
         assert.deepEqual(
@@ -172,7 +180,7 @@ test(
         store.archive.counters.records - wallet_before.records <= 2 * 10,
         'the wallet report reads the rows of its page (each posting and its transaction); its totals come from the index',
       );
-      const usage = store.reads.dailySpend(fillAccount(3), day_from, 1);
+      const usage = await store.reads.dailySpend(fillAccount(3), day_from, 1);
       assert.equal(usage[0]!.get('lite'), 72 * 1_200, "a day's chat spend from the index");
       await store.close();
       const verify = await verifyDataDir(data_dir);

@@ -42,15 +42,19 @@ async function filled(): Promise<string> {
   return data_dir;
 }
 
-function snapshot(store: Store) {
+async function snapshot(store: Store) {
   return {
-    pages: Array.from({ length: ACCOUNTS }, (_, a) =>
-      store.reads.txns({ account_id: fillAccount(a) }, { offset: 0, limit: 20 }),
+    pages: await Promise.all(
+      Array.from({ length: ACCOUNTS }, (_, a) =>
+        store.reads.txns({ account_id: fillAccount(a) }, { offset: 0, limit: 20 }),
+      ),
     ),
-    wallets: [0, 5].map((a) =>
-      store.reads.wallet({ account_id: fillAccount(a) }, { offset: 0, limit: 20 }, 'desc'),
+    wallets: await Promise.all(
+      [0, 5].map((a) =>
+        store.reads.wallet({ account_id: fillAccount(a) }, { offset: 0, limit: 20 }, 'desc'),
+      ),
     ),
-    logs: store.reads.apiLogs({ account_id: null }, { offset: 0, limit: 10 }, 'desc'),
+    logs: await store.reads.apiLogs({ account_id: null }, { offset: 0, limit: 10 }, 'desc'),
   };
 }
 
@@ -101,7 +105,7 @@ for (const damage of ['list', 'run'] as const) {
       const data_dir = await filled();
       try {
         let store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000 });
-        const before = snapshot(store);
+        const before = await snapshot(store);
         const last_seq = store.state.seq;
         await store.close();
 
@@ -142,7 +146,7 @@ for (const damage of ['list', 'run'] as const) {
             `indexed again from record ${from_seq + 1} of ${last_seq} (expected after ${expected_from}): the tail, not the whole journal`,
           );
           assert.match(warnings.join('\n'), /shorter than their manifest says/);
-          assert.deepEqual(snapshot(store), before, 'pages, wallets and logs are as before');
+          assert.deepEqual(await snapshot(store), before, 'pages, wallets and logs are as before');
           for (let i = 0; i < TXNS; i++)
             assert.equal(
               store.get('payment_txns', fillTxnId(i))?.id,
@@ -150,7 +154,7 @@ for (const damage of ['list', 'run'] as const) {
               `transaction ${i} by id`,
             );
           assert.equal(
-            store.reads.txns({ account_id: fillAccount(3) }, { offset: 0, limit: 1 }).total,
+            (await store.reads.txns({ account_id: fillAccount(3) }, { offset: 0, limit: 1 })).total,
             TXNS / ACCOUNTS,
           );
         } finally {
@@ -159,7 +163,7 @@ for (const damage of ['list', 'run'] as const) {
         // Repaired and written again: the next start has nothing to mend.
         store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000 });
         assert.equal(store.archive.repaired.lists + store.archive.repaired.runs, 0);
-        assert.deepEqual(snapshot(store), before);
+        assert.deepEqual(await snapshot(store), before);
         await store.close();
         const verify = await verifyDataDir(data_dir);
         assert.equal(verify.ok, true, verify.breaches.join('\n'));

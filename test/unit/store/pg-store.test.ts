@@ -96,14 +96,14 @@ test('PostgreSQL store: commits, rollbacks and history reads as the JSON-file st
   );
   // Acknowledged means in the history indexes too: read-your-writes without a barrier, every time.
   assert.equal(
-    store.reads.wallet({ account_id: 'a1' }, null, 'asc').total,
+    (await store.reads.wallet({ account_id: 'a1' }, null, 'asc')).total,
     2,
     'the acknowledged debit is in the wallet history at once',
   );
   for (let i = 0; i < 20; i++) {
     await Promise.all([credit(store, 'h', 1), credit(store, 'h', 1)]);
     assert.equal(
-      store.reads.wallet({ account_id: 'h' }, null, 'asc').total,
+      (await store.reads.wallet({ account_id: 'h' }, null, 'asc')).total,
       2 * (i + 1),
       `credits acknowledged in round ${i} are in the history`,
     );
@@ -121,7 +121,7 @@ test('PostgreSQL store: commits, rollbacks and history reads as the JSON-file st
   // '__proto__' as an id is a row like any other, here too.
   await store.transact((tx) => tx.set('emails', '__proto__', 'a1'));
   await store.readDurable();
-  const wallet = store.reads.wallet({ account_id: 'a1' }, { offset: 0, limit: 10 }, 'asc');
+  const wallet = await store.reads.wallet({ account_id: 'a1' }, { offset: 0, limit: 10 }, 'asc');
   assert.deepEqual(
     wallet.rows.map((r) => r.delta_micros),
     [5_000_000, -2_000_000],
@@ -159,7 +159,7 @@ test('PostgreSQL store: commits, rollbacks and history reads as the JSON-file st
     },
   );
   assert.equal(again.get('emails', '__proto__'), 'a1');
-  assert.equal(again.reads.wallet({ account_id: 'a1' }, null, 'asc').total, 2);
+  assert.equal((await again.reads.wallet({ account_id: 'a1' }, null, 'asc')).total, 2);
   await again.close();
   const report = await verifyPg(url);
   assert.deepEqual(report.breaches, []);
@@ -296,7 +296,7 @@ test('migrate: a JSON-file data dir (postings, a finalized payment, usage histor
     txn as never,
     'a finalized transaction is found in the replica’s history',
   );
-  assert.equal(store.reads.txns({ account_id: 'm1' }, { offset: 0, limit: 10 }).total, 1);
+  assert.equal((await store.reads.txns({ account_id: 'm1' }, { offset: 0, limit: 10 })).total, 1);
   await store.close();
   // A second migrate into the same database is refused, and the source is untouched.
   await assert.rejects(migrateDataDir(data_dir, url), /already holds an AIHub store/);

@@ -44,7 +44,11 @@ test(
       const everyone = { account_id: null, admin: true };
       const paging = { page: 2, limit: 25, order: 'desc' as const };
 
-      const at_once = store.reads.wallet({ account_id: null }, { offset: 25, limit: 25 }, 'desc');
+      const at_once = await store.reads.wallet(
+        { account_id: null },
+        { offset: 25, limit: 25 },
+        'desc',
+      );
       assert.ok(at_once.total > 3 * 512, `${at_once.total} postings: several chunks`);
       const wallet = await beside(() => reportWallet(store, {}, paging, everyone));
       assert.deepEqual(wallet.order, ['other request', 'report']);
@@ -56,7 +60,7 @@ test(
         at_once.rows.map((line) => line.posting.id),
       );
 
-      const logs_at_once = store.reads.apiLogs(
+      const logs_at_once = await store.reads.apiLogs(
         { account_id: null },
         { offset: 25, limit: 25 },
         'desc',

@@ -26,7 +26,7 @@ test(
         lean: true,
         step_ms: 1_000,
       });
-      const all = store.reads.txns({ account_id: null }, null).rows;
+      const all = (await store.reads.txns({ account_id: null }, null)).rows;
       assert.equal(all.length, 5_000);
 
       // Other work queued once the report has begun runs before it ends: the event loop turned.

@@ -38,21 +38,24 @@ async function filled(): Promise<string> {
 }
 
 /** What every read should say, from the reads themselves, checked against the expected statuses. */
-function observe(store: Store, reversed: readonly number[]) {
+async function observe(store: Store, reversed: readonly number[]) {
   const status = (i: number) =>
     reversed.includes(i) ? 'reversed' : i % 17 === 0 ? 'failed' : 'success';
   for (const i of [...reversed, 0, 17, 4, 599])
     assert.equal(store.get('payment_txns', fillTxnId(i))?.status, status(i), `by id: ${i}`);
-  const all = store.reads.txns({ account_id: null }, null);
+  const all = await store.reads.txns({ account_id: null }, null);
   assert.equal(all.total, TXNS, 'every transaction listed once');
   assert.equal(new Set(all.rows.map((t) => t.id)).size, TXNS);
   for (const row of all.rows)
     assert.equal(row.status, status(Number.parseInt(row.id.slice(4), 16)), `listed ${row.id}`);
-  const counts = (account_id: string | null, filter: { service?: string; status?: string }) => ({
+  const counts = async (
+    account_id: string | null,
+    filter: { service?: string; status?: string },
+  ) => ({
     // The newest page of a status: its total comes from the tag counts alone.
-    tags: store.reads.txns({ account_id, ...filter }, { offset: 0, limit: 5 }).total,
+    tags: (await store.reads.txns({ account_id, ...filter }, { offset: 0, limit: 5 })).total,
     // A filter that reads every row in range.
-    rows: store.reads.txns({ account_id, ...filter, match: () => true }, null).total,
+    rows: (await store.reads.txns({ account_id, ...filter, match: () => true }, null)).total,
   });
   const expected = (account: number | null, wanted: string, service?: string) =>
     Array.from({ length: TXNS }, (_, i) => i).filter(
@@ -67,18 +70,21 @@ function observe(store: Store, reversed: readonly number[]) {
     for (const wanted of ['success', 'failed', 'reversed'] as const) {
       const n = expected(account, wanted);
       assert.deepEqual(
-        counts(account_id, { status: wanted }),
+        await counts(account_id, { status: wanted }),
         { tags: n, rows: n },
         `${account_id ?? ALL} ${wanted}`,
       );
       const bills = expected(account, wanted, 'bills');
       assert.deepEqual(
-        counts(account_id, { status: wanted, service: 'bills' }),
+        await counts(account_id, { status: wanted, service: 'bills' }),
         { tags: bills, rows: bills },
         `${account_id ?? ALL} bills ${wanted}`,
       );
     }
-    const page = store.reads.txns({ account_id, status: 'reversed' }, { offset: 0, limit: 50 });
+    const page = await store.reads.txns(
+      { account_id, status: 'reversed' },
+      { offset: 0, limit: 50 },
+    );
     assert.ok(page.rows.every((t) => t.status === 'reversed'));
     seen[String(account_id)] = page.rows.map((t) => t.id);
   }
@@ -100,7 +106,7 @@ test(
     try {
       // A clean restart: the revisions come from the manifest.
       let store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000 });
-      const before = observe(store, REVERSED_EARLY);
+      const before = await observe(store, REVERSED_EARLY);
       assert.deepEqual(await chunked(store), REVERSED_EARLY.map(fillTxnId));
       await store.close();
 
@@ -121,7 +127,7 @@ test(
       lines.close();
       const reversed = [...REVERSED_EARLY, ...REVERSED_LATE];
       store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000 });
-      const after_kill = observe(store, reversed);
+      const after_kill = await observe(store, reversed);
       assert.deepEqual(await chunked(store), reversed.sort((a, b) => a - b).map(fillTxnId));
       assert.notDeepEqual(after_kill, before);
       await store.close();
@@ -129,7 +135,7 @@ test(
       // The indexes removed: indexed again from the first record.
       rmSync(join(data_dir, INDEX_DIR), { recursive: true, force: true });
       store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000 });
-      assert.deepEqual(observe(store, reversed), after_kill);
+      assert.deepEqual(await observe(store, reversed), after_kill);
       await store.close();
 
       // Damage: every account's list of all transactions cut short; repaired from the journal.
@@ -137,7 +143,7 @@ test(
       truncateSync(list, statSync(list).size - 72 * 200 - 5);
       store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000, warn: () => {} });
       assert.equal(store.archive.repaired.lists, 1);
-      assert.deepEqual(observe(store, reversed), after_kill);
+      assert.deepEqual(await observe(store, reversed), after_kill);
       await store.close();
 
       const verify = await verifyDataDir(data_dir, { full: true });

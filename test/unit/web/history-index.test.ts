@@ -14,6 +14,13 @@ import { HistoryIndex } from '../../../gateway/web/history-index.ts';
 import { audit } from '../../../gateway/web/audit.ts';
 import { tempDir } from '../../support/temp.ts';
 
+/** Every item of an async iterable (Node 20 has no Array.fromAsync). */
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
 test('the history index: wallet rows with opening/closing balances, key stats, daily spend, audit; it follows new records across segments', async () => {
   const dir = tempDir('aihub-web-index-');
   let now = new Date('2025-05-01T10:00:00Z');
@@ -40,7 +47,7 @@ test('the history index: wallet rows with opening/closing balances, key stats, d
     );
     await index.catchUp();
     assert.deepEqual(
-      [...index.walletRows('acc_a')].map((row) => [
+      (await collect(index.walletRows('acc_a'))).map((row) => [
         row.memo,
         row.opening_micros,
         row.delta_micros,
@@ -88,7 +95,7 @@ test('the history index: wallet rows with opening/closing balances, key stats, d
       'the journal rolled over into several segments',
     );
 
-    const rows = [...index.walletRows('acc_a')];
+    const rows = await collect(index.walletRows('acc_a'));
     assert.equal(rows.length, 1 + 40 * 2);
     for (let i = 1; i < rows.length; i++) {
       assert.equal(
@@ -107,17 +114,17 @@ test('the history index: wallet rows with opening/closing balances, key stats, d
     assert.equal(rows[2]!.memo, 'chat lite 0: unused reserve returned');
     assert.equal(rows[2]!.delta_micros, 30_000);
 
-    const stats = index.keyStats('key_1');
+    const stats = await index.keyStats('key_1');
     assert.equal(stats.requests, 40);
     assert.equal(stats.cost_micros, 800_000);
     assert.equal(stats.last_used, '2025-05-03T01:00:00.000Z');
-    assert.deepEqual(index.keyStats('key_unknown'), {
+    assert.deepEqual(await index.keyStats('key_unknown'), {
       requests: 0,
       cost_micros: 0,
       last_used: null,
     });
 
-    const days = index.dailySpend('acc_a', '2025-05-02', 3);
+    const days = await index.dailySpend('acc_a', '2025-05-02', 3);
     assert.deepEqual(
       days.map((day) => day.day),
       ['2025-04-30', '2025-05-01', '2025-05-02'],
@@ -129,27 +136,30 @@ test('the history index: wallet rows with opening/closing balances, key stats, d
     assert.equal(days[2]!.tiers.get('max')! + days[2]!.tiers.get('lite')!, 24 * 20_000);
 
     assert.deepEqual(
-      index
-        .auditPage(null, 1, 50)
-        .rows.map((entry) => [entry.actor, entry.action, entry.account_id, entry.detail]),
+      (await index.auditPage(null, 1, 50)).rows.map((entry) => [
+        entry.actor,
+        entry.action,
+        entry.account_id,
+        entry.detail,
+      ]),
       [['admin', 'wallet.credit', 'acc_a', 'x']],
     );
 
     assert.deepEqual(
-      index.walletPage('acc_a', 1, 2).rows,
+      (await index.walletPage('acc_a', 1, 2)).rows,
       rows.slice(-2).reverse(),
       'a page, newest first',
     );
-    assert.equal(index.walletPage('acc_a', 1, 2).total, rows.length);
+    assert.equal((await index.walletPage('acc_a', 1, 2)).total, rows.length);
     // After a restart the durable indexes answer the same.
     await store.close();
     const reopened = await Store.open(dir, { now: () => now, segment_bytes: 4096 });
     try {
       const fresh = new HistoryIndex(reopened);
       await fresh.catchUp();
-      assert.deepEqual([...fresh.walletRows('acc_a')], rows);
-      assert.deepEqual(fresh.keyStats('key_1'), stats);
-      assert.deepEqual(fresh.dailySpend('acc_a', '2025-05-02', 3), days);
+      assert.deepEqual(await collect(fresh.walletRows('acc_a')), rows);
+      assert.deepEqual(await fresh.keyStats('key_1'), stats);
+      assert.deepEqual(await fresh.dailySpend('acc_a', '2025-05-02', 3), days);
     } finally {
       await reopened.close();
     }
@@ -176,7 +186,7 @@ test("the wallet export reads each of the account's index entries once, however 
       });
     await index.catchUp();
     const before = store.archive.counters.entries;
-    const rows = [...index.walletRows('acc_long')];
+    const rows = await collect(index.walletRows('acc_long'));
     const read = store.archive.counters.entries - before;
     assert.equal(rows.length, POSTINGS);
     assert.deepEqual(
