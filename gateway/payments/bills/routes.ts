@@ -29,32 +29,11 @@ function sameToken(given: string, expected: unknown): boolean {
 }
 
 export function billsRouter(ctx: PaymentsContext): Router {
-  const { store, logger, settings, config } = ctx;
+  const { store, logger, config } = ctx;
   const router = Router();
   const bills = billsCommands(ctx);
 
-  router.get('/bills/categories', (req, res) => {
-    authorize(store.state, req, res, logger);
-    res.json({ status: true, data: categoriesView(settings.bills.billers) });
-  });
-
-  router.get('/bills/billers', (req, res) => {
-    authorize(store.state, req, res, logger);
-    const query = parseWith(billersQuery, req.query);
-    const words = query.q?.toLowerCase();
-    res.json({
-      status: true,
-      data: settings.bills.billers
-        .filter((b) => !query.category || b.category === query.category)
-        .filter(
-          (b) =>
-            !words ||
-            b.name.toLowerCase().includes(words) ||
-            b.biller_id.toLowerCase().includes(words),
-        )
-        .map(billerView),
-    });
-  });
+  catalogueRoutes(router, ctx);
 
   router.post('/bills/fetch', jsonBody(config), async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'bills');
@@ -144,5 +123,33 @@ function complaintRoutes(
       .sort((a, b) => b.created_at.localeCompare(a.created_at))
       .slice(0, 500);
     res.json({ status: true, data: list.map(complaintView) });
+  });
+}
+
+/** The catalogue: BBPS categories (counted once: the catalogue is configuration) and billers. */
+function catalogueRoutes(router: Router, ctx: PaymentsContext): void {
+  const { store, logger, settings } = ctx;
+  const categories = categoriesView(settings.bills.billers);
+  router.get('/bills/categories', (req, res) => {
+    authorize(store.state, req, res, logger);
+    res.json({ status: true, data: categories });
+  });
+
+  router.get('/bills/billers', (req, res) => {
+    authorize(store.state, req, res, logger);
+    const query = parseWith(billersQuery, req.query);
+    const words = query.q?.toLowerCase();
+    res.json({
+      status: true,
+      data: settings.bills.billers
+        .filter((b) => !query.category || b.category === query.category)
+        .filter(
+          (b) =>
+            !words ||
+            b.name.toLowerCase().includes(words) ||
+            b.biller_id.toLowerCase().includes(words),
+        )
+        .map(billerView),
+    });
   });
 }
