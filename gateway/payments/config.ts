@@ -100,6 +100,9 @@ const ELECTRICITY_BILLERS: Readonly<Record<number, string>> = {
   34: 'BSESR',
 };
 
+/** The built-in operators as the default made them (not those a config file lists). */
+const BUILT_IN_OPERATORS = new WeakSet<object>();
+
 /** The built-in catalogue. Ids are stable: clients store them. */
 export const DEFAULT_OPERATORS = [
   op(1, 'Airtel', 'prepaid', 2.5, 10, 5_000),
@@ -241,9 +244,14 @@ export const paymentsConfigSchema = z
         'operator ids must be unique',
       )
       .default(() =>
-        DEFAULT_OPERATORS.map((o) =>
-          operatorSchema.parse({ ...o, biller_id: ELECTRICITY_BILLERS[o.operator_id] }),
-        ),
+        DEFAULT_OPERATORS.map((o) => {
+          const operator = operatorSchema.parse({
+            ...o,
+            biller_id: ELECTRICITY_BILLERS[o.operator_id],
+          });
+          BUILT_IN_OPERATORS.add(operator);
+          return operator;
+        }),
       ),
     providers: z
       .strictObject({
@@ -410,6 +418,18 @@ export const paymentsConfigSchema = z
         v1_until: z.iso.datetime({ offset: true }).nullable().default('2027-03-31T23:59:59Z'),
       })
       .prefault({}),
+  })
+  .transform((payments) => {
+    // The built-in electricity boards whose BBPS biller a configured catalogue leaves out are
+    // left out too: there is no biller for their recharges to pay.
+    const billers = new Set(payments.bills.billers.map((b) => b.biller_id));
+    const operators = payments.operators.filter(
+      (o) =>
+        o.type !== 'electricity' ||
+        !BUILT_IN_OPERATORS.has(o) ||
+        (o.biller_id !== undefined && billers.has(o.biller_id)),
+    );
+    return operators.length === payments.operators.length ? payments : { ...payments, operators };
   })
   .superRefine((payments, ctx) => {
     // An electricity board's recharge is a bill payment of its BBPS biller: one path, one duplicate rule.

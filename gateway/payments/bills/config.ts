@@ -90,8 +90,12 @@ export const billerSchema = z
     consumer_pattern: patternSchema.optional(),
     consumer_label: z.string().min(1).max(60).optional(),
     mode: z.enum(BILLER_MODES).default('fetch_and_pay'),
-    /** fetch_and_pay: a payment must name its fetched bill (`bill_id`); false: a payment may also go without one. */
-    fetch_required: z.boolean().default(true),
+    /**
+     * fetch_and_pay: a payment must name its fetched bill (`bill_id`); false: a payment may also
+     * go without one. Default: true, except for a biller in the shape from before BBPS
+     * (`consumer_pattern`, no `params`), which was payable without a fetch and stays so.
+     */
+    fetch_required: z.boolean().optional(),
     amount_rule: z.enum(AMOUNT_RULES).optional(),
     /** Before `amount_rule`: true is EXACT, false is ANY. */
     exact_amount: z.boolean().optional(),
@@ -133,6 +137,7 @@ export const billerSchema = z
       biller.amount_rule ?? (biller.exact_amount === false ? 'ANY' : 'EXACT');
     return {
       ...biller,
+      fetch_required: biller.fetch_required ?? biller.params !== undefined,
       params,
       consumer_pattern: params[0]!.regex,
       consumer_label: params[0]!.label,
