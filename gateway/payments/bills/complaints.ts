@@ -313,7 +313,12 @@ export async function readComplaint(
     const current = tx.get('bill_complaints', id)!;
     const at = tx.now.toISOString();
     const status = statusOf(data.status);
-    const changed = status !== null && status !== current.status && !CLOSED.has(current.status);
+    // Statuses only move forward (registered → assigned → in progress → closed): a provider
+    // answering an older status changes nothing, and the history holds each status once.
+    const changed =
+      status !== null &&
+      COMPLAINT_STATUSES.indexOf(status) > COMPLAINT_STATUSES.indexOf(current.status) &&
+      !CLOSED.has(current.status);
     const next: BillComplaint = {
       ...current,
       checked_at: at,
