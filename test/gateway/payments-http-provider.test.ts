@@ -17,8 +17,10 @@ import {
   onboard,
   paymentsConfig,
   startPaymentsGateway,
+  txnOf,
   verifyOk,
   waitFor,
+  waitStatus,
 } from '../support/payments-helpers.ts';
 
 const SECRET = 'callback-secret-5b1f';
@@ -255,26 +257,6 @@ function providers(url: string) {
       },
     ],
   };
-}
-
-async function txnOf(gw: Gateway, headers: Record<string, string>, id: string): Promise<any> {
-  const reply = await request(`${gw.url}/api/transactions/${id}`, { headers });
-  assert.equal(reply.status, 200, JSON.stringify(reply.body));
-  return reply.body.data;
-}
-
-async function waitStatus(
-  gw: Gateway,
-  headers: Record<string, string>,
-  id: string,
-  status: string,
-) {
-  let last: any = null;
-  await waitFor(
-    async () => (last = await txnOf(gw, headers, id)).status === status,
-    () => `${id} is ${last?.status}, not ${status}: ${last?.message}`,
-  );
-  return last;
 }
 
 /** The webhook events received for one transaction, in order. */
