@@ -176,13 +176,12 @@ async function complaintTarget(
     );
   if (body.reason === 'others' && body.description === '')
     throw badRequest('description: say what happened', 'description', 'missing_param');
-  await store.readDurable();
   let provider_name: string | null = null;
   let biller_id = body.biller_id ?? null;
   if (body.type === 'transaction') {
     if (!body.txn_id)
       throw badRequest('txn_id: a transaction complaint names it', 'txn_id', 'missing_param');
-    const txn = store.get('payment_txns', body.txn_id);
+    const txn = await store.fetch('payment_txns', body.txn_id);
     if (!txn || txn.account_id !== account.id || txn.service !== 'bills')
       throw notFound(`no bill payment ${body.txn_id}`, 'transaction_not_found');
     provider_name = txn.provider;
@@ -215,7 +214,7 @@ export async function registerComplaint(
   const id = newId('cmp');
   const registered_at = ctx.clock.now().toISOString();
   // Refused before the provider is asked: a second open complaint about the same payment, too many open ones.
-  const open = openComplaints(ctx, account.id);
+  const open = await openComplaints(ctx, account.id);
   if (body.txn_id && open.some((c) => c.txn_id === body.txn_id))
     throw conflict(
       `payment ${body.txn_id} has an open complaint already (${open.find((c) => c.txn_id === body.txn_id)!.id})`,
@@ -272,10 +271,9 @@ export async function registerComplaint(
   });
 }
 
-function openComplaints(ctx: Ctx, account_id: string): BillComplaint[] {
-  return [...ctx.store.indexBy('bill_complaints', 'account_id').rows(account_id)].filter(
-    (c) => !CLOSED.has(c.status),
-  );
+async function openComplaints(ctx: Ctx, account_id: string): Promise<BillComplaint[]> {
+  const all = await ctx.store.list('bill_complaints', 'account_id', account_id);
+  return all.filter((c) => !CLOSED.has(c.status));
 }
 
 /** The account's complaint, its status brought up to date from the provider (at most every `refresh_ms`). */
@@ -285,8 +283,7 @@ export async function readComplaint(
   id: string,
 ): Promise<BillComplaint> {
   const { store, settings } = ctx;
-  await store.readDurable();
-  const complaint = store.get('bill_complaints', id);
+  const complaint = await store.fetch('bill_complaints', id);
   if (!complaint || complaint.account_id !== account.id)
     throw notFound(`no complaint ${id}`, 'complaint_not_found');
   const now_ms = ctx.clock.now().getTime();

@@ -118,8 +118,7 @@ function complaintRoutes(
 
   router.get('/bills/complaints', async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'bills');
-    await store.readDurable();
-    const list = [...store.indexBy('bill_complaints', 'account_id').rows(account.id)]
+    const list = (await store.list('bill_complaints', 'account_id', account.id))
       .sort((a, b) => b.created_at.localeCompare(a.created_at))
       .slice(0, 500);
     res.json({ status: true, data: list.map(complaintView) });
