@@ -1,11 +1,12 @@
 // Issue #27 through the HTTP provider (providers/http.ts) against a scripted aggregator on
 // loopback, for what the sandbox cannot show of a real aggregator: a number's operator from
-// its HLR endpoint and a recharge without operator_id; a submission that times out (pending)
-// and settles by the status check; a reversal arriving by a signed callback days after a
-// success (the amount back, the commission taken back, a webhook); a DMT transfer the bank
-// fails after accepting it (refund_pending) and its refund OTP wrong three times; a BBPS
-// payment carrying its BBPS reference and a complaint registered and followed at the
-// aggregator. After each step the books verify and the wallet is right to the paisa.
+// its HLR endpoint, an operator's plans and a DTH subscriber from theirs, and a recharge
+// without operator_id; a submission that times out (pending) and settles by the status
+// check; a reversal arriving by a signed callback days after a success (the amount back, the
+// commission taken back, a webhook); a DMT transfer the bank fails after accepting it
+// (refund_pending) and its refund OTP wrong three times; a BBPS payment carrying its BBPS
+// reference and a complaint registered and followed at the aggregator. After each step the
+// books verify and the wallet is right to the paisa.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
@@ -78,6 +79,33 @@ function aggregatorScript(states: States) {
           result: 'FOUND',
           data: { opr: 'AT', circle: 'Karnataka', type: 'PREPAID', ported: 'N' },
         });
+      case '/plans':
+        return json(res, 200, {
+          result: 'FOUND',
+          plans: [
+            {
+              id: 'AT-299',
+              price: '299.00',
+              validity: '28 days',
+              benefit: 'Unlimited calls, 1 GB/day',
+              type: 'UNLIMITED',
+            },
+            { id: 'AT-19', price: 19, validity: '1 day', benefit: '1 GB data', type: 'DATA' },
+            { id: 'AT-BAD', price: 'n/a', benefit: 'no price: left out' },
+          ],
+        });
+      case '/dth-info':
+        return body.vc === '01234567890'
+          ? json(res, 200, {
+              result: 'FOUND',
+              customer: {
+                name: 'Kavita Nair',
+                balance: '152.40',
+                monthly: 349,
+                next: '2026-12-03',
+              },
+            })
+          : json(res, 200, { result: 'NOT_FOUND' });
       case '/recharge/pay':
         // 0004: taken but never answered; still processing when first asked, done after.
         if (String(body.number).endsWith('0004')) return void states.set(body.ref, 'PROCESSING');
@@ -179,8 +207,32 @@ function providers(url: string) {
             operator: 'param:operator_id',
           },
         },
-        codes: { operator_id: { '1': 'AT' } },
+        codes: { operator_id: { '1': 'AT', '23': 'DISH' } },
         lookups: {
+          plans: {
+            url: `${url}/plans`,
+            ...found({ operator: 'param:operator_id', circle: 'param:circle' }, {}),
+            list_field: 'plans',
+            item_fields: {
+              plan_id: 'id',
+              amount: 'price',
+              validity: 'validity',
+              description: 'benefit',
+              category: 'type',
+            },
+          },
+          dth_info: {
+            url: `${url}/dth-info`,
+            ...found(
+              { operator: 'param:operator_id', vc: 'subject' },
+              {
+                customer_name: 'customer.name',
+                balance: 'customer.balance',
+                monthly_recharge: 'customer.monthly',
+                next_recharge_date: 'customer.next',
+              },
+            ),
+          },
           hlr: {
             url: `${url}/hlr`,
             ...found(
@@ -281,7 +333,7 @@ function callback(gw: Gateway, service: string, body: unknown, secret = SECRET) 
 }
 
 test(
-  'HTTP provider on loopback: HLR lookup, a timed-out submission settled by the status check, a reversal by signed callback, a DMT refund OTP wrong three times, a BBPS payment and complaint',
+  'HTTP provider on loopback: HLR lookup, plans, DTH info, a timed-out submission settled by the status check, a reversal by signed callback, a DMT refund OTP wrong three times, a BBPS payment and complaint',
   { timeout: 120_000 },
   async () => {
     const states: States = new Map();
@@ -325,6 +377,36 @@ test(
       assert.equal(looked.body.data.provider, 'agg-recharge');
       const hlr = aggregator.seen.find((s) => s.url === '/hlr')!;
       assert.deepEqual(hlr.json, { msisdn: '9876500001' });
+      // Its plans in that circle, read from the aggregator's list (an item without a price is left out).
+      const plans = await request(`${gw.url}/api/recharge/plans?operator_id=1&circle=KA`, {
+        headers,
+      });
+      assert.equal(plans.status, 200, JSON.stringify(plans.body));
+      assert.deepEqual(
+        plans.body.data.plans.map((p: any) => [p.plan_id, p.amount, p.category]),
+        [
+          ['AT-299', 299, 'unlimited'],
+          ['AT-19', 19, 'data'],
+        ],
+      );
+      assert.deepEqual(aggregator.seen.find((s) => s.url === '/plans')!.json, {
+        operator: 'AT',
+        circle: 'KA',
+      });
+      // A DTH subscriber (Dish TV, DISH at the aggregator); an unknown one is 404.
+      const dth = await request(`${gw.url}/api/dth/info?operator_id=23&number=01234567890`, {
+        headers,
+      });
+      assert.equal(dth.status, 200, JSON.stringify(dth.body));
+      assert.equal(dth.body.data.customer_name, 'Kavita Nair');
+      assert.equal(dth.body.data.balance, 152.4);
+      assert.equal(dth.body.data.monthly_recharge, 349);
+      assert.equal(dth.body.data.next_recharge_date, '2026-12-03');
+      const no_dth = await request(`${gw.url}/api/dth/info?operator_id=23&number=01234567899`, {
+        headers,
+      });
+      assert.equal(no_dth.status, 404);
+      assert.equal(no_dth.body.error.code, 'subscriber_not_found');
       const recharged = await request(`${gw.url}/api/recharge`, {
         headers,
         body: { number: '9876500001', amount: 100 },
