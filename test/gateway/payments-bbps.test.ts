@@ -301,6 +301,11 @@ test(
       assert.equal(by_recharge.body.data.operator, 'BESCOM (Bengaluru)');
       assert.equal(by_recharge.body.data.operator_id, 31);
       assert.equal(by_recharge.body.data.biller_id, 'BESCOM');
+      assert.equal(
+        by_recharge.body.data.commission_credited,
+        Math.round((by_recharge.body.data.commission - by_recharge.body.data.tds) * 100) / 100,
+        'the commission credited, as a recharge answers it',
+      );
       assert.match(by_recharge.body.data.receipt_url, /\/api\/bills\/receipt\//);
       const txn = await call(`/transactions/${by_recharge.body.txn_id}`);
       assert.equal(txn.body.data.service, 'bills');

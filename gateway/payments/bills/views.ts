@@ -94,7 +94,11 @@ export function renderBillFactory(base_url: () => string) {
       ...(txn.tax ? { tax: taxView(txn.tax) } : {}),
       commission: txn.status === 'success' ? microsToUnits(txn.commission_micros) : 0,
       ...(txn.status === 'success' && txn.earning
-        ? { tds: microsToUnits(txn.earning.tds_micros) }
+        ? {
+            tds: microsToUnits(txn.earning.tds_micros),
+            // As a recharge answers it (an electricity board's recharge answers in this shape).
+            commission_credited: microsToUnits(txn.commission_micros - txn.earning.tds_micros),
+          }
         : {}),
       balance: microsToUnits(balance_micros),
       ...(txn.details.bill_id !== undefined ? { bill_id: txn.details.bill_id } : {}),
