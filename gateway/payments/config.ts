@@ -6,6 +6,8 @@ import { type AmountError, unitsToMicros } from '../util/money.js';
 import { taxSchema } from './tax-config.js';
 import { rechargeConfigSchema } from './recharge/config.js';
 import { billsConfigSchema } from './bills/config.js';
+import { dmtRbiSchema } from './dmt/config.js';
+import { panVariantsSchema } from './pan/config.js';
 import { percentBpSchema } from '../util/amount-schema.js';
 import { ms, patternSchema, unitsSchema } from './config-parts.js';
 
@@ -279,6 +281,7 @@ export const paymentsConfigSchema = z
         /** The fee of a beneficiary's penny-drop verification. */
         verification_fee: unitsSchema(2, 10_000).default(3_000_000),
         max_beneficiaries_per_remitter: z.int().min(1).max(1_000).default(50),
+        rbi: dmtRbiSchema,
         max_remitters_per_account: z.int().min(1).max(1_000_000).default(100_000),
         otp: z
           .strictObject({
@@ -322,6 +325,7 @@ export const paymentsConfigSchema = z
       .strictObject({
         /** Charged per found PAN; a PAN that is not found costs nothing. */
         fee: unitsSchema(2, 10_000).default(2_000_000),
+        variants: panVariantsSchema,
       })
       .prefault({}),
     bills: billsConfigSchema,

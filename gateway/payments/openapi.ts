@@ -31,8 +31,9 @@ import { networkRouteDocs } from './network/openapi.js';
 import { statementRouteDocs } from './statements/openapi.js';
 import { rechargeLookupDocs } from './recharge/openapi.js';
 import { bbpsRouteDocs } from './bills/openapi.js';
+import { dmtRefundRouteDocs, rbiRouteDocs } from './dmt/openapi.js';
+import { panVerifyRouteDoc } from './pan/openapi.js';
 import { callbackRouteDocs } from './callbacks/openapi.js';
-import { dmtRefundRouteDocs } from './dmt/refund-openapi.js';
 import { reasonBody, recheckBody } from './admin/schemas.js';
 
 const api = { auth: 'api_key' } as const;
@@ -75,6 +76,8 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
     ...adminTransactionDocs(),
     ...networkRouteDocs(),
     ...statementRouteDocs(),
+    ...rbiRouteDocs(settings),
+    panVerifyRouteDoc(),
     ...callbackRouteDocs(),
     ...dmtRefundRouteDocs(settings.dmt.otp.digits),
   ];
@@ -282,7 +285,8 @@ function beneficiaryDocs(): RouteDoc[] {
       tag: 'dmt',
       method: 'post',
       path: '/api/dmt/beneficiary',
-      summary: 'Add a beneficiary (account number 9–18 digits, IFSC)',
+      summary:
+        'Add a beneficiary (account number as the bank issued it, 6–34 letters and digits; IFSC, its bank named from it)',
       body: beneficiaryBody,
       success: {
         status: 200,
@@ -338,7 +342,8 @@ function transferDocs(settings: PaymentsConfig): RouteDoc[] {
       tag: 'dmt',
       method: 'post',
       path: '/api/dmt/transact',
-      summary: 'Transfer by IMPS (settles at once) or NEFT (pending until the batch settles)',
+      summary:
+        'Transfer by IMPS (settles at once) or NEFT (pending until the batch settles); under RBI 2024 with the OTP of POST /api/dmt/transact/otp (otp_ref, otp); above the per-transfer limit, split into parts under one reference',
       body: transactBody(settings.dmt),
       success: {
         status: 200,
