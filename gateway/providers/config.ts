@@ -160,7 +160,8 @@ export const httpProviderSchema = z.strictObject({
    * `dth_info` (a DTH subscriber: customer_name, balance, monthly_recharge, next_recharge_date,
    * plan_name, status), `validate` (a BBPS biller's check of a customer: customer_name...),
    * `complaint` (a BBPS complaint registered: complaint_ref, status, assigned_to) and
-   * `complaint_status` (its status now: status, assigned_to, resolution).
+   * `complaint_status` (its status now: status, assigned_to, resolution), `remitter_kyc` (a
+   * DMT remitter's document checked: name_on_document).
    * A data field named like a `codes` parameter is read back through it (`AT` → `1`).
    */
   lookups: z
@@ -172,6 +173,7 @@ export const httpProviderSchema = z.strictObject({
       validate: lookupSpec.optional(),
       complaint: lookupSpec.optional(),
       complaint_status: lookupSpec.optional(),
+      remitter_kyc: lookupSpec.optional(),
     })
     .default({}),
   max_response_bytes: z

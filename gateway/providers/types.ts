@@ -56,7 +56,8 @@ export class ProviderUnavailableError extends Error {
  * operator's plans in a circle (`plans`), a number's special offers (`offers`), a DTH
  * subscriber's account (`dth_info`), a BBPS biller's validation of a customer (`validate`),
  * a BBPS complaint's registration (`complaint`: asked of one provider, never failed over)
- * and its status (`complaint_status`).
+ * and its status (`complaint_status`), a DMT remitter's officially valid document
+ * (`remitter_kyc`, RBI 2024).
  */
 export const LOOKUP_KINDS = [
   'bill',
@@ -67,6 +68,7 @@ export const LOOKUP_KINDS = [
   'validate',
   'complaint',
   'complaint_status',
+  'remitter_kyc',
 ] as const;
 export type LookupKind = (typeof LOOKUP_KINDS)[number];
 

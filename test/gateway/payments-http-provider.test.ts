@@ -13,6 +13,7 @@ import { createHmac } from 'node:crypto';
 import { request, type Gateway } from './helpers.ts';
 import { json, startUpstream, type Seen, type Upstream } from '../support/payments-upstream.ts';
 import {
+  aadhaar,
   addBeneficiary,
   balance,
   onboard,
@@ -60,6 +61,14 @@ async function liveRemitter(
     body: { mobile, otp: lastOtp(aggregator, mobile) },
   });
   assert.equal(verified.status, 200, JSON.stringify(verified.body));
+  // RBI's 2024 framework: the remitter's document, verified once through the aggregator.
+  const kyc = await request(`${gw.url}/api/dmt/remitter/kyc`, {
+    headers,
+    body: { mobile, document_type: 'aadhaar', document_number: aadhaar(), name: 'Ravi Kumar' },
+  });
+  assert.equal(kyc.status, 200, JSON.stringify(kyc.body));
+  assert.equal(kyc.body.data.kyc.verified, true);
+  assert.equal(aggregator.seen.find((seen) => seen.url === '/dmt/kyc')!.json.type, 'aadhaar');
 }
 
 const round = (units: number) => Math.round(units * 100) / 100;
@@ -111,6 +120,12 @@ function aggregatorScript(states: States) {
         if (String(body.number).endsWith('0004')) return void states.set(body.ref, 'PROCESSING');
         states.set(body.ref, 'SUCCESS');
         return json(res, 200, { status: 'SUCCESS', message: 'recharged', ref: `OPR${body.ref}` });
+      case '/dmt/kyc':
+        // The remitter's officially valid document, checked at the aggregator (RBI 2024).
+        return json(res, 200, {
+          result: 'FOUND',
+          document: { name: String(body.name).toUpperCase() },
+        });
       case '/dmt/pay':
         // Accepted by the bank, then failed there: the status check says FAILED.
         states.set(body.ref, 'FAILED');
@@ -249,6 +264,15 @@ function providers(url: string) {
         submit: {
           url: `${url}/dmt/pay`,
           fields: { ref: 'txn_id', account: 'subject', ifsc: 'param:ifsc', amount: 'amount' },
+        },
+        lookups: {
+          remitter_kyc: {
+            url: `${url}/dmt/kyc`,
+            ...found(
+              { document: 'subject', type: 'param:document_type', name: 'param:name' },
+              { name_on_document: 'document.name' },
+            ),
+          },
         },
       },
     ],
@@ -471,9 +495,19 @@ test(
       // Three wrong OTPs void the OTP; a new one refunds amount and charges.
       await liveRemitter(gw, aggregator, headers, '9876512345');
       const bene = await addBeneficiary(gw, headers, '9876512345', '912345678901');
+      const order = { mobile: '9876512345', bene_id: bene, amount: 1_000, txn_type: 'IMPS' };
+      const transfer_otp = await request(`${gw.url}/api/dmt/transact/otp`, {
+        headers,
+        body: order,
+      });
+      assert.equal(transfer_otp.status, 200, JSON.stringify(transfer_otp.body));
       const transfer = await request(`${gw.url}/api/dmt/transact`, {
         headers,
-        body: { mobile: '9876512345', bene_id: bene, amount: 1_000, txn_type: 'IMPS' },
+        body: {
+          ...order,
+          otp_ref: transfer_otp.body.data.otp_ref,
+          otp: lastOtp(aggregator, '9876512345'),
+        },
       });
       assert.equal(transfer.status, 200, JSON.stringify(transfer.body));
       assert.equal(transfer.body.data.status, 'pending');
