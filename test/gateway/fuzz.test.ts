@@ -313,6 +313,7 @@ function realParam(route: Route, name: string, ids: Ids): string {
   if (name === 'parent_id') return 'dmtp_000000000000000000000000';
   if (name === 'keyId' || (name === 'id' && route.path.includes('/keys/'))) return ids.key;
   if (name === 'doc' || name === 'docId') return 'doc_000000000000000000000000';
+  if (name === 'complaint_id') return 'cmp_000000000000000000000000';
   return ids.account;
 }
 
@@ -434,6 +435,17 @@ function jsonBaselines(ids: Ids): Record<string, Record<string, unknown>> {
     'PUT /admin/dmt/remitters/:account_id/:mobile/level': { level: 'full' },
     'POST /api/bills/fetch': { biller_id: 'BESCOM', consumer_number: '1234567890' },
     'POST /api/bills/pay': { biller_id: 'BESCOM', consumer_number: '1234567890', amount: 100 },
+    'POST /api/bills/validate': {
+      biller_id: 'TATAPLAYBB',
+      params: { subscriber_id: '1234567890' },
+      customer_mobile: '9876543210',
+    },
+    'POST /api/bills/complaints': {
+      type: 'service',
+      biller_id: 'BESCOM',
+      reason: 'agent_overcharging',
+      description: 'fuzz',
+    },
     'PUT /api/webhook': { url: 'http://127.0.0.1:9/hook' },
   };
 }
