@@ -486,6 +486,10 @@ export const paymentsConfigSchema = z.strictObject({
         .max(20 * 1024 * 1024)
         .default(5 * 1024 * 1024),
       max_files: z.int().min(1).max(10).default(5),
+      /** eKYC requests one account may have in flight at once (the next is 429 at once). */
+      max_uploads_per_account: z.int().min(1).max(16).default(1),
+      /** eKYC requests the gateway reads at once, every account together (the next is 429). */
+      max_uploads: z.int().min(1).max(1_000).default(16),
     })
     .prefault({}),
   register: z

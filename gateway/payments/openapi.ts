@@ -29,6 +29,9 @@ import { reportsQuery } from './reports/schemas.js';
 import { adminTransactionsQuery, transactionsQuery } from './engine/txn-filter.js';
 import { networkRouteDocs } from './network/openapi.js';
 import { statementRouteDocs } from './statements/openapi.js';
+import { callbackRouteDocs } from './callbacks/openapi.js';
+import { dmtRefundRouteDocs } from './dmt/refund-openapi.js';
+import { reasonBody, recheckBody } from './admin/schemas.js';
 
 const api = { auth: 'api_key' } as const;
 const admin = { tag: 'admin', auth: 'admin' } as const;
@@ -68,6 +71,8 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
     ...adminTransactionDocs(),
     ...networkRouteDocs(),
     ...statementRouteDocs(),
+    ...callbackRouteDocs(),
+    ...dmtRefundRouteDocs(settings.dmt.otp.digits),
   ];
 }
 
@@ -557,6 +562,13 @@ function adminAccountDocs(): RouteDoc[] {
 }
 
 /** Any account's transactions, for the admin. */
+/** A hand move of a transaction refused (admin/commands.ts moveTransaction). */
+const MOVE = {
+  400: 'invalid_request: a reason is required (except for a re-check)',
+  404: 'transaction_not_found',
+  409: "the action does not apply to the transaction's status (the answer names both)",
+};
+
 function adminTransactionDocs(): RouteDoc[] {
   return [
     {
@@ -583,9 +595,40 @@ function adminTransactionDocs(): RouteDoc[] {
       ...admin,
       method: 'post',
       path: '/admin/transactions/:txnId/recheck',
-      summary: 'Re-arm the status checks of a stalled pending transaction',
+      summary:
+        'Re-arm the status checks of a transaction on hold (or pending with its checks run out): it becomes pending; never a blind refund',
+      body: recheckBody,
       success: { status: 200, description: 'the transaction' },
-      errors: { 404: 'no such transaction', 409: 'final already' },
+      errors: MOVE,
+    },
+    {
+      ...admin,
+      method: 'post',
+      path: '/admin/transactions/:txnId/hold',
+      summary: 'Hold a pending transaction for a look (pending → on_hold), with a reason; audited',
+      body: reasonBody,
+      success: { status: 200, description: 'the transaction, on_hold' },
+      errors: MOVE,
+    },
+    {
+      ...admin,
+      method: 'post',
+      path: '/admin/transactions/:txnId/refund',
+      summary:
+        'Refund a transaction on hold or waiting for the customer (on_hold | refund_pending → refunded): its money back to the wallet, with a reason; audited',
+      body: reasonBody,
+      success: { status: 200, description: 'the transaction, refunded, with its refund posting' },
+      errors: MOVE,
+    },
+    {
+      ...admin,
+      method: 'post',
+      path: '/admin/transactions/:txnId/reverse',
+      summary:
+        'Reverse a success (success → reversed): every posting it made mirrored, the commission taken back, with a reason; audited; the webhook says so',
+      body: reasonBody,
+      success: { status: 200, description: 'the transaction, reversed' },
+      errors: MOVE,
     },
   ];
 }

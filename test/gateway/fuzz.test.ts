@@ -9,7 +9,16 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { admin, request, runVerify, type Gateway } from './helpers.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  admin,
+  createFundedAccount,
+  filesUnder,
+  request,
+  runVerify,
+  type Gateway,
+} from './helpers.js';
 import {
   addBeneficiary,
   onboard,
@@ -104,6 +113,128 @@ const BAD_CIDRS = [
   'fe80::1%eth0',
   '1.2.3.4/24/8',
   '::ffff:127.0.0.1/95',
+];
+
+const PART = (name: string, body: string | Buffer, filename?: string, type?: string) =>
+  Buffer.concat([
+    Buffer.from(
+      `--x\r\nContent-Disposition: form-data; name="${name}"` +
+        (filename === undefined ? '' : `; filename="${filename}"`) +
+        (type ? `\r\nContent-Type: ${type}` : '') +
+        '\r\n\r\n',
+    ),
+    Buffer.from(body),
+    Buffer.from('\r\n'),
+  ]);
+const KYC_FIELDS = Buffer.concat(
+  Object.entries({
+    name: 'Asha Verma',
+    aadhaar_number: '2341 2341 2346',
+    pan_number: 'AAPFU0939F',
+  }).map(([name, value]) => PART(name, value)),
+);
+const END = Buffer.from('--x--\r\n');
+const PDF_BYTES = Buffer.from('%PDF-1.4\n%fuzz\n');
+
+/**
+ * eKYC uploads that must be refused whole, leaving no file behind (issue #25, item 8: documents
+ * are now written to disk as they arrive, so every refusal must remove what was written).
+ */
+const BAD_UPLOADS: Array<{ label: string; body: Buffer; content_type?: string }> = [
+  {
+    label: 'not a document',
+    body: Buffer.concat([
+      KYC_FIELDS,
+      PART('pan_document', 'MZ\x90\x00 an exe', 'pan.pdf', 'application/pdf'),
+      END,
+    ]),
+  },
+  {
+    label: 'an empty file',
+    body: Buffer.concat([KYC_FIELDS, PART('pan_document', '', 'pan.pdf'), END]),
+  },
+  {
+    label: 'a good file, then a bad one',
+    body: Buffer.concat([
+      KYC_FIELDS,
+      PART('pan_document', PDF_BYTES, 'pan.pdf'),
+      PART('aadhaar_document', 'GIF89a', 'a.gif'),
+      END,
+    ]),
+  },
+  {
+    label: 'a good file, then an unknown field',
+    body: Buffer.concat([
+      KYC_FIELDS,
+      PART('pan_document', PDF_BYTES, 'pan.pdf'),
+      PART('__proto__', PDF_BYTES, 'x.pdf'),
+      END,
+    ]),
+  },
+  {
+    label: 'a file over the limit (64 KiB here)',
+    body: Buffer.concat([
+      KYC_FIELDS,
+      PART('pan_document', Buffer.concat([PDF_BYTES, Buffer.alloc(100 * 1024)]), 'pan.pdf'),
+      END,
+    ]),
+  },
+  {
+    label: 'a body over the limit of all files, said in its head',
+    body: Buffer.concat([
+      KYC_FIELDS,
+      PART('pan_document', Buffer.concat([PDF_BYTES, Buffer.alloc(5 * 1024 * 1024)]), 'pan.pdf'),
+      END,
+    ]),
+  },
+  {
+    label: 'too many files',
+    body: Buffer.concat([
+      KYC_FIELDS,
+      ...Array.from({ length: 6 }, () => PART('other_document', PDF_BYTES, 'o.pdf')),
+      END,
+    ]),
+  },
+  {
+    label: 'a good file, the body cut off',
+    body: Buffer.concat([KYC_FIELDS, PART('pan_document', PDF_BYTES, 'pan.pdf')]).subarray(0, -2),
+  },
+  {
+    label: 'a good file, bad fields',
+    body: Buffer.concat([
+      PART('name', ''),
+      PART('aadhaar_number', '1234'),
+      PART('constructor', 'x'),
+      PART('pan_document', PDF_BYTES, '../../../etc/passwd'),
+      END,
+    ]),
+  },
+  {
+    label: 'a value over the field size',
+    body: Buffer.concat([
+      PART('name', 'x'.repeat(5_000)),
+      PART('pan_document', PDF_BYTES, 'pan.pdf'),
+      END,
+    ]),
+  },
+  {
+    label: 'no boundary',
+    body: Buffer.concat([KYC_FIELDS, END]),
+    content_type: 'multipart/form-data',
+  },
+  {
+    label: 'another boundary',
+    body: Buffer.concat([KYC_FIELDS, END]),
+    content_type: 'multipart/form-data; boundary=y',
+  },
+  {
+    label: 'a PNG signature cut short',
+    body: Buffer.concat([
+      KYC_FIELDS,
+      PART('pan_document', Buffer.from([0x89, 0x50, 0x4e]), 'p.png'),
+      END,
+    ]),
+  },
 ];
 
 /** Route-specific bodies besides the field-by-field ones (JSON routes and dashboard forms). */
@@ -519,6 +650,39 @@ test("item 5: bodies that do not decompress as their Content-Encoding says are 4
     { 'content-encoding': 'gzip' },
   );
   assert.equal(created.status, 201, created.text);
+});
+
+test('item 8: bad eKYC uploads of an account that may submit are refused in the /api shape, none submitted and no file left', async (t) => {
+  const { key, account_id } = await createFundedAccount(gateway, 0);
+  const failures: string[] = [];
+  const answers: string[] = [];
+  for (const { label, body, content_type } of BAD_UPLOADS) {
+    const response = await fetch(`${gateway.url}/api/kyc`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': key,
+        'content-type': content_type ?? 'multipart/form-data; boundary=x',
+      },
+      body: new Blob([new Uint8Array(body)]),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await response.text();
+    const answer = JSON.parse(text) as { status?: boolean; error?: { code?: string } };
+    answers.push(`${label}: ${response.status} ${answer.error?.code}`);
+    if (
+      response.status < 400 ||
+      response.status >= 500 ||
+      answer.status !== false ||
+      !answer.error?.code
+    )
+      failures.push(`${label} → ${response.status} ${text.slice(0, 200)}`);
+  }
+  t.diagnostic(answers.join('; '));
+  assert.deepEqual(failures, []);
+  const status = await request(`${gateway.url}/api/kyc`, { headers: { 'x-api-key': key } });
+  assert.equal(status.body.data.status, 'none');
+  const dir = join(gateway.data_dir, 'kyc-documents', account_id);
+  assert.deepEqual(existsSync(dir) ? filesUnder(dir) : [], [], 'no file left of a refused upload');
 });
 
 test(
