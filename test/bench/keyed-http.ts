@@ -60,6 +60,10 @@ interface Tree {
   results: Measured[];
 }
 
+/** A growth with its sign ("+275", "-31"). */
+const signed = (value: number, digits: number) =>
+  `${value >= 0 ? '+' : ''}${value.toFixed(digits)}`;
+
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
@@ -275,8 +279,8 @@ try {
     const [a, b] = tree.results as [Measured, Measured];
     rows.push([
       `${tree.name}: growth from ${STEP / 1000}k to ${(2 * STEP) / 1000}k (targets <= 300 ms, <= 300 B/txn)`,
-      `restart +${(b.restart_ms - a.restart_ms).toFixed(0)} ms`,
-      `heap +${(((b.heap_mb - a.heap_mb) * 1e6) / STEP).toFixed(0)} B per transaction (+${(b.heap_mb - a.heap_mb).toFixed(1)} MB)`,
+      `restart ${signed(b.restart_ms - a.restart_ms, 0)} ms`,
+      `heap ${signed(((b.heap_mb - a.heap_mb) * 1e6) / STEP, 0)} B per transaction (${signed(b.heap_mb - a.heap_mb, 1)} MB)`,
     ]);
   }
 } finally {
