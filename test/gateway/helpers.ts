@@ -136,10 +136,12 @@ export async function startGateway(options: StartOptions = {}): Promise<Gateway>
   );
   const output: string[] = [];
   const port = await new Promise<number>((resolvePort, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`gateway did not start in time:\n${output.join('\n')}`)),
-      options.timeout_ms ?? 15_000,
-    );
+    const timer = setTimeout(() => {
+      // Not left running: a gateway that listens after its test gave up would outlive the run
+      // (one was seen still listening minutes after its fuzz test had failed on this timeout).
+      proc.kill('SIGKILL');
+      reject(new Error(`gateway did not start in time:\n${output.join('\n')}`));
+    }, options.timeout_ms ?? 15_000);
     const onLine = (line: string) => {
       output.push(line);
       if (line.includes('"msg":"listening"')) {
