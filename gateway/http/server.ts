@@ -14,7 +14,7 @@
 // they read a body.
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
-import { ConnectionGuard, type ConnectionLimits } from './connections.js';
+import { ConnectionGuard, type ConnectionEvents, type ConnectionLimits } from './connections.js';
 
 /** A PEM certificate chain and its key: with them the same handler is served over HTTPS. */
 export interface TlsFiles {
@@ -39,8 +39,10 @@ export function createHttpServer(
   handler: RequestListener,
   tls: TlsFiles | null = null,
   limits: ConnectionLimits | null = null,
+  watch: { events: ConnectionEvents; open(count: () => number): void } | null = null,
 ): Server | HttpsServer {
-  const guard = limits ? new ConnectionGuard(limits) : null;
+  const guard = limits ? new ConnectionGuard(limits, watch?.events ?? null) : null;
+  if (guard) watch?.open(() => guard.open);
   if (guard) handler = guard.guard(handler);
   const options = {
     keepAliveTimeout: SERVER_LIMITS.keepAliveTimeout,
