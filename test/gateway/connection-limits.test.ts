@@ -164,7 +164,11 @@ test('item 9: a body that does not arrive within the deadline is answered 408 in
     const timeouts = await metric(gw, 'aihub_body_timeouts_total');
     assert.ok(timeouts >= 50, `aihub_body_timeouts_total ${timeouts}`);
     const lines = gw.output.filter((line) => line.includes('"msg":"request bodies timed out"'));
-    assert.equal(lines.length, 1, 'one log line for the flood, not one per request');
+    // (One a minute: a slow machine may take more than a minute over this test, hence not 1.)
+    assert.ok(
+      lines.length >= 1 && lines.length <= 1 + Math.floor(timeouts / 50),
+      `${lines.length} log lines for ${timeouts} timeouts: one a minute, not one per request`,
+    );
   } finally {
     for (const socket of sockets) socket.destroy();
     await gw.stop();
