@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
 import { paymentsConfig, startPaymentsGateway, waitFor } from '../support/payments-helpers.ts';
-import { createFundedAccount, type Gateway } from './helpers.ts';
+import { createFundedAccount, waitForOutput, type Gateway } from './helpers.ts';
 
 interface Raw {
   socket: Socket;
@@ -163,7 +163,9 @@ test('item 9: a body that does not arrive within the deadline is answered 408 in
     // The operator sees it: a counter in /metrics and one log line (at most one a minute).
     const timeouts = await metric(gw, 'aihub_body_timeouts_total');
     assert.ok(timeouts >= 50, `aihub_body_timeouts_total ${timeouts}`);
-    const lines = gw.output.filter((line) => line.includes('"msg":"request bodies timed out"'));
+    // Log lines come through a pipe, after the answers they belong to: wait for the first.
+    await waitForOutput(gw, (line) => logMsg(line) === 'request bodies timed out', 'body timeouts');
+    const lines = gw.output.filter((line) => logMsg(line) === 'request bodies timed out');
     // (One a minute: a slow machine may take more than a minute over this test, hence not 1.)
     assert.ok(
       lines.length >= 1 && lines.length <= 1 + Math.floor(timeouts / 50),
@@ -263,7 +265,7 @@ test('item 9: connections past the cap per address and in all are refused (429, 
     );
     assert.ok((await metric(gw, 'aihub_connections_refused_total', 'reason="address"')) >= 4);
     assert.ok((await metric(gw, 'aihub_connections_refused_total', 'reason="total"')) >= 1);
-    assert.ok(gw.output.some((line) => line.includes('"msg":"connections refused"')));
+    await waitForOutput(gw, (line) => logMsg(line) === 'connections refused', 'refusals');
   } finally {
     for (const socket of sockets) socket.destroy();
     await gw.stop();
@@ -287,4 +289,13 @@ async function metric(gw: Gateway, name: string, labels = '', quiet = false): Pr
     .split('\n')
     .find((l) => l.startsWith(labels ? `${name}{${labels}} ` : `${name} `));
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
+/** The `msg` of a JSON log line, or undefined for any other line. */
+function logMsg(line: string): unknown {
+  try {
+    return (JSON.parse(line) as { msg?: unknown }).msg;
+  } catch {
+    return undefined;
+  }
 }
