@@ -6,7 +6,7 @@
 //   index/idrun/<from_seq>-<to_seq>.run.fence   the first hash of every block (derived)
 //   index/idrun/<from_seq>-<to_seq>.run.bloom   the run's membership filter (derived)
 //
-// A block (4 kB, one page, aligned in its file) holds a u32 count of entries, then entries
+// A block (8 kB, aligned in its file, read by one pread) holds a u32 count of entries, then entries
 // that never straddle a block: the id's hash, the op's index in its journal record, the
 // record's seq and place in the journal (segment, offset, length), and the final row itself
 // when it is small (`inline`: `[table, id, row]` as JSON, at most ID_INLINE_MAX bytes; the
@@ -47,8 +47,12 @@ import { CorruptStoreError, fsyncDirectory } from './journal.js';
 import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
 
 export const ID_RUN_DIR = 'idrun';
-/** A run's unit of reading and writing: one page, so that one block is one random read. */
-export const ID_BLOCK_BYTES = 4096;
+/**
+ * A run's unit of reading and writing: two pages, aligned in the file, read by one pread (one
+ * random read). 8 kB rather than 4: a block holds 14 answered keys, so the fences in memory
+ * are 4 bytes per 14 keys (0.3 MB per million), not per 7.
+ */
+export const ID_BLOCK_BYTES = 8192;
 /** A block begins with its count of entries (u32). */
 const BLOCK_HEADER = 4;
 /** hash u32, op u32, then seq, segment, offset and length as doubles, then the inline row's length (u32, 0: none). */
@@ -97,12 +101,16 @@ const runName = (from_seq: number, to_seq: number) => `${from_seq}-${to_seq}.run
 
 const entryBytes = (place: IdPlace) => ENTRY_HEAD + (place.inline?.length ?? 0);
 
-/** Every entry of the blocks in `bytes` (whole blocks), in order. */
-function decodeBlocks(bytes: Buffer, each: (place: IdPlace) => void): void {
+/** Every entry of the blocks in `bytes` (whole blocks), in order; with `only`, those of that hash. */
+function decodeBlocks(bytes: Buffer, each: (place: IdPlace) => void, only?: number): void {
   for (let block = 0; block < bytes.length; block += ID_BLOCK_BYTES) {
     const count = bytes.readUInt32LE(block);
     let at = block + BLOCK_HEADER;
     for (let i = 0; i < count; i++) {
+      if (only !== undefined && bytes.readUInt32LE(at) !== only) {
+        at += ENTRY_HEAD + bytes.readUInt32LE(at + 40);
+        continue;
+      }
       const place: IdPlace = {
         hash: bytes.readUInt32LE(at),
         op: bytes.readUInt32LE(at + 4),
@@ -376,9 +384,7 @@ export class IdRuns {
       const bytes = Buffer.alloc((end_block - first_block) * ID_BLOCK_BYTES);
       readFully(this.fd(run.file), bytes, first_block * ID_BLOCK_BYTES, run.file);
       const matches: IdPlace[] = [];
-      decodeBlocks(bytes, (place) => {
-        if (place.hash === hash) matches.push(place);
-      });
+      decodeBlocks(bytes, (place) => matches.push(place), hash);
       for (let i = matches.length - 1; i >= 0; i--) if (!visit(matches[i]!)) return;
     }
   }

@@ -13,7 +13,7 @@ import { IdFilter } from '../../../gateway/store/id-filter.ts';
 import { hash32 } from '../../../gateway/store/archive.ts';
 import { tempDir } from '../../support/temp.ts';
 
-/** Two entries in three carry a row beside them, of 1 to 1,024 bytes (entries of 45 to 1,068 bytes in blocks of 4 kB). */
+/** Two entries in three carry a row beside them, of 1 to 1,024 bytes (entries of 45 to 1,068 bytes in blocks of 8 kB). */
 const place = (seq: number): IdPlace => ({
   hash: hash32(`txn_${seq}`),
   op: seq % 3,
