@@ -188,12 +188,13 @@ const PER_SLICE = 20;
  * the small and the large store, both open in this one process, measured in alternating slices
  * of PER_SLICE lookups (which store goes first alternating too), so that whatever else loads
  * the machine meanwhile lands on both alike: on this shared machine, the same lookup in two
- * processes a minute apart differed by up to 7 times. Four passes: keys retried for the first
+ * processes a minute apart differed by up to 7 times. Five passes: keys retried for the first
  * time since the restart (cold as found: whatever of each store the page cache holds), the
- * same keys again (their blocks in the page cache), other keys retried for the first time with
- * both stores' files evicted from the page cache just before (cold from the disk: the ratio
- * counts reads per lookup, not how much of each store the cache happens to hold), and keys
- * never used (what every new request looks up).
+ * same keys again (their blocks in the page cache), other keys with both stores' files
+ * evicted from the page cache just before the pass, others with the files a lookup reads
+ * evicted before each slice (every retry from the disk: the ratio counts reads per lookup,
+ * not how much of each store the cache happens to hold), and keys never used (what every new
+ * request looks up).
  */
 async function lookups(root: string, dirs: [string, string], sizes: [number, number]) {
   const stores = [await openStore(root, dirs[0]), await openStore(root, dirs[1])];
