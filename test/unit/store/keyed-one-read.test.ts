@@ -7,7 +7,7 @@
 // durable begins that again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Store } from '../../../gateway/store/store.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';
@@ -21,7 +21,7 @@ import {
 import { IdFilter } from '../../../gateway/store/id-filter.ts';
 import type { IdempotencyRecord } from '../../../gateway/store/state.ts';
 import { FUNDING_TOPUP, creditWallet } from '../../../gateway/ledger/ledger.ts';
-import { tempDir } from '../../support/temp.ts';
+import { copyFixtureDataDir, tempDir } from '../../support/temp.ts';
 
 const FIXTURE = resolve(import.meta.dirname, '../../fixtures/v3-index-datadir');
 
@@ -143,7 +143,7 @@ test('every answered key is found after a reopen in one block read and no journa
 
 test('a data dir of index version 3 (written by c3f78eb) opens: its id runs are built again from the journal once, a crash before the new manifest begins that again, then every key is one read', async () => {
   const data_dir = tempDir('aihub-keyed-v3-');
-  cpSync(FIXTURE, data_dir, { recursive: true });
+  copyFixtureDataDir(FIXTURE, data_dir);
   assert.equal(manifestOf(data_dir).version, 3);
   const old_runs = readdirSync(join(data_dir, INDEX_DIR, ID_RUN_DIR)).filter((n) =>
     n.endsWith('.run'),
