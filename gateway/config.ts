@@ -17,7 +17,8 @@ export const configSchema = z.strictObject({
     .optional(),
   /** Absolute URL used in links (the top-up link). Defaults to http://host:port. */
   public_url: z.url().optional(),
-  mode: z.enum(['sandbox', 'live']).default('sandbox'),
+  /** Unset: derived (see resolveMode): sandbox only while nothing real can be reached. */
+  mode: z.enum(['sandbox', 'live']).optional(),
   currency: z
     .string()
     .regex(/^[A-Z]{3}$/, 'must be a three-letter currency code')
@@ -63,7 +64,61 @@ export const configSchema = z.strictObject({
     .prefault({}),
 });
 
-export type Config = z.output<typeof configSchema>;
+export type Mode = 'sandbox' | 'live';
+
+/** The configuration as the gateway runs with it: `mode` decided (see resolveMode). */
+export type Config = Omit<z.output<typeof configSchema>, 'mode'> & {
+  mode: Mode;
+  /** Where the mode came from: the config file, AIHUB_MODE, or derived from what is configured. */
+  mode_source: 'config' | 'env' | 'derived';
+  /** Why, in words (logged at start). */
+  mode_reason: string;
+};
+
+/**
+ * The mode when none is set (AIHUB_MODE, `mode` in the config file): sandbox money (top-ups,
+ * sandbox providers) only while nothing real can be reached, that is every chat engine is
+ * `builtin`, every payments provider is a sandbox one and no SMS sender is configured. With
+ * anything real configured the gateway starts live: a deployment that configured an upstream
+ * and forgot the mode must not let anyone top up sandbox money and spend it on that upstream.
+ */
+export function resolveMode(
+  config: z.output<typeof configSchema>,
+  set: { value: Mode; source: 'config' | 'env' } | null,
+): Pick<Config, 'mode' | 'mode_source' | 'mode_reason'> {
+  if (set)
+    return {
+      mode: set.value,
+      mode_source: set.source,
+      mode_reason: set.source === 'env' ? 'AIHUB_MODE' : 'mode in the config file',
+    };
+  const real = realThingsConfigured(config);
+  if (real.length === 0)
+    return {
+      mode: 'sandbox',
+      mode_source: 'derived',
+      mode_reason:
+        'no mode set and nothing real configured (every chat engine builtin, every payments provider a sandbox)',
+    };
+  return {
+    mode: 'live',
+    mode_source: 'derived',
+    mode_reason: `no mode set and ${real.join(', ')} configured: live (set "mode": "sandbox" or AIHUB_MODE=sandbox to allow sandbox top-ups beside it)`,
+  };
+}
+
+/** What in the configuration reaches something real: non-builtin engines, non-sandbox providers, an SMS sender. */
+function realThingsConfigured(config: z.output<typeof configSchema>): string[] {
+  const real: string[] = [];
+  for (const [name, engine] of Object.entries(config.chat.engines))
+    if (engine.type !== 'builtin') real.push(`chat engine ${name} (${engine.type})`);
+  for (const [service, list] of Object.entries(config.payments.providers))
+    for (const provider of list as ReadonlyArray<{ type: string; name: string }>)
+      if (provider.type !== 'sandbox')
+        real.push(`${service} provider ${provider.name} (${provider.type})`);
+  if (config.payments.dmt.otp.sms) real.push('an SMS sender (payments.dmt.otp.sms)');
+  return real;
+}
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -140,5 +195,8 @@ export function loadConfig({ env, flags }: ConfigSources): Config {
   const parsed = configSchema.safeParse(merged);
   if (!parsed.success)
     throw new ConfigError(describe(parsed.error, 'configuration (file, environment or flags)'));
-  return parsed.data;
+  const set = parsed.data.mode
+    ? { value: parsed.data.mode, source: env.AIHUB_MODE ? ('env' as const) : ('config' as const) }
+    : null;
+  return { ...parsed.data, ...resolveMode(parsed.data, set) };
 }

@@ -33,7 +33,8 @@ const USAGE = `Usage: aihub-gateway [serve] [--port N] [--host H] [--data-dir D]
        aihub-gateway rotate-key [--data-dir D] [--database-url URL]   (that gateway stopped: re-seal secrets and eKYC documents under a new key)
 
 Environment: PORT, HOST, AIHUB_DATA_DIR, AIHUB_CONFIG, AIHUB_ADMIN_TOKEN (32+ characters),
-AIHUB_PUBLIC_URL, AIHUB_MODE (sandbox|live), AIHUB_LOG_LEVEL, AIHUB_TLS_CERT_FILE and
+AIHUB_PUBLIC_URL, AIHUB_MODE (sandbox|live; unset: sandbox only while every engine is builtin and
+every payments provider a sandbox, else live), AIHUB_LOG_LEVEL, AIHUB_TLS_CERT_FILE and
 AIHUB_TLS_KEY_FILE (serve HTTPS; SIGHUP reloads them), AIHUB_ENCRYPTION_KEY and
 AIHUB_ENCRYPTION_OLD_KEYS (64 hex digits each; default: the data dir's encryption.key),
 AIHUB_DATABASE_URL (postgres://...: the PostgreSQL store, any number of gateways; flag --database-url),
@@ -162,6 +163,8 @@ async function serve(config: Config): Promise<void> {
   const tls = loadTls(config);
   const trust_proxy = loadTrustProxy(config);
   const logger = createLogger(config.log_level);
+  // Said before anything else: in sandbox mode anyone may top up simulated money.
+  logger.info({ msg: `${config.mode} mode`, mode: config.mode, why: config.mode_reason });
   const store = await openStore(config, (message) => logger.warn({ msg: message }));
   const sealer = await openSecrets(store, config.data_dir, logger);
 
@@ -211,15 +214,7 @@ async function serve(config: Config): Promise<void> {
   const address = server.address();
   if (address && typeof address === 'object') config.port = address.port;
   public_url = publicUrl(config);
-  logger.info({
-    msg: 'listening',
-    host: config.host,
-    port: config.port,
-    url: public_url,
-    data_dir: config.data_dir,
-    mode: config.mode,
-    tls: tls !== null,
-  });
+  logListening(logger, config, public_url, tls !== null);
   if (server instanceof HttpsServer) reloadTlsOnSighup(server, config, logger);
   payments.start(); // status checks of pending transactions (also those from before a restart), webhooks
 
@@ -228,6 +223,20 @@ async function serve(config: Config): Promise<void> {
     await chat.close();
     await llm.close(); // upstream connection pools
     await store.close();
+  });
+}
+
+/** The line tests and the extension wait for: where the gateway listens, and in which mode. */
+function logListening(logger: Logger, config: Config, url: string, tls: boolean): void {
+  logger.info({
+    msg: 'listening',
+    host: config.host,
+    port: config.port,
+    url,
+    data_dir: config.data_dir,
+    mode: config.mode,
+    mode_source: config.mode_source,
+    tls,
   });
 }
 
@@ -324,11 +333,45 @@ async function openSecrets(store: Store, data_dir: string, logger: Logger): Prom
       fail(`${error.message}; start with the old key in AIHUB_ENCRYPTION_OLD_KEYS`, 2);
     throw error;
   }
+  try {
+    await checkDatabaseKey(store, sealer);
+  } catch (error) {
+    await store.close();
+    if (error instanceof SealError) fail(error.message, 2);
+    throw error;
+  }
   if (source === 'generated')
     logger.info({ msg: 'generated the encryption key', file: join(data_dir, KEY_FILE) });
   if (resealed > 0)
     logger.info({ msg: 'sealed secrets under the current encryption key', accounts: resealed });
   return sealer;
+}
+
+const KEY_CHECK_TEXT = 'aihub-encryption-key-check';
+const KEY_CHECK_AAD = 'key_check:database';
+
+/**
+ * Several gateways on one database must share the encryption key: a gateway started with
+ * another key runs, then fails (500) on every secret the others sealed. So the database keeps
+ * one value sealed with the deployment's key (the first gateway's, re-sealed under the current
+ * key when it changes, as the secrets are), and a gateway whose keys cannot open it refuses to
+ * start (SealError, exit 2, the fix named). Nothing to do on the JSON-file store.
+ */
+async function checkDatabaseKey(store: Store, sealer: Sealer): Promise<void> {
+  const sealed = () => sealer.sealText(KEY_CHECK_TEXT, KEY_CHECK_AAD);
+  const stored = await store.sharedKeyCheck(sealed());
+  if (stored === null) return;
+  let opened: string;
+  try {
+    opened = sealer.openText(stored, KEY_CHECK_AAD);
+  } catch (error) {
+    throw new SealError(
+      `this gateway's encryption key cannot open the database's key check (${(error as Error).message}): every gateway on one database needs the same AIHUB_ENCRYPTION_KEY; start this one with the others' key (during a rotation, the old key in AIHUB_ENCRYPTION_OLD_KEYS)`,
+    );
+  }
+  if (opened !== KEY_CHECK_TEXT)
+    throw new SealError("the database's encryption-key check holds something else");
+  if (!sealer.isCurrentText(stored)) await store.sharedKeyCheck(sealed(), true);
 }
 
 /** AIHUB_GATEWAY_LIVE_MS: how recent another gateway's heartbeat must be to count it live (1 s to 1 h; else the default). */
@@ -406,6 +449,7 @@ async function rotateKey(config: Config): Promise<void> {
       sealer = new Sealer(ring);
     }
     const accounts = await resealSecrets(store, sealer);
+    await checkDatabaseKey(store, sealer); // the database's key check, under the new key
     const documents = await resealDocuments(store, sealer, config.data_dir, {
       elsewhere: config.database_url !== undefined,
     });

@@ -105,6 +105,8 @@ export function accountView(state: State, account: Account, currency: string) {
     request_signing: {
       enabled: !!account.signing,
       created_at: account.signing?.created_at ?? null,
+      // v1 (timestamp + body) is accepted from secrets made before v2, until payments.signing.v1_until.
+      schemes: !account.signing ? [] : account.signing.v2_only ? ['v2'] : ['v1', 'v2'],
     },
     created_at: account.created_at,
     balance: microsToUnits(balanceMicros(state, account.id)),

@@ -22,22 +22,25 @@ const idParam = z.string().min(1).max(100);
 /** A per-address failure limit (the admin console's login limiter, shared so both doors count together). */
 export interface FailureLock {
   retryAfterSeconds(key: string, now_ms: number): number;
-  record(key: string, now_ms: number): void;
+  /** Takes an attempt's slot before the check; `release` gives it back (see RateLimiter.claim). */
+  claim(key: string, now_ms: number): { ok: boolean; retry_after_s: number; release(): void };
   reset(key: string): void;
 }
 
 /**
  * Bearer admin token check. A presented token that is wrong counts against the client's
- * address; once the address is over the limit every admin call from it, right token or
- * not, is 429 with Retry-After until the window passes (otherwise the lockout would still
- * tell a guesser when a guess was right). A request with no bearer token is a plain 401:
- * it guesses nothing.
+ * address (its slot is taken before the comparison and given back when the token is right);
+ * once the address is over the limit every admin call from it, right token or not, is 429
+ * with Retry-After until the window passes (otherwise the lockout would still tell a guesser
+ * when a guess was right). A request with no bearer token is a plain 401: it guesses nothing.
  */
 export function adminAuth(admin_token_hash: string, lock: FailureLock, now_ms: () => number) {
   return (req: Request, _res: Response, next: NextFunction): void => {
     const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
     const at_ms = now_ms();
-    const wait_s = lock.retryAfterSeconds(address, at_ms);
+    // A presented token takes its slot before it is compared; without one nothing is guessed.
+    const slot = hasBearer(req.headers.authorization) ? lock.claim(address, at_ms) : null;
+    const wait_s = slot ? slot.retry_after_s : lock.retryAfterSeconds(address, at_ms);
     if (wait_s > 0) {
       next(
         new ApiError(
@@ -54,7 +57,6 @@ export function adminAuth(admin_token_hash: string, lock: FailureLock, now_ms: (
       return;
     }
     if (!isAdminToken(req.headers, admin_token_hash)) {
-      if (hasBearer(req.headers.authorization)) lock.record(address, at_ms);
       next(
         new ApiError(
           401,

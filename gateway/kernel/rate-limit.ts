@@ -124,6 +124,38 @@ export class RateLimiter {
     return tokens >= 1 ? 0 : this.wait(bucket, tokens, now_ms);
   }
 
+  /**
+   * Takes a slot for an attempt whose outcome is known only later (a password check): spent
+   * now, before the check, so that parallel attempts cannot all pass the check before any is
+   * counted; `release()` gives it back when the attempt turns out not to count (a right
+   * password). A refusal takes nothing and its release does nothing.
+   */
+  claim(key: string, now_ms = this.now_ms()): RateDecision & { release(): void } {
+    const decision = this.take(key, now_ms);
+    if (!decision.ok || this.rule.max === 0) return { ...decision, release: () => {} };
+    let released = false;
+    return {
+      ...decision,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.giveBack(key, now_ms);
+      },
+    };
+  }
+
+  /** Returns the token `claim` spent at `spent_ms` (a sliding bucket forgets that event). */
+  private giveBack(key: string, spent_ms: number): void {
+    const bucket = this.buckets.get(key);
+    if (!bucket) return;
+    if (this.rule.refill === 'steady') {
+      bucket.tokens = Math.min(this.rule.max, bucket.tokens + 1);
+      return;
+    }
+    const at = bucket.spent.lastIndexOf(spent_ms);
+    if (at !== -1) bucket.spent.splice(at, 1);
+  }
+
   /** Counts an event that already happened (a failed login): spends a token, if one is left. */
   record(key: string, now_ms = this.now_ms()): void {
     this.followShare();

@@ -5,6 +5,9 @@
 //   revenue:<service>     what the platform earned (AI usage, fees, charges)
 //   commission:<service>  commissions paid out to customers (an expense, goes negative)
 //   provider:<service>    money owed to or settled with upstream providers
+//   gst:cgst, gst:sgst, gst:utgst, gst:igst   GST collected on the platform's fees (owed to the government)
+//   tds:194h              income tax deducted at source from commissions (owed to the government)
+//   override:<service>    distributors' override commissions (an expense, goes negative)
 // Every posting's entries sum to zero, so the sum of all ledger accounts is always zero.
 import { newId } from '../util/ids.js';
 import type { Tx } from '../store/store.js';
@@ -171,19 +174,39 @@ function post(tx: Tx, posting: Omit<Posting, 'id' | 'ts'>): Posting {
   return full;
 }
 
-/** Moves money from `from` into a customer wallet (a top-up, a refund, a commission). */
+/**
+ * Moves money from `from` into a customer wallet (a top-up, a refund, a commission). With
+ * `withheld` (a commission's TDS), `from` gives the amount plus what is withheld, and each
+ * withheld part goes to its own account in the same posting: the wallet gets the net.
+ */
 export function creditWallet(
   tx: Tx,
-  input: { account_id: string; amount_micros: number; from: string; memo: string; ref?: string },
+  input: {
+    account_id: string;
+    amount_micros: number;
+    from: string;
+    memo: string;
+    ref?: string;
+    withheld?: ReadonlyArray<readonly [string, number]>;
+    meta?: Posting['meta'];
+  },
 ): Posting {
   assertAmount(input.amount_micros, false);
+  const withheld = input.withheld ?? [];
+  let withheld_micros = 0;
+  for (const [, amount_micros] of withheld) {
+    assertAmount(amount_micros, true);
+    withheld_micros += amount_micros;
+  }
   const credit = post(tx, {
     memo: input.memo,
     account_id: input.account_id,
     ref: input.ref,
+    ...(input.meta ? { meta: input.meta } : {}),
     entries: [
-      [input.from, -input.amount_micros],
+      [input.from, -(input.amount_micros + withheld_micros)],
       [walletAccount(input.account_id), input.amount_micros],
+      ...withheld.map(([account, amount_micros]): [string, number] => [account, amount_micros]),
     ],
   });
   settleReceivable(tx, input.account_id, input.ref);
@@ -207,10 +230,22 @@ function settleReceivable(tx: Tx, account_id: string, ref: string | undefined): 
   });
 }
 
-/** Takes money from a customer wallet to `to`; throws InsufficientBalanceError when it can't. */
+/**
+ * Takes money from a customer wallet to `to` (or, with `split`, to several accounts whose
+ * parts add up to the amount: a fee's taxable value and its GST); throws
+ * InsufficientBalanceError when it can't.
+ */
 export function debitWallet(
   tx: Tx,
-  input: { account_id: string; amount_micros: number; to: string; memo: string; ref?: string },
+  input: {
+    account_id: string;
+    amount_micros: number;
+    to: string;
+    memo: string;
+    ref?: string;
+    split?: ReadonlyArray<readonly [string, number]>;
+    meta?: Posting['meta'];
+  },
 ): Posting {
   assertAmount(input.amount_micros, false);
   const available = availableMicros(tx.state, input.account_id);
@@ -220,11 +255,70 @@ export function debitWallet(
     memo: input.memo,
     account_id: input.account_id,
     ref: input.ref,
+    ...(input.meta ? { meta: input.meta } : {}),
     entries: [
       [walletAccount(input.account_id), -input.amount_micros],
-      [input.to, input.amount_micros],
+      ...destinations(input.to, input.amount_micros, input.split),
     ],
   });
+}
+
+/**
+ * Clears wallet-to-wallet transfers: each transfer passes through it in one commit, so its
+ * balance is zero after every commit (verify checks it).
+ */
+export const NETWORK_TRANSFERS = 'network:transfers';
+
+/**
+ * Moves money from one customer wallet to another (a distributor funding its retailer): two
+ * postings in the caller's commit, one per wallet (each wallet's history shows its side),
+ * through NETWORK_TRANSFERS. Throws InsufficientBalanceError when the payer can't.
+ */
+export function transferWallet(
+  tx: Tx,
+  input: {
+    from_account_id: string;
+    to_account_id: string;
+    amount_micros: number;
+    memo_from: string;
+    memo_to: string;
+    ref?: string;
+  },
+): { debit: Posting; credit: Posting } {
+  assertAmount(input.amount_micros, false);
+  if (input.from_account_id === input.to_account_id)
+    throw new LedgerError('a wallet cannot be moved into itself');
+  const debit = debitWallet(tx, {
+    account_id: input.from_account_id,
+    amount_micros: input.amount_micros,
+    to: NETWORK_TRANSFERS,
+    memo: input.memo_from,
+    ...(input.ref !== undefined ? { ref: input.ref } : {}),
+  });
+  const credit = creditWallet(tx, {
+    account_id: input.to_account_id,
+    amount_micros: input.amount_micros,
+    from: NETWORK_TRANSFERS,
+    memo: input.memo_to,
+    ...(input.ref !== undefined ? { ref: input.ref } : {}),
+  });
+  return { debit, credit };
+}
+
+/** `[to, amount]`, or `split` when given: its parts must be non-negative and add up to the amount. */
+function destinations(
+  to: string,
+  amount_micros: number,
+  split: ReadonlyArray<readonly [string, number]> | undefined,
+): Array<[string, number]> {
+  if (!split) return [[to, amount_micros]];
+  let sum = 0;
+  for (const [, part] of split) {
+    assertAmount(part, true);
+    sum += part;
+  }
+  if (sum !== amount_micros) throw new LedgerError(`a split of ${amount_micros} adds up to ${sum}`);
+  return split.map(([account, part]): [string, number] => [account, part]);
 }
 
 /** Reserves money for an operation whose final cost is not known yet. */
@@ -271,7 +365,14 @@ function openHoldOrThrow(tx: Tx, hold_id: string): Hold {
 export function captureHold(
   tx: Tx,
   hold_id: string,
-  input: { amount_micros: number; to: string; memo: string },
+  input: {
+    amount_micros: number;
+    to: string;
+    memo: string;
+    /** The destination in parts (a fee's taxable value and its GST), adding up to the amount. */
+    split?: ReadonlyArray<readonly [string, number]>;
+    meta?: Posting['meta'];
+  },
 ): Posting {
   const hold = openHoldOrThrow(tx, hold_id);
   assertAmount(input.amount_micros, true);
@@ -285,9 +386,10 @@ export function captureHold(
     account_id: hold.account_id,
     ref: hold.ref ?? undefined,
     hold: { id: hold.id, action: 'capture' },
+    ...(input.meta ? { meta: input.meta } : {}),
     entries: [
       [holdAccount(hold.account_id), -hold.amount_micros],
-      [input.to, input.amount_micros],
+      ...destinations(input.to, input.amount_micros, input.split),
       [walletAccount(hold.account_id), hold.amount_micros - input.amount_micros],
     ],
   });

@@ -3,6 +3,8 @@
 import { z } from 'zod';
 import { providerListSchema, smsSenderSchema } from '../providers/config.js';
 import { type AmountError, unitsToMicros } from '../util/money.js';
+import { taxSchema } from './tax-config.js';
+import { percentBpSchema } from '../util/amount-schema.js';
 
 export const OPERATOR_TYPES = ['prepaid', 'postpaid', 'dth', 'electricity'] as const;
 export type OperatorType = (typeof OPERATOR_TYPES)[number];
@@ -188,20 +190,7 @@ export const DEFAULT_SANDBOX_CHAIN = [
 const ms = (min: number, max: number, fallback: number) =>
   z.int().min(min).max(max).default(fallback);
 
-/** A percentage with at most 2 decimals, kept as basis points (1.25 % → 125). */
-const percentSchema = (max: number) =>
-  z
-    .number()
-    .min(0)
-    .max(max)
-    .transform((pct, ctx) => {
-      try {
-        return unitsToMicros(pct, 2) / 10_000;
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as AmountError).message });
-        return z.NEVER;
-      }
-    });
+const percentSchema = percentBpSchema;
 
 /**
  * One slab of a charges table: for amounts up to `up_to` (inclusive; slabs in increasing
@@ -327,6 +316,7 @@ export const DEFAULT_BILLERS = [
 ];
 
 export const paymentsConfigSchema = z.strictObject({
+  tax: taxSchema,
   /** Same account, number and amount within this window without an idempotency key → 409 (0 turns it off). */
   duplicate_window_ms: ms(0, 86_400_000, 120_000),
   /**
@@ -499,6 +489,17 @@ export const paymentsConfigSchema = z.strictObject({
     .strictObject({
       /** Sign-ups per client address per hour (0 = no limit). */
       per_ip_per_hour: z.int().min(0).max(100_000).default(20),
+    })
+    .prefault({}),
+  /** Signed /api requests (docs/payments-api.md#signed-requests). */
+  signing: z
+    .strictObject({
+      /**
+       * Until when v1 signatures (timestamp + "." + body, without the method and path) are
+       * still accepted from signing secrets made before v2 existed (an ISO date-time); null:
+       * never. Secrets made since take v2 only, whatever this says.
+       */
+      v1_until: z.iso.datetime({ offset: true }).nullable().default('2027-03-31T23:59:59Z'),
     })
     .prefault({}),
 });

@@ -26,6 +26,7 @@ import type { PaymentsContext } from './context.js';
 import { PaymentEngine } from './engine/engine.js';
 import { apiLog, auditMiddleware } from './logs.js';
 import { authorizeBeforeBody } from './auth.js';
+import { jsonBody } from '../http/body.js';
 import { onboardingRouter } from './onboarding/routes.js';
 import { Pruner, pruneTarget, type PruneCounts } from './engine/prune.js';
 import { rechargeRouter } from './recharge/routes.js';
@@ -34,6 +35,9 @@ import { WebhookSender, enqueueWebhook } from './engine/webhooks.js';
 import { RequestSigning } from './signing.js';
 import { billFetchExpired, type PaymentTxn } from './engine/tables.js';
 import { DEFAULT_TURN_BUDGET } from '../store/turns.js';
+import { Pricing } from './network/pricing.js';
+import { networkRouter } from './network/routes.js';
+import { statementsRouter } from './statements/routes.js';
 
 export interface Payments {
   /** Mounted at /api. */
@@ -110,16 +114,20 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     ...deps,
     settings: payments,
     engine,
+    pricing: new Pricing(payments),
     webhooks,
     providers,
     sms,
     onStop: (fn) => stopping.push(fn),
   };
   const reports = reportsRouter(ctx);
+  const network = networkRouter(ctx);
+  const statements = statementsRouter(ctx);
   if (deps.metrics) registerReportMetrics(ctx, deps.metrics.registry);
   return {
-    api: apiRouter(ctx, reports.api),
-    admin: Router().use(paymentsAdminRouter(ctx), reports.admin),
+    // The statements' routes before the reports' `/reports/:report`, whose names they are not.
+    api: apiRouter(ctx, Router().use(statements.api, reports.api, network.api)),
+    admin: Router().use(paymentsAdminRouter(ctx), statements.admin, reports.admin, network.admin),
     audit: auditMiddleware(store, logger),
     engine,
     route_docs: paymentsRouteDocs(payments),
@@ -213,22 +221,27 @@ function prunerOf(deps: RoomDeps, engine: PaymentEngine): Pruner {
   });
 }
 
-function apiRouter(ctx: PaymentsContext, reports: Router): Router {
+/** The /api router: signing, API logs, authorization before any body, then every service; `more`: reports and the network. */
+function apiRouter(ctx: PaymentsContext, more: Router): Router {
   const signing = new RequestSigning({
     now_ms: () => ctx.clock.now().getTime(),
     sealer: ctx.sealer,
+    v1_until: ctx.settings.signing.v1_until,
+    store: ctx.store,
   });
   const api = Router();
   api.use(signing.install); // authorize checks signed accounts' requests with it
   api.use(apiLog(ctx.store, ctx.logger));
   api.use(authorizeBeforeBody(() => ctx.store.state, ctx.logger));
+  // Signed requests are checked, and their signatures claimed for every gateway, before any route.
+  api.use(signing.verifyBeforeRoutes(() => ctx.store.state, jsonBody(ctx.config)));
   api.use(onboardingRouter(ctx));
   api.use(rechargeRouter(ctx));
   api.use(dmtRouter(ctx));
   api.use(panRouter(ctx));
   api.use(billsRouter(ctx));
   api.use(accountRouter(ctx));
-  api.use(reports);
+  api.use(more);
   return api;
 }
 

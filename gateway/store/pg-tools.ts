@@ -15,6 +15,7 @@ import { JOURNAL_DIR, loadState } from './store.js';
 import { readJournalPlaced } from './journal.js';
 import { acquireLock } from './lock.js';
 import { checkBooks, trackHold, type VerifyReport } from './verify.js';
+import { checkPostingTaxes, checkRecordEnd } from './ledger-rules.js';
 import { migrateSchema, openPool, readLog, writeRecords } from './pg.js';
 
 const MAX_BREACHES = 50;
@@ -54,6 +55,7 @@ async function replay(
       if (op.o === 'post') {
         postings++;
         trackHold(hold_steps, op.p, record.s, breach);
+        checkPostingTaxes(op.p, record.s, breach);
       }
       try {
         applyOp(state, op);
@@ -63,6 +65,7 @@ async function replay(
       if (op.o === 'set') rows.set(`${op.t}\u0000${op.id}`, JSON.stringify(op.v));
       else if (op.o === 'del') rows.delete(`${op.t}\u0000${op.id}`);
     }
+    if (record.ops.some((op) => op.o === 'post')) checkRecordEnd(state.balances, record.s, breach);
     state.seq = record.s;
   }
   const usage = state.tables.usage ?? {};

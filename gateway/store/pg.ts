@@ -112,6 +112,19 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       $fn$;
     `,
   },
+  {
+    version: 4,
+    // Outside the log (issue #25): what every gateway must see at once but that is no state.
+    // aihub_seen: signatures of signed /api requests, claimed once each until their timestamp
+    // goes stale (claimOnce), deleted by the leader after (pruneSeen). aihub_key_check: one
+    // value sealed with the deployment's encryption key, which every gateway's keys must open
+    // at start (keyCheck), so that a gateway given another key refuses to start.
+    sql: `
+      CREATE TABLE aihub_seen (k text PRIMARY KEY, until_at timestamptz NOT NULL);
+      CREATE INDEX aihub_seen_until ON aihub_seen (until_at);
+      CREATE TABLE aihub_key_check (id int PRIMARY KEY CHECK (id = 1), sealed text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now());
+    `,
+  },
 ];
 
 const MIGRATION_LOCK = 0x41494855; // 'AIHU'
@@ -127,6 +140,9 @@ export const OPTIMISTIC_TRIES = 8;
 const LIVE_POLLS = 5;
 /** Rows of gateways gone this long are deleted (the table stays as small as the fleet). */
 const GONE_AFTER = '1 hour';
+/** The leader deletes stale claims of aihub_seen this often, at most SEEN_PRUNE_BATCH rows a statement. */
+const SEEN_PRUNE_EVERY_MS = 10_000;
+const SEEN_PRUNE_BATCH = 10_000;
 /** How long a closing gateway waits to delete its heartbeat row (else the row lapses). */
 const LEAVE_WAIT_MS = 1_000;
 
@@ -413,6 +429,8 @@ export class PgLog implements SharedLog {
   private notified_seq = 0;
   /** Where the commit path's work goes: optimistic conflicts, locked batches, catch-ups. */
   readonly stats = { conflicts: 0, locked: 0, syncs: 0 };
+  private seen_pruned_ms = 0;
+  private pruning_seen = false;
   /**
    * Test hook: awaited in each optimistic attempt between staging and sending. A test
    * commits through another store here to make the attempt conflict, deterministically.
@@ -639,6 +657,7 @@ export class PgLog implements SharedLog {
       this.sync().catch(() => {});
       void this.elect();
       void this.heartbeat(live_ms);
+      void this.pruneSeen();
     }, poll_ms);
     await this.elect();
     await this.heartbeat(live_ms);
@@ -744,6 +763,65 @@ export class PgLog implements SharedLog {
       // Kept: the next poll tries again.
     } finally {
       this.beating = false;
+    }
+  }
+
+  /**
+   * Claims `key` until `until_ms`: one statement, true when the row was new or its claim had
+   * gone stale by `now_ms` (both instants this gateway's clock, as the signatures' window is).
+   */
+  async claimOnce(key: string, until_ms: number, now_ms: number): Promise<boolean> {
+    try {
+      const { rowCount } = await this.pool.query(
+        `INSERT INTO aihub_seen (k, until_at) VALUES ($1, to_timestamp($2::float8 / 1000))
+         ON CONFLICT (k) DO UPDATE SET until_at = excluded.until_at
+           WHERE aihub_seen.until_at < to_timestamp($3::float8 / 1000)`,
+        [key, until_ms, now_ms],
+      );
+      return rowCount === 1;
+    } catch (error) {
+      throw toUnavailable(error);
+    }
+  }
+
+  /** The leader deletes claims stale for a minute (a margin for clocks), in bounded statements. */
+  private async pruneSeen(): Promise<void> {
+    const now = Date.now();
+    if (!this.leader || this.pruning_seen || now - this.seen_pruned_ms < SEEN_PRUNE_EVERY_MS)
+      return;
+    this.pruning_seen = true;
+    this.seen_pruned_ms = now;
+    try {
+      for (;;) {
+        const { rowCount } = await this.pool.query(
+          `DELETE FROM aihub_seen WHERE k IN (
+             SELECT k FROM aihub_seen WHERE until_at < now() - interval '1 minute' LIMIT ${SEEN_PRUNE_BATCH})`,
+        );
+        if ((rowCount ?? 0) < SEEN_PRUNE_BATCH || this.closed) break;
+      }
+    } catch {
+      // The next turn tries again.
+    } finally {
+      this.pruning_seen = false;
+    }
+  }
+
+  /** Stores `sealed` as the key check when there is none (or replaces it), and answers the one stored. */
+  async keyCheck(sealed: string, replace: boolean): Promise<string> {
+    // Two gateways starting at once: the second's statement waits for the first's row and, its
+    // snapshot older than that row, sees none; the next statement does.
+    for (let attempt = 0; ; attempt++) {
+      const { rows } = await this.pool.query<{ sealed: string }>(
+        replace
+          ? `INSERT INTO aihub_key_check (id, sealed) VALUES (1, $1)
+             ON CONFLICT (id) DO UPDATE SET sealed = excluded.sealed, updated_at = now() RETURNING sealed`
+          : `WITH put AS (INSERT INTO aihub_key_check (id, sealed) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING sealed)
+             SELECT sealed FROM put UNION ALL SELECT sealed FROM aihub_key_check WHERE NOT EXISTS (SELECT 1 FROM put)`,
+        [sealed],
+      );
+      if (rows[0]) return rows[0].sealed;
+      if (attempt >= 3)
+        throw new Error('the database has no encryption-key check after inserting one');
     }
   }
 

@@ -18,7 +18,12 @@ export interface Account {
   /** The secret is sealed (AES-256-GCM, util/sealed.ts); plaintext only in records from before encryption. */
   webhook: { url: string; secret: string } | null;
   /** Signed /api requests (payments/signing.ts): on when present; the secret is sealed. Absent in older records. */
-  signing?: { secret: string; created_at: string } | null;
+  signing?: {
+    secret: string;
+    created_at: string;
+    /** Made since the v2 scheme exists: v1 signatures (timestamp + body only) are never accepted. */
+    v2_only?: boolean;
+  } | null;
   created_at: string;
 }
 
@@ -139,6 +144,8 @@ export interface Posting {
   entries: Array<[ledger_account: string, amount_micros: number]>;
   hold?: { id: string; action: 'open' | 'capture' | 'void' };
   ref?: string;
+  /** What the posting's amounts came from (a commission's slab, a GST split's rate and place of supply). */
+  meta?: Record<string, string | number>;
 }
 
 export interface HistoryRecord {

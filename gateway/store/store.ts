@@ -278,6 +278,10 @@ export interface SharedLog {
   readonly opened: ReplicaOpened;
   /** What the commit path did so far (counters, for /metrics). */
   commitStats(): SharedLogStats;
+  /** Claims `key` until `until_ms` unless a claim of it is in force at `now_ms` (see Store.claimShared). */
+  claimOnce(key: string, until_ms: number, now_ms: number): Promise<boolean>;
+  /** The database's encryption-key check (see Store.sharedKeyCheck). */
+  keyCheck(sealed: string, replace: boolean): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -669,6 +673,26 @@ export class Store {
    */
   liveGateways(): number {
     return this.shared?.live_gateways ?? 1;
+  }
+
+  /**
+   * Claims `key` for the whole deployment until `until_ms` (a signed request's signature):
+   * true when no other claim of it is in force at `now_ms`, false when one is (a replay on another
+   * gateway). With a shared log the claim is a row every gateway on the database sees, deleted
+   * once stale; the JSON-file store has no other process, so it is always true there and the
+   * caller's own memory decides.
+   */
+  claimShared(key: string, until_ms: number, now_ms: number): Promise<boolean> {
+    return this.shared ? this.shared.claimOnce(key, until_ms, now_ms) : Promise.resolve(true);
+  }
+
+  /**
+   * The encryption-key check of a shared database: stores `sealed` when there is none (or
+   * when `replace`), and answers the one stored, which this gateway's keys must open. Null
+   * with the JSON-file store (its data dir's secrets are checked at start instead).
+   */
+  sharedKeyCheck(sealed: string, replace = false): Promise<string | null> {
+    return this.shared ? this.shared.keyCheck(sealed, replace) : Promise.resolve(null);
   }
 
   /** The shared log's commit counters (null with the JSON-file store). */

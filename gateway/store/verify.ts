@@ -26,6 +26,7 @@ import {
   type State,
 } from './state.js';
 import { JOURNAL_DIR, loadState } from './store.js';
+import { checkPostingTaxes, checkRecordEnd, checkTaxBalances } from './ledger-rules.js';
 
 export interface VerifyReport {
   ok: boolean;
@@ -232,6 +233,7 @@ export function checkBooks(
       breach(`${ledger_account} is below zero: ${balance}`);
   }
   if (sum !== 0) breach(`the ledger does not sum to zero: ${sum}`);
+  checkTaxBalances(loaded.balances, breach);
 
   const names = new Set([...Object.keys(loaded.balances), ...Object.keys(replayed.balances)]);
   for (const ledger_account of names) {
@@ -312,12 +314,14 @@ function replayPostings(
     if (op.o !== 'post') continue;
     postings++;
     trackHold(hold_steps, op.p, record.s, breach);
+    checkPostingTaxes(op.p, record.s, breach);
     try {
       applyOp(replayed, op);
     } catch (error) {
       breach(`record ${record.s}: ${(error as Error).message}`);
     }
   }
+  if (postings > 0) checkRecordEnd(replayed.balances, record.s, breach);
   return postings;
 }
 

@@ -16,3 +16,19 @@ export function unitsAmountSchema(max_decimals: number, max_units = 100_000_000)
       }
     });
 }
+
+/** A percentage with at most 2 decimals, kept as basis points (1.25 % → 125, 18 % → 1800). */
+export function percentBpSchema(max: number) {
+  return z
+    .number()
+    .min(0)
+    .max(max)
+    .transform((pct, ctx) => {
+      try {
+        return unitsToMicros(pct, 2) / 10_000;
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as AmountError).message });
+        return z.NEVER;
+      }
+    });
+}

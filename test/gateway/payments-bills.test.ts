@@ -105,9 +105,12 @@ test('bills: billers, fetch → pay → receipt as HTML and PDF; paid once; refu
     assert.match(txn_id, /^txn_/);
     const commission = Math.floor((Math.round(bill.amount * 100) * 50) / 10_000) / 100; // 0.5 %, rounded down to the paisa
     assert.equal(paid.body.data.commission, commission);
+    // credited net of TDS: 2 % of the commission, rounded half up to the paisa (section 194H)
+    const tds = Math.round(commission * 2) / 100;
+    assert.equal(paid.body.data.tds, tds);
     assert.equal(
       await balance(gw, headers),
-      Math.round((20_000 - bill.amount + commission) * 100) / 100,
+      Math.round((20_000 - bill.amount + commission - tds) * 100) / 100,
     );
     const receipt_url = new URL(paid.body.data.receipt_url);
     assert.equal(receipt_url.origin, gw.url, 'an absolute URL on this gateway');

@@ -447,10 +447,14 @@ test('transfers: IMPS with a 12-digit UTR, NEFT pending then settled, failures r
     const conflict = await transact(good, 301, 'IMPS', { client_ref: 'order-77' });
     assert.equal(conflict.status, 409);
 
-    // ledger: provider:dmt got the amounts, revenue:dmt the charges
+    // ledger: provider:dmt got the amounts, revenue:dmt the charges' taxable value and gst:igst
+    // their GST (the account's GSTIN is Maharashtra's, the operator is in Karnataka: inter-state)
     const balances = await ledgerBalances(gw);
     assert.equal(balances['provider:dmt'], (5_000 + 999.5 + 2_000 + 100 + 300) * 1e6);
-    assert.equal(balances['revenue:dmt'], (50 + 10 + 20 + 10 + 10) * 1e6);
+    const igst = (fee: number) => Math.round((fee * 100 * 18) / 118) * 10_000;
+    assert.equal(balances['gst:igst'], igst(50) + igst(20) + 3 * igst(10));
+    assert.equal(balances['revenue:dmt']! + balances['gst:igst']!, (50 + 10 + 20 + 10 + 10) * 1e6);
+    assert.equal(balances['gst:cgst'], undefined, 'no CGST on an inter-state supply');
     await verifyOk(gw);
   } finally {
     await gw.stop();

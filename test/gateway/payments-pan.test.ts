@@ -121,9 +121,11 @@ test('PAN lookup: found, holder types, fee, malformed, not found, failover', asy
     assert.equal(refused.status, 402);
     assert.equal(await balance(gw, poor.headers), 1);
 
-    // the ledger: every fee is revenue:pan
+    // the ledger: every fee is revenue:pan, less its GST (IGST: the account is in Maharashtra,
+    // the operator in Karnataka), ₹2 = 1.69 + 0.31
     const balances = await ledgerBalances(gw);
-    assert.equal(balances['revenue:pan'], spent * 1e6);
+    assert.equal(balances['revenue:pan']! + balances['gst:igst']!, spent * 1e6);
+    assert.equal(balances['gst:igst'], (spent / 2) * 310_000);
     await verifyOk(gw);
   } finally {
     await gw.stop();

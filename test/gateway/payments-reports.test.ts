@@ -128,9 +128,12 @@ test('reports: totals equal the ledger, CSV equals JSON, filters, pages, API log
       sorted.map((r: any) => r.txn_id),
     );
 
-    // totals = the wallet's movement: credited − balance = Σ success (amount + charges − commission)
+    // totals = the wallet's movement: credited − balance = Σ success (amount + charges − commission + its TDS)
     const spent = round2(
-      data.totals.success.amount + data.totals.success.charges - data.totals.success.commission,
+      data.totals.success.amount +
+        data.totals.success.charges -
+        data.totals.success.commission +
+        data.totals.success.tds,
     );
     assert.equal(spent, round2(10_000 - (await balance(gw, a.headers))));
 
@@ -168,11 +171,13 @@ test('reports: totals equal the ledger, CSV equals JSON, filters, pages, API log
       'revenue:pan',
       'commission:recharge',
       'commission:bills',
+      'gst:igst',
+      'tds:194h',
     ]) {
       assert.ok(account in ledger, `${account} in the report`);
       assert.equal(Math.round(ledger[account]! * 1e6), balances[account], account);
     }
-    assert.equal(Object.keys(ledger).length, 7);
+    assert.equal(Object.keys(ledger).length, 9);
     const one = await api.get(`/admin/reports/transactions?account_id=${b.account_id}&limit=500`);
     assert.equal(one.body.total, 10);
     assert.ok(one.body.rows.every((r: any) => r.account_id === b.account_id));
@@ -247,11 +252,14 @@ test('reports: totals equal the ledger, CSV equals JSON, filters, pages, API log
     );
     assert.equal((await report(a.headers, 'transactions', 'to=2000-01-01')).body.data.total, 0);
     const pan_wallet = await report(a.headers, 'wallet', 'service=pan&order=asc');
-    // found: the fee held, then captured whole (no wallet entry); not found: held, then refunded
+    // found: the fee held, released and charged with its GST split (a fee is always a wallet
+    // posting, for the statements); not found: held, then refunded
     assert.deepEqual(
       pan_wallet.body.data.rows.map((r: any) => [r.kind, r.amount]),
       [
         ['hold', -2],
+        ['release', 2],
+        ['charges', -2],
         ['hold', -2],
         ['refund', 2],
       ],

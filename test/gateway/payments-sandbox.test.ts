@@ -38,16 +38,18 @@ test('sandbox outcomes: success, decline, pending → success, pending → faile
     const recharge = (number: string) =>
       request(`${gw.url}/api/recharge`, { headers, body: { operator_id: 1, number, amount: 100 } });
 
-    // anything else: success, 2.5 % commission as its own posting
+    // anything else: success, 2.5 % commission as its own posting, credited net of 2 % TDS (194H)
     const ok = await recharge('9876543210');
     assert.equal(ok.body.data.status, 'success');
     assert.equal(ok.body.data.commission, 2.5);
-    assert.equal(await balance(gw, headers), 902.5);
+    assert.equal(ok.body.data.tds, 0.05);
+    assert.equal(ok.body.data.commission_credited, 2.45);
+    assert.equal(await balance(gw, headers), 902.45);
     assert.deepEqual(
       (await walletEntries(gw, headers, ok.body.txn_id)).map((e) => [e.kind, e.amount]),
       [
         ['hold', -100],
-        ['commission', 2.5],
+        ['commission', 2.45],
       ],
     );
     assert.equal((await verifyOk(gw)).open_holds, 0);
@@ -58,8 +60,8 @@ test('sandbox outcomes: success, decline, pending → success, pending → faile
     assert.equal(declined.body.status, false);
     assert.equal(declined.body.data.status, 'failed');
     assert.equal(declined.body.data.commission, 0);
-    assert.equal(declined.body.data.balance, 902.5);
-    assert.equal(await balance(gw, headers), 902.5);
+    assert.equal(declined.body.data.balance, 902.45);
+    assert.equal(await balance(gw, headers), 902.45);
     const declined_txn = (
       await request(`${gw.url}/api/transactions/${declined.body.txn_id}`, { headers })
     ).body.data;
@@ -81,7 +83,7 @@ test('sandbox outcomes: success, decline, pending → success, pending → faile
     const pending_ok = await recharge('9876540002');
     assert.equal(pending_ok.body.status, true);
     assert.equal(pending_ok.body.data.status, 'pending');
-    assert.equal(pending_ok.body.data.balance, 802.5, 'the amount stays held');
+    assert.equal(pending_ok.body.data.balance, 802.45, 'the amount stays held');
     const settled = await waitFinal(gw, headers, pending_ok.body.txn_id);
     assert.equal(settled.status, 'success');
     assert.equal(settled.commission, 2.5);
@@ -90,17 +92,17 @@ test('sandbox outcomes: success, decline, pending → success, pending → faile
       settled.history.map((h: any) => h.status),
       ['pending', 'pending', 'success'],
     );
-    assert.equal(await balance(gw, headers), 805);
+    assert.equal(await balance(gw, headers), 804.9);
     await verifyOk(gw);
 
     // 0003: pending, then failed and refunded on reconciliation
     const pending_fail = await recharge('9876540003');
     assert.equal(pending_fail.body.data.status, 'pending');
-    assert.equal(await balance(gw, headers), 705);
+    assert.equal(await balance(gw, headers), 704.9);
     const failed = await waitFinal(gw, headers, pending_fail.body.txn_id);
     assert.equal(failed.status, 'failed');
     assert.equal(failed.refund.amount, 100);
-    assert.equal(await balance(gw, headers), 805);
+    assert.equal(await balance(gw, headers), 804.9);
     await verifyOk(gw);
 
     // 0004: the first provider times out, the next one succeeds; both attempts are on the transaction
@@ -117,7 +119,7 @@ test('sandbox outcomes: success, decline, pending → success, pending → faile
       ],
     );
     assert.equal(failover_txn.provider, 'sandbox-b');
-    assert.equal(await balance(gw, headers), 707.5);
+    assert.equal(await balance(gw, headers), 707.35);
     await verifyOk(gw);
 
     // 0005: every provider fails: failed and refunded
@@ -134,7 +136,7 @@ test('sandbox outcomes: success, decline, pending → success, pending → faile
         ['sandbox-b', 'unavailable'],
       ],
     );
-    assert.equal(await balance(gw, headers), 707.5);
+    assert.equal(await balance(gw, headers), 707.35);
     const report = await verifyOk(gw);
     assert.equal(report.open_holds, 0);
 
@@ -154,7 +156,7 @@ test('sandbox outcomes: success, decline, pending → success, pending → faile
     const entries = history.body.data.entries;
     for (let i = 1; i < entries.length; i++)
       assert.equal(entries[i].opening_balance, entries[i - 1].closing_balance);
-    assert.equal(history.body.data.closing_balance, 707.5);
+    assert.equal(history.body.data.closing_balance, 707.35);
   } finally {
     await gw.stop();
   }
@@ -218,7 +220,7 @@ test('a pending recharge is reconciled after a crash (SIGKILL) and a restart, ne
     assert.equal(succeeded.commission, 4); // BSNL: 4 %
     assert.equal(failed.status, 'failed');
     assert.equal(failed.refund.amount, 50);
-    assert.equal(await balance(again, headers), 404);
+    assert.equal(await balance(again, headers), 403.92); // 4 % commission less 2 % TDS
     assert.equal(await again.stop(), 0);
     const after = await runVerify(gw.data_dir);
     assert.equal(after.code, 0, after.stdout + after.stderr);

@@ -14,6 +14,7 @@ import { Metrics } from '../../gateway/http/metrics.ts';
 import { createLogger } from '../../gateway/log.ts';
 import { createPayments } from '../../gateway/payments/index.ts';
 import { Store } from '../../gateway/store/store.ts';
+import type { Clock } from '../../gateway/kernel/clock.ts';
 import { Sealer, newKey } from '../../gateway/util/sealed.ts';
 import { createDashboard } from '../../gateway/web/router.ts';
 
@@ -60,10 +61,18 @@ export function inProcessGateway(
   store: Store,
   data_dir: string,
   admin_token_hash = '0'.repeat(64),
-): { gateway: ReturnType<typeof createGateway>; close: () => Promise<void> } {
-  const config = loadConfig({ env: {}, flags: { data_dir } });
+  options: { clock?: Clock; config_file?: string } = {},
+): {
+  gateway: ReturnType<typeof createGateway>;
+  payments: ReturnType<typeof createPayments>;
+  close: () => Promise<void>;
+} {
+  const config = loadConfig({
+    env: {},
+    flags: { data_dir, ...(options.config_file ? { config: options.config_file } : {}) },
+  });
   const logger = createLogger('silent');
-  const clock = { now: () => new Date() };
+  const clock = options.clock ?? { now: () => new Date() };
   const metrics = new Metrics();
   const deps = {
     config,
@@ -88,7 +97,7 @@ export function inProcessGateway(
     { ...deps, trust_proxy: compileTrustProxy(config.trust_proxy) },
     rooms,
   );
-  return { gateway, close: () => chat.close() };
+  return { gateway, payments, close: () => chat.close() };
 }
 
 export async function routeTable(): Promise<Route[]> {

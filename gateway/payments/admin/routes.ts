@@ -151,8 +151,9 @@ function accountRoutes(ctx: PaymentsContext, router: Router): void {
       secret: created.secret,
       created_at: created.created_at,
       headers: { timestamp: 'X-AIHub-Timestamp', signature: 'X-AIHub-Signature' },
+      scheme: 'v2',
       message:
-        'every /api request of this account must now be signed: X-AIHub-Signature = hex HMAC-SHA256(secret, timestamp + "." + raw body); the secret is shown only now',
+        'every /api request of this account must now be signed: X-AIHub-Signature = "v2=" + hex HMAC-SHA256(secret, "v2\\n" + timestamp + "\\n" + METHOD + "\\n" + path with query + "\\n" + raw body); the secret is shown only now',
     });
   });
 

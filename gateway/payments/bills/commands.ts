@@ -14,7 +14,7 @@ import { type AmountError, microsToUnits, unitsToMicros } from '../../util/money
 import type { Biller } from '../config.js';
 import type { PaymentsContext } from '../context.js';
 import type { Answer } from '../engine/engine.js';
-import { commissionMicros, requestHash } from '../engine/intent.js';
+import { requestHash } from '../engine/intent.js';
 import type { fetchBody, payBody } from './schemas.js';
 import { billFetchExpired, type FetchedBill } from '../engine/tables.js';
 
@@ -22,7 +22,7 @@ const MAX_BILL_MICROS = 10_000_000 * 1_000_000;
 
 type Ctx = Pick<
   PaymentsContext,
-  'store' | 'settings' | 'engine' | 'clock' | 'providers' | 'onStop'
+  'store' | 'settings' | 'engine' | 'clock' | 'providers' | 'onStop' | 'pricing'
 >;
 
 export interface BillsCommands {
@@ -215,7 +215,7 @@ async function payBill(
     allow_duplicate: body.allow_duplicate ?? false,
     amount_micros: body.amount,
     charges_micros: biller.fee,
-    commission_micros: commissionMicros(body.amount, biller.commission_pct),
+    ...billQuote(ctx, account, biller, body.amount),
     pay_to: 'provider:bills',
     subject: body.consumer_number,
     details: {
@@ -241,6 +241,17 @@ async function payBill(
     reserve: bill_id
       ? (tx, txn_id) => reserveBill(ctx, tx, { account, biller, body, bill_id, txn_id })
       : undefined,
+  });
+}
+
+/** The payment's commission (by the account's scheme, per biller) and the GST in the biller's fee. */
+function billQuote(ctx: Ctx, account: Account, biller: Biller, amount_micros: number) {
+  return ctx.pricing.quote(ctx.store, {
+    account_id: account.id,
+    service: 'bills',
+    operator: biller.biller_id,
+    amount_micros,
+    fee_micros: biller.fee,
   });
 }
 

@@ -3,6 +3,7 @@
 import { microsToUnits } from '../../util/money.js';
 import { PAGE, renderPdf, type PdfLine, type PdfText } from '../pdf.js';
 import type { PaymentTxn } from '../engine/tables.js';
+import { stateName, type TaxSplit } from '../engine/tax.js';
 
 export interface ReceiptField {
   label: string;
@@ -51,6 +52,7 @@ export function receiptFields(txn: PaymentTxn, currency: string): ReceiptField[]
   fields.push({ label: 'Amount', value: formatAmount(txn.amount_micros, currency) });
   if (txn.charges_micros > 0) {
     fields.push({ label: 'Convenience fee', value: formatAmount(txn.charges_micros, currency) });
+    if (txn.tax) fields.push(...taxFieldsOf(txn.tax, currency));
     fields.push({
       label: 'Total',
       value: formatAmount(txn.amount_micros + txn.charges_micros, currency),
@@ -69,6 +71,31 @@ export function receiptFields(txn: PaymentTxn, currency: string): ReceiptField[]
       label: 'Refunded',
       value: `${formatAmount(txn.refund.amount_micros, currency)} to the wallet`,
     });
+  return fields;
+}
+
+/** The fee's GST split, as the receipt lists it: taxable value, then each tax with its rate. */
+export function taxFieldsOf(tax: TaxSplit, currency: string): ReceiptField[] {
+  const half = `${tax.rate_bp / 200}%`;
+  const fields: ReceiptField[] = [
+    { label: '  Taxable value', value: formatAmount(tax.taxable_micros, currency) },
+  ];
+  if (tax.supply === 'intra_state') {
+    fields.push({ label: `  CGST ${half}`, value: formatAmount(tax.cgst_micros, currency) });
+    fields.push({
+      label: `  ${tax.state_tax.toUpperCase()} ${half}`,
+      value: formatAmount(tax.sgst_micros, currency),
+    });
+  } else {
+    fields.push({
+      label: `  IGST ${tax.rate_bp / 100}%`,
+      value: formatAmount(tax.igst_micros, currency),
+    });
+  }
+  fields.push({
+    label: '  Place of supply',
+    value: `${tax.place_of_supply} ${stateName(tax.place_of_supply) ?? ''}`.trim(),
+  });
   return fields;
 }
 

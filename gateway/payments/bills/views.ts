@@ -4,6 +4,7 @@ import { microsToUnits } from '../../util/money.js';
 import type { Biller } from '../config.js';
 import { txnAnswer, type Answer } from '../engine/engine.js';
 import type { FetchedBill, PaymentTxn } from '../engine/tables.js';
+import { taxView } from '../engine/tax.js';
 
 export function billerView(biller: Biller) {
   return {
@@ -61,7 +62,11 @@ export function renderBillFactory(base_url: () => string) {
       consumer_number: txn.subject,
       amount,
       charges: microsToUnits(txn.charges_micros),
+      ...(txn.tax ? { tax: taxView(txn.tax) } : {}),
       commission: txn.status === 'success' ? microsToUnits(txn.commission_micros) : 0,
+      ...(txn.status === 'success' && txn.earning
+        ? { tds: microsToUnits(txn.earning.tds_micros) }
+        : {}),
       balance: microsToUnits(balance_micros),
       ...(txn.details.bill_id !== undefined ? { bill_id: txn.details.bill_id } : {}),
       ...(txn.result.biller_ref !== undefined ? { biller_ref: txn.result.biller_ref } : {}),

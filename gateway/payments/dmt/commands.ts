@@ -34,7 +34,7 @@ const HOUR_MS = 3_600_000;
 
 type Ctx = Pick<
   PaymentsContext,
-  'store' | 'logger' | 'settings' | 'engine' | 'config' | 'clock' | 'sms'
+  'store' | 'logger' | 'settings' | 'engine' | 'config' | 'clock' | 'sms' | 'pricing'
 >;
 
 /**
@@ -430,7 +430,13 @@ export async function verifyBeneficiary(
     allow_duplicate: false,
     amount_micros: ctx.settings.dmt.verification_fee,
     charges_micros: 0,
-    commission_micros: 0,
+    ...ctx.pricing.quote(ctx.store, {
+      account_id: account.id,
+      service: 'dmt',
+      operator: 'penny_drop',
+      amount_micros: ctx.settings.dmt.verification_fee,
+      fee_micros: ctx.settings.dmt.verification_fee,
+    }),
     pay_to: 'revenue:dmt',
     subject: bene.account_number,
     details: {
@@ -491,7 +497,13 @@ export async function transfer(
     allow_duplicate: body.allow_duplicate ?? false,
     amount_micros: body.amount,
     charges_micros,
-    commission_micros: 0,
+    ...ctx.pricing.quote(ctx.store, {
+      account_id: account.id,
+      service: 'dmt',
+      operator: body.txn_type,
+      amount_micros: body.amount,
+      fee_micros: charges_micros,
+    }),
     pay_to: 'provider:dmt',
     subject: bene.account_number,
     details: {

@@ -5,6 +5,7 @@ import { microsToUnits } from '../../util/money.js';
 import type { PaymentsConfig } from '../config.js';
 import { maskAccountNumber, namesMatch } from './rules.js';
 import { txnAnswer, type Answer } from '../engine/engine.js';
+import { taxView } from '../engine/tax.js';
 import type { Beneficiary, PaymentTxn, Remitter } from '../engine/tables.js';
 
 export function remitterView(
@@ -70,6 +71,7 @@ export function renderDmt(txn: PaymentTxn, balance_micros: number): Answer {
       verified: txn.status === 'success',
       status: txn.status,
       fee: amount,
+      ...(txn.tax ? { tax: taxView(txn.tax) } : {}),
       txn_id: txn.id,
       balance: microsToUnits(balance_micros),
       ...refund,
@@ -88,6 +90,7 @@ export function renderDmt(txn: PaymentTxn, balance_micros: number): Answer {
     utr: txn.status === 'success' && txn.result.utr !== undefined ? String(txn.result.utr) : null,
     amount,
     charges: microsToUnits(txn.charges_micros),
+    ...(txn.tax ? { tax: taxView(txn.tax) } : {}),
     status: txn.status,
     txn_type: type,
     mobile: txn.details.mobile,

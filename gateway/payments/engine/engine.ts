@@ -8,9 +8,6 @@ import { ServiceError } from '../../kernel/errors.js';
 import {
   InsufficientBalanceError,
   balanceMicros,
-  captureHold,
-  creditWallet,
-  debitWallet,
   openHold,
   voidHold,
 } from '../../ledger/ledger.js';
@@ -35,6 +32,7 @@ import type { PaymentsConfig } from '../config.js';
 import { PAY_IDEMPOTENCY_PREFIX, idempotencyExpired, payIdempotencyId } from './idempotency.js';
 import type { PaymentTxn } from './tables.js';
 import { backoffMs, transition } from './transactions.js';
+import { postSuccess } from './settle.js';
 
 /** What a service asks the engine to do; the money fields mean what they mean on the transaction it becomes. */
 export interface PaymentIntent extends Pick<
@@ -47,6 +45,9 @@ export interface PaymentIntent extends Pick<
   | 'details'
   | 'provider_params'
   | 'client_ref'
+  | 'tax'
+  | 'earning'
+  | 'override'
 > {
   account: Account;
   service: PaymentService;
@@ -407,30 +408,8 @@ export class PaymentEngine {
     data: Record<string, string | number>,
   ): PaymentTxn {
     const at = tx.now.toISOString();
-    const capture = captureHold(tx, txn.hold_id, {
-      amount_micros: txn.amount_micros,
-      to: txn.pay_to,
-      memo: `${txn.service} ${txn.id}`,
-    });
-    const postings: PaymentTxn['postings'] = { ...txn.postings, capture: capture.id };
-    if (txn.charges_micros > 0) {
-      postings.charges = debitWallet(tx, {
-        account_id: txn.account_id,
-        amount_micros: txn.charges_micros,
-        to: `revenue:${txn.service}`,
-        memo: `${txn.service} charges ${txn.id}`,
-        ref: txn.id,
-      }).id;
-    }
-    if (txn.commission_micros > 0) {
-      postings.commission = creditWallet(tx, {
-        account_id: txn.account_id,
-        amount_micros: txn.commission_micros,
-        from: `commission:${txn.service}`,
-        memo: `${txn.service} commission ${txn.id}`,
-        ref: txn.id,
-      }).id;
-    }
+    // Capture, charges (GST split out), commission (TDS withheld), override: settle.ts.
+    const postings = postSuccess(tx, txn);
     const next: PaymentTxn = {
       ...transition(txn, 'success', at, message),
       message: 'success',
@@ -827,6 +806,9 @@ function newPendingTxn(
     amount_micros: intent.amount_micros,
     charges_micros: intent.charges_micros,
     commission_micros: intent.commission_micros,
+    ...(intent.tax ? { tax: intent.tax } : {}),
+    ...(intent.earning ? { earning: intent.earning } : {}),
+    ...(intent.override ? { override: intent.override } : {}),
     pay_to: intent.pay_to,
     subject: intent.subject,
     details: intent.details,

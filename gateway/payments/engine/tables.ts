@@ -2,6 +2,19 @@
 // records it writes to history (the journal): API logs and the admin audit log.
 import type { Attempt } from '../../providers/chain.js';
 import type { PaymentService } from '../../providers/types.js';
+import type { TaxSplit } from './tax.js';
+
+/** A commission credited on a transaction's success: gross, the TDS withheld, and the slab it came from. */
+export interface Earning {
+  /** Who is credited: the transacting account, or (an override) its distributor. */
+  account_id: string;
+  gross_micros: number;
+  tds_micros: number;
+  /** The TDS rate applied (basis points): section 194H's, or 206AA's without a PAN. */
+  tds_rate_bp: number;
+  /** `<scheme id>/<slab id>`: the slab that gave it. */
+  slab: string;
+}
 
 export type TxnStatus = 'pending' | 'success' | 'failed';
 
@@ -16,8 +29,14 @@ export interface PaymentTxn {
   amount_micros: number;
   /** The platform's charges, posted separately to revenue:<service> on success. */
   charges_micros: number;
-  /** Credited to the customer's wallet on success, as its own posting. */
+  /** The commission earned on success (gross: `earning` has the TDS withheld from it), as its own posting. */
   commission_micros: number;
+  /** The GST in the fee: in `charges_micros`, or in `amount_micros` when the amount is the fee (`pay_to` revenue:*). Absent on transactions from before GST was split out. */
+  tax?: TaxSplit;
+  /** The commission's TDS and slab (absent when there is no commission, and before issue #28). */
+  earning?: Earning;
+  /** The transacting account's distributor's override commission, credited to the distributor on success. */
+  override?: Earning;
   /** The ledger account the amount goes to on success (provider:<service> or revenue:<service> for fees). */
   pay_to: string;
   /** The number, consumer number or account number (sandbox outcomes key on its last four digits). */
@@ -46,6 +65,8 @@ export interface PaymentTxn {
     capture?: string;
     charges?: string;
     commission?: string;
+    /** The distributor's override commission. */
+    override?: string;
     refund?: string;
   };
   refund: { posting_id: string; amount_micros: number; at: string } | null;
@@ -74,6 +95,10 @@ export interface KycSubmission {
   aadhaar_masked: string;
   pan_number: string;
   gstin: string | null;
+  /** The business address, when given (absent in submissions from before it was asked). */
+  address?: string;
+  /** The GST state code: the GSTIN's, else the one given with the address. */
+  state?: string;
   documents: KycDocument[];
   status: 'submitted' | 'approved' | 'rejected';
   reason: string | null;

@@ -1,7 +1,32 @@
 // Pure functions over payment transactions: state transitions and the public view.
 import { microsToUnits } from '../../util/money.js';
 import type { Attempt } from '../../providers/chain.js';
-import type { PaymentTxn, TxnStatus } from './tables.js';
+import type { Earning, PaymentTxn, TxnStatus } from './tables.js';
+import { taxView } from './tax.js';
+
+/** A commission as it reads: gross, the TDS withheld (rate in %), what was credited, the slab. */
+export function earningView(earning: Earning) {
+  return {
+    gross: microsToUnits(earning.gross_micros),
+    tds: microsToUnits(earning.tds_micros),
+    tds_rate: earning.tds_rate_bp / 100,
+    net: microsToUnits(earning.gross_micros - earning.tds_micros),
+    slab: earning.slab,
+  };
+}
+
+/**
+ * The fee's GST split and the commission's TDS, as every view of a transaction shows them
+ * (the commission only once it is earned: on success).
+ */
+export function taxFields(txn: PaymentTxn) {
+  return {
+    ...(txn.tax ? { tax: taxView(txn.tax) } : {}),
+    ...(txn.earning && txn.status === 'success'
+      ? { commission_breakup: earningView(txn.earning) }
+      : {}),
+  };
+}
 
 export class TransitionError extends Error {
   override name = 'TransitionError';
@@ -61,6 +86,7 @@ export function txnView(txn: PaymentTxn) {
     ...txn.result,
     ...core,
     ...source,
+    ...taxFields(txn),
     client_ref: txn.client_ref,
     created_at: txn.created_at,
     updated_at: txn.updated_at,

@@ -14,6 +14,7 @@ import { newId } from '../../util/ids.js';
 import type { Sealer } from '../../util/sealed.js';
 import { documentAad } from '../sealing.js';
 import type { PaymentsConfig } from '../config.js';
+import { gstStateSchema } from '../tax-config.js';
 import type { KycDocument, KycSubmission } from '../engine/tables.js';
 import {
   aadhaarError,
@@ -52,11 +53,21 @@ export const kycBody = z
       .max(15)
       .transform((v) => v.toUpperCase())
       .optional(),
+    /** The business address (printed on statements). */
+    address: z.string().trim().min(1).max(300).optional(),
+    /** The GST state code of the address (01–38): the place of supply of our fees when there is no GSTIN. */
+    state: gstStateSchema.optional(),
   })
   .superRefine((body, ctx) => {
     if (body.gstin === undefined || body.gstin === '') return;
     const message = gstinError(body.gstin, body.pan_number);
     if (message) ctx.addIssue({ code: 'custom', path: ['gstin'], message });
+    else if (body.state !== undefined && body.state !== body.gstin.slice(0, 2))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['state'],
+        message: `must be the GSTIN's state (${body.gstin.slice(0, 2)}) when a GSTIN is given`,
+      });
   });
 export type KycBody = z.output<typeof kycBody>;
 
@@ -285,6 +296,10 @@ export function newSubmission(
     aadhaar_masked: maskAadhaar(body.aadhaar_number),
     pan_number: body.pan_number,
     gstin: body.gstin ? body.gstin : null,
+    ...(body.address !== undefined ? { address: body.address } : {}),
+    ...(body.state !== undefined || body.gstin
+      ? { state: body.gstin ? body.gstin.slice(0, 2) : body.state! }
+      : {}),
     documents,
     status: 'submitted',
     reason: null,
@@ -303,6 +318,8 @@ export function submissionView(submission: KycSubmission) {
     aadhaar_number: submission.aadhaar_masked,
     pan_number: submission.pan_number,
     gstin: submission.gstin,
+    address: submission.address ?? null,
+    state: submission.state ?? null,
     documents: submission.documents.map((d) => ({
       id: d.id,
       kind: d.kind,

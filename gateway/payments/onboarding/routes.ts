@@ -63,6 +63,7 @@ export function onboardingRouter(ctx: PaymentsContext): Router {
       if (raw && signing?.waiting(req)) signing.update(req, raw);
     }
     signing?.settle(req);
+    await signing?.claimShared(req); // before anything is stored: a replay on another gateway is refused
     const body = parseWith(kycBody, fields ?? {});
     const submission = await commands.submitKyc(account.id, body, files);
     res.json({

@@ -11,7 +11,7 @@ import { requestHash } from '../engine/intent.js';
 import { parsePan } from './views.js';
 import type { panBody } from './schemas.js';
 
-type Ctx = Pick<PaymentsContext, 'settings' | 'engine'>;
+type Ctx = Pick<PaymentsContext, 'settings' | 'engine' | 'pricing' | 'store'>;
 
 export function findPan(
   ctx: Ctx,
@@ -32,7 +32,13 @@ export function findPan(
     allow_duplicate: true,
     amount_micros: ctx.settings.pan.fee,
     charges_micros: 0,
-    commission_micros: 0,
+    ...ctx.pricing.quote(ctx.store, {
+      account_id: account.id,
+      service: 'pan',
+      operator: 'lookup',
+      amount_micros: ctx.settings.pan.fee,
+      fee_micros: ctx.settings.pan.fee,
+    }),
     pay_to: 'revenue:pan',
     subject: parsed.pan,
     details: { kind: 'pan_lookup', pan_type: parsed.type },

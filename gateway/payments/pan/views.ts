@@ -3,6 +3,7 @@
 import { microsToUnits } from '../../util/money.js';
 import type { Answer } from '../engine/engine.js';
 import type { PaymentTxn } from '../engine/tables.js';
+import { taxView } from '../engine/tax.js';
 
 /** The fourth character of a PAN names the holder's status. */
 export const PAN_HOLDER_TYPES: Readonly<Record<string, string>> = {
@@ -36,6 +37,7 @@ export function renderPan(txn: PaymentTxn, balance_micros: number): Answer {
   const extra = {
     txn_id: txn.id,
     fee: txn.status === 'success' ? microsToUnits(txn.amount_micros) : 0,
+    ...(txn.status === 'success' && txn.tax ? { tax: taxView(txn.tax) } : {}),
     balance: microsToUnits(balance_micros),
   };
   if (txn.status === 'success') {

@@ -9,11 +9,11 @@ import type { Account } from '../../store/state.js';
 import { microsToUnits } from '../../util/money.js';
 import type { PaymentsContext } from '../context.js';
 import type { Answer } from '../engine/engine.js';
-import { commissionMicros, requestHash } from '../engine/intent.js';
+import { requestHash } from '../engine/intent.js';
 import type { rechargeBody } from './schemas.js';
 import { normalizeMobile } from '../validators.js';
 
-type Ctx = Pick<PaymentsContext, 'settings' | 'engine'>;
+type Ctx = Pick<PaymentsContext, 'settings' | 'engine' | 'pricing' | 'store'>;
 type Operator = PaymentsContext['settings']['operators'][number];
 
 /** The operator and the number as it is sent on: a 400 naming the field when either is wrong. */
@@ -61,6 +61,13 @@ export function rechargeCommands(ctx: Ctx): RechargeCommands {
       const { operator, number } = checkRecharge(operators, body);
       const allow_duplicate = body.allow_duplicate ?? false;
       const client_ref = body.client_ref ?? null;
+      const quote = ctx.pricing.quote(ctx.store, {
+        account_id: account.id,
+        service: 'recharge',
+        operator: String(operator.operator_id),
+        amount_micros: body.amount,
+        fee_micros: 0,
+      });
       return ctx.engine.submit({
         account,
         service: 'recharge',
@@ -76,7 +83,7 @@ export function rechargeCommands(ctx: Ctx): RechargeCommands {
         allow_duplicate,
         amount_micros: body.amount,
         charges_micros: 0,
-        commission_micros: commissionMicros(body.amount, operator.commission_bp),
+        ...quote,
         pay_to: 'provider:recharge',
         subject: number,
         details: {

@@ -34,6 +34,12 @@ export function renderRecharge(txn: PaymentTxn, balance_micros: number): Answer 
     amount,
     status: txn.status,
     commission: txn.status === 'success' ? microsToUnits(txn.commission_micros) : 0,
+    ...(txn.status === 'success' && txn.earning
+      ? {
+          tds: microsToUnits(txn.earning.tds_micros),
+          commission_credited: microsToUnits(txn.commission_micros - txn.earning.tds_micros),
+        }
+      : {}),
     balance: microsToUnits(balance_micros),
     ...(txn.result.operator_ref !== undefined ? { operator_ref: txn.result.operator_ref } : {}),
     ...(txn.client_ref ? { client_ref: txn.client_ref } : {}),

@@ -22,6 +22,8 @@ import type { PaymentService } from '../../providers/types.js';
 import { microsToUnits } from '../../util/money.js';
 import { transactionChunks, type TransactionFilter } from '../engine/txn-filter.js';
 import type { PaymentTxn } from '../engine/tables.js';
+import { TDS_ACCOUNT } from '../engine/settle.js';
+import { taxEntries } from '../engine/tax.js';
 
 export const REPORTS = ['transactions', 'commissions', 'wallet', 'api-logs', 'ai-usage'] as const;
 export type ReportName = (typeof REPORTS)[number];
@@ -202,11 +204,37 @@ export async function* transactionRows(
     yield txns.map((t) => txnRow(t, showAccount(scope)));
 }
 
+/**
+ * What a successful transaction moved, per ledger account other than the wallets: the amount
+ * to its `pay_to` and the charges to revenue (each fee's GST to its own accounts), the
+ * commission and the override from their expense accounts with their TDS to tds:194h.
+ */
+export function txnLedgerEffect(txn: PaymentTxn): Array<[string, number]> {
+  const effect: Array<[string, number]> = [];
+  const fee_in_amount = txn.pay_to.startsWith('revenue:');
+  if (txn.tax && fee_in_amount) effect.push(...taxEntries(txn.pay_to, txn.tax));
+  else effect.push([txn.pay_to, txn.amount_micros]);
+  if (txn.charges_micros > 0) {
+    const revenue = `revenue:${txn.service}`;
+    if (txn.tax && !fee_in_amount) effect.push(...taxEntries(revenue, txn.tax));
+    else effect.push([revenue, txn.charges_micros]);
+  }
+  if (txn.commission_micros > 0) {
+    effect.push([`commission:${txn.service}`, -txn.commission_micros]);
+    if (txn.earning?.tds_micros) effect.push([TDS_ACCOUNT, txn.earning.tds_micros]);
+  }
+  if (txn.override && txn.override.gross_micros > 0) {
+    effect.push([`override:${txn.service}`, -txn.override.gross_micros]);
+    if (txn.override.tds_micros) effect.push([TDS_ACCOUNT, txn.override.tds_micros]);
+  }
+  return effect;
+}
+
 /** The transactions report's totals, folded one transaction at a time. */
 class TxnTotals {
   count = 0;
   private readonly by_status = { success: 0, pending: 0, failed: 0 };
-  private readonly success = { amount: 0, charges: 0, commission: 0 };
+  private readonly success = { amount: 0, charges: 0, commission: 0, tds: 0 };
   private held = 0;
   private refunded = 0;
   private readonly by_service: Record<
@@ -232,13 +260,12 @@ class TxnTotals {
       this.success.amount += txn.amount_micros;
       this.success.charges += txn.charges_micros;
       this.success.commission += txn.commission_micros;
+      this.success.tds += txn.earning?.tds_micros ?? 0;
       service.success++;
       service.amount += txn.amount_micros;
       service.charges += txn.charges_micros;
       service.commission += txn.commission_micros;
-      this.post(txn.pay_to, txn.amount_micros);
-      if (txn.charges_micros > 0) this.post(`revenue:${txn.service}`, txn.charges_micros);
-      if (txn.commission_micros > 0) this.post(`commission:${txn.service}`, -txn.commission_micros);
+      for (const [account, amount] of txnLedgerEffect(txn)) this.post(account, amount);
     }
   }
 
@@ -258,6 +285,7 @@ class TxnTotals {
         amount: microsToUnits(this.success.amount),
         charges: microsToUnits(this.success.charges),
         commission: microsToUnits(this.success.commission),
+        tds: microsToUnits(this.success.tds),
       },
       held: microsToUnits(this.held),
       refunded: microsToUnits(this.refunded),

@@ -520,6 +520,20 @@ export async function reportForClient<T>(
   }
 }
 
+/**
+ * Whose report a key may read: its own account's, or (a distributor) one of its retailers'
+ * (`account_id`); any other account's is for administrators.
+ */
+export function reportSubject(ctx: PaymentsContext, caller: string, asked: unknown): string {
+  if (asked === undefined || asked === caller) return caller;
+  const member = typeof asked === 'string' ? ctx.store.get('network', asked) : undefined;
+  if (member?.parent_id === caller) return member.account_id;
+  throw badRequest(
+    'account_id: reports of other accounts are for administrators (GET /admin/reports/...), or for the distributor of a retailer',
+    'account_id',
+  );
+}
+
 const reportParam = z.object({
   report: z.enum(REPORTS, { error: `must be one of ${REPORTS.join(', ')}` }),
 });
@@ -535,20 +549,14 @@ export function reportsRouter(ctx: PaymentsContext): { api: Router; admin: Route
   api.get('/reports/:report', async (req: Request, res: Response) => {
     const { account } = authorize(store.state, req, res, logger);
     const { report } = parseWith(reportParam, req.params);
-    if (req.query.account_id !== undefined)
-      throw badRequest(
-        'account_id: reports of other accounts are for administrators (GET /admin/reports/...)',
-        'account_id',
-      );
+    const subject = reportSubject(ctx, account.id, req.query.account_id);
     await serveReport(
       ctx,
       req,
       res,
       report,
       req.query as Record<string, unknown>,
-      {
-        account_id: account.id,
-      },
+      { account_id: subject },
       (r) => ({ status: true, data: jsonView(r) }),
     );
   });

@@ -385,18 +385,19 @@ function adminLoginRoutes(ctx: WebContext, router: Router): void {
         body: loginPage(csrf, errors, next === '/admin/console' ? undefined : next),
       });
     };
-    const wait_s = ctx.admin_by_ip.retryAfterSeconds(ip, now_ms);
-    if (wait_s > 0) {
-      res.setHeader('Retry-After', String(wait_s));
+    const parsed = adminLoginForm.safeParse(body);
+    // The attempt's slot is taken before the token is compared, and given back when it is right
+    // (or when no token was tried).
+    const slot = ctx.admin_by_ip.claim(ip, now_ms);
+    if (!slot.ok) {
+      res.setHeader('Retry-After', String(slot.retry_after_s));
       return render(429, undefined, {
         kind: 'error',
-        text: `Too many failed attempts. Try again in ${Math.ceil(wait_s / 60)} minutes.`,
+        text: `Too many failed attempts. Try again in ${Math.ceil(slot.retry_after_s / 60)} minutes.`,
       });
     }
-    const parsed = adminLoginForm.safeParse(body);
-    if (!parsed.success) return render(422, formErrors(parsed.error), null);
+    if (!parsed.success) return (slot.release(), render(422, formErrors(parsed.error), null));
     if (!matchesHash(parsed.data.token, ctx.deps.admin_token_hash)) {
-      ctx.admin_by_ip.record(ip, now_ms);
       ctx.deps.logger.warn({
         msg: 'admin console login failed',
         request_id: res.locals.request_id,

@@ -143,9 +143,9 @@ function signupRoutes(ctx: WebContext, router: Router): void {
     if (!parsed.success)
       return renderSignup(req, res, 422, { values, errors: formErrors(parsed.error) });
     const ip = ctx.clientIp(req);
-    const wait_s = ctx.signup_by_ip.retryAfterSeconds(ip, ctx.nowMs());
-    if (wait_s > 0) throw tooMany(wait_s);
-    ctx.signup_by_ip.record(ip, ctx.nowMs());
+    // Counted as it is admitted (one step, before the hash awaits): parallel sign-ups each take a slot.
+    const admitted = ctx.signup_by_ip.take(ip, ctx.nowMs());
+    if (!admitted.ok) throw tooMany(admitted.retry_after_s);
     const password_hash = await hashPassword(parsed.data.password);
     let started: { token: string; token_hash: string };
     try {
@@ -227,6 +227,30 @@ function throttled(wait_s: number): Notice {
   };
 }
 
+/**
+ * One slot of each failure limit (per email, per address) for a login attempt, taken now;
+ * `release` gives both back. When either limit is reached nothing is taken: the wait instead.
+ */
+function claimLoginSlots(
+  ctx: WebContext,
+  email: string,
+  ip: string,
+): { release(): void } | { wait_s: number } {
+  const now_ms = ctx.nowMs();
+  const by_email = ctx.login_by_email.claim(email, now_ms);
+  const by_ip = ctx.login_by_ip.claim(ip, now_ms);
+  if (by_email.ok && by_ip.ok)
+    return {
+      release() {
+        by_email.release();
+        by_ip.release();
+      },
+    };
+  by_email.release();
+  by_ip.release();
+  return { wait_s: Math.max(by_email.retry_after_s, by_ip.retry_after_s) };
+}
+
 /** POST /login: validate, throttle, check the password and the account, then start a session. */
 function loginPost(ctx: WebContext, renderLogin: RenderLogin) {
   const { store } = ctx.deps;
@@ -243,21 +267,22 @@ function loginPost(ctx: WebContext, renderLogin: RenderLogin) {
         next: next_field,
       });
     const ip = ctx.clientIp(req);
-    const now_ms = ctx.nowMs();
-    const wait_s = Math.max(
-      ctx.login_by_email.retryAfterSeconds(parsed.data.email, now_ms),
-      ctx.login_by_ip.retryAfterSeconds(ip, now_ms),
-    );
-    if (wait_s > 0) {
-      res.setHeader('Retry-After', String(wait_s));
-      return renderLogin(req, res, 429, { values, next: next_field, notice: throttled(wait_s) });
+    // The attempt's slots are taken before the password is checked (scrypt awaits): parallel
+    // guesses each take one, so no more are evaluated than the limit allows. A right password
+    // gives them back.
+    const slots = claimLoginSlots(ctx, parsed.data.email, ip);
+    if ('wait_s' in slots) {
+      res.setHeader('Retry-After', String(slots.wait_s));
+      return renderLogin(req, res, 429, {
+        values,
+        next: next_field,
+        notice: throttled(slots.wait_s),
+      });
     }
     const account_id = store.get('emails', parsed.data.email);
     const account = account_id ? store.get('accounts', account_id) : undefined;
     const ok = await verifyPassword(parsed.data.password, account?.password_hash ?? null);
     if (!ok || !account) {
-      ctx.login_by_email.record(parsed.data.email, now_ms);
-      ctx.login_by_ip.record(ip, now_ms);
       ctx.deps.logger.warn({
         msg: 'dashboard login failed',
         request_id: res.locals.request_id,
@@ -269,6 +294,7 @@ function loginPost(ctx: WebContext, renderLogin: RenderLogin) {
         notice: { kind: 'error', text: 'The email or the password is not correct.' },
       });
     }
+    slots.release();
     if (account.status !== 'active') {
       return renderLogin(req, res, 403, {
         values,

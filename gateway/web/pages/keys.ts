@@ -82,7 +82,7 @@ function signingCard(ctx: WebContext, state: UserRequestState, new_secret: strin
   const base = ctx.publicUrl();
   return html`<section class="card" aria-labelledby="signing-title">
 <h2 id="signing-title">Request signing</h2>
-<p>When on, every payments API call (<code>${base}/api</code>) of this account must carry <code>X-AIHub-Timestamp</code> (Unix seconds) and <code>X-AIHub-Signature</code>, the hex HMAC-SHA256 of <code>timestamp + "." + raw body</code> with the signing secret. Unsigned, wrong, replayed or more than five minutes old requests get 401. The AI API (<code>/v1</code>) is not affected.</p>
+<p>When on, every payments API call (<code>${base}/api</code>) of this account must carry <code>X-AIHub-Timestamp</code> (Unix seconds) and <code>X-AIHub-Signature: v2=</code> followed by the hex HMAC-SHA256, with the signing secret, of <code>"v2\\n" + timestamp + "\\n" + METHOD + "\\n" + path with query + "\\n" + raw body</code>, so that a signature works for the one request it was made for. Unsigned, wrong, replayed or more than five minutes old requests get 401. The AI API (<code>/v1</code>) is not affected.</p>
 ${
   new_secret
     ? html`<p>Your signing secret. Copy it now: this is the only time it is shown.</p>

@@ -119,3 +119,34 @@ test('a deployment-wide limit (failed logins) shared among gateways: each counts
   for (let i = 0; i < 3; i++) failures.record('a@example.com', 20 + i);
   assert.ok(failures.retryAfterSeconds('a@example.com', 30) > 0, 'locked after 5 in all');
 });
+
+test('claim: an attempt takes its slot before its outcome is known; release gives exactly that slot back', () => {
+  const c = { ms: 1_000 };
+  const failures = new RateLimiter(
+    { max: 3, window_ms: 60_000, refill: 'sliding' },
+    { now_ms: () => c.ms },
+  );
+  // Three attempts in flight at once take every slot: a fourth is refused before any outcome.
+  const pending = [failures.claim('ip'), failures.claim('ip'), failures.claim('ip')];
+  assert.ok(pending.every((slot) => slot.ok));
+  const fourth = failures.claim('ip');
+  assert.equal(fourth.ok, false);
+  assert.equal(fourth.retry_after_s, 60);
+  fourth.release(); // a refusal took nothing: nothing to give back
+  assert.equal(failures.claim('ip').ok, false);
+  // One turns out right: its slot comes back (once, however often release is called).
+  c.ms += 10_000;
+  pending[1]!.release();
+  pending[1]!.release();
+  assert.equal(failures.claim('ip').ok, true, 'the released slot');
+  assert.equal(failures.claim('ip').ok, false, 'and no more');
+  // The others stay counted until the window passes.
+  c.ms += 50_000;
+  assert.equal(failures.claim('ip').ok, true);
+  // A steady bucket gives its token back the same way.
+  const steady = new RateLimiter(perMinute(1), { now_ms: () => c.ms });
+  const slot = steady.claim('k');
+  assert.equal(steady.take('k').ok, false);
+  slot.release();
+  assert.equal(steady.take('k').ok, true);
+});

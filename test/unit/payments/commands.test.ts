@@ -17,6 +17,7 @@ import { paymentsConfigSchema } from '../../../gateway/payments/config.ts';
 import type { PaymentEngine, PaymentIntent } from '../../../gateway/payments/engine/engine.ts';
 import { kycBody } from '../../../gateway/payments/onboarding/kyc.ts';
 import { onboardingCommands } from '../../../gateway/payments/onboarding/commands.ts';
+import { Pricing } from '../../../gateway/payments/network/pricing.ts';
 import { findPan } from '../../../gateway/payments/pan/commands.ts';
 import { rechargeCommands } from '../../../gateway/payments/recharge/commands.ts';
 import { rechargeBody } from '../../../gateway/payments/recharge/schemas.ts';
@@ -28,6 +29,8 @@ import { tempDir } from '../../support/temp.ts';
 
 const settings = paymentsConfigSchema.parse({ register: { per_ip_per_hour: 2 } });
 const account = { id: 'acct_1' } as Account;
+/** Pricing over an empty store: the default scheme, no distributor, no eKYC on record. */
+const pricing = { pricing: new Pricing(settings), store: { get: () => undefined } as never };
 
 /** An engine that records the intents it is given: the commands' output is what is asserted. */
 function recordingEngine(): { engine: PaymentEngine; intents: PaymentIntent[] } {
@@ -50,7 +53,7 @@ function refused(code: string, status: number, field?: string) {
 
 test('recharge: operator, number and amount are checked before the engine; the commission is the operator rate', async () => {
   const { engine, intents } = recordingEngine();
-  const commands = rechargeCommands({ settings, engine });
+  const commands = rechargeCommands({ settings, engine, ...pricing });
   const body = (fields: Record<string, unknown>) =>
     rechargeBody.parse({ operator_id: 1, number: '98765 43210', amount: 100, ...fields });
   assert.throws(
@@ -81,10 +84,10 @@ test('recharge: operator, number and amount are checked before the engine; the c
 test('PAN: a malformed PAN is a 400; a lookup holds the fee, names the holder type and may repeat', async () => {
   const { engine, intents } = recordingEngine();
   assert.throws(
-    () => findPan({ settings, engine }, account, { pan_number: 'ABCDE1234' }, null),
+    () => findPan({ settings, engine, ...pricing }, account, { pan_number: 'ABCDE1234' }, null),
     refused('invalid_pan', 400, 'pan_number'),
   );
-  await findPan({ settings, engine }, account, { pan_number: 'abcpe1234f' }, null);
+  await findPan({ settings, engine, ...pricing }, account, { pan_number: 'abcpe1234f' }, null);
   assert.equal(intents.length, 1);
   assert.equal(intents[0]!.amount_micros, settings.pan.fee);
   assert.equal(intents[0]!.pay_to, 'revenue:pan');

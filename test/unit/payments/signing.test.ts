@@ -27,7 +27,7 @@ function req(timestamp: string, body = ''): IncomingMessage {
 test('the replay cache is bounded per account: past the bound new signatures get 429 until old ones go stale', () => {
   let now_ms = 1_767_225_600_000;
   const signing = new RequestSigning(
-    { now_ms: () => now_ms, sealer },
+    { now_ms: () => now_ms, sealer, v1_until: '2099-01-01T00:00:00Z' },
     { max_per_account: 3, max_total: 100 },
   );
   const base = now_ms / 1000;
@@ -47,7 +47,7 @@ test('the replay cache is bounded per account: past the bound new signatures get
 test('the total bound holds across accounts, and a stale timestamp is refused before any cache', () => {
   const now_ms = 1_767_225_600_000;
   const signing = new RequestSigning(
-    { now_ms: () => now_ms, sealer },
+    { now_ms: () => now_ms, sealer, v1_until: '2099-01-01T00:00:00Z' },
     { max_per_account: 10, max_total: 2 },
   );
   signing.begin(req(String(now_ms / 1000)), account);
@@ -59,5 +59,40 @@ test('the total bound holds across accounts, and a stale timestamp is refused be
   assert.throws(
     () => signing.begin(req(String(now_ms / 1000 - 301)), account),
     (error: any) => error.code === 'signature_expired',
+  );
+});
+
+test('a settled signature is claimed for the deployment: a claim another gateway holds is a replay', async () => {
+  const now_ms = 1_767_225_600_000;
+  const claims = new Map<string, number>();
+  const shared = {
+    async claimShared(key: string, until_ms: number, at_ms: number) {
+      const held = claims.get(key);
+      if (held !== undefined && held >= at_ms) return false;
+      claims.set(key, until_ms);
+      return true;
+    },
+  };
+  // Two gateways' RequestSigning, each with its own memory, one shared table.
+  const [a, b] = [0, 1].map(
+    () =>
+      new RequestSigning({
+        now_ms: () => now_ms,
+        sealer,
+        v1_until: '2099-01-01T00:00:00Z',
+        store: shared,
+      }),
+  );
+  const first = req(String(now_ms / 1000));
+  a!.begin(first, account);
+  await a!.claimShared(first);
+  const replay = req(String(now_ms / 1000));
+  b!.begin(replay, account); // b's own memory has not seen it
+  await assert.rejects(b!.claimShared(replay), (error: any) => error.code === 'signature_replayed');
+  assert.equal(claims.size, 1);
+  assert.equal(
+    [...claims.values()][0],
+    now_ms + 5 * 60_000,
+    'claimed until the timestamp goes stale',
   );
 });

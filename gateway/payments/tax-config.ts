@@ -1,0 +1,57 @@
+// The payments room's tax settings (`payments.tax`): the operator's identity on statements,
+// the GST rate of its fees, the TDS rates of the commissions it pays. The rules that use them
+// are in engine/tax.ts.
+import { z } from 'zod';
+import { percentBpSchema } from '../util/amount-schema.js';
+
+const percentSchema = percentBpSchema;
+
+/** A GST state code (01–38, 97 other territory), as the first two digits of a GSTIN. */
+export const gstStateSchema = z
+  .string()
+  .regex(/^(0[1-9]|[12]\d|3[0-8]|97)$/, 'must be a GST state code, 01 to 38 (or 97)');
+
+/**
+ * Taxes on the platform's fees and on the commissions it pays (docs/payments-api.md, "Tax"):
+ * GST split out of every fee, TDS withheld from every commission.
+ */
+export const taxSchema = z
+  .strictObject({
+    /** The business that runs this gateway, as it appears on statements and invoices. */
+    operator: z
+      .strictObject({
+        name: z.string().min(1).max(200).default('AIHub Payments'),
+        /** Its GSTIN; its first two digits are its state, unless `state` says otherwise. */
+        gstin: z.string().length(15).optional(),
+        /** Its GST state code (default: the GSTIN's, else 29, Karnataka: set it). */
+        state: gstStateSchema.optional(),
+        pan: z.string().length(10).optional(),
+        /** Its TAN (the deductor's number on a TDS statement). */
+        tan: z
+          .string()
+          .regex(/^[A-Z]{4}\d{5}[A-Z]$/, 'must be a TAN: 4 letters, 5 digits, a letter')
+          .optional(),
+        address: z.string().min(1).max(300).optional(),
+      })
+      .prefault({}),
+    gst: z
+      .strictObject({
+        /** The GST rate of the platform's fees (SAC 9971, financial services: 18 %). Fees are GST-inclusive. */
+        rate: percentSchema(40).default(1_800),
+        /** The services code printed on invoices. */
+        sac: z
+          .string()
+          .regex(/^\d{6}$/)
+          .default('997158'),
+      })
+      .prefault({}),
+    tds: z
+      .strictObject({
+        /** Section 194H (commission or brokerage): 2 % since 1 October 2024 (5 % before). */
+        rate: percentSchema(30).default(200),
+        /** Section 206AA: a payee without a PAN on record: the higher of the rate and 20 %. */
+        rate_without_pan: percentSchema(40).default(2_000),
+      })
+      .prefault({}),
+  })
+  .prefault({});
