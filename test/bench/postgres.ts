@@ -7,19 +7,16 @@
 //      through one JSON-file gateway and through 1, 2 and 3 gateways on one database;
 //   3. the added latency at one connection: the scripted upstream directly, through the
 //      JSON-file gateway and through a PostgreSQL gateway, one after the other;
-//   4. a PostgreSQL gateway's restart with its replica kept, at a small and a large history,
-//      and a new gateway's first open at the large one (test/bench/postgres-restart.ts).
 // Every gateway's books are checked at the end (balance + usage = credit; verify passes).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store } from '../../gateway/store/store.ts';
-import { openPgStore, pgLogOf } from '../../gateway/store/pg.ts';
+import { openPgStore } from '../../gateway/store/pg/store.ts';
 import { createFundedAccount, runCli, runVerify, type Gateway } from '../gateway/helpers.ts';
 import { postgresBinDir, startPostgres } from '../support/postgres.ts';
 import { commitThroughput, fund } from './store-load.ts';
-import { restartRows } from './postgres-restart.ts';
 import {
   buildBaseline,
   load,
@@ -55,13 +52,8 @@ let books_ok = true;
   const file_dir = join(dir, 'file-store');
   const file_store = await fund(await Store.open(file_dir, { checkpoint_every_records: 50_000 }));
   const pg_url = await cluster.createDatabase('bench_store');
-  const pg_store = await fund(
-    await openPgStore(pg_url, {
-      replica_dir: join(dir, 'pg-replica'),
-      checkpoint_every_records: 50_000,
-    }),
-  );
-  const pg_log = pgLogOf(pg_store)!;
+  const pg_store = await fund(await openPgStore(pg_url, {}));
+  const pg_log = pg_store.stats;
   const pgbench_url = await cluster.createDatabase('bench_pgbench');
   const pgbench = join(postgresBinDir() ?? '/usr/bin', 'pgbench');
   execFileSync(pgbench, ['-i', '-q', '-s', '1', pgbench_url], { stdio: 'ignore' });
@@ -101,9 +93,6 @@ let books_ok = true;
     `tps; the store reaches ${((sums.pg / sums.tps) * 100).toFixed(0)}% of it`,
   ]);
 }
-
-// 4. Restarts (before the gateways: the cluster is quiet).
-rows.push(...(await restartRows(cluster)));
 
 // 2 and 3. Billed chat through real gateways on the scripted upstream.
 const upstream = await startUpstream();

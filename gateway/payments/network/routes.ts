@@ -68,7 +68,7 @@ export function networkRouter(ctx: PaymentsContext): {
   retailers: RetailerIndex;
 } {
   const retailers = retailerIndex(ctx.store);
-  const by_owner = ctx.store.indexBy('commission_schemes', 'owner_id');
+  const by_owner = ctx.store.indexBy('commission_schemes', 'owner_id', { in_transactions: true });
   return {
     api: apiRoutes(ctx, retailers, by_owner),
     admin: adminRoutes(ctx, retailers),
