@@ -339,6 +339,13 @@ export class PgStore implements Store {
     }
   }
 
+  /** A commit or load that failed: what its callers are answered (503 store_unavailable), logged once per failure. */
+  private refused(error: unknown): StoreUnavailableError {
+    const refused = toUnavailable(error);
+    this.options.warn(`a store commit or load failed: ${refused.message}`);
+    return refused;
+  }
+
   /** The lowest shard number no batch in flight holds. */
   private takeSlot(): number {
     let slot = 0;
@@ -383,7 +390,7 @@ export class PgStore implements Store {
       (error: unknown) => {
         const at = this.queue.indexOf(job);
         if (at >= 0) this.queue.splice(at, 1);
-        job.reject(toUnavailable(error));
+        job.reject(this.refused(error));
         this.kick();
       },
     );
@@ -423,7 +430,8 @@ export class PgStore implements Store {
         (rows) => this.answered(kept, written, rows),
         (error: unknown) => {
           for (let i = kept.length - 1; i >= 0; i--) if (!kept[i]!.threw) kept[i]!.run.rollback();
-          for (const { job } of kept) job.reject(toUnavailable(error));
+          const refused = this.refused(error);
+          for (const { job } of kept) job.reject(refused);
         },
       )
       .finally(() => {
@@ -510,7 +518,7 @@ export class PgStore implements Store {
       } catch (error) {
         broken = true;
         await client.query('ROLLBACK').catch(() => {});
-        job.reject(toUnavailable(error));
+        job.reject(this.refused(error));
       } finally {
         client.off('error', onError);
         client.release(broken ? true : undefined);
