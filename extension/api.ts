@@ -1,8 +1,16 @@
 // What the extension exports (vscode.extensions.getExtension('aihub.aihub').exports): read-only
 // views used by the extension-host tests and by other extensions. Never exposes the key.
 import type * as vscode from 'vscode';
-import type { ChatEntry, ConversationSummary, SpendView, ToWebview } from './chat/protocol.js';
 import type { CodebaseStatus } from './codebase/index.js';
+import type { ApprovalRequest } from './agent/approvals.js';
+import type { TaskResult } from './agent/task.js';
+import type {
+  ChatEntry,
+  ConversationSummary,
+  ModeView,
+  SpendView,
+  ToWebview,
+} from './chat/protocol.js';
 import type { BuiltContext } from './context/chatContext.js';
 import type { ProposalOutcome } from './generate/proposal.js';
 import type { InlineStats } from './inline/provider.js';
@@ -36,6 +44,14 @@ export interface AIHubApi {
   /** The indexed files: workspace-relative paths (sorted), content hashes, chunk counts. */
   codebaseFiles(): Array<{ path: string; sha256: string; chunks: number }>;
   hasApiKey(): Promise<boolean>;
+  /** The chat view's mode (chat or agent) and whether agent mode is available. */
+  chatMode(): ModeView;
+  /** Agent steps waiting for the user's approval (answered with aihub.approveStep / aihub.rejectStep). */
+  pendingApprovals(): ApprovalRequest[];
+  onDidAskApproval: vscode.Event<ApprovalRequest>;
+  onDidFinishTask: vscode.Event<TaskResult>;
+  /** The running agent task and its current step. */
+  agentTask(): { taskId: string; step: number } | undefined;
   localGateway(): {
     state: LocalGatewayState;
     pid: number | undefined;

@@ -79,6 +79,29 @@ interface RawXAihub {
   completion_tokens: number;
 }
 
+/** One request of an agent step: the conversation so far, in the chat completions shape, and the tools. */
+export interface AgentStepRequest {
+  model: string;
+  messages: OpenAI.Chat.ChatCompletionMessageParam[];
+  tools: OpenAI.Chat.ChatCompletionTool[];
+  maxTokens: number;
+  temperature: number;
+}
+
+export interface AgentToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export interface AgentStepResult extends ChatResult {
+  toolCalls: AgentToolCall[];
+}
+
+/** Bounds of what one step's answer may carry. */
+const MAX_TOOL_CALLS = 32;
+const MAX_ARGUMENT_CHARS = 2_000_000;
+
 const REQUEST_TIMEOUT_MS = 120_000;
 
 export class GatewayClient {
@@ -98,25 +121,69 @@ export class GatewayClient {
     signal: AbortSignal,
     onDelta: (text: string) => void,
   ): Promise<ChatResult> {
-    const stream = await this.openai.chat.completions.create(
+    const { text, finishReason, meta } = await this.stream(
       {
         model: request.model,
         messages: request.messages,
         max_tokens: request.maxTokens,
         temperature: request.temperature,
-        stream: true,
-        stream_options: { include_usage: true },
       },
+      signal,
+      onDelta,
+    );
+    return { text, finishReason, meta };
+  }
+
+  /** One step of an agent task: a streamed chat completion with tools. */
+  streamAgentStep(
+    request: AgentStepRequest,
+    signal: AbortSignal,
+    onDelta: (text: string) => void,
+  ): Promise<AgentStepResult> {
+    return this.stream(
+      {
+        model: request.model,
+        messages: request.messages,
+        tools: request.tools,
+        tool_choice: 'auto',
+        max_tokens: request.maxTokens,
+        temperature: request.temperature,
+      },
+      signal,
+      onDelta,
+    );
+  }
+
+  /**
+   * A streamed chat completion: the text streams through `onDelta`, the tool calls (if any) are
+   * put together from their streamed pieces, the bill is the last chunk's `x_aihub`.
+   */
+  private async stream(
+    body: Omit<OpenAI.Chat.ChatCompletionCreateParamsStreaming, 'stream' | 'stream_options'>,
+    signal: AbortSignal,
+    onDelta: (text: string) => void,
+  ): Promise<AgentStepResult> {
+    const stream = await this.openai.chat.completions.create(
+      { ...body, stream: true, stream_options: { include_usage: true } },
       { signal },
     );
     let text = '';
     let finishReason: string | undefined;
     let meta: ReplyMeta | undefined;
+    const calls: AgentToolCall[] = [];
     for await (const chunk of stream) {
-      const delta = chunk.choices[0]?.delta?.content;
-      if (delta) {
-        text += delta;
-        onDelta(delta);
+      const delta = chunk.choices[0]?.delta;
+      if (delta?.content) {
+        text += delta.content;
+        onDelta(delta.content);
+      }
+      for (const piece of delta?.tool_calls ?? []) {
+        if (piece.index >= MAX_TOOL_CALLS) continue;
+        const call = (calls[piece.index] ??= { id: '', name: '', arguments: '' });
+        if (piece.id) call.id = piece.id;
+        if (piece.function?.name) call.name += piece.function.name;
+        if (piece.function?.arguments && call.arguments.length < MAX_ARGUMENT_CHARS)
+          call.arguments += piece.function.arguments;
       }
       finishReason = chunk.choices[0]?.finish_reason ?? finishReason;
       const raw = (chunk as { x_aihub?: RawXAihub }).x_aihub;
@@ -124,7 +191,10 @@ export class GatewayClient {
     }
     // The SDK ends the iteration quietly when the request is aborted; a stop must not look like a finish.
     if (signal.aborted) throw new APIUserAbortError();
-    return { text, finishReason, meta };
+    const toolCalls = calls
+      .filter((c): c is AgentToolCall => c !== undefined && c.name !== '')
+      .map((c, index) => ({ ...c, id: c.id || `call_${index}` }));
+    return { text, finishReason, meta, toolCalls };
   }
 
   /** One non-streamed chat completion (an inline completion's request). */

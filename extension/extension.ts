@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import type { AIHubApi } from './api.js';
 import { BalanceStatusBar } from './balanceStatusBar.js';
-import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatViewProvider.js';
+import { ChatViewProvider } from './chat/chatViewProvider.js';
 import { ChatSession } from './chat/session.js';
 import { askInChat, newChat, openChat, stopReply } from './commands/chat.js';
 import { clearApiKey } from './commands/clearApiKey.js';
@@ -11,6 +11,8 @@ import { explainSelection } from './commands/explainSelection.js';
 import { addFileToChat } from './commands/addFileToChat.js';
 import { CodebaseIndex } from './codebase/index.js';
 import { codebaseCommands } from './commands/codebase.js';
+import { AgentController } from './agent/controller.js';
+import { agentCommands } from './commands/agent.js';
 import { acceptProposal, generateCode, rejectProposal } from './commands/generateCode.js';
 import { ChatContext } from './context/chatContext.js';
 import { ProposalManager } from './generate/proposal.js';
@@ -31,7 +33,8 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
   const chatContext = ChatContext.forSettings(services);
   const codebase = new CodebaseIndex(services, context);
   const session = new ChatSession(services, context.workspaceState, chatContext, codebase);
-  const chatView = new ChatViewProvider(services, session, chatContext);
+  const agent = new AgentController(services, session, codebase);
+  const chatView = new ChatViewProvider(services, session, chatContext, agent);
   const statusBar = new BalanceStatusBar(services);
   const proposals = new ProposalManager();
   const inline = new InlineCompletionProvider(services, services.spend);
@@ -57,6 +60,7 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
     'aihub.startLocalGateway': start,
     'aihub.stopLocalGateway': stopLocalGateway(services),
     'aihub.openSettings': openSettings(),
+    ...agentCommands(chatView, agent),
   };
 
   context.subscriptions.push(
@@ -64,19 +68,15 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
     codebase,
     ...codebaseCommands(codebase),
     session,
+    agent,
     chatContext,
     chatView,
     statusBar,
     proposals,
     inline,
     inlineStatusBar,
-    vscode.languages.registerInlineCompletionItemProvider(
-      ['file', 'untitled', 'vscode-remote', 'vscode-vfs'].map((scheme) => ({ scheme })),
-      inline,
-    ),
-    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, {
-      webviewOptions: { retainContextWhenHidden: true },
-    }),
+    inline.register(),
+    chatView.register(),
     ...Object.entries(commands).map(([id, run]) => vscode.commands.registerCommand(id, run)),
   );
 
@@ -96,6 +96,7 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
     inline,
     proposals,
     codebase,
+    agent,
   });
 }
 
@@ -109,6 +110,7 @@ interface ApiParts {
   inline: InlineCompletionProvider;
   proposals: ProposalManager;
   codebase: CodebaseIndex;
+  agent: AgentController;
 }
 
 /** What activate() returns: the extension's state as its tests read it. */
@@ -122,6 +124,7 @@ function extensionApi({
   inline,
   proposals,
   codebase,
+  agent,
 }: ApiParts): AIHubApi {
   return {
     activationMs,
@@ -145,6 +148,12 @@ function extensionApi({
     onDidChangeCodebase: codebase.onDidChange,
     codebaseFiles: () => codebase.indexedFiles(),
     hasApiKey: async () => (await owned.keys.get()) !== undefined,
+    chatMode: () => agent.mode(),
+    pendingApprovals: () => agent.approvals.list(),
+    onDidAskApproval: agent.approvals.onDidAsk,
+    onDidFinishTask: agent.onDidFinishTask,
+    agentTask: () =>
+      agent.task ? { taskId: agent.task.taskId, step: agent.task.step } : undefined,
     localGateway: () => ({
       state: owned.localGateway.state,
       pid: owned.localGateway.pid,

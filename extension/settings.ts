@@ -38,6 +38,21 @@ export interface Settings {
     /** Chunks @codebase adds to a message at most. */
     maxResults: number;
   };
+  agent: AgentSettings;
+}
+
+export interface AgentSettings {
+  /** Model requests per task. */
+  maxSteps: number;
+  /** max_tokens of each step's request. */
+  maxTokensPerStep: number;
+  commandTimeoutSeconds: number;
+  /** Minutes a task may run in all (waiting for approvals included). */
+  maxMinutes: number;
+  /** Commands that run without asking; read from the user's settings only. */
+  commandAllowList: string[];
+  /** Globs of secret files the agent may read; read from the user's settings only. */
+  readableSecretFiles: string[];
 }
 
 export function readSettings(): Settings {
@@ -89,6 +104,24 @@ export function readSettings(): Settings {
       exclude: stringList(config.get<unknown>('codebase.exclude'), DEFAULT_EXCLUDES),
       maxResults: clampInt(config.get<number>('codebase.maxResults', 8), 1, 50, 8),
     },
+    agent: {
+      maxSteps: clampInt(config.get<number>('agent.maxSteps', 25), 1, 200, 25),
+      maxTokensPerStep: clampInt(
+        config.get<number>('agent.maxTokensPerStep', 4096),
+        256,
+        32_768,
+        4096,
+      ),
+      commandTimeoutSeconds: clampInt(
+        config.get<number>('agent.commandTimeoutSeconds', 120),
+        1,
+        3_600,
+        120,
+      ),
+      maxMinutes: clampInt(config.get<number>('agent.maxMinutes', 30), 1, 24 * 60, 30),
+      commandAllowList: userStrings(config, 'agent.commandAllowList', 200),
+      readableSecretFiles: userStrings(config, 'agent.readableSecretFiles', 100),
+    },
   };
 }
 
@@ -96,6 +129,18 @@ function stringList(value: unknown, fallback: readonly string[]): string[] {
   return Array.isArray(value)
     ? value.filter((v): v is string => typeof v === 'string').slice(0, 1_000)
     : [...fallback];
+}
+
+/**
+ * A list setting as the user set it (user or remote-machine settings), never a workspace's:
+ * a repository must not be able to pre-approve commands or open its secrets to the model.
+ */
+function userStrings(config: vscode.WorkspaceConfiguration, key: string, max: number): string[] {
+  const value = config.inspect<unknown>(key)?.globalValue;
+  if (!Array.isArray(value)) return [];
+  return value
+    .filter((v): v is string => typeof v === 'string' && v.trim() !== '' && v.length <= 500)
+    .slice(0, max);
 }
 
 function clampInt(value: unknown, min: number, max: number, fallback: number): number {

@@ -13,7 +13,7 @@ import { errorHandler } from './http/errors.js';
 import { assertWellFormedPath } from './http/path.js';
 import type { Metrics } from './http/metrics.js';
 import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
-import type { ChatService } from './chat/routes.js';
+import type { ChatService } from './chat/index.js';
 import { runLean } from './http/lean.js';
 import type { Payments } from './payments/index.js';
 import type { Dashboard } from './web/router.js';
@@ -98,7 +98,7 @@ export function createApp(deps: AppDeps, rooms: Rooms): Express {
 }
 
 export interface Gateway {
-  /** The HTTP server's request listener: /v1 in the lean lane, the rest through Express. */
+  /** The HTTP server's request listener: /v1 (and Gemini's /v1beta) in the lean lane, the rest through Express. */
   handler: RequestListener;
   app: Express;
 }
@@ -110,7 +110,7 @@ export function createGateway(deps: AppDeps, rooms: Rooms): Gateway {
   const request_logger = deps.logger.child({}, { redact: { paths: [], censor: '' } });
   const lane = { logger: deps.logger, request_logger, metrics: deps.metrics, surface: 'v1' };
   const handler = (req: IncomingMessage, res: ServerResponse) => {
-    if (req.url?.startsWith('/v1/'))
+    if (req.url?.startsWith('/v1/') || req.url?.startsWith('/v1beta/'))
       runLean(req, res, lane, (locals) => rooms.chat.handle(req, res, locals));
     else app(req, res);
   };

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { createGateway } from './app.js';
 import { createAccounts } from './accounts/index.js';
 import { compileTrustProxy, type TrustProxy } from './accounts/ip-whitelist.js';
-import { createChat } from './chat/routes.js';
+import { createChat } from './chat/index.js';
 import { gatewayId, Metrics } from './http/metrics.js';
 import { createDashboard } from './web/router.js';
 import { ConfigError, loadConfig, type Config } from './config.js';

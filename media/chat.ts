@@ -3,7 +3,12 @@
 import {
   ACTION_LABELS,
   formatMoney,
+  type ActionId,
+  type AgentStepEntry,
   type ChatEntry,
+  type ModeView,
+  type TaskResultEntry,
+  type ToolCallView,
   type ContextView,
   type ConversationSummary,
   type FromWebview,
@@ -26,6 +31,9 @@ const composer = byId<HTMLFormElement>('composer');
 const send = byId<HTMLButtonElement>('send');
 const stop = byId<HTMLButtonElement>('stop');
 const modelSelect = byId<HTMLSelectElement>('model');
+const modeSelect = byId<HTMLSelectElement>('mode');
+const autoApprove = byId<HTMLInputElement>('auto-approve');
+const autoApproveLabel = byId<HTMLLabelElement>('auto-approve-label');
 const newChat = byId<HTMLButtonElement>('new-chat');
 const historyButton = byId<HTMLButtonElement>('history-button');
 const historyPanel = byId<HTMLElement>('history');
@@ -95,6 +103,9 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
     case 'insertText':
       insertIntoInput(message.text);
       return;
+    case 'mode':
+      showMode(message.mode);
+      return;
   }
 });
 
@@ -123,6 +134,29 @@ historyButton.addEventListener('click', () => {
 });
 transcript.addEventListener('click', (event) => {
   const target = event.target as HTMLElement;
+  // An agent step's buttons: approve, reject, open the diff; a task's Undo.
+  const agentButton = target.closest<HTMLElement>('[data-agent-action]');
+  if (agentButton) {
+    const id = agentButton.dataset.id ?? '';
+    switch (agentButton.dataset.agentAction) {
+      case 'approve':
+        post({ type: 'approve', id });
+        break;
+      case 'approve-all':
+        post({ type: 'approve', id, all: true });
+        break;
+      case 'reject':
+        post({ type: 'reject', id });
+        break;
+      case 'open-diff':
+        post({ type: 'openDiff', id });
+        break;
+      case 'undo-task':
+        post({ type: 'undoTask', id });
+        break;
+    }
+    return;
+  }
   const action = target.closest<HTMLElement>('[data-code-action]');
   if (action) {
     const block = action.closest<HTMLElement>('.code-block');
@@ -157,11 +191,24 @@ newChat.addEventListener('click', () => post({ type: 'newChat' }));
 modelSelect.addEventListener('change', () =>
   post({ type: 'selectModel', model: modelSelect.value }),
 );
+modeSelect.addEventListener('change', () => {
+  const mode = modeSelect.value === 'agent' ? 'agent' : 'chat';
+  post({ type: 'setMode', mode });
+  applyMode(mode);
+});
+autoApprove.addEventListener('change', () =>
+  post({ type: 'setAutoApprove', value: autoApprove.checked }),
+);
 
 function submit(): void {
   const text = input.value.trim();
   if (!text || busy) return;
-  post({ type: 'send', text, ...(modelSelect.value ? { model: modelSelect.value } : {}) });
+  post({
+    type: 'send',
+    text,
+    ...(modelSelect.value ? { model: modelSelect.value } : {}),
+    ...(modeSelect.value === 'agent' ? { mode: 'agent' as const } : {}),
+  });
   input.value = '';
   vscode.setState({ draft: '' });
 }
@@ -223,8 +270,21 @@ function queueRender(id: string): void {
 }
 
 function render(entry: ChatEntry, element: HTMLElement): void {
-  const header = el('div', 'role', entry.role === 'user' ? 'You' : `AIHub · ${entry.model}`);
+  if (entry.role === 'agent') {
+    renderStep(entry, element);
+    return;
+  }
+  if (entry.role === 'task') {
+    renderTaskResult(entry, element);
+    return;
+  }
+  const header = el(
+    'div',
+    'role',
+    entry.role === 'user' ? (entry.task ? 'You · task' : 'You') : `AIHub · ${entry.model}`,
+  );
   if (entry.role === 'user') {
+    element.classList.toggle('task-request', entry.task === true);
     element.replaceChildren(header, el('div', 'user-text', entry.text));
     if (entry.context?.length)
       element.append(el('div', 'sent-context', `with ${entry.context.join(', ')}`));
@@ -241,29 +301,202 @@ function render(entry: ChatEntry, element: HTMLElement): void {
   if (entry.status === 'streaming' && entry.text === '')
     parts.push(el('div', 'pending', 'Thinking…'));
   if (entry.status === 'stopped') parts.push(el('div', 'note', 'Stopped.'));
-  if (entry.error) {
-    const error = el('div', 'error');
-    error.setAttribute('role', 'alert');
-    error.append(el('p', '', entry.error.message));
-    for (const action of entry.error.actions) {
-      const button = el('button', 'action', ACTION_LABELS[action]) as HTMLButtonElement;
-      button.type = 'button';
-      button.addEventListener('click', () => post({ type: 'action', action }));
-      error.append(button);
-    }
-    parts.push(error);
-  }
-  if (entry.meta) {
-    const { cost, balance, currency, promptTokens, completionTokens } = entry.meta;
-    parts.push(
-      el(
-        'div',
-        'meta',
-        `Cost ${formatMoney(cost, currency)} · Balance ${formatMoney(balance, currency)} · ${promptTokens}+${completionTokens} tokens`,
-      ),
-    );
-  }
+  if (entry.error) parts.push(errorBox(entry.error.message, entry.error.actions));
+  if (entry.meta) parts.push(metaLine(entry.meta));
   element.replaceChildren(...parts);
+}
+
+function errorBox(message: string, actions: ActionId[]): HTMLElement {
+  const error = el('div', 'error');
+  error.setAttribute('role', 'alert');
+  if (message) error.append(el('p', '', message));
+  for (const action of actions) {
+    const button = el('button', 'action', ACTION_LABELS[action]) as HTMLButtonElement;
+    button.type = 'button';
+    button.addEventListener('click', () => post({ type: 'action', action }));
+    error.append(button);
+  }
+  return error;
+}
+
+function metaLine(meta: NonNullable<AgentStepEntry['meta']>): HTMLElement {
+  const { cost, balance, currency, promptTokens, completionTokens } = meta;
+  return el(
+    'div',
+    'meta',
+    `Cost ${formatMoney(cost, currency)} · Balance ${formatMoney(balance, currency)} · ${promptTokens}+${completionTokens} tokens`,
+  );
+}
+
+/** An agent step: the model's words, each tool call (arguments, result, diff, approval) and the step's cost. */
+function renderStep(entry: AgentStepEntry, element: HTMLElement): void {
+  element.dataset.status = entry.status;
+  element.dataset.taskId = entry.taskId;
+  element.setAttribute('aria-busy', String(entry.status === 'streaming'));
+  const parts: Node[] = [el('div', 'role', `AIHub agent · step ${entry.step} · ${entry.model}`)];
+  if (entry.text) {
+    const body = el('div', 'markdown');
+    const rendered = renderMarkdown(entry.text);
+    body.innerHTML = rendered.html;
+    codeBlocksOf.set(body, rendered.codeBlocks);
+    parts.push(body);
+  } else if (entry.status === 'streaming') parts.push(el('div', 'pending', 'Thinking…'));
+  for (const call of entry.calls) parts.push(renderCall(call, entry.meta?.currency ?? 'INR'));
+  if (entry.status === 'stopped') parts.push(el('div', 'note', 'Stopped.'));
+  if (entry.error) parts.push(errorBox(entry.error.message, entry.error.actions));
+  if (entry.meta) parts.push(metaLine(entry.meta));
+  element.replaceChildren(...parts);
+}
+
+const CALL_MARKS: Record<ToolCallView['status'], string> = {
+  running: '…',
+  awaiting: '?',
+  done: '✓',
+  failed: '✗',
+  refused: '⊘',
+  rejected: '✗',
+  stopped: '■',
+};
+
+function renderCall(call: ToolCallView, currency: string): HTMLElement {
+  const box = el('div', 'tool-call');
+  box.dataset.callId = call.id;
+  box.dataset.status = call.status;
+  box.dataset.tool = call.tool;
+  const head = el('div', 'tool-head');
+  head.append(
+    el('span', 'tool-mark', CALL_MARKS[call.status]),
+    el('span', 'tool-title', call.title),
+    el('span', 'tool-status', call.status === 'awaiting' ? 'waiting for you' : call.status),
+  );
+  if (call.cost) head.append(el('span', 'tool-cost', formatMoney(call.cost, currency)));
+  box.append(head);
+  const args = document.createElement('details');
+  args.className = 'tool-args';
+  args.append(el('summary', '', 'Arguments'), el('pre', '', call.args));
+  box.append(args);
+  if (call.diff) box.append(diffView(call.diff));
+  if (call.approval) {
+    const kind = call.approval.kind;
+    const ask = el('div', 'approval');
+    ask.setAttribute('role', 'group');
+    ask.setAttribute('aria-label', kind === 'edit' ? 'Apply this edit?' : 'Run this command?');
+    ask.append(
+      el('span', 'approval-question', kind === 'edit' ? 'Apply this edit?' : 'Run this command?'),
+    );
+    ask.append(agentButton(kind === 'edit' ? 'Apply' : 'Run', 'approve', call.approval.id));
+    if (kind === 'edit')
+      ask.append(agentButton('Apply All Edits', 'approve-all', call.approval.id, true));
+    ask.append(agentButton('Reject', 'reject', call.approval.id, true));
+    if (kind === 'edit') ask.append(agentButton('Open Diff', 'open-diff', call.id, true));
+    box.append(ask);
+  } else if (call.diff && call.status === 'done') {
+    box.append(agentButton('Open Diff', 'open-diff', call.id, true));
+  }
+  if (call.result !== undefined) {
+    const result = document.createElement('details');
+    result.className = 'tool-result';
+    // Commands' output and refusals are open: they are what the user wants to see.
+    result.open =
+      call.tool === 'run_command' || call.status === 'refused' || call.status === 'failed';
+    result.append(el('summary', '', 'Result'), el('pre', '', call.result));
+    box.append(result);
+  }
+  return box;
+}
+
+function agentButton(
+  label: string,
+  action: string,
+  id: string,
+  secondary = false,
+): HTMLButtonElement {
+  const button = el(
+    'button',
+    secondary ? 'secondary agent-button' : 'agent-button',
+    label,
+  ) as HTMLButtonElement;
+  button.type = 'button';
+  button.dataset.agentAction = action;
+  button.dataset.id = id;
+  return button;
+}
+
+/** A unified diff, its lines coloured by kind (text only, never markup). */
+function diffView(diff: string): HTMLElement {
+  const pre = el('pre', 'tool-diff');
+  for (const line of diff.split('\n')) {
+    const kind =
+      line.startsWith('+++') || line.startsWith('---')
+        ? 'file'
+        : line.startsWith('+')
+          ? 'add'
+          : line.startsWith('-')
+            ? 'del'
+            : line.startsWith('@@')
+              ? 'hunk'
+              : 'same';
+    pre.append(el('span', `diff-${kind}`, `${line}\n`));
+  }
+  return pre;
+}
+
+const TASK_HEADINGS: Record<TaskResultEntry['reason'], string> = {
+  finished: 'Task done',
+  answered: 'Task done',
+  stopped: 'Task stopped',
+  steps: 'Task stopped at the step budget',
+  cap: 'Task stopped at the spending cap',
+  time: 'Task stopped at the time limit',
+  error: 'Task failed',
+};
+
+/** The end of a task: summary (or why it stopped), steps, total cost, the files, Undo Task. */
+function renderTaskResult(entry: TaskResultEntry, element: HTMLElement): void {
+  element.dataset.status = entry.status;
+  element.dataset.reason = entry.reason;
+  element.dataset.taskId = entry.taskId;
+  const steps = `${entry.steps} step${entry.steps === 1 ? '' : 's'}`;
+  const parts: Node[] = [
+    el(
+      'div',
+      'role',
+      `${TASK_HEADINGS[entry.reason]} · ${steps} · Cost ${formatMoney(entry.cost, entry.currency)}`,
+    ),
+  ];
+  const body = el('div', 'markdown');
+  body.innerHTML = renderMarkdown(entry.text).html;
+  parts.push(body);
+  const files = [
+    entry.changed.length ? `Changed: ${entry.changed.join(', ')}` : '',
+    entry.created.length ? `Created: ${entry.created.join(', ')}` : '',
+  ].filter(Boolean);
+  if (files.length) parts.push(el('div', 'task-files', files.join(' · ')));
+  if (entry.actions?.length && entry.status !== 'done') parts.push(errorBox('', entry.actions));
+  if (entry.undone)
+    parts.push(el('div', 'note', 'Undone: the files are as they were before the task.'));
+  else if (files.length) parts.push(agentButton('Undo Task', 'undo-task', entry.taskId, true));
+  element.replaceChildren(...parts);
+}
+
+function showMode(mode: ModeView): void {
+  const agentOption = modeSelect.querySelector<HTMLOptionElement>('option[value="agent"]')!;
+  agentOption.disabled = mode.agentUnavailable !== undefined;
+  agentOption.title = mode.agentUnavailable ?? '';
+  modeSelect.title = mode.agentUnavailable ?? modeSelect.title;
+  modeSelect.value = mode.mode;
+  autoApprove.checked = mode.autoApproveEdits;
+  applyMode(mode.mode);
+}
+
+function applyMode(mode: 'chat' | 'agent'): void {
+  document.body.dataset.mode = mode;
+  autoApproveLabel.hidden = mode !== 'agent';
+  input.placeholder =
+    mode === 'agent'
+      ? 'Describe a task for the agent… (it reads, edits with your approval, runs commands you allow; Enter to start)'
+      : 'Ask AIHub… (@ to mention a file, Enter to send, Shift+Enter for a new line)';
+  send.textContent = mode === 'agent' ? 'Start Task' : 'Send';
 }
 
 function renderContext(context: ContextView): void {

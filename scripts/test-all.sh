@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command (`npm test`): installs what a fresh machine lacks, then runs every
 # level but the bench — typecheck, lint (ESLint), import cycles and the doors between rooms,
-# unit, gateway (real processes over HTTP), browser (headless Chromium), and the extension
+# unit, gateway (real processes over HTTP), agents (the real Claude Code, Codex CLI and
+# opencode binaries against a real gateway), browser (headless Chromium), and the extension
 # inside a real VS Code extension host. The gateway level runs twice: on the JSON-file store,
 # then on a throwaway PostgreSQL cluster (Debian's postgresql, test/support/postgres.ts).
 # Ends with one line "N passed, N failed" summing every level.
@@ -49,6 +50,15 @@ if [ ! -x /usr/bin/chromium ] && { [ -d test/browser ] || [ -d test/extension ];
   fi
 fi
 
+# The agents level traces each agent's network calls with strace (test/agents/run.ts).
+if ! command -v strace >/dev/null 2>&1 && [ -d test/agents ]; then
+  if [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null) || echo "could not install strace"
+  else
+    echo "strace is missing and this user cannot apt-get install it: the agents' network is not checked"
+  fi
+fi
+
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) || echo "could not install postgresql"
@@ -68,6 +78,11 @@ run_level unit node --import tsx --test --test-reporter=spec "${unit[@]}"
 
 mapfile -t gateway < <(find test/gateway -name '*.test.ts' | sort)
 run_level gateway node --import tsx --test --test-concurrency=2 --test-reporter=spec "${gateway[@]}"
+
+# The coding agents as users run them (npm devDependencies, non-interactive), one at a time:
+# each run is a native binary of a few hundred MB and a real gateway (test/agents/suite.ts).
+mapfile -t agents < <(find test/agents -name '*.test.ts' | sort)
+run_level agents node --import tsx --test --test-concurrency=1 --test-reporter=spec "${agents[@]}"
 
 # The gateway suites again, each gateway's store in a fresh database of one cluster for the
 # run (test/gateway/helpers.ts reads AIHUB_TEST_DATABASE_URL). Left out: the suites that start

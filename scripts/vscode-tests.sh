@@ -20,6 +20,9 @@ node scripts/build.mjs --tests || exit 1
 step "extension host: mocha suite in VS Code's server build, real gateway"
 timeout 600 node --import tsx test/extension/run-in-server.ts --no-build || status=1
 
+step "extension host, untrusted workspace: restricted mode keeps the key, the agent and the index in"
+timeout 300 node --import tsx test/extension/run-in-server.ts --no-build --untrusted || status=1
+
 step "browser: the packaged .vsix installed into the server, driven with playwright-core"
 timeout 420 node --import tsx test/extension/vsix-ui.ts || status=1
 

@@ -2,6 +2,7 @@
 // carries out what the webview asks for.
 import * as vscode from 'vscode';
 import { ACTION_COMMANDS } from '../actions.js';
+import type { AgentController } from '../agent/controller.js';
 import { languageIdForFence } from '../codeFence.js';
 import type { ChatContext } from '../context/chatContext.js';
 import { pickWorkspaceFile } from '../context/pickFile.js';
@@ -22,8 +23,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     private readonly services: Services,
     private readonly session: ChatSession,
     private readonly context: ChatContext,
+    private readonly agent: AgentController,
   ) {
     this.disposables.push(
+      agent.onDidChangeMode((mode) => session.postToView({ type: 'mode', mode })),
       session.onDidPost((message) => void this.view?.webview.postMessage(message)),
       context.onDidChange(() => this.postContext()),
       services.spend.onDidChange((spend) => session.postToView({ type: 'spend', spend })),
@@ -42,6 +45,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         .view()
         .then((context) => this.session.postToView({ type: 'context', context }));
     }, 50);
+  }
+
+  /** Registers the view; its webview is kept while hidden (a reply or a task goes on meanwhile). */
+  register(): vscode.Disposable {
+    return vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, this, {
+      webviewOptions: { retainContextWhenHidden: true },
+    });
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -78,13 +88,17 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         await this.session.ready;
         void this.view?.webview.postMessage(this.session.snapshot());
         this.session.postToView({ type: 'spend', spend: this.services.spend.view() });
+        this.session.postToView({ type: 'mode', mode: this.agent.mode() });
         this.postContext();
         return;
       case 'send':
-        await this.session.ask(message.text, {
-          withContext: true,
-          ...(message.model ? { model: message.model } : {}),
-        });
+        if (message.mode === 'agent')
+          await this.agent.start(message.text, message.model ? { model: message.model } : {});
+        else
+          await this.session.ask(message.text, {
+            withContext: true,
+            ...(message.model ? { model: message.model } : {}),
+          });
         return;
       case 'toggleActive':
         this.context.setIncludeActive(message.include);
@@ -131,6 +145,36 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         return;
       case 'openLink':
         await vscode.env.openExternal(vscode.Uri.parse(message.href));
+        return;
+      default:
+        await this.handleAgent(message);
+    }
+  }
+
+  /** The agent's messages: the mode switch, a step's approval buttons, Open Diff, Undo Task. */
+  private async handleAgent(message: FromWebview): Promise<void> {
+    switch (message.type) {
+      case 'setMode':
+        this.agent.setMode(message.mode);
+        return;
+      case 'setAutoApprove':
+        this.agent.setAutoApprove(message.value);
+        return;
+      // The buttons run the same commands as the palette, the diff's title bar and the tests.
+      case 'approve':
+        await vscode.commands.executeCommand(
+          message.all ? 'aihub.approveAllEdits' : 'aihub.approveStep',
+          message.id,
+        );
+        return;
+      case 'reject':
+        await vscode.commands.executeCommand('aihub.rejectStep', message.id);
+        return;
+      case 'openDiff':
+        await this.agent.openDiff(message.id);
+        return;
+      case 'undoTask':
+        await vscode.commands.executeCommand('aihub.undoTask', message.id);
         return;
     }
   }

@@ -28,6 +28,10 @@ export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri): str
 <header class="toolbar">
   <label for="model">Model</label>
   <select id="model" title="Model tier"></select>
+  <select id="mode" title="Chat: questions and answers. Agent: a task the agent carries out with tools (you approve its edits and commands)." aria-label="Mode">
+    <option value="chat">Chat</option>
+    <option value="agent">Agent</option>
+  </select>
   <button id="history-button" type="button" class="secondary" title="Saved conversations of this workspace" aria-expanded="false" aria-controls="history">History</button>
   <button id="new-chat" type="button" class="secondary" title="Start a new chat">New Chat</button>
 </header>
@@ -37,6 +41,7 @@ export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri): str
 <form id="composer">
   <div id="context" class="context" aria-label="Context sent with the next message"></div>
   <textarea id="input" rows="3" placeholder="Ask AIHub… (@ to mention a file, Enter to send, Shift+Enter for a new line)" aria-label="Message"></textarea>
+  <label id="auto-approve-label" class="auto-approve" hidden title="Apply this task's edits without asking (commands still ask unless allow-listed); Undo Task reverts them"><input type="checkbox" id="auto-approve"> Apply edits without asking</label>
   <div class="composer-buttons">
     <span id="spend" class="spend" aria-live="polite"></span>
     <button id="send" type="submit">Send</button>

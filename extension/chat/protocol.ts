@@ -22,8 +22,8 @@ export interface ReplyMeta {
 }
 
 export type ChatEntry =
-  /** `context`: labels of the files and selections that were sent with the message. */
-  | { id: string; role: 'user'; text: string; context?: string[] }
+  /** `context`: labels of the files and selections that were sent with the message; `task`: an agent task. */
+  | { id: string; role: 'user'; text: string; context?: string[]; task?: true }
   | {
       id: string;
       role: 'assistant';
@@ -32,7 +32,73 @@ export type ChatEntry =
       status: 'streaming' | 'done' | 'stopped' | 'error';
       meta?: ReplyMeta;
       error?: { message: string; actions: ActionId[] };
-    };
+    }
+  | AgentStepEntry
+  | TaskResultEntry;
+
+/** One tool call of an agent step, as the transcript shows it. */
+export interface ToolCallView {
+  /** The model's tool call id. */
+  id: string;
+  tool: string;
+  /** One line: "Read src/a.ts (lines 1-40)". */
+  title: string;
+  /** The arguments as the model sent them (shortened). */
+  args: string;
+  status: 'running' | 'awaiting' | 'done' | 'failed' | 'refused' | 'rejected' | 'stopped';
+  /** What the tool returned to the model (shortened for the view). */
+  result?: string;
+  /** An edit's unified diff. */
+  diff?: string;
+  /** Set while the call waits for the user's approval. */
+  approval?: { id: string; kind: 'edit' | 'command' };
+  /** What the call itself cost (a semantic search's embedding), in currency units. */
+  cost?: number;
+}
+
+/** One step of an agent task: a model request (its text and cost) and the tool calls it asked for. */
+export interface AgentStepEntry {
+  id: string;
+  role: 'agent';
+  taskId: string;
+  step: number;
+  text: string;
+  model: string;
+  status: 'streaming' | 'done' | 'stopped' | 'error';
+  calls: ToolCallView[];
+  meta?: ReplyMeta;
+  error?: { message: string; actions: ActionId[] };
+}
+
+export type TaskEndReason =
+  'finished' | 'answered' | 'stopped' | 'steps' | 'cap' | 'time' | 'error';
+
+/** The end of an agent task: its summary (or why it stopped), steps, total cost and what it changed. */
+export interface TaskResultEntry {
+  id: string;
+  role: 'task';
+  taskId: string;
+  text: string;
+  status: 'done' | 'stopped' | 'error';
+  reason: TaskEndReason;
+  steps: number;
+  /** Total cost of the task's requests, in currency units. */
+  cost: number;
+  currency: string;
+  changed: string[];
+  created: string[];
+  undone?: boolean;
+  actions?: ActionId[];
+}
+
+/** The chat view's mode and the agent's availability. */
+export interface ModeView {
+  mode: 'chat' | 'agent';
+  /** Why agent mode is unavailable (an untrusted or virtual workspace), when it is. */
+  agentUnavailable?: string;
+  /** Apply the task's edits without asking. */
+  autoApproveEdits: boolean;
+}
 
 export interface ModelChoice {
   id: string;
@@ -102,13 +168,14 @@ export type ToWebview =
   | { type: 'spend'; spend: SpendView }
   | { type: 'history'; conversations: ConversationSummary[]; currentId: string }
   /** Text for the input at the cursor (the path picked for an @ mention). */
-  | { type: 'insertText'; text: string };
+  | { type: 'insertText'; text: string }
+  | { type: 'mode'; mode: ModeView };
 
 /** Webview → extension. */
 export type FromWebview =
   | { type: 'ready' }
-  /** `model`: the tier shown in the view's picker, which this message uses. */
-  | { type: 'send'; text: string; model?: string }
+  /** `model`: the tier shown in the view's picker, which this message uses; `mode: 'agent'` starts a task. */
+  | { type: 'send'; text: string; model?: string; mode?: 'agent' }
   | { type: 'stop' }
   | { type: 'newChat' }
   | { type: 'selectModel'; model: string }
@@ -125,7 +192,15 @@ export type FromWebview =
   | { type: 'showHistory' }
   | { type: 'openConversation'; id: string }
   | { type: 'renameConversation'; id: string }
-  | { type: 'deleteConversation'; id: string };
+  | { type: 'deleteConversation'; id: string }
+  | { type: 'setMode'; mode: 'chat' | 'agent' }
+  | { type: 'setAutoApprove'; value: boolean }
+  /** An agent step's approval: `all` also applies the task's later edits without asking. */
+  | { type: 'approve'; id: string; all?: boolean }
+  | { type: 'reject'; id: string }
+  /** Shows the diff of an agent edit (by its tool call id). */
+  | { type: 'openDiff'; id: string }
+  | { type: 'undoTask'; id: string };
 
 export const MAX_MESSAGE_CHARS = 100_000;
 
@@ -161,14 +236,8 @@ export function parseFromWebview(raw: unknown): FromWebview | undefined {
       const value = text('id');
       return value !== undefined && ID.test(value) ? { type: message.type, id: value } : undefined;
     }
-    case 'send': {
-      const value = text('text');
-      if (value === undefined || value.trim() === '') return undefined;
-      const model = text('model');
-      return model !== undefined && MODEL.test(model)
-        ? { type: 'send', text: value, model }
-        : { type: 'send', text: value };
-    }
+    case 'send':
+      return parseSend(message, text);
     case 'copy': {
       const value = text('text');
       return value !== undefined ? { type: 'copy', text: value } : undefined;
@@ -198,6 +267,54 @@ export function parseFromWebview(raw: unknown): FromWebview | undefined {
       return value !== undefined && /^https?:\/\//i.test(value)
         ? { type: 'openLink', href: value }
         : undefined;
+    }
+    default:
+      return parseAgentMessage(message, text);
+  }
+}
+
+/** A message or (mode 'agent') a task, with the tier picked in the view. */
+function parseSend(
+  message: Record<string, unknown>,
+  text: (key: string) => string | undefined,
+): FromWebview | undefined {
+  const value = text('text');
+  if (value === undefined || value.trim() === '') return undefined;
+  const model = text('model');
+  return {
+    type: 'send',
+    text: value,
+    ...(model !== undefined && MODEL.test(model) ? { model } : {}),
+    ...(message.mode === 'agent' ? { mode: 'agent' as const } : {}),
+  };
+}
+
+/** The agent's messages from the webview (mode, approvals, diffs, undo). */
+function parseAgentMessage(
+  message: Record<string, unknown>,
+  text: (key: string) => string | undefined,
+): FromWebview | undefined {
+  switch (message.type) {
+    case 'reject':
+    case 'openDiff':
+    case 'undoTask': {
+      const value = text('id');
+      return value !== undefined && ID.test(value) ? { type: message.type, id: value } : undefined;
+    }
+    case 'setMode':
+      return message.mode === 'chat' || message.mode === 'agent'
+        ? { type: 'setMode', mode: message.mode }
+        : undefined;
+    case 'setAutoApprove':
+      return typeof message.value === 'boolean'
+        ? { type: 'setAutoApprove', value: message.value }
+        : undefined;
+    case 'approve': {
+      const value = text('id');
+      if (value === undefined || !ID.test(value)) return undefined;
+      return message.all === true
+        ? { type: 'approve', id: value, all: true }
+        : { type: 'approve', id: value };
     }
     default:
       return undefined;

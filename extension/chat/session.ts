@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import type { ChatTurn } from '../client.js';
 import { codebaseQuery, mentionsCodebase, mergeHits } from '../codebase/mention.js';
 import type { CodebaseSearch } from '../codebase/types.js';
-import type { ChatContext, CodebaseContext } from '../context/chatContext.js';
+import type { BuiltContext, ChatContext, CodebaseContext } from '../context/chatContext.js';
 import { CHAT_SYSTEM_PROMPT } from '../prompts.js';
 import type { Services } from '../services.js';
 import { promptChars } from '../spendMath.js';
@@ -49,6 +49,8 @@ export class ChatSession implements vscode.Disposable {
   /** Resolves once earlier versions' single transcript is moved into the history. */
   readonly ready: Promise<void>;
   private current: { entry: AssistantEntry; cancel: vscode.CancellationTokenSource } | undefined;
+  /** Stops the work other than a chat reply that is running (an agent task). */
+  private work: (() => void) | undefined;
   private models: ModelChoice[] = DEFAULT_MODELS;
   private readonly posted = new vscode.EventEmitter<ToWebview>();
   /** Everything the webview should see, in order; the view provider relays it. */
@@ -85,7 +87,7 @@ export class ChatSession implements vscode.Disposable {
   }
 
   get busy(): boolean {
-    return this.current !== undefined;
+    return this.current !== undefined || this.work !== undefined;
   }
 
   transcript(): readonly ChatEntry[] {
@@ -114,14 +116,10 @@ export class ChatSession implements vscode.Disposable {
 
   /** Sends a user message and streams the reply; resolves with the finished assistant entry. */
   async ask(text: string, options: AskOptions = {}): Promise<AssistantEntry> {
-    if (this.current) this.stop();
+    this.current?.cancel.cancel();
     const settings = { ...this.services.settings() };
     if (options.model) settings.model = options.model;
-    const codebase =
-      options.withContext && mentionsCodebase(text) ? await this.searchCodebase(text) : undefined;
-    const built = options.withContext
-      ? await this.context.build(await mentionedFiles(text), codebase)
-      : undefined;
+    const built = options.withContext ? await this.contextFor(text) : undefined;
     const { user, reply } = newTurn(text, built?.labels, settings.model);
     const question = built?.prompt ? `${built.prompt}\n\n${text}` : text;
     const turns = this.contextTurns(question);
@@ -222,6 +220,12 @@ export class ChatSession implements vscode.Disposable {
     }
   }
 
+  /** The editor context a message would carry: the active editor, added and @-mentioned files, @codebase. */
+  async contextFor(text: string): Promise<BuiltContext> {
+    const codebase = mentionsCodebase(text) ? await this.searchCodebase(text) : undefined;
+    return this.context.build(await mentionedFiles(text), codebase);
+  }
+
   /** The reply refused before sending: it could pass the daily spending cap. */
   private refuseOverCap(reply: AssistantEntry): void {
     const cap = this.services.spend.view();
@@ -242,9 +246,36 @@ export class ChatSession implements vscode.Disposable {
     );
   }
 
-  /** The Stop button: cancels the streaming reply; what arrived so far is kept. */
+  /** The Stop button: cancels the streaming reply (what arrived so far is kept) or the running task. */
   stop(): void {
     this.current?.cancel.cancel();
+    this.work?.();
+  }
+
+  /** Work other than a chat reply (an agent task): the view is busy meanwhile and Stop ends it. */
+  setWork(stop: (() => void) | undefined): void {
+    this.work = stop;
+    this.post({ type: 'busy', busy: this.busy });
+  }
+
+  /**
+   * Shows an entry that the agent made or changed, in the conversation it belongs to: appended
+   * when new, sent again when changed (the view replaces it by id). Nothing when another
+   * conversation is open meanwhile.
+   */
+  showEntry(entry: ChatEntry, conversationId: string): void {
+    if (this.entries.includes(entry)) this.replace(entry);
+    else if (conversationId === this.conversationId) this.append(entry);
+  }
+
+  /** Streams text into an entry the view shows (an agent step's words). */
+  streamInto(id: string, text: string): void {
+    this.post({ type: 'delta', id, text });
+  }
+
+  /** Saves the open conversation (the agent saves after every step). */
+  save(): Promise<void> {
+    return this.persist();
   }
 
   /** New Chat: the current conversation stays in the history; an empty one starts. */
@@ -320,13 +351,17 @@ export class ChatSession implements vscode.Disposable {
   private contextTurns(question: string): ChatTurn[] {
     const turns: ChatTurn[] = [];
     let chars = question.length;
+    // An agent task is remembered by its request and its result; its steps are not re-sent.
     const usable = this.entries.filter(
-      (e) => e.role === 'user' || (e.status !== 'error' && e.text !== ''),
+      (e) =>
+        e.role === 'user' ||
+        e.role === 'task' ||
+        (e.role === 'assistant' && e.status !== 'error' && e.text !== ''),
     );
     for (const entry of usable.slice(-MAX_CONTEXT_ENTRIES).reverse()) {
       chars += entry.text.length;
       if (chars > MAX_CONTEXT_CHARS) break;
-      turns.unshift({ role: entry.role, content: entry.text });
+      turns.unshift({ role: entry.role === 'user' ? 'user' : 'assistant', content: entry.text });
     }
     while (turns[0]?.role === 'assistant') turns.shift();
     return [
@@ -383,10 +418,23 @@ async function mentionedFiles(text: string): Promise<vscode.Uri[]> {
   return found;
 }
 
+/** Entries saved while a reply or a task ran (VS Code closed meanwhile) show as stopped. */
 function settleInterrupted(entry: ChatEntry): ChatEntry {
-  return entry.role === 'assistant' && entry.status === 'streaming'
-    ? { ...entry, status: 'stopped' }
-    : entry;
+  if (entry.role === 'assistant' && entry.status === 'streaming')
+    return { ...entry, status: 'stopped' };
+  if (entry.role === 'agent' && (entry.status === 'streaming' || entry.calls.some(unsettled)))
+    return {
+      ...entry,
+      status: entry.status === 'streaming' ? 'stopped' : entry.status,
+      calls: entry.calls.map((c) =>
+        unsettled(c) ? { ...c, status: 'stopped' as const, approval: undefined } : c,
+      ),
+    };
+  return entry;
+}
+
+function unsettled(call: { status: string }): boolean {
+  return call.status === 'running' || call.status === 'awaiting';
 }
 
 /** The user's message (with the labels of the context sent) and the empty streaming reply. */

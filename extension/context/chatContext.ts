@@ -267,10 +267,11 @@ function codebasePieces(codebase: CodebaseContext | undefined, earlier: Piece[])
     }));
 }
 
+/** Documents that are not the user's code: output panels, Generate's and the agent's proposed changes. */
+const NOT_CODE = new Set(['output', 'aihub-proposal', 'aihub-agent']);
+
 function usable(editor: vscode.TextEditor | undefined): vscode.TextEditor | undefined {
-  if (!editor) return undefined;
-  const scheme = editor.document.uri.scheme;
-  return scheme === 'output' || scheme === 'aihub-proposal' ? undefined : editor;
+  return editor && !NOT_CODE.has(editor.document.uri.scheme) ? editor : undefined;
 }
 
 async function filePiece(id: string, uri: vscode.Uri): Promise<Piece> {

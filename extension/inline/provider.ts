@@ -27,6 +27,14 @@ export interface InlineStats {
 export class InlineCompletionProvider
   implements vscode.InlineCompletionItemProvider, vscode.Disposable
 {
+  /** Registers the provider for the schemes a workspace's files come in. */
+  register(): vscode.Disposable {
+    return vscode.languages.registerInlineCompletionItemProvider(
+      ['file', 'untitled', 'vscode-remote', 'vscode-vfs'].map((scheme) => ({ scheme })),
+      this,
+    );
+  }
+
   private readonly cache = new Map<string, string>();
   private last: { uri: string; prefix: string; suffixHead: string; text: string } | undefined;
   private readonly chooser = new CompletionClientChooser();

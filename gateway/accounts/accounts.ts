@@ -42,6 +42,13 @@ export function requireAccount(
 
 /** Active (not revoked) keys an account may hold; every surface that creates keys is held to it. */
 export const MAX_ACTIVE_KEYS = 50;
+/**
+ * Revoked keys an account keeps (listed, and answering 401 "revoked"): creating a key deletes
+ * the oldest revoked ones past this, so that creating and revoking keys in a loop does not
+ * grow the live document (an account holds at most 50 active keys, this many revoked ones,
+ * and those revoked since its last creation: at most 150 rows). A deleted key is unknown (401).
+ */
+export const MAX_REVOKED_KEYS_KEPT = 50;
 
 /**
  * Creates a key, within the account's limit of active keys (the admin API, the dashboard
@@ -55,7 +62,17 @@ export function createApiKey(
   name: string,
 ): { record: ApiKey; key: string } {
   let active = 0;
-  for (const existing of keys.rows(account_id)) if (!existing.revoked_at) active++;
+  const revoked: ApiKey[] = [];
+  for (const existing of keys.rows(account_id))
+    if (!existing.revoked_at) active++;
+    else revoked.push(existing);
+  if (revoked.length > MAX_REVOKED_KEYS_KEPT) {
+    // Oldest revocation first; revocations of one millisecond keep their creation order (the
+    // index's, and sort is stable), never an order of their random ids.
+    revoked.sort((a, b) => a.revoked_at!.localeCompare(b.revoked_at!));
+    for (const old of revoked.slice(0, revoked.length - MAX_REVOKED_KEYS_KEPT))
+      tx.del('keys', old.id);
+  }
   if (active >= MAX_ACTIVE_KEYS) {
     throw new ServiceError(
       'conflict',

@@ -12,19 +12,83 @@ import { ApiError } from '../http/errors.js';
 
 export const MAX_WHITELIST_ENTRIES = 100;
 
-/** Canonical text of one whitelist entry, or an error message. */
-export function parseWhitelistEntry(raw: string): { entry: string } | { error: string } {
+/** The shortest prefixes a whitelist entry may have unless forced (a /0 lets everyone in). */
+export interface PrefixFloor {
+  ipv4: number;
+  ipv6: number;
+}
+
+export const DEFAULT_PREFIX_FLOOR: PrefixFloor = { ipv4: 8, ipv6: 32 };
+
+/** An address as a number of 32 or 128 bits (IPv6 through Node's URL parser, which expands every form). */
+function addressBits(address: string, version: 4 | 6): bigint {
+  if (version === 4) return address.split('.').reduce((n, octet) => (n << 8n) | BigInt(octet), 0n);
+  const groups = new URL(`http://[${address}]`).hostname.slice(1, -1);
+  const [head = '', tail] = groups.split('::') as [string, string | undefined];
+  const part = (text: string) => (text ? text.split(':') : []);
+  const words =
+    tail === undefined
+      ? part(head)
+      : [
+          ...part(head),
+          ...Array(8 - part(head).length - part(tail).length).fill('0'),
+          ...part(tail),
+        ];
+  return words.reduce((n, word) => (n << 16n) | BigInt(parseInt(word, 16)), 0n);
+}
+
+function addressText(bits: bigint, version: 4 | 6): string {
+  if (version === 4)
+    return [24n, 16n, 8n, 0n].map((shift) => String((bits >> shift) & 0xffn)).join('.');
+  const words = [];
+  for (let shift = 112n; shift >= 0n; shift -= 16n)
+    words.push(((bits >> shift) & 0xffffn).toString(16));
+  return new URL(`http://[${words.join(':')}]`).hostname.slice(1, -1); // compressed, lower case
+}
+
+/**
+ * Canonical text of one whitelist entry, or an error message: an address (IPv4-mapped IPv6
+ * written as the IPv4 address it is), or a network in CIDR form whose address is the
+ * network's own (`10.9.9.9/1` is refused, naming `0.0.0.0/1`: host bits set say the entry is
+ * not what its writer meant) with a prefix no shorter than `floor` unless `force`.
+ */
+export function parseWhitelistEntry(
+  raw: string,
+  options: { floor?: PrefixFloor; force?: boolean } = {},
+): { entry: string } | { error: string } {
   const text = raw.trim().toLowerCase();
   const slash = text.indexOf('/');
-  const address = slash === -1 ? text : text.slice(0, slash);
-  const version = isIP(address);
+  let address = slash === -1 ? text : text.slice(0, slash);
+  let version = (address.includes('%') ? 0 : isIP(address)) as 0 | 4 | 6; // no zone ids (fe80::1%eth0)
   if (version === 0) return { error: `"${raw}" is not an IPv4 or IPv6 address or CIDR range` };
-  if (slash === -1) return { entry: address };
-  const prefix_text = text.slice(slash + 1);
-  const max = version === 4 ? 32 : 128;
+  let max = version === 4 ? 32 : 128;
+  const prefix_text = slash === -1 ? String(max) : text.slice(slash + 1);
   if (!/^\d{1,3}$/.test(prefix_text) || Number(prefix_text) > max)
     return { error: `"${raw}" has a prefix length outside 0–${max}` };
-  return { entry: `${address}/${Number(prefix_text)}` };
+  let prefix = Number(prefix_text);
+  let bits = addressBits(address, version);
+  if (version === 6 && bits >> 32n === 0xffffn && prefix >= 96) {
+    // ::ffff:a.b.c.d/n is the IPv4 network a.b.c.d/(n - 96): written as such.
+    version = 4;
+    max = 32;
+    prefix -= 96;
+    bits &= 0xffffffffn;
+  }
+  const host_mask = (1n << BigInt(max - prefix)) - 1n;
+  const network = bits & ~host_mask;
+  address = addressText(bits, version);
+  if (network !== bits) {
+    const net = `${addressText(network, version)}/${prefix}`;
+    return {
+      error: `"${raw}" has host bits set: as a range it means ${net}; write ${net} for that range, or ${address} for the one address`,
+    };
+  }
+  const floor = (options.floor ?? DEFAULT_PREFIX_FLOOR)[version === 4 ? 'ipv4' : 'ipv6'];
+  if (prefix < floor && !options.force)
+    return {
+      error: `"${raw}" allows ${prefix === 0 ? 'every address' : `a /${prefix} range`}, wider than /${floor}; name narrower ranges, or send force: true to allow it anyway`,
+    };
+  return { entry: prefix === max ? address : `${address}/${prefix}` };
 }
 
 /** A matcher for a validated whitelist; an empty list allows everyone. */

@@ -1,7 +1,8 @@
 // The chat API's Prometheus metrics (aihub_chat_*), on the gateway's registry, at GET /metrics.
 // Every label set is known up front (tier ids, configured engine names, the fixed outcome
 // and status values), so each series is created once, at 0, and the hot path touches only
-// pre-built cells. The counters are plain numbers handed to prom-client when it scrapes:
+// pre-built cells; refusals, whose codes are many and rare, get their cell at the first one
+// (from bounded sets: a code the gateway does not know counts as `other`). The counters are plain numbers handed to prom-client when it scrapes:
 // a prom-client child's inc() hashes its label set on every call; adding to a number costs
 // nothing. The breaker gauge is read at scrape time, so it is never stale.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
@@ -32,6 +33,30 @@ const STATUSES = Object.keys({
 } satisfies Record<UsageStatus, 0>) as UsageStatus[];
 
 const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
+
+/** The refusal codes counted by name (the gateway's own, and an upstream's commonest); others count as `other`. */
+const REFUSAL_CODES = new Set([
+  'invalid_value',
+  'invalid_json',
+  'json_too_deep',
+  'invalid_path',
+  'context_length_exceeded',
+  'invalid_api_key',
+  'account_disabled',
+  'service_inactive',
+  'ip_not_allowed',
+  'insufficient_balance',
+  'model_not_found',
+  'not_found',
+  'request_too_large',
+  'unsupported_encoding',
+  'rate_limit_exceeded',
+  'daily_token_allowance_exceeded',
+  'upstream_rejected_request',
+  'client_closed_request',
+]);
+/** Where a /v1 refusal happened: a protocol's routes, or the others (models, balance, no route). */
+export type RefusalRoute = ProtocolName | 'other';
 
 /** LLM calls: a cached answer in a few ms, a long generation in tens of seconds. */
 export const UPSTREAM_LATENCY_BUCKETS = [
@@ -70,6 +95,9 @@ export class ChatMetrics {
   private readonly latency = new Map<string, { observe(seconds: number): void }>();
   private readonly models = new Map<string, ModelCells>();
   private readonly protocols = new Map<ProtocolName, Cell>();
+  private readonly refusals = new Map<string, Cell>();
+  private readonly refusal_counter: Counter<'protocol' | 'code'>;
+  private readonly refusal_cells: Cell[] = [];
 
   /** Throws if `registry` already holds the aihub_chat_* metrics: one ChatService per registry. */
   constructor(
@@ -80,6 +108,13 @@ export class ChatMetrics {
   ) {
     this.registerUpstream(registry, targets, breakerStates);
     this.registerRequests(registry);
+    this.refusal_counter = new Counter({
+      name: 'aihub_chat_refusals_total',
+      help: 'Requests /v1 refused with a 4xx before any answer, by the protocol of the route (other: models, balance, no route) and the error code (other: a code the gateway does not name)',
+      labelNames: ['protocol', 'code'] as const,
+      registers: [registry],
+      collect: reporter(this.refusal_cells),
+    });
     const share: Gauge = new Gauge({
       name: 'aihub_chat_rate_limit_share',
       help: 'Requests per minute per key this gateway admits: the limit, or with several gateways on one database ceil(limit / aihub_gateways_live)',
@@ -198,6 +233,19 @@ export class ChatMetrics {
       cost_cells.push(cells.cost_micros);
       this.models.set(model, cells);
     }
+  }
+
+  /** One refused request (a 4xx answered), by route protocol and code. */
+  refused(protocol: RefusalRoute, code: string): void {
+    const known = REFUSAL_CODES.has(code) ? code : 'other';
+    const key = `${protocol}\u0000${known}`;
+    let cell = this.refusals.get(key);
+    if (!cell) {
+      cell = new Cell(this.refusal_counter.labels(protocol, known));
+      this.refusals.set(key, cell);
+      this.refusal_cells.push(cell);
+    }
+    cell.value++;
   }
 
   /** The router's AttemptObserver. */

@@ -7,14 +7,34 @@ import { countTextTokens } from '../llm/tokens.js';
 import type { NativeEvent } from '../llm/types.js';
 import type { ProtocolName, SseOut, Usage, XAihub } from './protocols/types.js';
 
-/** The field that carries the output cap in each protocol's request. */
+/** The field that carries the output cap in each protocol's request (Gemini's is nested). */
 export const NATIVE_CAP_FIELD: Partial<Record<ProtocolName, string>> = {
   responses: 'max_output_tokens',
   messages: 'max_tokens',
   completions: 'max_tokens',
+  gemini: 'generationConfig.maxOutputTokens',
 };
 
 type Json = Record<string, unknown>;
+
+/** The request as it came, with the output cap the gateway held put in its protocol's field. */
+export function nativeBody(
+  protocol: ProtocolName,
+  original: Json,
+  max_output_tokens: number,
+): Json {
+  if (protocol === 'gemini')
+    return {
+      ...original,
+      generationConfig: { ...obj(original.generationConfig), maxOutputTokens: max_output_tokens },
+    };
+  return { ...original, [NATIVE_CAP_FIELD[protocol]!]: max_output_tokens };
+}
+
+/** The usage object of a protocol's JSON answer (Gemini's `usageMetadata`, the others' `usage`). */
+export function nativeUsageOf(protocol: ProtocolName, body: Json): Usage | null {
+  return nativeUsage(protocol, protocol === 'gemini' ? body.usageMetadata : body.usage);
+}
 
 function num(value: unknown): number | null {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
@@ -28,6 +48,18 @@ function obj(value: unknown): Json | null {
 export function nativeUsage(protocol: ProtocolName, raw: unknown): Usage | null {
   const usage = obj(raw);
   if (!usage) return null;
+  if (protocol === 'gemini') {
+    const prompt = num(usage.promptTokenCount);
+    const candidates = num(usage.candidatesTokenCount) ?? 0;
+    const thoughts = num(usage.thoughtsTokenCount) ?? 0;
+    if (prompt === null || (usage.candidatesTokenCount === undefined && !thoughts)) return null;
+    return {
+      prompt_tokens: prompt,
+      completion_tokens: candidates + thoughts,
+      cached_tokens: Math.min(num(usage.cachedContentTokenCount) ?? 0, prompt),
+      reasoning_tokens: thoughts,
+    };
+  }
   if (protocol === 'responses') {
     const input = num(usage.input_tokens);
     const output = num(usage.output_tokens);
@@ -69,10 +101,10 @@ function detail(details: unknown, field: string, most: number): number {
     : 0;
 }
 
-/** A JSON answer as the client gets it, without the bill. */
-export function nativeJson(body: Json, model: string): Json {
+/** A JSON answer as the client gets it, without the bill, with the tier id as its model. */
+export function nativeJson(protocol: ProtocolName, body: Json, model: string): Json {
   const { x_aihub: _theirs, ...rest } = body;
-  return { ...rest, model };
+  return protocol === 'gemini' ? { ...rest, modelVersion: model } : { ...rest, model };
 }
 
 /** Relays a native stream: events out as they come, the billing event (and what follows it) held back. */
@@ -100,7 +132,7 @@ export class NativeStream {
     }
     this.observe(data);
     const out: SseOut[] = [];
-    if (this.protocol === 'completions') {
+    if (this.protocol === 'completions' || this.protocol === 'gemini') {
       // The last chunk carries the bill: always hold one back.
       out.push(...this.release());
       this.held.push({ event: event.event, data });
@@ -124,7 +156,8 @@ export class NativeStream {
   /** The held-back events, x_aihub on the billing event. */
   finish(x_aihub: XAihub): SseOut[] {
     const billing = this.held.find(
-      (held) => this.protocol === 'completions' || this.isBilling(held.data),
+      (held) =>
+        this.protocol === 'completions' || this.protocol === 'gemini' || this.isBilling(held.data),
     );
     if (billing) {
       if (this.protocol === 'responses' && obj(billing.data.response))
@@ -151,6 +184,21 @@ export class NativeStream {
   }
 
   private observe(data: Json): void {
+    if (this.protocol === 'gemini') {
+      if ('modelVersion' in data) data.modelVersion = this.model;
+      const usage = nativeUsage('gemini', data.usageMetadata);
+      if (usage) this.usage = usage;
+      for (const candidate of Array.isArray(data.candidates) ? data.candidates : []) {
+        const parts = obj(obj(candidate)?.content)?.parts;
+        for (const part of Array.isArray(parts) ? parts : []) {
+          const text = obj(part)?.text;
+          if (typeof text === 'string') this.generated.push(text);
+          const call = obj(part)?.functionCall;
+          if (call) this.generated.push(JSON.stringify(call));
+        }
+      }
+      return;
+    }
     if (this.protocol === 'responses') {
       const response = obj(data.response);
       if (response) {

@@ -1,7 +1,108 @@
+// The /v1 routes in GET /openapi.json: every wire protocol the lean lane serves (chat/routes.ts
+// dispatches them), each with the zod schema its requests are validated with.
 import type { RouteDoc } from '../http/openapi.js';
 import { chatRequestSchema } from './schema.js';
+import { completionsRequestSchema } from './protocols/completions/route.js';
+import { embeddingsRequestSchema } from './protocols/embeddings/route.js';
+import { countTokensRequestSchema, messagesRequestSchema } from './protocols/messages/schemas.js';
+import {
+  countTokensRequestSchema as geminiCountTokensSchema,
+  generateRequestSchema,
+} from './protocols/gemini/schemas.js';
+import { responsesRequestSchema } from './protocols/responses/schemas.js';
 
 const v1 = { tag: 'chat', auth: 'api_key' } as const;
+
+/** What every billed /v1 protocol may answer besides its success. */
+const BILLED_ERRORS: Record<number, string> = {
+  402: 'insufficient_balance: the wallet cannot cover the worst case; top up at /wallet',
+  403: "account or key disabled, or the caller outside the account's IP whitelist",
+  404: 'model_not_found',
+  429: 'rate_limit_exceeded (requests per minute, or the free tier daily allowance), with Retry-After',
+  502: 'every upstream failed',
+  503: 'no upstream available',
+  504: 'upstream timed out',
+};
+
+const HEADERS_NOTE =
+  'headers x-aihub-cost, x-aihub-balance and x-aihub-request-id on every non-streamed billed answer';
+
+const gemini = { tag: 'gemini', auth: 'api_key' } as const;
+
+/** Google's error shape, where a Gemini client reads it. */
+const GEMINI_ERRORS: Record<number, string> = {
+  400: 'INVALID_ARGUMENT (a google.rpc.BadRequest names the field)',
+  401: 'UNAUTHENTICATED',
+  402: 'FAILED_PRECONDITION: the wallet cannot cover the worst case; top up at /wallet',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND: no such tier',
+  429: 'RESOURCE_EXHAUSTED with a google.rpc.RetryInfo',
+  503: 'UNAVAILABLE: no upstream available',
+  504: 'DEADLINE_EXCEEDED: upstream timed out',
+};
+
+/** Google's Gemini API (the key also as x-goog-api-key or ?key=); the same under /v1/. */
+const geminiRouteDocs: RouteDoc[] = ['v1beta', 'v1'].flatMap((version) => [
+  {
+    ...gemini,
+    method: 'post' as const,
+    path: `/${version}/models/:model:generateContent`,
+    summary:
+      'Gemini generateContent on a tier (contents, systemInstruction, functionDeclarations, toolConfig, generationConfig)',
+    body: generateRequestSchema,
+    success: {
+      status: 200,
+      description: `a GenerateContentResponse {candidates, usageMetadata, modelVersion, responseId} with x_aihub; ${HEADERS_NOTE}`,
+    },
+    errors: GEMINI_ERRORS,
+  },
+  {
+    ...gemini,
+    method: 'post' as const,
+    path: `/${version}/models/:model:streamGenerateContent`,
+    summary:
+      'Gemini streamGenerateContent: server-sent events with alt=sse, else one JSON array of GenerateContentResponses',
+    body: generateRequestSchema,
+    success: {
+      status: 200,
+      content_type: 'text/event-stream',
+      description:
+        'GenerateContentResponses; the last carries finishReason, usageMetadata and x_aihub',
+    },
+    errors: GEMINI_ERRORS,
+  },
+  {
+    ...gemini,
+    method: 'post' as const,
+    path: `/${version}/models/:model:countTokens`,
+    summary: 'Gemini countTokens: the prompt as the gateway counts it (free)',
+    body: geminiCountTokensSchema,
+    success: { status: 200, description: '{totalTokens, promptTokensDetails}' },
+    errors: GEMINI_ERRORS,
+  },
+]);
+
+const geminiModelDocs: RouteDoc[] = [
+  {
+    ...gemini,
+    method: 'get',
+    path: '/v1beta/models',
+    summary: 'The tiers as Gemini models (also GET /v1/models with x-goog-api-key or ?key=)',
+    success: {
+      status: 200,
+      description:
+        '{models: [{name: "models/<tier>", inputTokenLimit, outputTokenLimit, supportedGenerationMethods, pricing}]}',
+    },
+  },
+  {
+    ...gemini,
+    method: 'get',
+    path: '/v1beta/models/:model',
+    summary: 'One tier as a Gemini model',
+    success: { status: 200, description: 'a Model {name, inputTokenLimit, outputTokenLimit, ...}' },
+    errors: { 404: 'NOT_FOUND' },
+  },
+];
 
 export const chatRouteDocs: RouteDoc[] = [
   {
@@ -26,6 +127,66 @@ export const chatRouteDocs: RouteDoc[] = [
       503: 'no upstream available',
       504: 'upstream timed out',
     },
+  },
+  {
+    ...v1,
+    method: 'post',
+    path: '/v1/responses',
+    summary:
+      'Create a response (OpenAI Responses API: input as text or items, instructions, function tools, text.format json_schema, max_output_tokens; stream: true gives response.* events)',
+    body: responsesRequestSchema,
+    success: {
+      status: 200,
+      description: `a response object (output items, usage) with x_aihub; ${HEADERS_NOTE}`,
+    },
+    errors: { ...BILLED_ERRORS, 400: 'invalid_value, invalid_json, context_length_exceeded' },
+  },
+  {
+    ...v1,
+    method: 'post',
+    path: '/v1/messages',
+    summary:
+      "Create a message (Anthropic Messages API: x-api-key or Bearer, anthropic-version accepted; system, messages with text, image, tool_use and tool_result blocks, tools, max_tokens required; stream: true gives message_start ... message_stop events); errors in Anthropic's shape",
+    body: messagesRequestSchema,
+    success: {
+      status: 200,
+      description: `a message {id, type: "message", role, content, stop_reason, usage}; ${HEADERS_NOTE}`,
+    },
+    errors: { ...BILLED_ERRORS, 400: 'invalid_request_error (the field named in the message)' },
+  },
+  {
+    ...v1,
+    method: 'post',
+    path: '/v1/messages/count_tokens',
+    summary: 'Count the input tokens of an Anthropic Messages request (not billed)',
+    body: countTokensRequestSchema,
+    success: { status: 200, description: '{input_tokens}' },
+    errors: { 400: 'invalid_request_error', 404: 'model_not_found' },
+  },
+  {
+    ...v1,
+    method: 'post',
+    path: '/v1/embeddings',
+    summary: 'Create embeddings (OpenAI shape: string or array input, dimensions, encoding_format)',
+    body: embeddingsRequestSchema,
+    success: {
+      status: 200,
+      description: `{object: "list", data: [{object: "embedding", index, embedding}], model, usage} with x_aihub; ${HEADERS_NOTE}`,
+    },
+    errors: { ...BILLED_ERRORS, 400: 'invalid_value, input too long' },
+  },
+  {
+    ...v1,
+    method: 'post',
+    path: '/v1/completions',
+    summary:
+      'Create a legacy completion, with suffix for fill-in-the-middle (editor autocomplete); stream: true gives text/event-stream chunks',
+    body: completionsRequestSchema,
+    success: {
+      status: 200,
+      description: `a text_completion object {id, object, choices: [{text, index, finish_reason}], usage} with x_aihub; ${HEADERS_NOTE}`,
+    },
+    errors: { ...BILLED_ERRORS, 400: 'invalid_value, context_length_exceeded' },
   },
   {
     ...v1,
@@ -61,4 +222,6 @@ export const chatRouteDocs: RouteDoc[] = [
         '{object: "balance", currency, balance, owed, usage: {requests, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost, by_protocol: {chat, responses, messages, embeddings, completions: {requests, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost}}}}',
     },
   },
+  ...geminiRouteDocs,
+  ...geminiModelDocs,
 ];

@@ -1,5 +1,6 @@
 // Server-sent events out, in OpenAI's framing: `data: <json>\n\n` per chunk, `data: [DONE]`
-// at the end (named events, `event: <name>\n` first, for the Responses and Messages protocols). Each event is flushed as it comes, at the end of the tick it was written in
+// at the end (named events, `event: <name>\n` first, for the Responses and Messages protocols);
+// or, for Gemini's streamGenerateContent without `alt=sse`, the elements of one JSON array. Each event is flushed as it comes, at the end of the tick it was written in
 // (events of one tick leave in one write); when the client reads slower than the upstream
 // writes, the writer waits for `drain`, so memory stays bounded.
 import type { ServerResponse } from 'node:http';
@@ -11,11 +12,23 @@ export const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
+/** Gemini's streamGenerateContent without `alt=sse`: the events are the elements of one JSON array. */
+const JSON_ARRAY_HEADERS = {
+  'content-type': 'application/json; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+} as const;
+
 export class SseWriter {
   private closed = false;
   private corked = false;
+  /** Events written so far in JSON-array framing (the first one needs no comma). */
+  private elements = 0;
 
-  constructor(private readonly res: ServerResponse) {
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly framing: 'sse' | 'json-array' = 'sse',
+  ) {
     res.once('close', () => {
       this.closed = true;
     });
@@ -25,9 +38,11 @@ export class SseWriter {
     return this.closed || this.res.destroyed;
   }
 
-  open(status = 200, extra_headers: Record<string, string> = {}): void {
-    this.res.writeHead(status, { ...SSE_HEADERS, ...extra_headers });
+  open(status = 200, extra_headers: Record<string, string | string[]> = {}): void {
+    const array = this.framing === 'json-array';
+    this.res.writeHead(status, { ...(array ? JSON_ARRAY_HEADERS : SSE_HEADERS), ...extra_headers });
     this.batch();
+    if (array) this.res.write('[');
     this.res.flushHeaders();
   }
 
@@ -44,6 +59,8 @@ export class SseWriter {
 
   /** Resolves once the event is handed to the socket, or the client is gone; `name` gives it an `event:` line. */
   event(data: unknown, name?: string): Promise<void> {
+    if (this.framing === 'json-array')
+      return this.raw(`${this.elements++ ? ',\r\n' : ''}${JSON.stringify(data)}`);
     return this.raw(
       name
         ? `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`
@@ -56,7 +73,9 @@ export class SseWriter {
   }
 
   end(): void {
-    if (!this.res.writableEnded) this.res.end();
+    if (this.res.writableEnded) return;
+    if (this.framing === 'json-array' && !this.isClosed) this.res.end(']');
+    else this.res.end();
   }
 
   private raw(text: string): Promise<void> {

@@ -109,7 +109,64 @@ const ANTHROPIC_TYPES: Record<number, string> = {
   529: 'overloaded_error',
 };
 
+/**
+ * Google's Gemini API (`/v1beta/...`, and its methods under `/v1/models/`), whose clients read
+ * errors in Google's shape. `GET /v1/models` stays OpenAI's: the Gemini list there is told
+ * apart by its credentials, not its path, and answers errors as OpenAI's list does.
+ */
+export function isGeminiPath(path: string): boolean {
+  return (
+    path === '/v1beta' ||
+    path.startsWith('/v1beta/') ||
+    (path.startsWith('/v1/models/') && path.includes(':'))
+  );
+}
+
+const GOOGLE_STATUS: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  402: 'FAILED_PRECONDITION',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  409: 'ABORTED',
+  413: 'INVALID_ARGUMENT',
+  415: 'INVALID_ARGUMENT',
+  429: 'RESOURCE_EXHAUSTED',
+  499: 'CANCELLED',
+  501: 'UNIMPLEMENTED',
+  502: 'UNAVAILABLE',
+  503: 'UNAVAILABLE',
+  504: 'DEADLINE_EXCEEDED',
+};
+
+/** An error in Google's shape: `{error: {code, message, status, details}}`, details as google.rpc types. */
+export function googleErrorBody(error: ApiError): { error: Record<string, unknown> } {
+  const details: Record<string, unknown>[] = [
+    { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: error.code, domain: 'aihub' },
+  ];
+  if (error.param)
+    details.push({
+      '@type': 'type.googleapis.com/google.rpc.BadRequest',
+      fieldViolations: [{ field: error.param, description: error.message }],
+    });
+  const retry = Number(error.headers['retry-after']);
+  if (Number.isFinite(retry) && retry >= 0)
+    details.push({
+      '@type': 'type.googleapis.com/google.rpc.RetryInfo',
+      retryDelay: `${Math.ceil(retry)}s`,
+    });
+  return {
+    error: {
+      code: error.status,
+      message: error.message,
+      status: GOOGLE_STATUS[error.status] ?? (error.status >= 500 ? 'INTERNAL' : 'UNKNOWN'),
+      details,
+    },
+  };
+}
+
 export function errorBody(path: string, error: ApiError): unknown {
+  if (isGeminiPath(path)) return googleErrorBody(error);
   if (isAnthropicPath(path)) {
     return {
       type: 'error',
@@ -139,8 +196,24 @@ export function errorBody(path: string, error: ApiError): unknown {
 }
 
 export function sendError(req: Request, res: Response, error: ApiError): void {
+  // For the request log line (a 4xx's code and param).
+  res.locals.refusal = { code: error.code, param: error.param };
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
   res.status(error.status).json(errorBody(req.path, error));
+}
+
+/**
+ * A compressed body (`Content-Encoding: gzip`, `deflate`, `br`) that does not decompress:
+ * body-parser passes zlib's own error on (`Z_DATA_ERROR`, `Z_BUF_ERROR` for a cut stream,
+ * `ERR__ERROR_FORMAT_*` from brotli), with a status but no `type`.
+ */
+function isDecompressionError(error: object): boolean {
+  const { errno, code } = error as { errno?: unknown; code?: unknown };
+  return (
+    typeof errno === 'number' &&
+    typeof code === 'string' &&
+    (/^Z_[A-Z_]+$/.test(code) || /^ERR_(_ERROR_|BROTLI)/.test(code))
+  );
 }
 
 /** Errors thrown by body-parser carry a `type`; map them to clear 4xx answers. */
@@ -192,6 +265,12 @@ export function knownError(thrown: unknown): ApiError | null {
   const error = fromService(thrown);
   if (error instanceof ApiError) return error;
   if (error instanceof z.ZodError) return fromZod(error);
+  if (error && typeof error === 'object' && isDecompressionError(error))
+    return badRequest(
+      'the request body does not decompress as its Content-Encoding says (gzip, deflate or br); send it compressed whole, or uncompressed',
+      null,
+      'invalid_content_encoding',
+    );
   if (error && typeof error === 'object' && 'type' in error)
     return fromBodyParser(error as { type?: string });
   return null;

@@ -17,6 +17,23 @@ export interface Locals {
   account_id: string | null;
   /** The route pattern for the log line, e.g. `/v1/models/:model`. */
   route: string;
+  /** A refusal (4xx) answered: its code and param, for the log line. */
+  refusal?: Refusal;
+}
+
+/** What the log line says of a 4xx: the machine code and the offending field, never a body. */
+export interface Refusal {
+  code: string;
+  param: string | null;
+}
+
+/** The refusal fields of a request's log line (none unless the answer was a 4xx). */
+export function refusalFields(status: number, refusal: Refusal | undefined) {
+  if (!refusal || status < 400 || status >= 500) return {};
+  return {
+    error_code: refusal.code.slice(0, 100),
+    ...(refusal.param ? { error_param: refusal.param.slice(0, 200) } : {}),
+  };
 }
 
 export function newRequestId(): string {
@@ -77,34 +94,19 @@ export function runLean(
         method: req.method,
         route: locals.route,
         status: res.statusCode,
+        ...refusalFields(res.statusCode, locals.refusal),
         duration_ms: seconds * 1000,
         aborted: !res.writableFinished,
       });
     }),
   );
   const fail = (error: unknown) => {
-    let api: ApiError;
-    if (error instanceof ApiError) api = error;
-    else if (error instanceof StoreUnavailableError) api = storeUnavailable(error);
-    else {
-      context.logger.error({
-        msg: 'unexpected error',
-        request_id: locals.request_id,
-        route: locals.route,
-        err: error,
-      });
-      api = new ApiError(
-        500,
-        'internal_error',
-        'internal error; the request id identifies it in the gateway log',
-        null,
-        'api_error',
-      );
-    }
+    const api = asApiError(error, context.logger, locals);
     if (res.headersSent) {
       res.end();
       return;
     }
+    locals.refusal = { code: api.code, param: api.param };
     sendJson(res, api.status, errorBody(path, api), api.headers);
   };
   try {
@@ -114,4 +116,23 @@ export function runLean(
   } catch (error) {
     fail(error);
   }
+}
+
+/** An error as the answer it gets: its own, the store's 503, or a 500 logged with its cause. */
+function asApiError(error: unknown, logger: Logger, locals: Locals): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof StoreUnavailableError) return storeUnavailable(error);
+  logger.error({
+    msg: 'unexpected error',
+    request_id: locals.request_id,
+    route: locals.route,
+    err: error,
+  });
+  return new ApiError(
+    500,
+    'internal_error',
+    'internal error; the request id identifies it in the gateway log',
+    null,
+    'api_error',
+  );
 }

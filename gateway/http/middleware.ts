@@ -2,6 +2,7 @@ import { newId } from '../util/ids.js';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../log.js';
 import { ApiError, sendError } from './errors.js';
+import { refusalFields, type Refusal } from './lean.js';
 import { guarded } from '../util/guard.js';
 
 /** Sets `x-request-id` on every response and `res.locals.request_id` for the handlers. */
@@ -28,6 +29,7 @@ export function requestLog(logger: Logger) {
           method: req.method,
           route: routeOf(req),
           status: res.statusCode,
+          ...refusalFields(res.statusCode, res.locals.refusal as Refusal | undefined),
           duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
           aborted: !res.writableFinished,
         });

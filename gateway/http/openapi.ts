@@ -2,12 +2,13 @@
 // the same zod schemas that validate the requests, so the document cannot drift from them.
 // Each room lists its routes (`RouteDoc[]`) next to its own code.
 import { z } from 'zod';
+import { isGeminiPath } from './errors.js';
 
 export type Auth = 'api_key' | 'admin' | 'none';
 
 export interface RouteDoc {
   method: 'get' | 'post' | 'put' | 'delete';
-  /** Express-style path; `:id` becomes `{id}`. */
+  /** Express-style path; `:id` after a slash becomes `{id}` (a colon elsewhere is literal). */
   path: string;
   tag: string;
   summary: string;
@@ -45,6 +46,34 @@ const ERROR_SCHEMAS = {
       },
     },
   },
+  AnthropicError: {
+    type: 'object',
+    required: ['type', 'error'],
+    properties: {
+      type: { const: 'error' },
+      error: {
+        type: 'object',
+        required: ['type', 'message'],
+        properties: { type: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+  },
+  GoogleError: {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['code', 'message', 'status'],
+        properties: {
+          code: { type: 'integer' },
+          message: { type: 'string' },
+          status: { type: 'string' },
+          details: { type: 'array', items: { type: 'object' } },
+        },
+      },
+    },
+  },
   PaymentsError: {
     type: 'object',
     required: ['status', 'message', 'error'],
@@ -66,7 +95,7 @@ export function buildOpenApi(
 ): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
-    const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
+    const path = route.path.replace(/(?<=\/):([A-Za-z_]+)/g, '{$1}');
     (paths[path] ??= {})[route.method] = operationOf(route, path);
   }
   return {
@@ -115,9 +144,9 @@ function operationOf(route: RouteDoc, path: string): Record<string, unknown> {
   };
 }
 
-/** The path's `:name` segments, then the query schema's fields. */
+/** The path's `:name` segments (a colon after a name is literal: Google's `{model}:generateContent`), then the query schema's fields. */
 function parametersOf(route: RouteDoc): unknown[] {
-  const parameters: unknown[] = [...route.path.matchAll(/:([A-Za-z_]+)/g)].map((match) => ({
+  const parameters: unknown[] = [...route.path.matchAll(/(?<=\/):([A-Za-z_]+)/g)].map((match) => ({
     name: match[1],
     in: 'path',
     required: true,
@@ -142,9 +171,14 @@ function parametersOf(route: RouteDoc): unknown[] {
 
 /** The success response, then the errors every route of its kind can answer, then its own. */
 function responsesOf(route: RouteDoc, path: string): Record<string, unknown> {
-  const error_ref = {
-    $ref: `#/components/schemas/${path.startsWith('/api') ? 'PaymentsError' : 'OpenAIError'}`,
-  };
+  const shape = path.startsWith('/api')
+    ? 'PaymentsError'
+    : path.startsWith('/v1/messages')
+      ? 'AnthropicError'
+      : isGeminiPath(path)
+        ? 'GoogleError'
+        : 'OpenAIError';
+  const error_ref = { $ref: `#/components/schemas/${shape}` };
   const responses: Record<string, unknown> = {
     [route.success.status]: {
       description: route.success.description,

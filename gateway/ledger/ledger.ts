@@ -427,3 +427,54 @@ export function voidHold(tx: Tx, hold_id: string, memo: string): Posting {
   tx.del('holds', hold.id);
   return posting;
 }
+
+/**
+ * Undoes what earlier postings of one account moved: posts `entries` negated (each of them the
+ * net, per ledger account, of postings that summed to zero, so their negation does too). A
+ * customer wallet that the negation would take below what it can spend gives what it has, and
+ * the rest becomes a debt of that account (`receivable:<account>`, paid from its next credit),
+ * so no wallet goes below zero. Hold accounts must net to zero (a hold still open is resolved,
+ * not reversed).
+ */
+export function postReversal(
+  tx: Tx,
+  input: {
+    account_id: string;
+    entries: ReadonlyArray<readonly [string, number]>;
+    memo: string;
+    ref?: string;
+    meta?: Posting['meta'];
+  },
+): Posting {
+  const entries: Array<[string, number]> = [];
+  let total = 0;
+  for (const [account, amount] of input.entries) {
+    if (!Number.isSafeInteger(amount)) throw new LedgerError(`invalid amount ${amount}`);
+    total += amount;
+    if (amount === 0) continue;
+    if (account.startsWith('hold:'))
+      throw new LedgerError(`${account} moved ${amount} net: a hold still open cannot be reversed`);
+    const back = -amount;
+    if (account.startsWith('wallet:') && back < 0) {
+      const owner = account.slice('wallet:'.length);
+      const can = Math.max(0, Math.min(-back, availableMicros(tx.state, owner)));
+      if (can > 0) entries.push([account, -can]);
+      if (-back - can > 0) entries.push([receivableAccount(owner), -(-back - can)]);
+      continue;
+    }
+    entries.push([account, back]);
+  }
+  if (total !== 0) throw new LedgerError(`entries to reverse sum to ${total}, not zero`);
+  const posting = post(tx, {
+    memo: input.memo,
+    account_id: input.account_id,
+    ref: input.ref,
+    entries,
+    ...(input.meta ? { meta: input.meta } : {}),
+  });
+  if (
+    entries.some(([account, amount]) => account === walletAccount(input.account_id) && amount > 0)
+  )
+    settleReceivable(tx, input.account_id, input.ref);
+  return posting;
+}

@@ -421,7 +421,10 @@ export const paymentsConfigSchema = z.strictObject({
     .prefault({}),
   reports: z
     .strictObject({
-      /** Rows in one CSV download (JSON pages are at most 500 rows). */
+      /**
+       * The largest `limit` of a paged CSV download (JSON pages are at most 500 rows); a CSV
+       * without page/limit holds every matching row.
+       */
       csv_max_rows: z.int().min(100).max(1_000_000).default(10_000),
       /** Reports one account (or the admin) may have running at once; more get 429 with Retry-After. */
       max_concurrent_per_account: z.int().min(1).max(64).default(2),
@@ -483,12 +486,23 @@ export const paymentsConfigSchema = z.strictObject({
         .max(20 * 1024 * 1024)
         .default(5 * 1024 * 1024),
       max_files: z.int().min(1).max(10).default(5),
+      /** eKYC requests one account may have in flight at once (the next is 429 at once). */
+      max_uploads_per_account: z.int().min(1).max(16).default(1),
+      /** eKYC requests the gateway reads at once, every account together (the next is 429). */
+      max_uploads: z.int().min(1).max(1_000).default(16),
     })
     .prefault({}),
   register: z
     .strictObject({
       /** Sign-ups per client address per hour (0 = no limit). */
       per_ip_per_hour: z.int().min(0).max(100_000).default(20),
+    })
+    .prefault({}),
+  /** IP whitelists (PUT /admin/accounts/:id/ip-whitelist): ranges wider than these need `force: true`. */
+  ip_whitelist: z
+    .strictObject({
+      min_prefix_ipv4: z.int().min(0).max(32).default(8),
+      min_prefix_ipv6: z.int().min(0).max(128).default(32),
     })
     .prefault({}),
   /** Signed /api requests (docs/payments-api.md#signed-requests). */

@@ -9,10 +9,11 @@ import type { PaymentProvider, PaymentService } from '../providers/types.js';
 import type { RouteDoc } from '../http/openapi.js';
 import type { Tx } from '../store/store.js';
 import { accountRouter } from './account/routes.js';
-import { billsOnFinal } from './bills/bookkeeping.js';
+import { callbacksRouter } from './callbacks/routes.js';
+import { billsOnTransition } from './bills/bookkeeping.js';
 import { billsRouter } from './bills/routes.js';
 import { renderBillFactory } from './bills/views.js';
-import { dmtOnFinal } from './dmt/commands.js';
+import { dmtOnTransition, dmtRefundNeedsConsent } from './dmt/commands.js';
 import { dmtRouter } from './dmt/routes.js';
 import { renderDmt } from './dmt/views.js';
 import { usageMonthOver } from './dmt/rules.js';
@@ -33,7 +34,7 @@ import { rechargeRouter } from './recharge/routes.js';
 import { renderRecharge } from './recharge/views.js';
 import { WebhookSender, enqueueWebhook } from './engine/webhooks.js';
 import { RequestSigning } from './signing.js';
-import { billFetchExpired, type PaymentTxn } from './engine/tables.js';
+import { billFetchExpired, type PaymentTxn, type TxnStatus } from './engine/tables.js';
 import { DEFAULT_TURN_BUDGET } from '../store/turns.js';
 import { Pricing } from './network/pricing.js';
 import { networkRouter } from './network/routes.js';
@@ -137,18 +138,20 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   };
 }
 
-/** The engine, with each service's renderer and what happens in the commit that makes a
- * transaction final: the service's own bookkeeping, then the webhook delivery it queues. */
+/** The engine, with each service's renderer and what happens in the commit of each change of a
+ * transaction's status: the service's own bookkeeping, then the webhook delivery it queues. */
 function engineOf(
   deps: RoomDeps,
   providers: Record<PaymentService, PaymentProvider[]>,
   webhooks: WebhookSender,
 ): PaymentEngine {
   const { store, logger, clock, config } = deps;
-  /** Each service's own bookkeeping in the commit that makes one of its transactions final. */
-  const onFinal: Partial<Record<PaymentService, (tx: Tx, txn: PaymentTxn) => void>> = {
-    dmt: dmtOnFinal,
-    bills: billsOnFinal,
+  /** Each service's own bookkeeping in the commit that changes one of its transactions' status. */
+  const onTransition: Partial<
+    Record<PaymentService, (tx: Tx, txn: PaymentTxn, from: TxnStatus) => void>
+  > = {
+    dmt: dmtOnTransition,
+    bills: billsOnTransition,
   };
   return new PaymentEngine({
     store,
@@ -163,11 +166,12 @@ function engineOf(
       bills: renderBillFactory(deps.public_url),
     },
     hooks: {
-      onFinal: (tx, txn) => {
-        onFinal[txn.service]?.(tx, txn);
-        const delivery = enqueueWebhook(tx, txn);
+      onTransition: (tx, txn, from) => {
+        onTransition[txn.service]?.(tx, txn, from);
+        const delivery = enqueueWebhook(tx, txn, from);
         if (delivery) webhooks.notify(delivery.id);
       },
+      refundNeedsConsent: (txn) => txn.service === 'dmt' && dmtRefundNeedsConsent(txn),
     },
   });
 }
@@ -222,6 +226,8 @@ function apiRouter(ctx: PaymentsContext, more: Router): Router {
   const api = Router();
   api.use(signing.install); // authorize checks signed accounts' requests with it
   api.use(apiLog(ctx.store, ctx.logger));
+  // Providers' status callbacks carry no API key: they prove themselves by signature or token.
+  api.use(callbacksRouter(ctx));
   api.use(authorizeBeforeBody(() => ctx.store.state, ctx.logger));
   // Signed requests are checked, and their signatures claimed for every gateway, before any route.
   api.use(signing.verifyBeforeRoutes(() => ctx.store.state, jsonBody(ctx.config)));

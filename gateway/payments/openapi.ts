@@ -27,6 +27,11 @@ import { panBody } from './pan/schemas.js';
 import { operatorsQuery, rechargeBody } from './recharge/schemas.js';
 import { reportsQuery } from './reports/schemas.js';
 import { adminTransactionsQuery, transactionsQuery } from './engine/txn-filter.js';
+import { networkRouteDocs } from './network/openapi.js';
+import { statementRouteDocs } from './statements/openapi.js';
+import { callbackRouteDocs } from './callbacks/openapi.js';
+import { dmtRefundRouteDocs } from './dmt/refund-openapi.js';
+import { reasonBody, recheckBody } from './admin/schemas.js';
 
 const api = { auth: 'api_key' } as const;
 const admin = { tag: 'admin', auth: 'admin' } as const;
@@ -61,7 +66,13 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
     ...transferDocs(settings),
     ...billsDocs(),
     ...reportsDocs(),
+    ...adminKycDocs(),
     ...adminAccountDocs(),
+    ...adminTransactionDocs(),
+    ...networkRouteDocs(),
+    ...statementRouteDocs(),
+    ...callbackRouteDocs(),
+    ...dmtRefundRouteDocs(settings.dmt.otp.digits),
   ];
 }
 
@@ -443,6 +454,12 @@ function reportsDocs(): RouteDoc[] {
         description: '{object: "report", total, page, limit, totals, columns, rows}, or text/csv',
       },
     },
+  ];
+}
+
+/** The admin's eKYC review: the queue, one submission, its documents, the decisions. */
+function adminKycDocs(): RouteDoc[] {
+  return [
     {
       ...admin,
       method: 'get',
@@ -450,6 +467,30 @@ function reportsDocs(): RouteDoc[] {
       summary: 'eKYC submissions',
       query: kycListQuery,
       success: { status: 200, description: '{object: "list", total, data}' },
+    },
+    {
+      ...admin,
+      method: 'get',
+      path: '/admin/kyc/:accountId',
+      summary: "One account's eKYC submission (Aadhaar masked, documents listed)",
+      success: {
+        status: 200,
+        description:
+          '{account_id, status, reason?, name, aadhaar_number (masked), pan_number, gstin, documents: [{id, kind, filename, content_type, size_bytes, sha256}], submitted_at, reviewed_at, submissions}',
+      },
+      errors: { 404: 'kyc_not_found' },
+    },
+    {
+      ...admin,
+      method: 'get',
+      path: '/admin/kyc/:accountId/documents/:docId',
+      summary: 'One eKYC document, decrypted, as the file it was uploaded as',
+      success: {
+        status: 200,
+        description: 'the file (application/pdf, image/png or image/jpeg), as an attachment',
+        content_type: 'application/octet-stream',
+      },
+      errors: { 404: 'document_not_found' },
     },
     {
       ...admin,
@@ -517,6 +558,19 @@ function adminAccountDocs(): RouteDoc[] {
       query: auditQuery,
       success: { status: 200, description: '{object: "list", total, data}' },
     },
+  ];
+}
+
+/** Any account's transactions, for the admin. */
+/** A hand move of a transaction refused (admin/commands.ts moveTransaction). */
+const MOVE = {
+  400: 'invalid_request: a reason is required (except for a re-check)',
+  404: 'transaction_not_found',
+  409: "the action does not apply to the transaction's status (the answer names both)",
+};
+
+function adminTransactionDocs(): RouteDoc[] {
+  return [
     {
       ...admin,
       method: 'get',
@@ -527,11 +581,54 @@ function adminAccountDocs(): RouteDoc[] {
     },
     {
       ...admin,
+      method: 'get',
+      path: '/admin/transactions/:txnId',
+      summary: "Any account's transaction: state, state history, attempts, status checks, refund",
+      success: {
+        status: 200,
+        description:
+          '{account_id, txn_id, service, status, ..., history, attempts, status_checks, refund, postings}',
+      },
+      errors: { 404: 'transaction_not_found' },
+    },
+    {
+      ...admin,
       method: 'post',
       path: '/admin/transactions/:txnId/recheck',
-      summary: 'Re-arm the status checks of a stalled pending transaction',
+      summary:
+        'Re-arm the status checks of a transaction on hold (or pending with its checks run out): it becomes pending; never a blind refund',
+      body: recheckBody,
       success: { status: 200, description: 'the transaction' },
-      errors: { 404: 'no such transaction', 409: 'final already' },
+      errors: MOVE,
+    },
+    {
+      ...admin,
+      method: 'post',
+      path: '/admin/transactions/:txnId/hold',
+      summary: 'Hold a pending transaction for a look (pending → on_hold), with a reason; audited',
+      body: reasonBody,
+      success: { status: 200, description: 'the transaction, on_hold' },
+      errors: MOVE,
+    },
+    {
+      ...admin,
+      method: 'post',
+      path: '/admin/transactions/:txnId/refund',
+      summary:
+        'Refund a transaction on hold or waiting for the customer (on_hold | refund_pending → refunded): its money back to the wallet, with a reason; audited',
+      body: reasonBody,
+      success: { status: 200, description: 'the transaction, refunded, with its refund posting' },
+      errors: MOVE,
+    },
+    {
+      ...admin,
+      method: 'post',
+      path: '/admin/transactions/:txnId/reverse',
+      summary:
+        'Reverse a success (success → reversed): every posting it made mirrored, the commission taken back, with a reason; audited; the webhook says so',
+      body: reasonBody,
+      success: { status: 200, description: 'the transaction, reversed' },
+      errors: MOVE,
     },
   ];
 }

@@ -18,7 +18,7 @@ export interface Attempt {
   started_at: string;
   finished_at: string | null;
   /** `in_flight` only while the call runs (or when a crash interrupted it). */
-  outcome: 'in_flight' | 'success' | 'pending' | 'failed' | 'unavailable';
+  outcome: 'in_flight' | 'success' | 'pending' | 'on_hold' | 'failed' | 'unavailable';
   error_kind?: UnavailableKind;
   message: string;
   latency_ms?: number;

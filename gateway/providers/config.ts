@@ -92,7 +92,47 @@ export const httpProviderSchema = z.strictObject({
     pending: z.array(z.string().max(64)).max(20).default([]),
     failed: z.array(z.string().max(64)).max(20).default([]),
     not_found: z.array(z.string().max(64)).max(20).default([]),
+    /** Held at the provider for a review (an enquiry is needed): the money stays held, checks go on. */
+    on_hold: z.array(z.string().max(64)).max(20).default([]),
+    /** A success undone by the operator or bank (a callback; a status check reads it as failed). */
+    reversed: z.array(z.string().max(64)).max(20).default([]),
   }),
+  /**
+   * Status callbacks the provider POSTs to `/api/callbacks/<service>/<name>` (JSON): where our
+   * transaction id and its status are, read with `status_map` (a reversal days after a
+   * success arrives this way), and how the call proves it is the provider's: an HMAC-SHA256
+   * of the raw body keyed with a secret from the environment, or a fixed token header.
+   */
+  callback: z
+    .strictObject({
+      auth: z.discriminatedUnion('type', [
+        z.strictObject({
+          type: z.literal('hmac_sha256'),
+          header: z.string().regex(HEADER_NAME).default('X-Signature'),
+          secret_env: z.string().regex(ENV_NAME, 'must be an environment variable name'),
+          encoding: z.enum(['hex', 'base64']).default('hex'),
+        }),
+        z.strictObject({
+          type: z.literal('token'),
+          header: z.string().regex(HEADER_NAME).default('Authorization'),
+          value_env: z.string().regex(ENV_NAME, 'must be an environment variable name'),
+          prefix: z.string().max(64).default(''),
+        }),
+      ]),
+      txn_field: z.string().regex(JSON_PATH),
+      status_field: z.string().regex(JSON_PATH),
+      ref_field: z.string().regex(JSON_PATH).optional(),
+      message_field: z.string().regex(JSON_PATH).optional(),
+      data_fields: z
+        .record(z.string().regex(/^[a-z_]{1,32}$/), z.string().regex(JSON_PATH))
+        .default({}),
+      max_body_bytes: z
+        .int()
+        .min(256)
+        .max(1024 * 1024)
+        .default(64 * 1024),
+    })
+    .optional(),
   /** Lookups that move no money (bill fetch): the request, and how to read a found record. */
   lookup: requestSpec
     .extend({

@@ -3,10 +3,14 @@
 // Transport errors, timeouts, 429 and 5xx are "unavailable" (the chain fails over); an
 // answer whose status maps to `failed` is a decline; a status it does not know is `pending`,
 // so money is never released on a guess.
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { microsToUnits } from '../util/money.js';
 import type { HttpProviderConfig } from './config.js';
 import {
+  CallbackRefusedError,
   ProviderUnavailableError,
+  type ProviderCallbacks,
+  type ProviderEvent,
   type LookupRequest,
   type LookupResult,
   type PaymentProvider,
@@ -23,6 +27,7 @@ export class HttpProvider implements PaymentProvider {
   readonly timeout_ms: number;
   /** Present only when the provider has a lookup endpoint, so the lookup chain skips it otherwise. */
   readonly lookup?: (request: LookupRequest, signal: AbortSignal) => Promise<LookupResult>;
+  readonly callbacks?: ProviderCallbacks;
 
   constructor(
     private readonly config: HttpProviderConfig,
@@ -32,6 +37,7 @@ export class HttpProvider implements PaymentProvider {
     this.timeout_ms = config.timeout_ms;
     const spec = config.lookup;
     if (spec) this.lookup = (request, signal) => this.runLookup(spec, request, signal);
+    if (config.callback) this.callbacks = new HttpCallbacks(config, config.callback, env);
   }
 
   private async runLookup(
@@ -243,6 +249,16 @@ export class HttpProvider implements PaymentProvider {
         message: message || `declined by ${this.name}`,
         code: 'declined',
       };
+    if (is(status_map.reversed))
+      // Asked about a transaction still pending, a reversal is a failure (the money came back).
+      return {
+        outcome: 'failed',
+        provider_ref,
+        message: message || `reversed by ${this.name}`,
+        code: 'reversed',
+      };
+    if (is(status_map.on_hold))
+      return { outcome: 'on_hold', provider_ref, message: message || `on hold at ${this.name}` };
     if (is(status_map.not_found))
       return { outcome: 'not_found', message: message || `${this.name} has no such transaction` };
     return {
@@ -333,4 +349,115 @@ function setPath(document: Record<string, unknown>, path: string, value: unknown
     current = current[part] as Record<string, unknown>;
   }
   current[parts[parts.length - 1]!] = value;
+}
+
+/**
+ * A provider's status callbacks, read with its configuration: the call must prove it is the
+ * provider's (an HMAC-SHA256 of the raw body with a secret from the environment, compared in
+ * constant time, or a fixed token header), then our transaction id and the status are read
+ * from the JSON body and the status mapped by the provider's `status_map`.
+ */
+class HttpCallbacks implements ProviderCallbacks {
+  readonly max_body_bytes: number;
+  constructor(
+    private readonly config: HttpProviderConfig,
+    private readonly spec: NonNullable<HttpProviderConfig['callback']>,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {
+    this.max_body_bytes = spec.max_body_bytes;
+  }
+
+  private secret(name: string): string {
+    const value = this.env[name];
+    if (!value)
+      throw new CallbackRefusedError(
+        'unauthenticated',
+        `callbacks of ${this.config.name} cannot be checked: ${name} is not set`,
+      );
+    return value;
+  }
+
+  checkHead(headers: Readonly<Record<string, string | string[] | undefined>>): void {
+    const auth = this.spec.auth;
+    const given = headers[auth.header.toLowerCase()];
+    if (typeof given !== 'string' || given.length === 0)
+      throw new CallbackRefusedError('unauthenticated', `the ${auth.header} header is missing`);
+    if (auth.type === 'token' && !sameText(given, `${auth.prefix}${this.secret(auth.value_env)}`))
+      throw new CallbackRefusedError('unauthenticated', `the ${auth.header} header is wrong`);
+  }
+
+  read(
+    headers: Readonly<Record<string, string | string[] | undefined>>,
+    raw: Buffer,
+  ): ProviderEvent | null {
+    this.checkHead(headers);
+    const auth = this.spec.auth;
+    if (auth.type === 'hmac_sha256') {
+      const expected = createHmac('sha256', this.secret(auth.secret_env))
+        .update(raw)
+        .digest(auth.encoding);
+      const given = String(headers[auth.header.toLowerCase()]).trim();
+      if (!sameText(auth.encoding === 'hex' ? given.toLowerCase() : given, expected))
+        throw new CallbackRefusedError(
+          'unauthenticated',
+          `the ${auth.header} signature does not match the body`,
+        );
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      throw new CallbackRefusedError('invalid', 'the callback body is not JSON');
+    }
+    const text = (path: string | undefined, max: number): string | null => {
+      const value = path ? getPath(body, path) : undefined;
+      return typeof value === 'string' || typeof value === 'number'
+        ? String(value).slice(0, max)
+        : null;
+    };
+    const txn_id = text(this.spec.txn_field, 64);
+    const status = text(this.spec.status_field, 64)?.toLowerCase() ?? null;
+    if (!txn_id || status === null)
+      throw new CallbackRefusedError(
+        'invalid',
+        `the callback has no ${txn_id ? this.spec.status_field : this.spec.txn_field}`,
+      );
+    const map = this.config.status_map;
+    const is = (list: string[]) => list.some((value) => value.toLowerCase() === status);
+    const outcome: ProviderEvent['outcome'] | null = is(map.success)
+      ? 'success'
+      : is(map.failed)
+        ? 'failed'
+        : is(map.reversed)
+          ? 'reversed'
+          : is(map.on_hold)
+            ? 'on_hold'
+            : is(map.pending)
+              ? 'pending'
+              : null;
+    if (outcome === null) return null;
+    const data: Record<string, string | number> = {};
+    for (const [name, path] of Object.entries(this.spec.data_fields)) {
+      const value = getPath(body, path);
+      if (typeof value === 'string' || typeof value === 'number')
+        data[name] = typeof value === 'string' ? value.slice(0, 256) : value;
+    }
+    return {
+      provider: this.config.name,
+      txn_id,
+      outcome,
+      provider_ref: text(this.spec.ref_field, 128),
+      message: text(this.spec.message_field, 500) ?? `${status} (callback)`,
+      ...(outcome === 'failed' || outcome === 'reversed'
+        ? { code: outcome === 'failed' ? 'declined' : 'reversed' }
+        : {}),
+      data,
+    };
+  }
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { SandboxProviderConfig } from './config.js';
 import {
   ProviderUnavailableError,
+  type ProviderEvent,
   type LookupRequest,
   type LookupResult,
   type PaymentProvider,
@@ -25,6 +26,10 @@ export const SANDBOX_OUTCOMES = {
   pending_then_failed: '0003',
   first_provider_times_out: '0004',
   every_provider_fails: '0005',
+  /** Success, then reversed by the operator `pending_ms` later (an event, as a callback would bring it). */
+  success_then_reversed: '0006',
+  /** On hold at the provider, then success on reconciliation. */
+  on_hold_then_success: '0007',
 } as const;
 
 /** The last four digits of a subject (a PAN's digits are its 6th to 9th characters). */
@@ -35,6 +40,9 @@ export function sandboxSuffix(subject: string): string {
 export class SandboxProvider implements PaymentProvider {
   readonly name: string;
   readonly timeout_ms: number;
+  /** Who hears of this provider's later news (the engine), and the news not told yet. */
+  private readonly sinks = new Set<(event: ProviderEvent) => void>();
+  private readonly timers = new Set<NodeJS.Timeout>();
 
   constructor(
     private readonly config: SandboxProviderConfig,
@@ -44,9 +52,47 @@ export class SandboxProvider implements PaymentProvider {
     this.timeout_ms = config.timeout_ms;
   }
 
+  listen(sink: (event: ProviderEvent) => void): () => void {
+    this.sinks.add(sink);
+    return () => {
+      this.sinks.delete(sink);
+      if (this.sinks.size > 0) return;
+      for (const timer of this.timers) clearTimeout(timer);
+      this.timers.clear();
+    };
+  }
+
+  /** Tells the listeners `event` after `pending_ms` (kept in memory only: a restart forgets it). */
+  private later(event: ProviderEvent): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      for (const sink of this.sinks) sink(event);
+    }, this.config.pending_ms);
+    timer.unref();
+    this.timers.add(timer);
+  }
+
   async submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {
     const suffix = sandboxSuffix(request.subject);
     if (this.config.hang_on.includes(suffix)) return hang(signal);
+    if (request.service !== 'pan') {
+      if (suffix === SANDBOX_OUTCOMES.on_hold_then_success)
+        return {
+          outcome: 'on_hold',
+          provider_ref: this.ref(request),
+          message: 'on hold for a review at the operator (sandbox 0007)',
+        };
+      if (suffix === SANDBOX_OUTCOMES.success_then_reversed) {
+        this.later({
+          provider: this.name,
+          txn_id: request.txn_id,
+          outcome: 'reversed',
+          provider_ref: this.ref(request),
+          message: 'reversed by the operator (sandbox 0006)',
+        });
+        return this.success(request);
+      }
+    }
     switch (suffix) {
       case SANDBOX_OUTCOMES.declined:
         return {
@@ -94,6 +140,14 @@ export class SandboxProvider implements PaymentProvider {
       provider_ref: this.ref(query),
       message: 'still awaiting the operator (sandbox)',
     };
+    if (query.service !== 'pan' && suffix === SANDBOX_OUTCOMES.on_hold_then_success)
+      return settled
+        ? this.success(query)
+        : {
+            outcome: 'on_hold',
+            provider_ref: this.ref(query),
+            message: 'still on hold at the operator (sandbox 0007)',
+          };
     switch (suffix) {
       case SANDBOX_OUTCOMES.declined:
         return {

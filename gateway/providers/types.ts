@@ -30,6 +30,8 @@ export type ProviderResult =
       data?: Record<string, string | number>;
     }
   | { outcome: 'pending'; provider_ref: string | null; message: string }
+  /** Accepted, and held by the provider for a review (an enquiry is needed): not final, checks go on. */
+  | { outcome: 'on_hold'; provider_ref: string | null; message: string }
   | { outcome: 'failed'; provider_ref: string | null; message: string; code?: string };
 
 /** A status check can also learn that the provider never saw the transaction. */
@@ -67,8 +69,54 @@ export type LookupResult =
   | { outcome: 'found'; data: Record<string, string | number>; message: string }
   | { outcome: 'not_found'; message: string };
 
+/**
+ * What a provider tells of a transaction on its own (a callback to the gateway, or the
+ * sandbox's later news): a final or changed status, or a success reversed days later
+ * (`reversed`, also a `failed` about a success). The engine applies it as the status table allows.
+ */
+export interface ProviderEvent {
+  provider: string;
+  txn_id: string;
+  outcome: 'success' | 'pending' | 'on_hold' | 'failed' | 'reversed';
+  provider_ref?: string | null;
+  message: string;
+  code?: string;
+  data?: Record<string, string | number>;
+}
+
+/** A callback that cannot be the provider's (no or wrong signature or token) or cannot be read. */
+export class CallbackRefusedError extends Error {
+  override name = 'CallbackRefusedError';
+  constructor(
+    readonly kind: 'unauthenticated' | 'invalid',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The status callbacks a provider sends the gateway (an HTTP provider configured with `callback`). */
+export interface ProviderCallbacks {
+  readonly max_body_bytes: number;
+  /** Judged from the head before the body is read: throws CallbackRefusedError when it cannot be the provider's. */
+  checkHead(headers: Readonly<Record<string, string | string[] | undefined>>): void;
+  /** The event the body tells (null: a status the gateway does not act on), or CallbackRefusedError. */
+  read(
+    headers: Readonly<Record<string, string | string[] | undefined>>,
+    raw: Buffer,
+  ): ProviderEvent | null;
+}
+
 export interface PaymentProvider {
   readonly name: string;
+  /** Present when the provider sends status callbacks (POST /api/callbacks/<service>/<name>). */
+  readonly callbacks?: ProviderCallbacks;
+  /**
+   * Providers that tell of transactions on their own (the sandbox's reversals) deliver those
+   * events to `sink`; returns the unsubscribe. HTTP providers' callbacks arrive through the
+   * gateway's callback route instead.
+   */
+  listen?(sink: (event: ProviderEvent) => void): () => void;
   /** Upper bound of one call; the chain aborts `signal` when it passes. */
   readonly timeout_ms: number;
   submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult>;

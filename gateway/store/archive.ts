@@ -63,8 +63,14 @@ export type ListKind = 'txn' | 'wal' | 'use' | 'log' | 'aud';
 export const ALL = '_all';
 /** The key of the list of every account's audit records of one action. */
 export const allOfAction = (action: string) => `${ALL}~${action}`;
-/** Tag codes of txn entries (service * 4 + status): counted per list, so a filtered total reads nothing. */
-const TXN_TAGS = 20;
+/**
+ * Tag codes of txn entries, counted per list so that a filtered total reads nothing: for the
+ * first three statuses (service + 1) * 4 + status + 1, below FIRST_NEW_TAG (on disk since
+ * the first index, never renumbered); for the statuses added later FIRST_NEW_TAG + (service
+ * + 1) * 4 + (status - 3). A manifest's shorter tag arrays are read as zeros beyond their end.
+ */
+const FIRST_NEW_TAG = 20;
+const TXN_TAGS = FIRST_NEW_TAG + 20;
 
 /**
  * One index entry: where the record is (seq, segment, offset, length) and what readers filter
@@ -97,7 +103,8 @@ export interface KeyStats {
 
 interface Manifest {
   format: 'aihub-index';
-  version: 2;
+  /** 3: final idempotency records by id too (issue #26); 2: id runs of transactions only; 1: id buckets. */
+  version: 3;
   seq: number;
   max_lag_ms: number;
   /** key → [entries, last ts_ms, last aux, entries per tag (txn lists)?] */
@@ -106,6 +113,23 @@ interface Manifest {
   runs: RunMeta[];
   keys: Record<string, [number, number, string | null]>;
   tiers: string[];
+  /** Transactions finalized again (see Revision): [id, first seq, first op, [[seq, tag], ...]]. Absent in manifests from before. */
+  revisions?: Array<[string, number, number, Array<[number, number]>]>;
+}
+
+/**
+ * A finalized transaction that was finalized again (a success reversed days later: the row of
+ * an archived table set final once more, carrying `revision` >= 1). Its list entries stay where
+ * its first finalization put them (lists are in finalization order and a created-at range
+ * relies on finalized - created staying small); the newer version is found by id, and reads
+ * of those entries take its row and its tag (status) instead. `versions`: each later version's
+ * record and tag, oldest first.
+ */
+interface Revision {
+  id: string;
+  first_seq: number;
+  first_op: number;
+  versions: Array<[seq: number, tag: number]>;
 }
 
 /** 32-bit FNV-1a: bucket and tag of an id (collisions are resolved by reading the record). */
@@ -119,10 +143,30 @@ export function hash32(text: string): number {
 }
 
 export const SERVICE_CODES = ['recharge', 'dmt', 'pan', 'bills'] as const;
-export const STATUS_CODES = ['pending', 'success', 'failed'] as const;
+/** A transaction's statuses, in the order their tag codes were given (append only). */
+export const STATUS_CODES = [
+  'pending',
+  'success',
+  'failed',
+  'refunded',
+  'reversed',
+  'refund_pending',
+  'on_hold',
+] as const;
 export const METHOD_CODES = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] as const;
-export const txnTag = (service: string, status: string) =>
-  (SERVICE_CODES.indexOf(service as never) + 1) * 4 + STATUS_CODES.indexOf(status as never) + 1;
+export function txnTag(service: string, status: string): number {
+  const service_code = SERVICE_CODES.indexOf(service as never) + 1;
+  const status_index = STATUS_CODES.indexOf(status as never);
+  return status_index < 3
+    ? service_code * 4 + status_index + 1
+    : FIRST_NEW_TAG + service_code * 4 + status_index - 3;
+}
+/** A txn tag's service code (index in SERVICE_CODES + 1, 0 unknown) and status code (index in STATUS_CODES + 1, 0 unknown). */
+export function txnTagParts(tag: number): [service_code: number, status_code: number] {
+  return tag < FIRST_NEW_TAG
+    ? [Math.floor(tag / 4), tag % 4]
+    : [Math.floor((tag - FIRST_NEW_TAG) / 4), ((tag - FIRST_NEW_TAG) % 4) + 4];
+}
 
 function fileKey(key: string): string {
   return /^[A-Za-z0-9_-]{1,100}$/.test(key)
@@ -367,6 +411,9 @@ export class Archive {
   private readonly ids: IdRuns;
   readonly keys = new Map<string, KeyStats>();
   private readonly tiers: string[] = [];
+  /** Transactions finalized again, by the record of their first finalization (its list entries), and by id. */
+  private readonly revised = new Map<number, Revision[]>();
+  private readonly revised_ids = new Map<string, Revision>();
   /** The largest (finalized - created) seen: a transaction created at t is listed by t + max_lag_ms. */
   max_lag_ms = 0;
   /** Every record up to this one is in the indexes (in memory; on disk at the last manifest). */
@@ -424,6 +471,8 @@ export class Archive {
     archive.tiers.push(...manifest.tiers);
     for (const [key_id, [requests, cost_micros, last_used]] of Object.entries(manifest.keys))
       archive.keys.set(key_id, { requests, cost_micros, last_used });
+    for (const [id, first_seq, first_op, versions] of manifest.revisions ?? [])
+      archive.remember({ id, first_seq, first_op, versions });
     const { known, short } = archive.openLists(manifest, options.read_only === true);
     const damaged_runs = archive.ids.open(manifest.runs, options.read_only === true);
     if (short.length > 0 || damaged_runs.length > 0)
@@ -438,17 +487,23 @@ export class Archive {
     options: { read_only?: boolean; warn?: (message: string) => void },
   ): Promise<Manifest | null> {
     let manifest = await this.manifest_file.read();
-    if (manifest && (manifest.format !== 'aihub-index' || (manifest.version as number) > 2))
+    if (manifest && (manifest.format !== 'aihub-index' || (manifest.version as number) > 3))
       throw new CorruptStoreError(
-        `${join(dir, MANIFEST)} is not an AIHub index manifest of version 1 or 2`,
+        `${join(dir, MANIFEST)} is not an AIHub index manifest of version 1 to 3`,
       );
-    if (manifest && (manifest.version as number) === 1) {
+    const version = manifest?.version as number | undefined;
+    if (manifest && version !== 3) {
       if (options.read_only)
         throw new CorruptStoreError(
-          `the indexes in ${dir} are of version 1; start the gateway once to rebuild them`,
+          `the indexes in ${dir} are of version ${version}; start the gateway once to rebuild them`,
         );
+      // Version 2 indexed no idempotency record by id: those the checkpoint still holds live
+      // are dropped from it as it is read (they are final), and found through the id runs
+      // built now, from the first record.
       options.warn?.(
-        `the indexes in ${dir} are of version 1 (id buckets); indexing the journal again for version 2 (id runs)`,
+        version === 1
+          ? `the indexes in ${dir} are of version 1 (id buckets); indexing the journal again for version 3 (id runs)`
+          : `the indexes in ${dir} are of version 2 (no idempotency keys by id); indexing the journal again for version 3, once`,
       );
       manifest = null;
     }
@@ -477,7 +532,7 @@ export class Archive {
       } else list.disk = count;
       list.last_ts = last_ts;
       list.last_aux = last_aux;
-      if (tags) list.tag_counts = tags;
+      if (tags) list.tag_counts = [...tags, ...new Array<number>(TXN_TAGS - tags.length).fill(0)];
     }
     return { known, short };
   }
@@ -505,6 +560,11 @@ export class Archive {
     }
     // A record's ops may fill several entries of one list: the last record is indexed again whole.
     if (short.length > 0) cut_seq = Math.max(0, cut_seq - 1);
+    // Versions after the cut are indexed again from the journal, with the lists.
+    for (const revision of [...this.revised_ids.values()]) {
+      revision.versions = revision.versions.filter(([seq]) => seq <= cut_seq);
+      if (revision.versions.length === 0) this.forget(revision);
+    }
     for (const list of this.lists.values()) if (list.count > 0) this.cutList(list, cut_seq);
     this.lists_from = cut_seq;
     this.id_ranges = damaged_runs;
@@ -536,7 +596,7 @@ export class Archive {
     if (list.tag_counts) {
       const counts = new Array<number>(TXN_TAGS).fill(0);
       list.walk(0, low, (entry) => {
-        counts[entry.tag]!++;
+        counts[this.tagOf(entry)]!++;
         return true;
       });
       list.tag_counts = counts;
@@ -648,28 +708,117 @@ export class Archive {
     if (op.o === 'post') {
       this.applyPosting(op.p, entry);
     } else if (op.o === 'set' && isArchivedRow(op.t, op.v)) {
-      const txn = op.v as ArchivedTxn;
-      const finalized_ms = this.parseTs(txn.finalized_at ?? txn.updated_at);
-      const created_ms = Date.parse(txn.created_at);
-      this.max_lag_ms = Math.max(this.max_lag_ms, finalized_ms - created_ms);
-      entry.ts_ms = finalized_ms;
-      entry.tag = txnTag(txn.service, txn.status);
-      entry.aux = created_ms;
-      entry.aux2 = txn.amount_micros;
-      this.add('txn', txn.account_id, entry);
-      this.add('txn', ALL, entry);
-      if (this.wantsIds(entry.seq))
-        this.ids.add({
-          hash: hash32(txn.id),
-          op: entry.op,
-          seq: entry.seq,
-          segment: entry.segment,
-          offset: entry.offset,
-          length: entry.length,
-        });
+      // Every final row is found by its id (id runs); a payment transaction is listed too.
+      if (op.t === 'payment_txns') this.applyTxn(op.v as ArchivedTxn, entry);
+      this.addId(op.id, entry);
     } else if (op.o === 'hist') {
       this.applyHistory(op.r, entry);
+    } else if (op.o === 'del' && op.t === 'keys' && entry.seq > this.manifest_seq) {
+      // A key deleted (an old revoked one: accounts.ts) takes its figures with it.
+      this.keys.delete(op.id);
     }
+  }
+
+  /**
+   * A finalized payment transaction: its account's list and every account's, or, finalized
+   * again (a revision), the lists' counts moved to its new status.
+   */
+  private applyTxn(txn: ArchivedTxn, entry: Entry): void {
+    if (txn.revision !== undefined && txn.revision > 0) {
+      this.revise(txn, entry);
+      return;
+    }
+    const finalized_ms = this.parseTs(txn.finalized_at ?? txn.updated_at);
+    const created_ms = Date.parse(txn.created_at);
+    this.max_lag_ms = Math.max(this.max_lag_ms, finalized_ms - created_ms);
+    entry.ts_ms = finalized_ms;
+    entry.tag = txnTag(txn.service, txn.status);
+    entry.aux = created_ms;
+    entry.aux2 = txn.amount_micros;
+    this.add('txn', txn.account_id, entry);
+    this.add('txn', ALL, entry);
+  }
+
+  private addId(id: string, entry: Entry): void {
+    if (this.wantsIds(entry.seq))
+      this.ids.add({
+        hash: hash32(id),
+        op: entry.op,
+        seq: entry.seq,
+        segment: entry.segment,
+        offset: entry.offset,
+        length: entry.length,
+      });
+  }
+
+  /**
+   * A transaction finalized again: no list entry (its first one stays), the lists' tag counts
+   * move from its last status to this one, and reads of its first entry take this version.
+   */
+  private revise(txn: ArchivedTxn, entry: Entry): void {
+    if (entry.seq <= this.lists_from) return; // known from the manifest already
+    const tag = txnTag(txn.service, txn.status);
+    let revision = this.revised_ids.get(txn.id);
+    let was: number;
+    if (revision) {
+      was = revision.versions.at(-1)![1];
+      revision.versions.push([entry.seq, tag]);
+    } else {
+      // The first finalization (the version without a revision number; its place is the list
+      // entry). The id index may hold later versions already (a repair indexes them again).
+      let first: { seq: number; op: number; tag: number } | null = null;
+      this.ids.find(hash32(txn.id), (place) => {
+        if (place.seq >= entry.seq) return true;
+        const op = this.record({ ...place, ts_ms: 0, tag: 0, aux: 0, aux2: 0 }).ops[place.op];
+        if (op?.o !== 'set' || op.t !== 'payment_txns' || op.id !== txn.id) return true;
+        if (!isArchivedRow(op.t, op.v)) return true;
+        const v = op.v as ArchivedTxn;
+        if (v.revision !== undefined && v.revision > 0) return true;
+        first = { seq: place.seq, op: place.op, tag: txnTag(v.service, v.status) };
+        return false;
+      });
+      if (first === null)
+        throw new CorruptStoreError(
+          `record ${entry.seq} finalizes transaction ${txn.id} again, but its first finalization is in no index`,
+        );
+      const found: { seq: number; op: number; tag: number } = first;
+      was = found.tag;
+      revision = { id: txn.id, first_seq: found.seq, first_op: found.op, versions: [] };
+      revision.versions.push([entry.seq, tag]);
+      this.remember(revision);
+    }
+    for (const key of [txn.account_id, ALL]) {
+      const counts = this.by_kind.get('txn')?.get(key)?.tag_counts;
+      if (!counts) continue;
+      counts[was] = Math.max(0, counts[was]! - 1);
+      counts[tag]!++;
+    }
+  }
+
+  private remember(revision: Revision): void {
+    this.revised_ids.set(revision.id, revision);
+    const at = this.revised.get(revision.first_seq);
+    if (at) at.push(revision);
+    else this.revised.set(revision.first_seq, [revision]);
+  }
+
+  private forget(revision: Revision): void {
+    this.revised_ids.delete(revision.id);
+    const at = this.revised.get(revision.first_seq)?.filter((r) => r !== revision) ?? [];
+    if (at.length > 0) this.revised.set(revision.first_seq, at);
+    else this.revised.delete(revision.first_seq);
+  }
+
+  /** The revision of the transaction a txn entry indexes, if it was finalized again. */
+  private revisionOf(entry: Entry): Revision | undefined {
+    if (this.revised.size === 0) return undefined;
+    return this.revised.get(entry.seq)?.find((r) => r.first_op === entry.op);
+  }
+
+  /** A txn entry's tag as of its transaction's newest version (its status may have changed since). */
+  tagOf(entry: Entry): number {
+    const revision = this.revisionOf(entry);
+    return revision ? revision.versions.at(-1)![1] : entry.tag;
   }
 
   private applyPosting(posting: Posting, entry: Entry): void {
@@ -762,19 +911,53 @@ export class Archive {
     return this.ids.blocks_read;
   }
 
+  /**
+   * The final row `id` of an archived table (ARCHIVED_TABLES), from its newest archived
+   * version: the id runs say where (about one block read), the journal line holds it. A row
+   * with several versions (a key used afresh past its window) is read at each and the newest
+   * kept: after a repair the runs need not hold an id's versions newest first.
+   */
+  archivedRow(table: string, id: string): unknown {
+    if (table === 'payment_txns') return this.archivedTxn(id);
+    let found: unknown;
+    let found_seq = -1;
+    this.ids.find(hash32(id), (place) => {
+      if (place.seq <= found_seq) return true;
+      const op = this.record({ ...place, ts_ms: 0, tag: 0, aux: 0, aux2: 0 }).ops[place.op];
+      if (op?.o === 'set' && op.t === table && op.id === id && isArchivedRow(op.t, op.v)) {
+        found = op.v;
+        found_seq = place.seq;
+      }
+      return true;
+    });
+    return found;
+  }
+
   /** The finalized payment transaction with this id, from its newest archived version. */
   archivedTxn(id: string): ArchivedTxn | undefined {
+    // A transaction finalized again: the version of its newest record (whatever order the
+    // runs hold its versions in); any other has one version.
+    const newest = this.revised_ids.get(id)?.versions.at(-1)![0];
     let found: ArchivedTxn | undefined;
     this.ids.find(hash32(id), (place) => {
+      if (newest !== undefined && place.seq !== newest) return true;
       const op = this.record({ ...place, ts_ms: 0, tag: 0, aux: 0, aux2: 0 }).ops[place.op];
-      if (op?.o === 'set' && op.id === id && isArchivedRow(op.t, op.v)) found = op.v as ArchivedTxn;
+      if (op?.o === 'set' && op.t === 'payment_txns' && op.id === id && isArchivedRow(op.t, op.v))
+        found = op.v as ArchivedTxn;
       return found === undefined;
     });
     return found;
   }
 
-  /** The finalized transaction a txn entry indexes. */
+  /** The finalized transaction a txn entry indexes, as of its newest version. */
   txnOf(entry: Entry): ArchivedTxn {
+    const revision = this.revisionOf(entry);
+    if (revision) {
+      const newest = this.archivedTxn(revision.id);
+      if (!newest)
+        throw new CorruptStoreError(`transaction ${revision.id} has no version in the id index`);
+      return newest;
+    }
     const op = this.record(entry).ops[entry.op];
     if (op?.o !== 'set' || !isArchivedRow(op.t, op.v))
       throw new CorruptStoreError(
@@ -910,6 +1093,9 @@ export class Archive {
     for (const [key_id, stats] of this.keys)
       keys[key_id] = [stats.requests, stats.cost_micros, stats.last_used];
     const runs = this.ids.metas();
+    const revisions: NonNullable<Manifest['revisions']> = [...this.revised_ids.values()].map(
+      (r) => [r.id, r.first_seq, r.first_op, r.versions.map(([seq, tag]) => [seq, tag])],
+    );
     const retired = this.ids.takeRetired();
     await this.writeTakenInSlices();
     const files = [...this.unsynced];
@@ -925,13 +1111,14 @@ export class Archive {
     mkdirPrivate(join(this.data_dir, INDEX_DIR));
     await this.manifest_file.write({
       format: 'aihub-index',
-      version: 2,
+      version: 3,
       seq,
       max_lag_ms: this.max_lag_ms,
       lists,
       runs,
       keys,
       tiers: this.tiers,
+      ...(this.revised_ids.size > 0 ? { revisions } : {}),
     });
     for (const file of retired) removeRun(file);
   }
@@ -1008,6 +1195,8 @@ export interface ArchivedTxn {
   created_at: string;
   updated_at: string;
   finalized_at: string | null;
+  /** 1, 2...: a version of a transaction that was final already (see Revision); absent on the first. */
+  revision?: number;
 }
 
 // ARCHIVED_TABLES and isArchivedRow live in state.ts, where applyOp needs them without a cycle.

@@ -8,7 +8,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Adapter } from 'lowdb';
 import { CorruptStoreError, fsyncDirectory } from './journal.js';
 import { PRIVATE_FILE_MODE } from './private-files.js';
-import type { State } from './state.js';
+import { isArchivedRow, type State } from './state.js';
 
 /**
  * The write in flight of each file in this process (its promise settles when the write is
@@ -201,7 +201,10 @@ export class DurableJsonLinesFile implements Adapter<State> {
         const tables = state.tables as Record<string, Record<string, unknown>>;
         const name = String(value[1]);
         if (!Object.hasOwn(tables, name)) setOwn(tables, name, {});
-        setOwn(tables[name]!, String(value[2]), value[3]);
+        // A final row of an archived table is history (a checkpoint written before its table
+        // was archived holds some: idempotency records before issue #26); the index, built
+        // again from the first record when its manifest is older, finds it by id.
+        if (!isArchivedRow(name, value[3])) setOwn(tables[name]!, String(value[2]), value[3]);
       } else if (value[0] === 'end' && value[1] === line_number) ended = true;
       else
         throw new CorruptStoreError(

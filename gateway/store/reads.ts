@@ -15,6 +15,7 @@ import {
   SERVICE_CODES,
   STATUS_CODES,
   hash32,
+  txnTagParts,
 } from './archive.js';
 import type { HistoryRecord, Posting, Row } from './state.js';
 import type { FileStore } from './store.js';
@@ -476,7 +477,7 @@ export class JsonFileReads implements StoreReads {
         archived_total = unfiltered
           ? list.count
           : (list.tag_counts ?? []).reduce(
-              (sum, n, code) => sum + (entryMatches({ tag: code } as Entry) ? n : 0),
+              (sum, n, code) => sum + (this.tagFilter(select)!(code) ? n : 0),
               0,
             );
         const need = page.offset + page.limit;
@@ -624,15 +625,27 @@ export class JsonFileReads implements StoreReads {
 
   /** The test of an index entry against service, status and created-at bounds. */
   private entryFilter(select: TxnSelect): (entry: Entry) => boolean {
+    const wanted = this.tagFilter(select);
+    return (entry) =>
+      (wanted === null || wanted(this.archive.tagOf(entry))) &&
+      (select.from_ms === undefined || entry.aux >= select.from_ms) &&
+      (select.to_ms === undefined || entry.aux <= select.to_ms);
+  }
+
+  /** The test of a txn tag code against service and status (null: every tag passes). */
+  private tagFilter(select: TxnSelect): ((tag: number) => boolean) | null {
+    if (select.service === undefined && select.status === undefined) return null;
     const service_code =
       select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
     const status_code =
       select.status !== undefined ? STATUS_CODES.indexOf(select.status as never) + 1 : null;
-    return (entry) =>
-      (service_code === null || Math.floor(entry.tag / 4) === service_code) &&
-      (status_code === null || entry.tag % 4 === status_code) &&
-      (select.from_ms === undefined || entry.aux >= select.from_ms) &&
-      (select.to_ms === undefined || entry.aux <= select.to_ms);
+    return (tag) => {
+      const [service, status] = txnTagParts(tag);
+      return (
+        (service_code === null || service === service_code) &&
+        (status_code === null || status === status_code)
+      );
+    };
   }
 
   private rowMatches(row: TxnRow, select: TxnSelect): boolean {

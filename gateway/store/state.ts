@@ -47,13 +47,24 @@ export interface Hold {
   created_at: string;
 }
 
+/**
+ * The record of one idempotent operation (table `idempotency`, id `<operation>:<scope>:<key>`):
+ * `status` IDEMPOTENCY_IN_FLIGHT while its request is being answered, then the status of the
+ * first answer, which `body` holds. A record with its answer is final: it leaves the live
+ * document for history in the commit that records the answer (ARCHIVED_TABLES), and
+ * `tx.get('idempotency', id)` still finds it there, whatever its age.
+ */
 export interface IdempotencyRecord {
   key: string;
+  /** A hash of what the request asked: the same key with another request is a conflict. */
   request_hash: string;
   status: number;
   body: unknown;
   created_at: string;
 }
+
+/** The status of an idempotency record whose request is still being answered (it stays live). */
+export const IDEMPOTENCY_IN_FLIGHT = 0;
 
 export interface UsageTotals {
   requests: number;
@@ -339,17 +350,33 @@ function numberField(record: HistoryRecord, field: string): number {
 }
 
 /**
- * Tables whose rows leave the live document once final, for history: a finalized payment
- * transaction never changes again (a reversal is a new posting), so it lives only in the
- * journal line that finalized it, found through the indexes.
+ * Tables whose rows leave the live document once final, for history, each with the test of
+ * a final row. A final row never changes again, so it lives only in the journal line that
+ * made it final, found by id through the id runs (archive.ts, id-runs.ts):
+ * - `payment_txns` with `stage: "final"` (a reversal is a new posting, never an edit);
+ * - `idempotency` once its answer is recorded (`status` not IDEMPOTENCY_IN_FLIGHT): every
+ *   idempotent operation's record (the payment engine's keys, the admin's credit and debit
+ *   references, the dashboard's top-up nonces), so that keys do not grow the document.
+ * A later `set` of the same id (a key past its window, used afresh) makes a newer version;
+ * lookups find the newest. A `del` does not reach history: it removes a live row only.
  */
-export const ARCHIVED_TABLES: ReadonlySet<string> = new Set(['payment_txns']);
+const FINAL_ROW: ReadonlyMap<string, (row: Record<string, unknown>) => boolean> = new Map([
+  ['payment_txns', (row: Record<string, unknown>) => row.stage === 'final'],
+  [
+    'idempotency',
+    (row: Record<string, unknown>) =>
+      typeof row.status === 'number' && row.status !== IDEMPOTENCY_IN_FLIGHT,
+  ],
+]);
+
+export const ARCHIVED_TABLES: ReadonlySet<string> = new Set(FINAL_ROW.keys());
 
 export function isArchivedRow(table: string, row: unknown): boolean {
+  const final = FINAL_ROW.get(table);
   return (
-    ARCHIVED_TABLES.has(table) &&
+    final !== undefined &&
     typeof row === 'object' &&
     row !== null &&
-    (row as { stage?: unknown }).stage === 'final'
+    final(row as Record<string, unknown>)
   );
 }

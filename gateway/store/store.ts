@@ -57,6 +57,13 @@ export interface Tx {
   set<T extends TableName>(name: T, id: string, value: Row<T>): void;
   del(name: TableName, id: string): void;
   post(posting: Posting): void;
+  /**
+   * The postings this transaction has made so far, from the `from`-th on (0: all): a payment
+   * records what each of its steps posted, whatever ledger accounts those postings touched.
+   */
+  postingsSince(from: number): Posting[];
+  /** How many postings this transaction has made so far (a mark for `postingsSince`). */
+  readonly posting_count: number;
   history(record: HistoryRecord): void;
   setAdminTokenHash(hash: string | null): void;
   /**
@@ -281,7 +288,11 @@ interface RowTrackers {
 }
 
 /** Rows archived by commits whose journal lines are not indexed yet: still found by id. */
-type RecentlyArchived = Map<string, { row: unknown; seq: number }>;
+interface RecentlyArchivedRow {
+  row: unknown;
+  seq: number;
+}
+type RecentlyArchived = Map<string, RecentlyArchivedRow>;
 
 const NO_ROWS: ReadonlyMap<string, unknown> = new Map();
 
@@ -290,6 +301,8 @@ class Transaction implements Tx {
   private readonly undos: Array<() => void> = [];
   /** Rows this transaction archived, by `table\0id` (made on the first: most archive none). */
   private archived_rows: Map<string, unknown> | null = null;
+  /** Postings made through `post` (made on the first: most commits post none or few). */
+  private postings: Posting[] | null = null;
   constructor(
     readonly state: State,
     readonly now: Date,
@@ -354,6 +367,13 @@ class Transaction implements Tx {
   }
   post(posting: Posting): void {
     this.apply({ o: 'post', p: posting });
+    (this.postings ??= []).push(posting);
+  }
+  get posting_count(): number {
+    return this.postings?.length ?? 0;
+  }
+  postingsSince(from: number): Posting[] {
+    return this.postings?.slice(from) ?? [];
   }
   history(record: HistoryRecord): void {
     this.apply({ o: 'hist', r: record });
@@ -392,13 +412,27 @@ export interface Staged<T> {
 
 /** A staged transaction: one object per commit, its undo a method (no closure per commit). */
 class StagedRecord<T> implements Staged<T> {
+  /** What `recently_archived` held before this record's archived rows were noted there. */
+  private replaced: Array<[string, RecentlyArchivedRow | undefined]> | null = null;
   constructor(
     readonly result: T,
     readonly record: JournalRecord | null,
     readonly line: string,
     private readonly tx: Transaction,
     private readonly state: State,
-  ) {}
+    private readonly recent: RecentlyArchived,
+  ) {
+    // Rows this record archived are found by id at once, also by the transactions staged
+    // after it and before it is published (a PostgreSQL write batch stages all its jobs
+    // first: the second use of one admin credit reference in a batch must see the first).
+    if (record && tx.archived.size > 0) {
+      this.replaced = [];
+      for (const [key, row] of tx.archived) {
+        this.replaced.push([key, recent.get(key)]);
+        recent.set(key, { row, seq: record.s });
+      }
+    }
+  }
   get archived(): ReadonlyMap<string, unknown> {
     return this.tx.archived;
   }
@@ -406,6 +440,12 @@ class StagedRecord<T> implements Staged<T> {
     if (!this.record) return;
     this.tx.rollback();
     this.state.seq = this.record.s - 1;
+    if (this.replaced)
+      for (let i = this.replaced.length - 1; i >= 0; i--) {
+        const [key, before] = this.replaced[i]!;
+        if (before) this.recent.set(key, before);
+        else this.recent.delete(key);
+      }
   }
 }
 
@@ -519,9 +559,7 @@ export class FileStore implements Store {
   private readonly lookup = <T extends TableName>(name: T, id: string): Row<T> | undefined => {
     const recent = this.recently_archived.get(`${name}\u0000${id}`);
     if (recent) return recent.row as Row<T>;
-    return name === 'payment_txns'
-      ? (this.archive.archivedTxn(id) as Row<T> | undefined)
-      : undefined;
+    return this.archive.archivedRow(name, id) as Row<T> | undefined;
   };
 
   private constructor(
@@ -661,7 +699,8 @@ export class FileStore implements Store {
     } finally {
       this.in_transaction = false;
     }
-    if (tx.ops.length === 0) return new StagedRecord(result, null, '', tx, this.state);
+    if (tx.ops.length === 0)
+      return new StagedRecord(result, null, '', tx, this.state, this.recently_archived);
     const seq = this.state.seq + 1;
     const record: JournalRecord = { s: seq, t: tx.now.toISOString(), ops: tx.ops };
     let line: string;
@@ -673,7 +712,7 @@ export class FileStore implements Store {
       throw error;
     }
     this.state.seq = seq;
-    return new StagedRecord(result, record, line, tx, this.state);
+    return new StagedRecord(result, record, line, tx, this.state, this.recently_archived);
   }
 
   /** Appends a staged record to the journal (and its history to the indexes once placed). @internal */

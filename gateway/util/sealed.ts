@@ -110,6 +110,30 @@ export class Sealer {
     ]);
   }
 
+  /**
+   * Seals a file as it streams (an upload written to disk as it arrives), in the format of
+   * `sealBytes`: write `head`, then what `update` returns for each chunk, then `final()`'s
+   * `rest`, then its `tag` at byte `tag_offset` (written as zeros in `head`: GCM's tag is known
+   * only at the end).
+   */
+  sealingStream(aad: string): {
+    head: Buffer;
+    tag_offset: number;
+    update(plain: Buffer): Buffer;
+    final(): { rest: Buffer; tag: Buffer };
+  } {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.current_id)!, iv);
+    cipher.setAAD(Buffer.from(aad, 'utf8'));
+    const prefix = Buffer.concat([FILE_MAGIC, Buffer.from(this.current_id, 'ascii'), iv]);
+    return {
+      head: Buffer.concat([prefix, Buffer.alloc(TAG_BYTES)]),
+      tag_offset: prefix.length,
+      update: (plain) => cipher.update(plain),
+      final: () => ({ rest: cipher.final(), tag: cipher.getAuthTag() }),
+    };
+  }
+
   /** The plaintext of a sealed file; a file from before encryption is returned as it is. */
   openBytes(data: Buffer, aad: string): Buffer {
     if (!data.subarray(0, FILE_MAGIC.length).equals(FILE_MAGIC)) return data;

@@ -81,6 +81,8 @@ export interface BenchGatewayOptions {
   /** More arguments (e.g. --database-url URL). */
   args?: string[];
   env?: Record<string, string>;
+  /** Node's own arguments before the script (default: BENCH_GATEWAY_NODE_ARGS, split on spaces). */
+  node_args?: string[];
 }
 
 /** A real gateway process with its data dir and log file under `dir`. */
@@ -93,7 +95,8 @@ export async function startBenchGateway(
   const data_dir = join(dir, `${name}-data`);
   const log_file = join(dir, `${name}.log`);
   const log_fd = openSync(log_file, 'w');
-  const node_args = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const node_args =
+    options.node_args ?? (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const proc = spawn(
     process.execPath,
     [

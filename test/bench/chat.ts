@@ -33,7 +33,9 @@ const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,64').split(',').map(Number);
 const MODES = (process.env.BENCH_MODES ?? 'json,stream').split(',');
 /** The translated protocols measured after each chat row; `BENCH_PROTOCOLS=` (empty) measures chat alone. */
-const PROTOCOLS = (process.env.BENCH_PROTOCOLS ?? 'responses,messages').split(',').filter(Boolean);
+const PROTOCOLS = (process.env.BENCH_PROTOCOLS ?? 'responses,messages,gemini')
+  .split(',')
+  .filter(Boolean);
 const CREDIT_UNITS = 10_000_000;
 const TARGET_ADDED_MS = 0.3;
 const TARGET_RPS_64 = 5_000;
@@ -266,7 +268,7 @@ try {
         // as clients replay it, once with only the fields every build accepted and once with
         // the fields #16 passes through (annotations, reasoning_content, refusal and
         // function_call null, cache_control on a text part, name on the tool message, seed,
-        // metadata, user); and the same question in the Responses and Messages protocols,
+        // metadata, user); and the same question in the Responses, Messages and Gemini protocols,
         // translated to the same chat-completions upstream. Gateway CPU per request of each,
         // and its ratio to plain chat's in the same rounds.
         const measured = gateways[0]!;
@@ -312,6 +314,17 @@ try {
                 max_tokens: 64,
                 messages: [{ role: 'user', content: question }],
                 ...(stream ? { stream: true } : {}),
+              }),
+              target: 1.2,
+            },
+            {
+              name: 'gemini',
+              path: stream
+                ? '/v1beta/models/service-ai-standard-6:streamGenerateContent?alt=sse'
+                : '/v1beta/models/service-ai-standard-6:generateContent',
+              body: JSON.stringify({
+                contents: [{ role: 'user', parts: [{ text: question }] }],
+                generationConfig: { maxOutputTokens: 64 },
               }),
               target: 1.2,
             },

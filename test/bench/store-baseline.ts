@@ -63,7 +63,7 @@ function writeRowsOf(tree: string): Map<string, number> {
 const HERE = resolve(import.meta.dirname, '../..');
 
 /** Runs `fn` with the tree of `ref` checked out in a temporary worktree (sharing node_modules), removed after. */
-function withTreeAt<T>(ref: string, fn: (tree: string, commit: string) => T): T {
+export function withTreeAt<T>(ref: string, fn: (tree: string, commit: string) => T): T {
   const commit = execFileSync('git', ['-C', HERE, 'rev-parse', '--short', ref], {
     encoding: 'utf8',
   }).trim();

@@ -7,6 +7,9 @@
 // one part alone; BENCH_ONLY=ab with BENCH_BASELINE=<ref> runs the commits/s rows of both
 // trees alternated in one process (store-ab-child.ts). The write rows end with the longest
 // pause of a checkpoint after 20k accounts each moved money (BENCH_MOVED_ACCOUNTS; 0 skips).
+// The keyed rows (store-keyed.ts; BENCH_ONLY=keyed runs them alone, and with BENCH_BASELINE
+// also on that ref's tree, interleaved): 1M transactions each with its own idempotency key
+// against the same fill without, restart and heap; a keyed retry's lookup at 1M / 10k.
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -16,6 +19,7 @@ import { FUNDING_TOPUP, creditWallet } from '../../gateway/ledger/ledger.ts';
 import { commit, commitThroughput, fund } from './store-load.ts';
 import { fillNow, fillPayments, fillUsage } from '../support/history-fill.ts';
 import { abRows, baselineRows } from './store-baseline.ts';
+import { keyedRows } from './store-keyed.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const LATENCY_SAMPLES = Number(process.env.BENCH_SAMPLES ?? 3000);
@@ -38,6 +42,10 @@ const BASELINE = process.env.BENCH_BASELINE ?? '';
 const BASELINE_ROUNDS = Number(process.env.BENCH_BASELINE_ROUNDS ?? 2);
 /** Accounts that each move money before a checkpoint (one index list file each); 0 skips those rows. */
 const MOVED_ACCOUNTS = Number(process.env.BENCH_MOVED_ACCOUNTS ?? 20_000);
+/** The keyed rows (issue #26): transactions each with its own idempotency key, against the same fill without (0 skips them). */
+const KEYED_TXNS = Number(process.env.BENCH_KEYED_TXNS ?? 1_000_000);
+/** The smaller keyed store a retry's lookup is compared with. */
+const KEYED_SMALL = Number(process.env.BENCH_KEYED_SMALL ?? 10_000);
 /** Accounts the history is spread over: 100, so that every account has a full newest page (50) at the smallest size. */
 const HISTORY_ACCOUNTS = Number(process.env.BENCH_HISTORY_ACCOUNTS ?? 100);
 
@@ -263,8 +271,10 @@ if (ONLY === 'ab') {
       Number(process.env.BENCH_AB_SLICE_MS ?? 100),
     ),
   );
-} else if (ONLY !== 'history' && BASELINE) rows.push(...baselineRows(BASELINE, BASELINE_ROUNDS));
-else if (ONLY !== 'history') {
+} else if (ONLY === 'history' || ONLY === 'keyed') {
+  // not the write rows
+} else if (BASELINE) rows.push(...baselineRows(BASELINE, BASELINE_ROUNDS));
+else {
   for (const writers of [1, 16, 64]) {
     const result = await throughput(writers);
     rows.push([
@@ -429,7 +439,7 @@ async function historyStores() {
 }
 
 const label = (n: number) => (n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}k`);
-if (ONLY !== 'write' && ONLY !== 'ab') {
+if (ONLY !== 'write' && ONLY !== 'ab' && ONLY !== 'keyed') {
   const { sizes, rounds } = await historyStores();
   const of = (
     k: number,
@@ -494,6 +504,16 @@ function chatRows(chat: NonNullable<Measured['chat']>) {
     (r99! / a99!).toFixed(2),
   ]);
 }
+
+if ((ONLY === '' || ONLY === 'keyed') && KEYED_TXNS > 0)
+  rows.push(
+    ...keyedRows({
+      small: KEYED_SMALL,
+      large: KEYED_TXNS,
+      rounds: ROUNDS,
+      baseline: ONLY === 'keyed' ? BASELINE : '',
+    }),
+  );
 
 const widths = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c]!.length), 10));
 console.log('\nAIHub store benchmark (durable: every commit fdatasync-ed before it resolves)\n');

@@ -90,14 +90,25 @@ export async function startVSCodeServer({
   extensionsDir,
   folder,
   env = {},
+  trusted = true,
 }: {
   port: number;
   userDataDir: string;
   extensionsDir: string;
   folder: string;
   env?: Record<string, string>;
+  /** false: workspace trust stays on and the folder opens in restricted mode, without a prompt. */
+  trusted?: boolean;
 }): Promise<VSCodeServer> {
   requireServerBuild();
+  if (!trusted) {
+    const machine = join(userDataDir, 'data/Machine');
+    mkdirSync(machine, { recursive: true });
+    writeFileSync(
+      join(machine, 'settings.json'),
+      JSON.stringify({ 'security.workspace.trust.startupPrompt': 'never' }),
+    );
+  }
   const args = [
     SERVER_MAIN,
     '--host',
@@ -111,7 +122,7 @@ export async function startVSCodeServer({
     '--extensions-dir',
     extensionsDir,
     '--disable-telemetry',
-    '--disable-workspace-trust',
+    ...(trusted ? ['--disable-workspace-trust'] : []),
     folder,
   ];
   const child = spawn(process.execPath, args, {

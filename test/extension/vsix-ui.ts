@@ -21,7 +21,7 @@ import {
   tempDir,
   type VSCodeServer,
 } from './harness.js';
-import { ScriptedUpstream } from '../support/scripted-upstream.js';
+import { ScriptedUpstream, toolCallsReply } from '../support/scripted-upstream.js';
 import { SCRIPTED_MODEL, startTestGateway, type TestGateway } from './suite/gateway.js';
 
 const VSIX = join(REPO, 'dist/aihub.vsix');
@@ -766,6 +766,82 @@ async function main(): Promise<number> {
         );
         await chat.locator('.message.user', { hasText: PROMPT }).first().waitFor();
         await chat.locator('.history').waitFor({ state: 'hidden' });
+      },
+    );
+
+    step(
+      'Agent mode: a task started from the chat view shows its edit as a diff; Apply clicked writes the file; the task finishes with its cost',
+      async () => {
+        const name = 'price.ts';
+        const before = 'export function price(rupees: number): number {\n  return rupees;\n}\n';
+        const after =
+          'export function price(rupees: number): number {\n  return Math.round(rupees * 100) / 100;\n}\n';
+        writeFileSync(join(folder!, name), before);
+        upstream!.script(
+          toolCallsReply('I will read price.ts.', ['read_file', { path: name }]),
+          toolCallsReply('Rounding to paise.', [
+            'edit_file',
+            {
+              path: name,
+              edits: [
+                { search: '  return rupees;', replace: '  return Math.round(rupees * 100) / 100;' },
+              ],
+            },
+          ]),
+          toolCallsReply('', ['finish', { summary: 'price() now rounds to two decimals.' }]),
+        );
+        await chat.locator('#mode').selectOption('agent');
+        await chat.locator('#auto-approve-label').waitFor();
+        assert.equal(await chat.locator('#send').innerText(), 'Start Task');
+        await chat.locator('#input').fill('Round prices to two decimals in price.ts.');
+        await chat.locator('#input').press('Enter');
+        await chat.locator('.message.user.task-request', { hasText: 'Round prices' }).waitFor();
+        // The edit waits for the user: the card in the chat with its diff, and the diff editor.
+        const card = chat.locator('.tool-call[data-status="awaiting"]');
+        await card.waitFor();
+        assert.match(await card.locator('.tool-title').innerText(), /Edit price\.ts/);
+        assert.match(
+          await card
+            .locator('.tool-diff .diff-add')
+            .allInnerTexts()
+            .then((l) => l.join('')),
+          /Math\.round\(rupees \* 100\) \/ 100/,
+        );
+        const diffTab = p.locator('.tabs-container .tab', { hasText: 'AIHub task edit' });
+        await diffTab.waitFor();
+        await p.locator('.monaco-diff-editor').first().waitFor();
+        assert.equal(
+          readFileSync(join(folder!, name), 'utf8'),
+          before,
+          'nothing written before Apply',
+        );
+        await shots(p, 'agent-approval');
+        await card.locator('button[data-agent-action="approve"]').click();
+        const result = chat.locator('.message.task[data-status="done"]');
+        await result.waitFor();
+        await until(
+          'the file on disk changed',
+          () => readFileSync(join(folder!, name), 'utf8') === after,
+        );
+        await diffTab.waitFor({ state: 'detached' });
+        assert.match(
+          await result.locator('.role').innerText(),
+          /^Task done · 3 steps · Cost ₹[\d.]+$/,
+        );
+        assert.match(
+          await result.locator('.markdown').innerText(),
+          /price\(\) now rounds to two decimals/,
+        );
+        assert.match(await result.locator('.task-files').innerText(), /Changed: price\.ts/);
+        assert.equal((await chat.locator('.message.agent').count()) >= 3, true);
+        assert.equal(
+          await chat.locator('.tool-call[data-tool="edit_file"][data-status="done"]').count(),
+          1,
+        );
+        await result.locator('button[data-agent-action="undo-task"]').waitFor();
+        await shots(p, 'agent-result');
+        await chat.locator('#mode').selectOption('chat');
+        await chat.locator('#auto-approve-label').waitFor({ state: 'hidden' });
       },
     );
 

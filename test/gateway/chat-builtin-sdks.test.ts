@@ -63,7 +63,7 @@ test('openai SDK: runTools calls the tool and answers with its result', async ()
   const calls: string[] = [];
   const runner = client.chat.completions.runTools({
     model: MODEL,
-    messages: [{ role: 'user', content: 'What is the weather in Pune?' }],
+    messages: [{ role: 'user', content: 'Use get_weather: what is the weather in Pune?' }],
     tools: [
       zodFunction({
         name: 'get_weather',
@@ -157,7 +157,7 @@ test('AI SDK: generateObject, and a generateText tool loop with stopWhen', async
   const seen: string[] = [];
   const result = await generateText({
     model: openai.chat(MODEL),
-    prompt: 'What is the weather in Delhi?',
+    prompt: 'What is the weather in Delhi? Ask get_weather.',
     tools: {
       get_weather: tool({
         description: 'Current weather of a city',
@@ -276,4 +276,71 @@ test('Anthropic SDK: tool_choice any gives a tool_use block valid against input_
   });
   assert.equal(second.stop_reason, 'end_turn');
   assert.match((second.content[0] as Anthropic.TextBlock).text, /31/);
+});
+
+test('under an agent, the engine calls no tool unless forced or named: it says it is the offline engine and what to do', async () => {
+  const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: key, maxRetries: 0 });
+  const schema = { type: 'object' as const, properties: { command: { type: 'string' } } };
+  // Claude Code's kind of tools: plain-word names, descriptions full of common words.
+  const claude_tools: Anthropic.Tool[] = ['Bash', 'Write', 'Read', 'TodoWrite'].map((name) => ({
+    name,
+    description: `${name}: executes a given command, writes a short sentence or a file, says hello`,
+    input_schema: schema,
+  }));
+  const hello = 'Say hello in one short sentence.';
+  const said = await anthropic.messages.create({
+    model: MODEL,
+    max_tokens: 400,
+    tools: claude_tools,
+    messages: [
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'text',
+            text: '<system-reminder>Use the TodoWrite tool often.</system-reminder>',
+          },
+          { type: 'text', text: hello },
+        ],
+      },
+    ],
+  });
+  assert.equal(said.stop_reason, 'end_turn');
+  assert.ok(!said.content.some((block) => block.type === 'tool_use'));
+  const text = (said.content[0] as Anthropic.TextBlock).text;
+  assert.match(text, /offline engine/);
+  assert.match(text, /point this tier at a real model/);
+  const streamed = await anthropic.messages
+    .stream({
+      model: MODEL,
+      max_tokens: 400,
+      tools: claude_tools,
+      messages: [{ role: 'user', content: 'Write a poem' }],
+    })
+    .finalMessage();
+  assert.ok(!streamed.content.some((block) => block.type === 'tool_use'));
+
+  // Codex's and opencode's protocols, the same.
+  const codex = await client.responses.create({
+    model: MODEL,
+    input: hello,
+    tools: [{ type: 'function', name: 'shell', strict: false, parameters: schema }],
+  });
+  assert.ok(!codex.output.some((item) => item.type === 'function_call'));
+  const opencode = await client.chat.completions.create({
+    model: MODEL,
+    messages: [{ role: 'user', content: hello }],
+    tools: [{ type: 'function', function: { name: 'todowrite', parameters: schema } }],
+  });
+  assert.equal(opencode.choices[0]!.finish_reason, 'stop');
+
+  // Named, it is called.
+  const named = await anthropic.messages.create({
+    model: MODEL,
+    max_tokens: 400,
+    tools: claude_tools,
+    messages: [{ role: 'user', content: 'List the files with the Bash tool.' }],
+  });
+  const use = named.content.find((block) => block.type === 'tool_use') as Anthropic.ToolUseBlock;
+  assert.equal(use?.name, 'Bash');
 });

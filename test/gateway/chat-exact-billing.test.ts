@@ -160,7 +160,8 @@ test('without upstream usage the counts are estimated and marked so, tool calls 
 test('an upstream overrun beyond the reservation is billed in full: the wallet pays what it has, the rest is owed and paid from the next credit', async () => {
   const small = await createFundedAccount(gateway, 0.01);
   const poor = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: small.key, maxRetries: 0 });
-  upstream.script({ kind: 'ok', usage: { prompt_tokens: 100_000, completion_tokens: 50 } });
+  // A prompt the upstream counts far above the hold (output beyond the hold is never billed).
+  upstream.script({ kind: 'ok', usage: { prompt_tokens: 100_000, completion_tokens: 5 } });
   const r = await poor.chat.completions.create({
     model: 'service-ai-standard-6',
     messages: [{ role: 'user', content: 'hi' }],
@@ -172,11 +173,11 @@ test('an upstream overrun beyond the reservation is billed in full: the wallet p
     'the upstream is sent the limit the hold covers',
   );
   const x = xOf(r) as XAihub & { receivable: number };
-  assert.equal(x.cost, 10.02, 'tokens × price: 100,000 × 100 + 50 × 400 per million');
-  assert.equal(x.receivable, 10.01);
+  assert.equal(x.cost, 10.002, 'tokens × price: 100,000 × 100 + 5 × 400 per million');
+  assert.equal(x.receivable, 9.992);
   assert.equal(x.balance, 0);
   const auth = { authorization: `Bearer ${small.key}` };
-  assert.equal((await request(`${gateway.url}/v1/balance`, { headers: auth })).body.owed, 10.01);
+  assert.equal((await request(`${gateway.url}/v1/balance`, { headers: auth })).body.owed, 9.992);
   const credit = await request(`${gateway.url}/admin/accounts/${small.account_id}/credit`, {
     method: 'POST',
     headers: { authorization: `Bearer ${gateway.admin_token}` },
@@ -185,7 +186,7 @@ test('an upstream overrun beyond the reservation is billed in full: the wallet p
   assert.equal(credit.status, 200);
   const after_credit = (await request(`${gateway.url}/v1/balance`, { headers: auth })).body;
   assert.equal(after_credit.owed, 0);
-  assert.equal(after_credit.balance, 9.99);
+  assert.equal(after_credit.balance, 10.008);
 });
 
 test('the wallet page and the AI usage report show cached and reasoning tokens, the protocol and what is owed', async () => {
@@ -209,9 +210,9 @@ test('the wallet page and the AI usage report show cached and reasoning tokens, 
     kind: 'ok',
     usage: {
       prompt_tokens: 100_000,
-      completion_tokens: 50,
+      completion_tokens: 5,
       prompt_tokens_details: { cached_tokens: 1_234 },
-      completion_tokens_details: { reasoning_tokens: 42 },
+      completion_tokens_details: { reasoning_tokens: 4 },
     },
   });
   await user.chat.completions.create({
@@ -249,16 +250,16 @@ test('the wallet page and the AI usage report show cached and reasoning tokens, 
   ).text();
   assert.match(page, /id="ai-usage"/);
   assert.match(page, /1,234 cached/);
-  assert.match(page, /42 reasoning/);
+  assert.match(page, /4 reasoning/);
   assert.match(
     page,
-    /id="owed"[^>]*>₹9\.89894 is owed/,
-    '(98,766 × 100 + 1,234 × 10 + 50 × 400) / 1e6 = 9.90894, less the 0.01 the wallet had',
+    /id="owed"[^>]*>₹9\.88094 is owed/,
+    '(98,766 × 100 + 1,234 × 10 + 5 × 400) / 1e6 = 9.89094, less the 0.01 the wallet had',
   );
   // Per protocol on the wallet page; per request, with cached, reasoning and owed, in the AI usage report and its CSV.
   assert.match(
     page,
-    /<table id="ai-usage-by-protocol">.*<td>chat<\/td><td class="num">1<\/td><td class="num">1,00,000 \(1,234\)<\/td><td class="num">50 \(42\)<\/td>/s,
+    /<table id="ai-usage-by-protocol">.*<td>chat<\/td><td class="num">1<\/td><td class="num">1,00,000 \(1,234\)<\/td><td class="num">5 \(4\)<\/td>/s,
   );
   const cookie = `${anon_cookie}; ${session_cookie}`;
   const report = await (
@@ -267,7 +268,7 @@ test('the wallet page and the AI usage report show cached and reasoning tokens, 
   assert.match(report, /<td>chat<\/td>/);
   assert.match(
     report,
-    /<td class="num">100000 \(1234\)<\/td><td class="num">50 \(42\)<\/td><td class="num">₹9\.90894<\/td><td class="num">₹9\.89894<\/td>/,
+    /<td class="num">100000 \(1234\)<\/td><td class="num">5 \(4\)<\/td><td class="num">₹9\.89094<\/td><td class="num">₹9\.88094<\/td>/,
   );
   const csv = (
     await (
@@ -288,6 +289,104 @@ test('the wallet page and the AI usage report show cached and reasoning tokens, 
       row.cost,
       row.owed,
     ],
-    ['chat', '100000', '1234', '50', '42', '9.90894', '9.89894'],
+    ['chat', '100000', '1234', '5', '4', '9.89094', '9.88094'],
   );
+});
+
+test('a mix of every protocol on one wallet, JSON and streamed: each bill is its tokens at the tier price, the wallet moves by their sum', async () => {
+  // service-ai-standard-6: 100 per million input, 400 per million output, on the scripted upstream.
+  const { key: mixed } = await createFundedAccount(gateway, 100);
+  const headers = { authorization: `Bearer ${mixed}`, 'content-type': 'application/json' };
+  const model = 'service-ai-standard-6';
+  const question = 'What is a gateway?';
+  const calls: Array<{
+    name: string;
+    path: string;
+    body: Record<string, unknown>;
+    stream: boolean;
+  }> = [];
+  for (const stream of [false, true]) {
+    calls.push(
+      {
+        name: 'chat',
+        path: '/v1/chat/completions',
+        body: {
+          model,
+          messages: [{ role: 'user', content: question }],
+          ...(stream ? { stream, stream_options: { include_usage: true } } : {}),
+        },
+        stream,
+      },
+      {
+        name: 'responses',
+        path: '/v1/responses',
+        body: { model, input: question, stream },
+        stream,
+      },
+      {
+        name: 'messages',
+        path: '/v1/messages',
+        body: { model, max_tokens: 256, messages: [{ role: 'user', content: question }], stream },
+        stream,
+      },
+      {
+        name: 'gemini',
+        path: `/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
+        body: { contents: [{ role: 'user', parts: [{ text: question }] }] },
+        stream,
+      },
+      {
+        name: 'completions',
+        path: '/v1/completions',
+        body: { model, prompt: question, stream },
+        stream,
+      },
+    );
+  }
+  const balance = async () =>
+    Math.round(
+      (
+        await request(`${gateway.url}/v1/balance`, {
+          headers: { authorization: `Bearer ${mixed}` },
+        })
+      ).body.balance * 1e6,
+    );
+  const before_micros = await balance();
+  let reported_micros = 0;
+  for (const [i, call] of calls.entries()) {
+    const usage = { prompt_tokens: 1_000 + 37 * i, completion_tokens: 50 + 11 * i };
+    upstream.script({ kind: 'ok', content: 'A gateway sits between.', usage });
+    const reply = await fetch(`${gateway.url}${call.path}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(call.body),
+    });
+    const text = await reply.text();
+    assert.equal(reply.status, 200, `${call.name}: ${text.slice(0, 300)}`);
+    let cost: number;
+    if (call.stream) {
+      const bills = text
+        .split('\n')
+        .filter((line) => line.startsWith('data: {'))
+        .map((line) => JSON.stringify(JSON.parse(line.slice(6))))
+        .map((data) => /"x_aihub":(\{[^}]*\})/.exec(data)?.[1])
+        .filter((bill): bill is string => bill !== undefined);
+      assert.equal(bills.length, 1, `${call.name} stream: one event carries the bill`);
+      cost = (JSON.parse(bills[0]!) as { cost: number }).cost;
+    } else cost = Number(reply.headers.get('x-aihub-cost'));
+    const expected_micros = usage.prompt_tokens * 100 + usage.completion_tokens * 400;
+    assert.equal(
+      Math.round(cost * 1e6),
+      expected_micros,
+      `${call.name}${call.stream ? ' stream' : ''}: billed ${cost}`,
+    );
+    reported_micros += expected_micros;
+  }
+  assert.equal(before_micros - (await balance()), reported_micros);
+  const usage = (
+    await request(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${mixed}` } })
+  ).body.usage as { requests: number; by_protocol: Record<string, { requests: number }> };
+  assert.equal(usage.requests, calls.length);
+  for (const name of ['chat', 'responses', 'messages', 'gemini', 'completions'])
+    assert.equal(usage.by_protocol[name]!.requests, 2, name);
 });

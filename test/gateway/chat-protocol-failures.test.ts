@@ -516,13 +516,14 @@ test('/v1/balance and the ai-usage report show each request with its protocol, c
 });
 
 test('an overrun beyond the wallet shows as owed in the ai-usage report', async () => {
-  // 1 unit buys 1,000 max-tier output tokens at most; the upstream reports 5,000.
+  // 1 unit holds about 10 prompt and 100 output tokens of the max tier; the upstream reports
+  // 100,000 prompt tokens (output beyond the hold is never billed, a prompt is billed in full).
   const account = await createFundedAccount(gateway, 1);
   const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: account.key, maxRetries: 0 });
   upstream.script({
     kind: 'ok',
     content: 'long',
-    usage: { prompt_tokens: 10, completion_tokens: 5_000 },
+    usage: { prompt_tokens: 100_000, completion_tokens: 10 },
   });
   const answer = (await openai.chat.completions.create({
     model: MODEL,

@@ -8,7 +8,17 @@
 // process alive throughout, a clean stop, and `verify` passing on the data dir afterwards.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { admin, request, runVerify, type Gateway } from './helpers.js';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  admin,
+  createFundedAccount,
+  filesUnder,
+  request,
+  runVerify,
+  type Gateway,
+} from './helpers.js';
 import {
   addBeneficiary,
   onboard,
@@ -75,6 +85,173 @@ const RAW_BODIES: Array<string | Buffer> = [
   Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
 ];
 
+/**
+ * Bodies that claim a Content-Encoding they do not have, or a compressed stream cut short
+ * (issue #25, item 5: these were 500s on the JSON routes and the dashboard's forms).
+ */
+const BAD_ENCODINGS: Array<{ encoding: string; body: Buffer }> = [
+  { encoding: 'gzip', body: Buffer.from('{"plain":"not gzip"}') },
+  { encoding: 'gzip', body: gzipSync('{"email":"a@example.com","name":"A"}').subarray(0, 15) },
+  { encoding: 'deflate', body: Buffer.from('plainly not deflate') },
+  { encoding: 'deflate', body: deflateSync('{"a":1}').subarray(0, 4) },
+  { encoding: 'br', body: Buffer.from('not brotli at all, not at all') },
+  { encoding: 'br', body: brotliCompressSync('{"a":1}').subarray(0, 3) },
+  { encoding: 'gzip, br', body: Buffer.from('two encodings, neither applied') },
+];
+
+/** Whitelist entries that are not what they look like (issue #25, item 10): host bits, too wide, zones, mapped forms. */
+const BAD_CIDRS = [
+  '10.9.9.9/1',
+  '127.0.0.1/0',
+  '0.0.0.0/0',
+  '::/0',
+  '2001:db8::1/32',
+  '::ffff:10.9.9.9/97',
+  '10.0.0.0/08',
+  '10.0.0.0/-1',
+  '10.0.0.0/33',
+  'fe80::1%eth0',
+  '1.2.3.4/24/8',
+  '::ffff:127.0.0.1/95',
+];
+
+const PART = (name: string, body: string | Buffer, filename?: string, type?: string) =>
+  Buffer.concat([
+    Buffer.from(
+      `--x\r\nContent-Disposition: form-data; name="${name}"` +
+        (filename === undefined ? '' : `; filename="${filename}"`) +
+        (type ? `\r\nContent-Type: ${type}` : '') +
+        '\r\n\r\n',
+    ),
+    Buffer.from(body),
+    Buffer.from('\r\n'),
+  ]);
+const KYC_FIELDS = Buffer.concat(
+  Object.entries({
+    name: 'Asha Verma',
+    aadhaar_number: '2341 2341 2346',
+    pan_number: 'AAPFU0939F',
+  }).map(([name, value]) => PART(name, value)),
+);
+const END = Buffer.from('--x--\r\n');
+const PDF_BYTES = Buffer.from('%PDF-1.4\n%fuzz\n');
+
+/**
+ * eKYC uploads that must be refused whole, leaving no file behind (issue #25, item 8: documents
+ * are now written to disk as they arrive, so every refusal must remove what was written).
+ */
+const BAD_UPLOADS: Array<{ label: string; body: Buffer; content_type?: string }> = [
+  {
+    label: 'not a document',
+    body: Buffer.concat([
+      KYC_FIELDS,
+      PART('pan_document', 'MZ\x90\x00 an exe', 'pan.pdf', 'application/pdf'),
+      END,
+    ]),
+  },
+  {
+    label: 'an empty file',
+    body: Buffer.concat([KYC_FIELDS, PART('pan_document', '', 'pan.pdf'), END]),
+  },
+  {
+    label: 'a good file, then a bad one',
+    body: Buffer.concat([
+      KYC_FIELDS,
+      PART('pan_document', PDF_BYTES, 'pan.pdf'),
+      PART('aadhaar_document', 'GIF89a', 'a.gif'),
+      END,
+    ]),
+  },
+  {
+    label: 'a good file, then an unknown field',
+    body: Buffer.concat([
+      KYC_FIELDS,
+      PART('pan_document', PDF_BYTES, 'pan.pdf'),
+      PART('__proto__', PDF_BYTES, 'x.pdf'),
+      END,
+    ]),
+  },
+  {
+    label: 'a file over the limit (64 KiB here)',
+    body: Buffer.concat([
+      KYC_FIELDS,
+      PART('pan_document', Buffer.concat([PDF_BYTES, Buffer.alloc(100 * 1024)]), 'pan.pdf'),
+      END,
+    ]),
+  },
+  {
+    label: 'a body over the limit of all files, said in its head',
+    body: Buffer.concat([
+      KYC_FIELDS,
+      PART('pan_document', Buffer.concat([PDF_BYTES, Buffer.alloc(5 * 1024 * 1024)]), 'pan.pdf'),
+      END,
+    ]),
+  },
+  {
+    label: 'too many files',
+    body: Buffer.concat([
+      KYC_FIELDS,
+      ...Array.from({ length: 6 }, () => PART('other_document', PDF_BYTES, 'o.pdf')),
+      END,
+    ]),
+  },
+  {
+    label: 'a good file, the body cut off',
+    body: Buffer.concat([KYC_FIELDS, PART('pan_document', PDF_BYTES, 'pan.pdf')]).subarray(0, -2),
+  },
+  {
+    label: 'a good file, bad fields',
+    body: Buffer.concat([
+      PART('name', ''),
+      PART('aadhaar_number', '1234'),
+      PART('constructor', 'x'),
+      PART('pan_document', PDF_BYTES, '../../../etc/passwd'),
+      END,
+    ]),
+  },
+  {
+    label: 'a value over the field size',
+    body: Buffer.concat([
+      PART('name', 'x'.repeat(5_000)),
+      PART('pan_document', PDF_BYTES, 'pan.pdf'),
+      END,
+    ]),
+  },
+  {
+    label: 'no boundary',
+    body: Buffer.concat([KYC_FIELDS, END]),
+    content_type: 'multipart/form-data',
+  },
+  {
+    label: 'another boundary',
+    body: Buffer.concat([KYC_FIELDS, END]),
+    content_type: 'multipart/form-data; boundary=y',
+  },
+  {
+    label: 'a PNG signature cut short',
+    body: Buffer.concat([
+      KYC_FIELDS,
+      PART('pan_document', Buffer.from([0x89, 0x50, 0x4e]), 'p.png'),
+      END,
+    ]),
+  },
+];
+
+/** Route-specific bodies besides the field-by-field ones (JSON routes and dashboard forms). */
+const EXTRA_BODIES: Record<string, Array<Record<string, unknown>>> = {
+  'PUT /admin/accounts/:id/ip-whitelist': [
+    ...BAD_CIDRS.map((cidr) => ({ ips: [cidr] })),
+    { ips: BAD_CIDRS },
+    { ips: ['0.0.0.0/0'], force: 'yes' },
+    { ips: ['10.9.9.9/1'], force: true },
+  ],
+  'POST /admin/console/accounts/:id/ip-whitelist': [
+    ...BAD_CIDRS.map((cidr) => ({ ips: cidr })),
+    { ips: BAD_CIDRS.join('\n'), force: 'on' },
+    { ips: '0.0.0.0/0', force: 'yes' },
+  ],
+};
+
 /** Values each field of a valid body is replaced by, one at a time. */
 const BAD_VALUES: unknown[] = [
   1e308,
@@ -135,7 +312,7 @@ function realParam(route: Route, name: string, ids: Ids): string {
 }
 
 function fill(route: Route, value: (name: string) => string): string {
-  return route.path.replace(/:([A-Za-z_]+)/g, (_, name: string) => value(name));
+  return route.path.replace(/(?<=\/):([A-Za-z_]+)/g, (_, name: string) => value(name));
 }
 
 /** Valid JSON bodies by route, with real ids; each field is then fuzzed. */
@@ -146,6 +323,37 @@ function jsonBaselines(ids: Ids): Record<string, Record<string, unknown>> {
       messages: [{ role: 'user', content: 'hi' }],
       max_tokens: 5,
     },
+    'POST /v1/responses': { model: 'service-ai-lite', input: 'hi', max_output_tokens: 5 },
+    'POST /v1/messages': {
+      model: 'service-ai-lite',
+      max_tokens: 5,
+      messages: [{ role: 'user', content: 'hi' }],
+    },
+    'POST /v1/messages/count_tokens': {
+      model: 'service-ai-lite',
+      messages: [{ role: 'user', content: 'hi' }],
+    },
+    'POST /v1/embeddings': { model: 'service-ai-lite', input: ['hi', 'there'] },
+    'POST /v1/completions': {
+      model: 'service-ai-lite',
+      prompt: 'def f(',
+      suffix: ')',
+      max_tokens: 5,
+    },
+    ...Object.fromEntries(
+      ['v1beta', 'v1'].flatMap((version) =>
+        ['generateContent', 'streamGenerateContent', 'countTokens'].map((method) => [
+          `POST /${version}/models/:model:${method}`,
+          {
+            contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+            systemInstruction: { parts: [{ text: 'be brief' }] },
+            tools: [{ functionDeclarations: [{ name: 'f', parameters: { type: 'OBJECT' } }] }],
+            toolConfig: { functionCallingConfig: { mode: 'AUTO' } },
+            generationConfig: { maxOutputTokens: 5, temperature: 0.5 },
+          },
+        ]),
+      ),
+    ),
     'POST /admin/accounts': { email: 'fuzz-admin-created@example.com', name: 'Fuzz' },
     'POST /admin/accounts/:id/keys': { name: 'fuzz' },
     'POST /admin/accounts/:id/credit': { amount: 10, reference: 'fuzz-credit' },
@@ -350,6 +558,133 @@ after(async () => {
     await gateway.stop('SIGKILL');
 });
 
+/** One request as the fuzzer sends it (the session cookies, the surface's credentials). */
+async function fuzzRequest(
+  method: string,
+  path: string,
+  body?: string | Buffer,
+  content_type?: string,
+  extra: Record<string, string> = {},
+): Promise<{ status: number; text: string; content_type: string }> {
+  const headers: Record<string, string> = { cookie: jar.header(), ...extra };
+  if (path.startsWith('/v1/')) headers.authorization = `Bearer ${user.key}`;
+  else if (path.startsWith('/api/')) headers['x-api-key'] = user.key;
+  else if (path.startsWith('/admin/')) headers.authorization = `Bearer ${gateway.admin_token}`;
+  if (content_type) headers['content-type'] = content_type;
+  const response = await fetch(`${gateway.url}${path}`, {
+    method,
+    headers,
+    body:
+      method === 'GET' || method === 'HEAD' || body === undefined
+        ? undefined
+        : typeof body === 'string'
+          ? body
+          : new Blob([new Uint8Array(body)]),
+    redirect: 'manual',
+    signal: AbortSignal.timeout(30_000),
+  });
+  return {
+    status: response.status,
+    text: await response.text(),
+    content_type: response.headers.get('content-type') ?? '',
+  };
+}
+
+test("item 5: bodies that do not decompress as their Content-Encoding says are 400 in each surface's own shape on every route that reads a body", async () => {
+  const routes = (await routeTable()).filter(
+    (route) => route.method !== 'GET' && !SESSION_ENDING.has(`${route.method} ${route.path}`),
+  );
+  const failures: string[] = [];
+  /** Routes that refused a bad body with 400 in their own shape, by surface. */
+  const refused = {
+    api: new Set<string>(),
+    admin: new Set<string>(),
+    dashboard: new Set<string>(),
+  };
+  for (const route of routes) {
+    const path = fill(route, (name) => realParam(route, name, ids));
+    const dashboard = isDashboard(route.path);
+    for (const { encoding, body } of BAD_ENCODINGS) {
+      const reply = await fuzzRequest(
+        route.method,
+        path,
+        body,
+        dashboard ? 'application/x-www-form-urlencoded' : 'application/json',
+        { 'content-encoding': encoding },
+      );
+      const label = `${route.method} ${route.path} (${encoding}, ${body.length} bytes) → ${reply.status}`;
+      if (reply.status >= 500) {
+        failures.push(`${label}: ${reply.text.slice(0, 160)}`);
+        continue;
+      }
+      if (reply.status !== 400) continue; // refused before the body was read (415 on /v1, 404...)
+      if (dashboard) {
+        if (!reply.content_type.startsWith('text/html')) failures.push(`${label}: not a page`);
+        else refused.dashboard.add(route.path);
+        continue;
+      }
+      const answer = JSON.parse(reply.text) as {
+        status?: boolean;
+        error?: { code?: string; type?: string };
+      };
+      if (route.path.startsWith('/api/')) {
+        if (answer.status !== false || answer.error?.code !== 'invalid_content_encoding')
+          failures.push(`${label}: not the /api shape: ${reply.text.slice(0, 160)}`);
+        else refused.api.add(route.path);
+      } else if (answer.error?.code !== 'invalid_content_encoding' || !answer.error.type) {
+        failures.push(`${label}: not the admin shape: ${reply.text.slice(0, 160)}`);
+      } else refused.admin.add(route.path);
+    }
+  }
+  assert.deepEqual(failures, []);
+  // The attack run counted 22 JSON routes and 13 dashboard forms that answered 500.
+  const counts = Object.entries(refused).map(([surface, paths]) => `${surface}: ${paths.size}`);
+  assert.ok(refused.api.size + refused.admin.size >= 22, counts.join(', '));
+  assert.ok(refused.dashboard.size >= 13, counts.join(', '));
+  // A body that is compressed whole is read as ever.
+  const created = await fuzzRequest(
+    'POST',
+    '/admin/accounts',
+    gzipSync(JSON.stringify({ email: 'gzipped@example.com', name: 'Gzip' })),
+    'application/json',
+    { 'content-encoding': 'gzip' },
+  );
+  assert.equal(created.status, 201, created.text);
+});
+
+test('item 8: bad eKYC uploads of an account that may submit are refused in the /api shape, none submitted and no file left', async (t) => {
+  const { key, account_id } = await createFundedAccount(gateway, 0);
+  const failures: string[] = [];
+  const answers: string[] = [];
+  for (const { label, body, content_type } of BAD_UPLOADS) {
+    const response = await fetch(`${gateway.url}/api/kyc`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': key,
+        'content-type': content_type ?? 'multipart/form-data; boundary=x',
+      },
+      body: new Blob([new Uint8Array(body)]),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await response.text();
+    const answer = JSON.parse(text) as { status?: boolean; error?: { code?: string } };
+    answers.push(`${label}: ${response.status} ${answer.error?.code}`);
+    if (
+      response.status < 400 ||
+      response.status >= 500 ||
+      answer.status !== false ||
+      !answer.error?.code
+    )
+      failures.push(`${label} → ${response.status} ${text.slice(0, 200)}`);
+  }
+  t.diagnostic(answers.join('; '));
+  assert.deepEqual(failures, []);
+  const status = await request(`${gateway.url}/api/kyc`, { headers: { 'x-api-key': key } });
+  assert.equal(status.body.data.status, 'none');
+  const dir = join(gateway.data_dir, 'kyc-documents', account_id);
+  assert.deepEqual(existsSync(dir) ? filesUnder(dir) : [], [], 'no file left of a refused upload');
+});
+
 test(
   'fuzz: every route of the route table with a fixed corpus: no 5xx, the process alive, verify passes',
   { timeout: 900_000 },
@@ -366,30 +701,13 @@ test(
       path: string,
       body?: string | Buffer,
       content_type?: string,
+      extra: Record<string, string> = {},
     ) => {
-      const headers: Record<string, string> = { cookie: jar.header() };
-      if (path.startsWith('/v1/')) headers.authorization = `Bearer ${user.key}`;
-      else if (path.startsWith('/api/')) headers['x-api-key'] = user.key;
-      else if (path.startsWith('/admin/')) headers.authorization = `Bearer ${gateway.admin_token}`;
-      if (content_type) headers['content-type'] = content_type;
       sent++;
       let status: number;
       let text = '';
       try {
-        const response = await fetch(`${gateway.url}${path}`, {
-          method,
-          headers,
-          body:
-            method === 'GET' || method === 'HEAD' || body === undefined
-              ? undefined
-              : typeof body === 'string'
-                ? body
-                : new Blob([new Uint8Array(body)]),
-          redirect: 'manual',
-          signal: AbortSignal.timeout(30_000),
-        });
-        status = response.status;
-        text = await response.text();
+        ({ status, text } = await fuzzRequest(method, path, body, content_type, extra));
       } catch (error) {
         failures.push(
           `${method} ${path.slice(0, 120)}: no answer (${(error as Error).message}); body ${String(body ?? '').slice(0, 80)}`,
@@ -451,6 +769,15 @@ test(
         await send(route.method, real_path, `_csrf=${csrf}&x=${BAD_ESCAPES[0]}%`, form);
         for (const raw of RAW_BODIES.slice(0, 6))
           await send(route.method, real_path, raw, 'application/json');
+        for (const { encoding, body } of BAD_ENCODINGS)
+          await send(route.method, real_path, body, form, { 'content-encoding': encoding });
+        for (const extra of EXTRA_BODIES[key] ?? [])
+          await send(
+            route.method,
+            real_path,
+            new URLSearchParams({ ...(extra as Record<string, string>), _csrf: csrf }).toString(),
+            form,
+          );
         const baseline = FORM_BASELINES[key];
         if (baseline && !SESSION_ENDING.has(key)) {
           for (const field of Object.keys(baseline)) {
@@ -468,6 +795,10 @@ test(
       }
       // JSON surfaces: raw bodies, other content types, then each field of a valid body set to each bad value.
       for (const raw of RAW_BODIES) await send(route.method, real_path, raw, 'application/json');
+      for (const { encoding, body } of BAD_ENCODINGS)
+        await send(route.method, real_path, body, 'application/json', {
+          'content-encoding': encoding,
+        });
       await send(route.method, real_path, '{}', 'text/plain');
       await send(route.method, real_path, '{}', 'application/json; charset=utf-16');
       await send(
@@ -476,6 +807,8 @@ test(
         '--x\r\nContent-Disposition: form-data; name="__proto__"\r\n\r\nx\r\n--x--\r\n',
         'multipart/form-data; boundary=x',
       );
+      for (const extra of EXTRA_BODIES[key] ?? [])
+        await send(route.method, real_path, JSON.stringify(extra), 'application/json');
       const baseline = baselines[key];
       if (baseline) {
         for (const field of Object.keys(baseline)) {

@@ -1,8 +1,9 @@
 // The payments pruning pass in the real gateway, with a short idempotency window and pass
-// interval: idempotency records past their window and DMT usage of a month that is over are
-// deleted (seen in the data dir after a clean stop), records inside their window still answer
-// the first answer, other rooms' references and the current month's limit are untouched, and
-// `verify` passes.
+// interval: an idempotency key left in flight past its window and DMT usage of a month that is
+// over are deleted (seen in the data dir after a clean stop); answered keys are history from
+// the commit that answered them (never in the document), inside their window they answer the
+// first answer, past it they are new; other rooms' references and the current month's limit
+// are untouched, and `verify` passes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, admin, tempDir } from './helpers.ts';
@@ -20,6 +21,11 @@ import { loadState, Store } from '../../gateway/store/store.ts';
 import { monthKey, usageKey } from '../../gateway/payments/dmt/rules.ts';
 
 const WINDOW_MS = 4_000;
+
+async function tableIdsOf(data_dir: string, name: string): Promise<Set<string>> {
+  const { state } = await loadState(data_dir, { repair: false, now: () => new Date() });
+  return new Set(Object.keys((state.tables as Record<string, object | undefined>)[name] ?? {}));
+}
 const MOBILE = '9876500088';
 
 /** Polls until `ok()` (bounded): the test waits on the document's state, never on log lines or a fixed sleep. */
@@ -35,8 +41,9 @@ async function waitFor(
   }
 }
 
-test('pruning: expired idempotency records and past months of DMT usage go; the rest still answers; verify passes', async () => {
-  // What a gateway that ran in December 2020 left behind: a payment key and a month's usage.
+test('pruning: a key left in flight past its window and past months of DMT usage go; answered keys are history and still answer; verify passes', async () => {
+  // What a gateway that ran in December 2020 left behind: an answered payment key, one left
+  // in flight (that gateway stopped before answering), and a month's usage.
   const data_dir = tempDir();
   const december = new Date('2020-12-15T06:30:00Z');
   const seed = await Store.open(data_dir, { now: () => december });
@@ -48,9 +55,21 @@ test('pruning: expired idempotency records and past months of DMT usage go; the 
       body: { status: true },
       created_at: december.toISOString(),
     });
+    tx.set('idempotency', 'pay:acc_gone:order-2019', {
+      key: 'pay:acc_gone:order-2019',
+      request_hash: 'h',
+      status: 0,
+      body: { txn_id: 'txn_gone' },
+      created_at: december.toISOString(),
+    });
     tx.set('dmt_usage', usageKey(MOBILE, '2020-12'), 25_000_000_000);
   });
   await seed.close();
+  assert.deepEqual(
+    [...(await tableIdsOf(data_dir, 'idempotency'))],
+    ['pay:acc_gone:order-2019'],
+    'the answered key left the document in the commit that answered it',
+  );
 
   const gw = await startPaymentsGateway(
     paymentsConfig({
@@ -84,7 +103,7 @@ test('pruning: expired idempotency records and past months of DMT usage go; the 
     await waitFor(
       'the seeded rows to be pruned',
       async () =>
-        !(await idempotency()).has('pay:acc_gone:order-2020') &&
+        !(await idempotency()).has('pay:acc_gone:order-2019') &&
         !(await tableIds(gw, 'dmt_usage')).has(usageKey(MOBILE, '2020-12')),
     );
 
@@ -107,10 +126,15 @@ test('pruning: expired idempotency records and past months of DMT usage go; the 
     assert.equal(retry.status, 200);
     assert.deepEqual(retry.body, fresh.body);
     assert.equal(await balance(gw, headers), before);
-    await waitFor(
-      'a pass to delete the expired key',
-      async () => !(await idempotency()).has(`pay:${account_id}:order-old`),
+    assert.deepEqual(
+      [...(await idempotency())],
+      [],
+      'answered keys are never in the document: nothing for a pass to delete',
     );
+    // Past its window a key is new: a second recharge (a new transaction).
+    const old_again = await recharge('order-old', '9876543210');
+    assert.equal(old_again.body.data.status, 'success', JSON.stringify(old_again.body));
+    assert.notEqual(old_again.body.txn_id, old.body.txn_id);
 
     // An admin credit reference has no window: older than it, and still one credit.
     const again = await admin(gw).post(`/admin/accounts/${account_id}/credit`, {
@@ -127,13 +151,19 @@ test('pruning: expired idempotency records and past months of DMT usage go; the 
     assert.equal(await gw.stop(), 0, gw.output.join('\n'));
   }
 
-  // The data dir after a clean stop: what was pruned is gone, the rest is there.
+  // The data dir after a clean stop: no key in the document (the in-flight one pruned, the
+  // answered ones history, still found by id), the current month's usage only.
   const { state } = await loadState(data_dir, { repair: false, now: () => new Date() });
-  const keys = Object.keys(state.tables.idempotency ?? {});
-  assert.ok(!keys.includes('pay:acc_gone:order-2020'));
-  assert.ok(!keys.includes(`pay:${account_id}:order-old`));
-  assert.ok(keys.includes(`pay:${account_id}:order-fresh`));
-  assert.ok(keys.includes(`admin-credit:fund-${account_id}`));
+  assert.deepEqual(Object.keys(state.tables.idempotency ?? {}), []);
   assert.deepEqual({ ...state.tables.dmt_usage }, { [usageKey(MOBILE, month)]: 1_000_000_000 });
+  const reopened = await Store.open(data_dir);
+  try {
+    assert.equal(reopened.get('idempotency', 'pay:acc_gone:order-2020')?.status, 200);
+    assert.equal(reopened.get('idempotency', `pay:${account_id}:order-fresh`)?.status, 200);
+    assert.equal(reopened.get('idempotency', `admin-credit:fund-${account_id}`)?.status, 200);
+    assert.equal(reopened.get('idempotency', 'pay:acc_gone:order-2019'), undefined);
+  } finally {
+    await reopened.close();
+  }
   await verifyOk(gw);
 });

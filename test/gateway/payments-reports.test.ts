@@ -119,7 +119,15 @@ test('reports: totals equal the ledger, CSV equals JSON, filters, pages, API log
     const data = txns.body.data;
     assert.equal(data.total, 10);
     assert.deepEqual(new Set(data.rows.map((r: any) => r.txn_id)), new Set(a_txns));
-    assert.deepEqual(data.totals.by_status, { success: 7, pending: 0, failed: 3 });
+    assert.deepEqual(data.totals.by_status, {
+      success: 7,
+      pending: 0,
+      failed: 3,
+      on_hold: 0,
+      refund_pending: 0,
+      refunded: 0,
+      reversed: 0,
+    });
     const sorted = [...data.rows].sort((x: any, y: any) =>
       y.created_at.localeCompare(x.created_at),
     );

@@ -97,11 +97,25 @@ test(
       });
       assert.equal(audit.status, 200);
       assert.ok(audit.body.total > 0, 'the admin audit log from the old journal');
+      // The old document's answered keys are history now (issue #26), and still answer: the
+      // fixture's credit of 25 to b under `fixture-extra` is not made twice.
+      const b = expected.accounts.b.account_id;
+      const again = await request(`${gateway.url}/admin/accounts/${b}/credit`, {
+        headers: { authorization: `Bearer ${gateway.admin_token}` },
+        body: { amount: 25, reference: 'fixture-extra' },
+      });
+      assert.equal(again.status, 200, JSON.stringify(again.body));
+      assert.equal(again.body.duplicate, true);
+      assert.equal(Math.round(again.body.balance * 1e6), balances[`wallet:${b}`]);
     } finally {
       assert.equal(await gateway.stop(), 0);
     }
     const after = await runVerify(data_dir);
     assert.equal(after.code, 0, `${after.stdout}${after.stderr}`);
+    assert.ok(
+      !readFileSync(join(data_dir, 'state.jsonl'), 'utf8').includes('"idempotency"'),
+      'no answered key in the new checkpoint',
+    );
     const full = await runCli(['verify', '--data-dir', data_dir, '--full']);
     assert.equal(full.code, 0, `${full.stdout}${full.stderr}`);
     assert.equal(JSON.parse(full.stdout).mode, 'full');

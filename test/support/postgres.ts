@@ -24,7 +24,6 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { atProcessEnd } from './temp.ts';
 
 const run = promisify(execFile);

@@ -8,7 +8,7 @@ import { createGateway } from '../../gateway/app.ts';
 import { createAccounts } from '../../gateway/accounts/index.ts';
 import { compileTrustProxy } from '../../gateway/accounts/ip-whitelist.ts';
 import { chatRouteDocs } from '../../gateway/chat/openapi.ts';
-import { createChat } from '../../gateway/chat/routes.ts';
+import { createChat } from '../../gateway/chat/index.ts';
 import { loadConfig } from '../../gateway/config.ts';
 import { Metrics } from '../../gateway/http/metrics.ts';
 import { createLogger } from '../../gateway/log.ts';

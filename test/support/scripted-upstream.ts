@@ -6,14 +6,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 
-export type Behavior =
+/** What the upstream does with one request. */
+export type PlainBehavior =
   | {
       kind: 'ok';
       /** The answer's text; split into `chunks` pieces when streamed. */
       content?: string;
       /** Report `usage` (default true). Without it the gateway must count tokens itself. An object is sent as given (details included). */
       usage?: boolean | ScriptedUsage;
-      /** Answer with these tool calls (finish_reason `tool_calls`) instead of text. */
+      /** Answer with these tool calls (finish_reason `tool_calls`); with `content` given too, the text comes first (a model saying what it is about to do). */
       tool_calls?: Array<{ id: string; name: string; arguments: string }>;
       /** Extra fields of the answer's message (annotations, reasoning_content, ...). */
       message_extra?: Record<string, unknown>;
@@ -28,10 +29,21 @@ export type Behavior =
   | { kind: 'hang' }
   /** Destroy the socket without an answer. */
   | { kind: 'reset' }
+  /**
+   * Ignore max_tokens, as a broken upstream does: stream `piece` chunks until the caller hangs
+   * up (or `max_chunks`, default 50,000), claiming them all in usage; as JSON, `json_pieces`
+   * pieces (default 17,409) with usage to match.
+   */
+  | { kind: 'runaway'; piece?: string; max_chunks?: number; json_pieces?: number }
   /** Stream `chunks` content chunks, then destroy the socket. */
   | { kind: 'break_stream'; chunks: number; content?: string }
-  /** Answer exactly this: `completion` as JSON, or (when the request streams) `chunks` as SSE then [DONE]. */
+  /** Answer exactly this: `completion` as JSON, or (when the request streams: `stream: true`, or Gemini's `:streamGenerateContent`) `chunks` as SSE then [DONE]. */
   | { kind: 'exact'; completion?: unknown; chunks?: unknown[] };
+
+export type Behavior =
+  | PlainBehavior
+  /** Decide from the request (a scripted model that reads the conversation and the tools). */
+  | { kind: 'respond'; answer: (body: any) => PlainBehavior };
 
 export interface Received {
   body: any;
@@ -125,7 +137,8 @@ export class ScriptedUpstream {
       res.on('close', () => {
         if (!res.writableFinished) entry.aborted = true;
       });
-      const behavior = this.queue.shift() ?? this.fallback;
+      const next = this.queue.shift() ?? this.fallback;
+      const behavior = next.kind === 'respond' ? next.answer(body) : next;
       // An exact answer serves any path (a target speaking /v1/responses or /v1/messages natively).
       if (
         (req.url !== '/v1/chat/completions' && behavior.kind !== 'exact') ||
@@ -144,7 +157,7 @@ export class ScriptedUpstream {
     });
   }
 
-  private answer(behavior: Behavior, body: any, res: ServerResponse, entry: Received): void {
+  private answer(behavior: PlainBehavior, body: any, res: ServerResponse, entry: Received): void {
     switch (behavior.kind) {
       case 'status':
         json(
@@ -166,7 +179,8 @@ export class ScriptedUpstream {
       case 'hang':
         return;
       case 'exact':
-        if (body?.stream) {
+        // Gemini's API says it streams in the path, not the body.
+        if (body?.stream || entry.url.includes(':streamGenerateContent')) {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
           for (const chunk of behavior.chunks ?? [])
             res.write(`data: ${JSON.stringify(chunk)}\n\n`);
@@ -175,6 +189,9 @@ export class ScriptedUpstream {
         return;
       case 'reset':
         res.socket?.destroy();
+        return;
+      case 'runaway':
+        void runaway(res, body, behavior, entry);
         return;
       case 'break_stream':
         void stream(
@@ -203,6 +220,7 @@ export class ScriptedUpstream {
           type: 'function',
           function: { name: call.name, arguments: call.arguments },
         }));
+        const text_before_tools = tool_calls ? behavior.content : undefined;
         if (body?.stream) {
           const wants_usage = usage !== null && body.stream_options?.include_usage === true;
           void stream(
@@ -215,13 +233,19 @@ export class ScriptedUpstream {
               delay_ms: behavior.chunk_delay_ms ?? 0,
               break_after: null,
               tool_calls,
+              text_before_tools,
             },
             entry,
           );
           return;
         }
         const message = tool_calls
-          ? { role: 'assistant', content: null, tool_calls, ...behavior.message_extra }
+          ? {
+              role: 'assistant',
+              content: text_before_tools ?? null,
+              tool_calls,
+              ...behavior.message_extra,
+            }
           : { role: 'assistant', content, ...behavior.message_extra };
         json(res, 200, {
           id: 'chatcmpl-scripted',
@@ -289,6 +313,7 @@ async function stream(
     delay_ms: number;
     break_after: number | null;
     tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+    text_before_tools?: string | undefined;
   },
   entry: Received,
 ): Promise<void> {
@@ -311,6 +336,10 @@ async function stream(
     ],
   });
   if (plan.tool_calls) {
+    // Text before the calls, when the behavior gave some.
+    if (plan.text_before_tools)
+      for (const piece of splitContent(plan.text_before_tools, 2))
+        send({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
     plan.tool_calls.forEach((call, index) => {
       const half = Math.ceil(call.function.arguments.length / 2);
       send({
@@ -382,6 +411,71 @@ async function stream(
       },
     });
   res.end('data: [DONE]\n\n');
+}
+
+/** An upstream that streams on past max_tokens until its caller leaves. */
+async function runaway(
+  res: ServerResponse,
+  body: any,
+  behavior: Extract<Behavior, { kind: 'runaway' }>,
+  entry: Received,
+): Promise<void> {
+  const piece = behavior.piece ?? 'word ';
+  const base = { id: 'chatcmpl-runaway', object: 'chat.completion.chunk', created: 1_700_000_000 };
+  if (!body?.stream) {
+    const pieces = behavior.json_pieces ?? 17_409;
+    json(res, 200, {
+      ...base,
+      object: 'chat.completion',
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: piece.repeat(pieces) },
+          finish_reason: 'stop',
+        },
+      ],
+      usage: { prompt_tokens: 20, completion_tokens: pieces, total_tokens: 20 + pieces },
+    });
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const max = behavior.max_chunks ?? 50_000;
+  while (entry.chunks_sent < max && !res.destroyed) {
+    const data = {
+      ...base,
+      choices: [{ index: 0, delta: { content: piece }, finish_reason: null }],
+    };
+    const more = res.write(`data: ${JSON.stringify(data)}\n\n`);
+    entry.chunks_sent++;
+    // At most 16 chunks a millisecond (50,000 take at least 3 s), waiting for a reader that is
+    // behind: the caller's hang-up is seen long before the end.
+    if (!more) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+    if (entry.chunks_sent % 16 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  if (res.destroyed) return;
+  const usage = { prompt_tokens: 20, completion_tokens: entry.chunks_sent };
+  res.write(
+    `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
+  );
+  if (body.stream_options?.include_usage)
+    res.write(`data: ${JSON.stringify({ ...base, choices: [], usage })}\n\n`);
+  res.end('data: [DONE]\n\n');
+}
+
+/** A model's reply that says `text`, then calls the tools (ids made unique per call). */
+export function toolCallsReply(
+  text: string,
+  ...calls: Array<[name: string, args: unknown]>
+): Behavior {
+  return {
+    kind: 'ok',
+    content: text,
+    tool_calls: calls.map(([name, args], i) => ({
+      id: `call_${name}_${i}_${Math.random().toString(36).slice(2, 8)}`,
+      name,
+      arguments: JSON.stringify(args),
+    })),
+  };
 }
 
 /** A loopback port with nothing listening: connections to it are refused. */

@@ -5,11 +5,13 @@ import type { ApiError } from '../../http/errors.js';
 import type { ChatMessage } from '../../llm/messages.js';
 import type { UpstreamChunk, UpstreamCompletion, UpstreamUsage } from '../../llm/types.js';
 
-export type ProtocolName = 'chat' | 'responses' | 'messages' | 'embeddings' | 'completions';
+export type ProtocolName =
+  'chat' | 'responses' | 'messages' | 'gemini' | 'embeddings' | 'completions';
 export const PROTOCOL_NAMES: readonly ProtocolName[] = [
   'chat',
   'responses',
   'messages',
+  'gemini',
   'embeddings',
   'completions',
 ];
@@ -52,6 +54,8 @@ export interface AnswerMeta {
   created: number;
   /** The prompt tokens estimated before the call (for a stream's opening event). */
   prompt_tokens_estimate: number;
+  /** The output limit the request runs under (the client's, capped by the tier). */
+  max_output_tokens: number;
 }
 
 /** One server-sent event: `event:` (when the protocol names its events) and JSON `data:`. */
@@ -88,11 +92,18 @@ export interface ChatCall {
   cap_field: string;
   /** The request as it came, for a target that speaks this protocol natively. */
   original: Record<string, unknown>;
+  /**
+   * What the gateway changed in the request to serve it (an output limit capped, a tool it
+   * cannot run dropped, ...): sent as `x-aihub-warning` headers and in `x_aihub.warnings`.
+   */
+  warnings: string[];
   /** The JSON answer without the bill; serialized before anything is billed on it. */
   json(completion: UpstreamCompletion, usage: Usage, meta: AnswerMeta): Record<string, unknown>;
   /** Whether x_aihub goes in the JSON body (not for Anthropic's clients, which read a closed shape). */
   bill_in_body: boolean;
   streamer(meta: AnswerMeta): StreamPresenter;
+  /** How a stream's events are framed: server-sent events (the default), or the elements of one JSON array (Gemini without `alt=sse`). */
+  framing?: 'sse' | 'json-array';
 }
 
 export interface Protocol {

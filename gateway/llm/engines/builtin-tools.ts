@@ -1,6 +1,10 @@
 // What the built-in engine decides for a request: a tool call (tool_choice required or named,
-// or auto when the user's message names a tool's purpose), a JSON answer (response_format),
-// or prose; and, after tool results, prose that quotes them. Pure functions.
+// or auto when the user's last message names the tool), a JSON answer (response_format), or
+// prose; and, after tool results, prose that quotes them. Pure functions.
+//
+// Under a coding agent (Claude Code, Codex CLI, opencode offer dozens of tools with every
+// request) a call the user did not ask for is an action taken on their machine with made-up
+// arguments, so with tool_choice auto the engine calls a tool only when the user named it.
 import type { ChatMessage } from '../messages.js';
 import { instanceOf, type Json } from './builtin-schema.js';
 
@@ -79,7 +83,7 @@ function stem(word: string): string {
 }
 
 /** The tool whose purpose the prompt names best: a name word counts 2, a description word 1; at least 2 points. */
-function namedTool(tools: FunctionTool[], prompt: string): FunctionTool | null {
+function purposeTool(tools: FunctionTool[], prompt: string): FunctionTool | null {
   const said = new Set(purposeWords(prompt).map(stem));
   let best: FunctionTool | null = null;
   let best_score = 1;
@@ -97,15 +101,53 @@ function namedTool(tools: FunctionTool[], prompt: string): FunctionTool | null {
   return best;
 }
 
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Where the prompt names the tool, or -1. A name that is not a plain word (`get_weather`,
+ * `TodoWrite`, `v2-search`) counts wherever it stands as a word, case and all; a plain word
+ * (`Bash`, `Write`) only as a tool: in backticks, called (`Read(`), or beside "tool" or
+ * "function" (`the Bash tool`, `function shell`), so "Write a poem" names no tool.
+ */
+function mentionAt(prompt: string, name: string): number {
+  const word = `(?<![\\w-])${escape(name)}(?![\\w-])`;
+  const pattern = /[_\-\d]|[a-z][A-Z]/.test(name)
+    ? word
+    : `\`${escape(name)}\`|${word}\\(|\\b[Tt]ool\\s+${word}|\\b[Ff]unction\\s+${word}|${word}\\s+(?:[Tt]ool|[Ff]unction)\\b`;
+  return new RegExp(pattern).exec(prompt)?.index ?? -1;
+}
+
+/** The tool the prompt names (the first named, when it names several), or none. */
+function namedTool(tools: FunctionTool[], prompt: string): FunctionTool | null {
+  let best: FunctionTool | null = null;
+  let best_at = Infinity;
+  for (const tool of tools) {
+    const at = mentionAt(prompt, tool.name);
+    if (at >= 0 && at < best_at) {
+      best = tool;
+      best_at = at;
+    }
+  }
+  return best;
+}
+
 export function textOf(content: ChatMessage['content'] | undefined): string {
   if (content == null) return '';
   if (typeof content === 'string') return content;
   return content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
 }
 
+/**
+ * What the user last said: the last user message's text, without the `<system-reminder>`
+ * notes agents put in the same turn (Claude Code lists its tools and context there; they are
+ * not the user's words).
+ */
 export function lastUserText(messages: readonly ChatMessage[]): string {
   for (let i = messages.length - 1; i >= 0; i--)
-    if (messages[i]!.role === 'user') return textOf(messages[i]!.content).trim();
+    if (messages[i]!.role === 'user')
+      return textOf(messages[i]!.content)
+        .replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, '')
+        .trim();
   return '';
 }
 
@@ -144,7 +186,8 @@ export function plannedToolCalls(
     const name = (choice as { function?: { name?: unknown } }).function?.name;
     tool = tools.find((t) => t.name === name) ?? null;
   } else if (choice === 'required') {
-    tool = namedTool(tools, lastUserText(messages)) ?? tools[0]!;
+    const prompt = lastUserText(messages);
+    tool = namedTool(tools, prompt) ?? purposeTool(tools, prompt) ?? tools[0]!;
   } else if (trailingToolResults(messages).length === 0) {
     tool = namedTool(tools, lastUserText(messages));
   }
@@ -161,6 +204,21 @@ export function plannedToolCalls(
     .replace(/-/g, '')
     .slice(0, 24)}`;
   return [{ id, type: 'function', function: { name: tool.name, arguments: JSON.stringify(args) } }];
+}
+
+/**
+ * For a request that offered tools and got none called (an agent's turn): why, and what to
+ * do for a model that uses them. Empty without tools.
+ */
+export function uncalledToolsNote(params: Record<string, unknown>): string {
+  const tools = functionTools(params.tools);
+  if (tools.length === 0) return '';
+  const example = tools.find((tool) => /^[A-Za-z][\w-]*$/.test(tool.name))?.name ?? tools[0]!.name;
+  return [
+    '',
+    '',
+    `This request offered ${tools.length} tool${tools.length === 1 ? '' : 's'}. The offline engine calls one only when \`tool_choice\` forces it or your message names it (for example "use the \`${example}\` tool"); it never acts on its own. For an agent that plans and uses its tools, point this tier at a real model: add an upstream under \`chat.engines\` in the gateway config and name it in \`chat.models.<tier>.targets\` (docs/chat-api.md, Upstreams).`,
+  ].join('\n');
 }
 
 /** The JSON answer response_format asks for, or null for prose. */

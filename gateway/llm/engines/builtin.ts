@@ -27,6 +27,7 @@ import {
   plannedToolCalls,
   toolResultsAnswer,
   trailingToolResults,
+  uncalledToolsNote,
   type ToolCall,
 } from './builtin-tools.js';
 
@@ -217,7 +218,9 @@ function planChoice(request: EngineRequest, seed: string, index: number, n: numb
   let text = plannedJson(params, messages, seed, ENGINE_NAME);
   if (text === null) {
     const results = trailingToolResults(messages);
-    text = results.length ? toolResultsAnswer(results, NOTE) : answer(messages);
+    text = results.length
+      ? toolResultsAnswer(results, NOTE)
+      : answer(messages) + uncalledToolsNote(params);
     if (n > 1) text += `\n\n(Choice ${index + 1} of ${n}.)`;
   }
   // The text ends before the first stop sequence it contains (the earliest match wins).

@@ -46,45 +46,69 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/;
 
 /** The config of an `openai-compatible` target (a tier's entry in `chat.engines`). */
-export const openaiCompatibleEngineSchema = z.strictObject({
-  type: z.literal('openai-compatible'),
-  /** The API root, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1` (Ollama). */
-  base_url: z.url({ protocol: /^https?$/ }).max(2_048),
-  /** Name of the environment variable holding the upstream key; none for servers without auth. */
-  api_key_env: z.string().regex(ENV_NAME, 'must be an environment variable name').optional(),
-  /** The upstream's model name, sent in place of the tier id. */
-  model: z.string().min(1).max(256),
-  headers: z
-    .record(z.string().regex(HEADER_NAME, 'must be an HTTP header name'), z.string().max(4_096))
-    .default({}),
-  /** Limit on waiting for the first byte, and on silence between streamed chunks. */
-  timeout_ms: z.int().min(100).max(600_000).default(60_000),
-  /** Ask for `usage` on streams (`stream_options.include_usage`); turn off for servers that reject it. */
-  stream_usage: z.boolean().default(true),
-  /** The field that carries the output cap: OpenAI's newer models take only `max_completion_tokens`. */
-  max_tokens_field: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
-  /**
-   * No longer used: every call goes through the SDK on the target's pool. Still accepted,
-   * so that config files written for the gateway's former private HTTP client load.
-   */
-  client: z.enum(['prepared', 'sdk']).optional(),
-  /** Connection pool size towards this upstream. */
-  max_connections: z.int().min(1).max(4_096).default(256),
-  /**
-   * How long a request waits for one of those connections when all are busy before it fails
-   * as a timeout (and so fails over); by default min(timeout_ms, 10 s).
-   */
-  queue_timeout_ms: z.int().min(1).max(600_000).optional(),
-  /**
-   * Protocols the upstream speaks natively besides chat completions, at `<base_url>/responses`,
-   * `/messages` (Anthropic's, with x-api-key and anthropic-version) and `/completions`: their
-   * requests pass through as they came, with the model name and the output cap replaced.
-   */
-  protocols: z
-    .array(z.enum(['responses', 'messages', 'completions']))
-    .max(3)
-    .default([]),
-});
+export const openaiCompatibleEngineSchema = z
+  .strictObject({
+    type: z.literal('openai-compatible'),
+    /** The API root, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1` (Ollama). */
+    base_url: z.url({ protocol: /^https?$/ }).max(2_048),
+    /** Name of the environment variable holding the upstream key; none for servers without auth. */
+    api_key_env: z.string().regex(ENV_NAME, 'must be an environment variable name').optional(),
+    /** The upstream's model name, sent in place of the tier id. */
+    model: z.string().min(1).max(256),
+    headers: z
+      .record(z.string().regex(HEADER_NAME, 'must be an HTTP header name'), z.string().max(4_096))
+      .default({}),
+    /** Limit on waiting for the first byte, and on silence between streamed chunks. */
+    timeout_ms: z.int().min(100).max(600_000).default(60_000),
+    /** Ask for `usage` on streams (`stream_options.include_usage`); turn off for servers that reject it. */
+    stream_usage: z.boolean().default(true),
+    /** The field that carries the output cap: OpenAI's newer models take only `max_completion_tokens`. */
+    max_tokens_field: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
+    /**
+     * The role `developer` messages (OpenAI's newer name for system text, which Codex CLI and
+     * the Responses API send) go upstream as: `system` (the default: every chat server takes
+     * it, and OpenAI reads it as developer text) or `developer`, for upstreams that tell the two apart.
+     */
+    developer_role: z.enum(['system', 'developer']).default('system'),
+    /**
+     * No longer used: every call goes through the SDK on the target's pool. Still accepted,
+     * so that config files written for the gateway's former private HTTP client load.
+     */
+    client: z.enum(['prepared', 'sdk']).optional(),
+    /** Connection pool size towards this upstream. */
+    max_connections: z.int().min(1).max(4_096).default(256),
+    /**
+     * How long a request waits for one of those connections when all are busy before it fails
+     * as a timeout (and so fails over); by default min(timeout_ms, 10 s).
+     */
+    queue_timeout_ms: z.int().min(1).max(600_000).optional(),
+    /**
+     * Protocols the upstream speaks natively besides chat completions, at `<base_url>/responses`,
+     * `/messages` (Anthropic's, with x-api-key and anthropic-version), `/completions`, and
+     * Google's Gemini API at `<gemini_base_url>/models/<model>:generateContent` (with
+     * x-goog-api-key): their requests pass through as they came, with the model name and the
+     * output cap replaced.
+     */
+    protocols: z
+      .array(z.enum(['responses', 'messages', 'completions', 'gemini']))
+      .max(4)
+      .default([]),
+    /**
+     * Where the Gemini API is, for `protocols: ["gemini"]`: by default `base_url` without a
+     * trailing `/openai` (Google serves chat completions at `.../v1beta/openai` and its own API
+     * at `.../v1beta`). On the same origin as `base_url` (one connection pool per target).
+     */
+    gemini_base_url: z
+      .url({ protocol: /^https?$/ })
+      .max(2_048)
+      .optional(),
+  })
+  .refine(
+    (config) =>
+      !config.gemini_base_url ||
+      new URL(config.gemini_base_url).origin === new URL(config.base_url).origin,
+    { message: 'must be on the same origin as base_url', path: ['gemini_base_url'] },
+  );
 export type OpenAICompatibleEngineConfig = z.output<typeof openaiCompatibleEngineSchema>;
 
 export class OpenAICompatibleEngine implements Engine {
@@ -127,11 +151,20 @@ export class OpenAICompatibleEngine implements Engine {
     });
   }
 
+  /** The messages as this upstream takes them: `developer` as `system` unless it takes `developer`. */
+  private messages(messages: EngineRequest['messages']): EngineRequest['messages'] {
+    if (this.config.developer_role === 'developer' || !messages.some((m) => m.role === 'developer'))
+      return messages;
+    return messages.map((m) =>
+      m.role === 'developer' ? { ...m, role: 'system' as const } : m,
+    ) as EngineRequest['messages'];
+  }
+
   private body(request: EngineRequest, stream: boolean): OpenAI.ChatCompletionCreateParams {
     return {
       ...(request.params as object),
       model: this.config.model,
-      messages: request.messages as unknown as OpenAI.ChatCompletionMessageParam[],
+      messages: this.messages(request.messages) as unknown as OpenAI.ChatCompletionMessageParam[],
       [this.config.max_tokens_field]: request.max_output_tokens,
       ...(stream
         ? {
@@ -185,19 +218,40 @@ export class OpenAICompatibleEngine implements Engine {
     return parsed.data;
   }
 
+  /** Where a native request goes, with the headers its protocol authenticates with. */
+  private nativeCall(request: NativeRequest): {
+    path: string;
+    body: Record<string, unknown>;
+    headers: Record<string, string | null>;
+  } {
+    if (request.protocol === 'gemini') {
+      const base = (
+        this.config.gemini_base_url ?? this.config.base_url.replace(/\/openai\/?$/, '')
+      ).replace(/\/$/, '');
+      const method = request.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
+      return {
+        path: `${base}/models/${encodeURIComponent(this.config.model)}:${method}`,
+        body: request.body,
+        // Google reads a Bearer token as OAuth: the key goes in its own header alone.
+        headers: { 'x-goog-api-key': this.api_key, authorization: null },
+      };
+    }
+    return {
+      path: `/${request.protocol}`,
+      body: { ...request.body, model: this.config.model },
+      headers:
+        request.protocol === 'messages'
+          ? { 'x-api-key': this.api_key, 'anthropic-version': '2023-06-01' }
+          : {},
+    };
+  }
+
   async native(request: NativeRequest): Promise<NativeAnswer> {
-    const headers =
-      request.protocol === 'messages'
-        ? { 'x-api-key': this.api_key, 'anthropic-version': '2023-06-01' }
-        : {};
+    const { path, body: sent, headers } = this.nativeCall(request);
     let body: UndiciBody;
     try {
       const response = await this.client
-        .post(`/${request.protocol}`, {
-          body: { ...request.body, model: this.config.model },
-          headers,
-          signal: request.signal,
-        })
+        .post(path, { body: sent, headers, signal: request.signal })
         .asResponse();
       body = response.body as unknown as UndiciBody;
       if (!request.stream) {

@@ -6,7 +6,7 @@
 // commit through `audit`, which the surface supplies (who asked, from where).
 import type { z } from 'zod';
 import { requireAccount } from '../../accounts/accounts.js';
-import { parseWhitelistEntry } from '../../accounts/ip-whitelist.js';
+import { parseWhitelistEntry, type PrefixFloor } from '../../accounts/ip-whitelist.js';
 import { ApiError, badRequest, conflict, notFound } from '../../http/errors.js';
 import type { Store, Tx } from '../../store/store.js';
 import type { Sealer } from '../../util/sealed.js';
@@ -67,11 +67,18 @@ export function setServices(
   });
 }
 
-/** The whitelist as stored: each entry parsed (a 400 names the bad one), duplicates dropped, in order. */
-export function whitelistEntries(ips: readonly string[]): string[] {
+/**
+ * The whitelist as stored: each entry parsed and written in its canonical form (a 400 names
+ * the bad one: not an address, host bits set, or wider than `floor` without `force`),
+ * duplicates dropped, in order.
+ */
+export function whitelistEntries(
+  ips: readonly string[],
+  options: { floor?: PrefixFloor; force?: boolean } = {},
+): string[] {
   const entries: string[] = [];
   ips.forEach((raw, index) => {
-    const parsed = parseWhitelistEntry(raw);
+    const parsed = parseWhitelistEntry(raw, options);
     if ('error' in parsed)
       throw badRequest(`ips.${index}: ${parsed.error}`, `ips.${index}`, 'invalid_value');
     if (!entries.includes(parsed.entry)) entries.push(parsed.entry);
@@ -84,8 +91,9 @@ export function setIpWhitelist(
   account_id: string,
   ips: readonly string[],
   audit: Audit,
+  options: { floor?: PrefixFloor; force?: boolean } = {},
 ): Promise<void> {
-  const entries = whitelistEntries(ips);
+  const entries = whitelistEntries(ips, options);
   return store.transact((tx) => {
     const account = requireAccount(tx, account_id);
     tx.set('accounts', account_id, { ...account, ip_whitelist: entries });
@@ -121,15 +129,58 @@ export function disableSigning(store: Store, account_id: string, audit: Audit): 
   });
 }
 
-/** Re-arms the status checks of a transaction whose checks ran out; a final one is a conflict. */
+/** What an operator may do to a transaction by hand (each with a reason, audited in its commit). */
+export const TRANSACTION_ACTIONS = ['recheck', 'hold', 'refund', 'reverse'] as const;
+export type TransactionAction = (typeof TRANSACTION_ACTIONS)[number];
+
+/**
+ * An operator's move of a transaction, through the engine's status table: `recheck` re-arms
+ * the status checks of one on hold (or pending with its checks run out) and makes it pending;
+ * `hold` stops a pending one for a look; `refund` gives the money of one on hold or waiting
+ * for the customer's consent back to the wallet; `reverse` undoes a success (every posting it
+ * made mirrored, the commission taken back). 404 unknown; 409 from a status the action does
+ * not apply to. The audit record (action `transaction.<action>`, the reason, the statuses
+ * before and after) is written in the move's commit.
+ */
+export function moveTransaction(
+  store: Store,
+  engine: PaymentEngine,
+  txn_id: string,
+  action: TransactionAction,
+  reason: string,
+  audit: Audit,
+): Promise<PaymentTxn> {
+  const txn = store.get('payment_txns', txn_id);
+  if (!txn) throw notFound('no such transaction', 'transaction_not_found');
+  const from = txn.status;
+  const manual = {
+    reason,
+    audit: (tx: Tx, moved: PaymentTxn) =>
+      audit(tx, {
+        action: `transaction.${action}`,
+        account_id: moved.account_id,
+        details: { txn_id: moved.id, reason, from, to: moved.status },
+      }),
+  };
+  switch (action) {
+    case 'recheck':
+      return engine.recheck(txn.id, manual);
+    case 'hold':
+      return engine.holdByAdmin(txn.id, manual);
+    case 'refund':
+      return engine.refundByAdmin(txn.id, manual);
+    case 'reverse':
+      return engine.reverseByAdmin(txn.id, manual);
+  }
+}
+
+/** Re-arms the status checks of a transaction on hold or whose checks ran out; any other is a conflict. */
 export function recheckTransaction(
   store: Store,
   engine: PaymentEngine,
   txn_id: string,
+  reason = 're-check requested',
+  audit: Audit = () => {},
 ): Promise<PaymentTxn> {
-  const txn = store.get('payment_txns', txn_id);
-  if (!txn) throw notFound('no such transaction', 'transaction_not_found');
-  if (txn.status !== 'pending')
-    throw conflict(`transaction ${txn.id} is ${txn.status} already`, 'transaction_final');
-  return engine.rearm(txn.id);
+  return moveTransaction(store, engine, txn_id, 'recheck', reason, audit);
 }

@@ -14,6 +14,8 @@ import {
   approveBody,
   auditQuery,
   kycListQuery,
+  reasonBody,
+  recheckBody,
   rejectBody,
   servicesBody,
   whitelistBody,
@@ -21,9 +23,10 @@ import {
 import { submissionView } from '../onboarding/kyc.js';
 import { readDocument } from '../sealing.js';
 import {
+  TRANSACTION_ACTIONS,
   disableSigning,
   enableSigning,
-  recheckTransaction,
+  moveTransaction,
   reviewKyc,
   setIpWhitelist,
   setServices,
@@ -137,7 +140,13 @@ function accountRoutes(ctx: PaymentsContext, router: Router): void {
   router.put('/accounts/:id/ip-whitelist', async (req, res) => {
     const id = parseWith(idParam, req.params.id);
     const body = parseWith(whitelistBody, req.body ?? {});
-    await setIpWhitelist(store, id, body.ips, auditOf(req, res));
+    await setIpWhitelist(store, id, body.ips, auditOf(req, res), {
+      floor: {
+        ipv4: ctx.settings.ip_whitelist.min_prefix_ipv4,
+        ipv6: ctx.settings.ip_whitelist.min_prefix_ipv6,
+      },
+      force: body.force === true,
+    });
     res.json(view(id));
   });
 
@@ -200,9 +209,24 @@ function transactionRoutes(ctx: PaymentsContext, router: Router): void {
     res.json({ account_id: txn.account_id, ...txnView(txn) });
   });
 
-  /** Re-arms status checks of a transaction whose checks ran out (never a blind refund). */
-  router.post('/transactions/:txnId/recheck', async (req, res) => {
-    const next = await recheckTransaction(store, engine, String(req.params.txnId));
-    res.json({ account_id: next.account_id, ...txnView(next) });
-  });
+  /**
+   * Moves a transaction by hand (docs/payments-api.md, "Statuses and transitions"): recheck
+   * (on_hold → pending, status checks re-armed; never a blind refund), hold (pending →
+   * on_hold), refund (on_hold | refund_pending → refunded), reverse (success → reversed).
+   * A reason is required except for a re-check; each is audited in its commit.
+   */
+  for (const action of TRANSACTION_ACTIONS) {
+    router.post(`/transactions/:txnId/${action}`, async (req, res) => {
+      const body = parseWith(action === 'recheck' ? recheckBody : reasonBody, req.body ?? {});
+      const next = await moveTransaction(
+        store,
+        engine,
+        parseWith(idParam, req.params.txnId),
+        action,
+        body.reason ?? 're-check requested by an operator',
+        auditOf(req, res),
+      );
+      res.json({ account_id: next.account_id, ...txnView(next) });
+    });
+  }
 }

@@ -23,9 +23,16 @@ export const whitelistBody = z.strictObject({
   ips: z
     .array(z.string().max(64))
     .max(MAX_WHITELIST_ENTRIES, `at most ${MAX_WHITELIST_ENTRIES} entries`),
+  /** Accept ranges wider than payments.ip_whitelist.min_prefix_* (a /0 lets every address in). */
+  force: z.boolean().optional(),
 });
 export const auditQuery = z.object({
   account_id: z.string().max(100).optional(),
   action: z.string().max(200).optional(),
   ...page,
 });
+/** A hold, a refund or a reversal by hand says why (kept in the transaction's history and the audit log). */
+export const reasonBody = z.strictObject({
+  reason: z.string().trim().min(1, 'say why').max(500),
+});
+export const recheckBody = z.strictObject({ reason: z.string().trim().min(1).max(500).optional() });

@@ -1,10 +1,14 @@
 // Bill payment's own bookkeeping in the engine's commits (registered in payments/index.ts).
 import type { Tx } from '../../store/store.js';
-import type { PaymentTxn } from '../engine/tables.js';
+import type { PaymentTxn, TxnStatus } from '../engine/tables.js';
+import { UNDONE_STATUSES } from '../engine/transactions.js';
 
-/** A failed payment frees its bill for another attempt (inside the commit that makes it final). */
-export function billsOnFinal(tx: Tx, txn: PaymentTxn): void {
-  if (txn.status !== 'failed' || txn.details.bill_id === undefined) return;
+/**
+ * A payment that failed, was refunded or was reversed by the biller frees its bill for another
+ * attempt (inside the commit that moves it there).
+ */
+export function billsOnTransition(tx: Tx, txn: PaymentTxn, _from: TxnStatus): void {
+  if (!UNDONE_STATUSES.has(txn.status) || txn.details.bill_id === undefined) return;
   const bill = tx.get('bill_fetches', String(txn.details.bill_id));
   if (bill?.paid_txn_id === txn.id) tx.set('bill_fetches', bill.id, { ...bill, paid_txn_id: null });
 }

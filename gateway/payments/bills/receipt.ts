@@ -29,11 +29,15 @@ export function formatReceiptDate(iso: string): string {
   return `${dateFormat.format(new Date(iso))} IST`;
 }
 
-const STATUS_TEXT = {
+const STATUS_TEXT: Record<PaymentTxn['status'], string> = {
   success: 'SUCCESS',
   pending: 'PENDING (awaiting the biller)',
   failed: 'FAILED (refunded)',
-} as const;
+  on_hold: 'ON HOLD (under review; the amount stays held)',
+  refund_pending: 'FAILED (refund pending)',
+  refunded: 'FAILED (refunded)',
+  reversed: 'REVERSED by the biller (refunded)',
+};
 
 export function receiptFields(txn: PaymentTxn, currency: string): ReceiptField[] {
   const d = txn.details;

@@ -3,6 +3,7 @@
 import { microsToUnits } from '../../util/money.js';
 import type { Biller } from '../config.js';
 import { txnAnswer, type Answer } from '../engine/engine.js';
+import { settledText } from '../engine/transactions.js';
 import type { FetchedBill, PaymentTxn } from '../engine/tables.js';
 import { taxView } from '../engine/tax.js';
 
@@ -52,7 +53,7 @@ export function renderBillFactory(base_url: () => string) {
         ? `payment of ${amount} to ${String(txn.details.biller)} for ${txn.subject} successful`
         : txn.status === 'pending'
           ? `payment of ${amount} to ${String(txn.details.biller)} for ${txn.subject} is pending; the final status follows by status check and webhook`
-          : `bill payment failed: ${txn.message}`;
+          : settledText(txn, 'bill payment');
     return txnAnswer(txn, message, {
       txn_id: txn.id,
       status: txn.status,

@@ -15,40 +15,61 @@ import { microsToUnits } from '../../util/money.js';
 import type { PaymentsContext } from '../context.js';
 import {
   bankForIfsc,
+  checkOtp,
+  countOtpSend,
   hashOtp,
   maskAccountNumber,
   monthKey,
   namesMatch,
   newOtp,
   newOtpSalt,
-  otpMatches,
+  otpSendRefusal,
   remitterKey,
   usageKey,
+  type OtpCheck,
+  type OtpSends,
 } from './rules.js';
 import type { Answer } from '../engine/engine.js';
 import { requestHash, slabChargesMicros } from '../engine/intent.js';
 import type { beneficiaryBody, otpBody, remitterBody, transactBody } from './schemas.js';
-import type { Beneficiary, PaymentTxn, Remitter } from '../engine/tables.js';
-
-const HOUR_MS = 3_600_000;
+import type { Beneficiary, PaymentTxn, Remitter, TxnStatus } from '../engine/tables.js';
 
 type Ctx = Pick<
   PaymentsContext,
   'store' | 'logger' | 'settings' | 'engine' | 'config' | 'clock' | 'sms' | 'pricing'
 >;
 
+/** A transfer in these statuses counts against the remitter's monthly limit (it stands or may stand). */
+const COUNTED: ReadonlySet<TxnStatus> = new Set(['pending', 'on_hold', 'success']);
+
 /**
- * Inside the commit that makes a DMT transaction final: a failed transfer gives its amount
- * back to the remitter's month; a settled penny drop marks the beneficiary verified.
+ * A transfer that a provider accepted and that then failed waits for the customer's consent
+ * (an OTP to the remitter) before its money goes back to the agent's wallet: refund_pending.
  */
-export function dmtOnFinal(tx: Tx, txn: PaymentTxn): void {
-  if (txn.details.kind === 'transfer' && txn.status === 'failed') {
+export function dmtRefundNeedsConsent(txn: PaymentTxn): boolean {
+  return txn.details.kind === 'transfer';
+}
+
+/**
+ * Inside the commit that changes a DMT transaction's status: a transfer that stops counting
+ * (failed, waiting for its refund, refunded or reversed) gives its amount back to the
+ * remitter's month; a settled penny drop marks the beneficiary verified.
+ */
+export function dmtOnTransition(tx: Tx, txn: PaymentTxn, from: TxnStatus): void {
+  // Refunded otherwise than by the customer's OTP (an operator): its OTP is void.
+  if (from === 'refund_pending' && tx.get('dmt_refund_otps', txn.id))
+    tx.del('dmt_refund_otps', txn.id);
+  if (txn.details.kind === 'transfer' && COUNTED.has(from) && !COUNTED.has(txn.status)) {
     const key = usageKey(String(txn.details.mobile), String(txn.details.month));
     const used = tx.get('dmt_usage', key);
     // No row: its month is over and the pruner removed it (nothing reads it any more); do not recreate it.
     if (used !== undefined) tx.set('dmt_usage', key, Math.max(0, used - txn.amount_micros));
   }
-  if (txn.details.kind === 'beneficiary_verification') {
+  if (
+    txn.details.kind === 'beneficiary_verification' &&
+    txn.stage === 'final' &&
+    (from === 'pending' || from === 'on_hold')
+  ) {
     const bene = tx.get('dmt_beneficiaries', String(txn.details.bene_id));
     if (!bene) return;
     const registered_name =
@@ -161,10 +182,8 @@ function recordOtpSend(
     }
     tx.set('dmt_remitter_counts', account.id, count + 1);
   } else {
-    refuseOtpTooSoon(ctx, existing, body.mobile, now_ms);
+    refuseOtpTooSoon(ctx, existing.sends, body.mobile, now_ms);
   }
-  const in_window =
-    existing !== undefined && now_ms - Date.parse(existing.sends.window_start) < HOUR_MS;
   const salt = newOtpSalt();
   const remitter: Remitter = {
     account_id: account.id,
@@ -179,44 +198,25 @@ function recordOtpSend(
       expires_at: new Date(now_ms + dmt.otp.ttl_ms).toISOString(),
       attempts: 0,
     },
-    sends: {
-      window_start: in_window ? existing!.sends.window_start : at,
-      count: in_window ? existing!.sends.count + 1 : 1,
-      last_at: at,
-    },
+    sends: countOtpSend(existing?.sends ?? null, at),
     beneficiary_ids: existing?.beneficiary_ids ?? [],
   };
   tx.set('dmt_remitters', key, remitter);
   return remitter;
 }
 
-/** The resend interval and the hourly limit of OTPs to one remitter. */
-function refuseOtpTooSoon(ctx: Ctx, existing: Remitter, mobile: string, now_ms: number): void {
-  const otp_rules = ctx.settings.dmt.otp;
-  const since_ms = now_ms - Date.parse(existing.sends.last_at);
-  if (since_ms < otp_rules.resend_interval_ms) {
-    const wait_s = Math.ceil((otp_rules.resend_interval_ms - since_ms) / 1000);
-    throw new ApiError(
-      429,
-      'otp_rate_limited',
-      `an OTP was sent ${Math.floor(since_ms / 1000)} s ago; a new one can be requested in ${wait_s} s`,
-      'mobile',
-      null,
-      { 'Retry-After': String(wait_s) },
-    );
-  }
-  const in_window = now_ms - Date.parse(existing.sends.window_start) < HOUR_MS;
-  if (in_window && existing.sends.count >= otp_rules.max_sends_per_hour) {
-    const wait_s = Math.ceil((Date.parse(existing.sends.window_start) + HOUR_MS - now_ms) / 1000);
-    throw new ApiError(
-      429,
-      'otp_rate_limited',
-      `${existing.sends.count} OTPs were sent to ${mobile} in the last hour, the most allowed`,
-      'mobile',
-      null,
-      { 'Retry-After': String(wait_s) },
-    );
-  }
+/** The resend interval and the hourly limit of OTPs to one number: 429 with Retry-After. */
+export function refuseOtpTooSoon(
+  ctx: Pick<Ctx, 'settings'>,
+  sends: OtpSends | null,
+  mobile: string,
+  now_ms: number,
+): void {
+  const refusal = otpSendRefusal(sends, now_ms, ctx.settings.dmt.otp);
+  if (!refusal) return;
+  throw new ApiError(429, 'otp_rate_limited', `${refusal.message} (${mobile})`, 'mobile', null, {
+    'Retry-After': String(refusal.wait_s),
+  });
 }
 
 async function sendOtp(ctx: Ctx, account: Account, remitter: Remitter, otp: string): Promise<void> {
@@ -264,50 +264,10 @@ export async function verifyRemitterOtp(
   const outcome = await ctx.store.transact((tx): { remitter: Remitter } | { error: ApiError } => {
     const remitter = requireRemitter(tx, account.id, body.mobile);
     if (remitter.verified) return { remitter };
-    const otp = remitter.otp;
-    if (!otp)
-      return {
-        error: new ApiError(
-          422,
-          'otp_not_requested',
-          'there is no OTP to verify; request one with POST /api/dmt/remitter',
-          'otp',
-        ),
-      };
-    if (tx.now.getTime() >= Date.parse(otp.expires_at)) {
-      tx.set('dmt_remitters', key, { ...remitter, otp: null });
-      return {
-        error: new ApiError(
-          422,
-          'otp_expired',
-          'the OTP has expired; request a new one with POST /api/dmt/remitter',
-          'otp',
-        ),
-      };
-    }
-    if (!otpMatches(body.otp, otp.salt, otp.hash)) {
-      const attempts = otp.attempts + 1;
-      const left = dmt.otp.max_attempts - attempts;
-      if (left <= 0) {
-        tx.set('dmt_remitters', key, { ...remitter, otp: null });
-        return {
-          error: new ApiError(
-            422,
-            'otp_attempts_exceeded',
-            `wrong OTP ${attempts} times; this OTP is cancelled, request a new one with POST /api/dmt/remitter`,
-            'otp',
-          ),
-        };
-      }
-      tx.set('dmt_remitters', key, { ...remitter, otp: { ...otp, attempts } });
-      return {
-        error: new ApiError(
-          422,
-          'otp_invalid',
-          `wrong OTP; ${left} attempt${left === 1 ? '' : 's'} left`,
-          'otp',
-        ),
-      };
+    const check = checkOtp(remitter.otp, body.otp, tx.now.getTime(), dmt.otp.max_attempts);
+    if (!check.ok) {
+      if (remitter.otp) tx.set('dmt_remitters', key, { ...remitter, otp: check.keep });
+      return { error: otpRefusal(check, 'POST /api/dmt/remitter') };
     }
     const verified: Remitter = {
       ...remitter,
@@ -320,6 +280,17 @@ export async function verifyRemitterOtp(
   });
   if ('error' in outcome) throw outcome.error;
   return outcome.remitter;
+}
+
+/** The 422 of an OTP that was not accepted; `request` names the call that sends a new one. */
+export function otpRefusal(check: Extract<OtpCheck, { ok: false }>, request: string): ApiError {
+  const text = {
+    otp_not_requested: `there is no OTP to verify; request one with ${request}`,
+    otp_expired: `the OTP has expired; request a new one with ${request}`,
+    otp_invalid: `wrong OTP; ${check.left} attempt${check.left === 1 ? '' : 's'} left`,
+    otp_attempts_exceeded: `wrong OTP ${check.attempts} times; this OTP is cancelled, request a new one with ${request}`,
+  }[check.code];
+  return new ApiError(422, check.code, text, 'otp');
 }
 
 /** Adds a beneficiary to a verified remitter: no twin (same account and IFSC), within the remitter's limit. */

@@ -25,16 +25,23 @@ import {
   beneficiaryBody,
   beneficiaryListQuery,
   otpBody,
+  refundBody,
+  refundOtpBody,
   remitterBody,
   transactBody,
+  txnIdParam,
   verifyBody,
 } from './schemas.js';
+import { confirmRefund, requestRefundOtp } from './refund.js';
+import { balanceMicros } from '../../ledger/ledger.js';
+import { microsToUnits } from '../../util/money.js';
 import { mobileSchema } from '../schemas.js';
 import type { Beneficiary } from '../engine/tables.js';
 
 // Every schema is built once, here or when the router is built, never per request.
 const mobileParams = z.object({ mobile: mobileSchema });
 const beneIdParams = z.object({ bene_id: beneIdParam });
+const txnIdParams = z.object({ txn_id: txnIdParam });
 
 export function dmtRouter(ctx: PaymentsContext): Router {
   const { store, logger, settings, config } = ctx;
@@ -42,6 +49,7 @@ export function dmtRouter(ctx: PaymentsContext): Router {
   const json = jsonBody(config);
   remitterRoutes(router, ctx, json);
   beneficiaryRoutes(router, ctx, json);
+  refundRoutes(router, ctx, json);
   const transact = transactBody(settings.dmt);
   router.post('/dmt/transact', json, async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
@@ -155,6 +163,55 @@ function beneficiaryRoutes(router: Router, ctx: PaymentsContext, json: RequestHa
       client_ref: body.client_ref ?? null,
     };
     send(res, await verifyBeneficiary(ctx, account, bene_id, request));
+  });
+}
+
+/** A failed transfer's refund with the customer's OTP: ask for the OTP, then confirm with it. */
+function refundRoutes(router: Router, ctx: PaymentsContext, json: RequestHandler): void {
+  const { store, logger, settings, config } = ctx;
+  const live = config.mode === 'live';
+  const confirm = refundBody(settings.dmt.otp.digits);
+
+  router.post('/dmt/refund/:txn_id/otp', json, async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'dmt');
+    const txn_id = parseWith(txnIdParams, req.params).txn_id;
+    parseWith(refundOtpBody, req.body ?? {});
+    res.locals.txn_id = txn_id;
+    const sent = await requestRefundOtp(ctx, account, txn_id);
+    res.json({
+      status: true,
+      message: live
+        ? `an OTP was sent to the remitter ${sent.mobile}; the refund is credited when it is entered`
+        : `sandbox: the OTP is in sandbox_otp (in live mode it is sent to the remitter ${sent.mobile} by SMS)`,
+      data: {
+        txn_id,
+        status: sent.txn.status,
+        mobile: sent.mobile,
+        amount: microsToUnits(sent.txn.amount_micros),
+        otp_expires_at: sent.expires_at,
+        ...(live ? {} : { sandbox_otp: sent.otp }),
+      },
+    });
+  });
+
+  router.post('/dmt/refund/:txn_id', json, async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'dmt');
+    const txn_id = parseWith(txnIdParams, req.params).txn_id;
+    const body = parseWith(confirm, req.body ?? {});
+    res.locals.txn_id = txn_id;
+    const txn = await confirmRefund(ctx, account, txn_id, body.otp);
+    res.json({
+      status: true,
+      message: `transfer ${txn.id} refunded to the wallet with the customer's consent`,
+      data: {
+        txn_id: txn.id,
+        status: txn.status,
+        refund: txn.refund
+          ? { posting_id: txn.refund.posting_id, amount: microsToUnits(txn.refund.amount_micros) }
+          : null,
+        balance: microsToUnits(balanceMicros(store.state, account.id)),
+      },
+    });
   });
 }
 

@@ -13,17 +13,20 @@ import {
 } from './rules.js';
 
 export const remitterBody = z.strictObject({ mobile: mobileSchema, name: nameSchema });
+const otpField = (digits: number) =>
+  z
+    .union([z.string(), z.int().transform(String)])
+    .pipe(
+      z
+        .string()
+        .regex(new RegExp(`^\\d{${digits}}$`), `must be the ${digits}-digit code that was sent`),
+    );
 export const otpBody = (digits: number) =>
-  z.strictObject({
-    mobile: mobileSchema,
-    otp: z
-      .union([z.string(), z.int().transform(String)])
-      .pipe(
-        z
-          .string()
-          .regex(new RegExp(`^\\d{${digits}}$`), `must be the ${digits}-digit code that was sent`),
-      ),
-  });
+  z.strictObject({ mobile: mobileSchema, otp: otpField(digits) });
+/** The customer's OTP confirming a failed transfer's refund. */
+export const refundBody = (digits: number) => z.strictObject({ otp: otpField(digits) });
+export const refundOtpBody = z.strictObject({});
+export const txnIdParam = z.string().regex(/^txn_[0-9a-f]{24}$/, 'is not a transaction id');
 export const beneficiaryBody = z.strictObject({
   mobile: mobileSchema,
   name: nameSchema,

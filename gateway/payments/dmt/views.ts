@@ -5,6 +5,7 @@ import { microsToUnits } from '../../util/money.js';
 import type { PaymentsConfig } from '../config.js';
 import { maskAccountNumber, namesMatch } from './rules.js';
 import { txnAnswer, type Answer } from '../engine/engine.js';
+import { settledText } from '../engine/transactions.js';
 import { taxView } from '../engine/tax.js';
 import type { Beneficiary, PaymentTxn, Remitter } from '../engine/tables.js';
 
@@ -60,7 +61,7 @@ export function renderDmt(txn: PaymentTxn, balance_micros: number): Answer {
         ? `account ${maskAccountNumber(txn.subject)} verified: registered to ${registered_name}`
         : txn.status === 'pending'
           ? 'the penny drop is pending at the bank; the beneficiary is marked verified when it settles'
-          : `verification failed: ${txn.message}`;
+          : settledText(txn, 'verification');
     return txnAnswer(txn, message, {
       bene_id: txn.details.bene_id,
       registered_name,
@@ -84,7 +85,7 @@ export function renderDmt(txn: PaymentTxn, balance_micros: number): Answer {
       ? `${type} transfer of ${amount} to ${to} successful`
       : txn.status === 'pending'
         ? `${type} transfer of ${amount} to ${to} accepted; it settles ${type === 'NEFT' ? 'in the next NEFT batch' : 'when the bank confirms'}, and the final status follows by status check and webhook`
-        : `transfer failed: ${txn.message}`;
+        : settledText(txn, 'transfer');
   return txnAnswer(txn, message, {
     reference_id: txn.id,
     utr: txn.status === 'success' && txn.result.utr !== undefined ? String(txn.result.utr) : null,

@@ -9,7 +9,9 @@ import {
   InsufficientBalanceError,
   balanceMicros,
   openHold,
+  postReversal,
   voidHold,
+  walletAccount,
 } from '../../ledger/ledger.js';
 import {
   ChainAbortedError,
@@ -20,19 +22,27 @@ import {
 import type {
   PaymentProvider,
   PaymentService,
+  ProviderEvent,
   ProviderRequest,
   ProviderResult,
   StatusResult,
 } from '../../providers/types.js';
 import type { Store, Tx } from '../../store/store.js';
-import type { Account, IdempotencyRecord } from '../../store/state.js';
+import {
+  IDEMPOTENCY_IN_FLIGHT,
+  rowOf,
+  table,
+  type Account,
+  type IdempotencyRecord,
+} from '../../store/state.js';
 import { newId } from '../../util/ids.js';
 import { microsToUnits } from '../../util/money.js';
 import type { PaymentsConfig } from '../config.js';
 import { PAY_IDEMPOTENCY_PREFIX, idempotencyExpired, payIdempotencyId } from './idempotency.js';
-import type { PaymentTxn } from './tables.js';
-import { backoffMs, transition } from './transactions.js';
+import { ledgerByOwner, ledgerOf, withPostings } from './ledger-effect.js';
 import { postSuccess } from './settle.js';
+import type { PaymentTxn, TxnStatus } from './tables.js';
+import { UNDONE_STATUSES, backoffMs, transition } from './transactions.js';
 
 /** What a service asks the engine to do; the money fields mean what they mean on the transaction it becomes. */
 export interface PaymentIntent extends Pick<
@@ -72,20 +82,45 @@ export interface Answer {
 
 export type Renderer = (txn: PaymentTxn, balance_micros: number) => Answer;
 
-/** The answer each money service gives for its transaction: ok unless it failed, a message, its id, the service's data. */
+/**
+ * The answer each money service gives for its transaction: ok unless it failed (failed,
+ * refund_pending, refunded, reversed), a message, its id, the service's data.
+ */
 export function txnAnswer(txn: PaymentTxn, message: string, data: Record<string, unknown>): Answer {
   return {
     http_status: 200,
-    body: { status: txn.status !== 'failed', message, txn_id: txn.id, data },
+    body: { status: !UNDONE_STATUSES.has(txn.status), message, txn_id: txn.id, data },
   };
 }
 
 export interface EngineHooks {
-  /** Called inside the commit that makes a transaction final (webhooks enqueue here). */
-  onFinal(tx: Tx, txn: PaymentTxn): void;
+  /**
+   * Called inside the commit of every change of a transaction's status, `from` the status it
+   * had: a service's own bookkeeping, then the webhook of the new status.
+   */
+  onTransition(tx: Tx, txn: PaymentTxn, from: TxnStatus): void;
+  /**
+   * Whether a payment that a provider accepted and that then failed waits for the customer's
+   * consent before its money goes back to the wallet (refund_pending; a DMT transfer), instead
+   * of being refunded at once (failed).
+   */
+  refundNeedsConsent?(txn: PaymentTxn): boolean;
 }
 
-const IDEMPOTENCY_IN_FLIGHT = 0;
+/** Who moves a transaction by hand, and why: written with the move, in its history and the audit log. */
+export interface ManualMove {
+  reason: string;
+  /** Writes the audit record in the move's own commit. */
+  audit?: (tx: Tx, txn: PaymentTxn) => void;
+}
+
+/** What the engine did with a provider's event. */
+export interface EventOutcome {
+  txn: PaymentTxn | null;
+  applied: boolean;
+  /** Why nothing changed (unknown transaction, another provider's, already in that status, not allowed now). */
+  reason: string | null;
+}
 
 /** What submit's commit decided: replay an earlier answer, or process this new transaction. */
 type Opened =
@@ -108,6 +143,8 @@ export class PaymentEngine {
   private readonly restart_check_ms: number;
   /** Pending transactions another gateway created (shared store), with when this one learned of them. */
   private readonly learned = new Map<string, number>();
+  /** Unsubscribes from the providers that tell of transactions on their own. */
+  private readonly unlisten: Array<() => void> = [];
 
   constructor(
     private readonly deps: {
@@ -123,6 +160,16 @@ export class PaymentEngine {
     const now_ms = deps.clock.now().getTime();
     this.restart_check_ms = now_ms + deps.config.reconcile.first_check_ms;
     this.ready = this.load(now_ms);
+    for (const list of Object.values(deps.providers))
+      for (const provider of list) {
+        const off = provider.listen?.((event) => {
+          const work = this.applyEvent(event).catch((error: unknown) =>
+            deps.logger.error({ msg: 'provider event failed', txn_id: event.txn_id, err: error }),
+          );
+          this.track(work);
+        });
+        if (off) this.unlisten.push(off);
+      }
   }
 
   /** What this engine learns from the store at start: pending transactions, the duplicate window. */
@@ -131,14 +178,17 @@ export class PaymentEngine {
 
   private async load(now_ms: number): Promise<void> {
     const { store, config } = this.deps;
-    // The live table holds the unfinished transactions; finalized ones are history, and only
-    // those finalized within the duplicate window can be recent (read from the index).
-    const [pending, recent_final] = await Promise.all([
+    // The live table holds the unfinished transactions (pending, on hold, waiting for the
+    // customer's consent to a refund); finalized ones are history, and only those finalized
+    // within the duplicate window can be recent (read from the index).
+    const [pending, on_hold, refund_pending, recent_final] = await Promise.all([
       store.list('payment_txns', 'status', 'pending'),
+      store.list('payment_txns', 'status', 'on_hold'),
+      store.list('payment_txns', 'status', 'refund_pending'),
       store.reads.finalizedSince(now_ms - config.duplicate_window_ms),
     ]);
-    for (const txn of [...pending, ...recent_final]) {
-      if (txn.status === 'pending') {
+    for (const txn of [...pending, ...on_hold, ...refund_pending, ...recent_final]) {
+      if (checkable(txn)) {
         this.pending.add(txn.id);
         this.from_before_start.add(txn.id);
         // Shared store: another gateway may be submitting it right now (see reconcileDue).
@@ -158,8 +208,12 @@ export class PaymentEngine {
   async discover(): Promise<void> {
     if (!this.loaded) return;
     const now_ms = this.deps.clock.now().getTime();
-    for (const txn of await this.deps.store.list('payment_txns', 'status', 'pending')) {
-      if (this.pending.has(txn.id)) continue;
+    const [pending, on_hold] = await Promise.all([
+      this.deps.store.list('payment_txns', 'status', 'pending'),
+      this.deps.store.list('payment_txns', 'status', 'on_hold'),
+    ]);
+    for (const txn of [...pending, ...on_hold]) {
+      if (!checkable(txn) || this.pending.has(txn.id)) continue;
       this.pending.add(txn.id);
       this.learned.set(txn.id, now_ms);
     }
@@ -253,9 +307,10 @@ export class PaymentEngine {
     if (!idempotency_id && !intent.allow_duplicate) this.refuseDuplicate(intent, tx);
     const txn_id = newId('txn');
     intent.reserve?.(tx, txn_id);
+    const mark = tx.posting_count;
     const hold = openIntentHold(tx, intent, txn_id);
     const at = tx.now.toISOString();
-    const txn = newPendingTxn(intent, txn_id, hold.id, at);
+    const txn = withPostings(newPendingTxn(intent, txn_id, hold.id, at), tx.postingsSince(mark));
     tx.set('payment_txns', txn.id, txn);
     if (idempotency_id) {
       tx.set('idempotency', idempotency_id, {
@@ -317,6 +372,8 @@ export class PaymentEngine {
       // Shutting down mid-call: leave it pending; after the restart the reconciler asks the provider.
       return this.deps.store.transact((tx) => {
         const current = tx.get('payment_txns', txn.id)!;
+        // Settled meanwhile (a provider's callback): nothing to leave pending.
+        if (current.stage === 'final') return this.storeAnswer(tx, current, render, idempotency_id);
         const next: PaymentTxn = {
           ...current,
           attempts: attempts.map((a) => ({ ...a })),
@@ -329,15 +386,15 @@ export class PaymentEngine {
       });
     }
     return this.deps.store.transact((tx) => {
-      let current: PaymentTxn = {
-        ...tx.get('payment_txns', txn.id)!,
-        attempts: attempts.map((a) => ({ ...a })),
-      };
+      const stored = tx.get('payment_txns', txn.id)!;
+      // A provider's callback may have settled it while the chain ran: that answer stands.
+      if (stored.stage === 'final') return this.storeAnswer(tx, stored, render, idempotency_id);
+      let current: PaymentTxn = { ...stored, attempts: attempts.map((a) => ({ ...a })) };
       if (!chain.result) {
         current = this.fail(
           tx,
           current,
-          'every provider failed or timed out; the amount was refunded',
+          'every provider failed or timed out',
           'all providers unavailable',
         );
       } else {
@@ -384,26 +441,62 @@ export class PaymentEngine {
       const declined = result.code
         ? { ...base, result: { ...base.result, decline_code: result.code } }
         : base;
-      return this.fail(
-        tx,
-        declined,
-        `declined: ${result.message}; the amount was refunded`,
-        `declined by ${provider}`,
-      );
+      return this.fail(tx, declined, `declined: ${result.message}`, `declined by ${provider}`);
     }
-    const at = tx.now.toISOString();
-    const next: PaymentTxn = {
-      ...transition(base, 'pending', at, `accepted by ${provider}; awaiting the final status`),
-      stage: 'awaiting_status',
-      message: `pending at ${provider}: ${result.message}`,
-      checks: {
-        ...base.checks,
-        next_at: new Date(
-          tx.now.getTime() + this.deps.config.reconcile.first_check_ms,
-        ).toISOString(),
-      },
-    };
+    const next_at = new Date(
+      tx.now.getTime() + this.deps.config.reconcile.first_check_ms,
+    ).toISOString();
+    const checked = { ...base, checks: { ...base.checks, next_at } };
+    if (result.outcome === 'on_hold')
+      return this.move(tx, checked, 'on_hold', `on hold at ${provider}: ${result.message}`, {
+        stage: 'awaiting_status',
+        message: `on hold at ${provider}: ${result.message}; the amount stays held and the status is checked`,
+      });
+    // Accepted: it waits where it is (pending, or on hold when a callback put it there meanwhile).
+    return this.move(
+      tx,
+      checked,
+      base.status,
+      `accepted by ${provider}; awaiting the final status`,
+      { stage: 'awaiting_status', message: `pending at ${provider}: ${result.message}` },
+    );
+  }
+
+  /**
+   * The one way a transaction's status changes (the table in transactions.ts decides whether
+   * it may): the row moved, `money` run with every posting it makes recorded on the row
+   * (ledger-effect.ts), the row stored, the reconciler's set kept, and the hooks told (the
+   * service's bookkeeping, the webhook). A move to the same live status is a note in its history.
+   */
+  private move(
+    tx: Tx,
+    txn: PaymentTxn,
+    to: TxnStatus,
+    note: string,
+    step: {
+      stage?: PaymentTxn['stage'];
+      message?: string;
+      money?: (moved: PaymentTxn) => Partial<PaymentTxn>;
+    } = {},
+  ): PaymentTxn {
+    const from = txn.status;
+    let next = transition(txn, to, tx.now.toISOString(), note, { stage: step.stage });
+    if (step.message !== undefined) next = { ...next, message: step.message };
+    if (step.money) {
+      const mark = tx.posting_count;
+      next = { ...next, ...step.money(next) };
+      next = withPostings(next, tx.postingsSince(mark));
+    }
     tx.set('payment_txns', next.id, next);
+    if (next.stage === 'final') this.answerOrphanKey(tx, next);
+    const was_checked = this.pending.has(next.id);
+    if (checkable(next)) this.pending.add(next.id);
+    else this.pending.delete(next.id);
+    tx.onUndo(() => {
+      if (was_checked) this.pending.add(next.id);
+      else this.pending.delete(next.id);
+    });
+    if (from !== to) this.deps.hooks.onTransition(tx, next, from);
     return next;
   }
 
@@ -413,34 +506,248 @@ export class PaymentEngine {
     message: string,
     data: Record<string, string | number>,
   ): PaymentTxn {
-    const at = tx.now.toISOString();
-    // Capture, charges (GST split out), commission (TDS withheld), override: settle.ts.
-    const postings = postSuccess(tx, txn);
-    const next: PaymentTxn = {
-      ...transition(txn, 'success', at, message),
+    const with_data = { ...txn, result: { ...txn.result, ...data } };
+    return this.move(tx, with_data, 'success', message, {
       message: 'success',
-      result: { ...txn.result, ...data },
-      postings,
-    };
-    tx.set('payment_txns', next.id, next);
-    this.pending.delete(next.id);
-    this.deps.hooks.onFinal(tx, next);
-    return next;
+      money: (moved) => ({ postings: postSuccess(tx, moved) }),
+    });
   }
 
-  private fail(tx: Tx, txn: PaymentTxn, message: string, note: string): PaymentTxn {
-    const at = tx.now.toISOString();
+  /**
+   * A payment that did not go through. Refunded at once (failed) unless a provider accepted it
+   * first (`accepted`) and its service wants the customer's consent for the refund
+   * (refund_pending: the hold stays until the customer's OTP).
+   */
+  private fail(
+    tx: Tx,
+    txn: PaymentTxn,
+    reason: string,
+    note: string,
+    accepted = false,
+  ): PaymentTxn {
+    if (accepted && this.deps.hooks.refundNeedsConsent?.(txn))
+      return this.move(tx, txn, 'refund_pending', note, {
+        message: `${reason}; the amount stays held until the customer confirms its refund with an OTP (POST /api/dmt/refund/${txn.id}/otp)`,
+      });
+    return this.move(tx, txn, 'failed', note, {
+      message: `${reason}; the amount was refunded`,
+      money: (moved) => this.refundHold(tx, moved),
+    });
+  }
+
+  /** The hold released back to the wallet, and the refund named on the transaction. */
+  private refundHold(tx: Tx, txn: PaymentTxn): Partial<PaymentTxn> {
     const refund = voidHold(tx, txn.hold_id, `refund of ${txn.service} ${txn.id}`);
-    const next: PaymentTxn = {
-      ...transition(txn, 'failed', at, note),
-      message,
+    const wallet = walletAccount(txn.account_id);
+    const amount_micros = refund.entries.find(([account]) => account === wallet)?.[1] ?? 0;
+    return {
       postings: { ...txn.postings, refund: refund.id },
-      refund: { posting_id: refund.id, amount_micros: txn.amount_micros + txn.charges_micros, at },
+      refund: { posting_id: refund.id, amount_micros, at: tx.now.toISOString() },
     };
-    tx.set('payment_txns', next.id, next);
-    this.pending.delete(next.id);
-    this.deps.hooks.onFinal(tx, next);
-    return next;
+  }
+
+  /**
+   * A success undone (the operator or bank reversed it, or an operator here did): one posting
+   * per account the transaction's postings belonged to, each the exact negation of what they
+   * moved for it (the amount and charges back, the commission taken back, and whatever else
+   * was posted); a wallet that cannot pay its part owes the rest (receivable).
+   */
+  private reverse(tx: Tx, txn: PaymentTxn, by: 'provider' | 'admin', reason: string): PaymentTxn {
+    const who = by === 'admin' ? 'an operator' : (txn.provider ?? 'the provider');
+    return this.move(tx, txn, 'reversed', `reversed by ${who}: ${reason}`, {
+      message: `reversed by ${who} (${reason}); the amount was returned to the wallet and the commission taken back`,
+      money: (moved) => {
+        const at = tx.now.toISOString();
+        const own = [walletAccount(moved.account_id), `receivable:${moved.account_id}`];
+        let first: string | null = null;
+        let wallet_micros = 0;
+        let commission_micros = 0;
+        for (const [owner, entries] of ledgerByOwner(ledgerOf(moved))) {
+          const posting = postReversal(tx, {
+            account_id: owner || moved.account_id,
+            entries,
+            memo: `reversal of ${moved.service} ${moved.id}`,
+            ref: moved.id,
+            meta: { kind: 'reversal', txn_id: moved.id },
+          });
+          first ??= posting.id;
+          for (const [account, micros] of posting.entries) {
+            if (own.includes(account)) wallet_micros += micros;
+            if (account.startsWith('commission:')) commission_micros += micros;
+          }
+        }
+        if (first === null) return { reversal: null };
+        return {
+          postings: { ...moved.postings, reversal: first },
+          refund:
+            wallet_micros > 0 ? { posting_id: first, amount_micros: wallet_micros, at } : null,
+          reversal: { posting_id: first, at, by, reason, wallet_micros, commission_micros },
+        };
+      },
+    });
+  }
+
+  // ---- events and manual moves ----------------------------------------------------------
+
+  /**
+   * What a provider says on its own about one of its transactions (a callback, the sandbox's
+   * later news), applied as the status table allows: a final answer settles a pending or held
+   * transaction, `reversed` (or `failed`) about a success reverses it, `on_hold` and `pending`
+   * move a live one. Anything else changes nothing and says why (a duplicate callback is harmless).
+   */
+  applyEvent(event: ProviderEvent): Promise<EventOutcome> {
+    return this.deps.store.transact((tx): EventOutcome => {
+      const current = tx.get('payment_txns', event.txn_id);
+      if (!current) return { txn: null, applied: false, reason: 'no such transaction' };
+      const asked = current.provider ?? lastInFlight(current)?.provider ?? null;
+      if (asked !== event.provider)
+        return {
+          txn: current,
+          applied: false,
+          reason: `the transaction is with ${asked ?? 'no provider'}, not ${event.provider}`,
+        };
+      const at = tx.now.toISOString();
+      const in_flight = lastInFlight(current);
+      const base: PaymentTxn = {
+        ...current,
+        provider: event.provider,
+        provider_ref: event.provider_ref ?? current.provider_ref,
+        attempts: current.attempts.map((a) =>
+          a === in_flight && event.outcome !== 'pending'
+            ? {
+                ...a,
+                outcome: eventAttemptOutcome(event),
+                message: `by callback: ${event.message}`,
+                finished_at: at,
+              }
+            : a,
+        ),
+      };
+      return this.eventMove(tx, current, base, event);
+    });
+  }
+
+  /** The move an event makes of a transaction (`base`: it, with the event's reference), if the table allows one. */
+  private eventMove(
+    tx: Tx,
+    current: PaymentTxn,
+    base: PaymentTxn,
+    event: ProviderEvent,
+  ): EventOutcome {
+    const live = current.status === 'pending' || current.status === 'on_hold';
+    const note = `${event.provider}: ${event.message}`;
+    const unchanged: EventOutcome = {
+      txn: current,
+      applied: false,
+      reason: `the transaction is ${current.status}`,
+    };
+    switch (event.outcome) {
+      case 'success':
+        if (!live) return unchanged;
+        return applied(this.succeed(tx, base, `${note} (callback)`, event.data ?? {}));
+      case 'failed':
+      case 'reversed': {
+        if (current.status === 'success')
+          return applied(this.reverse(tx, base, 'provider', event.message));
+        if (!live) return unchanged;
+        const with_code = event.code
+          ? { ...base, result: { ...base.result, decline_code: event.code } }
+          : base;
+        const reason = `failed at ${event.provider}: ${event.message}`;
+        return applied(this.fail(tx, with_code, reason, note, true));
+      }
+      case 'on_hold':
+        if (current.status !== 'pending') return unchanged;
+        return applied(
+          this.move(tx, this.nextCheckOf(tx, base), 'on_hold', `on hold at ${note}`, {
+            stage: 'awaiting_status',
+            message: `on hold at ${event.provider}: ${event.message}; the amount stays held and the status is checked`,
+          }),
+        );
+      case 'pending':
+        if (current.status !== 'on_hold') return unchanged;
+        return applied(
+          this.move(tx, this.nextCheckOf(tx, base), 'pending', `processing again at ${note}`, {
+            stage: 'awaiting_status',
+            message: `pending at ${event.provider}: ${event.message}`,
+          }),
+        );
+    }
+  }
+
+  /** The transaction with its next status check due after the first interval. */
+  private nextCheckOf(tx: Tx, txn: PaymentTxn): PaymentTxn {
+    const next_at = new Date(
+      tx.now.getTime() + this.deps.config.reconcile.first_check_ms,
+    ).toISOString();
+    return { ...txn, checks: { ...txn.checks, stalled: false, next_at } };
+  }
+
+  /** An operator reverses a success (the operator or bank confirmed it out of band): success → reversed. */
+  reverseByAdmin(txn_id: string, manual: ManualMove): Promise<PaymentTxn> {
+    return this.manually(txn_id, manual, ['success'], (tx, txn) =>
+      this.reverse(tx, txn, 'admin', manual.reason),
+    );
+  }
+
+  /** An operator refunds a held transaction or one waiting for consent: on_hold | refund_pending → refunded. */
+  refundByAdmin(txn_id: string, manual: ManualMove): Promise<PaymentTxn> {
+    return this.manually(txn_id, manual, ['on_hold', 'refund_pending'], (tx, txn) =>
+      this.refundInTx(tx, txn, `refunded by an operator: ${manual.reason}`),
+    );
+  }
+
+  /** An operator stops a pending transaction for a look (status checks stop): pending → on_hold. */
+  holdByAdmin(txn_id: string, manual: ManualMove): Promise<PaymentTxn> {
+    if (this.submitting.has(txn_id))
+      throw new ServiceError(
+        'conflict',
+        'transaction_in_flight',
+        `transaction ${txn_id} is being submitted to a provider right now; try again in a moment`,
+      );
+    return this.manually(txn_id, manual, ['pending'], (tx, txn) =>
+      this.move(tx, txn, 'on_hold', `held by an operator: ${manual.reason}`, {
+        stage: 'awaiting_operator',
+        message: `on hold: ${manual.reason}; the amount stays held until an operator acts`,
+      }),
+    );
+  }
+
+  /**
+   * The customer's consent given (the DMT refund OTP, checked in the caller's commit):
+   * refund_pending → refunded, the hold released to the wallet.
+   */
+  refundWithConsent(tx: Tx, txn: PaymentTxn, note: string): PaymentTxn {
+    return this.refundInTx(tx, txn, note);
+  }
+
+  private refundInTx(tx: Tx, txn: PaymentTxn, note: string): PaymentTxn {
+    return this.move(tx, txn, 'refunded', note, {
+      message: `${note}; the amount was refunded`,
+      money: (moved) => this.refundHold(tx, moved),
+    });
+  }
+
+  /** A manual move in one commit with its audit record: 404 unknown, 409 from another status. */
+  private manually(
+    txn_id: string,
+    manual: ManualMove,
+    from: readonly TxnStatus[],
+    act: (tx: Tx, txn: PaymentTxn) => PaymentTxn,
+  ): Promise<PaymentTxn> {
+    return this.deps.store.transact((tx) => {
+      const txn = tx.get('payment_txns', txn_id);
+      if (!txn) throw new ServiceError('not_found', 'transaction_not_found', 'no such transaction');
+      if (!from.includes(txn.status))
+        throw new ServiceError(
+          'conflict',
+          'transition_not_allowed',
+          `transaction ${txn.id} is ${txn.status}; this applies to ${from.join(' or ')} transactions`,
+        );
+      const moved = act(tx, txn);
+      manual.audit?.(tx, moved);
+      return moved;
+    });
   }
 
   private update(txn_id: string, change: (txn: PaymentTxn) => PaymentTxn): Promise<PaymentTxn> {
@@ -452,6 +759,25 @@ export class PaymentEngine {
   }
 
   // ---- idempotency records ---------------------------------------------------------------
+
+  /**
+   * In the commit that makes `txn` final: if its idempotency key is still in flight and no
+   * request of this gateway is answering it (the gateway that took the request stopped
+   * before answering, and the reconciler settled it), the key gets the answer a retry would
+   * have been given (the final transaction), so that it leaves the live document for
+   * history like every answered key. A request still answering records its own answer.
+   */
+  private answerOrphanKey(tx: Tx, txn: PaymentTxn): void {
+    if (!txn.idempotency_key) return;
+    const id = payIdempotencyId(txn.account_id, txn.idempotency_key);
+    if (this.answering.has(id)) return;
+    // In flight means live: a final record is history already, and no concern of this.
+    const record = rowOf(table(tx.state, 'idempotency'), id);
+    if (record?.status !== IDEMPOTENCY_IN_FLIGHT) return;
+    if ((record.body as { txn_id?: unknown } | null)?.txn_id !== txn.id) return;
+    const answer = this.renderer(txn.service)(txn, balanceMicros(tx.state, txn.account_id));
+    tx.set('idempotency', id, { ...record, status: answer.http_status, body: answer.body });
+  }
 
   /**
    * Whether a stored idempotency record no longer applies: one of this engine's records, past
@@ -474,7 +800,9 @@ export class PaymentEngine {
     return `${account_id}:${service}:${subject}:${amount_micros}`;
   }
 
-  private recentKeyOf(txn: Pick<PaymentTxn, 'account_id' | 'service' | 'subject' | 'amount_micros'>): string {
+  private recentKeyOf(
+    txn: Pick<PaymentTxn, 'account_id' | 'service' | 'subject' | 'amount_micros'>,
+  ): string {
     return this.recentKey(txn.account_id, txn.service, txn.subject, txn.amount_micros);
   }
 
@@ -530,7 +858,7 @@ export class PaymentEngine {
       if (this.checking.size >= this.deps.config.reconcile.concurrency) return;
       if (this.submitting.has(txn_id) || this.checking.has(txn_id)) continue;
       const txn = this.deps.store.get('payment_txns', txn_id);
-      if (txn?.status !== 'pending') {
+      if (!txn || !checkable(txn)) {
         this.pending.delete(txn_id);
         this.learned.delete(txn_id);
         continue;
@@ -595,12 +923,7 @@ export class PaymentEngine {
       await this.deps.store.transact((tx) => {
         const current = tx.get('payment_txns', txn.id)!;
         if (current.status !== 'pending') return;
-        this.fail(
-          tx,
-          current,
-          'no provider received this transaction; the amount was refunded',
-          'never reached a provider',
-        );
+        this.fail(tx, current, 'no provider received this transaction', 'never reached a provider');
       });
       return;
     }
@@ -621,7 +944,7 @@ export class PaymentEngine {
   ): void {
     const { config } = this.deps;
     const current = tx.get('payment_txns', txn_id);
-    if (current?.status !== 'pending') return;
+    if (!current || !checkable(current)) return;
     const at = tx.now.toISOString();
     const checked: PaymentTxn = {
       ...current,
@@ -652,22 +975,33 @@ export class PaymentEngine {
       tx.now.getTime() - Date.parse(started) >= config.reconcile.not_found_grace_ms
     ) {
       const base = resolveInFlight('unavailable', `by status check: ${answer.message}`);
-      this.fail(
-        tx,
-        base,
-        `${asked} has no record of this transaction; the amount was refunded`,
-        `not found at ${asked}`,
-      );
+      this.fail(tx, base, `${asked} has no record of this transaction`, `not found at ${asked}`);
       return;
     }
     const still =
-      answer?.outcome === 'pending'
+      answer?.outcome === 'pending' || answer?.outcome === 'on_hold'
         ? {
-            ...resolveInFlight('pending', `by status check: ${answer.message}`),
+            ...resolveInFlight(answer.outcome, `by status check: ${answer.message}`),
             provider_ref: answer.provider_ref ?? checked.provider_ref,
           }
         : checked;
-    this.scheduleCheck(tx, still, checked.checks, at);
+    // The provider holds it for a review, or took it up again: the status follows, checks go on.
+    const to =
+      answer?.outcome === 'on_hold' ? 'on_hold' : answer?.outcome === 'pending' ? 'pending' : null;
+    const moved =
+      to !== null && to !== still.status && answer
+        ? this.move(
+            tx,
+            still,
+            to,
+            `${to === 'on_hold' ? 'on hold' : 'processing again'} at ${asked}: ${answer.message}`,
+            {
+              stage: 'awaiting_status',
+              message: `${to === 'on_hold' ? 'on hold' : 'pending'} at ${asked}: ${answer.message}`,
+            },
+          )
+        : still;
+    this.scheduleCheck(tx, moved, checked.checks, at);
   }
 
   /** A status check's final answer (success or failed) settles the transaction. */
@@ -690,12 +1024,16 @@ export class PaymentEngine {
       this.fail(
         tx,
         with_ref,
-        `failed at ${asked}: ${answer.message}; the amount was refunded`,
+        `failed at ${asked}: ${answer.message}`,
         `failed at ${asked} (status check ${count})`,
+        true,
       );
   }
 
-  /** Still pending: the next check after its backoff, or none (stalled) once checks run out. */
+  /**
+   * Still pending (or on hold at the provider): the next check after its backoff; once checks
+   * run out, none, and the transaction goes on hold for an operator (its money stays held).
+   */
   private scheduleCheck(tx: Tx, still: PaymentTxn, checks: PaymentTxn['checks'], at: string): void {
     const { config, logger } = this.deps;
     const stalled = checks.count >= config.reconcile.max_checks;
@@ -714,13 +1052,25 @@ export class PaymentEngine {
         next_at: stalled ? null : new Date(tx.now.getTime() + delay_ms).toISOString(),
       },
     };
-    tx.set('payment_txns', next.id, next);
-    if (stalled)
-      logger.error({
-        msg: 'status checks exhausted; the transaction needs an operator',
-        txn_id: next.id,
-        checks: next.checks.count,
-      });
+    if (!stalled) {
+      tx.set('payment_txns', next.id, next);
+      return;
+    }
+    this.move(
+      tx,
+      next,
+      'on_hold',
+      `status checks exhausted after ${checks.count}; an operator must act`,
+      {
+        stage: 'awaiting_operator',
+        message: `on hold: ${still.provider ?? 'the provider'} gave no final status after ${checks.count} checks; the amount stays held until an operator re-checks or refunds it`,
+      },
+    );
+    logger.error({
+      msg: 'status checks exhausted; the transaction needs an operator',
+      txn_id: next.id,
+      checks: next.checks.count,
+    });
   }
 
   /** The status `asked` gives of `txn`, or why there is none; 'shutdown' when the engine stopped meanwhile. */
@@ -744,19 +1094,38 @@ export class PaymentEngine {
     }
   }
 
-  /** Re-arms status checks of a stalled transaction (admin). */
-  async rearm(txn_id: string): Promise<PaymentTxn> {
-    const next = await this.update(txn_id, (txn) => ({
-      ...txn,
-      checks: {
-        ...txn.checks,
-        stalled: false,
-        count: 0,
-        next_at: this.deps.clock.now().toISOString(),
-      },
-    }));
-    if (next.status === 'pending') this.pending.add(txn_id);
-    return next;
+  /**
+   * Re-arms the status checks of a transaction on hold (or pending with its checks run out, a
+   * row from before holds), at once and from a count of zero: on_hold → pending. Never a
+   * blind refund: only the provider's answer settles it.
+   */
+  recheck(txn_id: string, manual: ManualMove): Promise<PaymentTxn> {
+    return this.manually(txn_id, manual, ['pending', 'on_hold'], (tx, txn) => {
+      const rearmed: PaymentTxn = {
+        ...txn,
+        checks: { ...txn.checks, stalled: false, count: 0, next_at: tx.now.toISOString() },
+      };
+      if (txn.status === 'pending') {
+        const next = {
+          ...rearmed,
+          stage: 'awaiting_status' as const,
+          updated_at: tx.now.toISOString(),
+        };
+        tx.set('payment_txns', next.id, next);
+        this.pending.add(next.id);
+        return next;
+      }
+      return this.move(
+        tx,
+        rearmed,
+        'pending',
+        `status checks re-armed by an operator: ${manual.reason}`,
+        {
+          stage: 'awaiting_status',
+          message: 'pending: status checks re-armed by an operator',
+        },
+      );
+    });
   }
 
   // ---- lifecycle -------------------------------------------------------------------------------
@@ -772,6 +1141,7 @@ export class PaymentEngine {
 
   /** Aborts provider calls in flight (their transactions stay pending) and waits for their commits. */
   async stop(): Promise<void> {
+    for (const off of this.unlisten.splice(0)) off();
     this.shutdown.abort();
     while (this.work.size > 0) await Promise.all([...this.work]);
   }
@@ -781,6 +1151,20 @@ export class PaymentEngine {
     if (!render) throw new Error(`no renderer for ${service}`);
     return render;
   }
+}
+
+/** The reconciler asks providers about these: pending, and on hold at the provider (checks go on). */
+function checkable(txn: PaymentTxn): boolean {
+  return txn.status === 'pending' || (txn.status === 'on_hold' && txn.stage === 'awaiting_status');
+}
+
+function applied(txn: PaymentTxn): EventOutcome {
+  return { txn, applied: true, reason: null };
+}
+
+function eventAttemptOutcome(event: ProviderEvent): Attempt['outcome'] {
+  if (event.outcome === 'reversed') return 'failed';
+  return event.outcome;
 }
 
 function providerRequest(txn: PaymentTxn): ProviderRequest {
@@ -856,6 +1240,9 @@ function newPendingTxn(
     history: [{ status: 'pending', at, note: 'accepted; amount held' }],
     checks: { count: 0, next_at: null, last_at: null, last_result: null, stalled: false },
     postings: { hold: hold_id },
+    // Kept from the first posting on (empty, not absent: absent is a row from before).
+    ledger: [],
+    posting_ids: [],
     refund: null,
     idempotency_key: intent.idempotency_key,
     client_ref: intent.client_ref,

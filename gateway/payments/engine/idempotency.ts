@@ -1,6 +1,8 @@
 // The payment engine's idempotency records: their ids in the store's `idempotency` table and
 // the one rule that says when a record no longer applies. The engine's lookup and the pruner
-// both decide with `idempotencyExpired`, so pruning never changes an answer.
+// both decide with `idempotencyExpired`, so pruning never changes an answer. An answered
+// record is history (the store moves it out of the live document in the commit that records
+// the answer, and `tx.get` finds it there): the pruner only ever sees keys left in flight.
 import type { IdempotencyRecord } from '../../store/state.js';
 
 /**

@@ -11,7 +11,7 @@
 // (no idempotency window) is not given to the pruner at all.
 import type { Logger } from '../../log.js';
 import type { Store, Tx } from '../../store/store.js';
-import type { Row, TableName } from '../../store/state.js';
+import { rowOf, table as tableOf, type Row, type TableName } from '../../store/state.js';
 
 export interface PruneTarget<T extends TableName = TableName> {
   table: T;
@@ -75,7 +75,9 @@ export class Pruner {
             let i = from;
             for (; i < ids.length && deleted < batch_size; i++) {
               const id = ids[i]!;
-              const row = tx.get(table, id);
+              // Live rows only: a row of an archived table that became final is history,
+              // and its id, left dead in the row order, must not be read back from there.
+              const row = rowOf(tableOf(tx.state, table) as Record<string, Row<TableName>>, id);
               if (row === undefined || !target.expired(id, row, tx)) continue;
               tx.del(table, id);
               deleted++;

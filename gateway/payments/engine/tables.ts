@@ -16,15 +16,36 @@ export interface Earning {
   slab: string;
 }
 
-export type TxnStatus = 'pending' | 'success' | 'failed';
+/**
+ * Every status a payment reaches (docs/payments-api.md, "Statuses and transitions"; the one
+ * table of moves is `TRANSITIONS` in transactions.ts). pending, on_hold and refund_pending
+ * are live (the money is held); success, failed, refunded and reversed are final (history),
+ * and only success moves again (reversed).
+ */
+export const TXN_STATUSES = [
+  'pending',
+  'success',
+  'failed',
+  'refund_pending',
+  'refunded',
+  'reversed',
+  'on_hold',
+] as const;
+export type TxnStatus = (typeof TXN_STATUSES)[number];
 
 export interface PaymentTxn {
   id: string;
   account_id: string;
   service: PaymentService;
   status: TxnStatus;
-  /** `submitting`: a request is talking to providers; `awaiting_status`: the reconciler asks; `final`. */
-  stage: 'submitting' | 'awaiting_status' | 'final';
+  /**
+   * `submitting`: a request is talking to providers; `awaiting_status`: the reconciler asks
+   * (pending, or on hold at the provider); `awaiting_operator`: on hold until an operator
+   * acts; `awaiting_consent`: refund_pending until the customer's OTP; `final`.
+   */
+  stage: 'submitting' | 'awaiting_status' | 'awaiting_operator' | 'awaiting_consent' | 'final';
+  /** 1, 2...: the row of a final transaction set final again (a success reversed); absent before. */
+  revision?: number;
   /** Paid to the provider on success. */
   amount_micros: number;
   /** The platform's charges, posted separately to revenue:<service> on success. */
@@ -68,8 +89,29 @@ export interface PaymentTxn {
     /** The distributor's override commission. */
     override?: string;
     refund?: string;
+    reversal?: string;
   };
+  /**
+   * What every posting of this transaction moved, net, per ledger account and per account the
+   * posting belonged to (its `account_id`: the customer, or a distributor whose commission
+   * it is); the hold nets out once it is resolved. Sorted; kept up by the engine with each
+   * step, whatever accounts a step's postings touch. A reversal posts its exact negation.
+   * Absent on rows from before it was kept (`ledgerOf` derives theirs).
+   */
+  ledger?: Array<[owner: string, account: string, micros: number]>;
+  /** Every posting this transaction made, in order (absent on rows from before). */
+  posting_ids?: string[];
   refund: { posting_id: string; amount_micros: number; at: string } | null;
+  /** A success undone later: who reversed it, why, the posting, and what it moved back. */
+  reversal?: {
+    posting_id: string;
+    at: string;
+    by: 'provider' | 'admin';
+    reason: string;
+    /** Back to the customer's wallet (net of the commission taken back); negative when it owes. */
+    wallet_micros: number;
+    commission_micros: number;
+  } | null;
   idempotency_key: string | null;
   client_ref: string | null;
   created_at: string;

@@ -32,24 +32,108 @@ export class TransitionError extends Error {
   override name = 'TransitionError';
 }
 
-/** pending → success | failed; final states never change (a reversal is a new posting, not an edit). */
-export function transition(txn: PaymentTxn, to: TxnStatus, at: string, note: string): PaymentTxn {
-  if (txn.status !== 'pending')
+/**
+ * Every move a transaction's status may make, and nothing else: the one table the engine,
+ * the admin's actions, provider callbacks and the DMT refund all go through (docs/payments-api.md,
+ * "Statuses and transitions", shows it). A live status may also "move" to itself: a note in its
+ * history (accepted by a provider, still on hold), no change of status and no webhook.
+ */
+export const TRANSITIONS: Readonly<Record<TxnStatus, readonly TxnStatus[]>> = {
+  pending: ['pending', 'success', 'failed', 'refund_pending', 'on_hold'],
+  on_hold: ['on_hold', 'pending', 'success', 'failed', 'refund_pending', 'refunded'],
+  refund_pending: ['refunded'],
+  success: ['reversed'],
+  failed: [],
+  refunded: [],
+  reversed: [],
+};
+
+/** Final statuses: the row is history (archived); of them only success moves again. */
+export const FINAL_STATUSES: ReadonlySet<TxnStatus> = new Set([
+  'success',
+  'failed',
+  'refunded',
+  'reversed',
+]);
+
+/** The money of these is back in the wallet (or, refund_pending, on its way back): not a payment that stands. */
+export const UNDONE_STATUSES: ReadonlySet<TxnStatus> = new Set([
+  'failed',
+  'refund_pending',
+  'refunded',
+  'reversed',
+]);
+
+export function canTransition(from: TxnStatus, to: TxnStatus): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+/** Where a live status waits (the stage of the row), unless the caller says otherwise. */
+const WAITS_AT: Partial<Record<TxnStatus, PaymentTxn['stage']>> = {
+  pending: 'awaiting_status',
+  on_hold: 'awaiting_operator',
+  refund_pending: 'awaiting_consent',
+};
+
+/**
+ * The transaction moved to `to`, or a TransitionError when the table does not allow the move.
+ * A final status finalizes the row (a final row finalized again is a new version of it,
+ * `revision` + 1); a live one sets where it waits (`stage`, overridable: an on_hold the
+ * provider reported keeps its status checks, `awaiting_status`). Money is the caller's: this
+ * only decides whether the move is allowed and what the row says.
+ */
+export function transition(
+  txn: PaymentTxn,
+  to: TxnStatus,
+  at: string,
+  note: string,
+  options: { stage?: PaymentTxn['stage'] } = {},
+): PaymentTxn {
+  if (!canTransition(txn.status, to))
     throw new TransitionError(
-      `transaction ${txn.id} is ${txn.status} already; it cannot become ${to}`,
+      `transaction ${txn.id} is ${txn.status}; it cannot become ${to}${TRANSITIONS[txn.status].length === 0 ? ' (final)' : ` (from ${txn.status}: ${TRANSITIONS[txn.status].join(', ')})`}`,
     );
-  if (to === 'pending') {
-    return { ...txn, updated_at: at, history: [...txn.history, { status: 'pending', at, note }] };
+  const history = [...txn.history, { status: to, at, note }];
+  if (FINAL_STATUSES.has(to)) {
+    const again = txn.stage === 'final';
+    return {
+      ...txn,
+      status: to,
+      stage: 'final',
+      updated_at: at,
+      finalized_at: at,
+      checks: { ...txn.checks, next_at: null },
+      history,
+      ...(again ? { revision: (txn.revision ?? 0) + 1 } : {}),
+    };
   }
+  const stage = options.stage ?? (to === txn.status ? txn.stage : WAITS_AT[to]!);
   return {
     ...txn,
     status: to,
-    stage: 'final',
+    stage,
     updated_at: at,
-    finalized_at: at,
-    checks: { ...txn.checks, next_at: null },
-    history: [...txn.history, { status: to, at, note }],
+    history,
+    ...(stage === 'awaiting_status' ? {} : { checks: { ...txn.checks, next_at: null } }),
   };
+}
+
+/**
+ * The answer's sentence for a transaction that is neither a success nor pending: on hold,
+ * failed (refunded, or waiting for the customer's consent), refunded or reversed. `what`:
+ * "recharge", "transfer", "bill payment"...
+ */
+export function settledText(txn: PaymentTxn, what: string): string {
+  switch (txn.status) {
+    case 'on_hold':
+      return `${what} is on hold: ${txn.message}`;
+    case 'refunded':
+      return `${what} refunded: ${txn.message}`;
+    case 'reversed':
+      return `${what} reversed: ${txn.message}`;
+    default:
+      return `${what} failed: ${txn.message}`;
+  }
 }
 
 export function attemptView(attempt: Attempt) {
@@ -108,7 +192,18 @@ export function txnView(txn: PaymentTxn) {
           wallet_history: `/api/wallet/history?txn_id=${txn.id}`,
         }
       : null,
+    reversal: txn.reversal
+      ? {
+          posting_id: txn.reversal.posting_id,
+          at: txn.reversal.at,
+          by: txn.reversal.by,
+          reason: txn.reversal.reason,
+          wallet: microsToUnits(txn.reversal.wallet_micros),
+          commission_taken_back: microsToUnits(txn.reversal.commission_micros),
+        }
+      : null,
     postings: txn.postings,
+    posting_ids: txn.posting_ids ?? null,
   };
 }
 

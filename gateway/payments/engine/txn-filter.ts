@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Store } from '../../store/store.js';
 import type { Page, ReadSnapshot } from '../../store/reads.js';
 import type { Pacer } from '../../store/turns.js';
-import type { PaymentTxn } from './tables.js';
+import { TXN_STATUSES, type PaymentTxn } from './tables.js';
 
 export const SERVICES = ['recharge', 'dmt', 'pan', 'bills'] as const;
 
@@ -33,7 +33,7 @@ const page = {
 
 export const transactionsQuery = z.object({
   service: z.enum(SERVICES).optional(),
-  status: z.enum(['pending', 'success', 'failed']).optional(),
+  status: z.enum(TXN_STATUSES).optional(),
   /** The number, consumer number, account number or PAN; or a transfer's remitter mobile. */
   number: z.string().trim().max(40).optional(),
   txn_id: z.string().trim().max(64).optional(),

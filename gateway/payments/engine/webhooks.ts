@@ -1,6 +1,6 @@
-// Webhooks: each final transaction status is POSTed to the account's URL, signed with
+// Webhooks: each change of a transaction's status is POSTed to the account's URL, signed with
 // `X-AIHub-Signature: hex(HMAC-SHA256(secret, raw body))`. Deliveries are an outbox in the
-// store (enqueued in the same commit that makes the transaction final), retried with capped
+// store (enqueued in the same commit that changes the status), retried with capped
 // exponential backoff up to a bounded number of attempts; every attempt is an API log record.
 import { createHmac, randomBytes } from 'node:crypto';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
@@ -27,14 +27,27 @@ export function sign(secret: string, raw_body: string): string {
   return createHmac('sha256', secret).update(raw_body, 'utf8').digest('hex');
 }
 
-/** Enqueues a delivery for a final transaction (inside that transaction's commit). */
-export function enqueueWebhook(tx: Tx, txn: PaymentTxn): WebhookDelivery | null {
+/**
+ * Enqueues a delivery for a change of a transaction's status, `from` the one it had (inside
+ * that change's commit): `transaction.<status>`, with `previous_status`.
+ */
+export function enqueueWebhook(
+  tx: Tx,
+  txn: PaymentTxn,
+  from: PaymentTxn['status'],
+): WebhookDelivery | null {
   const account = tx.get('accounts', txn.account_id);
   if (!account?.webhook) return null;
   const id = newId('whd');
   const created_at = tx.now.toISOString();
   const event = `transaction.${txn.status}`;
-  const payload = JSON.stringify({ id, event, created_at, data: txnView(txn) });
+  const payload = JSON.stringify({
+    id,
+    event,
+    created_at,
+    previous_status: from,
+    data: txnView(txn),
+  });
   const delivery: WebhookDelivery = {
     id,
     account_id: txn.account_id,
@@ -157,6 +170,19 @@ function publicOnlyLookup(
 }
 
 const MAX_RESPONSE_BYTES = 16 * 1024;
+
+/**
+ * A webhook URL as API logs and reports show it: scheme, host, port and path, without the
+ * userinfo (`user:password@`), the query or the fragment, which may carry credentials.
+ */
+export function loggableUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return '(not a URL)';
+  }
+}
 
 /** POSTs JSON and resolves with the status code; rejects on transport errors, timeouts and (unless allow_private) private addresses. */
 export function postWebhook(
@@ -381,7 +407,8 @@ export class WebhookSender {
       delivery_id: delivery.id,
       event: delivery.event,
       method: 'POST',
-      url,
+      // Never the URL's userinfo or query (a token there would leak into reports): scheme, host, path.
+      url: loggableUrl(url),
       status,
       latency_ms,
       attempt,

@@ -89,6 +89,13 @@ function requireWithinMargin(
 
 type SchemeBody = z.output<typeof schemeBody>;
 
+/**
+ * Schemes a distributor may own: each is a row of the live document (up to 500 slabs), so a
+ * distributor creating schemes in a loop must not grow it without end (issue #26: every table
+ * says what bounds it). Replacing a scheme is always possible.
+ */
+export const MAX_SCHEMES_PER_DISTRIBUTOR = 100;
+
 /** A new scheme: the admin's (owner null) or a distributor's own (within its margin). */
 export function createScheme(
   ctx: Ctx,
@@ -96,7 +103,15 @@ export function createScheme(
   body: SchemeBody,
   audit?: Audit,
 ): Promise<CommissionScheme> {
+  // Outside the transaction: the index is built once, then kept in step with every commit.
+  const by_owner = ctx.store.indexBy('commission_schemes', 'owner_id');
   return ctx.store.transact((tx) => {
+    if (owner_id !== null && by_owner.ids(owner_id).size >= MAX_SCHEMES_PER_DISTRIBUTOR)
+      throw conflict(
+        `a distributor can own at most ${MAX_SCHEMES_PER_DISTRIBUTOR} commission schemes; replace one instead`,
+        'too_many_schemes',
+        'name',
+      );
     const at = tx.now.toISOString();
     const scheme: CommissionScheme = {
       id: newId('sch'),

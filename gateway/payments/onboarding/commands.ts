@@ -1,7 +1,8 @@
 // Onboarding's rules, as commands: sign-ups per client address are limited (a sliding hour);
 // a registration creates the account and its first key in one commit; an eKYC submission is
-// refused while one is under review or after approval, its documents are checked by content,
-// sealed to the data dir before the commit and removed again if the commit fails.
+// refused while one is under review or after approval; its documents, checked by content and
+// sealed to the data dir as they were uploaded, are moved to their places before the commit
+// and removed again if the commit fails.
 import type { z } from 'zod';
 import { createAccount, createApiKey } from '../../accounts/accounts.js';
 import { hashPassword } from '../../accounts/password.js';
@@ -10,12 +11,12 @@ import { RateLimiter } from '../../kernel/rate-limit.js';
 import type { Account } from '../../store/state.js';
 import type { PaymentsContext } from '../context.js';
 import {
-  checkDocuments,
+  discardStaged,
   newSubmission,
+  placeStaged,
   removeDocuments,
-  storeDocuments,
   type KycBody,
-  type UploadedFile,
+  type StagedDocument,
 } from './kyc.js';
 import type { registerBody } from './schemas.js';
 import type { KycSubmission } from '../engine/tables.js';
@@ -28,7 +29,8 @@ export interface OnboardingCommands {
   register(
     body: z.output<typeof registerBody>,
   ): Promise<{ account: Account; key: ReturnType<typeof createApiKey> }>;
-  submitKyc(account_id: string, body: KycBody, files: UploadedFile[]): Promise<KycSubmission>;
+  /** Submits eKYC with the documents staged by the upload (each placed, or discarded on a refusal). */
+  submitKyc(account_id: string, body: KycBody, files: StagedDocument[]): Promise<KycSubmission>;
 }
 
 export function refuseResubmission(status: string | undefined): void {
@@ -71,9 +73,13 @@ export function onboardingCommands(ctx: Ctx): OnboardingCommands {
     },
 
     async submitKyc(account_id, body, files) {
-      const checked = checkDocuments(files);
-      refuseResubmission(store.get('kyc_submissions', account_id)?.status);
-      const documents = storeDocuments(config.data_dir, account_id, checked, ctx.sealer);
+      try {
+        refuseResubmission(store.get('kyc_submissions', account_id)?.status);
+      } catch (error) {
+        discardStaged(files);
+        throw error;
+      }
+      const documents = placeStaged(config.data_dir, files);
       try {
         return await store.transact((tx) => {
           const previous = tx.get('kyc_submissions', account_id);

@@ -1,9 +1,11 @@
 // eKYC: the submission's schema (Aadhaar with Verhoeff, PAN, GSTIN with its mod-36 check),
-// document uploads (multipart, size-, count- and type-limited by content, stored under the
-// data dir), and the views. Only the last four Aadhaar digits are ever stored.
+// document uploads (multipart, size-, count- and type-limited by content, sealed and written
+// under the data dir as they arrive, never held whole in memory), and the views. Only the
+// last four Aadhaar digits are ever stored.
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import Busboy from 'busboy';
 import type { Request } from 'express';
@@ -71,10 +73,22 @@ export const kycBody = z
   });
 export type KycBody = z.output<typeof kycBody>;
 
-export interface UploadedFile {
-  field: (typeof DOCUMENT_FIELDS)[number];
-  filename: string;
-  bytes: Buffer;
+/**
+ * A document as it was streamed to disk while the upload arrived: sealed (AES-256-GCM) in
+ * `temp` (`<path>.part` under the data dir) until the submission is committed, when it is
+ * renamed to its `document.path`. Nothing of an upload is ever held whole in memory.
+ */
+export interface StagedDocument {
+  document: KycDocument;
+  /** The absolute path of the sealed file until it is moved to its place. */
+  temp: string;
+}
+
+/** Where an upload's documents go, and with what they are sealed. */
+export interface UploadPlace {
+  data_dir: string;
+  account_id: string;
+  sealer: Sealer;
 }
 
 /** PDF, PNG or JPEG, decided by the file's first bytes, not by what the client says. */
@@ -90,12 +104,20 @@ export function detectDocumentType(
   return null;
 }
 
-/** Reads a multipart/form-data body: text fields and up to `max_files` files of at most `max_file_bytes`. */
+/** The bytes detectDocumentType needs before it can decide (the PNG signature). */
+const TYPE_BYTES = 8;
+
+/**
+ * Reads a multipart/form-data body: text fields and up to `max_files` files of at most
+ * `max_file_bytes`, each sealed to disk as it arrives (see StagedDocument). On any failure
+ * every file written for it is removed before the promise rejects.
+ */
 export function readMultipart(
   req: Request,
   limits: PaymentsConfig['kyc'],
+  place: UploadPlace,
   tap?: (chunk: Buffer) => void,
-): Promise<{ fields: Record<string, string>; files: UploadedFile[] }> {
+): Promise<{ fields: Record<string, string>; files: StagedDocument[] }> {
   return new Promise((resolve, reject) => {
     let busboy: Busboy.Busboy;
     try {
@@ -106,21 +128,45 @@ export function readMultipart(
     }
     // Field names come from the client: no prototype for `__proto__` or `constructor` to reach.
     const fields: Record<string, string> = Object.create(null);
-    const files: UploadedFile[] = [];
+    /** Each file part's staging, in the order the parts came (the documents keep it). */
+    const writing: Array<Promise<StagedDocument | null>> = [];
     let failed: ApiError | null = null;
     const fail = (error: ApiError) => {
       if (!failed) failed = error;
     };
+    // Once every file part is written (or refused): the first failure, if any, decides.
+    const settle = (error?: unknown) =>
+      void Promise.all(writing).then((staged) => {
+        const files = staged.filter((file): file is StagedDocument => file !== null);
+        error ??= failed;
+        if (error) {
+          discardStaged(files);
+          reject(error);
+        } else resolve({ fields, files });
+      });
     busboy.on('field', (name, value, info) => {
       if (info.valueTruncated)
         fail(badRequest(`${name}: the value is too long`, name, 'invalid_value'));
       else fields[name] = value;
     });
-    busboy.on('file', collectFile(limits, files, fail));
+    busboy.on('file', (name, stream, info) => {
+      // After a refusal the rest of the body is only read to its end: nothing more is written.
+      if (failed) stream.resume();
+      else if (!isDocumentField(name)) {
+        fail(unknownFileField(name));
+        stream.resume();
+      } else
+        writing.push(
+          stageFile(stream, name, info, limits, place).catch((error: ApiError) => {
+            fail(error);
+            return null;
+          }),
+        );
+    });
     watchLimits(busboy, limits, fail);
     busboy.on('error', (error: Error) => {
       req.unpipe(busboy);
-      reject(
+      settle(
         badRequest(
           `the multipart body cannot be read: ${error.message}`,
           null,
@@ -128,14 +174,28 @@ export function readMultipart(
         ),
       );
     });
-    busboy.on('close', () => {
-      if (failed) reject(failed);
-      else resolve({ fields, files });
+    busboy.on('close', () => settle());
+    // A client that leaves mid-upload: the part being written fails, and every file goes.
+    req.once('close', () => {
+      if (!req.complete)
+        busboy.destroy(
+          new Error('the client closed the connection before the upload was complete'),
+        );
     });
     if (tap) req.on('data', tap); // the raw bytes too, for a signed request (attached with the pipe, so both see every chunk)
     req.pipe(busboy);
   });
 }
+
+type DocumentField = (typeof DOCUMENT_FIELDS)[number];
+const isDocumentField = (name: string): name is DocumentField =>
+  (DOCUMENT_FIELDS as readonly string[]).includes(name);
+const unknownFileField = (name: string) =>
+  badRequest(
+    `unknown file field ${name}; use one of ${DOCUMENT_FIELDS.join(', ')}`,
+    name,
+    'unknown_field',
+  );
 
 /** Busboy with this room's limits; a body it cannot even start on is a 400. */
 function openBusboy(req: Request, limits: PaymentsConfig['kyc']): Busboy.Busboy {
@@ -160,45 +220,132 @@ function openBusboy(req: Request, limits: PaymentsConfig['kyc']): Busboy.Busboy 
   }
 }
 
-/** Busboy's 'file' handler: a known document field is collected whole, any other is drained. */
-function collectFile(
+/**
+ * One file part, sealed to disk as it arrives: its first bytes decide its type (415 for
+ * anything but PDF, PNG and JPEG, and nothing is written), then every chunk is hashed,
+ * encrypted and written with the stream's own back-pressure. A refused file is still read to
+ * its end (busboy needs every part consumed) but not written.
+ */
+async function stageFile(
+  stream: Readable,
+  field: DocumentField,
+  info: Busboy.FileInfo,
   limits: PaymentsConfig['kyc'],
-  files: UploadedFile[],
-  fail: (error: ApiError) => void,
-): (name: string, stream: Readable, info: Busboy.FileInfo) => void {
-  return (name, stream, info) => {
-    const chunks: Buffer[] = [];
-    if (!(DOCUMENT_FIELDS as readonly string[]).includes(name)) {
-      fail(
-        badRequest(
-          `unknown file field ${name}; use one of ${DOCUMENT_FIELDS.join(', ')}`,
-          name,
-          'unknown_field',
-        ),
+  place: UploadPlace,
+): Promise<StagedDocument> {
+  let refused: ApiError | null = null;
+  let too_large = false;
+  stream.on('limit', () => (too_large = true));
+  let head: Buffer = Buffer.alloc(0);
+  let writer: SealedWriter | null = null;
+  const begin = async () => {
+    const type = detectDocumentType(head);
+    if (!type) {
+      refused = new ApiError(
+        415,
+        'unsupported_document_type',
+        `${field}: only PDF, PNG and JPEG documents are accepted`,
+        field,
       );
-      stream.resume();
       return;
     }
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.on('limit', () =>
-      fail(
-        new ApiError(
-          413,
-          'document_too_large',
-          `${name}: the file is larger than the limit of ${limits.max_file_bytes} bytes`,
-          name,
-        ),
-      ),
-    );
-    stream.on('close', () => {
-      files.push({
-        field: name as UploadedFile['field'],
-        filename: (info.filename ?? 'document').slice(0, 200),
-        bytes: Buffer.concat(chunks),
-      });
-    });
+    writer = await SealedWriter.open(place, newId('doc'), type);
+    await writer.write(head);
   };
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      if (refused || too_large) continue; // read to the end, write nothing more
+      if (writer) await (writer as SealedWriter).write(chunk);
+      else {
+        head = Buffer.concat([head, chunk]);
+        if (head.length >= TYPE_BYTES) await begin();
+      }
+    }
+    if (!refused && !too_large && !writer && head.length > 0) await begin();
+    if (too_large)
+      refused = new ApiError(
+        413,
+        'document_too_large',
+        `${field}: the file is larger than the limit of ${limits.max_file_bytes} bytes`,
+        field,
+      );
+    if (!refused && !writer)
+      refused = badRequest(`${field}: the file is empty`, field, 'empty_document');
+    if (refused) throw refused;
+    return await writer!.finish(field, info.filename ?? 'document');
+  } catch (error) {
+    await (writer as SealedWriter | null)?.discard();
+    throw error;
+  }
 }
+
+/** A document's sealed file, written as it streams (see Sealer.sealingStream), then fsynced. */
+class SealedWriter {
+  private constructor(
+    readonly id: string,
+    readonly type: { content_type: string; extension: string },
+    /** Relative to the data dir: where the document lives once submitted. */
+    readonly path: string,
+    readonly temp: string,
+    private readonly file: FileHandle,
+    private readonly seal: ReturnType<Sealer['sealingStream']>,
+  ) {}
+
+  private readonly hash = createHash('sha256');
+  private size = 0;
+
+  static async open(
+    place: UploadPlace,
+    id: string,
+    type: { content_type: string; extension: string },
+  ): Promise<SealedWriter> {
+    const relative_dir = join(KYC_DIR, place.account_id);
+    mkdirSync(join(place.data_dir, relative_dir), { recursive: true, mode: 0o700 });
+    const path = join(relative_dir, `${id}.${type.extension}`);
+    const temp = join(place.data_dir, `${path}${PART}`);
+    const file = await open(temp, 'wx', 0o600);
+    const seal = place.sealer.sealingStream(documentAad(path));
+    const writer = new SealedWriter(id, type, path, temp, file, seal);
+    await file.write(seal.head);
+    return writer;
+  }
+
+  async write(plain: Buffer): Promise<void> {
+    this.size += plain.length;
+    this.hash.update(plain);
+    await this.file.write(this.seal.update(plain));
+  }
+
+  /** Writes the GCM tag into its place and fsyncs: the document, staged under `temp`. */
+  async finish(field: DocumentField, filename: string): Promise<StagedDocument> {
+    const { rest, tag } = this.seal.final();
+    await this.file.write(rest);
+    await this.file.write(tag, 0, tag.length, this.seal.tag_offset);
+    await this.file.sync();
+    await this.file.close();
+    return {
+      temp: this.temp,
+      document: {
+        id: this.id,
+        kind: field.replace(/_document$/, ''),
+        filename: filename.slice(0, 200),
+        content_type: this.type.content_type,
+        size_bytes: this.size,
+        sha256: this.hash.digest('hex'),
+        path: this.path,
+      },
+    };
+  }
+
+  async discard(): Promise<void> {
+    await this.file.close().catch(() => {});
+    rmSync(this.temp, { force: true });
+  }
+}
+
+const KYC_DIR = 'kyc-documents';
+/** The suffix of a document still being uploaded (or of one whose submission was not committed). */
+const PART = '.part';
 
 /** Busboy's count limits (files, fields, parts), each a clear error rather than a silent cut. */
 function watchLimits(
@@ -219,64 +366,20 @@ function watchLimits(
   busboy.on('partsLimit', () => fail(badRequest('too many form parts', null, 'too_many_fields')));
 }
 
-export function checkDocuments(
-  files: UploadedFile[],
-): Array<UploadedFile & { content_type: string; extension: string }> {
-  return files.map((file) => {
-    if (file.bytes.length === 0)
-      throw badRequest(`${file.field}: the file is empty`, file.field, 'empty_document');
-    const type = detectDocumentType(file.bytes);
-    if (!type)
-      throw new ApiError(
-        415,
-        'unsupported_document_type',
-        `${file.field}: only PDF, PNG and JPEG documents are accepted`,
-        file.field,
-      );
-    return { ...file, ...type };
-  });
+/** Removes staged documents that will not be submitted (a refused or failed request). */
+export function discardStaged(files: readonly StagedDocument[]): void {
+  for (const file of files) rmSync(file.temp, { force: true });
 }
 
-/** Writes documents sealed (AES-256-GCM) and durably (fsync file and directory), readable by the gateway user only. */
-export function storeDocuments(
-  data_dir: string,
-  account_id: string,
-  files: ReturnType<typeof checkDocuments>,
-  sealer: Sealer,
-): KycDocument[] {
-  if (files.length === 0) return [];
-  const relative_dir = join('kyc-documents', account_id);
-  const dir = join(data_dir, relative_dir);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const documents: KycDocument[] = [];
-  try {
-    for (const file of files) {
-      const id = newId('doc');
-      const path = join(relative_dir, `${id}.${file.extension}`);
-      const fd = openSync(join(data_dir, path), 'wx', 0o600);
-      try {
-        const sealed = sealer.sealBytes(file.bytes, documentAad(path));
-        for (let at = 0; at < sealed.length;) at += writeSync(fd, sealed, at, sealed.length - at);
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      documents.push({
-        id,
-        kind: file.field.replace(/_document$/, ''),
-        filename: file.filename,
-        content_type: file.content_type,
-        size_bytes: file.bytes.length,
-        sha256: createHash('sha256').update(file.bytes).digest('hex'),
-        path,
-      });
-    }
-    fsyncDirectory(dir);
-  } catch (error) {
-    removeDocuments(data_dir, documents);
-    throw error;
-  }
-  return documents;
+/**
+ * Moves staged documents to their places, durably (the renames, then the directory fsynced),
+ * before the submission that names them is committed.
+ */
+export function placeStaged(data_dir: string, files: readonly StagedDocument[]): KycDocument[] {
+  for (const file of files) renameSync(file.temp, join(data_dir, file.document.path));
+  const dirs = new Set(files.map((file) => dirname(join(data_dir, file.document.path))));
+  for (const dir of dirs) fsyncDirectory(dir);
+  return files.map((file) => file.document);
 }
 
 export function removeDocuments(data_dir: string, documents: KycDocument[]): void {

@@ -3,6 +3,7 @@
 import { microsToUnits } from '../../util/money.js';
 import type { Operator } from '../config.js';
 import { txnAnswer, type Answer } from '../engine/engine.js';
+import { settledText } from '../engine/transactions.js';
 import type { PaymentTxn } from '../engine/tables.js';
 
 export function operatorView(operator: Operator) {
@@ -25,7 +26,7 @@ export function renderRecharge(txn: PaymentTxn, balance_micros: number): Answer 
       ? `recharge of ${amount} to ${txn.subject} successful`
       : txn.status === 'pending'
         ? `recharge of ${amount} to ${txn.subject} is pending; the final status follows by status check and webhook`
-        : `recharge failed: ${txn.message}`;
+        : settledText(txn, 'recharge');
   return txnAnswer(txn, message, {
     txn_id: txn.id,
     operator: txn.details.operator,

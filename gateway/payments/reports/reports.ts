@@ -7,6 +7,7 @@
 // (store/turns.ts), which stops them when the report's client goes away. Every report reads through the store's read interface
 // (`store.reads`): the rows in its date range, found through the history indexes, never a
 // pass over the whole history.
+import { ledgerOf } from '../engine/ledger-effect.js';
 import type { Store } from '../../store/store.js';
 import type {
   LogSelect,
@@ -22,8 +23,7 @@ import type { PaymentService } from '../../providers/types.js';
 import { microsToUnits } from '../../util/money.js';
 import { transactionChunks, type TransactionFilter } from '../engine/txn-filter.js';
 import type { PaymentTxn } from '../engine/tables.js';
-import { TDS_ACCOUNT } from '../engine/settle.js';
-import { taxEntries } from '../engine/tax.js';
+import { loggableUrl } from '../engine/webhooks.js';
 
 export const REPORTS = ['transactions', 'commissions', 'wallet', 'api-logs', 'ai-usage'] as const;
 export type ReportName = (typeof REPORTS)[number];
@@ -204,36 +204,35 @@ export async function* transactionRows(
     yield txns.map((t) => txnRow(t, showAccount(scope)));
 }
 
+/** A customer's own ledger accounts (its wallet, its holds, what it owes): not the platform's. */
+const CUSTOMER_ACCOUNT = /^(wallet|hold|receivable):/;
+
 /**
- * What a successful transaction moved, per ledger account other than the wallets: the amount
- * to its `pay_to` and the charges to revenue (each fee's GST to its own accounts), the
- * commission and the override from their expense accounts with their TDS to tds:194h.
+ * What a transaction moved, per ledger account other than the customers' own (their wallets,
+ * holds and debts): the sum of every posting it made (engine/ledger-effect.ts; for rows from
+ * before that was kept, what the engine then posted): the amount to its `pay_to`, the charges
+ * to revenue (each fee's GST to its own accounts), the commission and the override from their
+ * expense accounts with their TDS to tds:194h; a reversed one nets to nothing.
  */
 export function txnLedgerEffect(txn: PaymentTxn): Array<[string, number]> {
-  const effect: Array<[string, number]> = [];
-  const fee_in_amount = txn.pay_to.startsWith('revenue:');
-  if (txn.tax && fee_in_amount) effect.push(...taxEntries(txn.pay_to, txn.tax));
-  else effect.push([txn.pay_to, txn.amount_micros]);
-  if (txn.charges_micros > 0) {
-    const revenue = `revenue:${txn.service}`;
-    if (txn.tax && !fee_in_amount) effect.push(...taxEntries(revenue, txn.tax));
-    else effect.push([revenue, txn.charges_micros]);
-  }
-  if (txn.commission_micros > 0) {
-    effect.push([`commission:${txn.service}`, -txn.commission_micros]);
-    if (txn.earning?.tds_micros) effect.push([TDS_ACCOUNT, txn.earning.tds_micros]);
-  }
-  if (txn.override && txn.override.gross_micros > 0) {
-    effect.push([`override:${txn.service}`, -txn.override.gross_micros]);
-    if (txn.override.tds_micros) effect.push([TDS_ACCOUNT, txn.override.tds_micros]);
-  }
-  return effect;
+  const net = new Map<string, number>();
+  for (const [, account, micros] of ledgerOf(txn))
+    if (!CUSTOMER_ACCOUNT.test(account)) net.set(account, (net.get(account) ?? 0) + micros);
+  return [...net].filter(([, micros]) => micros !== 0);
 }
 
 /** The transactions report's totals, folded one transaction at a time. */
 class TxnTotals {
   count = 0;
-  private readonly by_status = { success: 0, pending: 0, failed: 0 };
+  private readonly by_status: Record<PaymentTxn['status'], number> = {
+    success: 0,
+    pending: 0,
+    failed: 0,
+    on_hold: 0,
+    refund_pending: 0,
+    refunded: 0,
+    reversed: 0,
+  };
   private readonly success = { amount: 0, charges: 0, commission: 0, tds: 0 };
   private held = 0;
   private refunded = 0;
@@ -254,8 +253,11 @@ class TxnTotals {
       commission: 0,
     });
     service.count++;
-    if (txn.status === 'pending') this.held += txn.amount_micros + txn.charges_micros;
-    else if (txn.status === 'failed') this.refunded += txn.refund?.amount_micros ?? 0;
+    // What the transaction moved for the platform (not the customers' own accounts): a
+    // reversed one nets to nothing, a success what its postings moved, whatever accounts.
+    for (const [account, micros] of txnLedgerEffect(txn)) this.post(account, micros);
+    if (txn.stage !== 'final') this.held += txn.amount_micros + txn.charges_micros;
+    else if (txn.status !== 'success') this.refunded += txn.refund?.amount_micros ?? 0;
     else {
       this.success.amount += txn.amount_micros;
       this.success.charges += txn.charges_micros;
@@ -265,12 +267,13 @@ class TxnTotals {
       service.amount += txn.amount_micros;
       service.charges += txn.charges_micros;
       service.commission += txn.commission_micros;
-      for (const [account, amount] of txnLedgerEffect(txn)) this.post(account, amount);
     }
   }
 
   private post(account: string, amount: number): void {
-    this.ledger.set(account, (this.ledger.get(account) ?? 0) + amount);
+    const total = (this.ledger.get(account) ?? 0) + amount;
+    if (total === 0) this.ledger.delete(account);
+    else this.ledger.set(account, total);
   }
 
   result(): Record<string, unknown> {
@@ -616,13 +619,16 @@ const apiLogSelect = (filter: ApiLogFilter, scope: Scope): LogSelect => ({
   as_of: scope.as_of,
 });
 
+const loggedUrl = (url: string | null) => (url === null ? '' : loggableUrl(url));
+
 function apiLogRow(record: HistoryRecord, scope: Scope): Row {
   return {
     ...(showAccount(scope) ? { account_id: text(record.account_id) } : {}),
     ts: record.ts,
     direction: text(record.direction) ?? 'inbound',
     method: text(record.method),
-    path: text(record.path) ?? text(record.url) ?? '',
+    // Outbound rows written before their URL was logged without userinfo and query show it so.
+    path: text(record.path) ?? loggedUrl(text(record.url)),
     status: typeof record.status === 'number' ? record.status : null,
     latency_ms: typeof record.latency_ms === 'number' ? record.latency_ms : null,
     ip: text(record.ip),

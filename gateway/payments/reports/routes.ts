@@ -1,9 +1,11 @@
 // GET /api/reports/:report (the caller's account) and GET /admin/reports/:report (any or
 // every account), as JSON or, with `?format=csv`, as CSV of the same rows. A CSV without
-// page/limit holds every matching row up to `reports.csv_max_rows`; with them, the same page.
+// page/limit holds every matching row (as many as X-Total-Count says); with them, the same
+// page (a limit of at most `reports.csv_max_rows`).
 // A CSV is streamed as its rows are read (its total counted first, for X-Total-Count, both
 // passes as of one snapshot of the history), and a report whose client goes away is dropped
 // from the queue, or stopped at its next turn.
+import { TXN_STATUSES, type TxnStatus } from '../engine/tables.js';
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Router, type Request, type Response } from 'express';
@@ -46,7 +48,7 @@ function searchNumber(raw: string | undefined): string | undefined {
 }
 
 const STATUS_BY_REPORT: Record<ReportName, z.ZodType<string | undefined>> = {
-  transactions: z.enum(['pending', 'success', 'failed']).optional(),
+  transactions: z.enum(TXN_STATUSES).optional(),
   commissions: z.enum(['success']).optional(),
   wallet: z.never({ error: 'does not apply to the wallet report' }).optional(),
   'api-logs': z
@@ -61,14 +63,24 @@ const AI_PROTOCOLS = ['chat', 'responses', 'messages', 'embeddings', 'completion
 
 /**
  * The reports of one gateway in flight: per account (`admin` for administrators' reports),
- * running and queued together, and gateway-wide, `reports.max_running` running and at most
- * `reports.max_queued` waiting for them, first come first served.
+ * running and waiting together, at most `reports.max_concurrent_per_account`; and
+ * gateway-wide, `reports.max_running` running and at most `reports.max_queued` waiting for
+ * them. Shared fairly: a freed slot goes to the waiting report whose account runs the fewest
+ * reports now (an account with none first; among equals, the one that waited longest), and a
+ * download stalled on its client (waiting for 'drain') keeps its slot only until a report of
+ * another account needs one: then that report takes it at once, and the download waits its
+ * turn again when its client reads on. So neither one account's reports nor downloads nobody
+ * reads can keep another account's report waiting.
  */
 class ReportSlots {
   readonly per_account = new Map<string, number>();
+  /** Running now (slots held, stalled downloads included), per account. */
+  readonly running_by = new Map<string, number>();
   running = 0;
-  /** Each waiting report's start: called with the slot a finished report hands over. */
-  readonly queue: Array<() => void> = [];
+  /** Each waiting report: whose it is, and its start (called once it holds a slot). */
+  readonly queue: Array<{ who: string; start: () => void }> = [];
+  /** Running downloads stalled on their client: each gives its slot up when asked (`release`). */
+  readonly stalled: Array<{ who: string; release: () => void }> = [];
   /** A moving mean of reports' durations (ms), for the Retry-After of a refusal. */
   mean_ms = 1_000;
   /** Reports that got a slot and ran (or began to). */
@@ -77,6 +89,74 @@ class ReportSlots {
   cancelled = { queued: 0, running: 0 };
   /** CSV downloads waiting now for their client to take what was written ('drain'). */
   readonly waiting_client = { count: 0 };
+
+  runningOf(who: string): number {
+    return this.running_by.get(who) ?? 0;
+  }
+
+  private count(who: string, by: 1 | -1): void {
+    const n = this.runningOf(who) + by;
+    if (n <= 0) this.running_by.delete(who);
+    else this.running_by.set(who, n);
+  }
+
+  /** `who` holds one more running slot. */
+  take(who: string): void {
+    this.running++;
+    this.count(who, 1);
+  }
+
+  /** The waiting report that gets the next slot (fewest running first, then the oldest), or -1. */
+  private fairest(except?: string): number {
+    let best = -1;
+    this.queue.forEach((entry, i) => {
+      if (entry.who === except) return;
+      if (best === -1 || this.runningOf(entry.who) < this.runningOf(this.queue[best]!.who))
+        best = i;
+    });
+    return best;
+  }
+
+  /** `who` gives a running slot back; free slots go to the waiting reports, fairly. */
+  give(who: string, max_running: number): void {
+    this.running--;
+    this.count(who, -1);
+    while (this.running < max_running && this.queue.length > 0) {
+      const [next] = this.queue.splice(this.fairest(), 1);
+      this.take(next!.who);
+      next!.start();
+    }
+  }
+
+  /** `from`'s slot passes to the fairest waiting report of another account: true when one waited. */
+  handOver(from: string): boolean {
+    const at = this.fairest(from);
+    if (at === -1) return false;
+    const [next] = this.queue.splice(at, 1);
+    this.count(from, -1);
+    this.count(next!.who, 1);
+    next!.start();
+    return true;
+  }
+
+  /** A slot for `who` taken from a download of another account stalled on its client: true when there was one. */
+  takeStalled(who: string): boolean {
+    const at = this.stalled.findIndex((entry) => entry.who !== who);
+    if (at === -1) return false;
+    const [victim] = this.stalled.splice(at, 1);
+    victim!.release();
+    this.count(victim!.who, -1);
+    this.count(who, 1);
+    return true;
+  }
+}
+
+/** A report's running slot, as a download uses it while its client takes nothing. */
+export interface ReportSlot {
+  /** The download waits for its client: its slot may go to another account's waiting report. */
+  stall(): void;
+  /** The client reads on: the download holds a slot again (waiting its fair turn if it gave it up). */
+  unstall(): Promise<void>;
 }
 
 const slots_by_context = new WeakMap<PaymentsContext, ReportSlots>();
@@ -188,7 +268,7 @@ const tooMany = (message: string, retry_after_s: number) =>
 export async function withReportSlot<T>(
   ctx: PaymentsContext,
   who: string,
-  fn: () => Promise<T>,
+  fn: (slot: ReportSlot) => Promise<T>,
   signal?: AbortSignal,
 ): Promise<T> {
   signal?.throwIfAborted();
@@ -200,7 +280,9 @@ export async function withReportSlot<T>(
       `${now_running} reports of this account are running, the most allowed at once; retry when one is done`,
       1,
     );
-  if (slots.running >= limits.max_running && slots.queue.length >= limits.max_queued) {
+  const free = () =>
+    slots.running < limits.max_running || slots.stalled.some((entry) => entry.who !== who);
+  if (!free() && slots.queue.length >= limits.max_queued) {
     // The queue's wait, from the mean report: every slot works through its share of it.
     const wait_s = (slots.mean_ms * (slots.queue.length + 1)) / limits.max_running / 1000;
     throw tooMany(
@@ -209,22 +291,26 @@ export async function withReportSlot<T>(
     );
   }
   slots.per_account.set(who, now_running + 1);
+  // A slot now (a free one, or one a stalled download of another account gives up), else a
+  // place in the queue. Waiting again after a stall, a client that leaves counts as running.
+  const acquire = async (first: boolean) => {
+    if (slots.running < limits.max_running) slots.take(who);
+    else if (!slots.takeStalled(who)) await waitInQueue(slots, who, signal, first);
+  };
   try {
-    if (slots.running < limits.max_running) slots.running++;
-    else await waitInQueue(slots, signal);
+    await acquire(true);
+    const slot = heldSlot(slots, who, () => acquire(false));
     slots.started++;
     const started = performance.now();
     try {
-      return await fn();
+      return await fn(slot);
     } catch (error) {
       if (signal?.aborted || error instanceof ClientGoneError) slots.cancelled.running++;
       throw error;
     } finally {
       slots.mean_ms = 0.8 * slots.mean_ms + 0.2 * (performance.now() - started);
-      // The slot goes to the first report waiting, or back to the gateway.
-      const next = slots.queue.shift();
-      if (next) next();
-      else slots.running--;
+      // The slot goes to a waiting report (fairly: see ReportSlots), or back to the gateway.
+      if (slot.end()) slots.give(who, limits.max_running);
     }
   } finally {
     const left = (slots.per_account.get(who) ?? 1) - 1;
@@ -233,20 +319,70 @@ export async function withReportSlot<T>(
   }
 }
 
-/** Waits in the queue until a finished report hands its slot over, or leaves it when `signal` aborts. */
-function waitInQueue(slots: ReportSlots, signal: AbortSignal | undefined): Promise<void> {
+/**
+ * The slot `who`'s report holds, as its download stalls and goes on: stalled, it is listed
+ * for another account's report to take (or handed over at once to one that waits); going
+ * on, it takes a slot again with `reacquire` if it lost its own. `end` says whether it still
+ * holds one to give back.
+ */
+function heldSlot(
+  slots: ReportSlots,
+  who: string,
+  reacquire: () => Promise<void>,
+): ReportSlot & { end(): boolean } {
+  let held = true;
+  let stalled: { who: string; release: () => void } | null = null;
+  const unlist = () => {
+    const at = stalled ? slots.stalled.indexOf(stalled) : -1;
+    if (at !== -1) slots.stalled.splice(at, 1);
+    stalled = null;
+  };
+  return {
+    stall() {
+      if (!held || stalled) return;
+      if (slots.handOver(who))
+        held = false; // another account waits: its turn now
+      else
+        slots.stalled.push((stalled = { who, release: () => ((held = false), (stalled = null)) }));
+    },
+    async unstall() {
+      unlist();
+      if (held) return;
+      await reacquire();
+      held = true;
+    },
+    end() {
+      unlist();
+      return held;
+    },
+  };
+}
+
+/**
+ * Waits in the queue until a slot is handed over (see ReportSlots), or leaves it when
+ * `signal` aborts.
+ */
+function waitInQueue(
+  slots: ReportSlots,
+  who: string,
+  signal: AbortSignal | undefined,
+  count_cancel: boolean,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const leave = () => {
-      const at = slots.queue.indexOf(start);
+      const at = slots.queue.indexOf(entry);
       if (at !== -1) slots.queue.splice(at, 1);
-      slots.cancelled.queued++;
+      if (count_cancel) slots.cancelled.queued++;
       reject(signal!.reason as Error);
     };
-    const start = () => {
-      signal?.removeEventListener('abort', leave);
-      resolve();
+    const entry = {
+      who,
+      start: () => {
+        signal?.removeEventListener('abort', leave);
+        resolve();
+      },
     };
-    slots.queue.push(start);
+    slots.queue.push(entry);
     signal?.addEventListener('abort', leave, { once: true });
   });
 }
@@ -282,7 +418,8 @@ function parseReportQuery(ctx: PaymentsContext, report: ReportName, raw: Record<
     );
   const paging = {
     page: query.page ?? 1,
-    limit: query.limit ?? (csv && query.page === undefined ? max : 50),
+    // A whole download is every row, streamed (never cut short of its X-Total-Count).
+    limit: query.limit ?? (csv && query.page === undefined ? Number.MAX_SAFE_INTEGER : 50),
     order: query.order,
   };
   return { query, paging, number: searchNumber(query.number ?? query.mobile) };
@@ -337,7 +474,7 @@ function planReport(
     case 'transactions': {
       const txns = {
         ...filter,
-        status: query.status as 'pending' | 'success' | 'failed' | undefined,
+        status: query.status as TxnStatus | undefined,
       };
       plan = {
         run: (p, pacer) => reportTransactions(store, txns, p, scope, pacer),
@@ -389,6 +526,8 @@ export interface Download {
   stall_ms: number;
   /** Counts the downloads waiting for their client now (for /metrics). */
   waiting?: { count: number };
+  /** The download's report slot: another account's report may take it while the client takes nothing. */
+  slot?: ReportSlot;
 }
 
 /**
@@ -404,7 +543,7 @@ export interface Download {
  */
 export async function streamCsv(
   res: Response,
-  { pacer, signal, stall_ms, waiting }: Download,
+  { pacer, signal, stall_ms, waiting, slot }: Download,
   name: string,
   columns: readonly string[],
   batches: AsyncIterable<Row[]>,
@@ -419,6 +558,7 @@ export async function streamCsv(
       // The next batch is read only once the last one has left (never while `res` pushes back).
       if (!ready) {
         pacer.end();
+        slot?.stall(); // a client that takes nothing keeps no other account's report waiting
         if (waiting) waiting.count++;
         let moved: boolean;
         try {
@@ -429,6 +569,7 @@ export async function streamCsv(
         signal.throwIfAborted();
         if (!moved)
           throw new ClientGoneError(`the client took none of the download for ${stall_ms} ms`);
+        await slot?.unstall(); // a slot again (its fair turn, if it gave its own up) before it reads on
       }
       const step = await reader.next();
       if (step.done) break;
@@ -466,7 +607,7 @@ export async function serveReport(
   // pass and rows pass see the same rows, so X-Total-Count is exactly the rows sent.
   const as_of = ctx.store.reads.snapshot();
   const { query, paging, plan } = planReport(ctx, report, raw, { ...scope, as_of });
-  await reportForClient(ctx, req, res, slotOwner(scope), async (pacer, signal) => {
+  await reportForClient(ctx, req, res, slotOwner(scope), async (pacer, signal, slot) => {
     if (query.format === 'csv') {
       const counted = await plan.run({ ...paging, limit: 0 }, pacer);
       res.setHeader('X-Total-Count', String(counted.total));
@@ -475,6 +616,7 @@ export async function serveReport(
         signal,
         stall_ms: ctx.settings.reports.client_stall_ms,
         waiting: slotsOf(ctx).waiting_client,
+        slot,
       };
       await streamCsv(res, download, report, counted.columns, plan.rows(paging, pacer));
       return;
@@ -499,14 +641,14 @@ export async function reportForClient<T>(
   req: IncomingMessage,
   res: Response,
   who: string,
-  fn: (pacer: Pacer, signal: AbortSignal) => Promise<T>,
+  fn: (pacer: Pacer, signal: AbortSignal, slot: ReportSlot) => Promise<T>,
 ): Promise<T | null> {
   const signal = clientGone(req, res);
-  const run = async () => {
+  const run = async (slot: ReportSlot) => {
     const pacer = ctx.store.reads.turns.pacer(signal);
     try {
       await ctx.store.readDurable();
-      return await fn(pacer, signal);
+      return await fn(pacer, signal, slot);
     } finally {
       pacer.end();
     }

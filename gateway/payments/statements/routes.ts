@@ -32,7 +32,7 @@ const FORMAT = z.enum(['json', 'csv', 'pdf']).default('json');
 /** The most rows a PDF statement lists (about 60 pages); its CSV lists every one. */
 const PDF_MAX_ROWS = 3_000;
 
-const monthQuery = z
+export const monthQuery = z
   .strictObject({
     month: z.string().regex(MONTH, 'must be YYYY-MM').optional(),
     from_month: z.string().regex(MONTH, 'must be YYYY-MM').optional(),
@@ -66,7 +66,7 @@ const monthQuery = z
     return { period: monthsPeriod(from, to), format: q.format, account_id: q.account_id };
   });
 
-const quarterQuery = z
+export const quarterQuery = z
   .strictObject({
     fy: z
       .string()

@@ -716,6 +716,16 @@ export class CacheTx implements Tx {
   post(posting: Posting): void {
     this.cache.post(this.run, posting);
   }
+  /** The postings this run made (its ops in order: a posting a miss cut short is not there). */
+  private postings(): Posting[] {
+    return this.run.ops.flatMap((op) => (op.o === 'post' ? [op.p] : []));
+  }
+  get posting_count(): number {
+    return this.postings().length;
+  }
+  postingsSince(from: number): Posting[] {
+    return this.postings().slice(from);
+  }
   history(record: HistoryRecord): void {
     this.cache.history(this.run, record);
   }

@@ -21,6 +21,7 @@ import {
 } from '../state.js';
 import { JOURNAL_DIR, loadState } from '../store.js';
 import { checkBooks, trackHold, type VerifyReport } from '../verify.js';
+import { checkPostingTaxes, checkRecordEnd } from '../ledger-rules.js';
 import type { RunOp } from './cache.js';
 import { collectOps, type CommitBatch } from './commit.js';
 import { SEP, isCustomerBalance } from './keys.js';
@@ -113,16 +114,24 @@ async function verifyIn(client: pg.PoolClient): Promise<PgVerifyReport> {
   const replayed = emptyState(new Date(0).toISOString());
   const hold_steps = new Map<string, 'open' | 'resolved'>();
   let postings = 0;
-  for await (const rows of pages<{ n: string; posting: import('../state.js').Posting }>(
-    client,
-    (after) => ({
-      sql: 'SELECT p.n::text AS n, p.posting FROM aihub.postings p WHERE p.n > $1::bigint ORDER BY p.n LIMIT 5000',
-      params: [after],
-    }),
-  )) {
-    for (const { n, posting } of rows) {
+  // The postings of one commit statement share its transaction id: the ledger's rules that
+  // hold after every commit (network:transfers back at zero) are checked where it changes.
+  let commit_xid: string | null = null;
+  for await (const rows of pages<{
+    n: string;
+    xid: string;
+    posting: import('../state.js').Posting;
+  }>(client, (after) => ({
+    sql: 'SELECT p.n::text AS n, p.xid::text AS xid, p.posting FROM aihub.postings p WHERE p.n > $1::bigint ORDER BY p.n LIMIT 5000',
+    params: [after],
+  }))) {
+    for (const { n, xid, posting } of rows) {
+      if (commit_xid !== null && xid !== commit_xid)
+        checkRecordEnd(replayed.balances, Number(n) - 1, breach);
+      commit_xid = xid;
       postings++;
       trackHold(hold_steps, posting, Number(n), breach);
+      checkPostingTaxes(posting, Number(n), breach);
       let sum = 0;
       for (const [account, amount] of posting.entries) {
         if (!Number.isSafeInteger(amount)) breach(`posting ${posting.id}: amount ${amount}`);
@@ -132,6 +141,7 @@ async function verifyIn(client: pg.PoolClient): Promise<PgVerifyReport> {
       if (sum !== 0) breach(`posting ${posting.id} does not balance: entries sum to ${sum}`);
     }
   }
+  if (commit_xid !== null) checkRecordEnd(replayed.balances, postings, breach);
   for (const name of Object.keys(replayed.balances))
     if (replayed.balances[name] === 0) delete replayed.balances[name];
   checkBooks(loaded, replayed, hold_steps, breach);

@@ -15,7 +15,7 @@ import {
   type WebContext,
 } from '../context.js';
 import { formatTimestamp } from '../format.js';
-import { html } from '../html.js';
+import { html, raw } from '../html.js';
 import { csrfField, type Notice } from '../layout.js';
 import { callPaymentsAdmin, streamPaymentsAdmin } from '../payments-bridge.js';
 import { sessionBinding, type CurrentSession } from '../sessions.js';
@@ -65,6 +65,7 @@ const whitelistForm = z.object({
       (list) => list.length <= MAX_WHITELIST_ENTRIES,
       `At most ${MAX_WHITELIST_ENTRIES} entries`,
     ),
+  force: z.literal('on').optional(),
 });
 const docParam = z.string().regex(/^doc_[0-9a-f]{24}$/);
 
@@ -104,6 +105,7 @@ function whitelistSection(input: AccountSectionInput) {
 ${csrfField(csrf)}
 <div class="field"><label for="ips">Addresses allowed to call the payments API<span class="hint" id="ips-hint">One address or CIDR range per line (203.0.113.7, 10.0.0.0/8, 2001:db8::/32). Empty: any address.</span></label>
 <textarea id="ips" name="ips" rows="4"${invalidAttrs(errors, 'ips', 'ips-hint')}>${value}</textarea>${fieldError(errors, 'ips')}</div>
+<div class="field"><label><input type="checkbox" name="force"${input.form === 'ip-whitelist' && input.values.force === 'on' ? raw(' checked') : ''}> Allow very wide ranges (wider than the configured minimum prefix)</label></div>
 <button type="submit" class="secondary">Save whitelist</button>
 </form>
 </section>`;
@@ -247,6 +249,7 @@ export function paymentsAdminRoutes(ctx: WebContext, router: Router): void {
     try {
       await callPaymentsAdmin(ctx, req, res, 'PUT', `/accounts/${account.id}/ip-whitelist`, {
         ips: parsed.data.ips,
+        ...(parsed.data.force ? { force: true } : {}),
       });
     } catch (error) {
       const message = errorText(error);

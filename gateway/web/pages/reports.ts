@@ -242,7 +242,7 @@ function reportBody(
       ? ['2xx', '4xx', '5xx']
       : report === 'ai-usage'
         ? ['ok', 'client_closed', 'upstream_error', 'stream_error']
-        : ['success', 'pending', 'failed'];
+        : ['success', 'pending', 'failed', 'on_hold', 'refund_pending', 'refunded', 'reversed'];
   return html`<h1>Reports</h1>
 <p class="lead">Payments and AI activity of your account. Dates are UTC. The wallet report is the history on <a href="/wallet">Wallet</a>.</p>
 <nav class="main card" aria-label="Reports"><ul>${tabs}</ul></nav>

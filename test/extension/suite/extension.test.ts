@@ -12,6 +12,7 @@ import type { LocalGatewayInfo } from '../../../extension/commands/localGateway.
 import { stripCodeFences } from '../../../extension/codeFence.js';
 import { ScriptedUpstream } from '../../support/scripted-upstream.js';
 import { startTestGateway, type TestGateway } from './gateway.js';
+import { registerAgentTests } from './agent.js';
 import { registerCodebaseTests } from './codebase.js';
 import { registerRealWorkTests, report } from './realWork.js';
 
@@ -394,6 +395,13 @@ export function registerExtensionTests(): void {
         await configure({ baseUrl: gateway.apiBase, 'localGateway.port': undefined });
       });
       registerCodebaseTests({ ...shared, gateway: () => gateway });
+    });
+
+    describe('agent mode', () => {
+      before(async () => {
+        await configure({ baseUrl: gateway.apiBase, 'localGateway.port': undefined });
+      });
+      registerAgentTests({ ...shared, gateway: () => gateway });
     });
 
     it('the local gateway starts with a new account and key, answers, and stops', async function () {

@@ -4,6 +4,7 @@
 import Mocha from 'mocha';
 import { registerExtensionTests } from './extension.test.js';
 import { FileReporter } from './reporter.js';
+import { registerUntrustedTests } from './untrusted.js';
 
 export function run(): Promise<void> {
   const mocha = new Mocha({
@@ -16,7 +17,10 @@ export function run(): Promise<void> {
   // must be among them.
   if (process.env.AIHUB_TEST_GREP) mocha.grep(new RegExp(process.env.AIHUB_TEST_GREP));
   mocha.suite.emit('pre-require', globalThis, 'aihub-extension-suite', mocha);
-  registerExtensionTests();
+  // AIHUB_TEST_SUITE=untrusted: the host opened the folder in restricted mode
+  // (run-in-server.ts --untrusted), where only the untrusted-workspace tests apply.
+  if (process.env.AIHUB_TEST_SUITE === 'untrusted') registerUntrustedTests();
+  else registerExtensionTests();
   return new Promise((resolve, reject) => {
     mocha.run((failures) =>
       failures > 0 ? reject(new Error(`${failures} extension test(s) failed`)) : resolve(),

@@ -51,12 +51,12 @@ async function openWorkspaceFile(
   return vscode.window.showTextDocument(document, { preview: false });
 }
 
-function diffTabs(): vscode.Tab[] {
+/** The open diff editors whose proposed side is a document of `scheme` (Generate's, or the agent's). */
+export function diffTabs(scheme = 'aihub-proposal'): vscode.Tab[] {
   return vscode.window.tabGroups.all
     .flatMap((g) => g.tabs)
     .filter(
-      (t) =>
-        t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === 'aihub-proposal',
+      (t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === scheme,
     );
 }
 

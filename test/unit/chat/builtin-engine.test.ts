@@ -206,7 +206,7 @@ const stocks = {
   },
 };
 
-test('tools: required and named choices call a tool with valid arguments; auto calls one only when the message names its purpose', async () => {
+test('tools: required and named choices call a tool with valid arguments; auto calls one only when the message names it', async () => {
   const ask = (content: string, tool_choice?: unknown) =>
     engine.complete(
       request({ tools: [weather, stocks], ...(tool_choice ? { tool_choice } : {}) }, [
@@ -230,7 +230,11 @@ test('tools: required and named choices call a tool with valid arguments; auto c
     ajv.errorsText(),
   );
   assert.match(call.id, /^call_[0-9a-f]{24}$/);
-  const auto = await ask('What is the weather in Pune today?');
+  // The tool's purpose alone does not make a call: an agent's user did not ask for one.
+  const purpose = await ask('What is the weather in Pune today?');
+  assert.equal(purpose.choices[0]!.finish_reason, 'stop');
+  assert.match(purpose.choices[0]!.message.content!, /calls one only when `tool_choice` forces it/);
+  const auto = await ask('Use get_weather: what is the weather in Pune today?');
   const auto_call = (
     auto.choices[0]!.message as {
       tool_calls?: Array<{ function: { name: string; arguments: string } }>;
@@ -332,4 +336,35 @@ test('a streamed tool call assembles to the same call as the JSON answer', async
   assert.equal(name, call.function.name);
   assert.equal(args, call.function.arguments);
   assert.equal(finish, 'tool_calls');
+});
+
+test('auto: a tool is named by its identifier anywhere, a plain-word name only as a tool; reminders are not the user', async () => {
+  const fn = (name: string) => ({
+    type: 'function',
+    function: { name, description: 'runs a command', parameters: { type: 'object' } },
+  });
+  const tools = [fn('Bash'), fn('Write'), fn('TodoWrite'), fn('get_weather')];
+  const called = async (content: string) => {
+    const r = await engine.complete(request({ tools }, [{ role: 'user', content }]));
+    const calls = (r.choices[0]!.message as { tool_calls?: { function: { name: string } }[] })
+      .tool_calls;
+    return calls?.[0]?.function.name ?? null;
+  };
+  assert.equal(await called('Say hello in one short sentence.'), null);
+  assert.equal(await called('Write a poem about bash'), null);
+  assert.equal(await called('run a command'), null, 'a description word is not a name');
+  assert.equal(
+    await called('<system-reminder>Use the TodoWrite tool.</system-reminder>Say hello'),
+    null,
+  );
+  assert.equal(await called('List files with the Bash tool'), 'Bash');
+  assert.equal(await called('use `Write` to save it'), 'Write');
+  assert.equal(await called('tool Write, please'), 'Write');
+  assert.equal(await called('update the TodoWrite list'), 'TodoWrite');
+  assert.equal(
+    await called('get_weather for Pune, then Bash(ls)'),
+    'get_weather',
+    'the first named',
+  );
+  assert.equal(await called('todowrite'), null, 'case counts');
 });

@@ -125,7 +125,9 @@ function engine(overrides: Record<string, unknown> = {}, env: NodeJS.ProcessEnv 
     type: 'openai-compatible',
     base_url: upstream.base_url,
     model: 'upstream-model',
-    timeout_ms: 500,
+    // Answered requests must not race the timeout: at 500 ms a plain answer timed out on this
+    // machine at load 25 (issue #26's runs). The cases that must time out set their own.
+    timeout_ms: 5_000,
     ...overrides,
   });
   return new OpenAICompatibleEngine('up', config, env);
@@ -182,6 +184,8 @@ async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
 
 test(`openai-compatible: every failure becomes one UpstreamError kind`, async () => {
   const e = engine();
+  /** For the upstreams that never answer or fall silent: slow or not, they time out. */
+  const short = engine({ timeout_ms: 500 });
   upstream.script({ kind: 'status', status: 429 });
   assert.equal((await failure(e.complete(request('x')))).kind, 'rate_limited');
   upstream.script({ kind: 'status', status: 503 });
@@ -197,7 +201,7 @@ test(`openai-compatible: every failure becomes one UpstreamError kind`, async ()
   assert.equal(rejected.kind, 'rejected');
   assert.match(rejected.message, /context too long/);
   upstream.script({ kind: 'hang' });
-  assert.equal((await failure(e.complete(request('x')))).kind, 'timeout');
+  assert.equal((await failure(short.complete(request('x')))).kind, 'timeout');
   upstream.script({ kind: 'reset' });
   assert.equal((await failure(e.complete(request('x')))).kind, 'connection');
   upstream.script({ kind: 'status', status: 200, body: { not: 'a completion' } });
@@ -208,11 +212,12 @@ test(`openai-compatible: every failure becomes one UpstreamError kind`, async ()
   assert.equal((await failure(collect(e.stream(request('x'))))).kind, 'connection');
   upstream.script({ kind: 'ok', chunks: 2, chunk_delay_ms: 2_000 }); // undici measures silence with a ~1 s resolution
   assert.equal(
-    (await failure(collect(e.stream(request('x'))))).kind,
+    (await failure(collect(short.stream(request('x'))))).kind,
     'timeout',
     'silence between chunks beyond timeout_ms',
   );
   await e.close();
+  await short.close();
   const port = await refusedPort();
   const refused = new OpenAICompatibleEngine(
     'gone',

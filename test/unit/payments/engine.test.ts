@@ -1,5 +1,6 @@
 // The payment engine on a real store with a scripted provider and a fake clock: status
-// checks back off (capped) and stop after max_checks without touching the money.
+// checks back off (capped) and stop after max_checks without touching the money: the
+// transaction goes on hold for an operator, who re-arms its checks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAccount } from '../../../gateway/accounts/accounts.ts';
@@ -17,11 +18,12 @@ import type { PaymentProvider } from '../../../gateway/providers/types.ts';
 import { Store } from '../../../gateway/store/store.ts';
 import { tempDir } from '../../support/temp.ts';
 
-test('status checks back off, are capped, and stop after max_checks with the hold intact', async () => {
+test('status checks back off, are capped, and stop after max_checks with the hold intact: on hold until re-checked', async () => {
   let now_ms = Date.parse('2025-01-01T00:00:00Z');
   const clock = { now: () => new Date(now_ms) };
   const store = await Store.open(tempDir('aihub-engine-'), { now: clock.now });
   const checks_at: number[] = [];
+  const moves: string[] = [];
   const provider: PaymentProvider = {
     name: 'slow-bank',
     timeout_ms: 1_000,
@@ -41,7 +43,12 @@ test('status checks back off, are capped, and stop after max_checks with the hol
     config,
     providers: { recharge: [provider], dmt: [], pan: [], bills: [] },
     renderers: { recharge: renderRecharge },
-    hooks: { onFinal: () => assert.fail('nothing is final') },
+    hooks: {
+      onTransition: (_tx, txn, from) => {
+        assert.ok(txn.stage !== 'final', 'nothing is final');
+        moves.push(`${from}→${txn.status}`);
+      },
+    },
   });
   try {
     const account = await store.transact((tx) => {
@@ -84,11 +91,15 @@ test('status checks back off, are capped, and stop after max_checks with the hol
       'doubling from first_check_ms, capped at max_backoff_ms, max_checks in all',
     );
     const txn = store.get('payment_txns', txn_id)!;
-    assert.equal(txn.status, 'pending');
+    assert.equal(txn.status, 'on_hold');
+    assert.equal(txn.stage, 'awaiting_operator');
     assert.equal(txn.checks.stalled, true);
+    assert.deepEqual(moves, ['pending→on_hold']);
     assert.equal(heldMicros(store.state, account.id), 10_000_000, 'never a blind refund');
     assert.equal(balanceMicros(store.state, account.id), 90_000_000);
-    await engine.rearm(txn_id);
+    const rearmed = await engine.recheck(txn_id, { reason: 'asked the bank' });
+    assert.equal(rearmed.status, 'pending');
+    assert.deepEqual(moves, ['pending→on_hold', 'on_hold→pending']);
     now_ms += 100;
     engine.reconcileDue();
     await new Promise((resolve) => setImmediate(resolve));

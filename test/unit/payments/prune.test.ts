@@ -13,7 +13,7 @@ import {
   usageKeyMonth,
   usageMonthOver,
 } from '../../../gateway/payments/dmt/rules.ts';
-import { dmtOnFinal } from '../../../gateway/payments/dmt/commands.ts';
+import { dmtOnTransition } from '../../../gateway/payments/dmt/commands.ts';
 import { PaymentEngine, type PaymentIntent } from '../../../gateway/payments/engine/engine.ts';
 import {
   idempotencyExpired,
@@ -71,7 +71,7 @@ test('usageMonthOver: only months before the current one (IST), whatever the mob
   }
 });
 
-test('a pass deletes only what no reader uses, in bounded commits, and changes no answer', async () => {
+test('a pass deletes only live rows no reader uses, in bounded commits, and changes no answer; answered keys are history, not its work', async () => {
   let now_ms = Date.parse('2025-01-20T06:30:00Z'); // noon IST, 20 January
   const t0 = now_ms;
   const clock = { now: () => new Date(now_ms) };
@@ -105,7 +105,7 @@ test('a pass deletes only what no reader uses, in bounded commits, and changes n
     config,
     providers: { recharge: [provider], dmt: [], pan: [], bills: [] },
     renderers: { recharge: renderRecharge },
-    hooks: { onFinal: () => {} },
+    hooks: { onTransition: () => {} },
   });
   // As index.ts builds it.
   const pruner = new Pruner({
@@ -147,6 +147,16 @@ test('a pass deletes only what no reader uses, in bounded commits, and changes n
         body: null,
         created_at: tx.now.toISOString(),
       });
+      // A key left in flight by a gateway that stopped before answering (its transaction
+      // never reached a provider): live, and past the window prunable.
+      for (const orphan of ['o1', 'o2', 'o3', 'o4'])
+        tx.set('idempotency', payIdempotencyId(created.id, orphan), {
+          key: payIdempotencyId(created.id, orphan),
+          request_hash: 'h',
+          status: 0,
+          body: { txn_id: `txn_${orphan}` },
+          created_at: tx.now.toISOString(),
+        });
       // Monthly usage: two rows of December (over), January (current), March (later), an unknown key.
       tx.set('dmt_usage', '9876500001:2024-12', 7_000_000_000);
       tx.set('dmt_usage', '9876500002:2024-12', 1_000_000_000);
@@ -179,23 +189,31 @@ test('a pass deletes only what no reader uses, in bounded commits, and changes n
     const k8 = await engine.submit(intent('k8'));
     now_ms = t0 + 61_000; // k1..k7 and slow are past the 60 s window; k8 is 11 s old
 
-    const seq_before = store.state.seq;
-    const counts = await pruner.run();
-    assert.deepEqual(counts, { idempotency: 7, dmt_usage: 2 });
-    assert.equal(
-      store.state.seq - seq_before,
-      3 + 1,
-      'seven deletions in commits of at most three, then one for the usage rows',
-    );
+    // Answered keys (k1..k8, the admin's and the dashboard's records) left the live table
+    // in the commit that answered them: the pass has only the keys in flight to judge.
     assert.deepEqual(
       Object.keys(store.rows('idempotency')).sort(),
       [
-        'admin-credit:ref-1',
-        payIdempotencyId(account.id, 'k8'),
         payIdempotencyId(account.id, 'slow'),
-        `web-topup:${account.id}:n1`,
+        ...['o1', 'o2', 'o3', 'o4'].map((o) => payIdempotencyId(account.id, o)),
       ].sort(),
     );
+    const seq_before = store.state.seq;
+    const counts = await pruner.run();
+    assert.deepEqual(counts, { idempotency: 4, dmt_usage: 2 });
+    assert.equal(
+      store.state.seq - seq_before,
+      2 + 1,
+      'four deletions in commits of at most three, then one for the usage rows',
+    );
+    assert.deepEqual(
+      Object.keys(store.rows('idempotency')),
+      [payIdempotencyId(account.id, 'slow')],
+      'the key still being answered is kept',
+    );
+    // History still answers the records of other rooms (no window).
+    assert.equal(store.get('idempotency', 'admin-credit:ref-1')?.status, 200);
+    assert.equal(store.get('idempotency', `web-topup:${account.id}:n1`)?.status, 200);
     assert.deepEqual(Object.keys(store.rows('dmt_usage')).sort(), [
       '9876500001:2025-01',
       '9876500001:2025-03',
@@ -238,15 +256,11 @@ test('a pass deletes only what no reader uses, in bounded commits, and changes n
       'kept whole while it was answered',
     );
     now_ms = t0 + 200_000;
-    assert.deepEqual(
-      await pruner.run(),
-      { idempotency: 3 },
-      'slow, k1 and k8 (both renewed) and nothing else',
-    );
-    assert.deepEqual(
-      Object.keys(store.rows('idempotency')).sort(),
-      ['admin-credit:ref-1', `web-topup:${account.id}:n1`].sort(),
-    );
+    assert.deepEqual(await pruner.run(), {}, 'answered: history, nothing live to prune');
+    assert.deepEqual(Object.keys(store.rows('idempotency')), []);
+    // Past the window, the history's records answer as if they were gone.
+    const slow_late = await engine.submit(intent('slow', '9000000999'));
+    assert.notEqual(txnId(slow_late), txnId(slow_answer));
 
     // A transfer of a pruned month failing later gives nothing back and does not bring the row back;
     // one of the current month still gives its amount back.
@@ -257,8 +271,8 @@ test('a pass deletes only what no reader uses, in bounded commits, and changes n
         amount_micros: 1_000_000_000,
         details: { kind: 'transfer', mobile, month },
       }) as unknown as PaymentTxn;
-    await store.transact((tx) => dmtOnFinal(tx, failed('9876500002', '2024-12')));
-    await store.transact((tx) => dmtOnFinal(tx, failed('9876500001', '2025-01')));
+    await store.transact((tx) => dmtOnTransition(tx, failed('9876500002', '2024-12'), 'pending'));
+    await store.transact((tx) => dmtOnTransition(tx, failed('9876500001', '2025-01'), 'pending'));
     assert.equal(store.get('dmt_usage', '9876500002:2024-12'), undefined);
     assert.equal(store.get('dmt_usage', '9876500001:2025-01'), 8_000_000_000);
 

@@ -99,3 +99,81 @@ test('a gateway-wide limit: max_running run, max_queued wait in order, then 429 
     await store.close();
   }
 });
+
+test('slots are shared fairly: a freed slot goes to an account running none before one running some; a stalled download yields to another account only', async () => {
+  const store = await Store.open(tempDir('aihub-report-limit-'));
+  try {
+    const ctx = {
+      store,
+      settings: { reports: { ...REPORTS, max_running: 2, max_queued: 8 } },
+    } as unknown as PaymentsContext;
+    const started: string[] = [];
+    const gates = new Map<string, () => void>();
+    /** A report that runs until its gate opens. */
+    const report = (who: string, name: string) =>
+      withReportSlot(ctx, who, () => {
+        started.push(name);
+        return new Promise<void>((resolve) => gates.set(name, resolve));
+      });
+    const tick = () => new Promise((resolve) => setImmediate(resolve));
+    const a1 = report('acc_a', 'a1');
+    const b1 = report('acc_b', 'b1');
+    const a2 = report('acc_a', 'a2'); // queued first
+    const c1 = report('acc_c', 'c1'); // queued after it
+    await tick();
+    assert.deepEqual(started, ['a1', 'b1']);
+    gates.get('b1')!();
+    await b1;
+    await tick();
+    assert.deepEqual(started, ['a1', 'b1', 'c1'], "acc_c runs none: it goes before acc_a's second");
+    gates.get('a1')!();
+    await a1;
+    await tick();
+    assert.deepEqual(started, ['a1', 'b1', 'c1', 'a2']);
+    gates.get('a2')!();
+    gates.get('c1')!();
+    await Promise.all([a2, c1]);
+
+    // A download stalled on its client keeps its slot for its own account's next report…
+    let unstall!: () => Promise<void>;
+    let done!: () => void;
+    const download = withReportSlot(ctx, 'acc_d', async (slot) => {
+      slot.stall();
+      unstall = () => slot.unstall();
+      await new Promise<void>((resolve) => (done = resolve));
+    });
+    const other = report('acc_e', 'e1'); // the second slot
+    await tick();
+    const same = report('acc_d', 'd2');
+    await tick();
+    assert.deepEqual(
+      started.slice(4),
+      ['e1'],
+      "acc_d's own report waits behind its stalled download",
+    );
+    // …and gives it up at once to another account's report.
+    const third = report('acc_f', 'f1');
+    await tick();
+    assert.deepEqual(started.slice(4), ['e1', 'f1'], "acc_f takes the stalled download's slot");
+    // The client reads on: the download waits its turn again, behind d2 (the same account,
+    // which waited first), then finishes.
+    const resumed = unstall();
+    gates.get('e1')!();
+    await other;
+    await tick();
+    assert.deepEqual(
+      started.slice(4),
+      ['e1', 'f1', 'd2'],
+      'the oldest waiter of the fewest-running account',
+    );
+    gates.get('d2')!();
+    await same;
+    await resumed;
+    done();
+    await download;
+    gates.get('f1')!();
+    await third;
+  } finally {
+    await store.close();
+  }
+});

@@ -3,11 +3,10 @@
 // full and from its last verified point).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { Store } from '../../../gateway/store/store.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';
+import { runThenKill } from '../../support/kill-child.ts';
 import { tempDir } from '../../support/temp.ts';
 
 const CHILD = resolve(import.meta.dirname, '../../support/history-crash-child.ts');
@@ -22,28 +21,20 @@ test(
     let base = 0;
     let incremental_from = 0;
     for (let round = 0; round < ROUNDS; round++) {
-      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, data_dir, String(base)], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      const lines = createInterface({ input: child.stdout! });
       let ready = false;
       let acked_this_round = 0;
-      lines.on('line', (line) => {
-        if (line === 'ready') ready = true;
-        else if (line.startsWith('ack ')) {
-          acked.push(...line.slice(4).split(' '));
-          acked_this_round++;
-        }
+      await runThenKill(CHILD, [data_dir, String(base)], {
+        onLine: (line) => {
+          if (line === 'ready') ready = true;
+          else if (line.startsWith('ack ')) {
+            acked.push(...line.slice(4).split(' '));
+            acked_this_round++;
+          }
+        },
+        ready: () => ready && acked_this_round >= 3,
+        min_ms: 100,
+        spread_ms: 400,
       });
-      while (!ready || acked_this_round < 3) {
-        if (child.exitCode !== null) assert.fail(`the child exited with ${child.exitCode}`);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      await new Promise((r) => setTimeout(r, 100 + Math.floor(Math.random() * 400)));
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
-      await exited;
-      lines.close();
 
       const store = await Store.open(data_dir, {
         checkpoint_interval_ms: 3_600_000,

@@ -65,6 +65,10 @@ test(
         success: 5_000 - failed,
         pending: 0,
         failed,
+        on_hold: 0,
+        refund_pending: 0,
+        refunded: 0,
+        reversed: 0,
       });
       const asc = await reportTransactions(
         store,

@@ -3,11 +3,10 @@
 // commits left it, and checkpoint + replay never applies a posting or a usage record twice.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { Store, readCheckpoint } from '../../../gateway/store/store.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';
+import { runThenKill } from '../../support/kill-child.ts';
 import { tempDir } from '../../support/temp.ts';
 
 const CHILD = resolve(import.meta.dirname, '../../support/store-crash-child.ts');
@@ -24,31 +23,23 @@ test(
     let acked_total = 0;
     let checkpoints_seen = 0;
     for (let round = 0; round < ROUNDS; round++) {
-      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, data_dir, String(next_n)], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      const lines = createInterface({ input: child.stdout! });
       let ready = false;
-      lines.on('line', (line) => {
-        if (line === 'ready') ready = true;
-        const match = /^ack (\d) (\d+)$/.exec(line);
-        if (match) {
-          acked.set(
-            Number(match[1]),
-            Math.max(acked.get(Number(match[1])) ?? -1, Number(match[2])),
-          );
-          acked_total++;
-        }
+      await runThenKill(CHILD, [data_dir, String(next_n)], {
+        onLine: (line) => {
+          if (line === 'ready') ready = true;
+          const match = /^ack (\d) (\d+)$/.exec(line);
+          if (match) {
+            acked.set(
+              Number(match[1]),
+              Math.max(acked.get(Number(match[1])) ?? -1, Number(match[2])),
+            );
+            acked_total++;
+          }
+        },
+        ready: () => ready,
+        min_ms: 150,
+        spread_ms: 350,
       });
-      while (!ready) {
-        if (child.exitCode !== null) assert.fail(`the child exited with ${child.exitCode}`);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      await new Promise((r) => setTimeout(r, 150 + Math.floor(Math.random() * 350)));
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
-      await exited;
-      lines.close();
       try {
         checkpoints_seen = Math.max(checkpoints_seen, (await readCheckpoint(data_dir))!.seq);
       } catch {

@@ -60,3 +60,19 @@ test('keys are 32 bytes in hex or base64; anything else is refused with the way 
   for (const bad of ['', 'short', 'z'.repeat(64), key.toString('hex').slice(2)])
     assert.throws(() => parseKey(bad, 'K'), /openssl rand -hex 32/);
 });
+
+test('a file sealed as a stream opens as one sealed whole, and only at its own place', () => {
+  const sealer = new Sealer([newKey()]);
+  const plain = Buffer.from('%PDF-1.4\n' + 'x'.repeat(100_000));
+  const stream = sealer.sealingStream('kyc_document:a/b.pdf');
+  const parts = [stream.head];
+  for (let at = 0; at < plain.length; at += 7_777)
+    parts.push(stream.update(plain.subarray(at, at + 7_777)));
+  const { rest, tag } = stream.final();
+  parts.push(rest);
+  const sealed = Buffer.concat(parts);
+  tag.copy(sealed, stream.tag_offset);
+  assert.ok(sealer.isCurrentBytes(sealed));
+  assert.deepEqual(sealer.openBytes(sealed, 'kyc_document:a/b.pdf'), plain);
+  assert.throws(() => sealer.openBytes(sealed, 'kyc_document:a/c.pdf'), /does not authenticate/);
+});

@@ -30,6 +30,7 @@ export const chatProtocol: Protocol = {
       requested_max: body.max_completion_tokens ?? body.max_tokens ?? null,
       cap_field: body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens',
       original: raw as Record<string, unknown>,
+      warnings: [],
       json: chatJson,
       bill_in_body: true,
       streamer: (meta) => new ChatStream(meta, include_usage),

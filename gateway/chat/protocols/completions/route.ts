@@ -82,6 +82,7 @@ export const completionsProtocol: Protocol = {
       requested_max: body.max_tokens ?? null,
       cap_field: 'max_tokens',
       original: raw as Record<string, unknown>,
+      warnings: [],
       json: completionJson,
       bill_in_body: true,
       streamer: (meta) => new CompletionsStream(meta, include_usage),

@@ -1,6 +1,6 @@
 // Anthropic's Messages API request (`POST /v1/messages`, `/v1/messages/count_tokens`) as zod
 // schemas. Fields that steer Anthropic-only features (metadata, thinking, cache_control,
-// service_tier, top_k, container, mcp_servers) are accepted and ignored.
+// service_tier, top_k, container, mcp_servers, context_management) are accepted and ignored.
 import { z } from 'zod';
 
 const MAX_MESSAGES = 4_096;
@@ -45,8 +45,12 @@ export const blockSchema = z.discriminatedUnion('type', [
 ]);
 export type Block = z.output<typeof blockSchema>;
 
+/**
+ * A turn. `system` and `developer` entries are not in Anthropic's API, but Claude Code sends
+ * them to models not named claude-*: they become system text at that point.
+ */
 export const messageSchema = z.looseObject({
-  role: z.enum(['user', 'assistant']),
+  role: z.enum(['user', 'assistant', 'system', 'developer']),
   content: z.union([text, z.array(blockSchema).max(MAX_BLOCKS)]),
 });
 
@@ -55,6 +59,11 @@ const customTool = z.looseObject({
   name: z.string().min(1).max(256),
   description: z.string().max(100_000).optional(),
   input_schema: z.record(z.string(), z.unknown()),
+});
+/** An Anthropic-defined tool (`bash_20250124`, `web_search_20250305`, ...): its type says what it is. */
+const definedTool = z.looseObject({
+  type: z.string().min(1).max(100),
+  name: z.string().min(1).max(256).optional(),
 });
 
 const toolChoice = z.discriminatedUnion('type', [
@@ -72,7 +81,10 @@ const common = {
   model: z.string().min(1).max(256),
   system: z.union([text, z.array(textBlock).max(MAX_BLOCKS)]).optional(),
   messages: z.array(messageSchema).min(1, 'must contain at least one message').max(MAX_MESSAGES),
-  tools: z.array(customTool).max(256).optional(),
+  tools: z
+    .array(z.union([customTool, definedTool]))
+    .max(256)
+    .optional(),
   tool_choice: toolChoice.optional(),
 };
 

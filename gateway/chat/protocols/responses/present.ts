@@ -11,7 +11,8 @@ export function responseEnvelope(body: ResponsesRequest, meta: AnswerMeta) {
     created_at: meta.created,
     model: meta.model,
     instructions: body.instructions ?? null,
-    max_output_tokens: body.max_output_tokens ?? null,
+    // The limit the answer ran under: the client's, or the tier's cap of it.
+    max_output_tokens: body.max_output_tokens != null ? meta.max_output_tokens : null,
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: null,
     temperature: body.temperature ?? null,

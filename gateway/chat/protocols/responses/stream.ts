@@ -16,9 +16,11 @@ import {
   type XAihub,
 } from '../types.js';
 import type { ResponsesRequest } from './schemas.js';
+import { clientName, type ToolNames } from './tools.js';
 import { incompleteDetails, responseEnvelope, responsesUsage } from './present.js';
 
-type Item =
+/** An output item; `status` is set when it is closed (`incomplete`: the output limit cut it). */
+type Item = { status?: 'completed' | 'incomplete' } & (
   | { type: 'reasoning'; id: string; text: string }
   | { type: 'message'; id: string; text: string }
   | {
@@ -28,7 +30,8 @@ type Item =
       name: string;
       arguments: string;
       chat_index: number;
-    };
+    }
+);
 
 export class ResponsesStream implements StreamPresenter {
   readonly done_marker = false;
@@ -40,6 +43,7 @@ export class ResponsesStream implements StreamPresenter {
   constructor(
     private readonly body: ResponsesRequest,
     private readonly meta: AnswerMeta,
+    private readonly names: ToolNames,
   ) {}
 
   private event(type: string, fields: Record<string, unknown>): SseOut {
@@ -51,7 +55,7 @@ export class ResponsesStream implements StreamPresenter {
       ...responseEnvelope(this.body, this.meta),
       status,
       incomplete_details: null,
-      output: this.items.map((item) => this.itemJson(item, 'completed')),
+      output: this.items.map((item) => this.itemJson(item, item.status ?? 'in_progress')),
       usage: null,
       ...extra,
     };
@@ -141,8 +145,10 @@ export class ResponsesStream implements StreamPresenter {
 
   finish(usage: Usage, upstream: UpstreamUsage | null, x_aihub: XAihub): SseOut[] {
     const out: SseOut[] = [];
-    this.close(out);
     const incomplete = incompleteDetails(this.finish_reason);
+    // The item the output limit cut is incomplete, in its output_item.done and in the
+    // Response: clients (openai-python's get_final_response) judge each item by its status.
+    this.close(out, incomplete ? 'incomplete' : 'completed');
     const response = this.snapshot(incomplete ? 'incomplete' : 'completed', {
       incomplete_details: incomplete,
       usage: responsesUsage(usage, upstream),
@@ -200,10 +206,11 @@ export class ResponsesStream implements StreamPresenter {
     return item as Extract<Item, { type: T }>;
   }
 
-  private close(out: SseOut[]): void {
+  private close(out: SseOut[], status: 'completed' | 'incomplete' = 'completed'): void {
     const item = this.open;
     if (!item) return;
     this.open = null;
+    item.status = status;
     const output_index = this.index(item);
     if (item.type === 'message') {
       out.push(
@@ -245,7 +252,7 @@ export class ResponsesStream implements StreamPresenter {
         this.event('response.function_call_arguments.done', {
           item_id: item.id,
           output_index,
-          name: item.name,
+          name: clientName(this.names, item.name).name,
           arguments: item.arguments,
         }),
       );
@@ -253,7 +260,7 @@ export class ResponsesStream implements StreamPresenter {
     out.push(
       this.event('response.output_item.done', {
         output_index,
-        item: this.itemJson(item, 'completed'),
+        item: this.itemJson(item, status),
       }),
     );
   }
@@ -281,7 +288,7 @@ export class ResponsesStream implements StreamPresenter {
       type: 'function_call',
       id: item.id,
       call_id: item.call_id,
-      name: item.name,
+      ...clientName(this.names, item.name),
       arguments: item.arguments,
       status,
     };

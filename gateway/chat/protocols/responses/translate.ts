@@ -1,7 +1,8 @@
 // The Responses API to chat completions and back: input items become chat messages
-// (function_call → an assistant tool call, function_call_output → a tool message), function
-// tools and tool_choice their chat forms, text.format a response_format; the chat answer
-// becomes output items (reasoning, message, function_call) with Responses usage.
+// (function_call → an assistant tool call, function_call_output → a tool message), tools
+// (tools.ts: namespaces flattened, hosted tools dropped) and tool_choice their chat forms,
+// text.format a response_format; the chat answer becomes output items (reasoning, message,
+// function_call, a namespaced one with its namespace) with Responses usage.
 import type { ChatMessage } from '../../../llm/messages.js';
 import type { UpstreamCompletion } from '../../../llm/types.js';
 import { invalid, parseBody } from '../parse.js';
@@ -13,9 +14,10 @@ import {
   type Protocol,
   type Usage,
 } from '../types.js';
+import { flatName } from '../tool-names.js';
+import { chatTools, clientName, type ToolNames } from './tools.js';
 import {
   contentPartSchema,
-  functionToolSchema,
   responsesRequestSchema,
   type InputItem,
   type ResponsesRequest,
@@ -34,19 +36,21 @@ export const responsesProtocol: Protocol = {
         'previous_response_id',
       );
     }
+    const { params, names, warnings } = toParams(body);
     const call: ChatCall = {
       protocol: 'responses',
       model: body.model,
       messages: toMessages(body),
-      params: toParams(body),
+      params,
       stream: body.stream === true,
       choices: 1,
       requested_max: body.max_output_tokens ?? null,
       cap_field: 'max_output_tokens',
       original: raw as Record<string, unknown>,
-      json: (completion, usage, meta) => responseJson(body, completion, usage, meta),
+      warnings,
+      json: (completion, usage, meta) => responseJson(body, names, completion, usage, meta),
       bill_in_body: true,
-      streamer: (meta) => new ResponsesStream(body, meta),
+      streamer: (meta) => new ResponsesStream(body, meta, names),
     };
     return call;
   },
@@ -71,10 +75,14 @@ function toMessages(body: ResponsesRequest): ChatMessage[] {
 function addItem(messages: ChatMessage[], item: InputItem, index: number): void {
   if (item.type === 'reasoning') return;
   if (item.type === 'function_call') {
+    // A namespaced function's call, as the chat function the tools were flattened into.
+    const namespace = (item as { namespace?: unknown }).namespace;
+    const name =
+      typeof namespace === 'string' && namespace ? flatName(namespace, item.name) : item.name;
     const call = {
       id: item.call_id,
       type: 'function' as const,
-      function: { name: item.name, arguments: item.arguments },
+      function: { name, arguments: item.arguments },
     };
     const last = messages.at(-1);
     // Parallel calls are consecutive items; chat carries them on one assistant message.
@@ -154,33 +162,17 @@ function userPart(part: Part, param: string): UserPart {
   }
 }
 
-function toParams(body: ResponsesRequest): Record<string, unknown> {
+function toParams(body: ResponsesRequest) {
   const params: Record<string, unknown> = {};
-  if (body.tools?.length) {
-    params.tools = body.tools.map((tool, index) => {
-      const parsed = functionToolSchema.safeParse(tool);
-      if (!parsed.success)
-        throw invalid(
-          `tools[${index}]: only function tools are supported (got type \`${String(tool.type).slice(0, 60)}\`)`,
-          `tools[${index}]`,
-        );
-      const t = parsed.data;
-      return {
-        type: 'function',
-        function: {
-          name: t.name,
-          ...(t.description ? { description: t.description } : {}),
-          ...(t.parameters ? { parameters: t.parameters } : {}),
-          ...(t.strict != null ? { strict: t.strict } : {}),
-        },
-      };
-    });
-  }
+  const tools = chatTools(body.tools ?? []);
+  if (tools.functions.length) params.tools = tools.functions;
   if (body.tool_choice !== undefined) {
     params.tool_choice =
       typeof body.tool_choice === 'string'
         ? body.tool_choice
         : { type: 'function', function: { name: body.tool_choice.name } };
+    // Forcing a tool with none left to call would be refused upstream: no tools, no choice.
+    if (!params.tools) delete params.tool_choice;
   }
   if (body.parallel_tool_calls != null && params.tools)
     params.parallel_tool_calls = body.parallel_tool_calls;
@@ -200,11 +192,12 @@ function toParams(body: ResponsesRequest): Record<string, unknown> {
   if (body.temperature != null) params.temperature = body.temperature;
   if (body.top_p != null) params.top_p = body.top_p;
   if (body.user) params.user = body.user;
-  return params;
+  return { params, names: tools.names, warnings: tools.warnings };
 }
 
 function responseJson(
   body: ResponsesRequest,
+  names: ToolNames,
   completion: UpstreamCompletion,
   usage: Usage,
   meta: AnswerMeta,
@@ -239,12 +232,15 @@ function responseJson(
       type: 'function_call',
       id: `fc_${meta.request_id}_${index}`,
       call_id: call.id ?? `call_${meta.request_id}_${index}`,
-      name: call.function?.name ?? '',
+      ...clientName(names, call.function?.name ?? ''),
       arguments: call.function?.arguments ?? '',
       status: 'completed',
     });
   });
   const incomplete = incompleteDetails(choice.finish_reason);
+  // The item the output limit cut (the last one) is incomplete, as the Response is.
+  const last = output.at(-1);
+  if (incomplete && last && 'status' in last) last.status = 'incomplete';
   return {
     ...responseEnvelope(body, meta),
     status: incomplete ? 'incomplete' : 'completed',

@@ -1,0 +1,68 @@
+// The chat room: the /v1 API. createChat builds the room's state (chat/room.ts) once; every
+// request goes through the route table (chat/routes.ts) to the one pipeline
+// (chat/pipeline.ts) or a small handler. Served by the lean lane in front of Express
+// (gateway/http/lean.ts), on Node's own request and response objects.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RoomDeps } from '../deps.js';
+import type { TrustProxy } from '../accounts/ip-whitelist.js';
+import { isUnknownKey } from '../accounts/auth.js';
+import type { RouteDoc } from '../http/openapi.js';
+import type { Locals } from '../http/lean.js';
+import { createLlm, type Llm } from '../llm/index.js';
+import type { Engine } from '../llm/types.js';
+import type { ChatConfig } from './config.js';
+import { chatRouteDocs } from './openapi.js';
+import { ChatRoom } from './room.js';
+import { adoptGoogleKey } from './protocols/gemini/route.js';
+import { routeChat } from './routes.js';
+
+export interface ChatOptions {
+  /** Engines by name (the llm room's, or scripted ones in tests); by default the service builds and owns the config's. */
+  engines?: Map<string, Engine>;
+  env?: NodeJS.ProcessEnv;
+  /** The config's trust_proxy as main.ts compiled it once, the rule Express's req.ip applies too; default: the socket's peer. */
+  trust_proxy?: TrustProxy;
+}
+
+export function createChat(deps: RoomDeps, options: ChatOptions = {}): ChatService {
+  return new ChatService(deps, deps.config.chat, options);
+}
+
+export class ChatService {
+  /** The /v1 API's part of the OpenAPI document. */
+  readonly docs: RouteDoc[] = chatRouteDocs;
+  private readonly room: ChatRoom;
+  private readonly own_llm: Llm | null;
+
+  constructor(
+    private readonly deps: RoomDeps,
+    config: ChatConfig,
+    options: ChatOptions,
+  ) {
+    this.own_llm = options.engines ? null : createLlm(deps, options.env);
+    const engines = options.engines ?? this.own_llm!.engines;
+    this.room = new ChatRoom(
+      deps,
+      config,
+      engines,
+      options.env ?? process.env,
+      options.trust_proxy,
+    );
+    this.room.shared_reservations?.start();
+  }
+
+  /** Closes the engines this service built itself; engines handed in are their builder's to close. */
+  async close(): Promise<void> {
+    this.room.shared_reservations?.stop();
+    await this.own_llm?.close();
+  }
+
+  /** Routes one /v1 request; an unknown path or method is a 404 in OpenAI's shape. */
+  handle(req: IncomingMessage, res: ServerResponse, locals: Locals): Promise<void> | void {
+    adoptGoogleKey(req);
+    // PostgreSQL store: a key another gateway created a moment ago is looked for in the shared log once.
+    if (this.deps.store.isShared() && isUnknownKey(this.deps.store.state, req.headers))
+      return this.deps.store.readDurable().then(() => routeChat(this.room, req, res, locals));
+    return routeChat(this.room, req, res, locals);
+  }
+}

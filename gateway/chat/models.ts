@@ -1,0 +1,65 @@
+// `GET /v1/models` and `/v1/models/:model`: the five tiers, with their prices and limits, in
+// one shape both SDKs read (OpenAI's `object`/`data[].id`, Anthropic's `has_more`,
+// `first_id`, `last_id` and `data[].type`).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendJson, type Locals } from '../http/lean.js';
+import { microsToUnits } from '../util/money.js';
+import { isTierId, TIER_IDS, type TierConfig } from './config.js';
+import type { ChatRoom } from './room.js';
+import { ModelNotFoundError } from './refusals.js';
+import { authorize } from './steps/auth.js';
+
+/** `created` of the model list: the day the five tiers were introduced. */
+const MODELS_CREATED = 1_735_689_600;
+
+export function listModels(
+  room: ChatRoom,
+  req: IncomingMessage,
+  res: ServerResponse,
+  locals: Locals,
+): void {
+  authorize(room, req, locals);
+  sendJson(res, 200, {
+    object: 'list',
+    data: TIER_IDS.map((id) => modelEntry(room, room.config.models[id])),
+    has_more: false,
+    first_id: TIER_IDS[0],
+    last_id: TIER_IDS.at(-1),
+  });
+}
+
+export function getModel(
+  room: ChatRoom,
+  req: IncomingMessage,
+  res: ServerResponse,
+  locals: Locals,
+  id: string,
+): void {
+  authorize(room, req, locals);
+  if (!isTierId(id)) throw new ModelNotFoundError(id);
+  sendJson(res, 200, modelEntry(room, room.config.models[id]));
+}
+
+function modelEntry(room: ChatRoom, tier: TierConfig) {
+  return {
+    id: tier.id,
+    object: 'model',
+    type: 'model',
+    display_name: `AIHub ${tier.tier} (${tier.id})`,
+    created_at: new Date(MODELS_CREATED * 1000).toISOString(),
+    created: MODELS_CREATED,
+    owned_by: 'aihub',
+    tier: tier.tier,
+    pricing: {
+      input_per_million: microsToUnits(tier.input_micros_per_million),
+      cached_input_per_million: microsToUnits(tier.cached_input_micros_per_million),
+      output_per_million: microsToUnits(tier.output_micros_per_million),
+      currency: room.currency,
+    },
+    context_window: tier.context_window,
+    max_output_tokens: tier.max_output_tokens,
+    ...(tier.daily_token_allowance !== null
+      ? { daily_token_allowance: tier.daily_token_allowance }
+      : {}),
+  };
+}

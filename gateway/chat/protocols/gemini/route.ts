@@ -1,0 +1,161 @@
+// Google's Gemini API on the gateway's keys: `POST /v1beta/models/{model}:generateContent`,
+// `:streamGenerateContent` (`alt=sse`: server-sent events; without it, one JSON array) and
+// `:countTokens`, `GET /v1beta/models` and `/v1beta/models/{model}`; the same under `/v1/`.
+// generateContent runs the one chat pipeline with this folder's translation; the key may come
+// as `x-goog-api-key` or `?key=` as well as the gateway's own headers.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError } from '../../../http/errors.js';
+import { sendJson, type Locals } from '../../../http/lean.js';
+import { microsToUnits } from '../../../util/money.js';
+import { isTierId, TIER_IDS, type TierConfig } from '../../config.js';
+import { runChat } from '../../pipeline.js';
+import type { ChatRoom } from '../../room.js';
+import { ModelNotFoundError } from '../../refusals.js';
+import { authorize } from '../../steps/auth.js';
+import { readJson } from '../../steps/body.js';
+import { takeRate } from '../../steps/rate.js';
+import type { Protocol } from '../types.js';
+import { geminiError } from './errors.js';
+import { countTokens, parseGenerate, type GeminiRoute } from './translate.js';
+
+const METHODS = ['generateContent', 'streamGenerateContent', 'countTokens'] as const;
+type Method = (typeof METHODS)[number];
+
+/** `/v1beta/models/{model}:{method}` (or under `/v1/`): the model and the method, or null. */
+export function methodOf(path: string): { version: string; model: string; method: Method } | null {
+  const match = /^\/(v1beta|v1)\/models\/([^/:]+):([A-Za-z]+)$/.exec(path);
+  if (!match) return null;
+  const method = METHODS.find((name) => name === match[3]);
+  if (!method) return null;
+  return { version: match[1]!, model: safeDecode(match[2]!), method };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** A request that carries its key Google's way: the x-goog-api-key header or `?key=`. */
+export function isGoogleClient(req: IncomingMessage): boolean {
+  return req.headers['x-goog-api-key'] !== undefined || googleQueryKey(req.url) !== null;
+}
+
+/**
+ * The key a Google client sends (x-goog-api-key, else `?key=`), adopted as the gateway's
+ * x-api-key when the request carries neither of the gateway's own key headers, so that every
+ * step (authentication, the shared log's catch-up for a new key) reads it one way.
+ */
+export function adoptGoogleKey(req: IncomingMessage): void {
+  if (req.headers.authorization !== undefined || req.headers['x-api-key'] !== undefined) return;
+  const header = req.headers['x-goog-api-key'];
+  const key = typeof header === 'string' ? header.trim() : googleQueryKey(req.url);
+  if (key) req.headers['x-api-key'] = key;
+}
+
+function googleQueryKey(url: string | undefined): string | null {
+  const query = url?.indexOf('?') ?? -1;
+  if (query === -1 || !url!.includes('key=', query)) return null;
+  return new URLSearchParams(url!.slice(query + 1)).get('key');
+}
+
+function queryOf(url: string | undefined): URLSearchParams {
+  const query = url?.indexOf('?') ?? -1;
+  return new URLSearchParams(query === -1 ? '' : url!.slice(query + 1));
+}
+
+export async function runGemini(
+  room: ChatRoom,
+  req: IncomingMessage,
+  res: ServerResponse,
+  locals: Locals,
+  target: { version: string; model: string; method: Method },
+): Promise<void> {
+  locals.route = `/${target.version}/models/:model:${target.method}`;
+  if (target.method === 'countTokens') {
+    try {
+      const { key } = authorize(room, req, locals);
+      takeRate(room, key.id);
+      const raw = await readJson(req, room.config.body_limit_bytes);
+      if (!isTierId(target.model)) throw new ModelNotFoundError(target.model);
+      sendJson(res, 200, countTokens(raw));
+    } catch (error) {
+      throw error instanceof ApiError ? geminiError(error) : error;
+    }
+    return;
+  }
+  const route: GeminiRoute = {
+    model: target.model,
+    stream:
+      target.method === 'streamGenerateContent'
+        ? queryOf(req.url).get('alt') === 'sse'
+          ? 'sse'
+          : 'json-array'
+        : null,
+  };
+  const protocol: Protocol = {
+    name: 'gemini',
+    parse: (raw) => parseGenerate(raw, route),
+    error: geminiError,
+  };
+  await runChat(room, req, res, locals, protocol);
+}
+
+/** `GET /v1beta/models`: the five tiers as Gemini models (one page: there are five). */
+export function listGeminiModels(
+  room: ChatRoom,
+  req: IncomingMessage,
+  res: ServerResponse,
+  locals: Locals,
+): void {
+  authorize(room, req, locals);
+  sendJson(res, 200, {
+    models: TIER_IDS.map((id) => geminiModel(room, room.config.models[id])),
+  });
+}
+
+export function getGeminiModel(
+  room: ChatRoom,
+  req: IncomingMessage,
+  res: ServerResponse,
+  locals: Locals,
+  id: string,
+): void {
+  authorize(room, req, locals);
+  const name = id.startsWith('models/') ? id.slice('models/'.length) : id;
+  if (!isTierId(name)) throw geminiError(new ModelNotFoundError(name));
+  sendJson(res, 200, geminiModel(room, room.config.models[name]));
+}
+
+function geminiModel(room: ChatRoom, tier: TierConfig) {
+  return {
+    name: `models/${tier.id}`,
+    baseModelId: tier.id,
+    version: '1',
+    displayName: `AIHub ${tier.tier} (${tier.id})`,
+    description: `AIHub's ${tier.tier} tier, billed per token from the key's wallet.`,
+    inputTokenLimit: tier.context_window,
+    outputTokenLimit: tier.max_output_tokens,
+    supportedGenerationMethods: [...METHODS],
+    temperature: 1,
+    maxTemperature: 2,
+    topP: 1,
+    pricing: {
+      input_per_million: microsToUnits(tier.input_micros_per_million),
+      cached_input_per_million: microsToUnits(tier.cached_input_micros_per_million),
+      output_per_million: microsToUnits(tier.output_micros_per_million),
+      currency: room.currency,
+    },
+  };
+}
+
+/** A Gemini path with a method this gateway does not serve (embedContent, batchGenerateContent, ...). */
+export function unknownMethod(path: string): ApiError {
+  return new ApiError(
+    404,
+    'not_found',
+    `no Gemini method ${path.slice(path.lastIndexOf(':') + 1, 200)}: served are ${METHODS.join(', ')}`,
+  );
+}

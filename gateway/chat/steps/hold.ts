@@ -1,0 +1,130 @@
+// Step 5: the worst case held. Prompt plus every choice's whole output limit, at the price
+// of the dearest target, within the free tier's daily allowance; in memory (or, with the
+// PostgreSQL store, where every gateway sees it), never journaled.
+import { ApiError } from '../../http/errors.js';
+import { microsToUnits } from '../../util/money.js';
+import {
+  freeTokensUsed,
+  InsufficientBalanceError,
+  reserve,
+  reserveShared,
+  secondsToNextUtcDay,
+  utcDay,
+} from '../billing.js';
+import { targetPrice, type TierConfig } from '../config.js';
+import { costMicros } from '../pricing.js';
+import type { ChatRoom } from '../room.js';
+
+export interface HoldRequest {
+  account_id: string;
+  key_id: string;
+  tier: TierConfig;
+  request_id: string;
+  prompt_tokens_estimate: number;
+  /** The output limit asked for (0: a request without output, embeddings). */
+  max_output_tokens: number;
+  /** The field that sets the output limit, named in the 402's advice. */
+  cap_field: string;
+  choices?: number;
+}
+
+/**
+ * Reserves the worst case of a request (prompt plus at most `max_output_tokens` per choice),
+ * within the free tier's daily allowance; throws the 429 or 402 the client should see.
+ */
+export async function hold(room: ChatRoom, request: HoldRequest) {
+  const { account_id, key_id, tier, request_id, prompt_tokens_estimate, cap_field } = request;
+  const choices = request.choices ?? 1;
+  let max_output_tokens = request.max_output_tokens;
+  let free_tokens = 0;
+  if (tier.daily_token_allowance !== null)
+    ({ max_output_tokens, free_tokens } = freeAllowance(
+      room,
+      tier,
+      account_id,
+      prompt_tokens_estimate,
+      max_output_tokens,
+      choices,
+    ));
+  // Each of the n choices may use the whole output limit, at the price of the dearest target.
+  const worst_case_micros = worstCaseMicros(
+    tier,
+    prompt_tokens_estimate,
+    max_output_tokens * choices,
+  );
+  try {
+    const input = { account_id, key_id, tier, request_id, worst_case_micros, free_tokens };
+    const reservation = room.shared_reservations
+      ? await reserveShared(room.shared_reservations, input)
+      : reserve(room.deps.store, input);
+    return { reservation, free_tokens, max_output_tokens };
+  } catch (error) {
+    if (error instanceof InsufficientBalanceError) {
+      const what =
+        max_output_tokens > 0
+          ? `prompt plus ${max_output_tokens} output tokens; set ${cap_field} lower to hold less`
+          : `${prompt_tokens_estimate} input tokens`;
+      throw new ApiError(
+        402,
+        'insufficient_balance',
+        `insufficient balance: this request may cost up to ${microsToUnits(worst_case_micros)} ${room.currency} (${what}) and the wallet has ${microsToUnits(error.balance_micros)} ${room.currency}; top up at ${room.deps.public_url()}/wallet`,
+        null,
+        'insufficient_balance',
+      );
+    }
+    throw error;
+  }
+}
+
+/** The free tier: the output limit today's allowance leaves for `choices` choices, and the tokens to count against it. */
+function freeAllowance(
+  room: ChatRoom,
+  tier: TierConfig,
+  account_id: string,
+  prompt_tokens_estimate: number,
+  max_output_tokens: number,
+  choices: number,
+) {
+  const allowance = tier.daily_token_allowance ?? 0;
+  const now_ms = room.now_ms();
+  const left =
+    allowance -
+    freeTokensUsed(room.deps.store.state, account_id, utcDay(now_ms)) -
+    room.reservedFree(account_id);
+  const retry = { 'retry-after': String(secondsToNextUtcDay(now_ms)) };
+  if (left <= prompt_tokens_estimate) {
+    throw new ApiError(
+      429,
+      'daily_token_allowance_exceeded',
+      `today's allowance of ${allowance} ${tier.id} tokens is spent; it renews at 00:00 UTC, or use a paid tier`,
+      null,
+      'rate_limit_exceeded',
+      retry,
+    );
+  }
+  const limit = Math.min(max_output_tokens, Math.floor((left - prompt_tokens_estimate) / choices));
+  if (max_output_tokens > 0 && limit < 1) {
+    throw new ApiError(
+      429,
+      'daily_token_allowance_exceeded',
+      `today's allowance of ${allowance} ${tier.id} tokens cannot cover ${choices} choices; ask for fewer, or use a paid tier`,
+      'n',
+      'rate_limit_exceeded',
+      retry,
+    );
+  }
+  return { max_output_tokens: limit, free_tokens: prompt_tokens_estimate + limit * choices };
+}
+
+/** The most any of the tier's targets may charge (a fallback may be priced above the first target). */
+function worstCaseMicros(
+  tier: TierConfig,
+  prompt_tokens: number,
+  completion_tokens: number,
+): number {
+  return Math.max(
+    ...tier.targets.map((target) =>
+      costMicros(targetPrice(tier, target), prompt_tokens, completion_tokens),
+    ),
+  );
+}
