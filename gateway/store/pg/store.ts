@@ -807,6 +807,7 @@ export class PgStore implements Store {
     rows: Array<{ id: string; ver: string; row: string }>,
   ): Array<Row<T>> {
     this.cache.load_seq++;
+    this.stats.rows_loaded += rows.length;
     return rows.map(({ id, ver, row }) => {
       const value = JSON.parse(row) as Row<T>;
       this.cache.putRow(name, id, value, Number(ver));
