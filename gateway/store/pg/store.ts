@@ -293,6 +293,10 @@ export class PgStore implements Store {
     while (!this.closed && this.flights.size < this.max_in_flight) {
       const batch = new BatchState();
       const kept: Kept[] = [];
+      // The jobs whose runs missed keys in this pass, and those keys: ONE load for all of them
+      // (a burst of requests on a cold cache costs one statement, not one per request).
+      const missed: Job[] = [];
+      const misses = new Set<string>();
       for (let i = 0; i < this.queue.length && kept.length < MAX_BATCH;) {
         const job = this.queue[i]!;
         if (job.waiting || (job.blocked && this.inFlight(job.blocked))) {
@@ -310,7 +314,9 @@ export class PgStore implements Store {
         if (run.misses.size > 0) {
           run.rollback();
           job.miss_rounds++;
-          this.waitFor(job, run.misses);
+          job.waiting = true;
+          missed.push(job);
+          for (const key of run.misses) misses.add(key);
           i++;
           continue;
         }
@@ -334,6 +340,7 @@ export class PgStore implements Store {
         kept.push(outcome);
         this.queue.splice(i, 1);
       }
+      if (missed.length > 0) this.waitFor(missed, misses);
       if (kept.length === 0) return;
       this.send(batch, kept);
     }
@@ -379,18 +386,20 @@ export class PgStore implements Store {
     }
   }
 
-  /** Loads what a job's run missed, then lets it run again. */
-  private waitFor(job: Job, misses: Set<string>): void {
-    job.waiting = true;
+  /** Loads what the jobs' runs missed (one statement), then lets them run again. */
+  private waitFor(jobs: Job[], misses: Set<string>): void {
     this.load(misses).then(
       () => {
-        job.waiting = false;
+        for (const job of jobs) job.waiting = false;
         this.kick();
       },
       (error: unknown) => {
-        const at = this.queue.indexOf(job);
-        if (at >= 0) this.queue.splice(at, 1);
-        job.reject(this.refused(error));
+        const refused = this.refused(error);
+        for (const job of jobs) {
+          const at = this.queue.indexOf(job);
+          if (at >= 0) this.queue.splice(at, 1);
+          job.reject(refused);
+        }
         this.kick();
       },
     );
