@@ -35,6 +35,20 @@ export const configSchema = z.strictObject({
         .max(64 * 1024 * 1024)
         .default(1024 * 1024),
       shutdown_grace_ms: z.number().int().min(0).max(600_000).default(10_000),
+      /** From a request's head to the last byte of its body; past it: 408 and the connection closed. */
+      body_timeout_ms: z.number().int().min(100).max(600_000).default(30_000),
+      /** Open connections the gateway serves, in all and per client address (see http/connections.ts). */
+      connections: z
+        .strictObject({
+          max: z.number().int().min(1).max(1_000_000).default(1_024),
+          per_address: z.number().int().min(1).max(1_000_000).default(64),
+          /** Addresses held to the total cap only: IP addresses, or "loopback" (127.0.0.0/8, ::1). */
+          exempt: z
+            .array(z.union([z.literal('loopback'), z.union([z.ipv4(), z.ipv6()])]))
+            .max(100)
+            .default(['loopback']),
+        })
+        .prefault({}),
     })
     .prefault({}),
   chat: chatConfigSchema.prefault({}),

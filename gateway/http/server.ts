@@ -4,13 +4,17 @@
 // an unauthenticated body per connection before the handler could refuse the key, and
 // judged request targets and header floods differently from Node.
 //
-// Bounds, all Node's: request heads of at most 16 KiB (431 beyond), at most 2,000 headers
-// (the rest are dropped), the head within `headersTimeout`, the whole request within
-// `requestTimeout`, idle keep-alive connections closed after `keepAliveTimeout`. A body the
-// handler does not read (a refused key, a 413) is drained and discarded by Node, never
-// buffered: the /v1 handlers authenticate from the head before they read a body.
+// Node's bounds: request heads of at most 16 KiB (431 beyond), at most 2,000 headers (the
+// rest are dropped), the head within `headersTimeout`, the whole request within
+// `requestTimeout` (an outer bound), idle keep-alive connections closed after
+// `keepAliveTimeout`. Ours (http/connections.ts, around the request listener): a body within
+// `limits.body_timeout_ms` of its head, and caps on open connections per address and in all.
+// A body the handler does not read (a refused key, a 413) is drained and discarded by Node,
+// never buffered, until the body deadline: the /v1 handlers authenticate from the head before
+// they read a body.
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
+import { ConnectionGuard, type ConnectionLimits } from './connections.js';
 
 /** A PEM certificate chain and its key: with them the same handler is served over HTTPS. */
 export interface TlsFiles {
@@ -27,10 +31,17 @@ export const SERVER_LIMITS = {
   maxHeadersCount: 2_000,
 } as const;
 
+/**
+ * The server, its request listener guarded by `limits` when given (the body deadline and the
+ * connection caps of http/connections.ts; main.ts always gives them).
+ */
 export function createHttpServer(
   handler: RequestListener,
   tls: TlsFiles | null = null,
+  limits: ConnectionLimits | null = null,
 ): Server | HttpsServer {
+  const guard = limits ? new ConnectionGuard(limits) : null;
+  if (guard) handler = guard.guard(handler);
   const options = {
     keepAliveTimeout: SERVER_LIMITS.keepAliveTimeout,
     headersTimeout: SERVER_LIMITS.headersTimeout,
@@ -42,6 +53,7 @@ export function createHttpServer(
     ? createHttpsServer({ ...options, ...tls }, handler)
     : createServer(options, handler);
   server.maxHeadersCount = SERVER_LIMITS.maxHeadersCount;
+  if (guard) server.on('connection', guard.onConnection);
   return server;
 }
 

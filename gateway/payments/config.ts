@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { providerListSchema, smsSenderSchema } from '../providers/config.js';
 import { type AmountError, unitsToMicros } from '../util/money.js';
 import { taxSchema } from './tax-config.js';
+import { dmtRbiSchema } from './dmt/config.js';
+import { panVariantsSchema } from './pan/config.js';
 import { percentBpSchema } from '../util/amount-schema.js';
 
 export const OPERATOR_TYPES = ['prepaid', 'postpaid', 'dth', 'electricity'] as const;
@@ -359,6 +361,7 @@ export const paymentsConfigSchema = z.strictObject({
       /** The fee of a beneficiary's penny-drop verification. */
       verification_fee: unitsSchema(2, 10_000).default(3_000_000),
       max_beneficiaries_per_remitter: z.int().min(1).max(1_000).default(50),
+      rbi: dmtRbiSchema,
       max_remitters_per_account: z.int().min(1).max(1_000_000).default(100_000),
       otp: z
         .strictObject({
@@ -402,6 +405,7 @@ export const paymentsConfigSchema = z.strictObject({
     .strictObject({
       /** Charged per found PAN; a PAN that is not found costs nothing. */
       fee: unitsSchema(2, 10_000).default(2_000_000),
+      variants: panVariantsSchema,
     })
     .prefault({}),
   bills: z

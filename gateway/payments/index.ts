@@ -14,9 +14,10 @@ import { billsOnTransition } from './bills/bookkeeping.js';
 import { billsRouter } from './bills/routes.js';
 import { renderBillFactory } from './bills/views.js';
 import { dmtOnTransition, dmtRefundNeedsConsent } from './dmt/commands.js';
-import { dmtRouter } from './dmt/routes.js';
+import { dmtAdminRouter, dmtRouter } from './dmt/routes.js';
 import { renderDmt } from './dmt/views.js';
 import { usageMonthOver } from './dmt/rules.js';
+import { transferOtpSpent } from './dmt/rbi.js';
 import { paymentsRouteDocs } from './openapi.js';
 import { panRouter } from './pan/routes.js';
 import { renderPan } from './pan/views.js';
@@ -37,8 +38,9 @@ import { RequestSigning } from './signing.js';
 import { billFetchExpired, type PaymentTxn, type TxnStatus } from './engine/tables.js';
 import { DEFAULT_TURN_BUDGET } from '../store/turns.js';
 import { Pricing } from './network/pricing.js';
+import type { CommissionScheme } from './network/schemes.js';
 import { networkRouter } from './network/routes.js';
-import { statementsRouter } from './statements/routes.js';
+import { serveAccountStatement, statementsRouter } from './statements/routes.js';
 
 export interface Payments {
   /** Mounted at /api. */
@@ -65,6 +67,16 @@ export interface Payments {
     name: ReportName,
     query: Record<string, unknown>,
     scope: Scope,
+    req: Request,
+    res: Response,
+  ): Promise<void>;
+  /** The scheme of accounts without one: the catalogue's rates. */
+  default_scheme: CommissionScheme;
+  /** One account's commission (monthly) or TDS (quarterly) statement, as JSON, CSV or PDF, sent to `res`. */
+  statement(
+    kind: 'commission' | 'tds',
+    query: Record<string, unknown>,
+    account_id: string,
     req: Request,
     res: Response,
   ): Promise<void>;
@@ -127,11 +139,20 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   return {
     // The statements' routes before the reports' `/reports/:report`, whose names they are not.
     api: apiRouter(ctx, Router().use(statements.api, reports.api, network.api)),
-    admin: Router().use(paymentsAdminRouter(ctx), statements.admin, reports.admin, network.admin),
+    admin: Router().use(
+      paymentsAdminRouter(ctx),
+      statements.admin,
+      reports.admin,
+      network.admin,
+      dmtAdminRouter(ctx),
+    ),
     audit: auditMiddleware(store, logger),
     engine,
     route_docs: paymentsRouteDocs(payments),
     report: (name, query, scope, signal) => runReport(ctx, name, query, scope, signal),
+    default_scheme: ctx.pricing.default_scheme,
+    statement: (kind, query, account_id, req, res) =>
+      serveAccountStatement(ctx, req, res, kind, account_id, query),
     downloadCsv: (name, query, scope, req, res) =>
       serveReport(ctx, req, res, name, { ...query, format: 'csv' }, scope, () => null),
     ...background(ctx, pruner, stopping),
@@ -200,6 +221,10 @@ function prunerOf(deps: RoomDeps, engine: PaymentEngine): Pruner {
       pruneTarget({
         table: 'dmt_usage',
         expired: (id) => usageMonthOver(id, clock.now(), payments.dmt.utc_offset_minutes),
+      }),
+      pruneTarget({
+        table: 'dmt_transfer_otps',
+        expired: (_id, otp, tx) => transferOtpSpent(otp, tx.now.getTime()),
       }),
       pruneTarget({
         table: 'bill_fetches',

@@ -29,8 +29,9 @@ import { reportsQuery } from './reports/schemas.js';
 import { adminTransactionsQuery, transactionsQuery } from './engine/txn-filter.js';
 import { networkRouteDocs } from './network/openapi.js';
 import { statementRouteDocs } from './statements/openapi.js';
+import { dmtRefundRouteDocs, rbiRouteDocs } from './dmt/openapi.js';
+import { panVerifyRouteDoc } from './pan/openapi.js';
 import { callbackRouteDocs } from './callbacks/openapi.js';
-import { dmtRefundRouteDocs } from './dmt/refund-openapi.js';
 import { reasonBody, recheckBody } from './admin/schemas.js';
 
 const api = { auth: 'api_key' } as const;
@@ -71,6 +72,8 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
     ...adminTransactionDocs(),
     ...networkRouteDocs(),
     ...statementRouteDocs(),
+    ...rbiRouteDocs(settings),
+    panVerifyRouteDoc(),
     ...callbackRouteDocs(),
     ...dmtRefundRouteDocs(settings.dmt.otp.digits),
   ];
@@ -277,7 +280,8 @@ function beneficiaryDocs(): RouteDoc[] {
       tag: 'dmt',
       method: 'post',
       path: '/api/dmt/beneficiary',
-      summary: 'Add a beneficiary (account number 9–18 digits, IFSC)',
+      summary:
+        'Add a beneficiary (account number as the bank issued it, 6–34 letters and digits; IFSC, its bank named from it)',
       body: beneficiaryBody,
       success: {
         status: 200,
@@ -333,7 +337,8 @@ function transferDocs(settings: PaymentsConfig): RouteDoc[] {
       tag: 'dmt',
       method: 'post',
       path: '/api/dmt/transact',
-      summary: 'Transfer by IMPS (settles at once) or NEFT (pending until the batch settles)',
+      summary:
+        'Transfer by IMPS (settles at once) or NEFT (pending until the batch settles); under RBI 2024 with the OTP of POST /api/dmt/transact/otp (otp_ref, otp); above the per-transfer limit, split into parts under one reference',
       body: transactBody(settings.dmt),
       success: {
         status: 200,

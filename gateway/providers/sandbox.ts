@@ -30,6 +30,12 @@ export const SANDBOX_OUTCOMES = {
   success_then_reversed: '0006',
   /** On hold at the provider, then success on reconciliation. */
   on_hold_then_success: '0007',
+  /** A transfer split into parts: its second part and every later one are declined. */
+  later_parts_declined: '0009',
+  /** PAN verifications: deactivated, deleted, valid but its Aadhaar not seeded. */
+  pan_deactivated: '0006',
+  pan_deleted: '0007',
+  pan_not_seeded: '0008',
 } as const;
 
 /** The last four digits of a subject (a PAN's digits are its 6th to 9th characters). */
@@ -75,6 +81,13 @@ export class SandboxProvider implements PaymentProvider {
   async submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {
     const suffix = sandboxSuffix(request.subject);
     if (this.config.hang_on.includes(suffix)) return hang(signal);
+    if (suffix === SANDBOX_OUTCOMES.later_parts_declined && Number(request.params.leg ?? 1) >= 2)
+      return {
+        outcome: 'failed',
+        provider_ref: this.ref(request),
+        message: `part ${String(request.params.leg)} declined by the bank (sandbox 0009)`,
+        code: 'declined',
+      };
     if (request.service !== 'pan') {
       if (suffix === SANDBOX_OUTCOMES.on_hold_then_success)
         return {
@@ -114,6 +127,8 @@ export class SandboxProvider implements PaymentProvider {
           `sandbox provider ${this.name} answered 503 (sandbox 0005)`,
         );
       default:
+        if (request.service === 'pan' && request.params.variant !== undefined)
+          return this.success(request);
         if (request.service === 'pan' && suffix === SANDBOX_OUTCOMES.not_found)
           return notFoundPan(this.ref(request));
         if (this.deferred(request))
@@ -173,6 +188,8 @@ export class SandboxProvider implements PaymentProvider {
           `sandbox provider ${this.name} answered 503 (sandbox 0005)`,
         );
       default:
+        if (query.service === 'pan' && query.params.variant !== undefined)
+          return this.success(query);
         if (query.service === 'pan' && suffix === SANDBOX_OUTCOMES.not_found)
           return notFoundPan(this.ref(query));
         if (this.deferred(query) && !settled) return still;
@@ -192,6 +209,17 @@ export class SandboxProvider implements PaymentProvider {
       return {
         outcome: 'not_found',
         message: `no bill is due for ${request.subject} (sandbox 0000)`,
+      };
+    if (request.kind === 'remitter_kyc')
+      return {
+        outcome: 'found',
+        message: 'document verified (sandbox)',
+        data: {
+          name_on_document:
+            typeof request.params.name === 'string'
+              ? request.params.name.toUpperCase()
+              : personName(request.subject),
+        },
       };
     if (request.kind !== 'bill')
       throw new ProviderUnavailableError(
@@ -237,8 +265,10 @@ export class SandboxProvider implements PaymentProvider {
             data: { utr: reference, registered_name: given },
           };
         }
-        return { ...base, data: { utr: reference } };
+        return { ...base, data: bankReference(request, this.now()) };
       case 'pan':
+        if (request.params.variant !== undefined)
+          return { ...base, message: 'PAN verified (sandbox)', data: panVerification(request) };
         return {
           ...base,
           message: 'PAN found (sandbox)',
@@ -250,6 +280,69 @@ export class SandboxProvider implements PaymentProvider {
         return { ...base, data: { operator_ref: reference } };
     }
   }
+}
+
+/**
+ * A transfer's bank reference as the banks form it. NEFT: a 16-character UTR, the sending
+ * bank's four letters, `N`, the year's last digit, the day of the year and a 7-digit sequence
+ * (HDFCN52022112345); IMPS: a 12-digit RRN, the year's last digit, the day of the year, the
+ * hour and a 6-digit sequence. The sending bank is the provider parameter `sponsor` (an IFSC
+ * prefix; default YESB, Yes Bank).
+ */
+export function bankReference(request: ProviderRequest, now: Date): { utr: string; rrn?: string } {
+  const year = String(now.getUTCFullYear() % 10);
+  const start = Date.UTC(now.getUTCFullYear(), 0, 1);
+  const day = String(Math.floor((now.getTime() - start) / 86_400_000) + 1).padStart(3, '0');
+  if (request.params.txn_type === 'NEFT') {
+    const sponsor = typeof request.params.sponsor === 'string' ? request.params.sponsor : 'YESB';
+    return { utr: `${sponsor}N${year}${day}${digitsOf(`neft:${request.txn_id}`, 7)}` };
+  }
+  const hour = String(now.getUTCHours()).padStart(2, '0');
+  const rrn = `${year}${day}${hour}${digitsOf(`imps:${request.txn_id}`, 6)}`;
+  return { utr: rrn, rrn };
+}
+
+/**
+ * A PAN verification as the income-tax department's service answers it: the PAN's status
+ * (valid; fake for 0000, deactivated 0006, deleted 0007), name and date-of-birth match flags
+ * (Y/N) for what was asked, and the Aadhaar seeding status (Y; N for 0008; NA when the holder
+ * is not a person). The sandbox holder's date of birth is 1 January 1980 plus the PAN's four
+ * digits in days; its name is the lookup's.
+ */
+function panVerification(request: ProviderRequest): Record<string, string> {
+  const pan = request.subject;
+  const suffix = sandboxSuffix(pan);
+  const status =
+    suffix === SANDBOX_OUTCOMES.not_found
+      ? 'fake'
+      : suffix === SANDBOX_OUTCOMES.pan_deactivated
+        ? 'deactivated'
+        : suffix === SANDBOX_OUTCOMES.pan_deleted
+          ? 'deleted'
+          : 'valid';
+  if (status === 'fake') return { pan_status: status };
+  const name = panHolderName(pan);
+  const dob = new Date(Date.UTC(1980, 0, 1) + Number(suffix) * 86_400_000)
+    .toISOString()
+    .slice(0, 10);
+  const words = (text: string) =>
+    text
+      .toUpperCase()
+      .replace(/[^A-Z ]/g, ' ')
+      .split(/\s+/)
+      .filter(Boolean)
+      .sort()
+      .join(' ');
+  const data: Record<string, string> = {
+    pan_status: status,
+    name,
+    aadhaar_seeding: pan[3] !== 'P' ? 'NA' : suffix === SANDBOX_OUTCOMES.pan_not_seeded ? 'N' : 'Y',
+  };
+  if (typeof request.params.name === 'string')
+    data.name_match = words(request.params.name) === words(name) ? 'Y' : 'N';
+  if (typeof request.params.dob === 'string')
+    data.dob_match = request.params.dob === dob ? 'Y' : 'N';
+  return data;
 }
 
 function notFoundPan(provider_ref: string): ProviderResult {

@@ -356,7 +356,10 @@ function numberField(record: HistoryRecord, field: string): number {
  * - `payment_txns` with `stage: "final"` (a reversal is a new posting, never an edit);
  * - `idempotency` once its answer is recorded (`status` not IDEMPOTENCY_IN_FLIGHT): every
  *   idempotent operation's record (the payment engine's keys, the admin's credit and debit
- *   references, the dashboard's top-up nonces), so that keys do not grow the document.
+ *   references, the dashboard's top-up nonces), so that keys do not grow the document;
+ * - `dmt_transfers` and `dmt_transfer_keys` (payments/dmt/tables.ts): a split transfer and
+ *   its Idempotency-Key are written once, in the commit that opens the legs, and never change
+ *   (the split transfer's status is read from its legs), so they are final at once.
  * A later `set` of the same id (a key past its window, used afresh) makes a newer version;
  * lookups find the newest. A `del` does not reach history: it removes a live row only.
  */
@@ -367,6 +370,8 @@ const FINAL_ROW: ReadonlyMap<string, (row: Record<string, unknown>) => boolean> 
     (row: Record<string, unknown>) =>
       typeof row.status === 'number' && row.status !== IDEMPOTENCY_IN_FLIGHT,
   ],
+  ['dmt_transfers', () => true],
+  ['dmt_transfer_keys', () => true],
 ]);
 
 export const ARCHIVED_TABLES: ReadonlySet<string> = new Set(FINAL_ROW.keys());

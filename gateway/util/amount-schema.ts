@@ -32,3 +32,19 @@ export function percentBpSchema(max: number) {
       }
     });
 }
+
+/** An amount ≥ 0 in currency units (at most `max_units`, `decimals` decimals), parsed to integer micro-units. */
+export function unitsMicrosSchema(max_units: number, decimals = 2) {
+  return z
+    .number()
+    .min(0)
+    .max(max_units)
+    .transform((units, ctx) => {
+      try {
+        return unitsToMicros(units, decimals);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as AmountError).message });
+        return z.NEVER;
+      }
+    });
+}

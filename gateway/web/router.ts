@@ -8,6 +8,7 @@ import { adminRoutes } from './pages/admin.js';
 import { authRoutes } from './pages/auth.js';
 import { keyRoutes } from './pages/keys.js';
 import { paymentsAdminRoutes } from './pages/payments-admin.js';
+import { networkAdminRoutes } from './pages/network-admin.js';
 import { reportRoutes } from './pages/reports.js';
 import { walletRoutes } from './pages/wallet.js';
 
@@ -41,7 +42,10 @@ export function createDashboard(deps: WebDeps): Dashboard {
   pages.use(context.errorPage('user'));
 
   const admin = Router();
-  if (deps.payments) paymentsAdminRoutes(context, admin);
+  if (deps.payments) {
+    paymentsAdminRoutes(context, admin);
+    networkAdminRoutes(context, admin);
+  }
   adminRoutes(context, admin);
   admin.use(context.errorPage('admin'));
 

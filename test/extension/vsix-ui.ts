@@ -146,6 +146,19 @@ async function until(
 }
 
 let settingsFile = '';
+
+/**
+ * The workspace settings file as it is on disk; undefined while VS Code writes it (it writes the
+ * file in place: a read can see it empty or cut short, as it once did here).
+ */
+function savedSettings(): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Merges values into the workspace's settings.json (the workbench picks the change up). */
 function writeSettings(values: Record<string, unknown>): void {
   const current = JSON.parse(readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
@@ -473,10 +486,7 @@ async function main(): Promise<number> {
         await chat.locator('#model').selectOption(SCRIPTED_MODEL);
         await until(
           'the model setting saved',
-          () =>
-            (JSON.parse(readFileSync(settingsFile, 'utf8')) as Record<string, unknown>)[
-              'aihub.model'
-            ] === SCRIPTED_MODEL,
+          () => savedSettings()?.['aihub.model'] === SCRIPTED_MODEL,
         );
         upstream!.setDefault({ kind: 'ok', content: MARKDOWN_REPLY });
         const received = upstream!.received.length;
@@ -658,21 +668,32 @@ async function main(): Promise<number> {
         );
         assert.equal(await dirtyTab(p, SAMPLE).count(), 0);
 
-        // Cancelled while it streams: no diff, the file untouched.
+        // Cancelled while it streams: no diff, the file untouched. The answer streams for longer
+        // than the step may last (100 chunks, a second apart), so only the cancel can end it: the
+        // extension host starts the request before the workbench shows the toast (0.9 s later in
+        // one run here), and under load the click can come later than a 10-second answer takes to
+        // finish and open its diff, which the cancel then no longer stops (CI saw that diff).
+        // A finished generation's toast stays at least 800 ms (VS Code's minimum): the earlier
+        // ones are waited out, so that the Cancel clicked is this generation's.
+        const progress = p.locator('.notification-toast', { hasText: 'AIHub: generating code' });
+        await progress.waitFor({ state: 'detached' });
         upstream!.setDefault({
           kind: 'ok',
-          content: 'export const slow = 1;\n'.repeat(40),
-          chunks: 40,
-          chunk_delay_ms: 250,
+          content: 'export const slow = 1;\n'.repeat(100),
+          chunks: 100,
+          chunk_delay_ms: 1_000,
         });
+        const received = upstream!.received.length;
         await palette(p, 'AIHub: Generate Code');
         await box.waitFor({ state: 'visible' });
         await box.fill('something slow');
         await box.press('Enter');
-        const progress = p.locator('.notification-toast', { hasText: 'AIHub: generating code' });
         await progress.waitFor();
         await progress.locator('.monaco-button', { hasText: 'Cancel' }).click();
         await progress.waitFor({ state: 'detached' });
+        // The cancel reached the extension, which hung up: the gateway aborted the upstream request.
+        await until('the request aborted', () => upstream!.received[received]?.aborted === true);
+        assert.ok(upstream!.received[received]!.chunks_sent < 100, 'ended by the cancel');
         assert.equal(await diffTab.count(), 0, 'no diff after a cancel');
         assert.equal(readFileSync(join(folder!, SAMPLE), 'utf8'), accepted);
         assert.equal(await dirtyTab(p, SAMPLE).count(), 0, 'the editor untouched too');

@@ -26,7 +26,6 @@ before(async () => {
     JSON.stringify({
       chat: {
         body_limit_bytes: 4_096,
-        rate_limit: { requests_per_minute: 600 },
         models: { 'service-ai-free': { daily_token_allowance: 400 } },
       },
     }),
@@ -313,30 +312,43 @@ test('/v1/balance: balance and usage totals', async () => {
 });
 
 test('the per-key rate limit answers 429 rate_limit_exceeded with Retry-After', async () => {
-  const { key: k } = await createFundedAccount(gateway, 1);
-  const statuses: number[] = [];
-  let retry_after: string | null = null;
-  for (let i = 0; i < 605; i++) {
-    const reply = await fetch(`${gateway.url}/v1/models`, {
-      headers: { authorization: `Bearer ${k}` },
-    });
-    await reply.arrayBuffer();
-    statuses.push(reply.status);
-  }
-  // /v1/models is not rate limited; completions are.
-  assert.ok(statuses.every((s) => s === 200));
-  const c = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: k, maxRetries: 0 });
-  let limited: unknown = null;
-  for (let i = 0; i < 700 && !limited; i++) {
-    // A request that fails validation after the limiter still uses up the key's budget, cheaply.
-    await c.chat.completions
-      .create({ model: 'service-ai-lite', messages: [], max_tokens: 1 })
-      .catch((e: unknown) => {
-        if (e instanceof OpenAI.RateLimitError) limited = e;
+  // A gateway of its own with a limit of one request per minute (a bucket of one, refilled
+  // over a minute): a test that has to send hundreds of requests within the refill to reach the
+  // limit fails on a loaded machine (it did: 1,300 requests took 38 minutes at load 30 and
+  // the bucket never emptied); here the second request is refused unless a minute passed.
+  const dir = tempDir('aihub-chat-rate-');
+  const config = join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ chat: { rate_limit: { requests_per_minute: 1 } } }));
+  const limited_gateway = await startGateway({ args: ['--config', config] });
+  try {
+    const { key: k } = await createFundedAccount(limited_gateway, 1);
+    const statuses: number[] = [];
+    for (let i = 0; i < 15; i++) {
+      const reply = await fetch(`${limited_gateway.url}/v1/models`, {
+        headers: { authorization: `Bearer ${k}` },
       });
+      await reply.arrayBuffer();
+      statuses.push(reply.status);
+    }
+    // /v1/models is not rate limited; completions are.
+    assert.ok(statuses.every((s) => s === 200));
+    const c = new OpenAI({ baseURL: `${limited_gateway.url}/v1`, apiKey: k, maxRetries: 0 });
+    let limited: unknown = null;
+    let sent = 0;
+    while (sent < 2 && !limited) {
+      sent++;
+      // A request that fails validation after the limiter still uses up the key's budget, cheaply.
+      await c.chat.completions
+        .create({ model: 'service-ai-lite', messages: [], max_tokens: 1 })
+        .catch((e: unknown) => {
+          if (e instanceof OpenAI.RateLimitError) limited = e;
+        });
+    }
+    assert.ok(limited instanceof OpenAI.RateLimitError, `no 429 after ${sent} requests`);
+    assert.equal(sent, 2, 'the second request of the minute is refused');
+    assert.equal(limited.code, 'rate_limit_exceeded');
+    assert.ok(Number(limited.headers?.get('retry-after')) >= 1);
+  } finally {
+    assert.equal(await limited_gateway.stop(), 0);
   }
-  assert.ok(limited instanceof OpenAI.RateLimitError);
-  assert.equal(limited.code, 'rate_limit_exceeded');
-  retry_after = limited.headers?.get('retry-after') ?? null;
-  assert.ok(Number(retry_after) >= 1);
 });

@@ -405,7 +405,14 @@ test('/v1/balance and the ai-usage report show each request with its protocol, c
   assert.equal(balance.usage.cached_tokens, 40);
   assert.equal(balance.usage.reasoning_tokens, 2);
   const by = balance.usage.by_protocol;
-  assert.deepEqual(Object.keys(by), ['chat', 'responses', 'messages', 'embeddings', 'completions']);
+  assert.deepEqual(Object.keys(by), [
+    'chat',
+    'responses',
+    'messages',
+    'gemini',
+    'embeddings',
+    'completions',
+  ]);
   assert.deepEqual(
     [
       by.chat.requests,

@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { once } from 'node:events';
 import { join } from 'node:path';
 import {
   admin,
@@ -297,6 +299,7 @@ interface Ids {
   txn: string;
   mobile: string;
   bene: string;
+  scheme: string;
 }
 
 /** The real value of a path parameter: ids of a second account (so that routes that disable or revoke cannot stop the fuzzing one) or the fuzzer's own resources. */
@@ -306,6 +309,8 @@ function realParam(route: Route, name: string, ids: Ids): string {
   if (name === 'txnId' || name === 'txn_id') return ids.txn;
   if (name === 'mobile') return ids.mobile;
   if (name === 'bene_id') return ids.bene;
+  if (name === 'scheme_id') return ids.scheme;
+  if (name === 'parent_id') return 'dmtp_000000000000000000000000';
   if (name === 'keyId' || (name === 'id' && route.path.includes('/keys/'))) return ids.key;
   if (name === 'doc' || name === 'docId') return 'doc_000000000000000000000000';
   return ids.account;
@@ -314,6 +319,11 @@ function realParam(route: Route, name: string, ids: Ids): string {
 function fill(route: Route, value: (name: string) => string): string {
   return route.path.replace(/(?<=\/):([A-Za-z_]+)/g, (_, name: string) => value(name));
 }
+
+const FUZZ_SCHEME = {
+  name: 'Fuzz',
+  slabs: [{ id: 'a', service: 'recharge', type: 'percent', value: 0.1, cap: 5 }],
+};
 
 /** Valid JSON bodies by route, with real ids; each field is then fuzzed. */
 function jsonBaselines(ids: Ids): Record<string, Record<string, unknown>> {
@@ -390,7 +400,38 @@ function jsonBaselines(ids: Ids): Record<string, Record<string, unknown>> {
       amount: 100,
       txn_type: 'IMPS',
     },
+    'POST /api/dmt/remitter/kyc': {
+      mobile: ids.mobile,
+      document_type: 'aadhaar',
+      document_number: '2341 2341 2346',
+      name: 'Ravi Kumar',
+    },
+    'POST /api/dmt/transact/otp': {
+      mobile: ids.mobile,
+      bene_id: ids.bene,
+      amount: 100,
+      txn_type: 'IMPS',
+    },
     'POST /api/pan-find': { pan_number: 'AAPFU0939F' },
+    'POST /api/pan/verify': {
+      pan_number: 'AAPFU0939F',
+      variant: 'name_dob',
+      name: 'Asha Verma',
+      dob: '1990-01-01',
+    },
+    'POST /api/network/retailers': {
+      email: 'fuzz-retailer@example.com',
+      password: 'correct horse battery',
+      name: 'Fuzz Retailer',
+    },
+    'PUT /api/network/retailers/:account_id/scheme': { scheme_id: null },
+    'POST /api/network/funds': { retailer_id: ids.account, amount: 1, reference: 'fuzz-fund' },
+    'POST /api/network/schemes': FUZZ_SCHEME,
+    'PUT /api/network/schemes/:scheme_id': FUZZ_SCHEME,
+    'POST /admin/schemes': FUZZ_SCHEME,
+    'PUT /admin/schemes/:scheme_id': FUZZ_SCHEME,
+    'PUT /admin/accounts/:id/network': { scheme_id: null },
+    'PUT /admin/dmt/remitters/:account_id/:mobile/level': { level: 'full' },
     'POST /api/bills/fetch': { biller_id: 'BESCOM', consumer_number: '1234567890' },
     'POST /api/bills/pay': { biller_id: 'BESCOM', consumer_number: '1234567890', amount: 100 },
     'PUT /api/webhook': { url: 'http://127.0.0.1:9/hook' },
@@ -449,6 +490,9 @@ class Jar {
 
 const csrfOf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
 
+/** The fuzzed gateway's body deadline: short, so that the cut-short bodies are answered soon. */
+const BODY_TIMEOUT_MS = 2_000;
+
 let gateway: Gateway;
 let ids: Ids;
 let user: { key: string; headers: Record<string, string> };
@@ -460,6 +504,7 @@ before(async () => {
   gateway = await startPaymentsGateway({
     ...paymentsConfig(),
     chat: { rate_limit: { requests_per_minute: 1_000_000 } },
+    limits: { body_timeout_ms: BODY_TIMEOUT_MS },
   });
   const api = admin(gateway);
   // The fuzzing account: registered with a password (for the dashboard), every service on, funded.
@@ -512,12 +557,22 @@ before(async () => {
   const target_key = await api.post(`/admin/accounts/${target.account_id}/keys`, {
     name: 'to revoke',
   });
+  // The fuzzing account is a distributor (its network routes then run past the role check),
+  // with a scheme of the admin's.
+  const scheme = await api.post('/admin/schemes', FUZZ_SCHEME);
+  assert.equal(scheme.status, 201, JSON.stringify(scheme.body));
+  const distributor = await api.put(`/admin/accounts/${account_id}/network`, {
+    role: 'distributor',
+    scheme_id: scheme.body.scheme_id,
+  });
+  assert.equal(distributor.status, 200, JSON.stringify(distributor.body));
   ids = {
     account: target.account_id,
     key: target_key.body.id,
     txn: recharge.body.txn_id,
     mobile,
     bene,
+    scheme: scheme.body.scheme_id,
   };
 
   // Dashboard sessions: the user's and the admin console's, with their CSRF tokens.
@@ -591,8 +646,12 @@ async function fuzzRequest(
 }
 
 test("item 5: bodies that do not decompress as their Content-Encoding says are 400 in each surface's own shape on every route that reads a body", async () => {
+  // Every route that reads a body (DELETE routes read none: they would act, so they are left out).
   const routes = (await routeTable()).filter(
-    (route) => route.method !== 'GET' && !SESSION_ENDING.has(`${route.method} ${route.path}`),
+    (route) =>
+      route.method !== 'GET' &&
+      route.method !== 'DELETE' &&
+      !SESSION_ENDING.has(`${route.method} ${route.path}`),
   );
   const failures: string[] = [];
   /** Routes that refused a bad body with 400 in their own shape, by surface. */
@@ -683,6 +742,79 @@ test('item 8: bad eKYC uploads of an account that may submit are refused in the 
   assert.equal(status.body.data.status, 'none');
   const dir = join(gateway.data_dir, 'kyc-documents', account_id);
   assert.deepEqual(existsSync(dir) ? filesUnder(dir) : [], [], 'no file left of a refused upload');
+});
+
+/**
+ * One request on a raw connection whose body stops after `sent` of `length` bytes; resolves with
+ * what the gateway sent once it has closed the connection.
+ */
+async function cutShort(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  length: number,
+  sent: string,
+): Promise<string> {
+  const socket = connect(gateway.port, '127.0.0.1');
+  socket.on('error', () => {});
+  const received: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => received.push(chunk));
+  const closed = once(socket, 'close');
+  await once(socket, 'connect');
+  const lines = [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', `Content-Length: ${length}`];
+  for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
+  socket.write(`${lines.join('\r\n')}\r\n\r\n${sent}`);
+  const timer = setTimeout(() => socket.destroy(), 30_000);
+  await closed;
+  clearTimeout(timer);
+  return Buffer.concat(received).toString('utf8');
+}
+
+test("item 9: every route with a body cut short: the connection is closed at the body deadline, answered 408 in the surface's shape or refused from its head, never 5xx", async (t) => {
+  // Every route that reads a body (DELETE routes read none: they would act, so they are left out).
+  const routes = (await routeTable()).filter(
+    (route) =>
+      route.method !== 'GET' &&
+      route.method !== 'DELETE' &&
+      !SESSION_ENDING.has(`${route.method} ${route.path}`),
+  );
+  const failures: string[] = [];
+  let timed_out = 0;
+  await Promise.all(
+    routes.map(async (route) => {
+      const path = fill(route, (name) => realParam(route, name, ids));
+      const dashboard = isDashboard(route.path) && !route.path.startsWith('/v1beta'); // (Gemini's are JSON)
+      const headers: Record<string, string> = { cookie: jar.header() };
+      if (path.startsWith('/v1')) headers.authorization = `Bearer ${user.key}`;
+      else if (path.startsWith('/api/')) headers['x-api-key'] = user.key;
+      else if (path.startsWith('/admin/')) headers.authorization = `Bearer ${gateway.admin_token}`;
+      headers['content-type'] = dashboard
+        ? 'application/x-www-form-urlencoded'
+        : 'application/json';
+      const sent = dashboard
+        ? `_csrf=${route.path.startsWith('/admin') ? admin_csrf : user_csrf}&a=`
+        : '{"a":';
+      const text = await cutShort(route.method, path, headers, 100_000, sent);
+      const label = `${route.method} ${route.path}`;
+      const status = Number(text.split(' ')[1]);
+      if (!text) return failures.push(`${label}: closed without an answer`);
+      if (!(status >= 400 && status < 500)) return failures.push(`${label}: ${text.slice(0, 200)}`);
+      if (status !== 408) return; // refused from the head (404, 401, 415, ...), closed at the deadline
+      timed_out++;
+      const body = text.slice(text.indexOf('\r\n\r\n') + 4);
+      const shape = dashboard
+        ? body.startsWith('<!doctype html>')
+        : route.path.startsWith('/v1beta') || /:[A-Za-z_]+:/.test(route.path)
+          ? JSON.parse(body).error?.status === 'DEADLINE_EXCEEDED'
+          : route.path.startsWith('/v1/messages')
+            ? JSON.parse(body).type === 'error'
+            : body.includes('"request_timeout"');
+      if (!shape) failures.push(`${label}: 408 not in the surface's shape: ${body.slice(0, 200)}`);
+    }),
+  );
+  t.diagnostic(`${routes.length} routes, ${timed_out} answered 408`);
+  assert.deepEqual(failures, []);
+  assert.ok(timed_out >= 30, `${timed_out} routes answered 408`);
 });
 
 test(

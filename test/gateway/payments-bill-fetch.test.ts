@@ -240,7 +240,12 @@ test('bill fetch over HTTP: the request, a mapped bill paid by its id, and every
     assert.equal(paid.body.data.biller_ref, `BBPS${paid.body.data.txn_id.slice(-6)}`);
     const commission = paid.body.data.commission;
     assert.equal(commission, 6.17, '0.5 % of 1234.50, rounded down to the paisa');
-    assert.equal(await balance(gw, headers), Math.round((5_000 - 1234.5 + commission) * 100) / 100);
+    // Credited net of TDS (section 194H, 2 % of the commission rounded to the paisa: 0.12).
+    assert.equal(paid.body.data.tds, 0.12);
+    assert.equal(
+      await balance(gw, headers),
+      Math.round((5_000 - 1234.5 + 6.17 - 0.12) * 100) / 100,
+    );
     await verifyOk(gw);
 
     // Not found: 404 bill_not_found with the aggregator's message.

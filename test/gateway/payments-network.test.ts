@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { admin, request } from './helpers.js';
+import { pdfText } from '../support/payments-pdf.ts';
 import {
   VALID_KYC,
   balance,
@@ -14,6 +15,36 @@ import {
   startPaymentsGateway,
   verifyOk,
 } from '../support/payments-helpers.js';
+
+/** Logs in through a dashboard form (CSRF token from the page) and returns the session cookie. */
+async function dashboardSession(
+  base: string,
+  path: string,
+  fields: Record<string, string>,
+): Promise<string> {
+  const jar = new Map<string, string>();
+  const take = (response: Response) => {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = pair!.indexOf('=');
+      jar.set(pair!.slice(0, eq), pair!.slice(eq + 1));
+    }
+  };
+  const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+  const form = await fetch(`${base}${path}`, { redirect: 'manual' });
+  take(form);
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1];
+  assert.ok(csrf, `a CSRF token on ${path}`);
+  const posted = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { cookie: cookie(), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ ...fields, _csrf: csrf }),
+    redirect: 'manual',
+  });
+  take(posted);
+  assert.equal(posted.status, 303, `log in at ${path}`);
+  return cookie();
+}
 
 test('network: distributor, schemes within its margin, a retailer funded once per reference, the override posted net of TDS', async () => {
   const gw = await startPaymentsGateway();
@@ -171,6 +202,42 @@ test('network: distributor, schemes within its margin, a retailer funded once pe
     assert.equal(tree.body.retailers.retailers[0].account_id, r.account_id);
     const demote = await api.put(`/admin/accounts/${d.account_id}/network`, { role: 'retailer' });
     assert.equal(demote.status, 409);
+
+    // The dashboard: the distributor downloads its month's statement; the admin console shows
+    // the schemes and the account's place in the network.
+    const month = new Date(Date.now() + 330 * 60_000).toISOString().slice(0, 7);
+    const email = (await api.get(`/admin/accounts/${d.account_id}`)).body.email as string;
+    const user = await dashboardSession(gw.url, '/login', {
+      email,
+      password: 'correct horse battery',
+    });
+    const pdf = await fetch(
+      `${gw.url}/reports/statement?kind=commission&month=${month}&format=pdf`,
+      {
+        headers: { cookie: user },
+      },
+    );
+    assert.equal(pdf.status, 200);
+    assert.equal(pdf.headers.get('content-type'), 'application/pdf');
+    const read = await pdfText(new Uint8Array(await pdf.arrayBuffer()));
+    assert.match(read.text, /override/);
+    const page = await fetch(`${gw.url}/reports`, { headers: { cookie: user } });
+    assert.match(await page.text(), /Tax documents/);
+    const console_cookie = await dashboardSession(gw.url, '/admin/login', {
+      token: gw.admin_token,
+    });
+    const schemes = await (
+      await fetch(`${gw.url}/admin/console/schemes`, { headers: { cookie: console_cookie } })
+    ).text();
+    assert.match(schemes, /Gold/);
+    assert.match(schemes, /Silver/);
+    const account_page = await (
+      await fetch(`${gw.url}/admin/console/accounts/${d.account_id}`, {
+        headers: { cookie: console_cookie },
+      })
+    ).text();
+    assert.match(account_page, /Role: <strong>distributor<\/strong>/);
+    assert.match(account_page, new RegExp(r.account_id));
     await verifyOk(gw);
   } finally {
     await gw.stop();

@@ -221,8 +221,11 @@ test('register → eKYC → approval → activation → credit → recharge, ref
     assert.equal(ok.body.data.operator, 'Airtel');
     assert.equal(ok.body.data.number, '9876543210');
     assert.equal(ok.body.data.commission, 4.97); // 2.5 % of 199 = 4.975, rounded down to the paisa
-    assert.equal(ok.body.data.balance, 305.97);
-    assert.equal(await balance(gw, key), 305.97);
+    // Credited net of TDS (section 194H: 2 % of 4.97 = 0.0994, rounded to the paisa).
+    assert.equal(ok.body.data.tds, 0.1);
+    assert.equal(ok.body.data.commission_credited, 4.87);
+    assert.equal(ok.body.data.balance, 305.87);
+    assert.equal(await balance(gw, key), 305.87);
 
     // Duplicate window: same number and amount without a key → 409, unless allow_duplicate.
     const duplicate = await recharge({ operator_id: 1, number: '9876543210', amount: 199 });
@@ -263,7 +266,8 @@ test('register → eKYC → approval → activation → credit → recharge, ref
       1,
       'one transaction for one client_ref',
     );
-    assert.equal(await balance(gw, key), Math.round((before_parallel - 20 + 0.7) * 100) / 100); // Vi: 3.5 % commission
+    // Vi: 3.5 % commission (0.70), credited net of 2 % TDS (0.014, rounded to 0.01)
+    assert.equal(await balance(gw, key), Math.round((before_parallel - 20 + 0.69) * 100) / 100);
     const listed_txns = await request(
       `${gw.url}/api/transactions?service=recharge&status=success`,
       { headers: key },

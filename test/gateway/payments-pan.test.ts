@@ -155,3 +155,91 @@ test('PAN fee is configurable, and the service must be active', async () => {
     await gw.stop();
   }
 });
+
+test('PAN verification variants: status, name and date-of-birth flags, Aadhaar seeding, one fee each', async () => {
+  const gw = await startPaymentsGateway();
+  try {
+    const { headers } = await onboard(gw, 100, { pan: true });
+    const verify = (body: Record<string, unknown>) =>
+      request(`${gw.url}/api/pan/verify`, { headers, body });
+    // The holder's name from a lookup; the sandbox's date of birth is 1980-01-01 + the digits in days.
+    const holder = (
+      await request(`${gw.url}/api/pan-find`, { headers, body: { pan_number: 'ABCPE1234F' } })
+    ).body.data.name as string;
+    let spent = 2;
+
+    const status = await verify({ pan_number: 'ABCPE1234F', variant: 'status' });
+    assert.equal(status.status, 200, JSON.stringify(status.body));
+    assert.deepEqual(status.body.data, {
+      pan: 'ABCPE1234F',
+      variant: 'status',
+      pan_status: 'valid',
+      valid: true,
+      type: 'Individual',
+    });
+    assert.equal(status.body.fee, 1);
+    spent += 1;
+
+    const matched = await verify({
+      pan_number: 'ABCPE1234F',
+      variant: 'name_dob',
+      name: holder.toLowerCase(),
+      dob: '1983-05-19',
+    });
+    assert.equal(matched.body.data.name_match, true);
+    assert.equal(matched.body.data.dob_match, true);
+    assert.equal(matched.body.data.name, undefined, "name_dob does not give the holder's name");
+    assert.equal(matched.body.fee, 3);
+    assert.equal(matched.body.tax.igst, 0.46, 'its GST: ₹3 = 2.54 + 0.46 IGST');
+    spent += 3;
+    const mismatched = await verify({
+      pan_number: 'ABCPE1234F',
+      variant: 'name_dob',
+      name: 'Somebody Else',
+      dob: '1983-05-20',
+    });
+    assert.deepEqual(
+      [mismatched.body.data.name_match, mismatched.body.data.dob_match],
+      [false, false],
+    );
+    spent += 3;
+
+    const seeding = await verify({ pan_number: 'ABCPE0008F', variant: 'aadhaar_seeding' });
+    assert.equal(seeding.body.data.aadhaar_seeding, 'N');
+    const company = await verify({ pan_number: 'ABCCE1234F', variant: 'aadhaar_seeding' });
+    assert.equal(company.body.data.aadhaar_seeding, 'NA', 'a company has no Aadhaar');
+    spent += 6;
+
+    for (const [pan, expected] of [
+      ['ABCPE0000F', 'fake'],
+      ['ABCPE0006F', 'deactivated'],
+      ['ABCPE0007F', 'deleted'],
+    ]) {
+      const reply = await verify({ pan_number: pan, variant: 'status' });
+      assert.equal(reply.body.data.pan_status, expected, pan);
+      assert.equal(reply.body.data.valid, false);
+      spent += 1;
+    }
+
+    const full = await verify({
+      pan_number: 'ABCPE1234F',
+      variant: 'comprehensive',
+      name: holder,
+      dob: '1983-05-19',
+    });
+    assert.equal(full.body.data.name, holder);
+    assert.equal(full.body.data.aadhaar_seeding, 'Y');
+    assert.equal(full.body.fee, 5);
+    spent += 5;
+
+    const missing = await verify({ pan_number: 'ABCPE1234F', variant: 'name_dob', name: 'X' });
+    assert.equal(missing.status, 400);
+    assert.equal(missing.body.error.field, 'dob');
+    const unknown = await verify({ pan_number: 'ABCPE1234F', variant: 'everything' });
+    assert.equal(unknown.body.error.field, 'variant');
+    assert.equal(await balance(gw, headers), 100 - spent);
+    await verifyOk(gw);
+  } finally {
+    await gw.stop();
+  }
+});

@@ -13,6 +13,7 @@ import {
   onboard,
   paymentsConfig,
   startPaymentsGateway,
+  transferWithOtp,
   tableIds,
   verifiedRemitter,
   verifyOk,
@@ -94,9 +95,11 @@ test('pruning: a key left in flight past its window and past months of DMT usage
     await verifiedRemitter(gw, headers, MOBILE);
     const bene_id = await addBeneficiary(gw, headers, MOBILE, '223456789012');
     month = monthKey(new Date(), 330);
-    const transfer = await request(`${gw.url}/api/dmt/transact`, {
-      headers,
-      body: { mobile: MOBILE, bene_id, amount: 1_000, txn_type: 'IMPS' },
+    const transfer = await transferWithOtp(gw, headers, {
+      mobile: MOBILE,
+      bene_id,
+      amount: 1_000,
+      txn_type: 'IMPS',
     });
     assert.equal(transfer.body.data.status, 'success', JSON.stringify(transfer.body));
     const idempotency = () => tableIds(gw, 'idempotency');

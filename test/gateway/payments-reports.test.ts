@@ -12,6 +12,7 @@ import {
   onboard,
   parseCsv,
   startPaymentsGateway,
+  transferWithOtp,
   verifiedRemitter,
   verifyOk,
   waitFinal,
@@ -60,7 +61,7 @@ async function activity(gw: Gateway, headers: Record<string, string>, mobile: st
     'Failing Person',
   );
   const pay = (bene_id: string, amount: number, txn_type: string) =>
-    request(`${gw.url}/api/dmt/transact`, { headers, body: { mobile, bene_id, amount, txn_type } });
+    transferWithOtp(gw, headers, { mobile, bene_id, amount, txn_type });
   txns.push((await pay(bene, 2_500, 'IMPS')).body.data.reference_id);
   txns.push((await pay(declining, 700, 'IMPS')).body.data.reference_id);
   const neft = await pay(bene, 1_200, 'NEFT');

@@ -18,6 +18,7 @@ import {
   onboard,
   paymentsConfig,
   startPaymentsGateway,
+  transferWithOtp,
   verifiedRemitter,
   verifyOk,
   waitFor,
@@ -233,9 +234,11 @@ test(
       // refunds it, after three wrong OTPs cancelled the first one.
       await verifiedRemitter(gw, headers, '9876512345');
       const bene = await addBeneficiary(gw, headers, '9876512345', '912345670003');
-      const transfer = await request(`${gw.url}/api/dmt/transact`, {
-        headers,
-        body: { mobile: '9876512345', bene_id: bene, amount: 1_000, txn_type: 'IMPS' },
+      const transfer = await transferWithOtp(gw, headers, {
+        mobile: '9876512345',
+        bene_id: bene,
+        amount: 1_000,
+        txn_type: 'IMPS',
       });
       assert.equal(transfer.body.data.status, 'pending');
       const tid = transfer.body.txn_id;

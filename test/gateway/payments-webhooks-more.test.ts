@@ -13,6 +13,7 @@ import {
   onboard,
   paymentsConfig,
   startPaymentsGateway,
+  transferWithOtp,
   verifiedRemitter,
   verifyOk,
   waitFinal,
@@ -67,10 +68,7 @@ test('DMT, PAN and bill payment events are delivered signed through the outbox, 
     const good = await addBeneficiary(gw, headers, mobile, '123456789012');
     const declining = await addBeneficiary(gw, headers, mobile, '900000000001', 'Kiran Shah');
     const transact = (bene_id: string, amount: number, txn_type: string) =>
-      request(`${gw.url}/api/dmt/transact`, {
-        headers,
-        body: { mobile, bene_id, amount, txn_type },
-      });
+      transferWithOtp(gw, headers, { mobile, bene_id, amount, txn_type });
     const imps = await transact(good, 1_000, 'IMPS');
     assert.equal(imps.body.data.status, 'success', JSON.stringify(imps.body));
     const neft = await transact(good, 2_000, 'NEFT');
@@ -226,7 +224,7 @@ test('DMT, PAN and bill payment events are delivered signed through the outbox, 
     assert.equal(e_neft.data.charges, 20);
     assert.match(
       e_neft.data.utr,
-      /^\d{12}$/,
+      /^[A-Z]{4}N\d{11}$/,
       'the NEFT event carries the UTR learnt by the status check',
     );
     assert.equal(e_neft.data.history[0].status, 'pending');

@@ -187,6 +187,36 @@ export async function verifiedRemitter(
   });
   if (verified.status !== 200 || verified.body.data.verified !== true)
     throw new Error(`verify: ${verified.status} ${JSON.stringify(verified.body)}`);
+  // RBI's 2024 framework: an officially valid document, verified once, before any transfer.
+  const kyc = await request(`${gateway.url}/api/dmt/remitter/kyc`, {
+    headers,
+    body: { mobile, document_type: 'aadhaar', document_number: aadhaar(), name },
+  });
+  if (kyc.status !== 200 || kyc.body.data.kyc.verified !== true)
+    throw new Error(`remitter kyc: ${kyc.status} ${JSON.stringify(kyc.body)}`);
+}
+
+/**
+ * A transfer as the 2024 framework has it: its OTP requested (`POST /api/dmt/transact/otp`),
+ * then the transfer with `otp_ref` and the sandbox's code. `extra` rides in the transfer's
+ * body only (client_ref, allow_duplicate); `request_headers` on both calls.
+ */
+export async function transferWithOtp(
+  gateway: Pick<Gateway, 'url'>,
+  headers: Record<string, string>,
+  body: { mobile: string; bene_id: string; amount: number; txn_type: string },
+  extra: Record<string, unknown> = {},
+  request_headers: Record<string, string> = {},
+) {
+  const otp = await request(`${gateway.url}/api/dmt/transact/otp`, {
+    headers: { ...headers, ...request_headers },
+    body,
+  });
+  if (otp.status !== 200) return otp;
+  return request(`${gateway.url}/api/dmt/transact`, {
+    headers: { ...headers, ...request_headers },
+    body: { ...body, ...extra, otp_ref: otp.body.data.otp_ref, otp: otp.body.data.sandbox_otp },
+  });
 }
 
 /** Adds a beneficiary and returns its id. */

@@ -6,7 +6,7 @@
 // transfer fails). The /api routes validate, call one of these and present the result; any
 // other surface calls the same commands.
 import type { z } from 'zod';
-import { ApiError, badRequest, notFound } from '../../http/errors.js';
+import { ApiError, notFound } from '../../http/errors.js';
 import { ProviderUnavailableError } from '../../providers/types.js';
 import type { Account } from '../../store/state.js';
 import type { Tx } from '../../store/store.js';
@@ -30,7 +30,8 @@ import {
   type OtpSends,
 } from './rules.js';
 import type { Answer } from '../engine/engine.js';
-import { requestHash, slabChargesMicros } from '../engine/intent.js';
+import { legIntent } from './rbi.js';
+import { requestHash } from '../engine/intent.js';
 import type { beneficiaryBody, otpBody, remitterBody, transactBody } from './schemas.js';
 import type { Beneficiary, PaymentTxn, Remitter, TxnStatus } from '../engine/tables.js';
 
@@ -444,57 +445,9 @@ export async function transfer(
       `beneficiary ${bene.id} does not belong to remitter ${remitter.mobile}`,
       'beneficiary_not_found',
     );
-  const charges_micros = slabChargesMicros(body.amount, dmt.charges[body.txn_type]);
-  if (charges_micros === null)
-    throw badRequest(
-      `amount: no charges slab covers ${microsToUnits(body.amount)}`,
-      'amount',
-      'amount_out_of_range',
-    );
   const month = monthKey(ctx.clock.now(), dmt.utc_offset_minutes);
   return ctx.engine.submit({
-    account,
-    service: 'dmt',
-    idempotency_key,
-    client_ref: body.client_ref ?? null,
-    request_hash: requestHash('dmt-transact', {
-      mobile: body.mobile,
-      bene_id: body.bene_id,
-      amount_micros: body.amount,
-      txn_type: body.txn_type,
-      client_ref: body.client_ref ?? null,
-      allow_duplicate: body.allow_duplicate ?? false,
-    }),
-    allow_duplicate: body.allow_duplicate ?? false,
-    amount_micros: body.amount,
-    charges_micros,
-    ...ctx.pricing.quote(ctx.store, {
-      account_id: account.id,
-      service: 'dmt',
-      operator: body.txn_type,
-      amount_micros: body.amount,
-      fee_micros: charges_micros,
-    }),
-    pay_to: 'provider:dmt',
-    subject: bene.account_number,
-    details: {
-      kind: 'transfer',
-      txn_type: body.txn_type,
-      mobile: remitter.mobile,
-      bene_id: bene.id,
-      beneficiary_name: bene.name,
-      ifsc: bene.ifsc,
-      bank: bene.bank,
-      month,
-    },
-    provider_params: {
-      kind: 'transfer',
-      txn_type: body.txn_type,
-      ifsc: bene.ifsc,
-      account_number: bene.account_number,
-      name: bene.name,
-      mobile: remitter.mobile,
-    },
+    ...legIntent(ctx, account, remitter, bene, body, body.amount, month, { idempotency_key }),
     reserve: (tx) => reserveMonthly(ctx, tx, remitter.mobile, month, body.amount),
   });
 }

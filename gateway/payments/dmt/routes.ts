@@ -17,7 +17,12 @@ import {
   verifyBeneficiary,
   verifyRemitterOtp,
 } from './commands.js';
-import { beneficiaryView, remitterView } from './views.js';
+import { beneficiaryView, remitterView, renderSplit } from './views.js';
+import { requestTransferOtp, setRemitterLevel, transferRbi, verifyRemitterKyc } from './rbi.js';
+import type { SplitTransfer } from './tables.js';
+import { balanceMicros } from '../../ledger/ledger.js';
+import { microsToUnits } from '../../util/money.js';
+import { notFound } from '../../http/errors.js';
 import type { Answer } from '../engine/engine.js';
 import { idempotencyKey } from '../engine/intent.js';
 import {
@@ -28,19 +33,23 @@ import {
   refundBody,
   refundOtpBody,
   remitterBody,
+  remitterKycBody,
+  remitterLevelBody,
   transactBody,
+  transferOtpBody,
   txnIdParam,
   verifyBody,
 } from './schemas.js';
 import { confirmRefund, requestRefundOtp } from './refund.js';
-import { balanceMicros } from '../../ledger/ledger.js';
-import { microsToUnits } from '../../util/money.js';
 import { mobileSchema } from '../schemas.js';
 import type { Beneficiary } from '../engine/tables.js';
 
 // Every schema is built once, here or when the router is built, never per request.
 const mobileParams = z.object({ mobile: mobileSchema });
 const beneIdParams = z.object({ bene_id: beneIdParam });
+const parentParams = z.object({
+  parent_id: z.string().regex(/^dmtp_[0-9a-f]{24}$/, 'is not a split transfer id'),
+});
 const txnIdParams = z.object({ txn_id: txnIdParam });
 
 export function dmtRouter(ctx: PaymentsContext): Router {
@@ -54,10 +63,79 @@ export function dmtRouter(ctx: PaymentsContext): Router {
   router.post('/dmt/transact', json, async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
     const body = parseWith(transact, req.body ?? {});
-    send(res, await transfer(ctx, account, body, idempotencyKey(req, body.client_ref)));
+    const key = idempotencyKey(req, body.client_ref);
+    if (!settings.dmt.rbi.enforce) {
+      send(res, await transfer(ctx, account, body, key));
+      return;
+    }
+    const outcome = await transferRbi(ctx, account, body, key);
+    send(res, 'single' in outcome ? outcome.single : splitAnswer(ctx, outcome.split));
+  });
+  rbiRoutes(router, ctx, json);
+  return router;
+}
+
+function splitAnswer(ctx: PaymentsContext, parent: SplitTransfer): Answer {
+  const legs = parent.leg_ids.map((id) => ctx.store.get('payment_txns', id)!);
+  return renderSplit(parent, legs, balanceMicros(ctx.store.state, parent.account_id));
+}
+
+/**
+ * RBI's 2024 framework: the remitter's OVD (verified once), the OTP of a transfer, and a split
+ * transfer with its legs.
+ */
+function rbiRoutes(router: Router, ctx: PaymentsContext, json: RequestHandler): void {
+  const { store, logger, settings, config, clock } = ctx;
+  const live = config.mode === 'live';
+  const lookups = new AbortController();
+  ctx.onStop(() => lookups.abort());
+  router.post('/dmt/remitter/kyc', json, async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'dmt');
+    const body = parseWith(remitterKycBody, req.body ?? {});
+    const { remitter, already } = await verifyRemitterKyc(ctx, lookups.signal, account, body);
+    res.json({
+      status: true,
+      message: already
+        ? `remitter ${remitter.mobile}'s document was verified already (${remitter.kyc!.verified_at}); it is not verified again`
+        : `remitter ${remitter.mobile}'s ${remitter.kyc!.document_type.replace(/_/g, ' ')} verified`,
+      data: remitterView(remitter, settings.dmt, usedMicros(ctx, remitter.mobile, clock.now())),
+    });
   });
 
-  return router;
+  const otp_body = transferOtpBody(settings.dmt);
+  router.post('/dmt/transact/otp', json, async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'dmt');
+    const body = parseWith(otp_body, req.body ?? {});
+    const sent = await requestTransferOtp(ctx, account, body);
+    res.json({
+      status: true,
+      message: live
+        ? `an OTP confirming this transfer was sent to ${body.mobile}`
+        : `sandbox: the OTP is in sandbox_otp (in live mode it is sent to ${body.mobile} by SMS)`,
+      data: {
+        otp_ref: sent.otp.id,
+        otp_expires_at: sent.otp.expires_at,
+        ...(live ? {} : { sandbox_otp: sent.code }),
+        mobile: body.mobile,
+        bene_id: body.bene_id,
+        amount: microsToUnits(body.amount),
+        txn_type: body.txn_type,
+        parts: sent.legs.map((amount) => microsToUnits(amount)),
+        per_txn_limit: microsToUnits(sent.limits.per_txn_limit),
+        kyc_level: sent.limits.level,
+      },
+    });
+  });
+
+  router.get('/dmt/transfers/:parent_id', async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'dmt');
+    const { parent_id } = parseWith(parentParams, req.params);
+    await store.readDurable();
+    const parent = store.get('dmt_transfers', parent_id);
+    if (!parent || parent.account_id !== account.id)
+      throw notFound(`no split transfer ${parent_id}`, 'transfer_not_found');
+    send(res, splitAnswer(ctx, parent));
+  });
 }
 
 /** Registering a remitter by OTP, verifying it, and reading it with this month's limit. */
@@ -218,4 +296,20 @@ function refundRoutes(router: Router, ctx: PaymentsContext, json: RequestHandler
 function send(res: Response, answer: Answer): void {
   res.locals.txn_id = (answer.body as { txn_id?: string }).txn_id;
   res.status(answer.http_status).json(answer.body);
+}
+
+/** The administrator sets a verified remitter's KYC level (its limits): PUT /admin/dmt/remitters/:account_id/:mobile/level. */
+export function dmtAdminRouter(ctx: PaymentsContext): Router {
+  const router = Router();
+  const params = z.object({
+    account_id: z.string().regex(/^acc_[0-9a-f]{24}$/, 'is not an account id'),
+    mobile: mobileSchema,
+  });
+  router.put('/dmt/remitters/:account_id/:mobile/level', async (req, res) => {
+    const { account_id, mobile } = parseWith(params, req.params);
+    const { level } = parseWith(remitterLevelBody, req.body ?? {});
+    const remitter = await setRemitterLevel(ctx, account_id, mobile, level);
+    res.json(remitterView(remitter, ctx.settings.dmt, usedMicros(ctx, mobile, ctx.clock.now())));
+  });
+  return router;
 }

@@ -1,9 +1,19 @@
 // Pure rules of money transfer: calendar months for the monthly limit, account numbers and
 // IFSC codes, bank names, and OTPs (generated at random, kept only as a salted hash).
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { aadhaarError } from '../validators.js';
+import { rowOf } from '../../store/state.js';
+import banknames from 'ifsc/src/banknames.json' with { type: 'json' };
+import sublets from 'ifsc/src/sublet.json' with { type: 'json' };
+import customSublets from 'ifsc/src/custom-sublets.json' with { type: 'json' };
 
 export const IFSC_PATTERN = /^[A-Z]{4}0[A-Z0-9]{6}$/;
-export const ACCOUNT_NUMBER_PATTERN = /^\d{9,18}$/;
+/**
+ * An account number as banks issue them: digits and (some co-operative and foreign banks)
+ * letters, leading zeros kept, 6 to 34 characters (NEFT's field takes 34); spaces, hyphens and
+ * slashes are dropped.
+ */
+export const ACCOUNT_NUMBER_PATTERN = /^(?=[A-Z0-9]*\d)[A-Z0-9]{6,34}$/;
 export const TXN_TYPES = ['IMPS', 'NEFT'] as const;
 export type TxnType = (typeof TXN_TYPES)[number];
 
@@ -37,46 +47,68 @@ export function remitterKey(account_id: string, mobile: string): string {
 }
 
 export function normalizeAccountNumber(input: string): string {
-  return input.replace(/[\s-]/g, '');
+  return input.replace(/[\s/-]/g, '').toUpperCase();
+}
+
+/** The officially valid documents' number formats (KYC Master Direction), after upper-casing and dropping spaces. */
+const OVD_PATTERNS: Readonly<Record<string, { pattern: RegExp; example: string }>> = {
+  passport: { pattern: /^[A-PR-WY][1-9]\d{5}[1-9]$/, example: 'J8369854' },
+  voter_id: { pattern: /^[A-Z]{3}\d{7}$/, example: 'ABC1234567' },
+  driving_licence: { pattern: /^[A-Z]{2}\d{2}\d{4}\d{7}$/, example: 'MH1420110062821' },
+  nrega_job_card: {
+    pattern: /^[A-Z]{2}-\d{2}-\d{3}-\d{3}-\d{3}\/\d{1,4}$/,
+    example: 'MH-01-001-001-001/1',
+  },
+};
+
+/** A document number in canonical form, or why it is not one of its type. */
+export function parseOvd(
+  type: string,
+  input: string,
+): { number: string; masked: string } | { error: string } {
+  if (type === 'aadhaar') {
+    const digits = input.replace(/[\s-]/g, '');
+    const error = aadhaarError(digits);
+    return error ? { error } : { number: digits, masked: `XXXX-XXXX-${digits.slice(-4)}` };
+  }
+  const rule = OVD_PATTERNS[type];
+  const number = input.replace(type === 'nrega_job_card' ? /\s/g : /[\s-]/g, '').toUpperCase();
+  if (!rule || !rule.pattern.test(number))
+    return { error: `is not a ${type.replace(/_/g, ' ')} number (e.g. ${rule?.example ?? '?'})` };
+  return { number, masked: `${'X'.repeat(Math.max(0, number.length - 4))}${number.slice(-4)}` };
 }
 
 export function normalizeIfsc(input: string): string {
   return input.trim().toUpperCase();
 }
 
-/** Banks by the first four letters of the IFSC, for the beneficiary's `bank` when none is given. */
-const BANKS: Readonly<Record<string, string>> = {
-  SBIN: 'State Bank of India',
-  HDFC: 'HDFC Bank',
-  ICIC: 'ICICI Bank',
-  UTIB: 'Axis Bank',
-  KKBK: 'Kotak Mahindra Bank',
-  PUNB: 'Punjab National Bank',
-  BARB: 'Bank of Baroda',
-  CNRB: 'Canara Bank',
-  UBIN: 'Union Bank of India',
-  BKID: 'Bank of India',
-  IOBA: 'Indian Overseas Bank',
-  IDIB: 'Indian Bank',
-  CBIN: 'Central Bank of India',
-  MAHB: 'Bank of Maharashtra',
-  UCBA: 'UCO Bank',
-  PSIB: 'Punjab & Sind Bank',
-  YESB: 'Yes Bank',
-  INDB: 'IndusInd Bank',
-  IDFB: 'IDFC First Bank',
-  FDRL: 'Federal Bank',
-  KARB: 'Karnataka Bank',
-  SIBL: 'South Indian Bank',
-  RATN: 'RBL Bank',
-  AIRP: 'Airtel Payments Bank',
-  PYTM: 'Paytm Payments Bank',
-  IPOS: 'India Post Payments Bank',
-};
+/**
+ * The bank of an IFSC, from the IFSC itself: the first four letters name the bank, except for
+ * sublet branches (a co-operative or regional bank's branch coded under its sponsor bank's
+ * prefix, e.g. HDFC0CAACOB is Akhand Anand Co-op Bank), listed by Razorpay's `ifsc` data
+ * (MIT; only its bank names and sublet lists are bundled, not its 1 MB branch list).
+ */
+export function bankCodeForIfsc(ifsc: string): string {
+  const sublet = rowOf(SUBLETS, ifsc);
+  if (sublet) return sublet;
+  let best: string | null = null;
+  let best_length = 0;
+  for (const [prefix, code] of CUSTOM_SUBLETS)
+    if (prefix.length > best_length && ifsc.startsWith(prefix)) {
+      best = code;
+      best_length = prefix.length;
+    }
+  return best ?? ifsc.slice(0, 4);
+}
 
 export function bankForIfsc(ifsc: string): string {
-  return BANKS[ifsc.slice(0, 4)] ?? `${ifsc.slice(0, 4)} (IFSC ${ifsc})`;
+  const code = bankCodeForIfsc(ifsc);
+  return rowOf(BANK_NAMES, code) ?? `${code} (IFSC ${ifsc})`;
 }
+
+const SUBLETS = sublets as Readonly<Record<string, string>>;
+const BANK_NAMES = banknames as Readonly<Record<string, string>>;
+const CUSTOM_SUBLETS = Object.entries(customSublets as Readonly<Record<string, string>>);
 
 /** Names compared the way a penny-drop match is read: case, punctuation, titles and order ignored. */
 export function namesMatch(a: string, b: string): boolean {

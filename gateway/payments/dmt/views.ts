@@ -4,6 +4,8 @@
 import { microsToUnits } from '../../util/money.js';
 import type { PaymentsConfig } from '../config.js';
 import { maskAccountNumber, namesMatch } from './rules.js';
+import { parentStatus, remitterLimits } from './rbi.js';
+import type { SplitTransfer } from './tables.js';
 import { txnAnswer, type Answer } from '../engine/engine.js';
 import { settledText } from '../engine/transactions.js';
 import { taxView } from '../engine/tax.js';
@@ -14,14 +16,26 @@ export function remitterView(
   settings: PaymentsConfig['dmt'],
   used_micros: number,
 ) {
+  const limits = remitterLimits(settings, remitter);
   return {
     mobile: remitter.mobile,
     name: remitter.name,
     verified: remitter.verified,
-    monthly_limit: microsToUnits(settings.monthly_limit),
+    kyc: remitter.kyc
+      ? {
+          verified: true,
+          document_type: remitter.kyc.document_type,
+          document_number: remitter.kyc.document_masked,
+          name: remitter.kyc.name,
+          address: remitter.kyc.address,
+          level: remitter.kyc.level,
+          verified_at: remitter.kyc.verified_at,
+        }
+      : { verified: false },
+    monthly_limit: microsToUnits(limits.monthly_limit),
     used: microsToUnits(used_micros),
-    available: microsToUnits(Math.max(0, settings.monthly_limit - used_micros)),
-    per_txn_limit: microsToUnits(settings.per_txn_limit),
+    available: microsToUnits(Math.max(0, limits.monthly_limit - used_micros)),
+    per_txn_limit: microsToUnits(limits.per_txn_limit),
     beneficiaries: remitter.beneficiary_ids.length,
     created_at: remitter.created_at,
     verified_at: remitter.verified_at,
@@ -102,4 +116,74 @@ export function renderDmt(txn: PaymentTxn, balance_micros: number): Answer {
     ...(txn.client_ref ? { client_ref: txn.client_ref } : {}),
     ...refund,
   });
+}
+
+/**
+ * A transfer split into legs: the seed's fields for the whole (reference_id is the parent's
+ * id; `utr` null, each leg has its own), its status from its legs', and every leg.
+ */
+export function renderSplit(
+  parent: SplitTransfer,
+  legs: readonly PaymentTxn[],
+  balance_micros: number,
+): Answer {
+  const status = parentStatus(legs);
+  const charges = legs.reduce((sum, leg) => sum + leg.charges_micros, 0);
+  const refunded = legs.reduce((sum, leg) => sum + (leg.refund?.amount_micros ?? 0), 0);
+  const sent = legs
+    .filter((leg) => leg.status === 'success')
+    .reduce((sum, leg) => sum + leg.amount_micros, 0);
+  const first = legs[0]!;
+  const amount = microsToUnits(parent.amount_micros);
+  const message =
+    status === 'success'
+      ? `${parent.txn_type} transfer of ${amount} sent in ${legs.length} parts`
+      : status === 'partial'
+        ? `${parent.txn_type} transfer of ${amount}: ${microsToUnits(sent)} sent; the parts that failed were refunded (${microsToUnits(refunded)})`
+        : status === 'failed' || status === 'refunded'
+          ? `transfer failed; every part was refunded (${microsToUnits(refunded)})`
+          : `${parent.txn_type} transfer of ${amount} in ${legs.length} parts: ${status}; the final status follows by status check and webhook`;
+  return {
+    http_status: 200,
+    body: {
+      status: status !== 'failed' && status !== 'refunded',
+      message,
+      txn_id: parent.id,
+      data: {
+        reference_id: parent.id,
+        utr: null,
+        amount,
+        charges: microsToUnits(charges),
+        status,
+        txn_type: parent.txn_type,
+        mobile: parent.mobile,
+        bene_id: parent.bene_id,
+        account_number: first.subject,
+        ifsc: first.details.ifsc,
+        sent: microsToUnits(sent),
+        refunded: microsToUnits(refunded),
+        balance: microsToUnits(balance_micros),
+        legs: legs.map((leg) => ({
+          txn_id: leg.id,
+          leg: leg.details.leg,
+          amount: microsToUnits(leg.amount_micros),
+          charges: microsToUnits(leg.charges_micros),
+          status: leg.status,
+          utr:
+            leg.status === 'success' && leg.result.utr !== undefined
+              ? String(leg.result.utr)
+              : null,
+          message: leg.message,
+          ...(leg.refund
+            ? {
+                refund: {
+                  posting_id: leg.refund.posting_id,
+                  amount: microsToUnits(leg.refund.amount_micros),
+                },
+              }
+            : {}),
+        })),
+      },
+    },
+  };
 }

@@ -276,6 +276,80 @@ export class PaymentEngine {
   }
 
   /**
+   * Several payments of one service opened in ONE commit (every hold, then `reserve` once for
+   * them all: a limit checked and taken for the whole), then sent to the providers one after
+   * another. Once one fails, those not yet sent are failed unsent: their holds are voided, no
+   * money left the wallet. A transfer above the per-transfer limit is sent so, as legs. Each is
+   * an ordinary transaction (no idempotency key, no duplicate window of its own: the caller
+   * answers for the whole). Returns the transactions as each stood after its turn.
+   */
+  async submitMany(
+    intents: readonly PaymentIntent[],
+    reserve?: (tx: Tx, txn_ids: string[]) => void,
+  ): Promise<PaymentTxn[]> {
+    const service = intents[0]!.service;
+    if (this.shutdown.signal.aborted)
+      throw new ServiceError(
+        'unavailable',
+        'shutting_down',
+        'the gateway is shutting down; retry shortly',
+      );
+    const providers = this.deps.providers[service];
+    if (providers.length === 0)
+      throw new ServiceError('unavailable', 'no_provider', `no ${service} provider is configured`);
+    const render = this.renderer(service);
+    const opened = await this.deps.store.transact((tx) => {
+      const at = tx.now.toISOString();
+      const txns = intents.map((intent) => {
+        const txn_id = newId('txn');
+        const hold = openIntentHold(tx, intent, txn_id);
+        const txn = newPendingTxn(intent, txn_id, hold.id, at);
+        tx.set('payment_txns', txn.id, txn);
+        return txn;
+      });
+      reserve?.(
+        tx,
+        txns.map((t) => t.id),
+      );
+      for (const txn of txns) {
+        this.pending.add(txn.id);
+        this.submitting.add(txn.id);
+      }
+      tx.onUndo(() => {
+        for (const txn of txns) {
+          this.pending.delete(txn.id);
+          this.submitting.delete(txn.id);
+        }
+      });
+      return txns;
+    });
+    const results: PaymentTxn[] = [];
+    let stopped: string | null = null;
+    for (const [i, txn] of opened.entries()) {
+      try {
+        if (stopped === null) {
+          const work = this.process(txn, providers, render, null);
+          this.track(work);
+          await work;
+        } else {
+          const reason = stopped;
+          await this.deps.store.transact((tx) => {
+            const current = tx.get('payment_txns', txn.id)!;
+            if (current.status === 'pending')
+              this.fail(tx, current, `not sent: ${reason}`, `cancelled: ${reason}`);
+          });
+        }
+      } finally {
+        this.submitting.delete(txn.id);
+      }
+      const current = this.deps.store.get('payment_txns', txn.id)!;
+      if (stopped === null && current.status === 'failed') stopped = `part ${i + 1} failed`;
+      results.push(current);
+    }
+    return results;
+  }
+
+  /**
    * The submit's commit: a replay of what the idempotency key already answered (or is
    * answering), or a new pending transaction with its hold and the key marked in flight.
    */

@@ -2,7 +2,7 @@
 // an account's place in the network (admin), a distributor's retailers and its transfers to them.
 import { z } from 'zod';
 import { unitsToMicros, type AmountError } from '../../util/money.js';
-import { unitsAmountSchema } from '../../util/amount-schema.js';
+import { unitsAmountSchema, unitsMicrosSchema } from '../../util/amount-schema.js';
 import { page } from '../schemas.js';
 import type { CommissionSlab } from './schemes.js';
 
@@ -10,18 +10,7 @@ const SERVICES = ['recharge', 'dmt', 'pan', 'bills'] as const;
 const name = /^[A-Za-z0-9_-]{1,32}$/;
 
 /** An amount ≥ 0 in units with at most 2 decimals, in micro-units. */
-const units = z
-  .number()
-  .min(0)
-  .max(10_000_000)
-  .transform((value, ctx) => {
-    try {
-      return unitsToMicros(value, 2);
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', message: (error as AmountError).message });
-      return z.NEVER;
-    }
-  });
+const units = unitsMicrosSchema(10_000_000);
 
 export const slabBody = z
   .strictObject({

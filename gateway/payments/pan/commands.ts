@@ -9,7 +9,7 @@ import type { PaymentsContext } from '../context.js';
 import type { Answer } from '../engine/engine.js';
 import { requestHash } from '../engine/intent.js';
 import { parsePan } from './views.js';
-import type { panBody } from './schemas.js';
+import type { panBody, panVerifyBody } from './schemas.js';
 
 type Ctx = Pick<PaymentsContext, 'settings' | 'engine' | 'pricing' | 'store'>;
 
@@ -43,5 +43,49 @@ export function findPan(
     subject: parsed.pan,
     details: { kind: 'pan_lookup', pan_type: parsed.type },
     provider_params: { pan: parsed.pan },
+  });
+}
+
+/** A PAN verification of one variant: a payment of that variant's fee, like a lookup. */
+export function verifyPan(
+  ctx: Ctx,
+  account: Account,
+  body: z.output<typeof panVerifyBody>,
+  idempotency_key: string | null,
+): Promise<Answer> {
+  const parsed = parsePan(body.pan_number);
+  if ('error' in parsed)
+    throw badRequest(`pan_number: ${parsed.error}`, 'pan_number', 'invalid_pan');
+  const client_ref = body.client_ref ?? null;
+  const fee = ctx.settings.pan.variants[body.variant];
+  const asked = {
+    ...(body.name !== undefined ? { name: body.name } : {}),
+    ...(body.dob !== undefined ? { dob: body.dob } : {}),
+  };
+  return ctx.engine.submit({
+    account,
+    service: 'pan',
+    idempotency_key,
+    client_ref,
+    request_hash: requestHash('pan-verify', {
+      pan: parsed.pan,
+      variant: body.variant,
+      ...asked,
+      client_ref,
+    }),
+    allow_duplicate: true,
+    amount_micros: fee,
+    charges_micros: 0,
+    ...ctx.pricing.quote(ctx.store, {
+      account_id: account.id,
+      service: 'pan',
+      operator: body.variant,
+      amount_micros: fee,
+      fee_micros: fee,
+    }),
+    pay_to: 'revenue:pan',
+    subject: parsed.pan,
+    details: { kind: 'pan_verification', variant: body.variant, pan_type: parsed.type, ...asked },
+    provider_params: { pan: parsed.pan, variant: body.variant, ...asked },
   });
 }

@@ -40,6 +40,8 @@ export function renderPan(txn: PaymentTxn, balance_micros: number): Answer {
     ...(txn.status === 'success' && txn.tax ? { tax: taxView(txn.tax) } : {}),
     balance: microsToUnits(balance_micros),
   };
+  if (txn.details.kind === 'pan_verification' && txn.status === 'success')
+    return { http_status: 200, body: { status: true, data: verificationData(txn), ...extra } };
   if (txn.status === 'success') {
     // The seed's shape: no message on success; the transaction and the fee ride beside `data`.
     return {
@@ -74,5 +76,29 @@ export function renderPan(txn: PaymentTxn, balance_micros: number): Answer {
       data: { pan, status: 'failed' },
       ...extra,
     },
+  };
+}
+
+const flag = (value: unknown): boolean | null =>
+  value === 'Y' ? true : value === 'N' ? false : null;
+
+/** A verification's answer: the PAN's status and what its variant asks, never more. */
+function verificationData(txn: PaymentTxn) {
+  const r = txn.result;
+  const variant = String(txn.details.variant);
+  const status = String(r.pan_status ?? 'unknown');
+  const matches = variant === 'name_dob' || variant === 'comprehensive';
+  const seeding = variant === 'aadhaar_seeding' || variant === 'comprehensive';
+  return {
+    pan: txn.subject,
+    variant,
+    pan_status: status,
+    valid: status === 'valid',
+    type: txn.details.pan_type,
+    ...(matches ? { name_match: flag(r.name_match), dob_match: flag(r.dob_match) } : {}),
+    ...(seeding
+      ? { aadhaar_seeding: r.aadhaar_seeding === undefined ? null : String(r.aadhaar_seeding) }
+      : {}),
+    ...(variant === 'comprehensive' && r.name !== undefined ? { name: String(r.name) } : {}),
   };
 }

@@ -1,7 +1,7 @@
 // The statements' routes in GET /openapi.json: an account's monthly commission statement and
 // quarterly TDS statement (section 194H), as JSON, CSV or PDF, for its key and for the admin.
 import type { RouteDoc } from '../../http/openapi.js';
-import { monthQuery, quarterQuery } from './routes.js';
+import { monthQuery, quarterQuery } from './schemas.js';
 
 const api = { tag: 'reports', auth: 'api_key' } as const;
 const admin = { tag: 'admin', auth: 'admin' } as const;

@@ -274,7 +274,7 @@ export function paymentsAdminRoutes(ctx: WebContext, router: Router): void {
   });
 }
 
-function adminFlash(ctx: WebContext) {
+export function adminFlash(ctx: WebContext) {
   return (res: Response, notice: Notice) =>
     ctx.setFlash(sessionBinding((res.locals.web_session as CurrentSession).token_hash), notice);
 }

@@ -173,8 +173,71 @@ function summary(report: Report, result: ReportResult, currency: string): string
   return `${count} request${count === 1 ? '' : 's'}.`;
 }
 
+const statementQuery = z.object({
+  kind: z.enum(['commission', 'tds']).catch('commission').default('commission'),
+  format: z.enum(['pdf', 'csv']).catch('pdf').default('pdf'),
+});
+
+/** The month before `now`'s (IST), `YYYY-MM`, and the financial year and quarter it falls in. */
+function lastMonth(now: Date): { month: string; fy: string; quarter: string } {
+  const ist = new Date(now.getTime() + 330 * 60_000);
+  const d = new Date(Date.UTC(ist.getUTCFullYear(), ist.getUTCMonth() - 1, 1));
+  const year = d.getUTCFullYear();
+  const month = d.getUTCMonth() + 1;
+  const fy_start = month >= 4 ? year : year - 1;
+  const quarter =
+    month >= 4 && month <= 6 ? 'Q1' : month <= 9 && month >= 7 ? 'Q2' : month >= 10 ? 'Q3' : 'Q4';
+  return {
+    month: `${year}-${String(month).padStart(2, '0')}`,
+    fy: `${fy_start}-${String((fy_start + 1) % 100).padStart(2, '0')}`,
+    quarter,
+  };
+}
+
+/** The tax documents card: the month's commission statement and the quarter's TDS statement, as PDF or CSV. */
+function documentsCard(now: Date): Html {
+  const last = lastMonth(now);
+  return html`<section class="card" aria-labelledby="documents-title">
+<h2 id="documents-title">Tax documents</h2>
+<p class="small muted">Commissions (gross, TDS, net) and fees (taxable value and GST) of a month; the TDS deducted in a quarter of the financial year (section 194H).</p>
+<form method="get" action="/reports/statement" class="row" aria-label="Commission statement">
+<input type="hidden" name="kind" value="commission">
+<div class="field"><label for="statement-month">Month</label><input id="statement-month" name="month" type="month" value="${last.month}" required></div>
+<div class="field"><label for="statement-format">Format</label><select id="statement-format" name="format"><option value="pdf">PDF</option><option value="csv">CSV</option></select></div>
+<button type="submit" class="secondary">Commission statement</button>
+</form>
+<form method="get" action="/reports/statement" class="row" aria-label="TDS statement">
+<input type="hidden" name="kind" value="tds">
+<div class="field"><label for="tds-fy">Financial year</label><input id="tds-fy" name="fy" value="${last.fy}" pattern="\\d{4}-\\d{2}" required></div>
+<div class="field"><label for="tds-quarter">Quarter</label><select id="tds-quarter" name="quarter">${['Q1', 'Q2', 'Q3', 'Q4'].map((q) => html`<option value="${q}"${q === last.quarter ? html` selected` : ''}>${q}</option>`)}</select></div>
+<div class="field"><label for="tds-format">Format</label><select id="tds-format" name="format"><option value="pdf">PDF</option><option value="csv">CSV</option></select></div>
+<button type="submit" class="secondary">TDS statement</button>
+</form>
+</section>`;
+}
+
 export function reportRoutes(ctx: WebContext, router: Router): void {
   ctx.extensions.reports = true;
+  router.get(
+    '/reports/statement',
+    ctx.requireSession('user'),
+    async (req: Request, res: Response) => {
+      const payments = ctx.deps.payments;
+      if (!payments)
+        throw new ApiError(
+          404,
+          'payments_absent',
+          'The payments module is not part of this gateway.',
+        );
+      const state = await userState(ctx, res);
+      const { kind, format } = statementQuery.parse(req.query);
+      const raw =
+        kind === 'tds'
+          ? { fy: req.query.fy, quarter: req.query.quarter, format }
+          : { month: req.query.month, format };
+      await payments.statement(kind, raw, state.account.id, req, res);
+    },
+  );
   router.get('/reports', ctx.requireSession('user'), async (req: Request, res: Response) => {
     const payments = ctx.deps.payments;
     if (!payments)
@@ -201,7 +264,7 @@ export function reportRoutes(ctx: WebContext, router: Router): void {
       errors[error.param ?? 'status'] = error.message.replace(/^[a-z_]+: /, '');
     }
 
-    const body = reportBody(ctx, { report, raw, errors, result, page });
+    const body = html`${reportBody(ctx, { report, raw, errors, result, page })}${documentsCard(ctx.deps.clock.now())}`;
     const ok = Object.keys(errors).length === 0;
     sendUserPage(ctx, req, res, state, ok ? 200 : 422, {
       title: 'Reports',

@@ -321,6 +321,9 @@ export function registerRealWorkTests(t: RealWorkContext): void {
       editor.document.getText(),
       'export function add(a: number, b: number): number {\n  return a + b;\n}\n',
     );
+    // Saved now, not by the web workbench's auto save a second later (or, on a loaded machine,
+    // several): that write once landed in the middle of a later suite's test.
+    assert.equal(await editor.document.save(), true);
   });
 
   it('the status bar toggle turns inline completions off and on', async () => {

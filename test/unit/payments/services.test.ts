@@ -79,11 +79,22 @@ test('IFSC, account numbers, banks, names, OTPs', () => {
     assert.ok(IFSC_PATTERN.test(good), good);
   for (const bad of ['SBIN1001234', 'SBI00001234', 'sbin0001234', 'SBIN000123', 'SBIN00012345'])
     assert.ok(!IFSC_PATTERN.test(bad), bad);
-  assert.ok(ACCOUNT_NUMBER_PATTERN.test('123456789'));
-  assert.ok(ACCOUNT_NUMBER_PATTERN.test('123456789012345678'));
-  assert.ok(!ACCOUNT_NUMBER_PATTERN.test('12345678'));
-  assert.ok(!ACCOUNT_NUMBER_PATTERN.test('1234567890123456789'));
+  // Account numbers as banks issue them: 6 to 34 characters, digits and letters, a digit in it.
+  for (const good of [
+    '123456',
+    '123456789',
+    '123456789012345678',
+    '0001234567890123456789',
+    'AB12345678',
+  ])
+    assert.ok(ACCOUNT_NUMBER_PATTERN.test(good), good);
+  for (const bad of ['12345', '1'.repeat(35), 'ABCDEFGH', '1234-5678', '12345678 9'])
+    assert.ok(!ACCOUNT_NUMBER_PATTERN.test(bad), bad);
   assert.equal(bankForIfsc('ICIC0001234'), 'ICICI Bank');
+  // Sublet branches name their own bank (Razorpay's ifsc lists), not the sponsor's prefix.
+  assert.equal(bankForIfsc('HDFC0CAACOB'), 'Akhand Anand Co.op Bank');
+  assert.equal(bankForIfsc('ALLA0AU1234'), 'Allahabad Up Gramin Bank');
+  assert.equal(bankForIfsc('HDFC0001234'), 'HDFC Bank');
   assert.match(bankForIfsc('ZZZZ0001234'), /ZZZZ/);
   assert.ok(namesMatch('Mr. Ravi  Kumar', 'KUMAR RAVI'));
   assert.ok(!namesMatch('Ravi Kumar', 'Ravi Kumari'));
