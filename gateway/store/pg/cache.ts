@@ -96,6 +96,8 @@ export class Run {
    * from run to run (a row under a new random id, then its index key) still ends.
    */
   sync_loads = false;
+  /** It read a value a batch not yet committed wrote (its answer waits for that commit). */
+  read_staged = false;
   constructor(
     readonly kind: 'tx' | 'read',
     /** Entries of validated tables loaded before this sequence number are misses (a fresh read). */
@@ -251,13 +253,17 @@ export class PgCache {
   private entryFor(key: string, validated: boolean): Entry | undefined {
     const run = this.current;
     let entry = this.entries.get(key);
-    if (run && run.batch && (run.written.has(key) || run.batch.written.has(key))) return entry;
+    if (run && run.batch && (run.written.has(key) || run.batch.written.has(key))) {
+      run.read_staged = true;
+      return entry;
+    }
     if (!this.usable(entry, validated, run)) {
       if (run && !this.missed(run, key)) return undefined;
       if (!run) this.blocking(new Set([key]));
       entry = this.entries.get(key);
       if (!entry) throw new Error(`invariant: ${key} was loaded but is not in the cache`);
     }
+    if (run && entry.staged) run.read_staged = true;
     entry.used = true;
     return entry;
   }

@@ -98,6 +98,8 @@ export function openPool(
 
 interface Job {
   fn: (tx: Tx) => unknown;
+  /** The cache's load sequence number when it was queued: entries loaded after it are newer than the request. */
+  queued_at: number;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
   /** Loading what its last run missed. */
@@ -175,6 +177,8 @@ export class PgStore implements Store {
     rows_loaded: 0,
     invalidations: 0,
     statements: 0,
+    /** Transactions answered without a commit statement (answeredFresh). */
+    fresh_answers: 0,
   };
 
   private constructor(
@@ -266,6 +270,7 @@ export class PgStore implements Store {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({
         fn,
+        queued_at: this.cache.load_seq,
         resolve: resolve as (value: unknown) => void,
         reject,
         waiting: false,
@@ -320,6 +325,10 @@ export class PgStore implements Store {
           i++;
           continue;
         }
+        if (this.answeredFresh(job, outcome)) {
+          this.queue.splice(i, 1);
+          continue;
+        }
         if (this.inFlight(run.keys)) {
           run.rollback();
           job.blocked = new Set(run.keys);
@@ -351,6 +360,34 @@ export class PgStore implements Store {
     const refused = toUnavailable(error);
     this.options.warn(`a store commit or load failed: ${refused.message}`);
     return refused;
+  }
+
+  /**
+   * A run that changed nothing and read only entries loaded from the database after its job
+   * was queued (none staged by a batch not yet committed) is answered at once: what it read
+   * was committed and current at a moment after the request arrived, so no commit statement
+   * needs to check it (an idempotency key found again, a refusal, a read on a cold cache).
+   */
+  private answeredFresh(job: Job, outcome: Kept): boolean {
+    const { run } = outcome;
+    if (
+      run.ops.length > 0 ||
+      run.written.size > 0 ||
+      run.guards.length > 0 ||
+      run.pool_reads.size > 0 ||
+      run.read_staged ||
+      run.reads.size === 0
+    )
+      return false;
+    for (const key of run.reads.keys()) {
+      const entry = this.cache.entries.get(key);
+      if (!entry || entry.staged || entry.loaded <= job.queued_at) return false;
+    }
+    run.rollback();
+    this.stats.fresh_answers++;
+    if (outcome.threw) job.reject(outcome.error);
+    else job.resolve(outcome.result);
+    return true;
   }
 
   /** The lowest shard number no batch in flight holds. */
