@@ -114,6 +114,16 @@ export class Run {
     for (let i = this.undos.length - 1; i >= 0; i--) this.undos[i]!();
     this.undos.length = 0;
   }
+
+  /** A run whose function threw: its writes undone, its reads kept (checked with its batch). */
+  keepReadsOnly(): void {
+    this.rollback();
+    this.written.clear();
+    this.deltas.clear();
+    this.ops.length = 0;
+    this.guards.length = 0;
+    this.announce.clear();
+  }
 }
 
 /** What the runs kept in a batch so far add up to (a new run reads through it). */

@@ -338,12 +338,7 @@ export class PgStore implements Store {
         if (outcome.threw) {
           // Its writes are undone now; its reads are checked with the batch (the answer it
           // gives is sure only on committed values).
-          run.rollback();
-          run.written.clear();
-          run.deltas.clear();
-          run.ops.length = 0;
-          run.guards.length = 0;
-          run.announce.clear();
+          run.keepReadsOnly();
         }
         batch.add(run);
         kept.push(outcome);
@@ -537,12 +532,7 @@ export class PgStore implements Store {
             continue;
           }
           if (kept.threw) {
-            run.rollback();
-            run.written.clear();
-            run.deltas.clear();
-            run.ops.length = 0;
-            run.guards.length = 0;
-            run.announce.clear();
+            run.keepReadsOnly();
           }
           batch.add(run);
           const { batch: encoded, written } = encodeBatch(
