@@ -378,10 +378,14 @@ export class PgStore implements Store {
       const entry = this.cache.entries.get(key);
       if (!entry || entry.staged || entry.loaded <= job.queued_at) return false;
     }
-    run.rollback();
     this.stats.fresh_answers++;
-    if (outcome.threw) job.reject(outcome.error);
-    else job.resolve(outcome.result);
+    if (outcome.threw) {
+      run.rollback(); // a function that throws is undone, its tx.onUndo callbacks with it
+      job.reject(outcome.error);
+    } else {
+      run.undos.length = 0; // answered: what it did outside the state stands
+      job.resolve(outcome.result);
+    }
     return true;
   }
 
