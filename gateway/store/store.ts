@@ -387,7 +387,9 @@ class Transaction implements Tx {
   covers(ledger_account: string, micros: number, less: ReadonlyArray<[TableName, string]> = []): boolean {
     let value = this.state.balances[ledger_account] ?? 0;
     for (const [name, id] of less) {
-      const counter = rowOf(table(this.state, name) as Record<string, unknown>, id);
+      // Read without making the table (a read must leave the document as it was).
+      const rows = this.state.tables[name] as Record<string, unknown> | undefined;
+      const counter = rows ? rowOf(rows, id) : undefined;
       value -= typeof counter === 'number' ? counter : 0;
     }
     return value >= micros;
