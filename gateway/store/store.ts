@@ -78,7 +78,11 @@ export interface Tx {
    * commit checks on the current values (a guard), so that two debits of one wallet commit
    * both unless together they overdraw it; a no is an exact read. The ledger's debits ask this.
    */
-  covers(ledger_account: string, micros: number, less?: ReadonlyArray<[TableName, string]>): boolean;
+  covers(
+    ledger_account: string,
+    micros: number,
+    less?: ReadonlyArray<[TableName, string]>,
+  ): boolean;
   /**
    * Registers the undo of a change this function makes outside the state (a room's
    * in-memory bookkeeping), run if the transaction is undone: when the function throws, and
@@ -384,7 +388,11 @@ class Transaction implements Tx {
   add(name: TableName, id: string, n: number): void {
     this.apply({ o: 'add', t: name, id, n });
   }
-  covers(ledger_account: string, micros: number, less: ReadonlyArray<[TableName, string]> = []): boolean {
+  covers(
+    ledger_account: string,
+    micros: number,
+    less: ReadonlyArray<[TableName, string]> = [],
+  ): boolean {
     let value = this.state.balances[ledger_account] ?? 0;
     for (const [name, id] of less) {
       // Read without making the table (a read must leave the document as it was).
