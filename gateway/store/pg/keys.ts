@@ -100,3 +100,13 @@ export function redactUrl(url: string): string {
     return 'the database URL';
   }
 }
+
+/** Whether a query parameter (or an element of an array parameter) holds U+0000. */
+export function holdsNul(params: readonly unknown[]): boolean {
+  return params.some((param) =>
+    typeof param === 'string'
+      ? param.includes('\u0000')
+      : Array.isArray(param) &&
+        param.some((item) => typeof item === 'string' && item.includes('\u0000')),
+  );
+}

@@ -28,6 +28,8 @@ import {
 import type { HistoryRecord, Posting } from '../state.js';
 import { Turns, type Pacer } from '../turns.js';
 import type { PgStore } from './store.js';
+import { holdsNul } from './keys.js';
+import { StoreUnavailableError } from '../../kernel/errors.js';
 
 const DAY_MS = 86_400_000;
 /** Rows per chunk handed to a report (as the JSON-file store's txnChunks). */
@@ -101,8 +103,16 @@ export class PgReads implements StoreReads {
   }
 
   private async rows<R extends pg.QueryResultRow>(text: string, params: unknown[]): Promise<R[]> {
+    if (holdsNul(params)) return []; // no stored text holds U+0000: nothing matches
     this.store.stats.statements++;
-    return (await this.store.pool.query<R>(text, params)).rows;
+    try {
+      return (await this.store.pool.query<R>(text, params)).rows;
+    } catch (error) {
+      throw new StoreUnavailableError(
+        `the database is unavailable (${(error as Error)?.message ?? String(error)})`,
+        { cause: error },
+      );
+    }
   }
 
   /** The database snapshot a list's reads through `as_of` agree on (taken at its first read), with the live transactions of `key` then. */

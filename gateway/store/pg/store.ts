@@ -26,6 +26,7 @@ import { encodeBatch } from './commit.js';
 import {
   SEP,
   USAGE_TABLE,
+  holdsNul,
   checkFieldName,
   lockOf,
   rowKey,
@@ -672,6 +673,7 @@ export class PgStore implements Store {
   private loadBlocking(keys: Set<string>): void {
     if (this.closed) throw new StoreUnavailableError('the store is closed');
     const { text, params } = loadQuery(keys);
+    if (holdsNul(params)) return this.loaded(keys, []);
     this.stats.statements++;
     this.loaded(keys, this.blocking.query<LoadRow>(text, params));
   }
@@ -740,6 +742,10 @@ export class PgStore implements Store {
   }
 
   private async query<R extends pg.QueryResultRow>(text: string, params: unknown[]): Promise<R[]> {
+    // PostgreSQL text cannot hold U+0000, so no stored id or field has it: a read whose
+    // parameter holds one (an id from a request) matches nothing. Writes send JSON, where it
+    // is escaped.
+    if (holdsNul(params)) return [];
     this.stats.statements++;
     try {
       return (await this.pool.query<R>(text, params)).rows;
