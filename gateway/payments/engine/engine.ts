@@ -983,7 +983,8 @@ export class PaymentEngine {
     if ((await store.claim('reconcile', [seen.id], lease_ms)).length === 0) return;
     try {
       const txn = await store.fetch('payment_txns', seen.id);
-      if (txn?.status === 'pending') await this.checkClaimed(txn);
+      // Whatever a check applies to (pending, or on hold awaiting a status: checkable).
+      if (txn && checkable(txn)) await this.checkClaimed(txn);
     } finally {
       await store.release('reconcile', [seen.id]).catch(() => {});
     }
