@@ -196,7 +196,12 @@ async function serve(config: Config): Promise<void> {
     { config, logger, metrics, trust_proxy, public_url: room_deps.public_url },
     { accounts, chat, dashboard, payments },
   );
-  const server = createHttpServer(gateway.handler, tls, config.limits);
+  const server = createHttpServer(
+    gateway.handler,
+    tls,
+    config.limits,
+    metrics.watchConnections(logger),
+  );
   server.listen(config.port, config.host);
   try {
     await once(server, 'listening');

@@ -148,9 +148,7 @@ export async function settle(
   const shared = store.isShared();
   const settled = await store.transact((tx) => settleTx(tx, reservation, usage, now_ms, !shared));
   if (!shared) return settled;
-  const balance_micros = await store.read((state) =>
-    balanceMicros(state, reservation.account_id),
-  );
+  const balance_micros = await store.read((state) => balanceMicros(state, reservation.account_id));
   return { ...settled, balance_micros };
 }
 

@@ -32,6 +32,15 @@ export const MAX_REFUSING = 64;
 
 type Refusal = 'address' | 'total';
 
+/**
+ * What the guard tells whoever watches it (/metrics, the log): a connection refused past a
+ * cap (`unanswered`: closed at once, MAX_REFUSING already waiting) and a body past its deadline.
+ */
+export interface ConnectionEvents {
+  refused(reason: Refusal | 'unanswered', address: string): void;
+  bodyTimedOut(path: string): void;
+}
+
 /** Counts connections in and out and guards every request of the server with the limits. */
 export class ConnectionGuard {
   private total = 0;
@@ -40,8 +49,16 @@ export class ConnectionGuard {
   private readonly refused = new Map<string, Refusal>();
   private readonly exempt: (address: string) => boolean;
 
-  constructor(private readonly limits: ConnectionLimits) {
+  constructor(
+    private readonly limits: ConnectionLimits,
+    private readonly events: ConnectionEvents | null = null,
+  ) {
     this.exempt = exemptions(limits.connections.exempt);
+  }
+
+  /** Connections open and served now (not those past a cap). */
+  get open(): number {
+    return this.total;
   }
 
   /** The server's 'connection' listener. */
@@ -57,9 +74,11 @@ export class ConnectionGuard {
           : null;
     if (over) {
       if (this.refused.size >= MAX_REFUSING) {
+        this.events?.refused('unanswered', address);
         socket.destroy();
         return;
       }
+      this.events?.refused(over, address);
       this.refused.set(key, over);
       socket.setTimeout(REFUSAL_GRACE_MS, () => socket.destroy());
       socket.once('close', () => this.refused.delete(key));
@@ -74,11 +93,6 @@ export class ConnectionGuard {
       else this.by_address.set(address, left);
     });
   };
-
-  /** Open connections being served (not those being refused), for tests and metrics. */
-  get open(): number {
-    return this.total;
-  }
 
   /** Wraps the request listener: refuses the requests of a refused connection, times bodies. */
   guard(handler: RequestListener): RequestListener {
@@ -101,6 +115,7 @@ export class ConnectionGuard {
   private timeBody(path: string, req: IncomingMessage, res: ServerResponse): void {
     const timer = setTimeout(() => {
       if (req.complete) return;
+      this.events?.bodyTimedOut(path);
       if (res.headersSent) req.socket.destroy();
       else refuse(path, req, res, bodyTimeout(this.limits.body_timeout_ms));
     }, this.limits.body_timeout_ms);

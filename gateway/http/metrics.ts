@@ -3,6 +3,8 @@ import type { NextFunction, Request, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { hostname } from 'node:os';
 import { guarded } from '../util/guard.js';
+import type { Logger } from '../log.js';
+import type { ConnectionEvents } from './connections.js';
 
 const ignore = () => undefined;
 
@@ -47,6 +49,62 @@ export class Metrics {
       labelNames: ['gateway'] as const,
       registers: [this.registry],
     }).set({ gateway: gateway_id }, 1);
+  }
+
+  /**
+   * The connection guard's counts (issue #25, item 9): connections open, connections refused
+   * past a cap by reason, bodies past their deadline. The log gets at most one line a minute
+   * per kind (with the count since the last line), so a flood cannot flood the log too.
+   */
+  watchConnections(
+    logger: Logger,
+    now: () => number = Date.now,
+  ): {
+    events: ConnectionEvents;
+    open(count: () => number): void;
+  } {
+    const refused = new Counter({
+      name: 'aihub_connections_refused_total',
+      help: 'Connections refused past a cap: address (per_address), total (max), unanswered (closed at once, too many refusals already waiting)',
+      labelNames: ['reason'] as const,
+      registers: [this.registry],
+    });
+    const timed_out = new Counter({
+      name: 'aihub_body_timeouts_total',
+      help: 'Requests whose body did not arrive within limits.body_timeout_ms',
+      registers: [this.registry],
+    });
+    const said = new Map<string, { at: number; count: number }>();
+    const tell = (kind: string, fields: Record<string, unknown>): void => {
+      const last = said.get(kind) ?? { at: -Infinity, count: 0 };
+      last.count++;
+      said.set(kind, last);
+      if (now() - last.at < 60_000) return;
+      logger.warn({ msg: kind, count: last.count, ...fields });
+      said.set(kind, { at: now(), count: 0 });
+    };
+    return {
+      events: {
+        refused: (reason, address) => {
+          refused.inc({ reason });
+          tell('connections refused', { reason, address });
+        },
+        bodyTimedOut: (path) => {
+          timed_out.inc();
+          tell('request bodies timed out', { path });
+        },
+      },
+      open: (count) => {
+        new Gauge({
+          name: 'aihub_connections_open',
+          help: 'Connections open and served (not counting those refused past a cap)',
+          registers: [this.registry],
+          collect() {
+            this.set(count());
+          },
+        });
+      },
+    };
   }
 
   /** How this gateway's PostgreSQL replica opened at start (nothing with the JSON-file store). */

@@ -11,10 +11,12 @@
 // `limits.body_timeout_ms` of its head, and caps on open connections per address and in all.
 // A body the handler does not read (a refused key, a 413) is drained and discarded by Node,
 // never buffered, until the body deadline: the /v1 handlers authenticate from the head before
-// they read a body.
+// they read a body. A connection that closes under such a body lingers (http/linger.ts), so
+// that the rest of the body does not reset the connection before the client reads the answer.
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
-import { ConnectionGuard, type ConnectionLimits } from './connections.js';
+import { ConnectionGuard, type ConnectionEvents, type ConnectionLimits } from './connections.js';
+import { lingerOnClose } from './linger.js';
 
 /** A PEM certificate chain and its key: with them the same handler is served over HTTPS. */
 export interface TlsFiles {
@@ -39,9 +41,12 @@ export function createHttpServer(
   handler: RequestListener,
   tls: TlsFiles | null = null,
   limits: ConnectionLimits | null = null,
+  watch: { events: ConnectionEvents; open(count: () => number): void } | null = null,
 ): Server | HttpsServer {
-  const guard = limits ? new ConnectionGuard(limits) : null;
+  const guard = limits ? new ConnectionGuard(limits, watch?.events ?? null) : null;
+  if (guard) watch?.open(() => guard.open);
   if (guard) handler = guard.guard(handler);
+  handler = lingerOnClose(handler); // outermost: a refused connection's answer lingers too
   const options = {
     keepAliveTimeout: SERVER_LIMITS.keepAliveTimeout,
     headersTimeout: SERVER_LIMITS.headersTimeout,

@@ -4,40 +4,15 @@ import { z } from 'zod';
 import { providerListSchema, smsSenderSchema } from '../providers/config.js';
 import { type AmountError, unitsToMicros } from '../util/money.js';
 import { taxSchema } from './tax-config.js';
+import { rechargeConfigSchema } from './recharge/config.js';
+import { billsConfigSchema } from './bills/config.js';
 import { dmtRbiSchema } from './dmt/config.js';
 import { panVariantsSchema } from './pan/config.js';
 import { percentBpSchema } from '../util/amount-schema.js';
+import { ms, patternSchema, unitsSchema } from './config-parts.js';
 
 export const OPERATOR_TYPES = ['prepaid', 'postpaid', 'dth', 'electricity'] as const;
 export type OperatorType = (typeof OPERATOR_TYPES)[number];
-
-/** A JSON number in currency units with at most `decimals` decimals, kept as integer micro-units. */
-const unitsSchema = (decimals: number, max_units: number) =>
-  z
-    .number()
-    .min(0)
-    .max(max_units)
-    .transform((units, ctx) => {
-      try {
-        return unitsToMicros(units, decimals);
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as AmountError).message });
-        return z.NEVER;
-      }
-    });
-
-const patternSchema = z
-  .string()
-  .min(2)
-  .max(200)
-  .refine((text) => {
-    try {
-      new RegExp(text);
-      return text.startsWith('^') && text.endsWith('$');
-    } catch {
-      return false;
-    }
-  }, 'must be a regular expression anchored with ^ and $');
 
 export const operatorSchema = z
   .strictObject({
@@ -52,6 +27,16 @@ export const operatorSchema = z
     number_pattern: patternSchema.optional(),
     /** What the number is called for this operator (shown in errors and in GET /api/operators). */
     number_label: z.string().min(1).max(60).optional(),
+    /**
+     * The operator's brand as number lookups and plan lists name it (`Airtel` for Airtel and
+     * Airtel Postpaid); default: the name without " Postpaid".
+     */
+    brand: z.string().min(1).max(60).optional(),
+    /** An electricity board: the BBPS biller (payments.bills.billers) its recharges pay, one path with bill payment. */
+    biller_id: z
+      .string()
+      .regex(/^[A-Z0-9_-]{2,32}$/)
+      .optional(),
   })
   .transform((operator, ctx) => {
     let commission_bp = 0;
@@ -83,6 +68,7 @@ export const operatorSchema = z
       number_label:
         operator.number_label ??
         (mobile ? 'mobile number' : operator.type === 'dth' ? 'subscriber id' : 'consumer number'),
+      brand: operator.brand ?? operator.name.replace(/ Postpaid$/i, ''),
       mobile,
     };
   });
@@ -107,6 +93,17 @@ const op = (
   number_pattern,
   number_label,
 });
+
+/** The BBPS billers of the built-in electricity operators: their recharges pay these billers. */
+const ELECTRICITY_BILLERS: Readonly<Record<number, string>> = {
+  31: 'BESCOM',
+  32: 'MSEDCL',
+  33: 'TPDDL',
+  34: 'BSESR',
+};
+
+/** The built-in operators as the default made them (not those a config file lists). */
+const BUILT_IN_OPERATORS = new WeakSet<object>();
 
 /** The built-in catalogue. Ids are stable: clients store them. */
 export const DEFAULT_OPERATORS = [
@@ -189,9 +186,6 @@ export const DEFAULT_SANDBOX_CHAIN = [
   { type: 'sandbox' as const, name: 'sandbox-b' },
 ];
 
-const ms = (min: number, max: number, fallback: number) =>
-  z.int().min(min).max(max).default(fallback);
-
 const percentSchema = percentBpSchema;
 
 /**
@@ -232,294 +226,230 @@ const DEFAULT_DMT_SLABS = [
   { up_to: 200_000, pct: 1, min: 10 },
 ];
 
-export const BILL_CATEGORIES = ['electricity', 'water', 'gas', 'broadband'] as const;
-export type BillCategory = (typeof BILL_CATEGORIES)[number];
-
-export const billerSchema = z
+export const paymentsConfigSchema = z
   .strictObject({
-    biller_id: z
-      .string()
-      .regex(/^[A-Z0-9_-]{2,32}$/, 'must be 2–32 upper-case letters, digits, _ or -'),
-    name: z.string().min(1).max(100),
-    category: z.enum(BILL_CATEGORIES),
-    consumer_pattern: patternSchema.default('^\\d{6,16}$'),
-    consumer_label: z.string().min(1).max(60).default('consumer number'),
-    min_amount: unitsSchema(2, 1_000_000).default(1_000_000),
-    max_amount: unitsSchema(2, 1_000_000).default(200_000_000_000),
-    /** A convenience fee charged on each payment, posted separately to revenue:bills. */
-    fee: unitsSchema(2, 10_000).default(0),
-    /** Paid to the customer's wallet on success, as a percentage of the amount. */
-    commission_pct: percentSchema(20).default(0),
-    /** With a fetched bill, the amount must equal the bill's (false: any amount within the bounds). */
-    exact_amount: z.boolean().default(true),
-  })
-  .refine((biller) => biller.min_amount > 0 && biller.min_amount <= biller.max_amount, {
-    message: 'min_amount must be above zero and at most max_amount',
-    path: ['min_amount'],
-  });
-export type Biller = z.output<typeof billerSchema>;
-
-const biller = (
-  biller_id: string,
-  name: string,
-  category: BillCategory,
-  consumer_pattern: string,
-  consumer_label: string,
-  commission_pct: number,
-) => ({
-  biller_id,
-  name,
-  category,
-  consumer_pattern,
-  consumer_label,
-  commission_pct,
-});
-
-/** The built-in biller catalogue. Ids are stable: clients store them. */
-export const DEFAULT_BILLERS = [
-  biller('BESCOM', 'BESCOM (Bengaluru)', 'electricity', '^\\d{10}$', 'account id (10 digits)', 0.5),
-  biller(
-    'MSEDCL',
-    'MSEDCL (Maharashtra)',
-    'electricity',
-    '^\\d{12}$',
-    'consumer number (12 digits)',
-    0.5,
-  ),
-  biller(
-    'TPDDL',
-    'Tata Power Delhi (TPDDL)',
-    'electricity',
-    '^\\d{11}$',
-    'CA number (11 digits)',
-    0.5,
-  ),
-  biller('BSESR', 'BSES Rajdhani', 'electricity', '^\\d{9}$', 'CA number (9 digits)', 0.5),
-  biller('DJB', 'Delhi Jal Board', 'water', '^\\d{10}$', 'K number (10 digits)', 0.3),
-  biller('BWSSB', 'BWSSB (Bengaluru)', 'water', '^\\d{8,10}$', 'RR number (8 to 10 digits)', 0.3),
-  biller('IGL', 'Indraprastha Gas', 'gas', '^\\d{10}$', 'BP number (10 digits)', 0.4),
-  biller('MGL', 'Mahanagar Gas', 'gas', '^\\d{12}$', 'CA number (12 digits)', 0.4),
-  biller(
-    'ACTFIBER',
-    'ACT Fibernet',
-    'broadband',
-    '^\\d{6,12}$',
-    'account number (6 to 12 digits)',
-    0.75,
-  ),
-  biller(
-    'AIRTELBB',
-    'Airtel Broadband',
-    'broadband',
-    '^\\d{10,11}$',
-    'landline number with STD code',
-    0.75,
-  ),
-];
-
-export const paymentsConfigSchema = z.strictObject({
-  tax: taxSchema,
-  /** Same account, number and amount within this window without an idempotency key → 409 (0 turns it off). */
-  duplicate_window_ms: ms(0, 86_400_000, 120_000),
-  /**
-   * An Idempotency-Key (or client_ref) is remembered for this long after its first use; after
-   * that the same key is a new request. 0 (the default) remembers every key forever.
-   */
-  idempotency_window_ms: ms(0, 366 * 86_400_000, 0),
-  operators: z
-    .array(operatorSchema)
-    .min(1)
-    .max(1_000)
-    .refine(
-      (list) => new Set(list.map((o) => o.operator_id)).size === list.length,
-      'operator ids must be unique',
-    )
-    .default(() => DEFAULT_OPERATORS.map((o) => operatorSchema.parse(o))),
-  providers: z
-    .strictObject({
-      recharge: providerListSchema(DEFAULT_SANDBOX_CHAIN),
-      dmt: providerListSchema(DEFAULT_SANDBOX_CHAIN),
-      pan: providerListSchema(DEFAULT_SANDBOX_CHAIN),
-      bills: providerListSchema(DEFAULT_SANDBOX_CHAIN),
-    })
-    .prefault({}),
-  dmt: z
-    .strictObject({
-      /** Per remitter and calendar month (RBI's limit for walk-in remitters is ₹25,000). */
-      monthly_limit: unitsSchema(2, 10_000_000).default(25_000_000_000),
-      /** Per transfer (RBI: ₹5,000 for cash-based remittances). */
-      per_txn_limit: unitsSchema(2, 10_000_000).default(5_000_000_000),
-      min_amount: unitsSchema(2, 10_000_000).default(1_000_000),
-      /** The calendar month is counted in this offset from UTC (India: +330 minutes). */
-      utc_offset_minutes: z.int().min(-720).max(840).default(330),
-      charges: z
-        .strictObject({
-          IMPS: slabsSchema(DEFAULT_DMT_SLABS),
-          NEFT: slabsSchema(DEFAULT_DMT_SLABS),
-        })
-        .prefault({}),
-      /** The fee of a beneficiary's penny-drop verification. */
-      verification_fee: unitsSchema(2, 10_000).default(3_000_000),
-      max_beneficiaries_per_remitter: z.int().min(1).max(1_000).default(50),
-      rbi: dmtRbiSchema,
-      max_remitters_per_account: z.int().min(1).max(1_000_000).default(100_000),
-      otp: z
-        .strictObject({
-          digits: z.int().min(4).max(8).default(6),
-          ttl_ms: ms(1_000, 3_600_000, 5 * 60_000),
-          max_attempts: z.int().min(1).max(10).default(3),
-          resend_interval_ms: ms(0, 3_600_000, 30_000),
-          max_sends_per_hour: z.int().min(1).max(100).default(5),
-          /** The SMS gateway used in live mode (in sandbox mode the OTP comes back as `sandbox_otp`). */
-          sms: smsSenderSchema.optional(),
-          message: z
-            .string()
-            .min(1)
-            .max(300)
-            .refine((text) => text.includes('{otp}'), 'must contain {otp}')
-            .default(
-              '{otp} is your OTP to register for money transfers. It is valid for {minutes} minutes. Do not share it with anyone.',
-            ),
-        })
-        .prefault({}),
-    })
-    .superRefine((dmt, ctx) => {
-      if (dmt.min_amount > dmt.per_txn_limit)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['min_amount'],
-          message: 'must not exceed per_txn_limit',
-        });
-      for (const type of ['IMPS', 'NEFT'] as const) {
-        if (dmt.charges[type].at(-1)!.up_to < dmt.per_txn_limit) {
+    tax: taxSchema,
+    recharge: rechargeConfigSchema,
+    /** Same account, number and amount within this window without an idempotency key → 409 (0 turns it off). */
+    duplicate_window_ms: ms(0, 86_400_000, 120_000),
+    /**
+     * An Idempotency-Key (or client_ref) is remembered for this long after its first use; after
+     * that the same key is a new request. 0 (the default) remembers every key forever.
+     */
+    idempotency_window_ms: ms(0, 366 * 86_400_000, 0),
+    operators: z
+      .array(operatorSchema)
+      .min(1)
+      .max(1_000)
+      .refine(
+        (list) => new Set(list.map((o) => o.operator_id)).size === list.length,
+        'operator ids must be unique',
+      )
+      .default(() =>
+        DEFAULT_OPERATORS.map((o) => {
+          const operator = operatorSchema.parse({
+            ...o,
+            biller_id: ELECTRICITY_BILLERS[o.operator_id],
+          });
+          BUILT_IN_OPERATORS.add(operator);
+          return operator;
+        }),
+      ),
+    providers: z
+      .strictObject({
+        recharge: providerListSchema(DEFAULT_SANDBOX_CHAIN),
+        dmt: providerListSchema(DEFAULT_SANDBOX_CHAIN),
+        pan: providerListSchema(DEFAULT_SANDBOX_CHAIN),
+        bills: providerListSchema(DEFAULT_SANDBOX_CHAIN),
+      })
+      .prefault({}),
+    dmt: z
+      .strictObject({
+        /** Per remitter and calendar month (RBI's limit for walk-in remitters is ₹25,000). */
+        monthly_limit: unitsSchema(2, 10_000_000).default(25_000_000_000),
+        /** Per transfer (RBI: ₹5,000 for cash-based remittances). */
+        per_txn_limit: unitsSchema(2, 10_000_000).default(5_000_000_000),
+        min_amount: unitsSchema(2, 10_000_000).default(1_000_000),
+        /** The calendar month is counted in this offset from UTC (India: +330 minutes). */
+        utc_offset_minutes: z.int().min(-720).max(840).default(330),
+        charges: z
+          .strictObject({
+            IMPS: slabsSchema(DEFAULT_DMT_SLABS),
+            NEFT: slabsSchema(DEFAULT_DMT_SLABS),
+          })
+          .prefault({}),
+        /** The fee of a beneficiary's penny-drop verification. */
+        verification_fee: unitsSchema(2, 10_000).default(3_000_000),
+        max_beneficiaries_per_remitter: z.int().min(1).max(1_000).default(50),
+        rbi: dmtRbiSchema,
+        max_remitters_per_account: z.int().min(1).max(1_000_000).default(100_000),
+        otp: z
+          .strictObject({
+            digits: z.int().min(4).max(8).default(6),
+            ttl_ms: ms(1_000, 3_600_000, 5 * 60_000),
+            max_attempts: z.int().min(1).max(10).default(3),
+            resend_interval_ms: ms(0, 3_600_000, 30_000),
+            max_sends_per_hour: z.int().min(1).max(100).default(5),
+            /** The SMS gateway used in live mode (in sandbox mode the OTP comes back as `sandbox_otp`). */
+            sms: smsSenderSchema.optional(),
+            message: z
+              .string()
+              .min(1)
+              .max(300)
+              .refine((text) => text.includes('{otp}'), 'must contain {otp}')
+              .default(
+                '{otp} is your OTP to register for money transfers. It is valid for {minutes} minutes. Do not share it with anyone.',
+              ),
+          })
+          .prefault({}),
+      })
+      .superRefine((dmt, ctx) => {
+        if (dmt.min_amount > dmt.per_txn_limit)
           ctx.addIssue({
             code: 'custom',
-            path: ['charges', type],
-            message: 'the last slab must reach per_txn_limit',
+            path: ['min_amount'],
+            message: 'must not exceed per_txn_limit',
           });
+        for (const type of ['IMPS', 'NEFT'] as const) {
+          if (dmt.charges[type].at(-1)!.up_to < dmt.per_txn_limit) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['charges', type],
+              message: 'the last slab must reach per_txn_limit',
+            });
+          }
         }
-      }
-    })
-    .prefault({}),
-  pan: z
-    .strictObject({
-      /** Charged per found PAN; a PAN that is not found costs nothing. */
-      fee: unitsSchema(2, 10_000).default(2_000_000),
-      variants: panVariantsSchema,
-    })
-    .prefault({}),
-  bills: z
-    .strictObject({
-      billers: z
-        .array(billerSchema)
-        .min(1)
-        .max(2_000)
-        .refine(
-          (list) => new Set(list.map((b) => b.biller_id)).size === list.length,
-          'biller ids must be unique',
-        )
-        .default(() => DEFAULT_BILLERS.map((b) => billerSchema.parse(b))),
-      /** A fetched bill can be paid by its bill_id for this long. */
-      fetch_ttl_ms: ms(1_000, 30 * 86_400_000, 86_400_000),
-    })
-    .prefault({}),
-  reports: z
-    .strictObject({
-      /**
-       * The largest `limit` of a paged CSV download (JSON pages are at most 500 rows); a CSV
-       * without page/limit holds every matching row.
-       */
-      csv_max_rows: z.int().min(100).max(1_000_000).default(10_000),
-      /** Reports one account (or the admin) may have running at once; more get 429 with Retry-After. */
-      max_concurrent_per_account: z.int().min(1).max(64).default(2),
-      /** Reports the gateway runs at once, every account together; more wait in a queue. */
-      max_running: z.int().min(1).max(256).default(4),
-      /** Reports waiting for one of `max_running`; past this they get 429 with Retry-After. */
-      max_queued: z.int().min(0).max(10_000).default(64),
-      /**
-       * The share of the event loop's time reports take, all together, while other requests
-       * keep it busy (on an otherwise idle gateway they run at full speed).
-       */
-      cpu_share: z.number().min(0.01).max(1).default(0.05),
-      /**
-       * How long a CSV download waits for a client that takes none of it before it drops the
-       * connection: a download holds a report slot while it is written.
-       */
-      client_stall_ms: ms(1_000, 3_600_000, 60_000),
-    })
-    .prefault({}),
-  /** Background work (status checks, webhook deliveries) wakes this often. */
-  tick_ms: ms(10, 60_000, 500),
-  /**
-   * The pruning pass: idempotency records past idempotency_window_ms and DMT monthly usage of
-   * months that are over are deleted every `interval_ms`, at most `batch_size` per commit.
-   */
-  prune: z
-    .strictObject({
-      interval_ms: ms(10, 86_400_000, 10 * 60_000),
-      batch_size: z.int().min(1).max(10_000).default(1_000),
-    })
-    .prefault({}),
-  reconcile: z
-    .strictObject({
-      first_check_ms: ms(10, 86_400_000, 5_000),
-      max_backoff_ms: ms(10, 86_400_000, 15 * 60_000),
-      /** After this many checks without a final answer, checks stop and the transaction is flagged for an operator. */
-      max_checks: z.int().min(1).max(10_000).default(200),
-      /** A provider that has no record of an interrupted submission is believed only after this long. */
-      not_found_grace_ms: ms(0, 86_400_000, 120_000),
-      concurrency: z.int().min(1).max(64).default(4),
-    })
-    .prefault({}),
-  webhooks: z
-    .strictObject({
-      timeout_ms: ms(100, 60_000, 5_000),
-      first_retry_ms: ms(10, 86_400_000, 10_000),
-      max_backoff_ms: ms(10, 86_400_000, 3_600_000),
-      max_attempts: z.int().min(1).max(50).default(8),
-      concurrency: z.int().min(1).max(64).default(4),
-      /** Deliveries to loopback and private addresses; default: allowed in sandbox mode, refused in live mode. */
-      allow_private_addresses: z.boolean().optional(),
-    })
-    .prefault({}),
-  kyc: z
-    .strictObject({
-      max_file_bytes: z
-        .int()
-        .min(1_024)
-        .max(20 * 1024 * 1024)
-        .default(5 * 1024 * 1024),
-      max_files: z.int().min(1).max(10).default(5),
-      /** eKYC requests one account may have in flight at once (the next is 429 at once). */
-      max_uploads_per_account: z.int().min(1).max(16).default(1),
-      /** eKYC requests the gateway reads at once, every account together (the next is 429). */
-      max_uploads: z.int().min(1).max(1_000).default(16),
-    })
-    .prefault({}),
-  register: z
-    .strictObject({
-      /** Sign-ups per client address per hour (0 = no limit). */
-      per_ip_per_hour: z.int().min(0).max(100_000).default(20),
-    })
-    .prefault({}),
-  /** IP whitelists (PUT /admin/accounts/:id/ip-whitelist): ranges wider than these need `force: true`. */
-  ip_whitelist: z
-    .strictObject({
-      min_prefix_ipv4: z.int().min(0).max(32).default(8),
-      min_prefix_ipv6: z.int().min(0).max(128).default(32),
-    })
-    .prefault({}),
-  /** Signed /api requests (docs/payments-api.md#signed-requests). */
-  signing: z
-    .strictObject({
-      /**
-       * Until when v1 signatures (timestamp + "." + body, without the method and path) are
-       * still accepted from signing secrets made before v2 existed (an ISO date-time); null:
-       * never. Secrets made since take v2 only, whatever this says.
-       */
-      v1_until: z.iso.datetime({ offset: true }).nullable().default('2027-03-31T23:59:59Z'),
-    })
-    .prefault({}),
-});
+      })
+      .prefault({}),
+    pan: z
+      .strictObject({
+        /** Charged per found PAN; a PAN that is not found costs nothing. */
+        fee: unitsSchema(2, 10_000).default(2_000_000),
+        variants: panVariantsSchema,
+      })
+      .prefault({}),
+    bills: billsConfigSchema,
+    reports: z
+      .strictObject({
+        /**
+         * The largest `limit` of a paged CSV download (JSON pages are at most 500 rows); a CSV
+         * without page/limit holds every matching row.
+         */
+        csv_max_rows: z.int().min(100).max(1_000_000).default(10_000),
+        /** Reports one account (or the admin) may have running at once; more get 429 with Retry-After. */
+        max_concurrent_per_account: z.int().min(1).max(64).default(2),
+        /** Reports the gateway runs at once, every account together; more wait in a queue. */
+        max_running: z.int().min(1).max(256).default(4),
+        /** Reports waiting for one of `max_running`; past this they get 429 with Retry-After. */
+        max_queued: z.int().min(0).max(10_000).default(64),
+        /**
+         * The share of the event loop's time reports take, all together, while other requests
+         * keep it busy (on an otherwise idle gateway they run at full speed).
+         */
+        cpu_share: z.number().min(0.01).max(1).default(0.05),
+        /**
+         * How long a CSV download waits for a client that takes none of it before it drops the
+         * connection: a download holds a report slot while it is written.
+         */
+        client_stall_ms: ms(1_000, 3_600_000, 60_000),
+      })
+      .prefault({}),
+    /** Background work (status checks, webhook deliveries) wakes this often. */
+    tick_ms: ms(10, 60_000, 500),
+    /**
+     * The pruning pass: idempotency records past idempotency_window_ms and DMT monthly usage of
+     * months that are over are deleted every `interval_ms`, at most `batch_size` per commit.
+     */
+    prune: z
+      .strictObject({
+        interval_ms: ms(10, 86_400_000, 10 * 60_000),
+        batch_size: z.int().min(1).max(10_000).default(1_000),
+      })
+      .prefault({}),
+    reconcile: z
+      .strictObject({
+        first_check_ms: ms(10, 86_400_000, 5_000),
+        max_backoff_ms: ms(10, 86_400_000, 15 * 60_000),
+        /** After this many checks without a final answer, checks stop and the transaction is flagged for an operator. */
+        max_checks: z.int().min(1).max(10_000).default(200),
+        /** A provider that has no record of an interrupted submission is believed only after this long. */
+        not_found_grace_ms: ms(0, 86_400_000, 120_000),
+        concurrency: z.int().min(1).max(64).default(4),
+      })
+      .prefault({}),
+    webhooks: z
+      .strictObject({
+        timeout_ms: ms(100, 60_000, 5_000),
+        first_retry_ms: ms(10, 86_400_000, 10_000),
+        max_backoff_ms: ms(10, 86_400_000, 3_600_000),
+        max_attempts: z.int().min(1).max(50).default(8),
+        concurrency: z.int().min(1).max(64).default(4),
+        /** Deliveries to loopback and private addresses; default: allowed in sandbox mode, refused in live mode. */
+        allow_private_addresses: z.boolean().optional(),
+      })
+      .prefault({}),
+    kyc: z
+      .strictObject({
+        max_file_bytes: z
+          .int()
+          .min(1_024)
+          .max(20 * 1024 * 1024)
+          .default(5 * 1024 * 1024),
+        max_files: z.int().min(1).max(10).default(5),
+        /** eKYC requests one account may have in flight at once (the next is 429 at once). */
+        max_uploads_per_account: z.int().min(1).max(16).default(1),
+        /** eKYC requests the gateway reads at once, every account together (the next is 429). */
+        max_uploads: z.int().min(1).max(1_000).default(16),
+      })
+      .prefault({}),
+    register: z
+      .strictObject({
+        /** Sign-ups per client address per hour (0 = no limit). */
+        per_ip_per_hour: z.int().min(0).max(100_000).default(20),
+      })
+      .prefault({}),
+    /** IP whitelists (PUT /admin/accounts/:id/ip-whitelist): ranges wider than these need `force: true`. */
+    ip_whitelist: z
+      .strictObject({
+        min_prefix_ipv4: z.int().min(0).max(32).default(8),
+        min_prefix_ipv6: z.int().min(0).max(128).default(32),
+      })
+      .prefault({}),
+    /** Signed /api requests (docs/payments-api.md#signed-requests). */
+    signing: z
+      .strictObject({
+        /**
+         * Until when v1 signatures (timestamp + "." + body, without the method and path) are
+         * still accepted from signing secrets made before v2 existed (an ISO date-time); null:
+         * never. Secrets made since take v2 only, whatever this says.
+         */
+        v1_until: z.iso.datetime({ offset: true }).nullable().default('2027-03-31T23:59:59Z'),
+      })
+      .prefault({}),
+  })
+  .transform((payments) => {
+    // The built-in electricity boards whose BBPS biller a configured catalogue leaves out are
+    // left out too: there is no biller for their recharges to pay.
+    const billers = new Set(payments.bills.billers.map((b) => b.biller_id));
+    const operators = payments.operators.filter(
+      (o) =>
+        o.type !== 'electricity' ||
+        !BUILT_IN_OPERATORS.has(o) ||
+        (o.biller_id !== undefined && billers.has(o.biller_id)),
+    );
+    return operators.length === payments.operators.length ? payments : { ...payments, operators };
+  })
+  .superRefine((payments, ctx) => {
+    // An electricity board's recharge is a bill payment of its BBPS biller: one path, one duplicate rule.
+    payments.operators.forEach((operator, index) => {
+      if (operator.type !== 'electricity') return;
+      if (!payments.bills.billers.some((b) => b.biller_id === operator.biller_id))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['operators', index, 'biller_id'],
+          message: `electricity operator ${operator.operator_id} must name one of payments.bills.billers (its recharges are bill payments)`,
+        });
+    });
+  });
 
 export type PaymentsConfig = z.output<typeof paymentsConfigSchema>;

@@ -12,6 +12,7 @@ import { accountRouter } from './account/routes.js';
 import { callbacksRouter } from './callbacks/routes.js';
 import { billsOnTransition } from './bills/bookkeeping.js';
 import { billsRouter } from './bills/routes.js';
+import { complaintExpired } from './bills/complaints.js';
 import { renderBillFactory } from './bills/views.js';
 import { dmtOnTransition, dmtRefundNeedsConsent } from './dmt/commands.js';
 import { dmtAdminRouter, dmtRouter } from './dmt/routes.js';
@@ -100,6 +101,8 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   store.indexBy('payment_txns', 'status');
   // The admin's eKYC list by status reads its page, not the table (built here, before any request).
   store.indexBy('kyc_submissions', 'status');
+  // An account's complaints (its open ones are counted, its list read) by this index.
+  store.indexBy('bill_complaints', 'account_id');
   const payments = config.payments;
   const { lists: providers, sms } = createProviders(deps, {
     lists: options.providers,
@@ -233,8 +236,12 @@ function prunerOf(deps: RoomDeps, engine: PaymentEngine): Pruner {
       // Several gateways: the duplicate window's rows (payment_recent), once past it.
       pruneTarget({
         table: 'payment_recent',
-        expired: (_id, seen, tx) =>
-          tx.now.getTime() - seen.at_ms >= payments.duplicate_window_ms,
+        expired: (_id, seen, tx) => tx.now.getTime() - seen.at_ms >= payments.duplicate_window_ms,
+      }),
+      pruneTarget({
+        table: 'bill_complaints',
+        expired: (_id, complaint, tx) =>
+          complaintExpired(complaint, tx.now.getTime(), payments.bills.complaints.keep_ms),
       }),
     ],
   });

@@ -29,6 +29,8 @@ import { reportsQuery } from './reports/schemas.js';
 import { adminTransactionsQuery, transactionsQuery } from './engine/txn-filter.js';
 import { networkRouteDocs } from './network/openapi.js';
 import { statementRouteDocs } from './statements/openapi.js';
+import { rechargeLookupDocs } from './recharge/openapi.js';
+import { bbpsRouteDocs } from './bills/openapi.js';
 import { dmtRefundRouteDocs, rbiRouteDocs } from './dmt/openapi.js';
 import { panVerifyRouteDoc } from './pan/openapi.js';
 import { callbackRouteDocs } from './callbacks/openapi.js';
@@ -61,11 +63,13 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
   return [
     ...onboardingDocs(),
     ...rechargeDocs(),
+    ...rechargeLookupDocs(),
     ...webhookDocs(),
     ...remitterDocs(settings),
     ...beneficiaryDocs(),
     ...transferDocs(settings),
     ...billsDocs(),
+    ...bbpsRouteDocs(),
     ...reportsDocs(),
     ...adminKycDocs(),
     ...adminAccountDocs(),
@@ -160,7 +164,8 @@ function rechargeDocs(): RouteDoc[] {
       tag: 'recharge',
       method: 'post',
       path: '/api/recharge',
-      summary: 'Recharge (Idempotency-Key or client_ref makes retries safe)',
+      summary:
+        'Recharge (Idempotency-Key or client_ref makes retries safe); without operator_id the number is looked up',
       body: rechargeBody,
       success: {
         status: 200,
@@ -376,16 +381,21 @@ function billsDocs(): RouteDoc[] {
       tag: 'bills',
       method: 'get',
       path: '/api/bills/billers',
-      summary: 'Billers by category',
+      summary:
+        'BBPS billers by category (or q: name), with their customer parameters, mode and amount rule',
       query: billersQuery,
-      success: { status: 200, description: '[{biller_id, name, category, consumer_label, ...}]' },
+      success: {
+        status: 200,
+        description:
+          '[{biller_id, name, category, params: [{name, label, regex, optional}], mode, amount_rule, partial_pay, min_amount, max_amount, fee, ...}]',
+      },
     },
     {
       ...api,
       tag: 'bills',
       method: 'post',
       path: '/api/bills/fetch',
-      summary: 'Fetch the bill due for a consumer number',
+      summary: "Fetch the bill due for a customer (the biller's params, or consumer_number)",
       body: fetchBody,
       success: { status: 200, description: '{bill_id, customer_name, amount, due_date, ...}' },
       errors: {
@@ -399,7 +409,8 @@ function billsDocs(): RouteDoc[] {
       tag: 'bills',
       method: 'post',
       path: '/api/bills/pay',
-      summary: 'Pay a bill (by bill_id: the exact amount, once)',
+      summary:
+        "Pay a bill (by bill_id as the biller's mode and amount rule say, once), with the customer's mobile and, from 50,000, PAN",
       body: payBody,
       success: {
         status: 200,
@@ -410,6 +421,7 @@ function billsDocs(): RouteDoc[] {
         ...PAYMENT,
         404: 'bill_not_found',
         409: 'bill_already_paid, idempotency_conflict, duplicate_transaction',
+        400: 'invalid_param, missing_param, fetch_required, validation_required, pan_required',
         422: 'amount_mismatch, bill_expired',
       },
     },

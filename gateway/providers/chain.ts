@@ -113,6 +113,7 @@ export async function runLookupChain(
   const attempts: Attempt[] = [];
   for (const provider of providers) {
     if (!provider.lookup) continue;
+    if (provider.lookup_kinds && !provider.lookup_kinds.includes(request.kind)) continue;
     if (hooks.signal?.aborted) throw new ChainAbortedError();
     const started = hooks.now();
     const attempt: Attempt = {

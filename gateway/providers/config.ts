@@ -65,6 +65,24 @@ const requestSpec = z.strictObject({
   fields: fieldsSchema.default({}),
 });
 
+const lookupSpec = requestSpec.extend({
+  status_field: z.string().regex(JSON_PATH),
+  found: z.array(z.string().max(64)).min(1).max(20),
+  not_found: z.array(z.string().max(64)).max(20).default([]),
+  message_field: z.string().regex(JSON_PATH).optional(),
+  /** Our name → path in the answer (bills: customer_name, amount in units, due_date, bill_number...). */
+  data_fields: z
+    .record(z.string().regex(/^[a-z_]{1,32}$/), z.string().regex(JSON_PATH))
+    .default({}),
+  /** Where a list answer's items are (plans, offers), and each item's fields: our name → path in the item. */
+  list_field: z.string().regex(JSON_PATH).optional(),
+  item_fields: z
+    .record(z.string().regex(/^[a-z_]{1,32}$/), z.string().regex(JSON_PATH))
+    .default({}),
+  /** At most this many items are read. */
+  max_items: z.int().min(1).max(2_000).default(500),
+});
+
 export const httpProviderSchema = z.strictObject({
   type: z.literal('http'),
   name: nameSchema,
@@ -133,19 +151,31 @@ export const httpProviderSchema = z.strictObject({
         .default(64 * 1024),
     })
     .optional(),
-  /** Lookups that move no money (bill fetch): the request, and how to read a found record. */
-  lookup: requestSpec
-    .extend({
-      status_field: z.string().regex(JSON_PATH),
-      found: z.array(z.string().max(64)).min(1).max(20),
-      not_found: z.array(z.string().max(64)).max(20).default([]),
-      message_field: z.string().regex(JSON_PATH).optional(),
-      /** Our name → path in the answer (bills: customer_name, amount in units, due_date, bill_number...). */
-      data_fields: z
-        .record(z.string().regex(/^[a-z_]{1,32}$/), z.string().regex(JSON_PATH))
-        .default({}),
+  /** Bill fetch, a lookup that moves no money: the request, and how to read a found record. */
+  lookup: lookupSpec.optional(),
+  /**
+   * The other lookups (each its own endpoint): `hlr` (a mobile number's operator, circle and
+   * type: data `operator` or `operator_id`, `circle`, `type`, `ported`), `plans` (an
+   * operator's plans in a circle: a list), `offers` (a number's special offers: a list),
+   * `dth_info` (a DTH subscriber: customer_name, balance, monthly_recharge, next_recharge_date,
+   * plan_name, status), `validate` (a BBPS biller's check of a customer: customer_name...),
+   * `complaint` (a BBPS complaint registered: complaint_ref, status, assigned_to) and
+   * `complaint_status` (its status now: status, assigned_to, resolution), `remitter_kyc` (a
+   * DMT remitter's document checked: name_on_document).
+   * A data field named like a `codes` parameter is read back through it (`AT` → `1`).
+   */
+  lookups: z
+    .strictObject({
+      hlr: lookupSpec.optional(),
+      plans: lookupSpec.optional(),
+      offers: lookupSpec.optional(),
+      dth_info: lookupSpec.optional(),
+      validate: lookupSpec.optional(),
+      complaint: lookupSpec.optional(),
+      complaint_status: lookupSpec.optional(),
+      remitter_kyc: lookupSpec.optional(),
     })
-    .optional(),
+    .default({}),
   max_response_bytes: z
     .int()
     .min(256)

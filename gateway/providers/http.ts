@@ -11,6 +11,7 @@ import {
   ProviderUnavailableError,
   type ProviderCallbacks,
   type ProviderEvent,
+  type LookupKind,
   type LookupRequest,
   type LookupResult,
   type PaymentProvider,
@@ -21,12 +22,14 @@ import {
 } from './types.js';
 
 type Spec = Pick<HttpProviderConfig['submit'], 'url' | 'method' | 'fields'>;
+type LookupSpec = NonNullable<HttpProviderConfig['lookup']>;
 
 export class HttpProvider implements PaymentProvider {
   readonly name: string;
   readonly timeout_ms: number;
   /** Present only when the provider has a lookup endpoint, so the lookup chain skips it otherwise. */
   readonly lookup?: (request: LookupRequest, signal: AbortSignal) => Promise<LookupResult>;
+  readonly lookup_kinds?: readonly LookupKind[];
   readonly callbacks?: ProviderCallbacks;
 
   constructor(
@@ -35,13 +38,26 @@ export class HttpProvider implements PaymentProvider {
   ) {
     this.name = config.name;
     this.timeout_ms = config.timeout_ms;
-    const spec = config.lookup;
-    if (spec) this.lookup = (request, signal) => this.runLookup(spec, request, signal);
+    const specs: Partial<Record<LookupKind, LookupSpec>> = { ...config.lookups };
+    if (config.lookup) specs.bill = config.lookup;
+    const kinds = Object.keys(specs) as LookupKind[];
+    if (kinds.length > 0) {
+      this.lookup_kinds = kinds;
+      this.lookup = (request, signal) => {
+        const spec = specs[request.kind];
+        if (!spec)
+          throw new ProviderUnavailableError(
+            'misconfigured',
+            `provider ${this.name} has no ${request.kind} lookup configured`,
+          );
+        return this.runLookup(spec, request, signal);
+      };
+    }
     if (config.callback) this.callbacks = new HttpCallbacks(config, config.callback, env);
   }
 
   private async runLookup(
-    spec: NonNullable<HttpProviderConfig['lookup']>,
+    spec: LookupSpec,
     request: LookupRequest,
     signal: AbortSignal,
   ): Promise<LookupResult> {
@@ -72,13 +88,34 @@ export class HttpProvider implements PaymentProvider {
         `provider ${this.name} answered the lookup with HTTP ${http_status} and status ${status ?? '(none)'}`,
       );
     }
+    const data = this.readFields(body, spec.data_fields);
+    if (spec.list_field === undefined)
+      return { outcome: 'found', data, message: message || 'found' };
+    const list = getPath(body, spec.list_field);
+    const items = Array.isArray(list)
+      ? list.slice(0, spec.max_items).map((item) => this.readFields(item, spec.item_fields))
+      : [];
+    return { outcome: 'found', data, items, message: message || 'found' };
+  }
+
+  /** Our names → scalar values at their paths; a field named like a `codes` parameter is read back through it. */
+  private readFields(
+    document: unknown,
+    fields: Record<string, string>,
+  ): Record<string, string | number> {
     const data: Record<string, string | number> = {};
-    for (const [name, path] of Object.entries(spec.data_fields)) {
-      const value = getPath(body, path);
-      if (typeof value === 'string' || typeof value === 'number')
-        data[name] = typeof value === 'string' ? value.slice(0, 256) : value;
+    for (const [name, path] of Object.entries(fields)) {
+      const value = getPath(document, path);
+      if (typeof value !== 'string' && typeof value !== 'number') continue;
+      const codes = this.config.codes[name];
+      const ours = codes
+        ? Object.entries(codes).find(
+            ([, theirs]) => theirs.toLowerCase() === String(value).toLowerCase(),
+          )?.[0]
+        : undefined;
+      data[name] = ours ?? (typeof value === 'string' ? value.slice(0, 256) : value);
     }
-    return { outcome: 'found', data, message: message || 'found' };
+    return data;
   }
 
   async submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {

@@ -4,8 +4,15 @@
 // before it. What a success carries depends on the service: an operator reference for a
 // recharge, a 12-digit UTR for a transfer (and the registered name for a penny drop), the
 // holder's name for a PAN, a biller reference for a bill; lookups fetch bills.
-import { createHash } from 'node:crypto';
 import type { SandboxProviderConfig } from './config.js';
+import { SURNAMES, FIRST_NAMES, digitsOf, hashOf, personName, pick } from './sample/seeded.js';
+import {
+  sandboxComplaint,
+  sandboxDthInfo,
+  sandboxHlr,
+  sandboxOffers,
+  sandboxPlans,
+} from './sample/lookups.js';
 import {
   ProviderUnavailableError,
   type ProviderEvent,
@@ -42,6 +49,19 @@ export const SANDBOX_OUTCOMES = {
 export function sandboxSuffix(subject: string): string {
   return subject.replace(/\D/g, '').slice(-4);
 }
+
+/** What a sandbox `0000` lookup says it did not find. */
+const NOT_FOUND: Record<LookupRequest['kind'], string> = {
+  bill: 'no bill is due for',
+  hlr: 'no operator knows the number',
+  plans: 'no plans for',
+  offers: 'no offers for',
+  dth_info: 'no subscriber',
+  validate: 'the biller has no customer',
+  complaint: 'no transaction to complain about for',
+  complaint_status: 'no complaint',
+  remitter_kyc: 'no record of the document',
+};
 
 export class SandboxProvider implements PaymentProvider {
   readonly name: string;
@@ -208,29 +228,47 @@ export class SandboxProvider implements PaymentProvider {
     if (suffix === SANDBOX_OUTCOMES.not_found)
       return {
         outcome: 'not_found',
-        message: `no bill is due for ${request.subject} (sandbox 0000)`,
+        message: `${NOT_FOUND[request.kind]} ${request.subject} (sandbox 0000)`,
       };
-    if (request.kind === 'remitter_kyc')
-      return {
-        outcome: 'found',
-        message: 'document verified (sandbox)',
-        data: {
-          name_on_document:
-            typeof request.params.name === 'string'
-              ? request.params.name.toUpperCase()
-              : personName(request.subject),
-        },
-      };
-    if (request.kind !== 'bill')
-      throw new ProviderUnavailableError(
-        'misconfigured',
-        `sandbox provider ${this.name} cannot look up ${request.kind}`,
-      );
-    return {
-      outcome: 'found',
-      message: 'bill fetched (sandbox)',
-      data: sandboxBill(request, this.now()),
-    };
+    switch (request.kind) {
+      case 'bill':
+        return {
+          outcome: 'found',
+          message: 'bill fetched (sandbox)',
+          data: sandboxBill(request, this.now()),
+        };
+      case 'hlr':
+        return sandboxHlr(request.subject);
+      case 'plans':
+        return sandboxPlans(request);
+      case 'offers':
+        return sandboxOffers(request);
+      case 'dth_info':
+        return sandboxDthInfo(request, this.now());
+      case 'complaint':
+      case 'complaint_status':
+        return sandboxComplaint(request, this.now(), this.config.pending_ms);
+      case 'validate': {
+        const { amount: _amount, ...customer } = sandboxBill(request, this.now());
+        return { outcome: 'found', message: 'customer validated (sandbox)', data: customer };
+      }
+      case 'remitter_kyc':
+        return {
+          outcome: 'found',
+          message: 'document verified (sandbox)',
+          data: {
+            name_on_document:
+              typeof request.params.name === 'string'
+                ? request.params.name.toUpperCase()
+                : personName(request.subject),
+          },
+        };
+      default:
+        throw new ProviderUnavailableError(
+          'misconfigured',
+          `sandbox provider ${this.name} cannot look up ${request.kind}`,
+        );
+    }
   }
 
   /** A request whose parameters name a batch mode (NEFT) is accepted pending and settles after `pending_ms`. */
@@ -275,7 +313,14 @@ export class SandboxProvider implements PaymentProvider {
           data: { name: panHolderName(request.subject) },
         };
       case 'bills':
-        return { ...base, data: { biller_ref: reference } };
+        // A Bharat Connect (BBPS) transaction reference beside the biller's own.
+        return {
+          ...base,
+          data: {
+            biller_ref: reference,
+            bbps_ref: `CC01${digitsOf(`bbps:${request.txn_id}`, 16)}`,
+          },
+        };
       default:
         return { ...base, data: { operator_ref: reference } };
     }
@@ -361,59 +406,6 @@ function hang(signal: AbortSignal): Promise<never> {
     if (signal.aborted) fail();
     else signal.addEventListener('abort', fail, { once: true });
   });
-}
-
-function hashOf(text: string): bigint {
-  return BigInt(`0x${createHash('sha256').update(text).digest('hex').slice(0, 15)}`);
-}
-
-function digitsOf(text: string, count: number): string {
-  return (hashOf(text) % 10n ** BigInt(count)).toString().padStart(count, '0');
-}
-
-const FIRST_NAMES = [
-  'Aarav',
-  'Priya',
-  'Rohan',
-  'Ananya',
-  'Vikram',
-  'Meera',
-  'Arjun',
-  'Kavya',
-  'Rahul',
-  'Sneha',
-  'Aditya',
-  'Isha',
-  'Karan',
-  'Neha',
-  'Siddharth',
-  'Pooja',
-];
-const SURNAMES = [
-  'Agarwal',
-  'Bose',
-  'Chopra',
-  'Desai',
-  'Gupta',
-  'Iyer',
-  'Joshi',
-  'Kapoor',
-  'Mehta',
-  'Nair',
-  'Patel',
-  'Rao',
-  'Sharma',
-  'Trivedi',
-  'Verma',
-  'Yadav',
-];
-
-function pick<T>(list: readonly T[], seed: string): T {
-  return list[Number(hashOf(seed) % BigInt(list.length))]!;
-}
-
-function personName(seed: string): string {
-  return `${pick(FIRST_NAMES, `first:${seed}`)} ${pick(SURNAMES, `last:${seed}`)}`.toUpperCase();
 }
 
 /** The 5th character of a PAN is the initial of the holder's surname (or of the entity's name). */

@@ -52,13 +52,34 @@ export class ProviderUnavailableError extends Error {
 }
 
 /**
- * A question that moves no money (a bill fetch): asked with the same failover and timeouts,
- * but without a hold or a transaction.
+ * What a lookup asks: a bill (`bill`), the operator and circle of a mobile number (`hlr`), an
+ * operator's plans in a circle (`plans`), a number's special offers (`offers`), a DTH
+ * subscriber's account (`dth_info`), a BBPS biller's validation of a customer (`validate`),
+ * a BBPS complaint's registration (`complaint`: asked of one provider, never failed over)
+ * and its status (`complaint_status`), a DMT remitter's officially valid document
+ * (`remitter_kyc`, RBI 2024).
+ */
+export const LOOKUP_KINDS = [
+  'bill',
+  'hlr',
+  'plans',
+  'offers',
+  'dth_info',
+  'validate',
+  'complaint',
+  'complaint_status',
+  'remitter_kyc',
+] as const;
+export type LookupKind = (typeof LOOKUP_KINDS)[number];
+
+/**
+ * A question that moves no money (a bill fetch, a number's operator, plans): asked with the
+ * same failover and timeouts, but without a hold or a transaction.
  */
 export interface LookupRequest {
   service: PaymentService;
-  /** What is looked up, e.g. `bill`. */
-  kind: string;
+  /** What is looked up. */
+  kind: LookupKind;
   /** The consumer number (sandbox answers key on its last four digits). */
   subject: string;
   params: Record<string, string | number>;
@@ -66,7 +87,13 @@ export interface LookupRequest {
 
 /** `not_found` is a business answer (no failover); the provider could not answer → ProviderUnavailableError. */
 export type LookupResult =
-  | { outcome: 'found'; data: Record<string, string | number>; message: string }
+  | {
+      outcome: 'found';
+      data: Record<string, string | number>;
+      /** A list the answer carries (plans, offers), each item's fields. */
+      items?: Array<Record<string, string | number>>;
+      message: string;
+    }
   | { outcome: 'not_found'; message: string };
 
 /**
@@ -121,6 +148,8 @@ export interface PaymentProvider {
   readonly timeout_ms: number;
   submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult>;
   status(query: StatusQuery, signal: AbortSignal): Promise<StatusResult>;
-  /** Lookups (bill fetch); a provider without it is skipped by the lookup chain. */
+  /** Lookups; a provider without it, or without the kind asked, is skipped by the lookup chain. */
   lookup?(request: LookupRequest, signal: AbortSignal): Promise<LookupResult>;
+  /** The kinds `lookup` answers (absent: every kind). */
+  readonly lookup_kinds?: readonly LookupKind[];
 }

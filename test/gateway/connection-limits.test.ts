@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
 import { paymentsConfig, startPaymentsGateway, waitFor } from '../support/payments-helpers.ts';
-import { createFundedAccount, type Gateway } from './helpers.ts';
+import { createFundedAccount, waitForOutput, type Gateway } from './helpers.ts';
 
 interface Raw {
   socket: Socket;
@@ -159,6 +159,18 @@ test('item 9: a body that does not arrive within the deadline is answered 408 in
       body: JSON.stringify({ email: 'after@example.com', name: 'After' }),
     });
     assert.equal(ok.status, 201);
+
+    // The operator sees it: a counter in /metrics and one log line (at most one a minute).
+    const timeouts = await metric(gw, 'aihub_body_timeouts_total');
+    assert.ok(timeouts >= 50, `aihub_body_timeouts_total ${timeouts}`);
+    // Log lines come through a pipe, after the answers they belong to: wait for the first.
+    await waitForOutput(gw, (line) => logMsg(line) === 'request bodies timed out', 'body timeouts');
+    const lines = gw.output.filter((line) => logMsg(line) === 'request bodies timed out');
+    // (One a minute: a slow machine may take more than a minute over this test, hence not 1.)
+    assert.ok(
+      lines.length >= 1 && lines.length <= 1 + Math.floor(timeouts / 50),
+      `${lines.length} log lines for ${timeouts} timeouts: one a minute, not one per request`,
+    );
   } finally {
     for (const socket of sockets) socket.destroy();
     await gw.stop();
@@ -243,8 +255,47 @@ test('item 9: connections past the cap per address and in all are refused (429, 
       },
       () => `still refused: ${JSON.stringify(served)}`,
     );
+
+    // Counted by reason in /metrics (address: the 4th /api, /v1, page and silent ones; total:
+    // the 6th, and any probe refused while the place was not yet free), logged once.
+    for (const raw of held) raw.socket.destroy();
+    await waitFor(
+      async () => (await metric(gw, 'aihub_connections_open', '', true)) >= 0,
+      () => 'no /metrics answer',
+    );
+    assert.ok((await metric(gw, 'aihub_connections_refused_total', 'reason="address"')) >= 4);
+    assert.ok((await metric(gw, 'aihub_connections_refused_total', 'reason="total"')) >= 1);
+    await waitForOutput(gw, (line) => logMsg(line) === 'connections refused', 'refusals');
   } finally {
     for (const socket of sockets) socket.destroy();
     await gw.stop();
   }
 });
+
+/**
+ * A sample of GET /metrics (labels as written, e.g. `reason="address"`). `quiet`: -1 when the
+ * scrape is refused (a cap still full), for waiting on it.
+ */
+async function metric(gw: Gateway, name: string, labels = '', quiet = false): Promise<number> {
+  const reply = await fetch(`${gw.url}/metrics`, { headers: { connection: 'close' } }).catch(
+    () => null,
+  );
+  if (!reply || reply.status !== 200) {
+    if (quiet) return -1;
+    throw new Error(`/metrics answered ${reply?.status}`);
+  }
+  const text = await reply.text();
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(labels ? `${name}{${labels}} ` : `${name} `));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
+/** The `msg` of a JSON log line, or undefined for any other line. */
+function logMsg(line: string): unknown {
+  try {
+    return (JSON.parse(line) as { msg?: unknown }).msg;
+  } catch {
+    return undefined;
+  }
+}

@@ -313,6 +313,7 @@ function realParam(route: Route, name: string, ids: Ids): string {
   if (name === 'parent_id') return 'dmtp_000000000000000000000000';
   if (name === 'keyId' || (name === 'id' && route.path.includes('/keys/'))) return ids.key;
   if (name === 'doc' || name === 'docId') return 'doc_000000000000000000000000';
+  if (name === 'complaint_id') return 'cmp_000000000000000000000000';
   return ids.account;
 }
 
@@ -434,6 +435,17 @@ function jsonBaselines(ids: Ids): Record<string, Record<string, unknown>> {
     'PUT /admin/dmt/remitters/:account_id/:mobile/level': { level: 'full' },
     'POST /api/bills/fetch': { biller_id: 'BESCOM', consumer_number: '1234567890' },
     'POST /api/bills/pay': { biller_id: 'BESCOM', consumer_number: '1234567890', amount: 100 },
+    'POST /api/bills/validate': {
+      biller_id: 'TATAPLAYBB',
+      params: { subscriber_id: '1234567890' },
+      customer_mobile: '9876543210',
+    },
+    'POST /api/bills/complaints': {
+      type: 'service',
+      biller_id: 'BESCOM',
+      reason: 'agent_overcharging',
+      description: 'fuzz',
+    },
     'PUT /api/webhook': { url: 'http://127.0.0.1:9/hook' },
   };
 }
@@ -646,12 +658,8 @@ async function fuzzRequest(
 }
 
 test("item 5: bodies that do not decompress as their Content-Encoding says are 400 in each surface's own shape on every route that reads a body", async () => {
-  // Every route that reads a body (DELETE routes read none: they would act, so they are left out).
   const routes = (await routeTable()).filter(
-    (route) =>
-      route.method !== 'GET' &&
-      route.method !== 'DELETE' &&
-      !SESSION_ENDING.has(`${route.method} ${route.path}`),
+    (route) => route.method !== 'GET' && !SESSION_ENDING.has(`${route.method} ${route.path}`),
   );
   const failures: string[] = [];
   /** Routes that refused a bad body with 400 in their own shape, by surface. */
@@ -740,8 +748,10 @@ test('item 8: bad eKYC uploads of an account that may submit are refused in the 
   assert.deepEqual(failures, []);
   const status = await request(`${gateway.url}/api/kyc`, { headers: { 'x-api-key': key } });
   assert.equal(status.body.data.status, 'none');
-  const dir = join(gateway.data_dir, 'kyc-documents', account_id);
-  assert.deepEqual(existsSync(dir) ? filesUnder(dir) : [], [], 'no file left of a refused upload');
+  for (const sub of [account_id, '.incoming']) {
+    const dir = join(gateway.data_dir, 'kyc-documents', sub);
+    assert.deepEqual(existsSync(dir) ? filesUnder(dir) : [], [], `no file left in ${sub}`);
+  }
 });
 
 /**

@@ -8,7 +8,12 @@ import { createDatabase } from '../support/postgres.js';
 import pg from 'pg';
 import { loadState } from '../../gateway/store/store.js';
 import { scanHistory } from '../../gateway/store/history.js';
-import { emptyState, isArchivedRow, type HistoryRecord, type State } from '../../gateway/store/state.js';
+import {
+  emptyState,
+  isArchivedRow,
+  type HistoryRecord,
+  type State,
+} from '../../gateway/store/state.js';
 import { tempDir } from '../support/temp.js';
 
 export const GATEWAY_JS = resolve(import.meta.dirname, '../../dist/gateway.js');
@@ -139,10 +144,12 @@ export async function startGateway(options: StartOptions = {}): Promise<Gateway>
   );
   const output: string[] = [];
   const port = await new Promise<number>((resolvePort, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`gateway did not start in time:\n${output.join('\n')}`)),
-      options.timeout_ms ?? 15_000,
-    );
+    const timer = setTimeout(() => {
+      // Not left running: a gateway that listens after its test gave up would outlive the run
+      // (one was seen still listening minutes after its fuzz test had failed on this timeout).
+      proc.kill('SIGKILL');
+      reject(new Error(`gateway did not start in time:\n${output.join('\n')}`));
+    }, options.timeout_ms ?? 15_000);
     const onLine = (line: string) => {
       output.push(line);
       if (line.includes('"msg":"listening"')) {

@@ -62,12 +62,19 @@ async function startUpload(gw: Gateway, key: string, length: number) {
   return { socket, answer };
 }
 
-/** Every file under the account's eKYC directory, with its size. */
-function documentFiles(gw: Gateway, account_id: string): Array<{ name: string; size: number }> {
-  const dir = join(gw.data_dir, 'kyc-documents', account_id);
+/** Every file in a directory under the eKYC documents (an account's, or `.incoming`), with its size. */
+function filesIn(gw: Gateway, sub: string): Array<{ name: string; size: number; path: string }> {
+  const dir = join(gw.data_dir, 'kyc-documents', sub);
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).map((name) => ({ name, size: statSync(join(dir, name)).size }));
+  return readdirSync(dir).map((name) => ({
+    name,
+    path: join(dir, name),
+    size: statSync(join(dir, name)).size,
+  }));
 }
+const documentFiles = (gw: Gateway, account_id: string) => filesIn(gw, account_id);
+/** The uploads being written (sealed .part files, one directory for every account). */
+const incomingFiles = (gw: Gateway) => filesIn(gw, '.incoming');
 
 const config = () => paymentsConfig({ kyc: { max_file_bytes: 20 * MB, max_files: 2 } });
 
@@ -103,11 +110,12 @@ test('item 8: an upload is sealed to disk as it arrives (never whole in memory),
     first.socket.write(document.subarray(0, 4 * MB));
     // Half of the document is on disk before the rest is sent: a sealed .part file.
     await waitFor(
-      () => documentFiles(gw, account_id).some((f) => f.name.endsWith('.part') && f.size >= 4 * MB),
-      () => JSON.stringify(documentFiles(gw, account_id)),
+      () => incomingFiles(gw).some((f) => f.name.endsWith('.part') && f.size >= 4 * MB),
+      () => JSON.stringify(incomingFiles(gw)),
     );
-    const [part] = documentFiles(gw, account_id);
-    const sealed = readFileSync(join(gw.data_dir, 'kyc-documents', account_id, part!.name));
+    assert.deepEqual(documentFiles(gw, account_id), [], 'nothing in its place before the commit');
+    const [part] = incomingFiles(gw);
+    const sealed = readFileSync(part!.path);
     assert.equal(sealed.subarray(0, 10).toString('latin1'), 'AIHUB-ENC1');
     assert.ok(!sealed.includes('PLAINTEXT-MARKER'), 'sealed, not the plaintext');
 
@@ -125,6 +133,7 @@ test('item 8: an upload is sealed to disk as it arrives (never whole in memory),
     assert.equal(done.status, 200, done.text.slice(0, 300));
     const files = documentFiles(gw, account_id);
     assert.equal(files.length, 1);
+    assert.deepEqual(incomingFiles(gw), []);
     assert.ok(files[0]!.name.endsWith('.pdf'), files[0]!.name);
     const body = JSON.parse(done.text.slice(done.text.indexOf('\r\n\r\n') + 4)) as any;
     assert.ok(body.data.documents[0].size_bytes === document.length);
@@ -139,14 +148,15 @@ test('item 8: an upload is sealed to disk as it arrives (never whole in memory),
     cut.socket.write(head);
     cut.socket.write(document.subarray(0, 2 * MB));
     await waitFor(
-      () => documentFiles(gw, other.account_id).some((f) => f.size >= 2 * MB),
-      () => JSON.stringify(documentFiles(gw, other.account_id)),
+      () => incomingFiles(gw).some((f) => f.size >= 2 * MB),
+      () => JSON.stringify(incomingFiles(gw)),
     );
     cut.socket.destroy();
     await waitFor(
-      () => documentFiles(gw, other.account_id).length === 0,
-      () => JSON.stringify(documentFiles(gw, other.account_id)),
+      () => incomingFiles(gw).length === 0,
+      () => JSON.stringify(incomingFiles(gw)),
     );
+    assert.deepEqual(documentFiles(gw, other.account_id), []);
     // …and its place in flight is free again: the account uploads at once.
     const small = kycUpload(64 * 1024);
     const again = await startUpload(
@@ -160,5 +170,34 @@ test('item 8: an upload is sealed to disk as it arrives (never whole in memory),
   } finally {
     for (const socket of sockets) socket.destroy();
     await gw.stop();
+  }
+});
+
+test('item 8: an upload cut off by a kill leaves its sealed part, and the next start removes it', async () => {
+  const gw = await startPaymentsGateway(config());
+  const sockets: Socket[] = [];
+  let again: Gateway | null = null;
+  try {
+    const { key } = await createFundedAccount(gw, 0);
+    const { head, document, tail } = kycUpload(4 * MB);
+    const upload = await startUpload(gw, key, head.length + document.length + tail.length);
+    sockets.push(upload.socket);
+    upload.socket.write(head);
+    upload.socket.write(document.subarray(0, 2 * MB));
+    await waitFor(
+      () => incomingFiles(gw).some((f) => f.size >= 2 * MB),
+      () => JSON.stringify(incomingFiles(gw)),
+    );
+    await gw.stop('SIGKILL');
+    assert.equal(incomingFiles(gw).length, 1, 'the kill left the part');
+    again = await startPaymentsGateway(config(), {
+      data_dir: gw.data_dir,
+      admin_token: gw.admin_token,
+    });
+    assert.deepEqual(incomingFiles(gw), [], 'the start swept it');
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    if (gw.proc.exitCode === null && gw.proc.signalCode === null) await gw.stop('SIGKILL');
+    await again?.stop();
   }
 });

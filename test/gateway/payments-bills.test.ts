@@ -32,12 +32,11 @@ test('bills: billers, fetch → pay → receipt as HTML and PDF; paid once; refu
 
     const all = await request(`${gw.url}/api/bills/billers`, { headers });
     assert.equal(all.status, 200);
-    assert.deepEqual([...new Set(all.body.data.map((b: any) => b.category))].sort(), [
-      'broadband',
-      'electricity',
-      'gas',
-      'water',
-    ]);
+    // The four categories from before BBPS are there, beside the rest of BBPS's.
+    const categories = new Set(all.body.data.map((b: any) => b.category));
+    for (const category of ['broadband', 'electricity', 'gas', 'water'])
+      assert.ok(categories.has(category), category);
+    assert.ok(categories.size >= 25, `${categories.size} categories`);
     const water = await request(`${gw.url}/api/bills/billers?category=water`, { headers });
     assert.ok(water.body.data.length >= 1);
     assert.ok(

@@ -300,3 +300,84 @@ test('DMT (RBI 2024) off for a migration window: the rules before it, no OVD and
     await gw.stop();
   }
 });
+
+test("DMT (RBI 2024): the transfer OTP is checked like every DMT OTP: wrong codes cancel it, a right code is needed on every try, the hour's sends are counted", async () => {
+  const gw = await startPaymentsGateway(paymentsConfig({ dmt: { rbi: { otp_per_hour: 2 } } }));
+  try {
+    const { headers, account_id } = await onboard(gw, 50, { dmt: true });
+    const post = (path: string, body: unknown) =>
+      request(`${gw.url}/api/dmt${path}`, { headers, body });
+    const mobile = '9876501299';
+    const registered = await post('/remitter', { mobile, name: 'Ravi Kumar' });
+    await post('/remitter/verify', { mobile, otp: registered.body.data.sandbox_otp });
+    const kyc = await post('/remitter/kyc', {
+      mobile,
+      document_type: 'aadhaar',
+      document_number: aadhaar('98765432109'),
+      name: 'Ravi Kumar',
+    });
+    assert.equal(kyc.status, 200, JSON.stringify(kyc.body));
+    const bene_id = await addBeneficiary(gw, headers, mobile, '123456789012', 'Sunita Rao');
+    const transfer = { mobile, bene_id, amount: 100, txn_type: 'IMPS' };
+    const wrong = (code: string) => (code === '000000' ? '111111' : '000000');
+
+    // Three wrong codes: counted, then the OTP is cancelled; its right code no longer works.
+    const first = (await post('/transact/otp', transfer)).body.data;
+    const codes: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const refused = await post('/transact', {
+        ...transfer,
+        otp_ref: first.otp_ref,
+        otp: wrong(first.sandbox_otp),
+      });
+      assert.equal(refused.status, 422);
+      codes.push(refused.body.error.code);
+    }
+    assert.deepEqual(codes, ['otp_invalid', 'otp_invalid', 'otp_attempts_exceeded']);
+    assert.match(
+      (await post('/transact', { ...transfer, otp_ref: first.otp_ref, otp: first.sandbox_otp }))
+        .body.error.code,
+      /^otp_(expired|attempts_exceeded)$/,
+      'a cancelled OTP confirms nothing',
+    );
+
+    // A right code whose transfer could not be paid (the wallet holds 50): the OTP is not used,
+    // and a later try still needs the right code, not any code.
+    const second = (await post('/transact/otp', transfer)).body.data;
+    const short = await post('/transact', {
+      ...transfer,
+      otp_ref: second.otp_ref,
+      otp: second.sandbox_otp,
+    });
+    assert.equal(short.status, 402, JSON.stringify(short.body));
+    const funded = await admin(gw).post(`/admin/accounts/${account_id}/credit`, {
+      amount: 500,
+      reference: 'otp-test-topup',
+    });
+    assert.equal(funded.status, 200);
+    const guessed = await post('/transact', {
+      ...transfer,
+      otp_ref: second.otp_ref,
+      otp: wrong(second.sandbox_otp),
+    });
+    assert.equal(guessed.status, 422, JSON.stringify(guessed.body));
+    assert.equal(guessed.body.error.code, 'otp_invalid');
+    const sent = await post('/transact', {
+      ...transfer,
+      otp_ref: second.otp_ref,
+      otp: second.sandbox_otp,
+    });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    assert.equal(sent.body.data.status, 'success');
+
+    // otp_per_hour (2 here) transfer OTPs to one remitter an hour, no resend interval between.
+    const third = await post('/transact/otp', transfer);
+    assert.equal(third.status, 429, JSON.stringify(third.body));
+    assert.equal(third.body.error.code, 'otp_rate_limited');
+    assert.match(third.body.message, /2 OTPs were sent in the last hour/);
+    assert.ok(Number(third.headers.get('retry-after')) > 3_000, 'Retry-After: the window');
+    await verifyOk(gw);
+  } finally {
+    await gw.stop();
+  }
+});

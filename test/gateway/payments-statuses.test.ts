@@ -8,7 +8,7 @@
 // the paisa.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { admin, request, type Gateway } from './helpers.ts';
+import { admin, request } from './helpers.ts';
 import { json, startUpstream, type Upstream } from '../support/payments-upstream.ts';
 import {
   addBeneficiary,
@@ -22,31 +22,12 @@ import {
   verifiedRemitter,
   verifyOk,
   waitFor,
+  waitStatus,
 } from '../support/payments-helpers.ts';
 
 /** The sandbox pair, its pending transactions settling only after a minute (to act on them meanwhile). */
 function slowSandboxChain() {
   return fastSandboxChain().map((p) => ({ ...p, pending_ms: 60_000 }));
-}
-
-async function txnOf(gw: Gateway, headers: Record<string, string>, id: string): Promise<any> {
-  const reply = await request(`${gw.url}/api/transactions/${id}`, { headers });
-  assert.equal(reply.status, 200, JSON.stringify(reply.body));
-  return reply.body.data;
-}
-
-async function waitStatus(
-  gw: Gateway,
-  headers: Record<string, string>,
-  id: string,
-  status: string,
-): Promise<any> {
-  let last: any = null;
-  await waitFor(
-    async () => (last = await txnOf(gw, headers, id)).status === status,
-    () => `${id} is ${last?.status}, not ${status}: ${last?.message}`,
-  );
-  return last;
 }
 
 /** The webhook events received for one transaction, in order: [event, previous_status]. */

@@ -90,8 +90,7 @@ test('final statuses are POSTed signed; a failed delivery is retried with backof
     await gw.stop();
     const logged = [];
     for await (const record of gatewayHistory(gw)) {
-      if (record.type === 'api_log' && record.kind === 'webhook')
-        logged.push(record);
+      if (record.type === 'api_log' && record.kind === 'webhook') logged.push(record);
     }
     assert.deepEqual(
       logged.map((r) => [r.account_id, r.status, r.attempt, r.result]),

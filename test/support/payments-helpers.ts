@@ -388,3 +388,30 @@ export function behindHangingChat(key: string, request: string): string {
     request
   );
 }
+
+/** A transaction as `GET /api/transactions/:id` shows it to its owner. */
+export async function txnOf(
+  gw: Gateway,
+  headers: Record<string, string>,
+  id: string,
+): Promise<any> {
+  const reply = await request(`${gw.url}/api/transactions/${id}`, { headers });
+  if (reply.status !== 200)
+    throw new Error(`transaction ${id}: ${reply.status} ${JSON.stringify(reply.body)}`);
+  return reply.body.data;
+}
+
+/** Waits until the transaction is in `status` (its state, not a timing) and returns it. */
+export async function waitStatus(
+  gw: Gateway,
+  headers: Record<string, string>,
+  id: string,
+  status: string,
+): Promise<any> {
+  let last: any = null;
+  await waitFor(
+    async () => (last = await txnOf(gw, headers, id)).status === status,
+    () => `${id} is ${last?.status}, not ${status}: ${last?.message}`,
+  );
+  return last;
+}

@@ -6,17 +6,19 @@
 import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { ApiError, badRequest, conflict, notFound } from '../../http/errors.js';
-import { ChainAbortedError, runLookupChain } from '../../providers/chain.js';
+import { lookup, lookupSignal } from '../lookups.js';
 import type { Account } from '../../store/state.js';
 import type { Tx } from '../../store/store.js';
 import { newId } from '../../util/ids.js';
 import { type AmountError, microsToUnits, unitsToMicros } from '../../util/money.js';
-import type { Biller } from '../config.js';
+import type { Biller } from './config.js';
 import type { PaymentsContext } from '../context.js';
 import type { Answer } from '../engine/engine.js';
 import { requestHash } from '../engine/intent.js';
-import type { fetchBody, payBody } from './schemas.js';
+import type { fetchBody, payBody, validateBody } from './schemas.js';
+import { MOBILE_PATTERN, normalizeMobile, panError } from '../validators.js';
 import { billFetchExpired, type FetchedBill } from '../engine/tables.js';
+import { UNDONE_STATUSES } from '../engine/transactions.js';
 
 const MAX_BILL_MICROS = 10_000_000 * 1_000_000;
 
@@ -31,18 +33,23 @@ export interface BillsCommands {
     account: Account,
     body: z.output<typeof fetchBody>,
   ): Promise<{ bill: FetchedBill; biller: Biller }>;
+  /** A validate-and-pay biller's confirmation of the customer (kept as a bill without an amount). */
+  validate(
+    account: Account,
+    body: z.output<typeof validateBody>,
+  ): Promise<{ bill: FetchedBill; biller: Biller }>;
   pay(
     account: Account,
     body: z.output<typeof payBody>,
     idempotency_key: string | null,
+    via?: Record<string, string | number>,
   ): Promise<Answer>;
 }
 
 export function billsCommands(ctx: Ctx): BillsCommands {
   const billers = new Map(ctx.settings.bills.billers.map((b) => [b.biller_id, b]));
   // Bill fetches in flight are cut short when the room stops.
-  const shutdown = new AbortController();
-  ctx.onStop(() => shutdown.abort());
+  const signal = lookupSignal(ctx);
   const requireBiller = (biller_id: string): Biller => {
     const biller = billers.get(biller_id);
     if (!biller)
@@ -55,21 +62,94 @@ export function billsCommands(ctx: Ctx): BillsCommands {
   };
   return {
     requireBiller,
-    fetch: (account, body) =>
-      fetchBill(ctx, shutdown.signal, account, requireBiller(body.biller_id), body),
-    pay: (account, body, idempotency_key) =>
-      payBill(ctx, account, requireBiller(body.biller_id), body, idempotency_key),
+    fetch: (account, body) => {
+      const biller = requireBiller(body.biller_id);
+      requireMode(biller, 'fetch_and_pay', 'fetch_not_supported');
+      return fetchBill(ctx, signal, account, biller, body, 'bill');
+    },
+    validate: (account, body) => {
+      const biller = requireBiller(body.biller_id);
+      requireMode(biller, 'validate_and_pay', 'validation_not_supported');
+      return fetchBill(ctx, signal, account, biller, body, 'validation');
+    },
+    pay: (account, body, idempotency_key, via) =>
+      payBill(ctx, account, requireBiller(body.biller_id), body, idempotency_key, via),
   };
 }
 
-function requireConsumer(biller: Biller, consumer_number: string): void {
-  if (!new RegExp(biller.consumer_pattern).test(consumer_number)) {
+/** What each mode asks first: a fetch, a validation, or nothing. */
+const FIRST_STEP: Record<Biller['mode'], string> = {
+  fetch_and_pay: 'fetch the bill (POST /api/bills/fetch), then pay it by its bill_id',
+  validate_and_pay:
+    'validate the customer (POST /api/bills/validate), then pay naming the validation as bill_id',
+  pay_directly: 'pay directly (POST /api/bills/pay): it has no bill to fetch',
+};
+
+function requireMode(biller: Biller, mode: Biller['mode'], code: string): void {
+  if (biller.mode !== mode)
     throw badRequest(
-      `consumer_number: not a valid ${biller.consumer_label} for ${biller.name}`,
-      'consumer_number',
-      'invalid_consumer_number',
+      `biller_id: ${biller.name} is ${biller.mode.replaceAll('_', ' ')}: ${FIRST_STEP[biller.mode]}`,
+      'biller_id',
+      code,
     );
+}
+
+/**
+ * The customer's parameters for the biller, each checked against its rule: from `params`
+ * (by name), or from `consumer_number` alone (the biller's first parameter: requests from
+ * before BBPS). Unknown names are refused; an optional parameter may be left out. The first
+ * parameter is the customer's number at the biller (the transaction's subject).
+ */
+export function customerParams(
+  biller: Biller,
+  body: { consumer_number?: string | undefined; params?: Record<string, string> | undefined },
+): { params: Record<string, string>; subject: string } {
+  const given: Record<string, string> = Object.create(null) as Record<string, string>;
+  if (body.params) Object.assign(given, body.params);
+  const first = biller.params[0]!;
+  if (body.consumer_number !== undefined) {
+    if (given[first.name] !== undefined && given[first.name] !== body.consumer_number)
+      throw badRequest(
+        `consumer_number: it is ${first.name}, given twice with different values`,
+        'consumer_number',
+        'invalid_value',
+      );
+    given[first.name] = body.consumer_number;
   }
+  for (const name of Object.keys(given))
+    if (!biller.params.some((param) => param.name === name))
+      throw badRequest(
+        `params.${name}: ${biller.name} takes ${biller.params.map((param) => param.name).join(', ')}`,
+        `params.${name}`,
+        'unknown_param',
+      );
+  const params: Record<string, string> = {};
+  for (const param of biller.params) {
+    const value = given[param.name];
+    // The first parameter answers to `consumer_number` when the request gave it so (before BBPS).
+    const field =
+      param === first && (body.consumer_number !== undefined || body.params === undefined)
+        ? 'consumer_number'
+        : `params.${param.name}`;
+    if (value === undefined || value === '') {
+      if (param.optional) continue;
+      throw badRequest(
+        `${field}: ${param.label} is required for ${biller.name}`,
+        field,
+        'missing_param',
+      );
+    }
+    if (!new RegExp(param.regex).test(value))
+      throw badRequest(
+        field === 'consumer_number'
+          ? `consumer_number: not a valid ${param.label} for ${biller.name}`
+          : `${field}: not a valid ${param.label} for ${biller.name}`,
+        field,
+        field === 'consumer_number' ? 'invalid_consumer_number' : 'invalid_param',
+      );
+    params[param.name] = value;
+  }
+  return { params, subject: params[first.name]! };
 }
 
 async function fetchBill(
@@ -78,30 +158,33 @@ async function fetchBill(
   account: Account,
   biller: Biller,
   body: z.output<typeof fetchBody>,
+  kind: 'bill' | 'validation',
 ): Promise<{ bill: FetchedBill; biller: Biller }> {
-  const { store, settings, providers } = ctx;
-  requireConsumer(biller, body.consumer_number);
-  if (providers.bills.length === 0)
-    throw new ApiError(503, 'no_provider', 'no bills provider is configured');
-  const chain = await lookupBill(ctx, signal, biller, body.consumer_number);
-  if (!chain.result) {
-    const tried = chain.attempts.map((a) => `${a.provider}: ${a.message}`).join('; ');
-    throw new ApiError(
-      503,
-      'providers_unavailable',
-      `no biller provider could fetch the bill (${tried || 'none supports bill fetch'}); retry later`,
-      null,
-      null,
-      { 'Retry-After': '30' },
-    );
-  }
-  if (chain.result.outcome === 'not_found')
-    throw notFound(`${biller.name}: ${chain.result.message}`, 'bill_not_found');
-  const data = chain.result.data;
-  const amount_micros = billAmount(chain.provider, data);
+  const { store, settings } = ctx;
+  const { params, subject } = customerParams(biller, body);
+  if (body.customer_mobile !== undefined) customerMobile(body.customer_mobile);
+  const found = await lookup(
+    ctx,
+    signal,
+    {
+      service: 'bills',
+      kind: kind === 'bill' ? 'bill' : 'validate',
+      subject,
+      params: { biller_id: biller.biller_id, category: biller.category, ...params },
+    },
+    {
+      not_found_code: kind === 'bill' ? 'bill_not_found' : 'customer_not_found',
+      prefix: `${biller.name}: `,
+      unavailable:
+        kind === 'bill'
+          ? 'no biller provider could fetch the bill'
+          : 'no biller provider could validate the customer',
+    },
+  );
+  const data = found.data;
+  const amount_micros = kind === 'bill' ? billAmount(found.provider, data) : 0;
   const text = (value: unknown, max: number) =>
     typeof value === 'string' || typeof value === 'number' ? String(value).slice(0, max) : null;
-  const provider = chain.provider;
   const bill = await store.transact((tx) => {
     const now_ms = tx.now.getTime();
     // Expired fetches are deleted by the pruning pass (payments/engine/prune.ts), not here.
@@ -109,17 +192,19 @@ async function fetchBill(
       id: newId('bill'),
       account_id: account.id,
       biller_id: biller.biller_id,
-      consumer_number: body.consumer_number,
+      consumer_number: subject,
       customer_name: text(data.customer_name, 120) ?? '',
       amount_micros,
       due_date: text(data.due_date, 32),
       bill_date: text(data.bill_date, 32),
       bill_number: text(data.bill_number, 64),
       bill_period: text(data.bill_period, 32),
-      provider,
+      provider: found.provider,
       fetched_at: tx.now.toISOString(),
       expires_at: new Date(now_ms + settings.bills.fetch_ttl_ms).toISOString(),
       paid_txn_id: null,
+      kind,
+      params,
     };
     tx.set('bill_fetches', fetched.id, fetched);
     return fetched;
@@ -127,30 +212,16 @@ async function fetchBill(
   return { bill, biller };
 }
 
-/** The bills providers in order until one answers; a shutdown is a 503 the client may retry. */
-async function lookupBill(
-  ctx: Ctx,
-  signal: AbortSignal,
-  biller: Biller,
-  consumer_number: string,
-): Promise<Awaited<ReturnType<typeof runLookupChain>>> {
-  const { clock, providers } = ctx;
-  try {
-    return await runLookupChain(
-      providers.bills,
-      {
-        service: 'bills',
-        kind: 'bill',
-        subject: consumer_number,
-        params: { biller_id: biller.biller_id, category: biller.category },
-      },
-      { now: () => clock.now(), signal },
+/** A customer's mobile number as BBPS wants it: ten digits (a +91 or 0 prefix and spaces dropped). */
+function customerMobile(raw: string): string {
+  const mobile = normalizeMobile(raw);
+  if (!MOBILE_PATTERN.test(mobile))
+    throw badRequest(
+      'customer_mobile: not a mobile number (10 digits, starting 6 to 9)',
+      'customer_mobile',
+      'invalid_value',
     );
-  } catch (error) {
-    if (error instanceof ChainAbortedError)
-      throw new ApiError(503, 'shutting_down', 'the gateway is shutting down; retry shortly');
-    throw error;
-  }
+  return mobile;
 }
 
 /** The fetched bill's amount in micro-units; a provider's bad amount is a 502, not a bill. */
@@ -173,15 +244,76 @@ function billAmount(provider: string, data: Record<string, string | number>): nu
   return amount_micros;
 }
 
+/**
+ * What a payment carries of the customer: the mobile (every payment), the PAN (from
+ * `pan_from_amount` on). A request in the shape from before BBPS may go without them while
+ * `allow_legacy_requests` is on; whatever is given is checked.
+ */
+function customerDetails(
+  ctx: Ctx,
+  body: z.output<typeof payBody>,
+): { customer_mobile: string | null; customer_pan: string | null } {
+  const rules = ctx.settings.bills;
+  const legacy =
+    rules.allow_legacy_requests &&
+    body.params === undefined &&
+    body.customer_mobile === undefined &&
+    body.customer_pan === undefined;
+  const customer_mobile =
+    body.customer_mobile !== undefined ? customerMobile(body.customer_mobile) : null;
+  if (customer_mobile === null && !legacy)
+    throw badRequest(
+      "customer_mobile: BBPS asks every payment for the customer's mobile number",
+      'customer_mobile',
+      'missing_param',
+    );
+  let customer_pan: string | null = null;
+  if (body.customer_pan !== undefined) {
+    customer_pan = body.customer_pan.replace(/\s/g, '').toUpperCase();
+    const error = panError(customer_pan);
+    if (error) throw badRequest(`customer_pan: ${error}`, 'customer_pan', 'invalid_pan');
+  }
+  if (customer_pan === null && !legacy && body.amount >= rules.pan_from_amount)
+    throw badRequest(
+      `customer_pan: BBPS asks for the customer's PAN on a payment of ${microsToUnits(rules.pan_from_amount)} or more`,
+      'customer_pan',
+      'pan_required',
+    );
+  return { customer_mobile, customer_pan };
+}
+
+/** Whether the mode lets a payment go without (or with) a bill_id. */
+function requireBillIdForMode(biller: Biller, bill_id: string | undefined): void {
+  if (bill_id === undefined && biller.mode === 'fetch_and_pay' && biller.fetch_required)
+    throw badRequest(
+      `bill_id: ${biller.name} is fetch and pay: ${FIRST_STEP.fetch_and_pay}`,
+      'bill_id',
+      'fetch_required',
+    );
+  if (bill_id === undefined && biller.mode === 'validate_and_pay')
+    throw badRequest(
+      `bill_id: ${biller.name} is validate and pay: ${FIRST_STEP.validate_and_pay}`,
+      'bill_id',
+      'validation_required',
+    );
+  if (bill_id !== undefined && biller.mode === 'pay_directly')
+    throw badRequest(
+      `bill_id: ${biller.name} is paid directly; it has no bill to name`,
+      'bill_id',
+      'invalid_value',
+    );
+}
+
 async function payBill(
   ctx: Ctx,
   account: Account,
   biller: Biller,
   body: z.output<typeof payBody>,
   idempotency_key: string | null,
+  via: Record<string, string | number> = {},
 ): Promise<Answer> {
   const { store, engine } = ctx;
-  requireConsumer(biller, body.consumer_number);
+  const { params, subject } = customerParams(biller, body);
   if (body.amount < biller.min_amount || body.amount > biller.max_amount) {
     throw badRequest(
       `amount: must be between ${microsToUnits(biller.min_amount)} and ${microsToUnits(biller.max_amount)} for ${biller.name}`,
@@ -189,6 +321,8 @@ async function payBill(
       'amount_out_of_range',
     );
   }
+  const { customer_mobile, customer_pan } = customerDetails(ctx, body);
+  requireBillIdForMode(biller, body.bill_id);
   // The fetched bill, for the payment's details. Whether it may be paid is decided in the
   // payment's own transaction (`reserve` below), after the idempotency lookup: a retry of a
   // payment gets its first answer even once the bill has expired or been pruned.
@@ -206,42 +340,72 @@ async function payBill(
     client_ref: body.client_ref ?? null,
     request_hash: requestHash('bills-pay', {
       biller_id: biller.biller_id,
-      consumer_number: body.consumer_number,
+      consumer_number: subject,
+      ...(body.params ? { params } : {}),
       amount_micros: body.amount,
       bill_id: bill_id ?? null,
+      ...(customer_mobile ? { customer_mobile } : {}),
+      ...(customer_pan ? { customer_pan } : {}),
       client_ref: body.client_ref ?? null,
       allow_duplicate: body.allow_duplicate ?? false,
+      ...via,
     }),
     allow_duplicate: body.allow_duplicate ?? false,
     amount_micros: body.amount,
     charges_micros: biller.fee,
     ...billQuote(ctx, account, biller, body.amount),
     pay_to: 'provider:bills',
-    subject: body.consumer_number,
-    details: {
-      kind: 'bill_payment',
-      biller_id: biller.biller_id,
-      biller: biller.name,
-      category: biller.category,
-      receipt_token: randomBytes(16).toString('hex'),
-      ...(bill
-        ? {
-            bill_id: bill.id,
-            customer_name: bill.customer_name,
-            ...(bill.bill_number ? { bill_number: bill.bill_number } : {}),
-            ...(bill.due_date ? { due_date: bill.due_date } : {}),
-          }
-        : {}),
-    },
+    subject,
+    details: paymentDetails(biller, params, { customer_mobile, customer_pan }, bill, via),
     provider_params: {
       biller_id: biller.biller_id,
       category: biller.category,
+      ...params,
+      ...(customer_mobile ? { customer_mobile } : {}),
       ...(bill?.bill_number ? { bill_number: bill.bill_number } : {}),
+      ...(bill ? { bill_id: bill.id } : {}),
     },
     reserve: bill_id
-      ? (tx, txn_id) => reserveBill(ctx, tx, { account, biller, body, bill_id, txn_id })
+      ? (tx, txn_id) => reserveBill(ctx, tx, { account, biller, body, subject, bill_id, txn_id })
       : undefined,
   });
+}
+
+/** What the payment's transaction keeps: the biller, the customer (its further parameters as `param_<name>`), the bill. */
+function paymentDetails(
+  biller: Biller,
+  params: Record<string, string>,
+  customer: { customer_mobile: string | null; customer_pan: string | null },
+  bill: FetchedBill | undefined,
+  via: Record<string, string | number>,
+): Record<string, string | number> {
+  const { customer_mobile, customer_pan } = customer;
+  return {
+    kind: 'bill_payment',
+    biller_id: biller.biller_id,
+    biller: biller.name,
+    category: biller.category,
+    receipt_token: randomBytes(16).toString('hex'),
+    channel: 'AGT',
+    payment_mode: 'Cash',
+    ...(customer_mobile ? { customer_mobile } : {}),
+    ...(customer_pan ? { customer_pan } : {}),
+    ...Object.fromEntries(
+      Object.entries(params)
+        .slice(1)
+        .map(([name, value]) => [`param_${name}`, value]),
+    ),
+    ...(bill
+      ? {
+          bill_id: bill.id,
+          customer_name: bill.customer_name,
+          ...(bill.amount_micros > 0 ? { bill_amount: microsToUnits(bill.amount_micros) } : {}),
+          ...(bill.bill_number ? { bill_number: bill.bill_number } : {}),
+          ...(bill.due_date ? { due_date: bill.due_date } : {}),
+        }
+      : {}),
+    ...via,
+  };
 }
 
 /** The payment's commission (by the account's scheme, per biller) and the GST in the biller's fee. */
@@ -263,11 +427,12 @@ function reserveBill(
     account: Account;
     biller: Biller;
     body: z.output<typeof payBody>;
+    subject: string;
     bill_id: string;
     txn_id: string;
   },
 ): void {
-  const { account, biller, body, bill_id, txn_id } = claim;
+  const { account, biller, body, subject, bill_id, txn_id } = claim;
   const settings = ctx.settings;
   const current = tx.get('bill_fetches', bill_id);
   if (!current || current.account_id !== account.id) {
@@ -283,29 +448,48 @@ function reserveBill(
       `bill ${bill_id} has expired; fetch it again`,
       'bill_id',
     );
-  if (current.biller_id !== biller.biller_id || current.consumer_number !== body.consumer_number) {
+  if (current.biller_id !== biller.biller_id || current.consumer_number !== subject) {
     throw badRequest(
-      `bill_id: bill ${current.id} is for ${current.biller_id} ${current.consumer_number}, not ${biller.biller_id} ${body.consumer_number}`,
+      `bill_id: bill ${current.id} is for ${current.biller_id} ${current.consumer_number}, not ${biller.biller_id} ${subject}`,
       'bill_id',
       'bill_mismatch',
     );
   }
-  if (biller.exact_amount && body.amount !== current.amount_micros) {
-    throw new ApiError(
-      422,
-      'amount_mismatch',
-      `amount: ${biller.name} takes the exact bill amount, ${microsToUnits(current.amount_micros)}`,
-      'amount',
-    );
-  }
+  if (current.kind !== 'validation') amountAgainstBill(biller, body.amount, current.amount_micros);
   const prior = current.paid_txn_id ? tx.get('payment_txns', current.paid_txn_id) : undefined;
-  if (prior && prior.status !== 'failed')
+  if (prior && !UNDONE_STATUSES.has(prior.status))
     throw conflict(
       `bill ${bill_id} is already paid (${prior.id}, ${prior.status})`,
       'bill_already_paid',
       'bill_id',
     );
   tx.set('bill_fetches', bill_id, { ...current, paid_txn_id: txn_id });
+}
+
+/**
+ * The biller's amount rule against the fetched bill: EXACT, EXACT_AND_ABOVE, EXACT_AND_BELOW,
+ * ANY; `partial_pay` allows less than the bill whatever the rule. 422 `amount_mismatch` otherwise.
+ */
+export function amountAgainstBill(
+  biller: Biller,
+  amount_micros: number,
+  bill_micros: number,
+): void {
+  const rule = biller.amount_rule;
+  const below_ok = rule === 'EXACT_AND_BELOW' || rule === 'ANY' || biller.partial_pay;
+  const above_ok = rule === 'EXACT_AND_ABOVE' || rule === 'ANY';
+  if ((amount_micros < bill_micros && !below_ok) || (amount_micros > bill_micros && !above_ok)) {
+    const bill = microsToUnits(bill_micros);
+    const takes =
+      rule === 'EXACT' && !biller.partial_pay
+        ? `the exact bill amount, ${bill}`
+        : rule === 'EXACT_AND_ABOVE' && !biller.partial_pay
+          ? `the bill amount, ${bill}, or more`
+          : rule === 'EXACT_AND_ABOVE'
+            ? `any amount (partial payment allowed) of the bill, ${bill}, or more`
+            : `the bill amount, ${bill}, or less`;
+    throw new ApiError(422, 'amount_mismatch', `amount: ${biller.name} takes ${takes}`, 'amount');
+  }
 }
 
 /** 86400000 → "24 h", 90000 → "2 min", 1500 → "2 s". */

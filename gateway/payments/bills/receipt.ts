@@ -39,6 +39,13 @@ const STATUS_TEXT: Record<PaymentTxn['status'], string> = {
   reversed: 'REVERSED by the biller (refunded)',
 };
 
+/** 98XXXXXX10: the first two and last two digits of a mobile number. */
+function maskMobile(mobile: string): string {
+  return mobile.length > 4
+    ? `${mobile.slice(0, 2)}${'X'.repeat(mobile.length - 4)}${mobile.slice(-2)}`
+    : mobile;
+}
+
 export function receiptFields(txn: PaymentTxn, currency: string): ReceiptField[] {
   const d = txn.details;
   const fields: ReceiptField[] = [
@@ -48,8 +55,13 @@ export function receiptFields(txn: PaymentTxn, currency: string): ReceiptField[]
     { label: 'Category', value: String(d.category) },
     { label: 'Consumer number', value: txn.subject },
   ];
+  for (const [name, value] of Object.entries(d))
+    if (name.startsWith('param_'))
+      fields.push({ label: name.slice(6).replaceAll('_', ' '), value: String(value) });
   if (d.customer_name !== undefined)
     fields.push({ label: 'Customer name', value: String(d.customer_name) });
+  if (d.customer_mobile !== undefined)
+    fields.push({ label: 'Customer mobile', value: maskMobile(String(d.customer_mobile)) });
   if (d.bill_number !== undefined)
     fields.push({ label: 'Bill number', value: String(d.bill_number) });
   if (d.due_date !== undefined) fields.push({ label: 'Due date', value: String(d.due_date) });
@@ -68,8 +80,15 @@ export function receiptFields(txn: PaymentTxn, currency: string): ReceiptField[]
       label: txn.status === 'success' ? 'Confirmed' : 'Closed',
       value: formatReceiptDate(txn.finalized_at),
     });
+  if (txn.result.bbps_ref !== undefined)
+    fields.push({ label: 'BBPS reference', value: String(txn.result.bbps_ref) });
   if (txn.result.biller_ref !== undefined)
     fields.push({ label: 'Biller reference', value: String(txn.result.biller_ref) });
+  if (d.payment_mode !== undefined)
+    fields.push({
+      label: 'Payment mode',
+      value: `${String(d.payment_mode)} (${String(d.channel ?? 'AGT')})`,
+    });
   if (txn.refund)
     fields.push({
       label: 'Refunded',

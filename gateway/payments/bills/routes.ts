@@ -7,11 +7,19 @@ import { notFound, parseWith } from '../../http/errors.js';
 import { jsonBody } from '../../http/body.js';
 import { authorize } from '../auth.js';
 import { billsCommands } from './commands.js';
-import { billView, billerView, receiptUrl } from './views.js';
+import { billView, billerView, categoriesView, receiptUrl } from './views.js';
+import {
+  complaintBody,
+  complaintIdSchema,
+  complaintView,
+  readComplaint,
+  registerComplaint,
+} from './complaints.js';
+import type { Biller } from './config.js';
 import type { PaymentsContext } from '../context.js';
 import { idempotencyKey } from '../engine/intent.js';
 import { receiptHtml, receiptPdf } from './receipt.js';
-import { billersQuery, fetchBody, payBody, receiptQuery } from './schemas.js';
+import { billersQuery, fetchBody, payBody, receiptQuery, validateBody } from './schemas.js';
 
 function sameToken(given: string, expected: unknown): boolean {
   if (typeof expected !== 'string') return false;
@@ -21,25 +29,23 @@ function sameToken(given: string, expected: unknown): boolean {
 }
 
 export function billsRouter(ctx: PaymentsContext): Router {
-  const { store, logger, settings, config } = ctx;
+  const { store, logger, config } = ctx;
   const router = Router();
   const bills = billsCommands(ctx);
 
-  router.get('/bills/billers', (req, res) => {
-    authorize(store.state, req, res, logger);
-    const query = parseWith(billersQuery, req.query);
-    res.json({
-      status: true,
-      data: settings.bills.billers
-        .filter((b) => !query.category || b.category === query.category)
-        .map(billerView),
-    });
-  });
+  catalogueRoutes(router, ctx);
 
   router.post('/bills/fetch', jsonBody(config), async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'bills');
     const body = parseWith(fetchBody, req.body ?? {});
     const { bill, biller } = await bills.fetch(account, body);
+    res.json({ status: true, data: billView(bill, biller) });
+  });
+
+  router.post('/bills/validate', jsonBody(config), async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'bills');
+    const body = parseWith(validateBody, req.body ?? {});
+    const { bill, biller } = await bills.validate(account, body);
     res.json({ status: true, data: billView(bill, biller) });
   });
 
@@ -81,5 +87,68 @@ export function billsRouter(ctx: PaymentsContext): Router {
     res.type('html').send(receiptHtml(txn, config.currency, pdf_url));
   });
 
+  complaintRoutes(router, ctx, bills.requireBiller);
   return router;
+}
+
+/** BBPS complaints: register one (about a payment, or a biller's or the agent's service), read one, list them. */
+function complaintRoutes(
+  router: Router,
+  ctx: PaymentsContext,
+  requireBiller: (biller_id: string) => Biller,
+): void {
+  const { store, logger, config } = ctx;
+  router.post('/bills/complaints', jsonBody(config), async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'bills');
+    const body = parseWith(complaintBody, req.body ?? {});
+    if (body.txn_id) res.locals.txn_id = body.txn_id;
+    const complaint = await registerComplaint(ctx, account, body, requireBiller);
+    res.status(201).json({
+      status: true,
+      message: `complaint registered with BBPS as ${complaint.complaint_ref ?? complaint.id}; GET /api/bills/complaints/${complaint.id} follows it`,
+      data: complaintView(complaint),
+    });
+  });
+
+  router.get('/bills/complaints/:complaint_id', async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'bills');
+    const id = parseWith(complaintIdSchema, req.params.complaint_id);
+    res.json({ status: true, data: complaintView(await readComplaint(ctx, account, id)) });
+  });
+
+  router.get('/bills/complaints', async (req, res) => {
+    const { account } = authorize(store.state, req, res, logger, 'bills');
+    const list = (await store.list('bill_complaints', 'account_id', account.id))
+      .sort((a, b) => b.created_at.localeCompare(a.created_at))
+      .slice(0, 500);
+    res.json({ status: true, data: list.map(complaintView) });
+  });
+}
+
+/** The catalogue: BBPS categories (counted once: the catalogue is configuration) and billers. */
+function catalogueRoutes(router: Router, ctx: PaymentsContext): void {
+  const { store, logger, settings } = ctx;
+  const categories = categoriesView(settings.bills.billers);
+  router.get('/bills/categories', (req, res) => {
+    authorize(store.state, req, res, logger);
+    res.json({ status: true, data: categories });
+  });
+
+  router.get('/bills/billers', (req, res) => {
+    authorize(store.state, req, res, logger);
+    const query = parseWith(billersQuery, req.query);
+    const words = query.q?.toLowerCase();
+    res.json({
+      status: true,
+      data: settings.bills.billers
+        .filter((b) => !query.category || b.category === query.category)
+        .filter(
+          (b) =>
+            !words ||
+            b.name.toLowerCase().includes(words) ||
+            b.biller_id.toLowerCase().includes(words),
+        )
+        .map(billerView),
+    });
+  });
 }

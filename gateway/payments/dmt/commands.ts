@@ -7,7 +7,6 @@
 // other surface calls the same commands.
 import type { z } from 'zod';
 import { ApiError, notFound } from '../../http/errors.js';
-import { ProviderUnavailableError } from '../../providers/types.js';
 import type { Account } from '../../store/state.js';
 import type { Tx } from '../../store/store.js';
 import { newId } from '../../util/ids.js';
@@ -15,20 +14,23 @@ import { microsToUnits } from '../../util/money.js';
 import type { PaymentsContext } from '../context.js';
 import {
   bankForIfsc,
-  checkOtp,
-  countOtpSend,
-  hashOtp,
   maskAccountNumber,
   monthKey,
   namesMatch,
-  newOtp,
-  newOtpSalt,
-  otpSendRefusal,
   remitterKey,
   usageKey,
-  type OtpCheck,
-  type OtpSends,
 } from './rules.js';
+import {
+  checkOtp,
+  countOtpSend,
+  issueOtp,
+  newOtp,
+  otpRefusal,
+  refuseOtpTooSoon,
+  requireSms,
+  sendOtpSms,
+  uncountOtpSend,
+} from './otp.js';
 import type { Answer } from '../engine/engine.js';
 import { legIntent } from './rbi.js';
 import { requestHash } from '../engine/intent.js';
@@ -143,12 +145,7 @@ export async function requestRemitterOtp(
 ): Promise<RemitterOtp> {
   const dmt = ctx.settings.dmt;
   const live = ctx.config.mode === 'live';
-  if (live && !ctx.sms)
-    throw new ApiError(
-      503,
-      'sms_unavailable',
-      'no SMS sender is configured (payments.dmt.otp.sms), so no OTP can be sent',
-    );
+  requireSms(ctx);
   const otp = newOtp(dmt.otp.digits);
   const remitter = await ctx.store.transact((tx) => recordOtpSend(ctx, tx, account, body, otp));
   if (!remitter)
@@ -183,9 +180,8 @@ function recordOtpSend(
     }
     tx.set('dmt_remitter_counts', account.id, count + 1);
   } else {
-    refuseOtpTooSoon(ctx, existing.sends, body.mobile, now_ms);
+    refuseOtpTooSoon(existing.sends, body.mobile, now_ms, dmt.otp);
   }
-  const salt = newOtpSalt();
   const remitter: Remitter = {
     account_id: account.id,
     mobile: body.mobile,
@@ -193,12 +189,7 @@ function recordOtpSend(
     verified: false,
     created_at: existing?.created_at ?? at,
     verified_at: null,
-    otp: {
-      hash: hashOtp(otp, salt),
-      salt,
-      expires_at: new Date(now_ms + dmt.otp.ttl_ms).toISOString(),
-      attempts: 0,
-    },
+    otp: issueOtp(otp, now_ms, dmt.otp.ttl_ms),
     sends: countOtpSend(existing?.sends ?? null, at),
     beneficiary_ids: existing?.beneficiary_ids ?? [],
   };
@@ -206,52 +197,26 @@ function recordOtpSend(
   return remitter;
 }
 
-/** The resend interval and the hourly limit of OTPs to one number: 429 with Retry-After. */
-export function refuseOtpTooSoon(
-  ctx: Pick<Ctx, 'settings'>,
-  sends: OtpSends | null,
-  mobile: string,
-  now_ms: number,
-): void {
-  const refusal = otpSendRefusal(sends, now_ms, ctx.settings.dmt.otp);
-  if (!refusal) return;
-  throw new ApiError(429, 'otp_rate_limited', `${refusal.message} (${mobile})`, 'mobile', null, {
-    'Retry-After': String(refusal.wait_s),
-  });
-}
-
 async function sendOtp(ctx: Ctx, account: Account, remitter: Remitter, otp: string): Promise<void> {
   const dmt = ctx.settings.dmt;
   const text = dmt.otp.message
     .replaceAll('{otp}', otp)
     .replaceAll('{minutes}', String(Math.round(dmt.otp.ttl_ms / 60_000)));
-  try {
-    await ctx.sms!.send(remitter.mobile, text);
-  } catch (error) {
-    // Nothing was sent: the OTP is void, and the send counts neither against the resend
-    // interval nor against the hourly limit, so it can be retried at once (as documented).
-    await ctx.store.transact((tx) => {
-      const current = tx.get('dmt_remitters', remitterKey(account.id, remitter.mobile));
-      if (current && !current.verified)
-        tx.set('dmt_remitters', remitterKey(account.id, remitter.mobile), {
-          ...current,
-          otp: null,
-          sends: {
-            ...current.sends,
-            count: Math.max(0, current.sends.count - 1),
-            last_at: new Date(0).toISOString(),
-          },
-        });
-    });
-    ctx.logger.warn({ msg: 'could not send a remitter OTP', account_id: account.id, err: error });
-    const detail =
-      error instanceof ProviderUnavailableError ? error.message : 'the SMS sender failed';
-    throw new ApiError(
-      502,
-      'sms_failed',
-      `the OTP could not be sent (${detail}); request it again`,
-    );
-  }
+  const key = remitterKey(account.id, remitter.mobile);
+  await sendOtpSms(
+    ctx,
+    { mobile: remitter.mobile, text, what: 'a remitter', log: { account_id: account.id } },
+    () =>
+      ctx.store.transact((tx) => {
+        const current = tx.get('dmt_remitters', key);
+        if (current && !current.verified)
+          tx.set('dmt_remitters', key, {
+            ...current,
+            otp: null,
+            sends: uncountOtpSend(current.sends),
+          });
+      }),
+  );
 }
 
 /** Checks an OTP. Wrong guesses are committed before they are refused, so attempts are really counted. */
@@ -281,17 +246,6 @@ export async function verifyRemitterOtp(
   });
   if ('error' in outcome) throw outcome.error;
   return outcome.remitter;
-}
-
-/** The 422 of an OTP that was not accepted; `request` names the call that sends a new one. */
-export function otpRefusal(check: Extract<OtpCheck, { ok: false }>, request: string): ApiError {
-  const text = {
-    otp_not_requested: `there is no OTP to verify; request one with ${request}`,
-    otp_expired: `the OTP has expired; request a new one with ${request}`,
-    otp_invalid: `wrong OTP; ${check.left} attempt${check.left === 1 ? '' : 's'} left`,
-    otp_attempts_exceeded: `wrong OTP ${check.attempts} times; this OTP is cancelled, request a new one with ${request}`,
-  }[check.code];
-  return new ApiError(422, check.code, text, 'otp');
 }
 
 /** Adds a beneficiary to a verified remitter: no twin (same account and IFSC), within the remitter's limit. */

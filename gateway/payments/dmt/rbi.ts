@@ -23,16 +23,17 @@ import { requestHash, slabChargesMicros } from '../engine/intent.js';
 import type { Beneficiary, PaymentTxn, Remitter } from '../engine/tables.js';
 import type { KycLevel } from './config.js';
 import {
-  hashOtp,
-  maskAccountNumber,
-  monthKey,
+  checkOtp,
+  countOtpSend,
+  issueOtp,
   newOtp,
-  newOtpSalt,
-  otpMatches,
-  parseOvd,
-  remitterKey,
-  usageKey,
-} from './rules.js';
+  otpRefusal,
+  refuseOtpTooSoon,
+  requireSms,
+  sendOtpSms,
+  uncountOtpSend,
+} from './otp.js';
+import { maskAccountNumber, monthKey, parseOvd, remitterKey, usageKey } from './rules.js';
 import type { remitterKycBody, transactBody, transferOtpBody } from './schemas.js';
 import type { RemitterKyc, SplitTransfer, TransferOtp } from './tables.js';
 
@@ -255,23 +256,37 @@ function plan(ctx: Ctx, remitter: Remitter, amount_micros: number, check_month =
   return { limits, month, legs };
 }
 
-/** The transfer's OTP by SMS (live mode), naming the amount and the beneficiary. */
+/**
+ * The transfer's OTP by SMS (live mode), naming the amount and the beneficiary. Not sent: the
+ * OTP is deleted (a late SMS confirms nothing) and the send is not counted against the hour.
+ */
 async function sendTransferOtp(
   ctx: Ctx,
+  account: Account,
   body: { mobile: string; amount: number },
   bene: Beneficiary,
-  code: string,
+  sent: { otp_id: string; code: string },
 ): Promise<void> {
   const text = ctx.settings.dmt.rbi.message
-    .replaceAll('{otp}', code)
+    .replaceAll('{otp}', sent.code)
     .replaceAll('{amount}', String(microsToUnits(body.amount)))
     .replaceAll('{beneficiary}', `${bene.name} (A/c ${maskAccountNumber(bene.account_number)})`)
     .replaceAll('{minutes}', String(Math.round(ctx.settings.dmt.otp.ttl_ms / 60_000)));
-  try {
-    await ctx.sms!.send(body.mobile, text);
-  } catch {
-    throw new ApiError(502, 'sms_failed', 'the OTP could not be sent; request it again');
-  }
+  const key = remitterKey(account.id, body.mobile);
+  await sendOtpSms(
+    ctx,
+    { mobile: body.mobile, text, what: 'a transfer', log: { account_id: account.id } },
+    () =>
+      ctx.store.transact((tx) => {
+        if (tx.get('dmt_transfer_otps', sent.otp_id)) tx.del('dmt_transfer_otps', sent.otp_id);
+        const remitter = tx.get('dmt_remitters', key);
+        if (remitter?.transfer_otps)
+          tx.set('dmt_remitters', key, {
+            ...remitter,
+            transfer_otps: uncountOtpSend(remitter.transfer_otps),
+          });
+      }),
+  );
 }
 
 /**
@@ -289,48 +304,26 @@ export async function requestTransferOtp(
   requireKyc(ctx, remitter);
   const bene = requireBeneficiaryOf(ctx, account.id, remitter, body.bene_id);
   const { legs, limits } = plan(ctx, remitter, body.amount);
-  if (ctx.config.mode === 'live' && !ctx.sms)
-    throw new ApiError(
-      503,
-      'sms_unavailable',
-      'no SMS sender is configured, so no OTP can be sent',
-    );
+  requireSms(ctx);
   const code = newOtp(ctx.settings.dmt.otp.digits);
   const otp = await ctx.store.transact((tx) => {
     const current = requireRemitterOf(tx, account.id, body.mobile);
-    const sends = current.transfer_otps;
-    const in_window =
-      sends !== undefined && tx.now.getTime() - Date.parse(sends.window_start) < HOUR_MS;
-    if (in_window && sends.count >= ctx.settings.dmt.rbi.otp_per_hour)
-      throw new ApiError(
-        429,
-        'otp_rate_limited',
-        `${sends.count} transfer OTPs were sent to ${body.mobile} in the last hour, the most allowed`,
-        'mobile',
-        null,
-        {
-          'Retry-After': String(
-            Math.ceil((Date.parse(sends.window_start) + HOUR_MS - tx.now.getTime()) / 1000),
-          ),
-        },
-      );
+    const now_ms = tx.now.getTime();
+    // Every transfer needs its own OTP, so there is no resend interval: only the hour's count.
+    refuseOtpTooSoon(current.transfer_otps ?? null, body.mobile, now_ms, {
+      resend_interval_ms: 0,
+      max_sends_per_hour: ctx.settings.dmt.rbi.otp_per_hour,
+    });
     tx.set('dmt_remitters', remitterKey(account.id, body.mobile), {
       ...current,
-      transfer_otps: {
-        window_start: in_window ? sends.window_start : tx.now.toISOString(),
-        count: in_window ? sends.count + 1 : 1,
-      },
+      transfer_otps: countOtpSend(current.transfer_otps ?? null, tx.now.toISOString()),
     });
-    const salt = newOtpSalt();
     const row: TransferOtp = {
       id: newId('otp'),
       account_id: account.id,
       mobile: body.mobile,
       request_hash: transferHash(body),
-      hash: hashOtp(code, salt),
-      salt,
-      expires_at: new Date(tx.now.getTime() + ctx.settings.dmt.otp.ttl_ms).toISOString(),
-      attempts: 0,
+      ...issueOtp(code, now_ms, ctx.settings.dmt.otp.ttl_ms),
       verified_at: null,
       used_by: null,
       created_at: tx.now.toISOString(),
@@ -338,16 +331,16 @@ export async function requestTransferOtp(
     tx.set('dmt_transfer_otps', row.id, row);
     return row;
   });
-  if (ctx.config.mode === 'live') await sendTransferOtp(ctx, body, bene, code);
+  if (ctx.config.mode === 'live')
+    await sendTransferOtp(ctx, account, body, bene, { otp_id: otp.id, code });
   return { otp, code, legs, limits, bene };
 }
 
-/** Why an OTP cannot confirm this transfer (before its code is compared), or null. */
-function otpRefusal(
+/** Why an OTP cannot confirm this transfer whatever its code: another's, another transfer's, used. */
+function transferOtpRefusal(
   otp: TransferOtp | undefined,
   account: Account,
   body: z.output<ReturnType<typeof transactBody>>,
-  now_ms: number,
 ): ApiError | null {
   if (!otp || otp.account_id !== account.id)
     return new ApiError(
@@ -370,14 +363,14 @@ function otpRefusal(
       `this OTP confirmed transfer ${otp.used_by} already; request a new one`,
       'otp_ref',
     );
-  if (now_ms >= Date.parse(otp.expires_at))
-    return new ApiError(422, 'otp_expired', 'the OTP has expired; request a new one', 'otp');
   return null;
 }
 
 /**
- * Checks a transfer's OTP in its own commit (a wrong code is counted before it is refused):
- * it must be this account's, for this very transfer, unexpired, unused, right.
+ * Checks a transfer's OTP in its own commit, as every DMT OTP is checked (otp.ts checkOtp: a
+ * wrong code counted before it is refused, cancelled at `max_attempts`, expired after its
+ * lifetime): it must be this account's, for this very transfer, unused, unexpired, right. A
+ * cancelled OTP's row stays, expired (a keyed retry and the pruning pass read it).
  */
 async function checkTransferOtp(
   ctx: Ctx,
@@ -386,35 +379,19 @@ async function checkTransferOtp(
 ): Promise<TransferOtp> {
   const outcome = await ctx.store.transact((tx): { otp: TransferOtp } | { error: ApiError } => {
     const otp = body.otp_ref ? tx.get('dmt_transfer_otps', body.otp_ref) : undefined;
-    const refused = otpRefusal(otp, account, body, tx.now.getTime());
+    const refused = transferOtpRefusal(otp, account, body);
     if (refused) return { error: refused };
-    if (otp!.verified_at) return { otp: otp! };
-    if (!otpMatches(body.otp!, otp!.salt, otp!.hash)) {
-      const attempts = otp!.attempts + 1;
-      const left = ctx.settings.dmt.otp.max_attempts - attempts;
-      tx.set('dmt_transfer_otps', otp!.id, {
-        ...otp!,
-        attempts,
-        ...(left <= 0 ? { expires_at: tx.now.toISOString() } : {}),
-      });
-      return {
-        error:
-          left <= 0
-            ? new ApiError(
-                422,
-                'otp_attempts_exceeded',
-                `wrong OTP ${attempts} times; this OTP is cancelled, request a new one`,
-                'otp',
-              )
-            : new ApiError(
-                422,
-                'otp_invalid',
-                `wrong OTP; ${left} attempt${left === 1 ? '' : 's'} left`,
-                'otp',
-              ),
-      };
+    const check = checkOtp(otp!, body.otp!, tx.now.getTime(), ctx.settings.dmt.otp.max_attempts);
+    if (!check.ok) {
+      if (check.code !== 'otp_expired')
+        tx.set('dmt_transfer_otps', otp!.id, {
+          ...otp!,
+          attempts: check.attempts,
+          ...(check.keep ? {} : { expires_at: tx.now.toISOString() }),
+        });
+      return { error: otpRefusal(check, 'POST /api/dmt/transact/otp') };
     }
-    const verified = { ...otp!, verified_at: tx.now.toISOString() };
+    const verified = { ...otp!, verified_at: otp!.verified_at ?? tx.now.toISOString() };
     tx.set('dmt_transfer_otps', verified.id, verified);
     return { otp: verified };
   });

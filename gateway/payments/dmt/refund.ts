@@ -12,17 +12,20 @@ import type { Tx } from '../../store/store.js';
 import { microsToUnits } from '../../util/money.js';
 import type { PaymentsContext } from '../context.js';
 import type { PaymentTxn } from '../engine/tables.js';
-import { otpRefusal, refuseOtpTooSoon } from './commands.js';
 import {
   checkOtp,
   countOtpSend,
-  hashOtp,
-  maskAccountNumber,
+  issueOtp,
   newOtp,
-  newOtpSalt,
+  otpRefusal,
+  refuseOtpTooSoon,
+  requireSms,
+  sendOtpSms,
+  uncountOtpSend,
   type OtpSends,
   type StoredOtp,
-} from './rules.js';
+} from './otp.js';
+import { maskAccountNumber } from './rules.js';
 
 type Ctx = Pick<PaymentsContext, 'store' | 'logger' | 'settings' | 'engine' | 'config' | 'sms'>;
 
@@ -68,31 +71,19 @@ export async function requestRefundOtp(
   const { settings, store } = ctx;
   const rules = settings.dmt.otp;
   const live = ctx.config.mode === 'live';
-  if (live && !ctx.sms)
-    throw new ApiError(
-      503,
-      'sms_unavailable',
-      'no SMS sender is configured (payments.dmt.otp.sms), so no OTP can be sent',
-    );
+  requireSms(ctx);
   const otp = newOtp(rules.digits);
   const recorded = await store.transact((tx) => {
     const txn = refundable(tx, account, txn_id);
     const mobile = String(txn.details.mobile);
     const existing = tx.get('dmt_refund_otps', txn.id);
-    refuseOtpTooSoon(ctx, existing?.sends ?? null, mobile, tx.now.getTime());
-    const at = tx.now.toISOString();
-    const salt = newOtpSalt();
+    refuseOtpTooSoon(existing?.sends ?? null, mobile, tx.now.getTime(), rules);
     const row: RefundOtp = {
       txn_id: txn.id,
       account_id: account.id,
       mobile,
-      otp: {
-        hash: hashOtp(otp, salt),
-        salt,
-        expires_at: new Date(tx.now.getTime() + rules.ttl_ms).toISOString(),
-        attempts: 0,
-      },
-      sends: countOtpSend(existing?.sends ?? null, at),
+      otp: issueOtp(otp, tx.now.getTime(), rules.ttl_ms),
+      sends: countOtpSend(existing?.sends ?? null, tx.now.toISOString()),
     };
     tx.set('dmt_refund_otps', txn.id, row);
     return { txn, row };
@@ -102,26 +93,21 @@ export async function requestRefundOtp(
     const text = REFUND_SMS.replaceAll('{otp}', otp)
       .replaceAll('{amount}', String(microsToUnits(txn.amount_micros)))
       .replaceAll('{account}', maskAccountNumber(txn.subject));
-    try {
-      await ctx.sms!.send(row.mobile, text);
-    } catch (error) {
-      // Nothing was sent: the OTP is void and the send is not counted, so it can be retried at once.
-      await store.transact((tx) => {
-        const current = tx.get('dmt_refund_otps', txn.id);
-        if (current?.otp?.hash === row.otp!.hash)
-          tx.set('dmt_refund_otps', txn.id, {
-            ...current,
-            otp: null,
-            sends: {
-              ...current.sends,
-              count: Math.max(0, current.sends.count - 1),
-              last_at: new Date(0).toISOString(),
-            },
-          });
-      });
-      ctx.logger.warn({ msg: 'could not send a refund OTP', txn_id: txn.id, err: error });
-      throw new ApiError(502, 'sms_failed', 'the OTP could not be sent; request it again');
-    }
+    // Nothing was sent: the OTP is void and the send is not counted, so it can be retried at once.
+    await sendOtpSms(
+      ctx,
+      { mobile: row.mobile, text, what: 'a refund', log: { txn_id: txn.id } },
+      () =>
+        store.transact((tx) => {
+          const current = tx.get('dmt_refund_otps', txn.id);
+          if (current?.otp?.hash === row.otp!.hash)
+            tx.set('dmt_refund_otps', txn.id, {
+              ...current,
+              otp: null,
+              sends: uncountOtpSend(current.sends),
+            });
+        }),
+    );
   }
   return { txn, otp, expires_at: row.otp!.expires_at, mobile: row.mobile };
 }

@@ -1,6 +1,5 @@
 // Pure rules of money transfer: calendar months for the monthly limit, account numbers and
-// IFSC codes, bank names, and OTPs (generated at random, kept only as a salted hash).
-import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+// IFSC codes, bank names (OTPs: otp.ts).
 import { aadhaarError } from '../validators.js';
 import { rowOf } from '../../store/state.js';
 import banknames from 'ifsc/src/banknames.json' with { type: 'json' };
@@ -123,107 +122,6 @@ export function namesMatch(a: string, b: string): boolean {
   return words(a) !== '' && words(a) === words(b);
 }
 
-export function newOtp(digits: number): string {
-  return String(randomInt(0, 10 ** digits)).padStart(digits, '0');
-}
-
-export function hashOtp(otp: string, salt: string): string {
-  return createHash('sha256').update(`${salt}:${otp}`).digest('hex');
-}
-
-export function newOtpSalt(): string {
-  return randomBytes(16).toString('hex');
-}
-
-export function otpMatches(otp: string, salt: string, hash: string): boolean {
-  const given = Buffer.from(hashOtp(otp, salt), 'hex');
-  const stored = Buffer.from(hash, 'hex');
-  return given.length === stored.length && timingSafeEqual(given, stored);
-}
-
 export function maskAccountNumber(account_number: string): string {
   return `${'X'.repeat(Math.max(0, account_number.length - 4))}${account_number.slice(-4)}`;
-}
-
-/** An OTP waiting to be entered: only its salted hash is kept. */
-export interface StoredOtp {
-  hash: string;
-  salt: string;
-  expires_at: string;
-  attempts: number;
-}
-
-/** What an entered OTP is worth: right, or why not and what to keep of the stored OTP (null: cancel it). */
-export type OtpCheck =
-  | { ok: true }
-  | {
-      ok: false;
-      code: 'otp_not_requested' | 'otp_expired' | 'otp_invalid' | 'otp_attempts_exceeded';
-      /** Attempts left (otp_invalid). */
-      left: number;
-      attempts: number;
-      keep: StoredOtp | null;
-    };
-
-/**
- * One try of an OTP (remitter registration, a refund's consent): none waiting, expired (it is
- * cancelled), wrong (counted; at `max_attempts` it is cancelled), or right. The caller commits
- * `keep` before it refuses, so wrong guesses are really counted.
- */
-export function checkOtp(
-  stored: StoredOtp | null,
-  given: string,
-  now_ms: number,
-  max_attempts: number,
-): OtpCheck {
-  if (!stored) return { ok: false, code: 'otp_not_requested', left: 0, attempts: 0, keep: null };
-  if (now_ms >= Date.parse(stored.expires_at))
-    return { ok: false, code: 'otp_expired', left: 0, attempts: stored.attempts, keep: null };
-  if (otpMatches(given, stored.salt, stored.hash)) return { ok: true };
-  const attempts = stored.attempts + 1;
-  const left = max_attempts - attempts;
-  if (left <= 0) return { ok: false, code: 'otp_attempts_exceeded', left: 0, attempts, keep: null };
-  return { ok: false, code: 'otp_invalid', left, attempts, keep: { ...stored, attempts } };
-}
-
-/** Sends of OTPs to one number in the current hour window (bounded: resend interval, sends per hour). */
-export interface OtpSends {
-  window_start: string;
-  count: number;
-  last_at: string;
-}
-
-/** Why a new OTP may not be sent yet (the wait in seconds), or null; and the sends counted with this one. */
-export function otpSendRefusal(
-  sends: OtpSends | null,
-  now_ms: number,
-  rules: { resend_interval_ms: number; max_sends_per_hour: number },
-): { message: string; wait_s: number } | null {
-  if (!sends) return null;
-  const since_ms = now_ms - Date.parse(sends.last_at);
-  if (since_ms < rules.resend_interval_ms) {
-    const wait_s = Math.ceil((rules.resend_interval_ms - since_ms) / 1000);
-    return {
-      message: `an OTP was sent ${Math.floor(since_ms / 1000)} s ago; a new one can be requested in ${wait_s} s`,
-      wait_s,
-    };
-  }
-  const in_window = now_ms - Date.parse(sends.window_start) < 3_600_000;
-  if (in_window && sends.count >= rules.max_sends_per_hour)
-    return {
-      message: `${sends.count} OTPs were sent in the last hour, the most allowed`,
-      wait_s: Math.ceil((Date.parse(sends.window_start) + 3_600_000 - now_ms) / 1000),
-    };
-  return null;
-}
-
-/** The sends with one more at `at`. */
-export function countOtpSend(sends: OtpSends | null, at: string): OtpSends {
-  const now_ms = Date.parse(at);
-  const in_window = sends !== null && now_ms - Date.parse(sends.window_start) < 3_600_000;
-  return {
-    window_start: in_window ? sends.window_start : at,
-    count: in_window ? sends.count + 1 : 1,
-    last_at: at,
-  };
 }

@@ -1,6 +1,7 @@
 // DMT's tables for RBI's 2024 framework: a remitter's KYC (the OVD verified once), the OTP of
 // each transfer, and the parent of a transfer split into legs.
 import type { KycLevel } from './config.js';
+import type { OtpSends, StoredOtp } from './otp.js';
 
 export const OVD_TYPES = [
   'aadhaar',
@@ -28,23 +29,19 @@ declare module '../engine/tables.js' {
   interface Remitter {
     /** Absent: registered on its mobile alone (before the 2024 framework, or not yet verified). */
     kyc?: RemitterKyc;
-    /** Transfer OTPs sent in the current hour window (bounds SMS traffic). */
-    transfer_otps?: { window_start: string; count: number };
+    /** Transfer OTPs sent in the current hour window (bounds SMS traffic: `dmt.rbi.otp_per_hour`). */
+    transfer_otps?: OtpSends;
   }
 }
 
 /** An OTP that confirms one transfer (the framework's additional factor of authentication). */
-export interface TransferOtp {
+export interface TransferOtp extends StoredOtp {
   id: string;
   account_id: string;
   mobile: string;
   /** The transfer it confirms: mobile, beneficiary, amount, type. Another transfer cannot use it. */
   request_hash: string;
-  hash: string;
-  salt: string;
-  expires_at: string;
-  attempts: number;
-  /** Set once a correct code was given; the transfer's commit then marks it used. */
+  /** When a correct code was first given; the transfer's commit then marks it used. */
   verified_at: string | null;
   /** The transfer (a transaction, or a split transfer's parent) that used it. */
   used_by: string | null;

@@ -216,6 +216,10 @@ export interface FetchedBill {
   expires_at: string;
   /** The successful or pending payment of this bill, so it is not paid twice. */
   paid_txn_id: string | null;
+  /** `validation`: a validate-and-pay biller's confirmation of the customer (no amount); absent: a bill. */
+  kind?: 'bill' | 'validation';
+  /** The customer parameters it was fetched for (absent on fetches from before: `consumer_number` alone). */
+  params?: Record<string, string>;
 }
 
 declare module '../../store/state.js' {

@@ -75,8 +75,10 @@ export type KycBody = z.output<typeof kycBody>;
 
 /**
  * A document as it was streamed to disk while the upload arrived: sealed (AES-256-GCM) in
- * `temp` (`<path>.part` under the data dir) until the submission is committed, when it is
- * renamed to its `document.path`. Nothing of an upload is ever held whole in memory.
+ * `temp` (`kyc-documents/.incoming/<id>.<ext>.part` under the data dir) until the submission
+ * is committed, when it is renamed to its `document.path`. Nothing of an upload is ever held
+ * whole in memory; what a crash leaves in `.incoming` is removed at the next start
+ * (sweepIncoming).
  */
 export interface StagedDocument {
   document: KycDocument;
@@ -299,10 +301,10 @@ class SealedWriter {
     id: string,
     type: { content_type: string; extension: string },
   ): Promise<SealedWriter> {
-    const relative_dir = join(KYC_DIR, place.account_id);
-    mkdirSync(join(place.data_dir, relative_dir), { recursive: true, mode: 0o700 });
-    const path = join(relative_dir, `${id}.${type.extension}`);
-    const temp = join(place.data_dir, `${path}${PART}`);
+    const path = join(KYC_DIR, place.account_id, `${id}.${type.extension}`);
+    const incoming = join(place.data_dir, INCOMING);
+    mkdirSync(incoming, { recursive: true, mode: 0o700 });
+    const temp = join(incoming, `${id}.${type.extension}${PART}`);
     const file = await open(temp, 'wx', 0o600);
     const seal = place.sealer.sealingStream(documentAad(path));
     const writer = new SealedWriter(id, type, path, temp, file, seal);
@@ -344,8 +346,18 @@ class SealedWriter {
 }
 
 const KYC_DIR = 'kyc-documents';
+/** Where documents are written while they are uploaded: one directory, swept at start. */
+const INCOMING = join(KYC_DIR, '.incoming');
 /** The suffix of a document still being uploaded (or of one whose submission was not committed). */
 const PART = '.part';
+
+/**
+ * Removes what uploads cut off by a crash or a kill left behind. Called while the gateway
+ * starts, before it listens (only the gateway that holds the data dir's lock writes it).
+ */
+export function sweepIncoming(data_dir: string): void {
+  rmSync(join(data_dir, INCOMING), { recursive: true, force: true });
+}
 
 /** Busboy's count limits (files, fields, parts), each a clear error rather than a silent cut. */
 function watchLimits(
@@ -376,9 +388,11 @@ export function discardStaged(files: readonly StagedDocument[]): void {
  * before the submission that names them is committed.
  */
 export function placeStaged(data_dir: string, files: readonly StagedDocument[]): KycDocument[] {
-  for (const file of files) renameSync(file.temp, join(data_dir, file.document.path));
   const dirs = new Set(files.map((file) => dirname(join(data_dir, file.document.path))));
+  for (const dir of dirs) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  for (const file of files) renameSync(file.temp, join(data_dir, file.document.path));
   for (const dir of dirs) fsyncDirectory(dir);
+  if (dirs.size > 0) fsyncDirectory(join(data_dir, KYC_DIR)); // a new account directory
   return files.map((file) => file.document);
 }
 

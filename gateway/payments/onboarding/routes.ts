@@ -14,6 +14,7 @@ import {
   kycBody,
   readMultipart,
   submissionView,
+  sweepIncoming,
   type StagedDocument,
 } from './kyc.js';
 import { onboardingCommands, refuseResubmission } from './commands.js';
@@ -22,6 +23,7 @@ export function onboardingRouter(ctx: PaymentsContext): Router {
   const { store, config, logger, settings } = ctx;
   const router = Router();
   const commands = onboardingCommands(ctx);
+  sweepIncoming(config.data_dir); // eKYC uploads a crash cut off
 
   router.post('/register', jsonBody(config), async (req, res) => {
     commands.admitSignup(clientAddress(req) ?? 'unknown');

@@ -20,6 +20,7 @@ import { onboardingCommands } from '../../../gateway/payments/onboarding/command
 import { Pricing } from '../../../gateway/payments/network/pricing.ts';
 import { findPan } from '../../../gateway/payments/pan/commands.ts';
 import { rechargeCommands } from '../../../gateway/payments/recharge/commands.ts';
+import type { RechargeLookups } from '../../../gateway/payments/recharge/lookup.ts';
 import { rechargeBody } from '../../../gateway/payments/recharge/schemas.ts';
 import type { Account } from '../../../gateway/store/state.ts';
 import { Store } from '../../../gateway/store/store.ts';
@@ -41,6 +42,11 @@ function recordingEngine(): { engine: PaymentEngine; intents: PaymentIntent[] } 
   return { engine, intents };
 }
 
+/** Lookups a recharge with its operator_id and no plan check never makes. */
+const noLookups = new Proxy({} as RechargeLookups, {
+  get: (_target, name) => () => assert.fail(`a lookup (${String(name)}) was made`),
+});
+
 function refused(code: string, status: number, field?: string) {
   return (error: unknown) => {
     assert.ok(error instanceof ApiError, `an ApiError, not ${String(error)}`);
@@ -53,7 +59,9 @@ function refused(code: string, status: number, field?: string) {
 
 test('recharge: operator, number and amount are checked before the engine; the commission is the operator rate', async () => {
   const { engine, intents } = recordingEngine();
-  const commands = rechargeCommands({ settings, engine, ...pricing });
+  const commands = rechargeCommands({ settings, engine, ...pricing }, noLookups, {
+    pay: () => assert.fail('no bill payment'),
+  });
   const body = (fields: Record<string, unknown>) =>
     rechargeBody.parse({ operator_id: 1, number: '98765 43210', amount: 100, ...fields });
   assert.throws(

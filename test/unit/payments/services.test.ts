@@ -7,12 +7,10 @@ import {
   ACCOUNT_NUMBER_PATTERN,
   IFSC_PATTERN,
   bankForIfsc,
-  hashOtp,
   monthKey,
   namesMatch,
-  newOtp,
-  otpMatches,
 } from '../../../gateway/payments/dmt/rules.ts';
+import { hashOtp, newOtp, otpMatches } from '../../../gateway/payments/dmt/otp.ts';
 import { slabChargesMicros } from '../../../gateway/payments/engine/intent.ts';
 import { parsePan } from '../../../gateway/payments/pan/views.ts';
 import { renderPdf } from '../../../gateway/payments/pdf.ts';
