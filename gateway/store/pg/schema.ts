@@ -283,6 +283,17 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       ${COMMIT_FUNCTION}
     `,
   },
+  {
+    // No JIT compilation of the commit's statements. PostgreSQL estimates 100 rows for each
+    // json_to_recordset/json_array_elements, so the guard statement (cells of guards of a
+    // batch, four index probes each) is costed at ~330,000, past jit_above_cost (100,000):
+    // every commit, even an empty one, spent ~40 ms (under load ~100 ms) compiling it with
+    // LLVM, for a statement that reads a handful of rows. That was most of a commit's time
+    // (the gateway level's 50-kill suite took 258 s). Measured by auto_explain: "JIT ...
+    // Emission 38.9 ms" on a batch of one history record.
+    version: 2,
+    sql: 'ALTER FUNCTION aihub.commit(json) SET jit = off',
+  },
 ];
 
 /** The name of the index of `table` by `field` (one per pair the rooms declare). */
