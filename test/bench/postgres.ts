@@ -209,7 +209,12 @@ async function checkBooks(setup: Setup): Promise<void> {
   const commit_path = setup.database_url ? `; ${await batchCounts(setup)}` : '';
   const codes = await Promise.all(setup.gateways.map((gateway) => gateway.stop()));
   const verify = setup.database_url
-    ? await runCli(['verify', '--database-url', setup.database_url])
+    ? // The design before verifies its own layout (this build's verify reads the new tables).
+      await runCli(
+        ['verify', '--database-url', setup.database_url],
+        {},
+        setup.baseline && baseline_js ? baseline_js : undefined,
+      )
     : await runVerify(setup.gateways[0]!.data_dir);
   notes.push(
     `${setup.label}: ${usage_records} usage records; balance + charged = credit on every wallet: ${adds_up ? 'yes' : 'NO'}; exit codes ${codes.join(',')}${commit_path}; verify: ${verify.code === 0 ? 'ok' : `FAILED ${verify.stdout}${verify.stderr}`}`,

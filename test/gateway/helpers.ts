@@ -367,8 +367,10 @@ export async function runVerify(
 export async function runCli(
   args: string[],
   env: Record<string, string> = {},
+  /** Another build's bundle (a bench's baseline verifies its own database layout). */
+  gateway_js = GATEWAY_JS,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, [GATEWAY_JS, ...args], {
+  const proc = spawn(process.execPath, [gateway_js, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
