@@ -10,7 +10,9 @@
 // Kinds: `txn` (finalized payment transactions, per account and `_all`), `wal` (wallet
 // postings with the balance after each), `use` (chat usage), `log` (API logs) and `aud`
 // (audit, per account, `_all`, and `_all~<action>`). Finalized transactions by id are in
-// sorted runs (id-runs.ts), whose cost does not grow with history.
+// sorted runs (id-runs.ts), whose cost does not grow with history; so are the other archived
+// tables' final rows (answered idempotency keys), each kept in its run beside its entry: a
+// keyed retry is one block read.
 // Entries are added once a journal group is durable (never before: an entry never points
 // at nothing), kept in memory and written out in batches; the manifest is written with every
 // checkpoint after the lists and runs are fsynced (files and directories). At open, every
@@ -35,7 +37,14 @@ import { join } from 'node:path';
 import { DurableJsonFile } from './durable-file.js';
 import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
 import { CorruptStoreError, segmentName } from './journal.js';
-import { ID_RUN_DIR, IdRuns, removeRun, type RunMeta } from './id-runs.js';
+import {
+  ID_INLINE_MAX,
+  ID_RUN_DIR,
+  IdRuns,
+  removeRun,
+  type IdPlace,
+  type RunMeta,
+} from './id-runs.js';
 import {
   ARCHIVED_TABLES,
   isArchivedRow,
@@ -103,13 +112,17 @@ export interface KeyStats {
 
 interface Manifest {
   format: 'aihub-index';
-  /** 3: final idempotency records by id too (issue #26); 2: id runs of transactions only; 1: id buckets. */
-  version: 3;
+  /**
+   * 4: id runs in blocks, each small final row beside its entry (a keyed retry is one read);
+   * 3: final idempotency records by id too (issue #26), runs of 40-byte entries; 2: id runs
+   * of transactions only; 1: id buckets.
+   */
+  version: 4;
   seq: number;
   max_lag_ms: number;
   /** key → [entries, last ts_ms, last aux, entries per tag (txn lists)?] */
   lists: Record<string, [number, number, number, number[]?]>;
-  /** The id runs. */
+  /** The id runs: [from_seq, to_seq, entries, blocks] (version 3: [from_seq, to_seq, entries], not read). */
   runs: RunMeta[];
   keys: Record<string, [number, number, string | null]>;
   tiers: string[];
@@ -372,6 +385,8 @@ export interface ReadCounters {
   entries: number;
   /** History records (journal lines) read. */
   records: number;
+  /** Final rows read from beside their id entries (no journal line). */
+  inline_rows: number;
 }
 
 export class Archive {
@@ -428,7 +443,7 @@ export class Archive {
   private id_ranges: Array<[number, number]> = [];
   /** Repairs done at open (tests read it): lists cut back, id runs dropped. */
   readonly repaired = { lists: 0, runs: 0, from_seq: 0 };
-  readonly counters: ReadCounters = { entries: 0, records: 0 };
+  readonly counters: ReadCounters = { entries: 0, records: 0, inline_rows: 0 };
   private readonly manifest_file: DurableJsonFile<Manifest>;
 
   private constructor(
@@ -474,25 +489,42 @@ export class Archive {
     for (const [id, first_seq, first_op, versions] of manifest.revisions ?? [])
       archive.remember({ id, first_seq, first_op, versions });
     const { known, short } = archive.openLists(manifest, options.read_only === true);
-    const damaged_runs = archive.ids.open(manifest.runs, options.read_only === true);
-    if (short.length > 0 || damaged_runs.length > 0)
-      archive.repairShort(dir, manifest.seq, short, damaged_runs, options);
+    if (manifest.version === 3) {
+      // Id runs of version 3 (40-byte entries, no rows beside them): dropped, and the ids of
+      // every record up to the manifest's indexed again from the journal into runs of
+      // version 4 (lists and figures are kept: a pass over the journal that writes runs
+      // only). Until a manifest of version 4 is durable the old one stays, and a crash
+      // meanwhile begins this again.
+      archive.ids.open([], false);
+      archive.repairShort(dir, manifest.seq, short, [[1, manifest.seq]], options, 'upgrade');
+    } else {
+      const damaged_runs = archive.ids.open(manifest.runs, options.read_only === true);
+      if (short.length > 0 || damaged_runs.length > 0)
+        archive.repairShort(dir, manifest.seq, short, damaged_runs, options);
+    }
     if (!options.read_only) removeUnknownLists(dir, known);
     return archive;
   }
 
-  /** The manifest, if it is one this gateway reads; null for one of version 1 (indexed again). */
+  /**
+   * The manifest, if it is one this gateway reads (version 4, or 3 whose id runs are built
+   * again); null for one of version 1 or 2 (everything indexed again).
+   */
   private async readManifest(
     dir: string,
     options: { read_only?: boolean; warn?: (message: string) => void },
-  ): Promise<Manifest | null> {
+  ): Promise<(Omit<Manifest, 'version'> & { version: 3 | 4 }) | null> {
     let manifest = await this.manifest_file.read();
-    if (manifest && (manifest.format !== 'aihub-index' || (manifest.version as number) > 3))
+    if (manifest && (manifest.format !== 'aihub-index' || (manifest.version as number) > 4))
       throw new CorruptStoreError(
-        `${join(dir, MANIFEST)} is not an AIHub index manifest of version 1 to 3`,
+        `${join(dir, MANIFEST)} is not an AIHub index manifest of version 1 to 4`,
       );
     const version = manifest?.version as number | undefined;
-    if (manifest && version !== 3) {
+    if (manifest && version === 3 && options.read_only)
+      throw new CorruptStoreError(
+        `the id runs in ${dir} are of version 3; start the gateway once to rebuild them`,
+      );
+    if (manifest && version !== 3 && version !== 4) {
       if (options.read_only)
         throw new CorruptStoreError(
           `the indexes in ${dir} are of version ${version}; start the gateway once to rebuild them`,
@@ -502,8 +534,8 @@ export class Archive {
       // built now, from the first record.
       options.warn?.(
         version === 1
-          ? `the indexes in ${dir} are of version 1 (id buckets); indexing the journal again for version 3 (id runs)`
-          : `the indexes in ${dir} are of version 2 (no idempotency keys by id); indexing the journal again for version 3, once`,
+          ? `the indexes in ${dir} are of version 1 (id buckets); indexing the journal again for version 4 (id runs)`
+          : `the indexes in ${dir} are of version 2 (no idempotency keys by id); indexing the journal again for version 4, once`,
       );
       manifest = null;
     }
@@ -515,7 +547,7 @@ export class Archive {
    * (damage) kept to their whole entries and named in `short`; `known` holds their files.
    */
   private openLists(
-    manifest: Manifest,
+    manifest: Pick<Manifest, 'lists'>,
     read_only: boolean,
   ): { known: Set<string>; short: string[] } {
     const known = new Set<string>();
@@ -547,6 +579,7 @@ export class Archive {
     short: string[],
     damaged_runs: Array<[number, number]>,
     options: { read_only?: boolean; warn?: (message: string) => void },
+    why: 'damage' | 'upgrade' = 'damage',
   ): void {
     if (options.read_only)
       throw new CorruptStoreError(
@@ -572,9 +605,14 @@ export class Archive {
     this.repaired.lists = short.length;
     this.repaired.runs = damaged_runs.length;
     this.repaired.from_seq = this.seq;
-    options.warn?.(
-      `${short.length} index lists and ${damaged_runs.length} id runs were shorter than their manifest says (a power loss?); indexing the journal again from record ${this.seq + 1}`,
-    );
+    if (why === 'upgrade')
+      options.warn?.(
+        `the id runs in ${dir} are of version 3 (no rows beside their entries); indexing the journal's ids again for version 4 (a keyed retry in one read), once`,
+      );
+    if (why === 'damage' || short.length > 0)
+      options.warn?.(
+        `${short.length} index lists and ${damaged_runs.length} id runs were shorter than their manifest says (a power loss?); indexing the journal again from record ${this.seq + 1}`,
+      );
   }
 
   /** Cuts a list back to its entries of records up to `seq` (entries are in record order), with the figures kept beside it. */
@@ -708,9 +746,12 @@ export class Archive {
     if (op.o === 'post') {
       this.applyPosting(op.p, entry);
     } else if (op.o === 'set' && isArchivedRow(op.t, op.v)) {
-      // Every final row is found by its id (id runs); a payment transaction is listed too.
-      if (op.t === 'payment_txns') this.applyTxn(op.v as ArchivedTxn, entry);
-      this.addId(op.id, entry);
+      // Every final row is found by its id (id runs); a payment transaction is listed too, and
+      // read through its journal line; another row is kept beside its entry when it is small.
+      if (op.t === 'payment_txns') {
+        this.applyTxn(op.v as ArchivedTxn, entry);
+        this.addId(op.id, entry, null);
+      } else this.addId(op.id, entry, op);
     } else if (op.o === 'hist') {
       this.applyHistory(op.r, entry);
     } else if (op.o === 'del' && op.t === 'keys' && entry.seq > this.manifest_seq) {
@@ -739,16 +780,22 @@ export class Archive {
     this.add('txn', ALL, entry);
   }
 
-  private addId(id: string, entry: Entry): void {
-    if (this.wantsIds(entry.seq))
-      this.ids.add({
-        hash: hash32(id),
-        op: entry.op,
-        seq: entry.seq,
-        segment: entry.segment,
-        offset: entry.offset,
-        length: entry.length,
-      });
+  /** The id entry of a final row; with `row`, the row kept beside it (`[table, id, row]`) if its JSON is small. */
+  private addId(id: string, entry: Entry, row: { t: string; v: unknown } | null): void {
+    if (!this.wantsIds(entry.seq)) return;
+    const place: IdPlace = {
+      hash: hash32(id),
+      op: entry.op,
+      seq: entry.seq,
+      segment: entry.segment,
+      offset: entry.offset,
+      length: entry.length,
+    };
+    if (row) {
+      const inline = Buffer.from(JSON.stringify([row.t, id, row.v]), 'utf8');
+      if (inline.length <= ID_INLINE_MAX) place.inline = inline;
+    }
+    this.ids.add(place);
   }
 
   /**
@@ -923,6 +970,20 @@ export class Archive {
     let found_seq = -1;
     this.ids.find(hash32(id), (place) => {
       if (place.seq <= found_seq) return true;
+      if (place.inline) {
+        // The row beside its entry: read with the block, no journal line.
+        this.counters.inline_rows++;
+        const [t, row_id, v] = JSON.parse(place.inline.toString('utf8')) as [
+          string,
+          string,
+          unknown,
+        ];
+        if (t === table && row_id === id) {
+          found = v;
+          found_seq = place.seq;
+        }
+        return true;
+      }
       const op = this.record({ ...place, ts_ms: 0, tag: 0, aux: 0, aux2: 0 }).ops[place.op];
       if (op?.o === 'set' && op.t === table && op.id === id && isArchivedRow(op.t, op.v)) {
         found = op.v;
@@ -1111,7 +1172,7 @@ export class Archive {
     mkdirPrivate(join(this.data_dir, INDEX_DIR));
     await this.manifest_file.write({
       format: 'aihub-index',
-      version: 3,
+      version: 4,
       seq,
       max_lag_ms: this.max_lag_ms,
       lists,

@@ -1,21 +1,35 @@
-// Finalized payment transactions by id, at a cost that does not grow with history: an
-// LSM-like index of sorted immutable runs.
+// Final rows of the archived tables by id (payment transactions, answered idempotency keys,
+// split transfers), at a cost that does not grow with history: an LSM-like index of sorted
+// immutable runs.
 //
-//   index/idrun/<from_seq>-<to_seq>.run         entries (ID_ENTRY_BYTES) sorted by (id hash, seq)
-//   index/idrun/<from_seq>-<to_seq>.run.fence   one hash per FENCE_EVERY entries (derived)
+//   index/idrun/<from_seq>-<to_seq>.run         blocks of ID_BLOCK_BYTES, entries sorted by (id hash, seq)
+//   index/idrun/<from_seq>-<to_seq>.run.fence   the first hash of every block (derived)
 //   index/idrun/<from_seq>-<to_seq>.run.bloom   the run's membership filter (derived)
+//
+// A block (8 kB, aligned in its file, read by one pread) holds a u32 count of entries, then entries
+// that never straddle a block: the id's hash, the op's index in its journal record, the
+// record's seq and place in the journal (segment, offset, length), and the final row itself
+// when it is small (`inline`: `[table, id, row]` as JSON, at most ID_INLINE_MAX bytes; the
+// answered idempotency keys: a retry's answer, about 550 bytes with its key). So a keyed
+// retry is answered by ONE random read however long the history: the filters and the fences
+// in memory say which block, the block holds the answer. An entry without its row (payment
+// transactions, which are listed and read through the journal anyway, and rows too big)
+// sends its reader to the journal line.
 //
 // New entries wait in memory (the memtable) until the next manifest; then they are sorted
 // and written as one run (fsynced before the manifest names it), and the newest runs are
 // merged while the newer is at least half the older (a binary counter: at most log2 of
-// history / run size runs). Every run keeps in memory the hash of one entry in FENCE_EVERY
-// (its fences, 4 bytes per 32 transactions), so a lookup is, per run, a binary search in
-// memory and one pread of one block of 32 entries (1.3 kB). Every run also keeps a membership
-// filter of its hashes (id-filter.ts, 10 bits per entry), and a lookup reads a block only of
-// the runs whose filter says the hash may be there: about one block per lookup (the run that
-// holds the id, plus a false positive in fewer than 1 run in 100), however many runs there are.
+// history / run size runs). Every run keeps in memory the first hash of each of its blocks
+// (its fences, 4 bytes per block), so a lookup is, per run, a binary search in memory and
+// one pread of one block. Every run also keeps a membership filter of its hashes
+// (id-filter.ts, 10 bits per entry), and a lookup reads a block only of the runs whose
+// filter says the hash may be there: about one block per lookup (the run that holds the id,
+// plus a false positive in fewer than 1 run in 100), however many runs there are; an id
+// never used reads no block at all, but for those false positives.
 // Runs cover disjoint, contiguous ranges of journal records; a merged run replaces its two
 // in the next manifest, and they are removed only after that manifest is durable.
+// Runs of index manifests before version 4 (entries of 40 bytes, no rows) are not read: the
+// archive drops them and indexes the journal's ids again, once (archive.ts).
 import {
   closeSync,
   existsSync,
@@ -33,12 +47,25 @@ import { CorruptStoreError, fsyncDirectory } from './journal.js';
 import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
 
 export const ID_RUN_DIR = 'idrun';
-/** hash u32, op u32, then seq, segment, offset and length as doubles. */
-export const ID_ENTRY_BYTES = 40;
-const FENCE_EVERY = 32;
+/**
+ * A run's unit of reading and writing: two pages, aligned in the file, read by one pread (one
+ * random read). 8 kB rather than 4: a block holds 14 answered keys, so the fences in memory
+ * are 4 bytes per 14 keys (0.3 MB per million), not per 7.
+ */
+export const ID_BLOCK_BYTES = 8192;
+/** A block begins with its count of entries (u32). */
+const BLOCK_HEADER = 4;
+/** hash u32, op u32, then seq, segment, offset and length as doubles, then the inline row's length (u32, 0: none). */
+const ENTRY_HEAD = 44;
+/** The largest row kept beside its entry (JSON bytes); a bigger one is read from its journal line. */
+export const ID_INLINE_MAX = 1024;
 /** Entries waiting in memory past this many are written as a run before the next manifest (bounded memory). */
 const MAX_MEMTABLE = 262_144;
-/** Entries per read and per write when runs are merged (the event loop runs between chunks). */
+/** ...or past this many bytes of rows kept beside them. */
+const MAX_MEMTABLE_BYTES = 32 * 1024 * 1024;
+/** Blocks per read when runs are merged or a filter is built again (256 kB). */
+const CHUNK_BLOCKS = 64;
+/** Entries merged between two turns of the event loop. */
 const MERGE_CHUNK = 16_384;
 
 export interface IdPlace {
@@ -48,15 +75,18 @@ export interface IdPlace {
   segment: number;
   offset: number;
   length: number;
+  /** The final row, `[table, id, row]` as JSON, when it was small enough to keep beside its entry. */
+  inline?: Buffer;
 }
 
-/** How the manifest names a run: [from_seq, to_seq, entries]. */
-export type RunMeta = [number, number, number];
+/** How the manifest names a run: [from_seq, to_seq, entries, blocks]. */
+export type RunMeta = [number, number, number, number];
 
 interface Run {
   from_seq: number;
   to_seq: number;
   count: number;
+  blocks: number;
   file: string;
   fences: Uint32Array;
   filter: IdFilter;
@@ -69,29 +99,97 @@ const FILTER_SUFFIX = '.bloom';
 const DERIVED = [FENCE_SUFFIX, FILTER_SUFFIX];
 const runName = (from_seq: number, to_seq: number) => `${from_seq}-${to_seq}.run`;
 
-function encode(places: readonly IdPlace[]): Buffer {
-  const bytes = Buffer.alloc(places.length * ID_ENTRY_BYTES);
-  places.forEach((p, i) => {
-    const at = i * ID_ENTRY_BYTES;
-    bytes.writeUInt32LE(p.hash, at);
-    bytes.writeUInt32LE(p.op, at + 4);
-    bytes.writeDoubleLE(p.seq, at + 8);
-    bytes.writeDoubleLE(p.segment, at + 16);
-    bytes.writeDoubleLE(p.offset, at + 24);
-    bytes.writeDoubleLE(p.length, at + 32);
-  });
-  return bytes;
+const entryBytes = (place: IdPlace) => ENTRY_HEAD + (place.inline?.length ?? 0);
+
+/** Every entry of the blocks in `bytes` (whole blocks), in order; with `only`, those of that hash. */
+function decodeBlocks(bytes: Buffer, each: (place: IdPlace) => void, only?: number): void {
+  for (let block = 0; block < bytes.length; block += ID_BLOCK_BYTES) {
+    const count = bytes.readUInt32LE(block);
+    let at = block + BLOCK_HEADER;
+    for (let i = 0; i < count; i++) {
+      if (only !== undefined && bytes.readUInt32LE(at) !== only) {
+        at += ENTRY_HEAD + bytes.readUInt32LE(at + 40);
+        continue;
+      }
+      const place: IdPlace = {
+        hash: bytes.readUInt32LE(at),
+        op: bytes.readUInt32LE(at + 4),
+        seq: bytes.readDoubleLE(at + 8),
+        segment: bytes.readDoubleLE(at + 16),
+        offset: bytes.readDoubleLE(at + 24),
+        length: bytes.readDoubleLE(at + 32),
+      };
+      const inline = bytes.readUInt32LE(at + 40);
+      at += ENTRY_HEAD;
+      if (inline > 0) {
+        place.inline = bytes.subarray(at, at + inline);
+        at += inline;
+      }
+      each(place);
+    }
+  }
 }
 
-function decode(bytes: Buffer, at: number): IdPlace {
-  return {
-    hash: bytes.readUInt32LE(at),
-    op: bytes.readUInt32LE(at + 4),
-    seq: bytes.readDoubleLE(at + 8),
-    segment: bytes.readDoubleLE(at + 16),
-    offset: bytes.readDoubleLE(at + 24),
-    length: bytes.readDoubleLE(at + 32),
-  };
+/**
+ * Writes entries (added in order) as a run's blocks, in batches of CHUNK_BLOCKS, and gathers
+ * what is derived from them: the first hash of each block (the fences) and the filter.
+ */
+class RunWriter {
+  private block = Buffer.alloc(ID_BLOCK_BYTES);
+  private used = BLOCK_HEADER;
+  private in_block = 0;
+  private full: Buffer[] = [];
+  private readonly fences: number[] = [];
+  readonly filter: IdFilter;
+
+  constructor(
+    private readonly fd: number,
+    entries: number,
+  ) {
+    this.filter = IdFilter.sized(entries);
+  }
+
+  add(place: IdPlace): void {
+    const size = entryBytes(place);
+    if (this.used + size > ID_BLOCK_BYTES) this.endBlock();
+    if (this.in_block === 0) this.fences.push(place.hash);
+    const b = this.block;
+    const at = this.used;
+    b.writeUInt32LE(place.hash, at);
+    b.writeUInt32LE(place.op, at + 4);
+    b.writeDoubleLE(place.seq, at + 8);
+    b.writeDoubleLE(place.segment, at + 16);
+    b.writeDoubleLE(place.offset, at + 24);
+    b.writeDoubleLE(place.length, at + 32);
+    b.writeUInt32LE(place.inline?.length ?? 0, at + 40);
+    if (place.inline) place.inline.copy(b, at + ENTRY_HEAD);
+    this.used += size;
+    this.in_block++;
+    this.filter.add(place.hash);
+  }
+
+  private endBlock(): void {
+    if (this.in_block === 0) return;
+    this.block.writeUInt32LE(this.in_block, 0);
+    this.full.push(this.block);
+    this.block = Buffer.alloc(ID_BLOCK_BYTES);
+    this.used = BLOCK_HEADER;
+    this.in_block = 0;
+    if (this.full.length >= CHUNK_BLOCKS) this.writeFull();
+  }
+
+  private writeFull(): void {
+    if (this.full.length > 0) writeFully(this.fd, Buffer.concat(this.full));
+    this.full = [];
+  }
+
+  /** Writes the last block and fsyncs the run; its block count and fences. */
+  finish(): { blocks: number; fences: Uint32Array } {
+    this.endBlock();
+    this.writeFull();
+    fsyncSync(this.fd);
+    return { blocks: this.fences.length, fences: Uint32Array.from(this.fences) };
+  }
 }
 
 const byHashThenSeq = (a: IdPlace, b: IdPlace) => a.hash - b.hash || a.seq - b.seq;
@@ -146,6 +244,8 @@ function bound(values: Uint32Array, hash: number, after: boolean): number {
 export class IdRuns {
   private runs: Run[] = [];
   private memtable: IdPlace[] = [];
+  /** Bytes of rows the memtable holds beside its entries. */
+  private memtable_bytes = 0;
   private readonly by_hash = new Map<number, number[]>();
   /** Runs merged away: removed once a manifest without them is durable. */
   private retired: string[] = [];
@@ -169,10 +269,10 @@ export class IdRuns {
   open(metas: readonly RunMeta[], read_only: boolean): Array<[number, number]> {
     const damaged: Array<[number, number]> = [];
     const known = new Set<string>();
-    for (const [from_seq, to_seq, count] of metas) {
+    for (const [from_seq, to_seq, count, blocks] of metas) {
       const file = join(this.dir, runName(from_seq, to_seq));
       const size = existsSync(file) ? statSync(file).size : -1;
-      if (size < count * ID_ENTRY_BYTES) {
+      if (size < blocks * ID_BLOCK_BYTES) {
         damaged.push([from_seq, to_seq]);
         continue;
       }
@@ -181,9 +281,10 @@ export class IdRuns {
         from_seq,
         to_seq,
         count,
+        blocks,
         file,
-        fences: this.readFences(file, count),
-        filter: this.readFilter(file, count, read_only),
+        fences: this.readFences(file, blocks),
+        filter: this.readFilter(file, count, blocks, read_only),
       });
     }
     if (!read_only && existsSync(this.dir)) {
@@ -196,9 +297,9 @@ export class IdRuns {
     return damaged;
   }
 
-  /** The run's fences from its `.fence` file (written beside it), or from the run itself when that file is missing or short. */
-  private readFences(file: string, count: number): Uint32Array {
-    const fences = new Uint32Array(Math.ceil(count / FENCE_EVERY));
+  /** The run's fences from its `.fence` file (written beside it), or from the run itself (each block's first hash) when that file is missing or short. */
+  private readFences(file: string, blocks: number): Uint32Array {
+    const fences = new Uint32Array(blocks);
     const fence_file = `${file}${FENCE_SUFFIX}`;
     if (existsSync(fence_file) && statSync(fence_file).size === fences.byteLength) {
       const fd = openSync(fence_file, 'r');
@@ -217,8 +318,8 @@ export class IdRuns {
     const fd = openSync(file, 'r');
     try {
       const one = Buffer.alloc(4);
-      for (let k = 0; k < fences.length; k++) {
-        readFully(fd, one, k * FENCE_EVERY * ID_ENTRY_BYTES, file);
+      for (let k = 0; k < blocks; k++) {
+        readFully(fd, one, k * ID_BLOCK_BYTES + BLOCK_HEADER, file);
         fences[k] = one.readUInt32LE(0);
       }
     } finally {
@@ -232,18 +333,16 @@ export class IdRuns {
    * back, unless read-only) when that file is missing, short or fails its checksum: a read of
    * this one run, in chunks, never of the journal.
    */
-  private readFilter(file: string, count: number, read_only: boolean): IdFilter {
+  private readFilter(file: string, count: number, blocks: number, read_only: boolean): IdFilter {
     const stored = IdFilter.read(`${file}${FILTER_SUFFIX}`, count);
     if (stored) return stored;
     const filter = IdFilter.sized(count);
     const fd = openSync(file, 'r');
     try {
-      for (let next = 0; next < count; next += MERGE_CHUNK) {
-        const n = Math.min(MERGE_CHUNK, count - next);
-        const bytes = Buffer.alloc(n * ID_ENTRY_BYTES);
-        readFully(fd, bytes, next * ID_ENTRY_BYTES, file);
-        for (let at = 0; at < bytes.length; at += ID_ENTRY_BYTES)
-          filter.add(bytes.readUInt32LE(at));
+      for (let next = 0; next < blocks; next += CHUNK_BLOCKS) {
+        const bytes = Buffer.alloc(Math.min(CHUNK_BLOCKS, blocks - next) * ID_BLOCK_BYTES);
+        readFully(fd, bytes, next * ID_BLOCK_BYTES, file);
+        decodeBlocks(bytes, (place) => filter.add(place.hash));
       }
     } finally {
       closeSync(fd);
@@ -252,17 +351,21 @@ export class IdRuns {
     return filter;
   }
 
+  /** Adds an entry; `place.inline`, if any, is the final row to keep beside it (at most ID_INLINE_MAX bytes). */
   add(place: IdPlace): void {
     let positions = this.by_hash.get(place.hash);
     if (!positions) this.by_hash.set(place.hash, (positions = []));
     positions.push(this.memtable.length);
     this.memtable.push(place);
-    if (this.memtable.length >= this.max_memtable) this.flush();
+    this.memtable_bytes += place.inline?.length ?? 0;
+    if (this.memtable.length >= this.max_memtable || this.memtable_bytes >= MAX_MEMTABLE_BYTES)
+      this.flush();
   }
 
   /**
-   * Every entry with this hash, newest first (the caller reads each record to tell a
-   * colliding id apart). Runs are visited newest first; `visit` returns false to stop.
+   * Every entry with this hash, newest first (the caller tells a colliding id apart by the
+   * row beside the entry, or by reading its record). Runs are visited newest first; `visit`
+   * returns false to stop.
    */
   find(hash: number, visit: (place: IdPlace) => boolean): void {
     const positions = this.by_hash.get(hash);
@@ -273,15 +376,15 @@ export class IdRuns {
       const run = this.runs[r]!;
       if (!run.filter.mayHold(hash)) continue;
       this.blocks_read++;
+      // The blocks whose first hash is below this one (the last of them) through those that
+      // begin with it (entries of one hash may go on into the next block): one, but for
+      // colliding hashes.
       const first_block = Math.max(0, bound(run.fences, hash, false) - 1);
-      const end_block = bound(run.fences, hash, true);
-      const start = first_block * FENCE_EVERY;
-      const end = Math.min(run.count, Math.max(end_block, first_block + 1) * FENCE_EVERY);
-      const bytes = Buffer.alloc((end - start) * ID_ENTRY_BYTES);
-      readFully(this.fd(run.file), bytes, start * ID_ENTRY_BYTES, run.file);
+      const end_block = Math.max(bound(run.fences, hash, true), first_block + 1);
+      const bytes = Buffer.alloc((end_block - first_block) * ID_BLOCK_BYTES);
+      readFully(this.fd(run.file), bytes, first_block * ID_BLOCK_BYTES, run.file);
       const matches: IdPlace[] = [];
-      for (let at = 0; at < bytes.length; at += ID_ENTRY_BYTES)
-        if (bytes.readUInt32LE(at) === hash) matches.push(decode(bytes, at));
+      decodeBlocks(bytes, (place) => matches.push(place), hash);
       for (let i = matches.length - 1; i >= 0; i--) if (!visit(matches[i]!)) return;
     }
   }
@@ -301,20 +404,21 @@ export class IdRuns {
     mkdirPrivate(this.dir);
     const file = join(this.dir, runName(from_seq, to_seq));
     const fd = openSync(file, 'w', PRIVATE_FILE_MODE);
+    let written: { blocks: number; fences: Uint32Array };
+    let filter: IdFilter;
     try {
-      writeFully(fd, encode(sorted));
-      fsyncSync(fd);
+      const writer = new RunWriter(fd, sorted.length);
+      for (const place of sorted) writer.add(place);
+      written = writer.finish();
+      filter = writer.filter;
     } finally {
       closeSync(fd);
     }
-    const fences = new Uint32Array(Math.ceil(sorted.length / FENCE_EVERY));
-    for (let k = 0; k < fences.length; k++) fences[k] = sorted[k * FENCE_EVERY]!.hash;
-    const filter = IdFilter.sized(sorted.length);
-    for (const place of sorted) filter.add(place.hash);
-    writeDerived(file, fences, filter);
+    writeDerived(file, written.fences, filter);
     fsyncDirectory(this.dir);
-    this.runs.push({ from_seq, to_seq, count: sorted.length, file, fences, filter });
+    this.runs.push({ from_seq, to_seq, count: sorted.length, ...written, file, filter });
     this.memtable = [];
+    this.memtable_bytes = 0;
     this.by_hash.clear();
   }
 
@@ -324,9 +428,9 @@ export class IdRuns {
       await this.mergeNewestTwo();
   }
 
-  /** The runs for a manifest: [from_seq, to_seq, entries] each. */
+  /** The runs for a manifest: [from_seq, to_seq, entries, blocks] each. */
   metas(): RunMeta[] {
-    return this.runs.map((run) => [run.from_seq, run.to_seq, run.count]);
+    return this.runs.map((run) => [run.from_seq, run.to_seq, run.count, run.blocks]);
   }
 
   /** Runs merged away so far: the caller removes them (removeRun) once a manifest without them is durable. */
@@ -341,59 +445,62 @@ export class IdRuns {
     const older = this.runs.at(-2)!;
     const file = join(this.dir, runName(older.from_seq, newer.to_seq));
     const count = older.count + newer.count;
-    const fences = new Uint32Array(Math.ceil(count / FENCE_EVERY));
-    const filter = IdFilter.sized(count);
     const out = openSync(file, 'w', PRIVATE_FILE_MODE);
+    let written: { blocks: number; fences: Uint32Array };
+    let filter: IdFilter;
     try {
+      const writer = new RunWriter(out, count);
       const sources = [older, newer].map((run) => ({
         run,
-        next: 0,
+        next_block: 0,
         chunk: [] as IdPlace[],
         at: 0,
       }));
       const refill = (source: (typeof sources)[number]) => {
-        if (source.at < source.chunk.length || source.next >= source.run.count) return;
-        const n = Math.min(MERGE_CHUNK, source.run.count - source.next);
-        const bytes = Buffer.alloc(n * ID_ENTRY_BYTES);
-        readFully(this.fd(source.run.file), bytes, source.next * ID_ENTRY_BYTES, source.run.file);
-        source.chunk = Array.from({ length: n }, (_, i) => decode(bytes, i * ID_ENTRY_BYTES));
+        if (source.at < source.chunk.length || source.next_block >= source.run.blocks) return;
+        const n = Math.min(CHUNK_BLOCKS, source.run.blocks - source.next_block);
+        const bytes = Buffer.alloc(n * ID_BLOCK_BYTES);
+        readFully(
+          this.fd(source.run.file),
+          bytes,
+          source.next_block * ID_BLOCK_BYTES,
+          source.run.file,
+        );
+        const chunk: IdPlace[] = [];
+        decodeBlocks(bytes, (place) => chunk.push(place));
+        source.chunk = chunk;
         source.at = 0;
-        source.next += n;
+        source.next_block += n;
       };
-      let written = 0;
-      while (written < count) {
-        const batch: IdPlace[] = [];
-        while (batch.length < MERGE_CHUNK && written + batch.length < count) {
+      for (let merged = 0; merged < count;) {
+        for (let step = 0; step < MERGE_CHUNK && merged < count; step++, merged++) {
           for (const source of sources) refill(source);
-          const a =
-            sources[0]!.at < sources[0]!.chunk.length ? sources[0]!.chunk[sources[0]!.at]! : null;
-          const b =
-            sources[1]!.at < sources[1]!.chunk.length ? sources[1]!.chunk[sources[1]!.at]! : null;
-          const take =
-            b === null || (a !== null && byHashThenSeq(a, b) <= 0) ? sources[0]! : sources[1]!;
-          const place = take.chunk[take.at++]!;
-          if ((written + batch.length) % FENCE_EVERY === 0)
-            fences[(written + batch.length) / FENCE_EVERY] = place.hash;
-          filter.add(place.hash);
-          batch.push(place);
+          const [s0, s1] = sources as [(typeof sources)[number], (typeof sources)[number]];
+          const a = s0.at < s0.chunk.length ? s0.chunk[s0.at]! : null;
+          const b = s1.at < s1.chunk.length ? s1.chunk[s1.at]! : null;
+          if (a === null && b === null)
+            throw new CorruptStoreError(
+              `id runs ${older.file} and ${newer.file} hold fewer entries than their manifest says`,
+            );
+          const take = b === null || (a !== null && byHashThenSeq(a, b) <= 0) ? s0 : s1;
+          writer.add(take.chunk[take.at++]!);
         }
-        writeFully(out, encode(batch));
-        written += batch.length;
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
-      fsyncSync(out);
+      written = writer.finish();
+      filter = writer.filter;
     } finally {
       closeSync(out);
     }
-    writeDerived(file, fences, filter);
+    writeDerived(file, written.fences, filter);
     fsyncDirectory(this.dir);
     // By identity, not by place: a run the memtable became while this merge ran is after them now.
     this.runs.splice(this.runs.indexOf(older), 2, {
       from_seq: older.from_seq,
       to_seq: newer.to_seq,
       count,
+      ...written,
       file,
-      fences,
       filter,
     });
     for (const run of [older, newer]) {

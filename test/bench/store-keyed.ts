@@ -14,7 +14,7 @@
 //   node --expose-gc --import tsx store-keyed.ts measure <root> <dir>
 //   node --import tsx store-keyed.ts lookups <root> <small dir> <its txns> <large dir> <its txns>
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { FileStore as Store } from '../../gateway/store/store.ts';
@@ -145,7 +145,39 @@ interface Lookups {
   cold: [number, number];
   warm: [number, number];
   miss: [number, number];
+  /** Retries of other keys with both stores' files evicted from the page cache just before the pass (absent in runs before it). */
+  evicted?: [number, number];
+  /** Retries of other keys with the store's id runs and journal evicted before each slice of 20 (absent in runs before it). */
+  evicted_each?: [number, number];
+  /** MB of each store's files in the page cache at the start of the cold pass, and once evicted. */
+  resident_mb?: { found: [number, number]; evicted: [number, number] };
   blocks_per_lookup: number;
+}
+
+/** Every file under `dir`. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+/** MB of these files in the page cache (util-linux `fincore`). */
+function residentMb(files: string[]): number {
+  const out = execFileSync('fincore', ['--bytes', '--noheadings', '--raw', '-o', 'RES', ...files], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 24,
+  });
+  return out.split('\n').reduce((sum, line) => sum + (Number(line.trim()) || 0), 0) / 1e6;
+}
+
+/**
+ * Drops these files' pages from the page cache: GNU dd's `iflag=nocache count=0` calls
+ * posix_fadvise(POSIX_FADV_DONTNEED) on the whole file and reads nothing. The stores' files
+ * are fsynced (no dirty page stays behind); `residentMb` shows what is left.
+ */
+function evict(files: string[]): void {
+  for (const file of files)
+    execFileSync('dd', [`if=${file}`, 'iflag=nocache', 'count=0', 'status=none']);
 }
 
 const SLICES = 100;
@@ -156,9 +188,13 @@ const PER_SLICE = 20;
  * the small and the large store, both open in this one process, measured in alternating slices
  * of PER_SLICE lookups (which store goes first alternating too), so that whatever else loads
  * the machine meanwhile lands on both alike: on this shared machine, the same lookup in two
- * processes a minute apart differed by up to 7 times. Three passes: keys retried for the first
- * time since the restart, the same keys again (their blocks and journal lines in the page
- * cache), and keys never used (what every new request looks up).
+ * processes a minute apart differed by up to 7 times. Five passes: keys retried for the first
+ * time since the restart (cold as found: whatever of each store the page cache holds), the
+ * same keys again (their blocks in the page cache), other keys with both stores' files
+ * evicted from the page cache just before the pass, others with the files a lookup reads
+ * evicted before each slice (every retry from the disk: the ratio counts reads per lookup,
+ * not how much of each store the cache happens to hold), and keys never used (what every new
+ * request looks up).
  */
 async function lookups(root: string, dirs: [string, string], sizes: [number, number]) {
   const stores = [await openStore(root, dirs[0]), await openStore(root, dirs[1])];
@@ -174,22 +210,50 @@ async function lookups(root: string, dirs: [string, string], sizes: [number, num
     }
     return performance.now() - started;
   };
-  const pass = (seed: number, key: (n: number) => string, found: boolean): [number, number] => {
+  const pass = (
+    seed: number,
+    key: (n: number) => string,
+    found: boolean,
+    before_slice?: (k: 0 | 1) => void,
+  ): [number, number] => {
     const total: [number, number] = [0, 0];
     for (let i = 0; i < SLICES; i++)
-      for (const k of i % 2 ? ([1, 0] as const) : ([0, 1] as const))
+      for (const k of i % 2 ? ([1, 0] as const) : ([0, 1] as const)) {
+        before_slice?.(k);
         total[k] += slice(k, seed + i, key, found);
+      }
     return [(total[0] / SLICES / PER_SLICE) * 1000, (total[1] / SLICES / PER_SLICE) * 1000];
   };
   const newKey = (i: number) => `pay:${fillAccount(i % ACCOUNTS)}:new-${i}`;
   pass(100_000, keyOf, true); // warm-up (other keys)
+  const files = dirs.map(filesUnder);
+  const found = files.map(residentMb) as [number, number];
   const blocks_before = blocks(1);
   const cold = pass(1, keyOf, true);
   const warm = pass(1, keyOf, true);
   const blocks_per_lookup = (blocks(1) - blocks_before) / (2 * SLICES * PER_SLICE);
+  for (const of_store of files) evict(of_store);
+  const resident_evicted = files.map(residentMb) as [number, number];
+  const evicted = pass(200_000, keyOf, true);
+  // Evicted before the pass, the small store's blocks come back into the page cache during
+  // it (2,000 retries over its few MB of runs, and the kernel's readahead around each miss),
+  // the large store's do not: evicted before each slice of 20, every retry of both reads
+  // what it reads from the disk, and the ratio is reads per retry at 1M against at 10k.
+  const read_by_lookups = files.map((of_store) =>
+    of_store.filter((file) => /[/\\](idrun[/\\].*\.run|journal[/\\].*)$/.test(file)),
+  );
+  const evicted_each = pass(300_000, keyOf, true, (k) => evict(read_by_lookups[k]!));
   const miss = pass(7, newKey, false);
   for (const store of stores) await store.close();
-  const result: Lookups = { cold, warm, miss, blocks_per_lookup };
+  const result: Lookups = {
+    cold,
+    warm,
+    miss,
+    evicted,
+    evicted_each,
+    resident_mb: { found, evicted: resident_evicted },
+    blocks_per_lookup,
+  };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
@@ -316,10 +380,12 @@ export function keyedRows(options: {
           ),
         ).toFixed(2)}`,
       ]);
-      const look = (pass: 'cold' | 'warm' | 'miss', k: 0 | 1) =>
-        median(tree.rounds.map((r) => r.lookups[pass][k]));
-      const lookRatio = (pass: 'cold' | 'warm' | 'miss') =>
-        median(tree.rounds.map((r) => r.lookups[pass][1] / r.lookups[pass][0])).toFixed(2);
+      type Pass = 'cold' | 'warm' | 'miss' | 'evicted' | 'evicted_each';
+      const look = (pass: Pass, k: 0 | 1) => median(tree.rounds.map((r) => r.lookups[pass]![k]));
+      const lookRatio = (pass: Pass) =>
+        median(tree.rounds.map((r) => r.lookups[pass]![1] / r.lookups[pass]![0])).toFixed(2);
+      const resident = (when: 'found' | 'evicted', k: 0 | 1) =>
+        median(tree.rounds.map((r) => r.lookups.resident_mb![when][k])).toFixed(1);
       rows.push([
         `${tree.name}: a keyed retry's lookup at ${label(options.small)} / ${L}`,
         `${look('cold', 0).toFixed(0)} µs / ${look('cold', 1).toFixed(0)} µs`,
@@ -330,15 +396,25 @@ export function keyedRows(options: {
         lookRatio('cold'),
         `page cache warm ${lookRatio('warm')}; a new key ${lookRatio('miss')} (both stores in one process, alternating slices)`,
       ]);
+      rows.push([
+        `${tree.name}: a retry's lookup with both stores evicted from the page cache, ${label(options.small)} / ${L}`,
+        `${look('evicted', 0).toFixed(0)} µs / ${look('evicted', 1).toFixed(0)} µs`,
+        `ratio ${lookRatio('evicted')}; page cache held ${resident('found', 0)} / ${resident('found', 1)} MB of the stores' files at the cold pass as found, ${resident('evicted', 0)} / ${resident('evicted', 1)} MB once evicted`,
+      ]);
+      rows.push([
+        `${tree.name}: the same, id runs and journal evicted before each slice of ${PER_SLICE}, ${label(options.small)} / ${L}`,
+        `${look('evicted_each', 0).toFixed(0)} µs / ${look('evicted_each', 1).toFixed(0)} µs`,
+        `ratio ${lookRatio('evicted_each')} (every retry from the disk at both sizes: reads per retry)`,
+      ]);
       // Each round's own figures: a lookup's reads hit the disk or the page cache, and which
       // one varies from round to round on a shared machine; the medians above hide that.
       rows.push([
-        `${tree.name}: each round, restart and heap ratio; lookup ratio (cold, warm)`,
+        `${tree.name}: each round, restart and heap ratio; lookup ratio (cold, warm, evicted)`,
         '',
         tree.rounds
           .map(
             (r) =>
-              `${(r.keyed.open_ms / r.plain.open_ms).toFixed(2)} ${(r.keyed.heap_mb / r.plain.heap_mb).toFixed(2)}; ${(r.lookups.cold[1] / r.lookups.cold[0]).toFixed(2)} (${r.lookups.cold[0].toFixed(0)}/${r.lookups.cold[1].toFixed(0)} µs) ${(r.lookups.warm[1] / r.lookups.warm[0]).toFixed(2)}`,
+              `${(r.keyed.open_ms / r.plain.open_ms).toFixed(2)} ${(r.keyed.heap_mb / r.plain.heap_mb).toFixed(2)}; ${(r.lookups.cold[1] / r.lookups.cold[0]).toFixed(2)} (${r.lookups.cold[0].toFixed(0)}/${r.lookups.cold[1].toFixed(0)} µs) ${(r.lookups.warm[1] / r.lookups.warm[0]).toFixed(2)} evicted ${(r.lookups.evicted![1] / r.lookups.evicted![0]).toFixed(2)}, each slice ${(r.lookups.evicted_each![1] / r.lookups.evicted_each![0]).toFixed(2)}`,
           )
           .join(' | '),
       ]);

@@ -41,7 +41,14 @@ export function tempDir(prefix: string): string {
 export function makeWorkspace(settings: Record<string, unknown>): string {
   const folder = tempDir('workspace');
   mkdirSync(join(folder, '.vscode'));
-  writeFileSync(join(folder, '.vscode/settings.json'), JSON.stringify(settings, null, 2));
+  // The web workbench saves edited files after a delay by default (desktop VS Code does not):
+  // a test that left a file unsaved saw it written between two steps (the codebase index
+  // re-embedded it). Tests save what they mean to save, as on the desktop. (Machine settings
+  // cannot turn it off: the web workbench keeps user settings in the browser.)
+  writeFileSync(
+    join(folder, '.vscode/settings.json'),
+    JSON.stringify({ 'files.autoSave': 'off', ...settings }, null, 2),
+  );
   writeFileSync(
     join(folder, 'sample.ts'),
     'export function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n',

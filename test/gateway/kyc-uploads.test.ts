@@ -201,3 +201,50 @@ test('item 8: an upload cut off by a kill leaves its sealed part, and the next s
     await again?.stop();
   }
 });
+
+test('item 8: the gateway reads at most max_uploads eKYC uploads at once, whoever sends them; a place freed is taken at once', async () => {
+  const gw = await startPaymentsGateway(
+    paymentsConfig({ kyc: { max_file_bytes: 20 * MB, max_files: 2, max_uploads: 2 } }),
+  );
+  const sockets: Socket[] = [];
+  try {
+    const accounts = [];
+    for (let i = 0; i < 3; i++) accounts.push(await createFundedAccount(gw, 0));
+    const { head, document, tail } = kycUpload(2 * MB);
+    const length = head.length + document.length + tail.length;
+    // Two accounts' uploads in flight: each has begun writing its sealed part.
+    const uploads = [];
+    for (const [i, account] of accounts.slice(0, 2).entries()) {
+      const upload = await startUpload(gw, account.key, length);
+      sockets.push(upload.socket);
+      upload.socket.write(head);
+      upload.socket.write(document.subarray(0, MB));
+      await waitFor(
+        () => incomingFiles(gw).filter((f) => f.size >= MB).length === i + 1,
+        () => JSON.stringify(incomingFiles(gw)),
+      );
+      uploads.push(upload);
+    }
+    // A third account, under its own bound of one: refused for the gateway's, from its head.
+    const third = await startUpload(gw, accounts[2]!.key, length);
+    sockets.push(third.socket);
+    const refused = await third.answer();
+    assert.equal(refused.status, 429, refused.text.slice(0, 300));
+    assert.match(refused.text, /too_many_uploads/);
+    assert.match(refused.text, /the gateway is reading as many eKYC uploads/);
+    assert.match(refused.text, /retry-after: 1/i);
+    // The first finishes; the third account's retry is read and submitted.
+    uploads[0]!.socket.write(document.subarray(MB));
+    uploads[0]!.socket.write(tail);
+    assert.equal((await uploads[0]!.answer()).status, 200);
+    const retry = await startUpload(gw, accounts[2]!.key, length);
+    sockets.push(retry.socket);
+    retry.socket.write(Buffer.concat([head, document, tail]));
+    const done = await retry.answer();
+    assert.equal(done.status, 200, done.text.slice(0, 300));
+    assert.equal(documentFiles(gw, accounts[2]!.account_id).length, 1);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await gw.stop();
+  }
+});

@@ -4,9 +4,10 @@
 // nothing lost, and verifies.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { request, runCli, runVerify, tempDir } from './helpers.ts';
+import { copyFixtureDataDir } from '../support/temp.ts';
 import {
   ledgerBalances,
   paymentsConfig,
@@ -15,20 +16,12 @@ import {
 
 const FIXTURE = resolve(import.meta.dirname, '../fixtures/v1-datadir');
 
-/** A data dir as its gateway keeps it: 0700 directories, 0600 files (git does not keep modes). */
-function makePrivate(path: string): void {
-  const directory = statSync(path).isDirectory();
-  chmodSync(path, directory ? 0o700 : 0o600);
-  if (directory) for (const name of readdirSync(path)) makePrivate(join(path, name));
-}
-
 test(
   'a data dir of the previous format opens, is migrated on first start, loses nothing and verifies',
   { timeout: 120_000 },
   async () => {
     const data_dir = join(tempDir('aihub-upgrade-'), 'data');
-    cpSync(FIXTURE, data_dir, { recursive: true });
-    makePrivate(data_dir);
+    copyFixtureDataDir(FIXTURE, data_dir);
     const expected = JSON.parse(readFileSync(join(data_dir, 'EXPECTED.json'), 'utf8')) as {
       accounts: Record<'a' | 'b', { account_id: string; key: string }>;
       txns: string[];

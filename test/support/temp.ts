@@ -6,7 +6,7 @@
 //
 //   const dir = tempDir('aihub-store-');   // mkdtemp under os.tmpdir()
 //   removeTempDir(dir);                    // at once, when a test wants it gone earlier
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -74,4 +74,20 @@ export function tempDir(prefix = 'aihub-test-'): string {
 export function removeTempDir(dir: string): void {
   made.delete(dir);
   remove(dir);
+}
+
+/**
+ * Copies a data dir kept in the repository (test/fixtures) to `to`, private as its gateway
+ * keeps it: 0700 directories, 0600 files. Git does not keep modes, so a checkout has 0755
+ * directories, which the store refuses to open (it holds secrets and personal data).
+ */
+export function copyFixtureDataDir(fixture: string, to: string): void {
+  cpSync(fixture, to, { recursive: true });
+  makePrivate(to);
+}
+
+function makePrivate(path: string): void {
+  const directory = statSync(path).isDirectory();
+  chmodSync(path, directory ? 0o700 : 0o600);
+  if (directory) for (const name of readdirSync(path)) makePrivate(join(path, name));
 }

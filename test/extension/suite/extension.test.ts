@@ -92,6 +92,10 @@ export function registerExtensionTests(): void {
       await upstream?.close();
     });
 
+    it('runs as desktop VS Code saves: files.autoSave off (set in the workspace settings by the harness), so a test saves what it means to', () => {
+      assert.equal(vscode.workspace.getConfiguration('files').get('autoSave'), 'off');
+    });
+
     it('is not active before its first command or view (lazy activation)', () => {
       assert.equal(extension.isActive, false);
       const manifest = extension.packageJSON as { activationEvents?: string[] };

@@ -84,7 +84,7 @@ test('an answered key leaves the document in the commit that answers it and is f
 
   // A clean close, and the lookups of a store that knows the keys from its manifest only.
   store = await Store.open(data_dir);
-  assert.equal(manifestVersion(data_dir), 3);
+  assert.equal(manifestVersion(data_dir), 4);
   for (let i = 0; i < 300; i++)
     assert.equal(store.get('idempotency', `k${i}`)?.request_hash, `hash-k${i}`, `k${i}`);
   const blocks_before = store.archive.id_blocks_read;
@@ -138,12 +138,12 @@ test('a data dir of the format before (answered keys in its checkpoint, manifest
 
   const warnings: string[] = [];
   const upgraded = await Store.open(data_dir, { warn: (message) => warnings.push(message) });
-  assert.match(warnings.join('\n'), /version 2 .*indexing the journal again for version 3/);
+  assert.match(warnings.join('\n'), /version 2 .*indexing the journal again for version 4/);
   assert.deepEqual(liveKeys(upgraded), ['pay:a:flying'], 'only the key in flight is live');
   for (let i = 0; i < 40; i++) assert.equal(await creditOnce(upgraded, `old-${i}`), 'duplicate');
   assert.equal(upgraded.state.balances['wallet:a'], 40);
   await upgraded.close();
-  assert.equal(manifestVersion(data_dir), 3);
+  assert.equal(manifestVersion(data_dir), 4);
   const checkpoint = (await readCheckpoint(data_dir))!;
   assert.deepEqual(Object.keys(checkpoint.tables.idempotency ?? {}), ['pay:a:flying']);
   assert.deepEqual((await verifyDataDir(data_dir)).breaches, []);
