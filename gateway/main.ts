@@ -14,14 +14,16 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { systemClock } from './kernel/clock.js';
 import { createLogger, type Logger } from './log.js';
 import { sha256Hex } from './accounts/keys.js';
-import { Store } from './store/store.js';
+import { Store as FileStore, type Store } from './store/store.js';
 import { createLlm } from './llm/index.js';
 import { createPayments } from './payments/index.js';
 import { createProviders } from './providers/index.js';
 import { createHttpServer, HttpsServer, type TlsFiles } from './http/server.js';
 import { verifyDataDir } from './store/verify.js';
-import { openPgStore, redactUrl, replicaDir } from './store/pg.js';
-import { migrateDataDir, verifyPg } from './store/pg-tools.js';
+import { openPgStore } from './store/pg/store.js';
+import { redactUrl } from './store/pg/keys.js';
+import { migrateDataDir, migrateOldLayout, verifyPg } from './store/pg/tools.js';
+import { IS_BLOCKING_WORKER } from './store/pg/blocking-worker.js';
 import { join } from 'node:path';
 import { KEY_FILE, loadKeyRing, writeKeyFile, type KeyRing } from './store/encryption-key.js';
 import { newKey, SealError, Sealer } from './util/sealed.js';
@@ -30,6 +32,7 @@ import { resealDocuments, resealSecrets } from './payments/sealing.js';
 const USAGE = `Usage: aihub-gateway [serve] [--port N] [--host H] [--data-dir D] [--config FILE]
        aihub-gateway verify [--data-dir D] [--full] | verify --database-url URL
        aihub-gateway migrate --from-data-dir D --database-url URL   (moves a JSON-file store into PostgreSQL, then checks both sides equal)
+       aihub-gateway migrate --database-url URL   (moves the store of an earlier PostgreSQL layout into this version's tables, then checks)
        aihub-gateway rotate-key [--data-dir D] [--database-url URL]   (that gateway stopped: re-seal secrets and eKYC documents under a new key)
 
 Environment: PORT, HOST, AIHUB_DATA_DIR, AIHUB_CONFIG, AIHUB_ADMIN_TOKEN (32+ characters),
@@ -135,16 +138,15 @@ async function migrate(
   from_data_dir: string | undefined,
   database_url: string | undefined,
 ): Promise<void> {
-  if (!from_data_dir || !database_url)
-    fail(
-      `migrate needs --from-data-dir D and --database-url URL (or AIHUB_DATABASE_URL)\n${USAGE}`,
-      2,
-    );
+  if (!database_url) fail(`migrate needs --database-url URL (or AIHUB_DATABASE_URL)\n${USAGE}`, 2);
   let report;
+  const from = from_data_dir ?? 'its earlier layout';
   try {
-    report = await migrateDataDir(from_data_dir, database_url);
+    report = from_data_dir
+      ? await migrateDataDir(from_data_dir, database_url)
+      : await migrateOldLayout(database_url);
   } catch (error) {
-    fail(`migrate ${from_data_dir} to ${redactUrl(database_url)}: ${(error as Error).message}`, 1);
+    fail(`migrate ${from} to ${redactUrl(database_url)}: ${(error as Error).message}`, 1);
   }
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   if (!report.ok) {
@@ -172,15 +174,6 @@ async function serve(config: Config): Promise<void> {
   const clock = systemClock;
   let public_url = ''; // computed once, when the port is known (port 0 picks one at listen time)
   const metrics = new Metrics();
-  const opened = store.replicaOpened();
-  metrics.replicaOpened(opened);
-  if (opened)
-    logger.info({
-      msg: 'replica opened',
-      applied: opened.applied,
-      from_seq: opened.from_seq,
-      built_from_log: opened.fresh,
-    });
   metrics.watchStore(() => store.sharedStats());
   const room_deps = {
     config,
@@ -380,6 +373,12 @@ async function checkDatabaseKey(store: Store, sealer: Sealer): Promise<void> {
 }
 
 /** AIHUB_GATEWAY_LIVE_MS: how recent another gateway's heartbeat must be to count it live (1 s to 1 h; else the default). */
+/** AIHUB_CACHE_ROWS: how many rows a PostgreSQL gateway keeps in memory (default 100,000). */
+function cacheRows(env: NodeJS.ProcessEnv): { cache_rows?: number } {
+  const value = Number(env.AIHUB_CACHE_ROWS);
+  return Number.isSafeInteger(value) && value >= 100 ? { cache_rows: value } : {};
+}
+
 function liveWindow(env: NodeJS.ProcessEnv): { live_ms?: number } {
   const value = Number(env.AIHUB_GATEWAY_LIVE_MS);
   return Number.isSafeInteger(value) && value >= 1_000 && value <= 3_600_000
@@ -391,17 +390,14 @@ async function openStore(config: Config, warn: (message: string) => void): Promi
   try {
     if (config.database_url) {
       return await openPgStore(config.database_url, {
-        replica_dir: replicaDir(config.data_dir),
         lock_dir: config.data_dir,
         gateway_id: gatewayId(process.env),
         ...liveWindow(process.env),
-        checkpoint_every_records: config.store.checkpoint_every_records,
-        checkpoint_interval_ms: config.store.checkpoint_interval_ms,
-        segment_bytes: config.store.segment_bytes,
+        ...cacheRows(process.env),
         warn,
       });
     }
-    return await Store.open(config.data_dir, {
+    return await FileStore.open(config.data_dir, {
       checkpoint_every_records: config.store.checkpoint_every_records,
       checkpoint_interval_ms: config.store.checkpoint_interval_ms,
       segment_bytes: config.store.segment_bytes,
@@ -510,7 +506,9 @@ async function adminTokenHash(store: Store): Promise<string> {
   return hash;
 }
 
-main(process.argv.slice(2)).catch((error) => {
-  process.stderr.write(`aihub-gateway: ${(error as Error).stack ?? error}\n`);
-  process.exit(1);
-});
+// The bundle also runs as the PostgreSQL store's worker thread for blocking loads (store/pg/blocking.ts).
+if (!IS_BLOCKING_WORKER)
+  main(process.argv.slice(2)).catch((error) => {
+    process.stderr.write(`aihub-gateway: ${(error as Error).stack ?? error}\n`);
+    process.exit(1);
+  });

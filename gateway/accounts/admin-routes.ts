@@ -80,12 +80,16 @@ function hasBearer(authorization: string | undefined): boolean {
 export function adminRouter(deps: RoomDeps): Router {
   const { store, config } = deps;
   const router = Router();
-  const view = (id: string) => accountView(store.state, requireAccount(store, id), config.currency);
+  // Read through store.read: on PostgreSQL a row the cache lacks is loaded without stopping the
+  // event loop (a synchronous read of a missing row waits for the blocking worker, whose first
+  // start parses the whole bundle: 0.7 to 1.7 s of a stalled gateway on a loaded machine).
+  const view = (id: string) =>
+    store.read((state) => accountView(state, requireAccount(store, id), config.currency));
 
   router.post('/accounts', async (req, res) => {
     const body = parseWith(createAccountBody, req.body ?? {});
     const account = await store.transact((tx) => createAccount(tx, body));
-    res.status(201).json(view(account.id));
+    res.status(201).json(await view(account.id));
   });
 
   router.get('/accounts', async (req, res) => {
@@ -112,7 +116,7 @@ export function adminRouter(deps: RoomDeps): Router {
   router.get('/accounts/:id', async (req, res) => {
     const id = parseWith(idParam, req.params.id);
     const keys = await store.list('keys', 'account_id', id); // durable state only
-    res.json({ ...view(id), keys: keys.map(keyView) });
+    res.json({ ...(await view(id)), keys: keys.map(keyView) });
   });
 
   router.post('/accounts/:id/keys', async (req, res) => {

@@ -25,7 +25,8 @@ export interface Accounts {
 
 export function createAccounts(deps: RoomDeps): Accounts {
   // An account's keys (the keys page, the admin's account view, the 50-key rule) are read through this index.
-  deps.store.indexBy('keys', 'account_id');
+  // Read inside transactions: the 50-active-keys rule counts an account's keys as it adds one.
+  deps.store.indexBy('keys', 'account_id', { in_transactions: true });
   return {
     auth: (lock) => adminAuth(deps.admin_token_hash, lock, () => deps.clock.now().getTime()),
     admin: adminRouter(deps),

@@ -133,17 +133,32 @@ export interface ActualUsage {
   protocol?: string;
 }
 
-/** Posts the actual cost and writes the usage record in one commit; resolves once it is durable. */
-export function settle(
+/**
+ * Posts the actual cost and writes the usage record in one commit; resolves once it is durable.
+ * The balance answered is the wallet's right after this commit: read inside it on the
+ * JSON-file store; on PostgreSQL from what the commit answered (the debit commutes with other
+ * gateways' debits of the wallet, so the function does not read the exact balance).
+ */
+export async function settle(
   store: Store,
   reservation: Reservation,
   usage: ActualUsage,
   now_ms: number,
 ): Promise<Settlement> {
-  return store.transact((tx) => settleTx(tx, reservation, usage, now_ms));
+  const shared = store.isShared();
+  const settled = await store.transact((tx) => settleTx(tx, reservation, usage, now_ms, !shared));
+  if (!shared) return settled;
+  const balance_micros = await store.read((state) => balanceMicros(state, reservation.account_id));
+  return { ...settled, balance_micros };
 }
 
-function settleTx(tx: Tx, r: Reservation, usage: ActualUsage, now_ms: number): Settlement {
+function settleTx(
+  tx: Tx,
+  r: Reservation,
+  usage: ActualUsage,
+  now_ms: number,
+  read_balance: boolean,
+): Settlement {
   // An answer is billed at the price of the target that gave it; a failure before any target answered, at the first one's.
   const price = targetPrice(r.tier, usage.target ?? r.tier.targets[0]!);
   const cost_micros = costMicros(
@@ -160,10 +175,14 @@ function settleTx(tx: Tx, r: Reservation, usage: ActualUsage, now_ms: number): S
   // case) the wallet pays what it has, never going below zero, and the rest is recorded as
   // owed: the full cost is billed and the next credit pays the debt first.
   const covered_micros = Math.min(cost_micros, reserved_micros);
-  const beyond_micros = Math.min(
-    cost_micros - covered_micros,
-    Math.max(0, availableMicros(tx.state, r.account_id) - covered_micros),
-  );
+  // Only a cost beyond the reservation reads what the wallet has (exactly).
+  const beyond_micros =
+    cost_micros > covered_micros
+      ? Math.min(
+          cost_micros - covered_micros,
+          Math.max(0, availableMicros(tx.state, r.account_id) - covered_micros),
+        )
+      : 0;
   const charged_micros = covered_micros + beyond_micros;
   const receivable_micros = cost_micros - charged_micros;
   if (charged_micros > 0)
@@ -212,7 +231,11 @@ function settleTx(tx: Tx, r: Reservation, usage: ActualUsage, now_ms: number): S
     latency_ms: Math.round(usage.latency_ms * 1000) / 1000,
     ...(receivable_micros > 0 ? { receivable_micros } : {}),
   });
-  return { cost_micros, balance_micros: balanceMicros(tx.state, r.account_id), receivable_micros };
+  return {
+    cost_micros,
+    balance_micros: read_balance ? balanceMicros(tx.state, r.account_id) : 0,
+    receivable_micros,
+  };
 }
 
 export { InsufficientBalanceError };

@@ -9,24 +9,25 @@
 import {
   InsufficientBalanceError,
   availableMicros,
+  hasAvailable,
   type SharedReservation,
   type VolatileReservation,
 } from '../ledger/ledger.js';
-import { rowOf, table } from '../store/state.js';
 import type { Store, Tx } from '../store/store.js';
 
 export const DEFAULT_LEASE_MS = 30_000;
 
-/** Deletes a reservation's row and takes its amount off the account's sum; returns the amount (0: gone already). */
+/** Deletes a reservation's row and takes its amount off the account's sum (a delta); returns the amount (0: gone already). */
 function drop(tx: Tx, id: string): number {
   const row = tx.get('chat_reservations', id);
   if (!row) return 0;
   tx.del('chat_reservations', id);
-  const left = (rowOf(table(tx.state, 'chat_reserved'), row.account_id) ?? 0) - row.amount_micros;
-  if (left > 0) tx.set('chat_reserved', row.account_id, left);
-  else tx.del('chat_reserved', row.account_id);
+  tx.add('chat_reserved', row.account_id, -row.amount_micros);
   return row.amount_micros;
 }
+
+/** Reservations looked at per lapse pass (the rest wait for the next one). */
+const LAPSED_PER_PASS = 1_000;
 
 export class SharedReservations {
   private readonly mine = new Set<string>();
@@ -53,23 +54,45 @@ export class SharedReservations {
 
   /** One renewal and lapse pass (the timer's; tests call it too). */
   tick(): Promise<void> {
-    this.renewing ??= this.store
-      .transact((tx) => {
-        const now = this.now();
-        const rows = table(tx.state, 'chat_reservations');
-        // Bounded by the requests in flight on every gateway, not by history.
-        for (const id of Object.keys(rows)) {
-          const row = rows[id]!;
-          if (row.gateway === this.gateway && this.mine.has(id))
-            tx.set('chat_reservations', id, { ...row, lease_until_ms: now + this.lease_ms });
-          else if (row.lease_until_ms < now) drop(tx, id);
-        }
-      })
+    this.renewing ??= this.pass()
       .catch(() => {}) // the database is down: the next tick tries again (leases are three ticks long)
       .finally(() => {
         this.renewing = null;
       });
     return this.renewing;
+  }
+
+  /**
+   * Renews this gateway's own leases (it knows their ids), then releases lapsed ones: their ids
+   * from an indexed query of leases past now, each released in a transaction that reads it (a
+   * lease renewed meanwhile is left alone; two gateways release one lease once).
+   */
+  private async pass(): Promise<void> {
+    // One transaction per reservation: each waits only for a commit in flight on its own row
+    // (its settlement), never for all of them.
+    await Promise.all(
+      [...this.mine].map((id) =>
+        this.store.transact((tx) => {
+          const row = tx.get('chat_reservations', id);
+          if (row && row.gateway === this.gateway && this.mine.has(id))
+            tx.set('chat_reservations', id, { ...row, lease_until_ms: this.now() + this.lease_ms });
+        }),
+      ),
+    );
+    const lapsed = await this.store.below(
+      'chat_reservations',
+      'lease_until_ms',
+      this.now(),
+      LAPSED_PER_PASS,
+    );
+    if (lapsed.length > 0)
+      await this.store.transact((tx) => {
+        const now = this.now();
+        for (const id of lapsed) {
+          const row = tx.get('chat_reservations', id);
+          if (row && row.lease_until_ms < now && !this.mine.has(id)) drop(tx, id);
+        }
+      });
   }
 
   /** Sets the worst case aside for every gateway, or throws InsufficientBalanceError. */
@@ -80,8 +103,8 @@ export class SharedReservations {
   ): Promise<VolatileReservation> {
     const id = `rsv_${request_id}`;
     await this.store.transact((tx) => {
-      const available = availableMicros(tx.state, account_id);
-      if (available < amount_micros) throw new InsufficientBalanceError(available, amount_micros);
+      if (!hasAvailable(tx, account_id, amount_micros))
+        throw new InsufficientBalanceError(availableMicros(tx.state, account_id), amount_micros);
       if (amount_micros === 0) return;
       const row: SharedReservation = {
         id,
@@ -91,11 +114,7 @@ export class SharedReservations {
         lease_until_ms: this.now() + this.lease_ms,
       };
       tx.set('chat_reservations', id, row);
-      tx.set(
-        'chat_reserved',
-        account_id,
-        (rowOf(table(tx.state, 'chat_reserved'), account_id) ?? 0) + amount_micros,
-      );
+      tx.add('chat_reserved', account_id, amount_micros);
     });
     if (amount_micros > 0) this.mine.add(id);
     let released = amount_micros === 0;

@@ -14,6 +14,13 @@ interface StoreCommitStats {
   conflicts: number;
   locked: number;
   syncs: number;
+  loads?: number;
+  rows_loaded?: number;
+  blocking_loads?: number;
+  invalidations?: number;
+  foreign_records_applied?: number;
+  statements?: number;
+  cache_entries?: number;
 }
 
 export class Metrics {
@@ -101,25 +108,15 @@ export class Metrics {
   }
 
   /** How this gateway's PostgreSQL replica opened at start (nothing with the JSON-file store). */
-  replicaOpened(opened: { applied: number; fresh: boolean } | null): void {
-    if (!opened) return;
-    new Gauge({
-      name: 'aihub_store_open_applied_records',
-      help: "Log records this gateway's PostgreSQL replica applied from the database at start: those committed since it stopped when it was kept, the whole log when it was built",
-      registers: [this.registry],
-    }).set(opened.applied);
-    new Gauge({
-      name: 'aihub_store_replica_built_from_log',
-      help: "1 when this gateway's PostgreSQL replica was built from the whole log at start (a new gateway, or a replica that could not be kept), 0 when it was kept",
-      registers: [this.registry],
-    }).set(opened.fresh ? 1 : 0);
-  }
-
-  /** The PostgreSQL store's commit counters (none with the JSON-file store, whose `stats` answers null). */
+  /**
+   * The PostgreSQL store's counters (none with the JSON-file store, whose `stats` answers
+   * null): commit batches by outcome, loads into the cache, statements, invalidations, the
+   * records of other gateways applied (0 by design) and the cache's size.
+   */
   watchStore(stats: () => StoreCommitStats | null): void {
     const batches: Counter<'outcome'> = new Counter({
       name: 'aihub_store_batches_total',
-      help: 'PostgreSQL store write batches by outcome: committed; conflict (an optimistic attempt another gateway beat: staged again on its records); locked (committed under the head lock after repeated conflicts)',
+      help: 'PostgreSQL store commit statements by outcome: committed; conflict (a row read or a guard changed before the commit: refreshed and run again); locked (committed under locks taken first after repeated conflicts)',
       labelNames: ['outcome'] as const,
       registers: [this.registry],
       collect: () => {
@@ -131,15 +128,58 @@ export class Metrics {
         batches.inc({ outcome: 'locked' }, s.locked);
       },
     });
-    const syncs: Counter = new Counter({
-      name: 'aihub_store_catch_ups_total',
-      help: 'PostgreSQL store catch-ups with the log outside a write batch (read barriers, notifications, the poll)',
+    const counters: Array<[name: string, help: string, pick: (s: StoreCommitStats) => number]> = [
+      [
+        'aihub_store_loads_total',
+        'Load statements reading rows, balances and index keys into this gateway cache',
+        (s) => s.loads ?? s.syncs,
+      ],
+      [
+        'aihub_store_rows_loaded_total',
+        'Rows, balances and index members read from the database into this gateway cache',
+        (s) => s.rows_loaded ?? 0,
+      ],
+      [
+        'aihub_store_blocking_loads_total',
+        'Loads made while the event loop waited: a read outside any transaction or store.read of a row the cache lacked',
+        (s) => s.blocking_loads ?? 0,
+      ],
+      [
+        'aihub_store_invalidations_total',
+        'Cache entries dropped because another gateway announced a change of them',
+        (s) => s.invalidations ?? 0,
+      ],
+      [
+        'aihub_store_foreign_records_applied_total',
+        'Records committed by other gateways that this gateway applied to serve its requests (none: the cache is loaded, never fed)',
+        (s) => s.foreign_records_applied ?? 0,
+      ],
+      [
+        'aihub_store_statements_total',
+        'Statements this gateway sent to the database (commits, loads, history reads, claims...)',
+        (s) => s.statements ?? 0,
+      ],
+    ];
+    for (const [name, help, pick] of counters) {
+      const counter: Counter = new Counter({
+        name,
+        help,
+        registers: [this.registry],
+        collect: () => {
+          const s = stats();
+          if (!s) return;
+          counter.reset();
+          counter.inc(pick(s));
+        },
+      });
+    }
+    const cache: Gauge = new Gauge({
+      name: 'aihub_store_cache_entries',
+      help: 'Entries in this gateway cache (rows, balances, index sets), bounded by AIHUB_CACHE_ROWS',
       registers: [this.registry],
       collect: () => {
         const s = stats();
-        if (!s) return;
-        syncs.reset();
-        syncs.inc(s.syncs);
+        if (s) cache.set(s.cache_entries ?? 0);
       },
     });
   }

@@ -119,6 +119,22 @@ export function availableMicros(state: State, account_id: string): number {
   return balanceMicros(state, account_id) - reservedMicros(state, account_id);
 }
 
+/**
+ * Whether the account may spend `micros` now (its wallet less every reservation): the check
+ * every debit makes. Asked through `tx.covers`, so that on PostgreSQL it is a condition of the
+ * commit rather than a read of the exact balance (two debits of one wallet then commit both
+ * unless together they overdraw it); the same answer as `availableMicros(...) >= micros`.
+ */
+export function hasAvailable(tx: Tx, account_id: string, micros: number): boolean {
+  const volatile = reservations.get(tx.state)?.get(account_id) ?? 0;
+  return tx.covers(walletAccount(account_id), micros + volatile, [['chat_reserved', account_id]]);
+}
+
+/** The refusal of a debit the wallet cannot cover, with what it has (an exact read). */
+function insufficient(tx: Tx, account_id: string, micros: number): InsufficientBalanceError {
+  return new InsufficientBalanceError(availableMicros(tx.state, account_id), micros);
+}
+
 export interface VolatileReservation {
   readonly account_id: string;
   readonly amount_micros: number;
@@ -248,9 +264,8 @@ export function debitWallet(
   },
 ): Posting {
   assertAmount(input.amount_micros, false);
-  const available = availableMicros(tx.state, input.account_id);
-  if (available < input.amount_micros)
-    throw new InsufficientBalanceError(available, input.amount_micros);
+  if (!hasAvailable(tx, input.account_id, input.amount_micros))
+    throw insufficient(tx, input.account_id, input.amount_micros);
   return post(tx, {
     memo: input.memo,
     account_id: input.account_id,
@@ -327,9 +342,8 @@ export function openHold(
   input: { account_id: string; amount_micros: number; purpose: string; ref?: string | null },
 ): Hold {
   assertAmount(input.amount_micros, true);
-  const available = availableMicros(tx.state, input.account_id);
-  if (available < input.amount_micros)
-    throw new InsufficientBalanceError(available, input.amount_micros);
+  if (!hasAvailable(tx, input.account_id, input.amount_micros))
+    throw insufficient(tx, input.account_id, input.amount_micros);
   const hold: Hold = {
     id: newId('hld'),
     account_id: input.account_id,

@@ -122,7 +122,6 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     sealer: deps.sealer,
   });
   const engine = engineOf(deps, providers, webhooks);
-  followShared(store, webhooks, engine);
   const pruner = prunerOf(deps, engine);
   // Reports are background work: their long reads take at most this share of a busy gateway.
   store.reads.turns.configure({ ...DEFAULT_TURN_BUDGET, share: payments.reports.cpu_share });
@@ -201,21 +200,6 @@ function engineOf(
   });
 }
 
-/** Several gateways on one database: what the others commit reaches this one's memory. */
-function followShared(
-  store: RoomDeps['store'],
-  webhooks: WebhookSender,
-  engine: PaymentEngine,
-): void {
-  store.onSharedRecord((record) => {
-    for (const op of record.ops) {
-      if (op.o !== 'set') continue;
-      if (op.t === 'webhook_deliveries') webhooks.notify(op.id);
-      else if (op.t === 'payment_txns') engine.noteShared(op.v as PaymentTxn);
-    }
-  });
-}
-
 /**
  * Rows no reader will use again, judged by the readers' own rules: the engine's idempotency
  * lookup (store clock, as the records' created_at) and the DMT routes' month (room clock).
@@ -248,6 +232,11 @@ function prunerOf(deps: RoomDeps, engine: PaymentEngine): Pruner {
       pruneTarget({
         table: 'bill_fetches',
         expired: (_id, bill, tx) => billFetchExpired(bill, tx.now.getTime()),
+      }),
+      // Several gateways: the duplicate window's rows (payment_recent), once past it.
+      pruneTarget({
+        table: 'payment_recent',
+        expired: (_id, seen, tx) => tx.now.getTime() - seen.at_ms >= payments.duplicate_window_ms,
       }),
       pruneTarget({
         table: 'bill_complaints',
@@ -299,10 +288,22 @@ function background(
       logger.error({ msg: 'payments prune failed', err: error });
       return {};
     });
+  // Several gateways on one database: each looks for the work any of them left (pending
+  // transactions, due deliveries) and claims each item before working it.
+  let discovering = false;
+  const discover = () => {
+    if (discovering || !ctx.store.isShared()) return;
+    discovering = true;
+    void Promise.all([engine.discover(), webhooks.discover()])
+      .catch((error: unknown) => logger.warn({ msg: 'payments work discovery failed', err: error }))
+      .finally(() => {
+        discovering = false;
+      });
+  };
   const tick = () => {
-    // Several gateways on one database: one of them (the store's leader) does this work.
     if (stopped || !ctx.store.isLeader()) return;
     try {
+      discover();
       engine.reconcileDue();
       webhooks.deliverDue();
     } catch (error) {

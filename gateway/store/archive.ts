@@ -1236,7 +1236,7 @@ const num = (value: unknown): number =>
   typeof value === 'number' && Number.isFinite(value) ? value : 0;
 
 /** The service an API log record belongs to (its path, or for outbound calls nothing known here): index into SERVICE_CODES, or -1. */
-function apiLogService(record: HistoryRecord): number {
+export function apiLogService(record: HistoryRecord): number {
   const path = typeof record.path === 'string' ? record.path : '';
   if (path.startsWith('/api/recharge') || path.startsWith('/api/operators')) return 0;
   if (path.startsWith('/api/dmt/')) return 1;

@@ -18,7 +18,7 @@ import {
   txnTagParts,
 } from './archive.js';
 import type { HistoryRecord, Posting, Row } from './state.js';
-import type { Store } from './store.js';
+import type { FileStore } from './store.js';
 import { Turns, type Pacer } from './turns.js';
 
 export type TxnRow = Row<'payment_txns'>;
@@ -288,7 +288,7 @@ function range(
   return [start, Math.max(start, end)];
 }
 
-function statusMatches(status: number, wanted: string): boolean {
+export function statusMatches(status: number, wanted: string): boolean {
   return /^\dxx$/.test(wanted)
     ? Math.floor(status / 100) === Number(wanted[0])
     : status === Number(wanted);
@@ -299,7 +299,7 @@ function statusMatches(status: number, wanted: string): boolean {
  * (or, newest first, the page and the rows after it): a range's totals are counted over
  * every match while memory holds its page only.
  */
-class PagePick<T> {
+export class PagePick<T> {
   total = 0;
   /** The most items held at once. */
   kept_most = 0;
@@ -336,7 +336,7 @@ class PagePick<T> {
 }
 
 export class JsonFileReads implements StoreReads {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: FileStore) {}
 
   /**
    * Long reads take turns (see turns.ts): turns are chained, each one a later turn of the

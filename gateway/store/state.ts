@@ -170,7 +170,9 @@ export type Op =
   | { o: 'del'; t: TableName; id: string }
   | { o: 'post'; p: Posting }
   | { o: 'hist'; r: HistoryRecord }
-  | { o: 'meta'; k: 'admin_token_hash'; v: string | null };
+  | { o: 'meta'; k: 'admin_token_hash'; v: string | null }
+  /** Adds `n` to a counter row (a number; absent is 0, and 0 deletes it): see Tx.add. */
+  | { o: 'add'; t: TableName; id: string; n: number };
 
 /** One line of the journal: one committed transaction. */
 export interface JournalRecord {
@@ -229,6 +231,31 @@ export function applyOp(state: State, op: Op): () => void {
       return applyPosting(state, op.p);
     case 'hist':
       return applyHistory(state, op.r);
+    case 'add': {
+      assertMicros(op.n);
+      const rows = table(state, op.t) as Record<string, unknown>;
+      const had = Object.hasOwn(rows, op.id);
+      const previous = rows[op.id];
+      const next = (typeof previous === 'number' ? previous : 0) + op.n;
+      if (next === 0) delete rows[op.id];
+      else
+        Object.defineProperty(rows, op.id, {
+          value: next,
+          writable: true,
+          enumerable: true,
+          configurable: true,
+        });
+      return () => {
+        if (had)
+          Object.defineProperty(rows, op.id, {
+            value: previous,
+            writable: true,
+            enumerable: true,
+            configurable: true,
+          });
+        else delete rows[op.id];
+      };
+    }
     case 'meta': {
       const previous = state.meta[op.k];
       state.meta[op.k] = op.v;

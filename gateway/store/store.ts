@@ -47,13 +47,6 @@ export interface StoreOptions {
   onFatal?: (error: Error) => void;
   /** A checkpoint is written in parts of about this many characters, the event loop running between parts. */
   checkpoint_part_chars?: number;
-  /** false: the journal is fsynced only at segment rotation and close (a PostgreSQL replica's: the database holds the truth). */
-  journal_sync?: boolean;
-  /**
-   * Called when a close has written everything (journal synced, final checkpoint, indexes),
-   * before the lock is released: a PostgreSQL replica stamps itself closed cleanly there.
-   */
-  onClosedCleanly?: () => Promise<void>;
 }
 
 /** What a transaction function sees: the state to read, and the only ways to change it. */
@@ -74,12 +67,134 @@ export interface Tx {
   history(record: HistoryRecord): void;
   setAdminTokenHash(hash: string | null): void;
   /**
+   * Adds `n` to a counter row (a table whose rows are numbers: absent is 0, and 0 deletes
+   * it). On PostgreSQL a delta, so that two transactions adding to one counter do not
+   * conflict (the sum of an account's chat reservations).
+   */
+  add(name: TableName, id: string, n: number): void;
+  /**
+   * The money check: whether `ledger_account`'s balance, less the counters `less`, is at least
+   * `micros` now. On PostgreSQL a yes is not a read of the exact balance but a condition the
+   * commit checks on the current values (a guard), so that two debits of one wallet commit
+   * both unless together they overdraw it; a no is an exact read. The ledger's debits ask this.
+   */
+  covers(
+    ledger_account: string,
+    micros: number,
+    less?: ReadonlyArray<[TableName, string]>,
+  ): boolean;
+  /**
    * Registers the undo of a change this function makes outside the state (a room's
    * in-memory bookkeeping), run if the transaction is undone: when the function throws, and
    * with the PostgreSQL store when another gateway committed first and the function is run
    * again on the state with that commit (it may run several times; only the last run counts).
    */
   onUndo(undo: () => void): void;
+}
+
+/** An index of a table's rows by one string field (`indexBy`): read inside and outside transactions. */
+export interface TableIndex<T extends TableName> {
+  readonly field: string;
+  /** The ids of the rows whose field is `key`, in the order they entered the index. */
+  ids(key: string): ReadonlySet<string>;
+  /** The rows whose field is `key`. */
+  rows(key: string): Iterable<Row<T>>;
+}
+
+export interface IndexOptions {
+  /**
+   * Transaction functions read this index (`rows(key)` inside `transact`): on PostgreSQL a
+   * commit then checks that the rows with that key are still the ones read (an index key's
+   * version), so two transactions each adding a row under one key (a 51st API key) cannot
+   * both commit. Reads outside transactions need no declaration.
+   */
+  in_transactions?: boolean;
+}
+
+/** A page of a table in creation order (`Store.page`). */
+export interface PageOptions {
+  newest_first?: boolean;
+  offset: number;
+  limit: number;
+}
+
+/** What the store counts about itself for /metrics, tests and the bench (null parts: not this backend). */
+export interface StoreStats {
+  /** Commit statements (write batches) sent and how they ended. */
+  batches: number;
+  conflicts: number;
+  locked: number;
+  /** Catch-ups with a shared log (#18 layout), or loads of rows into the cache (#30 layout). */
+  syncs: number;
+  /** Rows, balances and index keys read from the database into the cache. */
+  rows_loaded?: number;
+  /** Load statements. */
+  loads?: number;
+  /** Loads outside any transaction or read that made the event loop wait (the synchronous fallback). */
+  blocking_loads?: number;
+  /** Cache entries dropped because another gateway announced a change. */
+  invalidations?: number;
+  /** Records of other gateways applied to serve this one's requests (0 by design with #30). */
+  foreign_records_applied?: number;
+  /** Statements and round trips sent to the database, of every kind. */
+  statements?: number;
+  /** Entries in the cache now. */
+  cache_entries?: number;
+}
+
+/**
+ * What the rooms use of a store. Two backends: the JSON-file store (`FileStore`, a data dir)
+ * and PostgreSQL (gateway/store/pg/, docs/store-postgres.md). The rooms' contract:
+ * - changes only through `transact(fn)`: `fn` runs synchronously on the state and may run
+ *   more than once (PostgreSQL), undoing what it changes outside the state with `tx.onUndo`;
+ * - reads outside a transaction through `read(fn)`, `fetch`, `list`, `count`, `page`, `scan`
+ *   and `reads` (history), which on PostgreSQL load what the gateway's cache lacks first;
+ *   `state` and `get` outside them read the cache (a miss there waits for a load).
+ */
+export interface Store {
+  readonly state: State;
+  readonly reads: StoreReads;
+  transact<T>(fn: (tx: Tx) => T): Promise<T>;
+  read<T>(fn: (state: State) => T, options?: { fresh?: boolean }): Promise<T>;
+  fetch<T extends TableName>(name: T, id: string): Promise<Row<T> | undefined>;
+  list<T extends TableName>(
+    name: T,
+    field: keyof Row<T> & string,
+    key: string,
+  ): Promise<Array<Row<T>>>;
+  count(name: TableName): Promise<number>;
+  page<T extends TableName>(name: T, options: PageOptions): Promise<Array<Row<T>>>;
+  scan(name: TableName, chunk?: number): AsyncGenerator<string[]>;
+  /**
+   * The ids of rows of `name` whose `field` (a number, or an ISO time as text) is below `value`,
+   * lowest first, at most `limit`: leases past their end, deliveries due. On PostgreSQL an
+   * index range (the fields the schema indexes: chat reservations' `lease_until_ms`, webhook
+   * deliveries' `next_at`); on the JSON-file store a walk of the live table.
+   */
+  below(name: TableName, field: string, value: number | string, limit: number): Promise<string[]>;
+  get<T extends TableName>(name: T, id: string): Row<T> | undefined;
+  indexBy<T extends TableName>(
+    name: T,
+    field: keyof Row<T> & string,
+    options?: IndexOptions,
+  ): TableIndex<T>;
+  readDurable(): Promise<void>;
+  isShared(): boolean;
+  isLeader(): boolean;
+  liveGateways(): number;
+  /**
+   * Claims background work items for `lease_ms` (status checks, webhook deliveries, pruning):
+   * the ids no other gateway holds (PostgreSQL: `FOR UPDATE SKIP LOCKED` on `claims`); all of
+   * them with the JSON-file store (one process).
+   */
+  claim(kind: string, ids: readonly string[], lease_ms: number): Promise<string[]>;
+  /** Gives claimed items back before their lease ends (the work is done). */
+  release(kind: string, ids: readonly string[]): Promise<void>;
+  claimShared(key: string, until_ms: number, now_ms: number): Promise<boolean>;
+  sharedKeyCheck(sealed: string, replace?: boolean): Promise<string | null>;
+  /** The store's counters (null with the JSON-file store). */
+  sharedStats(): StoreStats | null;
+  close(): Promise<void>;
 }
 
 /**
@@ -90,7 +205,7 @@ export interface Tx {
  * Rows are replaced, never changed in place (as everywhere in the store), so the row before
  * a change still has the key it was indexed under.
  */
-export class TableIndex<T extends TableName> {
+export class MemoryIndex<T extends TableName> implements TableIndex<T> {
   private readonly by_key = new Map<string, Set<string>>();
 
   /** @internal */ constructor(
@@ -168,7 +283,7 @@ export class RowOrder {
   }
 }
 
-type Indexes = Map<TableName, Array<TableIndex<TableName>>>;
+type Indexes = Map<TableName, Array<MemoryIndex<TableName>>>;
 
 /** What keeps up with every row change (and its undo): the tables' row orders and the indexes. */
 interface RowTrackers {
@@ -270,63 +385,29 @@ class Transaction implements Tx {
   setAdminTokenHash(hash: string | null): void {
     this.apply({ o: 'meta', k: 'admin_token_hash', v: hash });
   }
+  add(name: TableName, id: string, n: number): void {
+    this.apply({ o: 'add', t: name, id, n });
+  }
+  covers(
+    ledger_account: string,
+    micros: number,
+    less: ReadonlyArray<[TableName, string]> = [],
+  ): boolean {
+    let value = this.state.balances[ledger_account] ?? 0;
+    for (const [name, id] of less) {
+      // Read without making the table (a read must leave the document as it was).
+      const rows = this.state.tables[name] as Record<string, unknown> | undefined;
+      const counter = rows ? rowOf(rows, id) : undefined;
+      value -= typeof counter === 'number' ? counter : 0;
+    }
+    return value >= micros;
+  }
   onUndo(undo: () => void): void {
     this.undos.push(undo);
   }
   rollback(): void {
     for (let i = this.undos.length - 1; i >= 0; i--) this.undos[i]!();
   }
-  /** Applies an op another gateway committed (a replica catching up with the shared log). */
-  replay(op: Op): void {
-    this.apply(op);
-  }
-}
-
-/**
- * The shared log a replica store commits through (PostgreSQL: gateway/store/pg.ts). With one,
- * `transact` runs its function inside the log's commit (after the replica caught up with
- * what other gateways wrote) and `readDurable` catches up with the log.
- */
-export interface SharedLog {
-  enqueue<T>(fn: (tx: Tx) => T): Promise<T>;
-  sync(): Promise<void>;
-  /** This gateway holds the lock of the background work that runs once. */
-  readonly leader: boolean;
-  /** The gateways on the log with a recent heartbeat, this one included (≥ 1). */
-  readonly live_gateways: number;
-  /** How the replica was opened: kept and caught up, or built from the whole log. */
-  readonly opened: ReplicaOpened;
-  /** What the commit path did so far (counters, for /metrics). */
-  commitStats(): SharedLogStats;
-  /** Claims `key` until `until_ms` unless a claim of it is in force at `now_ms` (see Store.claimShared). */
-  claimOnce(key: string, until_ms: number, now_ms: number): Promise<boolean>;
-  /** The database's encryption-key check (see Store.sharedKeyCheck). */
-  keyCheck(sealed: string, replace: boolean): Promise<string>;
-  close(): Promise<void>;
-}
-
-/** How a replica's open went (tests, the bench and /metrics read it). */
-export interface ReplicaOpened {
-  /** Log records applied from the shared log during the open. */
-  applied: number;
-  /** Why the replica was built from the whole log, or null when it was kept (or new: see `fresh`). */
-  rebuilt: string | null;
-  /** The replica started empty (a new gateway, or a rebuild). */
-  fresh: boolean;
-  /** The replica's sequence number before it caught up (0 when it started empty). */
-  from_seq: number;
-}
-
-/** Counters of a shared log's commit path since this gateway started. */
-export interface SharedLogStats {
-  /** Write batches committed. */
-  batches: number;
-  /** Optimistic attempts another gateway's commit beat: undone, staged again on its records. */
-  conflicts: number;
-  /** Batches that took the head lock across round trips after too many conflicts. */
-  locked: number;
-  /** Catch-ups with the log outside a batch (a read barrier, a notification, the poll). */
-  syncs: number;
 }
 
 /** A transaction run against the replica, not yet committed: `commit` or `undo` it. */
@@ -461,7 +542,7 @@ export function applyRecord(state: State, record: JournalRecord): void {
   state.seq = record.s;
 }
 
-export class Store {
+export class FileStore implements Store {
   private closed = false;
   private checkpointing: Promise<void> | null = null;
   private checkpoint_seq: number;
@@ -475,15 +556,11 @@ export class Store {
 
   /** Indexes by table (for each row change) and by table and field (for indexBy). */
   private readonly indexes: Indexes = new Map();
-  private readonly indexes_by_field = new Map<string, TableIndex<TableName>>();
+  private readonly indexes_by_field = new Map<string, MemoryIndex<TableName>>();
   /** Every table's row order, built at open from the loaded document. */
   private readonly orders = new Map<TableName, RowOrder>();
   private readonly trackers: RowTrackers = { indexes: this.indexes, orders: this.orders };
   private in_transaction = false;
-  /** Set when this store is a replica of a shared log (PostgreSQL): commits go through it. */
-  private shared: SharedLog | null = null;
-  /** Told about every record another gateway committed, once applied here. */
-  private readonly shared_listeners: Array<(record: JournalRecord) => void> = [];
   /** History reads through the indexes (the interface a second backend implements too). */
   readonly reads: StoreReads = new JsonFileReads(this);
   /** Records appended, waiting for their place in the journal to be indexed. */
@@ -506,14 +583,14 @@ export class Store {
     private readonly options: Required<
       Pick<StoreOptions, 'now' | 'checkpoint_every_records' | 'checkpoint_part_chars'>
     > &
-      Pick<StoreOptions, 'warn' | 'onClosedCleanly'>,
+      Pick<StoreOptions, 'warn'>,
   ) {
     this.checkpoint_seq = state.seq;
     for (const name of Object.keys(state.tables) as TableName[])
       this.orders.set(name, new RowOrder(Object.keys(state.tables[name] ?? {})));
   }
 
-  static async open(data_dir: string, options: StoreOptions = {}): Promise<Store> {
+  static async open(data_dir: string, options: StoreOptions = {}): Promise<FileStore> {
     ensurePrivateDataDir(data_dir); // 0700, and no file in it open to group or others
     mkdirPrivate(join(data_dir, JOURNAL_DIR));
     const releaseLock = acquireLock(data_dir);
@@ -530,10 +607,9 @@ export class Store {
         now,
         archive,
       });
-      let store: Store | null = null;
+      let store: FileStore | null = null;
       const journal = await JournalWriter.open(join(data_dir, JOURNAL_DIR), state.seq, {
         segment_bytes: options.segment_bytes ?? 64 * 1024 * 1024,
-        ...(options.journal_sync === false ? { sync: false } : {}),
         onDurable: () => store?.maybeCheckpoint(),
         onPlaced: (first_seq, segment, starts) => store?.placed(first_seq, segment, starts),
         onFatal: (error) => {
@@ -541,12 +617,11 @@ export class Store {
           (options.onFatal ?? defaultFatal)(error);
         },
       });
-      store = new Store(data_dir, state, file, journal, archive, releaseLock, {
+      store = new FileStore(data_dir, state, file, journal, archive, releaseLock, {
         now,
         checkpoint_every_records: options.checkpoint_every_records ?? 20_000,
         checkpoint_part_chars: options.checkpoint_part_chars ?? 256 * 1024,
         warn: options.warn,
-        onClosedCleanly: options.onClosedCleanly,
       });
       store.checkpoint_chars = existsSync(join(data_dir, STATE_FILE))
         ? statSync(join(data_dir, STATE_FILE)).size
@@ -606,7 +681,6 @@ export class Store {
    */
   transact<T>(fn: (tx: Tx) => T): Promise<T> {
     if (this.closed) return Promise.reject(new StoreClosedError());
-    if (this.shared) return this.shared.enqueue(fn);
     let staged: Staged<T>;
     try {
       staged = this.stage(fn);
@@ -662,100 +736,41 @@ export class Store {
     return this.journal.append(staged.line, record.s);
   }
 
-  /**
-   * Applies a record another gateway committed to the shared log (its ops passed every check
-   * there) and appends it to this replica's journal. @internal
-   */
-  applyShared(record: JournalRecord): Promise<void> {
-    if (record.s !== this.state.seq + 1)
-      throw new Error(
-        `invariant: replica at record ${this.state.seq} was given record ${record.s}`,
-      );
-    const tx = new Transaction(this.state, new Date(record.t), this.trackers, this.lookup);
-    for (const op of record.ops) tx.replay(op);
-    this.state.seq = record.s;
-    for (const listener of this.shared_listeners) {
-      try {
-        listener(record);
-      } catch (error) {
-        // A room's bookkeeping failing must not leave the replica between records.
-        this.options.warn?.(
-          `a listener of shared records failed on record ${record.s}: ${(error as Error).message}`,
-        );
-      }
-    }
-    return this.publish({ record, line: `${JSON.stringify(record)}\n`, archived: tx.archived });
-  }
-
-  /** How this replica's open went (null with the JSON-file store). */
-  replicaOpened(): ReplicaOpened | null {
-    return this.shared?.opened ?? null;
-  }
-
-  /** Whether commits go through a shared log (several gateways on one database). */
+  /** The JSON-file store is one process: no other gateway shares it. */
   isShared(): boolean {
-    return this.shared !== null;
+    return false;
   }
 
-  /**
-   * Whether this process should run the background work that must run once (reconciliation,
-   * webhook deliveries, pruning): always with the JSON-file store; with a shared log, only
-   * the gateway holding the database's advisory lock for it (taken over when it dies).
-   */
+  /** This process runs the background work (status checks, webhooks, pruning). */
   isLeader(): boolean {
-    return this.shared === null || this.shared.leader;
+    return true;
   }
 
-  /**
-   * How many gateways share this store's state now (their heartbeats are recent): 1 with the
-   * JSON-file store. A per-key rate limit is shared out among them.
-   */
   liveGateways(): number {
-    return this.shared?.live_gateways ?? 1;
+    return 1;
   }
 
-  /**
-   * Claims `key` for the whole deployment until `until_ms` (a signed request's signature):
-   * true when no other claim of it is in force at `now_ms`, false when one is (a replay on another
-   * gateway). With a shared log the claim is a row every gateway on the database sees, deleted
-   * once stale; the JSON-file store has no other process, so it is always true there and the
-   * caller's own memory decides.
-   */
-  claimShared(key: string, until_ms: number, now_ms: number): Promise<boolean> {
-    return this.shared ? this.shared.claimOnce(key, until_ms, now_ms) : Promise.resolve(true);
+  /** Signed-request claims are this process's own memory's business (always true here). */
+  claimShared(_key: string, _until_ms: number, _now_ms: number): Promise<boolean> {
+    return Promise.resolve(true);
   }
 
-  /**
-   * The encryption-key check of a shared database: stores `sealed` when there is none (or
-   * when `replace`), and answers the one stored, which this gateway's keys must open. Null
-   * with the JSON-file store (its data dir's secrets are checked at start instead).
-   */
-  sharedKeyCheck(sealed: string, replace = false): Promise<string | null> {
-    return this.shared ? this.shared.keyCheck(sealed, replace) : Promise.resolve(null);
+  /** No database to check the encryption key against (the data dir's secrets are checked at start). */
+  sharedKeyCheck(_sealed: string, _replace = false): Promise<string | null> {
+    return Promise.resolve(null);
   }
 
-  /** The shared log's commit counters (null with the JSON-file store). */
-  sharedStats(): SharedLogStats | null {
-    return this.shared?.commitStats() ?? null;
+  /** One process: every item is this one's to work. */
+  claim(_kind: string, ids: readonly string[], _lease_ms: number): Promise<string[]> {
+    return Promise.resolve([...ids]);
   }
 
-  /**
-   * Calls `listener` with every record another gateway committed, right after the replica
-   * applied it (and before any queued transaction of this gateway runs on top of it): what a
-   * room keeps in memory beside the state (a duplicate window, pending work) follows it.
-   */
-  onSharedRecord(listener: (record: JournalRecord) => void): void {
-    this.shared_listeners.push(listener);
+  release(_kind: string, _ids: readonly string[]): Promise<void> {
+    return Promise.resolve();
   }
 
-  /** Makes this store a replica of `log`: from now on commits and durable reads go through it. @internal */
-  attachShared(log: SharedLog): void {
-    this.shared = log;
-  }
-
-  /** The replica's commits waiting for its local journal (shared-log mode: not what acknowledges). @internal */
-  localDurable(): Promise<void> {
-    return this.journal.waitDurable(this.state.seq);
+  sharedStats(): StoreStats | null {
+    return null;
   }
 
   /**
@@ -764,7 +779,6 @@ export class Store {
    */
   readDurable(): Promise<void> {
     if (this.closed) return Promise.reject(new StoreClosedError());
-    if (this.shared) return this.shared.sync();
     return this.journal.waitDurable(this.state.seq);
   }
 
@@ -806,10 +820,7 @@ export class Store {
   }
 
   /** A page of a table's live rows in creation order (`newest_first`: the reverse), as committed now. */
-  async page<T extends TableName>(
-    name: T,
-    options: { newest_first?: boolean; offset: number; limit: number },
-  ): Promise<Array<Row<T>>> {
+  async page<T extends TableName>(name: T, options: PageOptions): Promise<Array<Row<T>>> {
     await this.readDurable();
     const rows: Array<Row<T>> = [];
     if (options.limit <= 0) return rows;
@@ -833,6 +844,25 @@ export class Store {
     const { ids, count } = this.rowIds(name);
     for (let from = 0; from < count; from += chunk)
       yield ids.slice(from, Math.min(count, from + chunk));
+  }
+
+  async below(
+    name: TableName,
+    field: string,
+    value: number | string,
+    limit: number,
+  ): Promise<string[]> {
+    await this.readDurable();
+    const found: Array<[string, number | string]> = [];
+    const rows = table(this.state, name) as Record<string, Record<string, unknown>>;
+    for (const id of Object.keys(rows)) {
+      const at = rows[id]?.[field];
+      if ((typeof at === 'number' || typeof at === 'string') && at < value) found.push([id, at]);
+    }
+    return found
+      .sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))
+      .slice(0, limit)
+      .map(([id]) => id);
   }
 
   /** A live row, or (for tables whose final rows are history) a finalized one from the archive. */
@@ -899,7 +929,11 @@ export class Store {
    * first time it is asked for (one pass over the table), then kept in step with every
    * commit and rollback. Ask for it at start-up so that no request pays for the pass.
    */
-  indexBy<T extends TableName>(name: T, field: keyof Row<T> & string): TableIndex<T> {
+  indexBy<T extends TableName>(
+    name: T,
+    field: keyof Row<T> & string,
+    _options: IndexOptions = {},
+  ): TableIndex<T> {
     const name_field = `${name}\u0000${field}`;
     let index = this.indexes_by_field.get(name_field);
     if (!index) {
@@ -908,7 +942,7 @@ export class Store {
         throw new Error(
           `invariant: index ${name}.${field} first asked for inside a transaction; build it at start-up`,
         );
-      index = new TableIndex<TableName>(
+      index = new MemoryIndex<TableName>(
         () => table(this.state, name) as Record<string, Row<TableName>>,
         field,
       );
@@ -1033,12 +1067,10 @@ export class Store {
     const was_closed = this.closed;
     this.closed = true;
     try {
-      if (this.shared) await this.shared.close();
       await this.journal.close();
       if (this.checkpointing) await this.checkpointing;
       if (!was_closed && this.state.seq !== this.checkpoint_seq) await this.checkpoint();
       else if (!was_closed) await this.archive.sync(this.durableUpTo);
-      if (!was_closed) await this.options.onClosedCleanly?.();
     } finally {
       this.archive.close();
       this.releaseLock();
@@ -1066,3 +1098,6 @@ function defaultFatal(error: Error): never {
 export function readCheckpoint(data_dir: string): Promise<State | null> {
   return new DurableJsonLinesFile(join(data_dir, STATE_FILE)).read();
 }
+
+/** The JSON-file store under its old name (`Store.open`): tests and tools open data dirs so. */
+export const Store = FileStore;

@@ -30,6 +30,8 @@ export interface WebSession {
   expires_at: string;
   /** Its last use, written at most every SEEN_WRITE_EVERY_MS (absent: not used since it started). */
   seen_at?: string;
+  /** `admin` on the admin's sessions: the index the admin's sessions are found by (they have no account). */
+  console?: 'admin';
 }
 
 declare module '../store/state.js' {
@@ -68,8 +70,8 @@ export class Sessions {
 
   /** An account's sessions (log-in keeps at most MAX_SESSIONS_PER_ACCOUNT; disabling an account ends them). */
   private readonly by_account;
-  /** Sessions by kind: the admin's sessions (no account) are found through it. */
-  private readonly by_kind;
+  /** The admin's sessions (no account; only they have `console`), found through it. */
+  private readonly by_console;
   private sweeping = false;
 
   constructor(
@@ -77,8 +79,8 @@ export class Sessions {
     private readonly now: () => Date,
     private readonly secure_cookies: (req: Request) => boolean,
   ) {
-    this.by_account = store.indexBy('web_sessions', 'account_id');
-    this.by_kind = store.indexBy('web_sessions', 'kind');
+    this.by_account = store.indexBy('web_sessions', 'account_id', { in_transactions: true });
+    this.by_console = store.indexBy('web_sessions', 'console', { in_transactions: true });
   }
 
   private csrfSecret(): Promise<Buffer> {
@@ -152,7 +154,7 @@ export class Sessions {
     // This account's live sessions (admin sessions, which have no account, are few: those
     // are the sessions of kind admin).
     const candidates = [
-      ...(account_id === null ? this.by_kind.ids('admin') : this.by_account.ids(account_id)),
+      ...(account_id === null ? this.by_console.ids('admin') : this.by_account.ids(account_id)),
     ];
     const mine: Array<[string, WebSession]> = [];
     for (const hash of candidates) {
@@ -172,6 +174,7 @@ export class Sessions {
     tx.set('web_sessions', token_hash, {
       kind,
       account_id,
+      ...(kind === 'admin' ? { console: 'admin' as const } : {}),
       created_at: tx.now.toISOString(),
       expires_at: new Date(now_ms + SESSION_LIFETIME_MS).toISOString(),
     });

@@ -221,8 +221,11 @@ export async function load(
   body: string,
   headers: Record<string, string>,
   duration_s: number,
+  /** API keys to spread the requests over, one after the other (many wallets); else `headers` alone. */
+  keys: readonly string[] = [],
 ): Promise<Run> {
   const busy_before_us = machineBusyUs();
+  let next_key = 0;
   const result = await autocannon({
     url,
     method: 'POST',
@@ -230,6 +233,21 @@ export async function load(
     duration: duration_s,
     body,
     headers: { 'content-type': 'application/json', ...headers },
+    ...(keys.length > 0
+      ? {
+          requests: [
+            {
+              setupRequest: (request: { headers?: Record<string, string> }) => ({
+                ...request,
+                headers: {
+                  ...request.headers,
+                  authorization: `Bearer ${keys[next_key++ % keys.length]}`,
+                },
+              }),
+            },
+          ],
+        }
+      : {}),
   });
   const machine_us = (machineBusyUs() - busy_before_us) / Math.max(1, result.requests.total);
   const ok = result['2xx'];

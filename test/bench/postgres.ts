@@ -1,25 +1,33 @@
-// npm run bench:postgres — the PostgreSQL store (issue #18) beside the JSON-file store, in one
-// run, on one throwaway cluster (test/support/postgres.ts; fsync on, as in production):
+// npm run bench:postgres — the PostgreSQL store (issue #30) beside the JSON-file store and,
+// with BENCH_BASELINE=<git ref of the design before>, beside that design, in one run, on one
+// throwaway cluster (test/support/postgres.ts; fsync on, as in production):
 //   1. durable commits/s at 16 writers: the JSON-file store, the PostgreSQL store (the same
 //      commit through the same Store API), and `pgbench -N` on the same cluster as the
 //      reference of what this machine's PostgreSQL commits at 16 clients;
 //   2. billed chat requests/s (JSON, BENCH_PG_CONNECTIONS connections in all, spread evenly)
-//      through one JSON-file gateway and through 1, 2 and 3 gateways on one database;
-//   3. the added latency at one connection: the scripted upstream directly, through the
-//      JSON-file gateway and through a PostgreSQL gateway, one after the other;
-//   4. a PostgreSQL gateway's restart with its replica kept, at a small and a large history,
-//      and a new gateway's first open at the large one (test/bench/postgres-restart.ts).
+//      through one JSON-file gateway and through 1, 2 and 3 gateways on one database, on one
+//      wallet and on BENCH_PG_WALLETS (100) wallets, with the database statements and commit
+//      statements per request each setup's gateways counted (/metrics);
+//   3. the added latency at one connection, and the round trips per billed chat request and
+//      per recharge at one connection (statements counted by the gateway).
 // Every gateway's books are checked at the end (balance + usage = credit; verify passes).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store } from '../../gateway/store/store.ts';
-import { openPgStore, pgLogOf } from '../../gateway/store/pg.ts';
-import { createFundedAccount, runCli, runVerify, type Gateway } from '../gateway/helpers.ts';
+import { openPgStore } from '../../gateway/store/pg/store.ts';
+import {
+  createFundedAccount,
+  request,
+  runCli,
+  runVerify,
+  type Gateway,
+} from '../gateway/helpers.ts';
+import { onboard, paymentsConfig } from '../support/payments-helpers.ts';
+import { startGateways, stopAll } from '../support/multi-gateway.ts';
 import { postgresBinDir, startPostgres } from '../support/postgres.ts';
 import { commitThroughput, fund } from './store-load.ts';
-import { restartRows } from './postgres-restart.ts';
 import {
   buildBaseline,
   load,
@@ -38,6 +46,8 @@ const CONNECTIONS = Number(process.env.BENCH_PG_CONNECTIONS ?? 48);
 const BASELINE = process.env.BENCH_BASELINE;
 const PARTS = Number(process.env.BENCH_PG_PARTS ?? 4);
 const GATEWAY_COUNTS = (process.env.BENCH_PG_GATEWAYS ?? '1,2,3').split(',').map(Number);
+// One wallet (every request on one account), then requests spread over this many.
+const WALLET_COUNTS = (process.env.BENCH_PG_WALLETS ?? '1,100').split(',').map(Number);
 const CREDIT_UNITS = 10_000_000;
 
 const dir = mkdtempSync(join(tmpdir(), 'aihub-bench-pg-'));
@@ -55,13 +65,8 @@ let books_ok = true;
   const file_dir = join(dir, 'file-store');
   const file_store = await fund(await Store.open(file_dir, { checkpoint_every_records: 50_000 }));
   const pg_url = await cluster.createDatabase('bench_store');
-  const pg_store = await fund(
-    await openPgStore(pg_url, {
-      replica_dir: join(dir, 'pg-replica'),
-      checkpoint_every_records: 50_000,
-    }),
-  );
-  const pg_log = pgLogOf(pg_store)!;
+  const pg_store = await fund(await openPgStore(pg_url, {}));
+  const pg_log = pg_store.stats;
   const pgbench_url = await cluster.createDatabase('bench_pgbench');
   const pgbench = join(postgresBinDir() ?? '/usr/bin', 'pgbench');
   execFileSync(pgbench, ['-i', '-q', '-s', '1', pgbench_url], { stdio: 'ignore' });
@@ -102,9 +107,6 @@ let books_ok = true;
   ]);
 }
 
-// 4. Restarts (before the gateways: the cluster is quiet).
-rows.push(...(await restartRows(cluster)));
-
 // 2 and 3. Billed chat through real gateways on the scripted upstream.
 const upstream = await startUpstream();
 process.on('exit', () => upstream.proc.kill('SIGTERM'));
@@ -119,8 +121,11 @@ const direct_url = `http://127.0.0.1:${upstream.port}/v1/chat/completions`;
 interface Setup {
   label: string;
   gateways: Gateway[];
-  key: string;
+  /** The funded accounts' keys: requests go to them in turn (1 wallet, or many). */
+  keys: string[];
   database_url?: string;
+  /** Built from BENCH_BASELINE (the design before). */
+  baseline?: boolean;
 }
 
 /** `connections` spread evenly over the setup's gateways, all at once; the sum of their req/s. */
@@ -132,13 +137,7 @@ async function spread(setup: Setup, connections: number, duration_s: number): Pr
   );
   const runs = await Promise.all(
     setup.gateways.map((gateway, i) =>
-      load(
-        `${gateway.url}/v1/chat/completions`,
-        per[i]!,
-        body,
-        { authorization: `Bearer ${setup.key}` },
-        duration_s,
-      ),
+      load(`${gateway.url}/v1/chat/completions`, per[i]!, body, {}, duration_s, setup.keys),
     ),
   );
   const total = runs.reduce((sum, run) => sum + run.ok + run.bad, 0);
@@ -169,20 +168,56 @@ async function batchCounts(setup: Setup): Promise<string> {
     .join(', ')}`;
 }
 
+/**
+ * The gateways' database work so far, summed from /metrics: statements sent (this design
+ * counts every one: aihub_store_statements_total; the design before does not, null) and
+ * commit statements (write batches) by outcome.
+ */
+async function dbCounts(
+  setup: Setup,
+): Promise<{ statements: number | null; batches: number; conflicts: number }> {
+  let statements: number | null = null;
+  let batches = 0;
+  let conflicts = 0;
+  for (const gateway of setup.gateways) {
+    const text = await (await fetch(`${gateway.url}/metrics`)).text();
+    const found = /^aihub_store_statements_total(?:\{[^}]*\})? (\d+)/m.exec(text);
+    if (found) statements = (statements ?? 0) + Number(found[1]);
+    for (const [, outcome, value] of text.matchAll(
+      /^aihub_store_batches_total\{outcome="(\w+)"[^}]*\} (\d+)/gm,
+    )) {
+      batches += Number(value);
+      if (outcome === 'conflict') conflicts += Number(value);
+    }
+  }
+  return { statements, batches, conflicts };
+}
+
 async function checkBooks(setup: Setup): Promise<void> {
-  const balance = (await (
-    await fetch(`${setup.gateways[0]!.url}/v1/balance`, {
-      headers: { authorization: `Bearer ${setup.key}` },
-    })
-  ).json()) as any;
-  const adds_up = Math.round((balance.balance + balance.usage.cost) * 1e6) === CREDIT_UNITS * 1e6;
+  let adds_up = true;
+  let usage_records = 0;
+  for (const key of setup.keys) {
+    const balance = (await (
+      await fetch(`${setup.gateways[0]!.url}/v1/balance`, {
+        headers: { authorization: `Bearer ${key}` },
+      })
+    ).json()) as any;
+    usage_records += balance.usage.requests;
+    if (Math.round((balance.balance + balance.usage.cost) * 1e6) !== CREDIT_UNITS * 1e6)
+      adds_up = false;
+  }
   const commit_path = setup.database_url ? `; ${await batchCounts(setup)}` : '';
   const codes = await Promise.all(setup.gateways.map((gateway) => gateway.stop()));
   const verify = setup.database_url
-    ? await runCli(['verify', '--database-url', setup.database_url])
+    ? // The design before verifies its own layout (this build's verify reads the new tables).
+      await runCli(
+        ['verify', '--database-url', setup.database_url],
+        {},
+        setup.baseline && baseline_js ? baseline_js : undefined,
+      )
     : await runVerify(setup.gateways[0]!.data_dir);
   notes.push(
-    `${setup.label}: ${balance.usage.requests} usage records; balance + charged = credit: ${adds_up ? 'yes' : 'NO'}; exit codes ${codes.join(',')}${commit_path}; verify: ${verify.code === 0 ? 'ok' : `FAILED ${verify.stdout}${verify.stderr}`}`,
+    `${setup.label}: ${usage_records} usage records; balance + charged = credit on every wallet: ${adds_up ? 'yes' : 'NO'}; exit codes ${codes.join(',')}${commit_path}; verify: ${verify.code === 0 ? 'ok' : `FAILED ${verify.stdout}${verify.stderr}`}`,
   );
   if (!adds_up || verify.code !== 0 || codes.some((code) => code !== 0)) books_ok = false;
 }
@@ -192,10 +227,10 @@ let setups = 0;
 async function setupFile(): Promise<Setup> {
   const gateway = await startBenchGateway(dir, config_file, { name: `file${++setups}` });
   const { key } = await createFundedAccount(gateway, CREDIT_UNITS);
-  return { label: 'JSON-file gateway', gateways: [gateway], key };
+  return { label: 'JSON-file gateway', gateways: [gateway], keys: [key] };
 }
 
-async function setupPg(count: number, baseline?: string): Promise<Setup> {
+async function setupPg(count: number, wallets: number, baseline?: string): Promise<Setup> {
   const database_url = await cluster.createDatabase(`bench_chat_${++setups}`);
   const gateways = await Promise.all(
     Array.from({ length: count }, (_, i) =>
@@ -207,13 +242,50 @@ async function setupPg(count: number, baseline?: string): Promise<Setup> {
       }),
     ),
   );
-  const { key } = await createFundedAccount(gateways[0]!, CREDIT_UNITS);
+  const keys: string[] = [];
+  for (let i = 0; i < wallets; i++)
+    keys.push((await createFundedAccount(gateways[i % count]!, CREDIT_UNITS)).key);
   return {
-    label: `${count} PostgreSQL gateway${count > 1 ? 's' : ''}, one database${baseline ? ` (${BASELINE!.slice(0, 12)})` : ''}`,
+    label: `${count} PG gateway${count > 1 ? 's' : ''}, ${wallets} wallet${wallets > 1 ? 's' : ''}${baseline ? `, before (${BASELINE!.slice(0, 12)})` : ''}`,
     gateways,
-    key,
+    keys,
     database_url,
+    baseline: baseline !== undefined,
   };
+}
+
+/**
+ * Round trips per recharge (this design): one PostgreSQL gateway with the sandbox providers,
+ * RECHARGES sequential recharges of an onboarded account, its statements counted by /metrics.
+ */
+async function rechargeRows(): Promise<string[][]> {
+  const RECHARGES = 30;
+  const database_url = await cluster.createDatabase(`bench_recharge_${++setups}`);
+  const [gateway] = await startGateways(database_url, 1, { config: paymentsConfig() });
+  try {
+    const { headers } = await onboard(gateway!, 100_000);
+    const setup: Setup = { label: 'recharge', gateways: [gateway!], keys: [], database_url };
+    const before = await dbCounts(setup);
+    let ok = 0;
+    for (let i = 0; i < RECHARGES; i++) {
+      const reply = await request(`${gateway!.url}/api/recharge`, {
+        headers,
+        body: { operator_id: 1, number: `98123${45_100 + i}`, amount: 10 },
+      });
+      if (reply.status === 200 && reply.body.data.status === 'success') ok++;
+    }
+    const after = await dbCounts(setup);
+    if (ok !== RECHARGES) books_ok = false;
+    return [
+      [
+        'database round trips per recharge, 1 connection (this design)',
+        (((after.statements ?? 0) - (before.statements ?? 0)) / RECHARGES).toFixed(2),
+        `statements per recharge, every kind (target ≤ 3); ${((after.batches - before.batches) / RECHARGES).toFixed(2)} of them commit statements; ${ok} of ${RECHARGES} succeeded at once`,
+      ],
+    ];
+  } finally {
+    await stopAll([gateway!], 'SIGTERM');
+  }
 }
 
 try {
@@ -224,51 +296,99 @@ try {
     direct.rps.toFixed(0),
     '',
   ]);
-  // Every setup started first, then measured in PARTS slices, interleaved (file, 1, 2, 3,
-  // file, 1, ...): a change of load during the run falls on every setup alike.
-  const chat_setups: Setup[] = [await setupFile()];
-  for (const count of GATEWAY_COUNTS) chat_setups.push(await setupPg(count));
-  if (baseline_js)
-    for (const count of GATEWAY_COUNTS) chat_setups.push(await setupPg(count, baseline_js));
-  for (const setup of chat_setups) await spread(setup, CONNECTIONS, WARMUP_S);
-  const sums = chat_setups.map(() => ({ rps: 0, p99_ms: 0, bad: 0 }));
-  for (let part = 0; part < PARTS; part++)
+  // Per number of wallets (one, then WALLETS spread), every setup started first (the
+  // JSON-file gateway with one wallet only; this design's 1, 2 and 3 gateways; the design
+  // before's with BENCH_BASELINE), then measured in PARTS slices, interleaved (file, 1, 2, 3,
+  // before 1, 2, 3, file, ...): a change of load during the run falls on every setup alike.
+  let file_rps = 0;
+  for (const wallets of WALLET_COUNTS) {
+    const chat_setups: Setup[] = wallets === 1 ? [await setupFile()] : [];
+    for (const count of GATEWAY_COUNTS) chat_setups.push(await setupPg(count, wallets));
+    if (baseline_js)
+      for (const count of GATEWAY_COUNTS)
+        chat_setups.push(await setupPg(count, wallets, baseline_js));
+    for (const setup of chat_setups) await spread(setup, CONNECTIONS, WARMUP_S);
+    const sums = chat_setups.map(() => ({
+      rps: 0,
+      p99_ms: 0,
+      bad: 0,
+      requests: 0,
+      statements: null as number | null,
+      batches: 0,
+      conflicts: 0,
+    }));
+    for (let part = 0; part < PARTS; part++)
+      for (const [i, setup] of chat_setups.entries()) {
+        const before = setup.database_url ? await dbCounts(setup) : null;
+        const run = await spread(setup, CONNECTIONS, SECONDS / PARTS);
+        const sum = sums[i]!;
+        sum.rps += run.rps / PARTS;
+        sum.p99_ms = Math.max(sum.p99_ms, run.p99_ms);
+        sum.bad += run.bad;
+        sum.requests += run.ok + run.bad;
+        if (before) {
+          const after = await dbCounts(setup);
+          if (after.statements !== null && before.statements !== null)
+            sum.statements = (sum.statements ?? 0) + after.statements - before.statements;
+          sum.batches += after.batches - before.batches;
+          sum.conflicts += after.conflicts - before.conflicts;
+        }
+      }
+    if (wallets === 1) file_rps = sums[0]!.rps;
     for (const [i, setup] of chat_setups.entries()) {
-      const run = await spread(setup, CONNECTIONS, SECONDS / PARTS);
-      sums[i]!.rps += run.rps / PARTS;
-      sums[i]!.p99_ms = Math.max(sums[i]!.p99_ms, run.p99_ms);
-      sums[i]!.bad += run.bad;
+      const { rps, p99_ms, bad, requests, statements, batches, conflicts } = sums[i]!;
+      // Against one gateway of the same design and wallets.
+      const one = chat_setups.findIndex(
+        (other) =>
+          other.database_url !== undefined &&
+          other.gateways.length === 1 &&
+          other.baseline === setup.baseline,
+      );
+      const per = (n: number) => (n / Math.max(1, requests)).toFixed(2);
+      const cost = setup.database_url
+        ? `; per request: ${statements === null ? '-' : per(statements)} statements, ${per(batches)} commit statements (${conflicts} conflicts)`
+        : '';
+      const ratio = setup.database_url
+        ? `${(rps / file_rps).toFixed(2)} × the JSON-file gateway; ${(rps / sums[one]!.rps).toFixed(2)} × its 1 gateway; `
+        : '';
+      rows.push([
+        `billed chat req/s, ${CONNECTIONS} conns: ${setup.label}`,
+        rps.toFixed(0),
+        `${ratio}p99 ${p99_ms.toFixed(0)} ms, ${bad} errors${cost}`,
+      ]);
+      if (bad > 0) books_ok = false;
     }
-  const file_rps = sums[0]!.rps;
-  for (const [i, setup] of chat_setups.entries()) {
-    const { rps, p99_ms, bad } = sums[i]!;
-    // Against one gateway of the same build (this one, or the baseline's).
-    const one_pg_rps = sums[i > GATEWAY_COUNTS.length ? GATEWAY_COUNTS.length + 1 : 1]?.rps;
-    const ratio =
-      i === 0
-        ? ''
-        : `${(rps / file_rps).toFixed(2)} × the JSON-file gateway; ${(rps / one_pg_rps!).toFixed(2)} × its 1 PostgreSQL gateway; `;
-    rows.push([
-      `billed chat req/s, ${CONNECTIONS} conns: ${setup.label}`,
-      rps.toFixed(0),
-      `${ratio}p99 ${p99_ms.toFixed(0)} ms, ${bad} errors`,
-    ]);
-    if (bad > 0) books_ok = false;
+    for (const setup of chat_setups) await checkBooks(setup);
   }
-  for (const setup of chat_setups) await checkBooks(setup);
 
   // Added latency at one connection: sequential requests, so 1/throughput is the time per request.
   await load(direct_url, 1, body, {}, WARMUP_S);
   const direct1 = await load(direct_url, 1, body, {}, SECONDS);
   const file = await setupFile();
-  const pg = await setupPg(1);
+  const pg = await setupPg(1, 1);
   const per_request: Record<string, number> = { direct: 1000 / direct1.rps };
+  let sequential = { requests: 0, statements: 0, batches: 0 };
   for (const setup of [file, pg]) {
     await spread(setup, 1, WARMUP_S);
+    const before = setup.database_url ? await dbCounts(setup) : null;
     const run = await spread(setup, 1, SECONDS);
+    if (before) {
+      const after = await dbCounts(setup);
+      sequential = {
+        requests: run.ok + run.bad,
+        statements: (after.statements ?? 0) - (before.statements ?? 0),
+        batches: after.batches - before.batches,
+      };
+    }
     per_request[setup.label] = 1000 / run.rps;
     if (run.bad > 0) books_ok = false;
   }
+  rows.push([
+    'database round trips per billed chat request, 1 connection (this design)',
+    (sequential.statements / Math.max(1, sequential.requests)).toFixed(2),
+    `statements sent per request, every kind (target ≤ 2); ${(sequential.batches / Math.max(1, sequential.requests)).toFixed(2)} of them commit statements; ${sequential.requests} requests`,
+  ]);
+  rows.push(...(await rechargeRows()));
   const file_added = per_request[file.label]! - per_request.direct!;
   const pg_added = per_request[pg.label]! - per_request.direct!;
   rows.push([

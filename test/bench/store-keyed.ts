@@ -17,7 +17,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Store } from '../../gateway/store/store.ts';
+import type { FileStore as Store } from '../../gateway/store/store.ts';
 import type * as Ledger from '../../gateway/ledger/ledger.ts';
 import { FILL_T0_MS, fillAccount, fillTxn } from '../support/history-fill.ts';
 import { withTreeAt } from './store-baseline.ts';

@@ -2,13 +2,16 @@
 // posting, the typical money-moving transaction), and commits per second at N writers, for
 // any backend that opens a Store (the JSON-file store, the PostgreSQL store) and, for the
 // A/B against an older tree (store-ab-child.ts), with that tree's own ledger functions.
-import { Store } from '../../gateway/store/store.ts';
+import type { Store } from '../../gateway/store/store.ts';
 import * as own from '../../gateway/ledger/ledger.ts';
 
 /** The ledger functions the load calls (this tree's, or an older tree's for its own store). */
 export type LoadLedger = Pick<typeof own, 'FUNDING_TOPUP' | 'creditWallet' | 'debitWallet'>;
 /** What the load needs of a store (this tree's Store, or an older tree's). */
-export type LoadStore = Pick<Store, 'transact' | 'commit_groups'>;
+export type LoadStore = Pick<Store, 'transact'> & {
+  /** Commit groups (fsyncs) so far: the JSON-file store's; absent elsewhere (counted as 0). */
+  readonly commit_groups?: number;
+};
 
 export async function fund<S extends LoadStore>(store: S, ledger: LoadLedger = own): Promise<S> {
   await store.transact((tx) => {
@@ -47,7 +50,7 @@ export async function commitThroughput(
   seconds: number,
   ledger: LoadLedger = own,
 ): Promise<{ commits: number; commits_per_s: number; fsyncs_per_s: number }> {
-  const groups_before = store.commit_groups;
+  const groups_before = store.commit_groups ?? 0;
   let commits = 0;
   const deadline = performance.now() + seconds * 1000;
   await Promise.all(
@@ -61,6 +64,6 @@ export async function commitThroughput(
   return {
     commits,
     commits_per_s: commits / seconds,
-    fsyncs_per_s: (store.commit_groups - groups_before) / seconds,
+    fsyncs_per_s: ((store.commit_groups ?? 0) - groups_before) / seconds,
   };
 }

@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Store } from '../../gateway/store/store.ts';
+import { FileStore as Store } from '../../gateway/store/store.ts';
 import { FUNDING_TOPUP, creditWallet } from '../../gateway/ledger/ledger.ts';
 import { commit, commitThroughput, fund } from './store-load.ts';
 import { fillNow, fillPayments, fillUsage } from '../support/history-fill.ts';

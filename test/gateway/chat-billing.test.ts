@@ -5,7 +5,6 @@ import { test } from 'node:test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { loadState } from '../../gateway/store/store.js';
 import {
   admin,
   createFundedAccount,
@@ -13,7 +12,7 @@ import {
   runVerify,
   startGateway,
   tempDir,
-  storeDir,
+  gatewayState,
 } from './helpers.js';
 
 type Billed = {
@@ -162,7 +161,7 @@ test('200 concurrent requests against a wallet that affords 20 worst cases never
   }
   const verify = await runVerify(gateway.data_dir);
   assert.equal(verify.code, 0, verify.stdout + verify.stderr);
-  const { state } = await loadState(storeDir(gateway), { repair: false, now: () => new Date() });
+  const state = await gatewayState(gateway);
   assert.equal(state.balances[`hold:${account_id}`] ?? 0, 0, 'nothing stays held');
   assert.ok((state.balances[`wallet:${account_id}`] ?? 0) >= 0);
 });

@@ -6,7 +6,6 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import OpenAI from 'openai';
-import { loadState } from '../../gateway/store/store.js';
 import { refusedPort, ScriptedUpstream } from '../support/scripted-upstream.js';
 import {
   createFundedAccount,
@@ -15,7 +14,7 @@ import {
   startGateway,
   tempDir,
   type Gateway,
-  storeDir,
+  gatewayState,
 } from './helpers.js';
 
 let a: ScriptedUpstream;
@@ -80,7 +79,7 @@ after(async () => {
   await Promise.all([a.close(), b.close(), c.close()]);
   const verify = await runVerify(gateway.data_dir);
   assert.equal(verify.code, 0, verify.stdout + verify.stderr);
-  const { state } = await loadState(storeDir(gateway), { repair: false, now: () => new Date() });
+  const state = await gatewayState(gateway);
   assert.equal(state.balances[`hold:${account_id}`] ?? 0, 0, 'nothing stays held');
 });
 

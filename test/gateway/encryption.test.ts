@@ -45,8 +45,9 @@ async function inDatabase(data_dir: string, text: string): Promise<number> {
   await client.connect();
   try {
     const result = await client.query<{ n: string }>(
-      `SELECT (SELECT count(*) FROM aihub_log WHERE strpos(ops::text, $1) > 0)
-            + (SELECT count(*) FROM aihub_rows WHERE strpos(row::text, $1) > 0) AS n`,
+      `SELECT (SELECT count(*) FROM aihub.rows WHERE strpos(row::text, $1) > 0)
+            + (SELECT count(*) FROM aihub.history WHERE strpos(record::text, $1) > 0)
+            + (SELECT count(*) FROM aihub.postings WHERE strpos(posting::text, $1) > 0) AS n`,
       [text],
     );
     return Number(result.rows[0]!.n);

@@ -185,7 +185,25 @@ test('no file in the data dir contains a plaintext key or the admin token', asyn
   }
   const secrets = [...keys, 'an-admin-token-that-must-not-be-stored'];
   const files = filesUnder(gateway.data_dir);
-  assert.ok(files.some((file) => file.endsWith('state.jsonl')));
+  if (gateway.database_url) {
+    // The PostgreSQL store's state is in the database: no table holds a secret either.
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: gateway.database_url });
+    await client.connect();
+    try {
+      for (const secret of secrets) {
+        const { rows } = await client.query<{ n: string }>(
+          `SELECT (SELECT count(*) FROM aihub.rows WHERE strpos(row::text, $1) > 0)
+                + (SELECT count(*) FROM aihub.history WHERE strpos(record::text, $1) > 0)
+                + (SELECT count(*) FROM aihub.meta WHERE strpos(v::text, $1) > 0) AS n`,
+          [secret],
+        );
+        assert.equal(rows[0]!.n, '0', 'the database holds a secret');
+      }
+    } finally {
+      await client.end();
+    }
+  } else assert.ok(files.some((file) => file.endsWith('state.jsonl')));
   for (const file of files) {
     const text = readFileSync(file, 'utf8');
     for (const secret of secrets) assert.ok(!text.includes(secret), `${file} contains a secret`);

@@ -5,7 +5,15 @@ import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
 import { createDatabase } from '../support/postgres.js';
-import { replicaDir } from '../../gateway/store/pg.js';
+import pg from 'pg';
+import { loadState } from '../../gateway/store/store.js';
+import { scanHistory } from '../../gateway/store/history.js';
+import {
+  emptyState,
+  isArchivedRow,
+  type HistoryRecord,
+  type State,
+} from '../../gateway/store/state.js';
 import { tempDir } from '../support/temp.js';
 
 export const GATEWAY_JS = resolve(import.meta.dirname, '../../dist/gateway.js');
@@ -285,12 +293,56 @@ export async function createFundedAccount(
 }
 
 /**
- * The directory whose checkpoint and journal hold this gateway's store, for tests that read
- * them: the data dir itself, or with the PostgreSQL store the gateway's local replica of the
- * database's log (the same format, every record the gateway committed or caught up with).
+ * The gateway's state as a reader of its store sees it (balances, live rows, meta), read-only:
+ * the JSON-file store's checkpoint and journal, or the PostgreSQL store's tables (customer
+ * balances and the platform's shard sums; rows but the finalized ones, which the JSON-file
+ * store keeps as history).
  */
-export function storeDir(gateway: Pick<Gateway, 'data_dir' | 'database_url'>): string {
-  return gateway.database_url ? replicaDir(gateway.data_dir) : gateway.data_dir;
+export async function gatewayState(
+  gateway: Pick<Gateway, 'data_dir' | 'database_url'>,
+): Promise<State> {
+  if (!gateway.database_url)
+    return (await loadState(gateway.data_dir, { repair: false, now: () => new Date() })).state;
+  const pool = new pg.Pool({ connectionString: gateway.database_url, max: 1 });
+  try {
+    const state = emptyState(new Date().toISOString());
+    const balances = await pool.query<{ account: string; micros: string }>(
+      `SELECT account, micros::text AS micros FROM aihub.balances
+       UNION ALL SELECT account, sum(micros)::text FROM aihub.pool GROUP BY account`,
+    );
+    for (const row of balances.rows)
+      if (Number(row.micros) !== 0)
+        state.balances[row.account] = (state.balances[row.account] ?? 0) + Number(row.micros);
+    const rows = await pool.query<{ tbl: string; id: string; row: unknown }>(
+      'SELECT tbl, id, row FROM aihub.rows ORDER BY created',
+    );
+    const tables = state.tables as Record<string, Record<string, unknown>>;
+    for (const row of rows.rows)
+      if (!isArchivedRow(row.tbl, row.row)) (tables[row.tbl] ??= {})[row.id] = row.row;
+    return state;
+  } finally {
+    await pool.end();
+  }
+}
+
+/** Every history record of the gateway's store, oldest first (the journal, or the database's history table). */
+export async function* gatewayHistory(
+  gateway: Pick<Gateway, 'data_dir' | 'database_url'>,
+): AsyncGenerator<HistoryRecord> {
+  if (!gateway.database_url) {
+    for await (const item of scanHistory(gateway.data_dir))
+      if ('record' in item) yield item.record as HistoryRecord;
+    return;
+  }
+  const pool = new pg.Pool({ connectionString: gateway.database_url, max: 1 });
+  try {
+    const { rows } = await pool.query<{ record: HistoryRecord }>(
+      'SELECT record FROM aihub.history ORDER BY n',
+    );
+    for (const row of rows) yield row.record;
+  } finally {
+    await pool.end();
+  }
 }
 
 /**
@@ -315,8 +367,10 @@ export async function runVerify(
 export async function runCli(
   args: string[],
   env: Record<string, string> = {},
+  /** Another build's bundle (a bench's baseline verifies its own database layout). */
+  gateway_js = GATEWAY_JS,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, [GATEWAY_JS, ...args], {
+  const proc = spawn(process.execPath, [gateway_js, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -296,11 +296,15 @@ test('bills: a fetched bill expires after fetch_ttl_ms and the pruning pass dele
       },
       async () => `the fetches are still in the document: ${[...(await fetches())].join(', ')}`,
     );
-    const deleted = deletedIds(gw, 'bill_fetches');
-    assert.ok(
-      deleted.has(a.bill_id) && deleted.has(b.bill_id),
-      'they were stored, and deleted by del ops in the journal',
-    );
+    // The JSON-file store's journal shows the del ops; the PostgreSQL store keeps no log (the
+    // rows are gone from aihub.rows, as tableIds just read).
+    if (!gw.database_url) {
+      const deleted = deletedIds(gw, 'bill_fetches');
+      assert.ok(
+        deleted.has(a.bill_id) && deleted.has(b.bill_id),
+        'they were stored, and deleted by del ops in the journal',
+      );
+    }
     const late = await post('/pay', {
       biller_id: 'BESCOM',
       consumer_number: '1234567811',

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { request, storeDir } from './helpers.ts';
+import { request, gatewayHistory } from './helpers.ts';
 import { json, startUpstream, type Seen } from '../support/payments-upstream.ts';
 import {
   addBeneficiary,
@@ -18,7 +18,6 @@ import {
   verifyOk,
   waitFinal,
 } from '../support/payments-helpers.ts';
-import { scanHistory } from '../../gateway/store/history.ts';
 
 const WEBHOOK_TIMEOUT_MS = 500;
 
@@ -283,10 +282,9 @@ test('DMT, PAN and bill payment events are delivered signed through the outbox, 
     // Each delivery is in the API logs: one will_retry, then delivered.
     await gw.stop();
     const logged = new Map<string, string[]>();
-    for await (const item of scanHistory(storeDir(gw))) {
-      if (!('record' in item) || item.record.type !== 'api_log' || item.record.kind !== 'webhook')
-        continue;
-      const record = item.record as Record<string, unknown>;
+    for await (const item of gatewayHistory(gw)) {
+      if (item.type !== 'api_log' || item.kind !== 'webhook') continue;
+      const record = item as Record<string, unknown>;
       assert.equal(record.account_id, account_id);
       const list = logged.get(String(record.txn_id)) ?? [];
       list.push(`${String(record.attempt)}:${String(record.result)}`);

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { request, waitForOutput, storeDir } from './helpers.ts';
+import { request, waitForOutput, gatewayHistory } from './helpers.ts';
 import { json, startUpstream } from '../support/payments-upstream.ts';
 import {
   onboard,
@@ -12,7 +12,6 @@ import {
   waitFinal,
   waitFor,
 } from '../support/payments-helpers.ts';
-import { scanHistory } from '../../gateway/store/history.ts';
 
 function validSignature(secret: string, raw: string, signature: unknown): boolean {
   if (typeof signature !== 'string' || !/^[0-9a-f]{64}$/.test(signature)) return false;
@@ -90,9 +89,8 @@ test('final statuses are POSTed signed; a failed delivery is retried with backof
     // Deliveries appear in the API logs (history records in the journal), with the retry.
     await gw.stop();
     const logged = [];
-    for await (const item of scanHistory(storeDir(gw))) {
-      if ('record' in item && item.record.type === 'api_log' && item.record.kind === 'webhook')
-        logged.push(item.record);
+    for await (const record of gatewayHistory(gw)) {
+      if (record.type === 'api_log' && record.kind === 'webhook') logged.push(record);
     }
     assert.deepEqual(
       logged.map((r) => [r.account_id, r.status, r.attempt, r.result]),

@@ -1,7 +1,7 @@
 // Dashboard log-in and sign-up limits across gateways on one database: a client that spreads
 // its attempts over the gateways behind a load balancer gets the deployment's limit, not the
 // limit once per gateway. Each gateway counts floor(limit / live gateways) (the heartbeat of
-// aihub_gateways, as for the per-key rate limit). Black box: real processes, real HTTP.
+// aihub.gateways, as for the per-key rate limit). Black box: real processes, real HTTP.
 // The live window is ten minutes here (AIHUB_GATEWAY_LIVE_MS): once the gateways count each
 // other, a heartbeat late on a loaded machine (past the default 5 s) cannot make one count
 // alone for a while and admit the whole limit; the shares checked are the same.

@@ -1,5 +1,5 @@
 // Per-key rate limits across gateways on one database (issue #18: "exact or a documented
-// per-gateway share"): each gateway heartbeats into aihub_gateways and admits
+// per-gateway share"): each gateway heartbeats into aihub.gateways and admits
 // ceil(limit / live gateways) per key, so two gateways together admit the limit plus at most
 // one request of rounding, not twice the limit. Black box: real processes, real HTTP.
 // The first test sets a ten-minute live window (AIHUB_GATEWAY_LIVE_MS): a heartbeat late on a
@@ -111,7 +111,7 @@ test(
     const beats = async () => {
       const { rows } = await db.query<{ g1: Date; silent_ms: number }>(
         `SELECT a.seen_at AS g1, extract(epoch FROM a.seen_at - b.seen_at) * 1000 AS silent_ms
-         FROM aihub_gateways a, aihub_gateways b WHERE a.id = 'g1' AND b.id = 'g2'`,
+         FROM aihub.gateways a, aihub.gateways b WHERE a.id = 'g1' AND b.id = 'g2'`,
       );
       return { g1: rows[0]!.g1.getTime(), silent_ms: Number(rows[0]!.silent_ms) };
     };

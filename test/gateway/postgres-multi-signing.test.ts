@@ -81,17 +81,17 @@ test(
       assert.equal(after, paid.body.data.balance, 'charged once: the balance the recharge left');
       assert.ok(after < before);
 
-      // Claims live in aihub_seen until stale; one gateway deletes stale ones (wait on state).
-      const count = async () => Number(await psql(database_url, 'SELECT count(*) FROM aihub_seen'));
+      // Claims live in aihub.seen until stale; one gateway deletes stale ones (wait on state).
+      const count = async () => Number(await psql(database_url, 'SELECT count(*) FROM aihub.seen'));
       assert.ok((await count()) >= 4, `the accepted signatures are claimed: ${await count()}`);
       await psql(
         database_url,
-        "INSERT INTO aihub_seen (k, until_at) SELECT 'sig:stale:' || i, now() - interval '2 minutes' FROM generate_series(1, 25000) i",
+        "INSERT INTO aihub.seen (k, until_at) SELECT 'sig:stale:' || i, now() - interval '2 minutes' FROM generate_series(1, 25000) i",
       );
       await waitFor(
         async () =>
           Number(
-            await psql(database_url, "SELECT count(*) FROM aihub_seen WHERE k LIKE 'sig:stale:%'"),
+            await psql(database_url, "SELECT count(*) FROM aihub.seen WHERE k LIKE 'sig:stale:%'"),
           ) === 0,
         () => 'stale claims are pruned',
         30_000,

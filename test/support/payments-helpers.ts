@@ -8,12 +8,12 @@ import {
   request,
   runVerify,
   startGateway,
-  storeDir,
+  gatewayState,
   tempDir,
   type Gateway,
   type StartOptions,
 } from '../gateway/helpers.ts';
-import { JOURNAL_DIR, loadState } from '../../gateway/store/store.ts';
+import { JOURNAL_DIR } from '../../gateway/store/store.ts';
 import { readJournal } from '../../gateway/store/journal.ts';
 import { verhoeffCheckDigit } from '../../gateway/payments/validators.ts';
 import { ScriptedUpstream } from './scripted-upstream.ts';
@@ -137,20 +137,19 @@ export async function verifyOk(gateway: Gateway): Promise<{ open_holds: number }
 
 /** The ledger's balances as the gateway would load them (checkpoint + journal), read-only. */
 export async function ledgerBalances(gateway: Gateway): Promise<Record<string, number>> {
-  const { state } = await loadState(storeDir(gateway), { repair: false, now: () => new Date() });
-  return state.balances;
+  return (await gatewayState(gateway)).balances;
 }
 
 /** The ids of one table's rows as the gateway would load them (checkpoint + durable journal), read-only. */
 export async function tableIds(gateway: Gateway, name: string): Promise<Set<string>> {
-  const { state } = await loadState(storeDir(gateway), { repair: false, now: () => new Date() });
+  const state = await gatewayState(gateway);
   return new Set(Object.keys((state.tables as Record<string, object | undefined>)[name] ?? {}));
 }
 
 /** The ids `del` ops of the journal removed from one table (every durable record, from the first). */
 export function deletedIds(gateway: Gateway, name: string): Set<string> {
   const ids = new Set<string>();
-  for (const record of readJournal(join(storeDir(gateway), JOURNAL_DIR), 0, { repair: false })) {
+  for (const record of readJournal(join(gateway.data_dir, JOURNAL_DIR), 0, { repair: false })) {
     for (const op of record.ops) if (op.o === 'del' && op.t === name) ids.add(op.id);
   }
   return ids;

@@ -24,7 +24,6 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { atProcessEnd } from './temp.ts';
 
 const run = promisify(execFile);
@@ -330,15 +329,4 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   cluster.port = port;
   cluster.url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   return cluster;
-}
-
-/** The AIHub store's head in a database: the last committed log record's sequence number. */
-export async function headSeq(database_url: string): Promise<number> {
-  const client = new pg.Client({ connectionString: database_url });
-  await client.connect();
-  try {
-    return Number((await client.query('SELECT seq FROM aihub_head')).rows[0].seq);
-  } finally {
-    await client.end();
-  }
 }

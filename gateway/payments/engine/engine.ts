@@ -201,15 +201,19 @@ export class PaymentEngine {
   }
 
   /**
-   * A transaction another gateway committed (PostgreSQL store): its twin is refused within
-   * the duplicate window here too, and, once pending, it is this gateway's to reconcile if
-   * this one runs the background work.
+   * Several gateways on one database (PostgreSQL store): the pending transactions any of them
+   * created, from the store's index of transactions by status (live state: as many as are
+   * pending). Each is checked by the gateway that claims it first (`check`).
    */
-  noteShared(txn: PaymentTxn): void {
+  async discover(): Promise<void> {
+    if (!this.loaded) return;
     const now_ms = this.deps.clock.now().getTime();
-    const at_ms = Date.parse(txn.created_at);
-    if (now_ms - at_ms < this.deps.config.duplicate_window_ms) this.noteRecent(txn, at_ms);
-    if (checkable(txn) && !this.pending.has(txn.id)) {
+    const [pending, on_hold] = await Promise.all([
+      this.deps.store.list('payment_txns', 'status', 'pending'),
+      this.deps.store.list('payment_txns', 'status', 'on_hold'),
+    ]);
+    for (const txn of [...pending, ...on_hold]) {
+      if (!checkable(txn) || this.pending.has(txn.id)) continue;
       this.pending.add(txn.id);
       this.learned.set(txn.id, now_ms);
     }
@@ -374,7 +378,7 @@ export class PaymentEngine {
         return { replay: answering ?? tx.get('payment_txns', txn_id)!, txn: null };
       }
     }
-    if (!idempotency_id && !intent.allow_duplicate) this.refuseDuplicate(intent, tx.now.getTime());
+    if (!idempotency_id && !intent.allow_duplicate) this.refuseDuplicate(intent, tx);
     const txn_id = newId('txn');
     intent.reserve?.(tx, txn_id);
     const mark = tx.posting_count;
@@ -398,6 +402,12 @@ export class PaymentEngine {
           this.answering.delete(idempotency_id);
       });
     }
+    // Several gateways: the duplicate window is a row every gateway's twin reads.
+    if (this.deps.store.isShared() && this.deps.config.duplicate_window_ms > 0)
+      tx.set('payment_recent', this.recentKeyOf(txn), {
+        txn_id: txn.id,
+        at_ms: tx.now.getTime(),
+      });
     // In-memory bookkeeping last: nothing after it can throw and roll the commit back.
     tx.onUndo(this.noteRecent(txn, tx.now.getTime()));
     this.pending.add(txn.id);
@@ -864,10 +874,16 @@ export class PaymentEngine {
     return `${account_id}:${service}:${subject}:${amount_micros}`;
   }
 
+  private recentKeyOf(
+    txn: Pick<PaymentTxn, 'account_id' | 'service' | 'subject' | 'amount_micros'>,
+  ): string {
+    return this.recentKey(txn.account_id, txn.service, txn.subject, txn.amount_micros);
+  }
+
   /** Notes a transaction in the duplicate window; returns the undo of that. */
   private noteRecent(txn: PaymentTxn, at_ms: number): () => void {
     if (this.deps.config.duplicate_window_ms === 0) return () => {};
-    const key = this.recentKey(txn.account_id, txn.service, txn.subject, txn.amount_micros);
+    const key = this.recentKeyOf(txn);
     const before = this.recent.get(key);
     const noted = { txn_id: txn.id, at_ms };
     this.recent.set(key, noted);
@@ -879,14 +895,21 @@ export class PaymentEngine {
   }
 
   /** A pending or successful twin within the window is a likely double submission; a failed one is not. */
-  private refuseDuplicate(intent: PaymentIntent, now_ms: number): void {
+  private refuseDuplicate(intent: PaymentIntent, tx: Tx): void {
     const window_ms = this.deps.config.duplicate_window_ms;
     if (window_ms === 0) return;
-    const seen = this.recent.get(
-      this.recentKey(intent.account.id, intent.service, intent.subject, intent.amount_micros),
+    const now_ms = tx.now.getTime();
+    const key = this.recentKey(
+      intent.account.id,
+      intent.service,
+      intent.subject,
+      intent.amount_micros,
     );
+    // Several gateways: the row is read in this transaction (a twin committed on another
+    // gateway meanwhile makes the commit conflict, and this runs again on it).
+    const seen = this.deps.store.isShared() ? tx.get('payment_recent', key) : this.recent.get(key);
     if (!seen || now_ms - seen.at_ms >= window_ms) return;
-    const twin = this.deps.store.get('payment_txns', seen.txn_id);
+    const twin = tx.get('payment_txns', seen.txn_id);
     if (!twin || twin.status === 'failed') return;
     throw new ServiceError(
       'conflict',
@@ -948,8 +971,26 @@ export class PaymentEngine {
     );
   }
 
-  /** Asks the provider that has (or may have) the transaction, and acts only on its answer. */
-  private async check(txn: PaymentTxn): Promise<void> {
+  /**
+   * Asks the provider that has (or may have) the transaction, and acts only on its answer.
+   * Several gateways: the check is claimed first (one gateway asks at a time; a claim lapses
+   * with its gateway), and the transaction read again once it is.
+   */
+  private async check(seen: PaymentTxn): Promise<void> {
+    const { store } = this.deps;
+    if (!store.isShared()) return this.checkClaimed(seen);
+    const lease_ms = this.takeoverMs(seen) + 60_000;
+    if ((await store.claim('reconcile', [seen.id], lease_ms)).length === 0) return;
+    try {
+      const txn = await store.fetch('payment_txns', seen.id);
+      // Whatever a check applies to (pending, or on hold awaiting a status: checkable).
+      if (txn && checkable(txn)) await this.checkClaimed(txn);
+    } finally {
+      await store.release('reconcile', [seen.id]).catch(() => {});
+    }
+  }
+
+  private async checkClaimed(txn: PaymentTxn): Promise<void> {
     const asked = txn.provider ?? lastInFlight(txn)?.provider ?? null;
     if (!asked) {
       // No provider was ever called (the process stopped between the hold and the first call,

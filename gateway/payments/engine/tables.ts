@@ -235,6 +235,11 @@ declare module '../../store/state.js' {
     /** account id → number of remitters it registered (bounded by dmt.max_remitters_per_account) */
     dmt_remitter_counts: Record<string, number>;
     bill_fetches: Record<string, FetchedBill>;
+    /**
+     * Several gateways on one database: `<account>:<service>:<subject>:<amount>` → the latest
+     * such transaction, for the duplicate window (one gateway keeps it in memory).
+     */
+    payment_recent: Record<string, { txn_id: string; at_ms: number }>;
   }
 }
 

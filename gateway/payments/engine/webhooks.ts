@@ -269,6 +269,13 @@ export class WebhookSender {
     return this.deps.config.webhooks.allow_private_addresses ?? this.deps.mode === 'sandbox';
   }
 
+  /** Several gateways on one database: the deliveries due that any of them enqueued (an indexed range). */
+  async discover(): Promise<void> {
+    const now = this.deps.clock.now().toISOString();
+    for (const id of await this.deps.store.below('webhook_deliveries', 'next_at', now, 200))
+      this.due.add(id);
+  }
+
   /** Tells the sender about a delivery enqueued by a commit (after it is durable). */
   notify(id: string): void {
     this.due.add(id);
@@ -303,7 +310,29 @@ export class WebhookSender {
     }
   }
 
-  private async attempt(delivery: WebhookDelivery): Promise<void> {
+  /**
+   * One attempt. Several gateways: claimed first (one gateway sends a delivery at a time; the
+   * claim lapses with its gateway) and read again once claimed (another may have sent it).
+   */
+  private async attempt(seen: WebhookDelivery): Promise<void> {
+    const { store } = this.deps;
+    if (!store.isShared()) return this.attemptClaimed(seen);
+    const lease_ms = this.deps.config.webhooks.timeout_ms + 60_000;
+    if ((await store.claim('webhook', [seen.id], lease_ms)).length === 0) return;
+    try {
+      const delivery = await store.fetch('webhook_deliveries', seen.id);
+      if (!delivery) {
+        this.due.delete(seen.id);
+        return;
+      }
+      if (Date.parse(delivery.next_at) <= this.deps.clock.now().getTime())
+        await this.attemptClaimed(delivery);
+    } finally {
+      await store.release('webhook', [seen.id]).catch(() => {});
+    }
+  }
+
+  private async attemptClaimed(delivery: WebhookDelivery): Promise<void> {
     const { store, config, clock, logger } = this.deps;
     await store.readDurable(); // never announce a status before its commit is durable
     const account = store.get('accounts', delivery.account_id);

@@ -216,7 +216,7 @@ export interface RetailerIndex {
 }
 
 export function retailerIndex(store: Store): RetailerIndex {
-  const index = store.indexBy('network', 'parent_id');
+  const index = store.indexBy('network', 'parent_id', { in_transactions: true });
   return {
     count: (id) => index.ids(id).size,
     ids: (id) => index.ids(id),

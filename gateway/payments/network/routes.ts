@@ -39,7 +39,6 @@ import {
   schemeIdParam,
 } from './schemas.js';
 import { memberView, retailerView, schemeView } from './views.js';
-import type { CommissionScheme } from './schemes.js';
 
 const schemeParams = z.object({ scheme_id: schemeIdParam });
 const accountParams = z.object({ account_id: accountIdParam });
@@ -69,7 +68,7 @@ export function networkRouter(ctx: PaymentsContext): {
   retailers: RetailerIndex;
 } {
   const retailers = retailerIndex(ctx.store);
-  const by_owner = ctx.store.indexBy('commission_schemes', 'owner_id');
+  const by_owner = ctx.store.indexBy('commission_schemes', 'owner_id', { in_transactions: true });
   return {
     api: apiRoutes(ctx, retailers, by_owner),
     admin: adminRoutes(ctx, retailers),
@@ -247,16 +246,13 @@ function adminRoutes(ctx: PaymentsContext, retailers: RetailerIndex): Router {
 
   router.get('/schemes', async (req, res) => {
     const query = parseWith(schemesQuery, req.query);
-    await store.readDurable();
-    const { ids, count } = store.rowIds('commission_schemes');
-    const rows: CommissionScheme[] = [];
-    const start = (query.page - 1) * query.limit;
-    let seen = 0;
-    for (let i = 0; i < count && rows.length < query.limit; i++) {
-      const scheme = store.get('commission_schemes', ids[i]!);
-      if (scheme && seen++ >= start) rows.push(scheme);
-    }
-    const total = store.liveCount('commission_schemes');
+    const [rows, total] = await Promise.all([
+      store.page('commission_schemes', {
+        offset: (query.page - 1) * query.limit,
+        limit: query.limit,
+      }),
+      store.count('commission_schemes'),
+    ]);
     res.json({
       object: 'list',
       total: total + 1,

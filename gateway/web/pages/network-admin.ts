@@ -74,14 +74,12 @@ ${csrfField(csrf)}
 </section>`;
 }
 
-function schemesPage(ctx: WebContext, csrf: string): Html {
-  const store = ctx.deps.store;
-  const { ids, count } = store.rowIds('commission_schemes');
-  const schemes: CommissionScheme[] = [];
-  for (let i = 0; i < count && schemes.length < 200; i++) {
-    const scheme = store.get('commission_schemes', ids[i]!);
-    if (scheme) schemes.push(scheme);
-  }
+async function schemesPage(ctx: WebContext, csrf: string): Promise<Html> {
+  // The first 200 schemes in creation order: a page of the table on either store.
+  const schemes: CommissionScheme[] = await ctx.deps.store.page('commission_schemes', {
+    offset: 0,
+    limit: 200,
+  });
   const defaults = ctx.deps.payments?.default_scheme;
   return html`<h1>Commission schemes</h1>
 <p class="lead">Slabs by service, operator and amount range, flat or percent with a cap. An account without a scheme earns by the default (the catalogue's rates); a distributor's retailers by a scheme within the distributor's.</p>
@@ -109,10 +107,11 @@ export function networkAdminRoutes(ctx: WebContext, router: Router): void {
   router.get('/console/schemes', guard, async (_req, res) => {
     await ctx.deps.store.readDurable();
     const state = await adminState(ctx, res);
+    const body = await schemesPage(ctx, state.csrf);
     sendAdminPage(ctx, res, state, 200, {
       title: 'Commission schemes',
       current: '/admin/console/schemes',
-      body: schemesPage(ctx, state.csrf),
+      body,
     });
   });
 

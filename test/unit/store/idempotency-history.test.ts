@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Store, readCheckpoint } from '../../../gateway/store/store.ts';
+import { FileStore as Store, readCheckpoint } from '../../../gateway/store/store.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';
 import { INDEX_DIR } from '../../../gateway/store/archive.ts';
 import type { IdempotencyRecord } from '../../../gateway/store/state.ts';

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Store } from '../../../gateway/store/store.ts';
+import { Store, type FileStore } from '../../../gateway/store/store.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';
 import { INDEX_DIR, hash32 } from '../../../gateway/store/archive.ts';
 import {
@@ -39,7 +39,7 @@ const record = (key: string, status = 200): IdempotencyRecord => ({
   created_at: '2026-01-01T00:00:00.000Z',
 });
 
-function creditOnce(store: Store, key: string): Promise<'credited' | 'duplicate'> {
+function creditOnce(store: FileStore, key: string): Promise<'credited' | 'duplicate'> {
   return store.transact((tx) => {
     if (tx.get('idempotency', key)) return 'duplicate';
     creditWallet(tx, { account_id: 'a', amount_micros: 1, from: FUNDING_TOPUP, memo: key });
@@ -56,7 +56,7 @@ const manifestOf = (data_dir: string) =>
   JSON.parse(readFileSync(join(data_dir, INDEX_DIR, 'manifest.json'), 'utf8')) as Manifest;
 
 /** Blocks read and journal lines read by one lookup. */
-function costOf(store: Store, lookup: () => void): { blocks: number; records: number } {
+function costOf(store: FileStore, lookup: () => void): { blocks: number; records: number } {
   const blocks = store.archive.id_blocks_read;
   const records = store.archive.counters.records;
   lookup();
@@ -75,7 +75,7 @@ function filtersOf(data_dir: string): (key: string) => number {
 }
 
 /** A crash: no close (the journal is durable per commit), the lock let go as the process's end would. */
-async function crash(store: Store): Promise<void> {
+async function crash(store: FileStore): Promise<void> {
   const internals = store as unknown as {
     checkpoint_timer: NodeJS.Timeout | null;
     checkpointing: Promise<void> | null;
@@ -159,7 +159,7 @@ test('a data dir of index version 3 (written by c3f78eb) opens: its id runs are 
     n.endsWith('.run'),
   );
   const keys = Array.from({ length: 320 }, (_, i) => `admin-credit:ref-${i}`);
-  const check = (store: Store) => {
+  const check = (store: FileStore) => {
     for (const key of keys)
       assert.equal(store.get('idempotency', key)?.request_hash, `hash-${key}`, key);
     for (let i = 0; i < 60; i++)

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../../gateway/config.ts';
-import { redactUrl } from '../../../gateway/store/pg.ts';
+import { redactUrl } from '../../../gateway/store/pg/keys.ts';
 import { StoreUnavailableError } from '../../../gateway/store/store.ts';
 import { errorBody, knownError } from '../../../gateway/http/errors.ts';
 import { tempDir } from '../../support/temp.ts';

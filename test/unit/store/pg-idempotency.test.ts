@@ -1,18 +1,15 @@
-// Idempotency records on the PostgreSQL store (issue #26): an answered key is a row of
-// `aihub_rows` in the database (its primary key is the lookup there) and, in every
-// gateway's replica, history found through the replica's id runs, never a row of the live
-// document in memory. Two uses of one key in one write batch (staged together before either
-// is published) still move money once; another gateway, a restarted one and a replica built
-// again from the log find the key.
+// Idempotency records on the PostgreSQL store (issues #26 and #30): an answered key is a row of
+// `aihub.rows` (its primary key is the lookup, unique by construction), read through a
+// gateway's bounded cache, never a whole table in memory. Two uses of one key in one write
+// batch still move money once; another gateway, a restarted one and a new one find the key.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { openPgStore } from '../../../gateway/store/pg.ts';
-import { verifyPg } from '../../../gateway/store/pg-tools.ts';
+import { openPgStore } from '../../../gateway/store/pg/store.ts';
+import { verifyPg } from '../../../gateway/store/pg/tools.ts';
 import type { Store } from '../../../gateway/store/store.ts';
 import { FUNDING_TOPUP, balanceMicros, creditWallet } from '../../../gateway/ledger/ledger.ts';
 import { startPostgres, type PostgresCluster } from '../../support/postgres.ts';
-import { tempDir } from '../../support/temp.ts';
 
 let cluster: PostgresCluster;
 before(async () => {
@@ -22,8 +19,7 @@ after(async () => {
   await cluster?.teardown();
 });
 
-const open = (url: string, replica_dir = tempDir('aihub-pg-idem-')) =>
-  openPgStore(url, { replica_dir, poll_ms: 60_000 });
+const open = (url: string) => openPgStore(url, { poll_ms: 60_000, cache_rows: 100 });
 
 /** The admin's credit rule in small: once per reference, the answer recorded in the same commit. */
 function creditOnce(store: Store, reference: string): Promise<'credited' | 'duplicate'> {
@@ -42,52 +38,49 @@ function creditOnce(store: Store, reference: string): Promise<'credited' | 'dupl
   });
 }
 
-test('PostgreSQL: one reference twice in one write batch credits once; an answered key is no replica row, and every gateway finds it by key', async () => {
+test('PostgreSQL: one reference twice in one write batch credits once; an answered key is a row found by key on every gateway, old or new, past a bounded cache', async () => {
   const url = await cluster.createDatabase();
   const a = await open(url);
-  const b_dir = tempDir('aihub-pg-idem-');
-  let b = await open(url, b_dir);
+  let b = await open(url);
   try {
-    // Queued in one turn: one batch stages both before publishing either.
+    // Queued in one turn: one batch runs both before committing either.
     const twice = await Promise.all([creditOnce(a, 'r1'), creditOnce(a, 'r1')]);
     assert.deepEqual(twice.sort(), ['credited', 'duplicate']);
-    for (let i = 2; i <= 50; i++) await creditOnce(a, `r${i}`);
-    assert.deepEqual(Object.keys(a.rows('idempotency')), [], 'no answered key in memory');
-    // The other gateway (catching up in its commit) and both sides again.
+    for (let i = 2; i <= 150; i++) await creditOnce(a, `r${i}`);
+    // The cache holds at most its bound (100 entries here, then evicted down to 90 %).
+    assert.ok(a.cache.entries.size <= 110, `${a.cache.entries.size} cache entries`);
+    // The other gateway, and both sides again (an evicted key is loaded again).
     assert.equal(await creditOnce(b, 'r1'), 'duplicate');
-    assert.equal(await creditOnce(b, 'r50'), 'duplicate');
-    assert.equal(await creditOnce(b, 'r51'), 'credited');
-    assert.equal(await creditOnce(a, 'r51'), 'duplicate');
-    assert.deepEqual(Object.keys(b.rows('idempotency')), []);
-    assert.equal(balanceMicros(a.state, 'a'), 51);
-    // In the database, the key is a row of aihub_rows: its primary key finds it.
+    assert.equal(await creditOnce(b, 'r150'), 'duplicate');
+    assert.equal(await creditOnce(b, 'r151'), 'credited');
+    assert.equal(await creditOnce(a, 'r151'), 'duplicate');
+    assert.equal(await creditOnce(a, 'r2'), 'duplicate', 'a key evicted from the cache');
+    assert.equal(await a.read((state) => balanceMicros(state, 'a'), { fresh: true }), 151);
+    // In the database, the key is a row of aihub.rows: its primary key finds it.
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
       const { rows } = await client.query<{ n: string }>(
-        "SELECT count(*) AS n FROM aihub_rows WHERE tbl = 'idempotency' AND id = $1",
+        "SELECT count(*) AS n FROM aihub.rows WHERE tbl = 'idempotency' AND id = $1",
         ['admin-credit:r7'],
       );
       assert.equal(rows[0]!.n, '1');
     } finally {
       await client.end();
     }
-    // A restart that keeps the replica, and a replica built again from the whole log.
+    // A restarted gateway and a new one.
     await b.close();
-    b = await open(url, b_dir);
-    assert.equal(b.replicaOpened()?.rebuilt, null, 'the replica was kept');
+    b = await open(url);
     assert.equal(await creditOnce(b, 'r20'), 'duplicate');
     const fresh = await open(url);
     try {
-      assert.ok(fresh.replicaOpened()?.fresh, 'built from the log');
-      assert.deepEqual(Object.keys(fresh.rows('idempotency')), []);
-      for (const r of ['r1', 'r33', 'r51'])
-        assert.equal(fresh.get('idempotency', `admin-credit:${r}`)?.status, 200, r);
+      for (const r of ['r1', 'r33', 'r151'])
+        assert.equal((await fresh.fetch('idempotency', `admin-credit:${r}`))?.status, 200, r);
       assert.equal(await creditOnce(fresh, 'r2'), 'duplicate');
     } finally {
       await fresh.close();
     }
-    assert.equal(balanceMicros(b.state, 'a'), 51);
+    assert.equal(await b.read((state) => balanceMicros(state, 'a'), { fresh: true }), 151);
   } finally {
     await a.close();
     await b.close();

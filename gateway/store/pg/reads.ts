@@ -1,0 +1,771 @@
+// History reads on the PostgreSQL store: SQL over indexed tables, each reading what it returns
+// (docs/store-postgres.md, "History reads are SQL"). The answers are the JSON-file store's
+// (store/reads.ts): the same pages, totals, orders and snapshots.
+//   payment transactions: aihub.rows (tbl payment_txns), by (account_id, created_at);
+//   wallet lines: aihub.wallet_lines, by (account_id, n) and (at, n);
+//   API logs, usage, audit: aihub.history, by (kind, account_id, at, n) and (kind, at, n).
+// A filter that is a JavaScript function (`match`) reads the candidates of its range a chunk at
+// a time, as the JSON-file store does; the others are WHERE clauses.
+import type pg from 'pg';
+import type { KeyStats } from '../archive.js';
+import { METHOD_CODES, SERVICE_CODES } from '../archive.js';
+import {
+  PagePick,
+  ReadSnapshot,
+  type AuditSelect,
+  type LogResult,
+  type LogSelect,
+  type Page,
+  type StoreReads,
+  type TxnRow,
+  type TxnSelect,
+  type UsageResult,
+  type UsageSelect,
+  type WalletLine,
+  type WalletResult,
+  type WalletSelect,
+} from '../reads.js';
+import type { HistoryRecord, Posting } from '../state.js';
+import { Turns, type Pacer } from '../turns.js';
+import type { PgStore } from './store.js';
+import { holdsNul } from './keys.js';
+import { StoreUnavailableError } from '../../kernel/errors.js';
+
+const DAY_MS = 86_400_000;
+/** Rows per chunk handed to a report (as the JSON-file store's txnChunks). */
+const ROWS_PER_CHUNK = 16;
+/** Rows read per query when a range is walked (between two turns). */
+const PAGE_ROWS = 512;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+interface WalletRow {
+  n: string;
+  account_id: string;
+  delta: string;
+  balance: string;
+  posting: Posting;
+  resolved_by: Posting | null;
+}
+
+interface HistRow {
+  n: string;
+  tag: string | null;
+  aux: string | null;
+  aux2: number | null;
+  record: HistoryRecord;
+}
+
+/** A point in history several reads agree on: per list, the database snapshot of its first read. */
+interface PgPoint {
+  snap: string;
+  live: TxnRow[];
+}
+
+function lineOf(row: WalletRow): WalletLine {
+  const delta = Number(row.delta);
+  const balance = Number(row.balance);
+  return {
+    posting: row.posting,
+    ...(row.resolved_by ? { resolved_by: row.resolved_by } : {}),
+    account_id: row.account_id,
+    delta_micros: delta,
+    opening_micros: balance - delta,
+    closing_micros: balance,
+  };
+}
+
+/** SQL text and parameters, built a clause at a time. */
+class Where {
+  readonly clauses: string[] = [];
+  readonly params: unknown[] = [];
+  add(clause: (p: (value: unknown) => string) => string): this {
+    this.clauses.push(
+      clause((value) => {
+        this.params.push(value);
+        return `$${this.params.length}`;
+      }),
+    );
+    return this;
+  }
+  get sql(): string {
+    return this.clauses.length > 0 ? this.clauses.join(' AND ') : 'true';
+  }
+}
+
+export class PgReads implements StoreReads {
+  readonly turns = new Turns();
+
+  constructor(private readonly store: PgStore) {}
+
+  snapshot(): ReadSnapshot {
+    return new ReadSnapshot();
+  }
+
+  private async rows<R extends pg.QueryResultRow>(text: string, params: unknown[]): Promise<R[]> {
+    if (holdsNul(params)) return []; // no stored text holds U+0000: nothing matches
+    this.store.stats.statements++;
+    try {
+      return (await this.store.pool.query<R>(text, params)).rows;
+    } catch (error) {
+      throw new StoreUnavailableError(
+        `the database is unavailable (${(error as Error)?.message ?? String(error)})`,
+        { cause: error },
+      );
+    }
+  }
+
+  /** The database snapshot a list's reads through `as_of` agree on (taken at its first read), with the live transactions of `key` then. */
+  private point(as_of: ReadSnapshot, name: string, account_id: string | null): Promise<PgPoint> {
+    return as_of.once(`pg/${name}`, async () => {
+      const where = new Where()
+        .add(() => `tbl = 'payment_txns'`)
+        .add(() => `row->>'stage' <> 'final'`);
+      if (name.startsWith('txn') && account_id !== null)
+        where.add((p) => `row->>'account_id' = ${p(account_id)}`);
+      const [first] = await this.rows<{ snap: string; live: TxnRow[] | null }>(
+        name.startsWith('txn')
+          ? `SELECT pg_current_snapshot()::text AS snap, (SELECT json_agg(row) FROM aihub.rows WHERE ${where.sql}) AS live`
+          : `SELECT pg_current_snapshot()::text AS snap, NULL::json AS live`,
+        name.startsWith('txn') ? where.params : [],
+      );
+      return { snap: first!.snap, live: first!.live ?? [] };
+    });
+  }
+
+  // ---- payment transactions ---------------------------------------------------------------
+
+  private txnWhere(select: TxnSelect, final_only: boolean): Where {
+    const where = new Where().add(() => `tbl = 'payment_txns'`);
+    if (select.account_id !== null)
+      where.add((p) => `row->>'account_id' = ${p(select.account_id)}`);
+    if (select.service !== undefined) where.add((p) => `row->>'service' = ${p(select.service)}`);
+    if (select.status !== undefined) where.add((p) => `row->>'status' = ${p(select.status)}`);
+    if (select.from_ms !== undefined)
+      where.add((p) => `row->>'created_at' >= ${p(iso(select.from_ms!))}`);
+    if (select.to_ms !== undefined)
+      where.add((p) => `row->>'created_at' <= ${p(iso(select.to_ms!))}`);
+    if (final_only) where.add(() => `row->>'stage' = 'final'`);
+    return where;
+  }
+
+  /** Newest created first; among equal times, unfinished first, then the latest written. */
+  private static readonly TXN_DESC = `row->>'created_at' DESC, (row->>'stage' <> 'final') DESC, ver DESC`;
+  private static readonly TXN_ASC = `row->>'created_at' ASC, (row->>'stage' <> 'final') ASC, ver ASC`;
+
+  async txns(select: TxnSelect, page: Page | null): Promise<{ total: number; rows: TxnRow[] }> {
+    const where = this.txnWhere(select, false);
+    if (!select.match) {
+      const [counted] = await this.rows<{ n: string }>(
+        `SELECT count(*)::text AS n FROM aihub.rows WHERE ${where.sql}`,
+        where.params,
+      );
+      const limit = page ? `OFFSET ${page.offset} LIMIT ${page.limit}` : '';
+      const rows = await this.rows<{ row: TxnRow }>(
+        `SELECT row FROM aihub.rows WHERE ${where.sql} ORDER BY ${PgReads.TXN_DESC} ${limit}`,
+        where.params,
+      );
+      return { total: Number(counted!.n), rows: rows.map((r) => r.row) };
+    }
+    const rows: TxnRow[] = [];
+    let matched = 0;
+    for await (const chunk of this.txnWalk(where, 'desc', null)) {
+      const kept = await this.store.read(() => chunk.filter((row) => select.match!(row)));
+      for (const row of kept) {
+        matched++;
+        if (page === null || (matched > page.offset && rows.length < page.limit)) rows.push(row);
+      }
+    }
+    return { total: matched, rows };
+  }
+
+  /** The rows of a transactions selection in order, PAGE_ROWS at a time (keyset pages). */
+  private async *txnWalk(
+    where: Where,
+    order: 'asc' | 'desc',
+    snap: string | null,
+  ): AsyncGenerator<TxnRow[]> {
+    let after: { created: string; ver: string } | null = null;
+    const cmp = order === 'desc' ? '<' : '>';
+    for (;;) {
+      const w = new Where();
+      w.clauses.push(...where.clauses);
+      w.params.push(...where.params);
+      if (snap !== null) w.add((p) => `pg_visible_in_snapshot(xid, ${p(snap)}::pg_snapshot)`);
+      if (after) {
+        const a = after;
+        w.add(
+          (p) => `(row->>'created_at', ver) ${cmp} (${p(a.created)}::text, ${p(a.ver)}::bigint)`,
+        );
+      }
+      const rows = await this.rows<{ row: TxnRow; ver: string }>(
+        `SELECT r.row, r.ver::text AS ver FROM aihub.rows r WHERE ${w.sql}
+         ORDER BY r.row->>'created_at' ${order}, r.ver ${order} LIMIT ${PAGE_ROWS}`,
+        w.params,
+      );
+      if (rows.length === 0) return;
+      const last = rows.at(-1)!;
+      after = { created: last.row.created_at, ver: last.ver };
+      yield rows.map((r) => r.row);
+      if (rows.length < PAGE_ROWS) return;
+    }
+  }
+
+  async *txnChunks(
+    select: TxnSelect,
+    order: 'asc' | 'desc',
+    given?: Pacer,
+  ): AsyncGenerator<TxnRow[]> {
+    const pacer = given ?? this.turns.pacer();
+    let out: TxnRow[] = [];
+    try {
+      await pacer.next();
+      const as_of = select.as_of ?? new ReadSnapshot();
+      const point = await this.point(
+        as_of,
+        `txn/${select.account_id ?? '_all'}`,
+        select.account_id,
+      );
+      // The unfinished ones as the snapshot found them, merged with the finalized ones it sees.
+      const live = point.live
+        .filter((row) => this.liveMatches(row, select))
+        .sort((a, b) =>
+          order === 'desc'
+            ? b.created_at.localeCompare(a.created_at)
+            : a.created_at.localeCompare(b.created_at),
+        );
+      const before = (a: TxnRow, b: TxnRow) =>
+        order === 'desc' ? a.created_at >= b.created_at : a.created_at <= b.created_at;
+      const emit = async function* (this: PgReads, rows: TxnRow[]): AsyncGenerator<TxnRow[]> {
+        const kept = select.match
+          ? await this.store.read(() => rows.filter((row) => select.match!(row)))
+          : rows;
+        for (const row of kept) {
+          out.push(row);
+          if (out.length >= ROWS_PER_CHUNK) {
+            yield out;
+            out = [];
+            await pacer.next();
+          }
+        }
+      }.bind(this);
+      let l = 0;
+      for await (const chunk of this.txnWalk(this.txnWhere(select, true), order, point.snap)) {
+        const merged: TxnRow[] = [];
+        for (const row of chunk) {
+          while (l < live.length && before(live[l]!, row)) merged.push(live[l++]!);
+          merged.push(row);
+        }
+        yield* emit(merged);
+        await pacer.next();
+      }
+      yield* emit(live.slice(l));
+    } finally {
+      if (!given) pacer.end();
+    }
+    if (out.length > 0) yield out;
+  }
+
+  /** The test of a live row against a selection's fields (its `match` is applied with the others). */
+  private liveMatches(row: TxnRow, select: TxnSelect): boolean {
+    if (select.service !== undefined && row.service !== select.service) return false;
+    if (select.status !== undefined && row.status !== select.status) return false;
+    const created_ms = Date.parse(row.created_at);
+    if (select.from_ms !== undefined && created_ms < select.from_ms) return false;
+    if (select.to_ms !== undefined && created_ms > select.to_ms) return false;
+    return true;
+  }
+
+  async finalizedSince(since_ms: number): Promise<TxnRow[]> {
+    const rows = await this.rows<{ row: TxnRow }>(
+      `SELECT row FROM aihub.rows WHERE tbl = 'payment_txns' AND row->>'stage' = 'final'
+         AND row->>'finalized_at' >= $1 ORDER BY row->>'finalized_at'`,
+      [iso(since_ms)],
+    );
+    return rows.map((r) => r.row);
+  }
+
+  // ---- wallet lines -------------------------------------------------------------------------
+
+  private async walletWhere(select: WalletSelect): Promise<Where> {
+    const where = new Where();
+    if (select.account_id !== null) where.add((p) => `account_id = ${p(select.account_id)}`);
+    if (select.from_ms !== undefined) where.add((p) => `at >= ${p(iso(select.from_ms!))}`);
+    if (select.to_ms !== undefined) where.add((p) => `at <= ${p(iso(select.to_ms!))}`);
+    if (select.as_of) {
+      const { snap } = await this.point(select.as_of, `wal/${select.account_id ?? '_all'}`, null);
+      where.add((p) => `pg_visible_in_snapshot(xid, ${p(snap)}::pg_snapshot)`);
+    }
+    return where;
+  }
+
+  /** Lines of a selection in `order`, PAGE_ROWS at a time. */
+  private async *walletWalk(where: Where, order: 'asc' | 'desc'): AsyncGenerator<WalletRow[]> {
+    let after: string | null = null;
+    for (;;) {
+      const w = new Where();
+      w.clauses.push(...where.clauses);
+      w.params.push(...where.params);
+      if (after !== null) {
+        const a = after;
+        w.add((p) => `n ${order === 'desc' ? '<' : '>'} ${p(a)}::bigint`);
+      }
+      const rows = await this.rows<WalletRow>(
+        `SELECT n::text AS n, account_id, delta::text AS delta, balance::text AS balance, posting, resolved_by
+         FROM aihub.wallet_lines l WHERE ${w.sql} ORDER BY l.n ${order} LIMIT ${PAGE_ROWS}`,
+        w.params,
+      );
+      if (rows.length === 0) return;
+      after = rows.at(-1)!.n;
+      yield rows;
+      if (rows.length < PAGE_ROWS) return;
+    }
+  }
+
+  private async walletFold(
+    select: WalletSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+    pacer: Pacer | null,
+  ): Promise<WalletResult> {
+    const where = await this.walletWhere(select);
+    const single = select.account_id !== null;
+    const result: WalletResult = {
+      total: 0,
+      credits_micros: 0,
+      debits_micros: 0,
+      opening_micros: single ? 0 : null,
+      closing_micros: single ? 0 : null,
+      rows: [],
+    };
+    if (single) {
+      // The balance before the range, and the first and last lines in it.
+      const edges = await this.walletEdges(select, where);
+      const edge = edges[0]!;
+      const before = edge.before === null ? 0 : Number(edge.before);
+      result.opening_micros = edge.first_open === null ? before : Number(edge.first_open);
+      result.closing_micros = edge.last === null ? before : Number(edge.last);
+    }
+    if (!select.match && page !== null) {
+      const [totals] = await this.rows<{ n: string; credits: string; debits: string }>(
+        `SELECT count(*)::text AS n, coalesce(sum(delta) FILTER (WHERE delta >= 0), 0)::text AS credits,
+           coalesce(-sum(delta) FILTER (WHERE delta < 0), 0)::text AS debits
+         FROM aihub.wallet_lines WHERE ${where.sql}`,
+        where.params,
+      );
+      result.total = Number(totals!.n);
+      result.credits_micros = Number(totals!.credits);
+      result.debits_micros = Number(totals!.debits);
+      if (page.limit > 0) {
+        const rows = await this.rows<WalletRow>(
+          `SELECT n::text AS n, account_id, delta::text AS delta, balance::text AS balance, posting, resolved_by
+           FROM aihub.wallet_lines l WHERE ${where.sql} ORDER BY l.n ${order} OFFSET ${page.offset} LIMIT ${page.limit}`,
+          where.params,
+        );
+        result.rows = rows.map(lineOf);
+      }
+      return result;
+    }
+    const matched = new PagePick<WalletRow>(page, order);
+    let first: WalletRow | null = null;
+    for await (const chunk of this.walletWalk(where, 'asc')) {
+      const kept = select.match
+        ? await this.store.read(() => chunk.filter((row) => select.match!(row.posting)))
+        : chunk;
+      for (const row of kept) {
+        first ??= row;
+        matched.offer(row);
+        const delta = Number(row.delta);
+        if (delta >= 0) result.credits_micros += delta;
+        else result.debits_micros -= delta;
+      }
+      if (pacer) await pacer.next();
+    }
+    if (select.match && single && first)
+      result.opening_micros = Number(first.balance) - Number(first.delta);
+    result.total = matched.total;
+    result.rows = matched.rows().map(lineOf);
+    return result;
+  }
+
+  /** The edges of a single account's range, parameters numbered for one statement. */
+  private async walletEdges(
+    select: WalletSelect,
+    where: Where,
+  ): Promise<Array<{ before: string | null; first_open: string | null; last: string | null }>> {
+    const before = new Where().add((p) => `account_id = ${p(select.account_id)}`);
+    if (select.from_ms !== undefined) before.add((p) => `at < ${p(iso(select.from_ms!))}`);
+    const [b] = await this.rows<{ v: string | null }>(
+      `SELECT balance::text AS v FROM aihub.wallet_lines WHERE ${before.sql} ORDER BY n DESC LIMIT 1`,
+      before.params,
+    );
+    const [f] = await this.rows<{ v: string | null }>(
+      `SELECT (balance - delta)::text AS v FROM aihub.wallet_lines WHERE ${where.sql} ORDER BY n ASC LIMIT 1`,
+      where.params,
+    );
+    const [l] = await this.rows<{ v: string | null }>(
+      `SELECT balance::text AS v FROM aihub.wallet_lines WHERE ${where.sql} ORDER BY n DESC LIMIT 1`,
+      where.params,
+    );
+    return [{ before: b?.v ?? null, first_open: f?.v ?? null, last: l?.v ?? null }];
+  }
+
+  wallet(select: WalletSelect, page: Page | null, order: 'asc' | 'desc'): Promise<WalletResult> {
+    return this.walletFold(select, page, order, null);
+  }
+
+  async walletInTurns(
+    select: WalletSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+    given?: Pacer,
+  ): Promise<WalletResult> {
+    const pacer = given ?? this.turns.pacer();
+    try {
+      await pacer.next();
+      return await this.walletFold(select, page, order, pacer);
+    } finally {
+      if (!given) pacer.end();
+    }
+  }
+
+  async *walletLines(
+    select: WalletSelect,
+    page: Page,
+    order: 'asc' | 'desc',
+    pacer: Pacer,
+  ): AsyncGenerator<WalletLine[]> {
+    const where = await this.walletWhere(select);
+    let skipped = 0;
+    let taken = 0;
+    for await (const chunk of this.walletWalk(where, order)) {
+      await pacer.next();
+      const kept = select.match
+        ? await this.store.read(() => chunk.filter((row) => select.match!(row.posting)))
+        : chunk;
+      const batch: WalletLine[] = [];
+      for (const row of kept) {
+        if (skipped < page.offset) {
+          skipped++;
+          continue;
+        }
+        if (taken >= page.limit) break;
+        batch.push(lineOf(row));
+        taken++;
+      }
+      if (batch.length > 0) yield batch;
+      if (taken >= page.limit) return;
+    }
+  }
+
+  async *walletExport(select: WalletSelect, order: 'asc' | 'desc'): AsyncGenerator<WalletLine[]> {
+    const where = await this.walletWhere(select);
+    for await (const chunk of this.walletWalk(where, order)) {
+      const kept = select.match
+        ? await this.store.read(() => chunk.filter((row) => select.match!(row.posting)))
+        : chunk;
+      if (kept.length > 0) yield kept.map(lineOf);
+    }
+  }
+
+  // ---- API logs, usage, audit ------------------------------------------------------------------
+
+  private async histWhere(
+    kind: string,
+    account_id: string | null,
+    select: {
+      from_ms?: number | undefined;
+      to_ms?: number | undefined;
+      as_of?: ReadSnapshot | undefined;
+    },
+  ): Promise<Where> {
+    const where = new Where().add((p) => `kind = ${p(kind)}`);
+    if (account_id !== null) where.add((p) => `account_id = ${p(account_id)}`);
+    if (select.from_ms !== undefined) where.add((p) => `at >= ${p(iso(select.from_ms!))}`);
+    if (select.to_ms !== undefined) where.add((p) => `at <= ${p(iso(select.to_ms!))}`);
+    if (select.as_of) {
+      const { snap } = await this.point(select.as_of, `${kind}/${account_id ?? '_all'}`, null);
+      where.add((p) => `pg_visible_in_snapshot(xid, ${p(snap)}::pg_snapshot)`);
+    }
+    return where;
+  }
+
+  private async *histWalk(where: Where, order: 'asc' | 'desc'): AsyncGenerator<HistRow[]> {
+    let after: string | null = null;
+    for (;;) {
+      const w = new Where();
+      w.clauses.push(...where.clauses);
+      w.params.push(...where.params);
+      if (after !== null) {
+        const a = after;
+        w.add((p) => `n ${order === 'desc' ? '<' : '>'} ${p(a)}::bigint`);
+      }
+      const rows = await this.rows<HistRow>(
+        `SELECT h.n::text AS n, h.tag::text AS tag, h.aux::text AS aux, h.aux2, h.record FROM aihub.history h
+         WHERE ${w.sql} ORDER BY h.at ${order}, h.n ${order} LIMIT ${PAGE_ROWS}`,
+        w.params,
+      );
+      if (rows.length === 0) return;
+      after = rows.at(-1)!.n;
+      yield rows;
+      if (rows.length < PAGE_ROWS) return;
+    }
+  }
+
+  /** The API-log filters SQL can apply (status, method, a service of inbound requests). */
+  private async logWhere(select: LogSelect): Promise<Where> {
+    const where = await this.histWhere('api_log', select.account_id, select);
+    if (select.status !== undefined) {
+      if (/^\dxx$/.test(select.status)) {
+        const base = Number(select.status[0]) * 100;
+        where.add((p) => `tag >= ${p(base)} AND tag < ${p(base + 100)}`);
+      } else where.add((p) => `tag = ${p(Number(select.status))}`);
+    }
+    if (select.method !== undefined) {
+      const code = METHOD_CODES.indexOf(select.method as never) + 1;
+      where.add((p) => `aux / 8 = ${p(code)}`);
+    }
+    if (select.service !== undefined) {
+      const code = SERVICE_CODES.indexOf(select.service as never) + 1;
+      // Outbound calls (webhooks) name their transaction, not a path: checked one by one below.
+      where.add((p) => `(aux % 8 = ${p(code)} OR aux % 8 = 0)`);
+    }
+    return where;
+  }
+
+  /** The records of a log selection the SQL filters passed, through the checks SQL cannot make. */
+  private logKeep(select: LogSelect, rows: HistRow[]): Promise<HistRow[]> {
+    const service_code =
+      select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
+    if (service_code === null && !select.match) return Promise.resolve(rows);
+    return this.store.read(() =>
+      rows.filter((row) => {
+        const aux = Number(row.aux);
+        if (service_code !== null && aux % 8 !== service_code) {
+          const record = row.record;
+          if (
+            record.direction !== 'outbound' ||
+            this.store.get('payment_txns', String(record.txn_id))?.service !== select.service
+          )
+            return false;
+        }
+        return !select.match || select.match(row.record);
+      }),
+    );
+  }
+
+  private async logFold(
+    select: LogSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+    pacer: Pacer | null,
+  ): Promise<LogResult> {
+    const where = await this.logWhere(select);
+    const result: LogResult = { total: 0, errors: 0, latency_total_ms: 0, rows: [] };
+    if (!select.match && select.service === undefined && page !== null) {
+      const [totals] = await this.rows<{ n: string; errors: string; latency: number | null }>(
+        `SELECT count(*)::text AS n, count(*) FILTER (WHERE tag = 0 OR tag >= 400)::text AS errors,
+           sum(aux2) AS latency FROM aihub.history WHERE ${where.sql}`,
+        where.params,
+      );
+      result.total = Number(totals!.n);
+      result.errors = Number(totals!.errors);
+      result.latency_total_ms = totals!.latency ?? 0;
+      if (page.limit > 0) {
+        const rows = await this.rows<HistRow>(
+          `SELECT record FROM aihub.history WHERE ${where.sql}
+           ORDER BY at ${order}, n ${order} OFFSET ${page.offset} LIMIT ${page.limit}`,
+          where.params,
+        );
+        result.rows = rows.map((r) => r.record);
+      }
+      return result;
+    }
+    const matched = new PagePick<HistoryRecord>(page, order);
+    for await (const chunk of this.histWalk(where, 'asc')) {
+      for (const row of await this.logKeep(select, chunk)) {
+        matched.offer(row.record);
+        const status = Number(row.tag);
+        if (status === 0 || status >= 400) result.errors++;
+        result.latency_total_ms += row.aux2 ?? 0;
+      }
+      if (pacer) await pacer.next();
+    }
+    result.total = matched.total;
+    result.rows = matched.rows();
+    return result;
+  }
+
+  apiLogs(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): Promise<LogResult> {
+    return this.logFold(select, page, order, null);
+  }
+
+  async apiLogsInTurns(
+    select: LogSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+    given?: Pacer,
+  ): Promise<LogResult> {
+    const pacer = given ?? this.turns.pacer();
+    try {
+      await pacer.next();
+      return await this.logFold(select, page, order, pacer);
+    } finally {
+      if (!given) pacer.end();
+    }
+  }
+
+  async *apiLogRecords(
+    select: LogSelect,
+    page: Page,
+    order: 'asc' | 'desc',
+    pacer: Pacer,
+  ): AsyncGenerator<HistoryRecord[]> {
+    const where = await this.logWhere(select);
+    yield* this.paged(this.histWalk(where, order), page, pacer, (rows) =>
+      this.logKeep(select, rows),
+    );
+  }
+
+  /** A page of a walk's kept rows, a batch per chunk, in turns of `pacer`. */
+  private async *paged(
+    walk: AsyncGenerator<HistRow[]>,
+    page: Page,
+    pacer: Pacer,
+    keep: (rows: HistRow[]) => Promise<HistRow[]>,
+  ): AsyncGenerator<HistoryRecord[]> {
+    let skipped = 0;
+    let taken = 0;
+    for await (const chunk of walk) {
+      await pacer.next();
+      const batch: HistoryRecord[] = [];
+      for (const row of await keep(chunk)) {
+        if (skipped < page.offset) {
+          skipped++;
+          continue;
+        }
+        if (taken >= page.limit) break;
+        batch.push(row.record);
+        taken++;
+      }
+      if (batch.length > 0) yield batch;
+      if (taken >= page.limit) return;
+    }
+  }
+
+  private usageKeep(select: UsageSelect, rows: HistRow[]): Promise<HistRow[]> {
+    if (!select.match) return Promise.resolve(rows);
+    return this.store.read(() => rows.filter((row) => select.match!(row.record)));
+  }
+
+  async usageInTurns(
+    select: UsageSelect,
+    page: Page | null,
+    order: 'asc' | 'desc',
+    given?: Pacer,
+  ): Promise<UsageResult> {
+    const pacer = given ?? this.turns.pacer();
+    try {
+      await pacer.next();
+      const where = await this.histWhere('usage', select.account_id, select);
+      const result: UsageResult = { total: 0, cost_micros: 0, tokens: 0, rows: [] };
+      if (!select.match && page !== null) {
+        const [totals] = await this.rows<{ n: string; cost: string; tokens: number | null }>(
+          `SELECT count(*)::text AS n, coalesce(sum(aux), 0)::text AS cost, sum(aux2) AS tokens
+           FROM aihub.history WHERE ${where.sql}`,
+          where.params,
+        );
+        result.total = Number(totals!.n);
+        result.cost_micros = Number(totals!.cost);
+        result.tokens = totals!.tokens ?? 0;
+        if (page.limit > 0) {
+          const rows = await this.rows<HistRow>(
+            `SELECT record FROM aihub.history WHERE ${where.sql}
+             ORDER BY at ${order}, n ${order} OFFSET ${page.offset} LIMIT ${page.limit}`,
+            where.params,
+          );
+          result.rows = rows.map((r) => r.record);
+        }
+        return result;
+      }
+      const matched = new PagePick<HistoryRecord>(page, order);
+      for await (const chunk of this.histWalk(where, 'asc')) {
+        for (const row of await this.usageKeep(select, chunk)) {
+          matched.offer(row.record);
+          result.cost_micros += Number(row.aux ?? 0);
+          result.tokens += row.aux2 ?? 0;
+        }
+        await pacer.next();
+      }
+      result.total = matched.total;
+      result.rows = matched.rows();
+      return result;
+    } finally {
+      if (!given) pacer.end();
+    }
+  }
+
+  async *usageRecords(
+    select: UsageSelect,
+    page: Page,
+    order: 'asc' | 'desc',
+    pacer: Pacer,
+  ): AsyncGenerator<HistoryRecord[]> {
+    const where = await this.histWhere('usage', select.account_id, select);
+    yield* this.paged(this.histWalk(where, order), page, pacer, (rows) =>
+      this.usageKeep(select, rows),
+    );
+  }
+
+  async audit(select: AuditSelect, page: Page): Promise<{ total: number; rows: HistoryRecord[] }> {
+    const where = await this.histWhere('audit', select.account_id, {});
+    if (select.action !== undefined) where.add((p) => `label = ${p(select.action)}`);
+    const [counted] = await this.rows<{ n: string }>(
+      `SELECT count(*)::text AS n FROM aihub.history WHERE ${where.sql}`,
+      where.params,
+    );
+    const rows = await this.rows<HistRow>(
+      `SELECT record FROM aihub.history WHERE ${where.sql} ORDER BY at DESC, n DESC OFFSET ${page.offset} LIMIT ${page.limit}`,
+      where.params,
+    );
+    return { total: Number(counted!.n), rows: rows.map((r) => r.record) };
+  }
+
+  async dailySpend(
+    account_id: string,
+    first_day_ms: number,
+    days: number,
+  ): Promise<Array<Map<string, number>>> {
+    const out = Array.from({ length: days }, () => new Map<string, number>());
+    const rows = await this.rows<{ day: string; tier: string; cost: string }>(
+      `SELECT floor((extract(epoch FROM at) * 1000 - $2::float8) / ${DAY_MS})::text AS day, label AS tier,
+         sum(aux)::text AS cost
+       FROM aihub.history WHERE kind = 'usage' AND account_id = $1 AND at >= $3 AND at < $4 AND aux > 0
+       GROUP BY 1, 2`,
+      [account_id, first_day_ms, iso(first_day_ms), iso(first_day_ms + days * DAY_MS)],
+    );
+    for (const row of rows) {
+      const day = Number(row.day);
+      if (day >= 0 && day < days) out[day]!.set(row.tier, Number(row.cost));
+    }
+    return out;
+  }
+
+  async keyStats(key_id: string): Promise<KeyStats> {
+    const [row] = await this.rows<{
+      requests: string;
+      cost_micros: string;
+      last_used: string | null;
+    }>(
+      'SELECT requests::text AS requests, cost_micros::text AS cost_micros, last_used FROM aihub.key_stats WHERE key_id = $1',
+      [key_id],
+    );
+    return row
+      ? {
+          requests: Number(row.requests),
+          cost_micros: Number(row.cost_micros),
+          last_used: row.last_used,
+        }
+      : { requests: 0, cost_micros: 0, last_used: null };
+  }
+}

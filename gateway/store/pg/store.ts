@@ -1,0 +1,1262 @@
+// The PostgreSQL store (issue #30; docs/store-postgres.md): PostgreSQL holds the state as tables
+// and decides conflicts row by row; this gateway holds a bounded cache of what it uses.
+//
+//   transact(fn): fn runs on the cache in a Run (reads recorded with versions, writes staged);
+//     what it misses is loaded in one query and it runs again; the runs queued meanwhile form a
+//     batch, committed by ONE statement (aihub.commit) that locks only the batch's keys, checks
+//     its read set and guards, and writes. A conflict refreshes what differed and runs the
+//     batch again. Batches whose keys are disjoint are in flight at once, on their own
+//     connections: a wallet locked elsewhere holds up only the requests on that wallet.
+//   read(fn)/fetch/list/page/count/scan: reads outside transactions, loaded as needed.
+//   reads: history by SQL (pg/reads.ts).
+//
+// No other gateway's writes are applied here: announced rows are dropped from the cache
+// (LISTEN aihub_cache), validated ones are checked at commit or loaded fresh.
+import { hostname } from 'node:os';
+import pg from 'pg';
+import { StoreUnavailableError } from '../../kernel/errors.js';
+import { acquireLock } from '../lock.js';
+import { ensurePrivateDataDir } from '../private-files.js';
+import type { StoreReads } from '../reads.js';
+import type { Row, State, TableName } from '../state.js';
+import type { IndexOptions, PageOptions, Store, StoreStats, TableIndex, Tx } from '../store.js';
+import { BlockingQueries } from './blocking.js';
+import { BatchState, CacheTx, PgCache, Run } from './cache.js';
+import { encodeBatch } from './commit.js';
+import {
+  SEP,
+  USAGE_TABLE,
+  holdsNul,
+  checkFieldName,
+  lockOf,
+  rowKey,
+  splitIndexKey,
+  splitRowKey,
+} from './keys.js';
+import { PgReads } from './reads.js';
+import { ensureFieldIndex, migrateSchema, oldLayoutRecords } from './schema.js';
+
+export interface PgStoreOptions {
+  now?: () => Date;
+  warn?: (message: string) => void;
+  /** This gateway's name among the live ones (AIHUB_GATEWAY_ID; default hostname:pid). */
+  gateway_id?: string;
+  /** A directory to hold the one-process lock of (the data dir: one gateway per data dir). */
+  lock_dir?: string;
+  /** Connections in the pool (default 8: commits in flight, loads, history reads). */
+  pool_max?: number;
+  /** Per-statement timeout, ms (default 10,000). */
+  statement_timeout_ms?: number;
+  /** Heartbeat and listener reconnection period, ms (default 1,000). */
+  poll_ms?: number;
+  /** How recent another gateway's heartbeat must be for it to count as live, ms (AIHUB_GATEWAY_LIVE_MS). */
+  live_ms?: number;
+  /** Cache entries kept (AIHUB_CACHE_ROWS, default 100,000). */
+  cache_rows?: number;
+  /** Write batches in flight at once (default pool_max - 2, at least 1). */
+  max_in_flight?: number;
+}
+
+/** Runs per batch at most. */
+const MAX_BATCH = 256;
+/** Optimistic attempts of a transaction before it commits under locks taken first. */
+export const OPTIMISTIC_TRIES = 8;
+/** Rounds of loading what a read or run missed before giving up (a function that misses forever). */
+const MAX_LOAD_ROUNDS = 50;
+const LIVE_POLLS = 5;
+const GONE_AFTER = '1 hour';
+const LEAVE_WAIT_MS = 1_000;
+/** How long a close waits for the commits queued and in flight. */
+const CLOSE_WAIT_MS = 15_000;
+const SEEN_PRUNE_EVERY_MS = 10_000;
+const SEEN_PRUNE_BATCH = 10_000;
+
+export function toUnavailable(error: unknown): StoreUnavailableError {
+  if (error instanceof StoreUnavailableError) return error;
+  return new StoreUnavailableError(
+    `the database is unavailable (${(error as Error)?.message ?? String(error)})`,
+    { cause: error },
+  );
+}
+
+/** A pool with bounded size and timeouts that never crashes the process on a dropped connection. */
+export function openPool(
+  database_url: string,
+  options: { max?: number; statement_timeout_ms?: number; warn?: (message: string) => void } = {},
+): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: database_url,
+    max: options.max ?? 8,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: options.statement_timeout_ms ?? 10_000,
+    application_name: 'aihub-gateway',
+  });
+  // An idle client whose connection dropped: the pool discards it; nothing else to do.
+  pool.on('error', (error) => options.warn?.(`database connection lost (${error.message})`));
+  return pool;
+}
+
+interface Job {
+  fn: (tx: Tx) => unknown;
+  /** The cache's load sequence number when it was queued: entries loaded after it are newer than the request. */
+  queued_at: number;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+  /** Loading what its last run missed. */
+  waiting: boolean;
+  /** Its last run touched a key of a batch in flight: it waits for that batch. */
+  blocked: ReadonlySet<string> | null;
+  conflicts: number;
+  /** Rounds its runs missed keys in (from the third on, misses load at once: Run.sync_loads). */
+  miss_rounds: number;
+  now: Date | null;
+  /** The keys its last run touched. */
+  keys: ReadonlySet<string> | null;
+}
+
+/** A kept run of a batch: its job, and what the function returned or threw. */
+interface Kept {
+  job: Job;
+  run: Run;
+  result: unknown;
+  error: unknown;
+  threw: boolean;
+}
+
+interface Flight {
+  keys: ReadonlySet<string>;
+  done: Promise<void>;
+}
+
+type AnswerRow = { kind: string; k1: string; k2: string | null; ver: string; val: string | null };
+
+/** The load query's rows: r row, a usage total, b balance, p platform balance, s set member, v index version. */
+type LoadRow = {
+  kind: string;
+  k1: string;
+  k2: string | null;
+  ver: string | null;
+  val: string | null;
+};
+
+export class PgStore implements Store {
+  readonly cache: PgCache;
+  readonly reads: StoreReads;
+  private readonly queue: Job[] = [];
+  private readonly flights = new Set<Flight>();
+  private pumping = false;
+  private closed = false;
+  private readonly loading = new Map<string, Promise<void>>();
+  /** The table and field pairs whose partial index was made sure of. */
+  private readonly indexed = new Set<string>();
+  private listener: pg.Client | null = null;
+  private poll_timer: NodeJS.Timeout | null = null;
+  private beating = false;
+  private pruning_seen = false;
+  private seen_pruned_ms = 0;
+  private readonly blocking: BlockingQueries;
+  private readonly max_in_flight: number;
+  /**
+   * Shards of the platform's accounts: each batch in flight adds to a shard no other batch of
+   * this gateway holds at that moment (the lowest free number), so two of its commits never
+   * wait for each other's shard row.
+   */
+  private readonly slots_used = new Set<number>();
+  live_gateways = 1;
+  /**
+   * Test hook: awaited before each optimistic commit statement is sent. A test commits through
+   * another store here to make the statement conflict, deterministically.
+   * @internal
+   */
+  before_commit: (() => Promise<void>) | null = null;
+  readonly stats = {
+    batches: 0,
+    conflicts: 0,
+    locked: 0,
+    loads: 0,
+    rows_loaded: 0,
+    invalidations: 0,
+    statements: 0,
+    /** Transactions answered without a commit statement (answeredFresh). */
+    fresh_answers: 0,
+  };
+
+  private constructor(
+    readonly pool: pg.Pool,
+    readonly database_url: string,
+    readonly db_id: string,
+    meta: State['meta'],
+    private readonly options: Required<Pick<PgStoreOptions, 'now' | 'warn' | 'gateway_id'>> &
+      PgStoreOptions,
+    private readonly release_lock: () => void,
+  ) {
+    this.blocking = new BlockingQueries(database_url, options.statement_timeout_ms ?? 10_000);
+    this.cache = new PgCache(meta, options.cache_rows ?? 100_000, (keys) =>
+      this.loadBlocking(keys),
+    );
+    this.max_in_flight = Math.max(1, options.max_in_flight ?? (options.pool_max ?? 8) - 2);
+    this.reads = new PgReads(this);
+  }
+
+  static async open(database_url: string, options: PgStoreOptions = {}): Promise<PgStore> {
+    const warn = options.warn ?? (() => {});
+    if (options.lock_dir !== undefined) ensurePrivateDataDir(options.lock_dir);
+    const release_lock = options.lock_dir !== undefined ? acquireLock(options.lock_dir) : () => {};
+    const pool = openPool(database_url, {
+      max: options.pool_max ?? 8,
+      ...(options.statement_timeout_ms !== undefined
+        ? { statement_timeout_ms: options.statement_timeout_ms }
+        : {}),
+      warn,
+    });
+    let store: PgStore | null = null;
+    try {
+      const db_id = await migrateSchema(pool);
+      const meta = await loadMeta(pool);
+      if (meta.empty) {
+        const old = await oldLayoutRecords(pool);
+        if (old > 0)
+          throw new Error(
+            `this database holds the store of an earlier layout (${old} log records in public.aihub_log): move it into this version's tables with \`aihub-gateway migrate --database-url URL\` (docs/store-postgres.md, "Migrate and verify")`,
+          );
+      }
+      store = new PgStore(
+        pool,
+        database_url,
+        db_id,
+        meta.meta,
+        {
+          ...options,
+          now: options.now ?? (() => new Date()),
+          warn,
+          gateway_id: options.gateway_id ?? `${hostname()}:${process.pid}`,
+        },
+        release_lock,
+      );
+      await store.start();
+      return store;
+    } catch (error) {
+      if (store) await store.close().catch(() => {});
+      else {
+        await pool.end().catch(() => {});
+        release_lock();
+      }
+      throw error;
+    }
+  }
+
+  private async start(): Promise<void> {
+    const poll_ms = this.options.poll_ms ?? 1_000;
+    const live_ms = this.options.live_ms ?? Math.max(5_000, LIVE_POLLS * poll_ms);
+    this.poll_timer = setInterval(() => {
+      if (this.closed) return;
+      void this.heartbeat(live_ms);
+      if (!this.listener) void this.listen();
+      void this.pruneSeen();
+    }, poll_ms);
+    this.poll_timer.unref();
+    await this.heartbeat(live_ms);
+    await this.listen();
+  }
+
+  get state(): State {
+    return this.cache.state;
+  }
+
+  // ---- transactions ----------------------------------------------------------------------
+
+  transact<T>(fn: (tx: Tx) => T): Promise<T> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('the store is closing'));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({
+        fn,
+        queued_at: this.cache.load_seq,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        waiting: false,
+        blocked: null,
+        conflicts: 0,
+        miss_rounds: 0,
+        now: null,
+        keys: null,
+      });
+      this.kick();
+    });
+  }
+
+  private kick(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    queueMicrotask(() => {
+      this.pumping = false;
+      this.pump();
+    });
+  }
+
+  /** Forms batches from the queue while fewer than max_in_flight are in flight. */
+  private pump(): void {
+    while (!this.closed && this.flights.size < this.max_in_flight) {
+      const batch = new BatchState();
+      const kept: Kept[] = [];
+      // The jobs whose runs missed keys in this pass, and those keys: ONE load for all of them
+      // (a burst of requests on a cold cache costs one statement, not one per request).
+      const missed: Job[] = [];
+      const misses = new Set<string>();
+      for (let i = 0; i < this.queue.length && kept.length < MAX_BATCH;) {
+        const job = this.queue[i]!;
+        if (job.waiting || (job.blocked && this.inFlight(job.blocked))) {
+          i++;
+          continue;
+        }
+        if (job.conflicts >= OPTIMISTIC_TRIES) {
+          // Beaten too often: it runs alone, under its keys' locks taken first.
+          this.queue.splice(i, 1);
+          this.sendLocked(job);
+          continue;
+        }
+        const outcome = this.runJob(job, batch);
+        const { run } = outcome;
+        if (run.misses.size > 0) {
+          run.rollback();
+          job.miss_rounds++;
+          job.waiting = true;
+          missed.push(job);
+          for (const key of run.misses) misses.add(key);
+          i++;
+          continue;
+        }
+        if (this.answeredFresh(job, outcome)) {
+          this.queue.splice(i, 1);
+          continue;
+        }
+        if (this.inFlight(run.keys)) {
+          run.rollback();
+          job.blocked = new Set(run.keys);
+          i++;
+          continue;
+        }
+        if (outcome.threw) {
+          // Its writes are undone now; its reads are checked with the batch (the answer it
+          // gives is sure only on committed values).
+          run.keepReadsOnly();
+        }
+        batch.add(run);
+        kept.push(outcome);
+        this.queue.splice(i, 1);
+      }
+      if (missed.length > 0) this.waitFor(missed, misses);
+      if (kept.length === 0) return;
+      this.send(batch, kept);
+    }
+  }
+
+  /** A commit or load that failed: what its callers are answered (503 store_unavailable), logged once per failure. */
+  private refused(error: unknown): StoreUnavailableError {
+    const refused = toUnavailable(error);
+    this.options.warn(`a store commit or load failed: ${refused.message}`);
+    return refused;
+  }
+
+  /**
+   * A run that changed nothing and read only entries loaded from the database after its job
+   * was queued (none staged by a batch not yet committed) is answered at once: what it read
+   * was committed and current at a moment after the request arrived, so no commit statement
+   * needs to check it (an idempotency key found again, a refusal, a read on a cold cache).
+   */
+  private answeredFresh(job: Job, outcome: Kept): boolean {
+    const { run } = outcome;
+    if (
+      run.ops.length > 0 ||
+      run.written.size > 0 ||
+      run.guards.length > 0 ||
+      run.pool_reads.size > 0 ||
+      run.read_staged ||
+      run.reads.size === 0
+    )
+      return false;
+    for (const key of run.reads.keys()) {
+      const entry = this.cache.entries.get(key);
+      if (!entry || entry.staged || entry.loaded <= job.queued_at) return false;
+    }
+    this.stats.fresh_answers++;
+    if (outcome.threw) {
+      run.rollback(); // a function that throws is undone, its tx.onUndo callbacks with it
+      job.reject(outcome.error);
+    } else {
+      run.undos.length = 0; // answered: what it did outside the state stands
+      job.resolve(outcome.result);
+    }
+    return true;
+  }
+
+  /** The lowest shard number no batch in flight holds. */
+  private takeSlot(): number {
+    let slot = 0;
+    while (this.slots_used.has(slot)) slot++;
+    this.slots_used.add(slot);
+    return slot;
+  }
+
+  private inFlight(keys: ReadonlySet<string>): boolean {
+    for (const flight of this.flights)
+      for (const key of keys) if (flight.keys.has(key)) return true;
+    return false;
+  }
+
+  /** Runs a job's function on the cache as a transaction of `batch`. */
+  private runJob(job: Job, batch: BatchState): Kept {
+    const run = new Run('tx', 0, batch);
+    run.sync_loads = job.miss_rounds >= 2;
+    job.keys = run.keys;
+    job.now ??= this.options.now();
+    const tx = new CacheTx(this.cache, run, job.now);
+    const previous = this.cache.current;
+    this.cache.current = run;
+    try {
+      const result = job.fn(tx);
+      return { job, run, result, error: undefined, threw: false };
+    } catch (error) {
+      return { job, run, result: undefined, error, threw: true };
+    } finally {
+      this.cache.current = previous;
+    }
+  }
+
+  /** Loads what the jobs' runs missed (one statement), then lets them run again. */
+  private waitFor(jobs: Job[], misses: Set<string>): void {
+    this.load(misses).then(
+      () => {
+        for (const job of jobs) job.waiting = false;
+        this.kick();
+      },
+      (error: unknown) => {
+        const refused = this.refused(error);
+        for (const job of jobs) {
+          const at = this.queue.indexOf(job);
+          if (at >= 0) this.queue.splice(at, 1);
+          job.reject(refused);
+        }
+        this.kick();
+      },
+    );
+  }
+
+  /** Commits a batch; its flight holds its keys until the answer. */
+  private send(batch: BatchState, kept: Kept[]): void {
+    const runs = kept.map((k) => k.run);
+    let settle!: () => void;
+    const flight: Flight = { keys: batch.keys, done: new Promise<void>((r) => (settle = r)) };
+    this.flights.add(flight);
+    const slot = this.takeSlot();
+    const { batch: encoded, written } = encodeBatch(
+      this.cache,
+      runs,
+      `${this.options.gateway_id}:${slot}`,
+      this.options.gateway_id,
+    );
+    const empty =
+      encoded.locks.length === 0 &&
+      encoded.pr.length === 0 &&
+      encoded.post.length === 0 &&
+      encoded.hist.length === 0 &&
+      encoded.meta.length === 0 &&
+      encoded.pool.length === 0;
+    const hook = this.before_commit;
+    const work = empty
+      ? Promise.resolve([] as AnswerRow[])
+      : (hook ? hook() : Promise.resolve()).then(() =>
+          this.query<AnswerRow>(
+            'SELECT kind, k1, k2, ver::text AS ver, val FROM aihub.commit($1)',
+            [JSON.stringify(encoded)],
+          ),
+        );
+    work
+      .then(
+        (rows) => this.answered(kept, written, rows),
+        (error: unknown) => {
+          for (let i = kept.length - 1; i >= 0; i--) if (!kept[i]!.threw) kept[i]!.run.rollback();
+          const refused = this.refused(error);
+          for (const { job } of kept) job.reject(refused);
+        },
+      )
+      .finally(() => {
+        this.slots_used.delete(slot);
+        this.flights.delete(flight);
+        settle();
+        for (const job of this.queue) job.blocked = null;
+        this.cache.evict();
+        this.kick();
+      });
+  }
+
+  /**
+   * After OPTIMISTIC_TRIES conflicts a transaction commits under locks it takes first, so that
+   * it cannot lose again: BEGIN; its keys locked (in order) and their current values loaded
+   * through the same connection; the function run on them; if it touched keys not locked yet,
+   * those are locked and loaded too and it runs again; then the commit statement (its own
+   * locks are held: nothing it read can have changed) and COMMIT.
+   */
+  private sendLocked(job: Job): void {
+    const keys = new Set(job.keys ?? []);
+    let settle!: () => void;
+    const flight: Flight = { keys, done: new Promise<void>((r) => (settle = r)) };
+    this.flights.add(flight);
+    this.stats.locked++;
+    const slot = this.takeSlot();
+    void (async () => {
+      const client = await this.pool.connect();
+      const onError = () => {};
+      client.on('error', onError);
+      let broken = false;
+      try {
+        this.stats.statements++;
+        await client.query('BEGIN');
+        const locked = new Set<string>();
+        for (let round = 0; ; round++) {
+          if (round > MAX_LOAD_ROUNDS) throw new Error('a transaction kept reaching for new keys');
+          const todo = [...keys].filter((key) => !locked.has(key) && key[0] !== 'p');
+          if (todo.length > 0) {
+            this.stats.statements += 2;
+            await client.query(
+              'SELECT count(pg_advisory_xact_lock(x)) FROM (SELECT unnest($1::bigint[]) AS x ORDER BY 1) s',
+              [todo.map((key) => String(lockOf(key)))],
+            );
+            for (const key of todo) locked.add(key);
+            const readable = new Set(todo.filter((key) => /^[rbpi]/.test(key)));
+            const { text, params } = loadQuery(readable);
+            this.loaded(readable, (await client.query<LoadRow>(text, params)).rows);
+          }
+          const batch = new BatchState();
+          const kept = this.runJob(job, batch);
+          const { run } = kept;
+          const more = [...run.misses, ...[...run.keys].filter((key) => !locked.has(key))];
+          if (more.length > 0) {
+            run.rollback();
+            for (const key of more) keys.add(key);
+            continue;
+          }
+          if (kept.threw) {
+            run.keepReadsOnly();
+          }
+          batch.add(run);
+          const { batch: encoded, written } = encodeBatch(
+            this.cache,
+            [run],
+            `${this.options.gateway_id}:${slot}`,
+            this.options.gateway_id,
+          );
+          this.stats.statements += 2;
+          const { rows } = await client.query<AnswerRow>(
+            'SELECT kind, k1, k2, ver::text AS ver, val FROM aihub.commit($1)',
+            [JSON.stringify(encoded)],
+          );
+          const conflict = rows.some((row) => isConflict(row.kind));
+          await client.query(conflict ? 'ROLLBACK' : 'COMMIT');
+          this.answered([kept], written, rows);
+          return;
+        }
+      } catch (error) {
+        broken = true;
+        await client.query('ROLLBACK').catch(() => {});
+        job.reject(this.refused(error));
+      } finally {
+        client.off('error', onError);
+        client.release(broken ? true : undefined);
+      }
+    })()
+      .catch((error: unknown) => job.reject(toUnavailable(error)))
+      .finally(() => {
+        this.slots_used.delete(slot);
+        this.flights.delete(flight);
+        settle();
+        for (const queued of this.queue) queued.blocked = null;
+        this.kick();
+      });
+  }
+
+  /** A batch's answer: committed (versions and values into the cache, callers answered), or a conflict. */
+  private answered(kept: Kept[], written: Set<string>, rows: AnswerRow[]): void {
+    if (rows.some((row) => isConflict(row.kind))) {
+      this.stats.conflicts++;
+      for (let i = kept.length - 1; i >= 0; i--) if (!kept[i]!.threw) kept[i]!.run.rollback();
+      this.cache.load_seq++;
+      for (const row of rows) this.putAnswered(row);
+      for (const k of kept) {
+        k.job.conflicts++;
+        k.job.now = null;
+      }
+      this.queue.unshift(...kept.map((k) => k.job));
+      return;
+    }
+    this.stats.batches++;
+    this.cache.load_seq++;
+    this.cache.settle(written);
+    for (const row of rows) this.putAnswered(row);
+    // Platform balances this batch added to: their sums changed (not cached).
+    for (const { run } of kept)
+      for (const key of run.deltas.keys()) if (key[0] === 'p') this.cache.invalidate(key);
+    for (const k of kept) {
+      if (k.threw) k.job.reject(k.error);
+      else k.job.resolve(k.result);
+    }
+  }
+
+  /** One row of an answer (a conflict's current value, or a commit's new version or value) into the cache. */
+  private putAnswered(row: AnswerRow): void {
+    const ver = Number(row.ver);
+    switch (row.kind) {
+      case 'R':
+        this.cache.putRow(
+          row.k1,
+          row.k2!,
+          row.val === null || ver === 0 ? undefined : JSON.parse(row.val),
+          ver,
+        );
+        break;
+      case 'r': {
+        const key = rowKey(row.k1, row.k2!);
+        const entry = this.cache.entries.get(key);
+        if (entry?.kind !== 'r') break;
+        entry.ver = ver;
+        if (row.val !== null) {
+          entry.value = JSON.parse(row.val);
+          entry.present = true;
+        } else if (ver === 0) {
+          entry.present = false;
+          entry.value = undefined;
+        }
+        break;
+      }
+      case 'B':
+      case 'b':
+        this.cache.putBalance('b', row.k1, Number(row.val), ver);
+        break;
+      case 'P':
+        this.cache.putBalance('p', row.k1, Number(row.val), 0);
+        break;
+      case 'I':
+        this.cache.dropSet(`i${row.k1}`);
+        break;
+      case 'i': {
+        const entry = this.cache.entries.get(`i${row.k1}`);
+        if (entry?.kind === 'i') entry.ver = ver;
+        break;
+      }
+    }
+  }
+
+  // ---- loads -----------------------------------------------------------------------------
+
+  /** Loads keys into the cache (one statement); keys already being loaded are waited for. */
+  load(keys: Iterable<string>): Promise<void> {
+    const waits: Array<Promise<void>> = [];
+    const fresh = new Set<string>();
+    for (const key of keys) {
+      const pending = this.loading.get(key);
+      if (pending) waits.push(pending);
+      else fresh.add(key);
+    }
+    if (fresh.size > 0) {
+      const { text, params } = loadQuery(fresh);
+      const loading = this.query<LoadRow>(text, params).then((rows) => this.loaded(fresh, rows));
+      const done = loading.finally(() => {
+        for (const key of fresh) if (this.loading.get(key) === done) this.loading.delete(key);
+      });
+      for (const key of fresh) this.loading.set(key, done);
+      waits.push(done);
+    }
+    return Promise.all(waits).then(() => undefined);
+  }
+
+  /** The same load, the event loop waiting (a read outside any run that missed). */
+  private loadBlocking(keys: Set<string>): void {
+    if (this.closed) throw new StoreUnavailableError('the store is closed');
+    const { text, params } = loadQuery(keys);
+    if (holdsNul(params)) return this.loaded(keys, []);
+    this.stats.statements++;
+    this.loaded(keys, this.blocking.query<LoadRow>(text, params));
+  }
+
+  private loaded(keys: Set<string>, rows: LoadRow[]): void {
+    this.stats.loads++;
+    this.stats.rows_loaded += rows.length;
+    const cache = this.cache;
+    cache.load_seq++;
+    const found = new Set<string>();
+    const usage = new Map<string, Array<Record<string, number>>>();
+    const sets = new Map<string, { ids: Set<string>; ver: number }>();
+    for (const row of rows) {
+      switch (row.kind) {
+        case 'r':
+          found.add(rowKey(row.k1, row.k2!));
+          cache.putRow(row.k1, row.k2!, JSON.parse(row.val!), Number(row.ver));
+          break;
+        case 'u': {
+          const list = usage.get(row.k1) ?? [];
+          list.push({ ...(JSON.parse(row.val!) as Record<string, number>) });
+          usage.set(row.k1, list);
+          break;
+        }
+        case 'b':
+        case 'p':
+          found.add(`${row.kind}${row.k1}`);
+          cache.putBalance(row.kind, row.k1, Number(row.val), Number(row.ver ?? 0));
+          break;
+        case 's': {
+          const key = `i${row.k1}`;
+          const set = sets.get(key) ?? { ids: new Set<string>(), ver: 0 };
+          set.ids.add(row.k2!);
+          sets.set(key, set);
+          const [table] = splitIndexKey(key);
+          cache.putRow(table, row.k2!, JSON.parse(row.val!), Number(row.ver));
+          break;
+        }
+        case 'v': {
+          const key = `i${row.k1}`;
+          const set = sets.get(key) ?? { ids: new Set<string>(), ver: 0 };
+          set.ver = Number(row.ver);
+          sets.set(key, set);
+          break;
+        }
+      }
+    }
+    for (const [account_id, parts] of usage) {
+      found.add(rowKey(USAGE_TABLE, account_id));
+      cache.putRow(USAGE_TABLE, account_id, usageTotals(parts), -1);
+    }
+    for (const key of keys) {
+      if (key[0] === 'i') {
+        const [table, field, value] = splitIndexKey(key);
+        const set = sets.get(key) ?? { ids: new Set<string>(), ver: 0 };
+        cache.putSet(table, field, value, set.ids, set.ver);
+        continue;
+      }
+      if (found.has(key)) continue;
+      if (key[0] === 'r') {
+        const [table, id] = splitRowKey(key);
+        cache.putRow(table, id, undefined, table === USAGE_TABLE ? -1 : 0);
+      } else if (key[0] === 'b' || key[0] === 'p') cache.putBalance(key[0], key.slice(1), 0, 0);
+    }
+    cache.evict();
+  }
+
+  private async query<R extends pg.QueryResultRow>(text: string, params: unknown[]): Promise<R[]> {
+    // PostgreSQL text cannot hold U+0000, so no stored id or field has it: a read whose
+    // parameter holds one (an id from a request) matches nothing. Writes send JSON, where it
+    // is escaped.
+    if (holdsNul(params)) return [];
+    this.stats.statements++;
+    try {
+      return (await this.pool.query<R>(text, params)).rows;
+    } catch (error) {
+      throw toUnavailable(error);
+    }
+  }
+
+  // ---- reads outside transactions ---------------------------------------------------------
+
+  /** Waits for the batches in flight now (what was committed before a read is in what it reads). */
+  private async quiesce(): Promise<void> {
+    while (this.flights.size > 0) await Promise.all([...this.flights].map((f) => f.done));
+  }
+
+  async read<T>(fn: (state: State) => T, options: { fresh?: boolean } = {}): Promise<T> {
+    if (this.closed) throw new StoreUnavailableError('the store is closed');
+    let fresh_from = 0;
+    if (options.fresh) {
+      await this.quiesce();
+      fresh_from = ++this.cache.load_seq;
+    }
+    for (let round = 0; ; round++) {
+      const run = new Run('read', fresh_from);
+      run.sync_loads = round >= 2;
+      const previous = this.cache.current;
+      this.cache.current = run;
+      let result: T | undefined;
+      let error: unknown;
+      let threw = false;
+      try {
+        result = fn(this.cache.state);
+      } catch (caught) {
+        error = caught;
+        threw = true;
+      } finally {
+        this.cache.current = previous;
+      }
+      if (run.misses.size === 0 || round >= MAX_LOAD_ROUNDS) {
+        if (threw) throw error;
+        return result as T;
+      }
+      await this.load(run.misses);
+    }
+  }
+
+  fetch<T extends TableName>(name: T, id: string): Promise<Row<T> | undefined> {
+    return this.read(() => this.cache.readRow(name, id) as Row<T> | undefined, { fresh: true });
+  }
+
+  get<T extends TableName>(name: T, id: string): Row<T> | undefined {
+    return this.cache.readRow(name, id) as Row<T> | undefined;
+  }
+
+  async readDurable(): Promise<void> {
+    if (this.closed) throw new StoreUnavailableError('the store is closed');
+    await this.quiesce();
+    this.cache.durable_mark = ++this.cache.load_seq;
+  }
+
+  indexBy<T extends TableName>(
+    name: T,
+    field: keyof Row<T> & string,
+    options: IndexOptions = {},
+  ): TableIndex<T> {
+    checkFieldName(field);
+    this.cache.declare(name, field, options.in_transactions ?? false);
+    const pair = `${name}${SEP}${field}`;
+    if (!this.indexed.has(pair)) {
+      this.indexed.add(pair);
+      void ensureFieldIndex(this.pool, name, field).catch((error: unknown) =>
+        this.options.warn(
+          `could not create the index of ${name} by ${field}: ${(error as Error).message}`,
+        ),
+      );
+    }
+    const cache = this.cache;
+    return {
+      field,
+      ids: (key: string) => cache.readIndex(name, field, key),
+      *rows(key: string): Generator<Row<T>> {
+        for (const id of [...cache.readIndex(name, field, key)]) {
+          const row = cache.readRow(name, id) as Row<T> | undefined;
+          if (row !== undefined) yield row;
+        }
+      },
+    };
+  }
+
+  async list<T extends TableName>(
+    name: T,
+    field: keyof Row<T> & string,
+    key: string,
+  ): Promise<Array<Row<T>>> {
+    const rows = await this.query<{ id: string; ver: string; row: string }>(
+      `SELECT id, ver::text AS ver, row::text AS row FROM aihub.rows WHERE tbl = $1 AND row->>'${checkFieldName(field)}' = $2 ORDER BY created`,
+      [name, key],
+    );
+    return this.keep(name, rows);
+  }
+
+  /** Rows read by a query: into the cache (current), and their values. */
+  private keep<T extends TableName>(
+    name: T,
+    rows: Array<{ id: string; ver: string; row: string }>,
+  ): Array<Row<T>> {
+    this.cache.load_seq++;
+    this.stats.rows_loaded += rows.length;
+    return rows.map(({ id, ver, row }) => {
+      const value = JSON.parse(row) as Row<T>;
+      this.cache.putRow(name, id, value, Number(ver));
+      return value;
+    });
+  }
+
+  async count(name: TableName): Promise<number> {
+    const rows = await this.query<{ n: string }>(
+      'SELECT count(*)::text AS n FROM aihub.rows WHERE tbl = $1',
+      [name],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async page<T extends TableName>(name: T, options: PageOptions): Promise<Array<Row<T>>> {
+    if (options.limit <= 0) return [];
+    const rows = await this.query<{ id: string; ver: string; row: string }>(
+      `SELECT id, ver::text AS ver, row::text AS row FROM aihub.rows WHERE tbl = $1
+       ORDER BY created ${options.newest_first ? 'DESC' : 'ASC'} OFFSET $2 LIMIT $3`,
+      [name, Math.max(0, options.offset), options.limit],
+    );
+    return this.keep(name, rows);
+  }
+
+  async *scan(name: TableName, chunk = 1_000): AsyncGenerator<string[]> {
+    const top = await this.query<{ top: string | null }>(
+      'SELECT max(created)::text AS top FROM aihub.rows WHERE tbl = $1',
+      [name],
+    );
+    const until = top[0]?.top;
+    if (until === null || until === undefined) return;
+    let after = '0';
+    for (;;) {
+      const rows = await this.query<{ id: string; created: string }>(
+        `SELECT r.id, r.created::text AS created FROM aihub.rows r
+         WHERE r.tbl = $1 AND r.created > $2::bigint AND r.created <= $3::bigint ORDER BY r.created LIMIT $4`,
+        [name, after, until, chunk],
+      );
+      if (rows.length === 0) return;
+      after = rows.at(-1)!.created;
+      yield rows.map((row) => row.id);
+      if (rows.length < chunk) return;
+    }
+  }
+
+  async below(
+    name: TableName,
+    field: string,
+    value: number | string,
+    limit: number,
+  ): Promise<string[]> {
+    checkFieldName(field);
+    const expression =
+      typeof value === 'number' ? `((row->>'${field}')::bigint)` : `(row->>'${field}')`;
+    const rows = await this.query<{ id: string }>(
+      `SELECT id FROM aihub.rows WHERE tbl = $1 AND ${expression} < $2 ORDER BY ${expression} LIMIT $3`,
+      [name, value, limit],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  // ---- the fleet -------------------------------------------------------------------------
+
+  isShared(): boolean {
+    return true;
+  }
+
+  /** Background work is claimed item by item (`claim`): every gateway takes part. */
+  isLeader(): boolean {
+    return !this.closed;
+  }
+
+  liveGateways(): number {
+    return this.live_gateways;
+  }
+
+  async claim(kind: string, ids: readonly string[], lease_ms: number): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.query<{ id: string }>(
+      `WITH wanted AS (SELECT DISTINCT unnest($2::text[]) AS id),
+       taken AS (
+         UPDATE aihub.claims c SET gateway = $3, until_at = now() + make_interval(secs => $4::float8 / 1000)
+         WHERE c.kind = $1 AND c.id IN (
+           SELECT x.id FROM aihub.claims x WHERE x.kind = $1 AND x.id IN (SELECT id FROM wanted)
+             AND (x.until_at < now() OR x.gateway = $3)
+           FOR UPDATE SKIP LOCKED)
+         RETURNING c.id),
+       fresh AS (
+         INSERT INTO aihub.claims (kind, id, gateway, until_at)
+         SELECT $1, w.id, $3, now() + make_interval(secs => $4::float8 / 1000) FROM wanted w
+         ON CONFLICT (kind, id) DO NOTHING RETURNING id)
+       SELECT id FROM taken UNION SELECT id FROM fresh`,
+      [kind, ids, this.options.gateway_id, lease_ms],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  async release(kind: string, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.query('DELETE FROM aihub.claims WHERE kind = $1 AND id = ANY($2) AND gateway = $3', [
+      kind,
+      ids,
+      this.options.gateway_id,
+    ]);
+  }
+
+  /** Claims a signed request's signature until `until_ms` (issue #25): true when no claim of it is in force. */
+  async claimShared(key: string, until_ms: number, now_ms: number): Promise<boolean> {
+    this.stats.statements++;
+    try {
+      const { rowCount } = await this.pool.query(
+        `INSERT INTO aihub.seen (k, until_at) VALUES ($1, to_timestamp($2::float8 / 1000))
+         ON CONFLICT (k) DO UPDATE SET until_at = excluded.until_at
+           WHERE aihub.seen.until_at < to_timestamp($3::float8 / 1000)`,
+        [key, until_ms, now_ms],
+      );
+      return rowCount === 1;
+    } catch (error) {
+      throw toUnavailable(error);
+    }
+  }
+
+  /** Deletes claims of signatures stale for a minute, in bounded statements (one gateway at a time: a claim). */
+  private async pruneSeen(): Promise<void> {
+    const now = Date.now();
+    if (this.closed || this.pruning_seen || now - this.seen_pruned_ms < SEEN_PRUNE_EVERY_MS) return;
+    this.pruning_seen = true;
+    this.seen_pruned_ms = now;
+    try {
+      if ((await this.claim('prune', ['seen'], SEEN_PRUNE_EVERY_MS)).length === 0) return;
+      for (;;) {
+        const rows = await this.query(
+          `DELETE FROM aihub.seen WHERE k IN (
+             SELECT k FROM aihub.seen WHERE until_at < now() - interval '1 minute' LIMIT ${SEEN_PRUNE_BATCH})`,
+          [],
+        );
+        if (rows.length < SEEN_PRUNE_BATCH || this.closed) break;
+      }
+    } catch {
+      // The next turn tries again.
+    } finally {
+      this.pruning_seen = false;
+    }
+  }
+
+  async sharedKeyCheck(sealed: string, replace = false): Promise<string> {
+    for (let attempt = 0; ; attempt++) {
+      const rows = await this.query<{ sealed: string }>(
+        replace
+          ? `INSERT INTO aihub.key_check (id, sealed) VALUES (1, $1)
+             ON CONFLICT (id) DO UPDATE SET sealed = excluded.sealed, updated_at = now() RETURNING sealed`
+          : `WITH put AS (INSERT INTO aihub.key_check (id, sealed) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING sealed)
+             SELECT sealed FROM put UNION ALL SELECT sealed FROM aihub.key_check WHERE NOT EXISTS (SELECT 1 FROM put)`,
+        [sealed],
+      );
+      if (rows[0]) return rows[0].sealed;
+      if (attempt >= 3)
+        throw new Error('the database has no encryption-key check after inserting one');
+    }
+  }
+
+  sharedStats(): StoreStats {
+    return {
+      batches: this.stats.batches,
+      conflicts: this.stats.conflicts,
+      locked: this.stats.locked,
+      syncs: this.stats.loads,
+      loads: this.stats.loads,
+      rows_loaded: this.stats.rows_loaded,
+      blocking_loads: this.blocking.count,
+      invalidations: this.stats.invalidations,
+      foreign_records_applied: 0,
+      statements: this.stats.statements,
+      cache_entries: this.cache.entries.size,
+    };
+  }
+
+  /** Renews this gateway's heartbeat and counts the live ones (one statement). */
+  private async heartbeat(live_ms: number): Promise<void> {
+    if (this.closed || this.beating) return;
+    this.beating = true;
+    try {
+      const { rows } = await this.pool.query<{ live: string }>(
+        `WITH beat AS (
+           INSERT INTO aihub.gateways (id, seen_at) VALUES ($1, now())
+           ON CONFLICT (id) DO UPDATE SET seen_at = now() RETURNING id
+         ), gone AS (
+           DELETE FROM aihub.gateways WHERE seen_at < now() - interval '${GONE_AFTER}' AND id <> $1
+         )
+         SELECT 1 + (SELECT count(*) FROM aihub.gateways
+                     WHERE id <> $1 AND seen_at > now() - make_interval(secs => $2::float8 / 1000)) AS live
+         FROM beat`,
+        [this.options.gateway_id, live_ms],
+      );
+      const live = Number(rows[0]?.live);
+      if (Number.isSafeInteger(live) && live >= 1) this.live_gateways = live;
+    } catch {
+      // Kept: the next poll tries again.
+    } finally {
+      this.beating = false;
+    }
+  }
+
+  /** LISTEN for announced keys; on every (re)connection the announced tables' entries are dropped. */
+  private async listen(): Promise<void> {
+    if (this.closed || this.listener) return;
+    const client = new pg.Client({
+      connectionString: this.database_url,
+      application_name: 'aihub-gateway-listen',
+    });
+    this.listener = client;
+    client.on('error', () => {
+      if (this.listener === client) this.listener = null;
+      client.end().catch(() => {});
+    });
+    client.on('notification', (message) => this.announced(message.payload ?? ''));
+    try {
+      await client.connect();
+      await client.query('LISTEN aihub_cache');
+      // Whatever was announced while this gateway was not listening is dropped.
+      this.stats.invalidations += this.cache.invalidateAnnounced();
+    } catch {
+      if (this.listener === client) this.listener = null;
+      client.end().catch(() => {});
+    }
+  }
+
+  private announced(payload: string): void {
+    const at = payload.indexOf('\n');
+    if (at < 0 || payload.slice(0, at) === this.options.gateway_id) return;
+    const keys = payload.slice(at + 1);
+    if (keys === '*') {
+      this.stats.invalidations += this.cache.invalidateAnnounced();
+      return;
+    }
+    for (const key of keys.split('\n')) {
+      const kind = key.split(SEP).length === 3 ? 'i' : 'r';
+      if (this.cache.invalidate(`${kind}${key}`)) this.stats.invalidations++;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    // Commits queued or in flight finish first (for at most CLOSE_WAIT_MS: the rest are refused).
+    const deadline = Date.now() + CLOSE_WAIT_MS;
+    while ((this.queue.length > 0 || this.flights.size > 0) && Date.now() < deadline) {
+      if (this.flights.size > 0) await this.quiesce();
+      else await new Promise((resolve) => setImmediate(resolve));
+      if (
+        this.queue.every((job) => job.waiting) &&
+        this.flights.size === 0 &&
+        this.loading.size === 0
+      )
+        break;
+    }
+    this.closed = true;
+    for (const job of this.queue.splice(0))
+      job.reject(new StoreUnavailableError('the store is closing'));
+    if (this.poll_timer) clearInterval(this.poll_timer);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.pool
+        .query('DELETE FROM aihub.gateways WHERE id = $1', [this.options.gateway_id])
+        .catch(() => {}),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, LEAVE_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+    const listener = this.listener;
+    this.listener = null;
+    await listener?.end().catch(() => {});
+    await this.blocking.close();
+    await this.pool.end().catch(() => {});
+    this.release_lock();
+  }
+}
+
+const isConflict = (kind: string) => kind === 'R' || kind === 'B' || kind === 'P' || kind === 'I';
+
+/** The meta row (admin token hash) and the store's creation time; empty: a database nothing was written to. */
+async function loadMeta(pool: pg.Pool): Promise<{ meta: State['meta']; empty: boolean }> {
+  const { rows } = await pool.query<{ k: string; v: unknown; created_at: Date; empty: boolean }>(
+    `SELECT m.k, m.v, s.created_at,
+       NOT EXISTS (SELECT 1 FROM aihub.rows) AND NOT EXISTS (SELECT 1 FROM aihub.postings)
+         AND NOT EXISTS (SELECT 1 FROM aihub.history) AS empty
+     FROM aihub.store s LEFT JOIN aihub.meta m ON true WHERE s.id = 1`,
+  );
+  const meta: State['meta'] = {
+    admin_token_hash: null,
+    created_at: (rows[0]?.created_at ?? new Date()).toISOString(),
+  };
+  for (const row of rows)
+    if (row.k === 'admin_token_hash') meta.admin_token_hash = (row.v as string | null) ?? null;
+  return { meta, empty: rows[0]?.empty ?? true };
+}
+
+/** The usage totals of an account (as the JSON-file store keeps them) from its rows per protocol. */
+function usageTotals(parts: Array<Record<string, number>>): unknown {
+  const totals: Record<string, unknown> = {
+    requests: 0,
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    cost_micros: 0,
+  };
+  let cached = 0;
+  let reasoning = 0;
+  const by_protocol: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const part of parts) {
+    totals.requests = (totals.requests as number) + part.requests!;
+    totals.prompt_tokens = (totals.prompt_tokens as number) + part.prompt_tokens!;
+    totals.completion_tokens = (totals.completion_tokens as number) + part.completion_tokens!;
+    totals.cost_micros = (totals.cost_micros as number) + part.cost_micros!;
+    cached += part.cached_tokens!;
+    reasoning += part.reasoning_tokens!;
+    by_protocol[part.protocol as unknown as string] = {
+      requests: part.requests,
+      prompt_tokens: part.prompt_tokens,
+      completion_tokens: part.completion_tokens,
+      cached_tokens: part.cached_tokens,
+      reasoning_tokens: part.reasoning_tokens,
+      cost_micros: part.cost_micros,
+    };
+  }
+  if (cached) totals.cached_tokens = cached;
+  if (reasoning) totals.reasoning_tokens = reasoning;
+  totals.by_protocol = by_protocol;
+  return totals;
+}
+
+/** One statement loading keys of every kind: rows, usage totals, balances, platform sums, index sets. */
+function loadQuery(keys: Set<string>): { text: string; params: unknown[] } {
+  const row_t: string[] = [];
+  const row_i: string[] = [];
+  const usage: string[] = [];
+  const balances: string[] = [];
+  const pools: string[] = [];
+  const sets = new Map<string, string[]>(); // table␟field → values
+  for (const key of keys) {
+    if (key[0] === 'r') {
+      const [t, i] = splitRowKey(key);
+      if (t === USAGE_TABLE) usage.push(i);
+      else {
+        row_t.push(t);
+        row_i.push(i);
+      }
+    } else if (key[0] === 'b') balances.push(key.slice(1));
+    else if (key[0] === 'p') pools.push(key.slice(1));
+    else if (key[0] === 'i') {
+      const [t, f, value] = splitIndexKey(key);
+      const pair = `${t}${SEP}${f}`;
+      sets.set(pair, [...(sets.get(pair) ?? []), value]);
+    }
+  }
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  if (row_t.length > 0)
+    parts.push(
+      `SELECT 'r'::text AS kind, r.tbl AS k1, r.id AS k2, r.ver::text AS ver, r.row::text AS val
+       FROM aihub.rows r JOIN unnest(${param(row_t)}::text[], ${param(row_i)}::text[]) AS w(t, i) ON r.tbl = w.t AND r.id = w.i`,
+    );
+  if (usage.length > 0)
+    parts.push(
+      `SELECT 'u' AS kind, u.account_id AS k1, u.protocol AS k2, NULL AS ver, json_build_object('protocol', u.protocol, 'requests', u.requests,
+         'prompt_tokens', u.prompt_tokens, 'completion_tokens', u.completion_tokens, 'cached_tokens', u.cached_tokens,
+         'reasoning_tokens', u.reasoning_tokens, 'cost_micros', u.cost_micros)::text AS val
+       FROM aihub.usage u WHERE u.account_id = ANY(${param(usage)}::text[])`,
+    );
+  if (balances.length > 0)
+    parts.push(
+      `SELECT 'b' AS kind, x.account AS k1, NULL AS k2, x.ver::text AS ver, x.micros::text AS val FROM aihub.balances x WHERE x.account = ANY(${param(balances)}::text[])`,
+    );
+  if (pools.length > 0)
+    parts.push(
+      `SELECT 'p' AS kind, p.account AS k1, NULL AS k2, '0' AS ver, sum(p.micros)::text AS val FROM aihub.pool p WHERE p.account = ANY(${param(pools)}::text[]) GROUP BY p.account`,
+    );
+  for (const [pair, values] of sets) {
+    const [t, f] = pair.split(SEP) as [string, string];
+    checkFieldName(f);
+    const tp = param(t);
+    const vp = param(values);
+    parts.push(
+      `(SELECT 's' AS kind, r.tbl || chr(31) || '${f}' || chr(31) || (r.row->>'${f}') AS k1, r.id AS k2,
+         r.ver::text AS ver, r.row::text AS val
+       FROM aihub.rows r WHERE r.tbl = ${tp} AND r.row->>'${f}' = ANY(${vp}::text[]) ORDER BY r.created)`,
+    );
+    parts.push(
+      `SELECT 'v' AS kind, x.ikey AS k1, NULL AS k2, x.ver::text AS ver, NULL AS val FROM aihub.index_versions x
+       WHERE x.ikey = ANY(SELECT ${tp} || chr(31) || '${f}' || chr(31) || v FROM unnest(${vp}::text[]) v)`,
+    );
+  }
+  if (parts.length === 0)
+    parts.push(`SELECT NULL::text AS kind, NULL, NULL, NULL, NULL WHERE false`);
+  return { text: parts.join('\nUNION ALL\n'), params };
+}
+
+/** The lock number of a key (tests look at it). */
+export { lockOf };
+
+/** Opens the PostgreSQL store. */
+export function openPgStore(database_url: string, options: PgStoreOptions = {}): Promise<PgStore> {
+  return PgStore.open(database_url, options);
+}
