@@ -96,7 +96,7 @@ test('every answered key is found after a reopen in one block read and no journa
   const KEYS = SESSIONS.reduce((a, b) => a + b);
   const quiet = { checkpoint_every_records: 1_000_000, checkpoint_interval_ms: 3_600_000 };
   let written = 0;
-  let store: Store;
+  let store: FileStore;
   for (const keys of SESSIONS) {
     store = await Store.open(data_dir, quiet);
     for (let i = written; i < written + keys; i += 100)
