@@ -590,6 +590,10 @@ export class PgCache {
     const key = rowKey(table, id);
     const current = this.entries.get(key);
     if (current?.staged) return; // a batch in flight wrote it: its answer says what it is
+    // A load sent before a commit of this row and answered after it: its value is older than
+    // the entry's (versions come from one sequence). It must not replace it: a split
+    // transfer's answer read a leg as `pending` after the leg had committed `success`.
+    if (current?.kind === 'r' && current.ver > ver && ver > 0) return;
     this.entries.set(key, {
       kind: 'r',
       present: value !== undefined,
@@ -603,7 +607,10 @@ export class PgCache {
 
   putBalance(kind: 'b' | 'p', account: string, micros: number, ver: number): void {
     const key = kind === 'b' ? balanceKey(account) : poolKey(account);
-    if (this.entries.get(key)?.staged) return;
+    const current = this.entries.get(key);
+    if (current?.staged) return;
+    // As for rows: an older answer never replaces a newer balance (pools carry no version).
+    if (kind === 'b' && current?.kind === 'b' && current.ver > ver && ver > 0) return;
     this.entries.set(key, { kind, micros, ver, loaded: this.load_seq, staged: false, used: true });
   }
 
