@@ -12,6 +12,7 @@
 //
 // No other gateway's writes are applied here: announced rows are dropped from the cache
 // (LISTEN aihub_cache), validated ones are checked at commit or loaded fresh.
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import { StoreUnavailableError } from '../../kernel/errors.js';
@@ -931,6 +932,15 @@ export class PgStore implements Store {
     return this.live_gateways;
   }
 
+  /**
+   * Who holds a claim: this store, not its gateway's name. Two stores of one name (two in one
+   * process, as the unit tests open them; two gateways given the same AIHUB_GATEWAY_ID; two
+   * containers sharing the host's hostname, each pid 1) would otherwise each take the other's
+   * claims as their own to renew, and hold one item at once (pg-store's claim test did, one run
+   * in a few: whichever statement saw the other's committed claim took it).
+   */
+  private readonly claimant = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
+
   async claim(kind: string, ids: readonly string[], lease_ms: number): Promise<string[]> {
     if (ids.length === 0) return [];
     const rows = await this.query<{ id: string }>(
@@ -947,7 +957,7 @@ export class PgStore implements Store {
          SELECT $1, w.id, $3, now() + make_interval(secs => $4::float8 / 1000) FROM wanted w
          ON CONFLICT (kind, id) DO NOTHING RETURNING id)
        SELECT id FROM taken UNION SELECT id FROM fresh`,
-      [kind, ids, this.options.gateway_id, lease_ms],
+      [kind, ids, `${this.options.gateway_id}/${this.claimant}`, lease_ms],
     );
     return rows.map((row) => row.id);
   }
@@ -957,7 +967,7 @@ export class PgStore implements Store {
     await this.query('DELETE FROM aihub.claims WHERE kind = $1 AND id = ANY($2) AND gateway = $3', [
       kind,
       ids,
-      this.options.gateway_id,
+      `${this.options.gateway_id}/${this.claimant}`,
     ]);
   }
 

@@ -436,6 +436,23 @@ test('background work is claimed item by item: two stores never hold one item at
   await b.close();
 });
 
+test('a claim belongs to the store that took it, not to its gateway name: another store of the same name does not renew it as its own', async () => {
+  const url = await cluster.createDatabase();
+  // Both stores default to this process's name (hostname:pid), as two gateways given one
+  // AIHUB_GATEWAY_ID, or two containers with the host's hostname and pid 1, would share it.
+  const a = await open(url);
+  const b = await open(url);
+  assert.deepEqual(await a.claim('check', ['t1'], 60_000), ['t1']);
+  assert.deepEqual(await b.claim('check', ['t1'], 60_000), [], 'held by a');
+  await b.release('check', ['t1']); // not b's to release
+  assert.deepEqual(await b.claim('check', ['t1'], 60_000), [], 'still held by a');
+  assert.deepEqual(await a.claim('check', ['t1'], 60_000), ['t1'], 'a renews its own');
+  await a.release('check', ['t1']);
+  assert.deepEqual(await b.claim('check', ['t1'], 60_000), ['t1'], 'released: anyone’s');
+  await a.close();
+  await b.close();
+});
+
 test('a commit that cannot take its locks in time answers every caller store_unavailable; nothing waits forever', async () => {
   const url = await cluster.createDatabase();
   const seed = await open(url);
