@@ -417,8 +417,11 @@ test('a renewing owner keeps its reservation past one lease', async () => {
 
 test('background work is claimed item by item: two stores never hold one item at once; a lapsed claim is taken over', async () => {
   const url = await cluster.createDatabase();
-  const a = await open(url);
-  const b = await open(url);
+  // Two gateways, so two names: with the default (hostname:pid) both stores of this process
+  // were one gateway, whose claims it may renew, and b took a's t3 when a's insert committed
+  // before b's statement began (failed once under load).
+  const a = await open(url, { gateway_id: 'gateway-a' });
+  const b = await open(url, { gateway_id: 'gateway-b' });
   const [got_a, got_b] = await Promise.all([
     a.claim('check', ['t1', 't2', 't3'], 60_000),
     b.claim('check', ['t2', 't3', 't4'], 60_000),
