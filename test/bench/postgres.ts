@@ -17,15 +17,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store } from '../../gateway/store/store.ts';
 import { openPgStore } from '../../gateway/store/pg/store.ts';
-import {
-  createFundedAccount,
-  request,
-  runCli,
-  runVerify,
-  type Gateway,
-} from '../gateway/helpers.ts';
-import { onboard, paymentsConfig } from '../support/payments-helpers.ts';
-import { startGateways, stopAll } from '../support/multi-gateway.ts';
+import { createFundedAccount, runCli, runVerify, type Gateway } from '../gateway/helpers.ts';
+import { rechargeCost } from './pg-cost.ts';
 import { postgresBinDir, startPostgres } from '../support/postgres.ts';
 import { commitThroughput, fund } from './store-load.ts';
 import {
@@ -181,8 +174,9 @@ async function dbCounts(
   let conflicts = 0;
   for (const gateway of setup.gateways) {
     const text = await (await fetch(`${gateway.url}/metrics`)).text();
-    const found = /^aihub_store_statements_total(?:\{[^}]*\})? (\d+)/m.exec(text);
-    if (found) statements = (statements ?? 0) + Number(found[1]);
+    // Labelled by kind since #30's breakdown: the sum of every kind.
+    for (const [, value] of text.matchAll(/^aihub_store_statements_total(?:\{[^}]*\})? (\d+)/gm))
+      statements = (statements ?? 0) + Number(value);
     for (const [, outcome, value] of text.matchAll(
       /^aihub_store_batches_total\{outcome="(\w+)"[^}]*\} (\d+)/gm,
     )) {
@@ -252,40 +246,6 @@ async function setupPg(count: number, wallets: number, baseline?: string): Promi
     database_url,
     baseline: baseline !== undefined,
   };
-}
-
-/**
- * Round trips per recharge (this design): one PostgreSQL gateway with the sandbox providers,
- * RECHARGES sequential recharges of an onboarded account, its statements counted by /metrics.
- */
-async function rechargeRows(): Promise<string[][]> {
-  const RECHARGES = 30;
-  const database_url = await cluster.createDatabase(`bench_recharge_${++setups}`);
-  const [gateway] = await startGateways(database_url, 1, { config: paymentsConfig() });
-  try {
-    const { headers } = await onboard(gateway!, 100_000);
-    const setup: Setup = { label: 'recharge', gateways: [gateway!], keys: [], database_url };
-    const before = await dbCounts(setup);
-    let ok = 0;
-    for (let i = 0; i < RECHARGES; i++) {
-      const reply = await request(`${gateway!.url}/api/recharge`, {
-        headers,
-        body: { operator_id: 1, number: `98123${45_100 + i}`, amount: 10 },
-      });
-      if (reply.status === 200 && reply.body.data.status === 'success') ok++;
-    }
-    const after = await dbCounts(setup);
-    if (ok !== RECHARGES) books_ok = false;
-    return [
-      [
-        'database round trips per recharge, 1 connection (this design)',
-        (((after.statements ?? 0) - (before.statements ?? 0)) / RECHARGES).toFixed(2),
-        `statements per recharge, every kind (target ≤ 3); ${((after.batches - before.batches) / RECHARGES).toFixed(2)} of them commit statements; ${ok} of ${RECHARGES} succeeded at once`,
-      ],
-    ];
-  } finally {
-    await stopAll([gateway!], 'SIGTERM');
-  }
 }
 
 try {
@@ -388,7 +348,9 @@ try {
     (sequential.statements / Math.max(1, sequential.requests)).toFixed(2),
     `statements sent per request, every kind (target ≤ 2); ${(sequential.batches / Math.max(1, sequential.requests)).toFixed(2)} of them commit statements; ${sequential.requests} requests`,
   ]);
-  rows.push(...(await rechargeRows()));
+  const recharge = await rechargeCost(cluster, `bench_recharge_${++setups}`);
+  rows.push(...recharge.rows);
+  if (!recharge.ok) books_ok = false;
   const file_added = per_request[file.label]! - per_request.direct!;
   const pg_added = per_request[pg.label]! - per_request.direct!;
   rows.push([

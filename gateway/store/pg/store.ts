@@ -13,6 +13,7 @@
 // No other gateway's writes are applied here: announced rows are dropped from the cache
 // (LISTEN aihub_cache), validated ones are checked at commit or loaded fresh.
 import { randomBytes } from 'node:crypto';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import { StoreUnavailableError } from '../../kernel/errors.js';
@@ -36,6 +37,32 @@ import {
 } from './keys.js';
 import { PgReads } from './reads.js';
 import { ensureFieldIndex, migrateSchema, oldLayoutRecords } from './schema.js';
+
+/**
+ * What a statement sent to the database is for (`aihub_store_statements_total{kind}`): a
+ * transaction's commit statement; the extra statements of the locked path (BEGIN, its locks
+ * and loads, COMMIT); a load of what a transaction missed; a read outside transactions
+ * (store.read/fetch/list/page/count/scan); a blocking load (the event loop waiting); a
+ * history read (StoreReads); a claim or release of background work; a signed request's
+ * signature claim; pruning; the heartbeat; the listener's LISTEN; the encryption-key check.
+ */
+export type StatementKind =
+  | 'commit'
+  | 'locked'
+  | 'load'
+  | 'read'
+  | 'blocking_load'
+  | 'history'
+  | 'claim'
+  | 'signature'
+  | 'prune'
+  | 'heartbeat'
+  | 'listen'
+  | 'key_check'
+  | 'background';
+
+/** Set while periodic work runs (`PgStore.background`): its statements are counted as `background`. */
+const periodic = new AsyncLocalStorage<true>();
 
 export interface PgStoreOptions {
   now?: () => Date;
@@ -179,9 +206,20 @@ export class PgStore implements Store {
     rows_loaded: 0,
     invalidations: 0,
     statements: 0,
+    /** The same statements by kind (`StatementKind`): /metrics labels them. */
+    statements_by_kind: Object.create(null) as Record<StatementKind, number>,
+    /** Advisory locks the commit statements took (one per key a batch read or writes). */
+    keys_locked: 0,
     /** Transactions answered without a commit statement (answeredFresh). */
     fresh_answers: 0,
   };
+
+  /** Counts `n` statements of `kind` sent to the database. */
+  sent(sent_kind: StatementKind, n = 1): void {
+    const kind = periodic.getStore() ? 'background' : sent_kind;
+    this.stats.statements += n;
+    this.stats.statements_by_kind[kind] = (this.stats.statements_by_kind[kind] ?? 0) + n;
+  }
 
   private constructor(
     readonly pool: pg.Pool,
@@ -463,6 +501,7 @@ export class PgStore implements Store {
       encoded.hist.length === 0 &&
       encoded.meta.length === 0 &&
       encoded.pool.length === 0;
+    if (!empty) this.stats.keys_locked += encoded.locks.length;
     const hook = this.before_commit;
     const work = empty
       ? Promise.resolve([] as AnswerRow[])
@@ -470,6 +509,7 @@ export class PgStore implements Store {
           this.query<AnswerRow>(
             'SELECT kind, k1, k2, ver::text AS ver, val FROM aihub.commit($1)',
             [JSON.stringify(encoded)],
+            'commit',
           ),
         );
     work
@@ -511,14 +551,14 @@ export class PgStore implements Store {
       client.on('error', onError);
       let broken = false;
       try {
-        this.stats.statements++;
+        this.sent('locked');
         await client.query('BEGIN');
         const locked = new Set<string>();
         for (let round = 0; ; round++) {
           if (round > MAX_LOAD_ROUNDS) throw new Error('a transaction kept reaching for new keys');
           const todo = [...keys].filter((key) => !locked.has(key) && key[0] !== 'p');
           if (todo.length > 0) {
-            this.stats.statements += 2;
+            this.sent('locked', 2);
             await client.query(
               'SELECT count(pg_advisory_xact_lock(x)) FROM (SELECT unnest($1::bigint[]) AS x ORDER BY 1) s',
               [todo.map((key) => String(lockOf(key)))],
@@ -547,7 +587,9 @@ export class PgStore implements Store {
             `${this.options.gateway_id}:${slot}`,
             this.options.gateway_id,
           );
-          this.stats.statements += 2;
+          this.sent('commit');
+          this.sent('locked');
+          this.stats.keys_locked += encoded.locks.length;
           const { rows } = await client.query<AnswerRow>(
             'SELECT kind, k1, k2, ver::text AS ver, val FROM aihub.commit($1)',
             [JSON.stringify(encoded)],
@@ -650,7 +692,7 @@ export class PgStore implements Store {
   // ---- loads -----------------------------------------------------------------------------
 
   /** Loads keys into the cache (one statement); keys already being loaded are waited for. */
-  load(keys: Iterable<string>): Promise<void> {
+  load(keys: Iterable<string>, kind: StatementKind = 'load'): Promise<void> {
     const waits: Array<Promise<void>> = [];
     const fresh = new Set<string>();
     for (const key of keys) {
@@ -660,7 +702,9 @@ export class PgStore implements Store {
     }
     if (fresh.size > 0) {
       const { text, params } = loadQuery(fresh);
-      const loading = this.query<LoadRow>(text, params).then((rows) => this.loaded(fresh, rows));
+      const loading = this.query<LoadRow>(text, params, kind).then((rows) =>
+        this.loaded(fresh, rows),
+      );
       const done = loading.finally(() => {
         for (const key of fresh) if (this.loading.get(key) === done) this.loading.delete(key);
       });
@@ -675,7 +719,7 @@ export class PgStore implements Store {
     if (this.closed) throw new StoreUnavailableError('the store is closed');
     const { text, params } = loadQuery(keys);
     if (holdsNul(params)) return this.loaded(keys, []);
-    this.stats.statements++;
+    this.sent('blocking_load');
     this.loaded(keys, this.blocking.query<LoadRow>(text, params));
   }
 
@@ -742,12 +786,16 @@ export class PgStore implements Store {
     cache.evict();
   }
 
-  private async query<R extends pg.QueryResultRow>(text: string, params: unknown[]): Promise<R[]> {
+  private async query<R extends pg.QueryResultRow>(
+    text: string,
+    params: unknown[],
+    kind: StatementKind,
+  ): Promise<R[]> {
     // PostgreSQL text cannot hold U+0000, so no stored id or field has it: a read whose
     // parameter holds one (an id from a request) matches nothing. Writes send JSON, where it
     // is escaped.
     if (holdsNul(params)) return [];
-    this.stats.statements++;
+    this.sent(kind);
     try {
       return (await this.pool.query<R>(text, params)).rows;
     } catch (error) {
@@ -789,7 +837,7 @@ export class PgStore implements Store {
         if (threw) throw error;
         return result as T;
       }
-      await this.load(run.misses);
+      await this.load(run.misses, 'read');
     }
   }
 
@@ -844,6 +892,7 @@ export class PgStore implements Store {
     const rows = await this.query<{ id: string; ver: string; row: string }>(
       `SELECT id, ver::text AS ver, row::text AS row FROM aihub.rows WHERE tbl = $1 AND row->>'${checkFieldName(field)}' = $2 ORDER BY created`,
       [name, key],
+      'read',
     );
     return this.keep(name, rows);
   }
@@ -866,6 +915,7 @@ export class PgStore implements Store {
     const rows = await this.query<{ n: string }>(
       'SELECT count(*)::text AS n FROM aihub.rows WHERE tbl = $1',
       [name],
+      'read',
     );
     return Number(rows[0]?.n ?? 0);
   }
@@ -876,6 +926,7 @@ export class PgStore implements Store {
       `SELECT id, ver::text AS ver, row::text AS row FROM aihub.rows WHERE tbl = $1
        ORDER BY created ${options.newest_first ? 'DESC' : 'ASC'} OFFSET $2 LIMIT $3`,
       [name, Math.max(0, options.offset), options.limit],
+      'read',
     );
     return this.keep(name, rows);
   }
@@ -884,6 +935,7 @@ export class PgStore implements Store {
     const top = await this.query<{ top: string | null }>(
       'SELECT max(created)::text AS top FROM aihub.rows WHERE tbl = $1',
       [name],
+      'read',
     );
     const until = top[0]?.top;
     if (until === null || until === undefined) return;
@@ -893,6 +945,7 @@ export class PgStore implements Store {
         `SELECT r.id, r.created::text AS created FROM aihub.rows r
          WHERE r.tbl = $1 AND r.created > $2::bigint AND r.created <= $3::bigint ORDER BY r.created LIMIT $4`,
         [name, after, until, chunk],
+        'read',
       );
       if (rows.length === 0) return;
       after = rows.at(-1)!.created;
@@ -913,6 +966,7 @@ export class PgStore implements Store {
     const rows = await this.query<{ id: string }>(
       `SELECT id FROM aihub.rows WHERE tbl = $1 AND ${expression} < $2 ORDER BY ${expression} LIMIT $3`,
       [name, value, limit],
+      'read',
     );
     return rows.map((row) => row.id);
   }
@@ -958,22 +1012,23 @@ export class PgStore implements Store {
          ON CONFLICT (kind, id) DO NOTHING RETURNING id)
        SELECT id FROM taken UNION SELECT id FROM fresh`,
       [kind, ids, `${this.options.gateway_id}/${this.claimant}`, lease_ms],
+      'claim',
     );
     return rows.map((row) => row.id);
   }
 
   async release(kind: string, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.query('DELETE FROM aihub.claims WHERE kind = $1 AND id = ANY($2) AND gateway = $3', [
-      kind,
-      ids,
-      `${this.options.gateway_id}/${this.claimant}`,
-    ]);
+    await this.query(
+      'DELETE FROM aihub.claims WHERE kind = $1 AND id = ANY($2) AND gateway = $3',
+      [kind, ids, `${this.options.gateway_id}/${this.claimant}`],
+      'claim',
+    );
   }
 
   /** Claims a signed request's signature until `until_ms` (issue #25): true when no claim of it is in force. */
   async claimShared(key: string, until_ms: number, now_ms: number): Promise<boolean> {
-    this.stats.statements++;
+    this.sent('signature');
     try {
       const { rowCount } = await this.pool.query(
         `INSERT INTO aihub.seen (k, until_at) VALUES ($1, to_timestamp($2::float8 / 1000))
@@ -1000,6 +1055,7 @@ export class PgStore implements Store {
           `DELETE FROM aihub.seen WHERE k IN (
              SELECT k FROM aihub.seen WHERE until_at < now() - interval '1 minute' LIMIT ${SEEN_PRUNE_BATCH})`,
           [],
+          'prune',
         );
         if (rows.length < SEEN_PRUNE_BATCH || this.closed) break;
       }
@@ -1019,11 +1075,16 @@ export class PgStore implements Store {
           : `WITH put AS (INSERT INTO aihub.key_check (id, sealed) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING sealed)
              SELECT sealed FROM put UNION ALL SELECT sealed FROM aihub.key_check WHERE NOT EXISTS (SELECT 1 FROM put)`,
         [sealed],
+        'key_check',
       );
       if (rows[0]) return rows[0].sealed;
       if (attempt >= 3)
         throw new Error('the database has no encryption-key check after inserting one');
     }
+  }
+
+  background<T>(fn: () => Promise<T>): Promise<T> {
+    return periodic.run(true, fn);
   }
 
   sharedStats(): StoreStats {
@@ -1038,6 +1099,8 @@ export class PgStore implements Store {
       invalidations: this.stats.invalidations,
       foreign_records_applied: 0,
       statements: this.stats.statements,
+      statements_by_kind: { ...this.stats.statements_by_kind },
+      keys_locked: this.stats.keys_locked,
       cache_entries: this.cache.entries.size,
     };
   }
@@ -1047,6 +1110,7 @@ export class PgStore implements Store {
     if (this.closed || this.beating) return;
     this.beating = true;
     try {
+      this.sent('heartbeat');
       const { rows } = await this.pool.query<{ live: string }>(
         `WITH beat AS (
            INSERT INTO aihub.gateways (id, seen_at) VALUES ($1, now())
@@ -1083,6 +1147,7 @@ export class PgStore implements Store {
     client.on('notification', (message) => this.announced(message.payload ?? ''));
     try {
       await client.connect();
+      this.sent('listen');
       await client.query('LISTEN aihub_cache');
       // Whatever was announced while this gateway was not listening is dropped.
       this.stats.invalidations += this.cache.invalidateAnnounced();
