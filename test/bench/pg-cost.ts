@@ -265,3 +265,52 @@ export async function rechargeCost(
     await stopAll([gateway!], 'SIGTERM');
   }
 }
+
+/**
+ * One setup's database cost over a measurement made of slices (the bench interleaves setups):
+ * the gateways' and the database's counters from `begin` to `end`, WAL bytes summed over the
+ * setup's own slices (the WAL position is the cluster's: other setups' idle gateways add their
+ * heartbeats, a few hundred bytes a second), lock waits sampled during them.
+ */
+export class SetupCost {
+  private start: CostSnapshot | null = null;
+  private wal = 0;
+
+  private constructor(
+    private readonly meter: CostMeter,
+    private readonly gateways: ReadonlyArray<Pick<Gateway, 'url'>>,
+  ) {}
+
+  static async open(
+    maintenance_url: string,
+    database_url: string,
+    gateways: ReadonlyArray<Pick<Gateway, 'url'>>,
+  ): Promise<SetupCost> {
+    return new SetupCost(await CostMeter.open(maintenance_url, database_url), gateways);
+  }
+
+  async begin(): Promise<void> {
+    this.start = await this.meter.snapshot(this.gateways);
+  }
+
+  async slice<T>(work: () => Promise<T>): Promise<T> {
+    const from = await this.meter.walLsn();
+    this.meter.startSampling();
+    try {
+      return await work();
+    } finally {
+      this.meter.stopSampling();
+      this.wal += await this.meter.walBytes(from, await this.meter.walLsn());
+    }
+  }
+
+  /** The cost per request of the `requests` served in the slices; the meter is closed. */
+  async end(requests: number): Promise<CostPerRequest> {
+    try {
+      const after = await this.meter.snapshot(this.gateways);
+      return await costPerRequest(this.meter, this.start!, after, requests, this.wal);
+    } finally {
+      await this.meter.close();
+    }
+  }
+}

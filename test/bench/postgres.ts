@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { Store } from '../../gateway/store/store.ts';
 import { openPgStore } from '../../gateway/store/pg/store.ts';
 import { createFundedAccount, runCli, runVerify, type Gateway } from '../gateway/helpers.ts';
-import { rechargeCost } from './pg-cost.ts';
+import { SetupCost, describeCost, rechargeCost } from './pg-cost.ts';
 import { postgresBinDir, startPostgres } from '../support/postgres.ts';
 import { commitThroughput, fund } from './store-load.ts';
 import {
@@ -218,6 +218,31 @@ async function checkBooks(setup: Setup): Promise<void> {
 
 let setups = 0;
 
+/** This design's setups' database cost meters (none for the JSON-file one and the design before), begun. */
+async function setupCosts(list: Setup[]): Promise<Array<SetupCost | null>> {
+  const costs = await Promise.all(
+    list.map((setup) =>
+      setup.database_url && !setup.baseline
+        ? SetupCost.open(cluster.url, setup.database_url, setup.gateways)
+        : null,
+    ),
+  );
+  await Promise.all(costs.map((cost) => cost?.begin()));
+  return costs;
+}
+
+function costRow(
+  setup: Setup,
+  cost: Awaited<ReturnType<SetupCost['end']>>,
+  at = `${CONNECTIONS} conns`,
+): string[] {
+  return [
+    `  database cost per billed chat, ${at}: ${setup.label}`,
+    cost.request_statements.toFixed(2),
+    describeCost(cost),
+  ];
+}
+
 async function setupFile(): Promise<Setup> {
   const gateway = await startBenchGateway(dir, config_file, { name: `file${++setups}` });
   const { key } = await createFundedAccount(gateway, CREDIT_UNITS);
@@ -277,10 +302,12 @@ try {
       batches: 0,
       conflicts: 0,
     }));
+    const costs = await setupCosts(chat_setups);
     for (let part = 0; part < PARTS; part++)
       for (const [i, setup] of chat_setups.entries()) {
         const before = setup.database_url ? await dbCounts(setup) : null;
-        const run = await spread(setup, CONNECTIONS, SECONDS / PARTS);
+        const measure = () => spread(setup, CONNECTIONS, SECONDS / PARTS);
+        const run = await (costs[i] ? costs[i].slice(measure) : measure());
         const sum = sums[i]!;
         sum.rps += run.rps / PARTS;
         sum.p99_ms = Math.max(sum.p99_ms, run.p99_ms);
@@ -317,6 +344,7 @@ try {
         `${ratio}p99 ${p99_ms.toFixed(0)} ms, ${bad} errors${cost}`,
       ]);
       if (bad > 0) books_ok = false;
+      if (costs[i]) rows.push(costRow(setup, await costs[i].end(requests)));
     }
     for (const setup of chat_setups) await checkBooks(setup);
   }
@@ -331,7 +359,11 @@ try {
   for (const setup of [file, pg]) {
     await spread(setup, 1, WARMUP_S);
     const before = setup.database_url ? await dbCounts(setup) : null;
-    const run = await spread(setup, 1, SECONDS);
+    const [cost] = setup.database_url ? await setupCosts([setup]) : [null];
+    const run = await (cost
+      ? cost.slice(() => spread(setup, 1, SECONDS))
+      : spread(setup, 1, SECONDS));
+    if (cost) rows.push(costRow(setup, await cost.end(run.ok + run.bad), '1 connection'));
     if (before) {
       const after = await dbCounts(setup);
       sequential = {
