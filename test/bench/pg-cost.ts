@@ -58,6 +58,8 @@ export class CostMeter {
   /** Lock-wait samples: how many were taken, and the waiting backends they saw in all. */
   samples = 0;
   waiting = 0;
+  /** The waiting backends seen, by what they waited for (advisory, transactionid, tuple...). */
+  readonly waiting_on: Record<string, number> = {};
   sampled_ms = 0;
   private sample_started = 0;
 
@@ -125,14 +127,18 @@ export class CostMeter {
       if (this.sampling) return;
       this.sampling = true;
       this.client
-        .query<{ n: string }>(
-          `SELECT count(*)::text AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`,
+        .query<{ event: string; n: string }>(
+          `SELECT wait_event AS event, count(*)::text AS n FROM pg_stat_activity
+           WHERE datname = $1 AND wait_event_type = 'Lock' GROUP BY wait_event`,
           [this.database],
         )
         .then(
           ({ rows }) => {
             this.samples++;
-            this.waiting += Number(rows[0]!.n);
+            for (const { event, n } of rows) {
+              this.waiting += Number(n);
+              this.waiting_on[event] = (this.waiting_on[event] ?? 0) + Number(n);
+            }
           },
           () => {},
         )
@@ -168,6 +174,8 @@ export interface CostPerRequest {
   tuples_written: number;
   wal_bytes: number;
   lock_wait_ms: number;
+  /** The lock waits' share by what was waited for. */
+  lock_waits_on: Record<string, number>;
 }
 
 export async function costPerRequest(
@@ -200,6 +208,9 @@ export async function costPerRequest(
     tuples_written: (db('tup_inserted') + db('tup_updated') + db('tup_deleted')) / n,
     wal_bytes: (wal_bytes ?? (await meter.walBytes(before.db.wal_lsn, after.db.wal_lsn))) / n,
     lock_wait_ms: meter.lockWaitMs() / n,
+    lock_waits_on: Object.fromEntries(
+      Object.entries(meter.waiting_on).map(([event, seen]) => [event, seen / meter.waiting]),
+    ),
   };
 }
 
@@ -209,7 +220,11 @@ export function describeCost(cost: CostPerRequest): string {
     .sort((a, b) => b[1] - a[1])
     .map(([kind, n]) => `${kind} ${n.toFixed(2)}`)
     .join(', ');
-  return `${cost.request_statements.toFixed(2)} statements (${kinds || 'none'}; periodic ${cost.periodic_statements.toFixed(2)} besides), ${cost.keys_locked.toFixed(1)} keys locked, ${cost.xacts.toFixed(2)} transactions, ${cost.tuples_written.toFixed(1)} tuples written, ${cost.wal_bytes.toFixed(0)} WAL bytes, ${cost.lock_wait_ms.toFixed(3)} ms lock waits (sampled)`;
+  const on = Object.entries(cost.lock_waits_on)
+    .sort((a, b) => b[1] - a[1])
+    .map(([event, share]) => `${event} ${(share * 100).toFixed(0)}%`)
+    .join(', ');
+  return `${cost.request_statements.toFixed(2)} statements (${kinds || 'none'}; periodic ${cost.periodic_statements.toFixed(2)} besides), ${cost.keys_locked.toFixed(1)} keys locked, ${cost.xacts.toFixed(2)} transactions, ${cost.tuples_written.toFixed(1)} tuples written, ${cost.wal_bytes.toFixed(0)} WAL bytes, ${cost.lock_wait_ms.toFixed(3)} ms lock waits (sampled${on ? `: ${on}` : ''})`;
 }
 
 /**
