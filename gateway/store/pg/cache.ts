@@ -31,6 +31,7 @@ import {
   splitIndexKey,
   splitRowKey,
   VALIDATED_TABLES,
+  PRESUMED_ABSENT_TABLES,
 } from './keys.js';
 
 /** A cache entry: a row, a balance (customer `b` or platform `p`) or an index set. */
@@ -300,6 +301,12 @@ export class PgCache {
   readRow(table: string, id: string): unknown {
     const key = rowKey(table, id);
     const run = this.current;
+    if (run?.kind === 'tx' && PRESUMED_ABSENT_TABLES.has(table) && !this.entries.has(key)) {
+      // Absent as far as this run knows: the commit checks it (keys.ts, PRESUMED_ABSENT_TABLES).
+      if (!run.reads.has(key)) run.reads.set(key, 0);
+      run.keys.add(key);
+      return undefined;
+    }
     const entry = this.entryFor(key, VALIDATED_TABLES.has(table));
     if (!entry || entry.kind !== 'r') return undefined;
     if (run && !run.written.has(key) && !run.batch?.written.has(key)) {

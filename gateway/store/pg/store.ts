@@ -13,6 +13,7 @@
 // No other gateway's writes are applied here: announced rows are dropped from the cache
 // (LISTEN aihub_cache), validated ones are checked at commit or loaded fresh.
 import { randomBytes } from 'node:crypto';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import { StoreUnavailableError } from '../../kernel/errors.js';
@@ -36,6 +37,32 @@ import {
 } from './keys.js';
 import { PgReads } from './reads.js';
 import { ensureFieldIndex, migrateSchema, oldLayoutRecords } from './schema.js';
+
+/**
+ * What a statement sent to the database is for (`aihub_store_statements_total{kind}`): a
+ * transaction's commit statement; the extra statements of the locked path (BEGIN, its locks
+ * and loads, COMMIT); a load of what a transaction missed; a read outside transactions
+ * (store.read/fetch/list/page/count/scan); a blocking load (the event loop waiting); a
+ * history read (StoreReads); a claim or release of background work; a signed request's
+ * signature claim; pruning; the heartbeat; the listener's LISTEN; the encryption-key check.
+ */
+export type StatementKind =
+  | 'commit'
+  | 'locked'
+  | 'load'
+  | 'read'
+  | 'blocking_load'
+  | 'history'
+  | 'claim'
+  | 'signature'
+  | 'prune'
+  | 'heartbeat'
+  | 'listen'
+  | 'key_check'
+  | 'background';
+
+/** Set while periodic work runs (`PgStore.background`): its statements are counted as `background`. */
+const periodic = new AsyncLocalStorage<true>();
 
 export interface PgStoreOptions {
   now?: () => Date;
@@ -183,9 +210,20 @@ export class PgStore implements Store {
     statements: 0,
     /** Platform shard rows of gone gateways folded at start. */
     shards_folded: 0,
+    /** The same statements by kind (`StatementKind`): /metrics labels them. */
+    statements_by_kind: Object.create(null) as Record<StatementKind, number>,
+    /** Advisory locks the commit statements took (one per key a batch read or writes). */
+    keys_locked: 0,
     /** Transactions answered without a commit statement (answeredFresh). */
     fresh_answers: 0,
   };
+
+  /** Counts `n` statements of `kind` sent to the database. */
+  sent(sent_kind: StatementKind, n = 1): void {
+    const kind = periodic.getStore() ? 'background' : sent_kind;
+    this.stats.statements += n;
+    this.stats.statements_by_kind[kind] = (this.stats.statements_by_kind[kind] ?? 0) + n;
+  }
 
   private constructor(
     readonly pool: pg.Pool,
@@ -299,7 +337,7 @@ export class PgStore implements Store {
         [this.options.gateway_id, live_ms],
       );
       await client.query('COMMIT');
-      this.stats.statements += 4;
+      this.sent('prune', 4);
       const folded = Number(rows[0]?.folded ?? 0);
       if (folded > 0) this.stats.shards_folded += folded;
     } catch (error) {
@@ -513,6 +551,7 @@ export class PgStore implements Store {
       encoded.hist.length === 0 &&
       encoded.meta.length === 0 &&
       encoded.pool.length === 0;
+    if (!empty) this.stats.keys_locked += encoded.locks.length;
     const hook = this.before_commit;
     const work = empty
       ? Promise.resolve([] as AnswerRow[])
@@ -520,6 +559,7 @@ export class PgStore implements Store {
           this.query<AnswerRow>(
             'SELECT kind, k1, k2, ver::text AS ver, val FROM aihub.commit($1)',
             [JSON.stringify(encoded)],
+            'commit',
           ),
         );
     work
@@ -561,14 +601,14 @@ export class PgStore implements Store {
       client.on('error', onError);
       let broken = false;
       try {
-        this.stats.statements++;
+        this.sent('locked');
         await client.query('BEGIN');
         const locked = new Set<string>();
         for (let round = 0; ; round++) {
           if (round > MAX_LOAD_ROUNDS) throw new Error('a transaction kept reaching for new keys');
           const todo = [...keys].filter((key) => !locked.has(key) && key[0] !== 'p');
           if (todo.length > 0) {
-            this.stats.statements += 2;
+            this.sent('locked', 2);
             await client.query(
               'SELECT count(pg_advisory_xact_lock(x)) FROM (SELECT unnest($1::bigint[]) AS x ORDER BY 1) s',
               [todo.map((key) => String(lockOf(key)))],
@@ -597,7 +637,9 @@ export class PgStore implements Store {
             `${this.options.gateway_id}:${slot}`,
             this.options.gateway_id,
           );
-          this.stats.statements += 2;
+          this.sent('commit');
+          this.sent('locked');
+          this.stats.keys_locked += encoded.locks.length;
           const { rows } = await client.query<AnswerRow>(
             'SELECT kind, k1, k2, ver::text AS ver, val FROM aihub.commit($1)',
             [JSON.stringify(encoded)],
@@ -689,7 +731,7 @@ export class PgStore implements Store {
   // ---- loads -----------------------------------------------------------------------------
 
   /** Loads keys into the cache (one statement); keys already being loaded are waited for. */
-  load(keys: Iterable<string>): Promise<void> {
+  load(keys: Iterable<string>, kind: StatementKind = 'load'): Promise<void> {
     const waits: Array<Promise<void>> = [];
     const fresh = new Set<string>();
     for (const key of keys) {
@@ -700,7 +742,7 @@ export class PgStore implements Store {
     if (fresh.size > 0) {
       const { text, params } = loadQuery(fresh);
       const sent = this.cache.load_seq;
-      const loading = this.query<LoadRow>(text, params).then((rows) =>
+      const loading = this.query<LoadRow>(text, params, kind).then((rows) =>
         this.loaded(fresh, rows, sent),
       );
       const done = loading.finally(() => {
@@ -718,7 +760,7 @@ export class PgStore implements Store {
     const { text, params } = loadQuery(keys);
     const sent = this.cache.load_seq;
     if (holdsNul(params)) return this.loaded(keys, [], sent);
-    this.stats.statements++;
+    this.sent('blocking_load');
     this.loaded(keys, this.blocking.query<LoadRow>(text, params), sent);
   }
 
@@ -786,12 +828,16 @@ export class PgStore implements Store {
     cache.evict();
   }
 
-  private async query<R extends pg.QueryResultRow>(text: string, params: unknown[]): Promise<R[]> {
+  private async query<R extends pg.QueryResultRow>(
+    text: string,
+    params: unknown[],
+    kind: StatementKind,
+  ): Promise<R[]> {
     // PostgreSQL text cannot hold U+0000, so no stored id or field has it: a read whose
     // parameter holds one (an id from a request) matches nothing. Writes send JSON, where it
     // is escaped.
     if (holdsNul(params)) return [];
-    this.stats.statements++;
+    this.sent(kind);
     try {
       return (await this.pool.query<R>(text, params)).rows;
     } catch (error) {
@@ -833,7 +879,7 @@ export class PgStore implements Store {
         if (threw) throw error;
         return result as T;
       }
-      await this.load(run.misses);
+      await this.load(run.misses, 'read');
     }
   }
 
@@ -889,6 +935,7 @@ export class PgStore implements Store {
     const rows = await this.query<{ id: string; ver: string; row: string }>(
       `SELECT id, ver::text AS ver, row::text AS row FROM aihub.rows WHERE tbl = $1 AND row->>'${checkFieldName(field)}' = $2 ORDER BY created`,
       [name, key],
+      'read',
     );
     return this.keep(name, rows, sent);
   }
@@ -912,6 +959,7 @@ export class PgStore implements Store {
     const rows = await this.query<{ n: string }>(
       'SELECT count(*)::text AS n FROM aihub.rows WHERE tbl = $1',
       [name],
+      'read',
     );
     return Number(rows[0]?.n ?? 0);
   }
@@ -923,6 +971,7 @@ export class PgStore implements Store {
       `SELECT id, ver::text AS ver, row::text AS row FROM aihub.rows WHERE tbl = $1
        ORDER BY created ${options.newest_first ? 'DESC' : 'ASC'} OFFSET $2 LIMIT $3`,
       [name, Math.max(0, options.offset), options.limit],
+      'read',
     );
     return this.keep(name, rows, sent);
   }
@@ -931,6 +980,7 @@ export class PgStore implements Store {
     const top = await this.query<{ top: string | null }>(
       'SELECT max(created)::text AS top FROM aihub.rows WHERE tbl = $1',
       [name],
+      'read',
     );
     const until = top[0]?.top;
     if (until === null || until === undefined) return;
@@ -940,6 +990,7 @@ export class PgStore implements Store {
         `SELECT r.id, r.created::text AS created FROM aihub.rows r
          WHERE r.tbl = $1 AND r.created > $2::bigint AND r.created <= $3::bigint ORDER BY r.created LIMIT $4`,
         [name, after, until, chunk],
+        'read',
       );
       if (rows.length === 0) return;
       after = rows.at(-1)!.created;
@@ -960,6 +1011,7 @@ export class PgStore implements Store {
     const rows = await this.query<{ id: string }>(
       `SELECT id FROM aihub.rows WHERE tbl = $1 AND ${expression} < $2 ORDER BY ${expression} LIMIT $3`,
       [name, value, limit],
+      'read',
     );
     return rows.map((row) => row.id);
   }
@@ -1005,22 +1057,23 @@ export class PgStore implements Store {
          ON CONFLICT (kind, id) DO NOTHING RETURNING id)
        SELECT id FROM taken UNION SELECT id FROM fresh`,
       [kind, ids, `${this.options.gateway_id}/${this.claimant}`, lease_ms],
+      'claim',
     );
     return rows.map((row) => row.id);
   }
 
   async release(kind: string, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.query('DELETE FROM aihub.claims WHERE kind = $1 AND id = ANY($2) AND gateway = $3', [
-      kind,
-      ids,
-      `${this.options.gateway_id}/${this.claimant}`,
-    ]);
+    await this.query(
+      'DELETE FROM aihub.claims WHERE kind = $1 AND id = ANY($2) AND gateway = $3',
+      [kind, ids, `${this.options.gateway_id}/${this.claimant}`],
+      'claim',
+    );
   }
 
   /** Claims a signed request's signature until `until_ms` (issue #25): true when no claim of it is in force. */
   async claimShared(key: string, until_ms: number, now_ms: number): Promise<boolean> {
-    this.stats.statements++;
+    this.sent('signature');
     try {
       const { rowCount } = await this.pool.query(
         `INSERT INTO aihub.seen (k, until_at) VALUES ($1, to_timestamp($2::float8 / 1000))
@@ -1047,6 +1100,7 @@ export class PgStore implements Store {
           `DELETE FROM aihub.seen WHERE k IN (
              SELECT k FROM aihub.seen WHERE until_at < now() - interval '1 minute' LIMIT ${SEEN_PRUNE_BATCH})`,
           [],
+          'prune',
         );
         if (rows.length < SEEN_PRUNE_BATCH || this.closed) break;
       }
@@ -1066,11 +1120,16 @@ export class PgStore implements Store {
           : `WITH put AS (INSERT INTO aihub.key_check (id, sealed) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING sealed)
              SELECT sealed FROM put UNION ALL SELECT sealed FROM aihub.key_check WHERE NOT EXISTS (SELECT 1 FROM put)`,
         [sealed],
+        'key_check',
       );
       if (rows[0]) return rows[0].sealed;
       if (attempt >= 3)
         throw new Error('the database has no encryption-key check after inserting one');
     }
+  }
+
+  background<T>(fn: () => Promise<T>): Promise<T> {
+    return periodic.run(true, fn);
   }
 
   sharedStats(): StoreStats {
@@ -1085,6 +1144,8 @@ export class PgStore implements Store {
       invalidations: this.stats.invalidations,
       foreign_records_applied: 0,
       statements: this.stats.statements,
+      statements_by_kind: { ...this.stats.statements_by_kind },
+      keys_locked: this.stats.keys_locked,
       cache_entries: this.cache.entries.size,
     };
   }
@@ -1094,6 +1155,7 @@ export class PgStore implements Store {
     if (this.closed || this.beating) return;
     this.beating = true;
     try {
+      this.sent('heartbeat');
       const { rows } = await this.pool.query<{ live: string }>(
         `WITH beat AS (
            INSERT INTO aihub.gateways (id, seen_at) VALUES ($1, now())
@@ -1130,6 +1192,7 @@ export class PgStore implements Store {
     client.on('notification', (message) => this.announced(message.payload ?? ''));
     try {
       await client.connect();
+      this.sent('listen');
       await client.query('LISTEN aihub_cache');
       // Whatever was announced while this gateway was not listening is dropped.
       this.stats.invalidations += this.cache.invalidateAnnounced();
