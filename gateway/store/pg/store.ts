@@ -93,6 +93,8 @@ export const OPTIMISTIC_TRIES = 8;
 const MAX_LOAD_ROUNDS = 50;
 const LIVE_POLLS = 5;
 const GONE_AFTER = '1 hour';
+/** The advisory lock that serializes folding platform shards ('AIHS'). */
+const SHARD_FOLD_LOCK = 0x41494853;
 const LEAVE_WAIT_MS = 1_000;
 /** How long a close waits for the commits queued and in flight. */
 const CLOSE_WAIT_MS = 15_000;
@@ -206,6 +208,8 @@ export class PgStore implements Store {
     rows_loaded: 0,
     invalidations: 0,
     statements: 0,
+    /** Platform shard rows of gone gateways folded at start. */
+    shards_folded: 0,
     /** The same statements by kind (`StatementKind`): /metrics labels them. */
     statements_by_kind: Object.create(null) as Record<StatementKind, number>,
     /** Advisory locks the commit statements took (one per key a batch read or writes). */
@@ -296,7 +300,53 @@ export class PgStore implements Store {
     }, poll_ms);
     this.poll_timer.unref();
     await this.heartbeat(live_ms);
+    await this.foldShards(live_ms);
     await this.listen();
+  }
+
+  /**
+   * Folds the platform shards of gateways that are gone into one row per account (shard
+   * ''). Shards are named after the gateway that adds to them (`hostname:pid` unless
+   * AIHUB_GATEWAY_ID names it), so without folding every start would add rows that every
+   * later read of a platform balance sums. Safe whenever it runs: shards are only ever added
+   * to, the sum is unchanged in one transaction (a reader sees before or after), and a commit
+   * adding to a shard being folded waits for its row lock and then inserts it anew. Shards of
+   * live gateways are left alone only so as not to make their commits wait. Serialized by an
+   * advisory lock so that two starting gateways do not fold in opposite orders.
+   */
+  private async foldShards(live_ms: number): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [SHARD_FOLD_LOCK]);
+      const { rows } = await client.query<{ folded: string }>(
+        `WITH live AS (
+           SELECT id FROM aihub.gateways WHERE seen_at > now() - make_interval(secs => $2::float8 / 1000)
+           UNION SELECT $1
+         ), gone AS (
+           DELETE FROM aihub.pool p
+           WHERE p.shard <> '' AND regexp_replace(p.shard, ':[0-9]+$', '') NOT IN (SELECT id FROM live)
+           RETURNING p.account, p.micros
+         ), folded AS (
+           INSERT INTO aihub.pool AS p (account, shard, micros)
+           SELECT account, '', sum(micros) FROM gone GROUP BY account
+           ON CONFLICT (account, shard) DO UPDATE SET micros = p.micros + excluded.micros
+           RETURNING 1
+         )
+         SELECT (SELECT count(*) FROM gone)::text AS folded FROM (SELECT count(*) FROM folded) f`,
+        [this.options.gateway_id, live_ms],
+      );
+      await client.query('COMMIT');
+      this.sent('prune', 4);
+      const folded = Number(rows[0]?.folded ?? 0);
+      if (folded > 0) this.stats.shards_folded += folded;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      // Not needed to serve: the next start folds them.
+      this.options.warn(`platform shards not folded (${(error as Error).message})`);
+    } finally {
+      client.release();
+    }
   }
 
   get state(): State {
@@ -657,20 +707,9 @@ export class PgStore implements Store {
           ver,
         );
         break;
-      case 'r': {
-        const key = rowKey(row.k1, row.k2!);
-        const entry = this.cache.entries.get(key);
-        if (entry?.kind !== 'r') break;
-        entry.ver = ver;
-        if (row.val !== null) {
-          entry.value = JSON.parse(row.val);
-          entry.present = true;
-        } else if (ver === 0) {
-          entry.present = false;
-          entry.value = undefined;
-        }
+      case 'r':
+        this.cache.putCommitted(row.k1, row.k2!, ver, row.val);
         break;
-      }
       case 'B':
       case 'b':
         this.cache.putBalance('b', row.k1, Number(row.val), ver);
@@ -702,8 +741,9 @@ export class PgStore implements Store {
     }
     if (fresh.size > 0) {
       const { text, params } = loadQuery(fresh);
+      const sent = this.cache.load_seq;
       const loading = this.query<LoadRow>(text, params, kind).then((rows) =>
-        this.loaded(fresh, rows),
+        this.loaded(fresh, rows, sent),
       );
       const done = loading.finally(() => {
         for (const key of fresh) if (this.loading.get(key) === done) this.loading.delete(key);
@@ -718,12 +758,14 @@ export class PgStore implements Store {
   private loadBlocking(keys: Set<string>): void {
     if (this.closed) throw new StoreUnavailableError('the store is closed');
     const { text, params } = loadQuery(keys);
-    if (holdsNul(params)) return this.loaded(keys, []);
+    const sent = this.cache.load_seq;
+    if (holdsNul(params)) return this.loaded(keys, [], sent);
     this.sent('blocking_load');
-    this.loaded(keys, this.blocking.query<LoadRow>(text, params));
+    this.loaded(keys, this.blocking.query<LoadRow>(text, params), sent);
   }
 
-  private loaded(keys: Set<string>, rows: LoadRow[]): void {
+  /** A load's answer into the cache (`sent`: the load sequence number when it was sent; omitted under the keys' locks). */
+  private loaded(keys: Set<string>, rows: LoadRow[], sent?: number): void {
     this.stats.loads++;
     this.stats.rows_loaded += rows.length;
     const cache = this.cache;
@@ -735,7 +777,7 @@ export class PgStore implements Store {
       switch (row.kind) {
         case 'r':
           found.add(rowKey(row.k1, row.k2!));
-          cache.putRow(row.k1, row.k2!, JSON.parse(row.val!), Number(row.ver));
+          cache.putRow(row.k1, row.k2!, JSON.parse(row.val!), Number(row.ver), sent);
           break;
         case 'u': {
           const list = usage.get(row.k1) ?? [];
@@ -754,7 +796,7 @@ export class PgStore implements Store {
           set.ids.add(row.k2!);
           sets.set(key, set);
           const [table] = splitIndexKey(key);
-          cache.putRow(table, row.k2!, JSON.parse(row.val!), Number(row.ver));
+          cache.putRow(table, row.k2!, JSON.parse(row.val!), Number(row.ver), sent);
           break;
         }
         case 'v': {
@@ -780,7 +822,7 @@ export class PgStore implements Store {
       if (found.has(key)) continue;
       if (key[0] === 'r') {
         const [table, id] = splitRowKey(key);
-        cache.putRow(table, id, undefined, table === USAGE_TABLE ? -1 : 0);
+        cache.putRow(table, id, undefined, table === USAGE_TABLE ? -1 : 0, sent);
       } else if (key[0] === 'b' || key[0] === 'p') cache.putBalance(key[0], key.slice(1), 0, 0);
     }
     cache.evict();
@@ -889,24 +931,26 @@ export class PgStore implements Store {
     field: keyof Row<T> & string,
     key: string,
   ): Promise<Array<Row<T>>> {
+    const sent = this.cache.load_seq;
     const rows = await this.query<{ id: string; ver: string; row: string }>(
       `SELECT id, ver::text AS ver, row::text AS row FROM aihub.rows WHERE tbl = $1 AND row->>'${checkFieldName(field)}' = $2 ORDER BY created`,
       [name, key],
       'read',
     );
-    return this.keep(name, rows);
+    return this.keep(name, rows, sent);
   }
 
   /** Rows read by a query: into the cache (current), and their values. */
   private keep<T extends TableName>(
     name: T,
     rows: Array<{ id: string; ver: string; row: string }>,
+    sent: number,
   ): Array<Row<T>> {
     this.cache.load_seq++;
     this.stats.rows_loaded += rows.length;
     return rows.map(({ id, ver, row }) => {
       const value = JSON.parse(row) as Row<T>;
-      this.cache.putRow(name, id, value, Number(ver));
+      this.cache.putRow(name, id, value, Number(ver), sent);
       return value;
     });
   }
@@ -922,13 +966,14 @@ export class PgStore implements Store {
 
   async page<T extends TableName>(name: T, options: PageOptions): Promise<Array<Row<T>>> {
     if (options.limit <= 0) return [];
+    const sent = this.cache.load_seq;
     const rows = await this.query<{ id: string; ver: string; row: string }>(
       `SELECT id, ver::text AS ver, row::text AS row FROM aihub.rows WHERE tbl = $1
        ORDER BY created ${options.newest_first ? 'DESC' : 'ASC'} OFFSET $2 LIMIT $3`,
       [name, Math.max(0, options.offset), options.limit],
       'read',
     );
-    return this.keep(name, rows);
+    return this.keep(name, rows, sent);
   }
 
   async *scan(name: TableName, chunk = 1_000): AsyncGenerator<string[]> {
