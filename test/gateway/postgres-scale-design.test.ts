@@ -7,6 +7,7 @@
 // - A new gateway on a database with a large history (1,000,000 usage records and 100,000
 //   wallet lines by default; AIHUB_TEST_PG_HISTORY) starts and answers /v1/balance after
 //   reading a handful of rows (aihub_store_rows_loaded_total), not the history.
+// - A recharge costs 3 statements at one connection (aihub_store_statements_total{kind}).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -198,3 +199,67 @@ test(
     }
   },
 );
+
+test(
+  'a recharge on the happy path costs 3 statements at one connection: open with its first attempt, settle with its answer, its API-log record; no load (issue #30)',
+  { skip, timeout: 120_000 },
+  async () => {
+    const database_url = await freshDatabase();
+    const [gateway] = await startGateways(database_url, 1, {
+      config: paymentsConfig({ tick_ms: 60_000 }),
+    });
+    const client = new pg.Client({ connectionString: database_url });
+    await client.connect();
+    /** Waits until the API-log records of these transactions are committed (each is its own commit, after its answer). */
+    const logged = async (txn_ids: string[]) => {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const { rows } = await client.query<{ n: string }>(
+          `SELECT count(*)::text AS n FROM aihub.history WHERE record->>'txn_id' = ANY($1)`,
+          [txn_ids],
+        );
+        if (Number(rows[0]!.n) === txn_ids.length) return;
+        assert.ok(Date.now() < deadline, `API-log records of ${txn_ids.join(', ')}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const recharge = async (i: number) => {
+      const reply = await request(`${gateway!.url}/api/recharge`, {
+        headers,
+        body: { operator_id: 1, number: `98123${45_100 + i}`, amount: 10 },
+      });
+      assert.equal(reply.status, 200, JSON.stringify(reply.body));
+      assert.equal(reply.body.data.status, 'success');
+      return reply.body.txn_id as string;
+    };
+    const { headers } = await onboard(gateway!, 1_000);
+    try {
+      await logged([await recharge(0)]); // the account's rows are in the cache now
+      const before = await statementsByKind(gateway!);
+      const txn_ids: string[] = [];
+      for (let i = 1; i <= 10; i++) txn_ids.push(await recharge(i));
+      await logged(txn_ids);
+      const after = await statementsByKind(gateway!);
+      const sent: Record<string, number> = {};
+      for (const [kind, n] of Object.entries(after))
+        if (!['heartbeat', 'listen', 'prune', 'key_check', 'background'].includes(kind))
+          if (n - (before[kind] ?? 0) > 0) sent[kind] = n - (before[kind] ?? 0);
+      assert.deepEqual(sent, { commit: 30 }, 'statements of 10 recharges, by kind');
+    } finally {
+      await client.end();
+      await stopAll([gateway!]);
+    }
+    assert.equal((await verifyDatabase(database_url)).code, 0);
+  },
+);
+
+/** A gateway's aihub_store_statements_total by kind. */
+async function statementsByKind(gateway: Gateway): Promise<Record<string, number>> {
+  const text = await (await fetch(`${gateway.url}/metrics`)).text();
+  const by_kind: Record<string, number> = {};
+  for (const [, kind, value] of text.matchAll(
+    /^aihub_store_statements_total\{kind="(\w+)"[^}]*\} (\d+)/gm,
+  ))
+    by_kind[kind!] = Number(value);
+  return by_kind;
+}
