@@ -21,6 +21,7 @@ interface StoreCommitStats {
   foreign_records_applied?: number;
   statements?: number;
   cache_entries?: number;
+  runs?: number;
 }
 
 export class Metrics {
@@ -153,6 +154,11 @@ export class Metrics {
         'aihub_store_foreign_records_applied_total',
         'Records committed by other gateways that this gateway applied to serve its requests (none: the cache is loaded, never fed)',
         (s) => s.foreign_records_applied ?? 0,
+      ],
+      [
+        'aihub_store_runs_total',
+        'Runs of transaction functions on this gateway: a transaction whose function ran more than once (its keys in flight, a cache miss, a conflict) counts each run',
+        (s) => s.runs ?? 0,
       ],
       [
         'aihub_store_statements_total',

@@ -140,6 +140,8 @@ export interface StoreStats {
   statements?: number;
   /** Entries in the cache now. */
   cache_entries?: number;
+  /** Runs of transaction functions, each run counted (those put back to wait or load too). */
+  runs?: number;
 }
 
 /**
