@@ -35,6 +35,7 @@ const STATEMENTS = process.env.BENCH_CPU_STATEMENTS === '1';
 // server log copied there at the end (a real batch to replay with pgbench).
 const PG_LOG = process.env.BENCH_CPU_PG_LOG;
 const CREDIT_UNITS = 10_000_000;
+const IDLE_MS = 3_000;
 const TICK_US = 1e6 / 100; // USER_HZ
 
 /** utime + stime of a process (with `reaped`, also its exited children's), in µs (0 when it is gone). */
@@ -159,6 +160,18 @@ try {
         database_url,
         'CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset(); SELECT pg_stat_reset();',
       );
+    // What the processes spend with no request (heartbeats, polls, the cluster's background
+    // workers): at a few hundred requests a second on a loaded machine it is a visible part of
+    // the per-request figure, and it grows with the number of gateways, not with the requests.
+    const idle_gw_before = gateways.map((gateway) => cpuUs(gateway.proc.pid!));
+    const idle_pg_before = clusterUs(postmaster);
+    const idle_started = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    const idle_s = (performance.now() - idle_started) / 1000;
+    const idle_gw_per_s =
+      gateways.reduce((sum, gateway, i) => sum + cpuUs(gateway.proc.pid!) - idle_gw_before[i]!, 0) /
+      idle_s;
+    const idle_pg_per_s = (clusterUs(postmaster) - idle_pg_before) / idle_s;
     const commits_before = await metric(
       gateways,
       /^aihub_store_batches_total\{outcome="(?:committed|conflict)"[^}]*\} (\d+)/gm,
@@ -169,7 +182,9 @@ try {
     const pg_before = clusterUs(postmaster);
     const load_before = loadavg()[0]!;
     say('measuring');
+    const started = performance.now();
     const runs = await run();
+    const run_s = (performance.now() - started) / 1000;
     const pg_us = clusterUs(postmaster) - pg_before;
     const gw_us = gateways.reduce(
       (sum, gateway, i) => sum + cpuUs(gateway.proc.pid!) - gw_before[i]!,
@@ -189,7 +204,9 @@ try {
         `gateway CPU ${(gw_us / requests).toFixed(0)} µs/request, PostgreSQL CPU ${(pg_us / requests).toFixed(0)} µs/request; ` +
         `commit statements ${(commits / requests).toFixed(2)}/request (${commits}); ` +
         `transaction function runs ${(fn_runs / requests).toFixed(2)}/request; ` +
-        `per commit statement: gateway ${(gw_us / commits).toFixed(0)} µs, PostgreSQL ${(pg_us / commits).toFixed(0)} µs; load average ${load_before.toFixed(1)}`,
+        `per commit statement: gateway ${(gw_us / commits).toFixed(0)} µs, PostgreSQL ${(pg_us / commits).toFixed(0)} µs; ` +
+        `net of idle (gateways ${(idle_gw_per_s / 1000).toFixed(0)} ms/s, cluster ${(idle_pg_per_s / 1000).toFixed(0)} ms/s): gateway ${((gw_us - idle_gw_per_s * run_s) / requests).toFixed(0)} µs/request, PostgreSQL ${((pg_us - idle_pg_per_s * run_s) / requests).toFixed(0)} µs/request; ` +
+        `load average ${load_before.toFixed(1)}`,
     );
     if (STATEMENTS) {
       lines.push(
