@@ -20,6 +20,8 @@ interface StoreCommitStats {
   invalidations?: number;
   foreign_records_applied?: number;
   statements?: number;
+  statements_by_kind?: Record<string, number>;
+  keys_locked?: number;
   cache_entries?: number;
   runs?: number;
 }
@@ -160,11 +162,6 @@ export class Metrics {
         'Runs of transaction functions on this gateway: a transaction whose function ran more than once (its keys in flight, a cache miss, a conflict) counts each run',
         (s) => s.runs ?? 0,
       ],
-      [
-        'aihub_store_statements_total',
-        'Statements this gateway sent to the database (commits, loads, history reads, claims...)',
-        (s) => s.statements ?? 0,
-      ],
     ];
     for (const [name, help, pick] of counters) {
       const counter: Counter = new Counter({
@@ -179,6 +176,7 @@ export class Metrics {
         },
       });
     }
+    this.watchStatements(stats);
     const cache: Gauge = new Gauge({
       name: 'aihub_store_cache_entries',
       help: 'Entries in this gateway cache (rows, balances, index sets), bounded by AIHUB_CACHE_ROWS',
@@ -186,6 +184,34 @@ export class Metrics {
       collect: () => {
         const s = stats();
         if (s) cache.set(s.cache_entries ?? 0);
+      },
+    });
+  }
+
+  /** `aihub_store_statements_total{kind}`: what the store sent, by what for; the keys its commits locked. */
+  private watchStatements(stats: () => StoreCommitStats | null): void {
+    const statements: Counter<'kind'> = new Counter({
+      name: 'aihub_store_statements_total',
+      help: 'Statements this gateway sent to the database, by kind: commit (a transaction batch), locked (BEGIN, locks and COMMIT after repeated conflicts), load (what a transaction missed), read (reads outside transactions), blocking_load, history (history reads), claim (background work), signature (signed requests), prune, heartbeat, listen, key_check, background (periodic discovery and pruning)',
+      labelNames: ['kind'] as const,
+      registers: [this.registry],
+      collect: () => {
+        const s = stats();
+        if (!s) return;
+        statements.reset();
+        const by_kind = s.statements_by_kind ?? { all: s.statements ?? 0 };
+        for (const [kind, n] of Object.entries(by_kind)) statements.inc({ kind }, n);
+      },
+    });
+    const locked: Counter = new Counter({
+      name: 'aihub_store_keys_locked_total',
+      help: 'Keys the commit statements locked (advisory locks, one per row, balance, counter or index key a batch read or writes), summed over statements',
+      registers: [this.registry],
+      collect: () => {
+        const s = stats();
+        if (!s) return;
+        locked.reset();
+        locked.inc(s.keys_locked ?? 0);
       },
     });
   }

@@ -294,7 +294,8 @@ function background(
   const discover = () => {
     if (discovering || !ctx.store.isShared()) return;
     discovering = true;
-    void Promise.all([engine.discover(), webhooks.discover()])
+    void ctx.store
+      .background(() => Promise.all([engine.discover(), webhooks.discover()]))
       .catch((error: unknown) => logger.warn({ msg: 'payments work discovery failed', err: error }))
       .finally(() => {
         discovering = false;
@@ -317,7 +318,7 @@ function background(
       timer = setInterval(tick, settings.tick_ms);
       timer.unref();
       prune_timer = setInterval(
-        () => void (ctx.store.isLeader() ? prune() : null),
+        () => void (ctx.store.isLeader() ? ctx.store.background(prune) : null),
         settings.prune.interval_ms,
       );
       prune_timer.unref();

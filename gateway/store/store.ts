@@ -138,6 +138,10 @@ export interface StoreStats {
   foreign_records_applied?: number;
   /** Statements and round trips sent to the database, of every kind. */
   statements?: number;
+  /** The same by what they are for (commit, load, read, history, claim, heartbeat...). */
+  statements_by_kind?: Record<string, number>;
+  /** Keys the commit statements locked (advisory locks), summed over statements. */
+  keys_locked?: number;
   /** Entries in the cache now. */
   cache_entries?: number;
   /** Runs of transaction functions, each run counted (those put back to wait or load too). */
@@ -196,6 +200,12 @@ export interface Store {
   sharedKeyCheck(sealed: string, replace?: boolean): Promise<string | null>;
   /** The store's counters (null with the JSON-file store). */
   sharedStats(): StoreStats | null;
+  /**
+   * Runs periodic work that is no request's (discovering pending transactions and due
+   * deliveries, pruning): on PostgreSQL its statements count as kind `background` in
+   * `aihub_store_statements_total`, so that a request's statements can be told from them.
+   */
+  background<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -773,6 +783,10 @@ export class FileStore implements Store {
 
   sharedStats(): StoreStats | null {
     return null;
+  }
+
+  background<T>(fn: () => Promise<T>): Promise<T> {
+    return fn();
   }
 
   /**

@@ -10,6 +10,9 @@
 //      statements per request each setup's gateways counted (/metrics);
 //   3. the added latency at one connection, and the round trips per billed chat request and
 //      per recharge at one connection (statements counted by the gateway).
+// Beside each setup of this design, its database cost per request (test/bench/pg-cost.ts):
+// statements by kind (the periodic ones apart), keys locked, transactions, tuples written,
+// WAL bytes and sampled lock waits.
 // Every gateway's books are checked at the end (balance + usage = credit; verify passes).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,15 +20,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store } from '../../gateway/store/store.ts';
 import { openPgStore } from '../../gateway/store/pg/store.ts';
-import {
-  createFundedAccount,
-  request,
-  runCli,
-  runVerify,
-  type Gateway,
-} from '../gateway/helpers.ts';
-import { onboard, paymentsConfig } from '../support/payments-helpers.ts';
-import { startGateways, stopAll } from '../support/multi-gateway.ts';
+import { createFundedAccount, runCli, runVerify, type Gateway } from '../gateway/helpers.ts';
+import { PERIODIC_KINDS, SetupCost, describeCost, rechargeCost } from './pg-cost.ts';
 import { postgresBinDir, startPostgres } from '../support/postgres.ts';
 import { commitThroughput, fund } from './store-load.ts';
 import {
@@ -181,8 +177,12 @@ async function dbCounts(
   let conflicts = 0;
   for (const gateway of setup.gateways) {
     const text = await (await fetch(`${gateway.url}/metrics`)).text();
-    const found = /^aihub_store_statements_total(?:\{[^}]*\})? (\d+)/m.exec(text);
-    if (found) statements = (statements ?? 0) + Number(found[1]);
+    // Labelled by kind since #30's breakdown: the sum of a request's kinds (the periodic
+    // ones, heartbeat and background discovery, are counted apart: pg-cost.ts).
+    for (const [, kind, value] of text.matchAll(
+      /^aihub_store_statements_total(?:\{kind="(\w+)"[^}]*\})? (\d+)/gm,
+    ))
+      if (!PERIODIC_KINDS.has(kind ?? '')) statements = (statements ?? 0) + Number(value);
     for (const [, outcome, value] of text.matchAll(
       /^aihub_store_batches_total\{outcome="(\w+)"[^}]*\} (\d+)/gm,
     )) {
@@ -224,6 +224,31 @@ async function checkBooks(setup: Setup): Promise<void> {
 
 let setups = 0;
 
+/** This design's setups' database cost meters (none for the JSON-file one and the design before), begun. */
+async function setupCosts(list: Setup[]): Promise<Array<SetupCost | null>> {
+  const costs = await Promise.all(
+    list.map((setup) =>
+      setup.database_url && !setup.baseline
+        ? SetupCost.open(cluster.url, setup.database_url, setup.gateways)
+        : null,
+    ),
+  );
+  await Promise.all(costs.map((cost) => cost?.begin()));
+  return costs;
+}
+
+function costRow(
+  setup: Setup,
+  cost: Awaited<ReturnType<SetupCost['end']>>,
+  at = `${CONNECTIONS} conns`,
+): string[] {
+  return [
+    `  database cost per billed chat, ${at}: ${setup.label}`,
+    cost.request_statements.toFixed(2),
+    describeCost(cost),
+  ];
+}
+
 async function setupFile(): Promise<Setup> {
   const gateway = await startBenchGateway(dir, config_file, { name: `file${++setups}` });
   const { key } = await createFundedAccount(gateway, CREDIT_UNITS);
@@ -252,40 +277,6 @@ async function setupPg(count: number, wallets: number, baseline?: string): Promi
     database_url,
     baseline: baseline !== undefined,
   };
-}
-
-/**
- * Round trips per recharge (this design): one PostgreSQL gateway with the sandbox providers,
- * RECHARGES sequential recharges of an onboarded account, its statements counted by /metrics.
- */
-async function rechargeRows(): Promise<string[][]> {
-  const RECHARGES = 30;
-  const database_url = await cluster.createDatabase(`bench_recharge_${++setups}`);
-  const [gateway] = await startGateways(database_url, 1, { config: paymentsConfig() });
-  try {
-    const { headers } = await onboard(gateway!, 100_000);
-    const setup: Setup = { label: 'recharge', gateways: [gateway!], keys: [], database_url };
-    const before = await dbCounts(setup);
-    let ok = 0;
-    for (let i = 0; i < RECHARGES; i++) {
-      const reply = await request(`${gateway!.url}/api/recharge`, {
-        headers,
-        body: { operator_id: 1, number: `98123${45_100 + i}`, amount: 10 },
-      });
-      if (reply.status === 200 && reply.body.data.status === 'success') ok++;
-    }
-    const after = await dbCounts(setup);
-    if (ok !== RECHARGES) books_ok = false;
-    return [
-      [
-        'database round trips per recharge, 1 connection (this design)',
-        (((after.statements ?? 0) - (before.statements ?? 0)) / RECHARGES).toFixed(2),
-        `statements per recharge, every kind (target ≤ 3); ${((after.batches - before.batches) / RECHARGES).toFixed(2)} of them commit statements; ${ok} of ${RECHARGES} succeeded at once`,
-      ],
-    ];
-  } finally {
-    await stopAll([gateway!], 'SIGTERM');
-  }
 }
 
 try {
@@ -317,10 +308,12 @@ try {
       batches: 0,
       conflicts: 0,
     }));
+    const costs = await setupCosts(chat_setups);
     for (let part = 0; part < PARTS; part++)
       for (const [i, setup] of chat_setups.entries()) {
         const before = setup.database_url ? await dbCounts(setup) : null;
-        const run = await spread(setup, CONNECTIONS, SECONDS / PARTS);
+        const measure = () => spread(setup, CONNECTIONS, SECONDS / PARTS);
+        const run = await (costs[i] ? costs[i].slice(measure) : measure());
         const sum = sums[i]!;
         sum.rps += run.rps / PARTS;
         sum.p99_ms = Math.max(sum.p99_ms, run.p99_ms);
@@ -357,6 +350,7 @@ try {
         `${ratio}p99 ${p99_ms.toFixed(0)} ms, ${bad} errors${cost}`,
       ]);
       if (bad > 0) books_ok = false;
+      if (costs[i]) rows.push(costRow(setup, await costs[i].end(requests)));
     }
     for (const setup of chat_setups) await checkBooks(setup);
   }
@@ -371,7 +365,11 @@ try {
   for (const setup of [file, pg]) {
     await spread(setup, 1, WARMUP_S);
     const before = setup.database_url ? await dbCounts(setup) : null;
-    const run = await spread(setup, 1, SECONDS);
+    const [cost] = setup.database_url ? await setupCosts([setup]) : [null];
+    const run = await (cost
+      ? cost.slice(() => spread(setup, 1, SECONDS))
+      : spread(setup, 1, SECONDS));
+    if (cost) rows.push(costRow(setup, await cost.end(run.ok + run.bad), '1 connection'));
     if (before) {
       const after = await dbCounts(setup);
       sequential = {
@@ -386,9 +384,11 @@ try {
   rows.push([
     'database round trips per billed chat request, 1 connection (this design)',
     (sequential.statements / Math.max(1, sequential.requests)).toFixed(2),
-    `statements sent per request, every kind (target ≤ 2); ${(sequential.batches / Math.max(1, sequential.requests)).toFixed(2)} of them commit statements; ${sequential.requests} requests`,
+    `statements sent per request, every kind but the periodic ones (target ≤ 2); ${(sequential.batches / Math.max(1, sequential.requests)).toFixed(2)} of them commit statements; ${sequential.requests} requests`,
   ]);
-  rows.push(...(await rechargeRows()));
+  const recharge = await rechargeCost(cluster, `bench_recharge_${++setups}`);
+  rows.push(...recharge.rows);
+  if (!recharge.ok) books_ok = false;
   const file_added = per_request[file.label]! - per_request.direct!;
   const pg_added = per_request[pg.label]! - per_request.direct!;
   rows.push([

@@ -248,7 +248,7 @@ export class PaymentEngine {
     const answer_promise = new Promise<Answer>((resolve) => (resolveAnswer = resolve));
 
     const opened = await this.deps.store.transact((tx) =>
-      this.open(tx, intent, idempotency_id, answer_promise),
+      this.open(tx, intent, idempotency_id, answer_promise, providers[0]!.name),
     );
 
     if (opened.replay) {
@@ -259,7 +259,7 @@ export class PaymentEngine {
     }
 
     const txn = opened.txn;
-    const work = this.process(txn, providers, render, idempotency_id);
+    const work = this.process(txn, providers, render, idempotency_id, true);
     this.track(work);
     try {
       const answer = await work;
@@ -358,6 +358,7 @@ export class PaymentEngine {
     intent: PaymentIntent,
     idempotency_id: string | null,
     answer_promise: Promise<Answer>,
+    first_provider: string,
   ): Opened {
     if (idempotency_id) {
       const seen = tx.get('idempotency', idempotency_id);
@@ -384,7 +385,10 @@ export class PaymentEngine {
     const mark = tx.posting_count;
     const hold = openIntentHold(tx, intent, txn_id);
     const at = tx.now.toISOString();
-    const txn = withPostings(newPendingTxn(intent, txn_id, hold.id, at), tx.postingsSince(mark));
+    const txn = withFirstAttempt(
+      withPostings(newPendingTxn(intent, txn_id, hold.id, at), tx.postingsSince(mark)),
+      first_provider,
+    );
     tx.set('payment_txns', txn.id, txn);
     if (idempotency_id) {
       tx.set('idempotency', idempotency_id, {
@@ -424,6 +428,8 @@ export class PaymentEngine {
     providers: PaymentProvider[],
     render: Renderer,
     idempotency_id: string | null,
+    /** The first attempt was recorded in flight by the commit that opened the transaction. */
+    first_recorded = false,
   ): Promise<Answer> {
     const attempts: Attempt[] = [];
     const request = providerRequest(txn);
@@ -432,8 +438,10 @@ export class PaymentEngine {
       chain = await runChain(providers, request, {
         now: () => this.deps.clock.now(),
         signal: this.shutdown.signal,
-        beforeAttempt: async (attempt) => {
+        beforeAttempt: async (attempt, index) => {
           attempts.push(attempt);
+          if (index === 0 && first_recorded && txn.attempts[0]?.provider === attempt.provider)
+            return;
           await this.update(txn.id, (current) => ({
             ...current,
             attempts: attempts.map((a) => ({ ...a })),
@@ -1281,6 +1289,20 @@ function openIntentHold(
     }
     throw error;
   }
+}
+
+/**
+ * The chain's first call (always its first provider) recorded in flight in the commit that
+ * opens the transaction, durable with the hold before the call is made: no commit of its own
+ * before the call. A crash before the call leaves it in flight there, and the reconciler asks
+ * that provider (a "not found" past its grace refunds it), as after a crash during the call.
+ */
+function withFirstAttempt(txn: PaymentTxn, provider: string): PaymentTxn {
+  const at = txn.created_at;
+  return {
+    ...txn,
+    attempts: [{ provider, started_at: at, finished_at: null, outcome: 'in_flight', message: '' }],
+  };
 }
 
 /** A transaction as it is accepted: pending, its amount held, no provider asked yet. */

@@ -31,6 +31,7 @@ import {
   splitIndexKey,
   splitRowKey,
   VALIDATED_TABLES,
+  PRESUMED_ABSENT_TABLES,
 } from './keys.js';
 
 /** A cache entry: a row, a balance (customer `b` or platform `p`) or an index set. */
@@ -49,6 +50,12 @@ export interface RowEntry extends Common {
   value: unknown;
   /** -1: not versioned (usage totals: read outside transactions only). */
   ver: number;
+  /**
+   * The load sequence number at which this gateway's commit deleting the row was answered: a
+   * deleted row has no version to compare, so a load sent before that answer (its snapshot
+   * may predate the delete) must not bring the row back.
+   */
+  deleted_at?: number;
 }
 export interface BalanceEntry extends Common {
   kind: 'b' | 'p';
@@ -294,6 +301,12 @@ export class PgCache {
   readRow(table: string, id: string): unknown {
     const key = rowKey(table, id);
     const run = this.current;
+    if (run?.kind === 'tx' && PRESUMED_ABSENT_TABLES.has(table) && !this.entries.has(key)) {
+      // Absent as far as this run knows: the commit checks it (keys.ts, PRESUMED_ABSENT_TABLES).
+      if (!run.reads.has(key)) run.reads.set(key, 0);
+      run.keys.add(key);
+      return undefined;
+    }
     const entry = this.entryFor(key, VALIDATED_TABLES.has(table));
     if (!entry || entry.kind !== 'r') return undefined;
     if (run && !run.written.has(key) && !run.batch?.written.has(key)) {
@@ -585,24 +598,48 @@ export class PgCache {
 
   // ---- loads and commits -----------------------------------------------------------------
 
-  /** A row read from the database (or absent: value undefined). */
-  putRow(table: string, id: string, value: unknown, ver: number, loaded = this.load_seq): void {
+  /**
+   * A row read from the database (or absent: value undefined). `sent` is the load sequence
+   * number when the query that read it was sent (a load's answer; omitted for a commit's).
+   */
+  putRow(table: string, id: string, value: unknown, ver: number, sent?: number): void {
     const key = rowKey(table, id);
     const current = this.entries.get(key);
     if (current?.staged) return; // a batch in flight wrote it: its answer says what it is
-    // A load sent before a commit of this row and answered after it: its value is older than
-    // the entry's (versions come from one sequence). It must not replace it: a split
-    // transfer's answer read a leg as `pending` after the leg had committed `success`.
-    if (current?.kind === 'r' && current.ver > ver && ver > 0) return;
+    if (current?.kind === 'r') {
+      // A load sent before a commit of this row and answered after it: its value is older
+      // than the entry's (versions come from one sequence). It must not replace it: a split
+      // transfer's answer read a leg as `pending` after the leg had committed `success`.
+      if (current.ver > ver && ver > 0) return;
+      // The same for a row this gateway deleted, which has no version left to compare.
+      if (current.deleted_at !== undefined && sent !== undefined && sent < current.deleted_at)
+        return;
+    }
     this.entries.set(key, {
       kind: 'r',
       present: value !== undefined,
       value,
       ver,
-      loaded,
+      loaded: this.load_seq,
       staged: false,
       used: true,
     });
+  }
+
+  /** A commit's answer for a row it wrote: its new version and value, or deleted (version 0). */
+  putCommitted(table: string, id: string, ver: number, value: string | null): void {
+    const entry = this.entries.get(rowKey(table, id));
+    if (entry?.kind !== 'r') return;
+    entry.ver = ver;
+    if (value !== null) {
+      entry.value = JSON.parse(value);
+      entry.present = true;
+      delete entry.deleted_at;
+    } else if (ver === 0) {
+      entry.present = false;
+      entry.value = undefined;
+      entry.deleted_at = this.load_seq;
+    }
   }
 
   putBalance(kind: 'b' | 'p', account: string, micros: number, ver: number): void {
@@ -616,7 +653,11 @@ export class PgCache {
 
   putSet(table: string, field: string, value: string, ids: Set<string>, ver: number): void {
     const key = indexKey(table, field, value);
-    if (this.entries.get(key)?.staged) return;
+    const current = this.entries.get(key);
+    if (current?.staged) return;
+    // A set loaded before a commit changed it and answered after: its version is older (an
+    // index key's versions only grow; 0 is a key never changed). It must not replace it.
+    if (current?.kind === 'i' && current.ver > ver) return;
     this.putSetEntry(key, {
       kind: 'i',
       ids,

@@ -77,6 +77,20 @@ export const VALIDATED_TABLES: ReadonlySet<string> = new Set([
   'payment_recent',
 ]);
 
+/**
+ * Tables whose rows a transaction looks up by a key that is new nearly every time: a payment's
+ * duplicate-window row (account, service, subject, amount) and an idempotency key. A
+ * transaction's read of such a row that the cache does not hold is taken as "absent" and
+ * recorded at version 0, which the commit statement checks under the key's lock like any read:
+ * if the row exists after all, the commit writes nothing, answers the row, and the transaction
+ * runs again on it. So the common case costs no load statement before the commit, and the
+ * rare one costs what a load would have (one more round trip).
+ */
+export const PRESUMED_ABSENT_TABLES: ReadonlySet<string> = new Set([
+  'payment_recent',
+  'idempotency',
+]);
+
 export function isAnnounced(table: string): boolean {
   return !VALIDATED_TABLES.has(table);
 }

@@ -104,7 +104,7 @@ export class PgReads implements StoreReads {
 
   private async rows<R extends pg.QueryResultRow>(text: string, params: unknown[]): Promise<R[]> {
     if (holdsNul(params)) return []; // no stored text holds U+0000: nothing matches
-    this.store.stats.statements++;
+    this.store.sent('history');
     try {
       return (await this.store.pool.query<R>(text, params)).rows;
     } catch (error) {

@@ -13,6 +13,7 @@
 // No other gateway's writes are applied here: announced rows are dropped from the cache
 // (LISTEN aihub_cache), validated ones are checked at commit or loaded fresh.
 import { randomBytes } from 'node:crypto';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import { StoreUnavailableError } from '../../kernel/errors.js';
@@ -36,6 +37,32 @@ import {
 } from './keys.js';
 import { PgReads } from './reads.js';
 import { ensureFieldIndex, migrateSchema, oldLayoutRecords } from './schema.js';
+
+/**
+ * What a statement sent to the database is for (`aihub_store_statements_total{kind}`): a
+ * transaction's commit statement; the extra statements of the locked path (BEGIN, its locks
+ * and loads, COMMIT); a load of what a transaction missed; a read outside transactions
+ * (store.read/fetch/list/page/count/scan); a blocking load (the event loop waiting); a
+ * history read (StoreReads); a claim or release of background work; a signed request's
+ * signature claim; pruning; the heartbeat; the listener's LISTEN; the encryption-key check.
+ */
+export type StatementKind =
+  | 'commit'
+  | 'locked'
+  | 'load'
+  | 'read'
+  | 'blocking_load'
+  | 'history'
+  | 'claim'
+  | 'signature'
+  | 'prune'
+  | 'heartbeat'
+  | 'listen'
+  | 'key_check'
+  | 'background';
+
+/** Set while periodic work runs (`PgStore.background`): its statements are counted as `background`. */
+const periodic = new AsyncLocalStorage<true>();
 
 export interface PgStoreOptions {
   now?: () => Date;
@@ -79,6 +106,8 @@ export const OPTIMISTIC_TRIES = 8;
 const MAX_LOAD_ROUNDS = 50;
 const LIVE_POLLS = 5;
 const GONE_AFTER = '1 hour';
+/** The advisory lock that serializes folding platform shards ('AIHS'). */
+const SHARD_FOLD_LOCK = 0x41494853;
 const LEAVE_WAIT_MS = 1_000;
 /** How long a close waits for the commits queued and in flight. */
 const CLOSE_WAIT_MS = 15_000;
@@ -197,11 +226,24 @@ export class PgStore implements Store {
     rows_loaded: 0,
     invalidations: 0,
     statements: 0,
+    /** Platform shard rows of gone gateways folded at start. */
+    shards_folded: 0,
+    /** The same statements by kind (`StatementKind`): /metrics labels them. */
+    statements_by_kind: Object.create(null) as Record<StatementKind, number>,
+    /** Advisory locks the commit statements took (one per key a batch read or writes). */
+    keys_locked: 0,
     /** Transactions answered without a commit statement (answeredFresh). */
     fresh_answers: 0,
     /** Runs of transaction functions (runJob), each run counted. */
     runs: 0,
   };
+
+  /** Counts `n` statements of `kind` sent to the database. */
+  sent(sent_kind: StatementKind, n = 1): void {
+    const kind = periodic.getStore() ? 'background' : sent_kind;
+    this.stats.statements += n;
+    this.stats.statements_by_kind[kind] = (this.stats.statements_by_kind[kind] ?? 0) + n;
+  }
 
   private constructor(
     readonly pool: pg.Pool,
@@ -279,7 +321,53 @@ export class PgStore implements Store {
     }, poll_ms);
     this.poll_timer.unref();
     await this.heartbeat(live_ms);
+    await this.foldShards(live_ms);
     await this.listen();
+  }
+
+  /**
+   * Folds the platform shards of gateways that are gone into one row per account (shard
+   * ''). Shards are named after the gateway that adds to them (`hostname:pid` unless
+   * AIHUB_GATEWAY_ID names it), so without folding every start would add rows that every
+   * later read of a platform balance sums. Safe whenever it runs: shards are only ever added
+   * to, the sum is unchanged in one transaction (a reader sees before or after), and a commit
+   * adding to a shard being folded waits for its row lock and then inserts it anew. Shards of
+   * live gateways are left alone only so as not to make their commits wait. Serialized by an
+   * advisory lock so that two starting gateways do not fold in opposite orders.
+   */
+  private async foldShards(live_ms: number): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [SHARD_FOLD_LOCK]);
+      const { rows } = await client.query<{ folded: string }>(
+        `WITH live AS (
+           SELECT id FROM aihub.gateways WHERE seen_at > now() - make_interval(secs => $2::float8 / 1000)
+           UNION SELECT $1
+         ), gone AS (
+           DELETE FROM aihub.pool p
+           WHERE p.shard <> '' AND regexp_replace(p.shard, ':[0-9]+$', '') NOT IN (SELECT id FROM live)
+           RETURNING p.account, p.micros
+         ), folded AS (
+           INSERT INTO aihub.pool AS p (account, shard, micros)
+           SELECT account, '', sum(micros) FROM gone GROUP BY account
+           ON CONFLICT (account, shard) DO UPDATE SET micros = p.micros + excluded.micros
+           RETURNING 1
+         )
+         SELECT (SELECT count(*) FROM gone)::text AS folded FROM (SELECT count(*) FROM folded) f`,
+        [this.options.gateway_id, live_ms],
+      );
+      await client.query('COMMIT');
+      this.sent('prune', 4);
+      const folded = Number(rows[0]?.folded ?? 0);
+      if (folded > 0) this.stats.shards_folded += folded;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      // Not needed to serve: the next start folds them.
+      this.options.warn(`platform shards not folded (${(error as Error).message})`);
+    } finally {
+      client.release();
+    }
   }
 
   get state(): State {
@@ -527,11 +615,12 @@ export class PgStore implements Store {
       encoded.hist.length === 0 &&
       encoded.meta.length === 0 &&
       encoded.pool.length === 0;
+    if (!empty) this.stats.keys_locked += encoded.locks.length;
     const hook = this.before_commit;
     const work = empty
       ? Promise.resolve([] as AnswerRow[])
       : (hook ? hook() : Promise.resolve()).then(() =>
-          this.query<AnswerRow>(COMMIT_STATEMENT, [batchText(encoded)]),
+          this.query<AnswerRow>(COMMIT_STATEMENT, [batchText(encoded)], 'commit'),
         );
     work
       .then(
@@ -567,14 +656,14 @@ export class PgStore implements Store {
       client.on('error', onError);
       let broken = false;
       try {
-        this.stats.statements++;
+        this.sent('locked');
         await client.query('BEGIN');
         const locked = new Set<string>();
         for (let round = 0; ; round++) {
           if (round > MAX_LOAD_ROUNDS) throw new Error('a transaction kept reaching for new keys');
           const todo = [...keys].filter((key) => !locked.has(key) && key[0] !== 'p');
           if (todo.length > 0) {
-            this.stats.statements += 2;
+            this.sent('locked', 2);
             await client.query(
               'SELECT count(pg_advisory_xact_lock(x)) FROM (SELECT unnest($1::bigint[]) AS x ORDER BY 1) s',
               [todo.map((key) => String(lockOf(key)))],
@@ -603,7 +692,9 @@ export class PgStore implements Store {
             `${this.options.gateway_id}:${slot}`,
             this.options.gateway_id,
           );
-          this.stats.statements += 2;
+          this.sent('commit');
+          this.sent('locked');
+          this.stats.keys_locked += encoded.locks.length;
           const { rows } = await client.query<AnswerRow>({
             ...COMMIT_STATEMENT,
             values: [batchText(encoded)],
@@ -668,20 +759,9 @@ export class PgStore implements Store {
           ver,
         );
         break;
-      case 'r': {
-        const key = rowKey(row.k1, row.k2!);
-        const entry = this.cache.entries.get(key);
-        if (entry?.kind !== 'r') break;
-        entry.ver = ver;
-        if (row.val !== null) {
-          entry.value = JSON.parse(row.val);
-          entry.present = true;
-        } else if (ver === 0) {
-          entry.present = false;
-          entry.value = undefined;
-        }
+      case 'r':
+        this.cache.putCommitted(row.k1, row.k2!, ver, row.val);
         break;
-      }
       case 'B':
       case 'b':
         this.cache.putBalance('b', row.k1, Number(row.val), ver);
@@ -703,7 +783,7 @@ export class PgStore implements Store {
   // ---- loads -----------------------------------------------------------------------------
 
   /** Loads keys into the cache (one statement); keys already being loaded are waited for. */
-  load(keys: Iterable<string>): Promise<void> {
+  load(keys: Iterable<string>, kind: StatementKind = 'load'): Promise<void> {
     const waits: Array<Promise<void>> = [];
     const fresh = new Set<string>();
     for (const key of keys) {
@@ -713,7 +793,10 @@ export class PgStore implements Store {
     }
     if (fresh.size > 0) {
       const { text, params } = loadQuery(fresh);
-      const loading = this.query<LoadRow>(text, params).then((rows) => this.loaded(fresh, rows));
+      const sent = this.cache.load_seq;
+      const loading = this.query<LoadRow>(text, params, kind).then((rows) =>
+        this.loaded(fresh, rows, sent),
+      );
       const done = loading.finally(() => {
         for (const key of fresh) if (this.loading.get(key) === done) this.loading.delete(key);
       });
@@ -727,12 +810,14 @@ export class PgStore implements Store {
   private loadBlocking(keys: Set<string>): void {
     if (this.closed) throw new StoreUnavailableError('the store is closed');
     const { text, params } = loadQuery(keys);
-    if (holdsNul(params)) return this.loaded(keys, []);
-    this.stats.statements++;
-    this.loaded(keys, this.blocking.query<LoadRow>(text, params));
+    const sent = this.cache.load_seq;
+    if (holdsNul(params)) return this.loaded(keys, [], sent);
+    this.sent('blocking_load');
+    this.loaded(keys, this.blocking.query<LoadRow>(text, params), sent);
   }
 
-  private loaded(keys: Set<string>, rows: LoadRow[]): void {
+  /** A load's answer into the cache (`sent`: the load sequence number when it was sent; omitted under the keys' locks). */
+  private loaded(keys: Set<string>, rows: LoadRow[], sent?: number): void {
     this.stats.loads++;
     this.stats.rows_loaded += rows.length;
     const cache = this.cache;
@@ -744,7 +829,7 @@ export class PgStore implements Store {
       switch (row.kind) {
         case 'r':
           found.add(rowKey(row.k1, row.k2!));
-          cache.putRow(row.k1, row.k2!, JSON.parse(row.val!), Number(row.ver));
+          cache.putRow(row.k1, row.k2!, JSON.parse(row.val!), Number(row.ver), sent);
           break;
         case 'u': {
           const list = usage.get(row.k1) ?? [];
@@ -763,7 +848,7 @@ export class PgStore implements Store {
           set.ids.add(row.k2!);
           sets.set(key, set);
           const [table] = splitIndexKey(key);
-          cache.putRow(table, row.k2!, JSON.parse(row.val!), Number(row.ver));
+          cache.putRow(table, row.k2!, JSON.parse(row.val!), Number(row.ver), sent);
           break;
         }
         case 'v': {
@@ -789,7 +874,7 @@ export class PgStore implements Store {
       if (found.has(key)) continue;
       if (key[0] === 'r') {
         const [table, id] = splitRowKey(key);
-        cache.putRow(table, id, undefined, table === USAGE_TABLE ? -1 : 0);
+        cache.putRow(table, id, undefined, table === USAGE_TABLE ? -1 : 0, sent);
       } else if (key[0] === 'b' || key[0] === 'p') cache.putBalance(key[0], key.slice(1), 0, 0);
     }
     cache.evict();
@@ -798,12 +883,13 @@ export class PgStore implements Store {
   private async query<R extends pg.QueryResultRow>(
     text: string | { name: string; text: string },
     params: unknown[],
+    kind: StatementKind,
   ): Promise<R[]> {
     // PostgreSQL text cannot hold U+0000, so no stored id or field has it: a read whose
     // parameter holds one (an id from a request) matches nothing. Writes send JSON, where it
     // is escaped.
     if (holdsNul(params)) return [];
-    this.stats.statements++;
+    this.sent(kind);
     try {
       return (
         await this.pool.query<R>(
@@ -849,7 +935,7 @@ export class PgStore implements Store {
         if (threw) throw error;
         return result as T;
       }
-      await this.load(run.misses);
+      await this.load(run.misses, 'read');
     }
   }
 
@@ -901,23 +987,26 @@ export class PgStore implements Store {
     field: keyof Row<T> & string,
     key: string,
   ): Promise<Array<Row<T>>> {
+    const sent = this.cache.load_seq;
     const rows = await this.query<{ id: string; ver: string; row: string }>(
       `SELECT id, ver::text AS ver, row::text AS row FROM aihub.rows WHERE tbl = $1 AND row->>'${checkFieldName(field)}' = $2 ORDER BY created`,
       [name, key],
+      'read',
     );
-    return this.keep(name, rows);
+    return this.keep(name, rows, sent);
   }
 
   /** Rows read by a query: into the cache (current), and their values. */
   private keep<T extends TableName>(
     name: T,
     rows: Array<{ id: string; ver: string; row: string }>,
+    sent: number,
   ): Array<Row<T>> {
     this.cache.load_seq++;
     this.stats.rows_loaded += rows.length;
     return rows.map(({ id, ver, row }) => {
       const value = JSON.parse(row) as Row<T>;
-      this.cache.putRow(name, id, value, Number(ver));
+      this.cache.putRow(name, id, value, Number(ver), sent);
       return value;
     });
   }
@@ -926,24 +1015,28 @@ export class PgStore implements Store {
     const rows = await this.query<{ n: string }>(
       'SELECT count(*)::text AS n FROM aihub.rows WHERE tbl = $1',
       [name],
+      'read',
     );
     return Number(rows[0]?.n ?? 0);
   }
 
   async page<T extends TableName>(name: T, options: PageOptions): Promise<Array<Row<T>>> {
     if (options.limit <= 0) return [];
+    const sent = this.cache.load_seq;
     const rows = await this.query<{ id: string; ver: string; row: string }>(
       `SELECT id, ver::text AS ver, row::text AS row FROM aihub.rows WHERE tbl = $1
        ORDER BY created ${options.newest_first ? 'DESC' : 'ASC'} OFFSET $2 LIMIT $3`,
       [name, Math.max(0, options.offset), options.limit],
+      'read',
     );
-    return this.keep(name, rows);
+    return this.keep(name, rows, sent);
   }
 
   async *scan(name: TableName, chunk = 1_000): AsyncGenerator<string[]> {
     const top = await this.query<{ top: string | null }>(
       'SELECT max(created)::text AS top FROM aihub.rows WHERE tbl = $1',
       [name],
+      'read',
     );
     const until = top[0]?.top;
     if (until === null || until === undefined) return;
@@ -953,6 +1046,7 @@ export class PgStore implements Store {
         `SELECT r.id, r.created::text AS created FROM aihub.rows r
          WHERE r.tbl = $1 AND r.created > $2::bigint AND r.created <= $3::bigint ORDER BY r.created LIMIT $4`,
         [name, after, until, chunk],
+        'read',
       );
       if (rows.length === 0) return;
       after = rows.at(-1)!.created;
@@ -973,6 +1067,7 @@ export class PgStore implements Store {
     const rows = await this.query<{ id: string }>(
       `SELECT id FROM aihub.rows WHERE tbl = $1 AND ${expression} < $2 ORDER BY ${expression} LIMIT $3`,
       [name, value, limit],
+      'read',
     );
     return rows.map((row) => row.id);
   }
@@ -1018,22 +1113,23 @@ export class PgStore implements Store {
          ON CONFLICT (kind, id) DO NOTHING RETURNING id)
        SELECT id FROM taken UNION SELECT id FROM fresh`,
       [kind, ids, `${this.options.gateway_id}/${this.claimant}`, lease_ms],
+      'claim',
     );
     return rows.map((row) => row.id);
   }
 
   async release(kind: string, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.query('DELETE FROM aihub.claims WHERE kind = $1 AND id = ANY($2) AND gateway = $3', [
-      kind,
-      ids,
-      `${this.options.gateway_id}/${this.claimant}`,
-    ]);
+    await this.query(
+      'DELETE FROM aihub.claims WHERE kind = $1 AND id = ANY($2) AND gateway = $3',
+      [kind, ids, `${this.options.gateway_id}/${this.claimant}`],
+      'claim',
+    );
   }
 
   /** Claims a signed request's signature until `until_ms` (issue #25): true when no claim of it is in force. */
   async claimShared(key: string, until_ms: number, now_ms: number): Promise<boolean> {
-    this.stats.statements++;
+    this.sent('signature');
     try {
       const { rowCount } = await this.pool.query(
         `INSERT INTO aihub.seen (k, until_at) VALUES ($1, to_timestamp($2::float8 / 1000))
@@ -1060,6 +1156,7 @@ export class PgStore implements Store {
           `DELETE FROM aihub.seen WHERE k IN (
              SELECT k FROM aihub.seen WHERE until_at < now() - interval '1 minute' LIMIT ${SEEN_PRUNE_BATCH})`,
           [],
+          'prune',
         );
         if (rows.length < SEEN_PRUNE_BATCH || this.closed) break;
       }
@@ -1079,11 +1176,16 @@ export class PgStore implements Store {
           : `WITH put AS (INSERT INTO aihub.key_check (id, sealed) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING sealed)
              SELECT sealed FROM put UNION ALL SELECT sealed FROM aihub.key_check WHERE NOT EXISTS (SELECT 1 FROM put)`,
         [sealed],
+        'key_check',
       );
       if (rows[0]) return rows[0].sealed;
       if (attempt >= 3)
         throw new Error('the database has no encryption-key check after inserting one');
     }
+  }
+
+  background<T>(fn: () => Promise<T>): Promise<T> {
+    return periodic.run(true, fn);
   }
 
   sharedStats(): StoreStats {
@@ -1098,6 +1200,8 @@ export class PgStore implements Store {
       invalidations: this.stats.invalidations,
       foreign_records_applied: 0,
       statements: this.stats.statements,
+      statements_by_kind: { ...this.stats.statements_by_kind },
+      keys_locked: this.stats.keys_locked,
       cache_entries: this.cache.entries.size,
       runs: this.stats.runs,
     };
@@ -1108,6 +1212,7 @@ export class PgStore implements Store {
     if (this.closed || this.beating) return;
     this.beating = true;
     try {
+      this.sent('heartbeat');
       const { rows } = await this.pool.query<{ live: string }>(
         `WITH beat AS (
            INSERT INTO aihub.gateways (id, seen_at) VALUES ($1, now())
@@ -1144,6 +1249,7 @@ export class PgStore implements Store {
     client.on('notification', (message) => this.announced(message.payload ?? ''));
     try {
       await client.connect();
+      this.sent('listen');
       await client.query('LISTEN aihub_cache');
       // Whatever was announced while this gateway was not listening is dropped.
       this.stats.invalidations += this.cache.invalidateAnnounced();

@@ -31,3 +31,38 @@ test('a balance answered late does not replace a newer one', () => {
   c.putBalance('b', 'wallet:acc_1', 400, 21);
   assert.equal(c.readBalance('wallet:acc_1'), 400);
 });
+
+test('a load sent before this gateway deleted a row does not bring the row back', () => {
+  const c = cache();
+  c.putRow('sessions', 'ses_1', { id: 'ses_1' }, 7);
+  const sent = c.load_seq; // a load of ses_1 leaves now (its snapshot may predate the delete)
+  // This gateway's commit deleting the row is answered (a batch's answer moves the sequence).
+  c.load_seq++;
+  c.putCommitted('sessions', 'ses_1', 0, null);
+  assert.equal(c.readRow('sessions', 'ses_1'), undefined);
+  // The load's answer arrives last, with the row as it was before the delete.
+  c.load_seq++;
+  c.putRow('sessions', 'ses_1', { id: 'ses_1' }, 7, sent);
+  assert.equal(c.readRow('sessions', 'ses_1'), undefined, 'the deleted row came back');
+  // A load sent after the delete's answer says what the database holds now (written again
+  // by another gateway, under a new version): it is taken.
+  c.putRow('sessions', 'ses_1', { id: 'ses_1', again: true }, 15, c.load_seq);
+  assert.deepEqual(c.readRow('sessions', 'ses_1'), { id: 'ses_1', again: true });
+  // A commit writing the row again clears the mark.
+  c.load_seq++;
+  c.putCommitted('sessions', 'ses_1', 0, null);
+  c.putCommitted('sessions', 'ses_1', 16, JSON.stringify({ id: 'ses_1', third: true }));
+  c.putRow('sessions', 'ses_1', { id: 'ses_1', fourth: true }, 17, 0);
+  assert.deepEqual(c.readRow('sessions', 'ses_1'), { id: 'ses_1', fourth: true });
+});
+
+test('an index set answered late does not replace a newer one', () => {
+  const c = cache();
+  c.putSet('api_keys', 'account_id', 'acc_1', new Set(['key_1', 'key_2']), 30);
+  c.putSet('api_keys', 'account_id', 'acc_1', new Set(['key_1']), 22);
+  assert.deepEqual([...c.readIndex('api_keys', 'account_id', 'acc_1')].sort(), ['key_1', 'key_2']);
+  c.putSet('api_keys', 'account_id', 'acc_1', new Set(['key_1']), 0);
+  assert.deepEqual([...c.readIndex('api_keys', 'account_id', 'acc_1')].sort(), ['key_1', 'key_2']);
+  c.putSet('api_keys', 'account_id', 'acc_1', new Set(['key_3']), 31);
+  assert.deepEqual([...c.readIndex('api_keys', 'account_id', 'acc_1')], ['key_3']);
+});

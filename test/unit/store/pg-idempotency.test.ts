@@ -87,3 +87,30 @@ test('PostgreSQL: one reference twice in one write batch credits once; an answer
   }
   assert.deepEqual((await verifyPg(url)).breaches, []);
 });
+
+test('PostgreSQL: a new idempotency key costs no load before its commit; one another store answered is found by the commit statement (keys.ts, PRESUMED_ABSENT_TABLES)', async () => {
+  const url = await cluster.createDatabase();
+  const a = await open(url);
+  const b = await open(url);
+  try {
+    await creditOnce(a, 'warm'); // the account's wallet into a's cache
+    await creditOnce(b, 'warm'); // b: the duplicate, and the wallet into its cache
+    const kinds = (store: typeof a) => ({ ...store.stats.statements_by_kind });
+    const before = kinds(a);
+    const conflicts = a.stats.conflicts;
+    assert.equal(await creditOnce(a, 'new-1'), 'credited');
+    const after = kinds(a);
+    assert.equal((after.load ?? 0) - (before.load ?? 0), 0, 'no load of the new key');
+    assert.equal((after.commit ?? 0) - (before.commit ?? 0), 1, 'one commit statement');
+    // b answers a key a did not see: a's run takes it as absent, its commit finds the row,
+    // writes nothing and answers it, and the run again says duplicate (money moved once).
+    assert.equal(await creditOnce(b, 'by-b'), 'credited');
+    assert.equal(await creditOnce(a, 'by-b'), 'duplicate');
+    assert.equal(a.stats.conflicts - conflicts, 1, 'found by the commit statement');
+    assert.equal(await a.read((state) => balanceMicros(state, 'a'), { fresh: true }), 3);
+    assert.deepEqual((await verifyPg(url)).breaches, []);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});

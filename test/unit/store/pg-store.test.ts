@@ -706,3 +706,61 @@ test('two stores, one wallet, many concurrent commits on both: exact final balan
   await b.close();
   assert.deepEqual((await verifyPg(url)).breaches, []);
 });
+
+test('platform shards of gateways that are gone are folded at start: a platform balance stays a read of a few rows whatever the restarts, and its sum never changes', async () => {
+  const url = await cluster.createDatabase();
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  const shards = async (acct: string) =>
+    (
+      await db.query<{ shard: string; micros: string }>(
+        'SELECT shard, micros::text AS micros FROM aihub.pool WHERE account = $1 ORDER BY shard',
+        [acct],
+      )
+    ).rows;
+  const sum = async (acct: string) =>
+    (await shards(acct)).reduce((total, row) => total + Number(row.micros), 0);
+  try {
+    // Five starts under five names (hostname:pid changes at every start), each adding to
+    // revenue:ai from its own shard, one after the other.
+    for (let i = 0; i < 5; i++) {
+      const store = await open(url, { gateway_id: `restart-${i}` });
+      if (i === 0) await credit(store, 'x', 1_000_000);
+      await debit(store, 'x', 100 + i);
+      await store.close();
+    }
+    // Each start folded the shards of the ones before; the last one's are still apart.
+    assert.deepEqual(
+      (await shards('revenue:ai')).map((row) => row.shard),
+      ['', 'restart-4:0'],
+    );
+    assert.equal(await sum('revenue:ai'), 100 + 101 + 102 + 103 + 104);
+    // A live gateway's shards are left alone (folding them would only make its commits wait).
+    const live = await open(url, { gateway_id: 'live' });
+    await debit(live, 'x', 1_000);
+    const next = await open(url, { gateway_id: 'next' });
+    assert.deepEqual(
+      (await shards('revenue:ai')).map((row) => row.shard),
+      ['', 'live:0'],
+    );
+    await next.close();
+    // Folding the shard a gateway is adding to at that moment loses nothing: its commits wait
+    // for the fold's row lock and insert the shard again. Here a store that counts no
+    // gateway as live (live_ms 1) starts three times while the live one debits 300 times.
+    const debits = Promise.all(Array.from({ length: 300 }, (_, i) => debit(live, 'x', 1, `f${i}`)));
+    let folded = 0;
+    for (let i = 0; i < 3; i++) {
+      const folder = await open(url, { gateway_id: `folder-${i}`, live_ms: 1 });
+      folded += folder.stats.shards_folded;
+      await folder.close();
+    }
+    assert.ok(folded >= 1, 'the live gateway’s shard was folded under its commits');
+    await debits;
+    assert.equal(await sum('revenue:ai'), 510 + 1_000 + 300);
+    assert.equal(await balance(live, 'x'), 1_000_000 - 510 - 1_000 - 300);
+    await live.close();
+    assert.deepEqual((await verifyPg(url)).breaches, []);
+  } finally {
+    await db.end();
+  }
+});
