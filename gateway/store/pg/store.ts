@@ -86,9 +86,11 @@ export interface PgStoreOptions {
   /**
    * Write batches in flight at once that are not stalled (default 2): past this, queued
    * transactions wait for a batch to return and go in the next one. Batches in flight longer
-   * than STALL_MS (a row locked by another transaction) do not count, up to max_in_flight.
+   * than stall_ms (a row locked by another transaction) do not count, up to max_in_flight.
    */
   pipeline_depth?: number;
+  /** When a batch in flight counts as stalled (default STALL_MS, 50 ms). */
+  stall_ms?: number;
 }
 
 /**
@@ -205,6 +207,7 @@ export class PgStore implements Store {
   private readonly blocking: BlockingQueries;
   private readonly max_in_flight: number;
   private readonly pipeline_depth: number;
+  private readonly stall_ms: number;
   /**
    * Shards of the platform's accounts: each batch in flight adds to a shard no other batch of
    * this gateway holds at that moment (the lowest free number), so two of its commits never
@@ -260,6 +263,7 @@ export class PgStore implements Store {
     );
     this.max_in_flight = Math.max(1, options.max_in_flight ?? (options.pool_max ?? 8) - 2);
     this.pipeline_depth = Math.max(1, options.pipeline_depth ?? 2);
+    this.stall_ms = options.stall_ms ?? STALL_MS;
     this.reads = new PgReads(this);
   }
 
@@ -519,16 +523,16 @@ export class PgStore implements Store {
     return slot;
   }
 
-  /** Batches in flight not yet stalled (sent less than STALL_MS ago). */
+  /** Batches in flight not yet stalled (sent less than stall_ms ago). */
   private liveFlights(): number {
     if (this.flights.size < this.pipeline_depth) return this.flights.size;
     const now = performance.now();
     let live = 0;
-    for (const flight of this.flights) if (now - flight.sent_at < STALL_MS) live++;
+    for (const flight of this.flights) if (now - flight.sent_at < this.stall_ms) live++;
     return live;
   }
 
-  /** A flight for `keys`, sent now; the queue is kicked again if it is still out at STALL_MS. */
+  /** A flight for `keys`, sent now; the queue is kicked again if it is still out at stall_ms. */
   private newFlight(keys: ReadonlySet<string>): { flight: Flight; settle: () => void } {
     let settle!: () => void;
     const flight: Flight = {
@@ -537,7 +541,7 @@ export class PgStore implements Store {
       sent_at: performance.now(),
       timer: null,
     };
-    flight.timer = setTimeout(() => this.kick(), STALL_MS + 1);
+    flight.timer = setTimeout(() => this.kick(), this.stall_ms + 1);
     flight.timer.unref();
     this.flights.add(flight);
     return { flight, settle };
