@@ -547,13 +547,17 @@ export class PgStore implements Store {
     return { flight, settle };
   }
 
-  /** A flight returned: its keys and slot are free, the queue runs again. */
+  /**
+   * A flight returned: its keys and slot are free, the queue runs again. The jobs blocked on
+   * keys of other flights still out stay blocked (pump checks their keys against the flights
+   * in flight): clearing every job's block here ran each again at every landing, to block
+   * again on the same keys.
+   */
   private landed(flight: Flight, settle: () => void, slot: number): void {
     if (flight.timer) clearTimeout(flight.timer);
     this.slots_used.delete(slot);
     this.flights.delete(flight);
     settle();
-    for (const job of this.queue) job.blocked = null;
   }
 
   private inFlight(keys: ReadonlySet<string>): boolean {
