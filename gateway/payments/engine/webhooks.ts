@@ -239,6 +239,14 @@ export function postWebhook(
 export class WebhookSender {
   private readonly due = new Set<string>();
   private readonly sending = new Set<string>();
+  /**
+   * The transactions a delivery is being sent for: one at a time per transaction, in the order
+   * their commits enqueued them (`due` keeps it), so a receiver gets a transaction's changes in
+   * order. Sent side by side, a later change could overtake an earlier one (each attempt makes
+   * its own round trips first: claim, read, durability); seen on PostgreSQL as `on_hold`
+   * delivered before the `pending` committed ahead of it.
+   */
+  private readonly sending_txns = new Set<string>();
   private readonly work = new Set<Promise<void>>();
   private stopped = false;
 
@@ -293,7 +301,9 @@ export class WebhookSender {
         continue;
       }
       if (Date.parse(delivery.next_at) > now_ms) continue;
+      if (this.sending_txns.has(delivery.txn_id)) continue;
       this.sending.add(id);
+      this.sending_txns.add(delivery.txn_id);
       const work = this.attempt(delivery)
         .catch((error: unknown) =>
           this.deps.logger.error({
@@ -304,6 +314,7 @@ export class WebhookSender {
         )
         .finally(() => {
           this.sending.delete(id);
+          this.sending_txns.delete(delivery.txn_id);
           this.work.delete(work);
         });
       this.work.add(work);
