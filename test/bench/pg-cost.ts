@@ -48,8 +48,10 @@ export interface CostSnapshot {
 
 /**
  * Reads cost snapshots of one setup (its gateways and database) and samples its lock waits.
- * pg_stat_database is flushed by each backend at most once a second (PostgreSQL 15), so a
- * snapshot waits `settle_ms` first: take them around a whole measurement, not a short slice.
+ * PostgreSQL 15's backends flush their counts to pg_stat_database at most once a second, and
+ * an idle one that flushed less than a second ago only after 10 s (PGSTAT_IDLE_INTERVAL): a
+ * snapshot waits `settle_ms` (11 s) first, so take them around a whole measurement (several
+ * setups' at once), not around a short slice.
  */
 export class CostMeter {
   private readonly client: pg.Client;
@@ -78,7 +80,7 @@ export class CostMeter {
 
   async snapshot(
     gateways: ReadonlyArray<Pick<Gateway, 'url'>>,
-    settle_ms = 1_100,
+    settle_ms = 11_000,
   ): Promise<CostSnapshot> {
     await new Promise((resolve) => setTimeout(resolve, settle_ms));
     await this.client.query('SELECT pg_stat_clear_snapshot()');
@@ -170,7 +172,9 @@ export interface CostPerRequest {
   request_statements: number;
   periodic_statements: number;
   keys_locked: number;
+  /** Transactions committed in the database (read-only ones too), the periodic ones taken out. */
   xacts: number;
+  /** Rows inserted, updated and deleted (pg_stat_database), the heartbeats' taken out. */
   tuples_written: number;
   wal_bytes: number;
   lock_wait_ms: number;
@@ -199,13 +203,16 @@ export async function costPerRequest(
     }
   }
   const db = (k: keyof Omit<DbCounters, 'wal_lsn'>) => after.db[k] - before.db[k];
+  // The periodic statements are their own transactions, and each heartbeat updates one row
+  // (aihub.gateways): taken out of the database's counts, which see every statement.
+  const heartbeats = (after.by_kind.heartbeat ?? 0) - (before.by_kind.heartbeat ?? 0);
   return {
     by_kind,
     request_statements,
     periodic_statements,
     keys_locked: (after.keys_locked - before.keys_locked) / n,
-    xacts: db('xact_commit') / n,
-    tuples_written: (db('tup_inserted') + db('tup_updated') + db('tup_deleted')) / n,
+    xacts: db('xact_commit') / n - periodic_statements,
+    tuples_written: (db('tup_inserted') + db('tup_updated') + db('tup_deleted') - heartbeats) / n,
     wal_bytes: (wal_bytes ?? (await meter.walBytes(before.db.wal_lsn, after.db.wal_lsn))) / n,
     lock_wait_ms: meter.lockWaitMs() / n,
     lock_waits_on: Object.fromEntries(

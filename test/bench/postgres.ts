@@ -328,6 +328,7 @@ try {
         }
       }
     if (wallets === 1) file_rps = sums[0]!.rps;
+    const ended = await Promise.all(costs.map((cost, i) => cost?.end(sums[i]!.requests)));
     for (const [i, setup] of chat_setups.entries()) {
       const { rps, p99_ms, bad, requests, statements, batches, conflicts } = sums[i]!;
       // Against one gateway of the same design and wallets.
@@ -350,7 +351,8 @@ try {
         `${ratio}p99 ${p99_ms.toFixed(0)} ms, ${bad} errors${cost}`,
       ]);
       if (bad > 0) books_ok = false;
-      if (costs[i]) rows.push(costRow(setup, await costs[i].end(requests)));
+      const cost_now = ended[i];
+      if (cost_now) rows.push(costRow(setup, cost_now));
     }
     for (const setup of chat_setups) await checkBooks(setup);
   }

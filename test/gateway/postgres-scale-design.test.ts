@@ -7,6 +7,7 @@
 // - A new gateway on a database with a large history (1,000,000 usage records and 100,000
 //   wallet lines by default; AIHUB_TEST_PG_HISTORY) starts and answers /v1/balance after
 //   reading a handful of rows (aihub_store_rows_loaded_total), not the history.
+// - A recharge costs 3 statements at one connection (aihub_store_statements_total{kind}).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -20,6 +21,7 @@ import {
   stopAll,
   verifyDatabase,
 } from '../support/multi-gateway.ts';
+import { onboard, paymentsConfig } from '../support/payments-helpers.ts';
 
 const skip = await postgresStoreMissing();
 const HISTORY = Number(process.env.AIHUB_TEST_PG_HISTORY ?? 1_000_000);
@@ -147,3 +149,117 @@ test(
     }
   },
 );
+
+test(
+  'the paths retailers, agents and operators take on a gateway that never saw the account load what they miss without stopping the event loop (0 blocking loads)',
+  { skip, timeout: 180_000 },
+  async (t) => {
+    const database_url = await freshDatabase();
+    const gateways = await startGateways(database_url, 2, { config: paymentsConfig() });
+    const [g1, g2] = gateways as [Gateway, Gateway];
+    try {
+      // Everything about the account is written through g1: g2's cache holds none of it.
+      const { key, headers } = await onboard(g1, 1_000);
+      const first = await request(`${g1.url}/api/recharge`, {
+        headers,
+        body: { operator_id: 1, number: '9812345100', amount: 10 },
+      });
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      const before = await metric(g2, 'aihub_store_blocking_loads_total');
+      // g2: the balance an agent asks for, a recharge (its pricing reads: network row, scheme,
+      // eKYC), the wallet report (each line's transaction), a transaction by id, a sign-up
+      // (an account and its first key, whose index reads the new account's keys).
+      assert.ok((await balanceOn(g2, key)) > 0);
+      const recharge = await request(`${g2.url}/api/recharge`, {
+        headers,
+        body: { operator_id: 1, number: '9812345101', amount: 10 },
+      });
+      assert.equal(recharge.status, 200, JSON.stringify(recharge.body));
+      const report = await request(`${g2.url}/api/reports/wallet?limit=50`, { headers });
+      assert.equal(report.status, 200, JSON.stringify(report.body));
+      assert.ok(
+        report.body.data.rows.some((row: { service: string | null }) => row.service === 'recharge'),
+        JSON.stringify(report.body.data.rows),
+      );
+      const txn = await admin(g2).get(`/admin/transactions/${first.body.data.txn_id}`);
+      assert.equal(txn.status, 200, JSON.stringify(txn.body));
+      const registered = await request(`${g2.url}/api/register`, {
+        body: {
+          email: `cold-${Date.now()}@example.com`,
+          password: 'correct horse battery',
+          name: 'Cold',
+        },
+      });
+      assert.equal(registered.status, 201, JSON.stringify(registered.body));
+      const blocking = (await metric(g2, 'aihub_store_blocking_loads_total')) - before;
+      t.diagnostic(`blocking loads on g2: ${blocking}`);
+      assert.equal(blocking, 0, 'a request path stopped the event loop for a load');
+    } finally {
+      await stopAll(gateways);
+    }
+  },
+);
+
+test(
+  'a recharge on the happy path costs 3 statements at one connection: open with its first attempt, settle with its answer, its API-log record; no load (issue #30)',
+  { skip, timeout: 120_000 },
+  async () => {
+    const database_url = await freshDatabase();
+    const [gateway] = await startGateways(database_url, 1, {
+      config: paymentsConfig({ tick_ms: 60_000 }),
+    });
+    const client = new pg.Client({ connectionString: database_url });
+    await client.connect();
+    /** Waits until the API-log records of these transactions are committed (each is its own commit, after its answer). */
+    const logged = async (txn_ids: string[]) => {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const { rows } = await client.query<{ n: string }>(
+          `SELECT count(*)::text AS n FROM aihub.history WHERE record->>'txn_id' = ANY($1)`,
+          [txn_ids],
+        );
+        if (Number(rows[0]!.n) === txn_ids.length) return;
+        assert.ok(Date.now() < deadline, `API-log records of ${txn_ids.join(', ')}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const recharge = async (i: number) => {
+      const reply = await request(`${gateway!.url}/api/recharge`, {
+        headers,
+        body: { operator_id: 1, number: `98123${45_100 + i}`, amount: 10 },
+      });
+      assert.equal(reply.status, 200, JSON.stringify(reply.body));
+      assert.equal(reply.body.data.status, 'success');
+      return reply.body.txn_id as string;
+    };
+    const { headers } = await onboard(gateway!, 1_000);
+    try {
+      await logged([await recharge(0)]); // the account's rows are in the cache now
+      const before = await statementsByKind(gateway!);
+      const txn_ids: string[] = [];
+      for (let i = 1; i <= 10; i++) txn_ids.push(await recharge(i));
+      await logged(txn_ids);
+      const after = await statementsByKind(gateway!);
+      const sent: Record<string, number> = {};
+      for (const [kind, n] of Object.entries(after))
+        if (!['heartbeat', 'listen', 'prune', 'key_check', 'background'].includes(kind))
+          if (n - (before[kind] ?? 0) > 0) sent[kind] = n - (before[kind] ?? 0);
+      assert.deepEqual(sent, { commit: 30 }, 'statements of 10 recharges, by kind');
+    } finally {
+      await client.end();
+      await stopAll([gateway!]);
+    }
+    assert.equal((await verifyDatabase(database_url)).code, 0);
+  },
+);
+
+/** A gateway's aihub_store_statements_total by kind. */
+async function statementsByKind(gateway: Gateway): Promise<Record<string, number>> {
+  const text = await (await fetch(`${gateway.url}/metrics`)).text();
+  const by_kind: Record<string, number> = {};
+  for (const [, kind, value] of text.matchAll(
+    /^aihub_store_statements_total\{kind="(\w+)"[^}]*\} (\d+)/gm,
+  ))
+    by_kind[kind!] = Number(value);
+  return by_kind;
+}

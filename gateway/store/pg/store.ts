@@ -321,7 +321,7 @@ export class PgStore implements Store {
       if (this.closed) return;
       void this.heartbeat(live_ms);
       if (!this.listener) void this.listen();
-      void this.pruneSeen();
+      void this.background(() => this.pruneSeen());
     }, poll_ms);
     this.poll_timer.unref();
     await this.heartbeat(live_ms);
@@ -402,10 +402,14 @@ export class PgStore implements Store {
   private kick(): void {
     if (this.pumping) return;
     this.pumping = true;
-    queueMicrotask(() => {
-      this.pumping = false;
-      this.pump();
-    });
+    // Outside any periodic work's context: a batch carries requests' transactions too, and
+    // its statements are counted as what they are (commit, load), whoever kicked the pump.
+    periodic.exit(() =>
+      queueMicrotask(() => {
+        this.pumping = false;
+        this.pump();
+      }),
+    );
   }
 
   /**
