@@ -126,6 +126,9 @@ export interface EventOutcome {
 type Opened =
   { replay: Answer | Promise<Answer> | PaymentTxn; txn: null } | { replay: null; txn: PaymentTxn };
 
+/** A pending transaction a reconcile pass did not read (it became pending after the read). */
+const UNREAD = Symbol('unread');
+
 export class PaymentEngine {
   /** Transactions a request is submitting right now: the reconciler leaves them alone. */
   private readonly submitting = new Set<string>();
@@ -136,6 +139,8 @@ export class PaymentEngine {
   /** Pending transactions the reconciler must look at. */
   private readonly pending = new Set<string>();
   private readonly checking = new Set<string>();
+  /** A pass on the PostgreSQL store is reading its pending transactions (one at a time). */
+  private reconciling = false;
   private readonly work = new Set<Promise<unknown>>();
   private readonly shutdown = new AbortController();
   /** Pending from before this start: checked soon after a restart, whatever their schedule said. */
@@ -936,10 +941,41 @@ export class PaymentEngine {
     const window_ms = this.deps.config.duplicate_window_ms;
     for (const [key, seen] of this.recent)
       if (now_ms - seen.at_ms >= window_ms) this.recent.delete(key);
+    const store = this.deps.store;
+    if (!store.isShared()) return this.reconcileWith(now_ms, (id) => store.get('payment_txns', id));
+    // PostgreSQL: the pending transactions are read in one read run, so that those the cache
+    // lacks (or holds from before a durable read's mark) are loaded without stopping the
+    // event loop, then the pass works on what was read.
+    if (this.reconciling) return;
+    this.reconciling = true;
+    const ids = [...this.pending].filter(
+      (id) => !this.submitting.has(id) && !this.checking.has(id),
+    );
+    const pass = store
+      .read(() => new Map(ids.map((id) => [id, store.get('payment_txns', id)])))
+      .then((rows) => this.reconcileWith(now_ms, (id) => (rows.has(id) ? rows.get(id) : UNREAD)))
+      .catch((error: unknown) =>
+        this.deps.logger.warn({ msg: 'pending transactions not read', err: error }),
+      )
+      .finally(() => {
+        this.reconciling = false;
+      });
+    this.track(pass);
+  }
+
+  /**
+   * One pass over the pending transactions, each read with `read` (undefined: gone; UNREAD:
+   * became pending after the read, left for the next pass).
+   */
+  private reconcileWith(
+    now_ms: number,
+    read: (id: string) => PaymentTxn | undefined | typeof UNREAD,
+  ): void {
     for (const txn_id of this.pending) {
       if (this.checking.size >= this.deps.config.reconcile.concurrency) return;
       if (this.submitting.has(txn_id) || this.checking.has(txn_id)) continue;
-      const txn = this.deps.store.get('payment_txns', txn_id);
+      const txn = read(txn_id);
+      if (txn === UNREAD) continue;
       if (!txn || !checkable(txn)) {
         this.pending.delete(txn_id);
         this.learned.delete(txn_id);
