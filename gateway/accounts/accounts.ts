@@ -9,13 +9,23 @@ import { displayPrefix, generateApiKey, keyIdFromHash, sha256Hex } from './keys.
 
 export function createAccount(
   tx: Tx,
-  input: { email: string; name?: string | undefined; password_hash?: string | null },
+  input: {
+    email: string;
+    name?: string | undefined;
+    password_hash?: string | null;
+    /**
+     * The new account's id, drawn before the transaction by a caller that reads index keys
+     * of it in the same transaction (its keys, its sessions): an id drawn inside is new on
+     * every run, so on PostgreSQL those keys would miss on every run and end in a blocking load.
+     */
+    id?: string;
+  },
 ): Account {
   const email = input.email.toLowerCase();
   if (tx.get('emails', email))
     throw conflict(`an account with email ${email} exists already`, 'email_taken', 'email');
   const account: Account = {
-    id: newId('acc'),
+    id: input.id ?? newId('acc'),
     email,
     name: input.name ?? '',
     status: 'active',

@@ -17,22 +17,31 @@ export async function balance(
   locals: Locals,
 ): Promise<void> {
   const { account } = authorize(room, req, locals);
-  // Wait for earlier commits, so the figures shown are durable ones.
-  await room.deps.store.readDurable();
-  const state = room.deps.store.state;
-  const usage = table(state, 'usage')[account.id] ?? {
+  const now_ms = room.now_ms();
+  const free = room.config.models['service-ai-free'];
+  // Durable and current figures (earlier commits waited for; on PostgreSQL what the cache
+  // lacks or another gateway may have changed is loaded first, without stopping the loop).
+  const figures = await room.deps.store.read(
+    (state) => ({
+      usage: table(state, 'usage')[account.id],
+      balance_micros: balanceMicros(state, account.id),
+      owed_micros: owedMicros(state, account.id),
+      free_used:
+        free.daily_token_allowance !== null ? freeTokensUsed(state, account.id, utcDay(now_ms)) : 0,
+    }),
+    { fresh: true },
+  );
+  const usage = figures.usage ?? {
     requests: 0,
     prompt_tokens: 0,
     completion_tokens: 0,
     cost_micros: 0,
   };
-  const now_ms = room.now_ms();
-  const free = room.config.models['service-ai-free'];
   sendJson(res, 200, {
     object: 'balance',
     currency: room.currency,
-    balance: microsToUnits(balanceMicros(state, account.id)),
-    owed: microsToUnits(owedMicros(state, account.id)),
+    balance: microsToUnits(figures.balance_micros),
+    owed: microsToUnits(figures.owed_micros),
     usage: {
       requests: usage.requests,
       prompt_tokens: usage.prompt_tokens,
@@ -63,7 +72,7 @@ export async function balance(
           free_tier: {
             model: free.id,
             daily_token_allowance: free.daily_token_allowance,
-            tokens_used_today: freeTokensUsed(state, account.id, utcDay(now_ms)),
+            tokens_used_today: figures.free_used,
             resets_in_seconds: secondsToNextUtcDay(now_ms),
           },
         }

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RoomDeps } from '../deps.js';
 import type { TrustProxy } from '../accounts/ip-whitelist.js';
-import { isUnknownKey } from '../accounts/auth.js';
+import { knownKeyLoaded } from '../accounts/auth.js';
 import type { RouteDoc } from '../http/openapi.js';
 import type { Locals } from '../http/lean.js';
 import { createLlm, type Llm } from '../llm/index.js';
@@ -60,9 +60,11 @@ export class ChatService {
   /** Routes one /v1 request; an unknown path or method is a 404 in OpenAI's shape. */
   handle(req: IncomingMessage, res: ServerResponse, locals: Locals): Promise<void> | void {
     adoptGoogleKey(req);
-    // PostgreSQL store: a key another gateway created a moment ago is looked for in the shared log once.
-    if (this.deps.store.isShared() && isUnknownKey(this.deps.store.state, req.headers))
-      return this.deps.store.readDurable().then(() => routeChat(this.room, req, res, locals));
+    // PostgreSQL store: the key and its account are loaded before the synchronous steps read them.
+    if (this.deps.store.isShared())
+      return knownKeyLoaded(this.deps.store, req.headers).then(() =>
+        routeChat(this.room, req, res, locals),
+      );
     return routeChat(this.room, req, res, locals);
   }
 }

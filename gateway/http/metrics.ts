@@ -23,6 +23,7 @@ interface StoreCommitStats {
   statements_by_kind?: Record<string, number>;
   keys_locked?: number;
   cache_entries?: number;
+  runs?: number;
 }
 
 export class Metrics {
@@ -155,6 +156,11 @@ export class Metrics {
         'aihub_store_foreign_records_applied_total',
         'Records committed by other gateways that this gateway applied to serve its requests (none: the cache is loaded, never fed)',
         (s) => s.foreign_records_applied ?? 0,
+      ],
+      [
+        'aihub_store_runs_total',
+        'Runs of transaction functions on this gateway: a transaction whose function ran more than once (its keys in flight, a cache miss, a conflict) counts each run',
+        (s) => s.runs ?? 0,
       ],
     ];
     for (const [name, help, pick] of counters) {

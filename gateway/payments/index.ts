@@ -1,6 +1,7 @@
 // The payments room: `createPayments(deps)` builds the /api and /admin routers and the
 // background work (status checks of pending transactions, webhook deliveries, the pruning
 // pass), which main.ts starts after listening and stops before the store closes.
+import { hasBody } from '../http/raw-body.js';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { RoomDeps } from '../deps.js';
 import { createProviders } from '../providers/index.js';
@@ -263,6 +264,14 @@ function apiRouter(ctx: PaymentsContext, more: Router): Router {
   api.use(authorizeBeforeBody(() => ctx.store.state, ctx.logger));
   // Signed requests are checked, and their signatures claimed for every gateway, before any route.
   api.use(signing.verifyBeforeRoutes(() => ctx.store.state, jsonBody(ctx.config)));
+  // What the services' synchronous pricing reads of the account (its network row, scheme,
+  // parent, eKYC), loaded before any route that acts: on PostgreSQL one load at the door
+  // instead of a blocking read in the middle of the request (docs/store-postgres.md).
+  api.use((req, res, next) => {
+    const account_id: unknown = res.locals.account_id;
+    if (typeof account_id !== 'string' || !hasBody(req)) return next();
+    ctx.store.read(() => ctx.pricing.touch(ctx.store, account_id)).then(() => next(), next);
+  });
   api.use(onboardingRouter(ctx));
   api.use(rechargeRouter(ctx));
   api.use(dmtRouter(ctx));

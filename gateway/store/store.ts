@@ -144,6 +144,8 @@ export interface StoreStats {
   keys_locked?: number;
   /** Entries in the cache now. */
   cache_entries?: number;
+  /** Runs of transaction functions, each run counted (those put back to wait or load too). */
+  runs?: number;
 }
 
 /**

@@ -151,6 +151,56 @@ test(
 );
 
 test(
+  'the paths retailers, agents and operators take on a gateway that never saw the account load what they miss without stopping the event loop (0 blocking loads)',
+  { skip, timeout: 180_000 },
+  async (t) => {
+    const database_url = await freshDatabase();
+    const gateways = await startGateways(database_url, 2, { config: paymentsConfig() });
+    const [g1, g2] = gateways as [Gateway, Gateway];
+    try {
+      // Everything about the account is written through g1: g2's cache holds none of it.
+      const { key, headers } = await onboard(g1, 1_000);
+      const first = await request(`${g1.url}/api/recharge`, {
+        headers,
+        body: { operator_id: 1, number: '9812345100', amount: 10 },
+      });
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      const before = await metric(g2, 'aihub_store_blocking_loads_total');
+      // g2: the balance an agent asks for, a recharge (its pricing reads: network row, scheme,
+      // eKYC), the wallet report (each line's transaction), a transaction by id, a sign-up
+      // (an account and its first key, whose index reads the new account's keys).
+      assert.ok((await balanceOn(g2, key)) > 0);
+      const recharge = await request(`${g2.url}/api/recharge`, {
+        headers,
+        body: { operator_id: 1, number: '9812345101', amount: 10 },
+      });
+      assert.equal(recharge.status, 200, JSON.stringify(recharge.body));
+      const report = await request(`${g2.url}/api/reports/wallet?limit=50`, { headers });
+      assert.equal(report.status, 200, JSON.stringify(report.body));
+      assert.ok(
+        report.body.data.rows.some((row: { service: string | null }) => row.service === 'recharge'),
+        JSON.stringify(report.body.data.rows),
+      );
+      const txn = await admin(g2).get(`/admin/transactions/${first.body.data.txn_id}`);
+      assert.equal(txn.status, 200, JSON.stringify(txn.body));
+      const registered = await request(`${g2.url}/api/register`, {
+        body: {
+          email: `cold-${Date.now()}@example.com`,
+          password: 'correct horse battery',
+          name: 'Cold',
+        },
+      });
+      assert.equal(registered.status, 201, JSON.stringify(registered.body));
+      const blocking = (await metric(g2, 'aihub_store_blocking_loads_total')) - before;
+      t.diagnostic(`blocking loads on g2: ${blocking}`);
+      assert.equal(blocking, 0, 'a request path stopped the event loop for a load');
+    } finally {
+      await stopAll(gateways);
+    }
+  },
+);
+
+test(
   'a recharge on the happy path costs 3 statements at one connection: open with its first attempt, settle with its answer, its API-log record; no load (issue #30)',
   { skip, timeout: 120_000 },
   async () => {

@@ -79,7 +79,9 @@ function kycRoutes(ctx: PaymentsContext, router: Router): void {
         page.push(rows[id]!);
       }
     } else {
-      total = KYC_STATUSES.reduce((sum, status) => sum + by_status.ids(status).size, 0);
+      total = await store.read(() =>
+        KYC_STATUSES.reduce((sum, status) => sum + by_status.ids(status).size, 0),
+      );
       page.push(...(await store.page('kyc_submissions', { offset: start, limit: query.limit })));
     }
     res.json({
@@ -203,8 +205,7 @@ function transactionRoutes(ctx: PaymentsContext, router: Router): void {
   });
 
   router.get('/transactions/:txnId', async (req, res) => {
-    await store.readDurable();
-    const txn = store.get('payment_txns', String(req.params.txnId));
+    const txn = await store.fetch('payment_txns', String(req.params.txnId));
     if (!txn) throw notFound('no such transaction', 'transaction_not_found');
     res.json({ account_id: txn.account_id, ...txnView(txn) });
   });

@@ -329,8 +329,7 @@ async function payBill(
   const bill_id = body.bill_id;
   let bill: FetchedBill | undefined;
   if (bill_id) {
-    await store.readDurable();
-    const found = store.get('bill_fetches', bill_id);
+    const found = await store.fetch('bill_fetches', bill_id);
     if (found?.account_id === account.id) bill = found;
   }
   return engine.submit({

@@ -60,8 +60,7 @@ export function billsRouter(ctx: PaymentsContext): Router {
   router.get('/bills/receipt/:txn_id', async (req, res) => {
     const query = parseWith(receiptQuery, req.query);
     const txn_id = String(req.params.txn_id).slice(0, 64);
-    await store.readDurable();
-    const txn = store.get('payment_txns', txn_id);
+    const txn = await store.fetch('payment_txns', txn_id);
     if (query.token !== undefined) {
       if (txn?.service !== 'bills' || !sameToken(query.token, txn.details.receipt_token))
         throw notFound(`no receipt ${txn_id}`, 'receipt_not_found');

@@ -88,6 +88,11 @@ export function dmtOnTransition(tx: Tx, txn: PaymentTxn, from: TxnStatus): void 
   }
 }
 
+/** The same, for a route's answer: on PostgreSQL the month's row is loaded without stopping the loop. */
+export function usedMicrosLoaded(ctx: Ctx, mobile: string, at: Date): Promise<number> {
+  return ctx.store.read(() => usedMicros(ctx, mobile, at));
+}
+
 /** What the remitter has sent this month, in micro-units. */
 export function usedMicros(ctx: Ctx, mobile: string, at: Date): number {
   return (

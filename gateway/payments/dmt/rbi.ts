@@ -299,11 +299,16 @@ export async function requestTransferOtp(
   account: Account,
   body: z.output<ReturnType<typeof transferOtpBody>>,
 ): Promise<{ otp: TransferOtp; code: string; legs: number[]; limits: Limits; bene: Beneficiary }> {
-  await ctx.store.readDurable();
-  const remitter = requireRemitterOf(ctx.store, account.id, body.mobile);
-  requireKyc(ctx, remitter);
-  const bene = requireBeneficiaryOf(ctx, account.id, remitter, body.bene_id);
-  const { legs, limits } = plan(ctx, remitter, body.amount);
+  // Read together, durable and current (on PostgreSQL, loaded without stopping the loop).
+  const { bene, legs, limits } = await ctx.store.read(
+    () => {
+      const remitter = requireRemitterOf(ctx.store, account.id, body.mobile);
+      requireKyc(ctx, remitter);
+      const bene = requireBeneficiaryOf(ctx, account.id, remitter, body.bene_id);
+      return { remitter, bene, ...plan(ctx, remitter, body.amount) };
+    },
+    { fresh: true },
+  );
   requireSms(ctx);
   const code = newOtp(ctx.settings.dmt.otp.digits);
   const otp = await ctx.store.transact((tx) => {
@@ -524,6 +529,41 @@ function splitOfKey(ctx: Pick<Ctx, 'store'>, account_id: string, key: string) {
   return parent_id ? ctx.store.get('dmt_transfers', parent_id) : undefined;
 }
 
+/**
+ * What a transfer reads before it acts, read together (durable and current): on PostgreSQL
+ * the rows the cache lacks are loaded first, without stopping the event loop.
+ */
+function transferReads(
+  ctx: Ctx,
+  account: Account,
+  body: z.output<ReturnType<typeof transactBody>>,
+  idempotency_key: string | null,
+) {
+  return ctx.store.read(
+    () => {
+      // A retry of a split transfer answers with the transfer as it is now.
+      const made = idempotency_key ? splitOfKey(ctx, account.id, idempotency_key) : undefined;
+      if (made) return { made };
+      const remitter = requireRemitterOf(ctx.store, account.id, body.mobile);
+      requireKyc(ctx, remitter);
+      const bene = requireBeneficiaryOf(ctx, account.id, remitter, body.bene_id);
+      const existing = body.otp_ref ? ctx.store.get('dmt_transfer_otps', body.otp_ref) : undefined;
+      // A retry (same Idempotency-Key) of a transfer whose OTP it used already: the engine
+      // replays its answer; the month's room is not asked again (the first try took it).
+      const replay = Boolean(existing?.used_by && idempotency_key);
+      return {
+        made: null,
+        remitter,
+        bene,
+        existing,
+        replay,
+        ...plan(ctx, remitter, body.amount, !replay),
+      };
+    },
+    { fresh: true },
+  );
+}
+
 /** What a transfer request becomes: one transaction, or a split transfer's answer. */
 export type TransferOutcome = { single: Answer } | { split: SplitTransfer };
 
@@ -537,18 +577,9 @@ export async function transferRbi(
   body: z.output<ReturnType<typeof transactBody>>,
   idempotency_key: string | null,
 ): Promise<TransferOutcome> {
-  await ctx.store.readDurable();
-  // A retry of a split transfer answers with the transfer as it is now.
-  const made = idempotency_key ? splitOfKey(ctx, account.id, idempotency_key) : undefined;
-  if (made) return { split: made };
-  const remitter = requireRemitterOf(ctx.store, account.id, body.mobile);
-  requireKyc(ctx, remitter);
-  const bene = requireBeneficiaryOf(ctx, account.id, remitter, body.bene_id);
-  const existing = body.otp_ref ? ctx.store.get('dmt_transfer_otps', body.otp_ref) : undefined;
-  // A retry (same Idempotency-Key) of a transfer whose OTP it used already: the engine replays
-  // its answer; the month's room is not asked again (the first try took it).
-  const replay = Boolean(existing?.used_by && idempotency_key);
-  const { limits, month, legs } = plan(ctx, remitter, body.amount, !replay);
+  const pre = await transferReads(ctx, account, body, idempotency_key);
+  if (pre.made) return { split: pre.made };
+  const { remitter, bene, existing, replay, limits, month, legs } = pre;
   if (body.otp_ref === undefined || body.otp === undefined)
     throw new ApiError(
       422,

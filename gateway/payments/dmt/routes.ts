@@ -13,7 +13,7 @@ import {
   requestRemitterOtp,
   requireRemitter,
   transfer,
-  usedMicros,
+  usedMicrosLoaded,
   verifyBeneficiary,
   verifyRemitterOtp,
 } from './commands.js';
@@ -98,7 +98,11 @@ function rbiRoutes(router: Router, ctx: PaymentsContext, json: RequestHandler): 
       message: already
         ? `remitter ${remitter.mobile}'s document was verified already (${remitter.kyc!.verified_at}); it is not verified again`
         : `remitter ${remitter.mobile}'s ${remitter.kyc!.document_type.replace(/_/g, ' ')} verified`,
-      data: remitterView(remitter, settings.dmt, usedMicros(ctx, remitter.mobile, clock.now())),
+      data: remitterView(
+        remitter,
+        settings.dmt,
+        await usedMicrosLoaded(ctx, remitter.mobile, clock.now()),
+      ),
     });
   });
 
@@ -149,7 +153,11 @@ function remitterRoutes(router: Router, ctx: PaymentsContext, json: RequestHandl
     const { account } = authorize(store.state, req, res, logger, 'dmt');
     const body = parseWith(remitterBody, req.body ?? {});
     const { remitter, otp } = await requestRemitterOtp(ctx, account, body);
-    const view = remitterView(remitter, dmt, usedMicros(ctx, remitter.mobile, clock.now()));
+    const view = remitterView(
+      remitter,
+      dmt,
+      await usedMicrosLoaded(ctx, remitter.mobile, clock.now()),
+    );
     if (otp === null) {
       res.json({
         status: true,
@@ -179,7 +187,7 @@ function remitterRoutes(router: Router, ctx: PaymentsContext, json: RequestHandl
     res.json({
       status: true,
       message: `remitter ${remitter.mobile} verified`,
-      data: remitterView(remitter, dmt, usedMicros(ctx, remitter.mobile, clock.now())),
+      data: remitterView(remitter, dmt, await usedMicrosLoaded(ctx, remitter.mobile, clock.now())),
     });
   });
 
@@ -190,7 +198,7 @@ function remitterRoutes(router: Router, ctx: PaymentsContext, json: RequestHandl
     const remitter = requireRemitter(store, account.id, mobile);
     res.json({
       status: true,
-      data: remitterView(remitter, dmt, usedMicros(ctx, mobile, clock.now())),
+      data: remitterView(remitter, dmt, await usedMicrosLoaded(ctx, mobile, clock.now())),
     });
   });
 }
@@ -309,7 +317,13 @@ export function dmtAdminRouter(ctx: PaymentsContext): Router {
     const { account_id, mobile } = parseWith(params, req.params);
     const { level } = parseWith(remitterLevelBody, req.body ?? {});
     const remitter = await setRemitterLevel(ctx, account_id, mobile, level);
-    res.json(remitterView(remitter, ctx.settings.dmt, usedMicros(ctx, mobile, ctx.clock.now())));
+    res.json(
+      remitterView(
+        remitter,
+        ctx.settings.dmt,
+        await usedMicrosLoaded(ctx, mobile, ctx.clock.now()),
+      ),
+    );
   });
   return router;
 }

@@ -239,7 +239,13 @@ export function postWebhook(
 export class WebhookSender {
   private readonly due = new Set<string>();
   private readonly sending = new Set<string>();
-  /** The transactions one of whose deliveries is being sent. */
+  /**
+   * The transactions a delivery is being sent for: one at a time per transaction, in the order
+   * their commits enqueued them (`due` keeps it), so a receiver gets a transaction's changes in
+   * order. Sent side by side, a later change could overtake an earlier one (each attempt makes
+   * its own round trips first: claim, read, durability); seen on PostgreSQL as `on_hold`
+   * delivered before the `pending` committed ahead of it.
+   */
   private readonly sending_txns = new Set<string>();
   private readonly work = new Set<Promise<void>>();
   private stopped = false;
@@ -286,27 +292,18 @@ export class WebhookSender {
   deliverDue(): void {
     if (this.stopped) return;
     const now_ms = this.deps.clock.now().getTime();
-    // One delivery of a transaction at a time, in the order they were enqueued (its commits'
-    // order): a transaction's events arrive in the order they happened. Two sent at once
-    // raced (on PostgreSQL each first takes a claim and reads the delivery, two round trips
-    // on two connections), and an integrator could see `pending` after the `on_hold` that
-    // followed it. A delivery waiting for its retry holds back the later ones of its
-    // transaction.
-    const earlier = new Set<string>();
     for (const id of this.due) {
       if (this.sending.size >= this.deps.config.webhooks.concurrency) return;
+      if (this.sending.has(id)) continue;
       const delivery = this.deps.store.get('webhook_deliveries', id);
       if (!delivery) {
-        if (!this.sending.has(id)) this.due.delete(id);
+        this.due.delete(id);
         continue;
       }
-      const txn_id = delivery.txn_id;
-      const first = !earlier.has(txn_id);
-      earlier.add(txn_id);
-      if (this.sending.has(id) || !first || this.sending_txns.has(txn_id)) continue;
       if (Date.parse(delivery.next_at) > now_ms) continue;
+      if (this.sending_txns.has(delivery.txn_id)) continue;
       this.sending.add(id);
-      this.sending_txns.add(txn_id);
+      this.sending_txns.add(delivery.txn_id);
       const work = this.attempt(delivery)
         .catch((error: unknown) =>
           this.deps.logger.error({
@@ -317,7 +314,7 @@ export class WebhookSender {
         )
         .finally(() => {
           this.sending.delete(id);
-          this.sending_txns.delete(txn_id);
+          this.sending_txns.delete(delivery.txn_id);
           this.work.delete(work);
         });
       this.work.add(work);

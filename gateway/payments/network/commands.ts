@@ -231,9 +231,10 @@ export async function onboardRetailer(
 ): Promise<{ account: Account; key: ReturnType<typeof createApiKey> }> {
   requireDistributor(ctx.store, distributor.id);
   const password_hash = await hashPassword(body.password);
+  const id = newId('acc'); // drawn once: every run of the transaction reads the same keys
   return ctx.store.transact((tx) => {
     requireDistributor(tx, distributor.id);
-    const account = createAccount(tx, { email: body.email, name: body.name, password_hash });
+    const account = createAccount(tx, { id, email: body.email, name: body.name, password_hash });
     const key = createApiKey(tx, ctx.store.indexBy('keys', 'account_id'), account.id, 'default');
     const at = tx.now.toISOString();
     tx.set('network', account.id, {

@@ -100,6 +100,21 @@ export class Pricing {
     };
   }
 
+  /**
+   * Reads every row a quote for `account_id` may read (its network row and scheme, its
+   * parent's, both eKYC records), for a caller that loads them ahead: run inside
+   * `store.read`, PostgreSQL loads those its cache lacks without stopping the event loop.
+   */
+  touch(reader: Reader, account_id: string): void {
+    this.schemeOf(reader, account_id);
+    this.taxIdentity(reader, account_id);
+    const parent_id = this.member(reader, account_id)?.parent_id;
+    if (parent_id) {
+      this.schemeOf(reader, parent_id);
+      this.taxIdentity(reader, parent_id);
+    }
+  }
+
   quote(reader: Reader, request: QuoteRequest): Quote {
     const priced = {
       service: request.service,

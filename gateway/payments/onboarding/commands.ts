@@ -20,6 +20,7 @@ import {
 } from './kyc.js';
 import type { registerBody } from './schemas.js';
 import type { KycSubmission } from '../engine/tables.js';
+import { newId } from '../../util/ids.js';
 
 type Ctx = Pick<PaymentsContext, 'store' | 'config' | 'settings' | 'clock' | 'sealer'>;
 
@@ -63,8 +64,14 @@ export function onboardingCommands(ctx: Ctx): OnboardingCommands {
 
     async register(body) {
       const password_hash = await hashPassword(body.password);
+      const id = newId('acc'); // drawn once: every run of the transaction reads the same keys
       return store.transact((tx) => {
-        const account = createAccount(tx, { email: body.email, name: body.name, password_hash });
+        const account = createAccount(tx, {
+          id,
+          email: body.email,
+          name: body.name,
+          password_hash,
+        });
         return {
           account,
           key: createApiKey(tx, store.indexBy('keys', 'account_id'), account.id, 'default'),

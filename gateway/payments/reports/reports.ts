@@ -435,7 +435,9 @@ export async function reportWallet(
     paging.order,
     pacer,
   );
-  const rows = result.rows.map((line) => walletRow(store, line, scope));
+  // The page's transactions (for each line's service) read together: on PostgreSQL those
+  // the cache lacks are loaded in one statement, without stopping the event loop.
+  const rows = await store.read(() => result.rows.map((line) => walletRow(store, line, scope)));
   const single = scope.account_id !== null;
   return {
     report: 'wallet',
@@ -472,7 +474,7 @@ export async function* walletRows(
   await store.readDurable();
   const select = walletSelect(store, filter, scope);
   for await (const lines of store.reads.walletLines(select, pageOf(paging), paging.order, pacer))
-    yield lines.map((line) => walletRow(store, line, scope));
+    yield await store.read(() => lines.map((line) => walletRow(store, line, scope)));
 }
 
 const walletColumns = (scope: Scope) => [

@@ -58,6 +58,24 @@ export interface CommitBatch {
   notify: string | null;
 }
 
+/**
+ * The batch as the statement's parameter: the parts it leaves empty (most of them: a chat
+ * reservation fills 5 of 20) are left out, and `aihub.commit` (migration 4) skips the
+ * statements on a part that is absent, instead of running each on an empty array.
+ */
+export function batchText(batch: CommitBatch): string {
+  const present: Record<string, unknown> = {};
+  for (const [part, value] of Object.entries(batch))
+    if (value !== null && !(Array.isArray(value) && value.length === 0)) present[part] = value;
+  return JSON.stringify(present);
+}
+
+/** The commit statement, prepared once per connection (named: PostgreSQL parses and plans it once). */
+export const COMMIT_STATEMENT = {
+  name: 'aihub_commit',
+  text: 'SELECT kind, k1, k2, ver::text AS ver, val FROM aihub.commit($1)',
+} as const;
+
 /** NOTIFY payloads are at most 8,000 bytes: past this, every gateway drops every announced row instead. */
 const NOTIFY_MAX_CHARS = 7_000;
 

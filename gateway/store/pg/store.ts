@@ -24,7 +24,7 @@ import type { Row, State, TableName } from '../state.js';
 import type { IndexOptions, PageOptions, Store, StoreStats, TableIndex, Tx } from '../store.js';
 import { BlockingQueries } from './blocking.js';
 import { BatchState, CacheTx, PgCache, Run } from './cache.js';
-import { encodeBatch } from './commit.js';
+import { batchText, COMMIT_STATEMENT, encodeBatch } from './commit.js';
 import {
   SEP,
   USAGE_TABLE,
@@ -83,7 +83,22 @@ export interface PgStoreOptions {
   cache_rows?: number;
   /** Write batches in flight at once (default pool_max - 2, at least 1). */
   max_in_flight?: number;
+  /**
+   * Write batches in flight at once that are not stalled (default 2): past this, queued
+   * transactions wait for a batch to return and go in the next one. Batches in flight longer
+   * than stall_ms (a row locked by another transaction) do not count, up to max_in_flight.
+   */
+  pipeline_depth?: number;
+  /** When a batch in flight counts as stalled (default STALL_MS, 50 ms). */
+  stall_ms?: number;
 }
+
+/**
+ * A batch in flight this long is counted as stalled (waiting on a lock another transaction
+ * holds): it no longer holds back the next batch. The latency a commit has on a loaded
+ * machine is well under it; a stall past it costs the other wallets this much once.
+ */
+const STALL_MS = 50;
 
 /** Runs per batch at most. */
 const MAX_BATCH = 256;
@@ -157,6 +172,10 @@ interface Kept {
 interface Flight {
   keys: ReadonlySet<string>;
   done: Promise<void>;
+  /** When it was sent (performance.now()). */
+  sent_at: number;
+  /** Kicks the queue when the flight turns stalled (cleared when it returns). */
+  timer: NodeJS.Timeout | null;
 }
 
 type AnswerRow = { kind: string; k1: string; k2: string | null; ver: string; val: string | null };
@@ -187,6 +206,8 @@ export class PgStore implements Store {
   private seen_pruned_ms = 0;
   private readonly blocking: BlockingQueries;
   private readonly max_in_flight: number;
+  private readonly pipeline_depth: number;
+  private readonly stall_ms: number;
   /**
    * Shards of the platform's accounts: each batch in flight adds to a shard no other batch of
    * this gateway holds at that moment (the lowest free number), so two of its commits never
@@ -216,6 +237,8 @@ export class PgStore implements Store {
     keys_locked: 0,
     /** Transactions answered without a commit statement (answeredFresh). */
     fresh_answers: 0,
+    /** Runs of transaction functions (runJob), each run counted. */
+    runs: 0,
   };
 
   /** Counts `n` statements of `kind` sent to the database. */
@@ -239,6 +262,8 @@ export class PgStore implements Store {
       this.loadBlocking(keys),
     );
     this.max_in_flight = Math.max(1, options.max_in_flight ?? (options.pool_max ?? 8) - 2);
+    this.pipeline_depth = Math.max(1, options.pipeline_depth ?? 2);
+    this.stall_ms = options.stall_ms ?? STALL_MS;
     this.reads = new PgReads(this);
   }
 
@@ -387,9 +412,20 @@ export class PgStore implements Store {
     );
   }
 
-  /** Forms batches from the queue while fewer than max_in_flight are in flight. */
+  /**
+   * Forms batches from the queue while fewer than pipeline_depth batches are in flight and
+   * not stalled, and fewer than max_in_flight in all. Every commit statement costs about the
+   * same on both sides whatever it carries (docs/store-postgres.md, "What a commit statement
+   * costs"): a queue that waits for a batch to return goes out as one statement instead of
+   * one each, and a batch stalled on a lock holds back no other wallet for longer than
+   * STALL_MS.
+   */
   private pump(): void {
-    while (!this.closed && this.flights.size < this.max_in_flight) {
+    while (
+      !this.closed &&
+      this.flights.size < this.max_in_flight &&
+      this.liveFlights() < this.pipeline_depth
+    ) {
       const batch = new BatchState();
       const kept: Kept[] = [];
       // The jobs whose runs missed keys in this pass, and those keys: ONE load for all of them
@@ -491,6 +527,43 @@ export class PgStore implements Store {
     return slot;
   }
 
+  /** Batches in flight not yet stalled (sent less than stall_ms ago). */
+  private liveFlights(): number {
+    if (this.flights.size < this.pipeline_depth) return this.flights.size;
+    const now = performance.now();
+    let live = 0;
+    for (const flight of this.flights) if (now - flight.sent_at < this.stall_ms) live++;
+    return live;
+  }
+
+  /** A flight for `keys`, sent now; the queue is kicked again if it is still out at stall_ms. */
+  private newFlight(keys: ReadonlySet<string>): { flight: Flight; settle: () => void } {
+    let settle!: () => void;
+    const flight: Flight = {
+      keys,
+      done: new Promise<void>((r) => (settle = r)),
+      sent_at: performance.now(),
+      timer: null,
+    };
+    flight.timer = setTimeout(() => this.kick(), this.stall_ms + 1);
+    flight.timer.unref();
+    this.flights.add(flight);
+    return { flight, settle };
+  }
+
+  /**
+   * A flight returned: its keys and slot are free, the queue runs again. The jobs blocked on
+   * keys of other flights still out stay blocked (pump checks their keys against the flights
+   * in flight): clearing every job's block here ran each again at every landing, to block
+   * again on the same keys.
+   */
+  private landed(flight: Flight, settle: () => void, slot: number): void {
+    if (flight.timer) clearTimeout(flight.timer);
+    this.slots_used.delete(slot);
+    this.flights.delete(flight);
+    settle();
+  }
+
   private inFlight(keys: ReadonlySet<string>): boolean {
     for (const flight of this.flights)
       for (const key of keys) if (flight.keys.has(key)) return true;
@@ -499,6 +572,7 @@ export class PgStore implements Store {
 
   /** Runs a job's function on the cache as a transaction of `batch`. */
   private runJob(job: Job, batch: BatchState): Kept {
+    this.stats.runs++;
     const run = new Run('tx', 0, batch);
     run.sync_loads = job.miss_rounds >= 2;
     job.keys = run.keys;
@@ -538,9 +612,7 @@ export class PgStore implements Store {
   /** Commits a batch; its flight holds its keys until the answer. */
   private send(batch: BatchState, kept: Kept[]): void {
     const runs = kept.map((k) => k.run);
-    let settle!: () => void;
-    const flight: Flight = { keys: batch.keys, done: new Promise<void>((r) => (settle = r)) };
-    this.flights.add(flight);
+    const { flight, settle } = this.newFlight(batch.keys);
     const slot = this.takeSlot();
     const { batch: encoded, written } = encodeBatch(
       this.cache,
@@ -560,11 +632,7 @@ export class PgStore implements Store {
     const work = empty
       ? Promise.resolve([] as AnswerRow[])
       : (hook ? hook() : Promise.resolve()).then(() =>
-          this.query<AnswerRow>(
-            'SELECT kind, k1, k2, ver::text AS ver, val FROM aihub.commit($1)',
-            [JSON.stringify(encoded)],
-            'commit',
-          ),
+          this.query<AnswerRow>(COMMIT_STATEMENT, [batchText(encoded)], 'commit'),
         );
     work
       .then(
@@ -576,10 +644,7 @@ export class PgStore implements Store {
         },
       )
       .finally(() => {
-        this.slots_used.delete(slot);
-        this.flights.delete(flight);
-        settle();
-        for (const job of this.queue) job.blocked = null;
+        this.landed(flight, settle, slot);
         this.cache.evict();
         this.kick();
       });
@@ -594,9 +659,7 @@ export class PgStore implements Store {
    */
   private sendLocked(job: Job): void {
     const keys = new Set(job.keys ?? []);
-    let settle!: () => void;
-    const flight: Flight = { keys, done: new Promise<void>((r) => (settle = r)) };
-    this.flights.add(flight);
+    const { flight, settle } = this.newFlight(keys);
     this.stats.locked++;
     const slot = this.takeSlot();
     void (async () => {
@@ -644,10 +707,10 @@ export class PgStore implements Store {
           this.sent('commit');
           this.sent('locked');
           this.stats.keys_locked += encoded.locks.length;
-          const { rows } = await client.query<AnswerRow>(
-            'SELECT kind, k1, k2, ver::text AS ver, val FROM aihub.commit($1)',
-            [JSON.stringify(encoded)],
-          );
+          const { rows } = await client.query<AnswerRow>({
+            ...COMMIT_STATEMENT,
+            values: [batchText(encoded)],
+          });
           const conflict = rows.some((row) => isConflict(row.kind));
           await client.query(conflict ? 'ROLLBACK' : 'COMMIT');
           this.answered([kept], written, rows);
@@ -664,10 +727,7 @@ export class PgStore implements Store {
     })()
       .catch((error: unknown) => job.reject(toUnavailable(error)))
       .finally(() => {
-        this.slots_used.delete(slot);
-        this.flights.delete(flight);
-        settle();
-        for (const queued of this.queue) queued.blocked = null;
+        this.landed(flight, settle, slot);
         this.kick();
       });
   }
@@ -833,7 +893,7 @@ export class PgStore implements Store {
   }
 
   private async query<R extends pg.QueryResultRow>(
-    text: string,
+    text: string | { name: string; text: string },
     params: unknown[],
     kind: StatementKind,
   ): Promise<R[]> {
@@ -843,7 +903,11 @@ export class PgStore implements Store {
     if (holdsNul(params)) return [];
     this.sent(kind);
     try {
-      return (await this.pool.query<R>(text, params)).rows;
+      return (
+        await this.pool.query<R>(
+          typeof text === 'string' ? { text, values: params } : { ...text, values: params },
+        )
+      ).rows;
     } catch (error) {
       throw toUnavailable(error);
     }
@@ -1151,6 +1215,7 @@ export class PgStore implements Store {
       statements_by_kind: { ...this.stats.statements_by_kind },
       keys_locked: this.stats.keys_locked,
       cache_entries: this.cache.entries.size,
+      runs: this.stats.runs,
     };
   }
 

@@ -16,6 +16,7 @@ import { html } from '../html.js';
 import { csrfField, type Notice } from '../layout.js';
 import { hashPassword, verifyPassword } from '../../accounts/password.js';
 import { sessionBinding } from '../sessions.js';
+import { newId } from '../../util/ids.js';
 
 export const PASSWORD_MIN = 10;
 
@@ -148,9 +149,11 @@ function signupRoutes(ctx: WebContext, router: Router): void {
     if (!admitted.ok) throw tooMany(admitted.retry_after_s);
     const password_hash = await hashPassword(parsed.data.password);
     let started: { token: string; token_hash: string };
+    const id = newId('acc'); // drawn once: every run of the transaction reads the same keys
     try {
       started = await store.transact((tx) => {
         const account = createAccount(tx, {
+          id,
           email: parsed.data.email,
           name: parsed.data.name,
           password_hash,

@@ -526,6 +526,70 @@ test('a wallet locked by an open transaction does not delay a debit of another w
   assert.deepEqual((await verifyPg(url)).breaches, []);
 });
 
+/** Lets the store's queued microtasks (its pump) and immediate callbacks run. */
+const settleTicks = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+test('batches in flight: transactions that arrive while 2 batches are out wait and go in one statement, not one each (each statement costs the same whatever it carries)', async () => {
+  const url = await cluster.createDatabase();
+  // stall_ms far away: the held batches below never count as stalled.
+  const store = await open(url, { stall_ms: 600_000 });
+  const wallets = Array.from({ length: 10 }, (_, i) => `pipe${i}`);
+  for (const id of wallets) {
+    await credit(store, id, 1_000);
+    await debit(store, id, 100); // what a debit reads is in the cache: no load below
+  }
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  store.before_commit = () => gate;
+  const batches = store.stats.batches;
+  const debits: Array<Promise<unknown>> = [];
+  for (const id of wallets) {
+    // One at a time, each after the store had the chance to send what was queued before.
+    debits.push(debit(store, id, 100));
+    await settleTicks();
+  }
+  store.before_commit = null;
+  release();
+  await Promise.all(debits);
+  // The first two went out alone (2 in flight); the 8 that came while they were out, together.
+  assert.equal(store.stats.batches - batches, 3);
+  for (const id of wallets) assert.equal(await balance(store, id), 800);
+  await store.close();
+});
+
+test('batches in flight: two batches stalled on wallets an open transaction holds locked do not hold back a third wallet', async () => {
+  const url = await cluster.createDatabase();
+  const store = await open(url, { stall_ms: 20 });
+  for (const id of ['held1', 'held2', 'free']) await credit(store, id, 1_000_000);
+  const blocker = new pg.Client({ connectionString: url });
+  await blocker.connect();
+  await blocker.query('BEGIN');
+  for (const id of ['held1', 'held2'])
+    await blocker.query('SELECT pg_advisory_xact_lock($1)', [
+      String(lockOf(balanceKey(`wallet:${id}`))),
+    ]);
+  let held_done = 0;
+  const held: Array<Promise<void>> = [];
+  for (const id of ['held1', 'held2']) {
+    held.push(debit(store, id, 1_000).then(() => void held_done++));
+    await settleTicks(); // it goes out in its own batch, and stalls on the lock
+  }
+  try {
+    // Both stalled batches are out (2 = pipeline_depth); this one still commits.
+    // (A fresh read on this store would wait for the batches in flight: none here.)
+    await debit(store, 'free', 1_000);
+    assert.equal(held_done, 0, 'the locked wallets wait for their locks');
+  } finally {
+    await blocker.query('ROLLBACK');
+    await blocker.end();
+  }
+  await Promise.all(held);
+  assert.equal(await balance(store, 'free'), 999_000);
+  assert.equal(await balance(store, 'held1'), 999_000);
+  assert.equal(await balance(store, 'held2'), 999_000);
+  await store.close();
+});
+
 test('no store applies another store’s writes: 200 commits on one load nothing into the other’s cache; the other still reads them when asked', async () => {
   const url = await cluster.createDatabase();
   const a = await open(url);
