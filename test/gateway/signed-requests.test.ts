@@ -104,8 +104,11 @@ test('signed requests: opt-in by the admin API; missing, wrong, stale, replayed 
 
     // A POST: the signature covers the raw body; the same signature on another body is refused and moves no money.
     const raw = JSON.stringify({ operator_id: 1, number: '9876543210', amount: 100 });
+    // Signed at `now` (not at the clock's second now): the altered request below is signed at
+    // now + 1 over the same bytes, and if a second had passed by here the two signatures were
+    // one, refused as replayed before the body was checked (seen under load).
     const paid = await request(url('/api/recharge'), {
-      headers: { ...headers, ...sign(secret, 'POST', '/api/recharge', raw) },
+      headers: { ...headers, ...sign(secret, 'POST', '/api/recharge', raw, now) },
       raw,
     });
     assert.equal(paid.status, 200, JSON.stringify(paid.body));
