@@ -236,9 +236,14 @@ export function postWebhook(
   });
 }
 
+/** A due delivery a pass did not read (it became due after the read). */
+const UNREAD = Symbol('unread');
+
 export class WebhookSender {
   private readonly due = new Set<string>();
   private readonly sending = new Set<string>();
+  /** A pass on the PostgreSQL store is reading its due deliveries (one at a time). */
+  private reading = false;
   /**
    * The transactions a delivery is being sent for: one at a time per transaction, in the order
    * their commits enqueued them (`due` keeps it), so a receiver gets a transaction's changes in
@@ -292,10 +297,38 @@ export class WebhookSender {
   deliverDue(): void {
     if (this.stopped) return;
     const now_ms = this.deps.clock.now().getTime();
+    const store = this.deps.store;
+    if (!store.isShared())
+      return this.deliverWith(now_ms, (id) => store.get('webhook_deliveries', id));
+    // PostgreSQL: the due deliveries are read in one read run (those the cache lacks, found by
+    // another gateway's discovery, loaded without stopping the event loop), then sent.
+    if (this.reading) return;
+    this.reading = true;
+    const ids = [...this.due].filter((id) => !this.sending.has(id));
+    const pass = store
+      .read(() => new Map(ids.map((id) => [id, store.get('webhook_deliveries', id)])))
+      .then((rows) => this.deliverWith(now_ms, (id) => (rows.has(id) ? rows.get(id) : UNREAD)))
+      .catch((error: unknown) =>
+        this.deps.logger.warn({ msg: 'due webhook deliveries not read', err: error }),
+      )
+      .finally(() => {
+        this.reading = false;
+        this.work.delete(pass);
+      });
+    this.work.add(pass);
+  }
+
+  /** One pass over the due deliveries, each read with `read` (UNREAD: due after the read, next pass). */
+  private deliverWith(
+    now_ms: number,
+    read: (id: string) => WebhookDelivery | undefined | typeof UNREAD,
+  ): void {
+    if (this.stopped) return;
     for (const id of this.due) {
       if (this.sending.size >= this.deps.config.webhooks.concurrency) return;
       if (this.sending.has(id)) continue;
-      const delivery = this.deps.store.get('webhook_deliveries', id);
+      const delivery = read(id);
+      if (delivery === UNREAD) continue;
       if (!delivery) {
         this.due.delete(id);
         continue;
