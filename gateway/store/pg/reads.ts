@@ -93,6 +93,15 @@ class Where {
   }
 }
 
+/** The tally tag of a selection by service and status (aihub.txn_tags, migration 5). */
+function txnTag(select: TxnSelect): string {
+  if (select.service !== undefined && select.status !== undefined)
+    return `service+status:${select.service}:${select.status}`;
+  if (select.service !== undefined) return `service:${select.service}`;
+  if (select.status !== undefined) return `status:${select.status}`;
+  return 'all';
+}
+
 export class PgReads implements StoreReads {
   readonly turns = new Turns();
 
@@ -156,10 +165,22 @@ export class PgReads implements StoreReads {
   async txns(select: TxnSelect, page: Page | null): Promise<{ total: number; rows: TxnRow[] }> {
     const where = this.txnWhere(select, false);
     if (!select.match) {
-      const [counted] = await this.rows<{ n: string }>(
-        `SELECT count(*)::text AS n FROM aihub.rows WHERE ${where.sql}`,
-        where.params,
-      );
+      // Over every account, by service and status alone: the tallies (a few rows), not a
+      // count of every transaction; otherwise a count bounded by the account's or the range's index.
+      const tallied =
+        select.account_id === null &&
+        select.from_ms === undefined &&
+        select.to_ms === undefined &&
+        select.as_of === undefined;
+      const [counted] = tallied
+        ? await this.rows<{ n: string }>(
+            'SELECT coalesce(sum(n), 0)::text AS n FROM aihub.tallies WHERE tag = $1',
+            [txnTag(select)],
+          )
+        : await this.rows<{ n: string }>(
+            `SELECT count(*)::text AS n FROM aihub.rows WHERE ${where.sql}`,
+            where.params,
+          );
       const limit = page ? `OFFSET ${page.offset} LIMIT ${page.limit}` : '';
       const rows = await this.rows<{ row: TxnRow }>(
         `SELECT row FROM aihub.rows WHERE ${where.sql} ORDER BY ${PgReads.TXN_DESC} ${limit}`,

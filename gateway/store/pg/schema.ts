@@ -764,6 +764,38 @@ END
 $fn$;
 `;
 
+/** Migration 5: the payment transactions' tallies (a total is the sum of a tag's shards). */
+const TALLIES = `
+  CREATE TABLE aihub.tallies (tag text NOT NULL, shard int NOT NULL, n bigint NOT NULL, PRIMARY KEY (tag, shard));
+  CREATE FUNCTION aihub.txn_tags(r json) RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
+    SELECT ARRAY['all', 'service:' || coalesce(r->>'service', ''), 'status:' || coalesce(r->>'status', ''),
+                 'service+status:' || coalesce(r->>'service', '') || ':' || coalesce(r->>'status', '')]
+  $$;
+  CREATE FUNCTION aihub.tally_txns() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    -- One statement, tags in one order: a transaction's tally rows are its backend's alone.
+    INSERT INTO aihub.tallies AS t (tag, shard, n)
+    SELECT tag, pg_backend_pid(), sum(d) FROM (
+      SELECT unnest(aihub.txn_tags(NEW.row)) AS tag, 1 AS d WHERE TG_OP <> 'DELETE'
+      UNION ALL
+      SELECT unnest(aihub.txn_tags(OLD.row)), -1 WHERE TG_OP <> 'INSERT'
+    ) c GROUP BY tag HAVING sum(d) <> 0 ORDER BY tag
+    ON CONFLICT (tag, shard) DO UPDATE SET n = t.n + excluded.n;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER txns_tally_insert AFTER INSERT ON aihub.rows
+    FOR EACH ROW WHEN (NEW.tbl = 'payment_txns') EXECUTE FUNCTION aihub.tally_txns();
+  CREATE TRIGGER txns_tally_update AFTER UPDATE ON aihub.rows
+    FOR EACH ROW WHEN (NEW.tbl = 'payment_txns' AND (OLD.row->>'status' IS DISTINCT FROM NEW.row->>'status'
+      OR OLD.row->>'service' IS DISTINCT FROM NEW.row->>'service'))
+    EXECUTE FUNCTION aihub.tally_txns();
+  CREATE TRIGGER txns_tally_delete AFTER DELETE ON aihub.rows
+    FOR EACH ROW WHEN (OLD.tbl = 'payment_txns') EXECUTE FUNCTION aihub.tally_txns();
+  INSERT INTO aihub.tallies (tag, shard, n)
+  SELECT tag, 0, count(*) FROM aihub.rows r, unnest(aihub.txn_tags(r.row)) AS tag
+  WHERE r.tbl = 'payment_txns' GROUP BY tag;
+`;
+
 /** The versioned migrations of the schema `aihub`, applied in order at start under MIGRATION_LOCK. */
 export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   {
@@ -853,6 +885,19 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
     // an earlier gateway (every part present, empty ones as []) is served the same way.
     version: 4,
     sql: COMMIT_FUNCTION_V4,
+  },
+  {
+    // Tallies of the payment transactions by service and status, so that a list's total over
+    // every account (the admin list, its filters by service or status) is a read of a few
+    // rows, not a count of every transaction: `bench:postgres-start` measured 635 to 1,430 ms
+    // for the first page of /admin/transactions on 5,000,000 transactions. Kept by triggers
+    // on aihub.rows, each backend adding to its own shard (its pid), so that no two
+    // transactions ever wait for one tally row; shards of gone backends are folded at start
+    // (PgStore.foldShards). The trigger is made before the count of what is there, in this
+    // migration's transaction: it locks aihub.rows against writes until the commit, so no
+    // row is counted twice or missed.
+    version: 5,
+    sql: TALLIES,
   },
 ];
 

@@ -361,8 +361,19 @@ export class PgStore implements Store {
          SELECT (SELECT count(*) FROM gone)::text AS folded FROM (SELECT count(*) FROM folded) f`,
         [this.options.gateway_id, live_ms],
       );
+      // The same for the payment transactions' tallies (migration 5): a shard per backend.
+      await client.query(
+        `WITH gone AS (
+           DELETE FROM aihub.tallies t
+           WHERE t.shard <> 0 AND t.shard NOT IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL)
+           RETURNING t.tag, t.n
+         )
+         INSERT INTO aihub.tallies AS t (tag, shard, n)
+         SELECT tag, 0, sum(n) FROM gone GROUP BY tag
+         ON CONFLICT (tag, shard) DO UPDATE SET n = t.n + excluded.n`,
+      );
       await client.query('COMMIT');
-      this.sent('prune', 4);
+      this.sent('prune', 5);
       const folded = Number(rows[0]?.folded ?? 0);
       if (folded > 0) this.stats.shards_folded += folded;
     } catch (error) {

@@ -181,6 +181,20 @@ async function verifyIn(client: pg.PoolClient): Promise<PgVerifyReport> {
   for (const row of usage.rows)
     breach(`usage of ${row.account_id} (${row.protocol}) differs from its usage records`);
 
+  // The payment transactions' tallies (migration 5) against the rows they count.
+  const tallies = await client.query<{ tag: string; kept: string | null; counted: string | null }>(
+    `WITH c AS (
+       SELECT tag, count(*) AS n FROM aihub.rows r, unnest(aihub.txn_tags(r.row)) AS tag
+       WHERE r.tbl = 'payment_txns' GROUP BY tag),
+     t AS (SELECT tag, sum(n) AS n FROM aihub.tallies GROUP BY tag HAVING sum(n) <> 0)
+     SELECT coalesce(t.tag, c.tag) AS tag, t.n::text AS kept, c.n::text AS counted
+     FROM t FULL JOIN c ON c.tag = t.tag WHERE t.n IS DISTINCT FROM c.n`,
+  );
+  for (const row of tallies.rows)
+    breach(
+      `payment transactions tallied ${row.tag}: ${row.kept ?? 0}, but ${row.counted ?? 0} are there`,
+    );
+
   const [counts] = (
     await client.query<{ records: string; accounts: string }>(
       `SELECT (SELECT count(*) FROM aihub.history)::text AS records,

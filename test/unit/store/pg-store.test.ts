@@ -828,3 +828,91 @@ test('platform shards of gateways that are gone are folded at start: a platform 
     await db.end();
   }
 });
+
+test('the payment transactions list over every account takes its total from tallies kept by the commits (a few rows), exact through inserts, status changes and deletes on two stores; verify checks them', async () => {
+  const url = await cluster.createDatabase();
+  const a = await open(url, { gateway_id: 'tally-a' });
+  const b = await open(url, { gateway_id: 'tally-b' });
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  const txn = (id: string, service: string, status: string) => ({
+    id,
+    account_id: `acc_${id.length % 3}`,
+    service,
+    status,
+    stage: status === 'pending' ? 'awaiting_status' : 'final',
+    created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, Number(id.slice(1)))).toISOString(),
+  });
+  const put = (store: Store, id: string, service: string, status: string) =>
+    store.transact((tx) => tx.set('payment_txns', id, txn(id, service, status) as never));
+  try {
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        put(i % 2 ? a : b, `t${i}`, i % 4 < 2 ? 'recharge' : 'dmt', 'pending'),
+      ),
+    );
+    // Half settle (on the other store than wrote them), a few go away.
+    for (let i = 0; i < 40; i += 2)
+      await put(i % 4 ? a : b, `t${i}`, i % 4 < 2 ? 'recharge' : 'dmt', 'success');
+    for (const i of [1, 3, 5]) await a.transact((tx) => tx.del('payment_txns', `t${i}`));
+    const expect = { all: 37, success: 20, pending: 17, recharge: 18, recharge_success: 10 };
+    const total = async (select: { service?: string; status?: string }) =>
+      (await a.reads.txns({ account_id: null, ...select }, { offset: 0, limit: 5 })).total;
+    assert.equal(await total({}), expect.all);
+    assert.equal(await total({ status: 'success' }), expect.success);
+    assert.equal(await total({ status: 'pending' }), expect.pending);
+    assert.equal(await total({ service: 'recharge' }), expect.recharge);
+    assert.equal(await total({ service: 'recharge', status: 'success' }), expect.recharge_success);
+    // The same figures as counting the rows (per account: the account's index).
+    const [counted] = (
+      await db.query<{ n: string }>(
+        `SELECT count(*)::text AS n FROM aihub.rows WHERE tbl = 'payment_txns'`,
+      )
+    ).rows;
+    assert.equal(Number(counted!.n), expect.all);
+    // Read from the tallies: one row per tag and backend that wrote, never per transaction.
+    const [rows] = (
+      await db.query<{ n: string }>(
+        `SELECT count(*)::text AS n FROM aihub.tallies WHERE tag = 'all'`,
+      )
+    ).rows;
+    assert.ok(Number(rows!.n) <= 2 * 8, `${rows!.n} tally rows for 'all'`);
+    assert.deepEqual((await verifyPg(url)).breaches, []);
+    // A new store folds the shards of backends that are gone; the totals stay.
+    await a.close();
+    await b.close();
+    const c = await open(url, { gateway_id: 'tally-c' });
+    const shards = (
+      await db.query<{ n: string }>(
+        `SELECT count(*)::text AS n FROM aihub.tallies WHERE tag = 'all'`,
+      )
+    ).rows[0]!.n;
+    assert.equal(Number(shards), 1, 'the closed stores’ shards folded into one');
+    assert.equal(
+      (await c.reads.txns({ account_id: null }, { offset: 0, limit: 5 })).total,
+      expect.all,
+    );
+    // A tally that drifted is a breach verify names.
+    await db.query(`UPDATE aihub.tallies SET n = n + 1 WHERE tag = 'status:success'`);
+    // (and the list's total is read from them: it follows the drifted tally, not a count)
+    assert.equal(
+      (await c.reads.txns({ account_id: null, status: 'success' }, { offset: 0, limit: 5 })).total,
+      21,
+    );
+    assert.match((await verifyPg(url)).breaches.join('\n'), /tallied status:success: 21, but 20/);
+    await c.close();
+    // A database from before migration 5 (its transactions there, no tallies): the migration
+    // counts what is there.
+    await db.query(`DROP TABLE aihub.tallies; DROP FUNCTION aihub.tally_txns() CASCADE;
+      DROP FUNCTION aihub.txn_tags(json); DELETE FROM aihub.migrations WHERE version = 5`);
+    const d = await open(url, { gateway_id: 'tally-d' });
+    assert.equal(
+      (await d.reads.txns({ account_id: null, service: 'dmt' }, { offset: 0, limit: 5 })).total,
+      expect.all - expect.recharge,
+    );
+    assert.deepEqual((await verifyPg(url)).breaches, []);
+    await d.close();
+  } finally {
+    await db.end();
+  }
+});
