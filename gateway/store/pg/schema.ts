@@ -771,26 +771,40 @@ const TALLIES = `
     SELECT ARRAY['all', 'service:' || coalesce(r->>'service', ''), 'status:' || coalesce(r->>'status', ''),
                  'service+status:' || coalesce(r->>'service', '') || ':' || coalesce(r->>'status', '')]
   $$;
+  -- Statement triggers with transition tables: one upsert per tag per statement, however
+  -- many rows it wrote (a row trigger upserted the same tally rows once per row: a bulk
+  -- insert in one transaction, as migrate's, grew each row's version chain and went
+  -- quadratic). Tags in one order: a transaction's tally rows are its backend's alone.
   CREATE FUNCTION aihub.tally_txns() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
-    -- One statement, tags in one order: a transaction's tally rows are its backend's alone.
-    INSERT INTO aihub.tallies AS t (tag, shard, n)
-    SELECT tag, pg_backend_pid(), sum(d) FROM (
-      SELECT unnest(aihub.txn_tags(NEW.row)) AS tag, 1 AS d WHERE TG_OP <> 'DELETE'
-      UNION ALL
-      SELECT unnest(aihub.txn_tags(OLD.row)), -1 WHERE TG_OP <> 'INSERT'
-    ) c GROUP BY tag HAVING sum(d) <> 0 ORDER BY tag
-    ON CONFLICT (tag, shard) DO UPDATE SET n = t.n + excluded.n;
+    IF TG_OP = 'INSERT' THEN
+      INSERT INTO aihub.tallies AS t (tag, shard, n)
+      SELECT tag, pg_backend_pid(), count(*) FROM new_rows r, unnest(aihub.txn_tags(r.row)) AS tag
+      WHERE r.tbl = 'payment_txns' GROUP BY tag ORDER BY tag
+      ON CONFLICT (tag, shard) DO UPDATE SET n = t.n + excluded.n;
+    ELSIF TG_OP = 'UPDATE' THEN
+      INSERT INTO aihub.tallies AS t (tag, shard, n)
+      SELECT tag, pg_backend_pid(), sum(d) FROM (
+        SELECT tag, 1 AS d FROM new_rows r, unnest(aihub.txn_tags(r.row)) AS tag WHERE r.tbl = 'payment_txns'
+        UNION ALL
+        SELECT tag, -1 FROM old_rows r, unnest(aihub.txn_tags(r.row)) AS tag WHERE r.tbl = 'payment_txns'
+      ) c GROUP BY tag HAVING sum(d) <> 0 ORDER BY tag
+      ON CONFLICT (tag, shard) DO UPDATE SET n = t.n + excluded.n;
+    ELSE
+      INSERT INTO aihub.tallies AS t (tag, shard, n)
+      SELECT tag, pg_backend_pid(), -count(*) FROM old_rows r, unnest(aihub.txn_tags(r.row)) AS tag
+      WHERE r.tbl = 'payment_txns' GROUP BY tag ORDER BY tag
+      ON CONFLICT (tag, shard) DO UPDATE SET n = t.n + excluded.n;
+    END IF;
     RETURN NULL;
   END $$;
-  CREATE TRIGGER txns_tally_insert AFTER INSERT ON aihub.rows
-    FOR EACH ROW WHEN (NEW.tbl = 'payment_txns') EXECUTE FUNCTION aihub.tally_txns();
+  CREATE TRIGGER txns_tally_insert AFTER INSERT ON aihub.rows REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION aihub.tally_txns();
   CREATE TRIGGER txns_tally_update AFTER UPDATE ON aihub.rows
-    FOR EACH ROW WHEN (NEW.tbl = 'payment_txns' AND (OLD.row->>'status' IS DISTINCT FROM NEW.row->>'status'
-      OR OLD.row->>'service' IS DISTINCT FROM NEW.row->>'service'))
-    EXECUTE FUNCTION aihub.tally_txns();
-  CREATE TRIGGER txns_tally_delete AFTER DELETE ON aihub.rows
-    FOR EACH ROW WHEN (OLD.tbl = 'payment_txns') EXECUTE FUNCTION aihub.tally_txns();
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION aihub.tally_txns();
+  CREATE TRIGGER txns_tally_delete AFTER DELETE ON aihub.rows REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION aihub.tally_txns();
   INSERT INTO aihub.tallies (tag, shard, n)
   SELECT tag, 0, count(*) FROM aihub.rows r, unnest(aihub.txn_tags(r.row)) AS tag
   WHERE r.tbl = 'payment_txns' GROUP BY tag;
@@ -891,8 +905,8 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
     // every account (the admin list, its filters by service or status) is a read of a few
     // rows, not a count of every transaction: `bench:postgres-start` measured 635 to 1,430 ms
     // for the first page of /admin/transactions on 5,000,000 transactions. Kept by triggers
-    // on aihub.rows, each backend adding to its own shard (its pid), so that no two
-    // transactions ever wait for one tally row; shards of gone backends are folded at start
+    // on aihub.rows (statement triggers: one upsert per tag per statement), each backend
+    // adding to its own shard (its pid), so that no two transactions ever wait for one tally row; shards of gone backends are folded at start
     // (PgStore.foldShards). The trigger is made before the count of what is there, in this
     // migration's transaction: it locks aihub.rows against writes until the commit, so no
     // row is counted twice or missed.

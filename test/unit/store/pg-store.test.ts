@@ -878,6 +878,25 @@ test('the payment transactions list over every account takes its total from tall
     ).rows;
     assert.ok(Number(rows!.n) <= 2 * 8, `${rows!.n} tally rows for 'all'`);
     assert.deepEqual((await verifyPg(url)).breaches, []);
+    // A bulk write (migrate writes a data dir's transactions in one transaction) touches each
+    // tally row once per statement, not once per transaction row: the counts of this
+    // transaction's own tuple writes to aihub.tallies say so.
+    await db.query('BEGIN');
+    await db.query(
+      `INSERT INTO aihub.rows (tbl, id, ver, created, row)
+       SELECT 'payment_txns', 'bulk' || i, nextval('aihub.ver'), nextval('aihub.ver'),
+         json_build_object('id', 'bulk' || i, 'account_id', 'acc_bulk', 'service', 'pan',
+           'status', 'success', 'stage', 'final', 'created_at', '2026-01-02T00:00:00.000Z')
+       FROM generate_series(1, 20000) i`,
+    );
+    const writes = (
+      await db.query<{ n: string }>(
+        `SELECT (n_tup_ins + n_tup_upd)::text AS n FROM pg_stat_xact_user_tables
+         WHERE schemaname = 'aihub' AND relname = 'tallies'`,
+      )
+    ).rows[0]!.n;
+    await db.query('ROLLBACK');
+    assert.equal(Number(writes), 4, 'one write per tag for 20,000 rows');
     // A new store folds the shards of backends that are gone; the totals stay.
     await a.close();
     await b.close();
