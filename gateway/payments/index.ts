@@ -269,7 +269,7 @@ function apiRouter(ctx: PaymentsContext, more: Router): Router {
   // instead of a blocking read in the middle of the request (docs/store-postgres.md).
   api.use((req, res, next) => {
     const account_id: unknown = res.locals.account_id;
-    if (typeof account_id !== 'string' || !hasBody(req)) return next();
+    if (typeof account_id !== 'string' || !hasBody(req) || !ctx.store.isShared()) return next();
     ctx.store.read(() => ctx.pricing.touch(ctx.store, account_id)).then(() => next(), next);
   });
   api.use(onboardingRouter(ctx));
