@@ -59,6 +59,16 @@ interface VerifiedPoint {
   open_holds: string[];
 }
 
+/**
+ * A check of the books beyond the ledger's own invariants, handed in by the command that runs
+ * verify (the payments' statements: payments/statements/verify-check.ts): it is fed every
+ * posting from the first, in commit order, then names what it found.
+ */
+export interface PostingsCheck {
+  add(posting: Posting): void;
+  finish(breach: (message: string) => void): void;
+}
+
 export const VERIFY_FILE = 'verify.json';
 const MAX_BREACHES = 50;
 
@@ -68,7 +78,7 @@ const sha256File = (file: string) => createHash('sha256').update(readFileSync(fi
 
 export async function verifyDataDir(
   data_dir: string,
-  options: { full?: boolean } = {},
+  options: { full?: boolean; checks?: readonly PostingsCheck[] } = {},
 ): Promise<VerifyReport> {
   const breaches: string[] = [];
   const breach = (message: string) => {
@@ -122,9 +132,20 @@ export async function verifyDataDir(
 
   // 4. The invariants, on the state the gateway would serve.
   checkBooks(loaded, replayed, hold_steps, breach);
+  // 5. The checks handed in, over every posting from the first (an incremental replay began
+  //    later: they read the journal again from its start, up to the same record).
+  const checks = options.checks ?? [];
+  if (checks.length > 0) {
+    for (const { record } of readJournalPlaced(journal_dir, 0, {
+      repair: false,
+      up_to_seq: loaded.seq,
+    }))
+      for (const op of record.ops) if (op.o === 'post') for (const c of checks) c.add(op.p);
+    for (const c of checks) c.finish(breach);
+  }
   const open_holds = table(loaded, 'holds');
 
-  // 5. A clean run moves the verified point to the end of the last sealed segment it replayed.
+  // 6. A clean run moves the verified point to the end of the last sealed segment it replayed.
   if (breaches.length === 0 && next_point) await point_file.write(next_point);
 
   return {

@@ -34,6 +34,7 @@ import {
   table,
   type Account,
   type IdempotencyRecord,
+  type Posting,
 } from '../../store/state.js';
 import { newId } from '../../util/ids.js';
 import { microsToUnits } from '../../util/money.js';
@@ -655,7 +656,7 @@ export class PaymentEngine {
             entries,
             memo: `reversal of ${moved.service} ${moved.id}`,
             ref: moved.id,
-            meta: { kind: 'reversal', txn_id: moved.id },
+            meta: reversalMeta(moved, owner || moved.account_id),
           });
           first ??= posting.id;
           for (const [account, micros] of posting.entries) {
@@ -1382,5 +1383,30 @@ function newPendingTxn(
     created_at: at,
     updated_at: at,
     finalized_at: null,
+  };
+}
+
+/**
+ * What a reversal posting says of what it reverses, for the statements' lines (their amounts
+ * are always what the posting moved): the transaction, its amount, and the owner's part of
+ * it (the commission's or override's slab and TDS rate; the fee's GST rate and place).
+ */
+function reversalMeta(txn: PaymentTxn, owner: string): NonNullable<Posting['meta']> {
+  const earning =
+    owner === txn.account_id
+      ? txn.earning
+      : txn.override?.account_id === owner
+        ? txn.override
+        : undefined;
+  return {
+    kind: 'reversal',
+    txn_id: txn.id,
+    service: txn.service,
+    txn_account_id: txn.account_id,
+    amount_micros: txn.amount_micros,
+    ...(earning ? { slab: earning.slab, tds_rate_bp: earning.tds_rate_bp } : {}),
+    ...(txn.tax && owner === txn.account_id
+      ? { gst_rate_bp: txn.tax.rate_bp, place_of_supply: txn.tax.place_of_supply }
+      : {}),
   };
 }

@@ -8,11 +8,16 @@
 // The admin's TDS statement of a quarter covers every account (every wallet posting of the
 // quarter), one row per deductee. Periods are calendar months in IST.
 import type { Store } from '../../store/store.js';
-import type { WalletLine } from '../../store/reads.js';
 import type { Posting } from '../../store/state.js';
 import type { Pacer } from '../../store/turns.js';
 import { microsToUnits } from '../../util/money.js';
 import type { Pricing } from '../network/pricing.js';
+import {
+  onStatement,
+  onTdsStatement,
+  postingFigures,
+  type PostingFigures,
+} from './ledger-lines.js';
 
 const IST_OFFSET_MS = 330 * 60_000;
 
@@ -64,6 +69,8 @@ export type StatementRow = {
   txn_id: string | null;
   posting_id: string;
   kind: 'commission' | 'override' | 'charges';
+  /** The posting reverses a transaction's (its amounts are negative). */
+  reversal: boolean;
   service: string | null;
   /** An override's retailer (the transaction's account). */
   retailer_id: string | null;
@@ -87,6 +94,7 @@ export const STATEMENT_COLUMNS: ReadonlyArray<keyof StatementRow> = [
   'txn_id',
   'posting_id',
   'kind',
+  'reversal',
   'service',
   'retailer_id',
   'amount',
@@ -110,11 +118,9 @@ async function* flat<T>(batches: AsyncIterable<T[]>): AsyncGenerator<T> {
   for await (const batch of batches) yield* batch;
 }
 
-const isEarning = (posting: Posting) =>
-  posting.meta?.kind === 'commission' || posting.meta?.kind === 'override';
-const isFee = (posting: Posting) => posting.meta?.gst_rate_bp !== undefined;
+export type StatementKind = 'commission' | 'tds';
 
-/** Micro-unit sums of a statement, folded row by row. */
+/** Micro-unit sums of a statement, folded posting by posting. */
 export class Totals {
   count = 0;
   gross = 0;
@@ -125,6 +131,24 @@ export class Totals {
   cgst = 0;
   sgst = 0;
   igst = 0;
+
+  /** Adds one posting's figures (an earning part and a fee part, either may be absent). */
+  add(f: PostingFigures, kind: StatementKind): void {
+    if (f.earning) {
+      this.count++;
+      this.gross += f.gross_micros;
+      this.tds += f.tds_micros;
+      this.net += f.gross_micros - f.tds_micros;
+    }
+    if (kind === 'commission' && f.fee) {
+      this.count++;
+      this.taxable += f.taxable_micros;
+      this.cgst += f.cgst_micros;
+      this.sgst += f.sgst_micros;
+      this.igst += f.igst_micros;
+      this.fees += f.taxable_micros + f.cgst_micros + f.sgst_micros + f.igst_micros;
+    }
+  }
 
   view() {
     return {
@@ -143,6 +167,7 @@ export class Totals {
 }
 
 const num = (value: string | number | undefined) => (typeof value === 'number' ? value : 0);
+const text = (value: string | number | undefined) => (typeof value === 'string' ? value : null);
 
 /** The columns every row has, from its posting. */
 function rowBase(posting: Posting) {
@@ -151,6 +176,7 @@ function rowBase(posting: Posting) {
     month: monthOf(posting.ts),
     txn_id: posting.ref ?? null,
     posting_id: posting.id,
+    reversal: posting.meta?.kind === 'reversal',
     amount: null,
     gross: null,
     tds_rate: null,
@@ -166,75 +192,88 @@ function rowBase(posting: Posting) {
   };
 }
 
-/** One statement row from a wallet line, adding it to `totals`. */
-function rowOf(line: WalletLine, totals: Totals[]): StatementRow {
-  return isEarning(line.posting) ? earningRow(line, totals) : feeRow(line, totals);
+/**
+ * A posting's statement rows: its earning (a commission or an override, or the reversal of
+ * one: gross, TDS and net from what it moved of commission:*, override:* and tds:194h) and
+ * its fee (taxable value and GST from revenue:* and gst:*), each when it has one.
+ */
+export function statementRows(posting: Posting, kind: StatementKind): StatementRow[] {
+  const f = postingFigures(posting);
+  const meta = posting.meta ?? {};
+  const rows: StatementRow[] = [];
+  if (f.earning) {
+    const override = f.override || meta.kind === 'override';
+    rows.push({
+      ...rowBase(posting),
+      kind: override ? 'override' : 'commission',
+      service: text(meta.service) ?? f.earning_service,
+      retailer_id: override ? text(meta.txn_account_id) : null,
+      amount: meta.amount_micros === undefined ? null : microsToUnits(num(meta.amount_micros)),
+      gross: microsToUnits(f.gross_micros),
+      tds_rate: meta.tds_rate_bp === undefined ? null : num(meta.tds_rate_bp) / 100,
+      tds: microsToUnits(f.tds_micros),
+      net: microsToUnits(f.gross_micros - f.tds_micros),
+      slab: text(meta.slab),
+    });
+  }
+  if (kind === 'commission' && f.fee)
+    rows.push({
+      ...rowBase(posting),
+      kind: 'charges',
+      service: f.fee_service,
+      retailer_id: null,
+      fee: microsToUnits(f.taxable_micros + f.cgst_micros + f.sgst_micros + f.igst_micros),
+      taxable_value: microsToUnits(f.taxable_micros),
+      cgst: microsToUnits(f.cgst_micros),
+      sgst: microsToUnits(f.sgst_micros),
+      igst: microsToUnits(f.igst_micros),
+      place_of_supply: text(meta.place_of_supply),
+    });
+  return rows;
 }
 
-/** A commission or an override: gross and TDS from the posting's meta, net from the wallet. */
-function earningRow(line: WalletLine, totals: Totals[]): StatementRow {
-  const meta = line.posting.meta ?? {};
-  const gross = num(meta.gross_micros);
-  const tds = num(meta.tds_micros);
-  for (const t of totals) {
-    t.count++;
-    t.gross += gross;
-    t.tds += tds;
-    t.net += line.delta_micros;
-  }
-  return {
-    ...rowBase(line.posting),
-    kind: meta.kind === 'override' ? 'override' : 'commission',
-    service: typeof meta.service === 'string' ? meta.service : null,
-    retailer_id:
-      meta.kind === 'override' && typeof meta.txn_account_id === 'string'
-        ? meta.txn_account_id
-        : null,
-    amount: microsToUnits(num(meta.amount_micros)),
-    gross: microsToUnits(gross),
-    tds_rate: num(meta.tds_rate_bp) / 100,
-    tds: microsToUnits(tds),
-    net: microsToUnits(line.delta_micros),
-    slab: typeof meta.slab === 'string' ? meta.slab : null,
-  };
-}
+/**
+ * The one computation of a statement from postings, folded a posting at a time: the
+ * gateway's statements (fed the account's wallet postings of the period from the store's
+ * index) and `verify` (fed the journal's or the database's postings) both call it. Keeps the
+ * totals, the totals per month, and the first `max_rows` rows.
+ */
+export class StatementFold {
+  readonly totals = new Totals();
+  readonly months: Map<string, Totals>;
+  readonly rows: StatementRow[] = [];
+  private seen = 0;
 
-/** A fee: the wallet paid it; its parts are the posting's revenue and GST entries. */
-function feeRow(line: WalletLine, totals: Totals[]): StatementRow {
-  const posting = line.posting;
-  let taxable = 0;
-  let cgst = 0;
-  let sgst = 0;
-  let igst = 0;
-  for (const [account, amount] of posting.entries) {
-    if (account.startsWith('revenue:')) taxable += amount;
-    else if (account === 'gst:cgst') cgst += amount;
-    else if (account === 'gst:sgst' || account === 'gst:utgst') sgst += amount;
-    else if (account === 'gst:igst') igst += amount;
+  constructor(
+    readonly kind: StatementKind,
+    months: readonly string[],
+    private readonly max_rows: number,
+  ) {
+    this.months = new Map(months.map((m) => [m, new Totals()]));
   }
-  const fee = -line.delta_micros;
-  for (const t of totals) {
-    t.count++;
-    t.fees += fee;
-    t.taxable += taxable;
-    t.cgst += cgst;
-    t.sgst += sgst;
-    t.igst += igst;
+
+  /** Which postings a statement of `kind` is made of (the others add nothing). */
+  static wants(kind: StatementKind): (posting: Posting) => boolean {
+    return kind === 'tds' ? onTdsStatement : onStatement;
   }
-  const revenue = posting.entries.find(([account]) => account.startsWith('revenue:'))?.[0];
-  const place = posting.meta?.place_of_supply;
-  return {
-    ...rowBase(posting),
-    kind: 'charges',
-    service: revenue ? revenue.slice('revenue:'.length) : null,
-    retailer_id: null,
-    fee: microsToUnits(fee),
-    taxable_value: microsToUnits(taxable),
-    cgst: microsToUnits(cgst),
-    sgst: microsToUnits(sgst),
-    igst: microsToUnits(igst),
-    place_of_supply: typeof place === 'string' ? place : null,
-  };
+
+  add(posting: Posting): void {
+    const f = postingFigures(posting);
+    if (!f.earning && !(this.kind === 'commission' && f.fee)) return;
+    this.totals.add(f, this.kind);
+    const month = monthOf(posting.ts);
+    let per_month = this.months.get(month);
+    if (!per_month) this.months.set(month, (per_month = new Totals()));
+    per_month.add(f, this.kind);
+    for (const row of statementRows(posting, this.kind)) {
+      if (this.rows.length < this.max_rows) this.rows.push(row);
+      this.seen++;
+    }
+  }
+
+  get truncated(): boolean {
+    return this.seen > this.rows.length;
+  }
 }
 
 export interface Statement {
@@ -271,8 +310,9 @@ export function operatorParty(
 }
 
 /**
- * One account's statement of a period: its wallet postings in the period that are a
- * commission, an override or (the commission statement) a fee, in date order.
+ * One account's statement of a period: its wallet postings in the period that move a
+ * commission, override, TDS or GST account (reversals included), in date order, folded by
+ * `StatementFold`.
  */
 export async function accountStatement(
   deps: {
@@ -280,7 +320,7 @@ export async function accountStatement(
     pricing: Pricing;
     settings: { tax: { operator: Record<string, unknown> } };
   },
-  kind: 'commission' | 'tds',
+  kind: StatementKind,
   account_id: string,
   period: Period,
   max_rows: number,
@@ -288,25 +328,22 @@ export async function accountStatement(
 ): Promise<Statement> {
   const { store, pricing } = deps;
   await store.readDurable();
-  const match = kind === 'tds' ? isEarning : (p: Posting) => isEarning(p) || isFee(p);
-  const totals = new Totals();
-  const months = new Map(period.months.map((m) => [m, new Totals()]));
-  const rows: StatementRow[] = [];
-  let seen = 0;
+  const fold = new StatementFold(kind, period.months, max_rows);
   // A batch at a time, in turns: memory holds the listed rows, never more than `max_rows`.
-  for await (const batch of store.reads.walletLines(
-    { account_id, from_ms: period.from_ms, to_ms: period.to_ms, match },
-    EVERY_ROW,
-    'asc',
-    pacer,
-  )) {
-    for (const line of batch) {
-      const month = months.get(monthOf(line.posting.ts)) ?? new Totals();
-      const row = rowOf(line, [totals, month]);
-      if (rows.length < max_rows) rows.push(row);
-      seen++;
-    }
-  }
+  for await (const line of flat(
+    store.reads.walletLines(
+      {
+        account_id,
+        from_ms: period.from_ms,
+        to_ms: period.to_ms,
+        match: StatementFold.wants(kind),
+      },
+      EVERY_ROW,
+      'asc',
+      pacer,
+    ),
+  ))
+    fold.add(line.posting);
   return {
     kind,
     period,
@@ -316,10 +353,10 @@ export async function accountStatement(
       email: store.get('accounts', account_id)?.email ?? null,
       ...pricing.taxIdentity(store, account_id),
     },
-    totals: totals.view(),
-    by_month: [...months].map(([month, t]) => ({ month, ...t.view() })),
-    rows,
-    truncated: seen > rows.length,
+    totals: fold.totals.view(),
+    by_month: [...fold.months].map(([month, t]) => ({ month, ...t.view() })),
+    rows: fold.rows,
+    truncated: fold.truncated,
   };
 }
 
@@ -355,25 +392,29 @@ export async function tdsByDeductee(
   >();
   const all = { count: 0, gross: 0, tds: 0, net: 0 };
   const lines = store.reads.walletLines(
-    { account_id: null, from_ms: period.from_ms, to_ms: period.to_ms, match: isEarning },
+    {
+      account_id: null,
+      from_ms: period.from_ms,
+      to_ms: period.to_ms,
+      match: StatementFold.wants('tds'),
+    },
     EVERY_ROW,
     'asc',
     pacer,
   );
   // Folded a batch at a time: memory holds one row per deductee, never the quarter's postings.
+  // Every figure is what the posting moved (a reversal's are negative: the TDS given back).
   for await (const line of flat(lines)) {
-    const meta = line.posting.meta ?? {};
+    const f = postingFigures(line.posting);
     const entry = by.get(line.account_id) ?? { count: 0, gross: 0, tds: 0, net: 0, higher: false };
-    entry.count++;
-    entry.gross += num(meta.gross_micros);
-    entry.tds += num(meta.tds_micros);
-    entry.net += line.delta_micros;
-    if (num(meta.tds_rate_bp) > deps.tds_rate_bp) entry.higher = true;
+    for (const t of [entry, all]) {
+      t.count++;
+      t.gross += f.gross_micros;
+      t.tds += f.tds_micros;
+      t.net += f.gross_micros - f.tds_micros;
+    }
+    if (num(line.posting.meta?.tds_rate_bp) > deps.tds_rate_bp) entry.higher = true;
     by.set(line.account_id, entry);
-    all.count++;
-    all.gross += num(meta.gross_micros);
-    all.tds += num(meta.tds_micros);
-    all.net += line.delta_micros;
   }
   const rows = [...by].map(([account_id, t]) => {
     const identity = pricing.taxIdentity(store, account_id);

@@ -20,7 +20,7 @@ import {
   type TableName,
 } from '../state.js';
 import { JOURNAL_DIR, loadState } from '../store.js';
-import { checkBooks, trackHold, type VerifyReport } from '../verify.js';
+import { checkBooks, trackHold, type PostingsCheck, type VerifyReport } from '../verify.js';
 import { checkPostingTaxes, checkRecordEnd } from '../ledger-rules.js';
 import type { RunOp } from './cache.js';
 import { collectOps, type CommitBatch } from './commit.js';
@@ -38,14 +38,17 @@ export type PgVerifyReport = Pick<
 >;
 
 /** The books of a PostgreSQL store of this layout (exit 1 on a breach). */
-export async function verifyPg(database_url: string): Promise<PgVerifyReport> {
+export async function verifyPg(
+  database_url: string,
+  checks: readonly PostingsCheck[] = [],
+): Promise<PgVerifyReport> {
   const pool = openPool(database_url, { max: 2, statement_timeout_ms: 600_000 });
   try {
     const client = await pool.connect();
     client.on('error', () => {}); // the query in flight fails with it
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const report = await verifyIn(client);
+      const report = await verifyIn(client, checks);
       await client.query('COMMIT');
       return report;
     } finally {
@@ -71,7 +74,10 @@ async function* pages<R extends pg.QueryResultRow & { n: string }>(
   }
 }
 
-async function verifyIn(client: pg.PoolClient): Promise<PgVerifyReport> {
+async function verifyIn(
+  client: pg.PoolClient,
+  checks: readonly PostingsCheck[],
+): Promise<PgVerifyReport> {
   const breaches: string[] = [];
   const breach = (message: string) => {
     if (breaches.length < MAX_BREACHES) breaches.push(message);
@@ -139,8 +145,10 @@ async function verifyIn(client: pg.PoolClient): Promise<PgVerifyReport> {
         replayed.balances[account] = (replayed.balances[account] ?? 0) + amount;
       }
       if (sum !== 0) breach(`posting ${posting.id} does not balance: entries sum to ${sum}`);
+      for (const check of checks) check.add(posting);
     }
   }
+  for (const check of checks) check.finish(breach);
   if (commit_xid !== null) checkRecordEnd(replayed.balances, postings, breach);
   for (const name of Object.keys(replayed.balances))
     if (replayed.balances[name] === 0) delete replayed.balances[name];
