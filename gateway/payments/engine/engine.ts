@@ -11,6 +11,7 @@ import {
   openHold,
   postReversal,
   voidHold,
+  holdAccount,
   walletAccount,
 } from '../../ledger/ledger.js';
 import {
@@ -653,7 +654,7 @@ export class PaymentEngine {
         for (const [owner, entries] of ledgerByOwner(ledgerOf(moved))) {
           const posting = postReversal(tx, {
             account_id: owner || moved.account_id,
-            entries,
+            entries: capturedFromWallet(entries, owner || moved.account_id),
             memo: `reversal of ${moved.service} ${moved.id}`,
             ref: moved.id,
             meta: reversalMeta(moved, owner || moved.account_id),
@@ -1409,4 +1410,23 @@ function reversalMeta(txn: PaymentTxn, owner: string): NonNullable<Posting['meta
       ? { gst_rate_bp: txn.tax.rate_bp, place_of_supply: txn.tax.place_of_supply }
       : {}),
   };
+}
+
+/**
+ * A success's entries with what it took from its owner's hold counted as taken from the
+ * wallet: its hold is resolved (captured), so giving that part back goes to the wallet. A
+ * transaction whose hold was opened by another step (a split transfer's part: its holds are
+ * opened with the transfer) shows the capture but not the opening; reversing it gave a 500
+ * ("a hold still open cannot be reversed") before.
+ */
+function capturedFromWallet(
+  entries: ReadonlyArray<[string, number]>,
+  owner: string,
+): Array<[string, number]> {
+  const net = new Map<string, number>();
+  for (const [account, micros] of entries) {
+    const as = account === holdAccount(owner) ? walletAccount(owner) : account;
+    net.set(as, (net.get(as) ?? 0) + micros);
+  }
+  return [...net];
 }
