@@ -134,15 +134,7 @@ export async function verifyDataDir(
   checkBooks(loaded, replayed, hold_steps, breach);
   // 5. The checks handed in, over every posting from the first (an incremental replay began
   //    later: they read the journal again from its start, up to the same record).
-  const checks = options.checks ?? [];
-  if (checks.length > 0) {
-    for (const { record } of readJournalPlaced(journal_dir, 0, {
-      repair: false,
-      up_to_seq: loaded.seq,
-    }))
-      for (const op of record.ops) if (op.o === 'post') for (const c of checks) c.add(op.p);
-    for (const c of checks) c.finish(breach);
-  }
+  runChecks(journal_dir, loaded.seq, options.checks ?? [], breach);
   const open_holds = table(loaded, 'holds');
 
   // 6. A clean run moves the verified point to the end of the last sealed segment it replayed.
@@ -160,6 +152,19 @@ export async function verifyDataDir(
     seq: loaded.seq,
     sealed_segments: next_point ? (next_point as VerifiedPoint).segments.length : sealed.length,
   };
+}
+
+/** Feeds every posting of the journal up to record `up_to_seq` to `checks`, then lets them name what they found. */
+function runChecks(
+  journal_dir: string,
+  up_to_seq: number,
+  checks: readonly PostingsCheck[],
+  breach: (message: string) => void,
+): void {
+  if (checks.length === 0) return;
+  for (const { record } of readJournalPlaced(journal_dir, 0, { repair: false, up_to_seq }))
+    for (const op of record.ops) if (op.o === 'post') for (const c of checks) c.add(op.p);
+  for (const c of checks) c.finish(breach);
 }
 
 /**

@@ -80,10 +80,7 @@ test(
         const lines = earnings.filter((row: { txn_id: string }) => row.txn_id === r.id);
         assert.equal(lines.length, 2, `commission and reversal of ${r.id}`);
         const [earned, reversal] = lines;
-        assert.deepEqual(
-          [earned.reversal, earned.gross, earned.tds],
-          [false, r.commission, r.tds],
-        );
+        assert.deepEqual([earned.reversal, earned.gross, earned.tds], [false, r.commission, r.tds]);
         assert.deepEqual(
           [reversal.reversal, reversal.gross, reversal.tds, reversal.net],
           [true, -r.commission, -r.tds, -Math.round((r.commission - r.tds) * 100) / 100],

@@ -98,23 +98,33 @@ export function statementsCheck(): PostingsCheck {
               );
           continue;
         }
-        const folds = statements.get(key);
-        const c = folds?.commission.totals;
-        const t = folds?.tds.totals;
-        const compare = (what: string, shown: number, ledger: number, accounts: string) => {
-          if (shown !== ledger)
-            breach(
-              `${what} of ${account_id} for ${month}: ${units(shown)}, but its postings moved ${accounts} by ${units(ledger)}`,
-            );
-        };
-        compare('commission statement gross', c?.gross ?? 0, m.gross, 'commission:*/override:*');
-        compare('commission statement TDS', c?.tds ?? 0, m.tds, TDS_ACCOUNT);
-        compare('TDS statement TDS', t?.tds ?? 0, m.tds, TDS_ACCOUNT);
-        compare('TDS statement gross', t?.gross ?? 0, m.gross, 'commission:*/override:*');
-        compare('commission statement CGST', c?.cgst ?? 0, m.cgst, 'gst:cgst');
-        compare('commission statement SGST/UTGST', c?.sgst ?? 0, m.sgst, 'gst:sgst/gst:utgst');
-        compare('commission statement IGST', c?.igst ?? 0, m.igst, 'gst:igst');
+        compareMonth(account_id, month, statements.get(key), m, breach);
       }
     },
   };
+}
+
+/** One account's statements of one month against what its postings moved. */
+function compareMonth(
+  account_id: string,
+  month: string,
+  folds: { commission: StatementFold; tds: StatementFold } | undefined,
+  m: Moved,
+  breach: (message: string) => void,
+): void {
+  const c = folds?.commission.totals;
+  const t = folds?.tds.totals;
+  const compare = (what: string, shown: number, ledger: number, accounts: string) => {
+    if (shown !== ledger)
+      breach(
+        `${what} of ${account_id} for ${month}: ${units(shown)}, but its postings moved ${accounts} by ${units(ledger)}`,
+      );
+  };
+  compare('commission statement gross', c?.gross ?? 0, m.gross, 'commission:*/override:*');
+  compare('commission statement TDS', c?.tds ?? 0, m.tds, TDS_ACCOUNT);
+  compare('TDS statement TDS', t?.tds ?? 0, m.tds, TDS_ACCOUNT);
+  compare('TDS statement gross', t?.gross ?? 0, m.gross, 'commission:*/override:*');
+  compare('commission statement CGST', c?.cgst ?? 0, m.cgst, 'gst:cgst');
+  compare('commission statement SGST/UTGST', c?.sgst ?? 0, m.sgst, 'gst:sgst/gst:utgst');
+  compare('commission statement IGST', c?.igst ?? 0, m.igst, 'gst:igst');
 }
