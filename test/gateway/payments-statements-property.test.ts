@@ -10,15 +10,10 @@
 // (re-added here from the journal: commission:*, override:*, tds:194h, gst:*), the admin's
 // TDS statement of each quarter what tds:194h moved in it, and `verify` must be clean.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { Store } from '../../gateway/store/store.ts';
 import { readJournalPlaced } from '../../gateway/store/journal.ts';
 import { verifyDataDir } from '../../gateway/store/verify.ts';
 import { statementsCheck } from '../../gateway/payments/statements/verify-check.ts';
@@ -30,7 +25,7 @@ import {
   transferWithOtp,
   verifiedRemitter,
 } from '../support/payments-helpers.js';
-import { inProcessGateway } from '../support/route-table.ts';
+import { serveInProcess } from '../support/route-table.ts';
 
 const ADMIN_TOKEN = 'statements-property-admin-token-0123456789';
 const DAY_MS = 86_400_000;
@@ -183,14 +178,7 @@ async function runBusiness(actions: Action[]): Promise<void> {
   // 20 January 2025, 10:00 IST: a few days of business reach February, weeks reach March and April.
   let now_ms = Date.parse('2025-01-20T04:30:00Z');
   const clock = { now: () => new Date(now_ms) };
-  const store = await Store.open(data_dir, { now: clock.now });
-  const token_hash = createHash('sha256').update(ADMIN_TOKEN).digest('hex');
-  const built = inProcessGateway(store, data_dir, token_hash, { clock, config_file });
-  const server = createServer(built.gateway.handler);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  built.payments.start();
+  const { url, stop } = await serveInProcess(data_dir, ADMIN_TOKEN, { clock, config_file });
   const gw = { url, admin_token: ADMIN_TOKEN };
   const api = admin(gw);
   const call = async (
@@ -491,10 +479,7 @@ async function runBusiness(actions: Action[]): Promise<void> {
     const verified = await verifyDataDir(data_dir, { full: true, checks: [statementsCheck()] });
     assert.deepEqual(verified.breaches, []);
   } finally {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await built.payments.stop();
-    await built.close();
-    await store.close();
+    await stop();
   }
 }
 
