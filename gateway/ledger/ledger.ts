@@ -433,8 +433,10 @@ export function voidHold(tx: Tx, hold_id: string, memo: string): Posting {
  * net, per ledger account, of postings that summed to zero, so their negation does too). A
  * customer wallet that the negation would take below what it can spend gives what it has, and
  * the rest becomes a debt of that account (`receivable:<account>`, paid from its next credit),
- * so no wallet goes below zero. Hold accounts must net to zero (a hold still open is resolved,
- * not reversed).
+ * so no wallet goes below zero. The debt is its own posting before the reversal (receivable to
+ * wallet), so the reversal always moves the wallet it takes from: a wallet's history (and every
+ * statement read from it) lists the reversal even when the wallet held nothing. Hold accounts
+ * must net to zero (a hold still open is resolved, not reversed).
  */
 export function postReversal(
   tx: Tx,
@@ -447,6 +449,7 @@ export function postReversal(
   },
 ): Posting {
   const entries: Array<[string, number]> = [];
+  const owed = new Map<string, number>();
   let total = 0;
   for (const [account, amount] of input.entries) {
     if (!Number.isSafeInteger(amount)) throw new LedgerError(`invalid amount ${amount}`);
@@ -458,13 +461,23 @@ export function postReversal(
     if (account.startsWith('wallet:') && back < 0) {
       const owner = account.slice('wallet:'.length);
       const can = Math.max(0, Math.min(-back, availableMicros(tx.state, owner)));
-      if (can > 0) entries.push([account, -can]);
-      if (-back - can > 0) entries.push([receivableAccount(owner), -(-back - can)]);
+      if (-back - can > 0) owed.set(owner, (owed.get(owner) ?? 0) - back - can);
+      entries.push([account, back]);
       continue;
     }
     entries.push([account, back]);
   }
   if (total !== 0) throw new LedgerError(`entries to reverse sum to ${total}, not zero`);
+  for (const [owner, micros] of owed)
+    post(tx, {
+      memo: `owed: what the wallet could not pay of the ${input.memo}`,
+      account_id: owner,
+      ref: input.ref,
+      entries: [
+        [receivableAccount(owner), -micros],
+        [walletAccount(owner), micros],
+      ],
+    });
   const posting = post(tx, {
     memo: input.memo,
     account_id: input.account_id,

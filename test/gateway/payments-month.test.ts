@@ -8,18 +8,13 @@
 // (per account, and the admin's per deductee) to tds:194h; the PDF read back as text by
 // pdf.js; and `verify` passes on the data dir afterwards.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { Store } from '../../gateway/store/store.ts';
 import { admin, request, runVerify, tempDir } from './helpers.js';
 import { VALID_KYC, paymentsConfig } from '../support/payments-helpers.js';
 import { pdfText } from '../support/payments-pdf.ts';
-import { inProcessGateway } from '../support/route-table.ts';
+import { serveInProcess } from '../support/route-table.ts';
 import { gstinCheckCharacter } from '../../gateway/payments/validators.ts';
 
 const ADMIN_TOKEN = 'month-test-admin-token-0123456789abcdef';
@@ -57,14 +52,14 @@ test('a month of a distributor and three retailers: statements reconcile to the 
   // 1 February 2025, 00:00 IST.
   let now_ms = Date.parse('2025-01-31T18:30:00Z');
   const clock = { now: () => new Date(now_ms) };
-  const store = await Store.open(data_dir, { now: clock.now });
-  const token_hash = createHash('sha256').update(ADMIN_TOKEN).digest('hex');
-  const built = inProcessGateway(store, data_dir, token_hash, { clock, config_file });
-  const server = createServer(built.gateway.handler);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  built.payments.start();
+  const {
+    url,
+    store,
+    stop: close,
+  } = await serveInProcess(data_dir, ADMIN_TOKEN, {
+    clock,
+    config_file,
+  });
   const gw = { url, admin_token: ADMIN_TOKEN };
   const api = admin(gw);
   const call = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
@@ -73,10 +68,7 @@ test('a month of a distributor and three retailers: statements reconcile to the 
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await built.payments.stop();
-    await built.close();
-    await store.close();
+    await close();
   };
   try {
     // The distributor, with a scheme from the admin.

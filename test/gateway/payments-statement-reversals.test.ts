@@ -138,3 +138,72 @@ test(
     }
   },
 );
+
+test(
+  'a reversal that takes back an override from an empty wallet: a negative line on the distributor’s statement, the rest owed',
+  { timeout: 120_000 },
+  async () => {
+    const gw = await startPaymentsGateway();
+    try {
+      const month = istMonth(Date.now());
+      const api = admin(gw);
+      const d = await onboard(gw, 1_000);
+      const gold = await api.post('/admin/schemes', {
+        name: 'Gold',
+        slabs: [{ id: 'recharge', service: 'recharge', type: 'percent', value: 4 }],
+      });
+      assert.equal(gold.status, 201, JSON.stringify(gold.body));
+      const placed = await api.put(`/admin/accounts/${d.account_id}/network`, {
+        role: 'distributor',
+        scheme_id: gold.body.scheme_id,
+      });
+      assert.equal(placed.status, 200, JSON.stringify(placed.body));
+      const r = await onboard(gw, 1_000);
+      const under = await api.put(`/admin/accounts/${r.account_id}/network`, {
+        parent_id: d.account_id,
+      });
+      assert.equal(under.status, 200, JSON.stringify(under.body));
+      const recharge = await request(`${gw.url}/api/recharge`, {
+        headers: r.headers,
+        body: { operator_id: 1, number: '9876543210', amount: 500 },
+      });
+      assert.equal(recharge.body.data.status, 'success', JSON.stringify(recharge.body));
+      // The distributor sends everything it has (its override included) to its retailer.
+      const all = (await request(`${gw.url}/api/wallet/balance`, { headers: d.headers })).body.data
+        .balance as number;
+      const funded = await request(`${gw.url}/api/network/funds`, {
+        headers: d.headers,
+        body: { retailer_id: r.account_id, amount: all, reference: 'everything' },
+      });
+      assert.equal(funded.status, 200, JSON.stringify(funded.body));
+      const reversed = await api.post(`/admin/transactions/${recharge.body.txn_id}/reverse`, {
+        reason: 'operator confirmed the recharge failed',
+      });
+      assert.equal(reversed.status, 200, JSON.stringify(reversed.body));
+
+      const statement = await request(`${gw.url}/api/reports/commission-statement?month=${month}`, {
+        headers: d.headers,
+      });
+      assert.equal(statement.status, 200, JSON.stringify(statement.body));
+      const lines = statement.body.data.rows.filter(
+        (row: { kind: string; txn_id: string }) =>
+          row.kind === 'override' && row.txn_id === recharge.body.txn_id,
+      );
+      assert.equal(lines.length, 2, JSON.stringify(statement.body.data.rows));
+      assert.ok(lines[0].gross > 0);
+      assert.deepEqual(
+        [lines[1].reversal, lines[1].gross, lines[1].tds],
+        [true, -lines[0].gross, -lines[0].tds],
+      );
+      assert.equal(statement.body.data.totals.gross, 0);
+      assert.equal(statement.body.data.totals.tds, 0);
+      // What the empty wallet could not give back is owed; the books balance.
+      const ledger = await ledgerBalances(gw);
+      assert.equal(ledger[`receivable:${d.account_id}`], -micros(lines[0].net));
+      assert.equal(ledger['tds:194h'] ?? 0, 0);
+      await verifyOk(gw);
+    } finally {
+      await gw.stop();
+    }
+  },
+);

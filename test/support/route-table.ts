@@ -3,6 +3,10 @@
 // /api, /admin, the admin console and the dashboard, with its mount path. Built in-process
 // from a gateway on a temp data dir, so that a test can walk every route a real gateway
 // process serves, and a route added later is walked without editing the test.
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { removeTempDir, tempDir } from './temp.ts';
 import { createGateway } from '../../gateway/app.ts';
 import { createAccounts } from '../../gateway/accounts/index.ts';
@@ -122,4 +126,33 @@ export async function routeTable(): Promise<Route[]> {
     await store.close();
     removeTempDir(data_dir);
   }
+}
+
+/**
+ * The gateway as main.ts builds it, on a JSON-file store in `data_dir`, on a clock of the
+ * test's and a config file, listening on a loopback port with its payments' background work
+ * started: for tests that move time (a month of business). `stop` closes all of it.
+ */
+export async function serveInProcess(
+  data_dir: string,
+  admin_token: string,
+  options: { clock: Clock; config_file: string },
+): Promise<{ url: string; store: Store; stop: () => Promise<void> }> {
+  const store = await Store.open(data_dir, { now: () => options.clock.now() });
+  const token_hash = createHash('sha256').update(admin_token).digest('hex');
+  const built = inProcessGateway(store, data_dir, token_hash, options);
+  const server = createServer(built.gateway.handler);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  built.payments.start();
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    store,
+    stop: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await built.payments.stop();
+      await built.close();
+      await store.close();
+    },
+  };
 }

@@ -24,6 +24,7 @@ import { microsToUnits } from '../../util/money.js';
 import { transactionChunks, type TransactionFilter } from '../engine/txn-filter.js';
 import type { PaymentTxn } from '../engine/tables.js';
 import { loggableUrl } from '../engine/webhooks.js';
+import { onTdsStatement, postingFigures } from '../statements/ledger-lines.js';
 
 export const REPORTS = ['transactions', 'commissions', 'wallet', 'api-logs', 'ai-usage'] as const;
 export type ReportName = (typeof REPORTS)[number];
@@ -351,8 +352,60 @@ export async function reportCommissions(
     total: count,
     page: paging.page,
     limit: paging.limit,
-    totals: { count, amount: microsToUnits(amount), commission: microsToUnits(commission) },
+    totals: {
+      count,
+      amount: microsToUnits(amount),
+      commission: microsToUnits(commission),
+      ...(await creditedInRange(store, filter, scope, pacer)),
+    },
     rows: page.rows.map((t) => commissionRow(t, scope)),
+  };
+}
+
+/**
+ * What the scope's postings dated in the range moved as commissions and overrides (gross,
+ * TDS, net; a reversal's negative), whichever transaction they belong to: the statements'
+ * figures for those dates (statements/ledger-lines.ts), where the rows above are the
+ * transactions created in the range that are still successes. Only the service filter
+ * applies (a number or transaction id selects transactions, not postings: then absent).
+ */
+async function creditedInRange(
+  store: Store,
+  filter: TransactionFilter,
+  scope: Scope,
+  pacer: Pacer | undefined,
+): Promise<{ credited?: { gross: number; tds: number; net: number } }> {
+  if (filter.number !== undefined || filter.txn_id !== undefined) return {};
+  const sums = { gross: 0, tds: 0 };
+  const own = pacer ?? store.reads.turns.pacer();
+  try {
+    for await (const batch of store.reads.walletLines(
+      {
+        account_id: scope.account_id,
+        from_ms: filter.from,
+        to_ms: filter.to,
+        match: onTdsStatement,
+        ...(scope.as_of ? { as_of: scope.as_of } : {}),
+      },
+      { offset: 0, limit: Number.MAX_SAFE_INTEGER },
+      'asc',
+      own,
+    ))
+      for (const line of batch) {
+        const f = postingFigures(line.posting);
+        if (filter.service !== undefined && f.earning_service !== filter.service) continue;
+        sums.gross += f.gross_micros;
+        sums.tds += f.tds_micros;
+      }
+  } finally {
+    if (!pacer) own.end();
+  }
+  return {
+    credited: {
+      gross: microsToUnits(sums.gross),
+      tds: microsToUnits(sums.tds),
+      net: microsToUnits(sums.gross - sums.tds),
+    },
   };
 }
 

@@ -100,7 +100,7 @@ const party = (
 const ROW_CELLS: Array<[number, (row: StatementRow) => string]> = [
   [40, (r) => r.date.slice(0, 10)],
   [88, (r) => r.txn_id ?? ''],
-  [208, (r) => r.kind],
+  [208, (r) => (r.reversal ? 'reversal' : r.kind)],
   [256, (r) => r.service ?? ''],
   [298, (r) => amount(r.amount ?? r.fee)],
   [352, (r) => amount(r.gross ?? r.taxable_value)],
