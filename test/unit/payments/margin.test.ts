@@ -1,4 +1,4 @@
-// The distributor's margin, proved: a retailer scheme is refused exactly when, for some
+// Commission schemes (slab choice, caps) and the distributor's margin, proved: a retailer scheme is refused exactly when, for some
 // operator and some amount, it pays more than its distributor's. A property test draws random
 // scheme pairs (slabs, bounds, percent and flat, caps, the "any operator" fallback) and checks
 // the verdict against a brute force over every paisa amount of a range; the sampling
@@ -161,4 +161,51 @@ test("margin: 3.5 % and 3.9 % under a distributor's 3 % recharge scheme are brea
   const from500 = scheme('R', [slab({ id: 'big', value: 301, min_micros: units(500) })]);
   assert.equal(findBreach(from500, capped)?.amount_micros, units(500));
   assert.equal(findBreach(from500, capped)?.retailer_micros, units(15.05));
+});
+
+test('schemes: an operator slab wins over an any-operator one; ranges, caps and flat amounts', () => {
+  const s = scheme('S', [
+    slab({ id: 'any', value: 100 }),
+    slab({ id: 'airtel-small', operator: '1', max_micros: units(499.99), value: 300 }),
+    slab({
+      id: 'airtel-big',
+      operator: '1',
+      min_micros: units(500),
+      value: 250,
+      cap_micros: units(20),
+    }),
+    slab({ id: 'dmt', service: 'dmt', kind: 'flat', value: units(4) }),
+  ]);
+  const at = (operator: string, amount: number, service: 'recharge' | 'dmt' = 'recharge') =>
+    commissionOf(s, { service, operator, amount_micros: units(amount) });
+  assert.deepEqual(at('1', 100), { slab: 'S/airtel-small', gross_micros: units(3) });
+  assert.deepEqual(at('1', 500), { slab: 'S/airtel-big', gross_micros: units(12.5) });
+  assert.deepEqual(at('1', 5_000), { slab: 'S/airtel-big', gross_micros: units(20) }, 'capped');
+  assert.deepEqual(at('2', 100), { slab: 'S/any', gross_micros: units(1) });
+  assert.deepEqual(at('IMPS', 2_500, 'dmt'), { slab: 'S/dmt', gross_micros: units(4) });
+  assert.deepEqual(
+    commissionOf(s, { service: 'pan', operator: 'lookup', amount_micros: units(2) }),
+    { slab: null, gross_micros: 0 },
+  );
+});
+
+test('schemes: a retailer scheme above its distributor anywhere is named; within it, none', () => {
+  const distributor = scheme('D', [
+    slab({ id: 'd1', value: 300, cap_micros: units(30) }),
+    slab({ id: 'd2', service: 'dmt', kind: 'flat', value: units(5) }),
+  ]);
+  const within = scheme('R', [
+    slab({ id: 'r1', value: 250, cap_micros: units(25) }),
+    slab({ id: 'r2', service: 'dmt', kind: 'flat', value: units(4) }),
+  ]);
+  assert.equal(marginBreach(within, distributor), null);
+  // 2.5 % with a cap of 35 passes 3 % capped at 30 from ₹1,200.40 on: the first amount is named.
+  const above_cap = scheme('R2', [slab({ id: 'r1', value: 250, cap_micros: units(35) })]);
+  assert.match(
+    marginBreach(above_cap, distributor) ?? '',
+    /recharge at 1200.4: the retailer's scheme pays 30.01, the distributor's 30$/,
+  );
+  // A flat slab for one operator above the distributor's percent at small amounts.
+  const flat = scheme('R3', [slab({ id: 'r1', operator: '4', kind: 'flat', value: units(1) })]);
+  assert.match(marginBreach(flat, distributor) ?? '', /operator 4 at 0.01: /);
 });
