@@ -32,6 +32,12 @@ export const operatorSchema = z
      * Airtel Postpaid); default: the name without " Postpaid".
      */
     brand: z.string().min(1).max(60).optional(),
+    /**
+     * A prepaid operator that sells plans only (as the operators' own apps do): a recharge's
+     * amount must be one of its plans in the number's circle, or one of the number's offers,
+     * whatever `payments.recharge.plan_check` says (that setting decides for the others).
+     */
+    plans_only: z.boolean().default(false),
     /** An electricity board: the BBPS biller (payments.bills.billers) its recharges pay, one path with bill payment. */
     biller_id: z
       .string()
@@ -47,6 +53,14 @@ export const operatorSchema = z
         code: 'custom',
         path: ['commission_pct'],
         message: (error as AmountError).message,
+      });
+      return z.NEVER;
+    }
+    if (operator.plans_only && operator.type !== 'prepaid') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['plans_only'],
+        message: 'only a prepaid operator has plans to check an amount against',
       });
       return z.NEVER;
     }
@@ -108,7 +122,8 @@ const BUILT_IN_OPERATORS = new WeakSet<object>();
 /** The built-in catalogue. Ids are stable: clients store them. */
 export const DEFAULT_OPERATORS = [
   op(1, 'Airtel', 'prepaid', 2.5, 10, 5_000),
-  op(2, 'Jio', 'prepaid', 1.5, 10, 5_000),
+  // Jio sells plans only: a recharge of any other amount is refused by the operator.
+  { ...op(2, 'Jio', 'prepaid', 1.5, 10, 5_000), plans_only: true },
   op(3, 'Vi', 'prepaid', 3.5, 10, 5_000),
   op(4, 'BSNL', 'prepaid', 4, 10, 5_000),
   op(11, 'Airtel Postpaid', 'postpaid', 1, 10, 25_000),

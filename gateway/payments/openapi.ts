@@ -172,7 +172,11 @@ function rechargeDocs(): RouteDoc[] {
         description:
           '{status, message, txn_id, data: {txn_id, operator, amount, status, commission, balance}}; a decline is status false with the wallet refunded',
       },
-      errors: PAYMENT,
+      errors: {
+        ...PAYMENT,
+        422: 'amount_not_a_plan (an operator that sells plans only, or plan_check enforce)',
+        503: 'no provider configured, shutting down, or plans_unavailable (Retry-After)',
+      },
     },
     {
       ...api,
@@ -395,10 +399,12 @@ function billsDocs(): RouteDoc[] {
       tag: 'bills',
       method: 'post',
       path: '/api/bills/fetch',
-      summary: "Fetch the bill due for a customer (the biller's params, or consumer_number)",
+      summary:
+        "Fetch the bill due for a customer (the biller's params; consumer_number only while payments.bills.allow_legacy_requests)",
       body: fetchBody,
       success: { status: 200, description: '{bill_id, customer_name, amount, due_date, ...}' },
       errors: {
+        400: 'invalid_param, missing_param, legacy_request_shape',
         403: 'service_inactive',
         404: 'bill_not_found',
         503: 'no provider could fetch it (Retry-After)',
@@ -421,7 +427,7 @@ function billsDocs(): RouteDoc[] {
         ...PAYMENT,
         404: 'bill_not_found',
         409: 'bill_already_paid, idempotency_conflict, duplicate_transaction',
-        400: 'invalid_param, missing_param, fetch_required, validation_required, pan_required',
+        400: 'invalid_param, missing_param, fetch_required, validation_required, pan_required, legacy_request_shape (consumer_number, unless payments.bills.allow_legacy_requests)',
         422: 'amount_mismatch, bill_expired',
       },
     },

@@ -433,8 +433,13 @@ function jsonBaselines(ids: Ids): Record<string, Record<string, unknown>> {
     'PUT /admin/schemes/:scheme_id': FUZZ_SCHEME,
     'PUT /admin/accounts/:id/network': { scheme_id: null },
     'PUT /admin/dmt/remitters/:account_id/:mobile/level': { level: 'full' },
-    'POST /api/bills/fetch': { biller_id: 'BESCOM', consumer_number: '1234567890' },
-    'POST /api/bills/pay': { biller_id: 'BESCOM', consumer_number: '1234567890', amount: 100 },
+    'POST /api/bills/fetch': { biller_id: 'BESCOM', params: { consumer_number: '1234567890' } },
+    'POST /api/bills/pay': {
+      biller_id: 'GENUSPRE',
+      params: { meter_number: '1234567890' },
+      amount: 100,
+      customer_mobile: '9876543210',
+    },
     'POST /api/bills/validate': {
       biller_id: 'TATAPLAYBB',
       params: { subscriber_id: '1234567890' },

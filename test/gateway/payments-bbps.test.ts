@@ -290,11 +290,23 @@ test(
       assert.equal(none.status, 404);
 
       // An electricity board's recharge is a BBPS payment of its biller: one path, one duplicate rule.
+      // It pays a fetched bill, with the customer's mobile, as /api/bills/pay does.
+      const fetchBescom = async () =>
+        (
+          await call('/bills/fetch', {
+            biller_id: 'BESCOM',
+            params: { consumer_number: '1234567891' },
+          })
+        ).body.data;
+      const board_bill = await fetchBescom();
+      const amount = board_bill.amount;
       const before = await balance(gw, headers);
       const by_recharge = await call('/recharge', {
         operator_id: 31,
         number: '1234567891',
-        amount: 500,
+        amount,
+        bill_id: board_bill.bill_id,
+        customer_mobile: '9876501234',
       });
       assert.equal(by_recharge.status, 200, JSON.stringify(by_recharge.body));
       assert.equal(by_recharge.body.data.status, 'success');
@@ -309,23 +321,29 @@ test(
       assert.match(by_recharge.body.data.receipt_url, /\/api\/bills\/receipt\//);
       const txn = await call(`/transactions/${by_recharge.body.txn_id}`);
       assert.equal(txn.body.data.service, 'bills');
+      // The same consumer and amount again (a second fetch of the same bill), through either door.
+      const again = await fetchBescom();
       const twin = await call('/bills/pay', {
         biller_id: 'BESCOM',
-        consumer_number: '1234567891',
-        amount: 500,
+        params: { consumer_number: '1234567891' },
+        bill_id: again.bill_id,
+        amount,
+        customer_mobile: '9876501234',
       });
       assert.equal(twin.status, 409, 'the same bill through the other door is a duplicate');
       assert.equal(twin.body.error.code, 'duplicate_transaction');
       const twin_back = await call('/recharge', {
         operator_id: 31,
         number: '1234567891',
-        amount: 500,
+        amount,
+        bill_id: again.bill_id,
+        customer_mobile: '9876501234',
       });
       assert.equal(twin_back.status, 409);
       assert.equal(
         await balance(gw, headers),
         Math.round(
-          (before - 500 + by_recharge.body.data.commission - (by_recharge.body.data.tds ?? 0)) *
+          (before - amount + by_recharge.body.data.commission - (by_recharge.body.data.tds ?? 0)) *
             100,
         ) / 100,
       );

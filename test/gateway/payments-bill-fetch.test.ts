@@ -161,10 +161,13 @@ test('bill fetch over HTTP: the request, a mapped bill paid by its id, and every
   try {
     const { headers } = await onboard(gw, 5_000, { bills: true });
     const fetchBill = (consumer_number: string, biller_id = 'BESCOM') =>
-      request(`${gw.url}/api/bills/fetch`, { headers, body: { biller_id, consumer_number } });
+      request(`${gw.url}/api/bills/fetch`, {
+        headers,
+        body: { biller_id, params: { consumer_number } },
+      });
 
     // Found: the request as the aggregator sees it, and the bill as the API answers it.
-    const found = await fetchBill('1234 567 890');
+    const found = await fetchBill('1234567890');
     assert.equal(found.status, 200, JSON.stringify(found.body));
     assert.equal(upstream.seen.length, 1);
     const asked = upstream.seen[0]!;
@@ -221,9 +224,10 @@ test('bill fetch over HTTP: the request, a mapped bill paid by its id, and every
       headers,
       body: {
         biller_id: 'BESCOM',
-        consumer_number: '1234567890',
+        params: { consumer_number: '1234567890' },
         amount: 1234.5,
         bill_id: bill.bill_id,
+        customer_mobile: '9876543210',
       },
     });
     assert.equal(paid.status, 200, JSON.stringify(paid.body));

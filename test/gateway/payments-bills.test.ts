@@ -18,6 +18,8 @@ import {
 } from '../support/payments-helpers.ts';
 import { pdfText } from '../support/payments-pdf.ts';
 
+const MOBILE = '9876543210';
+
 const indian = (units: number) =>
   new Intl.NumberFormat('en-IN', { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(
     units,
@@ -51,15 +53,24 @@ test('bills: billers, fetch → pay → receipt as HTML and PDF; paid once; refu
     );
 
     // validation
-    const unknown = await post('/fetch', { biller_id: 'NOPE', consumer_number: '1234567890' });
+    const unknown = await post('/fetch', {
+      biller_id: 'NOPE',
+      params: { consumer_number: '1234567890' },
+    });
     assert.equal(unknown.status, 400);
     assert.equal(unknown.body.error.field, 'biller_id');
-    const bad_consumer = await post('/fetch', { biller_id: 'BESCOM', consumer_number: '12345' });
+    const bad_consumer = await post('/fetch', {
+      biller_id: 'BESCOM',
+      params: { consumer_number: '12345' },
+    });
     assert.equal(bad_consumer.status, 400);
-    assert.equal(bad_consumer.body.error.field, 'consumer_number');
+    assert.equal(bad_consumer.body.error.field, 'params.consumer_number');
 
     // fetch: name, amount, due date; the same bill for the same consumer within the month
-    const fetched = await post('/fetch', { biller_id: 'bescom', consumer_number: '1234 567 890' });
+    const fetched = await post('/fetch', {
+      biller_id: 'bescom',
+      params: { consumer_number: '1234567890' },
+    });
     assert.equal(fetched.status, 200, JSON.stringify(fetched.body));
     const bill = fetched.body.data;
     assert.match(bill.bill_id, /^bill_/);
@@ -69,21 +80,26 @@ test('bills: billers, fetch → pay → receipt as HTML and PDF; paid once; refu
     assert.ok(bill.amount >= 150 && bill.amount < 5_000, String(bill.amount));
     assert.equal(Math.round(bill.amount * 100) / 100, bill.amount, 'at most 2 decimals');
     assert.match(bill.due_date, /^\d{4}-\d{2}-\d{2}$/);
-    const refetched = await post('/fetch', { biller_id: 'BESCOM', consumer_number: '1234567890' });
+    const refetched = await post('/fetch', {
+      biller_id: 'BESCOM',
+      params: { consumer_number: '1234567890' },
+    });
     assert.equal(refetched.body.data.amount, bill.amount);
 
     // exact amount with a fetched bill
     const wrong_amount = await post('/pay', {
+      customer_mobile: MOBILE,
       biller_id: 'BESCOM',
-      consumer_number: '1234567890',
+      params: { consumer_number: '1234567890' },
       amount: bill.amount + 1,
       bill_id: bill.bill_id,
     });
     assert.equal(wrong_amount.status, 422);
     assert.equal(wrong_amount.body.error.code, 'amount_mismatch');
     const wrong_consumer = await post('/pay', {
+      customer_mobile: MOBILE,
       biller_id: 'BESCOM',
-      consumer_number: '1234567891',
+      params: { consumer_number: '1234567891' },
       amount: bill.amount,
       bill_id: bill.bill_id,
     });
@@ -92,8 +108,9 @@ test('bills: billers, fetch → pay → receipt as HTML and PDF; paid once; refu
 
     // pay: commission 0.5 % as its own posting, a receipt URL
     const paid = await post('/pay', {
+      customer_mobile: MOBILE,
       biller_id: 'BESCOM',
-      consumer_number: '1234567890',
+      params: { consumer_number: '1234567890' },
       amount: bill.amount,
       bill_id: bill.bill_id,
     });
@@ -118,8 +135,9 @@ test('bills: billers, fetch → pay → receipt as HTML and PDF; paid once; refu
 
     // the same bill is paid once
     const twice = await post('/pay', {
+      customer_mobile: MOBILE,
       biller_id: 'BESCOM',
-      consumer_number: '1234567890',
+      params: { consumer_number: '1234567890' },
       amount: bill.amount,
       bill_id: bill.bill_id,
       allow_duplicate: true,
@@ -177,16 +195,18 @@ test('bills: billers, fetch → pay → receipt as HTML and PDF; paid once; refu
     const pdf_by_token = await fetch(`${receipt_url}&format=pdf`);
     assert.equal(pdf_by_token.headers.get('content-type'), 'application/pdf');
 
-    // pay without a fetch (any amount within the biller's bounds)
+    // pay without a fetch: a pay-directly biller (any amount within its bounds)
     const direct = await post('/pay', {
-      biller_id: 'IGL',
-      consumer_number: '5555566666',
+      customer_mobile: MOBILE,
+      biller_id: 'GENUSPRE',
+      params: { meter_number: '5555566666' },
       amount: 432.1,
     });
     assert.equal(direct.body.data.status, 'success');
     const out_of_range = await post('/pay', {
-      biller_id: 'IGL',
-      consumer_number: '5555566666',
+      customer_mobile: MOBILE,
+      biller_id: 'GENUSPRE',
+      params: { meter_number: '5555566666' },
       amount: 0.5,
     });
     assert.equal(out_of_range.status, 400);
@@ -195,12 +215,13 @@ test('bills: billers, fetch → pay → receipt as HTML and PDF; paid once; refu
 
     // a declined payment (consumer ending 0001): refunded, the bill can be paid again later, the receipt says FAILED
     const declined_bill = (
-      await post('/fetch', { biller_id: 'DJB', consumer_number: '9000000001' })
+      await post('/fetch', { biller_id: 'DJB', params: { consumer_number: '9000000001' } })
     ).body.data;
     const before_decline = await balance(gw, headers);
     const declined = await post('/pay', {
+      customer_mobile: MOBILE,
       biller_id: 'DJB',
-      consumer_number: '9000000001',
+      params: { consumer_number: '9000000001' },
       amount: declined_bill.amount,
       bill_id: declined_bill.bill_id,
     });
@@ -216,8 +237,9 @@ test('bills: billers, fetch → pay → receipt as HTML and PDF; paid once; refu
     );
     assert.match(failed_pdf.text, /FAILED \(refunded\)/);
     const retry_bill = await post('/pay', {
+      customer_mobile: MOBILE,
       biller_id: 'DJB',
-      consumer_number: '9000000001',
+      params: { consumer_number: '9000000001' },
       amount: declined_bill.amount,
       bill_id: declined_bill.bill_id,
     });
@@ -227,8 +249,9 @@ test('bills: billers, fetch → pay → receipt as HTML and PDF; paid once; refu
     // pending then failed (0003): held, then refunded by the reconciler
     const before_pending = await balance(gw, headers);
     const pending = await post('/pay', {
-      biller_id: 'MGL',
-      consumer_number: '900000000003',
+      customer_mobile: MOBILE,
+      biller_id: 'GENUSPRE',
+      params: { meter_number: '900000000003' },
       amount: 250,
     });
     assert.equal(pending.body.data.status, 'pending');
@@ -238,21 +261,31 @@ test('bills: billers, fetch → pay → receipt as HTML and PDF; paid once; refu
     assert.equal(await balance(gw, headers), before_pending);
     // pending then success (0002)
     const pending_ok = await post('/pay', {
-      biller_id: 'MGL',
-      consumer_number: '900000000002',
+      customer_mobile: MOBILE,
+      biller_id: 'GENUSPRE',
+      params: { meter_number: '900000000002' },
       amount: 250,
     });
     assert.equal((await waitFinal(gw, headers, pending_ok.body.data.txn_id)).status, 'success');
     await verifyOk(gw);
 
     // fetch failures: not found (0000) and every provider down (0005); failover (0004)
-    const none = await post('/fetch', { biller_id: 'TPDDL', consumer_number: '90000000000' });
+    const none = await post('/fetch', {
+      biller_id: 'TPDDL',
+      params: { consumer_number: '90000000000' },
+    });
     assert.equal(none.status, 404);
     assert.equal(none.body.error.code, 'bill_not_found');
-    const down = await post('/fetch', { biller_id: 'TPDDL', consumer_number: '90000000005' });
+    const down = await post('/fetch', {
+      biller_id: 'TPDDL',
+      params: { consumer_number: '90000000005' },
+    });
     assert.equal(down.status, 503);
     assert.equal(down.body.error.code, 'providers_unavailable');
-    const slow = await post('/fetch', { biller_id: 'TPDDL', consumer_number: '90000000004' });
+    const slow = await post('/fetch', {
+      biller_id: 'TPDDL',
+      params: { consumer_number: '90000000004' },
+    });
     assert.equal(slow.status, 200);
 
     // the ledger: provider:bills holds every successful amount
@@ -276,16 +309,24 @@ test('bills: a fetched bill expires after fetch_ttl_ms and the pruning pass dele
     const { headers } = await onboard(gw, 20_000, { bills: true });
     const post = (path: string, body: unknown, extra: Record<string, string> = {}) =>
       request(`${gw.url}/api/bills${path}`, { headers: { ...headers, ...extra }, body });
-    const a = (await post('/fetch', { biller_id: 'BESCOM', consumer_number: '1234567890' })).body
-      .data;
+    const a = (
+      await post('/fetch', { biller_id: 'BESCOM', params: { consumer_number: '1234567890' } })
+    ).body.data;
     const paid = await post(
       '/pay',
-      { biller_id: 'BESCOM', consumer_number: '1234567890', amount: a.amount, bill_id: a.bill_id },
+      {
+        customer_mobile: MOBILE,
+        biller_id: 'BESCOM',
+        params: { consumer_number: '1234567890' },
+        amount: a.amount,
+        bill_id: a.bill_id,
+      },
       { 'Idempotency-Key': 'pay-a' },
     );
     assert.equal(paid.status, 200, JSON.stringify(paid.body));
-    const b = (await post('/fetch', { biller_id: 'BESCOM', consumer_number: '1234567811' })).body
-      .data;
+    const b = (
+      await post('/fetch', { biller_id: 'BESCOM', params: { consumer_number: '1234567811' } })
+    ).body.data;
     // Past the TTL the pruning pass deletes both fetches: waited for in the document's state
     // (in one pass or several, whatever the machine's load), not in a log line's shape.
     const fetches = () => tableIds(gw, 'bill_fetches');
@@ -306,8 +347,9 @@ test('bills: a fetched bill expires after fetch_ttl_ms and the pruning pass dele
       );
     }
     const late = await post('/pay', {
+      customer_mobile: MOBILE,
       biller_id: 'BESCOM',
-      consumer_number: '1234567811',
+      params: { consumer_number: '1234567811' },
       amount: b.amount,
       bill_id: b.bill_id,
     });
@@ -317,7 +359,13 @@ test('bills: a fetched bill expires after fetch_ttl_ms and the pruning pass dele
     // The retry of A's payment: the same answer, no second payment.
     const retried = await post(
       '/pay',
-      { biller_id: 'BESCOM', consumer_number: '1234567890', amount: a.amount, bill_id: a.bill_id },
+      {
+        customer_mobile: MOBILE,
+        biller_id: 'BESCOM',
+        params: { consumer_number: '1234567890' },
+        amount: a.amount,
+        bill_id: a.bill_id,
+      },
       { 'Idempotency-Key': 'pay-a' },
     );
     assert.equal(retried.status, 200, JSON.stringify(retried.body));

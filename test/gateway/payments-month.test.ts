@@ -101,7 +101,7 @@ test('a month of a distributor and three retailers: statements reconcile to the 
     const d = await onboardOne(
       'distributor',
       { ...VALID_KYC, gstin: undefined, state: '29' },
-      200_000,
+      500_000,
     );
     const gold = await api.post('/admin/schemes', {
       name: 'Gold',
@@ -177,7 +177,7 @@ test('a month of a distributor and three retailers: statements reconcile to the 
       );
       const funded = await call('POST', '/api/network/funds', d.headers, {
         retailer_id: r.account_id,
-        amount: 50_000,
+        amount: 150_000, // fetched bills run to ₹5,000
         reference: `float-${i}`,
       });
       assert.equal(funded.status, 200, JSON.stringify(funded.body));
@@ -192,21 +192,35 @@ test('a month of a distributor and three retailers: statements reconcile to the 
       now_ms = Date.parse('2025-01-31T18:30:00Z') + day * DAY_MS + 10 * 3_600_000;
       for (const [i, r] of retailers.entries()) {
         const amount = 99 + ((day * 37 + i * 53) % 900) + (day % 3) * 0.5;
-        const operator_id = [1, 2, 3, 4][(day + i) % 4];
+        const operator_id = [1, 2, 3, 4][(day + i) % 4]!;
         const number = numbers[(day + i) % numbers.length]!;
         const recharge = await call('POST', '/api/recharge', r.headers, {
           operator_id,
           number,
-          amount,
+          // Jio sells plans only: one of its plans.
+          amount: operator_id === 2 ? 299 : amount,
         });
         assert.equal(recharge.status, 200, JSON.stringify(recharge.body));
         if (recharge.body.data.status === 'success') successes++;
-        const bill = await call('POST', '/api/bills/pay', r.headers, {
+        // A fetch-and-pay biller: its fetched bill, paid with the customer's mobile.
+        const consumer_number = `12345${String(10_000 + day * 7 + i).slice(-5)}`;
+        const fetched = await call('POST', '/api/bills/fetch', r.headers, {
           biller_id: 'BESCOM',
-          consumer_number: `12345${String(10_000 + day * 7 + i).slice(-5)}`,
-          amount: 250 + day * 11.25,
+          params: { consumer_number },
         });
-        assert.equal(bill.status, 200, JSON.stringify(bill.body));
+        // The sandbox finds no bill for a number ending 0000 and no provider answers for 0005.
+        if (/000[05]$/.test(consumer_number)) assert.notEqual(fetched.status, 200);
+        else {
+          assert.equal(fetched.status, 200, JSON.stringify(fetched.body));
+          const bill = await call('POST', '/api/bills/pay', r.headers, {
+            biller_id: 'BESCOM',
+            params: { consumer_number },
+            bill_id: fetched.body.data.bill_id,
+            amount: fetched.body.data.amount,
+            customer_mobile: '9876543210',
+          });
+          assert.equal(bill.status, 200, JSON.stringify(bill.body));
+        }
         if (day % 4 === i) {
           const pan = await call('POST', '/api/pan-find', r.headers, {
             pan_number: `ABCPE${String(1000 + day).padStart(4, '1')}F`,
@@ -218,7 +232,7 @@ test('a month of a distributor and three retailers: statements reconcile to the 
         const own = await call('POST', '/api/recharge', d.headers, {
           operator_id: 2,
           number: '9812345678',
-          amount: 500,
+          amount: 299,
         });
         assert.equal(own.body.data.status, 'success');
       }

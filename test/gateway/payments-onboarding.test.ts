@@ -243,13 +243,13 @@ test('register → eKYC → approval → activation → credit → recharge, ref
 
     // Idempotent retry: the first answer again, money moved once; another body under the key → 409.
     const idem = { ...key, 'idempotency-key': 'order-7781' };
-    const first = await recharge({ operator_id: 2, number: '9123456789', amount: 49 }, idem);
+    const first = await recharge({ operator_id: 1, number: '9123456789', amount: 49 }, idem);
     const before_retry = await balance(gw, key);
-    const retry = await recharge({ operator_id: 2, number: '9123456789', amount: 49 }, idem);
+    const retry = await recharge({ operator_id: 1, number: '9123456789', amount: 49 }, idem);
     assert.equal(retry.status, 200);
     assert.deepEqual(retry.body, first.body);
     assert.equal(await balance(gw, key), before_retry);
-    const other_body = await recharge({ operator_id: 2, number: '9123456789', amount: 50 }, idem);
+    const other_body = await recharge({ operator_id: 1, number: '9123456789', amount: 50 }, idem);
     assert.equal(other_body.status, 409);
     assert.equal(other_body.body.error.code, 'idempotency_conflict');
 

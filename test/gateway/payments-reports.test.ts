@@ -81,7 +81,7 @@ async function activity(gw: Gateway, headers: Record<string, string>, mobile: st
   const bill = (
     await request(`${gw.url}/api/bills/fetch`, {
       headers,
-      body: { biller_id: 'ACTFIBER', consumer_number: mobile },
+      body: { biller_id: 'ACTFIBER', params: { consumer_number: mobile } },
     })
   ).body.data;
   txns.push(
@@ -90,9 +90,10 @@ async function activity(gw: Gateway, headers: Record<string, string>, mobile: st
         headers,
         body: {
           biller_id: 'ACTFIBER',
-          consumer_number: mobile,
+          params: { consumer_number: mobile },
           amount: bill.amount,
           bill_id: bill.bill_id,
+          customer_mobile: mobile,
         },
       })
     ).body.txn_id,

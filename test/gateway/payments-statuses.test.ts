@@ -130,14 +130,14 @@ test(
       // 0007: on hold at the provider, then success on reconciliation.
       const held = await request(`${gw.url}/api/recharge`, {
         headers,
-        body: { operator_id: 2, number: '9876540007', amount: 200 },
+        body: { operator_id: 1, number: '9876540007', amount: 200 },
       });
       assert.equal(held.body.status, true);
       assert.equal(held.body.data.status, 'on_hold');
       assert.equal(held.body.data.balance, round(before - 200), 'the amount stays held');
       await books();
       const settled = await waitStatus(gw, headers, held.body.txn_id, 'success');
-      assert.equal(settled.commission, 3);
+      assert.equal(settled.commission, 5); // Airtel's 2.5 %
       assert.equal(
         await balance(gw, headers),
         round(before - 200 + settled.commission_breakup.net),
@@ -174,7 +174,12 @@ test(
       // Bills pending for a minute: status checks run out (max_checks 6) → on hold; re-checked → pending.
       const bill = await request(`${gw.url}/api/bills/pay`, {
         headers,
-        body: { biller_id: 'BESCOM', consumer_number: '1234560002', amount: 300 },
+        body: {
+          biller_id: 'GENUSPRE',
+          params: { meter_number: '1234560002' },
+          amount: 300,
+          customer_mobile: '9876543210',
+        },
       });
       assert.equal(bill.body.data.status, 'pending');
       const stalled = await waitStatus(gw, headers, bill.body.txn_id, 'on_hold');

@@ -97,22 +97,28 @@ test('DMT, PAN and bill payment events are delivered signed through the outbox, 
     const bill = (
       await request(`${gw.url}/api/bills/fetch`, {
         headers,
-        body: { biller_id: 'BESCOM', consumer_number: '1234567890' },
+        body: { biller_id: 'BESCOM', params: { consumer_number: '1234567890' } },
       })
     ).body.data;
     const paid = await request(`${gw.url}/api/bills/pay`, {
       headers,
       body: {
         biller_id: 'BESCOM',
-        consumer_number: '1234567890',
+        params: { consumer_number: '1234567890' },
         amount: bill.amount,
         bill_id: bill.bill_id,
+        customer_mobile: '9876543210',
       },
     });
     assert.equal(paid.body.data.status, 'success', JSON.stringify(paid.body));
     const bill_pending = await request(`${gw.url}/api/bills/pay`, {
       headers,
-      body: { biller_id: 'MGL', consumer_number: '900000000003', amount: 250 },
+      body: {
+        biller_id: 'GENUSPRE',
+        params: { meter_number: '900000000003' },
+        amount: 250,
+        customer_mobile: '9876543210',
+      },
     });
     assert.equal(bill_pending.body.data.status, 'pending');
 
@@ -269,7 +275,7 @@ test('DMT, PAN and bill payment events are delivered signed through the outbox, 
     const e_bill_failed = event('bill_failed');
     assert.equal(e_bill_failed.event, 'transaction.failed');
     assert.equal(e_bill_failed.data.service, 'bills');
-    assert.equal(e_bill_failed.data.biller_id, 'MGL');
+    assert.equal(e_bill_failed.data.biller_id, 'GENUSPRE');
     assert.equal(e_bill_failed.data.refund.amount, 250);
     await verifyOk(gw);
 

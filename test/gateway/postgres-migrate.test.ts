@@ -164,7 +164,7 @@ test(
       // And it keeps working: a new recharge on the moved wallet.
       const after = await request(`${pg.url}/api/recharge`, {
         headers,
-        body: { operator_id: 2, number: '9123456789', amount: 10 },
+        body: { operator_id: 1, number: '9123456789', amount: 10 },
       });
       assert.equal(after.status, 200, JSON.stringify(after.body));
       assert.equal(after.body.data.status, 'success');

@@ -3,7 +3,8 @@
 // BBPS listings showed them in 2025), so that every path can be tried against the sandbox. A
 // live deployment configures its aggregator's own list (`payments.bills.billers`; BBPS has
 // over 20,000 billers). Ids are stable: clients store them. The first ten billers are those
-// of the catalogue from before BBPS: payable without a fetch, as they were.
+// of the catalogue from before BBPS; like every fetch-and-pay biller they are paid only
+// against a fetched bill (until #35 they took a payment without one).
 import type { z } from 'zod';
 import type { billerSchema } from './config.js';
 
@@ -35,7 +36,7 @@ function b(
   return { biller_id, name, category, params, ...rest };
 }
 
-/** The catalogue from before BBPS: one consumer number each, payable with or without a fetch. */
+/** The catalogue from before BBPS: one consumer number each. */
 const LEGACY: BillerInput[] = [
   [
     'BESCOM',
@@ -102,10 +103,8 @@ const LEGACY: BillerInput[] = [
   params: [p('consumer_number', label as string, regex as string)],
   commission_pct: commission_pct as number,
   coverage: coverage as string,
-  fetch_required: false,
 }));
 
-const FETCH_OPTIONAL = { fetch_required: false };
 const DIRECT = { mode: 'pay_directly' as const, amount_rule: 'ANY' as const };
 const VALIDATE = { mode: 'validate_and_pay' as const, amount_rule: 'ANY' as const };
 
@@ -206,7 +205,7 @@ export const DEFAULT_BILLERS: BillerInput[] = [
     'Pune Municipal Corporation Water',
     'water',
     [p('connection_number', 'Connection number', '^[A-Z0-9]{6,15}$')],
-    { commission_pct: 0.25, coverage: 'Pune', ...FETCH_OPTIONAL },
+    { commission_pct: 0.25, coverage: 'Pune' },
   ),
   // Piped gas, LPG
   b(
@@ -245,7 +244,7 @@ export const DEFAULT_BILLERS: BillerInput[] = [
     'Hathway Broadband',
     'broadband',
     [p('customer_id', 'Customer ID', '^[0-9A-Z]{6,12}$')],
-    { commission_pct: 0.75, ...FETCH_OPTIONAL },
+    { commission_pct: 0.75 },
   ),
   b(
     'EXCITEL',
@@ -316,7 +315,7 @@ export const DEFAULT_BILLERS: BillerInput[] = [
     'Hathway Digital Cable',
     'cable_tv',
     [p('customer_id', 'Customer ID', '^[0-9A-Z]{6,12}$')],
-    { commission_pct: 1, ...FETCH_OPTIONAL },
+    { commission_pct: 1 },
   ),
   b(
     'GTPL',

@@ -245,35 +245,29 @@ function billAmount(provider: string, data: Record<string, string | number>): nu
 }
 
 /**
- * What a payment carries of the customer: the mobile (every payment), the PAN (from
- * `pan_from_amount` on). A request in the shape from before BBPS may go without them while
- * `allow_legacy_requests` is on; whatever is given is checked.
+ * What a payment carries of the customer, whatever door or shape it came through: the mobile
+ * (NPCI asks every BBPS payment for it), the PAN from `pan_from_amount` on (the Income-tax
+ * Act's and RBI's rule for cash above the threshold); whatever is given is checked.
  */
 function customerDetails(
   ctx: Ctx,
   body: z.output<typeof payBody>,
 ): { customer_mobile: string | null; customer_pan: string | null } {
   const rules = ctx.settings.bills;
-  const legacy =
-    rules.allow_legacy_requests &&
-    body.params === undefined &&
-    body.customer_mobile === undefined &&
-    body.customer_pan === undefined;
-  const customer_mobile =
-    body.customer_mobile !== undefined ? customerMobile(body.customer_mobile) : null;
-  if (customer_mobile === null && !legacy)
+  if (body.customer_mobile === undefined)
     throw badRequest(
       "customer_mobile: BBPS asks every payment for the customer's mobile number",
       'customer_mobile',
       'missing_param',
     );
+  const customer_mobile = customerMobile(body.customer_mobile);
   let customer_pan: string | null = null;
   if (body.customer_pan !== undefined) {
     customer_pan = body.customer_pan.replace(/\s/g, '').toUpperCase();
     const error = panError(customer_pan);
     if (error) throw badRequest(`customer_pan: ${error}`, 'customer_pan', 'invalid_pan');
   }
-  if (customer_pan === null && !legacy && body.amount >= rules.pan_from_amount)
+  if (customer_pan === null && body.amount >= rules.pan_from_amount)
     throw badRequest(
       `customer_pan: BBPS asks for the customer's PAN on a payment of ${microsToUnits(rules.pan_from_amount)} or more`,
       'customer_pan',
@@ -282,9 +276,41 @@ function customerDetails(
   return { customer_mobile, customer_pan };
 }
 
+/**
+ * The request shape from before BBPS, `consumer_number` without `params`, on the /api doors:
+ * refused unless `payments.bills.allow_legacy_requests` is on. True when the request is in it
+ * (and it is allowed): its answer then carries the deprecation headers (`LEGACY_HEADERS`).
+ * The shape is only a way of naming the customer: every rule applies to it as to the current one.
+ */
+export function legacyShape(
+  settings: Ctx['settings'],
+  biller_id: string,
+  body: { consumer_number?: string | undefined; params?: unknown },
+): boolean {
+  if (body.consumer_number === undefined) return false;
+  if (settings.bills.allow_legacy_requests) return true;
+  const first = settings.bills.billers.find((b) => b.biller_id === biller_id)?.params[0]?.name;
+  throw badRequest(
+    `consumer_number: the request shape from before BBPS is switched off on this gateway; name the customer by the biller's parameters, params: {"${first ?? 'consumer_number'}": "…"} (GET /api/bills/billers lists them)`,
+    'consumer_number',
+    'legacy_request_shape',
+  );
+}
+
+/**
+ * The date the shape from before BBPS is switched off for good (the setting goes with it):
+ * sent as `Sunset` (RFC 8594), beside `Deprecation` (RFC 9745: since when it is deprecated).
+ */
+export const LEGACY_DEPRECATED_AT = '2026-12-07T00:00:00Z';
+export const LEGACY_SUNSET = '2027-06-30T23:59:59Z';
+export const LEGACY_HEADERS: Readonly<Record<string, string>> = {
+  Deprecation: `@${Date.parse(LEGACY_DEPRECATED_AT) / 1000}`,
+  Sunset: new Date(LEGACY_SUNSET).toUTCString(),
+};
+
 /** Whether the mode lets a payment go without (or with) a bill_id. */
 function requireBillIdForMode(biller: Biller, bill_id: string | undefined): void {
-  if (bill_id === undefined && biller.mode === 'fetch_and_pay' && biller.fetch_required)
+  if (bill_id === undefined && biller.fetch_required)
     throw badRequest(
       `bill_id: ${biller.name} is fetch and pay: ${FIRST_STEP.fetch_and_pay}`,
       'bill_id',
@@ -321,8 +347,8 @@ async function payBill(
       'amount_out_of_range',
     );
   }
-  const { customer_mobile, customer_pan } = customerDetails(ctx, body);
   requireBillIdForMode(biller, body.bill_id);
+  const { customer_mobile, customer_pan } = customerDetails(ctx, body);
   // The fetched bill, for the payment's details. Whether it may be paid is decided in the
   // payment's own transaction (`reserve` below), after the idempotency lookup: a retry of a
   // payment gets its first answer even once the bill has expired or been pruned.

@@ -91,9 +91,9 @@ export const billerSchema = z
     consumer_label: z.string().min(1).max(60).optional(),
     mode: z.enum(BILLER_MODES).default('fetch_and_pay'),
     /**
-     * fetch_and_pay: a payment must name its fetched bill (`bill_id`); false: a payment may also
-     * go without one. Default: true, except for a biller in the shape from before BBPS
-     * (`consumer_pattern`, no `params`), which was payable without a fetch and stays so.
+     * Kept for configs written before #35, when a fetch-and-pay biller could be paid without a
+     * fetch: a fetch-and-pay biller is paid only against a fetched bill (NPCI), so `false` is
+     * refused for one (a biller paid without a fetch is `pay_directly`).
      */
     fetch_required: z.boolean().optional(),
     amount_rule: z.enum(AMOUNT_RULES).optional(),
@@ -120,6 +120,11 @@ export const billerSchema = z
       new Set(biller.params.map((p) => p.name)).size === biller.params.length,
     { message: 'parameter names must be unique', path: ['params'] },
   )
+  .refine((biller) => biller.mode !== 'fetch_and_pay' || biller.fetch_required !== false, {
+    message:
+      'a fetch-and-pay biller is paid only against a fetched bill (NPCI); a biller paid without a fetch is mode pay_directly',
+    path: ['fetch_required'],
+  })
   .refine((biller) => !biller.params?.[0]?.optional, {
     message: 'the first parameter (the customer number) cannot be optional',
     path: ['params'],
@@ -137,7 +142,7 @@ export const billerSchema = z
       biller.amount_rule ?? (biller.exact_amount === false ? 'ANY' : 'EXACT');
     return {
       ...biller,
-      fetch_required: biller.fetch_required ?? biller.params !== undefined,
+      fetch_required: biller.mode === 'fetch_and_pay',
       params,
       consumer_pattern: params[0]!.regex,
       consumer_label: params[0]!.label,
@@ -161,12 +166,13 @@ export const billsConfigSchema = z
     /** A fetched bill (or a validation) can be paid by its bill_id for this long. */
     fetch_ttl_ms: ms(1_000, 30 * 86_400_000, 86_400_000),
     /**
-     * BBPS asks every payment for the customer's mobile, and for the PAN (or Form 60) at
-     * `pan_from_amount` and above. true: a request in the shape from before BBPS
-     * (`consumer_number`, no `params`, no `customer_mobile`) is still accepted without them,
-     * as clients written against it send it; false: every payment must carry them.
+     * The request shape from before BBPS: the customer named by `consumer_number` alone (no
+     * `params`). Off by default; on, it is still taken (every rule of the current shape applies
+     * to it: the fetch, the amount rule, the customer's mobile and PAN) and every answer to it
+     * carries `Deprecation` and `Sunset` headers (LEGACY_SUNSET in bills/commands.ts).
      */
-    allow_legacy_requests: z.boolean().default(true),
+    allow_legacy_requests: z.boolean().default(false),
+    /** BBPS asks for the customer's PAN (or Form 60) on a payment of this much or more. */
     pan_from_amount: unitsSchema(2, 10_000_000).default(50_000_000_000),
     complaints: z
       .strictObject({

@@ -2,11 +2,11 @@
 // payment as HTML or PDF. Each route validates, calls one command of bills/commands.ts
 // (where the rules are) and presents.
 import { timingSafeEqual } from 'node:crypto';
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import { notFound, parseWith } from '../../http/errors.js';
 import { jsonBody } from '../../http/body.js';
 import { authorize } from '../auth.js';
-import { billsCommands } from './commands.js';
+import { LEGACY_HEADERS, billsCommands, legacyShape } from './commands.js';
 import { billView, billerView, categoriesView, receiptUrl } from './views.js';
 import {
   complaintBody,
@@ -32,12 +32,18 @@ export function billsRouter(ctx: PaymentsContext): Router {
   const { store, logger, config } = ctx;
   const router = Router();
   const bills = billsCommands(ctx);
+  /** The shape from before BBPS: refused while switched off; on, its answers say it is deprecated. */
+  const shape = (res: Response, body: { biller_id: string; consumer_number?: string }) => {
+    if (legacyShape(ctx.settings, body.biller_id, body))
+      for (const [name, value] of Object.entries(LEGACY_HEADERS)) res.setHeader(name, value);
+  };
 
   catalogueRoutes(router, ctx);
 
   router.post('/bills/fetch', jsonBody(config), async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'bills');
     const body = parseWith(fetchBody, req.body ?? {});
+    shape(res, body);
     const { bill, biller } = await bills.fetch(account, body);
     res.json({ status: true, data: billView(bill, biller) });
   });
@@ -45,6 +51,7 @@ export function billsRouter(ctx: PaymentsContext): Router {
   router.post('/bills/validate', jsonBody(config), async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'bills');
     const body = parseWith(validateBody, req.body ?? {});
+    shape(res, body);
     const { bill, biller } = await bills.validate(account, body);
     res.json({ status: true, data: billView(bill, biller) });
   });
@@ -52,6 +59,7 @@ export function billsRouter(ctx: PaymentsContext): Router {
   router.post('/bills/pay', jsonBody(config), async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'bills');
     const body = parseWith(payBody, req.body ?? {});
+    shape(res, body);
     const answer = await bills.pay(account, body, idempotencyKey(req, body.client_ref));
     res.locals.txn_id = (answer.body as { txn_id?: string }).txn_id;
     res.status(answer.http_status).json(answer.body);

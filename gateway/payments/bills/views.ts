@@ -23,7 +23,7 @@ export function billerView(biller: Biller) {
       optional: param.optional,
     })),
     mode: biller.mode,
-    fetch_required: biller.mode === 'fetch_and_pay' && biller.fetch_required,
+    fetch_required: biller.fetch_required,
     amount_rule: biller.amount_rule,
     partial_pay: biller.partial_pay,
     min_amount: microsToUnits(biller.min_amount),

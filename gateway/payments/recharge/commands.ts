@@ -93,15 +93,32 @@ class Recharge implements RechargeCommands {
     body: z.output<typeof rechargeBody>,
     idempotency_key: string | null,
   ): Promise<Answer> {
-    if (body.operator_id === undefined)
-      return this.lookedUpThenSubmit(account, body, idempotency_key, null);
-    const checked = checkRecharge(this.operators, { ...body, operator_id: body.operator_id });
-    if (checked.operator.type === 'electricity')
+    const checked =
+      body.operator_id === undefined
+        ? null
+        : checkRecharge(this.operators, { ...body, operator_id: body.operator_id });
+    if (checked?.operator.type === 'electricity')
       return this.billPayment(account, body, idempotency_key, checked);
-    if (this.mode === 'off' || checked.operator.type !== 'prepaid')
+    for (const field of ['bill_id', 'customer_mobile', 'customer_pan'] as const)
+      if (body[field] !== undefined)
+        throw badRequest(
+          `${field}: only an electricity board's recharge (a BBPS bill payment) takes it`,
+          field,
+          'invalid_value',
+        );
+    if (!checked) return this.lookedUpThenSubmit(account, body, idempotency_key, null);
+    if (this.modeFor(checked.operator) === 'off' || checked.operator.type !== 'prepaid')
       return this.submit(account, body, idempotency_key, checked, { looked: null, plan: null });
     return this.lookedUpThenSubmit(account, body, idempotency_key, checked);
   }
+  /**
+   * How an operator's amounts are checked against its plans: an operator that sells plans only
+   * always enforces; the others follow `payments.recharge.plan_check`.
+   */
+  private modeFor(operator: Operator): Ctx['settings']['recharge']['plan_check'] {
+    return operator.plans_only ? 'enforce' : this.mode;
+  }
+
   private submit(
     account: Account,
     body: z.output<typeof rechargeBody>,
@@ -157,7 +174,7 @@ class Recharge implements RechargeCommands {
         ...(plan
           ? {
               plan_check: plan.result,
-              plan_check_mode: this.mode,
+              plan_check_mode: this.modeFor(operator),
               plan_note: plan.note,
               ...(plan.plan?.plan_id ? { plan_id: plan.plan.plan_id } : {}),
               ...(plan.plan ? { plan_description: plan.plan.description } : {}),
@@ -193,6 +210,9 @@ class Recharge implements RechargeCommands {
         amount: body.amount,
         ...(body.client_ref !== undefined ? { client_ref: body.client_ref } : {}),
         ...(body.allow_duplicate !== undefined ? { allow_duplicate: body.allow_duplicate } : {}),
+        ...(body.bill_id !== undefined ? { bill_id: body.bill_id } : {}),
+        ...(body.customer_mobile !== undefined ? { customer_mobile: body.customer_mobile } : {}),
+        ...(body.customer_pan !== undefined ? { customer_pan: body.customer_pan } : {}),
       },
       idempotency_key,
       { operator: operator.name, operator_id: operator.operator_id, via: 'recharge' },
@@ -223,7 +243,7 @@ class Recharge implements RechargeCommands {
       });
     }
     const plan =
-      this.mode !== 'off' && checked.operator.type === 'prepaid'
+      this.modeFor(checked.operator) !== 'off' && checked.operator.type === 'prepaid'
         ? await this.planCheck(checked.operator, checked.number, body, looked)
         : null;
     return this.submit(account, body, idempotency_key, checked, { looked, plan });
@@ -267,9 +287,15 @@ class Recharge implements RechargeCommands {
         note: `the plans could not be listed: ${error.message}`,
       };
     }
-    if (this.mode === 'enforce' && check.result === 'not_listed')
-      throw new ApiError(422, 'amount_not_a_plan', `amount: ${check.note}`, 'amount');
-    if (this.mode === 'enforce' && check.result === 'unverified')
+    const mode = this.modeFor(operator);
+    if (mode === 'enforce' && check.result === 'not_listed')
+      throw new ApiError(
+        422,
+        'amount_not_a_plan',
+        `amount: ${operator.plans_only ? `${operator.name} sells plans only: ` : ''}${check.note}`,
+        'amount',
+      );
+    if (mode === 'enforce' && check.result === 'unverified')
       throw new ApiError(503, 'plans_unavailable', `amount: ${check.note}`, 'amount', null, {
         'Retry-After': '30',
       });

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { unitsAmountSchema } from '../../util/amount-schema.js';
 import { OPERATOR_TYPES } from '../config.js';
 import { clientRef } from '../schemas.js';
+import { billIdSchema } from '../bills/schemas.js';
 
 const operatorId = z.union([
   z.int().min(1),
@@ -21,6 +22,14 @@ export const rechargeBody = z.strictObject({
   amount: unitsAmountSchema(2, 1_000_000),
   client_ref: clientRef,
   allow_duplicate: z.boolean().optional(),
+  /**
+   * An electricity board's recharge is a BBPS bill payment of its biller, with that payment's
+   * rules: the fetched bill it pays, the customer's mobile, the PAN from ₹50,000. Other
+   * operators take none of these.
+   */
+  bill_id: billIdSchema.optional(),
+  customer_mobile: z.string().trim().max(20).optional(),
+  customer_pan: z.string().trim().max(20).optional(),
 });
 
 export const operatorsQuery = z.object({ type: z.enum(OPERATOR_TYPES).optional() });

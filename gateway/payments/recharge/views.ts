@@ -17,6 +17,7 @@ export function operatorView(operator: Operator) {
     max_amount: microsToUnits(operator.max_amount_micros),
     number_label: operator.number_label,
     number_pattern: operator.number_pattern,
+    ...(operator.type === 'prepaid' ? { plans_only: operator.plans_only } : {}),
     ...(operator.biller_id ? { biller_id: operator.biller_id } : {}),
   };
 }

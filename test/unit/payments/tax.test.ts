@@ -1,6 +1,5 @@
 // The tax rules of issue #28: a fee's GST split (parts add up to the fee, CGST = SGST, the
-// place of supply), TDS at the 194H and 206AA rates, and commission schemes (slab choice,
-// caps, the distributor's margin check).
+// place of supply), TDS at the 194H and 206AA rates. Commission schemes: margin.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -11,12 +10,6 @@ import {
   tdsRateBp,
   taxView,
 } from '../../../gateway/payments/engine/tax.ts';
-import {
-  commissionOf,
-  marginBreach,
-  type CommissionScheme,
-  type CommissionSlab,
-} from '../../../gateway/payments/network/schemes.ts';
 
 const units = (u: number) => Math.round(u * 1_000_000);
 
@@ -78,70 +71,4 @@ test('TDS: 2 % under 194H, rounded half up to the paisa; 20 % under 206AA withou
   assert.equal(tdsMicros(units(0.25), 200), units(0.01), '0.005 rounds up');
   assert.equal(tdsMicros(units(0.24), 200), 0, '0.0048 rounds down');
   assert.equal(tdsMicros(units(10), 2_000), units(2));
-});
-
-const slab = (fields: Partial<CommissionSlab> & Pick<CommissionSlab, 'id'>): CommissionSlab => ({
-  service: 'recharge',
-  operator: null,
-  min_micros: 0,
-  max_micros: null,
-  kind: 'percent',
-  value: 0,
-  cap_micros: null,
-  ...fields,
-});
-const scheme = (id: string, slabs: CommissionSlab[]): CommissionScheme => ({
-  id,
-  name: id,
-  owner_id: null,
-  slabs,
-  created_at: '',
-  updated_at: '',
-});
-
-test('schemes: an operator slab wins over an any-operator one; ranges, caps and flat amounts', () => {
-  const s = scheme('S', [
-    slab({ id: 'any', value: 100 }),
-    slab({ id: 'airtel-small', operator: '1', max_micros: units(499.99), value: 300 }),
-    slab({
-      id: 'airtel-big',
-      operator: '1',
-      min_micros: units(500),
-      value: 250,
-      cap_micros: units(20),
-    }),
-    slab({ id: 'dmt', service: 'dmt', kind: 'flat', value: units(4) }),
-  ]);
-  const at = (operator: string, amount: number, service: 'recharge' | 'dmt' = 'recharge') =>
-    commissionOf(s, { service, operator, amount_micros: units(amount) });
-  assert.deepEqual(at('1', 100), { slab: 'S/airtel-small', gross_micros: units(3) });
-  assert.deepEqual(at('1', 500), { slab: 'S/airtel-big', gross_micros: units(12.5) });
-  assert.deepEqual(at('1', 5_000), { slab: 'S/airtel-big', gross_micros: units(20) }, 'capped');
-  assert.deepEqual(at('2', 100), { slab: 'S/any', gross_micros: units(1) });
-  assert.deepEqual(at('IMPS', 2_500, 'dmt'), { slab: 'S/dmt', gross_micros: units(4) });
-  assert.deepEqual(
-    commissionOf(s, { service: 'pan', operator: 'lookup', amount_micros: units(2) }),
-    { slab: null, gross_micros: 0 },
-  );
-});
-
-test('schemes: a retailer scheme above its distributor anywhere is named; within it, none', () => {
-  const distributor = scheme('D', [
-    slab({ id: 'd1', value: 300, cap_micros: units(30) }),
-    slab({ id: 'd2', service: 'dmt', kind: 'flat', value: units(5) }),
-  ]);
-  const within = scheme('R', [
-    slab({ id: 'r1', value: 250, cap_micros: units(25) }),
-    slab({ id: 'r2', service: 'dmt', kind: 'flat', value: units(4) }),
-  ]);
-  assert.equal(marginBreach(within, distributor), null);
-  // 2.5 % with a cap of 35 passes 3 % capped at 30 from ₹1,200 to ₹1,400: found beside its kink.
-  const above_cap = scheme('R2', [slab({ id: 'r1', value: 250, cap_micros: units(35) })]);
-  assert.match(
-    marginBreach(above_cap, distributor) ?? '',
-    /recharge at 1399.99: the retailer's scheme pays 34.99/,
-  );
-  // A flat slab for one operator above the distributor's percent at small amounts.
-  const flat = scheme('R3', [slab({ id: 'r1', operator: '4', kind: 'flat', value: units(1) })]);
-  assert.match(marginBreach(flat, distributor) ?? '', /operator 4 at 0/);
 });
