@@ -82,7 +82,9 @@ describe('identity numbers at the /api edge', () => {
     const { headers } = await register(gw, 'kyc-refusals');
     const send = (body: Record<string, string>) => request(`${gw.url}/api/kyc`, { headers, body });
     // /api/pan-find refuses ABCQE1234F (Q is no holder status); eKYC must too.
-    refused(await send({ ...VALID_KYC, pan_number: 'ABCQE1234F' }), 'pan_number', 'invalid_pan');
+    // Without a GSTIN, whose PAN would have to match: the PAN alone decides.
+    const { gstin: _gstin, ...no_gstin } = VALID_KYC;
+    refused(await send({ ...no_gstin, pan_number: 'ABCQE1234F' }), 'pan_number', 'invalid_pan');
     refused(await send({ ...VALID_KYC, name: 'Asha\u0000Verma' }), 'name', 'invalid_name');
     refused(await send({ ...VALID_KYC, name: 'आशा वर्मा' }), 'name', 'invalid_name');
     refused(
@@ -91,7 +93,7 @@ describe('identity numbers at the /api edge', () => {
       'invalid_aadhaar',
     );
     const form = (fields: Record<string, string>) => postForm(`${gw.url}/api/kyc`, headers, fields);
-    refused(await form({ ...VALID_KYC, pan_number: 'ABCQE1234F' }), 'pan_number', 'invalid_pan');
+    refused(await form({ ...no_gstin, pan_number: 'ABCQE1234F' }), 'pan_number', 'invalid_pan');
     refused(await form({ ...VALID_KYC, name: 'Asha\u0000Verma' }), 'name', 'invalid_name');
     const kyc = await request(`${gw.url}/api/kyc`, { headers });
     assert.equal(kyc.body.data.status, 'none');
@@ -190,14 +192,19 @@ describe('identity numbers at the /api edge', () => {
     });
     assert.equal(recharge.status, 400, JSON.stringify(recharge.body));
     assert.equal(recharge.body.error.field, 'number');
-    const billers = await request(`${gw.url}/api/bills/billers`, { headers });
-    const biller = billers.body.data[0];
+    // A fetched bill, paid as BBPS asks in every respect but the customer's PAN.
+    const fetched = await request(`${gw.url}/api/bills/fetch`, {
+      headers,
+      body: { biller_id: 'LIC', params: { policy_number: '123456789' } },
+    });
+    assert.equal(fetched.status, 200, JSON.stringify(fetched.body));
     const pay = await request(`${gw.url}/api/bills/pay`, {
       headers,
       body: {
-        biller_id: biller.biller_id,
-        consumer_number: '1234567899',
-        amount: 100,
+        biller_id: 'LIC',
+        params: { policy_number: '123456789' },
+        bill_id: fetched.body.data.bill_id,
+        amount: fetched.body.data.amount,
         customer_mobile: '9876543210',
         customer_pan: 'ABCQE1234F',
       },
