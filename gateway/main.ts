@@ -28,7 +28,7 @@ import { IS_BLOCKING_WORKER } from './store/pg/blocking-worker.js';
 import { join } from 'node:path';
 import { KEY_FILE, loadKeyRing, writeKeyFile, type KeyRing } from './store/encryption-key.js';
 import { newKey, SealError, Sealer } from './util/sealed.js';
-import { resealDocuments, resealSecrets } from './payments/sealing.js';
+import { refingerprintSubmissions, resealDocuments, resealSecrets } from './payments/sealing.js';
 
 const USAGE = `Usage: aihub-gateway [serve] [--port N] [--host H] [--data-dir D] [--config FILE]
        aihub-gateway verify [--data-dir D] [--full] | verify --database-url URL
@@ -326,6 +326,7 @@ async function openSecrets(store: Store, data_dir: string, logger: Logger): Prom
   let resealed = 0;
   try {
     resealed = await resealSecrets(store, sealer);
+    await refingerprintSubmissions(store, sealer);
   } catch (error) {
     await store.close();
     if (error instanceof SealError)
@@ -451,6 +452,7 @@ async function rotateKey(config: Config): Promise<void> {
       sealer = new Sealer(ring);
     }
     const accounts = await resealSecrets(store, sealer);
+    await refingerprintSubmissions(store, sealer);
     await checkDatabaseKey(store, sealer); // the database's key check, under the new key
     const documents = await resealDocuments(store, sealer, config.data_dir, {
       elsewhere: config.database_url !== undefined,

@@ -78,7 +78,9 @@ export function fromZod(error: z.ZodError): ApiError {
     );
   }
   if (param) message = `${param}: ${message}`;
-  return badRequest(message, param, 'invalid_value');
+  // A rule may name its own code (identity/fields.ts: invalid_pan, invalid_ifsc...).
+  const code = (issue as { params?: { code?: unknown } } | undefined)?.params?.code;
+  return badRequest(message, param, typeof code === 'string' ? code : 'invalid_value');
 }
 
 /** Parses with a zod schema or throws a 400 ApiError naming the field. */

@@ -489,7 +489,10 @@ function adminKycDocs(): RouteDoc[] {
       path: '/admin/kyc',
       summary: 'eKYC submissions',
       query: kycListQuery,
-      success: { status: 200, description: '{object: "list", total, data}' },
+      success: {
+        status: 200,
+        description: '{object: "list", total, data}: each submission with its duplicates',
+      },
     },
     {
       ...admin,
@@ -499,7 +502,7 @@ function adminKycDocs(): RouteDoc[] {
       success: {
         status: 200,
         description:
-          '{account_id, status, reason?, name, aadhaar_number (masked), pan_number, gstin, documents: [{id, kind, filename, content_type, size_bytes, sha256}], submitted_at, reviewed_at, submissions}',
+          '{account_id, status, reason?, name, aadhaar_number (masked), pan_number, gstin, documents: [{id, kind, filename, content_type, size_bytes, sha256}], submitted_at, reviewed_at, submissions, duplicates: {aadhaar: {count, accounts: [{account_id, status}]}, pan: {count, accounts}}}: the other accounts of its Aadhaar number and PAN, flagged, not refused',
       },
       errors: { 404: 'kyc_not_found' },
     },

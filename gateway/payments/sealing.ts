@@ -18,6 +18,7 @@ import type { Account } from '../store/state.js';
 import { fsyncDirectory } from '../store/journal.js';
 import type { Sealer } from '../util/sealed.js';
 import type { KycDocument } from './engine/tables.js';
+import { AADHAAR_FINGERPRINT } from './identity/duplicates.js';
 
 export const webhookSecretAad = (account_id: string) => `webhook_secret:${account_id}`;
 export const signingSecretAad = (account_id: string) => `signing_secret:${account_id}`;
@@ -58,6 +59,37 @@ export async function resealSecrets(store: Store, sealer: Sealer): Promise<numbe
         const next = account && resealed(account, sealer);
         if (!next) continue;
         tx.set('accounts', id, next);
+        count++;
+      }
+      return count;
+    });
+  }
+  return changed;
+}
+
+/**
+ * Turns every eKYC submission's Aadhaar fingerprint not under the current key into the
+ * current key's (identity/duplicates.ts: one number must give one index key); returns how
+ * many changed. Runs where secrets are re-sealed: at start and in rotate-key.
+ */
+export async function refingerprintSubmissions(store: Store, sealer: Sealer): Promise<number> {
+  let changed = 0;
+  const stale = (fingerprint: string | undefined) =>
+    fingerprint !== undefined && !sealer.isCurrentFingerprint(fingerprint);
+  for await (const ids of store.scan('kyc_submissions', BATCH)) {
+    const any = await store.read(() =>
+      ids.some((id) => stale(store.get('kyc_submissions', id)?.aadhaar_fingerprint)),
+    );
+    if (!any) continue; // a start with nothing to change writes nothing
+    changed += await store.transact((tx) => {
+      let count = 0;
+      for (const id of ids) {
+        const submission = tx.get('kyc_submissions', id);
+        const fingerprint =
+          submission?.aadhaar_fingerprint &&
+          sealer.refingerprint(submission.aadhaar_fingerprint, AADHAAR_FINGERPRINT);
+        if (!submission || !fingerprint) continue;
+        tx.set('kyc_submissions', id, { ...submission, aadhaar_fingerprint: fingerprint });
         count++;
       }
       return count;

@@ -24,6 +24,7 @@ import {
   type StatusQuery,
   type StatusResult,
 } from './types.js';
+import { indiaTime } from '../kernel/india-time.js';
 
 export const SANDBOX_OUTCOMES = {
   /** PAN lookups and bill fetches: no such record. */
@@ -330,19 +331,20 @@ export class SandboxProvider implements PaymentProvider {
 /**
  * A transfer's bank reference as the banks form it. NEFT: a 16-character UTR, the sending
  * bank's four letters, `N`, the year's last digit, the day of the year and a 7-digit sequence
- * (HDFCN52022112345); IMPS: a 12-digit RRN, the year's last digit, the day of the year, the
- * hour and a 6-digit sequence. The sending bank is the provider parameter `sponsor` (an IFSC
- * prefix; default YESB, Yes Bank).
+ * (HDFCN52022112345); IMPS: a 12-digit RRN (NPCI), the year's last digit, the day of the year,
+ * the hour and a 6-digit sequence. Year, day and hour are India's (IST, UTC+5:30), as the
+ * banks' switches stamp them: at 20:00 UTC it is 01:30 of the next day there. The sending bank
+ * is the provider parameter `sponsor` (an IFSC prefix; default YESB, Yes Bank).
  */
 export function bankReference(request: ProviderRequest, now: Date): { utr: string; rrn?: string } {
-  const year = String(now.getUTCFullYear() % 10);
-  const start = Date.UTC(now.getUTCFullYear(), 0, 1);
-  const day = String(Math.floor((now.getTime() - start) / 86_400_000) + 1).padStart(3, '0');
+  const ist = indiaTime(now);
+  const year = String(ist.year % 10);
+  const day = String(ist.day_of_year).padStart(3, '0');
   if (request.params.txn_type === 'NEFT') {
     const sponsor = typeof request.params.sponsor === 'string' ? request.params.sponsor : 'YESB';
     return { utr: `${sponsor}N${year}${day}${digitsOf(`neft:${request.txn_id}`, 7)}` };
   }
-  const hour = String(now.getUTCHours()).padStart(2, '0');
+  const hour = String(ist.hour).padStart(2, '0');
   const rrn = `${year}${day}${hour}${digitsOf(`imps:${request.txn_id}`, 6)}`;
   return { utr: rrn, rrn };
 }

@@ -3,7 +3,7 @@
 // binds a ciphertext to its place (an account's webhook secret cannot be moved to another
 // account). Values written before encryption existed carry no prefix and pass through as
 // plaintext, so an old data dir still opens; they are sealed on the next start.
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 
 export const KEY_BYTES = 32;
 const IV_BYTES = 12;
@@ -11,6 +11,9 @@ const TAG_BYTES = 16;
 const TEXT_PREFIX = 'enc:v1:';
 const FILE_MAGIC = Buffer.from('AIHUB-ENC1', 'ascii');
 const KID_CHARS = 8;
+const FINGERPRINT_PREFIX = 'fp:v1:';
+/** The longest value a fingerprint takes: one AES block with its padding. */
+export const FINGERPRINT_MAX_BYTES = 15;
 
 export class SealError extends Error {
   override name = 'SealError';
@@ -100,6 +103,54 @@ export class Sealer {
   /** True when the value is sealed with the current key (nothing to migrate). */
   isCurrentText(value: string): boolean {
     return value.startsWith(`${TEXT_PREFIX}${this.current_id}:`);
+  }
+
+  /**
+   * A value's fingerprint: equal values (of one purpose) give equal fingerprints under one key,
+   * so a table can be indexed by it (a duplicate Aadhaar number across accounts) without the
+   * value in clear. One AES-256 block (a pseudo-random permutation: nothing but equality is
+   * told) under a key derived for the purpose, so a key rotation can turn an old fingerprint
+   * into the new key's (refingerprint). Values of at most FINGERPRINT_MAX_BYTES.
+   */
+  fingerprint(value: string, purpose: string): string {
+    const plain = Buffer.from(value, 'utf8');
+    if (plain.length > FINGERPRINT_MAX_BYTES)
+      throw new SealError(`a fingerprinted value is at most ${FINGERPRINT_MAX_BYTES} bytes`);
+    const cipher = createCipheriv('aes-256-ecb', this.purposeKey(this.current_id, purpose), null);
+    const block = Buffer.concat([cipher.update(plain), cipher.final()]);
+    return `${FINGERPRINT_PREFIX}${this.current_id}:${block.toString('base64url')}`;
+  }
+
+  isCurrentFingerprint(fingerprint: string): boolean {
+    return fingerprint.startsWith(`${FINGERPRINT_PREFIX}${this.current_id}:`);
+  }
+
+  /** The same fingerprint under the current key (null when it is under the current key already). */
+  refingerprint(fingerprint: string, purpose: string): string | null {
+    if (this.isCurrentFingerprint(fingerprint)) return null;
+    const kid = fingerprint.slice(FINGERPRINT_PREFIX.length, FINGERPRINT_PREFIX.length + KID_CHARS);
+    if (!fingerprint.startsWith(FINGERPRINT_PREFIX) || !this.keys.has(kid))
+      throw new SealError(
+        `a ${purpose} fingerprint is under encryption key ${kid}, which is not among the keys given`,
+      );
+    const decipher = createDecipheriv('aes-256-ecb', this.purposeKey(kid, purpose), null);
+    const block = Buffer.from(
+      fingerprint.slice(FINGERPRINT_PREFIX.length + KID_CHARS + 1),
+      'base64url',
+    );
+    let plain: string;
+    try {
+      plain = Buffer.concat([decipher.update(block), decipher.final()]).toString('utf8');
+    } catch {
+      throw new SealError(`a ${purpose} fingerprint does not open (altered)`);
+    }
+    return this.fingerprint(plain, purpose);
+  }
+
+  private purposeKey(kid: string, purpose: string): Buffer {
+    return createHmac('sha256', this.keys.get(kid)!)
+      .update(`aihub-fingerprint:${purpose}`)
+      .digest();
   }
 
   sealBytes(plain: Buffer, aad: string): Buffer {

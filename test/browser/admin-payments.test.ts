@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
-import { verhoeffCheckDigit } from '../../gateway/payments/validators.ts';
+import { verhoeffCheckDigit } from '../../gateway/payments/identity/aadhaar.ts';
 import { admin, request, runVerify, startGateway, type Gateway } from '../gateway/helpers.ts';
 import { launch, parseMoney, reviewShot, withPage } from './browser.ts';
 

@@ -35,12 +35,12 @@ test('DMT (RBI 2024): OVD verified once, an OTP on every transfer, remitter deta
       gw,
       headers,
       mobile,
-      'AB12345678',
+      '5566778899',
       'Sunita Rao',
       'HDFC0CAACOB',
     );
     const bene = await request(`${gw.url}/api/dmt/beneficiary?mobile=${mobile}`, { headers });
-    assert.equal(bene.body.data[0].account_number, 'AB12345678', 'an alphanumeric account number');
+    assert.equal(bene.body.data[0].account_number, '5566778899');
     assert.equal(
       bene.body.data[0].bank,
       'Akhand Anand Co.op Bank',

@@ -15,36 +15,7 @@ import {
   startPaymentsGateway,
   verifyOk,
 } from '../support/payments-helpers.js';
-
-/** Logs in through a dashboard form (CSRF token from the page) and returns the session cookie. */
-async function dashboardSession(
-  base: string,
-  path: string,
-  fields: Record<string, string>,
-): Promise<string> {
-  const jar = new Map<string, string>();
-  const take = (response: Response) => {
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const eq = pair!.indexOf('=');
-      jar.set(pair!.slice(0, eq), pair!.slice(eq + 1));
-    }
-  };
-  const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
-  const form = await fetch(`${base}${path}`, { redirect: 'manual' });
-  take(form);
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1];
-  assert.ok(csrf, `a CSRF token on ${path}`);
-  const posted = await fetch(`${base}${path}`, {
-    method: 'POST',
-    headers: { cookie: cookie(), 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ ...fields, _csrf: csrf }),
-    redirect: 'manual',
-  });
-  take(posted);
-  assert.equal(posted.status, 303, `log in at ${path}`);
-  return cookie();
-}
+import { dashboardSession } from '../support/dashboard-session.ts';
 
 test('network: distributor, schemes within its margin, a retailer funded once per reference, the override posted net of TDS', async () => {
   const gw = await startPaymentsGateway();

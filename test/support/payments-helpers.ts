@@ -15,7 +15,7 @@ import {
 } from '../gateway/helpers.ts';
 import { JOURNAL_DIR } from '../../gateway/store/store.ts';
 import { readJournal } from '../../gateway/store/journal.ts';
-import { verhoeffCheckDigit } from '../../gateway/payments/validators.ts';
+import { verhoeffCheckDigit } from '../../gateway/payments/identity/aadhaar.ts';
 import { ScriptedUpstream } from './scripted-upstream.ts';
 
 /** A valid Aadhaar number built from 11 digits (first 2–9) plus its Verhoeff check digit. */

@@ -21,6 +21,8 @@ import {
   whitelistBody,
 } from './schemas.js';
 import { submissionView } from '../onboarding/kyc.js';
+import { duplicateIndexes, duplicatesOf } from '../identity/duplicates.js';
+import type { KycSubmission } from '../engine/tables.js';
 import { readDocument } from '../sealing.js';
 import {
   TRANSACTION_ACTIONS,
@@ -58,6 +60,12 @@ const KYC_STATUSES = ['submitted', 'approved', 'rejected'] as const;
 
 function kycRoutes(ctx: PaymentsContext, router: Router): void {
   const { store, config } = ctx;
+  duplicateIndexes(store); // declared before the first request (PostgreSQL builds them)
+  /** Submissions as the admin sees them: each with the other accounts of its Aadhaar and PAN. */
+  const flagged = async (submissions: KycSubmission[]) => {
+    const duplicates = await store.read(() => submissions.map((s) => duplicatesOf(store, s)));
+    return submissions.map((s, i) => ({ ...submissionView(s), duplicates: duplicates[i]! }));
+  };
   router.get('/kyc', async (req, res) => {
     const query = parseWith(kycListQuery, req.query);
     await store.readDurable();
@@ -89,7 +97,7 @@ function kycRoutes(ctx: PaymentsContext, router: Router): void {
       total,
       page: query.page,
       limit: query.limit,
-      data: page.map(submissionView),
+      data: await flagged(page),
     });
   });
 
@@ -98,7 +106,7 @@ function kycRoutes(ctx: PaymentsContext, router: Router): void {
     await store.readDurable();
     const submission = store.get('kyc_submissions', id);
     if (!submission) throw notFound(`no eKYC submission for account ${id}`, 'kyc_not_found');
-    res.json(submissionView(submission));
+    res.json((await flagged([submission]))[0]);
   });
 
   router.get('/kyc/:accountId/documents/:docId', async (req, res) => {

@@ -16,7 +16,8 @@ import type { PaymentsContext } from '../context.js';
 import type { Answer } from '../engine/engine.js';
 import { requestHash } from '../engine/intent.js';
 import type { fetchBody, payBody, validateBody } from './schemas.js';
-import { MOBILE_PATTERN, normalizeMobile, panError } from '../validators.js';
+import { mobileError, normalizeMobile } from '../identity/mobile.js';
+import { parsePan } from '../identity/pan.js';
 import { billFetchExpired, type FetchedBill } from '../engine/tables.js';
 import { UNDONE_STATUSES } from '../engine/transactions.js';
 
@@ -215,12 +216,8 @@ async function fetchBill(
 /** A customer's mobile number as BBPS wants it: ten digits (a +91 or 0 prefix and spaces dropped). */
 function customerMobile(raw: string): string {
   const mobile = normalizeMobile(raw);
-  if (!MOBILE_PATTERN.test(mobile))
-    throw badRequest(
-      'customer_mobile: not a mobile number (10 digits, starting 6 to 9)',
-      'customer_mobile',
-      'invalid_value',
-    );
+  const error = mobileError(mobile);
+  if (error) throw badRequest(`customer_mobile: ${error}`, 'customer_mobile', 'invalid_mobile');
   return mobile;
 }
 
@@ -263,9 +260,10 @@ function customerDetails(
   const customer_mobile = customerMobile(body.customer_mobile);
   let customer_pan: string | null = null;
   if (body.customer_pan !== undefined) {
-    customer_pan = body.customer_pan.replace(/\s/g, '').toUpperCase();
-    const error = panError(customer_pan);
-    if (error) throw badRequest(`customer_pan: ${error}`, 'customer_pan', 'invalid_pan');
+    const parsed = parsePan(body.customer_pan);
+    if ('error' in parsed)
+      throw badRequest(`customer_pan: ${parsed.error}`, 'customer_pan', 'invalid_pan');
+    customer_pan = parsed.pan;
   }
   if (customer_pan === null && body.amount >= rules.pan_from_amount)
     throw badRequest(

@@ -12,14 +12,8 @@ import type { Tx } from '../../store/store.js';
 import { newId } from '../../util/ids.js';
 import { microsToUnits } from '../../util/money.js';
 import type { PaymentsContext } from '../context.js';
-import {
-  bankForIfsc,
-  maskAccountNumber,
-  monthKey,
-  namesMatch,
-  remitterKey,
-  usageKey,
-} from './rules.js';
+import { bankForIfsc, maskAccountNumber } from '../identity/bank.js';
+import { monthKey, namesMatch, remitterKey, usageKey } from './rules.js';
 import {
   checkOtp,
   countOtpSend,

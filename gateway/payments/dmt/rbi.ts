@@ -33,7 +33,8 @@ import {
   sendOtpSms,
   uncountOtpSend,
 } from './otp.js';
-import { maskAccountNumber, monthKey, parseOvd, remitterKey, usageKey } from './rules.js';
+import { maskAccountNumber } from '../identity/bank.js';
+import { monthKey, parseOvd, remitterKey, usageKey } from './rules.js';
 import type { remitterKycBody, transactBody, transferOtpBody } from './schemas.js';
 import type { RemitterKyc, SplitTransfer, TransferOtp } from './tables.js';
 

@@ -25,7 +25,7 @@ import {
   type OtpSends,
   type StoredOtp,
 } from './otp.js';
-import { maskAccountNumber } from './rules.js';
+import { maskAccountNumber } from '../identity/bank.js';
 
 type Ctx = Pick<PaymentsContext, 'store' | 'logger' | 'settings' | 'engine' | 'config' | 'sms'>;
 

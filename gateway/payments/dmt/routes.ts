@@ -41,11 +41,11 @@ import {
   verifyBody,
 } from './schemas.js';
 import { confirmRefund, requestRefundOtp } from './refund.js';
-import { mobileSchema } from '../schemas.js';
+import { mobileField } from '../identity/fields.js';
 import type { Beneficiary } from '../engine/tables.js';
 
 // Every schema is built once, here or when the router is built, never per request.
-const mobileParams = z.object({ mobile: mobileSchema });
+const mobileParams = z.object({ mobile: mobileField });
 const beneIdParams = z.object({ bene_id: beneIdParam });
 const parentParams = z.object({
   parent_id: z.string().regex(/^dmtp_[0-9a-f]{24}$/, 'is not a split transfer id'),
@@ -311,7 +311,7 @@ export function dmtAdminRouter(ctx: PaymentsContext): Router {
   const router = Router();
   const params = z.object({
     account_id: z.string().regex(/^acc_[0-9a-f]{24}$/, 'is not an account id'),
-    mobile: mobileSchema,
+    mobile: mobileField,
   });
   router.put('/dmt/remitters/:account_id/:mobile/level', async (req, res) => {
     const { account_id, mobile } = parseWith(params, req.params);

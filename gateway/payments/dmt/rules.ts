@@ -1,18 +1,6 @@
-// Pure rules of money transfer: calendar months for the monthly limit, account numbers and
-// IFSC codes, bank names (OTPs: otp.ts).
-import { aadhaarError } from '../validators.js';
-import { rowOf } from '../../store/state.js';
-import banknames from 'ifsc/src/banknames.json' with { type: 'json' };
-import sublets from 'ifsc/src/sublet.json' with { type: 'json' };
-import customSublets from 'ifsc/src/custom-sublets.json' with { type: 'json' };
-
-export const IFSC_PATTERN = /^[A-Z]{4}0[A-Z0-9]{6}$/;
-/**
- * An account number as banks issue them: digits and (some co-operative and foreign banks)
- * letters, leading zeros kept, 6 to 34 characters (NEFT's field takes 34); spaces, hyphens and
- * slashes are dropped.
- */
-export const ACCOUNT_NUMBER_PATTERN = /^(?=[A-Z0-9]*\d)[A-Z0-9]{6,34}$/;
+// Pure rules of money transfer: calendar months for the monthly limit, the documents a
+// remitter's KYC takes (account numbers, IFSC codes, bank names: identity/bank.ts; OTPs: otp.ts).
+import { aadhaarError, maskAadhaar } from '../identity/aadhaar.js';
 export const TXN_TYPES = ['IMPS', 'NEFT'] as const;
 export type TxnType = (typeof TXN_TYPES)[number];
 
@@ -45,10 +33,6 @@ export function remitterKey(account_id: string, mobile: string): string {
   return `${account_id}:${mobile}`;
 }
 
-export function normalizeAccountNumber(input: string): string {
-  return input.replace(/[\s/-]/g, '').toUpperCase();
-}
-
 /** The officially valid documents' number formats (KYC Master Direction), after upper-casing and dropping spaces. */
 const OVD_PATTERNS: Readonly<Record<string, { pattern: RegExp; example: string }>> = {
   passport: { pattern: /^[A-PR-WY][1-9]\d{5}[1-9]$/, example: 'J8369854' },
@@ -68,7 +52,7 @@ export function parseOvd(
   if (type === 'aadhaar') {
     const digits = input.replace(/[\s-]/g, '');
     const error = aadhaarError(digits);
-    return error ? { error } : { number: digits, masked: `XXXX-XXXX-${digits.slice(-4)}` };
+    return error ? { error } : { number: digits, masked: maskAadhaar(digits) };
   }
   const rule = OVD_PATTERNS[type];
   const number = input.replace(type === 'nrega_job_card' ? /\s/g : /[\s-]/g, '').toUpperCase();
@@ -76,38 +60,6 @@ export function parseOvd(
     return { error: `is not a ${type.replace(/_/g, ' ')} number (e.g. ${rule?.example ?? '?'})` };
   return { number, masked: `${'X'.repeat(Math.max(0, number.length - 4))}${number.slice(-4)}` };
 }
-
-export function normalizeIfsc(input: string): string {
-  return input.trim().toUpperCase();
-}
-
-/**
- * The bank of an IFSC, from the IFSC itself: the first four letters name the bank, except for
- * sublet branches (a co-operative or regional bank's branch coded under its sponsor bank's
- * prefix, e.g. HDFC0CAACOB is Akhand Anand Co-op Bank), listed by Razorpay's `ifsc` data
- * (MIT; only its bank names and sublet lists are bundled, not its 1 MB branch list).
- */
-export function bankCodeForIfsc(ifsc: string): string {
-  const sublet = rowOf(SUBLETS, ifsc);
-  if (sublet) return sublet;
-  let best: string | null = null;
-  let best_length = 0;
-  for (const [prefix, code] of CUSTOM_SUBLETS)
-    if (prefix.length > best_length && ifsc.startsWith(prefix)) {
-      best = code;
-      best_length = prefix.length;
-    }
-  return best ?? ifsc.slice(0, 4);
-}
-
-export function bankForIfsc(ifsc: string): string {
-  const code = bankCodeForIfsc(ifsc);
-  return rowOf(BANK_NAMES, code) ?? `${code} (IFSC ${ifsc})`;
-}
-
-const SUBLETS = sublets as Readonly<Record<string, string>>;
-const BANK_NAMES = banknames as Readonly<Record<string, string>>;
-const CUSTOM_SUBLETS = Object.entries(customSublets as Readonly<Record<string, string>>);
 
 /** Names compared the way a penny-drop match is read: case, punctuation, titles and order ignored. */
 export function namesMatch(a: string, b: string): boolean {
@@ -120,8 +72,4 @@ export function namesMatch(a: string, b: string): boolean {
       .sort()
       .join(' ');
   return words(a) !== '' && words(a) === words(b);
-}
-
-export function maskAccountNumber(account_number: string): string {
-  return `${'X'.repeat(Math.max(0, account_number.length - 4))}${account_number.slice(-4)}`;
 }

@@ -3,18 +3,13 @@ import { z } from 'zod';
 import { unitsAmountSchema } from '../../util/amount-schema.js';
 import { microsToUnits } from '../../util/money.js';
 import type { PaymentsConfig } from '../config.js';
-import { clientRef, mobileSchema, nameSchema } from '../schemas.js';
+import { clientRef } from '../schemas.js';
+import { accountNumberField, ifscField, mobileField, personNameField } from '../identity/fields.js';
 import { KYC_LEVELS } from './config.js';
 import { OVD_TYPES } from './tables.js';
-import {
-  ACCOUNT_NUMBER_PATTERN,
-  IFSC_PATTERN,
-  TXN_TYPES,
-  normalizeAccountNumber,
-  normalizeIfsc,
-} from './rules.js';
+import { TXN_TYPES } from './rules.js';
 
-export const remitterBody = z.strictObject({ mobile: mobileSchema, name: nameSchema });
+export const remitterBody = z.strictObject({ mobile: mobileField, name: personNameField });
 const otpField = (digits: number) =>
   z
     .union([z.string(), z.int().transform(String)])
@@ -24,33 +19,19 @@ const otpField = (digits: number) =>
         .regex(new RegExp(`^\\d{${digits}}$`), `must be the ${digits}-digit code that was sent`),
     );
 export const otpBody = (digits: number) =>
-  z.strictObject({ mobile: mobileSchema, otp: otpField(digits) });
+  z.strictObject({ mobile: mobileField, otp: otpField(digits) });
 /** The customer's OTP confirming a failed transfer's refund. */
 export const refundBody = (digits: number) => z.strictObject({ otp: otpField(digits) });
 export const refundOtpBody = z.strictObject({});
 export const txnIdParam = z.string().regex(/^txn_[0-9a-f]{24}$/, 'is not a transaction id');
 export const beneficiaryBody = z.strictObject({
-  mobile: mobileSchema,
-  name: nameSchema,
-  account_number: z
-    .string({ error: 'is required' })
-    .max(40)
-    .transform(normalizeAccountNumber)
-    .refine(
-      (n) => ACCOUNT_NUMBER_PATTERN.test(n),
-      'must be 6 to 34 digits or letters as the bank issued it (spaces, hyphens and slashes are dropped)',
-    ),
-  ifsc: z
-    .string({ error: 'is required' })
-    .max(20)
-    .transform(normalizeIfsc)
-    .refine(
-      (code) => IFSC_PATTERN.test(code),
-      'must be an IFSC: 4 letters, 0, then 6 letters or digits (e.g. SBIN0001234)',
-    ),
+  mobile: mobileField,
+  name: personNameField,
+  account_number: accountNumberField,
+  ifsc: ifscField,
   bank: z.string().trim().min(1).max(100).optional(),
 });
-export const beneficiaryListQuery = z.object({ mobile: mobileSchema });
+export const beneficiaryListQuery = z.object({ mobile: mobileField });
 export const beneIdParam = z.string().regex(/^bene_[0-9a-f]{24}$/, 'is not a beneficiary id');
 export const verifyBody = z.strictObject({ client_ref: clientRef });
 /** The most one transfer request may move: the per-transfer limit (2024 framework: the largest level's) times the legs allowed. */
@@ -74,7 +55,7 @@ const otpCode = (digits: number) =>
     );
 
 const transferFields = () => ({
-  mobile: mobileSchema,
+  mobile: mobileField,
   bene_id: beneIdParam,
   amount: unitsAmountSchema(2, 10_000_000),
   txn_type: z
@@ -116,11 +97,11 @@ export const transferOtpBody = (settings: PaymentsConfig['dmt']) =>
   z.strictObject(transferFields()).superRefine(amountWithin(settings));
 
 export const remitterKycBody = z.strictObject({
-  mobile: mobileSchema,
+  mobile: mobileField,
   document_type: z.enum(OVD_TYPES, { error: `must be one of ${OVD_TYPES.join(', ')}` }),
   document_number: z.string({ error: 'is required' }).trim().min(4).max(40),
   /** The name on the document. */
-  name: nameSchema,
+  name: personNameField,
   address: z.string().trim().min(1).max(300).optional(),
 });
 

@@ -3,7 +3,8 @@
 // engine's renderers; no rules here.
 import { microsToUnits } from '../../util/money.js';
 import type { PaymentsConfig } from '../config.js';
-import { maskAccountNumber, namesMatch } from './rules.js';
+import { maskAccountNumber } from '../identity/bank.js';
+import { namesMatch } from './rules.js';
 import { parentStatus, remitterLimits } from './rbi.js';
 import type { SplitTransfer } from './tables.js';
 import { txnAnswer, type Answer } from '../engine/engine.js';

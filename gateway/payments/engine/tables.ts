@@ -135,6 +135,12 @@ export interface KycSubmission {
   name: string;
   /** Only the last four digits are kept. */
   aadhaar_masked: string;
+  /**
+   * The Aadhaar number's fingerprint (Sealer.fingerprint), the key of the index that finds
+   * one number on several accounts (identity/duplicates.ts); absent in submissions from
+   * before it was kept.
+   */
+  aadhaar_fingerprint?: string;
   pan_number: string;
   gstin: string | null;
   /** The business address, when given (absent in submissions from before it was asked). */

@@ -21,6 +21,7 @@ import {
 import type { registerBody } from './schemas.js';
 import type { KycSubmission } from '../engine/tables.js';
 import { newId } from '../../util/ids.js';
+import { aadhaarFingerprint } from '../identity/duplicates.js';
 
 type Ctx = Pick<PaymentsContext, 'store' | 'config' | 'settings' | 'clock' | 'sealer'>;
 
@@ -86,12 +87,16 @@ export function onboardingCommands(ctx: Ctx): OnboardingCommands {
         discardStaged(files);
         throw error;
       }
-      const documents = placeStaged(config.data_dir, files);
+      // What is kept of the submission besides its fields: the Aadhaar number only as its fingerprint.
+      const kept = {
+        documents: placeStaged(config.data_dir, files),
+        aadhaar_fingerprint: aadhaarFingerprint(ctx.sealer, body.aadhaar_number),
+      };
       try {
         return await store.transact((tx) => {
           const previous = tx.get('kyc_submissions', account_id);
           refuseResubmission(previous?.status);
-          const next = newSubmission(account_id, body, documents, tx.now.toISOString(), previous);
+          const next = newSubmission(account_id, body, kept, tx.now.toISOString(), previous);
           tx.set('kyc_submissions', account_id, next);
           tx.set('accounts', account_id, {
             ...tx.get('accounts', account_id)!,
@@ -100,7 +105,7 @@ export function onboardingCommands(ctx: Ctx): OnboardingCommands {
           return next;
         });
       } catch (error) {
-        removeDocuments(config.data_dir, documents);
+        removeDocuments(config.data_dir, kept.documents);
         throw error;
       }
     },

@@ -18,13 +18,9 @@ import { documentAad } from '../sealing.js';
 import type { PaymentsConfig } from '../config.js';
 import { gstStateSchema } from '../tax-config.js';
 import type { KycDocument, KycSubmission } from '../engine/tables.js';
-import {
-  aadhaarError,
-  gstinError,
-  maskAadhaar,
-  normalizeAadhaar,
-  panError,
-} from '../validators.js';
+import { gstinError } from '../validators.js';
+import { maskAadhaar } from '../identity/aadhaar.js';
+import { aadhaarField, panField, personNameField } from '../identity/fields.js';
 
 export const DOCUMENT_FIELDS = [
   'aadhaar_document',
@@ -33,22 +29,12 @@ export const DOCUMENT_FIELDS = [
   'other_document',
 ] as const;
 
-const check =
-  (error: (value: string) => string | null) => (value: string, ctx: z.RefinementCtx) => {
-    const message = error(value);
-    if (message) ctx.addIssue({ code: 'custom', message });
-  };
-
 export const kycBody = z
   .strictObject({
-    name: z.string().trim().min(2, 'must be at least 2 characters').max(200),
-    aadhaar_number: z.string().max(20).transform(normalizeAadhaar).superRefine(check(aadhaarError)),
-    pan_number: z
-      .string()
-      .trim()
-      .max(10)
-      .transform((v) => v.toUpperCase())
-      .superRefine(check(panError)),
+    /** The holder's name as the bank and the PAN hold it (identity/person.ts). */
+    name: personNameField,
+    aadhaar_number: aadhaarField,
+    pan_number: panField,
     gstin: z
       .string()
       .trim()
@@ -403,14 +389,16 @@ export function removeDocuments(data_dir: string, documents: KycDocument[]): voi
 export function newSubmission(
   account_id: string,
   body: KycBody,
-  documents: KycDocument[],
+  kept: { documents: KycDocument[]; aadhaar_fingerprint: string },
   at: string,
   previous: KycSubmission | undefined,
 ): KycSubmission {
+  const { documents, aadhaar_fingerprint } = kept;
   return {
     account_id,
     name: body.name,
     aadhaar_masked: maskAadhaar(body.aadhaar_number),
+    aadhaar_fingerprint,
     pan_number: body.pan_number,
     gstin: body.gstin ? body.gstin : null,
     ...(body.address !== undefined ? { address: body.address } : {}),

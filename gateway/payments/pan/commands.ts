@@ -8,7 +8,9 @@ import type { Account } from '../../store/state.js';
 import type { PaymentsContext } from '../context.js';
 import type { Answer } from '../engine/engine.js';
 import { requestHash } from '../engine/intent.js';
-import { parsePan } from './views.js';
+import { parsePan } from '../identity/pan.js';
+import { dateOfBirthError } from '../identity/person.js';
+import { indiaTime } from '../../kernel/india-time.js';
 import type { panBody, panVerifyBody } from './schemas.js';
 
 type Ctx = Pick<PaymentsContext, 'settings' | 'engine' | 'pricing' | 'store'>;
@@ -48,7 +50,7 @@ export function findPan(
 
 /** A PAN verification of one variant: a payment of that variant's fee, like a lookup. */
 export function verifyPan(
-  ctx: Ctx,
+  ctx: Ctx & Pick<PaymentsContext, 'clock'>,
   account: Account,
   body: z.output<typeof panVerifyBody>,
   idempotency_key: string | null,
@@ -56,6 +58,11 @@ export function verifyPan(
   const parsed = parsePan(body.pan_number);
   if ('error' in parsed)
     throw badRequest(`pan_number: ${parsed.error}`, 'pan_number', 'invalid_pan');
+  if (body.dob !== undefined) {
+    // Before the fee is held: a date of birth that cannot be one is refused, not charged.
+    const error = dateOfBirthError(body.dob, indiaTime(ctx.clock.now()).date);
+    if (error) throw badRequest(`dob: ${error}`, 'dob', 'invalid_date');
+  }
   const client_ref = body.client_ref ?? null;
   const fee = ctx.settings.pan.variants[body.variant];
   const asked = {

@@ -1,24 +1,22 @@
 // PAN lookup's request.
 import { z } from 'zod';
 import { clientRef } from '../schemas.js';
+import { dateField, panField, personNameField } from '../identity/fields.js';
 import { PAN_VARIANTS } from './config.js';
 
 export const panBody = z.strictObject({
-  pan_number: z.string({ error: 'is required' }).max(20),
+  pan_number: panField,
   client_ref: clientRef,
 });
 
 /** A PAN verification: the variant, and the name and date of birth to match where it asks. */
 export const panVerifyBody = z
   .strictObject({
-    pan_number: z.string({ error: 'is required' }).max(20),
+    pan_number: panField,
     variant: z.enum(PAN_VARIANTS, { error: `must be one of ${PAN_VARIANTS.join(', ')}` }),
-    name: z.string().trim().min(1).max(100).optional(),
-    dob: z
-      .string()
-      .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
-      .refine((d) => !Number.isNaN(Date.parse(d)), 'is not a date')
-      .optional(),
+    name: personNameField.optional(),
+    /** The holder's date of birth (in the past: checked against the clock by verifyPan). */
+    dob: dateField.optional(),
     client_ref: clientRef,
   })
   .superRefine((body, ctx) => {

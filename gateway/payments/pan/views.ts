@@ -1,36 +1,9 @@
-// PAN lookup: the PAN's own rules (its form and the holder type of its fourth character)
-// and the answer of a lookup (the engine's renderer, stored as the idempotent reply).
+// PAN lookup's answer (the engine's renderer, stored as the idempotent reply); the PAN's own
+// rules are identity/pan.ts.
 import { microsToUnits } from '../../util/money.js';
 import type { Answer } from '../engine/engine.js';
 import type { PaymentTxn } from '../engine/tables.js';
 import { taxView } from '../engine/tax.js';
-
-/** The fourth character of a PAN names the holder's status. */
-export const PAN_HOLDER_TYPES: Readonly<Record<string, string>> = {
-  P: 'Individual',
-  C: 'Company',
-  H: 'HUF',
-  F: 'Firm',
-  A: 'AOP',
-  T: 'Trust',
-  B: 'BOI',
-  L: 'Local Authority',
-  J: 'Artificial Juridical Person',
-  G: 'Government',
-};
-
-/** A PAN in canonical form (upper case, no spaces), or the reason it is not one. */
-export function parsePan(input: string): { pan: string; type: string } | { error: string } {
-  const pan = input.replace(/\s/g, '').toUpperCase();
-  if (!/^[A-Z]{5}[0-9]{4}[A-Z]$/.test(pan))
-    return { error: 'must be 5 letters, 4 digits and a letter (e.g. ABCPE1234F)' };
-  const type = PAN_HOLDER_TYPES[pan[3]!];
-  if (!type)
-    return {
-      error: `the fourth character must be a holder status (${Object.keys(PAN_HOLDER_TYPES).join(', ')}), not ${pan[3]}`,
-    };
-  return { pan, type };
-}
 
 export function renderPan(txn: PaymentTxn, balance_micros: number): Answer {
   const pan = txn.subject;

@@ -11,7 +11,7 @@ import type { PaymentsContext } from '../context.js';
 import type { Answer } from '../engine/engine.js';
 import { requestHash } from '../engine/intent.js';
 import type { rechargeBody } from './schemas.js';
-import { MOBILE_PATTERN, normalizeMobile } from '../validators.js';
+import { mobileError, normalizeMobile } from '../identity/mobile.js';
 import type { NumberLookup, Plan, RechargeLookups } from './lookup.js';
 import type { BillsCommands } from '../bills/commands.js';
 
@@ -31,6 +31,13 @@ export function checkRecharge(
       'unknown_operator',
     );
   const number = operator.mobile ? normalizeMobile(body.number) : body.number.replace(/\s/g, '');
+  const not_mobile = operator.mobile ? mobileError(number) : null;
+  if (not_mobile)
+    throw badRequest(
+      `number: ${operator.name} recharges mobile numbers: the number ${not_mobile}`,
+      'number',
+      'invalid_number',
+    );
   if (!new RegExp(operator.number_pattern).test(number)) {
     throw badRequest(
       `number: not a valid ${operator.number_label} for ${operator.name}`,
@@ -230,7 +237,7 @@ class Recharge implements RechargeCommands {
     let checked = given;
     if (!checked) {
       const mobile = normalizeMobile(body.number);
-      if (!MOBILE_PATTERN.test(mobile))
+      if (mobileError(mobile))
         throw badRequest(
           'number: without operator_id the number must be a mobile number (10 digits, starting 6 to 9), whose operator is looked up',
           'number',

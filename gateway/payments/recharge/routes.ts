@@ -20,7 +20,7 @@ import {
   plansQuery,
   rechargeBody,
 } from './schemas.js';
-import { MOBILE_PATTERN, normalizeMobile } from '../validators.js';
+import { mobileError, normalizeMobile } from '../identity/mobile.js';
 
 export function rechargeRouter(ctx: PaymentsContext): Router {
   const { store, logger, settings } = ctx;
@@ -62,12 +62,8 @@ export function rechargeRouter(ctx: PaymentsContext): Router {
 
 function mobileOf(raw: string): string {
   const mobile = normalizeMobile(raw);
-  if (!MOBILE_PATTERN.test(mobile))
-    throw badRequest(
-      'number: not a mobile number (10 digits, starting 6 to 9)',
-      'number',
-      'invalid_number',
-    );
+  const error = mobileError(mobile);
+  if (error) throw badRequest(`number: ${error}`, 'number', 'invalid_number');
   return mobile;
 }
 

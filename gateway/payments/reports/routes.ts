@@ -16,7 +16,7 @@ import { ApiError, badRequest, parseWith } from '../../http/errors.js';
 import { authorize } from '../auth.js';
 import type { PaymentsContext } from '../context.js';
 import { reportsQuery } from './schemas.js';
-import { MOBILE_PATTERN, normalizeMobile } from '../validators.js';
+import { MOBILE_PATTERN, normalizeMobile } from '../identity/mobile.js';
 import {
   REPORTS,
   aiUsageRows,

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ApiError } from '../../http/errors.js';
 import type { Account, ServiceName } from '../../store/state.js';
 import { submissionView } from '../../payments/onboarding/kyc.js';
+import { duplicatesOf, type KycDuplicates } from '../../payments/identity/duplicates.js';
 import { MAX_WHITELIST_ENTRIES } from '../../accounts/ip-whitelist.js';
 import {
   fieldError,
@@ -131,27 +132,41 @@ ${
  * the order they were submitted): read through the status index, as GET /admin/kyc does,
  * never by filtering and sorting every submission.
  */
+/** A page of one status's submissions, each with the other accounts of its Aadhaar and PAN. */
 function kycSubmissions(ctx: WebContext, status: KycStatus, page_asked: number) {
   const { store } = ctx.deps;
-  const ids = store.indexBy('kyc_submissions', 'status').ids(status);
-  const pages = Math.max(1, Math.ceil(ids.size / KYC_PAGE_ROWS));
-  const page = Math.min(page_asked, pages);
-  const rows: Array<ReturnType<typeof submissionView>> = [];
-  let skip = (page - 1) * KYC_PAGE_ROWS;
-  for (const id of ids) {
-    if (skip-- > 0) continue;
-    const submission = store.get('kyc_submissions', id);
-    if (submission) rows.push(submissionView(submission));
-    if (rows.length === KYC_PAGE_ROWS) break;
-  }
-  return { rows, page, pages };
+  return store.read(() => {
+    const ids = store.indexBy('kyc_submissions', 'status').ids(status);
+    const pages = Math.max(1, Math.ceil(ids.size / KYC_PAGE_ROWS));
+    const page = Math.min(page_asked, pages);
+    const rows: Array<ReturnType<typeof submissionView> & { duplicates: KycDuplicates }> = [];
+    let skip = (page - 1) * KYC_PAGE_ROWS;
+    for (const id of ids) {
+      if (skip-- > 0) continue;
+      const submission = store.get('kyc_submissions', id);
+      if (submission)
+        rows.push({ ...submissionView(submission), duplicates: duplicatesOf(store, submission) });
+      if (rows.length === KYC_PAGE_ROWS) break;
+    }
+    return { rows, page, pages };
+  });
+}
+
+/** The flag beside an Aadhaar number or PAN that other accounts carry too (links to them). */
+function sharedWith(what: string, found: KycDuplicates['pan']) {
+  if (found.count === 0) return '';
+  const more = found.count - found.accounts.length;
+  return html` <span class="pill warn" data-duplicate="${what}">also on ${found.count} other account${found.count === 1 ? '' : 's'}:</span> ${found.accounts.map(
+    (other) =>
+      html`<a href="/admin/console/accounts/${other.account_id}">${other.account_id}</a> (${other.status}) `,
+  )}${more > 0 ? `and ${more} more` : ''}`;
 }
 
 type KycStatus = 'submitted' | 'approved' | 'rejected';
 
-function kycPage(ctx: WebContext, csrf: string, query: { status: KycStatus; page: number }) {
+async function kycPage(ctx: WebContext, csrf: string, query: { status: KycStatus; page: number }) {
   const { status } = query;
-  const { rows: submissions, page, pages } = kycSubmissions(ctx, status, query.page);
+  const { rows: submissions, page, pages } = await kycSubmissions(ctx, status, query.page);
   const link = (p: number) => `/admin/console/kyc?status=${status}&page=${p}`;
   const tabs = (['submitted', 'approved', 'rejected'] as const).map(
     (name) =>
@@ -170,8 +185,8 @@ ${
 <h2 id="kyc-${id}"><a href="/admin/console/accounts/${id}">${account?.email ?? id}</a> ${kycPill(submission.status)}</h2>
 <dl class="facts">
 <dt>Name</dt><dd>${submission.name}</dd>
-<dt>Aadhaar</dt><dd class="mono">${submission.aadhaar_number}</dd>
-<dt>PAN</dt><dd class="mono">${submission.pan_number}</dd>
+<dt>Aadhaar</dt><dd><span class="mono">${submission.aadhaar_number}</span>${sharedWith('aadhaar', submission.duplicates.aadhaar)}</dd>
+<dt>PAN</dt><dd><span class="mono">${submission.pan_number}</span>${sharedWith('pan', submission.duplicates.pan)}</dd>
 <dt>GSTIN</dt><dd class="mono">${submission.gstin ?? '—'}</dd>
 <dt>Submitted</dt><dd>${formatTimestamp(submission.submitted_at)}${submission.submissions > 1 ? ` (submission ${submission.submissions})` : ''}</dd>
 ${submission.reviewed_at ? html`<dt>Reviewed</dt><dd>${formatTimestamp(submission.reviewed_at)}</dd>` : ''}
@@ -290,7 +305,7 @@ function kycReviewRoutes(ctx: WebContext, router: Router): void {
     sendAdminPage(ctx, res, state, 200, {
       title: 'eKYC review',
       current: '/admin/console/kyc',
-      body: kycPage(ctx, state.csrf, statusQuery.parse(req.query)),
+      body: await kycPage(ctx, state.csrf, statusQuery.parse(req.query)),
     });
   });
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { parentStatus, splitAmount } from '../../../gateway/payments/dmt/rbi.ts';
 import { parseOvd } from '../../../gateway/payments/dmt/rules.ts';
 import { bankReference } from '../../../gateway/providers/sandbox.ts';
-import { verhoeffCheckDigit } from '../../../gateway/payments/validators.ts';
+import { verhoeffCheckDigit } from '../../../gateway/payments/identity/aadhaar.ts';
 import type { PaymentTxn } from '../../../gateway/payments/engine/tables.ts';
 
 test('OVDs: each type by its own format; kept masked to the last four characters', () => {
@@ -43,8 +43,8 @@ test("a split transfer's status follows its legs", () => {
   assert.equal(parentStatus(legs('refunded', 'refunded')), 'refunded');
 });
 
-test('bank references: a NEFT UTR of 16 characters, an IMPS RRN of 12 digits, both dated', () => {
-  const at = new Date('2025-07-21T09:15:00Z'); // day 202 of 2025
+test("bank references: a NEFT UTR of 16 characters, an IMPS RRN of 12 digits, both dated in India's time", () => {
+  const at = new Date('2025-07-21T09:15:00Z'); // day 202 of 2025, 14:45 in India
   const request = (txn_type: string) => ({
     txn_id: 'txn_0123456789abcdef01234567',
     service: 'dmt' as const,
@@ -57,6 +57,10 @@ test('bank references: a NEFT UTR of 16 characters, an IMPS RRN of 12 digits, bo
   assert.match(neft.utr, /^YESBN5202\d{7}$/);
   assert.equal(neft.utr.length, 16);
   const imps = bankReference(request('IMPS'), at);
-  assert.match(imps.utr, /^520209\d{6}$/);
+  assert.match(imps.utr, /^520214\d{6}$/);
+  // 20:00 UTC on 31 December is 01:30 on 1 January in India: year 6, day 001, hour 01.
+  const new_year = new Date('2025-12-31T20:00:00Z');
+  assert.match(bankReference(request('IMPS'), new_year).utr, /^600101\d{6}$/);
+  assert.match(bankReference(request('NEFT'), new_year).utr, /^YESBN6001\d{7}$/);
   assert.equal(imps.rrn, imps.utr);
 });

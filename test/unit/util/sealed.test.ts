@@ -76,3 +76,21 @@ test('a file sealed as a stream opens as one sealed whole, and only at its own p
   assert.deepEqual(sealer.openBytes(sealed, 'kyc_document:a/b.pdf'), plain);
   assert.throws(() => sealer.openBytes(sealed, 'kyc_document:a/c.pdf'), /does not authenticate/);
 });
+
+test('fingerprints: equal values equal under one key, apart by purpose and key, never the value; a rotation turns old into new', () => {
+  const old_key = newKey();
+  const new_key = newKey();
+  const before = new Sealer([old_key]);
+  const fp = before.fingerprint('234123412346', 'aadhaar');
+  assert.equal(before.fingerprint('234123412346', 'aadhaar'), fp);
+  assert.notEqual(before.fingerprint('234123412347', 'aadhaar'), fp);
+  assert.notEqual(before.fingerprint('234123412346', 'other'), fp);
+  assert.ok(!fp.includes('2341'), fp);
+  assert.ok(before.isCurrentFingerprint(fp));
+  assert.equal(before.refingerprint(fp, 'aadhaar'), null, 'current already');
+  const after = new Sealer([new_key, old_key]);
+  assert.ok(!after.isCurrentFingerprint(fp));
+  assert.equal(after.refingerprint(fp, 'aadhaar'), after.fingerprint('234123412346', 'aadhaar'));
+  assert.throws(() => new Sealer([new_key]).refingerprint(fp, 'aadhaar'), SealError);
+  assert.throws(() => before.fingerprint('x'.repeat(16), 'aadhaar'), SealError);
+});
