@@ -24,6 +24,8 @@ export interface AppDeps extends Pick<RoomDeps, 'config' | 'logger' | 'public_ur
   metrics: Metrics;
   /** The config's trust_proxy, compiled once by main.ts: Express's req.ip and the /v1 lane apply this one rule. */
   trust_proxy: TrustProxy;
+  /** Why the gateway cannot serve now (`/readyz`): none, it is ready. */
+  readiness?: () => Promise<string[]>;
 }
 
 /** What the app mounts: each room as its factory returned it. main.ts builds them and owns their lifecycles. */
@@ -51,8 +53,16 @@ export function createApp(deps: AppDeps, rooms: Rooms): Express {
     next();
   });
 
+  // Liveness: the process answers. Readiness: it can commit and serve (Kubernetes' two probes).
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
+  });
+  app.get('/readyz', (_req, res, next) => {
+    (deps.readiness?.() ?? Promise.resolve([])).then((reasons) => {
+      res.setHeader('cache-control', 'no-store');
+      if (reasons.length === 0) res.json({ status: 'ready' });
+      else res.status(503).json({ status: 'not_ready', reasons });
+    }, next);
   });
   let openapi: unknown = null;
   app.get('/openapi.json', (_req, res) => {

@@ -74,6 +74,21 @@ export const configSchema = z.strictObject({
         .min(4096)
         .max(1024 * 1024 * 1024)
         .default(64 * 1024 * 1024),
+      /** Room kept on the data dir's disk for the journal (a file of zeros written ahead): a checkpoint or index run never takes it. */
+      disk_reserve_bytes: z
+        .number()
+        .int()
+        .min(0)
+        .max(16 * 1024 * 1024 * 1024)
+        .default(16 * 1024 * 1024),
+      /** A warning in the log once the data dir's disk has less than this free. */
+      disk_warn_free_bytes: z
+        .number()
+        .int()
+        .min(0)
+        .default(512 * 1024 * 1024),
+      /** How often the disk's free space is looked at (the warning; writes resuming after a full disk). */
+      disk_check_interval_ms: z.number().int().min(100).max(60_000).default(1_000),
     })
     .prefault({}),
 });

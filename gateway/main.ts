@@ -176,6 +176,7 @@ async function serve(config: Config): Promise<void> {
   let public_url = ''; // computed once, when the port is known (port 0 picks one at listen time)
   const metrics = new Metrics();
   metrics.watchStore(() => store.sharedStats());
+  if (store instanceof FileStore) metrics.watchDisk(() => store.diskStats());
   const room_deps = {
     config,
     store,
@@ -194,7 +195,14 @@ async function serve(config: Config): Promise<void> {
   const chat = createChat(room_deps, { engines: llm.engines, trust_proxy });
   const dashboard = createDashboard({ ...room_deps, payments });
   const gateway = createGateway(
-    { config, logger, metrics, trust_proxy, public_url: room_deps.public_url },
+    {
+      config,
+      logger,
+      metrics,
+      trust_proxy,
+      public_url: room_deps.public_url,
+      readiness: () => notReady(store, chat),
+    },
     { accounts, chat, dashboard, payments },
   );
   const server = createHttpServer(
@@ -223,6 +231,19 @@ async function serve(config: Config): Promise<void> {
     await llm.close(); // upstream connection pools
     await store.close();
   });
+}
+
+/** Why the gateway cannot serve now (`/readyz`): the store cannot commit, or every upstream's breaker is open. */
+async function notReady(store: Store, chat: ReturnType<typeof createChat>): Promise<string[]> {
+  const reasons: string[] = [];
+  const store_ready = await store.readiness();
+  if (!store_ready.ready) reasons.push(store_ready.reason);
+  const breakers = Object.entries(chat.breakerStates());
+  if (breakers.length > 0 && breakers.every(([, state]) => state === 'open'))
+    reasons.push(
+      `every upstream's circuit breaker is open (${breakers.map(([name]) => name).join(', ')})`,
+    );
+  return reasons;
 }
 
 /** The line tests and the extension wait for: where the gateway listens, and in which mode. */
@@ -403,11 +424,15 @@ async function openStore(config: Config, warn: (message: string) => void): Promi
       checkpoint_every_records: config.store.checkpoint_every_records,
       checkpoint_interval_ms: config.store.checkpoint_interval_ms,
       segment_bytes: config.store.segment_bytes,
+      disk_reserve_bytes: config.store.disk_reserve_bytes,
+      disk_warn_free_bytes: config.store.disk_warn_free_bytes,
+      disk_check_interval_ms: config.store.disk_check_interval_ms,
       warn,
     });
   } catch (error) {
     const name = (error as Error).name;
-    if (name === 'LockedError' || name === 'CorruptStoreError') fail((error as Error).message, 1);
+    if (name === 'LockedError' || name === 'CorruptStoreError' || name === 'DiskFullError')
+      fail((error as Error).message, 1);
     if (name === 'DataDirModeError') fail((error as Error).message, 2);
     if (config.database_url)
       fail(

@@ -88,12 +88,13 @@ run_level agents node --import tsx --test --test-concurrency=1 --test-reporter=s
 # run (test/gateway/helpers.ts reads AIHUB_TEST_DATABASE_URL). Left out: the suites that start
 # their own clusters (postgres-*, already PostgreSQL) and the ones about the JSON-file store's
 # files on disk, which a database does not have: store-upgrade (old data dir layouts),
-# payments-prune and report-beside-chat (both seed a data dir before the start). encryption runs here: its rotate-key
+# payments-prune and report-beside-chat (both seed a data dir before the start), disk-full (the
+# data dir's disk). encryption runs here: its rotate-key
 # gets the database's --database-url (helpers.ts storeArgs) and skips its legacy-data-dir case.
 # AIHUB_TEST_POSTGRES=skip leaves the pass out (it says so); about 7 minutes here.
 postgres_pass=${AIHUB_TEST_POSTGRES:-run}
 postgres_skip_reason="AIHUB_TEST_POSTGRES=$postgres_pass"
-json_file_only='(postgres-|store-upgrade|payments-prune|report-beside-chat|report-csv-stream)'
+json_file_only='(postgres-|store-upgrade|payments-prune|report-beside-chat|report-csv-stream|disk-full)'
 if [ "$postgres_pass" = run ]; then
   step "postgres cluster"
   pg_out="$log_dir/postgres.json"

@@ -10,6 +10,7 @@ import type { RouteDoc } from '../http/openapi.js';
 import type { Locals } from '../http/lean.js';
 import { createLlm, type Llm } from '../llm/index.js';
 import type { Engine } from '../llm/types.js';
+import type { BreakerState } from '../llm/breaker.js';
 import type { ChatConfig } from './config.js';
 import { chatRouteDocs } from './openapi.js';
 import { ChatRoom } from './room.js';
@@ -55,6 +56,11 @@ export class ChatService {
   async close(): Promise<void> {
     this.room.shared_reservations?.stop();
     await this.own_llm?.close();
+  }
+
+  /** Each upstream target's circuit breaker (`/readyz`: not ready while every one is open). */
+  breakerStates(): Record<string, BreakerState> {
+    return this.room.router.breakerStates();
   }
 
   /** Routes one /v1 request; an unknown path or method is a 404 in OpenAI's shape. */

@@ -160,7 +160,7 @@ function refuse(path: string, req: IncomingMessage, res: ServerResponse, error: 
 /** The paths whose clients read JSON errors; everything else is the dashboard's (HTML). */
 function isJsonPath(path: string): boolean {
   if (path.startsWith('/v1/') || path.startsWith('/v1beta') || isPaymentsPath(path)) return true;
-  if (['/healthz', '/openapi.json', '/metrics'].includes(path)) return true;
+  if (['/healthz', '/readyz', '/openapi.json', '/metrics'].includes(path)) return true;
   return (
     path.startsWith('/admin/') &&
     !/^\/admin\/(console|login|logout)(\/|$)/.test(path) &&

@@ -35,6 +35,7 @@ const KIND_STATUS: Record<ServiceErrorKind, number> = {
   conflict: 409,
   rate_limited: 429,
   unavailable: 503,
+  insufficient_storage: 507,
 };
 
 /** A service's error as the JSON APIs answer it; other errors are returned as they are. */
@@ -140,6 +141,7 @@ const GOOGLE_STATUS: Record<number, string> = {
   502: 'UNAVAILABLE',
   503: 'UNAVAILABLE',
   504: 'DEADLINE_EXCEEDED',
+  507: 'RESOURCE_EXHAUSTED',
 };
 
 /** An error in Google's shape: `{error: {code, message, status, details}}`, details as google.rpc types. */

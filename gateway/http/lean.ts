@@ -6,8 +6,8 @@
 import { newId } from '../util/ids.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
-import { ApiError, errorBody, storeUnavailable } from './errors.js';
-import { StoreUnavailableError } from '../kernel/errors.js';
+import { ApiError, errorBody, fromService, storeUnavailable } from './errors.js';
+import { ServiceError, StoreUnavailableError } from '../kernel/errors.js';
 import { assertWellFormedPath } from './path.js';
 import type { Metrics } from './metrics.js';
 import { guarded } from '../util/guard.js';
@@ -121,6 +121,7 @@ export function runLean(
 /** An error as the answer it gets: its own, the store's 503, or a 500 logged with its cause. */
 function asApiError(error: unknown, logger: Logger, locals: Locals): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof ServiceError) return fromService(error) as ApiError; // a full disk's 507, say
   if (error instanceof StoreUnavailableError) return storeUnavailable(error);
   logger.error({
     msg: 'unexpected error',

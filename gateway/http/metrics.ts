@@ -26,6 +26,14 @@ interface StoreCommitStats {
   runs?: number;
 }
 
+/** What watchDisk shows (the JSON-file store's DiskStats). */
+interface DiskFigures {
+  free_bytes: number;
+  reserve_bytes: number;
+  refusing: boolean;
+  refused_total: number;
+}
+
 export class Metrics {
   readonly registry = new Registry();
   readonly requests = new Counter({
@@ -116,6 +124,44 @@ export class Metrics {
    * null): commit batches by outcome, loads into the cache, statements, invalidations, the
    * records of other gateways applied (0 by design) and the cache's size.
    */
+  /** The JSON-file store's disk: free bytes, the journal's reserve, writes refused for want of room. */
+  watchDisk(stats: () => DiskFigures): void {
+    const gauges: Array<[name: string, help: string, pick: (s: DiskFigures) => number]> = [
+      [
+        'aihub_store_disk_free_bytes',
+        "Bytes free on the data dir's disk (beside the journal's reserve)",
+        (s) => s.free_bytes,
+      ],
+      [
+        'aihub_store_disk_reserve_bytes',
+        'Bytes the journal holds in reserve (store.disk_reserve_bytes; 0 while the disk is full)',
+        (s) => s.reserve_bytes,
+      ],
+      [
+        'aihub_store_writes_refused',
+        '1 while writes are refused (507 insufficient_storage) because the disk is full, else 0',
+        (s) => (s.refusing ? 1 : 0),
+      ],
+    ];
+    for (const [name, help, pick] of gauges) {
+      const gauge: Gauge = new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect: () => gauge.set(pick(stats())),
+      });
+    }
+    const refused: Counter = new Counter({
+      name: 'aihub_store_writes_refused_total',
+      help: 'Commits refused (507) because the disk had no room for them',
+      registers: [this.registry],
+      collect: () => {
+        refused.reset();
+        refused.inc(stats().refused_total);
+      },
+    });
+  }
+
   watchStore(stats: () => StoreCommitStats | null): void {
     const batches: Counter<'outcome'> = new Counter({
       name: 'aihub_store_batches_total',
@@ -242,7 +288,7 @@ export class Metrics {
 
 function surfaceOf(path: string): string {
   const first = path.split('/')[1] ?? '';
-  return ['v1', 'api', 'admin', 'healthz', 'metrics'].includes(first) ? first : 'web';
+  return ['v1', 'api', 'admin', 'healthz', 'readyz', 'metrics'].includes(first) ? first : 'web';
 }
 
 /** The gateway's id in metrics and health: AIHUB_GATEWAY_ID, else hostname:pid. */

@@ -8,7 +8,8 @@ export type ServiceErrorKind =
   | 'insufficient_balance'
   | 'forbidden'
   | 'rate_limited'
-  | 'unavailable';
+  | 'unavailable'
+  | 'insufficient_storage';
 
 export class ServiceError extends Error {
   constructor(
@@ -21,6 +22,19 @@ export class ServiceError extends Error {
   ) {
     super(message);
     this.name = 'ServiceError';
+  }
+}
+
+/**
+ * The data dir's disk had no room to make a change durable (JSON-file store): the change was
+ * undone, nothing of it recorded; reads go on. 507 insufficient_storage on every surface.
+ */
+export class StoreFullError extends ServiceError {
+  constructor(
+    message = "the gateway's disk is full, so this change was not recorded (nothing was changed by it); reads still work; retry once space is freed",
+  ) {
+    super('insufficient_storage', 'insufficient_storage', message, null, { 'retry-after': '5' });
+    this.name = 'StoreFullError';
   }
 }
 

@@ -36,7 +36,7 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-file.js';
 import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
-import { CorruptStoreError, segmentName } from './journal.js';
+import { CorruptStoreError, isNoSpace, segmentName } from './journal.js';
 import {
   ID_INLINE_MAX,
   ID_RUN_DIR,
@@ -738,8 +738,22 @@ export class Archive {
       this.applyOp(ops[index]!, entry);
     }
     this.seq = record.s;
-    if (this.tail_entries > MAX_TAIL_ENTRIES) this.writeTails();
+    if (this.tail_entries > MAX_TAIL_ENTRIES && this.tail_entries > this.tails_again_at) {
+      // The memory bound, while a journal group is placed: a disk without room leaves the
+      // entries in memory (tried again a fifth further on, or at the next manifest) rather
+      // than stop the journal.
+      try {
+        this.writeTails();
+        this.tails_again_at = 0;
+      } catch (error) {
+        if (!isNoSpace(error)) throw error;
+        this.tails_again_at = this.tail_entries + MAX_TAIL_ENTRIES / 5;
+      }
+    }
   }
+
+  /** After writeTails found no room: the count of unwritten entries at which it tries again. */
+  private tails_again_at = 0;
 
   /** Indexes one op of a record: `entry` holds the record's place and the op's index; the rest is filled here. */
   private applyOp(op: Op, entry: Entry): void {
@@ -1068,6 +1082,11 @@ export class Archive {
     try {
       let done = 0;
       while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+    } catch (error) {
+      // Cut short (a full disk): the file ends at its written entries again, the taken ones
+      // stay in memory and are written by the next write-out.
+      ftruncateSync(fd, list.disk * ENTRY_BYTES);
+      throw error;
     } finally {
       closeSync(fd);
     }
@@ -1083,8 +1102,10 @@ export class Archive {
 
   /** Writes what is left of the taken lists, at once (a write-out in slices finds nothing left). */
   private writeTakenNow(): void {
-    while (this.next_taken < this.taken_lists.length)
-      this.writeTaken(this.taken_lists[this.next_taken++]!);
+    while (this.next_taken < this.taken_lists.length) {
+      this.writeTaken(this.taken_lists[this.next_taken]!);
+      this.next_taken++;
+    }
     this.taken_lists = [];
     this.next_taken = 0;
   }
@@ -1098,8 +1119,10 @@ export class Archive {
     while (this.next_taken < this.taken_lists.length) {
       const started = performance.now();
       const slice_end = Math.min(this.taken_lists.length, this.next_taken + WRITE_SLICE_LISTS);
-      do this.writeTaken(this.taken_lists[this.next_taken++]!);
-      while (this.next_taken < slice_end && performance.now() - started < WRITE_SLICE_MS);
+      do {
+        this.writeTaken(this.taken_lists[this.next_taken]!); // advanced once written (see writeTaken)
+        this.next_taken++;
+      } while (this.next_taken < slice_end && performance.now() - started < WRITE_SLICE_MS);
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     this.taken_lists = [];
@@ -1136,6 +1159,9 @@ export class Archive {
   private syncing: Promise<void> = Promise.resolve();
 
   private async syncNow(durable: (seq: number) => Promise<void>): Promise<void> {
+    // What an earlier write-out that failed (a full disk) left taken is written before a new
+    // cut takes more (a list holds one taken part at a time).
+    await this.writeTakenInSlices();
     await this.ids.compact();
     // The cut, in one synchronous step: every list's entries so far are taken (its length
     // then is what the manifest names), the id memtable becomes a run, the figures are read.

@@ -43,7 +43,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { IdFilter } from './id-filter.js';
-import { CorruptStoreError, fsyncDirectory } from './journal.js';
+import { CorruptStoreError, fsyncDirectory, isNoSpace } from './journal.js';
 import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
 
 export const ID_RUN_DIR = 'idrun';
@@ -208,6 +208,30 @@ function writeFully(fd: number, bytes: Buffer): void {
   while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
 }
 
+/** Runs `write` for the run `file`; if it throws, the run and its derived files are removed first. */
+function removedOnFailure<T>(file: string, write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    removeRun(file);
+    throw error;
+  }
+}
+
+/** writeDerived, then the run's directory fsynced; if either fails, the run is removed with them. */
+function writeDerivedOf(file: string, fences: Uint32Array, filter: IdFilter): void {
+  removedOnFailure(file, () => {
+    writeDerived(file, fences, filter);
+    fsyncDirectory(join(file, '..'));
+  });
+}
+
+/** Closes a run being written and removes it (a write cut short). */
+function abandonRun(fd: number, file: string): void {
+  closeSync(fd);
+  removeRun(file);
+}
+
 /** Removes a run and its derived files. */
 export function removeRun(file: string): void {
   rmSync(file, { force: true });
@@ -358,9 +382,25 @@ export class IdRuns {
     positions.push(this.memtable.length);
     this.memtable.push(place);
     this.memtable_bytes += place.inline?.length ?? 0;
-    if (this.memtable.length >= this.max_memtable || this.memtable_bytes >= MAX_MEMTABLE_BYTES)
-      this.flush();
+    if (
+      (this.memtable.length >= this.max_memtable || this.memtable_bytes >= MAX_MEMTABLE_BYTES) &&
+      this.memtable.length >= this.flush_again_at
+    ) {
+      // The memory bound, while records are indexed (a journal group is being placed): a
+      // disk without room for the run leaves the entries in memory, tried again a quarter
+      // further on or at the next manifest, rather than stop the journal.
+      try {
+        this.flush();
+        this.flush_again_at = 0;
+      } catch (error) {
+        if (!isNoSpace(error)) throw error;
+        this.flush_again_at = this.memtable.length + Math.ceil(this.max_memtable / 4);
+      }
+    }
   }
+
+  /** After a flush found no room: the memtable length at which the bound tries again. */
+  private flush_again_at = 0;
 
   /**
    * Every entry with this hash, newest first (the caller tells a colliding id apart by the
@@ -411,11 +451,12 @@ export class IdRuns {
       for (const place of sorted) writer.add(place);
       written = writer.finish();
       filter = writer.filter;
-    } finally {
-      closeSync(fd);
+    } catch (error) {
+      abandonRun(fd, file); // cut short (a full disk): the memtable stays, the next flush writes it again
+      throw error;
     }
-    writeDerived(file, written.fences, filter);
-    fsyncDirectory(this.dir);
+    closeSync(fd);
+    writeDerivedOf(file, written.fences, filter);
     this.runs.push({ from_seq, to_seq, count: sorted.length, ...written, file, filter });
     this.memtable = [];
     this.memtable_bytes = 0;
@@ -489,11 +530,12 @@ export class IdRuns {
       }
       written = writer.finish();
       filter = writer.filter;
-    } finally {
-      closeSync(out);
+    } catch (error) {
+      abandonRun(out, file); // cut short (a full disk): the two runs stay as they are
+      throw error;
     }
-    writeDerived(file, written.fences, filter);
-    fsyncDirectory(this.dir);
+    closeSync(out);
+    writeDerivedOf(file, written.fences, filter);
     // By identity, not by place: a run the memtable became while this merge ran is after them now.
     this.runs.splice(this.runs.indexOf(older), 2, {
       from_seq: older.from_seq,

@@ -5,6 +5,7 @@ import {
   fdatasync,
   fdatasyncSync,
   fstatSync,
+  ftruncateSync,
   fsyncSync,
   openSync,
   readdirSync,
@@ -42,6 +43,12 @@ export function listSegments(journal_dir: string): Array<{ file: string; first_s
     .filter((entry) => entry.match)
     .map((entry) => ({ file: join(journal_dir, entry.name), first_seq: Number(entry.match![1]) }))
     .sort((a, b) => a.first_seq - b.first_seq);
+}
+
+/** The errors of a write the disk had no room for. */
+export function isNoSpace(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
 }
 
 export function fsyncDirectory(dir: string): void {
@@ -262,6 +269,18 @@ export interface JournalWriterOptions {
   /** A failed write or fsync leaves memory ahead of disk; the store must stop. */
   onFatal: (error: Error) => void;
   /**
+   * The disk had no room for a group (ENOSPC, EDQUOT; nothing of it is left in the file):
+   * called to free room kept for the journal. True when it freed some: the group is written
+   * again, once.
+   */
+  onNoSpace?: (error: Error) => boolean;
+  /**
+   * Still no room: every record after `durable_seq` (the group, and those appended since) is
+   * refused. Called before their writers are told, with the error they get back: the caller
+   * undoes them, so that memory is as the disk is. Without it, no room is fatal (onFatal).
+   */
+  onRefused?: (durable_seq: number, error: Error) => Error;
+  /**
    * false: a group counts as done once written, without fdatasync; a segment is fdatasynced
    * only when it is full (rotation) and at close, so a journal closed cleanly is whole on
    * disk. Only for a journal that is not the record of anything: a PostgreSQL replica's,
@@ -354,20 +373,12 @@ export class JournalWriter {
         this.waiters = [];
         const buffer = Buffer.from(lines.join(''), 'utf8');
         try {
-          if (
-            this.segment_size > 0 &&
-            this.segment_size + buffer.length > this.options.segment_bytes
-          ) {
-            await this.rotate(first_seq);
+          const lines_at = await this.writeMakingRoom(buffer, first_seq);
+          if (lines_at === null) {
+            this.refuse(waiters);
+            continue;
           }
-          // Copying a group into the page cache takes microseconds, so it is done here; only
-          // the fdatasync, the part that waits for the disk, goes to the thread pool.
-          let written = 0;
-          while (written < buffer.length)
-            written += writeSync(this.handle.fd, buffer, written, buffer.length - written);
           const fd = this.handle.fd;
-          const lines_at = this.segment_size;
-          this.segment_size += buffer.length;
           // The thread pool's fdatasync is started first, then the lines are placed (indexed)
           // while it runs: the indexing no longer adds to each group's cycle.
           const synced =
@@ -439,15 +450,74 @@ export class JournalWriter {
     this.options.onPlaced!(first_seq, this.segment_first_seq, starts);
   }
 
+  /**
+   * Writes a group at the segment's end (rotating first when it would pass segment_bytes),
+   * and returns where it begins. A disk without room (ENOSPC) leaves nothing of the group in
+   * the file; the room kept for the journal is freed (onNoSpace) and the group written again,
+   * once. Still no room: null, when the caller refuses the records (onRefused).
+   */
+  private async writeMakingRoom(buffer: Buffer, first_seq: number): Promise<number | null> {
+    try {
+      return await this.writeGroup(buffer, first_seq);
+    } catch (error) {
+      if (!isNoSpace(error) || !this.options.onRefused) throw error;
+      if (this.options.onNoSpace?.(error as Error)) {
+        try {
+          return await this.writeGroup(buffer, first_seq);
+        } catch (again) {
+          if (!isNoSpace(again)) throw again;
+        }
+      }
+      this.no_space = error as Error;
+      return null;
+    }
+  }
+
+  /** The last no-room error, for the refusal. */
+  private no_space: Error | null = null;
+
+  private async writeGroup(buffer: Buffer, first_seq: number): Promise<number> {
+    if (this.segment_size > 0 && this.segment_size + buffer.length > this.options.segment_bytes)
+      await this.rotate(first_seq);
+    // Copying a group into the page cache takes microseconds, so it is done here; only
+    // the fdatasync, the part that waits for the disk, goes to the thread pool.
+    const at = this.segment_size;
+    let written = 0;
+    try {
+      while (written < buffer.length)
+        written += writeSync(this.handle.fd, buffer, written, buffer.length - written);
+    } catch (error) {
+      // A part of the group may be in the file: cut it off, so that the file ends on a line.
+      ftruncateSync(this.handle.fd, at);
+      throw error;
+    }
+    this.segment_size += buffer.length;
+    return at;
+  }
+
+  /** Refuses every record after the durable ones: the store undoes them, then their writers hear why. */
+  private refuse(group: Waiter[]): void {
+    const error = this.options.onRefused!(this.durable_seq, this.no_space!);
+    this.appended_seq = this.durable_seq;
+    for (const waiter of [...group, ...this.waiters, ...this.seq_waiters]) waiter.reject(error);
+    this.waiters = [];
+    this.seq_waiters = [];
+    this.pending = [];
+  }
+
   private async rotate(first_seq: number): Promise<void> {
     if (this.options.sync === false) await this.handle.datasync(); // one per segment (see sync)
+    // The new segment is opened before the old one is closed: a disk without room for it
+    // leaves the journal writing where it was.
+    const next = await open(join(this.journal_dir, segmentName(first_seq)), 'a', PRIVATE_FILE_MODE);
+    try {
+      fsyncDirectory(this.journal_dir);
+    } catch (error) {
+      await next.close();
+      throw error;
+    }
     await this.handle.close();
-    this.handle = await open(
-      join(this.journal_dir, segmentName(first_seq)),
-      'a',
-      PRIVATE_FILE_MODE,
-    );
-    fsyncDirectory(this.journal_dir);
+    this.handle = next;
     this.segment_size = 0;
     this.segment_first_seq = first_seq;
   }

@@ -1,5 +1,5 @@
 // One writer per data dir: a second gateway on the same files would interleave journals.
-import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { PRIVATE_FILE_MODE } from './private-files.js';
@@ -33,7 +33,13 @@ export function acquireLock(data_dir: string): () => void {
     started_at: new Date().toISOString(),
   };
   const temp = `${lock_file}.${process.pid}`;
-  writeFileSync(temp, JSON.stringify(mine), { mode: PRIVATE_FILE_MODE });
+  try {
+    writeFileSync(temp, JSON.stringify(mine), { mode: PRIVATE_FILE_MODE });
+  } catch (error) {
+    // Made but not written (a full disk): no stray temp file is left behind.
+    rmSync(temp, { force: true });
+    throw error;
+  }
   try {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {

@@ -17,6 +17,9 @@ import { JournalWriter, readJournalPlaced } from './journal.js';
 import { JsonFileReads, type StoreReads } from './reads.js';
 import { readLegacyState } from './legacy-state.js';
 import { acquireLock } from './lock.js';
+import { DiskFullError, DiskReserve, formatBytes, freeBytes, START_ROOM_BYTES } from './disk.js';
+import { isNoSpace } from './journal.js';
+import { StoreFullError } from '../kernel/errors.js';
 import {
   AGGREGATE_TABLES,
   applyOp,
@@ -47,6 +50,25 @@ export interface StoreOptions {
   onFatal?: (error: Error) => void;
   /** A checkpoint is written in parts of about this many characters, the event loop running between parts. */
   checkpoint_part_chars?: number;
+  /** Bytes kept for the journal on the data dir's disk (the reserve file; default 64 MiB, 0: none). */
+  disk_reserve_bytes?: number;
+  /** A warning once the disk's free bytes (beside the reserve) fall below this (default 512 MiB). */
+  disk_warn_free_bytes?: number;
+  /** How often the disk's free space is looked at (the warning, and writes resuming after a full disk). */
+  disk_check_interval_ms?: number;
+}
+
+/** Whether a store can commit and serve now (`/readyz`); `reason` says why not. */
+export type Readiness = { ready: true } | { ready: false; reason: string };
+
+/** The JSON-file store's disk, for /metrics. */
+export interface DiskStats {
+  free_bytes: number;
+  reserve_bytes: number;
+  /** Writes are refused (507) for want of room. */
+  refusing: boolean;
+  /** Commits refused for want of room so far. */
+  refused_total: number;
 }
 
 /** What a transaction function sees: the state to read, and the only ways to change it. */
@@ -206,6 +228,11 @@ export interface Store {
    * `aihub_store_statements_total`, so that a request's statements can be told from them.
    */
   background<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Whether the store can commit and serve now (`/readyz`): not while its disk is full (JSON
+   * files) or its database cannot be reached (PostgreSQL).
+   */
+  readiness(): Promise<Readiness>;
   close(): Promise<void>;
 }
 
@@ -578,6 +605,18 @@ export class FileStore implements Store {
   /** Records appended, waiting for their place in the journal to be indexed. */
   private readonly awaiting_place: JournalRecord[] = [];
   private readonly recently_archived: RecentlyArchived = new Map();
+  /** 'full': the disk had no room for the journal; writes are refused (507) until it has. */
+  private disk_state: 'ok' | 'full' = 'ok';
+  /** Commits published and not yet durable, in order: undone if the disk refuses them. */
+  private readonly unacked: Array<Staged<unknown>> = [];
+  /** Bumped whenever commits are undone for want of room: a checkpoint begun before does not publish. */
+  private refusals = 0;
+  private refused_total = 0;
+  private disk_timer: NodeJS.Timeout | null = null;
+  /** A low-space warning was logged (again once the disk had room above the threshold). */
+  private disk_warned = false;
+  /** A checkpoint was skipped for want of room (said once until one is written). */
+  private checkpoint_skipped = false;
   private readonly lookup = <T extends TableName>(name: T, id: string): Row<T> | undefined => {
     const recent = this.recently_archived.get(`${name}\u0000${id}`);
     if (recent) return recent.row as Row<T>;
@@ -592,8 +631,13 @@ export class FileStore implements Store {
     /** History on disk and its indexes. */
     readonly archive: Archive,
     private readonly releaseLock: () => void,
+    /** Room on the disk kept for the journal. */
+    private readonly reserve: DiskReserve,
     private readonly options: Required<
-      Pick<StoreOptions, 'now' | 'checkpoint_every_records' | 'checkpoint_part_chars'>
+      Pick<
+        StoreOptions,
+        'now' | 'checkpoint_every_records' | 'checkpoint_part_chars' | 'disk_warn_free_bytes'
+      >
     > &
       Pick<StoreOptions, 'warn'>,
   ) {
@@ -602,11 +646,31 @@ export class FileStore implements Store {
       this.orders.set(name, new RowOrder(Object.keys(state.tables[name] ?? {})));
   }
 
+  /**
+   * Opens the data dir. A disk without the room to start (the journal's reserve plus
+   * START_ROOM_BYTES) is a DiskFullError: one line naming the disk and the room needed.
+   */
   static async open(data_dir: string, options: StoreOptions = {}): Promise<FileStore> {
+    const reserve = new DiskReserve(data_dir, options.disk_reserve_bytes ?? 0);
+    try {
+      return await FileStore.openIn(data_dir, reserve, options);
+    } catch (error) {
+      if (isNoSpace(error))
+        throw new DiskFullError(data_dir, reserve.target_bytes + START_ROOM_BYTES);
+      throw error;
+    }
+  }
+
+  private static async openIn(
+    data_dir: string,
+    reserve: DiskReserve,
+    options: StoreOptions,
+  ): Promise<FileStore> {
     ensurePrivateDataDir(data_dir); // 0700, and no file in it open to group or others
     mkdirPrivate(join(data_dir, JOURNAL_DIR));
     const releaseLock = acquireLock(data_dir);
     try {
+      reserve.claim(); // the journal's room first: a start on a disk without it writes nothing more
       const now = options.now ?? (() => new Date());
       const archive = await Archive.open(data_dir, join(data_dir, JOURNAL_DIR), {
         ...(options.warn ? { warn: options.warn } : {}),
@@ -622,17 +686,23 @@ export class FileStore implements Store {
       let store: FileStore | null = null;
       const journal = await JournalWriter.open(join(data_dir, JOURNAL_DIR), state.seq, {
         segment_bytes: options.segment_bytes ?? 64 * 1024 * 1024,
-        onDurable: () => store?.maybeCheckpoint(),
+        onDurable: (seq) => {
+          store?.acknowledged(seq);
+          store?.maybeCheckpoint();
+        },
         onPlaced: (first_seq, segment, starts) => store?.placed(first_seq, segment, starts),
         onFatal: (error) => {
           store?.markClosed();
           (options.onFatal ?? defaultFatal)(error);
         },
+        onNoSpace: (error) => store?.noRoom(error) ?? false,
+        onRefused: (durable_seq, error) => store!.refuseUnacked(durable_seq, error),
       });
-      store = new FileStore(data_dir, state, file, journal, archive, releaseLock, {
+      store = new FileStore(data_dir, state, file, journal, archive, releaseLock, reserve, {
         now,
         checkpoint_every_records: options.checkpoint_every_records ?? 20_000,
         checkpoint_part_chars: options.checkpoint_part_chars ?? 256 * 1024,
+        disk_warn_free_bytes: options.disk_warn_free_bytes ?? 512 * 1024 * 1024,
         warn: options.warn,
       });
       store.checkpoint_chars = existsSync(join(data_dir, STATE_FILE))
@@ -650,6 +720,12 @@ export class FileStore implements Store {
       const interval_ms = options.checkpoint_interval_ms ?? 60_000;
       store.checkpoint_timer = setInterval(() => store!.maybeCheckpoint(true), interval_ms);
       store.checkpoint_timer.unref();
+      store.watchDisk();
+      store.disk_timer = setInterval(
+        () => store!.watchDisk(),
+        options.disk_check_interval_ms ?? 1_000,
+      );
+      store.disk_timer.unref();
       return store;
     } catch (error) {
       releaseLock();
@@ -700,7 +776,119 @@ export class FileStore implements Store {
       return Promise.reject(error);
     }
     if (!staged.record) return this.journal.waitDurable(this.state.seq).then(() => staged.result);
+    if (this.disk_state === 'full') {
+      // No room to make it durable: undone at once (it was the last staged), nothing recorded.
+      staged.undo();
+      this.refused_total++;
+      return Promise.reject(new StoreFullError());
+    }
+    this.unacked.push(staged);
     return this.publish(staged).then(() => staged.result);
+  }
+
+  /** Commits up to `seq` are durable: no refusal can undo them now. */
+  private acknowledged(seq: number): void {
+    let n = 0;
+    while (n < this.unacked.length && this.unacked[n]!.record!.s <= seq) n++;
+    if (n > 0) this.unacked.splice(0, n);
+  }
+
+  /**
+   * A journal group found the disk full: writes are refused from now on (the commits in
+   * flight are written into the reserve's room, which is given back to the disk here).
+   */
+  private noRoom(error: Error): boolean {
+    this.enterFull(error);
+    return this.reserve.release();
+  }
+
+  private enterFull(error: Error): void {
+    if (this.disk_state === 'full') return;
+    this.disk_state = 'full';
+    this.options.warn?.(
+      `the disk of data dir ${this.data_dir} is full (${error.message}): writes are refused (507 insufficient_storage) ` +
+        `until it has ${formatBytes(this.reserve.target_bytes + START_ROOM_BYTES)} free again; reads go on`,
+    );
+  }
+
+  /**
+   * Even the reserve's room was not enough: the commits after `durable_seq` are undone, last
+   * first, so that memory is what the disk holds, and their writers get a StoreFullError.
+   */
+  private refuseUnacked(durable_seq: number, error: Error): Error {
+    this.enterFull(error);
+    let keep = this.unacked.length;
+    while (keep > 0 && this.unacked[keep - 1]!.record!.s > durable_seq)
+      this.unacked[--keep]!.undo();
+    this.refused_total += this.unacked.length - keep;
+    this.unacked.length = keep;
+    const awaiting = this.awaiting_place;
+    while (awaiting.length > 0 && awaiting.at(-1)!.s > durable_seq) awaiting.pop();
+    this.refusals++;
+    if (this.state.seq !== durable_seq)
+      throw new Error(
+        `invariant: undone to record ${this.state.seq}, the journal is durable to ${durable_seq}`,
+      );
+    return new StoreFullError();
+  }
+
+  /** Looks at the disk: the low-space warning, and writes resuming once the reserve fits again. */
+  private watchDisk(): void {
+    let free: number;
+    try {
+      free = freeBytes(this.data_dir);
+    } catch {
+      return;
+    }
+    const warn_at = this.options.disk_warn_free_bytes;
+    if (free < warn_at && !this.disk_warned) {
+      this.disk_warned = true;
+      this.options.warn?.(
+        `the disk of data dir ${this.data_dir} has ${formatBytes(free)} free, below store.disk_warn_free_bytes (${formatBytes(warn_at)}); ` +
+          `when it is full, writes are refused (507) until space is freed`,
+      );
+    } else if (free >= warn_at) this.disk_warned = false;
+    if (this.disk_state !== 'full' || this.closed) return;
+    if (free < this.reserve.missing_bytes + START_ROOM_BYTES) return;
+    try {
+      this.reserve.fill();
+    } catch (error) {
+      if (!isNoSpace(error))
+        this.options.warn?.(`could not restore the journal's reserve: ${(error as Error).message}`);
+      return;
+    }
+    this.disk_state = 'ok';
+    this.options.warn?.(
+      `the disk of data dir ${this.data_dir} has room again (${formatBytes(free)} free; the journal's reserve restored): writes resume`,
+    );
+  }
+
+  /** The data dir's disk for /metrics. */
+  diskStats(): DiskStats {
+    let free_bytes = 0;
+    try {
+      free_bytes = freeBytes(this.data_dir);
+    } catch {
+      // reported as 0
+    }
+    return {
+      free_bytes,
+      reserve_bytes: this.reserve.held_bytes,
+      refusing: this.disk_state === 'full',
+      refused_total: this.refused_total,
+    };
+  }
+
+  /** Ready unless closed or refusing writes for want of room (a probe looks at the disk first). */
+  readiness(): Promise<Readiness> {
+    if (this.closed) return Promise.resolve({ ready: false, reason: 'the store is closed' });
+    if (this.disk_state === 'full') this.watchDisk();
+    if (this.disk_state === 'full')
+      return Promise.resolve({
+        ready: false,
+        reason: `the disk of data dir ${this.data_dir} is full: writes are refused until ${formatBytes(this.reserve.target_bytes + START_ROOM_BYTES)} is free`,
+      });
+    return Promise.resolve({ ready: true });
   }
 
   /**
@@ -974,7 +1162,7 @@ export class FileStore implements Store {
   }
 
   private maybeCheckpoint(by_timer = false): void {
-    if (this.closed || this.checkpointing) return;
+    if (this.closed || this.checkpointing || this.disk_state === 'full') return;
     const behind = this.state.seq - this.checkpoint_seq;
     if (behind === 0) return;
     // Writing a checkpoint costs CPU in proportion to the document: by count, one is taken
@@ -988,6 +1176,7 @@ export class FileStore implements Store {
         this.journal_chars_since < this.checkpoint_chars / 2)
     )
       return;
+    if (!this.roomForCheckpoint()) return;
     // A checkpoint that cannot be written loses nothing (the journal holds every record) and
     // is tried again at the next trigger; the process goes on.
     this.checkpointing = this.checkpoint()
@@ -1000,6 +1189,32 @@ export class FileStore implements Store {
       .finally(() => {
         this.checkpointing = null;
       });
+  }
+
+  /**
+   * Whether the disk has room for a checkpoint and its index write-out (about twice the last
+   * checkpoint plus the journal since, a generous guess): one that would fill the disk is not
+   * begun, so that it never takes the room the journal writes into next (the reserve is the
+   * journal's in any case; a checkpoint that fails removes what it wrote).
+   */
+  private roomForCheckpoint(): boolean {
+    const need = 2 * (this.checkpoint_chars + this.journal_chars_since) + START_ROOM_BYTES;
+    let free = Infinity;
+    try {
+      free = freeBytes(this.data_dir);
+    } catch {
+      // unknown: tried
+    }
+    if (free >= need) {
+      this.checkpoint_skipped = false;
+      return true;
+    }
+    if (!this.checkpoint_skipped)
+      this.options.warn?.(
+        `no checkpoint written: it needs about ${formatBytes(need)} and the disk of data dir ${this.data_dir} has ${formatBytes(free)} free; the journal holds everything, it is tried again when there is room`,
+      );
+    this.checkpoint_skipped = true;
+    return false;
   }
 
   /**
@@ -1021,6 +1236,7 @@ export class FileStore implements Store {
     this.journal_chars_since = 0;
     let seq = state.seq;
     let written = 0;
+    const refusals = this.refusals;
     await this.file.writeParts(
       async (emit) => {
         // Everything but the tables (format, seq, meta, balances), and the aggregate tables,
@@ -1063,7 +1279,12 @@ export class FileStore implements Store {
         written += part.length;
         await emit(part);
       },
-      () => this.journal.waitDurable(this.state.seq),
+      async () => {
+        await this.journal.waitDurable(this.state.seq);
+        // Commits undone meanwhile (a full disk) may have left rows in it that never were.
+        if (this.refusals !== refusals)
+          throw new Error('commits were refused for want of room while it was written');
+      },
     );
     this.checkpoint_seq = seq;
     this.checkpoint_chars = written;
@@ -1080,13 +1301,22 @@ export class FileStore implements Store {
   /** Waits for in-flight commits, writes a final checkpoint and releases the lock. */
   async close(): Promise<void> {
     if (this.checkpoint_timer) clearInterval(this.checkpoint_timer);
+    if (this.disk_timer) clearInterval(this.disk_timer);
     const was_closed = this.closed;
     this.closed = true;
     try {
       await this.journal.close();
       if (this.checkpointing) await this.checkpointing;
-      if (!was_closed && this.state.seq !== this.checkpoint_seq) await this.checkpoint();
-      else if (!was_closed) await this.archive.sync(this.durableUpTo);
+      try {
+        if (!was_closed && this.state.seq !== this.checkpoint_seq) await this.checkpoint();
+        else if (!was_closed) await this.archive.sync(this.durableUpTo);
+      } catch (error) {
+        // No room for the last checkpoint: the journal holds everything, the next start replays it.
+        if (!isNoSpace(error)) throw error;
+        this.options.warn?.(
+          `no checkpoint written at close (${(error as Error).message}); the journal holds everything`,
+        );
+      }
     } finally {
       this.archive.close();
       this.releaseLock();

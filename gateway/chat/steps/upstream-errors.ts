@@ -1,8 +1,8 @@
 // What the router or an engine threw, as the error the client gets: no target (503 or the
 // router's status), an upstream's own 4xx as the upstream worded it, a timeout 504, anything
 // else from upstream 502; never an internal error's text.
-import { ApiError, storeUnavailable } from '../../http/errors.js';
-import { StoreUnavailableError } from '../../kernel/errors.js';
+import { ApiError, fromService, storeUnavailable } from '../../http/errors.js';
+import { ServiceError, StoreUnavailableError } from '../../kernel/errors.js';
 import { RoutingError } from '../../llm/router.js';
 import { UpstreamError } from '../../llm/types.js';
 
@@ -39,6 +39,7 @@ export function toApiError(error: unknown): ApiError {
     return new ApiError(502, 'upstream_error', error.message, null, 'api_error');
   }
   if (error instanceof StoreUnavailableError) return storeUnavailable(error);
+  if (error instanceof ServiceError) return fromService(error) as ApiError; // a full disk's 507, say
   return error instanceof ApiError
     ? error
     : new ApiError(

@@ -4,7 +4,7 @@
 // pending for the reconciler. Answers are sent only after their commit is durable.
 import type { Logger } from '../../log.js';
 import type { Clock } from '../../kernel/clock.js';
-import { ServiceError } from '../../kernel/errors.js';
+import { ServiceError, StoreFullError } from '../../kernel/errors.js';
 import {
   InsufficientBalanceError,
   balanceMicros,
@@ -275,6 +275,11 @@ export class PaymentEngine {
     } catch (error) {
       const current = this.deps.store.get('payment_txns', txn.id)!;
       resolveAnswer(render(current, balanceMicros(this.deps.store.state, current.account_id)));
+      // The transaction's opening commit is durable: "nothing was changed" would not be true.
+      if (error instanceof StoreFullError)
+        throw new StoreFullError(
+          `the gateway's disk is full: transaction ${txn.id} was opened (its amount held) and stays ${current.status}; its outcome is recorded once space is freed; look it up by its id`,
+        );
       throw error;
     } finally {
       if (idempotency_id) this.answering.delete(idempotency_id);

@@ -11,7 +11,8 @@ import Busboy from 'busboy';
 import type { Request } from 'express';
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../http/errors.js';
-import { fsyncDirectory } from '../../store/journal.js';
+import { fsyncDirectory, isNoSpace } from '../../store/journal.js';
+import { StoreFullError } from '../../kernel/errors.js';
 import { newId } from '../../util/ids.js';
 import type { Sealer } from '../../util/sealed.js';
 import { documentAad } from '../sealing.js';
@@ -263,8 +264,17 @@ async function stageFile(
     return await writer!.finish(field, info.filename ?? 'document');
   } catch (error) {
     await (writer as SealedWriter | null)?.discard();
-    throw error;
+    throw noRoom(error);
   }
+}
+
+/** A document the disk had no room for: 507, nothing submitted (every file of the upload is removed). */
+function noRoom(error: unknown): unknown {
+  return isNoSpace(error)
+    ? new StoreFullError(
+        "the gateway's disk is full, so the documents could not be stored; nothing was submitted; retry once space is freed",
+      )
+    : error;
 }
 
 /** A document's sealed file, written as it streams (see Sealer.sealingStream), then fsynced. */
@@ -294,7 +304,12 @@ class SealedWriter {
     const file = await open(temp, 'wx', 0o600);
     const seal = place.sealer.sealingStream(documentAad(path));
     const writer = new SealedWriter(id, type, path, temp, file, seal);
-    await file.write(seal.head);
+    try {
+      await file.write(seal.head);
+    } catch (error) {
+      await writer.discard(); // made but not written (a full disk): no stray part file
+      throw error;
+    }
     return writer;
   }
 
@@ -375,10 +390,20 @@ export function discardStaged(files: readonly StagedDocument[]): void {
  */
 export function placeStaged(data_dir: string, files: readonly StagedDocument[]): KycDocument[] {
   const dirs = new Set(files.map((file) => dirname(join(data_dir, file.document.path))));
-  for (const dir of dirs) mkdirSync(dir, { recursive: true, mode: 0o700 });
-  for (const file of files) renameSync(file.temp, join(data_dir, file.document.path));
-  for (const dir of dirs) fsyncDirectory(dir);
-  if (dirs.size > 0) fsyncDirectory(join(data_dir, KYC_DIR)); // a new account directory
+  try {
+    for (const dir of dirs) mkdirSync(dir, { recursive: true, mode: 0o700 });
+    for (const file of files) renameSync(file.temp, join(data_dir, file.document.path));
+    for (const dir of dirs) fsyncDirectory(dir);
+    if (dirs.size > 0) fsyncDirectory(join(data_dir, KYC_DIR)); // a new account directory
+  } catch (error) {
+    // No room for a directory (a full disk): nothing of the upload stays.
+    discardStaged(files);
+    removeDocuments(
+      data_dir,
+      files.map((file) => file.document),
+    );
+    throw noRoom(error);
+  }
   return files.map((file) => file.document);
 }
 

@@ -1296,6 +1296,29 @@ export class PgStore implements Store {
     }
   }
 
+  /** `/readyz`: the database answers a statement within 2 s (counted as a heartbeat). */
+  async readiness(): Promise<{ ready: true } | { ready: false; reason: string }> {
+    if (this.closed) return { ready: false, reason: 'the store is closed' };
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      this.sent('heartbeat');
+      await Promise.race([
+        this.pool.query('SELECT 1'),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error('no answer within 2 s')), 2_000);
+        }),
+      ]);
+      return { ready: true };
+    } catch (error) {
+      return {
+        ready: false,
+        reason: `the database cannot be reached (${(error as Error).message})`,
+      };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     // Commits queued or in flight finish first (for at most CLOSE_WAIT_MS: the rest are refused).
