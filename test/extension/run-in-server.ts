@@ -49,6 +49,7 @@ async function main(): Promise<number> {
       extensionsDir,
       folder,
       trusted: !untrusted,
+      extensionTests: true,
       env: {
         AIHUB_TEST_RESULTS: resultsFile,
         AIHUB_TEST_WORKSPACE: folder,

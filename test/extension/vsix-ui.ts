@@ -11,6 +11,7 @@ import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
 import {
   REPO,
   SERVER_MAIN,
+  SERVER_NODE,
   freePort,
   launchChromium,
   log,
@@ -207,7 +208,7 @@ async function main(): Promise<number> {
   let failed = 0;
   try {
     log(`installing ${VSIX}`);
-    await run(process.execPath, [
+    await run(SERVER_NODE, [
       SERVER_MAIN,
       '--install-extension',
       VSIX,
