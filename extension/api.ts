@@ -14,6 +14,7 @@ import type {
 import type { BuiltContext } from './context/chatContext.js';
 import type { ProposalOutcome } from './generate/proposal.js';
 import type { InlineStats } from './inline/provider.js';
+import type { LanguageModelOutcome } from './lm/provider.js';
 import type { LocalGatewayState } from './localGateway.js';
 
 export interface AIHubApi {
@@ -52,6 +53,10 @@ export interface AIHubApi {
   onDidFinishTask: vscode.Event<TaskResult>;
   /** The running agent task and its current step. */
   agentTask(): { taskId: string; step: number } | undefined;
+  /** Every request through the language model provider (vendor `aihub`), once it ended: billed, cancelled, refused or failed. */
+  onDidAnswerLanguageModel: vscode.Event<LanguageModelOutcome>;
+  /** Fired when the provider tells VS Code that its models changed (key, gateway, setting). */
+  onDidChangeLanguageModels: vscode.Event<void>;
   localGateway(): {
     state: LocalGatewayState;
     pid: number | undefined;

@@ -3,6 +3,7 @@
 // an AbortSignal; the callers derive it from VS Code's CancellationToken.
 import OpenAI, { APIUserAbortError } from 'openai';
 import type { ModelChoice, ReplyMeta } from './chat/protocol.js';
+import type { ListedModel } from './lm/convert.js';
 
 export interface Connection {
   apiBase: string;
@@ -98,6 +99,24 @@ export interface AgentStepResult extends ChatResult {
   toolCalls: AgentToolCall[];
 }
 
+/** A request of VS Code's language model provider: converted messages, tools, the output limit. */
+export interface LanguageModelRequest {
+  model: string;
+  messages: OpenAI.Chat.ChatCompletionMessageParam[];
+  tools?: OpenAI.Chat.ChatCompletionTool[];
+  toolChoice?: OpenAI.Chat.ChatCompletionToolChoiceOption;
+  maxTokens: number;
+  temperature?: number;
+  topP?: number;
+  stop?: string[];
+}
+
+/** What a stream tells as it arrives: the answer's text, and the reasoning text some models send beside it. */
+export interface StreamHandlers {
+  onText: (text: string) => void;
+  onReasoning?: (text: string) => void;
+}
+
 /** Bounds of what one step's answer may carry. */
 const MAX_TOOL_CALLS = 32;
 const MAX_ARGUMENT_CHARS = 2_000_000;
@@ -129,7 +148,7 @@ export class GatewayClient {
         temperature: request.temperature,
       },
       signal,
-      onDelta,
+      { onText: onDelta },
     );
     return { text, finishReason, meta };
   }
@@ -150,18 +169,42 @@ export class GatewayClient {
         temperature: request.temperature,
       },
       signal,
-      onDelta,
+      { onText: onDelta },
+    );
+  }
+
+  /** A request of VS Code's chat (the language model provider): streamed, with its tools if any. */
+  streamLanguageModel(
+    request: LanguageModelRequest,
+    signal: AbortSignal,
+    handlers: StreamHandlers,
+  ): Promise<AgentStepResult> {
+    return this.stream(
+      {
+        model: request.model,
+        messages: request.messages,
+        ...(request.tools?.length
+          ? { tools: request.tools, tool_choice: request.toolChoice ?? 'auto' }
+          : {}),
+        max_tokens: request.maxTokens,
+        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+        ...(request.topP !== undefined ? { top_p: request.topP } : {}),
+        ...(request.stop?.length ? { stop: request.stop } : {}),
+      },
+      signal,
+      handlers,
     );
   }
 
   /**
-   * A streamed chat completion: the text streams through `onDelta`, the tool calls (if any) are
-   * put together from their streamed pieces, the bill is the last chunk's `x_aihub`.
+   * A streamed chat completion: the text streams through `handlers.onText`, the tool calls (if any) are
+   * put together from their streamed pieces, the bill is the last chunk's `x_aihub`. Reasoning
+   * text (`reasoning_content` or `reasoning` of a delta) goes to `onReasoning` when given.
    */
   private async stream(
     body: Omit<OpenAI.Chat.ChatCompletionCreateParamsStreaming, 'stream' | 'stream_options'>,
     signal: AbortSignal,
-    onDelta: (text: string) => void,
+    handlers: StreamHandlers,
   ): Promise<AgentStepResult> {
     const stream = await this.openai.chat.completions.create(
       { ...body, stream: true, stream_options: { include_usage: true } },
@@ -175,7 +218,12 @@ export class GatewayClient {
       const delta = chunk.choices[0]?.delta;
       if (delta?.content) {
         text += delta.content;
-        onDelta(delta.content);
+        handlers.onText(delta.content);
+      }
+      if (handlers.onReasoning && delta) {
+        const extra = delta as { reasoning_content?: unknown; reasoning?: unknown };
+        const reasoning = extra.reasoning_content ?? extra.reasoning;
+        if (typeof reasoning === 'string' && reasoning) handlers.onReasoning(reasoning);
       }
       for (const piece of delta?.tool_calls ?? []) {
         if (piece.index >= MAX_TOOL_CALLS) continue;
@@ -305,6 +353,12 @@ export class GatewayClient {
 
   async balance(signal?: AbortSignal): Promise<Balance> {
     return this.openai.get<Balance>('/balance', signal ? { signal } : {});
+  }
+
+  /** GET /v1/models as the gateway lists the tiers (limits, prices, modalities). */
+  async listedModels(signal?: AbortSignal): Promise<ListedModel[]> {
+    const page = await this.openai.models.list(signal ? { signal } : {});
+    return page.data as unknown as ListedModel[];
   }
 
   async models(signal?: AbortSignal): Promise<ModelChoice[]> {

@@ -92,11 +92,24 @@ function adviseHttp(failure: Extract<GatewayFailure, { kind: 'http' }>): Advice 
   const detail = failure.message;
   switch (failure.status) {
     case 401:
-      return { message: `The AIHub API key was rejected: ${detail}`, actions: ['setApiKey'] };
+      return failure.code === 'key_expired'
+        ? { message: `This AIHub API key has expired: ${detail}`, actions: ['setApiKey'] }
+        : { message: `The AIHub API key was rejected: ${detail}`, actions: ['setApiKey'] };
     case 402:
-      return { message: `Your AIHub balance is too low: ${detail}`, actions: ['topUp'] };
+      // A key's own spending limit is not the wallet: a top-up does not lift it, another key does.
+      return failure.code === 'key_limit_exceeded'
+        ? {
+            message: `This AIHub API key has reached its spending limit (the wallet may still have credit; raise the key's limit on the gateway's API keys page or use another key): ${detail}`,
+            actions: ['setApiKey'],
+          }
+        : { message: `Your AIHub balance is too low: ${detail}`, actions: ['topUp'] };
     case 403:
-      return { message: `AIHub refused the request: ${detail}`, actions: ['setApiKey'] };
+      return failure.code === 'model_not_allowed'
+        ? {
+            message: `This AIHub API key may not use this tier: ${detail}`,
+            actions: ['selectModel', 'setApiKey'],
+          }
+        : { message: `AIHub refused the request: ${detail}`, actions: ['setApiKey'] };
     case 404:
       return failure.code === 'model_not_found'
         ? { message: `AIHub does not know this model: ${detail}`, actions: ['selectModel'] }

@@ -18,6 +18,7 @@ import { ChatContext } from './context/chatContext.js';
 import { ProposalManager } from './generate/proposal.js';
 import { InlineCompletionProvider } from './inline/provider.js';
 import { InlineStatusBar, toggleInlineCompletions } from './inline/statusBar.js';
+import { AIHubChatProvider } from './lm/provider.js';
 import { startLocalGateway, stopLocalGateway } from './commands/localGateway.js';
 import { selectModel } from './commands/selectModel.js';
 import { setApiKey } from './commands/setApiKey.js';
@@ -97,6 +98,7 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
     proposals,
     codebase,
     agent,
+    languageModels: AIHubChatProvider.start(services, context.subscriptions),
   });
 }
 
@@ -111,6 +113,7 @@ interface ApiParts {
   proposals: ProposalManager;
   codebase: CodebaseIndex;
   agent: AgentController;
+  languageModels: AIHubChatProvider;
 }
 
 /** What activate() returns: the extension's state as its tests read it. */
@@ -125,6 +128,7 @@ function extensionApi({
   proposals,
   codebase,
   agent,
+  languageModels,
 }: ApiParts): AIHubApi {
   return {
     activationMs,
@@ -154,6 +158,8 @@ function extensionApi({
     onDidFinishTask: agent.onDidFinishTask,
     agentTask: () =>
       agent.task ? { taskId: agent.task.taskId, step: agent.task.step } : undefined,
+    onDidAnswerLanguageModel: languageModels.onDidAnswer,
+    onDidChangeLanguageModels: languageModels.onDidChangeLanguageModelChatInformation,
     localGateway: () => ({
       state: owned.localGateway.state,
       pid: owned.localGateway.pid,

@@ -80,13 +80,18 @@ export class Services implements vscode.Disposable {
   async showError(error: unknown): Promise<Advice | undefined> {
     const advice = this.advise(error);
     if (!advice) return undefined;
+    this.offer(advice);
+    return advice;
+  }
+
+  /** The advice as an error notification whose buttons run the matching commands; not awaited. */
+  offer(advice: Advice): void {
     void vscode.window
       .showErrorMessage(advice.message, ...advice.actions.map((a) => ACTION_LABELS[a]))
       .then((picked) => {
         const action = advice.actions.find((a) => ACTION_LABELS[a] === picked);
         if (action) void vscode.commands.executeCommand(ACTION_COMMANDS[action]);
       });
-    return advice;
   }
 
   dispose(): void {

@@ -120,6 +120,16 @@ function tierSchema(id: TierId) {
         .default(d.daily_token_allowance),
       context_window: z.int().min(256).max(10_000_000).default(d.context_window),
       max_output_tokens: z.int().min(1).max(1_000_000).default(d.max_output_tokens),
+      /**
+       * What the tier's models read, as GET /v1/models lists it (clients such as VS Code offer
+       * image attachments only where `image` is listed). The built-in engine reads text only.
+       */
+      input_modalities: z
+        .array(z.enum(['text', 'image']))
+        .min(1)
+        .max(2)
+        .refine((list) => list.includes('text'), 'must include "text"')
+        .default(['text']),
       /** Engine names, tried in order. */
       targets: z.array(z.string().regex(ENGINE_NAME)).min(1).max(8).default(['builtin']),
     })
@@ -135,6 +145,7 @@ function tierSchema(id: TierId) {
       daily_token_allowance: t.daily_token_allowance,
       context_window: t.context_window,
       max_output_tokens: Math.min(t.max_output_tokens, t.context_window - 1),
+      input_modalities: [...new Set(t.input_modalities)],
       targets: t.targets,
     }));
 }

@@ -58,6 +58,7 @@ function modelEntry(room: ChatRoom, tier: TierConfig) {
     },
     context_window: tier.context_window,
     max_output_tokens: tier.max_output_tokens,
+    input_modalities: tier.input_modalities,
     ...(tier.daily_token_allowance !== null
       ? { daily_token_allowance: tier.daily_token_allowance }
       : {}),

@@ -868,6 +868,57 @@ async function main(): Promise<number> {
     );
 
     step(
+      "VS Code's own chat lists the AIHub tiers in its model picker; sending there asks for a GitHub sign-in first",
+      async () => {
+        const usage = async (): Promise<number> => {
+          const reply = await fetch(`${gateway!.apiBase}/balance`, {
+            headers: { authorization: `Bearer ${account.key}` },
+          });
+          return ((await reply.json()) as { usage: { requests: number } }).usage.requests;
+        };
+        await palette(p, 'Chat: Open Chat');
+        const picker = p.locator('.model-picker-item a.model-picker-name');
+        await until('an AIHub model in the picker', async () =>
+          /^AIHub /.test((await picker.innerText().catch(() => '')).trim()),
+        );
+        // The picker (its first model, "Other Models" opened) in both themes.
+        for (const [theme, css, name] of [
+          ['Default Dark Modern', 'vs-dark', 'dark'],
+          ['Default Light Modern', 'vs', 'light'],
+        ] as const) {
+          writeSettings({ 'workbench.colorTheme': theme });
+          await p.locator(`.monaco-workbench.${css}`).waitFor();
+          await picker.click();
+          await p.getByText('Other Models', { exact: true }).click();
+          for (const tier of ['Free', 'Lite', 'Standard', 'Pro', 'Max'])
+            await p.getByText(`AIHub ${tier}`, { exact: true }).last().waitFor();
+          await p.getByText('60 INR per 1M tokens in/out', { exact: false }).first().waitFor();
+          await p.screenshot({
+            path: join(REPO, 'test-results', `vsix-ui-vscode-chat-models-${name}.png`),
+          });
+          await p.keyboard.press('Escape');
+        }
+        writeSettings({ 'workbench.colorTheme': 'Default Dark Modern' });
+        await p.locator('.monaco-workbench.vs-dark').waitFor();
+        // The chat's agent is GitHub Copilot's: a message asks for a sign-in and reaches no model.
+        const requests = await usage();
+        await p.locator('[aria-label^="Chat Input"]').first().focus();
+        await p.keyboard.type('Say hello.');
+        await p.keyboard.press('Enter');
+        const dialog = p.locator('.monaco-dialog-box', {
+          hasText: 'Sign in to use GitHub Copilot',
+        });
+        await dialog.waitFor();
+        await p.screenshot({
+          path: join(REPO, 'test-results', 'vsix-ui-vscode-chat-sign-in-dark.png'),
+        });
+        await p.keyboard.press('Escape');
+        await dialog.waitFor({ state: 'hidden' });
+        assert.equal(await usage(), requests, 'nothing reached the gateway');
+      },
+    );
+
+    step(
       'one click offline: Start Local Gateway runs the bundled gateway, creates a key, and the chat answers',
       async () => {
         const localPort = await freePort();

@@ -26,7 +26,10 @@ before(async () => {
     JSON.stringify({
       chat: {
         body_limit_bytes: 4_096,
-        models: { 'service-ai-free': { daily_token_allowance: 400 } },
+        models: {
+          'service-ai-free': { daily_token_allowance: 400 },
+          'service-ai-max': { input_modalities: ['text', 'image'] },
+        },
       },
     }),
   );
@@ -157,8 +160,17 @@ test('models.list gives the five tiers with prices, context window and output li
   assert.equal(models[0]!.pricing.input_per_million, 0);
   assert.equal(models[1]!.pricing.input_per_million, 15);
   assert.equal(models[0]!.tier, 'free');
+  // What each tier reads: text by default, images where the config says its models take them.
+  assert.deepEqual(
+    models.map((m) => m.input_modalities),
+    [['text'], ['text'], ['text'], ['text'], ['text', 'image']],
+  );
   const one = await client.models.retrieve('service-ai-max');
   assert.equal(one.id, 'service-ai-max');
+  assert.deepEqual((one as unknown as { input_modalities: string[] }).input_modalities, [
+    'text',
+    'image',
+  ]);
   await assert.rejects(client.models.retrieve('gpt-4'), OpenAI.NotFoundError);
 });
 

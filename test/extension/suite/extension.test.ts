@@ -14,6 +14,7 @@ import { ScriptedUpstream } from '../../support/scripted-upstream.js';
 import { startTestGateway, type TestGateway } from './gateway.js';
 import { registerAgentTests } from './agent.js';
 import { registerCodebaseTests } from './codebase.js';
+import { registerLanguageModelTests } from './languageModels.js';
 import { registerRealWorkTests, report } from './realWork.js';
 
 type Assistant = Extract<ChatEntry, { role: 'assistant' }>;
@@ -408,6 +409,13 @@ export function registerExtensionTests(): void {
       registerAgentTests({ ...shared, gateway: () => gateway });
     });
 
+    describe("VS Code's chat models (vendor aihub)", () => {
+      before(async () => {
+        await configure({ baseUrl: gateway.apiBase, 'localGateway.port': undefined });
+      });
+      registerLanguageModelTests({ ...shared, gateway: () => gateway });
+    });
+
     it('the local gateway starts with a new account and key, answers, and stops', async function () {
       this.timeout(120_000);
       const port = await freePort();
@@ -421,6 +429,9 @@ export function registerExtensionTests(): void {
         assert.equal(api.localGateway().state, 'running');
         assert.ok(info.pid && info.pid !== process.pid);
         assert.equal(await api.hasApiKey(), true, 'the local key was stored');
+        await until('the AIHub chat models on the local gateway', async () =>
+          (await vscode.lm.selectChatModels({ vendor: 'aihub' })).length === 5 ? true : undefined,
+        );
 
         const health = await fetch(`http://127.0.0.1:${port}/healthz`);
         assert.deepEqual(await health.json(), { status: 'ok' });

@@ -1,0 +1,315 @@
+// AIHub's tiers as VS Code's own chat models (the Language Model Chat Provider, vendor `aihub`),
+// reached the way VS Code's chat and every other extension reach them: vscode.lm.selectChatModels
+// and LanguageModelChat.sendRequest, in the real extension host against the real gateway. The tool
+// round trip runs on the gateway's built-in engine (it calls a tool the message names and then
+// quotes the results); cancellation on the scripted upstream, which tells whether the caller hung up.
+import assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import type { LanguageModelOutcome } from '../../../extension/lm/provider.js';
+import { SCRIPTED_MODEL, type TestGateway } from './gateway.js';
+import { report, type RealWorkContext } from './realWork.js';
+
+export interface LanguageModelTestContext extends RealWorkContext {
+  gateway(): TestGateway;
+}
+
+interface Listed {
+  id: string;
+  context_window: number;
+  max_output_tokens: number;
+}
+
+interface Balance {
+  balance: number;
+  usage: { requests: number; cost: number };
+}
+
+const micros = (amount: number): number => Math.round(amount * 1_000_000);
+
+const WEATHER_TOOL: vscode.LanguageModelChatTool = {
+  name: 'get_weather',
+  description: 'The current weather of a city',
+  inputSchema: {
+    type: 'object',
+    properties: { city: { type: 'string' } },
+    required: ['city'],
+  },
+};
+
+async function gatewayGet<T>(gateway: TestGateway, path: string, key: string): Promise<T> {
+  const response = await fetch(`${gateway.apiBase}${path}`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
+  assert.equal(response.status, 200, `GET ${path}`);
+  return (await response.json()) as T;
+}
+
+async function aihubModels(): Promise<vscode.LanguageModelChat[]> {
+  return vscode.lm.selectChatModels({ vendor: 'aihub' });
+}
+
+/** Sends a request and reads its whole stream: the text, the tool calls, and the outcome the provider reported. */
+async function send(
+  api: () => { onDidAnswerLanguageModel: vscode.Event<LanguageModelOutcome> },
+  model: vscode.LanguageModelChat,
+  messages: vscode.LanguageModelChatMessage[],
+  options: vscode.LanguageModelChatRequestOptions = {},
+  token?: vscode.CancellationToken,
+): Promise<{
+  text: string;
+  calls: vscode.LanguageModelToolCallPart[];
+  outcome: LanguageModelOutcome;
+}> {
+  let resolveOutcome: (o: LanguageModelOutcome) => void = () => undefined;
+  const outcome = new Promise<LanguageModelOutcome>((r) => (resolveOutcome = r));
+  const listener = api().onDidAnswerLanguageModel(resolveOutcome);
+  try {
+    const response = await model.sendRequest(messages, options, token);
+    let text = '';
+    const calls: vscode.LanguageModelToolCallPart[] = [];
+    for await (const part of response.stream) {
+      if (part instanceof vscode.LanguageModelTextPart) text += part.value;
+      else if (part instanceof vscode.LanguageModelToolCallPart) calls.push(part);
+    }
+    return { text, calls, outcome: await outcome };
+  } finally {
+    listener.dispose();
+  }
+}
+
+export function registerLanguageModelTests(t: LanguageModelTestContext): void {
+  let key: string;
+  let listed: Listed[];
+
+  before(async function () {
+    this.timeout(60_000);
+    key = (await t.gateway().account(50)).key;
+    assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', key), true);
+    listed = (await gatewayGet<{ data: Listed[] }>(t.gateway(), '/models', key)).data;
+  });
+
+  after(async () => {
+    await t.configure({
+      'languageModelProvider.enabled': undefined,
+      'spendingCap.perDay': undefined,
+    });
+  });
+
+  it('every tier the gateway lists is a chat model of vendor aihub, with its context window and output cap', async () => {
+    const models = await t.until('the aihub models', async () => {
+      const found = await aihubModels();
+      return found.length === listed.length ? found : undefined;
+    });
+    assert.deepEqual(models.map((m) => m.id).sort(), listed.map((m) => m.id).sort());
+    for (const tier of listed) {
+      const model = models.find((m) => m.id === tier.id)!;
+      assert.equal(model.vendor, 'aihub');
+      assert.equal(model.maxInputTokens, tier.context_window - tier.max_output_tokens, tier.id);
+      assert.match(model.name, /^AIHub /);
+    }
+    report(`language models: ${models.map((m) => `${m.id} (${m.maxInputTokens} in)`).join(', ')}`);
+  });
+
+  it('the models go with Clear API Key, come back with Set API Key, and the setting hides them', async () => {
+    await vscode.commands.executeCommand('aihub.clearApiKey');
+    await t.until('no aihub models without a key', async () =>
+      (await aihubModels()).length === 0 ? true : undefined,
+    );
+    assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', key), true);
+    await t.until('the models after Set API Key', async () =>
+      (await aihubModels()).length === listed.length ? true : undefined,
+    );
+    await t.configure({ 'languageModelProvider.enabled': false });
+    await t.until('the models hidden by the setting', async () =>
+      (await aihubModels()).length === 0 ? true : undefined,
+    );
+    await t.configure({ 'languageModelProvider.enabled': undefined });
+    await t.until('the models back', async () =>
+      (await aihubModels()).length === listed.length ? true : undefined,
+    );
+  });
+
+  it('sendRequest with a tool: the tool call, its result sent back, the final text; the wallet moves by exactly the billed cost', async function () {
+    this.timeout(120_000);
+    const api = t.api();
+    const [model] = await vscode.lm.selectChatModels({ vendor: 'aihub', id: 'service-ai-lite' });
+    assert.ok(model, 'service-ai-lite is a chat model');
+    const before = await gatewayGet<Balance>(t.gateway(), '/balance', key);
+    const sessionBefore = api.spend().session;
+
+    const question = vscode.LanguageModelChatMessage.User(
+      'What is the weather in Pune? Use get_weather.',
+    );
+    const first = await send(t.api, model, [question], { tools: [WEATHER_TOOL] });
+    assert.equal(first.calls.length, 1, `one tool call (text: ${first.text})`);
+    const call = first.calls[0]!;
+    assert.equal(call.name, 'get_weather');
+    assert.equal(
+      typeof (call.input as { city?: unknown }).city,
+      'string',
+      JSON.stringify(call.input),
+    );
+    assert.ok(call.callId);
+    assert.equal(first.outcome.status, 'done');
+    assert.equal(first.outcome.toolCalls, 1);
+
+    const result = 'Pune: 31 degrees, clear sky';
+    const second = await send(
+      t.api,
+      model,
+      [
+        question,
+        vscode.LanguageModelChatMessage.Assistant([call]),
+        vscode.LanguageModelChatMessage.User([
+          new vscode.LanguageModelToolResultPart(call.callId, [
+            new vscode.LanguageModelTextPart(result),
+          ]),
+        ]),
+      ],
+      { tools: [WEATHER_TOOL] },
+    );
+    assert.equal(second.calls.length, 0);
+    assert.ok(
+      second.text.includes(result),
+      `the final text quotes the tool's result: ${second.text}`,
+    );
+
+    const after = await gatewayGet<Balance>(t.gateway(), '/balance', key);
+    const billed = [first.outcome.meta!, second.outcome.meta!];
+    assert.ok(
+      billed.every((m) => m && m.cost > 0),
+      'both answers were billed',
+    );
+    const cost = billed.reduce((sum, m) => sum + micros(m.cost), 0);
+    assert.equal(
+      micros(before.balance) - micros(after.balance),
+      cost,
+      'wallet moved by the billed cost',
+    );
+    assert.equal(
+      micros(after.usage.cost) - micros(before.usage.cost),
+      cost,
+      'the usage records agree',
+    );
+    assert.equal(after.usage.requests - before.usage.requests, 2);
+    assert.equal(
+      micros(api.spend().session) - micros(sessionBefore),
+      cost,
+      "counted in the session's spend",
+    );
+    assert.equal(micros(billed[1]!.balance), micros(after.balance));
+    await t.until(
+      'the status bar shows the balance after the answer',
+      () => api.statusBarText().includes(after.balance.toFixed(2)) || undefined,
+    );
+    report(`language model tool round trip: 2 requests, ${cost} micro-units billed`);
+  });
+
+  it('countTokens is the local estimate (about four characters a token)', async () => {
+    const [model] = await vscode.lm.selectChatModels({ vendor: 'aihub', id: 'service-ai-lite' });
+    assert.equal(await model!.countTokens('x'.repeat(400)), 100);
+  });
+
+  it('cancelling the token aborts the request at the gateway and upstream', async function () {
+    this.timeout(120_000);
+    const upstream = t.upstream();
+    const first = upstream.received.length;
+    upstream.script({
+      kind: 'ok',
+      content: 'slow words '.repeat(60),
+      chunks: 60,
+      chunk_delay_ms: 200,
+    });
+    const [model] = await vscode.lm.selectChatModels({ vendor: 'aihub', id: SCRIPTED_MODEL });
+    assert.ok(model);
+    const source = new vscode.CancellationTokenSource();
+    let outcome: LanguageModelOutcome | undefined;
+    const listener = t.api().onDidAnswerLanguageModel((o) => (outcome = o));
+    let text = '';
+    try {
+      const response = await model.sendRequest(
+        [vscode.LanguageModelChatMessage.User('Say many words.')],
+        {},
+        source.token,
+      );
+      try {
+        for await (const part of response.stream) {
+          if (part instanceof vscode.LanguageModelTextPart) text += part.value;
+          if (text) source.cancel();
+        }
+      } catch (error) {
+        // VS Code may end a cancelled stream with a CancellationError; that is the cancellation.
+        assert.ok(
+          error instanceof vscode.CancellationError || /cancel/i.test(String(error)),
+          String(error),
+        );
+      }
+      await t.until('the upstream request aborted', () =>
+        upstream.received[first]?.aborted ? true : undefined,
+      );
+      await t.until('the provider saw the cancellation', () => outcome);
+    } finally {
+      listener.dispose();
+      source.dispose();
+    }
+    assert.equal(outcome!.status, 'cancelled');
+    assert.ok(upstream.received[first]!.chunks_sent < 60, 'the answer did not run to its end');
+  });
+
+  it('402 (an empty wallet) is LanguageModelError Blocked, with Top Up offered', async function () {
+    const broke = await t.gateway().account(0);
+    assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', broke.key), true);
+    try {
+      const [model] = await vscode.lm.selectChatModels({ vendor: 'aihub', id: 'service-ai-lite' });
+      assert.ok(model);
+      let outcome: LanguageModelOutcome | undefined;
+      const listener = t.api().onDidAnswerLanguageModel((o) => (outcome = o));
+      try {
+        await assert.rejects(
+          send(t.api, model, [vscode.LanguageModelChatMessage.User('hello')]),
+          (error: unknown) => {
+            assert.ok(error instanceof vscode.LanguageModelError, String(error));
+            assert.equal(error.code, vscode.LanguageModelError.Blocked.name);
+            assert.match(error.message, /balance is too low/);
+            return true;
+          },
+        );
+      } finally {
+        listener.dispose();
+      }
+      assert.equal(outcome?.status, 'error');
+      assert.deepEqual(outcome?.advice?.actions, ['topUp']);
+    } finally {
+      assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', key), true);
+    }
+  });
+
+  it('a request the daily spending cap could pass is refused with a message and never sent', async function () {
+    const api = t.api();
+    const [model] = await vscode.lm.selectChatModels({ vendor: 'aihub', id: 'service-ai-max' });
+    assert.ok(model);
+    const before = await gatewayGet<Balance>(t.gateway(), '/balance', key);
+    // The cap sits just above today's spend: max's output cap alone costs far more.
+    await t.configure({ 'spendingCap.perDay': api.spend().today + 0.01 });
+    let outcome: LanguageModelOutcome | undefined;
+    const listener = api.onDidAnswerLanguageModel((o) => (outcome = o));
+    try {
+      await assert.rejects(
+        send(t.api, model, [vscode.LanguageModelChatMessage.User('hello')]),
+        (error: unknown) => {
+          assert.ok(error instanceof vscode.LanguageModelError, String(error));
+          assert.equal(error.code, vscode.LanguageModelError.Blocked.name);
+          assert.match(error.message, /daily spending cap/);
+          return true;
+        },
+      );
+    } finally {
+      listener.dispose();
+      await t.configure({ 'spendingCap.perDay': undefined });
+    }
+    assert.equal(outcome?.status, 'refused');
+    const after = await gatewayGet<Balance>(t.gateway(), '/balance', key);
+    assert.equal(after.usage.requests, before.usage.requests, 'nothing reached the gateway');
+    assert.equal(after.balance, before.balance);
+  });
+}
