@@ -24,7 +24,12 @@ import { microsToUnits } from '../../util/money.js';
 import { transactionChunks, type TransactionFilter } from '../engine/txn-filter.js';
 import type { PaymentTxn } from '../engine/tables.js';
 import { loggableUrl } from '../engine/webhooks.js';
-import { onTdsStatement, postingFigures } from '../statements/ledger-lines.js';
+import { TDS_ACCOUNT } from '../engine/settle.js';
+import { ledgerMovements, postingFigures } from '../statements/ledger-lines.js';
+
+/** The ledger accounts of commissions and overrides, and of their TDS. */
+const isEarningAccount = (account: string) =>
+  account.startsWith('commission:') || account.startsWith('override:') || account === TDS_ACCOUNT;
 
 export const REPORTS = ['transactions', 'commissions', 'wallet', 'api-logs', 'ai-usage'] as const;
 export type ReportName = (typeof REPORTS)[number];
@@ -376,30 +381,30 @@ async function creditedInRange(
   pacer: Pacer | undefined,
 ): Promise<{ credited?: { gross: number; tds: number; net: number } }> {
   if (filter.number !== undefined || filter.txn_id !== undefined) return {};
-  const sums = { gross: 0, tds: 0 };
   const own = pacer ?? store.reads.turns.pacer();
+  let moved: Map<string, number>;
   try {
-    for await (const batch of store.reads.walletLines(
+    moved = await ledgerMovements(
+      store,
       {
         account_id: scope.account_id,
         from_ms: filter.from,
         to_ms: filter.to,
-        match: onTdsStatement,
-        ...(scope.as_of ? { as_of: scope.as_of } : {}),
+        wanted: isEarningAccount,
+        ...(filter.service === undefined
+          ? {}
+          : { postings: (p) => postingFigures(p).earning_service === filter.service }),
+        as_of: scope.as_of,
       },
-      { offset: 0, limit: Number.MAX_SAFE_INTEGER },
-      'asc',
       own,
-    ))
-      for (const line of batch) {
-        const f = postingFigures(line.posting);
-        if (filter.service !== undefined && f.earning_service !== filter.service) continue;
-        sums.gross += f.gross_micros;
-        sums.tds += f.tds_micros;
-      }
+    );
   } finally {
     if (!pacer) own.end();
   }
+  const sums = { gross: 0, tds: 0 };
+  for (const [account, micros] of moved)
+    if (account === TDS_ACCOUNT) sums.tds += micros;
+    else sums.gross -= micros;
   return {
     credited: {
       gross: microsToUnits(sums.gross),

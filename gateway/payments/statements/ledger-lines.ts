@@ -12,6 +12,7 @@
 //
 // `ledgerMovements` is the reusable read: the movements of chosen ledger accounts in one
 // account's postings over a period, through the store's index of its wallet postings.
+import type { ReadSnapshot } from '../../store/reads.js';
 import type { Store } from '../../store/store.js';
 import type { Posting } from '../../store/state.js';
 import type { Pacer } from '../../store/turns.js';
@@ -99,26 +100,37 @@ export function onTdsStatement(posting: Posting): boolean {
 }
 
 /**
- * What the postings of `account_id` (its wallet's, as the store indexes them) between
- * `from_ms` and `to_ms` (inclusive) moved of each ledger account `wanted` picks, in
- * micro-units: the read behind "what did this account's business move of X in period P" (a
- * statement's, an invoice's totals). Costs the account's postings of the period, walked in
- * turns of `pacer`.
+ * What the postings of `account_id` (null: of every account), its wallet's as the store
+ * indexes them, between `from_ms` and `to_ms` (inclusive; absent: unbounded) moved of each
+ * ledger account `wanted` picks, in micro-units, over the postings `postings` keeps (default:
+ * every one that moved a wanted account): the read behind "what did this account's business
+ * move of X in period P" (a statement's, an invoice's, a report's totals). Costs the account's
+ * postings of the period, walked in turns of `pacer`.
  */
 export async function ledgerMovements(
   store: Store,
   select: {
-    account_id: string;
-    from_ms: number;
-    to_ms: number;
+    account_id: string | null;
+    from_ms?: number | undefined;
+    to_ms?: number | undefined;
     wanted: (ledger_account: string) => boolean;
+    postings?: (posting: Posting) => boolean;
+    as_of?: ReadSnapshot | undefined;
   },
   pacer: Pacer,
 ): Promise<Map<string, number>> {
   const moved = new Map<string, number>();
-  const touches = (posting: Posting) => posting.entries.some(([account]) => select.wanted(account));
+  const keep = select.postings ?? (() => true);
+  const match = (posting: Posting) =>
+    posting.entries.some(([account]) => select.wanted(account)) && keep(posting);
   for await (const batch of store.reads.walletLines(
-    { account_id: select.account_id, from_ms: select.from_ms, to_ms: select.to_ms, match: touches },
+    {
+      account_id: select.account_id,
+      from_ms: select.from_ms,
+      to_ms: select.to_ms,
+      match,
+      as_of: select.as_of,
+    },
     { offset: 0, limit: Number.MAX_SAFE_INTEGER },
     'asc',
     pacer,
