@@ -9,7 +9,8 @@ export const rechargeConfigSchema = z
      * Whether a prepaid mobile recharge's amount must be one of the operator's plans in the
      * number's circle, or one of the number's own offers: `off` (not asked), `warn` (the
      * recharge goes ahead and its answer says the amount is not a listed plan), `enforce`
-     * (422 `amount_not_a_plan`; 503 when no provider can list the plans).
+     * (422 `amount_not_a_plan`; 503 when no provider can list the plans). An operator whose
+     * entry says `plans_only` is always held to `enforce`: this setting decides for the others.
      */
     plan_check: z.enum(PLAN_CHECKS).default('off'),
     /** An operator's plans in a circle are kept this long after they were listed (0: asked every time). */
