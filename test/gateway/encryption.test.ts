@@ -20,6 +20,7 @@ import {
 import {
   PDF,
   download,
+  onboard,
   paymentsConfig,
   registerWithWebhookAndKyc,
   startPaymentsGateway,
@@ -105,6 +106,13 @@ test('a generated key (0600) seals webhook secrets and eKYC documents; rotate-ke
       `${ids.secret.slice(0, 10)}…`,
       'the webhook secret opens under the new key',
     );
+    // The Aadhaar fingerprint was turned into the new key's: the same number on a new
+    // account is still flagged as the old account's (the old key is gone).
+    const { account_id } = await onboard(gw, 0);
+    const flagged = await admin(gw).get(`/admin/kyc/${account_id}`);
+    assert.deepEqual(flagged.body.duplicates.aadhaar.accounts, [
+      { account_id: ids.account_id, status: 'submitted' },
+    ]);
   } finally {
     await gw.stop();
   }
