@@ -18,13 +18,8 @@ import { documentAad } from '../sealing.js';
 import type { PaymentsConfig } from '../config.js';
 import { gstStateSchema } from '../tax-config.js';
 import type { KycDocument, KycSubmission } from '../engine/tables.js';
-import {
-  aadhaarError,
-  gstinError,
-  maskAadhaar,
-  normalizeAadhaar,
-  panError,
-} from '../validators.js';
+import { gstinError } from '../identity/gstin.js';
+import { aadhaarError, maskAadhaar, normalizeAadhaar, panError } from '../validators.js';
 
 export const DOCUMENT_FIELDS = [
   'aadhaar_document',
