@@ -43,6 +43,7 @@ import { Pricing } from './network/pricing.js';
 import type { CommissionScheme } from './network/schemes.js';
 import { networkRouter } from './network/routes.js';
 import { serveAccountStatement, statementsRouter } from './statements/routes.js';
+import { invoicesRouter } from './invoices/routes.js';
 
 export interface Payments {
   /** Mounted at /api. */
@@ -139,13 +140,15 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   const reports = reportsRouter(ctx);
   const network = networkRouter(ctx);
   const statements = statementsRouter(ctx);
+  const invoices = invoicesRouter(ctx);
   if (deps.metrics) registerReportMetrics(ctx, deps.metrics.registry);
   return {
     // The statements' routes before the reports' `/reports/:report`, whose names they are not.
-    api: apiRouter(ctx, Router().use(statements.api, reports.api, network.api)),
+    api: apiRouter(ctx, Router().use(statements.api, invoices.api, reports.api, network.api)),
     admin: Router().use(
       paymentsAdminRouter(ctx),
       statements.admin,
+      invoices.admin,
       reports.admin,
       network.admin,
       dmtAdminRouter(ctx),

@@ -7,6 +7,11 @@ import { gstinSchema } from './identity/gstin.js';
 
 const percentSchema = percentBpSchema;
 
+/** A document series' prefix: 1–3 letters or digits, so that a number stays within 16 characters. */
+const documentPrefix = z
+  .string()
+  .regex(/^[A-Z0-9]{1,3}$/, 'must be 1 to 3 capital letters or digits');
+
 /** A GST state code (01–38, 97 other territory), as the first two digits of a GSTIN. */
 export const gstStateSchema = z
   .string()
@@ -59,6 +64,24 @@ export const taxSchema = z
           .string()
           .regex(/^\d{6}$/)
           .default('997158'),
+      })
+      .prefault({}),
+    /** GST documents' numbering (docs/payments-api.md, "GST invoices"). */
+    invoices: z
+      .strictObject({
+        /** Tax invoices and bills of supply: `<prefix>/<yy-yy>/<serial>` (at most 16 characters). */
+        prefix: documentPrefix.default('AH'),
+        /** Credit notes, a series of their own. */
+        credit_prefix: documentPrefix.default('AHC'),
+        /** The first month documents are issued for (default: the month the store was made). */
+        from_month: z
+          .string()
+          .regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'must be YYYY-MM')
+          .optional(),
+      })
+      .refine((i) => i.prefix !== i.credit_prefix, {
+        path: ['credit_prefix'],
+        message: 'must differ from prefix (a series of its own)',
       })
       .prefault({}),
     tds: z
