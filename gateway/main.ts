@@ -20,6 +20,7 @@ import { createPayments } from './payments/index.js';
 import { createProviders } from './providers/index.js';
 import { createHttpServer, HttpsServer, type TlsFiles } from './http/server.js';
 import { verifyDataDir } from './store/verify.js';
+import { GstDocumentsCheck } from './payments/invoices/verify.js';
 import { openPgStore } from './store/pg/store.js';
 import { redactUrl } from './store/pg/keys.js';
 import { migrateDataDir, migrateOldLayout, verifyPg } from './store/pg/tools.js';
@@ -105,7 +106,7 @@ async function main(argv: string[]): Promise<void> {
 async function verify(data_dir: string, full: boolean): Promise<void> {
   let report;
   try {
-    report = await verifyDataDir(data_dir, { full });
+    report = await verifyDataDir(data_dir, { full, checks: [new GstDocumentsCheck()] });
   } catch (error) {
     fail(`verify ${data_dir}: ${(error as Error).message}`, 1);
   }
@@ -121,7 +122,7 @@ async function verify(data_dir: string, full: boolean): Promise<void> {
 async function verifyDatabase(database_url: string): Promise<void> {
   let report;
   try {
-    report = await verifyPg(database_url);
+    report = await verifyPg(database_url, [new GstDocumentsCheck()]);
   } catch (error) {
     fail(`verify ${redactUrl(database_url)}: ${(error as Error).message}`, 1);
   }

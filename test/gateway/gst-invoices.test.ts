@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { verifyPg } from '../../gateway/store/pg/tools.ts';
+import { GstDocumentsCheck } from '../../gateway/payments/invoices/verify.ts';
 import { request, runCli, TEST_CLUSTER_URL } from './helpers.ts';
 import {
   fakeClock,
@@ -78,14 +79,13 @@ const KYC_B = {
   gstin: '29AABCB5576G1Z' + gstinCheckCharacter('29AABCB5576G1Z'),
 };
 
-async function verifyClean(gw: FakeClockGateway, url: string | undefined) {
-  if (url) {
-    const report = await verifyPg(url);
-    assert.deepEqual(report.breaches, []);
-    return;
-  }
+/** `aihub-gateway verify` (with the GST documents' check) on the gateway's store: its breaches. */
+async function verifyBreaches(gw: FakeClockGateway, url: string | undefined): Promise<string[]> {
+  if (url) return (await verifyPg(url, [new GstDocumentsCheck()])).breaches;
   const run = await runCli(['verify', '--data-dir', gw.data_dir, '--full']);
-  assert.equal(run.code, 0, run.stdout + run.stderr);
+  const report = JSON.parse(run.stdout) as { ok: boolean; breaches: string[] };
+  assert.equal(run.code, report.ok ? 0 : 1, run.stderr);
+  return report.breaches;
 }
 
 test('GST documents: a tax invoice per account and month from the postings, credit notes for reversals, numbered per financial year without gaps', async () => {
@@ -217,7 +217,7 @@ test('GST documents: a tax invoice per account and month from the postings, cred
       assert.ok(read.text.includes(text), `${text} in ${read.text}`);
 
     await gw.stop();
-    await verifyClean(gw, url);
+    assert.deepEqual(await verifyBreaches(gw, url), []);
   } finally {
     await gw.stop();
   }
@@ -262,7 +262,40 @@ test('without a GSTIN the operator charges no GST: fees are split at 0 % and doc
     assert.ok(read.text.includes('Bill of supply'), read.text);
     assert.ok(!read.text.includes('Tax invoice'), read.text);
     await gw.stop();
-    await verifyClean(gw, url);
+    assert.deepEqual(await verifyBreaches(gw, url), []);
+  } finally {
+    await gw.stop();
+  }
+});
+
+test('verify finds a fee posted into a month whose documents are issued (a clock behind)', async () => {
+  const clock = fakeClock(IST('2027-01-20T10:00:00'));
+  const url = await database();
+  const gw = await fakeClockGateway(paymentsConfig(), clock, url);
+  try {
+    const a = await onboard(gw, 'asha', KYC_A);
+    await panFind(gw, a.headers, 1);
+    clock.set(IST('2027-02-01T09:00:00'));
+    const issued = await documents(gw, a.headers, '2027-01');
+    assert.deepEqual(issued[0].totals.igst, 0.31);
+    // The clock goes back into January: one more fee lands in an issued month.
+    clock.set(IST('2027-01-31T23:00:00'));
+    await panFind(gw, a.headers, 2);
+    clock.set(IST('2027-02-01T09:30:00'));
+    assert.deepEqual(
+      await documents(gw, a.headers, '2027-01'),
+      issued,
+      'issued documents never change',
+    );
+    await gw.stop();
+    const breaches = await verifyBreaches(gw, url);
+    assert.equal(breaches.length, 1, breaches.join('\n'));
+    assert.match(
+      breaches[0]!,
+      new RegExp(
+        `GST invoice of ${a.account_id} for 2027-01: the documents say taxable 1690000, CGST 0, SGST/UTGST 0, IGST 310000 .*, the fee and GST accounts moved taxable 3380000, CGST 0, SGST/UTGST 0, IGST 620000`,
+      ),
+    );
   } finally {
     await gw.stop();
   }

@@ -171,7 +171,7 @@ const gstOf = (lines: readonly GstLine[]) =>
   lines.reduce((sum, l) => sum + l.cgst_micros + l.sgst_micros + l.igst_micros, 0);
 
 function emptyInvoicing(): GstInvoicing {
-  return { issued_through: null, issuing: null, last: {}, months: {} };
+  return { from: null, issued_through: null, issuing: null, last: {}, months: {} };
 }
 
 /** Takes the next serial of `series` in `fy`, noting it as `month`'s. */
@@ -199,6 +199,7 @@ async function issueChunk(
   return store.transact((tx) => {
     const state = structuredClone(tx.get('gst_invoicing', STATE_ID) ?? emptyInvoicing());
     if (state.issued_through !== null && state.issued_through >= month) return true;
+    state.from ??= month;
     const after = state.issuing?.month === month ? state.issuing.after : '';
     const todo = accounts.filter(([id]) => id > after).slice(0, ISSUE_CHUNK);
     const fy = financialYear(month);

@@ -53,6 +53,8 @@ export interface GstMonthDocuments {
 }
 
 export interface GstInvoicing {
+  /** The first month issued (documents exist from it on). */
+  from: string | null;
   /** Every month up to this one (`YYYY-MM`) is issued; null: none yet. */
   issued_through: string | null;
   /** A month being issued in several commits: the accounts up to `after` (by id) are done. */
