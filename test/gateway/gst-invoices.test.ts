@@ -23,6 +23,17 @@ import { pdfText } from '../support/payments-pdf.ts';
 import { createDatabase } from '../support/postgres.ts';
 import { gstinCheckCharacter } from '../../gateway/payments/identity/gstin.ts';
 
+/**
+ * The payments config of these tests: documents from December 2026 on (a store's first month
+ * is otherwise the month it was made, which for PostgreSQL is the database's real time).
+ */
+function config(operator: Record<string, unknown> = { gstin: OPERATOR_GSTIN }) {
+  return paymentsConfig({
+    duplicate_window_ms: 0,
+    tax: { operator, invoices: { from_month: '2026-12' } },
+  });
+}
+
 const IST = (local: string) => new Date(`${local}+05:30`).toISOString();
 
 async function database(): Promise<string | undefined> {
@@ -91,7 +102,7 @@ async function verifyBreaches(gw: FakeClockGateway, url: string | undefined): Pr
 test('GST documents: a tax invoice per account and month from the postings, credit notes for reversals, numbered per financial year without gaps', async () => {
   const clock = fakeClock(IST('2027-02-10T10:00:00'));
   const url = await database();
-  const gw = await fakeClockGateway(paymentsConfig({ duplicate_window_ms: 0 }), clock, url);
+  const gw = await fakeClockGateway(config(), clock, url);
   try {
     const a = await onboard(gw, 'asha', KYC_A);
     const b = await onboard(gw, 'kiosk', KYC_B);
@@ -226,8 +237,7 @@ test('GST documents: a tax invoice per account and month from the postings, cred
 test('without a GSTIN the operator charges no GST: fees are split at 0 % and documented on bills of supply', async () => {
   const clock = fakeClock(IST('2027-01-20T10:00:00'));
   const url = await database();
-  const config = paymentsConfig({ tax: { operator: { name: 'Unregistered Payments' } } });
-  const gw = await fakeClockGateway(config, clock, url);
+  const gw = await fakeClockGateway(config({ name: 'Unregistered Payments' }), clock, url);
   try {
     const a = await onboard(gw, 'asha', KYC_A);
     const txn_id = await panFind(gw, a.headers, 1);
@@ -271,7 +281,7 @@ test('without a GSTIN the operator charges no GST: fees are split at 0 % and doc
 test('verify finds a fee posted into a month whose documents are issued (a clock behind)', async () => {
   const clock = fakeClock(IST('2027-01-20T10:00:00'));
   const url = await database();
-  const gw = await fakeClockGateway(paymentsConfig(), clock, url);
+  const gw = await fakeClockGateway(config(), clock, url);
   try {
     const a = await onboard(gw, 'asha', KYC_A);
     await panFind(gw, a.headers, 1);
@@ -300,6 +310,71 @@ test('verify finds a fee posted into a month whose documents are issued (a clock
     await gw.stop();
   }
 });
+
+test(
+  'two gateways on one PostgreSQL issuing at once: every number once, no gap, the same documents from both',
+  { skip: TEST_CLUSTER_URL ? false : 'needs AIHUB_TEST_DATABASE_URL (the PostgreSQL pass)' },
+  async () => {
+    const clock = fakeClock(IST('2027-02-10T10:00:00'));
+    const url = await database();
+    const one = await fakeClockGateway(config(), clock, url);
+    const two = await fakeClockGateway(config(), clock, url);
+    try {
+      const accounts = [];
+      for (const [i, kyc] of [KYC_A, KYC_B, KYC_A, KYC_B, KYC_A].entries())
+        accounts.push(await onboard(one, `acct${i}`, { ...kyc, name: `Shop ${i}` }));
+      let n = 0;
+      const charged = { '2026-27': 0, '2027-28': 0 };
+      for (const month of ['2027-02-10', '2027-03-10', '2027-04-10']) {
+        clock.set(IST(`${month}T10:00:00`));
+        for (const [i, a] of accounts.entries()) {
+          if ((i + n) % 3 === 0) {
+            n++;
+            continue;
+          }
+          await panFind(i % 2 ? two : one, a.headers, ++n);
+          charged[month < '2027-04' ? '2026-27' : '2027-28']++;
+        }
+      }
+      clock.set(IST('2027-05-02T10:00:00'));
+      // Every account asks for every month, half through each gateway, all at once.
+      const months = ['2027-04', '2027-02', '2027-03'];
+      const asked = accounts.flatMap((a, i) =>
+        months.map((month, j) => ({ gw: (i + j) % 2 ? one : two, a, month })),
+      );
+      const answers = await Promise.all(
+        asked.map(({ gw, a, month }) => documents(gw, a.headers, month)),
+      );
+      const numbers = new Map<string, number[]>();
+      for (const [k, docs] of answers.entries()) {
+        const { gw, a, month } = asked[k]!;
+        // The other gateway reads the same documents.
+        const other = await documents(gw === one ? two : one, a.headers, month);
+        assert.deepEqual(other, docs);
+        for (const d of docs) {
+          const key = `${d.series}:${d.financial_year}`;
+          numbers.set(key, [...(numbers.get(key) ?? []), Number(d.invoice_number.slice(-6))]);
+        }
+      }
+      for (const [key, serials] of numbers) {
+        const sorted = [...serials].sort((x, y) => x - y);
+        assert.deepEqual(
+          sorted,
+          Array.from({ length: sorted.length }, (_, i) => i + 1),
+          key,
+        );
+      }
+      assert.equal(numbers.get('invoice:2026-27')?.length, charged['2026-27']);
+      assert.equal(numbers.get('invoice:2027-28')?.length, charged['2027-28']);
+      await one.stop();
+      await two.stop();
+      assert.deepEqual(await verifyBreaches(one, url), []);
+    } finally {
+      await one.stop();
+      await two.stop();
+    }
+  },
+);
 
 test("the operator's GSTIN is checked in full at start, and an eKYC GSTIN's PAN must have a holder type", async () => {
   const refused = await startPaymentsGateway(
