@@ -43,7 +43,7 @@ import { Pricing } from './network/pricing.js';
 import type { CommissionScheme } from './network/schemes.js';
 import { networkRouter } from './network/routes.js';
 import { serveAccountStatement, statementsRouter } from './statements/routes.js';
-import { invoicesRouter } from './invoices/routes.js';
+import { invoicesRouter, issueClosedMonths } from './invoices/routes.js';
 
 export interface Payments {
   /** Mounted at /api. */
@@ -285,7 +285,7 @@ function apiRouter(ctx: PaymentsContext, more: Router): Router {
   return api;
 }
 
-/** The room's background work: status checks of pending transactions, webhooks, pruning. */
+/** The room's background work: status checks of pending transactions, webhooks, pruning, the GST documents of months that are over. */
 function background(
   ctx: PaymentsContext,
   pruner: Pruner,
@@ -299,6 +299,11 @@ function background(
     pruner.run().catch((error: unknown) => {
       logger.error({ msg: 'payments prune failed', err: error });
       return {};
+    });
+  const halt = new AbortController();
+  const issueDocuments = () =>
+    issueClosedMonths(ctx, halt.signal).catch((error: unknown) => {
+      if (!halt.signal.aborted) logger.error({ msg: 'GST documents: issuing failed', err: error });
     });
   // Several gateways on one database: each looks for the work any of them left (pending
   // transactions, due deliveries) and claims each item before working it.
@@ -330,7 +335,10 @@ function background(
       timer = setInterval(tick, settings.tick_ms);
       timer.unref();
       prune_timer = setInterval(
-        () => void (ctx.store.isLeader() ? ctx.store.background(prune) : null),
+        () =>
+          void (ctx.store.isLeader()
+            ? ctx.store.background(() => Promise.all([prune(), issueDocuments()]))
+            : null),
         settings.prune.interval_ms,
       );
       prune_timer.unref();
@@ -338,6 +346,7 @@ function background(
     },
     async stop() {
       stopped = true;
+      halt.abort();
       for (const fn of stopping) fn();
       if (timer) clearInterval(timer);
       if (prune_timer) clearInterval(prune_timer);

@@ -278,6 +278,28 @@ test('without a GSTIN the operator charges no GST: fees are split at 0 % and doc
   }
 });
 
+test('a month that is over is issued in the background, unasked', async () => {
+  const clock = fakeClock(IST('2027-01-20T10:00:00'));
+  const url = await database();
+  const settings = config();
+  (settings.payments as Record<string, unknown>).prune = { interval_ms: 50 };
+  const gw = await fakeClockGateway(settings, clock, url);
+  try {
+    const a = await onboard(gw, 'asha', KYC_A);
+    await panFind(gw, a.headers, 1);
+    clock.set(IST('2027-02-01T00:30:00'));
+    const deadline = Date.now() + 15_000;
+    while ((await gw.store.fetch('gst_invoicing', 'state'))?.issued_through !== '2027-01') {
+      assert.ok(Date.now() < deadline, 'January not issued in the background');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const docs = await documents(gw, a.headers, '2027-01');
+    assert.equal(docs[0].invoice_number, 'AH/26-27/000001');
+  } finally {
+    await gw.stop();
+  }
+});
+
 test('verify finds a fee posted into a month whose documents are issued (a clock behind)', async () => {
   const clock = fakeClock(IST('2027-01-20T10:00:00'));
   const url = await database();

@@ -24,6 +24,12 @@ export function nextMonth(month: string): string {
   return m === 12 ? `${y + 1}-01` : `${y}-${String(m + 1).padStart(2, '0')}`;
 }
 
+export function previousMonth(month: string): string {
+  const y = Number(month.slice(0, 4));
+  const m = Number(month.slice(5, 7));
+  return m === 1 ? `${y - 1}-12` : `${y}-${String(m - 1).padStart(2, '0')}`;
+}
+
 /** The Indian financial year (April to March) of a month: `2026-27`. */
 export function financialYear(month: string): string {
   const y = Number(month.slice(0, 4));

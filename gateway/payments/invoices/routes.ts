@@ -12,7 +12,7 @@ import { reportForClient, reportSubject } from '../reports/routes.js';
 import { operatorParty } from '../statements/statements.js';
 import { documentView, documentsPdf } from './documents.js';
 import { documentsOf, issueThrough, monthClosed, type IssueDeps } from './issue.js';
-import { istMonthStartMs, nextMonth } from './movements.js';
+import { istMonth, istMonthStartMs, nextMonth, previousMonth } from './movements.js';
 
 export const gstInvoicesQuery = z.strictObject({
   month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'must be YYYY-MM'),
@@ -22,6 +22,36 @@ export const gstInvoicesQuery = z.strictObject({
 
 /** One issuing pass per gateway at a time: concurrent requests wait for it, then read. */
 const issuing = new WeakMap<PaymentsContext, Promise<void>>();
+
+async function coalesced(ctx: PaymentsContext, run: () => Promise<void>): Promise<void> {
+  for (;;) {
+    const running = issuing.get(ctx);
+    if (!running) break;
+    await running.catch(() => {});
+  }
+  const pass = run();
+  issuing.set(ctx, pass);
+  try {
+    await pass;
+  } finally {
+    if (issuing.get(ctx) === pass) issuing.delete(ctx);
+  }
+}
+
+/**
+ * Issues the documents of every month that is over (the room's background work calls it at
+ * each pruning interval, on the leader): a month's documents are issued in the days after it
+ * ends whether or not anyone asks for them (CGST Rules, rule 47: within 30 days of the supply).
+ */
+export async function issueClosedMonths(ctx: PaymentsContext, signal: AbortSignal): Promise<void> {
+  const last = previousMonth(istMonth(ctx.clock.now().getTime()));
+  const pacer = ctx.store.reads.turns.pacer(signal);
+  try {
+    await coalesced(ctx, () => issueThrough(issueDeps(ctx), last, pacer));
+  } finally {
+    pacer.end();
+  }
+}
 
 function issueDeps(ctx: PaymentsContext): IssueDeps {
   const tax = ctx.settings.tax;
@@ -55,18 +85,7 @@ async function serve(
       'month',
     );
   await reportForClient(ctx, req, res, who, async (pacer) => {
-    for (;;) {
-      const running = issuing.get(ctx);
-      if (!running) break;
-      await running.catch(() => {});
-    }
-    const pass = issueThrough(issueDeps(ctx), query.month, pacer);
-    issuing.set(ctx, pass);
-    try {
-      await pass;
-    } finally {
-      if (issuing.get(ctx) === pass) issuing.delete(ctx);
-    }
+    await coalesced(ctx, () => issueThrough(issueDeps(ctx), query.month, pacer));
     const documents = await documentsOf(ctx.store, account_id, query.month);
     pacer.end();
     const title = `GST documents of ${account_id}, ${query.month}`;
