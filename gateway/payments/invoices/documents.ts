@@ -104,6 +104,40 @@ function partyLines(label: string, p: GstParty): string[] {
   ];
 }
 
+/** The document's lines as a table: the columns' heads, then a row per line. */
+function lineTable(
+  document: GstDocument,
+  put: (text: string, size?: number, bold?: boolean, x?: number) => void,
+  next: (gap?: number) => void,
+): void {
+  const header: Array<[number, string]> = [
+    [40, 'Description'],
+    [200, 'SAC'],
+    [240, 'Place'],
+    [290, 'Rate'],
+    [330, 'Taxable'],
+    [395, 'CGST'],
+    [450, 'SGST/UTGST'],
+    [515, 'IGST'],
+  ];
+  for (const [x, text] of header) put(text, 8, true, x);
+  next();
+  for (const line of document.lines) {
+    const cells: Array<[number, string]> = [
+      [40, SERVICE_NAMES[line.service] ?? line.service],
+      [200, line.sac],
+      [240, line.place_of_supply],
+      [290, `${line.rate_bp / 100}%`],
+      [330, money(line.taxable_micros)],
+      [395, money(line.cgst_micros)],
+      [450, money(line.sgst_micros)],
+      [515, money(line.igst_micros)],
+    ];
+    for (const [x, text] of cells) put(text, 8, false, x);
+    next();
+  }
+}
+
 /** One document as one page or more. */
 function documentPages(document: GstDocument, title_all: string): PdfPage[] {
   const pages: PdfPage[] = [];
@@ -139,32 +173,7 @@ function documentPages(document: GstDocument, title_all: string): PdfPage[] {
   if (document.refers_to)
     say(`Against: ${document.refers_to.map((r) => `${r.number ?? '-'} (${r.month})`).join(', ')}`);
   next(8);
-  const header: Array<[number, string]> = [
-    [40, 'Description'],
-    [200, 'SAC'],
-    [240, 'Place'],
-    [290, 'Rate'],
-    [330, 'Taxable'],
-    [395, 'CGST'],
-    [450, 'SGST/UTGST'],
-    [515, 'IGST'],
-  ];
-  for (const [x, text] of header) put(text, 8, true, x);
-  next();
-  for (const line of document.lines) {
-    const cells: Array<[number, string]> = [
-      [40, SERVICE_NAMES[line.service] ?? line.service],
-      [200, line.sac],
-      [240, line.place_of_supply],
-      [290, `${line.rate_bp / 100}%`],
-      [330, money(line.taxable_micros)],
-      [395, money(line.cgst_micros)],
-      [450, money(line.sgst_micros)],
-      [515, money(line.igst_micros)],
-    ];
-    for (const [x, text] of cells) put(text, 8, false, x);
-    next();
-  }
+  lineTable(document, put, next);
   const t = documentTotals(document);
   next(6);
   put(

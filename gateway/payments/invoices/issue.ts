@@ -8,7 +8,7 @@
 // later month, is first asked for. Numbers come from one row (`gst_invoicing`), in commits of
 // at most ISSUE_CHUNK accounts: per series and financial year they are consecutive from 1,
 // with no gap and no repeat, and asking again reads what was issued.
-import type { Store } from '../../store/store.js';
+import type { Store, Tx } from '../../store/store.js';
 import type { Pacer } from '../../store/turns.js';
 import type { Pricing } from '../network/pricing.js';
 import { operatorParty } from '../statements/statements.js';
@@ -184,6 +184,68 @@ function take(state: GstInvoicing, month: string, series: string, fy: string): n
   return serial;
 }
 
+/** What one commit of a month's issuing shares: the state row it takes serials from. */
+interface Issuing {
+  deps: IssueDeps;
+  tx: Tx;
+  state: GstInvoicing;
+  month: string;
+  fy: string;
+  issued_at: string;
+  supplier: GstParty;
+}
+
+/** One account's documents of the month: its tax invoice (or bill of supply), then its credit note. */
+function accountDocuments(at: Issuing, account_id: string, figures: AccountMonth): GstDocument[] {
+  const { deps, tx, state, month, fy } = at;
+  const identity = deps.pricing.taxIdentity(tx, account_id);
+  const recipient: GstParty = {
+    name: identity.name,
+    gstin: identity.gstin,
+    pan: identity.pan,
+    state: identity.state,
+    address: identity.address,
+  };
+  const documents: GstDocument[] = [];
+  const issue = (kind: GstDocument['kind'], lines: GstLine[]) => {
+    const series = kind === 'credit_note' ? 'credit_note' : 'invoice';
+    const serial = take(state, month, series, fy);
+    const prefix = series === 'invoice' ? deps.invoices.prefix : deps.invoices.credit_prefix;
+    const number = documentNumber(prefix, fy, serial);
+    const document: GstDocument = {
+      kind,
+      number,
+      series,
+      fy,
+      serial,
+      issued_at: at.issued_at,
+      supplier: at.supplier,
+      recipient,
+      lines,
+    };
+    documents.push(document);
+    return document;
+  };
+  const invoice_lines = [...figures.invoice.values()];
+  const invoice =
+    invoice_lines.length > 0
+      ? issue(gstOf(invoice_lines) > 0 ? 'tax_invoice' : 'bill_of_supply', invoice_lines)
+      : undefined;
+  if (figures.credit.size > 0) {
+    const note = issue('credit_note', [...figures.credit.values()]);
+    const invoiceOf = (of: string) =>
+      of === month
+        ? invoice
+        : tx
+            .get('gst_invoices', documentKey(account_id, of))
+            ?.documents.find((d) => d.series === 'invoice');
+    note.refers_to = [...figures.credit_months]
+      .sort()
+      .map((of) => ({ month: of, number: invoiceOf(of)?.number ?? null }));
+  }
+  return documents;
+}
+
 /**
  * Issues the next commit's worth of `month`'s documents (the accounts after the last one done,
  * by id), or nothing when another issuer has done them. True when the month is complete.
@@ -193,64 +255,21 @@ async function issueChunk(
   month: string,
   accounts: ReadonlyArray<[string, AccountMonth]>,
 ): Promise<boolean> {
-  const { store, pricing } = deps;
-  const supplier = operatorParty(pricing, deps.settings) as GstParty & { tan: string | null };
-  const { tan: _tan, ...supplier_party } = supplier;
-  return store.transact((tx) => {
+  const { tan: _tan, ...supplier } = operatorParty(deps.pricing, deps.settings);
+  return deps.store.transact((tx) => {
     const state = structuredClone(tx.get('gst_invoicing', STATE_ID) ?? emptyInvoicing());
     if (state.issued_through !== null && state.issued_through >= month) return true;
     state.from ??= month;
     const after = state.issuing?.month === month ? state.issuing.after : '';
     const todo = accounts.filter(([id]) => id > after).slice(0, ISSUE_CHUNK);
     const fy = financialYear(month);
-    const issued_at = tx.now.toISOString();
+    const at: Issuing = { deps, tx, state, month, fy, issued_at: tx.now.toISOString(), supplier };
     for (const [account_id, figures] of todo) {
-      const identity = pricing.taxIdentity(tx, account_id);
-      const recipient: GstParty = {
-        name: identity.name,
-        gstin: identity.gstin,
-        pan: identity.pan,
-        state: identity.state,
-        address: identity.address,
+      const row: GstMonthDocuments = {
+        account_id,
+        month,
+        documents: accountDocuments(at, account_id, figures),
       };
-      const documents: GstDocument[] = [];
-      const issue = (kind: GstDocument['kind'], lines: GstLine[]) => {
-        const series = kind === 'credit_note' ? 'credit_note' : 'invoice';
-        const serial = take(state, month, series, fy);
-        const prefix = series === 'invoice' ? deps.invoices.prefix : deps.invoices.credit_prefix;
-        const document: GstDocument = {
-          kind,
-          number: documentNumber(prefix, fy, serial),
-          series,
-          fy,
-          serial,
-          issued_at,
-          supplier: supplier_party,
-          recipient,
-          lines,
-        };
-        documents.push(document);
-        return document;
-      };
-      const invoice_lines = [...figures.invoice.values()];
-      if (invoice_lines.length > 0)
-        issue(gstOf(invoice_lines) > 0 ? 'tax_invoice' : 'bill_of_supply', invoice_lines);
-      if (figures.credit.size > 0) {
-        const note = issue('credit_note', [...figures.credit.values()]);
-        note.refers_to = [...figures.credit_months].sort().map((of) => ({
-          month: of,
-          number:
-            (of === month
-              ? documents[0]?.series === 'invoice'
-                ? documents[0]
-                : undefined
-              : tx
-                  .get('gst_invoices', documentKey(account_id, of))
-                  ?.documents.find((d) => d.series === 'invoice')
-            )?.number ?? null,
-        }));
-      }
-      const row: GstMonthDocuments = { account_id, month, documents };
       tx.set('gst_invoices', documentKey(account_id, month), row);
     }
     const last = todo.at(-1)?.[0];
