@@ -114,6 +114,10 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     logger.warn({
       msg: 'no SMS sender is configured (payments.dmt.otp.sms): remitters cannot be registered in live mode',
     });
+  if (config.mode === 'live' && !payments.tax.operator.gstin)
+    logger.warn({
+      msg: 'no operator GSTIN (payments.tax.operator.gstin): fees carry no GST and the GST documents are bills of supply; set it if the operator is registered for GST',
+    });
   const stopping: Array<() => void> = [];
   const webhooks = new WebhookSender({
     store,
