@@ -21,6 +21,7 @@ import { createProviders } from './providers/index.js';
 import { createHttpServer, HttpsServer, type TlsFiles } from './http/server.js';
 import { verifyDataDir } from './store/verify.js';
 import { statementsCheck } from './payments/statements/verify-check.js';
+import { GstDocumentsCheck } from './payments/invoices/verify.js';
 import { openPgStore } from './store/pg/store.js';
 import { redactUrl } from './store/pg/keys.js';
 import { migrateDataDir, migrateOldLayout, verifyPg } from './store/pg/tools.js';
@@ -103,10 +104,13 @@ async function main(argv: string[]): Promise<void> {
   return serve(config);
 }
 
+/** The rooms' own checks of the books: the statements and the GST documents against the postings. */
+const verifyChecks = () => [statementsCheck(), new GstDocumentsCheck()];
+
 async function verify(data_dir: string, full: boolean): Promise<void> {
   let report;
   try {
-    report = await verifyDataDir(data_dir, { full, checks: [statementsCheck()] });
+    report = await verifyDataDir(data_dir, { full, checks: verifyChecks() });
   } catch (error) {
     fail(`verify ${data_dir}: ${(error as Error).message}`, 1);
   }
@@ -122,7 +126,7 @@ async function verify(data_dir: string, full: boolean): Promise<void> {
 async function verifyDatabase(database_url: string): Promise<void> {
   let report;
   try {
-    report = await verifyPg(database_url, [statementsCheck()]);
+    report = await verifyPg(database_url, verifyChecks());
   } catch (error) {
     fail(`verify ${redactUrl(database_url)}: ${(error as Error).message}`, 1);
   }

@@ -43,6 +43,7 @@ import { Pricing } from './network/pricing.js';
 import type { CommissionScheme } from './network/schemes.js';
 import { networkRouter } from './network/routes.js';
 import { serveAccountStatement, statementsRouter } from './statements/routes.js';
+import { invoicesRouter, issueClosedMonths } from './invoices/routes.js';
 
 export interface Payments {
   /** Mounted at /api. */
@@ -113,6 +114,10 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     logger.warn({
       msg: 'no SMS sender is configured (payments.dmt.otp.sms): remitters cannot be registered in live mode',
     });
+  if (config.mode === 'live' && !payments.tax.operator.gstin)
+    logger.warn({
+      msg: 'no operator GSTIN (payments.tax.operator.gstin): fees carry no GST and the GST documents are bills of supply; set it if the operator is registered for GST',
+    });
   const stopping: Array<() => void> = [];
   const webhooks = new WebhookSender({
     store,
@@ -139,13 +144,15 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   const reports = reportsRouter(ctx);
   const network = networkRouter(ctx);
   const statements = statementsRouter(ctx);
+  const invoices = invoicesRouter(ctx);
   if (deps.metrics) registerReportMetrics(ctx, deps.metrics.registry);
   return {
     // The statements' routes before the reports' `/reports/:report`, whose names they are not.
-    api: apiRouter(ctx, Router().use(statements.api, reports.api, network.api)),
+    api: apiRouter(ctx, Router().use(statements.api, invoices.api, reports.api, network.api)),
     admin: Router().use(
       paymentsAdminRouter(ctx),
       statements.admin,
+      invoices.admin,
       reports.admin,
       network.admin,
       dmtAdminRouter(ctx),
@@ -282,7 +289,7 @@ function apiRouter(ctx: PaymentsContext, more: Router): Router {
   return api;
 }
 
-/** The room's background work: status checks of pending transactions, webhooks, pruning. */
+/** The room's background work: status checks of pending transactions, webhooks, pruning, the GST documents of months that are over. */
 function background(
   ctx: PaymentsContext,
   pruner: Pruner,
@@ -296,6 +303,11 @@ function background(
     pruner.run().catch((error: unknown) => {
       logger.error({ msg: 'payments prune failed', err: error });
       return {};
+    });
+  const halt = new AbortController();
+  const issueDocuments = () =>
+    issueClosedMonths(ctx, halt.signal).catch((error: unknown) => {
+      if (!halt.signal.aborted) logger.error({ msg: 'GST documents: issuing failed', err: error });
     });
   // Several gateways on one database: each looks for the work any of them left (pending
   // transactions, due deliveries) and claims each item before working it.
@@ -327,7 +339,10 @@ function background(
       timer = setInterval(tick, settings.tick_ms);
       timer.unref();
       prune_timer = setInterval(
-        () => void (ctx.store.isLeader() ? ctx.store.background(prune) : null),
+        () =>
+          void (ctx.store.isLeader()
+            ? ctx.store.background(() => Promise.all([prune(), issueDocuments()]))
+            : null),
         settings.prune.interval_ms,
       );
       prune_timer.unref();
@@ -335,6 +350,7 @@ function background(
     },
     async stop() {
       stopped = true;
+      halt.abort();
       for (const fn of stopping) fn();
       if (timer) clearInterval(timer);
       if (prune_timer) clearInterval(prune_timer);

@@ -372,6 +372,8 @@ const FINAL_ROW: ReadonlyMap<string, (row: Record<string, unknown>) => boolean> 
   ],
   ['dmt_transfers', () => true],
   ['dmt_transfer_keys', () => true],
+  // A month's GST documents of an account (payments/invoices): issued once, never changed.
+  ['gst_invoices', () => true],
 ]);
 
 export const ARCHIVED_TABLES: ReadonlySet<string> = new Set(FINAL_ROW.keys());

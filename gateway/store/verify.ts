@@ -27,6 +27,7 @@ import {
 } from './state.js';
 import { JOURNAL_DIR, loadState } from './store.js';
 import { checkPostingTaxes, checkRecordEnd, checkTaxBalances } from './ledger-rules.js';
+import type { ReplayCheck } from './replay-check.js';
 
 export interface VerifyReport {
   ok: boolean;
@@ -59,16 +60,6 @@ interface VerifiedPoint {
   open_holds: string[];
 }
 
-/**
- * A check of the books beyond the ledger's own invariants, handed in by the command that runs
- * verify (the payments' statements: payments/statements/verify-check.ts): it is fed every
- * posting from the first, in commit order, then names what it found.
- */
-export interface PostingsCheck {
-  add(posting: Posting): void;
-  finish(breach: (message: string) => void): void;
-}
-
 export const VERIFY_FILE = 'verify.json';
 const MAX_BREACHES = 50;
 
@@ -78,7 +69,7 @@ const sha256File = (file: string) => createHash('sha256').update(readFileSync(fi
 
 export async function verifyDataDir(
   data_dir: string,
-  options: { full?: boolean; checks?: readonly PostingsCheck[] } = {},
+  options: { full?: boolean; checks?: readonly ReplayCheck[] } = {},
 ): Promise<VerifyReport> {
   const breaches: string[] = [];
   const breach = (message: string) => {
@@ -132,8 +123,9 @@ export async function verifyDataDir(
 
   // 4. The invariants, on the state the gateway would serve.
   checkBooks(loaded, replayed, hold_steps, breach);
-  // 5. The checks handed in, over every posting from the first (an incremental replay began
-  //    later: they read the journal again from its start, up to the same record).
+  // 5. The rooms' checks (statements, GST documents), over every record from the first (an
+  //    incremental replay began later: they read the journal again from its start, up to the
+  //    same record).
   runChecks(journal_dir, loaded.seq, options.checks ?? [], breach);
   const open_holds = table(loaded, 'holds');
 
@@ -154,17 +146,25 @@ export async function verifyDataDir(
   };
 }
 
-/** Feeds every posting of the journal up to record `up_to_seq` to `checks`, then lets them name what they found. */
+/** Feeds every record of the journal up to `up_to_seq` to `checks`, then lets them name what they found. */
 function runChecks(
   journal_dir: string,
   up_to_seq: number,
-  checks: readonly PostingsCheck[],
+  checks: readonly ReplayCheck[],
   breach: (message: string) => void,
 ): void {
   if (checks.length === 0) return;
   for (const { record } of readJournalPlaced(journal_dir, 0, { repair: false, up_to_seq }))
-    for (const op of record.ops) if (op.o === 'post') for (const c of checks) c.add(op.p);
-  for (const c of checks) c.finish(breach);
+    for (const check of checks) feedCheck(check, record);
+  for (const check of checks) check.finish(breach);
+}
+
+/** One journal record's postings and rows of the check's tables, to a room's check. */
+function feedCheck(check: ReplayCheck, record: JournalRecord): void {
+  for (const op of record.ops) {
+    if (op.o === 'post') check.posting(op.p);
+    else if (op.o === 'set' && check.tables.includes(op.t)) check.row(op.t, op.id, op.v);
+  }
 }
 
 /**

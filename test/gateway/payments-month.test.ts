@@ -15,7 +15,7 @@ import { admin, request, runVerify, tempDir } from './helpers.js';
 import { VALID_KYC, paymentsConfig } from '../support/payments-helpers.js';
 import { pdfText } from '../support/payments-pdf.ts';
 import { serveInProcess } from '../support/route-table.ts';
-import { gstinCheckCharacter } from '../../gateway/payments/validators.ts';
+import { gstinCheckCharacter } from '../../gateway/payments/identity/gstin.ts';
 
 const ADMIN_TOKEN = 'month-test-admin-token-0123456789abcdef';
 const DAY_MS = 86_400_000;
@@ -30,7 +30,7 @@ test('a month of a distributor and three retailers: statements reconcile to the 
   config.payments.tax = {
     operator: {
       name: 'AIHub Payments Pvt Ltd',
-      gstin: '29AAACA1234A1Z5',
+      gstin: '29AAACA1234A1ZG',
       pan: 'AAACA1234A',
       tan: 'BLRA12345B',
       address: '1 MG Road, Bengaluru',
@@ -329,7 +329,7 @@ test('a month of a distributor and three retailers: statements reconcile to the 
     const csv_text = await csv.text();
     assert.equal(csv.headers.get('content-type'), 'text/csv; charset=utf-8');
     assert.match(csv_text, /# account_pan,AAPFU0939F/);
-    assert.match(csv_text, /# operator_gstin,29AAACA1234A1Z5/);
+    assert.match(csv_text, /# operator_gstin,29AAACA1234A1ZG/);
     assert.match(csv_text, new RegExp(`# total_tds,${statements[2].totals.tds}\\r\\n`));
     assert.equal(
       csv_text.split('\r\n').filter((line) => line.startsWith('20')).length,
@@ -344,7 +344,7 @@ test('a month of a distributor and three retailers: statements reconcile to the 
     const read = await pdfText(new Uint8Array(await pdf.arrayBuffer()));
     assert.ok(read.pages >= 2, `${read.pages} pages`);
     assert.equal(read.title, 'Commission statement and tax invoice summary, 2025-02');
-    assert.match(read.text, /GSTIN 29AAACA1234A1Z5/);
+    assert.match(read.text, /GSTIN 29AAACA1234A1ZG/);
     assert.match(read.text, /TAN of the deductor: BLRA12345B/);
     assert.match(read.text, /PAN AAPFU0939F/);
     assert.match(

@@ -30,6 +30,9 @@ export const VALID_KYC = {
   gstin: '27AAPFU0939F1ZV',
 };
 
+/** The test operator's GSTIN (Karnataka; its check character is G). */
+export const OPERATOR_GSTIN = '29AAACA1234A1ZG';
+
 /** The sandbox pair with short timeouts, so `0004` failover and pending outcomes are quick. */
 export function fastSandboxChain() {
   return [
@@ -45,6 +48,8 @@ export function paymentsConfig(overrides: Record<string, unknown> = {}): Record<
       kyc: { max_file_bytes: 64 * 1024, max_files: 3 },
       reconcile: { first_check_ms: 100, max_backoff_ms: 400 },
       webhooks: { first_retry_ms: 100, max_backoff_ms: 400, timeout_ms: 2_000 },
+      // A registered operator (its fees carry GST); a test of an unregistered one overrides `tax`.
+      tax: { operator: { gstin: OPERATOR_GSTIN, pan: OPERATOR_GSTIN.slice(2, 12) } },
       providers: {
         recharge: fastSandboxChain(),
         dmt: fastSandboxChain(),

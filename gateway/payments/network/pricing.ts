@@ -71,11 +71,18 @@ export function defaultScheme(settings: PaymentsConfig): CommissionScheme {
 export class Pricing {
   readonly default_scheme: CommissionScheme;
   readonly operator_state: string;
+  /**
+   * The GST rate of the fees: the configured rate when the operator is registered (has a
+   * GSTIN), else 0: an unregistered supplier charges no GST and issues bills of supply
+   * (CGST Act s.24/s.31(3)(c), CGST Rules, rule 49), and its fees are split at 0 %.
+   */
+  readonly gst_rate_bp: number;
 
   constructor(private readonly settings: PaymentsConfig) {
     this.default_scheme = defaultScheme(settings);
     const operator = settings.tax.operator;
     this.operator_state = operator.state ?? gstinState(operator.gstin) ?? '29';
+    this.gst_rate_bp = operator.gstin ? settings.tax.gst.rate : 0;
   }
 
   member(reader: Reader, account_id: string): NetworkMember | undefined {
@@ -136,7 +143,7 @@ export class Pricing {
     if (request.fee_micros > 0)
       quote.tax = gstSplit(
         request.fee_micros,
-        this.settings.tax.gst.rate,
+        this.gst_rate_bp,
         this.operator_state,
         this.taxIdentity(reader, request.account_id).state,
       );

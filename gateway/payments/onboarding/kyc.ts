@@ -19,7 +19,7 @@ import { documentAad } from '../sealing.js';
 import type { PaymentsConfig } from '../config.js';
 import { gstStateSchema } from '../tax-config.js';
 import type { KycDocument, KycSubmission } from '../engine/tables.js';
-import { gstinError } from '../validators.js';
+import { gstinError } from '../identity/gstin.js';
 import { maskAadhaar } from '../identity/aadhaar.js';
 import { aadhaarField, panField, personNameField } from '../identity/fields.js';
 

@@ -11,7 +11,7 @@
 // a commission or override whose own record (its meta: the figures its transaction and
 // receipt show) disagrees with what it moved.
 import type { Posting } from '../../store/state.js';
-import type { PostingsCheck } from '../../store/verify.js';
+import type { ReplayCheck } from '../../store/replay-check.js';
 import { microsToUnits } from '../../util/money.js';
 import { TDS_ACCOUNT } from '../engine/settle.js';
 import { postingFigures } from './ledger-lines.js';
@@ -43,13 +43,15 @@ function readd(into: Moved, posting: Posting): boolean {
   return any;
 }
 
-export function statementsCheck(): PostingsCheck {
+export function statementsCheck(): ReplayCheck {
   const statements = new Map<string, { commission: StatementFold; tds: StatementFold }>();
   const moved = new Map<string, Moved>();
   const drift: string[] = [];
   const wants = { commission: StatementFold.wants('commission'), tds: StatementFold.wants('tds') };
   return {
-    add(posting: Posting): void {
+    tables: [],
+    row(): void {},
+    posting(posting: Posting): void {
       const month = monthOf(posting.ts);
       const owner = posting.account_id ?? NO_ACCOUNT;
       const key = `${owner}\u0000${month}`;

@@ -20,7 +20,8 @@ import {
   type TableName,
 } from '../state.js';
 import { JOURNAL_DIR, loadState } from '../store.js';
-import { checkBooks, trackHold, type PostingsCheck, type VerifyReport } from '../verify.js';
+import { checkBooks, trackHold, type VerifyReport } from '../verify.js';
+import type { ReplayCheck } from '../replay-check.js';
 import { checkPostingTaxes, checkRecordEnd } from '../ledger-rules.js';
 import type { RunOp } from './cache.js';
 import { collectOps, type CommitBatch } from './commit.js';
@@ -40,7 +41,7 @@ export type PgVerifyReport = Pick<
 /** The books of a PostgreSQL store of this layout (exit 1 on a breach). */
 export async function verifyPg(
   database_url: string,
-  checks: readonly PostingsCheck[] = [],
+  checks: readonly ReplayCheck[] = [],
 ): Promise<PgVerifyReport> {
   const pool = openPool(database_url, { max: 2, statement_timeout_ms: 600_000 });
   try {
@@ -56,6 +57,26 @@ export async function verifyPg(
     }
   } finally {
     await pool.end();
+  }
+}
+
+/** The rooms' checks: the rows of their tables, then their breaches. */
+async function finishChecks(
+  client: pg.PoolClient,
+  checks: readonly ReplayCheck[],
+  breach: (message: string) => void,
+): Promise<void> {
+  for (const check of checks) {
+    for await (const rows of pages<{ n: string; tbl: string; id: string; row: unknown }>(
+      client,
+      (after) => ({
+        sql: `SELECT r.created::text AS n, r.tbl, r.id, r.row FROM aihub.rows r
+              WHERE r.tbl = ANY($2::text[]) AND r.created > $1::bigint ORDER BY r.created LIMIT 5000`,
+        params: [after, check.tables],
+      }),
+    ))
+      for (const { tbl, id, row } of rows) check.row(tbl, id, row);
+    check.finish(breach);
   }
 }
 
@@ -76,7 +97,7 @@ async function* pages<R extends pg.QueryResultRow & { n: string }>(
 
 async function verifyIn(
   client: pg.PoolClient,
-  checks: readonly PostingsCheck[],
+  checks: readonly ReplayCheck[],
 ): Promise<PgVerifyReport> {
   const breaches: string[] = [];
   const breach = (message: string) => {
@@ -136,6 +157,7 @@ async function verifyIn(
         checkRecordEnd(replayed.balances, Number(n) - 1, breach);
       commit_xid = xid;
       postings++;
+      for (const check of checks) check.posting(posting);
       trackHold(hold_steps, posting, Number(n), breach);
       checkPostingTaxes(posting, Number(n), breach);
       let sum = 0;
@@ -145,14 +167,13 @@ async function verifyIn(
         replayed.balances[account] = (replayed.balances[account] ?? 0) + amount;
       }
       if (sum !== 0) breach(`posting ${posting.id} does not balance: entries sum to ${sum}`);
-      for (const check of checks) check.add(posting);
     }
   }
-  for (const check of checks) check.finish(breach);
   if (commit_xid !== null) checkRecordEnd(replayed.balances, postings, breach);
   for (const name of Object.keys(replayed.balances))
     if (replayed.balances[name] === 0) delete replayed.balances[name];
   checkBooks(loaded, replayed, hold_steps, breach);
+  await finishChecks(client, checks, breach);
 
   // Wallet lines: each opens where the account's line before it closed.
   const wallets = new Map<string, number>();
