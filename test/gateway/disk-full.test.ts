@@ -221,6 +221,62 @@ describe('a full disk (JSON-file store on a small tmpfs)', { skip: cannot_run },
     rmSync(data_dir, { recursive: true }); // its reserve too: the next test needs the room
   });
 
+  test('without a reserve, the commits in flight are refused and undone: the books hold exactly what was acknowledged', async () => {
+    const data_dir = dataDir('no-reserve');
+    const config = configFile({ disk_reserve_bytes: 0 });
+    let gateway = await start(data_dir, config);
+    const api = admin(gateway);
+    const account = (await api.post('/admin/accounts', { email: 'nr@example.com' })).body;
+    let acknowledged = 0;
+    let refused = 0;
+    let serial = 0;
+    const fill = fillDisk();
+    try {
+      // Concurrent credits, so that groups of several commits meet the full disk at once.
+      for (let round = 0; round < 200 && refused < 40; round++) {
+        const replies = await Promise.all(
+          Array.from({ length: 16 }, () =>
+            api.post(`/admin/accounts/${account.id}/credit`, {
+              amount: 1,
+              reference: `r-${serial++}`,
+            }),
+          ),
+        );
+        for (const reply of replies) {
+          if (reply.status === 200) acknowledged++;
+          else {
+            assert.equal(reply.status, 507, JSON.stringify(reply.body));
+            assert.equal(reply.body.error.code, 'insufficient_storage');
+            refused++;
+          }
+        }
+      }
+      assert.ok(refused > 0, 'writes were refused');
+      assert.equal((await api.get(`/admin/accounts/${account.id}`)).body.balance, acknowledged);
+    } finally {
+      rmSync(fill);
+    }
+    await waitFor('/readyz 200 after space was freed', async () =>
+      (await request(`${gateway.url}/readyz`)).status === 200 ? true : undefined,
+    );
+    assert.equal(
+      (await api.post(`/admin/accounts/${account.id}/credit`, { amount: 1, reference: 'after' }))
+        .status,
+      200,
+    );
+    acknowledged++;
+    assert.equal(await gateway.stop(), 0);
+    const verify = await runVerify(data_dir);
+    assert.equal(verify.code, 0, verify.stderr);
+    gateway = await start(data_dir, config);
+    assert.equal(
+      (await admin(gateway).get(`/admin/accounts/${account.id}`)).body.balance,
+      acknowledged,
+    );
+    assert.equal(await gateway.stop(), 0);
+    rmSync(data_dir, { recursive: true });
+  });
+
   test('a checkpoint near a full disk leaves no partial files and the journal keeps its room', async () => {
     const data_dir = dataDir('checkpoint');
     const config = configFile({ checkpoint_interval_ms: 100, checkpoint_every_records: 1 });
