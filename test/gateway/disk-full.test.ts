@@ -5,8 +5,7 @@
 // a start on a full disk says so in one line and leaves no stray file; nothing acknowledged is
 // lost (counted here, compared after a restart, and `verify`).
 // Needs root (mount -t tmpfs); where mount is refused the tests say so and why.
-import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFileSync } from 'node:child_process';
 import {
   closeSync,
   mkdirSync,
@@ -25,8 +24,8 @@ import assert from 'node:assert/strict';
 import {
   admin,
   filesUnder,
-  GATEWAY_JS,
   request,
+  runCli,
   runVerify,
   startGateway,
   tempDir,
@@ -111,6 +110,28 @@ describe('a full disk (JSON-file store on a small tmpfs)', { skip: cannot_run },
     running.push(gateway);
     return gateway;
   };
+  /**
+   * Stops the gateway, runs `verify`, starts it again and compares the account's balance
+   * with the credits the client saw acknowledged; then removes the data dir (its reserve
+   * too: the next test needs the room).
+   */
+  const booksAfterRestart = async (
+    gateway: Gateway,
+    config: string,
+    account_id: string,
+    acknowledged: number,
+  ) => {
+    assert.equal(await gateway.stop(), 0);
+    const verify = await runVerify(gateway.data_dir);
+    assert.equal(verify.code, 0, verify.stderr);
+    const again = await start(gateway.data_dir, config);
+    assert.equal(
+      (await admin(again).get(`/admin/accounts/${account_id}`)).body.balance,
+      acknowledged,
+    );
+    assert.equal(await again.stop(), 0);
+    rmSync(gateway.data_dir, { recursive: true });
+  };
   before(() => {
     for (const name of readdirSync(MOUNT)) rmSync(join(MOUNT, name), { recursive: true });
   });
@@ -126,7 +147,7 @@ describe('a full disk (JSON-file store on a small tmpfs)', { skip: cannot_run },
   test('writes are refused 507 in each shape while reads answer; they resume once space is freed; nothing acknowledged is lost', async () => {
     const data_dir = dataDir('full');
     const config = configFile();
-    let gateway = await start(data_dir, config);
+    const gateway = await start(data_dir, config);
     const api = admin(gateway);
     const account = (await api.post('/admin/accounts', { email: 'full@example.com' })).body;
     const key = (await api.post(`/admin/accounts/${account.id}/keys`, { name: 'k' })).body.key;
@@ -207,24 +228,14 @@ describe('a full disk (JSON-file store on a small tmpfs)', { skip: cannot_run },
     } finally {
       if (fill) rmSync(fill);
     }
-    assert.equal(await gateway.stop(), 0);
-
     // Nothing acknowledged lost, nothing refused recorded: the books say so after a restart.
-    const verify = await runVerify(data_dir);
-    assert.equal(verify.code, 0, verify.stderr);
-    gateway = await start(data_dir, config);
-    assert.equal(
-      (await admin(gateway).get(`/admin/accounts/${account.id}`)).body.balance,
-      acknowledged,
-    );
-    assert.equal(await gateway.stop(), 0);
-    rmSync(data_dir, { recursive: true }); // its reserve too: the next test needs the room
+    await booksAfterRestart(gateway, config, account.id, acknowledged);
   });
 
   test('without a reserve, the commits in flight are refused and undone: the books hold exactly what was acknowledged', async () => {
     const data_dir = dataDir('no-reserve');
     const config = configFile({ disk_reserve_bytes: 0 });
-    let gateway = await start(data_dir, config);
+    const gateway = await start(data_dir, config);
     const api = admin(gateway);
     const account = (await api.post('/admin/accounts', { email: 'nr@example.com' })).body;
     let acknowledged = 0;
@@ -265,16 +276,7 @@ describe('a full disk (JSON-file store on a small tmpfs)', { skip: cannot_run },
       200,
     );
     acknowledged++;
-    assert.equal(await gateway.stop(), 0);
-    const verify = await runVerify(data_dir);
-    assert.equal(verify.code, 0, verify.stderr);
-    gateway = await start(data_dir, config);
-    assert.equal(
-      (await admin(gateway).get(`/admin/accounts/${account.id}`)).body.balance,
-      acknowledged,
-    );
-    assert.equal(await gateway.stop(), 0);
-    rmSync(data_dir, { recursive: true });
+    await booksAfterRestart(gateway, config, account.id, acknowledged);
   });
 
   test('a checkpoint near a full disk leaves no partial files and the journal keeps its room', async () => {
@@ -327,50 +329,33 @@ describe('a full disk (JSON-file store on a small tmpfs)', { skip: cannot_run },
     rmSync(data_dir, { recursive: true });
   });
 
-  test('a start on a full disk says so in one line and leaves no stray file', async () => {
-    const data_dir = dataDir('start');
-    const config = configFile();
-    const gateway = await start(data_dir, config);
-    assert.equal(await gateway.stop(), 0);
-    rmSync(join(data_dir, 'journal.reserve'), { force: true }); // as if the disk filled meanwhile
-    const fill = fillDisk();
-    try {
-      const before_files = filesUnder(data_dir).sort();
-      const proc = spawn(
-        process.execPath,
-        [
-          GATEWAY_JS,
-          '--port',
-          '0',
-          '--host',
-          '127.0.0.1',
-          '--data-dir',
-          data_dir,
-          '--config',
-          config,
-        ],
-        {
-          env: { ...process.env, AIHUB_ADMIN_TOKEN: ADMIN_TOKEN },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      let stderr = '';
-      let stdout = '';
-      proc.stderr.on('data', (chunk) => (stderr += chunk));
-      proc.stdout.on('data', (chunk) => (stdout += chunk));
-      const killer = setTimeout(() => proc.kill('SIGKILL'), 30_000);
-      const [code] = (await once(proc, 'close')) as [number | null];
-      clearTimeout(killer);
-      assert.notEqual(code, 0, `exit code (stdout ${stdout})`);
-      assert.notEqual(code, null, 'it exited by itself');
-      const lines = stderr.trim().split('\n');
-      assert.equal(lines.length, 1, `one line on stderr, got:\n${stderr}`);
-      assert.match(lines[0]!, new RegExp(data_dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
-      assert.match(lines[0]!, /full.*needs \d/);
-      assert.doesNotMatch(stderr, /\n\s+at /);
-      assert.deepEqual(filesUnder(data_dir).sort(), before_files, 'no stray file');
-    } finally {
-      rmSync(fill);
-    }
-  });
+  test(
+    'a start on a full disk says so in one line and leaves no stray file',
+    { timeout: 120_000 },
+    async () => {
+      const data_dir = dataDir('start');
+      const config = configFile();
+      const gateway = await start(data_dir, config);
+      assert.equal(await gateway.stop(), 0);
+      rmSync(join(data_dir, 'journal.reserve'), { force: true }); // as if the disk filled meanwhile
+      const fill = fillDisk();
+      try {
+        const before_files = filesUnder(data_dir).sort();
+        const { code, stdout, stderr } = await runCli(
+          ['--port', '0', '--host', '127.0.0.1', '--data-dir', data_dir, '--config', config],
+          { AIHUB_ADMIN_TOKEN: ADMIN_TOKEN },
+        );
+        assert.notEqual(code, 0, `exit code (stdout ${stdout})`);
+        assert.notEqual(code, null, 'it exited by itself');
+        const lines = stderr.trim().split('\n');
+        assert.equal(lines.length, 1, `one line on stderr, got:\n${stderr}`);
+        assert.match(lines[0]!, new RegExp(data_dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+        assert.match(lines[0]!, /full.*needs \d/);
+        assert.doesNotMatch(stderr, /\n\s+at /);
+        assert.deepEqual(filesUnder(data_dir).sort(), before_files, 'no stray file');
+      } finally {
+        rmSync(fill);
+      }
+    },
+  );
 });

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createFundedAccount, request, startGateway, startGatewayWithChat } from './helpers.js';
 import { refusedPort } from '../support/scripted-upstream.js';
 import { startPostgres } from '../support/postgres.js';
+import { TIER_IDS } from '../../gateway/chat/config.js';
 
 async function waitForStatus(url: string, status: number): Promise<{ status: number; body: any }> {
   const deadline = Date.now() + 60_000;
@@ -18,13 +19,6 @@ async function waitForStatus(url: string, status: number): Promise<{ status: num
 }
 
 test('/readyz is 503 while every upstream breaker is open; /healthz stays 200', async () => {
-  const tiers = [
-    'service-ai-free',
-    'service-ai-lite',
-    'service-ai-standard-6',
-    'service-ai-pro-4',
-    'service-ai-max',
-  ];
   const gateway = await startGatewayWithChat(
     {
       engines: {
@@ -34,7 +28,7 @@ test('/readyz is 503 while every upstream breaker is open; /healthz stays 200', 
           model: 'm',
         },
       },
-      models: Object.fromEntries(tiers.map((tier) => [tier, { targets: ['gone'] }])),
+      models: Object.fromEntries(TIER_IDS.map((tier) => [tier, { targets: ['gone'] }])),
       breaker: { failure_threshold: 1, cooldown_ms: 600_000 },
     },
     { database_url: false },
