@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { IdRuns } from '../../gateway/store/id-runs.js';
 import {
   admin,
   filesUnder,
@@ -40,6 +41,7 @@ let cannot_run: string | false = false;
 try {
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=48m', 'tmpfs', MOUNT], { stdio: 'pipe' });
 } catch (error) {
+  rmSync(MOUNT, { recursive: true, force: true });
   cannot_run = `these tests cannot run: mount -t tmpfs was refused (${String((error as { stderr?: Buffer }).stderr ?? (error as Error).message).trim()}); run them as root (docs/deploy.md, "Faults")`;
   process.stdout.write(`# ${cannot_run}\n`);
 }
@@ -327,6 +329,38 @@ describe('a full disk (JSON-file store on a small tmpfs)', { skip: cannot_run },
       );
     assert.equal((await runVerify(data_dir)).code, 0);
     rmSync(data_dir, { recursive: true });
+  });
+
+  test('an id run that finds the disk full is removed, its entries kept and written once there is room', () => {
+    const index_dir = dataDir('idrun');
+    const ids = new IdRuns(index_dir, { max_memtable: 1_000_000 });
+    // ~5 MB of entries with inline rows: more than the disk will have.
+    const row = Buffer.alloc(1_000, 'r');
+    for (let seq = 1; seq <= 5_000; seq++)
+      ids.add({
+        hash: (seq * 2_654_435_761) >>> 0,
+        op: 0,
+        seq,
+        segment: 1,
+        offset: seq,
+        length: 1,
+        inline: row,
+      });
+    const fill = fillDisk(1024 * 1024);
+    try {
+      assert.throws(() => ids.flush(), { code: 'ENOSPC' });
+      assert.deepEqual(filesUnder(index_dir), [], 'nothing of the cut-short run is left');
+      assert.deepEqual(ids.metas(), []);
+    } finally {
+      rmSync(fill);
+    }
+    ids.flush();
+    assert.deepEqual(
+      ids.metas().map(([from, to, count]) => [from, to, count]),
+      [[1, 5_000, 5_000]],
+    );
+    ids.close();
+    rmSync(index_dir, { recursive: true });
   });
 
   test(
