@@ -58,9 +58,12 @@ export class ChatService {
     await this.own_llm?.close();
   }
 
-  /** Each upstream target's circuit breaker (`/readyz`: not ready while every one is open). */
+  /** The circuit breaker of each engine a tier routes to (`/readyz`: not ready while every one is open). */
   breakerStates(): Record<string, BreakerState> {
-    return this.room.router.breakerStates();
+    const targets = new Set(Object.values(this.room.config.models).flatMap((tier) => tier.targets));
+    return Object.fromEntries(
+      Object.entries(this.room.router.breakerStates()).filter(([name]) => targets.has(name)),
+    );
   }
 
   /** Routes one /v1 request; an unknown path or method is a 404 in OpenAI's shape. */

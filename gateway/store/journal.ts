@@ -11,6 +11,7 @@ import {
   readdirSync,
   readFileSync,
   readSync,
+  rmSync,
   truncateSync,
   writeSync,
 } from 'node:fs';
@@ -514,6 +515,7 @@ export class JournalWriter {
       fsyncDirectory(this.journal_dir);
     } catch (error) {
       await next.close();
+      rmSync(join(this.journal_dir, segmentName(first_seq)), { force: true }); // empty: never named
       throw error;
     }
     await this.handle.close();

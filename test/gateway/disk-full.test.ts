@@ -5,8 +5,7 @@
 // a start on a full disk says so in one line and leaves no stray file; nothing acknowledged is
 // lost (counted here, compared after a restart, and `verify`).
 // Needs root (mount -t tmpfs); where mount is refused the tests say so and why.
-import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFileSync } from 'node:child_process';
 import {
   closeSync,
   mkdirSync,
@@ -22,11 +21,12 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { IdRuns } from '../../gateway/store/id-runs.js';
 import {
   admin,
   filesUnder,
-  GATEWAY_JS,
   request,
+  runCli,
   runVerify,
   startGateway,
   tempDir,
@@ -41,6 +41,7 @@ let cannot_run: string | false = false;
 try {
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=48m', 'tmpfs', MOUNT], { stdio: 'pipe' });
 } catch (error) {
+  rmSync(MOUNT, { recursive: true, force: true });
   cannot_run = `these tests cannot run: mount -t tmpfs was refused (${String((error as { stderr?: Buffer }).stderr ?? (error as Error).message).trim()}); run them as root (docs/deploy.md, "Faults")`;
   process.stdout.write(`# ${cannot_run}\n`);
 }
@@ -111,6 +112,28 @@ describe('a full disk (JSON-file store on a small tmpfs)', { skip: cannot_run },
     running.push(gateway);
     return gateway;
   };
+  /**
+   * Stops the gateway, runs `verify`, starts it again and compares the account's balance
+   * with the credits the client saw acknowledged; then removes the data dir (its reserve
+   * too: the next test needs the room).
+   */
+  const booksAfterRestart = async (
+    gateway: Gateway,
+    config: string,
+    account_id: string,
+    acknowledged: number,
+  ) => {
+    assert.equal(await gateway.stop(), 0);
+    const verify = await runVerify(gateway.data_dir);
+    assert.equal(verify.code, 0, verify.stderr);
+    const again = await start(gateway.data_dir, config);
+    assert.equal(
+      (await admin(again).get(`/admin/accounts/${account_id}`)).body.balance,
+      acknowledged,
+    );
+    assert.equal(await again.stop(), 0);
+    rmSync(gateway.data_dir, { recursive: true });
+  };
   before(() => {
     for (const name of readdirSync(MOUNT)) rmSync(join(MOUNT, name), { recursive: true });
   });
@@ -126,7 +149,7 @@ describe('a full disk (JSON-file store on a small tmpfs)', { skip: cannot_run },
   test('writes are refused 507 in each shape while reads answer; they resume once space is freed; nothing acknowledged is lost', async () => {
     const data_dir = dataDir('full');
     const config = configFile();
-    let gateway = await start(data_dir, config);
+    const gateway = await start(data_dir, config);
     const api = admin(gateway);
     const account = (await api.post('/admin/accounts', { email: 'full@example.com' })).body;
     const key = (await api.post(`/admin/accounts/${account.id}/keys`, { name: 'k' })).body.key;
@@ -207,18 +230,55 @@ describe('a full disk (JSON-file store on a small tmpfs)', { skip: cannot_run },
     } finally {
       if (fill) rmSync(fill);
     }
-    assert.equal(await gateway.stop(), 0);
-
     // Nothing acknowledged lost, nothing refused recorded: the books say so after a restart.
-    const verify = await runVerify(data_dir);
-    assert.equal(verify.code, 0, verify.stderr);
-    gateway = await start(data_dir, config);
-    assert.equal(
-      (await admin(gateway).get(`/admin/accounts/${account.id}`)).body.balance,
-      acknowledged,
+    await booksAfterRestart(gateway, config, account.id, acknowledged);
+  });
+
+  test('without a reserve, the commits in flight are refused and undone: the books hold exactly what was acknowledged', async () => {
+    const data_dir = dataDir('no-reserve');
+    const config = configFile({ disk_reserve_bytes: 0 });
+    const gateway = await start(data_dir, config);
+    const api = admin(gateway);
+    const account = (await api.post('/admin/accounts', { email: 'nr@example.com' })).body;
+    let acknowledged = 0;
+    let refused = 0;
+    let serial = 0;
+    const fill = fillDisk();
+    try {
+      // Concurrent credits, so that groups of several commits meet the full disk at once.
+      for (let round = 0; round < 200 && refused < 40; round++) {
+        const replies = await Promise.all(
+          Array.from({ length: 16 }, () =>
+            api.post(`/admin/accounts/${account.id}/credit`, {
+              amount: 1,
+              reference: `r-${serial++}`,
+            }),
+          ),
+        );
+        for (const reply of replies) {
+          if (reply.status === 200) acknowledged++;
+          else {
+            assert.equal(reply.status, 507, JSON.stringify(reply.body));
+            assert.equal(reply.body.error.code, 'insufficient_storage');
+            refused++;
+          }
+        }
+      }
+      assert.ok(refused > 0, 'writes were refused');
+      assert.equal((await api.get(`/admin/accounts/${account.id}`)).body.balance, acknowledged);
+    } finally {
+      rmSync(fill);
+    }
+    await waitFor('/readyz 200 after space was freed', async () =>
+      (await request(`${gateway.url}/readyz`)).status === 200 ? true : undefined,
     );
-    assert.equal(await gateway.stop(), 0);
-    rmSync(data_dir, { recursive: true }); // its reserve too: the next test needs the room
+    assert.equal(
+      (await api.post(`/admin/accounts/${account.id}/credit`, { amount: 1, reference: 'after' }))
+        .status,
+      200,
+    );
+    acknowledged++;
+    await booksAfterRestart(gateway, config, account.id, acknowledged);
   });
 
   test('a checkpoint near a full disk leaves no partial files and the journal keeps its room', async () => {
@@ -271,50 +331,65 @@ describe('a full disk (JSON-file store on a small tmpfs)', { skip: cannot_run },
     rmSync(data_dir, { recursive: true });
   });
 
-  test('a start on a full disk says so in one line and leaves no stray file', async () => {
-    const data_dir = dataDir('start');
-    const config = configFile();
-    const gateway = await start(data_dir, config);
-    assert.equal(await gateway.stop(), 0);
-    rmSync(join(data_dir, 'journal.reserve'), { force: true }); // as if the disk filled meanwhile
-    const fill = fillDisk();
+  test('an id run that finds the disk full is removed, its entries kept and written once there is room', () => {
+    const index_dir = dataDir('idrun');
+    const ids = new IdRuns(index_dir, { max_memtable: 1_000_000 });
+    // ~5 MB of entries with inline rows: more than the disk will have.
+    const row = Buffer.alloc(1_000, 'r');
+    for (let seq = 1; seq <= 5_000; seq++)
+      ids.add({
+        hash: (seq * 2_654_435_761) >>> 0,
+        op: 0,
+        seq,
+        segment: 1,
+        offset: seq,
+        length: 1,
+        inline: row,
+      });
+    const fill = fillDisk(1024 * 1024);
     try {
-      const before_files = filesUnder(data_dir).sort();
-      const proc = spawn(
-        process.execPath,
-        [
-          GATEWAY_JS,
-          '--port',
-          '0',
-          '--host',
-          '127.0.0.1',
-          '--data-dir',
-          data_dir,
-          '--config',
-          config,
-        ],
-        {
-          env: { ...process.env, AIHUB_ADMIN_TOKEN: ADMIN_TOKEN },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      let stderr = '';
-      let stdout = '';
-      proc.stderr.on('data', (chunk) => (stderr += chunk));
-      proc.stdout.on('data', (chunk) => (stdout += chunk));
-      const killer = setTimeout(() => proc.kill('SIGKILL'), 30_000);
-      const [code] = (await once(proc, 'close')) as [number | null];
-      clearTimeout(killer);
-      assert.notEqual(code, 0, `exit code (stdout ${stdout})`);
-      assert.notEqual(code, null, 'it exited by itself');
-      const lines = stderr.trim().split('\n');
-      assert.equal(lines.length, 1, `one line on stderr, got:\n${stderr}`);
-      assert.match(lines[0]!, new RegExp(data_dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
-      assert.match(lines[0]!, /full.*needs \d/);
-      assert.doesNotMatch(stderr, /\n\s+at /);
-      assert.deepEqual(filesUnder(data_dir).sort(), before_files, 'no stray file');
+      assert.throws(() => ids.flush(), { code: 'ENOSPC' });
+      assert.deepEqual(filesUnder(index_dir), [], 'nothing of the cut-short run is left');
+      assert.deepEqual(ids.metas(), []);
     } finally {
       rmSync(fill);
     }
+    ids.flush();
+    assert.deepEqual(
+      ids.metas().map(([from, to, count]) => [from, to, count]),
+      [[1, 5_000, 5_000]],
+    );
+    ids.close();
+    rmSync(index_dir, { recursive: true });
   });
+
+  test(
+    'a start on a full disk says so in one line and leaves no stray file',
+    { timeout: 120_000 },
+    async () => {
+      const data_dir = dataDir('start');
+      const config = configFile();
+      const gateway = await start(data_dir, config);
+      assert.equal(await gateway.stop(), 0);
+      rmSync(join(data_dir, 'journal.reserve'), { force: true }); // as if the disk filled meanwhile
+      const fill = fillDisk();
+      try {
+        const before_files = filesUnder(data_dir).sort();
+        const { code, stdout, stderr } = await runCli(
+          ['--port', '0', '--host', '127.0.0.1', '--data-dir', data_dir, '--config', config],
+          { AIHUB_ADMIN_TOKEN: ADMIN_TOKEN },
+        );
+        assert.notEqual(code, 0, `exit code (stdout ${stdout})`);
+        assert.notEqual(code, null, 'it exited by itself');
+        const lines = stderr.trim().split('\n');
+        assert.equal(lines.length, 1, `one line on stderr, got:\n${stderr}`);
+        assert.match(lines[0]!, new RegExp(data_dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+        assert.match(lines[0]!, /full.*needs \d/);
+        assert.doesNotMatch(stderr, /\n\s+at /);
+        assert.deepEqual(filesUnder(data_dir).sort(), before_files, 'no stray file');
+      } finally {
+        rmSync(fill);
+      }
+    },
+  );
 });
