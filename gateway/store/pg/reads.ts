@@ -115,8 +115,11 @@ export class PgReads implements StoreReads {
     if (holdsNul(params)) return []; // no stored text holds U+0000: nothing matches
     this.store.sent('history');
     try {
-      return (await this.store.pool.query<R>(text, params)).rows;
+      const { rows } = await this.store.pool.query<R>(text, params);
+      this.store.outage.served();
+      return rows;
     } catch (error) {
+      this.store.outage.failed(error, 1);
       throw new StoreUnavailableError(
         `the database is unavailable (${(error as Error)?.message ?? String(error)})`,
         { cause: error },
