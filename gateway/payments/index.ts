@@ -1,6 +1,7 @@
 // The payments room: `createPayments(deps)` builds the /api and /admin routers and the
 // background work (status checks of pending transactions, webhook deliveries, the pruning
 // pass), which main.ts starts after listening and stops before the store closes.
+import { StoreUnavailableError } from '../kernel/errors.js';
 import { hasBody } from '../http/raw-body.js';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { RoomDeps } from '../deps.js';
@@ -305,7 +306,11 @@ function background(
     discovering = true;
     void ctx.store
       .background(() => Promise.all([engine.discover(), webhooks.discover()]))
-      .catch((error: unknown) => logger.warn({ msg: 'payments work discovery failed', err: error }))
+      // A refusal by the store is part of its outage, logged by the store (not every tick).
+      .catch((error: unknown) => {
+        if (!(error instanceof StoreUnavailableError))
+          logger.warn({ msg: 'payments work discovery failed', err: error });
+      })
       .finally(() => {
         discovering = false;
       });

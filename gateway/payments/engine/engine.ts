@@ -4,7 +4,7 @@
 // pending for the reconciler. Answers are sent only after their commit is durable.
 import type { Logger } from '../../log.js';
 import type { Clock } from '../../kernel/clock.js';
-import { ServiceError } from '../../kernel/errors.js';
+import { ServiceError, StoreUnavailableError } from '../../kernel/errors.js';
 import {
   InsufficientBalanceError,
   balanceMicros,
@@ -954,9 +954,11 @@ export class PaymentEngine {
     const pass = store
       .read(() => new Map(ids.map((id) => [id, store.get('payment_txns', id)])))
       .then((rows) => this.reconcileWith(now_ms, (id) => (rows.has(id) ? rows.get(id) : UNREAD)))
-      .catch((error: unknown) =>
-        this.deps.logger.warn({ msg: 'pending transactions not read', err: error }),
-      )
+      .catch((error: unknown) => {
+        // A refusal by the store is part of its outage, logged by the store.
+        if (!(error instanceof StoreUnavailableError))
+          this.deps.logger.warn({ msg: 'pending transactions not read', err: error });
+      })
       .finally(() => {
         this.reconciling = false;
       });

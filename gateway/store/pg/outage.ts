@@ -7,6 +7,12 @@ export type OutageLog = (message: string, fields: Record<string, unknown>) => vo
 
 /** The interval of the lines while an outage lasts. */
 export const OUTAGE_LOG_EVERY_MS = 10_000;
+/**
+ * An outage ends once statements succeed and none failed for this long: as a server shuts
+ * down, a statement on a connection it has not closed yet still succeeds between failures,
+ * and a flapping database is one outage, not one per flap.
+ */
+export const OUTAGE_SETTLE_MS = 1_000;
 
 const reasonOf = (error: unknown): string =>
   String((error as Error)?.message ?? error).slice(0, 300);
@@ -14,6 +20,9 @@ const reasonOf = (error: unknown): string =>
 export class Outage {
   private since_ms: number | null = null;
   private last_line_ms = 0;
+  private last_failure_ms = 0;
+  /** The first success after the last failure (the outage's end, once it settles). */
+  private first_ok_ms: number | null = null;
   /** Requests (statements answered to a caller) refused since the outage began. */
   private refused = 0;
   /** Statements that failed since it began (background ones included). */
@@ -35,6 +44,8 @@ export class Outage {
   /** A statement failed for want of the database; `refused` requests were answered 503 for it. */
   failed(error: unknown, refused = 0): void {
     const now = this.now_ms();
+    this.last_failure_ms = now;
+    this.first_ok_ms = null;
     this.refused += refused;
     this.totals.refused += refused;
     this.failures++;
@@ -59,16 +70,20 @@ export class Outage {
     });
   }
 
-  /** A statement succeeded: the outage in course, if any, is over. */
+  /** A statement succeeded: the outage in course, if any, is over once no failure came for OUTAGE_SETTLE_MS. */
   served(): void {
     if (this.since_ms === null) return;
+    const now = this.now_ms();
+    this.first_ok_ms ??= now;
+    if (now - this.last_failure_ms < OUTAGE_SETTLE_MS) return;
     this.log('the database is back', {
       event: 'store_outage_ended',
-      duration_ms: this.now_ms() - this.since_ms,
+      duration_ms: this.first_ok_ms - this.since_ms,
       refused: this.refused,
       failures: this.failures,
     });
     this.since_ms = null;
+    this.first_ok_ms = null;
     this.refused = 0;
     this.failures = 0;
   }

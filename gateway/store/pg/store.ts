@@ -1213,7 +1213,7 @@ export class PgStore implements Store {
       this.outage.served();
       return rows;
     } catch (error) {
-      this.outage.failed(error, 1);
+      this.outage.failed(error, periodic.getStore() ? 0 : 1); // periodic work refuses no request
       throw toUnavailable(error);
     }
   }
