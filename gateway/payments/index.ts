@@ -28,6 +28,7 @@ import { registerReportMetrics, reportsRouter, runReport, serveReport } from './
 import type { ReportName, ReportResult, Scope } from './reports/reports.js';
 import { paymentsAdminRouter } from './admin/routes.js';
 import type { PaymentsContext } from './context.js';
+import { Gauge, type Registry } from 'prom-client';
 import { PaymentEngine } from './engine/engine.js';
 import { apiLog, auditMiddleware } from './logs.js';
 import { authorizeBeforeBody } from './auth.js';
@@ -140,7 +141,10 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   const reports = reportsRouter(ctx);
   const network = networkRouter(ctx);
   const statements = statementsRouter(ctx);
-  if (deps.metrics) registerReportMetrics(ctx, deps.metrics.registry);
+  if (deps.metrics) {
+    registerReportMetrics(ctx, deps.metrics.registry);
+    registerStartWindowMetrics(engine, deps.metrics.registry);
+  }
   return {
     // The statements' routes before the reports' `/reports/:report`, whose names they are not.
     api: apiRouter(ctx, Router().use(statements.api, reports.api, network.api)),
@@ -348,4 +352,29 @@ function background(
       await Promise.all([engine.stop(), webhooks.stop(), pruner.stop()]);
     },
   };
+}
+
+/**
+ * What the start read of the duplicate window held (issue #36): the transactions of the
+ * window, each as the fields the check compares. A start after a peak must not hold them whole.
+ */
+function registerStartWindowMetrics(engine: PaymentEngine, registry: Registry): void {
+  const gauge = (name: string, help: string, value: () => number) => {
+    const metric: Gauge = new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect: () => metric.set(value()),
+    });
+  };
+  gauge(
+    'aihub_payments_start_window_transactions',
+    "Transactions of the duplicate window this gateway's start read (0 on PostgreSQL: the window is rows read in each transaction)",
+    () => engine.start_window.entries,
+  );
+  gauge(
+    'aihub_payments_start_window_bytes',
+    'Their size as the start held them (JSON text of the fields the duplicate check compares)',
+    () => engine.start_window.bytes,
+  );
 }

@@ -17,6 +17,7 @@ import {
   type LogSelect,
   type Page,
   type StoreReads,
+  type RecentTxn,
   type TxnRow,
   type TxnSelect,
   type UsageResult,
@@ -300,13 +301,15 @@ export class PgReads implements StoreReads {
     return true;
   }
 
-  async finalizedSince(since_ms: number): Promise<TxnRow[]> {
-    const rows = await this.rows<{ row: TxnRow }>(
-      `SELECT row FROM aihub.rows WHERE tbl = 'payment_txns' AND row->>'stage' = 'final'
+  async recentSince(since_ms: number): Promise<RecentTxn[]> {
+    const rows = await this.rows<RecentTxn & { amount_micros: string }>(
+      `SELECT id, row->>'account_id' AS account_id, row->>'service' AS service, row->>'subject' AS subject,
+         row->>'amount_micros' AS amount_micros, row->>'created_at' AS created_at
+       FROM aihub.rows WHERE tbl = 'payment_txns' AND row->>'stage' = 'final'
          AND row->>'finalized_at' >= $1 ORDER BY row->>'finalized_at'`,
       [iso(since_ms)],
     );
-    return rows.map((r) => r.row);
+    return rows.map((row) => ({ ...row, amount_micros: Number(row.amount_micros) }));
   }
 
   // ---- wallet lines -------------------------------------------------------------------------
