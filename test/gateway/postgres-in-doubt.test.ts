@@ -6,7 +6,8 @@
 // wallet moved once). With the lookup made impossible too (the proxy refusing every
 // connection for longer than AIHUB_STORE_OUTCOME_WAIT_MS), the answer is 503
 // store_outcome_unknown, never "nothing was changed", and a retry with the same key does not
-// move money twice.
+// move money twice. A statement lost before reaching the server is proved not applied by the
+// lookup, and its transaction runs again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { admin, createFundedAccount, request, type Gateway } from './helpers.ts';
@@ -146,6 +147,16 @@ test(
       assert.equal(after4.requests, before4.requests + 1, 'the settlement committed once');
       assert.ok(after4.balance < before4.balance, 'it was billed');
       assert.equal(inDoubtLines(gateway, 'unknown'), 2);
+
+      // 5. A commit statement lost on its way (dropped, never reaching the server): the lookup
+      // proves its id absent (and fences it), the transaction runs again: 200, moved once.
+      const cut5 = proxy.cutAfter([COMMIT, 'admin-credit:in-doubt-5'], { forward: false });
+      const rerun = await credit('in-doubt-5', 2);
+      await cut5;
+      assert.equal(rerun.status, 200, JSON.stringify(rerun.body));
+      assert.equal(rerun.body.duplicate ?? false, false);
+      assert.equal((await balanceOf(gateway, target.key)).balance, 14_000_000);
+      assert.equal(inDoubtLines(gateway, 'not_applied'), 1);
     } catch (error) {
       const lines = gateway.output.filter((line) => !line.includes('"msg":"request"'));
       throw new Error(

@@ -4,7 +4,8 @@
 // server's answer comes back: the statement reaches the server whole, the server runs and
 // commits it, and the gateway never hears. Deterministic, unlike killing the server at a
 // random moment. `refuse_ms` also cuts every other connection and refuses new ones for that
-// long, so that the gateway cannot look the commit up.
+// long, so that the gateway cannot look the commit up; `forward: false` drops the chunk
+// instead (the statement never reaches the server).
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 /** PostgreSQL's Sync message: 'S' and a length of 4. The extended protocol commits at it. */
@@ -16,7 +17,7 @@ export interface FaultProxy {
   /** `database_url` with its host and port replaced by the proxy's. */
   url(database_url: string): string;
   /** Arms a cut; resolves once it happened. */
-  cutAfter(needles: string[], options?: { refuse_ms?: number }): Promise<void>;
+  cutAfter(needles: string[], options?: { refuse_ms?: number; forward?: boolean }): Promise<void>;
   /** Connections cut so far. */
   readonly cuts: number;
   /** New connections refused so far. */
@@ -29,7 +30,8 @@ export async function startFaultProxy(
   target_host = '127.0.0.1',
 ): Promise<FaultProxy> {
   const live = new Set<{ client: Socket; server: Socket }>();
-  let armed: { needles: Buffer[]; refuse_ms: number; done: () => void } | null = null;
+  let armed: { needles: Buffer[]; refuse_ms: number; forward: boolean; done: () => void } | null =
+    null;
   let refuse_until = 0;
   let cuts = 0;
   let refused = 0;
@@ -50,14 +52,20 @@ export async function startFaultProxy(
       server.destroy();
     };
     client.on('data', (chunk: Buffer) => {
-      server.write(chunk);
-      if (!armed) return;
+      if (!armed) {
+        server.write(chunk);
+        return;
+      }
       tail = Buffer.concat([tail, chunk]);
       if (tail.length > TAIL_BYTES) tail = tail.subarray(tail.length - TAIL_BYTES);
       const ends_with_sync =
         chunk.length >= SYNC.length && chunk.subarray(-SYNC.length).equals(SYNC);
-      if (!ends_with_sync || !armed.needles.every((needle) => tail.includes(needle))) return;
-      const { refuse_ms, done } = armed;
+      if (!ends_with_sync || !armed.needles.every((needle) => tail.includes(needle))) {
+        server.write(chunk);
+        return;
+      }
+      const { refuse_ms, forward, done } = armed;
+      if (forward) server.write(chunk);
       armed = null;
       cut = true;
       cuts++;
@@ -107,6 +115,7 @@ export async function startFaultProxy(
         armed = {
           needles: needles.map((needle) => Buffer.from(needle)),
           refuse_ms: options.refuse_ms ?? 0,
+          forward: options.forward ?? true,
           done: resolve,
         };
       });
