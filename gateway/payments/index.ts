@@ -28,7 +28,8 @@ import { registerReportMetrics, reportsRouter, runReport, serveReport } from './
 import type { ReportName, ReportResult, Scope } from './reports/reports.js';
 import { paymentsAdminRouter } from './admin/routes.js';
 import type { PaymentsContext } from './context.js';
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { scrapedGauge } from '../http/metrics.js';
 import { PaymentEngine } from './engine/engine.js';
 import { apiLog, auditMiddleware } from './logs.js';
 import { authorizeBeforeBody } from './auth.js';
@@ -359,20 +360,14 @@ function background(
  * window, each as the fields the check compares. A start after a peak must not hold them whole.
  */
 function registerStartWindowMetrics(engine: PaymentEngine, registry: Registry): void {
-  const gauge = (name: string, help: string, value: () => number) => {
-    const metric: Gauge = new Gauge({
-      name,
-      help,
-      registers: [registry],
-      collect: () => metric.set(value()),
-    });
-  };
-  gauge(
+  scrapedGauge(
+    registry,
     'aihub_payments_start_window_transactions',
     "Transactions of the duplicate window this gateway's start read (0 on PostgreSQL: the window is rows read in each transaction)",
     () => engine.start_window.entries,
   );
-  gauge(
+  scrapedGauge(
+    registry,
     'aihub_payments_start_window_bytes',
     'Their size as the start held them (JSON text of the fields the duplicate check compares)',
     () => engine.start_window.bytes,

@@ -146,6 +146,11 @@ export interface StoreStats {
   cache_entries?: number;
   /** Runs of transaction functions, each run counted (those put back to wait or load too). */
   runs?: number;
+  /** Outages of the database seen, and requests refused for want of it (pg/outage.ts). */
+  outages?: number;
+  refused?: number;
+  /** Commits whose answer was lost, by what the lookup of their id found. */
+  in_doubt?: Record<string, number>;
 }
 
 /**

@@ -15,6 +15,7 @@ import { waitFor } from '../support/payments-helpers.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import {
   freshDatabase,
+  metric,
   micros,
   postgresStoreMissing,
   startMember,
@@ -157,6 +158,12 @@ test(
       assert.equal(rerun.body.duplicate ?? false, false);
       assert.equal((await balanceOf(gateway, target.key)).balance, 14_000_000);
       assert.equal(inDoubtLines(gateway, 'not_applied'), 1);
+      const in_doubt = (outcome: string) =>
+        metric(gateway, `aihub_store_commits_in_doubt_total{outcome="${outcome}"}`);
+      assert.deepEqual(
+        [await in_doubt('committed'), await in_doubt('not_applied'), await in_doubt('unknown')],
+        [2, 1, 2],
+      );
     } catch (error) {
       const lines = gateway.output.filter((line) => !line.includes('"msg":"request"'));
       throw new Error(

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { admin, createFundedAccount, request, type Gateway } from './helpers.ts';
 import { paymentsConfig, waitFor } from '../support/payments-helpers.ts';
-import { ownCluster, postgresStoreMissing, startMember } from '../support/multi-gateway.ts';
+import { metric, ownCluster, postgresStoreMissing, startMember } from '../support/multi-gateway.ts';
 
 const skip = await postgresStoreMissing();
 /** The key's limit: the chats refused during the outage are several times this. */
@@ -103,6 +103,8 @@ test(
         `the end line counts the refusals: ${JSON.stringify(ended[0])}`,
       );
       assert.ok(Number(ended[0]!.duration_ms) >= OUTAGE_MS - 1_000, JSON.stringify(ended[0]));
+      assert.equal(await metric(gateway, 'aihub_store_outages_total'), 1);
+      assert.ok((await metric(gateway, 'aihub_store_refused_total')) >= refused);
       const between = events(gateway, 'store_outage_continues').length;
       assert.ok(between >= 1 && between <= 2, `lines while it lasted: ${between}`);
       const warned =

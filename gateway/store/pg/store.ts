@@ -1213,7 +1213,8 @@ export class PgStore implements Store {
       this.outage.served();
       return rows;
     } catch (error) {
-      this.outage.failed(error, periodic.getStore() ? 0 : 1); // periodic work refuses no request
+      // Periodic work refuses no request; a transaction's load counts its jobs (refuse).
+      this.outage.failed(error, periodic.getStore() || kind === 'load' ? 0 : 1);
       throw toUnavailable(error);
     }
   }
@@ -1532,6 +1533,9 @@ export class PgStore implements Store {
       keys_locked: this.stats.keys_locked,
       cache_entries: this.cache.entries.size,
       runs: this.stats.runs,
+      outages: this.outage.totals.outages,
+      refused: this.outage.totals.refused,
+      in_doubt: { ...this.stats.in_doubt },
     };
   }
 
