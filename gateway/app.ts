@@ -15,6 +15,7 @@ import type { Metrics } from './http/metrics.js';
 import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
 import type { ChatService } from './chat/index.js';
 import { runLean } from './http/lean.js';
+import { inRequestScope } from './kernel/request-scope.js';
 import type { Payments } from './payments/index.js';
 import type { Dashboard } from './web/router.js';
 import { buildOpenApi, type RouteDoc } from './http/openapi.js';
@@ -119,10 +120,13 @@ export function createGateway(deps: AppDeps, rooms: Rooms): Gateway {
   // pino's redaction halves its cost (docs/chat-api.md#benchmark).
   const request_logger = deps.logger.child({}, { redact: { paths: [], censor: '' } });
   const lane = { logger: deps.logger, request_logger, metrics: deps.metrics, surface: 'v1' };
-  const handler = (req: IncomingMessage, res: ServerResponse) => {
-    if (req.url?.startsWith('/v1/') || req.url?.startsWith('/v1beta/'))
-      runLean(req, res, lane, (locals) => rooms.chat.handle(req, res, locals));
-    else app(req, res);
-  };
+  // Each request in a scope of its own: a refusal by the store says "nothing was changed"
+  // only when no transaction of this request was committed (kernel/request-scope.ts).
+  const handler = (req: IncomingMessage, res: ServerResponse) =>
+    inRequestScope(() => {
+      if (req.url?.startsWith('/v1/') || req.url?.startsWith('/v1beta/'))
+        runLean(req, res, lane, (locals) => rooms.chat.handle(req, res, locals));
+      else app(req, res);
+    });
   return { handler, app };
 }

@@ -172,7 +172,9 @@ async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.log_level);
   // Said before anything else: in sandbox mode anyone may top up simulated money.
   logger.info({ msg: `${config.mode} mode`, mode: config.mode, why: config.mode_reason });
-  const store = await openStore(config, (message) => logger.warn({ msg: message }));
+  const store = await openStore(config, (message, fields) =>
+    logger.warn({ ...fields, msg: message }),
+  );
   const sealer = await openSecrets(store, config.data_dir, logger);
 
   const admin_token_hash = await adminTokenHash(store);
@@ -406,6 +408,14 @@ function cacheRows(env: NodeJS.ProcessEnv): { cache_rows?: number } {
   return Number.isSafeInteger(value) && value >= 100 ? { cache_rows: value } : {};
 }
 
+/** AIHUB_STORE_OUTCOME_WAIT_MS: how long a commit whose answer was lost is looked up (100 ms to 60 s; else 10 s). */
+function outcomeWait(env: NodeJS.ProcessEnv): { outcome_wait_ms?: number } {
+  const value = Number(env.AIHUB_STORE_OUTCOME_WAIT_MS);
+  return Number.isSafeInteger(value) && value >= 100 && value <= 60_000
+    ? { outcome_wait_ms: value }
+    : {};
+}
+
 function liveWindow(env: NodeJS.ProcessEnv): { live_ms?: number } {
   const value = Number(env.AIHUB_GATEWAY_LIVE_MS);
   return Number.isSafeInteger(value) && value >= 1_000 && value <= 3_600_000
@@ -413,7 +423,10 @@ function liveWindow(env: NodeJS.ProcessEnv): { live_ms?: number } {
     : {};
 }
 
-async function openStore(config: Config, warn: (message: string) => void): Promise<Store> {
+async function openStore(
+  config: Config,
+  warn: (message: string, fields?: Record<string, unknown>) => void,
+): Promise<Store> {
   try {
     if (config.database_url) {
       return await openPgStore(config.database_url, {
@@ -421,6 +434,7 @@ async function openStore(config: Config, warn: (message: string) => void): Promi
         gateway_id: gatewayId(process.env),
         ...liveWindow(process.env),
         ...cacheRows(process.env),
+        ...outcomeWait(process.env),
         warn,
       });
     }

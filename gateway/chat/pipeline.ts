@@ -5,6 +5,7 @@
 // (protocols/<name>/), never here.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../http/errors.js';
+import { StoreUnavailableError } from '../kernel/errors.js';
 import type { Locals } from '../http/lean.js';
 import type { EngineRequest } from '../llm/types.js';
 import { countPromptTokens } from '../llm/tokens.js';
@@ -43,9 +44,26 @@ async function pipeline(
   protocol: Protocol,
 ): Promise<void> {
   const started_ms = performance.now();
-  const request_id = locals.request_id;
   const { account, key } = authorize(room, req, locals);
-  takeRate(room, key.id);
+  const rate = takeRate(room, key.id);
+  try {
+    await served(room, req, res, locals, protocol, { account, key, started_ms });
+  } catch (error) {
+    if (error instanceof StoreUnavailableError && error.code === 'store_unavailable')
+      rate.release();
+    throw error;
+  }
+}
+
+async function served(
+  room: ChatRoom,
+  req: IncomingMessage,
+  res: ServerResponse,
+  locals: Locals,
+  protocol: Protocol,
+  { account, key, started_ms }: ReturnType<typeof authorize> & { started_ms: number },
+): Promise<void> {
+  const request_id = locals.request_id;
   const body = protocol.parse(await readJson(req, room.config.body_limit_bytes));
   const tier = admit(room, body.model);
 

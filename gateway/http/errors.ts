@@ -252,15 +252,39 @@ function fromBodyParser(error: {
   }
 }
 
-/** The store's database is down: 503 store_unavailable with Retry-After, in every surface's shape. */
+/**
+ * The store refused a request (its database down, a connection lost): 503 with Retry-After,
+ * in every surface's shape, and a text that says only what the gateway knows: "nothing was
+ * changed" when that is known; else that the request was not completed; and, for a commit
+ * whose outcome could not be learnt, `store_outcome_unknown`.
+ */
 export function storeUnavailable(error: StoreUnavailableError): ApiError {
+  const headers = { 'retry-after': String(error.retry_after_s) };
+  if (error.code === 'store_outcome_unknown')
+    return new ApiError(
+      503,
+      'store_outcome_unknown',
+      "the outcome is unknown: the connection to the database was lost while this request was being committed, and the gateway could not find out in time whether it was applied. A retry with the same idempotency key (the Idempotency-Key header; the admin API's reference) is safe: it is applied at most once. A chat request has no such key: whether it was billed shows in the usage records under its request id",
+      null,
+      'api_error',
+      headers,
+    );
+  if (error.nothing_changed)
+    return new ApiError(
+      503,
+      'store_unavailable',
+      'the store is unavailable for a moment; nothing was changed, retry shortly',
+      null,
+      'api_error',
+      headers,
+    );
   return new ApiError(
     503,
     'store_unavailable',
-    'the store is unavailable for a moment; nothing was changed, retry shortly',
+    'the store is unavailable for a moment and this request was not completed; what it did before stands (a payment stays pending until its outcome is known): retry shortly with the same idempotency key',
     null,
     'api_error',
-    { 'retry-after': String(error.retry_after_s) },
+    headers,
   );
 }
 

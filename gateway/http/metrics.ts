@@ -24,6 +24,9 @@ interface StoreCommitStats {
   keys_locked?: number;
   cache_entries?: number;
   runs?: number;
+  outages?: number;
+  refused?: number;
+  in_doubt?: Record<string, number>;
 }
 
 /** What watchDisk shows (the JSON-file store's DiskStats). */
@@ -204,6 +207,16 @@ export class Metrics {
         (s) => s.foreign_records_applied ?? 0,
       ],
       [
+        'aihub_store_outages_total',
+        'Outages of the database this gateway saw (each logged as store_outage_started and store_outage_ended)',
+        (s) => s.outages ?? 0,
+      ],
+      [
+        'aihub_store_refused_total',
+        'Refusals the store answered to requests for want of the database (503; a request that tried a read and a commit counts twice)',
+        (s) => s.refused ?? 0,
+      ],
+      [
         'aihub_store_runs_total',
         'Runs of transaction functions on this gateway: a transaction whose function ran more than once (its keys in flight, a cache miss, a conflict) counts each run',
         (s) => s.runs ?? 0,
@@ -223,6 +236,18 @@ export class Metrics {
       });
     }
     this.watchStatements(stats);
+    const in_doubt: Counter<'outcome'> = new Counter({
+      name: 'aihub_store_commits_in_doubt_total',
+      help: 'Commits whose answer the connection lost, by what the lookup of their commit id found: committed (answered as such), not_applied (run again), unknown (answered 503 store_outcome_unknown)',
+      labelNames: ['outcome'] as const,
+      registers: [this.registry],
+      collect: () => {
+        const s = stats();
+        if (!s?.in_doubt) return;
+        in_doubt.reset();
+        for (const [outcome, n] of Object.entries(s.in_doubt)) in_doubt.inc({ outcome }, n);
+      },
+    });
     const cache: Gauge = new Gauge({
       name: 'aihub_store_cache_entries',
       help: 'Entries in this gateway cache (rows, balances, index sets), bounded by AIHUB_CACHE_ROWS',
@@ -238,7 +263,7 @@ export class Metrics {
   private watchStatements(stats: () => StoreCommitStats | null): void {
     const statements: Counter<'kind'> = new Counter({
       name: 'aihub_store_statements_total',
-      help: 'Statements this gateway sent to the database, by kind: commit (a transaction batch), locked (BEGIN, locks and COMMIT after repeated conflicts), load (what a transaction missed), read (reads outside transactions), blocking_load, history (history reads), claim (background work), signature (signed requests), prune, heartbeat, listen, key_check, background (periodic discovery and pruning)',
+      help: 'Statements this gateway sent to the database, by kind: commit (a transaction batch), locked (BEGIN, locks and COMMIT after repeated conflicts), load (what a transaction missed), read (reads outside transactions), blocking_load, history (history reads), claim (background work), signature (signed requests), prune, heartbeat, listen, key_check, lookup (a commit id whose answer the connection lost), background (periodic discovery and pruning)',
       labelNames: ['kind'] as const,
       registers: [this.registry],
       collect: () => {
@@ -294,4 +319,19 @@ function surfaceOf(path: string): string {
 /** The gateway's id in metrics and health: AIHUB_GATEWAY_ID, else hostname:pid. */
 export function gatewayId(env: NodeJS.ProcessEnv = process.env): string {
   return env.AIHUB_GATEWAY_ID?.trim() || `${hostname()}:${process.pid}`;
+}
+
+/** A gauge whose value is read when /metrics is scraped. */
+export function scrapedGauge(
+  registry: Registry,
+  name: string,
+  help: string,
+  value: () => number,
+): void {
+  const metric: Gauge = new Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect: () => metric.set(value()),
+  });
 }

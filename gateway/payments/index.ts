@@ -1,6 +1,7 @@
 // The payments room: `createPayments(deps)` builds the /api and /admin routers and the
 // background work (status checks of pending transactions, webhook deliveries, the pruning
 // pass), which main.ts starts after listening and stops before the store closes.
+import { StoreUnavailableError } from '../kernel/errors.js';
 import { hasBody } from '../http/raw-body.js';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { RoomDeps } from '../deps.js';
@@ -27,6 +28,8 @@ import { registerReportMetrics, reportsRouter, runReport, serveReport } from './
 import type { ReportName, ReportResult, Scope } from './reports/reports.js';
 import { paymentsAdminRouter } from './admin/routes.js';
 import type { PaymentsContext } from './context.js';
+import type { Registry } from 'prom-client';
+import { scrapedGauge } from '../http/metrics.js';
 import { PaymentEngine } from './engine/engine.js';
 import { apiLog, auditMiddleware } from './logs.js';
 import { authorizeBeforeBody } from './auth.js';
@@ -145,7 +148,10 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   const network = networkRouter(ctx);
   const statements = statementsRouter(ctx);
   const invoices = invoicesRouter(ctx);
-  if (deps.metrics) registerReportMetrics(ctx, deps.metrics.registry);
+  if (deps.metrics) {
+    registerReportMetrics(ctx, deps.metrics.registry);
+    registerStartWindowMetrics(engine, deps.metrics.registry);
+  }
   return {
     // The statements' routes before the reports' `/reports/:report`, whose names they are not.
     api: apiRouter(ctx, Router().use(statements.api, invoices.api, reports.api, network.api)),
@@ -317,7 +323,11 @@ function background(
     discovering = true;
     void ctx.store
       .background(() => Promise.all([engine.discover(), webhooks.discover()]))
-      .catch((error: unknown) => logger.warn({ msg: 'payments work discovery failed', err: error }))
+      // A refusal by the store is part of its outage, logged by the store (not every tick).
+      .catch((error: unknown) => {
+        if (!(error instanceof StoreUnavailableError))
+          logger.warn({ msg: 'payments work discovery failed', err: error });
+      })
       .finally(() => {
         discovering = false;
       });
@@ -359,4 +369,23 @@ function background(
       await Promise.all([engine.stop(), webhooks.stop(), pruner.stop()]);
     },
   };
+}
+
+/**
+ * What the start read of the duplicate window held (issue #36): the transactions of the
+ * window, each as the fields the check compares. A start after a peak must not hold them whole.
+ */
+function registerStartWindowMetrics(engine: PaymentEngine, registry: Registry): void {
+  scrapedGauge(
+    registry,
+    'aihub_payments_start_window_transactions',
+    "Transactions of the duplicate window this gateway's start read (0 on PostgreSQL: the window is rows read in each transaction)",
+    () => engine.start_window.entries,
+  );
+  scrapedGauge(
+    registry,
+    'aihub_payments_start_window_bytes',
+    'Their size as the start held them (JSON text of the fields the duplicate check compares)',
+    () => engine.start_window.bytes,
+  );
 }

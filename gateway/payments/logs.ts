@@ -6,6 +6,8 @@ import type { Store, Tx } from '../store/store.js';
 import { clientAddress } from './auth.js';
 import { API_LOG, AUDIT } from './engine/tables.js';
 import { guarded } from '../util/guard.js';
+import { StoreUnavailableError } from '../kernel/errors.js';
+import { AuditBacklog } from './audit-backlog.js';
 
 function pathOnly(req: Request): string {
   const path = req.originalUrl.split('?')[0] ?? '';
@@ -37,6 +39,8 @@ export function apiLog(store: Store, logger: Logger) {
         store
           .transact((tx) => tx.history(record))
           .catch((error: unknown) => {
+            // Refused by the store: counted in its outage's log lines, not a line each.
+            if (error instanceof StoreUnavailableError) return;
             if ((error as Error).name !== 'StoreClosedError')
               logger.warn({ msg: 'could not write an API log record', err: error });
           });
@@ -95,12 +99,15 @@ export function auditInTx(tx: Tx, req: Request, res: Response, entry: AuditEntry
  * refused calls of any route) once its response is sent.
  */
 export function auditMiddleware(store: Store, logger: Logger) {
+  const backlog = new AuditBacklog(store, logger);
   return (req: Request, res: Response, next: NextFunction): void => {
     if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return next();
     res.on(
       'finish',
       guarded(onError(logger, 'audit'), () => {
-        if (res.locals.audited) return;
+        // A call audited in its own commit, unless that commit was refused (503: the store
+        // could not commit it, so its record was not written with it).
+        if (res.locals.audited && res.statusCode !== 503) return;
         const account_id = /\/accounts\/([^/?]+)/.exec(req.originalUrl)?.[1] ?? null;
         const record = {
           type: AUDIT,
@@ -115,12 +122,7 @@ export function auditMiddleware(store: Store, logger: Logger) {
           request_id: res.locals.request_id ?? null,
           details: details(req.body),
         };
-        store
-          .transact((tx) => tx.history(record))
-          .catch((error: unknown) => {
-            if ((error as Error).name !== 'StoreClosedError')
-              logger.warn({ msg: 'could not write an audit record', err: error });
-          });
+        backlog.write(record);
       }),
     );
     next();

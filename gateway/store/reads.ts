@@ -23,6 +23,24 @@ import { Turns, type Pacer } from './turns.js';
 
 export type TxnRow = Row<'payment_txns'>;
 
+/** The fields of a transaction the duplicate window compares: account, service, subject (the number, operator, biller...), amount, time. */
+export type RecentTxn = Pick<
+  TxnRow,
+  'id' | 'account_id' | 'service' | 'subject' | 'amount_micros' | 'created_at'
+>;
+
+/** A transaction as the duplicate window keeps it. */
+export function recentOf(txn: RecentTxn): RecentTxn {
+  return {
+    id: txn.id,
+    account_id: txn.account_id,
+    service: txn.service,
+    subject: txn.subject,
+    amount_micros: txn.amount_micros,
+    created_at: txn.created_at,
+  };
+}
+
 export interface TxnSelect {
   /** null: every account. */
   account_id: string | null;
@@ -148,8 +166,12 @@ export interface StoreReads {
    * chunk is read in a turn of `pacer` (the caller's, which it ends; else one of its own).
    */
   txnChunks(select: TxnSelect, order: 'asc' | 'desc', pacer?: Pacer): AsyncGenerator<TxnRow[]>;
-  /** Finalized transactions finalized at or after `since_ms`, oldest first. */
-  finalizedSince(since_ms: number): Promise<TxnRow[]>;
+  /**
+   * What the payment engine's duplicate window compares of the transactions finalized at or
+   * after `since_ms`, oldest first: not whole transactions (a restart within the window after
+   * a peak read 160,000 of them whole, 400 MB of heap; issue #36).
+   */
+  recentSince(since_ms: number): Promise<RecentTxn[]>;
   /** Wallet postings with the balance around each, oldest first; `page` null: all in range. */
   wallet(select: WalletSelect, page: Page | null, order: 'asc' | 'desc'): Promise<WalletResult>;
   /**
@@ -657,12 +679,13 @@ export class JsonFileReads implements StoreReads {
     return select.match === undefined || select.match(row);
   }
 
-  async finalizedSince(since_ms: number): Promise<TxnRow[]> {
+  async recentSince(since_ms: number): Promise<RecentTxn[]> {
     const list = this.archive.existing('txn', ALL);
     if (!list) return [];
-    const rows: TxnRow[] = [];
+    const rows: RecentTxn[] = [];
+    // Each transaction is read whole from its record and only its compared fields are kept.
     list.walk(list.lowerBound(since_ms), list.count, (entry) => {
-      rows.push(this.archive.txnOf(entry) as TxnRow);
+      rows.push(recentOf(this.archive.txnOf(entry) as TxnRow));
       return true;
     });
     return rows;

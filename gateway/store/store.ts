@@ -20,6 +20,7 @@ import { acquireLock } from './lock.js';
 import { DiskFullError, DiskReserve, formatBytes, freeBytes, START_ROOM_BYTES } from './disk.js';
 import { isNoSpace } from './journal.js';
 import { StoreFullError } from '../kernel/errors.js';
+import { requestScope } from '../kernel/request-scope.js';
 import {
   AGGREGATE_TABLES,
   applyOp,
@@ -168,6 +169,11 @@ export interface StoreStats {
   cache_entries?: number;
   /** Runs of transaction functions, each run counted (those put back to wait or load too). */
   runs?: number;
+  /** Outages of the database seen, and requests refused for want of it (pg/outage.ts). */
+  outages?: number;
+  refused?: number;
+  /** Commits whose answer was lost, by what the lookup of their id found. */
+  in_doubt?: Record<string, number>;
 }
 
 /**
@@ -776,14 +782,25 @@ export class FileStore implements Store {
       return Promise.reject(error);
     }
     if (!staged.record) return this.journal.waitDurable(this.state.seq).then(() => staged.result);
+    // The request's scope: a refusal then says truthfully whether it had changed anything.
+    const scope = requestScope();
     if (this.disk_state === 'full') {
       // No room to make it durable: undone at once (it was the last staged), nothing recorded.
       staged.undo();
       this.refused_total++;
-      return Promise.reject(new StoreFullError());
+      return Promise.reject(new StoreFullError(undefined, scope));
     }
     this.unacked.push(staged);
-    return this.publish(staged).then(() => staged.result);
+    return this.publish(staged).then(
+      () => {
+        if (scope) scope.committed++;
+        return staged.result;
+      },
+      (error: unknown) => {
+        // A refusal made in the journal's callback is re-made for this writer's request.
+        throw error instanceof StoreFullError ? new StoreFullError(undefined, scope) : error;
+      },
+    );
   }
 
   /** Commits up to `seq` are durable: no refusal can undo them now. */

@@ -56,6 +56,12 @@ async function send(
   };
 }
 
+/**
+ * The store's 503s: refused (store_unavailable), or a commit in flight when the server went
+ * down whose outcome could not be learnt (store_outcome_unknown, issue #36).
+ */
+const STORE_503 = new Set(['store_unavailable', 'store_outcome_unknown']);
+
 /** What is wrong with a 503 in this surface's shape, or null when it is the clean one. */
 function unclean503(outcome: Outcome): string | null {
   if (!outcome.retry_after || !/^\d+$/.test(outcome.retry_after))
@@ -64,12 +70,12 @@ function unclean503(outcome: Outcome): string | null {
   switch (outcome.surface) {
     case 'chat':
     case 'admin':
-      return body?.error?.code === 'store_unavailable' && typeof body.error.message === 'string'
+      return STORE_503.has(body?.error?.code) && typeof body.error.message === 'string'
         ? null
         : 'not {error: {code: "store_unavailable", message}}';
     case 'api':
       return body?.status === false &&
-        body?.error?.code === 'store_unavailable' &&
+        STORE_503.has(body?.error?.code) &&
         typeof body.message === 'string'
         ? null
         : 'not {status: false, message, error: {code: "store_unavailable"}}';

@@ -4,7 +4,7 @@
 // pending for the reconciler. Answers are sent only after their commit is durable.
 import type { Logger } from '../../log.js';
 import type { Clock } from '../../kernel/clock.js';
-import { ServiceError, StoreFullError } from '../../kernel/errors.js';
+import { ServiceError, StoreFullError, StoreUnavailableError } from '../../kernel/errors.js';
 import {
   InsufficientBalanceError,
   balanceMicros,
@@ -29,6 +29,7 @@ import type {
   StatusResult,
 } from '../../providers/types.js';
 import type { Store, Tx } from '../../store/store.js';
+import type { RecentTxn } from '../../store/reads.js';
 import {
   IDEMPOTENCY_IN_FLIGHT,
   rowOf,
@@ -181,28 +182,36 @@ export class PaymentEngine {
 
   /** What this engine learns from the store at start: pending transactions, the duplicate window. */
   private readonly ready: Promise<void>;
+  /** What the start read of the duplicate window held: transactions, and their size as JSON (/metrics). */
+  start_window = { entries: 0, bytes: 0 };
   private loaded = false;
 
   private async load(now_ms: number): Promise<void> {
     const { store, config } = this.deps;
     // The live table holds the unfinished transactions (pending, on hold, waiting for the
     // customer's consent to a refund); finalized ones are history, and only those finalized
-    // within the duplicate window can be recent (read from the index).
+    // within the duplicate window can be recent: read from the index, only the fields the
+    // window compares. Several gateways (PostgreSQL) keep the window in rows every gateway
+    // reads in its transaction (payment_recent): nothing to read at start.
+    const window_ms = config.duplicate_window_ms;
     const [pending, on_hold, refund_pending, recent_final] = await Promise.all([
       store.list('payment_txns', 'status', 'pending'),
       store.list('payment_txns', 'status', 'on_hold'),
       store.list('payment_txns', 'status', 'refund_pending'),
-      store.reads.finalizedSince(now_ms - config.duplicate_window_ms),
+      store.isShared() || window_ms === 0 ? [] : store.reads.recentSince(now_ms - window_ms),
     ]);
+    this.start_window = { entries: recent_final.length, bytes: 0 };
+    for (const txn of recent_final) this.start_window.bytes += JSON.stringify(txn).length;
+    for (const txn of [...pending, ...on_hold, ...refund_pending]) {
+      if (!checkable(txn)) continue;
+      this.pending.add(txn.id);
+      this.from_before_start.add(txn.id);
+      // Shared store: another gateway may be submitting it right now (see reconcileDue).
+      if (store.isShared()) this.learned.set(txn.id, now_ms);
+    }
     for (const txn of [...pending, ...on_hold, ...refund_pending, ...recent_final]) {
-      if (checkable(txn)) {
-        this.pending.add(txn.id);
-        this.from_before_start.add(txn.id);
-        // Shared store: another gateway may be submitting it right now (see reconcileDue).
-        if (store.isShared()) this.learned.set(txn.id, now_ms);
-      }
       const at_ms = Date.parse(txn.created_at);
-      if (now_ms - at_ms < config.duplicate_window_ms) this.noteRecent(txn, at_ms);
+      if (now_ms - at_ms < window_ms) this.noteRecent(txn, at_ms);
     }
     this.loaded = true;
   }
@@ -901,7 +910,7 @@ export class PaymentEngine {
   }
 
   /** Notes a transaction in the duplicate window; returns the undo of that. */
-  private noteRecent(txn: PaymentTxn, at_ms: number): () => void {
+  private noteRecent(txn: RecentTxn, at_ms: number): () => void {
     if (this.deps.config.duplicate_window_ms === 0) return () => {};
     const key = this.recentKeyOf(txn);
     const before = this.recent.get(key);
@@ -961,9 +970,11 @@ export class PaymentEngine {
     const pass = store
       .read(() => new Map(ids.map((id) => [id, store.get('payment_txns', id)])))
       .then((rows) => this.reconcileWith(now_ms, (id) => (rows.has(id) ? rows.get(id) : UNREAD)))
-      .catch((error: unknown) =>
-        this.deps.logger.warn({ msg: 'pending transactions not read', err: error }),
-      )
+      .catch((error: unknown) => {
+        // A refusal by the store is part of its outage, logged by the store.
+        if (!(error instanceof StoreUnavailableError))
+          this.deps.logger.warn({ msg: 'pending transactions not read', err: error });
+      })
       .finally(() => {
         this.reconciling = false;
       });

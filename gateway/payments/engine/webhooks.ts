@@ -2,6 +2,7 @@
 // `X-AIHub-Signature: hex(HMAC-SHA256(secret, raw body))`. Deliveries are an outbox in the
 // store (enqueued in the same commit that changes the status), retried with capped
 // exponential backoff up to a bounded number of attempts; every attempt is an API log record.
+import { StoreUnavailableError } from '../../kernel/errors.js';
 import { createHmac, randomBytes } from 'node:crypto';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
@@ -308,9 +309,11 @@ export class WebhookSender {
     const pass = store
       .read(() => new Map(ids.map((id) => [id, store.get('webhook_deliveries', id)])))
       .then((rows) => this.deliverWith(now_ms, (id) => (rows.has(id) ? rows.get(id) : UNREAD)))
-      .catch((error: unknown) =>
-        this.deps.logger.warn({ msg: 'due webhook deliveries not read', err: error }),
-      )
+      .catch((error: unknown) => {
+        // A refusal by the store is part of its outage, logged by the store.
+        if (!(error instanceof StoreUnavailableError))
+          this.deps.logger.warn({ msg: 'due webhook deliveries not read', err: error });
+      })
       .finally(() => {
         this.reading = false;
         this.work.delete(pass);

@@ -9,7 +9,8 @@ import { TXN_STATUSES, type TxnStatus } from '../engine/tables.js';
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Router, type Request, type Response } from 'express';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
+import { scrapedGauge } from '../../http/metrics.js';
 import { z } from 'zod';
 import { clientGone, ClientGoneError, drained } from '../../http/client-gone.js';
 import { ApiError, badRequest, parseWith } from '../../http/errors.js';
@@ -198,14 +199,8 @@ const slotOwner = (scope: Scope) => (scope.admin ? 'admin' : (scope.account_id ?
 export function registerReportMetrics(ctx: PaymentsContext, registry: Registry): void {
   const slots = slotsOf(ctx);
   const turns = ctx.store.reads.turns;
-  const gauge = (name: string, help: string, value: () => number) => {
-    const metric: Gauge = new Gauge({
-      name,
-      help,
-      registers: [registry],
-      collect: () => metric.set(value()),
-    });
-  };
+  const gauge = (name: string, help: string, value: () => number) =>
+    scrapedGauge(registry, name, help, value);
   gauge(
     'aihub_reports_running',
     'Reports running now, every account together',

@@ -56,6 +56,25 @@ export interface CommitBatch {
   ix: Array<{ t: string; f: string }>;
   meta: Array<{ k: string; v: unknown }>;
   notify: string | null;
+  /** The commit id (migration 6), on a batch that writes: looked up when its answer is lost. */
+  cid?: string;
+}
+
+/** Whether a batch changes anything (one that only reads has no outcome to look up). */
+export function batchWrites(batch: CommitBatch): boolean {
+  return (
+    batch.set.length > 0 ||
+    batch.del.length > 0 ||
+    batch.add.length > 0 ||
+    batch.bal.length > 0 ||
+    batch.pool.length > 0 ||
+    batch.post.length > 0 ||
+    batch.wal.length > 0 ||
+    batch.hist.length > 0 ||
+    batch.use.length > 0 ||
+    batch.ks.length > 0 ||
+    batch.meta.length > 0
+  );
 }
 
 /**

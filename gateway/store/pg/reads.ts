@@ -17,6 +17,7 @@ import {
   type LogSelect,
   type Page,
   type StoreReads,
+  type RecentTxn,
   type TxnRow,
   type TxnSelect,
   type UsageResult,
@@ -115,8 +116,11 @@ export class PgReads implements StoreReads {
     if (holdsNul(params)) return []; // no stored text holds U+0000: nothing matches
     this.store.sent('history');
     try {
-      return (await this.store.pool.query<R>(text, params)).rows;
+      const { rows } = await this.store.pool.query<R>(text, params);
+      this.store.outage.served();
+      return rows;
     } catch (error) {
+      this.store.outage.failed(error, 1);
       throw new StoreUnavailableError(
         `the database is unavailable (${(error as Error)?.message ?? String(error)})`,
         { cause: error },
@@ -297,13 +301,15 @@ export class PgReads implements StoreReads {
     return true;
   }
 
-  async finalizedSince(since_ms: number): Promise<TxnRow[]> {
-    const rows = await this.rows<{ row: TxnRow }>(
-      `SELECT row FROM aihub.rows WHERE tbl = 'payment_txns' AND row->>'stage' = 'final'
+  async recentSince(since_ms: number): Promise<RecentTxn[]> {
+    const rows = await this.rows<RecentTxn & { amount_micros: string }>(
+      `SELECT id, row->>'account_id' AS account_id, row->>'service' AS service, row->>'subject' AS subject,
+         row->>'amount_micros' AS amount_micros, row->>'created_at' AS created_at
+       FROM aihub.rows WHERE tbl = 'payment_txns' AND row->>'stage' = 'final'
          AND row->>'finalized_at' >= $1 ORDER BY row->>'finalized_at'`,
       [iso(since_ms)],
     );
-    return rows.map((r) => r.row);
+    return rows.map((row) => ({ ...row, amount_micros: Number(row.amount_micros) }));
   }
 
   // ---- wallet lines -------------------------------------------------------------------------

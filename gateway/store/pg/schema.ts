@@ -810,6 +810,43 @@ const TALLIES = `
   WHERE r.tbl = 'payment_txns' GROUP BY tag;
 `;
 
+/**
+ * Migration 6: commit ids, so that a commit whose answer was lost can be looked up. A batch
+ * that writes carries `cid` (unique per statement sent); the function records it in
+ * aihub.commits in the same transaction, after its checks passed (a conflict writes nothing,
+ * the id included). With a plain INSERT: a gateway that lost the answer inserts the same id
+ * as a "fence" (PgStore.resolveCommit) and learns the outcome from the insert itself:
+ * conflicting with the commit's row (it committed, the insert waits for it if it is still
+ * running), or inserted, after which the commit, if it ever runs, fails on the duplicate id
+ * and changes nothing. Pruned after an hour.
+ */
+function withCommitId(fn: string): string {
+  const steps: Array<[string, string]> = [
+    ['  t_notify text;\n', '  t_notify text;\n  t_cid text;\n'],
+    [
+      "      WHEN 'notify' THEN t_notify := jv #>> '{}';\n",
+      "      WHEN 'notify' THEN t_notify := jv #>> '{}';\n      WHEN 'cid' THEN t_cid := jv #>> '{}';\n",
+    ],
+    [
+      '  IF bad THEN RETURN; END IF;\n',
+      '  IF bad THEN RETURN; END IF;\n\n  IF t_cid IS NOT NULL THEN\n    INSERT INTO aihub.commits (id) VALUES (t_cid);\n  END IF;\n',
+    ],
+  ];
+  let out = fn;
+  for (const [from, to] of steps) {
+    if (out.split(from).length !== 2)
+      throw new Error(`migration 6: ${JSON.stringify(from)} is not once in aihub.commit`);
+    out = out.replace(from, to);
+  }
+  return out;
+}
+
+const COMMIT_IDS = `
+  CREATE TABLE aihub.commits (id text PRIMARY KEY, at timestamptz NOT NULL DEFAULT now(), fenced boolean NOT NULL DEFAULT false);
+  CREATE INDEX commits_at ON aihub.commits (at);
+  ${withCommitId(COMMIT_FUNCTION_V4)}
+`;
+
 /** The versioned migrations of the schema `aihub`, applied in order at start under MIGRATION_LOCK. */
 export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   {
@@ -912,6 +949,12 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
     // row is counted twice or missed.
     version: 5,
     sql: TALLIES,
+  },
+  {
+    // Commit ids (see COMMIT_IDS): a commit whose answer the connection lost is looked up
+    // instead of answered "nothing was changed" (issue #36).
+    version: 6,
+    sql: COMMIT_IDS,
   },
 ];
 

@@ -16,7 +16,8 @@ import { randomBytes } from 'node:crypto';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { hostname } from 'node:os';
 import pg from 'pg';
-import { StoreUnavailableError } from '../../kernel/errors.js';
+import { StoreOutcomeUnknownError, StoreUnavailableError } from '../../kernel/errors.js';
+import { requestScope, type RequestScope } from '../../kernel/request-scope.js';
 import { acquireLock } from '../lock.js';
 import { ensurePrivateDataDir } from '../private-files.js';
 import type { StoreReads } from '../reads.js';
@@ -24,7 +25,7 @@ import type { Row, State, TableName } from '../state.js';
 import type { IndexOptions, PageOptions, Store, StoreStats, TableIndex, Tx } from '../store.js';
 import { BlockingQueries } from './blocking.js';
 import { BatchState, CacheTx, PgCache, Run } from './cache.js';
-import { batchText, COMMIT_STATEMENT, encodeBatch } from './commit.js';
+import { batchText, batchWrites, COMMIT_STATEMENT, encodeBatch } from './commit.js';
 import {
   SEP,
   USAGE_TABLE,
@@ -35,6 +36,7 @@ import {
   splitIndexKey,
   splitRowKey,
 } from './keys.js';
+import { Outage, type OutageLog } from './outage.js';
 import { PgReads } from './reads.js';
 import { ensureFieldIndex, migrateSchema, oldLayoutRecords } from './schema.js';
 
@@ -59,6 +61,7 @@ export type StatementKind =
   | 'heartbeat'
   | 'listen'
   | 'key_check'
+  | 'lookup'
   | 'background';
 
 /** Set while periodic work runs (`PgStore.background`): its statements are counted as `background`. */
@@ -66,7 +69,8 @@ const periodic = new AsyncLocalStorage<true>();
 
 export interface PgStoreOptions {
   now?: () => Date;
-  warn?: (message: string) => void;
+  /** Warnings, with structured fields where they have some (an outage's `event`, counts). */
+  warn?: (message: string, fields?: Record<string, unknown>) => void;
   /** This gateway's name among the live ones (AIHUB_GATEWAY_ID; default hostname:pid). */
   gateway_id?: string;
   /** A directory to hold the one-process lock of (the data dir: one gateway per data dir). */
@@ -91,7 +95,54 @@ export interface PgStoreOptions {
   pipeline_depth?: number;
   /** When a batch in flight counts as stalled (default STALL_MS, 50 ms). */
   stall_ms?: number;
+  /**
+   * How long a commit whose answer the connection lost is looked up (its commit id) before it
+   * is answered 503 store_outcome_unknown (AIHUB_STORE_OUTCOME_WAIT_MS, default 10,000).
+   */
+  outcome_wait_ms?: number;
+  /** The interval of the log lines while the database stays unavailable (default 10,000 ms). */
+  outage_log_every_ms?: number;
 }
+
+/** The default of PgStoreOptions.outcome_wait_ms. */
+export const OUTCOME_WAIT_MS = 10_000;
+/** Transactions put back to run again at most this many times after their commit proved not applied. */
+const MAX_DOUBTS = 1;
+
+/**
+ * A commit statement that failed: `in_doubt` when it may have been applied (it was sent and
+ * the connection ended before the answer; not when it never left, or the server refused it
+ * with an ERROR, which aborts its transaction).
+ */
+class CommitFailure extends Error {
+  constructor(
+    readonly error: unknown,
+    readonly in_doubt: boolean,
+  ) {
+    super((error as Error)?.message ?? String(error), { cause: error });
+  }
+}
+
+/**
+ * Whether the server answered a statement with an ERROR (its transaction aborted: nothing of
+ * it was applied), as opposed to the connection ending (a FATAL as the server shuts down, a
+ * socket closed): then a statement sent may or may not have committed.
+ */
+export function refusedByServer(error: unknown): boolean {
+  const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return false;
+  if (code.startsWith('08') || code.startsWith('57P')) return false;
+  return severity !== 'FATAL' && severity !== 'PANIC';
+}
+
+/**
+ * The lookup of a commit id whose answer was lost: inserts it as a fence. A conflict means the
+ * commit inserted it (committed; if the commit is still running the insert waits for its
+ * end); an insert means it had not, and the commit can no longer (its INSERT of the id fails).
+ */
+const FENCE = `WITH fence AS (
+  INSERT INTO aihub.commits (id, fenced) VALUES ($1, true) ON CONFLICT (id) DO NOTHING RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM fence) AS fenced`;
 
 /**
  * A batch in flight this long is counted as stalled (waiting on a lock another transaction
@@ -115,6 +166,8 @@ const LEAVE_WAIT_MS = 1_000;
 const CLOSE_WAIT_MS = 15_000;
 const SEEN_PRUNE_EVERY_MS = 10_000;
 const SEEN_PRUNE_BATCH = 10_000;
+/** How long commit ids are kept (aihub.commits, migration 6): far past any lookup. */
+const COMMIT_IDS_KEPT = '1 hour';
 
 export function toUnavailable(error: unknown): StoreUnavailableError {
   if (error instanceof StoreUnavailableError) return error;
@@ -127,7 +180,13 @@ export function toUnavailable(error: unknown): StoreUnavailableError {
 /** A pool with bounded size and timeouts that never crashes the process on a dropped connection. */
 export function openPool(
   database_url: string,
-  options: { max?: number; statement_timeout_ms?: number; warn?: (message: string) => void } = {},
+  options: {
+    max?: number;
+    statement_timeout_ms?: number;
+    warn?: (message: string) => void;
+    /** Called instead of `warn` when an idle connection drops. */
+    lost?: (error: Error) => void;
+  } = {},
 ): pg.Pool {
   const pool = new pg.Pool({
     connectionString: database_url,
@@ -138,12 +197,20 @@ export function openPool(
     application_name: 'aihub-gateway',
   });
   // An idle client whose connection dropped: the pool discards it; nothing else to do.
-  pool.on('error', (error) => options.warn?.(`database connection lost (${error.message})`));
+  pool.on('error', (error) =>
+    options.lost
+      ? options.lost(error)
+      : options.warn?.(`database connection lost (${error.message})`),
+  );
   return pool;
 }
 
 interface Job {
   fn: (tx: Tx) => unknown;
+  /** The request it serves (marked when it commits: a later refusal says something changed). */
+  scope: RequestScope | undefined;
+  /** Times its commit was lost and proved not applied (it runs again up to MAX_DOUBTS). */
+  doubts: number;
   /** The cache's load sequence number when it was queued: entries loaded after it are newer than the request. */
   queued_at: number;
   resolve: (value: unknown) => void;
@@ -239,7 +306,12 @@ export class PgStore implements Store {
     fresh_answers: 0,
     /** Runs of transaction functions (runJob), each run counted. */
     runs: 0,
+    /** Commits whose answer was lost, by what the lookup of their id found. */
+    in_doubt: { committed: 0, not_applied: 0, unknown: 0 },
   };
+  /** Outage logging and counts (outage.ts). */
+  readonly outage: Outage;
+  private commit_seq = 0;
 
   /** Counts `n` statements of `kind` sent to the database. */
   sent(sent_kind: StatementKind, n = 1): void {
@@ -256,6 +328,7 @@ export class PgStore implements Store {
     private readonly options: Required<Pick<PgStoreOptions, 'now' | 'warn' | 'gateway_id'>> &
       PgStoreOptions,
     private readonly release_lock: () => void,
+    outage: Outage,
   ) {
     this.blocking = new BlockingQueries(database_url, options.statement_timeout_ms ?? 10_000);
     this.cache = new PgCache(meta, options.cache_rows ?? 100_000, (keys) =>
@@ -264,11 +337,16 @@ export class PgStore implements Store {
     this.max_in_flight = Math.max(1, options.max_in_flight ?? (options.pool_max ?? 8) - 2);
     this.pipeline_depth = Math.max(1, options.pipeline_depth ?? 2);
     this.stall_ms = options.stall_ms ?? STALL_MS;
+    this.outcome_wait_ms = options.outcome_wait_ms ?? OUTCOME_WAIT_MS;
+    this.outage = outage;
     this.reads = new PgReads(this);
   }
 
+  private readonly outcome_wait_ms: number;
+
   static async open(database_url: string, options: PgStoreOptions = {}): Promise<PgStore> {
     const warn = options.warn ?? (() => {});
+    const outage = new Outage(warn as OutageLog, options.outage_log_every_ms);
     if (options.lock_dir !== undefined) ensurePrivateDataDir(options.lock_dir);
     const release_lock = options.lock_dir !== undefined ? acquireLock(options.lock_dir) : () => {};
     const pool = openPool(database_url, {
@@ -276,7 +354,8 @@ export class PgStore implements Store {
       ...(options.statement_timeout_ms !== undefined
         ? { statement_timeout_ms: options.statement_timeout_ms }
         : {}),
-      warn,
+      // A dropped idle connection is part of an outage (logged once), not a line each.
+      lost: (error) => outage.failed(error),
     });
     let store: PgStore | null = null;
     try {
@@ -301,6 +380,7 @@ export class PgStore implements Store {
           gateway_id: options.gateway_id ?? `${hostname()}:${process.pid}`,
         },
         release_lock,
+        outage,
       );
       await store.start();
       return store;
@@ -396,6 +476,8 @@ export class PgStore implements Store {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({
         fn,
+        scope: requestScope(),
+        doubts: 0,
         queued_at: this.cache.load_seq,
         resolve: resolve as (value: unknown) => void,
         reject,
@@ -491,11 +573,17 @@ export class PgStore implements Store {
     }
   }
 
-  /** A commit or load that failed: what its callers are answered (503 store_unavailable), logged once per failure. */
-  private refused(error: unknown): StoreUnavailableError {
-    const refused = toUnavailable(error);
-    this.options.warn(`a store commit or load failed: ${refused.message}`);
-    return refused;
+  /**
+   * A commit or load that failed, known not applied: what each of its callers is answered (503
+   * store_unavailable, saying "nothing was changed" when its request committed nothing before).
+   * Logged as part of an outage, not once per failure.
+   */
+  private refuse(jobs: readonly Job[], error: unknown): void {
+    this.outage.failed(error, jobs.length);
+    const cause = error instanceof CommitFailure ? error.error : error;
+    const message = `the database is unavailable (${(cause as Error)?.message ?? String(cause)})`;
+    for (const job of jobs)
+      job.reject(new StoreUnavailableError(message, { cause, scope: job.scope }));
   }
 
   /**
@@ -609,12 +697,11 @@ export class PgStore implements Store {
         this.kick();
       },
       (error: unknown) => {
-        const refused = this.refused(error);
         for (const job of jobs) {
           const at = this.queue.indexOf(job);
           if (at >= 0) this.queue.splice(at, 1);
-          job.reject(refused);
         }
+        this.refuse(jobs, error);
         this.kick();
       },
     );
@@ -639,26 +726,179 @@ export class PgStore implements Store {
       encoded.meta.length === 0 &&
       encoded.pool.length === 0;
     if (!empty) this.stats.keys_locked += encoded.locks.length;
+    const cid = !empty && batchWrites(encoded) ? this.commitId() : null;
+    if (cid !== null) encoded.cid = cid;
     const hook = this.before_commit;
     const work = empty
       ? Promise.resolve([] as AnswerRow[])
-      : (hook ? hook() : Promise.resolve()).then(() =>
-          this.query<AnswerRow>(COMMIT_STATEMENT, [batchText(encoded)], 'commit'),
-        );
+      : (hook ? hook() : Promise.resolve()).then(() => this.commitStatement(batchText(encoded)));
     work
       .then(
-        (rows) => this.answered(kept, written, rows),
-        (error: unknown) => {
-          for (let i = kept.length - 1; i >= 0; i--) if (!kept[i]!.threw) kept[i]!.run.rollback();
-          const refused = this.refused(error);
-          for (const { job } of kept) job.reject(refused);
+        (rows) => {
+          if (!empty) this.outage.served();
+          this.answered(kept, written, rows);
         },
+        (error: unknown) => this.unanswered(kept, written, error, cid),
       )
       .finally(() => {
         this.landed(flight, settle, slot);
         this.cache.evict();
         this.kick();
       });
+  }
+
+  /** A commit id no other statement of any gateway carries: this store's claimant name and a counter. */
+  private commitId(): string {
+    return `${this.claimant}:${(++this.commit_seq).toString(36)}`;
+  }
+
+  /**
+   * Sends a batch's commit statement on a connection of its own. A failure says whether the
+   * statement may have been applied (CommitFailure.in_doubt): not when no connection could be
+   * had (never sent) or the server answered an ERROR (its transaction aborted).
+   */
+  private async commitStatement(text: string): Promise<AnswerRow[]> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw new CommitFailure(error, false);
+    }
+    // A checked-out client whose connection drops emits 'error' (the query in flight fails
+    // with it); unheard, it would end the process.
+    const onError = () => {};
+    client.on('error', onError);
+    this.sent('commit');
+    try {
+      const { rows } = await client.query<AnswerRow>({ ...COMMIT_STATEMENT, values: [text] });
+      client.off('error', onError);
+      client.release();
+      return rows;
+    } catch (error) {
+      const refused = refusedByServer(error);
+      client.off('error', onError);
+      client.release(refused ? undefined : (error as Error));
+      throw new CommitFailure(error, !refused);
+    }
+  }
+
+  /**
+   * A batch's commit failed. Not applied: its runs are undone and its callers refused. In
+   * doubt (sent, no answer): its commit id is looked up first (resolveCommit), the batch's keys
+   * still held; committed, its callers get their results as if the answer had come; proved
+   * not applied, its transactions run again (once); not learnt within outcome_wait_ms, they
+   * are answered store_outcome_unknown.
+   */
+  private async unanswered(
+    kept: Kept[],
+    written: Set<string>,
+    error: unknown,
+    cid: string | null,
+  ): Promise<void> {
+    const in_doubt = error instanceof CommitFailure && error.in_doubt;
+    const outcome = in_doubt && cid !== null ? await this.resolveCommit(cid) : 'not_applied';
+    if (outcome === 'committed') {
+      this.committedUnanswered(kept, written);
+      return;
+    }
+    for (let i = kept.length - 1; i >= 0; i--) if (!kept[i]!.threw) kept[i]!.run.rollback();
+    const jobs = kept.map((k) => k.job);
+    if (outcome === 'unknown') {
+      this.outage.failed(error, jobs.length);
+      const cause = error instanceof CommitFailure ? error.error : error;
+      for (const job of jobs)
+        job.reject(
+          new StoreOutcomeUnknownError(
+            `the outcome of commit ${cid} is unknown (${(cause as Error)?.message ?? String(cause)})`,
+            { cause, scope: job.scope },
+          ),
+        );
+      return;
+    }
+    // Known not applied. After a lost answer (the database answered the lookup, or the batch
+    // only read), the transactions run again rather than fail: their callers get a real answer.
+    const again = in_doubt ? jobs.filter((job) => job.doubts < MAX_DOUBTS) : [];
+    for (const job of again) {
+      job.doubts++;
+      job.now = null;
+    }
+    this.queue.unshift(...again);
+    const refused = jobs.filter((job) => !again.includes(job));
+    if (refused.length > 0) this.refuse(refused, error);
+  }
+
+  /**
+   * Looks up a commit id whose answer was lost, until outcome_wait_ms has passed: a fresh
+   * connection each try (the pool's may be the broken ones), tries spaced 50 ms doubling to
+   * 500 ms.
+   */
+  private async resolveCommit(cid: string): Promise<'committed' | 'not_applied' | 'unknown'> {
+    const deadline = Date.now() + this.outcome_wait_ms;
+    let pause_ms = 50;
+    let outcome: 'committed' | 'not_applied' | 'unknown' = 'unknown';
+    for (;;) {
+      const left_ms = deadline - Date.now();
+      if (left_ms <= 0) break;
+      const client = new pg.Client({
+        connectionString: this.database_url,
+        connectionTimeoutMillis: Math.max(1, Math.min(left_ms, 5_000)),
+        query_timeout: left_ms,
+        application_name: 'aihub-gateway-lookup',
+      });
+      client.on('error', () => {}); // the query in flight fails with it
+      try {
+        await client.connect();
+        this.sent('lookup');
+        const { rows } = await client.query<{ fenced: boolean }>(FENCE, [cid]);
+        outcome = rows[0]?.fenced ? 'not_applied' : 'committed';
+        break;
+      } catch {
+        // The next try, while the wait lasts.
+      } finally {
+        client.end().catch(() => {});
+      }
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.max(0, Math.min(pause_ms, deadline - Date.now()))),
+      );
+      pause_ms = Math.min(pause_ms * 2, 500);
+    }
+    this.stats.in_doubt[outcome]++;
+    this.options.warn('a commit lost its answer; its commit id was looked up', {
+      event: 'store_commit_in_doubt',
+      commit_id: cid,
+      outcome,
+    });
+    return outcome;
+  }
+
+  /**
+   * A batch that committed though its answer was lost: its callers get what their functions
+   * returned, as if the answer had come. The versions the answer would have brought are not
+   * known: what the batch touched is dropped from the cache, to be loaded again when read.
+   */
+  private committedUnanswered(kept: Kept[], written: Set<string>): void {
+    this.outage.served();
+    this.stats.batches++;
+    this.cache.load_seq++;
+    this.cache.settle(written);
+    for (const { run } of kept) {
+      for (const key of run.keys) this.cache.invalidate(key);
+      for (const key of run.written) this.cache.invalidate(key);
+      for (const key of run.deltas.keys()) this.cache.invalidate(key);
+    }
+    this.settleJobs(kept);
+  }
+
+  /** Answers the jobs of a committed batch (a function that threw: its error, now sure). */
+  private settleJobs(kept: Kept[]): void {
+    for (const k of kept) {
+      if (k.threw) k.job.reject(k.error);
+      else {
+        if (k.job.scope && (k.run.ops.length > 0 || k.run.written.size > 0))
+          k.job.scope.committed++;
+        k.job.resolve(k.result);
+      }
+    }
   }
 
   /**
@@ -673,8 +913,20 @@ export class PgStore implements Store {
     const { flight, settle } = this.newFlight(keys);
     this.stats.locked++;
     const slot = this.takeSlot();
+    let last: Kept | null = null;
+    let written_last = new Set<string>();
+    let cid: string | null = null;
+    /** COMMIT was sent: a failure now leaves the outcome in doubt. */
+    let committing = false;
+    let answer: AnswerRow[] = [];
     void (async () => {
-      const client = await this.pool.connect();
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (error) {
+        this.refuse([job], error);
+        return;
+      }
       const onError = () => {};
       client.on('error', onError);
       let broken = false;
@@ -698,6 +950,7 @@ export class PgStore implements Store {
           }
           const batch = new BatchState();
           const kept = this.runJob(job, batch);
+          last = kept;
           const { run } = kept;
           const more = [...run.misses, ...[...run.keys].filter((key) => !locked.has(key))];
           if (more.length > 0) {
@@ -715,6 +968,8 @@ export class PgStore implements Store {
             `${this.options.gateway_id}:${slot}`,
             this.options.gateway_id,
           );
+          written_last = written;
+          if (batchWrites(encoded)) encoded.cid = cid = this.commitId();
           this.sent('commit');
           this.sent('locked');
           this.stats.keys_locked += encoded.locks.length;
@@ -722,15 +977,20 @@ export class PgStore implements Store {
             ...COMMIT_STATEMENT,
             values: [batchText(encoded)],
           });
+          answer = rows;
           const conflict = rows.some((row) => isConflict(row.kind));
+          committing = !conflict;
           await client.query(conflict ? 'ROLLBACK' : 'COMMIT');
+          this.outage.served();
           this.answered([kept], written, rows);
           return;
         }
       } catch (error) {
         broken = true;
         await client.query('ROLLBACK').catch(() => {});
-        job.reject(this.refused(error));
+        // COMMIT sent and no answer: the commit statement's answer is known, its outcome is not.
+        const in_doubt = committing && cid !== null && !refusedByServer(error);
+        await this.lockedFailed(job, last, error, in_doubt ? cid : null, written_last, answer);
       } finally {
         client.off('error', onError);
         client.release(broken ? true : undefined);
@@ -741,6 +1001,35 @@ export class PgStore implements Store {
         this.landed(flight, settle, slot);
         this.kick();
       });
+  }
+
+  /**
+   * The locked path failed: `cid` is set when its COMMIT was sent and not answered (then it
+   * is looked up); `answer` is its commit statement's answer, what a commit brought.
+   */
+  private async lockedFailed(
+    job: Job,
+    last: Kept | null,
+    error: unknown,
+    cid: string | null,
+    written: Set<string>,
+    answer: AnswerRow[],
+  ): Promise<void> {
+    const outcome = cid !== null ? await this.resolveCommit(cid) : 'not_applied';
+    if (outcome === 'committed' && last) {
+      this.outage.served();
+      this.answered([last], written, answer);
+      return;
+    }
+    if (last && !last.threw) last.run.rollback();
+    if (outcome !== 'unknown') return this.refuse([job], error);
+    this.outage.failed(error, 1);
+    job.reject(
+      new StoreOutcomeUnknownError(`the outcome of commit ${cid} is unknown`, {
+        cause: error,
+        scope: job.scope,
+      }),
+    );
   }
 
   /** A batch's answer: committed (versions and values into the cache, callers answered), or a conflict. */
@@ -764,10 +1053,7 @@ export class PgStore implements Store {
     // Platform balances this batch added to: their sums changed (not cached).
     for (const { run } of kept)
       for (const key of run.deltas.keys()) if (key[0] === 'p') this.cache.invalidate(key);
-    for (const k of kept) {
-      if (k.threw) k.job.reject(k.error);
-      else k.job.resolve(k.result);
-    }
+    this.settleJobs(kept);
   }
 
   /** One row of an answer (a conflict's current value, or a commit's new version or value) into the cache. */
@@ -836,7 +1122,14 @@ export class PgStore implements Store {
     const sent = this.cache.load_seq;
     if (holdsNul(params)) return this.loaded(keys, [], sent);
     this.sent('blocking_load');
-    this.loaded(keys, this.blocking.query<LoadRow>(text, params), sent);
+    let rows: LoadRow[];
+    try {
+      rows = this.blocking.query<LoadRow>(text, params);
+    } catch (error) {
+      this.outage.failed(error, 1);
+      throw error;
+    }
+    this.loaded(keys, rows, sent);
   }
 
   /** A load's answer into the cache (`sent`: the load sequence number when it was sent; omitted under the keys' locks). */
@@ -914,12 +1207,14 @@ export class PgStore implements Store {
     if (holdsNul(params)) return [];
     this.sent(kind);
     try {
-      return (
-        await this.pool.query<R>(
-          typeof text === 'string' ? { text, values: params } : { ...text, values: params },
-        )
-      ).rows;
+      const { rows } = await this.pool.query<R>(
+        typeof text === 'string' ? { text, values: params } : { ...text, values: params },
+      );
+      this.outage.served();
+      return rows;
     } catch (error) {
+      // Periodic work refuses no request; a transaction's load counts its jobs (refuse).
+      this.outage.failed(error, periodic.getStore() || kind === 'load' ? 0 : 1);
       throw toUnavailable(error);
     }
   }
@@ -1183,6 +1478,17 @@ export class PgStore implements Store {
         );
         if (rows.length < SEEN_PRUNE_BATCH || this.closed) break;
       }
+      // Commit ids: looked up for at most outcome_wait_ms (≤ 60 s) after their commit.
+      for (;;) {
+        const rows = await this.query(
+          `DELETE FROM aihub.commits WHERE id IN (
+             SELECT id FROM aihub.commits WHERE at < now() - interval '${COMMIT_IDS_KEPT}' LIMIT ${SEEN_PRUNE_BATCH})
+           RETURNING 1`,
+          [],
+          'prune',
+        );
+        if (rows.length < SEEN_PRUNE_BATCH || this.closed) break;
+      }
     } catch {
       // The next turn tries again.
     } finally {
@@ -1227,6 +1533,9 @@ export class PgStore implements Store {
       keys_locked: this.stats.keys_locked,
       cache_entries: this.cache.entries.size,
       runs: this.stats.runs,
+      outages: this.outage.totals.outages,
+      refused: this.outage.totals.refused,
+      in_doubt: { ...this.stats.in_doubt },
     };
   }
 
@@ -1250,8 +1559,11 @@ export class PgStore implements Store {
       );
       const live = Number(rows[0]?.live);
       if (Number.isSafeInteger(live) && live >= 1) this.live_gateways = live;
-    } catch {
-      // Kept: the next poll tries again.
+      this.outage.served();
+    } catch (error) {
+      // Kept: the next poll tries again. An outage starts with its first failure, even with
+      // no request waiting.
+      this.outage.failed(error);
     } finally {
       this.beating = false;
     }
