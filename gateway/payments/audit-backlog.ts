@@ -5,7 +5,7 @@
 // Held records are lost if the gateway stops before the database returns: the line
 // `audit_held` said so, and `audit_written` counts what was written and dropped.
 import type { Logger } from '../log.js';
-import { StoreUnavailableError } from '../kernel/errors.js';
+import { StoreFullError, StoreUnavailableError } from '../kernel/errors.js';
 import type { HistoryRecord } from '../store/state.js';
 import type { Store } from '../store/store.js';
 
@@ -41,7 +41,7 @@ export class AuditBacklog {
   }
 
   private refused(records: HistoryRecord[], error: unknown): void {
-    if (!(error instanceof StoreUnavailableError)) {
+    if (!(error instanceof StoreUnavailableError || error instanceof StoreFullError)) {
       if ((error as Error).name !== 'StoreClosedError')
         this.logger.warn({ msg: 'could not write an audit record', err: error });
       return;
@@ -75,7 +75,8 @@ export class AuditBacklog {
           for (const record of batch) tx.history(record);
         });
       } catch (error) {
-        if (error instanceof StoreUnavailableError) return this.schedule();
+        if (error instanceof StoreUnavailableError || error instanceof StoreFullError)
+          return this.schedule();
         this.logger.warn({ msg: 'could not write held audit records', err: error });
         return;
       }

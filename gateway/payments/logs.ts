@@ -6,7 +6,7 @@ import type { Store, Tx } from '../store/store.js';
 import { clientAddress } from './auth.js';
 import { API_LOG, AUDIT } from './engine/tables.js';
 import { guarded } from '../util/guard.js';
-import { StoreUnavailableError } from '../kernel/errors.js';
+import { StoreFullError, StoreUnavailableError } from '../kernel/errors.js';
 import { AuditBacklog } from './audit-backlog.js';
 
 function pathOnly(req: Request): string {
@@ -39,8 +39,9 @@ export function apiLog(store: Store, logger: Logger) {
         store
           .transact((tx) => tx.history(record))
           .catch((error: unknown) => {
-            // Refused by the store: counted in its outage's log lines, not a line each.
-            if (error instanceof StoreUnavailableError) return;
+            // Refused by the store (database down, disk full): counted in its outage's or the
+            // full disk's log lines and metrics, not a line each.
+            if (error instanceof StoreUnavailableError || error instanceof StoreFullError) return;
             if ((error as Error).name !== 'StoreClosedError')
               logger.warn({ msg: 'could not write an API log record', err: error });
           });
