@@ -77,6 +77,32 @@ async function send(
   }
 }
 
+/** Sends "hello" to a tier and expects LanguageModelError Blocked with a message; the provider's outcome. */
+async function blocked(
+  t: LanguageModelTestContext,
+  id: string,
+  message: RegExp,
+): Promise<LanguageModelOutcome | undefined> {
+  const [model] = await vscode.lm.selectChatModels({ vendor: 'aihub', id });
+  assert.ok(model, id);
+  let outcome: LanguageModelOutcome | undefined;
+  const listener = t.api().onDidAnswerLanguageModel((o) => (outcome = o));
+  try {
+    await assert.rejects(
+      send(t.api, model, [vscode.LanguageModelChatMessage.User('hello')]),
+      (error: unknown) => {
+        assert.ok(error instanceof vscode.LanguageModelError, String(error));
+        assert.equal(error.code, vscode.LanguageModelError.Blocked.name);
+        assert.match(error.message, message);
+        return true;
+      },
+    );
+  } finally {
+    listener.dispose();
+  }
+  return outcome;
+}
+
 export function registerLanguageModelTests(t: LanguageModelTestContext): void {
   let key: string;
   let listed: Listed[];
@@ -256,27 +282,67 @@ export function registerLanguageModelTests(t: LanguageModelTestContext): void {
     assert.ok(upstream.received[first]!.chunks_sent < 60, 'the answer did not run to its end');
   });
 
+  it('thinking: streamed reasoning arrives as thinking parts; thinking sent back reaches the model as reasoning_content', async function () {
+    const Thinking = (
+      vscode as unknown as { LanguageModelThinkingPart?: new (v: string) => object }
+    ).LanguageModelThinkingPart;
+    assert.ok(Thinking, 'this VS Code build has LanguageModelThinkingPart');
+    const upstream = t.upstream();
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+      id: 'chatcmpl-thinking',
+      object: 'chat.completion.chunk',
+      created: 1_700_000_000,
+      model: 'scripted-model',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
+    upstream.script({
+      kind: 'exact',
+      chunks: [
+        chunk({ role: 'assistant', reasoning_content: 'Weighing the words. ' }),
+        chunk({ reasoning_content: 'Done weighing.' }),
+        chunk({ content: 'Answer.' }),
+        chunk({}, 'stop'),
+        {
+          ...chunk({}),
+          choices: [],
+          usage: { prompt_tokens: 20, completion_tokens: 6, total_tokens: 26 },
+        },
+      ],
+    });
+    const [model] = await vscode.lm.selectChatModels({ vendor: 'aihub', id: SCRIPTED_MODEL });
+    assert.ok(model);
+    const response = await model.sendRequest([
+      vscode.LanguageModelChatMessage.User('First question.'),
+      new vscode.LanguageModelChatMessage(vscode.LanguageModelChatMessageRole.Assistant, [
+        new Thinking('Earlier thoughts.') as vscode.LanguageModelTextPart,
+        new vscode.LanguageModelTextPart('Earlier answer.'),
+      ]),
+      vscode.LanguageModelChatMessage.User('Second question.'),
+    ]);
+    let text = '';
+    let thinking = '';
+    for await (const part of response.stream) {
+      if (part instanceof vscode.LanguageModelTextPart) text += part.value;
+      else if (part instanceof Thinking) {
+        const value = (part as { value: string | string[] }).value;
+        thinking += Array.isArray(value) ? value.join('') : value;
+      }
+    }
+    assert.equal(text, 'Answer.');
+    assert.equal(thinking, 'Weighing the words. Done weighing.');
+    const sent = upstream.received.at(-1)!.body as {
+      messages: Array<{ role: string; content: unknown; reasoning_content?: string }>;
+    };
+    const assistant = sent.messages.find((m) => m.role === 'assistant');
+    assert.equal(assistant?.content, 'Earlier answer.');
+    assert.equal(assistant?.reasoning_content, 'Earlier thoughts.');
+  });
+
   it('402 (an empty wallet) is LanguageModelError Blocked, with Top Up offered', async function () {
     const broke = await t.gateway().account(0);
     assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', broke.key), true);
     try {
-      const [model] = await vscode.lm.selectChatModels({ vendor: 'aihub', id: 'service-ai-lite' });
-      assert.ok(model);
-      let outcome: LanguageModelOutcome | undefined;
-      const listener = t.api().onDidAnswerLanguageModel((o) => (outcome = o));
-      try {
-        await assert.rejects(
-          send(t.api, model, [vscode.LanguageModelChatMessage.User('hello')]),
-          (error: unknown) => {
-            assert.ok(error instanceof vscode.LanguageModelError, String(error));
-            assert.equal(error.code, vscode.LanguageModelError.Blocked.name);
-            assert.match(error.message, /balance is too low/);
-            return true;
-          },
-        );
-      } finally {
-        listener.dispose();
-      }
+      const outcome = await blocked(t, 'service-ai-lite', /balance is too low/);
       assert.equal(outcome?.status, 'error');
       assert.deepEqual(outcome?.advice?.actions, ['topUp']);
     } finally {
@@ -285,26 +351,13 @@ export function registerLanguageModelTests(t: LanguageModelTestContext): void {
   });
 
   it('a request the daily spending cap could pass is refused with a message and never sent', async function () {
-    const api = t.api();
-    const [model] = await vscode.lm.selectChatModels({ vendor: 'aihub', id: 'service-ai-max' });
-    assert.ok(model);
     const before = await gatewayGet<Balance>(t.gateway(), '/balance', key);
     // The cap sits just above today's spend: max's output cap alone costs far more.
-    await t.configure({ 'spendingCap.perDay': api.spend().today + 0.01 });
+    await t.configure({ 'spendingCap.perDay': t.api().spend().today + 0.01 });
     let outcome: LanguageModelOutcome | undefined;
-    const listener = api.onDidAnswerLanguageModel((o) => (outcome = o));
     try {
-      await assert.rejects(
-        send(t.api, model, [vscode.LanguageModelChatMessage.User('hello')]),
-        (error: unknown) => {
-          assert.ok(error instanceof vscode.LanguageModelError, String(error));
-          assert.equal(error.code, vscode.LanguageModelError.Blocked.name);
-          assert.match(error.message, /daily spending cap/);
-          return true;
-        },
-      );
+      outcome = await blocked(t, 'service-ai-max', /daily spending cap/);
     } finally {
-      listener.dispose();
       await t.configure({ 'spendingCap.perDay': undefined });
     }
     assert.equal(outcome?.status, 'refused');
