@@ -12,6 +12,7 @@ import {
   REPO,
   SERVER_MAIN,
   SERVER_NODE,
+  chatModelPicker,
   freePort,
   launchChromium,
   log,
@@ -866,6 +867,14 @@ async function main(): Promise<number> {
         await chat.locator('#auto-approve-label').waitFor({ state: 'hidden' });
       },
     );
+
+    // VS Code's own chat (not AIHub's view): the hook for the models AIHub gives it (#37). Pass
+    // `expected` model names to wait for them; the screenshot is test-results/vsix-ui-chat-model-picker.png.
+    step("VS Code's own chat view opens its model picker", async () => {
+      const listed = await chatModelPicker(p);
+      assert.ok(listed.length > 0, 'the picker lists entries');
+      log(`VS Code's chat model picker lists: ${listed.join(' | ')}`);
+    });
 
     step(
       'one click offline: Start Local Gateway runs the bundled gateway, creates a key, and the chat answers',
