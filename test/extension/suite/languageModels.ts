@@ -25,6 +25,7 @@ interface Balance {
 }
 
 const micros = (amount: number): number => Math.round(amount * 1_000_000);
+const BLOCKED = vscode.LanguageModelError.Blocked.name;
 
 const WEATHER_TOOL: vscode.LanguageModelChatTool = {
   name: 'get_weather',
@@ -77,14 +78,21 @@ async function send(
   }
 }
 
-/** Sends "hello" to a tier and expects LanguageModelError Blocked with a message; the provider's outcome. */
-async function blocked(
+/** A tier's chat model, once VS Code lists it (it asks the provider again after a key change). */
+function tier(t: LanguageModelTestContext, id: string): Promise<vscode.LanguageModelChat> {
+  return t.until(`the chat model ${id}`, async () => {
+    const [model] = await vscode.lm.selectChatModels({ vendor: 'aihub', id });
+    return model;
+  });
+}
+
+/** Sends "hello" to a tier and expects a LanguageModelError of this code and message; the provider's outcome. */
+async function refused(
   t: LanguageModelTestContext,
-  id: string,
+  model: vscode.LanguageModelChat,
+  code: string,
   message: RegExp,
 ): Promise<LanguageModelOutcome | undefined> {
-  const [model] = await vscode.lm.selectChatModels({ vendor: 'aihub', id });
-  assert.ok(model, id);
   let outcome: LanguageModelOutcome | undefined;
   const listener = t.api().onDidAnswerLanguageModel((o) => (outcome = o));
   try {
@@ -92,7 +100,7 @@ async function blocked(
       send(t.api, model, [vscode.LanguageModelChatMessage.User('hello')]),
       (error: unknown) => {
         assert.ok(error instanceof vscode.LanguageModelError, String(error));
-        assert.equal(error.code, vscode.LanguageModelError.Blocked.name);
+        assert.equal(error.code, code);
         assert.match(error.message, message);
         return true;
       },
@@ -342,9 +350,34 @@ export function registerLanguageModelTests(t: LanguageModelTestContext): void {
     const broke = await t.gateway().account(0);
     assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', broke.key), true);
     try {
-      const outcome = await blocked(t, 'service-ai-lite', /balance is too low/);
+      const outcome = await refused(
+        t,
+        await tier(t, 'service-ai-lite'),
+        BLOCKED,
+        /balance is too low/,
+      );
       assert.equal(outcome?.status, 'error');
       assert.deepEqual(outcome?.advice?.actions, ['topUp']);
+    } finally {
+      assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', key), true);
+    }
+  });
+
+  it('401 (a revoked key) is LanguageModelError NoPermissions, with Set API Key offered', async function () {
+    const revoked = await t.gateway().account(5);
+    assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', revoked.key), true);
+    try {
+      // The model as VS Code listed it on this key; then the key is revoked on the gateway.
+      const model = await tier(t, 'service-ai-lite');
+      await t.gateway().revokeKey(revoked.keyId);
+      const outcome = await refused(
+        t,
+        model,
+        vscode.LanguageModelError.NoPermissions.name,
+        /key was rejected/,
+      );
+      assert.equal(outcome?.status, 'error');
+      assert.deepEqual(outcome?.advice?.actions, ['setApiKey']);
     } finally {
       assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', key), true);
     }
@@ -356,7 +389,7 @@ export function registerLanguageModelTests(t: LanguageModelTestContext): void {
     await t.configure({ 'spendingCap.perDay': t.api().spend().today + 0.01 });
     let outcome: LanguageModelOutcome | undefined;
     try {
-      outcome = await blocked(t, 'service-ai-max', /daily spending cap/);
+      outcome = await refused(t, await tier(t, 'service-ai-max'), BLOCKED, /daily spending cap/);
     } finally {
       await t.configure({ 'spendingCap.perDay': undefined });
     }
