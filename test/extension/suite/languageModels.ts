@@ -346,6 +346,68 @@ export function registerLanguageModelTests(t: LanguageModelTestContext): void {
     assert.equal(assistant?.reasoning_content, 'Earlier thoughts.');
   });
 
+  it("images reach a tier that reads them: a user message's image and a tool's image, as data URLs", async () => {
+    const upstream = t.upstream();
+    upstream.script({ kind: 'ok', content: 'A red dot.' });
+    // A real 1×1 PNG: VS Code's workbench decodes (and may shrink) the images it passes on.
+    const png = new Uint8Array(
+      Buffer.from(
+        'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==',
+        'base64',
+      ),
+    );
+    const call = new vscode.LanguageModelToolCallPart('call_shot', 'screenshot', {});
+    const reply = await send(t.api, await tier(t, SCRIPTED_MODEL), [
+      vscode.LanguageModelChatMessage.User([
+        new vscode.LanguageModelTextPart('What is in this picture?'),
+        vscode.LanguageModelDataPart.image(png, 'image/png'),
+      ] as vscode.LanguageModelTextPart[]),
+      vscode.LanguageModelChatMessage.Assistant([call]),
+      vscode.LanguageModelChatMessage.User([
+        new vscode.LanguageModelToolResultPart('call_shot', [
+          new vscode.LanguageModelTextPart('the screen'),
+          vscode.LanguageModelDataPart.image(png, 'image/png'),
+        ]),
+      ]),
+    ]);
+    assert.equal(reply.text, 'A red dot.');
+    const sent = upstream.received.at(-1)!.body as { messages: Array<Record<string, unknown>> };
+    // Each image arrives as a PNG data URL (its bytes as the workbench passed them on).
+    const images = JSON.stringify(sent.messages).match(/data:image\/png;base64,[A-Za-z0-9+/=]+/g);
+    assert.equal(images?.length, 2, JSON.stringify(sent.messages).slice(0, 2000));
+    for (const image of images!)
+      assert.deepEqual(
+        [...Buffer.from(image.split(',')[1]!, 'base64').subarray(0, 4)],
+        [0x89, 0x50, 0x4e, 0x47],
+      );
+    const url = images![0]!;
+    assert.equal(images![1], url);
+    assert.deepEqual(sent.messages, [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is in this picture?' },
+          { type: 'image_url', image_url: { url } },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_shot', type: 'function', function: { name: 'screenshot', arguments: '{}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_shot', content: 'the screen' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'The image returned by tool call call_shot:' },
+          { type: 'image_url', image_url: { url } },
+        ],
+      },
+    ]);
+  });
+
   it('402 (an empty wallet) is LanguageModelError Blocked, with Top Up offered', async function () {
     const broke = await t.gateway().account(0);
     assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', broke.key), true);
