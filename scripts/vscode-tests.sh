@@ -8,7 +8,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 status=0
 step() { printf '\n=== %s ===\n' "$*"; }
 
-step "VS Code server build (.tools/vscode-server)"
+step "VS Code server build and its Node (.tools/code-server-*, .tools/node-*)"
 bash scripts/vscode-server-setup.sh || exit 1
 
 step "package: npm run package (production build, vsce, size check)"

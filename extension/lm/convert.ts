@@ -36,10 +36,16 @@ const MAX_TEXT_DEPTH = 16;
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null;
 
-/** What kind of part this is, by its shape (and the class name for thinking, which looks like text). */
-export function classify(part: unknown): Part {
+/**
+ * Tells a thinking part, which has the shape of a text part (`value`): the provider passes
+ * `instanceof vscode.LanguageModelThinkingPart` (VS Code's builds minify class names, so the
+ * name cannot tell).
+ */
+export type IsThinking = (part: unknown) => boolean;
+
+/** What kind of part this is, by its shape (and `isThinking` for thinking, which looks like text). */
+export function classify(part: unknown, isThinking: IsThinking = () => false): Part {
   if (!isObject(part)) return typeof part === 'string' ? { kind: 'text', text: part } : UNKNOWN;
-  const className = (part.constructor as { name?: unknown } | undefined)?.name;
   if (typeof part.callId === 'string' && typeof part.name === 'string' && 'input' in part)
     return { kind: 'toolCall', callId: part.callId, name: part.name, input: part.input };
   if (typeof part.callId === 'string' && Array.isArray(part.content))
@@ -48,7 +54,7 @@ export function classify(part: unknown): Part {
     return part.mimeType.startsWith('image/')
       ? { kind: 'image', mimeType: part.mimeType, data: part.data }
       : { kind: 'data', mimeType: part.mimeType, data: part.data };
-  if (typeof className === 'string' && /Thinking/.test(className)) {
+  if (isThinking(part)) {
     const value = part.value;
     const text = Array.isArray(value) ? value.join('') : typeof value === 'string' ? value : '';
     return { kind: 'thinking', text };
@@ -115,10 +121,13 @@ export interface Converted {
  * that says whose they are; thinking parts of an assistant message go back as its
  * `reasoning_content`, as the reasoning models' chat APIs take it.
  */
-export function toChatMessages(input: ReadonlyArray<InputMessage>): Converted {
+export function toChatMessages(
+  input: ReadonlyArray<InputMessage>,
+  isThinking?: IsThinking,
+): Converted {
   const out: Converted = { messages: [], dropped: 0 };
   for (const message of input) {
-    const parts = message.content.map(classify);
+    const parts = message.content.map((part) => classify(part, isThinking));
     if (message.role === ROLE.assistant) addAssistant(out, parts, message.name);
     else if (message.role === ROLE.system) {
       const text = parts.map((p) => (p.kind === 'text' ? p.text : '')).join('');

@@ -127,15 +127,17 @@ export class AIHubChatProvider
     const abort = abortSignalFor(token);
     try {
       const client = await this.services.client();
-      const converted = toChatMessages(messages);
+      const thinking = (vscode as unknown as { LanguageModelThinkingPart?: Thinking })
+        .LanguageModelThinkingPart;
+      const converted = toChatMessages(messages, (part) =>
+        thinking ? part instanceof thinking : false,
+      );
       if (converted.dropped)
         this.services.log.info(
           `${converted.dropped} message part(s) chat completions cannot carry were left out`,
         );
       const request = toRequest(model, converted.messages, options);
       await this.checkCap(model, request.messages, request.tools, request.maxTokens);
-      const thinking = (vscode as unknown as { LanguageModelThinkingPart?: Thinking })
-        .LanguageModelThinkingPart;
       const result = await client.streamLanguageModel(request, abort.signal, {
         onText: (text) => progress.report(new vscode.LanguageModelTextPart(text)),
         ...(thinking ? { onReasoning: (text) => progress.report(new thinking(text)) } : {}),

@@ -8,7 +8,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 
 export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 /** The code-server release whose VS Code server build the tests run, and the Node it runs on. */
@@ -226,4 +226,59 @@ export async function launchChromium(): Promise<Browser> {
 
 export function removeDirs(...dirs: Array<string | undefined>): void {
   for (const dir of dirs) if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+}
+
+/**
+ * VS Code's own chat view (not AIHub's): opens it with "Chat: Open Chat" unless its input already
+ * shows, opens its model picker until every name in `expected` is listed (a provider's models
+ * arrive after its extension activates, so the picker is reopened until then, up to `timeout_ms`),
+ * saves a screenshot of the open picker to test-results/<shot>.png, closes the picker and returns
+ * the entries it listed ("Manage Models..." and sign-in entries included).
+ * Seen on VS Code 1.139.1 without a sign-in: the picker lists every Language Model Chat Provider's
+ * models (and only "Sign in to use Copilot..." when none is registered); sending a message from
+ * this view opens the GitHub Copilot sign-in dialog.
+ */
+export async function chatModelPicker(
+  page: Page,
+  {
+    expected = [],
+    shot = 'vsix-ui-chat-model-picker',
+    timeout_ms = 60_000,
+  }: { expected?: string[]; shot?: string; timeout_ms?: number } = {},
+): Promise<string[]> {
+  const picker = page.locator('.interactive-input-part .model-picker-item .model-picker-name');
+  if (!(await picker.first().isVisible())) {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill('>Chat: Open Chat');
+    await page
+      .locator('.quick-input-list .monaco-list-row')
+      .first()
+      .filter({ hasText: 'Chat: Open Chat' })
+      .waitFor();
+    await page.keyboard.press('Enter');
+  }
+  const entries = page.locator('.action-widget .monaco-list-row.action .title');
+  const deadline = Date.now() + timeout_ms;
+  for (;;) {
+    await picker.first().click();
+    await entries.first().waitFor({ state: 'visible' });
+    const listed = (await entries.allInnerTexts()).map((text) => text.trim());
+    if (expected.every((name) => listed.includes(name))) {
+      mkdirSync(join(REPO, 'test-results'), { recursive: true });
+      await page.screenshot({ path: join(REPO, 'test-results', `${shot}.png`) });
+      await page.keyboard.press('Escape');
+      await entries.first().waitFor({ state: 'hidden' });
+      return listed;
+    }
+    await page.keyboard.press('Escape');
+    await entries.first().waitFor({ state: 'hidden' });
+    if (Date.now() > deadline) {
+      throw new Error(
+        `the chat's model picker lists ${JSON.stringify(listed)}, not all of ${JSON.stringify(expected)}`,
+      );
+    }
+    await page.waitForTimeout(500);
+  }
 }

@@ -5,7 +5,7 @@ import { runTests } from '@vscode/test-electron';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO, log, makeWorkspace, removeDirs } from './harness.js';
+import { REPO, VERSIONS, log, makeWorkspace, removeDirs } from './harness.js';
 
 async function main(): Promise<number> {
   const folder = makeWorkspace({ 'aihub.localGateway.autoStart': false });
@@ -14,7 +14,7 @@ async function main(): Promise<number> {
   writeFileSync(resultsFile, '');
   try {
     await runTests({
-      version: process.env.AIHUB_VSCODE_VERSION ?? '1.100.3',
+      version: process.env.AIHUB_VSCODE_VERSION ?? VERSIONS.vscode, // the version run-in-server.ts runs
       extensionDevelopmentPath: REPO,
       extensionTestsPath: join(REPO, 'dist/test/extension/suite.cjs'),
       launchArgs: [

@@ -12,6 +12,7 @@ import {
   REPO,
   SERVER_MAIN,
   SERVER_NODE,
+  chatModelPicker,
   freePort,
   launchChromium,
   log,
@@ -876,11 +877,10 @@ async function main(): Promise<number> {
           });
           return ((await reply.json()) as { usage: { requests: number } }).usage.requests;
         };
-        await palette(p, 'Chat: Open Chat');
-        const picker = p.locator('.model-picker-item a.model-picker-name');
-        await until('an AIHub model in the picker', async () =>
-          /^AIHub /.test((await picker.innerText().catch(() => '')).trim()),
-        );
+        // Opens VS Code's chat and its picker until the provider's models arrive (after activation).
+        const listed = await chatModelPicker(p, { expected: ['AIHub Free'] });
+        log(`VS Code's chat model picker lists: ${listed.join(' | ')}`);
+        const picker = p.locator('.interactive-input-part .model-picker-item .model-picker-name');
         // The picker (its first model, "Other Models" opened) in both themes.
         for (const [theme, css, name] of [
           ['Default Dark Modern', 'vs-dark', 'dark'],

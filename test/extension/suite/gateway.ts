@@ -41,7 +41,8 @@ export async function startTestGateway(
       model: 'scripted-model',
       timeout_ms: 10_000,
     };
-    models[SCRIPTED_MODEL] = { targets: ['scripted'] };
+    // The scripted tier says its models read images (the language model provider's image test).
+    models[SCRIPTED_MODEL] = { targets: ['scripted'], input_modalities: ['text', 'image'] };
   }
   writeFileSync(configFile, JSON.stringify({ chat: { engines, models } }), { mode: 0o600 }); // the data dir must stay private
   const child: ChildProcess = spawn(

@@ -25,6 +25,7 @@ interface Balance {
 }
 
 const micros = (amount: number): number => Math.round(amount * 1_000_000);
+const BLOCKED = vscode.LanguageModelError.Blocked.name;
 
 const WEATHER_TOOL: vscode.LanguageModelChatTool = {
   name: 'get_weather',
@@ -75,6 +76,39 @@ async function send(
   } finally {
     listener.dispose();
   }
+}
+
+/** A tier's chat model, once VS Code lists it (it asks the provider again after a key change). */
+function tier(t: LanguageModelTestContext, id: string): Promise<vscode.LanguageModelChat> {
+  return t.until(`the chat model ${id}`, async () => {
+    const [model] = await vscode.lm.selectChatModels({ vendor: 'aihub', id });
+    return model;
+  });
+}
+
+/** Sends "hello" to a tier and expects a LanguageModelError of this code and message; the provider's outcome. */
+async function refused(
+  t: LanguageModelTestContext,
+  model: vscode.LanguageModelChat,
+  code: string,
+  message: RegExp,
+): Promise<LanguageModelOutcome | undefined> {
+  let outcome: LanguageModelOutcome | undefined;
+  const listener = t.api().onDidAnswerLanguageModel((o) => (outcome = o));
+  try {
+    await assert.rejects(
+      send(t.api, model, [vscode.LanguageModelChatMessage.User('hello')]),
+      (error: unknown) => {
+        assert.ok(error instanceof vscode.LanguageModelError, String(error));
+        assert.equal(error.code, code);
+        assert.match(error.message, message);
+        return true;
+      },
+    );
+  } finally {
+    listener.dispose();
+  }
+  return outcome;
 }
 
 export function registerLanguageModelTests(t: LanguageModelTestContext): void {
@@ -256,27 +290,134 @@ export function registerLanguageModelTests(t: LanguageModelTestContext): void {
     assert.ok(upstream.received[first]!.chunks_sent < 60, 'the answer did not run to its end');
   });
 
+  it('thinking: streamed reasoning arrives as thinking parts; thinking sent back reaches the model as reasoning_content', async function () {
+    const Thinking = (
+      vscode as unknown as { LanguageModelThinkingPart?: new (v: string) => object }
+    ).LanguageModelThinkingPart;
+    assert.ok(Thinking, 'this VS Code build has LanguageModelThinkingPart');
+    const upstream = t.upstream();
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+      id: 'chatcmpl-thinking',
+      object: 'chat.completion.chunk',
+      created: 1_700_000_000,
+      model: 'scripted-model',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
+    upstream.script({
+      kind: 'exact',
+      chunks: [
+        chunk({ role: 'assistant', reasoning_content: 'Weighing the words. ' }),
+        chunk({ reasoning_content: 'Done weighing.' }),
+        chunk({ content: 'Answer.' }),
+        chunk({}, 'stop'),
+        {
+          ...chunk({}),
+          choices: [],
+          usage: { prompt_tokens: 20, completion_tokens: 6, total_tokens: 26 },
+        },
+      ],
+    });
+    const [model] = await vscode.lm.selectChatModels({ vendor: 'aihub', id: SCRIPTED_MODEL });
+    assert.ok(model);
+    const response = await model.sendRequest([
+      vscode.LanguageModelChatMessage.User('First question.'),
+      new vscode.LanguageModelChatMessage(vscode.LanguageModelChatMessageRole.Assistant, [
+        new Thinking('Earlier thoughts.') as vscode.LanguageModelTextPart,
+        new vscode.LanguageModelTextPart('Earlier answer.'),
+      ]),
+      vscode.LanguageModelChatMessage.User('Second question.'),
+    ]);
+    let text = '';
+    let thinking = '';
+    for await (const part of response.stream) {
+      if (part instanceof vscode.LanguageModelTextPart) text += part.value;
+      else if (part instanceof Thinking) {
+        const value = (part as { value: string | string[] }).value;
+        thinking += Array.isArray(value) ? value.join('') : value;
+      }
+    }
+    assert.equal(text, 'Answer.');
+    assert.equal(thinking, 'Weighing the words. Done weighing.');
+    const sent = upstream.received.at(-1)!.body as {
+      messages: Array<{ role: string; content: unknown; reasoning_content?: string }>;
+    };
+    const assistant = sent.messages.find((m) => m.role === 'assistant');
+    assert.equal(assistant?.content, 'Earlier answer.');
+    assert.equal(assistant?.reasoning_content, 'Earlier thoughts.');
+  });
+
+  it("images reach a tier that reads them: a user message's image and a tool's image, as data URLs", async () => {
+    const upstream = t.upstream();
+    upstream.script({ kind: 'ok', content: 'A red dot.' });
+    // A real 1×1 PNG: VS Code's workbench decodes (and may shrink) the images it passes on.
+    const png = new Uint8Array(
+      Buffer.from(
+        'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==',
+        'base64',
+      ),
+    );
+    const call = new vscode.LanguageModelToolCallPart('call_shot', 'screenshot', {});
+    const reply = await send(t.api, await tier(t, SCRIPTED_MODEL), [
+      vscode.LanguageModelChatMessage.User([
+        new vscode.LanguageModelTextPart('What is in this picture?'),
+        vscode.LanguageModelDataPart.image(png, 'image/png'),
+      ] as vscode.LanguageModelTextPart[]),
+      vscode.LanguageModelChatMessage.Assistant([call]),
+      vscode.LanguageModelChatMessage.User([
+        new vscode.LanguageModelToolResultPart('call_shot', [
+          new vscode.LanguageModelTextPart('the screen'),
+          vscode.LanguageModelDataPart.image(png, 'image/png'),
+        ]),
+      ]),
+    ]);
+    assert.equal(reply.text, 'A red dot.');
+    const sent = upstream.received.at(-1)!.body as { messages: Array<Record<string, unknown>> };
+    // Each image arrives as a PNG data URL (its bytes as the workbench passed them on).
+    const images = JSON.stringify(sent.messages).match(/data:image\/png;base64,[A-Za-z0-9+/=]+/g);
+    assert.equal(images?.length, 2, JSON.stringify(sent.messages).slice(0, 2000));
+    for (const image of images!)
+      assert.deepEqual(
+        [...Buffer.from(image.split(',')[1]!, 'base64').subarray(0, 4)],
+        [0x89, 0x50, 0x4e, 0x47],
+      );
+    const url = images![0]!;
+    assert.equal(images![1], url);
+    assert.deepEqual(sent.messages, [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is in this picture?' },
+          { type: 'image_url', image_url: { url } },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_shot', type: 'function', function: { name: 'screenshot', arguments: '{}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_shot', content: 'the screen' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'The image returned by tool call call_shot:' },
+          { type: 'image_url', image_url: { url } },
+        ],
+      },
+    ]);
+  });
+
   it('402 (an empty wallet) is LanguageModelError Blocked, with Top Up offered', async function () {
     const broke = await t.gateway().account(0);
     assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', broke.key), true);
     try {
-      const [model] = await vscode.lm.selectChatModels({ vendor: 'aihub', id: 'service-ai-lite' });
-      assert.ok(model);
-      let outcome: LanguageModelOutcome | undefined;
-      const listener = t.api().onDidAnswerLanguageModel((o) => (outcome = o));
-      try {
-        await assert.rejects(
-          send(t.api, model, [vscode.LanguageModelChatMessage.User('hello')]),
-          (error: unknown) => {
-            assert.ok(error instanceof vscode.LanguageModelError, String(error));
-            assert.equal(error.code, vscode.LanguageModelError.Blocked.name);
-            assert.match(error.message, /balance is too low/);
-            return true;
-          },
-        );
-      } finally {
-        listener.dispose();
-      }
+      const outcome = await refused(
+        t,
+        await tier(t, 'service-ai-lite'),
+        BLOCKED,
+        /balance is too low/,
+      );
       assert.equal(outcome?.status, 'error');
       assert.deepEqual(outcome?.advice?.actions, ['topUp']);
     } finally {
@@ -284,27 +425,34 @@ export function registerLanguageModelTests(t: LanguageModelTestContext): void {
     }
   });
 
+  it('401 (a revoked key) is LanguageModelError NoPermissions, with Set API Key offered', async function () {
+    const revoked = await t.gateway().account(5);
+    assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', revoked.key), true);
+    try {
+      // The model as VS Code listed it on this key; then the key is revoked on the gateway.
+      const model = await tier(t, 'service-ai-lite');
+      await t.gateway().revokeKey(revoked.keyId);
+      const outcome = await refused(
+        t,
+        model,
+        vscode.LanguageModelError.NoPermissions.name,
+        /key was rejected/,
+      );
+      assert.equal(outcome?.status, 'error');
+      assert.deepEqual(outcome?.advice?.actions, ['setApiKey']);
+    } finally {
+      assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', key), true);
+    }
+  });
+
   it('a request the daily spending cap could pass is refused with a message and never sent', async function () {
-    const api = t.api();
-    const [model] = await vscode.lm.selectChatModels({ vendor: 'aihub', id: 'service-ai-max' });
-    assert.ok(model);
     const before = await gatewayGet<Balance>(t.gateway(), '/balance', key);
     // The cap sits just above today's spend: max's output cap alone costs far more.
-    await t.configure({ 'spendingCap.perDay': api.spend().today + 0.01 });
+    await t.configure({ 'spendingCap.perDay': t.api().spend().today + 0.01 });
     let outcome: LanguageModelOutcome | undefined;
-    const listener = api.onDidAnswerLanguageModel((o) => (outcome = o));
     try {
-      await assert.rejects(
-        send(t.api, model, [vscode.LanguageModelChatMessage.User('hello')]),
-        (error: unknown) => {
-          assert.ok(error instanceof vscode.LanguageModelError, String(error));
-          assert.equal(error.code, vscode.LanguageModelError.Blocked.name);
-          assert.match(error.message, /daily spending cap/);
-          return true;
-        },
-      );
+      outcome = await refused(t, await tier(t, 'service-ai-max'), BLOCKED, /daily spending cap/);
     } finally {
-      listener.dispose();
       await t.configure({ 'spendingCap.perDay': undefined });
     }
     assert.equal(outcome?.status, 'refused');

@@ -146,29 +146,38 @@ test('images: in a user message as image_url parts; from a tool, in a user messa
 });
 
 test('thinking goes back as reasoning_content; markers and binary data are left out and counted', () => {
-  const { messages, dropped } = toChatMessages([
-    { role: ROLE.user, content: [text('hi')], name: undefined },
-    {
-      role: ROLE.assistant,
-      content: [
-        new LanguageModelThinkingPart(['The user ', 'greets.'], 'r1'),
-        text('Hello.'),
-        new LanguageModelDataPart(bytes('{"type":"ephemeral"}'), 'cache_control'),
-      ],
-      name: undefined,
-    },
-    {
-      role: ROLE.user,
-      content: [new LanguageModelDataPart(new Uint8Array([0, 1]), 'application/octet-stream')],
-      name: undefined,
-    },
-  ]);
+  const isThinking = (part: unknown) => part instanceof LanguageModelThinkingPart;
+  const { messages, dropped } = toChatMessages(
+    [
+      { role: ROLE.user, content: [text('hi')], name: undefined },
+      {
+        role: ROLE.assistant,
+        content: [
+          new LanguageModelThinkingPart(['The user ', 'greets.'], 'r1'),
+          text('Hello.'),
+          new LanguageModelDataPart(bytes('{"type":"ephemeral"}'), 'cache_control'),
+        ],
+        name: undefined,
+      },
+      {
+        role: ROLE.user,
+        content: [new LanguageModelDataPart(new Uint8Array([0, 1]), 'application/octet-stream')],
+        name: undefined,
+      },
+    ],
+    isThinking,
+  );
   assert.deepEqual(messages, [
     { role: 'user', content: 'hi' },
     { role: 'assistant', content: 'Hello.', reasoning_content: 'The user greets.' },
   ]);
   assert.equal(dropped, 2);
-  assert.deepEqual(classify(new LanguageModelThinkingPart('x')), { kind: 'thinking', text: 'x' });
+  assert.deepEqual(classify(new LanguageModelThinkingPart('x'), isThinking), {
+    kind: 'thinking',
+    text: 'x',
+  });
+  // Without the predicate (a VS Code without thinking parts) it is text, as its shape says.
+  assert.deepEqual(classify(new LanguageModelThinkingPart('x')), { kind: 'text', text: 'x' });
 });
 
 test('a prompt-tsx tool result is sent as its text nodes', () => {
