@@ -10,11 +10,9 @@
 // TAN) have other shapes; neither the operator nor a retailer paying our fees holds one, so
 // they are refused here with the same message.
 import { z } from 'zod';
+import { PAN_HOLDER_TYPES } from './pan.js';
 
 const BASE36 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ';
-
-/** A PAN's 4th character: the holder's type (Income-tax Department's PAN structure). */
-const PAN_HOLDER_TYPES = 'ABCFGHJLPT';
 
 const GSTIN_SHAPE = /^[0-9]{2}[A-Z]{5}[0-9]{4}[A-Z][1-9A-Z]Z[0-9A-Z]$/;
 
@@ -49,8 +47,8 @@ export function gstinError(gstin: string, pan?: string): string | null {
     return 'must be 15 characters: a 2-digit state code, the PAN, an entity character, Z and a check character';
   if (!knownState(gstin.slice(0, 2)))
     return 'has a state code that is not a GST state (01–38, or 97)';
-  if (!PAN_HOLDER_TYPES.includes(gstin[5]!))
-    return `carries a PAN whose 4th character (${gstin[5]}) is no holder type (${PAN_HOLDER_TYPES.split('').join(', ')})`;
+  if (!Object.hasOwn(PAN_HOLDER_TYPES, gstin[5]!))
+    return `carries a PAN whose 4th character (${gstin[5]}) is no holder type (${Object.keys(PAN_HOLDER_TYPES).join(', ')})`;
   if (pan !== undefined && gstin.slice(2, 12) !== pan)
     return 'does not contain the PAN given in pan_number';
   if (gstinCheckCharacter(gstin.slice(0, 14)) !== gstin[14])
