@@ -160,7 +160,7 @@ async function runBusiness(actions: Action[]): Promise<void> {
     payments: Record<string, unknown>;
   };
   config.payments.tax = {
-    operator: { name: 'AIHub Payments Pvt Ltd', gstin: '29AAACA1234A1Z5', pan: 'AAACA1234A' },
+    operator: { name: 'AIHub Payments Pvt Ltd', gstin: '29AAACA1234A1ZG', pan: 'AAACA1234A' },
   };
   config.payments.bills = {
     billers: [
