@@ -94,10 +94,13 @@ async function describe(
   let rate = meta.gst_rate_bp;
   let place = meta.place_of_supply;
   let of = movement.month;
-  if (rate === undefined && typeof meta.txn_id === 'string') {
+  // A fee given back belongs to the month it was charged in (the credit note names that
+  // month's invoice), whatever its own posting carries: a reversal's meta repeats the rate and
+  // place of supply (for the statements) but not the month of the charge.
+  if ((rate === undefined || movement.side === 'credit') && typeof meta.txn_id === 'string') {
     const txn = await store.fetch('payment_txns', meta.txn_id);
-    rate = txn?.tax?.rate_bp;
-    place = txn?.tax?.place_of_supply;
+    rate ??= txn?.tax?.rate_bp;
+    place ??= txn?.tax?.place_of_supply;
     const charged = txn?.history.findLast((h) => h.status === 'success')?.at;
     if (charged) of = istMonth(Date.parse(charged));
   }
