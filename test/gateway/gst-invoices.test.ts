@@ -344,7 +344,7 @@ test(
     try {
       const accounts = [];
       for (const [i, kyc] of [KYC_A, KYC_B, KYC_A, KYC_B, KYC_A].entries())
-        accounts.push(await onboard(one, `acct${i}`, { ...kyc, name: `Shop ${i}` }));
+        accounts.push(await onboard(one, `acct${i}`, { ...kyc, name: `Shop ${'ABCDE'[i]}` }));
       let n = 0;
       const charged = { '2026-27': 0, '2027-28': 0 };
       for (const month of ['2027-02-10', '2027-03-10', '2027-04-10']) {
