@@ -397,6 +397,7 @@ export class PgStore implements Store {
   private async start(): Promise<void> {
     const poll_ms = this.options.poll_ms ?? 1_000;
     const live_ms = this.options.live_ms ?? Math.max(5_000, LIVE_POLLS * poll_ms);
+    this.live_ms = live_ms;
     this.poll_timer = setInterval(() => {
       if (this.closed) return;
       void this.heartbeat(live_ms);
@@ -1413,7 +1414,17 @@ export class PgStore implements Store {
    * in a few: whichever statement saw the other's committed claim took it).
    */
   private readonly claimant = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
+  /** How recent a gateway's heartbeat must be for it to count as live, ms (set at start). */
+  private live_ms = 5_000;
 
+  /**
+   * A claim is free once its lease ends, or once its gateway is no longer live (no heartbeat
+   * within live_ms, or its row gone: it stopped or died). The lease bounds the work plus a
+   * minute, so a gateway SIGKILLed in the middle of a status check held that transaction for
+   * over a minute and no other gateway reconciled it meanwhile (the kill test failed so, once
+   * under load); now its work is taken over live_ms after its last heartbeat. The claim names
+   * `<gateway id>/<claimant>`; a claimant (hostname:pid:hex) has no '/'.
+   */
   async claim(kind: string, ids: readonly string[], lease_ms: number): Promise<string[]> {
     if (ids.length === 0) return [];
     const rows = await this.query<{ id: string }>(
@@ -1422,7 +1433,9 @@ export class PgStore implements Store {
          UPDATE aihub.claims c SET gateway = $3, until_at = now() + make_interval(secs => $4::float8 / 1000)
          WHERE c.kind = $1 AND c.id IN (
            SELECT x.id FROM aihub.claims x WHERE x.kind = $1 AND x.id IN (SELECT id FROM wanted)
-             AND (x.until_at < now() OR x.gateway = $3)
+             AND (x.until_at < now() OR x.gateway = $3 OR NOT EXISTS (
+               SELECT 1 FROM aihub.gateways g WHERE g.id = regexp_replace(x.gateway, '/[^/]*$', '')
+                 AND g.seen_at > now() - make_interval(secs => $5::float8 / 1000)))
            FOR UPDATE SKIP LOCKED)
          RETURNING c.id),
        fresh AS (
@@ -1430,7 +1443,7 @@ export class PgStore implements Store {
          SELECT $1, w.id, $3, now() + make_interval(secs => $4::float8 / 1000) FROM wanted w
          ON CONFLICT (kind, id) DO NOTHING RETURNING id)
        SELECT id FROM taken UNION SELECT id FROM fresh`,
-      [kind, ids, `${this.options.gateway_id}/${this.claimant}`, lease_ms],
+      [kind, ids, `${this.options.gateway_id}/${this.claimant}`, lease_ms, this.live_ms],
       'claim',
     );
     return rows.map((row) => row.id);

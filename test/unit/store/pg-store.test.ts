@@ -439,6 +439,26 @@ test('background work is claimed item by item: two stores never hold one item at
   await b.close();
 });
 
+test('a claim lapses with its gateway: once its heartbeat is older than live_ms, another gateway takes it before its lease ends', async () => {
+  const url = await cluster.createDatabase();
+  const a = await open(url, { gateway_id: 'gateway-a' });
+  const b = await open(url, { gateway_id: 'gateway-b', live_ms: 5_000 });
+  assert.deepEqual(await a.claim('check', ['t1'], 60_000), ['t1']);
+  assert.deepEqual(await b.claim('check', ['t1'], 60_000), [], 'held by a, which is live');
+  // a dies (SIGKILL: no release, no goodbye): its last heartbeat grows old. With claims that
+  // lapsed only with their lease, a's status check held its transaction for over a minute.
+  const sql = new pg.Client({ connectionString: url });
+  await sql.connect();
+  await sql.query(
+    "UPDATE aihub.gateways SET seen_at = now() - interval '6 seconds' WHERE id = 'gateway-a'",
+  );
+  await sql.end();
+  assert.deepEqual(await b.claim('check', ['t1'], 60_000), ['t1'], 'a is dead: its claim is free');
+  assert.deepEqual(await a.claim('check', ['t1'], 60_000), [], 'held by b now');
+  await a.close();
+  await b.close();
+});
+
 test('a claim belongs to the store that took it, not to its gateway name: another store of the same name does not renew it as its own', async () => {
   const url = await cluster.createDatabase();
   // Both stores default to this process's name (hostname:pid), as two gateways given one
