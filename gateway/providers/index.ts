@@ -3,8 +3,7 @@
 // of remitter OTPs. main.ts builds it and hands it to the payments room.
 import type { RoomDeps } from '../deps.js';
 import type { ProviderConfig } from './config.js';
-import { HttpProvider } from './http.js';
-import { SandboxProvider } from './sandbox.js';
+import { buildProvider } from './registry.js';
 import { buildSmsSender, type SmsSender } from './sms.js';
 import type { PaymentProvider, PaymentService } from './types.js';
 
@@ -51,19 +50,11 @@ export function buildProviders(
     env?: NodeJS.ProcessEnv;
   },
 ): PaymentProvider[] {
+  const context = { ...options, env: options.env ?? process.env };
   const providers: PaymentProvider[] = [];
   for (const config of configs) {
-    if (config.type === 'sandbox') {
-      if (options.mode === 'live') {
-        options.warn(
-          `payment provider ${config.name} is a sandbox provider and is skipped in live mode`,
-        );
-        continue;
-      }
-      providers.push(new SandboxProvider(config, options.now));
-    } else {
-      providers.push(new HttpProvider(config, options.env));
-    }
+    const provider = buildProvider(config, context);
+    if (provider) providers.push(provider);
   }
   return providers;
 }

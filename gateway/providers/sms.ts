@@ -2,7 +2,7 @@
 // configured (URL, field names, auth from the environment), so any SMS gateway with an HTTP
 // API fits without code. In sandbox mode no SMS is sent: the OTP comes back in the answer.
 import type { SmsSenderConfig } from './config.js';
-import { upstreamHeaders } from './http.js';
+import { upstreamHeaders } from './transport.js';
 import { ProviderUnavailableError } from './types.js';
 
 export interface SmsSender {

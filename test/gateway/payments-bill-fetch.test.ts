@@ -1,4 +1,4 @@
-// Bill fetch through the HTTP adapter (providers/http.ts `lookup`) against a scripted biller
+// Bill fetch through the HTTP adapter (providers/http/adapter.ts `lookup`) against a scripted biller
 // aggregator on loopback: the request it sends (URL, auth, mapped fields and codes), a found
 // bill mapped into the API's answer and paid by its id through the same provider; then
 // not found, upstream errors, a timeout, malformed and oversized answers: each the documented

@@ -1,4 +1,4 @@
-// Issue #27 through the HTTP provider (providers/http.ts) against a scripted aggregator on
+// Issue #27 through the HTTP provider (providers/http/adapter.ts) against a scripted aggregator on
 // loopback, for what the sandbox cannot show of a real aggregator: a number's operator from
 // its HLR endpoint, an operator's plans and a DTH subscriber from theirs, and a recharge
 // without operator_id; a submission that times out (pending) and settles by the status

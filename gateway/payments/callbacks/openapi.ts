@@ -1,6 +1,6 @@
 // The providers' status callbacks in GET /openapi.json (issue #25, item 13: every route a
 // client can call is documented). The caller is a payments provider, not an account: no API
-// key, the call proves itself by the provider's signature or token (providers/http.ts).
+// key, the call proves itself by the provider's signature or token (providers/http/adapter.ts).
 import type { RouteDoc } from '../../http/openapi.js';
 
 export function callbackRouteDocs(): RouteDoc[] {

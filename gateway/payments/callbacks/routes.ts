@@ -1,7 +1,7 @@
 // Status callbacks from providers: POST /api/callbacks/<service>/<provider>. A provider that
 // is configured with `callback` tells the gateway of its transactions' statuses as they
 // change (a success, a failure, a hold, and a reversal days after a success). No API key: the
-// call proves it is the provider's by its signature or token (providers/http.ts), judged
+// call proves it is the provider's by its signature or token (providers/http/adapter.ts), judged
 // from the head before the body is read where it can be; the event then goes through the
 // engine's status table like any other news. Answered 200 whenever the call was the
 // provider's, so that it stops retrying; whether anything changed is in the answer.

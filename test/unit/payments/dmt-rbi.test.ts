@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parentStatus, splitAmount } from '../../../gateway/payments/dmt/rbi.ts';
 import { parseOvd } from '../../../gateway/payments/dmt/rules.ts';
-import { bankReference } from '../../../gateway/providers/sandbox.ts';
+import { bankReference } from '../../../gateway/providers/sandbox/adapter.ts';
 import { verhoeffCheckDigit } from '../../../gateway/payments/identity/aadhaar.ts';
 import type { PaymentTxn } from '../../../gateway/payments/engine/tables.ts';
 

@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runChain, type Attempt } from '../../../gateway/providers/chain.ts';
 import { httpProviderSchema, sandboxProviderSchema } from '../../../gateway/providers/config.ts';
-import { HttpProvider } from '../../../gateway/providers/http.ts';
-import { SandboxProvider } from '../../../gateway/providers/sandbox.ts';
+import { HttpProvider } from '../../../gateway/providers/http/adapter.ts';
+import { SandboxProvider } from '../../../gateway/providers/sandbox/adapter.ts';
 import type { PaymentProvider, ProviderRequest } from '../../../gateway/providers/types.ts';
 import { json, startUpstream } from '../../support/payments-upstream.ts';
 

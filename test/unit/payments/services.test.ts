@@ -10,7 +10,7 @@ import { slabChargesMicros } from '../../../gateway/payments/engine/intent.ts';
 import { parsePan } from '../../../gateway/payments/identity/pan.ts';
 import { renderPdf } from '../../../gateway/payments/pdf.ts';
 import { csvCell, toCsv } from '../../../gateway/payments/reports/reports.ts';
-import { sandboxSuffix } from '../../../gateway/providers/sandbox.ts';
+import { sandboxSuffix } from '../../../gateway/providers/sandbox/adapter.ts';
 import { parseCsv } from '../../support/payments-helpers.ts';
 import { pdfText } from '../../support/payments-pdf.ts';
 

@@ -1,10 +1,11 @@
 // The HTTP adapter for a real aggregator, configured rather than coded: URL, auth header,
-// request field mapping, response field paths and status mapping (providers/config.ts).
+// request field mapping, response field paths and status mapping (http/config.ts).
 // Transport errors, timeouts, 429 and 5xx are "unavailable" (the chain fails over); an
 // answer whose status maps to `failed` is a decline; a status it does not know is `pending`,
 // so money is never released on a guess.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { microsToUnits } from '../util/money.js';
+import { microsToUnits } from '../../util/money.js';
+import { decodeJson, getPath, send, setPath, upstreamHeaders } from '../transport.js';
 import type { HttpProviderConfig } from './config.js';
 import {
   CallbackRefusedError,
@@ -19,7 +20,7 @@ import {
   type ProviderResult,
   type StatusQuery,
   type StatusResult,
-} from './types.js';
+} from '../types.js';
 
 type Spec = Pick<HttpProviderConfig['submit'], 'url' | 'method' | 'fields'>;
 type LookupSpec = NonNullable<HttpProviderConfig['lookup']>;
@@ -159,51 +160,13 @@ export class HttpProvider implements PaymentProvider {
       body = JSON.stringify(document);
       headers['content-type'] = 'application/json';
     }
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        method: spec.method,
-        headers,
-        body,
-        signal,
-        redirect: 'error',
-      });
-    } catch (error) {
-      if (signal.aborted)
-        throw new ProviderUnavailableError(
-          'timeout',
-          `provider ${this.name} did not answer in ${this.timeout_ms} ms`,
-        );
-      throw new ProviderUnavailableError(
-        'transport',
-        `provider ${this.name}: ${(error as Error).message}`,
-      );
-    }
-    const text = await readBounded(response, this.config.max_response_bytes, signal, this.name);
-    return this.decode(response.status, text);
-  }
-
-  /** Transport-level statuses become ProviderUnavailableError; anything else must be JSON. */
-  private decode(status: number, text: string): { http_status: number; body: unknown } {
-    if (status >= 500)
-      throw new ProviderUnavailableError(
-        'http_5xx',
-        `provider ${this.name} answered HTTP ${status}`,
-      );
-    if (status === 429)
-      throw new ProviderUnavailableError('rate_limited', `provider ${this.name} answered HTTP 429`);
-    if (status === 408)
-      throw new ProviderUnavailableError('timeout', `provider ${this.name} answered HTTP 408`);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new ProviderUnavailableError(
-        'bad_response',
-        `provider ${this.name} answered HTTP ${status} with a body that is not JSON`,
-      );
-    }
-    return { http_status: status, body: parsed };
+    const { status, text } = await send(
+      this.name,
+      url,
+      { method: spec.method, headers, body },
+      { timeout_ms: this.timeout_ms, max_bytes: this.config.max_response_bytes, signal },
+    );
+    return decodeJson(this.name, status, text);
   }
 
   private source(source: string, query: StatusQuery): string | number {
@@ -304,88 +267,6 @@ export class HttpProvider implements PaymentProvider {
       message: message || `pending at ${this.name} (status ${status})`,
     };
   }
-}
-
-async function readBounded(
-  response: Response,
-  max_bytes: number,
-  signal: AbortSignal,
-  name: string,
-): Promise<string> {
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > max_bytes) {
-        await reader.cancel();
-        throw new ProviderUnavailableError(
-          'bad_response',
-          `provider ${name} answered with more than ${max_bytes} bytes`,
-        );
-      }
-      chunks.push(value);
-    }
-  } catch (error) {
-    if (error instanceof ProviderUnavailableError) throw error;
-    if (signal.aborted)
-      throw new ProviderUnavailableError(
-        'timeout',
-        `provider ${name} did not finish its answer in time`,
-      );
-    throw new ProviderUnavailableError(
-      'transport',
-      `provider ${name}: ${(error as Error).message}`,
-    );
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/**
- * An upstream's configured headers plus its credential from the environment, if it has auth
- * (a provider and the SMS sender share this configuration); `who` names it in the error.
- */
-export function upstreamHeaders(
-  config: Pick<HttpProviderConfig, 'headers' | 'auth'>,
-  env: NodeJS.ProcessEnv,
-  who: string,
-): Record<string, string> {
-  const headers: Record<string, string> = { accept: 'application/json', ...config.headers };
-  if (config.auth) {
-    const credential = env[config.auth.value_env];
-    if (!credential)
-      throw new ProviderUnavailableError(
-        'misconfigured',
-        `${who}: environment variable ${config.auth.value_env} is not set`,
-      );
-    headers[config.auth.header] = `${config.auth.prefix}${credential}`;
-  }
-  return headers;
-}
-
-export function getPath(document: unknown, path: string): unknown {
-  let current = document;
-  for (const part of path.split('.')) {
-    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, part))
-      return undefined;
-    current = (current as Record<string, unknown>)[part];
-  }
-  return current;
-}
-
-function setPath(document: Record<string, unknown>, path: string, value: unknown): void {
-  const parts = path.split('.');
-  let current = document;
-  for (const part of parts.slice(0, -1)) {
-    const next = current[part];
-    if (next === null || typeof next !== 'object') current[part] = Object.create(null);
-    current = current[part] as Record<string, unknown>;
-  }
-  current[parts[parts.length - 1]!] = value;
 }
 
 /**

@@ -5,14 +5,14 @@
 // recharge, a 12-digit UTR for a transfer (and the registered name for a penny drop), the
 // holder's name for a PAN, a biller reference for a bill; lookups fetch bills.
 import type { SandboxProviderConfig } from './config.js';
-import { SURNAMES, FIRST_NAMES, digitsOf, hashOf, personName, pick } from './sample/seeded.js';
+import { SURNAMES, FIRST_NAMES, digitsOf, hashOf, personName, pick } from '../sample/seeded.js';
 import {
   sandboxComplaint,
   sandboxDthInfo,
   sandboxHlr,
   sandboxOffers,
   sandboxPlans,
-} from './sample/lookups.js';
+} from '../sample/lookups.js';
 import {
   ProviderUnavailableError,
   type ProviderEvent,
@@ -23,8 +23,8 @@ import {
   type ProviderResult,
   type StatusQuery,
   type StatusResult,
-} from './types.js';
-import { indiaTime } from '../kernel/india-time.js';
+} from '../types.js';
+import { indiaTime } from '../../kernel/india-time.js';
 
 export const SANDBOX_OUTCOMES = {
   /** PAN lookups and bill fetches: no such record. */
