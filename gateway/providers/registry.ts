@@ -3,12 +3,17 @@
 // and its two lines here. The configuration's provider entries are validated by the union of
 // the registered schemas, and each entry is built by its own type.
 import { z } from 'zod';
+import { ekoKind } from './eko/index.js';
 import { httpKind } from './http/index.js';
 import type { ProviderBuildContext } from './kind.js';
 import { sandboxKind } from './sandbox/index.js';
 import type { PaymentProvider } from './types.js';
 
-export const providerSchema = z.discriminatedUnion('type', [sandboxKind.schema, httpKind.schema]);
+export const providerSchema = z.discriminatedUnion('type', [
+  sandboxKind.schema,
+  httpKind.schema,
+  ekoKind.schema,
+]);
 export type ProviderConfig = z.output<typeof providerSchema>;
 
 type Builders = {
@@ -21,6 +26,7 @@ type Builders = {
 const BUILDERS: Builders = {
   sandbox: (config, context) => sandboxKind.build(config, context),
   http: (config, context) => httpKind.build(config, context),
+  eko: (config, context) => ekoKind.build(config, context),
 };
 
 /** The provider an entry describes, or null when its type is not used in this mode. */

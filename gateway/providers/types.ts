@@ -127,11 +127,14 @@ export interface ProviderCallbacks {
   readonly max_body_bytes: number;
   /** Judged from the head before the body is read: throws CallbackRefusedError when it cannot be the provider's. */
   checkHead(headers: Readonly<Record<string, string | string[] | undefined>>): void;
-  /** The event the body tells (null: a status the gateway does not act on), or CallbackRefusedError. */
+  /**
+   * The event the body tells (null: a status the gateway does not act on), or
+   * CallbackRefusedError; a provider that confirms a callback with its own API answers later.
+   */
   read(
     headers: Readonly<Record<string, string | string[] | undefined>>,
     raw: Buffer,
-  ): ProviderEvent | null;
+  ): ProviderEvent | null | Promise<ProviderEvent | null>;
 }
 
 export interface PaymentProvider {

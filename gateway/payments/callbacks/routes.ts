@@ -35,7 +35,12 @@ export function callbacksRouter(ctx: PaymentsContext): Router {
           if (error) return next(error);
           void (async () => {
             const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-            const event = refused(() => callbacks.read(req.headers, raw));
+            // A provider may confirm a callback with its own API first (Eko's inquiry).
+            const event = await Promise.resolve()
+              .then(() => callbacks.read(req.headers, raw))
+              .catch((error: unknown) => {
+                throw refusal(error);
+              });
             if (!event) {
               res.json({
                 status: true,
@@ -74,12 +79,16 @@ function refused<T>(read: () => T): T {
   try {
     return read();
   } catch (error) {
-    if (error instanceof CallbackRefusedError)
-      throw new ApiError(
-        error.kind === 'unauthenticated' ? 401 : 400,
-        error.kind === 'unauthenticated' ? 'callback_unauthenticated' : 'invalid_callback',
-        error.message,
-      );
-    throw error;
+    throw refusal(error);
   }
+}
+
+function refusal(error: unknown): unknown {
+  if (error instanceof CallbackRefusedError)
+    return new ApiError(
+      error.kind === 'unauthenticated' ? 401 : 400,
+      error.kind === 'unauthenticated' ? 'callback_unauthenticated' : 'invalid_callback',
+      error.message,
+    );
+  return error;
 }

@@ -1,0 +1,58 @@
+// Configuration of an Eko provider (developers.eko.in, eps.eko.in): where Eko is, who we are
+// at Eko (initiator_id, user_code), our operator and biller ids in Eko's numbering, and the
+// names of the environment variables that hold the developer key and the access key. The keys
+// themselves are never in the file.
+import { z } from 'zod';
+import { ENV_NAME, nameSchema } from '../config-parts.js';
+
+const envName = z.string().regex(ENV_NAME, 'must be an environment variable name');
+
+export const ekoProviderSchema = z.strictObject({
+  type: z.literal('eko'),
+  name: nameSchema,
+  /** Eko's API root: https://api.eko.in:25002/ekoicici/v3 (production), https://staging.eko.in/ekoapi/v3 (UAT). */
+  base_url: z.url({ protocol: /^https?$/ }).max(512),
+  /** The mobile number the API user is registered with at Eko. */
+  initiator_id: z.string().regex(/^[0-9]{10}$/, 'must be the 10-digit registered mobile number'),
+  /** The user code of the retailer the services run for (activated at Eko for each service). */
+  user_code: z.string().regex(/^[0-9A-Za-z]{1,20}$/, 'must be an Eko user code'),
+  timeout_ms: z.int().min(100).max(120_000).default(15_000),
+  /** Where the developer key (the `developer_key` header) and the access key (signs) are. */
+  developer_key_env: envName.default('AIHUB_EKO_DEVELOPER_KEY'),
+  access_key_env: envName.default('AIHUB_EKO_ACCESS_KEY'),
+  /** What Eko's BBPS and transfer calls require of the agent: its location and IP. */
+  latlong: z
+    .string()
+    .regex(/^-?[0-9]{1,2}(\.[0-9]{1,8})?,-?[0-9]{1,3}(\.[0-9]{1,8})?$/, 'must be "lat,long"'),
+  source_ip: z.ipv4().default('127.0.0.1'),
+  /** The customer's name where Eko requires one and our request has none (BBPS `sender_name`). */
+  sender_name: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z .]{0,49}$/)
+    .default('Customer'),
+  /** Why PAN is verified (PAN Basic's `purpose_desc`). */
+  pan_purpose: z.string().min(1).max(100).default('KYC of a customer'),
+  /**
+   * Our ids in Eko's numbering: `operator_id` (a recharge operator → Eko's BBPS operator_id
+   * for prepaid, postpaid or DTH), `biller_id` (a BBPS biller → Eko's operator_id).
+   */
+  codes: z
+    .strictObject({
+      operator_id: z.record(z.string().max(64), z.string().regex(/^[0-9]{1,10}$/)).default({}),
+      biller_id: z.record(z.string().max(64), z.string().regex(/^[0-9]{1,10}$/)).default({}),
+    })
+    .default({ operator_id: {}, biller_id: {} }),
+  /**
+   * Eko publishes no code for a reused client_ref_id; answers with one of these `status`
+   * values (or whose message names a duplicate reference) are read as "ask the status".
+   */
+  duplicate_statuses: z.array(z.int()).max(20).default([]),
+  /** Eko's transaction status callbacks taken at /api/callbacks/<service>/<name>, each confirmed by an inquiry. */
+  callbacks: z.boolean().default(true),
+  max_response_bytes: z
+    .int()
+    .min(256)
+    .max(4 * 1024 * 1024)
+    .default(64 * 1024),
+});
+export type EkoProviderConfig = z.output<typeof ekoProviderSchema>;

@@ -1,0 +1,327 @@
+// A scripted Eko (developers.eko.in, eps.eko.in) on loopback, built from its published
+// reference, standing in for a third party the tests cannot reach. It checks each call's
+// authentication as Eko documents it (the developer_key header; secret-key =
+// base64(HMAC-SHA256(key = base64(access_key), message = secret-key-timestamp)) with a
+// timestamp no older than STALE_MS; for Pay BBPS Bill the request_hash over timestamp,
+// utility_acc_no, amount and user_code) and answers 403 otherwise, checks initiator_id and
+// user_code, and keeps its own record of each transaction by client_ref_id for the
+// Transaction Inquiry. What a money call does is chosen by its subject's last digit:
+//   2 → response awaited (tx_status 2); the inquiry says so once, then success
+//   3 → failure (a transfer: awaited, then refund pending at the inquiry)
+//   4 → taken (a success in Eko's record) but never answered: the caller times out
+//   5 → taken by an earlier attempt: the answer is "duplicate client_ref_id"
+//   anything else → success
+// A PAN whose digits are 0000 is not found. Callbacks are sent as Eko sends them (unsigned:
+// Eko publishes no signature), the payload of its "Transaction Status Callback".
+import { createHmac } from 'node:crypto';
+import { json, startUpstream, type Seen, type Upstream } from './payments-upstream.ts';
+
+export const EKO = {
+  developer_key: 'becbbce45f79c6f5109f848acd540567',
+  access_key: 'd2fe1d99-6298-4af2-8cc5-d97dcf46df30',
+  initiator_id: '9962981729',
+  user_code: '20810200',
+};
+/** How old a secret-key-timestamp may be (either way). */
+export const STALE_MS = 60_000;
+
+export interface EkoTxn {
+  client_ref_id: string;
+  path: string;
+  tid: string;
+  tx_status: number;
+  /** Inquiries that still answer "awaited" before the final status. */
+  awaited: number;
+  final: number;
+  body: Record<string, any>;
+}
+
+export interface EkoServer extends Upstream {
+  txns: Map<string, EkoTxn>;
+  /** Calls refused for their authentication, with why. */
+  refused: Array<{ url: string; why: string }>;
+  /** POSTs Eko's status callback for `client_ref_id` to `url`, as Eko's record has it. */
+  sendCallback(
+    url: string,
+    client_ref_id: string,
+    override?: Record<string, unknown>,
+  ): Promise<Response>;
+}
+
+const keyOf = (access_key: string) => Buffer.from(access_key).toString('base64');
+const mac = (access_key: string, message: string) =>
+  createHmac('sha256', keyOf(access_key)).update(message).digest('base64');
+
+function header(seen: Seen, name: string): string | undefined {
+  const value = seen.headers[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Why a call's authentication is refused, or null when it is Eko's documented one. */
+function authError(seen: Seen, now_ms: number): string | null {
+  if (header(seen, 'developer_key') !== EKO.developer_key) return 'developer_key missing or wrong';
+  const timestamp = header(seen, 'secret-key-timestamp');
+  if (!timestamp || !/^[0-9]{13}$/.test(timestamp)) return 'secret-key-timestamp missing';
+  if (Math.abs(now_ms - Number(timestamp)) > STALE_MS) return 'secret-key-timestamp stale';
+  if (header(seen, 'secret-key') !== mac(EKO.access_key, timestamp)) return 'secret-key wrong';
+  return null;
+}
+
+let tids = 2_886_522_975;
+
+export async function startEko(now: () => number = Date.now): Promise<EkoServer> {
+  const txns = new Map<string, EkoTxn>();
+  const refused: EkoServer['refused'] = [];
+  const tokens = new Map<string, string>();
+
+  const answer = (txn: EkoTxn) => ({
+    tx_status: String(txn.tx_status),
+    txstatus_desc: DESC[txn.tx_status],
+    tid: txn.tid,
+    client_ref_id: txn.client_ref_id,
+    amount: txn.body.amount,
+    ...(txn.path.endsWith('fund-transfer')
+      ? {
+          bank_ref_num: txn.tx_status === 0 ? `4093${txn.tid.slice(-8)}` : '',
+          recipient_name: String(txn.body.recipient_name).toUpperCase(),
+          account: txn.body.account,
+          ifsc: txn.body.ifsc,
+        }
+      : {
+          operator_ref: txn.tx_status === 0 ? `OP${txn.tid}` : '',
+          utility_acc_no: txn.body.utility_acc_no,
+        }),
+  });
+
+  /** A money call: its record made, and its answer as its subject's last digit says. */
+  const money = (
+    req: Seen,
+    res: Parameters<typeof json>[0],
+    subject: string,
+    transfer: boolean,
+  ) => {
+    const body = req.json;
+    const ref = String(body.client_ref_id ?? '');
+    if (!ref)
+      return json(res, 200, {
+        status: 1,
+        response_status_id: 1,
+        message: 'client_ref_id required',
+      });
+    const existing = txns.get(ref);
+    if (existing)
+      return json(res, 200, {
+        status: 1,
+        response_status_id: 1,
+        message: 'Duplicate client_ref_id: a transaction with this reference exists',
+      });
+    const digit = subject.at(-1);
+    const txn: EkoTxn = {
+      client_ref_id: ref,
+      path: req.url,
+      tid: String(tids++),
+      tx_status: 0,
+      awaited: 0,
+      final: 0,
+      body,
+    };
+    if (digit === '2') Object.assign(txn, { tx_status: 2, awaited: 1, final: 0 });
+    if (digit === '3')
+      Object.assign(
+        txn,
+        transfer ? { tx_status: 2, awaited: 0, final: 3 } : { tx_status: 1, final: 1 },
+      );
+    txns.set(ref, txn);
+    if (digit === '4') return; // taken, never answered
+    if (digit === '5')
+      return json(res, 200, {
+        status: 1,
+        response_status_id: 1,
+        message: 'Duplicate client_ref_id: a transaction with this reference exists',
+      });
+    const failed = txn.tx_status === 1;
+    return json(res, 200, {
+      status: failed ? 55 : 0,
+      response_status_id: txn.tx_status,
+      response_type_id: failed ? 1800 : 325,
+      message: failed
+        ? 'Error from NPCI'
+        : txn.tx_status === 2
+          ? 'Transaction initiated'
+          : 'Transaction successful',
+      data: answer(txn),
+    });
+  };
+
+  const server = (await startUpstream((req, res) => {
+    const why = authError(req, now());
+    if (why) {
+      refused.push({ url: req.url, why });
+      return json(res, 403, { message: 'Forbidden' });
+    }
+    const url = new URL(req.url, 'http://eko');
+    const q = url.searchParams;
+    const body = req.json ?? {};
+    const initiator = req.method === 'GET' ? q.get('initiator_id') : body.initiator_id;
+    if (initiator !== EKO.initiator_id)
+      return json(res, 200, {
+        status: 319,
+        response_status_id: 1,
+        message: 'Invalid Sender/Initiator',
+      });
+    const path = url.pathname;
+    if (req.method === 'POST' && path === '/customer/payment/bbps') {
+      const expected = mac(
+        EKO.access_key,
+        `${header(req, 'secret-key-timestamp')}${body.utility_acc_no}${body.amount}${body.user_code}`,
+      );
+      if (header(req, 'request_hash') !== expected) {
+        refused.push({ url: req.url, why: 'request_hash wrong' });
+        return json(res, 403, { message: 'Forbidden' });
+      }
+      if (body.user_code !== EKO.user_code)
+        return json(res, 200, { status: 463, response_status_id: 1, message: 'User not found' });
+      const token = tokens.get(`${body.operator_id}:${body.utility_acc_no}`);
+      if (token !== undefined && body.billfetchresponse !== token)
+        return json(res, 200, {
+          status: 1,
+          response_status_id: 1,
+          message: 'billfetchresponse required',
+        });
+      return money(req, res, String(body.utility_acc_no), false);
+    }
+    if (req.method === 'POST' && path === '/user/payment/fund-transfer') {
+      if (String(body.client_ref_id).length >= 20)
+        return json(res, 200, {
+          status: 1,
+          response_status_id: 1,
+          message: 'client_ref_id too long',
+        });
+      return money(req, res, String(body.account), true);
+    }
+    if (req.method === 'GET' && path === '/customer/payment/bbps/bill') {
+      const account = q.get('utility_acc_no') ?? '';
+      if (account.endsWith('0000'))
+        return json(res, 200, { status: 1, response_status_id: 1, message: 'No bill due' });
+      const token = `bfr-${q.get('client_ref_id')}`;
+      tokens.set(`${q.get('operator_id')}:${account}`, token);
+      return json(res, 200, {
+        status: 0,
+        response_status_id: -1,
+        message: 'Bill fetched',
+        data: {
+          amount: '845.50',
+          utilitycustomername: 'ANIL SHARMA',
+          duedate: '2026-12-05',
+          billnumber: 'B-7741',
+          billfetchresponse: token,
+        },
+      });
+    }
+    const operator = /^\/customer\/payment\/bbps\/recharge\/([0-9]{10})\/operator$/.exec(path);
+    if (req.method === 'GET' && operator)
+      return json(res, 200, {
+        status: 0,
+        response_status_id: -1,
+        message: 'Operator found',
+        dependent_params: [
+          { name: 'phone_operator_code', value: '400' },
+          { name: 'circle_area', value: 'Karnataka' },
+        ],
+      });
+    if (
+      req.method === 'POST' &&
+      (path === '/tools/kyc/pan-basic' || path === '/tools/kyc/pan-lite')
+    ) {
+      const pan = String(body.pan_number ?? body.pan);
+      if (pan.slice(5, 9) === '0000')
+        return json(res, 200, { status: 1, response_status_id: 1, message: 'Invalid PAN' });
+      const data =
+        path === '/tools/kyc/pan-basic'
+          ? {
+              pan_number: pan,
+              pan_returned_name: 'RAVI KUMAR',
+              first_name: 'RAVI',
+              last_name: 'KUMAR',
+            }
+          : {
+              pan,
+              name: body.name,
+              dob: body.dob,
+              name_match: String(body.name).toUpperCase() === 'RAVI KUMAR' ? 'Y' : 'N',
+              dob_match: body.dob === '1980-02-01' ? 'Y' : 'N',
+              pan_status: 'E',
+              status: 'VALID',
+              aadhaar_seeding_status: 'Y',
+            };
+      return json(res, 200, {
+        status: 0,
+        response_status_id: -1,
+        message: 'PAN verification successful',
+        data,
+      });
+    }
+    if (req.method === 'POST' && path === '/tools/kyc/voter-id') {
+      const epic = String(body.epic_number);
+      if (epic.endsWith('0000'))
+        return json(res, 200, { status: 1, response_status_id: 1, message: 'Invalid EPIC number' });
+      return json(res, 200, {
+        status: 0,
+        response_status_id: 0,
+        message: 'Voter ID Details Retrieved',
+        data: { name: String(body.name ?? 'RAVI KUMAR').toUpperCase(), epic_number: epic },
+      });
+    }
+    const inquiry = /^\/tools\/reference\/transaction\/([A-Za-z0-9]+)$/.exec(path);
+    if (req.method === 'GET' && inquiry) {
+      const txn = txns.get(inquiry[1]!) ?? [...txns.values()].find((t) => t.tid === inquiry[1]);
+      if (!txn)
+        return json(res, 200, {
+          status: 168,
+          response_status_id: 1,
+          message: 'TID does not exist',
+        });
+      if (txn.tx_status === 2) {
+        if (txn.awaited > 0) txn.awaited -= 1;
+        else txn.tx_status = txn.final;
+      }
+      return json(res, 200, {
+        status: 0,
+        response_status_id: -1,
+        message: DESC[txn.tx_status],
+        data: answer(txn),
+      });
+    }
+    return json(res, 404, { message: 'No mapping rule matched' });
+  })) as EkoServer;
+  server.txns = txns;
+  server.refused = refused;
+  server.sendCallback = (url, client_ref_id, override = {}) => {
+    const txn = txns.get(client_ref_id);
+    const payload = {
+      ...(txn ? answer(txn) : {}),
+      tx_status: txn?.tx_status ?? 0,
+      txstatus_desc: DESC[txn?.tx_status ?? 0],
+      client_ref_id,
+      old_tx_status: 2,
+      old_tx_status_desc: 'Initiated',
+      timestamp: new Date(now()).toISOString().replace('T', ' ').slice(0, 19),
+      ...override,
+    };
+    return fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(payload),
+    });
+  };
+  return server;
+}
+
+const DESC: Record<number, string> = {
+  0: 'Success',
+  1: 'Fail',
+  2: 'Response Awaited/Initiated',
+  3: 'Refund Pending',
+  4: 'Refunded',
+  5: 'Hold',
+};
