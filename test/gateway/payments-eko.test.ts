@@ -274,6 +274,12 @@ test(
       });
       assert.equal(found.status, 200, JSON.stringify(found.body));
       assert.equal(found.body.data.name, 'RAVI KUMAR');
+      const missing = await request(`${gw.url}/api/pan-find`, {
+        headers,
+        body: { pan_number: 'ABCPK0000F' },
+      });
+      assert.equal(missing.body.status, false, JSON.stringify(missing.body));
+      assert.equal(missing.body.error.code, 'pan_not_found');
       const checked = await request(`${gw.url}/api/pan/verify`, {
         headers,
         body: {
@@ -298,6 +304,11 @@ test(
         [],
       );
       await verifyOk(gw);
+      // The keys are never logged (a refused signature is logged by the chain, without them).
+      const logged = gw.output.join('\n');
+      assert.ok(logged.includes('eko-stale'), 'the refused entry was logged');
+      for (const secret of [EKO.developer_key, EKO.access_key, 'an-access-key-eko-no-longer-has'])
+        assert.ok(!logged.includes(secret), 'no key in the log');
     } finally {
       await gw.stop();
       await server.close();

@@ -69,6 +69,13 @@ function authError(seen: Seen, now_ms: number): string | null {
 
 let tids = 2_886_522_975;
 
+const DUPLICATE = 'Duplicate client_ref_id: a transaction with this reference exists';
+
+/** Eko's answer to a request it does not carry out: a non-zero `status`, response_status_id 1. */
+function declined(res: Parameters<typeof json>[0], message: string, status = 1): void {
+  json(res, 200, { status, response_status_id: 1, message });
+}
+
 export async function startEko(now: () => number = Date.now): Promise<EkoServer> {
   const txns = new Map<string, EkoTxn>();
   const refused: EkoServer['refused'] = [];
@@ -102,19 +109,9 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
   ) => {
     const body = req.json;
     const ref = String(body.client_ref_id ?? '');
-    if (!ref)
-      return json(res, 200, {
-        status: 1,
-        response_status_id: 1,
-        message: 'client_ref_id required',
-      });
+    if (!ref) return declined(res, 'client_ref_id required');
     const existing = txns.get(ref);
-    if (existing)
-      return json(res, 200, {
-        status: 1,
-        response_status_id: 1,
-        message: 'Duplicate client_ref_id: a transaction with this reference exists',
-      });
+    if (existing) return declined(res, DUPLICATE);
     const digit = subject.at(-1);
     const txn: EkoTxn = {
       client_ref_id: ref,
@@ -133,12 +130,7 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
       );
     txns.set(ref, txn);
     if (digit === '4') return; // taken, never answered
-    if (digit === '5')
-      return json(res, 200, {
-        status: 1,
-        response_status_id: 1,
-        message: 'Duplicate client_ref_id: a transaction with this reference exists',
-      });
+    if (digit === '5') return declined(res, DUPLICATE);
     const failed = txn.tx_status === 1;
     return json(res, 200, {
       status: failed ? 55 : 0,
@@ -163,12 +155,7 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
     const q = url.searchParams;
     const body = req.json ?? {};
     const initiator = req.method === 'GET' ? q.get('initiator_id') : body.initiator_id;
-    if (initiator !== EKO.initiator_id)
-      return json(res, 200, {
-        status: 319,
-        response_status_id: 1,
-        message: 'Invalid Sender/Initiator',
-      });
+    if (initiator !== EKO.initiator_id) return declined(res, 'Invalid Sender/Initiator', 319);
     const path = url.pathname;
     if (req.method === 'POST' && path === '/customer/payment/bbps') {
       const expected = mac(
@@ -179,30 +166,19 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
         refused.push({ url: req.url, why: 'request_hash wrong' });
         return json(res, 403, { message: 'Forbidden' });
       }
-      if (body.user_code !== EKO.user_code)
-        return json(res, 200, { status: 463, response_status_id: 1, message: 'User not found' });
+      if (body.user_code !== EKO.user_code) return declined(res, 'User not found', 463);
       const token = tokens.get(`${body.operator_id}:${body.utility_acc_no}`);
       if (token !== undefined && body.billfetchresponse !== token)
-        return json(res, 200, {
-          status: 1,
-          response_status_id: 1,
-          message: 'billfetchresponse required',
-        });
+        return declined(res, 'billfetchresponse required');
       return money(req, res, String(body.utility_acc_no), false);
     }
     if (req.method === 'POST' && path === '/user/payment/fund-transfer') {
-      if (String(body.client_ref_id).length >= 20)
-        return json(res, 200, {
-          status: 1,
-          response_status_id: 1,
-          message: 'client_ref_id too long',
-        });
+      if (String(body.client_ref_id).length >= 20) return declined(res, 'client_ref_id too long');
       return money(req, res, String(body.account), true);
     }
     if (req.method === 'GET' && path === '/customer/payment/bbps/bill') {
       const account = q.get('utility_acc_no') ?? '';
-      if (account.endsWith('0000'))
-        return json(res, 200, { status: 1, response_status_id: 1, message: 'No bill due' });
+      if (account.endsWith('0000')) return declined(res, 'No bill due');
       const token = `bfr-${q.get('client_ref_id')}`;
       tokens.set(`${q.get('operator_id')}:${account}`, token);
       return json(res, 200, {
@@ -234,8 +210,7 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
       (path === '/tools/kyc/pan-basic' || path === '/tools/kyc/pan-lite')
     ) {
       const pan = String(body.pan_number ?? body.pan);
-      if (pan.slice(5, 9) === '0000')
-        return json(res, 200, { status: 1, response_status_id: 1, message: 'Invalid PAN' });
+      if (pan.slice(5, 9) === '0000') return declined(res, 'Invalid PAN');
       const data =
         path === '/tools/kyc/pan-basic'
           ? {
@@ -263,8 +238,7 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
     }
     if (req.method === 'POST' && path === '/tools/kyc/voter-id') {
       const epic = String(body.epic_number);
-      if (epic.endsWith('0000'))
-        return json(res, 200, { status: 1, response_status_id: 1, message: 'Invalid EPIC number' });
+      if (epic.endsWith('0000')) return declined(res, 'Invalid EPIC number');
       return json(res, 200, {
         status: 0,
         response_status_id: 0,
@@ -275,12 +249,7 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
     const inquiry = /^\/tools\/reference\/transaction\/([A-Za-z0-9]+)$/.exec(path);
     if (req.method === 'GET' && inquiry) {
       const txn = txns.get(inquiry[1]!) ?? [...txns.values()].find((t) => t.tid === inquiry[1]);
-      if (!txn)
-        return json(res, 200, {
-          status: 168,
-          response_status_id: 1,
-          message: 'TID does not exist',
-        });
+      if (!txn) return declined(res, 'TID does not exist', 168);
       if (txn.tx_status === 2) {
         if (txn.awaited > 0) txn.awaited -= 1;
         else txn.tx_status = txn.final;

@@ -386,7 +386,11 @@ export class EkoProvider implements PaymentProvider {
         outcome: 'failed',
         provider_ref,
         message: message || `declined by ${this.name}`,
-        code: String(answer.status ?? 'declined'),
+        // A PAN Eko has no record of is "not found", as the PAN service tells its customer.
+        code:
+          service === 'pan' && /invalid pan|not found|does not exist/i.test(message)
+            ? 'not_found'
+            : String(answer.status ?? 'declined'),
       };
     }
     switch (
