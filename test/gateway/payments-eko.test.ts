@@ -2,8 +2,8 @@
 // its reference (test/support/eko-server.ts), through the real gateway in live mode, on the
 // JSON store (and on PostgreSQL when AIHUB_TEST_DATABASE_URL is set). Every call Eko takes is
 // signed as Eko documents (a provider whose access key is wrong is refused with 403 and the
-// chain goes on); recharges play success, pending then success by Eko's Transaction Inquiry,
-// failure, a timeout settled by the inquiry and a duplicate reference settled by it; a bill is
+// chain goes on); recharges (prepaid, postpaid, DTH) play success, pending then success by
+// Eko's Transaction Inquiry, failure, a timeout, a duplicate reference and a hold settled by it; a bill is
 // fetched and paid with Eko's fetch token; a transfer with its OTP, and one the bank fails
 // (refund pending) refunded with the remitter's OTP; a PAN found and verified; a number's
 // operator from Eko. A callback moves money only as Eko's own inquiry confirms: a forged one
@@ -39,7 +39,7 @@ function eko(url: string, name = 'eko', extra: Record<string, unknown> = {}) {
     user_code: EKO.user_code,
     latlong: '12.9716,77.5946',
     timeout_ms: TIMEOUT_MS,
-    codes: { operator_id: { '1': '400', '23': '22' }, biller_id: { BESCOM: '83' } },
+    codes: { operator_id: { '1': '400', '11': '401', '23': '22' }, biller_id: { BESCOM: '83' } },
     ...extra,
   };
 }
@@ -125,18 +125,39 @@ test(
       expected = round(expected - 100 + ok.data.commission_credited);
       assert.equal(await balance(gw, headers), expected);
 
+      // Postpaid and DTH are BBPS operators at Eko too; a DTH subscriber has no mobile number,
+      // so Eko's confirmation number is ours.
+      for (const [operator_id, number, eko_operator, mobile] of [
+        [11, '9876500011', '401', '9876500011'],
+        [23, '01234567891', '22', EKO.initiator_id],
+      ] as const) {
+        const reply = await request(`${gw.url}/api/recharge`, {
+          headers,
+          body: { operator_id, number, amount: 300 },
+        });
+        assert.equal(reply.status, 200, JSON.stringify(reply.body));
+        assert.equal(reply.body.data.status, 'success');
+        const at_eko = server.txns.get(clientRefOf(reply.body.txn_id))!;
+        assert.equal(at_eko.body.operator_id, eko_operator);
+        assert.equal(at_eko.body.utility_acc_no, number);
+        assert.equal(at_eko.body.confirmation_mobile_no, mobile);
+        expected = round(expected - 300 + reply.body.data.commission_credited);
+      }
+      assert.equal(await balance(gw, headers), expected);
+
       // Failure: declined, the money back.
       const failed = await recharge(gw, headers, '9876500003');
       assert.equal(failed.data.status, 'failed');
       assert.equal(await balance(gw, headers), expected);
 
-      // Pending, then success at Eko's Transaction Inquiry; a timeout and a duplicate
-      // reference each settled the same way (never a second payment).
-      for (const number of ['9876500002', '9876500004', '9876500005']) {
+      // Pending, then success at Eko's Transaction Inquiry; a timeout, a duplicate reference and
+      // a hold each settled the same way (never a second payment).
+      for (const number of ['9876500002', '9876500004', '9876500005', '9876500006']) {
         const before = server.txns.size;
         const reply = await recharge(gw, headers, number, 50);
         // Pending (Eko's awaited answer); after a timeout the engine may ask at once and answer final.
         if (number.endsWith('2')) assert.equal(reply.data.status, 'pending');
+        else if (number.endsWith('6')) assert.equal(reply.data.status, 'on_hold');
         else
           assert.ok(['pending', 'success'].includes(reply.data.status), JSON.stringify(reply.data));
         const settled = await waitStatus(gw, headers, reply.txn_id, 'success');

@@ -10,6 +10,7 @@
 //   3 → failure (a transfer: awaited, then refund pending at the inquiry)
 //   4 → taken (a success in Eko's record) but never answered: the caller times out
 //   5 → taken by an earlier attempt: the answer is "duplicate client_ref_id"
+//   6 → on hold at Eko (tx_status 5); the inquiry says so once, then success
 //   anything else → success
 // A PAN whose digits are 0000 is not found. Callbacks are sent as Eko sends them (unsigned:
 // Eko publishes no signature), the payload of its "Transaction Status Callback".
@@ -123,6 +124,7 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
       body,
     };
     if (digit === '2') Object.assign(txn, { tx_status: 2, awaited: 1, final: 0 });
+    if (digit === '6') Object.assign(txn, { tx_status: 5, awaited: 1, final: 0 });
     if (digit === '3')
       Object.assign(
         txn,
@@ -250,7 +252,7 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
     if (req.method === 'GET' && inquiry) {
       const txn = txns.get(inquiry[1]!) ?? [...txns.values()].find((t) => t.tid === inquiry[1]);
       if (!txn) return declined(res, 'TID does not exist', 168);
-      if (txn.tx_status === 2) {
+      if (txn.tx_status === 2 || txn.tx_status === 5) {
         if (txn.awaited > 0) txn.awaited -= 1;
         else txn.tx_status = txn.final;
       }
