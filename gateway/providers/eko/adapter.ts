@@ -58,7 +58,6 @@ const FETCH_TOKEN_MAX = 5_000;
 export function clientRefOf(txn_id: string): string {
   const hex = /^txn_([0-9a-f]{24})$/.exec(txn_id)?.[1];
   if (hex) return BigInt(`0x${hex}`).toString(36).padStart(19, '0');
-  if (/^[A-Za-z0-9]{1,18}$/.test(txn_id)) return txn_id;
   throw new ProviderUnavailableError(
     'misconfigured',
     `no Eko reference for ${txn_id.slice(0, 40)}`,
@@ -66,7 +65,7 @@ export function clientRefOf(txn_id: string): string {
 }
 
 export function txnOfClientRef(ref: string): string | null {
-  if (!/^[0-9a-z]{19}$/.test(ref)) return /^[A-Za-z0-9]{1,18}$/.test(ref) ? ref : null;
+  if (!/^[0-9a-z]{19}$/.test(ref)) return null;
   let value = 0n;
   for (const char of ref) value = value * 36n + BigInt(Number.parseInt(char, 36));
   const hex = value.toString(16);
@@ -109,7 +108,8 @@ export class EkoProvider implements PaymentProvider {
       },
       signal,
     );
-    if (answer.status !== 0 && answer.data.tx_status === undefined) {
+    // Only a tx_status settles a transaction: an answer without one is "not found" or no answer.
+    if (answer.data.tx_status === undefined || answer.data.tx_status === null) {
       if (
         answer.http_status === 404 ||
         answer.status === 168 ||
@@ -505,7 +505,9 @@ export class EkoProvider implements PaymentProvider {
         if (kept.until_ms <= now_ms || this.fetch_tokens.size >= FETCH_TOKEN_MAX)
           this.fetch_tokens.delete(key);
         else break;
-    this.fetch_tokens.set(`${operator_id}:${account}`, {
+    const key = `${operator_id}:${account}`;
+    this.fetch_tokens.delete(key); // re-inserted last, so the oldest go first
+    this.fetch_tokens.set(key, {
       token,
       until_ms: now_ms + FETCH_TOKEN_TTL_MS,
     });
