@@ -18,6 +18,7 @@ const ORDER = [
   ['store'],
   ['http'],
   ['kernel', 'log.ts'],
+  ['catalogue'],
   ['util'],
 ];
 const TYPE_DOORS = new Set(['deps.ts', 'config.ts']);

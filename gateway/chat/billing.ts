@@ -166,6 +166,7 @@ function settleTx(
     usage.prompt_tokens,
     usage.completion_tokens,
     usage.cached_tokens ?? 0,
+    usage.reasoning_tokens ?? 0,
   );
   // A shared reservation leaves in this commit (0 if its lease lapsed and it was released meanwhile).
   const reserved_micros = r.money.releaseIn ? r.money.releaseIn(tx) : r.money.amount_micros;
