@@ -6,7 +6,7 @@ import { providerChainSchema } from '../catalogue/chain.js';
 import { PROVIDER_KIND_IDS } from '../catalogue/kinds.js';
 import { TIER_IDS, type TierId } from '../catalogue/tiers.js';
 import { engineSchema, type EngineConfig } from '../llm/engines/index.js';
-import { type AmountError, unitsToMicros } from '../util/money.js';
+import { type AmountError, microsToUnits, unitsToMicros } from '../util/money.js';
 import { defaultCachedPrice, FREE, type Price } from './pricing.js';
 
 export { isTierId, TIER_IDS, type TierId } from '../catalogue/tiers.js';
@@ -304,6 +304,18 @@ function resolvePrices<T extends { id: TierId; target_prices: Record<string, Tar
 
 export type ChatConfig = z.output<typeof chatConfigSchema>;
 export type TierConfig = ChatConfig['models'][TierId];
+
+/** The price a tier is listed at (GET /v1/models): its first target's, which answers when nothing fails. */
+export function listedPricing(tier: TierConfig, currency: string) {
+  const price = targetPrice(tier, tier.targets[0]!);
+  return {
+    input_per_million: microsToUnits(price.input_micros_per_million),
+    cached_input_per_million: microsToUnits(price.cached_input_micros_per_million),
+    output_per_million: microsToUnits(price.output_micros_per_million),
+    currency,
+    ...(price.unpriced ? { unpriced: true } : {}),
+  };
+}
 
 /** The price an answer from `target` is billed at (see `target_prices`). */
 export function targetPrice(tier: TierConfig, target: string | null): TargetPrice {

@@ -340,3 +340,26 @@ test('providers add refuses bad input with a clear message and leaves the file a
   }
   assert.throws(() => readFileSync(file), /ENOENT/);
 });
+
+test('GET /v1/models lists each tier at its first target price: the catalogue converted, or unpriced', async () => {
+  const reply = await request(`${gateway.url}/v1/models`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
+  assert.equal(reply.status, 200);
+  const byId = new Map((reply.body.data as any[]).map((m) => [m.id, m]));
+  const pro = byId.get('service-ai-pro-4');
+  assert.equal(
+    Math.round(pro.pricing.input_per_million * 1_000_000),
+    expectedMicros('anthropic', 'claude-sonnet-4-5', { input: 1_000_000 }),
+  );
+  assert.equal(
+    Math.round(pro.pricing.output_per_million * 1_000_000),
+    expectedMicros('anthropic', 'claude-sonnet-4-5', { output: 1_000_000 }),
+  );
+  assert.equal(
+    pro.context_window,
+    CATALOGUE.models.anthropic!['claude-sonnet-4-5']!.context_window,
+  );
+  assert.equal(byId.get('service-ai-max').pricing.unpriced, true);
+  assert.equal('unpriced' in pro.pricing, false);
+});
