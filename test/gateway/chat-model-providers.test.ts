@@ -203,6 +203,64 @@ test('Messages pass through to the Anthropic target as sent (cache_control kept)
   assert.equal(before_micros - (await balanceMicros()), cost);
 });
 
+test('a streamed Messages request (as Claude Code sends) passes through too; the last delta carries the catalogue-priced bill', async () => {
+  const usage_start = { input_tokens: 1_500, cache_read_input_tokens: 20_000, output_tokens: 1 };
+  anthropicUp.script({
+    kind: 'exact',
+    chunks: [
+      {
+        type: 'message_start',
+        message: {
+          id: 'msg_2',
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-sonnet-4-5',
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: usage_start,
+        },
+      },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Streamed ' } },
+      {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'text_delta', text: 'from Claude.' },
+      },
+      { type: 'content_block_stop', index: 0 },
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: 450 },
+      },
+      { type: 'message_stop' },
+    ],
+  });
+  const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: key, maxRetries: 0 });
+  const before_micros = await balanceMicros();
+  const stream = anthropic.messages.stream({
+    model: 'service-ai-pro-4',
+    max_tokens: 1_000,
+    messages: [{ role: 'user', content: 'Hello' }],
+  });
+  let bill: { cost: number; target: string } | undefined;
+  stream.on('streamEvent', (event) => {
+    if (event.type === 'message_delta') bill = (event as any).x_aihub;
+  });
+  const final = await stream.finalMessage();
+  assert.equal(anthropicUp.received.at(-1)!.body.stream, true);
+  assert.equal((final.content[0] as Anthropic.TextBlock).text, 'Streamed from Claude.');
+  const cost = expectedMicros('anthropic', 'claude-sonnet-4-5', {
+    input: 1_500,
+    cached_input: 20_000,
+    output: 450,
+  });
+  assert.equal(bill?.target, 'anthropic-claude-sonnet-4-5');
+  assert.equal(Math.round(bill!.cost * 1_000_000), cost);
+  assert.equal(before_micros - (await balanceMicros()), cost);
+});
+
 test('the Gemini API passes through to the Gemini target (thinking tokens billed), at its catalogue price', async () => {
   geminiUp.script({
     kind: 'exact',

@@ -13,6 +13,7 @@ import {
   modelsRequest,
   perMillion,
   PROVIDER_KINDS,
+  withExchangeRate,
   withProviderChain,
 } from '../../gateway/catalogue/index.js';
 import { chatConfigSchema, targetPrice } from '../../gateway/chat/config.js';
@@ -234,4 +235,15 @@ test('a reasoning price bills reasoning tokens apart, and the hold covers the de
     targetPrice(chat.models['service-ai-max'], 'r').reasoning_micros_per_million,
     5_000_000,
   );
+});
+
+test('the exchange rate: set when given, 1 by itself for a US-dollar wallet, else left alone', () => {
+  assert.deepEqual(withExchangeRate({}, 84.5), { chat: { pricing: { exchange_rate: 84.5 } } });
+  assert.deepEqual(withExchangeRate({ currency: 'USD' }, null), {
+    currency: 'USD',
+    chat: { pricing: { exchange_rate: 1 } },
+  });
+  assert.deepEqual(withExchangeRate({ currency: 'INR' }, null), { currency: 'INR' });
+  const kept = { chat: { pricing: { exchange_rate: 90 } }, currency: 'USD' };
+  assert.equal(withExchangeRate(kept, null), kept);
 });
