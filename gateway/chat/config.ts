@@ -35,6 +35,8 @@ const fixedPriceSchema = z
     output_per_million: priceSchema,
     /** Reasoning tokens (part of the output), where they are priced apart from the rest of the output. */
     reasoning_per_million: priceSchema.optional(),
+    /** Prompt tokens written to the upstream's cache (Anthropic's cache writes), where they cost more than input. */
+    cache_write_per_million: priceSchema.optional(),
   })
   .transform((p): TargetPrice => ({
     input_micros_per_million: p.input_per_million,
@@ -43,6 +45,9 @@ const fixedPriceSchema = z
     output_micros_per_million: p.output_per_million,
     ...(p.reasoning_per_million !== undefined
       ? { reasoning_micros_per_million: p.reasoning_per_million }
+      : {}),
+    ...(p.cache_write_per_million !== undefined
+      ? { cache_write_micros_per_million: p.cache_write_per_million }
       : {}),
   }));
 
@@ -63,8 +68,9 @@ const targetPriceSchema = z.union([
 ]);
 
 /** A price as billing reads it; `unpriced` marks a target whose real price nobody gave. */
-export type TargetPrice = Required<Omit<Price, 'reasoning_micros_per_million'>> &
-  Pick<Price, 'reasoning_micros_per_million'> & { unpriced?: true };
+type OptionalPrices = 'reasoning_micros_per_million' | 'cache_write_micros_per_million';
+export type TargetPrice = Required<Omit<Price, OptionalPrices>> &
+  Pick<Price, OptionalPrices> & { unpriced?: true };
 
 const UNPRICED: TargetPrice = { ...FREE, unpriced: true };
 

@@ -76,10 +76,12 @@ export function nativeUsage(protocol: ProtocolName, raw: unknown): Usage | null 
     const output = num(usage.output_tokens);
     if (input === null || output === null) return null;
     const cached = num(usage.cache_read_input_tokens) ?? 0;
+    const written = num(usage.cache_creation_input_tokens) ?? 0;
     return {
-      prompt_tokens: input + cached + (num(usage.cache_creation_input_tokens) ?? 0),
+      prompt_tokens: input + cached + written,
       completion_tokens: output,
       cached_tokens: cached,
+      ...(written ? { cache_write_tokens: written } : {}),
     };
   }
   const prompt = num(usage.prompt_tokens);
@@ -113,6 +115,7 @@ export class NativeStream {
   private input_tokens: number | null = null;
   /** Of input_tokens, those read from the upstream's cache (Messages' message_start). */
   private cached_tokens = 0;
+  private cache_write_tokens = 0;
   private readonly generated: string[] = [];
   private held: { event: string | null; data: Json }[] = [];
 
@@ -222,6 +225,7 @@ export class NativeStream {
             (num(usage.cache_creation_input_tokens) ?? 0)
           : null;
         this.cached_tokens = usage ? (num(usage.cache_read_input_tokens) ?? 0) : 0;
+        this.cache_write_tokens = usage ? (num(usage.cache_creation_input_tokens) ?? 0) : 0;
       }
       const delta = obj(data.delta);
       if (delta && typeof delta.text === 'string') this.generated.push(delta.text);
@@ -239,6 +243,7 @@ export class NativeStream {
                 prompt_tokens: this.input_tokens ?? 0,
                 completion_tokens: output,
                 cached_tokens: Math.min(this.cached_tokens, this.input_tokens ?? 0),
+                ...(this.cache_write_tokens ? { cache_write_tokens: this.cache_write_tokens } : {}),
               };
       }
       return;

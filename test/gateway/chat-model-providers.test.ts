@@ -160,7 +160,7 @@ test('chat completions to the OpenAI target: billed at the catalogue price in ru
   assert.equal(before_micros - (await balanceMicros()), cost);
 });
 
-test('Messages pass through to the Anthropic target as sent (cache_control kept), billed at its catalogue price', async () => {
+test('Messages pass through to the Anthropic target as sent (cache_control kept), billed at its catalogue price, cache writes and reads apart', async () => {
   anthropicUp.script({
     kind: 'exact',
     completion: {
@@ -171,7 +171,12 @@ test('Messages pass through to the Anthropic target as sent (cache_control kept)
       content: [{ type: 'text', text: 'Hello from Claude.' }],
       stop_reason: 'end_turn',
       stop_sequence: null,
-      usage: { input_tokens: 2_000, cache_read_input_tokens: 10_000, output_tokens: 700 },
+      usage: {
+        input_tokens: 2_000,
+        cache_read_input_tokens: 10_000,
+        cache_creation_input_tokens: 3_000,
+        output_tokens: 700,
+      },
     },
   });
   const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: key, maxRetries: 0 });
@@ -194,9 +199,11 @@ test('Messages pass through to the Anthropic target as sent (cache_control kept)
   assert.deepEqual(sent.body.system[0].cache_control, { type: 'ephemeral' });
   assert.equal(answer.model, 'service-ai-pro-4');
   assert.deepEqual(answer.content, [{ type: 'text', text: 'Hello from Claude.' }]);
+  // Cache writes at Anthropic's cache-write price (1.25 times input), reads at the cached price.
   const cost = expectedMicros('anthropic', 'claude-sonnet-4-5', {
     input: 2_000,
     cached_input: 10_000,
+    cache_write: 3_000,
     output: 700,
   });
   assert.equal(Math.round(Number(response.headers.get('x-aihub-cost')) * 1_000_000), cost);
@@ -204,7 +211,12 @@ test('Messages pass through to the Anthropic target as sent (cache_control kept)
 });
 
 test('a streamed Messages request (as Claude Code sends) passes through too; the last delta carries the catalogue-priced bill', async () => {
-  const usage_start = { input_tokens: 1_500, cache_read_input_tokens: 20_000, output_tokens: 1 };
+  const usage_start = {
+    input_tokens: 1_500,
+    cache_read_input_tokens: 20_000,
+    cache_creation_input_tokens: 800,
+    output_tokens: 1,
+  };
   anthropicUp.script({
     kind: 'exact',
     chunks: [
@@ -254,6 +266,7 @@ test('a streamed Messages request (as Claude Code sends) passes through too; the
   const cost = expectedMicros('anthropic', 'claude-sonnet-4-5', {
     input: 1_500,
     cached_input: 20_000,
+    cache_write: 800,
     output: 450,
   });
   assert.equal(bill?.target, 'anthropic-claude-sonnet-4-5');

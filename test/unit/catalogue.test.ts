@@ -49,6 +49,7 @@ test('the catalogue prices a known model and knows nothing of prototype names', 
     input_micros_per_million: convertedMicrosPerMillion(sonnet.input, 1),
     cached_input_micros_per_million: convertedMicrosPerMillion(sonnet.cached_input!, 1),
     output_micros_per_million: convertedMicrosPerMillion(sonnet.output, 1),
+    cache_write_micros_per_million: convertedMicrosPerMillion(sonnet.cache_write!, 1),
   });
   assert.equal(cataloguePrice('anthropic', 'constructor', 1), null);
   assert.equal(cataloguePrice('anthropic', '__proto__', 1), null);
@@ -246,4 +247,29 @@ test('the exchange rate: set when given, 1 by itself for a US-dollar wallet, els
   assert.deepEqual(withExchangeRate({ currency: 'INR' }, null), { currency: 'INR' });
   const kept = { chat: { pricing: { exchange_rate: 90 } }, currency: 'USD' };
   assert.equal(withExchangeRate(kept, null), kept);
+});
+
+test('cache writes are billed at their own price, within the prompt; the hold covers the dearer input', () => {
+  const price = {
+    input_micros_per_million: 3_000_000,
+    cached_input_micros_per_million: 300_000,
+    output_micros_per_million: 15_000_000,
+    cache_write_micros_per_million: 3_750_000,
+  };
+  // 1,000,000 prompt tokens: 200,000 read from the cache, 300,000 written to it, 500,000 plain.
+  assert.equal(
+    costMicros(price, 1_000_000, 0, 200_000, 0, 300_000),
+    500_000 * 3 + 200_000 * 0.3 + 300_000 * 3.75,
+  );
+  // Writes never count twice with reads, nor beyond the prompt.
+  assert.equal(
+    costMicros(price, 1_000_000, 0, 900_000, 0, 900_000),
+    900_000 * 0.3 + 100_000 * 3.75,
+  );
+  assert.equal(worstCostMicros(price, 1_000_000, 0), 3_750_000);
+  const catalogued = cataloguePrice('anthropic', 'claude-sonnet-4-5', 1)!;
+  assert.equal(
+    catalogued.cache_write_micros_per_million,
+    convertedMicrosPerMillion(catalogueModel('anthropic', 'claude-sonnet-4-5')!.cache_write!, 1),
+  );
 });
