@@ -7,6 +7,7 @@ import madge from 'madge';
 
 const ORDER = [
   ['main.ts'],
+  ['cli'],
   ['app.ts'],
   ['deps.ts'],
   ['config.ts'],
@@ -18,6 +19,7 @@ const ORDER = [
   ['store'],
   ['http'],
   ['kernel', 'log.ts'],
+  ['catalogue'],
   ['util'],
 ];
 const TYPE_DOORS = new Set(['deps.ts', 'config.ts']);

@@ -45,6 +45,8 @@ export interface Settlement {
   balance_micros: number;
   /** Of cost_micros, what the wallet could not pay (an upstream counted more than the hold): owed, paid from the next credit. */
   receivable_micros: number;
+  /** The target that answered has no known price (a model missing from the catalogue): the cost is not what it bills. */
+  unpriced?: true;
 }
 
 export function utcDay(now_ms: number): string {
@@ -121,8 +123,10 @@ export interface ActualUsage {
   completion_tokens: number;
   /** Of prompt_tokens, read from the upstream's cache (billed at the cached price). */
   cached_tokens?: number;
-  /** Of completion_tokens, spent on reasoning (shown, billed as output). */
+  /** Of completion_tokens, spent on reasoning (shown; billed at the reasoning price, else as output). */
   reasoning_tokens?: number;
+  /** Of prompt_tokens, written to the upstream's cache (billed at the cache-write price, else as input). */
+  cache_write_tokens?: number;
   /** The counts are the gateway's estimate: the upstream reported no usage. */
   estimated?: boolean;
   status: UsageStatus;
@@ -166,6 +170,8 @@ function settleTx(
     usage.prompt_tokens,
     usage.completion_tokens,
     usage.cached_tokens ?? 0,
+    usage.reasoning_tokens ?? 0,
+    usage.cache_write_tokens ?? 0,
   );
   // A shared reservation leaves in this commit (0 if its lease lapsed and it was released meanwhile).
   const reserved_micros = r.money.releaseIn ? r.money.releaseIn(tx) : r.money.amount_micros;
@@ -235,6 +241,7 @@ function settleTx(
     cost_micros,
     balance_micros: read_balance ? balanceMicros(tx.state, r.account_id) : 0,
     receivable_micros,
+    ...(price.unpriced ? { unpriced: true as const } : {}),
   };
 }
 

@@ -1,18 +1,15 @@
 // The chat room's part of the gateway config. Every field has a default, so `{}` parses to
 // the embedded default: five tiers, all answered by the built-in offline engine.
 import { z } from 'zod';
+import { cataloguePrice } from '../catalogue/catalogue.js';
+import { providerChainSchema } from '../catalogue/chain.js';
+import { PROVIDER_KIND_IDS } from '../catalogue/kinds.js';
+import { TIER_IDS, type TierId } from '../catalogue/tiers.js';
 import { engineSchema, type EngineConfig } from '../llm/engines/index.js';
-import { type AmountError, unitsToMicros } from '../util/money.js';
+import { type AmountError, microsToUnits, unitsToMicros } from '../util/money.js';
 import { defaultCachedPrice, FREE, type Price } from './pricing.js';
 
-export const TIER_IDS = [
-  'service-ai-free',
-  'service-ai-lite',
-  'service-ai-standard-6',
-  'service-ai-pro-4',
-  'service-ai-max',
-] as const;
-export type TierId = (typeof TIER_IDS)[number];
+export { isTierId, TIER_IDS, type TierId } from '../catalogue/tiers.js';
 export type TierName = 'free' | 'lite' | 'standard' | 'pro' | 'max';
 
 const ENGINE_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/i;
@@ -31,18 +28,51 @@ const priceSchema = z
     }
   });
 
-const targetPriceSchema = z
+const fixedPriceSchema = z
   .strictObject({
     input_per_million: priceSchema,
     cached_input_per_million: priceSchema.optional(),
     output_per_million: priceSchema,
+    /** Reasoning tokens (part of the output), where they are priced apart from the rest of the output. */
+    reasoning_per_million: priceSchema.optional(),
+    /** Prompt tokens written to the upstream's cache (Anthropic's cache writes), where they cost more than input. */
+    cache_write_per_million: priceSchema.optional(),
   })
-  .transform((p): Required<Price> => ({
+  .transform((p): TargetPrice => ({
     input_micros_per_million: p.input_per_million,
     cached_input_micros_per_million:
       p.cached_input_per_million ?? defaultCachedPrice(p.input_per_million),
     output_micros_per_million: p.output_per_million,
+    ...(p.reasoning_per_million !== undefined
+      ? { reasoning_micros_per_million: p.reasoning_per_million }
+      : {}),
+    ...(p.cache_write_per_million !== undefined
+      ? { cache_write_micros_per_million: p.cache_write_per_million }
+      : {}),
   }));
+
+/**
+ * A target's price: given in the wallet's currency per million tokens; or the model catalogue's
+ * (catalogue/), converted at `chat.pricing.exchange_rate` when the config loads; or none known,
+ * so its answers cost nothing and say `x_aihub.unpriced: true`.
+ */
+const targetPriceSchema = z.union([
+  fixedPriceSchema,
+  z.strictObject({
+    catalogue: z.strictObject({
+      provider: z.enum(PROVIDER_KIND_IDS),
+      model: z.string().min(1).max(256),
+    }),
+  }),
+  z.strictObject({ unpriced: z.literal(true) }),
+]);
+
+/** A price as billing reads it; `unpriced` marks a target whose real price nobody gave. */
+type OptionalPrices = 'reasoning_micros_per_million' | 'cache_write_micros_per_million';
+export type TargetPrice = Required<Omit<Price, OptionalPrices>> &
+  Pick<Price, OptionalPrices> & { unpriced?: true };
+
+const UNPRICED: TargetPrice = { ...FREE, unpriced: true };
 
 interface TierDefaults {
   tier: TierName;
@@ -188,6 +218,27 @@ export const chatConfigSchema = z
       .prefault({}),
     /** Chat requests in flight at once; beyond it, 503 at once instead of an unbounded queue. */
     max_in_flight: z.int().min(1).max(100_000).default(4_096),
+    /**
+     * The model providers `aihub-gateway providers add` (or the extension) made the engines
+     * and tiers' targets from, in failover order: kept so that they can be listed, edited and
+     * removed. Serving reads `engines` and `models` only.
+     */
+    providers: providerChainSchema.prefault({}),
+    pricing: z
+      .strictObject({
+        /**
+         * Wallet currency units per US dollar, for targets priced from the model catalogue
+         * (whose prices are in US dollars); at most 6 decimals.
+         */
+        exchange_rate: z
+          .number()
+          .positive()
+          .max(1_000_000)
+          .refine((rate) => /^\d+(\.\d{1,6})?$/.test(String(rate)), 'must have at most 6 decimals')
+          .nullable()
+          .default(null),
+      })
+      .prefault({}),
   })
   .transform((config, ctx) => {
     const engines: Record<string, EngineConfig> = {
@@ -213,20 +264,69 @@ export const chatConfigSchema = z
         }
       });
     }
-    return { ...config, engines };
+    const models = resolvePrices(config.models, config.pricing.exchange_rate, ctx);
+    return { ...config, models, engines };
   });
+
+type TargetPriceInput = z.output<typeof targetPriceSchema>;
+
+/** Every tier's target prices in micro-units: the catalogue's converted, an unpriced one free and marked. */
+function resolvePrices<T extends { id: TierId; target_prices: Record<string, TargetPriceInput> }>(
+  tiers: Record<TierId, T>,
+  exchange_rate: number | null,
+  ctx: z.RefinementCtx,
+): Record<TierId, T & { target_prices: Record<string, TargetPrice> }> {
+  const resolved = {} as Record<TierId, T & { target_prices: Record<string, TargetPrice> }>;
+  for (const id of TIER_IDS) {
+    const tier = tiers[id];
+    const prices: Record<string, TargetPrice> = {};
+    for (const [name, price] of Object.entries(tier.target_prices)) {
+      const path = ['models', id, 'target_prices', name];
+      if ('unpriced' in price) prices[name] = UNPRICED;
+      else if (!('catalogue' in price)) prices[name] = price;
+      else if (exchange_rate === null)
+        ctx.addIssue({
+          code: 'custom',
+          path,
+          message:
+            'a catalogue price needs chat.pricing.exchange_rate (wallet currency units per US dollar)',
+        });
+      else {
+        const { provider, model } = price.catalogue;
+        const converted = cataloguePrice(provider, model, exchange_rate);
+        if (converted) prices[name] = converted;
+        else
+          ctx.addIssue({
+            code: 'custom',
+            path,
+            message: `${provider} model "${model}" is not in this gateway's model catalogue; give its prices or mark it {"unpriced": true}`,
+          });
+      }
+    }
+    resolved[id] = { ...tier, target_prices: prices };
+  }
+  return resolved;
+}
 
 export type ChatConfig = z.output<typeof chatConfigSchema>;
 export type TierConfig = ChatConfig['models'][TierId];
 
+/** The price a tier is listed at (GET /v1/models): its first target's, which answers when nothing fails. */
+export function listedPricing(tier: TierConfig, currency: string) {
+  const price = targetPrice(tier, tier.targets[0]!);
+  return {
+    input_per_million: microsToUnits(price.input_micros_per_million),
+    cached_input_per_million: microsToUnits(price.cached_input_micros_per_million),
+    output_per_million: microsToUnits(price.output_micros_per_million),
+    currency,
+    ...(price.unpriced ? { unpriced: true } : {}),
+  };
+}
+
 /** The price an answer from `target` is billed at (see `target_prices`). */
-export function targetPrice(tier: TierConfig, target: string | null): Required<Price> {
+export function targetPrice(tier: TierConfig, target: string | null): TargetPrice {
   if (target !== null && Object.hasOwn(tier.target_prices, target))
     return tier.target_prices[target]!;
   if (target === 'builtin' && tier.targets[0] !== 'builtin') return FREE;
   return tier;
-}
-
-export function isTierId(model: string): model is TierId {
-  return (TIER_IDS as readonly string[]).includes(model);
 }

@@ -12,7 +12,7 @@ import {
   utcDay,
 } from '../billing.js';
 import { targetPrice, type TierConfig } from '../config.js';
-import { costMicros } from '../pricing.js';
+import { worstCostMicros } from '../pricing.js';
 import type { ChatRoom } from '../room.js';
 
 export interface HoldRequest {
@@ -124,7 +124,7 @@ function worstCaseMicros(
 ): number {
   return Math.max(
     ...tier.targets.map((target) =>
-      costMicros(targetPrice(tier, target), prompt_tokens, completion_tokens),
+      worstCostMicros(targetPrice(tier, target), prompt_tokens, completion_tokens),
     ),
   );
 }

@@ -105,6 +105,8 @@ export function xAihub(
     cached_tokens: usage.cached_tokens ?? 0,
     reasoning_tokens: usage.reasoning_tokens ?? 0,
     usage: usage.estimated ? 'estimated' : 'reported',
+    // No price is known for the target that answered (a model missing from the catalogue): `cost` is not what it will bill.
+    ...(settlement.unpriced ? { unpriced: true } : {}),
     // The part of `cost` the wallet could not pay: owed, and paid first from the next credit.
     ...(settlement.receivable_micros > 0
       ? { receivable: microsToUnits(settlement.receivable_micros) }
@@ -129,6 +131,7 @@ function billHeaders(call: Settling, settlement: Settlement): Record<string, str
     'x-aihub-cost': String(microsToUnits(settlement.cost_micros)),
     'x-aihub-balance': String(microsToUnits(settlement.balance_micros)),
     'x-aihub-request-id': call.request_id,
+    ...(settlement.unpriced ? { 'x-aihub-unpriced': 'true' } : {}),
   };
 }
 
