@@ -5,10 +5,15 @@
 import { z } from 'zod';
 import { httpKind } from './http/index.js';
 import type { ProviderBuildContext } from './kind.js';
+import { paysprintKind } from './paysprint/index.js';
 import { sandboxKind } from './sandbox/index.js';
 import type { PaymentProvider } from './types.js';
 
-export const providerSchema = z.discriminatedUnion('type', [sandboxKind.schema, httpKind.schema]);
+export const providerSchema = z.discriminatedUnion('type', [
+  sandboxKind.schema,
+  httpKind.schema,
+  paysprintKind.schema,
+]);
 export type ProviderConfig = z.output<typeof providerSchema>;
 
 type Builders = {
@@ -21,6 +26,7 @@ type Builders = {
 const BUILDERS: Builders = {
   sandbox: (config, context) => sandboxKind.build(config, context),
   http: (config, context) => httpKind.build(config, context),
+  paysprint: (config, context) => paysprintKind.build(config, context),
 };
 
 /** The provider an entry describes, or null when its type is not used in this mode. */
