@@ -29,7 +29,7 @@ type Codes = PaysprintProviderConfig['codes'];
 export class PaysprintProvider implements PaymentProvider {
   readonly name: string;
   readonly timeout_ms: number;
-  readonly lookup_kinds: readonly LookupKind[] = ['bill'];
+  readonly lookup_kinds: readonly LookupKind[] = ['bill', 'remitter_kyc'];
   readonly callbacks: ProviderCallbacks;
 
   constructor(
@@ -158,32 +158,7 @@ export class PaysprintProvider implements PaymentProvider {
         ];
       }
       case 'dmt':
-        if (params.kind === 'penny_drop')
-          return [
-            config.paths.dmt_penny_drop,
-            {
-              referenceid: request.txn_id,
-              accno: request.subject,
-              ifsccode: params.ifsc,
-              benename: params.name,
-              latitude: config.latitude,
-              longitude: config.longitude,
-            },
-          ];
-        return [
-          config.paths.dmt_transact,
-          {
-            mobile: params.mobile,
-            referenceid: request.txn_id,
-            pipe: config.dmt_pipe,
-            bene_id: await this.beneficiary(request, signal),
-            txntype: params.txn_type === 'NEFT' ? 'NEFT' : 'IMPS',
-            amount,
-            latitude: config.latitude,
-            longitude: config.longitude,
-            ...pick(params, ['pincode', 'address', 'dob', 'gst_state']),
-          },
-        ];
+        return this.dmtSubmission(request, signal);
       case 'pan':
         return [
           config.paths.pan_verify,
@@ -194,6 +169,42 @@ export class PaysprintProvider implements PaymentProvider {
           },
         ];
     }
+  }
+
+  /** A penny drop, or a transfer to PaySprint's beneficiary id for the account. */
+  private async dmtSubmission(
+    request: ProviderRequest,
+    signal: AbortSignal,
+  ): Promise<[string, Record<string, unknown>]> {
+    const { config } = this;
+    const { params } = request;
+    const amount = microsToUnits(request.amount_micros);
+    if (params.kind === 'penny_drop')
+      return [
+        config.paths.dmt_penny_drop,
+        {
+          referenceid: request.txn_id,
+          accno: request.subject,
+          ifsccode: params.ifsc,
+          benename: params.name,
+          latitude: config.latitude,
+          longitude: config.longitude,
+        },
+      ];
+    return [
+      config.paths.dmt_transact,
+      {
+        mobile: params.mobile,
+        referenceid: request.txn_id,
+        pipe: config.dmt_pipe,
+        bene_id: await this.beneficiary(request, signal),
+        txntype: params.txn_type === 'NEFT' ? 'NEFT' : 'IMPS',
+        amount,
+        latitude: config.latitude,
+        longitude: config.longitude,
+        ...pick(params, ['pincode', 'address', 'dob', 'gst_state']),
+      },
+    ];
   }
 
   /** PaySprint's beneficiary id for the transfer's account, registered under the remitter. */
@@ -317,6 +328,7 @@ export class PaysprintProvider implements PaymentProvider {
   }
 
   async lookup(request: LookupRequest, signal: AbortSignal): Promise<LookupResult> {
+    if (request.kind === 'remitter_kyc') return this.remitter(request, signal);
     if (request.kind !== 'bill')
       throw new ProviderUnavailableError(
         'misconfigured',
@@ -346,6 +358,38 @@ export class PaysprintProvider implements PaymentProvider {
     put('bill_number', 'bill_fetch.billnumber');
     put('bill_date', 'bill_fetch.billdate');
     return { outcome: 'found', data, message: messageOf(answer.body) || 'bill fetched' };
+  }
+
+  /**
+   * A remitter's document, as PaySprint knows the remitter: PaySprint onboards remitters itself
+   * (its OTP and eKYC), so a remitter it has registered is a verified one, under its name there.
+   */
+  private async remitter(request: LookupRequest, signal: AbortSignal): Promise<LookupResult> {
+    const answer = await this.call(
+      'dmt',
+      this.config.paths.dmt_remitter,
+      { mobile: request.params.mobile },
+      signal,
+    );
+    const code = responseCode(answer.body);
+    if (answer.http_status >= 400 || code === null)
+      throw new ProviderUnavailableError(
+        'bad_response',
+        `provider ${this.name} could not answer the remitter query (HTTP ${answer.http_status})`,
+      );
+    const names = ['data.fname', 'data.lname']
+      .map((path) => getPath(answer.body, path))
+      .filter((part): part is string => typeof part === 'string' && part !== '');
+    if (!this.config.codes.success.includes(code) || names.length === 0)
+      return {
+        outcome: 'not_found',
+        message: messageOf(answer.body) || `the remitter is not registered at ${this.name}`,
+      };
+    return {
+      outcome: 'found',
+      data: { name_on_document: names.join(' ').slice(0, 128) },
+      message: messageOf(answer.body) || 'remitter registered',
+    };
   }
 
   private fetchBill(operator: string, canumber: string, signal: AbortSignal): Promise<Answer> {

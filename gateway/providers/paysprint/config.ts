@@ -60,6 +60,7 @@ export const paysprintProviderSchema = z.strictObject({
       bill_fetch: path('/api/v1/service/bill-payment/bill/fetchbill'),
       bill_pay: path('/api/v1/service/bill-payment/bill/paybill'),
       bill_status: path('/api/v1/service/bill-payment/bill/status'),
+      dmt_remitter: path('/api/v1/service/dmt/remitter/queryremitter'),
       dmt_beneficiary: path('/api/v1/service/dmt/beneficiary/registerbeneficiary'),
       dmt_penny_drop: path('/api/v1/service/dmt/beneficiary/registerbeneficiary/benenameverify'),
       dmt_transact: path('/api/v1/service/dmt/transact/transact'),
