@@ -88,10 +88,28 @@ test(
   async () => {
     const server = await startPaysprint(SECRETS, { encrypted: ['dmt', 'pan'] });
     const sms = await startUpstream((_req, res) => json(res, 200, { accepted: true }));
+    // A second recharge provider after PaySprint: failover must never reach it for a
+    // transaction PaySprint may have taken (a 503, a timeout, a duplicate reference).
+    const backup = await startUpstream((_req, res) => json(res, 200, { status: 'SUCCESS' }));
     const ps = entry(server.url);
     const gw = await startPaymentsGateway(
       paymentsConfig({
-        providers: { recharge: [ps], dmt: [ps], pan: [ps], bills: [ps] },
+        providers: {
+          recharge: [
+            ps,
+            {
+              type: 'http',
+              name: 'backup',
+              submit: { url: `${backup.url}/pay`, fields: { ref: 'txn_id' } },
+              status: { url: `${backup.url}/status/{txn_id}` },
+              response: { status_field: 'status' },
+              status_map: { success: ['SUCCESS'] },
+            },
+          ],
+          dmt: [ps],
+          pan: [ps],
+          bills: [ps],
+        },
         dmt: {
           otp: {
             resend_interval_ms: 0,
@@ -158,11 +176,17 @@ test(
       const duplicate = await recharge('9876500005');
       assert.equal(duplicate.body.data.status, 'success', JSON.stringify(duplicate.body));
       assert.equal(enquiries(server, duplicate.body.txn_id), 1);
+      // Settled by the enquiry within the one attempt: never recorded as pending or declined.
+      const attempts = async (id: string) =>
+        (await txnOf(gw, headers, id)).attempts.map((a: any) => a.outcome);
+      assert.deepEqual(await attempts(duplicate.body.txn_id), ['success']);
 
       // A 503 after PaySprint took it: the enquiry finds it, no failover, no second payment.
       const unavailable = await recharge('9876500006');
       assert.equal(unavailable.body.data.status, 'success', JSON.stringify(unavailable.body));
       assert.equal(enquiries(server, unavailable.body.txn_id), 1);
+      assert.deepEqual(await attempts(unavailable.body.txn_id), ['success']);
+      assert.deepEqual(backup.seen, [], 'no transaction PaySprint may have taken went elsewhere');
       await verifyOk(gw);
 
       // A reversal by PaySprint's callback: a forged, a stale and (after it is applied) a
@@ -328,6 +352,7 @@ test(
       await gw.stop();
       await server.close();
       await sms.close();
+      await backup.close();
     }
   },
 );
