@@ -30,6 +30,8 @@ export interface PaysprintServer extends Upstream {
   refusals: string[];
   /** The decrypted (or plain) JSON of each accepted request, with its path. */
   accepted: Array<{ path: string; body: any }>;
+  /** referenceid → the refund OTP PaySprint sent the remitter. */
+  refund_otps: Map<string, string>;
   /** Remitters PaySprint has onboarded (mobile → name). */
   remitters: Map<string, { fname: string; lname: string }>;
 }
@@ -77,6 +79,7 @@ export async function startPaysprint(
   const accepted: PaysprintServer['accepted'] = [];
   const remitters: PaysprintServer['remitters'] = new Map();
   const beneficiaries = new Map<string, string>();
+  const refund_otps = new Map<string, string>();
   let counter = 0;
 
   const refuse = (res: ServerResponse, reason: string) => {
@@ -323,6 +326,32 @@ export async function startPaysprint(
             benename: 'SUNITA RAO',
           },
         );
+      case '/dmt/refund/refund/resendotp': {
+        const txn = txns.get(String(body.referenceid ?? ''));
+        if (!txn || txn.service !== 'dmt' || txn.status !== '0' || txn.ackno !== body.ackno)
+          return json(res, 200, { status: false, response_code: 0, message: 'Not refundable' });
+        const otp = String(100_000 + ++counter);
+        refund_otps.set(String(body.referenceid), otp);
+        return json(res, 200, {
+          status: true,
+          response_code: 1,
+          message: 'OTP sent to the remitter',
+        });
+      }
+      case '/dmt/refund/refund/': {
+        const ref = String(body.referenceid ?? '');
+        const txn = txns.get(ref);
+        if (
+          !txn ||
+          txn.status !== '0' ||
+          !refund_otps.has(ref) ||
+          refund_otps.get(ref) !== body.otp
+        )
+          return json(res, 200, { status: false, response_code: 0, message: 'Invalid OTP' });
+        txn.status = 'R';
+        refund_otps.delete(ref);
+        return json(res, 200, { status: true, response_code: 1, message: 'Refund claimed' });
+      }
       case '/pan/verify':
         if (!/^[A-Z]{5}\d{4}[A-Z]$/.test(String(body.pannumber)))
           return json(res, 200, { status: false, response_code: 0, message: 'invalid PAN' });
@@ -335,7 +364,7 @@ export async function startPaysprint(
   }
 
   const upstream = await startUpstream(script);
-  return Object.assign(upstream, { txns, refusals, accepted, remitters });
+  return Object.assign(upstream, { txns, refusals, accepted, remitters, refund_otps });
 }
 
 /** A token as PaySprint signs one (for callbacks, and to replay or age one in a test). */

@@ -327,6 +327,48 @@ export class PaysprintProvider implements PaymentProvider {
     return readEnquiry(this.name, codes, answer, this.dataOf(query.service, answer.body));
   }
 
+  /**
+   * PaySprint's refund of a transfer it failed: it sends the remitter an OTP
+   * (`refund/refund/resendotp`), and the OTP the customer gives claims the refund
+   * (`refund/refund/`) into our PaySprint balance. Not yet called by the DMT room, whose
+   * refund uses the gateway's own OTP (docs/payments-api.md, "PaySprint").
+   */
+  async refundOtp(
+    query: StatusQuery,
+    signal: AbortSignal,
+  ): Promise<{ sent: boolean; message: string }> {
+    const answer = await this.call(
+      'dmt',
+      this.config.paths.dmt_refund_otp,
+      { referenceid: query.txn_id, ackno: query.provider_ref ?? '' },
+      signal,
+    );
+    const code = responseCode(answer.body);
+    return {
+      sent: code !== null && this.config.codes.success.includes(code) && answer.http_status < 400,
+      message: messageOf(answer.body),
+    };
+  }
+
+  async claimRefund(
+    query: StatusQuery,
+    otp: string,
+    signal: AbortSignal,
+  ): Promise<{ refunded: boolean; message: string }> {
+    const answer = await this.call(
+      'dmt',
+      this.config.paths.dmt_refund,
+      { referenceid: query.txn_id, ackno: query.provider_ref ?? '', otp },
+      signal,
+    );
+    const code = responseCode(answer.body);
+    return {
+      refunded:
+        code !== null && this.config.codes.success.includes(code) && answer.http_status < 400,
+      message: messageOf(answer.body),
+    };
+  }
+
   async lookup(request: LookupRequest, signal: AbortSignal): Promise<LookupResult> {
     if (request.kind === 'remitter_kyc') return this.remitter(request, signal);
     if (request.kind !== 'bill')

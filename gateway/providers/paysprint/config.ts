@@ -65,6 +65,8 @@ export const paysprintProviderSchema = z.strictObject({
       dmt_penny_drop: path('/api/v1/service/dmt/beneficiary/registerbeneficiary/benenameverify'),
       dmt_transact: path('/api/v1/service/dmt/transact/transact'),
       dmt_status: path('/api/v1/service/dmt/transact/transact/querytransaction'),
+      dmt_refund_otp: path('/api/v1/service/dmt/refund/refund/resendotp'),
+      dmt_refund: path('/api/v1/service/dmt/refund/refund/'),
       pan_verify: path('/api/v1/service/pan/verify'),
       pan_status: path('/api/v1/service/pan/status'),
     })

@@ -15,7 +15,9 @@ import {
 } from '../../../gateway/providers/paysprint/auth.ts';
 import { PaysprintCallbacks } from '../../../gateway/providers/paysprint/callbacks.ts';
 import { paysprintProviderSchema } from '../../../gateway/providers/paysprint/config.ts';
+import { PaysprintProvider } from '../../../gateway/providers/paysprint/adapter.ts';
 import { CallbackRefusedError } from '../../../gateway/providers/types.ts';
+import { startPaysprint } from '../../support/paysprint-server.ts';
 
 const CLAIMS = { timestamp: 1765090000, partnerId: 'PS001234', reqid: '1765090000000123456789' };
 const OPENSSL_JWT =
@@ -94,4 +96,76 @@ test('a callback is believed only with a fresh token of our partner and secret, 
   now = new Date(CLAIMS.timestamp * 1000 + 301_000);
   refused(signJwt({ ...CLAIMS, reqid: '1' }, 'jwt-secret-for-a-test')); // stale
   assert.throws(() => callbacks.checkHead({}), CallbackRefusedError);
+});
+
+test('the adapter against the scripted PaySprint: a duplicate reference settled by the enquiry, a failed transfer refunded with PaySprint OTP', async () => {
+  const secrets = {
+    partner_id: 'PS001234',
+    jwt_secret: 'jwt-secret-for-a-test',
+    authorised_key: 'auth-key',
+    aes_key: KEY,
+    aes_iv: IV,
+  };
+  const server = await startPaysprint(secrets, { encrypted: ['dmt'] });
+  try {
+    const provider = new PaysprintProvider(
+      paysprintProviderSchema.parse({
+        type: 'paysprint',
+        name: 'ps',
+        base_url: server.url,
+        timeout_ms: 2_000,
+        encrypt: ['dmt'],
+      }),
+      {
+        AIHUB_PAYSPRINT_PARTNER_ID: secrets.partner_id,
+        AIHUB_PAYSPRINT_JWT_SECRET: secrets.jwt_secret,
+        AIHUB_PAYSPRINT_AUTHORISED_KEY: secrets.authorised_key,
+        AIHUB_PAYSPRINT_AES_KEY: KEY,
+        AIHUB_PAYSPRINT_AES_IV: IV,
+      },
+      () => new Date(),
+    );
+    const signal = new AbortController().signal;
+    const base = { amount_micros: 100_000_000, submitted_at: new Date().toISOString() };
+    const duplicate = await provider.submit(
+      {
+        ...base,
+        txn_id: 'txn_dup',
+        service: 'recharge',
+        subject: '9876500005',
+        params: { operator_id: 1 },
+      },
+      signal,
+    );
+    assert.equal(duplicate.outcome, 'success', 'a duplicate reference is asked about, not failed');
+
+    server.remitters.set('9876512345', { fname: 'Ravi', lname: 'Kumar' });
+    const transfer = {
+      ...base,
+      txn_id: 'txn_dmt',
+      service: 'dmt' as const,
+      subject: '912345670003',
+      params: {
+        kind: 'transfer',
+        txn_type: 'IMPS',
+        ifsc: 'SBIN0001234',
+        name: 'Sunita Rao',
+        mobile: '9876512345',
+      },
+    };
+    const accepted = await provider.submit(transfer, signal);
+    assert.equal(accepted.outcome, 'pending');
+    const query = { ...transfer, provider_ref: accepted.provider_ref };
+    assert.equal((await provider.status(query, signal)).outcome, 'pending');
+    const failed = await provider.status(query, signal);
+    assert.equal(failed.outcome, 'failed');
+    assert.equal((await provider.refundOtp(query, signal)).sent, true);
+    const otp = server.refund_otps.get('txn_dmt')!;
+    assert.equal((await provider.claimRefund(query, '000000', signal)).refunded, false);
+    assert.equal((await provider.claimRefund(query, otp, signal)).refunded, true);
+    assert.equal(server.txns.get('txn_dmt')!.status, 'R');
+    assert.deepEqual(server.refusals, []);
+  } finally {
+    await server.close();
+  }
 });
