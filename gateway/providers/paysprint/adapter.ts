@@ -336,35 +336,30 @@ export class PaysprintProvider implements PaymentProvider {
   async refundOtp(
     query: StatusQuery,
     signal: AbortSignal,
-  ): Promise<{ sent: boolean; message: string }> {
-    const answer = await this.call(
-      'dmt',
-      this.config.paths.dmt_refund_otp,
-      { referenceid: query.txn_id, ackno: query.provider_ref ?? '' },
-      signal,
-    );
-    const code = responseCode(answer.body);
-    return {
-      sent: code !== null && this.config.codes.success.includes(code) && answer.http_status < 400,
-      message: messageOf(answer.body),
-    };
+  ): Promise<{ done: boolean; message: string }> {
+    const fields = { referenceid: query.txn_id, ackno: query.provider_ref ?? '' };
+    return this.ask(this.config.paths.dmt_refund_otp, fields, signal);
   }
 
   async claimRefund(
     query: StatusQuery,
     otp: string,
     signal: AbortSignal,
-  ): Promise<{ refunded: boolean; message: string }> {
-    const answer = await this.call(
-      'dmt',
-      this.config.paths.dmt_refund,
-      { referenceid: query.txn_id, ackno: query.provider_ref ?? '', otp },
-      signal,
-    );
+  ): Promise<{ done: boolean; message: string }> {
+    const fields = { referenceid: query.txn_id, ackno: query.provider_ref ?? '', otp };
+    return this.ask(this.config.paths.dmt_refund, fields, signal);
+  }
+
+  /** A DMT call whose answer is only done or not, with PaySprint's message. */
+  private async ask(
+    path: string,
+    fields: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<{ done: boolean; message: string }> {
+    const answer = await this.call('dmt', path, fields, signal);
     const code = responseCode(answer.body);
     return {
-      refunded:
-        code !== null && this.config.codes.success.includes(code) && answer.http_status < 400,
+      done: code !== null && this.config.codes.success.includes(code) && answer.http_status < 400,
       message: messageOf(answer.body),
     };
   }

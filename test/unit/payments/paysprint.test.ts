@@ -159,10 +159,10 @@ test('the adapter against the scripted PaySprint: a duplicate reference settled 
     assert.equal((await provider.status(query, signal)).outcome, 'pending');
     const failed = await provider.status(query, signal);
     assert.equal(failed.outcome, 'failed');
-    assert.equal((await provider.refundOtp(query, signal)).sent, true);
+    assert.equal((await provider.refundOtp(query, signal)).done, true);
     const otp = server.refund_otps.get('txn_dmt')!;
-    assert.equal((await provider.claimRefund(query, '000000', signal)).refunded, false);
-    assert.equal((await provider.claimRefund(query, otp, signal)).refunded, true);
+    assert.equal((await provider.claimRefund(query, '000000', signal)).done, false);
+    assert.equal((await provider.claimRefund(query, otp, signal)).done, true);
     assert.equal(server.txns.get('txn_dmt')!.status, 'R');
     assert.deepEqual(server.refusals, []);
   } finally {
