@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ekoKind } from './eko/index.js';
 import { httpKind } from './http/index.js';
 import type { ProviderBuildContext } from './kind.js';
+import { paysprintKind } from './paysprint/index.js';
 import { sandboxKind } from './sandbox/index.js';
 import type { PaymentProvider } from './types.js';
 
@@ -13,6 +14,7 @@ export const providerSchema = z.discriminatedUnion('type', [
   sandboxKind.schema,
   httpKind.schema,
   ekoKind.schema,
+  paysprintKind.schema,
 ]);
 export type ProviderConfig = z.output<typeof providerSchema>;
 
@@ -27,6 +29,7 @@ const BUILDERS: Builders = {
   sandbox: (config, context) => sandboxKind.build(config, context),
   http: (config, context) => httpKind.build(config, context),
   eko: (config, context) => ekoKind.build(config, context),
+  paysprint: (config, context) => paysprintKind.build(config, context),
 };
 
 /** The provider an entry describes, or null when its type is not used in this mode. */
