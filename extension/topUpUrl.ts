@@ -12,9 +12,7 @@ export function shortfallOf(topUpUrl: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
-  return amount && /^\d{1,12}(\.\d{1,2})?$/.test(amount) && Number(amount) > 0
-    ? amount
-    : undefined;
+  return amount && /^\d{1,12}(\.\d{1,2})?$/.test(amount) && Number(amount) > 0 ? amount : undefined;
 }
 
 /** `<root>/wallet`, with `?amount=` when the gateway named a shortfall. */
