@@ -207,7 +207,7 @@ async function serve(config: Config): Promise<void> {
   });
   const accounts = createAccounts(room_deps);
   const chat = createChat(room_deps, { engines: llm.engines, trust_proxy });
-  const dashboard = createDashboard({ ...room_deps, payments });
+  const dashboard = createDashboard({ ...room_deps, payments, topups });
   const gateway = createGateway(
     {
       config,
