@@ -199,7 +199,7 @@ function payPage(ctx: WebContext, view: TopupView): Html {
 <a class="button secondary" href="/wallet">Cancel</a></p>
 <p class="small" id="pay-status" role="status"></p>
 <noscript><p class="error">The payment window needs JavaScript.</p></noscript>
-<p class="small muted">Top-up <code>${view.topup_id}</code>. The wallet is credited when ${view.provider} confirms the payment to this gateway, whatever happens to this page.</p>
+<p class="small muted">Top-up <code>${view.topup_id}</code>. The wallet is credited when the payment provider confirms the payment to this gateway, whatever happens to this page.</p>
 </section>
 ${checkout.script_url ? html`<script src="${checkout.script_url}" defer></script>` : ''}
 <script src="${CHECKOUT_JS_PATH}" defer></script>`;
