@@ -66,7 +66,7 @@ export class InsufficientBalanceRefusal extends ApiError {
     super(
       402,
       'insufficient_balance',
-      `insufficient balance: this request may cost up to ${microsToUnits(figures.required_micros)} ${figures.currency} (${advice}) and the wallet has ${balance} ${figures.currency}; top up at least ${shortfall} ${figures.currency} at ${topup_url}`,
+      `insufficient balance: this request may cost up to ${microsToUnits(figures.required_micros)} ${figures.currency} (${advice}) and the wallet has ${balance} ${figures.currency}; top up at ${topup_url} (the wallet is ${shortfall} ${figures.currency} short)`,
       null,
       'insufficient_balance',
       {

@@ -338,7 +338,7 @@ export function registerExtensionTests(): void {
       assert.equal(reply.status, 'error');
       assert.deepEqual(reply.error?.actions, ['topUp']);
       // The 402's message names the amount short; Top Up opens the wallet page with it.
-      const short = /top up at least ([\d.]+) /.exec(reply.error?.message ?? '');
+      const short = /the wallet is ([\d.]+) [A-Z]{3} short/.exec(reply.error?.message ?? '');
       assert.ok(short, reply.error?.message);
       const opened = await vscode.commands.executeCommand<string>('aihub.topUp');
       const amount = /^(.*)\/wallet\?amount=(\d+\.\d\d)$/.exec(opened);

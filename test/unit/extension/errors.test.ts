@@ -47,7 +47,7 @@ test('402 becomes "Top Up", and the gateway message (with its wallet URL) is sho
 test('402 carries the top-up page the gateway named, with its shortfall, to the Top Up action', () => {
   const named = 'http://gw.internal:8787/wallet?amount=1.25';
   const failure = toFailure(
-    httpError(402, 'insufficient_balance', `top up at least 1.2481 INR at ${named}`, {
+    httpError(402, 'insufficient_balance', `top up at ${named} (the wallet is 1.2481 INR short)`, {
       'x-aihub-topup-url': named,
     }),
   );
