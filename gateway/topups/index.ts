@@ -9,6 +9,7 @@ import type { Topups } from './room.js';
 import { RejectedWebhooks, adminRoutes, apiRoutes, webhookRoutes } from './routes.js';
 import { TopupService, topupView } from './service.js';
 import { priceTopup } from './fees.js';
+import { topupRouteDocs } from './openapi.js';
 
 export type { Topups, TopupView } from './room.js';
 
@@ -34,6 +35,7 @@ export function createTopups(deps: RoomDeps, env: NodeJS.ProcessEnv = process.en
     api: apiRoutes(route_deps),
     webhooks: webhookRoutes({ ...route_deps, provider, rejected, now: () => clock.now() }),
     admin: adminRoutes({ ...route_deps, rejected }),
+    route_docs: topupRouteDocs,
     quote: (amount_micros, method) => priceTopup(config, amount_micros, method),
     create: async (account_id, input) => topupView(await service.create(account_id, input)),
     get: async (account_id, topup_id) => {
