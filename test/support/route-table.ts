@@ -96,7 +96,7 @@ export function inProcessGateway(
   const rooms = {
     accounts: createAccounts(deps),
     chat,
-    dashboard: createDashboard({ ...deps, payments }),
+    dashboard: createDashboard({ ...deps, payments, topups }),
     payments,
     topups,
   };
