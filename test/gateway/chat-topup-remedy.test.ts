@@ -5,6 +5,7 @@
 // A real gateway process on the embedded defaults, plain fetch.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { dashboardSession } from '../support/dashboard-session.js';
 import { createFundedAccount, request, startGateway, type Gateway } from './helpers.js';
 
 let gateway: Gateway;
@@ -145,4 +146,22 @@ test('an empty wallet: the shortfall is the whole worst case', async () => {
   assert.equal(reply.body.x_aihub.shortfall, reply.body.x_aihub.required);
   // A shortfall below one paisa still asks for one paisa, never for nothing.
   assert.ok(Number(new URL(reply.body.x_aihub.topup_url).searchParams.get('amount')) >= 0.01);
+});
+
+test('the named page fills in the amount (sandbox: the instant top-up form), raised to the smallest top-up', async () => {
+  const cookie = await dashboardSession(gateway.url, '/signup', {
+    name: 'Asha Rao',
+    email: 'asha-remedy@example.com',
+    password: 'correct horse battery staple',
+    password_confirm: 'correct horse battery staple',
+  });
+  const amountOn = async (query: string) => {
+    const page = await fetch(`${gateway.url}/wallet${query}`, { headers: { cookie } });
+    assert.equal(page.status, 200);
+    return /<input id="amount"[^>]* value="([^"]*)"/.exec(await page.text())?.[1];
+  };
+  assert.equal(await amountOn('?amount=16.39'), '16.39');
+  assert.equal(await amountOn('?amount=0.11'), '1.00');
+  assert.equal(await amountOn('?amount=%3Cscript%3E'), '');
+  assert.equal(await amountOn(''), '');
 });
