@@ -358,8 +358,17 @@ describe('top-up fees and limits', () => {
     assert.equal(created.total, 100 + created.fee);
     assert.equal(razorpay.orders.get(created.order_id)!.amount, Math.round(created.total * 100));
     const payment = razorpay.pay(created.order_id);
-    await razorpay.deliver(`${gateway.url}/webhooks/razorpay`, razorpay.captured(payment));
+    const hook = `${gateway.url}/webhooks/razorpay`;
+    await razorpay.deliver(hook, razorpay.captured(payment));
     assert.equal(await balance(gateway, user.key), 100);
+    // A refund of everything paid: the fee stays earned, so the wallet gives back the amount
+    // and owes the fee the card got back.
+    const refund = razorpay.refund(payment.id, payment.amount);
+    assert.equal((await razorpay.deliver(hook, razorpay.refunded(refund))).status, 200);
+    assert.equal(await balance(gateway, user.key), 0);
+    const seen = await topup(gateway, user.key, created.topup_id);
+    assert.equal(seen.reversed, 102.36);
+    assert.equal(seen.owed, 2.36);
   });
 
   test('below the minimum, above the maximum and past the daily cap: 400 naming amount', async () => {
