@@ -169,6 +169,20 @@ describe('top-ups through Razorpay', () => {
     assert.ok(
       listed.some((a: any) => a.reason === 'amount_mismatch' && a.payment_id === payment.id),
     );
+    const flagged = await admin(gateway).get('/admin/topups?status=flagged');
+    assert.ok(flagged.body.topups.some((t: any) => t.topup_id === created.topup_id));
+    const all = await admin(gateway).get('/admin/topups?limit=500');
+    assert.ok(all.body.topups.some((t: any) => t.topup_id === created.topup_id));
+    // Every step in the audit log.
+    const audit = await admin(gateway).get(`/admin/audit?account_id=${user.account_id}`);
+    const actions = audit.body.data.map((entry: any) => entry.action);
+    for (const action of [
+      'topup.created',
+      'topup.order',
+      'topup.alert.amount_mismatch',
+      'topup.flagged',
+    ])
+      assert.ok(actions.includes(action), `${action} in ${actions}`);
   });
 
   test('a webhook that lies about the amount is not believed: the fetch decides', async () => {
