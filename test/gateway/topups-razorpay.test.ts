@@ -333,6 +333,52 @@ describe('the reconciliation pass', () => {
     );
     assert.equal(await balance(gateway, user.key), 45);
   });
+
+  test('a failed attempt, then a payment on the same order: failed, then credited', async () => {
+    const user = await createFundedAccount(gateway);
+    const created = await startTopup(gateway, user.key, 33);
+    const hook = `${gateway.url}/webhooks/razorpay`;
+    const failed = razorpay.fail(created.order_id);
+    const failure = razorpay.webhook('payment.failed', { payment: failed });
+    assert.equal((await razorpay.deliver(hook, failure)).status, 200);
+    const seen = await topup(gateway, user.key, created.topup_id);
+    assert.equal(seen.status, 'failed');
+    assert.ok(seen.checkout, 'still payable');
+    const payment = razorpay.pay(created.order_id);
+    assert.equal((await razorpay.deliver(hook, razorpay.captured(payment))).status, 200);
+    assert.equal((await topup(gateway, user.key, created.topup_id)).status, 'credited');
+    assert.equal(await balance(gateway, user.key), 33);
+    // The other provider's webhook path is not served while Razorpay is the one configured.
+    assert.equal((await razorpay.deliver(`${gateway.url}/webhooks/cashfree`, failure)).status, 404);
+  });
+});
+
+describe('an order never paid', () => {
+  test('expires after topups.reconcile.expire_after_ms and no longer counts against the daily cap', async () => {
+    const razorpay = await ScriptedRazorpay.start();
+    const gateway = await startLive(razorpay, {
+      daily_cap: 100,
+      reconcile: { interval_ms: RECONCILE_MS, first_after_ms: 0, expire_after_ms: 1_000 },
+    });
+    try {
+      const user = await createFundedAccount(gateway);
+      const created = await startTopup(gateway, user.key, 100);
+      const refused = await request(`${gateway.url}/api/wallet/topups`, {
+        headers: auth(user.key),
+        body: { amount: 1 },
+      });
+      assert.equal(refused.body.error?.code, 'daily_cap_exceeded');
+      await waitFor(
+        async () => (await topup(gateway, user.key, created.topup_id)).status === 'expired',
+        async () => `still ${JSON.stringify(await topup(gateway, user.key, created.topup_id))}`,
+      );
+      assert.equal((await topup(gateway, user.key, created.topup_id)).checkout, null);
+      await startTopup(gateway, user.key, 100);
+    } finally {
+      await gateway.stop();
+      await razorpay.close();
+    }
+  });
 });
 
 describe('top-up fees and limits', () => {
