@@ -10,6 +10,8 @@ export type GatewayFailure =
       code: string | undefined;
       message: string;
       retryAfterSeconds: number | undefined;
+      /** The gateway's wallet page with the shortfall filled in (a 402's x-aihub-topup-url). */
+      topUpUrl?: string;
     }
   | { kind: 'unreachable'; message: string }
   | { kind: 'timeout' }
@@ -21,6 +23,8 @@ export type GatewayFailure =
 export interface Advice {
   message: string;
   actions: ActionId[];
+  /** What the Top Up action opens when it is offered for this failure. */
+  topUpUrl?: string;
 }
 
 export class AIHubError extends Error {
@@ -39,12 +43,14 @@ export function toFailure(error: unknown): GatewayFailure {
   if (error instanceof APIError && typeof error.status === 'number') {
     const body = (error.error ?? {}) as { message?: unknown; code?: unknown };
     const retryAfter = Number(error.headers?.get('retry-after'));
+    const topUpUrl = error.headers?.get('x-aihub-topup-url') ?? undefined;
     return {
       kind: 'http',
       status: error.status,
       code: typeof body.code === 'string' ? body.code : undefined,
       message: typeof body.message === 'string' ? body.message : error.message,
       retryAfterSeconds: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+      ...(topUpUrl ? { topUpUrl } : {}),
     };
   }
   if (error instanceof Error && error.name === 'AbortError') return { kind: 'aborted' };
@@ -102,7 +108,11 @@ function adviseHttp(failure: Extract<GatewayFailure, { kind: 'http' }>): Advice 
             message: `This AIHub API key has reached its spending limit (the wallet may still have credit; raise the key's limit on the gateway's API keys page or use another key): ${detail}`,
             actions: ['setApiKey'],
           }
-        : { message: `Your AIHub balance is too low: ${detail}`, actions: ['topUp'] };
+        : {
+            message: `Your AIHub balance is too low: ${detail}`,
+            actions: ['topUp'],
+            ...(failure.topUpUrl ? { topUpUrl: failure.topUpUrl } : {}),
+          };
     case 403:
       return failure.code === 'model_not_allowed'
         ? {

@@ -25,6 +25,11 @@ export class Services implements vscode.Disposable {
   private readonly balanceStale = new vscode.EventEmitter<void>();
   /** Fired when money may have moved but the new balance is not known (a stopped or failed reply). */
   readonly onDidStaleBalance = this.balanceStale.event;
+  /**
+   * The top-up page the last 402 named, with its shortfall; what Top Up opens until a reply
+   * is paid for again (the chat view's action button carries no arguments).
+   */
+  private shortfallTopUpUrl: string | undefined;
 
   constructor(readonly context: vscode.ExtensionContext) {
     this.log = vscode.window.createOutputChannel('AIHub', { log: true });
@@ -61,6 +66,7 @@ export class Services implements vscode.Disposable {
   }
 
   learnBalance(balance: number, currency: string): void {
+    this.shortfallTopUpUrl = undefined;
     this.balanceChanged.fire({ balance, currency });
   }
 
@@ -73,7 +79,13 @@ export class Services implements vscode.Disposable {
     const apiBase = settings.baseUrl.ok ? settings.baseUrl.apiBase : '(invalid base URL)';
     const advice = advise(toFailure(error), { apiBase, isLocal: settings.usesLocalGateway });
     if (advice) this.log.warn(advice.message);
+    if (advice?.topUpUrl) this.shortfallTopUpUrl = advice.topUpUrl;
     return advice;
+  }
+
+  /** The top-up page the last unpaid 402 named (with its shortfall), if any. */
+  lastTopUpUrl(): string | undefined {
+    return this.shortfallTopUpUrl;
   }
 
   /** Shows the error as a notification whose buttons run the matching commands. */

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { chatConfigSchema } from './chat/config.js';
 import { paymentsConfigSchema } from './payments/config.js';
+import { topupsConfigSchema } from './topups/config.js';
 
 export const configSchema = z.strictObject({
   port: z.number().int().min(0).max(65535).default(8787),
@@ -53,6 +54,8 @@ export const configSchema = z.strictObject({
     .prefault({}),
   chat: chatConfigSchema.prefault({}),
   payments: paymentsConfigSchema.prefault({}),
+  /** Live top-ups through a payment gateway (topups/config.ts); secrets from the environment only. */
+  topups: topupsConfigSchema.prefault({}),
   /** HTTPS on the gateway's own port, for deployments without a proxy: PEM files, re-read on SIGHUP. */
   tls: z
     .strictObject({
@@ -136,7 +139,7 @@ export function resolveMode(
   };
 }
 
-/** What in the configuration reaches something real: non-builtin engines, non-sandbox providers, an SMS sender. */
+/** What in the configuration reaches something real: non-builtin engines, non-sandbox providers, an SMS sender, a top-up gateway. */
 function realThingsConfigured(config: z.output<typeof configSchema>): string[] {
   const real: string[] = [];
   for (const [name, engine] of Object.entries(config.chat.engines))
@@ -146,6 +149,7 @@ function realThingsConfigured(config: z.output<typeof configSchema>): string[] {
       if (provider.type !== 'sandbox')
         real.push(`${service} provider ${provider.name} (${provider.type})`);
   if (config.payments.dmt.otp.sms) real.push('an SMS sender (payments.dmt.otp.sms)');
+  if (config.topups.provider) real.push(`top-ups through ${config.topups.provider}`);
   return real;
 }
 

@@ -15,7 +15,7 @@ const v1 = { tag: 'chat', auth: 'api_key' } as const;
 
 /** What every billed /v1 protocol may answer besides its success. */
 const BILLED_ERRORS: Record<number, string> = {
-  402: 'insufficient_balance: the wallet cannot cover the worst case; top up at /wallet',
+  402: 'insufficient_balance: the wallet cannot cover the worst case; top up at /wallet?amount=<shortfall> (named in the message, x_aihub.topup_url and the x-aihub-topup-url header)',
   403: "account or key disabled, or the caller outside the account's IP whitelist",
   404: 'model_not_found',
   429: 'rate_limit_exceeded (requests per minute, or the free tier daily allowance), with Retry-After',
@@ -33,7 +33,7 @@ const gemini = { tag: 'gemini', auth: 'api_key' } as const;
 const GEMINI_ERRORS: Record<number, string> = {
   400: 'INVALID_ARGUMENT (a google.rpc.BadRequest names the field)',
   401: 'UNAUTHENTICATED',
-  402: 'FAILED_PRECONDITION: the wallet cannot cover the worst case; top up at /wallet',
+  402: 'FAILED_PRECONDITION: the wallet cannot cover the worst case; top up at /wallet?amount=<shortfall> (named in the message, x_aihub.topup_url and the x-aihub-topup-url header)',
   403: 'PERMISSION_DENIED',
   404: 'NOT_FOUND: no such tier',
   429: 'RESOURCE_EXHAUSTED with a google.rpc.RetryInfo',
@@ -119,7 +119,7 @@ export const chatRouteDocs: RouteDoc[] = [
     },
     errors: {
       400: 'invalid_value, invalid_json, context_length_exceeded; or an upstream 4xx relayed with its own status, code, param and message',
-      402: 'insufficient_balance: the wallet cannot cover the worst case; top up at /wallet',
+      402: 'insufficient_balance: the wallet cannot cover the worst case; top up at /wallet?amount=<shortfall> (named in the message, x_aihub.topup_url and the x-aihub-topup-url header)',
       403: 'account or key disabled',
       404: 'model_not_found',
       429: 'rate_limit_exceeded (requests per minute, or the free tier daily allowance), with Retry-After',

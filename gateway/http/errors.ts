@@ -5,6 +5,14 @@ import { z } from 'zod';
 import { ServiceError, StoreUnavailableError, type ServiceErrorKind } from '../kernel/errors.js';
 
 export class ApiError extends Error {
+  /**
+   * The gateway's own fields for the client (the 402's top-up remedy): `x_aihub` beside the
+   * error in the AI protocols' bodies, where their clients tolerate an extra field.
+   */
+  x_aihub: Record<string, unknown> | undefined;
+  /** A link that helps the caller act (the 402's top-up page): google.rpc.Help in Google's shape. */
+  help: { description: string; url: string } | undefined;
+
   constructor(
     readonly status: number,
     readonly code: string,
@@ -154,6 +162,8 @@ export function googleErrorBody(error: ApiError): { error: Record<string, unknow
       '@type': 'type.googleapis.com/google.rpc.BadRequest',
       fieldViolations: [{ field: error.param, description: error.message }],
     });
+  if (error.help)
+    details.push({ '@type': 'type.googleapis.com/google.rpc.Help', links: [error.help] });
   const retry = Number(error.headers['retry-after']);
   if (Number.isFinite(retry) && retry >= 0)
     details.push({
@@ -171,7 +181,8 @@ export function googleErrorBody(error: ApiError): { error: Record<string, unknow
 }
 
 export function errorBody(path: string, error: ApiError): unknown {
-  if (isGeminiPath(path)) return googleErrorBody(error);
+  const extra = error.x_aihub ? { x_aihub: error.x_aihub } : {};
+  if (isGeminiPath(path)) return { ...googleErrorBody(error), ...extra };
   if (isAnthropicPath(path)) {
     return {
       type: 'error',
@@ -181,6 +192,7 @@ export function errorBody(path: string, error: ApiError): unknown {
           (error.status >= 500 ? 'api_error' : 'invalid_request_error'),
         message: error.message,
       },
+      ...extra,
     };
   }
   if (isPaymentsPath(path)) {
@@ -197,6 +209,7 @@ export function errorBody(path: string, error: ApiError): unknown {
       param: error.param,
       code: error.code,
     },
+    ...extra,
   };
 }
 

@@ -114,8 +114,8 @@ export class WebContext {
     return flash.until_ms > this.nowMs() ? flash : null;
   }
 
-  send(res: Response, status: number, options: Omit<PageOptions, 'mode'>): void {
-    setPageHeaders(res);
+  send(res: Response, status: number, options: Omit<PageOptions, 'mode'> & PageSources): void {
+    setPageHeaders(res, options.sources);
     res.status(status);
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
     res.send(page({ ...options, mode: this.deps.config.mode }).text);
@@ -249,11 +249,22 @@ export class WebContext {
   }
 }
 
+/**
+ * Origins one page may load beyond its own (the top-up checkout: the payment provider's script,
+ * the frames it opens and the calls it makes); every other page allows none.
+ */
+export interface PageSources {
+  sources?: { script: string[]; frame: string[]; connect: string[] } | undefined;
+}
+
 /** Security headers for every dashboard page; no caching of pages that show account data. */
-export function setPageHeaders(res: Response): void {
+export function setPageHeaders(res: Response, sources?: PageSources['sources']): void {
+  const more = (list: string[] | undefined) => (list?.length ? ` ${list.join(' ')}` : '');
+  const frames = sources?.frame.length ? `; frame-src ${sources.frame.join(' ')}` : '';
+  const connect = sources?.connect.length ? `; connect-src 'self'${more(sources.connect)}` : '';
   res.setHeader(
     'Content-Security-Policy',
-    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    `default-src 'none'; style-src 'self'; script-src 'self'${more(sources?.script)}; img-src 'self' data:${more(sources?.frame)}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'${frames}${connect}`,
   );
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'same-origin');

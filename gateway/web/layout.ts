@@ -67,7 +67,7 @@ ${nav}${who}
 ${noticeBox(options.notice)}
 ${options.body}
 </main>
-<footer class="foot" data-mode="${options.mode}">${options.mode === 'sandbox' ? 'Sandbox mode: payments and top-ups are simulated.' : 'Live mode: payments are real; the wallet is funded by the operator.'}</footer>
+<footer class="foot" data-mode="${options.mode}">${options.mode === 'sandbox' ? 'Sandbox mode: payments and top-ups are simulated.' : 'Live mode: payments and top-ups are real.'}</footer>
 </body>
 </html>`;
 }

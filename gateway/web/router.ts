@@ -3,6 +3,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { WebDeps } from './deps.js';
 import { CSS, CSS_PATH, JS, JS_PATH } from './assets.js';
+import { CHECKOUT_JS, CHECKOUT_JS_PATH } from './checkout-asset.js';
 import { WebContext } from './context.js';
 import { adminRoutes } from './pages/admin.js';
 import { authRoutes } from './pages/auth.js';
@@ -35,6 +36,7 @@ export function createDashboard(deps: WebDeps): Dashboard {
   const pages = Router();
   pages.get(CSS_PATH, asset(CSS, 'text/css; charset=utf-8'));
   pages.get(JS_PATH, asset(JS, 'text/javascript; charset=utf-8'));
+  pages.get(CHECKOUT_JS_PATH, asset(CHECKOUT_JS, 'text/javascript; charset=utf-8'));
   authRoutes(context, pages);
   keyRoutes(context, pages);
   walletRoutes(context, pages);

@@ -2,7 +2,6 @@
 // of the dearest target, within the free tier's daily allowance; in memory (or, with the
 // PostgreSQL store, where every gateway sees it), never journaled.
 import { ApiError } from '../../http/errors.js';
-import { microsToUnits } from '../../util/money.js';
 import {
   freeTokensUsed,
   InsufficientBalanceError,
@@ -13,6 +12,7 @@ import {
 } from '../billing.js';
 import { targetPrice, type TierConfig } from '../config.js';
 import { worstCostMicros } from '../pricing.js';
+import { InsufficientBalanceRefusal } from '../refusals.js';
 import type { ChatRoom } from '../room.js';
 
 export interface HoldRequest {
@@ -64,13 +64,13 @@ export async function hold(room: ChatRoom, request: HoldRequest) {
         max_output_tokens > 0
           ? `prompt plus ${max_output_tokens} output tokens; set ${cap_field} lower to hold less`
           : `${prompt_tokens_estimate} input tokens`;
-      throw new ApiError(
-        402,
-        'insufficient_balance',
-        `insufficient balance: this request may cost up to ${microsToUnits(worst_case_micros)} ${room.currency} (${what}) and the wallet has ${microsToUnits(error.balance_micros)} ${room.currency}; top up at ${room.deps.public_url()}/wallet`,
-        null,
-        'insufficient_balance',
-      );
+      throw new InsufficientBalanceRefusal(what, {
+        request_id,
+        currency: room.currency,
+        public_url: room.deps.public_url(),
+        balance_micros: error.balance_micros,
+        required_micros: worst_case_micros,
+      });
     }
     throw error;
   }

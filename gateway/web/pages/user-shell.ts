@@ -1,7 +1,7 @@
 // The frame of every logged-in user page: navigation, who is logged in, the CSRF token.
 import type { Request, Response } from 'express';
 import type { Account } from '../../store/state.js';
-import type { WebContext } from '../context.js';
+import type { PageSources, WebContext } from '../context.js';
 import type { Html } from '../html.js';
 import type { NavItem, Notice } from '../layout.js';
 import { sessionBinding, type CurrentSession } from '../sessions.js';
@@ -35,9 +35,10 @@ export function sendUserPage(
   res: Response,
   state: UserRequestState,
   status: number,
-  options: { title: string; current: string; body: Html; notice?: Notice | null },
+  options: { title: string; current: string; body: Html; notice?: Notice | null } & PageSources,
 ): void {
   ctx.send(res, status, {
+    sources: options.sources,
     title: options.title,
     area: 'user',
     current: options.current,

@@ -1,4 +1,5 @@
-// /wallet: balance, top-up (sandbox: an instant sandbox payment; live: how to fund), the
+// /wallet: balance, top-up (sandbox: an instant sandbox payment; live: the payment gateway's
+// checkout when one is configured (wallet-topups.ts), else how to fund by bank transfer), the
 // wallet history with opening and closing balances, and spend per day and tier.
 import { randomBytes } from 'node:crypto';
 import type { Router } from 'express';
@@ -29,6 +30,13 @@ import type { WalletRow } from '../history-index.js';
 import { html } from '../html.js';
 import { csrfField } from '../layout.js';
 import { sendUserPage, userState, type UserRequestState } from './user-shell.js';
+import {
+  prefillAmount,
+  providerTopUpSection,
+  topUpLimits,
+  topupRoutes,
+  topupSections,
+} from './wallet-topups.js';
 
 export const TOPUP_MIN_MICROS = 1_000_000;
 export const TOPUP_MAX_MICROS = 100_000 * 1_000_000;
@@ -74,6 +82,9 @@ export function topUpForm(currency: string) {
 
 const pageQuery = z.object({
   page: z.coerce.number().int().min(1).max(1_000_000).catch(1).default(1),
+  /** The amount to fill in (a 402's shortfall), and the top-up a checkout came back with. */
+  amount: z.string().max(20).optional().catch(undefined),
+  topup: z.string().max(64).optional().catch(undefined),
 });
 
 async function historyTable(ctx: WebContext, account_id: string, page: number) {
@@ -103,11 +114,19 @@ ${current < total_pages ? html`<a class="button secondary small" href="/wallet?p
 </nav>`;
 }
 
+const TOPUP_LIMITS = { min: TOPUP_MIN_MICROS, max: TOPUP_MAX_MICROS };
+
 function topUpSection(
   ctx: WebContext,
   state: UserRequestState,
   options: { errors?: FormErrors; amount?: string },
 ) {
+  const topups = ctx.deps.topups;
+  if (ctx.deps.config.mode === 'live' && topups?.provider)
+    return providerTopUpSection(ctx, state, topups, {
+      ...options,
+      limits: topUpLimits(ctx, TOPUP_LIMITS),
+    });
   if (ctx.deps.config.mode === 'live') {
     return html`<section class="card" aria-labelledby="topup-title">
 <h2 id="topup-title">Add funds</h2>
@@ -167,7 +186,7 @@ async function walletPage(
   ctx: WebContext,
   state: UserRequestState,
   page: number,
-  topup: { errors?: FormErrors; amount?: string },
+  topup: { errors?: FormErrors; amount?: string; returned?: unknown },
 ) {
   const account_id = state.account.id;
   const { balance_micros, held, owed, usage } = await ctx.deps.store.read(
@@ -180,12 +199,15 @@ async function walletPage(
     { fresh: true },
   );
   const today = ctx.now().toISOString().slice(0, 10);
-  const [spend, history] = await Promise.all([
+  const topups = ctx.deps.config.mode === 'live' ? ctx.deps.topups : undefined;
+  const [spend, history, gateway] = await Promise.all([
     ctx.index.dailySpend(account_id, today, CHART_DAYS),
     historyTable(ctx, account_id, page),
+    topups?.provider ? topupSections(ctx, topups, account_id, topup.returned) : null,
   ]);
   return html`<h1>Wallet</h1>
 <p class="lead">One wallet pays for AI requests and payments. Requests stop with 402 when it runs out.</p>
+${gateway?.status ?? ''}
 <div class="grid">
 <section class="card" aria-labelledby="balance-title">
 <h2 id="balance-title">Balance</h2>
@@ -196,6 +218,7 @@ ${owed > 0 ? html`<p class="small" id="owed">${formatMoney(owed, ctx.currency)} 
 </section>
 ${topUpSection(ctx, state, topup)}
 </div>
+${gateway?.list ?? ''}
 ${aiUsageSection(ctx, usage)}
 <section class="card" aria-labelledby="spend-title">
 <h2 id="spend-title">AI spend, last ${CHART_DAYS} days</h2>
@@ -217,17 +240,36 @@ export function walletRoutes(ctx: WebContext, router: Router): void {
   router.get('/wallet', ctx.requireSession('user'), async (req, res) => {
     await ctx.index.catchUp();
     const state = await userState(ctx, res);
-    const { page } = pageQuery.parse(req.query);
+    const { page, amount, topup } = pageQuery.parse(req.query);
+    const limits = ctx.deps.config.mode === 'live' ? topUpLimits(ctx, TOPUP_LIMITS) : TOPUP_LIMITS;
     sendUserPage(ctx, req, res, state, 200, {
       title: 'Wallet',
       current: '/wallet',
       notice: ctx.takeFlash(state.binding),
-      body: await walletPage(ctx, state, page, {}),
+      body: await walletPage(ctx, state, page, {
+        amount: prefillAmount(amount, limits),
+        returned: topup,
+      }),
     });
   });
 
   historyCsvRoute(ctx, router);
   topUpRoute(ctx, router, topUpForm(ctx.currency)); // the form's schema, built once
+  topupRoutes(
+    ctx,
+    router,
+    (limits) =>
+      z.object({ amount: moneyField(limits.min, limits.max, ctx.currency), nonce: nonceField }),
+    TOPUP_LIMITS,
+    async (req, res, state, topup) => {
+      await ctx.index.catchUp();
+      sendUserPage(ctx, req, res, state, 422, {
+        title: 'Wallet',
+        current: '/wallet',
+        body: await walletPage(ctx, state, 1, topup),
+      });
+    },
+  );
 }
 
 /** GET /wallet/history.csv: the whole wallet history, streamed with backpressure. */

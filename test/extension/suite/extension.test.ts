@@ -329,7 +329,7 @@ export function registerExtensionTests(): void {
       }
     });
 
-    it('402 offers Top Up, which opens <gateway>/wallet', async () => {
+    it('402 offers Top Up, which opens <gateway>/wallet with the shortfall filled in', async () => {
       const broke = await gateway.account(0);
       assert.equal(await vscode.commands.executeCommand('aihub.setApiKey', broke.key), true);
       const editor = await openSample('print(1)\n', 'python');
@@ -337,7 +337,16 @@ export function registerExtensionTests(): void {
       const reply = await vscode.commands.executeCommand<Assistant>('aihub.explainSelection');
       assert.equal(reply.status, 'error');
       assert.deepEqual(reply.error?.actions, ['topUp']);
-      assert.equal(await vscode.commands.executeCommand('aihub.topUp'), `${gateway.root}/wallet`);
+      // The 402's message names the amount short; Top Up opens the wallet page with it.
+      const short = /the wallet is ([\d.]+) [A-Z]{3} short/.exec(reply.error?.message ?? '');
+      assert.ok(short, reply.error?.message);
+      const opened = await vscode.commands.executeCommand<string>('aihub.topUp');
+      const amount = /^(.*)\/wallet\?amount=(\d+\.\d\d)$/.exec(opened);
+      assert.ok(amount, opened);
+      assert.equal(amount[1], gateway.root);
+      assert.ok(
+        Number(amount[2]) >= Number(short[1]) && Number(amount[2]) - Number(short[1]) < 0.01,
+      );
     });
 
     it('401 offers Set API Key', async () => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { AIHubError, advise, toFailure, type GatewayFailure } from '../../../extension/errors.js';
+import { topUpAddress } from '../../../extension/topUpUrl.js';
 
 const local = { apiBase: 'http://127.0.0.1:8787/v1', isLocal: true };
 const remote = { apiBase: 'https://gw.example.com/v1', isLocal: false };
@@ -41,6 +42,46 @@ test('402 becomes "Top Up", and the gateway message (with its wallet URL) is sho
   )!;
   assert.deepEqual(advice.actions, ['topUp']);
   assert.match(advice.message, /\/wallet/);
+});
+
+test('402 carries the top-up page the gateway named, with its shortfall, to the Top Up action', () => {
+  const named = 'http://gw.internal:8787/wallet?amount=1.25';
+  const failure = toFailure(
+    httpError(402, 'insufficient_balance', `top up at ${named} (the wallet is 1.2481 INR short)`, {
+      'x-aihub-topup-url': named,
+    }),
+  );
+  assert.equal(failure.kind === 'http' && failure.topUpUrl, named);
+  const advice = advise(failure, remote)!;
+  assert.deepEqual(advice.actions, ['topUp']);
+  assert.equal(advice.topUpUrl, named);
+  // A key's own limit is no wallet shortfall: no top-up page.
+  const limit = advise(
+    toFailure(httpError(402, 'key_limit_exceeded', 'limit', { 'x-aihub-topup-url': named })),
+    remote,
+  )!;
+  assert.equal(limit.topUpUrl, undefined);
+});
+
+test('Top Up opens <base URL>/wallet with the shortfall the gateway named, and nothing else', () => {
+  const root = 'https://gw.example.com';
+  assert.equal(topUpAddress(root), `${root}/wallet`);
+  // The host the gateway names may be one only it knows: the base URL the extension uses wins.
+  assert.equal(
+    topUpAddress(root, 'http://0.0.0.0:8787/wallet?amount=1.25'),
+    `${root}/wallet?amount=1.25`,
+  );
+  assert.equal(topUpAddress(root, 'http://x/wallet?amount=300'), `${root}/wallet?amount=300`);
+  for (const bad of [
+    'http://x/wallet?amount=-1',
+    'http://x/wallet?amount=0',
+    'http://x/wallet?amount=1e9',
+    'http://x/wallet?amount=1.234',
+    'http://x/wallet?amount=1%26next%3Devil',
+    'http://x/wallet',
+    'not a url',
+  ])
+    assert.equal(topUpAddress(root, bad), `${root}/wallet`, bad);
 });
 
 test('an unreachable gateway becomes "Start Local Gateway" (plus settings when remote)', () => {
