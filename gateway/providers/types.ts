@@ -137,6 +137,21 @@ export interface ProviderCallbacks {
   ): ProviderEvent | null | Promise<ProviderEvent | null>;
 }
 
+/**
+ * A provider that refunds a failed transfer at its own end with the remitter's consent: it
+ * sends the remitter the refund OTP itself, and the refund is claimed there with that OTP
+ * (PaySprint's DMT refund). `done: false` is the provider's refusal, with its message; a
+ * provider that cannot answer throws ProviderUnavailableError.
+ */
+export interface ProviderRefunds {
+  requestOtp(query: StatusQuery, signal: AbortSignal): Promise<{ done: boolean; message: string }>;
+  claim(
+    query: StatusQuery,
+    otp: string,
+    signal: AbortSignal,
+  ): Promise<{ done: boolean; message: string }>;
+}
+
 export interface PaymentProvider {
   readonly name: string;
   /** Present when the provider sends status callbacks (POST /api/callbacks/<service>/<name>). */
@@ -147,6 +162,8 @@ export interface PaymentProvider {
    * gateway's callback route instead.
    */
   listen?(sink: (event: ProviderEvent) => void): () => void;
+  /** Present when the provider refunds a failed transfer with its own OTP (dmt/refund.ts). */
+  readonly refunds?: ProviderRefunds;
   /** Upper bound of one call; the chain aborts `signal` when it passes. */
   readonly timeout_ms: number;
   submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult>;

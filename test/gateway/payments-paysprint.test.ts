@@ -306,24 +306,37 @@ test(
       );
       await verifyOk(gw);
 
-      // Accepted, then failed at the bank (enquiry): refund_pending, refunded with the customer's OTP.
+      // Accepted, then failed at the bank (enquiry): refund_pending, refunded at PaySprint with
+      // the OTP PaySprint sends the remitter (not ours): a wrong one is refused and counted.
       const held_from = await balance(gw, headers);
       const failing = await transfer('912345670003', 500);
       assert.equal(failing.body.data.status, 'pending');
       const tid = failing.body.txn_id;
       await waitStatus(gw, headers, tid, 'refund_pending');
       assert.equal(await balance(gw, headers), round(held_from - 500 - failing.body.data.charges));
+      const sms_before = sms.seen.length;
       const refund_otp = await request(`${gw.url}/api/dmt/refund/${tid}/otp`, {
         headers,
         body: {},
       });
       assert.equal(refund_otp.status, 200, JSON.stringify(refund_otp.body));
+      assert.equal(sms.seen.length, sms_before, 'PaySprint sends the refund OTP, not our SMS');
+      const paysprint_otp = server.refund_otps.get(tid);
+      assert.ok(paysprint_otp, 'PaySprint was asked for the refund OTP of our reference');
+      const wrong = await request(`${gw.url}/api/dmt/refund/${tid}`, {
+        headers,
+        body: { otp: paysprint_otp === '000000' ? '111111' : '000000' },
+      });
+      assert.equal(wrong.status, 422, JSON.stringify(wrong.body));
+      assert.equal(wrong.body.error?.code ?? wrong.body.code, 'otp_invalid');
+      assert.equal(await balance(gw, headers), round(held_from - 500 - failing.body.data.charges));
       const refunded = await request(`${gw.url}/api/dmt/refund/${tid}`, {
         headers,
-        body: { otp: lastOtp(sms, mobile) },
+        body: { otp: paysprint_otp },
       });
       assert.equal(refunded.status, 200, JSON.stringify(refunded.body));
       assert.equal(refunded.body.data.status, 'refunded');
+      assert.equal(server.txns.get(tid)?.status, 'R', 'the refund is claimed at PaySprint');
       assert.equal(await balance(gw, headers), held_from, 'amount and charges back');
       await verifyOk(gw);
 

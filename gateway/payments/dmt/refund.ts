@@ -6,11 +6,22 @@
 // only as a salted hash, is valid for `dmt.otp.ttl_ms`, is cancelled after
 // `dmt.otp.max_attempts` wrong tries (each counted in its own commit before the refusal), and
 // is sent at most as often as remitter OTPs are (resend interval, sends per hour).
+// A transfer whose provider refunds at its own end (PaySprint: `PaymentProvider.refunds`) is
+// refunded there instead: the provider sends the remitter its OTP, the customer's OTP claims
+// the refund at the provider, and only the provider's "done" credits the wallet. The same
+// send limits and wrong-try count apply, kept by the gateway.
 import { ApiError, conflict, notFound } from '../../http/errors.js';
+import { callWithTimeout } from '../../providers/chain.js';
+import {
+  ProviderUnavailableError,
+  type PaymentProvider,
+  type ProviderRefunds,
+} from '../../providers/types.js';
 import type { Account } from '../../store/state.js';
 import type { Tx } from '../../store/store.js';
 import { microsToUnits } from '../../util/money.js';
 import type { PaymentsContext } from '../context.js';
+import { providerRequest } from '../engine/engine.js';
 import type { PaymentTxn } from '../engine/tables.js';
 import {
   checkOtp,
@@ -27,7 +38,10 @@ import {
 } from './otp.js';
 import { maskAccountNumber } from '../identity/bank.js';
 
-type Ctx = Pick<PaymentsContext, 'store' | 'logger' | 'settings' | 'engine' | 'config' | 'sms'>;
+type Ctx = Pick<
+  PaymentsContext,
+  'store' | 'logger' | 'settings' | 'engine' | 'config' | 'sms' | 'providers'
+>;
 
 /** The OTP of one refund_pending transfer's refund, and how often it was sent. */
 export interface RefundOtp {
@@ -36,6 +50,11 @@ export interface RefundOtp {
   mobile: string;
   otp: StoredOtp | null;
   sends: OtpSends;
+  /**
+   * The OTP was sent by the transfer's provider, which checks it (absent: ours, in `otp`):
+   * until when it may be claimed, and the wrong tries counted so far.
+   */
+  at_provider?: { provider: string; expires_at: string; attempts: number };
 }
 
 declare module '../../store/state.js' {
@@ -71,6 +90,8 @@ export async function requestRefundOtp(
   const { settings, store } = ctx;
   const rules = settings.dmt.otp;
   const live = ctx.config.mode === 'live';
+  const provider = await refundingProvider(ctx, account, txn_id);
+  if (provider) return requestProviderOtp(ctx, account, txn_id, provider);
   requireSms(ctx);
   const otp = newOtp(rules.digits);
   const recorded = await store.transact((tx) => {
@@ -123,6 +144,8 @@ export async function confirmRefund(
   given: string,
 ): Promise<PaymentTxn> {
   const { settings, store, engine } = ctx;
+  const provider = await refundingProvider(ctx, account, txn_id);
+  if (provider) return claimAtProvider(ctx, account, txn_id, given, provider);
   const outcome = await store.transact((tx): { txn: PaymentTxn } | { error: ApiError } => {
     const txn = refundable(tx, account, txn_id);
     const row = tx.get('dmt_refund_otps', txn.id);
@@ -142,6 +165,173 @@ export async function confirmRefund(
         tx,
         txn,
         `refund confirmed by the customer's OTP (${row!.mobile})`,
+      ),
+    };
+  });
+  if ('error' in outcome) throw outcome.error;
+  return outcome.txn;
+}
+
+/** The transfer's provider when it refunds at its own end (checked against the account's own refund_pending transfer). */
+async function refundingProvider(
+  ctx: Ctx,
+  account: Account,
+  txn_id: string,
+): Promise<(PaymentProvider & { refunds: ProviderRefunds }) | null> {
+  const txn = await ctx.store.read(() => refundable(ctx.store, account, txn_id));
+  const provider = ctx.providers.dmt.find((candidate) => candidate.name === txn.provider);
+  return provider?.refunds ? (provider as PaymentProvider & { refunds: ProviderRefunds }) : null;
+}
+
+/** One call to the provider's refund API, bounded by its timeout; unavailable → 502 `provider_unavailable`. */
+async function askProvider(
+  ctx: Ctx,
+  provider: PaymentProvider,
+  what: string,
+  call: (signal: AbortSignal) => Promise<{ done: boolean; message: string }>,
+): Promise<{ done: boolean; message: string }> {
+  let answer: { done: boolean; message: string } | null;
+  try {
+    answer = await callWithTimeout(provider.timeout_ms, undefined, call);
+  } catch (error) {
+    if (!(error instanceof ProviderUnavailableError)) throw error;
+    ctx.logger.warn({
+      msg: `${what} at ${provider.name} failed`,
+      provider: provider.name,
+      error: error.message,
+    });
+    answer = null;
+  }
+  if (answer === null)
+    throw new ApiError(
+      502,
+      'provider_unavailable',
+      `${provider.name} could not be reached for ${what}; nothing changed, try again`,
+    );
+  return answer;
+}
+
+/** The provider sends the remitter its refund OTP; the send counted against the same limits as ours. */
+async function requestProviderOtp(
+  ctx: Ctx,
+  account: Account,
+  txn_id: string,
+  provider: PaymentProvider & { refunds: ProviderRefunds },
+): Promise<{ txn: PaymentTxn; otp: string; expires_at: string; mobile: string }> {
+  const { store, settings } = ctx;
+  const rules = settings.dmt.otp;
+  const counted = await store.transact((tx) => {
+    const txn = refundable(tx, account, txn_id);
+    const mobile = String(txn.details.mobile);
+    const existing = tx.get('dmt_refund_otps', txn.id);
+    refuseOtpTooSoon(existing?.sends ?? null, mobile, tx.now.getTime(), rules);
+    const row: RefundOtp = {
+      txn_id: txn.id,
+      account_id: account.id,
+      mobile,
+      otp: null,
+      sends: countOtpSend(existing?.sends ?? null, tx.now.toISOString()),
+    };
+    tx.set('dmt_refund_otps', txn.id, row);
+    return { txn, row };
+  });
+  const { txn, row } = counted;
+  const query = { ...providerRequest(txn), provider_ref: txn.provider_ref };
+  const uncount = () =>
+    store.transact((tx) => {
+      const current = tx.get('dmt_refund_otps', txn.id);
+      if (current)
+        tx.set('dmt_refund_otps', txn.id, { ...current, sends: uncountOtpSend(current.sends) });
+    });
+  let answer: { done: boolean; message: string };
+  try {
+    answer = await askProvider(ctx, provider, 'the refund OTP', (signal) =>
+      provider.refunds.requestOtp(query, signal),
+    );
+  } catch (error) {
+    await uncount();
+    throw error;
+  }
+  if (!answer.done) {
+    await uncount();
+    throw new ApiError(
+      409,
+      'refund_refused',
+      `${provider.name} refused to send the refund OTP: ${answer.message.slice(0, 200) || 'no reason given'}`,
+    );
+  }
+  const expires_at = await store.transact((tx) => {
+    const current = tx.get('dmt_refund_otps', txn.id) ?? row;
+    const at_provider = {
+      provider: provider.name,
+      expires_at: new Date(tx.now.getTime() + rules.ttl_ms).toISOString(),
+      attempts: 0,
+    };
+    tx.set('dmt_refund_otps', txn.id, { ...current, otp: null, at_provider });
+    return at_provider.expires_at;
+  });
+  return { txn, otp: '', expires_at, mobile: row.mobile };
+}
+
+/**
+ * The customer's OTP, claimed at the provider: the provider's "done" refunds the transfer
+ * (refund_pending → refunded, in one commit); its refusal is a wrong try, counted before the
+ * 422 (the OTP is given up after `max_attempts`, as ours is).
+ */
+async function claimAtProvider(
+  ctx: Ctx,
+  account: Account,
+  txn_id: string,
+  given: string,
+  provider: PaymentProvider & { refunds: ProviderRefunds },
+): Promise<PaymentTxn> {
+  const { store, settings, engine } = ctx;
+  const request = `POST /api/dmt/refund/${txn_id.slice(0, 64)}/otp`;
+  const txn = await store.transact((tx) => {
+    const txn = refundable(tx, account, txn_id);
+    const pending = tx.get('dmt_refund_otps', txn.id)?.at_provider;
+    if (!pending || pending.provider !== provider.name)
+      throw otpRefusal(
+        { ok: false, code: 'otp_not_requested', left: 0, attempts: 0, keep: null },
+        request,
+      );
+    if (tx.now.getTime() >= Date.parse(pending.expires_at))
+      throw otpRefusal(
+        { ok: false, code: 'otp_expired', left: 0, attempts: pending.attempts, keep: null },
+        request,
+      );
+    return txn;
+  });
+  const query = { ...providerRequest(txn), provider_ref: txn.provider_ref };
+  const answer = await askProvider(ctx, provider, 'the refund', (signal) =>
+    provider.refunds.claim(query, given, signal),
+  );
+  const outcome = await store.transact((tx): { txn: PaymentTxn } | { error: ApiError } => {
+    const current = refundable(tx, account, txn_id);
+    const row = tx.get('dmt_refund_otps', current.id);
+    if (answer.done) {
+      tx.del('dmt_refund_otps', current.id);
+      return {
+        txn: engine.refundWithConsent(
+          tx,
+          current,
+          `refund claimed at ${provider.name} with the customer's OTP (${row?.mobile ?? current.details.mobile})`,
+        ),
+      };
+    }
+    const attempts = (row?.at_provider?.attempts ?? 0) + 1;
+    const left = settings.dmt.otp.max_attempts - attempts;
+    if (row?.at_provider)
+      tx.set('dmt_refund_otps', current.id, {
+        ...row,
+        at_provider: left > 0 ? { ...row.at_provider, attempts } : undefined,
+      });
+    return {
+      error: otpRefusal(
+        left > 0
+          ? { ok: false, code: 'otp_invalid', left, attempts, keep: null }
+          : { ok: false, code: 'otp_attempts_exceeded', left: 0, attempts, keep: null },
+        request,
       ),
     };
   });

@@ -1304,7 +1304,8 @@ function eventAttemptOutcome(event: ProviderEvent): Attempt['outcome'] {
   return event.outcome;
 }
 
-function providerRequest(txn: PaymentTxn): ProviderRequest {
+/** What a provider is asked about a transaction (its submit, its status, its refund). */
+export function providerRequest(txn: PaymentTxn): ProviderRequest {
   return {
     txn_id: txn.id,
     service: txn.service,

@@ -14,6 +14,7 @@ import {
   type PaymentProvider,
   type PaymentService,
   type ProviderCallbacks,
+  type ProviderRefunds,
   type ProviderRequest,
   type ProviderResult,
   type StatusQuery,
@@ -31,6 +32,11 @@ export class PaysprintProvider implements PaymentProvider {
   readonly timeout_ms: number;
   readonly lookup_kinds: readonly LookupKind[] = ['bill', 'remitter_kyc'];
   readonly callbacks: ProviderCallbacks;
+  /** A failed transfer's refund is claimed at PaySprint with the OTP PaySprint sends the remitter. */
+  readonly refunds: ProviderRefunds = {
+    requestOtp: (query, signal) => this.refundOtp(query, signal),
+    claim: (query, otp, signal) => this.claimRefund(query, otp, signal),
+  };
 
   constructor(
     private readonly config: PaysprintProviderConfig,
