@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { chatConfigSchema } from './chat/config.js';
 import { paymentsConfigSchema } from './payments/config.js';
+import { topupsConfigSchema } from './topups/config.js';
 
 export const configSchema = z.strictObject({
   port: z.number().int().min(0).max(65535).default(8787),
@@ -53,6 +54,8 @@ export const configSchema = z.strictObject({
     .prefault({}),
   chat: chatConfigSchema.prefault({}),
   payments: paymentsConfigSchema.prefault({}),
+  /** Live top-ups through a payment gateway (topups/config.ts); secrets from the environment only. */
+  topups: topupsConfigSchema.prefault({}),
   /** HTTPS on the gateway's own port, for deployments without a proxy: PEM files, re-read on SIGHUP. */
   tls: z
     .strictObject({

@@ -11,6 +11,7 @@ const ORDER = [
   ['deps.ts'],
   ['config.ts'],
   ['web'],
+  ['topups'],
   ['payments', 'chat'],
   ['providers', 'llm'],
   ['accounts'],
@@ -22,7 +23,7 @@ const ORDER = [
 ];
 const TYPE_DOORS = new Set(['deps.ts', 'config.ts']);
 /** The rooms handed those types (the ones main.ts builds with RoomDeps). */
-const HANDED_DEPS = new Set(['web', 'payments', 'chat', 'providers', 'llm', 'accounts']);
+const HANDED_DEPS = new Set(['web', 'topups', 'payments', 'chat', 'providers', 'llm', 'accounts']);
 const RANK = new Map(
   ORDER.flatMap((rooms, index) => rooms.map((room) => [room, ORDER.length - index])),
 );

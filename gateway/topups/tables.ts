@@ -1,0 +1,90 @@
+// The top-ups room's tables in the store document (declaration merging on Tables).
+import type { PayerDetails, TopupMethod, TopupProviderName } from './types.js';
+
+/**
+ * A top-up's life: `created` (order made, waiting for the payment) → `credited` (paid, checked
+ * with the provider, the wallet credited) or `failed` (the provider said so) or `expired`
+ * (never paid); a credited one may become `refunded` / `disputed` (debited back, in part or
+ * whole). `flagged`: the provider's answer disagreed (amount, currency, order): nothing was
+ * credited and an operator looks (GET /admin/topups?status=flagged).
+ */
+export const TOPUP_STATUSES = [
+  'created',
+  'credited',
+  'failed',
+  'expired',
+  'flagged',
+  'refunded',
+  'disputed',
+] as const;
+export type TopupStatus = (typeof TOPUP_STATUSES)[number];
+
+export interface Topup {
+  id: string;
+  account_id: string;
+  provider: TopupProviderName;
+  /** The provider's order id (null for a virtual-account credit, which has no order). */
+  order_id: string | null;
+  /** What reaches the wallet. */
+  amount_micros: number;
+  /** The convenience fee with its GST (0 without one); the customer pays amount + fee. */
+  fee_micros: number;
+  /** Of fee_micros, the GST. */
+  fee_gst_micros: number;
+  /** The method the fee was priced for (null: `default` or no fee). */
+  method: TopupMethod | null;
+  currency: string;
+  status: TopupStatus;
+  /** The provider's payment that paid it (set once, in the commit that credits). */
+  payment_id: string | null;
+  /** Debited back by refunds and disputes, and of that what the wallet could not pay (owed). */
+  reversed_micros: number;
+  owed_micros: number;
+  /** Who paid, for a virtual-account credit. */
+  payer?: PayerDetails;
+  /** The last thing that happened, in words (bounded): shown on /wallet and to the operator. */
+  note: string;
+  created_at: string;
+  updated_at: string;
+  /** The reconciliation pass: when to ask the provider next, and how often it asked. */
+  checks: { count: number; next_at: string | null };
+  history: Array<{ status: TopupStatus; at: string; note: string }>;
+}
+
+/**
+ * One row per provider payment credited (`<provider>:<payment id>`), written in the commit
+ * that credits: the uniqueness that makes a credit once, whichever top-up, account or gateway
+ * the webhook reached. Refunds and disputes are once per their own id the same way
+ * (`<provider>:refund:<id>`, `<provider>:dispute:<id>`).
+ */
+export interface TopupPaymentRow {
+  key: string;
+  topup_id: string;
+  account_id: string;
+  amount_micros: number;
+  at: string;
+}
+
+/** Something an operator must look at: a verified event that did not match (nothing credited). */
+export interface TopupAlert {
+  id: string;
+  provider: TopupProviderName;
+  /** unknown_order, amount_mismatch, currency_mismatch, order_mismatch, status_mismatch, replayed_payment, unknown_payment */
+  reason: string;
+  topup_id: string | null;
+  account_id: string | null;
+  order_id: string | null;
+  payment_id: string | null;
+  detail: string;
+  at: string;
+}
+
+declare module '../store/state.js' {
+  interface Tables {
+    topups: Record<string, Topup>;
+    /** `<provider>:<order id>` → top-up id. */
+    topup_orders: Record<string, string>;
+    topup_payments: Record<string, TopupPaymentRow>;
+    topup_alerts: Record<string, TopupAlert>;
+  }
+}
