@@ -551,6 +551,10 @@ export async function startCashfree(keys: {
         order_note: null,
         order_tags: null,
       };
+      // Cashfree's PG keeps a transfer as a payment of an order it makes for it, so the order
+      // and its payments answer for it too.
+      orders.set(order_id, order);
+      payments.set(order_id, [payment]);
       return { webhook: paymentWebhook('PAYMENT_SUCCESS_WEBHOOK', order, payment), payment };
     },
     sign,

@@ -3,6 +3,10 @@
 import type { Logger } from '../../log.js';
 import type { TopupsConfig } from '../config.js';
 import type { TopupProvider, TopupProviderName } from '../types.js';
+import { cashfreeProvider } from './cashfree/index.js';
+import { TopupConfigError } from './env.js';
+
+export { TopupConfigError, requireEnv } from './env.js';
 
 export interface ProviderDeps {
   config: TopupsConfig;
@@ -16,11 +20,9 @@ export interface ProviderDeps {
 /** Builds a provider; throws TopupConfigError naming the missing variable when a secret is absent. */
 export type ProviderFactory = (deps: ProviderDeps) => TopupProvider;
 
-export class TopupConfigError extends Error {
-  override name = 'TopupConfigError';
-}
-
-const FACTORIES: Partial<Record<TopupProviderName, ProviderFactory>> = {};
+const FACTORIES: Partial<Record<TopupProviderName, ProviderFactory>> = {
+  cashfree: cashfreeProvider,
+};
 
 /** The configured provider, or null when `topups.provider` is null. */
 export function createTopupProvider(deps: ProviderDeps): TopupProvider | null {
@@ -29,12 +31,4 @@ export function createTopupProvider(deps: ProviderDeps): TopupProvider | null {
   const factory = FACTORIES[name];
   if (!factory) throw new TopupConfigError(`topups.provider: ${name} is not built in yet`);
   return factory(deps);
-}
-
-/** A secret from the environment, or a TopupConfigError naming it. */
-export function requireEnv(env: NodeJS.ProcessEnv, name: string): string {
-  const value = env[name];
-  if (!value)
-    throw new TopupConfigError(`topups: ${name} is not set (secrets come from the environment)`);
-  return value;
 }
