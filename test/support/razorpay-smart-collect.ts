@@ -13,8 +13,8 @@
 // - The webhook `virtual_account.credited` {entity: "event", event, contains: ["payment",
 //   "virtual_account", "bank_transfer" | "upi_transfer"], payload: {payment: {entity},
 //   virtual_account: {entity}, bank_transfer: {entity: {payer_bank_account: {name,
-//   account_number, ifsc}...}} | upi_transfer: {entity: {payer_vpa, payer_account_number,
-//   payer_ifsc}}}}, signed in `X-Razorpay-Signature` = hex(HMAC-SHA256(raw body, webhook
+//   account_number, ifsc}...}} | upi_transfer: {entity: {payer_vpa, payer_bank,
+//   payer_account, payer_ifsc}}}}, signed in `X-Razorpay-Signature` = hex(HMAC-SHA256(raw body, webhook
 //   secret)).
 import { createHmac } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -306,7 +306,8 @@ export function createSmartCollect(keys: {
         entity: 'upi_transfer',
         amount,
         payer_vpa: payer.vpa,
-        payer_account_number: payer.account_number,
+        payer_bank: 'Payer Bank',
+        payer_account: payer.account_number,
         payer_ifsc: payer.ifsc,
         payment_id,
         npci_reference_id: `${100_000_000_000 + n}`,
