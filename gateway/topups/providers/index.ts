@@ -1,26 +1,13 @@
 // The one list of top-up providers: each is a folder here (razorpay/, cashfree/) exporting a
-// factory; `topups.provider` names one. Adding a provider is adding a folder and a line below.
-import type { Logger } from '../../log.js';
-import type { TopupsConfig } from '../config.js';
+// factory (deps.ts); `topups.provider` names one. Adding a provider is adding a folder and a
+// line below.
 import type { TopupProvider, TopupProviderName } from '../types.js';
 import { cashfreeProvider } from './cashfree/index.js';
-import { TopupConfigError } from './env.js';
-
-export { TopupConfigError, requireEnv } from './env.js';
-
-export interface ProviderDeps {
-  config: TopupsConfig;
-  /** Where the provider's secrets come from (types.ts TOPUP_ENV): process.env, or a test's. */
-  env: NodeJS.ProcessEnv;
-  logger: Logger;
-  /** The gateway's currency (`currency`): a provider refuses one it cannot take. */
-  currency: string;
-}
-
-/** Builds a provider; throws TopupConfigError naming the missing variable when a secret is absent. */
-export type ProviderFactory = (deps: ProviderDeps) => TopupProvider;
+import { TopupConfigError, type ProviderDeps, type ProviderFactory } from './deps.js';
+import { createRazorpay } from './razorpay/index.js';
 
 const FACTORIES: Partial<Record<TopupProviderName, ProviderFactory>> = {
+  razorpay: createRazorpay,
   cashfree: cashfreeProvider,
 };
 

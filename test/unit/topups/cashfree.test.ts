@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { createLogger } from '../../../gateway/log.ts';
 import { topupsConfigSchema } from '../../../gateway/topups/config.ts';
 import { cashfreeProvider, vbaId } from '../../../gateway/topups/providers/cashfree/index.ts';
-import { createTopupProvider, TopupConfigError } from '../../../gateway/topups/providers/index.ts';
+import { createTopupProvider } from '../../../gateway/topups/providers/index.ts';
+import { TopupConfigError } from '../../../gateway/topups/providers/deps.ts';
 import { WebhookRejected, type TopupProvider } from '../../../gateway/topups/types.ts';
 import { startCashfree, type Cashfree } from '../../support/cashfree-upstream.ts';
 

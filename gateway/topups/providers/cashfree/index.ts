@@ -5,8 +5,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
-import type { ProviderFactory } from '../index.js';
-import { requireEnv } from '../env.js';
+import { requireEnv, type ProviderFactory } from '../deps.js';
 import {
   ProviderCallError,
   WebhookRejected,

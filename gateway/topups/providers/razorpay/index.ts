@@ -1,0 +1,315 @@
+// Razorpay: Orders API for a top-up (POST /v1/orders), the fetches a credit is checked against
+// (GET /v1/orders/:id, /v1/orders/:id/payments, /v1/payments/:id), Standard Checkout for the
+// browser, and the webhooks signed in X-Razorpay-Signature (hex HMAC-SHA256 of the raw body
+// with the webhook secret). Basic auth key_id:key_secret, from the environment only.
+//
+// Not the official `razorpay` npm SDK: its constructor fixes the host to
+// https://api.razorpay.com (no base URL for a scripted server or a proxy), it brings axios,
+// and its calls take no AbortSignal; the five calls below are plain fetches.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { z } from 'zod';
+import {
+  ProviderCallError,
+  WebhookRejected,
+  type CreateOrderInput,
+  type CreatedOrder,
+  type PayerDetails,
+  type ProviderOrder,
+  type ProviderPayment,
+  type ProviderPaymentStatus,
+  type TopupEvent,
+  type TopupMethod,
+  type TopupProvider,
+} from '../../types.js';
+import { requireEnv, type ProviderDeps } from '../deps.js';
+import {
+  errorShape,
+  orderShape,
+  paymentShape,
+  paymentsPage,
+  webhookShape,
+  type RazorpayPayment,
+  type RazorpayWebhook,
+} from './shapes.js';
+
+/** Razorpay counts in the currency's subunit (paise): 1 paisa is 10,000 micro-units. */
+const MICROS_PER_SUBUNIT = 10_000;
+const toMicros = (subunits: number) => subunits * MICROS_PER_SUBUNIT;
+function toSubunits(micros: number): number {
+  if (micros % MICROS_PER_SUBUNIT !== 0)
+    throw new Error(`invariant: ${micros} micro-units is not a whole number of paise`);
+  return micros / MICROS_PER_SUBUNIT;
+}
+
+const METHODS: Readonly<Record<string, TopupMethod>> = {
+  upi: 'upi',
+  card: 'card',
+  netbanking: 'netbanking',
+  wallet: 'wallet',
+  bank_transfer: 'bank_transfer',
+};
+
+const STATUSES: ReadonlySet<string> = new Set([
+  'created',
+  'authorized',
+  'captured',
+  'failed',
+  'refunded',
+]);
+
+export function createRazorpay(deps: ProviderDeps): TopupProvider {
+  const key_id = requireEnv(deps.env, 'AIHUB_RAZORPAY_KEY_ID');
+  const key_secret = requireEnv(deps.env, 'AIHUB_RAZORPAY_KEY_SECRET');
+  const webhook_secret = requireEnv(deps.env, 'AIHUB_RAZORPAY_WEBHOOK_SECRET');
+  const settings = deps.config.razorpay;
+  const authorization = `Basic ${Buffer.from(`${key_id}:${key_secret}`).toString('base64')}`;
+
+  async function call<S extends z.ZodType>(
+    method: 'GET' | 'POST',
+    path: string,
+    shape: S,
+    body?: unknown,
+    signal?: AbortSignal,
+  ): Promise<z.output<S> | null> {
+    const deadline = AbortSignal.timeout(deps.config.timeout_ms);
+    let response: Response;
+    try {
+      response = await fetch(`${settings.base_url}${path}`, {
+        method,
+        headers: {
+          authorization,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
+      });
+    } catch (error) {
+      throw new ProviderCallError(`razorpay ${method} ${path}: ${(error as Error).message}`, null);
+    }
+    const text = await response.text().catch(() => '');
+    const json = parseJson(text);
+    if (!response.ok) {
+      const described = errorShape.safeParse(json);
+      const reason = described.success
+        ? `${described.data.error.code ?? ''} ${described.data.error.description ?? ''}`.trim()
+        : text.slice(0, 200);
+      // Razorpay answers an unknown id with 400 BAD_REQUEST_ERROR ("does not exist"), or 404.
+      if (response.status === 404 || (response.status === 400 && /does not exist/i.test(reason)))
+        return null;
+      throw new ProviderCallError(
+        `razorpay ${method} ${path}: ${response.status} ${reason.slice(0, 200)}`,
+        response.status,
+      );
+    }
+    const parsed = shape.safeParse(json);
+    if (!parsed.success)
+      throw new ProviderCallError(
+        `razorpay ${method} ${path}: an answer not in Razorpay's shape`,
+        response.status,
+      );
+    return parsed.data;
+  }
+
+  async function fetchOrder(order_id: string, signal?: AbortSignal): Promise<ProviderOrder> {
+    const path = `/v1/orders/${encodeURIComponent(order_id)}`;
+    const [order, page] = await Promise.all([
+      call('GET', path, orderShape, undefined, signal),
+      call('GET', `${path}/payments`, paymentsPage, undefined, signal),
+    ]);
+    if (!order) throw new ProviderCallError(`razorpay knows no order ${order_id}`, 404);
+    const payments: ProviderPayment[] = [];
+    for (const item of page?.items ?? []) {
+      const payment = paymentShape.safeParse(item);
+      if (payment.success) payments.push(paymentOf(payment.data));
+    }
+    return {
+      order_id: order.id,
+      amount_micros: toMicros(order.amount),
+      currency: order.currency,
+      status: order.status,
+      payments,
+    };
+  }
+
+  return {
+    name: 'razorpay',
+    async createOrder(input: CreateOrderInput, signal?: AbortSignal): Promise<CreatedOrder> {
+      const amount = toSubunits(input.amount_micros);
+      const order = await call(
+        'POST',
+        '/v1/orders',
+        orderShape,
+        {
+          amount,
+          currency: input.currency,
+          receipt: input.topup_id.slice(0, 40),
+          notes: { topup_id: input.topup_id, account_id: input.account_id },
+        },
+        signal,
+      );
+      if (!order) throw new ProviderCallError('razorpay refused the order (404)', 404);
+      if (order.amount !== amount || order.currency !== input.currency)
+        throw new ProviderCallError(
+          `razorpay made order ${order.id} for ${order.amount} ${order.currency}, not ${amount} ${input.currency}`,
+          null,
+        );
+      return {
+        order_id: order.id,
+        checkout: {
+          provider: 'razorpay',
+          script_url: settings.checkout_script_url,
+          options: {
+            key: key_id,
+            order_id: order.id,
+            amount,
+            currency: input.currency,
+            name: settings.display_name,
+            description: `Wallet top-up ${input.topup_id}`,
+            prefill: {
+              name: input.customer.name,
+              email: input.customer.email,
+              ...(input.customer.phone ? { contact: input.customer.phone } : {}),
+            },
+            notes: { topup_id: input.topup_id },
+            callback_url: input.return_url,
+            redirect: true,
+          },
+          redirect_url: null,
+        },
+      };
+    },
+    fetchOrder,
+    async fetchPayment(payment_id: string, signal?: AbortSignal) {
+      const payment = await call(
+        'GET',
+        `/v1/payments/${encodeURIComponent(payment_id)}`,
+        paymentShape,
+        undefined,
+        signal,
+      );
+      return payment ? paymentOf(payment) : null;
+    },
+    readWebhook(headers: IncomingHttpHeaders, raw_body: Buffer): TopupEvent[] {
+      const signature = headers['x-razorpay-signature'];
+      if (typeof signature !== 'string' || !signatureMatches(raw_body, signature, webhook_secret))
+        throw new WebhookRejected('bad_signature', 'X-Razorpay-Signature does not match the body');
+      const parsed = webhookShape.safeParse(parseJson(raw_body.toString('utf8')));
+      if (!parsed.success)
+        throw new WebhookRejected('malformed', 'the body is not a Razorpay webhook event');
+      const event_id = headers['x-razorpay-event-id'];
+      return [eventOf(parsed.data, typeof event_id === 'string' ? event_id.slice(0, 64) : null)];
+    },
+  };
+}
+
+/** Hex HMAC-SHA256 of the raw body, compared in constant time (a wrong length is a plain no). */
+export function signatureMatches(raw_body: Buffer, signature: string, secret: string): boolean {
+  const expected = createHmac('sha256', secret).update(raw_body).digest();
+  const given = /^[0-9a-f]{64}$/i.test(signature) ? Buffer.from(signature, 'hex') : null;
+  return given !== null && timingSafeEqual(expected, given);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+function paymentOf(payment: RazorpayPayment): ProviderPayment {
+  return {
+    payment_id: payment.id,
+    order_id: payment.order_id ?? null,
+    amount_micros: toMicros(payment.amount),
+    currency: payment.currency,
+    status: STATUSES.has(payment.status) ? (payment.status as ProviderPaymentStatus) : 'created',
+    method: (payment.method && METHODS[payment.method]) || null,
+    refunded_micros: toMicros(payment.amount_refunded ?? 0),
+    error: payment.error_description ? payment.error_description.slice(0, 200) : null,
+    ...(payment.virtual_account_id ? { virtual_account_id: payment.virtual_account_id } : {}),
+  };
+}
+
+function payerOf(payload: RazorpayWebhook['payload']): PayerDetails {
+  const bank = payload.bank_transfer?.entity.payer_bank_account;
+  const upi = payload.upi_transfer?.entity;
+  return {
+    name: bank?.name ?? null,
+    account_number: bank?.account_number ?? upi?.payer_account ?? null,
+    ifsc: bank?.ifsc ?? upi?.payer_ifsc ?? null,
+    vpa: upi?.payer_vpa ?? payload.payment?.entity.vpa ?? null,
+  };
+}
+
+/** One verified webhook in the room's words; an event the room does not act on is `ignored`. */
+function eventOf(webhook: RazorpayWebhook, event_id: string | null): TopupEvent {
+  const { payload } = webhook;
+  const payment = payload.payment?.entity;
+  const ignored: TopupEvent = { type: 'ignored', event_id, name: webhook.event };
+  switch (webhook.event) {
+    case 'payment.captured':
+    case 'order.paid': {
+      const order_id = payment?.order_id ?? payload.order?.entity.id;
+      if (!payment || !order_id) return ignored; // a virtual account's payment: virtual_account.credited
+      return {
+        type: 'payment.captured',
+        event_id,
+        order_id,
+        payment_id: payment.id,
+        amount_micros: toMicros(payment.amount),
+        currency: payment.currency,
+      };
+    }
+    case 'payment.failed':
+      if (!payment?.order_id) return ignored;
+      return {
+        type: 'payment.failed',
+        event_id,
+        order_id: payment.order_id,
+        payment_id: payment.id,
+        reason: (payment.error_description ?? 'the payment failed').slice(0, 200),
+      };
+    case 'refund.processed': {
+      const refund = payload.refund?.entity;
+      if (!refund) return ignored;
+      return {
+        type: 'refund.processed',
+        event_id,
+        payment_id: refund.payment_id,
+        refund_id: refund.id,
+        amount_micros: toMicros(refund.amount),
+        currency: refund.currency,
+      };
+    }
+    case 'payment.dispute.created': {
+      const dispute = payload.dispute?.entity;
+      if (!dispute) return ignored;
+      return {
+        type: 'dispute.created',
+        event_id,
+        payment_id: dispute.payment_id,
+        dispute_id: dispute.id,
+        amount_micros: toMicros(dispute.amount),
+        currency: dispute.currency,
+      };
+    }
+    case 'virtual_account.credited': {
+      const account = payload.virtual_account?.entity;
+      if (!payment || !account) return ignored;
+      return {
+        type: 'virtual_account.credited',
+        event_id,
+        virtual_account_id: account.id,
+        payment_id: payment.id,
+        amount_micros: toMicros(payment.amount),
+        currency: payment.currency,
+        payer: payerOf(payload),
+      };
+    }
+    default:
+      return ignored;
+  }
+}
