@@ -32,6 +32,7 @@ import {
   type RazorpayPayment,
   type RazorpayWebhook,
 } from './shapes.js';
+import { razorpayVirtualAccounts } from './virtual-accounts.js';
 
 /** Razorpay counts in the currency's subunit (paise): 1 paisa is 10,000 micro-units. */
 const MICROS_PER_SUBUNIT = 10_000;
@@ -135,6 +136,7 @@ export function createRazorpay(deps: ProviderDeps): TopupProvider {
 
   return {
     name: 'razorpay',
+    ...razorpayVirtualAccounts(call),
     async createOrder(input: CreateOrderInput, signal?: AbortSignal): Promise<CreatedOrder> {
       const amount = toSubunits(input.amount_micros);
       const order = await call(
