@@ -17,6 +17,7 @@ import type { ChatService } from './chat/index.js';
 import { runLean } from './http/lean.js';
 import { inRequestScope } from './kernel/request-scope.js';
 import type { Payments } from './payments/index.js';
+import type { Topups } from './topups/index.js';
 import type { Dashboard } from './web/router.js';
 import { buildOpenApi, type RouteDoc } from './http/openapi.js';
 import packageJson from '../package.json' with { type: 'json' };
@@ -36,11 +37,13 @@ export interface Rooms {
   dashboard: Dashboard;
   /** The payments room (/api and its /admin routes), when the gateway serves it. */
   payments?: Payments;
+  /** The top-ups room: its provider's webhooks at the root, its lists in /admin (its /api routes are inside the payments room's). */
+  topups?: Topups;
 }
 
 export function createApp(deps: AppDeps, rooms: Rooms): Express {
   const { config, logger, metrics } = deps;
-  const { accounts, chat, dashboard, payments } = rooms;
+  const { accounts, chat, dashboard, payments, topups } = rooms;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -79,6 +82,7 @@ export function createApp(deps: AppDeps, rooms: Rooms): Express {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
+  if (topups) app.use(topups.webhooks); // signed by the provider, read raw: before any body parser
   app.use('/admin', dashboard.admin); // the HTML console's own paths; everything else falls through
   const payments_admin = payments ? [payments.audit] : [];
   const admin_lock = dashboard.context.admin_by_ip; // one failure count per address for the console login and the bearer API
@@ -89,6 +93,7 @@ export function createApp(deps: AppDeps, rooms: Rooms): Express {
     ...payments_admin,
     accounts.admin,
     ...(payments ? [payments.admin] : []),
+    ...(topups ? [topups.admin] : []),
   );
   if (payments) app.use('/api', accounts.knownKeys, payments.api);
 

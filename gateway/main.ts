@@ -17,6 +17,9 @@ import { sha256Hex } from './accounts/keys.js';
 import { Store as FileStore, type Store } from './store/store.js';
 import { createLlm } from './llm/index.js';
 import { createPayments } from './payments/index.js';
+import { createTopups, type Topups } from './topups/index.js';
+import type { RoomDeps } from './deps.js';
+import { TopupConfigError } from './topups/providers/deps.js';
 import { createProviders } from './providers/index.js';
 import { createHttpServer, HttpsServer, type TlsFiles } from './http/server.js';
 import { verifyDataDir } from './store/verify.js';
@@ -196,7 +199,12 @@ async function serve(config: Config): Promise<void> {
   // Every room is built here; app.ts mounts what they return.
   const providers = createProviders(room_deps);
   const llm = createLlm(room_deps);
-  const payments = createPayments(room_deps, { providers: providers.lists, sms: providers.sms });
+  const topups = await topupsOrFail(room_deps);
+  const payments = createPayments(room_deps, {
+    providers: providers.lists,
+    sms: providers.sms,
+    api: [topups.api],
+  });
   const accounts = createAccounts(room_deps);
   const chat = createChat(room_deps, { engines: llm.engines, trust_proxy });
   const dashboard = createDashboard({ ...room_deps, payments });
@@ -209,7 +217,7 @@ async function serve(config: Config): Promise<void> {
       public_url: room_deps.public_url,
       readiness: () => notReady(store, chat),
     },
-    { accounts, chat, dashboard, payments },
+    { accounts, chat, dashboard, payments, topups },
   );
   const server = createHttpServer(
     gateway.handler,
@@ -230,13 +238,26 @@ async function serve(config: Config): Promise<void> {
   logListening(logger, config, public_url, tls !== null);
   if (server instanceof HttpsServer) reloadTlsOnSighup(server, config, logger);
   payments.start(); // status checks of pending transactions (also those from before a restart), webhooks
+  topups.start(); // the reconciliation pass: top-ups whose webhook was lost
 
   stopOnSignals(server, config, logger, async () => {
     await payments.stop(); // provider calls still in flight stay pending, for the status checks after restart
+    await topups.stop();
     await chat.close();
     await llm.close(); // upstream connection pools
     await store.close();
   });
+}
+
+/** The top-ups room, or the start refused naming what is missing (a provider's secret). */
+async function topupsOrFail(deps: RoomDeps): Promise<Topups> {
+  try {
+    return createTopups(deps);
+  } catch (error) {
+    if (!(error instanceof TopupConfigError)) throw error;
+    await deps.store.close();
+    fail(error.message, 2);
+  }
 }
 
 /** Why the gateway cannot serve now (`/readyz`): the store cannot commit, or every upstream's breaker is open. */

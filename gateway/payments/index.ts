@@ -96,6 +96,8 @@ export interface Payments {
 type Options = {
   providers?: Partial<Record<PaymentService, PaymentProvider[]>>;
   sms?: SmsSender | null;
+  /** Other rooms' /api routes (the wallet's top-ups), served behind this /api's auth, signing and log. */
+  api?: Router[];
 };
 
 export function createPayments(deps: RoomDeps, options: Options = {}): Payments {
@@ -154,7 +156,10 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
   }
   return {
     // The statements' routes before the reports' `/reports/:report`, whose names they are not.
-    api: apiRouter(ctx, Router().use(statements.api, invoices.api, reports.api, network.api)),
+    api: apiRouter(
+      ctx,
+      Router().use(statements.api, invoices.api, reports.api, network.api, ...(options.api ?? [])),
+    ),
     admin: Router().use(
       paymentsAdminRouter(ctx),
       statements.admin,

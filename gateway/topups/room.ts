@@ -18,6 +18,9 @@ export interface TopupView {
   total: number;
   currency: string;
   status: Topup['status'];
+  /** Taken back from the wallet by refunds and disputes, and of it what the wallet could not pay (owed). */
+  reversed: number;
+  owed: number;
   note: string;
   /** What the browser opens to pay; null once the top-up is no longer payable. */
   checkout: Checkout | null;
@@ -54,10 +57,10 @@ export interface Topups {
   ): Promise<TopupView>;
   /** One of the account's own top-ups (null: none by that id for that account). */
   get(account_id: string, topup_id: string): Promise<TopupView | null>;
-  /** The account's latest top-ups, newest first (at most `limit`, ≤ 100). */
+  /** The account's latest top-ups, newest first (at most `limit`, ≤ 100): /wallet's pending and failed list. */
   recent(account_id: string, limit: number): Promise<TopupView[]>;
-  /** Applies one verified event (the webhook route's and a virtual account's one path). */
-  apply(provider: TopupProviderName, event: TopupEvent): Promise<void>;
+  /** Applies one verified event of the configured provider (the webhook route's and a virtual account's one path). */
+  apply(event: TopupEvent): Promise<void>;
   /** The operator's list: alerts, newest first (bounded). */
   alerts(limit: number): Promise<TopupAlert[]>;
   /** Starts the reconciliation pass; stop() waits for a pass in flight. */

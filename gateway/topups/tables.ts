@@ -1,5 +1,6 @@
 // The top-ups room's tables in the store document (declaration merging on Tables).
-import type { PayerDetails, TopupMethod, TopupProviderName } from './types.js';
+import type { TaxSplit } from '../payments/engine/tax.js';
+import type { Checkout, PayerDetails, TopupMethod, TopupProviderName } from './types.js';
 
 /**
  * A top-up's life: `created` (order made, waiting for the payment) → `credited` (paid, checked
@@ -31,6 +32,8 @@ export interface Topup {
   fee_micros: number;
   /** Of fee_micros, the GST. */
   fee_gst_micros: number;
+  /** The fee's GST split, posted as priced when the top-up is credited (null without a fee). */
+  fee_tax: TaxSplit | null;
   /** The method the fee was priced for (null: `default` or no fee). */
   method: TopupMethod | null;
   currency: string;
@@ -40,6 +43,8 @@ export interface Topup {
   /** Debited back by refunds and disputes, and of that what the wallet could not pay (owed). */
   reversed_micros: number;
   owed_micros: number;
+  /** What the browser opens to pay (public values only), kept while the top-up is payable. */
+  checkout: Checkout | null;
   /** Who paid, for a virtual-account credit. */
   payer?: PayerDetails;
   /** The last thing that happened, in words (bounded): shown on /wallet and to the operator. */
@@ -81,6 +86,8 @@ export interface TopupAlert {
 
 declare module '../store/state.js' {
   interface Tables {
+    /** `<account id>:<India date>` → micro-units of top-ups started that day and not failed (the daily cap). */
+    topup_daily: Record<string, number>;
     topups: Record<string, Topup>;
     /** `<provider>:<order id>` → top-up id. */
     topup_orders: Record<string, string>;

@@ -1,0 +1,49 @@
+// The top-ups room: createTopups(deps) builds the configured provider (topups.provider, its
+// secrets from the environment), the service, the reconciliation pass and the routers that
+// main.ts hands on (the /api routes to the payments room's /api, the webhooks and the admin
+// lists to app.ts). README.md beside this file describes the room.
+import type { RoomDeps } from '../deps.js';
+import { createTopupProvider } from './providers/index.js';
+import { Reconciler } from './reconcile.js';
+import type { Topups } from './room.js';
+import { RejectedWebhooks, adminRoutes, apiRoutes, webhookRoutes } from './routes.js';
+import { TopupService, topupView } from './service.js';
+import { priceTopup } from './fees.js';
+
+export type { Topups, TopupView } from './room.js';
+
+export function createTopups(deps: RoomDeps, env: NodeJS.ProcessEnv = process.env): Topups {
+  const { config, store, logger, clock } = deps;
+  const provider = createTopupProvider({
+    config: config.topups,
+    env,
+    logger,
+    currency: config.currency,
+  });
+  // An account's list and the reconciliation pass read the top-ups through these indexes.
+  store.indexBy('topups', 'account_id');
+  store.indexBy('topups', 'status');
+  const service_deps = { config, store, logger, clock, public_url: deps.public_url, provider };
+  const service = new TopupService(service_deps);
+  const reconciler = new Reconciler(service_deps, service);
+  const rejected = new RejectedWebhooks();
+  const route_deps = { store, logger, config, service };
+  if (provider) logger.info({ msg: 'top-ups through a payment gateway', provider: provider.name });
+  return {
+    provider: provider?.name ?? null,
+    api: apiRoutes(route_deps),
+    webhooks: webhookRoutes({ ...route_deps, provider, rejected, now: () => clock.now() }),
+    admin: adminRoutes({ ...route_deps, rejected }),
+    quote: (amount_micros, method) => priceTopup(config, amount_micros, method),
+    create: async (account_id, input) => topupView(await service.create(account_id, input)),
+    get: async (account_id, topup_id) => {
+      const topup = await service.get(account_id, topup_id);
+      return topup ? topupView(topup) : null;
+    },
+    recent: async (account_id, limit) => (await service.recent(account_id, limit)).map(topupView),
+    apply: (event) => service.apply(event),
+    alerts: (limit) => service.alerts(limit),
+    start: () => reconciler.start(),
+    stop: () => reconciler.stop(),
+  };
+}

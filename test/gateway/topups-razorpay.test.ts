@@ -1,0 +1,438 @@
+// Live top-ups through Razorpay (issue #41), at the HTTP level: the real gateway process in
+// live mode against a scripted Razorpay (test/support/razorpay-upstream.ts) that checks basic
+// auth and signs its webhooks as Razorpay does. On the JSON-file store, and on PostgreSQL in a
+// run with AIHUB_TEST_DATABASE_URL (each file run twice: `npm test` runs both passes), where
+// two gateways on one database also take the same payment's webhooks at once.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { ScriptedRazorpay } from '../support/razorpay-upstream.ts';
+import { OPERATOR_GSTIN, waitFor } from '../support/payments-helpers.ts';
+import { startGateways, stopAll } from '../support/multi-gateway.ts';
+import { createDatabase } from '../support/postgres.ts';
+import {
+  admin,
+  createFundedAccount,
+  request,
+  runVerify,
+  startGateway,
+  tempDir,
+  TEST_CLUSTER_URL,
+  type Gateway,
+} from './helpers.ts';
+
+const RECONCILE_MS = 150;
+
+function topupsConfig(razorpay: ScriptedRazorpay, extra: Record<string, unknown> = {}) {
+  return {
+    mode: 'live',
+    topups: {
+      provider: 'razorpay',
+      razorpay: { base_url: razorpay.url },
+      // The first check at once, then every interval: a lost webhook is caught in a pass or two.
+      reconcile: { interval_ms: RECONCILE_MS, first_after_ms: 0 },
+      ...extra,
+    },
+  };
+}
+
+function configFile(config: Record<string, unknown>): string {
+  const file = join(tempDir('aihub-topups-config-'), 'config.json');
+  writeFileSync(file, JSON.stringify(config));
+  return file;
+}
+
+async function startLive(razorpay: ScriptedRazorpay, extra: Record<string, unknown> = {}) {
+  return startGateway({
+    env: { AIHUB_CONFIG: configFile(topupsConfig(razorpay, extra)), ...razorpay.env() },
+  });
+}
+
+const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+
+async function balance(gateway: Gateway, key: string): Promise<number> {
+  const reply = await request(`${gateway.url}/api/wallet/balance`, { headers: auth(key) });
+  assert.equal(reply.status, 200, JSON.stringify(reply.body));
+  return reply.body.data.balance as number;
+}
+
+async function topup(gateway: Gateway, key: string, id: string) {
+  const reply = await request(`${gateway.url}/api/wallet/topups/${id}`, { headers: auth(key) });
+  assert.equal(reply.status, 200, JSON.stringify(reply.body));
+  return reply.body;
+}
+
+async function startTopup(gateway: Gateway, key: string, amount: number, method?: string) {
+  const reply = await request(`${gateway.url}/api/wallet/topups`, {
+    headers: auth(key),
+    body: { amount, ...(method ? { method } : {}) },
+  });
+  assert.equal(reply.status, 201, JSON.stringify(reply.body));
+  return reply.body;
+}
+
+async function alerts(gateway: Gateway) {
+  return (await admin(gateway).get('/admin/topups/alerts')).body;
+}
+
+describe('top-ups through Razorpay', () => {
+  let razorpay: ScriptedRazorpay;
+  let gateway: Gateway;
+  let hook: string;
+
+  before(async () => {
+    razorpay = await ScriptedRazorpay.start();
+    gateway = await startLive(razorpay);
+    hook = `${gateway.url}/webhooks/razorpay`;
+  });
+  after(async () => {
+    await gateway?.stop();
+    await razorpay?.close();
+  });
+
+  test('an order at Razorpay, with basic auth, and the checkout to pay it', async () => {
+    const user = await createFundedAccount(gateway);
+    const created = await startTopup(gateway, user.key, 500);
+    assert.equal(created.provider, 'razorpay');
+    assert.equal(created.status, 'created');
+    assert.equal(created.amount, 500);
+    assert.match(created.topup_id, /^tup_/);
+    const order = razorpay.orders.get(created.order_id);
+    assert.ok(order, 'the order was made at Razorpay');
+    assert.equal(order.amount, 50_000, 'in paise');
+    assert.equal(order.receipt, created.topup_id);
+    assert.ok(razorpay.calls.every((call) => call.authorized));
+    assert.equal(created.checkout.options.key, razorpay.key_id);
+    assert.equal(created.checkout.options.order_id, created.order_id);
+    assert.ok(!JSON.stringify(created).includes(razorpay.key_secret), 'no secret in the checkout');
+    // Another account's key finds nothing by that id, nor does a made-up one.
+    const other = await createFundedAccount(gateway);
+    for (const id of [created.topup_id, '__proto__', 'constructor', 'x'.repeat(300)]) {
+      const reply = await request(`${gateway.url}/api/wallet/topups/${id}`, {
+        headers: auth(other.key),
+      });
+      assert.equal(reply.status, 404, id);
+      assert.equal(reply.body.status, false, 'the /api error shape');
+    }
+  });
+
+  test('credited once when the webhook comes twice (payment.captured, then order.paid, then again)', async () => {
+    const user = await createFundedAccount(gateway);
+    const created = await startTopup(gateway, user.key, 250.5);
+    const payment = razorpay.pay(created.order_id);
+    for (const webhook of [
+      razorpay.captured(payment),
+      razorpay.orderPaid(payment),
+      razorpay.captured(payment),
+    ]) {
+      const delivered = await razorpay.deliver(hook, webhook);
+      assert.equal(delivered.status, 200, JSON.stringify(delivered.body));
+    }
+    assert.equal(await balance(gateway, user.key), 250.5);
+    const after_credit = await topup(gateway, user.key, created.topup_id);
+    assert.equal(after_credit.status, 'credited');
+    assert.equal(after_credit.checkout, null);
+    // Checked with Razorpay before the credit.
+    assert.ok(razorpay.calls.some((call) => call.path === `/v1/payments/${payment.id}`));
+  });
+
+  test('credited when the webhook never comes: the reconciliation pass asks Razorpay', async () => {
+    const user = await createFundedAccount(gateway);
+    const created = await startTopup(gateway, user.key, 120);
+    razorpay.pay(created.order_id); // no webhook
+    await waitFor(
+      async () => (await topup(gateway, user.key, created.topup_id)).status === 'credited',
+      async () => `still ${JSON.stringify(await topup(gateway, user.key, created.topup_id))}`,
+    );
+    assert.equal(await balance(gateway, user.key), 120);
+  });
+
+  test('a bad signature credits nothing and is listed for the operator', async () => {
+    const user = await createFundedAccount(gateway);
+    const created = await startTopup(gateway, user.key, 300);
+    const payment = razorpay.pay(created.order_id);
+    const before_count = (await alerts(gateway)).rejected_webhooks.count;
+    const forged = razorpay.webhook('payment.captured', { payment }, 'not-the-webhook-secret');
+    const delivered = await razorpay.deliver(hook, forged);
+    assert.equal(delivered.status, 400);
+    const tampered = razorpay.captured(payment);
+    tampered.body = tampered.body.replace('"captured"', '"captured" ');
+    assert.equal((await razorpay.deliver(hook, tampered)).status, 400);
+    const unsigned = { body: tampered.body, headers: { 'content-type': 'application/json' } };
+    assert.equal((await razorpay.deliver(hook, unsigned)).status, 400);
+    assert.equal(await balance(gateway, user.key), 0);
+    assert.equal((await alerts(gateway)).rejected_webhooks.count, before_count + 3);
+    // A body past the bound is refused before it is read.
+    const huge = await request(hook, { raw: 'x'.repeat(70 * 1024) });
+    assert.equal(huge.status, 413);
+  });
+
+  test('a wrong amount credits nothing: the top-up is flagged and an alert raised', async () => {
+    const user = await createFundedAccount(gateway);
+    const created = await startTopup(gateway, user.key, 400);
+    const payment = razorpay.pay(created.order_id, { amount: 100 }); // ₹1 paid on a ₹400 order
+    assert.equal((await razorpay.deliver(hook, razorpay.captured(payment))).status, 200);
+    assert.equal(await balance(gateway, user.key), 0);
+    assert.equal((await topup(gateway, user.key, created.topup_id)).status, 'flagged');
+    const listed = (await alerts(gateway)).alerts;
+    assert.ok(
+      listed.some((a: any) => a.reason === 'amount_mismatch' && a.payment_id === payment.id),
+    );
+  });
+
+  test('a webhook that lies about the amount is not believed: the fetch decides', async () => {
+    const user = await createFundedAccount(gateway);
+    const created = await startTopup(gateway, user.key, 80);
+    const payment = razorpay.pay(created.order_id);
+    // Signed (the secret leaked, say) but claiming ₹8000: Razorpay's own answer is ₹80.
+    const lying = razorpay.webhook('payment.captured', {
+      payment: { ...payment, amount: 800_000 },
+    });
+    assert.equal((await razorpay.deliver(hook, lying)).status, 200);
+    assert.equal(await balance(gateway, user.key), 80);
+  });
+
+  test('a payment id replayed on another account credits nothing more', async () => {
+    const first = await createFundedAccount(gateway);
+    const second = await createFundedAccount(gateway);
+    const paid = await startTopup(gateway, first.key, 50);
+    const payment = razorpay.pay(paid.order_id);
+    assert.equal((await razorpay.deliver(hook, razorpay.captured(payment))).status, 200);
+    const other = await startTopup(gateway, second.key, 50);
+    // The same payment, sent as if it paid the second account's order.
+    const replay = razorpay.webhook('payment.captured', {
+      payment: { ...payment, order_id: other.order_id },
+    });
+    assert.equal((await razorpay.deliver(hook, replay)).status, 200);
+    assert.equal(await balance(gateway, first.key), 50);
+    assert.equal(await balance(gateway, second.key), 0);
+    assert.ok((await alerts(gateway)).alerts.some((a: any) => a.payment_id === payment.id));
+  });
+
+  test('an unknown order credits nothing and is listed', async () => {
+    const payment = {
+      id: 'pay_Unknown0000001',
+      entity: 'payment',
+      amount: 10_000,
+      currency: 'INR',
+      status: 'captured',
+      order_id: 'order_NotOurs000001',
+    };
+    assert.equal((await razorpay.deliver(hook, razorpay.captured(payment))).status, 200);
+    assert.ok(
+      (await alerts(gateway)).alerts.some(
+        (a: any) => a.reason === 'unknown_order' && a.order_id === 'order_NotOurs000001',
+      ),
+    );
+  });
+
+  test('a refund after the credit debits the wallet once; past the balance the rest is owed', async () => {
+    const user = await createFundedAccount(gateway);
+    const created = await startTopup(gateway, user.key, 1000);
+    const payment = razorpay.pay(created.order_id);
+    await razorpay.deliver(hook, razorpay.captured(payment));
+    assert.equal(await balance(gateway, user.key), 1000);
+    const refund = razorpay.refund(payment.id, 30_000); // ₹300
+    for (let i = 0; i < 2; i++)
+      assert.equal((await razorpay.deliver(hook, razorpay.refunded(refund))).status, 200);
+    assert.equal(await balance(gateway, user.key), 700);
+    let seen = await topup(gateway, user.key, created.topup_id);
+    assert.equal(seen.status, 'refunded');
+    assert.equal(seen.reversed, 300);
+    // Spend most of the wallet (an admin debit), then a dispute of the rest: the wallet goes to zero, never below.
+    const debit = await admin(gateway).post(`/admin/accounts/${user.account_id}/debit`, {
+      amount: 600,
+      reference: `spend-${user.account_id}`,
+    });
+    assert.equal(debit.status, 200, JSON.stringify(debit.body));
+    const dispute = razorpay.dispute(payment.id, 70_000); // ₹700
+    assert.equal((await razorpay.deliver(hook, razorpay.disputed(dispute))).status, 200);
+    assert.equal(await balance(gateway, user.key), 0);
+    seen = await topup(gateway, user.key, created.topup_id);
+    assert.equal(seen.status, 'disputed');
+    assert.equal(seen.reversed, 1000);
+    assert.equal(seen.owed, 600);
+  });
+
+  test('20 concurrent webhooks for one payment credit once', async () => {
+    const user = await createFundedAccount(gateway);
+    const created = await startTopup(gateway, user.key, 75);
+    const payment = razorpay.pay(created.order_id);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        razorpay.deliver(hook, i % 2 ? razorpay.orderPaid(payment) : razorpay.captured(payment)),
+      ),
+    );
+    assert.deepEqual(
+      results.map((r) => r.status),
+      Array(20).fill(200),
+    );
+    assert.equal(await balance(gateway, user.key), 75);
+  });
+
+  test('the ledger verifies after all of it', async () => {
+    await gateway.stop();
+    const verified = await runVerify(gateway.data_dir);
+    assert.equal(verified.code, 0, `${verified.stdout}\n${verified.stderr}`);
+    gateway = await startGateway({
+      data_dir: gateway.data_dir,
+      env: { AIHUB_CONFIG: configFile(topupsConfig(razorpay)), ...razorpay.env() },
+    });
+  });
+});
+
+describe('top-up fees and limits', () => {
+  let razorpay: ScriptedRazorpay;
+  let gateway: Gateway;
+
+  before(async () => {
+    razorpay = await ScriptedRazorpay.start();
+    gateway = await startGateway({
+      env: {
+        AIHUB_CONFIG: configFile({
+          ...topupsConfig(razorpay, {
+            min_amount: 10,
+            max_amount: 5000,
+            daily_cap: 1000,
+            fees: { card: 2, default: 1 },
+          }),
+          payments: { tax: { operator: { gstin: '29AAACA1234F1Z9' } } },
+        }),
+        ...razorpay.env(),
+      },
+    }).catch(async () =>
+      // No valid GSTIN at hand: the fee without GST.
+      startGateway({
+        env: {
+          AIHUB_CONFIG: configFile(
+            topupsConfig(razorpay, {
+              min_amount: 10,
+              max_amount: 5000,
+              daily_cap: 1000,
+              fees: { card: 2, default: 1 },
+            }),
+          ),
+          ...razorpay.env(),
+        },
+      }),
+    );
+  });
+  after(async () => {
+    await gateway?.stop();
+    await razorpay?.close();
+  });
+
+  test('a card fee is added to the order; the wallet gets the amount', async () => {
+    const user = await createFundedAccount(gateway);
+    const created = await startTopup(gateway, user.key, 100, 'card');
+    assert.ok(created.fee >= 2, `fee ${created.fee}`);
+    assert.equal(created.total, 100 + created.fee);
+    assert.equal(razorpay.orders.get(created.order_id)!.amount, Math.round(created.total * 100));
+    const payment = razorpay.pay(created.order_id);
+    await razorpay.deliver(`${gateway.url}/webhooks/razorpay`, razorpay.captured(payment));
+    assert.equal(await balance(gateway, user.key), 100);
+  });
+
+  test('below the minimum, above the maximum and past the daily cap: 400 naming amount', async () => {
+    const user = await createFundedAccount(gateway);
+    for (const [amount, code] of [
+      [5, 'amount_too_small'],
+      [6000, 'amount_too_large'],
+    ] as const) {
+      const reply = await request(`${gateway.url}/api/wallet/topups`, {
+        headers: auth(user.key),
+        body: { amount },
+      });
+      assert.equal(reply.status, 400);
+      assert.equal(reply.body.error.code, code);
+      assert.equal(reply.body.error.field, 'amount');
+    }
+    await startTopup(gateway, user.key, 900);
+    const past = await request(`${gateway.url}/api/wallet/topups`, {
+      headers: auth(user.key),
+      body: { amount: 200 },
+    });
+    assert.equal(past.status, 400);
+    assert.equal(past.body.error.code, 'daily_cap_exceeded');
+    const bad = await request(`${gateway.url}/api/wallet/topups`, {
+      headers: auth(user.key),
+      body: { amount: 'lots' },
+    });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.field, 'amount');
+  });
+});
+
+describe('top-ups without a provider', () => {
+  test('live mode without topups.provider: 409 naming the bank transfer; the webhook is not there', async () => {
+    const gateway = await startGateway({ env: { AIHUB_MODE: 'live' } });
+    try {
+      const user = await createFundedAccount(gateway);
+      const reply = await request(`${gateway.url}/api/wallet/topups`, {
+        headers: auth(user.key),
+        body: { amount: 100 },
+      });
+      assert.equal(reply.status, 409);
+      assert.equal(reply.body.error.code, 'topups_not_configured');
+      assert.match(reply.body.message, /bank transfer/);
+      assert.equal((await request(`${gateway.url}/webhooks/razorpay`, { raw: '{}' })).status, 404);
+    } finally {
+      await gateway.stop();
+    }
+  });
+
+  test('razorpay configured without its secrets: the gateway refuses to start, naming the variable', async () => {
+    const razorpay = await ScriptedRazorpay.start();
+    try {
+      await assert.rejects(
+        startGateway({
+          env: {
+            AIHUB_CONFIG: configFile(topupsConfig(razorpay)),
+            AIHUB_RAZORPAY_KEY_ID: razorpay.key_id,
+          },
+        }),
+        /AIHUB_RAZORPAY_KEY_SECRET/,
+      );
+    } finally {
+      await razorpay.close();
+    }
+  });
+});
+
+describe(
+  'two gateways on one PostgreSQL database',
+  { skip: !TEST_CLUSTER_URL && 'a PostgreSQL run only (AIHUB_TEST_DATABASE_URL)' },
+  () => {
+    test('20 concurrent webhooks for one payment, across both gateways, credit once', async () => {
+      const razorpay = await ScriptedRazorpay.start();
+      const database_url = await createDatabase(TEST_CLUSTER_URL!);
+      const gateways = await startGateways(database_url, 2, {
+        config: topupsConfig(razorpay),
+        env: razorpay.env(),
+      });
+      try {
+        const user = await createFundedAccount(gateways[0]!);
+        const created = await startTopup(gateways[0]!, user.key, 60);
+        const payment = razorpay.pay(created.order_id);
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            razorpay.deliver(
+              `${gateways[i % 2]!.url}/webhooks/razorpay`,
+              razorpay.captured(payment),
+            ),
+          ),
+        );
+        assert.deepEqual(
+          results.map((r) => r.status),
+          Array(20).fill(200),
+        );
+        assert.equal(await balance(gateways[1]!, user.key), 60);
+        assert.equal(await balance(gateways[0]!, user.key), 60);
+      } finally {
+        await stopAll(gateways);
+        await razorpay.close();
+      }
+    });
+  },
+);
