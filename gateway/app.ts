@@ -70,7 +70,12 @@ export function createApp(deps: AppDeps, rooms: Rooms): Express {
   });
   let openapi: unknown = null;
   app.get('/openapi.json', (_req, res) => {
-    const routes: RouteDoc[] = [...chat.docs, ...accounts.docs, ...(payments?.route_docs ?? [])];
+    const routes: RouteDoc[] = [
+      ...chat.docs,
+      ...accounts.docs,
+      ...(payments?.route_docs ?? []),
+      ...(topups?.route_docs ?? []),
+    ];
     openapi ??= buildOpenApi(routes, {
       version: packageJson.version,
       server_url: deps.public_url(),

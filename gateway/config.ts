@@ -139,7 +139,7 @@ export function resolveMode(
   };
 }
 
-/** What in the configuration reaches something real: non-builtin engines, non-sandbox providers, an SMS sender. */
+/** What in the configuration reaches something real: non-builtin engines, non-sandbox providers, an SMS sender, a top-up gateway. */
 function realThingsConfigured(config: z.output<typeof configSchema>): string[] {
   const real: string[] = [];
   for (const [name, engine] of Object.entries(config.chat.engines))
@@ -149,6 +149,7 @@ function realThingsConfigured(config: z.output<typeof configSchema>): string[] {
       if (provider.type !== 'sandbox')
         real.push(`${service} provider ${provider.name} (${provider.type})`);
   if (config.payments.dmt.otp.sms) real.push('an SMS sender (payments.dmt.otp.sms)');
+  if (config.topups.provider) real.push(`top-ups through ${config.topups.provider}`);
   return real;
 }
 

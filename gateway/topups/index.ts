@@ -9,8 +9,10 @@ import type { Topups } from './room.js';
 import { RejectedWebhooks, adminRoutes, apiRoutes, webhookRoutes } from './routes.js';
 import { TopupService, topupView } from './service.js';
 import { priceTopup } from './fees.js';
+import { topupRouteDocs } from './openapi.js';
 import { virtualAccountAdmin, virtualAccountApi } from './virtual-accounts/routes.js';
 import { VirtualAccounts } from './virtual-accounts/service.js';
+import { virtualAccountRouteDocs } from './virtual-accounts/openapi.js';
 import { Router } from 'express';
 
 export type { Topups, TopupView } from './room.js';
@@ -52,6 +54,7 @@ export function createTopups(deps: RoomDeps, env: NodeJS.ProcessEnv = process.en
       adminRoutes({ ...route_deps, rejected }),
       virtualAccountAdmin({ ...route_deps, virtual_accounts }),
     ),
+    route_docs: [...topupRouteDocs, ...virtualAccountRouteDocs],
     quote: (amount_micros, method) => priceTopup(config, amount_micros, method),
     create: async (account_id, input) => topupView(await service.create(account_id, input)),
     get: async (account_id, topup_id) => {

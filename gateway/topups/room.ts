@@ -2,6 +2,7 @@
 // hands its routers to the payments /api, the /admin API and the root; the dashboard's /wallet
 // calls its methods).
 import type { Router } from 'express';
+import type { RouteDoc } from '../http/openapi.js';
 import type { Topup, TopupAlert } from './tables.js';
 import type { Checkout, TopupEvent, TopupMethod, TopupProviderName } from './types.js';
 
@@ -45,6 +46,8 @@ export interface Topups {
   readonly webhooks: Router;
   /** Mounted inside /admin (admin bearer): GET /topups?status=, GET /topups/alerts. */
   readonly admin: Router;
+  /** Its routes for GET /openapi.json. */
+  readonly route_docs: RouteDoc[];
   /** The fee a top-up would carry (shown before paying); throws ApiError 400 outside the limits. */
   quote(amount_micros: number, method: TopupMethod | null): FeeQuote;
   /**

@@ -28,11 +28,11 @@ export const createTopupBody = z.strictObject({
   method: z.enum(TOPUP_METHODS).optional(),
 });
 
-const listQuery = z.object({
+export const topupListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
 });
 
-const adminQuery = z.object({
+export const adminTopupsQuery = z.object({
   status: z.enum(TOPUP_STATUSES).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
@@ -58,7 +58,7 @@ export function apiRoutes(deps: RouteDeps): Router {
   });
   router.get(TOPUP_PATHS.api_collection, async (req, res) => {
     const { account } = authorize(store.state, req, res, logger);
-    const query = parseWith(listQuery, req.query);
+    const query = parseWith(topupListQuery, req.query);
     const rows = await service.recent(account.id, query.limit);
     res.json({ topups: rows.map(topupView) });
   });
@@ -130,14 +130,14 @@ export function adminRoutes(deps: RouteDeps & { rejected: RejectedWebhooks }): R
   const { store, service, rejected } = deps;
   const router = Router();
   router.get(TOPUP_PATHS.admin_alerts, async (req, res) => {
-    const { limit } = parseWith(adminQuery, req.query);
+    const { limit } = parseWith(adminTopupsQuery, req.query);
     res.json({
       alerts: await service.alerts(limit),
       rejected_webhooks: { count: rejected.count, recent: rejected.recent.slice(0, limit) },
     });
   });
   router.get(TOPUP_PATHS.admin_collection, async (req, res) => {
-    const { status, limit } = parseWith(adminQuery, req.query);
+    const { status, limit } = parseWith(adminTopupsQuery, req.query);
     const rows = status
       ? await store.list('topups', 'status', status)
       : await store.page('topups', { newest_first: true, offset: 0, limit });

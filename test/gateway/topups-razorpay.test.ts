@@ -288,35 +288,22 @@ describe('top-up fees and limits', () => {
 
   before(async () => {
     razorpay = await ScriptedRazorpay.start();
+    const limits = {
+      min_amount: 10,
+      max_amount: 5000,
+      daily_cap: 1000,
+      fees: { card: 2, default: 1 },
+    };
     gateway = await startGateway({
       env: {
         AIHUB_CONFIG: configFile({
-          ...topupsConfig(razorpay, {
-            min_amount: 10,
-            max_amount: 5000,
-            daily_cap: 1000,
-            fees: { card: 2, default: 1 },
-          }),
-          payments: { tax: { operator: { gstin: '29AAACA1234F1Z9' } } },
+          ...topupsConfig(razorpay, limits),
+          // A registered operator: the fee carries GST (18 %).
+          payments: { tax: { operator: { gstin: OPERATOR_GSTIN } } },
         }),
         ...razorpay.env(),
       },
-    }).catch(async () =>
-      // No valid GSTIN at hand: the fee without GST.
-      startGateway({
-        env: {
-          AIHUB_CONFIG: configFile(
-            topupsConfig(razorpay, {
-              min_amount: 10,
-              max_amount: 5000,
-              daily_cap: 1000,
-              fees: { card: 2, default: 1 },
-            }),
-          ),
-          ...razorpay.env(),
-        },
-      }),
-    );
+    });
   });
   after(async () => {
     await gateway?.stop();
@@ -326,7 +313,9 @@ describe('top-up fees and limits', () => {
   test('a card fee is added to the order; the wallet gets the amount', async () => {
     const user = await createFundedAccount(gateway);
     const created = await startTopup(gateway, user.key, 100, 'card');
-    assert.ok(created.fee >= 2, `fee ${created.fee}`);
+    // 2 % of ₹100 is ₹2, and 18 % GST on it ₹0.36.
+    assert.equal(created.fee, 2.36);
+    assert.equal(created.fee_gst, 0.36);
     assert.equal(created.total, 100 + created.fee);
     assert.equal(razorpay.orders.get(created.order_id)!.amount, Math.round(created.total * 100));
     const payment = razorpay.pay(created.order_id);
@@ -361,6 +350,11 @@ describe('top-up fees and limits', () => {
     });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.field, 'amount');
+  });
+  test('the fee and its GST post so that the ledger verifies', async () => {
+    await gateway.stop();
+    const verified = await runVerify(gateway.data_dir);
+    assert.equal(verified.code, 0, `${verified.stdout}\n${verified.stderr}`);
   });
 });
 

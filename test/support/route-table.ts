@@ -17,6 +17,7 @@ import { loadConfig } from '../../gateway/config.ts';
 import { Metrics } from '../../gateway/http/metrics.ts';
 import { createLogger } from '../../gateway/log.ts';
 import { createPayments } from '../../gateway/payments/index.ts';
+import { createTopups } from '../../gateway/topups/index.ts';
 import { Store } from '../../gateway/store/store.ts';
 import type { Clock } from '../../gateway/kernel/clock.ts';
 import { Sealer, newKey } from '../../gateway/util/sealed.ts';
@@ -89,13 +90,15 @@ export function inProcessGateway(
     public_url: () => 'http://127.0.0.1',
   };
   // The rooms as main.ts builds them, mounted by the same createGateway.
-  const payments = createPayments(deps);
+  const topups = createTopups(deps, {});
+  const payments = createPayments(deps, { api: [topups.api] });
   const chat = createChat(deps);
   const rooms = {
     accounts: createAccounts(deps),
     chat,
     dashboard: createDashboard({ ...deps, payments }),
     payments,
+    topups,
   };
   const gateway = createGateway(
     { ...deps, trust_proxy: compileTrustProxy(config.trust_proxy) },

@@ -20,7 +20,7 @@ export const VIRTUAL_ACCOUNT_PATHS = {
   give_back: '/topups/:topup_id/return',
 } as const;
 
-const reviewBody = z.strictObject({ note: z.string().trim().max(300).optional() });
+export const reviewBody = z.strictObject({ note: z.string().trim().max(300).optional() });
 
 export function loadDetailsView(va: TopupVirtualAccount) {
   return {
