@@ -249,6 +249,31 @@ export function createSmartCollect(keys: {
     };
   };
 
+  /** The signed `virtual_account.credited` of a transfer, kept for its fetch. */
+  const creditedEvent = (
+    kind: 'bank_transfer' | 'upi_transfer',
+    va: RazorpayVirtualAccount,
+    payment: Record<string, any>,
+    entity: Record<string, any>,
+  ) => {
+    transfers.set(payment.id, { kind, entity });
+    return signed(
+      {
+        entity: 'event',
+        account_id: 'acc_ScriptedAcct01',
+        event: 'virtual_account.credited',
+        contains: ['payment', 'virtual_account', kind],
+        payload: {
+          payment: { entity: payment },
+          virtual_account: { entity: va },
+          [kind]: { entity },
+        },
+        created_at: Math.floor(Date.now() / 1000),
+      },
+      payment.id,
+    );
+  };
+
   const requireVa = (va_id: string) => {
     const va = accounts.get(va_id);
     if (!va) throw new Error(`the scripted Razorpay has no virtual account ${va_id}`);
@@ -281,22 +306,7 @@ export function createSmartCollect(keys: {
         virtual_account_id: va.id,
         virtual_account: va,
       };
-      transfers.set(payment_id, { kind: 'bank_transfer', entity });
-      return signed(
-        {
-          entity: 'event',
-          account_id: 'acc_ScriptedAcct01',
-          event: 'virtual_account.credited',
-          contains: ['payment', 'virtual_account', 'bank_transfer'],
-          payload: {
-            payment: { entity: payment },
-            virtual_account: { entity: va },
-            bank_transfer: { entity },
-          },
-          created_at: Math.floor(Date.now() / 1000),
-        },
-        payment_id,
-      );
+      return creditedEvent('bank_transfer', va, payment, entity);
     },
     upiTransfer(va_id, amount, payer) {
       const va = requireVa(va_id);
@@ -313,22 +323,7 @@ export function createSmartCollect(keys: {
         npci_reference_id: `${100_000_000_000 + n}`,
         virtual_account_id: va.id,
       };
-      transfers.set(payment_id, { kind: 'upi_transfer', entity });
-      return signed(
-        {
-          entity: 'event',
-          account_id: 'acc_ScriptedAcct01',
-          event: 'virtual_account.credited',
-          contains: ['payment', 'virtual_account', 'upi_transfer'],
-          payload: {
-            payment: { entity: payment },
-            virtual_account: { entity: va },
-            upi_transfer: { entity },
-          },
-          created_at: Math.floor(Date.now() / 1000),
-        },
-        payment_id,
-      );
+      return creditedEvent('upi_transfer', va, payment, entity);
     },
   };
 }
