@@ -93,6 +93,23 @@ test('a Cashfree top-up: the checkout is the order’s session, and the webhook 
   assert.equal(await balance(gateway, headers), 500);
 });
 
+test('a refund and a dispute after the credit debit the wallet once each, down to zero', async () => {
+  const { headers } = await onboard(gateway, 0);
+  const topup = await startTopup(headers, 600);
+  assert.equal((await post(cashfree.pay(topup.order_id))).status, 200);
+  assert.equal(await balance(gateway, headers), 600);
+  const refund = cashfree.refund(topup.order_id, 100);
+  assert.equal((await post(refund)).status, 200);
+  assert.equal((await post(refund)).status, 200);
+  assert.equal(await balance(gateway, headers), 500);
+  assert.equal(await topupStatus(headers, topup.topup_id), 'refunded');
+  const dispute = cashfree.dispute(topup.order_id, 500);
+  assert.equal((await post(dispute)).status, 200);
+  assert.equal((await post(dispute)).status, 200);
+  assert.equal(await balance(gateway, headers), 0);
+  assert.equal(await topupStatus(headers, topup.topup_id), 'disputed');
+});
+
 test('a lost webhook: the reconciliation pass asks Cashfree and credits once', async () => {
   const { headers } = await onboard(gateway, 0);
   const topup = await startTopup(headers, 250);

@@ -7,7 +7,8 @@
 //   `order_already_exists`; wrong keys are 401 `authentication_error`.
 // - `GET /pg/orders/{order_id}` answers the order ("PAID" once a payment succeeded);
 //   `GET /pg/orders/{order_id}/payments` its payments (cf_payment_id, payment_status...).
-// - `POST /pg/orders/{order_id}/refunds` {refund_id, refund_amount} makes a refund.
+// - `POST /pg/orders/{order_id}/refunds` {refund_id, refund_amount} makes a refund;
+//   `GET /pg/orders/{order_id}/refunds` lists the order's refunds.
 // - PG virtual bank accounts: `POST /pg/vba` {virtual_account_details: {virtual_account_id,
 //   virtual_account_name, ...}} → {virtual_bank_accounts: [{vba_account_number, vba_ifsc,
 //   vba_status, virtual_account_details...}]}; `GET /pg/vba/{virtual_account_id}`;
@@ -149,6 +150,7 @@ export async function startCashfree(keys: {
   const payments = new Map<string, CashfreePayment[]>();
   const vbas = new Map<string, CashfreeVba>();
   const vbaPayments = new Map<string, VbaTransferPayment>();
+  const refunds = new Map<string, Array<Record<string, unknown>>>();
   const failures: Array<{
     match: (r: Seen) => boolean;
     status: number;
@@ -209,6 +211,8 @@ export async function startCashfree(keys: {
           ? json(res, 200, payment)
           : error(res, 404, 'payment_not_found', 'payment not found', 'invalid_request_error');
       }
+      if (request.method === 'GET' && parts[3] === 'refunds' && parts.length === 4)
+        return json(res, 200, refunds.get(order.order_id) ?? []);
       if (request.method === 'POST' && parts[3] === 'refunds' && parts.length === 4) {
         const body = request.json ?? {};
         return json(
@@ -342,8 +346,9 @@ export async function startCashfree(keys: {
     json(res, 200, { virtual_bank_accounts: [vba] });
   }
 
+  /** A refund of the order's successful payment, kept for `GET /pg/orders/{order_id}/refunds`. */
   function refundEntity(order: CashfreeOrder, refund_id: string, amount: number) {
-    return {
+    const refund = {
       cf_payment_id:
         (payments.get(order.order_id) ?? []).find((p) => p.payment_status === 'SUCCESS')
           ?.cf_payment_id ?? null,
@@ -362,6 +367,8 @@ export async function startCashfree(keys: {
       created_at: istTime(new Date()),
       processed_at: istTime(new Date()),
     };
+    refunds.set(order.order_id, [...(refunds.get(order.order_id) ?? []), refund]);
+    return refund;
   }
 
   const upstream: Upstream = await startUpstream((request, res) => route(request, res));

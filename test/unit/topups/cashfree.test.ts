@@ -127,6 +127,7 @@ test('refund and dispute webhooks name the payment as the captured one did', asy
     return;
   assert.equal(refund.payment_id, captured.payment_id);
   assert.equal(refund.amount_micros, 200_000_000);
+  assert.equal((await provider.fetchPayment(refund.payment_id))?.refunded_micros, 200_000_000);
   assert.equal(dispute.payment_id, captured.payment_id);
   assert.equal(dispute.amount_micros, 300_000_000);
 });

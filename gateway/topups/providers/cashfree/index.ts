@@ -24,6 +24,8 @@ import {
   cashfreeOrder,
   cashfreePayment,
   cashfreePayments,
+  cashfreeRefunds,
+  refundedMicros,
   cashfreeVbaList,
   cashfreeWebhook,
   splitPaymentKey,
@@ -116,7 +118,19 @@ class CashfreeProvider implements TopupProvider {
       signal,
       true,
     );
-    return payment ? toProviderPayment(payment, key.order_id) : null;
+    if (!payment) return null;
+    // Cashfree's payment carries no refunded amount: its order's refunds say it.
+    const refunds = await this.call(
+      'GET',
+      `${orderPath(key.order_id)}/refunds`,
+      cashfreeRefunds,
+      undefined,
+      signal,
+    );
+    return {
+      ...toProviderPayment(payment, key.order_id),
+      refunded_micros: refundedMicros(refunds ?? [], key.cf_payment_id),
+    };
   }
 
   readWebhook(headers: IncomingHttpHeaders, raw_body: Buffer): TopupEvent[] {

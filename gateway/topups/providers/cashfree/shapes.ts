@@ -55,6 +55,29 @@ export type CashfreePayment = z.output<typeof cashfreePayment>;
 
 export const cashfreePayments = z.array(cashfreePayment).max(1_000);
 
+/** GET /pg/orders/{order_id}/refunds: the order's refunds (what a refund webhook is checked against). */
+export const cashfreeRefunds = z
+  .array(
+    z
+      .object({
+        cf_payment_id: idText.nullish(),
+        refund_amount: rupees,
+        refund_status: text(32),
+      })
+      .loose(),
+  )
+  .max(1_000);
+
+/** What Cashfree has refunded of one payment (micro-units): its refunds that succeeded. */
+export function refundedMicros(
+  refunds: z.output<typeof cashfreeRefunds>,
+  cf_payment_id: string,
+): number {
+  return refunds
+    .filter((r) => r.refund_status === 'SUCCESS' && r.cf_payment_id === cf_payment_id)
+    .reduce((sum, r) => sum + micros(r.refund_amount), 0);
+}
+
 export const cashfreeVbaList = z.object({
   virtual_bank_accounts: z
     .array(
