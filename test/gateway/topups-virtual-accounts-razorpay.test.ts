@@ -3,9 +3,11 @@
 // made once; a bank transfer from the holder credited once (again, twenty at once) with the
 // payer kept; a UPI payment, which names no payer, held for review with hold_third_party and
 // released by the operator; a webhook that does not match Razorpay's own record credits nothing.
-import { test, after, before } from 'node:test';
+import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { admin, request, type Gateway } from './helpers.js';
+import { admin, createFundedAccount, request, TEST_CLUSTER_URL, type Gateway } from './helpers.js';
+import { startGateways, stopAll } from '../support/multi-gateway.js';
+import { createDatabase } from '../support/postgres.js';
 import {
   balance,
   onboard,
@@ -125,3 +127,63 @@ test('a credit Razorpay does not confirm (another amount in its record) credits 
 test('verify passes', async () => {
   await verifyOk(gateway);
 });
+
+describe(
+  'two gateways on one PostgreSQL database',
+  { skip: !TEST_CLUSTER_URL && 'a PostgreSQL run only (AIHUB_TEST_DATABASE_URL)' },
+  () => {
+    test('load details asked on both at once make one virtual account; its credit across both is once', async () => {
+      const scripted = await ScriptedRazorpay.start();
+      const database_url = await createDatabase(TEST_CLUSTER_URL!);
+      const gateways = await startGateways(database_url, 2, {
+        config: {
+          mode: 'live',
+          topups: { provider: 'razorpay', razorpay: { base_url: scripted.url } },
+        },
+        env: scripted.env(),
+      });
+      try {
+        const user = await createFundedAccount(gateways[0]!);
+        const headers = { 'x-api-key': user.key };
+        const replies = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            request(`${gateways[i % 2]!.url}/api/wallet/load-details`, { headers }),
+          ),
+        );
+        for (const reply of replies) assert.equal(reply.status, 200, JSON.stringify(reply.body));
+        assert.equal(new Set(replies.map((r) => r.body.virtual_account_id)).size, 1);
+        assert.equal(
+          scripted.calls.filter((c) => c.method === 'POST' && c.path === '/v1/virtual_accounts')
+            .length,
+          1,
+        );
+        const webhook = scripted.smart_collect.bankTransfer(
+          replies[0]!.body.virtual_account_id,
+          25_000,
+          {
+            name: 'ANYONE',
+            account_number: '111122223333',
+            ifsc: 'SBIN0000001',
+          },
+        );
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            request(`${gateways[i % 2]!.url}/webhooks/razorpay`, {
+              headers: webhook.headers,
+              raw: webhook.raw,
+            }),
+          ),
+        );
+        assert.deepEqual(
+          results.map((r) => r.status),
+          Array(20).fill(200),
+        );
+        assert.equal(await balance(gateways[0]!, headers), 250);
+        assert.equal(await balance(gateways[1]!, headers), 250);
+      } finally {
+        await stopAll(gateways);
+        await scripted.close();
+      }
+    });
+  },
+);
