@@ -225,6 +225,8 @@ test('a transfer from someone else is held for review, then released by the oper
   const row = held.body.topups.find((t: any) => t.account_id === account_id);
   assert.ok(row, JSON.stringify(held.body));
   assert.match(row.note, /SOMEONE ELSE/);
+  const alerts = (await admin(gateway).get('/admin/topups/alerts')).body.alerts;
+  assert.ok(alerts.some((a: any) => a.reason === 'held_for_review' && a.topup_id === row.topup_id));
 
   const released = await admin(gateway).post(`/admin/topups/${row.topup_id}/release`, {
     note: 'the holder’s spouse, confirmed by phone',

@@ -242,6 +242,15 @@ export class VirtualAccounts {
       'held',
       `held for review: ${reason}`,
     );
+    raiseAlert(tx, {
+      provider,
+      reason: 'held_for_review',
+      topup_id: topup.id,
+      account_id,
+      order_id: payment.order_id,
+      payment_id: payment.payment_id,
+      detail: `${microsToUnits(payment.amount_micros)} ${payment.currency} ${reason}: POST /admin/topups/${topup.id}/release or /return`,
+    });
     return 'held';
   }
 
