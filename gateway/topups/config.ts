@@ -56,7 +56,7 @@ export const topupsConfigSchema = z
         /** Top-ups asked about per pass. */
         batch: z.int().min(1).max(1_000).default(50),
         /** Past this age an unpaid order is expired (nothing credited, listed as expired). */
-        expire_after_ms: ms(60_000, 30 * 86_400_000, 86_400_000),
+        expire_after_ms: ms(1_000, 30 * 86_400_000, 86_400_000),
       })
       .prefault({}),
     /** Virtual accounts (GET /api/wallet/load-details) and their credits. */

@@ -16,7 +16,7 @@ import { microsToUnits } from '../util/money.js';
 import type { Topup, TopupAlert, TopupStatus } from './tables.js';
 import type { PayerDetails, ProviderPayment, TopupProviderName } from './types.js';
 
-/** Where a top-up's convenience fee (its taxable value) goes; its GST goes to gst:*. */
+/** Where a top-up's convenience fee (its taxable value) goes; its GST goes to gst:* (both on the month's GST invoice). */
 export const TOPUP_FEE_REVENUE = 'revenue:topup';
 const HISTORY_LIMIT = 50;
 
@@ -177,9 +177,10 @@ export interface Reversal {
 
 /**
  * Takes a refund or a dispute back from the wallet of the top-up it paid, once per refund or
- * dispute id: the wallet part (never more than the top-up credited, less what was already
- * taken back) is debited as far as the wallet covers it, the rest is owed (receivable, as AI
- * usage past the wallet is); the part of the refund beyond the wallet part is the fee given back.
+ * dispute id: never more than the customer paid for the top-up (amount and fee) less what was
+ * already taken back, debited as far as the wallet covers it; the rest is owed (receivable, as
+ * AI usage past the wallet is). The fee stays earned (its GST invoiced): a refund of it to the
+ * customer's card is taken from the wallet like the amount.
  */
 export function reverseTopup(
   tx: Tx,
@@ -190,10 +191,12 @@ export function reverseTopup(
   if (!topup) throw new Error(`invariant: top-up ${topup_id} vanished`);
   const key = `${topup.provider}:${reversal.kind}:${reversal.id}`;
   if (tx.get('topup_payments', key)) return 'duplicate';
-  const wallet_part = Math.min(reversal.amount_micros, topup.amount_micros - topup.reversed_micros);
-  const fee_part = Math.min(reversal.amount_micros - wallet_part, topup.fee_micros);
-  const paid = Math.max(0, Math.min(wallet_part, availableMicros(tx.state, topup.account_id)));
-  const owed = wallet_part - paid;
+  const taken = Math.min(
+    reversal.amount_micros,
+    topup.amount_micros + topup.fee_micros - topup.reversed_micros,
+  );
+  const paid = Math.max(0, Math.min(taken, availableMicros(tx.state, topup.account_id)));
+  const owed = taken - paid;
   const memo = `${reversal.kind === 'refund' ? 'Refund' : 'Dispute'} ${reversal.id} of top-up ${topup.id}`;
   if (paid > 0)
     debitWallet(tx, {
@@ -211,18 +214,6 @@ export function reverseTopup(
       memo: `${memo}: owed beyond the wallet`,
       ref: topup.id,
     });
-  if (fee_part > 0)
-    tx.post({
-      id: newId('pst'),
-      ts: tx.now.toISOString(),
-      memo: `${memo}: the convenience fee given back`,
-      account_id: topup.account_id,
-      ref: topup.id,
-      entries: [
-        [TOPUP_FEE_REVENUE, -fee_part],
-        [FUNDING_TOPUP, fee_part],
-      ],
-    });
   tx.set('topup_payments', key, {
     key,
     topup_id: topup.id,
@@ -235,7 +226,7 @@ export function reverseTopup(
     tx,
     {
       ...topup,
-      reversed_micros: topup.reversed_micros + wallet_part,
+      reversed_micros: topup.reversed_micros + taken,
       owed_micros: topup.owed_micros + owed,
     },
     reversal.kind === 'refund' ? 'refunded' : 'disputed',

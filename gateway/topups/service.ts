@@ -9,7 +9,7 @@ import type { Logger } from '../log.js';
 import type { Store, Tx } from '../store/store.js';
 import { newId } from '../util/ids.js';
 import { microsToUnits } from '../util/money.js';
-import { priceTopup } from './fees.js';
+import { priceTopup, type PricedTopup } from './fees.js';
 import { webhookPath } from './paths.js';
 import {
   auditTopup,
@@ -24,6 +24,7 @@ import type { TopupView } from './room.js';
 import type { Topup, TopupAlert } from './tables.js';
 import {
   ProviderCallError,
+  type CreatedOrder,
   type ProviderPayment,
   type TopupEvent,
   type TopupMethod,
@@ -68,6 +69,44 @@ export function topupView(topup: Topup): TopupView {
   };
 }
 
+/** A top-up as recorded before its order: created, waiting for the provider's order id. */
+function newTopup(
+  tx: Tx,
+  input: {
+    topup_id: string;
+    account_id: string;
+    provider: TopupProvider;
+    priced: PricedTopup;
+    input: { method: TopupMethod | null };
+    config: Config;
+  },
+): Topup {
+  const at = tx.now.toISOString();
+  const first_after_ms = input.config.topups.reconcile.first_after_ms;
+  return {
+    id: input.topup_id,
+    account_id: input.account_id,
+    provider: input.provider.name,
+    order_id: null,
+    amount_micros: input.priced.amount_micros,
+    fee_micros: input.priced.fee_micros,
+    fee_gst_micros: input.priced.fee_gst_micros,
+    fee_tax: input.priced.tax,
+    method: input.input.method,
+    currency: input.config.currency,
+    status: 'created',
+    payment_id: null,
+    reversed_micros: 0,
+    owed_micros: 0,
+    checkout: null,
+    note: 'waiting for the payment gateway’s order',
+    created_at: at,
+    updated_at: at,
+    checks: { count: 0, next_at: new Date(tx.now.getTime() + first_after_ms).toISOString() },
+    history: [{ status: 'created', at, note: 'top-up started' }],
+  };
+}
+
 export class TopupService {
   constructor(private readonly deps: ServiceDeps) {}
 
@@ -91,39 +130,17 @@ export class TopupService {
     const provider = this.requireProvider();
     const priced = priceTopup(config, input.amount_micros, input.method);
     const topup_id = newId('tup');
+    // Recorded (and counted against the day's cap) before the provider is asked, so that an
+    // order always has its top-up, whatever happens after the call.
     const customer = await store.transact((tx) => {
       const account = tx.get('accounts', account_id);
       if (!account) throw notFound(`no account ${account_id}`, 'account_not_found');
       this.countToday(tx, account_id, input.amount_micros);
-      const at = tx.now.toISOString();
-      const topup: Topup = {
-        id: topup_id,
-        account_id,
-        provider: provider.name,
-        order_id: null,
-        amount_micros: priced.amount_micros,
-        fee_micros: priced.fee_micros,
-        fee_gst_micros: priced.fee_gst_micros,
-        fee_tax: priced.tax,
-        method: input.method,
-        currency: config.currency,
-        status: 'created',
-        payment_id: null,
-        reversed_micros: 0,
-        owed_micros: 0,
-        checkout: null,
-        note: 'waiting for the payment gateway’s order',
-        created_at: at,
-        updated_at: at,
-        checks: {
-          count: 0,
-          next_at: new Date(
-            tx.now.getTime() + config.topups.reconcile.first_after_ms,
-          ).toISOString(),
-        },
-        history: [{ status: 'created', at, note: 'top-up started' }],
-      };
-      tx.set('topups', topup_id, topup);
+      tx.set(
+        'topups',
+        topup_id,
+        newTopup(tx, { topup_id, account_id, provider, priced, input, config }),
+      );
       auditTopup(
         tx,
         'topup.created',
@@ -133,7 +150,7 @@ export class TopupService {
       return { name: account.name, email: account.email };
     });
     const public_url = this.deps.public_url();
-    let order;
+    let order: CreatedOrder;
     try {
       order = await provider.createOrder({
         topup_id,
@@ -145,28 +162,7 @@ export class TopupService {
         notify_url: `${public_url}${webhookPath(provider.name)}`,
       });
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      this.deps.logger.warn({
-        msg: 'top-up order refused',
-        topup_id,
-        provider: provider.name,
-        reason,
-      });
-      await store.transact((tx) => {
-        const topup = tx.get('topups', topup_id)!;
-        this.uncountToday(tx, topup);
-        moveTopup(
-          tx,
-          { ...topup, checks: { ...topup.checks, next_at: null } },
-          'failed',
-          'the payment gateway made no order',
-        );
-      });
-      throw new ApiError(
-        502,
-        'provider_error',
-        'the payment gateway did not make an order; nothing was charged, try again',
-      );
+      await this.orderRefused(provider, topup_id, error);
     }
     return store.transact((tx) => {
       const topup = tx.get('topups', topup_id)!;
@@ -181,6 +177,36 @@ export class TopupService {
       auditTopup(tx, 'topup.order', account_id, `${topup_id} order ${order.order_id}`);
       return next;
     });
+  }
+
+  /** The provider made no order: the top-up failed (no longer counted against the cap), and a 502. */
+  private async orderRefused(
+    provider: TopupProvider,
+    topup_id: string,
+    error: unknown,
+  ): Promise<never> {
+    const reason = error instanceof Error ? error.message : String(error);
+    this.deps.logger.warn({
+      msg: 'top-up order refused',
+      topup_id,
+      provider: provider.name,
+      reason,
+    });
+    await this.deps.store.transact((tx) => {
+      const topup = tx.get('topups', topup_id)!;
+      this.uncountToday(tx, topup);
+      moveTopup(
+        tx,
+        { ...topup, checks: { ...topup.checks, next_at: null } },
+        'failed',
+        'the payment gateway made no order',
+      );
+    });
+    throw new ApiError(
+      502,
+      'provider_error',
+      'the payment gateway did not make an order; nothing was charged, try again',
+    );
   }
 
   /** The daily cap: what the account started today (India time) and did not fail, plus this. */

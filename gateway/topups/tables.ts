@@ -45,7 +45,7 @@ export interface Topup {
   status: TopupStatus;
   /** The provider's payment that paid it (set once, in the commit that credits). */
   payment_id: string | null;
-  /** Debited back by refunds and disputes, and of that what the wallet could not pay (owed). */
+  /** Taken back by refunds and disputes (at most amount + fee), and of that what the wallet could not pay (owed). */
   reversed_micros: number;
   owed_micros: number;
   /** What the browser opens to pay (public values only), kept while the top-up is payable. */

@@ -30,8 +30,9 @@ function topupsConfig(razorpay: ScriptedRazorpay, extra: Record<string, unknown>
     topups: {
       provider: 'razorpay',
       razorpay: { base_url: razorpay.url },
-      // The first check at once, then every interval: a lost webhook is caught in a pass or two.
-      reconcile: { interval_ms: RECONCILE_MS, first_after_ms: 0 },
+      // No check within a test unless it asks for one (`first_after_ms: 0` below): what the
+      // webhooks do is then theirs alone, never raced by the pass.
+      reconcile: { interval_ms: RECONCILE_MS, first_after_ms: 3_600_000 },
       ...extra,
     },
   };
@@ -137,17 +138,6 @@ describe('top-ups through Razorpay', () => {
     assert.ok(razorpay.calls.some((call) => call.path === `/v1/payments/${payment.id}`));
   });
 
-  test('credited when the webhook never comes: the reconciliation pass asks Razorpay', async () => {
-    const user = await createFundedAccount(gateway);
-    const created = await startTopup(gateway, user.key, 120);
-    razorpay.pay(created.order_id); // no webhook
-    await waitFor(
-      async () => (await topup(gateway, user.key, created.topup_id)).status === 'credited',
-      async () => `still ${JSON.stringify(await topup(gateway, user.key, created.topup_id))}`,
-    );
-    assert.equal(await balance(gateway, user.key), 120);
-  });
-
   test('a bad signature credits nothing and is listed for the operator', async () => {
     const user = await createFundedAccount(gateway);
     const created = await startTopup(gateway, user.key, 300);
@@ -179,6 +169,20 @@ describe('top-ups through Razorpay', () => {
     assert.ok(
       listed.some((a: any) => a.reason === 'amount_mismatch' && a.payment_id === payment.id),
     );
+    const flagged = await admin(gateway).get('/admin/topups?status=flagged');
+    assert.ok(flagged.body.topups.some((t: any) => t.topup_id === created.topup_id));
+    const all = await admin(gateway).get('/admin/topups?limit=500');
+    assert.ok(all.body.topups.some((t: any) => t.topup_id === created.topup_id));
+    // Every step in the audit log.
+    const audit = await admin(gateway).get(`/admin/audit?account_id=${user.account_id}`);
+    const actions = audit.body.data.map((entry: any) => entry.action);
+    for (const action of [
+      'topup.created',
+      'topup.order',
+      'topup.alert.amount_mismatch',
+      'topup.flagged',
+    ])
+      assert.ok(actions.includes(action), `${action} in ${actions}`);
   });
 
   test('a webhook that lies about the amount is not believed: the fetch decides', async () => {
@@ -282,6 +286,101 @@ describe('top-ups through Razorpay', () => {
   });
 });
 
+describe('the reconciliation pass', () => {
+  let razorpay: ScriptedRazorpay;
+  let gateway: Gateway;
+
+  before(async () => {
+    razorpay = await ScriptedRazorpay.start();
+    // The first check at once, then every interval: a lost webhook is caught in a pass or two.
+    gateway = await startLive(razorpay, {
+      reconcile: { interval_ms: RECONCILE_MS, first_after_ms: 0 },
+    });
+  });
+  after(async () => {
+    await gateway?.stop();
+    await razorpay?.close();
+  });
+
+  test('credited when the webhook never comes: the pass asks Razorpay', async () => {
+    const user = await createFundedAccount(gateway);
+    const created = await startTopup(gateway, user.key, 120);
+    razorpay.pay(created.order_id); // no webhook
+    await waitFor(
+      async () => (await topup(gateway, user.key, created.topup_id)).status === 'credited',
+      async () => `still ${JSON.stringify(await topup(gateway, user.key, created.topup_id))}`,
+    );
+    assert.equal(await balance(gateway, user.key), 120);
+  });
+
+  test('Razorpay down: the pass keeps asking, credits nothing, and credits once it answers', async () => {
+    const user = await createFundedAccount(gateway);
+    const created = await startTopup(gateway, user.key, 45);
+    razorpay.failing = 503;
+    razorpay.pay(created.order_id);
+    const asked = () =>
+      razorpay.calls.filter((call) => call.path === `/v1/orders/${created.order_id}`).length;
+    await waitFor(
+      () => asked() >= 2,
+      () => `asked ${asked()} times`,
+    );
+    assert.equal((await topup(gateway, user.key, created.topup_id)).status, 'created');
+    assert.equal(await balance(gateway, user.key), 0);
+    razorpay.failing = null;
+    await waitFor(
+      async () => (await topup(gateway, user.key, created.topup_id)).status === 'credited',
+      async () => `still ${JSON.stringify(await topup(gateway, user.key, created.topup_id))}`,
+    );
+    assert.equal(await balance(gateway, user.key), 45);
+  });
+
+  test('a failed attempt, then a payment on the same order: failed, then credited', async () => {
+    const user = await createFundedAccount(gateway);
+    const created = await startTopup(gateway, user.key, 33);
+    const hook = `${gateway.url}/webhooks/razorpay`;
+    const failed = razorpay.fail(created.order_id);
+    const failure = razorpay.webhook('payment.failed', { payment: failed });
+    assert.equal((await razorpay.deliver(hook, failure)).status, 200);
+    const seen = await topup(gateway, user.key, created.topup_id);
+    assert.equal(seen.status, 'failed');
+    assert.ok(seen.checkout, 'still payable');
+    const payment = razorpay.pay(created.order_id);
+    assert.equal((await razorpay.deliver(hook, razorpay.captured(payment))).status, 200);
+    assert.equal((await topup(gateway, user.key, created.topup_id)).status, 'credited');
+    assert.equal(await balance(gateway, user.key), 33);
+    // The other provider's webhook path is not served while Razorpay is the one configured.
+    assert.equal((await razorpay.deliver(`${gateway.url}/webhooks/cashfree`, failure)).status, 404);
+  });
+});
+
+describe('an order never paid', () => {
+  test('expires after topups.reconcile.expire_after_ms and no longer counts against the daily cap', async () => {
+    const razorpay = await ScriptedRazorpay.start();
+    const gateway = await startLive(razorpay, {
+      daily_cap: 100,
+      reconcile: { interval_ms: RECONCILE_MS, first_after_ms: 0, expire_after_ms: 1_000 },
+    });
+    try {
+      const user = await createFundedAccount(gateway);
+      const created = await startTopup(gateway, user.key, 100);
+      const refused = await request(`${gateway.url}/api/wallet/topups`, {
+        headers: auth(user.key),
+        body: { amount: 1 },
+      });
+      assert.equal(refused.body.error?.code, 'daily_cap_exceeded');
+      await waitFor(
+        async () => (await topup(gateway, user.key, created.topup_id)).status === 'expired',
+        async () => `still ${JSON.stringify(await topup(gateway, user.key, created.topup_id))}`,
+      );
+      assert.equal((await topup(gateway, user.key, created.topup_id)).checkout, null);
+      await startTopup(gateway, user.key, 100);
+    } finally {
+      await gateway.stop();
+      await razorpay.close();
+    }
+  });
+});
+
 describe('top-up fees and limits', () => {
   let razorpay: ScriptedRazorpay;
   let gateway: Gateway;
@@ -319,8 +418,17 @@ describe('top-up fees and limits', () => {
     assert.equal(created.total, 100 + created.fee);
     assert.equal(razorpay.orders.get(created.order_id)!.amount, Math.round(created.total * 100));
     const payment = razorpay.pay(created.order_id);
-    await razorpay.deliver(`${gateway.url}/webhooks/razorpay`, razorpay.captured(payment));
+    const hook = `${gateway.url}/webhooks/razorpay`;
+    await razorpay.deliver(hook, razorpay.captured(payment));
     assert.equal(await balance(gateway, user.key), 100);
+    // A refund of everything paid: the fee stays earned, so the wallet gives back the amount
+    // and owes the fee the card got back.
+    const refund = razorpay.refund(payment.id, payment.amount);
+    assert.equal((await razorpay.deliver(hook, razorpay.refunded(refund))).status, 200);
+    assert.equal(await balance(gateway, user.key), 0);
+    const seen = await topup(gateway, user.key, created.topup_id);
+    assert.equal(seen.reversed, 102.36);
+    assert.equal(seen.owed, 2.36);
   });
 
   test('below the minimum, above the maximum and past the daily cap: 400 naming amount', async () => {

@@ -13,6 +13,7 @@ const SERVICE_NAMES: Record<string, string> = {
   dmt: 'Money transfer (DMT) charges',
   pan: 'PAN service fees',
   bills: 'Bill payment (BBPS) fees',
+  topup: 'Wallet top-up convenience fees',
 };
 
 const TITLES: Record<GstDocument['kind'], string> = {

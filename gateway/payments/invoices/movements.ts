@@ -52,9 +52,11 @@ export interface FeeMovement {
 }
 
 /** The payment services' fee accounts (`revenue:<service>`). */
-const FEE_ACCOUNTS: ReadonlySet<string> = new Set(
-  (['recharge', 'dmt', 'pan', 'bills'] satisfies PaymentService[]).map((s) => `revenue:${s}`),
-);
+const FEE_ACCOUNTS: ReadonlySet<string> = new Set([
+  ...(['recharge', 'dmt', 'pan', 'bills'] satisfies PaymentService[]).map((s) => `revenue:${s}`),
+  // A wallet top-up's convenience fee (topups/postings.ts TOPUP_FEE_REVENUE).
+  'revenue:topup',
+]);
 const isFeeAccount = (account: string) => FEE_ACCOUNTS.has(account);
 const isGstAccount = (account: string) => account.startsWith('gst:');
 

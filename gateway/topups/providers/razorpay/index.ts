@@ -12,7 +12,9 @@ import type { z } from 'zod';
 import {
   ProviderCallError,
   WebhookRejected,
+  type Checkout,
   type CreateOrderInput,
+  type CreateVirtualAccountInput,
   type CreatedOrder,
   type PayerDetails,
   type ProviderOrder,
@@ -60,31 +62,41 @@ const STATUSES: ReadonlySet<string> = new Set([
 ]);
 
 export function createRazorpay(deps: ProviderDeps): TopupProvider {
-  const key_id = requireEnv(deps.env, 'AIHUB_RAZORPAY_KEY_ID');
-  const key_secret = requireEnv(deps.env, 'AIHUB_RAZORPAY_KEY_SECRET');
-  const webhook_secret = requireEnv(deps.env, 'AIHUB_RAZORPAY_WEBHOOK_SECRET');
-  const settings = deps.config.razorpay;
-  const authorization = `Basic ${Buffer.from(`${key_id}:${key_secret}`).toString('base64')}`;
+  return new Razorpay(deps);
+}
 
-  async function call<S extends z.ZodType>(
+class Razorpay implements TopupProvider {
+  readonly name = 'razorpay' as const;
+  private readonly key_id: string;
+  private readonly webhook_secret: string;
+  private readonly authorization: string;
+
+  constructor(private readonly deps: ProviderDeps) {
+    this.key_id = requireEnv(deps.env, 'AIHUB_RAZORPAY_KEY_ID');
+    const key_secret = requireEnv(deps.env, 'AIHUB_RAZORPAY_KEY_SECRET');
+    this.webhook_secret = requireEnv(deps.env, 'AIHUB_RAZORPAY_WEBHOOK_SECRET');
+    this.authorization = `Basic ${Buffer.from(`${this.key_id}:${key_secret}`).toString('base64')}`;
+  }
+
+  /** One API call: its answer read with `shape`, null for an id Razorpay does not know; ProviderCallError otherwise. */
+  private async call<S extends z.ZodType>(
     method: 'GET' | 'POST',
     path: string,
     shape: S,
-    body?: unknown,
-    signal?: AbortSignal,
+    options: { body?: unknown; signal?: AbortSignal | undefined } = {},
   ): Promise<z.output<S> | null> {
-    const deadline = AbortSignal.timeout(deps.config.timeout_ms);
+    const deadline = AbortSignal.timeout(this.deps.config.timeout_ms);
     let response: Response;
     try {
-      response = await fetch(`${settings.base_url}${path}`, {
+      response = await fetch(`${this.deps.config.razorpay.base_url}${path}`, {
         method,
         headers: {
-          authorization,
+          authorization: this.authorization,
           accept: 'application/json',
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
         },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
+        ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+        signal: options.signal ? AbortSignal.any([options.signal, deadline]) : deadline,
       });
     } catch (error) {
       throw new ProviderCallError(`razorpay ${method} ${path}: ${(error as Error).message}`, null);
@@ -113,11 +125,76 @@ export function createRazorpay(deps: ProviderDeps): TopupProvider {
     return parsed.data;
   }
 
-  async function fetchOrder(order_id: string, signal?: AbortSignal): Promise<ProviderOrder> {
+  /** Smart Collect (virtual-accounts.ts), through this provider's one call. */
+  private readonly smart_collect = razorpayVirtualAccounts(
+    <S extends z.ZodType>(
+      method: 'GET' | 'POST',
+      path: string,
+      shape: S,
+      body?: unknown,
+      signal?: AbortSignal,
+    ) => this.call(method, path, shape, { body, signal }),
+  );
+
+  createVirtualAccount(input: CreateVirtualAccountInput, signal?: AbortSignal) {
+    return this.smart_collect.createVirtualAccount(input, signal);
+  }
+
+  fetchVirtualAccount(virtual_account_id: string, signal?: AbortSignal) {
+    return this.smart_collect.fetchVirtualAccount(virtual_account_id, signal);
+  }
+
+  async createOrder(input: CreateOrderInput, signal?: AbortSignal): Promise<CreatedOrder> {
+    const amount = toSubunits(input.amount_micros);
+    const order = await this.call('POST', '/v1/orders', orderShape, {
+      body: {
+        amount,
+        currency: input.currency,
+        receipt: input.topup_id.slice(0, 40),
+        notes: { topup_id: input.topup_id, account_id: input.account_id },
+      },
+      signal,
+    });
+    if (!order) throw new ProviderCallError('razorpay refused the order (404)', 404);
+    if (order.amount !== amount || order.currency !== input.currency)
+      throw new ProviderCallError(
+        `razorpay made order ${order.id} for ${order.amount} ${order.currency}, not ${amount} ${input.currency}`,
+        null,
+      );
+    return { order_id: order.id, checkout: this.checkout(input, order.id, amount) };
+  }
+
+  /** Standard Checkout's options: public values only (the key id, never its secret). */
+  private checkout(input: CreateOrderInput, order_id: string, amount: number): Checkout {
+    const settings = this.deps.config.razorpay;
+    return {
+      provider: 'razorpay',
+      script_url: settings.checkout_script_url,
+      options: {
+        key: this.key_id,
+        order_id,
+        amount,
+        currency: input.currency,
+        name: settings.display_name,
+        description: `Wallet top-up ${input.topup_id}`,
+        prefill: {
+          name: input.customer.name,
+          email: input.customer.email,
+          ...(input.customer.phone ? { contact: input.customer.phone } : {}),
+        },
+        notes: { topup_id: input.topup_id },
+        callback_url: input.return_url,
+        redirect: true,
+      },
+      redirect_url: null,
+    };
+  }
+
+  async fetchOrder(order_id: string, signal?: AbortSignal): Promise<ProviderOrder> {
     const path = `/v1/orders/${encodeURIComponent(order_id)}`;
     const [order, page] = await Promise.all([
-      call('GET', path, orderShape, undefined, signal),
-      call('GET', `${path}/payments`, paymentsPage, undefined, signal),
+      this.call('GET', path, orderShape, { signal }),
+      this.call('GET', `${path}/payments`, paymentsPage, { signal }),
     ]);
     if (!order) throw new ProviderCallError(`razorpay knows no order ${order_id}`, 404);
     const payments: ProviderPayment[] = [];
@@ -134,76 +211,25 @@ export function createRazorpay(deps: ProviderDeps): TopupProvider {
     };
   }
 
-  return {
-    name: 'razorpay',
-    ...razorpayVirtualAccounts(call),
-    async createOrder(input: CreateOrderInput, signal?: AbortSignal): Promise<CreatedOrder> {
-      const amount = toSubunits(input.amount_micros);
-      const order = await call(
-        'POST',
-        '/v1/orders',
-        orderShape,
-        {
-          amount,
-          currency: input.currency,
-          receipt: input.topup_id.slice(0, 40),
-          notes: { topup_id: input.topup_id, account_id: input.account_id },
-        },
-        signal,
-      );
-      if (!order) throw new ProviderCallError('razorpay refused the order (404)', 404);
-      if (order.amount !== amount || order.currency !== input.currency)
-        throw new ProviderCallError(
-          `razorpay made order ${order.id} for ${order.amount} ${order.currency}, not ${amount} ${input.currency}`,
-          null,
-        );
-      return {
-        order_id: order.id,
-        checkout: {
-          provider: 'razorpay',
-          script_url: settings.checkout_script_url,
-          options: {
-            key: key_id,
-            order_id: order.id,
-            amount,
-            currency: input.currency,
-            name: settings.display_name,
-            description: `Wallet top-up ${input.topup_id}`,
-            prefill: {
-              name: input.customer.name,
-              email: input.customer.email,
-              ...(input.customer.phone ? { contact: input.customer.phone } : {}),
-            },
-            notes: { topup_id: input.topup_id },
-            callback_url: input.return_url,
-            redirect: true,
-          },
-          redirect_url: null,
-        },
-      };
-    },
-    fetchOrder,
-    async fetchPayment(payment_id: string, signal?: AbortSignal) {
-      const payment = await call(
-        'GET',
-        `/v1/payments/${encodeURIComponent(payment_id)}`,
-        paymentShape,
-        undefined,
-        signal,
-      );
-      return payment ? paymentOf(payment) : null;
-    },
-    readWebhook(headers: IncomingHttpHeaders, raw_body: Buffer): TopupEvent[] {
-      const signature = headers['x-razorpay-signature'];
-      if (typeof signature !== 'string' || !signatureMatches(raw_body, signature, webhook_secret))
-        throw new WebhookRejected('bad_signature', 'X-Razorpay-Signature does not match the body');
-      const parsed = webhookShape.safeParse(parseJson(raw_body.toString('utf8')));
-      if (!parsed.success)
-        throw new WebhookRejected('malformed', 'the body is not a Razorpay webhook event');
-      const event_id = headers['x-razorpay-event-id'];
-      return [eventOf(parsed.data, typeof event_id === 'string' ? event_id.slice(0, 64) : null)];
-    },
-  };
+  async fetchPayment(payment_id: string, signal?: AbortSignal): Promise<ProviderPayment | null> {
+    const path = `/v1/payments/${encodeURIComponent(payment_id)}`;
+    const payment = await this.call('GET', path, paymentShape, { signal });
+    return payment ? paymentOf(payment) : null;
+  }
+
+  readWebhook(headers: IncomingHttpHeaders, raw_body: Buffer): TopupEvent[] {
+    const signature = headers['x-razorpay-signature'];
+    if (
+      typeof signature !== 'string' ||
+      !signatureMatches(raw_body, signature, this.webhook_secret)
+    )
+      throw new WebhookRejected('bad_signature', 'X-Razorpay-Signature does not match the body');
+    const parsed = webhookShape.safeParse(parseJson(raw_body.toString('utf8')));
+    if (!parsed.success)
+      throw new WebhookRejected('malformed', 'the body is not a Razorpay webhook event');
+    const event_id = headers['x-razorpay-event-id'];
+    return [eventOf(parsed.data, typeof event_id === 'string' ? event_id.slice(0, 64) : null)];
+  }
 }
 
 /** Hex HMAC-SHA256 of the raw body, compared in constant time (a wrong length is a plain no). */
