@@ -10,7 +10,11 @@ import { RejectedWebhooks, adminRoutes, apiRoutes, webhookRoutes } from './route
 import { TopupService, topupView } from './service.js';
 import { priceTopup } from './fees.js';
 import { topupRouteDocs } from './openapi.js';
-import { virtualAccountAdmin, virtualAccountApi } from './virtual-accounts/routes.js';
+import {
+  loadDetailsView,
+  virtualAccountAdmin,
+  virtualAccountApi,
+} from './virtual-accounts/routes.js';
 import { VirtualAccounts } from './virtual-accounts/service.js';
 import { virtualAccountRouteDocs } from './virtual-accounts/openapi.js';
 import { Router } from 'express';
@@ -64,6 +68,8 @@ export function createTopups(deps: RoomDeps, env: NodeJS.ProcessEnv = process.en
     recent: async (account_id, limit) => (await service.recent(account_id, limit)).map(topupView),
     apply: (event) => service.apply(event),
     alerts: (limit) => service.alerts(limit),
+    loadDetails: async (account_id) =>
+      loadDetailsView(await virtual_accounts.loadDetails(account_id)),
     start: () => reconciler.start(),
     stop: () => reconciler.stop(),
   };

@@ -22,7 +22,19 @@ export const VIRTUAL_ACCOUNT_PATHS = {
 
 export const reviewBody = z.strictObject({ note: z.string().trim().max(300).optional() });
 
-export function loadDetailsView(va: TopupVirtualAccount) {
+/** What the account is told of its virtual account (the API's answer, /wallet's box). */
+export interface LoadDetailsView {
+  provider: TopupVirtualAccount['provider'];
+  virtual_account_id: string;
+  account_number: string;
+  ifsc: string;
+  bank_name: string | null;
+  upi_id: string | null;
+  status: TopupVirtualAccount['status'];
+  created_at: string;
+}
+
+export function loadDetailsView(va: TopupVirtualAccount): LoadDetailsView {
   return {
     provider: va.provider,
     virtual_account_id: va.virtual_account_id,
