@@ -81,7 +81,7 @@ async function waitStatus(headers: Record<string, string>, topup_id: string, sta
   }
 }
 
-test('a Cashfree top-up: the checkout is the order’s session, and the webhook twice credits once', async () => {
+test('a Cashfree top-up: the checkout is the order’s session, and the webhook twice, or twenty at once, credits once', async () => {
   const { headers } = await onboard(gateway, 0);
   const topup = await startTopup(headers, 500);
   assert.equal(topup.order_id, topup.topup_id);
@@ -91,6 +91,14 @@ test('a Cashfree top-up: the checkout is the order’s session, and the webhook 
   assert.equal((await post(webhook)).status, 200);
   assert.equal(await topupStatus(headers, topup.topup_id), 'credited');
   assert.equal(await balance(gateway, headers), 500);
+  const again = await startTopup(headers, 70);
+  const twenty = cashfree.pay(again.order_id);
+  const replies = await Promise.all(Array.from({ length: 20 }, () => post(twenty)));
+  assert.deepEqual(
+    replies.map((r) => r.status),
+    Array(20).fill(200),
+  );
+  assert.equal(await balance(gateway, headers), 570);
 });
 
 test('a refund and a dispute after the credit debit the wallet once each, down to zero', async () => {
