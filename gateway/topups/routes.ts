@@ -89,7 +89,12 @@ export function webhookRoutes(
 ): Router {
   const { logger, service, provider, rejected } = deps;
   const router = Router();
-  const raw = express.raw({ type: () => true, limit: deps.config.topups.webhook_body_bytes });
+  // The signature covers the bytes as sent: a compressed body is refused (415), never inflated.
+  const raw = express.raw({
+    type: () => true,
+    inflate: false,
+    limit: deps.config.topups.webhook_body_bytes,
+  });
   for (const name of TOPUP_PROVIDERS) {
     router.post(`/webhooks/${name}`, raw, async (req: Request, res) => {
       if (!provider || provider.name !== name)

@@ -153,6 +153,12 @@ describe('top-ups through Razorpay', () => {
     assert.equal((await razorpay.deliver(hook, unsigned)).status, 400);
     assert.equal(await balance(gateway, user.key), 0);
     assert.equal((await alerts(gateway)).rejected_webhooks.count, before_count + 3);
+    // The signature covers the bytes as sent: a compressed body is refused, not inflated.
+    const gzipped = await request(hook, {
+      raw: 'x',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
+    assert.equal(gzipped.status, 415);
     // A body past the bound is refused before it is read.
     const huge = await request(hook, { raw: 'x'.repeat(70 * 1024) });
     assert.equal(huge.status, 413);
