@@ -59,6 +59,13 @@ export const topupsConfigSchema = z
         expire_after_ms: ms(1_000, 30 * 86_400_000, 86_400_000),
       })
       .prefault({}),
+    /** Virtual accounts (GET /api/wallet/load-details) and their credits. */
+    virtual_accounts: z
+      .strictObject({
+        /** Hold a transfer from someone other than the account holder for an operator's review. */
+        hold_third_party: z.boolean().default(false),
+      })
+      .prefault({}),
     /** A provider call's deadline. */
     timeout_ms: ms(100, 120_000, 15_000),
     /** The largest webhook body read (bigger: 413, nothing read). */

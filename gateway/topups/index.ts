@@ -10,6 +10,14 @@ import { RejectedWebhooks, adminRoutes, apiRoutes, webhookRoutes } from './route
 import { TopupService, topupView } from './service.js';
 import { priceTopup } from './fees.js';
 import { topupRouteDocs } from './openapi.js';
+import {
+  loadDetailsView,
+  virtualAccountAdmin,
+  virtualAccountApi,
+} from './virtual-accounts/routes.js';
+import { VirtualAccounts } from './virtual-accounts/service.js';
+import { virtualAccountRouteDocs } from './virtual-accounts/openapi.js';
+import { Router } from 'express';
 
 export type { Topups, TopupView } from './room.js';
 
@@ -24,7 +32,16 @@ export function createTopups(deps: RoomDeps, env: NodeJS.ProcessEnv = process.en
   // An account's list and the reconciliation pass read the top-ups through these indexes.
   store.indexBy('topups', 'account_id');
   store.indexBy('topups', 'status');
-  const service_deps = { config, store, logger, clock, public_url: deps.public_url, provider };
+  const virtual_accounts = new VirtualAccounts({ config, store, logger, provider });
+  const service_deps = {
+    config,
+    store,
+    logger,
+    clock,
+    public_url: deps.public_url,
+    provider,
+    virtual_accounts,
+  };
   const service = new TopupService(service_deps);
   const reconciler = new Reconciler(service_deps, service);
   const rejected = new RejectedWebhooks();
@@ -32,10 +49,16 @@ export function createTopups(deps: RoomDeps, env: NodeJS.ProcessEnv = process.en
   if (provider) logger.info({ msg: 'top-ups through a payment gateway', provider: provider.name });
   return {
     provider: provider?.name ?? null,
-    api: apiRoutes(route_deps),
+    api: Router().use(
+      apiRoutes(route_deps),
+      virtualAccountApi({ ...route_deps, virtual_accounts }),
+    ),
     webhooks: webhookRoutes({ ...route_deps, provider, rejected, now: () => clock.now() }),
-    admin: adminRoutes({ ...route_deps, rejected }),
-    route_docs: topupRouteDocs,
+    admin: Router().use(
+      adminRoutes({ ...route_deps, rejected }),
+      virtualAccountAdmin({ ...route_deps, virtual_accounts }),
+    ),
+    route_docs: [...topupRouteDocs, ...virtualAccountRouteDocs],
     quote: (amount_micros, method) => priceTopup(config, amount_micros, method),
     create: async (account_id, input) => topupView(await service.create(account_id, input)),
     get: async (account_id, topup_id) => {
@@ -45,6 +68,8 @@ export function createTopups(deps: RoomDeps, env: NodeJS.ProcessEnv = process.en
     recent: async (account_id, limit) => (await service.recent(account_id, limit)).map(topupView),
     apply: (event) => service.apply(event),
     alerts: (limit) => service.alerts(limit),
+    loadDetails: async (account_id) =>
+      loadDetailsView(await virtual_accounts.loadDetails(account_id)),
     start: () => reconciler.start(),
     stop: () => reconciler.stop(),
   };

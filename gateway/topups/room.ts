@@ -4,6 +4,7 @@
 import type { Router } from 'express';
 import type { RouteDoc } from '../http/openapi.js';
 import type { Topup, TopupAlert } from './tables.js';
+import type { LoadDetailsView } from './virtual-accounts/routes.js';
 import type { Checkout, TopupEvent, TopupMethod, TopupProviderName } from './types.js';
 
 /** A top-up as the API answers it (amounts in currency units). */
@@ -66,6 +67,12 @@ export interface Topups {
   apply(event: TopupEvent): Promise<void>;
   /** The operator's list: alerts, newest first (bounded). */
   alerts(limit: number): Promise<TopupAlert[]>;
+  /**
+   * The account's virtual account (GET /api/wallet/load-details; /wallet shows it): made at the
+   * provider on the first ask, then from the store. Throws ApiError (409 no provider or none
+   * with virtual accounts, 502 the provider refused, 503 another gateway is making it).
+   */
+  loadDetails(account_id: string): Promise<LoadDetailsView>;
   /** Starts the reconciliation pass; stop() waits for a pass in flight. */
   start(): void;
   stop(): Promise<void>;

@@ -38,6 +38,13 @@ export interface ServiceDeps {
   clock: Clock;
   public_url: () => string;
   provider: TopupProvider | null;
+  /** Credits into virtual accounts (virtual-accounts/service.ts). */
+  virtual_accounts?: {
+    credited(
+      provider: TopupProvider,
+      event: Extract<TopupEvent, { type: 'virtual_account.credited' }>,
+    ): Promise<void>;
+  };
 }
 
 const TOPUP_ID = /^tup_[0-9a-f]{24}$/;
@@ -253,6 +260,8 @@ export class TopupService {
   /** Applies one verified webhook event. Throws ProviderCallError when the check with the provider could not be made (the webhook is then refused, so the provider sends it again). */
   async apply(event: TopupEvent): Promise<void> {
     const provider = this.requireProvider();
+    if (event.type === 'virtual_account.credited' && this.deps.virtual_accounts)
+      return this.deps.virtual_accounts.credited(provider, event);
     switch (event.type) {
       case 'payment.captured':
         return this.captured(provider, event.order_id, event.payment_id, 'webhook');

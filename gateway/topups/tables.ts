@@ -17,6 +17,11 @@ export const TOPUP_STATUSES = [
   'flagged',
   'refunded',
   'disputed',
+  // A transfer into a virtual account from someone other than the holder
+  // (topups.virtual_accounts.hold_third_party): `held` until an operator releases it
+  // (`credited`) or refuses it (`returned`: never credited, sent back at the provider).
+  'held',
+  'returned',
 ] as const;
 export type TopupStatus = (typeof TOPUP_STATUSES)[number];
 

@@ -10,6 +10,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createSmartCollect, type SmartCollect } from './razorpay-smart-collect.js';
 
 export interface RazorpayOptions {
   key_id?: string;
@@ -45,12 +46,15 @@ export class ScriptedRazorpay {
   /** Answer every API call with this status (a provider that is down), when set. */
   failing: number | null = null;
   private readonly server = createServer((req, res) => void this.handle(req, res));
+  /** Smart Collect (virtual accounts, razorpay-smart-collect.ts): its calls and its transfers. */
+  readonly smart_collect: SmartCollect;
 
   constructor(options: RazorpayOptions = {}) {
     this.key_id = options.key_id ?? 'rzp_test_0123456789abcd';
     this.key_secret = options.key_secret ?? 'scripted-key-secret';
     this.webhook_secret = options.webhook_secret ?? 'scripted-webhook-secret';
     this.webhook_url = options.webhook_url;
+    this.smart_collect = createSmartCollect(this);
   }
 
   static async start(options: RazorpayOptions = {}): Promise<ScriptedRazorpay> {
@@ -270,6 +274,8 @@ export class ScriptedRazorpay {
         'SERVER_ERROR',
         'We are facing some trouble completing your request at the moment. Please try again shortly.',
       );
+    const seen = { method: req.method ?? '', url: req.url ?? '/', headers: req.headers, raw };
+    if (this.smart_collect.handle({ ...seen, json: parseOrNull(raw) }, res)) return;
     let match: RegExpExecArray | null;
     if (req.method === 'POST' && path === '/v1/orders') return this.createOrder(raw, res);
     if (req.method === 'GET' && (match = /^\/v1\/orders\/([^/]+)$/.exec(path))) {
@@ -415,4 +421,12 @@ function error(
 
 function notExist(res: ServerResponse): void {
   error(res, 400, 'BAD_REQUEST_ERROR', 'The id provided does not exist');
+}
+
+function parseOrNull(raw: string): unknown {
+  try {
+    return raw ? JSON.parse(raw) : null;
+  } catch {
+    return null;
+  }
 }

@@ -2,11 +2,13 @@
 // factory (deps.ts); `topups.provider` names one. Adding a provider is adding a folder and a
 // line below.
 import type { TopupProvider, TopupProviderName } from '../types.js';
+import { cashfreeProvider } from './cashfree/index.js';
 import { TopupConfigError, type ProviderDeps, type ProviderFactory } from './deps.js';
 import { createRazorpay } from './razorpay/index.js';
 
 const FACTORIES: Partial<Record<TopupProviderName, ProviderFactory>> = {
   razorpay: createRazorpay,
+  cashfree: cashfreeProvider,
 };
 
 /** The configured provider, or null when `topups.provider` is null. */

@@ -14,6 +14,7 @@ import {
   WebhookRejected,
   type Checkout,
   type CreateOrderInput,
+  type CreateVirtualAccountInput,
   type CreatedOrder,
   type PayerDetails,
   type ProviderOrder,
@@ -33,6 +34,7 @@ import {
   type RazorpayPayment,
   type RazorpayWebhook,
 } from './shapes.js';
+import { razorpayVirtualAccounts } from './virtual-accounts.js';
 
 /** Razorpay counts in the currency's subunit (paise): 1 paisa is 10,000 micro-units. */
 const MICROS_PER_SUBUNIT = 10_000;
@@ -121,6 +123,25 @@ class Razorpay implements TopupProvider {
         response.status,
       );
     return parsed.data;
+  }
+
+  /** Smart Collect (virtual-accounts.ts), through this provider's one call. */
+  private readonly smart_collect = razorpayVirtualAccounts(
+    <S extends z.ZodType>(
+      method: 'GET' | 'POST',
+      path: string,
+      shape: S,
+      body?: unknown,
+      signal?: AbortSignal,
+    ) => this.call(method, path, shape, { body, signal }),
+  );
+
+  createVirtualAccount(input: CreateVirtualAccountInput, signal?: AbortSignal) {
+    return this.smart_collect.createVirtualAccount(input, signal);
+  }
+
+  fetchVirtualAccount(virtual_account_id: string, signal?: AbortSignal) {
+    return this.smart_collect.fetchVirtualAccount(virtual_account_id, signal);
   }
 
   async createOrder(input: CreateOrderInput, signal?: AbortSignal): Promise<CreatedOrder> {
