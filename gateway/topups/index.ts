@@ -70,6 +70,11 @@ export function createTopups(deps: RoomDeps, env: NodeJS.ProcessEnv = process.en
     alerts: (limit) => service.alerts(limit),
     loadDetails: async (account_id) =>
       loadDetailsView(await virtual_accounts.loadDetails(account_id)),
+    virtual_accounts: Boolean(provider?.createVirtualAccount),
+    storedLoadDetails: async (account_id) => {
+      const stored = await store.fetch('topup_virtual_accounts', account_id);
+      return stored && stored.provider === provider?.name ? loadDetailsView(stored) : null;
+    },
     start: () => reconciler.start(),
     stop: () => reconciler.stop(),
   };

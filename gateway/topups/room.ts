@@ -73,6 +73,10 @@ export interface Topups {
    * with virtual accounts, 502 the provider refused, 503 another gateway is making it).
    */
   loadDetails(account_id: string): Promise<LoadDetailsView>;
+  /** Whether the configured provider gives virtual accounts (/wallet offers bank-transfer details). */
+  readonly virtual_accounts: boolean;
+  /** The account's virtual account if it has one already (null: none yet); never calls the provider. */
+  storedLoadDetails(account_id: string): Promise<LoadDetailsView | null>;
   /** Starts the reconciliation pass; stop() waits for a pass in flight. */
   start(): void;
   stop(): Promise<void>;

@@ -17,6 +17,7 @@ import {
   VALID_KYC,
 } from '../support/payments-helpers.js';
 import { ScriptedRazorpay } from '../support/razorpay-upstream.js';
+import { DashboardClient } from '../support/dashboard-client.js';
 
 let razorpay: ScriptedRazorpay;
 let gateway: Gateway;
@@ -65,6 +66,32 @@ test('load details through Smart Collect: a bank account and a UPI ID, made once
   await loadDetails(headers);
   assert.equal(razorpay.smart_collect.accounts.size, made);
   assert.equal(asked(), 1);
+});
+
+test('/wallet shows the load details: made only on the button, then shown with the IFSC and UPI ID', async () => {
+  const browser = new DashboardClient(gateway.url);
+  const signed = await browser.signup(
+    `va-${process.pid}-${Date.now()}@example.com`,
+    'correct horse battery',
+  );
+  assert.equal(signed.status, 303);
+  const before = razorpay.smart_collect.accounts.size;
+  const first = await browser.get('/wallet');
+  assert.equal(first.status, 200);
+  assert.match(first.text, /id="load-details-make"/);
+  assert.equal(razorpay.smart_collect.accounts.size, before, 'viewing /wallet makes nothing');
+  const made = await browser.post('/wallet/load-details', {}, { page: '/wallet' });
+  assert.equal(made.status, 303);
+  assert.equal(made.location, '/wallet#load-details');
+  assert.equal(razorpay.smart_collect.accounts.size, before + 1);
+  const shown = await browser.get('/wallet');
+  assert.doesNotMatch(shown.text, /id="load-details-make"/);
+  assert.match(shown.text, /id="va-ifsc">RATN0VAAPIS</);
+  assert.match(shown.text, /id="va-account-number">\d{6,}</);
+  assert.match(shown.text, /id="va-upi">[^<]+@icici</);
+  assert.match(shown.text, /not in your name is held/);
+  await browser.post('/wallet/load-details', {}, { page: '/wallet' });
+  assert.equal(razorpay.smart_collect.accounts.size, before + 1, 'asked again: the same account');
 });
 
 test('a bank transfer from the holder: credited once however often virtual_account.credited comes', async () => {

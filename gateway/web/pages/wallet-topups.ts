@@ -102,6 +102,8 @@ const STATUS_WORDS: Record<TopupView['status'], string> = {
   flagged: 'held for review',
   refunded: 'refunded',
   disputed: 'disputed',
+  held: 'held: paid from an account not in your name, under review',
+  returned: 'returned to the payer',
 };
 
 /** The top-up the checkout came back with (`?topup=<id>`): its status, in words. */
@@ -152,18 +154,47 @@ async function unsettledSection(
 </section>`;
 }
 
-/** What /wallet adds with a payment gateway: the returned top-up's status and the unsettled list. */
+/**
+ * The account's virtual account (GET /api/wallet/load-details): its number, IFSC and UPI ID when
+ * it has one; else a button that asks the provider for one (never made by merely viewing /wallet).
+ */
+async function loadDetailsSection(
+  ctx: WebContext,
+  state: UserRequestState,
+  topups: Topups,
+): Promise<Html> {
+  if (!topups.virtual_accounts) return html``;
+  const details = await topups.storedLoadDetails(state.account.id);
+  const body = details
+    ? html`<div class="table-wrap"><table id="load-details-table"><tbody>
+<tr><th scope="row">Account number</th><td class="mono" id="va-account-number">${details.account_number}</td></tr>
+<tr><th scope="row">IFSC</th><td class="mono" id="va-ifsc">${details.ifsc}</td></tr>
+${details.bank_name ? html`<tr><th scope="row">Bank</th><td>${details.bank_name}</td></tr>` : ''}
+${details.upi_id ? html`<tr><th scope="row">UPI ID</th><td class="mono" id="va-upi">${details.upi_id}</td></tr>` : ''}
+</tbody></table></div>
+<p class="small muted">Transfer by IMPS, NEFT, RTGS or UPI from your own bank account: the wallet is credited by itself within seconds of the bank's confirmation, without a convenience fee.${ctx.deps.config.topups.virtual_accounts.hold_third_party ? ' A transfer from an account not in your name is held for the operator’s review.' : ''} Same as <code>GET /api/wallet/load-details</code>.</p>`
+    : html`<p class="small muted">Get a bank account number and a UPI ID of your own: transfers to them credit this wallet by themselves.</p>
+<form method="post" action="/wallet/load-details">${csrfField(state.csrf)}<button type="submit" class="secondary" id="load-details-make">Show bank transfer details</button></form>`;
+  return html`<section class="card" aria-labelledby="load-details-title" id="load-details">
+<h2 id="load-details-title">Bank transfer and UPI</h2>
+${body}
+</section>`;
+}
+
+/** What /wallet adds with a payment gateway: the returned top-up's status, the unsettled list, the load details. */
 export async function topupSections(
   ctx: WebContext,
+  state: UserRequestState,
   topups: Topups,
-  account_id: string,
   returned: unknown,
-): Promise<{ status: Html; list: Html }> {
-  const [status, list] = await Promise.all([
+): Promise<{ status: Html; list: Html; load_details: Html }> {
+  const account_id = state.account.id;
+  const [status, list, load_details] = await Promise.all([
     returnedSection(ctx, topups, account_id, returned),
     unsettledSection(ctx, topups, account_id),
+    loadDetailsSection(ctx, state, topups),
   ]);
-  return { status, list };
+  return { status, list, load_details };
 }
 
 function originOf(url: string | null | undefined): string[] {
@@ -268,6 +299,21 @@ export function topupRoutes(
     made.set(key, view.topup_id);
     if (made.size > 10_000) made.delete(made.keys().next().value as string);
     res.redirect(303, `/wallet/topups/${view.topup_id}/pay`);
+  });
+
+  router.post('/wallet/load-details', ...ctx.postGuard('user'), async (_req, res) => {
+    const topups = live();
+    const state = await userState(ctx, res);
+    try {
+      await topups.loadDetails(state.account.id);
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status < 409) throw error;
+      ctx.setFlash(state.binding, {
+        kind: 'error',
+        text: `The bank transfer details could not be made: ${error.message}`,
+      });
+    }
+    res.redirect(303, '/wallet#load-details');
   });
 
   router.get('/wallet/topups/:topup_id/pay', ctx.requireSession('user'), async (req, res) => {

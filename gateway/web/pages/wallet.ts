@@ -203,7 +203,7 @@ async function walletPage(
   const [spend, history, gateway] = await Promise.all([
     ctx.index.dailySpend(account_id, today, CHART_DAYS),
     historyTable(ctx, account_id, page),
-    topups?.provider ? topupSections(ctx, topups, account_id, topup.returned) : null,
+    topups?.provider ? topupSections(ctx, state, topups, topup.returned) : null,
   ]);
   return html`<h1>Wallet</h1>
 <p class="lead">One wallet pays for AI requests and payments. Requests stop with 402 when it runs out.</p>
@@ -218,6 +218,7 @@ ${owed > 0 ? html`<p class="small" id="owed">${formatMoney(owed, ctx.currency)} 
 </section>
 ${topUpSection(ctx, state, topup)}
 </div>
+${gateway?.load_details ?? ''}
 ${gateway?.list ?? ''}
 ${aiUsageSection(ctx, usage)}
 <section class="card" aria-labelledby="spend-title">
