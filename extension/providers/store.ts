@@ -1,0 +1,123 @@
+// The model providers the local gateway is started with: an ordered list (the failover chain)
+// in the extension's global state, each provider's key in SecretStorage only.
+//
+// Why global state and not a setting: a provider pairs a key with the URL it is sent to, and a
+// setting can come from a workspace's .vscode/settings.json, so a repository could add a
+// provider of its own or move a provider's URL and receive the user's key; settings sync would
+// also copy the list to machines that lack the keys. Global state is this user's on this
+// machine, in no file a repository carries, and the commands own every change to it.
+import * as vscode from 'vscode';
+import { isProviderKindId, type ProviderKindId } from '../../gateway/catalogue/kinds.js';
+import { TIER_IDS, type TierId } from '../../gateway/catalogue/tiers.js';
+import type { TierMap } from './tiers.js';
+
+const STATE_KEY = 'aihub.modelProviders';
+const SECRET_PREFIX = 'aihub.modelProvider.';
+export const MAX_PROVIDERS = 8;
+const PROVIDER_ID = /^[a-z][a-z0-9-]{0,31}$/;
+
+export interface ProviderEntry {
+  /** Unique, `[a-z][a-z0-9-]*`: names its engines and its key's environment variable. */
+  id: string;
+  kind: ProviderKindId;
+  label: string;
+  /** The chat-completions API root (the kind's own, a local server's port, or the URL typed). */
+  baseUrl: string;
+  /** Whether a key is kept for it in SecretStorage (never the key itself). */
+  hasKey: boolean;
+  tiers: TierMap;
+}
+
+export interface ProviderSet {
+  /** In failover order: a tier tries the first provider's model first. */
+  providers: ProviderEntry[];
+  /** The built-in offline engine answers when every provider failed; only when the user said so. */
+  offlineFallback: boolean;
+}
+
+export class ProviderStore implements vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<ProviderSet>();
+  /** Fired after every change the commands make (the local gateway restarts on it). */
+  readonly onDidChange = this.changed.event;
+
+  constructor(
+    private readonly state: vscode.Memento,
+    private readonly secrets: vscode.SecretStorage,
+  ) {}
+
+  get(): ProviderSet {
+    return parseProviderSet(this.state.get<unknown>(STATE_KEY));
+  }
+
+  get isEmpty(): boolean {
+    return this.get().providers.length === 0;
+  }
+
+  /** Replaces the set; a provider's key is stored with `keys` (id → key) and removed with the provider. */
+  async save(next: ProviderSet, keys: Record<string, string> = {}): Promise<void> {
+    const previous = this.get();
+    for (const [id, key] of Object.entries(keys)) await this.secrets.store(secretName(id), key);
+    for (const gone of previous.providers)
+      if (!next.providers.some((p) => p.id === gone.id))
+        await this.secrets.delete(secretName(gone.id));
+    await this.state.update(STATE_KEY, next);
+    this.changed.fire(next);
+  }
+
+  key(id: string): Thenable<string | undefined> {
+    return this.secrets.get(secretName(id));
+  }
+
+  /** A new id for a provider of this kind: `openai`, then `openai-2`... */
+  newId(kind: ProviderKindId): string {
+    const base = kind.replace(/[^a-z0-9-]/g, '-');
+    const taken = new Set(this.get().providers.map((p) => p.id));
+    if (!taken.has(base)) return base;
+    for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+function secretName(id: string): string {
+  return `${SECRET_PREFIX}${id}.apiKey`;
+}
+
+/** The stored set, with anything malformed left out (global state is ours, but it outlives versions). */
+export function parseProviderSet(raw: unknown): ProviderSet {
+  const value = (raw ?? {}) as { providers?: unknown; offlineFallback?: unknown };
+  const providers: ProviderEntry[] = [];
+  const seen = new Set<string>();
+  for (const item of Array.isArray(value.providers) ? value.providers : []) {
+    const entry = parseEntry(item);
+    if (entry && !seen.has(entry.id) && providers.length < MAX_PROVIDERS) {
+      seen.add(entry.id);
+      providers.push(entry);
+    }
+  }
+  return { providers, offlineFallback: value.offlineFallback === true };
+}
+
+function parseEntry(item: unknown): ProviderEntry | undefined {
+  const e = (item ?? {}) as Record<string, unknown>;
+  if (typeof e.id !== 'string' || !PROVIDER_ID.test(e.id) || !isProviderKindId(String(e.kind)))
+    return undefined;
+  if (typeof e.baseUrl !== 'string' || !/^https?:\/\//.test(e.baseUrl)) return undefined;
+  const tiers: TierMap = {};
+  const rawTiers = (e.tiers ?? {}) as Record<string, unknown>;
+  for (const tier of TIER_IDS) {
+    const model = Object.hasOwn(rawTiers, tier) ? rawTiers[tier] : undefined;
+    if (typeof model === 'string' && model.length > 0 && model.length <= 256)
+      tiers[tier as TierId] = model;
+  }
+  return {
+    id: e.id,
+    kind: e.kind as ProviderKindId,
+    label: typeof e.label === 'string' ? e.label.slice(0, 100) : e.id,
+    baseUrl: e.baseUrl,
+    hasKey: e.hasKey === true,
+    tiers,
+  };
+}
