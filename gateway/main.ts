@@ -8,6 +8,7 @@ import { createGateway } from './app.js';
 import { createAccounts } from './accounts/index.js';
 import { compileTrustProxy, type TrustProxy } from './accounts/ip-whitelist.js';
 import { createChat } from './chat/index.js';
+import { providersCommand, ProvidersCliError } from './cli/providers.js';
 import { gatewayId, Metrics } from './http/metrics.js';
 import { createDashboard } from './web/router.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -36,6 +37,7 @@ const USAGE = `Usage: aihub-gateway [serve] [--port N] [--host H] [--data-dir D]
        aihub-gateway migrate --from-data-dir D --database-url URL   (moves a JSON-file store into PostgreSQL, then checks both sides equal)
        aihub-gateway migrate --database-url URL   (moves the store of an earlier PostgreSQL layout into this version's tables, then checks)
        aihub-gateway rotate-key [--data-dir D] [--database-url URL]   (that gateway stopped: re-seal secrets and eKYC documents under a new key)
+       aihub-gateway providers add|list|remove ...   (the model providers in the config file; providers --help)
 
 Environment: PORT, HOST, AIHUB_DATA_DIR, AIHUB_CONFIG, AIHUB_ADMIN_TOKEN (32+ characters),
 AIHUB_PUBLIC_URL, AIHUB_MODE (sandbox|live; unset: sandbox only while every engine is builtin and
@@ -52,6 +54,7 @@ function fail(message: string, code: number): never {
 }
 
 async function main(argv: string[]): Promise<void> {
+  if (argv[0] === 'providers') return providers(argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({
@@ -102,6 +105,15 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'rotate-key') return rotateKey(config);
   if (command !== 'serve') fail(`unknown command "${command}"\n${USAGE}`, 2);
   return serve(config);
+}
+
+function providers(argv: string[]): void {
+  try {
+    providersCommand(argv, process.env, (text) => process.stdout.write(text));
+  } catch (error) {
+    if (error instanceof ProvidersCliError) fail(`providers: ${error.message}`, 2);
+    throw error;
+  }
 }
 
 /** The rooms' own checks of the books: the statements and the GST documents against the postings. */

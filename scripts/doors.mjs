@@ -7,6 +7,7 @@ import madge from 'madge';
 
 const ORDER = [
   ['main.ts'],
+  ['cli'],
   ['app.ts'],
   ['deps.ts'],
   ['config.ts'],

@@ -45,6 +45,8 @@ export interface Settlement {
   balance_micros: number;
   /** Of cost_micros, what the wallet could not pay (an upstream counted more than the hold): owed, paid from the next credit. */
   receivable_micros: number;
+  /** The target that answered has no known price (a model missing from the catalogue): the cost is not what it bills. */
+  unpriced?: true;
 }
 
 export function utcDay(now_ms: number): string {
@@ -236,6 +238,7 @@ function settleTx(
     cost_micros,
     balance_micros: read_balance ? balanceMicros(tx.state, r.account_id) : 0,
     receivable_micros,
+    ...(price.unpriced ? { unpriced: true as const } : {}),
   };
 }
 

@@ -5,7 +5,6 @@ import type { ServerResponse } from 'node:http';
 import type { ApiError } from '../../http/errors.js';
 import { microsToUnits } from '../../util/money.js';
 import { settle, type Settlement, type UsageStatus } from '../billing.js';
-import { targetPrice } from '../config.js';
 import type { Usage, XAihub } from '../protocols/types.js';
 import type { ChatRoom } from '../room.js';
 import { estimated, ZERO, type Call, type Settling } from './call.js';
@@ -107,7 +106,7 @@ export function xAihub(
     reasoning_tokens: usage.reasoning_tokens ?? 0,
     usage: usage.estimated ? 'estimated' : 'reported',
     // No price is known for the target that answered (a model missing from the catalogue): `cost` is not what it will bill.
-    ...(targetPrice(call.tier, target ?? call.tier.targets[0]!).unpriced ? { unpriced: true } : {}),
+    ...(settlement.unpriced ? { unpriced: true } : {}),
     // The part of `cost` the wallet could not pay: owed, and paid first from the next credit.
     ...(settlement.receivable_micros > 0
       ? { receivable: microsToUnits(settlement.receivable_micros) }
@@ -132,6 +131,7 @@ function billHeaders(call: Settling, settlement: Settlement): Record<string, str
     'x-aihub-cost': String(microsToUnits(settlement.cost_micros)),
     'x-aihub-balance': String(microsToUnits(settlement.balance_micros)),
     'x-aihub-request-id': call.request_id,
+    ...(settlement.unpriced ? { 'x-aihub-unpriced': 'true' } : {}),
   };
 }
 
