@@ -337,11 +337,11 @@ function errorBox(message: string, actions: ActionId[]): HTMLElement {
 }
 
 function metaLine(meta: NonNullable<AgentStepEntry['meta']>): HTMLElement {
-  const { cost, balance, currency, promptTokens, completionTokens } = meta;
+  const { cost, balance, currency, promptTokens, completionTokens, unpriced } = meta;
   return el(
     'div',
     'meta',
-    `Cost ${formatMoney(cost, currency)} · Balance ${formatMoney(balance, currency)} · ${promptTokens}+${completionTokens} tokens`,
+    `Cost ${unpriced ? 'unpriced (not in the catalogue)' : formatMoney(cost, currency)} · Balance ${formatMoney(balance, currency)} · ${promptTokens}+${completionTokens} tokens`,
   );
 }
 

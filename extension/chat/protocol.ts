@@ -21,6 +21,8 @@ export interface ReplyMeta {
   currency: string;
   promptTokens: number;
   completionTokens: number;
+  /** The model that answered has no known price (not in the catalogue, none given): it cost nothing here, not nothing at the provider. */
+  unpriced?: true;
 }
 
 export type ChatEntry =

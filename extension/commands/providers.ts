@@ -14,7 +14,12 @@ import {
 import { TIER_IDS, type TierId } from '../../gateway/catalogue/tiers.js';
 import { normalizeBaseUrl } from '../baseUrl.js';
 import { listModels, ListingError, probeLocal } from '../providers/listing.js';
-import { MAX_PROVIDERS, type ProviderEntry, type ProviderSet } from '../providers/store.js';
+import {
+  MAX_PROVIDERS,
+  type ProviderEntry,
+  type ProviderSet,
+  type UserPrice,
+} from '../providers/store.js';
 import {
   chatModels,
   defaultTiers,
@@ -36,6 +41,8 @@ export interface AddProviderArgs {
   tiers?: TierMap;
   /** The built-in offline engine after every provider (default: as it was; off for the first provider). */
   offlineFallback?: boolean;
+  /** Prices (wallet currency per million tokens) of mapped models the catalogue lacks; the others are served unpriced. */
+  prices?: Record<string, UserPrice>;
 }
 
 export interface ProviderChange {
@@ -115,6 +122,8 @@ export function addModelProvider(services: Services) {
       ? { ...suggested, ...args.tiers }
       : await askTiers(chosen.kind, models, suggested);
     if (!tiers || Object.keys(tiers).length === 0) return undefined;
+    const prices = args ? args.prices : await askPrices(chosen.kind, tiers);
+    if (prices === null) return undefined;
     const offlineFallback =
       args?.offlineFallback ??
       (current.providers.length === 0 && !args
@@ -129,6 +138,7 @@ export function addModelProvider(services: Services) {
       baseUrl: chosen.baseUrl,
       hasKey: chosen.apiKey !== undefined && chosen.apiKey !== '',
       tiers,
+      ...(prices && Object.keys(prices).length ? { prices } : {}),
     };
     const next = { providers: [...current.providers, provider], offlineFallback };
     const keys = provider.hasKey ? { [provider.id]: chosen.apiKey! } : {};
@@ -382,6 +392,43 @@ async function askTiers(
     );
     if (model) tiers[picked.tier] = model.label;
   }
+}
+
+/**
+ * Asks the price of each mapped model the catalogue lacks (a hosted provider's); an empty answer
+ * leaves it unpriced. Null: the user cancelled.
+ */
+async function askPrices(
+  kind: ProviderKindId,
+  tiers: TierMap,
+): Promise<Record<string, UserPrice> | undefined | null> {
+  if (providerKind(kind).local_port !== null) return undefined;
+  const prices: Record<string, UserPrice> = {};
+  for (const model of new Set(Object.values(tiers))) {
+    if (catalogueModel(kind, model)) continue;
+    const typed = await vscode.window.showInputBox({
+      title: `AIHub: ${model} is not in the model catalogue`,
+      prompt:
+        'Its prices per million tokens in the wallet currency, input and output ("15, 60"); leave empty to serve it unpriced (free in the wallet, marked in every answer)',
+      ignoreFocusOut: true,
+      validateInput: (value) =>
+        value.trim() === '' || parsePricePair(value) ? undefined : 'Two numbers: input, output.',
+    });
+    if (typed === undefined) return null;
+    const price = parsePricePair(typed);
+    if (price) prices[model] = price;
+  }
+  return prices;
+}
+
+function parsePricePair(text: string): UserPrice | undefined {
+  const parts = text
+    .split(/[,\s/]+/)
+    .filter(Boolean)
+    .map(Number);
+  if (parts.length !== 2 || parts.some((n) => !Number.isFinite(n) || n < 0 || n > 1_000_000))
+    return undefined;
+  return { input_per_million: parts[0]!, output_per_million: parts[1]! };
 }
 
 async function askOfflineFallback(): Promise<boolean | undefined> {

@@ -19,6 +19,7 @@ export function providerChain(set: ProviderSet) {
       base_url: p.baseUrl,
       ...(p.hasKey ? { api_key_env: keyVariable(p.id) } : {}),
       models: p.tiers,
+      ...(p.prices ? { prices: p.prices } : {}),
     })),
     offline_last_resort: set.offlineFallback,
   };

@@ -26,6 +26,13 @@ export interface ProviderEntry {
   /** Whether a key is kept for it in SecretStorage (never the key itself). */
   hasKey: boolean;
   tiers: TierMap;
+  /** Prices the user gave for models the catalogue lacks (wallet currency per million tokens). */
+  prices?: Record<string, UserPrice>;
+}
+
+export interface UserPrice {
+  input_per_million: number;
+  output_per_million: number;
 }
 
 export interface ProviderSet {
@@ -112,7 +119,9 @@ function parseEntry(item: unknown): ProviderEntry | undefined {
     if (typeof model === 'string' && model.length > 0 && model.length <= 256)
       tiers[tier as TierId] = model;
   }
+  const prices = parsePrices(e.prices, tiers);
   return {
+    ...(prices ? { prices } : {}),
     id: e.id,
     kind: e.kind as ProviderKindId,
     label: typeof e.label === 'string' ? e.label.slice(0, 100) : e.id,
@@ -120,4 +129,24 @@ function parseEntry(item: unknown): ProviderEntry | undefined {
     hasKey: e.hasKey === true,
     tiers,
   };
+}
+
+/** The prices of the entry's mapped models only, each a non-negative finite number. */
+function parsePrices(raw: unknown, tiers: TierMap): Record<string, UserPrice> | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const prices: Record<string, UserPrice> = {};
+  for (const model of new Set(Object.values(tiers))) {
+    const price = Object.hasOwn(raw, model) ? (raw as Record<string, unknown>)[model] : undefined;
+    const { input_per_million: input, output_per_million: output } = (price ?? {}) as Record<
+      string,
+      unknown
+    >;
+    if (isPrice(input) && isPrice(output))
+      prices[model] = { input_per_million: input, output_per_million: output };
+  }
+  return Object.keys(prices).length ? prices : undefined;
+}
+
+function isPrice(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 1_000_000;
 }

@@ -308,6 +308,40 @@ export function registerProviderTests(t: ProviderTestContext): void {
     assert.equal(openai.chatRequests().length + anthropic.chatRequests().length, calls);
   });
 
+  it('a model the catalogue lacks is billed at the price the user gave, or served unpriced (free)', async function () {
+    this.timeout(120_000);
+    const change = await vscode.commands.executeCommand<ProviderChange>('aihub.addModelProvider', {
+      kind: 'openai-compatible',
+      baseUrl: openai.base_url,
+      apiKey: OPENAI_KEY,
+      prices: { 'gpt-4o': { input_per_million: 100, output_per_million: 400 } },
+    });
+    assert.equal(change?.provider?.tiers['service-ai-pro-4'], 'gpt-4o');
+    assert.equal(change?.provider?.tiers['service-ai-lite'], 'gpt-4o-mini');
+    try {
+      const balanceBefore = await balanceMicros();
+      const priced = await ask('Priced by hand?');
+      assert.equal(priced.text, 'Answer from the OpenAI upstream.');
+      const cost = costMicros(
+        { input_micros_per_million: 100_000_000, output_micros_per_million: 400_000_000 },
+        openaiUsage.prompt_tokens,
+        openaiUsage.completion_tokens,
+      );
+      assert.equal(micros(priced.meta!.cost), cost);
+      assert.equal(await balanceMicros(), balanceBefore - cost);
+      await t.configure({ model: 'service-ai-lite' });
+      const unpriced = await ask('Unpriced?');
+      assert.equal(unpriced.text, 'Answer from the OpenAI upstream.');
+      assert.equal(unpriced.meta!.cost, 0);
+      assert.equal(unpriced.meta!.unpriced, true, 'the answer says it is unpriced');
+      assert.equal(priced.meta!.unpriced, undefined);
+      assert.equal(await balanceMicros(), balanceBefore - cost);
+    } finally {
+      await t.configure({ model: 'service-ai-pro-4' });
+      await vscode.commands.executeCommand('aihub.removeModelProvider', change?.provider?.id);
+    }
+  });
+
   it('shows the lines for Claude Code, Codex CLI, opencode and Gemini CLI, and copies them', async () => {
     const lines = await vscode.commands.executeCommand<string>('aihub.showToolEnvironment', {
       tool: 'all',

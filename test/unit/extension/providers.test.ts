@@ -116,6 +116,38 @@ test('the gateway config names the keys by variable only, in provider order, at 
   assert.equal(providerChain(set()).chain[0]!.api_key_env, keyVariable('openai'));
 });
 
+test('a model the catalogue lacks: the price the user gave, else unpriced; a local server free', () => {
+  const custom: ProviderSet = {
+    offlineFallback: false,
+    providers: [
+      {
+        id: 'vllm',
+        kind: 'openai-compatible',
+        label: 'OpenAI-compatible URL',
+        baseUrl: 'https://llm.example.com/v1',
+        hasKey: false,
+        tiers: { 'service-ai-lite': 'small-one', 'service-ai-pro-4': 'big-one' },
+        prices: { 'big-one': { input_per_million: 15, output_per_million: 60 } },
+      },
+      set().providers[1]!,
+    ],
+  };
+  const config = gatewayConfig(custom, 88) as {
+    chat: { models: Record<string, { targets: string[]; target_prices: Record<string, unknown> }> };
+  };
+  const pro = config.chat.models['service-ai-pro-4']!;
+  assert.deepEqual(pro.target_prices[pro.targets[0]!], {
+    input_per_million: 15,
+    output_per_million: 60,
+  });
+  assert.deepEqual(pro.target_prices[pro.targets[1]!], {
+    input_per_million: 0,
+    output_per_million: 0,
+  });
+  const lite = config.chat.models['service-ai-lite']!;
+  assert.deepEqual(lite.target_prices[lite.targets[0]!], { unpriced: true });
+});
+
 test("the environment carries each provider's key under its variable, and nothing for a keyless one", () => {
   assert.deepEqual(launchEnvironment(set(), { openai: OPENAI_KEY, ollama: 'ignored' }), {
     AIHUB_PROVIDER_OPENAI_KEY: OPENAI_KEY,
