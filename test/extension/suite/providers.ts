@@ -26,6 +26,16 @@ export interface ProviderTestContext {
   workspace(): string;
   configure(values: Record<string, unknown>): Promise<void>;
   freePort(): Promise<number>;
+  until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>): Promise<T>;
+}
+
+/** Collects the chat view's model-picker updates: whether it offers Add Model Provider. */
+function pickerOffers(api: AIHubApi): { offers: boolean[]; dispose(): void } {
+  const offers: boolean[] = [];
+  const subscription = api.onDidPostToChat((message) => {
+    if (message.type === 'models') offers.push(message.offerProviders === true);
+  });
+  return { offers, dispose: () => subscription.dispose() };
 }
 
 const RATE = 88;
@@ -160,6 +170,7 @@ export function registerProviderTests(t: ProviderTestContext): void {
     this.timeout(120_000);
     const before = t.api().localGateway();
     const balanceBefore = await balanceMicros();
+    const picker = pickerOffers(t.api());
     const change = await vscode.commands.executeCommand<ProviderChange>('aihub.addModelProvider', {
       kind: 'openai',
       baseUrl: openai.base_url,
@@ -178,6 +189,9 @@ export function registerProviderTests(t: ProviderTestContext): void {
       'service-ai-max': 'gpt-4o',
     });
     assert.equal(change.restarted, true);
+    await t.until('the model picker updated', () => picker.offers.length > 0 || undefined);
+    picker.dispose();
+    assert.ok(!picker.offers.includes(true), 'the picker no longer offers Add Model Provider');
     const after = t.api().localGateway();
     assert.equal(after.state, 'running');
     assert.notEqual(after.pid, before.pid, 'a new gateway process');
@@ -298,7 +312,13 @@ export function registerProviderTests(t: ProviderTestContext): void {
     assert.equal((await ask('Back to OpenAI?')).text, 'Answer from the OpenAI upstream.');
 
     await vscode.commands.executeCommand('aihub.removeModelProvider', 'anthropic');
+    const picker = pickerOffers(t.api());
     await vscode.commands.executeCommand('aihub.removeModelProvider', 'openai');
+    await t.until(
+      'the picker offering Add Model Provider (only the offline engine)',
+      () => picker.offers.includes(true) || undefined,
+    );
+    picker.dispose();
     assert.deepEqual(t.api().modelProviders().providers, []);
     assert.equal(await t.api().hasProviderKey('openai'), false, 'the key went with it');
     assert.equal(existsSync(configFile), false);
