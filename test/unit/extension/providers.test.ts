@@ -18,7 +18,11 @@ import {
   PROBE_TIMEOUT_MS,
   probeLocal,
 } from '../../../extension/providers/listing.js';
-import type { ProviderSet } from '../../../extension/providers/store.js';
+import {
+  MAX_PROVIDERS,
+  parseProviderSet,
+  type ProviderSet,
+} from '../../../extension/providers/set.js';
 import {
   chatModels,
   defaultTiers,
@@ -230,4 +234,57 @@ test('the lines for the other tools: base URL and key for each, Codex and openco
   assert.ok(toolSetup('opencode', root, 'sk-local').includes('export AIHUB_KEY=sk-local'));
   assert.ok(toolSetup('gemini-cli', root, 'sk-local').includes('export GEMINI_API_KEY=sk-local'));
   assert.equal(allToolSetups(root, 'k').split('\n\n').length, 4);
+});
+
+test('the stored list read back: malformed entries, duplicate ids, unknown kinds and prototype keys left out, bounded', () => {
+  const good = set().providers[0]!;
+  const parsed = parseProviderSet({
+    offlineFallback: 'yes',
+    providers: [
+      good,
+      { ...good }, // the same id again
+      { ...good, id: '__proto__' },
+      { ...good, id: 'x', kind: 'toString' },
+      { ...good, id: 'y', baseUrl: 'file:///etc/passwd' },
+      {
+        ...good,
+        id: 'z',
+        tiers: { 'service-ai-lite': 'm', constructor: 'n', 'service-ai-max': 7 },
+        prices: {
+          m: { input_per_million: 1, output_per_million: -2 },
+          n: { input_per_million: 1, output_per_million: 2 },
+        },
+      },
+      null,
+      'text',
+    ],
+  });
+  assert.equal(parsed.offlineFallback, false);
+  assert.deepEqual(
+    parsed.providers.map((p) => p.id),
+    ['openai', 'z'],
+  );
+  assert.deepEqual(parsed.providers[1]!.tiers, { 'service-ai-lite': 'm' });
+  assert.equal(
+    parsed.providers[1]!.prices,
+    undefined,
+    'a negative price and an unmapped model are dropped',
+  );
+  const many = Array.from({ length: 12 }, (_, i) => ({ ...good, id: `p${i}` }));
+  assert.equal(parseProviderSet({ providers: many }).providers.length, MAX_PROVIDERS);
+  assert.deepEqual(parseProviderSet(undefined), { providers: [], offlineFallback: false });
+});
+
+test('the most providers the extension keeps, with the offline engine last, still fit a tier', () => {
+  const full: ProviderSet = {
+    offlineFallback: true,
+    providers: Array.from({ length: MAX_PROVIDERS }, (_, i) => ({
+      ...set().providers[0]!,
+      id: `p${i}`,
+    })),
+  };
+  const config = gatewayConfig(full, 88) as {
+    chat: { models: Record<string, { targets: string[] }> };
+  };
+  assert.equal(config.chat.models['service-ai-pro-4']!.targets.length, MAX_PROVIDERS + 1);
 });
