@@ -1,7 +1,7 @@
 // Refreshes the model catalogue (gateway/catalogue/litellm-prices.json) from LiteLLM's
 // model_prices_and_context_window.json (MIT): from its URL (the default) or a local copy.
-// Keeps only what the offered providers need (their chat models' input, cached-input, output
-// and reasoning prices, context window and output cap), converted exactly to US dollars per
+// Keeps only what the offered providers need (their chat models' input, cached-input,
+// cache-write, output and reasoning prices, context window and output cap), converted exactly to US dollars per
 // million tokens, and writes it with its source, dates and LiteLLM's licence notice. Never
 // edit the output by hand: run this again.
 //   node --import tsx scripts/refresh-catalogue.ts [--from URL|FILE] [--note TEXT] [--out FILE]
@@ -63,11 +63,13 @@ function row(entry: Entry): CatalogueModel | null {
   if (input === null || output === null) return null;
   const cached_input = price(entry.cache_read_input_token_cost);
   const reasoning = price(entry.output_cost_per_reasoning_token);
+  const cache_write = price(entry.cache_creation_input_token_cost);
   return {
     input,
     output,
     ...(cached_input !== null ? { cached_input } : {}),
     ...(reasoning !== null ? { reasoning } : {}),
+    ...(cache_write !== null ? { cache_write } : {}),
     context_window: positiveInt(entry.max_input_tokens) ?? positiveInt(entry.max_tokens),
     max_output_tokens: positiveInt(entry.max_output_tokens) ?? positiveInt(entry.max_tokens),
   };

@@ -14,6 +14,8 @@ export interface CatalogueModel {
   cached_input?: string;
   /** Per million reasoning tokens, where the provider prices them apart from output. */
   reasoning?: string;
+  /** Per million prompt tokens written to the provider's cache (Anthropic's cache writes). */
+  cache_write?: string;
   context_window: number | null;
   max_output_tokens: number | null;
 }
@@ -63,6 +65,8 @@ export interface MicrosPrice {
   output_micros_per_million: number;
   /** Only where the catalogue prices reasoning apart from output. */
   reasoning_micros_per_million?: number;
+  /** Only where the catalogue prices cache writes. */
+  cache_write_micros_per_million?: number;
 }
 
 /**
@@ -85,6 +89,9 @@ export function cataloguePrice(
     output_micros_per_million: convert(entry.output),
     ...(entry.reasoning !== undefined
       ? { reasoning_micros_per_million: convert(entry.reasoning) }
+      : {}),
+    ...(entry.cache_write !== undefined
+      ? { cache_write_micros_per_million: convert(entry.cache_write) }
       : {}),
   };
 }

@@ -193,6 +193,20 @@ export function withProviderChain(config: Json, chain_input: unknown): Json {
   return { ...config, chat: { ...chat, providers: chain, engines, models } };
 }
 
+/**
+ * The file with `chat.pricing.exchange_rate` (wallet currency units per US dollar, what the
+ * catalogue's prices are converted at) set to `rate`; with null, left as it was, except that
+ * a wallet in US dollars (`currency: "USD"`) without one gets 1.
+ */
+export function withExchangeRate(config: Json, rate: number | null): Json {
+  const chat = obj(config.chat);
+  const pricing = obj(chat.pricing);
+  const next =
+    rate ?? (pricing.exchange_rate === undefined && config.currency === 'USD' ? 1 : null);
+  if (next === null) return config;
+  return { ...config, chat: { ...chat, pricing: { ...pricing, exchange_rate: next } } };
+}
+
 function tierJson(
   tier: TierId,
   old: Json,

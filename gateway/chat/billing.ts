@@ -123,8 +123,10 @@ export interface ActualUsage {
   completion_tokens: number;
   /** Of prompt_tokens, read from the upstream's cache (billed at the cached price). */
   cached_tokens?: number;
-  /** Of completion_tokens, spent on reasoning (shown, billed as output). */
+  /** Of completion_tokens, spent on reasoning (shown; billed at the reasoning price, else as output). */
   reasoning_tokens?: number;
+  /** Of prompt_tokens, written to the upstream's cache (billed at the cache-write price, else as input). */
+  cache_write_tokens?: number;
   /** The counts are the gateway's estimate: the upstream reported no usage. */
   estimated?: boolean;
   status: UsageStatus;
@@ -169,6 +171,7 @@ function settleTx(
     usage.completion_tokens,
     usage.cached_tokens ?? 0,
     usage.reasoning_tokens ?? 0,
+    usage.cache_write_tokens ?? 0,
   );
   // A shared reservation leaves in this commit (0 if its lease lapsed and it was released meanwhile).
   const reserved_micros = r.money.releaseIn ? r.money.releaseIn(tx) : r.money.amount_micros;

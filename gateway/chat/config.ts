@@ -6,7 +6,7 @@ import { providerChainSchema } from '../catalogue/chain.js';
 import { PROVIDER_KIND_IDS } from '../catalogue/kinds.js';
 import { TIER_IDS, type TierId } from '../catalogue/tiers.js';
 import { engineSchema, type EngineConfig } from '../llm/engines/index.js';
-import { type AmountError, unitsToMicros } from '../util/money.js';
+import { type AmountError, microsToUnits, unitsToMicros } from '../util/money.js';
 import { defaultCachedPrice, FREE, type Price } from './pricing.js';
 
 export { isTierId, TIER_IDS, type TierId } from '../catalogue/tiers.js';
@@ -35,6 +35,8 @@ const fixedPriceSchema = z
     output_per_million: priceSchema,
     /** Reasoning tokens (part of the output), where they are priced apart from the rest of the output. */
     reasoning_per_million: priceSchema.optional(),
+    /** Prompt tokens written to the upstream's cache (Anthropic's cache writes), where they cost more than input. */
+    cache_write_per_million: priceSchema.optional(),
   })
   .transform((p): TargetPrice => ({
     input_micros_per_million: p.input_per_million,
@@ -43,6 +45,9 @@ const fixedPriceSchema = z
     output_micros_per_million: p.output_per_million,
     ...(p.reasoning_per_million !== undefined
       ? { reasoning_micros_per_million: p.reasoning_per_million }
+      : {}),
+    ...(p.cache_write_per_million !== undefined
+      ? { cache_write_micros_per_million: p.cache_write_per_million }
       : {}),
   }));
 
@@ -63,8 +68,9 @@ const targetPriceSchema = z.union([
 ]);
 
 /** A price as billing reads it; `unpriced` marks a target whose real price nobody gave. */
-export type TargetPrice = Required<Omit<Price, 'reasoning_micros_per_million'>> &
-  Pick<Price, 'reasoning_micros_per_million'> & { unpriced?: true };
+type OptionalPrices = 'reasoning_micros_per_million' | 'cache_write_micros_per_million';
+export type TargetPrice = Required<Omit<Price, OptionalPrices>> &
+  Pick<Price, OptionalPrices> & { unpriced?: true };
 
 const UNPRICED: TargetPrice = { ...FREE, unpriced: true };
 
@@ -304,6 +310,18 @@ function resolvePrices<T extends { id: TierId; target_prices: Record<string, Tar
 
 export type ChatConfig = z.output<typeof chatConfigSchema>;
 export type TierConfig = ChatConfig['models'][TierId];
+
+/** The price a tier is listed at (GET /v1/models): its first target's, which answers when nothing fails. */
+export function listedPricing(tier: TierConfig, currency: string) {
+  const price = targetPrice(tier, tier.targets[0]!);
+  return {
+    input_per_million: microsToUnits(price.input_micros_per_million),
+    cached_input_per_million: microsToUnits(price.cached_input_micros_per_million),
+    output_per_million: microsToUnits(price.output_micros_per_million),
+    currency,
+    ...(price.unpriced ? { unpriced: true } : {}),
+  };
+}
 
 /** The price an answer from `target` is billed at (see `target_prices`). */
 export function targetPrice(tier: TierConfig, target: string | null): TargetPrice {

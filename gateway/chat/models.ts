@@ -3,8 +3,7 @@
 // `first_id`, `last_id` and `data[].type`).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson, type Locals } from '../http/lean.js';
-import { microsToUnits } from '../util/money.js';
-import { isTierId, TIER_IDS, type TierConfig } from './config.js';
+import { isTierId, listedPricing, TIER_IDS, type TierConfig } from './config.js';
 import type { ChatRoom } from './room.js';
 import { ModelNotFoundError } from './refusals.js';
 import { authorize } from './steps/auth.js';
@@ -50,12 +49,7 @@ function modelEntry(room: ChatRoom, tier: TierConfig) {
     created: MODELS_CREATED,
     owned_by: 'aihub',
     tier: tier.tier,
-    pricing: {
-      input_per_million: microsToUnits(tier.input_micros_per_million),
-      cached_input_per_million: microsToUnits(tier.cached_input_micros_per_million),
-      output_per_million: microsToUnits(tier.output_micros_per_million),
-      currency: room.currency,
-    },
+    pricing: listedPricing(tier, room.currency),
     context_window: tier.context_window,
     max_output_tokens: tier.max_output_tokens,
     input_modalities: tier.input_modalities,

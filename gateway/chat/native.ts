@@ -76,10 +76,12 @@ export function nativeUsage(protocol: ProtocolName, raw: unknown): Usage | null 
     const output = num(usage.output_tokens);
     if (input === null || output === null) return null;
     const cached = num(usage.cache_read_input_tokens) ?? 0;
+    const written = num(usage.cache_creation_input_tokens) ?? 0;
     return {
-      prompt_tokens: input + cached + (num(usage.cache_creation_input_tokens) ?? 0),
+      prompt_tokens: input + cached + written,
       completion_tokens: output,
       cached_tokens: cached,
+      ...(written ? { cache_write_tokens: written } : {}),
     };
   }
   const prompt = num(usage.prompt_tokens);
@@ -111,6 +113,9 @@ export function nativeJson(protocol: ProtocolName, body: Json, model: string): J
 export class NativeStream {
   private usage: Usage | null = null;
   private input_tokens: number | null = null;
+  /** Of input_tokens, those read from the upstream's cache (Messages' message_start). */
+  private cached_tokens = 0;
+  private cache_write_tokens = 0;
   private readonly generated: string[] = [];
   private held: { event: string | null; data: Json }[] = [];
 
@@ -219,6 +224,8 @@ export class NativeStream {
             (num(usage.cache_read_input_tokens) ?? 0) +
             (num(usage.cache_creation_input_tokens) ?? 0)
           : null;
+        this.cached_tokens = usage ? (num(usage.cache_read_input_tokens) ?? 0) : 0;
+        this.cache_write_tokens = usage ? (num(usage.cache_creation_input_tokens) ?? 0) : 0;
       }
       const delta = obj(data.delta);
       if (delta && typeof delta.text === 'string') this.generated.push(delta.text);
@@ -226,12 +233,18 @@ export class NativeStream {
       if (data.type === 'message_delta') {
         const usage = obj(data.usage);
         const output = usage ? num(usage.output_tokens) : null;
+        // The final delta's usage may repeat the input counts; else they are message_start's
+        // (cache reads included: billed at the cached price, not as input).
+        const full = usage ? nativeUsage('messages', usage) : null;
         if (output !== null)
-          this.usage = {
-            prompt_tokens:
-              (usage && nativeUsage('messages', usage)?.prompt_tokens) || this.input_tokens || 0,
-            completion_tokens: output,
-          };
+          this.usage = full?.prompt_tokens
+            ? full
+            : {
+                prompt_tokens: this.input_tokens ?? 0,
+                completion_tokens: output,
+                cached_tokens: Math.min(this.cached_tokens, this.input_tokens ?? 0),
+                ...(this.cache_write_tokens ? { cache_write_tokens: this.cache_write_tokens } : {}),
+              };
       }
       return;
     }

@@ -115,7 +115,7 @@ export const chatRouteDocs: RouteDoc[] = [
     success: {
       status: 200,
       description:
-        'a chat.completion object with x_aihub {request_id, tier, target, cost, balance, currency, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, usage: "reported" | "estimated", receivable?}',
+        'a chat.completion object with x_aihub {request_id, tier, target, cost, balance, currency, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, usage: "reported" | "estimated", receivable?, unpriced?}',
     },
     errors: {
       400: 'invalid_value, invalid_json, context_length_exceeded; or an upstream 4xx relayed with its own status, code, param and message',

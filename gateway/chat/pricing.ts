@@ -10,9 +10,13 @@ export interface Price {
   output_micros_per_million: number;
   /** Reasoning tokens (part of the completion); billed at the output price when unset. */
   reasoning_micros_per_million?: number;
+  /** Prompt tokens written to the upstream's cache (Anthropic bills them above input); the input price when unset. */
+  cache_write_micros_per_million?: number;
 }
 
-export const FREE: Required<Omit<Price, 'reasoning_micros_per_million'>> = {
+export const FREE: Required<
+  Omit<Price, 'reasoning_micros_per_million' | 'cache_write_micros_per_million'>
+> = {
   input_micros_per_million: 0,
   cached_input_micros_per_million: 0,
   output_micros_per_million: 0,
@@ -38,9 +42,10 @@ export function worstCostMicros(
   completion_tokens: number,
 ): number {
   const output = Math.max(price.output_micros_per_million, price.reasoning_micros_per_million ?? 0);
+  const input = Math.max(price.input_micros_per_million, price.cache_write_micros_per_million ?? 0);
   return costMicros(
     {
-      input_micros_per_million: price.input_micros_per_million,
+      input_micros_per_million: input,
       cached_input_micros_per_million: cachedPrice(price),
       output_micros_per_million: output,
     },
@@ -51,7 +56,8 @@ export function worstCostMicros(
 
 /**
  * Cost of a request; `cached_tokens` (part of `prompt_tokens`) are billed at the cached price,
- * `reasoning_tokens` (part of `completion_tokens`) at the reasoning price where there is one.
+ * `cache_write_tokens` (part of `prompt_tokens` too) at the cache-write price and
+ * `reasoning_tokens` (part of `completion_tokens`) at the reasoning price where there are ones.
  */
 export function costMicros(
   price: Price,
@@ -59,16 +65,21 @@ export function costMicros(
   completion_tokens: number,
   cached_tokens = 0,
   reasoning_tokens = 0,
+  cache_write_tokens = 0,
 ): number {
   assertTokens(prompt_tokens);
   assertTokens(completion_tokens);
   assertTokens(cached_tokens);
   assertTokens(reasoning_tokens);
+  assertTokens(cache_write_tokens);
   const cached = Math.min(cached_tokens, prompt_tokens);
+  const written = Math.min(cache_write_tokens, prompt_tokens - cached);
+  const write_price = price.cache_write_micros_per_million ?? price.input_micros_per_million;
   const reasoning = Math.min(reasoning_tokens, completion_tokens);
   const reasoning_price = price.reasoning_micros_per_million ?? price.output_micros_per_million;
   const total =
-    BigInt(prompt_tokens - cached) * BigInt(price.input_micros_per_million) +
+    BigInt(prompt_tokens - cached - written) * BigInt(price.input_micros_per_million) +
+    BigInt(written) * BigInt(write_price) +
     BigInt(cached) * BigInt(cachedPrice(price)) +
     BigInt(completion_tokens - reasoning) * BigInt(price.output_micros_per_million) +
     BigInt(reasoning) * BigInt(reasoning_price);

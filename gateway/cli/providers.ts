@@ -13,6 +13,7 @@ import {
   providerKind,
   resolvedProvider,
   TIER_IDS,
+  withExchangeRate,
   withProviderChain,
   chainOf,
   type ProviderEntry,
@@ -155,7 +156,7 @@ function add(config: Json, kind: string, flags: AddFlags): Json {
   const offline = flags['offline-fallback'];
   if (offline !== undefined && offline !== 'yes' && offline !== 'no')
     throw new ProvidersCliError('--offline-fallback is yes or no');
-  const with_rate = withExchangeRate(config, flags['exchange-rate']);
+  const with_rate = withRateFlag(config, flags['exchange-rate']);
   return withProviderChain(with_rate, {
     chain: list,
     offline_last_resort: offline === undefined ? chain.offline_last_resort : offline === 'yes',
@@ -214,26 +215,15 @@ function userPrices(flags: string[]): Record<string, Json> {
   return prices;
 }
 
-/** The file with `chat.pricing.exchange_rate` set: the flag's rate, else 1 in a US-dollar wallet, else as it was. */
-function withExchangeRate(config: Json, flag: string | undefined): Json {
-  const chat = obj(config.chat);
-  const pricing = obj(chat.pricing);
-  let rate: unknown = pricing.exchange_rate;
-  if (flag !== undefined) {
-    const parsed = z.coerce.number().positive().max(1_000_000).safeParse(flag);
-    if (!parsed.success || !/^\d+(\.\d+)?$/.test(flag))
-      throw new ProvidersCliError(
-        `--exchange-rate ${flag}: expected a positive number (wallet currency units per US dollar)`,
-      );
-    rate = parsed.data;
-  } else if (rate === undefined && (config.currency ?? 'INR') === 'USD') rate = 1;
-  return rate === undefined
-    ? config
-    : { ...config, chat: { ...chat, pricing: { ...pricing, exchange_rate: rate } } };
-}
-
-function obj(value: unknown): Json {
-  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {};
+/** The file with the flag's exchange rate, else as it was (a US-dollar wallet gets 1 by itself). */
+function withRateFlag(config: Json, flag: string | undefined): Json {
+  if (flag === undefined) return withExchangeRate(config, null);
+  const parsed = z.coerce.number().positive().max(1_000_000).safeParse(flag);
+  if (!parsed.success || !/^\d+(\.\d+)?$/.test(flag))
+    throw new ProvidersCliError(
+      `--exchange-rate ${flag}: expected a positive number (wallet currency units per US dollar)`,
+    );
+  return withExchangeRate(config, parsed.data);
 }
 
 function readConfig(file: string, create: boolean): Json {

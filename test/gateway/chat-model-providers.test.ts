@@ -160,7 +160,7 @@ test('chat completions to the OpenAI target: billed at the catalogue price in ru
   assert.equal(before_micros - (await balanceMicros()), cost);
 });
 
-test('Messages pass through to the Anthropic target as sent (cache_control kept), billed at its catalogue price', async () => {
+test('Messages pass through to the Anthropic target as sent (cache_control kept), billed at its catalogue price, cache writes and reads apart', async () => {
   anthropicUp.script({
     kind: 'exact',
     completion: {
@@ -171,7 +171,12 @@ test('Messages pass through to the Anthropic target as sent (cache_control kept)
       content: [{ type: 'text', text: 'Hello from Claude.' }],
       stop_reason: 'end_turn',
       stop_sequence: null,
-      usage: { input_tokens: 2_000, cache_read_input_tokens: 10_000, output_tokens: 700 },
+      usage: {
+        input_tokens: 2_000,
+        cache_read_input_tokens: 10_000,
+        cache_creation_input_tokens: 3_000,
+        output_tokens: 700,
+      },
     },
   });
   const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: key, maxRetries: 0 });
@@ -194,12 +199,78 @@ test('Messages pass through to the Anthropic target as sent (cache_control kept)
   assert.deepEqual(sent.body.system[0].cache_control, { type: 'ephemeral' });
   assert.equal(answer.model, 'service-ai-pro-4');
   assert.deepEqual(answer.content, [{ type: 'text', text: 'Hello from Claude.' }]);
+  // Cache writes at Anthropic's cache-write price (1.25 times input), reads at the cached price.
   const cost = expectedMicros('anthropic', 'claude-sonnet-4-5', {
     input: 2_000,
     cached_input: 10_000,
+    cache_write: 3_000,
     output: 700,
   });
   assert.equal(Math.round(Number(response.headers.get('x-aihub-cost')) * 1_000_000), cost);
+  assert.equal(before_micros - (await balanceMicros()), cost);
+});
+
+test('a streamed Messages request (as Claude Code sends) passes through too; the last delta carries the catalogue-priced bill', async () => {
+  const usage_start = {
+    input_tokens: 1_500,
+    cache_read_input_tokens: 20_000,
+    cache_creation_input_tokens: 800,
+    output_tokens: 1,
+  };
+  anthropicUp.script({
+    kind: 'exact',
+    chunks: [
+      {
+        type: 'message_start',
+        message: {
+          id: 'msg_2',
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-sonnet-4-5',
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: usage_start,
+        },
+      },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Streamed ' } },
+      {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'text_delta', text: 'from Claude.' },
+      },
+      { type: 'content_block_stop', index: 0 },
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: 450 },
+      },
+      { type: 'message_stop' },
+    ],
+  });
+  const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: key, maxRetries: 0 });
+  const before_micros = await balanceMicros();
+  const stream = anthropic.messages.stream({
+    model: 'service-ai-pro-4',
+    max_tokens: 1_000,
+    messages: [{ role: 'user', content: 'Hello' }],
+  });
+  let bill: { cost: number; target: string } | undefined;
+  stream.on('streamEvent', (event) => {
+    if (event.type === 'message_delta') bill = (event as any).x_aihub;
+  });
+  const final = await stream.finalMessage();
+  assert.equal(anthropicUp.received.at(-1)!.body.stream, true);
+  assert.equal((final.content[0] as Anthropic.TextBlock).text, 'Streamed from Claude.');
+  const cost = expectedMicros('anthropic', 'claude-sonnet-4-5', {
+    input: 1_500,
+    cached_input: 20_000,
+    cache_write: 800,
+    output: 450,
+  });
+  assert.equal(bill?.target, 'anthropic-claude-sonnet-4-5');
+  assert.equal(Math.round(bill!.cost * 1_000_000), cost);
   assert.equal(before_micros - (await balanceMicros()), cost);
 });
 
@@ -339,4 +410,27 @@ test('providers add refuses bad input with a clear message and leaves the file a
     assert.ok(!result.stderr.includes('    at '), `no stack trace: ${result.stderr}`);
   }
   assert.throws(() => readFileSync(file), /ENOENT/);
+});
+
+test('GET /v1/models lists each tier at its first target price: the catalogue converted, or unpriced', async () => {
+  const reply = await request(`${gateway.url}/v1/models`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
+  assert.equal(reply.status, 200);
+  const byId = new Map((reply.body.data as any[]).map((m) => [m.id, m]));
+  const pro = byId.get('service-ai-pro-4');
+  assert.equal(
+    Math.round(pro.pricing.input_per_million * 1_000_000),
+    expectedMicros('anthropic', 'claude-sonnet-4-5', { input: 1_000_000 }),
+  );
+  assert.equal(
+    Math.round(pro.pricing.output_per_million * 1_000_000),
+    expectedMicros('anthropic', 'claude-sonnet-4-5', { output: 1_000_000 }),
+  );
+  assert.equal(
+    pro.context_window,
+    CATALOGUE.models.anthropic!['claude-sonnet-4-5']!.context_window,
+  );
+  assert.equal(byId.get('service-ai-max').pricing.unpriced, true);
+  assert.equal('unpriced' in pro.pricing, false);
 });

@@ -24,6 +24,8 @@ export interface Usage {
   cached_tokens?: number;
   /** Of completion_tokens, spent on reasoning. */
   reasoning_tokens?: number;
+  /** Of prompt_tokens, written to the upstream's cache (Anthropic's `cache_creation_input_tokens`). */
+  cache_write_tokens?: number;
   /** The upstream reported no usage: the counts are the gateway's tokenizer estimate. */
   estimated?: boolean;
 }

@@ -6,8 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../../../http/errors.js';
 import { sendJson, type Locals } from '../../../http/lean.js';
-import { microsToUnits } from '../../../util/money.js';
-import { isTierId, TIER_IDS, type TierConfig } from '../../config.js';
+import { isTierId, listedPricing, TIER_IDS, type TierConfig } from '../../config.js';
 import { runChat } from '../../pipeline.js';
 import type { ChatRoom } from '../../room.js';
 import { ModelNotFoundError } from '../../refusals.js';
@@ -142,12 +141,7 @@ function geminiModel(room: ChatRoom, tier: TierConfig) {
     temperature: 1,
     maxTemperature: 2,
     topP: 1,
-    pricing: {
-      input_per_million: microsToUnits(tier.input_micros_per_million),
-      cached_input_per_million: microsToUnits(tier.cached_input_micros_per_million),
-      output_per_million: microsToUnits(tier.output_micros_per_million),
-      currency: room.currency,
-    },
+    pricing: listedPricing(tier, room.currency),
   };
 }
 
