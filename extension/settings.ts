@@ -80,7 +80,8 @@ export function readSettings(): Settings {
     temperature: Math.min(2, Math.max(0, Number(config.get<number>('temperature', 0.2)) || 0)),
     localGatewayPort: port,
     localGatewayAutoStart: config.get<boolean>('localGateway.autoStart', true),
-    exchangeRate: exchangeRate(config.get<number>('modelProviders.exchangeRate')),
+    // From the user's settings only: a repository's settings must not make real spending look cheap.
+    exchangeRate: exchangeRate(config.inspect<number>('modelProviders.exchangeRate')?.globalValue),
     balanceRefreshSeconds: clampInt(
       config.get<number>('balanceRefreshSeconds', 300),
       30,

@@ -136,8 +136,12 @@ export function registerProviderTests(t: ProviderTestContext): void {
       'modelProviders.ollamaPort': ollama.port,
       // Nothing listens there: LM Studio is "not found".
       'modelProviders.lmStudioPort': await t.freePort(),
-      'modelProviders.exchangeRate': RATE,
+      // A repository's settings cannot change the rate (read from user settings only).
+      'modelProviders.exchangeRate': 0.5,
     });
+    await vscode.workspace
+      .getConfiguration('aihub')
+      .update('modelProviders.exchangeRate', RATE, vscode.ConfigurationTarget.Global);
     const info = await vscode.commands.executeCommand<LocalGatewayInfo>('aihub.startLocalGateway');
     assert.ok(info, 'the local gateway started');
     configFile = t.api().localGateway().configFile;
@@ -155,6 +159,9 @@ export function registerProviderTests(t: ProviderTestContext): void {
       'modelProviders.lmStudioPort': undefined,
       'modelProviders.exchangeRate': undefined,
     });
+    await vscode.workspace
+      .getConfiguration('aihub')
+      .update('modelProviders.exchangeRate', undefined, vscode.ConfigurationTarget.Global);
     await Promise.all([openai?.close(), anthropic?.close(), ollama?.close()]);
   });
 
@@ -204,6 +211,11 @@ export function registerProviderTests(t: ProviderTestContext): void {
       (e) => (e as { model?: string }).model === 'gpt-4o',
     );
     assert.equal(engine?.api_key_env, 'AIHUB_PROVIDER_OPENAI_KEY');
+    assert.equal(
+      (config.chat as unknown as { pricing: { exchange_rate: number } }).pricing.exchange_rate,
+      RATE,
+      "the user's rate, not the workspace's",
+    );
 
     const reply = await ask('Hello?');
     assert.equal(reply.text, 'Answer from the OpenAI upstream.');
