@@ -7,4 +7,5 @@ export const ACTION_COMMANDS: Record<ActionId, string> = {
   startLocalGateway: 'aihub.startLocalGateway',
   selectModel: 'aihub.selectModel',
   openSettings: 'aihub.openSettings',
+  addModelProvider: 'aihub.addModelProvider',
 };

@@ -16,6 +16,7 @@ import type { ProposalOutcome } from './generate/proposal.js';
 import type { InlineStats } from './inline/provider.js';
 import type { LanguageModelOutcome } from './lm/provider.js';
 import type { LocalGatewayState } from './localGateway.js';
+import type { ProviderSet } from './providers/store.js';
 
 export interface AIHubApi {
   /** How long activate() took, in milliseconds. */
@@ -61,5 +62,12 @@ export interface AIHubApi {
     state: LocalGatewayState;
     pid: number | undefined;
     apiBase: string | undefined;
+    /** Its data dir (wallet, history) and the config file the providers made (absent without one). */
+    dataDir: string;
+    configFile: string;
   };
+  /** The model providers in failover order (no keys). */
+  modelProviders(): ProviderSet;
+  /** Whether SecretStorage holds a key for this provider (never the key). */
+  hasProviderKey(id: string): Promise<boolean>;
 }

@@ -78,6 +78,7 @@ interface RawXAihub {
   currency: string;
   prompt_tokens: number;
   completion_tokens: number;
+  unpriced?: boolean;
 }
 
 /** One request of an agent step: the conversation so far, in the chat completions shape, and the tools. */
@@ -376,6 +377,7 @@ function toMeta(raw: RawXAihub): ReplyMeta {
     currency: raw.currency,
     promptTokens: Number(raw.prompt_tokens ?? 0),
     completionTokens: Number(raw.completion_tokens ?? 0),
+    ...(raw.unpriced === true ? { unpriced: true as const } : {}),
   };
 }
 

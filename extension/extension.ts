@@ -19,7 +19,12 @@ import { ProposalManager } from './generate/proposal.js';
 import { InlineCompletionProvider } from './inline/provider.js';
 import { InlineStatusBar, toggleInlineCompletions } from './inline/statusBar.js';
 import { AIHubChatProvider } from './lm/provider.js';
-import { startLocalGateway, stopLocalGateway } from './commands/localGateway.js';
+import {
+  localGatewayConfigFile,
+  startLocalGateway,
+  stopLocalGateway,
+} from './commands/localGateway.js';
+import { providerCommands } from './commands/providers.js';
 import { selectModel } from './commands/selectModel.js';
 import { setApiKey } from './commands/setApiKey.js';
 import { showBalance } from './commands/showBalance.js';
@@ -61,6 +66,7 @@ export function activate(context: vscode.ExtensionContext): AIHubApi {
     'aihub.startLocalGateway': start,
     'aihub.stopLocalGateway': stopLocalGateway(services),
     'aihub.openSettings': openSettings(),
+    ...providerCommands(services),
     ...agentCommands(chatView, agent),
   };
 
@@ -164,7 +170,11 @@ function extensionApi({
       state: owned.localGateway.state,
       pid: owned.localGateway.pid,
       apiBase: owned.localGateway.apiBase,
+      dataDir: owned.localGateway.dataDir,
+      configFile: localGatewayConfigFile(owned.context),
     }),
+    modelProviders: () => owned.providers.get(),
+    hasProviderKey: async (id) => (await owned.providers.key(id)) !== undefined,
   };
 }
 

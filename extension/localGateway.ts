@@ -14,6 +14,17 @@ export interface LocalGatewayOptions {
   output: vscode.OutputChannel;
 }
 
+/**
+ * What one run of the gateway is started with besides its port: the config file (the model
+ * providers' engines and tiers, naming their keys by environment variable only) and those
+ * variables' values, which reach the child process's environment and nothing else (no file, no
+ * log line).
+ */
+export interface LocalGatewayLaunch {
+  configFile?: string;
+  env: Record<string, string>;
+}
+
 const START_TIMEOUT_MS = 30_000;
 const STOP_GRACE_MS = 5_000;
 const MAX_LINE_CHARS = 10_000;
@@ -39,11 +50,20 @@ export class LocalGateway implements vscode.Disposable {
     return this.current === 'running' ? `http://127.0.0.1:${this.port}/v1` : undefined;
   }
 
+  get dataDir(): string {
+    return this.options.dataDir;
+  }
+
   /** Starts the gateway and resolves once it is listening; rejects with the reason it could not start. */
-  async start(port: number, adminToken: string, token?: vscode.CancellationToken): Promise<void> {
+  async start(
+    port: number,
+    adminToken: string,
+    launch: LocalGatewayLaunch = { env: {} },
+    token?: vscode.CancellationToken,
+  ): Promise<void> {
     if (this.current === 'running' || this.current === 'starting') return;
     await makePrivate(this.options.dataDir);
-    const child = this.spawnGateway(port, adminToken);
+    const child = this.spawnGateway(port, adminToken, launch);
     this.child = child;
     this.port = port;
     this.setState('starting');
@@ -52,7 +72,7 @@ export class LocalGateway implements vscode.Disposable {
   }
 
   /** Runs the gateway script in this Node (Electron as Node), sandbox mode, loopback only. */
-  private spawnGateway(port: number, adminToken: string): ChildProcess {
+  private spawnGateway(port: number, adminToken: string, launch: LocalGatewayLaunch): ChildProcess {
     const args = [
       this.options.scriptPath,
       '--port',
@@ -61,6 +81,7 @@ export class LocalGateway implements vscode.Disposable {
       '127.0.0.1',
       '--data-dir',
       this.options.dataDir,
+      ...(launch.configFile ? ['--config', launch.configFile] : []),
     ];
     this.options.output.appendLine(
       `[aihub] starting local gateway: ${process.execPath} ${args.join(' ')}`,
@@ -68,6 +89,7 @@ export class LocalGateway implements vscode.Disposable {
     return spawn(process.execPath, args, {
       env: {
         ...process.env,
+        ...launch.env,
         ELECTRON_RUN_AS_NODE: '1',
         AIHUB_ADMIN_TOKEN: adminToken,
         AIHUB_MODE: 'sandbox',

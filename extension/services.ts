@@ -7,6 +7,7 @@ import { ACTION_LABELS } from './chat/protocol.js';
 import { GatewayClient } from './client.js';
 import { AIHubError, advise, toFailure, type Advice } from './errors.js';
 import { LocalGateway } from './localGateway.js';
+import { ProviderStore } from './providers/store.js';
 import { readSettings, type Settings } from './settings.js';
 import { SpendTracker } from './spend.js';
 
@@ -16,6 +17,8 @@ export class Services implements vscode.Disposable {
   readonly keys: ApiKeyStore;
   readonly localGateway: LocalGateway;
   readonly spend: SpendTracker;
+  /** The model providers the local gateway runs with (keys in SecretStorage). */
+  readonly providers: ProviderStore;
   private readonly balanceChanged = new vscode.EventEmitter<{
     balance: number;
     currency: string;
@@ -40,6 +43,7 @@ export class Services implements vscode.Disposable {
       dataDir: vscode.Uri.joinPath(context.globalStorageUri, 'gateway').fsPath,
       output: this.gatewayOutput,
     });
+    this.providers = new ProviderStore(context.globalState, context.secrets);
     this.spend = new SpendTracker(
       context.globalState,
       () => this.settings().spendingCapPerDay,
@@ -109,6 +113,7 @@ export class Services implements vscode.Disposable {
   dispose(): void {
     this.localGateway.dispose();
     this.spend.dispose();
+    this.providers.dispose();
     this.keys.dispose();
     this.balanceChanged.dispose();
     this.balanceStale.dispose();

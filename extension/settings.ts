@@ -17,6 +17,8 @@ export interface Settings {
   temperature: number;
   localGatewayPort: number;
   localGatewayAutoStart: boolean;
+  /** Wallet currency units per US dollar: the model catalogue's prices converted for the local gateway. */
+  exchangeRate: number;
   balanceRefreshSeconds: number;
   context: { includeActiveEditor: boolean; budgetTokens: number };
   inlineCompletions: {
@@ -78,6 +80,8 @@ export function readSettings(): Settings {
     temperature: Math.min(2, Math.max(0, Number(config.get<number>('temperature', 0.2)) || 0)),
     localGatewayPort: port,
     localGatewayAutoStart: config.get<boolean>('localGateway.autoStart', true),
+    // From the user's settings only: a repository's settings must not make real spending look cheap.
+    exchangeRate: exchangeRate(config.inspect<number>('modelProviders.exchangeRate')?.globalValue),
     balanceRefreshSeconds: clampInt(
       config.get<number>('balanceRefreshSeconds', 300),
       30,
@@ -141,6 +145,15 @@ function userStrings(config: vscode.WorkspaceConfiguration, key: string, max: nu
   return value
     .filter((v): v is string => typeof v === 'string' && v.trim() !== '' && v.length <= 500)
     .slice(0, max);
+}
+
+export const DEFAULT_EXCHANGE_RATE = 88;
+
+/** Positive, at most 1,000,000 and 6 decimals (what the gateway takes); else the default. */
+function exchangeRate(value: unknown): number {
+  const rate = Number(value);
+  if (!Number.isFinite(rate) || rate <= 0 || rate > 1_000_000) return DEFAULT_EXCHANGE_RATE;
+  return Math.round(rate * 1_000_000) / 1_000_000;
 }
 
 function clampInt(value: unknown, min: number, max: number, fallback: number): number {

@@ -63,7 +63,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       entries.clear();
       transcript.replaceChildren();
       message.entries.forEach(upsert);
-      setModels(message.models, message.model);
+      setModels(message.models, message.model, message.offerProviders);
       setBusy(message.busy);
       showTitle(message.conversation.title);
       scrollToEnd();
@@ -83,7 +83,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       return;
     }
     case 'models':
-      setModels(message.models, message.model);
+      setModels(message.models, message.model, message.offerProviders);
       return;
     case 'busy':
       setBusy(message.busy);
@@ -188,9 +188,15 @@ document.addEventListener('keydown', (event) => {
 });
 stop.addEventListener('click', () => post({ type: 'stop' }));
 newChat.addEventListener('click', () => post({ type: 'newChat' }));
-modelSelect.addEventListener('change', () =>
-  post({ type: 'selectModel', model: modelSelect.value }),
-);
+modelSelect.addEventListener('change', () => {
+  if (modelSelect.value === ADD_PROVIDER) {
+    modelSelect.value = shownModel;
+    post({ type: 'action', action: 'addModelProvider' });
+    return;
+  }
+  shownModel = modelSelect.value;
+  post({ type: 'selectModel', model: modelSelect.value });
+});
 modeSelect.addEventListener('change', () => {
   const mode = modeSelect.value === 'agent' ? 'agent' : 'chat';
   post({ type: 'setMode', mode });
@@ -220,7 +226,12 @@ function setBusy(value: boolean): void {
   document.body.classList.toggle('busy', value);
 }
 
-function setModels(models: ModelChoice[], selected: string): void {
+/** The picker's last entry while only the offline engine answers: not a model, it runs Add Model Provider. */
+const ADD_PROVIDER = 'aihub:add-model-provider';
+let shownModel = '';
+
+function setModels(models: ModelChoice[], selected: string, offerProviders = false): void {
+  shownModel = selected;
   modelSelect.replaceChildren(
     ...models.map((model) => {
       const option = document.createElement('option');
@@ -235,6 +246,12 @@ function setModels(models: ModelChoice[], selected: string): void {
     option.value = selected;
     option.textContent = selected;
     option.selected = true;
+    modelSelect.append(option);
+  }
+  if (offerProviders) {
+    const option = document.createElement('option');
+    option.value = ADD_PROVIDER;
+    option.textContent = 'Add Model Provider… (real models: OpenAI, Anthropic, Ollama…)';
     modelSelect.append(option);
   }
 }
@@ -320,11 +337,11 @@ function errorBox(message: string, actions: ActionId[]): HTMLElement {
 }
 
 function metaLine(meta: NonNullable<AgentStepEntry['meta']>): HTMLElement {
-  const { cost, balance, currency, promptTokens, completionTokens } = meta;
+  const { cost, balance, currency, promptTokens, completionTokens, unpriced } = meta;
   return el(
     'div',
     'meta',
-    `Cost ${formatMoney(cost, currency)} · Balance ${formatMoney(balance, currency)} · ${promptTokens}+${completionTokens} tokens`,
+    `Cost ${unpriced ? 'unpriced (not in the catalogue)' : formatMoney(cost, currency)} · Balance ${formatMoney(balance, currency)} · ${promptTokens}+${completionTokens} tokens`,
   );
 }
 

@@ -1,7 +1,8 @@
 // The one message protocol between the extension (extension/chat/) and the chat webview (media/).
 // Both sides import these types; the extension validates everything that arrives from the webview.
 
-export type ActionId = 'setApiKey' | 'topUp' | 'startLocalGateway' | 'selectModel' | 'openSettings';
+export type ActionId =
+  'setApiKey' | 'topUp' | 'startLocalGateway' | 'selectModel' | 'openSettings' | 'addModelProvider';
 
 export const ACTION_LABELS: Record<ActionId, string> = {
   setApiKey: 'Set API Key',
@@ -9,6 +10,7 @@ export const ACTION_LABELS: Record<ActionId, string> = {
   startLocalGateway: 'Start Local Gateway',
   selectModel: 'Select Model',
   openSettings: 'Open Settings',
+  addModelProvider: 'Add Model Provider',
 };
 
 export interface ReplyMeta {
@@ -19,6 +21,8 @@ export interface ReplyMeta {
   currency: string;
   promptTokens: number;
   completionTokens: number;
+  /** The model that answered has no known price (not in the catalogue, none given): it cost nothing here, not nothing at the provider. */
+  unpriced?: true;
 }
 
 export type ChatEntry =
@@ -155,12 +159,14 @@ export type ToWebview =
       entries: ChatEntry[];
       models: ModelChoice[];
       model: string;
+      /** Only the offline engine answers (the local gateway, no provider): the picker offers Add Model Provider. */
+      offerProviders?: boolean;
       busy: boolean;
       conversation: { id: string; title: string };
     }
   | { type: 'entry'; entry: ChatEntry }
   | { type: 'delta'; id: string; text: string }
-  | { type: 'models'; models: ModelChoice[]; model: string }
+  | { type: 'models'; models: ModelChoice[]; model: string; offerProviders?: boolean }
   | { type: 'busy'; busy: boolean }
   | { type: 'focusInput' }
   | { type: 'conversation'; conversation: { id: string; title: string } }

@@ -53,6 +53,7 @@ export class ChatSession implements vscode.Disposable {
   private work: (() => void) | undefined;
   private models: ModelChoice[] = DEFAULT_MODELS;
   private readonly posted = new vscode.EventEmitter<ToWebview>();
+  private readonly follow: vscode.Disposable[];
   /** Everything the webview should see, in order; the view provider relays it. */
   readonly onDidPost = this.posted.event;
 
@@ -67,6 +68,26 @@ export class ChatSession implements vscode.Disposable {
     this.conversationId = latest?.id ?? this.store.newId();
     if (latest) this.entries = this.store.entries(latest.id).map(settleInterrupted);
     this.ready = this.migrate();
+    // The picker's tiers (their prices) and its Add Model Provider entry follow the providers.
+    this.follow = [
+      services.providers.onDidChange(() => void this.refreshModels()),
+      services.localGateway.onDidChangeState((state) => {
+        if (state === 'running') void this.refreshModels();
+      }),
+    ];
+  }
+
+  /** The tiers as the gateway lists them now (kept as they were when it does not answer). */
+  async refreshModels(): Promise<readonly ModelChoice[]> {
+    try {
+      this.setModels(await (await this.services.client()).models(AbortSignal.timeout(10_000)));
+    } catch (error) {
+      this.services.log.warn(
+        `Could not list models: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      this.setModels([]);
+    }
+    return this.models;
   }
 
   private async migrate(): Promise<void> {
@@ -100,6 +121,7 @@ export class ChatSession implements vscode.Disposable {
       entries: this.entries,
       models: this.models,
       model: this.services.settings().model,
+      offerProviders: this.offerProviders(),
       busy: this.busy,
       conversation: this.conversation,
     };
@@ -107,7 +129,17 @@ export class ChatSession implements vscode.Disposable {
 
   setModels(models: ModelChoice[]): void {
     if (models.length > 0) this.models = models;
-    this.post({ type: 'models', models: this.models, model: this.services.settings().model });
+    this.post({
+      type: 'models',
+      models: this.models,
+      model: this.services.settings().model,
+      offerProviders: this.offerProviders(),
+    });
+  }
+
+  /** Only the built-in offline engine answers: the local gateway without a model provider. */
+  private offerProviders(): boolean {
+    return this.services.settings().usesLocalGateway && this.services.providers.isEmpty;
   }
 
   availableModels(): readonly ModelChoice[] {
@@ -345,6 +377,7 @@ export class ChatSession implements vscode.Disposable {
 
   dispose(): void {
     this.stop();
+    for (const subscription of this.follow) subscription.dispose();
     this.posted.dispose();
   }
 

@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import * as vscode from 'vscode';
 import { GatewayClient } from '../client.js';
 import { toFailure } from '../errors.js';
 import { isHealthy, provisionLocalAccount } from '../localAccount.js';
+import type { LocalGatewayLaunch } from '../localGateway.js';
+import { gatewayConfig, launchEnvironment } from '../providers/launch.js';
 import type { Services } from '../services.js';
 
 const ADMIN_TOKEN = 'aihub.localGateway.adminToken';
@@ -78,7 +82,7 @@ async function start(
       adminToken = randomBytes(32).toString('hex');
       await secrets.store(ADMIN_TOKEN, adminToken);
     }
-    await services.localGateway.start(port, adminToken, token);
+    await services.localGateway.start(port, adminToken, await providerLaunch(services), token);
     services.log.info(`Local gateway listening at ${apiBase} (pid ${services.localGateway.pid})`);
   }
 
@@ -107,6 +111,42 @@ async function start(
       });
   }
   return { apiBase, pid: services.localGateway.pid };
+}
+
+/**
+ * Restarts a running local gateway with the current providers (same data dir: the wallet, the
+ * account and the history stay); a stopped one stays stopped and takes them at its next start.
+ */
+export async function restartLocalGateway(services: Services): Promise<boolean> {
+  if (services.localGateway.state === 'stopped') return false;
+  await services.localGateway.stop();
+  return (await startLocalGateway(services)({ silent: true })) !== undefined;
+}
+
+/** Beside the gateway's data dir, in the extension's global storage. */
+export function localGatewayConfigFile(context: vscode.ExtensionContext): string {
+  return vscode.Uri.joinPath(context.globalStorageUri, 'local-gateway-config.json').fsPath;
+}
+
+/**
+ * The providers' chat config as a file beside the gateway's data dir (0600, naming the keys'
+ * environment variables only) and the keys themselves, from SecretStorage, for the child's
+ * environment. No providers: no config file, the gateway's built-in defaults.
+ */
+async function providerLaunch(services: Services): Promise<LocalGatewayLaunch> {
+  const configFile = localGatewayConfigFile(services.context);
+  const set = services.providers.get();
+  const config = gatewayConfig(set, services.settings().exchangeRate);
+  if (!config) {
+    await rm(configFile, { force: true });
+    return { env: {} };
+  }
+  const keys: Record<string, string | undefined> = {};
+  for (const provider of set.providers)
+    if (provider.hasKey) keys[provider.id] = await services.providers.key(provider.id);
+  await mkdir(dirname(configFile), { recursive: true, mode: 0o700 });
+  await writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+  return { configFile, env: launchEnvironment(set, keys) };
 }
 
 /** The local account's key: stored once, re-created when the gateway no longer knows it (data wiped). */

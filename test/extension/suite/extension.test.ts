@@ -15,6 +15,7 @@ import { startTestGateway, type TestGateway } from './gateway.js';
 import { registerAgentTests } from './agent.js';
 import { registerCodebaseTests } from './codebase.js';
 import { registerLanguageModelTests } from './languageModels.js';
+import { registerProviderTests } from './providers.js';
 import { registerRealWorkTests, report } from './realWork.js';
 
 type Assistant = Extract<ChatEntry, { role: 'assistant' }>;
@@ -423,6 +424,10 @@ export function registerExtensionTests(): void {
         await configure({ baseUrl: gateway.apiBase, 'localGateway.port': undefined });
       });
       registerLanguageModelTests({ ...shared, gateway: () => gateway });
+    });
+
+    describe('model providers on the local gateway', () => {
+      registerProviderTests({ ...shared, freePort });
     });
 
     it('the local gateway starts with a new account and key, answers, and stops', async function () {

@@ -68,6 +68,7 @@ test('malformed, unknown or dangerous messages are dropped', () => {
 
 test('every action has a label', () => {
   assert.deepEqual(Object.keys(ACTION_LABELS).sort(), [
+    'addModelProvider',
     'openSettings',
     'selectModel',
     'setApiKey',
