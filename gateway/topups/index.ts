@@ -29,8 +29,8 @@ export function createTopups(deps: RoomDeps, env: NodeJS.ProcessEnv = process.en
     logger,
     currency: config.currency,
   });
-  // An account's list and the reconciliation pass read the top-ups through these indexes.
-  store.indexBy('topups', 'account_id');
+  // The reconciliation pass and the operator's list read the top-ups by status (an account's
+  // own list is topup_recent).
   store.indexBy('topups', 'status');
   const virtual_accounts = new VirtualAccounts({ config, store, logger, provider });
   const service_deps = {

@@ -22,6 +22,7 @@ import {
 } from './postings.js';
 import type { TopupView } from './room.js';
 import type { Topup, TopupAlert } from './tables.js';
+import { RECENT_TOPUPS, rememberRecent } from './tables.js';
 import {
   ProviderCallError,
   type CreatedOrder,
@@ -141,6 +142,7 @@ export class TopupService {
         topup_id,
         newTopup(tx, { topup_id, account_id, provider, priced, input, config }),
       );
+      rememberRecent(tx, account_id, topup_id);
       auditTopup(
         tx,
         'topup.created',
@@ -242,11 +244,16 @@ export class TopupService {
     return topup && topup.account_id === account_id ? topup : null;
   }
 
+  /** The account's latest top-ups, newest first: reads only the rows it returns (topup_recent). */
   async recent(account_id: string, limit: number): Promise<Topup[]> {
-    const rows = await this.deps.store.list('topups', 'account_id', account_id);
-    return rows
-      .sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0))
-      .slice(0, Math.max(1, Math.min(100, limit)));
+    const { store } = this.deps;
+    const ids = (await store.fetch('topup_recent', account_id)) ?? [];
+    const rows = await Promise.all(
+      ids
+        .slice(0, Math.max(1, Math.min(RECENT_TOPUPS, limit)))
+        .map((id) => store.fetch('topups', id)),
+    );
+    return rows.filter((row): row is Topup => row !== undefined && row !== null);
   }
 
   async alerts(limit: number): Promise<TopupAlert[]> {

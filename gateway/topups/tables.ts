@@ -1,4 +1,5 @@
 // The top-ups room's tables in the store document (declaration merging on Tables).
+import type { Tx } from '../store/store.js';
 import type { TaxSplit } from '../payments/engine/tax.js';
 import type { Checkout, PayerDetails, TopupMethod, TopupProviderName } from './types.js';
 
@@ -89,11 +90,26 @@ export interface TopupAlert {
   at: string;
 }
 
+/** How many of an account's latest top-ups are listed (GET /api/wallet/topups' largest `limit`). */
+export const RECENT_TOPUPS = 100;
+
+/** Records a new top-up as the account's newest, in the commit that makes it (the list stays bounded). */
+export function rememberRecent(tx: Tx, account_id: string, topup_id: string): void {
+  const ids = tx.get('topup_recent', account_id) ?? [];
+  tx.set(
+    'topup_recent',
+    account_id,
+    [topup_id, ...ids.filter((id) => id !== topup_id)].slice(0, RECENT_TOPUPS),
+  );
+}
+
 declare module '../store/state.js' {
   interface Tables {
     /** `<account id>:<India date>` → micro-units of top-ups started that day and not failed (the daily cap). */
     topup_daily: Record<string, number>;
     topups: Record<string, Topup>;
+    /** Account id → its latest top-up ids, newest first (at most RECENT_TOPUPS): /wallet's list and GET /api/wallet/topups read these rows only. */
+    topup_recent: Record<string, string[]>;
     /** `<provider>:<order id>` → top-up id. */
     topup_orders: Record<string, string>;
     topup_payments: Record<string, TopupPaymentRow>;

@@ -19,6 +19,7 @@ import { microsToUnits } from '../../util/money.js';
 import type { Config } from '../../config.js';
 import { creditTopup, moveTopup, paymentKey, raiseAlert } from '../postings.js';
 import type { Topup } from '../tables.js';
+import { rememberRecent } from '../tables.js';
 import type {
   ProviderPayment,
   TopupEvent,
@@ -225,6 +226,7 @@ export class VirtualAccounts {
       history: [{ status: 'created', at, note: 'transfer into the virtual account' }],
     };
     tx.set('topups', topup.id, topup);
+    rememberRecent(tx, account_id, topup.id);
     const reason = this.deps.config.topups.virtual_accounts.hold_third_party
       ? thirdPartyReason(holderOf(tx, account_id), payer)
       : null;
