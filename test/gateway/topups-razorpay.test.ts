@@ -118,6 +118,24 @@ describe('top-ups through Razorpay', () => {
     }
   });
 
+  test("an account's list: its own top-ups, newest first, as many as asked", async () => {
+    const user = await createFundedAccount(gateway);
+    const other = await createFundedAccount(gateway);
+    const made = [];
+    for (const amount of [101, 102, 103])
+      made.push((await startTopup(gateway, user.key, amount)).topup_id);
+    await startTopup(gateway, other.key, 104);
+    const list = async (query: string) => {
+      const reply = await request(`${gateway.url}/api/wallet/topups${query}`, {
+        headers: auth(user.key),
+      });
+      assert.equal(reply.status, 200, JSON.stringify(reply.body));
+      return reply.body.topups.map((t: { topup_id: string }) => t.topup_id);
+    };
+    assert.deepEqual(await list(''), [...made].reverse());
+    assert.deepEqual(await list('?limit=2'), [made[2], made[1]]);
+  });
+
   test('credited once when the webhook comes twice (payment.captured, then order.paid, then again)', async () => {
     const user = await createFundedAccount(gateway);
     const created = await startTopup(gateway, user.key, 250.5);
