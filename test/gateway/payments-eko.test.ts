@@ -8,11 +8,13 @@
 // (refund pending) refunded with the remitter's OTP; a PAN found and verified; a number's
 // operator from Eko. A callback moves money only as Eko's own inquiry confirms: a forged one
 // changes nothing, and a refund Eko reports after a success reverses it. `verify` is clean.
+// An operator's plans in a circle are Eko's Get Recharge Plans, and a prepaid recharge's
+// amount is checked against them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, type Gateway } from './helpers.ts';
 import { json, startUpstream, type Upstream } from '../support/payments-upstream.ts';
-import { EKO, startEko, type EkoServer } from '../support/eko-server.ts';
+import { EKO, EKO_PLANS, startEko, type EkoServer } from '../support/eko-server.ts';
 import {
   addBeneficiary,
   balance,
@@ -222,6 +224,14 @@ test(
       assert.equal(bbps.body.consumer_number, '1234567891');
       assert.equal(bbps.body.confirmation_mobile_no, '9876543210');
       assert.match(String(bbps.body.billfetchresponse), /^bfr-/);
+      // Eko's references document no BBPS complaint call: a complaint about a payment Eko
+      // made has nowhere to go (503), and nothing is kept.
+      const complaint = await request(`${gw.url}/api/bills/complaints`, {
+        headers,
+        body: { txn_id: paid.body.txn_id, reason: 'transaction_successful_account_not_updated' },
+      });
+      assert.equal(complaint.status, 503, JSON.stringify(complaint.body));
+      assert.equal(complaint.body.error.code, 'complaints_unavailable');
       expected = round(await balance(gw, headers));
       await verifyOk(gw);
 
@@ -334,6 +344,75 @@ test(
       await gw.stop();
       await server.close();
       await sms.close();
+    }
+  },
+);
+
+test(
+  "plans through Eko's Get Recharge Plans: listed by operator and circle, a prepaid recharge's amount checked against them",
+  { timeout: 60_000 },
+  async () => {
+    const server = await startEko();
+    const entry = eko(server.url, 'eko', {
+      codes: { operator_id: { '1': '400' }, biller_id: {}, circle: { KA: '23' } },
+    });
+    const gw = await startPaymentsGateway(
+      paymentsConfig({ providers: { recharge: [entry] }, recharge: { plan_check: 'enforce' } }),
+      { env: { AIHUB_EKO_DEVELOPER_KEY: EKO.developer_key, AIHUB_EKO_ACCESS_KEY: EKO.access_key } },
+    );
+    try {
+      const { headers } = await onboard(gw, 5_000, { recharge: true });
+      // Our operator 1 is Eko's phone_operator_code 400, our circle KA its circleid 23.
+      const listed = await request(`${gw.url}/api/recharge/plans?operator_id=1&circle=KA`, {
+        headers,
+      });
+      assert.equal(listed.status, 200, JSON.stringify(listed.body));
+      assert.equal(listed.body.data.provider, 'eko');
+      assert.deepEqual(
+        listed.body.data.plans.map((p: { amount: number }) => p.amount),
+        EKO_PLANS.map((p) => Number(p.amount)),
+      );
+      assert.equal(listed.body.data.plans[0].validity, '28 Days');
+      assert.equal(listed.body.data.plans[0].description, EKO_PLANS[0]!.plan_description);
+      const asked = server.seen.find((s) => s.url.includes('/operator/plans?'))!;
+      const url = new URL(asked.url, 'http://eko');
+      assert.equal(
+        url.pathname,
+        `/customer/payment/bbps/recharge/${EKO.initiator_id}/operator/plans`,
+      );
+      assert.equal(url.searchParams.get('phone_operator_code'), '400');
+      assert.equal(url.searchParams.get('circleid'), '23');
+      // A circle Eko cannot list (its 1805, status 0) is no answer, not "no plans": 503.
+      const other = await request(`${gw.url}/api/recharge/plans?operator_id=1&circle=DL`, {
+        headers,
+      });
+      assert.equal(other.status, 503, JSON.stringify(other.body));
+
+      // A recharge without a circle: Eko's operator lookup gives circle_area 23 (our KA), and
+      // the amount is one of the plans there.
+      const ok = await request(`${gw.url}/api/recharge`, {
+        headers,
+        body: { number: '9876500001', amount: 299 },
+      });
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      assert.equal(ok.body.data.status, 'success');
+      assert.equal(ok.body.data.plan_check.result, 'listed');
+      assert.equal(ok.body.data.lookup.circle, 'KA');
+      // An amount that is no plan is refused before anything is held (Eko lists no offers).
+      const before = await balance(gw, headers);
+      const refused = await request(`${gw.url}/api/recharge`, {
+        headers,
+        body: { operator_id: 1, number: '9876500001', amount: 123, circle: 'KA' },
+      });
+      assert.equal(refused.status, 422, JSON.stringify(refused.body));
+      assert.equal(refused.body.error.code, 'amount_not_a_plan');
+      assert.match(refused.body.message, /listed amounts: /);
+      assert.equal(await balance(gw, headers), before);
+      assert.deepEqual(server.refused, []);
+      await verifyOk(gw);
+    } finally {
+      await gw.stop();
+      await server.close();
     }
   },
 );

@@ -12,7 +12,9 @@
 //   5 → taken by an earlier attempt: the answer is "duplicate client_ref_id"
 //   6 → on hold at Eko (tx_status 5); the inquiry says so once, then success
 //   anything else → success
-// A PAN whose digits are 0000 is not found. Callbacks are sent as Eko sends them (unsigned:
+// A number's operator is Eko's 400 in its circle_area 23; Get Recharge Plans lists three plans
+// of operator 400 in circle 23 and answers any other pair as Eko documents a failure
+// (status 0, response_type_id 1805). A PAN whose digits are 0000 is not found. Callbacks are sent as Eko sends them (unsigned:
 // Eko publishes no signature), the payload of its "Transaction Status Callback".
 import { createHmac } from 'node:crypto';
 import { json, startUpstream, type Seen, type Upstream } from './payments-upstream.ts';
@@ -23,6 +25,12 @@ export const EKO = {
   initiator_id: '9962981729',
   user_code: '20810200',
 };
+/** The plans of Eko's operator 400 in circle 23 (amounts in rupees, as Eko sends them). */
+export const EKO_PLANS = [
+  { amount: '199', validity: '28 Days', plan_description: 'Unlimited Calls + 1.5 GB/day' },
+  { amount: '299', validity: '28 Days', plan_description: 'Unlimited Calls + 2 GB/day' },
+  { amount: '719', validity: '84 Days', plan_description: 'Unlimited Calls + 1.5 GB/day' },
+];
 /** How old a secret-key-timestamp may be (either way). */
 export const STALE_MS = 60_000;
 
@@ -204,9 +212,44 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
         message: 'Operator found',
         dependent_params: [
           { name: 'phone_operator_code', value: '400' },
-          { name: 'circle_area', value: 'Karnataka' },
+          { name: 'circle_area', value: '23' },
         ],
+        data: { updates: '' },
+        response_type_id: 1804,
       });
+    const plans = /^\/customer\/payment\/bbps\/recharge\/([0-9]{10})\/operator\/plans$/.exec(path);
+    if (req.method === 'GET' && plans) {
+      if (q.get('phone_operator_code') !== '400' || q.get('circleid') !== '23')
+        return json(res, 200, {
+          response_status_id: 0,
+          data: { message: 'Unable to fetch plans' },
+          response_type_id: 1805,
+          message: 'fail to fetch details',
+          status: 0,
+        });
+      return json(res, 200, {
+        response_status_id: 0,
+        dependent_params: [
+          {
+            type_metadata: [
+              {
+                headers: [
+                  { name: 'amount', value: 'price' },
+                  { name: 'validity', value: 'validity' },
+                  { name: 'plan_description', value: 'plan_description' },
+                ],
+                dependent_params: [{ name: 'amount', value: 'amount' }],
+              },
+            ],
+            name: 'req_list',
+            value: EKO_PLANS,
+          },
+        ],
+        response_type_id: 1804,
+        message: 'success',
+        status: 0,
+      });
+    }
     if (
       req.method === 'POST' &&
       (path === '/tools/kyc/pan-basic' || path === '/tools/kyc/pan-lite')

@@ -34,8 +34,10 @@ test('secret-key is HMAC-SHA256 keyed with the base64 text of the access key, fo
     assert.equal(headers['secret-key'], expected);
     assert.equal(headers['secret-key-timestamp'], timestamp);
     assert.equal(headers.developer_key, 'dev-key');
-    // Never the access key itself on the wire.
-    assert.ok(!Object.values(headers).some((value) => value.includes(access_key)));
+    // Never the access key itself on the wire (a key of a few characters can occur in any
+    // timestamp or base64 text by chance, so only keys of real length are looked for).
+    if (access_key.length >= 16)
+      assert.ok(!Object.values(headers).some((value) => value.includes(access_key)));
   }
 });
 

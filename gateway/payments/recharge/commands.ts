@@ -15,7 +15,7 @@ import { mobileError, normalizeMobile } from '../identity/mobile.js';
 import type { NumberLookup, Plan, RechargeLookups } from './lookup.js';
 import type { BillsCommands } from '../bills/commands.js';
 
-type Ctx = Pick<PaymentsContext, 'settings' | 'engine' | 'pricing' | 'store'>;
+type Ctx = Pick<PaymentsContext, 'settings' | 'engine' | 'pricing' | 'store' | 'providers'>;
 type Operator = PaymentsContext['settings']['operators'][number];
 
 /** The operator and the number as it is sent on: a 400 naming the field when either is wrong. */
@@ -269,7 +269,11 @@ class Recharge implements RechargeCommands {
       circle ??= (await this.lookups.number(number)).circle;
       const { plans } = await this.lookups.plans(operator, circle);
       let plan = plans.find((p) => p.amount_micros === body.amount) ?? null;
-      if (!plan) {
+      // A number's offers are asked only of providers that list them (Eko, for one, does not).
+      const offered = this.ctx.providers.recharge.some(
+        (p) => p.lookup !== undefined && (!p.lookup_kinds || p.lookup_kinds.includes('offers')),
+      );
+      if (!plan && offered) {
         const offers = await this.lookups.offers(operator, number).catch((error: unknown) => {
           if (error instanceof ApiError && error.status === 404) return { plans: [] };
           throw error;

@@ -2,7 +2,8 @@
 // DTH) and BBPS bills are both Eko's "Pay BBPS Bill" (recharges are BBPS operators at Eko);
 // money transfer is Eko's Fund Transfer to an account and IFSC (the gateway runs its own
 // remitter OTP, KYC and limits), a beneficiary's penny drop is Eko's; PAN is PAN Basic (a
-// lookup) or PAN Lite (name and date of birth). Every call is signed (auth.ts); each money
+// lookup) or PAN Lite (name and date of birth); an operator's plans in a circle are Eko's Get
+// Recharge Plans. Every call is signed (auth.ts); each money
 // call carries our transaction id as Eko's `client_ref_id`, so a retry after a timeout is the
 // same transaction at Eko and the Transaction Inquiry finds it by that reference. Eko's
 // transaction status (`tx_status`) decides: 0 success, 1 failed, 2 awaited (pending), 3
@@ -32,6 +33,8 @@ interface EkoAnswer {
   http_status: number;
   status: number | null;
   response_status_id: number | null;
+  /** Which answer of the API this is (Get Recharge Plans: 1804 plans, 1805 none, both `status` 0). */
+  response_type_id: number | null;
   message: string;
   data: Record<string, unknown>;
 }
@@ -75,7 +78,7 @@ export function txnOfClientRef(ref: string): string | null {
 export class EkoProvider implements PaymentProvider {
   readonly name: string;
   readonly timeout_ms: number;
-  readonly lookup_kinds: readonly LookupKind[] = ['bill', 'hlr', 'remitter_kyc'];
+  readonly lookup_kinds: readonly LookupKind[] = ['bill', 'hlr', 'plans', 'remitter_kyc'];
   readonly callbacks?: ProviderCallbacks;
   /** A fetched bill's token for its payment (Eko wants it back when the biller asks for a fetch). */
   private readonly fetch_tokens = new Map<string, { token: string; until_ms: number }>();
@@ -130,6 +133,7 @@ export class EkoProvider implements PaymentProvider {
   async lookup(request: LookupRequest, signal: AbortSignal): Promise<LookupResult> {
     if (request.kind === 'hlr') return this.operatorOf(request.subject, signal);
     if (request.kind === 'remitter_kyc') return this.voterId(request, signal);
+    if (request.kind === 'plans') return this.plans(request, signal);
     if (request.kind !== 'bill')
       throw new ProviderUnavailableError(
         'misconfigured',
@@ -244,8 +248,65 @@ export class EkoProvider implements PaymentProvider {
         message: `Eko's operator ${theirs ?? '(none)'} is not mapped`,
       };
     const data: Record<string, string | number> = { operator_id: ours };
-    if (found.circle_area) data.circle = found.circle_area;
+    if (found.circle_area)
+      // Our circle code where `codes.circle` maps Eko's, else Eko's own.
+      data.circle =
+        Object.entries(this.config.codes.circle).find(
+          ([, code]) => code === found.circle_area,
+        )?.[0] ?? found.circle_area;
     return { outcome: 'found', data, message: answer.message || 'found' };
+  }
+
+  /**
+   * An operator's plans in a circle: Eko's Get Recharge Plans, by its `phone_operator_code`
+   * (our operator through `codes.operator_id`) and `circleid` (our circle through
+   * `codes.circle`, or Eko's own `circle_area` as its operator lookup gave it).
+   */
+  private async plans(request: LookupRequest, signal: AbortSignal): Promise<LookupResult> {
+    const phone_operator_code = this.code('operator_id', request.params.operator_id);
+    const circle = request.params.circle === undefined ? '' : String(request.params.circle);
+    const circleid = Object.hasOwn(this.config.codes.circle, circle)
+      ? this.config.codes.circle[circle]!
+      : /^[0-9]{1,3}$/.test(circle)
+        ? circle
+        : null;
+    if (circleid === null)
+      throw new ProviderUnavailableError(
+        'misconfigured',
+        `provider ${this.name} has no Eko circleid for circle ${circle.slice(0, 60) || '(none)'}`,
+      );
+    const mobile = this.config.plans_mobile ?? this.config.initiator_id;
+    const answer = await this.call(
+      {
+        method: 'GET',
+        path: `/customer/payment/bbps/recharge/${encodeURIComponent(mobile)}/operator/plans`,
+        query: {
+          initiator_id: this.config.initiator_id,
+          user_code: this.config.user_code,
+          phone_operator_code,
+          circleid,
+        },
+      },
+      signal,
+    );
+    // Eko answers "plans could not be fetched" with status 0 and response_type_id 1805: no answer, not "none".
+    if (answer.status !== 0 || answer.response_type_id === 1805) {
+      if (answer.http_status >= 400 || answer.response_type_id === 1805)
+        throw new ProviderUnavailableError(
+          'bad_response',
+          `provider ${this.name} could not list the plans (HTTP ${answer.http_status}, ${answer.message.slice(0, 200)})`,
+        );
+      return { outcome: 'not_found', message: answer.message || 'Eko lists no plans' };
+    }
+    const items = ekoPlans(answer.raw_dependent);
+    if (items.length === 0)
+      return { outcome: 'not_found', message: answer.message || 'Eko lists no plans' };
+    return {
+      outcome: 'found',
+      data: { operator_id: String(request.params.operator_id), circle },
+      items,
+      message: answer.message || 'plans',
+    };
   }
 
   /** The Eko call a submission is. */
@@ -564,6 +625,7 @@ export class EkoProvider implements PaymentProvider {
       http_status,
       status: number(document.status),
       response_status_id: number(document.response_status_id),
+      response_type_id: number(document.response_type_id),
       message: text(document.message, 500) ?? '',
       data:
         data !== null && typeof data === 'object' && !Array.isArray(data)
@@ -581,6 +643,49 @@ interface EkoCall {
   body?: Record<string, unknown>;
   /** The request_hash's fields after the timestamp, in Eko's order (calls that debit). */
   hash?: string[];
+}
+
+/** At most this many plans are read from one answer of Eko's Get Recharge Plans. */
+const MAX_PLANS = 500;
+
+/**
+ * The plans in an answer of Eko's Get Recharge Plans, as our plan items (`amount` in rupees,
+ * `validity`, `description`): its top-level `dependent_params` entry named `req_list` holds
+ * them in `value`, and its `type_metadata[].headers` say which field is the `price`, the
+ * `validity` and the `plan_description` (by default the fields `amount`, `validity` and
+ * `plan_description`).
+ */
+export function ekoPlans(dependent_params: unknown): Array<Record<string, string | number>> {
+  if (!Array.isArray(dependent_params)) return [];
+  const list = dependent_params
+    .slice(0, 20)
+    .find((entry) => (entry as Record<string, unknown> | null)?.name === 'req_list') as
+    Record<string, unknown> | undefined;
+  if (!list || !Array.isArray(list.value)) return [];
+  const field = { price: 'amount', validity: 'validity', plan_description: 'plan_description' };
+  const metadata = Array.isArray(list.type_metadata) ? list.type_metadata.slice(0, 5) : [];
+  for (const meta of metadata) {
+    const headers = (meta as Record<string, unknown> | null)?.headers;
+    if (!Array.isArray(headers)) continue;
+    for (const header of headers.slice(0, 20)) {
+      const name = text((header as Record<string, unknown> | null)?.name, 64);
+      const role = text((header as Record<string, unknown> | null)?.value, 64);
+      if (name && role && Object.hasOwn(field, role)) field[role as keyof typeof field] = name;
+    }
+  }
+  const items: Array<Record<string, string | number>> = [];
+  for (const raw of list.value.slice(0, MAX_PLANS)) {
+    if (raw === null || typeof raw !== 'object') continue;
+    const plan = raw as Record<string, unknown>;
+    const amount = Number(plan[field.price]);
+    if (!Number.isFinite(amount) || amount <= 0) continue;
+    const item: Record<string, string | number> = { amount };
+    const validity = text(plan[field.validity], 120);
+    if (validity) item.validity = validity;
+    item.description = text(plan[field.plan_description], 500) ?? '';
+    items.push(item);
+  }
+  return items;
 }
 
 /** Eko's PAN Lite `pan_status` as ours. */

@@ -34,14 +34,28 @@ export const ekoProviderSchema = z.strictObject({
   pan_purpose: z.string().min(1).max(100).default('KYC of a customer'),
   /**
    * Our ids in Eko's numbering: `operator_id` (a recharge operator → Eko's BBPS operator_id
-   * for prepaid, postpaid or DTH), `biller_id` (a BBPS biller → Eko's operator_id).
+   * for prepaid, postpaid or DTH, also its `phone_operator_code`), `biller_id` (a BBPS biller →
+   * Eko's operator_id), `circle` (our circle code, `KA` → Eko's `circle_area`, the `circleid`
+   * of Get Recharge Plans).
    */
   codes: z
     .strictObject({
       operator_id: z.record(z.string().max(64), z.string().regex(/^[0-9]{1,10}$/)).default({}),
       biller_id: z.record(z.string().max(64), z.string().regex(/^[0-9]{1,10}$/)).default({}),
+      circle: z.record(z.string().max(8), z.string().regex(/^[0-9A-Za-z]{1,10}$/)).default({}),
     })
-    .default({ operator_id: {}, biller_id: {} }),
+    .default({ operator_id: {}, biller_id: {}, circle: {} }),
+  /**
+   * The mobile number in the path of Eko's Get Recharge Plans
+   * (`/customer/payment/bbps/recharge/{customer_mobile}/operator/plans`). The plans are the
+   * operator's in a circle (the gateway lists them per operator and circle, not per number),
+   * and Eko's reference does not say whether the number matters: the registered initiator_id
+   * unless set.
+   */
+  plans_mobile: z
+    .string()
+    .regex(/^[6-9][0-9]{9}$/, 'must be a 10-digit mobile number')
+    .optional(),
   /**
    * Eko publishes no code for a reused client_ref_id; answers with one of these `status`
    * values (or whose message names a duplicate reference) are read as "ask the status".

@@ -59,7 +59,8 @@ function refused(code: string, status: number, field?: string) {
 
 test('recharge: operator, number and amount are checked before the engine; the commission is the operator rate', async () => {
   const { engine, intents } = recordingEngine();
-  const commands = rechargeCommands({ settings, engine, ...pricing }, noLookups, {
+  const providers = { recharge: [], bills: [], dmt: [], pan: [] };
+  const commands = rechargeCommands({ settings, engine, providers, ...pricing }, noLookups, {
     pay: () => assert.fail('no bill payment'),
   });
   const body = (fields: Record<string, unknown>) =>
