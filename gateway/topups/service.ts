@@ -324,6 +324,33 @@ export class TopupService {
     await this.creditChecked(provider, topup_id, order_id, payment_id, payment, source);
   }
 
+  /**
+   * The fee was priced, before paying, for the method the customer named (or the default
+   * rate); the checkout lets the customer pay by another. The customer paid what was shown and
+   * the wallet gets what was shown; where the method paid by carries another fee, the operator
+   * is told (a `fee_method_mismatch` alert: the fee collected differs from the fee table).
+   */
+  private checkFeeMethod(tx: Tx, topup_id: string, payment: ProviderPayment): void {
+    const topup = tx.get('topups', topup_id);
+    if (!topup || payment.method === null || payment.method === topup.method) return;
+    let expected: number;
+    try {
+      expected = priceTopup(this.deps.config, topup.amount_micros, payment.method).fee_micros;
+    } catch {
+      return; // the limits changed since: the fee table no longer prices this amount
+    }
+    if (expected === topup.fee_micros) return;
+    raiseAlert(tx, {
+      provider: topup.provider,
+      reason: 'fee_method_mismatch',
+      topup_id,
+      account_id: topup.account_id,
+      order_id: topup.order_id,
+      payment_id: payment.payment_id,
+      detail: `paid by ${payment.method}, whose fee is ${microsToUnits(expected)} ${topup.currency}; the fee charged was ${microsToUnits(topup.fee_micros)} ${topup.currency} (priced for ${topup.method ?? 'the default rate'})`,
+    });
+  }
+
   /** Credits `topup_id` for what the provider answered about `payment_id` (null: it knows none). */
   async creditChecked(
     provider: TopupProvider,
@@ -334,7 +361,11 @@ export class TopupService {
     source: 'webhook' | 'reconcile',
   ): Promise<CreditOutcome> {
     const outcome = await this.deps.store.transact((tx): CreditOutcome => {
-      if (payment) return creditTopup(tx, topup_id, payment);
+      if (payment) {
+        const credited = creditTopup(tx, topup_id, payment);
+        if (credited === 'credited') this.checkFeeMethod(tx, topup_id, payment);
+        return credited;
+      }
       const topup = tx.get('topups', topup_id);
       raiseAlert(tx, {
         provider: provider.name,

@@ -80,7 +80,7 @@ export interface TopupPaymentRow {
 export interface TopupAlert {
   id: string;
   provider: TopupProviderName;
-  /** unknown_order, amount_mismatch, currency_mismatch, order_mismatch, status_mismatch, replayed_payment, unknown_payment */
+  /** unknown_order, amount_mismatch, currency_mismatch, order_mismatch, status_mismatch, replayed_payment, unknown_payment, second_payment, fee_method_mismatch (credited as shown; the method paid by has another fee) */
   reason: string;
   topup_id: string | null;
   account_id: string | null;

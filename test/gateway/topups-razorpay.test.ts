@@ -455,6 +455,29 @@ describe('top-up fees and limits', () => {
     assert.equal(seen.owed, 2.36);
   });
 
+  test('priced at the default rate, paid by card: credited as shown, and the operator told of the fee', async () => {
+    const user = await createFundedAccount(gateway);
+    const created = await startTopup(gateway, user.key, 100);
+    const payment = razorpay.pay(created.order_id, { method: 'card' });
+    await razorpay.deliver(`${gateway.url}/webhooks/razorpay`, razorpay.captured(payment));
+    assert.equal(await balance(gateway, user.key), 100, 'the amount shown reaches the wallet');
+    const alert = (await alerts(gateway)).alerts.find(
+      (a: { topup_id: string; reason: string }) => a.topup_id === created.topup_id,
+    );
+    assert.equal(alert?.reason, 'fee_method_mismatch');
+    assert.match(alert.detail, /paid by card/);
+    // Paid by the method it was priced for: no alert.
+    const upi = await startTopup(gateway, user.key, 100, 'upi');
+    const paid = razorpay.pay(upi.order_id, { method: 'upi' });
+    await razorpay.deliver(`${gateway.url}/webhooks/razorpay`, razorpay.captured(paid));
+    assert.equal(await balance(gateway, user.key), 200);
+    assert.ok(
+      !(await alerts(gateway)).alerts.some(
+        (a: { topup_id: string }) => a.topup_id === upi.topup_id,
+      ),
+    );
+  });
+
   test('below the minimum, above the maximum and past the daily cap: 400 naming amount', async () => {
     const user = await createFundedAccount(gateway);
     for (const [amount, code] of [
