@@ -219,6 +219,8 @@ export function reverseTopup(
     topup_id: topup.id,
     account_id: topup.account_id,
     amount_micros: reversal.amount_micros,
+    taken_micros: taken,
+    owed_micros: owed,
     at: tx.now.toISOString(),
   });
   const units = (micros: number) => `${microsToUnits(micros)} ${topup.currency}`;
@@ -233,4 +235,53 @@ export function reverseTopup(
     `${reversal.kind} ${reversal.id}: ${units(paid)} debited${owed > 0 ? `, ${units(owed)} owed` : ''}`,
   );
   return 'reversed';
+}
+
+/**
+ * A dispute the operator won: what its reversal took (paid from the wallet, or owed) comes back
+ * to the wallet, once per dispute id (a credit that pays what is owed first, as every credit
+ * does). 'unknown': no reversal of that dispute was applied here (nothing to give back).
+ */
+export function restoreDispute(
+  tx: Tx,
+  provider: TopupProviderName,
+  dispute_id: string,
+): 'restored' | 'duplicate' | 'unknown' {
+  const taken_key = `${provider}:dispute:${dispute_id}`;
+  const won_key = `${provider}:dispute-won:${dispute_id}`;
+  const reversal = tx.get('topup_payments', taken_key);
+  if (!reversal) return 'unknown';
+  if (tx.get('topup_payments', won_key)) return 'duplicate';
+  const topup = tx.get('topups', reversal.topup_id);
+  if (!topup) throw new Error(`invariant: top-up ${reversal.topup_id} vanished`);
+  const taken = reversal.taken_micros ?? 0;
+  const owed = reversal.owed_micros ?? 0;
+  if (taken > 0)
+    creditWallet(tx, {
+      account_id: topup.account_id,
+      amount_micros: taken,
+      from: FUNDING_TOPUP,
+      memo: `Dispute ${dispute_id} of top-up ${topup.id} won: returned`,
+      ref: topup.id,
+    });
+  tx.set('topup_payments', won_key, {
+    key: won_key,
+    topup_id: topup.id,
+    account_id: topup.account_id,
+    amount_micros: taken,
+    at: tx.now.toISOString(),
+  });
+  const reversed_micros = Math.max(0, topup.reversed_micros - taken);
+  moveTopup(
+    tx,
+    { ...topup, reversed_micros, owed_micros: Math.max(0, topup.owed_micros - owed) },
+    // Nothing taken any more: credited again; else what still stands (a refund, or another dispute).
+    reversed_micros === 0
+      ? 'credited'
+      : topup.history.some((step) => step.status === 'refunded')
+        ? 'refunded'
+        : 'disputed',
+    `dispute ${dispute_id} won: ${microsToUnits(taken)} ${topup.currency} returned to the wallet`,
+  );
+  return 'restored';
 }

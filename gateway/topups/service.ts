@@ -17,6 +17,7 @@ import {
   moveTopup,
   paymentKey,
   raiseAlert,
+  restoreDispute,
   reverseTopup,
   type CreditOutcome,
 } from './postings.js';
@@ -277,6 +278,8 @@ export class TopupService {
       case 'refund.processed':
       case 'dispute.created':
         return this.reversed(provider, event);
+      case 'dispute.won':
+        return this.disputeWon(provider, event);
       case 'virtual_account.credited':
       case 'ignored':
         this.deps.logger.info({
@@ -436,6 +439,26 @@ export class TopupService {
         return;
       }
       reverseTopup(tx, credited.topup_id, { kind, id, amount_micros: event.amount_micros });
+    });
+  }
+
+  /** A dispute won: its reversal given back once; one never applied here is listed for the operator. */
+  private async disputeWon(
+    provider: TopupProvider,
+    event: Extract<TopupEvent, { type: 'dispute.won' }>,
+  ): Promise<void> {
+    await this.deps.store.transact((tx) => {
+      if (restoreDispute(tx, provider.name, event.dispute_id) !== 'unknown') return;
+      const credited = tx.get('topup_payments', paymentKey(provider.name, event.payment_id));
+      raiseAlert(tx, {
+        provider: provider.name,
+        reason: 'unknown_dispute',
+        topup_id: credited?.topup_id ?? null,
+        account_id: credited?.account_id ?? null,
+        order_id: null,
+        payment_id: event.payment_id,
+        detail: `dispute ${event.dispute_id} won, but no reversal of it was applied here: nothing returned`,
+      });
     });
   }
 

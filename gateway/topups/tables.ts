@@ -73,6 +73,9 @@ export interface TopupPaymentRow {
   topup_id: string;
   account_id: string;
   amount_micros: number;
+  /** A reversal's: what it took (at most what the top-up brought), and of that what was owed. */
+  taken_micros?: number;
+  owed_micros?: number;
   at: string;
 }
 

@@ -135,6 +135,14 @@ export type TopupEvent =
       currency: string;
     }
   | {
+      /** The operator won a dispute: what it took from the wallet comes back, once per dispute. */
+      type: 'dispute.won';
+      event_id: string | null;
+      payment_id: string;
+      dispute_id: string;
+      currency: string;
+    }
+  | {
       type: 'virtual_account.credited';
       event_id: string | null;
       virtual_account_id: string;

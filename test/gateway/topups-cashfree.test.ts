@@ -116,6 +116,22 @@ test('a refund and a dispute after the credit debit the wallet once each, down t
   assert.equal((await post(dispute)).status, 200);
   assert.equal(await balance(gateway, headers), 0);
   assert.equal(await topupStatus(headers, topup.topup_id), 'disputed');
+  // Closed in the merchant's favour: the ₹500 comes back once; closed against it: nothing.
+  const dispute_id = JSON.parse(dispute.raw).data.dispute.dispute_id;
+  const lost = cashfree.dispute(topup.order_id, 500, {
+    dispute_id,
+    dispute_status: 'CHARGEBACK_MERCHANT_LOST',
+  });
+  assert.equal((await post(lost)).status, 200);
+  assert.equal(await balance(gateway, headers), 0);
+  const won = cashfree.dispute(topup.order_id, 500, {
+    dispute_id,
+    dispute_status: 'CHARGEBACK_MERCHANT_WON',
+  });
+  assert.equal((await post(won)).status, 200);
+  assert.equal((await post(won)).status, 200);
+  assert.equal(await balance(gateway, headers), 500);
+  assert.equal(await topupStatus(headers, topup.topup_id), 'refunded');
 });
 
 test('a lost webhook: the reconciliation pass asks Cashfree and credits once', async () => {

@@ -281,6 +281,23 @@ describe('top-ups through Razorpay', () => {
     assert.equal(seen.status, 'disputed');
     assert.equal(seen.reversed, 1000);
     assert.equal(seen.owed, 600);
+    // The operator wins the dispute: the ₹700 it took comes back once, paying the ₹600 owed
+    // first; the refund's ₹300 stays taken.
+    for (let i = 0; i < 2; i++)
+      assert.equal((await razorpay.deliver(hook, razorpay.disputeWon(dispute))).status, 200);
+    assert.equal(await balance(gateway, user.key), 100);
+    seen = await topup(gateway, user.key, created.topup_id);
+    assert.equal(seen.status, 'refunded', 'the refund still stands');
+    assert.equal(seen.reversed, 300);
+    assert.equal(seen.owed, 0);
+    // A won dispute never applied here returns nothing and is listed.
+    const stranger = { ...razorpay.dispute(payment.id, 100), id: 'disp_NeverSeen0001' };
+    assert.equal((await razorpay.deliver(hook, razorpay.disputeWon(stranger))).status, 200);
+    assert.equal(await balance(gateway, user.key), 100);
+    const listed = (await alerts(gateway)).alerts.find(
+      (a: { reason: string; detail: string }) => a.reason === 'unknown_dispute',
+    );
+    assert.match(listed.detail, /disp_NeverSeen0001/);
   });
 
   test('20 concurrent webhooks for one payment credit once', async () => {

@@ -109,8 +109,15 @@ export interface Cashfree {
   payFailed(order_id: string): SignedWebhook;
   /** A refund of a paid order: the REFUND_STATUS_WEBHOOK (refund_status SUCCESS). */
   refund(order_id: string, amount: number): SignedWebhook;
-  /** A chargeback opened on an order's payment: the DISPUTE_CREATED webhook. */
-  dispute(order_id: string, amount: number): SignedWebhook;
+  /**
+   * A chargeback on an order's payment: DISPUTE_CREATED by default; with `closed`, the
+   * DISPUTE_CLOSED of that dispute id with its final `dispute_status` (e.g. CHARGEBACK_MERCHANT_WON).
+   */
+  dispute(
+    order_id: string,
+    amount: number,
+    closed?: { dispute_id: string; dispute_status: string },
+  ): SignedWebhook;
   /** A bank transfer into a virtual account: the PAYMENT_SUCCESS_WEBHOOK of a vba_transfer. */
   transfer(
     virtual_account_id: string,
@@ -484,20 +491,20 @@ export async function startCashfree(keys: {
         type: 'REFUND_STATUS_WEBHOOK',
       });
     },
-    dispute(order_id, amount) {
+    dispute(order_id, amount, closed) {
       const order = requireOrder(order_id);
       const paid = (payments.get(order_id) ?? []).find((p) => p.payment_status === 'SUCCESS');
       return sign({
         data: {
           dispute: {
-            dispute_id: `dispute_${next()}`,
+            dispute_id: closed?.dispute_id ?? `dispute_${next()}`,
             dispute_type: 'CHARGEBACK',
             reason_code: '4855',
             reason_description: 'Goods or services not provided',
             dispute_amount: amount,
             created_at: istTime(new Date()),
             respond_by: istTime(new Date(Date.now() + 7 * 86_400_000)),
-            dispute_status: 'DISPUTE_CREATED',
+            dispute_status: closed?.dispute_status ?? 'DISPUTE_CREATED',
           },
           order_details: {
             order_id,
@@ -508,7 +515,7 @@ export async function startCashfree(keys: {
           },
         },
         event_time: istTime(new Date()),
-        type: 'DISPUTE_CREATED',
+        type: closed ? 'DISPUTE_CLOSED' : 'DISPUTE_CREATED',
       });
     },
     transfer(virtual_account_id, transfer) {

@@ -194,6 +194,14 @@ export class ScriptedRazorpay {
     });
   }
 
+  /** The operator won `dispute`: Razorpay's payment.dispute.won (the deducted amount comes back). */
+  disputeWon(dispute: Entity): SignedWebhook {
+    return this.webhook('payment.dispute.won', {
+      payment: this.payments.get(dispute.payment_id)!,
+      dispute: { ...dispute, status: 'won', amount_deducted: 0 },
+    });
+  }
+
   disputed(dispute: Entity): SignedWebhook {
     return this.webhook('payment.dispute.created', {
       payment: this.payments.get(dispute.payment_id)!,

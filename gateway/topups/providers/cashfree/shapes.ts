@@ -290,6 +290,23 @@ export function toEvents(body: z.output<typeof cashfreeWebhook>): TopupEvent[] {
         },
       ];
     }
+    case 'DISPUTE_CLOSED': {
+      // Closed in the merchant's favour (DISPUTE_MERCHANT_WON, CHARGEBACK_MERCHANT_WON, and the
+      // pre-arbitration and arbitration stages' own): what the dispute took comes back.
+      const { dispute, order_details } = disputeWebhookData.parse(body.data);
+      const status = typeof dispute.dispute_status === 'string' ? dispute.dispute_status : '';
+      if (!/MERCHANT_WON$/.test(status))
+        return [{ type: 'ignored', event_id: null, name: `${body.type} ${status.slice(0, 40)}` }];
+      return [
+        {
+          type: 'dispute.won',
+          event_id: null,
+          payment_id: paymentKey(order_details.cf_payment_id, order_details.order_id),
+          dispute_id: dispute.dispute_id,
+          currency: order_details.order_currency,
+        },
+      ];
+    }
     default:
       return [{ type: 'ignored', event_id: null, name: body.type }];
   }

@@ -324,6 +324,17 @@ function eventOf(webhook: RazorpayWebhook, event_id: string | null): TopupEvent 
         currency: dispute.currency,
       };
     }
+    case 'payment.dispute.won': {
+      const dispute = payload.dispute?.entity;
+      if (!dispute) return ignored;
+      return {
+        type: 'dispute.won',
+        event_id,
+        payment_id: dispute.payment_id,
+        dispute_id: dispute.id,
+        currency: dispute.currency,
+      };
+    }
     case 'virtual_account.credited': {
       const account = payload.virtual_account?.entity;
       if (!payment || !account) return ignored;
