@@ -236,6 +236,24 @@ ${checkout.script_url ? html`<script src="${checkout.script_url}" defer></script
 <script src="${CHECKOUT_JS_PATH}" defer></script>`;
 }
 
+/** POST /wallet/load-details: makes the account's virtual account (the box's button), then back to /wallet. */
+function loadDetailsRoute(ctx: WebContext, router: Router, live: () => Topups): void {
+  router.post('/wallet/load-details', ...ctx.postGuard('user'), async (_req, res) => {
+    const topups = live();
+    const state = await userState(ctx, res);
+    try {
+      await topups.loadDetails(state.account.id);
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status < 409) throw error;
+      ctx.setFlash(state.binding, {
+        kind: 'error',
+        text: `The bank transfer details could not be made: ${error.message}`,
+      });
+    }
+    res.redirect(303, '/wallet#load-details');
+  });
+}
+
 /** Re-renders /wallet with the form's errors (the wallet page's own renderer). */
 export type WalletRerender = (
   req: Request,
@@ -301,21 +319,7 @@ export function topupRoutes(
     res.redirect(303, `/wallet/topups/${view.topup_id}/pay`);
   });
 
-  router.post('/wallet/load-details', ...ctx.postGuard('user'), async (_req, res) => {
-    const topups = live();
-    const state = await userState(ctx, res);
-    try {
-      await topups.loadDetails(state.account.id);
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.status < 409) throw error;
-      ctx.setFlash(state.binding, {
-        kind: 'error',
-        text: `The bank transfer details could not be made: ${error.message}`,
-      });
-    }
-    res.redirect(303, '/wallet#load-details');
-  });
-
+  loadDetailsRoute(ctx, router, live);
   router.get('/wallet/topups/:topup_id/pay', ctx.requireSession('user'), async (req, res) => {
     const topups = live();
     const state = await userState(ctx, res);

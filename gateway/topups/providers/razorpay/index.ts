@@ -273,6 +273,21 @@ function payerOf(payload: RazorpayWebhook['payload']): PayerDetails {
 }
 
 /** One verified webhook in the room's words; an event the room does not act on is `ignored`. */
+/** A dispute opened (it debits the wallet) or won (what it took comes back). */
+function disputeEvent(webhook: RazorpayWebhook, event_id: string | null): TopupEvent | null {
+  const dispute = webhook.payload.dispute?.entity;
+  if (!dispute) return null;
+  const common = { event_id, payment_id: dispute.payment_id, dispute_id: dispute.id };
+  return webhook.event === 'payment.dispute.won'
+    ? { type: 'dispute.won', ...common, currency: dispute.currency }
+    : {
+        type: 'dispute.created',
+        ...common,
+        amount_micros: toMicros(dispute.amount),
+        currency: dispute.currency,
+      };
+}
+
 function eventOf(webhook: RazorpayWebhook, event_id: string | null): TopupEvent {
   const { payload } = webhook;
   const payment = payload.payment?.entity;
@@ -312,29 +327,9 @@ function eventOf(webhook: RazorpayWebhook, event_id: string | null): TopupEvent 
         currency: refund.currency,
       };
     }
-    case 'payment.dispute.created': {
-      const dispute = payload.dispute?.entity;
-      if (!dispute) return ignored;
-      return {
-        type: 'dispute.created',
-        event_id,
-        payment_id: dispute.payment_id,
-        dispute_id: dispute.id,
-        amount_micros: toMicros(dispute.amount),
-        currency: dispute.currency,
-      };
-    }
-    case 'payment.dispute.won': {
-      const dispute = payload.dispute?.entity;
-      if (!dispute) return ignored;
-      return {
-        type: 'dispute.won',
-        event_id,
-        payment_id: dispute.payment_id,
-        dispute_id: dispute.id,
-        currency: dispute.currency,
-      };
-    }
+    case 'payment.dispute.created':
+    case 'payment.dispute.won':
+      return disputeEvent(webhook, event_id) ?? ignored;
     case 'virtual_account.credited': {
       const account = payload.virtual_account?.entity;
       if (!payment || !account) return ignored;
