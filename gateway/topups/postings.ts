@@ -13,7 +13,7 @@ import { taxEntries } from '../payments/engine/tax.js';
 import type { Tx } from '../store/store.js';
 import { newId } from '../util/ids.js';
 import { microsToUnits } from '../util/money.js';
-import type { Topup, TopupAlert, TopupStatus } from './tables.js';
+import { rememberStatus, type Topup, type TopupAlert, type TopupStatus } from './tables.js';
 import type { PayerDetails, ProviderPayment, TopupProviderName } from './types.js';
 
 /** Where a top-up's convenience fee (its taxable value) goes; its GST goes to gst:* (both on the month's GST invoice). */
@@ -48,6 +48,7 @@ export function moveTopup(tx: Tx, topup: Topup, status: TopupStatus, note: strin
     history: [...topup.history, { status, at, note: note.slice(0, 300) }].slice(-HISTORY_LIMIT),
   };
   tx.set('topups', topup.id, next);
+  if (status !== topup.status) rememberStatus(tx, status, topup.id);
   auditTopup(tx, `topup.${status}`, topup.account_id, `${topup.id} ${topup.provider} ${note}`);
   return next;
 }

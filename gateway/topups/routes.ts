@@ -144,7 +144,7 @@ export function adminRoutes(deps: RouteDeps & { rejected: RejectedWebhooks }): R
   router.get(TOPUP_PATHS.admin_collection, async (req, res) => {
     const { status, limit } = parseWith(adminTopupsQuery, req.query);
     const rows = status
-      ? await store.list('topups', 'status', status)
+      ? await service.withStatus(status, limit)
       : await store.page('topups', { newest_first: true, offset: 0, limit });
     res.json({
       topups: rows

@@ -22,7 +22,7 @@ import {
   type CreditOutcome,
 } from './postings.js';
 import type { TopupView } from './room.js';
-import type { Topup, TopupAlert } from './tables.js';
+import type { Topup, TopupAlert, TopupStatus } from './tables.js';
 import { RECENT_TOPUPS, rememberRecent } from './tables.js';
 import {
   ProviderCallError,
@@ -255,6 +255,24 @@ export class TopupService {
         .map((id) => store.fetch('topups', id)),
     );
     return rows.filter((row): row is Topup => row !== undefined && row !== null);
+  }
+
+  /**
+   * Top-ups now in `status`, the latest to enter it first: of the last STATUS_WINDOW to enter
+   * it, those still there (reads only those rows, never every top-up of that status).
+   */
+  async withStatus(status: TopupStatus, limit: number): Promise<Topup[]> {
+    const { store } = this.deps;
+    const ids = (await store.fetch('topup_by_status', status)) ?? [];
+    const rows: Topup[] = [];
+    for (let at = 0; at < ids.length && rows.length < limit; at += 50) {
+      const chunk = await Promise.all(
+        ids.slice(at, at + 50).map((id) => store.fetch('topups', id)),
+      );
+      for (const row of chunk)
+        if (row && row.status === status && rows.length < limit) rows.push(row);
+    }
+    return rows;
   }
 
   async alerts(limit: number): Promise<TopupAlert[]> {

@@ -96,8 +96,22 @@ export interface TopupAlert {
 /** How many of an account's latest top-ups are listed (GET /api/wallet/topups' largest `limit`). */
 export const RECENT_TOPUPS = 100;
 
-/** Records a new top-up as the account's newest, in the commit that makes it (the list stays bounded). */
+/** How many top-ups the operator's list by status keeps per status (the latest to enter it). */
+export const STATUS_WINDOW = 500;
+
+/** Records that a top-up entered `status`, newest first (the operator's list reads these rows only). */
+export function rememberStatus(tx: Tx, status: TopupStatus, topup_id: string): void {
+  const ids = tx.get('topup_by_status', status) ?? [];
+  tx.set(
+    'topup_by_status',
+    status,
+    [topup_id, ...ids.filter((id) => id !== topup_id)].slice(0, STATUS_WINDOW),
+  );
+}
+
+/** Records a new top-up as the account's newest and as `created`, in the commit that makes it (the lists stay bounded). */
 export function rememberRecent(tx: Tx, account_id: string, topup_id: string): void {
+  rememberStatus(tx, 'created', topup_id);
   const ids = tx.get('topup_recent', account_id) ?? [];
   tx.set(
     'topup_recent',
@@ -113,6 +127,8 @@ declare module '../store/state.js' {
     topups: Record<string, Topup>;
     /** Account id → its latest top-up ids, newest first (at most RECENT_TOPUPS): /wallet's list and GET /api/wallet/topups read these rows only. */
     topup_recent: Record<string, string[]>;
+    /** Status → the latest top-up ids to enter it, newest first (at most STATUS_WINDOW): GET /admin/topups?status=. */
+    topup_by_status: Record<string, string[]>;
     /** `<provider>:<order id>` → top-up id. */
     topup_orders: Record<string, string>;
     topup_payments: Record<string, TopupPaymentRow>;

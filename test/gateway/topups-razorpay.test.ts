@@ -268,6 +268,13 @@ describe('top-ups through Razorpay', () => {
     let seen = await topup(gateway, user.key, created.topup_id);
     assert.equal(seen.status, 'refunded');
     assert.equal(seen.reversed, 300);
+    // The operator's list by status has it where it is now, not where it was.
+    const listedAs = async (status: string) =>
+      (await admin(gateway).get(`/admin/topups?status=${status}`)).body.topups.some(
+        (t: { topup_id: string }) => t.topup_id === created.topup_id,
+      );
+    assert.equal(await listedAs('refunded'), true);
+    assert.equal(await listedAs('credited'), false);
     // Spend most of the wallet (an admin debit), then a dispute of the rest: the wallet goes to zero, never below.
     const debit = await admin(gateway).post(`/admin/accounts/${user.account_id}/debit`, {
       amount: 600,
