@@ -34,6 +34,8 @@ export const topupsConfigSchema = z
     cashfree: z
       .strictObject({
         base_url: baseUrl('https://api.cashfree.com'),
+        /** Cashfree's browser SDK (v3), which the pay page loads to open the checkout. */
+        checkout_script_url: z.url().default('https://sdk.cashfree.com/js/v3/cashfree.js'),
       })
       .prefault({}),
     /** Smallest and largest top-up, in currency units (null: none). */

@@ -25,6 +25,16 @@ export const CHECKOUT_JS = `
       })).open();
       return true;
     },
+    // Cashfree's JS SDK v3: the checkout takes the whole tab and comes back to returnUrl.
+    cashfree: (options) => {
+      if (typeof window.Cashfree !== 'function') return false;
+      window.Cashfree({ mode: options.mode }).checkout({
+        paymentSessionId: options.paymentSessionId,
+        returnUrl: options.returnUrl,
+        redirectTarget: '_self',
+      });
+      return true;
+    },
   };
   button.addEventListener('click', () => {
     if (checkout.redirect_url) { window.location.assign(checkout.redirect_url); return; }

@@ -130,6 +130,12 @@ export interface Cashfree {
   ): { webhook: SignedWebhook; payment: VbaTransferPayment };
   /** Signs any body as Cashfree would (timestamp in milliseconds, `now` by default). */
   sign(body: unknown, timestamp_ms?: number): SignedWebhook;
+  /**
+   * The browser checkout, reduced: `/js/v3/cashfree.js` (`Cashfree({mode}).checkout({paymentSessionId,
+   * returnUrl})` goes to `/checkout`), whose Pay button pays the order, delivers the signed
+   * PAYMENT_SUCCESS_WEBHOOK to `webhook_url` and returns the browser to `returnUrl`.
+   */
+  checkout: { webhook_url: string | null };
   close(): Promise<void>;
 }
 
@@ -167,7 +173,59 @@ export async function startCashfree(keys: {
   let serial = 0;
   const next = () => String(++serial).padStart(6, '0');
 
-  const route = (request: Seen, res: ServerResponse): void => {
+  const checkout: { webhook_url: string | null } = { webhook_url: null };
+  const browserPages = async (request: Seen, res: ServerResponse): Promise<boolean> => {
+    const url = new URL(request.url, 'http://cashfree');
+    if (request.method === 'GET' && url.pathname === '/js/v3/cashfree.js') {
+      res.writeHead(200, { 'content-type': 'application/javascript' });
+      res.end(`window.Cashfree = function (init) {
+  return { checkout: function (options) {
+    var q = new URLSearchParams({ session: options.paymentSessionId, mode: init.mode, return_url: options.returnUrl || '' });
+    window.location.href = ${JSON.stringify(upstream.url)} + '/checkout?' + q.toString();
+    return Promise.resolve({});
+  } };
+};`);
+      return true;
+    }
+    if (url.pathname !== '/checkout') return false;
+    const form = request.method === 'POST' ? new URLSearchParams(request.raw) : url.searchParams;
+    const order = [...orders.values()].find((o) => o.payment_session_id === form.get('session'));
+    if (!order) {
+      error(
+        res,
+        400,
+        'payment_session_id_invalid',
+        'payment_session_id is not valid',
+        'invalid_request_error',
+      );
+      return true;
+    }
+    const back = form.get('return_url') ?? '';
+    if (request.method !== 'POST') {
+      const attr = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(`<!doctype html><title>Scripted Cashfree checkout</title>
+<h1>Pay ₹${order.order_amount.toFixed(2)}</h1>
+<form method="post" action="/checkout">
+<input type="hidden" name="session" value="${attr(order.payment_session_id)}">
+<input type="hidden" name="return_url" value="${attr(back)}">
+<button type="submit">Pay</button></form>`);
+      return true;
+    }
+    const webhook = api.pay(order.order_id);
+    if (checkout.webhook_url)
+      await fetch(checkout.webhook_url, {
+        method: 'POST',
+        headers: webhook.headers,
+        body: webhook.raw,
+      });
+    res.writeHead(303, { location: back || 'about:blank' });
+    res.end();
+    return true;
+  };
+
+  const route = async (request: Seen, res: ServerResponse): Promise<void> => {
+    if (await browserPages(request, res)) return;
     const failure = failures.find((f) => f.left > 0 && f.match(request));
     if (failure) {
       failure.left -= 1;
@@ -456,7 +514,8 @@ export async function startCashfree(keys: {
     return payment;
   };
 
-  return {
+  const api: Cashfree = {
+    checkout,
     get url() {
       return upstream.url;
     },
@@ -574,4 +633,5 @@ export async function startCashfree(keys: {
     sign,
     close: () => upstream.close(),
   };
+  return api;
 }

@@ -35,8 +35,6 @@ import {
   toVirtualAccount,
 } from './shapes.js';
 
-/** Cashfree's browser SDK (v3), which /wallet loads to open the checkout. */
-const CHECKOUT_SCRIPT = 'https://sdk.cashfree.com/js/v3/cashfree.js';
 /** A webhook whose timestamp is further than this from our clock is refused (a replay). */
 export const WEBHOOK_TOLERANCE_MS = 5 * 60_000;
 
@@ -53,6 +51,7 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
 export const cashfreeProvider: ProviderFactory = (deps) =>
   new CashfreeProvider(
     deps.config.cashfree.base_url,
+    deps.config.cashfree.checkout_script_url,
     requireEnv(deps.env, 'AIHUB_CASHFREE_CLIENT_ID'),
     requireEnv(deps.env, 'AIHUB_CASHFREE_CLIENT_SECRET'),
     deps.config.timeout_ms,
@@ -66,6 +65,8 @@ class CashfreeProvider implements TopupProvider {
 
   constructor(
     private readonly base_url: string,
+    /** Cashfree's browser SDK (v3), which the pay page loads to open the checkout. */
+    private readonly checkout_script_url: string,
     client_id: string,
     private readonly client_secret: string,
     timeout_ms: number,
@@ -84,7 +85,7 @@ class CashfreeProvider implements TopupProvider {
       order_id: order.order_id,
       checkout: {
         provider: 'cashfree',
-        script_url: CHECKOUT_SCRIPT,
+        script_url: this.checkout_script_url,
         options: {
           paymentSessionId: order.payment_session_id,
           mode: /sandbox/.test(this.base_url) ? 'sandbox' : 'production',
