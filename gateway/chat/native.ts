@@ -5,7 +5,7 @@
 // that carries it is held back until the bill is settled.
 import { countTextTokens } from '../llm/tokens.js';
 import type { NativeEvent } from '../llm/types.js';
-import type { ProtocolName, SseOut, Usage, XAihub } from './protocols/types.js';
+import type { ProtocolName, SseOut, Usage, XAihub } from './protocol.js';
 
 /** The field that carries the output cap in each protocol's request (Gemini's is nested). */
 export const NATIVE_CAP_FIELD: Partial<Record<ProtocolName, string>> = {

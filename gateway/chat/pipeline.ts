@@ -9,7 +9,7 @@ import { StoreUnavailableError } from '../kernel/errors.js';
 import type { Locals } from '../http/lean.js';
 import type { EngineRequest } from '../llm/types.js';
 import { countPromptTokens } from '../llm/tokens.js';
-import type { AnswerMeta, Protocol } from './protocols/types.js';
+import type { AnswerMeta, Protocol } from './protocol.js';
 import type { ChatRoom } from './room.js';
 import { admit, begin } from './steps/admit.js';
 import { answer } from './steps/answer.js';

@@ -24,7 +24,7 @@ import { runCountTokens } from './protocols/messages/count-tokens.js';
 import { messagesProtocol } from './protocols/messages/translate.js';
 import { responsesProtocol } from './protocols/responses/translate.js';
 import type { RefusalRoute } from './metrics.js';
-import type { Protocol } from './protocols/types.js';
+import type { Protocol } from './protocol.js';
 import type { ChatRoom } from './room.js';
 
 type Handler = (

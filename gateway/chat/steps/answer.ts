@@ -6,7 +6,7 @@ import { countTextTokens, toolCallText } from '../../llm/tokens.js';
 import type { UpstreamCompletion } from '../../llm/types.js';
 import type { UsageStatus } from '../billing.js';
 import { nativeJson, nativeUsageOf } from '../native.js';
-import type { Usage } from '../protocols/types.js';
+import type { Usage } from '../protocol.js';
 import type { ChatRoom } from '../room.js';
 import { estimated, fromUpstream, ZERO, type Call } from './call.js';
 import { capOutput, overrunWarning, trimCompletion } from './output-meter.js';

@@ -7,7 +7,7 @@ import { toJsonSchema } from '../../../gateway/chat/protocols/gemini/json-schema
 import { methodOf } from '../../../gateway/chat/protocols/gemini/route.ts';
 import { GeminiStream } from '../../../gateway/chat/protocols/gemini/stream.ts';
 import { countTokens, parseGenerate } from '../../../gateway/chat/protocols/gemini/translate.ts';
-import type { AnswerMeta, ChatCall } from '../../../gateway/chat/protocols/types.ts';
+import type { AnswerMeta, ChatCall } from '../../../gateway/chat/protocol.ts';
 
 const route = { model: 'service-ai-pro-4', stream: null };
 const meta: AnswerMeta = {

@@ -10,7 +10,7 @@ import { ZERO, type Settling } from '../../steps/call.js';
 import { hold } from '../../steps/hold.js';
 import { takeRate } from '../../steps/rate.js';
 import { answerJson, finish, unrouted, xAihub } from '../../steps/settle.js';
-import type { Usage } from '../types.js';
+import type { Usage } from '../../protocol.js';
 import { embeddingsJson, parseEmbeddings } from './route.js';
 
 export async function runEmbeddings(

@@ -13,7 +13,7 @@ import { ModelNotFoundError } from '../../refusals.js';
 import { authorize } from '../../steps/auth.js';
 import { readJson } from '../../steps/body.js';
 import { takeRate } from '../../steps/rate.js';
-import type { Protocol } from '../types.js';
+import type { Protocol } from '../../protocol.js';
 import { geminiError } from './errors.js';
 import { countTokens, parseGenerate, type GeminiRoute } from './translate.js';
 

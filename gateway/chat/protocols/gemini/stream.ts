@@ -14,7 +14,7 @@ import {
   type StreamPresenter,
   type Usage,
   type XAihub,
-} from '../types.js';
+} from '../../protocol.js';
 import { googleErrorBody as googleError } from '../../../http/errors.js';
 import { finishReason, functionCallPart, usageMetadata } from './present.js';
 

@@ -9,7 +9,7 @@
 import type { ChatMessage } from '../../../llm/messages.js';
 import { countPromptTokens } from '../../../llm/tokens.js';
 import { invalid, parseBody } from '../parse.js';
-import type { ChatCall } from '../types.js';
+import type { ChatCall } from '../../protocol.js';
 import { toJsonSchema } from './json-schema.js';
 import { geminiJson } from './present.js';
 import {

@@ -12,7 +12,7 @@ import {
   type StreamPresenter,
   type Usage,
   type XAihub,
-} from '../types.js';
+} from '../../protocol.js';
 import { anthropicUsage, matchedStop, stopReason } from './present.js';
 
 type Open = { kind: 'thinking' | 'text' } | { kind: 'tool_use'; chat_index: number };

@@ -1,9 +1,9 @@
 // What a wire protocol (chat completions, Responses, Anthropic Messages, ...) gives the one
 // chat pipeline (chat/routes.ts): its request translated to a chat call, and presenters that
 // turn the chat completion the engines return back into the protocol's answer and events.
-import type { ApiError } from '../../http/errors.js';
-import type { ChatMessage } from '../../llm/messages.js';
-import type { UpstreamChunk, UpstreamCompletion, UpstreamUsage } from '../../llm/types.js';
+import type { ApiError } from '../http/errors.js';
+import type { ChatMessage } from '../llm/messages.js';
+import type { UpstreamChunk, UpstreamCompletion, UpstreamUsage } from '../llm/types.js';
 
 export type ProtocolName =
   'chat' | 'responses' | 'messages' | 'gemini' | 'embeddings' | 'completions';
