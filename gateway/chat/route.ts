@@ -4,6 +4,7 @@
 // nothing outside it knows its paths or its shapes.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorShape } from '../http/errors.js';
+import type { RouteDoc } from '../http/openapi.js';
 import type { Locals } from '../http/lean.js';
 import type { RefusalRoute } from './metrics.js';
 import type { ProtocolName } from './protocol.js';
@@ -30,4 +31,10 @@ export interface ProtocolRoutes {
   adopt?(req: IncomingMessage): void;
   /** Its routes that are no fixed path: the one a request is for, or null when none is. */
   find?(req: IncomingMessage, path: string): Route | null;
+  /** Those routes in GET /openapi.json. */
+  readonly docs?: RouteDoc[];
 }
+
+/** What the docs of every non-streamed billed route say of its headers. */
+export const HEADERS_NOTE =
+  'headers x-aihub-cost, x-aihub-balance and x-aihub-request-id on every non-streamed billed answer';

@@ -24,6 +24,9 @@ import type { ChatRoom } from './room.js';
 /** What the protocols add to the table beside their pipeline (protocols/<name>/). */
 const PROTOCOL_ROUTES: ProtocolRoutes[] = [messagesRoutes, geminiRoutes];
 
+/** The protocols' own routes in GET /openapi.json, after the fixed paths' (chat/openapi.ts). */
+export const protocolRouteDocs = PROTOCOL_ROUTES.flatMap((protocol) => protocol.docs ?? []);
+
 // Errors on a protocol's paths leave in its clients' shape, wherever they are answered.
 for (const protocol of PROTOCOL_ROUTES)
   if (protocol.error_shape) addErrorShape(protocol.name, protocol.error_shape);

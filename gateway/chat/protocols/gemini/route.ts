@@ -16,6 +16,7 @@ import { takeRate } from '../../steps/rate.js';
 import type { Protocol } from '../../protocol.js';
 import type { ProtocolRoutes, Route } from '../../route.js';
 import { geminiError, googleErrorShape, isGeminiPath } from './errors.js';
+import { geminiDocs } from './openapi.js';
 import { countTokens, parseGenerate, type GeminiRoute } from './translate.js';
 
 const METHODS = ['generateContent', 'streamGenerateContent', 'countTokens'] as const;
@@ -193,4 +194,5 @@ export const geminiRoutes: ProtocolRoutes = {
   error_shape: googleErrorShape,
   adopt: adoptGoogleKey,
   find: findGemini,
+  docs: geminiDocs,
 };
