@@ -21,25 +21,26 @@ const ANTHROPIC_TYPES: Record<number, string> = {
   529: 'overloaded_error',
 };
 
-/** An error in Anthropic's shape, its type by status. */
-export function anthropicErrorBody(error: ApiError): {
-  type: 'error';
-  error: Record<string, unknown>;
-} {
-  return {
-    type: 'error',
-    error: {
-      type:
-        ANTHROPIC_TYPES[error.status] ??
-        (error.status >= 500 ? 'api_error' : 'invalid_request_error'),
-      message: error.message,
-    },
-  };
+/**
+ * An error in Anthropic's shape, its type by status; the `error` event of a stream that broke
+ * off (`broke_off`) names a timeout apart and any other failure `api_error`.
+ */
+export function anthropicErrorBody(
+  error: ApiError,
+  broke_off = false,
+): { type: 'error'; error: { type: string; message: string } } {
+  const type = broke_off
+    ? error.status === 504
+      ? 'timeout_error'
+      : 'api_error'
+    : (ANTHROPIC_TYPES[error.status] ??
+      (error.status >= 500 ? 'api_error' : 'invalid_request_error'));
+  return { type: 'error', error: { type, message: error.message } };
 }
 
 const anthropicErrorShape: ErrorShape = {
   matches: isAnthropicPath,
-  body: anthropicErrorBody,
+  body: (error) => anthropicErrorBody(error),
   schema: 'AnthropicError',
 };
 
