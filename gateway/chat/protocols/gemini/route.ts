@@ -11,8 +11,7 @@ import { runChat } from '../../pipeline.js';
 import type { ChatRoom } from '../../room.js';
 import { ModelNotFoundError } from '../../refusals.js';
 import { authorize } from '../../steps/auth.js';
-import { readJson } from '../../steps/body.js';
-import { takeRate } from '../../steps/rate.js';
+import { front } from '../../steps/front.js';
 import type { Protocol } from '../../protocol.js';
 import type { ProtocolRoutes, Route } from '../../route.js';
 import { geminiError, googleErrorShape, isGeminiPath } from './errors.js';
@@ -77,9 +76,7 @@ export async function runGemini(
   locals.route = `/${target.version}/models/:model:${target.method}`;
   if (target.method === 'countTokens') {
     try {
-      const { key } = authorize(room, req, locals);
-      takeRate(room, key.id);
-      const raw = await readJson(req, room.config.body_limit_bytes);
+      const { raw } = await front(room, req, locals);
       if (!isTierId(target.model)) throw new ModelNotFoundError(target.model);
       sendJson(res, 200, countTokens(raw));
     } catch (error) {
