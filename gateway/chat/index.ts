@@ -14,8 +14,7 @@ import type { BreakerState } from '../llm/breaker.js';
 import type { ChatConfig } from './config.js';
 import { chatRouteDocs } from './openapi.js';
 import { ChatRoom } from './room.js';
-import { adoptGoogleKey } from './protocols/gemini/route.js';
-import { routeChat } from './routes.js';
+import { adoptRequest, routeChat } from './routes.js';
 
 export interface ChatOptions {
   /** Engines by name (the llm room's, or scripted ones in tests); by default the service builds and owns the config's. */
@@ -68,7 +67,7 @@ export class ChatService {
 
   /** Routes one /v1 request; an unknown path or method is a 404 in OpenAI's shape. */
   handle(req: IncomingMessage, res: ServerResponse, locals: Locals): Promise<void> | void {
-    adoptGoogleKey(req);
+    adoptRequest(req);
     // PostgreSQL store: the key and its account are loaded before the synchronous steps read them.
     if (this.deps.store.isShared())
       return knownKeyLoaded(this.deps.store, req.headers).then(() =>

@@ -10,7 +10,7 @@ import type { BreakerState } from '../llm/breaker.js';
 import type { AttemptOutcome } from '../llm/router.js';
 import type { UsageStatus } from './billing.js';
 import { TIER_IDS } from './config.js';
-import { PROTOCOL_NAMES, type ProtocolName } from './protocols/types.js';
+import { PROTOCOL_NAMES, type ProtocolName } from './protocol.js';
 
 /** Every attempt outcome and usage status, checked exhaustive by the compiler. */
 const OUTCOMES = Object.keys({

@@ -5,61 +5,55 @@
 // that carries it is held back until the bill is settled.
 import { countTextTokens } from '../llm/tokens.js';
 import type { NativeEvent } from '../llm/types.js';
-import type { ProtocolName, SseOut, Usage, XAihub } from './protocols/types.js';
+import type { ChatCall, NativeDialect, ProtocolName, SseOut, Usage, XAihub } from './protocol.js';
 
-/** The field that carries the output cap in each protocol's request (Gemini's is nested). */
-export const NATIVE_CAP_FIELD: Partial<Record<ProtocolName, string>> = {
+/** The protocols whose native targets this file speaks to itself, and the field of their output cap; another protocol gives its own dialect (ChatCall.native). */
+type OwnProtocol = 'responses' | 'messages' | 'completions';
+const CAP_FIELD: Record<OwnProtocol, string> = {
   responses: 'max_output_tokens',
   messages: 'max_tokens',
   completions: 'max_tokens',
-  gemini: 'generationConfig.maxOutputTokens',
 };
 
 type Json = Record<string, unknown>;
 
-/** The request as it came, with the output cap the gateway held put in its protocol's field. */
-export function nativeBody(
-  protocol: ProtocolName,
-  original: Json,
-  max_output_tokens: number,
-): Json {
-  if (protocol === 'gemini')
-    return {
-      ...original,
-      generationConfig: { ...obj(original.generationConfig), maxOutputTokens: max_output_tokens },
-    };
-  return { ...original, [NATIVE_CAP_FIELD[protocol]!]: max_output_tokens };
+/** How a request's protocol is spoken to natively, or null when no target can speak it. */
+export function dialectOf(body: ChatCall): NativeDialect | null {
+  if (body.native) return body.native;
+  const protocol = body.protocol;
+  return protocol in CAP_FIELD ? OWN[protocol as OwnProtocol] : null;
 }
 
-/** The usage object of a protocol's JSON answer (Gemini's `usageMetadata`, the others' `usage`). */
-export function nativeUsageOf(protocol: ProtocolName, body: Json): Usage | null {
-  return nativeUsage(protocol, protocol === 'gemini' ? body.usageMetadata : body.usage);
+function ownDialect(protocol: OwnProtocol): NativeDialect {
+  const cap_field = CAP_FIELD[protocol];
+  return {
+    cap_field,
+    body: (original, max_output_tokens) => ({ ...original, [cap_field]: max_output_tokens }),
+    usageOf: (answer) => nativeUsage(protocol, answer.usage),
+    json: (answer, model) => ({ ...answer, model }),
+    observe: () => null, // NativeStream reads these protocols' events itself
+    holds_last: protocol === 'completions',
+  };
 }
 
-function num(value: unknown): number | null {
+const OWN: Record<OwnProtocol, NativeDialect> = {
+  responses: ownDialect('responses'),
+  messages: ownDialect('messages'),
+  completions: ownDialect('completions'),
+};
+
+export function num(value: unknown): number | null {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
 }
 
-function obj(value: unknown): Json | null {
+export function obj(value: unknown): Json | null {
   return value && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : null;
 }
 
 /** Usage in chat terms from a protocol's usage object, or null when it is not there. */
-export function nativeUsage(protocol: ProtocolName, raw: unknown): Usage | null {
+function nativeUsage(protocol: OwnProtocol, raw: unknown): Usage | null {
   const usage = obj(raw);
   if (!usage) return null;
-  if (protocol === 'gemini') {
-    const prompt = num(usage.promptTokenCount);
-    const candidates = num(usage.candidatesTokenCount) ?? 0;
-    const thoughts = num(usage.thoughtsTokenCount) ?? 0;
-    if (prompt === null || (usage.candidatesTokenCount === undefined && !thoughts)) return null;
-    return {
-      prompt_tokens: prompt,
-      completion_tokens: candidates + thoughts,
-      cached_tokens: Math.min(num(usage.cachedContentTokenCount) ?? 0, prompt),
-      reasoning_tokens: thoughts,
-    };
-  }
   if (protocol === 'responses') {
     const input = num(usage.input_tokens);
     const output = num(usage.output_tokens);
@@ -104,9 +98,9 @@ function detail(details: unknown, field: string, most: number): number {
 }
 
 /** A JSON answer as the client gets it, without the bill, with the tier id as its model. */
-export function nativeJson(protocol: ProtocolName, body: Json, model: string): Json {
+export function nativeJson(dialect: NativeDialect, body: Json, model: string): Json {
   const { x_aihub: _theirs, ...rest } = body;
-  return protocol === 'gemini' ? { ...rest, modelVersion: model } : { ...rest, model };
+  return dialect.json(rest, model);
 }
 
 /** Relays a native stream: events out as they come, the billing event (and what follows it) held back. */
@@ -121,6 +115,7 @@ export class NativeStream {
 
   constructor(
     private readonly protocol: ProtocolName,
+    private readonly dialect: NativeDialect,
     private readonly model: string,
   ) {}
 
@@ -137,7 +132,7 @@ export class NativeStream {
     }
     this.observe(data);
     const out: SseOut[] = [];
-    if (this.protocol === 'completions' || this.protocol === 'gemini') {
+    if (this.dialect.holds_last) {
       // The last chunk carries the bill: always hold one back.
       out.push(...this.release());
       this.held.push({ event: event.event, data });
@@ -160,10 +155,7 @@ export class NativeStream {
 
   /** The held-back events, x_aihub on the billing event. */
   finish(x_aihub: XAihub): SseOut[] {
-    const billing = this.held.find(
-      (held) =>
-        this.protocol === 'completions' || this.protocol === 'gemini' || this.isBilling(held.data),
-    );
+    const billing = this.held.find((held) => this.dialect.holds_last || this.isBilling(held.data));
     if (billing) {
       if (this.protocol === 'responses' && obj(billing.data.response))
         billing.data.response = { ...obj(billing.data.response), x_aihub };
@@ -189,19 +181,9 @@ export class NativeStream {
   }
 
   private observe(data: Json): void {
-    if (this.protocol === 'gemini') {
-      if ('modelVersion' in data) data.modelVersion = this.model;
-      const usage = nativeUsage('gemini', data.usageMetadata);
+    if (!(this.protocol in CAP_FIELD)) {
+      const usage = this.dialect.observe(data, this.model, this.generated);
       if (usage) this.usage = usage;
-      for (const candidate of Array.isArray(data.candidates) ? data.candidates : []) {
-        const parts = obj(obj(candidate)?.content)?.parts;
-        for (const part of Array.isArray(parts) ? parts : []) {
-          const text = obj(part)?.text;
-          if (typeof text === 'string') this.generated.push(text);
-          const call = obj(part)?.functionCall;
-          if (call) this.generated.push(JSON.stringify(call));
-        }
-      }
       return;
     }
     if (this.protocol === 'responses') {

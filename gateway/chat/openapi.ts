@@ -1,15 +1,14 @@
 // The /v1 routes in GET /openapi.json: every wire protocol the lean lane serves (chat/routes.ts
-// dispatches them), each with the zod schema its requests are validated with.
+// dispatches them), each with the zod schema its requests are validated with; a protocol's
+// routes beyond its fixed paths documented in its folder (ProtocolRoutes.docs).
 import type { RouteDoc } from '../http/openapi.js';
 import { chatRequestSchema } from './schema.js';
 import { completionsRequestSchema } from './protocols/completions/route.js';
 import { embeddingsRequestSchema } from './protocols/embeddings/route.js';
 import { countTokensRequestSchema, messagesRequestSchema } from './protocols/messages/schemas.js';
-import {
-  countTokensRequestSchema as geminiCountTokensSchema,
-  generateRequestSchema,
-} from './protocols/gemini/schemas.js';
 import { responsesRequestSchema } from './protocols/responses/schemas.js';
+import { HEADERS_NOTE } from './route.js';
+import { protocolRouteDocs } from './routes.js';
 
 const v1 = { tag: 'chat', auth: 'api_key' } as const;
 
@@ -23,86 +22,6 @@ const BILLED_ERRORS: Record<number, string> = {
   503: 'no upstream available',
   504: 'upstream timed out',
 };
-
-const HEADERS_NOTE =
-  'headers x-aihub-cost, x-aihub-balance and x-aihub-request-id on every non-streamed billed answer';
-
-const gemini = { tag: 'gemini', auth: 'api_key' } as const;
-
-/** Google's error shape, where a Gemini client reads it. */
-const GEMINI_ERRORS: Record<number, string> = {
-  400: 'INVALID_ARGUMENT (a google.rpc.BadRequest names the field)',
-  401: 'UNAUTHENTICATED',
-  402: 'FAILED_PRECONDITION: the wallet cannot cover the worst case; top up at /wallet?amount=<shortfall> (named in the message, x_aihub.topup_url and the x-aihub-topup-url header)',
-  403: 'PERMISSION_DENIED',
-  404: 'NOT_FOUND: no such tier',
-  429: 'RESOURCE_EXHAUSTED with a google.rpc.RetryInfo',
-  503: 'UNAVAILABLE: no upstream available',
-  504: 'DEADLINE_EXCEEDED: upstream timed out',
-};
-
-/** Google's Gemini API (the key also as x-goog-api-key or ?key=); the same under /v1/. */
-const geminiRouteDocs: RouteDoc[] = ['v1beta', 'v1'].flatMap((version) => [
-  {
-    ...gemini,
-    method: 'post' as const,
-    path: `/${version}/models/:model:generateContent`,
-    summary:
-      'Gemini generateContent on a tier (contents, systemInstruction, functionDeclarations, toolConfig, generationConfig)',
-    body: generateRequestSchema,
-    success: {
-      status: 200,
-      description: `a GenerateContentResponse {candidates, usageMetadata, modelVersion, responseId} with x_aihub; ${HEADERS_NOTE}`,
-    },
-    errors: GEMINI_ERRORS,
-  },
-  {
-    ...gemini,
-    method: 'post' as const,
-    path: `/${version}/models/:model:streamGenerateContent`,
-    summary:
-      'Gemini streamGenerateContent: server-sent events with alt=sse, else one JSON array of GenerateContentResponses',
-    body: generateRequestSchema,
-    success: {
-      status: 200,
-      content_type: 'text/event-stream',
-      description:
-        'GenerateContentResponses; the last carries finishReason, usageMetadata and x_aihub',
-    },
-    errors: GEMINI_ERRORS,
-  },
-  {
-    ...gemini,
-    method: 'post' as const,
-    path: `/${version}/models/:model:countTokens`,
-    summary: 'Gemini countTokens: the prompt as the gateway counts it (free)',
-    body: geminiCountTokensSchema,
-    success: { status: 200, description: '{totalTokens, promptTokensDetails}' },
-    errors: GEMINI_ERRORS,
-  },
-]);
-
-const geminiModelDocs: RouteDoc[] = [
-  {
-    ...gemini,
-    method: 'get',
-    path: '/v1beta/models',
-    summary: 'The tiers as Gemini models (also GET /v1/models with x-goog-api-key or ?key=)',
-    success: {
-      status: 200,
-      description:
-        '{models: [{name: "models/<tier>", inputTokenLimit, outputTokenLimit, supportedGenerationMethods, pricing}]}',
-    },
-  },
-  {
-    ...gemini,
-    method: 'get',
-    path: '/v1beta/models/:model',
-    summary: 'One tier as a Gemini model',
-    success: { status: 200, description: 'a Model {name, inputTokenLimit, outputTokenLimit, ...}' },
-    errors: { 404: 'NOT_FOUND' },
-  },
-];
 
 export const chatRouteDocs: RouteDoc[] = [
   {
@@ -222,6 +141,5 @@ export const chatRouteDocs: RouteDoc[] = [
         '{object: "balance", currency, balance, owed, usage: {requests, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost, by_protocol: {chat, responses, messages, embeddings, completions: {requests, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost}}}}',
     },
   },
-  ...geminiRouteDocs,
-  ...geminiModelDocs,
+  ...protocolRouteDocs,
 ];

@@ -9,16 +9,14 @@ import { StoreUnavailableError } from '../kernel/errors.js';
 import type { Locals } from '../http/lean.js';
 import type { EngineRequest } from '../llm/types.js';
 import { countPromptTokens } from '../llm/tokens.js';
-import type { AnswerMeta, Protocol } from './protocols/types.js';
+import type { AnswerMeta, Protocol } from './protocol.js';
 import type { ChatRoom } from './room.js';
 import { admit, begin } from './steps/admit.js';
 import { answer } from './steps/answer.js';
-import { authorize } from './steps/auth.js';
-import { readJson } from './steps/body.js';
 import type { Call } from './steps/call.js';
+import { front, type Front } from './steps/front.js';
 import { hold } from './steps/hold.js';
 import { capWarning, outputLimit } from './steps/output-limit.js';
-import { takeRate } from './steps/rate.js';
 import { stream } from './steps/stream.js';
 
 /** Serves one request of `protocol`; its errors in the protocol's own terms. */
@@ -44,10 +42,9 @@ async function pipeline(
   protocol: Protocol,
 ): Promise<void> {
   const started_ms = performance.now();
-  const { account, key } = authorize(room, req, locals);
-  const rate = takeRate(room, key.id);
+  const { account, key, rate, raw } = await front(room, req, locals);
   try {
-    await served(room, req, res, locals, protocol, { account, key, started_ms });
+    await served(room, res, locals, protocol, raw, { account, key, started_ms });
   } catch (error) {
     if (error instanceof StoreUnavailableError && error.code === 'store_unavailable')
       rate.release();
@@ -57,14 +54,14 @@ async function pipeline(
 
 async function served(
   room: ChatRoom,
-  req: IncomingMessage,
   res: ServerResponse,
   locals: Locals,
   protocol: Protocol,
-  { account, key, started_ms }: ReturnType<typeof authorize> & { started_ms: number },
+  raw: unknown,
+  { account, key, started_ms }: Pick<Front, 'account' | 'key'> & { started_ms: number },
 ): Promise<void> {
   const request_id = locals.request_id;
-  const body = protocol.parse(await readJson(req, room.config.body_limit_bytes));
+  const body = protocol.parse(raw);
   const tier = admit(room, body.model);
 
   const prompt_tokens_estimate = countPromptTokens(body.messages, body.params.tools);

@@ -4,7 +4,7 @@
 // 404 in OpenAI's shape (Google's under /v1beta). Every refusal (a 4xx) is counted by protocol and code
 // (aihub_chat_refusals_total); the log line carries its code and param (http/lean.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError, isGeminiPath } from '../http/errors.js';
+import { addErrorShape, ApiError } from '../http/errors.js';
 import { pathOf, type Locals } from '../http/lean.js';
 import { balance } from './balance.js';
 import { getModel, listModels } from './models.js';
@@ -12,33 +12,24 @@ import { runChat } from './pipeline.js';
 import { chatProtocol } from './protocols/chat/route.js';
 import { completionsProtocol } from './protocols/completions/route.js';
 import { runEmbeddings } from './protocols/embeddings/run.js';
-import {
-  getGeminiModel,
-  isGoogleClient,
-  listGeminiModels,
-  methodOf,
-  runGemini,
-  unknownMethod,
-} from './protocols/gemini/route.js';
+import { geminiRoutes } from './protocols/gemini/route.js';
 import { runCountTokens } from './protocols/messages/count-tokens.js';
+import { messagesRoutes } from './protocols/messages/errors.js';
 import { messagesProtocol } from './protocols/messages/translate.js';
 import { responsesProtocol } from './protocols/responses/translate.js';
-import type { RefusalRoute } from './metrics.js';
-import type { Protocol } from './protocols/types.js';
+import type { Protocol } from './protocol.js';
+import type { ProtocolRoutes, Route } from './route.js';
 import type { ChatRoom } from './room.js';
 
-type Handler = (
-  room: ChatRoom,
-  req: IncomingMessage,
-  res: ServerResponse,
-  locals: Locals,
-) => Promise<void> | void;
+/** What the protocols add to the table beside their pipeline (protocols/<name>/). */
+const PROTOCOL_ROUTES: ProtocolRoutes[] = [messagesRoutes, geminiRoutes];
 
-interface Route {
-  /** The protocol the route speaks, for the refusal metric. */
-  protocol: RefusalRoute;
-  handle: Handler;
-}
+/** The protocols' own routes in GET /openapi.json, after the fixed paths' (chat/openapi.ts). */
+export const protocolRouteDocs = PROTOCOL_ROUTES.flatMap((protocol) => protocol.docs ?? []);
+
+// Errors on a protocol's paths leave in its clients' shape, wherever they are answered.
+for (const protocol of PROTOCOL_ROUTES)
+  if (protocol.error_shape) addErrorShape(protocol.name, protocol.error_shape);
 
 const chat = (protocol: Protocol): Route => ({
   protocol: protocol.name,
@@ -78,46 +69,28 @@ const NO_ROUTE: Route = {
   },
 };
 
-/** Google's Gemini API: its methods under `/v1beta/models/` (and `/v1/models/`), its model list. */
-function findGemini(req: IncomingMessage, path: string): Route | null {
-  if (req.method === 'POST') {
-    const target = methodOf(path);
-    if (target)
-      return {
-        protocol: 'gemini',
-        handle: (room, req, res, locals) => runGemini(room, req, res, locals, target),
-      };
-    if (isGeminiPath(path) && path.includes(':'))
-      return {
-        protocol: 'gemini',
-        handle: () => {
-          throw unknownMethod(path);
-        },
-      };
-    return null;
+/** A protocol's own route for the request (Gemini's `/v1beta/models/{model}:{method}`), or null. */
+function findOwn(req: IncomingMessage, path: string): Route | null {
+  for (const protocol of PROTOCOL_ROUTES) {
+    const route = protocol.find?.(req, path);
+    if (route) return route;
   }
-  if (req.method !== 'GET' && req.method !== 'HEAD') return null;
-  if (path === '/v1beta/models' || (path === '/v1/models' && isGoogleClient(req)))
-    return { protocol: 'gemini', handle: listGeminiModels };
-  const model = /^\/(v1beta|v1)\/models\/([^/:]+)$/.exec(path);
-  if (!model || (model[1] !== 'v1beta' && !isGoogleClient(req))) return null;
-  return {
-    protocol: 'gemini',
-    handle: (room, req, res, locals) => {
-      locals.route = `/${model[1]}/models/:model`;
-      return getGeminiModel(room, req, res, locals, decodeURIComponent(model[2]!));
-    },
-  };
+  return null;
 }
 
 function find(req: IncomingMessage, path: string): Route {
   const method = req.method;
-  if (method === 'POST') return POST.get(path) ?? findGemini(req, path) ?? NO_ROUTE;
+  if (method === 'POST') return POST.get(path) ?? findOwn(req, path) ?? NO_ROUTE;
   if (method === 'GET' || method === 'HEAD')
     return (
-      findGemini(req, path) ?? GET.get(path) ?? (path.startsWith('/v1/models/') ? MODEL : NO_ROUTE)
+      findOwn(req, path) ?? GET.get(path) ?? (path.startsWith('/v1/models/') ? MODEL : NO_ROUTE)
     );
   return NO_ROUTE;
+}
+
+/** Sets a request up for the protocols before it is routed (a Google client's key adopted). */
+export function adoptRequest(req: IncomingMessage): void {
+  for (const protocol of PROTOCOL_ROUTES) protocol.adopt?.(req);
 }
 
 export function routeChat(

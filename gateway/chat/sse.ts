@@ -1,9 +1,10 @@
 // Server-sent events out, in OpenAI's framing: `data: <json>\n\n` per chunk, `data: [DONE]`
 // at the end (named events, `event: <name>\n` first, for the Responses and Messages protocols);
-// or, for Gemini's streamGenerateContent without `alt=sse`, the elements of one JSON array. Each event is flushed as it comes, at the end of the tick it was written in
+// or in a protocol's own framing (ChatCall.framing). Each event is flushed as it comes, at the end of the tick it was written in
 // (events of one tick leave in one write); when the client reads slower than the upstream
 // writes, the writer waits for `drain`, so memory stays bounded.
 import type { ServerResponse } from 'node:http';
+import type { Framing } from './protocol.js';
 
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -12,22 +13,26 @@ export const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
-/** Gemini's streamGenerateContent without `alt=sse`: the events are the elements of one JSON array. */
-const JSON_ARRAY_HEADERS = {
-  'content-type': 'application/json; charset=utf-8',
-  'cache-control': 'no-cache, no-transform',
-  'x-accel-buffering': 'no',
-} as const;
+/** Server-sent events: an `event:` line when the event is named, its JSON as `data:`. */
+export const SSE_FRAMING: Framing = {
+  headers: SSE_HEADERS,
+  open: '',
+  event: (data, name) =>
+    name
+      ? `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`
+      : `data: ${JSON.stringify(data)}\n\n`,
+  close: '',
+};
 
 export class SseWriter {
   private closed = false;
   private corked = false;
-  /** Events written so far in JSON-array framing (the first one needs no comma). */
-  private elements = 0;
+  /** Events written so far. */
+  private events = 0;
 
   constructor(
     private readonly res: ServerResponse,
-    private readonly framing: 'sse' | 'json-array' = 'sse',
+    private readonly framing: Framing = SSE_FRAMING,
   ) {
     res.once('close', () => {
       this.closed = true;
@@ -39,10 +44,9 @@ export class SseWriter {
   }
 
   open(status = 200, extra_headers: Record<string, string | string[]> = {}): void {
-    const array = this.framing === 'json-array';
-    this.res.writeHead(status, { ...(array ? JSON_ARRAY_HEADERS : SSE_HEADERS), ...extra_headers });
+    this.res.writeHead(status, { ...this.framing.headers, ...extra_headers });
     this.batch();
-    if (array) this.res.write('[');
+    if (this.framing.open) this.res.write(this.framing.open);
     this.res.flushHeaders();
   }
 
@@ -59,13 +63,7 @@ export class SseWriter {
 
   /** Resolves once the event is handed to the socket, or the client is gone; `name` gives it an `event:` line. */
   event(data: unknown, name?: string): Promise<void> {
-    if (this.framing === 'json-array')
-      return this.raw(`${this.elements++ ? ',\r\n' : ''}${JSON.stringify(data)}`);
-    return this.raw(
-      name
-        ? `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`
-        : `data: ${JSON.stringify(data)}\n\n`,
-    );
+    return this.raw(this.framing.event(data, name, this.events++));
   }
 
   done(): Promise<void> {
@@ -74,7 +72,7 @@ export class SseWriter {
 
   end(): void {
     if (this.res.writableEnded) return;
-    if (this.framing === 'json-array' && !this.isClosed) this.res.end(']');
+    if (this.framing.close && !this.isClosed) this.res.end(this.framing.close);
     else this.res.end();
   }
 

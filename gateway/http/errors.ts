@@ -103,98 +103,38 @@ export function isPaymentsPath(path: string): boolean {
   return path === '/api' || path.startsWith('/api/');
 }
 
-/** Anthropic's Messages API, whose clients read errors in Anthropic's shape. */
-export function isAnthropicPath(path: string): boolean {
-  return path === '/v1/messages' || path.startsWith('/v1/messages/');
-}
-
-const ANTHROPIC_TYPES: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  402: 'billing_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  413: 'request_too_large',
-  429: 'rate_limit_error',
-  504: 'timeout_error',
-  529: 'overloaded_error',
-};
-
 /**
- * Google's Gemini API (`/v1beta/...`, and its methods under `/v1/models/`), whose clients read
- * errors in Google's shape. `GET /v1/models` stays OpenAI's: the Gemini list there is told
- * apart by its credentials, not its path, and answers errors as OpenAI's list does.
+ * An API's own error shape, on the paths whose clients read it (Anthropic's on /v1/messages,
+ * Google's on /v1beta): given by the room that serves those paths (chat/routes.ts
+ * adds its protocols'), so that every error on them, wherever it is answered (the lean lane,
+ * a connection refused before its body), leaves in that shape.
  */
-export function isGeminiPath(path: string): boolean {
-  return (
-    path === '/v1beta' ||
-    path.startsWith('/v1beta/') ||
-    (path.startsWith('/v1/models/') && path.includes(':'))
-  );
+export interface ErrorShape {
+  /** Whether a path's clients read errors in this shape. */
+  matches(path: string): boolean;
+  /** The error in this shape (`x_aihub`, when the error has one, is put beside it). */
+  body(error: ApiError): Record<string, unknown>;
+  /** The name of its schema among the OpenAPI document's components. */
+  readonly schema: string;
 }
 
-const GOOGLE_STATUS: Record<number, string> = {
-  400: 'INVALID_ARGUMENT',
-  401: 'UNAUTHENTICATED',
-  402: 'FAILED_PRECONDITION',
-  403: 'PERMISSION_DENIED',
-  404: 'NOT_FOUND',
-  408: 'DEADLINE_EXCEEDED',
-  409: 'ABORTED',
-  413: 'INVALID_ARGUMENT',
-  415: 'INVALID_ARGUMENT',
-  429: 'RESOURCE_EXHAUSTED',
-  499: 'CANCELLED',
-  501: 'UNIMPLEMENTED',
-  502: 'UNAVAILABLE',
-  503: 'UNAVAILABLE',
-  504: 'DEADLINE_EXCEEDED',
-  507: 'RESOURCE_EXHAUSTED',
-};
+const SHAPES = new Map<string, ErrorShape>();
 
-/** An error in Google's shape: `{error: {code, message, status, details}}`, details as google.rpc types. */
-export function googleErrorBody(error: ApiError): { error: Record<string, unknown> } {
-  const details: Record<string, unknown>[] = [
-    { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: error.code, domain: 'aihub' },
-  ];
-  if (error.param)
-    details.push({
-      '@type': 'type.googleapis.com/google.rpc.BadRequest',
-      fieldViolations: [{ field: error.param, description: error.message }],
-    });
-  if (error.help)
-    details.push({ '@type': 'type.googleapis.com/google.rpc.Help', links: [error.help] });
-  const retry = Number(error.headers['retry-after']);
-  if (Number.isFinite(retry) && retry >= 0)
-    details.push({
-      '@type': 'type.googleapis.com/google.rpc.RetryInfo',
-      retryDelay: `${Math.ceil(retry)}s`,
-    });
-  return {
-    error: {
-      code: error.status,
-      message: error.message,
-      status: GOOGLE_STATUS[error.status] ?? (error.status >= 500 ? 'INTERNAL' : 'UNKNOWN'),
-      details,
-    },
-  };
+/** Answers errors on `shape`'s paths in its shape; a second call under the same name replaces the first. */
+export function addErrorShape(name: string, shape: ErrorShape): void {
+  SHAPES.set(name, shape);
+}
+
+/** The API error shape a path's clients read, if one was added for it (else OpenAI's or the payments'). */
+export function errorShapeOf(path: string): ErrorShape | null {
+  for (const shape of SHAPES.values()) if (shape.matches(path)) return shape;
+  return null;
 }
 
 export function errorBody(path: string, error: ApiError): unknown {
   const extra = error.x_aihub ? { x_aihub: error.x_aihub } : {};
-  if (isGeminiPath(path)) return { ...googleErrorBody(error), ...extra };
-  if (isAnthropicPath(path)) {
-    return {
-      type: 'error',
-      error: {
-        type:
-          ANTHROPIC_TYPES[error.status] ??
-          (error.status >= 500 ? 'api_error' : 'invalid_request_error'),
-        message: error.message,
-      },
-      ...extra,
-    };
-  }
+  const shape = errorShapeOf(path);
+  if (shape) return { ...shape.body(error), ...extra };
   if (isPaymentsPath(path)) {
     return {
       status: false,

@@ -2,7 +2,7 @@
 // the same zod schemas that validate the requests, so the document cannot drift from them.
 // Each room lists its routes (`RouteDoc[]`) next to its own code.
 import { z } from 'zod';
-import { isGeminiPath } from './errors.js';
+import { errorShapeOf } from './errors.js';
 
 export type Auth = 'api_key' | 'admin' | 'none';
 
@@ -173,11 +173,7 @@ function parametersOf(route: RouteDoc): unknown[] {
 function responsesOf(route: RouteDoc, path: string): Record<string, unknown> {
   const shape = path.startsWith('/api')
     ? 'PaymentsError'
-    : path.startsWith('/v1/messages')
-      ? 'AnthropicError'
-      : isGeminiPath(path)
-        ? 'GoogleError'
-        : 'OpenAIError';
+    : (errorShapeOf(path)?.schema ?? 'OpenAIError');
   const error_ref = { $ref: `#/components/schemas/${shape}` };
   const responses: Record<string, unknown> = {
     [route.success.status]: {

@@ -5,8 +5,8 @@ import { ApiError } from '../../http/errors.js';
 import { countTextTokens, toolCallText } from '../../llm/tokens.js';
 import type { UpstreamCompletion } from '../../llm/types.js';
 import type { UsageStatus } from '../billing.js';
-import { nativeJson, nativeUsageOf } from '../native.js';
-import type { Usage } from '../protocols/types.js';
+import { dialectOf, nativeJson } from '../native.js';
+import type { Usage } from '../protocol.js';
 import type { ChatRoom } from '../room.js';
 import { estimated, fromUpstream, ZERO, type Call } from './call.js';
 import { capOutput, overrunWarning, trimCompletion } from './output-meter.js';
@@ -36,7 +36,7 @@ export async function answer(room: ChatRoom, res: ServerResponse, call: Call): P
     usage = billedUsage(call, completion, native_body);
     answer_text = JSON.stringify(
       native_body
-        ? nativeJson(call.protocol, native_body, call.tier.id)
+        ? nativeJson(dialectOf(call.body)!, native_body, call.tier.id)
         : call.body.json(completion, usage, call.meta),
     );
   } catch (error) {
@@ -84,7 +84,7 @@ function billedUsage(
   let over = false;
   if (native_body) {
     counted =
-      nativeUsageOf(call.protocol, native_body) ??
+      dialectOf(call.body)!.usageOf(native_body) ??
       estimated(
         call.engine_request.prompt_tokens_estimate,
         countTextTokens(

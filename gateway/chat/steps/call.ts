@@ -2,7 +2,7 @@
 import type { EngineRequest, UpstreamUsage } from '../../llm/types.js';
 import type { Reservation } from '../billing.js';
 import type { TierConfig } from '../config.js';
-import type { AnswerMeta, ChatCall, ProtocolName, Usage } from '../protocols/types.js';
+import type { AnswerMeta, ChatCall, ProtocolName, Usage } from '../protocol.js';
 
 /** What settling a request needs. */
 export interface Settling {

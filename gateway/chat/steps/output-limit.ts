@@ -2,7 +2,7 @@
 // leaves of the tier's context window. A limit above the tier's is capped, not refused
 // (Claude Code and opencode ask for 32,000 on every tier), and the client is told.
 import type { TierConfig } from '../config.js';
-import type { ChatCall } from '../protocols/types.js';
+import type { ChatCall } from '../protocol.js';
 import { ContextLengthError } from '../refusals.js';
 
 export function outputLimit(

@@ -12,7 +12,7 @@
 // streaming in large pieces: no tokenizer's tokens average that much in real text).
 import { countTextTokens, toolCallText } from '../../llm/tokens.js';
 import type { UpstreamChunk, UpstreamCompletion, UpstreamUsage } from '../../llm/types.js';
-import type { Usage } from '../protocols/types.js';
+import type { Usage } from '../protocol.js';
 
 /** The limit plus the margin an upstream may pass it by before it is stopped. */
 export function withMargin(limit_tokens: number): number {

@@ -10,7 +10,7 @@ import {
   type NativeRequest,
   type UpstreamCompletion,
 } from '../../llm/types.js';
-import { NATIVE_CAP_FIELD, nativeBody, NativeStream } from '../native.js';
+import { dialectOf, NativeStream } from '../native.js';
 import type { ChatRoom } from '../room.js';
 import { SseWriter } from '../sse.js';
 import type { Call } from './call.js';
@@ -22,15 +22,15 @@ import { asUpstreamError, toApiError } from './upstream-errors.js';
 /** The pass-through request, when a target of this tier speaks the client's protocol natively. */
 export function nativeRequest(room: ChatRoom, call: Call, stream: boolean): NativeRequest | null {
   const protocol = call.protocol;
-  const cap = NATIVE_CAP_FIELD[protocol];
+  const dialect = dialectOf(call.body);
   if (
-    !cap ||
+    !dialect ||
     !call.tier.targets.some((target) => room.engines.get(target)?.protocols?.has(protocol))
   )
     return null;
   return {
     protocol,
-    body: nativeBody(protocol, call.body.original, call.engine_request.max_output_tokens),
+    body: dialect.body(call.body.original, call.engine_request.max_output_tokens),
     stream,
     signal: call.engine_request.signal,
   };
@@ -74,7 +74,7 @@ export async function streamNative(
   const value = routed.value.native as Extract<NativeAnswer, { kind: 'stream' }>;
   const sse = new SseWriter(res, call.body.framing);
   sse.open(200, warningHeaders(call));
-  const passed = new NativeStream(call.protocol, call.tier.id);
+  const passed = new NativeStream(call.protocol, dialectOf(call.body)!, call.tier.id);
   let failure: UpstreamError | null = null;
   try {
     if (value.first)

@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { OpenedStream } from '../../llm/router.js';
 import type { UpstreamChunk, UpstreamError } from '../../llm/types.js';
 import type { UsageStatus } from '../billing.js';
-import type { SseOut } from '../protocols/types.js';
+import type { SseOut } from '../protocol.js';
 import type { ChatRoom } from '../room.js';
 import { SseWriter } from '../sse.js';
 import { estimated, fromUpstream, type Call } from './call.js';

@@ -5,7 +5,7 @@ import type { ServerResponse } from 'node:http';
 import type { ApiError } from '../../http/errors.js';
 import { microsToUnits } from '../../util/money.js';
 import { settle, type Settlement, type UsageStatus } from '../billing.js';
-import type { Usage, XAihub } from '../protocols/types.js';
+import type { Usage, XAihub } from '../protocol.js';
 import type { ChatRoom } from '../room.js';
 import { estimated, ZERO, type Call, type Settling } from './call.js';
 import { toApiError } from './upstream-errors.js';

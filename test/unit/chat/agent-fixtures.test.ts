@@ -11,7 +11,7 @@ import { methodOf } from '../../../gateway/chat/protocols/gemini/route.js';
 import { parseGenerate } from '../../../gateway/chat/protocols/gemini/translate.js';
 import { messagesProtocol } from '../../../gateway/chat/protocols/messages/translate.js';
 import { responsesProtocol } from '../../../gateway/chat/protocols/responses/translate.js';
-import type { ChatCall, Protocol } from '../../../gateway/chat/protocols/types.js';
+import type { ChatCall, Protocol } from '../../../gateway/chat/protocol.js';
 import { chatRequestSchema } from '../../../gateway/chat/schema.js';
 import { chatConfigSchema, isTierId } from '../../../gateway/chat/config.js';
 import { outputLimit } from '../../../gateway/chat/steps/output-limit.js';

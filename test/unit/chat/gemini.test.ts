@@ -2,12 +2,15 @@
 // without HTTP: what each field becomes, what is dropped with a warning, what is refused.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ApiError, errorBody, googleErrorBody } from '../../../gateway/http/errors.ts';
+import { ApiError, errorBody } from '../../../gateway/http/errors.ts';
+import { googleErrorBody } from '../../../gateway/chat/protocols/gemini/errors.ts';
+// The route table adds its protocols' error shapes (Google's on the Gemini paths) to errorBody.
+import '../../../gateway/chat/routes.ts';
 import { toJsonSchema } from '../../../gateway/chat/protocols/gemini/json-schema.ts';
 import { methodOf } from '../../../gateway/chat/protocols/gemini/route.ts';
-import { GeminiStream } from '../../../gateway/chat/protocols/gemini/stream.ts';
+import { GeminiStream, JSON_ARRAY_FRAMING } from '../../../gateway/chat/protocols/gemini/stream.ts';
 import { countTokens, parseGenerate } from '../../../gateway/chat/protocols/gemini/translate.ts';
-import type { AnswerMeta, ChatCall } from '../../../gateway/chat/protocols/types.ts';
+import type { AnswerMeta, ChatCall } from '../../../gateway/chat/protocol.ts';
 
 const route = { model: 'service-ai-pro-4', stream: null };
 const meta: AnswerMeta = {
@@ -421,7 +424,7 @@ test('the JSON answer: parts (thoughts when asked), functionCall with id, finish
 
 test('the stream: a response per text piece, a function call whole when its choice ends, the bill last', () => {
   const sse = call({}, 'sse');
-  assert.equal(sse.framing, 'sse');
+  assert.equal(sse.framing, undefined, "server-sent events: the writer's default framing");
   const stream = sse.streamer(meta) as GeminiStream;
   assert.deepEqual(stream.start(), []);
   const texts = stream.chunk({
@@ -471,7 +474,7 @@ test('the stream: a response per text piece, a function call whole when its choi
       },
     ],
   );
-  assert.equal(call({}, 'json-array').framing, 'json-array');
+  assert.equal(call({}, 'json-array').framing, JSON_ARRAY_FRAMING);
 });
 
 test("errors in Google's shape: status names, field violations, retry info; chosen by path", () => {

@@ -8,6 +8,8 @@ import { ConfigError, loadConfig } from '../../../gateway/config.ts';
 import { redactUrl } from '../../../gateway/store/pg/keys.ts';
 import { StoreUnavailableError } from '../../../gateway/store/store.ts';
 import { errorBody, knownError } from '../../../gateway/http/errors.ts';
+// The route table adds its protocols' error shapes (Anthropic's on /v1/messages) to errorBody.
+import '../../../gateway/chat/routes.ts';
 import { tempDir } from '../../support/temp.ts';
 
 test('database_url: unset by default; from the file, the environment and the flag, in that order of precedence; a non-postgres URL is refused', () => {

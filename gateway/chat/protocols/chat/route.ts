@@ -13,7 +13,7 @@ import {
   type StreamPresenter,
   type Usage,
   type XAihub,
-} from '../types.js';
+} from '../../protocol.js';
 
 export const chatProtocol: Protocol = {
   name: 'chat',

@@ -16,7 +16,7 @@ import type {
   StreamPresenter,
   Usage,
   XAihub,
-} from '../types.js';
+} from '../../protocol.js';
 
 const text = z.string().max(10_000_000);
 

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { countTextTokens } from '../../../llm/tokens.js';
 import type { UpstreamEmbeddings } from '../../../llm/types.js';
 import { invalid, parseBody } from '../parse.js';
-import type { XAihub } from '../types.js';
+import type { XAihub } from '../../protocol.js';
 
 const MAX_INPUTS = 2_048;
 /** Per input, as OpenAI's embedding models. */

@@ -4,13 +4,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Locals } from '../../../http/lean.js';
 import type { ChatRoom } from '../../room.js';
 import { admit, begin } from '../../steps/admit.js';
-import { authorize } from '../../steps/auth.js';
-import { readJson } from '../../steps/body.js';
 import { ZERO, type Settling } from '../../steps/call.js';
+import { front } from '../../steps/front.js';
 import { hold } from '../../steps/hold.js';
-import { takeRate } from '../../steps/rate.js';
 import { answerJson, finish, unrouted, xAihub } from '../../steps/settle.js';
-import type { Usage } from '../types.js';
+import type { Usage } from '../../protocol.js';
 import { embeddingsJson, parseEmbeddings } from './route.js';
 
 export async function runEmbeddings(
@@ -21,9 +19,8 @@ export async function runEmbeddings(
 ): Promise<void> {
   const started_ms = performance.now();
   const request_id = locals.request_id;
-  const { account, key } = authorize(room, req, locals);
-  takeRate(room, key.id);
-  const body = parseEmbeddings(await readJson(req, room.config.body_limit_bytes));
+  const { account, key, raw } = await front(room, req, locals);
+  const body = parseEmbeddings(raw);
   const tier = admit(room, body.model);
   const { reservation, free_tokens } = await hold(room, {
     account_id: account.id,

@@ -4,7 +4,7 @@
 // stream (stream.ts) sends the same shape, piece by piece.
 import type { UpstreamCompletion } from '../../../llm/types.js';
 import { argumentsObject } from '../parse.js';
-import { reasoningOf, toolCallsOf, type AnswerMeta, type Usage } from '../types.js';
+import { reasoningOf, toolCallsOf, type AnswerMeta, type Usage } from '../../protocol.js';
 
 export function finishReason(finish_reason: string | null | undefined): string {
   if (finish_reason === 'length') return 'MAX_TOKENS';

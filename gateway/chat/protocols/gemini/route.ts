@@ -11,10 +11,11 @@ import { runChat } from '../../pipeline.js';
 import type { ChatRoom } from '../../room.js';
 import { ModelNotFoundError } from '../../refusals.js';
 import { authorize } from '../../steps/auth.js';
-import { readJson } from '../../steps/body.js';
-import { takeRate } from '../../steps/rate.js';
-import type { Protocol } from '../types.js';
-import { geminiError } from './errors.js';
+import { front } from '../../steps/front.js';
+import type { Protocol } from '../../protocol.js';
+import type { ProtocolRoutes, Route } from '../../route.js';
+import { geminiError, googleErrorShape, isGeminiPath } from './errors.js';
+import { geminiDocs } from './openapi.js';
 import { countTokens, parseGenerate, type GeminiRoute } from './translate.js';
 
 const METHODS = ['generateContent', 'streamGenerateContent', 'countTokens'] as const;
@@ -75,9 +76,7 @@ export async function runGemini(
   locals.route = `/${target.version}/models/:model:${target.method}`;
   if (target.method === 'countTokens') {
     try {
-      const { key } = authorize(room, req, locals);
-      takeRate(room, key.id);
-      const raw = await readJson(req, room.config.body_limit_bytes);
+      const { raw } = await front(room, req, locals);
       if (!isTierId(target.model)) throw new ModelNotFoundError(target.model);
       sendJson(res, 200, countTokens(raw));
     } catch (error) {
@@ -153,3 +152,44 @@ export function unknownMethod(path: string): ApiError {
     `no Gemini method ${path.slice(path.lastIndexOf(':') + 1, 200)}: served are ${METHODS.join(', ')}`,
   );
 }
+
+/** Google's Gemini API: its methods under `/v1beta/models/` (and `/v1/models/`), its model list. */
+function findGemini(req: IncomingMessage, path: string): Route | null {
+  if (req.method === 'POST') {
+    const target = methodOf(path);
+    if (target)
+      return {
+        protocol: 'gemini',
+        handle: (room, req, res, locals) => runGemini(room, req, res, locals, target),
+      };
+    if (isGeminiPath(path) && path.includes(':'))
+      return {
+        protocol: 'gemini',
+        handle: () => {
+          throw unknownMethod(path);
+        },
+      };
+    return null;
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') return null;
+  if (path === '/v1beta/models' || (path === '/v1/models' && isGoogleClient(req)))
+    return { protocol: 'gemini', handle: listGeminiModels };
+  const model = /^\/(v1beta|v1)\/models\/([^/:]+)$/.exec(path);
+  if (!model || (model[1] !== 'v1beta' && !isGoogleClient(req))) return null;
+  return {
+    protocol: 'gemini',
+    handle: (room, req, res, locals) => {
+      locals.route = `/${model[1]}/models/:model`;
+      return getGeminiModel(room, req, res, locals, decodeURIComponent(model[2]!));
+    },
+  };
+}
+
+/** What the Gemini API adds to the route table: its paths, its key's ways in, its error shape. */
+export const geminiRoutes: ProtocolRoutes = {
+  name: 'gemini',
+  error_shape: googleErrorShape,
+  adopt: adoptGoogleKey,
+  find: findGemini,
+  docs: geminiDocs,
+};

@@ -3,20 +3,33 @@
 // call in one part, never its arguments in pieces: they are gathered until the choice ends),
 // and a last response with every candidate's finishReason, the usageMetadata and x_aihub once
 // the bill is settled. `alt=sse` frames them as server-sent events; without it they are the
-// elements of one JSON array (ChatCall.framing; chat/sse.ts writes both).
+// elements of one JSON array (JSON_ARRAY_FRAMING, given as ChatCall.framing).
 import type { ApiError } from '../../../http/errors.js';
 import type { UpstreamChunk, UpstreamUsage } from '../../../llm/types.js';
 import {
   reasoningOf,
   toolCallsOf,
   type AnswerMeta,
+  type Framing,
   type SseOut,
   type StreamPresenter,
   type Usage,
   type XAihub,
-} from '../types.js';
-import { googleErrorBody as googleError } from '../../../http/errors.js';
+} from '../../protocol.js';
+import { googleErrorBody as googleError } from './errors.js';
 import { finishReason, functionCallPart, usageMetadata } from './present.js';
+
+/** streamGenerateContent without `alt=sse`: the events are the elements of one JSON array. */
+export const JSON_ARRAY_FRAMING: Framing = {
+  headers: {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    'x-accel-buffering': 'no',
+  },
+  open: '[',
+  event: (data, _name, index) => `${index ? ',\r\n' : ''}${JSON.stringify(data)}`,
+  close: ']',
+};
 
 interface PendingCall {
   id: string;

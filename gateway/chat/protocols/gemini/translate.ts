@@ -9,8 +9,9 @@
 import type { ChatMessage } from '../../../llm/messages.js';
 import { countPromptTokens } from '../../../llm/tokens.js';
 import { invalid, parseBody } from '../parse.js';
-import type { ChatCall } from '../types.js';
+import type { ChatCall } from '../../protocol.js';
 import { toJsonSchema } from './json-schema.js';
+import { geminiNative } from './native.js';
 import { geminiJson } from './present.js';
 import {
   countTokensRequestSchema,
@@ -20,7 +21,7 @@ import {
   type Part,
   type Tool,
 } from './schemas.js';
-import { GeminiStream } from './stream.js';
+import { GeminiStream, JSON_ARRAY_FRAMING } from './stream.js';
 
 type UserPart = Exclude<Extract<ChatMessage, { role: 'user' }>['content'], string>[number];
 type ToolCall = { id: string; type: 'function'; function: { name: string; arguments: string } };
@@ -52,7 +53,8 @@ export function parseGenerate(raw: unknown, route: GeminiRoute): ChatCall {
     json: (completion, usage, meta) => geminiJson(completion, usage, meta, include_thoughts),
     bill_in_body: true,
     streamer: (meta) => new GeminiStream(meta, include_thoughts),
-    framing: route.stream ?? 'sse',
+    ...(route.stream === 'json-array' ? { framing: JSON_ARRAY_FRAMING } : {}),
+    native: geminiNative,
   };
 }
 

@@ -5,9 +5,7 @@ import { sendJson, type Locals } from '../../../http/lean.js';
 import { isTierId } from '../../config.js';
 import type { ChatRoom } from '../../room.js';
 import { ModelNotFoundError } from '../../refusals.js';
-import { authorize } from '../../steps/auth.js';
-import { readJson } from '../../steps/body.js';
-import { takeRate } from '../../steps/rate.js';
+import { front } from '../../steps/front.js';
 import { anthropicError, countTokens } from './translate.js';
 
 export async function runCountTokens(
@@ -17,9 +15,7 @@ export async function runCountTokens(
   locals: Locals,
 ): Promise<void> {
   try {
-    const { key } = authorize(room, req, locals);
-    takeRate(room, key.id);
-    const raw = await readJson(req, room.config.body_limit_bytes);
+    const { raw } = await front(room, req, locals);
     const model = (raw as { model?: unknown } | null)?.model;
     if (typeof model === 'string' && !isTierId(model)) throw new ModelNotFoundError(model);
     sendJson(res, 200, countTokens(raw));

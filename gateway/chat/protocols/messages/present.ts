@@ -1,6 +1,6 @@
 // What a Messages answer and its stream share: stop reasons and usage in Anthropic's terms.
 import type { UpstreamUsage } from '../../../llm/types.js';
-import { usageDetails, type Usage } from '../types.js';
+import { usageDetails, type Usage } from '../../protocol.js';
 
 /**
  * The stop sequence an answer ended at: the choice's `stop_reason` (vLLM's field, which the

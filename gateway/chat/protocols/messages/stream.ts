@@ -12,8 +12,9 @@ import {
   type StreamPresenter,
   type Usage,
   type XAihub,
-} from '../types.js';
+} from '../../protocol.js';
 import { anthropicUsage, matchedStop, stopReason } from './present.js';
+import { anthropicErrorBody } from './errors.js';
 
 type Open = { kind: 'thinking' | 'text' } | { kind: 'tool_use'; chat_index: number };
 
@@ -121,15 +122,7 @@ export class MessagesStream implements StreamPresenter {
   }
 
   fail(error: ApiError, x_aihub: XAihub): SseOut[] {
-    return [
-      event('error', {
-        error: {
-          type: error.status === 504 ? 'timeout_error' : 'api_error',
-          message: error.message,
-        },
-        x_aihub,
-      }),
-    ];
+    return [{ event: 'error', data: { ...anthropicErrorBody(error, true), x_aihub } }];
   }
 
   /** Opens a block of this kind unless it is the open one. */

@@ -19,7 +19,7 @@ import {
   type ChatCall,
   type Protocol,
   type Usage,
-} from '../types.js';
+} from '../../protocol.js';
 import {
   countTokensRequestSchema,
   messagesRequestSchema,

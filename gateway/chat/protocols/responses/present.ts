@@ -1,6 +1,6 @@
 // The parts of a Response object that the JSON answer and the stream's events share.
 import type { UpstreamUsage } from '../../../llm/types.js';
-import { usageDetails, type AnswerMeta, type Usage } from '../types.js';
+import { usageDetails, type AnswerMeta, type Usage } from '../../protocol.js';
 import type { ResponsesRequest } from './schemas.js';
 
 /** The fields of a Response that echo the request. */

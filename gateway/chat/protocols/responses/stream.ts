@@ -14,7 +14,7 @@ import {
   type ToolCallDelta,
   type Usage,
   type XAihub,
-} from '../types.js';
+} from '../../protocol.js';
 import type { ResponsesRequest } from './schemas.js';
 import { clientName, type ToolNames } from './tools.js';
 import { incompleteDetails, responseEnvelope, responsesUsage } from './present.js';

@@ -13,7 +13,7 @@ import {
   type ChatCall,
   type Protocol,
   type Usage,
-} from '../types.js';
+} from '../../protocol.js';
 import { flatName } from '../tool-names.js';
 import { chatTools, clientName, type ToolNames } from './tools.js';
 import {

@@ -1,9 +1,9 @@
 // What a wire protocol (chat completions, Responses, Anthropic Messages, ...) gives the one
 // chat pipeline (chat/routes.ts): its request translated to a chat call, and presenters that
 // turn the chat completion the engines return back into the protocol's answer and events.
-import type { ApiError } from '../../http/errors.js';
-import type { ChatMessage } from '../../llm/messages.js';
-import type { UpstreamChunk, UpstreamCompletion, UpstreamUsage } from '../../llm/types.js';
+import type { ApiError } from '../http/errors.js';
+import type { ChatMessage } from '../llm/messages.js';
+import type { UpstreamChunk, UpstreamCompletion, UpstreamUsage } from '../llm/types.js';
 
 export type ProtocolName =
   'chat' | 'responses' | 'messages' | 'gemini' | 'embeddings' | 'completions';
@@ -104,8 +104,39 @@ export interface ChatCall {
   /** Whether x_aihub goes in the JSON body (not for Anthropic's clients, which read a closed shape). */
   bill_in_body: boolean;
   streamer(meta: AnswerMeta): StreamPresenter;
-  /** How a stream's events are framed: server-sent events (the default), or the elements of one JSON array (Gemini without `alt=sse`). */
-  framing?: 'sse' | 'json-array';
+  /** How a stream's events are put on the wire, when not as server-sent events (chat/sse.ts's SSE_FRAMING). */
+  framing?: Framing;
+  /** How a target that speaks this protocol natively is spoken to, when not one of chat/native.ts's own. */
+  native?: NativeDialect;
+}
+
+type Json = Record<string, unknown>;
+
+/** What the pass-through (chat/native.ts) reads and rewrites of a protocol's own requests and answers. */
+export interface NativeDialect {
+  /** The request's field that carries the output cap (dotted when nested). */
+  readonly cap_field: string;
+  /** The request as it came, with the output cap the gateway held put in its field. */
+  body(original: Json, max_output_tokens: number): Json;
+  /** Usage in chat terms from a JSON answer, or null when it has none. */
+  usageOf(answer: Json): Usage | null;
+  /** The answer (its x_aihub taken off) with the tier id as its model. */
+  json(answer: Json, model: string): Json;
+  /** Reads one stream event: the tier id put as its model, the text it generated added, its usage if it has one. */
+  observe(data: Json, model: string, generated: string[]): Usage | null;
+  /** Whether any event may be the one that carries the bill: the last one is always held back. */
+  readonly holds_last: boolean;
+}
+
+/** How a stream's events are put on the wire: its headers, what opens and closes it, each event. */
+export interface Framing {
+  readonly headers: Readonly<Record<string, string>>;
+  /** Written right after the head, unless empty. */
+  readonly open: string;
+  /** One event as written; `index` counts the events written before it. */
+  event(data: unknown, name: string | undefined, index: number): string;
+  /** Written last while the client is still there, unless empty. */
+  readonly close: string;
 }
 
 export interface Protocol {

@@ -1,0 +1,40 @@
+// What the /v1 route table (routes.ts) is made of: a route's handler, and what a protocol adds
+// to the table beside the pipeline's Protocol (protocol.ts): its error shape, its routes that
+// are no fixed path, a request set up before routing. A protocol's folder gives these, so that
+// nothing outside it knows its paths or its shapes.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ErrorShape } from '../http/errors.js';
+import type { RouteDoc } from '../http/openapi.js';
+import type { Locals } from '../http/lean.js';
+import type { RefusalRoute } from './metrics.js';
+import type { ProtocolName } from './protocol.js';
+import type { ChatRoom } from './room.js';
+
+export type Handler = (
+  room: ChatRoom,
+  req: IncomingMessage,
+  res: ServerResponse,
+  locals: Locals,
+) => Promise<void> | void;
+
+export interface Route {
+  /** The protocol the route speaks, for the refusal metric. */
+  protocol: RefusalRoute;
+  handle: Handler;
+}
+
+export interface ProtocolRoutes {
+  readonly name: ProtocolName;
+  /** The shape its clients read errors in, on its paths (http/errors.ts answers them in it). */
+  readonly error_shape?: ErrorShape;
+  /** Sets a request up before it is routed (a key sent its clients' way, adopted as the gateway's). */
+  adopt?(req: IncomingMessage): void;
+  /** Its routes that are no fixed path: the one a request is for, or null when none is. */
+  find?(req: IncomingMessage, path: string): Route | null;
+  /** Those routes in GET /openapi.json. */
+  readonly docs?: RouteDoc[];
+}
+
+/** What the docs of every non-streamed billed route say of its headers. */
+export const HEADERS_NOTE =
+  'headers x-aihub-cost, x-aihub-balance and x-aihub-request-id on every non-streamed billed answer';
