@@ -28,8 +28,7 @@ import type {
   ProviderResult,
   StatusResult,
 } from '../../providers/types.js';
-import type { Store, Tx } from '../../store/store.js';
-import type { RecentTxn } from '../../store/reads.js';
+import type { RecentTxn, Store, Tx } from '../../store/types.js';
 import {
   IDEMPOTENCY_IN_FLIGHT,
   rowOf,

@@ -10,7 +10,7 @@ import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP } from 'node:net';
 import type { Clock } from '../../kernel/clock.js';
 import type { Logger } from '../../log.js';
-import type { Store, Tx } from '../../store/store.js';
+import type { Store, Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
 import type { Sealer } from '../../util/sealed.js';
 import { webhookSecretAad } from '../sealing.js';

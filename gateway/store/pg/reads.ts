@@ -7,25 +7,25 @@
 // A filter that is a JavaScript function (`match`) reads the candidates of its range a chunk at
 // a time, as the JSON-file store does; the others are WHERE clauses.
 import type pg from 'pg';
-import type { KeyStats } from '../archive.js';
 import { METHOD_CODES, SERVICE_CODES } from '../archive.js';
-import {
-  PagePick,
-  ReadSnapshot,
-  type AuditSelect,
-  type LogResult,
-  type LogSelect,
-  type Page,
-  type StoreReads,
-  type RecentTxn,
-  type TxnRow,
-  type TxnSelect,
-  type UsageResult,
-  type UsageSelect,
-  type WalletLine,
-  type WalletResult,
-  type WalletSelect,
-} from '../reads.js';
+import { PagePick } from '../reads.js';
+import { ReadSnapshot } from '../snapshot.js';
+import type {
+  KeyStats,
+  AuditSelect,
+  LogResult,
+  LogSelect,
+  Page,
+  StoreReads,
+  RecentTxn,
+  TxnRow,
+  TxnSelect,
+  UsageResult,
+  UsageSelect,
+  WalletLine,
+  WalletResult,
+  WalletSelect,
+} from '../types.js';
 import type { HistoryRecord, Posting } from '../state.js';
 import { Turns, type Pacer } from '../turns.js';
 import type { PgStore } from './store.js';

@@ -20,9 +20,16 @@ import { StoreOutcomeUnknownError, StoreUnavailableError } from '../../kernel/er
 import { requestScope, type RequestScope } from '../../kernel/request-scope.js';
 import { acquireLock } from '../lock.js';
 import { ensurePrivateDataDir } from '../private-files.js';
-import type { StoreReads } from '../reads.js';
+import type {
+  IndexOptions,
+  PageOptions,
+  Store,
+  StoreReads,
+  StoreStats,
+  TableIndex,
+  Tx,
+} from '../types.js';
 import type { Row, State, TableName } from '../state.js';
-import type { IndexOptions, PageOptions, Store, StoreStats, TableIndex, Tx } from '../store.js';
 import { BlockingQueries } from './blocking.js';
 import { BatchState, CacheTx, PgCache, Run } from './cache.js';
 import { batchText, batchWrites, COMMIT_STATEMENT, encodeBatch } from './commit.js';
