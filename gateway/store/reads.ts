@@ -17,8 +17,7 @@ import {
   txnTagParts,
 } from './archive.js';
 import { ReadSnapshot } from './snapshot.js';
-import type { HistoryRecord } from './state.js';
-import type { FileStore } from './store.js';
+import type { HistoryRecord, Row, TableName, Tables } from './state.js';
 import { Turns, type Pacer } from './turns.js';
 import type {
   AuditSelect,
@@ -28,6 +27,7 @@ import type {
   Page,
   RecentTxn,
   StoreReads,
+  TableIndex,
   TxnRow,
   TxnSelect,
   UsageResult,
@@ -153,8 +153,19 @@ export class PagePick<T> {
   }
 }
 
+/**
+ * What the JSON-file history reads use of their store (FileStore): the archive's indexes,
+ * and the live rows of payment transactions by id, by account and all of them.
+ */
+export interface FileReadsSource {
+  readonly archive: Archive;
+  get<T extends TableName>(name: T, id: string): Row<T> | undefined;
+  rows<T extends TableName>(name: T): Tables[T];
+  indexBy<T extends TableName>(name: T, field: keyof Row<T> & string): TableIndex<T>;
+}
+
 export class JsonFileReads implements StoreReads {
-  constructor(private readonly store: FileStore) {}
+  constructor(private readonly store: FileReadsSource) {}
 
   /**
    * Long reads take turns (see turns.ts): turns are chained, each one a later turn of the
