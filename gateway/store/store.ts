@@ -823,6 +823,16 @@ export class FileStore implements StoreContract {
     return Promise.resolve();
   }
 
+  /** One process: the item is this one's to work, as its caller read it. */
+  withClaim<R>(
+    _item: { kind: string; id: string; lease_ms: number },
+    seen: R,
+    _reread: () => Promise<R | null>,
+    work: (row: R) => Promise<void>,
+  ): Promise<void> {
+    return work(seen);
+  }
+
   sharedStats(): StoreStats | null {
     return null;
   }

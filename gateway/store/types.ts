@@ -163,6 +163,20 @@ export interface Store {
   claim(kind: string, ids: readonly string[], lease_ms: number): Promise<string[]>;
   /** Gives claimed items back before their lease ends (the work is done). */
   release(kind: string, ids: readonly string[]): Promise<void>;
+  /**
+   * Works on one background item (a status check, a webhook delivery) that no other gateway
+   * works on meanwhile. PostgreSQL: claims `item.id` under `item.kind` for `item.lease_ms`
+   * (returning at once while another gateway holds it), reads the item again with `reread`
+   * (another gateway may have worked it since `seen` was read; null: nothing to do now), runs
+   * `work` on that and releases the claim. The JSON-file store (one process, nobody else to
+   * work it) runs `work` on `seen` at once.
+   */
+  withClaim<R>(
+    item: { kind: string; id: string; lease_ms: number },
+    seen: R,
+    reread: () => Promise<R | null>,
+    work: (row: R) => Promise<void>,
+  ): Promise<void>;
   claimShared(key: string, until_ms: number, now_ms: number): Promise<boolean>;
   sharedKeyCheck(sealed: string, replace?: boolean): Promise<string | null>;
   /** The store's counters (null with the JSON-file store). */

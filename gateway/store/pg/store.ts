@@ -1465,6 +1465,21 @@ export class PgStore implements Store {
     );
   }
 
+  async withClaim<R>(
+    item: { kind: string; id: string; lease_ms: number },
+    _seen: R,
+    reread: () => Promise<R | null>,
+    work: (row: R) => Promise<void>,
+  ): Promise<void> {
+    if ((await this.claim(item.kind, [item.id], item.lease_ms)).length === 0) return;
+    try {
+      const row = await reread();
+      if (row !== null) await work(row);
+    } finally {
+      await this.release(item.kind, [item.id]).catch(() => {});
+    }
+  }
+
   /** Claims a signed request's signature until `until_ms` (issue #25): true when no claim of it is in force. */
   async claimShared(key: string, until_ms: number, now_ms: number): Promise<boolean> {
     this.sent('signature');
