@@ -4,7 +4,7 @@ import type { Config } from './config.js';
 import type { Metrics } from './http/metrics.js';
 import type { Clock } from './kernel/clock.js';
 import type { Logger } from './log.js';
-import type { Store } from './store/store.js';
+import type { Store } from './store/types.js';
 import type { Sealer } from './util/sealed.js';
 
 export interface RoomDeps {

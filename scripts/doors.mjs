@@ -30,6 +30,14 @@ const RANK = new Map(
   ORDER.flatMap((rooms, index) => rooms.map((room) => [room, ORDER.length - index])),
 );
 
+// The storage contract's wall (issue #38): the rooms name the store through store/types.ts
+// (Store, Tx, the history reads) and never a backend: the JSON-file store and its reads and
+// archive, or PostgreSQL's store/pg/. Only store/ itself and main.ts, which opens the store
+// the config asks for (and runs the store tools), import a backend, type-only imports too.
+const isBackend = (target) =>
+  /^store\/(store|reads|archive)\.ts$/.test(target) || target.startsWith('store/pg/');
+const OPENS_STORE = new Set(['main.ts']);
+
 const roomOf = (file) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : file);
 
 async function graph(skipTypeImports) {
@@ -48,6 +56,12 @@ for (const [file, imports] of Object.entries(all)) {
   const from = roomOf(file);
   for (const target of imports) {
     const to = roomOf(target);
+    if (isBackend(target) && from !== 'store' && !OPENS_STORE.has(file)) {
+      wrong.push(
+        `${file} -> ${target}: a room may not import a storage backend; import the store's types from store/types.ts`,
+      );
+      continue;
+    }
     if (to === from || target.startsWith('../')) continue; // own room; package.json
     const from_rank = RANK.get(from);
     const to_rank = RANK.get(to);

@@ -2,7 +2,7 @@ import { microsToUnits } from '../util/money.js';
 import { newId } from '../util/ids.js';
 import { balanceMicros } from '../ledger/ledger.js';
 import { ServiceError } from '../kernel/errors.js';
-import type { TableIndex, Tx } from '../store/store.js';
+import type { TableIndex, Tx } from '../store/types.js';
 import type { Account, ApiKey, State } from '../store/state.js';
 import { conflict, notFound } from '../http/errors.js';
 import { displayPrefix, generateApiKey, keyIdFromHash, sha256Hex } from './keys.js';

@@ -7,7 +7,7 @@ import {
   creditWallet,
   debitWallet,
 } from '../ledger/ledger.js';
-import type { Tx } from '../store/store.js';
+import type { Tx } from '../store/types.js';
 import { microsToUnits } from '../util/money.js';
 import { requireAccount } from './accounts.js';
 import { sha256Hex } from './keys.js';

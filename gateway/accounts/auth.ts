@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import type { Store } from '../store/store.js';
+import type { Store } from '../store/types.js';
 import type { Account, ApiKey, State } from '../store/state.js';
 import { table } from '../store/state.js';
 import { ApiError } from '../http/errors.js';

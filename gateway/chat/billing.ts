@@ -12,7 +12,7 @@ import {
   reserveMicros,
   type VolatileReservation,
 } from '../ledger/ledger.js';
-import type { Store, Tx } from '../store/store.js';
+import type { Store, Tx } from '../store/types.js';
 import type { SharedReservations } from './reservations.js';
 import { table, type State } from '../store/state.js';
 import { targetPrice, type TierConfig } from './config.js';

@@ -13,7 +13,7 @@ import {
   type SharedReservation,
   type VolatileReservation,
 } from '../ledger/ledger.js';
-import type { Store, Tx } from '../store/store.js';
+import type { Store, Tx } from '../store/types.js';
 
 export const DEFAULT_LEASE_MS = 30_000;
 

@@ -10,7 +10,7 @@
 //   override:<service>    distributors' override commissions (an expense, goes negative)
 // Every posting's entries sum to zero, so the sum of all ledger accounts is always zero.
 import { newId } from '../util/ids.js';
-import type { Tx } from '../store/store.js';
+import type { Tx } from '../store/types.js';
 import { rowOf, type Hold, type Posting, type State } from '../store/state.js';
 
 /**

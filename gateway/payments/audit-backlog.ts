@@ -7,7 +7,7 @@
 import type { Logger } from '../log.js';
 import { StoreFullError, StoreUnavailableError } from '../kernel/errors.js';
 import type { HistoryRecord } from '../store/state.js';
-import type { Store } from '../store/store.js';
+import type { Store } from '../store/types.js';
 
 /** Records held at most (the oldest are kept: a flood of refused calls past it is counted). */
 export const AUDIT_BACKLOG_MAX = 10_000;

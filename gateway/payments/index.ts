@@ -9,7 +9,7 @@ import { createProviders } from '../providers/index.js';
 import type { SmsSender } from '../providers/sms.js';
 import type { PaymentProvider, PaymentService } from '../providers/types.js';
 import type { RouteDoc } from '../http/openapi.js';
-import type { Tx } from '../store/store.js';
+import type { Tx } from '../store/types.js';
 import { accountRouter } from './account/routes.js';
 import { callbacksRouter } from './callbacks/routes.js';
 import { billsOnTransition } from './bills/bookkeeping.js';

@@ -2,7 +2,7 @@
 // request), never a key, a password, an Aadhaar number or a body of an /api request.
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../log.js';
-import type { Store, Tx } from '../store/store.js';
+import type { Store, Tx } from '../store/types.js';
 import { clientAddress } from './auth.js';
 import { API_LOG, AUDIT } from './engine/tables.js';
 import { guarded } from '../util/guard.js';

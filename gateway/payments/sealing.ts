@@ -13,7 +13,7 @@ import {
 } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import type { Store } from '../store/store.js';
+import type { Store } from '../store/types.js';
 import type { Account } from '../store/state.js';
 import { fsyncDirectory } from '../store/journal.js';
 import type { Sealer } from '../util/sealed.js';

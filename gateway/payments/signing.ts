@@ -19,7 +19,7 @@ import type { Request, Response, NextFunction, RequestHandler } from 'express';
 import { authenticate } from '../accounts/auth.js';
 import { ApiError } from '../http/errors.js';
 import { hasBody, rawBodyOf } from '../http/raw-body.js';
-import type { Store, Tx } from '../store/store.js';
+import type { Store, Tx } from '../store/types.js';
 import type { Account, State } from '../store/state.js';
 import type { Sealer } from '../util/sealed.js';
 import { signingSecretAad } from './sealing.js';

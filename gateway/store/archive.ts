@@ -35,6 +35,7 @@ import {
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-file.js';
+import type { KeyStats } from './types.js';
 import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
 import { CorruptStoreError, isNoSpace, segmentName } from './journal.js';
 import {
@@ -102,12 +103,6 @@ export interface Entry {
   aux2: number;
   /** The index of the op in its record's ops (a record may hold several rows or postings). */
   op: number;
-}
-
-export interface KeyStats {
-  requests: number;
-  cost_micros: number;
-  last_used: string | null;
 }
 
 interface Manifest {

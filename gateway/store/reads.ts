@@ -9,7 +9,6 @@ import {
   type Archive,
   type Entry,
   type IndexList,
-  type KeyStats,
   type ListKind,
   METHOD_CODES,
   SERVICE_CODES,
@@ -17,17 +16,26 @@ import {
   hash32,
   txnTagParts,
 } from './archive.js';
-import type { HistoryRecord, Posting, Row } from './state.js';
-import type { FileStore } from './store.js';
+import { ReadSnapshot } from './snapshot.js';
+import type { HistoryRecord, Row, TableName, Tables } from './state.js';
 import { Turns, type Pacer } from './turns.js';
-
-export type TxnRow = Row<'payment_txns'>;
-
-/** The fields of a transaction the duplicate window compares: account, service, subject (the number, operator, biller...), amount, time. */
-export type RecentTxn = Pick<
+import type {
+  AuditSelect,
+  KeyStats,
+  LogResult,
+  LogSelect,
+  Page,
+  RecentTxn,
+  StoreReads,
+  TableIndex,
   TxnRow,
-  'id' | 'account_id' | 'service' | 'subject' | 'amount_micros' | 'created_at'
->;
+  TxnSelect,
+  UsageResult,
+  UsageSelect,
+  WalletLine,
+  WalletResult,
+  WalletSelect,
+} from './types.js';
 
 /** A transaction as the duplicate window keeps it. */
 export function recentOf(txn: RecentTxn): RecentTxn {
@@ -39,218 +47,6 @@ export function recentOf(txn: RecentTxn): RecentTxn {
     amount_micros: txn.amount_micros,
     created_at: txn.created_at,
   };
-}
-
-export interface TxnSelect {
-  /** null: every account. */
-  account_id: string | null;
-  service?: string | undefined;
-  status?: string | undefined;
-  /** created_at bounds, ms, inclusive. */
-  from_ms?: number | undefined;
-  to_ms?: number | undefined;
-  /** A further test on the row (number, id...): every candidate in range is then read. */
-  match?: ((row: TxnRow) => boolean) | undefined;
-  /** Read as of this snapshot (a CSV's count and its rows): see ReadSnapshot. */
-  as_of?: ReadSnapshot | undefined;
-}
-
-export interface Page {
-  offset: number;
-  limit: number;
-}
-
-export interface WalletSelect {
-  account_id: string | null;
-  from_ms?: number | undefined;
-  to_ms?: number | undefined;
-  /** A further test on the posting (its transaction, service...): every posting in range is then read. */
-  match?: ((posting: Posting) => boolean) | undefined;
-  as_of?: ReadSnapshot | undefined;
-}
-
-export interface WalletLine {
-  posting: Posting;
-  /** For a hold's opening: the capture or void of that hold when the same commit resolved it. */
-  resolved_by?: Posting;
-  account_id: string;
-  delta_micros: number;
-  opening_micros: number;
-  closing_micros: number;
-}
-
-export interface WalletResult {
-  total: number;
-  credits_micros: number;
-  debits_micros: number;
-  /** One account only: its balance before the first and after the last posting of the range. */
-  opening_micros: number | null;
-  closing_micros: number | null;
-  rows: WalletLine[];
-}
-
-export interface LogSelect {
-  account_id: string | null;
-  from_ms?: number | undefined;
-  to_ms?: number | undefined;
-  /** `404` or a class `4xx`. */
-  status?: string | undefined;
-  method?: string | undefined;
-  service?: string | undefined;
-  match?: ((record: HistoryRecord) => boolean) | undefined;
-  as_of?: ReadSnapshot | undefined;
-}
-
-export interface LogResult {
-  total: number;
-  errors: number;
-  latency_total_ms: number;
-  rows: HistoryRecord[];
-}
-
-export interface UsageSelect {
-  account_id: string;
-  from_ms?: number | undefined;
-  to_ms?: number | undefined;
-  /** A further test on the usage record (protocol, status...): every record in range is then read. */
-  match?: ((record: HistoryRecord) => boolean) | undefined;
-  as_of?: ReadSnapshot | undefined;
-}
-
-/**
- * One point in history that several reads agree on (a CSV download's count pass and its rows
- * pass): each index list is read up to the length it had when a read through this snapshot
- * first looked at it, and the live (pending) transactions are those of that first look, as
- * they were then. A report reads one list (and, for transactions, the live rows), so its reads
- * through one snapshot see exactly the rows committed up to one point; rows committed later are
- * skipped. It holds a number per list and the live rows it was asked for (pending ones: few).
- */
-export class ReadSnapshot {
-  private readonly ends = new Map<string, number>();
-  private readonly kept = new Map<string, unknown>();
-
-  /** How many entries of the list `name` (null: none yet) this snapshot reads. */
-  end(name: string, list: IndexList | null): number {
-    let end = this.ends.get(name);
-    if (end === undefined) this.ends.set(name, (end = list?.count ?? 0));
-    return end;
-  }
-
-  /** What `read` gave the first time `name` was asked for. */
-  once<T>(name: string, read: () => T): T {
-    if (!this.kept.has(name)) this.kept.set(name, read());
-    return this.kept.get(name) as T;
-  }
-}
-
-export interface UsageResult {
-  total: number;
-  /** Over every matching record, from the index entries. */
-  cost_micros: number;
-  tokens: number;
-  rows: HistoryRecord[];
-}
-
-export interface AuditSelect {
-  account_id: string | null;
-  action?: string | undefined;
-}
-
-export interface StoreReads {
-  /** Payment transactions (pending and final), newest created first; `page` null: all of them. */
-  txns(select: TxnSelect, page: Page | null): Promise<{ total: number; rows: TxnRow[] }>;
-  /**
-   * Every payment transaction matching `select`, in created order ('desc': newest first), a
-   * chunk of rows at a time, the event loop running between chunks: a long report (a year of
-   * every account) reads its rows in bounded memory without holding up other requests. Each
-   * chunk is read in a turn of `pacer` (the caller's, which it ends; else one of its own).
-   */
-  txnChunks(select: TxnSelect, order: 'asc' | 'desc', pacer?: Pacer): AsyncGenerator<TxnRow[]>;
-  /**
-   * What the payment engine's duplicate window compares of the transactions finalized at or
-   * after `since_ms`, oldest first: not whole transactions (a restart within the window after
-   * a peak read 160,000 of them whole, 400 MB of heap; issue #36).
-   */
-  recentSince(since_ms: number): Promise<RecentTxn[]>;
-  /** Wallet postings with the balance around each, oldest first; `page` null: all in range. */
-  wallet(select: WalletSelect, page: Page | null, order: 'asc' | 'desc'): Promise<WalletResult>;
-  /**
-   * The same answer as `wallet`, its range walked a chunk of entries per turn of the event
-   * loop (taking turns with every other long read, as `txnChunks` does): for reports, whose
-   * range may be every account's whole history.
-   */
-  walletInTurns(
-    select: WalletSelect,
-    page: Page | null,
-    order: 'asc' | 'desc',
-    pacer?: Pacer,
-  ): Promise<WalletResult>;
-  /**
-   * The rows of `walletInTurns`' page, in `order`, a batch at a time as the range is walked in
-   * turns of `pacer` (a CSV download streams them; memory holds one batch): no totals.
-   */
-  walletLines(
-    select: WalletSelect,
-    page: Page,
-    order: 'asc' | 'desc',
-    pacer: Pacer,
-  ): AsyncGenerator<WalletLine[]>;
-  /**
-   * Every wallet line in range, in `order`, a batch at a time as it is consumed, without turns
-   * (the dashboard's export, which waits for its client between batches): one walk of the
-   * range, not a walk per page.
-   */
-  walletExport(select: WalletSelect, order: 'asc' | 'desc'): AsyncGenerator<WalletLine[]>;
-  /** API log records, by `order` of time; `page` null: all in range. */
-  apiLogs(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): Promise<LogResult>;
-  /** The same answer as `apiLogs`, walked a chunk per turn (see `walletInTurns`). */
-  apiLogsInTurns(
-    select: LogSelect,
-    page: Page | null,
-    order: 'asc' | 'desc',
-    pacer?: Pacer,
-  ): Promise<LogResult>;
-  /** The rows of `apiLogsInTurns`' page, a batch at a time (see `walletLines`). */
-  apiLogRecords(
-    select: LogSelect,
-    page: Page,
-    order: 'asc' | 'desc',
-    pacer: Pacer,
-  ): AsyncGenerator<HistoryRecord[]>;
-  /**
-   * One account's chat usage records (every protocol), by `order` of time; `page` null: all
-   * in range. Walked a chunk per turn (see `walletInTurns`); totals folded as it goes.
-   */
-  usageInTurns(
-    select: UsageSelect,
-    page: Page | null,
-    order: 'asc' | 'desc',
-    pacer?: Pacer,
-  ): Promise<UsageResult>;
-  /** The rows of `usageInTurns`' page, a batch at a time in turns of `pacer` (see `walletLines`). */
-  usageRecords(
-    select: UsageSelect,
-    page: Page,
-    order: 'asc' | 'desc',
-    pacer: Pacer,
-  ): AsyncGenerator<HistoryRecord[]>;
-  /** Audit records, newest first. */
-  audit(select: AuditSelect, page: Page): Promise<{ total: number; rows: HistoryRecord[] }>;
-  /** Chat spend per tier for each UTC day from `first_day_ms`, `days` of them. */
-  dailySpend(
-    account_id: string,
-    first_day_ms: number,
-    days: number,
-  ): Promise<Array<Map<string, number>>>;
-  keyStats(key_id: string): Promise<KeyStats>;
-  /**
-   * The gateway-wide turns of the long reads (`txnChunks`, the `InTurns` reads): their
-   * budget is set from the reports' config; work done for a report outside them (sending its
-   * answer) is charged to them too.
-   */
-  readonly turns: Turns;
-  /** A point in history for reads that must agree (see ReadSnapshot). */
-  snapshot(): ReadSnapshot;
 }
 
 /** A transaction of a read: a live row, or an archived index entry whose row is read on demand. */
@@ -357,8 +153,19 @@ export class PagePick<T> {
   }
 }
 
+/**
+ * What the JSON-file history reads use of their store (FileStore): the archive's indexes,
+ * and the live rows of payment transactions by id, by account and all of them.
+ */
+export interface FileReadsSource {
+  readonly archive: Archive;
+  get<T extends TableName>(name: T, id: string): Row<T> | undefined;
+  rows<T extends TableName>(name: T): Tables[T];
+  indexBy<T extends TableName>(name: T, field: keyof Row<T> & string): TableIndex<T>;
+}
+
 export class JsonFileReads implements StoreReads {
-  constructor(private readonly store: FileStore) {}
+  constructor(private readonly store: FileReadsSource) {}
 
   /**
    * Long reads take turns (see turns.ts): turns are chained, each one a later turn of the

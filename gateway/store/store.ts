@@ -14,7 +14,17 @@ import {
   DurableJsonLinesFile,
 } from './durable-file.js';
 import { JournalWriter, readJournalPlaced } from './journal.js';
-import { JsonFileReads, type StoreReads } from './reads.js';
+import { JsonFileReads } from './reads.js';
+import type {
+  IndexOptions,
+  PageOptions,
+  Readiness,
+  Store as StoreContract,
+  StoreReads,
+  StoreStats,
+  TableIndex,
+  Tx,
+} from './types.js';
 import { readLegacyState } from './legacy-state.js';
 import { acquireLock } from './lock.js';
 import { DiskFullError, DiskReserve, formatBytes, freeBytes, START_ROOM_BYTES } from './disk.js';
@@ -59,9 +69,6 @@ export interface StoreOptions {
   disk_check_interval_ms?: number;
 }
 
-/** Whether a store can commit and serve now (`/readyz`); `reason` says why not. */
-export type Readiness = { ready: true } | { ready: false; reason: string };
-
 /** The JSON-file store's disk, for /metrics. */
 export interface DiskStats {
   free_bytes: number;
@@ -70,176 +77,6 @@ export interface DiskStats {
   refusing: boolean;
   /** Commits refused for want of room so far. */
   refused_total: number;
-}
-
-/** What a transaction function sees: the state to read, and the only ways to change it. */
-export interface Tx {
-  readonly state: State;
-  readonly now: Date;
-  get<T extends TableName>(name: T, id: string): Row<T> | undefined;
-  set<T extends TableName>(name: T, id: string, value: Row<T>): void;
-  del(name: TableName, id: string): void;
-  post(posting: Posting): void;
-  /**
-   * The postings this transaction has made so far, from the `from`-th on (0: all): a payment
-   * records what each of its steps posted, whatever ledger accounts those postings touched.
-   */
-  postingsSince(from: number): Posting[];
-  /** How many postings this transaction has made so far (a mark for `postingsSince`). */
-  readonly posting_count: number;
-  history(record: HistoryRecord): void;
-  setAdminTokenHash(hash: string | null): void;
-  /**
-   * Adds `n` to a counter row (a table whose rows are numbers: absent is 0, and 0 deletes
-   * it). On PostgreSQL a delta, so that two transactions adding to one counter do not
-   * conflict (the sum of an account's chat reservations).
-   */
-  add(name: TableName, id: string, n: number): void;
-  /**
-   * The money check: whether `ledger_account`'s balance, less the counters `less`, is at least
-   * `micros` now. On PostgreSQL a yes is not a read of the exact balance but a condition the
-   * commit checks on the current values (a guard), so that two debits of one wallet commit
-   * both unless together they overdraw it; a no is an exact read. The ledger's debits ask this.
-   */
-  covers(
-    ledger_account: string,
-    micros: number,
-    less?: ReadonlyArray<[TableName, string]>,
-  ): boolean;
-  /**
-   * Registers the undo of a change this function makes outside the state (a room's
-   * in-memory bookkeeping), run if the transaction is undone: when the function throws, and
-   * with the PostgreSQL store when another gateway committed first and the function is run
-   * again on the state with that commit (it may run several times; only the last run counts).
-   */
-  onUndo(undo: () => void): void;
-}
-
-/** An index of a table's rows by one string field (`indexBy`): read inside and outside transactions. */
-export interface TableIndex<T extends TableName> {
-  readonly field: string;
-  /** The ids of the rows whose field is `key`, in the order they entered the index. */
-  ids(key: string): ReadonlySet<string>;
-  /** The rows whose field is `key`. */
-  rows(key: string): Iterable<Row<T>>;
-}
-
-export interface IndexOptions {
-  /**
-   * Transaction functions read this index (`rows(key)` inside `transact`): on PostgreSQL a
-   * commit then checks that the rows with that key are still the ones read (an index key's
-   * version), so two transactions each adding a row under one key (a 51st API key) cannot
-   * both commit. Reads outside transactions need no declaration.
-   */
-  in_transactions?: boolean;
-}
-
-/** A page of a table in creation order (`Store.page`). */
-export interface PageOptions {
-  newest_first?: boolean;
-  offset: number;
-  limit: number;
-}
-
-/** What the store counts about itself for /metrics, tests and the bench (null parts: not this backend). */
-export interface StoreStats {
-  /** Commit statements (write batches) sent and how they ended. */
-  batches: number;
-  conflicts: number;
-  locked: number;
-  /** Catch-ups with a shared log (#18 layout), or loads of rows into the cache (#30 layout). */
-  syncs: number;
-  /** Rows, balances and index keys read from the database into the cache. */
-  rows_loaded?: number;
-  /** Load statements. */
-  loads?: number;
-  /** Loads outside any transaction or read that made the event loop wait (the synchronous fallback). */
-  blocking_loads?: number;
-  /** Cache entries dropped because another gateway announced a change. */
-  invalidations?: number;
-  /** Records of other gateways applied to serve this one's requests (0 by design with #30). */
-  foreign_records_applied?: number;
-  /** Statements and round trips sent to the database, of every kind. */
-  statements?: number;
-  /** The same by what they are for (commit, load, read, history, claim, heartbeat...). */
-  statements_by_kind?: Record<string, number>;
-  /** Keys the commit statements locked (advisory locks), summed over statements. */
-  keys_locked?: number;
-  /** Entries in the cache now. */
-  cache_entries?: number;
-  /** Runs of transaction functions, each run counted (those put back to wait or load too). */
-  runs?: number;
-  /** Outages of the database seen, and requests refused for want of it (pg/outage.ts). */
-  outages?: number;
-  refused?: number;
-  /** Commits whose answer was lost, by what the lookup of their id found. */
-  in_doubt?: Record<string, number>;
-}
-
-/**
- * What the rooms use of a store. Two backends: the JSON-file store (`FileStore`, a data dir)
- * and PostgreSQL (gateway/store/pg/, docs/store-postgres.md). The rooms' contract:
- * - changes only through `transact(fn)`: `fn` runs synchronously on the state and may run
- *   more than once (PostgreSQL), undoing what it changes outside the state with `tx.onUndo`;
- * - reads outside a transaction through `read(fn)`, `fetch`, `list`, `count`, `page`, `scan`
- *   and `reads` (history), which on PostgreSQL load what the gateway's cache lacks first;
- *   `state` and `get` outside them read the cache (a miss there waits for a load).
- */
-export interface Store {
-  readonly state: State;
-  readonly reads: StoreReads;
-  transact<T>(fn: (tx: Tx) => T): Promise<T>;
-  read<T>(fn: (state: State) => T, options?: { fresh?: boolean }): Promise<T>;
-  fetch<T extends TableName>(name: T, id: string): Promise<Row<T> | undefined>;
-  list<T extends TableName>(
-    name: T,
-    field: keyof Row<T> & string,
-    key: string,
-  ): Promise<Array<Row<T>>>;
-  count(name: TableName): Promise<number>;
-  page<T extends TableName>(name: T, options: PageOptions): Promise<Array<Row<T>>>;
-  scan(name: TableName, chunk?: number): AsyncGenerator<string[]>;
-  /**
-   * The ids of rows of `name` whose `field` (a number, or an ISO time as text) is below `value`,
-   * lowest first, at most `limit`: leases past their end, deliveries due. On PostgreSQL an
-   * index range (the fields the schema indexes: chat reservations' `lease_until_ms`, webhook
-   * deliveries' `next_at`); on the JSON-file store a walk of the live table.
-   */
-  below(name: TableName, field: string, value: number | string, limit: number): Promise<string[]>;
-  get<T extends TableName>(name: T, id: string): Row<T> | undefined;
-  indexBy<T extends TableName>(
-    name: T,
-    field: keyof Row<T> & string,
-    options?: IndexOptions,
-  ): TableIndex<T>;
-  readDurable(): Promise<void>;
-  isShared(): boolean;
-  isLeader(): boolean;
-  liveGateways(): number;
-  /**
-   * Claims background work items for `lease_ms` (status checks, webhook deliveries, pruning):
-   * the ids no other gateway holds (PostgreSQL: `FOR UPDATE SKIP LOCKED` on `claims`); all of
-   * them with the JSON-file store (one process).
-   */
-  claim(kind: string, ids: readonly string[], lease_ms: number): Promise<string[]>;
-  /** Gives claimed items back before their lease ends (the work is done). */
-  release(kind: string, ids: readonly string[]): Promise<void>;
-  claimShared(key: string, until_ms: number, now_ms: number): Promise<boolean>;
-  sharedKeyCheck(sealed: string, replace?: boolean): Promise<string | null>;
-  /** The store's counters (null with the JSON-file store). */
-  sharedStats(): StoreStats | null;
-  /**
-   * Runs periodic work that is no request's (discovering pending transactions and due
-   * deliveries, pruning): on PostgreSQL its statements count as kind `background` in
-   * `aihub_store_statements_total`, so that a request's statements can be told from them.
-   */
-  background<T>(fn: () => Promise<T>): Promise<T>;
-  /**
-   * Whether the store can commit and serve now (`/readyz`): not while its disk is full (JSON
-   * files) or its database cannot be reached (PostgreSQL).
-   */
-  readiness(): Promise<Readiness>;
-  close(): Promise<void>;
 }
 
 /**
@@ -587,7 +424,7 @@ export function applyRecord(state: State, record: JournalRecord): void {
   state.seq = record.s;
 }
 
-export class FileStore implements Store {
+export class FileStore implements StoreContract {
   private closed = false;
   private checkpointing: Promise<void> | null = null;
   private checkpoint_seq: number;
@@ -984,6 +821,16 @@ export class FileStore implements Store {
 
   release(_kind: string, _ids: readonly string[]): Promise<void> {
     return Promise.resolve();
+  }
+
+  /** One process: the item is this one's to work, as its caller read it. */
+  withClaim<R>(
+    _item: { kind: string; id: string; lease_ms: number },
+    seen: R,
+    _reread: () => Promise<R | null>,
+    work: (row: R) => Promise<void>,
+  ): Promise<void> {
+    return work(seen);
   }
 
   sharedStats(): StoreStats | null {

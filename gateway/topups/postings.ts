@@ -10,7 +10,7 @@ import {
   recordReceivable,
 } from '../ledger/ledger.js';
 import { taxEntries } from '../payments/engine/tax.js';
-import type { Tx } from '../store/store.js';
+import type { Tx } from '../store/types.js';
 import { newId } from '../util/ids.js';
 import { microsToUnits } from '../util/money.js';
 import { rememberStatus, type Topup, type TopupAlert, type TopupStatus } from './tables.js';

@@ -66,15 +66,15 @@ export class Reconciler {
 
   private async checkClaimed(seen: Topup): Promise<void> {
     const { store, config } = this.deps;
-    if (!store.isShared()) return this.service.check(seen);
     const lease_ms = config.topups.timeout_ms * 3 + 60_000;
-    if ((await store.claim(CLAIM, [seen.id], lease_ms)).length === 0) return;
-    try {
-      const topup = await store.fetch('topups', seen.id);
-      if (topup && (topup.status === 'created' || topup.status === 'failed'))
-        await this.service.check(topup);
-    } finally {
-      await store.release(CLAIM, [seen.id]).catch(() => {});
-    }
+    await store.withClaim(
+      { kind: CLAIM, id: seen.id, lease_ms },
+      seen,
+      async () => {
+        const topup = await store.fetch('topups', seen.id);
+        return topup && (topup.status === 'created' || topup.status === 'failed') ? topup : null;
+      },
+      (topup) => this.service.check(topup),
+    );
   }
 }

@@ -7,7 +7,7 @@ import { jsonBody } from '../http/body.js';
 import { ApiError, notFound, parseWith } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { authorize } from '../payments/auth.js';
-import type { Store } from '../store/store.js';
+import type { Store } from '../store/types.js';
 import { unitsAmountSchema } from '../util/amount-schema.js';
 import type { TopupsConfig } from './config.js';
 import { TOPUP_PATHS } from './paths.js';

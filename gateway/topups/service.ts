@@ -6,7 +6,7 @@ import { ApiError, notFound } from '../http/errors.js';
 import { indiaTime } from '../kernel/india-time.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Logger } from '../log.js';
-import type { Store, Tx } from '../store/store.js';
+import type { Store, Tx } from '../store/types.js';
 import { newId } from '../util/ids.js';
 import { microsToUnits } from '../util/money.js';
 import { priceTopup, type PricedTopup } from './fees.js';

@@ -1,5 +1,5 @@
 // The top-ups room's tables in the store document (declaration merging on Tables).
-import type { Tx } from '../store/store.js';
+import type { Tx } from '../store/types.js';
 import type { TaxSplit } from '../payments/engine/tax.js';
 import type { Checkout, PayerDetails, TopupMethod, TopupProviderName } from './types.js';
 

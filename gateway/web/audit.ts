@@ -1,6 +1,6 @@
 // The audit log: one history record per security- or money-relevant action, written in the
 // same transaction as the action itself (so there is no action without its record).
-import type { Tx } from '../store/store.js';
+import type { Tx } from '../store/types.js';
 
 export interface AuditInput {
   /** `admin` (console), `user:<account id>`, or another room's actor name. */

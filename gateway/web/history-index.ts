@@ -4,10 +4,8 @@
 // journal. A key's "last used" comes from the history records that carry its key_id (chat
 // usage records and any other room's records that name the key): no journal write per
 // request.
-import type { Store } from '../store/store.js';
+import type { KeyStats, Store, WalletLine } from '../store/types.js';
 import type { HistoryRecord, Posting } from '../store/state.js';
-import type { KeyStats } from '../store/archive.js';
-import type { WalletLine } from '../store/reads.js';
 
 export interface WalletRow {
   ts: string;

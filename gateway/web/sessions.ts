@@ -15,7 +15,7 @@
 // is refused with 403.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
-import type { Store, Tx } from '../store/store.js';
+import type { Store, Tx } from '../store/types.js';
 import { table } from '../store/state.js';
 import { sha256Hex } from '../accounts/keys.js';
 import { clearCookie, readCookies, setCookie } from './cookies.js';

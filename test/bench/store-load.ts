@@ -2,7 +2,7 @@
 // posting, the typical money-moving transaction), and commits per second at N writers, for
 // any backend that opens a Store (the JSON-file store, the PostgreSQL store) and, for the
 // A/B against an older tree (store-ab-child.ts), with that tree's own ledger functions.
-import type { Store } from '../../gateway/store/store.ts';
+import type { Store } from '../../gateway/store/types.ts';
 import * as own from '../../gateway/ledger/ledger.ts';
 
 /** The ledger functions the load calls (this tree's, or an older tree's for its own store). */

@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { creditWallet } from '../../gateway/ledger/ledger.ts';
-import { Store, type Tx } from '../../gateway/store/store.ts';
+import { Store } from '../../gateway/store/store.ts';
+import type { Tx } from '../../gateway/store/types.ts';
 import { PgStore } from '../../gateway/store/pg/store.ts';
 import { runCli, tempDir, testDatabaseFor } from './helpers.ts';
 

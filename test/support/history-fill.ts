@@ -4,7 +4,7 @@
 // finalized row (about 1.1 kB) and an API log record, exactly the ops the payments engine
 // writes; chat usage is a wallet debit and a usage record. Used by the history tests and by
 // `npm run bench:store`.
-import type { Store } from '../../gateway/store/store.ts';
+import type { Store } from '../../gateway/store/types.ts';
 import {
   FUNDING_TOPUP,
   captureHold,

@@ -6,7 +6,7 @@ import { paymentsConfigSchema } from '../../gateway/payments/config.ts';
 import { PaymentEngine, type PaymentIntent } from '../../gateway/payments/engine/engine.ts';
 import { renderRecharge } from '../../gateway/payments/recharge/views.ts';
 import type { PaymentProvider, ProviderResult } from '../../gateway/providers/types.ts';
-import type { Store } from '../../gateway/store/store.ts';
+import type { Store } from '../../gateway/store/types.ts';
 import { testAccount } from './store-fixtures.ts';
 
 export const CRASH_ACCOUNT = testAccount('acc_crash');

@@ -1,6 +1,6 @@
 // Finalized transactions finalized again, as the payments engine does when a success is
 // reversed days later: the row set final once more with `revision` and its new status.
-import type { Store } from '../../gateway/store/store.ts';
+import type { Store } from '../../gateway/store/types.ts';
 
 export async function reviseTxns(store: Store, ids: readonly string[]): Promise<void> {
   for (const id of ids) {

@@ -18,7 +18,8 @@ import { Metrics } from '../../gateway/http/metrics.ts';
 import { createLogger } from '../../gateway/log.ts';
 import { createPayments } from '../../gateway/payments/index.ts';
 import { createTopups } from '../../gateway/topups/index.ts';
-import { Store } from '../../gateway/store/store.ts';
+import { FileStore } from '../../gateway/store/store.ts';
+import type { Store } from '../../gateway/store/types.ts';
 import type { Clock } from '../../gateway/kernel/clock.ts';
 import { Sealer, newKey } from '../../gateway/util/sealed.ts';
 import { createDashboard } from '../../gateway/web/router.ts';
@@ -109,7 +110,7 @@ export function inProcessGateway(
 
 export async function routeTable(): Promise<Route[]> {
   const data_dir = tempDir('aihub-routes-');
-  const store = await Store.open(data_dir);
+  const store = await FileStore.open(data_dir);
   try {
     const { gateway, close } = inProcessGateway(store, data_dir);
     const routes: Route[] = chatRouteDocs.map((doc) => ({
@@ -141,7 +142,7 @@ export async function serveInProcess(
   admin_token: string,
   options: { clock: Clock; config_file: string },
 ): Promise<{ url: string; store: Store; stop: () => Promise<void> }> {
-  const store = await Store.open(data_dir, { now: () => options.clock.now() });
+  const store = await FileStore.open(data_dir, { now: () => options.clock.now() });
   const token_hash = createHash('sha256').update(admin_token).digest('hex');
   const built = inProcessGateway(store, data_dir, token_hash, options);
   const server = createServer(built.gateway.handler);

@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import { requireAccount } from '../../accounts/accounts.js';
 import { parseWhitelistEntry, type PrefixFloor } from '../../accounts/ip-whitelist.js';
 import { ApiError, badRequest, conflict, notFound } from '../../http/errors.js';
-import type { Store, Tx } from '../../store/store.js';
+import type { Store, Tx } from '../../store/types.js';
 import type { Sealer } from '../../util/sealed.js';
 import type { PaymentEngine } from '../engine/engine.js';
 import type { AuditEntry } from '../logs.js';

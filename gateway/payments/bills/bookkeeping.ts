@@ -1,5 +1,5 @@
 // Bill payment's own bookkeeping in the engine's commits (registered in payments/index.ts).
-import type { Tx } from '../../store/store.js';
+import type { Tx } from '../../store/types.js';
 import type { PaymentTxn, TxnStatus } from '../engine/tables.js';
 import { UNDONE_STATUSES } from '../engine/transactions.js';
 

@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import { ApiError, badRequest, conflict, notFound } from '../../http/errors.js';
 import { lookup, lookupSignal } from '../lookups.js';
 import type { Account } from '../../store/state.js';
-import type { Tx } from '../../store/store.js';
+import type { Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
 import { type AmountError, microsToUnits, unitsToMicros } from '../../util/money.js';
 import type { Biller } from './config.js';

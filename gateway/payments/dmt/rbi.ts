@@ -14,7 +14,7 @@ import type { z } from 'zod';
 import { ApiError, badRequest, conflict, notFound } from '../../http/errors.js';
 import { ChainAbortedError, runLookupChain } from '../../providers/chain.js';
 import type { Account } from '../../store/state.js';
-import type { Tx } from '../../store/store.js';
+import type { Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
 import { microsToUnits } from '../../util/money.js';
 import type { PaymentsContext } from '../context.js';

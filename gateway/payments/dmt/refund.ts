@@ -18,7 +18,7 @@ import {
   type ProviderRefunds,
 } from '../../providers/types.js';
 import type { Account } from '../../store/state.js';
-import type { Tx } from '../../store/store.js';
+import type { Tx } from '../../store/types.js';
 import { microsToUnits } from '../../util/money.js';
 import type { PaymentsContext } from '../context.js';
 import { providerRequest } from '../engine/engine.js';

@@ -28,8 +28,7 @@ import type {
   ProviderResult,
   StatusResult,
 } from '../../providers/types.js';
-import type { Store, Tx } from '../../store/store.js';
-import type { RecentTxn } from '../../store/reads.js';
+import type { RecentTxn, Store, Tx } from '../../store/types.js';
 import {
   IDEMPOTENCY_IN_FLIGHT,
   rowOf,
@@ -1040,16 +1039,17 @@ export class PaymentEngine {
    */
   private async check(seen: PaymentTxn): Promise<void> {
     const { store } = this.deps;
-    if (!store.isShared()) return this.checkClaimed(seen);
     const lease_ms = this.takeoverMs(seen) + 60_000;
-    if ((await store.claim('reconcile', [seen.id], lease_ms)).length === 0) return;
-    try {
-      const txn = await store.fetch('payment_txns', seen.id);
-      // Whatever a check applies to (pending, or on hold awaiting a status: checkable).
-      if (txn && checkable(txn)) await this.checkClaimed(txn);
-    } finally {
-      await store.release('reconcile', [seen.id]).catch(() => {});
-    }
+    await store.withClaim(
+      { kind: 'reconcile', id: seen.id, lease_ms },
+      seen,
+      async () => {
+        const txn = await store.fetch('payment_txns', seen.id);
+        // Whatever a check applies to (pending, or on hold awaiting a status: checkable).
+        return txn && checkable(txn) ? txn : null;
+      },
+      (txn) => this.checkClaimed(txn),
+    );
   }
 
   private async checkClaimed(txn: PaymentTxn): Promise<void> {

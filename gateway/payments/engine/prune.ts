@@ -10,7 +10,7 @@
 // store's row order (no listing of a table's keys at once); a table whose rows cannot expire
 // (no idempotency window) is not given to the pruner at all.
 import type { Logger } from '../../log.js';
-import type { Store, Tx } from '../../store/store.js';
+import type { Store, Tx } from '../../store/types.js';
 import { rowOf, table as tableOf, type Row, type TableName } from '../../store/state.js';
 
 export interface PruneTarget<T extends TableName = TableName> {

@@ -5,7 +5,7 @@
 // same, from override:<service> to the distributor's wallet). Every id lands in `postings`,
 // so a reversal that mirrors each of them gives back every part, taxes included.
 import { captureHold, creditWallet, debitWallet } from '../../ledger/ledger.js';
-import type { Tx } from '../../store/store.js';
+import type { Tx } from '../../store/types.js';
 import type { Earning, PaymentTxn } from './tables.js';
 import { taxEntries } from './tax.js';
 

@@ -1,8 +1,7 @@
 // The one selection of payment transactions (service, status, number or mobile, transaction
 // id, date range): the account's list, the admin list, the reports and the dashboard use it.
 import { z } from 'zod';
-import type { Store } from '../../store/store.js';
-import type { Page, ReadSnapshot } from '../../store/reads.js';
+import type { Page, ReadSnapshot, Store } from '../../store/types.js';
 import type { Pacer } from '../../store/turns.js';
 import { TXN_STATUSES, type PaymentTxn } from './tables.js';
 

@@ -10,7 +10,7 @@ import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP } from 'node:net';
 import type { Clock } from '../../kernel/clock.js';
 import type { Logger } from '../../log.js';
-import type { Store, Tx } from '../../store/store.js';
+import type { Store, Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
 import type { Sealer } from '../../util/sealed.js';
 import { webhookSecretAad } from '../sealing.js';
@@ -363,20 +363,20 @@ export class WebhookSender {
    */
   private async attempt(seen: WebhookDelivery): Promise<void> {
     const { store } = this.deps;
-    if (!store.isShared()) return this.attemptClaimed(seen);
     const lease_ms = this.deps.config.webhooks.timeout_ms + 60_000;
-    if ((await store.claim('webhook', [seen.id], lease_ms)).length === 0) return;
-    try {
-      const delivery = await store.fetch('webhook_deliveries', seen.id);
-      if (!delivery) {
-        this.due.delete(seen.id);
-        return;
-      }
-      if (Date.parse(delivery.next_at) <= this.deps.clock.now().getTime())
-        await this.attemptClaimed(delivery);
-    } finally {
-      await store.release('webhook', [seen.id]).catch(() => {});
-    }
+    await store.withClaim(
+      { kind: 'webhook', id: seen.id, lease_ms },
+      seen,
+      async () => {
+        const delivery = await store.fetch('webhook_deliveries', seen.id);
+        if (!delivery) {
+          this.due.delete(seen.id);
+          return null;
+        }
+        return Date.parse(delivery.next_at) <= this.deps.clock.now().getTime() ? delivery : null;
+      },
+      (delivery) => this.attemptClaimed(delivery),
+    );
   }
 
   private async attemptClaimed(delivery: WebhookDelivery): Promise<void> {

@@ -4,7 +4,7 @@
 // rows with that number, never the table): by PAN (kept in clear in the submission already,
 // it is printed on TDS statements) and by the Aadhaar number's fingerprint (the number itself
 // is never kept: Sealer.fingerprint, a keyed one-block encryption that tells equality only).
-import type { Store } from '../../store/store.js';
+import type { Store } from '../../store/types.js';
 import type { Sealer } from '../../util/sealed.js';
 import type { KycSubmission } from '../engine/tables.js';
 

@@ -8,7 +8,7 @@
 // later month, is first asked for. Numbers come from one row (`gst_invoicing`), in commits of
 // at most ISSUE_CHUNK accounts: per series and financial year they are consecutive from 1,
 // with no gap and no repeat, and asking again reads what was issued.
-import type { Store, Tx } from '../../store/store.js';
+import type { Store, Tx } from '../../store/types.js';
 import type { Pacer } from '../../store/turns.js';
 import type { Pricing } from '../network/pricing.js';
 import { operatorParty } from '../statements/statements.js';

@@ -14,7 +14,7 @@ import { hashPassword } from '../../accounts/password.js';
 import { ApiError, badRequest, conflict, notFound } from '../../http/errors.js';
 import { InsufficientBalanceError, transferWallet } from '../../ledger/ledger.js';
 import type { Account } from '../../store/state.js';
-import type { Store, Tx } from '../../store/store.js';
+import type { Store, Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
 import { microsToUnits } from '../../util/money.js';
 import type { Audit } from '../admin/commands.js';

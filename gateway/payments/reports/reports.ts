@@ -8,15 +8,15 @@
 // (`store.reads`): the rows in its date range, found through the history indexes, never a
 // pass over the whole history.
 import { ledgerOf } from '../engine/ledger-effect.js';
-import type { Store } from '../../store/store.js';
 import type {
   LogSelect,
   Page,
   ReadSnapshot,
+  Store,
   UsageSelect,
   WalletLine,
   WalletSelect,
-} from '../../store/reads.js';
+} from '../../store/types.js';
 import type { HistoryRecord } from '../../store/state.js';
 import type { Pacer } from '../../store/turns.js';
 import type { PaymentService } from '../../providers/types.js';

@@ -12,8 +12,7 @@
 //
 // `ledgerMovements` is the reusable read: the movements of chosen ledger accounts in one
 // account's postings over a period, through the store's index of its wallet postings.
-import type { ReadSnapshot } from '../../store/reads.js';
-import type { Store } from '../../store/store.js';
+import type { ReadSnapshot, Store } from '../../store/types.js';
 import type { Posting } from '../../store/state.js';
 import type { Pacer } from '../../store/turns.js';
 import { TDS_ACCOUNT } from '../engine/settle.js';

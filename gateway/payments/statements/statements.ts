@@ -7,7 +7,7 @@
 //   of the financial year, per transaction and per month (section 194H).
 // The admin's TDS statement of a quarter covers every account (every wallet posting of the
 // quarter), one row per deductee. Periods are calendar months in IST.
-import type { Store } from '../../store/store.js';
+import type { Store } from '../../store/types.js';
 import type { Posting } from '../../store/state.js';
 import type { Pacer } from '../../store/turns.js';
 import { microsToUnits } from '../../util/money.js';

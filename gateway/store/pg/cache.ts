@@ -19,7 +19,7 @@ import {
   type State,
   type TableName,
 } from '../state.js';
-import type { Tx } from '../store.js';
+import type { Tx } from '../types.js';
 import {
   SEP,
   USAGE_TABLE,

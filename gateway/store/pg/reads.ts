@@ -7,28 +7,28 @@
 // A filter that is a JavaScript function (`match`) reads the candidates of its range a chunk at
 // a time, as the JSON-file store does; the others are WHERE clauses.
 import type pg from 'pg';
-import type { KeyStats } from '../archive.js';
 import { METHOD_CODES, SERVICE_CODES } from '../archive.js';
-import {
-  PagePick,
-  ReadSnapshot,
-  type AuditSelect,
-  type LogResult,
-  type LogSelect,
-  type Page,
-  type StoreReads,
-  type RecentTxn,
-  type TxnRow,
-  type TxnSelect,
-  type UsageResult,
-  type UsageSelect,
-  type WalletLine,
-  type WalletResult,
-  type WalletSelect,
-} from '../reads.js';
-import type { HistoryRecord, Posting } from '../state.js';
+import { PagePick } from '../reads.js';
+import { ReadSnapshot } from '../snapshot.js';
+import type {
+  KeyStats,
+  AuditSelect,
+  LogResult,
+  LogSelect,
+  Page,
+  StoreReads,
+  RecentTxn,
+  TxnRow,
+  TxnSelect,
+  UsageResult,
+  UsageSelect,
+  WalletLine,
+  WalletResult,
+  WalletSelect,
+} from '../types.js';
+import type { HistoryRecord, Posting, Row, State, TableName } from '../state.js';
 import { Turns, type Pacer } from '../turns.js';
-import type { PgStore } from './store.js';
+import type { Outage } from './outage.js';
 import { holdsNul } from './keys.js';
 import { StoreUnavailableError } from '../../kernel/errors.js';
 
@@ -103,10 +103,22 @@ function txnTag(select: TxnSelect): string {
   return 'all';
 }
 
+/**
+ * What the PostgreSQL history reads use of their store (PgStore): its pool, its outage
+ * watch and statement count, and reads through its cache (a row's `match` test).
+ */
+export interface PgReadsSource {
+  readonly pool: pg.Pool;
+  readonly outage: Outage;
+  sent(kind: 'history'): void;
+  read<T>(fn: (state: State) => T): Promise<T>;
+  get<T extends TableName>(name: T, id: string): Row<T> | undefined;
+}
+
 export class PgReads implements StoreReads {
   readonly turns = new Turns();
 
-  constructor(private readonly store: PgStore) {}
+  constructor(private readonly store: PgReadsSource) {}
 
   snapshot(): ReadSnapshot {
     return new ReadSnapshot();

@@ -20,9 +20,16 @@ import { StoreOutcomeUnknownError, StoreUnavailableError } from '../../kernel/er
 import { requestScope, type RequestScope } from '../../kernel/request-scope.js';
 import { acquireLock } from '../lock.js';
 import { ensurePrivateDataDir } from '../private-files.js';
-import type { StoreReads } from '../reads.js';
+import type {
+  IndexOptions,
+  PageOptions,
+  Store,
+  StoreReads,
+  StoreStats,
+  TableIndex,
+  Tx,
+} from '../types.js';
 import type { Row, State, TableName } from '../state.js';
-import type { IndexOptions, PageOptions, Store, StoreStats, TableIndex, Tx } from '../store.js';
 import { BlockingQueries } from './blocking.js';
 import { BatchState, CacheTx, PgCache, Run } from './cache.js';
 import { batchText, batchWrites, COMMIT_STATEMENT, encodeBatch } from './commit.js';
@@ -1456,6 +1463,21 @@ export class PgStore implements Store {
       [kind, ids, `${this.options.gateway_id}/${this.claimant}`],
       'claim',
     );
+  }
+
+  async withClaim<R>(
+    item: { kind: string; id: string; lease_ms: number },
+    _seen: R,
+    reread: () => Promise<R | null>,
+    work: (row: R) => Promise<void>,
+  ): Promise<void> {
+    if ((await this.claim(item.kind, [item.id], item.lease_ms)).length === 0) return;
+    try {
+      const row = await reread();
+      if (row !== null) await work(row);
+    } finally {
+      await this.release(item.kind, [item.id]).catch(() => {});
+    }
   }
 
   /** Claims a signed request's signature until `until_ms` (issue #25): true when no claim of it is in force. */

@@ -8,7 +8,7 @@ import { parseWith } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
 import { authorize } from '../../payments/auth.js';
 import { auditInTx } from '../../payments/logs.js';
-import type { Store } from '../../store/store.js';
+import type { Store } from '../../store/types.js';
 import type { VirtualAccounts } from './service.js';
 import type { TopupVirtualAccount } from './tables.js';
 

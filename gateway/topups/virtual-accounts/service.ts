@@ -13,7 +13,7 @@
 import { ApiError, notFound } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
 import { FUNDING_TOPUP, creditWallet } from '../../ledger/ledger.js';
-import type { Store, Tx } from '../../store/store.js';
+import type { Store, Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
 import { microsToUnits } from '../../util/money.js';
 import type { Config } from '../../config.js';

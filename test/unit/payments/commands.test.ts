@@ -23,7 +23,7 @@ import { rechargeCommands } from '../../../gateway/payments/recharge/commands.ts
 import type { RechargeLookups } from '../../../gateway/payments/recharge/lookup.ts';
 import { rechargeBody } from '../../../gateway/payments/recharge/schemas.ts';
 import type { Account } from '../../../gateway/store/state.ts';
-import { Store } from '../../../gateway/store/store.ts';
+import { FileStore as Store } from '../../../gateway/store/store.ts';
 import { systemClock } from '../../../gateway/kernel/clock.ts';
 import { Sealer, newKey } from '../../../gateway/util/sealed.ts';
 import { tempDir } from '../../support/temp.ts';

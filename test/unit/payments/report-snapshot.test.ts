@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { Store } from '../../../gateway/store/store.ts';
+import { FileStore as Store } from '../../../gateway/store/store.ts';
 import type { JsonFileReads } from '../../../gateway/store/reads.ts';
 import type { PaymentTxn } from '../../../gateway/payments/engine/tables.ts';
 import {

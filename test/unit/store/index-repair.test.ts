@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
-import { Store } from '../../../gateway/store/store.ts';
+import { FileStore as Store } from '../../../gateway/store/store.ts';
 import { INDEX_DIR } from '../../../gateway/store/archive.ts';
 import { ID_BLOCK_BYTES, ID_RUN_DIR } from '../../../gateway/store/id-runs.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';

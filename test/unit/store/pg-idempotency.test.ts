@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { openPgStore } from '../../../gateway/store/pg/store.ts';
 import { verifyPg } from '../../../gateway/store/pg/tools.ts';
-import type { Store } from '../../../gateway/store/store.ts';
+import type { Store } from '../../../gateway/store/types.ts';
 import { FUNDING_TOPUP, balanceMicros, creditWallet } from '../../../gateway/ledger/ledger.ts';
 import { startPostgres, type PostgresCluster } from '../../support/postgres.ts';
 

@@ -8,7 +8,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import pg from 'pg';
-import { Store as FileStore, type Store } from '../../../gateway/store/store.ts';
+import { FileStore } from '../../../gateway/store/store.ts';
+import type { Store } from '../../../gateway/store/types.ts';
 import { StoreUnavailableError } from '../../../gateway/kernel/errors.ts';
 import {
   OPTIMISTIC_TRIES,

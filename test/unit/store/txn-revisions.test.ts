@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { rmSync, statSync, truncateSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { Store } from '../../../gateway/store/store.ts';
+import { FileStore as Store } from '../../../gateway/store/store.ts';
 import { ALL, INDEX_DIR } from '../../../gateway/store/archive.ts';
 import { verifyDataDir } from '../../../gateway/store/verify.ts';
 import { fillAccount, fillNow, fillPayments, fillTxnId } from '../../support/history-fill.ts';

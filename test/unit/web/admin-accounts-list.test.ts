@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAccount } from '../../../gateway/accounts/accounts.ts';
 import { sha256Hex } from '../../../gateway/accounts/keys.ts';
-import { Store } from '../../../gateway/store/store.ts';
+import { FileStore as Store } from '../../../gateway/store/store.ts';
 import { SEARCH_SCAN_ROWS } from '../../../gateway/web/pages/admin.ts';
 import { inProcessGateway } from '../../support/route-table.ts';
 import { tempDir } from '../../support/temp.ts';
