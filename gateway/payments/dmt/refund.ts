@@ -94,22 +94,9 @@ export async function requestRefundOtp(
   if (provider) return requestProviderOtp(ctx, account, txn_id, provider);
   requireSms(ctx);
   const otp = newOtp(rules.digits);
-  const recorded = await store.transact((tx) => {
-    const txn = refundable(tx, account, txn_id);
-    const mobile = String(txn.details.mobile);
-    const existing = tx.get('dmt_refund_otps', txn.id);
-    refuseOtpTooSoon(existing?.sends ?? null, mobile, tx.now.getTime(), rules);
-    const row: RefundOtp = {
-      txn_id: txn.id,
-      account_id: account.id,
-      mobile,
-      otp: issueOtp(otp, tx.now.getTime(), rules.ttl_ms),
-      sends: countOtpSend(existing?.sends ?? null, tx.now.toISOString()),
-    };
-    tx.set('dmt_refund_otps', txn.id, row);
-    return { txn, row };
-  });
-  const { txn, row } = recorded;
+  const { txn, row } = await store.transact((tx) =>
+    countRefundOtp(tx, account, txn_id, rules, (now_ms) => issueOtp(otp, now_ms, rules.ttl_ms)),
+  );
   if (live) {
     const text = REFUND_SMS.replaceAll('{otp}', otp)
       .replaceAll('{amount}', String(microsToUnits(txn.amount_micros)))
@@ -212,6 +199,32 @@ async function askProvider(
 }
 
 /** The provider sends the remitter its refund OTP; the send counted against the same limits as ours. */
+/**
+ * One refund OTP send for a refundable transfer, in the commit that records it: refused while
+ * the last send is too recent, counted, with the code `issue` gives (null: the provider's own).
+ */
+function countRefundOtp(
+  tx: Tx,
+  account: Account,
+  txn_id: string,
+  rules: Ctx['settings']['dmt']['otp'],
+  issue: (now_ms: number) => RefundOtp['otp'],
+): { txn: PaymentTxn; row: RefundOtp } {
+  const txn = refundable(tx, account, txn_id);
+  const mobile = String(txn.details.mobile);
+  const existing = tx.get('dmt_refund_otps', txn.id);
+  refuseOtpTooSoon(existing?.sends ?? null, mobile, tx.now.getTime(), rules);
+  const row: RefundOtp = {
+    txn_id: txn.id,
+    account_id: account.id,
+    mobile,
+    otp: issue(tx.now.getTime()),
+    sends: countOtpSend(existing?.sends ?? null, tx.now.toISOString()),
+  };
+  tx.set('dmt_refund_otps', txn.id, row);
+  return { txn, row };
+}
+
 async function requestProviderOtp(
   ctx: Ctx,
   account: Account,
@@ -220,22 +233,10 @@ async function requestProviderOtp(
 ): Promise<{ txn: PaymentTxn; otp: string; expires_at: string; mobile: string }> {
   const { store, settings } = ctx;
   const rules = settings.dmt.otp;
-  const counted = await store.transact((tx) => {
-    const txn = refundable(tx, account, txn_id);
-    const mobile = String(txn.details.mobile);
-    const existing = tx.get('dmt_refund_otps', txn.id);
-    refuseOtpTooSoon(existing?.sends ?? null, mobile, tx.now.getTime(), rules);
-    const row: RefundOtp = {
-      txn_id: txn.id,
-      account_id: account.id,
-      mobile,
-      otp: null,
-      sends: countOtpSend(existing?.sends ?? null, tx.now.toISOString()),
-    };
-    tx.set('dmt_refund_otps', txn.id, row);
-    return { txn, row };
-  });
-  const { txn, row } = counted;
+  // The provider sends (and checks) its own code: only the send is counted here.
+  const { txn, row } = await store.transact((tx) =>
+    countRefundOtp(tx, account, txn_id, rules, () => null),
+  );
   const query = { ...providerRequest(txn), provider_ref: txn.provider_ref };
   const uncount = () =>
     store.transact((tx) => {
