@@ -2,7 +2,7 @@
 // failures become ProviderUnavailableError, so the chain fails over or enquires), the answer
 // read up to a byte limit, transport-level statuses (5xx, 429, 408) told apart from business
 // answers, headers with a credential from the environment, and dotted-path access to JSON.
-import { ProviderUnavailableError } from './types.js';
+import { CallbackRefusedError, ProviderUnavailableError } from './types.js';
 
 /** Fixed headers plus an optional credential header from an environment variable. */
 export interface UpstreamHeaderConfig {
@@ -39,6 +39,17 @@ export function envSecret(env: NodeJS.ProcessEnv, name: string, who: string): st
     throw new ProviderUnavailableError(
       'misconfigured',
       `${who}: environment variable ${name} is not set`,
+    );
+  return value;
+}
+
+/** A secret a callback is checked with; unset, the callback is refused (401), never believed. */
+export function callbackSecret(env: NodeJS.ProcessEnv, name: string, provider: string): string {
+  const value = env[name];
+  if (!value)
+    throw new CallbackRefusedError(
+      'unauthenticated',
+      `callbacks of ${provider} cannot be checked: ${name} is not set`,
     );
   return value;
 }

@@ -5,7 +5,14 @@
 // so money is never released on a guess.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { microsToUnits } from '../../util/money.js';
-import { decodeJson, getPath, send, setPath, upstreamHeaders } from '../transport.js';
+import {
+  callbackSecret,
+  decodeJson,
+  getPath,
+  send,
+  setPath,
+  upstreamHeaders,
+} from '../transport.js';
 import type { HttpProviderConfig } from './config.js';
 import {
   CallbackRefusedError,
@@ -286,13 +293,7 @@ class HttpCallbacks implements ProviderCallbacks {
   }
 
   private secret(name: string): string {
-    const value = this.env[name];
-    if (!value)
-      throw new CallbackRefusedError(
-        'unauthenticated',
-        `callbacks of ${this.config.name} cannot be checked: ${name} is not set`,
-      );
-    return value;
+    return callbackSecret(this.env, name, this.config.name);
   }
 
   checkHead(headers: Readonly<Record<string, string | string[] | undefined>>): void {

@@ -4,7 +4,7 @@
 // PaySprint's own requests are proved: a JWT in the `Token` header, HS256 with the partner's
 // JWT secret, our partner id, a timestamp no older than `token_max_age_s`, and a `reqid` not
 // seen before within that window (a replayed callback is refused).
-import { getPath } from '../transport.js';
+import { callbackSecret, getPath } from '../transport.js';
 import { CallbackRefusedError, type ProviderCallbacks, type ProviderEvent } from '../types.js';
 import { readJwt } from './auth.js';
 import type { PaysprintProviderConfig } from './config.js';
@@ -26,13 +26,7 @@ export class PaysprintCallbacks implements ProviderCallbacks {
   }
 
   private secret(name: string): string {
-    const value = this.env[name];
-    if (!value)
-      throw new CallbackRefusedError(
-        'unauthenticated',
-        `callbacks of ${this.config.name} cannot be checked: ${name} is not set`,
-      );
-    return value;
+    return callbackSecret(this.env, name, this.config.name);
   }
 
   /** The token's reqid and when it goes stale, or CallbackRefusedError. */
