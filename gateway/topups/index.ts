@@ -29,9 +29,10 @@ export function createTopups(deps: RoomDeps, env: NodeJS.ProcessEnv = process.en
     logger,
     currency: config.currency,
   });
-  // The reconciliation pass and the operator's list read the top-ups by status (an account's
-  // own list is topup_recent).
+  // The reconciliation pass and the operator's list read the top-ups by status, and the pass
+  // the failed ones still awaiting a check by `awaiting` (an account's own list is topup_recent).
   store.indexBy('topups', 'status');
+  store.indexBy('topups', 'awaiting');
   const virtual_accounts = new VirtualAccounts({ config, store, logger, provider });
   const service_deps = {
     config,

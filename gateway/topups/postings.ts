@@ -13,7 +13,13 @@ import { taxEntries } from '../payments/engine/tax.js';
 import type { Tx } from '../store/types.js';
 import { newId } from '../util/ids.js';
 import { microsToUnits } from '../util/money.js';
-import { rememberStatus, type Topup, type TopupAlert, type TopupStatus } from './tables.js';
+import {
+  rememberStatus,
+  withChecks,
+  type Topup,
+  type TopupAlert,
+  type TopupStatus,
+} from './tables.js';
 import type { PayerDetails, ProviderPayment, TopupProviderName } from './types.js';
 
 /** Where a top-up's convenience fee (its taxable value) goes; its GST goes to gst:* (both on the month's GST invoice). */
@@ -40,13 +46,13 @@ export function auditTopup(
 /** The top-up with its status moved (history kept, bounded) and audited. */
 export function moveTopup(tx: Tx, topup: Topup, status: TopupStatus, note: string): Topup {
   const at = tx.now.toISOString();
-  const next: Topup = {
+  const next: Topup = withChecks({
     ...topup,
     status,
     note: note.slice(0, 300),
     updated_at: at,
     history: [...topup.history, { status, at, note: note.slice(0, 300) }].slice(-HISTORY_LIMIT),
-  };
+  });
   tx.set('topups', topup.id, next);
   if (status !== topup.status) rememberStatus(tx, status, topup.id);
   auditTopup(tx, `topup.${status}`, topup.account_id, `${topup.id} ${topup.provider} ${note}`);

@@ -50,9 +50,11 @@ export class Reconciler {
   private async pass(): Promise<void> {
     const { store, clock, config } = this.deps;
     const now_ms = clock.now().getTime();
+    // Created top-ups leave that status when they expire; failed ones stay failed, so they are
+    // read by `awaiting` (set while a check is due): the pass reads the open ones only.
     const [created, failed] = await Promise.all([
       store.list('topups', 'status', 'created'),
-      store.list('topups', 'status', 'failed'),
+      store.list('topups', 'awaiting', 'check'),
     ]);
     const due = [...created, ...failed]
       .filter((t) => t.checks.next_at !== null && Date.parse(t.checks.next_at) <= now_ms)

@@ -23,7 +23,7 @@ import {
 } from './postings.js';
 import type { TopupView } from './room.js';
 import type { Topup, TopupAlert, TopupStatus } from './tables.js';
-import { RECENT_TOPUPS, rememberRecent } from './tables.js';
+import { RECENT_TOPUPS, rememberRecent, withChecks } from './tables.js';
 import {
   ProviderCallError,
   type CreatedOrder,
@@ -522,17 +522,21 @@ export class TopupService {
         if (row.status === 'created') {
           this.uncountToday(tx, row);
           moveTopup(tx, stopped, 'expired', 'never paid');
-        } else tx.set('topups', row.id, stopped);
+        } else tx.set('topups', row.id, withChecks(stopped));
         return;
       }
       const backoff_ms = Math.min(
         config.topups.reconcile.interval_ms * 2 ** Math.min(count, 4),
         config.topups.reconcile.expire_after_ms,
       );
-      tx.set('topups', row.id, {
-        ...row,
-        checks: { count, next_at: new Date(now_ms + backoff_ms).toISOString() },
-      });
+      tx.set(
+        'topups',
+        row.id,
+        withChecks({
+          ...row,
+          checks: { count, next_at: new Date(now_ms + backoff_ms).toISOString() },
+        }),
+      );
     });
   }
 }

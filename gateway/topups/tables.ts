@@ -59,6 +59,12 @@ export interface Topup {
   updated_at: string;
   /** The reconciliation pass: when to ask the provider next, and how often it asked. */
   checks: { count: number; next_at: string | null };
+  /**
+   * `'check'` while a `failed` top-up still has a check due (a retry on its order may pay);
+   * absent otherwise (set by `withChecks`). The pass lists failed top-ups by this field, so
+   * it reads the few still open, not every top-up that ever failed.
+   */
+  awaiting?: 'check';
   history: Array<{ status: TopupStatus; at: string; note: string }>;
 }
 
@@ -107,6 +113,18 @@ export function rememberStatus(tx: Tx, status: TopupStatus, topup_id: string): v
     status,
     [topup_id, ...ids.filter((id) => id !== topup_id)].slice(0, STATUS_WINDOW),
   );
+}
+
+/**
+ * The top-up with `awaiting` matching its status and checks: the one rule for the index the
+ * reconciliation pass reads failed top-ups by (created ones it reads by status: they leave
+ * that status when they expire).
+ */
+export function withChecks(topup: Topup): Topup {
+  const { awaiting: _was, ...rest } = topup;
+  return topup.status === 'failed' && topup.checks.next_at !== null
+    ? { ...rest, awaiting: 'check' }
+    : rest;
 }
 
 /** Records a new top-up as the account's newest and as `created`, in the commit that makes it (the lists stay bounded). */

@@ -361,6 +361,23 @@ describe('the reconciliation pass', () => {
     assert.equal(await balance(gateway, user.key), 120);
   });
 
+  test('a failed attempt, then a payment whose webhook is lost: the pass credits it', async () => {
+    const user = await createFundedAccount(gateway);
+    const created = await startTopup(gateway, user.key, 75);
+    const hook = `${gateway.url}/webhooks/razorpay`;
+    const failure = razorpay.webhook('payment.failed', {
+      payment: razorpay.fail(created.order_id),
+    });
+    assert.equal((await razorpay.deliver(hook, failure)).status, 200);
+    assert.equal((await topup(gateway, user.key, created.topup_id)).status, 'failed');
+    razorpay.pay(created.order_id); // no webhook
+    await waitFor(
+      async () => (await topup(gateway, user.key, created.topup_id)).status === 'credited',
+      async () => `still ${JSON.stringify(await topup(gateway, user.key, created.topup_id))}`,
+    );
+    assert.equal(await balance(gateway, user.key), 75);
+  });
+
   test('Razorpay down: the pass keeps asking, credits nothing, and credits once it answers', async () => {
     const user = await createFundedAccount(gateway);
     const created = await startTopup(gateway, user.key, 45);

@@ -11,6 +11,7 @@ import {
   createRazorpay,
   signatureMatches,
 } from '../../../gateway/topups/providers/razorpay/index.ts';
+import { withChecks, type Topup } from '../../../gateway/topups/tables.ts';
 import { WebhookRejected } from '../../../gateway/topups/types.ts';
 
 function config(input: Record<string, unknown>): Config {
@@ -124,4 +125,20 @@ test('Razorpay webhooks read into the room’s events, paise into micro-units', 
     () => provider.readWebhook({}, captured.body),
     (error: unknown) => error instanceof WebhookRejected && error.reason === 'bad_signature',
   );
+});
+
+test('the reconciliation index holds a failed top-up only while a check is due (not every failure ever)', () => {
+  const row = (status: Topup['status'], next_at: string | null, awaiting?: 'check') =>
+    ({
+      id: 'tup_x',
+      status,
+      checks: { count: 1, next_at },
+      ...(awaiting ? { awaiting } : {}),
+    }) as Topup;
+  const due = '2026-12-07T10:00:00.000Z';
+  assert.equal(withChecks(row('failed', due)).awaiting, 'check');
+  // Expired (no check due), credited, or never failed: out of the index.
+  assert.equal('awaiting' in withChecks(row('failed', null, 'check')), false);
+  assert.equal('awaiting' in withChecks(row('credited', due, 'check')), false);
+  assert.equal('awaiting' in withChecks(row('created', due)), false);
 });
