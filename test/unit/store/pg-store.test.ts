@@ -19,6 +19,7 @@ import {
 } from '../../../gateway/store/pg/store.ts';
 import { balanceKey } from '../../../gateway/store/pg/keys.ts';
 import { MIGRATIONS, migrateSchema } from '../../../gateway/store/pg/schema.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../../gateway/payments/history-tags.ts';
 import { migrateDataDir, migrateOldLayout, verifyPg } from '../../../gateway/store/pg/tools.ts';
 import { readJournal } from '../../../gateway/store/journal.ts';
 import { JOURNAL_DIR } from '../../../gateway/store/store.ts';
@@ -280,14 +281,17 @@ async function checkMoved(url: string, txn: Record<string, unknown>): Promise<vo
 test('migrate: a JSON-file data dir (postings, a finalized payment, usage history, sessions) moves into PostgreSQL and both sides agree', async () => {
   const { data_dir, txn } = await seedDataDir();
   const url = await cluster.createDatabase();
-  const report = await migrateDataDir(data_dir, url);
+  const report = await migrateDataDir(data_dir, url, PAYMENT_HISTORY_TAGS);
   assert.deepEqual(report.differences, []);
   assert.ok(report.ok);
   assert.equal(report.records, 6);
   assert.ok(report.verify.ok);
   await checkMoved(url, txn);
   // A second migrate into the same database is refused, and the source is untouched.
-  await assert.rejects(migrateDataDir(data_dir, url), /already holds a store/);
+  await assert.rejects(
+    migrateDataDir(data_dir, url, PAYMENT_HISTORY_TAGS),
+    /already holds a store/,
+  );
 });
 
 test('migrate: a database of the #18 layout (public.aihub_log behind aihub_head) moves into the new tables; a gateway refuses the old layout until then', async () => {
@@ -316,7 +320,7 @@ test('migrate: a database of the #18 layout (public.aihub_log behind aihub_head)
     await client.end();
   }
   await assert.rejects(open(url), /earlier layout .*aihub-gateway migrate --database-url/);
-  const report = await migrateOldLayout(url);
+  const report = await migrateOldLayout(url, PAYMENT_HISTORY_TAGS);
   assert.deepEqual(report.differences, []);
   assert.ok(report.ok);
   assert.equal(report.records, 6);
@@ -324,7 +328,7 @@ test('migrate: a database of the #18 layout (public.aihub_log behind aihub_head)
   const store = await open(url);
   assert.equal(await store.sharedKeyCheck('another'), 'sealed-check', 'the key check moved too');
   await store.close();
-  await assert.rejects(migrateOldLayout(url), /already holds a store/);
+  await assert.rejects(migrateOldLayout(url, PAYMENT_HISTORY_TAGS), /already holds a store/);
 });
 
 test('chat reservations across two stores: one gateway’s worst case binds the other; a lapsed lease is released once; a settlement bills once', async () => {
