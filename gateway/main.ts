@@ -30,6 +30,7 @@ import { GstDocumentsCheck } from './payments/invoices/verify.js';
 import { openPgStore } from './store/pg/store.js';
 import { redactUrl } from './store/pg/keys.js';
 import { migrateDataDir, migrateOldLayout, verifyPg } from './store/pg/tools.js';
+import { PAYMENT_HISTORY_TAGS } from './payments/history-tags.js';
 import { IS_BLOCKING_WORKER } from './store/pg/blocking-worker.js';
 import { join } from 'node:path';
 import { KEY_FILE, loadKeyRing, writeKeyFile, type KeyRing } from './store/encryption-key.js';
@@ -164,8 +165,8 @@ async function migrate(
   const from = from_data_dir ?? 'its earlier layout';
   try {
     report = from_data_dir
-      ? await migrateDataDir(from_data_dir, database_url)
-      : await migrateOldLayout(database_url);
+      ? await migrateDataDir(from_data_dir, database_url, PAYMENT_HISTORY_TAGS)
+      : await migrateOldLayout(database_url, PAYMENT_HISTORY_TAGS);
   } catch (error) {
     fail(`migrate ${from} to ${redactUrl(database_url)}: ${(error as Error).message}`, 1);
   }
@@ -469,6 +470,7 @@ async function openStore(
         ...liveWindow(process.env),
         ...cacheRows(process.env),
         ...outcomeWait(process.env),
+        history_tags: PAYMENT_HISTORY_TAGS,
         warn,
       });
     }
@@ -479,6 +481,7 @@ async function openStore(
       disk_reserve_bytes: config.store.disk_reserve_bytes,
       disk_warn_free_bytes: config.store.disk_warn_free_bytes,
       disk_check_interval_ms: config.store.disk_check_interval_ms,
+      history_tags: PAYMENT_HISTORY_TAGS,
       warn,
     });
   } catch (error) {

@@ -23,7 +23,6 @@
 import {
   closeSync,
   existsSync,
-  fsyncSync,
   ftruncateSync,
   openSync,
   readdirSync,
@@ -32,12 +31,22 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-file.js';
 import type { KeyStats } from './types.js';
 import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
 import { CorruptStoreError, isNoSpace, segmentName } from './journal.js';
+import {
+  ENTRY_BYTES,
+  FileCache,
+  IndexList,
+  fileKey,
+  fsyncAll,
+  truncateList,
+  type Entry,
+  type ReadCounters,
+} from './index-list.js';
+import { NO_HISTORY_TAGS, TXN_TAGS, logAux, txnTag, type HistoryTags } from './history-tags.js';
 import {
   ID_INLINE_MAX,
   ID_RUN_DIR,
@@ -57,53 +66,17 @@ import {
 
 export const INDEX_DIR = 'index';
 const MANIFEST = 'manifest.json';
-const FIELDS = 9;
-const ENTRY_BYTES = FIELDS * 8;
 /** Unwritten entries past this many (72 bytes each) are written out, to bound memory. */
 const MAX_TAIL_ENTRIES = 500_000;
 /** A checkpoint writes its lists' entries in slices of at most this many files and about this long, letting commits run between. */
 const WRITE_SLICE_LISTS = 256;
 const WRITE_SLICE_MS = 2;
-/** Entries read per pread when walking a list. */
-const CHUNK_ENTRIES = 512;
-const MAX_OPEN_FILES = 64;
 
 export type ListKind = 'txn' | 'wal' | 'use' | 'log' | 'aud';
 /** The key of the list of every account's entries. */
 export const ALL = '_all';
 /** The key of the list of every account's audit records of one action. */
 export const allOfAction = (action: string) => `${ALL}~${action}`;
-/**
- * Tag codes of txn entries, counted per list so that a filtered total reads nothing: for the
- * first three statuses (service + 1) * 4 + status + 1, below FIRST_NEW_TAG (on disk since
- * the first index, never renumbered); for the statuses added later FIRST_NEW_TAG + (service
- * + 1) * 4 + (status - 3). A manifest's shorter tag arrays are read as zeros beyond their end.
- */
-const FIRST_NEW_TAG = 20;
-const TXN_TAGS = FIRST_NEW_TAG + 20;
-
-/**
- * One index entry: where the record is (seq, segment, offset, length) and what readers filter
- * and add up on without reading it. `ts_ms` never decreases along a list (a clock that steps
- * back is clamped), so a time range is a binary search.
- *   txn: tag = service and status code, aux = created_at (ms), aux2 = amount (micros)
- *   wal: tag = change of the wallet (micros), aux = balance after it, aux2 = 0
- *   use: tag = tier code, aux = cost (micros), aux2 = tokens
- *   log: tag = HTTP status, aux = method and service code, aux2 = latency (ms)
- *   aud, id: tag = a hash of the action or id
- */
-export interface Entry {
-  ts_ms: number;
-  seq: number;
-  segment: number;
-  offset: number;
-  length: number;
-  tag: number;
-  aux: number;
-  aux2: number;
-  /** The index of the op in its record's ops (a record may hold several rows or postings). */
-  op: number;
-}
 
 interface Manifest {
   format: 'aihub-index';
@@ -148,240 +121,6 @@ export function hash32(text: string): number {
     hash = Math.imul(hash, 0x01000193);
   }
   return hash >>> 0;
-}
-
-export const SERVICE_CODES = ['recharge', 'dmt', 'pan', 'bills'] as const;
-/** A transaction's statuses, in the order their tag codes were given (append only). */
-export const STATUS_CODES = [
-  'pending',
-  'success',
-  'failed',
-  'refunded',
-  'reversed',
-  'refund_pending',
-  'on_hold',
-] as const;
-export const METHOD_CODES = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] as const;
-export function txnTag(service: string, status: string): number {
-  const service_code = SERVICE_CODES.indexOf(service as never) + 1;
-  const status_index = STATUS_CODES.indexOf(status as never);
-  return status_index < 3
-    ? service_code * 4 + status_index + 1
-    : FIRST_NEW_TAG + service_code * 4 + status_index - 3;
-}
-/** A txn tag's service code (index in SERVICE_CODES + 1, 0 unknown) and status code (index in STATUS_CODES + 1, 0 unknown). */
-export function txnTagParts(tag: number): [service_code: number, status_code: number] {
-  return tag < FIRST_NEW_TAG
-    ? [Math.floor(tag / 4), tag % 4]
-    : [Math.floor((tag - FIRST_NEW_TAG) / 4), ((tag - FIRST_NEW_TAG) % 4) + 4];
-}
-
-function fileKey(key: string): string {
-  return /^[A-Za-z0-9_-]{1,100}$/.test(key)
-    ? key
-    : `~${Buffer.from(key, 'utf8').toString('hex').slice(0, 200)}`;
-}
-
-/** Open files, few and reused: index lists and journal segments read by position. */
-class FileCache {
-  private readonly fds = new Map<string, number>();
-  get(file: string): number {
-    let fd = this.fds.get(file);
-    if (fd !== undefined) {
-      this.fds.delete(file);
-      this.fds.set(file, fd);
-      return fd;
-    }
-    fd = openSync(file, 'r');
-    this.fds.set(file, fd);
-    if (this.fds.size > MAX_OPEN_FILES) {
-      const [oldest, oldest_fd] = this.fds.entries().next().value as [string, number];
-      this.fds.delete(oldest);
-      closeSync(oldest_fd);
-    }
-    return fd;
-  }
-  forget(file: string): void {
-    const fd = this.fds.get(file);
-    if (fd !== undefined) closeSync(fd);
-    this.fds.delete(file);
-  }
-  close(): void {
-    for (const fd of this.fds.values()) closeSync(fd);
-    this.fds.clear();
-  }
-}
-
-const NO_ENTRIES = new Float64Array(0);
-
-export class IndexList {
-  /** Entries in the file. */
-  disk = 0;
-  /**
-   * Entries taken at a checkpoint's cut and being written out (positions [disk, disk +
-   * taken_length)): the writes run in slices between commits, so reads serve them from here
-   * until they are in the file.
-   */
-  private taken: Float64Array | null = null;
-  taken_length = 0;
-  /** Entries not written out yet, packed FIELDS doubles each. */
-  private tail = new Float64Array(FIELDS * 4);
-  tail_length = 0;
-  last_ts = -Infinity;
-  last_aux = 0;
-  /** txn lists: entries per tag code (a total by service and status without a walk). */
-  tag_counts: number[] | null = null;
-  constructor(
-    readonly key: string,
-    readonly file: string,
-    private readonly files: FileCache,
-    private readonly counters: ReadCounters,
-  ) {}
-
-  get count(): number {
-    return this.disk + this.taken_length + this.tail_length;
-  }
-
-  /** @internal */ push(entry: Entry, ts_ms: number): void {
-    if ((this.tail_length + 1) * FIELDS > this.tail.length) {
-      const grown = new Float64Array(Math.max(FIELDS * 4, this.tail.length * 2));
-      grown.set(this.tail);
-      this.tail = grown;
-    }
-    const at = this.tail_length++ * FIELDS;
-    const t = this.tail;
-    t[at] = ts_ms;
-    t[at + 1] = entry.seq;
-    t[at + 2] = entry.segment;
-    t[at + 3] = entry.offset;
-    t[at + 4] = entry.length;
-    t[at + 5] = entry.tag;
-    t[at + 6] = entry.aux;
-    t[at + 7] = entry.aux2;
-    t[at + 8] = entry.op;
-  }
-
-  /** Moves the unwritten entries to `taken` (none may be taken already): they are written next. @internal */
-  takeTail(): void {
-    this.taken = this.tail;
-    this.taken_length = this.tail_length;
-    this.tail = NO_ENTRIES; // made at the next push: most lists take none before the next cut
-    this.tail_length = 0;
-  }
-
-  /** The taken entries' bytes (a view), for `wroteTaken` once they are in the file. @internal */
-  takenBytes(): Buffer {
-    const taken = this.taken!;
-    return Buffer.from(taken.buffer, taken.byteOffset, this.taken_length * ENTRY_BYTES);
-  }
-
-  /** @internal */ wroteTaken(): void {
-    this.disk += this.taken_length;
-    this.taken = null;
-    this.taken_length = 0;
-  }
-
-  /** Entries [start, end) in list order. */
-  read(start: number, end: number): Entry[] {
-    const out: Entry[] = [];
-    start = Math.max(0, start);
-    end = Math.min(end, this.count);
-    if (start >= end) return out;
-    this.counters.entries += end - start;
-    const disk_end = Math.min(end, this.disk);
-    if (start < disk_end) {
-      const bytes = Buffer.alloc((disk_end - start) * ENTRY_BYTES);
-      const fd = this.files.get(this.file);
-      let done = 0;
-      while (done < bytes.length) {
-        const n = readSync(fd, bytes, done, bytes.length - done, start * ENTRY_BYTES + done);
-        if (n === 0)
-          throw new CorruptStoreError(
-            `index ${this.file} is shorter than its ${this.disk} entries`,
-          );
-        done += n;
-      }
-      for (let at = 0; at < bytes.length; at += ENTRY_BYTES) {
-        out.push({
-          ts_ms: bytes.readDoubleLE(at),
-          seq: bytes.readDoubleLE(at + 8),
-          segment: bytes.readDoubleLE(at + 16),
-          offset: bytes.readDoubleLE(at + 24),
-          length: bytes.readDoubleLE(at + 32),
-          tag: bytes.readDoubleLE(at + 40),
-          aux: bytes.readDoubleLE(at + 48),
-          aux2: bytes.readDoubleLE(at + 56),
-          op: bytes.readDoubleLE(at + 64),
-        });
-      }
-    }
-    const tail_from = this.disk + this.taken_length;
-    if (this.taken)
-      unpack(this.taken, this.disk, Math.max(start, this.disk), Math.min(end, tail_from), out);
-    unpack(this.tail, tail_from, Math.max(start, tail_from), end, out);
-    return out;
-  }
-
-  /** The first position whose ts_ms is >= ts_ms (binary search: a few preads). */
-  lowerBound(ts_ms: number): number {
-    let low = 0;
-    let high = this.count;
-    while (low < high) {
-      const mid = (low + high) >>> 1;
-      if (this.read(mid, mid + 1)[0]!.ts_ms < ts_ms) low = mid + 1;
-      else high = mid;
-    }
-    return low;
-  }
-
-  /** Walks [start, end) from the newest end backwards, a chunk per pread; `visit` returns false to stop. */
-  walkBack(start: number, end: number, visit: (entry: Entry, position: number) => boolean): void {
-    for (let high = end; high > start; high -= CHUNK_ENTRIES) {
-      const low = Math.max(start, high - CHUNK_ENTRIES);
-      const chunk = this.read(low, high);
-      for (let i = chunk.length - 1; i >= 0; i--) if (!visit(chunk[i]!, low + i)) return;
-    }
-  }
-
-  walk(start: number, end: number, visit: (entry: Entry, position: number) => boolean): void {
-    for (let low = start; low < end; low += CHUNK_ENTRIES) {
-      const chunk = this.read(low, Math.min(end, low + CHUNK_ENTRIES));
-      for (let i = 0; i < chunk.length; i++) if (!visit(chunk[i]!, low + i)) return;
-    }
-  }
-}
-
-/** Appends entries [start, end) of a packed array whose first entry is at position `base`. */
-function unpack(
-  packed: Float64Array,
-  base: number,
-  start: number,
-  end: number,
-  out: Entry[],
-): void {
-  for (let i = start; i < end; i++) {
-    const at = (i - base) * FIELDS;
-    out.push({
-      ts_ms: packed[at]!,
-      seq: packed[at + 1]!,
-      segment: packed[at + 2]!,
-      offset: packed[at + 3]!,
-      length: packed[at + 4]!,
-      tag: packed[at + 5]!,
-      aux: packed[at + 6]!,
-      aux2: packed[at + 7]!,
-      op: packed[at + 8]!,
-    });
-  }
-}
-
-export interface ReadCounters {
-  /** Index entries read. */
-  entries: number;
-  /** History records (journal lines) read. */
-  records: number;
-  /** Final rows read from beside their id entries (no journal line). */
-  inline_rows: number;
 }
 
 export class Archive {
@@ -444,6 +183,8 @@ export class Archive {
   private constructor(
     readonly data_dir: string,
     private readonly journal_dir: string,
+    /** What the rooms tag records with (txn and log entries keep the codes). */
+    readonly tags: HistoryTags,
   ) {
     this.manifest_file = new DurableJsonFile<Manifest>(join(data_dir, INDEX_DIR, MANIFEST));
     this.ids = new IdRuns(join(data_dir, INDEX_DIR));
@@ -460,9 +201,13 @@ export class Archive {
   static async open(
     data_dir: string,
     journal_dir: string,
-    options: { read_only?: boolean; warn?: (message: string) => void } = {},
+    options: {
+      read_only?: boolean;
+      warn?: (message: string) => void;
+      history_tags?: HistoryTags;
+    } = {},
   ): Promise<Archive> {
-    const archive = new Archive(data_dir, journal_dir);
+    const archive = new Archive(data_dir, journal_dir, options.history_tags ?? NO_HISTORY_TAGS);
     const dir = join(data_dir, INDEX_DIR);
     if (!options.read_only) archive.manifest_file.removeStaleTemps();
     const manifest = await archive.readManifest(dir, options);
@@ -782,7 +527,7 @@ export class Archive {
     const created_ms = Date.parse(txn.created_at);
     this.max_lag_ms = Math.max(this.max_lag_ms, finalized_ms - created_ms);
     entry.ts_ms = finalized_ms;
-    entry.tag = txnTag(txn.service, txn.status);
+    entry.tag = txnTag(this.tags, txn.service, txn.status);
     entry.aux = created_ms;
     entry.aux2 = txn.amount_micros;
     this.add('txn', txn.account_id, entry);
@@ -813,7 +558,7 @@ export class Archive {
    */
   private revise(txn: ArchivedTxn, entry: Entry): void {
     if (entry.seq <= this.lists_from) return; // known from the manifest already
-    const tag = txnTag(txn.service, txn.status);
+    const tag = txnTag(this.tags, txn.service, txn.status);
     let revision = this.revised_ids.get(txn.id);
     let was: number;
     if (revision) {
@@ -830,7 +575,7 @@ export class Archive {
         if (!isArchivedRow(op.t, op.v)) return true;
         const v = op.v as ArchivedTxn;
         if (v.revision !== undefined && v.revision > 0) return true;
-        first = { seq: place.seq, op: place.op, tag: txnTag(v.service, v.status) };
+        first = { seq: place.seq, op: place.op, tag: txnTag(this.tags, v.service, v.status) };
         return false;
       });
       if (first === null)
@@ -923,10 +668,9 @@ export class Archive {
       entry.aux2 = tokens;
       this.add('use', account_id, entry);
     } else if (record.type === 'api_log') {
-      const method = METHOD_CODES.indexOf(String(record.method) as never) + 1;
       entry.ts_ms = ts_ms;
       entry.tag = typeof record.status === 'number' ? record.status : 0;
-      entry.aux = method * 8 + (apiLogService(record) + 1);
+      entry.aux = logAux(this.tags, record);
       entry.aux2 = num(record.latency_ms);
       if (account_id) this.add('log', account_id, entry);
       this.add('log', ALL, entry);
@@ -1211,39 +955,6 @@ export class Archive {
   }
 }
 
-/** fsyncs files or directories on the thread pool, two at a time (the journal's fdatasync shares the pool). */
-async function fsyncAll(files: string[]): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < files.length) {
-      const file = files[next++]!;
-      let handle;
-      try {
-        handle = await open(file, 'r');
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        throw error;
-      }
-      try {
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-    }
-  };
-  await Promise.all([worker(), worker()]);
-}
-
-function truncateList(file: string, bytes: number): void {
-  const fd = openSync(file, 'r+');
-  try {
-    ftruncateSync(fd, bytes);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** `ledger_account === \`wallet:${account_id}\``, without building the name for every posting. */
 function isWalletOf(ledger_account: string, account_id: string): boolean {
   return (
@@ -1255,16 +966,6 @@ function isWalletOf(ledger_account: string, account_id: string): boolean {
 
 const num = (value: unknown): number =>
   typeof value === 'number' && Number.isFinite(value) ? value : 0;
-
-/** The service an API log record belongs to (its path, or for outbound calls nothing known here): index into SERVICE_CODES, or -1. */
-export function apiLogService(record: HistoryRecord): number {
-  const path = typeof record.path === 'string' ? record.path : '';
-  if (path.startsWith('/api/recharge') || path.startsWith('/api/operators')) return 0;
-  if (path.startsWith('/api/dmt/')) return 1;
-  if (path.startsWith('/api/pan-find')) return 2;
-  if (path.startsWith('/api/bills/')) return 3;
-  return -1;
-}
 
 /** The fields of a payment transaction the store itself relies on to archive and index it. */
 export interface ArchivedTxn {

@@ -3,19 +3,10 @@
 // returns (a page reads its rows; a day reads that day's entries). `JsonFileReads` answers
 // from the live document and the archive's indexes; a PostgreSQL backend implements the same
 // interface with queries.
-import {
-  ALL,
-  allOfAction,
-  type Archive,
-  type Entry,
-  type IndexList,
-  type ListKind,
-  METHOD_CODES,
-  SERVICE_CODES,
-  STATUS_CODES,
-  hash32,
-  txnTagParts,
-} from './archive.js';
+import { ALL, allOfAction, type Archive, type ListKind, hash32 } from './archive.js';
+import { methodCode, serviceCode, statusCode, txnTagParts } from './history-tags.js';
+import type { Entry, IndexList } from './index-list.js';
+import { PagePick, PageTake, statusMatches, txnFieldsMatch } from './history-reads.js';
 import { ReadSnapshot } from './snapshot.js';
 import type { HistoryRecord, Row, TableName, Tables } from './state.js';
 import { Turns, type Pacer } from './turns.js';
@@ -106,53 +97,6 @@ function range(
   return [start, Math.max(start, end)];
 }
 
-export function statusMatches(status: number, wanted: string): boolean {
-  return /^\dxx$/.test(wanted)
-    ? Math.floor(status / 100) === Number(wanted[0])
-    : status === Number(wanted);
-}
-
-/**
- * The page of a walk in list order (oldest first), in `order`, holding no more than the page
- * (or, newest first, the page and the rows after it): a range's totals are counted over
- * every match while memory holds its page only.
- */
-export class PagePick<T> {
-  total = 0;
-  /** The most items held at once. */
-  kept_most = 0;
-  private kept: T[] = [];
-  constructor(
-    private readonly page: Page | null,
-    private readonly order: 'asc' | 'desc',
-  ) {}
-
-  offer(item: T): void {
-    const position = this.total++;
-    const page = this.page;
-    if (page === null) this.kept.push(item);
-    else if (page.limit === 0)
-      return; // a count alone (a CSV download's total)
-    else if (this.order === 'asc') {
-      if (position >= page.offset && position < page.offset + page.limit) this.kept.push(item);
-    } else {
-      // Newest first: the last offset + limit matches so far (trimmed now and then, amortized).
-      this.kept.push(item);
-      const need = page.offset + page.limit;
-      if (this.kept.length >= 2 * need + 1024) this.kept = this.kept.slice(-need);
-    }
-    if (this.kept.length > this.kept_most) this.kept_most = this.kept.length;
-  }
-
-  rows(): T[] {
-    if (this.order === 'asc') return this.kept;
-    const newest_first = this.kept.slice().reverse();
-    return this.page === null
-      ? newest_first
-      : newest_first.slice(this.page.offset, this.page.offset + this.page.limit);
-  }
-}
-
 /**
  * What the JSON-file history reads use of their store (FileStore): the archive's indexes,
  * and the live rows of payment transactions by id, by account and all of them.
@@ -227,20 +171,14 @@ export class JsonFileReads implements StoreReads {
     page: Page,
     keep: (entry: Entry) => T | undefined,
   ): Generator<T[], void, void> {
-    let skipped = 0;
-    let taken = 0;
+    const take = new PageTake(page);
     const visit = (batch: T[]) => (entry: Entry) => {
       const item = keep(entry);
-      if (item === undefined) return true;
-      if (skipped < page.offset) skipped++;
-      else {
-        batch.push(item);
-        taken++;
-      }
-      return taken < page.limit;
+      if (item !== undefined && take.offer()) batch.push(item);
+      return !take.full;
     };
     const step = STREAM_ENTRIES_PER_TURN;
-    for (let done = 0; done < end - start && taken < page.limit; done += step) {
+    for (let done = 0; done < end - start && !take.full; done += step) {
       const batch: T[] = [];
       if (order === 'asc')
         list.walk(start + done, Math.min(end, start + done + step), visit(batch));
@@ -464,10 +402,9 @@ export class JsonFileReads implements StoreReads {
   /** The test of a txn tag code against service and status (null: every tag passes). */
   private tagFilter(select: TxnSelect): ((tag: number) => boolean) | null {
     if (select.service === undefined && select.status === undefined) return null;
-    const service_code =
-      select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
-    const status_code =
-      select.status !== undefined ? STATUS_CODES.indexOf(select.status as never) + 1 : null;
+    const tags = this.archive.tags;
+    const service_code = select.service !== undefined ? serviceCode(tags, select.service) : null;
+    const status_code = select.status !== undefined ? statusCode(tags, select.status) : null;
     return (tag) => {
       const [service, status] = txnTagParts(tag);
       return (
@@ -478,12 +415,7 @@ export class JsonFileReads implements StoreReads {
   }
 
   private rowMatches(row: TxnRow, select: TxnSelect): boolean {
-    if (select.service !== undefined && row.service !== select.service) return false;
-    if (select.status !== undefined && row.status !== select.status) return false;
-    const created_ms = Date.parse(row.created_at);
-    if (select.from_ms !== undefined && created_ms < select.from_ms) return false;
-    if (select.to_ms !== undefined && created_ms > select.to_ms) return false;
-    return select.match === undefined || select.match(row);
+    return txnFieldsMatch(row, select) && (select.match === undefined || select.match(row));
   }
 
   async recentSince(since_ms: number): Promise<RecentTxn[]> {
@@ -643,10 +575,9 @@ export class JsonFileReads implements StoreReads {
    * record when reading it was needed to decide; else undefined (a match, record not read).
    */
   private logFilter(select: LogSelect): (entry: Entry) => HistoryRecord | false | undefined {
-    const method_code =
-      select.method !== undefined ? METHOD_CODES.indexOf(select.method as never) + 1 : null;
+    const method_code = select.method !== undefined ? methodCode(select.method) : null;
     const service_code =
-      select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
+      select.service !== undefined ? serviceCode(this.archive.tags, select.service) : null;
     return (entry) => {
       if (select.status !== undefined && !statusMatches(entry.tag, select.status)) return false;
       if (method_code !== null && Math.floor(entry.aux / 8) !== method_code) return false;

@@ -7,6 +7,7 @@ import { ensurePrivateDataDir, mkdirPrivate } from './private-files.js';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { Archive, ARCHIVED_TABLES, isArchivedRow } from './archive.js';
+import type { HistoryTags } from './history-tags.js';
 import {
   checkpointEnd,
   checkpointHead,
@@ -67,6 +68,8 @@ export interface StoreOptions {
   disk_warn_free_bytes?: number;
   /** How often the disk's free space is looked at (the warning, and writes resuming after a full disk). */
   disk_check_interval_ms?: number;
+  /** What the rooms tag history with (payments/history-tags.ts); default none. */
+  history_tags?: HistoryTags;
 }
 
 /** The JSON-file store's disk, for /metrics. */
@@ -517,6 +520,7 @@ export class FileStore implements StoreContract {
       const now = options.now ?? (() => new Date());
       const archive = await Archive.open(data_dir, join(data_dir, JOURNAL_DIR), {
         ...(options.warn ? { warn: options.warn } : {}),
+        ...(options.history_tags ? { history_tags: options.history_tags } : {}),
       });
       const file = new DurableJsonLinesFile(join(data_dir, STATE_FILE));
       file.removeStaleTemps();

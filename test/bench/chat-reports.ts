@@ -18,6 +18,7 @@ import {
   writeScriptedConfig,
   type Run,
 } from './bench-lib.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 const TXNS = Number(process.env.BENCH_REPORT_TXNS ?? 20_000);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
@@ -32,6 +33,7 @@ const dir = mkdtempSync(join(tmpdir(), 'aihub-bench-chat-reports-'));
 /** The history, written into the data dir the gateway named `gateway` will open. */
 async function fillHistory(): Promise<void> {
   const store = await Store.open(join(dir, 'gateway-data'), {
+    history_tags: PAYMENT_HISTORY_TAGS,
     now: fillNow,
     checkpoint_interval_ms: 3_600_000,
   });

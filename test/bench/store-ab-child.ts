@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { commitThroughput, fund, type LoadLedger, type LoadStore } from './store-load.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 const [here, there, writers_text, slice_text, slices_text] = process.argv.slice(2);
 const writers = Number(writers_text);
@@ -35,7 +36,10 @@ async function open(tree: string): Promise<Side> {
   };
   const ledger = (await module('gateway/ledger/ledger.ts')) as LoadLedger;
   const dir = mkdtempSync(join(tmpdir(), 'aihub-bench-ab-'));
-  const store = await Store.open(dir, { checkpoint_every_records: 50_000 });
+  const store = await Store.open(dir, {
+    history_tags: PAYMENT_HISTORY_TAGS,
+    checkpoint_every_records: 50_000,
+  });
   await fund(store, ledger);
   return { store, ledger, dir, commits: 0, ms: 0, cpu_us: 0, rates: [] };
 }

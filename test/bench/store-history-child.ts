@@ -6,13 +6,17 @@ import { Store } from '../../gateway/store/store.ts';
 import { reportTransactions } from '../../gateway/payments/reports/reports.ts';
 import { debitWallet } from '../../gateway/ledger/ledger.ts';
 import { FILL_T0_MS, fillAccount, fillTxnId } from '../support/history-fill.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 const [data_dir, txns_text, accounts_text, step_text, with_chat] = process.argv.slice(2);
 const txns = Number(txns_text);
 const accounts = Number(accounts_text);
 const step_ms = Number(step_text);
 const started = performance.now();
-const store = await Store.open(data_dir!, { checkpoint_interval_ms: 3_600_000 });
+const store = await Store.open(data_dir!, {
+  history_tags: PAYMENT_HISTORY_TAGS,
+  checkpoint_interval_ms: 3_600_000,
+});
 const open_ms = performance.now() - started;
 (globalThis as { gc?: () => void }).gc?.();
 const heap_mb = process.memoryUsage().heapUsed / 1e6;

@@ -21,6 +21,7 @@ import type { FileStore as Store } from '../../gateway/store/store.ts';
 import type * as Ledger from '../../gateway/ledger/ledger.ts';
 import { FILL_T0_MS, fillAccount, fillTxn } from '../support/history-fill.ts';
 import { withTreeAt } from './store-baseline.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 const ACCOUNTS = 100;
 const STEP_MS = 60_000;
@@ -54,7 +55,11 @@ async function openStore(root: string, dir: string, now?: () => Date): Promise<S
   const { Store } = (await import(join(root, 'gateway/store/store.ts'))) as {
     Store: typeof import('../../gateway/store/store.ts').Store;
   };
-  return Store.open(dir, { checkpoint_interval_ms: 3_600_000, ...(now ? { now } : {}) });
+  return Store.open(dir, {
+    history_tags: PAYMENT_HISTORY_TAGS,
+    checkpoint_interval_ms: 3_600_000,
+    ...(now ? { now } : {}),
+  });
 }
 
 /** Transactions [from, to): lean (a debit to the provider, the commission), each its own commit; keyed: with its key's answered record. */

@@ -20,6 +20,7 @@ import { commit, commitThroughput, fund } from './store-load.ts';
 import { fillNow, fillPayments, fillUsage } from '../support/history-fill.ts';
 import { abRows, baselineRows } from './store-baseline.ts';
 import { keyedRows } from './store-keyed.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const LATENCY_SAMPLES = Number(process.env.BENCH_SAMPLES ?? 3000);
@@ -59,7 +60,9 @@ function internalsOf(store: Store): {
 
 async function freshStore(): Promise<{ store: Store; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'aihub-bench-store-'));
-  const store = await fund(await Store.open(dir, { checkpoint_every_records: 50_000 }));
+  const store = await fund(
+    await Store.open(dir, { history_tags: PAYMENT_HISTORY_TAGS, checkpoint_every_records: 50_000 }),
+  );
   return { store, dir };
 }
 
@@ -378,7 +381,11 @@ async function historyStores() {
       const last = k === HISTORY_SIZES.length - 1;
       const usage = last ? USAGE_RECORDS : 0;
       const fill_started = performance.now();
-      const store = await Store.open(dir, { now: fillNow, checkpoint_interval_ms: 3_600_000 });
+      const store = await Store.open(dir, {
+        history_tags: PAYMENT_HISTORY_TAGS,
+        now: fillNow,
+        checkpoint_interval_ms: 3_600_000,
+      });
       // Funds for the largest size from the start (199 units a transaction).
       const funds_micros = Math.max(
         1e12,

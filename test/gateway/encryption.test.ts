@@ -25,6 +25,7 @@ import {
   registerWithWebhookAndKyc,
   startPaymentsGateway,
 } from '../support/payments-helpers.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 function assertNoPlaintext(data_dir: string, secret: string): void {
   for (const file of filesUnder(data_dir)) {
@@ -211,7 +212,7 @@ test(
     const { mkdirSync, writeFileSync } = await import('node:fs');
     const data_dir = tempDir();
     const legacy_secret = `whsec_${randomBytes(24).toString('hex')}`;
-    const store = await Store.open(data_dir);
+    const store = await Store.open(data_dir, { history_tags: PAYMENT_HISTORY_TAGS });
     const path = join('kyc-documents', 'legacy', 'doc_legacy.pdf');
     const keys = store.indexBy('keys', 'account_id');
     const { account_id, key } = await store.transact((tx) => {

@@ -27,6 +27,7 @@ import {
 import { inProcessGateway } from '../support/route-table.ts';
 import { dashboardSession } from '../support/dashboard-session.ts';
 import { Store } from '../../gateway/store/store.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 /** A 400 in the /api error shape naming `field`, with `code`. */
 function refused(reply: { status: number; body: any }, field: string, code: string) {
@@ -293,7 +294,7 @@ test('IMPS RRN and NEFT UTR are dated in IST: at 20:00 UTC it is 01:30 of the ne
   // 31 December 2025, 20:00 UTC: 1 January 2026, 01:30 IST (year 6, day 001, hour 01).
   let now_ms = Date.parse('2025-12-31T20:00:00Z');
   const clock = { now: () => new Date(now_ms) };
-  const store = await Store.open(data_dir, { now: clock.now });
+  const store = await Store.open(data_dir, { history_tags: PAYMENT_HISTORY_TAGS, now: clock.now });
   const ADMIN_TOKEN = 'ist-admin-token';
   const token_hash = createHash('sha256').update(ADMIN_TOKEN).digest('hex');
   const built = inProcessGateway(store, data_dir, token_hash, { clock, config_file });

@@ -20,6 +20,7 @@ import {
 } from '../support/payments-helpers.ts';
 import { loadState, Store } from '../../gateway/store/store.ts';
 import { monthKey, usageKey } from '../../gateway/payments/dmt/rules.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 const WINDOW_MS = 4_000;
 
@@ -47,7 +48,10 @@ test('pruning: a key left in flight past its window and past months of DMT usage
   // in flight (that gateway stopped before answering), and a month's usage.
   const data_dir = tempDir();
   const december = new Date('2020-12-15T06:30:00Z');
-  const seed = await Store.open(data_dir, { now: () => december });
+  const seed = await Store.open(data_dir, {
+    history_tags: PAYMENT_HISTORY_TAGS,
+    now: () => december,
+  });
   await seed.transact((tx) => {
     tx.set('idempotency', 'pay:acc_gone:order-2020', {
       key: 'pay:acc_gone:order-2020',
@@ -159,7 +163,7 @@ test('pruning: a key left in flight past its window and past months of DMT usage
   const { state } = await loadState(data_dir, { repair: false, now: () => new Date() });
   assert.deepEqual(Object.keys(state.tables.idempotency ?? {}), []);
   assert.deepEqual({ ...state.tables.dmt_usage }, { [usageKey(MOBILE, month)]: 1_000_000_000 });
-  const reopened = await Store.open(data_dir);
+  const reopened = await Store.open(data_dir, { history_tags: PAYMENT_HISTORY_TAGS });
   try {
     assert.equal(reopened.get('idempotency', 'pay:acc_gone:order-2020')?.status, 200);
     assert.equal(reopened.get('idempotency', `pay:${account_id}:order-fresh`)?.status, 200);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { Store } from '../../gateway/store/store.ts';
 import { fillNow, fillPayments } from '../support/history-fill.ts';
 import { admin, createFundedAccount, request, startGateway, tempDir } from './helpers.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 const TXNS = 20_000;
 
@@ -15,7 +16,11 @@ test(
   { timeout: 300_000 },
   async () => {
     const data_dir = tempDir('aihub-report-beside-chat-');
-    const store = await Store.open(data_dir, { now: fillNow, checkpoint_interval_ms: 3_600_000 });
+    const store = await Store.open(data_dir, {
+      history_tags: PAYMENT_HISTORY_TAGS,
+      now: fillNow,
+      checkpoint_interval_ms: 3_600_000,
+    });
     await fillPayments(store, { accounts: 20, txns: TXNS, per_commit: 1_000, lean: true });
     await store.close();
     const gateway = await startGateway({ data_dir, timeout_ms: 60_000 });

@@ -13,12 +13,17 @@ import { Store } from '../../gateway/store/store.ts';
 import { fillNow, fillPayments } from '../support/history-fill.ts';
 import { parseCsv } from '../support/payments-helpers.ts';
 import { admin, startGateway, tempDir } from './helpers.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 const CSV_MAX_ROWS = 1_000;
 
 test('CSV downloads stream every row (past csv_max_rows: as many as X-Total-Count says), and pages, exactly as the JSON pages hold them', async () => {
   const data_dir = tempDir('aihub-report-csv-');
-  const store = await Store.open(data_dir, { now: fillNow, checkpoint_interval_ms: 3_600_000 });
+  const store = await Store.open(data_dir, {
+    history_tags: PAYMENT_HISTORY_TAGS,
+    now: fillNow,
+    checkpoint_interval_ms: 3_600_000,
+  });
   await fillPayments(store, { accounts: 3, txns: 1_200, per_commit: 400 });
   await store.close();
   const config = join(tempDir('aihub-report-csv-config-'), 'config.json');

@@ -21,6 +21,7 @@ import { createAccount, createApiKey } from '../../gateway/accounts/accounts.ts'
 import { signingSecretAad } from '../../gateway/payments/sealing.ts';
 import { Store } from '../../gateway/store/store.ts';
 import { Sealer, parseKey } from '../../gateway/util/sealed.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 const now_s = () => Math.floor(Date.now() / 1000);
 
@@ -515,7 +516,7 @@ test('item 3: a signing secret made before v2 keeps v1 until payments.signing.v1
   const key_hex = randomBytes(32).toString('hex');
   const sealer = new Sealer([parseKey(key_hex, 'test')]);
   const secret = 'sigsec_' + 'ab'.repeat(32);
-  const store = await Store.open(data_dir);
+  const store = await Store.open(data_dir, { history_tags: PAYMENT_HISTORY_TAGS });
   const keys = store.indexBy('keys', 'account_id');
   const api_key = await store.transact((tx) => {
     const account = createAccount(tx, { email: 'old-integrator@example.com', name: 'Old' });

@@ -12,6 +12,7 @@ import { Store } from '../../gateway/store/store.ts';
 import type { Tx } from '../../gateway/store/types.ts';
 import { PgStore } from '../../gateway/store/pg/store.ts';
 import { runCli, tempDir, testDatabaseFor } from './helpers.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 const ACCOUNT = 'acc_statement_drift';
 
@@ -81,13 +82,13 @@ function assertNamed(verify: { code: number | null; stdout: string; stderr: stri
 
 test('verify (JSON-file store): a statement off the ledger is named, account and month', async () => {
   const data_dir = tempDir('aihub-verify-stmt-');
-  const store = await Store.open(data_dir, { now: NOW });
+  const store = await Store.open(data_dir, { history_tags: PAYMENT_HISTORY_TAGS, now: NOW });
   await store.transact((tx) => business(tx, 'clean'));
   await store.close();
   const clean = await runCli(['verify', '--data-dir', data_dir]);
   assert.equal(clean.code, 0, clean.stdout + clean.stderr);
 
-  const again = await Store.open(data_dir, { now: NOW });
+  const again = await Store.open(data_dir, { history_tags: PAYMENT_HISTORY_TAGS, now: NOW });
   await again.transact((tx) => business(tx, 'drift'));
   await again.close();
   // The ledger itself is sound: only the statements' check finds it.
@@ -101,7 +102,7 @@ test('verify (PostgreSQL store): a statement off the ledger is named, account an
     return;
   }
   const url = await database;
-  const store = await PgStore.open(url, { now: NOW });
+  const store = await PgStore.open(url, { history_tags: PAYMENT_HISTORY_TAGS, now: NOW });
   try {
     await store.transact((tx) => business(tx, 'clean'));
     const clean = await runCli(['verify', '--database-url', url]);

@@ -13,6 +13,7 @@ import type { Store } from '../../gateway/store/types.ts';
 import { admin, request, type Reply } from '../gateway/helpers.ts';
 import { inProcessGateway } from './route-table.ts';
 import { tempDir } from './temp.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 const ADMIN_TOKEN = 'fake-clock-admin-token-0123456789abcdef';
 
@@ -50,8 +51,12 @@ export async function fakeClockGateway(
   const config_file = join(tempDir('aihub-fake-clock-config-'), 'config.json');
   writeFileSync(config_file, JSON.stringify(config));
   const store: Store = database_url
-    ? await openPgStore(database_url, { now: clock.now, poll_ms: 60_000 })
-    : await FileStore.open(data_dir, { now: clock.now });
+    ? await openPgStore(database_url, {
+        now: clock.now,
+        poll_ms: 60_000,
+        history_tags: PAYMENT_HISTORY_TAGS,
+      })
+    : await FileStore.open(data_dir, { now: clock.now, history_tags: PAYMENT_HISTORY_TAGS });
   const token_hash = createHash('sha256').update(ADMIN_TOKEN).digest('hex');
   const built = inProcessGateway(store, data_dir, token_hash, { clock, config_file });
   const server = createServer(built.gateway.handler);

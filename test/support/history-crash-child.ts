@@ -6,11 +6,13 @@
 import { Store } from '../../gateway/store/store.ts';
 import { FUNDING_TOPUP, captureHold, creditWallet, openHold } from '../../gateway/ledger/ledger.ts';
 import { fillAccount, fillTxn } from './history-fill.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 const data_dir = process.argv[2]!;
 const base = Number(process.argv[3] ?? 0);
 const ACCOUNTS = 7;
 const store = await Store.open(data_dir, {
+  history_tags: PAYMENT_HISTORY_TAGS,
   checkpoint_every_records: 30,
   checkpoint_interval_ms: 50,
   checkpoint_part_chars: 4_096,

@@ -7,10 +7,12 @@
 import { Store } from '../../gateway/store/store.ts';
 import { FUNDING_TOPUP, creditWallet } from '../../gateway/ledger/ledger.ts';
 import { keyedEngine, CRASH_ACCOUNT, keyedIntent } from './idempotency-crash.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 const data_dir = process.argv[2]!;
 const round = Number(process.argv[3] ?? 0);
 const store = await Store.open(data_dir, {
+  history_tags: PAYMENT_HISTORY_TAGS,
   checkpoint_every_records: 20,
   checkpoint_interval_ms: 20,
   checkpoint_part_chars: 1_024,

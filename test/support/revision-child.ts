@@ -4,10 +4,12 @@
 // revisions from the journal tail, beside what the manifest says.
 import { Store } from '../../gateway/store/store.ts';
 import { reviseTxns } from './revisions.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 const data_dir = process.argv[2]!;
 const ids = process.argv.slice(3);
 const store = await Store.open(data_dir, {
+  history_tags: PAYMENT_HISTORY_TAGS,
   checkpoint_interval_ms: 3_600_000,
   checkpoint_every_records: 1_000_000,
 });

@@ -23,6 +23,7 @@ import type { Store } from '../../gateway/store/types.ts';
 import type { Clock } from '../../gateway/kernel/clock.ts';
 import { Sealer, newKey } from '../../gateway/util/sealed.ts';
 import { createDashboard } from '../../gateway/web/router.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 export interface Route {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
@@ -110,7 +111,7 @@ export function inProcessGateway(
 
 export async function routeTable(): Promise<Route[]> {
   const data_dir = tempDir('aihub-routes-');
-  const store = await FileStore.open(data_dir);
+  const store = await FileStore.open(data_dir, { history_tags: PAYMENT_HISTORY_TAGS });
   try {
     const { gateway, close } = inProcessGateway(store, data_dir);
     const routes: Route[] = chatRouteDocs.map((doc) => ({
@@ -142,7 +143,10 @@ export async function serveInProcess(
   admin_token: string,
   options: { clock: Clock; config_file: string },
 ): Promise<{ url: string; store: Store; stop: () => Promise<void> }> {
-  const store = await FileStore.open(data_dir, { now: () => options.clock.now() });
+  const store = await FileStore.open(data_dir, {
+    now: () => options.clock.now(),
+    history_tags: PAYMENT_HISTORY_TAGS,
+  });
   const token_hash = createHash('sha256').update(admin_token).digest('hex');
   const built = inProcessGateway(store, data_dir, token_hash, options);
   const server = createServer(built.gateway.handler);

@@ -4,10 +4,12 @@
 // SIGKILL at a random moment and checks what a restart finds against what was acknowledged.
 import { Store } from '../../gateway/store/store.ts';
 import { FUNDING_TOPUP, creditWallet, debitWallet } from '../../gateway/ledger/ledger.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../gateway/payments/history-tags.ts';
 
 const data_dir = process.argv[2]!;
 const ROWS = 2_000;
 const store = await Store.open(data_dir, {
+  history_tags: PAYMENT_HISTORY_TAGS,
   checkpoint_every_records: 20,
   checkpoint_interval_ms: 20,
   checkpoint_part_chars: 1_024,

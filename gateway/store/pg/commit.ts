@@ -2,7 +2,7 @@
 // the read set and guards to check, and the writes (rows as the batch leaves them, counter,
 // balance and shard deltas, postings, wallet lines, history with what readers filter on, usage
 // and key figures, index keys, meta, what to announce).
-import { apiLogService, METHOD_CODES } from '../archive.js';
+import { logAux, type HistoryTags } from '../history-tags.js';
 import type { HistoryRecord, Posting } from '../state.js';
 import type { PgCache, Run, RunOp } from './cache.js';
 import {
@@ -56,7 +56,7 @@ export interface CommitBatch {
   ix: Array<{ t: string; f: string }>;
   meta: Array<{ k: string; v: unknown }>;
   notify: string | null;
-  /** The commit id (migration 6), on a batch that writes: looked up when its answer is lost. */
+  /** The commit id (aihub.commits), on a batch that writes: looked up when its answer is lost. */
   cid?: string;
 }
 
@@ -79,7 +79,7 @@ export function batchWrites(batch: CommitBatch): boolean {
 
 /**
  * The batch as the statement's parameter: the parts it leaves empty (most of them: a chat
- * reservation fills 5 of 20) are left out, and `aihub.commit` (migration 4) skips the
+ * reservation fills 5 of 20) are left out, and `aihub.commit` (commit-function.ts) skips the
  * statements on a part that is absent, instead of running each on an empty array.
  */
 export function batchText(batch: CommitBatch): string {
@@ -104,6 +104,7 @@ const num = (value: unknown): number =>
 /** What a history record adds to the columns readers filter and add up on (as the JSON-file indexes do). */
 function historyColumns(
   record: HistoryRecord,
+  tags: HistoryTags,
 ): Pick<CommitBatch['hist'][number], 'tag' | 'aux' | 'aux2' | 'label'> {
   if (record.type === 'usage')
     return {
@@ -113,10 +114,9 @@ function historyColumns(
       label: typeof record.tier === 'string' ? record.tier : 'other',
     };
   if (record.type === 'api_log') {
-    const method = METHOD_CODES.indexOf(String(record.method) as never) + 1;
     return {
       tag: typeof record.status === 'number' ? record.status : 0,
-      aux: method * 8 + (apiLogService(record) + 1),
+      aux: logAux(tags, record),
       aux2: typeof record.latency_ms === 'number' ? record.latency_ms : 0,
       label: null,
     };
@@ -142,6 +142,7 @@ export function encodeBatch(
   runs: readonly Run[],
   shard: string,
   announced_by: string,
+  tags: HistoryTags,
 ): { batch: CommitBatch; written: Set<string> } {
   const locks = new Set<string>();
   const reads = new Map<string, number>();
@@ -179,7 +180,7 @@ export function encodeBatch(
     for (const key of run.written) written.add(key);
     for (const key of run.announce)
       if (isAnnounced(splitIndexKey(key)[0])) announce.add(storedIndexKey(key));
-    collectOps(run.ops, { absolute, adds, balance, pool, post, wal, hist, use, ks, meta });
+    collectOps(run.ops, { tags, absolute, adds, balance, pool, post, wal, hist, use, ks, meta });
   }
   const set: CommitBatch['set'] = [];
   const del: CommitBatch['del'] = [];
@@ -258,6 +259,8 @@ export function encodeBatch(
 }
 
 interface Collected {
+  /** What the rooms tag history with (an API log's service code in its columns). */
+  tags: HistoryTags;
   absolute: Set<string>;
   adds: Map<string, number>;
   balance: Map<string, number>;
@@ -335,7 +338,7 @@ function collectHistory(record: HistoryRecord, out: Collected): void {
     at: record.ts,
     a: account_id,
     key: key_id,
-    ...historyColumns(record),
+    ...historyColumns(record, out.tags),
     r: record,
   });
   const cost = num(record.cost_micros);

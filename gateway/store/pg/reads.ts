@@ -7,8 +7,8 @@
 // A filter that is a JavaScript function (`match`) reads the candidates of its range a chunk at
 // a time, as the JSON-file store does; the others are WHERE clauses.
 import type pg from 'pg';
-import { METHOD_CODES, SERVICE_CODES } from '../archive.js';
-import { PagePick } from '../reads.js';
+import { methodCode, serviceCode, type HistoryTags } from '../history-tags.js';
+import { PagePick, PageTake, txnFieldsMatch } from '../history-reads.js';
 import { ReadSnapshot } from '../snapshot.js';
 import type {
   KeyStats,
@@ -76,6 +76,8 @@ function lineOf(row: WalletRow): WalletLine {
   };
 }
 
+const recordOf = (row: HistRow): HistoryRecord => row.record;
+
 /** SQL text and parameters, built a clause at a time. */
 class Where {
   readonly clauses: string[] = [];
@@ -94,7 +96,7 @@ class Where {
   }
 }
 
-/** The tally tag of a selection by service and status (aihub.txn_tags, migration 5). */
+/** The tally tag of a selection by service and status (aihub.txn_tags, schema.ts). */
 function txnTag(select: TxnSelect): string {
   if (select.service !== undefined && select.status !== undefined)
     return `service+status:${select.service}:${select.status}`;
@@ -110,6 +112,8 @@ function txnTag(select: TxnSelect): string {
 export interface PgReadsSource {
   readonly pool: pg.Pool;
   readonly outage: Outage;
+  /** What the rooms tag history with (an API log's service code in `aux`). */
+  readonly history_tags: HistoryTags;
   sent(kind: 'history'): void;
   read<T>(fn: (state: State) => T): Promise<T>;
   get<T extends TableName>(name: T, id: string): Row<T> | undefined;
@@ -265,7 +269,7 @@ export class PgReads implements StoreReads {
       );
       // The unfinished ones as the snapshot found them, merged with the finalized ones it sees.
       const live = point.live
-        .filter((row) => this.liveMatches(row, select))
+        .filter((row) => txnFieldsMatch(row, select))
         .sort((a, b) =>
           order === 'desc'
             ? b.created_at.localeCompare(a.created_at)
@@ -301,16 +305,6 @@ export class PgReads implements StoreReads {
       if (!given) pacer.end();
     }
     if (out.length > 0) yield out;
-  }
-
-  /** The test of a live row against a selection's fields (its `match` is applied with the others). */
-  private liveMatches(row: TxnRow, select: TxnSelect): boolean {
-    if (select.service !== undefined && row.service !== select.service) return false;
-    if (select.status !== undefined && row.status !== select.status) return false;
-    const created_ms = Date.parse(row.created_at);
-    if (select.from_ms !== undefined && created_ms < select.from_ms) return false;
-    if (select.to_ms !== undefined && created_ms > select.to_ms) return false;
-    return true;
   }
 
   async recentSince(since_ms: number): Promise<RecentTxn[]> {
@@ -475,26 +469,11 @@ export class PgReads implements StoreReads {
     pacer: Pacer,
   ): AsyncGenerator<WalletLine[]> {
     const where = await this.walletWhere(select);
-    let skipped = 0;
-    let taken = 0;
-    for await (const chunk of this.walletWalk(where, order)) {
-      await pacer.next();
-      const kept = select.match
-        ? await this.store.read(() => chunk.filter((row) => select.match!(row.posting)))
-        : chunk;
-      const batch: WalletLine[] = [];
-      for (const row of kept) {
-        if (skipped < page.offset) {
-          skipped++;
-          continue;
-        }
-        if (taken >= page.limit) break;
-        batch.push(lineOf(row));
-        taken++;
-      }
-      if (batch.length > 0) yield batch;
-      if (taken >= page.limit) return;
-    }
+    yield* this.paged(this.walletWalk(where, order), page, pacer, lineOf, (rows) =>
+      select.match
+        ? this.store.read(() => rows.filter((row) => select.match!(row.posting)))
+        : Promise.resolve(rows),
+    );
   }
 
   async *walletExport(select: WalletSelect, order: 'asc' | 'desc'): AsyncGenerator<WalletLine[]> {
@@ -561,11 +540,11 @@ export class PgReads implements StoreReads {
       } else where.add((p) => `tag = ${p(Number(select.status))}`);
     }
     if (select.method !== undefined) {
-      const code = METHOD_CODES.indexOf(select.method as never) + 1;
+      const code = methodCode(select.method);
       where.add((p) => `aux / 8 = ${p(code)}`);
     }
     if (select.service !== undefined) {
-      const code = SERVICE_CODES.indexOf(select.service as never) + 1;
+      const code = serviceCode(this.store.history_tags, select.service);
       // Outbound calls (webhooks) name their transaction, not a path: checked one by one below.
       where.add((p) => `(aux % 8 = ${p(code)} OR aux % 8 = 0)`);
     }
@@ -575,7 +554,7 @@ export class PgReads implements StoreReads {
   /** The records of a log selection the SQL filters passed, through the checks SQL cannot make. */
   private logKeep(select: LogSelect, rows: HistRow[]): Promise<HistRow[]> {
     const service_code =
-      select.service !== undefined ? SERVICE_CODES.indexOf(select.service as never) + 1 : null;
+      select.service !== undefined ? serviceCode(this.store.history_tags, select.service) : null;
     if (service_code === null && !select.match) return Promise.resolve(rows);
     return this.store.read(() =>
       rows.filter((row) => {
@@ -661,34 +640,29 @@ export class PgReads implements StoreReads {
     pacer: Pacer,
   ): AsyncGenerator<HistoryRecord[]> {
     const where = await this.logWhere(select);
-    yield* this.paged(this.histWalk(where, order), page, pacer, (rows) =>
+    yield* this.paged(this.histWalk(where, order), page, pacer, recordOf, (rows) =>
       this.logKeep(select, rows),
     );
   }
 
-  /** A page of a walk's kept rows, a batch per chunk, in turns of `pacer`. */
-  private async *paged(
-    walk: AsyncGenerator<HistRow[]>,
+  /** A page of a walk's kept rows, as `out` makes them, a batch per chunk, in turns of `pacer`. */
+  private async *paged<R, T>(
+    walk: AsyncGenerator<R[]>,
     page: Page,
     pacer: Pacer,
-    keep: (rows: HistRow[]) => Promise<HistRow[]>,
-  ): AsyncGenerator<HistoryRecord[]> {
-    let skipped = 0;
-    let taken = 0;
+    out: (row: R) => T,
+    keep: (rows: R[]) => Promise<R[]>,
+  ): AsyncGenerator<T[]> {
+    const take = new PageTake(page);
     for await (const chunk of walk) {
       await pacer.next();
-      const batch: HistoryRecord[] = [];
+      const batch: T[] = [];
       for (const row of await keep(chunk)) {
-        if (skipped < page.offset) {
-          skipped++;
-          continue;
-        }
-        if (taken >= page.limit) break;
-        batch.push(row.record);
-        taken++;
+        if (take.full) break;
+        if (take.offer()) batch.push(out(row));
       }
       if (batch.length > 0) yield batch;
-      if (taken >= page.limit) return;
+      if (take.full) return;
     }
   }
 
@@ -751,7 +725,7 @@ export class PgReads implements StoreReads {
     pacer: Pacer,
   ): AsyncGenerator<HistoryRecord[]> {
     const where = await this.histWhere('usage', select.account_id, select);
-    yield* this.paged(this.histWalk(where, order), page, pacer, (rows) =>
+    yield* this.paged(this.histWalk(where, order), page, pacer, recordOf, (rows) =>
       this.usageKeep(select, rows),
     );
   }

@@ -33,6 +33,7 @@ import type { Row, State, TableName } from '../state.js';
 import { BlockingQueries } from './blocking.js';
 import { BatchState, CacheTx, PgCache, Run } from './cache.js';
 import { batchText, batchWrites, COMMIT_STATEMENT, encodeBatch } from './commit.js';
+import { NO_HISTORY_TAGS, type HistoryTags } from '../history-tags.js';
 import {
   SEP,
   USAGE_TABLE,
@@ -109,6 +110,8 @@ export interface PgStoreOptions {
   outcome_wait_ms?: number;
   /** The interval of the log lines while the database stays unavailable (default 10,000 ms). */
   outage_log_every_ms?: number;
+  /** What the rooms tag history with (payments/history-tags.ts); default none. */
+  history_tags?: HistoryTags;
 }
 
 /** The default of PgStoreOptions.outcome_wait_ms. */
@@ -346,8 +349,11 @@ export class PgStore implements Store {
     this.stall_ms = options.stall_ms ?? STALL_MS;
     this.outcome_wait_ms = options.outcome_wait_ms ?? OUTCOME_WAIT_MS;
     this.outage = outage;
+    this.history_tags = options.history_tags ?? NO_HISTORY_TAGS;
     this.reads = new PgReads(this);
   }
+
+  readonly history_tags: HistoryTags;
 
   private readonly outcome_wait_ms: number;
 
@@ -725,6 +731,7 @@ export class PgStore implements Store {
       runs,
       `${this.options.gateway_id}:${slot}`,
       this.options.gateway_id,
+      this.history_tags,
     );
     const empty =
       encoded.locks.length === 0 &&
@@ -975,6 +982,7 @@ export class PgStore implements Store {
             [run],
             `${this.options.gateway_id}:${slot}`,
             this.options.gateway_id,
+            this.history_tags,
           );
           written_last = written;
           if (batchWrites(encoded)) encoded.cid = cid = this.commitId();

@@ -25,6 +25,7 @@ import type { ReplayCheck } from '../replay-check.js';
 import { checkPostingTaxes, checkRecordEnd } from '../ledger-rules.js';
 import type { RunOp } from './cache.js';
 import { collectOps, type CommitBatch } from './commit.js';
+import type { HistoryTags } from '../history-tags.js';
 import { SEP, isCustomerBalance } from './keys.js';
 import { migrateSchema, newLayoutEmpty, oldLayoutRecords } from './schema.js';
 import { openPool } from './store.js';
@@ -210,7 +211,7 @@ async function verifyIn(
   for (const row of usage.rows)
     breach(`usage of ${row.account_id} (${row.protocol}) differs from its usage records`);
 
-  // The payment transactions' tallies (migration 5) against the rows they count.
+  // The payment transactions' tallies (schema.ts) against the rows they count.
   const tallies = await client.query<{ tag: string; kept: string | null; counted: string | null }>(
     `WITH c AS (
        SELECT tag, count(*) AS n FROM aihub.rows r, unnest(aihub.txn_tags(r.row)) AS tag
@@ -261,6 +262,7 @@ export interface MigrateReport {
 export async function migrateDataDir(
   data_dir: string,
   database_url: string,
+  history_tags: HistoryTags,
 ): Promise<MigrateReport> {
   const release = acquireLock(data_dir);
   try {
@@ -271,6 +273,7 @@ export async function migrateDataDir(
     });
     return await migrateRecords(
       database_url,
+      history_tags,
       data_dir,
       (function* () {
         for (const { record } of records) yield record;
@@ -290,7 +293,10 @@ export async function migrateDataDir(
  * Moves the #18 layout of this database (public.aihub_log, every gateway stopped) into this
  * layout's tables, then verifies and compares with the log's replay. The old tables stay.
  */
-export async function migrateOldLayout(database_url: string): Promise<MigrateReport> {
+export async function migrateOldLayout(
+  database_url: string,
+  history_tags: HistoryTags,
+): Promise<MigrateReport> {
   const pool = openPool(database_url, { max: 2, statement_timeout_ms: 600_000 });
   let head: number;
   try {
@@ -319,6 +325,7 @@ export async function migrateOldLayout(database_url: string): Promise<MigrateRep
     ).rows;
     const report = await migrateRecords(
       database_url,
+      history_tags,
       'public.aihub_log',
       readOldLog(reader, head),
       source,
@@ -361,6 +368,7 @@ async function* readOldLog(pool: pg.Pool, head: number): AsyncGenerator<JournalR
 
 async function migrateRecords(
   database_url: string,
+  history_tags: HistoryTags,
   from: string,
   records: Iterable<JournalRecord> | AsyncIterable<JournalRecord>,
   source: State,
@@ -382,7 +390,7 @@ async function migrateRecords(
       const flush = async () => {
         if (chunk.length === 0) return;
         await client.query('SELECT count(*) FROM aihub.commit($1)', [
-          JSON.stringify(recordsBatch(chunk)),
+          JSON.stringify(recordsBatch(chunk, history_tags)),
         ]);
         chunk = [];
       };
@@ -430,8 +438,12 @@ async function migrateRecords(
 }
 
 /** Journal records as one commit statement's writes (no locks, reads or guards: nothing else writes). */
-export function recordsBatch(records: readonly JournalRecord[]): CommitBatch {
+export function recordsBatch(
+  records: readonly JournalRecord[],
+  history_tags: HistoryTags,
+): CommitBatch {
   const collected = {
+    tags: history_tags,
     absolute: new Set<string>(),
     adds: new Map<string, number>(),
     balance: new Map<string, number>(),

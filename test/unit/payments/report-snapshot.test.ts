@@ -36,6 +36,7 @@ import {
   fillUsage,
 } from '../../support/history-fill.ts';
 import { tempDir } from '../../support/temp.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../../gateway/payments/history-tags.ts';
 
 const TXNS = 300;
 const USAGE_T0_MS = FILL_T0_MS + TXNS * 1_000 + 1_000;
@@ -129,7 +130,11 @@ test(
   async () => {
     const data_dir = tempDir('aihub-report-snapshot-');
     try {
-      const store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000, now: fillNow });
+      const store = await Store.open(data_dir, {
+        history_tags: PAYMENT_HISTORY_TAGS,
+        checkpoint_interval_ms: 3_600_000,
+        now: fillNow,
+      });
       await fillPayments(store, { accounts: 2, txns: TXNS, per_commit: 100 });
       await fillUsage(store, {
         accounts: 2,
@@ -192,7 +197,11 @@ test(
   async () => {
     const data_dir = tempDir('aihub-report-snapshot-pending-');
     try {
-      const store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000, now: fillNow });
+      const store = await Store.open(data_dir, {
+        history_tags: PAYMENT_HISTORY_TAGS,
+        checkpoint_interval_ms: 3_600_000,
+        now: fillNow,
+      });
       await fillPayments(store, { accounts: 2, txns: 20 });
       const account_id = fillAccount(0);
       fillClock.ms = FILL_T0_MS + 100_000;
@@ -245,7 +254,11 @@ test(
   async () => {
     const data_dir = tempDir('aihub-usage-totals-');
     try {
-      const store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000, now: fillNow });
+      const store = await Store.open(data_dir, {
+        history_tags: PAYMENT_HISTORY_TAGS,
+        checkpoint_interval_ms: 3_600_000,
+        now: fillNow,
+      });
       await fillPayments(store, { accounts: 2, txns: 2 }); // the accounts' funds
       await fillUsage(store, {
         accounts: 2,

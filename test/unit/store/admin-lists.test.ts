@@ -7,6 +7,7 @@ import { rmSync } from 'node:fs';
 import { Store } from '../../../gateway/store/store.ts';
 import { fillNow, fillPayments, fillTxnId } from '../../support/history-fill.ts';
 import { tempDir } from '../../support/temp.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../../gateway/payments/history-tags.ts';
 
 const TXNS = 6_800;
 
@@ -16,7 +17,11 @@ test(
   async () => {
     const data_dir = tempDir('aihub-admin-lists-');
     try {
-      let store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000, now: fillNow });
+      let store = await Store.open(data_dir, {
+        history_tags: PAYMENT_HISTORY_TAGS,
+        checkpoint_interval_ms: 3_600_000,
+        now: fillNow,
+      });
       await fillPayments(store, { accounts: 40, txns: TXNS, per_commit: 400, lean: true });
       // 3,000 audit records, one in 100 of them a kyc.approve.
       await store.transact((tx) => {
@@ -33,7 +38,10 @@ test(
       for (const reopen of [false, true]) {
         if (reopen) {
           await store.close();
-          store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000 });
+          store = await Store.open(data_dir, {
+            history_tags: PAYMENT_HISTORY_TAGS,
+            checkpoint_interval_ms: 3_600_000,
+          });
         }
         const failed = Array.from({ length: TXNS }, (_, i) => i).filter((i) => i % 17 === 0);
         let before = { ...store.archive.counters };

@@ -18,6 +18,8 @@ import {
   type PgStore,
 } from '../../../gateway/store/pg/store.ts';
 import { balanceKey } from '../../../gateway/store/pg/keys.ts';
+import { MIGRATIONS, migrateSchema } from '../../../gateway/store/pg/schema.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../../gateway/payments/history-tags.ts';
 import { migrateDataDir, migrateOldLayout, verifyPg } from '../../../gateway/store/pg/tools.ts';
 import { readJournal } from '../../../gateway/store/journal.ts';
 import { JOURNAL_DIR } from '../../../gateway/store/store.ts';
@@ -279,14 +281,17 @@ async function checkMoved(url: string, txn: Record<string, unknown>): Promise<vo
 test('migrate: a JSON-file data dir (postings, a finalized payment, usage history, sessions) moves into PostgreSQL and both sides agree', async () => {
   const { data_dir, txn } = await seedDataDir();
   const url = await cluster.createDatabase();
-  const report = await migrateDataDir(data_dir, url);
+  const report = await migrateDataDir(data_dir, url, PAYMENT_HISTORY_TAGS);
   assert.deepEqual(report.differences, []);
   assert.ok(report.ok);
   assert.equal(report.records, 6);
   assert.ok(report.verify.ok);
   await checkMoved(url, txn);
   // A second migrate into the same database is refused, and the source is untouched.
-  await assert.rejects(migrateDataDir(data_dir, url), /already holds a store/);
+  await assert.rejects(
+    migrateDataDir(data_dir, url, PAYMENT_HISTORY_TAGS),
+    /already holds a store/,
+  );
 });
 
 test('migrate: a database of the #18 layout (public.aihub_log behind aihub_head) moves into the new tables; a gateway refuses the old layout until then', async () => {
@@ -315,7 +320,7 @@ test('migrate: a database of the #18 layout (public.aihub_log behind aihub_head)
     await client.end();
   }
   await assert.rejects(open(url), /earlier layout .*aihub-gateway migrate --database-url/);
-  const report = await migrateOldLayout(url);
+  const report = await migrateOldLayout(url, PAYMENT_HISTORY_TAGS);
   assert.deepEqual(report.differences, []);
   assert.ok(report.ok);
   assert.equal(report.records, 6);
@@ -323,7 +328,7 @@ test('migrate: a database of the #18 layout (public.aihub_log behind aihub_head)
   const store = await open(url);
   assert.equal(await store.sharedKeyCheck('another'), 'sealed-check', 'the key check moved too');
   await store.close();
-  await assert.rejects(migrateOldLayout(url), /already holds a store/);
+  await assert.rejects(migrateOldLayout(url, PAYMENT_HISTORY_TAGS), /already holds a store/);
 });
 
 test('chat reservations across two stores: one gateway’s worst case binds the other; a lapsed lease is released once; a settlement bills once', async () => {
@@ -941,18 +946,55 @@ test('the payment transactions list over every account takes its total from tall
     );
     assert.match((await verifyPg(url)).breaches.join('\n'), /tallied status:success: 21, but 20/);
     await c.close();
-    // A database from before migration 5 (its transactions there, no tallies): the migration
-    // counts what is there.
-    await db.query(`DROP TABLE aihub.tallies; DROP FUNCTION aihub.tally_txns() CASCADE;
-      DROP FUNCTION aihub.txn_tags(json); DELETE FROM aihub.migrations WHERE version = 5`);
-    const d = await open(url, { gateway_id: 'tally-d' });
-    assert.equal(
-      (await d.reads.txns({ account_id: null, service: 'dmt' }, { offset: 0, limit: 5 })).total,
-      expect.all - expect.recharge,
-    );
-    assert.deepEqual((await verifyPg(url)).breaches, []);
-    await d.close();
   } finally {
     await db.end();
+  }
+});
+
+test('migrations after the baseline: a second one runs once, however many gateways start at once and however often; one that fails leaves nothing and is tried again', async () => {
+  const url = await cluster.createDatabase();
+  const pools = [new pg.Pool({ connectionString: url }), new pg.Pool({ connectionString: url })];
+  try {
+    const db_id = await migrateSchema(pools[0]!);
+    // The next migration: it would fail if it ran twice (the table exists), and counts its runs.
+    const second = {
+      version: MIGRATIONS.at(-1)!.version + 1,
+      sql: `CREATE TABLE aihub.probe (run int);
+            INSERT INTO aihub.probe SELECT coalesce(max(run), 0) + 1 FROM aihub.probe`,
+    };
+    const next = [...MIGRATIONS, second];
+    assert.deepEqual(
+      await Promise.all([migrateSchema(pools[0]!, next), migrateSchema(pools[1]!, next)]),
+      [db_id, db_id],
+    );
+    assert.equal(await migrateSchema(pools[1]!, next), db_id);
+    const runs = (await pools[0]!.query<{ run: number }>('SELECT run FROM aihub.probe')).rows;
+    assert.deepEqual(runs, [{ run: 1 }]);
+    // A migration that fails half way is rolled back whole and not recorded: the next start tries it again.
+    const broken = {
+      version: second.version + 1,
+      sql: 'CREATE TABLE aihub.half (x int); SELECT 1 / 0',
+    };
+    await assert.rejects(migrateSchema(pools[0]!, [...next, broken]), /division by zero/);
+    const there = await pools[0]!.query<{ t: string | null }>(
+      `SELECT to_regclass('aihub.half')::text AS t`,
+    );
+    assert.equal(there.rows[0]!.t, null);
+    const versions = await pools[0]!.query<{ version: number }>(
+      'SELECT version FROM aihub.migrations ORDER BY version',
+    );
+    assert.deepEqual(
+      versions.rows.map((row) => row.version),
+      next.map((migration) => migration.version),
+    );
+    // A store opens on it and works (the versions it does not know are someone else's past).
+    const store = await open(url, { gateway_id: 'migrated' });
+    const id = 'm1';
+    await store.transact((tx) => tx.set('accounts', id, account(id)));
+    await credit(store, id, 5_000_000);
+    assert.equal(await balance(store, id), 5_000_000);
+    await store.close();
+  } finally {
+    for (const pool of pools) await pool.end();
   }
 });

@@ -11,6 +11,7 @@ import {
 } from '../../../gateway/payments/reports/reports.ts';
 import { fillNow, fillPayments } from '../../support/history-fill.ts';
 import { tempDir } from '../../support/temp.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../../gateway/payments/history-tags.ts';
 
 test(
   'a report of every account over the whole history yields to other work, and pages and totals are exact',
@@ -18,7 +19,11 @@ test(
   async () => {
     const data_dir = tempDir('aihub-report-yields-');
     try {
-      const store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000, now: fillNow });
+      const store = await Store.open(data_dir, {
+        history_tags: PAYMENT_HISTORY_TAGS,
+        checkpoint_interval_ms: 3_600_000,
+        now: fillNow,
+      });
       await fillPayments(store, {
         accounts: 7,
         txns: 5_000,

@@ -16,6 +16,7 @@ import { verifyDataDir } from '../../../gateway/store/verify.ts';
 import { fillAccount, fillNow, fillPayments, fillTxnId } from '../../support/history-fill.ts';
 import { reviseTxns } from '../../support/revisions.ts';
 import { tempDir } from '../../support/temp.ts';
+import { PAYMENT_HISTORY_TAGS } from '../../../gateway/payments/history-tags.ts';
 
 const TXNS = 600;
 const ACCOUNTS = 4;
@@ -27,6 +28,7 @@ const REVERSED_LATE = [6, 7, 400, 598];
 async function filled(): Promise<string> {
   const data_dir = tempDir('aihub-txn-revisions-');
   const store = await Store.open(data_dir, {
+    history_tags: PAYMENT_HISTORY_TAGS,
     checkpoint_interval_ms: 3_600_000,
     checkpoint_every_records: 150,
     now: fillNow,
@@ -105,7 +107,10 @@ test(
     const data_dir = await filled();
     try {
       // A clean restart: the revisions come from the manifest.
-      let store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000 });
+      let store = await Store.open(data_dir, {
+        history_tags: PAYMENT_HISTORY_TAGS,
+        checkpoint_interval_ms: 3_600_000,
+      });
       const before = await observe(store, REVERSED_EARLY);
       assert.deepEqual(await chunked(store), REVERSED_EARLY.map(fillTxnId));
       await store.close();
@@ -126,7 +131,10 @@ test(
       await exited;
       lines.close();
       const reversed = [...REVERSED_EARLY, ...REVERSED_LATE];
-      store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000 });
+      store = await Store.open(data_dir, {
+        history_tags: PAYMENT_HISTORY_TAGS,
+        checkpoint_interval_ms: 3_600_000,
+      });
       const after_kill = await observe(store, reversed);
       assert.deepEqual(await chunked(store), reversed.sort((a, b) => a - b).map(fillTxnId));
       assert.notDeepEqual(after_kill, before);
@@ -134,14 +142,21 @@ test(
 
       // The indexes removed: indexed again from the first record.
       rmSync(join(data_dir, INDEX_DIR), { recursive: true, force: true });
-      store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000 });
+      store = await Store.open(data_dir, {
+        history_tags: PAYMENT_HISTORY_TAGS,
+        checkpoint_interval_ms: 3_600_000,
+      });
       assert.deepEqual(await observe(store, reversed), after_kill);
       await store.close();
 
       // Damage: every account's list of all transactions cut short; repaired from the journal.
       const list = join(data_dir, INDEX_DIR, 'txn', `${ALL}.idx`);
       truncateSync(list, statSync(list).size - 72 * 200 - 5);
-      store = await Store.open(data_dir, { checkpoint_interval_ms: 3_600_000, warn: () => {} });
+      store = await Store.open(data_dir, {
+        history_tags: PAYMENT_HISTORY_TAGS,
+        checkpoint_interval_ms: 3_600_000,
+        warn: () => {},
+      });
       assert.equal(store.archive.repaired.lists, 1);
       assert.deepEqual(await observe(store, reversed), after_kill);
       await store.close();
