@@ -100,7 +100,9 @@ export function inProcessGateway(
   const payments = createPayments(deps, { ...options.payments, api: [topups.api] });
   const chat = createChat(deps);
   const rooms = {
-    accounts: createAccounts(deps),
+    accounts: createAccounts(deps, {
+      payment_services: payments.services.map((service) => service.code),
+    }),
     chat,
     dashboard: createDashboard({ ...deps, payments, topups }),
     payments,
