@@ -219,7 +219,9 @@ async function serve(config: Config): Promise<void> {
     sms: providers.sms,
     api: [topups.api],
   });
-  const accounts = createAccounts(room_deps);
+  const accounts = createAccounts(room_deps, {
+    payment_services: payments.services.map((service) => service.code),
+  });
   const chat = createChat(room_deps, { engines: llm.engines, trust_proxy });
   const dashboard = createDashboard({ ...room_deps, payments, topups });
   const gateway = createGateway(

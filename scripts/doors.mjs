@@ -3,6 +3,7 @@
 // type-only import of the composition's types (deps.ts, config.ts): every room is handed
 // them, and they name rooms' config schemas, so the door is a type, never code.
 // Run by `npm run cycles` after madge's cycle check; exits 1 and lists every wrong door.
+import { existsSync, readdirSync } from 'node:fs';
 import madge from 'madge';
 
 const ORDER = [
@@ -38,6 +39,15 @@ const isBackend = (target) =>
   /^store\/(store|reads|archive)\.ts$/.test(target) || target.startsWith('store/pg/');
 const OPENS_STORE = new Set(['main.ts']);
 
+// A payment service's wall (issue #38): a service's folder (a folder of payments/ with a
+// service.ts, listed in payments/services.ts) is imported only from inside payments/; the
+// other rooms know the services through `Payments.services`, type-only imports too.
+const SERVICE_FOLDERS = readdirSync('gateway/payments', { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => `payments/${entry.name}/`)
+  .filter((folder) => existsSync(`gateway/${folder}service.ts`));
+const isServiceFolder = (target) => SERVICE_FOLDERS.some((folder) => target.startsWith(folder));
+
 const roomOf = (file) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : file);
 
 async function graph(skipTypeImports) {
@@ -56,6 +66,12 @@ for (const [file, imports] of Object.entries(all)) {
   const from = roomOf(file);
   for (const target of imports) {
     const to = roomOf(target);
+    if (isServiceFolder(target) && from !== 'payments') {
+      wrong.push(
+        `${file} -> ${target}: only the payments room imports a payment service's folder; read the list through Payments.services`,
+      );
+      continue;
+    }
     if (isBackend(target) && from !== 'store' && !OPENS_STORE.has(file)) {
       wrong.push(
         `${file} -> ${target}: a room may not import a storage backend; import the store's types from store/types.ts`,

@@ -14,6 +14,11 @@ export function createAccount(
     name?: string | undefined;
     password_hash?: string | null;
     /**
+     * The payment services' codes (the payments room's list, Payments.services): each off
+     * until an administrator switches it on. This room names none of them.
+     */
+    payment_services?: readonly string[] | undefined;
+    /**
      * The new account's id, drawn before the transaction by a caller that reads index keys
      * of it in the same transaction (its keys, its sessions): an id drawn inside is new on
      * every run, so on PostgreSQL those keys would miss on every run and end in a blocking load.
@@ -29,7 +34,10 @@ export function createAccount(
     email,
     name: input.name ?? '',
     status: 'active',
-    services: { ai: true, recharge: false, dmt: false, pan: false, bills: false },
+    services: {
+      ai: true,
+      ...Object.fromEntries((input.payment_services ?? []).map((code) => [code, false])),
+    },
     kyc_status: 'none',
     ip_whitelist: [],
     password_hash: input.password_hash ?? null,

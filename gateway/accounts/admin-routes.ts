@@ -77,7 +77,7 @@ function hasBearer(authorization: string | undefined): boolean {
   return typeof authorization === 'string' && /^Bearer\s+\S/i.test(authorization);
 }
 
-export function adminRouter(deps: RoomDeps): Router {
+export function adminRouter(deps: RoomDeps, payment_services: readonly string[]): Router {
   const { store, config } = deps;
   const router = Router();
   // Read through store.read: on PostgreSQL a row the cache lacks is loaded without stopping the
@@ -88,7 +88,7 @@ export function adminRouter(deps: RoomDeps): Router {
 
   router.post('/accounts', async (req, res) => {
     const body = parseWith(createAccountBody, req.body ?? {});
-    const account = await store.transact((tx) => createAccount(tx, body));
+    const account = await store.transact((tx) => createAccount(tx, { ...body, payment_services }));
     res.status(201).json(await view(account.id));
   });
 

@@ -23,13 +23,17 @@ export interface Accounts {
   docs: RouteDoc[];
 }
 
-export function createAccounts(deps: RoomDeps): Accounts {
+/** `payment_services`: the payments room's service codes, off on the accounts the admin API creates. */
+export function createAccounts(
+  deps: RoomDeps,
+  options: { payment_services?: readonly string[] } = {},
+): Accounts {
   // An account's keys (the keys page, the admin's account view, the 50-key rule) are read through this index.
   // Read inside transactions: the 50-active-keys rule counts an account's keys as it adds one.
   deps.store.indexBy('keys', 'account_id', { in_transactions: true });
   return {
     auth: (lock) => adminAuth(deps.admin_token_hash, lock, () => deps.clock.now().getTime()),
-    admin: adminRouter(deps),
+    admin: adminRouter(deps, options.payment_services ?? []),
     knownKeys: catchUpForUnknownKey(deps.store),
     docs: accountRouteDocs,
   };

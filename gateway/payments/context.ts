@@ -17,6 +17,16 @@ export interface PaymentsContext extends RoomDeps {
   providers: Record<PaymentService, PaymentProvider[]>;
   /** Sends remitter OTPs in live mode; null when none is configured. */
   sms: SmsSender | null;
+  /** The payment services the room serves (services.ts), as the shared parts know them. */
+  services: readonly ServiceSummary[];
   /** Registers work to cancel when the room stops (lookups in flight). */
   onStop(fn: () => void): void;
+}
+
+/** What the room's shared parts and the other rooms know of a payment service (service.ts has the rest). */
+export interface ServiceSummary {
+  /** Its code: `PaymentTxn.service`, the key of `Account.services`, of its provider list and of `revenue:<code>`. */
+  code: PaymentService;
+  /** Its name for people: the admin console's service switches, the reports' filter. */
+  label: string;
 }

@@ -9,25 +9,13 @@ import { createProviders } from '../providers/index.js';
 import type { SmsSender } from '../providers/sms.js';
 import type { PaymentProvider, PaymentService } from '../providers/types.js';
 import type { RouteDoc } from '../http/openapi.js';
-import type { Tx } from '../store/types.js';
 import { accountRouter } from './account/routes.js';
 import { callbacksRouter } from './callbacks/routes.js';
-import { billsOnTransition } from './bills/bookkeeping.js';
-import { billsRouter } from './bills/routes.js';
-import { complaintExpired } from './bills/complaints.js';
-import { renderBillFactory } from './bills/views.js';
-import { dmtOnTransition, dmtRefundNeedsConsent } from './dmt/commands.js';
-import { dmtAdminRouter, dmtRouter } from './dmt/routes.js';
-import { renderDmt } from './dmt/views.js';
-import { usageMonthOver } from './dmt/rules.js';
-import { transferOtpSpent } from './dmt/rbi.js';
 import { paymentsRouteDocs } from './openapi.js';
-import { panRouter } from './pan/routes.js';
-import { renderPan } from './pan/views.js';
 import { registerReportMetrics, reportsRouter, runReport, serveReport } from './reports/routes.js';
 import type { ReportName, ReportResult, Scope } from './reports/reports.js';
 import { paymentsAdminRouter } from './admin/routes.js';
-import type { PaymentsContext } from './context.js';
+import type { PaymentsContext, ServiceSummary } from './context.js';
 import type { Registry } from 'prom-client';
 import { scrapedGauge } from '../http/metrics.js';
 import { PaymentEngine } from './engine/engine.js';
@@ -36,17 +24,16 @@ import { authorizeBeforeBody } from './auth.js';
 import { jsonBody } from '../http/body.js';
 import { onboardingRouter } from './onboarding/routes.js';
 import { Pruner, pruneTarget, type PruneCounts } from './engine/prune.js';
-import { rechargeRouter } from './recharge/routes.js';
-import { renderRecharge } from './recharge/views.js';
 import { WebhookSender, enqueueWebhook } from './engine/webhooks.js';
 import { RequestSigning } from './signing.js';
-import { billFetchExpired, type PaymentTxn, type TxnStatus } from './engine/tables.js';
 import { DEFAULT_TURN_BUDGET } from '../store/turns.js';
 import { Pricing } from './network/pricing.js';
 import type { CommissionScheme } from './network/schemes.js';
 import { networkRouter } from './network/routes.js';
 import { serveAccountStatement, statementsRouter } from './statements/routes.js';
 import { invoicesRouter, issueClosedMonths } from './invoices/routes.js';
+import type { ServiceModule } from './service.js';
+import { PAYMENT_SERVICES } from './services.js';
 
 export interface Payments {
   /** Mounted at /api. */
@@ -56,6 +43,8 @@ export interface Payments {
   /** Audits admin calls not audited by their own commit; mounted before every /admin router. */
   audit: RequestHandler;
   engine: PaymentEngine;
+  /** The payment services (services.ts), in their order: what other rooms may know of them. */
+  services: readonly ServiceSummary[];
   /** The /api and payments /admin routes for GET /openapi.json. */
   route_docs: RouteDoc[];
   /**
@@ -98,18 +87,20 @@ type Options = {
   sms?: SmsSender | null;
   /** Other rooms' /api routes (the wallet's top-ups), served behind this /api's auth, signing and log. */
   api?: Router[];
+  /** The payment services to serve: services.ts's list unless given (a test's extra service). */
+  services?: readonly ServiceModule[];
 };
 
 export function createPayments(deps: RoomDeps, options: Options = {}): Payments {
   const { store, logger, clock, config } = deps;
+  const services = options.services ?? PAYMENT_SERVICES;
   // Lists and reports of one account read its transactions through this index; built now, not by a request.
   store.indexBy('payment_txns', 'account_id');
   // The pending transactions the reconciler looks for at start.
   store.indexBy('payment_txns', 'status');
   // The admin's eKYC list by status reads its page, not the table (built here, before any request).
   store.indexBy('kyc_submissions', 'status');
-  // An account's complaints (its open ones are counted, its list read) by this index.
-  store.indexBy('bill_complaints', 'account_id');
+  for (const service of services) service.indexes?.(store);
   const payments = config.payments;
   const { lists: providers, sms } = createProviders(deps, {
     lists: options.providers,
@@ -132,8 +123,7 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     mode: config.mode,
     sealer: deps.sealer,
   });
-  const engine = engineOf(deps, providers, webhooks);
-  const pruner = prunerOf(deps, engine);
+  const engine = engineOf(deps, services, providers, webhooks);
   // Reports are background work: their long reads take at most this share of a busy gateway.
   store.reads.turns.configure({ ...DEFAULT_TURN_BUDGET, share: payments.reports.cpu_share });
   const ctx: PaymentsContext = {
@@ -144,8 +134,10 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     webhooks,
     providers,
     sms,
+    services: services.map(({ code, label }) => ({ code, label })),
     onStop: (fn) => stopping.push(fn),
   };
+  const pruner = prunerOf(ctx, services);
   const reports = reportsRouter(ctx);
   const network = networkRouter(ctx);
   const statements = statementsRouter(ctx);
@@ -158,19 +150,22 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     // The statements' routes before the reports' `/reports/:report`, whose names they are not.
     api: apiRouter(
       ctx,
+      services,
       Router().use(statements.api, invoices.api, reports.api, network.api, ...(options.api ?? [])),
     ),
+    // Each service's /admin routes after the room's own.
     admin: Router().use(
       paymentsAdminRouter(ctx),
       statements.admin,
       invoices.admin,
       reports.admin,
       network.admin,
-      dmtAdminRouter(ctx),
+      ...services.flatMap((service) => (service.admin ? [service.admin(ctx)] : [])),
     ),
     audit: auditMiddleware(store, logger),
     engine,
-    route_docs: paymentsRouteDocs(payments),
+    services: ctx.services,
+    route_docs: paymentsRouteDocs(payments, services),
     report: (name, query, scope, signal) => runReport(ctx, name, query, scope, signal),
     default_scheme: ctx.pricing.default_scheme,
     statement: (kind, query, account_id, req, res) =>
@@ -185,48 +180,41 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
  * transaction's status: the service's own bookkeeping, then the webhook delivery it queues. */
 function engineOf(
   deps: RoomDeps,
+  services: readonly ServiceModule[],
   providers: Record<PaymentService, PaymentProvider[]>,
   webhooks: WebhookSender,
 ): PaymentEngine {
   const { store, logger, clock, config } = deps;
-  /** Each service's own bookkeeping in the commit that changes one of its transactions' status. */
-  const onTransition: Partial<
-    Record<PaymentService, (tx: Tx, txn: PaymentTxn, from: TxnStatus) => void>
-  > = {
-    dmt: dmtOnTransition,
-    bills: billsOnTransition,
-  };
+  const by_code = new Map(services.map((service) => [service.code, service]));
   return new PaymentEngine({
     store,
     logger,
     clock,
     config: config.payments,
     providers,
-    renderers: {
-      recharge: renderRecharge,
-      dmt: renderDmt,
-      pan: renderPan,
-      bills: renderBillFactory(deps.public_url),
-    },
+    renderers: Object.fromEntries(
+      services.map((service) => [service.code, service.renderer(deps)]),
+    ),
     hooks: {
       onTransition: (tx, txn, from) => {
-        onTransition[txn.service]?.(tx, txn, from);
+        by_code.get(txn.service)?.onTransition?.(tx, txn, from);
         const delivery = enqueueWebhook(tx, txn, from);
         if (delivery) webhooks.notify(delivery.id);
       },
-      refundNeedsConsent: (txn) => txn.service === 'dmt' && dmtRefundNeedsConsent(txn),
+      refundNeedsConsent: (txn) => by_code.get(txn.service)?.refundNeedsConsent?.(txn) ?? false,
     },
   });
 }
 
 /**
  * Rows no reader will use again, judged by the readers' own rules: the engine's idempotency
- * lookup (store clock, as the records' created_at) and the DMT routes' month (room clock).
- * Without an idempotency window no record can expire, so that table is not even listed.
+ * lookup (store clock, as the records' created_at), the duplicate window, and each service's
+ * own tables (its `prune`). Without an idempotency window no record can expire, so that
+ * table is not even listed.
  */
-function prunerOf(deps: RoomDeps, engine: PaymentEngine): Pruner {
-  const { store, logger, clock } = deps;
-  const payments = deps.config.payments;
+function prunerOf(ctx: PaymentsContext, services: readonly ServiceModule[]): Pruner {
+  const { store, logger, engine } = ctx;
+  const payments = ctx.settings;
   return new Pruner({
     store,
     logger,
@@ -240,34 +228,18 @@ function prunerOf(deps: RoomDeps, engine: PaymentEngine): Pruner {
             }),
           ]
         : []),
-      pruneTarget({
-        table: 'dmt_usage',
-        expired: (id) => usageMonthOver(id, clock.now(), payments.dmt.utc_offset_minutes),
-      }),
-      pruneTarget({
-        table: 'dmt_transfer_otps',
-        expired: (_id, otp, tx) => transferOtpSpent(otp, tx.now.getTime()),
-      }),
-      pruneTarget({
-        table: 'bill_fetches',
-        expired: (_id, bill, tx) => billFetchExpired(bill, tx.now.getTime()),
-      }),
       // Several gateways: the duplicate window's rows (payment_recent), once past it.
       pruneTarget({
         table: 'payment_recent',
         expired: (_id, seen, tx) => tx.now.getTime() - seen.at_ms >= payments.duplicate_window_ms,
       }),
-      pruneTarget({
-        table: 'bill_complaints',
-        expired: (_id, complaint, tx) =>
-          complaintExpired(complaint, tx.now.getTime(), payments.bills.complaints.keep_ms),
-      }),
+      ...services.flatMap((service) => service.prune?.(ctx) ?? []),
     ],
   });
 }
 
 /** The /api router: signing, API logs, authorization before any body, then every service; `more`: reports and the network. */
-function apiRouter(ctx: PaymentsContext, more: Router): Router {
+function apiRouter(ctx: PaymentsContext, services: readonly ServiceModule[], more: Router): Router {
   const signing = new RequestSigning({
     now_ms: () => ctx.clock.now().getTime(),
     sealer: ctx.sealer,
@@ -291,10 +263,7 @@ function apiRouter(ctx: PaymentsContext, more: Router): Router {
     ctx.store.read(() => ctx.pricing.touch(ctx.store, account_id)).then(() => next(), next);
   });
   api.use(onboardingRouter(ctx));
-  api.use(rechargeRouter(ctx));
-  api.use(dmtRouter(ctx));
-  api.use(panRouter(ctx));
-  api.use(billsRouter(ctx));
+  for (const service of services) api.use(service.api(ctx));
   api.use(accountRouter(ctx));
   api.use(more);
   return api;

@@ -29,12 +29,9 @@ import { reportsQuery } from './reports/schemas.js';
 import { adminTransactionsQuery, transactionsQuery } from './engine/txn-filter.js';
 import { networkRouteDocs } from './network/openapi.js';
 import { statementRouteDocs } from './statements/openapi.js';
-import { rechargeLookupDocs } from './recharge/openapi.js';
-import { bbpsRouteDocs } from './bills/openapi.js';
-import { dmtRefundRouteDocs, rbiRouteDocs } from './dmt/openapi.js';
-import { panVerifyRouteDoc } from './pan/openapi.js';
 import { callbackRouteDocs } from './callbacks/openapi.js';
 import { reasonBody, recheckBody } from './admin/schemas.js';
+import type { ServiceModule } from './service.js';
 
 const api = { auth: 'api_key' } as const;
 const admin = { tag: 'admin', auth: 'admin' } as const;
@@ -59,27 +56,27 @@ const PAYMENT = {
   503: 'no provider configured, or shutting down',
 };
 
-export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
+/** The room's documents, then each service's own (its `route_docs`, kept in its folder). */
+export function paymentsRouteDocs(
+  settings: PaymentsConfig,
+  services: readonly ServiceModule[],
+): RouteDoc[] {
   return [
     ...onboardingDocs(),
     ...rechargeDocs(),
-    ...rechargeLookupDocs(),
     ...webhookDocs(),
     ...remitterDocs(settings),
     ...beneficiaryDocs(),
     ...transferDocs(settings),
     ...billsDocs(),
-    ...bbpsRouteDocs(),
     ...reportsDocs(),
     ...adminKycDocs(),
-    ...adminAccountDocs(),
+    ...adminAccountDocs(services),
     ...adminTransactionDocs(),
     ...networkRouteDocs(),
     ...statementRouteDocs(),
-    ...rbiRouteDocs(settings),
-    panVerifyRouteDoc(),
     ...callbackRouteDocs(),
-    ...dmtRefundRouteDocs(settings.dmt.otp.digits),
+    ...services.flatMap((service) => service.route_docs?.(settings) ?? []),
   ];
 }
 
@@ -540,14 +537,14 @@ function adminKycDocs(): RouteDoc[] {
 }
 
 /** The admin's account settings, audit and transactions. */
-function adminAccountDocs(): RouteDoc[] {
+function adminAccountDocs(services: readonly ServiceModule[]): RouteDoc[] {
   return [
     {
       ...admin,
       method: 'post',
       path: '/admin/accounts/:id/services',
       summary: 'Activate or deactivate payments services (activation needs approved eKYC)',
-      body: servicesBody,
+      body: servicesBody(services.map((service) => service.code)),
       success: { status: 200, description: 'the account' },
       errors: { 409: 'kyc_not_approved' },
     },

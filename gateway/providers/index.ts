@@ -35,8 +35,13 @@ export function createProviders(
       now: () => clock.now(),
       warn: (message) => logger.warn({ msg: message }),
     });
+  // The services are the configuration's (payments.providers names each one) and the given
+  // lists': this room names none of them.
+  const services = new Set([...Object.keys(configured), ...Object.keys(given.lists ?? {})]);
   return {
-    lists: { recharge: list('recharge'), dmt: list('dmt'), pan: list('pan'), bills: list('bills') },
+    lists: Object.fromEntries(
+      [...services].map((service) => [service, list(service as PaymentService)]),
+    ) as Record<PaymentService, PaymentProvider[]>,
     sms: given.sms !== undefined ? given.sms : buildSmsSender(config.payments.dmt.otp.sms),
   };
 }

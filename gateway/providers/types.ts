@@ -1,8 +1,11 @@
 // The one interface every payment upstream implements, whatever the service. The failover
 // chain (chain.ts) knows only this interface; adding an upstream is adding an adapter.
-import type { ServiceName } from '../store/state.js';
-
-export type PaymentService = Exclude<ServiceName, 'ai'>;
+/**
+ * The payment services an adapter may be asked to serve, by code. Named here, not in the
+ * payments room's list, because an adapter implements each service's provider actions: a new
+ * service needs its actions in the adapters that serve it (docs/ARCHITECTURE.md).
+ */
+export type PaymentService = 'recharge' | 'dmt' | 'pan' | 'bills';
 
 /** What a provider is asked to do. `subject` is the number, consumer number or account number. */
 export interface ProviderRequest {

@@ -3,7 +3,11 @@
 // so a replayed store is the live store by construction.
 import { assertMicros } from '../util/money.js';
 
-export type ServiceName = 'ai' | 'recharge' | 'dmt' | 'pan' | 'bills';
+/**
+ * What an account may use: the AI API (`ai`) and each payment service by its code (the
+ * payments room's list, payments/services.ts); a payment service it does not name is off.
+ */
+export type AccountServices = { ai: boolean } & Partial<Record<string, boolean>>;
 export type KycStatus = 'none' | 'submitted' | 'approved' | 'rejected';
 
 export interface Account {
@@ -11,7 +15,7 @@ export interface Account {
   email: string;
   name: string;
   status: 'active' | 'disabled';
-  services: Record<ServiceName, boolean>;
+  services: AccountServices;
   kyc_status: KycStatus;
   ip_whitelist: string[];
   password_hash: string | null;

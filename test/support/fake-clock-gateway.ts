@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { openPgStore } from '../../gateway/store/pg/store.ts';
 import { FileStore } from '../../gateway/store/store.ts';
 import type { Store } from '../../gateway/store/types.ts';
+import type { PruneCounts } from '../../gateway/payments/engine/prune.ts';
 import { admin, request, type Reply } from '../gateway/helpers.ts';
 import { inProcessGateway } from './route-table.ts';
 import { tempDir } from './temp.ts';
@@ -28,6 +29,8 @@ export interface FakeClockGateway {
     headers: Record<string, string>,
     body?: unknown,
   ) => Promise<Reply<any>>;
+  /** One pruning pass of the payments room now. */
+  prune: () => Promise<PruneCounts>;
   stop: () => Promise<void>;
 }
 
@@ -46,6 +49,7 @@ export async function fakeClockGateway(
   config: Record<string, unknown>,
   clock: { now: () => Date },
   database_url?: string,
+  payments?: NonNullable<Parameters<typeof inProcessGateway>[3]>['payments'],
 ): Promise<FakeClockGateway> {
   const data_dir = tempDir('aihub-fake-clock-');
   const config_file = join(tempDir('aihub-fake-clock-config-'), 'config.json');
@@ -58,7 +62,11 @@ export async function fakeClockGateway(
       })
     : await FileStore.open(data_dir, { now: clock.now, history_tags: PAYMENT_HISTORY_TAGS });
   const token_hash = createHash('sha256').update(ADMIN_TOKEN).digest('hex');
-  const built = inProcessGateway(store, data_dir, token_hash, { clock, config_file });
+  const built = inProcessGateway(store, data_dir, token_hash, {
+    clock,
+    config_file,
+    ...(payments ? { payments } : {}),
+  });
   const server = createServer(built.gateway.handler);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -70,6 +78,7 @@ export async function fakeClockGateway(
     data_dir,
     store,
     api: admin({ url, admin_token: ADMIN_TOKEN }),
+    prune: () => built.payments.prune(),
     call: (method, path, headers, body) =>
       request<any>(`${url}${path}`, { method, headers, ...(body ? { body } : {}) }),
     async stop() {

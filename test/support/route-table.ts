@@ -68,7 +68,12 @@ export function inProcessGateway(
   store: Store,
   data_dir: string,
   admin_token_hash = '0'.repeat(64),
-  options: { clock?: Clock; config_file?: string } = {},
+  options: {
+    clock?: Clock;
+    config_file?: string;
+    /** What the payments room is built with besides the top-ups' routes (a test's extra service). */
+    payments?: Parameters<typeof createPayments>[1];
+  } = {},
 ): {
   gateway: ReturnType<typeof createGateway>;
   payments: ReturnType<typeof createPayments>;
@@ -93,10 +98,12 @@ export function inProcessGateway(
   };
   // The rooms as main.ts builds them, mounted by the same createGateway.
   const topups = createTopups(deps, {});
-  const payments = createPayments(deps, { api: [topups.api] });
+  const payments = createPayments(deps, { ...options.payments, api: [topups.api] });
   const chat = createChat(deps);
   const rooms = {
-    accounts: createAccounts(deps),
+    accounts: createAccounts(deps, {
+      payment_services: payments.services.map((service) => service.code),
+    }),
     chat,
     dashboard: createDashboard({ ...deps, payments, topups }),
     payments,

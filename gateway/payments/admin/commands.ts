@@ -4,7 +4,6 @@
 // range, duplicates dropped), request signing, and re-arming a transaction's status checks
 // (only while it is pending: never a blind refund). Each change is audited in its own
 // commit through `audit`, which the surface supplies (who asked, from where).
-import type { z } from 'zod';
 import { requireAccount } from '../../accounts/accounts.js';
 import { parseWhitelistEntry, type PrefixFloor } from '../../accounts/ip-whitelist.js';
 import { ApiError, badRequest, conflict, notFound } from '../../http/errors.js';
@@ -12,7 +11,7 @@ import type { Store, Tx } from '../../store/types.js';
 import type { Sealer } from '../../util/sealed.js';
 import type { PaymentEngine } from '../engine/engine.js';
 import type { AuditEntry } from '../logs.js';
-import type { servicesBody } from './schemas.js';
+import type { ServicesBody } from './schemas.js';
 import { clearSigningSecret, setSigningSecret } from '../signing.js';
 import type { KycSubmission, PaymentTxn } from '../engine/tables.js';
 
@@ -46,7 +45,7 @@ export function reviewKyc(
 export function setServices(
   store: Store,
   account_id: string,
-  services: z.output<typeof servicesBody>,
+  services: ServicesBody,
   audit: Audit,
 ): Promise<void> {
   return store.transact((tx) => {

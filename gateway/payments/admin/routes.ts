@@ -139,10 +139,11 @@ function kycRoutes(ctx: PaymentsContext, router: Router): void {
 function accountRoutes(ctx: PaymentsContext, router: Router): void {
   const { store, config } = ctx;
   const view = (id: string) => accountView(store.state, requireAccount(store, id), config.currency);
+  const services_body = servicesBody(ctx.services.map((service) => service.code));
 
   router.post('/accounts/:id/services', async (req, res) => {
     const id = parseWith(idParam, req.params.id);
-    const body = parseWith(servicesBody, req.body ?? {});
+    const body = parseWith(services_body, req.body ?? {});
     await setServices(store, id, body, auditOf(req, res));
     res.json(view(id));
   });

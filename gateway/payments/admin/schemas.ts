@@ -11,14 +11,12 @@ export const approveBody = z.strictObject({ reason: z.string().trim().max(500).o
 export const rejectBody = z.strictObject({
   reason: z.string().trim().min(1, 'a rejection needs a reason').max(500),
 });
-export const servicesBody = z
-  .strictObject({
-    recharge: z.boolean().optional(),
-    dmt: z.boolean().optional(),
-    pan: z.boolean().optional(),
-    bills: z.boolean().optional(),
-  })
-  .refine((body) => Object.keys(body).length > 0, 'name at least one of recharge, dmt, pan, bills');
+/** Turns the room's payment services (their codes, services.ts) on or off, one or more at a time. */
+export const servicesBody = (codes: readonly string[]) =>
+  z
+    .strictObject(Object.fromEntries(codes.map((code) => [code, z.boolean().optional()])))
+    .refine((body) => Object.keys(body).length > 0, `name at least one of ${codes.join(', ')}`);
+export type ServicesBody = Partial<Record<string, boolean>>;
 export const whitelistBody = z.strictObject({
   ips: z
     .array(z.string().max(64))

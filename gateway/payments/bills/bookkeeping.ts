@@ -1,4 +1,4 @@
-// Bill payment's own bookkeeping in the engine's commits (registered in payments/index.ts).
+// Bill payment's own bookkeeping in the engine's commits (registered in bills/service.ts).
 import type { Tx } from '../../store/types.js';
 import type { PaymentTxn, TxnStatus } from '../engine/tables.js';
 import { UNDONE_STATUSES } from '../engine/transactions.js';

@@ -9,7 +9,8 @@
 //   the admin's activation as for anyone), gives it a scheme within its margin, and funds its
 //   wallet from its own: two postings in one commit, once per reference.
 import type { z } from 'zod';
-import { createAccount, createApiKey, requireAccount } from '../../accounts/accounts.js';
+import { createApiKey, requireAccount } from '../../accounts/accounts.js';
+import { createPaymentsAccount } from '../accounts.js';
 import { hashPassword } from '../../accounts/password.js';
 import { ApiError, badRequest, conflict, notFound } from '../../http/errors.js';
 import { InsufficientBalanceError, transferWallet } from '../../ledger/ledger.js';
@@ -225,7 +226,7 @@ export function retailerIndex(store: Store): RetailerIndex {
 
 /** A distributor onboards a retailer: a new account and its first key, under the distributor. */
 export async function onboardRetailer(
-  ctx: Ctx,
+  ctx: Ctx & Pick<PaymentsContext, 'services'>,
   distributor: Account,
   body: z.output<typeof retailerBody>,
 ): Promise<{ account: Account; key: ReturnType<typeof createApiKey> }> {
@@ -234,7 +235,8 @@ export async function onboardRetailer(
   const id = newId('acc'); // drawn once: every run of the transaction reads the same keys
   return ctx.store.transact((tx) => {
     requireDistributor(tx, distributor.id);
-    const account = createAccount(tx, { id, email: body.email, name: body.name, password_hash });
+    const { email, name } = body;
+    const account = createPaymentsAccount(tx, ctx.services, { id, email, name, password_hash });
     const key = createApiKey(tx, ctx.store.indexBy('keys', 'account_id'), account.id, 'default');
     const at = tx.now.toISOString();
     tx.set('network', account.id, {

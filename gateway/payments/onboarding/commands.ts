@@ -4,7 +4,8 @@
 // sealed to the data dir as they were uploaded, are moved to their places before the commit
 // and removed again if the commit fails.
 import type { z } from 'zod';
-import { createAccount, createApiKey } from '../../accounts/accounts.js';
+import { createApiKey } from '../../accounts/accounts.js';
+import { createPaymentsAccount } from '../accounts.js';
 import { hashPassword } from '../../accounts/password.js';
 import { ApiError, conflict } from '../../http/errors.js';
 import { RateLimiter } from '../../kernel/rate-limit.js';
@@ -23,7 +24,7 @@ import type { KycSubmission } from '../engine/tables.js';
 import { newId } from '../../util/ids.js';
 import { aadhaarFingerprint } from '../identity/duplicates.js';
 
-type Ctx = Pick<PaymentsContext, 'store' | 'config' | 'settings' | 'clock' | 'sealer'>;
+type Ctx = Pick<PaymentsContext, 'store' | 'config' | 'settings' | 'clock' | 'sealer' | 'services'>;
 
 export interface OnboardingCommands {
   /** Counts a sign-up from `address`; a 429 with Retry-After when the hour's limit is reached. */
@@ -67,12 +68,8 @@ export function onboardingCommands(ctx: Ctx): OnboardingCommands {
       const password_hash = await hashPassword(body.password);
       const id = newId('acc'); // drawn once: every run of the transaction reads the same keys
       return store.transact((tx) => {
-        const account = createAccount(tx, {
-          id,
-          email: body.email,
-          name: body.name,
-          password_hash,
-        });
+        const { email, name } = body;
+        const account = createPaymentsAccount(tx, ctx.services, { id, email, name, password_hash });
         return {
           account,
           key: createApiKey(tx, store.indexBy('keys', 'account_id'), account.id, 'default'),

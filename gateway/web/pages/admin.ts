@@ -8,7 +8,7 @@ import { adjustWallet } from '../../accounts/adjustments.js';
 import { matchesHash } from '../../accounts/keys.js';
 import { ApiError } from '../../http/errors.js';
 import { balanceMicros } from '../../ledger/ledger.js';
-import type { Account, ServiceName } from '../../store/state.js';
+import type { Account } from '../../store/state.js';
 import { audit } from '../audit.js';
 import {
   fieldError,
@@ -106,9 +106,9 @@ export function kycPill(status: Account['kyc_status']): Html {
 }
 
 function servicesText(account: Account): string {
-  const on = (Object.keys(account.services) as ServiceName[]).filter(
-    (name) => account.services[name],
-  );
+  const on = Object.entries(account.services)
+    .filter(([, enabled]) => enabled)
+    .map(([name]) => name);
   return on.length ? on.join(', ') : 'none';
 }
 

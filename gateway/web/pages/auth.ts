@@ -157,6 +157,7 @@ function signupRoutes(ctx: WebContext, router: Router): void {
           email: parsed.data.email,
           name: parsed.data.name,
           password_hash,
+          payment_services: ctx.deps.payments?.services.map((service) => service.code),
         });
         audit(tx, {
           actor: `user:${account.id}`,

@@ -4,7 +4,8 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.js';
-import type { Account, ServiceName } from '../../store/state.js';
+import type { Account } from '../../store/state.js';
+import type { ServiceSummary } from '../../payments/context.js';
 import { submissionView } from '../../payments/onboarding/kyc.js';
 import { duplicatesOf, type KycDuplicates } from '../../payments/identity/duplicates.js';
 import { MAX_WHITELIST_ENTRIES } from '../../accounts/ip-whitelist.js';
@@ -28,19 +29,6 @@ import {
   sendAdminPage,
   stringValues,
 } from './admin.js';
-
-const PAYMENT_SERVICES = [
-  'recharge',
-  'dmt',
-  'pan',
-  'bills',
-] as const satisfies readonly ServiceName[];
-const SERVICE_LABELS: Record<(typeof PAYMENT_SERVICES)[number], string> = {
-  recharge: 'Mobile recharge',
-  dmt: 'Money transfer (DMT)',
-  pan: 'PAN verification',
-  bills: 'Bill payment',
-};
 
 const statusQuery = z.object({
   status: z.enum(['submitted', 'approved', 'rejected']).catch('submitted').default('submitted'),
@@ -74,7 +62,8 @@ function errorText(error: unknown): string | null {
   return error instanceof ApiError ? error.message : null;
 }
 
-function servicesSection(input: AccountSectionInput) {
+/** The account's switches of the payment services the payments room serves (Payments.services). */
+function servicesSection(services: readonly ServiceSummary[], input: AccountSectionInput) {
   const { account, csrf } = input;
   const approved = account.kyc_status === 'approved';
   const error = input.form === 'services' ? input.errors?._form : undefined;
@@ -84,9 +73,9 @@ function servicesSection(input: AccountSectionInput) {
 <form method="post" action="/admin/console/accounts/${account.id}/services">
 ${csrfField(csrf)}
 <fieldset class="checks"><legend>Active services</legend>
-${PAYMENT_SERVICES.map(
-  (service) =>
-    html`<label><input type="checkbox" name="${service}" value="on"${account.services[service] ? html` checked` : ''}> ${SERVICE_LABELS[service]}</label>`,
+${services.map(
+  ({ code, label }) =>
+    html`<label><input type="checkbox" name="${code}" value="on"${account.services[code] ? html` checked` : ''}> ${label}</label>`,
 )}
 </fieldset>
 ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
@@ -219,15 +208,15 @@ ${pages > 1 ? html`<nav class="pager" aria-label="eKYC pages">${page > 1 ? html`
 }
 
 export function paymentsAdminRoutes(ctx: WebContext, router: Router): void {
+  const services = ctx.deps.payments?.services ?? [];
   ctx.admin_nav.push({ href: '/admin/console/kyc', label: 'eKYC review' });
   ctx.admin_account_sections.push(
     (input) =>
-      html`<div class="grid">${servicesSection(input)}${whitelistSection(input)}</div>${signingSection(input)}`,
+      html`<div class="grid">${servicesSection(services, input)}${whitelistSection(input)}</div>${signingSection(input)}`,
   );
   kycReviewRoutes(ctx, router);
   const flash = adminFlash(ctx);
-
-  servicesRoute(ctx, router, flash);
+  servicesRoute(ctx, router, flash, services);
 
   router.post(
     '/console/accounts/:id/signing/disable',
@@ -355,13 +344,13 @@ function servicesRoute(
   ctx: WebContext,
   router: Router,
   flash: ReturnType<typeof adminFlash>,
+  services: readonly ServiceSummary[],
 ): void {
+  const codes = services.map((service) => service.code);
   router.post('/console/accounts/:id/services', ...ctx.postGuard('admin'), async (req, res) => {
     const account: Account = requireAccountOr404(ctx, req.params.id);
     const form = (req.body ?? {}) as Record<string, unknown>;
-    const body = Object.fromEntries(
-      PAYMENT_SERVICES.map((service) => [service, form[service] === 'on']),
-    );
+    const body = Object.fromEntries(codes.map((code) => [code, form[code] === 'on']));
     try {
       await callPaymentsAdmin(ctx, req, res, 'POST', `/accounts/${account.id}/services`, body);
     } catch (error) {
@@ -377,7 +366,7 @@ function servicesRoute(
         {},
       );
     }
-    const on = PAYMENT_SERVICES.filter((service) => body[service]);
+    const on = codes.filter((code) => body[code]);
     flash(res, {
       kind: 'ok',
       text: `Payments services saved: ${on.length ? on.join(', ') : 'none active'}.`,

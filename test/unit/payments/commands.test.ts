@@ -17,6 +17,7 @@ import { paymentsConfigSchema } from '../../../gateway/payments/config.ts';
 import type { PaymentEngine, PaymentIntent } from '../../../gateway/payments/engine/engine.ts';
 import { kycBody } from '../../../gateway/payments/onboarding/kyc.ts';
 import { onboardingCommands } from '../../../gateway/payments/onboarding/commands.ts';
+import { PAYMENT_SERVICES } from '../../../gateway/payments/services.ts';
 import { Pricing } from '../../../gateway/payments/network/pricing.ts';
 import { findPan } from '../../../gateway/payments/pan/commands.ts';
 import { rechargeCommands } from '../../../gateway/payments/recharge/commands.ts';
@@ -127,6 +128,7 @@ test('admin: eKYC is decided once, services wait for approval, whitelist entries
       settings,
       clock: systemClock,
       sealer: new Sealer([newKey()]),
+      services: PAYMENT_SERVICES,
     });
     const body = kycBody.parse({
       name: 'Asha Rao',
@@ -183,6 +185,7 @@ test('onboarding: sign-ups per address are limited with a Retry-After; other add
     settings,
     clock: systemClock,
     sealer: new Sealer([newKey()]),
+    services: PAYMENT_SERVICES,
   });
   commands.admitSignup('203.0.113.7');
   commands.admitSignup('203.0.113.7');
