@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { RouteDoc } from '../http/openapi.js';
 import type { PaymentsConfig } from './config.js';
 import { kycBody } from './onboarding/kyc.js';
-import { historyQuery, webhookBody } from './account/schemas.js';
+import { webhookBody } from './account/schemas.js';
 import {
   approveBody,
   auditQuery,
@@ -25,10 +25,11 @@ import {
 import { registerBody } from './onboarding/schemas.js';
 import { panBody } from './pan/schemas.js';
 import { operatorsQuery, rechargeBody } from './recharge/schemas.js';
-import { reportsQuery } from './reports/schemas.js';
+import { historyQuery, reportsQuery } from './reports/schemas.js';
 import { adminTransactionsQuery, transactionsQuery } from './engine/txn-filter.js';
 import { networkRouteDocs } from './network/openapi.js';
 import { statementRouteDocs } from './statements/openapi.js';
+import { invoiceRouteDocs } from './invoices/openapi.js';
 import { rechargeLookupDocs } from './recharge/openapi.js';
 import { bbpsRouteDocs } from './bills/openapi.js';
 import { dmtRefundRouteDocs, rbiRouteDocs } from './dmt/openapi.js';
@@ -76,6 +77,7 @@ export function paymentsRouteDocs(settings: PaymentsConfig): RouteDoc[] {
     ...adminTransactionDocs(),
     ...networkRouteDocs(),
     ...statementRouteDocs(),
+    ...invoiceRouteDocs(),
     ...rbiRouteDocs(settings),
     panVerifyRouteDoc(),
     ...callbackRouteDocs(),

@@ -13,3 +13,6 @@ export const clientRef = z
   .string()
   .regex(KEY_TEXT, 'must be 1–128 printable characters without spaces')
   .optional();
+
+/** A fetched bill's id, which a bill payment names (POST /api/bills/pay, and an electricity board's recharge). */
+export const billIdSchema = z.string().regex(/^bill_[0-9a-f]{24}$/, 'is not a bill id');

@@ -5,7 +5,7 @@ import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.js';
 import type { Account, ServiceName } from '../../store/state.js';
-import { submissionView } from '../../payments/onboarding/kyc.js';
+import { submissionView } from '../../payments/shared/kyc-view.js';
 import { duplicatesOf, type KycDuplicates } from '../../payments/identity/duplicates.js';
 import { MAX_WHITELIST_ENTRIES } from '../../accounts/ip-whitelist.js';
 import {
