@@ -1,6 +1,7 @@
 // Request schema parts shared by the services' own schemas (each service's schemas.ts):
-// paging and client references (identity fields: identity/fields.ts). With the services' schemas they are the
-// single source of validation, request types and the OpenAPI document (each service's openapi.ts, composed by payments/openapi.ts).
+// paging, client references, a fetched bill's id (identity fields: identity/fields.ts). With
+// the services' schemas they are the single source of validation, request types and the
+// OpenAPI document (each service's openapi.ts, composed by payments/openapi.ts).
 import { z } from 'zod';
 import { KEY_TEXT } from './engine/intent.js';
 
