@@ -48,6 +48,21 @@ const SERVICE_FOLDERS = readdirSync('gateway/payments', { withFileTypes: true })
   .filter((folder) => existsSync(`gateway/${folder}service.ts`));
 const isServiceFolder = (target) => SERVICE_FOLDERS.some((folder) => target.startsWith(folder));
 
+// A payment service is a folder (issue #38): payments/<service>/ imports no other service's
+// folder, only what the services share: engine/ (the payment engine), identity/ (each
+// identity number's rule) and shared/ (steps several services take), and the room's own
+// files (payments/*.ts, which compose the services). The shared folders import no service.
+const PAYMENTS_SHARED = new Set(['engine', 'identity', 'shared']);
+const paymentsFolder = (file) => /^payments\/([^/]+)\//.exec(file)?.[1] ?? null;
+function crossesServices(file, target) {
+  const from = paymentsFolder(file);
+  const to = paymentsFolder(target);
+  if (from === null || to === null || from === to || PAYMENTS_SHARED.has(to)) return null;
+  return PAYMENTS_SHARED.has(from)
+    ? `${file} -> ${target}: payments/${from}/ is shared by the services and may not import one (payments/${to}/)`
+    : `${file} -> ${target}: payments/${from}/ may not import another service's folder (payments/${to}/), only engine/, identity/ or shared/`;
+}
+
 const roomOf = (file) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : file);
 
 async function graph(skipTypeImports) {
@@ -76,6 +91,11 @@ for (const [file, imports] of Object.entries(all)) {
       wrong.push(
         `${file} -> ${target}: a room may not import a storage backend; import the store's types from store/types.ts`,
       );
+      continue;
+    }
+    const crossing = crossesServices(file, target);
+    if (crossing) {
+      wrong.push(crossing);
       continue;
     }
     if (to === from || target.startsWith('../')) continue; // own room; package.json

@@ -77,6 +77,9 @@ export interface AuditEntry {
   details?: unknown;
 }
 
+/** Writes the audit record of an admin change, in the change's own commit (the surface supplies it: who asked, from where). */
+export type Audit = (tx: Tx, entry: AuditEntry) => void;
+
 /** An audit record written in the same commit as the admin action it records. */
 export function auditInTx(tx: Tx, req: Request, res: Response, entry: AuditEntry): void {
   res.locals.audited = true;

@@ -1,27 +1,17 @@
-// The account's own views: transactions, the webhook URL, and the wallet (balance, history).
+// The account's own views: transactions, the webhook URL, and the wallet's balance (its
+// history is the wallet report for one account: reports/routes.ts).
 import { Router } from 'express';
 import { jsonBody } from '../../http/body.js';
 import { badRequest, notFound, parseWith } from '../../http/errors.js';
-import { balanceMicros, heldMicros } from '../../ledger/ledger.js';
+import { balanceMicros } from '../../ledger/ledger.js';
 import { microsToUnits } from '../../util/money.js';
 import { authorize } from '../auth.js';
 import type { PaymentsContext } from '../context.js';
-import { historyQuery, webhookBody } from './schemas.js';
-import { reportWallet } from '../reports/reports.js';
-import { reportForClient } from '../reports/routes.js';
+import { webhookBody } from './schemas.js';
 import { txnView } from '../engine/transactions.js';
 import { selectTransactions, transactionsQuery } from '../engine/txn-filter.js';
 import { isPrivateAddress, newWebhookSecret } from '../engine/webhooks.js';
 import { webhookSecretAad } from '../sealing.js';
-
-// The dashboard and the admin routes select transactions through these.
-export {
-  SERVICES,
-  dateBound,
-  selectTransactions,
-  transactionsQuery,
-  type TransactionFilter,
-} from '../engine/txn-filter.js';
 
 export function accountRouter(ctx: PaymentsContext): Router {
   const router = Router();
@@ -123,36 +113,6 @@ function walletRoutes(ctx: PaymentsContext, router: Router): void {
       data: {
         balance: microsToUnits(balance_micros),
         currency: config.currency,
-      },
-    });
-  });
-
-  router.get('/wallet/history', async (req, res) => {
-    const { account } = authorize(store.state, req, res, logger);
-    const query = parseWith(historyQuery, req.query);
-    if (query.from !== undefined && query.to !== undefined && query.from > query.to)
-      throw badRequest('from: must not be after to', 'from');
-    const filter = { from: query.from, to: query.to, txn_id: query.txn_id };
-    const result = await reportForClient(ctx, req, res, account.id, (pacer) =>
-      reportWallet(store, filter, query, { account_id: account.id }, pacer),
-    );
-    if (!result) return; // the client left
-    const now = await store.read(
-      (s) => ({ balance: balanceMicros(s, account.id), held: heldMicros(s, account.id) }),
-      { fresh: true },
-    );
-    res.json({
-      status: true,
-      data: {
-        currency: config.currency,
-        opening_balance: microsToUnits(result.opening_micros ?? 0),
-        closing_balance: microsToUnits(result.closing_micros ?? 0),
-        balance: microsToUnits(now.balance),
-        held: microsToUnits(now.held),
-        total: result.total,
-        page: query.page,
-        limit: query.limit,
-        entries: result.rows,
       },
     });
   });

@@ -10,13 +10,10 @@ import { ApiError, badRequest, conflict, notFound } from '../../http/errors.js';
 import type { Store, Tx } from '../../store/types.js';
 import type { Sealer } from '../../util/sealed.js';
 import type { PaymentEngine } from '../engine/engine.js';
-import type { AuditEntry } from '../logs.js';
+import type { Audit } from '../logs.js';
 import type { ServicesBody } from './schemas.js';
 import { clearSigningSecret, setSigningSecret } from '../signing.js';
 import type { KycSubmission, PaymentTxn } from '../engine/tables.js';
-
-/** Writes the audit record of an admin change, in the change's own commit. */
-export type Audit = (tx: Tx, entry: AuditEntry) => void;
 
 export function reviewKyc(
   store: Store,

@@ -7,8 +7,7 @@ import { z } from 'zod';
 import { accountView, requireAccount } from '../../accounts/accounts.js';
 import { notFound, parseWith } from '../../http/errors.js';
 import { table } from '../../store/state.js';
-import { selectTransactions } from '../account/routes.js';
-import { adminTransactionsQuery } from '../engine/txn-filter.js';
+import { adminTransactionsQuery, selectTransactions } from '../engine/txn-filter.js';
 import type { PaymentsContext } from '../context.js';
 import {
   approveBody,
@@ -20,7 +19,7 @@ import {
   servicesBody,
   whitelistBody,
 } from './schemas.js';
-import { submissionView } from '../onboarding/kyc.js';
+import { submissionView } from '../shared/kyc-view.js';
 import { duplicateIndexes, duplicatesOf } from '../identity/duplicates.js';
 import type { KycSubmission } from '../engine/tables.js';
 import { readDocument } from '../sealing.js';
@@ -32,9 +31,8 @@ import {
   reviewKyc,
   setIpWhitelist,
   setServices,
-  type Audit,
 } from './commands.js';
-import { auditInTx } from '../logs.js';
+import { auditInTx, type Audit } from '../logs.js';
 import { txnView } from '../engine/transactions.js';
 
 // Every schema is built once, here, never per request.

@@ -3,11 +3,89 @@
 // documented in payments/openapi.ts.
 import type { RouteDoc } from '../../http/openapi.js';
 import { complaintBody } from './complaints.js';
-import { validateBody } from './schemas.js';
+import { PAYMENT_ERRORS } from '../shared/openapi.js';
+import { billersQuery, fetchBody, payBody, receiptQuery, validateBody } from './schemas.js';
 
 const api = { tag: 'bills', auth: 'api_key' } as const;
 
-export function bbpsRouteDocs(): RouteDoc[] {
+/** Bill payment: billers, fetch, pay, receipt, then BBPS's own routes. */
+export function billsRouteDocs(): RouteDoc[] {
+  return [...billsDocs(), ...bbpsRouteDocs()];
+}
+
+/** Bill payments: billers, fetch, pay, receipt. */
+function billsDocs(): RouteDoc[] {
+  return [
+    {
+      ...api,
+      tag: 'bills',
+      method: 'get',
+      path: '/api/bills/billers',
+      summary:
+        'BBPS billers by category (or q: name), with their customer parameters, mode and amount rule',
+      query: billersQuery,
+      success: {
+        status: 200,
+        description:
+          '[{biller_id, name, category, params: [{name, label, regex, optional}], mode, amount_rule, partial_pay, min_amount, max_amount, fee, ...}]',
+      },
+    },
+    {
+      ...api,
+      tag: 'bills',
+      method: 'post',
+      path: '/api/bills/fetch',
+      summary:
+        "Fetch the bill due for a customer (the biller's params; consumer_number only while payments.bills.allow_legacy_requests)",
+      body: fetchBody,
+      success: { status: 200, description: '{bill_id, customer_name, amount, due_date, ...}' },
+      errors: {
+        400: 'invalid_param, missing_param, legacy_request_shape',
+        403: 'service_inactive',
+        404: 'bill_not_found',
+        503: 'no provider could fetch it (Retry-After)',
+      },
+    },
+    {
+      ...api,
+      tag: 'bills',
+      method: 'post',
+      path: '/api/bills/pay',
+      summary:
+        "Pay a bill (by bill_id as the biller's mode and amount rule say, once), with the customer's mobile and, from 50,000, PAN",
+      body: payBody,
+      success: {
+        status: 200,
+        description:
+          '{status, message, txn_id, data: {txn_id, status, receipt_url, amount, charges, commission, balance}}',
+      },
+      errors: {
+        ...PAYMENT_ERRORS,
+        404: 'bill_not_found',
+        409: 'bill_already_paid, idempotency_conflict, duplicate_transaction',
+        400: 'invalid_param, missing_param, fetch_required, validation_required, pan_required, legacy_request_shape (consumer_number, unless payments.bills.allow_legacy_requests)',
+        422: 'amount_mismatch, bill_expired',
+      },
+    },
+    {
+      tag: 'bills',
+      auth: 'none',
+      method: 'get',
+      path: '/api/bills/receipt/:txn_id',
+      summary:
+        'The receipt as HTML or (format=pdf) PDF; with the API key, or with the token of receipt_url',
+      query: receiptQuery,
+      success: {
+        status: 200,
+        description: 'text/html, or application/pdf',
+        content_type: 'text/html',
+      },
+      errors: { 401: 'neither a key nor a token', 404: 'receipt_not_found' },
+    },
+  ];
+}
+
+function bbpsRouteDocs(): RouteDoc[] {
   return [
     {
       ...api,

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { unitsAmountSchema } from '../../util/amount-schema.js';
 import { BILL_CATEGORIES, BILL_CATEGORY_ALIASES, type BillCategory } from './config.js';
-import { clientRef } from '../schemas.js';
+import { billIdSchema, clientRef } from '../schemas.js';
 
 export const billerIdSchema = z
   .string({ error: 'is required' })
@@ -23,7 +23,6 @@ export const paramsSchema = z
       .pipe(z.string().trim().max(100, 'is too long')),
   )
   .refine((params) => Object.keys(params).length <= 5, 'at most 5 parameters');
-export const billIdSchema = z.string().regex(/^bill_[0-9a-f]{24}$/, 'is not a bill id');
 const category = z
   .string()
   .trim()

@@ -5,7 +5,7 @@ import { billFetchExpired } from '../engine/tables.js';
 import type { ServiceModule } from '../service.js';
 import { billsOnTransition } from './bookkeeping.js';
 import { complaintExpired } from './complaints.js';
-import { bbpsRouteDocs } from './openapi.js';
+import { billsRouteDocs } from './openapi.js';
 import { billsRouter } from './routes.js';
 import { renderBillFactory } from './views.js';
 
@@ -30,5 +30,5 @@ export const billsService: ServiceModule = {
   indexes: (store) => {
     store.indexBy('bill_complaints', 'account_id');
   },
-  route_docs: () => bbpsRouteDocs(),
+  route_docs: () => billsRouteDocs(),
 };

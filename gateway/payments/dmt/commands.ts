@@ -14,17 +14,7 @@ import { microsToUnits } from '../../util/money.js';
 import type { PaymentsContext } from '../context.js';
 import { bankForIfsc, maskAccountNumber } from '../identity/bank.js';
 import { monthKey, namesMatch, remitterKey, usageKey } from './rules.js';
-import {
-  checkOtp,
-  countOtpSend,
-  issueOtp,
-  newOtp,
-  otpRefusal,
-  refuseOtpTooSoon,
-  requireSms,
-  sendOtpSms,
-  uncountOtpSend,
-} from './otp.js';
+import { countSend, issueOtp, otpText, sendOtp, uncountOtpSend, verifyOtp } from './otp.js';
 import type { Answer } from '../engine/engine.js';
 import { legIntent } from './rbi.js';
 import { requestHash } from '../engine/intent.js';
@@ -142,15 +132,32 @@ export async function requestRemitterOtp(
   account: Account,
   body: z.output<typeof remitterBody>,
 ): Promise<RemitterOtp> {
-  const dmt = ctx.settings.dmt;
-  const live = ctx.config.mode === 'live';
-  requireSms(ctx);
-  const otp = newOtp(dmt.otp.digits);
-  const remitter = await ctx.store.transact((tx) => recordOtpSend(ctx, tx, account, body, otp));
+  const otp = ctx.settings.dmt.otp;
+  const key = remitterKey(account.id, body.mobile);
+  const { recorded: remitter, code } = await sendOtp(
+    ctx,
+    otp.digits,
+    (tx, code) => recordOtpSend(ctx, tx, account, body, code),
+    (remitter, code) =>
+      remitter && {
+        mobile: remitter.mobile,
+        text: otpText(otp.message, code, otp.ttl_ms),
+        what: 'a remitter',
+        log: { account_id: account.id },
+        unsend: (tx) => {
+          const current = tx.get('dmt_remitters', key);
+          if (current && !current.verified)
+            tx.set('dmt_remitters', key, {
+              ...current,
+              otp: null,
+              sends: uncountOtpSend(current.sends),
+            });
+        },
+      },
+  );
   if (!remitter)
     return { remitter: requireRemitter(ctx.store, account.id, body.mobile), otp: null };
-  if (live) await sendOtp(ctx, account, remitter, otp);
-  return { remitter, otp };
+  return { remitter, otp: code };
 }
 
 /** Inside the commit: the limits, then the remitter with its new OTP; null when verified already. */
@@ -165,8 +172,6 @@ function recordOtpSend(
   const key = remitterKey(account.id, body.mobile);
   const existing = tx.get('dmt_remitters', key);
   if (existing?.verified) return null;
-  const now_ms = tx.now.getTime();
-  const at = tx.now.toISOString();
   if (!existing) {
     const count = tx.get('dmt_remitter_counts', account.id) ?? 0;
     if (count >= dmt.max_remitters_per_account) {
@@ -178,73 +183,53 @@ function recordOtpSend(
       );
     }
     tx.set('dmt_remitter_counts', account.id, count + 1);
-  } else {
-    refuseOtpTooSoon(existing.sends, body.mobile, now_ms, dmt.otp);
   }
   const remitter: Remitter = {
     account_id: account.id,
     mobile: body.mobile,
     name: body.name,
     verified: false,
-    created_at: existing?.created_at ?? at,
+    created_at: existing?.created_at ?? tx.now.toISOString(),
     verified_at: null,
-    otp: issueOtp(otp, now_ms, dmt.otp.ttl_ms),
-    sends: countOtpSend(existing?.sends ?? null, at),
+    otp: issueOtp(otp, tx.now.getTime(), dmt.otp.ttl_ms),
+    sends: countSend(existing?.sends ?? null, body.mobile, tx.now, dmt.otp),
     beneficiary_ids: existing?.beneficiary_ids ?? [],
   };
   tx.set('dmt_remitters', key, remitter);
   return remitter;
 }
 
-async function sendOtp(ctx: Ctx, account: Account, remitter: Remitter, otp: string): Promise<void> {
-  const dmt = ctx.settings.dmt;
-  const text = dmt.otp.message
-    .replaceAll('{otp}', otp)
-    .replaceAll('{minutes}', String(Math.round(dmt.otp.ttl_ms / 60_000)));
-  const key = remitterKey(account.id, remitter.mobile);
-  await sendOtpSms(
-    ctx,
-    { mobile: remitter.mobile, text, what: 'a remitter', log: { account_id: account.id } },
-    () =>
-      ctx.store.transact((tx) => {
-        const current = tx.get('dmt_remitters', key);
-        if (current && !current.verified)
-          tx.set('dmt_remitters', key, {
-            ...current,
-            otp: null,
-            sends: uncountOtpSend(current.sends),
-          });
-      }),
-  );
-}
-
 /** Checks an OTP. Wrong guesses are committed before they are refused, so attempts are really counted. */
-export async function verifyRemitterOtp(
+export function verifyRemitterOtp(
   ctx: Ctx,
   account: Account,
   body: z.output<ReturnType<typeof otpBody>>,
 ): Promise<Remitter> {
-  const dmt = ctx.settings.dmt;
+  const rules = {
+    max_attempts: ctx.settings.dmt.otp.max_attempts,
+    request: 'POST /api/dmt/remitter',
+  };
   const key = remitterKey(account.id, body.mobile);
-  const outcome = await ctx.store.transact((tx): { remitter: Remitter } | { error: ApiError } => {
+  return verifyOtp<Remitter>(ctx.store, body.otp, rules, (tx) => {
     const remitter = requireRemitter(tx, account.id, body.mobile);
-    if (remitter.verified) return { remitter };
-    const check = checkOtp(remitter.otp, body.otp, tx.now.getTime(), dmt.otp.max_attempts);
-    if (!check.ok) {
-      if (remitter.otp) tx.set('dmt_remitters', key, { ...remitter, otp: check.keep });
-      return { error: otpRefusal(check, 'POST /api/dmt/remitter') };
-    }
-    const verified: Remitter = {
-      ...remitter,
-      verified: true,
-      verified_at: tx.now.toISOString(),
-      otp: null,
+    if (remitter.verified) return { answer: remitter };
+    return {
+      stored: remitter.otp,
+      refused: (check) => {
+        if (remitter.otp) tx.set('dmt_remitters', key, { ...remitter, otp: check.keep });
+      },
+      accepted: () => {
+        const verified: Remitter = {
+          ...remitter,
+          verified: true,
+          verified_at: tx.now.toISOString(),
+          otp: null,
+        };
+        tx.set('dmt_remitters', key, verified);
+        return verified;
+      },
     };
-    tx.set('dmt_remitters', key, verified);
-    return { remitter: verified };
   });
-  if ('error' in outcome) throw outcome.error;
-  return outcome.remitter;
 }
 
 /** Adds a beneficiary to a verified remitter: no twin (same account and IFSC), within the remitter's limit. */

@@ -1,21 +1,173 @@
-// The routes of DMT under RBI's 2024 framework, and the refund with the customer's consent
-// (a transfer that failed after the debit waits in refund_pending until the remitter's OTP
-// releases it to the wallet), for GET /openapi.json, from the schemas the routes parse with.
+// DMT's routes in GET /openapi.json, from the schemas the routes parse with: remitters,
+// beneficiaries and transfers; RBI's 2024 framework; and the refund with the customer's
+// consent (a transfer that failed after the debit waits in refund_pending until the
+// remitter's OTP releases it to the wallet).
 import type { RouteDoc } from '../../http/openapi.js';
 import type { PaymentsConfig } from '../config.js';
+import { PAYMENT_ERRORS } from '../shared/openapi.js';
 import {
+  beneficiaryBody,
+  beneficiaryListQuery,
+  otpBody,
   refundBody,
   refundOtpBody,
   remitterKycBody,
+  remitterBody,
   remitterLevelBody,
+  transactBody,
   transferOtpBody,
+  verifyBody,
 } from './schemas.js';
 
 const api = { auth: 'api_key' } as const;
 const admin = { tag: 'admin', auth: 'admin' } as const;
 
+/** DMT: its remitters, beneficiaries and transfers; RBI's framework; the refund with consent. */
+export function dmtRouteDocs(settings: PaymentsConfig): RouteDoc[] {
+  return [
+    ...remitterDocs(settings),
+    ...beneficiaryDocs(),
+    ...transferDocs(settings),
+    ...rbiRouteDocs(settings),
+    ...dmtRefundRouteDocs(settings.dmt.otp.digits),
+  ];
+}
+
+/** DMT remitters: register by OTP, verify, read. */
+function remitterDocs(settings: PaymentsConfig): RouteDoc[] {
+  return [
+    {
+      ...api,
+      tag: 'dmt',
+      method: 'post',
+      path: '/api/dmt/remitter',
+      summary: 'Register a remitter; an OTP is sent (sandbox: returned as sandbox_otp)',
+      body: remitterBody,
+      success: {
+        status: 200,
+        description:
+          '{mobile, name, verified, otp_required, otp_expires_at, sandbox_otp?, monthly_limit, used, available}',
+      },
+      errors: {
+        403: 'service_inactive',
+        429: 'otp_rate_limited (Retry-After)',
+        502: 'the SMS could not be sent',
+        503: 'no SMS sender in live mode',
+      },
+    },
+    {
+      ...api,
+      tag: 'dmt',
+      method: 'post',
+      path: '/api/dmt/remitter/verify',
+      summary: 'Verify the remitter with the OTP',
+      body: otpBody(settings.dmt.otp.digits),
+      success: { status: 200, description: 'the remitter' },
+      errors: {
+        404: 'remitter_not_found',
+        422: 'otp_invalid, otp_expired, otp_attempts_exceeded, otp_not_requested',
+      },
+    },
+    {
+      ...api,
+      tag: 'dmt',
+      method: 'get',
+      path: '/api/dmt/remitter/:mobile',
+      summary:
+        'A remitter with the monthly limit, the amount used this month and the amount available',
+      success: {
+        status: 200,
+        description: '{mobile, name, verified, monthly_limit, used, available}',
+      },
+      errors: { 404: 'remitter_not_found' },
+    },
+  ];
+}
+
+/** DMT beneficiaries: add, list, delete, verify. */
+function beneficiaryDocs(): RouteDoc[] {
+  return [
+    {
+      ...api,
+      tag: 'dmt',
+      method: 'post',
+      path: '/api/dmt/beneficiary',
+      summary:
+        'Add a beneficiary (account number as the bank issued it, 6–34 letters and digits; IFSC, its bank named from it)',
+      body: beneficiaryBody,
+      success: {
+        status: 200,
+        description:
+          '{bene_id, mobile, name, account_number, ifsc, bank, verified, registered_name}',
+      },
+      errors: {
+        404: 'remitter_not_found',
+        409: 'beneficiary_exists',
+        422: 'remitter_not_verified, beneficiary_limit',
+      },
+    },
+    {
+      ...api,
+      tag: 'dmt',
+      method: 'get',
+      path: '/api/dmt/beneficiary',
+      summary: "A remitter's beneficiaries",
+      query: beneficiaryListQuery,
+      success: { status: 200, description: '[beneficiary]' },
+      errors: { 404: 'remitter_not_found' },
+    },
+    {
+      ...api,
+      tag: 'dmt',
+      method: 'delete',
+      path: '/api/dmt/beneficiary/:bene_id',
+      summary: 'Delete a beneficiary',
+      success: { status: 200, description: '{bene_id, deleted: true}' },
+      errors: { 404: 'beneficiary_not_found' },
+    },
+    {
+      ...api,
+      tag: 'dmt',
+      method: 'post',
+      path: '/api/dmt/beneficiary/:bene_id/verify',
+      summary: 'Penny-drop verification (charged verification_fee once)',
+      body: verifyBody,
+      success: {
+        status: 200,
+        description: '{bene_id, registered_name, name_match, verified, status, fee}',
+      },
+      errors: { ...PAYMENT_ERRORS, 404: 'beneficiary_not_found' },
+    },
+  ];
+}
+
+/** The DMT transfer. */
+function transferDocs(settings: PaymentsConfig): RouteDoc[] {
+  return [
+    {
+      ...api,
+      tag: 'dmt',
+      method: 'post',
+      path: '/api/dmt/transact',
+      summary:
+        'Transfer by IMPS (settles at once) or NEFT (pending until the batch settles); under RBI 2024 with the OTP of POST /api/dmt/transact/otp (otp_ref, otp); above the per-transfer limit, split into parts under one reference',
+      body: transactBody(settings.dmt),
+      success: {
+        status: 200,
+        description:
+          '{status, message, data: {reference_id, utr, amount, charges, status, ...}}; a failure is status false with amount and charges refunded',
+      },
+      errors: {
+        ...PAYMENT_ERRORS,
+        404: 'remitter_not_found, beneficiary_not_found',
+        422: 'remitter_not_verified, monthly_limit_exceeded',
+      },
+    },
+  ];
+}
+
 /** DMT under RBI's 2024 framework: the remitter's OVD, the transfer OTP, a split transfer, the remitter's level. */
-export function rbiRouteDocs(settings: PaymentsConfig): RouteDoc[] {
+function rbiRouteDocs(settings: PaymentsConfig): RouteDoc[] {
   return [
     {
       ...admin,
@@ -78,7 +230,7 @@ const REFUNDABLE = {
   409: 'not_refund_pending: the transfer is not waiting for a refund',
 };
 
-export function dmtRefundRouteDocs(otpDigits: number): RouteDoc[] {
+function dmtRefundRouteDocs(otpDigits: number): RouteDoc[] {
   return [
     {
       ...dmt,

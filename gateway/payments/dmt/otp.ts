@@ -8,6 +8,7 @@
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../../http/errors.js';
 import { ProviderUnavailableError } from '../../providers/types.js';
+import type { Tx } from '../../store/types.js';
 import type { PaymentsContext } from '../context.js';
 
 export function newOtp(digits: number): string {
@@ -139,7 +140,7 @@ export function otpRefusal(check: Extract<OtpCheck, { ok: false }>, request: str
 }
 
 /** The resend interval and the hourly limit of OTPs to one number: 429 with Retry-After. */
-export function refuseOtpTooSoon(
+function refuseOtpTooSoon(
   sends: OtpSends | null,
   mobile: string,
   now_ms: number,
@@ -152,8 +153,107 @@ export function refuseOtpTooSoon(
   });
 }
 
+/**
+ * One more send of an OTP to `mobile`, in the commit that records it: refused (429, with
+ * Retry-After) within the resend interval or past the hour's limit, else counted.
+ */
+export function countSend(
+  sends: OtpSends | null,
+  mobile: string,
+  now: Date,
+  rules: { resend_interval_ms: number; max_sends_per_hour: number },
+): OtpSends {
+  refuseOtpTooSoon(sends, mobile, now.getTime(), rules);
+  return countOtpSend(sends, now.toISOString());
+}
+
+/** An OTP's SMS from its template: `{otp}`, then the template's own `fields`, then `{minutes}` (its lifetime). */
+export function otpText(
+  template: string,
+  code: string,
+  ttl_ms: number,
+  fields: Record<string, string> = {},
+): string {
+  let text = template.replaceAll('{otp}', code);
+  for (const [name, value] of Object.entries(fields)) text = text.replaceAll(`{${name}}`, value);
+  return text.replaceAll('{minutes}', String(Math.round(ttl_ms / 60_000)));
+}
+
+/** An OTP's SMS, and how to undo its send when it cannot go out (in its own commit). */
+export interface OtpMessage {
+  mobile: string;
+  text: string;
+  /** What the OTP confirms, for the log line of a failed send ('a remitter'). */
+  what: string;
+  log: Record<string, unknown>;
+  /** The OTP void (a late SMS confirms nothing) and its send uncounted, so it can be asked for again at once. */
+  unsend(tx: Tx): void;
+}
+
+/**
+ * Sends an OTP: the one sequence of DMT's three (a remitter's registration, a refund's
+ * consent, a transfer). 503 in live mode without an SMS sender; a new code of `digits`; one
+ * commit in which `record` checks its own rules and the sends (countSend), counts this one and
+ * keeps the OTP issued for the code (issueOtp); then, in live mode, the SMS `message` gives
+ * (null: nothing to send, e.g. a remitter verified already). A send that fails runs `unsend`
+ * and is 502 `sms_failed` (sendOtpSms).
+ */
+export async function sendOtp<R>(
+  ctx: Pick<PaymentsContext, 'config' | 'sms' | 'logger' | 'store'>,
+  digits: number,
+  record: (tx: Tx, code: string) => R,
+  message: (recorded: R, code: string) => OtpMessage | null,
+): Promise<{ recorded: R; code: string }> {
+  requireSms(ctx);
+  const code = newOtp(digits);
+  const recorded = await ctx.store.transact((tx) => record(tx, code));
+  const sms = ctx.config.mode === 'live' ? message(recorded, code) : null;
+  if (sms) await sendOtpSms(ctx, sms, () => ctx.store.transact((tx) => sms.unsend(tx)));
+  return { recorded, code };
+}
+
+/** One try of an OTP as its holder takes it, in the try's commit (see verifyOtp). */
+export type OtpTry<T> =
+  | {
+      /** The OTP waiting (null: none was requested, or it was cancelled). */
+      stored: StoredOtp | null;
+      /** A wrong or expired code: what to keep of the OTP (`check.keep`), committed before the refusal. */
+      refused(check: Extract<OtpCheck, { ok: false }>): void;
+      /** The right code: the OTP used up, and what it confirmed, in the same commit. */
+      accepted(): T;
+    }
+  /** Nothing to check (a remitter verified already): the answer as it is. */
+  | { answer: T };
+
+/**
+ * Verifies an OTP: the one sequence of DMT's three. In one commit `take` reads the holder (and
+ * throws its own refusals), then the code is checked (checkOtp: expiry, the attempts left,
+ * `max_attempts`): wrong or expired, `refused` keeps the counted try and the commit is made
+ * before the 422 that names `request` (the call that sends a new one), so wrong guesses are
+ * really counted; right, `accepted` uses it in the same commit.
+ */
+export async function verifyOtp<T>(
+  store: Pick<PaymentsContext['store'], 'transact'>,
+  given: string,
+  rules: { max_attempts: number; request: string },
+  take: (tx: Tx) => OtpTry<T>,
+): Promise<T> {
+  const outcome = await store.transact((tx): { value: T } | { error: ApiError } => {
+    const step = take(tx);
+    if ('answer' in step) return { value: step.answer };
+    const check = checkOtp(step.stored, given, tx.now.getTime(), rules.max_attempts);
+    if (!check.ok) {
+      step.refused(check);
+      return { error: otpRefusal(check, rules.request) };
+    }
+    return { value: step.accepted() };
+  });
+  if ('error' in outcome) throw outcome.error;
+  return outcome.value;
+}
+
 /** 503 in live mode without an SMS sender: no OTP could reach the customer. */
-export function requireSms(ctx: Pick<PaymentsContext, 'config' | 'sms'>): void {
+function requireSms(ctx: Pick<PaymentsContext, 'config' | 'sms'>): void {
   if (ctx.config.mode === 'live' && !ctx.sms)
     throw new ApiError(
       503,
@@ -167,9 +267,9 @@ export function requireSms(ctx: Pick<PaymentsContext, 'config' | 'sms'>): void {
  * OTP and uncounts the send, the failure is logged (without the text), and the answer is 502
  * `sms_failed` naming the sender's failure.
  */
-export async function sendOtpSms(
+async function sendOtpSms(
   ctx: Pick<PaymentsContext, 'sms' | 'logger'>,
-  to: { mobile: string; text: string; what: string; log: Record<string, unknown> },
+  to: Pick<OtpMessage, 'mobile' | 'text' | 'what' | 'log'>,
   voidOtp: () => Promise<void>,
 ): Promise<void> {
   try {

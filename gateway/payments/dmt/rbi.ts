@@ -22,17 +22,7 @@ import type { Answer, PaymentIntent } from '../engine/engine.js';
 import { requestHash, slabChargesMicros } from '../engine/intent.js';
 import type { Beneficiary, PaymentTxn, Remitter } from '../engine/tables.js';
 import type { KycLevel } from './config.js';
-import {
-  checkOtp,
-  countOtpSend,
-  issueOtp,
-  newOtp,
-  otpRefusal,
-  refuseOtpTooSoon,
-  requireSms,
-  sendOtpSms,
-  uncountOtpSend,
-} from './otp.js';
+import { countSend, issueOtp, otpText, sendOtp, uncountOtpSend, verifyOtp } from './otp.js';
 import { maskAccountNumber } from '../identity/bank.js';
 import { monthKey, parseOvd, remitterKey, usageKey } from './rules.js';
 import type { remitterKycBody, transactBody, transferOtpBody } from './schemas.js';
@@ -258,42 +248,11 @@ function plan(ctx: Ctx, remitter: Remitter, amount_micros: number, check_month =
 }
 
 /**
- * The transfer's OTP by SMS (live mode), naming the amount and the beneficiary. Not sent: the
- * OTP is deleted (a late SMS confirms nothing) and the send is not counted against the hour.
- */
-async function sendTransferOtp(
-  ctx: Ctx,
-  account: Account,
-  body: { mobile: string; amount: number },
-  bene: Beneficiary,
-  sent: { otp_id: string; code: string },
-): Promise<void> {
-  const text = ctx.settings.dmt.rbi.message
-    .replaceAll('{otp}', sent.code)
-    .replaceAll('{amount}', String(microsToUnits(body.amount)))
-    .replaceAll('{beneficiary}', `${bene.name} (A/c ${maskAccountNumber(bene.account_number)})`)
-    .replaceAll('{minutes}', String(Math.round(ctx.settings.dmt.otp.ttl_ms / 60_000)));
-  const key = remitterKey(account.id, body.mobile);
-  await sendOtpSms(
-    ctx,
-    { mobile: body.mobile, text, what: 'a transfer', log: { account_id: account.id } },
-    () =>
-      ctx.store.transact((tx) => {
-        if (tx.get('dmt_transfer_otps', sent.otp_id)) tx.del('dmt_transfer_otps', sent.otp_id);
-        const remitter = tx.get('dmt_remitters', key);
-        if (remitter?.transfer_otps)
-          tx.set('dmt_remitters', key, {
-            ...remitter,
-            transfer_otps: uncountOtpSend(remitter.transfer_otps),
-          });
-      }),
-  );
-}
-
-/**
  * Sends the OTP that confirms one transfer: the remitter (verified, its OVD verified), the
  * beneficiary, the amount within the month's limit are checked first; the OTP is bound to this
- * transfer. In sandbox mode it comes back as `sandbox_otp`.
+ * transfer. Its SMS (live mode) names the amount and the beneficiary; not sent, the OTP is
+ * deleted (a late SMS confirms nothing) and the send is not counted against the hour. In
+ * sandbox mode it comes back as `sandbox_otp`.
  */
 export async function requestTransferOtp(
   ctx: Ctx,
@@ -310,35 +269,53 @@ export async function requestTransferOtp(
     },
     { fresh: true },
   );
-  requireSms(ctx);
-  const code = newOtp(ctx.settings.dmt.otp.digits);
-  const otp = await ctx.store.transact((tx) => {
-    const current = requireRemitterOf(tx, account.id, body.mobile);
-    const now_ms = tx.now.getTime();
-    // Every transfer needs its own OTP, so there is no resend interval: only the hour's count.
-    refuseOtpTooSoon(current.transfer_otps ?? null, body.mobile, now_ms, {
-      resend_interval_ms: 0,
-      max_sends_per_hour: ctx.settings.dmt.rbi.otp_per_hour,
-    });
-    tx.set('dmt_remitters', remitterKey(account.id, body.mobile), {
-      ...current,
-      transfer_otps: countOtpSend(current.transfer_otps ?? null, tx.now.toISOString()),
-    });
-    const row: TransferOtp = {
-      id: newId('otp'),
-      account_id: account.id,
+  const rules = ctx.settings.dmt;
+  const key = remitterKey(account.id, body.mobile);
+  const { recorded: otp, code } = await sendOtp(
+    ctx,
+    rules.otp.digits,
+    (tx, code) => {
+      const current = requireRemitterOf(tx, account.id, body.mobile);
+      // Every transfer needs its own OTP, so there is no resend interval: only the hour's count.
+      tx.set('dmt_remitters', key, {
+        ...current,
+        transfer_otps: countSend(current.transfer_otps ?? null, body.mobile, tx.now, {
+          resend_interval_ms: 0,
+          max_sends_per_hour: rules.rbi.otp_per_hour,
+        }),
+      });
+      const row: TransferOtp = {
+        id: newId('otp'),
+        account_id: account.id,
+        mobile: body.mobile,
+        request_hash: transferHash(body),
+        ...issueOtp(code, tx.now.getTime(), rules.otp.ttl_ms),
+        verified_at: null,
+        used_by: null,
+        created_at: tx.now.toISOString(),
+      };
+      tx.set('dmt_transfer_otps', row.id, row);
+      return row;
+    },
+    (otp, code) => ({
       mobile: body.mobile,
-      request_hash: transferHash(body),
-      ...issueOtp(code, now_ms, ctx.settings.dmt.otp.ttl_ms),
-      verified_at: null,
-      used_by: null,
-      created_at: tx.now.toISOString(),
-    };
-    tx.set('dmt_transfer_otps', row.id, row);
-    return row;
-  });
-  if (ctx.config.mode === 'live')
-    await sendTransferOtp(ctx, account, body, bene, { otp_id: otp.id, code });
+      text: otpText(rules.rbi.message, code, rules.otp.ttl_ms, {
+        amount: String(microsToUnits(body.amount)),
+        beneficiary: `${bene.name} (A/c ${maskAccountNumber(bene.account_number)})`,
+      }),
+      what: 'a transfer',
+      log: { account_id: account.id },
+      unsend: (tx) => {
+        if (tx.get('dmt_transfer_otps', otp.id)) tx.del('dmt_transfer_otps', otp.id);
+        const remitter = tx.get('dmt_remitters', key);
+        if (remitter?.transfer_otps)
+          tx.set('dmt_remitters', key, {
+            ...remitter,
+            transfer_otps: uncountOtpSend(remitter.transfer_otps),
+          });
+      },
+    }),
+  );
   return { otp, code, legs, limits, bene };
 }
 
@@ -378,31 +355,36 @@ function transferOtpRefusal(
  * lifetime): it must be this account's, for this very transfer, unused, unexpired, right. A
  * cancelled OTP's row stays, expired (a keyed retry and the pruning pass read it).
  */
-async function checkTransferOtp(
+function checkTransferOtp(
   ctx: Ctx,
   account: Account,
   body: z.output<ReturnType<typeof transactBody>>,
 ): Promise<TransferOtp> {
-  const outcome = await ctx.store.transact((tx): { otp: TransferOtp } | { error: ApiError } => {
+  const rules = {
+    max_attempts: ctx.settings.dmt.otp.max_attempts,
+    request: 'POST /api/dmt/transact/otp',
+  };
+  return verifyOtp(ctx.store, body.otp!, rules, (tx) => {
     const otp = body.otp_ref ? tx.get('dmt_transfer_otps', body.otp_ref) : undefined;
     const refused = transferOtpRefusal(otp, account, body);
-    if (refused) return { error: refused };
-    const check = checkOtp(otp!, body.otp!, tx.now.getTime(), ctx.settings.dmt.otp.max_attempts);
-    if (!check.ok) {
-      if (check.code !== 'otp_expired')
-        tx.set('dmt_transfer_otps', otp!.id, {
-          ...otp!,
-          attempts: check.attempts,
-          ...(check.keep ? {} : { expires_at: tx.now.toISOString() }),
-        });
-      return { error: otpRefusal(check, 'POST /api/dmt/transact/otp') };
-    }
-    const verified = { ...otp!, verified_at: otp!.verified_at ?? tx.now.toISOString() };
-    tx.set('dmt_transfer_otps', verified.id, verified);
-    return { otp: verified };
+    if (refused) throw refused;
+    return {
+      stored: otp!,
+      refused: (check) => {
+        if (check.code !== 'otp_expired')
+          tx.set('dmt_transfer_otps', otp!.id, {
+            ...otp!,
+            attempts: check.attempts,
+            ...(check.keep ? {} : { expires_at: tx.now.toISOString() }),
+          });
+      },
+      accepted: () => {
+        const verified = { ...otp!, verified_at: otp!.verified_at ?? tx.now.toISOString() };
+        tx.set('dmt_transfer_otps', verified.id, verified);
+        return verified;
+      },
+    };
   });
-  if ('error' in outcome) throw outcome.error;
-  return outcome.otp;
 }
 
 /** In the transfer's commit: the OTP is used once, by this transfer. */

@@ -24,15 +24,13 @@ import type { PaymentsContext } from '../context.js';
 import { providerRequest } from '../engine/engine.js';
 import type { PaymentTxn } from '../engine/tables.js';
 import {
-  checkOtp,
-  countOtpSend,
+  countSend,
   issueOtp,
-  newOtp,
   otpRefusal,
-  refuseOtpTooSoon,
-  requireSms,
-  sendOtpSms,
+  otpText,
+  sendOtp,
   uncountOtpSend,
+  verifyOtp,
   type OtpSends,
   type StoredOtp,
 } from './otp.js';
@@ -87,37 +85,35 @@ export async function requestRefundOtp(
   account: Account,
   txn_id: string,
 ): Promise<{ txn: PaymentTxn; otp: string; expires_at: string; mobile: string }> {
-  const { settings, store } = ctx;
-  const rules = settings.dmt.otp;
-  const live = ctx.config.mode === 'live';
+  const rules = ctx.settings.dmt.otp;
   const provider = await refundingProvider(ctx, account, txn_id);
   if (provider) return requestProviderOtp(ctx, account, txn_id, provider);
-  requireSms(ctx);
-  const otp = newOtp(rules.digits);
-  const { txn, row } = await store.transact((tx) =>
-    countRefundOtp(tx, account, txn_id, rules, (now_ms) => issueOtp(otp, now_ms, rules.ttl_ms)),
+  const { recorded, code } = await sendOtp(
+    ctx,
+    rules.digits,
+    (tx, code) =>
+      countRefundOtp(tx, account, txn_id, rules, (now_ms) => issueOtp(code, now_ms, rules.ttl_ms)),
+    ({ txn, row }, code) => ({
+      mobile: row.mobile,
+      text: otpText(REFUND_SMS, code, rules.ttl_ms, {
+        amount: String(microsToUnits(txn.amount_micros)),
+        account: maskAccountNumber(txn.subject),
+      }),
+      what: 'a refund',
+      log: { txn_id: txn.id },
+      unsend: (tx) => {
+        const current = tx.get('dmt_refund_otps', txn.id);
+        if (current?.otp?.hash === row.otp!.hash)
+          tx.set('dmt_refund_otps', txn.id, {
+            ...current,
+            otp: null,
+            sends: uncountOtpSend(current.sends),
+          });
+      },
+    }),
   );
-  if (live) {
-    const text = REFUND_SMS.replaceAll('{otp}', otp)
-      .replaceAll('{amount}', String(microsToUnits(txn.amount_micros)))
-      .replaceAll('{account}', maskAccountNumber(txn.subject));
-    // Nothing was sent: the OTP is void and the send is not counted, so it can be retried at once.
-    await sendOtpSms(
-      ctx,
-      { mobile: row.mobile, text, what: 'a refund', log: { txn_id: txn.id } },
-      () =>
-        store.transact((tx) => {
-          const current = tx.get('dmt_refund_otps', txn.id);
-          if (current?.otp?.hash === row.otp!.hash)
-            tx.set('dmt_refund_otps', txn.id, {
-              ...current,
-              otp: null,
-              sends: uncountOtpSend(current.sends),
-            });
-        }),
-    );
-  }
-  return { txn, otp, expires_at: row.otp!.expires_at, mobile: row.mobile };
+  const { txn, row } = recorded;
+  return { txn, otp: code, expires_at: row.otp!.expires_at, mobile: row.mobile };
 }
 
 /**
@@ -133,30 +129,28 @@ export async function confirmRefund(
   const { settings, store, engine } = ctx;
   const provider = await refundingProvider(ctx, account, txn_id);
   if (provider) return claimAtProvider(ctx, account, txn_id, given, provider);
-  const outcome = await store.transact((tx): { txn: PaymentTxn } | { error: ApiError } => {
+  const rules = {
+    max_attempts: settings.dmt.otp.max_attempts,
+    request: `POST /api/dmt/refund/${txn_id}/otp`,
+  };
+  return verifyOtp(store, given, rules, (tx) => {
     const txn = refundable(tx, account, txn_id);
     const row = tx.get('dmt_refund_otps', txn.id);
-    const check = checkOtp(
-      row?.otp ?? null,
-      given,
-      tx.now.getTime(),
-      settings.dmt.otp.max_attempts,
-    );
-    if (!check.ok) {
-      if (row?.otp) tx.set('dmt_refund_otps', txn.id, { ...row, otp: check.keep });
-      return { error: otpRefusal(check, `POST /api/dmt/refund/${txn.id}/otp`) };
-    }
-    tx.del('dmt_refund_otps', txn.id);
     return {
-      txn: engine.refundWithConsent(
-        tx,
-        txn,
-        `refund confirmed by the customer's OTP (${row!.mobile})`,
-      ),
+      stored: row?.otp ?? null,
+      refused: (check) => {
+        if (row?.otp) tx.set('dmt_refund_otps', txn.id, { ...row, otp: check.keep });
+      },
+      accepted: () => {
+        tx.del('dmt_refund_otps', txn.id);
+        return engine.refundWithConsent(
+          tx,
+          txn,
+          `refund confirmed by the customer's OTP (${row!.mobile})`,
+        );
+      },
     };
   });
-  if ('error' in outcome) throw outcome.error;
-  return outcome.txn;
 }
 
 /** The transfer's provider when it refunds at its own end (checked against the account's own refund_pending transfer). */
@@ -213,13 +207,13 @@ function countRefundOtp(
   const txn = refundable(tx, account, txn_id);
   const mobile = String(txn.details.mobile);
   const existing = tx.get('dmt_refund_otps', txn.id);
-  refuseOtpTooSoon(existing?.sends ?? null, mobile, tx.now.getTime(), rules);
+  const sends = countSend(existing?.sends ?? null, mobile, tx.now, rules);
   const row: RefundOtp = {
     txn_id: txn.id,
     account_id: account.id,
     mobile,
     otp: issue(tx.now.getTime()),
-    sends: countOtpSend(existing?.sends ?? null, tx.now.toISOString()),
+    sends,
   };
   tx.set('dmt_refund_otps', txn.id, row);
   return { txn, row };

@@ -4,7 +4,7 @@
 import { pruneTarget } from '../engine/prune.js';
 import type { ServiceModule } from '../service.js';
 import { dmtOnTransition, dmtRefundNeedsConsent } from './commands.js';
-import { dmtRefundRouteDocs, rbiRouteDocs } from './openapi.js';
+import { dmtRouteDocs } from './openapi.js';
 import { transferOtpSpent } from './rbi.js';
 import { dmtAdminRouter, dmtRouter } from './routes.js';
 import { usageMonthOver } from './rules.js';
@@ -29,8 +29,5 @@ export const dmtService: ServiceModule = {
       expired: (_id, otp, tx) => transferOtpSpent(otp, tx.now.getTime()),
     }),
   ],
-  route_docs: (settings) => [
-    ...rbiRouteDocs(settings),
-    ...dmtRefundRouteDocs(settings.dmt.otp.digits),
-  ],
+  route_docs: (settings) => dmtRouteDocs(settings),
 };

@@ -171,3 +171,25 @@ export function tdsRateBp(
 export function gstinState(gstin: string | null | undefined): string | null {
   return gstin && /^\d{2}/.test(gstin) ? gstin.slice(0, 2) : null;
 }
+
+/** The operator as a party to its tax documents (statements, invoices): its settings and its GST state. */
+export function operatorParty(
+  pricing: { operator_state: string },
+  settings: { tax: { operator: Record<string, unknown> } },
+) {
+  const operator = settings.tax.operator as {
+    name: string;
+    gstin?: string;
+    pan?: string;
+    tan?: string;
+    address?: string;
+  };
+  return {
+    name: operator.name,
+    gstin: operator.gstin ?? null,
+    pan: operator.pan ?? null,
+    tan: operator.tan ?? null,
+    address: operator.address ?? null,
+    state: pricing.operator_state,
+  };
+}

@@ -10,8 +10,8 @@
 // with no gap and no repeat, and asking again reads what was issued.
 import type { Store, Tx } from '../../store/types.js';
 import type { Pacer } from '../../store/turns.js';
-import type { Pricing } from '../network/pricing.js';
-import { operatorParty } from '../statements/statements.js';
+import type { PaymentsContext } from '../context.js';
+import { operatorParty } from '../engine/tax.js';
 import {
   feeMovement,
   financialYear,
@@ -39,7 +39,7 @@ export interface InvoiceSettings {
 
 export interface IssueDeps {
   store: Store;
-  pricing: Pricing;
+  pricing: PaymentsContext['pricing'];
   settings: { tax: { operator: Record<string, unknown> } };
   invoices: InvoiceSettings;
   clock: { now(): Date };

@@ -18,7 +18,7 @@ import type { Account } from '../../store/state.js';
 import type { Store, Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
 import { microsToUnits } from '../../util/money.js';
-import type { Audit } from '../admin/commands.js';
+import type { Audit } from '../logs.js';
 import type { PaymentsContext } from '../context.js';
 import { DEFAULT_SCHEME_ID, marginBreach, type CommissionScheme } from './schemes.js';
 import type { fundBody, networkBody, retailerBody, schemeBody } from './schemas.js';

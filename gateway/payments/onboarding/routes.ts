@@ -13,11 +13,11 @@ import {
   discardStaged,
   kycBody,
   readMultipart,
-  submissionView,
   sweepIncoming,
   type StagedDocument,
 } from './kyc.js';
 import { onboardingCommands, refuseResubmission } from './commands.js';
+import { submissionView } from '../shared/kyc-view.js';
 
 export function onboardingRouter(ctx: PaymentsContext): Router {
   const { store, config, logger, settings } = ctx;

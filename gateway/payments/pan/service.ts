@@ -1,6 +1,6 @@
 // PAN lookup and verification as the payments room registers it (service.ts, services.ts).
 import type { ServiceModule } from '../service.js';
-import { panVerifyRouteDoc } from './openapi.js';
+import { panRouteDocs } from './openapi.js';
 import { panRouter } from './routes.js';
 import { renderPan } from './views.js';
 
@@ -9,5 +9,5 @@ export const panService: ServiceModule = {
   label: 'PAN verification',
   api: panRouter,
   renderer: () => renderPan,
-  route_docs: () => [panVerifyRouteDoc()],
+  route_docs: () => panRouteDocs(),
 };

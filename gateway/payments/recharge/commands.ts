@@ -13,7 +13,6 @@ import { requestHash } from '../engine/intent.js';
 import type { rechargeBody } from './schemas.js';
 import { mobileError, normalizeMobile } from '../identity/mobile.js';
 import type { NumberLookup, Plan, RechargeLookups } from './lookup.js';
-import type { BillsCommands } from '../bills/commands.js';
 
 type Ctx = Pick<PaymentsContext, 'settings' | 'engine' | 'pricing' | 'store' | 'providers'>;
 type Operator = PaymentsContext['settings']['operators'][number];
@@ -71,8 +70,28 @@ interface PlanCheck {
   note: string;
 }
 
-/** What recharge asks of bill payment: an electricity board's recharge is a bill payment of its biller. */
-export type BillPayment = Pick<BillsCommands, 'pay'>;
+/**
+ * What recharge asks of bill payment: an electricity board's recharge is a bill payment of its
+ * biller. The room hands recharge bills' commands (payments/index.ts), so neither service
+ * folder imports the other.
+ */
+export interface BillPayment {
+  pay(
+    account: Account,
+    body: {
+      biller_id: string;
+      consumer_number?: string;
+      amount: number;
+      bill_id?: string;
+      customer_mobile?: string;
+      customer_pan?: string;
+      client_ref?: string;
+      allow_duplicate?: boolean;
+    },
+    idempotency_key: string | null,
+    via?: Record<string, string | number>,
+  ): Promise<Answer>;
+}
 
 export function rechargeCommands(
   ctx: Ctx,

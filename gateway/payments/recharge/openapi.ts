@@ -1,8 +1,16 @@
-// Recharge's lookups in GET /openapi.json (issue #27): a number's operator and circle, an
-// operator's plans, a number's offers, a DTH subscriber's account. Recharge and the operator
-// list themselves are documented in payments/openapi.ts.
+// Recharge's routes in GET /openapi.json: the operator list, a recharge, and the lookups
+// (issue #27): a number's operator and circle, an operator's plans, a number's offers, a DTH
+// subscriber's account.
 import type { RouteDoc } from '../../http/openapi.js';
-import { dthInfoQuery, lookupQuery, offersQuery, plansQuery } from './schemas.js';
+import { PAYMENT_ERRORS } from '../shared/openapi.js';
+import {
+  dthInfoQuery,
+  lookupQuery,
+  offersQuery,
+  operatorsQuery,
+  plansQuery,
+  rechargeBody,
+} from './schemas.js';
 
 const api = { tag: 'recharge', auth: 'api_key' } as const;
 const LOOKUP = {
@@ -10,7 +18,48 @@ const LOOKUP = {
   503: 'providers_unavailable: no provider could answer (Retry-After)',
 };
 
-export function rechargeLookupDocs(): RouteDoc[] {
+/** The operator list and a recharge, then the lookups. */
+export function rechargeRouteDocs(): RouteDoc[] {
+  return [...rechargeDocs(), ...lookupDocs()];
+}
+
+/** The operator list and a recharge. */
+function rechargeDocs(): RouteDoc[] {
+  return [
+    {
+      ...api,
+      method: 'get',
+      path: '/api/operators',
+      summary: 'Operators with commission and amount bounds',
+      query: operatorsQuery,
+      success: {
+        status: 200,
+        description: '[{operator_id, name, type, commission_pct, min_amount, max_amount}]',
+      },
+    },
+    {
+      ...api,
+      method: 'post',
+      path: '/api/recharge',
+      summary:
+        'Recharge (Idempotency-Key or client_ref makes retries safe); without operator_id the number is looked up',
+      body: rechargeBody,
+      success: {
+        status: 200,
+        description:
+          '{status, message, txn_id, data: {txn_id, operator, amount, status, commission, balance}}; a decline is status false with the wallet refunded',
+      },
+      errors: {
+        ...PAYMENT_ERRORS,
+        422: 'amount_not_a_plan (an operator that sells plans only, or plan_check enforce)',
+        503: 'no provider configured, shutting down, or plans_unavailable (Retry-After)',
+      },
+    },
+  ];
+}
+
+/** A number's operator and circle, an operator's plans, a number's offers, a DTH subscriber. */
+function lookupDocs(): RouteDoc[] {
   return [
     {
       ...api,

@@ -7,8 +7,7 @@ import { badRequest, parseWith } from '../../http/errors.js';
 import { idempotencyKey } from '../engine/intent.js';
 import { authorize } from '../auth.js';
 import type { PaymentsContext } from '../context.js';
-import { checkRecharge, rechargeCommands } from './commands.js';
-import { billsCommands } from '../bills/commands.js';
+import { checkRecharge, rechargeCommands, type BillPayment } from './commands.js';
 import { plansCircle, rechargeLookups, type RechargeLookups } from './lookup.js';
 import type { Operator } from '../config.js';
 import { numberLookupView, operatorView, planView } from './views.js';
@@ -22,11 +21,12 @@ import {
 } from './schemas.js';
 import { mobileError, normalizeMobile } from '../identity/mobile.js';
 
-export function rechargeRouter(ctx: PaymentsContext): Router {
+/** `bills`: bill payment, which an electricity board's recharge is (the room hands it bills' commands). */
+export function rechargeRouter(ctx: PaymentsContext, bills: BillPayment): Router {
   const { store, logger, settings } = ctx;
   const router = Router();
   const lookups = rechargeLookups(ctx);
-  const commands = rechargeCommands(ctx, lookups, billsCommands(ctx));
+  const commands = rechargeCommands(ctx, lookups, bills);
   const operators = new Map(settings.operators.map((o) => [o.operator_id, o]));
   const operatorFor = (operator_id: number) => {
     const operator = operators.get(operator_id);

@@ -2,8 +2,7 @@
 import { z } from 'zod';
 import { unitsAmountSchema } from '../../util/amount-schema.js';
 import { OPERATOR_TYPES } from '../config.js';
-import { clientRef } from '../schemas.js';
-import { billIdSchema } from '../bills/schemas.js';
+import { billIdSchema, clientRef } from '../schemas.js';
 
 const operatorId = z.union([
   z.int().min(1),

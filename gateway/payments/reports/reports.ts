@@ -25,7 +25,8 @@ import { transactionChunks, type TransactionFilter } from '../engine/txn-filter.
 import type { PaymentTxn } from '../engine/tables.js';
 import { loggableUrl } from '../engine/webhooks.js';
 import { TDS_ACCOUNT } from '../engine/settle.js';
-import { ledgerMovements, postingFigures } from '../statements/ledger-lines.js';
+import { ledgerMovements, postingFigures } from '../engine/ledger-lines.js';
+import type { Row } from '../shared/csv.js';
 
 /** The ledger accounts of commissions and overrides, and of their TDS. */
 const isEarningAccount = (account: string) =>
@@ -33,9 +34,6 @@ const isEarningAccount = (account: string) =>
 
 export const REPORTS = ['transactions', 'commissions', 'wallet', 'api-logs', 'ai-usage'] as const;
 export type ReportName = (typeof REPORTS)[number];
-
-export type Cell = string | number | boolean | null;
-export type Row = Record<string, Cell>;
 
 export interface Paging {
   page: number;
@@ -370,7 +368,7 @@ export async function reportCommissions(
 /**
  * What the scope's postings dated in the range moved as commissions and overrides (gross,
  * TDS, net; a reversal's negative), whichever transaction they belong to: the statements'
- * figures for those dates (statements/ledger-lines.ts), where the rows above are the
+ * figures for those dates (engine/ledger-lines.ts), where the rows above are the
  * transactions created in the range that are still successes. Only the service filter
  * applies (a number or transaction id selects transactions, not postings: then absent).
  */
@@ -822,24 +820,4 @@ function aiUsageRow(record: HistoryRecord, scope: Scope): Row {
     owed: microsToUnits(count(record.receivable_micros)),
     latency_ms: typeof record.latency_ms === 'number' ? record.latency_ms : null,
   };
-}
-
-/** A CSV cell: numbers as they are in the JSON; text quoted, and guarded against spreadsheet formulas. */
-export function csvCell(value: Cell): string {
-  if (value === null) return '';
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  const guarded = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n']/.test(guarded) || guarded !== value
-    ? `"${guarded.replace(/"/g, '""')}"`
-    : guarded;
-}
-
-/** One CSV line of a row (RFC 4180: CRLF line end), its cells in `columns` order. */
-export function csvLine(columns: readonly string[], row: Row): string {
-  return `${columns.map((column) => csvCell(row[column] ?? null)).join(',')}\r\n`;
-}
-
-/** RFC 4180: a header line, then one line per row, CRLF line ends. */
-export function toCsv(columns: readonly string[], rows: readonly Row[]): string {
-  return `${columns.join(',')}\r\n${rows.map((row) => csvLine(columns, row)).join('')}`;
 }

@@ -1,6 +1,8 @@
-// The reports' query (GET /api/reports/:report and GET /admin/reports/:report).
+// The reports' query (GET /api/reports/:report and GET /admin/reports/:report), and the
+// wallet history's (GET /api/wallet/history).
 import { z } from 'zod';
 import { SERVICES, dateBound } from '../engine/txn-filter.js';
+import { page } from '../schemas.js';
 
 export const reportsQuery = z.strictObject({
   service: z.enum(SERVICES).optional(),
@@ -16,4 +18,12 @@ export const reportsQuery = z.strictObject({
   format: z.enum(['json', 'csv']).default('json'),
   /** Admin only: one account (omitted: every account). */
   account_id: z.string().max(100).optional(),
+});
+
+export const historyQuery = z.object({
+  from: dateBound(false).optional(),
+  to: dateBound(true).optional(),
+  txn_id: z.string().max(64).optional(),
+  order: z.enum(['asc', 'desc']).default('desc'),
+  ...page,
 });

@@ -2,7 +2,7 @@
 // parties (operator and account: name, GSTIN, PAN, TAN, address), the period and the totals
 // per month on top.
 import { renderPdfPages, PAGE, type PdfPage, type PdfText } from '../pdf.js';
-import { csvLine } from '../reports/reports.js';
+import { csvLine } from '../shared/csv.js';
 import { stateName } from '../engine/tax.js';
 import {
   STATEMENT_COLUMNS,

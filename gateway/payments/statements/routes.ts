@@ -9,7 +9,7 @@ import { Router, type Request, type Response } from 'express';
 import { badRequest, parseWith } from '../../http/errors.js';
 import { authorize } from '../auth.js';
 import type { PaymentsContext } from '../context.js';
-import { reportForClient, reportSubject } from '../reports/routes.js';
+import { reportForClient, reportSubject } from '../shared/report-slots.js';
 import {
   deducteesCsv,
   deducteesPdf,
@@ -17,7 +17,8 @@ import {
   statementPdf,
   statementTitle,
 } from './documents.js';
-import { accountStatement, operatorParty, tdsByDeductee, type Period } from './statements.js';
+import { operatorParty } from '../engine/tax.js';
+import { accountStatement, tdsByDeductee, type Period } from './statements.js';
 import { monthQuery, quarterQuery } from './schemas.js';
 
 /** The most rows a PDF statement lists (about 60 pages); its CSV lists every one. */

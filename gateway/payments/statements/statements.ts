@@ -11,13 +11,16 @@ import type { Store } from '../../store/types.js';
 import type { Posting } from '../../store/state.js';
 import type { Pacer } from '../../store/turns.js';
 import { microsToUnits } from '../../util/money.js';
-import type { Pricing } from '../network/pricing.js';
+import type { PaymentsContext } from '../context.js';
+import { operatorParty } from '../engine/tax.js';
 import {
   onStatement,
   onTdsStatement,
   postingFigures,
   type PostingFigures,
-} from './ledger-lines.js';
+} from '../engine/ledger-lines.js';
+
+type Pricing = PaymentsContext['pricing'];
 
 const IST_OFFSET_MS = 330 * 60_000;
 
@@ -286,27 +289,6 @@ export interface Statement {
   rows: StatementRow[];
   /** Rows beyond `max_rows` were counted in the totals but not listed. */
   truncated: boolean;
-}
-
-export function operatorParty(
-  pricing: Pricing,
-  settings: { tax: { operator: Record<string, unknown> } },
-) {
-  const operator = settings.tax.operator as {
-    name: string;
-    gstin?: string;
-    pan?: string;
-    tan?: string;
-    address?: string;
-  };
-  return {
-    name: operator.name,
-    gstin: operator.gstin ?? null,
-    pan: operator.pan ?? null,
-    tan: operator.tan ?? null,
-    address: operator.address ?? null,
-    state: pricing.operator_state,
-  };
 }
 
 /**

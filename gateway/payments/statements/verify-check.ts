@@ -14,7 +14,7 @@ import type { Posting } from '../../store/state.js';
 import type { ReplayCheck } from '../../store/replay-check.js';
 import { microsToUnits } from '../../util/money.js';
 import { TDS_ACCOUNT } from '../engine/settle.js';
-import { postingFigures } from './ledger-lines.js';
+import { postingFigures } from '../engine/ledger-lines.js';
 import { StatementFold, monthOf } from './statements.js';
 
 interface Moved {

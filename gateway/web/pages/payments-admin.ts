@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ApiError } from '../../http/errors.js';
 import type { Account } from '../../store/state.js';
 import type { ServiceSummary } from '../../payments/context.js';
-import { submissionView } from '../../payments/onboarding/kyc.js';
+import { submissionView } from '../../payments/shared/kyc-view.js';
 import { duplicatesOf, type KycDuplicates } from '../../payments/identity/duplicates.js';
 import { MAX_WHITELIST_ENTRIES } from '../../accounts/ip-whitelist.js';
 import {

@@ -11,8 +11,8 @@ import {
   setIpWhitelist,
   setServices,
   whitelistEntries,
-  type Audit,
 } from '../../../gateway/payments/admin/commands.ts';
+import type { Audit } from '../../../gateway/payments/logs.ts';
 import { paymentsConfigSchema } from '../../../gateway/payments/config.ts';
 import type { PaymentEngine, PaymentIntent } from '../../../gateway/payments/engine/engine.ts';
 import { kycBody } from '../../../gateway/payments/onboarding/kyc.ts';

@@ -10,8 +10,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Response } from 'express';
 import { clientGone, ClientGoneError } from '../../../gateway/http/client-gone.ts';
-import { streamCsv } from '../../../gateway/payments/reports/routes.ts';
-import { csvLine, type Row } from '../../../gateway/payments/reports/reports.ts';
+import { csvLine, streamCsv, type Row } from '../../../gateway/payments/shared/csv.ts';
 import { Turns } from '../../../gateway/store/turns.ts';
 import { parseCsv } from '../../support/payments-helpers.ts';
 

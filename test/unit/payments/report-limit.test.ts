@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Store } from '../../../gateway/store/store.ts';
-import { runReport, withReportSlot } from '../../../gateway/payments/reports/routes.ts';
+import { runReport } from '../../../gateway/payments/reports/routes.ts';
+import { withReportSlot } from '../../../gateway/payments/shared/report-slots.ts';
 import type { PaymentsContext } from '../../../gateway/payments/context.ts';
 import { tempDir } from '../../support/temp.ts';
 

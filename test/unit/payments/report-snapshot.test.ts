@@ -23,9 +23,9 @@ import {
   walletRows,
   type Paging,
   type ReportResult,
-  type Row,
   type Scope,
 } from '../../../gateway/payments/reports/reports.ts';
+import type { Row } from '../../../gateway/payments/shared/csv.ts';
 import {
   FILL_T0_MS,
   fillAccount,

@@ -9,7 +9,7 @@ import { hashOtp, newOtp, otpMatches } from '../../../gateway/payments/dmt/otp.t
 import { slabChargesMicros } from '../../../gateway/payments/engine/intent.ts';
 import { parsePan } from '../../../gateway/payments/identity/pan.ts';
 import { renderPdf } from '../../../gateway/payments/pdf.ts';
-import { csvCell, toCsv } from '../../../gateway/payments/reports/reports.ts';
+import { csvCell, toCsv } from '../../../gateway/payments/shared/csv.ts';
 import { sandboxSuffix } from '../../../gateway/providers/sandbox/adapter.ts';
 import { parseCsv } from '../../support/payments-helpers.ts';
 import { pdfText } from '../../support/payments-pdf.ts';

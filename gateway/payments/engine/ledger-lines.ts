@@ -15,7 +15,7 @@
 import type { ReadSnapshot, Store } from '../../store/types.js';
 import type { Posting } from '../../store/state.js';
 import type { Pacer } from '../../store/turns.js';
-import { TDS_ACCOUNT } from '../engine/settle.js';
+import { TDS_ACCOUNT } from './settle.js';
 
 export const GST_ACCOUNTS = ['gst:cgst', 'gst:sgst', 'gst:utgst', 'gst:igst'] as const;
 
