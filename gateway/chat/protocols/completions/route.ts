@@ -17,6 +17,7 @@ import type {
   Usage,
   XAihub,
 } from '../../protocol.js';
+import { completionsNative } from './native.js';
 
 const text = z.string().max(10_000_000);
 
@@ -85,6 +86,7 @@ export const completionsProtocol: Protocol = {
       warnings: [],
       json: completionJson,
       bill_in_body: true,
+      native: completionsNative,
       streamer: (meta) => new CompletionsStream(meta, include_usage),
     };
     return call;
