@@ -10,6 +10,7 @@ import type { Locals } from '../http/lean.js';
 import type { EngineRequest } from '../llm/types.js';
 import { countPromptTokens } from '../llm/tokens.js';
 import type { AnswerMeta, Protocol } from './protocol.js';
+import type { Handler } from './route.js';
 import type { ChatRoom } from './room.js';
 import { admit, begin } from './steps/admit.js';
 import { answer } from './steps/answer.js';
@@ -18,6 +19,12 @@ import { front, type Front } from './steps/front.js';
 import { hold } from './steps/hold.js';
 import { capWarning, outputLimit } from './steps/output-limit.js';
 import { stream } from './steps/stream.js';
+
+/** The route handler of a protocol's requests through the pipeline. */
+export const pipelineHandler =
+  (protocol: Protocol): Handler =>
+  (room, req, res, locals) =>
+    runChat(room, req, res, locals, protocol);
 
 /** Serves one request of `protocol`; its errors in the protocol's own terms. */
 export async function runChat(

@@ -11,16 +11,8 @@ import type {
   UpstreamUsage,
 } from '../llm/types.js';
 
-export type ProtocolName =
-  'chat' | 'responses' | 'messages' | 'gemini' | 'embeddings' | 'completions';
-export const PROTOCOL_NAMES: readonly ProtocolName[] = [
-  'chat',
-  'responses',
-  'messages',
-  'gemini',
-  'embeddings',
-  'completions',
-];
+/** A /v1 protocol's name: its folder under protocols/, listed in protocols/index.ts. */
+export type ProtocolName = string;
 
 /** Tokens as billed. */
 export interface Usage {

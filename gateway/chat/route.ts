@@ -1,7 +1,7 @@
 // What the /v1 route table (routes.ts) is made of: a route's handler, and what a protocol adds
-// to the table beside the pipeline's Protocol (protocol.ts): its error shape, its routes that
-// are no fixed path, a request set up before routing. A protocol's folder gives these, so that
-// nothing outside it knows its paths or its shapes.
+// to the table beside the pipeline's Protocol (protocol.ts): its paths, its error shape, its
+// routes that are no fixed path, a request set up before routing. A protocol's folder gives
+// these, so that nothing outside it knows its paths or its shapes.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorShape } from '../http/errors.js';
 import type { RouteDoc } from '../http/openapi.js';
@@ -23,8 +23,16 @@ export interface Route {
   handle: Handler;
 }
 
+/**
+ * A /v1 protocol as the route table knows it: what its folder (protocols/<name>/) gives, and
+ * chat/protocols/index.ts lists. The pipeline's part of it is a Protocol (protocol.ts).
+ */
 export interface ProtocolRoutes {
   readonly name: ProtocolName;
+  /** Its POST routes by exact path. */
+  readonly post?: Readonly<Record<string, Handler>>;
+  /** The paths it serves outside /v1/ (a vendor's own version prefix), which the app sends to this room. */
+  readonly prefixes?: readonly string[];
   /** The shape its clients read errors in, on its paths (http/errors.ts answers them in it). */
   readonly error_shape?: ErrorShape;
   /** Sets a request up before it is routed (a key sent its clients' way, adopted as the gateway's). */

@@ -14,6 +14,8 @@ import {
   type Usage,
   type XAihub,
 } from '../../protocol.js';
+import { pipelineHandler } from '../../pipeline.js';
+import type { ProtocolRoutes } from '../../route.js';
 
 export const chatProtocol: Protocol = {
   name: 'chat',
@@ -183,3 +185,9 @@ function parseRequest(raw: unknown): ChatRequest {
     'invalid_request_error',
   );
 }
+
+/** Chat completions in the route table. */
+export const chatRoutes: ProtocolRoutes = {
+  name: 'chat',
+  post: { '/v1/chat/completions': pipelineHandler(chatProtocol) },
+};

@@ -18,6 +18,8 @@ import type {
   XAihub,
 } from '../../protocol.js';
 import { completionsNative } from './native.js';
+import { pipelineHandler } from '../../pipeline.js';
+import type { ProtocolRoutes } from '../../route.js';
 
 const text = z.string().max(10_000_000);
 
@@ -205,3 +207,9 @@ class CompletionsStream implements StreamPresenter {
     ];
   }
 }
+
+/** Legacy completions in the route table. */
+export const completionsRoutes: ProtocolRoutes = {
+  name: 'completions',
+  post: { '/v1/completions': pipelineHandler(completionsProtocol) },
+};

@@ -10,6 +10,7 @@ import { hold } from '../../steps/hold.js';
 import { answerJson, finish, unrouted, xAihub } from '../../steps/settle.js';
 import type { Usage } from '../../protocol.js';
 import { embeddingsJson, parseEmbeddings } from './route.js';
+import type { ProtocolRoutes } from '../../route.js';
 
 export async function runEmbeddings(
   room: ChatRoom,
@@ -77,3 +78,9 @@ export async function runEmbeddings(
     end();
   }
 }
+
+/** Embeddings in the route table. */
+export const embeddingsRoutes: ProtocolRoutes = {
+  name: 'embeddings',
+  post: { '/v1/embeddings': runEmbeddings },
+};

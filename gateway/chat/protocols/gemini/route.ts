@@ -188,6 +188,7 @@ function findGemini(req: IncomingMessage, path: string): Route | null {
 /** What the Gemini API adds to the route table: its paths, its key's ways in, its error shape. */
 export const geminiRoutes: ProtocolRoutes = {
   name: 'gemini',
+  prefixes: ['/v1beta/'],
   error_shape: googleErrorShape,
   adopt: adoptGoogleKey,
   find: findGemini,
