@@ -46,3 +46,17 @@ export interface ProtocolRoutes {
 /** What the docs of every non-streamed billed route say of its headers. */
 export const HEADERS_NOTE =
   'headers x-aihub-cost, x-aihub-balance and x-aihub-request-id on every non-streamed billed answer';
+
+/** What every /v1 route's doc says of itself. */
+export const V1_DOC = { tag: 'chat', auth: 'api_key' } as const;
+
+/** What every billed /v1 protocol may answer besides its success. */
+export const BILLED_ERRORS: Record<number, string> = {
+  402: 'insufficient_balance: the wallet cannot cover the worst case; top up at /wallet?amount=<shortfall> (named in the message, x_aihub.topup_url and the x-aihub-topup-url header)',
+  403: "account or key disabled, or the caller outside the account's IP whitelist",
+  404: 'model_not_found',
+  429: 'rate_limit_exceeded (requests per minute, or the free tier daily allowance), with Retry-After',
+  502: 'every upstream failed',
+  503: 'no upstream available',
+  504: 'upstream timed out',
+};

@@ -2,10 +2,15 @@
 // hold, router, settlement and bill as a chat request; no output tokens.
 import { pipelineHandler, type Kind } from '../../pipeline.js';
 import type { Usage } from '../../protocol.js';
-import type { ProtocolRoutes } from '../../route.js';
+import { type ProtocolRoutes, BILLED_ERRORS, HEADERS_NOTE, V1_DOC } from '../../route.js';
 import { ZERO, type Settling } from '../../steps/call.js';
 import { answerJson, finish, unrouted, xAihub } from '../../steps/settle.js';
-import { embeddingsJson, parseEmbeddings, type EmbeddingsCall } from './route.js';
+import {
+  embeddingsJson,
+  parseEmbeddings,
+  type EmbeddingsCall,
+  embeddingsRequestSchema,
+} from './route.js';
 
 export const embeddingsKind: Kind<EmbeddingsCall> = {
   name: 'embeddings',
@@ -47,4 +52,19 @@ export const embeddingsKind: Kind<EmbeddingsCall> = {
 export const embeddingsRoutes: ProtocolRoutes = {
   name: 'embeddings',
   post: { '/v1/embeddings': pipelineHandler(embeddingsKind) },
+  docs: [
+    {
+      ...V1_DOC,
+      method: 'post',
+      path: '/v1/embeddings',
+      summary:
+        'Create embeddings (OpenAI shape: string or array input, dimensions, encoding_format)',
+      body: embeddingsRequestSchema,
+      success: {
+        status: 200,
+        description: `{object: "list", data: [{object: "embedding", index, embedding}], model, usage} with x_aihub; ${HEADERS_NOTE}`,
+      },
+      errors: { ...BILLED_ERRORS, 400: 'invalid_value, input too long' },
+    },
+  ],
 };
