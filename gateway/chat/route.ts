@@ -7,7 +7,7 @@ import type { ErrorShape } from '../http/errors.js';
 import type { RouteDoc } from '../http/openapi.js';
 import type { Locals } from '../http/lean.js';
 import type { RefusalRoute } from './metrics.js';
-import type { ProtocolName } from './protocol.js';
+import type { NativeDialect, ProtocolName } from './protocol.js';
 import type { ChatRoom } from './room.js';
 
 export type Handler = (
@@ -31,6 +31,8 @@ export interface ProtocolRoutes {
   readonly name: ProtocolName;
   /** Its POST routes by exact path. */
   readonly post?: Readonly<Record<string, Handler>>;
+  /** How a target that speaks it natively is spoken to (`protocols` in a target's config), if one can. */
+  readonly native?: NativeDialect;
   /** The paths it serves outside /v1/ (a vendor's own version prefix), which the app sends to this room. */
   readonly prefixes?: readonly string[];
   /** The shape its clients read errors in, on its paths (http/errors.ts answers them in it). */

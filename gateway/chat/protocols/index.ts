@@ -21,3 +21,8 @@ export const PROTOCOLS: readonly ProtocolRoutes[] = [
 
 /** Every protocol's name, for the metrics and the balance's per-protocol usage. */
 export const PROTOCOL_NAMES: readonly string[] = PROTOCOLS.map((protocol) => protocol.name);
+
+/** The protocols a target may speak natively (`protocols` in its config). */
+export const NATIVE_PROTOCOLS: readonly string[] = PROTOCOLS.filter(
+  (protocol) => protocol.native,
+).map((protocol) => protocol.name);

@@ -211,6 +211,7 @@ class CompletionsStream implements StreamPresenter {
 /** Legacy completions in the route table. */
 export const completionsRoutes: ProtocolRoutes = {
   name: 'completions',
+  native: completionsNative,
   post: { '/v1/completions': pipelineHandler(completionsProtocol) },
   docs: [
     {

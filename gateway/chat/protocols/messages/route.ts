@@ -6,9 +6,11 @@ import { runCountTokens } from './count-tokens.js';
 import { anthropicErrorShape } from './errors.js';
 import { messagesProtocol } from './translate.js';
 import { countTokensRequestSchema, messagesRequestSchema } from './schemas.js';
+import { messagesNative } from './native.js';
 
 export const messagesRoutes: ProtocolRoutes = {
   name: 'messages',
+  native: messagesNative,
   post: {
     '/v1/messages': pipelineHandler(messagesProtocol),
     '/v1/messages/count_tokens': runCountTokens,

@@ -3,9 +3,11 @@ import { pipelineHandler } from '../../pipeline.js';
 import { type ProtocolRoutes, BILLED_ERRORS, HEADERS_NOTE, V1_DOC } from '../../route.js';
 import { responsesProtocol } from './translate.js';
 import { responsesRequestSchema } from './schemas.js';
+import { responsesNative } from './native.js';
 
 export const responsesRoutes: ProtocolRoutes = {
   name: 'responses',
+  native: responsesNative,
   post: { '/v1/responses': pipelineHandler(responsesProtocol) },
   docs: [
     {
