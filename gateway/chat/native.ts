@@ -31,6 +31,27 @@ export function detail(details: unknown, field: string, most: number): number {
     : 0;
 }
 
+/**
+ * Usage in chat terms from a usage object's two counts and their details (the names the
+ * protocol gives them), or null when it is not there or a count is missing.
+ */
+export function countedUsage(
+  raw: unknown,
+  [prompt_field, output_field]: readonly [string, string],
+): Usage | null {
+  const usage = obj(raw);
+  if (!usage) return null;
+  const prompt = num(usage[prompt_field]);
+  const output = num(usage[output_field]);
+  if (prompt === null || output === null) return null;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: output,
+    cached_tokens: detail(usage[`${prompt_field}_details`], 'cached_tokens', prompt),
+    reasoning_tokens: detail(usage[`${output_field}_details`], 'reasoning_tokens', output),
+  };
+}
+
 /** The address of a protocol served at `<base_url>/<path>` with the target's model in the body's `model`. */
 export function besideChat(
   path: string,

@@ -2,23 +2,10 @@
 // goes to `<base_url>/responses` as it came with the held cap in `max_output_tokens`; the
 // answer comes back with the tier id as its model, billed on its `usage`, the bill on the
 // stream's closing `response.*` event (chat/native.ts relays it).
-import { besideChat, detail, num, obj } from '../../native.js';
-import type { NativeDialect, Usage } from '../../protocol.js';
+import { besideChat, countedUsage, obj } from '../../native.js';
+import type { NativeDialect } from '../../protocol.js';
 
-/** Usage in chat terms from a Responses `usage`, or null when it is not there. */
-function responsesUsage(raw: unknown): Usage | null {
-  const usage = obj(raw);
-  if (!usage) return null;
-  const input = num(usage.input_tokens);
-  const output = num(usage.output_tokens);
-  if (input === null || output === null) return null;
-  return {
-    prompt_tokens: input,
-    completion_tokens: output,
-    cached_tokens: detail(usage.input_tokens_details, 'cached_tokens', input),
-    reasoning_tokens: detail(usage.output_tokens_details, 'reasoning_tokens', output),
-  };
-}
+const FIELDS = ['input_tokens', 'output_tokens'] as const;
 
 const CLOSING = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
@@ -26,7 +13,7 @@ export const responsesNative: NativeDialect = {
   cap_field: 'max_output_tokens',
   body: (original, max_output_tokens) => ({ ...original, max_output_tokens }),
   address: besideChat('/responses'),
-  usageOf: (answer) => responsesUsage(answer.usage),
+  usageOf: (answer) => countedUsage(answer.usage, FIELDS),
   output: (answer) => answer.output,
   json: (answer, model) => ({ ...answer, model }),
   reader: (model) => ({
@@ -34,7 +21,7 @@ export const responsesNative: NativeDialect = {
       const response = obj(data.response);
       if (response) {
         if ('model' in response) data.response = { ...response, model };
-        const usage = responsesUsage(response.usage);
+        const usage = countedUsage(response.usage, FIELDS);
         if (usage) seen.usage = usage;
       }
       if (typeof data.delta === 'string') seen.generated.push(data.delta);
