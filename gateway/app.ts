@@ -119,7 +119,7 @@ export function createApp(deps: AppDeps, rooms: Rooms): Express {
 }
 
 export interface Gateway {
-  /** The HTTP server's request listener: /v1 (and Gemini's /v1beta) in the lean lane, the rest through Express. */
+  /** The HTTP server's request listener: the chat room's paths (/v1, its protocols' own) in the lean lane, the rest through Express. */
   handler: RequestListener;
   app: Express;
 }
@@ -134,7 +134,7 @@ export function createGateway(deps: AppDeps, rooms: Rooms): Gateway {
   // only when no transaction of this request was committed (kernel/request-scope.ts).
   const handler = (req: IncomingMessage, res: ServerResponse) =>
     inRequestScope(() => {
-      if (req.url?.startsWith('/v1/') || req.url?.startsWith('/v1beta/'))
+      if (rooms.chat.serves(req.url))
         runLean(req, res, lane, (locals) => rooms.chat.handle(req, res, locals));
       else app(req, res);
     });

@@ -4,97 +4,115 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { chatConfigSchema } from './chat/config.js';
+import { NATIVE_PROTOCOLS } from './chat/protocols/index.js';
 import { paymentsConfigSchema } from './payments/config.js';
 import { topupsConfigSchema } from './topups/config.js';
 
-export const configSchema = z.strictObject({
-  port: z.number().int().min(0).max(65535).default(8787),
-  host: z.string().min(1).default('127.0.0.1'),
-  data_dir: z.string().min(1).default('./.aihub'),
-  /** postgres://... : every table, the ledger and history in PostgreSQL (any number of gateways); unset: the JSON-file store in data_dir. */
-  database_url: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
-    .optional(),
-  /** Absolute URL used in links (the top-up link). Defaults to http://host:port. */
-  public_url: z.url().optional(),
-  /** Unset: derived (see resolveMode): sandbox only while nothing real can be reached. */
-  mode: z.enum(['sandbox', 'live']).optional(),
-  currency: z
-    .string()
-    .regex(/^[A-Z]{3}$/, 'must be a three-letter currency code')
-    .default('INR'),
-  /** Express "trust proxy": false (default) uses the socket address as the client IP. */
-  trust_proxy: z.union([z.boolean(), z.number().int().min(0), z.string()]).default(false),
-  log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  limits: z
-    .strictObject({
-      body_bytes: z
-        .number()
-        .int()
-        .min(1024)
-        .max(64 * 1024 * 1024)
-        .default(1024 * 1024),
-      shutdown_grace_ms: z.number().int().min(0).max(600_000).default(10_000),
-      /** From a request's head to the last byte of its body; past it: 408 and the connection closed. */
-      body_timeout_ms: z.number().int().min(100).max(600_000).default(30_000),
-      /** Open connections the gateway serves, in all and per client address (see http/connections.ts). */
-      connections: z
-        .strictObject({
-          max: z.number().int().min(1).max(1_000_000).default(1_024),
-          per_address: z.number().int().min(1).max(1_000_000).default(64),
-          /** Addresses held to the total cap only: IP addresses, or "loopback" (127.0.0.0/8, ::1). */
-          exempt: z
-            .array(z.union([z.literal('loopback'), z.union([z.ipv4(), z.ipv6()])]))
-            .max(100)
-            .default(['loopback']),
-        })
-        .prefault({}),
-    })
-    .prefault({}),
-  chat: chatConfigSchema.prefault({}),
-  payments: paymentsConfigSchema.prefault({}),
-  /** Live top-ups through a payment gateway (topups/config.ts); secrets from the environment only. */
-  topups: topupsConfigSchema.prefault({}),
-  /** HTTPS on the gateway's own port, for deployments without a proxy: PEM files, re-read on SIGHUP. */
-  tls: z
-    .strictObject({
-      cert_file: z.string().min(1).optional(),
-      key_file: z.string().min(1).optional(),
-    })
-    .refine(
-      (tls) => (tls.cert_file === undefined) === (tls.key_file === undefined),
-      'cert_file and key_file go together: set both or neither',
-    )
-    .prefault({}),
-  store: z
-    .strictObject({
-      checkpoint_every_records: z.number().int().min(1).max(10_000_000).default(20_000),
-      checkpoint_interval_ms: z.number().int().min(100).max(86_400_000).default(60_000),
-      segment_bytes: z
-        .number()
-        .int()
-        .min(4096)
-        .max(1024 * 1024 * 1024)
-        .default(64 * 1024 * 1024),
-      /** Room kept on the data dir's disk for the journal (a file of zeros written ahead): a checkpoint or index run never takes it. */
-      disk_reserve_bytes: z
-        .number()
-        .int()
-        .min(0)
-        .max(16 * 1024 * 1024 * 1024)
-        .default(16 * 1024 * 1024),
-      /** A warning in the log once the data dir's disk has less than this free. */
-      disk_warn_free_bytes: z
-        .number()
-        .int()
-        .min(0)
-        .default(512 * 1024 * 1024),
-      /** How often the disk's free space is looked at (the warning; writes resuming after a full disk). */
-      disk_check_interval_ms: z.number().int().min(100).max(60_000).default(1_000),
-    })
-    .prefault({}),
-});
+export const configSchema = z
+  .strictObject({
+    port: z.number().int().min(0).max(65535).default(8787),
+    host: z.string().min(1).default('127.0.0.1'),
+    data_dir: z.string().min(1).default('./.aihub'),
+    /** postgres://... : every table, the ledger and history in PostgreSQL (any number of gateways); unset: the JSON-file store in data_dir. */
+    database_url: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .optional(),
+    /** Absolute URL used in links (the top-up link). Defaults to http://host:port. */
+    public_url: z.url().optional(),
+    /** Unset: derived (see resolveMode): sandbox only while nothing real can be reached. */
+    mode: z.enum(['sandbox', 'live']).optional(),
+    currency: z
+      .string()
+      .regex(/^[A-Z]{3}$/, 'must be a three-letter currency code')
+      .default('INR'),
+    /** Express "trust proxy": false (default) uses the socket address as the client IP. */
+    trust_proxy: z.union([z.boolean(), z.number().int().min(0), z.string()]).default(false),
+    log_level: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      .default('info'),
+    limits: z
+      .strictObject({
+        body_bytes: z
+          .number()
+          .int()
+          .min(1024)
+          .max(64 * 1024 * 1024)
+          .default(1024 * 1024),
+        shutdown_grace_ms: z.number().int().min(0).max(600_000).default(10_000),
+        /** From a request's head to the last byte of its body; past it: 408 and the connection closed. */
+        body_timeout_ms: z.number().int().min(100).max(600_000).default(30_000),
+        /** Open connections the gateway serves, in all and per client address (see http/connections.ts). */
+        connections: z
+          .strictObject({
+            max: z.number().int().min(1).max(1_000_000).default(1_024),
+            per_address: z.number().int().min(1).max(1_000_000).default(64),
+            /** Addresses held to the total cap only: IP addresses, or "loopback" (127.0.0.0/8, ::1). */
+            exempt: z
+              .array(z.union([z.literal('loopback'), z.union([z.ipv4(), z.ipv6()])]))
+              .max(100)
+              .default(['loopback']),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
+    chat: chatConfigSchema.prefault({}),
+    payments: paymentsConfigSchema.prefault({}),
+    /** Live top-ups through a payment gateway (topups/config.ts); secrets from the environment only. */
+    topups: topupsConfigSchema.prefault({}),
+    /** HTTPS on the gateway's own port, for deployments without a proxy: PEM files, re-read on SIGHUP. */
+    tls: z
+      .strictObject({
+        cert_file: z.string().min(1).optional(),
+        key_file: z.string().min(1).optional(),
+      })
+      .refine(
+        (tls) => (tls.cert_file === undefined) === (tls.key_file === undefined),
+        'cert_file and key_file go together: set both or neither',
+      )
+      .prefault({}),
+    store: z
+      .strictObject({
+        checkpoint_every_records: z.number().int().min(1).max(10_000_000).default(20_000),
+        checkpoint_interval_ms: z.number().int().min(100).max(86_400_000).default(60_000),
+        segment_bytes: z
+          .number()
+          .int()
+          .min(4096)
+          .max(1024 * 1024 * 1024)
+          .default(64 * 1024 * 1024),
+        /** Room kept on the data dir's disk for the journal (a file of zeros written ahead): a checkpoint or index run never takes it. */
+        disk_reserve_bytes: z
+          .number()
+          .int()
+          .min(0)
+          .max(16 * 1024 * 1024 * 1024)
+          .default(16 * 1024 * 1024),
+        /** A warning in the log once the data dir's disk has less than this free. */
+        disk_warn_free_bytes: z
+          .number()
+          .int()
+          .min(0)
+          .default(512 * 1024 * 1024),
+        /** How often the disk's free space is looked at (the warning; writes resuming after a full disk). */
+        disk_check_interval_ms: z.number().int().min(100).max(60_000).default(1_000),
+      })
+      .prefault({}),
+  })
+  .superRefine((config, ctx) => {
+    // A target's native protocols are those whose folders say how to reach one (chat/protocols/).
+    for (const [name, engine] of Object.entries(config.chat.engines)) {
+      const protocols: readonly string[] = 'protocols' in engine ? engine.protocols : [];
+      protocols.forEach((protocol, index) => {
+        if (!NATIVE_PROTOCOLS.includes(protocol))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['chat', 'engines', name, 'protocols', index],
+            message: `"${protocol}" is no protocol a target can speak natively (${NATIVE_PROTOCOLS.join(', ')})`,
+          });
+      });
+    }
+  });
 
 export type Mode = 'sandbox' | 'live';
 

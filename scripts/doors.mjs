@@ -115,6 +115,20 @@ for (const [file, imports] of Object.entries(all)) {
     );
   }
 }
+// A protocol is a module (issue #38): its folder chat/protocols/<name>/ is imported only from
+// inside itself and by the one list that registers the protocols (chat/protocols/index.ts);
+// the rest of the gateway reaches it through the Protocol and ProtocolRoutes interfaces, and
+// no protocol imports another's folder (shared helpers sit in chat/protocols/*.ts).
+const PROTOCOL_LIST = 'chat/protocols/index.ts';
+const protocolOf = (file) => /^chat\/protocols\/([^/]+)\//.exec(file)?.[1] ?? null;
+for (const [file, imports] of Object.entries(all))
+  for (const target of imports) {
+    const owner = protocolOf(target);
+    if (owner && file !== PROTOCOL_LIST && protocolOf(file) !== owner)
+      wrong.push(
+        `${file} -> ${target}: only chat/protocols/${owner}/ and ${PROTOCOL_LIST} may import the ${owner} protocol's folder`,
+      );
+  }
 if (wrong.length > 0) {
   console.error(
     `✖ ${wrong.length} import(s) against the doors between rooms:\n${wrong.map((line) => `  ${line}`).join('\n')}`,

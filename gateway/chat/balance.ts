@@ -6,7 +6,7 @@ import { balanceMicros, owedMicros } from '../ledger/ledger.js';
 import { table } from '../store/state.js';
 import { microsToUnits } from '../util/money.js';
 import { freeTokensUsed, secondsToNextUtcDay, utcDay } from './billing.js';
-import { PROTOCOL_NAMES } from './protocol.js';
+import { PROTOCOL_NAMES } from './protocols/index.js';
 import type { ChatRoom } from './room.js';
 import { authorize } from './steps/auth.js';
 

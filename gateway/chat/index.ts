@@ -14,7 +14,7 @@ import type { BreakerState } from '../llm/breaker.js';
 import type { ChatConfig } from './config.js';
 import { chatRouteDocs } from './openapi.js';
 import { ChatRoom } from './room.js';
-import { adoptRequest, routeChat } from './routes.js';
+import { adoptRequest, routeChat, servesUrl } from './routes.js';
 
 export interface ChatOptions {
   /** Engines by name (the llm room's, or scripted ones in tests); by default the service builds and owns the config's. */
@@ -31,6 +31,8 @@ export function createChat(deps: RoomDeps, options: ChatOptions = {}): ChatServi
 export class ChatService {
   /** The /v1 API's part of the OpenAPI document. */
   readonly docs: RouteDoc[] = chatRouteDocs;
+  /** Whether a request's URL is this room's: /v1/ and the prefixes its protocols serve. */
+  readonly serves = servesUrl;
   private readonly room: ChatRoom;
   private readonly own_llm: Llm | null;
 

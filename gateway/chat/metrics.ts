@@ -10,7 +10,8 @@ import type { BreakerState } from '../llm/breaker.js';
 import type { AttemptOutcome } from '../llm/router.js';
 import type { UsageStatus } from './billing.js';
 import { TIER_IDS } from './config.js';
-import { PROTOCOL_NAMES, type ProtocolName } from './protocol.js';
+import type { ProtocolName } from './protocol.js';
+import { PROTOCOL_NAMES } from './protocols/index.js';
 
 /** Every attempt outcome and usage status, checked exhaustive by the compiler. */
 const OUTCOMES = Object.keys({

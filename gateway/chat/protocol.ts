@@ -3,18 +3,16 @@
 // turn the chat completion the engines return back into the protocol's answer and events.
 import type { ApiError } from '../http/errors.js';
 import type { ChatMessage } from '../llm/messages.js';
-import type { UpstreamChunk, UpstreamCompletion, UpstreamUsage } from '../llm/types.js';
+import type {
+  NativeAddress,
+  NativeTarget,
+  UpstreamChunk,
+  UpstreamCompletion,
+  UpstreamUsage,
+} from '../llm/types.js';
 
-export type ProtocolName =
-  'chat' | 'responses' | 'messages' | 'gemini' | 'embeddings' | 'completions';
-export const PROTOCOL_NAMES: readonly ProtocolName[] = [
-  'chat',
-  'responses',
-  'messages',
-  'gemini',
-  'embeddings',
-  'completions',
-];
+/** A /v1 protocol's name: its folder under protocols/, listed in protocols/index.ts. */
+export type ProtocolName = string;
 
 /** Tokens as billed. */
 export interface Usage {
@@ -106,26 +104,56 @@ export interface ChatCall {
   streamer(meta: AnswerMeta): StreamPresenter;
   /** How a stream's events are put on the wire, when not as server-sent events (chat/sse.ts's SSE_FRAMING). */
   framing?: Framing;
-  /** How a target that speaks this protocol natively is spoken to, when not one of chat/native.ts's own. */
+  /** How a target that speaks this protocol natively is spoken to, when one can (NativeDialect). */
   native?: NativeDialect;
 }
 
 type Json = Record<string, unknown>;
 
-/** What the pass-through (chat/native.ts) reads and rewrites of a protocol's own requests and answers. */
+/**
+ * How a target that speaks a protocol natively is spoken to (chat/native.ts relays it): where
+ * the request goes, what the pass-through reads and rewrites of the protocol's own requests,
+ * answers and stream events. Each protocol that has one gives it in its folder.
+ */
 export interface NativeDialect {
   /** The request's field that carries the output cap (dotted when nested). */
   readonly cap_field: string;
   /** The request as it came, with the output cap the gateway held put in its field. */
   body(original: Json, max_output_tokens: number): Json;
+  /** Where on the target the request goes, and the headers it authenticates with. */
+  address(target: NativeTarget, body: Json, stream: boolean): NativeAddress;
   /** Usage in chat terms from a JSON answer, or null when it has none. */
   usageOf(answer: Json): Usage | null;
+  /** The generated part of a JSON answer, counted when the answer reports no usage. */
+  output(answer: Json): unknown;
   /** The answer (its x_aihub taken off) with the tier id as its model. */
   json(answer: Json, model: string): Json;
-  /** Reads one stream event: the tier id put as its model, the text it generated added, its usage if it has one. */
-  observe(data: Json, model: string, generated: string[]): Usage | null;
+  /** A reader for one stream's events, which puts `model` (the tier id) in them. */
+  reader(model: string): NativeReader;
   /** Whether any event may be the one that carries the bill: the last one is always held back. */
   readonly holds_last: boolean;
+  /** Whether `data: [DONE]` closes its streams (OpenAI's completions framing). */
+  readonly done_marker: boolean;
+}
+
+/** What a native stream has shown so far, for its bill. */
+export interface NativeSeen {
+  /** The usage it reported, once it has. */
+  usage: Usage | null;
+  /** Its prompt tokens, when an event reported them before the usage. */
+  input_tokens: number | null;
+  /** The text it generated, counted when it reports no usage. */
+  generated: string[];
+}
+
+/** Reads one native stream's events. */
+export interface NativeReader {
+  /** Reads one event (the tier id put as its model): what it shows added to `seen`. */
+  observe(data: Json, seen: NativeSeen): void;
+  /** Whether this event carries the bill (it and what follows are held back); unused when holds_last. */
+  isBilling(data: Json): boolean;
+  /** Puts the bill on the event that carries it. */
+  bill(data: Json, x_aihub: XAihub): void;
 }
 
 /** How a stream's events are put on the wire: its headers, what opens and closes it, each event. */

@@ -1,50 +1,42 @@
-// The /v1 route table: each route names its handler and the protocol it speaks. The chat
-// protocols all run the one pipeline (pipeline.ts) with their own translation
-// (protocols/<name>/); the other routes are a screenful each. An unknown path or method is a
-// 404 in OpenAI's shape (Google's under /v1beta). Every refusal (a 4xx) is counted by protocol and code
+// The /v1 route table: each route names its handler and the protocol it speaks. The protocols
+// (protocols/index.ts lists them) give their own paths: the chat protocols all run the one
+// pipeline (pipeline.ts) with their own translation (protocols/<name>/); the other routes are
+// a screenful each. An unknown path or method is a 404 in OpenAI's shape (or the shape a
+// protocol gives its paths). Every refusal (a 4xx) is counted by protocol and code
 // (aihub_chat_refusals_total); the log line carries its code and param (http/lean.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { addErrorShape, ApiError } from '../http/errors.js';
 import { pathOf, type Locals } from '../http/lean.js';
 import { balance } from './balance.js';
 import { getModel, listModels } from './models.js';
-import { runChat } from './pipeline.js';
-import { chatProtocol } from './protocols/chat/route.js';
-import { completionsProtocol } from './protocols/completions/route.js';
-import { runEmbeddings } from './protocols/embeddings/run.js';
-import { geminiRoutes } from './protocols/gemini/route.js';
-import { runCountTokens } from './protocols/messages/count-tokens.js';
-import { messagesRoutes } from './protocols/messages/errors.js';
-import { messagesProtocol } from './protocols/messages/translate.js';
-import { responsesProtocol } from './protocols/responses/translate.js';
-import type { Protocol } from './protocol.js';
-import type { ProtocolRoutes, Route } from './route.js';
+import { PROTOCOLS } from './protocols/index.js';
+import type { Route } from './route.js';
 import type { ChatRoom } from './room.js';
 
-/** What the protocols add to the table beside their pipeline (protocols/<name>/). */
-const PROTOCOL_ROUTES: ProtocolRoutes[] = [messagesRoutes, geminiRoutes];
-
 /** The protocols' own routes in GET /openapi.json, after the fixed paths' (chat/openapi.ts). */
-export const protocolRouteDocs = PROTOCOL_ROUTES.flatMap((protocol) => protocol.docs ?? []);
+export const protocolRouteDocs = PROTOCOLS.flatMap((protocol) => protocol.docs ?? []);
 
 // Errors on a protocol's paths leave in its clients' shape, wherever they are answered.
-for (const protocol of PROTOCOL_ROUTES)
+for (const protocol of PROTOCOLS)
   if (protocol.error_shape) addErrorShape(protocol.name, protocol.error_shape);
 
-const chat = (protocol: Protocol): Route => ({
-  protocol: protocol.name,
-  handle: (room, req, res, locals) => runChat(room, req, res, locals, protocol),
-});
+/** The paths this room serves: /v1/, and those the protocols serve outside it. */
+const PREFIXES = ['/v1/', ...PROTOCOLS.flatMap((protocol) => protocol.prefixes ?? [])];
 
-/** POST routes by exact path. */
-const POST = new Map<string, Route>([
-  ['/v1/chat/completions', chat(chatProtocol)],
-  ['/v1/responses', chat(responsesProtocol)],
-  ['/v1/messages', chat(messagesProtocol)],
-  ['/v1/completions', chat(completionsProtocol)],
-  ['/v1/messages/count_tokens', { protocol: 'messages', handle: runCountTokens }],
-  ['/v1/embeddings', { protocol: 'embeddings', handle: runEmbeddings }],
-]);
+/** Whether a request's URL is one of this room's (the app sends it to the lean lane). */
+export function servesUrl(url: string | undefined): boolean {
+  return url !== undefined && PREFIXES.some((prefix) => url.startsWith(prefix));
+}
+
+/** POST routes by exact path, as the protocols give them. */
+const POST = new Map<string, Route>(
+  PROTOCOLS.flatMap((protocol) =>
+    Object.entries(protocol.post ?? {}).map(([path, handle]): [string, Route] => [
+      path,
+      { protocol: protocol.name, handle },
+    ]),
+  ),
+);
 
 /** GET (and HEAD) routes by exact path. */
 const GET = new Map<string, Route>([
@@ -69,9 +61,9 @@ const NO_ROUTE: Route = {
   },
 };
 
-/** A protocol's own route for the request (Gemini's `/v1beta/models/{model}:{method}`), or null. */
+/** A protocol's own route for the request, one that is no fixed path, or null. */
 function findOwn(req: IncomingMessage, path: string): Route | null {
-  for (const protocol of PROTOCOL_ROUTES) {
+  for (const protocol of PROTOCOLS) {
     const route = protocol.find?.(req, path);
     if (route) return route;
   }
@@ -88,9 +80,9 @@ function find(req: IncomingMessage, path: string): Route {
   return NO_ROUTE;
 }
 
-/** Sets a request up for the protocols before it is routed (a Google client's key adopted). */
+/** Sets a request up for the protocols before it is routed (a key sent a vendor's way adopted). */
 export function adoptRequest(req: IncomingMessage): void {
-  for (const protocol of PROTOCOL_ROUTES) protocol.adopt?.(req);
+  for (const protocol of PROTOCOLS) protocol.adopt?.(req);
 }
 
 export function routeChat(

@@ -17,7 +17,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
-import { ApiError, errorBody, isPaymentsPath } from './errors.js';
+import { ApiError, errorBody, errorShapeOf, isPaymentsPath } from './errors.js';
 import { pathOf, sendJson } from './lean.js';
 
 export interface ConnectionLimits {
@@ -135,8 +135,8 @@ function hasBody(req: IncomingMessage): boolean {
 }
 
 /**
- * Answers a request the gateway will not serve, in its surface's shape (JSON on /v1, /v1beta,
- * /api and the admin API; an HTML page on the dashboard's paths), and closes the connection
+ * Answers a request the gateway will not serve, in its surface's shape (JSON on /v1, the paths
+ * an API error shape was added for, /api and the admin API; an HTML page on the dashboard's paths), and closes the connection
  * once the answer is out, whatever is left of the body unread.
  */
 function refuse(path: string, req: IncomingMessage, res: ServerResponse, error: ApiError): void {
@@ -159,7 +159,7 @@ function refuse(path: string, req: IncomingMessage, res: ServerResponse, error: 
 
 /** The paths whose clients read JSON errors; everything else is the dashboard's (HTML). */
 function isJsonPath(path: string): boolean {
-  if (path.startsWith('/v1/') || path.startsWith('/v1beta') || isPaymentsPath(path)) return true;
+  if (path.startsWith('/v1/') || errorShapeOf(path) || isPaymentsPath(path)) return true;
   if (['/healthz', '/readyz', '/openapi.json', '/metrics'].includes(path)) return true;
   return (
     path.startsWith('/admin/') &&

@@ -10,7 +10,7 @@ export class ApiError extends Error {
    * error in the AI protocols' bodies, where their clients tolerate an extra field.
    */
   x_aihub: Record<string, unknown> | undefined;
-  /** A link that helps the caller act (the 402's top-up page): google.rpc.Help in Google's shape. */
+  /** A link that helps the caller act (the 402's top-up page), for a shape that carries one. */
   help: { description: string; url: string } | undefined;
 
   constructor(
@@ -104,9 +104,8 @@ export function isPaymentsPath(path: string): boolean {
 }
 
 /**
- * An API's own error shape, on the paths whose clients read it (Anthropic's on /v1/messages,
- * Google's on /v1beta): given by the room that serves those paths (chat/routes.ts
- * adds its protocols'), so that every error on them, wherever it is answered (the lean lane,
+ * An API's own error shape, on the paths whose clients read it (Anthropic's on /v1/messages):
+ * given by the room that serves those paths (chat/routes.ts adds its protocols'), so that every error on them, wherever it is answered (the lean lane,
  * a connection refused before its body), leaves in that shape.
  */
 export interface ErrorShape {
@@ -116,6 +115,8 @@ export interface ErrorShape {
   body(error: ApiError): Record<string, unknown>;
   /** The name of its schema among the OpenAPI document's components. */
   readonly schema: string;
+  /** That schema (JSON Schema), for the document. */
+  readonly json_schema: Record<string, unknown>;
 }
 
 const SHAPES = new Map<string, ErrorShape>();
@@ -129,6 +130,11 @@ export function addErrorShape(name: string, shape: ErrorShape): void {
 export function errorShapeOf(path: string): ErrorShape | null {
   for (const shape of SHAPES.values()) if (shape.matches(path)) return shape;
   return null;
+}
+
+/** The added shapes' schemas by name, for the OpenAPI document's components. */
+export function errorShapeSchemas(): Record<string, Record<string, unknown>> {
+  return Object.fromEntries([...SHAPES.values()].map((shape) => [shape.schema, shape.json_schema]));
 }
 
 export function errorBody(path: string, error: ApiError): unknown {

@@ -2,7 +2,7 @@
 // the same zod schemas that validate the requests, so the document cannot drift from them.
 // Each room lists its routes (`RouteDoc[]`) next to its own code.
 import { z } from 'zod';
-import { errorShapeOf } from './errors.js';
+import { errorShapeOf, errorShapeSchemas } from './errors.js';
 
 export type Auth = 'api_key' | 'admin' | 'none';
 
@@ -46,34 +46,6 @@ const ERROR_SCHEMAS = {
       },
     },
   },
-  AnthropicError: {
-    type: 'object',
-    required: ['type', 'error'],
-    properties: {
-      type: { const: 'error' },
-      error: {
-        type: 'object',
-        required: ['type', 'message'],
-        properties: { type: { type: 'string' }, message: { type: 'string' } },
-      },
-    },
-  },
-  GoogleError: {
-    type: 'object',
-    required: ['error'],
-    properties: {
-      error: {
-        type: 'object',
-        required: ['code', 'message', 'status'],
-        properties: {
-          code: { type: 'integer' },
-          message: { type: 'string' },
-          status: { type: 'string' },
-          details: { type: 'array', items: { type: 'object' } },
-        },
-      },
-    },
-  },
   PaymentsError: {
     type: 'object',
     required: ['status', 'message', 'error'],
@@ -112,7 +84,7 @@ export function buildOpenApi(
         apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
         admin: { type: 'http', scheme: 'bearer', description: 'the AIHUB_ADMIN_TOKEN' },
       },
-      schemas: ERROR_SCHEMAS,
+      schemas: { ...ERROR_SCHEMAS, ...errorShapeSchemas() },
     },
     paths,
   };
@@ -144,7 +116,7 @@ function operationOf(route: RouteDoc, path: string): Record<string, unknown> {
   };
 }
 
-/** The path's `:name` segments (a colon after a name is literal: Google's `{model}:generateContent`), then the query schema's fields. */
+/** The path's `:name` segments (a colon after a name is literal: `{model}:method`), then the query schema's fields. */
 function parametersOf(route: RouteDoc): unknown[] {
   const parameters: unknown[] = [...route.path.matchAll(/(?<=\/):([A-Za-z_]+)/g)].map((match) => ({
     name: match[1],

@@ -67,13 +67,33 @@ export interface EmbedRequest {
   signal: AbortSignal;
 }
 
-/** A request in a protocol the target speaks natively (responses, messages, completions). */
+/** What a protocol's address (NativeRequest.address) knows of the target. */
+export interface NativeTarget {
+  /** The target's base URL (its chat completions' API). */
+  base_url: string;
+  /** Where the target's config puts this protocol's own API (`native_base_urls`), if it does. */
+  own_base_url: string | undefined;
+  /** The upstream's model name. */
+  model: string;
+  api_key: string;
+}
+
+/** Where a native request goes and what it carries: `path` absolute, or relative to base_url; a null header is not sent. */
+export interface NativeAddress {
+  path: string;
+  body: Record<string, unknown>;
+  headers: Record<string, string | null>;
+}
+
+/** A request in a protocol the target speaks natively (`protocols` in its config). */
 export interface NativeRequest {
   protocol: string;
-  /** The client's body; the engine puts its own model name in. */
+  /** The client's body, as the protocol put the gateway's output cap in. */
   body: Record<string, unknown>;
   stream: boolean;
   signal: AbortSignal;
+  /** Where it goes on a target, given by its protocol (chat/protocols/<name>/native.ts). */
+  address(target: NativeTarget, body: Record<string, unknown>, stream: boolean): NativeAddress;
 }
 
 /** One server-sent event as read: its name (null when unnamed) and its data text. */

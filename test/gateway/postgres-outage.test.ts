@@ -1,9 +1,9 @@
 // PostgreSQL down (issue #36), as an operator meets it: `pg_ctl stop -m fast`, requests all
 // the while, then started again. The log says it once when the outage starts, at most once
 // per interval while it lasts, and once when it ends with its counts (lines counted by their
-// `event` field, not their text), however many requests were refused; a chat the store
-// refused does not spend the key's rate limit (no 429 in the middle of the outage, the
-// bucket full when it ends); an admin call refused meanwhile is answered "nothing was
+// `event` field, not their text), however many requests were refused; a chat or an embedding
+// the store refused does not spend the key's rate limit (no 429 in the middle of the outage,
+// the bucket full when it ends; embeddings run the chat's pipeline, issue #38); an admin call refused meanwhile is answered "nothing was
 // changed" (known: the statement never reached a server) and its audit record is written
 // once the database is back.
 import { test } from 'node:test';
@@ -44,6 +44,12 @@ test(
           max_tokens: 4,
         },
       });
+    const embed = (n: number) =>
+      request(`${gateway.url}/v1/embeddings`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${chatter.key}` },
+        body: { model: 'service-ai-lite', input: `hi ${n}` },
+      });
     const warned_before = gateway.output.filter((line) => line.includes('"level":"warn"')).length;
     const statuses = new Map<number, number>();
     let refused_credit: { status: number; body: any; headers: Headers } | null = null;
@@ -52,7 +58,8 @@ test(
       const down_at = Date.now();
       let n = 0;
       while (Date.now() - down_at < OUTAGE_MS) {
-        const reply = await chat(n++);
+        // Chats and embeddings in turn: neither spends the rate limit while the store refuses.
+        const reply = n % 2 ? await embed(n++) : await chat(n++);
         statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1);
         if (n === 5)
           refused_credit = await admin(gateway).post(
@@ -82,7 +89,11 @@ test(
         refused > 3 * PER_MINUTE,
         `chats refused during the outage: ${JSON.stringify([...statuses])}`,
       );
-      assert.equal(statuses.get(429) ?? 0, 0, 'no chat the store refused spent the rate limit');
+      assert.equal(
+        statuses.get(429) ?? 0,
+        0,
+        'no chat or embedding the store refused spent the rate limit',
+      );
       assert.deepEqual([...statuses.keys()], [503]);
 
       assert.equal(refused_credit!.status, 503, JSON.stringify(refused_credit!.body));

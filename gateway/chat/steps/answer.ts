@@ -83,19 +83,12 @@ function billedUsage(
   let counted: Usage;
   let over = false;
   if (native_body) {
+    const dialect = dialectOf(call.body)!;
     counted =
-      dialectOf(call.body)!.usageOf(native_body) ??
+      dialect.usageOf(native_body) ??
       estimated(
         call.engine_request.prompt_tokens_estimate,
-        countTextTokens(
-          JSON.stringify(
-            native_body.output ??
-              native_body.content ??
-              native_body.choices ??
-              native_body.candidates ??
-              '',
-          ),
-        ),
+        countTextTokens(JSON.stringify(dialect.output(native_body) ?? '')),
       );
   } else {
     over = trimCompletion(completion, call.engine_request.max_output_tokens);

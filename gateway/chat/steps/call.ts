@@ -1,6 +1,7 @@
 // What one request carries from step to step once it is held, and the usage it is billed on.
 import type { EngineRequest, UpstreamUsage } from '../../llm/types.js';
 import type { Reservation } from '../billing.js';
+import { detail } from '../native.js';
 import type { TierConfig } from '../config.js';
 import type { AnswerMeta, ChatCall, ProtocolName, Usage } from '../protocol.js';
 
@@ -41,17 +42,6 @@ export function estimated(prompt_tokens: number, completion_tokens: number): Usa
     reasoning_tokens: 0,
     estimated: true,
   };
-}
-
-/** A detail count (`prompt_tokens_details.cached_tokens`, ...) within 0..most, else 0. */
-function detail(details: unknown, field: string, most: number): number {
-  const value =
-    details && typeof details === 'object'
-      ? (details as Record<string, unknown>)[field]
-      : undefined;
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
-    ? Math.min(value, most)
-    : 0;
 }
 
 /** The usage an upstream reported, as billed. */

@@ -33,6 +33,7 @@ export function nativeRequest(room: ChatRoom, call: Call, stream: boolean): Nati
     body: dialect.body(call.body.original, call.engine_request.max_output_tokens),
     stream,
     signal: call.engine_request.signal,
+    address: dialect.address,
   };
 }
 
@@ -74,7 +75,8 @@ export async function streamNative(
   const value = routed.value.native as Extract<NativeAnswer, { kind: 'stream' }>;
   const sse = new SseWriter(res, call.body.framing);
   sse.open(200, warningHeaders(call));
-  const passed = new NativeStream(call.protocol, dialectOf(call.body)!, call.tier.id);
+  const dialect = dialectOf(call.body)!;
+  const passed = new NativeStream(dialect, call.tier.id);
   let failure: UpstreamError | null = null;
   try {
     if (value.first)
@@ -111,7 +113,7 @@ export async function streamNative(
     ? call.body.streamer(call.meta).fail(toApiError(failure), x_aihub)
     : passed.finish(x_aihub);
   for (const event of events) await sse.event(event.data, event.event);
-  if (call.protocol === 'completions' && !failure) await sse.done();
+  if (dialect.done_marker && !failure) await sse.done();
   sse.end();
 }
 

@@ -83,32 +83,33 @@ export const openaiCompatibleEngineSchema = z
      */
     queue_timeout_ms: z.int().min(1).max(600_000).optional(),
     /**
-     * Protocols the upstream speaks natively besides chat completions, at `<base_url>/responses`,
-     * `/messages` (Anthropic's, with x-api-key and anthropic-version), `/completions`, and
-     * Google's Gemini API at `<gemini_base_url>/models/<model>:generateContent` (with
-     * x-goog-api-key): their requests pass through as they came, with the model name and the
-     * output cap replaced.
+     * Protocols the upstream speaks natively besides chat completions, by the names of the
+     * gateway's /v1 protocols that can pass through (chat/protocols/<name>/native.ts says
+     * where each goes and how it authenticates): their requests pass through as they came,
+     * with the model name and the output cap replaced.
      */
     protocols: z
-      .array(z.enum(['responses', 'messages', 'completions', 'gemini']))
-      .max(4)
+      .array(z.string().regex(/^[a-z][a-z_]{0,31}$/))
+      .max(8)
       .default([]),
     /**
-     * Where the Gemini API is, for `protocols: ["gemini"]`: by default `base_url` without a
-     * trailing `/openai` (Google serves chat completions at `.../v1beta/openai` and its own API
-     * at `.../v1beta`). On the same origin as `base_url` (one connection pool per target).
+     * Where a protocol's own API is, when not beside `base_url` (by protocol name). On the same
+     * origin as `base_url` (one connection pool per target).
      */
-    gemini_base_url: z
-      .url({ protocol: /^https?$/ })
-      .max(2_048)
+    native_base_urls: z
+      .record(z.string().regex(/^[a-z][a-z_]{0,31}$/), z.url({ protocol: /^https?$/ }).max(2_048))
       .optional(),
   })
-  .refine(
-    (config) =>
-      !config.gemini_base_url ||
-      new URL(config.gemini_base_url).origin === new URL(config.base_url).origin,
-    { message: 'must be on the same origin as base_url', path: ['gemini_base_url'] },
-  );
+  .superRefine((config, ctx) => {
+    const origin = new URL(config.base_url).origin;
+    for (const [protocol, url] of Object.entries(config.native_base_urls ?? {}))
+      if (new URL(url).origin !== origin)
+        ctx.addIssue({
+          code: 'custom',
+          message: 'must be on the same origin as base_url',
+          path: ['native_base_urls', protocol],
+        });
+  });
 export type OpenAICompatibleEngineConfig = z.output<typeof openaiCompatibleEngineSchema>;
 
 export class OpenAICompatibleEngine implements Engine {
@@ -218,36 +219,22 @@ export class OpenAICompatibleEngine implements Engine {
     return parsed.data;
   }
 
-  /** Where a native request goes, with the headers its protocol authenticates with. */
-  private nativeCall(request: NativeRequest): {
-    path: string;
-    body: Record<string, unknown>;
-    headers: Record<string, string | null>;
-  } {
-    if (request.protocol === 'gemini') {
-      const base = (
-        this.config.gemini_base_url ?? this.config.base_url.replace(/\/openai\/?$/, '')
-      ).replace(/\/$/, '');
-      const method = request.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
-      return {
-        path: `${base}/models/${encodeURIComponent(this.config.model)}:${method}`,
-        body: request.body,
-        // Google reads a Bearer token as OAuth: the key goes in its own header alone.
-        headers: { 'x-goog-api-key': this.api_key, authorization: null },
-      };
-    }
-    return {
-      path: `/${request.protocol}`,
-      body: { ...request.body, model: this.config.model },
-      headers:
-        request.protocol === 'messages'
-          ? { 'x-api-key': this.api_key, 'anthropic-version': '2023-06-01' }
-          : {},
-    };
-  }
-
   async native(request: NativeRequest): Promise<NativeAnswer> {
-    const { path, body: sent, headers } = this.nativeCall(request);
+    // Where it goes and how it authenticates is the protocol's (chat/protocols/<name>/native.ts).
+    const {
+      path,
+      body: sent,
+      headers,
+    } = request.address(
+      {
+        base_url: this.config.base_url,
+        own_base_url: this.config.native_base_urls?.[request.protocol],
+        model: this.config.model,
+        api_key: this.api_key,
+      },
+      request.body,
+      request.stream,
+    );
     let body: UndiciBody;
     try {
       const response = await this.client

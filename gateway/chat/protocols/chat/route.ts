@@ -14,6 +14,8 @@ import {
   type Usage,
   type XAihub,
 } from '../../protocol.js';
+import { pipelineHandler } from '../../pipeline.js';
+import { type ProtocolRoutes, V1_DOC } from '../../route.js';
 
 export const chatProtocol: Protocol = {
   name: 'chat',
@@ -183,3 +185,34 @@ function parseRequest(raw: unknown): ChatRequest {
     'invalid_request_error',
   );
 }
+
+/** Chat completions in the route table. */
+export const chatRoutes: ProtocolRoutes = {
+  name: 'chat',
+  post: { '/v1/chat/completions': pipelineHandler(chatProtocol) },
+  docs: [
+    {
+      ...V1_DOC,
+      method: 'post',
+      path: '/v1/chat/completions',
+      summary:
+        'Create a chat completion (OpenAI shape plus x_aihub; stream: true gives text/event-stream chunks ending in data: [DONE])',
+      body: chatRequestSchema,
+      success: {
+        status: 200,
+        description:
+          'a chat.completion object with x_aihub {request_id, tier, target, cost, balance, currency, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, usage: "reported" | "estimated", receivable?, unpriced?}',
+      },
+      errors: {
+        400: 'invalid_value, invalid_json, context_length_exceeded; or an upstream 4xx relayed with its own status, code, param and message',
+        402: 'insufficient_balance: the wallet cannot cover the worst case; top up at /wallet?amount=<shortfall> (named in the message, x_aihub.topup_url and the x-aihub-topup-url header)',
+        403: 'account or key disabled',
+        404: 'model_not_found',
+        429: 'rate_limit_exceeded (requests per minute, or the free tier daily allowance), with Retry-After',
+        502: 'every upstream failed',
+        503: 'no upstream available',
+        504: 'upstream timed out',
+      },
+    },
+  ],
+};

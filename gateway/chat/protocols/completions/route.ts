@@ -17,6 +17,9 @@ import type {
   Usage,
   XAihub,
 } from '../../protocol.js';
+import { completionsNative } from './native.js';
+import { pipelineHandler } from '../../pipeline.js';
+import { type ProtocolRoutes, BILLED_ERRORS, HEADERS_NOTE, V1_DOC } from '../../route.js';
 
 const text = z.string().max(10_000_000);
 
@@ -85,6 +88,7 @@ export const completionsProtocol: Protocol = {
       warnings: [],
       json: completionJson,
       bill_in_body: true,
+      native: completionsNative,
       streamer: (meta) => new CompletionsStream(meta, include_usage),
     };
     return call;
@@ -203,3 +207,25 @@ class CompletionsStream implements StreamPresenter {
     ];
   }
 }
+
+/** Legacy completions in the route table. */
+export const completionsRoutes: ProtocolRoutes = {
+  name: 'completions',
+  native: completionsNative,
+  post: { '/v1/completions': pipelineHandler(completionsProtocol) },
+  docs: [
+    {
+      ...V1_DOC,
+      method: 'post',
+      path: '/v1/completions',
+      summary:
+        'Create a legacy completion, with suffix for fill-in-the-middle (editor autocomplete); stream: true gives text/event-stream chunks',
+      body: completionsRequestSchema,
+      success: {
+        status: 200,
+        description: `a text_completion object {id, object, choices: [{text, index, finish_reason}], usage} with x_aihub; ${HEADERS_NOTE}`,
+      },
+      errors: { ...BILLED_ERRORS, 400: 'invalid_value, context_length_exceeded' },
+    },
+  ],
+};

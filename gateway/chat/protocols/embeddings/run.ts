@@ -1,46 +1,29 @@
-// `POST /v1/embeddings` through the pipeline's steps: the same key, limits, hold, router,
-// settlement and bill as a chat request; no output tokens.
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Locals } from '../../../http/lean.js';
-import type { ChatRoom } from '../../room.js';
-import { admit, begin } from '../../steps/admit.js';
-import { ZERO, type Settling } from '../../steps/call.js';
-import { front } from '../../steps/front.js';
-import { hold } from '../../steps/hold.js';
-import { answerJson, finish, unrouted, xAihub } from '../../steps/settle.js';
+// `POST /v1/embeddings` through the one pipeline (chat/pipeline.ts): the same key, limits,
+// hold, router, settlement and bill as a chat request; no output tokens.
+import { pipelineHandler, type Kind } from '../../pipeline.js';
 import type { Usage } from '../../protocol.js';
-import { embeddingsJson, parseEmbeddings } from './route.js';
+import { type ProtocolRoutes, BILLED_ERRORS, HEADERS_NOTE, V1_DOC } from '../../route.js';
+import { ZERO, type Settling } from '../../steps/call.js';
+import { answerJson, finish, unrouted, xAihub } from '../../steps/settle.js';
+import {
+  embeddingsJson,
+  parseEmbeddings,
+  type EmbeddingsCall,
+  embeddingsRequestSchema,
+} from './route.js';
 
-export async function runEmbeddings(
-  room: ChatRoom,
-  req: IncomingMessage,
-  res: ServerResponse,
-  locals: Locals,
-): Promise<void> {
-  const started_ms = performance.now();
-  const request_id = locals.request_id;
-  const { account, key, raw } = await front(room, req, locals);
-  const body = parseEmbeddings(raw);
-  const tier = admit(room, body.model);
-  const { reservation, free_tokens } = await hold(room, {
-    account_id: account.id,
-    key_id: key.id,
-    tier,
-    request_id,
+export const embeddingsKind: Kind<EmbeddingsCall> = {
+  name: 'embeddings',
+  parse: parseEmbeddings,
+  model: (body) => body.model,
+  ask: (_tier, body) => ({
     prompt_tokens_estimate: body.prompt_tokens_estimate,
     max_output_tokens: 0,
     cap_field: 'input',
-  });
-  const { signal, end } = begin(room, res, account.id, reservation, free_tokens);
-  const call: Settling = {
-    reservation,
-    tier,
-    request_id,
-    started_ms,
-    protocol: 'embeddings',
-    warnings: [],
-  };
-  try {
+  }),
+  async serve(room, res, held) {
+    const { body, tier, signal, prompt_tokens_estimate } = held;
+    const call: Settling = { ...held, protocol: 'embeddings', warnings: [] };
     let routed;
     try {
       routed = await room.router.embed(tier.targets, {
@@ -49,31 +32,39 @@ export async function runEmbeddings(
         signal,
       });
     } catch (error) {
-      throw await unrouted(room, call, body.prompt_tokens_estimate, signal.aborted, false, error);
+      throw await unrouted(room, call, prompt_tokens_estimate, signal.aborted, false, error);
     }
     const reported = routed.value.usage?.prompt_tokens;
-    const prompt_tokens = reported ?? body.prompt_tokens_estimate;
+    const prompt_tokens = reported ?? prompt_tokens_estimate;
     const usage: Usage = { ...ZERO, prompt_tokens, estimated: reported === undefined };
-    const settlement = await finish(
-      room,
-      call,
-      usage,
-      signal.aborted ? 'client_closed' : 'ok',
-      routed.target,
-      false,
-    );
+    const status = signal.aborted ? 'client_closed' : 'ok';
+    const settlement = await finish(room, call, usage, status, routed.target, false);
     if (res.destroyed) return;
+    const x_aihub = xAihub(room, call, usage, settlement, routed.target);
     const text = JSON.stringify(
-      embeddingsJson(
-        body,
-        routed.value,
-        prompt_tokens,
-        xAihub(room, call, usage, settlement, routed.target),
-        tier.id,
-      ),
+      embeddingsJson(body, routed.value, prompt_tokens, x_aihub, tier.id),
     );
     answerJson(res, call, settlement, text);
-  } finally {
-    end();
-  }
-}
+  },
+};
+
+/** Embeddings in the route table. */
+export const embeddingsRoutes: ProtocolRoutes = {
+  name: 'embeddings',
+  post: { '/v1/embeddings': pipelineHandler(embeddingsKind) },
+  docs: [
+    {
+      ...V1_DOC,
+      method: 'post',
+      path: '/v1/embeddings',
+      summary:
+        'Create embeddings (OpenAI shape: string or array input, dimensions, encoding_format)',
+      body: embeddingsRequestSchema,
+      success: {
+        status: 200,
+        description: `{object: "list", data: [{object: "embedding", index, embedding}], model, usage} with x_aihub; ${HEADERS_NOTE}`,
+      },
+      errors: { ...BILLED_ERRORS, 400: 'invalid_value, input too long' },
+    },
+  ],
+};

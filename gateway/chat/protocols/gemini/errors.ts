@@ -91,4 +91,20 @@ export const googleErrorShape: ErrorShape = {
   matches: isGeminiPath,
   body: googleErrorBody,
   schema: 'GoogleError',
+  json_schema: {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['code', 'message', 'status'],
+        properties: {
+          code: { type: 'integer' },
+          message: { type: 'string' },
+          status: { type: 'string' },
+          details: { type: 'array', items: { type: 'object' } },
+        },
+      },
+    },
+  },
 };

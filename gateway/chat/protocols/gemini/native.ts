@@ -27,21 +27,45 @@ export const geminiNative: NativeDialect = {
     ...original,
     generationConfig: { ...obj(original.generationConfig), maxOutputTokens: max_output_tokens },
   }),
-  usageOf: (answer) => geminiUsage(answer.usageMetadata),
-  json: (answer, model) => ({ ...answer, modelVersion: model }),
-  observe(data, model, generated) {
-    if ('modelVersion' in data) data.modelVersion = model;
-    for (const candidate of Array.isArray(data.candidates) ? data.candidates : []) {
-      const parts = obj(obj(candidate)?.content)?.parts;
-      for (const part of Array.isArray(parts) ? parts : []) {
-        const text = obj(part)?.text;
-        if (typeof text === 'string') generated.push(text);
-        const call = obj(part)?.functionCall;
-        if (call) generated.push(JSON.stringify(call));
-      }
-    }
-    return geminiUsage(data.usageMetadata);
+  // `native_base_urls.gemini`, by default base_url without a trailing `/openai` (Google
+  // serves chat completions at `.../v1beta/openai` and its own API at `.../v1beta`).
+  address(target, body, stream) {
+    const base = (target.own_base_url ?? target.base_url.replace(/\/openai\/?$/, '')).replace(
+      /\/$/,
+      '',
+    );
+    const method = stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
+    return {
+      path: `${base}/models/${encodeURIComponent(target.model)}:${method}`,
+      body,
+      // Google reads a Bearer token as OAuth: the key goes in its own header alone.
+      headers: { 'x-goog-api-key': target.api_key, authorization: null },
+    };
   },
+  usageOf: (answer) => geminiUsage(answer.usageMetadata),
+  output: (answer) => answer.candidates,
+  json: (answer, model) => ({ ...answer, modelVersion: model }),
+  reader: (model) => ({
+    observe(data, seen) {
+      if ('modelVersion' in data) data.modelVersion = model;
+      for (const candidate of Array.isArray(data.candidates) ? data.candidates : []) {
+        const parts = obj(obj(candidate)?.content)?.parts;
+        for (const part of Array.isArray(parts) ? parts : []) {
+          const text = obj(part)?.text;
+          if (typeof text === 'string') seen.generated.push(text);
+          const call = obj(part)?.functionCall;
+          if (call) seen.generated.push(JSON.stringify(call));
+        }
+      }
+      const usage = geminiUsage(data.usageMetadata);
+      if (usage) seen.usage = usage;
+    },
+    isBilling: () => true,
+    bill(data, x_aihub) {
+      data.x_aihub = x_aihub;
+    },
+  }),
   // Every response may be the last, which carries the bill.
   holds_last: true,
+  done_marker: false,
 };

@@ -17,6 +17,7 @@ import type { ProtocolRoutes, Route } from '../../route.js';
 import { geminiError, googleErrorShape, isGeminiPath } from './errors.js';
 import { geminiDocs } from './openapi.js';
 import { countTokens, parseGenerate, type GeminiRoute } from './translate.js';
+import { geminiNative } from './native.js';
 
 const METHODS = ['generateContent', 'streamGenerateContent', 'countTokens'] as const;
 type Method = (typeof METHODS)[number];
@@ -188,6 +189,8 @@ function findGemini(req: IncomingMessage, path: string): Route | null {
 /** What the Gemini API adds to the route table: its paths, its key's ways in, its error shape. */
 export const geminiRoutes: ProtocolRoutes = {
   name: 'gemini',
+  native: geminiNative,
+  prefixes: ['/v1beta/'],
   error_shape: googleErrorShape,
   adopt: adoptGoogleKey,
   find: findGemini,

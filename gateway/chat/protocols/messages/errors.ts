@@ -2,7 +2,6 @@
 // /v1/messages is answered in (http/errors.ts, through the shape chat/routes.ts adds) and the
 // `error` event of a stream that broke off, built here once for both.
 import type { ApiError, ErrorShape } from '../../../http/errors.js';
-import type { ProtocolRoutes } from '../../route.js';
 
 /** Anthropic's Messages API, whose clients read errors in Anthropic's shape. */
 export function isAnthropicPath(path: string): boolean {
@@ -38,14 +37,20 @@ export function anthropicErrorBody(
   return { type: 'error', error: { type, message: error.message } };
 }
 
-const anthropicErrorShape: ErrorShape = {
+export const anthropicErrorShape: ErrorShape = {
   matches: isAnthropicPath,
   body: (error) => anthropicErrorBody(error),
   schema: 'AnthropicError',
-};
-
-/** What Anthropic's Messages adds to the route table beside its fixed paths: its error shape. */
-export const messagesRoutes: ProtocolRoutes = {
-  name: 'messages',
-  error_shape: anthropicErrorShape,
+  json_schema: {
+    type: 'object',
+    required: ['type', 'error'],
+    properties: {
+      type: { const: 'error' },
+      error: {
+        type: 'object',
+        required: ['type', 'message'],
+        properties: { type: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+  },
 };

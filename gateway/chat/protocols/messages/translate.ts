@@ -30,6 +30,7 @@ import {
 import { MessagesStream } from './stream.js';
 import { anthropicUsage, matchedStop, stopReason } from './present.js';
 import { chatTools } from './tools.js';
+import { messagesNative } from './native.js';
 
 export const messagesProtocol: Protocol = {
   name: 'messages',
@@ -49,6 +50,7 @@ export const messagesProtocol: Protocol = {
       warnings,
       json: (completion, usage, meta) => messageJson(completion, usage, meta, body.stop_sequences),
       bill_in_body: false,
+      native: messagesNative,
       streamer: (meta) => new MessagesStream(meta, body.stop_sequences),
     };
     return call;

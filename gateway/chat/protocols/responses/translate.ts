@@ -25,6 +25,7 @@ import {
 import { ResponsesStream } from './stream.js';
 import { incompleteDetails, responseEnvelope, responsesUsage } from './present.js';
 import type { z } from 'zod';
+import { responsesNative } from './native.js';
 
 export const responsesProtocol: Protocol = {
   name: 'responses',
@@ -50,6 +51,7 @@ export const responsesProtocol: Protocol = {
       warnings,
       json: (completion, usage, meta) => responseJson(body, names, completion, usage, meta),
       bill_in_body: true,
+      native: responsesNative,
       streamer: (meta) => new ResponsesStream(body, meta, names),
     };
     return call;
