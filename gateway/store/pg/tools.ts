@@ -27,7 +27,7 @@ import type { RunOp } from './cache.js';
 import { collectOps, type CommitBatch } from './commit.js';
 import { SEP, isCustomerBalance } from './keys.js';
 import { migrateSchema, newLayoutEmpty, oldLayoutRecords } from './schema.js';
-import { openPool } from './store.js';
+import { openPool } from './pool.js';
 
 const MAX_BREACHES = 50;
 /** Records per commit statement while migrating. */
