@@ -28,7 +28,7 @@ import type {
 import { readLegacyState } from './legacy-state.js';
 import { acquireLock } from './lock.js';
 import { DiskFullError, DiskReserve, formatBytes, freeBytes, START_ROOM_BYTES } from './disk.js';
-import { isNoSpace } from './journal.js';
+import { isNoSpace } from './fs-durable.js';
 import { StoreFullError } from '../kernel/errors.js';
 import { requestScope } from '../kernel/request-scope.js';
 import {
