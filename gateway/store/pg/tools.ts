@@ -19,7 +19,7 @@ import {
   type State,
   type TableName,
 } from '../state.js';
-import { JOURNAL_DIR, loadState } from '../store.js';
+import { JOURNAL_DIR, loadState } from '../load-state.js';
 import { checkBooks, trackHold, type VerifyReport } from '../verify.js';
 import type { ReplayCheck } from '../replay-check.js';
 import { checkPostingTaxes, checkRecordEnd } from '../ledger-rules.js';
