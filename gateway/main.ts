@@ -15,7 +15,6 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { systemClock } from './kernel/clock.js';
 import { createLogger, type Logger } from './log.js';
 import { sha256Hex } from './accounts/keys.js';
-import { FileStore } from './store/store.js';
 import type { Store } from './store/types.js';
 import { createLlm } from './llm/index.js';
 import { createPayments } from './payments/index.js';
@@ -24,14 +23,17 @@ import type { RoomDeps } from './deps.js';
 import { TopupConfigError } from './topups/providers/deps.js';
 import { createProviders } from './providers/index.js';
 import { createHttpServer, HttpsServer, type TlsFiles } from './http/server.js';
-import { verifyDataDir } from './store/verify.js';
 import { statementsCheck } from './payments/statements/verify-check.js';
 import { GstDocumentsCheck } from './payments/invoices/verify.js';
-import { openPgStore } from './store/pg/store.js';
-import { redactUrl } from './store/pg/keys.js';
-import { migrateDataDir, migrateOldLayout, verifyPg } from './store/pg/tools.js';
+import {
+  IS_BLOCKING_WORKER,
+  migrateStore,
+  openStore as openConfiguredStore,
+  redactUrl,
+  storeDisk,
+  verifyStore,
+} from './store/open.js';
 import { PAYMENT_HISTORY_TAGS } from './payments/history-tags.js';
-import { IS_BLOCKING_WORKER } from './store/pg/blocking-worker.js';
 import { join } from 'node:path';
 import { KEY_FILE, loadKeyRing, writeKeyFile, type KeyRing } from './store/encryption-key.js';
 import { newKey, SealError, Sealer } from './util/sealed.js';
@@ -102,10 +104,7 @@ async function main(argv: string[]): Promise<void> {
     if (error instanceof ConfigError) fail(error.message, 2);
     throw error;
   }
-  if (command === 'verify')
-    return config.database_url
-      ? verifyDatabase(config.database_url)
-      : verify(config.data_dir, values.full === true);
+  if (command === 'verify') return verify(config, values.full === true);
   if (command === 'migrate') return migrate(values['from-data-dir'], config.database_url);
   if (command === 'rotate-key') return rotateKey(config);
   if (command !== 'serve') fail(`unknown command "${command}"\n${USAGE}`, 2);
@@ -124,33 +123,19 @@ function providers(argv: string[]): void {
 /** The rooms' own checks of the books: the statements and the GST documents against the postings. */
 const verifyChecks = () => [statementsCheck(), new GstDocumentsCheck()];
 
-async function verify(data_dir: string, full: boolean): Promise<void> {
+/** `verify`: the books of the data dir (`full`: from the first record), or of the database. */
+async function verify(config: Config, full: boolean): Promise<void> {
+  const where = config.database_url ? redactUrl(config.database_url) : config.data_dir;
   let report;
   try {
-    report = await verifyDataDir(data_dir, { full, checks: verifyChecks() });
+    report = await verifyStore(config, { full, checks: verifyChecks() });
   } catch (error) {
-    fail(`verify ${data_dir}: ${(error as Error).message}`, 1);
+    fail(`verify ${where}: ${(error as Error).message}`, 1);
   }
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   if (!report.ok) {
     process.stderr.write(
-      `aihub-gateway verify: ${report.breaches.length} invariant breach(es) in ${data_dir}\n`,
-    );
-    process.exit(1);
-  }
-}
-
-async function verifyDatabase(database_url: string): Promise<void> {
-  let report;
-  try {
-    report = await verifyPg(database_url, verifyChecks());
-  } catch (error) {
-    fail(`verify ${redactUrl(database_url)}: ${(error as Error).message}`, 1);
-  }
-  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  if (!report.ok) {
-    process.stderr.write(
-      `aihub-gateway verify: ${report.breaches.length} invariant breach(es) in ${redactUrl(database_url)}\n`,
+      `aihub-gateway verify: ${report.breaches.length} invariant breach(es) in ${where}\n`,
     );
     process.exit(1);
   }
@@ -164,9 +149,7 @@ async function migrate(
   let report;
   const from = from_data_dir ?? 'its earlier layout';
   try {
-    report = from_data_dir
-      ? await migrateDataDir(from_data_dir, database_url, PAYMENT_HISTORY_TAGS)
-      : await migrateOldLayout(database_url, PAYMENT_HISTORY_TAGS);
+    report = await migrateStore(from_data_dir, database_url, PAYMENT_HISTORY_TAGS);
   } catch (error) {
     fail(`migrate ${from} to ${redactUrl(database_url)}: ${(error as Error).message}`, 1);
   }
@@ -199,7 +182,8 @@ async function serve(config: Config): Promise<void> {
   let public_url = ''; // computed once, when the port is known (port 0 picks one at listen time)
   const metrics = new Metrics();
   metrics.watchStore(() => store.sharedStats());
-  if (store instanceof FileStore) metrics.watchDisk(() => store.diskStats());
+  const disk = storeDisk(store);
+  if (disk) metrics.watchDisk(disk);
   const room_deps = {
     config,
     store,
@@ -438,51 +422,15 @@ async function checkDatabaseKey(store: Store, sealer: Sealer): Promise<void> {
   if (!sealer.isCurrentText(stored)) await store.sharedKeyCheck(sealed(), true);
 }
 
-/** AIHUB_GATEWAY_LIVE_MS: how recent another gateway's heartbeat must be to count it live (1 s to 1 h; else the default). */
-/** AIHUB_CACHE_ROWS: how many rows a PostgreSQL gateway keeps in memory (default 100,000). */
-function cacheRows(env: NodeJS.ProcessEnv): { cache_rows?: number } {
-  const value = Number(env.AIHUB_CACHE_ROWS);
-  return Number.isSafeInteger(value) && value >= 100 ? { cache_rows: value } : {};
-}
-
-/** AIHUB_STORE_OUTCOME_WAIT_MS: how long a commit whose answer was lost is looked up (100 ms to 60 s; else 10 s). */
-function outcomeWait(env: NodeJS.ProcessEnv): { outcome_wait_ms?: number } {
-  const value = Number(env.AIHUB_STORE_OUTCOME_WAIT_MS);
-  return Number.isSafeInteger(value) && value >= 100 && value <= 60_000
-    ? { outcome_wait_ms: value }
-    : {};
-}
-
-function liveWindow(env: NodeJS.ProcessEnv): { live_ms?: number } {
-  const value = Number(env.AIHUB_GATEWAY_LIVE_MS);
-  return Number.isSafeInteger(value) && value >= 1_000 && value <= 3_600_000
-    ? { live_ms: value }
-    : {};
-}
-
+/** Opens the store the config names; a store that cannot open is a one-line exit naming why. */
 async function openStore(
   config: Config,
   warn: (message: string, fields?: Record<string, unknown>) => void,
 ): Promise<Store> {
   try {
-    if (config.database_url) {
-      return await openPgStore(config.database_url, {
-        lock_dir: config.data_dir,
-        gateway_id: gatewayId(process.env),
-        ...liveWindow(process.env),
-        ...cacheRows(process.env),
-        ...outcomeWait(process.env),
-        history_tags: PAYMENT_HISTORY_TAGS,
-        warn,
-      });
-    }
-    return await FileStore.open(config.data_dir, {
-      checkpoint_every_records: config.store.checkpoint_every_records,
-      checkpoint_interval_ms: config.store.checkpoint_interval_ms,
-      segment_bytes: config.store.segment_bytes,
-      disk_reserve_bytes: config.store.disk_reserve_bytes,
-      disk_warn_free_bytes: config.store.disk_warn_free_bytes,
-      disk_check_interval_ms: config.store.disk_check_interval_ms,
+    return await openConfiguredStore(config, {
+      gateway_id: gatewayId(process.env),
+      env: process.env,
       history_tags: PAYMENT_HISTORY_TAGS,
       warn,
     });

@@ -31,13 +31,26 @@ const RANK = new Map(
   ORDER.flatMap((rooms, index) => rooms.map((room) => [room, ORDER.length - index])),
 );
 
-// The storage contract's wall (issue #38): the rooms name the store through store/types.ts
-// (Store, Tx, the history reads) and never a backend: the JSON-file store and its reads and
-// archive, or PostgreSQL's store/pg/. Only store/ itself and main.ts, which opens the store
-// the config asks for (and runs the store tools), import a backend, type-only imports too.
-const isBackend = (target) =>
-  /^store\/(store|reads|archive)\.ts$/.test(target) || target.startsWith('store/pg/');
-const OPENS_STORE = new Set(['main.ts']);
+// The storage contract's wall (issue #38): the rooms name the store through its contract
+// (STORE_CONTRACT: store/types.ts's Store, Tx and history reads, the rows of store/state.ts,
+// and the small shared parts beside them) and never a backend: the JSON-file store and its
+// journal, reads and archive, or PostgreSQL's store/pg/. Type-only imports count too. main.ts
+// opens the store the config asks for (and runs the store tools) through the one factory,
+// store/open.ts, which alone imports the backends' entry points (BACKEND_ENTRIES).
+const STORE_CONTRACT = new Set([
+  'store/types.ts',
+  'store/state.ts',
+  'store/turns.ts',
+  'store/snapshot.ts',
+  'store/replay-check.ts',
+  'store/fs-durable.ts',
+  'store/history-tags.ts',
+]);
+/** What main.ts may import of store/ beyond the contract: the factory and the data dir's key file. */
+const MAIN_STORE_DOORS = new Set(['store/open.ts', 'store/encryption-key.ts']);
+const isBackend = (target) => target.startsWith('store/') && !STORE_CONTRACT.has(target);
+const BACKEND_ENTRIES = new Set(['store/store.ts', 'store/pg/store.ts']);
+const FACTORY = 'store/open.ts';
 
 // A payment service's wall (issue #38): a service's folder (a folder of payments/ with a
 // service.ts, listed in payments/services.ts) is imported only from inside payments/; the
@@ -87,10 +100,15 @@ for (const [file, imports] of Object.entries(all)) {
       );
       continue;
     }
-    if (isBackend(target) && from !== 'store' && !OPENS_STORE.has(file)) {
+    if (isBackend(target) && from !== 'store') {
+      if (file === 'main.ts' && MAIN_STORE_DOORS.has(target)) continue;
       wrong.push(
-        `${file} -> ${target}: a room may not import a storage backend; import the store's types from store/types.ts`,
+        `${file} -> ${target}: a room may not import a storage backend; import the store's types from store/types.ts (main.ts opens the store through store/open.ts)`,
       );
+      continue;
+    }
+    if (BACKEND_ENTRIES.has(target) && file !== FACTORY) {
+      wrong.push(`${file} -> ${target}: only the factory (${FACTORY}) opens a storage backend`);
       continue;
     }
     const crossing = crossesServices(file, target);

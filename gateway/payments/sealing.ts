@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import type { Store } from '../store/types.js';
 import type { Account } from '../store/state.js';
-import { fsyncDirectory } from '../store/journal.js';
+import { fsyncDirectory } from '../store/fs-durable.js';
 import type { Sealer } from '../util/sealed.js';
 import type { KycDocument } from './engine/tables.js';
 import { AADHAAR_FINGERPRINT } from './identity/duplicates.js';

@@ -16,9 +16,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { fsyncDirectory, isNoSpace } from './journal.js';
-
-export { isNoSpace };
+import { fsyncDirectory } from './fs-durable.js';
 import { PRIVATE_FILE_MODE } from './private-files.js';
 
 /** The reserve's file in the data dir. */

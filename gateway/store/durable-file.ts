@@ -6,7 +6,8 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Adapter } from 'lowdb';
-import { CorruptStoreError, fsyncDirectory } from './journal.js';
+import { fsyncDirectory } from './fs-durable.js';
+import { CorruptStoreError } from './journal.js';
 import { PRIVATE_FILE_MODE } from './private-files.js';
 import { isArchivedRow, type State } from './state.js';
 

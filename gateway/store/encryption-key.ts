@@ -14,7 +14,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { newKey, parseKey } from '../util/sealed.js';
-import { fsyncDirectory } from './journal.js';
+import { fsyncDirectory } from './fs-durable.js';
 import { PRIVATE_FILE_MODE } from './private-files.js';
 
 export const KEY_FILE = 'encryption.key';

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { listSegments } from './journal.js';
 import type { HistoryRecord, JournalRecord, Posting } from './state.js';
-import { JOURNAL_DIR } from './store.js';
+import { JOURNAL_DIR } from './load-state.js';
 
 export type HistoryItem =
   | { seq: number; ts: string; posting: Posting }

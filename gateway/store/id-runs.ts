@@ -43,7 +43,8 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { IdFilter } from './id-filter.js';
-import { CorruptStoreError, fsyncDirectory, isNoSpace } from './journal.js';
+import { fsyncDirectory, isNoSpace } from './fs-durable.js';
+import { CorruptStoreError } from './journal.js';
 import { PRIVATE_FILE_MODE, mkdirPrivate } from './private-files.js';
 
 export const ID_RUN_DIR = 'idrun';

@@ -6,7 +6,6 @@ import {
   fdatasyncSync,
   fstatSync,
   ftruncateSync,
-  fsyncSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -19,6 +18,10 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JournalRecord } from './state.js';
 import { PRIVATE_FILE_MODE } from './private-files.js';
+import { fsyncDirectory, isNoSpace } from './fs-durable.js';
+
+/** For archive.ts, which reads the journal's segments and writes beside them. */
+export { isNoSpace };
 
 export class CorruptStoreError extends Error {
   override name = 'CorruptStoreError';
@@ -44,21 +47,6 @@ export function listSegments(journal_dir: string): Array<{ file: string; first_s
     .filter((entry) => entry.match)
     .map((entry) => ({ file: join(journal_dir, entry.name), first_seq: Number(entry.match![1]) }))
     .sort((a, b) => a.first_seq - b.first_seq);
-}
-
-/** The errors of a write the disk had no room for. */
-export function isNoSpace(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | null)?.code;
-  return code === 'ENOSPC' || code === 'EDQUOT';
-}
-
-export function fsyncDirectory(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 export interface ReadOptions {

@@ -1,11 +1,15 @@
-// The store: current state in memory (checkpointed as one lowdb JSON document) plus an
-// append-only journal of committed transactions. A transaction runs synchronously on the
+// The JSON-file store: current state in memory (checkpointed as one JSON Lines document) plus
+// an append-only journal of committed transactions. A transaction runs synchronously on the
 // single JavaScript thread, so mutations are serialized by construction (the one queue);
-// its promise resolves only after its journal line is fsynced (group commit).
+// its promise resolves only after its journal line is fsynced (group commit). Its parts:
+// transaction.ts (a transaction's ops and undo), memory-index.ts (indexes and row orders),
+// load-state.ts (checkpoint + journal replay at open), journal.ts, archive.ts and reads.ts
+// (history), disk.ts (the full-disk reserve), one-process.ts (the fleet part of the contract,
+// trivial for one process). This file opens the data dir, commits, reads the live tables,
+// writes checkpoints and watches the disk.
 import { existsSync, rmSync, statSync } from 'node:fs';
-import { ensurePrivateDataDir, mkdirPrivate } from './private-files.js';
 import { join } from 'node:path';
-import { Low } from 'lowdb';
+import { ensurePrivateDataDir, mkdirPrivate } from './private-files.js';
 import { Archive, ARCHIVED_TABLES, isArchivedRow } from './archive.js';
 import type { HistoryTags } from './history-tags.js';
 import {
@@ -14,40 +18,39 @@ import {
   checkpointRow,
   DurableJsonLinesFile,
 } from './durable-file.js';
-import { JournalWriter, readJournalPlaced } from './journal.js';
+import { JournalWriter } from './journal.js';
+import { JOURNAL_DIR, LEGACY_STATE_FILE, loadState, STATE_FILE } from './load-state.js';
+import { MemoryIndex, RowOrder, type Indexes, type RowTrackers } from './memory-index.js';
+import { OneProcess } from './one-process.js';
 import { JsonFileReads } from './reads.js';
+import { StagedRecord, Transaction, type RecentlyArchived, type Staged } from './transaction.js';
 import type {
   IndexOptions,
   PageOptions,
   Readiness,
   Store as StoreContract,
   StoreReads,
-  StoreStats,
   TableIndex,
   Tx,
 } from './types.js';
-import { readLegacyState } from './legacy-state.js';
 import { acquireLock } from './lock.js';
 import { DiskFullError, DiskReserve, formatBytes, freeBytes, START_ROOM_BYTES } from './disk.js';
-import { isNoSpace } from './journal.js';
+import { isNoSpace } from './fs-durable.js';
 import { StoreFullError } from '../kernel/errors.js';
 import { requestScope } from '../kernel/request-scope.js';
 import {
   AGGREGATE_TABLES,
-  applyOp,
-  detachPrototypes,
-  emptyState,
-  rowOf,
   table,
-  type HistoryRecord,
   type JournalRecord,
-  type Op,
-  type Posting,
   type Row,
   type State,
   type TableName,
   type Tables,
 } from './state.js';
+
+/** Tests and tools read a data dir through these, under the store's name. */
+export { loadState, readCheckpoint } from './load-state.js';
+export { JOURNAL_DIR, LEGACY_STATE_FILE, STATE_FILE };
 
 export interface StoreOptions {
   now?: () => Date;
@@ -82,352 +85,7 @@ export interface DiskStats {
   refused_total: number;
 }
 
-/**
- * The ids of a table's rows by the value of one string field (`account_id`, say), kept in
- * step with every change: a list of one account's rows reads that account's rows, not the
- * whole table (200,000 payment transactions: 150 ms per list on the event loop before).
- * Ids are in the order they entered the index: creation order for rows created in order.
- * Rows are replaced, never changed in place (as everywhere in the store), so the row before
- * a change still has the key it was indexed under.
- */
-export class MemoryIndex<T extends TableName> implements TableIndex<T> {
-  private readonly by_key = new Map<string, Set<string>>();
-
-  /** @internal */ constructor(
-    private readonly rows_of: () => Record<string, Row<T>>,
-    readonly field: string,
-  ) {
-    const rows = rows_of();
-    for (const id of Object.keys(rows)) this.move(id, undefined, rows[id]);
-  }
-
-  private keyOf(row: Row<T> | undefined): string | null {
-    const value = row === undefined ? undefined : (row as Record<string, unknown>)[this.field];
-    return typeof value === 'string' ? value : null;
-  }
-
-  /** @internal */ move(id: string, before: Row<T> | undefined, after: Row<T> | undefined): void {
-    const from = this.keyOf(before);
-    const to = this.keyOf(after);
-    if (from === to) return;
-    if (from !== null) {
-      const ids = this.by_key.get(from);
-      ids?.delete(id);
-      if (ids?.size === 0) this.by_key.delete(from);
-    }
-    if (to !== null) {
-      let ids = this.by_key.get(to);
-      if (!ids) this.by_key.set(to, (ids = new Set()));
-      ids.add(id);
-    }
-  }
-
-  ids(key: string): ReadonlySet<string> {
-    return this.by_key.get(key) ?? NO_IDS;
-  }
-
-  /** The rows whose field is `key`. */
-  *rows(key: string): Generator<Row<T>> {
-    const rows = this.rows_of();
-    for (const id of this.ids(key)) yield rows[id]!;
-  }
-}
-
-const NO_IDS: ReadonlySet<string> = new Set();
-
-/**
- * A table's ids in the order its rows were created, for the checkpoint to walk in parts:
- * listing a large object's keys is one long synchronous step (Object.keys: 17 ms for
- * 100,000 rows, 330 ms for a million here), this is not. A deleted row's id stays in the
- * list, marked dead, until dead ids are half of it; a row re-created meanwhile is revived
- * in place, so an id is never listed twice.
- */
-export class RowOrder {
-  ids: string[];
-  readonly dead = new Set<string>();
-
-  constructor(ids: string[]) {
-    this.ids = ids;
-  }
-
-  /** @internal */ changed(id: string, before: unknown, after: unknown): void {
-    if (before === undefined && after !== undefined) {
-      if (!this.dead.delete(id)) this.ids.push(id);
-    } else if (before !== undefined && after === undefined) {
-      this.dead.add(id);
-    }
-  }
-
-  /** Drops the dead ids once they are half the list (amortized: one pass per that many deletions). */
-  compact(): void {
-    if (this.dead.size < 1_024 || this.dead.size * 2 < this.ids.length) return;
-    const dead = this.dead;
-    // A new array: a checkpoint walking the old one goes on with it undisturbed.
-    this.ids = this.ids.filter((id) => !dead.has(id));
-    dead.clear();
-  }
-}
-
-type Indexes = Map<TableName, Array<MemoryIndex<TableName>>>;
-
-/** What keeps up with every row change (and its undo): the tables' row orders and the indexes. */
-interface RowTrackers {
-  indexes: Indexes;
-  orders: Map<TableName, RowOrder>;
-}
-
-/** Rows archived by commits whose journal lines are not indexed yet: still found by id. */
-interface RecentlyArchivedRow {
-  row: unknown;
-  seq: number;
-}
-type RecentlyArchived = Map<string, RecentlyArchivedRow>;
-
-const NO_ROWS: ReadonlyMap<string, unknown> = new Map();
-
-class Transaction implements Tx {
-  readonly ops: Op[] = [];
-  private readonly undos: Array<() => void> = [];
-  /** Rows this transaction archived, by `table\0id` (made on the first: most archive none). */
-  private archived_rows: Map<string, unknown> | null = null;
-  /** Postings made through `post` (made on the first: most commits post none or few). */
-  private postings: Posting[] | null = null;
-  constructor(
-    readonly state: State,
-    readonly now: Date,
-    private readonly trackers: RowTrackers,
-    private readonly lookup: <T extends TableName>(name: T, id: string) => Row<T> | undefined,
-  ) {}
-
-  private apply(op: Op): void {
-    if (op.o === 'set' || op.o === 'del') this.applyToRow(op);
-    else this.undos.push(applyOp(this.state, op));
-    this.ops.push(op);
-  }
-
-  /** A set or del: the row trackers follow it (and the rows it archives, in an archived table). */
-  private applyToRow(op: Extract<Op, { o: 'set' | 'del' }>): void {
-    const { t: name, id } = op;
-    const rows = table(this.state, name) as Record<string, Row<TableName>>;
-    const before = rowOf(rows, id);
-    const undo = applyOp(this.state, op);
-    const after = rowOf(rows, id);
-    // Only a table whose final rows are history can archive one (no key made for the others).
-    const archived_key = ARCHIVED_TABLES.has(name) ? `${name}\u0000${id}` : null;
-    const had_archived = archived_key !== null && this.archived.has(archived_key);
-    const archived_before = had_archived ? this.archived.get(archived_key) : undefined;
-    if (archived_key !== null) {
-      if (op.o === 'set' && isArchivedRow(name, op.v))
-        (this.archived_rows ??= new Map()).set(archived_key, op.v);
-      else this.archived_rows?.delete(archived_key);
-    }
-    let order = this.trackers.orders.get(name);
-    if (!order) this.trackers.orders.set(name, (order = new RowOrder([])));
-    order.changed(id, before, after);
-    const indexes = this.trackers.indexes.get(name);
-    if (indexes) for (const index of indexes) index.move(id, before, after);
-    this.undos.push(() => {
-      undo();
-      if (archived_key !== null) {
-        if (had_archived) this.archived_rows!.set(archived_key, archived_before);
-        else this.archived_rows?.delete(archived_key);
-      }
-      order.changed(id, after, before);
-      if (indexes) for (const index of indexes) index.move(id, after, before);
-    });
-  }
-  /** Rows this transaction archived, by `table\0id`. */
-  get archived(): ReadonlyMap<string, unknown> {
-    return this.archived_rows ?? NO_ROWS;
-  }
-  get<T extends TableName>(name: T, id: string): Row<T> | undefined {
-    const rows = table(this.state, name) as Record<string, Row<T>>;
-    if (Object.hasOwn(rows, id)) return rows[id];
-    if (!ARCHIVED_TABLES.has(name)) return undefined;
-    const key = `${name}\u0000${id}`;
-    if (this.archived.has(key)) return this.archived.get(key) as Row<T>;
-    return this.lookup(name, id);
-  }
-  set<T extends TableName>(name: T, id: string, value: Row<T>): void {
-    this.apply({ o: 'set', t: name, id, v: value });
-  }
-  del(name: TableName, id: string): void {
-    this.apply({ o: 'del', t: name, id });
-  }
-  post(posting: Posting): void {
-    this.apply({ o: 'post', p: posting });
-    (this.postings ??= []).push(posting);
-  }
-  get posting_count(): number {
-    return this.postings?.length ?? 0;
-  }
-  postingsSince(from: number): Posting[] {
-    return this.postings?.slice(from) ?? [];
-  }
-  history(record: HistoryRecord): void {
-    this.apply({ o: 'hist', r: record });
-  }
-  setAdminTokenHash(hash: string | null): void {
-    this.apply({ o: 'meta', k: 'admin_token_hash', v: hash });
-  }
-  add(name: TableName, id: string, n: number): void {
-    this.apply({ o: 'add', t: name, id, n });
-  }
-  covers(
-    ledger_account: string,
-    micros: number,
-    less: ReadonlyArray<[TableName, string]> = [],
-  ): boolean {
-    let value = this.state.balances[ledger_account] ?? 0;
-    for (const [name, id] of less) {
-      // Read without making the table (a read must leave the document as it was).
-      const rows = this.state.tables[name] as Record<string, unknown> | undefined;
-      const counter = rows ? rowOf(rows, id) : undefined;
-      value -= typeof counter === 'number' ? counter : 0;
-    }
-    return value >= micros;
-  }
-  onUndo(undo: () => void): void {
-    this.undos.push(undo);
-  }
-  rollback(): void {
-    for (let i = this.undos.length - 1; i >= 0; i--) this.undos[i]!();
-  }
-}
-
-/** A transaction run against the replica, not yet committed: `commit` or `undo` it. */
-export interface Staged<T> {
-  result: T;
-  /** null: the function changed nothing. */
-  record: JournalRecord | null;
-  line: string;
-  archived: ReadonlyMap<string, unknown>;
-  undo: () => void;
-}
-
-/** A staged transaction: one object per commit, its undo a method (no closure per commit). */
-class StagedRecord<T> implements Staged<T> {
-  /** What `recently_archived` held before this record's archived rows were noted there. */
-  private replaced: Array<[string, RecentlyArchivedRow | undefined]> | null = null;
-  constructor(
-    readonly result: T,
-    readonly record: JournalRecord | null,
-    readonly line: string,
-    private readonly tx: Transaction,
-    private readonly state: State,
-    private readonly recent: RecentlyArchived,
-  ) {
-    // Rows this record archived are found by id at once, also by the transactions staged
-    // after it and before it is published (a PostgreSQL write batch stages all its jobs
-    // first: the second use of one admin credit reference in a batch must see the first).
-    if (record && tx.archived.size > 0) {
-      this.replaced = [];
-      for (const [key, row] of tx.archived) {
-        this.replaced.push([key, recent.get(key)]);
-        recent.set(key, { row, seq: record.s });
-      }
-    }
-  }
-  get archived(): ReadonlyMap<string, unknown> {
-    return this.tx.archived;
-  }
-  undo(): void {
-    if (!this.record) return;
-    this.tx.rollback();
-    this.state.seq = this.record.s - 1;
-    if (this.replaced)
-      for (let i = this.replaced.length - 1; i >= 0; i--) {
-        const [key, before] = this.replaced[i]!;
-        if (before) this.recent.set(key, before);
-        else this.recent.delete(key);
-      }
-  }
-}
-
-/** The checkpoint (JSON lines, read as a stream). */
-export const STATE_FILE = 'state.jsonl';
-/** The one-document checkpoint of the format before it: read once, migrated, removed. */
-export const LEGACY_STATE_FILE = 'state.json';
-export const JOURNAL_DIR = 'journal';
-
-export interface LoadedState {
-  state: State;
-  replayed: number;
-  /** The data dir held a state.json of version 1: its finalized rows were moved to history. */
-  migrated: boolean;
-}
-
-/**
- * Loads checkpoint + journal replay, and brings `archive` (when given) up to the journal's
- * end: the records after min(checkpoint, index manifest) are read once, each applied to the
- * state and/or indexed as each needs it. Used by the store and by `verify`.
- */
-export async function loadState(
-  data_dir: string,
-  options: {
-    repair: boolean;
-    warn?: (message: string) => void;
-    now: () => Date;
-    archive?: Archive;
-    up_to_seq?: number;
-  },
-): Promise<LoadedState> {
-  let state: State;
-  let migrated = false;
-  const legacy = join(data_dir, LEGACY_STATE_FILE);
-  if (!existsSync(join(data_dir, STATE_FILE)) && existsSync(legacy)) {
-    // Streamed, finalized rows dropped on the way: a state.json past 512 MB migrates too.
-    const read = await readLegacyState(legacy);
-    if (!read) throw new Error(`checkpoint ${legacy} vanished while it was being opened`);
-    state = read.state;
-    migrated = true;
-  } else {
-    const db = new Low<State>(
-      new DurableJsonLinesFile(join(data_dir, STATE_FILE)),
-      emptyState(options.now().toISOString()),
-    );
-    await db.read();
-    state = db.data;
-  }
-  detachPrototypes(state);
-  let replayed = 0;
-  const archive = options.archive;
-  const from_seq = archive ? Math.min(state.seq, archive.seq) : state.seq;
-  const journal = readJournalPlaced(join(data_dir, JOURNAL_DIR), from_seq, {
-    repair: options.repair,
-    ...(options.up_to_seq !== undefined ? { up_to_seq: options.up_to_seq } : {}),
-    onTornLine: (file, line, bytes) =>
-      options.warn?.(
-        `dropped a torn last journal line (${bytes} bytes at ${file} line ${line}): a crash interrupted that write before it was acknowledged`,
-      ),
-  });
-  for (const { record, place } of journal) {
-    if (record.s > state.seq) {
-      applyRecord(state, record);
-      replayed++;
-    }
-    archive?.apply(record, place.segment, place.offset, place.length);
-  }
-  if (migrated) {
-    // Version 1 kept finalized rows in the document: they are history now (every one is in
-    // the journal line that finalized it, which the indexes, built from the first record,
-    // point at).
-    state.version = 2;
-    for (const name of ARCHIVED_TABLES) {
-      const rows = state.tables[name as TableName] as Record<string, unknown> | undefined;
-      if (!rows) continue;
-      for (const id of Object.keys(rows)) if (isArchivedRow(name, rows[id])) delete rows[id];
-    }
-  }
-  return { state, replayed, migrated };
-}
-
-export function applyRecord(state: State, record: JournalRecord): void {
-  for (const op of record.ops) applyOp(state, op);
-  state.seq = record.s;
-}
-
-export class FileStore implements StoreContract {
+export class FileStore extends OneProcess implements StoreContract {
   private closed = false;
   private checkpointing: Promise<void> | null = null;
   private checkpoint_seq: number;
@@ -487,6 +145,7 @@ export class FileStore implements StoreContract {
     > &
       Pick<StoreOptions, 'warn'>,
   ) {
+    super();
     this.checkpoint_seq = state.seq;
     for (const name of Object.keys(state.tables) as TableName[])
       this.orders.set(name, new RowOrder(Object.keys(state.tables[name] ?? {})));
@@ -792,57 +451,6 @@ export class FileStore implements StoreContract {
         this.recently_archived.set(key, { row, seq: record.s });
     this.journal_chars_since += staged.line.length;
     return this.journal.append(staged.line, record.s);
-  }
-
-  /** The JSON-file store is one process: no other gateway shares it. */
-  isShared(): boolean {
-    return false;
-  }
-
-  /** This process runs the background work (status checks, webhooks, pruning). */
-  isLeader(): boolean {
-    return true;
-  }
-
-  liveGateways(): number {
-    return 1;
-  }
-
-  /** Signed-request claims are this process's own memory's business (always true here). */
-  claimShared(_key: string, _until_ms: number, _now_ms: number): Promise<boolean> {
-    return Promise.resolve(true);
-  }
-
-  /** No database to check the encryption key against (the data dir's secrets are checked at start). */
-  sharedKeyCheck(_sealed: string, _replace = false): Promise<string | null> {
-    return Promise.resolve(null);
-  }
-
-  /** One process: every item is this one's to work. */
-  claim(_kind: string, ids: readonly string[], _lease_ms: number): Promise<string[]> {
-    return Promise.resolve([...ids]);
-  }
-
-  release(_kind: string, _ids: readonly string[]): Promise<void> {
-    return Promise.resolve();
-  }
-
-  /** One process: the item is this one's to work, as its caller read it. */
-  withClaim<R>(
-    _item: { kind: string; id: string; lease_ms: number },
-    seen: R,
-    _reread: () => Promise<R | null>,
-    work: (row: R) => Promise<void>,
-  ): Promise<void> {
-    return work(seen);
-  }
-
-  sharedStats(): StoreStats | null {
-    return null;
-  }
-
-  background<T>(fn: () => Promise<T>): Promise<T> {
-    return fn();
   }
 
   /**
@@ -1206,11 +814,6 @@ function defaultFatal(error: Error): never {
     `AIHub gateway: the store could not write to disk (${error.message}); stopping so that nothing unacknowledged is served\n`,
   );
   process.exit(70);
-}
-
-/** The checkpoint on disk as it is (no journal replay): tests and tools. */
-export function readCheckpoint(data_dir: string): Promise<State | null> {
-  return new DurableJsonLinesFile(join(data_dir, STATE_FILE)).read();
 }
 
 /** The JSON-file store under its old name (`Store.open`): tests and tools open data dirs so. */

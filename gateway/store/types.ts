@@ -116,6 +116,58 @@ export interface StoreStats {
 }
 
 /**
+ * What only a fleet of gateways sharing one store means (PostgreSQL, gateway/store/pg/): who
+ * else is live, claims of background work, keys agreed across gateways, the store's counters.
+ * One process alone (the JSON-file store) answers all of it trivially, once, in
+ * store/one-process.ts.
+ */
+export interface StoreFleet {
+  /** Whether other gateways share this store (false: one process). */
+  isShared(): boolean;
+  /** Whether this gateway runs the background work (status checks, webhooks, pruning). */
+  isLeader(): boolean;
+  /** The live gateways on this store, this one included. */
+  liveGateways(): number;
+  /**
+   * Claims background work items for `lease_ms` (status checks, webhook deliveries, pruning):
+   * the ids no other gateway holds (PostgreSQL: `FOR UPDATE SKIP LOCKED` on `claims`); all of
+   * them with the JSON-file store (one process).
+   */
+  claim(kind: string, ids: readonly string[], lease_ms: number): Promise<string[]>;
+  /** Gives claimed items back before their lease ends (the work is done). */
+  release(kind: string, ids: readonly string[]): Promise<void>;
+  /**
+   * Works on one background item (a status check, a webhook delivery) that no other gateway
+   * works on meanwhile. PostgreSQL: claims `item.id` under `item.kind` for `item.lease_ms`
+   * (returning at once while another gateway holds it), reads the item again with `reread`
+   * (another gateway may have worked it since `seen` was read; null: nothing to do now), runs
+   * `work` on that and releases the claim. The JSON-file store (one process, nobody else to
+   * work it) runs `work` on `seen` at once.
+   */
+  withClaim<R>(
+    item: { kind: string; id: string; lease_ms: number },
+    seen: R,
+    reread: () => Promise<R | null>,
+    work: (row: R) => Promise<void>,
+  ): Promise<void>;
+  /** Claims a signed request's signature until `until_ms` across the fleet: true when no claim of it is in force. */
+  claimShared(key: string, until_ms: number, now_ms: number): Promise<boolean>;
+  /**
+   * The encryption-key check every gateway of one database agrees on: the one stored (put
+   * first when none is; `replace`: put anyway); null without a database.
+   */
+  sharedKeyCheck(sealed: string, replace?: boolean): Promise<string | null>;
+  /** The store's counters (null with the JSON-file store). */
+  sharedStats(): StoreStats | null;
+  /**
+   * Runs periodic work that is no request's (discovering pending transactions and due
+   * deliveries, pruning): on PostgreSQL its statements count as kind `background` in
+   * `aihub_store_statements_total`, so that a request's statements can be told from them.
+   */
+  background<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+/**
  * What the rooms use of a store. Two backends: the JSON-file store (`FileStore`, a data dir)
  * and PostgreSQL (gateway/store/pg/, docs/store-postgres.md). The rooms' contract:
  * - changes only through `transact(fn)`: `fn` runs synchronously on the state and may run
@@ -124,7 +176,7 @@ export interface StoreStats {
  *   and `reads` (history), which on PostgreSQL load what the gateway's cache lacks first;
  *   `state` and `get` outside them read the cache (a miss there waits for a load).
  */
-export interface Store {
+export interface Store extends StoreFleet {
   readonly state: State;
   readonly reads: StoreReads;
   transact<T>(fn: (tx: Tx) => T): Promise<T>;
@@ -152,41 +204,6 @@ export interface Store {
     options?: IndexOptions,
   ): TableIndex<T>;
   readDurable(): Promise<void>;
-  isShared(): boolean;
-  isLeader(): boolean;
-  liveGateways(): number;
-  /**
-   * Claims background work items for `lease_ms` (status checks, webhook deliveries, pruning):
-   * the ids no other gateway holds (PostgreSQL: `FOR UPDATE SKIP LOCKED` on `claims`); all of
-   * them with the JSON-file store (one process).
-   */
-  claim(kind: string, ids: readonly string[], lease_ms: number): Promise<string[]>;
-  /** Gives claimed items back before their lease ends (the work is done). */
-  release(kind: string, ids: readonly string[]): Promise<void>;
-  /**
-   * Works on one background item (a status check, a webhook delivery) that no other gateway
-   * works on meanwhile. PostgreSQL: claims `item.id` under `item.kind` for `item.lease_ms`
-   * (returning at once while another gateway holds it), reads the item again with `reread`
-   * (another gateway may have worked it since `seen` was read; null: nothing to do now), runs
-   * `work` on that and releases the claim. The JSON-file store (one process, nobody else to
-   * work it) runs `work` on `seen` at once.
-   */
-  withClaim<R>(
-    item: { kind: string; id: string; lease_ms: number },
-    seen: R,
-    reread: () => Promise<R | null>,
-    work: (row: R) => Promise<void>,
-  ): Promise<void>;
-  claimShared(key: string, until_ms: number, now_ms: number): Promise<boolean>;
-  sharedKeyCheck(sealed: string, replace?: boolean): Promise<string | null>;
-  /** The store's counters (null with the JSON-file store). */
-  sharedStats(): StoreStats | null;
-  /**
-   * Runs periodic work that is no request's (discovering pending transactions and due
-   * deliveries, pruning): on PostgreSQL its statements count as kind `background` in
-   * `aihub_store_statements_total`, so that a request's statements can be told from them.
-   */
-  background<T>(fn: () => Promise<T>): Promise<T>;
   /**
    * Whether the store can commit and serve now (`/readyz`): not while its disk is full (JSON
    * files) or its database cannot be reached (PostgreSQL).

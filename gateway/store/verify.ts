@@ -25,7 +25,7 @@ import {
   type Posting,
   type State,
 } from './state.js';
-import { JOURNAL_DIR, loadState } from './store.js';
+import { JOURNAL_DIR, loadState } from './load-state.js';
 import { checkPostingTaxes, checkRecordEnd, checkTaxBalances } from './ledger-rules.js';
 import type { ReplayCheck } from './replay-check.js';
 

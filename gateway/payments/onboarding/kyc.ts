@@ -11,7 +11,7 @@ import Busboy from 'busboy';
 import type { Request } from 'express';
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../http/errors.js';
-import { fsyncDirectory, isNoSpace } from '../../store/journal.js';
+import { fsyncDirectory, isNoSpace } from '../../store/fs-durable.js';
 import { StoreFullError } from '../../kernel/errors.js';
 import { newId } from '../../util/ids.js';
 import type { Sealer } from '../../util/sealed.js';

@@ -19,7 +19,7 @@ import {
   type State,
   type TableName,
 } from '../state.js';
-import { JOURNAL_DIR, loadState } from '../store.js';
+import { JOURNAL_DIR, loadState } from '../load-state.js';
 import { checkBooks, trackHold, type VerifyReport } from '../verify.js';
 import type { ReplayCheck } from '../replay-check.js';
 import { checkPostingTaxes, checkRecordEnd } from '../ledger-rules.js';
@@ -28,7 +28,7 @@ import { collectOps, type CommitBatch } from './commit.js';
 import type { HistoryTags } from '../history-tags.js';
 import { SEP, isCustomerBalance } from './keys.js';
 import { migrateSchema, newLayoutEmpty, oldLayoutRecords } from './schema.js';
-import { openPool } from './store.js';
+import { openPool } from './pool.js';
 
 const MAX_BREACHES = 50;
 /** Records per commit statement while migrating. */

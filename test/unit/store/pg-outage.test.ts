@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Outage, OUTAGE_SETTLE_MS } from '../../../gateway/store/pg/outage.ts';
-import { refusedByServer } from '../../../gateway/store/pg/store.ts';
+import { refusedByServer } from '../../../gateway/store/pg/pool.ts';
 import { storeUnavailable } from '../../../gateway/http/errors.ts';
 import { StoreOutcomeUnknownError, StoreUnavailableError } from '../../../gateway/kernel/errors.ts';
 import { inRequestScope, requestScope } from '../../../gateway/kernel/request-scope.ts';

@@ -11,13 +11,9 @@ import pg from 'pg';
 import { FileStore } from '../../../gateway/store/store.ts';
 import type { Store } from '../../../gateway/store/types.ts';
 import { StoreUnavailableError } from '../../../gateway/kernel/errors.ts';
-import {
-  OPTIMISTIC_TRIES,
-  lockOf,
-  openPgStore,
-  type PgStore,
-} from '../../../gateway/store/pg/store.ts';
-import { balanceKey } from '../../../gateway/store/pg/keys.ts';
+import { openPgStore, type PgStore } from '../../../gateway/store/pg/store.ts';
+import { OPTIMISTIC_TRIES } from '../../../gateway/store/pg/batch.ts';
+import { balanceKey, lockOf } from '../../../gateway/store/pg/keys.ts';
 import { MIGRATIONS, migrateSchema } from '../../../gateway/store/pg/schema.ts';
 import { PAYMENT_HISTORY_TAGS } from '../../../gateway/payments/history-tags.ts';
 import { migrateDataDir, migrateOldLayout, verifyPg } from '../../../gateway/store/pg/tools.ts';
