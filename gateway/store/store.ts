@@ -17,6 +17,7 @@ import { JournalWriter, readJournalPlaced } from './journal.js';
 import { JsonFileReads } from './reads.js';
 import type {
   IndexOptions,
+  Marks,
   PageOptions,
   Readiness,
   Store as StoreContract,
@@ -26,6 +27,7 @@ import type {
   Tx,
 } from './types.js';
 import { readLegacyState } from './legacy-state.js';
+import { MemoryMarks } from './memory-marks.js';
 import { acquireLock } from './lock.js';
 import { DiskFullError, DiskReserve, formatBytes, freeBytes, START_ROOM_BYTES } from './disk.js';
 import { isNoSpace } from './journal.js';
@@ -790,9 +792,24 @@ export class FileStore implements StoreContract {
     return this.journal.append(staged.line, record.s);
   }
 
-  /** The JSON-file store is one process: no other gateway shares it. */
-  isShared(): boolean {
-    return false;
+  // What the rooms need that differs from PostgreSQL's (types.ts): one process, all in memory.
+  preload<T>(_fn: (state: State) => T): Promise<T> | null {
+    return null;
+  }
+
+  transactThenRead<T, R>(fn: (tx: Tx) => T, after: (state: State) => R): Promise<[T, R]> {
+    return this.transact((tx): [T, R] => {
+      const result = fn(tx);
+      return [result, after(tx.state)];
+    });
+  }
+
+  marks<T extends TableName>(_name: T): Marks<T> {
+    return new MemoryMarks<T>();
+  }
+
+  acrossGateways<T>(_make: () => T): T | null {
+    return null;
   }
 
   /** This process runs the background work (status checks, webhooks, pruning). */

@@ -28,7 +28,7 @@ import type {
   ProviderResult,
   StatusResult,
 } from '../../providers/types.js';
-import type { RecentTxn, Store, Tx } from '../../store/types.js';
+import type { Marks, Store, Tx } from '../../store/types.js';
 import {
   IDEMPOTENCY_IN_FLIGHT,
   rowOf,
@@ -137,7 +137,7 @@ export class PaymentEngine {
   /** Idempotency key → the answer being produced, for a retry that arrives meanwhile. */
   private readonly answering = new Map<string, Promise<Answer>>();
   /** account:service:subject:amount → latest transaction id, for the duplicate window. */
-  private readonly recent = new Map<string, { txn_id: string; at_ms: number }>();
+  private readonly recent: Marks<'payment_recent'>;
   /** Pending transactions the reconciler must look at. */
   private readonly pending = new Set<string>();
   private readonly checking = new Set<string>();
@@ -148,8 +148,8 @@ export class PaymentEngine {
   /** Pending from before this start: checked soon after a restart, whatever their schedule said. */
   private readonly from_before_start = new Set<string>();
   private readonly restart_check_ms: number;
-  /** Pending transactions another gateway created (shared store), with when this one learned of them. */
-  private readonly learned = new Map<string, number>();
+  /** Pending transactions another gateway created (several gateways), with when this one learned of them. */
+  private readonly learned: Map<string, number> | null;
   /** Unsubscribes from the providers that tell of transactions on their own. */
   private readonly unlisten: Array<() => void> = [];
 
@@ -165,6 +165,8 @@ export class PaymentEngine {
     },
   ) {
     const now_ms = deps.clock.now().getTime();
+    this.recent = deps.store.marks('payment_recent');
+    this.learned = deps.store.acrossGateways(() => new Map<string, number>());
     this.restart_check_ms = now_ms + deps.config.reconcile.first_check_ms;
     this.ready = this.load(now_ms);
     for (const list of Object.values(deps.providers))
@@ -191,13 +193,13 @@ export class PaymentEngine {
     // customer's consent to a refund); finalized ones are history, and only those finalized
     // within the duplicate window can be recent: read from the index, only the fields the
     // window compares. Several gateways (PostgreSQL) keep the window in rows every gateway
-    // reads in its transaction (payment_recent): nothing to read at start.
+    // reads in its transaction (payment_recent): nothing to read at start (Marks.restore).
     const window_ms = config.duplicate_window_ms;
     const [pending, on_hold, refund_pending, recent_final] = await Promise.all([
       store.list('payment_txns', 'status', 'pending'),
       store.list('payment_txns', 'status', 'on_hold'),
       store.list('payment_txns', 'status', 'refund_pending'),
-      store.isShared() || window_ms === 0 ? [] : store.reads.recentSince(now_ms - window_ms),
+      window_ms === 0 ? [] : this.recent.restore(() => store.reads.recentSince(now_ms - window_ms)),
     ]);
     this.start_window = { entries: recent_final.length, bytes: 0 };
     for (const txn of recent_final) this.start_window.bytes += JSON.stringify(txn).length;
@@ -205,12 +207,13 @@ export class PaymentEngine {
       if (!checkable(txn)) continue;
       this.pending.add(txn.id);
       this.from_before_start.add(txn.id);
-      // Shared store: another gateway may be submitting it right now (see reconcileDue).
-      if (store.isShared()) this.learned.set(txn.id, now_ms);
+      // Several gateways: another one may be submitting it right now (see reconcileDue).
+      this.learned?.set(txn.id, now_ms);
     }
     for (const txn of [...pending, ...on_hold, ...refund_pending, ...recent_final]) {
       const at_ms = Date.parse(txn.created_at);
-      if (now_ms - at_ms < window_ms) this.noteRecent(txn, at_ms);
+      if (window_ms > 0 && now_ms - at_ms < window_ms)
+        this.recent.note(this.recentKeyOf(txn), { txn_id: txn.id, at_ms });
     }
     this.loaded = true;
   }
@@ -230,7 +233,7 @@ export class PaymentEngine {
     for (const txn of [...pending, ...on_hold]) {
       if (!checkable(txn) || this.pending.has(txn.id)) continue;
       this.pending.add(txn.id);
-      this.learned.set(txn.id, now_ms);
+      this.learned?.set(txn.id, now_ms);
     }
   }
 
@@ -426,14 +429,10 @@ export class PaymentEngine {
           this.answering.delete(idempotency_id);
       });
     }
-    // Several gateways: the duplicate window is a row every gateway's twin reads.
-    if (this.deps.store.isShared() && this.deps.config.duplicate_window_ms > 0)
-      tx.set('payment_recent', this.recentKeyOf(txn), {
-        txn_id: txn.id,
-        at_ms: tx.now.getTime(),
-      });
-    // In-memory bookkeeping last: nothing after it can throw and roll the commit back.
-    tx.onUndo(this.noteRecent(txn, tx.now.getTime()));
+    // In-memory bookkeeping last: nothing after it can throw and roll the commit back. The
+    // duplicate window is marks every gateway's twin reads (rows with several gateways).
+    if (this.deps.config.duplicate_window_ms > 0)
+      this.recent.set(tx, this.recentKeyOf(txn), { txn_id: txn.id, at_ms: tx.now.getTime() });
     this.pending.add(txn.id);
     this.submitting.add(txn.id);
     tx.onUndo(() => {
@@ -908,20 +907,6 @@ export class PaymentEngine {
     return this.recentKey(txn.account_id, txn.service, txn.subject, txn.amount_micros);
   }
 
-  /** Notes a transaction in the duplicate window; returns the undo of that. */
-  private noteRecent(txn: RecentTxn, at_ms: number): () => void {
-    if (this.deps.config.duplicate_window_ms === 0) return () => {};
-    const key = this.recentKeyOf(txn);
-    const before = this.recent.get(key);
-    const noted = { txn_id: txn.id, at_ms };
-    this.recent.set(key, noted);
-    return () => {
-      if (this.recent.get(key) !== noted) return;
-      if (before) this.recent.set(key, before);
-      else this.recent.delete(key);
-    };
-  }
-
   /** A pending or successful twin within the window is a likely double submission; a failed one is not. */
   private refuseDuplicate(intent: PaymentIntent, tx: Tx): void {
     const window_ms = this.deps.config.duplicate_window_ms;
@@ -935,7 +920,7 @@ export class PaymentEngine {
     );
     // Several gateways: the row is read in this transaction (a twin committed on another
     // gateway meanwhile makes the commit conflict, and this runs again on it).
-    const seen = this.deps.store.isShared() ? tx.get('payment_recent', key) : this.recent.get(key);
+    const seen = this.recent.get(tx, key);
     if (!seen || now_ms - seen.at_ms >= window_ms) return;
     const twin = tx.get('payment_txns', seen.txn_id);
     if (!twin || twin.status === 'failed') return;
@@ -954,20 +939,19 @@ export class PaymentEngine {
     if (!this.loaded) return;
     const now_ms = this.deps.clock.now().getTime();
     const window_ms = this.deps.config.duplicate_window_ms;
-    for (const [key, seen] of this.recent)
-      if (now_ms - seen.at_ms >= window_ms) this.recent.delete(key);
+    this.recent.sweep((seen) => now_ms - seen.at_ms >= window_ms);
     const store = this.deps.store;
-    if (!store.isShared()) return this.reconcileWith(now_ms, (id) => store.get('payment_txns', id));
-    // PostgreSQL: the pending transactions are read in one read run, so that those the cache
-    // lacks (or holds from before a durable read's mark) are loaded without stopping the
-    // event loop, then the pass works on what was read.
+    // The pending transactions are read in one read run (PostgreSQL: those the cache lacks, or
+    // holds from before a durable read's mark, loaded without stopping the event loop), then
+    // the pass works on what was read; with everything in memory (null), read as it goes.
     if (this.reconciling) return;
-    this.reconciling = true;
     const ids = [...this.pending].filter(
       (id) => !this.submitting.has(id) && !this.checking.has(id),
     );
-    const pass = store
-      .read(() => new Map(ids.map((id) => [id, store.get('payment_txns', id)])))
+    const read = store.preload(() => new Map(ids.map((id) => [id, store.get('payment_txns', id)])));
+    if (!read) return this.reconcileWith(now_ms, (id) => store.get('payment_txns', id));
+    this.reconciling = true;
+    const pass = read
       .then((rows) => this.reconcileWith(now_ms, (id) => (rows.has(id) ? rows.get(id) : UNREAD)))
       .catch((error: unknown) => {
         // A refusal by the store is part of its outage, logged by the store.
@@ -995,14 +979,14 @@ export class PaymentEngine {
       if (txn === UNREAD) continue;
       if (!txn || !checkable(txn)) {
         this.pending.delete(txn_id);
-        this.learned.delete(txn_id);
+        this.learned?.delete(txn_id);
         continue;
       }
       if (txn.checks.stalled) continue;
       // Another gateway's transaction with no check scheduled is still being submitted there:
       // it is taken over only once that submission has had every provider's timeout (its
       // gateway died), never while a provider may still be answering it.
-      const learned_ms = this.learned.get(txn_id);
+      const learned_ms = this.learned?.get(txn_id);
       if (
         learned_ms !== undefined &&
         txn.checks.next_at === null &&

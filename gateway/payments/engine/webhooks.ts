@@ -299,15 +299,17 @@ export class WebhookSender {
     if (this.stopped) return;
     const now_ms = this.deps.clock.now().getTime();
     const store = this.deps.store;
-    if (!store.isShared())
-      return this.deliverWith(now_ms, (id) => store.get('webhook_deliveries', id));
-    // PostgreSQL: the due deliveries are read in one read run (those the cache lacks, found by
-    // another gateway's discovery, loaded without stopping the event loop), then sent.
+    // The due deliveries are read in one read run (PostgreSQL: those the cache lacks, found by
+    // another gateway's discovery, loaded without stopping the event loop), then sent; with
+    // everything in memory (null), read as the pass goes.
     if (this.reading) return;
-    this.reading = true;
     const ids = [...this.due].filter((id) => !this.sending.has(id));
-    const pass = store
-      .read(() => new Map(ids.map((id) => [id, store.get('webhook_deliveries', id)])))
+    const read = store.preload(
+      () => new Map(ids.map((id) => [id, store.get('webhook_deliveries', id)])),
+    );
+    if (!read) return this.deliverWith(now_ms, (id) => store.get('webhook_deliveries', id));
+    this.reading = true;
+    const pass = read
       .then((rows) => this.deliverWith(now_ms, (id) => (rows.has(id) ? rows.get(id) : UNREAD)))
       .catch((error: unknown) => {
         // A refusal by the store is part of its outage, logged by the store.

@@ -22,6 +22,7 @@ import { acquireLock } from '../lock.js';
 import { ensurePrivateDataDir } from '../private-files.js';
 import type {
   IndexOptions,
+  Marks,
   PageOptions,
   Store,
   StoreReads,
@@ -45,6 +46,7 @@ import {
 } from './keys.js';
 import { Outage, type OutageLog } from './outage.js';
 import { PgReads } from './reads.js';
+import { acrossGateways, preloadRows, rowMarks, transactThenRead } from './room-hooks.js';
 import { ensureFieldIndex, migrateSchema, oldLayoutRecords } from './schema.js';
 
 /**
@@ -1400,8 +1402,21 @@ export class PgStore implements Store {
 
   // ---- the fleet -------------------------------------------------------------------------
 
-  isShared(): boolean {
-    return true;
+  // What the rooms need that differs from one process's (types.ts; pg/room-hooks.ts).
+  preload<T>(fn: (state: State) => T): Promise<T> {
+    return preloadRows(this, fn);
+  }
+
+  transactThenRead<T, R>(fn: (tx: Tx) => T, after: (state: State) => R): Promise<[T, R]> {
+    return transactThenRead(this, fn, after);
+  }
+
+  marks<T extends TableName>(name: T): Marks<T> {
+    return rowMarks(name);
+  }
+
+  acrossGateways<T>(make: () => T): T {
+    return acrossGateways(make);
   }
 
   /** Background work is claimed item by item (`claim`): every gateway takes part. */
