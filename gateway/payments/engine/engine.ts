@@ -4,8 +4,6 @@
 // pending for the reconciler. Answers are sent only after their commit is durable. Its parts:
 // the duplicate window (duplicate-window.ts), the moves of a transaction's status (moves.ts),
 // the reconciler's status checks (reconciler.ts), a payment as it is opened (opening.ts).
-import type { Logger } from '../../log.js';
-import type { Clock } from '../../kernel/clock.js';
 import { ServiceError, StoreFullError } from '../../kernel/errors.js';
 import { balanceMicros } from '../../ledger/ledger.js';
 import { ChainAbortedError, runChain, type Attempt } from '../../providers/chain.js';
@@ -15,10 +13,9 @@ import type {
   ProviderEvent,
   ProviderResult,
 } from '../../providers/types.js';
-import type { Store, Tx } from '../../store/types.js';
+import type { Tx } from '../../store/types.js';
 import { IDEMPOTENCY_IN_FLIGHT, type IdempotencyRecord } from '../../store/state.js';
 import { newId } from '../../util/ids.js';
-import type { PaymentsConfig } from '../config.js';
 import { DuplicateWindow } from './duplicate-window.js';
 import { PAY_IDEMPOTENCY_PREFIX, idempotencyExpired, payIdempotencyId } from './idempotency.js';
 import { withPostings } from './ledger-effect.js';
@@ -30,6 +27,7 @@ import { lastInFlight, providerRequest } from './transactions.js';
 import {
   txnAnswer,
   type Answer,
+  type EngineDeps,
   type EngineHooks,
   type EngineMemory,
   type EventOutcome,
@@ -39,7 +37,7 @@ import {
 } from './types.js';
 
 export { providerRequest, txnAnswer };
-export type { Answer, EngineHooks, EventOutcome, ManualMove, PaymentIntent, Renderer };
+export type { Answer, EngineDeps, EngineHooks, EventOutcome, ManualMove, PaymentIntent, Renderer };
 
 /** What submit's commit decided: replay an earlier answer, or process this new transaction. */
 type Opened =
@@ -60,17 +58,7 @@ export class PaymentEngine {
   /** Unsubscribes from the providers that tell of transactions on their own. */
   private readonly unlisten: Array<() => void> = [];
 
-  constructor(
-    private readonly deps: {
-      store: Store;
-      logger: Logger;
-      clock: Clock;
-      config: PaymentsConfig;
-      providers: Record<PaymentService, PaymentProvider[]>;
-      renderers: Partial<Record<PaymentService, Renderer>>;
-      hooks: EngineHooks;
-    },
-  ) {
+  constructor(private readonly deps: EngineDeps) {
     const now_ms = deps.clock.now().getTime();
     const memory: EngineMemory = {
       pending: this.pending,

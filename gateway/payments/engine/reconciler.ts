@@ -3,20 +3,15 @@
 // time, acting only on the provider's answer (a final answer settles it, a 'not found' past
 // its grace refunds it, checks run out into an operator's hold). It also adopts the pending
 // transactions of before this start and, with several gateways, those another one created.
-import type { Logger } from '../../log.js';
-import type { Clock } from '../../kernel/clock.js';
 import { StoreUnavailableError } from '../../kernel/errors.js';
 import { callWithTimeout, type Attempt } from '../../providers/chain.js';
-import type { PaymentProvider, PaymentService, StatusResult } from '../../providers/types.js';
-import type { Store, Tx } from '../../store/types.js';
-import type { PaymentsConfig } from '../config.js';
+import type { StatusResult } from '../../providers/types.js';
+import type { Tx } from '../../store/types.js';
 import type { TxnMoves } from './moves.js';
+import { UNREAD, readThenPass, type PassRead } from './read-pass.js';
 import type { PaymentTxn } from './tables.js';
 import { backoffMs, checkable, lastInFlight, providerRequest } from './transactions.js';
-import type { EngineMemory } from './types.js';
-
-/** A pending transaction a reconcile pass did not read (it became pending after the read). */
-const UNREAD = Symbol('unread');
+import type { EngineDeps, EngineMemory } from './types.js';
 
 export class Reconciler {
   private readonly checking = new Set<string>();
@@ -29,13 +24,7 @@ export class Reconciler {
   private readonly learned: Map<string, number> | null;
 
   constructor(
-    private readonly deps: {
-      store: Store;
-      logger: Logger;
-      clock: Clock;
-      config: PaymentsConfig;
-      providers: Record<PaymentService, PaymentProvider[]>;
-    },
+    private readonly deps: Omit<EngineDeps, 'renderers' | 'hooks'>,
     private readonly memory: EngineMemory,
     private readonly moves: TxnMoves,
     private readonly track: (work: Promise<unknown>) => void,
@@ -85,30 +74,29 @@ export class Reconciler {
     const ids = [...this.memory.pending].filter(
       (id) => !this.memory.submitting.has(id) && !this.checking.has(id),
     );
-    const read = store.preload(() => new Map(ids.map((id) => [id, store.get('payment_txns', id)])));
-    if (!read) return this.reconcileWith(now_ms, (id) => store.get('payment_txns', id));
+    const pass = readThenPass(store, 'payment_txns', ids, (read) =>
+      this.reconcileWith(now_ms, read),
+    );
+    if (!pass) return;
     this.reconciling = true;
-    const pass = read
-      .then((rows) => this.reconcileWith(now_ms, (id) => (rows.has(id) ? rows.get(id) : UNREAD)))
-      .catch((error: unknown) => {
-        // A refusal by the store is part of its outage, logged by the store.
-        if (!(error instanceof StoreUnavailableError))
-          this.deps.logger.warn({ msg: 'pending transactions not read', err: error });
-      })
-      .finally(() => {
-        this.reconciling = false;
-      });
-    this.track(pass);
+    this.track(
+      pass
+        .catch((error: unknown) => {
+          // A refusal by the store is part of its outage, logged by the store.
+          if (!(error instanceof StoreUnavailableError))
+            this.deps.logger.warn({ msg: 'pending transactions not read', err: error });
+        })
+        .finally(() => {
+          this.reconciling = false;
+        }),
+    );
   }
 
   /**
    * One pass over the pending transactions, each read with `read` (undefined: gone; UNREAD:
    * became pending after the read, left for the next pass).
    */
-  private reconcileWith(
-    now_ms: number,
-    read: (id: string) => PaymentTxn | undefined | typeof UNREAD,
-  ): void {
+  private reconcileWith(now_ms: number, read: PassRead<'payment_txns'>): void {
     for (const txn_id of this.memory.pending) {
       if (this.checking.size >= this.deps.config.reconcile.concurrency) return;
       if (this.memory.submitting.has(txn_id) || this.checking.has(txn_id)) continue;

@@ -1,9 +1,12 @@
 // What the payment engine's callers and its parts speak: a service's intent, the answer it
 // renders, the hooks a service gives the engine, a manual move, an event's outcome, and the
 // memory the engine's parts share (engine.ts, moves.ts, reconciler.ts).
-import type { PaymentService } from '../../providers/types.js';
-import type { Tx } from '../../store/types.js';
+import type { Clock } from '../../kernel/clock.js';
+import type { Logger } from '../../log.js';
+import type { PaymentProvider, PaymentService } from '../../providers/types.js';
+import type { Store, Tx } from '../../store/types.js';
 import type { Account } from '../../store/state.js';
+import type { PaymentsConfig } from '../config.js';
 import type { PaymentTxn, TxnStatus } from './tables.js';
 import { UNDONE_STATUSES } from './transactions.js';
 
@@ -93,4 +96,15 @@ export interface EngineMemory {
   readonly submitting: Set<string>;
   /** Idempotency key → the answer being produced, for a retry that arrives meanwhile. */
   readonly answering: Map<string, Promise<Answer>>;
+}
+
+/** What the engine is built with (payments/index.ts); its parts take what they use of it. */
+export interface EngineDeps {
+  store: Store;
+  logger: Logger;
+  clock: Clock;
+  config: PaymentsConfig;
+  providers: Record<PaymentService, PaymentProvider[]>;
+  renderers: Partial<Record<PaymentService, Renderer>>;
+  hooks: EngineHooks;
 }

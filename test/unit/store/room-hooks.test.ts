@@ -53,6 +53,16 @@ async function funded(store: Store, id: string, micros: number): Promise<void> {
   });
 }
 
+/** A credit of 1,000 micros, and the balance as its commit left it (`transactThenRead`). */
+const creditThenBalance = (store: Store, id: string) =>
+  store.transactThenRead(
+    (tx) => {
+      creditWallet(tx, { account_id: id, amount_micros: 1_000, from: FUNDING_TOPUP, memo: 'x' });
+      return 'done';
+    },
+    (state) => balanceMicros(state, id),
+  );
+
 const mark = (txn_id: string, at_ms: number) => ({ txn_id, at_ms });
 
 test('JSON-file store: nothing to preload, the balance read in the commit, marks in memory undone with their transaction, nothing built for other gateways', async () => {
@@ -64,14 +74,7 @@ test('JSON-file store: nothing to preload, the balance read in the commit, marks
     null,
   );
   assert.equal(ran, false, 'everything is in memory: the read is not run');
-  const [result, balance] = await store.transactThenRead(
-    (tx) => {
-      creditWallet(tx, { account_id: 'f1', amount_micros: 1_000, from: FUNDING_TOPUP, memo: 'x' });
-      return 'done';
-    },
-    (state) => balanceMicros(state, 'f1'),
-  );
-  assert.deepEqual([result, balance], ['done', 5_001_000]);
+  assert.deepEqual(await creditThenBalance(store, 'f1'), ['done', 5_001_000]);
 
   const marks = store.marks('payment_recent');
   assert.deepEqual(await marks.restore(() => Promise.resolve(['from history'])), ['from history']);
@@ -104,14 +107,7 @@ test('PostgreSQL store: a read run before synchronous reads, the balance read af
   const preloaded = b.preload((state) => balanceMicros(state, 'p1'));
   assert.ok(preloaded, 'a store with a cache loads first');
   assert.equal(await preloaded, 5_000_000);
-  const [result, balance] = await b.transactThenRead(
-    (tx) => {
-      creditWallet(tx, { account_id: 'p1', amount_micros: 1_000, from: FUNDING_TOPUP, memo: 'x' });
-      return 'done';
-    },
-    (state) => balanceMicros(state, 'p1'),
-  );
-  assert.deepEqual([result, balance], ['done', 5_001_000]);
+  assert.deepEqual(await creditThenBalance(b, 'p1'), ['done', 5_001_000]);
 
   const marks_a = a.marks('payment_recent');
   const marks_b = b.marks('payment_recent');
