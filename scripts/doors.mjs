@@ -3,7 +3,7 @@
 // type-only import of the composition's types (deps.ts, config.ts): every room is handed
 // them, and they name rooms' config schemas, so the door is a type, never code.
 // Run by `npm run cycles` after madge's cycle check; exits 1 and lists every wrong door.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import madge from 'madge';
 
 const ORDER = [
@@ -147,6 +147,14 @@ for (const [file, imports] of Object.entries(all))
         `${file} -> ${target}: only chat/protocols/${owner}/ and ${PROTOCOL_LIST} may import the ${owner} protocol's folder`,
       );
   }
+// No room branches on the backend (issue #38): what differs between the stores (a read run
+// before a pass, marks every transaction sees, what other gateways take over) is a method of
+// the contract in store/types.ts, named for what the room needs; `isShared` is store/'s word.
+for (const file of Object.keys(all))
+  if (!file.startsWith('store/') && /\bisShared\s*\(/.test(readFileSync(`gateway/${file}`, 'utf8')))
+    wrong.push(
+      `${file}: calls isShared(); a room does not branch on the backend: ask the store's contract (store/types.ts) for what it needs`,
+    );
 if (wrong.length > 0) {
   console.error(
     `✖ ${wrong.length} import(s) against the doors between rooms:\n${wrong.map((line) => `  ${line}`).join('\n')}`,

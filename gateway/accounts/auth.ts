@@ -49,19 +49,22 @@ export function isUnknownKey(state: State, headers: IncomingHttpHeaders): boolea
 /** Express: a request whose key this replica does not know yet waits for the shared log first (PostgreSQL store only). */
 export function catchUpForUnknownKey(store: Store) {
   return (req: Request, _res: Response, next: NextFunction): void => {
-    if (!store.isShared()) return next();
-    knownKeyLoaded(store, req.headers).then(() => next(), next);
+    const loading = knownKeyLoaded(store, req.headers);
+    if (!loading) return next();
+    loading.then(() => next(), next);
   };
 }
 
 /**
- * PostgreSQL store: the request's key and account, loaded into the gateway's cache before the
- * synchronous authentication reads them (a read that misses there would stop the event loop
- * for a blocking load: the first request of every key on a gateway); a key still unknown
- * waits for this gateway's commits in flight once (one made a moment ago through it).
+ * The request's key and account, loaded before the synchronous authentication reads them
+ * (`Store.preload`; null: nothing to load, all in memory). On PostgreSQL a read that missed
+ * the gateway's cache would stop the event loop for a blocking load (the first request of
+ * every key on a gateway); a key still unknown waits for this gateway's commits in flight
+ * once (one made a moment ago through it).
  */
-export async function knownKeyLoaded(store: Store, headers: IncomingHttpHeaders): Promise<void> {
-  if (await store.read((state) => isUnknownKey(state, headers))) await store.readDurable();
+export function knownKeyLoaded(store: Store, headers: IncomingHttpHeaders): Promise<void> | null {
+  const unknown = store.preload((state) => isUnknownKey(state, headers));
+  return unknown && unknown.then((is_unknown) => (is_unknown ? store.readDurable() : undefined));
 }
 
 /** Authenticates a request by API key or throws the 401/403 ApiError for its surface. */

@@ -149,10 +149,10 @@ export async function settle(
   usage: ActualUsage,
   now_ms: number,
 ): Promise<Settlement> {
-  const shared = store.isShared();
-  const settled = await store.transact((tx) => settleTx(tx, reservation, usage, now_ms, !shared));
-  if (!shared) return settled;
-  const balance_micros = await store.read((state) => balanceMicros(state, reservation.account_id));
+  const [settled, balance_micros] = await store.transactThenRead(
+    (tx) => settleTx(tx, reservation, usage, now_ms),
+    (state) => balanceMicros(state, reservation.account_id),
+  );
   return { ...settled, balance_micros };
 }
 
@@ -161,8 +161,7 @@ function settleTx(
   r: Reservation,
   usage: ActualUsage,
   now_ms: number,
-  read_balance: boolean,
-): Settlement {
+): Omit<Settlement, 'balance_micros'> {
   // An answer is billed at the price of the target that gave it; a failure before any target answered, at the first one's.
   const price = targetPrice(r.tier, usage.target ?? r.tier.targets[0]!);
   const cost_micros = costMicros(
@@ -239,7 +238,6 @@ function settleTx(
   });
   return {
     cost_micros,
-    balance_micros: read_balance ? balanceMicros(tx.state, r.account_id) : 0,
     receivable_micros,
     ...(price.unpriced ? { unpriced: true as const } : {}),
   };

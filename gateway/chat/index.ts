@@ -70,11 +70,9 @@ export class ChatService {
   /** Routes one /v1 request; an unknown path or method is a 404 in OpenAI's shape. */
   handle(req: IncomingMessage, res: ServerResponse, locals: Locals): Promise<void> | void {
     adoptRequest(req);
-    // PostgreSQL store: the key and its account are loaded before the synchronous steps read them.
-    if (this.deps.store.isShared())
-      return knownKeyLoaded(this.deps.store, req.headers).then(() =>
-        routeChat(this.room, req, res, locals),
-      );
+    // The key and its account are loaded before the synchronous steps read them (PostgreSQL).
+    const loading = knownKeyLoaded(this.deps.store, req.headers);
+    if (loading) return loading.then(() => routeChat(this.room, req, res, locals));
     return routeChat(this.room, req, res, locals);
   }
 }

@@ -51,9 +51,9 @@ export class ChatRoom {
     this.client_address = trust_proxy
       ? (req) => clientAddressOf(req, trust_proxy)
       : (req) => plainAddress(req.socket.remoteAddress);
-    this.shared_reservations = deps.store.isShared()
-      ? new SharedReservations(deps.store, gatewayId(env), leaseMs(env))
-      : null;
+    this.shared_reservations = deps.store.acrossGateways(
+      () => new SharedReservations(deps.store, gatewayId(env), leaseMs(env)),
+    );
   }
 
   now_ms(): number {

@@ -260,8 +260,10 @@ function apiRouter(ctx: PaymentsContext, services: readonly ServiceModule[], mor
   // instead of a blocking read in the middle of the request (docs/store-postgres.md).
   api.use((req, res, next) => {
     const account_id: unknown = res.locals.account_id;
-    if (typeof account_id !== 'string' || !hasBody(req) || !ctx.store.isShared()) return next();
-    ctx.store.read(() => ctx.pricing.touch(ctx.store, account_id)).then(() => next(), next);
+    if (typeof account_id !== 'string' || !hasBody(req)) return next();
+    const loading = ctx.store.preload(() => ctx.pricing.touch(ctx.store, account_id));
+    if (!loading) return next();
+    loading.then(() => next(), next);
   });
   api.use(onboardingRouter(ctx));
   for (const service of services) api.use(service.api(ctx));
@@ -291,10 +293,10 @@ function background(
       if (!halt.signal.aborted) logger.error({ msg: 'GST documents: issuing failed', err: error });
     });
   // Several gateways on one database: each looks for the work any of them left (pending
-  // transactions, due deliveries) and claims each item before working it.
+  // transactions, due deliveries) and claims each item before working it (null: one process).
   let discovering = false;
-  const discover = () => {
-    if (discovering || !ctx.store.isShared()) return;
+  const discover = ctx.store.acrossGateways(() => () => {
+    if (discovering) return;
     discovering = true;
     void ctx.store
       .background(() => Promise.all([engine.discover(), webhooks.discover()]))
@@ -306,11 +308,11 @@ function background(
       .finally(() => {
         discovering = false;
       });
-  };
+  });
   const tick = () => {
     if (stopped || !ctx.store.isLeader()) return;
     try {
-      discover();
+      discover?.();
       engine.reconcileDue();
       webhooks.deliverDue();
     } catch (error) {

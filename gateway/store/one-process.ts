@@ -2,11 +2,27 @@
 // answers it: nobody else shares the store, so this process is the leader, every claim is
 // its own, a signature is its memory's business and there is no database to agree a key with.
 // The JSON-file store (store/store.ts) extends it.
-import type { StoreFleet, StoreStats } from './types.js';
+import { MemoryMarks } from './memory-marks.js';
+import type { State, TableName } from './state.js';
+import type { Marks, StoreFleet, StoreStats, Tx } from './types.js';
 
-export class OneProcess implements StoreFleet {
-  isShared(): boolean {
-    return false;
+export abstract class OneProcess implements StoreFleet {
+  abstract transact<T>(fn: (tx: Tx) => T): Promise<T>;
+  abstract transactThenRead<T, R>(fn: (tx: Tx) => T, after: (state: State) => R): Promise<[T, R]>;
+
+  /** Everything is in memory: null, `fn` not run (the caller reads at once, synchronously). */
+  preload<T>(_fn: (state: State) => T): Promise<T> | null {
+    return null;
+  }
+
+  /** Marks in this process's memory, undone with the transaction that set them. */
+  marks<T extends TableName>(_name: T): Marks<T> {
+    return new MemoryMarks<T>();
+  }
+
+  /** Nobody else sees or takes over this process's work. */
+  acrossGateways<T>(_make: () => T): T | null {
+    return null;
   }
 
   isLeader(): boolean {

@@ -453,6 +453,14 @@ export class FileStore extends OneProcess implements StoreContract {
     return this.journal.append(staged.line, record.s);
   }
 
+  /** One process: `after` reads what this very transaction left (nobody else commits between). */
+  transactThenRead<T, R>(fn: (tx: Tx) => T, after: (state: State) => R): Promise<[T, R]> {
+    return this.transact((tx): [T, R] => {
+      const result = fn(tx);
+      return [result, after(tx.state)];
+    });
+  }
+
   /**
    * Waits until every commit made so far is durable, so that what is read next was on disk
    * before it is shown (a read's barrier; the same wait as a transaction that changes nothing).

@@ -122,8 +122,31 @@ export interface StoreStats {
  * store/one-process.ts.
  */
 export interface StoreFleet {
-  /** Whether other gateways share this store (false: one process). */
-  isShared(): boolean;
+  /**
+   * What a room's synchronous steps are about to read, loaded first (a request's key and
+   * account before authentication, the rows a background pass works on): PostgreSQL runs `fn`
+   * as a read (`read(fn)`: what the gateway's cache lacks is loaded without stopping the event
+   * loop) and answers its result. The JSON-file store holds everything in memory: null, `fn`
+   * not run (the caller reads at once, synchronously).
+   */
+  preload<T>(fn: (state: State) => T): Promise<T> | null;
+  /**
+   * Runs `fn` in a transaction, then `after` on the state as that commit left it (the balance
+   * a chat settlement answers): the JSON-file store runs `after` at the end of the transaction
+   * (one process: exactly what this commit left); PostgreSQL after the commit, on the cache as
+   * the commit's answer updated it (a read of the balance inside would make debits of one
+   * wallet on several gateways conflict, where they commute).
+   */
+  transactThenRead<T, R>(fn: (tx: Tx) => T, after: (state: State) => R): Promise<[T, R]>;
+  /** Short-lived marks every transaction must see, kept as table `name` (see `Marks`). */
+  marks<T extends TableName>(name: T): Marks<T>;
+  /**
+   * Builds what a room keeps so that the other gateways on this store see it or take it over
+   * (chat's reservations as rows under leases, the work other gateways left to discover, the
+   * transactions they may be submitting): PostgreSQL runs `make`; the JSON-file store, one
+   * process whose memory every transaction sees and whose work nobody else does, answers null.
+   */
+  acrossGateways<T>(make: () => T): T | null;
   /** Whether this gateway runs the background work (status checks, webhooks, pruning). */
   isLeader(): boolean;
   /** The live gateways on this store, this one included. */
@@ -210,6 +233,29 @@ export interface Store extends StoreFleet {
    */
   readiness(): Promise<Readiness>;
   close(): Promise<void>;
+}
+
+/**
+ * Short-lived marks by key that every transaction must see (`Store.marks`; the payments'
+ * duplicate window). The JSON-file store (one process: every transaction runs in it) keeps
+ * them in memory, restored by the room from history at start; PostgreSQL keeps them as rows
+ * of their table, read in the transaction (a mark another gateway committed meanwhile makes
+ * the commit conflict and the function run again on it), deleted by the room's pruner.
+ */
+export interface Marks<T extends TableName> {
+  /** In a transaction: the mark of `key`. */
+  get(tx: Tx, key: string): Row<T> | undefined;
+  /** In a transaction: sets the mark of `key` (undone with the transaction). */
+  set(tx: Tx, key: string, mark: Row<T>): void;
+  /**
+   * The room's read of what its marks were before this start (`read`, from history), when
+   * they live in memory; [] when they are rows, which outlive a restart (`read` not run).
+   */
+  restore<R>(read: () => Promise<R[]>): Promise<R[]>;
+  /** A mark restored at start, outside a transaction (memory; rows keep themselves). */
+  note(key: string, mark: Row<T>): void;
+  /** Forgets the marks `expired` says are over (memory; rows are the room's pruner's). */
+  sweep(expired: (mark: Row<T>) => boolean): void;
 }
 
 // History reads (`Store.reads`).

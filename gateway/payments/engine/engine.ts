@@ -1,171 +1,80 @@
 // The one payment mechanism every service uses (recharge, money transfer and penny drops,
 // PAN lookups, bill payments): idempotency → duplicate window → hold (durable before any provider call) → the
 // provider chain → settle (capture + charges + commission), refund (void the hold), or keep
-// pending for the reconciler. Answers are sent only after their commit is durable.
-import type { Logger } from '../../log.js';
-import type { Clock } from '../../kernel/clock.js';
-import { ServiceError, StoreFullError, StoreUnavailableError } from '../../kernel/errors.js';
-import {
-  InsufficientBalanceError,
-  balanceMicros,
-  openHold,
-  postReversal,
-  voidHold,
-  holdAccount,
-  walletAccount,
-} from '../../ledger/ledger.js';
-import {
-  ChainAbortedError,
-  callWithTimeout,
-  runChain,
-  type Attempt,
-} from '../../providers/chain.js';
+// pending for the reconciler. Answers are sent only after their commit is durable. Its parts:
+// the duplicate window (duplicate-window.ts), the moves of a transaction's status (moves.ts),
+// the reconciler's status checks (reconciler.ts), a payment as it is opened (opening.ts).
+import { ServiceError, StoreFullError } from '../../kernel/errors.js';
+import { balanceMicros } from '../../ledger/ledger.js';
+import { ChainAbortedError, runChain, type Attempt } from '../../providers/chain.js';
 import type {
   PaymentProvider,
   PaymentService,
   ProviderEvent,
-  ProviderRequest,
   ProviderResult,
-  StatusResult,
 } from '../../providers/types.js';
-import type { RecentTxn, Store, Tx } from '../../store/types.js';
-import {
-  IDEMPOTENCY_IN_FLIGHT,
-  rowOf,
-  table,
-  type Account,
-  type IdempotencyRecord,
-  type Posting,
-} from '../../store/state.js';
+import type { Tx } from '../../store/types.js';
+import { IDEMPOTENCY_IN_FLIGHT, type IdempotencyRecord } from '../../store/state.js';
 import { newId } from '../../util/ids.js';
-import { microsToUnits } from '../../util/money.js';
-import type { PaymentsConfig } from '../config.js';
+import { DuplicateWindow } from './duplicate-window.js';
 import { PAY_IDEMPOTENCY_PREFIX, idempotencyExpired, payIdempotencyId } from './idempotency.js';
-import { ledgerByOwner, ledgerOf, withPostings } from './ledger-effect.js';
-import { postSuccess } from './settle.js';
+import { withPostings } from './ledger-effect.js';
+import { TxnMoves } from './moves.js';
+import { newPendingTxn, openIntentHold, withFirstAttempt } from './opening.js';
+import { Reconciler } from './reconciler.js';
 import type { PaymentTxn, TxnStatus } from './tables.js';
-import { UNDONE_STATUSES, backoffMs, transition } from './transactions.js';
+import { lastInFlight, providerRequest } from './transactions.js';
+import {
+  txnAnswer,
+  type Answer,
+  type EngineDeps,
+  type EngineHooks,
+  type EngineMemory,
+  type EventOutcome,
+  type ManualMove,
+  type PaymentIntent,
+  type Renderer,
+} from './types.js';
 
-/** What a service asks the engine to do; the money fields mean what they mean on the transaction it becomes. */
-export interface PaymentIntent extends Pick<
-  PaymentTxn,
-  | 'amount_micros'
-  | 'charges_micros'
-  | 'commission_micros'
-  | 'pay_to'
-  | 'subject'
-  | 'details'
-  | 'provider_params'
-  | 'client_ref'
-  | 'tax'
-  | 'earning'
-  | 'override'
-> {
-  account: Account;
-  service: PaymentService;
-  /** From the Idempotency-Key header or the body's client_ref. */
-  idempotency_key: string | null;
-  /** Hash of the canonical request: the same key with another request is a conflict. */
-  request_hash: string;
-  allow_duplicate: boolean;
-  /**
-   * Runs inside the commit that opens the hold, before it: a service's own limit (DMT's
-   * monthly limit) is checked and reserved atomically with the hold. Throwing refuses the
-   * request and undoes everything. Released by the service's final hook when the transaction fails.
-   */
-  reserve?: (tx: Tx, txn_id: string) => void;
-}
-
-/** An HTTP answer, stored as the idempotent reply. */
-export interface Answer {
-  http_status: number;
-  body: unknown;
-}
-
-export type Renderer = (txn: PaymentTxn, balance_micros: number) => Answer;
-
-/**
- * The answer each money service gives for its transaction: ok unless it failed (failed,
- * refund_pending, refunded, reversed), a message, its id, the service's data.
- */
-export function txnAnswer(txn: PaymentTxn, message: string, data: Record<string, unknown>): Answer {
-  return {
-    http_status: 200,
-    body: { status: !UNDONE_STATUSES.has(txn.status), message, txn_id: txn.id, data },
-  };
-}
-
-export interface EngineHooks {
-  /**
-   * Called inside the commit of every change of a transaction's status, `from` the status it
-   * had: a service's own bookkeeping, then the webhook of the new status.
-   */
-  onTransition(tx: Tx, txn: PaymentTxn, from: TxnStatus): void;
-  /**
-   * Whether a payment that a provider accepted and that then failed waits for the customer's
-   * consent before its money goes back to the wallet (refund_pending; a DMT transfer), instead
-   * of being refunded at once (failed).
-   */
-  refundNeedsConsent?(txn: PaymentTxn): boolean;
-}
-
-/** Who moves a transaction by hand, and why: written with the move, in its history and the audit log. */
-export interface ManualMove {
-  reason: string;
-  /** Writes the audit record in the move's own commit. */
-  audit?: (tx: Tx, txn: PaymentTxn) => void;
-}
-
-/** What the engine did with a provider's event. */
-export interface EventOutcome {
-  txn: PaymentTxn | null;
-  applied: boolean;
-  /** Why nothing changed (unknown transaction, another provider's, already in that status, not allowed now). */
-  reason: string | null;
-}
+export { providerRequest, txnAnswer };
+export type { Answer, EngineDeps, EngineHooks, EventOutcome, ManualMove, PaymentIntent, Renderer };
 
 /** What submit's commit decided: replay an earlier answer, or process this new transaction. */
 type Opened =
   { replay: Answer | Promise<Answer> | PaymentTxn; txn: null } | { replay: null; txn: PaymentTxn };
-
-/** A pending transaction a reconcile pass did not read (it became pending after the read). */
-const UNREAD = Symbol('unread');
 
 export class PaymentEngine {
   /** Transactions a request is submitting right now: the reconciler leaves them alone. */
   private readonly submitting = new Set<string>();
   /** Idempotency key → the answer being produced, for a retry that arrives meanwhile. */
   private readonly answering = new Map<string, Promise<Answer>>();
-  /** account:service:subject:amount → latest transaction id, for the duplicate window. */
-  private readonly recent = new Map<string, { txn_id: string; at_ms: number }>();
   /** Pending transactions the reconciler must look at. */
   private readonly pending = new Set<string>();
-  private readonly checking = new Set<string>();
-  /** A pass on the PostgreSQL store is reading its pending transactions (one at a time). */
-  private reconciling = false;
+  private readonly window: DuplicateWindow;
+  private readonly moves: TxnMoves;
+  private readonly reconciler: Reconciler;
   private readonly work = new Set<Promise<unknown>>();
   private readonly shutdown = new AbortController();
-  /** Pending from before this start: checked soon after a restart, whatever their schedule said. */
-  private readonly from_before_start = new Set<string>();
-  private readonly restart_check_ms: number;
-  /** Pending transactions another gateway created (shared store), with when this one learned of them. */
-  private readonly learned = new Map<string, number>();
   /** Unsubscribes from the providers that tell of transactions on their own. */
   private readonly unlisten: Array<() => void> = [];
 
-  constructor(
-    private readonly deps: {
-      store: Store;
-      logger: Logger;
-      clock: Clock;
-      config: PaymentsConfig;
-      providers: Record<PaymentService, PaymentProvider[]>;
-      renderers: Partial<Record<PaymentService, Renderer>>;
-      hooks: EngineHooks;
-    },
-  ) {
+  constructor(private readonly deps: EngineDeps) {
     const now_ms = deps.clock.now().getTime();
-    this.restart_check_ms = now_ms + deps.config.reconcile.first_check_ms;
+    const memory: EngineMemory = {
+      pending: this.pending,
+      submitting: this.submitting,
+      answering: this.answering,
+    };
+    this.window = new DuplicateWindow(deps.store, deps.config);
+    this.moves = new TxnMoves(memory, deps.hooks, (service) => this.renderer(service));
+    this.reconciler = new Reconciler(
+      deps,
+      memory,
+      this.moves,
+      (work) => this.track(work),
+      this.shutdown.signal,
+      now_ms,
+    );
     this.ready = this.load(now_ms);
     for (const list of Object.values(deps.providers))
       for (const provider of list) {
@@ -186,52 +95,40 @@ export class PaymentEngine {
   private loaded = false;
 
   private async load(now_ms: number): Promise<void> {
-    const { store, config } = this.deps;
+    const { store } = this.deps;
     // The live table holds the unfinished transactions (pending, on hold, waiting for the
     // customer's consent to a refund); finalized ones are history, and only those finalized
     // within the duplicate window can be recent: read from the index, only the fields the
     // window compares. Several gateways (PostgreSQL) keep the window in rows every gateway
-    // reads in its transaction (payment_recent): nothing to read at start.
-    const window_ms = config.duplicate_window_ms;
+    // reads in its transaction (payment_recent): nothing to read at start (Marks.restore).
     const [pending, on_hold, refund_pending, recent_final] = await Promise.all([
       store.list('payment_txns', 'status', 'pending'),
       store.list('payment_txns', 'status', 'on_hold'),
       store.list('payment_txns', 'status', 'refund_pending'),
-      store.isShared() || window_ms === 0 ? [] : store.reads.recentSince(now_ms - window_ms),
+      this.window.restore(now_ms),
     ]);
     this.start_window = { entries: recent_final.length, bytes: 0 };
     for (const txn of recent_final) this.start_window.bytes += JSON.stringify(txn).length;
-    for (const txn of [...pending, ...on_hold, ...refund_pending]) {
-      if (!checkable(txn)) continue;
-      this.pending.add(txn.id);
-      this.from_before_start.add(txn.id);
-      // Shared store: another gateway may be submitting it right now (see reconcileDue).
-      if (store.isShared()) this.learned.set(txn.id, now_ms);
-    }
-    for (const txn of [...pending, ...on_hold, ...refund_pending, ...recent_final]) {
-      const at_ms = Date.parse(txn.created_at);
-      if (now_ms - at_ms < window_ms) this.noteRecent(txn, at_ms);
-    }
+    const live = [...pending, ...on_hold, ...refund_pending];
+    this.reconciler.adopt(live, now_ms);
+    this.window.noteAll([...live, ...recent_final], now_ms);
     this.loaded = true;
   }
 
   /**
    * Several gateways on one database (PostgreSQL store): the pending transactions any of them
-   * created, from the store's index of transactions by status (live state: as many as are
-   * pending). Each is checked by the gateway that claims it first (`check`).
+   * created, each checked by the gateway that claims it first (reconciler.ts).
    */
   async discover(): Promise<void> {
+    if (this.loaded) await this.reconciler.discover();
+  }
+
+  /** One pass: status checks for pending transactions that are due. Called by the scheduler. */
+  reconcileDue(): void {
     if (!this.loaded) return;
     const now_ms = this.deps.clock.now().getTime();
-    const [pending, on_hold] = await Promise.all([
-      this.deps.store.list('payment_txns', 'status', 'pending'),
-      this.deps.store.list('payment_txns', 'status', 'on_hold'),
-    ]);
-    for (const txn of [...pending, ...on_hold]) {
-      if (!checkable(txn) || this.pending.has(txn.id)) continue;
-      this.pending.add(txn.id);
-      this.learned.set(txn.id, now_ms);
-    }
+    this.window.sweep(now_ms);
+    this.reconciler.reconcileDue(now_ms);
   }
 
   get pending_count(): number {
@@ -356,7 +253,7 @@ export class PaymentEngine {
           await this.deps.store.transact((tx) => {
             const current = tx.get('payment_txns', txn.id)!;
             if (current.status === 'pending')
-              this.fail(tx, current, `not sent: ${reason}`, `cancelled: ${reason}`);
+              this.moves.fail(tx, current, `not sent: ${reason}`, `cancelled: ${reason}`);
           });
         }
       } finally {
@@ -399,7 +296,7 @@ export class PaymentEngine {
         return { replay: answering ?? tx.get('payment_txns', txn_id)!, txn: null };
       }
     }
-    if (!idempotency_id && !intent.allow_duplicate) this.refuseDuplicate(intent, tx);
+    if (!idempotency_id && !intent.allow_duplicate) this.window.refuse(intent, tx);
     const txn_id = newId('txn');
     intent.reserve?.(tx, txn_id);
     const mark = tx.posting_count;
@@ -426,14 +323,9 @@ export class PaymentEngine {
           this.answering.delete(idempotency_id);
       });
     }
-    // Several gateways: the duplicate window is a row every gateway's twin reads.
-    if (this.deps.store.isShared() && this.deps.config.duplicate_window_ms > 0)
-      tx.set('payment_recent', this.recentKeyOf(txn), {
-        txn_id: txn.id,
-        at_ms: tx.now.getTime(),
-      });
-    // In-memory bookkeeping last: nothing after it can throw and roll the commit back.
-    tx.onUndo(this.noteRecent(txn, tx.now.getTime()));
+    // In-memory bookkeeping last: nothing after it can throw and roll the commit back. The
+    // duplicate window is marks every gateway's twin reads (rows with several gateways).
+    this.window.note(tx, txn);
     this.pending.add(txn.id);
     this.submitting.add(txn.id);
     tx.onUndo(() => {
@@ -493,7 +385,7 @@ export class PaymentEngine {
       if (stored.stage === 'final') return this.storeAnswer(tx, stored, render, idempotency_id);
       let current: PaymentTxn = { ...stored, attempts: attempts.map((a) => ({ ...a })) };
       if (!chain.result) {
-        current = this.fail(
+        current = this.moves.fail(
           tx,
           current,
           'every provider failed or timed out',
@@ -538,155 +430,35 @@ export class PaymentEngine {
       provider_ref: result.provider_ref ?? txn.provider_ref,
     };
     if (result.outcome === 'success')
-      return this.succeed(tx, base, result.message, result.data ?? {});
+      return this.moves.succeed(tx, base, result.message, result.data ?? {});
     if (result.outcome === 'failed') {
       const declined = result.code
         ? { ...base, result: { ...base.result, decline_code: result.code } }
         : base;
-      return this.fail(tx, declined, `declined: ${result.message}`, `declined by ${provider}`);
+      return this.moves.fail(
+        tx,
+        declined,
+        `declined: ${result.message}`,
+        `declined by ${provider}`,
+      );
     }
     const next_at = new Date(
       tx.now.getTime() + this.deps.config.reconcile.first_check_ms,
     ).toISOString();
     const checked = { ...base, checks: { ...base.checks, next_at } };
     if (result.outcome === 'on_hold')
-      return this.move(tx, checked, 'on_hold', `on hold at ${provider}: ${result.message}`, {
+      return this.moves.move(tx, checked, 'on_hold', `on hold at ${provider}: ${result.message}`, {
         stage: 'awaiting_status',
         message: `on hold at ${provider}: ${result.message}; the amount stays held and the status is checked`,
       });
     // Accepted: it waits where it is (pending, or on hold when a callback put it there meanwhile).
-    return this.move(
+    return this.moves.move(
       tx,
       checked,
       base.status,
       `accepted by ${provider}; awaiting the final status`,
       { stage: 'awaiting_status', message: `pending at ${provider}: ${result.message}` },
     );
-  }
-
-  /**
-   * The one way a transaction's status changes (the table in transactions.ts decides whether
-   * it may): the row moved, `money` run with every posting it makes recorded on the row
-   * (ledger-effect.ts), the row stored, the reconciler's set kept, and the hooks told (the
-   * service's bookkeeping, the webhook). A move to the same live status is a note in its history.
-   */
-  private move(
-    tx: Tx,
-    txn: PaymentTxn,
-    to: TxnStatus,
-    note: string,
-    step: {
-      stage?: PaymentTxn['stage'];
-      message?: string;
-      money?: (moved: PaymentTxn) => Partial<PaymentTxn>;
-    } = {},
-  ): PaymentTxn {
-    const from = txn.status;
-    let next = transition(txn, to, tx.now.toISOString(), note, { stage: step.stage });
-    if (step.message !== undefined) next = { ...next, message: step.message };
-    if (step.money) {
-      const mark = tx.posting_count;
-      next = { ...next, ...step.money(next) };
-      next = withPostings(next, tx.postingsSince(mark));
-    }
-    tx.set('payment_txns', next.id, next);
-    if (next.stage === 'final') this.answerOrphanKey(tx, next);
-    const was_checked = this.pending.has(next.id);
-    if (checkable(next)) this.pending.add(next.id);
-    else this.pending.delete(next.id);
-    tx.onUndo(() => {
-      if (was_checked) this.pending.add(next.id);
-      else this.pending.delete(next.id);
-    });
-    if (from !== to) this.deps.hooks.onTransition(tx, next, from);
-    return next;
-  }
-
-  private succeed(
-    tx: Tx,
-    txn: PaymentTxn,
-    message: string,
-    data: Record<string, string | number>,
-  ): PaymentTxn {
-    const with_data = { ...txn, result: { ...txn.result, ...data } };
-    return this.move(tx, with_data, 'success', message, {
-      message: 'success',
-      money: (moved) => ({ postings: postSuccess(tx, moved) }),
-    });
-  }
-
-  /**
-   * A payment that did not go through. Refunded at once (failed) unless a provider accepted it
-   * first (`accepted`) and its service wants the customer's consent for the refund
-   * (refund_pending: the hold stays until the customer's OTP).
-   */
-  private fail(
-    tx: Tx,
-    txn: PaymentTxn,
-    reason: string,
-    note: string,
-    accepted = false,
-  ): PaymentTxn {
-    if (accepted && this.deps.hooks.refundNeedsConsent?.(txn))
-      return this.move(tx, txn, 'refund_pending', note, {
-        message: `${reason}; the amount stays held until the customer confirms its refund with an OTP (POST /api/dmt/refund/${txn.id}/otp)`,
-      });
-    return this.move(tx, txn, 'failed', note, {
-      message: `${reason}; the amount was refunded`,
-      money: (moved) => this.refundHold(tx, moved),
-    });
-  }
-
-  /** The hold released back to the wallet, and the refund named on the transaction. */
-  private refundHold(tx: Tx, txn: PaymentTxn): Partial<PaymentTxn> {
-    const refund = voidHold(tx, txn.hold_id, `refund of ${txn.service} ${txn.id}`);
-    const wallet = walletAccount(txn.account_id);
-    const amount_micros = refund.entries.find(([account]) => account === wallet)?.[1] ?? 0;
-    return {
-      postings: { ...txn.postings, refund: refund.id },
-      refund: { posting_id: refund.id, amount_micros, at: tx.now.toISOString() },
-    };
-  }
-
-  /**
-   * A success undone (the operator or bank reversed it, or an operator here did): one posting
-   * per account the transaction's postings belonged to, each the exact negation of what they
-   * moved for it (the amount and charges back, the commission taken back, and whatever else
-   * was posted); a wallet that cannot pay its part owes the rest (receivable).
-   */
-  private reverse(tx: Tx, txn: PaymentTxn, by: 'provider' | 'admin', reason: string): PaymentTxn {
-    const who = by === 'admin' ? 'an operator' : (txn.provider ?? 'the provider');
-    return this.move(tx, txn, 'reversed', `reversed by ${who}: ${reason}`, {
-      message: `reversed by ${who} (${reason}); the amount was returned to the wallet and the commission taken back`,
-      money: (moved) => {
-        const at = tx.now.toISOString();
-        const own = [walletAccount(moved.account_id), `receivable:${moved.account_id}`];
-        let first: string | null = null;
-        let wallet_micros = 0;
-        let commission_micros = 0;
-        for (const [owner, entries] of ledgerByOwner(ledgerOf(moved))) {
-          const posting = postReversal(tx, {
-            account_id: owner || moved.account_id,
-            entries: capturedFromWallet(entries, owner || moved.account_id),
-            memo: `reversal of ${moved.service} ${moved.id}`,
-            ref: moved.id,
-            meta: reversalMeta(moved, owner || moved.account_id),
-          });
-          first ??= posting.id;
-          for (const [account, micros] of posting.entries) {
-            if (own.includes(account)) wallet_micros += micros;
-            if (account.startsWith('commission:')) commission_micros += micros;
-          }
-        }
-        if (first === null) return { reversal: null };
-        return {
-          postings: { ...moved.postings, reversal: first },
-          refund:
-            wallet_micros > 0 ? { posting_id: first, amount_micros: wallet_micros, at } : null,
-          reversal: { posting_id: first, at, by, reason, wallet_micros, commission_micros },
-        };
-      },
-    });
   }
 
   // ---- events and manual moves ----------------------------------------------------------
@@ -746,22 +518,22 @@ export class PaymentEngine {
     switch (event.outcome) {
       case 'success':
         if (!live) return unchanged;
-        return applied(this.succeed(tx, base, `${note} (callback)`, event.data ?? {}));
+        return applied(this.moves.succeed(tx, base, `${note} (callback)`, event.data ?? {}));
       case 'failed':
       case 'reversed': {
         if (current.status === 'success')
-          return applied(this.reverse(tx, base, 'provider', event.message));
+          return applied(this.moves.reverse(tx, base, 'provider', event.message));
         if (!live) return unchanged;
         const with_code = event.code
           ? { ...base, result: { ...base.result, decline_code: event.code } }
           : base;
         const reason = `failed at ${event.provider}: ${event.message}`;
-        return applied(this.fail(tx, with_code, reason, note, true));
+        return applied(this.moves.fail(tx, with_code, reason, note, true));
       }
       case 'on_hold':
         if (current.status !== 'pending') return unchanged;
         return applied(
-          this.move(tx, this.nextCheckOf(tx, base), 'on_hold', `on hold at ${note}`, {
+          this.moves.move(tx, this.nextCheckOf(tx, base), 'on_hold', `on hold at ${note}`, {
             stage: 'awaiting_status',
             message: `on hold at ${event.provider}: ${event.message}; the amount stays held and the status is checked`,
           }),
@@ -769,10 +541,16 @@ export class PaymentEngine {
       case 'pending':
         if (current.status !== 'on_hold') return unchanged;
         return applied(
-          this.move(tx, this.nextCheckOf(tx, base), 'pending', `processing again at ${note}`, {
-            stage: 'awaiting_status',
-            message: `pending at ${event.provider}: ${event.message}`,
-          }),
+          this.moves.move(
+            tx,
+            this.nextCheckOf(tx, base),
+            'pending',
+            `processing again at ${note}`,
+            {
+              stage: 'awaiting_status',
+              message: `pending at ${event.provider}: ${event.message}`,
+            },
+          ),
         );
     }
   }
@@ -788,14 +566,14 @@ export class PaymentEngine {
   /** An operator reverses a success (the operator or bank confirmed it out of band): success → reversed. */
   reverseByAdmin(txn_id: string, manual: ManualMove): Promise<PaymentTxn> {
     return this.manually(txn_id, manual, ['success'], (tx, txn) =>
-      this.reverse(tx, txn, 'admin', manual.reason),
+      this.moves.reverse(tx, txn, 'admin', manual.reason),
     );
   }
 
   /** An operator refunds a held transaction or one waiting for consent: on_hold | refund_pending → refunded. */
   refundByAdmin(txn_id: string, manual: ManualMove): Promise<PaymentTxn> {
     return this.manually(txn_id, manual, ['on_hold', 'refund_pending'], (tx, txn) =>
-      this.refundInTx(tx, txn, `refunded by an operator: ${manual.reason}`),
+      this.moves.refund(tx, txn, `refunded by an operator: ${manual.reason}`),
     );
   }
 
@@ -808,7 +586,7 @@ export class PaymentEngine {
         `transaction ${txn_id} is being submitted to a provider right now; try again in a moment`,
       );
     return this.manually(txn_id, manual, ['pending'], (tx, txn) =>
-      this.move(tx, txn, 'on_hold', `held by an operator: ${manual.reason}`, {
+      this.moves.move(tx, txn, 'on_hold', `held by an operator: ${manual.reason}`, {
         stage: 'awaiting_operator',
         message: `on hold: ${manual.reason}; the amount stays held until an operator acts`,
       }),
@@ -820,14 +598,7 @@ export class PaymentEngine {
    * refund_pending → refunded, the hold released to the wallet.
    */
   refundWithConsent(tx: Tx, txn: PaymentTxn, note: string): PaymentTxn {
-    return this.refundInTx(tx, txn, note);
-  }
-
-  private refundInTx(tx: Tx, txn: PaymentTxn, note: string): PaymentTxn {
-    return this.move(tx, txn, 'refunded', note, {
-      message: `${note}; the amount was refunded`,
-      money: (moved) => this.refundHold(tx, moved),
-    });
+    return this.moves.refund(tx, txn, note);
   }
 
   /** A manual move in one commit with its audit record: 404 unknown, 409 from another status. */
@@ -863,25 +634,6 @@ export class PaymentEngine {
   // ---- idempotency records ---------------------------------------------------------------
 
   /**
-   * In the commit that makes `txn` final: if its idempotency key is still in flight and no
-   * request of this gateway is answering it (the gateway that took the request stopped
-   * before answering, and the reconciler settled it), the key gets the answer a retry would
-   * have been given (the final transaction), so that it leaves the live document for
-   * history like every answered key. A request still answering records its own answer.
-   */
-  private answerOrphanKey(tx: Tx, txn: PaymentTxn): void {
-    if (!txn.idempotency_key) return;
-    const id = payIdempotencyId(txn.account_id, txn.idempotency_key);
-    if (this.answering.has(id)) return;
-    // In flight means live: a final record is history already, and no concern of this.
-    const record = rowOf(table(tx.state, 'idempotency'), id);
-    if (record?.status !== IDEMPOTENCY_IN_FLIGHT) return;
-    if ((record.body as { txn_id?: unknown } | null)?.txn_id !== txn.id) return;
-    const answer = this.renderer(txn.service)(txn, balanceMicros(tx.state, txn.account_id));
-    tx.set('idempotency', id, { ...record, status: answer.http_status, body: answer.body });
-  }
-
-  /**
    * Whether a stored idempotency record no longer applies: one of this engine's records, past
    * `payments.idempotency_window_ms`, and not the key of a request this process is still
    * answering. The lookup in `submit` and the pruner both ask this, with the store's clock.
@@ -889,346 +641,6 @@ export class PaymentEngine {
   idempotencyExpired(id: string, record: IdempotencyRecord, now_ms: number): boolean {
     if (!id.startsWith(PAY_IDEMPOTENCY_PREFIX) || this.answering.has(id)) return false;
     return idempotencyExpired(record, now_ms, this.deps.config.idempotency_window_ms);
-  }
-
-  // ---- the duplicate window -------------------------------------------------------------
-
-  private recentKey(
-    account_id: string,
-    service: string,
-    subject: string,
-    amount_micros: number,
-  ): string {
-    return `${account_id}:${service}:${subject}:${amount_micros}`;
-  }
-
-  private recentKeyOf(
-    txn: Pick<PaymentTxn, 'account_id' | 'service' | 'subject' | 'amount_micros'>,
-  ): string {
-    return this.recentKey(txn.account_id, txn.service, txn.subject, txn.amount_micros);
-  }
-
-  /** Notes a transaction in the duplicate window; returns the undo of that. */
-  private noteRecent(txn: RecentTxn, at_ms: number): () => void {
-    if (this.deps.config.duplicate_window_ms === 0) return () => {};
-    const key = this.recentKeyOf(txn);
-    const before = this.recent.get(key);
-    const noted = { txn_id: txn.id, at_ms };
-    this.recent.set(key, noted);
-    return () => {
-      if (this.recent.get(key) !== noted) return;
-      if (before) this.recent.set(key, before);
-      else this.recent.delete(key);
-    };
-  }
-
-  /** A pending or successful twin within the window is a likely double submission; a failed one is not. */
-  private refuseDuplicate(intent: PaymentIntent, tx: Tx): void {
-    const window_ms = this.deps.config.duplicate_window_ms;
-    if (window_ms === 0) return;
-    const now_ms = tx.now.getTime();
-    const key = this.recentKey(
-      intent.account.id,
-      intent.service,
-      intent.subject,
-      intent.amount_micros,
-    );
-    // Several gateways: the row is read in this transaction (a twin committed on another
-    // gateway meanwhile makes the commit conflict, and this runs again on it).
-    const seen = this.deps.store.isShared() ? tx.get('payment_recent', key) : this.recent.get(key);
-    if (!seen || now_ms - seen.at_ms >= window_ms) return;
-    const twin = tx.get('payment_txns', seen.txn_id);
-    if (!twin || twin.status === 'failed') return;
-    throw new ServiceError(
-      'conflict',
-      'duplicate_transaction',
-      `the same ${intent.service} (${intent.subject}, ${microsToUnits(intent.amount_micros)}) was submitted ${Math.round((now_ms - seen.at_ms) / 1000)} s ago as ${twin.id}; send allow_duplicate: true to repeat it on purpose, or an Idempotency-Key to retry safely`,
-      'allow_duplicate',
-    );
-  }
-
-  // ---- the reconciler ---------------------------------------------------------------------
-
-  /** One pass: status checks for pending transactions that are due. Called by the scheduler. */
-  reconcileDue(): void {
-    if (!this.loaded) return;
-    const now_ms = this.deps.clock.now().getTime();
-    const window_ms = this.deps.config.duplicate_window_ms;
-    for (const [key, seen] of this.recent)
-      if (now_ms - seen.at_ms >= window_ms) this.recent.delete(key);
-    const store = this.deps.store;
-    if (!store.isShared()) return this.reconcileWith(now_ms, (id) => store.get('payment_txns', id));
-    // PostgreSQL: the pending transactions are read in one read run, so that those the cache
-    // lacks (or holds from before a durable read's mark) are loaded without stopping the
-    // event loop, then the pass works on what was read.
-    if (this.reconciling) return;
-    this.reconciling = true;
-    const ids = [...this.pending].filter(
-      (id) => !this.submitting.has(id) && !this.checking.has(id),
-    );
-    const pass = store
-      .read(() => new Map(ids.map((id) => [id, store.get('payment_txns', id)])))
-      .then((rows) => this.reconcileWith(now_ms, (id) => (rows.has(id) ? rows.get(id) : UNREAD)))
-      .catch((error: unknown) => {
-        // A refusal by the store is part of its outage, logged by the store.
-        if (!(error instanceof StoreUnavailableError))
-          this.deps.logger.warn({ msg: 'pending transactions not read', err: error });
-      })
-      .finally(() => {
-        this.reconciling = false;
-      });
-    this.track(pass);
-  }
-
-  /**
-   * One pass over the pending transactions, each read with `read` (undefined: gone; UNREAD:
-   * became pending after the read, left for the next pass).
-   */
-  private reconcileWith(
-    now_ms: number,
-    read: (id: string) => PaymentTxn | undefined | typeof UNREAD,
-  ): void {
-    for (const txn_id of this.pending) {
-      if (this.checking.size >= this.deps.config.reconcile.concurrency) return;
-      if (this.submitting.has(txn_id) || this.checking.has(txn_id)) continue;
-      const txn = read(txn_id);
-      if (txn === UNREAD) continue;
-      if (!txn || !checkable(txn)) {
-        this.pending.delete(txn_id);
-        this.learned.delete(txn_id);
-        continue;
-      }
-      if (txn.checks.stalled) continue;
-      // Another gateway's transaction with no check scheduled is still being submitted there:
-      // it is taken over only once that submission has had every provider's timeout (its
-      // gateway died), never while a provider may still be answering it.
-      const learned_ms = this.learned.get(txn_id);
-      if (
-        learned_ms !== undefined &&
-        txn.checks.next_at === null &&
-        now_ms < learned_ms + this.takeoverMs(txn)
-      )
-        continue;
-      let due_ms = txn.checks.next_at === null ? 0 : Date.parse(txn.checks.next_at);
-      if (this.from_before_start.has(txn_id)) due_ms = Math.min(due_ms, this.restart_check_ms);
-      if (due_ms > now_ms) continue;
-      this.from_before_start.delete(txn_id);
-      this.checking.add(txn_id);
-      const work = this.check(txn).catch((error: unknown) => {
-        this.deps.logger.error({ msg: 'status check failed', txn_id, err: error });
-      });
-      this.track(
-        work.finally(() => {
-          this.checking.delete(txn_id);
-        }),
-      );
-    }
-  }
-
-  private takeoverMs(txn: PaymentTxn): number {
-    return (
-      this.deps.config.reconcile.first_check_ms +
-      this.deps.providers[txn.service].reduce((sum, provider) => sum + provider.timeout_ms, 0)
-    );
-  }
-
-  /**
-   * Asks the provider that has (or may have) the transaction, and acts only on its answer.
-   * Several gateways: the check is claimed first (one gateway asks at a time; a claim lapses
-   * with its gateway), and the transaction read again once it is.
-   */
-  private async check(seen: PaymentTxn): Promise<void> {
-    const { store } = this.deps;
-    const lease_ms = this.takeoverMs(seen) + 60_000;
-    await store.withClaim(
-      { kind: 'reconcile', id: seen.id, lease_ms },
-      seen,
-      async () => {
-        const txn = await store.fetch('payment_txns', seen.id);
-        // Whatever a check applies to (pending, or on hold awaiting a status: checkable).
-        return txn && checkable(txn) ? txn : null;
-      },
-      (txn) => this.checkClaimed(txn),
-    );
-  }
-
-  private async checkClaimed(txn: PaymentTxn): Promise<void> {
-    const asked = txn.provider ?? lastInFlight(txn)?.provider ?? null;
-    if (!asked) {
-      // No provider was ever called (the process stopped between the hold and the first call,
-      // or every call failed before it reached anyone): refunding is certain, not blind.
-      await this.deps.store.transact((tx) => {
-        const current = tx.get('payment_txns', txn.id)!;
-        if (current.status !== 'pending') return;
-        this.fail(tx, current, 'no provider received this transaction', 'never reached a provider');
-      });
-      return;
-    }
-    const asking = await this.askStatus(txn, asked);
-    if (asking === 'shutdown') return;
-    const { answer, error_text } = asking;
-    await this.deps.store.transact((tx) => this.applyCheck(tx, txn.id, asked, answer, error_text));
-  }
-
-  /** In the check's commit: a final answer settles the transaction, a 'not found' past its
-   * grace refunds it, anything else counts the check and schedules the next one. */
-  private applyCheck(
-    tx: Tx,
-    txn_id: string,
-    asked: string,
-    answer: StatusResult | null,
-    error_text: string | null,
-  ): void {
-    const { config } = this.deps;
-    const current = tx.get('payment_txns', txn_id);
-    if (!current || !checkable(current)) return;
-    const at = tx.now.toISOString();
-    const checked: PaymentTxn = {
-      ...current,
-      provider: current.provider ?? asked,
-      checks: {
-        ...current.checks,
-        count: current.checks.count + 1,
-        last_at: at,
-        last_result: answer ? answer.outcome : `error: ${error_text}`,
-      },
-    };
-    const in_flight = lastInFlight(checked);
-    const resolveInFlight = (outcome: Attempt['outcome'], message: string): PaymentTxn => {
-      if (!in_flight) return checked;
-      const attempts = checked.attempts.map((a) =>
-        a === in_flight ? { ...a, outcome, message, finished_at: at } : a,
-      );
-      return { ...checked, attempts };
-    };
-    if (answer && (answer.outcome === 'success' || answer.outcome === 'failed')) {
-      const base = resolveInFlight(answer.outcome, `by status check: ${answer.message}`);
-      this.settleByCheck(tx, base, asked, answer, checked.checks.count);
-      return;
-    }
-    const started = in_flight?.started_at ?? current.created_at;
-    if (
-      answer?.outcome === 'not_found' &&
-      tx.now.getTime() - Date.parse(started) >= config.reconcile.not_found_grace_ms
-    ) {
-      const base = resolveInFlight('unavailable', `by status check: ${answer.message}`);
-      this.fail(tx, base, `${asked} has no record of this transaction`, `not found at ${asked}`);
-      return;
-    }
-    const still =
-      answer?.outcome === 'pending' || answer?.outcome === 'on_hold'
-        ? {
-            ...resolveInFlight(answer.outcome, `by status check: ${answer.message}`),
-            provider_ref: answer.provider_ref ?? checked.provider_ref,
-          }
-        : checked;
-    // The provider holds it for a review, or took it up again: the status follows, checks go on.
-    const to =
-      answer?.outcome === 'on_hold' ? 'on_hold' : answer?.outcome === 'pending' ? 'pending' : null;
-    const moved =
-      to !== null && to !== still.status && answer
-        ? this.move(
-            tx,
-            still,
-            to,
-            `${to === 'on_hold' ? 'on hold' : 'processing again'} at ${asked}: ${answer.message}`,
-            {
-              stage: 'awaiting_status',
-              message: `${to === 'on_hold' ? 'on hold' : 'pending'} at ${asked}: ${answer.message}`,
-            },
-          )
-        : still;
-    this.scheduleCheck(tx, moved, checked.checks, at);
-  }
-
-  /** A status check's final answer (success or failed) settles the transaction. */
-  private settleByCheck(
-    tx: Tx,
-    base: PaymentTxn,
-    asked: string,
-    answer: Extract<StatusResult, { outcome: 'success' | 'failed' }>,
-    count: number,
-  ): void {
-    const code = answer.outcome === 'failed' ? answer.code : undefined;
-    const with_ref = {
-      ...base,
-      provider_ref: answer.provider_ref ?? base.provider_ref,
-      result: code ? { ...base.result, decline_code: code } : base.result,
-    };
-    if (answer.outcome === 'success')
-      this.succeed(tx, with_ref, `${answer.message} (status check ${count})`, answer.data ?? {});
-    else
-      this.fail(
-        tx,
-        with_ref,
-        `failed at ${asked}: ${answer.message}`,
-        `failed at ${asked} (status check ${count})`,
-        true,
-      );
-  }
-
-  /**
-   * Still pending (or on hold at the provider): the next check after its backoff; once checks
-   * run out, none, and the transaction goes on hold for an operator (its money stays held).
-   */
-  private scheduleCheck(tx: Tx, still: PaymentTxn, checks: PaymentTxn['checks'], at: string): void {
-    const { config, logger } = this.deps;
-    const stalled = checks.count >= config.reconcile.max_checks;
-    const delay_ms = backoffMs(
-      checks.count,
-      config.reconcile.first_check_ms,
-      config.reconcile.max_backoff_ms,
-    );
-    const next: PaymentTxn = {
-      ...still,
-      stage: 'awaiting_status',
-      updated_at: at,
-      checks: {
-        ...checks,
-        stalled,
-        next_at: stalled ? null : new Date(tx.now.getTime() + delay_ms).toISOString(),
-      },
-    };
-    if (!stalled) {
-      tx.set('payment_txns', next.id, next);
-      return;
-    }
-    this.move(
-      tx,
-      next,
-      'on_hold',
-      `status checks exhausted after ${checks.count}; an operator must act`,
-      {
-        stage: 'awaiting_operator',
-        message: `on hold: ${still.provider ?? 'the provider'} gave no final status after ${checks.count} checks; the amount stays held until an operator re-checks or refunds it`,
-      },
-    );
-    logger.error({
-      msg: 'status checks exhausted; the transaction needs an operator',
-      txn_id: next.id,
-      checks: next.checks.count,
-    });
-  }
-
-  /** The status `asked` gives of `txn`, or why there is none; 'shutdown' when the engine stopped meanwhile. */
-  private async askStatus(
-    txn: PaymentTxn,
-    asked: string,
-  ): Promise<{ answer: StatusResult | null; error_text: string | null } | 'shutdown'> {
-    const provider = this.deps.providers[txn.service].find((p) => p.name === asked);
-    if (!provider) return { answer: null, error_text: `provider ${asked} is no longer configured` };
-    try {
-      const answer = await callWithTimeout(provider.timeout_ms, this.shutdown.signal, (signal) =>
-        provider.status({ ...providerRequest(txn), provider_ref: txn.provider_ref }, signal),
-      );
-      return {
-        answer,
-        error_text: answer === null ? `no answer in ${provider.timeout_ms} ms` : null,
-      };
-    } catch (error) {
-      if (this.shutdown.signal.aborted) return 'shutdown';
-      return { answer: null, error_text: (error as Error).message.slice(0, 300) };
-    }
   }
 
   /**
@@ -1252,7 +664,7 @@ export class PaymentEngine {
         this.pending.add(next.id);
         return next;
       }
-      return this.move(
+      return this.moves.move(
         tx,
         rearmed,
         'pending',
@@ -1290,11 +702,6 @@ export class PaymentEngine {
   }
 }
 
-/** The reconciler asks providers about these: pending, and on hold at the provider (checks go on). */
-function checkable(txn: PaymentTxn): boolean {
-  return txn.status === 'pending' || (txn.status === 'on_hold' && txn.stage === 'awaiting_status');
-}
-
 function applied(txn: PaymentTxn): EventOutcome {
   return { txn, applied: true, reason: null };
 }
@@ -1302,148 +709,4 @@ function applied(txn: PaymentTxn): EventOutcome {
 function eventAttemptOutcome(event: ProviderEvent): Attempt['outcome'] {
   if (event.outcome === 'reversed') return 'failed';
   return event.outcome;
-}
-
-/** What a provider is asked about a transaction (its submit, its status, its refund). */
-export function providerRequest(txn: PaymentTxn): ProviderRequest {
-  return {
-    txn_id: txn.id,
-    service: txn.service,
-    amount_micros: txn.amount_micros,
-    subject: txn.subject,
-    params: txn.provider_params,
-    submitted_at: txn.created_at,
-  };
-}
-
-function lastInFlight(txn: PaymentTxn): Attempt | undefined {
-  const last = txn.attempts[txn.attempts.length - 1];
-  return last?.outcome === 'in_flight' ? last : undefined;
-}
-
-/** The hold of a payment's amount plus charges; a wallet too low is the caller's 402. */
-function openIntentHold(
-  tx: Tx,
-  intent: PaymentIntent,
-  txn_id: string,
-): ReturnType<typeof openHold> {
-  try {
-    return openHold(tx, {
-      account_id: intent.account.id,
-      amount_micros: intent.amount_micros + intent.charges_micros,
-      purpose: `${intent.service} ${txn_id}`,
-      ref: txn_id,
-    });
-  } catch (error) {
-    if (error instanceof InsufficientBalanceError) {
-      throw new ServiceError(
-        'insufficient_balance',
-        'insufficient_balance',
-        `wallet balance ${microsToUnits(error.balance_micros)} is lower than the ${microsToUnits(error.required_micros)} this needs; top up the wallet`,
-      );
-    }
-    throw error;
-  }
-}
-
-/**
- * The chain's first call (always its first provider) recorded in flight in the commit that
- * opens the transaction, durable with the hold before the call is made: no commit of its own
- * before the call. A crash before the call leaves it in flight there, and the reconciler asks
- * that provider (a "not found" past its grace refunds it), as after a crash during the call.
- */
-function withFirstAttempt(txn: PaymentTxn, provider: string): PaymentTxn {
-  const at = txn.created_at;
-  return {
-    ...txn,
-    attempts: [{ provider, started_at: at, finished_at: null, outcome: 'in_flight', message: '' }],
-  };
-}
-
-/** A transaction as it is accepted: pending, its amount held, no provider asked yet. */
-function newPendingTxn(
-  intent: PaymentIntent,
-  txn_id: string,
-  hold_id: string,
-  at: string,
-): PaymentTxn {
-  return {
-    id: txn_id,
-    account_id: intent.account.id,
-    service: intent.service,
-    status: 'pending',
-    stage: 'submitting',
-    amount_micros: intent.amount_micros,
-    charges_micros: intent.charges_micros,
-    commission_micros: intent.commission_micros,
-    ...(intent.tax ? { tax: intent.tax } : {}),
-    ...(intent.earning ? { earning: intent.earning } : {}),
-    ...(intent.override ? { override: intent.override } : {}),
-    pay_to: intent.pay_to,
-    subject: intent.subject,
-    details: intent.details,
-    provider_params: intent.provider_params,
-    hold_id,
-    provider: null,
-    provider_ref: null,
-    result: {},
-    message: 'accepted; the amount is held while providers are asked',
-    attempts: [],
-    history: [{ status: 'pending', at, note: 'accepted; amount held' }],
-    checks: { count: 0, next_at: null, last_at: null, last_result: null, stalled: false },
-    postings: { hold: hold_id },
-    // Kept from the first posting on (empty, not absent: absent is a row from before).
-    ledger: [],
-    posting_ids: [],
-    refund: null,
-    idempotency_key: intent.idempotency_key,
-    client_ref: intent.client_ref,
-    created_at: at,
-    updated_at: at,
-    finalized_at: null,
-  };
-}
-
-/**
- * What a reversal posting says of what it reverses, for the statements' lines (their amounts
- * are always what the posting moved): the transaction, its amount, and the owner's part of
- * it (the commission's or override's slab and TDS rate; the fee's GST rate and place).
- */
-function reversalMeta(txn: PaymentTxn, owner: string): NonNullable<Posting['meta']> {
-  const earning =
-    owner === txn.account_id
-      ? txn.earning
-      : txn.override?.account_id === owner
-        ? txn.override
-        : undefined;
-  return {
-    kind: 'reversal',
-    txn_id: txn.id,
-    service: txn.service,
-    txn_account_id: txn.account_id,
-    amount_micros: txn.amount_micros,
-    ...(earning ? { slab: earning.slab, tds_rate_bp: earning.tds_rate_bp } : {}),
-    ...(txn.tax && owner === txn.account_id
-      ? { gst_rate_bp: txn.tax.rate_bp, place_of_supply: txn.tax.place_of_supply }
-      : {}),
-  };
-}
-
-/**
- * A success's entries with what it took from its owner's hold counted as taken from the
- * wallet: its hold is resolved (captured), so giving that part back goes to the wallet. A
- * transaction whose hold was opened by another step (a split transfer's part: its holds are
- * opened with the transfer) shows the capture but not the opening; reversing it gave a 500
- * ("a hold still open cannot be reversed") before.
- */
-function capturedFromWallet(
-  entries: ReadonlyArray<[string, number]>,
-  owner: string,
-): Array<[string, number]> {
-  const net = new Map<string, number>();
-  for (const [account, micros] of entries) {
-    const as = account === holdAccount(owner) ? walletAccount(owner) : account;
-    net.set(as, (net.get(as) ?? 0) + micros);
-  }
-  return [...net];
 }

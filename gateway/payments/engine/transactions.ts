@@ -1,6 +1,7 @@
 // Pure functions over payment transactions: state transitions and the public view.
 import { microsToUnits } from '../../util/money.js';
 import type { Attempt } from '../../providers/chain.js';
+import type { ProviderRequest } from '../../providers/types.js';
 import type { Earning, PaymentTxn, TxnStatus } from './tables.js';
 import { taxView } from './tax.js';
 
@@ -211,4 +212,27 @@ export function txnView(txn: PaymentTxn) {
 export function backoffMs(checks_done: number, first_ms: number, max_ms: number): number {
   const exponent = Math.min(checks_done, 40);
   return Math.min(max_ms, first_ms * 2 ** exponent);
+}
+
+/** The reconciler asks providers about these: pending, and on hold at the provider (checks go on). */
+export function checkable(txn: PaymentTxn): boolean {
+  return txn.status === 'pending' || (txn.status === 'on_hold' && txn.stage === 'awaiting_status');
+}
+
+/** The provider call still in flight (its last attempt), if any. */
+export function lastInFlight(txn: PaymentTxn): Attempt | undefined {
+  const last = txn.attempts[txn.attempts.length - 1];
+  return last?.outcome === 'in_flight' ? last : undefined;
+}
+
+/** What a provider is asked about a transaction (its submit, its status, its refund). */
+export function providerRequest(txn: PaymentTxn): ProviderRequest {
+  return {
+    txn_id: txn.id,
+    service: txn.service,
+    amount_micros: txn.amount_micros,
+    subject: txn.subject,
+    params: txn.provider_params,
+    submitted_at: txn.created_at,
+  };
 }

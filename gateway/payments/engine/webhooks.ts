@@ -15,6 +15,7 @@ import { newId } from '../../util/ids.js';
 import type { Sealer } from '../../util/sealed.js';
 import { webhookSecretAad } from '../sealing.js';
 import type { PaymentsConfig } from '../config.js';
+import { UNREAD, readThenPass, type PassRead } from './read-pass.js';
 import { API_LOG, type PaymentTxn, type WebhookDelivery } from './tables.js';
 import { backoffMs, txnView } from './transactions.js';
 
@@ -237,9 +238,6 @@ export function postWebhook(
   });
 }
 
-/** A due delivery a pass did not read (it became due after the read). */
-const UNREAD = Symbol('unread');
-
 export class WebhookSender {
   private readonly due = new Set<string>();
   private readonly sending = new Set<string>();
@@ -299,16 +297,17 @@ export class WebhookSender {
     if (this.stopped) return;
     const now_ms = this.deps.clock.now().getTime();
     const store = this.deps.store;
-    if (!store.isShared())
-      return this.deliverWith(now_ms, (id) => store.get('webhook_deliveries', id));
-    // PostgreSQL: the due deliveries are read in one read run (those the cache lacks, found by
-    // another gateway's discovery, loaded without stopping the event loop), then sent.
+    // The due deliveries are read in one read run (PostgreSQL: those the cache lacks, found by
+    // another gateway's discovery, loaded without stopping the event loop), then sent; with
+    // everything in memory (null), read as the pass goes.
     if (this.reading) return;
-    this.reading = true;
     const ids = [...this.due].filter((id) => !this.sending.has(id));
-    const pass = store
-      .read(() => new Map(ids.map((id) => [id, store.get('webhook_deliveries', id)])))
-      .then((rows) => this.deliverWith(now_ms, (id) => (rows.has(id) ? rows.get(id) : UNREAD)))
+    const read = readThenPass(store, 'webhook_deliveries', ids, (rows) =>
+      this.deliverWith(now_ms, rows),
+    );
+    if (!read) return;
+    this.reading = true;
+    const pass = read
       .catch((error: unknown) => {
         // A refusal by the store is part of its outage, logged by the store.
         if (!(error instanceof StoreUnavailableError))
@@ -322,10 +321,7 @@ export class WebhookSender {
   }
 
   /** One pass over the due deliveries, each read with `read` (UNREAD: due after the read, next pass). */
-  private deliverWith(
-    now_ms: number,
-    read: (id: string) => WebhookDelivery | undefined | typeof UNREAD,
-  ): void {
+  private deliverWith(now_ms: number, read: PassRead<'webhook_deliveries'>): void {
     if (this.stopped) return;
     for (const id of this.due) {
       if (this.sending.size >= this.deps.config.webhooks.concurrency) return;

@@ -26,6 +26,7 @@ import { acquireLock } from '../lock.js';
 import { ensurePrivateDataDir } from '../private-files.js';
 import type {
   IndexOptions,
+  Marks,
   PageOptions,
   Readiness,
   Store,
@@ -49,6 +50,7 @@ import { PgReads } from './reads.js';
 import { migrateSchema, oldLayoutRecords } from './schema.js';
 import { SharedKeys } from './shared-keys.js';
 import { TableReads } from './table-reads.js';
+import { acrossGateways, preloadRows, rowMarks, transactThenRead } from './room-hooks.js';
 
 export interface PgStoreOptions {
   now?: () => Date;
@@ -297,8 +299,21 @@ export class PgStore implements Store {
 
   // ---- the fleet: fleet.ts, shared-keys.ts ------------------------------------------------
 
-  isShared(): boolean {
-    return true;
+  // What the rooms need that differs from one process's (types.ts; pg/room-hooks.ts).
+  preload<T>(fn: (state: State) => T): Promise<T> {
+    return preloadRows(this, fn);
+  }
+
+  transactThenRead<T, R>(fn: (tx: Tx) => T, after: (state: State) => R): Promise<[T, R]> {
+    return transactThenRead(this, fn, after);
+  }
+
+  marks<T extends TableName>(name: T): Marks<T> {
+    return rowMarks(name);
+  }
+
+  acrossGateways<T>(make: () => T): T {
+    return acrossGateways(make);
   }
 
   /** Background work is claimed item by item (`claim`): every gateway takes part. */
