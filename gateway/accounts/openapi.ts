@@ -1,5 +1,5 @@
 import type { RouteDoc } from '../http/openapi.js';
-import { createAccountBody, createKeyBody, listQuery, moneyBody } from './schemas.js';
+import { createAccountBody, createKeyBody, listQuery, moneyBody, patchKeyBody } from './schemas.js';
 
 const admin = { tag: 'admin', auth: 'admin' } as const;
 
@@ -35,8 +35,21 @@ export const accountRouteDocs: RouteDoc[] = [
     path: '/admin/accounts/:id/keys',
     summary: 'Create an API key (shown once)',
     body: createKeyBody,
-    success: { status: 201, description: '{id, key, prefix, name, created_at}' },
+    success: {
+      status: 201,
+      description:
+        '{id, key, prefix, name, created_at, limit, limit_reset, models, expires_at, requests_per_minute, tokens_per_minute}',
+    },
     errors: { 404: 'no such account' },
+  },
+  {
+    ...admin,
+    method: 'patch',
+    path: '/admin/keys/:keyId',
+    summary: "Change a key's name, limit, reset, models, expiry or rates (audited)",
+    body: patchKeyBody,
+    success: { status: 200, description: 'the key' },
+    errors: { 404: 'no such key', 409: 'the key is revoked' },
   },
   {
     ...admin,
