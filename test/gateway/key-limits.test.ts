@@ -405,3 +405,32 @@ test('limits are validated at the edge, changed with PATCH and every change is i
     await gateway.stop();
   }
 });
+
+test("a key's own requests and tokens per minute, under the account's: 429 with Retry-After", async () => {
+  const gateway = await startGatewayWithChat({});
+  try {
+    const { account_id, key } = await createFundedAccount(gateway, 100);
+    const chat = (k: string) =>
+      request(`${gateway.url}/v1/chat/completions`, {
+        headers: { authorization: `Bearer ${k}` },
+        body: BODY,
+      });
+    const rpm = await limitedKey(gateway, account_id, { requests_per_minute: 2 });
+    assert.equal((await chat(rpm.key)).status, 200);
+    assert.equal((await chat(rpm.key)).status, 200);
+    const third = await chat(rpm.key);
+    assert.equal(third.status, 429, JSON.stringify(third.body));
+    assert.equal(third.body.error.code, 'rate_limit_exceeded');
+    assert.match(third.body.error.message, /this key's own limit of 2 requests per minute/);
+    assert.ok(Number(third.headers.get('retry-after')) > 0);
+    const tpm = await limitedKey(gateway, account_id, { tokens_per_minute: 10 });
+    assert.equal((await chat(tpm.key)).status, 200); // admitted with a full bucket, uses more than 10
+    const next = await chat(tpm.key);
+    assert.equal(next.status, 429, JSON.stringify(next.body));
+    assert.match(next.body.error.message, /10 tokens per minute/);
+    // The account's other key is not held to them.
+    assert.equal((await chat(key)).status, 200);
+  } finally {
+    await gateway.stop();
+  }
+});
