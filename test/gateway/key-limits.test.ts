@@ -434,3 +434,85 @@ test("a key's own requests and tokens per minute, under the account's: 429 with 
     await gateway.stop();
   }
 });
+
+test("GET /v1/key answers the key's limit, what is left and its usage; the owner's /v1/keys manages the account's keys", async () => {
+  const gateway = await startGatewayWithChat({});
+  try {
+    const { key: owner_key } = await createFundedAccount(gateway, 100);
+    const owner = { authorization: `Bearer ${owner_key}` };
+    const made = await request(`${gateway.url}/v1/keys`, {
+      headers: owner,
+      body: { name: 'agent', limit: 1, limit_reset: 'daily', models: ['service-ai-lite'] },
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const agent = { authorization: `Bearer ${made.body.key}` };
+    const fresh = await request(`${gateway.url}/v1/key`, { headers: agent });
+    assert.equal(fresh.status, 200, JSON.stringify(fresh.body));
+    assert.deepEqual(
+      { ...fresh.body.data, limit_resets_at: undefined },
+      {
+        name: 'agent',
+        label: made.body.prefix,
+        limit: 1,
+        limit_remaining: 1,
+        limit_reset: 'daily',
+        limit_resets_at: undefined,
+        usage: 0,
+        usage_daily: 0,
+        usage_weekly: 0,
+        usage_monthly: 0,
+        models: ['service-ai-lite'],
+        expires_at: null,
+        rate_limit: { requests: 6000, interval: '1m', tokens_per_minute: null },
+        currency: 'INR',
+        time_zone: '+05:30',
+      },
+    );
+    const reply = await request(`${gateway.url}/v1/chat/completions`, {
+      headers: agent,
+      body: BODY,
+    });
+    assert.equal(reply.status, 200);
+    const cost = micros(reply.body.x_aihub.cost);
+    const after = (await request(`${gateway.url}/v1/key`, { headers: agent })).body.data;
+    assert.equal(micros(after.usage), cost);
+    assert.equal(micros(after.usage_daily), cost);
+    assert.equal(micros(after.usage_monthly), cost);
+    assert.equal(micros(after.limit_remaining), 1_000_000 - cost);
+    // The key itself may not manage keys (it could raise its own limit).
+    const own = await request(`${gateway.url}/v1/keys/${made.body.id}`, {
+      method: 'PATCH',
+      headers: agent,
+      body: { limit: 1000 },
+    });
+    assert.equal(own.status, 403, JSON.stringify(own.body));
+    assert.equal(own.body.error.code, 'key_not_permitted');
+    const raised = await request(`${gateway.url}/v1/keys/${made.body.id}`, {
+      method: 'PATCH',
+      headers: owner,
+      body: { limit: 2 },
+    });
+    assert.equal(raised.status, 200, JSON.stringify(raised.body));
+    assert.equal(raised.body.limit, 2);
+    const listed = await request(`${gateway.url}/v1/keys`, { headers: owner });
+    assert.equal(listed.body.data.length, 2);
+    assert.ok(!JSON.stringify(listed.body).includes(made.body.key), 'no secret in the list');
+    const bad = await request(`${gateway.url}/v1/keys`, { headers: owner, body: { limit: -2 } });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.param, 'limit');
+    const gone = await request(`${gateway.url}/v1/keys/${made.body.id}`, {
+      method: 'DELETE',
+      headers: owner,
+    });
+    assert.equal(gone.status, 204);
+    assert.equal((await request(`${gateway.url}/v1/key`, { headers: agent })).status, 401);
+    const other = await createFundedAccount(gateway, 0);
+    const foreign = await request(`${gateway.url}/v1/keys/${other.key_id}`, {
+      method: 'DELETE',
+      headers: owner,
+    });
+    assert.equal(foreign.status, 404, JSON.stringify(foreign.body));
+  } finally {
+    await gateway.stop();
+  }
+});
