@@ -159,8 +159,13 @@ export function updateKey(
   return updated;
 }
 
-/** The audit record of a key's creation or change, with its limit fields as they now stand. */
+/**
+ * The audit record of a key's creation or change, with its limit fields as they now stand; a
+ * key given a limit gets its spend row now (the admin's list of keys near their limits walks
+ * those rows: limited keys only, never every key).
+ */
 export function auditKey(tx: Tx, actor: string, action: string, key: ApiKey): void {
+  if (key.limit_micros != null && !tx.get('key_spend', key.id)) addHeld(tx, key.id, 0);
   tx.history({
     type: 'audit',
     ts: tx.now.toISOString(),
@@ -169,11 +174,6 @@ export function auditKey(tx: Tx, actor: string, action: string, key: ApiKey): vo
     account_id: key.account_id,
     detail: JSON.stringify({ key_id: key.id, name: key.name, ...limitsView(key) }),
   });
-}
-
-/** Whether a key has any limit field set (its creation is then audited with them). */
-export function hasLimits(key: ApiKey): boolean {
-  return Object.values(limitsView(key)).some((value) => value !== null);
 }
 
 // Periods.

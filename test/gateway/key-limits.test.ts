@@ -516,3 +516,30 @@ test("GET /v1/key answers the key's limit, what is left and its usage; the owner
     await gateway.stop();
   }
 });
+
+test('the admin API lists the keys near or past their limits, fullest first', async () => {
+  const gateway = await startGatewayWithChat({});
+  try {
+    const { account_id, key } = await createFundedAccount(gateway, 100);
+    const one_micros = await costOfOne(gateway, key);
+    const none = await limitedKey(gateway, account_id, { limit: 0, limit_reset: 'daily' });
+    const roomy = await limitedKey(gateway, account_id, { limit: 1000 });
+    const most = await limitedKey(gateway, account_id, { limit: (one_micros * 1.2) / 1e6 });
+    const chat = await request(`${gateway.url}/v1/chat/completions`, {
+      headers: { authorization: `Bearer ${most.key}` },
+      body: BODY,
+    });
+    assert.equal(chat.status, 200, JSON.stringify(chat.body));
+    const near = await admin(gateway).get('/admin/keys/limits?threshold=0.8');
+    assert.equal(near.status, 200, JSON.stringify(near.body));
+    const ids = near.body.data.map((k: { id: string }) => k.id);
+    assert.deepEqual(ids, [none.id, most.id]);
+    assert.equal(near.body.data[0].exceeded, true);
+    assert.equal(near.body.data[1].exceeded, false);
+    assert.equal(micros(near.body.data[1].spent), one_micros);
+    assert.ok(!ids.includes(roomy.id));
+    assert.equal((await admin(gateway).get('/admin/keys/limits?threshold=x')).status, 400);
+  } finally {
+    await gateway.stop();
+  }
+});
