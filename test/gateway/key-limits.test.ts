@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import OpenAI from 'openai';
 import { fakeClock, fakeClockGateway } from '../support/fake-clock-gateway.ts';
 import { createDatabase } from '../support/postgres.ts';
+import { dashboardSession } from '../support/dashboard-session.ts';
 import {
   freshDatabase,
   postgresStoreMissing,
@@ -539,6 +540,59 @@ test('the admin API lists the keys near or past their limits, fullest first', as
     assert.equal(micros(near.body.data[1].spent), one_micros);
     assert.ok(!ids.includes(roomy.id));
     assert.equal((await admin(gateway).get('/admin/keys/limits?threshold=x')).status, 400);
+  } finally {
+    await gateway.stop();
+  }
+});
+
+test('the dashboard creates a key with a limit, tiers and expiry, and shows its spend against the limit with a bar', async () => {
+  const gateway = await startGatewayWithChat({});
+  try {
+    const cookie = await dashboardSession(gateway.url, '/signup', {
+      name: 'Team Lead',
+      email: 'lead-keys@example.com',
+      password: 'correct horse battery staple',
+      password_confirm: 'correct horse battery staple',
+    });
+    const page = await fetch(`${gateway.url}/api-keys`, { headers: { cookie } });
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1];
+    assert.ok(csrf);
+    const post = (fields: [string, string][]) =>
+      fetch(`${gateway.url}/api-keys`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams([...fields, ['_csrf', csrf]]),
+        redirect: 'manual',
+      });
+    const refused = await post([
+      ['name', 'agent'],
+      ['limit', '-3'],
+    ]);
+    assert.equal(refused.status, 422);
+    assert.match(await refused.text(), /must be at least 0/);
+    const created = await post([
+      ['name', 'agent'],
+      ['limit', '2.5'],
+      ['limit_reset', 'monthly'],
+      ['models', 'service-ai-lite'],
+      ['models', 'service-ai-max'],
+      ['expires_on', '2099-01-31'],
+    ]);
+    assert.equal(created.status, 303);
+    const shown = await (await fetch(`${gateway.url}/api-keys`, { headers: { cookie } })).text();
+    const secret = /<output id="new-key"[^>]*>([^<]+)</.exec(shown)?.[1];
+    assert.ok(secret);
+    const info = await request(`${gateway.url}/v1/key`, {
+      headers: { authorization: `Bearer ${secret}` },
+    });
+    assert.equal(info.body.data.limit, 2.5);
+    assert.equal(info.body.data.limit_reset, 'monthly');
+    assert.deepEqual(info.body.data.models, ['service-ai-lite', 'service-ai-max']);
+    assert.equal(info.body.data.expires_at, '2099-01-30T18:30:00.000Z');
+    // An account with no money: a free request, then the bar shows 0 of 2.50 monthly.
+    const table = await (await fetch(`${gateway.url}/api-keys`, { headers: { cookie } })).text();
+    assert.match(table, /<meter min="0" max="2500000"[^>]*value="0"/);
+    assert.match(table, /data-key-spend="key_[0-9a-f]+">₹0\.00 of ₹2\.50 monthly/);
   } finally {
     await gateway.stop();
   }
