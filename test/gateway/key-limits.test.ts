@@ -9,6 +9,8 @@ import OpenAI from 'openai';
 import { fakeClock, fakeClockGateway } from '../support/fake-clock-gateway.ts';
 import { createDatabase } from '../support/postgres.ts';
 import { dashboardSession } from '../support/dashboard-session.ts';
+import { GatewayClient } from '../../extension/client.ts';
+import { keyLimitText, keyLimitTooltip } from '../../extension/keyLimit.ts';
 import {
   freshDatabase,
   postgresStoreMissing,
@@ -593,6 +595,23 @@ test('the dashboard creates a key with a limit, tiers and expiry, and shows its 
     const table = await (await fetch(`${gateway.url}/api-keys`, { headers: { cookie } })).text();
     assert.match(table, /<meter min="0" max="2500000"[^>]*value="0"/);
     assert.match(table, /data-key-spend="key_[0-9a-f]+">₹0\.00 of ₹2\.50 monthly/);
+  } finally {
+    await gateway.stop();
+  }
+});
+
+test("the extension's client reads the key's remaining limit from GET /v1/key, for the status bar beside the balance", async () => {
+  const gateway = await startGatewayWithChat({});
+  try {
+    const { account_id, key } = await createFundedAccount(gateway, 10);
+    const limited = await limitedKey(gateway, account_id, { limit: 1.5, limit_reset: 'daily' });
+    const client = (k: string) =>
+      new GatewayClient({ apiBase: `${gateway.url}/v1`, root: gateway.url, apiKey: k });
+    const info = await client(limited.key).keyLimit();
+    assert.equal(keyLimitText(info, 'INR'), ' · key ₹1.50 left today');
+    assert.match(keyLimitTooltip(info, 'INR'), /₹1\.50 left of ₹1\.50 \(resets daily\)/);
+    // A key without a limit shows the balance alone.
+    assert.equal(keyLimitText(await client(key).keyLimit(), 'INR'), '');
   } finally {
     await gateway.stop();
   }
