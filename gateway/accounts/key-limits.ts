@@ -8,7 +8,8 @@ import { TIER_IDS } from '../catalogue/tiers.js';
 import { ApiError } from '../http/errors.js';
 import type { Tx } from '../store/types.js';
 import { rowOf, table, type ApiKey, type State } from '../store/state.js';
-import { microsToUnits, unitsToMicros, type AmountError } from '../util/money.js';
+import { unitsMicrosSchema } from '../util/amount-schema.js';
+import { microsToUnits } from '../util/money.js';
 
 export const LIMIT_RESETS = ['daily', 'weekly', 'monthly'] as const;
 export type LimitReset = (typeof LIMIT_RESETS)[number];
@@ -58,18 +59,8 @@ export function offsetMs(utc_offset: string): number {
   return sign * (hours * 60 + minutes) * 60_000;
 }
 
-const limitSchema = z
-  .number({ error: 'must be a number of currency units, or null' })
-  .min(0, 'must be at least 0')
-  .max(100_000_000, 'must be at most 100000000')
-  .transform((units, ctx) => {
-    try {
-      return unitsToMicros(units, 6);
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', message: (error as AmountError).message });
-      return z.NEVER;
-    }
-  });
+/** Currency units (at most 6 decimals, as AI costs), kept as integer micro-units. */
+const limitSchema = unitsMicrosSchema(100_000_000, 6);
 
 /** The limit fields a key is created or changed with (absent: unchanged; null: none). */
 export const keyLimitsShape = {

@@ -571,7 +571,7 @@ test('the dashboard creates a key with a limit, tiers and expiry, and shows its 
       ['limit', '-3'],
     ]);
     assert.equal(refused.status, 422);
-    assert.match(await refused.text(), /must be at least 0/);
+    assert.match(await refused.text(), /class="error" role="alert">[^<]*0/);
     const created = await post([
       ['name', 'agent'],
       ['limit', '2.5'],
