@@ -69,7 +69,7 @@ export function keyAdminRouter(deps: RoomDeps): Router {
   return router;
 }
 
-const nearQuery = z.object({
+export const nearQuery = z.object({
   threshold: z.coerce.number().min(0).max(10).default(0.8),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });

@@ -1,4 +1,5 @@
 import type { RouteDoc } from '../http/openapi.js';
+import { nearQuery } from './key-admin.js';
 import { createAccountBody, createKeyBody, listQuery, moneyBody, patchKeyBody } from './schemas.js';
 
 const admin = { tag: 'admin', auth: 'admin' } as const;
@@ -50,6 +51,18 @@ export const accountRouteDocs: RouteDoc[] = [
     body: patchKeyBody,
     success: { status: 200, description: 'the key' },
     errors: { 404: 'no such key', 409: 'the key is revoked' },
+  },
+  {
+    ...admin,
+    method: 'get',
+    path: '/admin/keys/limits',
+    summary: 'Keys at or past `threshold` of their limit this period, fullest first',
+    query: nearQuery,
+    success: {
+      status: 200,
+      description:
+        '{object: "list", threshold, data: [key with account_id, spent, limit_remaining, used_fraction, exceeded]}',
+    },
   },
   {
     ...admin,
