@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { formatMoney } from './chat/protocol.js';
 import { toFailure } from './errors.js';
+import { keyLimitText, keyLimitTooltip, type KeyLimitInfo } from './keyLimit.js';
 import type { Services } from './services.js';
 
 export class BalanceStatusBar implements vscode.Disposable {
@@ -15,6 +16,8 @@ export class BalanceStatusBar implements vscode.Disposable {
   private timer: NodeJS.Timeout | undefined;
   private refreshing: AbortController | undefined;
   private lastBalance: { balance: number; currency: string } | undefined;
+  /** The key's own limit (GET /v1/key), refreshed with the balance. */
+  private keyLimit: KeyLimitInfo | undefined;
 
   constructor(private readonly services: Services) {
     this.item.name = 'AIHub Balance';
@@ -50,8 +53,14 @@ export class BalanceStatusBar implements vscode.Disposable {
     const timeout = setTimeout(() => controller.abort(), 15_000);
     try {
       const client = await this.services.client();
-      const balance = await client.balance(controller.signal);
-      if (this.refreshing === controller) this.showBalance(balance.balance, balance.currency);
+      const [balance, key] = await Promise.all([
+        client.balance(controller.signal),
+        client.keyLimit(controller.signal).catch(() => undefined),
+      ]);
+      if (this.refreshing === controller) {
+        this.keyLimit = key;
+        this.showBalance(balance.balance, balance.currency);
+      }
     } catch (error) {
       if (this.refreshing === controller) this.showProblem(error);
     } finally {
@@ -66,12 +75,12 @@ export class BalanceStatusBar implements vscode.Disposable {
     const session =
       spend.session > 0 ? ` · session ${formatMoney(spend.session, spend.currency)}` : '';
     const capped = spend.capReached;
-    this.item.text = `${capped ? '$(warning)' : '$(credit-card)'} AIHub ${formatMoney(balance, currency)}${session}${capped ? ' · cap reached' : ''}`;
+    this.item.text = `${capped ? '$(warning)' : '$(credit-card)'} AIHub ${formatMoney(balance, currency)}${keyLimitText(this.keyLimit, currency)}${session}${capped ? ' · cap reached' : ''}`;
     const cap =
       spend.cap === undefined
         ? 'No daily cap (aihub.spendingCap.perDay).'
         : `Today ${formatMoney(spend.today, spend.currency)} of the ${formatMoney(spend.cap, spend.currency)} daily cap.`;
-    this.item.tooltip = `AIHub balance. This session: ${formatMoney(spend.session, spend.currency)}. ${cap} Click to top up.`;
+    this.item.tooltip = `AIHub balance. This session: ${formatMoney(spend.session, spend.currency)}. ${cap}${keyLimitTooltip(this.keyLimit, currency)} Click to top up.`;
     this.item.command = 'aihub.topUp';
     this.item.backgroundColor = capped
       ? new vscode.ThemeColor('statusBarItem.warningBackground')

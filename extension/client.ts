@@ -1,9 +1,10 @@
 // The gateway client: the official openai SDK pointed at the AIHub base URL (which is the proof of
 // OpenAI compatibility from the client side), plus AIHub's own GET /v1/balance. Every call takes
 // an AbortSignal; the callers derive it from VS Code's CancellationToken.
-import OpenAI, { APIUserAbortError } from 'openai';
+import OpenAI, { APIError, APIUserAbortError } from 'openai';
 import type { ModelChoice, ReplyMeta } from './chat/protocol.js';
 import type { ListedModel } from './lm/convert.js';
+import type { KeyLimitInfo } from './keyLimit.js';
 
 export interface Connection {
   apiBase: string;
@@ -354,6 +355,20 @@ export class GatewayClient {
 
   async balance(signal?: AbortSignal): Promise<Balance> {
     return this.openai.get<Balance>('/balance', signal ? { signal } : {});
+  }
+
+  /** GET /v1/key: the key's own limit and what is left of it (undefined from a gateway without it). */
+  async keyLimit(signal?: AbortSignal): Promise<KeyLimitInfo | undefined> {
+    try {
+      const reply = await this.openai.get<{ data?: KeyLimitInfo }>(
+        '/key',
+        signal ? { signal } : {},
+      );
+      return reply.data;
+    } catch (error) {
+      if (error instanceof APIError && error.status === 404) return undefined;
+      throw error;
+    }
   }
 
   /** GET /v1/models as the gateway lists the tiers (limits, prices, modalities). */

@@ -3,6 +3,7 @@
 // so no configuration at all is the embedded default: built-in engines and sandbox providers.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { keysConfigSchema } from './accounts/key-limits.js';
 import { chatConfigSchema } from './chat/config.js';
 import { NATIVE_PROTOCOLS } from './chat/protocols/index.js';
 import { paymentsConfigSchema } from './payments/config.js';
@@ -57,6 +58,8 @@ export const configSchema = z
       })
       .prefault({}),
     chat: chatConfigSchema.prefault({}),
+    /** Per-key limits (issue #39): their periods' time zone, as an offset from UTC (India's by default). */
+    keys: keysConfigSchema.prefault({}),
     payments: paymentsConfigSchema.prefault({}),
     /** Live top-ups through a payment gateway (topups/config.ts); secrets from the environment only. */
     topups: topupsConfigSchema.prefault({}),

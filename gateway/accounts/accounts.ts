@@ -5,6 +5,7 @@ import { ServiceError } from '../kernel/errors.js';
 import type { TableIndex, Tx } from '../store/types.js';
 import type { Account, ApiKey, State } from '../store/state.js';
 import { conflict, notFound } from '../http/errors.js';
+import { limitsView } from './key-limits.js';
 import { displayPrefix, generateApiKey, keyIdFromHash, sha256Hex } from './keys.js';
 
 export function createAccount(
@@ -78,6 +79,8 @@ export function createApiKey(
   keys: TableIndex<'keys'>,
   account_id: string,
   name: string,
+  /** The key's limit fields (key-limits.ts), when it is created with any. */
+  limits: Partial<ApiKey> = {},
 ): { record: ApiKey; key: string } {
   let active = 0;
   const revoked: ApiKey[] = [];
@@ -109,6 +112,7 @@ export function createApiKey(
     name,
     created_at: tx.now.toISOString(),
     revoked_at: null,
+    ...limits,
   };
   tx.set('keys', record.id, record);
   return { record, key };
@@ -156,5 +160,6 @@ export function keyView(key: ApiKey) {
     name: key.name,
     created_at: key.created_at,
     revoked_at: key.revoked_at,
+    ...limitsView(key),
   };
 }

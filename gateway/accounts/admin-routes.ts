@@ -1,23 +1,14 @@
 // The admin API of CONTRACT.md: accounts, keys, credits (idempotent on `reference`).
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { z } from 'zod';
 import type { RoomDeps } from '../deps.js';
 import { ApiError, parseWith } from '../http/errors.js';
 import { balanceMicros } from '../ledger/ledger.js';
 import { microsToUnits } from '../util/money.js';
-import {
-  accountView,
-  createAccount,
-  createApiKey,
-  keyView,
-  requireAccount,
-  revokeApiKey,
-} from './accounts.js';
+import { accountView, createAccount, keyView, requireAccount, revokeApiKey } from './accounts.js';
 import { adjustWallet } from './adjustments.js';
 import { isAdminToken } from './auth.js';
-import { createAccountBody, createKeyBody, listQuery, moneyBody } from './schemas.js';
-
-const idParam = z.string().min(1).max(100);
+import { keyAdminRouter } from './key-admin.js';
+import { createAccountBody, idParam, listQuery, moneyBody } from './schemas.js';
 
 /** A per-address failure limit (the admin console's login limiter, shared so both doors count together). */
 export interface FailureLock {
@@ -119,15 +110,7 @@ export function adminRouter(deps: RoomDeps, payment_services: readonly string[])
     res.json({ ...(await view(id)), keys: keys.map(keyView) });
   });
 
-  router.post('/accounts/:id/keys', async (req, res) => {
-    const id = parseWith(idParam, req.params.id);
-    const body = parseWith(createKeyBody, req.body ?? {});
-    const { record, key } = await store.transact((tx) => {
-      requireAccount(tx, id);
-      return createApiKey(tx, store.indexBy('keys', 'account_id'), id, body.name ?? '');
-    });
-    res.status(201).json({ ...keyView(record), key });
-  });
+  router.use(keyAdminRouter(deps));
 
   router.delete('/keys/:keyId', async (req, res) => {
     const key_id = parseWith(idParam, req.params.keyId);

@@ -4,6 +4,7 @@ import type { Store } from '../store/types.js';
 import type { Account, ApiKey, State } from '../store/state.js';
 import { table } from '../store/state.js';
 import { ApiError } from '../http/errors.js';
+import { isExpired } from './key-limits.js';
 import { keyIdFromHash, matchesHash, sha256Hex } from './keys.js';
 
 /** The key from `Authorization: Bearer <key>` or `x-api-key: <key>` (header names are case-insensitive). */
@@ -71,6 +72,7 @@ export function knownKeyLoaded(store: Store, headers: IncomingHttpHeaders): Prom
 export function authenticate(
   state: State,
   headers: IncomingHttpHeaders,
+  now_ms: number = Date.now(),
 ): { account: Account; key: ApiKey } {
   const raw = extractApiKey(headers);
   if (!raw) {
@@ -83,7 +85,17 @@ export function authenticate(
     );
   }
   const found = findApiKey(state, raw);
-  if (found.ok) return found;
+  if (found.ok) {
+    if (isExpired(found.key, now_ms))
+      throw new ApiError(
+        401,
+        'key_expired',
+        `this API key expired at ${found.key.expires_at}; ask the account's owner for a new one or a later expiry`,
+        null,
+        'invalid_request_error',
+      );
+    return found;
+  }
   if (found.reason === 'revoked')
     throw new ApiError(
       401,

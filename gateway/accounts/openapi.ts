@@ -1,5 +1,6 @@
 import type { RouteDoc } from '../http/openapi.js';
-import { createAccountBody, createKeyBody, listQuery, moneyBody } from './schemas.js';
+import { nearQuery } from './key-admin.js';
+import { createAccountBody, createKeyBody, listQuery, moneyBody, patchKeyBody } from './schemas.js';
 
 const admin = { tag: 'admin', auth: 'admin' } as const;
 
@@ -35,8 +36,33 @@ export const accountRouteDocs: RouteDoc[] = [
     path: '/admin/accounts/:id/keys',
     summary: 'Create an API key (shown once)',
     body: createKeyBody,
-    success: { status: 201, description: '{id, key, prefix, name, created_at}' },
+    success: {
+      status: 201,
+      description:
+        '{id, key, prefix, name, created_at, limit, limit_reset, models, expires_at, requests_per_minute, tokens_per_minute}',
+    },
     errors: { 404: 'no such account' },
+  },
+  {
+    ...admin,
+    method: 'patch',
+    path: '/admin/keys/:keyId',
+    summary: "Change a key's name, limit, reset, models, expiry or rates (audited)",
+    body: patchKeyBody,
+    success: { status: 200, description: 'the key' },
+    errors: { 404: 'no such key', 409: 'the key is revoked' },
+  },
+  {
+    ...admin,
+    method: 'get',
+    path: '/admin/keys/limits',
+    summary: 'Keys at or past `threshold` of their limit this period, fullest first',
+    query: nearQuery,
+    success: {
+      status: 200,
+      description:
+        '{object: "list", threshold, data: [key with account_id, spent, limit_remaining, used_fraction, exceeded]}',
+    },
   },
   {
     ...admin,

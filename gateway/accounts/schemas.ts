@@ -6,7 +6,7 @@ export const createAccountBody = z.strictObject({
   email: z.email('must be an email address').max(254),
   name: z.string().trim().max(200).optional(),
 });
-export const createKeyBody = z.strictObject({ name: z.string().trim().max(100).optional() });
+export { createKeyBody, patchKeyBody } from './key-limits.js';
 export const moneyBody = z.strictObject({
   amount: unitsAmountSchema(2),
   reference: z.string().trim().min(1).max(128),
@@ -16,3 +16,6 @@ export const listQuery = z.object({
   page: z.coerce.number().int().min(1).max(1_000_000).default(1),
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });
+
+/** An id in a path (an account, a key). */
+export const idParam = z.string().min(1).max(100);

@@ -13,6 +13,7 @@ import {
   type VolatileReservation,
 } from '../ledger/ledger.js';
 import type { Store, Tx } from '../store/types.js';
+import type { KeyHold } from './key-hold.js';
 import type { SharedReservations } from './reservations.js';
 import { table, type State } from '../store/state.js';
 import { targetPrice, type TierConfig } from './config.js';
@@ -38,6 +39,8 @@ export interface Reservation {
   money: VolatileReservation;
   /** Free-tier tokens counted against today's allowance while the request runs. */
   free_tokens: number;
+  /** A limited key's hold (chat/key-hold.ts): the settlement adds the cost to the key's spend. */
+  key?: KeyHold | undefined;
 }
 
 export interface Settlement {
@@ -91,10 +94,11 @@ export async function reserveShared(
     worst_case_micros: number;
     free_tokens: number;
   },
+  key?: { key_id: string; holdIn(tx: Tx): void },
 ): Promise<Reservation> {
   return reservationOf(
     input,
-    await shared.reserve(input.account_id, input.request_id, input.worst_case_micros),
+    await shared.reserve(input.account_id, input.request_id, input.worst_case_micros, key),
   );
 }
 
@@ -189,6 +193,7 @@ function settleTx(
         )
       : 0;
   const charged_micros = covered_micros + beyond_micros;
+  r.key?.settleIn(tx, cost_micros);
   const receivable_micros = cost_micros - charged_micros;
   if (charged_micros > 0)
     debitWallet(tx, {

@@ -7,6 +7,7 @@ import { isTierId, listedPricing, TIER_IDS, type TierConfig } from './config.js'
 import type { ChatRoom } from './room.js';
 import { ModelNotFoundError } from './refusals.js';
 import { authorize } from './steps/auth.js';
+import { assertModelAllowed, keyAllows } from './key-hold.js';
 
 /** `created` of the model list: the day the five tiers were introduced. */
 const MODELS_CREATED = 1_735_689_600;
@@ -17,13 +18,15 @@ export function listModels(
   res: ServerResponse,
   locals: Locals,
 ): void {
-  authorize(room, req, locals);
+  const { key } = authorize(room, req, locals);
+  // A key limited to some tiers lists only those.
+  const ids = key.models ? TIER_IDS.filter((id) => keyAllows(key, id)) : TIER_IDS;
   sendJson(res, 200, {
     object: 'list',
-    data: TIER_IDS.map((id) => modelEntry(room, room.config.models[id])),
+    data: ids.map((id) => modelEntry(room, room.config.models[id])),
     has_more: false,
-    first_id: TIER_IDS[0],
-    last_id: TIER_IDS.at(-1),
+    first_id: ids[0] ?? null,
+    last_id: ids.at(-1) ?? null,
   });
 }
 
@@ -34,8 +37,9 @@ export function getModel(
   locals: Locals,
   id: string,
 ): void {
-  authorize(room, req, locals);
+  const { key } = authorize(room, req, locals);
   if (!isTierId(id)) throw new ModelNotFoundError(id);
+  assertModelAllowed(key, id);
   sendJson(res, 200, modelEntry(room, room.config.models[id]));
 }
 

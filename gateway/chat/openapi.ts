@@ -42,5 +42,16 @@ export const chatRouteDocs: RouteDoc[] = [
         '{object: "balance", currency, balance, owed, usage: {requests, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost, by_protocol: {chat, responses, messages, embeddings, completions: {requests, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost}}}}',
     },
   },
+  {
+    ...v1,
+    method: 'get',
+    path: '/v1/key',
+    summary: "The key's own limit, what is left of it and its usage (OpenRouter's shape)",
+    success: {
+      status: 200,
+      description:
+        '{data: {name, label, limit, limit_remaining, limit_reset, limit_resets_at, usage, usage_daily, usage_weekly, usage_monthly, models, expires_at, rate_limit, currency, time_zone}}',
+    },
+  },
   ...protocolRouteDocs,
 ];

@@ -14,6 +14,7 @@ import {
   type VolatileReservation,
 } from '../ledger/ledger.js';
 import type { Store, Tx } from '../store/types.js';
+import { keyHeldDropped } from './key-hold.js';
 
 export const DEFAULT_LEASE_MS = 30_000;
 
@@ -23,6 +24,7 @@ function drop(tx: Tx, id: string): number {
   if (!row) return 0;
   tx.del('chat_reservations', id);
   tx.add('chat_reserved', row.account_id, -row.amount_micros);
+  if (row.key_id) keyHeldDropped(tx, row.key_id, row.amount_micros);
   return row.amount_micros;
 }
 
@@ -95,14 +97,19 @@ export class SharedReservations {
       });
   }
 
-  /** Sets the worst case aside for every gateway, or throws InsufficientBalanceError. */
+  /**
+   * Sets the worst case aside for every gateway, or throws InsufficientBalanceError; a limited
+   * key's hold (`key`) is checked and taken in the same transaction, and given back with the row.
+   */
   async reserve(
     account_id: string,
     request_id: string,
     amount_micros: number,
+    key?: { key_id: string; holdIn(tx: Tx): void },
   ): Promise<VolatileReservation> {
     const id = `rsv_${request_id}`;
     await this.store.transact((tx) => {
+      key?.holdIn(tx);
       if (!hasAvailable(tx, account_id, amount_micros))
         throw new InsufficientBalanceError(availableMicros(tx.state, account_id), amount_micros);
       if (amount_micros === 0) return;
@@ -112,6 +119,7 @@ export class SharedReservations {
         amount_micros,
         gateway: this.gateway,
         lease_until_ms: this.now() + this.lease_ms,
+        ...(key ? { key_id: key.key_id } : {}),
       };
       tx.set('chat_reservations', id, row);
       tx.add('chat_reserved', account_id, amount_micros);

@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { addErrorShape, ApiError } from '../http/errors.js';
 import { pathOf, type Locals } from '../http/lean.js';
 import { balance } from './balance.js';
+import { isOwnerKeysPath, KEY_ROUTE, OWNER_KEYS_ROUTE } from './key-routes.js';
 import { getModel, listModels } from './models.js';
 import { PROTOCOLS } from './protocols/index.js';
 import type { Route } from './route.js';
@@ -42,6 +43,7 @@ const POST = new Map<string, Route>(
 const GET = new Map<string, Route>([
   ['/v1/models', { protocol: 'other', handle: listModels }],
   ['/v1/balance', { protocol: 'other', handle: balance }],
+  ['/v1/key', KEY_ROUTE],
 ]);
 
 const MODEL: Route = {
@@ -72,6 +74,7 @@ function findOwn(req: IncomingMessage, path: string): Route | null {
 
 function find(req: IncomingMessage, path: string): Route {
   const method = req.method;
+  if (isOwnerKeysPath(path)) return OWNER_KEYS_ROUTE;
   if (method === 'POST') return POST.get(path) ?? findOwn(req, path) ?? NO_ROUTE;
   if (method === 'GET' || method === 'HEAD')
     return (

@@ -7,7 +7,7 @@ import { errorShapeOf, errorShapeSchemas } from './errors.js';
 export type Auth = 'api_key' | 'admin' | 'none';
 
 export interface RouteDoc {
-  method: 'get' | 'post' | 'put' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** Express-style path; `:id` after a slash becomes `{id}` (a colon elsewhere is literal). */
   path: string;
   tag: string;

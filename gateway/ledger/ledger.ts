@@ -24,6 +24,8 @@ export interface SharedReservation {
   amount_micros: number;
   gateway: string;
   lease_until_ms: number;
+  /** The limited key whose limit this amount is held against too (chat/key-hold.ts). */
+  key_id?: string;
 }
 
 declare module '../store/state.js' {

@@ -42,6 +42,7 @@ export function begin(
     // Settled by now (a no-op then), or cut short by an error nobody foresaw: either way no
     // reservation outlives its request.
     reservation.money.release();
+    reservation.key?.release();
     res.off('close', onClose);
     room.in_flight--;
     if (free_tokens) room.addReservedFree(account_id, -free_tokens);

@@ -8,7 +8,7 @@ import type { Locals } from '../../http/lean.js';
 import type { ChatRoom } from '../room.js';
 
 export function authorize(room: ChatRoom, req: IncomingMessage, locals: Locals) {
-  const found = authenticate(room.deps.store.state, req.headers);
+  const found = authenticate(room.deps.store.state, req.headers, room.now_ms());
   locals.account_id = found.account.id;
   if (found.account.ip_whitelist.length > 0) {
     const address = room.client_address(req);

@@ -3,6 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Locals } from '../../http/lean.js';
 import type { ChatRoom } from '../room.js';
+import { takeKeyRates } from '../key-rates.js';
 import { authorize } from './auth.js';
 import { readJson } from './body.js';
 import { takeRate } from './rate.js';
@@ -16,6 +17,7 @@ export type Front = ReturnType<typeof authorize> & {
 
 export async function front(room: ChatRoom, req: IncomingMessage, locals: Locals): Promise<Front> {
   const found = authorize(room, req, locals);
+  takeKeyRates(room, found.key);
   const rate = takeRate(room, found.key.id);
   const raw = await readJson(req, room.config.body_limit_bytes);
   return { ...found, rate, raw };

@@ -11,7 +11,16 @@ import {
   utcDay,
 } from '../billing.js';
 import { targetPrice, type TierConfig } from '../config.js';
+import {
+  assertModelAllowed,
+  holdKeyInMemory,
+  holdKeyInTx,
+  keyRecord,
+  sharedKeyHold,
+} from '../key-hold.js';
 import { worstCostMicros } from '../pricing.js';
+import type { SharedReservations } from '../reservations.js';
+import type { ApiKey } from '../../store/state.js';
 import { InsufficientBalanceRefusal } from '../refusals.js';
 import type { ChatRoom } from '../room.js';
 
@@ -35,6 +44,8 @@ export interface HoldRequest {
 export async function hold(room: ChatRoom, request: HoldRequest) {
   const { account_id, key_id, tier, request_id, prompt_tokens_estimate, cap_field } = request;
   const choices = request.choices ?? 1;
+  const key = keyRecord(room.deps.store.state, key_id);
+  assertModelAllowed(key, tier.id);
   let max_output_tokens = request.max_output_tokens;
   let free_tokens = 0;
   if (tier.daily_token_allowance !== null)
@@ -52,11 +63,12 @@ export async function hold(room: ChatRoom, request: HoldRequest) {
     prompt_tokens_estimate,
     max_output_tokens * choices,
   );
+  const limit = keyLimitCheck(room, key, worst_case_micros);
   try {
     const input = { account_id, key_id, tier, request_id, worst_case_micros, free_tokens };
     const reservation = room.shared_reservations
-      ? await reserveShared(room.shared_reservations, input)
-      : reserve(room.deps.store, input);
+      ? await holdShared(room.shared_reservations, input, limit)
+      : holdHere(room, input, limit);
     return { reservation, free_tokens, max_output_tokens };
   } catch (error) {
     if (error instanceof InsufficientBalanceError) {
@@ -74,6 +86,45 @@ export async function hold(room: ChatRoom, request: HoldRequest) {
     }
     throw error;
   }
+}
+
+type HoldInput = Parameters<typeof reserve>[1];
+type LimitCheck = ReturnType<typeof keyLimitCheck>;
+
+/** The figures a limited key's hold is checked on; null for a key without a limit. */
+function keyLimitCheck(room: ChatRoom, key: ApiKey | undefined, worst_case_micros: number) {
+  if (key?.limit_micros == null) return null;
+  return {
+    key,
+    worst_case_micros,
+    now_ms: room.now_ms(),
+    utc_offset: room.deps.config.keys.utc_offset,
+    currency: room.currency,
+  };
+}
+
+/** The JSON-file store: the key's hold, then the wallet's, both in memory in one synchronous step. */
+function holdHere(room: ChatRoom, input: HoldInput, limit: LimitCheck) {
+  const key = limit ? holdKeyInMemory(room.deps.store.state, limit) : null;
+  try {
+    const reservation = reserve(room.deps.store, input);
+    reservation.key = key ?? undefined;
+    return reservation;
+  } catch (error) {
+    key?.release();
+    throw error;
+  }
+}
+
+/** PostgreSQL: the key's hold in the reservation's own transaction, given back with its row. */
+async function holdShared(shared: SharedReservations, input: HoldInput, limit: LimitCheck) {
+  if (!limit) return reserveShared(shared, input);
+  const reservation = await reserveShared(shared, input, {
+    key_id: limit.key.id,
+    holdIn: (tx) => holdKeyInTx(tx, limit),
+  });
+  reservation.key = sharedKeyHold(limit.key.id, limit.utc_offset);
+  return reservation;
 }
 
 /** The free tier: the output limit today's allowance leaves for `choices` choices, and the tokens to count against it. */

@@ -6,6 +6,8 @@ import type { ApiError } from '../../http/errors.js';
 import { microsToUnits } from '../../util/money.js';
 import { settle, type Settlement, type UsageStatus } from '../billing.js';
 import type { Usage, XAihub } from '../protocol.js';
+import { keyRecord } from '../key-hold.js';
+import { spendKeyTokens } from '../key-rates.js';
 import type { ChatRoom } from '../room.js';
 import { estimated, ZERO, type Call, type Settling } from './call.js';
 import { toApiError } from './upstream-errors.js';
@@ -32,6 +34,8 @@ export async function finish(
     },
     room.now_ms(),
   );
+  const key = keyRecord(room.deps.store.state, call.reservation.key_id);
+  spendKeyTokens(room, key, usage.prompt_tokens + usage.completion_tokens);
   room.metrics.settled(
     call.tier.id,
     call.protocol,

@@ -70,6 +70,7 @@ export const VALIDATED_TABLES: ReadonlySet<string> = new Set([
   'chat_reservations',
   'chat_reserved',
   'chat_free_usage',
+  'key_spend',
   'usage',
   'dmt_usage',
   'webhook_deliveries',

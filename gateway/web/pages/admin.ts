@@ -1,6 +1,7 @@
 // The admin console under /admin: an admin logs in with the admin token (a cookie session
 // of its own, path /admin), then manages accounts, keys, credits and reads the audit log.
 // The JSON admin API keeps every other /admin path (bearer auth); nothing here collides.
+import { keySpends } from './key-limits-form.js';
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { accountView, revokeApiKey } from '../../accounts/accounts.js';
@@ -233,7 +234,7 @@ ${
 async function accountPage(input: AccountSectionInput) {
   const { ctx, account, csrf } = input;
   const keys = await accountKeys(ctx, account.id);
-  const key_stats = await keyStatsOf(ctx, keys);
+  const [key_stats, key_spends] = await Promise.all([keyStatsOf(ctx, keys), keySpends(ctx, keys)]);
   const errors = (form: string) => (input.form === form ? input.errors : undefined);
   const value = (form: string, name: string) =>
     input.form === form ? (input.values[name] ?? '') : '';
@@ -281,7 +282,7 @@ ${csrfField(csrf)}
 ${sections}
 <section class="card" aria-labelledby="keys-title">
 <h2 id="keys-title">API keys</h2>
-${keysTable(ctx, keys, key_stats, { action: (key) => `/admin/console/keys/${key.id}/revoke`, csrf })}
+${keysTable(ctx, keys, key_stats, { action: (key) => `/admin/console/keys/${key.id}/revoke`, csrf }, key_spends)}
 </section>`;
 }
 

@@ -7,7 +7,9 @@ import { ApiError } from '../../http/errors.js';
 import { ServiceError } from '../../kernel/errors.js';
 import type { ApiKey } from '../../store/state.js';
 import { clearSigningSecret, setSigningSecret } from '../../payments/signing.js';
+import { limitsView } from '../../accounts/key-limits.js';
 import { audit } from '../audit.js';
+import { keySpends, limitCell, limitsFormFields, limitsFromForm } from './key-limits-form.js';
 import {
   fieldError,
   formErrors,
@@ -49,11 +51,12 @@ export function keysTable(
   keys: ApiKey[],
   stats_of: Map<string, KeyStats>,
   revoke: { action: (key: ApiKey) => string; csrf: string } | null,
+  spends: Map<string, number> = new Map(),
 ) {
   if (keys.length === 0) return html`<p class="empty">No keys yet.</p>`;
   return html`<div class="table-wrap"><table>
 <caption class="visually-hidden">API keys</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Spend</th><th scope="col">Status</th></tr></thead>
+<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Spend</th><th scope="col">Limit</th><th scope="col">Status</th></tr></thead>
 <tbody>${keys.map((key) => {
     const stats = stats_of.get(key.id) ?? { requests: 0, cost_micros: 0, last_used: null };
     return html`<tr${key.revoked_at ? html` class="revoked"` : ''} data-key-id="${key.id}">
@@ -63,6 +66,7 @@ export function keysTable(
 <td>${stats.last_used ? formatTimestamp(stats.last_used) : html`<span class="muted">never</span>`}</td>
 <td class="num">${stats.requests}</td>
 <td class="num">${formatMoney(stats.cost_micros, ctx.currency)}</td>
+<td>${limitCell(ctx, key, spends.get(key.id))}</td>
 <td>${
       key.revoked_at
         ? html`<span class="pill bad">revoked ${formatTimestamp(key.revoked_at)}</span>`
@@ -109,7 +113,7 @@ async function keysPage(
   },
 ) {
   const keys = await accountKeys(ctx, state.account.id);
-  const stats = await keyStatsOf(ctx, keys);
+  const [stats, spends] = await Promise.all([keyStatsOf(ctx, keys), keySpends(ctx, keys)]);
   const base = ctx.publicUrl();
   return html`<h1>API keys</h1>
 <p class="lead">A key works on the AI API (<code>${base}/v1</code>) and the payments API (<code>${base}/api</code>). Keep keys secret; revoke a key you no longer trust.</p>
@@ -130,13 +134,14 @@ ${
 ${csrfField(state.csrf)}
 <div class="row">
 <div class="field"><label for="key-name">Key name<span class="hint" id="key-name-hint">Where the key is used, e.g. laptop, CI, VS Code.</span></label><input id="key-name" name="name" type="text" required maxlength="100" value="${options.name ?? ''}"${invalidAttrs(options.errors, 'name', 'key-name-hint')}>${fieldError(options.errors, 'name')}</div>
-<button type="submit">Create key</button>
 </div>
+${limitsFormFields(ctx, options.errors)}
+<button type="submit">Create key</button>
 </form>
 </section>
 <section class="card" aria-labelledby="keys-title">
 <h2 id="keys-title">Your keys</h2>
-${keysTable(ctx, keys, stats, { action: (key) => `/api-keys/${key.id}/revoke`, csrf: state.csrf })}
+${keysTable(ctx, keys, stats, { action: (key) => `/api-keys/${key.id}/revoke`, csrf: state.csrf }, spends)}
 </section>
 ${ctx.deps.payments ? signingCard(ctx, state, options.signing_secret ?? null) : ''}`;
 }
@@ -179,15 +184,23 @@ function createKeyRoute(ctx: WebContext, router: Router): void {
     };
     const name = String((req.body as Record<string, unknown>)?.name ?? '').slice(0, 100);
     if (!parsed.success) return render_error(422, formErrors(parsed.error), name);
+    const limits = limitsFromForm(req.body ?? {}, ctx.deps.config.keys.utc_offset);
+    if (!limits.ok) return render_error(422, limits.errors, name);
     const keys_index = store.indexBy('keys', 'account_id');
     const created = await store
       .transact((tx) => {
-        const result = createApiKey(tx, keys_index, state.account.id, parsed.data.name);
+        const result = createApiKey(
+          tx,
+          keys_index,
+          state.account.id,
+          parsed.data.name,
+          limits.fields,
+        );
         audit(tx, {
           actor: `user:${state.account.id}`,
           action: 'key.create',
           account_id: state.account.id,
-          detail: `${result.record.id} "${parsed.data.name}"`,
+          detail: `${result.record.id} "${parsed.data.name}" ${JSON.stringify(limitsView(result.record))}`,
           ip: ctx.clientIp(req),
         });
         return result;

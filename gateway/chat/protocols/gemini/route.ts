@@ -11,6 +11,7 @@ import { runChat } from '../../pipeline.js';
 import type { ChatRoom } from '../../room.js';
 import { ModelNotFoundError } from '../../refusals.js';
 import { authorize } from '../../steps/auth.js';
+import { keyAllows } from '../../key-hold.js';
 import { front } from '../../steps/front.js';
 import type { Protocol } from '../../protocol.js';
 import type { ProtocolRoutes, Route } from '../../route.js';
@@ -109,9 +110,11 @@ export function listGeminiModels(
   res: ServerResponse,
   locals: Locals,
 ): void {
-  authorize(room, req, locals);
+  const { key } = authorize(room, req, locals);
   sendJson(res, 200, {
-    models: TIER_IDS.map((id) => geminiModel(room, room.config.models[id])),
+    models: TIER_IDS.filter((id) => keyAllows(key, id)).map((id) =>
+      geminiModel(room, room.config.models[id]),
+    ),
   });
 }
 
