@@ -91,8 +91,11 @@ export function createApiKey(
     // Oldest revocation first; revocations of one millisecond keep their creation order (the
     // index's, and sort is stable), never an order of their random ids.
     revoked.sort((a, b) => a.revoked_at!.localeCompare(b.revoked_at!));
-    for (const old of revoked.slice(0, revoked.length - MAX_REVOKED_KEYS_KEPT))
+    for (const old of revoked.slice(0, revoked.length - MAX_REVOKED_KEYS_KEPT)) {
       tx.del('keys', old.id);
+      // What a limited key spent goes with it (key-limits.ts), so key_spend stays bounded by keys.
+      if (tx.get('key_spend', old.id)) tx.del('key_spend', old.id);
+    }
   }
   if (active >= MAX_ACTIVE_KEYS) {
     throw new ServiceError(

@@ -9,6 +9,7 @@ import {
   revokeApiKey,
 } from '../../gateway/accounts/accounts.ts';
 import { findApiKey } from '../../gateway/accounts/auth.ts';
+import { addSpend } from '../../gateway/accounts/key-limits.ts';
 import { ServiceError } from '../../gateway/kernel/errors.ts';
 import { Store } from '../../gateway/store/store.ts';
 import { tempDir } from '../support/temp.ts';
@@ -66,6 +67,8 @@ test('createApiKey: keys created and revoked in a loop keep at most 50 revoked r
       await store.transact((tx) =>
         tx.history({ type: 'api_log', ts: tx.now.toISOString(), key_id: record.id, status: 200 }),
       );
+      // The first key spent under a limit (issue #39): its key_spend row must go with it.
+      if (i === 0) await store.transact((tx) => addSpend(tx, record.id, 5_000, 0));
       await store.transact((tx) => revokeApiKey(tx, record.id, owner.id));
       assert.ok(
         [...keys.ids(owner.id)].length <= MAX_REVOKED_KEYS_KEPT + 1,
@@ -83,6 +86,7 @@ test('createApiKey: keys created and revoked in a loop keep at most 50 revoked r
     assert.deepEqual(findApiKey(store.state, oldest.key), { ok: false, reason: 'unknown' });
     assert.deepEqual(findApiKey(store.state, made.at(-1)!.key), { ok: false, reason: 'revoked' });
     assert.equal(store.archive.keys.has(oldest.id), false, 'its figures went with it');
+    assert.equal(store.get('key_spend', oldest.id), undefined, 'and what it spent under its limit');
     assert.equal(store.archive.keys.get(made.at(-1)!.id)?.requests, 1);
     await store.close();
     // The same after a restart (the journal replayed, the indexes' figures from the manifest).
