@@ -228,9 +228,12 @@ test('keyboard only: skip link first, then the fields in reading order; Enter lo
       await page.keyboard.type(PASSWORD);
       await page.keyboard.press('Enter');
       await page.waitForURL(/\/api-keys$/);
-      // On the keys page the name field and its button follow each other.
+      // On the keys page the name field and its button follow each other, the key's optional
+      // limits folded between them (issue #39).
       await page.getByLabel('Key name').focus();
       await page.keyboard.type('kbd');
+      await page.keyboard.press('Tab');
+      assert.equal(await focused(), 'summary#:Limits (optional)');
       await page.keyboard.press('Tab');
       assert.equal(await focused(), 'button#:Create key');
       await page.keyboard.press('Enter');

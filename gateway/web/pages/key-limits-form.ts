@@ -46,14 +46,19 @@ export function limitsFormFields(ctx: WebContext, errors: FormErrors | undefined
   const offset = ctx.deps.config.keys.utc_offset;
   const error = (field: string) =>
     errors?.[field] ? html`<span class="error" role="alert">${errors[field]}</span>` : '';
-  return html`<div class="row">
+  // Optional and folded away: the name field and its button stay next to each other for the
+  // common case (and a keyboard); open when one of these fields was refused.
+  const open = ['limit', 'limit_reset', 'expires_on', 'models'].some((field) => errors?.[field]);
+  return html`<details class="key-limits"${open ? ' open' : ''}><summary>Limits (optional)</summary>
+<div class="row">
 <div class="field"><label for="key-limit">Spending limit (${ctx.currency})<span class="hint">Optional. The most this key may spend.</span></label><input id="key-limit" name="limit" type="number" min="0" step="any" inputmode="decimal">${error('limit')}</div>
 <div class="field"><label for="key-reset">Limit resets<span class="hint">At 00:00 UTC${offset}.</span></label><select id="key-reset" name="limit_reset"><option value="">never</option><option value="daily">daily</option><option value="weekly">weekly (Monday)</option><option value="monthly">monthly</option></select>${error('limit_reset')}</div>
 <div class="field"><label for="key-expires">Expires on<span class="hint">Optional. From 00:00 that day.</span></label><input id="key-expires" name="expires_on" type="date">${error('expires_on')}</div>
 </div>
 <fieldset><legend>Models this key may use <span class="hint">None ticked: all.</span></legend>
 ${TIER_IDS.map((id) => html`<label class="inline"><input type="checkbox" name="models" value="${id}"> ${id}</label> `)}${error('models')}
-</fieldset>`;
+</fieldset>
+</details>`;
 }
 
 /** Each limited key's spend this period (read before the page renders). */
