@@ -8,6 +8,7 @@ import { createGateway } from './app.js';
 import { createAccounts } from './accounts/index.js';
 import { compileTrustProxy, type TrustProxy } from './accounts/ip-whitelist.js';
 import { createChat } from './chat/index.js';
+import { PROTOCOL_NAMES } from './chat/protocols/index.js';
 import { providersCommand, ProvidersCliError } from './cli/providers.js';
 import { gatewayId, Metrics } from './http/metrics.js';
 import { createDashboard } from './web/router.js';
@@ -202,6 +203,7 @@ async function serve(config: Config): Promise<void> {
     providers: providers.lists,
     sms: providers.sms,
     api: [topups.api],
+    ai_protocols: PROTOCOL_NAMES,
   });
   const accounts = createAccounts(room_deps, {
     payment_services: payments.services.map((service) => service.code),

@@ -19,6 +19,11 @@ export interface PaymentsContext extends RoomDeps {
   sms: SmsSender | null;
   /** The payment services the room serves (services.ts), as the shared parts know them. */
   services: readonly ServiceSummary[];
+  /**
+   * The /v1 wire protocols (the chat room's names, handed in by main.ts): what the ai-usage
+   * report's filter takes; null (a room built without them) takes any name.
+   */
+  ai_protocols: readonly string[] | null;
   /** Registers work to cancel when the room stops (lookups in flight). */
   onStop(fn: () => void): void;
 }

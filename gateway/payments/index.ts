@@ -88,6 +88,8 @@ type Options = {
   sms?: SmsSender | null;
   /** Other rooms' /api routes (the wallet's top-ups), served behind this /api's auth, signing and log. */
   api?: Router[];
+  /** The chat room's /v1 protocol names (the ai-usage report's filter); any name when absent. */
+  ai_protocols?: readonly string[];
   /** The payment services to serve: services.ts's list unless given (a test's extra service). */
   services?: readonly ServiceModule[];
 };
@@ -136,6 +138,7 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     providers,
     sms,
     services: services.map(({ code, label }) => ({ code, label })),
+    ai_protocols: options.ai_protocols ?? null,
     onStop: (fn) => stopping.push(fn),
   };
   const pruner = prunerOf(ctx, services);

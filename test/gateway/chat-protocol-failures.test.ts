@@ -503,6 +503,8 @@ test('/v1/balance and the ai-usage report show each request with its protocol, c
   });
   assert.equal(wrong.status, 400);
   assert.equal(wrong.body.error.field, 'protocol');
+  // Every protocol the chat room names is a filter, Gemini's too (none of its requests here).
+  assert.equal((await aiUsage(account.key, '?protocol=gemini')).total, 0);
   const misplaced = await request(`${gateway.url}/api/reports/transactions?protocol=chat`, {
     headers: { 'x-api-key': account.key },
   });

@@ -16,9 +16,12 @@ const REPORTS_QUERY = reportsQuery.extend({
     ),
   method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).optional().describe('api-logs only'),
   protocol: z
-    .enum(['chat', 'responses', 'messages', 'embeddings', 'completions'])
+    .string()
+    .max(32)
     .optional()
-    .describe('ai-usage only: the wire protocol of the request'),
+    .describe(
+      'ai-usage only: the wire protocol of the request, as GET /v1/balance names it (chat, responses, ...)',
+    ),
 });
 
 /** The wallet history, then the reports (the account's and the admin's). */

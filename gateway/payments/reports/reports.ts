@@ -699,7 +699,7 @@ function apiLogRow(record: HistoryRecord, scope: Scope): Row {
 export interface AiUsageFilter {
   from?: number | undefined;
   to?: number | undefined;
-  /** The wire protocol: chat, responses, messages, embeddings, completions. */
+  /** The wire protocol, as the chat room names it (chat, responses, messages, ...). */
   protocol?: string | undefined;
   /** The usage record's status: ok, client_closed, upstream_error, stream_error. */
   status?: string | undefined;

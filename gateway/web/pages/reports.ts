@@ -5,6 +5,7 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { clientGone, ClientGoneError } from '../../http/client-gone.js';
+import { PROTOCOL_NAMES } from '../../chat/protocols/index.js';
 import { ApiError } from '../../http/errors.js';
 import type { ReportResult } from '../../payments/reports/reports.js';
 import type { Cell, Row } from '../../payments/shared/csv.js';
@@ -22,7 +23,6 @@ const LABELS: Record<Report, string> = {
   'api-logs': 'API logs',
   'ai-usage': 'AI usage',
 };
-const AI_PROTOCOLS = ['chat', 'responses', 'messages', 'embeddings', 'completions'];
 const PAGE_ROWS = 50;
 const FILTERS = ['service', 'status', 'from', 'to', 'number', 'txn_id', 'protocol'] as const;
 
@@ -315,7 +315,7 @@ function reportBody(
 <form method="get" action="/reports" class="card" aria-label="Filters">
 <input type="hidden" name="report" value="${report}">
 <div class="row">
-${report === 'ai-usage' ? html`<div class="field"><label for="protocol">Protocol</label><select id="protocol" name="protocol"${invalid('protocol')}><option value="">All</option>${AI_PROTOCOLS.map((p) => html`<option value="${p}"${raw.protocol === p ? html` selected` : ''}>${p}</option>`)}</select>${fieldError('protocol')}</div>` : ''}
+${report === 'ai-usage' ? html`<div class="field"><label for="protocol">Protocol</label><select id="protocol" name="protocol"${invalid('protocol')}><option value="">All</option>${PROTOCOL_NAMES.map((p) => html`<option value="${p}"${raw.protocol === p ? html` selected` : ''}>${p}</option>`)}</select>${fieldError('protocol')}</div>` : ''}
 ${report !== 'api-logs' && report !== 'ai-usage' ? html`<div class="field"><label for="service">Service</label><select id="service" name="service"${invalid('service')}><option value="">All</option>${services.map((s) => html`<option value="${s}"${raw.service === s ? html` selected` : ''}>${s}</option>`)}</select>${fieldError('service')}</div>` : ''}
 ${report !== 'commissions' ? html`<div class="field"><label for="status">Status</label><select id="status" name="status"${invalid('status')}><option value="">All</option>${statuses.map((s) => html`<option value="${s}"${raw.status === s ? html` selected` : ''}>${s}</option>`)}</select>${fieldError('status')}</div>` : ''}
 <div class="field"><label for="from">From</label><input id="from" name="from" type="date" value="${raw.from ?? ''}"${invalid('from')}>${fieldError('from')}</div>
