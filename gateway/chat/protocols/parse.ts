@@ -1,54 +1,31 @@
 // Request validation shared by the protocols: a zod failure becomes a 400 naming the field,
-// worded as the protocol's own API words it (OpenAI: "invalid value for `messages[0].role`";
-// Anthropic: "messages.0.role: Input should be ...", "max_tokens: Field required").
+// worded as the protocol's own API words it (OpenAI's "invalid value for `messages[0].role`"
+// here; a protocol with other words passes its own Wording from its folder).
 import type { z } from 'zod';
 import { ApiError } from '../../http/errors.js';
 import { paramOf } from '../schema.js';
 
-export type Wording = 'openai' | 'anthropic';
+/** How a protocol's API words a zod failure (messages/wording.ts has Anthropic's). */
+export type Wording = (issue: z.core.$ZodIssue) => ApiError;
 
-export function parseBody<S extends z.ZodType>(
-  schema: S,
-  raw: unknown,
-  wording: Wording = 'openai',
-): z.output<S> {
-  const result = schema.safeParse(raw);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  if (wording === 'anthropic') {
-    const path = issue.path.map(String).join('.');
-    throw invalid(path ? `${path}: ${anthropicText(issue)}` : anthropicText(issue), path || null);
-  }
+/** OpenAI's wording: "invalid value for `messages[0].role`: ...", naming the field as `param`. */
+export const openaiWording: Wording = (issue) => {
   const param = paramOf(issue.path);
   const message =
     issue.code === 'unrecognized_keys'
       ? `unknown field(s) ${issue.keys.join(', ')}`
       : issue.message;
-  throw invalid(param ? `invalid value for \`${param}\`: ${message}` : message, param);
-}
-
-const PYDANTIC_TYPES: Record<string, string> = {
-  array: 'list',
-  object: 'dictionary',
-  int: 'integer',
-  number: 'number',
-  string: 'string',
-  boolean: 'boolean',
+  return invalid(param ? `invalid value for \`${param}\`: ${message}` : message, param);
 };
 
-/** A zod issue in the words of Anthropic's API (pydantic's). */
-function anthropicText(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'invalid_type') {
-    if (/received undefined$/.test(issue.message)) return 'Field required';
-    return `Input should be a valid ${PYDANTIC_TYPES[issue.expected] ?? issue.expected}`;
-  }
-  if (issue.code === 'unrecognized_keys')
-    return `Extra inputs are not permitted (${issue.keys.join(', ')})`;
-  if (issue.code === 'invalid_value' && issue.values.length > 1) {
-    const values = issue.values.map((value) => `'${String(value)}'`);
-    return `Input should be ${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
-  }
-  return issue.message;
+export function parseBody<S extends z.ZodType>(
+  schema: S,
+  raw: unknown,
+  wording: Wording = openaiWording,
+): z.output<S> {
+  const result = schema.safeParse(raw);
+  if (result.success) return result.data;
+  throw wording(result.error.issues[0]!);
 }
 
 export function invalid(message: string, param: string | null = null): ApiError {

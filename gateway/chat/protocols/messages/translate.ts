@@ -31,11 +31,12 @@ import { MessagesStream } from './stream.js';
 import { anthropicUsage, matchedStop, stopReason } from './present.js';
 import { chatTools } from './tools.js';
 import { messagesNative } from './native.js';
+import { anthropicWording } from './wording.js';
 
 export const messagesProtocol: Protocol = {
   name: 'messages',
   parse(raw) {
-    const body = parseBody(messagesRequestSchema, raw, 'anthropic');
+    const body = parseBody(messagesRequestSchema, raw, anthropicWording);
     const { params, warnings } = toParams(body);
     const call: ChatCall = {
       protocol: 'messages',
@@ -94,7 +95,7 @@ function promptTooLong(message: string): string {
 
 /** `POST /v1/messages/count_tokens`: the prompt's tokens as the gateway estimates (and holds) them. */
 export function countTokens(raw: unknown): { input_tokens: number } {
-  const body = parseBody(countTokensRequestSchema, raw, 'anthropic');
+  const body = parseBody(countTokensRequestSchema, raw, anthropicWording);
   const { params } = toParams(body);
   return { input_tokens: countPromptTokens(toMessages(body), params.tools) };
 }
