@@ -364,6 +364,15 @@ export class PgCache {
     return entry.micros + (entry.kind === 'p' ? this.delta(run, key) : 0);
   }
 
+  /** Records the version of the committed value under a cell's staged changes (a customer balance or a row). */
+  private readBase(run: Run, key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry || entry.kind === 'i' || entry.kind === 'p' || run.reads.has(key)) return;
+    if (entry.ver < 0) return;
+    run.reads.set(key, entry.ver);
+    run.keys.add(key);
+  }
+
   private delta(run: Run, key: string): number {
     return (run.batch?.deltas.get(key) ?? 0) + (run.deltas.get(key) ?? 0);
   }
@@ -394,6 +403,13 @@ export class PgCache {
       // Exact reads: a refusal, or a cell written outright in this batch.
       this.readBalance(account);
       for (const [table, id] of less) this.readRow(table, id);
+      // A refusal is answered only on committed values. A cell this run or its batch already
+      // changed (a settlement drops its reservation from `chat_reserved`, then debits) is not
+      // read above, yet its value is a cached base plus those changes, and the base may be
+      // stale (another gateway released its reservations since): the commit checks the
+      // base's version too, so a refusal made on a stale base is run again on current values
+      // instead of answered (a settlement refused for money its own reservation held).
+      if (!ok) for (const [key] of cells) this.readBase(run, key);
       return ok;
     }
     let moved = 0;

@@ -1,7 +1,8 @@
 // The PostgreSQL store's cache: what a load's answer may replace (no database needed).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PgCache } from '../../../gateway/store/pg/cache.ts';
+import { BatchState, PgCache, Run } from '../../../gateway/store/pg/cache.ts';
+import { balanceKey, rowKey } from '../../../gateway/store/pg/keys.ts';
 import { emptyState } from '../../../gateway/store/state.ts';
 
 function cache(): PgCache {
@@ -65,4 +66,26 @@ test('an index set answered late does not replace a newer one', () => {
   assert.deepEqual([...c.readIndex('api_keys', 'account_id', 'acc_1')].sort(), ['key_1', 'key_2']);
   c.putSet('api_keys', 'account_id', 'acc_1', new Set(['key_3']), 31);
   assert.deepEqual([...c.readIndex('api_keys', 'account_id', 'acc_1')], ['key_3']);
+});
+
+test('a refusal over a counter its own run changed is checked by the commit at the base version', () => {
+  const c = cache();
+  c.putBalance('b', 'wallet:acc_1', 1_000, 3);
+  // The account's reservations as this gateway last loaded them (another gateway may have
+  // released some since: the cached base is then stale, and only the commit can tell).
+  c.putRow('chat_reserved', 'acc_1', 1_000, 4);
+  const run = new Run('tx', 0, new BatchState());
+  c.current = run;
+  try {
+    // A settlement drops its own reservation, then debits what the answer cost.
+    c.addCounter(run, 'chat_reserved', 'acc_1', -300);
+    assert.equal(c.covers('wallet:acc_1', 400, [['chat_reserved', 'acc_1']]), false);
+  } finally {
+    c.current = null;
+  }
+  // Refused on the cached values (1,000 less 700 still held < 400): the commit must check
+  // both cells' versions, so that a stale base runs the settlement again instead of
+  // answering a refusal (a multi-gateway flood answered one with "unexpected error").
+  assert.equal(run.reads.get(rowKey('chat_reserved', 'acc_1')), 4);
+  assert.equal(run.reads.get(balanceKey('wallet:acc_1')), 3);
 });
