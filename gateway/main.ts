@@ -203,6 +203,7 @@ async function serve(config: Config): Promise<void> {
     providers: providers.lists,
     sms: providers.sms,
     api: [topups.api],
+    prune: topups.prune,
     ai_protocols: PROTOCOL_NAMES,
   });
   const accounts = createAccounts(room_deps, {

@@ -24,7 +24,7 @@ import { apiLog, auditMiddleware } from './logs.js';
 import { authorizeBeforeBody } from './auth.js';
 import { jsonBody } from '../http/body.js';
 import { onboardingRouter } from './onboarding/routes.js';
-import { Pruner, pruneTarget, type PruneCounts } from './engine/prune.js';
+import { Pruner, pruneTarget, type PruneCounts, type PruneTarget } from './engine/prune.js';
 import { WebhookSender, enqueueWebhook } from './engine/webhooks.js';
 import { RequestSigning } from './signing.js';
 import { DEFAULT_TURN_BUDGET } from '../store/turns.js';
@@ -88,6 +88,8 @@ type Options = {
   sms?: SmsSender | null;
   /** Other rooms' /api routes (the wallet's top-ups), served behind this /api's auth, signing and log. */
   api?: Router[];
+  /** Other rooms' rows that expire (the top-ups' daily counts), pruned by this room's pass. */
+  prune?: readonly PruneTarget[];
   /** The chat room's /v1 protocol names (the ai-usage report's filter); any name when absent. */
   ai_protocols?: readonly string[];
   /** The payment services to serve: services.ts's list unless given (a test's extra service). */
@@ -141,7 +143,7 @@ export function createPayments(deps: RoomDeps, options: Options = {}): Payments 
     ai_protocols: options.ai_protocols ?? null,
     onStop: (fn) => stopping.push(fn),
   };
-  const pruner = prunerOf(ctx, services);
+  const pruner = prunerOf(ctx, services, options.prune ?? []);
   const reports = reportsRouter(ctx);
   const network = networkRouter(ctx);
   const statements = statementsRouter(ctx);
@@ -216,7 +218,11 @@ function engineOf(
  * own tables (its `prune`). Without an idempotency window no record can expire, so that
  * table is not even listed.
  */
-function prunerOf(ctx: PaymentsContext, services: readonly ServiceModule[]): Pruner {
+function prunerOf(
+  ctx: PaymentsContext,
+  services: readonly ServiceModule[],
+  more_targets: readonly PruneTarget[],
+): Pruner {
   const { store, logger, engine } = ctx;
   const payments = ctx.settings;
   return new Pruner({
@@ -238,6 +244,7 @@ function prunerOf(ctx: PaymentsContext, services: readonly ServiceModule[]): Pru
         expired: (_id, seen, tx) => tx.now.getTime() - seen.at_ms >= payments.duplicate_window_ms,
       }),
       ...services.flatMap((service) => service.prune?.(ctx) ?? []),
+      ...more_targets,
     ],
   });
 }

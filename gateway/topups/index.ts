@@ -7,7 +7,8 @@ import { createTopupProvider } from './providers/index.js';
 import { Reconciler } from './reconcile.js';
 import type { Topups } from './room.js';
 import { RejectedWebhooks, adminRoutes, apiRoutes, webhookRoutes } from './routes.js';
-import { TopupService, topupView } from './service.js';
+import { TopupService, dailyRowOver, topupView } from './service.js';
+import { pruneTarget } from '../payments/engine/prune.js';
 import { priceTopup } from './fees.js';
 import { topupRouteDocs } from './openapi.js';
 import {
@@ -60,6 +61,9 @@ export function createTopups(deps: RoomDeps, env: NodeJS.ProcessEnv = process.en
       virtualAccountAdmin({ ...route_deps, virtual_accounts }),
     ),
     route_docs: [...topupRouteDocs, ...virtualAccountRouteDocs],
+    prune: [
+      pruneTarget({ table: 'topup_daily', expired: (id, _amount, tx) => dailyRowOver(id, tx.now) }),
+    ],
     quote: (amount_micros, method) => priceTopup(config, amount_micros, method),
     create: async (account_id, input) => topupView(await service.create(account_id, input)),
     get: async (account_id, topup_id) => {

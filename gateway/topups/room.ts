@@ -3,6 +3,7 @@
 // calls its methods).
 import type { Router } from 'express';
 import type { RouteDoc } from '../http/openapi.js';
+import type { PruneTarget } from '../payments/engine/prune.js';
 import type { Topup, TopupAlert } from './tables.js';
 import type { LoadDetailsView } from './virtual-accounts/routes.js';
 import type { Checkout, TopupEvent, TopupMethod, TopupProviderName } from './types.js';
@@ -47,6 +48,8 @@ export interface Topups {
   readonly webhooks: Router;
   /** Mounted inside /admin (admin bearer): GET /topups?status=, GET /topups/alerts. */
   readonly admin: Router;
+  /** Its tables' rows that expire (a day's cap count once the day is over), for the payments room's pruning pass. */
+  readonly prune: readonly PruneTarget[];
   /** Its routes for GET /openapi.json. */
   readonly route_docs: RouteDoc[];
   /** The fee a top-up would carry (shown before paying); throws ApiError 400 outside the limits. */

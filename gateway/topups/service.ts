@@ -540,3 +540,13 @@ export class TopupService {
     });
   }
 }
+
+/**
+ * Whether a `topup_daily` row (`<account>:<India date>`) no longer applies: the cap counts
+ * only today's (countToday), and a day that is over never becomes today again. The payments
+ * room's pruning pass deletes such rows (topups/index.ts hands it this target).
+ */
+export function dailyRowOver(id: string, now: Date): boolean {
+  const day = id.slice(id.lastIndexOf(':') + 1);
+  return day < indiaTime(now).date;
+}

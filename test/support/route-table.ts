@@ -98,7 +98,11 @@ export function inProcessGateway(
   };
   // The rooms as main.ts builds them, mounted by the same createGateway.
   const topups = createTopups(deps, {});
-  const payments = createPayments(deps, { ...options.payments, api: [topups.api] });
+  const payments = createPayments(deps, {
+    ...options.payments,
+    api: [topups.api],
+    prune: topups.prune,
+  });
   const chat = createChat(deps);
   const rooms = {
     accounts: createAccounts(deps, {
