@@ -12,8 +12,13 @@
 // checkout's node_modules) and measures it in the same run, interleaved with this build in
 // BENCH_ROUNDS parts per row (order A B B A ...): a before/after of a change, side by side
 // under the same drift of a shared machine's load.
-import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+//
+// BENCH_PROFILE_DIR=<dir> starts this build's gateway with `node --cpu-prof` writing there
+// (BENCH_PROFILE_INTERVAL_US, default 250) and, after it stops, prints its CPU per request by
+// step of the pipeline for each chat row (test/bench/profile-steps.ts: only the samples taken
+// while that row's load ran); the interleaved variants and the floor are skipped then.
+import { closeSync, fdatasyncSync, openSync, readFileSync, readdirSync, writeSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import {
   GATEWAY_JS,
@@ -33,6 +38,7 @@ import {
   buildBaseline,
   type Run,
 } from './bench-lib.js';
+import { formatSteps, stepsOf, type CpuProfile } from './profile-steps.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);
@@ -146,6 +152,10 @@ const upstream = await startUpstream();
 process.on('exit', () => upstream.proc.kill('SIGTERM'));
 const config_file = writeScriptedConfig(dir, upstream.port);
 const BASELINE = process.env.BENCH_BASELINE;
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
+/** With BENCH_PROFILE_DIR: each profiled row's load, on the profile's clock (process.hrtime, µs). */
+const profiled: Array<{ what: string; from_us: number; to_us: number; requests: number }> = [];
+const hrtimeUs = () => Number(process.hrtime.bigint() / 1000n);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (BASELINE ? 4 : 1));
 const baseline_label = BASELINE ? `baseline ${BASELINE.slice(0, 12)}` : '';
 /** The gateways measured: this build, and with BENCH_BASELINE the build of that commit. */
@@ -157,6 +167,15 @@ for (const [label, gateway_js] of [
   const gateway = await startBenchGateway(dir, config_file, {
     name: `gateway${gateways.length}`,
     gateway_js,
+    ...(PROFILE_DIR && gateways.length === 0
+      ? {
+          node_args: [
+            '--cpu-prof',
+            `--cpu-prof-dir=${PROFILE_DIR}`,
+            `--cpu-prof-interval=${process.env.BENCH_PROFILE_INTERVAL_US ?? 250}`,
+          ],
+        }
+      : {}),
   });
   const { key, account_id } = await createFundedAccount(gateway, CREDIT_UNITS);
   gateways.push({ label, gateway, key, ok: 0 });
@@ -180,6 +199,11 @@ const floor = await startUpstream('./floor-proxy.ts', [String(upstream.port)]);
 process.on('exit', () => floor.proc.kill('SIGTERM'));
 
 const rows: string[][] = [];
+console.log(
+  `load average at the start: ${loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ')}`,
+);
 const floor_rows: string[][] = [];
 let floor_added_ms = Number.NaN;
 const fsync_ms = fdatasyncMs(join(dir, 'fsync-probe'));
@@ -226,16 +250,23 @@ try {
         for (const measured of round % 2 === 0 ? gateways : [...gateways].reverse()) {
           const part = parts.get(measured)!;
           const cpu_before_ms = cpuMs(measured.gateway.proc.pid!);
-          part.runs.push(
-            await load(
-              target(measured).url,
-              connections,
-              body,
-              target(measured).auth,
-              DURATION_S / ROUNDS,
-            ),
+          const from_us = hrtimeUs();
+          const run = await load(
+            target(measured).url,
+            connections,
+            body,
+            target(measured).auth,
+            DURATION_S / ROUNDS,
           );
+          part.runs.push(run);
           part.cpu_ms += cpuMs(measured.gateway.proc.pid!) - cpu_before_ms;
+          if (PROFILE_DIR && measured === gateways[0])
+            profiled.push({
+              what: `${pair.what} (${(run.ok + run.bad).toLocaleString('en')} requests, ${cpu_before_ms.toFixed(0)} ms CPU before)`,
+              from_us,
+              to_us: hrtimeUs(),
+              requests: run.ok + run.bad,
+            });
         }
       }
       for (const measured of gateways) {
@@ -283,7 +314,7 @@ try {
           );
         }
       }
-      {
+      if (!PROFILE_DIR) {
         // This build again, in rounds interleaved (A B C D D C B A ...) so that every variant
         // sees the same drift of the shared machine: plain chat; a third turn of a tool loop
         // as clients replay it, once with only the fields every build accepted and once with
@@ -421,7 +452,7 @@ try {
           `${stream ? 'stream' : 'json'} @${connections}: the pass-through fields of a replayed turn cost ${fields_ratio.toFixed(2)} × the same turn without them`,
         );
       }
-      if (!stream) {
+      if (!stream && !PROFILE_DIR) {
         // The reference: a bare proxy (no billing, no fsync) in the gateway's place, same run.
         const floor_url = `http://127.0.0.1:${floor.port}/v1/chat/completions`;
         await load(floor_url, connections, body, {}, WARMUP_S);
@@ -525,5 +556,28 @@ try {
     );
     if (!adds_up || verify.code !== 0) books_ok = false;
   }
+  if (PROFILE_DIR) {
+    // The gateway wrote its profile when it stopped (above).
+    const file = readdirSync(PROFILE_DIR)
+      .filter((name) => name.endsWith('.cpuprofile'))
+      .map((name) => join(PROFILE_DIR, name))
+      .sort()
+      .at(-1);
+    if (file) {
+      const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+      for (const row of profiled) {
+        const steps = stepsOf(profile, row.requests, row);
+        console.log(
+          `\ngateway CPU by step, ${row.what}, ${steps.window_s.toFixed(1)} s profiled (${file}):`,
+        );
+        console.log(formatSteps(steps));
+      }
+    } else console.log(`no .cpuprofile in ${PROFILE_DIR}`);
+  }
+  console.log(
+    `load average at the end: ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ')}`,
+  );
   if (!books_ok || failures > 0) process.exitCode = 1;
 }
