@@ -36,6 +36,8 @@ import {
   startUpstream,
   writeScriptedConfig,
   buildBaseline,
+  startPortkey,
+  PORTKEY_VERSION,
   type Run,
 } from './bench-lib.js';
 import { formatSteps, stepsOf, type CpuProfile } from './profile-steps.js';
@@ -195,6 +197,23 @@ for (const [label, gateway_js] of [
       ok: 0,
     });
 }
+type Measured = (typeof gateways)[number] | NonNullable<typeof portkey>;
+// Portkey's gateway beside this one (BENCH_PORTKEY=0 leaves it out): installed into .tools by
+// the bench if it is not there yet; a failure to install or start it only drops its row.
+let portkey: (Awaited<ReturnType<typeof startPortkey>> & { label: string; ok: number }) | null =
+  null;
+if (process.env.BENCH_PORTKEY !== '0' && !PROFILE_DIR) {
+  try {
+    portkey = {
+      ...(await startPortkey(upstream.port)),
+      label: `Portkey ${PORTKEY_VERSION} (no billing)`,
+      ok: 0,
+    };
+    process.on('exit', () => portkey?.proc.kill('SIGTERM'));
+  } catch (error) {
+    console.log(`Portkey's row is left out: ${(error as Error).message.slice(0, 300)}`);
+  }
+}
 const floor = await startUpstream('./floor-proxy.ts', [String(upstream.port)]);
 process.on('exit', () => floor.proc.kill('SIGTERM'));
 
@@ -211,7 +230,12 @@ let failures = 0;
 const verdicts: string[] = [];
 const budgets: string[] = [];
 /** json/stream @ conns → req/s of each gateway, for the side-by-side ratios. */
-const side_by_side: Array<{ what: string; rps: number[]; cpu_us: number[] }> = [];
+const side_by_side: Array<{
+  what: string;
+  rps: number[];
+  cpu_us: number[];
+  portkey?: { rps: number; cpu_us: number };
+}> = [];
 try {
   for (const stream of MODES.map((mode) => mode === 'stream')) {
     const body = JSON.stringify({
@@ -227,29 +251,36 @@ try {
       await load(direct_url, connections, body, {}, WARMUP_S);
       const direct = await load(direct_url, connections, body, {}, DURATION_S);
       failures += direct.bad;
-      const pair = {
+      const pair: (typeof side_by_side)[number] = {
         what: `${stream ? 'stream' : 'json'} @${connections}`,
-        rps: [] as number[],
-        cpu_us: [] as number[],
+        rps: [],
+        cpu_us: [],
       };
       side_by_side.push(pair);
-      const target = (measured: (typeof gateways)[number]) => ({
-        url: `${measured.gateway.url}/v1/chat/completions`,
-        auth: { authorization: `Bearer ${measured.key}` },
-      });
-      for (const measured of gateways)
+      // The gateways, and Portkey's beside them (its own server, no billing).
+      const measured_list: Measured[] = [...gateways, ...(portkey ? [portkey] : [])];
+      const target = (measured: Measured) =>
+        'gateway' in measured
+          ? {
+              url: `${measured.gateway.url}/v1/chat/completions`,
+              auth: { authorization: `Bearer ${measured.key}` },
+            }
+          : { url: `${measured.url}/v1/chat/completions`, auth: measured.headers };
+      const pidOf = (measured: Measured) =>
+        'gateway' in measured ? measured.gateway.proc.pid! : measured.proc.pid!;
+      for (const measured of measured_list)
         measured.ok += (
           await load(target(measured).url, connections, body, target(measured).auth, WARMUP_S)
         ).ok;
       // With a baseline, each gateway's time is cut into ROUNDS parts run in the order A B B A
       // ...: the machine's load drifts (it is shared), and both builds see the same drift.
-      const parts = new Map<(typeof gateways)[number], { runs: Run[]; cpu_ms: number }>(
-        gateways.map((g) => [g, { runs: [], cpu_ms: 0 }]),
+      const parts = new Map<Measured, { runs: Run[]; cpu_ms: number }>(
+        measured_list.map((g) => [g, { runs: [], cpu_ms: 0 }]),
       );
       for (let round = 0; round < ROUNDS; round++) {
-        for (const measured of round % 2 === 0 ? gateways : [...gateways].reverse()) {
+        for (const measured of round % 2 === 0 ? measured_list : [...measured_list].reverse()) {
           const part = parts.get(measured)!;
-          const cpu_before_ms = cpuMs(measured.gateway.proc.pid!);
+          const cpu_before_ms = cpuMs(pidOf(measured));
           const from_us = hrtimeUs();
           const run = await load(
             target(measured).url,
@@ -259,7 +290,7 @@ try {
             DURATION_S / ROUNDS,
           );
           part.runs.push(run);
-          part.cpu_ms += cpuMs(measured.gateway.proc.pid!) - cpu_before_ms;
+          part.cpu_ms += cpuMs(pidOf(measured)) - cpu_before_ms;
           if (PROFILE_DIR && measured === gateways[0])
             profiled.push({
               what: `${pair.what} (${(run.ok + run.bad).toLocaleString('en')} requests, ${cpu_before_ms.toFixed(0)} ms CPU before)`,
@@ -269,14 +300,18 @@ try {
             });
         }
       }
-      for (const measured of gateways) {
+      for (const measured of measured_list) {
         const part = parts.get(measured)!;
         const through = merge(part.runs);
         const cpu_us_per_request = (part.cpu_ms * 1000) / Math.max(1, through.ok + through.bad);
         measured.ok += through.ok;
         failures += through.bad;
-        pair.rps.push(through.rps);
-        pair.cpu_us.push(cpu_us_per_request);
+        if (measured === portkey) {
+          pair.portkey = { rps: through.rps, cpu_us: cpu_us_per_request };
+        } else {
+          pair.rps.push(through.rps);
+          pair.cpu_us.push(cpu_us_per_request);
+        }
         // At one connection requests are sequential, so 1/throughput is the exact mean time per request.
         const added_ms =
           connections === 1
@@ -488,6 +523,7 @@ try {
   );
   upstream.proc.kill('SIGTERM');
   floor.proc.kill('SIGTERM');
+  portkey?.proc.kill('SIGTERM');
   const header = [
     'gateway',
     'mode',
@@ -542,6 +578,17 @@ try {
       console.log(`${pair.what.padEnd(10)}  req/s ${rps}   CPU µs/req ${cpu}`);
     }
   }
+  if (portkey) {
+    console.log(
+      `\nside by side, same run: ${gateways[0]!.label} (billing on, a durable commit per request) vs ${portkey.label} (its own server, the same upstream): req/s, then CPU µs per request; ratios = this build / Portkey (issue #40's targets: ≥ 3× req/s at 1 connection, ≥ 5× at 64)`,
+    );
+    for (const pair of side_by_side) {
+      if (!pair.portkey) continue;
+      console.log(
+        `${pair.what.padEnd(10)}  req/s ${pair.rps[0]!.toFixed(0).padStart(7)}  ${pair.portkey.rps.toFixed(0).padStart(7)}  ${(pair.rps[0]! / pair.portkey.rps).toFixed(2)}×   CPU µs/req ${pair.cpu_us[0]!.toFixed(0).padStart(6)}  ${pair.portkey.cpu_us.toFixed(0).padStart(6)}  ${(pair.cpu_us[0]! / pair.portkey.cpu_us).toFixed(2)}×`,
+      );
+    }
+  }
   // The bill must add up to the micro-unit: credit = balance + everything charged.
   let books_ok = true;
   for (const [index, measured] of gateways.entries()) {
@@ -568,7 +615,7 @@ try {
       for (const row of profiled) {
         const steps = stepsOf(profile, row.requests, row);
         console.log(
-          `\ngateway CPU by step, ${row.what}, ${steps.window_s.toFixed(1)} s profiled (${file}):`,
+          `\ngateway CPU by step, ${row.what}, ${steps.window_s.toFixed(1)} s profiled (${file} ${row.requests} ${row.from_us} ${row.to_us}):`,
         );
         console.log(formatSteps(steps));
       }

@@ -44,13 +44,14 @@ const RULES: Array<[string, RegExp, RegExp?]> = [
     /gateway\/(chat\/steps\/(body|front)|http\/(body|raw-body|json-depth)|chat\/protocols\/|chat\/schema|chat\/protocol\.ts)|node_modules\/zod\//,
   ],
   [
-    'settlement: cost, commit staged, balance',
-    /gateway\/chat\/(billing|steps\/settle)/,
-    /settle|finish|xAihub|answerJson|billHeaders|warningHeaders|costMicros|debit|record|history/i,
-  ],
-  [
     'hold: tier, token estimate, pricing, reserve',
     /gateway\/(chat\/(steps\/(admit|hold|output-limit)|billing|pricing|key-hold|reservations|config)|llm\/tokens|ledger\/)/,
+    /^(?!settle|finish|unrouted|debit|recordReceivable|credit|transfer|capture|post)/,
+  ],
+  [
+    'settlement: cost, postings, usage record staged',
+    /gateway\/(chat\/(billing|steps\/settle|pricing|key-hold|key-rates)|ledger\/)/,
+    /^(settle|finish|unrouted|debit|recordReceivable|costMicros|spendKey|post)/,
   ],
   [
     'upstream: router, engine, request body, answer read + JSON.parse',
@@ -144,7 +145,7 @@ export function stepsOf(
   profile: CpuProfile,
   requests: number,
   window: { from_us: number; to_us: number } | null,
-  map_file = resolve(import.meta.dirname, '../../dist/gateway.js.map'),
+  map_file: string = resolve(import.meta.dirname, '../../dist/gateway.js.map'),
 ): { rows: StepRow[]; cpu_us_per_request: number; window_s: number } {
   const raw = JSON.parse(readFileSync(map_file, 'utf8')) as { sources: string[]; mappings: string };
   const map = { sources: raw.sources, lines: decodeMappings(raw.mappings) };
@@ -192,6 +193,19 @@ export function stepsOf(
     return step;
   };
   const us = new Map<string, number>();
+  // PROFILE_STEPS_DETAIL=<part of a step's name>: that step's time by the frame that named it and the leaf.
+  const detail_of = process.env.PROFILE_STEPS_DETAIL;
+  const detail = new Map<string, number>();
+  const frameName = (node: ProfileNode) => {
+    const frame = node.callFrame;
+    const file = frame.url.includes('gateway.js')
+      ? (sourceOf(map, frame.lineNumber, frame.columnNumber) ?? '?').replace(
+          /^.*?(gateway|node_modules)\//,
+          '$1/',
+        )
+      : frame.url;
+    return `${frame.functionName || '(anonymous)'} ${file}`;
+  };
   let t = profile.startTime;
   let total = 0;
   for (let i = 0; i < profile.samples.length; i++) {
@@ -203,7 +217,20 @@ export function stepsOf(
     if (step === '(idle)') continue;
     us.set(step, (us.get(step) ?? 0) + delta);
     total += delta;
+    if (detail_of && step.includes(detail_of)) {
+      let named = profile.samples[i]!;
+      for (let at: number | undefined = named; at !== undefined; at = parent.get(at))
+        if (frameStep(by_id.get(at)!) === step) {
+          named = at;
+          break;
+        }
+      const name = `${frameName(by_id.get(named)!)}  <=  ${frameName(by_id.get(profile.samples[i]!)!)}`;
+      detail.set(name, (detail.get(name) ?? 0) + delta);
+    }
   }
+  if (detail_of)
+    for (const [name, time] of [...detail].sort((a, b) => b[1] - a[1]).slice(0, 40))
+      console.log(`${(time / requests).toFixed(2).padStart(8)} µs/req  ${name}`);
   const order = [...RULES.map(([name]) => name), OTHER_GATEWAY, NODE_HTTP, GC, PROGRAM];
   const rows = order
     .filter((step) => us.has(step))
@@ -239,5 +266,8 @@ if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename
   }
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const window = from_us && to_us ? { from_us: Number(from_us), to_us: Number(to_us) } : null;
-  console.log(formatSteps(stepsOf(profile, Number(requests), window)));
+  // PROFILE_STEPS_MAP: the source map of the build that was profiled, if dist/ was rebuilt since.
+  console.log(
+    formatSteps(stepsOf(profile, Number(requests), window, process.env.PROFILE_STEPS_MAP)),
+  );
 }
