@@ -164,6 +164,8 @@ export class OpenAICompatibleEngine implements Engine {
    * The headers of a request to this upstream: the one place they are built. Its own fields
    * (accept, content type, user agent, the key as a bearer token), then the target's
    * configured `headers`, then the call's own (a native protocol's auth; null: not sent).
+   * Without a call's own headers it returns the one shared object, which nothing may change:
+   * a header that differs per request (a trace context) belongs in the copy made here.
    */
   private upstreamHeaders(own?: Record<string, string | null>): Record<string, string> {
     if (!own) return this.base_headers;
