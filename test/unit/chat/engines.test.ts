@@ -337,3 +337,15 @@ test('openai-compatible: a base_url with a trailing slash joins its paths as the
   assert.equal(upstream.received[before_count]!.url, '/v1/chat/completions');
   await e.close();
 });
+
+test('openai-compatible: a streamed call carries the same headers as a JSON one (one place builds them)', async () => {
+  const e = engine({ headers: { 'x-team': 'aihub' } }, {});
+  const before_count = upstream.received.length;
+  await e.complete(request('hi'));
+  await collect(e.stream(request('hi')));
+  const [json, streamed] = upstream.received.slice(before_count);
+  for (const name of ['x-team', 'user-agent', 'authorization', 'content-type', 'accept'])
+    assert.equal(streamed!.headers[name], json!.headers[name], name);
+  assert.equal(streamed!.headers['x-team'], 'aihub');
+  await e.close();
+});
