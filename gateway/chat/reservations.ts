@@ -108,22 +108,28 @@ export class SharedReservations {
     key?: { key_id: string; holdIn(tx: Tx): void },
   ): Promise<VolatileReservation> {
     const id = `rsv_${request_id}`;
-    await this.store.transact((tx) => {
-      key?.holdIn(tx);
-      if (!hasAvailable(tx, account_id, amount_micros))
-        throw new InsufficientBalanceError(availableMicros(tx.state, account_id), amount_micros);
-      if (amount_micros === 0) return;
-      const row: SharedReservation = {
-        id,
-        account_id,
-        amount_micros,
-        gateway: this.gateway,
-        lease_until_ms: this.now() + this.lease_ms,
-        ...(key ? { key_id: key.key_id } : {}),
-      };
-      tx.set('chat_reservations', id, row);
-      tx.add('chat_reserved', account_id, amount_micros);
-    });
+    // A hold is a lease, not money: its commit need not wait for the WAL flush (the
+    // settlement's synchronous commit flushes it; a crash of the database that loses it leaves
+    // the settlement to charge what the wallet has: docs/ARCHITECTURE.md).
+    await this.store.transact(
+      (tx) => {
+        key?.holdIn(tx);
+        if (!hasAvailable(tx, account_id, amount_micros))
+          throw new InsufficientBalanceError(availableMicros(tx.state, account_id), amount_micros);
+        if (amount_micros === 0) return;
+        const row: SharedReservation = {
+          id,
+          account_id,
+          amount_micros,
+          gateway: this.gateway,
+          lease_until_ms: this.now() + this.lease_ms,
+          ...(key ? { key_id: key.key_id } : {}),
+        };
+        tx.set('chat_reservations', id, row);
+        tx.add('chat_reserved', account_id, amount_micros);
+      },
+      { durable: false },
+    );
     if (amount_micros > 0) this.mine.add(id);
     let released = amount_micros === 0;
     return {

@@ -1,11 +1,11 @@
 // The HTTP transport towards one upstream, the gateway's only upstream HTTP client: an
-// undici connection pool, and a `fetch` on it for the openai SDK. Node's global fetch wraps
-// every response in WHATWG streams and costs several times more CPU per request than the
-// pool itself; the SDK only needs status, headers, `text()`, `json()` and an async-iterable
-// body, which a pooled undici response gives directly. The pool enforces the target's
-// timeouts natively (time to response headers, silence between body chunks) and never
-// resends a POST; this file adds the wait for a connection (`queue_timeout_ms`) and a bound
-// on the bodies the SDK reads itself (error answers).
+// undici connection pool with slots that bound the requests on the wire (UpstreamClient).
+// The openai-compatible engine sends its JSON body on it directly (issue #40: the openai
+// SDK's per-call path cost as much CPU as the pool itself); `pooledFetch` is a `fetch` on the
+// same client for the openai SDK where it still serves (bench:upstream's comparison). The
+// pool enforces the target's timeouts natively (time to response headers, silence between
+// body chunks) and never resends a POST; this file adds the wait for a connection
+// (`queue_timeout_ms`) and a bound on the bodies read (readBounded).
 import { Pool } from 'undici';
 
 /** At most this much of an answer the SDK reads itself (an error answer, to quote it) is read. */
@@ -31,7 +31,7 @@ const HOP_BY_HOP = new Set([
   'expect',
 ]);
 
-class PooledHeaders {
+export class PooledHeaders {
   constructor(private readonly raw: Record<string, string | string[] | undefined>) {}
   get(name: string): string | null {
     const value = this.raw[name.toLowerCase()];
@@ -55,7 +55,7 @@ class PooledHeaders {
   }
 }
 
-type PoolResponse = Awaited<ReturnType<Pool['request']>>;
+export type PoolResponse = Awaited<ReturnType<Pool['request']>>;
 
 /** An answer's body as undici gives it (a Node Readable). */
 export type ReadableBody = PoolResponse['body'];
@@ -208,13 +208,79 @@ export function upstreamPool(base_url: string, options: PoolOptions): Pool {
   });
 }
 
-/** A fetch over `pool` for one upstream origin. Requests to any other origin are refused. */
+/** What a request to the upstream carries (the path on its origin, its headers, its body). */
+export interface UpstreamRequest {
+  path: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body: string | null;
+  signal: AbortSignal | null | undefined;
+}
+
+/**
+ * The client of one upstream origin: its pool, and the slots that bound the requests on the
+ * wire (a request waits at most `queue_timeout_ms` for one, then fails as a timeout, unsent).
+ * A slot is held until the answer's body is read or dropped.
+ */
+export class UpstreamClient {
+  readonly pool: Pool;
+  readonly origin: string;
+  private readonly slots: Slots;
+
+  constructor(base_url: string, options: PoolOptions, pool?: Pool) {
+    this.origin = new URL(base_url).origin;
+    this.pool = pool ?? upstreamPool(base_url, options);
+    this.slots = new Slots(
+      options.connections,
+      options.queue_timeout_ms ?? Math.min(options.timeout_ms, 10_000),
+    );
+  }
+
+  /** Sends `request` (never resent); resolves with the answer's status and headers, its body to read. */
+  async request(request: UpstreamRequest): Promise<PoolResponse> {
+    await this.slots.acquire(request.signal);
+    let response: PoolResponse;
+    try {
+      response = await this.pool.request({
+        path: request.path,
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        signal: request.signal ?? undefined,
+      });
+    } catch (error) {
+      this.slots.release();
+      throw error;
+    }
+    response.body.once('close', () => this.slots.release());
+    return response;
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+/** The path (with query) on the upstream's origin of `path` beside `base_url`, as the openai SDK joins them; an absolute URL must be on the same origin. */
+export function upstreamPath(base_url: string, path: string): string {
+  const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(path)
+    ? new URL(path)
+    : new URL(base_url + (base_url.endsWith('/') && path.startsWith('/') ? path.slice(1) : path));
+  if (url.origin !== new URL(base_url).origin)
+    throw new TypeError(`this transport only serves ${new URL(base_url).origin}`);
+  return url.pathname + url.search;
+}
+
+/** `headers` without the ones that belong to one connection (undici refuses them from callers). */
+export function withoutHopByHop(headers: Record<string, string>): Record<string, string> {
+  for (const name of Object.keys(headers)) if (HOP_BY_HOP.has(name)) delete headers[name];
+  return headers;
+}
+
+/** A fetch over `pool` for one upstream origin (for the openai SDK). Requests to any other origin are refused. */
 export function pooledFetch(pool: Pool, base_url: string, options: PoolOptions): typeof fetch {
-  const origin = new URL(base_url).origin;
-  const slots = new Slots(
-    options.connections,
-    options.queue_timeout_ms ?? Math.min(options.timeout_ms, 10_000),
-  );
+  const client = new UpstreamClient(base_url, options, pool);
+  const origin = client.origin;
   const fetchFn = async (
     input: string | URL | Request,
     init: RequestInit = {},
@@ -234,21 +300,13 @@ export function pooledFetch(pool: Pool, base_url: string, options: PoolOptions):
         if (!HOP_BY_HOP.has(name)) headers[name] = value;
       });
     }
-    await slots.acquire(init.signal);
-    let response: PoolResponse;
-    try {
-      response = await pool.request({
-        path: url.slice(origin.length) || '/',
-        method: (init.method ?? 'GET') as 'GET',
-        headers,
-        body: (init.body ?? null) as string | null,
-        signal: init.signal ?? undefined,
-      });
-    } catch (error) {
-      slots.release();
-      throw error;
-    }
-    response.body.once('close', () => slots.release());
+    const response = await client.request({
+      path: url.slice(origin.length) || '/',
+      method: (init.method ?? 'GET') as 'GET',
+      headers,
+      body: (init.body ?? null) as string | null,
+      signal: init.signal,
+    });
     return new PooledResponse(response, url) as unknown as Response;
   };
   return fetchFn as typeof fetch;

@@ -190,6 +190,19 @@ export interface StoreFleet {
   background<T>(fn: () => Promise<T>): Promise<T>;
 }
 
+/** How a transaction is committed. */
+export interface TransactOptions {
+  /**
+   * false: on PostgreSQL the commit does not wait for its WAL flush (`synchronous_commit = off`
+   * for a batch of only such commits): visible to every gateway at once, durable with the next
+   * synchronous commit, or within the WAL writer's delay. Only for a write whose loss in a
+   * crash of the database loses no money and no acknowledged write: a chat hold, which is a
+   * lease (docs/ARCHITECTURE.md, "A billed request's one durable wait"). The JSON-file store
+   * makes every commit durable.
+   */
+  durable?: boolean;
+}
+
 /**
  * What the rooms use of a store. Two backends: the JSON-file store (`FileStore`, a data dir)
  * and PostgreSQL (gateway/store/pg/, docs/store-postgres.md). The rooms' contract:
@@ -202,7 +215,7 @@ export interface StoreFleet {
 export interface Store extends StoreFleet {
   readonly state: State;
   readonly reads: StoreReads;
-  transact<T>(fn: (tx: Tx) => T): Promise<T>;
+  transact<T>(fn: (tx: Tx) => T, options?: TransactOptions): Promise<T>;
   read<T>(fn: (state: State) => T, options?: { fresh?: boolean }): Promise<T>;
   fetch<T extends TableName>(name: T, id: string): Promise<Row<T> | undefined>;
   list<T extends TableName>(

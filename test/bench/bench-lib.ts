@@ -2,7 +2,16 @@
 // in production, so that reading them costs the load generator nothing), an autocannon run
 // with the machine's busy CPU per request, and a process's CPU time.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -260,4 +269,78 @@ export async function load(
     ok,
     bad,
   };
+}
+
+/** The Portkey gateway version measured beside this one (bench:chat). */
+export const PORTKEY_VERSION = '1.15.2';
+
+/**
+ * Portkey's open-source gateway (`@portkey-ai/gateway`, its own Node server) in front of the
+ * scripted upstream, as an OpenAI-compatible custom host. Installed with npm into the
+ * git-ignored .tools folder on first use (never a dependency of the project or its tests).
+ */
+export async function startPortkey(
+  upstream_port: number,
+): Promise<{ proc: ChildProcess; url: string; headers: Record<string, string> }> {
+  const root = resolve(import.meta.dirname, '../..');
+  const home = join(root, '.tools', `portkey-${PORTKEY_VERSION}`);
+  const server = join(home, 'node_modules/@portkey-ai/gateway/build/start-server.js');
+  if (!existsSync(server)) {
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(home, 'package.json'), '{"name":"portkey-bench","private":true}\n');
+    execFileSync(
+      'npm',
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--ignore-scripts',
+        `@portkey-ai/gateway@${PORTKEY_VERSION}`,
+      ],
+      { cwd: home, stdio: 'ignore', timeout: 300_000 },
+    );
+  }
+  const port = await freePort();
+  const proc = spawn(process.execPath, [server, `--port=${port}`, '--headless'], {
+    cwd: home,
+    env: { ...process.env, NODE_ENV: 'production' },
+    stdio: 'ignore',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const headers = {
+    'x-portkey-provider': 'openai',
+    'x-portkey-custom-host': `http://127.0.0.1:${upstream_port}/v1`,
+    authorization: 'Bearer sk-bench',
+  };
+  for (let i = 0; i < 200; i++) {
+    if (proc.exitCode !== null) break;
+    try {
+      const reply = await fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'service-ai-standard-6',
+          messages: [{ role: 'user', content: 'ready?' }],
+          max_tokens: 8,
+        }),
+      });
+      if (reply.status === 200) return { proc, url, headers };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  proc.kill('SIGKILL');
+  throw new Error(`Portkey's gateway did not answer on ${url}`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve_port, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve_port(port));
+    });
+  });
 }

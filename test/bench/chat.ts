@@ -12,8 +12,13 @@
 // checkout's node_modules) and measures it in the same run, interleaved with this build in
 // BENCH_ROUNDS parts per row (order A B B A ...): a before/after of a change, side by side
 // under the same drift of a shared machine's load.
-import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+//
+// BENCH_PROFILE_DIR=<dir> starts this build's gateway with `node --cpu-prof` writing there
+// (BENCH_PROFILE_INTERVAL_US, default 250) and, after it stops, prints its CPU per request by
+// step of the pipeline for each chat row (test/bench/profile-steps.ts: only the samples taken
+// while that row's load ran); the interleaved variants and the floor are skipped then.
+import { closeSync, fdatasyncSync, openSync, readFileSync, readdirSync, writeSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import {
   GATEWAY_JS,
@@ -31,8 +36,11 @@ import {
   startUpstream,
   writeScriptedConfig,
   buildBaseline,
+  startPortkey,
+  PORTKEY_VERSION,
   type Run,
 } from './bench-lib.js';
+import { formatSteps, stepsOf, type CpuProfile } from './profile-steps.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);
@@ -146,6 +154,10 @@ const upstream = await startUpstream();
 process.on('exit', () => upstream.proc.kill('SIGTERM'));
 const config_file = writeScriptedConfig(dir, upstream.port);
 const BASELINE = process.env.BENCH_BASELINE;
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
+/** With BENCH_PROFILE_DIR: each profiled row's load, on the profile's clock (process.hrtime, µs). */
+const profiled: Array<{ what: string; from_us: number; to_us: number; requests: number }> = [];
+const hrtimeUs = () => Number(process.hrtime.bigint() / 1000n);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (BASELINE ? 4 : 1));
 const baseline_label = BASELINE ? `baseline ${BASELINE.slice(0, 12)}` : '';
 /** The gateways measured: this build, and with BENCH_BASELINE the build of that commit. */
@@ -157,6 +169,15 @@ for (const [label, gateway_js] of [
   const gateway = await startBenchGateway(dir, config_file, {
     name: `gateway${gateways.length}`,
     gateway_js,
+    ...(PROFILE_DIR && gateways.length === 0
+      ? {
+          node_args: [
+            '--cpu-prof',
+            `--cpu-prof-dir=${PROFILE_DIR}`,
+            `--cpu-prof-interval=${process.env.BENCH_PROFILE_INTERVAL_US ?? 250}`,
+          ],
+        }
+      : {}),
   });
   const { key, account_id } = await createFundedAccount(gateway, CREDIT_UNITS);
   gateways.push({ label, gateway, key, ok: 0 });
@@ -176,10 +197,32 @@ for (const [label, gateway_js] of [
       ok: 0,
     });
 }
+type Measured = (typeof gateways)[number] | NonNullable<typeof portkey>;
+// Portkey's gateway beside this one (BENCH_PORTKEY=0 leaves it out): installed into .tools by
+// the bench if it is not there yet; a failure to install or start it only drops its row.
+let portkey: (Awaited<ReturnType<typeof startPortkey>> & { label: string; ok: number }) | null =
+  null;
+if (process.env.BENCH_PORTKEY !== '0' && !PROFILE_DIR) {
+  try {
+    portkey = {
+      ...(await startPortkey(upstream.port)),
+      label: `Portkey ${PORTKEY_VERSION} (no billing)`,
+      ok: 0,
+    };
+    process.on('exit', () => portkey?.proc.kill('SIGTERM'));
+  } catch (error) {
+    console.log(`Portkey's row is left out: ${(error as Error).message.slice(0, 300)}`);
+  }
+}
 const floor = await startUpstream('./floor-proxy.ts', [String(upstream.port)]);
 process.on('exit', () => floor.proc.kill('SIGTERM'));
 
 const rows: string[][] = [];
+console.log(
+  `load average at the start: ${loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ')}`,
+);
 const floor_rows: string[][] = [];
 let floor_added_ms = Number.NaN;
 const fsync_ms = fdatasyncMs(join(dir, 'fsync-probe'));
@@ -187,7 +230,12 @@ let failures = 0;
 const verdicts: string[] = [];
 const budgets: string[] = [];
 /** json/stream @ conns → req/s of each gateway, for the side-by-side ratios. */
-const side_by_side: Array<{ what: string; rps: number[]; cpu_us: number[] }> = [];
+const side_by_side: Array<{
+  what: string;
+  rps: number[];
+  cpu_us: number[];
+  portkey?: { rps: number; cpu_us: number };
+}> = [];
 try {
   for (const stream of MODES.map((mode) => mode === 'stream')) {
     const body = JSON.stringify({
@@ -203,49 +251,70 @@ try {
       await load(direct_url, connections, body, {}, WARMUP_S);
       const direct = await load(direct_url, connections, body, {}, DURATION_S);
       failures += direct.bad;
-      const pair = {
+      const pair: (typeof side_by_side)[number] = {
         what: `${stream ? 'stream' : 'json'} @${connections}`,
-        rps: [] as number[],
-        cpu_us: [] as number[],
+        rps: [],
+        cpu_us: [],
       };
       side_by_side.push(pair);
-      const target = (measured: (typeof gateways)[number]) => ({
-        url: `${measured.gateway.url}/v1/chat/completions`,
-        auth: { authorization: `Bearer ${measured.key}` },
-      });
-      for (const measured of gateways)
+      // The gateways, and Portkey's beside them (its own server, no billing).
+      // Portkey 1.15.2 on Node 20 answers every streamed request 500 ("TypeError: immutable"
+      // in its tryTargetsRecursively), so it is measured on JSON rows only.
+      const measured_list: Measured[] = [...gateways, ...(portkey && !stream ? [portkey] : [])];
+      const target = (measured: Measured) =>
+        'gateway' in measured
+          ? {
+              url: `${measured.gateway.url}/v1/chat/completions`,
+              auth: { authorization: `Bearer ${measured.key}` },
+            }
+          : { url: `${measured.url}/v1/chat/completions`, auth: measured.headers };
+      const pidOf = (measured: Measured) =>
+        'gateway' in measured ? measured.gateway.proc.pid! : measured.proc.pid!;
+      for (const measured of measured_list)
         measured.ok += (
           await load(target(measured).url, connections, body, target(measured).auth, WARMUP_S)
         ).ok;
       // With a baseline, each gateway's time is cut into ROUNDS parts run in the order A B B A
       // ...: the machine's load drifts (it is shared), and both builds see the same drift.
-      const parts = new Map<(typeof gateways)[number], { runs: Run[]; cpu_ms: number }>(
-        gateways.map((g) => [g, { runs: [], cpu_ms: 0 }]),
+      const parts = new Map<Measured, { runs: Run[]; cpu_ms: number }>(
+        measured_list.map((g) => [g, { runs: [], cpu_ms: 0 }]),
       );
       for (let round = 0; round < ROUNDS; round++) {
-        for (const measured of round % 2 === 0 ? gateways : [...gateways].reverse()) {
+        for (const measured of round % 2 === 0 ? measured_list : [...measured_list].reverse()) {
           const part = parts.get(measured)!;
-          const cpu_before_ms = cpuMs(measured.gateway.proc.pid!);
-          part.runs.push(
-            await load(
-              target(measured).url,
-              connections,
-              body,
-              target(measured).auth,
-              DURATION_S / ROUNDS,
-            ),
+          const cpu_before_ms = cpuMs(pidOf(measured));
+          const from_us = hrtimeUs();
+          const run = await load(
+            target(measured).url,
+            connections,
+            body,
+            target(measured).auth,
+            DURATION_S / ROUNDS,
           );
-          part.cpu_ms += cpuMs(measured.gateway.proc.pid!) - cpu_before_ms;
+          part.runs.push(run);
+          part.cpu_ms += cpuMs(pidOf(measured)) - cpu_before_ms;
+          if (PROFILE_DIR && measured === gateways[0])
+            profiled.push({
+              what: `${pair.what} (${(run.ok + run.bad).toLocaleString('en')} requests, ${cpu_before_ms.toFixed(0)} ms CPU before)`,
+              from_us,
+              to_us: hrtimeUs(),
+              requests: run.ok + run.bad,
+            });
         }
       }
-      for (const measured of gateways) {
+      for (const measured of measured_list) {
         const part = parts.get(measured)!;
         const through = merge(part.runs);
         const cpu_us_per_request = (part.cpu_ms * 1000) / Math.max(1, through.ok + through.bad);
         measured.ok += through.ok;
-        failures += through.bad;
-        pair.rps.push(through.rps);
-        pair.cpu_us.push(cpu_us_per_request);
+        // Portkey's errors are shown in its row; they are not this gateway's failures.
+        if (measured !== portkey) failures += through.bad;
+        if (measured === portkey) {
+          pair.portkey = { rps: through.rps, cpu_us: cpu_us_per_request };
+        } else {
+          pair.rps.push(through.rps);
+          pair.cpu_us.push(cpu_us_per_request);
+        }
         // At one connection requests are sequential, so 1/throughput is the exact mean time per request.
         const added_ms =
           connections === 1
@@ -283,7 +352,7 @@ try {
           );
         }
       }
-      {
+      if (!PROFILE_DIR) {
         // This build again, in rounds interleaved (A B C D D C B A ...) so that every variant
         // sees the same drift of the shared machine: plain chat; a third turn of a tool loop
         // as clients replay it, once with only the fields every build accepted and once with
@@ -421,7 +490,7 @@ try {
           `${stream ? 'stream' : 'json'} @${connections}: the pass-through fields of a replayed turn cost ${fields_ratio.toFixed(2)} × the same turn without them`,
         );
       }
-      if (!stream) {
+      if (!stream && !PROFILE_DIR) {
         // The reference: a bare proxy (no billing, no fsync) in the gateway's place, same run.
         const floor_url = `http://127.0.0.1:${floor.port}/v1/chat/completions`;
         await load(floor_url, connections, body, {}, WARMUP_S);
@@ -457,6 +526,7 @@ try {
   );
   upstream.proc.kill('SIGTERM');
   floor.proc.kill('SIGTERM');
+  portkey?.proc.kill('SIGTERM');
   const header = [
     'gateway',
     'mode',
@@ -511,6 +581,17 @@ try {
       console.log(`${pair.what.padEnd(10)}  req/s ${rps}   CPU µs/req ${cpu}`);
     }
   }
+  if (portkey) {
+    console.log(
+      `\nside by side, same run: ${gateways[0]!.label} (billing on, a durable commit per request) vs ${portkey.label} (its own server, the same upstream): req/s, then CPU µs per request; ratios = this build / Portkey (issue #40's targets: ≥ 3× req/s at 1 connection, ≥ 5× at 64)`,
+    );
+    for (const pair of side_by_side) {
+      if (!pair.portkey) continue;
+      console.log(
+        `${pair.what.padEnd(10)}  req/s ${pair.rps[0]!.toFixed(0).padStart(7)}  ${pair.portkey.rps.toFixed(0).padStart(7)}  ${(pair.rps[0]! / pair.portkey.rps).toFixed(2)}×   CPU µs/req ${pair.cpu_us[0]!.toFixed(0).padStart(6)}  ${pair.portkey.cpu_us.toFixed(0).padStart(6)}  ${(pair.cpu_us[0]! / pair.portkey.cpu_us).toFixed(2)}×`,
+      );
+    }
+  }
   // The bill must add up to the micro-unit: credit = balance + everything charged.
   let books_ok = true;
   for (const [index, measured] of gateways.entries()) {
@@ -525,5 +606,28 @@ try {
     );
     if (!adds_up || verify.code !== 0) books_ok = false;
   }
+  if (PROFILE_DIR) {
+    // The gateway wrote its profile when it stopped (above).
+    const file = readdirSync(PROFILE_DIR)
+      .filter((name) => name.endsWith('.cpuprofile'))
+      .map((name) => join(PROFILE_DIR, name))
+      .sort()
+      .at(-1);
+    if (file) {
+      const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+      for (const row of profiled) {
+        const steps = stepsOf(profile, row.requests, row);
+        console.log(
+          `\ngateway CPU by step, ${row.what}, ${steps.window_s.toFixed(1)} s profiled (${file} ${row.requests} ${row.from_us} ${row.to_us}):`,
+        );
+        console.log(formatSteps(steps));
+      }
+    } else console.log(`no .cpuprofile in ${PROFILE_DIR}`);
+  }
+  console.log(
+    `load average at the end: ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ')}`,
+  );
   if (!books_ok || failures > 0) process.exitCode = 1;
 }

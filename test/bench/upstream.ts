@@ -1,6 +1,7 @@
 // npm run bench:upstream — what one upstream call costs the gateway in CPU, by part, side by
-// side in one run: the `openai-compatible` engine's call (the openai SDK on the target's
-// undici pool, the answer read and checked), the same request on the bare undici pool (the
+// side in one run: the `openai-compatible` engine's call (since issue #40 its own POST on the
+// target's undici pool, the answer read and checked), the openai SDK on the same transport (the
+// engine's call before #40), the same request on the bare undici pool (the
 // floor of any client on that pool), on the engine's transport without the SDK
 // (llm/transport.ts: what the gateway adds to the pool), and the SDK's own per-call work
 // with a canned answer in place of the network. Against the scripted upstream of bench:chat, in one process, the
@@ -83,9 +84,18 @@ const sdk_alone = new OpenAI({
   })) as unknown as typeof fetch,
 });
 
+const sdk_on_transport = new OpenAI({
+  apiKey: 'none',
+  baseURL: base_url,
+  maxRetries: 0,
+  timeout: 30_000,
+  logLevel: 'off',
+  fetch: transport,
+});
+
 const ways: Array<[string, () => Promise<unknown>]> = [
   [
-    'engine: openai SDK on the undici pool',
+    'engine: its own POST on the undici pool (#40)',
     () =>
       engine.complete({
         params: { temperature: 0.2 },
@@ -94,6 +104,20 @@ const ways: Array<[string, () => Promise<unknown>]> = [
         prompt_tokens_estimate: 12,
         signal: new AbortController().signal,
       }),
+  ],
+  [
+    'openai SDK on the same transport (the engine before #40)',
+    async () => {
+      const response = await sdk_on_transport.chat.completions
+        .create(
+          { model: 'scripted', messages: messages as never, max_tokens: 64, temperature: 0.2 },
+          { signal: new AbortController().signal },
+        )
+        .asResponse();
+      return JSON.parse(
+        await readBounded(response.body as unknown as ReadableBody, 16 * 1024 * 1024, true),
+      );
+    },
   ],
   [
     'bare undici pool, same request',

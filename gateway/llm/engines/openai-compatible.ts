@@ -1,18 +1,21 @@
 // Any server that speaks OpenAI's chat completions (OpenAI, Ollama, vLLM, llama.cpp,
-// LM Studio, OpenRouter, ...), through the official openai SDK on the gateway's one upstream
-// client: an undici pool per target (../transport.ts), handed to the SDK as its `fetch`. The
-// SDK builds each request (URL, auth, its own and the configured headers) and turns an error
-// answer into its typed error; the answer's body is read here, bounded, and a stream's
-// events are parsed by eventsource-parser (../sse-reader.ts). The SDK's own retries are off:
-// the router decides where a failed request goes next.
+// LM Studio, OpenRouter, ...), on the gateway's one upstream client: an undici pool per
+// target (../transport.ts). The gateway sends the JSON body it builds from the request it
+// already parsed, with headers built in one place (upstreamHeaders); an error answer is read,
+// bounded, and turned into the openai SDK's typed error for its status (the SDK's classes
+// stay the one vocabulary classify() maps); the answer's body is read here, bounded, and a
+// stream's events are parsed by eventsource-parser (../sse-reader.ts). Nothing is retried
+// here: the router decides where a failed request goes next.
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { readSse, SseFormatError } from '../sse-reader.js';
 import {
   BodyTooLargeError,
-  pooledFetch,
+  PooledHeaders,
   readBounded,
-  upstreamPool,
+  UpstreamClient,
+  upstreamPath,
+  withoutHopByHop,
   type ReadableBody,
 } from '../transport.js';
 import {
@@ -112,12 +115,18 @@ export const openaiCompatibleEngineSchema = z
   });
 export type OpenAICompatibleEngineConfig = z.output<typeof openaiCompatibleEngineSchema>;
 
+/** The User-Agent of the gateway's own upstream requests. */
+const USER_AGENT = 'aihub-gateway';
+
 export class OpenAICompatibleEngine implements Engine {
   readonly type = 'openai-compatible';
   readonly protocols: ReadonlySet<string>;
   private readonly api_key: string;
-  private readonly client: OpenAI;
-  private readonly pool: ReturnType<typeof upstreamPool>;
+  private readonly client: UpstreamClient;
+  /** Every request's headers but a call's own (upstreamHeaders), built once. */
+  private readonly base_headers: Record<string, string>;
+  private readonly chat_path: string;
+  private readonly embeddings_path: string;
 
   constructor(
     readonly name: string,
@@ -135,21 +144,74 @@ export class OpenAICompatibleEngine implements Engine {
     }
     this.api_key = api_key;
     this.protocols = new Set(config.protocols);
-    const pool_options = {
+    this.client = new UpstreamClient(config.base_url, {
       connections: config.max_connections,
       timeout_ms: config.timeout_ms,
       queue_timeout_ms: config.queue_timeout_ms,
-    };
-    this.pool = upstreamPool(config.base_url, pool_options);
-    this.client = new OpenAI({
-      apiKey: api_key,
-      baseURL: config.base_url,
-      defaultHeaders: config.headers,
-      timeout: config.timeout_ms,
-      maxRetries: 0,
-      fetch: pooledFetch(this.pool, config.base_url, pool_options),
-      logLevel: 'off',
     });
+    this.base_headers = withoutHopByHop({
+      accept: 'application/json',
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      authorization: `Bearer ${api_key}`,
+      ...lowerCased(config.headers),
+    });
+    this.chat_path = upstreamPath(config.base_url, '/chat/completions');
+    this.embeddings_path = upstreamPath(config.base_url, '/embeddings');
+  }
+
+  /**
+   * The headers of a request to this upstream: the one place they are built. Its own fields
+   * (accept, content type, user agent, the key as a bearer token), then the target's
+   * configured `headers`, then the call's own (a native protocol's auth; null: not sent).
+   * Without a call's own headers it returns the one shared object, which nothing may change:
+   * a header that differs per request (a trace context) belongs in the copy made here.
+   */
+  private upstreamHeaders(own?: Record<string, string | null>): Record<string, string> {
+    if (!own) return this.base_headers;
+    const headers = { ...this.base_headers };
+    for (const [name, value] of Object.entries(own)) {
+      const lower = name.toLowerCase();
+      if (value === null) delete headers[lower];
+      else headers[lower] = value;
+    }
+    return withoutHopByHop(headers);
+  }
+
+  /**
+   * POSTs `body` (JSON text) to `path`; resolves with the answer's body once its status is a
+   * success. An error status is read (up to ERROR_BODY_LIMIT, to quote it) and thrown as the
+   * openai SDK's typed error for that status, which classify() maps.
+   */
+  private async post(
+    path: string,
+    body: string,
+    signal: AbortSignal,
+    own?: Record<string, string | null>,
+  ): Promise<UndiciBody> {
+    const response = await this.client.request({
+      path,
+      method: 'POST',
+      headers: this.upstreamHeaders(own),
+      body,
+      signal,
+    });
+    if (response.statusCode >= 200 && response.statusCode < 300) return response.body;
+    const text = await readBounded(response.body, ERROR_BODY_LIMIT, false).catch(
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    throw OpenAI.APIError.generate(
+      response.statusCode,
+      json as object | undefined,
+      json === undefined ? text : undefined,
+      new PooledHeaders(response.headers) as unknown as Headers,
+    );
   }
 
   /** The messages as this upstream takes them: `developer` as `system` unless it takes `developer`. */
@@ -161,11 +223,11 @@ export class OpenAICompatibleEngine implements Engine {
     ) as EngineRequest['messages'];
   }
 
-  private body(request: EngineRequest, stream: boolean): OpenAI.ChatCompletionCreateParams {
-    return {
+  private body(request: EngineRequest, stream: boolean): string {
+    return JSON.stringify({
       ...(request.params as object),
       model: this.config.model,
-      messages: this.messages(request.messages) as unknown as OpenAI.ChatCompletionMessageParam[],
+      messages: this.messages(request.messages),
       [this.config.max_tokens_field]: request.max_output_tokens,
       ...(stream
         ? {
@@ -173,19 +235,14 @@ export class OpenAICompatibleEngine implements Engine {
             ...(this.config.stream_usage ? { stream_options: { include_usage: true } } : {}),
           }
         : {}),
-    };
+    });
   }
 
   async complete(request: EngineRequest): Promise<UpstreamCompletion> {
     let raw: unknown;
     try {
-      const body = this.body(request, false) as OpenAI.ChatCompletionCreateParamsNonStreaming;
-      const response = await this.client.chat.completions
-        .create(body, { signal: request.signal })
-        .asResponse();
-      raw = JSON.parse(
-        await readBounded(response.body as unknown as UndiciBody, COMPLETION_BODY_LIMIT, true),
-      );
+      const body = await this.post(this.chat_path, this.body(request, false), request.signal);
+      raw = JSON.parse(await readBounded(body, COMPLETION_BODY_LIMIT, true));
     } catch (error) {
       throw classify(error, request.signal);
     }
@@ -201,12 +258,8 @@ export class OpenAICompatibleEngine implements Engine {
         encoding_format: 'float' as const,
         ...(request.dimensions ? { dimensions: request.dimensions } : {}),
       };
-      const response = await this.client.embeddings
-        .create(params, { signal: request.signal })
-        .asResponse();
-      raw = JSON.parse(
-        await readBounded(response.body as unknown as UndiciBody, COMPLETION_BODY_LIMIT, true),
-      );
+      const body = await this.post(this.embeddings_path, JSON.stringify(params), request.signal);
+      raw = JSON.parse(await readBounded(body, COMPLETION_BODY_LIMIT, true));
     } catch (error) {
       throw classify(error, request.signal);
     }
@@ -221,26 +274,28 @@ export class OpenAICompatibleEngine implements Engine {
 
   async native(request: NativeRequest): Promise<NativeAnswer> {
     // Where it goes and how it authenticates is the protocol's (chat/protocols/<name>/native.ts).
-    const {
-      path,
-      body: sent,
-      headers,
-    } = request.address(
-      {
-        base_url: this.config.base_url,
-        own_base_url: this.config.native_base_urls?.[request.protocol],
-        model: this.config.model,
-        api_key: this.api_key,
-      },
-      request.body,
-      request.stream,
-    );
     let body: UndiciBody;
     try {
-      const response = await this.client
-        .post(path, { body: sent, headers, signal: request.signal })
-        .asResponse();
-      body = response.body as unknown as UndiciBody;
+      const {
+        path,
+        body: sent,
+        headers,
+      } = request.address(
+        {
+          base_url: this.config.base_url,
+          own_base_url: this.config.native_base_urls?.[request.protocol],
+          model: this.config.model,
+          api_key: this.api_key,
+        },
+        request.body,
+        request.stream,
+      );
+      body = await this.post(
+        upstreamPath(this.config.base_url, path),
+        JSON.stringify(sent),
+        request.signal,
+        headers,
+      );
       if (!request.stream) {
         const parsed: unknown = JSON.parse(await readBounded(body, COMPLETION_BODY_LIMIT, true));
         if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
@@ -279,10 +334,7 @@ export class OpenAICompatibleEngine implements Engine {
   async *stream(request: EngineRequest): AsyncIterable<UpstreamChunk> {
     let body: UndiciBody;
     try {
-      const params = this.body(request, true) as OpenAI.ChatCompletionCreateParamsStreaming;
-      body = (
-        await this.client.chat.completions.create(params, { signal: request.signal }).asResponse()
-      ).body as unknown as UndiciBody;
+      body = await this.post(this.chat_path, this.body(request, true), request.signal);
     } catch (error) {
       throw classify(error, request.signal);
     }
@@ -316,8 +368,15 @@ export class OpenAICompatibleEngine implements Engine {
   }
 
   async close(): Promise<void> {
-    await this.pool.close();
+    await this.client.close();
   }
+}
+
+/** Header names in lower case (as HTTP compares them), so that a later one replaces an earlier one. */
+function lowerCased(headers: Record<string, string>): Record<string, string> {
+  const lower: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) lower[name.toLowerCase()] = value;
+  return lower;
 }
 
 function completion(raw: unknown): UpstreamCompletion {

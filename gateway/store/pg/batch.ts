@@ -10,7 +10,13 @@ import { requestScope } from '../../kernel/request-scope.js';
 import type { Tx } from '../types.js';
 import { CommitAnswers } from './answers.js';
 import { BatchState, type PgCache } from './cache.js';
-import { batchText, batchWrites, COMMIT_STATEMENT, encodeBatch } from './commit.js';
+import {
+  batchText,
+  batchWrites,
+  COMMIT_STATEMENT,
+  COMMIT_STATEMENT_ASYNC,
+  encodeBatch,
+} from './commit.js';
 import { Flights } from './flights.js';
 import { CommitFailure, runJob, type AnswerRow, type Job, type Kept } from './jobs.js';
 import type { CacheLoads } from './loads.js';
@@ -74,11 +80,12 @@ export class Batches {
     });
   }
 
-  transact<T>(fn: (tx: Tx) => T): Promise<T> {
+  transact<T>(fn: (tx: Tx) => T, durable = true): Promise<T> {
     if (this.db.closed) return Promise.reject(new StoreUnavailableError('the store is closing'));
     return new Promise<T>((resolve, reject) => {
       this.queue.push({
         fn,
+        durable,
         scope: requestScope(),
         doubts: 0,
         queued_at: this.cache.load_seq,
@@ -252,7 +259,13 @@ export class Batches {
     const hook = this.before_commit;
     const work = empty
       ? Promise.resolve([] as AnswerRow[])
-      : (hook ? hook() : Promise.resolve()).then(() => this.commitStatement(batchText(encoded)));
+      : (hook ? hook() : Promise.resolve()).then(() =>
+          // Without its WAL flush only when no commit of the batch asked for durability.
+          this.commitStatement(
+            batchText(encoded),
+            kept.some((k) => k.job.durable),
+          ),
+        );
     work
       .then(
         (rows) => {
@@ -278,7 +291,7 @@ export class Batches {
    * statement may have been applied (CommitFailure.in_doubt): not when no connection could be
    * had (never sent) or the server answered an ERROR (its transaction aborted).
    */
-  private async commitStatement(text: string): Promise<AnswerRow[]> {
+  private async commitStatement(text: string, durable: boolean): Promise<AnswerRow[]> {
     let client: pg.PoolClient;
     try {
       client = await this.db.pool.connect();
@@ -289,9 +302,12 @@ export class Batches {
     // with it); unheard, it would end the process.
     const onError = () => {};
     client.on('error', onError);
-    this.db.sent('commit');
+    this.db.sent(durable ? 'commit' : 'commit_async');
     try {
-      const { rows } = await client.query<AnswerRow>({ ...COMMIT_STATEMENT, values: [text] });
+      const { rows } = await client.query<AnswerRow>({
+        ...(durable ? COMMIT_STATEMENT : COMMIT_STATEMENT_ASYNC),
+        values: [text],
+      });
       client.off('error', onError);
       client.release();
       return rows;

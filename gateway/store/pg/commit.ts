@@ -95,6 +95,17 @@ export const COMMIT_STATEMENT = {
   text: 'SELECT kind, k1, k2, ver::text AS ver, val FROM aihub.commit($1)',
 } as const;
 
+/**
+ * The same statement committed without waiting for its WAL flush (a batch of only
+ * non-durable transactions: TransactOptions.durable). `synchronous_commit` is read when the
+ * statement's implicit transaction commits, so setting it (locally) anywhere in the statement
+ * is enough; every later synchronous commit flushes the WAL through this one too.
+ */
+export const COMMIT_STATEMENT_ASYNC = {
+  name: 'aihub_commit_async',
+  text: "SELECT kind, k1, k2, ver::text AS ver, val FROM set_config('synchronous_commit', 'off', true) AS sync, aihub.commit($1)",
+} as const;
+
 /** NOTIFY payloads are at most 8,000 bytes: past this, every gateway drops every announced row instead. */
 const NOTIFY_MAX_CHARS = 7_000;
 

@@ -8,6 +8,8 @@ import type { PgStats } from './pool.js';
 
 export interface Job {
   fn: (tx: Tx) => unknown;
+  /** false: its commit need not wait for the WAL flush (TransactOptions.durable). */
+  durable: boolean;
   /** The request it serves (marked when it commits: a later refusal says something changed). */
   scope: RequestScope | undefined;
   /** Times its commit was lost and proved not applied (it runs again up to MAX_DOUBTS). */

@@ -18,6 +18,7 @@ import type { Outage } from './outage.js';
  */
 export type StatementKind =
   | 'commit'
+  | 'commit_async'
   | 'locked'
   | 'load'
   | 'read'

@@ -33,6 +33,7 @@ import type {
   StoreReads,
   StoreStats,
   TableIndex,
+  TransactOptions,
   Tx,
 } from '../types.js';
 import type { Row, State, TableName } from '../state.js';
@@ -245,8 +246,8 @@ export class PgStore implements Store {
 
   // ---- transactions and reads: batch.ts, table-reads.ts -----------------------------------
 
-  transact<T>(fn: (tx: Tx) => T): Promise<T> {
-    return this.batches.transact(fn);
+  transact<T>(fn: (tx: Tx) => T, options?: TransactOptions): Promise<T> {
+    return this.batches.transact(fn, options?.durable ?? true);
   }
 
   read<T>(fn: (state: State) => T, options: { fresh?: boolean } = {}): Promise<T> {

@@ -155,11 +155,22 @@ test(`openai-compatible: sends the target model, the output cap, the key from th
   assert.deepEqual(seen.body.response_format, { type: 'text' });
   assert.equal(seen.headers.authorization, 'Bearer sk-upstream');
   assert.equal(seen.headers['x-team'], 'aihub');
-  // The SDK's own request headers.
-  assert.match(String(seen.headers['user-agent']), /^OpenAI\/JS /);
-  assert.equal(seen.headers['x-stainless-lang'], 'js');
-  assert.equal(seen.headers['x-stainless-retry-count'], '0');
+  // The gateway's own request headers (built in one place, upstreamHeaders), as JSON.
+  assert.equal(seen.headers['user-agent'], 'aihub-gateway');
+  assert.equal(seen.headers['content-type'], 'application/json');
+  assert.equal(seen.headers.accept, 'application/json');
   await e.close();
+  // A configured header replaces the gateway's own of the same name, whatever its case; one
+  // that belongs to the connection is left to the pool instead of failing every request.
+  const custom = engine({
+    headers: { 'User-Agent': 'team-agent/1', Authorization: 'Token abc', Connection: 'close' },
+  });
+  const custom_before = upstream.received.length;
+  await custom.complete(request('hi'));
+  const custom_seen = upstream.received[custom_before]!;
+  assert.equal(custom_seen.headers['user-agent'], 'team-agent/1');
+  assert.equal(custom_seen.headers.authorization, 'Token abc');
+  await custom.close();
   assert.throws(() => engine({ api_key_env: 'MISSING_KEY' }, {}), /MISSING_KEY is not set/);
 });
 
@@ -315,5 +326,26 @@ test('openai-compatible: an answer over 16 MiB is refused as invalid_response in
     DEFAULT_CONTENT,
     'the engine goes on working',
   );
+  await e.close();
+});
+
+test('openai-compatible: a base_url with a trailing slash joins its paths as the openai SDK did', async () => {
+  const e = engine({ base_url: `${upstream.base_url}/` });
+  const before_count = upstream.received.length;
+  const completion = await e.complete(request('hi'));
+  assert.equal(completion.choices[0]!.message.content, DEFAULT_CONTENT);
+  assert.equal(upstream.received[before_count]!.url, '/v1/chat/completions');
+  await e.close();
+});
+
+test('openai-compatible: a streamed call carries the same headers as a JSON one (one place builds them)', async () => {
+  const e = engine({ headers: { 'x-team': 'aihub' } }, {});
+  const before_count = upstream.received.length;
+  await e.complete(request('hi'));
+  await collect(e.stream(request('hi')));
+  const [json, streamed] = upstream.received.slice(before_count);
+  for (const name of ['x-team', 'user-agent', 'authorization', 'content-type', 'accept'])
+    assert.equal(streamed!.headers[name], json!.headers[name], name);
+  assert.equal(streamed!.headers['x-team'], 'aihub');
   await e.close();
 });

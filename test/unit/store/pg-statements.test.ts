@@ -46,3 +46,37 @@ test('PostgreSQL: statements are counted by kind; periodic work counts as backgr
     await store.close();
   }
 });
+
+test('PostgreSQL: a non-durable transaction commits without the WAL flush, visible at once; a batch with a durable one waits for it', async () => {
+  const url = await cluster.createDatabase();
+  const store = await openPgStore(url, { poll_ms: 60_000 });
+  const other = await openPgStore(url, { poll_ms: 60_000 });
+  try {
+    const credit = (memo: string, durable: boolean) =>
+      store.transact(
+        (tx) => creditWallet(tx, { account_id: 'a', amount_micros: 1, from: FUNDING_TOPUP, memo }),
+        { durable },
+      );
+    await credit('warm', true);
+    const kinds = () => ({ ...store.stats.statements_by_kind });
+    const before = kinds();
+    await credit('lease', false);
+    const now = kinds();
+    assert.equal(
+      (now.commit_async ?? 0) - (before.commit_async ?? 0),
+      1,
+      'one asynchronous commit',
+    );
+    assert.equal(now.commit, before.commit, 'and no synchronous one');
+    // Committed: another gateway's store reads it from the database.
+    assert.equal(await other.read((state) => state.balances['wallet:a'], { fresh: true }), 2);
+    // One batch of a durable and a non-durable transaction: the durable one decides.
+    await Promise.all([credit('lease 2', false), credit('money', true)]);
+    const last = kinds();
+    assert.equal(last.commit! - now.commit!, 1, 'the batch is a synchronous commit');
+    assert.equal(last.commit_async, now.commit_async);
+  } finally {
+    await other.close();
+    await store.close();
+  }
+});
