@@ -16,6 +16,10 @@
 // of operator 400 in circle 23 and answers any other pair as Eko documents a failure
 // (status 0, response_type_id 1805). A PAN whose digits are 0000 is not found. Callbacks are sent as Eko sends them (unsigned:
 // Eko publishes no signature), the payload of its "Transaction Status Callback".
+// A transfer in refund pending (tx_status 3) is refunded as Eko's DMT refund works: `POST
+// /transactions/{tid}/refund/otp` sends the remitter Eko's refund OTP (kept in `refund_otps`
+// by TID), `POST /transactions/{tid}/refund` with that OTP and `state` 1 refunds it (tx_status
+// 4); a wrong OTP is declined, a transfer in any other status is not refundable.
 import { createHmac } from 'node:crypto';
 import { json, startUpstream, type Seen, type Upstream } from './payments-upstream.ts';
 
@@ -47,6 +51,8 @@ export interface EkoTxn {
 
 export interface EkoServer extends Upstream {
   txns: Map<string, EkoTxn>;
+  /** Eko's TID → the refund OTP Eko sent the remitter. */
+  refund_otps: Map<string, string>;
   /** Calls refused for their authentication, with why. */
   refused: Array<{ url: string; why: string }>;
   /** POSTs Eko's status callback for `client_ref_id` to `url`, as Eko's record has it. */
@@ -87,6 +93,7 @@ function declined(res: Parameters<typeof json>[0], message: string, status = 1):
 
 export async function startEko(now: () => number = Date.now): Promise<EkoServer> {
   const txns = new Map<string, EkoTxn>();
+  const refund_otps = new Map<string, string>();
   const refused: EkoServer['refused'] = [];
   const tokens = new Map<string, string>();
 
@@ -291,6 +298,34 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
         data: { name: String(body.name ?? 'RAVI KUMAR').toUpperCase(), epic_number: epic },
       });
     }
+    const refund = /^\/transactions\/([0-9]+)\/refund(\/otp)?$/.exec(path);
+    if (req.method === 'POST' && refund) {
+      if (body.user_code !== EKO.user_code) return declined(res, 'User not found', 463);
+      const tid = refund[1]!;
+      const txn = [...txns.values()].find((t) => t.tid === tid);
+      if (!txn || !txn.path.endsWith('fund-transfer') || txn.tx_status !== 3)
+        return declined(res, 'Transaction is not eligible for refund');
+      if (refund[2]) {
+        const otp = String(100_000 + (Number(tid) % 900_000));
+        refund_otps.set(tid, otp);
+        return json(res, 200, {
+          status: 0,
+          response_status_id: -1,
+          message: 'OTP for refund sent to the customer',
+          data: { tid },
+        });
+      }
+      if (String(body.state) !== '1' || body.otp !== refund_otps.get(tid))
+        return declined(res, 'Invalid OTP', 303);
+      txn.tx_status = 4;
+      refund_otps.delete(tid);
+      return json(res, 200, {
+        status: 0,
+        response_status_id: 0,
+        message: 'Refund done',
+        data: { tid, refunded_amount: String(txn.body.amount ?? ''), tx_status: '4' },
+      });
+    }
     const inquiry = /^\/tools\/reference\/transaction\/([A-Za-z0-9]+)$/.exec(path);
     if (req.method === 'GET' && inquiry) {
       const txn = txns.get(inquiry[1]!) ?? [...txns.values()].find((t) => t.tid === inquiry[1]);
@@ -309,6 +344,7 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
     return json(res, 404, { message: 'No mapping rule matched' });
   })) as EkoServer;
   server.txns = txns;
+  server.refund_otps = refund_otps;
   server.refused = refused;
   server.sendCallback = (url, client_ref_id, override = {}) => {
     const txn = txns.get(client_ref_id);

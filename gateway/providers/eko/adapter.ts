@@ -19,6 +19,7 @@ import {
   type LookupResult,
   type PaymentProvider,
   type ProviderCallbacks,
+  type ProviderRefunds,
   type ProviderEvent,
   type ProviderRequest,
   type ProviderResult,
@@ -80,6 +81,8 @@ export class EkoProvider implements PaymentProvider {
   readonly timeout_ms: number;
   readonly lookup_kinds: readonly LookupKind[] = ['bill', 'hlr', 'plans', 'remitter_kyc'];
   readonly callbacks?: ProviderCallbacks;
+  /** With `dmt_refunds: "eko"`: a failed transfer is refunded at Eko with Eko's refund OTP. */
+  readonly refunds?: ProviderRefunds;
   /** A fetched bill's token for its payment (Eko wants it back when the biller asks for a fetch). */
   private readonly fetch_tokens = new Map<string, { token: string; until_ms: number }>();
 
@@ -91,6 +94,41 @@ export class EkoProvider implements PaymentProvider {
     this.name = config.name;
     this.timeout_ms = config.timeout_ms;
     if (config.callbacks) this.callbacks = new EkoCallbacks(this);
+    if (config.dmt_refunds === 'eko')
+      this.refunds = {
+        requestOtp: (query, signal) => this.refundStep(query, null, signal),
+        claim: (query, otp, signal) => this.refundStep(query, otp, signal),
+      };
+  }
+
+  /**
+   * Eko's refund of a failed transfer, by Eko's TID (the transfer's provider_ref): without an
+   * OTP Eko sends the remitter its refund OTP; with one, the refund is claimed (`state` 1).
+   * Eko's `status` 0 is done; any other answer is Eko's refusal, with its message.
+   */
+  private async refundStep(
+    query: StatusQuery,
+    otp: string | null,
+    signal: AbortSignal,
+  ): Promise<{ done: boolean; message: string }> {
+    const tid = query.provider_ref;
+    if (tid === null || !/^[0-9A-Za-z]{1,64}$/.test(tid))
+      return { done: false, message: `${this.name} gave no transaction id (TID) to refund` };
+    const { initiator_id, user_code } = this.config;
+    const path = `/transactions/${encodeURIComponent(tid)}/refund${otp === null ? '/otp' : ''}`;
+    const answer = await this.call(
+      {
+        method: 'POST',
+        path,
+        body:
+          otp === null ? { initiator_id, user_code } : { initiator_id, user_code, otp, state: 1 },
+      },
+      signal,
+    );
+    return {
+      done: answer.http_status < 400 && answer.status === 0,
+      message: answer.message,
+    };
   }
 
   async submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {

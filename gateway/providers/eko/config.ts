@@ -61,6 +61,15 @@ export const ekoProviderSchema = z.strictObject({
    * values (or whose message names a duplicate reference) are read as "ask the status".
    */
   duplicate_statuses: z.array(z.int()).max(20).default([]),
+  /**
+   * Who asks the remitter's consent to refund a failed transfer (`refund_pending`): `gateway`
+   * (our OTP by our SMS sender, the hold released here) or `eko` (Eko's refund OTP: Eko sends
+   * it to the remitter, `POST /transactions/{tid}/refund/otp`, and the OTP the customer gives
+   * claims the refund at Eko, `POST /transactions/{tid}/refund` with `state` 1; only Eko's
+   * success releases the hold). `eko` is for accounts whose transfers Eko refunds only with
+   * that OTP (Eko's DMT products); the gateway's own refund otherwise.
+   */
+  dmt_refunds: z.enum(['gateway', 'eko']).default('gateway'),
   /** Eko's transaction status callbacks taken at /api/callbacks/<service>/<name>, each confirmed by an inquiry. */
   callbacks: z.boolean().default(true),
   max_response_bytes: z

@@ -1,0 +1,153 @@
+// Issue #44: a failed transfer refunded with Eko's own refund OTP (`dmt_refunds: "eko"`),
+// against the scripted Eko on loopback (test/support/eko-server.ts: every call's
+// developer_key, secret-key and timestamp checked as Eko documents them). The transfer goes
+// through Eko, the bank fails it (Eko: refund pending); the refund OTP is Eko's, sent by Eko
+// to the remitter (our SMS sender is not used), a wrong one is refused and counted, and only
+// Eko's "refund done" releases the hold. `verify` is clean after each step. Run with
+// AIHUB_TEST_DATABASE_URL for the PostgreSQL store.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from './helpers.ts';
+import { json, startUpstream, type Upstream } from '../support/payments-upstream.ts';
+import { EKO, startEko } from '../support/eko-server.ts';
+import {
+  addBeneficiary,
+  balance,
+  onboard,
+  paymentsConfig,
+  startPaymentsGateway,
+  txnOf,
+  verifyOk,
+  waitStatus,
+} from '../support/payments-helpers.ts';
+
+function lastOtp(sms: Upstream, mobile: string): string {
+  const sent = sms.seen.filter((s) => s.json?.to === mobile).at(-1);
+  const otp = /\b(\d{6})\b/.exec(String(sent?.json?.text))?.[1];
+  assert.ok(otp, `an OTP was sent to ${mobile}`);
+  return otp;
+}
+
+const round = (units: number) => Math.round(units * 100) / 100;
+
+test(
+  "Eko's refund OTP: a transfer Eko fails after taking it is refunded at Eko with the OTP Eko sends the remitter",
+  { timeout: 120_000 },
+  async () => {
+    const server = await startEko();
+    const sms = await startUpstream((_req, res) => json(res, 200, { accepted: true }));
+    const entry = {
+      type: 'eko',
+      name: 'eko',
+      base_url: server.url,
+      initiator_id: EKO.initiator_id,
+      user_code: EKO.user_code,
+      latlong: '12.9716,77.5946',
+      timeout_ms: 3_000,
+      dmt_refunds: 'eko',
+    };
+    const gw = await startPaymentsGateway(
+      paymentsConfig({
+        providers: { dmt: [entry] },
+        dmt: {
+          otp: {
+            resend_interval_ms: 0,
+            sms: { type: 'http', url: `${sms.url}/sms`, fields: { to: 'mobile', text: 'message' } },
+          },
+        },
+      }),
+      { env: { AIHUB_EKO_DEVELOPER_KEY: EKO.developer_key, AIHUB_EKO_ACCESS_KEY: EKO.access_key } },
+    );
+    try {
+      const { headers } = await onboard(gw, 10_000, { dmt: true });
+      const mobile = '9876512345';
+      const registered = await request(`${gw.url}/api/dmt/remitter`, {
+        headers,
+        body: { mobile, name: 'Ravi Kumar' },
+      });
+      assert.equal(registered.status, 200, JSON.stringify(registered.body));
+      const verified = await request(`${gw.url}/api/dmt/remitter/verify`, {
+        headers,
+        body: { mobile, otp: lastOtp(sms, mobile) },
+      });
+      assert.equal(verified.status, 200, JSON.stringify(verified.body));
+      const kyc = await request(`${gw.url}/api/dmt/remitter/kyc`, {
+        headers,
+        body: {
+          mobile,
+          document_type: 'voter_id',
+          document_number: 'ABC1234567',
+          name: 'Ravi Kumar',
+        },
+      });
+      assert.equal(kyc.status, 200, JSON.stringify(kyc.body));
+
+      const before = await balance(gw, headers);
+      const bene_id = await addBeneficiary(gw, headers, mobile, '912345678903');
+      const order = { mobile, bene_id, amount: 1_000, txn_type: 'IMPS' };
+      const otp = await request(`${gw.url}/api/dmt/transact/otp`, { headers, body: order });
+      assert.equal(otp.status, 200, JSON.stringify(otp.body));
+      const sent = await request(`${gw.url}/api/dmt/transact`, {
+        headers,
+        body: { ...order, otp_ref: otp.body.data.otp_ref, otp: lastOtp(sms, mobile) },
+      });
+      assert.equal(sent.status, 200, JSON.stringify(sent.body));
+      assert.equal(sent.body.data.status, 'pending');
+      const tid_txn = sent.body.txn_id;
+      await waitStatus(gw, headers, tid_txn, 'refund_pending');
+      const held = round(before - 1_000 - sent.body.data.charges);
+      assert.equal(await balance(gw, headers), held);
+      const tid = (await txnOf(gw, headers, tid_txn)).provider_ref;
+      assert.match(String(tid), /^\d+$/, "Eko's TID is the transfer's reference there");
+      await verifyOk(gw);
+
+      // The refund OTP: asked of Eko by its TID, sent by Eko, not by our SMS sender.
+      const sms_before = sms.seen.length;
+      const asked = await request(`${gw.url}/api/dmt/refund/${tid_txn}/otp`, { headers, body: {} });
+      assert.equal(asked.status, 200, JSON.stringify(asked.body));
+      assert.equal(sms.seen.length, sms_before, 'Eko sends the refund OTP');
+      const eko_otp = server.refund_otps.get(String(tid));
+      assert.ok(eko_otp, 'Eko was asked for the refund OTP of the TID');
+      const otp_call = server.seen.find((s) =>
+        s.url.startsWith(`/transactions/${tid}/refund/otp`),
+      )!;
+      assert.equal(otp_call.json.initiator_id, EKO.initiator_id);
+      assert.equal(otp_call.json.user_code, EKO.user_code);
+
+      // A wrong OTP is Eko's refusal: counted, nothing released.
+      const wrong = await request(`${gw.url}/api/dmt/refund/${tid_txn}`, {
+        headers,
+        body: { otp: eko_otp === '111111' ? '222222' : '111111' },
+      });
+      assert.equal(wrong.status, 422, JSON.stringify(wrong.body));
+      assert.equal(wrong.body.error.code, 'otp_invalid');
+      assert.equal(await balance(gw, headers), held);
+      assert.equal((await txnOf(gw, headers, tid_txn)).status, 'refund_pending');
+
+      // Eko's OTP claims the refund at Eko (state 1); amount and charges come back.
+      const refunded = await request(`${gw.url}/api/dmt/refund/${tid_txn}`, {
+        headers,
+        body: { otp: eko_otp },
+      });
+      assert.equal(refunded.status, 200, JSON.stringify(refunded.body));
+      assert.equal(refunded.body.data.status, 'refunded');
+      const claim = server.seen
+        .filter((s) => s.url.startsWith(`/transactions/${tid}/refund`))
+        .at(-1)!;
+      assert.equal(claim.json.state, 1);
+      assert.equal(claim.json.otp, eko_otp);
+      assert.equal(
+        [...server.txns.values()].find((t) => t.tid === String(tid))?.tx_status,
+        4,
+        'refunded at Eko',
+      );
+      assert.equal(await balance(gw, headers), before, 'amount and charges back');
+      assert.deepEqual(server.refused, []);
+      await verifyOk(gw);
+    } finally {
+      await gw.stop();
+      await server.close();
+      await sms.close();
+    }
+  },
+);
