@@ -8,25 +8,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from './helpers.ts';
-import { json, startUpstream, type Upstream } from '../support/payments-upstream.ts';
+import { json, startUpstream } from '../support/payments-upstream.ts';
 import { EKO, startEko } from '../support/eko-server.ts';
 import {
   addBeneficiary,
   balance,
+  liveVerifiedRemitter,
   onboard,
   paymentsConfig,
+  smsOtp,
   startPaymentsGateway,
   txnOf,
   verifyOk,
   waitStatus,
 } from '../support/payments-helpers.ts';
-
-function lastOtp(sms: Upstream, mobile: string): string {
-  const sent = sms.seen.filter((s) => s.json?.to === mobile).at(-1);
-  const otp = /\b(\d{6})\b/.exec(String(sent?.json?.text))?.[1];
-  assert.ok(otp, `an OTP was sent to ${mobile}`);
-  return otp;
-}
 
 const round = (units: number) => Math.round(units * 100) / 100;
 
@@ -61,26 +56,11 @@ test(
     try {
       const { headers } = await onboard(gw, 10_000, { dmt: true });
       const mobile = '9876512345';
-      const registered = await request(`${gw.url}/api/dmt/remitter`, {
-        headers,
-        body: { mobile, name: 'Ravi Kumar' },
+      // Our remitter OTP by SMS, its voter ID verified by Eko.
+      await liveVerifiedRemitter(gw, headers, sms, mobile, {
+        document_type: 'voter_id',
+        document_number: 'ABC1234567',
       });
-      assert.equal(registered.status, 200, JSON.stringify(registered.body));
-      const verified = await request(`${gw.url}/api/dmt/remitter/verify`, {
-        headers,
-        body: { mobile, otp: lastOtp(sms, mobile) },
-      });
-      assert.equal(verified.status, 200, JSON.stringify(verified.body));
-      const kyc = await request(`${gw.url}/api/dmt/remitter/kyc`, {
-        headers,
-        body: {
-          mobile,
-          document_type: 'voter_id',
-          document_number: 'ABC1234567',
-          name: 'Ravi Kumar',
-        },
-      });
-      assert.equal(kyc.status, 200, JSON.stringify(kyc.body));
 
       const before = await balance(gw, headers);
       const bene_id = await addBeneficiary(gw, headers, mobile, '912345678903');
@@ -89,7 +69,7 @@ test(
       assert.equal(otp.status, 200, JSON.stringify(otp.body));
       const sent = await request(`${gw.url}/api/dmt/transact`, {
         headers,
-        body: { ...order, otp_ref: otp.body.data.otp_ref, otp: lastOtp(sms, mobile) },
+        body: { ...order, otp_ref: otp.body.data.otp_ref, otp: smsOtp(sms, mobile) },
       });
       assert.equal(sent.status, 200, JSON.stringify(sent.body));
       assert.equal(sent.body.data.status, 'pending');
