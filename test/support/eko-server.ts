@@ -20,6 +20,10 @@
 // /transactions/{tid}/refund/otp` sends the remitter Eko's refund OTP (kept in `refund_otps`
 // by TID), `POST /transactions/{tid}/refund` with that OTP and `state` 1 refunds it (tx_status
 // 4); a wrong OTP is declined, a transfer in any other status is not refundable.
+// Eko's customers (DMT senders): Get Customer (`GET /customers/mobile_number:{mobile}`, 463
+// when unknown), Create Customer (`PUT` there: Eko sends the customer an OTP), Resend OTP
+// (`POST .../otp`) and Verify Customer (`PUT /customers/verification/otp:{otp}` with id_type
+// mobile_number and id); the OTPs Eko sent are in `customer_otps` by mobile.
 import { createHmac } from 'node:crypto';
 import { json, startUpstream, type Seen, type Upstream } from './payments-upstream.ts';
 
@@ -51,6 +55,9 @@ export interface EkoTxn {
 
 export interface EkoServer extends Upstream {
   txns: Map<string, EkoTxn>;
+  /** Eko's customers by mobile, and the last OTP Eko sent each. */
+  customers: Map<string, { name: string; verified: boolean }>;
+  customer_otps: Map<string, string>;
   /** Eko's TID → the refund OTP Eko sent the remitter. */
   refund_otps: Map<string, string>;
   /** Calls refused for their authentication, with why. */
@@ -94,6 +101,9 @@ function declined(res: Parameters<typeof json>[0], message: string, status = 1):
 export async function startEko(now: () => number = Date.now): Promise<EkoServer> {
   const txns = new Map<string, EkoTxn>();
   const refund_otps = new Map<string, string>();
+  const customers: EkoServer['customers'] = new Map();
+  const customer_otps = new Map<string, string>();
+  let otp_serial = 0;
   const refused: EkoServer['refused'] = [];
   const tokens = new Map<string, string>();
 
@@ -298,6 +308,56 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
         data: { name: String(body.name ?? 'RAVI KUMAR').toUpperCase(), epic_number: epic },
       });
     }
+    const customer = /^\/customers\/mobile_number:([0-9]{10})(\/otp)?$/.exec(path);
+    if (customer) {
+      const mobile = customer[1]!;
+      const user = req.method === 'GET' ? q.get('user_code') : body.user_code;
+      if (user !== EKO.user_code) return declined(res, 'User not found', 463);
+      const known = customers.get(mobile);
+      const sendOtp = () => {
+        const otp = String(100_000 + ((Number(mobile.slice(-6)) + ++otp_serial) % 900_000));
+        customer_otps.set(mobile, otp);
+        return json(res, 200, {
+          status: 0,
+          response_status_id: -1,
+          message: 'OTP sent to the customer',
+          data: { customer_id: mobile, otp_ref_id: `ref${otp_serial}` },
+        });
+      };
+      if (req.method === 'GET' && !customer[2])
+        return known
+          ? json(res, 200, {
+              status: 0,
+              response_status_id: 0,
+              message: 'Customer found',
+              data: { customer_id: mobile, name: known.name, state: known.verified ? '2' : '1' },
+            })
+          : declined(res, 'Customer not found', 463);
+      if (req.method === 'PUT' && !customer[2]) {
+        if (known) return declined(res, 'Customer already exists', 17);
+        if (!body.name) return declined(res, 'name required');
+        customers.set(mobile, { name: String(body.name), verified: false });
+        return sendOtp();
+      }
+      if (req.method === 'POST' && customer[2])
+        return known ? sendOtp() : declined(res, 'Customer not found', 463);
+    }
+    const verification = /^\/customers\/verification\/otp:([0-9]{4,8})$/.exec(path);
+    if (req.method === 'PUT' && verification) {
+      const mobile = String(body.id ?? '');
+      const known = customers.get(mobile);
+      if (body.id_type !== 'mobile_number' || !known)
+        return declined(res, 'Customer not found', 463);
+      if (customer_otps.get(mobile) !== verification[1]) return declined(res, 'Invalid OTP', 302);
+      known.verified = true;
+      customer_otps.delete(mobile);
+      return json(res, 200, {
+        status: 0,
+        response_status_id: 0,
+        message: 'Customer verified',
+        data: { customer_id: mobile, state: '2' },
+      });
+    }
     const refund = /^\/transactions\/([0-9]+)\/refund(\/otp)?$/.exec(path);
     if (req.method === 'POST' && refund) {
       if (body.user_code !== EKO.user_code) return declined(res, 'User not found', 463);
@@ -345,6 +405,8 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
   })) as EkoServer;
   server.txns = txns;
   server.refund_otps = refund_otps;
+  server.customers = customers;
+  server.customer_otps = customer_otps;
   server.refused = refused;
   server.sendCallback = (url, client_ref_id, override = {}) => {
     const txn = txns.get(client_ref_id);

@@ -20,6 +20,7 @@ import {
   type PaymentProvider,
   type ProviderCallbacks,
   type ProviderRefunds,
+  type ProviderRemitters,
   type ProviderEvent,
   type ProviderRequest,
   type ProviderResult,
@@ -83,6 +84,8 @@ export class EkoProvider implements PaymentProvider {
   readonly callbacks?: ProviderCallbacks;
   /** With `dmt_refunds: "eko"`: a failed transfer is refunded at Eko with Eko's refund OTP. */
   readonly refunds?: ProviderRefunds;
+  /** With `dmt_remitter_otp: "eko"`: a remitter is registered as Eko's customer, with Eko's OTP. */
+  readonly remitters?: ProviderRemitters;
   /** A fetched bill's token for its payment (Eko wants it back when the biller asks for a fetch). */
   private readonly fetch_tokens = new Map<string, { token: string; until_ms: number }>();
 
@@ -99,6 +102,57 @@ export class EkoProvider implements PaymentProvider {
         requestOtp: (query, signal) => this.refundStep(query, null, signal),
         claim: (query, otp, signal) => this.refundStep(query, otp, signal),
       };
+    if (config.dmt_remitter_otp === 'eko')
+      this.remitters = {
+        requestOtp: (remitter, signal) => this.customerOtp(remitter, signal),
+        verifyOtp: (remitter, otp, signal) => this.verifyCustomer(remitter.mobile, otp, signal),
+      };
+  }
+
+  /**
+   * Eko sends the remitter its customer OTP: a customer Eko knows (Get Customer answers
+   * `status` 0) is sent a new one (Resend OTP); one it does not know is created (Create
+   * Customer), which sends it. Eko's `status` 0 is done.
+   */
+  private async customerOtp(
+    remitter: { mobile: string; name: string },
+    signal: AbortSignal,
+  ): Promise<{ done: boolean; message: string }> {
+    const { initiator_id, user_code } = this.config;
+    const path = `/customers/mobile_number:${encodeURIComponent(remitter.mobile)}`;
+    const known = await this.call(
+      { method: 'GET', path, query: { initiator_id, user_code } },
+      signal,
+    );
+    const answer =
+      known.http_status < 400 && known.status === 0
+        ? await this.call(
+            { method: 'POST', path: `${path}/otp`, body: { initiator_id, user_code } },
+            signal,
+          )
+        : await this.call(
+            { method: 'PUT', path, body: { initiator_id, user_code, name: remitter.name } },
+            signal,
+          );
+    return { done: answer.http_status < 400 && answer.status === 0, message: answer.message };
+  }
+
+  /** Eko's Verify Customer with the OTP the remitter gave; `status` 0 is verified. */
+  private async verifyCustomer(
+    mobile: string,
+    otp: string,
+    signal: AbortSignal,
+  ): Promise<{ done: boolean; message: string }> {
+    const { initiator_id, user_code } = this.config;
+    const answer = await this.call(
+      {
+        method: 'PUT',
+        path: `/customers/verification/otp:${encodeURIComponent(otp)}`,
+        body: { initiator_id, user_code, id_type: 'mobile_number', id: mobile },
+      },
+      signal,
+    );
+    return { done: answer.http_status < 400 && answer.status === 0, message: answer.message };
   }
 
   /**
@@ -675,7 +729,7 @@ export class EkoProvider implements PaymentProvider {
 }
 
 interface EkoCall {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT';
   path: string;
   query?: Record<string, string>;
   body?: Record<string, unknown>;

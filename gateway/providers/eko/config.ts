@@ -70,6 +70,13 @@ export const ekoProviderSchema = z.strictObject({
    * that OTP (Eko's DMT products); the gateway's own refund otherwise.
    */
   dmt_refunds: z.enum(['gateway', 'eko']).default('gateway'),
+  /**
+   * Who verifies a new remitter's mobile: `gateway` (our OTP by our SMS sender) or `eko` (the
+   * remitter registered as Eko's customer: Eko sends its OTP, Create Customer or Resend OTP,
+   * and checks the code, Verify Customer; our SMS sender is not used), for accounts whose
+   * transfers Eko takes only for customers it has verified itself.
+   */
+  dmt_remitter_otp: z.enum(['gateway', 'eko']).default('gateway'),
   /** Eko's transaction status callbacks taken at /api/callbacks/<service>/<name>, each confirmed by an inquiry. */
   callbacks: z.boolean().default(true),
   max_response_bytes: z

@@ -27,6 +27,21 @@ const KEY = 'a1b2c3d4e5f60718';
 const IV = '0f1e2d3c4b5a6978';
 const PLAIN = '{"referenceid":"txn_1","amount":100}';
 const OPENSSL_AES = 'RuDXI3YY3lOiOB96zlAX6z/+i14AXhVP/PpBU7E88jCXvduXe8Tg15Na3GNHrq7i';
+/** The scripted PaySprint's secrets, and the environment an adapter reads them from. */
+const secrets = {
+  partner_id: 'PS001234',
+  jwt_secret: 'jwt-secret-for-a-test',
+  authorised_key: 'auth-key',
+  aes_key: KEY,
+  aes_iv: IV,
+};
+const env = {
+  AIHUB_PAYSPRINT_PARTNER_ID: secrets.partner_id,
+  AIHUB_PAYSPRINT_JWT_SECRET: secrets.jwt_secret,
+  AIHUB_PAYSPRINT_AUTHORISED_KEY: secrets.authorised_key,
+  AIHUB_PAYSPRINT_AES_KEY: KEY,
+  AIHUB_PAYSPRINT_AES_IV: IV,
+};
 
 test('the Token JWT is HS256 over {timestamp, partnerId, reqid}, byte for byte as openssl computes it', () => {
   assert.equal(signJwt(CLAIMS, 'jwt-secret-for-a-test'), OPENSSL_JWT);
@@ -100,13 +115,6 @@ test('a callback is believed only with a fresh token of our partner and secret, 
 });
 
 test('the adapter against the scripted PaySprint: a duplicate reference settled by the enquiry, a failed transfer refunded with PaySprint OTP', async () => {
-  const secrets = {
-    partner_id: 'PS001234',
-    jwt_secret: 'jwt-secret-for-a-test',
-    authorised_key: 'auth-key',
-    aes_key: KEY,
-    aes_iv: IV,
-  };
   const server = await startPaysprint(secrets, { encrypted: ['dmt'] });
   try {
     const provider = new PaysprintProvider(
@@ -117,13 +125,7 @@ test('the adapter against the scripted PaySprint: a duplicate reference settled 
         timeout_ms: 2_000,
         encrypt: ['dmt'],
       }),
-      {
-        AIHUB_PAYSPRINT_PARTNER_ID: secrets.partner_id,
-        AIHUB_PAYSPRINT_JWT_SECRET: secrets.jwt_secret,
-        AIHUB_PAYSPRINT_AUTHORISED_KEY: secrets.authorised_key,
-        AIHUB_PAYSPRINT_AES_KEY: KEY,
-        AIHUB_PAYSPRINT_AES_IV: IV,
-      },
+      env,
       () => new Date(),
     );
     const signal = new AbortController().signal;
@@ -172,21 +174,7 @@ test('the adapter against the scripted PaySprint: a duplicate reference settled 
 });
 
 test("a bill's further parameters go as ad1..ad3 only in a known order; an answer that does not decrypt is no answer", async () => {
-  const secrets = {
-    partner_id: 'PS001234',
-    jwt_secret: 'jwt-secret-for-a-test',
-    authorised_key: 'auth-key',
-    aes_key: KEY,
-    aes_iv: IV,
-  };
   const server = await startPaysprint(secrets);
-  const env = {
-    AIHUB_PAYSPRINT_PARTNER_ID: secrets.partner_id,
-    AIHUB_PAYSPRINT_JWT_SECRET: secrets.jwt_secret,
-    AIHUB_PAYSPRINT_AUTHORISED_KEY: secrets.authorised_key,
-    AIHUB_PAYSPRINT_AES_KEY: KEY,
-    AIHUB_PAYSPRINT_AES_IV: IV,
-  };
   const entry = (extra: Record<string, unknown>) =>
     new PaysprintProvider(
       paysprintProviderSchema.parse({

@@ -1,4 +1,7 @@
-// Issue #44: a failed transfer refunded with Eko's own refund OTP (`dmt_refunds: "eko"`),
+// Issue #44: Eko's own OTPs in DMT. A remitter registered as Eko's customer with Eko's OTP
+// (`dmt_remitter_otp: "eko"`): Eko sends the code (Create Customer, Resend OTP) and checks it
+// (Verify Customer), wrong tries counted here. And a failed transfer refunded with Eko's own
+// refund OTP (`dmt_refunds: "eko"`),
 // against the scripted Eko on loopback (test/support/eko-server.ts: every call's
 // developer_key, secret-key and timestamp checked as Eko documents them). The transfer goes
 // through Eko, the bank fails it (Eko: refund pending); the refund OTP is Eko's, sent by Eko
@@ -25,34 +28,45 @@ import {
 
 const round = (units: number) => Math.round(units * 100) / 100;
 
+/** The scripted Eko, an SMS sender that takes everything, and a live gateway whose only DMT provider is Eko with `extra`. */
+async function ekoDmt(extra: Record<string, unknown>) {
+  const server = await startEko();
+  const sms = await startUpstream((_req, res) => json(res, 200, { accepted: true }));
+  const entry = {
+    type: 'eko',
+    name: 'eko',
+    base_url: server.url,
+    initiator_id: EKO.initiator_id,
+    user_code: EKO.user_code,
+    latlong: '12.9716,77.5946',
+    timeout_ms: 3_000,
+    ...extra,
+  };
+  const gw = await startPaymentsGateway(
+    paymentsConfig({
+      providers: { dmt: [entry] },
+      dmt: {
+        otp: {
+          resend_interval_ms: 0,
+          sms: { type: 'http', url: `${sms.url}/sms`, fields: { to: 'mobile', text: 'message' } },
+        },
+      },
+    }),
+    { env: { AIHUB_EKO_DEVELOPER_KEY: EKO.developer_key, AIHUB_EKO_ACCESS_KEY: EKO.access_key } },
+  );
+  const close = async () => {
+    await gw.stop();
+    await server.close();
+    await sms.close();
+  };
+  return { server, sms, gw, close };
+}
+
 test(
   "Eko's refund OTP: a transfer Eko fails after taking it is refunded at Eko with the OTP Eko sends the remitter",
   { timeout: 120_000 },
   async () => {
-    const server = await startEko();
-    const sms = await startUpstream((_req, res) => json(res, 200, { accepted: true }));
-    const entry = {
-      type: 'eko',
-      name: 'eko',
-      base_url: server.url,
-      initiator_id: EKO.initiator_id,
-      user_code: EKO.user_code,
-      latlong: '12.9716,77.5946',
-      timeout_ms: 3_000,
-      dmt_refunds: 'eko',
-    };
-    const gw = await startPaymentsGateway(
-      paymentsConfig({
-        providers: { dmt: [entry] },
-        dmt: {
-          otp: {
-            resend_interval_ms: 0,
-            sms: { type: 'http', url: `${sms.url}/sms`, fields: { to: 'mobile', text: 'message' } },
-          },
-        },
-      }),
-      { env: { AIHUB_EKO_DEVELOPER_KEY: EKO.developer_key, AIHUB_EKO_ACCESS_KEY: EKO.access_key } },
-    );
+    const { server, sms, gw, close } = await ekoDmt({ dmt_refunds: 'eko' });
     try {
       const { headers } = await onboard(gw, 10_000, { dmt: true });
       const mobile = '9876512345';
@@ -125,9 +139,70 @@ test(
       assert.deepEqual(server.refused, []);
       await verifyOk(gw);
     } finally {
-      await gw.stop();
-      await server.close();
-      await sms.close();
+      await close();
+    }
+  },
+);
+
+test(
+  "Eko's customer OTP: a new remitter is registered as Eko's customer, Eko sends and checks the code",
+  { timeout: 120_000 },
+  async () => {
+    const { server, sms, gw, close } = await ekoDmt({ dmt_remitter_otp: 'eko' });
+    try {
+      const { headers } = await onboard(gw, 1_000, { dmt: true });
+      const mobile = '9876523456';
+      const register = () =>
+        request(`${gw.url}/api/dmt/remitter`, { headers, body: { mobile, name: 'Asha Nair' } });
+      const first = await register();
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      assert.equal(first.body.data.otp_required, true);
+      assert.equal(first.body.data.sandbox_otp, undefined);
+      assert.ok(first.body.data.otp_expires_at);
+      assert.deepEqual(server.customers.get(mobile), { name: 'Asha Nair', verified: false });
+      const created = server.seen.find(
+        (s) => s.method === 'PUT' && s.url === `/customers/mobile_number:${mobile}`,
+      )!;
+      assert.equal(created.json.name, 'Asha Nair');
+      assert.equal(created.json.user_code, EKO.user_code);
+      // Asked again: Eko knows the customer, so it resends (no second customer).
+      const again = await register();
+      assert.equal(again.status, 200, JSON.stringify(again.body));
+      assert.ok(
+        server.seen.some(
+          (s) => s.method === 'POST' && s.url === `/customers/mobile_number:${mobile}/otp`,
+        ),
+      );
+      assert.equal(sms.seen.length, 0, 'Eko sends the OTP, not our SMS sender');
+      const eko_otp = server.customer_otps.get(mobile)!;
+      assert.ok(eko_otp);
+
+      // A wrong code is Eko's refusal, counted here: 422 with the attempts left.
+      const verify = (otp: string) =>
+        request(`${gw.url}/api/dmt/remitter/verify`, { headers, body: { mobile, otp } });
+      const wrong = await verify(eko_otp === '111111' ? '222222' : '111111');
+      assert.equal(wrong.status, 422, JSON.stringify(wrong.body));
+      assert.equal(wrong.body.error.code, 'otp_invalid');
+      assert.match(wrong.body.message, /2 attempts left/);
+      const still = await request(`${gw.url}/api/dmt/remitter/${mobile}`, { headers });
+      assert.equal(still.body.data.verified, false);
+
+      // Eko's code verifies the remitter, here and at Eko.
+      const verified = await verify(eko_otp);
+      assert.equal(verified.status, 200, JSON.stringify(verified.body));
+      assert.equal(verified.body.data.verified, true);
+      const check = server.seen.find((s) => s.url === `/customers/verification/otp:${eko_otp}`)!;
+      assert.equal(check.json.id_type, 'mobile_number');
+      assert.equal(check.json.id, mobile);
+      assert.equal(server.customers.get(mobile)?.verified, true);
+      // Verified: asking again sends nothing.
+      const known = await register();
+      assert.equal(known.body.data.otp_required, false);
+      assert.equal(server.customer_otps.has(mobile), false);
+      assert.deepEqual(server.refused, []);
+      await verifyOk(gw);
+    } finally {
+      await close();
     }
   },
 );
