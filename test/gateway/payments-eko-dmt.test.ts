@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { request } from './helpers.ts';
 import { json, startUpstream } from '../support/payments-upstream.ts';
 import { EKO, startEko } from '../support/eko-server.ts';
+import { clientRefOf } from '../../gateway/providers/eko/adapter.ts';
 import {
   addBeneficiary,
   balance,
@@ -145,12 +146,16 @@ test(
 );
 
 test(
-  "Eko's customer OTP: a new remitter is registered as Eko's customer, Eko sends and checks the code",
+  "Eko's sender/recipient product: the remitter registered as Eko's customer with Eko's OTP, paid to an Eko recipient, refunded with Eko's refund OTP",
   { timeout: 120_000 },
   async () => {
-    const { server, sms, gw, close } = await ekoDmt({ dmt_remitter_otp: 'eko' });
+    const { server, sms, gw, close } = await ekoDmt({
+      dmt_remitter_otp: 'eko',
+      dmt_product: 'dmt',
+      dmt_refunds: 'eko',
+    });
     try {
-      const { headers } = await onboard(gw, 1_000, { dmt: true });
+      const { headers } = await onboard(gw, 5_000, { dmt: true });
       const mobile = '9876523456';
       const register = () =>
         request(`${gw.url}/api/dmt/remitter`, { headers, body: { mobile, name: 'Asha Nair' } });
@@ -199,6 +204,63 @@ test(
       const known = await register();
       assert.equal(known.body.data.otp_required, false);
       assert.equal(server.customer_otps.has(mobile), false);
+
+      // Transfers go to Eko recipients: the account registered under Eko's customer, then
+      // Eko's Initiate Transaction with the recipient_id (our transfer OTP stays ours, by SMS).
+      const kyc = await request(`${gw.url}/api/dmt/remitter/kyc`, {
+        headers,
+        body: {
+          mobile,
+          document_type: 'voter_id',
+          document_number: 'ABC1234567',
+          name: 'Asha Nair',
+        },
+      });
+      assert.equal(kyc.status, 200, JSON.stringify(kyc.body));
+      const transfer = async (account: string) => {
+        const bene_id = await addBeneficiary(gw, headers, mobile, account);
+        const order = { mobile, bene_id, amount: 500, txn_type: 'IMPS' };
+        const otp = await request(`${gw.url}/api/dmt/transact/otp`, { headers, body: order });
+        assert.equal(otp.status, 200, JSON.stringify(otp.body));
+        const done = await request(`${gw.url}/api/dmt/transact`, {
+          headers,
+          body: { ...order, otp_ref: otp.body.data.otp_ref, otp: smsOtp(sms, mobile) },
+        });
+        assert.equal(done.status, 200, JSON.stringify(done.body));
+        return done.body;
+      };
+      const before = await balance(gw, headers);
+      const paid = await transfer('912345678901');
+      assert.equal(paid.data.status, 'success', JSON.stringify(paid.data));
+      const added = server.seen.find((s) => s.url.includes('/recipients/acc_ifsc:912345678901_'))!;
+      assert.equal(added.method, 'PUT');
+      assert.equal(added.json.recipient_type, 3);
+      const initiated = server.seen.find((s) => s.method === 'POST' && s.url === '/transactions')!;
+      assert.equal(initiated.json.customer_id, mobile);
+      assert.equal(initiated.json.channel, 2, 'IMPS');
+      assert.equal(initiated.json.state, 1);
+      assert.equal(initiated.json.client_ref_id, clientRefOf(paid.txn_id));
+      assert.ok(initiated.json.recipient_id);
+      const after_paid = round(before - 500 - paid.data.charges);
+      assert.equal(await balance(gw, headers), after_paid);
+      await verifyOk(gw);
+
+      // Failed after Eko took it: refund pending, refunded with Eko's refund OTP.
+      const bounced = await transfer('912345678903');
+      await waitStatus(gw, headers, bounced.txn_id, 'refund_pending');
+      const asked = await request(`${gw.url}/api/dmt/refund/${bounced.txn_id}/otp`, {
+        headers,
+        body: {},
+      });
+      assert.equal(asked.status, 200, JSON.stringify(asked.body));
+      const tid = (await txnOf(gw, headers, bounced.txn_id)).provider_ref;
+      const refunded = await request(`${gw.url}/api/dmt/refund/${bounced.txn_id}`, {
+        headers,
+        body: { otp: server.refund_otps.get(String(tid)) },
+      });
+      assert.equal(refunded.status, 200, JSON.stringify(refunded.body));
+      assert.equal(refunded.body.data.status, 'refunded');
+      assert.equal(await balance(gw, headers), after_paid, 'amount and charges back');
       assert.deepEqual(server.refused, []);
       await verifyOk(gw);
     } finally {

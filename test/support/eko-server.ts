@@ -23,7 +23,10 @@
 // Eko's customers (DMT senders): Get Customer (`GET /customers/mobile_number:{mobile}`, 463
 // when unknown), Create Customer (`PUT` there: Eko sends the customer an OTP), Resend OTP
 // (`POST .../otp`) and Verify Customer (`PUT /customers/verification/otp:{otp}` with id_type
-// mobile_number and id); the OTPs Eko sent are in `customer_otps` by mobile.
+// mobile_number and id); the OTPs Eko sent are in `customer_otps` by mobile. A verified
+// customer's recipients (`PUT .../recipients/acc_ifsc:{account}_{ifsc}`, the same id again
+// for the same account) are paid by `POST /transactions` (recipient_id, channel 1 NEFT or 2
+// IMPS, state 1), a money call like Fund Transfer, by the account's last digit.
 import { createHmac } from 'node:crypto';
 import { json, startUpstream, type Seen, type Upstream } from './payments-upstream.ts';
 
@@ -104,6 +107,14 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
   const customers: EkoServer['customers'] = new Map();
   const customer_otps = new Map<string, string>();
   let otp_serial = 0;
+  const recipients = new Map<
+    string,
+    { key: string; mobile: string; account: string; ifsc: string; name: string }
+  >();
+  const recipientOf = (id: unknown) =>
+    typeof id === 'string' || typeof id === 'number' ? recipients.get(String(id)) : undefined;
+  const isTransfer = (txn: EkoTxn) =>
+    txn.path.endsWith('fund-transfer') || txn.path === '/transactions';
   const refused: EkoServer['refused'] = [];
   const tokens = new Map<string, string>();
 
@@ -113,12 +124,14 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
     tid: txn.tid,
     client_ref_id: txn.client_ref_id,
     amount: txn.body.amount,
-    ...(txn.path.endsWith('fund-transfer')
+    ...(isTransfer(txn)
       ? {
           bank_ref_num: txn.tx_status === 0 ? `4093${txn.tid.slice(-8)}` : '',
-          recipient_name: String(txn.body.recipient_name).toUpperCase(),
-          account: txn.body.account,
-          ifsc: txn.body.ifsc,
+          recipient_name: String(
+            txn.body.recipient_name ?? recipientOf(txn.body.recipient_id)?.name,
+          ).toUpperCase(),
+          account: txn.body.account ?? recipientOf(txn.body.recipient_id)?.account,
+          ifsc: txn.body.ifsc ?? recipientOf(txn.body.recipient_id)?.ifsc,
         }
       : {
           operator_ref: txn.tx_status === 0 ? `OP${txn.tid}` : '',
@@ -342,6 +355,36 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
       if (req.method === 'POST' && customer[2])
         return known ? sendOtp() : declined(res, 'Customer not found', 463);
     }
+    const recipient =
+      /^\/customers\/mobile_number:([0-9]{10})\/recipients\/acc_ifsc:([0-9]{9,18})_([A-Z]{4}0[A-Z0-9]{6})$/.exec(
+        path,
+      );
+    if (req.method === 'PUT' && recipient) {
+      const [, mobile, account, ifsc] = recipient as unknown as [string, string, string, string];
+      if (body.user_code !== EKO.user_code) return declined(res, 'User not found', 463);
+      if (!customers.get(mobile)?.verified) return declined(res, 'Customer not verified', 463);
+      if (body.recipient_type !== 3 || !body.recipient_name)
+        return declined(res, 'recipient_name and recipient_type required');
+      const key = `${mobile}:${account}_${ifsc}`;
+      const existing = [...recipients.entries()].find(([, r]) => r.key === key);
+      const id = existing?.[0] ?? String(10_000 + recipients.size + 1);
+      recipients.set(id, { key, mobile, account, ifsc, name: String(body.recipient_name) });
+      return json(res, 200, {
+        status: 0,
+        response_status_id: 0,
+        message: 'Recipient added',
+        data: { recipient_id: id, customer_id: mobile },
+      });
+    }
+    if (req.method === 'POST' && path === '/transactions') {
+      const payee = recipientOf(body.recipient_id);
+      if (body.user_code !== EKO.user_code) return declined(res, 'User not found', 463);
+      if (!payee || payee.mobile !== body.customer_id || !customers.get(payee.mobile)?.verified)
+        return declined(res, 'Recipient not found for this customer');
+      if (String(body.state) !== '1' || ![1, 2].includes(Number(body.channel)))
+        return declined(res, 'state 1 and channel 1 or 2 required');
+      return money(req, res, payee.account, true);
+    }
     const verification = /^\/customers\/verification\/otp:([0-9]{4,8})$/.exec(path);
     if (req.method === 'PUT' && verification) {
       const mobile = String(body.id ?? '');
@@ -363,7 +406,7 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
       if (body.user_code !== EKO.user_code) return declined(res, 'User not found', 463);
       const tid = refund[1]!;
       const txn = [...txns.values()].find((t) => t.tid === tid);
-      if (!txn || !txn.path.endsWith('fund-transfer') || txn.tx_status !== 3)
+      if (!txn || !isTransfer(txn) || txn.tx_status !== 3)
         return declined(res, 'Transaction is not eligible for refund');
       if (refund[2]) {
         const otp = String(100_000 + (Number(tid) % 900_000));

@@ -186,7 +186,64 @@ export class EkoProvider implements PaymentProvider {
   }
 
   async submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {
-    return this.interpret(await this.call(this.submission(request), signal), request.service);
+    const spec =
+      request.service === 'dmt' &&
+      request.params.kind !== 'penny_drop' &&
+      this.config.dmt_product === 'dmt'
+        ? await this.dmtTransaction(request, signal)
+        : this.submission(request);
+    return this.interpret(await this.call(spec, signal), request.service);
+  }
+
+  /**
+   * A transfer by Eko's sender/recipient product: the account registered as the remitter's
+   * recipient (Eko answers its `recipient_id`; registering it again answers the same), then
+   * Eko's Initiate Transaction with our `client_ref_id`. A recipient Eko refuses moves no
+   * money: the provider is unavailable for the transfer, never a decline on a guess.
+   */
+  private async dmtTransaction(request: ProviderRequest, signal: AbortSignal): Promise<EkoCall> {
+    const { config } = this;
+    const p = request.params;
+    const mobile = typeof p.mobile === 'string' ? p.mobile : '';
+    const ifsc = String(p.ifsc ?? '');
+    const recipient = await this.call(
+      {
+        method: 'PUT',
+        path: `/customers/mobile_number:${encodeURIComponent(mobile)}/recipients/acc_ifsc:${encodeURIComponent(`${request.subject}_${ifsc}`)}`,
+        body: {
+          initiator_id: config.initiator_id,
+          user_code: config.user_code,
+          recipient_name: String(p.name ?? ''),
+          recipient_mobile: mobile,
+          recipient_type: 3,
+        },
+      },
+      signal,
+    );
+    const recipient_id = text(recipient.data.recipient_id, 32);
+    if (recipient.status !== 0 || recipient_id === null)
+      throw new ProviderUnavailableError(
+        'bad_response',
+        `provider ${this.name} did not register the recipient: ${recipient.message || `HTTP ${recipient.http_status}`}`,
+      );
+    return {
+      method: 'POST',
+      path: '/transactions',
+      body: {
+        initiator_id: config.initiator_id,
+        user_code: config.user_code,
+        client_ref_id: clientRefOf(request.txn_id),
+        customer_id: mobile,
+        recipient_id,
+        amount: String(microsToUnits(request.amount_micros)),
+        // Eko's channel: 1 NEFT, 2 IMPS.
+        channel: p.txn_type === 'NEFT' ? 1 : 2,
+        state: 1,
+        timestamp: this.now().toISOString(),
+        currency: 'INR',
+        latlong: config.latlong,
+      },
+    };
   }
 
   /** Eko's Transaction Inquiry by our reference (Eko's TID is not needed: a timeout never gave one). */

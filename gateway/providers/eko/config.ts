@@ -77,6 +77,14 @@ export const ekoProviderSchema = z.strictObject({
    * transfers Eko takes only for customers it has verified itself.
    */
   dmt_remitter_otp: z.enum(['gateway', 'eko']).default('gateway'),
+  /**
+   * How a transfer is paid: `fund_transfer` (Eko's Fund Transfer to the account and IFSC) or
+   * `dmt` (Eko's sender/recipient product: the account registered as the remitter's recipient
+   * at Eko, `PUT /customers/mobile_number:{mobile}/recipients/acc_ifsc:{account}_{ifsc}`, then
+   * `POST /transactions` with its `recipient_id`; the remitter must be Eko's verified customer,
+   * so use it with `dmt_remitter_otp: "eko"`).
+   */
+  dmt_product: z.enum(['fund_transfer', 'dmt']).default('fund_transfer'),
   /** Eko's transaction status callbacks taken at /api/callbacks/<service>/<name>, each confirmed by an inquiry. */
   callbacks: z.boolean().default(true),
   max_response_bytes: z
