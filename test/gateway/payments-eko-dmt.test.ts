@@ -15,12 +15,11 @@ import { json, startUpstream } from '../support/payments-upstream.ts';
 import { EKO, startEko } from '../support/eko-server.ts';
 import { clientRefOf } from '../../gateway/providers/eko/adapter.ts';
 import {
-  addBeneficiary,
   balance,
+  liveTransfer,
   liveVerifiedRemitter,
   onboard,
   paymentsConfig,
-  smsOtp,
   startPaymentsGateway,
   txnOf,
   verifyOk,
@@ -78,19 +77,11 @@ test(
       });
 
       const before = await balance(gw, headers);
-      const bene_id = await addBeneficiary(gw, headers, mobile, '912345678903');
-      const order = { mobile, bene_id, amount: 1_000, txn_type: 'IMPS' };
-      const otp = await request(`${gw.url}/api/dmt/transact/otp`, { headers, body: order });
-      assert.equal(otp.status, 200, JSON.stringify(otp.body));
-      const sent = await request(`${gw.url}/api/dmt/transact`, {
-        headers,
-        body: { ...order, otp_ref: otp.body.data.otp_ref, otp: smsOtp(sms, mobile) },
-      });
-      assert.equal(sent.status, 200, JSON.stringify(sent.body));
-      assert.equal(sent.body.data.status, 'pending');
-      const tid_txn = sent.body.txn_id;
+      const sent = await liveTransfer(gw, headers, sms, mobile, '912345678903', 1_000);
+      assert.equal(sent.data.status, 'pending');
+      const tid_txn = sent.txn_id;
       await waitStatus(gw, headers, tid_txn, 'refund_pending');
-      const held = round(before - 1_000 - sent.body.data.charges);
+      const held = round(before - 1_000 - sent.data.charges);
       assert.equal(await balance(gw, headers), held);
       const tid = (await txnOf(gw, headers, tid_txn)).provider_ref;
       assert.match(String(tid), /^\d+$/, "Eko's TID is the transfer's reference there");
@@ -217,18 +208,7 @@ test(
         },
       });
       assert.equal(kyc.status, 200, JSON.stringify(kyc.body));
-      const transfer = async (account: string) => {
-        const bene_id = await addBeneficiary(gw, headers, mobile, account);
-        const order = { mobile, bene_id, amount: 500, txn_type: 'IMPS' };
-        const otp = await request(`${gw.url}/api/dmt/transact/otp`, { headers, body: order });
-        assert.equal(otp.status, 200, JSON.stringify(otp.body));
-        const done = await request(`${gw.url}/api/dmt/transact`, {
-          headers,
-          body: { ...order, otp_ref: otp.body.data.otp_ref, otp: smsOtp(sms, mobile) },
-        });
-        assert.equal(done.status, 200, JSON.stringify(done.body));
-        return done.body;
-      };
+      const transfer = (account: string) => liveTransfer(gw, headers, sms, mobile, account, 500);
       const before = await balance(gw, headers);
       const paid = await transfer('912345678901');
       assert.equal(paid.data.status, 'success', JSON.stringify(paid.data));

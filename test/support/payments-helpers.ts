@@ -234,6 +234,32 @@ export async function liveVerifiedRemitter(
 }
 
 /**
+ * Live mode's transfer to a new beneficiary of `mobile`: its OTP by our SMS sender, then the
+ * transfer; the answer's body (throws on a refusal of either call).
+ */
+export async function liveTransfer(
+  gateway: Gateway,
+  headers: Record<string, string>,
+  sms: { seen: Array<{ json?: any }> },
+  mobile: string,
+  account_number: string,
+  amount: number,
+  txn_type: 'IMPS' | 'NEFT' = 'IMPS',
+) {
+  const bene_id = await addBeneficiary(gateway, headers, mobile, account_number);
+  const order = { mobile, bene_id, amount, txn_type };
+  const otp = await request(`${gateway.url}/api/dmt/transact/otp`, { headers, body: order });
+  if (otp.status !== 200)
+    throw new Error(`transfer OTP: ${otp.status} ${JSON.stringify(otp.body)}`);
+  const done = await request(`${gateway.url}/api/dmt/transact`, {
+    headers,
+    body: { ...order, otp_ref: otp.body.data.otp_ref, otp: smsOtp(sms, mobile) },
+  });
+  if (done.status !== 200) throw new Error(`transfer: ${done.status} ${JSON.stringify(done.body)}`);
+  return done.body;
+}
+
+/**
  * A transfer as the 2024 framework has it: its OTP requested (`POST /api/dmt/transact/otp`),
  * then the transfer with `otp_ref` and the sandbox's code. `extra` rides in the transfer's
  * body only (client_ref, allow_duplicate); `request_headers` on both calls.
