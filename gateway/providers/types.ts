@@ -155,6 +155,24 @@ export interface ProviderRefunds {
   ): Promise<{ done: boolean; message: string }>;
 }
 
+/**
+ * A provider that registers a DMT remitter (its "sender" or "customer") with its own OTP
+ * (Eko's customer OTP): it sends the remitter the OTP itself, and the code the remitter gives
+ * is checked there. `done: false` is the provider's refusal, with its message; a provider that
+ * cannot answer throws ProviderUnavailableError.
+ */
+export interface ProviderRemitters {
+  requestOtp(
+    remitter: { mobile: string; name: string },
+    signal: AbortSignal,
+  ): Promise<{ done: boolean; message: string }>;
+  verifyOtp(
+    remitter: { mobile: string; name: string },
+    otp: string,
+    signal: AbortSignal,
+  ): Promise<{ done: boolean; message: string }>;
+}
+
 export interface PaymentProvider {
   readonly name: string;
   /** Present when the provider sends status callbacks (POST /api/callbacks/<service>/<name>). */
@@ -167,6 +185,8 @@ export interface PaymentProvider {
   listen?(sink: (event: ProviderEvent) => void): () => void;
   /** Present when the provider refunds a failed transfer with its own OTP (dmt/refund.ts). */
   readonly refunds?: ProviderRefunds;
+  /** Present when the provider registers remitters with its own OTP (dmt/commands.ts). */
+  readonly remitters?: ProviderRemitters;
   /** Upper bound of one call; the chain aborts `signal` when it passes. */
   readonly timeout_ms: number;
   submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult>;

@@ -13,13 +13,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, type Gateway } from './helpers.ts';
-import { json, startUpstream, type Upstream } from '../support/payments-upstream.ts';
+import { json, startUpstream } from '../support/payments-upstream.ts';
 import { EKO, EKO_PLANS, startEko, type EkoServer } from '../support/eko-server.ts';
 import {
   addBeneficiary,
   balance,
   onboard,
   paymentsConfig,
+  smsOtp,
   startPaymentsGateway,
   txnOf,
   verifyOk,
@@ -47,13 +48,6 @@ function eko(url: string, name = 'eko', extra: Record<string, unknown> = {}) {
 }
 
 /** The OTP in the latest SMS sent to `mobile`. */
-function lastOtp(sms: Upstream, mobile: string): string {
-  const sent = sms.seen.filter((s) => s.json?.to === mobile).at(-1);
-  const otp = /\b(\d{6})\b/.exec(String(sent?.json?.text))?.[1];
-  assert.ok(otp, `an OTP was sent to ${mobile}`);
-  return otp;
-}
-
 async function recharge(
   gw: Gateway,
   headers: Record<string, string>,
@@ -244,7 +238,7 @@ test(
       assert.equal(registered.status, 200, JSON.stringify(registered.body));
       const verified = await request(`${gw.url}/api/dmt/remitter/verify`, {
         headers,
-        body: { mobile, otp: lastOtp(sms, mobile) },
+        body: { mobile, otp: smsOtp(sms, mobile) },
       });
       assert.equal(verified.status, 200, JSON.stringify(verified.body));
       const kyc = await request(`${gw.url}/api/dmt/remitter/kyc`, {
@@ -265,7 +259,7 @@ test(
         assert.equal(otp.status, 200, JSON.stringify(otp.body));
         const reply = await request(`${gw.url}/api/dmt/transact`, {
           headers,
-          body: { ...order, otp_ref: otp.body.data.otp_ref, otp: lastOtp(sms, mobile) },
+          body: { ...order, otp_ref: otp.body.data.otp_ref, otp: smsOtp(sms, mobile) },
         });
         assert.equal(reply.status, 200, JSON.stringify(reply.body));
         return reply.body;
@@ -291,7 +285,7 @@ test(
       assert.equal(refundOtp.status, 200, JSON.stringify(refundOtp.body));
       const refunded = await request(`${gw.url}/api/dmt/refund/${bounced.txn_id}`, {
         headers,
-        body: { otp: lastOtp(sms, mobile) },
+        body: { otp: smsOtp(sms, mobile) },
       });
       assert.equal(refunded.status, 200, JSON.stringify(refunded.body));
       assert.equal(refunded.body.data.status, 'refunded');

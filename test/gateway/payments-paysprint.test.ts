@@ -10,13 +10,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, type Gateway } from './helpers.ts';
-import { json, startUpstream, type Upstream } from '../support/payments-upstream.ts';
+import { json, startUpstream } from '../support/payments-upstream.ts';
 import {
   aadhaar,
   addBeneficiary,
   balance,
   onboard,
   paymentsConfig,
+  smsOtp,
   startPaymentsGateway,
   txnOf,
   verifyOk,
@@ -59,13 +60,6 @@ function entry(url: string) {
     latitude: '12.9716',
     longitude: '77.5946',
   };
-}
-
-function lastOtp(sms: Upstream, mobile: string): string {
-  const sent = sms.seen.filter((s) => s.json?.to === mobile).at(-1);
-  const otp = /\b(\d{6})\b/.exec(String(sent?.json?.text))?.[1];
-  assert.ok(otp, `an OTP was sent to ${mobile}`);
-  return otp;
 }
 
 /** PaySprint's status enquiries for one reference. */
@@ -258,7 +252,7 @@ test(
       assert.equal(registered.status, 200, JSON.stringify(registered.body));
       const verified = await request(`${gw.url}/api/dmt/remitter/verify`, {
         headers,
-        body: { mobile, otp: lastOtp(sms, mobile) },
+        body: { mobile, otp: smsOtp(sms, mobile) },
       });
       assert.equal(verified.status, 200, JSON.stringify(verified.body));
       const kyc = await request(`${gw.url}/api/dmt/remitter/kyc`, {
@@ -275,7 +269,7 @@ test(
         assert.equal(otp.status, 200, JSON.stringify(otp.body));
         const done = await request(`${gw.url}/api/dmt/transact`, {
           headers,
-          body: { ...order, otp_ref: otp.body.data.otp_ref, otp: lastOtp(sms, mobile) },
+          body: { ...order, otp_ref: otp.body.data.otp_ref, otp: smsOtp(sms, mobile) },
         });
         assert.equal(done.status, 200, JSON.stringify(done.body));
         return done;

@@ -16,6 +16,17 @@
 // of operator 400 in circle 23 and answers any other pair as Eko documents a failure
 // (status 0, response_type_id 1805). A PAN whose digits are 0000 is not found. Callbacks are sent as Eko sends them (unsigned:
 // Eko publishes no signature), the payload of its "Transaction Status Callback".
+// A transfer in refund pending (tx_status 3) is refunded as Eko's DMT refund works: `POST
+// /transactions/{tid}/refund/otp` sends the remitter Eko's refund OTP (kept in `refund_otps`
+// by TID), `POST /transactions/{tid}/refund` with that OTP and `state` 1 refunds it (tx_status
+// 4); a wrong OTP is declined, a transfer in any other status is not refundable.
+// Eko's customers (DMT senders): Get Customer (`GET /customers/mobile_number:{mobile}`, 463
+// when unknown), Create Customer (`PUT` there: Eko sends the customer an OTP), Resend OTP
+// (`POST .../otp`) and Verify Customer (`PUT /customers/verification/otp:{otp}` with id_type
+// mobile_number and id); the OTPs Eko sent are in `customer_otps` by mobile. A verified
+// customer's recipients (`PUT .../recipients/acc_ifsc:{account}_{ifsc}`, the same id again
+// for the same account) are paid by `POST /transactions` (recipient_id, channel 1 NEFT or 2
+// IMPS, state 1), a money call like Fund Transfer, by the account's last digit.
 import { createHmac } from 'node:crypto';
 import { json, startUpstream, type Seen, type Upstream } from './payments-upstream.ts';
 
@@ -47,6 +58,11 @@ export interface EkoTxn {
 
 export interface EkoServer extends Upstream {
   txns: Map<string, EkoTxn>;
+  /** Eko's customers by mobile, and the last OTP Eko sent each. */
+  customers: Map<string, { name: string; verified: boolean }>;
+  customer_otps: Map<string, string>;
+  /** Eko's TID → the refund OTP Eko sent the remitter. */
+  refund_otps: Map<string, string>;
   /** Calls refused for their authentication, with why. */
   refused: Array<{ url: string; why: string }>;
   /** POSTs Eko's status callback for `client_ref_id` to `url`, as Eko's record has it. */
@@ -87,6 +103,18 @@ function declined(res: Parameters<typeof json>[0], message: string, status = 1):
 
 export async function startEko(now: () => number = Date.now): Promise<EkoServer> {
   const txns = new Map<string, EkoTxn>();
+  const refund_otps = new Map<string, string>();
+  const customers: EkoServer['customers'] = new Map();
+  const customer_otps = new Map<string, string>();
+  let otp_serial = 0;
+  const recipients = new Map<
+    string,
+    { key: string; mobile: string; account: string; ifsc: string; name: string }
+  >();
+  const recipientOf = (id: unknown) =>
+    typeof id === 'string' || typeof id === 'number' ? recipients.get(String(id)) : undefined;
+  const isTransfer = (txn: EkoTxn) =>
+    txn.path.endsWith('fund-transfer') || txn.path === '/transactions';
   const refused: EkoServer['refused'] = [];
   const tokens = new Map<string, string>();
 
@@ -96,12 +124,14 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
     tid: txn.tid,
     client_ref_id: txn.client_ref_id,
     amount: txn.body.amount,
-    ...(txn.path.endsWith('fund-transfer')
+    ...(isTransfer(txn)
       ? {
           bank_ref_num: txn.tx_status === 0 ? `4093${txn.tid.slice(-8)}` : '',
-          recipient_name: String(txn.body.recipient_name).toUpperCase(),
-          account: txn.body.account,
-          ifsc: txn.body.ifsc,
+          recipient_name: String(
+            txn.body.recipient_name ?? recipientOf(txn.body.recipient_id)?.name,
+          ).toUpperCase(),
+          account: txn.body.account ?? recipientOf(txn.body.recipient_id)?.account,
+          ifsc: txn.body.ifsc ?? recipientOf(txn.body.recipient_id)?.ifsc,
         }
       : {
           operator_ref: txn.tx_status === 0 ? `OP${txn.tid}` : '',
@@ -291,6 +321,114 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
         data: { name: String(body.name ?? 'RAVI KUMAR').toUpperCase(), epic_number: epic },
       });
     }
+    const customer = /^\/customers\/mobile_number:([0-9]{10})(\/otp)?$/.exec(path);
+    if (customer) {
+      const mobile = customer[1]!;
+      const user = req.method === 'GET' ? q.get('user_code') : body.user_code;
+      if (user !== EKO.user_code) return declined(res, 'User not found', 463);
+      const known = customers.get(mobile);
+      const sendOtp = () => {
+        const otp = String(100_000 + ((Number(mobile.slice(-6)) + ++otp_serial) % 900_000));
+        customer_otps.set(mobile, otp);
+        return json(res, 200, {
+          status: 0,
+          response_status_id: -1,
+          message: 'OTP sent to the customer',
+          data: { customer_id: mobile, otp_ref_id: `ref${otp_serial}` },
+        });
+      };
+      if (req.method === 'GET' && !customer[2])
+        return known
+          ? json(res, 200, {
+              status: 0,
+              response_status_id: 0,
+              message: 'Customer found',
+              data: { customer_id: mobile, name: known.name, state: known.verified ? '2' : '1' },
+            })
+          : declined(res, 'Customer not found', 463);
+      if (req.method === 'PUT' && !customer[2]) {
+        if (known) return declined(res, 'Customer already exists', 17);
+        if (!body.name) return declined(res, 'name required');
+        customers.set(mobile, { name: String(body.name), verified: false });
+        return sendOtp();
+      }
+      if (req.method === 'POST' && customer[2])
+        return known ? sendOtp() : declined(res, 'Customer not found', 463);
+    }
+    const recipient =
+      /^\/customers\/mobile_number:([0-9]{10})\/recipients\/acc_ifsc:([0-9]{9,18})_([A-Z]{4}0[A-Z0-9]{6})$/.exec(
+        path,
+      );
+    if (req.method === 'PUT' && recipient) {
+      const [, mobile, account, ifsc] = recipient as unknown as [string, string, string, string];
+      if (body.user_code !== EKO.user_code) return declined(res, 'User not found', 463);
+      if (!customers.get(mobile)?.verified) return declined(res, 'Customer not verified', 463);
+      if (body.recipient_type !== 3 || !body.recipient_name)
+        return declined(res, 'recipient_name and recipient_type required');
+      const key = `${mobile}:${account}_${ifsc}`;
+      const existing = [...recipients.entries()].find(([, r]) => r.key === key);
+      const id = existing?.[0] ?? String(10_000 + recipients.size + 1);
+      recipients.set(id, { key, mobile, account, ifsc, name: String(body.recipient_name) });
+      return json(res, 200, {
+        status: 0,
+        response_status_id: 0,
+        message: 'Recipient added',
+        data: { recipient_id: id, customer_id: mobile },
+      });
+    }
+    if (req.method === 'POST' && path === '/transactions') {
+      const payee = recipientOf(body.recipient_id);
+      if (body.user_code !== EKO.user_code) return declined(res, 'User not found', 463);
+      if (!payee || payee.mobile !== body.customer_id || !customers.get(payee.mobile)?.verified)
+        return declined(res, 'Recipient not found for this customer');
+      if (String(body.state) !== '1' || ![1, 2].includes(Number(body.channel)))
+        return declined(res, 'state 1 and channel 1 or 2 required');
+      return money(req, res, payee.account, true);
+    }
+    const verification = /^\/customers\/verification\/otp:([0-9]{4,8})$/.exec(path);
+    if (req.method === 'PUT' && verification) {
+      const mobile = String(body.id ?? '');
+      const known = customers.get(mobile);
+      if (body.id_type !== 'mobile_number' || !known)
+        return declined(res, 'Customer not found', 463);
+      if (customer_otps.get(mobile) !== verification[1]) return declined(res, 'Invalid OTP', 302);
+      known.verified = true;
+      customer_otps.delete(mobile);
+      return json(res, 200, {
+        status: 0,
+        response_status_id: 0,
+        message: 'Customer verified',
+        data: { customer_id: mobile, state: '2' },
+      });
+    }
+    const refund = /^\/transactions\/([0-9]+)\/refund(\/otp)?$/.exec(path);
+    if (req.method === 'POST' && refund) {
+      if (body.user_code !== EKO.user_code) return declined(res, 'User not found', 463);
+      const tid = refund[1]!;
+      const txn = [...txns.values()].find((t) => t.tid === tid);
+      if (!txn || !isTransfer(txn) || txn.tx_status !== 3)
+        return declined(res, 'Transaction is not eligible for refund');
+      if (refund[2]) {
+        const otp = String(100_000 + (Number(tid) % 900_000));
+        refund_otps.set(tid, otp);
+        return json(res, 200, {
+          status: 0,
+          response_status_id: -1,
+          message: 'OTP for refund sent to the customer',
+          data: { tid },
+        });
+      }
+      if (String(body.state) !== '1' || body.otp !== refund_otps.get(tid))
+        return declined(res, 'Invalid OTP', 303);
+      txn.tx_status = 4;
+      refund_otps.delete(tid);
+      return json(res, 200, {
+        status: 0,
+        response_status_id: 0,
+        message: 'Refund done',
+        data: { tid, refunded_amount: String(txn.body.amount ?? ''), tx_status: '4' },
+      });
+    }
     const inquiry = /^\/tools\/reference\/transaction\/([A-Za-z0-9]+)$/.exec(path);
     if (req.method === 'GET' && inquiry) {
       const txn = txns.get(inquiry[1]!) ?? [...txns.values()].find((t) => t.tid === inquiry[1]);
@@ -309,6 +447,9 @@ export async function startEko(now: () => number = Date.now): Promise<EkoServer>
     return json(res, 404, { message: 'No mapping rule matched' });
   })) as EkoServer;
   server.txns = txns;
+  server.refund_otps = refund_otps;
+  server.customers = customers;
+  server.customer_otps = customer_otps;
   server.refused = refused;
   server.sendCallback = (url, client_ref_id, override = {}) => {
     const txn = txns.get(client_ref_id);

@@ -201,6 +201,64 @@ export async function verifiedRemitter(
     throw new Error(`remitter kyc: ${kyc.status} ${JSON.stringify(kyc.body)}`);
 }
 
+/** The OTP in the latest SMS a scripted SMS sender (`{to, text}` bodies) got for `mobile` (live mode). */
+export function smsOtp(sms: { seen: Array<{ json?: any }> }, mobile: string): string {
+  const sent = sms.seen.filter((s) => s.json?.to === mobile).at(-1);
+  const otp = /\b(\d{6})\b/.exec(String(sent?.json?.text))?.[1];
+  assert.ok(otp, `an OTP was sent to ${mobile}`);
+  return otp;
+}
+
+/**
+ * Live mode's remitter: registered, verified with the OTP our SMS sender sent, and its
+ * document (`kyc`) verified through the DMT providers; throws on any refusal.
+ */
+export async function liveVerifiedRemitter(
+  gateway: Pick<Gateway, 'url'>,
+  headers: Record<string, string>,
+  sms: { seen: Array<{ json?: any }> },
+  mobile: string,
+  kyc: { document_type: string; document_number: string },
+  name = 'Ravi Kumar',
+): Promise<void> {
+  const steps: Array<[string, () => Record<string, unknown>]> = [
+    ['/api/dmt/remitter', () => ({ mobile, name })],
+    ['/api/dmt/remitter/verify', () => ({ mobile, otp: smsOtp(sms, mobile) })],
+    ['/api/dmt/remitter/kyc', () => ({ mobile, ...kyc, name })],
+  ];
+  for (const [path, body] of steps) {
+    const reply = await request(`${gateway.url}${path}`, { headers, body: body() });
+    if (reply.status !== 200)
+      throw new Error(`${path}: ${reply.status} ${JSON.stringify(reply.body)}`);
+  }
+}
+
+/**
+ * Live mode's transfer to a new beneficiary of `mobile`: its OTP by our SMS sender, then the
+ * transfer; the answer's body (throws on a refusal of either call).
+ */
+export async function liveTransfer(
+  gateway: Gateway,
+  headers: Record<string, string>,
+  sms: { seen: Array<{ json?: any }> },
+  mobile: string,
+  account_number: string,
+  amount: number,
+  txn_type: 'IMPS' | 'NEFT' = 'IMPS',
+) {
+  const bene_id = await addBeneficiary(gateway, headers, mobile, account_number);
+  const order = { mobile, bene_id, amount, txn_type };
+  const otp = await request(`${gateway.url}/api/dmt/transact/otp`, { headers, body: order });
+  if (otp.status !== 200)
+    throw new Error(`transfer OTP: ${otp.status} ${JSON.stringify(otp.body)}`);
+  const done = await request(`${gateway.url}/api/dmt/transact`, {
+    headers,
+    body: { ...order, otp_ref: otp.body.data.otp_ref, otp: smsOtp(sms, mobile) },
+  });
+  if (done.status !== 200) throw new Error(`transfer: ${done.status} ${JSON.stringify(done.body)}`);
+  return done.body;
+}
+
 /**
  * A transfer as the 2024 framework has it: its OTP requested (`POST /api/dmt/transact/otp`),
  * then the transfer with `otp_ref` and the sandbox's code. `extra` rides in the transfer's

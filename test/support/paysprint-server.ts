@@ -9,11 +9,19 @@
 //   0004 taken but never answered (timeout), success on enquiry · 0005 "duplicate reference"
 //   (an earlier attempt went through) · 0006 HTTP 503 after taking it, success on enquiry ·
 //   anything else success. A bill for a consumer ending 9999 is not found.
+// The recharge lookups (PaySprint's "HLR API", `recharge/hlrapi/*`, which name operators and
+// circles by name): hlrcheck {number, type: "mobile"} → info {operator, circle} (a number
+// ending 0000 is not found); browseplan {circle, op} → info {<category>: [{rs, desc,
+// validity}]} for Airtel in Delhi NCR, response_code 0 for anything else; dthinfo {canumber,
+// op} → info [{customerName, Balance, ...}] for TataSky (a number ending 9999 not found).
+// A bill's further parameters arrive as ad1..ad3 (`accepted` shows them); a PAN checked with
+// a name and date of birth answers the holder's name and date of birth. Answers of the
+// services in `encrypted_answers` are sent as {"body": base64(AES-128-CBC(json))}.
 // The JWT and AES here are written with node:crypto directly, not with the adapter's code,
 // so the server checks the adapter rather than agreeing with it.
-import { createDecipheriv, createHmac, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, timingSafeEqual } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { json, startUpstream, type Seen, type Upstream } from './payments-upstream.ts';
+import { json as plainJson, startUpstream, type Seen, type Upstream } from './payments-upstream.ts';
 
 export interface PaysprintSecrets {
   partner_id: string;
@@ -69,9 +77,25 @@ function verifyJwt(token: string, secrets: PaysprintSecrets): Record<string, unk
 
 export async function startPaysprint(
   secrets: PaysprintSecrets,
-  options: { encrypted?: string[]; max_age_s?: number } = {},
+  options: { encrypted?: string[]; encrypted_answers?: string[]; max_age_s?: number } = {},
 ): Promise<PaysprintServer> {
   const encrypted = new Set(options.encrypted ?? []);
+  const encrypted_answers = new Set(options.encrypted_answers ?? []);
+  /** Answers to be sent encrypted (their service's). */
+  const sealed = new WeakSet<ServerResponse>();
+  const json = (res: ServerResponse, status: number, body: unknown) => {
+    if (!sealed.has(res) || status >= 500) return plainJson(res, status, body);
+    const cipher = createCipheriv(
+      'aes-128-cbc',
+      Buffer.from(secrets.aes_key),
+      Buffer.from(secrets.aes_iv),
+    );
+    const text = Buffer.concat([
+      cipher.update(JSON.stringify(body), 'utf8'),
+      cipher.final(),
+    ]).toString('base64');
+    return plainJson(res, status, { body: text });
+  };
   const max_age_s = options.max_age_s ?? 300;
   const reqids = new Set<string>();
   const txns: PaysprintServer['txns'] = new Map();
@@ -129,6 +153,7 @@ export async function startPaysprint(
       );
     }
     accepted.push({ path, body });
+    if (encrypted_answers.has(service)) sealed.add(res);
     return answer(path, service, body, res);
   };
 
@@ -356,8 +381,62 @@ export async function startPaysprint(
         if (!/^[A-Z]{5}\d{4}[A-Z]$/.test(String(body.pannumber)))
           return json(res, 200, { status: false, response_code: 0, message: 'invalid PAN' });
         return pay('pan', body, String(body.pannumber).slice(0, 9), res, {
-          data: { full_name: 'RAVI KUMAR', pan_status: 'VALID' },
+          data: {
+            full_name: 'RAVI KUMAR',
+            pan_status: 'VALID',
+            ...(body.name !== undefined || body.dob !== undefined ? { dob: '19/05/1983' } : {}),
+          },
         });
+      case '/recharge/hlrapi/hlrcheck': {
+        const number = String(body.number ?? '');
+        if (body.type !== 'mobile' || !/^[6-9]\d{9}$/.test(number))
+          return json(res, 200, { status: false, response_code: 0, message: 'invalid number' });
+        if (number.endsWith('0000'))
+          return json(res, 200, { status: false, response_code: 0, message: 'Number not found' });
+        return json(res, 200, {
+          status: true,
+          response_code: 1,
+          info: { operator: 'Airtel', circle: 'Delhi NCR' },
+          message: 'Fetch Successful',
+        });
+      }
+      case '/recharge/hlrapi/browseplan':
+        if (body.op !== 'Airtel' || body.circle !== 'Delhi NCR')
+          return json(res, 200, { status: false, response_code: 0, message: 'Plan not found' });
+        return json(res, 200, {
+          status: true,
+          response_code: 1,
+          info: {
+            FULLTT: [{ rs: 10, desc: 'Talktime 7.47', validity: 'NA', last_update: '01-12-2026' }],
+            DATA: [
+              { rs: 299, desc: '1.5GB/day, unlimited calls', validity: '28 days' },
+              { rs: '719', desc: '1.5GB/day, unlimited calls', validity: '84 days' },
+            ],
+          },
+          message: 'Plan Fetched',
+        });
+      case '/recharge/hlrapi/dthinfo': {
+        const canumber = String(body.canumber ?? '');
+        if (body.op !== 'TataSky' || !canumber)
+          return json(res, 200, { status: false, response_code: 0, message: 'invalid operator' });
+        if (canumber.endsWith('9999'))
+          return json(res, 200, { status: false, response_code: 0, message: 'No record found' });
+        return json(res, 200, {
+          status: true,
+          response_code: 1,
+          info: [
+            {
+              customerName: 'Meena Iyer',
+              Balance: '152.50',
+              MonthlyRecharge: '399',
+              NextRechargeDate: '2026-12-20',
+              planname: 'Family HD',
+              status: 'Active',
+            },
+          ],
+          message: 'Fetch Successful',
+        });
+      }
       default:
         return json(res, 404, { status: false, response_code: 0, message: 'no such endpoint' });
     }

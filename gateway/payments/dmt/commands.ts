@@ -160,13 +160,17 @@ export async function requestRemitterOtp(
   return { remitter, otp: code };
 }
 
-/** Inside the commit: the limits, then the remitter with its new OTP; null when verified already. */
-function recordOtpSend(
+/**
+ * Inside the commit: the limits, then the remitter with its new OTP (ours: `otp`; the
+ * provider's, sent and checked there: `provider`); null when verified already.
+ */
+export function recordOtpSend(
   ctx: Ctx,
   tx: Tx,
   account: Account,
   body: z.output<typeof remitterBody>,
-  otp: string,
+  otp: string | null,
+  provider?: string,
 ): Remitter | null {
   const dmt = ctx.settings.dmt;
   const key = remitterKey(account.id, body.mobile);
@@ -191,7 +195,16 @@ function recordOtpSend(
     verified: false,
     created_at: existing?.created_at ?? tx.now.toISOString(),
     verified_at: null,
-    otp: issueOtp(otp, tx.now.getTime(), dmt.otp.ttl_ms),
+    otp: otp === null ? null : issueOtp(otp, tx.now.getTime(), dmt.otp.ttl_ms),
+    ...(provider
+      ? {
+          otp_at: {
+            provider,
+            expires_at: new Date(tx.now.getTime() + dmt.otp.ttl_ms).toISOString(),
+            attempts: 0,
+          },
+        }
+      : {}),
     sends: countSend(existing?.sends ?? null, body.mobile, tx.now, dmt.otp),
     beneficiary_ids: existing?.beneficiary_ids ?? [],
   };

@@ -50,8 +50,9 @@ function remitterDocs(settings: PaymentsConfig): RouteDoc[] {
       },
       errors: {
         403: 'service_inactive',
+        409: 'remitter_refused (a provider that sends the OTP itself refused)',
         429: 'otp_rate_limited (Retry-After)',
-        502: 'the SMS could not be sent',
+        502: 'the SMS could not be sent; provider_unavailable (a provider that sends the OTP itself)',
         503: 'no SMS sender in live mode',
       },
     },
@@ -66,6 +67,7 @@ function remitterDocs(settings: PaymentsConfig): RouteDoc[] {
       errors: {
         404: 'remitter_not_found',
         422: 'otp_invalid, otp_expired, otp_attempts_exceeded, otp_not_requested',
+        502: 'provider_unavailable (a provider that checks the OTP itself)',
       },
     },
     {

@@ -164,9 +164,9 @@ async function refundingProvider(
   return provider?.refunds ? (provider as PaymentProvider & { refunds: ProviderRefunds }) : null;
 }
 
-/** One call to the provider's refund API, bounded by its timeout; unavailable → 502 `provider_unavailable`. */
-async function askProvider(
-  ctx: Ctx,
+/** One call to a provider's own OTP API (a refund's, a remitter's), bounded by its timeout; unavailable → 502 `provider_unavailable`. */
+export async function askProvider(
+  ctx: Pick<Ctx, 'logger'>,
   provider: PaymentProvider,
   what: string,
   call: (signal: AbortSignal) => Promise<{ done: boolean; message: string }>,
@@ -190,6 +190,38 @@ async function askProvider(
       `${provider.name} could not be reached for ${what}; nothing changed, try again`,
     );
   return answer;
+}
+
+/**
+ * A send the provider makes itself (a refund's or a remitter's OTP), already counted here:
+ * uncounted by `uncount` when the provider cannot be reached (502) or refuses (409 `code`,
+ * with its message), so that it can be asked again at once.
+ */
+export async function providerSendsOtp(
+  ctx: Pick<Ctx, 'logger'>,
+  provider: PaymentProvider,
+  what: string,
+  call: (signal: AbortSignal) => Promise<{ done: boolean; message: string }>,
+  uncount: () => Promise<unknown>,
+  code: string,
+  field: string | null = null,
+): Promise<void> {
+  let answer: { done: boolean; message: string };
+  try {
+    answer = await askProvider(ctx, provider, what, call);
+  } catch (error) {
+    await uncount();
+    throw error;
+  }
+  if (!answer.done) {
+    await uncount();
+    throw new ApiError(
+      409,
+      code,
+      `${provider.name} refused to send ${what}: ${answer.message.slice(0, 200) || 'no reason given'}`,
+      field,
+    );
+  }
 }
 
 /** The provider sends the remitter its refund OTP; the send counted against the same limits as ours. */
@@ -238,23 +270,14 @@ async function requestProviderOtp(
       if (current)
         tx.set('dmt_refund_otps', txn.id, { ...current, sends: uncountOtpSend(current.sends) });
     });
-  let answer: { done: boolean; message: string };
-  try {
-    answer = await askProvider(ctx, provider, 'the refund OTP', (signal) =>
-      provider.refunds.requestOtp(query, signal),
-    );
-  } catch (error) {
-    await uncount();
-    throw error;
-  }
-  if (!answer.done) {
-    await uncount();
-    throw new ApiError(
-      409,
-      'refund_refused',
-      `${provider.name} refused to send the refund OTP: ${answer.message.slice(0, 200) || 'no reason given'}`,
-    );
-  }
+  await providerSendsOtp(
+    ctx,
+    provider,
+    'the refund OTP',
+    (signal) => provider.refunds.requestOtp(query, signal),
+    uncount,
+    'refund_refused',
+  );
   const expires_at = await store.transact((tx) => {
     const current = tx.get('dmt_refund_otps', txn.id) ?? row;
     const at_provider = {

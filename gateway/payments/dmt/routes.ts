@@ -41,6 +41,11 @@ import {
   verifyBody,
 } from './schemas.js';
 import { confirmRefund, requestRefundOtp } from './refund.js';
+import {
+  remitterProvider,
+  requestRemitterAtProvider,
+  verifyRemitterAtProvider,
+} from './remitter-provider.js';
 import { mobileField } from '../identity/fields.js';
 import type { Beneficiary } from '../engine/tables.js';
 
@@ -152,7 +157,11 @@ function remitterRoutes(router: Router, ctx: PaymentsContext, json: RequestHandl
   router.post('/dmt/remitter', json, async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
     const body = parseWith(remitterBody, req.body ?? {});
-    const { remitter, otp } = await requestRemitterOtp(ctx, account, body);
+    // A provider that registers remitters itself (Eko's customer OTP) sends and checks the code.
+    const at = remitterProvider(ctx);
+    const { remitter, otp } = at
+      ? await requestRemitterAtProvider(ctx, account, body, at)
+      : await requestRemitterOtp(ctx, account, body);
     const view = remitterView(
       remitter,
       dmt,
@@ -168,14 +177,16 @@ function remitterRoutes(router: Router, ctx: PaymentsContext, json: RequestHandl
     }
     res.json({
       status: true,
-      message: live
-        ? `an OTP was sent to ${remitter.mobile}`
-        : `sandbox: the OTP is in sandbox_otp (in live mode it is sent to ${remitter.mobile} by SMS)`,
+      message: at
+        ? `${at.name} sent an OTP to ${remitter.mobile}`
+        : live
+          ? `an OTP was sent to ${remitter.mobile}`
+          : `sandbox: the OTP is in sandbox_otp (in live mode it is sent to ${remitter.mobile} by SMS)`,
       data: {
         ...view,
         otp_required: true,
-        otp_expires_at: remitter.otp!.expires_at,
-        ...(live ? {} : { sandbox_otp: otp }),
+        otp_expires_at: (remitter.otp ?? remitter.otp_at)!.expires_at,
+        ...(live || at ? {} : { sandbox_otp: otp }),
       },
     });
   });
@@ -183,7 +194,10 @@ function remitterRoutes(router: Router, ctx: PaymentsContext, json: RequestHandl
   router.post('/dmt/remitter/verify', json, async (req, res) => {
     const { account } = authorize(store.state, req, res, logger, 'dmt');
     const body = parseWith(otp, req.body ?? {});
-    const remitter = await verifyRemitterOtp(ctx, account, body);
+    const at = remitterProvider(ctx);
+    const remitter = at
+      ? await verifyRemitterAtProvider(ctx, account, body, at)
+      : await verifyRemitterOtp(ctx, account, body);
     res.json({
       status: true,
       message: `remitter ${remitter.mobile} verified`,

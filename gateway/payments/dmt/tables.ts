@@ -31,6 +31,8 @@ declare module '../engine/tables.js' {
     kyc?: RemitterKyc;
     /** Transfer OTPs sent in the current hour window (bounds SMS traffic: `dmt.rbi.otp_per_hour`). */
     transfer_otps?: OtpSends;
+    /** The registration OTP the provider sent and checks (`PaymentProvider.remitters`): whose, until when, wrong tries. */
+    otp_at?: { provider: string; expires_at: string; attempts: number };
   }
 }
 

@@ -19,6 +19,8 @@ import {
   type LookupResult,
   type PaymentProvider,
   type ProviderCallbacks,
+  type ProviderRefunds,
+  type ProviderRemitters,
   type ProviderEvent,
   type ProviderRequest,
   type ProviderResult,
@@ -80,6 +82,10 @@ export class EkoProvider implements PaymentProvider {
   readonly timeout_ms: number;
   readonly lookup_kinds: readonly LookupKind[] = ['bill', 'hlr', 'plans', 'remitter_kyc'];
   readonly callbacks?: ProviderCallbacks;
+  /** With `dmt_refunds: "eko"`: a failed transfer is refunded at Eko with Eko's refund OTP. */
+  readonly refunds?: ProviderRefunds;
+  /** With `dmt_remitter_otp: "eko"`: a remitter is registered as Eko's customer, with Eko's OTP. */
+  readonly remitters?: ProviderRemitters;
   /** A fetched bill's token for its payment (Eko wants it back when the biller asks for a fetch). */
   private readonly fetch_tokens = new Map<string, { token: string; until_ms: number }>();
 
@@ -91,10 +97,153 @@ export class EkoProvider implements PaymentProvider {
     this.name = config.name;
     this.timeout_ms = config.timeout_ms;
     if (config.callbacks) this.callbacks = new EkoCallbacks(this);
+    if (config.dmt_refunds === 'eko')
+      this.refunds = {
+        requestOtp: (query, signal) => this.refundStep(query, null, signal),
+        claim: (query, otp, signal) => this.refundStep(query, otp, signal),
+      };
+    if (config.dmt_remitter_otp === 'eko')
+      this.remitters = {
+        requestOtp: (remitter, signal) => this.customerOtp(remitter, signal),
+        verifyOtp: (remitter, otp, signal) => this.verifyCustomer(remitter.mobile, otp, signal),
+      };
+  }
+
+  /**
+   * Eko sends the remitter its customer OTP: a customer Eko knows (Get Customer answers
+   * `status` 0) is sent a new one (Resend OTP); one it does not know is created (Create
+   * Customer), which sends it. Eko's `status` 0 is done.
+   */
+  private async customerOtp(
+    remitter: { mobile: string; name: string },
+    signal: AbortSignal,
+  ): Promise<{ done: boolean; message: string }> {
+    const { initiator_id, user_code } = this.config;
+    const path = `/customers/mobile_number:${encodeURIComponent(remitter.mobile)}`;
+    const known = await this.call(
+      { method: 'GET', path, query: { initiator_id, user_code } },
+      signal,
+    );
+    const answer =
+      known.http_status < 400 && known.status === 0
+        ? await this.call(
+            { method: 'POST', path: `${path}/otp`, body: { initiator_id, user_code } },
+            signal,
+          )
+        : await this.call(
+            { method: 'PUT', path, body: { initiator_id, user_code, name: remitter.name } },
+            signal,
+          );
+    return { done: answer.http_status < 400 && answer.status === 0, message: answer.message };
+  }
+
+  /** Eko's Verify Customer with the OTP the remitter gave; `status` 0 is verified. */
+  private async verifyCustomer(
+    mobile: string,
+    otp: string,
+    signal: AbortSignal,
+  ): Promise<{ done: boolean; message: string }> {
+    const { initiator_id, user_code } = this.config;
+    const answer = await this.call(
+      {
+        method: 'PUT',
+        path: `/customers/verification/otp:${encodeURIComponent(otp)}`,
+        body: { initiator_id, user_code, id_type: 'mobile_number', id: mobile },
+      },
+      signal,
+    );
+    return { done: answer.http_status < 400 && answer.status === 0, message: answer.message };
+  }
+
+  /**
+   * Eko's refund of a failed transfer, by Eko's TID (the transfer's provider_ref): without an
+   * OTP Eko sends the remitter its refund OTP; with one, the refund is claimed (`state` 1).
+   * Eko's `status` 0 is done; any other answer is Eko's refusal, with its message.
+   */
+  private async refundStep(
+    query: StatusQuery,
+    otp: string | null,
+    signal: AbortSignal,
+  ): Promise<{ done: boolean; message: string }> {
+    const tid = query.provider_ref;
+    if (tid === null || !/^[0-9A-Za-z]{1,64}$/.test(tid))
+      return { done: false, message: `${this.name} gave no transaction id (TID) to refund` };
+    const { initiator_id, user_code } = this.config;
+    const path = `/transactions/${encodeURIComponent(tid)}/refund${otp === null ? '/otp' : ''}`;
+    const answer = await this.call(
+      {
+        method: 'POST',
+        path,
+        body:
+          otp === null ? { initiator_id, user_code } : { initiator_id, user_code, otp, state: 1 },
+      },
+      signal,
+    );
+    return {
+      done: answer.http_status < 400 && answer.status === 0,
+      message: answer.message,
+    };
   }
 
   async submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {
-    return this.interpret(await this.call(this.submission(request), signal), request.service);
+    const spec =
+      request.service === 'dmt' &&
+      request.params.kind !== 'penny_drop' &&
+      this.config.dmt_product === 'dmt'
+        ? await this.dmtTransaction(request, signal)
+        : this.submission(request);
+    return this.interpret(await this.call(spec, signal), request.service);
+  }
+
+  /**
+   * A transfer by Eko's sender/recipient product: the account registered as the remitter's
+   * recipient (Eko answers its `recipient_id`; registering it again answers the same), then
+   * Eko's Initiate Transaction with our `client_ref_id`. A recipient Eko refuses moves no
+   * money: the provider is unavailable for the transfer, never a decline on a guess.
+   */
+  private async dmtTransaction(request: ProviderRequest, signal: AbortSignal): Promise<EkoCall> {
+    const { config } = this;
+    const p = request.params;
+    const mobile = typeof p.mobile === 'string' ? p.mobile : '';
+    const ifsc = String(p.ifsc ?? '');
+    const recipient = await this.call(
+      {
+        method: 'PUT',
+        path: `/customers/mobile_number:${encodeURIComponent(mobile)}/recipients/acc_ifsc:${encodeURIComponent(`${request.subject}_${ifsc}`)}`,
+        body: {
+          initiator_id: config.initiator_id,
+          user_code: config.user_code,
+          recipient_name: String(p.name ?? ''),
+          recipient_mobile: mobile,
+          recipient_type: 3,
+        },
+      },
+      signal,
+    );
+    const recipient_id = text(recipient.data.recipient_id, 32);
+    if (recipient.status !== 0 || recipient_id === null)
+      throw new ProviderUnavailableError(
+        'bad_response',
+        `provider ${this.name} did not register the recipient: ${recipient.message || `HTTP ${recipient.http_status}`}`,
+      );
+    return {
+      method: 'POST',
+      path: '/transactions',
+      body: {
+        initiator_id: config.initiator_id,
+        user_code: config.user_code,
+        client_ref_id: clientRefOf(request.txn_id),
+        customer_id: mobile,
+        recipient_id,
+        amount: String(microsToUnits(request.amount_micros)),
+        // Eko's channel: 1 NEFT, 2 IMPS.
+        channel: p.txn_type === 'NEFT' ? 1 : 2,
+        state: 1,
+        timestamp: this.now().toISOString(),
+        currency: 'INR',
+        latlong: config.latlong,
+      },
+    };
   }
 
   /** Eko's Transaction Inquiry by our reference (Eko's TID is not needed: a timeout never gave one). */
@@ -637,7 +786,7 @@ export class EkoProvider implements PaymentProvider {
 }
 
 interface EkoCall {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT';
   path: string;
   query?: Record<string, string>;
   body?: Record<string, unknown>;

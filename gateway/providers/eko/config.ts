@@ -61,6 +61,30 @@ export const ekoProviderSchema = z.strictObject({
    * values (or whose message names a duplicate reference) are read as "ask the status".
    */
   duplicate_statuses: z.array(z.int()).max(20).default([]),
+  /**
+   * Who asks the remitter's consent to refund a failed transfer (`refund_pending`): `gateway`
+   * (our OTP by our SMS sender, the hold released here) or `eko` (Eko's refund OTP: Eko sends
+   * it to the remitter, `POST /transactions/{tid}/refund/otp`, and the OTP the customer gives
+   * claims the refund at Eko, `POST /transactions/{tid}/refund` with `state` 1; only Eko's
+   * success releases the hold). `eko` is for accounts whose transfers Eko refunds only with
+   * that OTP (Eko's DMT products); the gateway's own refund otherwise.
+   */
+  dmt_refunds: z.enum(['gateway', 'eko']).default('gateway'),
+  /**
+   * Who verifies a new remitter's mobile: `gateway` (our OTP by our SMS sender) or `eko` (the
+   * remitter registered as Eko's customer: Eko sends its OTP, Create Customer or Resend OTP,
+   * and checks the code, Verify Customer; our SMS sender is not used), for accounts whose
+   * transfers Eko takes only for customers it has verified itself.
+   */
+  dmt_remitter_otp: z.enum(['gateway', 'eko']).default('gateway'),
+  /**
+   * How a transfer is paid: `fund_transfer` (Eko's Fund Transfer to the account and IFSC) or
+   * `dmt` (Eko's sender/recipient product: the account registered as the remitter's recipient
+   * at Eko, `PUT /customers/mobile_number:{mobile}/recipients/acc_ifsc:{account}_{ifsc}`, then
+   * `POST /transactions` with its `recipient_id`; the remitter must be Eko's verified customer,
+   * so use it with `dmt_remitter_otp: "eko"`).
+   */
+  dmt_product: z.enum(['fund_transfer', 'dmt']).default('fund_transfer'),
   /** Eko's transaction status callbacks taken at /api/callbacks/<service>/<name>, each confirmed by an inquiry. */
   callbacks: z.boolean().default(true),
   max_response_bytes: z

@@ -20,18 +20,25 @@ import {
   type StatusQuery,
   type StatusResult,
 } from '../types.js';
-import { encryptBody, newReqid, signJwt } from './auth.js';
+import { decryptBody, encryptBody, newReqid, signJwt } from './auth.js';
 import { PaysprintCallbacks } from './callbacks.js';
 import type { PaysprintProviderConfig } from './config.js';
+import { PaysprintLookups, type Answer } from './lookups.js';
 
-type Answer = { http_status: number; body: unknown };
 type Codes = PaysprintProviderConfig['codes'];
 
 export class PaysprintProvider implements PaymentProvider {
   readonly name: string;
   readonly timeout_ms: number;
-  readonly lookup_kinds: readonly LookupKind[] = ['bill', 'remitter_kyc'];
+  readonly lookup_kinds: readonly LookupKind[] = [
+    'bill',
+    'remitter_kyc',
+    'hlr',
+    'plans',
+    'dth_info',
+  ];
   readonly callbacks: ProviderCallbacks;
+  private readonly lookups: PaysprintLookups;
   /** A failed transfer's refund is claimed at PaySprint with the OTP PaySprint sends the remitter. */
   readonly refunds: ProviderRefunds = {
     requestOtp: (query, signal) => this.refundOtp(query, signal),
@@ -46,6 +53,9 @@ export class PaysprintProvider implements PaymentProvider {
     this.name = config.name;
     this.timeout_ms = config.timeout_ms;
     this.callbacks = new PaysprintCallbacks(config, env, now);
+    this.lookups = new PaysprintLookups(config.name, config, (path, fields, signal) =>
+      this.call('recharge', path, fields, signal),
+    );
   }
 
   private secret(name: string): string {
@@ -84,7 +94,37 @@ export class PaysprintProvider implements PaymentProvider {
       { method: 'POST', headers, body },
       { timeout_ms: this.timeout_ms, max_bytes: config.max_response_bytes, signal },
     );
-    return decodeJson(this.name, status, text);
+    const answer = decodeJson(this.name, status, text);
+    return config.decrypt.includes(service) ? this.decrypted(answer) : answer;
+  }
+
+  /**
+   * An answer PaySprint sent encrypted (`{"body": base64}`) as its JSON; a plain answer (a
+   * refusal, an error) as it came. One that does not decrypt is no answer: unavailable.
+   */
+  private decrypted(answer: Answer): Answer {
+    const { body } = answer;
+    if (
+      !body ||
+      typeof body !== 'object' ||
+      typeof (body as { body?: unknown }).body !== 'string' ||
+      getPath(body, 'response_code') !== undefined
+    )
+      return answer;
+    try {
+      const plain = decryptBody(
+        (body as { body: string }).body,
+        this.secret(this.config.aes_key_env),
+        this.secret(this.config.aes_iv_env),
+      );
+      return { http_status: answer.http_status, body: JSON.parse(plain) };
+    } catch (error) {
+      if (error instanceof ProviderUnavailableError) throw error;
+      throw new ProviderUnavailableError(
+        'bad_response',
+        `provider ${this.name} answered HTTP ${answer.http_status} with a body that does not decrypt to JSON`,
+      );
+    }
   }
 
   async submit(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {
@@ -143,9 +183,10 @@ export class PaysprintProvider implements PaymentProvider {
         const operator = this.mapped(config.billers, 'biller_id', params.biller_id);
         // PaySprint's pay carries the fetched bill (`bill_fetch`): fetched again here, so a
         // payment never depends on a fetch this process may not have seen.
+        const extra = this.adParams(params, request.subject);
         const fetched =
           params.bill_number !== undefined || params.bill_id !== undefined
-            ? await this.fetchBill(operator, request.subject, signal)
+            ? await this.fetchBill(operator, request.subject, extra, signal)
             : null;
         return [
           config.paths.bill_pay,
@@ -157,6 +198,7 @@ export class PaysprintProvider implements PaymentProvider {
             latitude: config.latitude,
             longitude: config.longitude,
             mode: 'online',
+            ...extra,
             ...(fetched && typeof getPath(fetched.body, 'bill_fetch') === 'object'
               ? { bill_fetch: getPath(fetched.body, 'bill_fetch') }
               : {}),
@@ -279,7 +321,7 @@ export class PaysprintProvider implements PaymentProvider {
         outcome: 'success',
         provider_ref,
         message: message || 'success',
-        data: this.dataOf(request.service, body),
+        data: this.dataOf(request.service, body, request.params),
       };
     return {
       outcome: 'pending',
@@ -289,7 +331,11 @@ export class PaysprintProvider implements PaymentProvider {
   }
 
   /** What a success keeps on the transaction, by service. */
-  private dataOf(service: PaymentService, body: unknown): Record<string, string | number> {
+  private dataOf(
+    service: PaymentService,
+    body: unknown,
+    params: Record<string, string | number>,
+  ): Record<string, string | number> {
     const data: Record<string, string | number> = {};
     const put = (name: string, ...paths: string[]) => {
       for (const path of paths) {
@@ -316,6 +362,7 @@ export class PaysprintProvider implements PaymentProvider {
         put('name', 'data.full_name', 'full_name', 'data.name');
         put('pan_status', 'data.pan_status', 'pan_status');
         if (typeof data.pan_status === 'string') data.pan_status = data.pan_status.toLowerCase();
+        Object.assign(data, panMatches(body, params));
         break;
     }
     return data;
@@ -330,7 +377,12 @@ export class PaysprintProvider implements PaymentProvider {
       pan: paths.pan_status,
     }[query.service];
     const answer = await this.call(query.service, path, { referenceid: query.txn_id }, signal);
-    return readEnquiry(this.name, codes, answer, this.dataOf(query.service, answer.body));
+    return readEnquiry(
+      this.name,
+      codes,
+      answer,
+      this.dataOf(query.service, answer.body, query.params),
+    );
   }
 
   /**
@@ -372,13 +424,21 @@ export class PaysprintProvider implements PaymentProvider {
 
   async lookup(request: LookupRequest, signal: AbortSignal): Promise<LookupResult> {
     if (request.kind === 'remitter_kyc') return this.remitter(request, signal);
+    if (request.kind === 'hlr') return this.lookups.hlr(request, signal);
+    if (request.kind === 'plans') return this.lookups.plans(request, signal);
+    if (request.kind === 'dth_info') return this.lookups.dthInfo(request, signal);
     if (request.kind !== 'bill')
       throw new ProviderUnavailableError(
         'misconfigured',
         `provider ${this.name} answers no ${request.kind} lookup`,
       );
     const operator = this.mapped(this.config.billers, 'biller_id', request.params.biller_id);
-    const answer = await this.fetchBill(operator, request.subject, signal);
+    const answer = await this.fetchBill(
+      operator,
+      request.subject,
+      this.adParams(request.params, request.subject),
+      signal,
+    );
     const code = responseCode(answer.body);
     if (code === null || !this.config.codes.success.includes(code)) {
       if (answer.http_status >= 400)
@@ -435,14 +495,110 @@ export class PaysprintProvider implements PaymentProvider {
     };
   }
 
-  private fetchBill(operator: string, canumber: string, signal: AbortSignal): Promise<Answer> {
+  private fetchBill(
+    operator: string,
+    canumber: string,
+    extra: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<Answer> {
     return this.call(
       'bills',
       this.config.paths.bill_fetch,
-      { operator, canumber, mode: 'online' },
+      { operator, canumber, mode: 'online', ...extra },
       signal,
     );
   }
+
+  /**
+   * A biller's further customer parameters (all but `subject`, the `canumber`) as PaySprint's
+   * `ad1`..`ad3`, in the order the entry's `bill_params` names them. Without that list only a
+   * single further parameter is sent (as `ad1`): the order of several is PaySprint's per
+   * biller, never guessed, so such a biller is unavailable here until it is configured.
+   */
+  private adParams(
+    params: Record<string, string | number>,
+    subject: string,
+  ): Record<string, string> {
+    const biller = String(params.biller_id ?? '');
+    const map = this.config.bill_params;
+    let names: string[];
+    if (Object.hasOwn(map, biller)) names = map[biller]!;
+    else {
+      const own = Object.keys(params).filter((name) => !NOT_CUSTOMER_PARAMS.has(name));
+      const first = own.findIndex((name) => String(params[name]) === subject);
+      names = own.filter((_, index) => index !== first);
+      if (names.length > 1)
+        throw new ProviderUnavailableError(
+          'misconfigured',
+          `provider ${this.name}: biller ${biller.slice(0, 64)} has ${names.length} further parameters; list their ad1..ad3 order in bill_params`,
+        );
+    }
+    const out: Record<string, string> = {};
+    names.forEach((name, index) => {
+      if (Object.hasOwn(params, name)) out[`ad${index + 1}`] = String(params[name]);
+    });
+    return out;
+  }
+}
+
+/** A bill's provider parameters that are not the customer's (bills/commands.ts adds them). */
+const NOT_CUSTOMER_PARAMS = new Set([
+  'biller_id',
+  'category',
+  'customer_mobile',
+  'bill_number',
+  'bill_id',
+]);
+
+/**
+ * A PAN check's name and date-of-birth match (Y/N), when the request asked for them:
+ * PaySprint's own flags where it gives them, else the name and date of birth it returned
+ * compared with those asked (case, spacing and date format aside); neither: nothing said.
+ */
+function panMatches(
+  body: unknown,
+  params: Record<string, string | number>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  const flag = (value: unknown): string | null => {
+    const text = String(value ?? '').toLowerCase();
+    if (['y', 'yes', 'true', '1', 'match', 'matched'].includes(text)) return 'Y';
+    if (['n', 'no', 'false', '0', 'mismatch', 'not matched'].includes(text)) return 'N';
+    return null;
+  };
+  const first = (...paths: string[]) =>
+    paths.map((path) => getPath(body, path)).find((value) => value !== undefined);
+  const words = (value: unknown) =>
+    String(value)
+      .toUpperCase()
+      .replace(/[^A-Z]+/g, ' ')
+      .trim();
+  if (typeof params.name === 'string') {
+    const given = flag(first('data.name_match', 'name_match'));
+    const name = first('data.full_name', 'full_name', 'data.name');
+    const match =
+      given ??
+      (typeof name === 'string' && name !== ''
+        ? words(name) === words(params.name)
+          ? 'Y'
+          : 'N'
+        : null);
+    if (match) out.name_match = match;
+  }
+  if (typeof params.dob === 'string') {
+    const given = flag(first('data.dob_match', 'dob_match'));
+    const dob = first('data.dob', 'dob');
+    const match =
+      given ?? (typeof dob === 'string' ? (isoDate(dob) === params.dob ? 'Y' : 'N') : null);
+    if (match) out.dob_match = match;
+  }
+  return out;
+}
+
+/** YYYY-MM-DD of a date PaySprint writes as YYYY-MM-DD, DD-MM-YYYY or DD/MM/YYYY; else as given. */
+function isoDate(text: string): string {
+  const dmy = /^(\d{2})[-/](\d{2})[-/](\d{4})$/.exec(text.trim());
+  return dmy ? `${dmy[3]}-${dmy[2]}-${dmy[1]}` : text.trim();
 }
 
 /** A status enquiry's answer read with PaySprint's codes. */

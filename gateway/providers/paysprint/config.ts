@@ -35,10 +35,35 @@ export const paysprintProviderSchema = z.strictObject({
   aes_iv_env: envName('AIHUB_PAYSPRINT_AES_IV'),
   /** Services whose request bodies PaySprint wants AES-128-CBC encrypted (`{"body": base64}`). */
   encrypt: z.array(z.enum(PAYSPRINT_SERVICES)).max(4).default([]),
+  /**
+   * Services whose answers PaySprint sends AES-128-CBC encrypted (`{"body": base64}`, the same
+   * key and IV); an answer that is plain JSON (an error, a refusal) is read as it is.
+   */
+  decrypt: z.array(z.enum(PAYSPRINT_SERVICES)).max(4).default([]),
   /** Our recharge operator_id → PaySprint's operator id (from its operator list). */
   operators: idMap,
   /** Our BBPS biller_id → PaySprint's bill-payment operator id. */
   billers: idMap,
+  /**
+   * A biller's further customer parameters (after the first, the `canumber`) → PaySprint's
+   * `ad1`, `ad2`, `ad3`, by our biller_id: the parameter names in that order. A biller not
+   * listed sends its further parameters in the catalogue's order.
+   */
+  bill_params: z
+    .record(z.string().max(64), z.array(z.string().max(64)).max(3))
+    .refine((map) => Object.keys(map).length <= 2_000, 'at most 2000 entries')
+    .default({}),
+  /**
+   * Our recharge operator_id → the operator's name as PaySprint's HLR, plan and DTH-info
+   * lookups take and give it (`op`: `Airtel`, `Jio`, `TataSky`...); not listed: the
+   * operator's brand.
+   */
+  lookup_operators: idMap,
+  /** Our circle code → PaySprint's circle name (`DL` → `Delhi NCR`); not listed: the circle's name. */
+  circles: z
+    .record(z.string().max(8), z.string().max(64))
+    .refine((map) => Object.keys(map).length <= 100, 'at most 100 entries')
+    .default({}),
   /** Where the agent is (PaySprint's bill payment and transfer ask for it). */
   latitude: z
     .string()
@@ -69,6 +94,9 @@ export const paysprintProviderSchema = z.strictObject({
       dmt_refund: path('/api/v1/service/dmt/refund/refund/'),
       pan_verify: path('/api/v1/service/pan/verify'),
       pan_status: path('/api/v1/service/pan/status'),
+      hlr_check: path('/api/v1/service/recharge/hlrapi/hlrcheck'),
+      browse_plan: path('/api/v1/service/recharge/hlrapi/browseplan'),
+      dth_info: path('/api/v1/service/recharge/hlrapi/dthinfo'),
     })
     .prefault({}),
   /**

@@ -18,6 +18,7 @@ import { paysprintProviderSchema } from '../../../gateway/providers/paysprint/co
 import { PaysprintProvider } from '../../../gateway/providers/paysprint/adapter.ts';
 import { CallbackRefusedError } from '../../../gateway/providers/types.ts';
 import { startPaysprint } from '../../support/paysprint-server.ts';
+import { json, startUpstream } from '../../support/payments-upstream.ts';
 
 const CLAIMS = { timestamp: 1765090000, partnerId: 'PS001234', reqid: '1765090000000123456789' };
 const OPENSSL_JWT =
@@ -26,6 +27,21 @@ const KEY = 'a1b2c3d4e5f60718';
 const IV = '0f1e2d3c4b5a6978';
 const PLAIN = '{"referenceid":"txn_1","amount":100}';
 const OPENSSL_AES = 'RuDXI3YY3lOiOB96zlAX6z/+i14AXhVP/PpBU7E88jCXvduXe8Tg15Na3GNHrq7i';
+/** The scripted PaySprint's secrets, and the environment an adapter reads them from. */
+const secrets = {
+  partner_id: 'PS001234',
+  jwt_secret: 'jwt-secret-for-a-test',
+  authorised_key: 'auth-key',
+  aes_key: KEY,
+  aes_iv: IV,
+};
+const env = {
+  AIHUB_PAYSPRINT_PARTNER_ID: secrets.partner_id,
+  AIHUB_PAYSPRINT_JWT_SECRET: secrets.jwt_secret,
+  AIHUB_PAYSPRINT_AUTHORISED_KEY: secrets.authorised_key,
+  AIHUB_PAYSPRINT_AES_KEY: KEY,
+  AIHUB_PAYSPRINT_AES_IV: IV,
+};
 
 test('the Token JWT is HS256 over {timestamp, partnerId, reqid}, byte for byte as openssl computes it', () => {
   assert.equal(signJwt(CLAIMS, 'jwt-secret-for-a-test'), OPENSSL_JWT);
@@ -99,13 +115,6 @@ test('a callback is believed only with a fresh token of our partner and secret, 
 });
 
 test('the adapter against the scripted PaySprint: a duplicate reference settled by the enquiry, a failed transfer refunded with PaySprint OTP', async () => {
-  const secrets = {
-    partner_id: 'PS001234',
-    jwt_secret: 'jwt-secret-for-a-test',
-    authorised_key: 'auth-key',
-    aes_key: KEY,
-    aes_iv: IV,
-  };
   const server = await startPaysprint(secrets, { encrypted: ['dmt'] });
   try {
     const provider = new PaysprintProvider(
@@ -116,13 +125,7 @@ test('the adapter against the scripted PaySprint: a duplicate reference settled 
         timeout_ms: 2_000,
         encrypt: ['dmt'],
       }),
-      {
-        AIHUB_PAYSPRINT_PARTNER_ID: secrets.partner_id,
-        AIHUB_PAYSPRINT_JWT_SECRET: secrets.jwt_secret,
-        AIHUB_PAYSPRINT_AUTHORISED_KEY: secrets.authorised_key,
-        AIHUB_PAYSPRINT_AES_KEY: KEY,
-        AIHUB_PAYSPRINT_AES_IV: IV,
-      },
+      env,
       () => new Date(),
     );
     const signal = new AbortController().signal;
@@ -165,6 +168,75 @@ test('the adapter against the scripted PaySprint: a duplicate reference settled 
     assert.equal((await provider.claimRefund(query, otp, signal)).done, true);
     assert.equal(server.txns.get('txn_dmt')!.status, 'R');
     assert.deepEqual(server.refusals, []);
+  } finally {
+    await server.close();
+  }
+});
+
+test("a bill's further parameters go as ad1..ad3 only in a known order; an answer that does not decrypt is no answer", async () => {
+  const server = await startPaysprint(secrets);
+  const entry = (extra: Record<string, unknown>) =>
+    new PaysprintProvider(
+      paysprintProviderSchema.parse({
+        type: 'paysprint',
+        name: 'ps',
+        base_url: server.url,
+        timeout_ms: 2_000,
+        ...extra,
+      }),
+      env,
+      () => new Date(),
+    );
+  const signal = new AbortController().signal;
+  const bill = {
+    service: 'bills' as const,
+    kind: 'bill' as const,
+    subject: '123456789',
+    params: { biller_id: 'LICPOL', policy_number: '123456789', email: 'a@b.in', dob: '01-01-1980' },
+  };
+  try {
+    // Two further parameters, their order at PaySprint unknown: not sent on a guess.
+    await assert.rejects(entry({}).lookup(bill, signal), (error: any) => {
+      assert.equal(error.kind, 'misconfigured');
+      assert.match(error.message, /bill_params/);
+      return true;
+    });
+    assert.equal(server.accepted.length, 0);
+    // Configured: ad1 and ad2 in the order given.
+    const found = await entry({ bill_params: { LICPOL: ['dob', 'email'] } }).lookup(bill, signal);
+    assert.equal(found.outcome, 'found');
+    const sent = server.accepted.at(-1)!.body;
+    assert.equal(sent.canumber, '123456789');
+    assert.equal(sent.ad1, '01-01-1980');
+    assert.equal(sent.ad2, 'a@b.in');
+    assert.equal(sent.ad3, undefined);
+
+    // An answer PaySprint should have encrypted but whose body is not ours to decrypt.
+    const upstream = await startUpstream((_req, res) =>
+      json(res, 200, { body: Buffer.from('not a ciphertext').toString('base64') }),
+    );
+    try {
+      const sealed = new PaysprintProvider(
+        paysprintProviderSchema.parse({
+          type: 'paysprint',
+          name: 'ps',
+          base_url: upstream.url,
+          timeout_ms: 2_000,
+          decrypt: ['recharge'],
+        }),
+        env,
+        () => new Date(),
+      );
+      await assert.rejects(
+        sealed.lookup(
+          { service: 'recharge', kind: 'hlr', subject: '9876543210', params: {} },
+          signal,
+        ),
+        (error: any) => error.kind === 'bad_response' && /decrypt/.test(error.message),
+      );
+    } finally {
+      await upstream.close();
+    }
   } finally {
     await server.close();
   }
