@@ -156,6 +156,15 @@ export interface UsageSource<I> extends HistorySource<I, HistoryRecord> {
     | undefined;
 }
 
+/** What a read with totals does with its source first, with each item, and at the end. */
+interface Fold<S, T> {
+  /** The answer, its figures added to as items pass. */
+  result: T;
+  begin?(source: S): Maybe<void>;
+  add(item: unknown, source: S): void;
+  end?(source: S): void;
+}
+
 /** Every row: a stream without a page (the wallet export). */
 const EVERY_ROW: Page = { offset: 0, limit: Infinity };
 
@@ -263,13 +272,12 @@ export abstract class HistoryReads {
     return this.stream(this.usageSource(select), page, order, pacer);
   }
 
-  private async walletRead(
+  private walletRead(
     select: WalletSelect,
     page: Page | null,
     order: Order,
     pacer: Pacer | null,
   ): Promise<WalletResult> {
-    await pacer?.next();
     const single = select.account_id !== null;
     const result: WalletResult = {
       total: 0,
@@ -279,98 +287,87 @@ export abstract class HistoryReads {
       closing_micros: single ? 0 : null,
       rows: [],
     };
-    const source = await this.walletSource(select);
-    if (!source) return result;
-    if (single) Object.assign(result, await source.edges());
     let first: unknown = undefined;
-    const { total, rows } = await this.fold(
-      source,
-      page,
-      order,
-      pacer,
-      (item) => {
+    return this.read(() => this.walletSource(select), page, order, pacer, {
+      result,
+      begin: async (source) => {
+        if (single) Object.assign(result, await source.edges());
+      },
+      add: (item, source) => {
         if (first === undefined) first = item;
         const delta = source.delta(item);
         if (delta >= 0) result.credits_micros += delta;
         else result.debits_micros -= delta;
       },
-      (totals) => Object.assign(result, totals),
-    );
-    // A filtered range opens where its first matching line does.
-    if (select.match && single && first !== undefined)
-      result.opening_micros = source.balance(first) - source.delta(first);
-    return { ...result, total, rows };
+      // A filtered range opens where its first matching line does.
+      end: (source) => {
+        if (select.match && single && first !== undefined)
+          result.opening_micros = source.balance(first) - source.delta(first);
+      },
+    });
   }
 
-  private async logRead(
+  private logRead(
     select: LogSelect,
     page: Page | null,
     order: Order,
     pacer: Pacer | null,
   ): Promise<LogResult> {
-    await pacer?.next();
     const result: LogResult = { total: 0, errors: 0, latency_total_ms: 0, rows: [] };
-    const source = await this.logSource(select);
-    if (!source) return result;
-    const { total, rows } = await this.fold(
-      source,
-      page,
-      order,
-      pacer,
-      (item) => {
+    return this.read(() => this.logSource(select), page, order, pacer, {
+      result,
+      add: (item, source) => {
         const status = source.status(item);
         if (status === 0 || status >= 400) result.errors++;
         result.latency_total_ms += source.latency_ms(item);
       },
-      (totals) => Object.assign(result, totals),
-    );
-    return { ...result, total, rows };
+    });
   }
 
-  private async usageRead(
+  private usageRead(
     select: UsageSelect,
     page: Page | null,
     order: Order,
     pacer: Pacer | null,
   ): Promise<UsageResult> {
-    await pacer?.next();
     const result: UsageResult = { total: 0, cost_micros: 0, tokens: 0, rows: [] };
-    const source = await this.usageSource(select);
-    if (!source) return result;
-    const { total, rows } = await this.fold(
-      source,
-      page,
-      order,
-      pacer,
-      (item) => {
+    return this.read(() => this.usageSource(select), page, order, pacer, {
+      result,
+      add: (item, source) => {
         result.cost_micros += source.cost_micros(item);
         result.tokens += source.tokens(item);
       },
-      (totals) => Object.assign(result, totals),
-    );
-    return { ...result, total, rows };
+    });
   }
 
   /**
-   * A selection's total and page, its figures folded by `add` item by item, the items read
-   * in key order a stretch per turn of `pacer` (after the one its read began with); memory
+   * A selection's total and page, its figures folded item by item (`fold`), the items read in
+   * key order a stretch per turn of `pacer` (its first turn before the source is made); memory
    * holds the page. A source's aggregate, if it has one, answers a page (not every row) instead.
    */
-  private async fold<I, R, T extends { total: number }>(
-    source: HistorySource<I, R> & { aggregate?: HistoryAggregate<T, R> | undefined },
+  private async read<
+    T extends { total: number; rows: unknown[] },
+    S extends HistorySource<unknown, T['rows'][number]> & {
+      aggregate?: HistoryAggregate<Partial<Omit<T, 'rows'>>, T['rows'][number]> | undefined;
+    },
+  >(
+    make: () => Maybe<S | null>,
     page: Page | null,
     order: Order,
     pacer: Pacer | null,
-    add: (item: I) => void,
-    totalled: (totals: T) => void,
-  ): Promise<{ total: number; rows: R[] }> {
+    fold: Fold<S, T>,
+  ): Promise<T> {
+    await pacer?.next();
+    const { result } = fold;
+    const source = await make();
+    if (!source) return result;
+    await fold.begin?.(source);
     if (source.aggregate && page !== null) {
-      const totals = await source.aggregate.totals();
-      totalled(totals);
-      const rows = page.limit > 0 ? await source.aggregate.page(page, order) : [];
-      return { total: totals.total, rows };
+      Object.assign(result, await source.aggregate.totals());
+      result.rows = page.limit > 0 ? await source.aggregate.page(page, order) : [];
+      return result;
     }
-    const picked = new PagePick<I>(page, order);
+    const picked = new PagePick<unknown>(page, order);
     const next = stretches(source.chunks('asc', 'fold'));
     for (let turn = 0; ; turn++) {
       if (turn > 0) await pacer?.next();
@@ -378,11 +375,14 @@ export abstract class HistoryReads {
       if (stretch.done) break;
       for (const item of stretch.value) {
         picked.offer(item);
-        add(item);
+        fold.add(item, source);
       }
     }
+    fold.end?.(source);
     this.kept_most = Math.max(this.kept_most, picked.kept_most);
-    return { total: picked.total, rows: picked.rows().map((item) => source.row(item)) };
+    result.total = picked.total;
+    result.rows = picked.rows().map((item) => source.row(item));
+    return result;
   }
 
   /** Lets `read` take turns of `given` (its owner ends it) or of a pacer of its own. */

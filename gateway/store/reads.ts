@@ -2,7 +2,8 @@
 // chat room's usage figures and the dashboard ask for, each answered at the cost of what it
 // returns (a page reads its rows; a day reads that day's entries). `JsonFileReads` answers
 // from the live document and the archive's indexes; a PostgreSQL backend implements the same
-// interface with queries.
+// interface with queries. The wallet, API-log and usage reads are written once for both
+// (HistoryReads, history-reads.ts): here they get their sources, stretches of index entries.
 import { ALL, allOfAction, type Archive, type ListKind, hash32 } from './archive.js';
 import { methodCode, serviceCode, statusCode, txnTagParts } from './history-tags.js';
 import type { Entry, IndexList } from './index-list.js';

@@ -1,6 +1,8 @@
 // History reads on the PostgreSQL store: SQL over indexed tables, each reading what it returns
 // (docs/store-postgres.md, "History reads are SQL"). The answers are the JSON-file store's
-// (store/reads.ts): the same pages, totals, orders and snapshots.
+// (store/reads.ts): the same pages, totals, orders and snapshots. The wallet, API-log and usage
+// reads are the same code too (HistoryReads, store/history-reads.ts): this file gives them their
+// sources, a keyset walk and, where SQL can total the selection, an aggregate.
 //   payment transactions: aihub.rows (tbl payment_txns), by (account_id, created_at);
 //   wallet lines: aihub.wallet_lines, by (account_id, n) and (at, n);
 //   API logs, usage, audit: aihub.history, by (kind, account_id, at, n) and (kind, at, n).
