@@ -82,6 +82,7 @@ function lineOf(row: WalletRow): WalletLine {
   };
 }
 
+// Selected as text: an ORDER BY must name the table's column (`l.n`, `t.n`), not this output.
 const WALLET_COLUMNS = `n::text AS n, account_id, delta::text AS delta, balance::text AS balance, posting, resolved_by`;
 const HIST_COLUMNS = `n::text AS n, tag::text AS tag, aux::text AS aux, aux2, record`;
 
@@ -375,7 +376,7 @@ export class PgReads extends HistoryReads implements StoreReads {
             page: async (page, order) =>
               (
                 await this.rows<WalletRow>(
-                  `SELECT ${WALLET_COLUMNS} FROM aihub.wallet_lines WHERE ${where.sql} ORDER BY n ${order} OFFSET ${page.offset} LIMIT ${page.limit}`,
+                  `SELECT ${WALLET_COLUMNS} FROM aihub.wallet_lines l WHERE ${where.sql} ORDER BY l.n ${order} OFFSET ${page.offset} LIMIT ${page.limit}`,
                   where.params,
                 )
               ).map(lineOf),
@@ -442,8 +443,8 @@ export class PgReads extends HistoryReads implements StoreReads {
   ): AsyncGenerator<R[]> {
     const [columns, by] =
       table === 'wallet_lines'
-        ? [WALLET_COLUMNS, `n ${order}`]
-        : [HIST_COLUMNS, `at ${order}, n ${order}`];
+        ? [WALLET_COLUMNS, `t.n ${order}`]
+        : [HIST_COLUMNS, `t.at ${order}, t.n ${order}`];
     let after: string | null = null;
     for (;;) {
       const w = new Where();
@@ -454,7 +455,7 @@ export class PgReads extends HistoryReads implements StoreReads {
         w.add((p) => `n ${order === 'desc' ? '<' : '>'} ${p(a)}::bigint`);
       }
       const rows = await this.rows<R>(
-        `SELECT ${columns} FROM aihub.${table} WHERE ${w.sql} ORDER BY ${by} LIMIT ${PAGE_ROWS}`,
+        `SELECT ${columns} FROM aihub.${table} t WHERE ${w.sql} ORDER BY ${by} LIMIT ${PAGE_ROWS}`,
         w.params,
       );
       if (rows.length === 0) return;
