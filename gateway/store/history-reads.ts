@@ -1,6 +1,7 @@
 // What the history reads of both backends share (store/reads.ts for the JSON-file store,
-// store/pg/reads.ts for PostgreSQL): a page picked from a walk while its totals are folded,
-// a page taken from a stream, and the tests of a transaction's fields against a selection.
+// store/pg/reads.ts for PostgreSQL): the wallet, API-log and usage reads themselves
+// (`HistoryReads`, over each backend's per-selection source), a page picked from a walk while
+// its totals are folded, a page taken from a stream, and the tests of a transaction's fields.
 import { ReadSnapshot } from './snapshot.js';
 import type { HistoryRecord } from './state.js';
 import { Turns, type Pacer } from './turns.js';
