@@ -88,8 +88,20 @@ function* entryStretches<T>(
       order === 'asc'
         ? [start + done, Math.min(end, start + done + per)]
         : [Math.max(start, end - done - per), end - done];
-    yield kept(list.read(low, high), order, keep);
+    const entries = list.read(low, high);
+    // Totals take every item of a stretch: an array (no generator step per item).
+    yield use === 'fold' ? keptAll(entries, order, keep) : kept(entries, order, keep);
   }
+}
+
+function keptAll<T>(entries: Entry[], order: Order, keep: (entry: Entry) => T | undefined): T[] {
+  const out: T[] = [];
+  const n = entries.length;
+  for (let i = 0; i < n; i++) {
+    const item = keep(entries[order === 'asc' ? i : n - 1 - i]!);
+    if (item !== undefined) out.push(item);
+  }
+  return out;
 }
 
 function* kept<T>(
