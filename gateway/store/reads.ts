@@ -72,8 +72,8 @@ const STREAM_ENTRIES_PER_TURN = 256;
 
 /**
  * The items `keep` makes of entries [start, end) of `list`, in `order`, a stretch of entries
- * at a time (its entries read when it is asked for, an item made as it is taken): the file
- * store's primitive under the history reads (history-reads.ts).
+ * at a time (its entries read when it is asked for; a stream's items made as they are
+ * taken): the file store's primitive under the history reads (history-reads.ts).
  */
 function* entryStretches<T>(
   list: IndexList,
