@@ -2,18 +2,26 @@
 // chat room's usage figures and the dashboard ask for, each answered at the cost of what it
 // returns (a page reads its rows; a day reads that day's entries). `JsonFileReads` answers
 // from the live document and the archive's indexes; a PostgreSQL backend implements the same
-// interface with queries.
+// interface with queries. The wallet, API-log and usage reads are written once for both
+// (HistoryReads, history-reads.ts): here they get their sources, stretches of index entries.
 import { ALL, allOfAction, type Archive, type ListKind, hash32 } from './archive.js';
 import { methodCode, serviceCode, statusCode, txnTagParts } from './history-tags.js';
 import type { Entry, IndexList } from './index-list.js';
-import { PagePick, PageTake, statusMatches, txnFieldsMatch } from './history-reads.js';
+import {
+  HistoryReads,
+  type LogSource,
+  type Order,
+  type UsageSource,
+  type WalletSource,
+  statusMatches,
+  txnFieldsMatch,
+} from './history-reads.js';
 import { ReadSnapshot } from './snapshot.js';
 import type { HistoryRecord, Row, TableName, Tables } from './state.js';
-import { Turns, type Pacer } from './turns.js';
+import type { Pacer } from './turns.js';
 import type {
   AuditSelect,
   KeyStats,
-  LogResult,
   LogSelect,
   Page,
   RecentTxn,
@@ -21,10 +29,8 @@ import type {
   TableIndex,
   TxnRow,
   TxnSelect,
-  UsageResult,
   UsageSelect,
   WalletLine,
-  WalletResult,
   WalletSelect,
 } from './types.js';
 
@@ -48,41 +54,65 @@ interface TxnCandidate {
   row: TxnRow | null;
 }
 
+/** A history index entry, with its record when a filter had to read it. */
+interface Kept {
+  entry: Entry;
+  record?: HistoryRecord;
+}
+
 const DAY_MS = 86_400_000;
 /** Rows per chunk of txnChunks (a fraction of a millisecond of reading; the event loop runs between chunks). */
 const ROWS_PER_CHUNK = 16;
 
-/** Index entries walked per turn by the `InTurns` reads. */
+/** Index entries read per stretch (a turn) by the reads with totals (`walletInTurns`...). */
 const ENTRIES_PER_TURN = 512;
 
-/** Index entries walked per turn by the streamed reads (`walletLines`...): each may read its record. */
+/** Index entries read per stretch by the streamed reads (`walletLines`...): each may read its record. */
 const STREAM_ENTRIES_PER_TURN = 256;
 
 /**
- * Visits entries [start, end) of `list` in order, pausing (a `yield`) after each
- * ENTRIES_PER_TURN of them: the one walk behind a read answered at once (`finish`) and the
- * same read taking turns with other work (`JsonFileReads.inTurns`).
+ * The items `keep` makes of entries [start, end) of `list`, in `order`, a stretch of entries
+ * at a time (its entries read when it is asked for; a stream's items made as they are
+ * taken): the file store's primitive under the history reads (history-reads.ts).
  */
-function* walkPausing(
+function* entryStretches<T>(
   list: IndexList,
-  start: number,
-  end: number,
-  visit: (entry: Entry) => void,
-): Generator<void, void, void> {
-  for (let low = start; low < end; low += ENTRIES_PER_TURN) {
-    if (low > start) yield;
-    list.walk(low, Math.min(end, low + ENTRIES_PER_TURN), (entry) => {
-      visit(entry);
-      return true;
-    });
+  [start, end]: [number, number],
+  order: Order,
+  use: 'fold' | 'stream',
+  keep: (entry: Entry) => T | undefined,
+): Generator<Iterable<T>, void, void> {
+  const per = use === 'fold' ? ENTRIES_PER_TURN : STREAM_ENTRIES_PER_TURN;
+  for (let done = 0; done < end - start; done += per) {
+    const [low, high] =
+      order === 'asc'
+        ? [start + done, Math.min(end, start + done + per)]
+        : [Math.max(start, end - done - per), end - done];
+    const entries = list.read(low, high);
+    // Totals take every item of a stretch: an array (no generator step per item).
+    yield use === 'fold' ? keptAll(entries, order, keep) : kept(entries, order, keep);
   }
 }
 
-/** Runs a pausing walk to its end without pausing. */
-function finish<T>(walk: Generator<void, T, void>): T {
-  for (;;) {
-    const step = walk.next();
-    if (step.done) return step.value;
+function keptAll<T>(entries: Entry[], order: Order, keep: (entry: Entry) => T | undefined): T[] {
+  const out: T[] = [];
+  const n = entries.length;
+  for (let i = 0; i < n; i++) {
+    const item = keep(entries[order === 'asc' ? i : n - 1 - i]!);
+    if (item !== undefined) out.push(item);
+  }
+  return out;
+}
+
+function* kept<T>(
+  entries: Entry[],
+  order: Order,
+  keep: (entry: Entry) => T | undefined,
+): Generator<T, void, void> {
+  const n = entries.length;
+  for (let i = 0; i < n; i++) {
+    const item = keep(entries[order === 'asc' ? i : n - 1 - i]!);
+    if (item !== undefined) yield item;
   }
 }
 
@@ -108,91 +138,13 @@ export interface FileReadsSource {
   indexBy<T extends TableName>(name: T, field: keyof Row<T> & string): TableIndex<T>;
 }
 
-export class JsonFileReads implements StoreReads {
-  constructor(private readonly store: FileReadsSource) {}
-
-  /**
-   * Long reads take turns (see turns.ts): turns are chained, each one a later turn of the
-   * event loop, so however many reports run, one chunk of one of them runs per turn and
-   * requests' I/O is served between any two (16 reports at once otherwise ran 16 chunks per
-   * turn, and chat waited for all of them); while other work keeps the loop busy, the chunks
-   * together take at most the budget's share of its time.
-   */
-  readonly turns = new Turns();
-
-  /**
-   * The most entries the page pick (PagePick) of one walk with totals (wallet, API logs,
-   * usage) has held at once since start: totals are folded as the walk goes, so this stays
-   * within a page's size however long the range (tests look at it).
-   */
-  kept_most = 0;
-
-  /** Runs a pausing walk, one stretch of it per turn (of `given`, which its owner ends). */
-  private async inTurns<T>(walk: Generator<void, T, void>, given?: Pacer): Promise<T> {
-    const pacer = given ?? this.turns.pacer();
-    try {
-      for (;;) {
-        await pacer.next();
-        const step = walk.next();
-        if (step.done) return step.value;
-      }
-    } finally {
-      if (!given) pacer.end();
-    }
-  }
-
-  /**
-   * The items `keep` makes of the entries [start, end) of `list`, in `order`, from the page's
-   * offset and at most its limit: one batch per STREAM_ENTRIES_PER_TURN entries walked, each
-   * stretch in a turn of `pacer`; the walk stops once the page is full.
-   */
-  private async *streamed<T>(
-    list: IndexList,
-    range: [number, number],
-    order: 'asc' | 'desc',
-    page: Page,
-    keep: (entry: Entry) => T | undefined,
-    pacer: Pacer,
-  ): AsyncGenerator<T[]> {
-    const walk = this.batches(list, range, order, page, keep);
-    for (;;) {
-      await pacer.next();
-      const step = walk.next();
-      if (step.done) return;
-      if (step.value.length > 0) yield step.value;
-    }
-  }
-
-  /** The walk behind `streamed`, one batch (maybe empty) per stretch, paced by its consumer. */
-  private *batches<T>(
-    list: IndexList,
-    [start, end]: [number, number],
-    order: 'asc' | 'desc',
-    page: Page,
-    keep: (entry: Entry) => T | undefined,
-  ): Generator<T[], void, void> {
-    const take = new PageTake(page);
-    const visit = (batch: T[]) => (entry: Entry) => {
-      const item = keep(entry);
-      if (item !== undefined && take.offer()) batch.push(item);
-      return !take.full;
-    };
-    const step = STREAM_ENTRIES_PER_TURN;
-    for (let done = 0; done < end - start && !take.full; done += step) {
-      const batch: T[] = [];
-      if (order === 'asc')
-        list.walk(start + done, Math.min(end, start + done + step), visit(batch));
-      else list.walkBack(Math.max(start, end - done - step), end - done, visit(batch));
-      yield batch;
-    }
+export class JsonFileReads extends HistoryReads implements StoreReads {
+  constructor(private readonly store: FileReadsSource) {
+    super();
   }
 
   private get archive(): Archive {
     return this.store.archive;
-  }
-
-  snapshot(): ReadSnapshot {
-    return new ReadSnapshot();
   }
 
   /**
@@ -430,48 +382,28 @@ export class JsonFileReads implements StoreReads {
     return rows;
   }
 
-  async wallet(
-    select: WalletSelect,
-    page: Page | null,
-    order: 'asc' | 'desc',
-  ): Promise<WalletResult> {
-    return finish(this.walletWalk(select, page, order));
-  }
-
-  walletInTurns(
-    select: WalletSelect,
-    page: Page | null,
-    order: 'asc' | 'desc',
-    pacer?: Pacer,
-  ): Promise<WalletResult> {
-    return this.inTurns(this.walletWalk(select, page, order), pacer);
-  }
-
-  async *walletLines(
-    select: WalletSelect,
-    page: Page,
-    order: 'asc' | 'desc',
-    pacer: Pacer,
-  ): AsyncGenerator<WalletLine[]> {
+  protected walletSource(select: WalletSelect): WalletSource<Entry> | null {
     const listed = this.listRange('wal', select.account_id ?? ALL, select, select.as_of);
-    if (!listed) return;
-    const keep = this.walletKeep(select);
-    for await (const entries of this.streamed(listed.list, listed.range, order, page, keep, pacer))
-      yield entries.map((entry) => this.walletLine(entry));
-  }
-
-  async *walletExport(select: WalletSelect, order: 'asc' | 'desc'): AsyncGenerator<WalletLine[]> {
-    const list = this.archive.existing('wal', select.account_id ?? ALL);
-    if (!list) return;
-    const all = { offset: 0, limit: Infinity };
-    const [start, end] = range(list, select.from_ms, select.to_ms);
-    for (const entries of this.batches(list, [start, end], order, all, this.walletKeep(select)))
-      if (entries.length > 0) yield entries.map((entry) => this.walletLine(entry));
-  }
-
-  private walletKeep(select: WalletSelect): (entry: Entry) => Entry | undefined {
-    return (entry) =>
+    if (!listed) return null;
+    const { list, range } = listed;
+    const keep = (entry: Entry) =>
       select.match && !select.match(this.archive.postingOf(entry)) ? undefined : entry;
+    return {
+      chunks: (order, use) => entryStretches(list, range, order, use, keep),
+      row: (entry) => this.walletLine(entry),
+      delta: (entry) => entry.tag,
+      balance: (entry) => entry.aux,
+      edges: () => {
+        const [start, end] = range;
+        const before = start > 0 ? list.read(start - 1, start)[0]!.aux : 0;
+        if (start >= end) return { opening_micros: before, closing_micros: before };
+        const first = list.read(start, start + 1)[0]!;
+        return {
+          opening_micros: first.aux - first.tag,
+          closing_micros: list.read(end - 1, end)[0]!.aux,
+        };
+      },
+    };
   }
 
   /** A wallet index entry's posting, with the balance before and after it. */
@@ -497,77 +429,20 @@ export class JsonFileReads implements StoreReads {
     };
   }
 
-  private *walletWalk(
-    select: WalletSelect,
-    page: Page | null,
-    order: 'asc' | 'desc',
-  ): Generator<void, WalletResult, void> {
-    const listed = this.listRange('wal', select.account_id ?? ALL, select, select.as_of);
-    const single = select.account_id !== null;
-    const result: WalletResult = {
-      total: 0,
-      credits_micros: 0,
-      debits_micros: 0,
-      opening_micros: single ? 0 : null,
-      closing_micros: single ? 0 : null,
-      rows: [],
-    };
-    if (!listed) return result;
-    const { list } = listed;
-    const [start, end] = listed.range;
-    if (single) {
-      const before = start > 0 ? list.read(start - 1, start)[0]!.aux : 0;
-      result.opening_micros =
-        start < end
-          ? list.read(start, start + 1)[0]!.aux - list.read(start, start + 1)[0]!.tag
-          : before;
-      result.closing_micros = start < end ? list.read(end - 1, end)[0]!.aux : before;
-    }
-    const matched = new PagePick<Entry>(page, order);
-    let first: Entry | null = null;
-    yield* walkPausing(list, start, end, (entry) => {
-      if (select.match && !select.match(this.archive.postingOf(entry))) return;
-      first ??= entry;
-      matched.offer(entry);
-      if (entry.tag >= 0) result.credits_micros += entry.tag;
-      else result.debits_micros -= entry.tag;
-    });
-    const opening = first as Entry | null;
-    if (select.match && single && opening) result.opening_micros = opening.aux - opening.tag;
-    this.kept_most = Math.max(this.kept_most, matched.kept_most);
-    result.total = matched.total;
-    result.rows = matched.rows().map((entry) => this.walletLine(entry));
-    return result;
-  }
-
-  async apiLogs(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): Promise<LogResult> {
-    return finish(this.apiLogsWalk(select, page, order));
-  }
-
-  apiLogsInTurns(
-    select: LogSelect,
-    page: Page | null,
-    order: 'asc' | 'desc',
-    pacer?: Pacer,
-  ): Promise<LogResult> {
-    return this.inTurns(this.apiLogsWalk(select, page, order), pacer);
-  }
-
-  async *apiLogRecords(
-    select: LogSelect,
-    page: Page,
-    order: 'asc' | 'desc',
-    pacer: Pacer,
-  ): AsyncGenerator<HistoryRecord[]> {
+  protected logSource(select: LogSelect): LogSource<Kept> | null {
     const listed = this.listRange('log', select.account_id ?? ALL, select, select.as_of);
-    if (!listed) return;
+    if (!listed) return null;
     const test = this.logFilter(select);
-    const keep = (entry: Entry) => {
+    const keep = (entry: Entry): Kept | undefined => {
       const record = test(entry);
-      return record === false ? undefined : { entry, record };
+      return record === false ? undefined : record ? { entry, record } : { entry };
     };
-    for await (const kept of this.streamed(listed.list, listed.range, order, page, keep, pacer))
-      yield kept.map(({ entry, record }) => record ?? this.logOf(entry));
+    return {
+      chunks: (order, use) => entryStretches(listed.list, listed.range, order, use, keep),
+      row: ({ entry, record }) => record ?? this.logOf(entry),
+      status: ({ entry }) => entry.tag,
+      latency_ms: ({ entry }) => entry.aux2,
+    };
   }
 
   /**
@@ -600,84 +475,21 @@ export class JsonFileReads implements StoreReads {
     };
   }
 
-  private *apiLogsWalk(
-    select: LogSelect,
-    page: Page | null,
-    order: 'asc' | 'desc',
-  ): Generator<void, LogResult, void> {
-    const listed = this.listRange('log', select.account_id ?? ALL, select, select.as_of);
-    const result: LogResult = { total: 0, errors: 0, latency_total_ms: 0, rows: [] };
-    if (!listed) return result;
-    const { list } = listed;
-    const [start, end] = listed.range;
-    const test = this.logFilter(select);
-    const matched = new PagePick<{ entry: Entry; record?: HistoryRecord }>(page, order);
-    yield* walkPausing(list, start, end, (entry) => {
-      const record = test(entry);
-      if (record === false) return;
-      matched.offer(record ? { entry, record } : { entry });
-      if (entry.tag === 0 || entry.tag >= 400) result.errors++;
-      result.latency_total_ms += entry.aux2;
-    });
-    this.kept_most = Math.max(this.kept_most, matched.kept_most);
-    result.total = matched.total;
-    result.rows = matched.rows().map(({ entry, record }) => record ?? this.logOf(entry));
-    return result;
-  }
-
-  usageInTurns(
-    select: UsageSelect,
-    page: Page | null,
-    order: 'asc' | 'desc',
-    pacer?: Pacer,
-  ): Promise<UsageResult> {
-    return this.inTurns(this.usageWalk(select, page, order), pacer);
-  }
-
-  /** The usage totals (count, cost, tokens) folded entry by entry; memory holds the page only. */
-  private *usageWalk(
-    select: UsageSelect,
-    page: Page | null,
-    order: 'asc' | 'desc',
-  ): Generator<void, UsageResult, void> {
+  /** The usage totals (count, cost, tokens) come from the entries; a `match` reads every record. */
+  protected usageSource(select: UsageSelect): UsageSource<Kept> | null {
     const listed = this.listRange('use', select.account_id, select, select.as_of);
-    const result: UsageResult = { total: 0, cost_micros: 0, tokens: 0, rows: [] };
-    if (!listed) return result;
-    const [start, end] = listed.range;
-    const matched = new PagePick<{ entry: Entry; record?: HistoryRecord }>(page, order);
-    yield* walkPausing(listed.list, start, end, (entry) => {
-      let record: HistoryRecord | undefined;
-      if (select.match) {
-        record = this.archive.historyOf(entry);
-        if (!select.match(record)) return;
-      }
-      matched.offer(record ? { entry, record } : { entry });
-      result.cost_micros += entry.aux;
-      result.tokens += entry.aux2;
-    });
-    this.kept_most = Math.max(this.kept_most, matched.kept_most);
-    result.total = matched.total;
-    result.rows = matched
-      .rows()
-      .map(({ entry, record }) => record ?? this.archive.historyOf(entry));
-    return result;
-  }
-
-  async *usageRecords(
-    select: UsageSelect,
-    page: Page,
-    order: 'asc' | 'desc',
-    pacer: Pacer,
-  ): AsyncGenerator<HistoryRecord[]> {
-    const listed = this.listRange('use', select.account_id, select, select.as_of);
-    if (!listed) return;
-    const keep = (entry: Entry) => {
+    if (!listed) return null;
+    const keep = (entry: Entry): Kept | undefined => {
       if (!select.match) return { entry };
       const record = this.archive.historyOf(entry);
       return select.match(record) ? { entry, record } : undefined;
     };
-    for await (const kept of this.streamed(listed.list, listed.range, order, page, keep, pacer))
-      yield kept.map(({ entry, record }) => record ?? this.archive.historyOf(entry));
+    return {
+      chunks: (order, use) => entryStretches(listed.list, listed.range, order, use, keep),
+      row: ({ entry, record }) => record ?? this.archive.historyOf(entry),
+      cost_micros: ({ entry }) => entry.aux,
+      tokens: ({ entry }) => entry.aux2,
+    };
   }
 
   private logOf(entry: Entry): HistoryRecord {

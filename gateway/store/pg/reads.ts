@@ -1,6 +1,8 @@
 // History reads on the PostgreSQL store: SQL over indexed tables, each reading what it returns
 // (docs/store-postgres.md, "History reads are SQL"). The answers are the JSON-file store's
-// (store/reads.ts): the same pages, totals, orders and snapshots.
+// (store/reads.ts): the same pages, totals, orders and snapshots. The wallet, API-log and usage
+// reads are the same code too (HistoryReads, store/history-reads.ts): this file gives them their
+// sources, a keyset walk and, where SQL can total the selection, an aggregate.
 //   payment transactions: aihub.rows (tbl payment_txns), by (account_id, created_at);
 //   wallet lines: aihub.wallet_lines, by (account_id, n) and (at, n);
 //   API logs, usage, audit: aihub.history, by (kind, account_id, at, n) and (kind, at, n).
@@ -8,26 +10,30 @@
 // a time, as the JSON-file store does; the others are WHERE clauses.
 import type pg from 'pg';
 import { methodCode, serviceCode, type HistoryTags } from '../history-tags.js';
-import { PagePick, PageTake, txnFieldsMatch } from '../history-reads.js';
+import {
+  HistoryReads,
+  type LogSource,
+  type Order,
+  type UsageSource,
+  type WalletSource,
+  txnFieldsMatch,
+} from '../history-reads.js';
 import { ReadSnapshot } from '../snapshot.js';
 import type {
   KeyStats,
   AuditSelect,
-  LogResult,
   LogSelect,
   Page,
   StoreReads,
   RecentTxn,
   TxnRow,
   TxnSelect,
-  UsageResult,
   UsageSelect,
   WalletLine,
-  WalletResult,
   WalletSelect,
 } from '../types.js';
 import type { HistoryRecord, Posting, Row, State, TableName } from '../state.js';
-import { Turns, type Pacer } from '../turns.js';
+import type { Pacer } from '../turns.js';
 import type { Outage } from './outage.js';
 import { holdsNul } from './keys.js';
 import { StoreUnavailableError } from '../../kernel/errors.js';
@@ -76,7 +82,19 @@ function lineOf(row: WalletRow): WalletLine {
   };
 }
 
+// Selected as text: an ORDER BY must name the table's column (`l.n`, `t.n`), not this output.
+const WALLET_COLUMNS = `n::text AS n, account_id, delta::text AS delta, balance::text AS balance, posting, resolved_by`;
+const HIST_COLUMNS = `n::text AS n, tag::text AS tag, aux::text AS aux, aux2, record`;
+
 const recordOf = (row: HistRow): HistoryRecord => row.record;
+
+/** The rows of a walk's chunks that `keep` keeps, a chunk per query. */
+async function* kept<R>(
+  walk: AsyncGenerator<R[]>,
+  keep: (rows: R[]) => R[] | Promise<R[]>,
+): AsyncGenerator<R[]> {
+  for await (const rows of walk) yield await keep(rows);
+}
 
 /** SQL text and parameters, built a clause at a time. */
 class Where {
@@ -119,13 +137,9 @@ export interface PgReadsSource {
   get<T extends TableName>(name: T, id: string): Row<T> | undefined;
 }
 
-export class PgReads implements StoreReads {
-  readonly turns = new Turns();
-
-  constructor(private readonly store: PgReadsSource) {}
-
-  snapshot(): ReadSnapshot {
-    return new ReadSnapshot();
+export class PgReads extends HistoryReads implements StoreReads {
+  constructor(private readonly store: PgReadsSource) {
+    super();
   }
 
   private async rows<R extends pg.QueryResultRow>(text: string, params: unknown[]): Promise<R[]> {
@@ -332,100 +346,49 @@ export class PgReads implements StoreReads {
     return where;
   }
 
-  /** Lines of a selection in `order`, PAGE_ROWS at a time. */
-  private async *walletWalk(where: Where, order: 'asc' | 'desc'): AsyncGenerator<WalletRow[]> {
-    let after: string | null = null;
-    for (;;) {
-      const w = new Where();
-      w.clauses.push(...where.clauses);
-      w.params.push(...where.params);
-      if (after !== null) {
-        const a = after;
-        w.add((p) => `n ${order === 'desc' ? '<' : '>'} ${p(a)}::bigint`);
-      }
-      const rows = await this.rows<WalletRow>(
-        `SELECT n::text AS n, account_id, delta::text AS delta, balance::text AS balance, posting, resolved_by
-         FROM aihub.wallet_lines l WHERE ${w.sql} ORDER BY l.n ${order} LIMIT ${PAGE_ROWS}`,
-        w.params,
-      );
-      if (rows.length === 0) return;
-      after = rows.at(-1)!.n;
-      yield rows;
-      if (rows.length < PAGE_ROWS) return;
-    }
-  }
-
-  private async walletFold(
-    select: WalletSelect,
-    page: Page | null,
-    order: 'asc' | 'desc',
-    pacer: Pacer | null,
-  ): Promise<WalletResult> {
+  protected async walletSource(select: WalletSelect): Promise<WalletSource<WalletRow>> {
     const where = await this.walletWhere(select);
-    const single = select.account_id !== null;
-    const result: WalletResult = {
-      total: 0,
-      credits_micros: 0,
-      debits_micros: 0,
-      opening_micros: single ? 0 : null,
-      closing_micros: single ? 0 : null,
-      rows: [],
+    const keep = (rows: WalletRow[]) =>
+      select.match ? this.store.read(() => rows.filter((row) => select.match!(row.posting))) : rows;
+    return {
+      chunks: (order) => kept(this.walk<WalletRow>('wallet_lines', where, order), keep),
+      row: lineOf,
+      delta: (row) => Number(row.delta),
+      balance: (row) => Number(row.balance),
+      edges: () => this.walletEdges(select, where),
+      // Without a JavaScript filter, the totals are one aggregate over the range's index.
+      aggregate: select.match
+        ? undefined
+        : {
+            totals: async () => {
+              const [totals] = await this.rows<{ n: string; credits: string; debits: string }>(
+                `SELECT count(*)::text AS n, coalesce(sum(delta) FILTER (WHERE delta >= 0), 0)::text AS credits,
+                   coalesce(-sum(delta) FILTER (WHERE delta < 0), 0)::text AS debits
+                 FROM aihub.wallet_lines WHERE ${where.sql}`,
+                where.params,
+              );
+              return {
+                total: Number(totals!.n),
+                credits_micros: Number(totals!.credits),
+                debits_micros: Number(totals!.debits),
+              };
+            },
+            page: async (page, order) =>
+              (
+                await this.rows<WalletRow>(
+                  `SELECT ${WALLET_COLUMNS} FROM aihub.wallet_lines l WHERE ${where.sql} ORDER BY l.n ${order} OFFSET ${page.offset} LIMIT ${page.limit}`,
+                  where.params,
+                )
+              ).map(lineOf),
+          },
     };
-    if (single) {
-      // The balance before the range, and the first and last lines in it.
-      const edges = await this.walletEdges(select, where);
-      const edge = edges[0]!;
-      const before = edge.before === null ? 0 : Number(edge.before);
-      result.opening_micros = edge.first_open === null ? before : Number(edge.first_open);
-      result.closing_micros = edge.last === null ? before : Number(edge.last);
-    }
-    if (!select.match && page !== null) {
-      const [totals] = await this.rows<{ n: string; credits: string; debits: string }>(
-        `SELECT count(*)::text AS n, coalesce(sum(delta) FILTER (WHERE delta >= 0), 0)::text AS credits,
-           coalesce(-sum(delta) FILTER (WHERE delta < 0), 0)::text AS debits
-         FROM aihub.wallet_lines WHERE ${where.sql}`,
-        where.params,
-      );
-      result.total = Number(totals!.n);
-      result.credits_micros = Number(totals!.credits);
-      result.debits_micros = Number(totals!.debits);
-      if (page.limit > 0) {
-        const rows = await this.rows<WalletRow>(
-          `SELECT n::text AS n, account_id, delta::text AS delta, balance::text AS balance, posting, resolved_by
-           FROM aihub.wallet_lines l WHERE ${where.sql} ORDER BY l.n ${order} OFFSET ${page.offset} LIMIT ${page.limit}`,
-          where.params,
-        );
-        result.rows = rows.map(lineOf);
-      }
-      return result;
-    }
-    const matched = new PagePick<WalletRow>(page, order);
-    let first: WalletRow | null = null;
-    for await (const chunk of this.walletWalk(where, 'asc')) {
-      const kept = select.match
-        ? await this.store.read(() => chunk.filter((row) => select.match!(row.posting)))
-        : chunk;
-      for (const row of kept) {
-        first ??= row;
-        matched.offer(row);
-        const delta = Number(row.delta);
-        if (delta >= 0) result.credits_micros += delta;
-        else result.debits_micros -= delta;
-      }
-      if (pacer) await pacer.next();
-    }
-    if (select.match && single && first)
-      result.opening_micros = Number(first.balance) - Number(first.delta);
-    result.total = matched.total;
-    result.rows = matched.rows().map(lineOf);
-    return result;
   }
 
-  /** The edges of a single account's range, parameters numbered for one statement. */
+  /** A single account's balance before the range (or at its first line) and after its last line. */
   private async walletEdges(
     select: WalletSelect,
     where: Where,
-  ): Promise<Array<{ before: string | null; first_open: string | null; last: string | null }>> {
+  ): Promise<{ opening_micros: number; closing_micros: number }> {
     const before = new Where().add((p) => `account_id = ${p(select.account_id)}`);
     if (select.from_ms !== undefined) before.add((p) => `at < ${p(iso(select.from_ms!))}`);
     const [b] = await this.rows<{ v: string | null }>(
@@ -440,50 +403,11 @@ export class PgReads implements StoreReads {
       `SELECT balance::text AS v FROM aihub.wallet_lines WHERE ${where.sql} ORDER BY n DESC LIMIT 1`,
       where.params,
     );
-    return [{ before: b?.v ?? null, first_open: f?.v ?? null, last: l?.v ?? null }];
-  }
-
-  wallet(select: WalletSelect, page: Page | null, order: 'asc' | 'desc'): Promise<WalletResult> {
-    return this.walletFold(select, page, order, null);
-  }
-
-  async walletInTurns(
-    select: WalletSelect,
-    page: Page | null,
-    order: 'asc' | 'desc',
-    given?: Pacer,
-  ): Promise<WalletResult> {
-    const pacer = given ?? this.turns.pacer();
-    try {
-      await pacer.next();
-      return await this.walletFold(select, page, order, pacer);
-    } finally {
-      if (!given) pacer.end();
-    }
-  }
-
-  async *walletLines(
-    select: WalletSelect,
-    page: Page,
-    order: 'asc' | 'desc',
-    pacer: Pacer,
-  ): AsyncGenerator<WalletLine[]> {
-    const where = await this.walletWhere(select);
-    yield* this.paged(this.walletWalk(where, order), page, pacer, lineOf, (rows) =>
-      select.match
-        ? this.store.read(() => rows.filter((row) => select.match!(row.posting)))
-        : Promise.resolve(rows),
-    );
-  }
-
-  async *walletExport(select: WalletSelect, order: 'asc' | 'desc'): AsyncGenerator<WalletLine[]> {
-    const where = await this.walletWhere(select);
-    for await (const chunk of this.walletWalk(where, order)) {
-      const kept = select.match
-        ? await this.store.read(() => chunk.filter((row) => select.match!(row.posting)))
-        : chunk;
-      if (kept.length > 0) yield kept.map(lineOf);
-    }
+    const at_before = b?.v == null ? 0 : Number(b.v);
+    return {
+      opening_micros: f?.v == null ? at_before : Number(f.v),
+      closing_micros: l?.v == null ? at_before : Number(l.v),
+    };
   }
 
   // ---- API logs, usage, audit ------------------------------------------------------------------
@@ -508,7 +432,19 @@ export class PgReads implements StoreReads {
     return where;
   }
 
-  private async *histWalk(where: Where, order: 'asc' | 'desc'): AsyncGenerator<HistRow[]> {
+  /**
+   * The rows of a selection of `table` (wallet_lines or history) in `order` of n (history: of
+   * its time, then n, which grows with it), PAGE_ROWS per query: keyset pages on n.
+   */
+  private async *walk<R extends pg.QueryResultRow & { n: string }>(
+    table: 'wallet_lines' | 'history',
+    where: Where,
+    order: Order,
+  ): AsyncGenerator<R[]> {
+    const [columns, by] =
+      table === 'wallet_lines'
+        ? [WALLET_COLUMNS, `t.n ${order}`]
+        : [HIST_COLUMNS, `t.at ${order}, t.n ${order}`];
     let after: string | null = null;
     for (;;) {
       const w = new Where();
@@ -518,9 +454,8 @@ export class PgReads implements StoreReads {
         const a = after;
         w.add((p) => `n ${order === 'desc' ? '<' : '>'} ${p(a)}::bigint`);
       }
-      const rows = await this.rows<HistRow>(
-        `SELECT h.n::text AS n, h.tag::text AS tag, h.aux::text AS aux, h.aux2, h.record FROM aihub.history h
-         WHERE ${w.sql} ORDER BY h.at ${order}, h.n ${order} LIMIT ${PAGE_ROWS}`,
+      const rows = await this.rows<R>(
+        `SELECT ${columns} FROM aihub.${table} t WHERE ${w.sql} ORDER BY ${by} LIMIT ${PAGE_ROWS}`,
         w.params,
       );
       if (rows.length === 0) return;
@@ -572,162 +507,77 @@ export class PgReads implements StoreReads {
     );
   }
 
-  private async logFold(
-    select: LogSelect,
-    page: Page | null,
-    order: 'asc' | 'desc',
-    pacer: Pacer | null,
-  ): Promise<LogResult> {
+  protected async logSource(select: LogSelect): Promise<LogSource<HistRow>> {
     const where = await this.logWhere(select);
-    const result: LogResult = { total: 0, errors: 0, latency_total_ms: 0, rows: [] };
-    if (!select.match && select.service === undefined && page !== null) {
-      const [totals] = await this.rows<{ n: string; errors: string; latency: number | null }>(
-        `SELECT count(*)::text AS n, count(*) FILTER (WHERE tag = 0 OR tag >= 400)::text AS errors,
-           sum(aux2) AS latency FROM aihub.history WHERE ${where.sql}`,
-        where.params,
-      );
-      result.total = Number(totals!.n);
-      result.errors = Number(totals!.errors);
-      result.latency_total_ms = totals!.latency ?? 0;
-      if (page.limit > 0) {
-        const rows = await this.rows<HistRow>(
-          `SELECT record FROM aihub.history WHERE ${where.sql}
-           ORDER BY at ${order}, n ${order} OFFSET ${page.offset} LIMIT ${page.limit}`,
-          where.params,
-        );
-        result.rows = rows.map((r) => r.record);
-      }
-      return result;
-    }
-    const matched = new PagePick<HistoryRecord>(page, order);
-    for await (const chunk of this.histWalk(where, 'asc')) {
-      for (const row of await this.logKeep(select, chunk)) {
-        matched.offer(row.record);
-        const status = Number(row.tag);
-        if (status === 0 || status >= 400) result.errors++;
-        result.latency_total_ms += row.aux2 ?? 0;
-      }
-      if (pacer) await pacer.next();
-    }
-    result.total = matched.total;
-    result.rows = matched.rows();
-    return result;
+    return {
+      chunks: (order) =>
+        kept(this.walk<HistRow>('history', where, order), (rows) => this.logKeep(select, rows)),
+      row: recordOf,
+      status: (row) => Number(row.tag),
+      latency_ms: (row) => row.aux2 ?? 0,
+      // Without a check SQL cannot make, the totals are one aggregate over the range's index.
+      aggregate:
+        select.match || select.service !== undefined
+          ? undefined
+          : {
+              totals: async () => {
+                const [totals] = await this.rows<{
+                  n: string;
+                  errors: string;
+                  latency: number | null;
+                }>(
+                  `SELECT count(*)::text AS n, count(*) FILTER (WHERE tag = 0 OR tag >= 400)::text AS errors,
+                     sum(aux2) AS latency FROM aihub.history WHERE ${where.sql}`,
+                  where.params,
+                );
+                return {
+                  total: Number(totals!.n),
+                  errors: Number(totals!.errors),
+                  latency_total_ms: totals!.latency ?? 0,
+                };
+              },
+              page: (page, order) => this.histPage(where, page, order),
+            },
+    };
   }
 
-  apiLogs(select: LogSelect, page: Page | null, order: 'asc' | 'desc'): Promise<LogResult> {
-    return this.logFold(select, page, order, null);
-  }
-
-  async apiLogsInTurns(
-    select: LogSelect,
-    page: Page | null,
-    order: 'asc' | 'desc',
-    given?: Pacer,
-  ): Promise<LogResult> {
-    const pacer = given ?? this.turns.pacer();
-    try {
-      await pacer.next();
-      return await this.logFold(select, page, order, pacer);
-    } finally {
-      if (!given) pacer.end();
-    }
-  }
-
-  async *apiLogRecords(
-    select: LogSelect,
-    page: Page,
-    order: 'asc' | 'desc',
-    pacer: Pacer,
-  ): AsyncGenerator<HistoryRecord[]> {
-    const where = await this.logWhere(select);
-    yield* this.paged(this.histWalk(where, order), page, pacer, recordOf, (rows) =>
-      this.logKeep(select, rows),
-    );
-  }
-
-  /** A page of a walk's kept rows, as `out` makes them, a batch per chunk, in turns of `pacer`. */
-  private async *paged<R, T>(
-    walk: AsyncGenerator<R[]>,
-    page: Page,
-    pacer: Pacer,
-    out: (row: R) => T,
-    keep: (rows: R[]) => Promise<R[]>,
-  ): AsyncGenerator<T[]> {
-    const take = new PageTake(page);
-    for await (const chunk of walk) {
-      await pacer.next();
-      const batch: T[] = [];
-      for (const row of await keep(chunk)) {
-        if (take.full) break;
-        if (take.offer()) batch.push(out(row));
-      }
-      if (batch.length > 0) yield batch;
-      if (take.full) return;
-    }
-  }
-
-  private usageKeep(select: UsageSelect, rows: HistRow[]): Promise<HistRow[]> {
-    if (!select.match) return Promise.resolve(rows);
-    return this.store.read(() => rows.filter((row) => select.match!(row.record)));
-  }
-
-  async usageInTurns(
-    select: UsageSelect,
-    page: Page | null,
-    order: 'asc' | 'desc',
-    given?: Pacer,
-  ): Promise<UsageResult> {
-    const pacer = given ?? this.turns.pacer();
-    try {
-      await pacer.next();
-      const where = await this.histWhere('usage', select.account_id, select);
-      const result: UsageResult = { total: 0, cost_micros: 0, tokens: 0, rows: [] };
-      if (!select.match && page !== null) {
-        const [totals] = await this.rows<{ n: string; cost: string; tokens: number | null }>(
-          `SELECT count(*)::text AS n, coalesce(sum(aux), 0)::text AS cost, sum(aux2) AS tokens
-           FROM aihub.history WHERE ${where.sql}`,
-          where.params,
-        );
-        result.total = Number(totals!.n);
-        result.cost_micros = Number(totals!.cost);
-        result.tokens = totals!.tokens ?? 0;
-        if (page.limit > 0) {
-          const rows = await this.rows<HistRow>(
-            `SELECT record FROM aihub.history WHERE ${where.sql}
-             ORDER BY at ${order}, n ${order} OFFSET ${page.offset} LIMIT ${page.limit}`,
-            where.params,
-          );
-          result.rows = rows.map((r) => r.record);
-        }
-        return result;
-      }
-      const matched = new PagePick<HistoryRecord>(page, order);
-      for await (const chunk of this.histWalk(where, 'asc')) {
-        for (const row of await this.usageKeep(select, chunk)) {
-          matched.offer(row.record);
-          result.cost_micros += Number(row.aux ?? 0);
-          result.tokens += row.aux2 ?? 0;
-        }
-        await pacer.next();
-      }
-      result.total = matched.total;
-      result.rows = matched.rows();
-      return result;
-    } finally {
-      if (!given) pacer.end();
-    }
-  }
-
-  async *usageRecords(
-    select: UsageSelect,
-    page: Page,
-    order: 'asc' | 'desc',
-    pacer: Pacer,
-  ): AsyncGenerator<HistoryRecord[]> {
+  protected async usageSource(select: UsageSelect): Promise<UsageSource<HistRow>> {
     const where = await this.histWhere('usage', select.account_id, select);
-    yield* this.paged(this.histWalk(where, order), page, pacer, recordOf, (rows) =>
-      this.usageKeep(select, rows),
+    const keep = (rows: HistRow[]) =>
+      select.match ? this.store.read(() => rows.filter((row) => select.match!(row.record))) : rows;
+    return {
+      chunks: (order) => kept(this.walk<HistRow>('history', where, order), keep),
+      row: recordOf,
+      cost_micros: (row) => Number(row.aux ?? 0),
+      tokens: (row) => row.aux2 ?? 0,
+      aggregate: select.match
+        ? undefined
+        : {
+            totals: async () => {
+              const [totals] = await this.rows<{ n: string; cost: string; tokens: number | null }>(
+                `SELECT count(*)::text AS n, coalesce(sum(aux), 0)::text AS cost, sum(aux2) AS tokens
+                 FROM aihub.history WHERE ${where.sql}`,
+                where.params,
+              );
+              return {
+                total: Number(totals!.n),
+                cost_micros: Number(totals!.cost),
+                tokens: totals!.tokens ?? 0,
+              };
+            },
+            page: (page, order) => this.histPage(where, page, order),
+          },
+    };
+  }
+
+  /** The records of a page of a history selection, by SQL. */
+  private async histPage(where: Where, page: Page, order: Order): Promise<HistoryRecord[]> {
+    const rows = await this.rows<HistRow>(
+      `SELECT record FROM aihub.history WHERE ${where.sql}
+       ORDER BY at ${order}, n ${order} OFFSET ${page.offset} LIMIT ${page.limit}`,
+      where.params,
     );
+    return rows.map(recordOf);
   }
 
   async audit(select: AuditSelect, page: Page): Promise<{ total: number; rows: HistoryRecord[] }> {

@@ -165,6 +165,80 @@ test('PostgreSQL store: commits, rollbacks and history reads as the JSON-file st
   assert.deepEqual((await verifyPg(url)).breaches, []);
 });
 
+test('history reads walk past one keyset page (512 rows) in key order: a fold, the SQL aggregate, a stream and the export agree', async () => {
+  const url = await cluster.createDatabase();
+  const store = await open(url);
+  // 1,100 wallet lines and usage records (their n cross from three digits to four).
+  for (let batch = 0; batch < 11; batch++)
+    await store.transact((tx) => {
+      for (let i = batch * 100; i < (batch + 1) * 100; i++) {
+        creditWallet(tx, {
+          account_id: 'k',
+          amount_micros: i + 1,
+          from: FUNDING_TOPUP,
+          memo: 'top-up',
+          ref: `k${i}`,
+        });
+        tx.history({
+          type: 'usage',
+          ts: tx.now.toISOString(),
+          account_id: 'k',
+          request_id: `u${i}`,
+          cost_micros: i + 1,
+          latency_ms: 1,
+        });
+      }
+    });
+  const exported: number[] = [];
+  for await (const lines of store.reads.walletExport({ account_id: 'k' }, 'asc'))
+    exported.push(...lines.map((line) => line.delta_micros));
+  const amounts = Array.from({ length: 1_100 }, (_, i) => i + 1);
+  assert.deepEqual(exported, amounts);
+  const folded = await store.reads.wallet({ account_id: 'k' }, null, 'desc');
+  assert.deepEqual(
+    folded.rows.map((line) => line.delta_micros),
+    amounts.toReversed(),
+  );
+  const by_sql = await store.reads.wallet({ account_id: 'k' }, { offset: 600, limit: 5 }, 'desc');
+  assert.deepEqual(
+    { ...by_sql, rows: by_sql.rows.map((line) => line.delta_micros) },
+    { ...folded, rows: amounts.toReversed().slice(600, 605) },
+  );
+  const pacer = store.reads.turns.pacer();
+  const streamed: number[] = [];
+  for await (const lines of store.reads.walletLines(
+    { account_id: 'k' },
+    { offset: 500, limit: 100 },
+    'desc',
+    pacer,
+  ))
+    streamed.push(...lines.map((line) => line.delta_micros));
+  const records: unknown[] = [];
+  for await (const batch of store.reads.usageRecords(
+    { account_id: 'k' },
+    { offset: 510, limit: 10 },
+    'asc',
+    pacer,
+  ))
+    records.push(...batch.map((record) => record.request_id));
+  pacer.end();
+  assert.deepEqual(streamed, amounts.toReversed().slice(500, 600));
+  assert.deepEqual(
+    records,
+    amounts.slice(510, 520).map((n) => `u${n - 1}`),
+  );
+  const usage = await store.reads.usageInTurns({ account_id: 'k' }, null, 'asc');
+  const usage_by_sql = await store.reads.usageInTurns(
+    { account_id: 'k' },
+    { offset: 0, limit: 0 },
+    'asc',
+  );
+  assert.equal(usage.total, 1_100);
+  assert.equal(usage.cost_micros, (1_100 * 1_101) / 2);
+  assert.deepEqual({ ...usage_by_sql, rows: usage.rows.length }, { ...usage, rows: 1_100 });
+  await store.close();
+});
+
 test('two stores on one database: concurrent debits never overdraw, an idempotency key holds across them, both read the same balance', async () => {
   const url = await cluster.createDatabase();
   const a = await open(url);
