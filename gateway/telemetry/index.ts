@@ -7,6 +7,7 @@
 import {
   context,
   createContextKey,
+  isSpanContextValid,
   propagation,
   ROOT_CONTEXT,
   SpanKind,
@@ -140,23 +141,27 @@ export function endServerSpan(res: ServerResponse, route: string | null): void {
   span.end();
 }
 
+type TraceIds = { trace_id?: string; span_id?: string };
+const NO_IDS: TraceIds = Object.freeze({});
+
 /** A request log line's `trace_id` and `span_id` (its server span), when it has one. */
-export function traceFields(res: ServerResponse): { trace_id?: string; span_id?: string } {
-  if (!running) return {};
+export function traceFields(res: ServerResponse): TraceIds {
+  if (!running) return NO_IDS;
   const request = servers.get(res);
-  return request ? ids(request.span) : {};
+  return request ? ids(request.span) : NO_IDS;
 }
 
-/** pino's mixin: the trace of the span active where the line is logged. */
-export function activeTraceFields(): { trace_id?: string; span_id?: string } {
-  if (!running) return {};
-  const span = trace.getSpan(context.active());
-  return span ? ids(span) : {};
+/** pino's mixin: the trace of the span active where the line is logged (a fresh object: pino adds the line's fields to it). */
+export function activeTraceFields(): TraceIds {
+  const span = running ? trace.getSpan(context.active()) : undefined;
+  return span ? { ...ids(span) } : {};
 }
 
-function ids(span: Span) {
-  const { traceId, spanId } = span.spanContext();
-  return { trace_id: traceId, span_id: spanId };
+function ids(span: Span): TraceIds {
+  const span_context = span.spanContext();
+  // (With traces turned off and metrics on, spans are the API's no-ops, with no ids.)
+  if (!isSpanContextValid(span_context)) return NO_IDS;
+  return { trace_id: span_context.traceId, span_id: span_context.spanId };
 }
 
 // ---- children -----------------------------------------------------------------------------

@@ -15,7 +15,8 @@ import {
   type ReceivedSpan,
 } from '../support/otlp-receiver.js';
 import { refusedPort, ScriptedUpstream } from '../support/scripted-upstream.js';
-import { onboard, paymentsConfig } from '../support/payments-helpers.js';
+import { onboard, paymentsConfig, startPaymentsGateway } from '../support/payments-helpers.js';
+import { json, startUpstream as startAggregator } from '../support/payments-upstream.js';
 import {
   createFundedAccount,
   request,
@@ -318,14 +319,25 @@ describe('OTLP over http/protobuf, from the standard environment', () => {
         },
       );
     }
-    calls.push({ path: '/v1/embeddings', body: { model: 'service-ai-lite', input: question } });
+    calls.push(
+      { path: '/v1/embeddings', body: { model: 'service-ai-lite', input: question } },
+      // Google's clients may put the key in the query string.
+      {
+        path: `/v1beta/models/service-ai-standard-6:generateContent?key=${key}`,
+        body: { contents: [{ role: 'user', parts: [{ text: question }] }] },
+      },
+    );
     const traces: string[] = [];
     for (const call of calls) {
       const parent = traceparent();
       traces.push(parent.trace_id);
       const reply = await fetch(`${gateway.url}${call.path}`, {
         method: 'POST',
-        headers: { ...auth, 'content-type': 'application/json', traceparent: parent.header },
+        headers: {
+          ...(call.path.includes('?key=') ? {} : auth),
+          'content-type': 'application/json',
+          traceparent: parent.header,
+        },
         body: JSON.stringify(call.body),
       });
       assert.equal(reply.status, 200, `${call.path}: ${await reply.clone().text()}`);
@@ -378,6 +390,7 @@ describe('OTLP over http/protobuf, from the standard environment', () => {
       ...['chat', 'chat', 'chat', 'generate_content', 'text_completion'],
       ...['chat', 'chat', 'chat', 'generate_content', 'text_completion'],
       'embeddings',
+      'generate_content',
     ]);
   });
 });
@@ -391,7 +404,12 @@ describe('OTLP over http/json, from the config file', () => {
       args: [
         '--config',
         configFile({
-          telemetry: { enabled: true, endpoint: receiver.url, protocol: 'http/json' },
+          telemetry: {
+            enabled: true,
+            endpoint: receiver.url,
+            protocol: 'http/json',
+            capture_content: true,
+          },
         }),
       ],
       env: { SCRIPTED_KEY: 'sk-scripted-upstream-secret', ...FAST_EXPORT },
@@ -426,6 +444,33 @@ describe('OTLP over http/json, from the config file', () => {
     for (const name of ['aihub.payments.hold', 'aihub.payments.commit'])
       assert.equal(spans.find((s) => s.name === name)?.parent_span_id, server.span_id, name);
     assert.ok(receiver.content_types.has('application/json'));
+    // Content capture is for /v1 only: the payments spans carry no number, PAN or body.
+    assert.ok(!JSON.stringify(spans).includes('9876543210'));
+  });
+
+  test('with content capture on, a /v1 span carries the prompt and the answer', async () => {
+    const { key } = await createFundedAccount(gateway, 10);
+    const parent = traceparent();
+    upstream.script({ kind: 'ok', content: `Here: ${COMPLETION_CANARY}` });
+    const reply = await request(`${gateway.url}/v1/chat/completions`, {
+      headers: { authorization: `Bearer ${key}`, traceparent: parent.header },
+      body: {
+        model: 'service-ai-standard-6',
+        messages: [{ role: 'user', content: `Say ${PROMPT_CANARY}` }],
+      },
+    });
+    assert.equal(reply.status, 200);
+    await receiver.waitFor(
+      (spans) => inTrace(spans, parent.trace_id).some((s) => s.kind === SERVER),
+      'server span with content',
+    );
+    const server = inTrace(receiver.spans, parent.trace_id).find((s) => s.kind === SERVER)!;
+    assert.match(String(server.attributes['gen_ai.input.messages']), new RegExp(PROMPT_CANARY));
+    assert.match(
+      String(server.attributes['gen_ai.output.messages']),
+      new RegExp(COMPLETION_CANARY),
+    );
+    assert.ok(!JSON.stringify(server).includes(key), 'never the key, even with capture on');
   });
 });
 
@@ -480,5 +525,61 @@ test('with no telemetry configured, nothing is traced: no traceparent upstream, 
     assert.equal(JSON.parse(line).trace_id, undefined);
   } finally {
     await gateway.stop();
+  }
+});
+
+test("a payment provider reached over HTTP gets a traceparent of the request's trace, from inside its attempt's span", async () => {
+  const receiver = await startOtlpReceiver();
+  const aggregator = await startAggregator((seen, res) =>
+    seen.url === '/recharge/pay'
+      ? json(res, 200, { status: 'SUCCESS', message: 'recharged', ref: 'OPR1' })
+      : json(res, 200, { status: 'NOT_FOUND' }),
+  );
+  const gateway = await startPaymentsGateway(
+    paymentsConfig({
+      providers: {
+        recharge: [
+          {
+            type: 'http',
+            name: 'agg',
+            timeout_ms: 5_000,
+            submit: {
+              url: `${aggregator.url}/recharge/pay`,
+              fields: { ref: 'txn_id', number: 'subject', amount_paise: 'amount_paise' },
+            },
+            status: { url: `${aggregator.url}/recharge/status/{txn_id}`, method: 'GET' },
+            response: { status_field: 'status', ref_field: 'ref', message_field: 'message' },
+            status_map: {
+              success: ['SUCCESS'],
+              pending: ['PENDING'],
+              failed: ['FAILED'],
+              not_found: ['NOT_FOUND'],
+            },
+          },
+        ],
+      },
+    }),
+    { env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...FAST_EXPORT } },
+  );
+  try {
+    const pay = await onboard(gateway, 1_000, { recharge: true });
+    const parent = traceparent();
+    const reply = await request(`${gateway.url}/api/recharge`, {
+      headers: { ...pay.headers, traceparent: parent.header },
+      body: { operator_id: 1, number: '9876543210', amount: 100 },
+    });
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    await receiver.waitFor(
+      (spans) => inTrace(spans, parent.trace_id).some((s) => s.kind === SERVER),
+      'server span of the recharge',
+    );
+    const attempt = inTrace(receiver.spans, parent.trace_id).find((s) => s.kind === CLIENT)!;
+    assert.equal(attempt.name, 'provider agg');
+    const sent = aggregator.seen.find((seen) => seen.url === '/recharge/pay')!;
+    assert.equal(sent.headers.traceparent, `00-${parent.trace_id}-${attempt.span_id}-01`);
+  } finally {
+    await gateway.stop();
+    await aggregator.close();
+    await receiver.close();
   }
 });
