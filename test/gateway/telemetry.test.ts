@@ -77,6 +77,27 @@ function traceparent() {
 const inTrace = (spans: ReceivedSpan[], trace_id: string) =>
   spans.filter((span) => span.trace_id === trace_id);
 
+/** The spans of a trace once its server span has arrived (the request's last to end). */
+async function traced(receiver: OtlpReceiver, trace_id: string): Promise<ReceivedSpan[]> {
+  await receiver.waitFor(
+    (spans) => inTrace(spans, trace_id).some((s) => s.kind === SERVER),
+    `the server span of trace ${trace_id}`,
+  );
+  return inTrace(receiver.spans, trace_id);
+}
+
+/** A recharge sent with a traceparent by a newly onboarded account, answered 200; its trace's spans. */
+async function tracedRecharge(gateway: Gateway, receiver: OtlpReceiver) {
+  const pay = await onboard(gateway, 1_000, { recharge: true });
+  const parent = traceparent();
+  const reply = await request(`${gateway.url}/api/recharge`, {
+    headers: { ...pay.headers, traceparent: parent.header },
+    body: { operator_id: 1, number: '9876543210', amount: 100 },
+  });
+  assert.equal(reply.status, 200, JSON.stringify(reply.body));
+  return { parent, reply, spans: await traced(receiver, parent.trace_id) };
+}
+
 before(async () => {
   upstream = await ScriptedUpstream.start({ kind: 'ok', content: 'fine' });
   broken = await ScriptedUpstream.start({ kind: 'status', status: 500 });
@@ -137,11 +158,7 @@ describe('OTLP over http/protobuf, from the standard environment', () => {
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
     const bill = reply.body.x_aihub;
 
-    await receiver.waitFor(
-      (spans) => inTrace(spans, parent.trace_id).some((s) => s.kind === SERVER),
-      'server span in the client trace',
-    );
-    const spans = inTrace(receiver.spans, parent.trace_id);
+    const spans = await traced(receiver, parent.trace_id);
     const server = spans.find((s) => s.kind === SERVER)!;
     assert.equal(server.parent_span_id, parent.span_id, 'a child of the client span');
     assert.equal(server.name, 'POST /v1/chat/completions');
@@ -272,11 +289,7 @@ describe('OTLP over http/protobuf, from the standard environment', () => {
     });
     assert.equal(reply.status, 200);
     assert.match(await reply.text(), /\[DONE\]/);
-    await receiver.waitFor(
-      (spans) => inTrace(spans, parent.trace_id).some((s) => s.kind === SERVER),
-      'server span of the streamed failover',
-    );
-    const spans = inTrace(receiver.spans, parent.trace_id);
+    const spans = await traced(receiver, parent.trace_id);
     const attempts = spans.filter((s) => s.kind === CLIENT);
     assert.deepEqual(
       attempts.map((s) => [s.attributes['aihub.target'], s.status_code === 2 ? 'error' : 'ok']),
@@ -421,19 +434,8 @@ describe('OTLP over http/json, from the config file', () => {
   });
 
   test('a payments recharge: its server span, the provider attempt as a client span, the commit', async () => {
-    const pay = await onboard(gateway, 1_000, { recharge: true });
-    const parent = traceparent();
-    const reply = await request(`${gateway.url}/api/recharge`, {
-      headers: { ...pay.headers, traceparent: parent.header },
-      body: { operator_id: 1, number: '9876543210', amount: 100 },
-    });
-    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    const { parent, reply, spans } = await tracedRecharge(gateway, receiver);
     assert.equal(reply.body.data.status, 'success');
-    await receiver.waitFor(
-      (spans) => inTrace(spans, parent.trace_id).some((s) => s.kind === SERVER),
-      'server span of the recharge',
-    );
-    const spans = inTrace(receiver.spans, parent.trace_id);
     const server = spans.find((s) => s.kind === SERVER)!;
     assert.equal(server.name, 'POST /api/recharge');
     assert.equal(server.parent_span_id, parent.span_id);
@@ -460,11 +462,7 @@ describe('OTLP over http/json, from the config file', () => {
       },
     });
     assert.equal(reply.status, 200);
-    await receiver.waitFor(
-      (spans) => inTrace(spans, parent.trace_id).some((s) => s.kind === SERVER),
-      'server span with content',
-    );
-    const server = inTrace(receiver.spans, parent.trace_id).find((s) => s.kind === SERVER)!;
+    const server = (await traced(receiver, parent.trace_id)).find((s) => s.kind === SERVER)!;
     assert.match(String(server.attributes['gen_ai.input.messages']), new RegExp(PROMPT_CANARY));
     assert.match(
       String(server.attributes['gen_ai.output.messages']),
@@ -562,18 +560,8 @@ test("a payment provider reached over HTTP gets a traceparent of the request's t
     { env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...FAST_EXPORT } },
   );
   try {
-    const pay = await onboard(gateway, 1_000, { recharge: true });
-    const parent = traceparent();
-    const reply = await request(`${gateway.url}/api/recharge`, {
-      headers: { ...pay.headers, traceparent: parent.header },
-      body: { operator_id: 1, number: '9876543210', amount: 100 },
-    });
-    assert.equal(reply.status, 200, JSON.stringify(reply.body));
-    await receiver.waitFor(
-      (spans) => inTrace(spans, parent.trace_id).some((s) => s.kind === SERVER),
-      'server span of the recharge',
-    );
-    const attempt = inTrace(receiver.spans, parent.trace_id).find((s) => s.kind === CLIENT)!;
+    const { parent, spans } = await tracedRecharge(gateway, receiver);
+    const attempt = spans.find((s) => s.kind === CLIENT)!;
     assert.equal(attempt.name, 'provider agg');
     const sent = aggregator.seen.find((seen) => seen.url === '/recharge/pay')!;
     assert.equal(sent.headers.traceparent, `00-${parent.trace_id}-${attempt.span_id}-01`);
