@@ -88,7 +88,8 @@ export function runLean(
     guarded(onListenerError, () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       context.metrics.observe(context.surface, res.statusCode, seconds);
-      endServerSpan(res, locals.route);
+      // The route is the path itself until a route matched: never a span's name then.
+      endServerSpan(res, locals.refusal?.code === 'invalid_path' ? null : locals.route);
       context.request_logger.info({
         msg: 'request',
         ...traceFields(res),

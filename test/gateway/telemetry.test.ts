@@ -373,6 +373,15 @@ describe('OTLP over http/protobuf, from the standard environment', () => {
       });
       assert.equal(reply.status, 200, `${path}: ${JSON.stringify(reply.body)}`);
     }
+    // A path no route matched is never a span's name (it may hold anything).
+    for (const path of [`/v1/x/${PROMPT_CANARY}`, `/api/x/${PROMPT_CANARY}`]) {
+      const parent = traceparent();
+      traces.push(parent.trace_id);
+      const reply = await request(`${gateway.url}${path}`, {
+        headers: { ...auth, traceparent: parent.header },
+      });
+      assert.equal(reply.status, 404);
+    }
     await receiver.waitFor(
       (spans) =>
         traces.every((trace_id) => inTrace(spans, trace_id).some((s) => s.kind === SERVER)),
