@@ -16,6 +16,7 @@ import { notFoundHandler, requestId, requestLog } from './http/middleware.js';
 import type { ChatService } from './chat/index.js';
 import { runLean } from './http/lean.js';
 import { inRequestScope } from './kernel/request-scope.js';
+import { inServerSpan } from './telemetry/index.js';
 import type { Payments } from './payments/index.js';
 import type { Topups } from './topups/index.js';
 import type { Dashboard } from './web/router.js';
@@ -133,10 +134,12 @@ export function createGateway(deps: AppDeps, rooms: Rooms): Gateway {
   // Each request in a scope of its own: a refusal by the store says "nothing was changed"
   // only when no transaction of this request was committed (kernel/request-scope.ts).
   const handler = (req: IncomingMessage, res: ServerResponse) =>
-    inRequestScope(() => {
-      if (rooms.chat.serves(req.url))
-        runLean(req, res, lane, (locals) => rooms.chat.handle(req, res, locals));
-      else app(req, res);
-    });
+    inRequestScope(() =>
+      inServerSpan(req, res, () => {
+        if (rooms.chat.serves(req.url))
+          runLean(req, res, lane, (locals) => rooms.chat.handle(req, res, locals));
+        else app(req, res);
+      }),
+    );
   return { handler, app };
 }

@@ -7,6 +7,7 @@ import { keysConfigSchema } from './accounts/key-limits.js';
 import { chatConfigSchema } from './chat/config.js';
 import { NATIVE_PROTOCOLS } from './chat/protocols/index.js';
 import { paymentsConfigSchema } from './payments/config.js';
+import { telemetryConfigSchema } from './telemetry/config.js';
 import { topupsConfigSchema } from './topups/config.js';
 
 export const configSchema = z
@@ -63,6 +64,8 @@ export const configSchema = z
     payments: paymentsConfigSchema.prefault({}),
     /** Live top-ups through a payment gateway (topups/config.ts); secrets from the environment only. */
     topups: topupsConfigSchema.prefault({}),
+    /** OpenTelemetry traces and metrics over OTLP/HTTP (telemetry/config.ts); off by default, on with OTEL_EXPORTER_OTLP_ENDPOINT too. */
+    telemetry: telemetryConfigSchema.prefault({}),
     /** HTTPS on the gateway's own port, for deployments without a proxy: PEM files, re-read on SIGHUP. */
     tls: z
       .strictObject({

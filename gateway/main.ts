@@ -15,6 +15,8 @@ import { createDashboard } from './web/router.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { systemClock } from './kernel/clock.js';
 import { createLogger, type Logger } from './log.js';
+import { planTelemetry, TelemetryConfigError, type TelemetryPlan } from './telemetry/config.js';
+import { startTelemetry, stopTelemetry } from './telemetry/index.js';
 import { sha256Hex } from './accounts/keys.js';
 import type { Store } from './store/types.js';
 import { createLlm } from './llm/index.js';
@@ -170,7 +172,8 @@ async function serve(config: Config): Promise<void> {
   checkAdminToken(process.env.AIHUB_ADMIN_TOKEN);
   const tls = loadTls(config);
   const trust_proxy = loadTrustProxy(config);
-  const logger = createLogger(config.log_level);
+  const telemetry = planTelemetryOrFail(config);
+  const logger = createLogger(config.log_level, undefined, { trace_ids: telemetry !== null });
   // Said before anything else: in sandbox mode anyone may top up simulated money.
   logger.info({ msg: `${config.mode} mode`, mode: config.mode, why: config.mode_reason });
   const store = await openStore(config, (message, fields) =>
@@ -222,6 +225,12 @@ async function serve(config: Config): Promise<void> {
     },
     { accounts, chat, dashboard, payments, topups },
   );
+  await startTelemetry(telemetry, {
+    engines: config.chat.engines,
+    registry: metrics.registry,
+    warn: (message) => logger.warn({ msg: message }),
+    instance_id: metrics.gateway_id,
+  });
   const server = createHttpServer(
     gateway.handler,
     tls,
@@ -249,7 +258,18 @@ async function serve(config: Config): Promise<void> {
     await chat.close();
     await llm.close(); // upstream connection pools
     await store.close();
+    await stopTelemetry(); // the spans of the last requests, within a bound
   });
+}
+
+/** What OpenTelemetry exports (null: nothing, the default), or the start refused naming the setting. */
+function planTelemetryOrFail(config: Config): TelemetryPlan | null {
+  try {
+    return planTelemetry(config.telemetry);
+  } catch (error) {
+    if (!(error instanceof TelemetryConfigError)) throw error;
+    fail(error.message, 2);
+  }
 }
 
 /** The top-ups room, or the start refused naming what is missing (a provider's secret). */

@@ -21,6 +21,7 @@ const ORDER = [
   ['store'],
   ['http'],
   ['kernel', 'log.ts'],
+  ['telemetry'],
   ['catalogue'],
   ['util'],
 ];

@@ -12,6 +12,8 @@ import type { UsageStatus } from './billing.js';
 import { TIER_IDS } from './config.js';
 import type { ProtocolName } from './protocol.js';
 import { PROTOCOL_NAMES } from './protocols/index.js';
+import type { Usage } from './protocol.js';
+import { operationOf, PrometheusGenAi, providerOf, type EngineShape } from '../telemetry/genai.js';
 
 /** Every attempt outcome and usage status, checked exhaustive by the compiler. */
 const OUTCOMES = Object.keys({
@@ -99,6 +101,9 @@ export class ChatMetrics {
   private readonly refusals = new Map<string, Cell>();
   private readonly refusal_counter: Counter<'protocol' | 'code'>;
   private readonly refusal_cells: Cell[] = [];
+  /** gen_ai.client.token.usage and gen_ai.client.operation.duration, as Prometheus spells them. */
+  private readonly gen_ai: PrometheusGenAi;
+  private readonly providers: ReadonlyMap<string, string>;
 
   /** Throws if `registry` already holds the aihub_chat_* metrics: one ChatService per registry. */
   constructor(
@@ -106,7 +111,12 @@ export class ChatMetrics {
     targets: Iterable<string>,
     breakerStates: () => Record<string, BreakerState>,
     rateShare: () => { share: number; gateways: number } = () => ({ share: 0, gateways: 1 }),
+    engines: Record<string, EngineShape> = {},
   ) {
+    this.gen_ai = new PrometheusGenAi(registry);
+    this.providers = new Map(
+      Object.entries(engines).map(([name, engine]) => [name, providerOf(engine)]),
+    );
     this.registerUpstream(registry, targets, breakerStates);
     this.registerRequests(registry);
     this.refusal_counter = new Counter({
@@ -256,6 +266,29 @@ export class ChatMetrics {
     cells[outcome].value++;
     if (outcome === 'ok') this.latency.get(target)!.observe(seconds);
   };
+
+  /** The GenAI histograms of one settled request. */
+  genAi(
+    protocol: ProtocolName,
+    tier: string,
+    target: string | null,
+    status: UsageStatus,
+    usage: Usage,
+    seconds: number,
+  ): void {
+    this.gen_ai.record(
+      {
+        operation: operationOf(protocol),
+        tier,
+        target,
+        provider: target ? (this.providers.get(target) ?? null) : null,
+        failed: status === 'upstream_error' || status === 'stream_error',
+      },
+      usage.prompt_tokens,
+      usage.completion_tokens,
+      seconds,
+    );
+  }
 
   /** One settled request, with what it was billed. */
   settled(

@@ -21,6 +21,7 @@ import { front } from './steps/front.js';
 import { hold, type HoldRequest } from './steps/hold.js';
 import { capWarning, outputLimit } from './steps/output-limit.js';
 import { stream } from './steps/stream.js';
+import { genAiRequest, withSpan } from '../telemetry/index.js';
 
 /** What the hold is asked for once the tier is known (HoldRequest without who and which). */
 export type Ask = Pick<
@@ -105,13 +106,10 @@ async function pipeline<B>(
     const body = kind.parse(raw);
     const tier = admit(room, kind.model(body));
     const ask = kind.ask(tier, body);
-    const { reservation, free_tokens, max_output_tokens } = await hold(room, {
-      ...ask,
-      account_id: account.id,
-      key_id: key.id,
-      tier,
-      request_id,
-    });
+    genAiRequest(kind.name, tier.id, ask.max_output_tokens, () => contentOf(body));
+    const { reservation, free_tokens, max_output_tokens } = await withSpan('aihub.hold', () =>
+      hold(room, { ...ask, account_id: account.id, key_id: key.id, tier, request_id }),
+    );
     const { signal, end } = begin(room, res, account.id, reservation, free_tokens);
     try {
       await kind.serve(room, res, {
@@ -132,6 +130,11 @@ async function pipeline<B>(
       rate.release();
     throw error;
   }
+}
+
+/** What content capture records of a request: a chat call's messages, or the body. */
+function contentOf(body: unknown): unknown {
+  return (body as { messages?: unknown }).messages ?? body;
 }
 
 /** A chat protocol as a kind: its translation, the output limit, the engines, its presenters. */

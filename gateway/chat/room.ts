@@ -41,6 +41,7 @@ export class ChatRoom {
       engines.keys(),
       () => this.router.breakerStates(),
       () => this.rateShare(),
+      config.engines,
     );
     this.router = new Router(engines, config.breaker, now_ms, this.metrics.attempt);
     this.limiter = new RateLimiter(

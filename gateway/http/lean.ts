@@ -11,6 +11,7 @@ import { ServiceError, StoreUnavailableError } from '../kernel/errors.js';
 import { assertWellFormedPath } from './path.js';
 import type { Metrics } from './metrics.js';
 import { guarded } from '../util/guard.js';
+import { endServerSpan, traceFields } from '../telemetry/index.js';
 
 export interface Locals {
   request_id: string;
@@ -87,8 +88,11 @@ export function runLean(
     guarded(onListenerError, () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       context.metrics.observe(context.surface, res.statusCode, seconds);
+      // The route is the path itself until a route matched: never a span's name then.
+      endServerSpan(res, locals.refusal?.code === 'invalid_path' ? null : locals.route);
       context.request_logger.info({
         msg: 'request',
+        ...traceFields(res),
         request_id: locals.request_id,
         account_id: locals.account_id,
         method: req.method,

@@ -4,6 +4,7 @@ import type { Logger } from '../log.js';
 import { ApiError, sendError } from './errors.js';
 import { refusalFields, type Refusal } from './lean.js';
 import { guarded } from '../util/guard.js';
+import { endServerSpan, traceFields } from '../telemetry/index.js';
 
 /** Sets `x-request-id` on every response and `res.locals.request_id` for the handlers. */
 export function requestId(_req: Request, res: Response, next: NextFunction): void {
@@ -22,12 +23,15 @@ export function requestLog(logger: Logger) {
     res.on(
       'close',
       guarded(onError, () => {
+        const route = routeOf(req);
+        endServerSpan(res, req.route ? route : null); // a pattern, never a path
         logger.info({
           msg: 'request',
+          ...traceFields(res),
           request_id: res.locals.request_id,
           account_id: res.locals.account_id ?? null,
           method: req.method,
-          route: routeOf(req),
+          route,
           status: res.statusCode,
           ...refusalFields(res.statusCode, res.locals.refusal as Refusal | undefined),
           duration_ms: Number(process.hrtime.bigint() - started) / 1e6,

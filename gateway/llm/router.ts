@@ -13,6 +13,7 @@ import {
   type UpstreamEmbeddings,
   type UpstreamErrorKind,
 } from './types.js';
+import { withUpstreamAttempt } from '../telemetry/index.js';
 
 export type AttemptOutcome = 'ok' | UpstreamErrorKind | 'circuit_open';
 
@@ -127,7 +128,7 @@ export class Router {
       }
       const started_ms = performance.now();
       try {
-        const value = await attempt(engine, breaker);
+        const value = await withUpstreamAttempt(target, () => attempt(engine, breaker));
         breaker.onSuccess();
         attempts.push({ target, outcome: 'ok', status: null });
         this.on_attempt?.(target, 'ok', (performance.now() - started_ms) / 1000);

@@ -7,6 +7,7 @@
 // body chunks) and never resends a POST; this file adds the wait for a connection
 // (`queue_timeout_ms`) and a bound on the bodies read (readBounded).
 import { Pool } from 'undici';
+import { injectTrace } from '../telemetry/index.js';
 
 /** At most this much of an answer the SDK reads itself (an error answer, to quote it) is read. */
 export const SDK_BODY_LIMIT = 64 * 1024;
@@ -300,6 +301,7 @@ export function pooledFetch(pool: Pool, base_url: string, options: PoolOptions):
         if (!HOP_BY_HOP.has(name)) headers[name] = value;
       });
     }
+    injectTrace(headers); // W3C traceparent: the upstream's spans join the client's trace
     const response = await client.request({
       path: url.slice(origin.length) || '/',
       method: (init.method ?? 'GET') as 'GET',

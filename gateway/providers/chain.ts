@@ -12,6 +12,7 @@ import {
   type ProviderResult,
   type UnavailableKind,
 } from './types.js';
+import { withClientSpan } from '../telemetry/index.js';
 
 export interface Attempt {
   provider: string;
@@ -66,10 +67,16 @@ export async function runChain(
       hooks.afterAttempt(attempt, index);
     };
     try {
-      let result = await callWithTimeout(provider.timeout_ms, hooks.signal, (signal) =>
-        provider.submit(request, signal),
+      const result = await withClientSpan(
+        `provider ${provider.name}`,
+        attemptAttributes(provider, request),
+        async () => {
+          const answer = await callWithTimeout(provider.timeout_ms, hooks.signal, (signal) =>
+            provider.submit(request, signal),
+          );
+          return answer ?? (await askAfterTimeout(provider, request, hooks.signal));
+        },
       );
-      if (result === null) result = await askAfterTimeout(provider, request, hooks.signal);
       if (result) {
         finish({
           outcome: result.outcome,
@@ -132,8 +139,13 @@ export async function runLookupChain(
       });
     };
     try {
-      const result = await callWithTimeout(provider.timeout_ms, hooks.signal, (signal) =>
-        provider.lookup!(request, signal),
+      const result = await withClientSpan(
+        `provider ${provider.name}`,
+        attemptAttributes(provider, request),
+        () =>
+          callWithTimeout(provider.timeout_ms, hooks.signal, (signal) =>
+            provider.lookup!(request, signal),
+          ),
       );
       if (result) {
         finish({ outcome: 'success', message: result.message });
@@ -156,6 +168,11 @@ export async function runLookupChain(
     }
   }
   return { result: null, provider: null, attempts };
+}
+
+/** A provider attempt's span attributes: who and which service, never the number, account or PAN. */
+function attemptAttributes(provider: PaymentProvider, request: { service: string }) {
+  return { 'aihub.provider': provider.name, 'aihub.payments.service': request.service };
 }
 
 /** After a timeout: did the provider take the transaction after all? null when it has no record (or cannot say). */

@@ -3,6 +3,7 @@
 // read up to a byte limit, transport-level statuses (5xx, 429, 408) told apart from business
 // answers, headers with a credential from the environment, and dotted-path access to JSON.
 import { CallbackRefusedError, ProviderUnavailableError } from './types.js';
+import { injectTrace } from '../telemetry/index.js';
 
 /** Fixed headers plus an optional credential header from an environment variable. */
 export interface UpstreamHeaderConfig {
@@ -65,9 +66,11 @@ export async function send(
   limits: { timeout_ms: number; max_bytes: number; signal: AbortSignal },
 ): Promise<{ status: number; text: string }> {
   const { signal } = limits;
+  const headers = { ...init.headers };
+  injectTrace(headers); // W3C traceparent: the provider's spans, if it traces, join the request's trace
   let response: Response;
   try {
-    response = await fetch(url, { ...init, signal, redirect: 'error' });
+    response = await fetch(url, { ...init, headers, signal, redirect: 'error' });
   } catch (error) {
     if (signal.aborted)
       throw new ProviderUnavailableError(

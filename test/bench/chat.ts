@@ -17,6 +17,9 @@
 // (BENCH_PROFILE_INTERVAL_US, default 250) and, after it stops, prints its CPU per request by
 // step of the pipeline for each chat row (test/bench/profile-steps.ts: only the samples taken
 // while that row's load ran); the interleaved variants and the floor are skipped then.
+// BENCH_TRACING=1 adds this build once more with OpenTelemetry on at full sampling (every
+// request traced, spans and metrics exported over OTLP/HTTP protobuf to a sink in its own
+// process: test/bench/otlp-sink.ts), measured in the same interleaved rounds.
 import { closeSync, fdatasyncSync, openSync, readFileSync, readdirSync, writeSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -158,14 +161,30 @@ const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 /** With BENCH_PROFILE_DIR: each profiled row's load, on the profile's clock (process.hrtime, µs). */
 const profiled: Array<{ what: string; from_us: number; to_us: number; requests: number }> = [];
 const hrtimeUs = () => Number(process.hrtime.bigint() / 1000n);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (BASELINE ? 4 : 1));
+const TRACING = Boolean(process.env.BENCH_TRACING);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (BASELINE || TRACING ? 4 : 1));
+const sink = TRACING ? await startUpstream('./otlp-sink.ts') : null;
+if (sink) process.on('exit', () => sink.proc.kill('SIGTERM'));
 const baseline_label = BASELINE ? `baseline ${BASELINE.slice(0, 12)}` : '';
 /** The gateways measured: this build, and with BENCH_BASELINE the build of that commit. */
 const gateways: Array<{ label: string; gateway: Gateway; key: string; ok: number }> = [];
-for (const [label, gateway_js] of [
-  ['this build', GATEWAY_JS],
-  ...(BASELINE ? [[baseline_label, buildBaseline(dir, BASELINE)]] : []),
-] as Array<[string, string]>) {
+for (const [label, gateway_js, env] of [
+  ['this build', GATEWAY_JS, {}],
+  ...(BASELINE ? [[baseline_label, buildBaseline(dir, BASELINE), {}]] : []),
+  ...(sink
+    ? [
+        [
+          'tracing on',
+          GATEWAY_JS,
+          {
+            OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.port}`,
+            OTEL_TRACES_SAMPLER: 'always_on',
+            OTEL_METRIC_EXPORT_INTERVAL: '5000',
+          },
+        ],
+      ]
+    : []),
+] as Array<[string, string, Record<string, string>]>) {
   const gateway = await startBenchGateway(dir, config_file, {
     name: `gateway${gateways.length}`,
     gateway_js,
@@ -178,6 +197,7 @@ for (const [label, gateway_js] of [
           ],
         }
       : {}),
+    env,
   });
   const { key, account_id } = await createFundedAccount(gateway, CREDIT_UNITS);
   gateways.push({ label, gateway, key, ok: 0 });
@@ -572,12 +592,18 @@ try {
   for (const b of budgets) console.log(b);
   for (const v of verdicts) console.log(v);
   if (gateways.length > 1) {
+    const others = gateways.slice(1).map((g) => g.label);
     console.log(
-      `\nside by side, same run: ${gateways[0]!.label} vs ${gateways[1]!.label} (req/s through each, then gateway CPU µs per request; ratios = this build / baseline)`,
+      `\nside by side, same run: ${gateways.map((g) => g.label).join(' vs ')} (req/s through each, then gateway CPU µs per request; ratios = ${gateways[0]!.label} / ${others.join(', ')})`,
     );
+    const ratios = (values: number[]) =>
+      values
+        .slice(1)
+        .map((value) => `${(values[0]! / value).toFixed(2)}×`)
+        .join(' ');
     for (const pair of side_by_side) {
-      const rps = `${pair.rps.map((value) => value.toFixed(0).padStart(7)).join('  ')}  ${(pair.rps[0]! / pair.rps[1]!).toFixed(2)}×`;
-      const cpu = `${pair.cpu_us.map((value) => value.toFixed(0).padStart(6)).join('  ')}  ${(pair.cpu_us[0]! / pair.cpu_us[1]!).toFixed(2)}×`;
+      const rps = `${pair.rps.map((value) => value.toFixed(0).padStart(7)).join('  ')}  ${ratios(pair.rps)}`;
+      const cpu = `${pair.cpu_us.map((value) => value.toFixed(0).padStart(6)).join('  ')}  ${ratios(pair.cpu_us)}`;
       console.log(`${pair.what.padEnd(10)}  req/s ${rps}   CPU µs/req ${cpu}`);
     }
   }

@@ -7,6 +7,7 @@ import { takeKeyRates } from '../key-rates.js';
 import { authorize } from './auth.js';
 import { readJson } from './body.js';
 import { takeRate } from './rate.js';
+import { withSpanSync } from '../../telemetry/index.js';
 
 export type Front = ReturnType<typeof authorize> & {
   /** Gives the rate's token back (a request the store refused). */
@@ -16,7 +17,7 @@ export type Front = ReturnType<typeof authorize> & {
 };
 
 export async function front(room: ChatRoom, req: IncomingMessage, locals: Locals): Promise<Front> {
-  const found = authorize(room, req, locals);
+  const found = withSpanSync('aihub.authenticate', () => authorize(room, req, locals));
   takeKeyRates(room, found.key);
   const rate = takeRate(room, found.key.id);
   const raw = await readJson(req, room.config.body_limit_bytes);

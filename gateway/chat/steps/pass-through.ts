@@ -18,6 +18,7 @@ import { capOutput, overrunWarning } from './output-meter.js';
 import { relay } from './relay.js';
 import { warningHeaders, finish, unroutedCall, xAihub } from './settle.js';
 import { asUpstreamError, toApiError } from './upstream-errors.js';
+import { startSpan } from '../../telemetry/index.js';
 
 /** The pass-through request, when a target of this tier speaks the client's protocol natively. */
 export function nativeRequest(room: ChatRoom, call: Call, stream: boolean): NativeRequest | null {
@@ -73,6 +74,7 @@ export async function streamNative(
   const routed = await openNative(room, call, native);
   if ('chat' in routed.value) return relay(room, res, call, routed.value.chat, routed.target);
   const value = routed.value.native as Extract<NativeAnswer, { kind: 'stream' }>;
+  const streaming = startSpan('aihub.stream');
   const sse = new SseWriter(res, call.body.framing);
   sse.open(200, warningHeaders(call));
   const dialect = dialectOf(call.body)!;
@@ -99,6 +101,7 @@ export async function streamNative(
     limit_tokens,
   );
   if (capped && !usage.estimated) call.warnings.push(overrunWarning(limit_tokens));
+  streaming.end(failure);
   const settlement = await finish(
     room,
     call,

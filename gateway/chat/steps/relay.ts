@@ -14,6 +14,7 @@ import { estimated, fromUpstream, type Call } from './call.js';
 import { capOutput, OutputMeter, overrunWarning } from './output-meter.js';
 import { warningHeaders, finish, xAihub } from './settle.js';
 import { asUpstreamError, toApiError } from './upstream-errors.js';
+import { genAiFinish, startSpan } from '../../telemetry/index.js';
 
 /** Relays an opened chat stream through the protocol's stream presenter, then settles. */
 export async function relay(
@@ -23,6 +24,7 @@ export async function relay(
   opened: OpenedStream,
   target: string,
 ): Promise<void> {
+  const streaming = startSpan('aihub.stream');
   const presenter = call.body.streamer(call.meta);
   const sse = new SseWriter(res, call.body.framing);
   sse.open(200, warningHeaders(call));
@@ -35,6 +37,7 @@ export async function relay(
   /** Relays one chunk; false once the upstream has passed the limit. */
   const relayChunk = async (chunk: UpstreamChunk): Promise<boolean> => {
     const over = meter.observe(chunk);
+    genAiFinish(chunk.choices);
     await send(presenter.chunk(chunk));
     return !over;
   };
@@ -68,6 +71,7 @@ export async function relay(
   if (meter.stopped || (capped && upstream_usage))
     call.warnings.push(overrunWarning(meter.limit_tokens));
   const status: UsageStatus = aborted ? 'client_closed' : failure ? 'stream_error' : 'ok';
+  streaming.end(failure);
   const settlement = await finish(room, call, usage, status, target, true);
   if (sse.isClosed) return;
 

@@ -11,6 +11,7 @@ import { spendKeyTokens } from '../key-rates.js';
 import type { ChatRoom } from '../room.js';
 import { estimated, ZERO, type Call, type Settling } from './call.js';
 import { toApiError } from './upstream-errors.js';
+import { genAiResult, withSpan } from '../../telemetry/index.js';
 
 /** Settles the bill and records usage; the caller answers only after this resolves (durable). */
 export async function finish(
@@ -21,18 +22,14 @@ export async function finish(
   target: string | null,
   stream: boolean,
 ): Promise<Settlement> {
-  const settlement = await settle(
-    room.deps.store,
-    call.reservation,
-    {
-      ...usage,
-      status,
-      target,
-      stream,
-      protocol: call.protocol,
-      latency_ms: performance.now() - call.started_ms,
-    },
-    room.now_ms(),
+  const latency_ms = performance.now() - call.started_ms;
+  const settlement = await withSpan('aihub.settle', () =>
+    settle(
+      room.deps.store,
+      call.reservation,
+      { ...usage, status, target, stream, protocol: call.protocol, latency_ms },
+      room.now_ms(),
+    ),
   );
   const key = keyRecord(room.deps.store.state, call.reservation.key_id);
   spendKeyTokens(room, key, usage.prompt_tokens + usage.completion_tokens);
@@ -45,6 +42,18 @@ export async function finish(
     usage.completion_tokens,
     settlement.cost_micros,
   );
+  room.metrics.genAi(call.protocol, call.tier.id, target, status, usage, latency_ms / 1000);
+  genAiResult({
+    target,
+    input_tokens: usage.prompt_tokens,
+    output_tokens: usage.completion_tokens,
+    cached_tokens: usage.cached_tokens ?? 0,
+    reasoning_tokens: usage.reasoning_tokens ?? 0,
+    cost: microsToUnits(settlement.cost_micros),
+    balance_after: microsToUnits(settlement.balance_micros),
+    seconds: latency_ms / 1000,
+    status,
+  });
   return settlement;
 }
 

@@ -8,6 +8,7 @@
 // here: the router decides where a failed request goes next.
 import OpenAI from 'openai';
 import { z } from 'zod';
+import { injectTrace, tracingOn } from '../../telemetry/index.js';
 import { readSse, SseFormatError } from '../sse-reader.js';
 import {
   BodyTooLargeError,
@@ -168,13 +169,16 @@ export class OpenAICompatibleEngine implements Engine {
    * a header that differs per request (a trace context) belongs in the copy made here.
    */
   private upstreamHeaders(own?: Record<string, string | null>): Record<string, string> {
-    if (!own) return this.base_headers;
+    const traced = tracingOn();
+    if (!own && !traced) return this.base_headers;
     const headers = { ...this.base_headers };
-    for (const [name, value] of Object.entries(own)) {
+    for (const [name, value] of Object.entries(own ?? {})) {
       const lower = name.toLowerCase();
       if (value === null) delete headers[lower];
       else headers[lower] = value;
     }
+    // W3C traceparent: the upstream's spans join the client's trace (OpenTelemetry on).
+    if (traced) injectTrace(headers);
     return withoutHopByHop(headers);
   }
 

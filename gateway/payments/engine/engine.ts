@@ -35,6 +35,7 @@ import {
   type PaymentIntent,
   type Renderer,
 } from './types.js';
+import { withSpan } from '../../telemetry/index.js';
 
 export { providerRequest, txnAnswer };
 export type { Answer, EngineDeps, EngineHooks, EventOutcome, ManualMove, PaymentIntent, Renderer };
@@ -159,8 +160,10 @@ export class PaymentEngine {
     let resolveAnswer: (answer: Answer) => void = () => {};
     const answer_promise = new Promise<Answer>((resolve) => (resolveAnswer = resolve));
 
-    const opened = await this.deps.store.transact((tx) =>
-      this.open(tx, intent, idempotency_id, answer_promise, providers[0]!.name),
+    const opened = await withSpan('aihub.payments.hold', () =>
+      this.deps.store.transact((tx) =>
+        this.open(tx, intent, idempotency_id, answer_promise, providers[0]!.name),
+      ),
     );
 
     if (opened.replay) {
@@ -379,6 +382,19 @@ export class PaymentEngine {
         return this.storeAnswer(tx, next, render, idempotency_id);
       });
     }
+    return withSpan('aihub.payments.commit', () =>
+      this.settleChain(txn, attempts, chain, render, idempotency_id),
+    );
+  }
+
+  /** The chain's outcome committed: the transaction's status, its money, the answer kept for a retry. */
+  private settleChain(
+    txn: PaymentTxn,
+    attempts: Attempt[],
+    chain: Awaited<ReturnType<typeof runChain>>,
+    render: Renderer,
+    idempotency_id: string | null,
+  ): Promise<Answer> {
     return this.deps.store.transact((tx) => {
       const stored = tx.get('payment_txns', txn.id)!;
       // A provider's callback may have settled it while the chain ran: that answer stands.
