@@ -7,6 +7,7 @@
 import { countTextTokens } from '../llm/tokens.js';
 import type { NativeEvent } from '../llm/types.js';
 import type { ChatCall, NativeDialect, NativeSeen, SseOut, Usage, XAihub } from './protocol.js';
+import { genAiFinishReasons, tracingOn } from '../telemetry/index.js';
 
 type Json = Record<string, unknown>;
 
@@ -64,6 +65,16 @@ export function besideChat(
   });
 }
 
+/** The string `field` of each element of `list` that has one (choices' or candidates' finish reasons). */
+export function choiceReasons(list: unknown, field: string): string[] {
+  const out: string[] = [];
+  for (const item of Array.isArray(list) ? list : []) {
+    const reason = obj(item)?.[field];
+    if (typeof reason === 'string') out.push(reason);
+  }
+  return out;
+}
+
 /** A JSON answer as the client gets it, without the bill, with the tier id as its model. */
 export function nativeJson(dialect: NativeDialect, body: Json, model: string): Json {
   const { x_aihub: _theirs, ...rest } = body;
@@ -95,6 +106,7 @@ export class NativeStream {
       return [];
     }
     this.reader.observe(data, this.seen);
+    if (tracingOn()) genAiFinishReasons(() => this.dialect.finishOf(data));
     const out: SseOut[] = [];
     if (this.dialect.holds_last) {
       // The last chunk carries the bill: always hold one back.

@@ -126,6 +126,8 @@ export interface NativeDialect {
   usageOf(answer: Json): Usage | null;
   /** The generated part of a JSON answer, counted when the answer reports no usage. */
   output(answer: Json): unknown;
+  /** Why the model stopped, in the protocol's own words, from a JSON answer or one stream event (none: []). */
+  finishOf(data: Json): string[];
   /** The answer (its x_aihub taken off) with the tier id as its model. */
   json(answer: Json, model: string): Json;
   /** A reader for one stream's events, which puts `model` (the tier id) in them. */

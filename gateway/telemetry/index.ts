@@ -276,11 +276,22 @@ export function genAiFinish(
   content?: () => unknown,
 ): void {
   if (!running || !choices) return;
+  genAiFinishReasons(() => choices.map((choice) => choice.finish_reason ?? ''), content);
+}
+
+/**
+ * The finish reasons a native answer (or stream event) gives in its protocol's own words
+ * (read only with tracing on); `content` read only with capture on.
+ */
+export function genAiFinishReasons(
+  reasons: () => readonly string[],
+  content?: () => unknown,
+): void {
+  if (!running) return;
   const request = requestTrace();
   if (!request) return;
-  for (const { finish_reason } of choices)
-    if (finish_reason && request.finish_reasons.length < 16)
-      request.finish_reasons.push(finish_reason);
+  for (const reason of reasons())
+    if (reason && request.finish_reasons.length < 16) request.finish_reasons.push(reason);
   if (running.capture_content && content)
     request.span.setAttribute(GEN_AI.output_messages, capped(content));
 }

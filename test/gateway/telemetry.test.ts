@@ -14,7 +14,7 @@ import {
   type OtlpReceiver,
   type ReceivedSpan,
 } from '../support/otlp-receiver.js';
-import { refusedPort, ScriptedUpstream } from '../support/scripted-upstream.js';
+import { refusedPort, ScriptedUpstream, type Behavior } from '../support/scripted-upstream.js';
 import { onboard, paymentsConfig, startPaymentsGateway } from '../support/payments-helpers.js';
 import { json, startUpstream as startAggregator } from '../support/payments-upstream.js';
 import {
@@ -51,12 +51,20 @@ function configFile(extra: Record<string, unknown> = {}): string {
       ...paymentsConfig(),
       chat: {
         rate_limit: { requests_per_minute: 6000 },
-        engines: { up: engine(upstream), down: engine(broken) },
+        engines: {
+          up: engine(upstream),
+          down: engine(broken),
+          native: {
+            ...engine(upstream),
+            protocols: ['responses', 'messages', 'gemini', 'completions'],
+          },
+        },
         breaker: { failure_threshold: 1_000 },
         models: {
           'service-ai-standard-6': { targets: ['up'] },
           'service-ai-max': { targets: ['down', 'up'] },
           'service-ai-lite': { targets: ['builtin'] },
+          'service-ai-pro-4': { targets: ['native'] },
         },
       },
       ...extra,
@@ -225,6 +233,132 @@ describe('OTLP over http/protobuf, from the standard environment', () => {
     assert.equal(JSON.parse(line).trace_id, parent.trace_id);
     assert.equal(JSON.parse(line).span_id, server.span_id);
     assert.ok(receiver.content_types.has('application/x-protobuf'));
+  });
+
+  test("a target's native answers give their finish reasons in the protocol's own words, JSON and streamed", async () => {
+    const { key } = await createFundedAccount(gateway, 100);
+    const cases: Array<{
+      path: string;
+      body: Record<string, unknown>;
+      answer: Behavior;
+      finish: string[];
+    }> = [
+      {
+        path: '/v1/messages',
+        body: { max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] },
+        answer: {
+          kind: 'exact',
+          completion: {
+            id: 'msg_1',
+            type: 'message',
+            role: 'assistant',
+            content: [{ type: 'text', text: 'cut short' }],
+            stop_reason: 'max_tokens',
+            usage: { input_tokens: 5, output_tokens: 2 },
+          },
+        },
+        finish: ['max_tokens'],
+      },
+      {
+        path: '/v1/messages',
+        body: { max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+        answer: {
+          kind: 'exact',
+          chunks: [
+            {
+              type: 'message_start',
+              message: {
+                id: 'msg_2',
+                type: 'message',
+                role: 'assistant',
+                content: [],
+                usage: { input_tokens: 5, output_tokens: 0 },
+              },
+            },
+            { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+            { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'done' } },
+            { type: 'content_block_stop', index: 0 },
+            {
+              type: 'message_delta',
+              delta: { stop_reason: 'end_turn', stop_sequence: null },
+              usage: { output_tokens: 1 },
+            },
+            { type: 'message_stop' },
+          ],
+        },
+        finish: ['end_turn'],
+      },
+      {
+        path: '/v1beta/models/service-ai-pro-4:generateContent',
+        body: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] },
+        answer: {
+          kind: 'exact',
+          completion: {
+            candidates: [
+              { content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP' },
+            ],
+            usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 1 },
+          },
+        },
+        finish: ['STOP'],
+      },
+      {
+        path: '/v1/responses',
+        body: { input: 'hi', max_output_tokens: 20 },
+        answer: {
+          kind: 'exact',
+          completion: {
+            id: 'resp_1',
+            object: 'response',
+            status: 'incomplete',
+            incomplete_details: { reason: 'max_output_tokens' },
+            output: [],
+            usage: { input_tokens: 5, output_tokens: 20 },
+          },
+        },
+        finish: ['max_output_tokens'],
+      },
+      {
+        path: '/v1/completions',
+        body: { prompt: 'def add(a, b):', max_tokens: 2, stream: true },
+        answer: {
+          kind: 'exact',
+          chunks: [
+            {
+              object: 'text_completion',
+              choices: [{ index: 0, text: ' return', finish_reason: null }],
+            },
+            {
+              object: 'text_completion',
+              choices: [{ index: 0, text: ' a', finish_reason: 'length' }],
+              usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+            },
+          ],
+        },
+        finish: ['length'],
+      },
+    ];
+    for (const { path, body, answer, finish } of cases) {
+      const parent = traceparent();
+      upstream.script(answer);
+      const reply = await fetch(`${gateway.url}${path}`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'x-api-key': key,
+          'x-goog-api-key': key,
+          'content-type': 'application/json',
+          traceparent: parent.header,
+        },
+        body: JSON.stringify({ model: 'service-ai-pro-4', ...body }),
+      });
+      const text = await reply.text();
+      assert.equal(reply.status, 200, `${path}: ${text}`);
+      const spans = await traced(receiver, parent.trace_id);
+      const server = spans.find((s) => s.kind === SERVER)!;
+      assert.equal(server.attributes['gen_ai.response.model'], 'native', path);
+      assert.deepEqual(server.attributes['gen_ai.response.finish_reasons'], finish, path);
+    }
   });
 
   test('the GenAI histograms and the gateway counters go out over OTLP and stay at /metrics, under the same names', async () => {

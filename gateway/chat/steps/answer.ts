@@ -12,7 +12,7 @@ import { estimated, fromUpstream, ZERO, type Call } from './call.js';
 import { capOutput, overrunWarning, trimCompletion } from './output-meter.js';
 import { completeNative, nativeRequest } from './pass-through.js';
 import { answerJson, finish, unroutedCall, xAihub } from './settle.js';
-import { genAiFinish } from '../../telemetry/index.js';
+import { genAiFinish, genAiFinishReasons } from '../../telemetry/index.js';
 
 export async function answer(room: ChatRoom, res: ServerResponse, call: Call): Promise<void> {
   let completion: UpstreamCompletion;
@@ -50,7 +50,13 @@ export async function answer(room: ChatRoom, res: ServerResponse, call: Call): P
       'api_error',
     );
   }
-  genAiFinish(completion.choices, () => completion.choices.map((choice) => choice.message));
+  if (native_body) {
+    const dialect = dialectOf(call.body)!;
+    genAiFinishReasons(
+      () => dialect.finishOf(native_body),
+      () => dialect.output(native_body),
+    );
+  } else genAiFinish(completion.choices, () => completion.choices.map((choice) => choice.message));
   const status: UsageStatus = call.engine_request.signal.aborted ? 'client_closed' : 'ok';
   const settlement = await finish(room, call, usage, status, target, false);
   if (res.destroyed) return;

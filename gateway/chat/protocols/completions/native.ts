@@ -2,7 +2,7 @@
 // the request goes to `<base_url>/completions` as it came with the held cap in `max_tokens`;
 // the answer comes back with the tier id as its model, billed on its `usage`; in a stream any
 // chunk may be the last, which carries the bill (chat/native.ts holds one back).
-import { besideChat, countedUsage, obj } from '../../native.js';
+import { besideChat, choiceReasons, countedUsage, obj } from '../../native.js';
 import type { NativeDialect } from '../../protocol.js';
 
 const FIELDS = ['prompt_tokens', 'completion_tokens'] as const;
@@ -13,6 +13,7 @@ export const completionsNative: NativeDialect = {
   address: besideChat('/completions'),
   usageOf: (answer) => countedUsage(answer.usage, FIELDS),
   output: (answer) => answer.choices,
+  finishOf: (data) => choiceReasons(data.choices, 'finish_reason'),
   json: (answer, model) => ({ ...answer, model }),
   reader: (model) => ({
     observe(data, seen) {

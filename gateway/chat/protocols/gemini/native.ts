@@ -2,7 +2,7 @@
 // it came with the held output cap in `generationConfig.maxOutputTokens`, and the answer comes
 // back with the tier id as its `modelVersion`, billed on its `usageMetadata` (chat/native.ts
 // relays it, holding the last response back for the bill).
-import { num, obj } from '../../native.js';
+import { choiceReasons, num, obj } from '../../native.js';
 import type { NativeDialect, Usage } from '../../protocol.js';
 
 /** Usage in chat terms from a `usageMetadata`, or null when it is not there. */
@@ -44,6 +44,7 @@ export const geminiNative: NativeDialect = {
   },
   usageOf: (answer) => geminiUsage(answer.usageMetadata),
   output: (answer) => answer.candidates,
+  finishOf: (data) => choiceReasons(data.candidates, 'finishReason'),
   json: (answer, model) => ({ ...answer, modelVersion: model }),
   reader: (model) => ({
     observe(data, seen) {

@@ -31,6 +31,11 @@ export const messagesNative: NativeDialect = {
   })),
   usageOf: (answer) => messagesUsage(answer.usage),
   output: (answer) => answer.content,
+  // A JSON answer's `stop_reason`; in a stream, message_delta's `delta.stop_reason`.
+  finishOf: (data) => {
+    const reason = data.stop_reason ?? obj(data.delta)?.stop_reason;
+    return typeof reason === 'string' ? [reason] : [];
+  },
   json: (answer, model) => ({ ...answer, model }),
   reader(model) {
     // message_start's counts, for a closing delta that reports only the output.

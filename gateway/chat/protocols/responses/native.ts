@@ -15,6 +15,15 @@ export const responsesNative: NativeDialect = {
   address: besideChat('/responses'),
   usageOf: (answer) => countedUsage(answer.usage, FIELDS),
   output: (answer) => answer.output,
+  // A response's status, or why it is incomplete (`max_output_tokens`); in a stream, the
+  // closing event's response.
+  finishOf: (data) => {
+    const response = obj(data.response) ?? (data.object === 'response' ? data : null);
+    if (!response || typeof response.status !== 'string' || response.status === 'in_progress')
+      return [];
+    const why = obj(response.incomplete_details)?.reason;
+    return [typeof why === 'string' ? why : response.status];
+  },
   json: (answer, model) => ({ ...answer, model }),
   reader: (model) => ({
     observe(data, seen) {
