@@ -41,6 +41,7 @@ const CONNECTIONS = Number(process.env.BENCH_PG_CONNECTIONS ?? 48);
 // interleaved with this build's (a before/after of a change in one run).
 const BASELINE = process.env.BENCH_BASELINE;
 const PARTS = Number(process.env.BENCH_PG_PARTS ?? 4);
+const BEFORE_FIRST = process.env.BENCH_PG_BEFORE_FIRST === '1';
 const GATEWAY_COUNTS = (process.env.BENCH_PG_GATEWAYS ?? '1,2,3').split(',').map(Number);
 // One wallet (every request on one account), then requests spread over this many.
 const WALLET_COUNTS = (process.env.BENCH_PG_WALLETS ?? '1,100').split(',').map(Number);
@@ -224,13 +225,16 @@ async function checkBooks(setup: Setup): Promise<void> {
 
 let setups = 0;
 
-/** This design's setups' database cost meters (none for the JSON-file one and the design before), begun. */
+/**
+ * Every PostgreSQL setup's database cost meter (none for the JSON-file one), begun. The design
+ * before's setups get one too although their cost rows are not printed: the meter samples lock
+ * waits every 10 ms during a slice, and a meter on one side only took CPU from that side alone
+ * (on two cores the same code read 0.84–0.95 against itself).
+ */
 async function setupCosts(list: Setup[]): Promise<Array<SetupCost | null>> {
   const costs = await Promise.all(
     list.map((setup) =>
-      setup.database_url && !setup.baseline
-        ? SetupCost.open(cluster.url, setup.database_url, setup.gateways)
-        : null,
+      setup.database_url ? SetupCost.open(cluster.url, setup.database_url, setup.gateways) : null,
     ),
   );
   await Promise.all(costs.map((cost) => cost?.begin()));
@@ -295,9 +299,14 @@ try {
   for (const wallets of WALLET_COUNTS) {
     const chat_setups: Setup[] = wallets === 1 ? [await setupFile()] : [];
     for (const count of GATEWAY_COUNTS) chat_setups.push(await setupPg(count, wallets));
-    if (baseline_js)
-      for (const count of GATEWAY_COUNTS)
-        chat_setups.push(await setupPg(count, wallets, baseline_js));
+    if (baseline_js) {
+      const before: Setup[] = [];
+      for (const count of GATEWAY_COUNTS) before.push(await setupPg(count, wallets, baseline_js));
+      // BENCH_PG_BEFORE_FIRST=1 measures the design before first in every slice (the order
+      // of the two sides swapped, to see whether a side's place in the slice moves its rate).
+      if (BEFORE_FIRST) chat_setups.splice(wallets === 1 ? 1 : 0, 0, ...before);
+      else chat_setups.push(...before);
+    }
     for (const setup of chat_setups) await spread(setup, CONNECTIONS, WARMUP_S);
     const sums = chat_setups.map(() => ({
       rps: 0,
@@ -352,7 +361,7 @@ try {
       ]);
       if (bad > 0) books_ok = false;
       const cost_now = ended[i];
-      if (cost_now) rows.push(costRow(setup, cost_now));
+      if (cost_now && !setup.baseline) rows.push(costRow(setup, cost_now));
     }
     for (const setup of chat_setups) await checkBooks(setup);
   }
