@@ -236,6 +236,9 @@ if (process.env.BENCH_PORTKEY !== '0' && !PROFILE_DIR) {
 }
 const floor = await startUpstream('./floor-proxy.ts', [String(upstream.port)]);
 process.on('exit', () => floor.proc.kill('SIGTERM'));
+// Node's HTTP server and an undici pool with nothing else: the stack's own floor.
+const floor_http = await startUpstream('./floor-http.ts', [String(upstream.port)]);
+process.on('exit', () => floor_http.proc.kill('SIGTERM'));
 
 const rows: string[][] = [];
 console.log(
@@ -245,6 +248,7 @@ console.log(
 );
 const floor_rows: string[][] = [];
 let floor_added_ms = Number.NaN;
+let floor_http_added_ms = Number.NaN;
 const fsync_ms = fdatasyncMs(join(dir, 'fsync-probe'));
 let failures = 0;
 const verdicts: string[] = [];
@@ -512,19 +516,29 @@ try {
       }
       if (!stream && !PROFILE_DIR) {
         // The reference: a bare proxy (no billing, no fsync) in the gateway's place, same run.
-        const floor_url = `http://127.0.0.1:${floor.port}/v1/chat/completions`;
-        await load(floor_url, connections, body, {}, WARMUP_S);
-        const bare = await load(floor_url, connections, body, {}, DURATION_S);
-        failures += bare.bad;
-        const bare_added_ms =
-          connections === 1 ? 1000 / bare.rps - 1000 / direct.rps : bare.mean_ms - direct.mean_ms;
-        floor_rows.push([
-          String(connections),
-          direct.rps.toFixed(0),
-          bare.rps.toFixed(0),
-          bare_added_ms.toFixed(3),
-        ]);
-        if (connections === 1) floor_added_ms = bare_added_ms;
+        for (const [what, proxy] of [
+          ['raw sockets', floor],
+          ['node:http + undici pool', floor_http],
+        ] as const) {
+          const floor_url = `http://127.0.0.1:${proxy.port}/v1/chat/completions`;
+          await load(floor_url, connections, body, {}, WARMUP_S);
+          const cpu_at = cpuMs(proxy.proc.pid!);
+          const bare = await load(floor_url, connections, body, {}, DURATION_S);
+          const cpu_us = ((cpuMs(proxy.proc.pid!) - cpu_at) * 1000) / Math.max(1, bare.ok);
+          failures += bare.bad;
+          const bare_added_ms =
+            connections === 1 ? 1000 / bare.rps - 1000 / direct.rps : bare.mean_ms - direct.mean_ms;
+          floor_rows.push([
+            what,
+            String(connections),
+            direct.rps.toFixed(0),
+            bare.rps.toFixed(0),
+            bare_added_ms.toFixed(3),
+            cpu_us.toFixed(0),
+          ]);
+          if (connections === 1 && proxy === floor) floor_added_ms = bare_added_ms;
+          if (connections === 1 && proxy === floor_http) floor_http_added_ms = bare_added_ms;
+        }
       }
     }
   }
@@ -546,6 +560,7 @@ try {
   );
   upstream.proc.kill('SIGTERM');
   floor.proc.kill('SIGTERM');
+  floor_http.proc.kill('SIGTERM');
   portkey?.proc.kill('SIGTERM');
   const header = [
     'gateway',
@@ -572,9 +587,16 @@ try {
   console.log(`(ms/req at 1 connection = 1/throughput; at 64 = autocannon's mean latency)`);
   if (floor_rows.length > 0) {
     console.log(
-      `\nfloor, same run: a bare proxy (test/bench/floor-proxy.ts: no auth, billing, journal or logs) in the gateway's place, json`,
+      `\nfloor, same run: bare proxies in the gateway's place (no auth, billing, journal or logs), json: raw sockets (test/bench/floor-proxy.ts) and Node's HTTP server with an undici pool (test/bench/floor-http.ts)`,
     );
-    const floor_header = ['conns', 'direct req/s', 'bare proxy req/s', 'added ms'];
+    const floor_header = [
+      'proxy',
+      'conns',
+      'direct req/s',
+      'proxy req/s',
+      'added ms',
+      'CPU µs/req',
+    ];
     const floor_widths = floor_header.map((h, i) =>
       Math.max(h.length, ...floor_rows.map((r) => r[i]!.length)),
     );
@@ -588,6 +610,10 @@ try {
   if (Number.isFinite(floor_added_ms))
     console.log(
       `at one connection no durable gateway on this machine can add less than the bare proxy + one fdatasync = ${(floor_added_ms + fsync_ms).toFixed(3)} ms`,
+    );
+  if (Number.isFinite(floor_http_added_ms))
+    console.log(
+      `at one connection no durable gateway on Node's HTTP server and an undici pool can add less than ${(floor_http_added_ms + fsync_ms).toFixed(3)} ms here (that floor + one fdatasync)`,
     );
   for (const b of budgets) console.log(b);
   for (const v of verdicts) console.log(v);
