@@ -90,9 +90,22 @@ export function tracingOn(): boolean {
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
-/** Runs a request's handling inside its server span, a child of the client's `traceparent`. */
+/**
+ * The probes an orchestrator or a scraper calls every few seconds: a span each would bury the
+ * traces of requests under thousands that say nothing (the OpenTelemetry HTTP
+ * instrumentations leave them to an ignore hook; here they are left out by default).
+ */
+const PROBE_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+function isProbe(url: string | undefined): boolean {
+  if (url === undefined) return false;
+  const query = url.indexOf('?');
+  return PROBE_PATHS.has(query === -1 ? url : url.slice(0, query));
+}
+
+/** Runs a request's handling inside its server span, a child of the client's `traceparent` (none for a probe). */
 export function inServerSpan<T>(req: IncomingMessage, res: ServerResponse, fn: () => T): T {
-  if (!running) return fn();
+  if (!running || isProbe(req.url)) return fn();
   const parent = propagation.extract(ROOT_CONTEXT, req.headers);
   const method = METHODS.has(req.method ?? '') ? req.method! : '_OTHER';
   const socket = req.socket;

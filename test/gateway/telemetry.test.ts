@@ -235,6 +235,29 @@ describe('OTLP over http/protobuf, from the standard environment', () => {
     assert.ok(receiver.content_types.has('application/x-protobuf'));
   });
 
+  test('the probes (/healthz, /readyz, /metrics) get no server span; a request in the same trace after them does', async () => {
+    const parent = traceparent();
+    for (const path of ['/healthz', '/readyz', '/metrics', '/healthz?verbose=1']) {
+      const reply = await fetch(`${gateway.url}${path}`, {
+        headers: { traceparent: parent.header },
+      });
+      assert.equal(reply.status, 200, path);
+      await reply.arrayBuffer();
+    }
+    // A request of the same trace after them: once its span is in, the probes' would be too
+    // (the batch processor exports spans in the order they end).
+    const reply = await request(`${gateway.url}/v1/models`, {
+      headers: { traceparent: parent.header },
+    });
+    assert.equal(reply.status, 401);
+    const spans = await traced(receiver, parent.trace_id);
+    assert.deepEqual(
+      spans.map((span) => span.name),
+      ['GET /v1/models'],
+      'only the request after the probes',
+    );
+  });
+
   test("a target's native answers give their finish reasons in the protocol's own words, JSON and streamed", async () => {
     const { key } = await createFundedAccount(gateway, 100);
     const cases: Array<{
