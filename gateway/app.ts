@@ -132,14 +132,15 @@ export function createGateway(deps: AppDeps, rooms: Rooms): Gateway {
   const request_logger = deps.logger.child({}, { redact: { paths: [], censor: '' } });
   const lane = { logger: deps.logger, request_logger, metrics: deps.metrics, surface: 'v1' };
   // Each request in a scope of its own: a refusal by the store says "nothing was changed"
-  // only when no transaction of this request was committed (kernel/request-scope.ts).
-  const handler = (req: IncomingMessage, res: ServerResponse) =>
-    inRequestScope(() =>
-      inServerSpan(req, res, () => {
-        if (rooms.chat.serves(req.url))
-          runLean(req, res, lane, (locals) => rooms.chat.handle(req, res, locals));
-        else app(req, res);
-      }),
-    );
+  // only when no transaction of this request was committed (kernel/request-scope.ts). The
+  // lean lane carries its scope in its locals; an Express request's is implicit, until its
+  // response closes.
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    if (rooms.chat.serves(req.url))
+      inServerSpan(req, res, () =>
+        runLean(req, res, lane, (locals) => rooms.chat.handle(req, res, locals)),
+      );
+    else inRequestScope(() => inServerSpan(req, res, () => app(req, res)), { until: res });
+  };
   return { handler, app };
 }

@@ -12,6 +12,7 @@ import {
   reserveMicros,
   type VolatileReservation,
 } from '../ledger/ledger.js';
+import type { RequestScope } from '../kernel/request-scope.js';
 import type { Store, Tx } from '../store/types.js';
 import type { KeyHold } from './key-hold.js';
 import type { SharedReservations } from './reservations.js';
@@ -35,6 +36,8 @@ export interface Reservation {
   key_id: string;
   tier: TierConfig;
   request_id: string;
+  /** The request's scope (kernel/request-scope.ts): the settlement's commit is counted in it. */
+  scope?: RequestScope | undefined;
   /** The worst case, set aside in memory until the settlement posts the actual cost. */
   money: VolatileReservation;
   /** Free-tier tokens counted against today's allowance while the request runs. */
@@ -75,6 +78,7 @@ export function reserve(
     key_id: string;
     tier: TierConfig;
     request_id: string;
+    scope?: RequestScope | undefined;
     worst_case_micros: number;
     free_tokens: number;
   },
@@ -91,6 +95,7 @@ export async function reserveShared(
     key_id: string;
     tier: TierConfig;
     request_id: string;
+    scope?: RequestScope | undefined;
     worst_case_micros: number;
     free_tokens: number;
   },
@@ -98,7 +103,13 @@ export async function reserveShared(
 ): Promise<Reservation> {
   return reservationOf(
     input,
-    await shared.reserve(input.account_id, input.request_id, input.worst_case_micros, key),
+    await shared.reserve(
+      input.account_id,
+      input.request_id,
+      input.worst_case_micros,
+      key,
+      input.scope,
+    ),
   );
 }
 
@@ -108,6 +119,7 @@ function reservationOf(
     key_id: string;
     tier: TierConfig;
     request_id: string;
+    scope?: RequestScope | undefined;
     free_tokens: number;
   },
   money: VolatileReservation,
@@ -117,6 +129,7 @@ function reservationOf(
     key_id: input.key_id,
     tier: input.tier,
     request_id: input.request_id,
+    scope: input.scope,
     free_tokens: input.free_tokens,
     money,
   };
@@ -156,6 +169,7 @@ export async function settle(
   const [settled, balance_micros] = await store.transactThenRead(
     (tx) => settleTx(tx, reservation, usage, now_ms),
     (state) => balanceMicros(state, reservation.account_id),
+    { scope: reservation.scope },
   );
   return { ...settled, balance_micros };
 }

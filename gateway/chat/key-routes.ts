@@ -110,23 +110,30 @@ async function ownerKeys(
   }
   if (id === null && req.method === 'POST') {
     const body = parseWith(createKeyBody, await readJson(req, room.config.body_limit_bytes));
-    const { record, key } = await store.transact((tx) => {
-      const keys = store.indexBy('keys', 'account_id');
-      const made = createApiKey(tx, keys, account.id, body.name ?? '', limitFields(body));
-      auditKey(tx, actor, 'key.create', made.record);
-      return made;
-    });
+    const { record, key } = await store.transact(
+      (tx) => {
+        const keys = store.indexBy('keys', 'account_id');
+        const made = createApiKey(tx, keys, account.id, body.name ?? '', limitFields(body));
+        auditKey(tx, actor, 'key.create', made.record);
+        return made;
+      },
+      { scope: locals.scope },
+    );
     sendJson(res, 201, { ...keyView(record), key });
     return;
   }
   if (id !== null && req.method === 'PATCH') {
     const body = parseWith(patchKeyBody, await readJson(req, room.config.body_limit_bytes));
-    const updated = await store.transact((tx) => updateKey(tx, id, body, actor, account.id));
+    const updated = await store.transact((tx) => updateKey(tx, id, body, actor, account.id), {
+      scope: locals.scope,
+    });
     sendJson(res, 200, keyView(updated));
     return;
   }
   if (id !== null && req.method === 'DELETE') {
-    await store.transact((tx) => revokeApiKey(tx, id, account.id));
+    await store.transact((tx) => revokeApiKey(tx, id, account.id), {
+      scope: locals.scope,
+    });
     res.writeHead(204).end();
     return;
   }

@@ -108,7 +108,14 @@ async function pipeline<B>(
     const ask = kind.ask(tier, body);
     genAiRequest(kind.name, tier.id, ask.max_output_tokens, () => contentOf(body));
     const { reservation, free_tokens, max_output_tokens } = await withSpan('aihub.hold', () =>
-      hold(room, { ...ask, account_id: account.id, key_id: key.id, tier, request_id }),
+      hold(room, {
+        ...ask,
+        account_id: account.id,
+        key_id: key.id,
+        tier,
+        request_id,
+        scope: locals.scope,
+      }),
     );
     const { signal, end } = begin(room, res, account.id, reservation, free_tokens);
     try {

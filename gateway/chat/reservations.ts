@@ -13,6 +13,7 @@ import {
   type SharedReservation,
   type VolatileReservation,
 } from '../ledger/ledger.js';
+import type { RequestScope } from '../kernel/request-scope.js';
 import type { Store, Tx } from '../store/types.js';
 import { keyHeldDropped } from './key-hold.js';
 
@@ -106,6 +107,7 @@ export class SharedReservations {
     request_id: string,
     amount_micros: number,
     key?: { key_id: string; holdIn(tx: Tx): void },
+    scope?: RequestScope,
   ): Promise<VolatileReservation> {
     const id = `rsv_${request_id}`;
     // A hold is a lease, not money: its commit need not wait for the WAL flush (the
@@ -128,7 +130,7 @@ export class SharedReservations {
         tx.set('chat_reservations', id, row);
         tx.add('chat_reserved', account_id, amount_micros);
       },
-      { durable: false },
+      { durable: false, scope },
     );
     if (amount_micros > 0) this.mine.add(id);
     let released = amount_micros === 0;

@@ -3,6 +3,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import { ServiceError, StoreUnavailableError, type ServiceErrorKind } from '../kernel/errors.js';
+import { requestScope, type RequestScope } from '../kernel/request-scope.js';
 
 export class ApiError extends Error {
   /**
@@ -215,9 +216,13 @@ function fromBodyParser(error: {
  * The store refused a request (its database down, a connection lost): 503 with Retry-After,
  * in every surface's shape, and a text that says only what the gateway knows: "nothing was
  * changed" when that is known; else that the request was not completed; and, for a commit
- * whose outcome could not be learnt, `store_outcome_unknown`.
+ * whose outcome could not be learnt, `store_outcome_unknown`. `request`: the answering
+ * request's scope (the lean lane passes its own; the Express lane's is implicit).
  */
-export function storeUnavailable(error: StoreUnavailableError): ApiError {
+export function storeUnavailable(
+  error: StoreUnavailableError,
+  request: RequestScope | undefined = requestScope(),
+): ApiError {
   const headers = { 'retry-after': String(error.retry_after_s) };
   if (error.code === 'store_outcome_unknown')
     return new ApiError(
@@ -228,7 +233,7 @@ export function storeUnavailable(error: StoreUnavailableError): ApiError {
       'api_error',
       headers,
     );
-  if (error.nothing_changed)
+  if (error.nothingChanged(request ?? error.scope))
     return new ApiError(
       503,
       'store_unavailable',

@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import { ApiError, errorBody, fromService, storeUnavailable } from './errors.js';
 import { ServiceError, StoreUnavailableError } from '../kernel/errors.js';
+import { newRequestScope, type RequestScope } from '../kernel/request-scope.js';
 import { assertWellFormedPath } from './path.js';
 import type { Metrics } from './metrics.js';
 import { guarded } from '../util/guard.js';
@@ -20,6 +21,12 @@ export interface Locals {
   route: string;
   /** A refusal (4xx) answered: its code and param, for the log line. */
   refusal?: Refusal;
+  /**
+   * What this request has committed (kernel/request-scope.ts): passed with each of its
+   * transactions and to the store refusal it answers. The lean lane carries it explicitly: an
+   * implicit (async-local) scope costs every promise of the process on Node 20.
+   */
+  scope: RequestScope;
 }
 
 /** What the log line says of a 4xx: the machine code and the offending field, never a body. */
@@ -75,6 +82,7 @@ export function runLean(
     request_id: newRequestId(),
     account_id: null,
     route: path.length > 200 ? `${path.slice(0, 200)}…` : path,
+    scope: newRequestScope(),
   };
   res.setHeader('x-request-id', locals.request_id);
   const onListenerError = (error: unknown) =>
@@ -126,7 +134,7 @@ export function runLean(
 function asApiError(error: unknown, logger: Logger, locals: Locals): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof ServiceError) return fromService(error) as ApiError; // a full disk's 507, say
-  if (error instanceof StoreUnavailableError) return storeUnavailable(error);
+  if (error instanceof StoreUnavailableError) return storeUnavailable(error, locals.scope);
   logger.error({
     msg: 'unexpected error',
     request_id: locals.request_id,

@@ -52,23 +52,33 @@ export class StoreFullError extends ServiceError {
 /**
  * The store could not serve a read or a write (PostgreSQL store: the database is down or the
  * connection dropped). Every surface answers it 503 with Retry-After (http/errors.ts):
- * `store_unavailable`, whose text says "nothing was changed" only when `nothing_changed`
- * holds: the failed statement is known not to have been applied (it never reached the server,
- * the server refused it, or the gateway's lookup of its commit id proved it absent) and no
- * earlier transaction of the same request was committed.
+ * `store_unavailable`, whose text says "nothing was changed" only when `nothingChanged` holds
+ * for the request answered: the failed statement is known not to have been applied (it never
+ * reached the server, the server refused it, or the gateway's lookup of its commit id proved
+ * it absent) and no transaction of that request was committed.
  */
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
   readonly code: 'store_unavailable' | 'store_outcome_unknown' = 'store_unavailable';
   /** Seconds a client should wait before retrying. */
   readonly retry_after_s = 1;
-  /** The request this answers changed nothing in the store (known, not presumed). */
-  readonly nothing_changed: boolean;
+  /** The failed statement is known not to have been applied. */
+  readonly known_not_applied: boolean = true;
+  /** The scope of the request it was raised for, where that was known (kernel/request-scope.ts). */
+  readonly scope: RequestScope | undefined;
 
   constructor(message: string, options: ErrorOptions & { scope?: RequestScope | undefined } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    const scope = 'scope' in options ? options.scope : requestScope();
-    this.nothing_changed = scope !== undefined && scope.committed === 0;
+    this.scope = 'scope' in options ? options.scope : requestScope();
+  }
+
+  /**
+   * Whether the request answered changed nothing (known, not presumed): `request` is the
+   * answering request's scope (a lane knows its own; a read's failure may be shared by several
+   * requests), else the one the error was raised in.
+   */
+  nothingChanged(request: RequestScope | undefined = this.scope): boolean {
+    return this.known_not_applied && request !== undefined && request.committed === 0;
   }
 }
 
@@ -81,5 +91,5 @@ export class StoreUnavailableError extends Error {
 export class StoreOutcomeUnknownError extends StoreUnavailableError {
   override name = 'StoreOutcomeUnknownError';
   override readonly code = 'store_outcome_unknown';
-  override readonly nothing_changed = false;
+  override readonly known_not_applied = false;
 }

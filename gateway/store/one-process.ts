@@ -4,11 +4,15 @@
 // The JSON-file store (store/store.ts) extends it.
 import { MemoryMarks } from './memory-marks.js';
 import type { State, TableName } from './state.js';
-import type { Marks, StoreFleet, StoreStats, Tx } from './types.js';
+import type { Marks, StoreFleet, StoreStats, TransactOptions, Tx } from './types.js';
 
 export abstract class OneProcess implements StoreFleet {
-  abstract transact<T>(fn: (tx: Tx) => T): Promise<T>;
-  abstract transactThenRead<T, R>(fn: (tx: Tx) => T, after: (state: State) => R): Promise<[T, R]>;
+  abstract transact<T>(fn: (tx: Tx) => T, options?: TransactOptions): Promise<T>;
+  abstract transactThenRead<T, R>(
+    fn: (tx: Tx) => T,
+    after: (state: State) => R,
+    options?: TransactOptions,
+  ): Promise<[T, R]>;
 
   /** Everything is in memory: null, `fn` not run (the caller reads at once, synchronously). */
   preload<T>(_fn: (state: State) => T): Promise<T> | null {

@@ -31,6 +31,7 @@ import type {
   Store as StoreContract,
   StoreReads,
   TableIndex,
+  TransactOptions,
   Tx,
 } from './types.js';
 import { acquireLock } from './lock.js';
@@ -273,7 +274,7 @@ export class FileStore extends OneProcess implements StoreContract {
    * transaction is durable. A transaction that changes nothing still waits for every earlier
    * commit, so what it read was durable when it is answered.
    */
-  transact<T>(fn: (tx: Tx) => T): Promise<T> {
+  transact<T>(fn: (tx: Tx) => T, options?: TransactOptions): Promise<T> {
     if (this.closed) return Promise.reject(new StoreClosedError());
     let staged: Staged<T>;
     try {
@@ -283,7 +284,7 @@ export class FileStore extends OneProcess implements StoreContract {
     }
     if (!staged.record) return this.journal.waitDurable(this.state.seq).then(() => staged.result);
     // The request's scope: a refusal then says truthfully whether it had changed anything.
-    const scope = requestScope();
+    const scope = options?.scope ?? requestScope();
     if (this.disk_state === 'full') {
       // No room to make it durable: undone at once (it was the last staged), nothing recorded.
       staged.undo();
@@ -454,11 +455,15 @@ export class FileStore extends OneProcess implements StoreContract {
   }
 
   /** One process: `after` reads what this very transaction left (nobody else commits between). */
-  transactThenRead<T, R>(fn: (tx: Tx) => T, after: (state: State) => R): Promise<[T, R]> {
+  transactThenRead<T, R>(
+    fn: (tx: Tx) => T,
+    after: (state: State) => R,
+    options?: TransactOptions,
+  ): Promise<[T, R]> {
     return this.transact((tx): [T, R] => {
       const result = fn(tx);
       return [result, after(tx.state)];
-    });
+    }, options);
   }
 
   /**

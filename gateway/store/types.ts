@@ -2,6 +2,7 @@
 // JSON-file store, gateway/store/store.ts; PostgreSQL, gateway/store/pg/). Types only: this
 // file imports no backend, and the rooms import the store's types from it alone. A backend
 // implements `Store` and its history reads `StoreReads`.
+import type { RequestScope } from '../kernel/request-scope.js';
 import type { ReadSnapshot } from './snapshot.js';
 import type { HistoryRecord, Posting, Row, State, TableName } from './state.js';
 import type { Pacer, Turns } from './turns.js';
@@ -137,7 +138,11 @@ export interface StoreFleet {
    * the commit's answer updated it (a read of the balance inside would make debits of one
    * wallet on several gateways conflict, where they commute).
    */
-  transactThenRead<T, R>(fn: (tx: Tx) => T, after: (state: State) => R): Promise<[T, R]>;
+  transactThenRead<T, R>(
+    fn: (tx: Tx) => T,
+    after: (state: State) => R,
+    options?: TransactOptions,
+  ): Promise<[T, R]>;
   /** Short-lived marks every transaction must see, kept as table `name` (see `Marks`). */
   marks<T extends TableName>(name: T): Marks<T>;
   /**
@@ -201,6 +206,11 @@ export interface TransactOptions {
    * makes every commit durable.
    */
   durable?: boolean;
+  /**
+   * The request this transaction is part of, counted when it commits (kernel/request-scope.ts):
+   * the lean lane passes its own; without it, the Express request in whose handling it runs.
+   */
+  scope?: RequestScope | undefined;
 }
 
 /**

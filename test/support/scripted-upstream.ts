@@ -43,7 +43,9 @@ export type PlainBehavior =
 export type Behavior =
   | PlainBehavior
   /** Decide from the request (a scripted model that reads the conversation and the tools). */
-  | { kind: 'respond'; answer: (body: any) => PlainBehavior };
+  | { kind: 'respond'; answer: (body: any) => PlainBehavior }
+  /** Read the request, then answer `then` once `until` resolves (a test acts while the call is upstream). */
+  | { kind: 'wait'; until: Promise<unknown>; then: PlainBehavior };
 
 export interface Received {
   body: any;
@@ -138,6 +140,10 @@ export class ScriptedUpstream {
         if (!res.writableFinished) entry.aborted = true;
       });
       const next = this.queue.shift() ?? this.fallback;
+      if (next.kind === 'wait') {
+        void next.until.then(() => this.answer(next.then, body, res, entry));
+        return;
+      }
       const behavior = next.kind === 'respond' ? next.answer(body) : next;
       // An exact answer serves any path (a target speaking /v1/responses or /v1/messages natively).
       if (

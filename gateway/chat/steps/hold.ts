@@ -20,6 +20,7 @@ import {
 } from '../key-hold.js';
 import { worstCostMicros } from '../pricing.js';
 import type { SharedReservations } from '../reservations.js';
+import type { RequestScope } from '../../kernel/request-scope.js';
 import type { ApiKey } from '../../store/state.js';
 import { InsufficientBalanceRefusal } from '../refusals.js';
 import type { ChatRoom } from '../room.js';
@@ -29,6 +30,8 @@ export interface HoldRequest {
   key_id: string;
   tier: TierConfig;
   request_id: string;
+  /** The request's scope: its hold and settlement are counted in it (kernel/request-scope.ts). */
+  scope: RequestScope;
   prompt_tokens_estimate: number;
   /** The output limit asked for (0: a request without output, embeddings). */
   max_output_tokens: number;
@@ -42,7 +45,8 @@ export interface HoldRequest {
  * within the free tier's daily allowance; throws the 429 or 402 the client should see.
  */
 export async function hold(room: ChatRoom, request: HoldRequest) {
-  const { account_id, key_id, tier, request_id, prompt_tokens_estimate, cap_field } = request;
+  const { account_id, key_id, tier, request_id, scope, prompt_tokens_estimate, cap_field } =
+    request;
   const choices = request.choices ?? 1;
   const key = keyRecord(room.deps.store.state, key_id);
   assertModelAllowed(key, tier.id);
@@ -65,7 +69,7 @@ export async function hold(room: ChatRoom, request: HoldRequest) {
   );
   const limit = keyLimitCheck(room, key, worst_case_micros);
   try {
-    const input = { account_id, key_id, tier, request_id, worst_case_micros, free_tokens };
+    const input = { account_id, key_id, tier, request_id, scope, worst_case_micros, free_tokens };
     const reservation = room.shared_reservations
       ? await holdShared(room.shared_reservations, input, limit)
       : holdHere(room, input, limit);

@@ -113,7 +113,7 @@ export async function streamNative(
   if (sse.isClosed) return;
   const x_aihub = xAihub(room, call, usage, settlement, routed.target);
   const events = failure
-    ? call.body.streamer(call.meta).fail(toApiError(failure), x_aihub)
+    ? call.body.streamer(call.meta).fail(toApiError(failure, call.reservation.scope), x_aihub)
     : passed.finish(x_aihub);
   for (const event of events) await sse.event(event.data, event.event);
   if (dialect.done_marker && !failure) await sse.done();

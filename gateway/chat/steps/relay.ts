@@ -77,7 +77,7 @@ export async function relay(
 
   const x_aihub = xAihub(room, call, usage, settlement, target);
   if (failure) {
-    await send(presenter.fail(toApiError(failure), x_aihub));
+    await send(presenter.fail(toApiError(failure, call.reservation.scope), x_aihub));
     sse.end();
     return;
   }

@@ -77,7 +77,7 @@ export async function unrouted(
     null,
     stream,
   );
-  return toApiError(error);
+  return toApiError(error, call.reservation.scope);
 }
 
 /** unrouted() for a chat call: its prompt estimate, and whether its client left. */

@@ -3,6 +3,7 @@
 // else from upstream 502; never an internal error's text.
 import { ApiError, fromService, storeUnavailable } from '../../http/errors.js';
 import { ServiceError, StoreUnavailableError } from '../../kernel/errors.js';
+import type { RequestScope } from '../../kernel/request-scope.js';
 import { RoutingError } from '../../llm/router.js';
 import { UpstreamError } from '../../llm/types.js';
 
@@ -13,7 +14,8 @@ export function asUpstreamError(error: unknown): UpstreamError {
     : new UpstreamError('invalid_response', String(error), null, { cause: error });
 }
 
-export function toApiError(error: unknown): ApiError {
+/** `scope`: the request's (kernel/request-scope.ts), for a store refusal's "nothing was changed". */
+export function toApiError(error: unknown, scope?: RequestScope): ApiError {
   if (error instanceof RoutingError) {
     return new ApiError(
       error.status,
@@ -38,7 +40,7 @@ export function toApiError(error: unknown): ApiError {
       return new ApiError(504, 'upstream_timeout', error.message, null, 'api_error');
     return new ApiError(502, 'upstream_error', error.message, null, 'api_error');
   }
-  if (error instanceof StoreUnavailableError) return storeUnavailable(error);
+  if (error instanceof StoreUnavailableError) return storeUnavailable(error, scope);
   if (error instanceof ServiceError) return fromService(error) as ApiError; // a full disk's 507, say
   return error instanceof ApiError
     ? error

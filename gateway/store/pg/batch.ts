@@ -80,13 +80,13 @@ export class Batches {
     });
   }
 
-  transact<T>(fn: (tx: Tx) => T, durable = true): Promise<T> {
+  transact<T>(fn: (tx: Tx) => T, durable = true, scope = requestScope()): Promise<T> {
     if (this.db.closed) return Promise.reject(new StoreUnavailableError('the store is closing'));
     return new Promise<T>((resolve, reject) => {
       this.queue.push({
         fn,
         durable,
-        scope: requestScope(),
+        scope,
         doubts: 0,
         queued_at: this.cache.load_seq,
         resolve: resolve as (value: unknown) => void,

@@ -2,9 +2,9 @@
 // counted by what they are for, and what a failed statement means (refused by the server, or
 // the connection gone: then a statement sent may have committed). Every other part of the
 // store (pg/store.ts) sends its statements through one PgDb.
-import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { StoreUnavailableError } from '../../kernel/errors.js';
+import { ScopedStorage } from '../../kernel/scoped-storage.js';
 import { holdsNul } from './keys.js';
 import type { Outage } from './outage.js';
 
@@ -74,8 +74,12 @@ export function newStats(): PgStats {
   };
 }
 
-/** Set while periodic work runs (`PgStore.background`): its statements are counted as `background`. */
-const periodic = new AsyncLocalStorage<true>();
+/**
+ * Set while periodic work runs (`PgStore.background`): its statements are counted as
+ * `background`. Switched on only while such work runs (kernel/scoped-storage.ts: an enabled
+ * AsyncLocalStorage costs every promise of the process on Node 20, requests' included).
+ */
+const periodic = new ScopedStorage<true>();
 
 /** Runs `fn` outside any periodic work's context (its statements count as what they are). */
 export const outsidePeriodicWork = (fn: () => void): void => periodic.exit(fn);
@@ -142,7 +146,7 @@ export class PgDb {
 
   /** Counts `n` statements of `kind` sent to the database. */
   sent(sent_kind: StatementKind, n = 1): void {
-    const kind = periodic.getStore() ? 'background' : sent_kind;
+    const kind = periodic.get() ? 'background' : sent_kind;
     this.stats.statements += n;
     this.stats.statements_by_kind[kind] = (this.stats.statements_by_kind[kind] ?? 0) + n;
   }
@@ -166,7 +170,7 @@ export class PgDb {
       return rows;
     } catch (error) {
       // Periodic work refuses no request; a transaction's load counts its jobs (refuse).
-      this.outage.failed(error, periodic.getStore() || kind === 'load' ? 0 : 1);
+      this.outage.failed(error, periodic.get() || kind === 'load' ? 0 : 1);
       throw toUnavailable(error);
     }
   }

@@ -4,7 +4,7 @@
 // read is loaded first, a balance is read after its commit, marks are rows, and what other
 // gateways must see or take over is built. PgStore delegates to these in one line each.
 import type { State, TableName } from '../state.js';
-import type { Marks, Store, Tx } from '../types.js';
+import type { Marks, Store, TransactOptions, Tx } from '../types.js';
 
 /** A read run: what `fn` reads that the cache lacks is loaded without stopping the event loop. */
 export function preloadRows<T>(store: Store, fn: (state: State) => T): Promise<T> {
@@ -16,8 +16,9 @@ export async function transactThenRead<T, R>(
   store: Store,
   fn: (tx: Tx) => T,
   after: (state: State) => R,
+  options?: TransactOptions,
 ): Promise<[T, R]> {
-  const result = await store.transact(fn);
+  const result = await store.transact(fn, options);
   return [result, await store.read(after)];
 }
 

@@ -247,7 +247,7 @@ export class PgStore implements Store {
   // ---- transactions and reads: batch.ts, table-reads.ts -----------------------------------
 
   transact<T>(fn: (tx: Tx) => T, options?: TransactOptions): Promise<T> {
-    return this.batches.transact(fn, options?.durable ?? true);
+    return this.batches.transact(fn, options?.durable ?? true, options?.scope);
   }
 
   read<T>(fn: (state: State) => T, options: { fresh?: boolean } = {}): Promise<T> {
@@ -305,8 +305,12 @@ export class PgStore implements Store {
     return preloadRows(this, fn);
   }
 
-  transactThenRead<T, R>(fn: (tx: Tx) => T, after: (state: State) => R): Promise<[T, R]> {
-    return transactThenRead(this, fn, after);
+  transactThenRead<T, R>(
+    fn: (tx: Tx) => T,
+    after: (state: State) => R,
+    options?: TransactOptions,
+  ): Promise<[T, R]> {
+    return transactThenRead(this, fn, after, options);
   }
 
   marks<T extends TableName>(name: T): Marks<T> {
