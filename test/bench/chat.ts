@@ -56,6 +56,8 @@ const PROTOCOLS = (process.env.BENCH_PROTOCOLS ?? 'responses,messages,gemini')
 const CREDIT_UNITS = 10_000_000;
 const TARGET_ADDED_MS = 0.3;
 const TARGET_RPS_64 = 5_000;
+/** Issue #40: gateway CPU per billed chat at 64 connections. */
+const TARGET_CPU_US_64 = 100;
 
 /** Parts of each protocol row, interleaved with the others (order A B C D D C B A ...). */
 const PROTOCOL_ROUNDS = Number(process.env.BENCH_PROTOCOL_ROUNDS ?? 4);
@@ -249,6 +251,9 @@ console.log(
 const floor_rows: string[][] = [];
 let floor_added_ms = Number.NaN;
 let floor_http_added_ms = Number.NaN;
+/** CPU per request at 64 connections, json: this build's gateway and Node's HTTP floor (floor-http.ts). */
+let gateway_cpu_us_64 = Number.NaN;
+let floor_http_cpu_us_64 = Number.NaN;
 const fsync_ms = fdatasyncMs(join(dir, 'fsync-probe'));
 let failures = 0;
 const verdicts: string[] = [];
@@ -374,6 +379,12 @@ try {
           verdicts.push(
             `${stream ? 'stream' : 'json'} @64: ${through.rps.toFixed(0)} req/s through the gateway (target ≥ ${TARGET_RPS_64}) ${through.rps >= TARGET_RPS_64 ? 'MET' : 'MISSED'}`,
           );
+          if (!stream) {
+            gateway_cpu_us_64 = cpu_us_per_request;
+            verdicts.push(
+              `json @64: gateway CPU ${cpu_us_per_request.toFixed(0)} µs/req (target ≤ ${TARGET_CPU_US_64}) ${cpu_us_per_request <= TARGET_CPU_US_64 ? 'MET' : 'MISSED'}`,
+            );
+          }
         }
       }
       if (!PROFILE_DIR) {
@@ -538,6 +549,7 @@ try {
           ]);
           if (connections === 1 && proxy === floor) floor_added_ms = bare_added_ms;
           if (connections === 1 && proxy === floor_http) floor_http_added_ms = bare_added_ms;
+          if (connections === 64 && proxy === floor_http) floor_http_cpu_us_64 = cpu_us;
         }
       }
     }
@@ -614,6 +626,10 @@ try {
   if (Number.isFinite(floor_http_added_ms))
     console.log(
       `at one connection no durable gateway on Node's HTTP server and an undici pool can add less than ${(floor_http_added_ms + fsync_ms).toFixed(3)} ms here (that floor + one fdatasync)`,
+    );
+  if (Number.isFinite(gateway_cpu_us_64) && Number.isFinite(floor_http_cpu_us_64))
+    console.log(
+      `json @64: the gateway's CPU above Node's HTTP server and an undici pool doing nothing but forward (same run): ${gateway_cpu_us_64.toFixed(0)} - ${floor_http_cpu_us_64.toFixed(0)} = ${(gateway_cpu_us_64 - floor_http_cpu_us_64).toFixed(0)} µs/req (auth, validation, the hold, two ledger transactions, the journal, the usage record, the log line, metrics, a larger answer)`,
     );
   for (const b of budgets) console.log(b);
   for (const v of verdicts) console.log(v);
