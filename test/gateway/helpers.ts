@@ -251,6 +251,20 @@ export async function request<T = any>(
   return { status: response.status, body: parsed as T, headers: response.headers };
 }
 
+/** One JSON chat completion of `content` with `key` (the lite tier, a few output tokens). */
+export function chatWith(
+  gateway: Pick<Gateway, 'url'>,
+  key: string,
+  content: string,
+  max_tokens = 8,
+) {
+  return request(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+    body: { model: 'service-ai-lite', messages: [{ role: 'user', content }], max_tokens },
+  });
+}
+
 /** Admin calls with the gateway's admin token. */
 export function admin(gateway: Pick<Gateway, 'url' | 'admin_token'>) {
   const auth = { authorization: `Bearer ${gateway.admin_token}` };

@@ -10,7 +10,7 @@
 // lookup, and its transaction runs again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { admin, createFundedAccount, request, type Gateway } from './helpers.ts';
+import { admin, chatWith, createFundedAccount, request, type Gateway } from './helpers.ts';
 import { waitFor } from '../support/payments-helpers.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import {
@@ -41,16 +41,7 @@ async function balanceOf(gateway: Gateway, key: string) {
   };
 }
 
-const chat = (gateway: Gateway, key: string, n: number) =>
-  request(`${gateway.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}` },
-    body: {
-      model: 'service-ai-lite',
-      messages: [{ role: 'user', content: `in doubt ${n}` }],
-      max_tokens: 8,
-    },
-  });
+const chat = (gateway: Gateway, key: string, n: number) => chatWith(gateway, key, `in doubt ${n}`);
 
 const inDoubtLines = (gateway: Gateway, outcome: string) =>
   gateway.output.filter(

@@ -9,7 +9,7 @@
 // is known not applied, so the text depends only on what the request committed before.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { admin, createFundedAccount, request, type Gateway } from './helpers.ts';
+import { admin, chatWith, createFundedAccount, request, type Gateway } from './helpers.ts';
 import { waitFor } from '../support/payments-helpers.ts';
 import pg from 'pg';
 import { ScriptedUpstream } from '../support/scripted-upstream.ts';
@@ -32,16 +32,7 @@ async function refuseWrites(db: pg.Client, table: string, when = 'true') {
   return () => db.query(`DROP TRIGGER test_disk_full ON aihub.${table}`);
 }
 
-const chat = (gateway: Gateway, key: string, n: number) =>
-  request(`${gateway.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}` },
-    body: {
-      model: 'service-ai-lite',
-      messages: [{ role: 'user', content: `scope ${n}` }],
-      max_tokens: 8,
-    },
-  });
+const chat = (gateway: Gateway, key: string, n: number) => chatWith(gateway, key, `scope ${n}`);
 
 async function servedAgain(gateway: Gateway, key: string) {
   await waitFor(
