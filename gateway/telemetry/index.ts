@@ -336,8 +336,15 @@ export function withUpstreamAttempt<T>(target: string, fn: () => Promise<T>): Pr
   );
 }
 
-/** What a settled /v1 request was billed: usage, cost and balance on its span, and the GenAI metrics. */
+/**
+ * What a settled /v1 request was billed: usage, cost and balance on its span (with tracing
+ * on), and the GenAI metrics (from the arguments: with metrics alone there is no span, and no
+ * context to find one in).
+ */
 export function genAiResult(result: {
+  /** The wire protocol the client spoke, and the tier it asked for. */
+  protocol: string;
+  tier: string;
   target: string | null;
   input_tokens: number;
   output_tokens: number;
@@ -350,11 +357,23 @@ export function genAiResult(result: {
   status: string;
 }): void {
   if (!running) return;
-  const request = requestTrace();
-  if (!request?.genai) return;
   const provider = result.target
     ? (running.providers.get(result.target) ?? result.target)
     : undefined;
+  running.meters?.record(
+    {
+      operation: operationOf(result.protocol),
+      tier: result.tier,
+      target: result.target,
+      provider: provider ?? null,
+      failed: result.status === 'upstream_error' || result.status === 'stream_error',
+    },
+    result.input_tokens,
+    result.output_tokens,
+    result.seconds,
+  );
+  const request = requestTrace();
+  if (!request) return;
   request.span.setAttributes({
     ...(result.target ? { [GEN_AI.response_model]: result.target } : {}),
     ...(provider ? { [GEN_AI.provider]: provider } : {}),
@@ -369,16 +388,4 @@ export function genAiResult(result: {
     'aihub.balance_after': result.balance_after,
     'aihub.usage_status': result.status,
   });
-  running.meters?.record(
-    {
-      operation: request.genai.operation,
-      tier: request.genai.tier,
-      target: result.target,
-      provider: provider ?? null,
-      failed: result.status === 'upstream_error' || result.status === 'stream_error',
-    },
-    result.input_tokens,
-    result.output_tokens,
-    result.seconds,
-  );
 }

@@ -88,8 +88,14 @@ export function startSdk(
     )
     .merge(detectResources({ detectors: [envDetector] }));
 
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  // The active span's context follows the async calls only when spans are exported: the
+  // context manager is an AsyncLocalStorage, which on Node 20 puts an init hook on every
+  // promise of the process (docs/benchmarks.md, "The request scope without AsyncLocalStorage");
+  // with metrics alone, spans are not recorded and nothing needs a context.
+  if (plan.traces) {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  }
 
   const tracer_provider = plan.traces ? tracerProvider(plan, plan.traces, resource) : null;
   let meter_provider: MeterProvider | null = null;

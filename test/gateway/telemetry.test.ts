@@ -692,6 +692,56 @@ test('with no telemetry configured, nothing is traced: no traceparent upstream, 
   }
 });
 
+test('with metrics alone (OTEL_TRACES_EXPORTER=none), the GenAI metrics go out and no trace context is kept: no span, no traceparent upstream, no trace ids in the log', async () => {
+  const receiver = await startOtlpReceiver();
+  const gateway = await startGateway({
+    args: ['--config', configFile()],
+    env: {
+      SCRIPTED_KEY: 'sk-scripted-upstream-secret',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_TRACES_EXPORTER: 'none',
+      ...FAST_EXPORT,
+    },
+  });
+  try {
+    const { key } = await createFundedAccount(gateway, 10);
+    const before_count = upstream.received.length;
+    const reply = await request(`${gateway.url}/v1/chat/completions`, {
+      headers: { authorization: `Bearer ${key}`, traceparent: traceparent().header },
+      body: { model: 'service-ai-standard-6', messages: [{ role: 'user', content: 'hi' }] },
+    });
+    assert.equal(reply.status, 200);
+    // (A context manager and a propagator installed for metrics alone passed the client's
+    // traceparent on and put its trace id in the log; the context manager is an
+    // AsyncLocalStorage, which costs every promise of the process on Node 20. The GenAI
+    // metrics are recorded from the settlement's figures, not from a span in the context.)
+    assert.equal(upstream.received.slice(before_count).at(-1)!.headers.traceparent, undefined);
+    const line = await waitForOutput(
+      gateway,
+      (l) => l.includes('"msg":"request"') && l.includes(reply.body.x_aihub.request_id),
+      'of the chat request',
+    );
+    assert.equal(JSON.parse(line).trace_id, undefined);
+    const deadline = Date.now() + 20_000;
+    while (!receiver.metrics.has('gen_ai.client.token.usage') && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    const usage = receiver.metrics.get('gen_ai.client.token.usage');
+    assert.ok(
+      usage?.some(
+        (point) =>
+          point['gen_ai.operation.name'] === 'chat' &&
+          point['gen_ai.request.model'] === 'service-ai-standard-6' &&
+          point['gen_ai.response.model'] === 'up',
+      ),
+      `the GenAI metrics went out: ${JSON.stringify(usage)}`,
+    );
+    assert.equal(receiver.spans.length, 0);
+  } finally {
+    await gateway.stop();
+    await receiver.close();
+  }
+});
+
 test("a payment provider reached over HTTP gets a traceparent of the request's trace, from inside its attempt's span", async () => {
   const receiver = await startOtlpReceiver();
   const aggregator = await startAggregator((seen, res) =>

@@ -44,6 +44,8 @@ export async function finish(
   );
   room.metrics.genAi(call.protocol, call.tier.id, target, status, usage, latency_ms / 1000);
   genAiResult({
+    protocol: call.protocol,
+    tier: call.tier.id,
     target,
     input_tokens: usage.prompt_tokens,
     output_tokens: usage.completion_tokens,
