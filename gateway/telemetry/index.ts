@@ -309,6 +309,84 @@ export function genAiFinishReasons(
     request.span.setAttribute(GEN_AI.output_messages, capped(content));
 }
 
+/** A streamed choice's delta as far as the output capture reads it (text and tool calls). */
+interface StreamDelta {
+  index?: number | undefined;
+  delta?: { content?: string | null | undefined; tool_calls?: unknown } | undefined;
+}
+
+/**
+ * What a streamed answer said, kept for its span's `gen_ai.output.messages` (content capture
+ * on): each choice's text and tool calls as the deltas build them, at most CONTENT_CHARS in
+ * all (past it nothing more is kept). `streamOutput` gives none without capture or a span.
+ */
+export class StreamOutput {
+  private readonly choices: Array<{
+    content: string;
+    tool_calls: Array<{ id?: string; name: string; arguments: string }>;
+  }> = [];
+  private chars = 0;
+
+  /** The deltas of one chunk's choices. */
+  add(choices: readonly StreamDelta[] | undefined): void {
+    if (!choices) return;
+    for (const choice of choices) {
+      const index = choice.index ?? 0;
+      if (index < 0 || index >= 16 || this.chars >= CONTENT_CHARS) continue;
+      const kept = (this.choices[index] ??= { content: '', tool_calls: [] });
+      const text = choice.delta?.content;
+      if (typeof text === 'string') kept.content += this.take(text);
+      const calls = choice.delta?.tool_calls;
+      if (!Array.isArray(calls)) continue;
+      for (const raw of calls.slice(0, 16)) {
+        const call = (raw ?? {}) as {
+          index?: unknown;
+          id?: unknown;
+          function?: { name?: unknown; arguments?: unknown } | null;
+        };
+        const at =
+          Number.isInteger(call.index) && (call.index as number) >= 0 && (call.index as number) < 16
+            ? (call.index as number)
+            : 0;
+        const tool = (kept.tool_calls[at] ??= { name: '', arguments: '' });
+        if (typeof call?.id === 'string' && !tool.id) tool.id = this.take(call.id);
+        if (typeof call?.function?.name === 'string') tool.name += this.take(call.function.name);
+        if (typeof call?.function?.arguments === 'string')
+          tool.arguments += this.take(call.function.arguments);
+      }
+    }
+  }
+
+  /** Puts what was kept on the request's span. */
+  end(): void {
+    const request = requestTrace();
+    if (!request) return;
+    const messages = this.choices.map((choice) => ({
+      role: 'assistant',
+      content: choice.content,
+      ...(choice.tool_calls.length > 0
+        ? { tool_calls: choice.tool_calls.filter((call) => call !== undefined) }
+        : {}),
+    }));
+    request.span.setAttribute(
+      GEN_AI.output_messages,
+      capped(() => messages),
+    );
+  }
+
+  private take(text: string): string {
+    const piece = text.slice(0, CONTENT_CHARS - this.chars);
+    this.chars += piece.length;
+    return piece;
+  }
+}
+
+/** A stream's output capture, or null when content is not captured (or the request has no span). */
+export function streamOutput(): StreamOutput | null {
+  if (!running?.capture_content || !requestTrace()) return null;
+  return new StreamOutput();
+}
+
 function capped(content: () => unknown): string {
   const text = JSON.stringify(content()) ?? '';
   return text.length > CONTENT_CHARS ? `${text.slice(0, CONTENT_CHARS)}…` : text;

@@ -635,6 +635,43 @@ describe('OTLP over http/json, from the config file', () => {
       new RegExp(COMPLETION_CANARY),
     );
     assert.ok(!JSON.stringify(server).includes(key), 'never the key, even with capture on');
+
+    // Streamed: the answer as its deltas built it, the canary whole though split across chunks,
+    // and a tool call's name and arguments.
+    for (const [behavior, expected] of [
+      [{ kind: 'ok', content: `Streamed: ${COMPLETION_CANARY}`, chunks: 9 }, COMPLETION_CANARY],
+      [
+        {
+          kind: 'ok',
+          tool_calls: [{ id: 'call_1', name: 'lookup_weather', arguments: '{"city":"Pune"}' }],
+        },
+        'lookup_weather',
+      ],
+    ] as const) {
+      const streamed_parent = traceparent();
+      upstream.script(behavior as Behavior);
+      const streamed = await fetch(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          traceparent: streamed_parent.header,
+        },
+        body: JSON.stringify({
+          model: 'service-ai-standard-6',
+          stream: true,
+          messages: [{ role: 'user', content: `Say ${PROMPT_CANARY}` }],
+        }),
+      });
+      assert.equal(streamed.status, 200);
+      await streamed.text();
+      const stream_server = (await traced(receiver, streamed_parent.trace_id)).find(
+        (s) => s.kind === SERVER,
+      )!;
+      const output = String(stream_server.attributes['gen_ai.output.messages']);
+      assert.ok(output.includes(expected), output);
+      if (expected === 'lookup_weather') assert.ok(output.includes('Pune'), output);
+    }
   });
 });
 

@@ -14,7 +14,7 @@ import { estimated, fromUpstream, type Call } from './call.js';
 import { capOutput, OutputMeter, overrunWarning } from './output-meter.js';
 import { warningHeaders, finish, xAihub } from './settle.js';
 import { asUpstreamError, toApiError } from './upstream-errors.js';
-import { genAiFinish, startSpan } from '../../telemetry/index.js';
+import { genAiFinish, startSpan, streamOutput } from '../../telemetry/index.js';
 
 /** Relays an opened chat stream through the protocol's stream presenter, then settles. */
 export async function relay(
@@ -25,6 +25,7 @@ export async function relay(
   target: string,
 ): Promise<void> {
   const streaming = startSpan('aihub.stream');
+  const output = streamOutput(); // (null unless content capture is on)
   const presenter = call.body.streamer(call.meta);
   const sse = new SseWriter(res, call.body.framing);
   sse.open(200, warningHeaders(call));
@@ -38,6 +39,7 @@ export async function relay(
   const relayChunk = async (chunk: UpstreamChunk): Promise<boolean> => {
     const over = meter.observe(chunk);
     genAiFinish(chunk.choices);
+    output?.add(chunk.choices);
     await send(presenter.chunk(chunk));
     return !over;
   };
@@ -72,6 +74,7 @@ export async function relay(
     call.warnings.push(overrunWarning(meter.limit_tokens));
   const status: UsageStatus = aborted ? 'client_closed' : failure ? 'stream_error' : 'ok';
   streaming.end(failure);
+  output?.end();
   const settlement = await finish(room, call, usage, status, target, true);
   if (sse.isClosed) return;
 
