@@ -233,7 +233,7 @@ export function storeUnavailable(
       'api_error',
       headers,
     );
-  if (error.nothingChanged(request ?? error.scope))
+  if (error.nothingChanged(request))
     return new ApiError(
       503,
       'store_unavailable',
