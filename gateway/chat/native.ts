@@ -130,6 +130,11 @@ export class NativeStream {
     };
   }
 
+  /** The text (and tool-call arguments) streamed so far, as the dialect's reader collected it. */
+  text(): string {
+    return this.seen.generated.join('');
+  }
+
   /** The held-back events, x_aihub on the billing event. */
   finish(x_aihub: XAihub): SseOut[] {
     const billing = this.held.find(

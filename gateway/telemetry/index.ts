@@ -381,6 +381,21 @@ export class StreamOutput {
   }
 }
 
+/**
+ * A stream a target passed through in its own protocol: what it generated (its text and
+ * tool-call arguments, read by the dialect) as the span's output, one assistant message; `text`
+ * read only with capture on.
+ */
+export function genAiStreamedText(text: () => string): void {
+  if (!running?.capture_content) return;
+  const request = requestTrace();
+  if (!request) return;
+  request.span.setAttribute(
+    GEN_AI.output_messages,
+    capped(() => [{ role: 'assistant', content: text() }]),
+  );
+}
+
 /** A stream's output capture, or null when content is not captured (or the request has no span). */
 export function streamOutput(): StreamOutput | null {
   if (!running?.capture_content || !requestTrace()) return null;

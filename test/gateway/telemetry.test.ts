@@ -617,6 +617,26 @@ describe('OTLP over http/json, from the config file', () => {
   });
 
   test('with content capture on, a /v1 span carries the prompt and the answer', async () => {
+    /** A streamed request of the prompt canary, read whole; its server span. */
+    const streamedSpan = async (
+      path: string,
+      auth: Record<string, string>,
+      body: Record<string, unknown>,
+    ) => {
+      const parent = traceparent();
+      const reply = await fetch(`${gateway.url}${path}`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json', traceparent: parent.header },
+        body: JSON.stringify({
+          ...body,
+          stream: true,
+          messages: [{ role: 'user', content: `Say ${PROMPT_CANARY}` }],
+        }),
+      });
+      assert.equal(reply.status, 200, path);
+      await reply.text();
+      return (await traced(receiver, parent.trace_id)).find((s) => s.kind === SERVER)!;
+    };
     const { key } = await createFundedAccount(gateway, 10);
     const parent = traceparent();
     upstream.script({ kind: 'ok', content: `Here: ${COMPLETION_CANARY}` });
@@ -648,30 +668,57 @@ describe('OTLP over http/json, from the config file', () => {
         'lookup_weather',
       ],
     ] as const) {
-      const streamed_parent = traceparent();
       upstream.script(behavior as Behavior);
-      const streamed = await fetch(`${gateway.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${key}`,
-          'content-type': 'application/json',
-          traceparent: streamed_parent.header,
-        },
-        body: JSON.stringify({
-          model: 'service-ai-standard-6',
-          stream: true,
-          messages: [{ role: 'user', content: `Say ${PROMPT_CANARY}` }],
-        }),
-      });
-      assert.equal(streamed.status, 200);
-      await streamed.text();
-      const stream_server = (await traced(receiver, streamed_parent.trace_id)).find(
-        (s) => s.kind === SERVER,
-      )!;
+      const stream_server = await streamedSpan(
+        '/v1/chat/completions',
+        { authorization: `Bearer ${key}` },
+        { model: 'service-ai-standard-6' },
+      );
       const output = String(stream_server.attributes['gen_ai.output.messages']);
       assert.ok(output.includes(expected), output);
       if (expected === 'lookup_weather') assert.ok(output.includes('Pune'), output);
     }
+
+    // A stream the target passes through in its own protocol (Anthropic Messages here).
+    const half = COMPLETION_CANARY.length >> 1;
+    upstream.script({
+      kind: 'exact',
+      chunks: [
+        {
+          type: 'message_start',
+          message: {
+            id: 'msg_c',
+            type: 'message',
+            role: 'assistant',
+            content: [],
+            usage: { input_tokens: 5, output_tokens: 0 },
+          },
+        },
+        { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+        ...[COMPLETION_CANARY.slice(0, half), COMPLETION_CANARY.slice(half)].map((text) => ({
+          type: 'content_block_delta',
+          index: 0,
+          delta: { type: 'text_delta', text },
+        })),
+        { type: 'content_block_stop', index: 0 },
+        {
+          type: 'message_delta',
+          delta: { stop_reason: 'end_turn', stop_sequence: null },
+          usage: { output_tokens: 2 },
+        },
+        { type: 'message_stop' },
+      ],
+    });
+    const native_server = await streamedSpan(
+      '/v1/messages',
+      { 'x-api-key': key },
+      { model: 'service-ai-pro-4', max_tokens: 50 },
+    );
+    assert.equal(native_server.attributes['gen_ai.response.model'], 'native');
+    assert.match(
+      String(native_server.attributes['gen_ai.output.messages']),
+      new RegExp(COMPLETION_CANARY),
+    );
   });
 });
 

@@ -18,7 +18,7 @@ import { capOutput, overrunWarning } from './output-meter.js';
 import { relay } from './relay.js';
 import { warningHeaders, finish, unroutedCall, xAihub } from './settle.js';
 import { asUpstreamError, toApiError } from './upstream-errors.js';
-import { startSpan } from '../../telemetry/index.js';
+import { genAiStreamedText, startSpan } from '../../telemetry/index.js';
 
 /** The pass-through request, when a target of this tier speaks the client's protocol natively. */
 export function nativeRequest(room: ChatRoom, call: Call, stream: boolean): NativeRequest | null {
@@ -102,6 +102,7 @@ export async function streamNative(
   );
   if (capped && !usage.estimated) call.warnings.push(overrunWarning(limit_tokens));
   streaming.end(failure);
+  genAiStreamedText(() => passed.text());
   const settlement = await finish(
     room,
     call,
