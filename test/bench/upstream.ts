@@ -3,7 +3,8 @@
 // target's undici pool, the answer read and checked), the openai SDK on the same transport (the
 // engine's call before #40), the same request on the bare undici pool (the
 // floor of any client on that pool), on the engine's transport without the SDK
-// (llm/transport.ts: what the gateway adds to the pool), and the SDK's own per-call work
+// (llm/transport.ts: what the gateway adds to the pool, as a fetch and as the whole-answer read
+// the engine uses since #40), and the SDK's own per-call work
 // with a canned answer in place of the network. Against the scripted upstream of bench:chat, in one process, the
 // three interleaved in rounds so that a shared machine's drift falls on all of them alike.
 // `bench:chat` measures the whole gateway; this one says which part of a call costs what.
@@ -22,6 +23,7 @@ import {
   pooledFetch,
   readBounded,
   upstreamPool,
+  UpstreamClient,
   type ReadableBody,
 } from '../../gateway/llm/transport.js';
 
@@ -53,6 +55,7 @@ const pool = new Pool(new URL(base_url).origin, { connections: 256 });
 const transport_options = { connections: 256, timeout_ms: 30_000 };
 const transport_pool = upstreamPool(base_url, transport_options);
 const transport = pooledFetch(transport_pool, base_url, transport_options);
+const text_client = new UpstreamClient(base_url, transport_options);
 const canned = JSON.stringify({
   id: 'c',
   object: 'chat.completion',
@@ -95,7 +98,7 @@ const sdk_on_transport = new OpenAI({
 
 const ways: Array<[string, () => Promise<unknown>]> = [
   [
-    'engine: its own POST on the undici pool (#40)',
+    "engine: its own POST, read from the pool's dispatch (#40)",
     () =>
       engine.complete({
         params: { temperature: 0.2 },
@@ -139,7 +142,29 @@ const ways: Array<[string, () => Promise<unknown>]> = [
     },
   ],
   [
-    "the engine's transport, no SDK (same request)",
+    "the engine's transport: requestText on the pool's dispatch",
+    async () => {
+      const body = JSON.stringify({
+        temperature: 0.2,
+        model: 'scripted',
+        messages,
+        max_tokens: 64,
+      });
+      const answer = await text_client.requestText(
+        {
+          path: '/v1/chat/completions',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: 'Bearer none' },
+          body,
+          signal: new AbortController().signal,
+        },
+        { ok: 16 * 1024 * 1024, error: 64 * 1024 },
+      );
+      return JSON.parse(answer.text);
+    },
+  ],
+  [
+    "the engine's transport as a fetch, no SDK (same request)",
     async () => {
       const body = JSON.stringify({
         temperature: 0.2,
@@ -207,4 +232,5 @@ for (const [name] of ways) {
 await engine.close();
 await pool.close();
 await transport_pool.close();
+await text_client.close();
 upstream.kill('SIGTERM');

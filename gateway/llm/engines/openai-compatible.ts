@@ -183,9 +183,9 @@ export class OpenAICompatibleEngine implements Engine {
   }
 
   /**
-   * POSTs `body` (JSON text) to `path`; resolves with the answer's body once its status is a
-   * success. An error status is read (up to ERROR_BODY_LIMIT, to quote it) and thrown as the
-   * openai SDK's typed error for that status, which classify() maps.
+   * POSTs `body` (JSON text) to `path`; resolves with the answer's body, to stream, once its
+   * status is a success. An error status is read (up to ERROR_BODY_LIMIT, to quote it) and
+   * thrown as the openai SDK's typed error for that status, which classify() maps.
    */
   private async post(
     path: string,
@@ -204,18 +204,25 @@ export class OpenAICompatibleEngine implements Engine {
     const text = await readBounded(response.body, ERROR_BODY_LIMIT, false).catch(
       (error: unknown) => (error instanceof Error ? error.message : String(error)),
     );
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    throw OpenAI.APIError.generate(
-      response.statusCode,
-      json as object | undefined,
-      json === undefined ? text : undefined,
-      new PooledHeaders(response.headers) as unknown as Headers,
+    throw statusError(response.statusCode, text, response.headers);
+  }
+
+  /**
+   * POSTs `body` (JSON text) to `path` and parses the whole answer (at most
+   * COMPLETION_BODY_LIMIT bytes) once its status is a success; an error status as post().
+   */
+  private async postJson(
+    path: string,
+    body: string,
+    signal: AbortSignal,
+    own?: Record<string, string | null>,
+  ): Promise<unknown> {
+    const answer = await this.client.requestText(
+      { path, method: 'POST', headers: this.upstreamHeaders(own), body, signal },
+      { ok: COMPLETION_BODY_LIMIT, error: ERROR_BODY_LIMIT },
     );
+    if (answer.statusCode >= 200 && answer.statusCode < 300) return JSON.parse(answer.text);
+    throw statusError(answer.statusCode, answer.text, answer.headers);
   }
 
   /** The messages as this upstream takes them: `developer` as `system` unless it takes `developer`. */
@@ -245,8 +252,7 @@ export class OpenAICompatibleEngine implements Engine {
   async complete(request: EngineRequest): Promise<UpstreamCompletion> {
     let raw: unknown;
     try {
-      const body = await this.post(this.chat_path, this.body(request, false), request.signal);
-      raw = JSON.parse(await readBounded(body, COMPLETION_BODY_LIMIT, true));
+      raw = await this.postJson(this.chat_path, this.body(request, false), request.signal);
     } catch (error) {
       throw classify(error, request.signal);
     }
@@ -262,8 +268,7 @@ export class OpenAICompatibleEngine implements Engine {
         encoding_format: 'float' as const,
         ...(request.dimensions ? { dimensions: request.dimensions } : {}),
       };
-      const body = await this.post(this.embeddings_path, JSON.stringify(params), request.signal);
-      raw = JSON.parse(await readBounded(body, COMPLETION_BODY_LIMIT, true));
+      raw = await this.postJson(this.embeddings_path, JSON.stringify(params), request.signal);
     } catch (error) {
       throw classify(error, request.signal);
     }
@@ -294,14 +299,14 @@ export class OpenAICompatibleEngine implements Engine {
         request.body,
         request.stream,
       );
-      body = await this.post(
-        upstreamPath(this.config.base_url, path),
-        JSON.stringify(sent),
-        request.signal,
-        headers,
-      );
+      const upstream_path = upstreamPath(this.config.base_url, path);
       if (!request.stream) {
-        const parsed: unknown = JSON.parse(await readBounded(body, COMPLETION_BODY_LIMIT, true));
+        const parsed = await this.postJson(
+          upstream_path,
+          JSON.stringify(sent),
+          request.signal,
+          headers,
+        );
         if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
           throw new UpstreamError(
             'invalid_response',
@@ -309,6 +314,7 @@ export class OpenAICompatibleEngine implements Engine {
           );
         return { kind: 'json', body: parsed as Record<string, unknown> };
       }
+      body = await this.post(upstream_path, JSON.stringify(sent), request.signal, headers);
     } catch (error) {
       throw error instanceof UpstreamError ? error : classify(error, request.signal);
     }
@@ -428,6 +434,26 @@ const TIMEOUT_CODES = new Set([
   'CONNECT_TIMEOUT',
   'QUEUE_TIMEOUT',
 ]);
+
+/** An error status's answer as the openai SDK's typed error for that status (classify() maps it). */
+function statusError(
+  status: number,
+  text: string,
+  headers: Record<string, string | string[] | undefined>,
+): InstanceType<typeof OpenAI.APIError> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return OpenAI.APIError.generate(
+    status,
+    json as object | undefined,
+    json === undefined ? text : undefined,
+    new PooledHeaders(headers) as unknown as Headers,
+  );
+}
 
 /** Maps whatever the SDK or the socket threw to one UpstreamError kind. */
 export function classify(error: unknown, signal: AbortSignal): UpstreamError {

@@ -283,6 +283,26 @@ test(`openai-compatible: the client leaving aborts the upstream request`, async 
   await e.close();
 });
 
+test(`openai-compatible: the client leaving aborts a JSON request waiting for its answer`, async () => {
+  const e = engine({ timeout_ms: 10_000 });
+  const before_count = upstream.received.length;
+  upstream.script({ kind: 'hang' });
+  const controller = new AbortController();
+  const pending = failure(e.complete(request('x', 1_000, {}, controller.signal)));
+  while (upstream.received.length === before_count) await new Promise((r) => setTimeout(r, 10));
+  controller.abort();
+  assert.equal((await pending).kind, 'aborted');
+  for (let i = 0; i < 50 && !upstream.received[before_count]!.aborted; i++)
+    await new Promise((r) => setTimeout(r, 20));
+  assert.equal(
+    upstream.received[before_count]!.aborted,
+    true,
+    'the upstream saw the connection close',
+  );
+  assert.equal((await e.complete(request('after'))).choices[0]!.message.content, DEFAULT_CONTENT);
+  await e.close();
+});
+
 test('openai-compatible: a POST that meets a dropped connection fails once and is never resent; the next request gets a fresh one', async () => {
   const e = engine();
   await e.complete(request('warm')); // a kept-alive connection now exists
