@@ -8,6 +8,7 @@ import { ApiError } from '../http/errors.js';
 import { StoreUnavailableError } from '../kernel/errors.js';
 import type { Locals } from '../http/lean.js';
 import type { EngineRequest } from '../llm/types.js';
+import type { CallSignal } from '../llm/call-signal.js';
 import { countPromptTokens } from '../llm/tokens.js';
 import type { Reservation } from './billing.js';
 import type { TierConfig } from './config.js';
@@ -37,7 +38,7 @@ export interface Held<B> {
   request_id: string;
   started_ms: number;
   /** Aborted when the client goes away. */
-  signal: AbortSignal;
+  signal: CallSignal;
   prompt_tokens_estimate: number;
   /** The output limit the hold covers (lowered by the free allowance, perhaps). */
   max_output_tokens: number;

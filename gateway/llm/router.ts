@@ -14,6 +14,7 @@ import {
   type UpstreamErrorKind,
 } from './types.js';
 import { withUpstreamAttempt } from '../telemetry/index.js';
+import type { CallSignal } from './call-signal.js';
 
 export type AttemptOutcome = 'ok' | UpstreamErrorKind | 'circuit_open';
 
@@ -103,7 +104,7 @@ export class Router {
   /** Tries the targets in order with `attempt` (for calls that pick per target how to speak to it). */
   each<T>(
     targets: readonly string[],
-    request: { signal: AbortSignal },
+    request: { signal: CallSignal },
     attempt: (engine: Engine) => Promise<T>,
   ): Promise<Routed<T>> {
     return this.route(targets, request, attempt);
@@ -111,7 +112,7 @@ export class Router {
 
   private async route<T>(
     targets: readonly string[],
-    request: { signal: AbortSignal },
+    request: { signal: CallSignal },
     attempt: (engine: Engine, breaker: CircuitBreaker) => Promise<T>,
   ): Promise<Routed<T>> {
     const attempts: Attempt[] = [];

@@ -8,6 +8,7 @@
 // (`queue_timeout_ms`) and a bound on the bodies read (readBounded).
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { injectTrace } from '../telemetry/index.js';
+import type { CallSignal } from './call-signal.js';
 
 /** At most this much of an answer the SDK reads itself (an error answer, to quote it) is read. */
 export const SDK_BODY_LIMIT = 64 * 1024;
@@ -151,7 +152,7 @@ class Slots {
     private readonly queue_timeout_ms: number,
   ) {}
 
-  acquire(signal: AbortSignal | null | undefined): Promise<void> | null {
+  acquire(signal: CallSignal | null | undefined): Promise<void> | null {
     if (this.in_flight < this.connections) {
       this.in_flight++;
       return null;
@@ -215,7 +216,7 @@ export interface UpstreamRequest {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body: string | null;
-  signal: AbortSignal | null | undefined;
+  signal: CallSignal | null | undefined;
 }
 
 /** Bounds on an answer read whole: a success's body, any other status's body. */
@@ -343,7 +344,8 @@ export class UpstreamClient {
         method: request.method,
         headers: request.headers,
         body: request.body,
-        signal: request.signal ?? undefined,
+        // undici listens to any object with addEventListener (a ClientGone, say)
+        signal: (request.signal ?? undefined) as AbortSignal | undefined,
       });
     } catch (error) {
       this.slots.release();
@@ -376,7 +378,10 @@ export class UpstreamClient {
         if (answer) resolve(answer);
         else reject(error);
       });
-      const onAbort = () => reader.abort(signal?.reason ?? new undiciErrors.RequestAbortedError());
+      const onAbort = () => {
+        const reason = signal?.reason;
+        reader.abort(reason instanceof Error ? reason : new undiciErrors.RequestAbortedError());
+      };
       if (signal?.aborted) onAbort();
       else signal?.addEventListener('abort', onAbort, { once: true });
       this.pool.dispatch(

@@ -2,6 +2,7 @@
 // answers are an edge: they are parsed with these schemas before anything is billed on them.
 import { z } from 'zod';
 import type { ChatMessage } from './messages.js';
+import type { CallSignal } from './call-signal.js';
 
 const tokenCount = z.int().min(0).max(100_000_000);
 
@@ -64,7 +65,7 @@ export interface EmbedRequest {
   input: readonly string[];
   /** The vector length asked for, or null for the engine's own. */
   dimensions: number | null;
-  signal: AbortSignal;
+  signal: CallSignal;
 }
 
 /** What a protocol's address (NativeRequest.address) knows of the target. */
@@ -91,7 +92,7 @@ export interface NativeRequest {
   /** The client's body, as the protocol put the gateway's output cap in. */
   body: Record<string, unknown>;
   stream: boolean;
-  signal: AbortSignal;
+  signal: CallSignal;
   /** Where it goes on a target, given by its protocol (chat/protocols/<name>/native.ts). */
   address(target: NativeTarget, body: Record<string, unknown>, stream: boolean): NativeAddress;
 }
@@ -114,7 +115,7 @@ export interface EngineRequest {
   max_output_tokens: number;
   prompt_tokens_estimate: number;
   /** Set when the client has gone away. */
-  signal: AbortSignal;
+  signal: CallSignal;
 }
 
 export interface Engine {

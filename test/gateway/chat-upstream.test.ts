@@ -289,6 +289,40 @@ test('a client that disconnects mid-stream aborts the upstream and pays for what
   );
 });
 
+test('a client that leaves a JSON chat while the upstream works aborts the upstream; nothing stays on hold', async () => {
+  const before_totals = await usageTotals();
+  a.script({ kind: 'hang' });
+  const seen = a.received.length;
+  const leaving = new AbortController();
+  const pending = client.chat.completions
+    .create({ model: 'service-ai-max', messages: hello }, { signal: leaving.signal })
+    .then(
+      () => null,
+      (error: unknown) => error,
+    );
+  while (a.received.length === seen) await new Promise((r) => setTimeout(r, 10));
+  leaving.abort();
+  assert.ok(await pending, 'the client saw its own abort');
+  const entry = a.received[seen]!;
+  for (let i = 0; i < 100 && !entry.aborted; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(entry.aborted, true, 'the upstream saw its request aborted');
+  let after_totals = await usageTotals();
+  for (let i = 0; i < 50 && after_totals.usage.requests === before_totals.usage.requests; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    after_totals = await usageTotals();
+  }
+  assert.equal(
+    after_totals.usage.requests,
+    before_totals.usage.requests + 1,
+    'the call is on record',
+  );
+  assert.equal(
+    micros(after_totals.balance) + micros(after_totals.usage.cost),
+    CREDIT_MICROS,
+    'nothing is left on hold',
+  );
+});
+
 test('an upstream that breaks mid-stream gives an error event; the generated part is billed', async () => {
   const before_totals = await usageTotals();
   a.script({ kind: 'break_stream', chunks: 3 });

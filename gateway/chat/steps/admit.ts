@@ -6,6 +6,7 @@ import type { Reservation } from '../billing.js';
 import { isTierId, type TierConfig } from '../config.js';
 import { ModelNotFoundError } from '../refusals.js';
 import type { ChatRoom } from '../room.js';
+import { ClientGone, type CallSignal } from '../../llm/call-signal.js';
 
 /** The tier a model id names, if the gateway has room for one more request. */
 export function admit(room: ChatRoom, model: string): TierConfig {
@@ -33,7 +34,7 @@ export function begin(
 ) {
   room.in_flight++;
   if (free_tokens) room.addReservedFree(account_id, free_tokens);
-  const abort = new AbortController();
+  const abort = new ClientGone();
   const onClose = () => {
     if (!res.writableFinished) abort.abort();
   };
@@ -47,5 +48,5 @@ export function begin(
     room.in_flight--;
     if (free_tokens) room.addReservedFree(account_id, -free_tokens);
   };
-  return { signal: abort.signal, end };
+  return { signal: abort as CallSignal, end };
 }

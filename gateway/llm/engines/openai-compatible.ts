@@ -10,6 +10,7 @@ import OpenAI from 'openai';
 import { z } from 'zod';
 import { injectTrace, tracingOn } from '../../telemetry/index.js';
 import { readSse, SseFormatError } from '../sse-reader.js';
+import type { CallSignal } from '../call-signal.js';
 import {
   BodyTooLargeError,
   PooledHeaders,
@@ -190,7 +191,7 @@ export class OpenAICompatibleEngine implements Engine {
   private async post(
     path: string,
     body: string,
-    signal: AbortSignal,
+    signal: CallSignal,
     own?: Record<string, string | null>,
   ): Promise<UndiciBody> {
     const response = await this.client.request({
@@ -214,7 +215,7 @@ export class OpenAICompatibleEngine implements Engine {
   private async postJson(
     path: string,
     body: string,
-    signal: AbortSignal,
+    signal: CallSignal,
     own?: Record<string, string | null>,
   ): Promise<unknown> {
     const answer = await this.client.requestText(
@@ -456,7 +457,7 @@ function statusError(
 }
 
 /** Maps whatever the SDK or the socket threw to one UpstreamError kind. */
-export function classify(error: unknown, signal: AbortSignal): UpstreamError {
+export function classify(error: unknown, signal: CallSignal): UpstreamError {
   if (error instanceof UpstreamError) return error;
   if (signal.aborted)
     return new UpstreamError('aborted', 'the client went away', null, { cause: error });
