@@ -5,7 +5,8 @@
 // (from bounded sets: a code the gateway does not know counts as `other`). The counters are plain numbers handed to prom-client when it scrapes:
 // a prom-client child's inc() hashes its label set on every call; adding to a number costs
 // nothing. The breaker gauge is read at scrape time, so it is never stale.
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { FastHistogram } from '../http/histogram.js';
 import type { BreakerState } from '../llm/breaker.js';
 import type { AttemptOutcome } from '../llm/router.js';
 import type { UsageStatus } from './billing.js';
@@ -158,13 +159,13 @@ export class ChatMetrics {
       registers: [registry],
       collect: reporter(attempt_cells),
     });
-    const latency = new Histogram({
-      name: 'aihub_chat_upstream_latency_seconds',
-      help: 'Duration of successful upstream calls by target: to the full answer (JSON) or to the first chunk (streams)',
-      labelNames: ['target'] as const,
-      buckets: UPSTREAM_LATENCY_BUCKETS,
-      registers: [registry],
-    });
+    const latency = new FastHistogram(
+      'aihub_chat_upstream_latency_seconds',
+      'Duration of successful upstream calls by target: to the full answer (JSON) or to the first chunk (streams)',
+      ['target'],
+      UPSTREAM_LATENCY_BUCKETS,
+      registry,
+    );
     const gauge = new Gauge({
       name: 'aihub_chat_breaker_state',
       help: "Each target's circuit breaker: 0 closed, 1 half-open, 2 open",
@@ -180,8 +181,7 @@ export class ChatMetrics {
       for (const outcome of OUTCOMES)
         attempt_cells.push((by_outcome[outcome] = new Cell(attempts.labels(target, outcome))));
       this.attempts.set(target, by_outcome);
-      latency.zero({ target });
-      this.latency.set(target, latency.labels(target));
+      this.latency.set(target, latency.series({ target }));
     }
   }
 

@@ -1,6 +1,7 @@
 // Prometheus metrics (prom-client, the standard Node client) at GET /metrics.
 import type { NextFunction, Request, Response } from 'express';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { FastHistogram, type HistogramSeries } from './histogram.js';
 import { hostname } from 'node:os';
 import { guarded } from '../util/guard.js';
 import type { Logger } from '../log.js';
@@ -39,19 +40,39 @@ interface DiskFigures {
 
 export class Metrics {
   readonly registry = new Registry();
+  /**
+   * Requests by surface and status: plain numbers on the hot path, handed to prom-client as
+   * the increase since the last scrape (a prom-client counter hashes its label set on every
+   * inc(); issue #40).
+   */
+  private readonly request_counts = new Map<
+    string,
+    { surface: string; status: string; value: number; reported: number }
+  >();
   readonly requests = new Counter({
     name: 'aihub_http_requests_total',
     help: 'HTTP requests by surface and status',
     labelNames: ['surface', 'status'] as const,
     registers: [this.registry],
+    collect: () => {
+      for (const cell of this.request_counts.values()) {
+        if (cell.value === cell.reported) continue;
+        this.requests.inc(
+          { surface: cell.surface, status: cell.status },
+          cell.value - cell.reported,
+        );
+        cell.reported = cell.value;
+      }
+    },
   });
-  readonly duration = new Histogram({
-    name: 'aihub_http_request_duration_seconds',
-    help: 'HTTP request duration by surface',
-    labelNames: ['surface'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60],
-    registers: [this.registry],
-  });
+  readonly duration = new FastHistogram(
+    'aihub_http_request_duration_seconds',
+    'HTTP request duration by surface',
+    ['surface'],
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60],
+    this.registry,
+  );
+  private readonly durations = new Map<string, HistogramSeries>();
 
   constructor(readonly gateway_id: string = gatewayId()) {
     collectDefaultMetrics({ register: this.registry, prefix: 'aihub_' });
@@ -288,8 +309,19 @@ export class Metrics {
   }
 
   observe(surface: string, status: number, seconds: number): void {
-    this.requests.inc({ surface, status: String(status) });
-    this.duration.observe({ surface }, seconds);
+    const key = `${surface} ${status}`;
+    let cell = this.request_counts.get(key);
+    if (!cell) {
+      cell = { surface, status: String(status), value: 0, reported: 0 };
+      this.request_counts.set(key, cell);
+    }
+    cell.value++;
+    let duration = this.durations.get(surface);
+    if (!duration) {
+      duration = this.duration.series({ surface });
+      this.durations.set(surface, duration);
+    }
+    duration.observe(seconds);
   }
 
   middleware() {

@@ -18,7 +18,7 @@ export class ClientGone implements CallSignal {
   reason: unknown = undefined;
   private listeners: Array<() => void> | null = null;
 
-  addEventListener(_type: 'abort', listener: () => void): void {
+  addEventListener(_type: 'abort', listener: () => void, _options?: { once?: boolean }): void {
     if (this.aborted) return; // as an AbortSignal: an event already dispatched is not replayed
     (this.listeners ??= []).push(listener);
   }

@@ -3,7 +3,8 @@
 // which replaced `gen_ai.system` in v1.37, the usage attributes, and the two client
 // histograms, exported over OTLP (sdk.ts) and at /metrics (prom-client, dots as
 // underscores: Prometheus' spelling of the same names).
-import { Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { FastHistogram } from '../http/histogram.js';
 
 export const GEN_AI = {
   operation: 'gen_ai.operation.name',
@@ -78,6 +79,15 @@ export function providerOf(engine: EngineShape): string {
 }
 
 type Observer = { observe(value: number): void };
+/** The label names of the two GenAI histograms at /metrics. */
+const GENAI_LABELS = [
+  'gen_ai_operation_name',
+  'gen_ai_provider_name',
+  'gen_ai_request_model',
+  'gen_ai_response_model',
+] as const;
+type TokenLabel = (typeof GENAI_LABELS)[number] | 'gen_ai_token_type';
+type DurationLabel = (typeof GENAI_LABELS)[number] | 'error_type';
 
 /** One settled call's labels. */
 export interface GenAiCall {
@@ -95,8 +105,8 @@ export interface GenAiMeters {
 
 /** The same two histograms at /metrics, on the gateway's prom-client registry. */
 export class PrometheusGenAi implements GenAiMeters {
-  private readonly tokens: Histogram;
-  private readonly duration: Histogram;
+  private readonly tokens: FastHistogram<TokenLabel>;
+  private readonly duration: FastHistogram<DurationLabel>;
   /** A child per label set, made once (a label set is hashed only the first time). */
   private readonly cells = new Map<
     string,
@@ -104,26 +114,20 @@ export class PrometheusGenAi implements GenAiMeters {
   >();
 
   constructor(registry: Registry) {
-    const labels = [
-      'gen_ai_operation_name',
-      'gen_ai_provider_name',
-      'gen_ai_request_model',
-      'gen_ai_response_model',
-    ] as const;
-    this.tokens = new Histogram({
-      name: prometheusName(TOKEN_USAGE),
-      help: 'Tokens of settled /v1 calls by operation, provider, tier (request model), target (response model) and type (input, output)',
-      labelNames: [...labels, 'gen_ai_token_type'],
-      buckets: TOKEN_BUCKETS,
-      registers: [registry],
-    });
-    this.duration = new Histogram({
-      name: prometheusName(OPERATION_DURATION),
-      help: 'Seconds from a /v1 call admitted to its bill settled, by operation, provider, tier, target and error type',
-      labelNames: [...labels, 'error_type'],
-      buckets: DURATION_BUCKETS,
-      registers: [registry],
-    });
+    this.tokens = new FastHistogram(
+      prometheusName(TOKEN_USAGE),
+      'Tokens of settled /v1 calls by operation, provider, tier (request model), target (response model) and type (input, output)',
+      [...GENAI_LABELS, 'gen_ai_token_type'],
+      TOKEN_BUCKETS,
+      registry,
+    );
+    this.duration = new FastHistogram(
+      prometheusName(OPERATION_DURATION),
+      'Seconds from a /v1 call admitted to its bill settled, by operation, provider, tier, target and error type',
+      [...GENAI_LABELS, 'error_type'],
+      DURATION_BUCKETS,
+      registry,
+    );
   }
 
   record(call: GenAiCall, input_tokens: number, output_tokens: number, seconds: number): void {
@@ -137,9 +141,9 @@ export class PrometheusGenAi implements GenAiMeters {
         gen_ai_response_model: call.target ?? '',
       };
       cell = {
-        input: this.tokens.labels({ ...base, gen_ai_token_type: 'input' }),
-        output: this.tokens.labels({ ...base, gen_ai_token_type: 'output' }),
-        seconds: this.duration.labels({
+        input: this.tokens.series({ ...base, gen_ai_token_type: 'input' }),
+        output: this.tokens.series({ ...base, gen_ai_token_type: 'output' }),
+        seconds: this.duration.series({
           ...base,
           error_type: call.failed ? 'upstream_error' : '',
         }),
