@@ -96,6 +96,11 @@ const sdk_on_transport = new OpenAI({
   fetch: transport,
 });
 
+/** The engine's request, as the rows without the engine send it. */
+const sameBody = () =>
+  JSON.stringify({ temperature: 0.2, model: 'scripted', messages, max_tokens: 64 });
+const SAME_HEADERS = { 'content-type': 'application/json', authorization: 'Bearer none' };
+
 const ways: Array<[string, () => Promise<unknown>]> = [
   [
     "engine: its own POST, read from the pool's dispatch (#40)",
@@ -125,16 +130,11 @@ const ways: Array<[string, () => Promise<unknown>]> = [
   [
     'bare undici pool, same request',
     async () => {
-      const body = JSON.stringify({
-        temperature: 0.2,
-        model: 'scripted',
-        messages,
-        max_tokens: 64,
-      });
+      const body = sameBody();
       const answer = await pool.request({
         path: '/v1/chat/completions',
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: 'Bearer none' },
+        headers: { ...SAME_HEADERS },
         body,
         signal: new AbortController().signal,
       });
@@ -144,17 +144,12 @@ const ways: Array<[string, () => Promise<unknown>]> = [
   [
     "the engine's transport: requestText on the pool's dispatch",
     async () => {
-      const body = JSON.stringify({
-        temperature: 0.2,
-        model: 'scripted',
-        messages,
-        max_tokens: 64,
-      });
+      const body = sameBody();
       const answer = await text_client.requestText(
         {
           path: '/v1/chat/completions',
           method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: 'Bearer none' },
+          headers: { ...SAME_HEADERS },
           body,
           signal: new AbortController().signal,
         },
@@ -166,15 +161,10 @@ const ways: Array<[string, () => Promise<unknown>]> = [
   [
     "the engine's transport as a fetch, no SDK (same request)",
     async () => {
-      const body = JSON.stringify({
-        temperature: 0.2,
-        model: 'scripted',
-        messages,
-        max_tokens: 64,
-      });
+      const body = sameBody();
       const response = await transport(`${base_url}/chat/completions`, {
         method: 'POST',
-        headers: new Headers({ 'content-type': 'application/json', authorization: 'Bearer none' }),
+        headers: new Headers(SAME_HEADERS),
         body,
         signal: new AbortController().signal,
       });

@@ -257,6 +257,13 @@ test(`openai-compatible: a request waiting behind max_connections busy connectio
   await e.close();
 });
 
+/** Waits (at most a second) for the upstream to see request `index`'s connection close. */
+async function upstreamSawClose(index: number): Promise<void> {
+  for (let i = 0; i < 50 && !upstream.received[index]!.aborted; i++)
+    await new Promise((r) => setTimeout(r, 20));
+  assert.equal(upstream.received[index]!.aborted, true, 'the upstream saw the connection close');
+}
+
 test(`openai-compatible: the client leaving aborts the upstream request`, async () => {
   const e = engine({ timeout_ms: 10_000 });
   const before_count = upstream.received.length;
@@ -272,13 +279,7 @@ test(`openai-compatible: the client leaving aborts the upstream request`, async 
     })(),
   );
   assert.equal(error.kind, 'aborted');
-  for (let i = 0; i < 50 && !upstream.received[before_count]!.aborted; i++)
-    await new Promise((r) => setTimeout(r, 20));
-  assert.equal(
-    upstream.received[before_count]!.aborted,
-    true,
-    'the upstream saw the connection close',
-  );
+  await upstreamSawClose(before_count);
   assert.ok(upstream.received[before_count]!.chunks_sent < 20);
   await e.close();
 });
@@ -292,13 +293,7 @@ test(`openai-compatible: the client leaving aborts a JSON request waiting for it
   while (upstream.received.length === before_count) await new Promise((r) => setTimeout(r, 10));
   controller.abort();
   assert.equal((await pending).kind, 'aborted');
-  for (let i = 0; i < 50 && !upstream.received[before_count]!.aborted; i++)
-    await new Promise((r) => setTimeout(r, 20));
-  assert.equal(
-    upstream.received[before_count]!.aborted,
-    true,
-    'the upstream saw the connection close',
-  );
+  await upstreamSawClose(before_count);
   assert.equal((await e.complete(request('after'))).choices[0]!.message.content, DEFAULT_CONTENT);
   await e.close();
 });
