@@ -1,9 +1,12 @@
 // A TCP proxy between a gateway and PostgreSQL that a test tells when to fail (issue #36):
-// `cutAfter(needles)` cuts the next connection whose client bytes hold every needle, right
-// after it forwarded the chunk that completes the message (ends with a Sync) and before the
-// server's answer comes back: the statement reaches the server whole, the server runs and
-// commits it, and the gateway never hears. Deterministic, unlike killing the server at a
-// random moment. `refuse_ms` also cuts every other connection and refuses new ones for that
+// `cutAfter(needles)` cuts the next connection whose client bytes hold every needle: it
+// forwards the chunk that completes the message (ends with a Sync), waits for the server's
+// answer to it and cuts the gateway's side instead of passing the answer on: the statement
+// reaches the server whole, the server runs and commits it, and the gateway never hears.
+// Deterministic, unlike killing the server at a random moment: the gateway learns of the cut
+// only once the commit is done, so its lookup of the commit id cannot run first (cutting at
+// once let the lookup's fence win the race on a busy machine, and the commit proved not
+// applied: a right answer, but not the case the test meant). `refuse_ms` also cuts every other connection and refuses new ones for that
 // long, so that the gateway cannot look the commit up; `forward: false` drops the chunk
 // instead (the statement never reaches the server).
 import { connect, createServer, type Server, type Socket } from 'node:net';
@@ -65,27 +68,39 @@ export async function startFaultProxy(
         return;
       }
       const { refuse_ms, forward, done } = armed;
-      if (forward) server.write(chunk);
       armed = null;
       cut = true;
       cuts++;
       live.delete(pair);
-      client.destroy(); // the gateway loses the connection; the server still has the statement
-      // The server side closes once the server answered (or after 5 s).
-      const timer = setTimeout(() => server.destroy(), 5_000);
+      const cutNow = () => {
+        client.destroy(); // the gateway loses the connection
+        if (refuse_ms > 0) {
+          refuse_until = Date.now() + refuse_ms;
+          for (const other of [...live]) {
+            live.delete(other);
+            other.client.destroy();
+            other.server.destroy();
+          }
+        }
+        done();
+      };
+      if (!forward) {
+        server.destroy(); // the statement never reaches the server
+        cutNow();
+        return;
+      }
+      server.write(chunk);
+      // The server's answer means it ran the statement: then the gateway's side goes, and the
+      // server's once it has answered (or after 5 s, if it never does).
+      const timer = setTimeout(() => {
+        server.destroy();
+        cutNow();
+      }, 5_000);
       server.once('data', () => {
         clearTimeout(timer);
         server.end();
+        cutNow();
       });
-      if (refuse_ms > 0) {
-        refuse_until = Date.now() + refuse_ms;
-        for (const other of [...live]) {
-          live.delete(other);
-          other.client.destroy();
-          other.server.destroy();
-        }
-      }
-      done();
     });
     server.on('data', (chunk: Buffer) => {
       if (!cut) client.write(chunk);
