@@ -5,7 +5,9 @@
 // same client for the openai SDK where it still serves (bench:upstream's comparison). The
 // pool enforces the target's timeouts natively (time to response headers, silence between
 // body chunks) and never resends a POST; this file adds the wait for a connection
-// (`queue_timeout_ms`) and a bound on the bodies read (readBounded).
+// (`queue_timeout_ms`) and bounds on the bodies read: an answer read whole straight from the
+// pool's dispatch (requestText), the error answer to a streamed request and the SDK's bodies
+// through readBounded (a stream's events are bounded by llm/sse-reader.ts).
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { injectTrace } from '../telemetry/index.js';
 import type { CallSignal } from './call-signal.js';
