@@ -6,7 +6,7 @@
 // a prom-client child's inc() hashes its label set on every call; adding to a number costs
 // nothing. The breaker gauge is read at scrape time, so it is never stale.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { FastHistogram } from '../http/histogram.js';
+import { FastHistogram } from '../telemetry/histogram.js';
 import type { BreakerState } from '../llm/breaker.js';
 import type { AttemptOutcome } from '../llm/router.js';
 import type { UsageStatus } from './billing.js';

@@ -1,7 +1,7 @@
 // Prometheus metrics (prom-client, the standard Node client) at GET /metrics.
 import type { NextFunction, Request, Response } from 'express';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import { FastHistogram, type HistogramSeries } from './histogram.js';
+import { FastHistogram, type HistogramSeries } from '../telemetry/histogram.js';
 import { hostname } from 'node:os';
 import { guarded } from '../util/guard.js';
 import type { Logger } from '../log.js';

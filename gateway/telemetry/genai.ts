@@ -4,7 +4,7 @@
 // histograms, exported over OTLP (sdk.ts) and at /metrics (prom-client, dots as
 // underscores: Prometheus' spelling of the same names).
 import type { Registry } from 'prom-client';
-import { FastHistogram } from '../http/histogram.js';
+import { FastHistogram } from './histogram.js';
 
 export const GEN_AI = {
   operation: 'gen_ai.operation.name',

@@ -5,7 +5,7 @@
 // #40). Here a label set's series is looked up once and kept by the caller; observe() is a
 // bucket search and three additions. At a scrape it gives prom-client the same values its
 // own Histogram gives (cumulative buckets, +Inf, sum and count, `le` first), so /metrics reads
-// exactly as before (test/unit/http/histogram.test.ts compares the two texts).
+// exactly as before (test/unit/telemetry/histogram.test.ts compares the two texts).
 import type { Registry } from 'prom-client';
 
 /** One label set's counts. */

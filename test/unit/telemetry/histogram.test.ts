@@ -1,9 +1,9 @@
-// FastHistogram (gateway/http/histogram.ts) in place of prom-client's Histogram on the hot
+// FastHistogram (gateway/telemetry/histogram.ts) in place of prom-client's Histogram on the hot
 // path: the same observations give /metrics the same text, byte for byte.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Histogram, Registry } from 'prom-client';
-import { FastHistogram } from '../../../gateway/http/histogram.js';
+import { FastHistogram } from '../../../gateway/telemetry/histogram.js';
 
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60];
 
